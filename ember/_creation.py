@@ -1,0 +1,235 @@
+"""Tensor creation: from data, filled, random, ranges.
+
+Every function takes PyTorch's keyword arguments ``dtype``, ``device`` (only
+the CPU is available) and ``requires_grad``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import _dtype
+from ._backend import xp
+from ._device import check_device
+from ._tensor import Tensor
+from .random import rng_of
+
+
+def as_array(data, dtype=None):
+    """Convert Python data / arrays / tensors to an array with PyTorch's dtype inference."""
+    npdt = _dtype.to_np(dtype)
+    if isinstance(data, Tensor):
+        arr = data._data
+        return arr.astype(npdt) if npdt is not None and arr.dtype != npdt else arr
+    if isinstance(data, xp.ndarray):
+        arr = data
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        arr = xp.array(_unwrap(data))
+    else:
+        arr = xp.asarray(data)
+    if arr.dtype.kind == "O" or arr.dtype.kind in "USV":
+        raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
+    if npdt is not None:
+        return arr.astype(npdt, copy=False)
+    if not isinstance(data, xp.ndarray):
+        if arr.dtype.kind == "f":  # Python floats -> default float dtype
+            return arr.astype(_dtype.get_default_dtype().np, copy=False)
+        if arr.dtype.kind in "iu" and arr.dtype != xp.int64 and not isinstance(data, xp.generic):
+            return arr.astype(xp.int64, copy=False)
+    if arr.dtype not in _dtype._BY_NP:
+        _dtype.from_np(arr.dtype)
+    return arr
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _unwrap(data):
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(x) for x in data]
+    if isinstance(data, Tensor):
+        return data._data
+    return data
+
+
+def _finish(array, requires_grad: bool, device=None) -> Tensor:
+    check_device(device)
+    t = Tensor._make(array)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data``."""
+    return _finish(xp.array(as_array(data, dtype), copy=True), requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """A tensor sharing memory with ``data`` when possible."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
+        check_device(device)
+        return data
+    return _finish(as_array(data, dtype), False, device)
+
+
+def from_numpy(array) -> Tensor:
+    """A tensor sharing memory with a NumPy array."""
+    if not isinstance(array, xp.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dtype.from_np(array.dtype)
+    return Tensor._make(array)
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def _dt(dtype, default=None):
+    if dtype is None:
+        return (default or _dtype.get_default_dtype()).np
+    return _dtype.to_np(dtype)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    return _finish(xp.zeros(_size(size), dtype=_dt(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(xp.ones(_size(size), dtype=_dt(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _finish(xp.empty(_size(size), dtype=_dt(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        cat = _dtype.scalar_category(fill_value)
+        dtype = _dtype.category_dtype(cat)
+    return _finish(xp.full(_size((size,)), fill_value, dtype=_dt(dtype)), requires_grad, device)
+
+
+def _like(t: Tensor, dtype):
+    return t._data.shape, _dt(dtype, t.dtype)
+
+
+def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return _finish(xp.zeros(shape, dtype=dt), requires_grad, device)
+
+
+def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return _finish(xp.ones(shape, dtype=dt), requires_grad, device)
+
+
+def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return _finish(xp.empty(shape, dtype=dt), requires_grad, device)
+
+
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return _finish(xp.full(shape, fill_value, dtype=dt), requires_grad, device)
+
+
+def _float_dt(dtype, name: str):
+    dt = _dt(dtype)
+    if xp.dtype(dt).kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point dtype, got {_dtype.from_np(xp.dtype(dt))}")
+    return dt
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    dt = _float_dt(dtype, "randn")
+    arr = rng_of(generator).standard_normal(_size(size), dtype=xp.float64).astype(dt)
+    return _finish(arr, requires_grad, device)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    dt = _float_dt(dtype, "rand")
+    arr = rng_of(generator).random(_size(size), dtype=xp.float64).astype(dt)
+    return _finish(arr, requires_grad, device)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform on [low, high)."""
+    if size is None:  # randint(high, size)
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    arr = rng_of(generator).integers(low, high, size=_size((size,)), dtype=xp.int64)
+    return _finish(arr.astype(_dt(dtype, _dtype.int64)), requires_grad, device)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1."""
+    arr = rng_of(generator).permutation(int(n)).astype(_dt(dtype, _dtype.int64))
+    return _finish(arr, requires_grad, device)
+
+
+def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randn(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+
+
+def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return rand(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+
+
+def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randint(low, high, t._data.shape, dtype=dtype or t.dtype, device=device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+        shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
+        dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
+        return Tensor._make((rng_of(generator).standard_normal(shape) * s + m).astype(dt))
+    return Tensor._make((rng_of(generator).standard_normal(_size((size,))) * std + mean).astype(_dt(dtype)))
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
+    n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
+    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if xp.dtype(_dt(dtype)).kind == "f" else xp.int64) * vals[2])
+    return _finish(arr.astype(_dt(dtype)), requires_grad, device)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    arr = xp.linspace(float(start), float(end), int(steps), dtype=xp.float64).astype(_dt(dtype))
+    return _finish(arr, requires_grad, device)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
+    arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(_dt(dtype))
+    return _finish(arr, False, device)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(xp.eye(n, m, dtype=_dt(dtype)), requires_grad, device)

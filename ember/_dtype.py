@@ -1,0 +1,124 @@
+"""ember's dtypes and PyTorch's type-promotion rules.
+
+A ``dtype`` wraps an array-module dtype. Promotion follows PyTorch: Python
+scalars and 0-d tensors take part only by *category* (bool < integer < float),
+so ``float32_tensor * 2.5`` stays float32 and ``int_tensor * 2.5`` becomes the
+default float dtype (float32), where NumPy would pick float64.
+"""
+
+from __future__ import annotations
+
+from ._backend import xp
+
+
+class dtype:
+    """A tensor element type, e.g. ``ember.float32``."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, np_dtype, category: int) -> None:
+        self.name = name
+        self.np = xp.dtype(np_dtype)
+        self.is_floating_point = category == 2
+        self.is_signed = self.np.kind in "fi"
+        self.itemsize = self.np.itemsize
+        self._category = category  # 0 bool, 1 integer, 2 floating
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+bool_ = dtype("bool", xp.bool_, 0)
+uint8 = dtype("uint8", xp.uint8, 1)
+int8 = dtype("int8", xp.int8, 1)
+int16 = dtype("int16", xp.int16, 1)
+int32 = dtype("int32", xp.int32, 1)
+int64 = dtype("int64", xp.int64, 1)
+float16 = dtype("float16", xp.float16, 2)
+float32 = dtype("float32", xp.float32, 2)
+float64 = dtype("float64", xp.float64, 2)
+
+# PyTorch's aliases
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+
+_default_float = float32
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors created from Python floats (float32)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64)."""
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def from_np(np_dtype) -> dtype:
+    """The ember dtype of an array-module dtype; rejects unsupported ones."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        d = xp.dtype(np_dtype)
+        if d in _BY_NP:
+            return _BY_NP[d]
+        raise TypeError(
+            f"ember has no dtype for array dtype {d}; supported: "
+            + ", ".join(x.name for x in ALL_DTYPES)
+        ) from None
+
+
+def to_np(d):
+    """Array-module dtype for an ember dtype (also accepts NumPy dtypes, names and Python types)."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is None:
+        return None
+    if d is builtins_float:
+        return _default_float.np
+    if d is builtins_int:
+        return xp.int64
+    if d is builtins_bool:
+        return xp.bool_
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d].np
+    return from_np(xp.dtype(d)).np
+
+
+def scalar_category(value) -> int:
+    """Category (0 bool, 1 integer, 2 float) of a Python/NumPy scalar."""
+    if isinstance(value, (builtins_bool, xp.bool_)):
+        return 0
+    if isinstance(value, (builtins_int, xp.integer)):
+        return 1
+    if isinstance(value, (builtins_float, xp.floating)):
+        return 2
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's ``promote_types`` for two tensor dtypes."""
+    if a is b:
+        return a
+    return from_np(xp.promote_types(a.np, b.np))
+
+
+def category_dtype(category: int) -> dtype:
+    """The dtype a lone scalar of this category gets (bool, int64, default float)."""
+    return (bool_, int64, _default_float)[category]
+
+
+import builtins as _builtins  # noqa: E402  (kept at the end: names above shadow builtins)
+
+builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool

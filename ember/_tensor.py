@@ -1,0 +1,372 @@
+"""The Tensor: an array plus the autograd metadata that ties it into the graph.
+
+Only the tensor's own state lives here (properties, hooks, ``backward``). The
+math — every op, and the Tensor methods that call them — lives in
+``ember/ops/`` and is attached to the class by ``ember/ops/__init__.py``.
+
+Storage: ``_data`` holds an array of the array module (``ember._backend.xp``).
+``_vc`` is the version counter, a one-element list shared by a tensor and its
+views, bumped by every in-place change; backward compares it with the version
+a node saw when it saved the tensor.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from . import _dtype
+from ._backend import xp
+from ._device import CPU, check_device
+from ._size import Size
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad",
+        "grad_fn",
+        "_output_nr",
+        "_vc",
+        "_base",
+        "_acc_ref",
+        "_hooks",
+        "_post_acc_hooks",
+        "_retains_grad",
+        "__weakref__",
+    )
+
+    # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
+        from ._creation import as_array
+
+        self._init(as_array(data), requires_grad)
+
+    def _init(self, array, requires_grad: bool = False) -> None:
+        self._data = array
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._vc = [0]
+        self._base = None
+        self._acc_ref = None
+        self._hooks = None
+        self._post_acc_hooks = None
+        self._retains_grad = False
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, array, grad_fn=None, output_nr: int = 0) -> Tensor:
+        """Wrap an array without copying (internal constructor, no validation)."""
+        t = cls.__new__(cls)
+        t._data = array
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._vc = [0]
+        t._base = None
+        t._acc_ref = None
+        t._hooks = None
+        t._post_acc_hooks = None
+        t._retains_grad = False
+        t._requires_grad = grad_fn is not None
+        return t
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_np(self._data.dtype)
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def nelement(self) -> int:
+        return int(self._data.size)
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # ----------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            if value:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients, but this tensor "
+                f"has dtype {self.dtype}; convert it first, e.g. t.float().requires_grad_()"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: grad {Size(value._data.shape)} "
+                    f"vs tensor {Size(self._data.shape)}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: grad {value.dtype} vs tensor {self.dtype}"
+                )
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    def _bump_version(self) -> None:
+        self._vc[0] += 1
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage, detached from the graph; in-place changes through it are not tracked."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage and version counter, outside the graph."""
+        out = Tensor._make(self._data)
+        out._vc = self._vc
+        return out
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn.retain_grad_of(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        from .utils.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_pre_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]):
+        """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
+        from .utils.hooks import RemovableHandle
+
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        return RemovableHandle(self._post_acc_hooks, hook)
+
+    def _edge(self):
+        """Where this tensor's gradient flows: (node, output_nr)."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        acc = self._acc_ref() if self._acc_ref is not None else None
+        if acc is None:
+            from .autograd.graph import AccumulateGrad
+
+            acc = AccumulateGrad(self)
+            self._acc_ref = weakref.ref(acc)
+        return (acc, 0)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves, accumulating into ``.grad``.
+
+        Args:
+            gradient: d(something)/d(self); may be omitted only for a one-element tensor.
+            retain_graph: keep saved tensors so the graph can be walked again (default False).
+            create_graph: not supported (ember does not differentiate through backward).
+            inputs: accumulate only into these leaves.
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    # ----------------------------------------------------------------- conversion
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item() if self._data.ndim == 0 else self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False):
+        """The underlying array (shared memory)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})"
+            )
+        return bool(self._data.reshape(()).item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, proto):
+        raise TypeError(
+            "ember tensors are not picklable on purpose: save them with ember.save(), "
+            "whose format cannot run code when loaded"
+        )
+
+    def __deepcopy__(self, memo):
+        out = Tensor._make(self._data.copy())
+        out._requires_grad = self._requires_grad if self.grad_fn is None else False
+        if self._grad is not None:
+            out._grad = Tensor._make(self._grad._data.copy())
+        memo[id(self)] = out
+        return out
+
+    # ----------------------------------------------------------------- device moves
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        check_device("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+        return self
+
+    def pin_memory(self) -> Tensor:
+        return self
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+__all__ = ["Tensor", "xp"]

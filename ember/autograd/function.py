@@ -1,0 +1,123 @@
+"""``ember.autograd.Function``: custom differentiable ops written with ember tensors.
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+``forward`` runs without recording; ``backward`` receives and returns tensors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from .grad_mode import _GradState, no_grad
+from .graph import Node
+
+
+class FunctionCtx:
+    """What ``forward`` leaves for ``backward``: saved tensors and flags."""
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        node = self._node
+        if node.saved is None:
+            from .graph import _RELEASED_MSG
+
+            raise RuntimeError(_RELEASED_MSG)
+        node.check_saved_versions()
+        return tuple(None if a is None else Tensor._make(a) for a in node.saved)
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = value
+
+
+class _FunctionNode(Node):
+    """The graph node of one custom Function call."""
+
+    def name(self) -> str:
+        return f"{self.fn_class.__name__}Backward"
+
+    def backward(self, *grads):
+        from .._backend import xp
+
+        ctx = self.ctx
+        if getattr(ctx, "_materialize", True):
+            grads = [xp.zeros(s, dtype=d) if g is None else g for g, (s, d) in zip(grads, self.output_meta)]
+        with no_grad():
+            result = self.fn_class.backward(ctx, *[None if g is None else Tensor._make(g) for g in grads])
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) < len(self.next_edges):
+            raise RuntimeError(
+                f"function {self.fn_class.__name__}.backward returned {len(result)} gradients, "
+                f"but forward took {len(self.next_edges)} inputs"
+            )
+        return tuple(r._data if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
+
+
+class Function:
+    """Base class for custom autograd ops; subclass and define static ``forward``/``backward``."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("subclasses of Function must implement forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("subclasses of Function must implement backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = FunctionCtx()
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx.needs_input_grad = needs
+        record = _GradState.enabled and any(needs)
+        with no_grad():
+            outputs = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        if not record:
+            return outputs
+        node = _FunctionNode()
+        node.ctx, node.fn_class = ctx, cls
+        ctx._node = node
+        node.num_outputs = len(outs)
+        node.output_meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs]
+        node.saved = tuple(None if t is None else t._data for t in getattr(ctx, "_to_save", ()))
+        non_diff = getattr(ctx, "_non_differentiable", set())
+        dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
+        results = []
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor) or id(o) in non_diff:
+                results.append(o)
+                continue
+            if id(o) in dirty:  # modified in place: the same tensor object gets new history
+                o._vc[0] += 1
+                res = o
+            else:
+                res = o if (o.grad_fn is None and not o._requires_grad and all(o is not a for a in tensor_args)) \
+                    else Tensor._make(o._data)
+            res.grad_fn, res._output_nr, res._requires_grad = node, i, True
+            results.append(res)
+        node._link(args, needs, [r for r in results if isinstance(r, Tensor)])
+        return results[0] if single else tuple(results)

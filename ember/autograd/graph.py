@@ -1,0 +1,182 @@
+"""Graph nodes: what forward records and backward walks.
+
+Each differentiable op is a ``Node`` subclass with ``forward(*arrays, **params)``
+and ``backward(grad)`` side by side. ``forward`` computes on raw arrays and
+puts what backward needs in ``self.saved``; ``backward`` returns one gradient
+per input (``None`` where an input needs none). ``Op.apply(*inputs, **params)``
+runs forward and, when grad mode is on and an input requires grad, links the
+node into the graph.
+
+Ops never un-broadcast: the engine sums each gradient down to the shape its
+input had (``input_shapes``), in one place.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import weakref
+
+from .._tensor import Tensor
+from .grad_mode import _GradState
+
+_RELEASED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_sequence = itertools.count()
+
+
+class Node:
+    """A recorded op. ``next_edges[i]`` is where input i's gradient goes: (node, output_nr) or None."""
+
+    __slots__ = (
+        "saved",
+        "next_edges",
+        "input_shapes",
+        "needs_input_grad",
+        "seq",
+        "_saved_versions",
+        "_pre_hooks",
+        "_retained",
+        "_trace",
+        "__dict__",
+        "__weakref__",
+    )
+
+    is_view = False  # output shares storage (and version counter) with input 0
+    num_outputs = 1
+
+    def __init__(self) -> None:
+        self.saved = ()
+        self._pre_hooks = None
+        self._retained = None
+        self._trace = None
+
+    # Subclasses implement these two, next to each other.
+    def forward(self, *arrays, **params):
+        raise NotImplementedError
+
+    def backward(self, grad):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **params) -> Tensor:
+        """Run the op on tensors (non-tensor inputs pass through unchanged) and record it."""
+        node = cls()
+        needs = None
+        if _GradState.enabled:
+            needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+            if True not in needs:
+                needs = None
+        node.needs_input_grad = needs
+        out = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
+        result = Tensor._make(out, node if needs is not None else None)
+        if cls.is_view:
+            src = inputs[0]
+            result._vc = src._vc
+            result._base = src._base if src._base is not None else src
+        if needs is not None:
+            node._link(inputs, needs, result)
+        return result
+
+    def _link(self, inputs, needs, outputs) -> None:
+        self.seq = next(_sequence)
+        self.next_edges = tuple(t._edge() if n else None for t, n in zip(inputs, needs))
+        self.input_shapes = tuple(t._data.shape if n else None for t, n in zip(inputs, needs))
+        saved = self.saved
+        if saved:
+            # Remember the version of every tensor whose storage backward will read.
+            tensors = [t for t in inputs if isinstance(t, Tensor)]
+            tensors.extend(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+            # (counter, version, array): no reference to the tensor itself, so an output that
+            # saves itself does not form a tensor -> node -> tensor cycle.
+            self._saved_versions = tuple(
+                (t._vc, t._vc[0], t._data) for t in tensors if any(t._data is s for s in saved)
+            )
+        else:
+            self._saved_versions = ()
+        if _GradState.anomaly:
+            from .anomaly import record_creation
+
+            record_creation(self)
+
+    # ----------------------------------------------------------------- engine helpers
+    def name(self) -> str:
+        return f"{type(self).__name__}Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    def check_saved_versions(self) -> None:
+        if self.saved is None:
+            raise RuntimeError(_RELEASED_MSG)
+        for counter, version, array in self._saved_versions:
+            if counter[0] != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an "
+                    f"inplace operation: [{array.dtype} {list(array.shape)}], saved by "
+                    f"{self.name()}, is at version {counter[0]}; expected version {version} "
+                    "instead. Hint: the in-place change happened between forward and backward; "
+                    "use an out-of-place op (x = x + 1) or clone the tensor first."
+                )
+
+    def release(self) -> None:
+        """Free saved arrays after backward (unless retain_graph)."""
+        if self.saved:
+            self.saved = None
+            self._saved_versions = ()
+
+    def register_pre_hook(self, output_nr: int, hook):
+        from ..utils.hooks import RemovableHandle
+
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return RemovableHandle(self._pre_hooks.setdefault(output_nr, []), hook)
+
+    def retain_grad_of(self, tensor: Tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites)."""
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+        self.next_edges = ()
+        self.input_shapes = ()
+        self.needs_input_grad = ()
+        self._saved_versions = ()
+        self.seq = sys.maxsize  # run as soon as ready, so gradients land early (DDP overlap)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def backward(self, grad):
+        var = self.variable
+        if var._hooks:
+            for hook in tuple(var._hooks):
+                replaced = hook(Tensor._make(grad))
+                if replaced is not None:
+                    grad = replaced._data
+        current = var._grad
+        if current is None:
+            # Copy: the incoming array may be shared with other consumers of the same gradient.
+            var._grad = Tensor._make(grad.astype(var._data.dtype, copy=True))
+        else:
+            current._data += grad
+            current._vc[0] += 1
+        if var._post_acc_hooks:
+            for hook in tuple(var._post_acc_hooks):
+                hook(var)
+        return ()

@@ -1,0 +1,513 @@
+"""Elementwise ops: arithmetic, comparisons and unary math.
+
+Binary ops accept tensors and Python scalars on either side and follow
+PyTorch's type promotion (``promote``). Gradients are returned at the
+broadcast shape; the engine sums them down to each input's shape.
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import Node
+
+
+# --------------------------------------------------------------------- promotion
+def _result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
+    """PyTorch's result_type for two tensors: 0-d tensors count only by category."""
+    da, db = a.dtype, b.dtype
+    if (a._data.ndim == 0) == (b._data.ndim == 0):
+        return _dtype.promote_types(da, db)
+    dim_t, zero_t = (da, db) if b._data.ndim == 0 else (db, da)
+    return zero_t if zero_t._category > dim_t._category else dim_t
+
+
+def promote(a, b):
+    """Cast operands so a binary op computes in PyTorch's result dtype.
+
+    Returns (a, b) where tensors may have been cast (a recorded, differentiable
+    cast) and NumPy scalars became Python scalars (so they stay "weak").
+    """
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if a._data.dtype == b._data.dtype:
+            return a, b
+        target = _result_dtype(a, b)
+        return cast(a, target), cast(b, target)
+    t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
+    if isinstance(s, xp.generic):
+        s = s.item()
+    elif not isinstance(s, (int, float, bool)):
+        if isinstance(s, complex):
+            raise TypeError("ember does not support complex numbers")
+        raise TypeError(f"unsupported operand type for a tensor op: {type(s).__name__}")
+    cat = _dtype.scalar_category(s)
+    if cat > t.dtype._category:
+        t = cast(t, _dtype.category_dtype(cat))
+    return (s, t) if swapped else (t, s)
+
+
+def _float_operands(a, b):
+    """Promote, then make integer/bool results floating (true division, pow with float, ...)."""
+    a, b = promote(a, b)
+    t = a if isinstance(a, Tensor) else b
+    if not t.is_floating_point():
+        f = _dtype.get_default_dtype()
+        a = cast(a, f) if isinstance(a, Tensor) else a
+        b = cast(b, f) if isinstance(b, Tensor) else b
+    return a, b
+
+
+# --------------------------------------------------------------------- cast
+class ToDtype(Node):
+    def forward(self, x, dtype):
+        self.src = x.dtype
+        return x.astype(dtype)
+
+    def backward(self, g):
+        return (g.astype(self.src),)
+
+
+def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
+    """``t`` in ``dtype`` (the same tensor if it already is)."""
+    if t._data.dtype == dtype.np:
+        return t
+    out = ToDtype.apply(t, dtype=dtype.np)
+    if not dtype.is_floating_point and out.grad_fn is not None:
+        out.grad_fn, out._requires_grad = None, False
+    return out
+
+
+# --------------------------------------------------------------------- binary arithmetic
+class Add(Node):
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, g):
+        return g, g
+
+
+class Sub(Node):
+    def forward(self, a, b):
+        return a - b
+
+    def backward(self, g):
+        return g, (-g if self.needs_input_grad[1] else None)
+
+
+class Mul(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return a * b
+
+    def backward(self, g):
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        return (g * b if na else None), (g * a if nb else None)
+
+
+class Div(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return a / b
+
+    def backward(self, g):
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        ga = g / b if na else None
+        gb = -g * a / (b * b) if nb else None  # d(a/b)/db = -a/b^2
+        return ga, gb
+
+
+class Pow(Node):
+    def forward(self, a, b):
+        out = a**b
+        self.saved = (a, b, out)
+        return out
+
+    def backward(self, g):
+        a, b, out = self.saved
+        na, nb = self.needs_input_grad
+        ga = gb = None
+        if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
+            ga = g * b * a ** (b - 1) if not isinstance(b, (int, float)) or b != 0 else xp.zeros_like(g)
+            if not isinstance(b, (int, float)):
+                ga = xp.where(b == 0, 0, ga)
+        if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                gb = g * out * xp.log(a)
+            gb = xp.where((a == 0) & (b >= 0), 0, gb)
+        return ga, gb
+
+
+class Remainder(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return xp.remainder(a, b)
+
+    def backward(self, g):
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        return (g if na else None), (-g * xp.floor_divide(a, b) if nb else None)
+
+
+class Maximum(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return xp.maximum(a, b)
+
+    def backward(self, g):
+        a, b = self.saved
+        # ties split the gradient evenly, as PyTorch does
+        wa = (a > b) + 0.5 * (a == b)
+        return g * wa, g * (1 - wa)
+
+
+class Minimum(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return xp.minimum(a, b)
+
+    def backward(self, g):
+        a, b = self.saved
+        wa = (a < b) + 0.5 * (a == b)
+        return g * wa, g * (1 - wa)
+
+
+def add(a, b, *, alpha=1):
+    if alpha != 1:
+        b = mul(b, alpha)
+    a, b = promote(a, b)
+    return Add.apply(a, b)
+
+
+def sub(a, b, *, alpha=1):
+    if alpha != 1:
+        b = mul(b, alpha)
+    a, b = promote(a, b)
+    return Sub.apply(a, b)
+
+
+def mul(a, b):
+    a, b = promote(a, b)
+    return Mul.apply(a, b)
+
+
+def div(a, b, *, rounding_mode: str | None = None):
+    if rounding_mode is None:
+        return Div.apply(*_float_operands(a, b))
+    a, b = promote(a, b)
+    if rounding_mode == "floor":
+        return _no_grad_binary(xp.floor_divide, a, b)
+    if rounding_mode == "trunc":
+        return _no_grad_binary(lambda x, y: xp.trunc(x / y).astype(xp.result_type(x, y)), a, b)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+def true_divide(a, b):
+    return div(a, b)
+
+
+def pow(a, b):
+    if isinstance(b, (int, float)) and isinstance(a, Tensor) and not isinstance(b, bool):
+        if not a.is_floating_point() and isinstance(b, float):
+            a = cast(a, _dtype.get_default_dtype())
+        return Pow.apply(a, b)
+    a, b = promote(a, b)
+    return Pow.apply(a, b)
+
+
+def remainder(a, b):
+    a, b = promote(a, b)
+    return Remainder.apply(a, b)
+
+
+def floor_divide(a, b):
+    a, b = promote(a, b)
+    return _no_grad_binary(xp.floor_divide, a, b)
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    a, b = promote(a, b)
+    return Maximum.apply(a, b)
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    a, b = promote(a, b)
+    return Minimum.apply(a, b)
+
+
+def _no_grad_binary(fn, a, b) -> Tensor:
+    """A result outside the graph (comparisons, integer division, logical ops)."""
+    return Tensor._make(fn(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b))
+
+
+def _compare(fn):
+    def op(a, b):
+        if not isinstance(b, Tensor) and not isinstance(b, (int, float, bool, xp.generic)):
+            return NotImplemented
+        a, b = promote(a, b)
+        return _no_grad_binary(fn, a, b)
+
+    return op
+
+
+eq, ne, lt, le, gt, ge = (_compare(f) for f in (xp.equal, xp.not_equal, xp.less, xp.less_equal,
+                                                  xp.greater, xp.greater_equal))
+
+
+def _logical(fn):
+    def op(a, b):
+        return _no_grad_binary(fn, a, b)
+
+    return op
+
+
+logical_and, logical_or, logical_xor = (_logical(f) for f in (xp.logical_and, xp.logical_or, xp.logical_xor))
+bitwise_and, bitwise_or, bitwise_xor = (_logical(f) for f in (xp.bitwise_and, xp.bitwise_or, xp.bitwise_xor))
+
+
+def logical_not(a: Tensor) -> Tensor:
+    return Tensor._make(xp.logical_not(a._data))
+
+
+def bitwise_not(a: Tensor) -> Tensor:
+    return Tensor._make(xp.invert(a._data))
+
+
+# --------------------------------------------------------------------- unary math
+class Neg(Node):
+    def forward(self, x):
+        return -x
+
+    def backward(self, g):
+        return (-g,)
+
+
+class Exp(Node):
+    def forward(self, x):
+        out = xp.exp(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g * self.saved[0],)
+
+
+class Log(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.log(x)
+
+    def backward(self, g):
+        return (g / self.saved[0],)
+
+
+class Log1p(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.log1p(x)
+
+    def backward(self, g):
+        return (g / (1 + self.saved[0]),)
+
+
+class Sqrt(Node):
+    def forward(self, x):
+        out = xp.sqrt(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g / (2 * self.saved[0]),)
+
+
+class Rsqrt(Node):
+    def forward(self, x):
+        out = 1 / xp.sqrt(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):  # d(x^-1/2)/dx = -1/2 x^-3/2
+        out = self.saved[0]
+        return (-0.5 * g * out * out * out,)
+
+
+class Sin(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.sin(x)
+
+    def backward(self, g):
+        return (g * xp.cos(self.saved[0]),)
+
+
+class Cos(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.cos(x)
+
+    def backward(self, g):
+        return (-g * xp.sin(self.saved[0]),)
+
+
+class Tanh(Node):
+    def forward(self, x):
+        out = xp.tanh(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (g * (1 - out * out),)
+
+
+class Sigmoid(Node):
+    def forward(self, x):
+        # split by sign so exp never overflows
+        out = xp.empty_like(x)
+        pos = x >= 0
+        out[pos] = 1 / (1 + xp.exp(-x[pos]))
+        e = xp.exp(x[~pos])
+        out[~pos] = e / (1 + e)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (g * out * (1 - out),)
+
+
+class Relu(Node):
+    def forward(self, x):
+        out = xp.maximum(x, 0)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g * (self.saved[0] > 0),)
+
+
+class Abs(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.abs(x)
+
+    def backward(self, g):
+        return (g * xp.sign(self.saved[0]),)
+
+
+class Reciprocal(Node):
+    def forward(self, x):
+        out = 1 / x
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (-g * out * out,)
+
+
+class Clamp(Node):
+    def forward(self, x, lo, hi):
+        self.saved = (x,)
+        self.lo, self.hi = lo, hi
+        return xp.clip(x, lo, hi)
+
+    def backward(self, g):
+        x = self.saved[0]
+        keep = xp.ones(x.shape, dtype=bool)
+        if self.lo is not None:
+            keep &= x >= self.lo
+        if self.hi is not None:
+            keep &= x <= self.hi
+        return (g * keep,)
+
+
+class ZeroGrad(Node):
+    """Piecewise-constant ops (sign, floor, ceil, round, trunc): gradient zero, as in PyTorch."""
+
+    def forward(self, x, fn):
+        self.shape = x.shape
+        return fn(x)
+
+    def backward(self, g):
+        return (xp.zeros_like(g),)
+
+
+def _unary(cls, float_only: bool = True):
+    def op(x: Tensor) -> Tensor:
+        if float_only and not x.is_floating_point():
+            x = cast(x, _dtype.get_default_dtype())
+        return cls.apply(x)
+
+    op.__name__ = cls.__name__.lower()
+    return op
+
+
+exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, reciprocal = (
+    _unary(c) for c in (Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Reciprocal)
+)
+relu = _unary(Relu, float_only=False)
+abs = _unary(Abs, float_only=False)
+neg = _unary(Neg, float_only=False)
+
+
+def _piecewise(fn):
+    def op(x: Tensor) -> Tensor:
+        return ZeroGrad.apply(x, fn=fn)
+
+    return op
+
+
+sign, floor, ceil, trunc = (_piecewise(f) for f in (xp.sign, xp.floor, xp.ceil, xp.trunc))
+
+
+def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+    return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo = min._data if isinstance(min, Tensor) else min
+    hi = max._data if isinstance(max, Tensor) else max
+    if isinstance(lo, float) or isinstance(hi, float):
+        if not x.is_floating_point():
+            x = cast(x, _dtype.get_default_dtype())
+    return Clamp.apply(x, lo=lo, hi=hi)
+
+
+clip = clamp
+
+
+def square(x: Tensor) -> Tensor:
+    return mul(x, x)
+
+
+def isnan(x: Tensor) -> Tensor:
+    return Tensor._make(xp.isnan(x._data))
+
+
+def isinf(x: Tensor) -> Tensor:
+    return Tensor._make(xp.isinf(x._data))
+
+
+def isfinite(x: Tensor) -> Tensor:
+    return Tensor._make(xp.isfinite(x._data))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return a._data.shape == b._data.shape and bool(xp.array_equal(a._data, b._data))
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    bd = b._data if isinstance(b, Tensor) else b
+    return bool(xp.allclose(a._data, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    bd = b._data if isinstance(b, Tensor) else b
+    return Tensor._make(xp.isclose(a._data, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+

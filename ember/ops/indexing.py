@@ -1,0 +1,286 @@
+"""Indexing: ``x[idx]``, ``x[idx] = v``, narrow/select, gather, index_select, where, masked_fill.
+
+Indices may be ints, slices, None, Ellipsis, bool masks and integer tensors
+(or lists). Basic indexing returns a view; advanced indexing a copy whose
+backward accumulates repeated indices (``x[[0, 0]]`` sends both gradients to row 0).
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _GradState
+from ..autograd.graph import Node
+from .elementwise import cast, promote
+
+
+def _index_part(i):
+    if isinstance(i, Tensor):
+        a = i._data
+        if a.dtype.kind not in "biu":
+            raise IndexError(
+                f"tensors used as indices must be long, int, byte or bool tensors, got {i.dtype}"
+            )
+        return a
+    if isinstance(i, (list, range)):
+        a = xp.asarray(i)
+        if a.dtype.kind not in "biu" and a.size:
+            raise IndexError(f"list indices must hold ints or bools, got {i!r}")
+        return a.astype(xp.int64) if a.size == 0 else a
+    if isinstance(i, float):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         "Variables are valid indices (got float)")
+    return i
+
+
+def convert_index(idx):
+    """Turn an ember index expression into one the array module understands."""
+    if isinstance(idx, tuple):
+        return tuple(_index_part(i) for i in idx)
+    return _index_part(idx)
+
+
+def _is_basic(idx) -> bool:
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, slice)) and not isinstance(p, bool)
+               for p in parts)
+
+
+class BasicIndex(Node):
+    is_view = True
+
+    def forward(self, x, idx):
+        self.shape, self.dtype, self.idx = x.shape, x.dtype, idx
+        return x[idx]
+
+    def backward(self, g):
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        out[self.idx] = g
+        return (out,)
+
+
+class AdvancedIndex(Node):
+    def forward(self, x, idx):
+        self.shape, self.idx = x.shape, idx
+        return x[idx]
+
+    def backward(self, g):
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        xp.add.at(out, self.idx, g)  # repeated indices accumulate
+        return (out,)
+
+
+def _bounds_error(x: Tensor, err: IndexError) -> IndexError:
+    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+
+
+def getitem(x: Tensor, idx) -> Tensor:
+    idx = convert_index(idx)
+    try:
+        if _is_basic(idx):
+            return BasicIndex.apply(x, idx=idx)
+        return AdvancedIndex.apply(x, idx=idx)
+    except IndexError as err:
+        raise _bounds_error(x, err) from None
+
+
+class IndexPut(Node):
+    """``x[idx] = v``: the overwritten positions pass no gradient to the old x."""
+
+    def backward(self, g):
+        gx = None
+        if self.needs_input_grad[0]:
+            gx = g.copy()
+            gx[self.idx] = 0
+        gv = g[self.idx] if self.needs_input_grad[1] else None
+        return gx, gv
+
+
+def check_inplace(x: Tensor, tracked: bool) -> None:
+    """PyTorch's rules for in-place ops, with ember's one restriction on views."""
+    if not _GradState.enabled:
+        return
+    if x._requires_grad and x.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Wrap the update in `with ember.no_grad():` (as optimizers do) or use an out-of-place op."
+        )
+    base = x._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if tracked and base is not None:
+        raise RuntimeError(
+            "ember does not support in-place operations on a view (slice, reshape, transpose...) "
+            "when the result needs a gradient; use an out-of-place op (y = y + 1) or clone() the view first"
+        )
+
+
+def setitem(x: Tensor, idx, value) -> None:
+    idx = convert_index(idx)
+    tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
+    check_inplace(x, tracked)
+    if isinstance(value, Tensor):
+        varr = value._data
+        if varr.dtype != x._data.dtype and value._requires_grad:
+            value = cast(value, x.dtype)
+            varr = value._data
+    else:
+        varr = value
+    try:
+        x._data[idx] = varr
+    except IndexError as err:
+        raise _bounds_error(x, err) from None
+    except ValueError as err:
+        raise RuntimeError(
+            f"shape mismatch: value of shape {list(xp.shape(varr))} cannot be broadcast to the "
+            f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
+        ) from None
+    x._vc[0] += 1
+    if tracked:
+        node = IndexPut()
+        node.idx = idx
+        inputs = (x, value)
+        needs = (x._requires_grad, isinstance(value, Tensor) and value._requires_grad)
+        node.needs_input_grad = needs
+        node._link(inputs, needs, ())
+        x.grad_fn, x._output_nr, x._requires_grad = node, 0, True
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d]
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return BasicIndex.apply(x, idx=idx)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(x.shape)} at dimension {d}")
+    return BasicIndex.apply(x, idx=(slice(None),) * d + (index,))
+
+
+class Gather(Node):
+    def forward(self, x, index, dim):
+        self.shape, self.index, self.dim = x.shape, index, dim
+        return xp.take_along_axis(x, index, axis=dim)
+
+    def backward(self, g):
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        _scatter_add_into(out, self.dim, self.index, g)
+        return (out,)
+
+
+def _scatter_add_into(out, dim: int, index, src) -> None:
+    """out[..., index[i], ...] += src[i] along ``dim`` (repeats accumulate)."""
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[dim] = index
+    xp.add.at(out, tuple(grids), src)
+
+
+def _check_index(index: Tensor, name: str):
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    return index._data
+
+
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    idx = _check_index(index, "gather")
+    d = _wrap_dim(dim, x._data.ndim)
+    if idx.ndim != x._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if idx.size and (idx.min() < -x._data.shape[d] or idx.max() >= x._data.shape[d]):
+        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size {x._data.shape[d]}")
+    return Gather.apply(x, index=idx, dim=d)
+
+
+class ScatterAdd(Node):
+    def forward(self, x, src, index, dim):
+        self.index, self.dim = index, dim
+        out = x.copy()
+        _scatter_add_into(out, dim, index, src)
+        return out
+
+    def backward(self, g):
+        return g, (xp.take_along_axis(g, self.index, axis=self.dim) if self.needs_input_grad[1] else None)
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    idx = _check_index(index, "scatter_add")
+    return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
+    """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates)."""
+    idx = _check_index(index, "scatter")
+    d = _wrap_dim(dim, x._data.ndim)
+    out = x.clone()
+    grids = list(xp.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    vals = src[tuple(slice(0, n) for n in idx.shape)] if isinstance(src, Tensor) else src
+    setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
+    return out
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    idx = _check_index(index, "index_select")
+    d = _wrap_dim(dim, x._data.ndim)
+    return AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),))
+
+
+class Where(Node):
+    def forward(self, cond, a, b):
+        self.cond = cond
+        return xp.where(cond, a, b)
+
+    def backward(self, g):
+        na, nb = self.needs_input_grad[1:]
+        return None, (g * self.cond if na else None), (g * ~self.cond if nb else None)
+
+
+def where(condition: Tensor, input=None, other=None):
+    if input is None and other is None:
+        return tuple(Tensor._make(i.astype(xp.int64)) for i in xp.nonzero(condition._data))
+    if not isinstance(condition, Tensor) or condition._data.dtype != xp.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = Tensor._make(xp.asarray(input))
+    a, b = promote(input, other)
+    return Where.apply(condition, a, b)
+
+
+def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        got = getattr(mask, "dtype", type(mask))
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {got}")
+    try:
+        xp.broadcast_shapes(mask._data.shape, x._data.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of the mask {list(mask.shape)} must be broadcastable to the tensor's size {list(x.shape)}"
+        ) from None
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
+        value = cast(value, x.dtype)
+        return Where.apply(mask, value, x)
+    return Where.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+
+
+def nonzero(x: Tensor, *, as_tuple: bool = False):
+    idx = xp.nonzero(x._data)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
+    return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64))
+
+
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
+    from .shape import expand
+
+    return getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape)))

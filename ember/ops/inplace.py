@@ -1,0 +1,234 @@
+"""In-place ops (``add_``, ``mul_``, ``zero_``, ``copy_``, ``normal_`` ...).
+
+Two paths:
+- not recorded (grad mode off, or nothing requires grad — optimizer updates,
+  initialisation): the array is updated in place by the array module;
+- recorded: the op runs out of place on a snapshot of the old value, and the
+  tensor takes the result's data and graph history (PyTorch "rebases" it).
+
+Either way the version counter is bumped, so a backward that saved the old
+value notices.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.grad_mode import _GradState
+from ..autograd.graph import Node
+from ..random import rng_of
+from . import elementwise as ew
+from .indexing import check_inplace
+
+
+def _snapshot(x: Tensor) -> Tensor:
+    """A copy of x's current value that carries x's place in the graph."""
+    snap = Tensor._make(x._data.copy(), x.grad_fn, x._output_nr)
+    snap._requires_grad = x._requires_grad
+    if x.grad_fn is None and x._requires_grad:
+        snap._acc_ref = x._acc_ref
+    return snap
+
+
+def _rebase(x: Tensor, result: Tensor) -> Tensor:
+    if result._data.shape != x._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
+        )
+    _check_cast(result._data.dtype, x)
+    x._data[...] = result._data
+    x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
+    x._vc[0] += 1
+    return x
+
+
+def _check_cast(src_dtype, x: Tensor) -> None:
+    if not xp.can_cast(src_dtype, x._data.dtype, casting="same_kind"):
+        from .._dtype import from_np
+
+        raise RuntimeError(
+            f"result type {from_np(src_dtype).name.capitalize()} can't be cast to the desired output "
+            f"type {x.dtype.name.capitalize()}"
+        )
+
+
+def _tracked(x: Tensor, other=None) -> bool:
+    return _GradState.enabled and (x._requires_grad or isinstance(other, Tensor) and other._requires_grad)
+
+
+def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
+    tracked = _tracked(x, other)
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, op(_snapshot(x), other))
+    o = other._data if isinstance(other, Tensor) else other
+    if isinstance(o, xp.ndarray):
+        _check_cast(o.dtype, x)
+        if xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}"
+            )
+    elif isinstance(o, float) and x._data.dtype.kind != "f":
+        _check_cast(xp.float32, x)
+    ufunc(x._data, o, out=x._data, casting="unsafe")
+    x._vc[0] += 1
+    return x
+
+
+def add_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = other * alpha
+    return _binary_inplace(x, other, xp.add, ew.add)
+
+
+def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha != 1:
+        other = other * alpha
+    return _binary_inplace(x, other, xp.subtract, ew.sub)
+
+
+def mul_(x: Tensor, other) -> Tensor:
+    return _binary_inplace(x, other, xp.multiply, ew.mul)
+
+
+def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode is not None:
+        return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
+    if x._data.dtype.kind != "f":
+        _check_cast(xp.float32, x)
+    return _binary_inplace(x, other, xp.true_divide, ew.div)
+
+
+def pow_(x: Tensor, other) -> Tensor:
+    return _binary_inplace(x, other, xp.power, ew.pow)
+
+
+def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    return add_(x, ew.mul(t1, t2), alpha=value)
+
+
+def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    return add_(x, ew.div(t1, t2), alpha=value)
+
+
+def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
+    tracked = _tracked(x)
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, op(_snapshot(x)))
+    array_fn(x._data)
+    x._vc[0] += 1
+    return x
+
+
+def clamp_(x: Tensor, min=None, max=None) -> Tensor:
+    return _unary_inplace(x, lambda t: ew.clamp(t, min, max), lambda a: xp.clip(a, min, max, out=a))
+
+
+def relu_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.relu, lambda a: xp.maximum(a, 0, out=a))
+
+
+def neg_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.neg, lambda a: xp.negative(a, out=a))
+
+
+def exp_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.exp, lambda a: xp.exp(a, out=a))
+
+
+def sqrt_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.sqrt, lambda a: xp.sqrt(a, out=a))
+
+
+def sigmoid_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.sigmoid, lambda a: a.__setitem__(..., ew.Sigmoid().forward(a)))
+
+
+def tanh_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.tanh, lambda a: xp.tanh(a, out=a))
+
+
+def abs_(x: Tensor) -> Tensor:
+    return _unary_inplace(x, ew.abs, lambda a: xp.abs(a, out=a))
+
+
+class Fill(Node):
+    """Overwrite with values that do not depend on the input: no gradient flows back."""
+
+    def forward(self, x, values):
+        return xp.broadcast_to(xp.asarray(values, dtype=x.dtype), x.shape).copy()
+
+    def backward(self, g):
+        return (None,)
+
+
+def _fill_with(x: Tensor, values) -> Tensor:
+    """Replace every element of x by ``values`` (broadcast)."""
+    tracked = _tracked(x)
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, Fill.apply(_snapshot(x), values=values))
+    x._data[...] = values
+    x._vc[0] += 1
+    return x
+
+
+def fill_(x: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        value = value._data
+    return _fill_with(x, value)
+
+
+def zero_(x: Tensor) -> Tensor:
+    return _fill_with(x, 0)
+
+
+class CopyFrom(Node):
+    def forward(self, x, src):
+        return xp.broadcast_to(src, x.shape).astype(x.dtype)
+
+    def backward(self, g):
+        return None, g
+
+
+def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
+    if not isinstance(src, Tensor):
+        src = Tensor._make(xp.asarray(src))
+    try:
+        xp.broadcast_shapes(src._data.shape, x._data.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"copy_: the source of shape {list(src.shape)} cannot be broadcast to the destination "
+            f"of shape {list(x.shape)}"
+        ) from None
+    tracked = _tracked(x, src)
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, CopyFrom.apply(_snapshot(x), src))
+    xp.copyto(x._data, src._data, casting="unsafe")
+    x._vc[0] += 1
+    return x
+
+
+def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    return _fill_with(x, rng_of(generator).standard_normal(x._data.shape) * std + mean)
+
+
+def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    return _fill_with(x, rng_of(generator).uniform(a, b, x._data.shape))
+
+
+def bernoulli_(x: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+    return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
+
+
+def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low if low else 2**24
+    return _fill_with(x, rng_of(generator).integers(low, high, x._data.shape))
+
+
+def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))

@@ -1,0 +1,313 @@
+"""Reductions: sum, mean, max/min, prod, var/std, norm, logsumexp, all/any, argmax/argmin.
+
+``dim`` may be None (everything), an int or a tuple; ``keepdim`` keeps reduced
+dims as size 1. Backward re-inserts the reduced dims and broadcasts.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+from .elementwise import cast
+
+
+def _axes(dim, ndim: int):
+    """Normalise ``dim`` (None, int, or sequence) to a tuple of axes, or None for all."""
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    return (_wrap_dim(dim, ndim),)
+
+
+def _expand_back(g, shape, axes, keepdim: bool):
+    """Reshape a reduced gradient so it broadcasts against the input ``shape``."""
+    if not keepdim and axes is not None and g.ndim != len(shape):
+        g = xp.expand_dims(g, axes)
+    return g
+
+
+class Sum(Node):
+    def forward(self, x, axes, keepdim):
+        self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
+        return xp.sum(x, axis=axes, keepdims=keepdim)
+
+    def backward(self, g):
+        g = _expand_back(g, self.shape, self.axes, self.keepdim)
+        return (xp.broadcast_to(g, self.shape),)
+
+
+class Mean(Node):
+    def forward(self, x, axes, keepdim):
+        out = xp.mean(x, axis=axes, keepdims=keepdim)
+        self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
+        self.count = x.size // out.size if out.size else 1
+        return out
+
+    def backward(self, g):
+        g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
+        return (xp.broadcast_to(g, self.shape),)
+
+
+class Prod(Node):
+    def forward(self, x, axes, keepdim):
+        out = xp.prod(x, axis=axes, keepdims=keepdim)
+        self.saved = (x, out)
+        self.axes, self.keepdim = axes, keepdim
+        return out
+
+    def backward(self, g):
+        x, out = self.saved
+        g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        out = _expand_back(out, x.shape, self.axes, self.keepdim)
+        if (x == 0).any():  # d(prod)/dx_i = product of the others (no division by zero)
+            return (g * _prod_of_others(x, self.axes),)
+        return (g * out / x,)
+
+
+def _prod_of_others(x, axes):
+    if axes is None:
+        flat = x.reshape(-1)
+        return _prod_of_others(flat, (0,)).reshape(x.shape)
+    out = xp.ones_like(x)
+    for axis in axes:
+        left = xp.cumprod(xp.concatenate([xp.ones_like(xp.take(x, [0], axis)), xp.take(
+            x, range(x.shape[axis] - 1), axis)], axis), axis)
+        rev = xp.flip(x, axis)
+        right = xp.flip(xp.cumprod(xp.concatenate([xp.ones_like(xp.take(rev, [0], axis)), xp.take(
+            rev, range(x.shape[axis] - 1), axis)], axis), axis), axis)
+        out = out * left * right
+    return out
+
+
+class Extreme(Node):
+    """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule)."""
+
+    def forward(self, x, fn, axes, keepdim):
+        out = fn(x, axis=axes, keepdims=True)
+        self.saved = (x, out)
+        self.axes, self.keepdim = axes, keepdim
+        return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+
+    def backward(self, g):
+        x, out = self.saved
+        g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        mask = x == out
+        return (mask * (g / mask.sum(axis=self.axes, keepdims=True)),)
+
+
+class MaxMinDim(Node):
+    """max/min along a dim: the gradient goes to the index returned."""
+
+    def forward(self, x, dim, keepdim, largest):
+        idx = xp.argmax(x, axis=dim) if largest else xp.argmin(x, axis=dim)
+        idx = xp.expand_dims(idx, dim)
+        values = xp.take_along_axis(x, idx, axis=dim)
+        self.shape, self.dim, self.keepdim, self.idx = x.shape, dim, keepdim, idx
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        self.indices = idx.astype(xp.int64)
+        return values
+
+    def backward(self, g):
+        if not self.keepdim:
+            g = xp.expand_dims(g, self.dim)
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        xp.put_along_axis(out, self.idx, g, axis=self.dim)
+        return (out,)
+
+
+class Var(Node):
+    def forward(self, x, axes, correction, keepdim):
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        n = x.size if axes is None else int(xp.prod([x.shape[a] for a in axes]))
+        self.saved = (x - mean,)
+        self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
+        diff = self.saved[0]
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return xp.sum(diff * diff, axis=axes, keepdims=keepdim) / x.dtype.type(self.denom)
+
+    def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
+        (diff,) = self.saved
+        g = _expand_back(g, diff.shape, self.axes, self.keepdim)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return (g * diff * (2 / diff.dtype.type(self.denom)),)
+
+
+_ValuesIndices = namedtuple("return_types", ["values", "indices"])
+
+
+def _reduce(cls, x: Tensor, dim, keepdim: bool) -> Tensor:
+    return cls.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = cast(x, dtype)
+    elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
+        x = cast(x, _dtype.int64)  # PyTorch sums integers and bools as int64
+    return _reduce(Sum, x, dim, keepdim)
+
+
+def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = cast(x, dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {x.dtype.name.capitalize()}"
+        )
+    return _reduce(Mean, x, dim, keepdim)
+
+
+def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _reduce(Prod, x, dim, keepdim)
+
+
+def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
+    if isinstance(dim, Tensor):
+        return other_op(x, dim)
+    if dim is None:
+        if x._data.size == 0:
+            raise RuntimeError(
+                f"{'max' if largest else 'min'}(): Expected reduction dim to be specified for "
+                "input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+            )
+        return Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+    d = _wrap_dim(dim, x._data.ndim)
+    values = MaxMinDim.apply(x, dim=d, keepdim=keepdim, largest=largest)
+    node = values.grad_fn
+    indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
+    return _ValuesIndices(values, Tensor._make(indices))
+
+
+def _argext(a, dim, keepdim, largest):
+    idx = xp.argmax(a, axis=dim, keepdims=keepdim) if largest else xp.argmin(a, axis=dim, keepdims=keepdim)
+    return idx.astype(xp.int64)
+
+
+def max(x: Tensor, dim=None, keepdim: bool = False):
+    from .elementwise import maximum
+
+    return _max_or_min(x, dim, keepdim, True, maximum)
+
+
+def min(x: Tensor, dim=None, keepdim: bool = False):
+    from .elementwise import minimum
+
+    return _max_or_min(x, dim, keepdim, False, minimum)
+
+
+def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return Extreme.apply(x, fn=xp.max, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return Extreme.apply(x, fn=xp.min, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        return Tensor._make(xp.asarray(xp.argmax(x._data), dtype=xp.int64))
+    return Tensor._make(_argext(x._data, _wrap_dim(dim, x._data.ndim), keepdim, True))
+
+
+def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    if dim is None:
+        return Tensor._make(xp.asarray(xp.argmin(x._data), dtype=xp.int64))
+    return Tensor._make(_argext(x._data, _wrap_dim(dim, x._data.ndim), keepdim, False))
+
+
+def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return Var.apply(x, axes=_axes(dim, x._data.ndim), correction=correction, keepdim=keepdim)
+
+
+def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    from .elementwise import sqrt
+
+    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm."""
+    from .elementwise import abs, pow
+
+    if dtype is not None:
+        x = cast(x, dtype)
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    if p in (float("inf"), "inf"):
+        return amax(abs(x), dim if dim is not None else (), keepdim)
+    if p == 1:
+        return sum(abs(x), dim, keepdim)
+    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+
+
+class Norm2(Node):
+    def forward(self, x, axes, keepdim):
+        out = xp.sqrt(xp.sum(x * x, axis=axes, keepdims=keepdim))
+        self.saved = (x, out)
+        self.axes, self.keepdim = axes, keepdim
+        return out
+
+    def backward(self, g):  # d||x||/dx = x / ||x|| (0 where the norm is 0)
+        x, out = self.saved
+        g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        out = _expand_back(out, x.shape, self.axes, self.keepdim)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return (xp.where(out == 0, 0, g * x / out),)
+
+
+class LogSumExp(Node):
+    def forward(self, x, axes, keepdim):
+        m = xp.max(x, axis=axes, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
+        self.saved = (x, out)
+        self.axes, self.keepdim = axes, keepdim
+        return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+
+    def backward(self, g):  # softmax(x) * g
+        x, out = self.saved
+        g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        return (g * xp.exp(x - out),)
+
+
+def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    return LogSumExp.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return Tensor._make(xp.asarray(xp.all(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim)))
+
+
+def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return Tensor._make(xp.asarray(xp.any(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim)))
+
+
+class CumSum(Node):
+    def forward(self, x, dim):
+        self.dim = dim
+        return xp.cumsum(x, axis=dim)
+
+    def backward(self, g):  # reverse cumulative sum
+        return (xp.flip(xp.cumsum(xp.flip(g, self.dim), axis=self.dim), self.dim),)
+
+
+def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    if dtype is not None:
+        x = cast(x, dtype)
+    return CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim))

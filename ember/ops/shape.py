@@ -1,0 +1,363 @@
+"""Shape ops: reshape/view, permute/transpose, expand, squeeze/unsqueeze, cat/stack, split/chunk.
+
+Ops marked ``is_view`` return a tensor that shares storage and version counter
+with their input, as PyTorch's views do.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+
+from .._backend import xp
+from .._dtype import promote_types
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+from .elementwise import cast
+
+
+def _shape_arg(shape) -> tuple:
+    """Accept view(2, 3), view((2, 3)), view([2, 3]) and view(ember.Size)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _infer_shape(shape: tuple, numel: int, src: tuple) -> tuple:
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(
+            f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src)})"
+        )
+    return shape
+
+
+class Reshape(Node):
+    is_view = True
+
+    def forward(self, x, shape):
+        self.shape = x.shape
+        return x.reshape(shape)
+
+    def backward(self, g):
+        return (g.reshape(self.shape),)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    shape = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
+    return Reshape.apply(x, shape=shape)
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+        from .. import _dtype
+
+        return cast(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+    if not x._data.flags.c_contiguous and x._data.size > 1:
+        target = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
+        try:  # a view is possible when the strides allow it without a copy
+            v = x._data.view()
+            v.shape = target
+        except AttributeError:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            ) from None
+    return reshape(x, *shape)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    nd = x._data.ndim
+    if nd == 0:
+        return reshape(x, 1)
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shp = x._data.shape
+    return reshape(x, shp[:s] + (-1 if x._data.size else _prod(shp[s:e + 1]),) + shp[e + 1:])
+
+
+def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
+    d = _wrap_dim(dim, x._data.ndim)
+    shp = x._data.shape
+    return reshape(x, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+
+def _prod(xs) -> int:
+    out = 1
+    for v in xs:
+        out *= v
+    return out
+
+
+class Permute(Node):
+    is_view = True
+
+    def forward(self, x, dims):
+        self.inverse = tuple(xp.argsort(dims))
+        return x.transpose(dims)
+
+    def backward(self, g):
+        return (g.transpose(self.inverse),)
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    nd = x._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    dims = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
+    return Permute.apply(x, dims=dims)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    nd = x._data.ndim
+    if nd == 0:
+        return Permute.apply(x, dims=())
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    dims = list(range(nd))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return Permute.apply(x, dims=tuple(dims))
+
+
+def t(x: Tensor) -> Tensor:
+    if x._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+    return transpose(x, 0, 1) if x._data.ndim == 2 else x
+
+
+def T(x: Tensor) -> Tensor:
+    return Permute.apply(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
+
+
+class Expand(Node):
+    is_view = True
+
+    def forward(self, x, shape):
+        return xp.broadcast_to(x, shape)
+
+    def backward(self, g):
+        return (g,)  # the engine sums it back to the input's shape
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    sizes = _shape_arg(sizes)
+    shp = x._data.shape
+    if len(sizes) < len(shp):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(shp)})"
+        )
+    lead = len(sizes) - len(shp)
+    target = []
+    for i, s in enumerate(sizes):
+        cur = shp[i - lead] if i >= lead else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+            s = cur
+        elif cur is not None and cur != 1 and cur != s:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shp)}"
+            )
+        target.append(s)
+    return Expand.apply(x, shape=tuple(target))
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, other._data.shape)
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    return expand(x, tuple(shape))
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    shp = x._data.shape
+    if dim is None:
+        new = tuple(s for s in shp if s != 1)
+    else:
+        dims = {_wrap_dim(d, len(shp)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
+    return Reshape.apply(x, shape=new)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    nd = x._data.ndim + 1
+    d = _wrap_dim(dim, nd)
+    shp = x._data.shape
+    return Reshape.apply(x, shape=shp[:d] + (1,) + shp[d:])
+
+
+class Contiguous(Node):
+    def forward(self, x):
+        return xp.ascontiguousarray(x)
+
+    def backward(self, g):
+        return (g,)
+
+
+def contiguous(x: Tensor, memory_format=None) -> Tensor:
+    return x if x._data.flags.c_contiguous else Contiguous.apply(x)
+
+
+class Cat(Node):
+    def forward(self, *arrays, dim):
+        self.dim = dim
+        self.bounds = list(xp.cumsum([a.shape[dim] for a in arrays])[:-1])
+        return xp.concatenate(arrays, axis=dim)
+
+    def backward(self, g):
+        return tuple(xp.split(g, self.bounds, axis=self.dim))
+
+
+def _common(tensors, name: str) -> list:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
+    first = tensors[0]
+    if builtins.any(t._data.dtype != first._data.dtype for t in tensors):
+        target = functools.reduce(lambda d, t: promote_types(d, t.dtype), tensors[1:], first.dtype)
+        tensors = [cast(t, target) for t in tensors]
+    return tensors
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    tensors = _common(tensors, "cat")
+    # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
+    nd = kept[0]._data.ndim
+    if nd == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, nd)
+    ref = kept[0]._data.shape
+    for i, t in enumerate(kept):
+        s = t._data.shape
+        if len(s) != nd or builtins.any(a != b for j, (a, b) in enumerate(zip(s, ref)) if j != d):
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {d}. Expected size "
+                f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
+            )
+    return Cat.apply(*kept, dim=d)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    tensors = _common(tensors, "stack")
+    ref = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != ref:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
+                f"{list(t._data.shape)} at entry {i}"
+            )
+    d = _wrap_dim(dim, len(ref) + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def hstack(tensors) -> Tensor:
+    tensors = list(tensors)
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    return cat([t if t._data.ndim > 1 else unsqueeze(t, 0) for t in tensors], 0)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    from .indexing import narrow
+
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n > 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={sizes}"
+            )
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    return split(x, -(-n // chunks) if n else 1, dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    from .indexing import select
+
+    d = _wrap_dim(dim, x._data.ndim)
+    return tuple(select(x, d, i) for i in range(x._data.shape[d]))
+
+
+class Flip(Node):
+    def forward(self, x, dims):
+        self.dims = dims
+        return xp.flip(x, dims)
+
+    def backward(self, g):
+        return (xp.flip(g, self.dims),)
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return Flip.apply(x, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+
+
+class Repeat(Node):
+    def forward(self, x, reps):
+        self.in_shape = (1,) * (len(reps) - x.ndim) + x.shape
+        self.reps = reps
+        return xp.tile(x, reps)
+
+    def backward(self, g):  # fold each repeated copy back onto the input and sum
+        shp = []
+        for r, s in zip(self.reps, self.in_shape):
+            shp += [r, s]
+        g = g.reshape(shp).sum(axis=tuple(range(0, 2 * len(self.reps), 2)))
+        return (g,)
+
+
+def repeat(x: Tensor, *sizes) -> Tensor:
+    reps = _shape_arg(sizes)
+    if len(reps) < x._data.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    return Repeat.apply(x, reps=reps)
+
