@@ -31,10 +31,10 @@ def as_array(data, dtype=None):
         raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
     if npdt is not None:
         return arr.astype(npdt, copy=False)
-    if not isinstance(data, xp.ndarray):
-        if arr.dtype.kind == "f":  # Python floats -> default float dtype
+    if not isinstance(data, (xp.ndarray, xp.generic)):
+        if arr.dtype.kind == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
-        if arr.dtype.kind in "iu" and arr.dtype != xp.int64 and not isinstance(data, xp.generic):
+        if arr.dtype.kind in "iu" and arr.dtype != xp.int64:
             return arr.astype(xp.int64, copy=False)
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)

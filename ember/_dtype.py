@@ -108,9 +108,15 @@ def scalar_category(value) -> int:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """PyTorch's ``promote_types`` for two tensor dtypes."""
+    """PyTorch's ``promote_types`` for two tensor dtypes.
+
+    Across categories the higher category's dtype wins (int64 with float32 is float32, where
+    NumPy would widen to float64); within a category NumPy's rule is PyTorch's.
+    """
     if a is b:
         return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
     return from_np(xp.promote_types(a.np, b.np))
 
 

@@ -20,3 +20,22 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+
+def broadcast_mismatch(shapes) -> str | None:
+    """PyTorch's message for the first pair of ``shapes`` that cannot broadcast, or None if they all can.
+
+    Shapes broadcast left to right, as PyTorch's ``infer_size`` does: "tensor a" is the shape
+    broadcast so far, "tensor b" the next one; the dimension is counted in the broadcast result.
+    """
+    acc = tuple(shapes[0])
+    for shape in shapes[1:]:
+        nd = max(len(acc), len(shape))
+        a = (1,) * (nd - len(acc)) + acc
+        b = (1,) * (nd - len(shape)) + tuple(shape)
+        for i in range(nd - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return (f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) "
+                        f"at non-singleton dimension {i}")
+        acc = tuple(x if y == 1 else y for x, y in zip(a, b))
+    return None

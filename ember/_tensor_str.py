@@ -1,16 +1,35 @@
-"""``repr(tensor)`` in PyTorch's format: ``tensor([1.0000, 2.5000], requires_grad=True)``."""
+"""``repr(tensor)`` in PyTorch's format: ``tensor([1.0000, 2.5000], requires_grad=True)``.
+
+The rules PyTorch follows, which this module reproduces:
+
+- one width for every element, so columns align (positives get a leading space
+  when negatives are present); the width is measured on the elements printed
+  (only the edges when the tensor is summarized);
+- floats whose non-zero finite values are all integers print as ``3.``; floats
+  switch to scientific notation when the non-zero magnitudes span more than
+  1000x, exceed 1e8, or (non-integers) go below 1e-4;
+- more than ``threshold`` elements are summarized with ``...``, keeping
+  ``edgeitems`` at each end of every dimension;
+- suffixes (``dtype=``, ``grad_fn=``/``requires_grad=True``, ``size=`` for
+  empty tensors) wrap onto a new line past ``linewidth``.
+"""
 
 from __future__ import annotations
+
+import math
 
 from . import _dtype
 from ._backend import xp
 
 _PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_DEFAULTS = dict(_PRINT)
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None) -> None:
-    """Like ``torch.set_printoptions``."""
+    """Like ``torch.set_printoptions``; ``profile="default"`` restores the defaults."""
+    if profile == "default":
+        _PRINT.update(_DEFAULTS)
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("linewidth", linewidth)):
         if v is not None:
@@ -18,64 +37,98 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     _PRINT["sci_mode"] = sci_mode
 
 
-def _float_formatter(values):
-    finite = values[xp.isfinite(values)]
-    p = _PRINT["precision"]
-    if finite.size == 0:
-        return lambda v: _special(v)
-    absf = xp.abs(finite)
-    nonzero = absf[absf > 0]
-    ints = bool(xp.all(finite == xp.round(finite)))
-    sci = _PRINT["sci_mode"]
-    if sci is None:
-        sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
-                                     or nonzero.min() < 1e-4)
-    if sci:
-        return lambda v: _special(v) or f"{v:.{p}e}"
-    if ints:
-        return lambda v: _special(v) or f"{v:.0f}."
-    return lambda v: _special(v) or f"{v:.{p}f}"
+class _Formatter:
+    """Formats single values of one tensor at a common width."""
+
+    def __init__(self, values) -> None:
+        self.floating = values.dtype.kind == "f"
+        self.int_mode, self.sci_mode = True, False
+        p = _PRINT["precision"]
+        if not self.floating:
+            self.width = max((len(str(v)) for v in values.tolist()), default=1)
+            return
+        finite = values[xp.isfinite(values) & (values != 0)].astype(xp.float64)
+        self.width = 1
+        if finite.size:
+            absf = xp.abs(finite)
+            lo, hi = float(absf.min()), float(absf.max())
+            self.int_mode = bool(xp.all(finite == xp.ceil(finite)))
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+            fmt = f".{p}e" if self.sci_mode else ".0f" if self.int_mode else f".{p}f"
+            extra = 1 if self.int_mode and not self.sci_mode else 0  # the "." after an integer
+            self.width = max(len(format(v, fmt)) for v in finite.tolist()) + extra
+        if _PRINT["sci_mode"] is not None:
+            self.sci_mode = _PRINT["sci_mode"]
+
+    def format(self, value) -> str:
+        if not self.floating:
+            s = str(value)
+        elif self.sci_mode:
+            s = f"{value:.{_PRINT['precision']}e}"
+        elif self.int_mode:
+            s = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            s = f"{value:.{_PRINT['precision']}f}"
+        return " " * (self.width - len(s)) + s
 
 
-def _special(v) -> str:
-    if xp.isnan(v):
-        return "nan"
-    if xp.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return ""
+def _summarized(a, edge: int):
+    """Only the elements that get printed: ``edge`` at each end of every long dimension."""
+    for axis, n in enumerate(a.shape):
+        if n > 2 * edge:
+            a = xp.take(a, list(range(edge)) + list(range(n - edge, n)), axis=axis)
+    return a
 
 
-def _format_array(a) -> str:
-    if a.dtype.kind == "f":
-        fmt = _float_formatter(a.astype(xp.float64).reshape(-1))
-    elif a.dtype.kind == "b":
-        fmt = lambda v: "True" if v else "False"  # noqa: E731
-    else:
-        fmt = str
-    summarize = a.size > _PRINT["threshold"]
-    return xp.array2string(
-        a, separator=", ", prefix="tensor(", max_line_width=_PRINT["linewidth"],
-        formatter={"all": fmt}, threshold=_PRINT["threshold"] if summarize else a.size + 1,
-        edgeitems=_PRINT["edgeitems"],
-    )
+def _body(a, fmt: _Formatter, indent: int, summarize: bool) -> str:
+    edge = _PRINT["edgeitems"]
+    long = summarize and a.shape[0] > 2 * edge
+    if a.ndim == 1:
+        vals = a.tolist()
+        items = ([fmt.format(v) for v in vals[:edge]] + [" ..."] + [fmt.format(v) for v in vals[-edge:]]
+                 if long else [fmt.format(v) for v in vals])
+        per_line = max(1, math.floor((_PRINT["linewidth"] - indent) / (fmt.width + 2)))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = range(a.shape[0])
+    parts = ([_body(a[i], fmt, indent + 1, summarize) for i in rows[:edge]] + ["..."]
+             + [_body(a[i], fmt, indent + 1, summarize) for i in rows[-edge:]]) if long else \
+        [_body(a[i], fmt, indent + 1, summarize) for i in rows]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    out = [text]
+    last_line = len(text) - text.rfind("\n") + 1  # PyTorch's measure (2 more than the length on one line)
+    for s in suffixes:
+        if last_line + len(s) + 2 > _PRINT["linewidth"]:
+            out.append(",\n" + " " * indent + s)
+            last_line = indent + len(s)
+        else:
+            out.append(", " + s)
+            last_line += len(s) + 2
+    return "".join(out) + ")"
 
 
 def tensor_repr(t) -> str:
     a = t._data
-    suffix = []
-    if a.size == 0 and a.ndim == 1:
-        body = "[]"
-    elif a.size == 0:
-        body = "[]"
-        suffix.append(f"size={tuple(a.shape)}")
-    else:
-        body = _format_array(a)
+    prefix = "tensor("
     dt = _dtype.from_np(a.dtype)
-    default = dt is _dtype.get_default_dtype() or dt is _dtype.int64 or dt is _dtype.bool_
-    if not default:
-        suffix.append(f"dtype={dt}")
+    suffixes = []
+    if a.size == 0:
+        body = "[]"
+        if a.ndim != 1:
+            suffixes.append(f"size={tuple(a.shape)}")
+        if dt is not _dtype.get_default_dtype():  # nothing to infer the dtype from
+            suffixes.append(f"dtype={dt}")
+    else:
+        summarize = a.size > _PRINT["threshold"]
+        fmt = _Formatter((_summarized(a, _PRINT["edgeitems"]) if summarize else a).reshape(-1))
+        body = fmt.format(a.item()) if a.ndim == 0 else _body(a, fmt, len(prefix), summarize)
+        if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+            suffixes.append(f"dtype={dt}")
     if t.grad_fn is not None:
-        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
-        suffix.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + suffix) + ")"
+        suffixes.append("requires_grad=True")
+    return _with_suffixes(prefix + body, suffixes, len(prefix))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from .._backend import xp
 from .._tensor import Tensor
+from ..diagnostics import trace
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node
 
@@ -106,6 +107,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     _callback_stack.append(callbacks)
     prev_grad_mode = _GradState.enabled
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
+    started = trace.start()
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -149,6 +151,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 elif remaining == 0:
                     _skip_subgraph(child, deps, buffers, ready, order)
         _GradState.enabled = prev_grad_mode
+        trace.finish("backward", "autograd", started)
         while callbacks:
             callbacks.pop(0)()
     finally:

@@ -17,6 +17,7 @@ import itertools
 import sys
 import weakref
 
+from .._size import broadcast_mismatch
 from .._tensor import Tensor
 from .grad_mode import _GradState
 
@@ -28,6 +29,15 @@ _RELEASED_MSG = (
 )
 
 _sequence = itertools.count()
+
+
+def shape_error(op: str, arrays, err: Exception) -> Exception:
+    """PyTorch's RuntimeError for operands of ``op`` that cannot broadcast; otherwise ``err`` unchanged."""
+    shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+    msg = broadcast_mismatch(shapes) if len(shapes) > 1 else None
+    if msg is None:
+        return err
+    return RuntimeError(f"{msg} (in {op}, operand shapes: {', '.join(str(list(s)) for s in shapes)})")
 
 
 class Node:
@@ -73,7 +83,11 @@ class Node:
             if True not in needs:
                 needs = None
         node.needs_input_grad = needs
-        out = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
+        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+        try:
+            out = node.forward(*arrays, **params)
+        except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
+            raise shape_error(cls.__name__.lower(), arrays, err) from None
         result = Tensor._make(out, node if needs is not None else None)
         if cls.is_view:
             src = inputs[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, shape_error
 
 
 # --------------------------------------------------------------------- promotion
@@ -59,7 +59,7 @@ def _float_operands(a, b):
 
 
 # --------------------------------------------------------------------- cast
-class ToDtype(Node):
+class ToCopy(Node):
     def forward(self, x, dtype):
         self.src = x.dtype
         return x.astype(dtype)
@@ -72,7 +72,7 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     """``t`` in ``dtype`` (the same tensor if it already is)."""
     if t._data.dtype == dtype.np:
         return t
-    out = ToDtype.apply(t, dtype=dtype.np)
+    out = ToCopy.apply(t, dtype=dtype.np)
     if not dtype.is_floating_point and out.grad_fn is not None:
         out.grad_fn, out._requires_grad = None, False
     return out
@@ -181,7 +181,17 @@ def add(a, b, *, alpha=1):
     return Add.apply(a, b)
 
 
+def _is_bool(v) -> bool:
+    return v.__class__ is bool or isinstance(v, Tensor) and v._data.dtype == xp.bool_
+
+
 def sub(a, b, *, alpha=1):
+    if _is_bool(a) or _is_bool(b):
+        if _is_bool(a) and _is_bool(b):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha != 1:
         b = mul(b, alpha)
     a, b = promote(a, b)
@@ -196,11 +206,11 @@ def mul(a, b):
 def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode is None:
         return Div.apply(*_float_operands(a, b))
-    a, b = promote(a, b)
     if rounding_mode == "floor":
-        return _no_grad_binary(xp.floor_divide, a, b)
+        return floor_divide(a, b)
     if rounding_mode == "trunc":
-        return _no_grad_binary(lambda x, y: xp.trunc(x / y).astype(xp.result_type(x, y)), a, b)
+        a, b = _integer_division_operands("div_trunc_cpu", a, b)
+        return _no_grad_binary(_trunc_divide, a, b)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -208,23 +218,40 @@ def true_divide(a, b):
     return div(a, b)
 
 
+def _trunc_divide(x, y):
+    return xp.trunc(x / y).astype(xp.result_type(x, y))
+
+
 def pow(a, b):
-    if isinstance(b, (int, float)) and isinstance(a, Tensor) and not isinstance(b, bool):
-        if not a.is_floating_point() and isinstance(b, float):
-            a = cast(a, _dtype.get_default_dtype())
-        return Pow.apply(a, b)
     a, b = promote(a, b)
+    dt = (a if isinstance(a, Tensor) else b)._data.dtype
+    if dt.kind != "f":
+        if dt == xp.bool_:
+            if b.__class__ is bool:  # x ** True is x, x ** False is 1 (PyTorch keeps bool here)
+                return Tensor._make(a._data | (not b))
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        if isinstance(b, int) and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
     return Pow.apply(a, b)
 
 
-def remainder(a, b):
+def _integer_division_operands(name: str, a, b):
+    """Promote; then PyTorch's errors for bool operands and integer division by zero."""
     a, b = promote(a, b)
-    return Remainder.apply(a, b)
+    kind = (a if isinstance(a, Tensor) else b)._data.dtype.kind
+    if kind == "b":
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+    if kind in "iu" and xp.any((b._data if isinstance(b, Tensor) else b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    return a, b
+
+
+def remainder(a, b):
+    return Remainder.apply(*_integer_division_operands("remainder_cpu", a, b))
 
 
 def floor_divide(a, b):
-    a, b = promote(a, b)
-    return _no_grad_binary(xp.floor_divide, a, b)
+    return _no_grad_binary(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
@@ -239,7 +266,11 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 def _no_grad_binary(fn, a, b) -> Tensor:
     """A result outside the graph (comparisons, integer division, logical ops)."""
-    return Tensor._make(fn(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b))
+    arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
+    try:
+        return Tensor._make(fn(*arrays))
+    except ValueError as err:
+        raise shape_error(fn.__name__, arrays, err) from None
 
 
 def _compare(fn):
@@ -449,8 +480,19 @@ exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, reciprocal = (
     _unary(c) for c in (Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Reciprocal)
 )
 relu = _unary(Relu, float_only=False)
-abs = _unary(Abs, float_only=False)
-neg = _unary(Neg, float_only=False)
+
+
+def abs(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return Abs.apply(x)
+
+
+def neg(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return Neg.apply(x)
 
 
 def _piecewise(fn):
@@ -460,7 +502,13 @@ def _piecewise(fn):
     return op
 
 
-sign, floor, ceil, trunc = (_piecewise(f) for f in (xp.sign, xp.floor, xp.ceil, xp.trunc))
+floor, ceil, trunc = (_piecewise(f) for f in (xp.floor, xp.ceil, xp.trunc))
+
+
+def sign(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
+        return Tensor._make(x._data.copy())
+    return ZeroGrad.apply(x, fn=xp.sign)
 
 
 def round(x: Tensor, *, decimals: int = 0) -> Tensor:
@@ -470,8 +518,7 @@ def round(x: Tensor, *, decimals: int = 0) -> Tensor:
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    lo = min._data if isinstance(min, Tensor) else min
-    hi = max._data if isinstance(max, Tensor) else max
+    lo, hi = _bound(min), _bound(max)
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
             x = cast(x, _dtype.get_default_dtype())
@@ -479,6 +526,13 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
 
 
 clip = clamp
+
+
+def _bound(v):
+    """A clamp bound as an array or a Python scalar (NumPy scalars would widen float32 results)."""
+    if isinstance(v, Tensor):
+        return v._data
+    return v.item() if isinstance(v, xp.generic) else v
 
 
 def square(x: Tensor) -> Tensor:

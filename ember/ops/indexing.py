@@ -8,6 +8,7 @@ backward accumulates repeated indices (``x[[0, 0]]`` sends both gradients to row
 from __future__ import annotations
 
 from .._backend import xp
+from .._dtype import category_dtype, scalar_category
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
@@ -249,7 +250,7 @@ def where(condition: Tensor, input=None, other=None):
     if not isinstance(condition, Tensor) or condition._data.dtype != xp.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input = Tensor._make(xp.asarray(input))
+        input = Tensor._make(xp.asarray(input, dtype=category_dtype(scalar_category(input)).np))
     a, b = promote(input, other)
     return Where.apply(condition, a, b)
 

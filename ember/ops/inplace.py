@@ -155,13 +155,13 @@ def abs_(x: Tensor) -> Tensor:
 
 
 class Fill(Node):
-    """Overwrite with values that do not depend on the input: no gradient flows back."""
+    """Overwrite with values that do not depend on the input: the old value gets a zero gradient."""
 
     def forward(self, x, values):
         return xp.broadcast_to(xp.asarray(values, dtype=x.dtype), x.shape).copy()
 
     def backward(self, g):
-        return (None,)
+        return (xp.zeros_like(g),)
 
 
 def _fill_with(x: Tensor, values) -> Tensor:
@@ -190,7 +190,7 @@ class CopyFrom(Node):
         return xp.broadcast_to(src, x.shape).astype(x.dtype)
 
     def backward(self, g):
-        return None, g
+        return (xp.zeros_like(g) if self.needs_input_grad[0] else None), g
 
 
 def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:

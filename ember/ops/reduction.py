@@ -23,8 +23,22 @@ def _axes(dim, ndim: int):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-    return (_wrap_dim(dim, ndim),)
+        axes = sorted(_wrap_dim(d, ndim) for d in dim)
+        for a, b in zip(axes, axes[1:]):
+            if a == b:
+                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        axes = tuple(axes)
+    else:
+        axes = (_wrap_dim(dim, ndim),)
+    return axes if ndim else None  # a 0-d tensor accepts dim 0 / -1: the whole (single) element
+
+
+def _check_nonempty(name: str, x, axes) -> None:
+    """PyTorch's IndexError for a max/min-like reduction over an empty dimension."""
+    if x.size == 0:
+        for a in range(x.ndim) if axes is None else axes:
+            if x.shape[a] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 def _expand_back(g, shape, axes, keepdim: bool):
@@ -107,6 +121,7 @@ class MaxMinDim(Node):
     """max/min along a dim: the gradient goes to the index returned."""
 
     def forward(self, x, dim, keepdim, largest):
+        _check_nonempty("max" if largest else "min", x, (dim,))
         idx = xp.argmax(x, axis=dim) if largest else xp.argmin(x, axis=dim)
         idx = xp.expand_dims(idx, dim)
         values = xp.take_along_axis(x, idx, axis=dim)
@@ -184,6 +199,9 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
             )
         return Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0:  # the single element is its own max, at index 0
+        values = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+        return _ValuesIndices(values, Tensor._make(xp.zeros((), dtype=xp.int64)))
     values = MaxMinDim.apply(x, dim=d, keepdim=keepdim, largest=largest)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
@@ -207,24 +225,40 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
     return _max_or_min(x, dim, keepdim, False, minimum)
 
 
+def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
+    axes = _axes(dim, x._data.ndim)
+    _check_nonempty(name, x._data, axes)
+    return Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
+
+
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return Extreme.apply(x, fn=xp.max, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return _extreme("amax", xp.max, x, dim, keepdim)
 
 
 def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return Extreme.apply(x, fn=xp.min, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return _extreme("amin", xp.min, x, dim, keepdim)
+
+
+def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
+    a = x._data
+    if dim is None:
+        if a.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        flat = _argext(a.reshape(-1), 0, False, largest)
+        return Tensor._make(flat.reshape((1,) * a.ndim) if keepdim else flat)
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return Tensor._make(xp.zeros((), dtype=xp.int64))
+    _check_nonempty(name, a, (d,))
+    return Tensor._make(_argext(a, d, keepdim, largest))
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return Tensor._make(xp.asarray(xp.argmax(x._data), dtype=xp.int64))
-    return Tensor._make(_argext(x._data, _wrap_dim(dim, x._data.ndim), keepdim, True))
+    return _arg_extreme("argmax", x, dim, keepdim, True)
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return Tensor._make(xp.asarray(xp.argmin(x._data), dtype=xp.int64))
-    return Tensor._make(_argext(x._data, _wrap_dim(dim, x._data.ndim), keepdim, False))
+    return _arg_extreme("argmin", x, dim, keepdim, False)
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -232,6 +266,8 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
+    if not x.is_floating_point():
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
     return Var.apply(x, axes=_axes(dim, x._data.ndim), correction=correction, keepdim=keepdim)
 
 
@@ -243,16 +279,22 @@ def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm."""
-    from .elementwise import abs, pow
+    from .elementwise import abs, pow, sign
 
     if dtype is not None:
         x = cast(x, dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
+        )
     if p in ("fro", 2, 2.0):
         return Norm2.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
     if p in (float("inf"), "inf"):
         return amax(abs(x), dim if dim is not None else (), keepdim)
     if p == 1:
         return sum(abs(x), dim, keepdim)
+    if p == 0:  # the number of non-zero elements
+        return sum(sign(abs(x)), dim, keepdim)
     return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
 
 
@@ -273,7 +315,7 @@ class Norm2(Node):
 
 class LogSumExp(Node):
     def forward(self, x, axes, keepdim):
-        m = xp.max(x, axis=axes, keepdims=True)
+        m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
         m = xp.where(xp.isfinite(m), m, 0)
         out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
         self.saved = (x, out)

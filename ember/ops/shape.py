@@ -220,19 +220,23 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
 
 
 class Cat(Node):
-    def forward(self, *arrays, dim):
-        self.dim = dim
-        self.bounds = list(xp.cumsum([a.shape[dim] for a in arrays])[:-1])
-        return xp.concatenate(arrays, axis=dim)
+    def forward(self, *arrays, dim, skip):
+        self.dim, self.skip = dim, skip
+        kept = [a for i, a in enumerate(arrays) if i not in skip] if skip else arrays
+        self.bounds = list(xp.cumsum([a.shape[dim] for a in kept])[:-1])
+        return xp.concatenate(kept, axis=dim)
 
     def backward(self, g):
-        return tuple(xp.split(g, self.bounds, axis=self.dim))
+        grads = xp.split(g, self.bounds, axis=self.dim)
+        for i in self.skip:  # a skipped 1-D empty input gets an empty gradient
+            grads.insert(i, xp.zeros(0, dtype=g.dtype))
+        return tuple(grads)
 
 
 def _common(tensors, name: str) -> list:
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
@@ -246,7 +250,10 @@ def _common(tensors, name: str) -> list:
 def cat(tensors, dim: int = 0) -> Tensor:
     tensors = _common(tensors, "cat")
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
-    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
+    skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
+    if len(skip) == len(tensors):
+        skip = skip[1:]
+    kept = [t for i, t in enumerate(tensors) if i not in skip] if skip else tensors
     nd = kept[0]._data.ndim
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -259,7 +266,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
             )
-    return Cat.apply(*kept, dim=d)
+    return Cat.apply(*tensors, dim=d, skip=skip)
 
 
 concat = concatenate = cat
@@ -315,7 +322,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
-    return split(x, -(-n // chunks) if n else 1, dim)
+    if n == 0:  # PyTorch returns `chunks` empty pieces
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-n // chunks), dim)
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
@@ -328,7 +337,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 class Flip(Node):
     def forward(self, x, dims):
         self.dims = dims
-        return xp.flip(x, dims)
+        return xp.flip(x, dims).copy()  # PyTorch's flip copies: writes to the result must not reach x
 
     def backward(self, g):
         return (xp.flip(g, self.dims),)

@@ -1,0 +1,91 @@
+"""``ember.cuda``: ember computes on the CPU, so this is PyTorch's CUDA module on a machine without a GPU.
+
+``is_available()`` is False and ``device_count()`` is 0, so the usual
+``device = "cuda" if torch.cuda.is_available() else "cpu"`` picks the CPU.
+What PyTorch answers without a GPU is answered the same way: seeding and
+``empty_cache`` are no-ops, memory counters are 0. Functions that
+need a device (``current_device``, ``synchronize``, ``set_device``, ...) raise
+``CudaUnavailableError``, a RuntimeError that is also an AssertionError, the
+type PyTorch raises on a build without CUDA. Creating or moving tensors to
+"cuda" raises a RuntimeError from ``ember._device.check_device``.
+"""
+
+from __future__ import annotations
+
+from ._device import check_device
+
+
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """A CUDA-only function was called; ember has no GPU backend."""
+
+
+def is_available() -> bool:
+    return False
+
+
+def device_count() -> int:
+    return 0
+
+
+def is_initialized() -> bool:
+    return False
+
+
+def is_bf16_supported() -> bool:
+    return False
+
+
+def manual_seed(seed: int) -> None:
+    """No-op: there is no CUDA generator (``ember.manual_seed`` seeds the CPU one)."""
+
+
+def manual_seed_all(seed: int) -> None:
+    """No-op, like ``manual_seed``."""
+
+
+def seed() -> None:
+    """No-op, like ``manual_seed``."""
+
+
+def seed_all() -> None:
+    """No-op, like ``manual_seed``."""
+
+
+def empty_cache() -> None:
+    """No-op: there is no CUDA memory to release."""
+
+
+def memory_allocated(device=None) -> int:
+    """0: no CUDA memory is ever allocated (as PyTorch reports without a GPU)."""
+    return 0
+
+
+def max_memory_allocated(device=None) -> int:
+    """0, like ``memory_allocated``."""
+    return 0
+
+
+def _unavailable(name: str):
+    def fn(*args, **kwargs):
+        try:
+            check_device("cuda")
+        except RuntimeError as e:
+            raise CudaUnavailableError(f"torch.cuda.{name}() needs a CUDA device: {e}") from None
+
+    fn.__name__ = name
+    fn.__doc__ = f"Raises CudaUnavailableError: ``torch.cuda.{name}`` needs a GPU, and ember has none."
+    return fn
+
+
+current_device = _unavailable("current_device")
+synchronize = _unavailable("synchronize")
+set_device = _unavailable("set_device")
+get_device_name = _unavailable("get_device_name")
+get_device_properties = _unavailable("get_device_properties")
+
+
+def __getattr__(name: str):
+    raise AttributeError(
+        f"module 'ember.cuda' has no attribute '{name}': torch.cuda.{name} is not implemented in ember "
+        "(ember computes on the CPU; ember.cuda.is_available() is False)"
+    )

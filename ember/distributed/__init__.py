@@ -1,0 +1,59 @@
+"""``ember.distributed``: PyTorch's ``torch.distributed`` API on MPI (mpi4py).
+
+    import ember.distributed as dist
+    dist.init_process_group("gloo")          # "gloo" and "mpi" are the same CPU engine
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+
+Start the ranks with ``python -m ember.distributed.run --nproc-per-node N script.py``
+(torchrun's shape) or with ``mpiexec -n N python script.py``; see ``docs/distributed.md``.
+Layers: ``comm.py`` (the only mpi4py import; array operations with timeouts, used by
+the DDP reducer too), ``process_group.py`` (init, groups, ranks), ``consistency.py``
+(cross-rank argument check), ``collectives.py`` and ``p2p.py`` (the tensor API).
+Importing this package never needs mpi4py; using it without mpi4py raises a
+RuntimeError saying ``pip install mpi4py mpich``.
+"""
+
+from .collectives import (
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    barrier,
+    broadcast,
+    gather,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+)
+from .comm import Work
+from .consistency import collective_checks_enabled, set_collective_checks
+from .p2p import irecv, isend, recv, send
+from .process_group import (
+    GroupMember,
+    ProcessGroup,
+    default_group,
+    destroy_process_group,
+    get_backend,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    group,
+    init_process_group,
+    is_available,
+    is_gloo_available,
+    is_initialized,
+    is_mpi_available,
+    is_nccl_available,
+    new_group,
+)
+from .reduce_op import ReduceOp
+
+__all__ = [
+    "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_reduce",
+    "all_to_all", "barrier", "broadcast", "collective_checks_enabled", "default_group", "destroy_process_group",
+    "gather", "get_backend", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
+    "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend",
+    "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
+    "set_collective_checks",
+]

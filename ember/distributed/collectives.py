@@ -1,0 +1,253 @@
+"""Collectives on tensors (``torch.distributed.all_reduce`` and friends), in place like PyTorch's.
+
+Each call validates its arguments, agrees with the other ranks on what is being
+called (``consistency.py``: mismatched shapes raise on every rank instead of
+hanging), then starts the MPI operation (``comm.py``). With ``async_op=True`` it
+returns a ``Work`` (``wait()``, ``is_completed()``, ``result()`` = the output
+tensors); otherwise it waits and returns None. Tensors must be contiguous. Ranks
+(``src``/``dst``) are global ranks; ``group_src``/``group_dst`` are ranks within
+``group``. On a rank outside ``group`` a collective does nothing and returns None.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from .comm import Work
+from .consistency import Agreement, check_tensor
+from .process_group import ProcessGroup, resolve
+from .reduce_op import ReduceOp
+
+
+def _member(group: ProcessGroup | None, op: str) -> ProcessGroup | None:
+    pg = resolve(group, op)
+    return pg if pg.comm is not None else None
+
+
+def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, op: str) -> int:
+    """The root as a rank within ``pg``, from a global rank or a group rank (exactly one of them)."""
+    if (rank is None) == (group_rank is None):
+        raise ValueError(f"{op}: give exactly one of {what}= (global rank) and group_{what}= (rank in the group)")
+    if rank is not None:
+        return pg.group_rank(rank, what, op)
+    if not 0 <= group_rank < pg.size():
+        raise ValueError(f"{op}: group_{what}={group_rank} is out of range for a group of {pg.size()}")
+    return group_rank
+
+
+def _check_op(op: str, reduce_op) -> None:
+    if not isinstance(reduce_op, ReduceOp):
+        raise TypeError(f"{op}: op must be an ember.distributed.ReduceOp, got {reduce_op!r}")
+
+
+def _check_list(op: str, name: str, tensors, like: Tensor, size: int) -> None:
+    """``tensors`` must be ``size`` contiguous tensors with ``like``'s shape and dtype."""
+    if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
+        got = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
+        raise ValueError(f"{op}: {name} must be a list of {size} tensors (one per rank of the group), got {got}")
+    for i, t in enumerate(tensors):
+        check_tensor(op, f"{name}[{i}]", t)
+        if t._data.shape != like._data.shape or t._data.dtype != like._data.dtype:
+            raise ValueError(f"{op}: {name}[{i}] has shape {list(t.shape)} and dtype {t.dtype}, expected "
+                             f"{list(like.shape)} and {like.dtype} like the tensor it pairs with")
+
+
+def _check_flat(op: str, big_name: str, big: Tensor, small: Tensor, size: int) -> None:
+    """``big`` holds ``size`` ``small``s: shape (size * d0, ...) or (size, *small.shape), same dtype."""
+    s = small._data.shape
+    allowed = [(size,) + s] + ([(size * s[0],) + s[1:]] if s else [])
+    if big._data.shape not in allowed or big._data.dtype != small._data.dtype:
+        raise ValueError(f"{op}: {big_name} has shape {list(big.shape)} and dtype {big.dtype}; with {size} ranks "
+                         f"and {small.dtype} tensors of shape {list(s)} it must have shape "
+                         f"{' or '.join(str(list(a)) for a in allowed)} and the same dtype")
+
+
+def _agree_rooted(pg: ProcessGroup, op: str, rank: int | None, group_rank: int | None, what: str, tensor: Tensor,
+                  tensors: list[Tensor] | None, list_name: str) -> tuple[int, bool]:
+    """Validate and agree on a gather/scatter: ``tensor`` on every rank, ``tensors`` on the root only.
+
+    Returns (root as a group rank, whether this rank is it). The root defaults to rank 0 of the group.
+    """
+    if rank is None and group_rank is None:
+        rank = pg.ranks[0]
+    with Agreement(pg, op) as agree:
+        agree.root = _root(pg, rank, group_rank, what, op)
+        check_tensor(op, "tensor", tensor)
+        is_root = pg.rank() == agree.root
+        if is_root:
+            _check_list(op, list_name, tensors, tensor, pg.size())
+        elif tensors:
+            role = "destination" if what == "dst" else "source"
+            raise ValueError(f"{op}: argument ``{list_name}`` must NOT be specified on non-{role} ranks")
+        agree.array = tensor._data
+    return agree.root, is_root
+
+
+def _finish(work: Work, async_op: bool, outputs: list[Tensor], copy_out=None) -> Work | None:
+    """After completion: run ``copy_out``, bump the outputs' versions; wait unless async."""
+    def done():
+        if copy_out is not None:
+            copy_out()
+        for t in outputs:
+            t._vc[0] += 1
+
+    work.then(done).set_result(outputs)
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _copy_rows(buffer, tensors: list[Tensor]):
+    def copy():
+        for row, t in zip(buffer, tensors):
+            t._data[...] = row
+    return copy
+
+
+def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Reduce ``tensor`` over the group with ``op``; every rank gets the result in ``tensor``."""
+    if (pg := _member(group, "all_reduce")) is None:
+        return None
+    with Agreement(pg, "all_reduce", op) as agree:
+        _check_op("all_reduce", op)
+        check_tensor("all_reduce", "tensor", tensor)
+        agree.array = tensor._data
+    return _finish(pg.comm.iallreduce_(tensor._data, op), async_op, [tensor])
+
+
+def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
+              group_src: int | None = None) -> Work | None:
+    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
+    if (pg := _member(group, "broadcast")) is None:
+        return None
+    with Agreement(pg, "broadcast") as agree:
+        agree.root = _root(pg, src, group_src, "src", "broadcast")
+        check_tensor("broadcast", "tensor", tensor)
+        agree.array = tensor._data
+    return _finish(pg.comm.ibroadcast_(tensor._data, agree.root), async_op, [tensor])
+
+
+def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,
+           async_op: bool = False, group_dst: int | None = None) -> Work | None:
+    """Reduce ``tensor`` over the group into ``tensor`` of rank ``dst``; other ranks' tensors are unchanged."""
+    if (pg := _member(group, "reduce")) is None:
+        return None
+    with Agreement(pg, "reduce", op) as agree:
+        _check_op("reduce", op)
+        agree.root = _root(pg, dst, group_dst, "dst", "reduce")
+        check_tensor("reduce", "tensor", tensor)
+        agree.array = tensor._data
+    written = [tensor] if pg.rank() == agree.root else []
+    return _finish(pg.comm.ireduce_(tensor._data, op, agree.root), async_op, written)
+
+
+def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """``tensor_list[i]`` receives rank i's ``tensor``, on every rank."""
+    if (pg := _member(group, "all_gather")) is None:
+        return None
+    with Agreement(pg, "all_gather") as agree:
+        check_tensor("all_gather", "tensor", tensor)
+        _check_list("all_gather", "tensor_list", tensor_list, tensor, pg.size())
+        agree.array = tensor._data
+    buffer = xp.empty((pg.size(),) + tensor._data.shape, dtype=tensor._data.dtype)
+    work = pg.comm.iallgather(tensor._data, buffer)
+    return _finish(work, async_op, list(tensor_list), _copy_rows(buffer, tensor_list))
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """Every rank's ``input_tensor``, in rank order, into ``output_tensor`` (concatenated or stacked)."""
+    if (pg := _member(group, "all_gather_into_tensor")) is None:
+        return None
+    with Agreement(pg, "all_gather_into_tensor") as agree:
+        check_tensor("all_gather_into_tensor", "input_tensor", input_tensor)
+        check_tensor("all_gather_into_tensor", "output_tensor", output_tensor)
+        _check_flat("all_gather_into_tensor", "output_tensor", output_tensor, input_tensor, pg.size())
+        agree.array = input_tensor._data
+    # Concatenated and stacked outputs have the same memory layout: gather straight into it.
+    work = pg.comm.iallgather(input_tensor._data, output_tensor._data)
+    return _finish(work, async_op, [output_tensor])
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM,
+                          group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input`` (``size`` blocks, concatenated or stacked) over the group; rank i gets block i."""
+    if (pg := _member(group, "reduce_scatter_tensor")) is None:
+        return None
+    with Agreement(pg, "reduce_scatter_tensor", op) as agree:
+        _check_op("reduce_scatter_tensor", op)
+        check_tensor("reduce_scatter_tensor", "output", output)
+        check_tensor("reduce_scatter_tensor", "input", input)
+        _check_flat("reduce_scatter_tensor", "input", input, output, pg.size())
+        agree.array = output._data
+    return _finish(pg.comm.ireduce_scatter(input._data, output._data, op), async_op, [output])
+
+
+def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = ReduceOp.SUM,
+                   group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """Reduce ``input_list[i]`` over the group into ``output`` of rank i."""
+    if (pg := _member(group, "reduce_scatter")) is None:
+        return None
+    with Agreement(pg, "reduce_scatter", op) as agree:
+        _check_op("reduce_scatter", op)
+        check_tensor("reduce_scatter", "output", output)
+        _check_list("reduce_scatter", "input_list", input_list, output, pg.size())
+        agree.array = output._data
+    send = xp.stack([t._data for t in input_list])
+    return _finish(pg.comm.ireduce_scatter(send, output._data, op), async_op, [output])
+
+
+def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
+           group: ProcessGroup | None = None, async_op: bool = False, group_dst: int | None = None) -> Work | None:
+    """``gather_list[i]`` on rank ``dst`` receives rank i's ``tensor``; give ``gather_list`` on ``dst`` only."""
+    if (pg := _member(group, "gather")) is None:
+        return None
+    root, is_root = _agree_rooted(pg, "gather", dst, group_dst, "dst", tensor, gather_list, "gather_list")
+    buffer = xp.empty((pg.size(),) + tensor._data.shape, dtype=tensor._data.dtype) if is_root else None
+    outputs = list(gather_list) if is_root else []
+    work = pg.comm.igather(tensor._data, buffer, root)
+    return _finish(work, async_op, outputs, _copy_rows(buffer, outputs) if is_root else None)
+
+
+def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
+            group: ProcessGroup | None = None, async_op: bool = False, group_src: int | None = None) -> Work | None:
+    """Rank i's ``tensor`` receives ``scatter_list[i]`` of rank ``src``; give ``scatter_list`` on ``src`` only."""
+    if (pg := _member(group, "scatter")) is None:
+        return None
+    root, is_root = _agree_rooted(pg, "scatter", src, group_src, "src", tensor, scatter_list, "scatter_list")
+    send = xp.stack([t._data for t in scatter_list]) if is_root else None
+    return _finish(pg.comm.iscatter(send, tensor._data, root), async_op, [tensor])
+
+
+def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor],
+               group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """``output_tensor_list[j]`` on rank i receives ``input_tensor_list[i]`` of rank j.
+
+    Unlike PyTorch, every tensor (on every rank) must have the same shape and dtype.
+    """
+    if (pg := _member(group, "all_to_all")) is None:
+        return None
+    with Agreement(pg, "all_to_all") as agree:
+        if not isinstance(input_tensor_list, (list, tuple)) or not input_tensor_list:
+            raise ValueError(f"all_to_all: input_tensor_list must be a list of {pg.size()} tensors")
+        like = input_tensor_list[0]
+        check_tensor("all_to_all", "input_tensor_list[0]", like)
+        _check_list("all_to_all", "input_tensor_list", input_tensor_list, like, pg.size())
+        _check_list("all_to_all", "output_tensor_list", output_tensor_list, like, pg.size())
+        agree.array = like._data
+    send = xp.stack([t._data for t in input_tensor_list])
+    buffer = xp.empty_like(send)
+    work = pg.comm.ialltoall(send, buffer)
+    return _finish(work, async_op, list(output_tensor_list), _copy_rows(buffer, output_tensor_list))
+
+
+def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids=None) -> Work | None:
+    """Wait until every rank of the group has reached the barrier."""
+    if (pg := _member(group, "barrier")) is None:
+        return None
+    with Agreement(pg, "barrier"):
+        pass
+    return _finish(pg.comm.ibarrier(), async_op, [])

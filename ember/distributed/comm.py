@@ -1,0 +1,311 @@
+"""The MPI engine: the only module of ember that imports mpi4py.
+
+It works on arrays (``ember._backend.xp``), C-contiguous, in place where PyTorch's
+collective is in place. Two layers call it: the tensor collectives
+(``collectives.py``, which add argument and cross-rank shape checks) and the DDP
+reducer (``reducer.py``, which calls it directly on flat bucket buffers and skips
+the checks)::
+
+    comm = ember.distributed.default_group().comm    # a Communicator
+    work = comm.iallreduce_(flat, ReduceOp.SUM)       # MPI_Iallreduce has started
+    ...                                               # overlap other work
+    work.wait()                                       # bounded by the group's timeout
+
+Every operation is nonblocking underneath (``MPI_I*``) and returns a ``Work``; the
+blocking forms start one and wait. Waiting polls ``MPI_Testall`` against a deadline
+(the process group's timeout) instead of blocking in ``MPI_Wait``: a rank that never
+joins is reported as a RuntimeError naming the operation and the waiting rank,
+never a hang.
+
+MPI starts in ``init()`` (called by ``init_process_group``), not at import, with
+``MPI_Init_thread(MPI_THREAD_MULTIPLE)`` so the reducer may communicate from a
+background thread; ``thread_level()`` says what the library granted. mpi4py is
+optional: importing this module never needs it, using it does.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import time
+from collections.abc import Callable
+
+from .._backend import xp
+from .reduce_op import ReduceOp
+
+INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
+
+_MPI = None  # the mpi4py.MPI module, once loaded
+_SPIN_S = 5e-4  # how long wait() polls flat out before it starts sleeping between polls
+
+# bool tensors: MPI defines only the logical ops on them.
+_BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
+_MPI_OP_NAMES = {"sum": "SUM", "avg": "SUM", "product": "PROD", "min": "MIN", "max": "MAX",
+                 "band": "BAND", "bor": "BOR", "bxor": "BXOR", "lor": "LOR", "land": "LAND"}
+
+
+def is_available() -> bool:
+    """Whether mpi4py can be imported (without importing it)."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def _mpi():
+    global _MPI
+    if _MPI is None:
+        try:
+            import mpi4py
+        except ImportError as err:
+            raise RuntimeError(INSTALL_HINT) from err
+        # MPI starts in init(), not at import. We finalize at exit ourselves: a destroyed
+        # process group may be created again, and MPI cannot be initialised twice.
+        mpi4py.rc.initialize = False
+        mpi4py.rc.finalize = False
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
+
+
+def init() -> str:
+    """Start MPI once (asking for MPI_THREAD_MULTIPLE); return the thread level granted."""
+    MPI = _mpi()
+    if not MPI.Is_initialized():
+        MPI.Init_thread(MPI.THREAD_MULTIPLE)
+        atexit.register(_finalize)
+    return thread_level()
+
+
+def thread_level() -> str:
+    """MPI's thread support: "single", "funneled", "serialized" or "multiple"."""
+    MPI = _mpi()
+    levels = {MPI.THREAD_SINGLE: "single", MPI.THREAD_FUNNELED: "funneled",
+              MPI.THREAD_SERIALIZED: "serialized", MPI.THREAD_MULTIPLE: "multiple"}
+    return levels[MPI.Query_thread()]
+
+
+def is_initialized() -> bool:
+    return _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized()
+
+
+def _finalize() -> None:
+    if is_initialized():
+        _MPI.Finalize()
+
+
+def abort(code: int = 1) -> None:
+    """End every rank of the job (MPI_Abort): after a failure the others must not wait for this one."""
+    if is_initialized():
+        _MPI.COMM_WORLD.Abort(code)
+
+
+def world_rank_size() -> tuple[int, int]:
+    """This process's rank and the job's size, as MPI sees them (starts MPI if needed)."""
+    init()
+    return _MPI.COMM_WORLD.Get_rank(), _MPI.COMM_WORLD.Get_size()
+
+
+def world(timeout: float) -> Communicator:
+    """A private copy of MPI_COMM_WORLD (ember's messages never mix with the user's own MPI calls)."""
+    init()
+    return Communicator(_MPI.COMM_WORLD.Dup(), timeout)
+
+
+def _mpi_op(op: ReduceOp, dtype):
+    name = op.value
+    if dtype == xp.bool_:
+        if name == "avg":
+            raise TypeError("ReduceOp.AVG is not defined for bool tensors")
+        name = _BOOL_OPS.get(name, name)
+    return getattr(_MPI, _MPI_OP_NAMES[name])
+
+
+def _average_(array, n: int) -> None:
+    if array.dtype.kind == "f":
+        xp.divide(array, n, out=array)
+    else:  # integers: truncate toward zero, as C's integer division does
+        q = xp.abs(array) // n
+        array[...] = xp.where(array < 0, -q, q)
+
+
+class Work:
+    """A started operation (``torch.distributed.Work``): ``wait()`` for it or poll ``is_completed()``.
+
+    Steps added with ``then(fn)`` run once, in order, when the operation completes (e.g.
+    the division of ``AVG``, copies out of a receive buffer); ``result()`` returns what
+    the operation produced (the output tensors, for tensor collectives). ``name`` is
+    what a timeout error calls the operation.
+    """
+
+    __slots__ = ("_requests", "_statuses", "name", "_comm", "_steps", "_result", "_done")
+
+    def __init__(self, requests: list, name: str, comm: Communicator, statuses: list | None = None) -> None:
+        self._requests = requests
+        self._statuses = statuses
+        self.name = name
+        self._comm = comm
+        self._steps: list[Callable[[], None]] = []
+        self._result = None
+        self._done = False
+
+    def then(self, step: Callable[[], None]) -> Work:
+        """Run ``step`` when the operation completes (at once if it already has)."""
+        if self._done:
+            step()
+        else:
+            self._steps.append(step)
+        return self
+
+    def set_result(self, value) -> None:
+        self._result = value
+
+    def is_completed(self) -> bool:
+        if not self._done and _MPI.Request.Testall(self._requests, self._statuses):
+            self._complete()
+        return self._done
+
+    def wait(self, timeout=None) -> bool:
+        """Block until done. RuntimeError after ``timeout`` (seconds or timedelta; default: the group's)."""
+        if self._done:
+            return True
+        limit = self._comm.timeout if timeout is None else _seconds(timeout)
+        now = time.monotonic()
+        spin_until, deadline = now + _SPIN_S, now + limit
+        pause = 0.0
+        while not _MPI.Request.Testall(self._requests, self._statuses):
+            now = time.monotonic()
+            if now < spin_until:  # most operations finish within microseconds: poll without sleeping
+                continue
+            if now > deadline:
+                raise RuntimeError(
+                    f"ember.distributed: {self.name} timed out after {limit:g} s on rank "
+                    f"{self._comm.world_rank} (group of {self._comm.size}): not every rank of the group "
+                    "reached it; a rank may have stopped, be stuck, or be running a different collective. "
+                    "If the work between collectives is really that long, raise "
+                    "init_process_group(timeout=...)."
+                )
+            time.sleep(pause)
+            pause = min(pause * 2 + 5e-5, 1e-3)  # then back off to 1 ms polls, leaving the core to others
+        self._complete()
+        return True
+
+    def _complete(self) -> None:
+        self._done = True
+        for step in self._steps:
+            step()
+
+    def is_success(self) -> bool:
+        return self._done
+
+    def result(self):
+        return self._result
+
+    def exception(self) -> None:
+        return None
+
+
+def _seconds(timeout) -> float:
+    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+
+
+class Communicator:
+    """An MPI communicator with ember's array operations; every wait is bounded by ``timeout`` seconds.
+
+    ``rank``/``size`` are this process's place in the communicator; ``world_rank`` its
+    rank in the whole job (for messages). Operations must be issued in the same order
+    on every rank, as with any MPI collective.
+    """
+
+    def __init__(self, mpi_comm, timeout: float) -> None:
+        self._comm = mpi_comm
+        self.rank = mpi_comm.Get_rank()
+        self.size = mpi_comm.Get_size()
+        self.world_rank = _MPI.COMM_WORLD.Get_rank()
+        self.timeout = timeout
+
+    def free(self) -> None:
+        self._comm.Free()
+
+    def split(self, ranks: list[int]) -> Communicator | None:
+        """A communicator over ``ranks`` (ranks of this one, in that order); None on the others. Collective."""
+        member = self.rank in ranks
+        sub = self._comm.Split(0 if member else _MPI.UNDEFINED, ranks.index(self.rank) if member else 0)
+        return Communicator(sub, self.timeout) if member else None
+
+    def _work(self, request, name: str, statuses=None) -> Work:
+        return Work([request], name, self, statuses)
+
+    def _reduced(self, work: Work, op: ReduceOp, array) -> Work:
+        if op is ReduceOp.AVG:
+            work.then(lambda: _average_(array, self.size))
+        return work
+
+    # ------------------------------------------------------------- nonblocking operations
+    def iallreduce_(self, array, op: ReduceOp = ReduceOp.SUM) -> Work:
+        """Reduce ``array`` over all ranks, result in ``array`` on every rank."""
+        req = self._comm.Iallreduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype))
+        return self._reduced(self._work(req, "all_reduce"), op, array)
+
+    def ibroadcast_(self, array, root: int) -> Work:
+        """Copy ``array`` of rank ``root`` into ``array`` on every rank."""
+        return self._work(self._comm.Ibcast(array, root=root), "broadcast")
+
+    def iallgather(self, send, recv) -> Work:
+        """Every rank's ``send`` into ``recv`` (``size`` times as many elements), in rank order."""
+        return self._work(self._comm.Iallgather(send, recv), "all_gather")
+
+    def ireduce_(self, array, op: ReduceOp, root: int) -> Work:
+        """Reduce ``array`` over all ranks into ``array`` of rank ``root`` (the others' are left as they were)."""
+        if self.rank == root:
+            req = self._comm.Ireduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype), root=root)
+            return self._reduced(self._work(req, "reduce"), op, array)
+        return self._work(self._comm.Ireduce(array, None, op=_mpi_op(op, array.dtype), root=root), "reduce")
+
+    def igather(self, send, recv, root: int) -> Work:
+        """Every rank's ``send`` into ``recv`` of rank ``root`` (``recv`` is ignored elsewhere)."""
+        return self._work(self._comm.Igather(send, recv if self.rank == root else None, root=root), "gather")
+
+    def iscatter(self, send, recv, root: int) -> Work:
+        """Slice ``i`` of ``send`` on rank ``root`` into ``recv`` of rank ``i``."""
+        return self._work(self._comm.Iscatter(send if self.rank == root else None, recv, root=root), "scatter")
+
+    def ireduce_scatter(self, send, recv, op: ReduceOp = ReduceOp.SUM) -> Work:
+        """Reduce ``send`` over all ranks; rank ``i`` receives slice ``i`` of the result in ``recv``."""
+        req = self._comm.Ireduce_scatter_block(send, recv, op=_mpi_op(op, send.dtype))
+        return self._reduced(self._work(req, "reduce_scatter"), op, recv)
+
+    def ialltoall(self, send, recv) -> Work:
+        """Slice ``j`` of ``send`` on rank ``i`` goes to slice ``i`` of ``recv`` on rank ``j``."""
+        return self._work(self._comm.Ialltoall(send, recv), "all_to_all")
+
+    def isend(self, array, dst: int, tag: int = 0) -> Work:
+        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send")
+
+    def irecv(self, array, src: int | None = None, tag: int = 0) -> Work:
+        """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""
+        status = _MPI.Status()
+        source = _MPI.ANY_SOURCE if src is None else src
+        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", [status])
+
+        def done():
+            if status.Get_count(_MPI.BYTE) != array.nbytes:  # a shorter message would leave stale data
+                raise RuntimeError(f"recv: got {status.Get_count(_MPI.BYTE)} bytes from rank {status.Get_source()}, "
+                                   f"but the receiving array {array.shape} {array.dtype} holds {array.nbytes}")
+            work.set_result(status.Get_source())
+
+        return work.then(done)
+
+    def ibarrier(self) -> Work:
+        return self._work(self._comm.Ibarrier(), "barrier")
+
+    # ------------------------------------------------------------- blocking forms
+    def allreduce_(self, array, op: ReduceOp = ReduceOp.SUM) -> None:
+        self.iallreduce_(array, op).wait()
+
+    def broadcast_(self, array, root: int) -> None:
+        self.ibroadcast_(array, root).wait()
+
+    def allgather(self, send, recv) -> None:
+        self.iallgather(send, recv).wait()
+
+    def barrier(self) -> None:
+        self.ibarrier().wait()

@@ -1,0 +1,208 @@
+"""The process group: ``init_process_group`` and the state every collective reads.
+
+ember has one engine, MPI (see ``comm.py``). Backend names are PyTorch's: ``"mpi"``
+(the default) and ``"gloo"`` both select it, so PyTorch CPU scripts run unchanged;
+``"nccl"`` fails at once since ember has no GPU. MPI does the rendezvous, so
+``init_method`` and ``store`` are accepted and not needed: the ranks are the
+processes mpiexec (or ``python -m ember.distributed.run``) started.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import timedelta
+
+from . import _env, _errors, comm
+
+_CPU_BACKENDS = ("mpi", "gloo")
+_DEFAULT_TIMEOUT = timedelta(minutes=5)
+
+_world: ProcessGroup | None = None
+
+
+class ProcessGroup:
+    """Ranks that run collectives together (``torch.distributed.ProcessGroup``).
+
+    ``comm`` is the array-level ``Communicator`` (None on a rank outside the group),
+    ``ranks`` the members' global ranks in group-rank order.
+    """
+
+    def __init__(self, communicator: comm.Communicator | None, backend: str, ranks: list[int]) -> None:
+        self.comm = communicator
+        self.backend = backend
+        self.ranks = ranks
+
+    def rank(self) -> int:
+        """This process's rank in the group; -1 outside it."""
+        return self.comm.rank if self.comm is not None else -1
+
+    def size(self) -> int:
+        return len(self.ranks)
+
+    def group_rank(self, global_rank: int, what: str, op: str) -> int:
+        """Translate a global rank given as ``what`` (e.g. "src") into this group's numbering."""
+        if global_rank not in self.ranks:
+            raise ValueError(f"{op}: {what}={global_rank} is not a rank of the group (its ranks: {self.ranks})")
+        return self.ranks.index(global_rank)
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(backend={self.backend!r}, rank={self.rank()}, ranks={self.ranks})"
+
+
+class group:
+    """``dist.group.WORLD``: the default group once initialised."""
+
+    WORLD: ProcessGroup | None = None
+
+
+GroupMember = group
+
+
+def is_available() -> bool:
+    """Whether ember.distributed can run here (mpi4py importable)."""
+    return comm.is_available()
+
+
+def is_mpi_available() -> bool:
+    return comm.is_available()
+
+
+def is_gloo_available() -> bool:
+    return comm.is_available()  # "gloo" runs on the MPI engine
+
+
+def is_nccl_available() -> bool:
+    return False
+
+
+def is_initialized() -> bool:
+    return _world is not None
+
+
+def default_group(op: str = "this function") -> ProcessGroup:
+    """The world group; a clear error before ``init_process_group``."""
+    if _world is None:
+        raise ValueError(
+            f"{op}: the default process group has not been initialized; call "
+            "ember.distributed.init_process_group() first (and start the ranks with "
+            "`python -m ember.distributed.run --nproc-per-node N script.py` or mpiexec)"
+        )
+    return _world
+
+
+def resolve(group: ProcessGroup | None, op: str) -> ProcessGroup:
+    world = default_group(op)
+    return world if group is None else group
+
+
+def _cpu_backend(backend: str | None) -> str:
+    if backend is None:
+        return "mpi"
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string such as 'gloo' or 'mpi', got {type(backend).__name__}")
+    name = backend.lower()
+    if ":" in name:  # PyTorch's "cpu:gloo,cuda:nccl" form: ember only runs the CPU part
+        pairs = dict(p.split(":", 1) for p in name.split(","))
+        name = pairs.get("cpu") or next(iter(pairs.values()))
+    if name == "nccl":
+        raise RuntimeError(
+            "init_process_group: backend 'nccl' needs NVIDIA GPUs, and ember runs on the CPU only (no GPU "
+            "is available); use the CPU backend: init_process_group(backend='gloo') or backend='mpi'"
+        )
+    if name not in _CPU_BACKENDS:
+        raise ValueError(f"init_process_group: invalid backend {backend!r}; ember supports 'mpi' and 'gloo' (CPU)")
+    return name
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: timedelta = _DEFAULT_TIMEOUT, world_size: int = -1, rank: int = -1,
+                       store=None, group_name: str = "", pg_options=None, device_id=None) -> None:
+    """Join the job's default process group (``torch.distributed.init_process_group``).
+
+    Args:
+        backend: ``"mpi"`` (default) or ``"gloo"``, the same CPU engine; ``"nccl"`` raises.
+        init_method, store: accepted for compatibility; MPI finds the other ranks itself.
+        timeout: how long any wait for other ranks may take before it raises (default 5 minutes;
+            PyTorch's default is 30 for gloo).
+        world_size, rank: optional; when given they must match what MPI reports.
+
+    Also installs an excepthook: an uncaught exception on any rank prints
+    ``[ember rank R] <traceback>`` and aborts the whole job, so no rank hangs waiting for it.
+    """
+    global _world
+    name = _cpu_backend(backend)
+    if _world is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout).__name__}")
+    mpi_rank, mpi_size = comm.world_rank_size()
+    _check_matches(mpi_rank, mpi_size, rank, world_size)
+    level = comm.thread_level()
+    if level != "multiple":
+        warnings.warn(f"the MPI library provides thread level '{level}', not 'multiple': communication from a "
+                      "background thread (DDP's overlap) is unsafe", RuntimeWarning, stacklevel=2)
+    _env.export_torch_env(mpi_rank, mpi_size)
+    _errors.install_excepthook(mpi_rank)
+    _world = ProcessGroup(comm.world(timeout.total_seconds()), name, list(range(mpi_size)))
+    group.WORLD = _world
+
+
+def _check_matches(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> None:
+    env_size = os.environ.get("WORLD_SIZE")
+    if env_size is not None and int(env_size) != mpi_size:
+        raise RuntimeError(
+            f"init_process_group: WORLD_SIZE={env_size} in the environment but MPI started {mpi_size} "
+            "process(es): ember's ranks are MPI processes; start them with `python -m ember.distributed.run "
+            f"--nproc-per-node {env_size} script.py` or `mpiexec -n {env_size} python script.py`"
+        )
+    if world_size not in (-1, mpi_size):
+        raise ValueError(f"init_process_group: world_size={world_size} but MPI started {mpi_size} process(es)")
+    if rank not in (-1, mpi_rank):
+        raise ValueError(f"init_process_group: rank={rank} but MPI says this process is rank {mpi_rank}")
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Leave a group (default: the world, after which ``init_process_group`` may be called again)."""
+    global _world
+    pg = resolve(group, "destroy_process_group")
+    if pg.comm is not None:
+        pg.comm.free()
+        pg.comm = None
+    if pg is _world:
+        _world = None
+        GroupMember.WORLD = None
+
+
+def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, backend: str | None = None,
+              pg_options=None, use_local_synchronization: bool = False, group_desc: str | None = None,
+              device_id=None) -> ProcessGroup:
+    """A group of some ranks (default: all). Every rank of the world must call it, members or not."""
+    world = default_group("new_group")
+    members = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
+    bad = [r for r in members if not 0 <= r < world.size()]
+    if bad or len(set(members)) != len(members):
+        raise ValueError(f"new_group: ranks must be distinct ranks in [0, {world.size()}), got {ranks}")
+    sub = world.comm.split(members)
+    if sub is not None and timeout is not None:
+        sub.timeout = timeout.total_seconds()
+    return ProcessGroup(sub, _cpu_backend(backend) if backend is not None else world.backend, members)
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    """This process's rank in ``group`` (default: the world); -1 if it is not a member."""
+    return resolve(group, "get_rank").rank()
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    """The number of ranks in ``group`` (default: the world); -1 if this process is not a member."""
+    pg = resolve(group, "get_world_size")
+    return pg.size() if pg.comm is not None else -1
+
+
+def get_backend(group: ProcessGroup | None = None) -> str:
+    return resolve(group, "get_backend").backend
+
+
+def get_process_group_ranks(group: ProcessGroup) -> list[int]:
+    return list(resolve(group, "get_process_group_ranks").ranks)

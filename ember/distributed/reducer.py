@@ -1,0 +1,206 @@
+"""DDP's reducer: from a parameter's gradient hook to the bucket all-reduce.
+
+    loss.backward()
+      └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
+            copy p.grad into its slot of the bucket's flat buffer
+            bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
+                                   └ buffer *= 1/world ; MPI_Iallreduce starts (nonblocking)
+            _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
+      └ end of backward (queue_callback) ──▶ _finalize_backward()
+            parameters with no gradient: error, or zeros with find_unused_parameters
+            wait for every bucket (bounded by the process group's timeout)
+            p.grad = the reduced slot (a view of the bucket, or a copy of it)
+
+Buckets are fixed at construction: parameters in reverse registration order
+(about the order backward produces their gradients), a small first bucket so
+communication starts early, then ``bucket_cap_mb`` each, one dtype per bucket.
+Gradients become ready in any order, but every rank launches bucket 0, 1, 2...
+in the same sequence, which is what MPI collectives require.
+
+The all-reduces run on a private communicator and are nonblocking: each starts
+the moment its bucket is complete and proceeds while backward computes the
+remaining gradients; every later hook gives MPI a chance to make progress, so
+by the end of backward most buckets are already reduced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.engine import queue_callback
+from ..diagnostics import trace
+from .comm import Communicator
+from .reduce_op import ReduceOp
+
+FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
+
+
+class Bucket:
+    """A flat buffer holding several parameters' gradients, reduced in one collective."""
+
+    def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
+        self.index = index
+        self.params = params
+        self.names = names
+        dtype = params[0]._data.dtype
+        sizes = [p._data.size for p in params]
+        self.offsets = [0]
+        for n in sizes[:-1]:
+            self.offsets.append(self.offsets[-1] + n)
+        self.buffer = xp.zeros(sum(sizes), dtype=dtype)
+        self.views = [self.buffer[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(self.offsets, params)]
+        self.pending = len(params)
+        self.work = None  # the all-reduce in flight (comm.Work)
+        self.started: float | None = None  # trace timestamp of its launch
+
+    @property
+    def nbytes(self) -> int:
+        return self.buffer.nbytes
+
+
+def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int,
+                   first_cap_bytes: int = FIRST_BUCKET_BYTES) -> list[Bucket]:
+    """Group parameters (reverse order) into buckets of at most ``cap_bytes`` (the first: ``first_cap_bytes``)."""
+    buckets: list[Bucket] = []
+    current: list[int] = []
+    size = 0
+    cap = min(first_cap_bytes, cap_bytes)
+    for i in reversed(range(len(params))):
+        p = params[i]
+        if current and (size + p._data.nbytes > cap or p._data.dtype != params[current[0]]._data.dtype):
+            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
+            current, size, cap = [], 0, cap_bytes
+        current.append(i)
+        size += p._data.nbytes
+    if current:
+        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
+    return buckets
+
+
+class Reducer:
+    """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
+
+    def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, bucket_cap_mb: float,
+                 find_unused_parameters: bool, gradient_as_bucket_view: bool, grad_reduction: str) -> None:
+        self.comm = comm
+        self.world = comm.size
+        self.find_unused = find_unused_parameters
+        self.as_view = gradient_as_bucket_view
+        self.scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
+        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
+        self._where: dict[int, tuple[Bucket, int]] = {}
+        for bucket in self.buckets:
+            for slot, p in enumerate(bucket.params):
+                self._where[id(p)] = (bucket, slot)
+        self._ready = [[False] * len(b.params) for b in self.buckets]
+        self._armed = False
+        self._callback_queued = False
+        self._next_launch = 0
+        self._in_flight: list[Bucket] = []
+        self.iteration = 0
+        self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in params]
+
+    # ------------------------------------------------------------------ per iteration
+    def prepare_for_backward(self) -> None:
+        """Called by DDP's forward: the next backward is to be synchronised."""
+        self.iteration += 1
+        for bucket, ready in zip(self.buckets, self._ready):
+            bucket.pending = len(bucket.params)
+            bucket.work = None
+            ready[:] = [False] * len(ready)
+        self._next_launch = 0
+        self._callback_queued = False
+        self._armed = True
+
+    def _on_grad_ready(self, param: Tensor) -> None:
+        """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
+        if not self._armed:
+            return  # no_sync(), or a backward with no DDP forward before it: gradients stay local
+        if not self._callback_queued:
+            queue_callback(self._finalize_backward)
+            self._callback_queued = True
+        bucket, slot = self._where[id(param)]
+        if self._ready[bucket.index][slot]:
+            return
+        self._ready[bucket.index][slot] = True
+        view = bucket.views[slot]
+        if param._grad._data is not view:
+            view[...] = param._grad._data
+        bucket.pending -= 1
+        if bucket.pending == 0:
+            self._launch_ready_buckets()
+        if self._in_flight:
+            self._progress()
+
+    def _launch_ready_buckets(self) -> None:
+        """Start the all-reduce of every complete bucket whose predecessors have started (same order on all ranks)."""
+        while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
+            bucket = self.buckets[self._next_launch]
+            bucket.started = trace.start()
+            if self.scale != 1.0:  # divide before summing, as PyTorch does (keeps magnitudes small)
+                xp.multiply(bucket.buffer, bucket.buffer.dtype.type(self.scale), out=bucket.buffer)
+            bucket.work = self.comm.iallreduce_(bucket.buffer, ReduceOp.SUM)
+            self._in_flight.append(bucket)
+            self._next_launch += 1
+
+    def _progress(self) -> None:
+        """Let MPI advance the all-reduces in flight; note the ones that finished."""
+        still = []
+        for bucket in self._in_flight:
+            if bucket.work.is_completed():
+                trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
+            else:
+                still.append(bucket)
+        self._in_flight = still
+
+    def _finalize_backward(self) -> None:
+        """End of backward: every bucket reduced, every ``.grad`` holding the result."""
+        self._armed = False
+        missing = [(b, s) for b in self.buckets for s, ready in enumerate(self._ready[b.index]) if not ready]
+        if missing and not self.find_unused:
+            names = [b.names[s] for b, s in missing]
+            raise RuntimeError(
+                f"DistributedDataParallel: {len(names)} parameter(s) received no gradient in this backward on "
+                f"rank {self.comm.rank}: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''}. "
+                "Every rank must reduce every parameter. If these parameters are unused in some iterations "
+                "(an unused branch, a detached or frozen part), pass find_unused_parameters=True (ember then "
+                "reduces them as zeros); otherwise make the loss depend on them or set requires_grad=False "
+                "before wrapping the model."
+            )
+        for bucket, slot in missing:
+            bucket.views[slot][...] = 0
+            bucket.pending -= 1
+        self._launch_ready_buckets()
+        self._wait_all()
+        for bucket in self.buckets:
+            for p, view in zip(bucket.params, bucket.views):
+                if self.as_view:
+                    if p._grad is None:
+                        p._grad = Tensor._make(view)
+                    else:
+                        p._grad._data = view
+                elif p._grad is None:
+                    p._grad = Tensor._make(view.copy())
+                else:
+                    p._grad._data[...] = view
+
+    def _wait_all(self) -> None:
+        """Wait for every all-reduce (each bounded by the process group's timeout)."""
+        for bucket in self._in_flight:
+            try:
+                bucket.work.wait()
+            except RuntimeError as err:
+                raise RuntimeError(
+                    f"DistributedDataParallel: the all-reduce of gradient bucket {bucket.index} (iteration "
+                    f"{self.iteration}) did not complete on rank {self.comm.rank}: another rank did not take "
+                    f"part (it stopped, is stuck, or ran a different number of backward passes). {err}"
+                ) from err
+            trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
+        self._in_flight = []
+
+    def close(self) -> None:
+        """Remove the gradient hooks (the model is no longer synchronised)."""
+        for handle in self._hooks:
+            handle.remove()

@@ -1,0 +1,22 @@
+"""``ember.nn``: Module, Parameter, layers, losses, and the ``functional``, ``init`` and ``utils`` submodules.
+
+Mirrors ``torch.nn``: ``import ember.nn as nn; nn.Linear(3, 2)``,
+``import ember.nn.functional as F``. ``ember.nn.parallel`` loads on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from . import functional, init, utils
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Parameter
+
+__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+
+
+def __getattr__(name: str):
+    if name == "parallel":
+        return importlib.import_module(f"{__name__}.parallel")
+    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

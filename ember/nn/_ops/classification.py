@@ -1,0 +1,189 @@
+"""Class-index losses: cross_entropy (fused log-softmax + NLL, one node) and nll_loss.
+
+Inputs are (N, C), (C,) or (N, C, d1, ...); the wrappers move the class dim
+last and flatten to rows (M, C), so the nodes only see 2-D scores and 1-D
+targets. With class weights w and 'mean', the sum is divided by the total
+weight of the (non-ignored) targets, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from .loss import _check_reduction, legacy_reduction
+
+
+def _target_weights(t, w, ignore_index: int, dtype):
+    """(safe targets, per-row weight w[t] (0 where ignored), ignored mask)."""
+    ignored = t == ignore_index
+    tt = xp.where(ignored, 0, t)
+    wt = w[tt] if w is not None else xp.ones(t.shape, dtype=dtype)
+    return tt, xp.where(ignored, dtype.type(0), wt), ignored
+
+
+def _reduce_rows(loss, denom, reduction: str):
+    if reduction == "none":
+        return loss
+    total = loss.sum(dtype=loss.dtype)
+    with xp.errstate(invalid="ignore", divide="ignore"):  # every target ignored: NaN, as PyTorch
+        return xp.asarray(total if reduction == "sum" else total / denom, dtype=loss.dtype)
+
+
+def _log_softmax_rows(x):
+    shifted = x - x.max(axis=1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def _row_grad(g, denom, reduction: str, ignored):
+    """The upstream gradient for each row as a (M,) array; 0 on ignored rows (even when all are ignored)."""
+    if reduction != "none":
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            g = xp.full(ignored.shape, g / denom if reduction == "mean" else g, dtype=g.dtype)
+    return xp.where(ignored, g.dtype.type(0), g)
+
+
+class CrossEntropy(Node):
+    def forward(self, x, t, w, ignore_index, smoothing, reduction):
+        m, c = x.shape
+        logp = _log_softmax_rows(x)
+        tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
+        rows = xp.arange(m)
+        loss = (smoothing - 1) * wt * logp[rows, tt]
+        if smoothing:  # + eps/C * sum_c w_c (-log p_c), on non-ignored rows
+            spread = logp @ w if w is not None else logp.sum(1)
+            loss -= xp.where(ignored, 0, spread) * (smoothing / c)
+        self.denom = wt.sum() if reduction == "mean" else 1
+        self.meta = (tt, wt, ignored, w, smoothing, reduction)
+        self.saved = (logp,)
+        return _reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction)
+
+    def backward(self, g):
+        # d loss_i / dx_i = softmax_i * sum(q_i) - q_i, where q_i = (1-eps) w[t_i] onehot(t_i) + eps/C w (non-ignored)
+        (logp,) = self.saved
+        tt, wt, ignored, w, eps, reduction = self.meta
+        m, c = logp.shape
+        gi = _row_grad(g, self.denom, reduction, ignored)
+        keep = ~ignored * gi
+        wsum = w.sum() if w is not None else c
+        qsum = (1 - eps) * wt + (eps / c) * wsum * (~ignored)
+        gx = xp.exp(logp)
+        gx *= (gi * qsum)[:, None]
+        gx[xp.arange(m), tt] -= (1 - eps) * gi * wt
+        if eps:
+            gx -= (keep * (eps / c))[:, None] * (w if w is not None else 1)
+        return gx, None
+
+
+class SoftCrossEntropy(Node):
+    """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
+
+    def forward(self, x, y, w, smoothing, reduction):
+        c = x.shape[1]
+        logp = _log_softmax_rows(x)
+        self.scale = 1 - smoothing
+        ys = y * self.scale + smoothing / c if smoothing else y
+        wy = ys * w if w is not None else ys
+        self.saved, self.meta = (logp, wy), (w, reduction)
+        return _reduce_rows(-(wy * logp).sum(1), x.shape[0], reduction)
+
+    def backward(self, g):
+        logp, wy = self.saved
+        w, reduction = self.meta
+        gi = _row_grad(g, logp.shape[0], reduction, xp.zeros(logp.shape[0], dtype=bool))[:, None]
+        nx, ny = self.needs_input_grad[:2]
+        gx = gi * (xp.exp(logp) * wy.sum(1, keepdims=True) - wy) if nx else None
+        gy = None
+        if ny:  # through the smoothing y -> (1 - eps) y + eps/C
+            gy = -gi * self.scale * (logp * w if w is not None else logp)
+        return gx, gy, None
+
+
+class NLL(Node):
+    def forward(self, x, t, w, ignore_index, reduction):
+        tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
+        self.denom = wt.sum() if reduction == "mean" else 1
+        self.meta = (tt, wt, ignored, reduction, x.shape)
+        return _reduce_rows(-wt * x[xp.arange(x.shape[0]), tt], self.denom, reduction)
+
+    def backward(self, g):
+        tt, wt, ignored, reduction, shape = self.meta
+        gx = xp.zeros(shape, dtype=g.dtype)
+        gx[xp.arange(shape[0]), tt] = -_row_grad(g, self.denom, reduction, ignored) * wt
+        return gx, None
+
+
+def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
+    """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
+    x = input
+    if x._data.ndim == 0:
+        raise ValueError(f"{name}: input must have a class dimension, got a 0-d tensor")
+    c = x._data.shape[1] if x._data.ndim > 1 else x._data.shape[0]
+    if weight is not None and weight._data.shape != (c,):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+    soft = target.is_floating_point()
+    if soft and target._data.shape != input._data.shape:
+        raise RuntimeError(f"{name}: class-probability target must have the input's shape {list(input.shape)}, "
+                           f"got {list(target.shape)}")
+    if x._data.ndim == 1:
+        x, target = x.unsqueeze(0), target.unsqueeze(0)
+    elif x._data.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
+        x = x.permute(0, *range(2, x._data.ndim), 1).reshape(-1, c)
+        if soft:
+            target = target.permute(0, *range(2, target._data.ndim), 1).reshape(-1, c)
+    if soft:
+        return x, target, (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: expected class-index target of dtype int64, got {target.dtype}")
+    n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 1
+    if input._data.ndim > 1 and n_in != n_t:
+        raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
+    expected = (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
+    if input._data.ndim > 1 and target._data.shape != expected:
+        raise RuntimeError(f"{name}: expected target size {list(expected)}, got {list(target.shape)}")
+    return x, target.reshape(-1), expected
+
+
+def _check_classes(t, c: int, ignore_index: int) -> None:
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds (expected class indices in [0, {c}) or "
+                         f"ignore_index={ignore_index}).")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over dim 1 (dim 0 for (C,) input) followed by NLL, as one node.
+
+    ``target`` holds class indices (int64, input's shape without the class dim) or class
+    probabilities (floating, the input's shape).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    x, t, out_shape = _rows("cross_entropy", input, target, weight)
+    w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
+    if t.is_floating_point():
+        out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction)
+    else:
+        _check_classes(t._data, x._data.shape[1], ignore_index)
+        out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
+                                 reduction=reduction)
+    return out.reshape(out_shape) if reduction == "none" else out
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """-w[t] * input[t]: the negative log-likelihood of log-probabilities ``input`` (class dim 1)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, t, out_shape = _rows("nll_loss", input, target, weight)
+    if t.is_floating_point():
+        raise RuntimeError(f"nll_loss: expected class-index target of dtype int64, got {t.dtype}")
+    _check_classes(t._data, x._data.shape[1], ignore_index)
+    w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
+    out = NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction)
+    return out.reshape(out_shape) if reduction == "none" else out

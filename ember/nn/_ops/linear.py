@@ -1,0 +1,86 @@
+"""Fused affine maps: ``linear`` (x @ W.T + b) and ``bilinear`` (x1^T A x2 + b) in one node each."""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+
+
+class Linear(Node):
+    def forward(self, x, w, b):
+        out = xp.matmul(x, w.T)
+        if b is not None:
+            out += b
+        self.saved = (x, w)
+        return out
+
+    def backward(self, g):
+        x, w = self.saved
+        nx, nw, nb = self.needs_input_grad
+        gx = xp.matmul(g, w) if nx else None
+        g2 = g.reshape(-1, g.shape[-1])
+        gw = xp.matmul(g2.T, x.reshape(-1, x.shape[-1])) if nw else None  # dW = g^T x over all rows
+        gb = g2.sum(0) if nb else None
+        return gx, gw, gb
+
+
+def _check_same_dtype(name: str, *tensors) -> None:
+    dts = {t._data.dtype for t in tensors if t is not None}
+    if len(dts) > 1:
+        raise RuntimeError(
+            f"{name}: expected all inputs to have the same dtype, got "
+            + ", ".join(str(t.dtype) for t in tensors if t is not None)
+            + "; cast them first (e.g. x.float())"
+        )
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``; input (*, in_features), weight (out_features, in_features)."""
+    if weight._data.ndim != 2:
+        raise RuntimeError(f"linear: weight must be 2-D (out_features, in_features), got shape {tuple(weight.shape)}")
+    xs, (out_f, in_f) = input._data.shape, weight._data.shape
+    if not xs or xs[-1] != in_f:
+        k = xs[-1] if xs else 1
+        rows = input._data.size // k if k else 0
+        raise RuntimeError(
+            f"linear: mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {in_f}x{out_f}): "
+            f"input {tuple(xs)} must end in in_features={in_f} of weight {tuple(weight.shape)}"
+        )
+    if bias is not None and bias._data.shape not in ((out_f,), ()):
+        raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match out_features {out_f}")
+    _check_same_dtype("linear", input, weight, bias)
+    return Linear.apply(input, weight, bias)
+
+
+class Bilinear(Node):
+    def forward(self, x1, x2, w, b):
+        # out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j]
+        t = xp.matmul(x1, w.transpose(1, 0, 2).reshape(w.shape[1], -1)).reshape(x1.shape[0], w.shape[0], -1)
+        out = xp.einsum("noj,nj->no", t, x2)
+        if b is not None:
+            out += b
+        self.saved = (x1, x2, w, t)
+        return out
+
+    def backward(self, g):
+        x1, x2, w, t = self.saved
+        n1, n2, nw, nb = self.needs_input_grad
+        g1 = xp.einsum("no,oij,nj->ni", g, w, x2, optimize=True) if n1 else None
+        g2 = xp.einsum("no,noj->nj", g, t) if n2 else None
+        gw = xp.einsum("no,ni,nj->oij", g, x1, x2, optimize=True) if nw else None
+        return g1, g2, gw, (g.sum(0) if nb else None)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``out[..., o] = input1 @ weight[o] @ input2 + bias[o]``; inputs (*, in1) and (*, in2)."""
+    o, i1, i2 = weight._data.shape
+    if input1._data.shape[-1] != i1 or input2._data.shape[-1] != i2 or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear: input1 {tuple(input1.shape)} and input2 {tuple(input2.shape)} must share leading dims "
+            f"and have last dims {i1} and {i2} (weight {tuple(weight.shape)})"
+        )
+    _check_same_dtype("bilinear", input1, input2, weight, bias)
+    lead = input1.shape[:-1]
+    out = Bilinear.apply(input1.reshape(-1, i1), input2.reshape(-1, i2), weight, bias)
+    return out.reshape(*lead, o)

@@ -1,0 +1,213 @@
+"""Loss functions, each one node: pointwise losses share ``PointwiseLoss``; cross-entropy is a
+fused log-softmax + NLL node.
+
+Reductions: 'mean' (over elements; for class losses, over the summed target
+weights), 'sum', 'none' (and 'batchmean' for kl_div). Legacy ``size_average`` /
+``reduce`` arguments map to a reduction as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from .activation import sigmoid_array
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction named by PyTorch's deprecated size_average/reduce flags (when either is given)."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean'/'sum'/'none' "
+                  "instead.", stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else "mean" if size_average else "sum"
+
+
+def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction (expected one of {', '.join(allowed)})")
+
+
+class PointwiseLoss(Node):
+    """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt)."""
+
+    def forward(self, x, t, fn, reduction, params):
+        need = self.needs_input_grad or (False, False)
+        loss, dx, dt = fn(x, t, need[0], need[1], *params)
+        self.saved, self.reduction, self.shape = (dx, dt), reduction, loss.shape
+        if reduction == "none":
+            return loss
+        total = loss.sum(dtype=loss.dtype)
+        if reduction != "sum":
+            total = total / loss.dtype.type(loss.shape[0] if reduction == "batchmean" else loss.size)
+        return xp.asarray(total, dtype=loss.dtype)
+
+    def backward(self, g):
+        dx, dt = self.saved
+        if self.reduction == "mean":
+            g = g / max(1, int(xp.prod(self.shape)))
+        elif self.reduction == "batchmean":
+            g = g / self.shape[0]
+        return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
+
+
+def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False) -> Tensor:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
+    if input._data.shape != target._data.shape:
+        if same_shape:
+            raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                             f"({input.shape}) is deprecated. Please ensure they have the same size.")
+        warnings.warn(f"{name}: using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. Please "
+                      "ensure they have the same size.", stacklevel=3)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if target._data.dtype != input._data.dtype:
+        target = target.to(input.dtype)
+    return PointwiseLoss.apply(input, target, fn=fn, reduction=reduction, params=params)
+
+
+def _mse(x, t, nx, nt):
+    d = x - t
+    return d * d, (2 * d if nx else None), (-2 * d if nt else None)
+
+
+def _l1(x, t, nx, nt):
+    d = x - t
+    s = xp.sign(d) if nx or nt else None
+    return xp.abs(d), s, (-s if nt else None)
+
+
+def _huber(x, t, nx, nt, delta, scale):
+    """Huber loss (quadratic within |d| <= delta, linear beyond) times ``scale``; smooth L1 is huber/beta."""
+    d = x - t
+    ad = xp.abs(d)
+    small = ad <= delta
+    loss = xp.where(small, 0.5 * d * d, delta * (ad - 0.5 * delta)) * scale
+    grad = xp.where(small, d, delta * xp.sign(d)) * scale if nx or nt else None
+    return loss, grad, (-grad if nt else None)
+
+
+def _clamped_log(a):
+    with xp.errstate(divide="ignore"):
+        return xp.maximum(xp.log(a), a.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
+
+
+def _bce(x, t, nx, nt, w):
+    log_x, log_1mx = _clamped_log(x), _clamped_log(1 - x)
+    loss = -(t * log_x + (1 - t) * log_1mx)
+    dx = (x - t) / xp.maximum(x * (1 - x), x.dtype.type(1e-12)) if nx else None
+    dt = log_1mx - log_x if nt else None
+    return _weighted(loss, dx, dt, w)
+
+
+def _bce_logits(x, t, nx, nt, w, pos_weight):
+    softplus_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))  # log(1 + e^-x), stable
+    if pos_weight is None:
+        loss = (1 - t) * x + softplus_neg
+        dx = sigmoid_array(x) - t if nx else None
+        dt = -x if nt else None
+    else:  # l = (1 - t) x + (1 + (pw - 1) t) log(1 + e^-x)
+        lw = 1 + (pos_weight - 1) * t
+        loss = (1 - t) * x + lw * softplus_neg
+        dx = (1 - t) - lw * sigmoid_array(-x) if nx else None
+        dt = -x + (pos_weight - 1) * softplus_neg if nt else None
+    return _weighted(loss, dx, dt, w)
+
+
+def _weighted(loss, dx, dt, w):
+    if w is None:
+        return loss, dx, dt
+    return loss * w, (dx * w if dx is not None else None), (dt * w if dt is not None else None)
+
+
+def _kl_div(x, t, nx, nt, log_target):
+    if log_target:
+        et = xp.exp(t)
+        return et * (t - x), (-et if nx else None), (et * (t - x + 1) if nt else None)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        log_t = xp.where(t > 0, xp.log(t), 0)
+    return t * (log_t - x), (-t if nx else None), (xp.where(t > 0, log_t + 1 - x, 0) if nt else None)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """Mean squared error (x - y)^2."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _pointwise("mse_loss", input, target, _mse, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """Mean absolute error |x - y| (gradient sign(x - y), 0 at ties)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _pointwise("l1_loss", input, target, _l1, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere; beta=0 is L1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got {beta}")
+    if beta == 0:
+        return _pointwise("smooth_l1_loss", input, target, _l1, reduction)
+    return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
+    return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1]; logs clamped at -100."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = input._data
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
+                           "probabilities; use binary_cross_entropy_with_logits for raw scores)")
+    w = weight._data if weight is not None else None
+    return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid + binary cross-entropy in one stable formula; ``pos_weight`` weighs positive targets
+    (broadcast along the last dim). ``weight`` and ``pos_weight`` receive no gradient."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input._data.shape != target._data.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    w = weight._data if weight is not None else None
+    pw = pos_weight._data if pos_weight is not None else None
+    return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """target * (log target - input), input being log-probabilities; 'batchmean' divides the sum by the batch size.
+
+    Where target == 0 the term is 0 and so is its gradient w.r.t. target (PyTorch gives NaN there).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition.",
+                      stacklevel=2)
+    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target)

@@ -1,0 +1,177 @@
+"""Normalisation: batch_norm, layer_norm, group_norm — each one fused forward/backward node.
+
+All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
+(biased variance) and then apply a per-channel / per-element affine map. Their
+input gradient shares one formula (``_normalized_grad``).
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+
+
+def _normalize(x, axes, eps):
+    """(xhat, 1/std) with statistics over ``axes`` (kept as size-1 dims)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    xc = x - mean
+    var = xp.mean(xc * xc, axis=axes, keepdims=True)
+    invstd = 1 / xp.sqrt(var + x.dtype.type(eps))
+    xc *= invstd
+    return xc, invstd
+
+
+def _normalized_grad(gxhat, xhat, invstd, axes):
+    """dL/dx from dL/dxhat when the mean and variance over ``axes`` depend on x:
+    invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))."""
+    m1 = gxhat.mean(axis=axes, keepdims=True)
+    m2 = (gxhat * xhat).mean(axis=axes, keepdims=True)
+    return invstd * (gxhat - m1 - xhat * m2)
+
+
+class BatchNorm(Node):
+    """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
+
+    def forward(self, x, w, b, mean, var, eps):
+        axes = (0, *range(2, x.ndim))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        if mean is None:
+            xhat, invstd = _normalize(x, axes, eps)
+        else:
+            invstd = (1 / xp.sqrt(var + x.dtype.type(eps))).reshape(shape)
+            xhat = (x - mean.reshape(shape)) * invstd
+        self.batch_stats, self.axes, self.shape = mean is None, axes, shape
+        out = xhat * w.reshape(shape) if w is not None else xhat.copy()
+        if b is not None:
+            out += b.reshape(shape)
+        self.saved = (xhat, invstd, w)
+        return out
+
+    def backward(self, g):
+        xhat, invstd, w = self.saved
+        nx, nw, nb = self.needs_input_grad[:3]
+        axes, shape = self.axes, self.shape
+        gx = gw = gb = None
+        if nx:
+            gxhat = g * w.reshape(shape) if w is not None else g
+            gx = _normalized_grad(gxhat, xhat, invstd, axes) if self.batch_stats else gxhat * invstd
+        if nw:
+            gw = (g * xhat).sum(axis=axes)
+        if nb:
+            gb = g.sum(axis=axes)
+        return gx, gw, gb, None, None
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) of (N, C, *) input.
+
+    ``training=True`` (or no running stats) uses the batch mean and biased variance and, if
+    running stats are given, updates them in place: ``running = (1 - momentum) * running +
+    momentum * batch`` with the *unbiased* batch variance, as PyTorch does.
+    """
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected input with at least 2 dims (N, C, ...), got {list(input.shape)}")
+    c = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t._data.shape != (c,):
+            raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
+    use_batch = training or running_mean is None or running_var is None
+    if use_batch:
+        count = x.size // c
+        if count <= 1 and training:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        if training and running_mean is not None:
+            _update_running(x, running_mean, running_var, momentum, count)
+    mean = None if use_batch else running_mean._data
+    var = None if use_batch else running_var._data
+    return BatchNorm.apply(input, weight, bias, mean, var, eps=eps)
+
+
+def _update_running(x, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:
+    """running <- (1 - momentum) running + momentum batch_stat, in place (not part of the graph)."""
+    axes = (0, *range(2, x.ndim))
+    mean = x.mean(axis=axes)
+    var = x.var(axis=axes) * (count / (count - 1))  # unbiased, as PyTorch stores it
+    for buf, stat in ((running_mean, mean), (running_var, var)):
+        d = buf._data
+        d *= 1 - momentum
+        d += (momentum * stat).astype(d.dtype, copy=False)
+        buf._vc[0] += 1
+
+
+class LayerNorm(Node):
+    def forward(self, x, w, b, k, eps):
+        axes = tuple(range(x.ndim - k, x.ndim))
+        xhat, invstd = _normalize(x, axes, eps)
+        out = xhat * w if w is not None else xhat.copy()
+        if b is not None:
+            out += b
+        self.saved, self.axes = (xhat, invstd, w), axes
+        return out
+
+    def backward(self, g):
+        xhat, invstd, w = self.saved
+        nx, nw, nb = self.needs_input_grad
+        lead = tuple(range(g.ndim - len(self.axes)))
+        gx = _normalized_grad(g * w if w is not None else g, xhat, invstd, self.axes) if nx else None
+        gw = (g * xhat).sum(axis=lead) if nw else None
+        gb = g.sum(axis=lead) if nb else None
+        return gx, gw, gb
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._data.shape != shape:
+            raise RuntimeError(f"layer_norm: {name} of shape {list(t.shape)} must equal normalized_shape {list(shape)}")
+    return LayerNorm.apply(input, weight, bias, k=k, eps=eps)
+
+
+class GroupNorm(Node):
+    def forward(self, x, w, b, groups, eps):
+        n, c = x.shape[:2]
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        xhat, invstd = _normalize(x.reshape(n, groups, -1), -1, eps)
+        xhat = xhat.reshape(x.shape)
+        out = xhat * w.reshape(shape) if w is not None else xhat.copy()
+        if b is not None:
+            out += b.reshape(shape)
+        self.saved, self.meta = (xhat, invstd, w), (groups, shape)
+        return out
+
+    def backward(self, g):
+        xhat, invstd, w = self.saved
+        groups, shape = self.meta
+        nx, nw, nb = self.needs_input_grad
+        axes = (0, *range(2, g.ndim))
+        gx = gw = gb = None
+        if nx:
+            gxhat = (g * w.reshape(shape) if w is not None else g).reshape(g.shape[0], groups, -1)
+            gx = _normalized_grad(gxhat, xhat.reshape(gxhat.shape), invstd, -1).reshape(g.shape)
+        if nw:
+            gw = (g * xhat).sum(axis=axes)
+        if nb:
+            gb = g.sum(axis=axes)
+        return gx, gw, gb
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise (N, C, *) over each group of C/num_groups channels (and all spatial positions)."""
+    if input._data.ndim < 2:
+        raise RuntimeError(f"group_norm: expected input with at least 2 dims (N, C, ...), got {list(input.shape)}")
+    c = input._data.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    return GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps)

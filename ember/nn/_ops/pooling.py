@@ -1,0 +1,231 @@
+"""Pooling: max and average (1-d, 2-d) over sliding windows, adaptive average by pooling matrices.
+
+Windows come from ``conv.windows`` (a strided view); backward scatters with
+``conv.col2im``. Adaptive average pooling is separable, so it is a matrix
+product per spatial dim: ``P_h @ x @ P_w^T``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from .conv import col2im, crop_spatial, ntuple, pad_spatial, windows
+
+
+def _kernel_first(a, nd: int):
+    """(N, C, *out, *k) -> (N, C, *k, *out), the layout col2im takes (a view)."""
+    return a.transpose(0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
+
+
+class MaxPoolNd(Node):
+    def forward(self, x, kernel, stride, pads, dilation):
+        nd = len(kernel)
+        xpad = pad_spatial(x, pads, -xp.inf)
+        win = windows(xpad, kernel, stride, dilation)
+        flat = win.reshape(*win.shape[:2 + nd], -1)
+        arg = flat.argmax(-1)
+        out = xp.take_along_axis(flat, arg[..., None], -1)[..., 0]
+        self.saved = (arg,)
+        self.meta = (xpad.shape, kernel, stride, pads, dilation)
+        return out
+
+    def backward(self, g):
+        (arg,) = self.saved
+        padded_shape, kernel, stride, pads, dilation = self.meta
+        gflat = xp.zeros((*g.shape, math.prod(kernel)), dtype=g.dtype)
+        xp.put_along_axis(gflat, arg[..., None], g[..., None], -1)
+        gcols = _kernel_first(gflat.reshape(*g.shape, *kernel), len(kernel))
+        return (crop_spatial(col2im(gcols, padded_shape, stride, dilation, g.dtype), pads),)
+
+    def indices(self, in_spatial):
+        """Flat positions (within each (n, c) plane of the unpadded input) of the maxima."""
+        (arg,) = self.saved
+        _, kernel, stride, pads, dilation = self.meta
+        nd = len(kernel)
+        koff = xp.unravel_index(arg, kernel)
+        coords = []
+        for d in range(nd):
+            shape = [1] * arg.ndim
+            shape[2 + d] = arg.shape[2 + d]
+            start = (xp.arange(arg.shape[2 + d]) * stride[d] - pads[d][0]).reshape(shape)
+            coords.append(start + koff[d] * dilation[d])
+        return xp.ravel_multi_index(coords, in_spatial).astype(xp.int64)
+
+
+class AvgPoolNd(Node):
+    def forward(self, x, kernel, stride, pads, divisor):
+        nd = len(kernel)
+        win = windows(pad_spatial(x, pads), kernel, stride, (1,) * nd)
+        out = win.sum(axis=tuple(range(-nd, 0)))
+        out /= divisor
+        self.divisor = divisor
+        self.meta = (tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)), x.shape[:2], kernel, stride, pads)
+        return out
+
+    def backward(self, g):
+        padded, lead, kernel, stride, pads = self.meta
+        nd = len(kernel)
+        share = g / self.divisor
+        gcols = xp.broadcast_to(share.reshape(*g.shape[:2], *(1,) * nd, *g.shape[2:]), (*g.shape[:2], *kernel,
+                                                                                           *g.shape[2:]))
+        return (crop_spatial(col2im(gcols, (*lead, *padded), stride, (1,) * nd, g.dtype), pads),)
+
+
+def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode):
+    """((lo, hi), ...): ``hi`` grows in ceil mode so the last partial window exists (if it starts in bounds)."""
+    pads = []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        if p > span // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+        rounding = math.ceil if ceil_mode else math.floor
+        out = rounding((n + 2 * p - span) / s) + 1
+        if ceil_mode and (out - 1) * s >= n + p:
+            out -= 1
+        if out <= 0:
+            raise RuntimeError(f"Given input size per channel {tuple(size)}, the calculated output size is too small "
+                               f"(kernel {tuple(kernel)}, stride {tuple(stride)}, padding {tuple(padding)})")
+        pads.append((p, max(p, (out - 1) * s + span - n - p)))
+    return tuple(pads)
+
+
+def _pool_args(name, input, nd, kernel_size, stride, padding, dilation):
+    if input._data.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: expected {nd + 1}D or {nd + 2}D input, got input of size {list(input.shape)}")
+    kernel = ntuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride")
+    return kernel, stride, ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
+
+
+def _batched(input: Tensor, nd: int, fn):
+    """Run ``fn`` on a (N, C, *spatial) tensor, adding and removing the batch dim for unbatched input."""
+    if input._data.ndim == nd + 1:
+        out = fn(input.unsqueeze(0))
+        return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+    return fn(input)
+
+
+def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+             return_indices: bool = False):
+    kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", input, nd, kernel_size, stride, padding, dilation)
+
+    def run(x):
+        pads = _pool_pads(x._data.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+        out = MaxPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+        if not return_indices:
+            return out
+        node = out.grad_fn or MaxPoolNd()
+        if out.grad_fn is None:  # no graph recorded: recompute the argmax to get the indices
+            node.forward(x._data, kernel, stride, pads, dilation)
+        return out, Tensor._make(node.indices(x._data.shape[2:]))
+
+    return _batched(input, nd, run)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over windows of (N, C, L); ``stride`` defaults to ``kernel_size``; padding counts as -inf."""
+    return max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over windows of (N, C, H, W); ``stride`` defaults to ``kernel_size``; padding counts as -inf."""
+    return max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _window_counts(n, k, s, pads, limit_lo, limit_hi):
+    """How many positions of [limit_lo, limit_hi) (input coordinates) each 1-d window covers."""
+    lo, hi = pads
+    starts = xp.arange(0, n + lo + hi - k + 1, s) - lo
+    return xp.minimum(starts + k, limit_hi) - xp.maximum(starts, limit_lo)
+
+
+def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+             count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    kernel, stride, padding, _ = _pool_args(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+
+    def run(x):
+        size = x._data.shape[2:]
+        pads = _pool_pads(size, kernel, stride, padding, (1,) * nd, ceil_mode)
+        if divisor_override is not None:
+            divisor = float(divisor_override)
+        elif all(lo == hi == 0 for lo, hi in pads):
+            divisor = float(math.prod(kernel))
+        else:  # windows overlapping padding (or the ceil-mode overhang) divide by what they cover
+            divisor = xp.ones((), dtype=x._data.dtype)
+            for d, (n, k, s, p) in enumerate(zip(size, kernel, stride, pads)):
+                lim = (-p[0], n + p[0]) if count_include_pad else (0, n)
+                counts = _window_counts(n, k, s, p, *lim).astype(x._data.dtype)
+                divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - d))
+        return AvgPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, divisor=divisor)
+
+    return _batched(input, nd, run)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over windows of (N, C, L); ``stride`` defaults to ``kernel_size``."""
+    return avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over windows of (N, C, H, W); ``stride`` defaults to ``kernel_size``."""
+    return avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+class AdaptiveAvgPool(Node):
+    def forward(self, x, mats):
+        self.mats = mats
+        out = xp.matmul(x, mats[-1].T)
+        if len(mats) == 2:
+            out = xp.matmul(mats[0], out)
+        return out
+
+    def backward(self, g):
+        mats = self.mats
+        if len(mats) == 2:
+            g = xp.matmul(mats[0].T, g)
+        return (xp.matmul(g, mats[-1]),)
+
+
+def _adaptive_matrix(n: int, m: int, dtype):
+    """(m, n) matrix averaging bin i = [floor(i n / m), ceil((i + 1) n / m)) of a length-n axis."""
+    i = xp.arange(m)
+    start, end = (i * n) // m, -((-(i + 1) * n) // m)
+    j = xp.arange(n)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
+    if input._data.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: expected {nd + 1}D or {nd + 2}D input, got {list(input.shape)}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: expected a floating point input, got {input.dtype}")
+    size = input._data.shape[-nd:]
+    out = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    if len(out) != nd:
+        raise ValueError(f"adaptive_avg_pool{nd}d: output_size must have {nd} elements, got {output_size}")
+    out = tuple(n if o is None else o for n, o in zip(size, out))
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be positive, got {out}")
+    mats = tuple(_adaptive_matrix(n, o, input._data.dtype) for n, o in zip(size, out))
+    return AdaptiveAvgPool.apply(input, mats=mats)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, L) into ``output_size`` bins (bin edges floor/ceil of i*L/out, as PyTorch)."""
+    return adaptive_avg_pool(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, H, W) into ``output_size`` bins per spatial dim; None keeps that dim's size."""
+    return adaptive_avg_pool(input, output_size, 2)

@@ -1,0 +1,120 @@
+"""Embedding lookup, one_hot, and dropout (random masks from ember's global generator)."""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from ...random import rng_of
+
+
+class Embedding(Node):
+    def forward(self, w, idx, padding_idx, scale_grad_by_freq):
+        self.saved, self.num = (idx,), w.shape[0]
+        self.padding_idx, self.scale = padding_idx, scale_grad_by_freq
+        return w[idx]
+
+    def backward(self, g):
+        (idx,) = self.saved
+        flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
+        if self.scale:  # divide each row's gradient by how often its index occurs in the batch
+            gflat = gflat / xp.bincount(flat, minlength=self.num)[flat, None].astype(g.dtype)
+        gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        xp.add.at(gw, flat, gflat)
+        if self.padding_idx is not None:
+            gw[self.padding_idx] = 0
+        return gw, None
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input``: output shape input.shape + (embedding_dim,).
+
+    ``padding_idx`` rows get no gradient; ``max_norm`` renormalises the looked-up rows of
+    ``weight`` in place (as PyTorch does). ``sparse`` gradients are not supported.
+    """
+    idx = input._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported by ember; use sparse=False")
+    num = weight._data.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError(f"index out of range in self: embedding indices must be in [0, {num}), got min "
+                         f"{idx.min()} max {idx.max()}")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += num
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    return Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+
+
+def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:
+    """Scale rows used by ``idx`` whose norm exceeds max_norm down to max_norm (in place, untracked)."""
+    rows = xp.unique(idx)
+    w = weight._data
+    norms = xp.linalg.norm(w[rows], ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+        weight._vc[0] += 1
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 tensor of shape tensor.shape + (num_classes,); num_classes=-1 means max + 1."""
+    idx = tensor._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(idx.max()) + 1 if idx.size else 0
+    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}) and non-negative")
+    out = xp.zeros((*idx.shape, num_classes), dtype=xp.int64)
+    xp.put_along_axis(out, idx[..., None].astype(xp.intp), 1, -1)
+    return Tensor._make(out)
+
+
+class Dropout(Node):
+    def forward(self, x, mask):
+        self.saved = (mask,)
+        return x * mask
+
+    def backward(self, g):
+        return (g * self.saved[0],)
+
+
+def dropout_mask(shape, p: float, dtype):
+    """Keep each element with probability 1 - p, scaled by 1 / (1 - p) so the expectation is unchanged."""
+    if p == 1:
+        return xp.zeros(shape, dtype=dtype)
+    keep = rng_of(None).random(shape, dtype=xp.float32) >= p
+    return xp.multiply(keep, 1 / (1 - p), dtype=dtype)
+
+
+def _check_p(p: float) -> None:
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_with_shape(input: Tensor, p: float, training: bool, inplace: bool, mask_shape) -> Tensor:
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    mask = dropout_mask(mask_shape, p, input._data.dtype)
+    if inplace:
+        return input.mul_(Tensor._make(mask))
+    return Dropout.apply(input, mask)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p (training only) and scale the rest by 1/(1-p)."""
+    return _dropout_with_shape(input, p, training, inplace, input._data.shape)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) (or unbatched (C, H, W)) input with probability p."""
+    if input._data.ndim not in (3, 4):
+        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {list(input.shape)}")
+    shape = input._data.shape[:-2] + (1, 1)
+    return _dropout_with_shape(input, p, training, inplace, shape)

@@ -1,0 +1,59 @@
+"""``ember.nn.functional`` (import as ``F``): the stateless form of every layer, loss and activation.
+
+The ops themselves live in ``ember/nn/_ops/`` (one family per file); the
+elementwise basics (relu, tanh, sigmoid, softmax) are ember's core ops.
+"""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ..ops.activation import log_softmax, softmax
+from ..ops.elementwise import relu as _relu
+from ..ops.elementwise import sigmoid, tanh
+from ..ops.reduction import norm as _norm
+from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.classification import cross_entropy, nll_loss
+from ._ops.conv import conv1d, conv2d
+from ._ops.linear import bilinear, linear
+from ._ops.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    smooth_l1_loss,
+)
+from ._ops.norm import batch_norm, group_norm, layer_norm
+from ._ops.padding import pad
+from ._ops.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ._ops.sparse import dropout, dropout2d, embedding, one_hot
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0); ``inplace=True`` overwrites ``input``."""
+    return input.relu_() if inplace else _relu(input)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``."""
+    if out is not None:
+        raise TypeError("normalize: the out= argument is not supported by ember")
+    return input / _norm(input, p, dim, keepdim=True).clamp(min=eps)
+
+
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
+    "dropout2d", "elu", "embedding", "gelu", "group_norm", "hardtanh", "huber_loss", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
+    "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+    "softplus", "tanh",
+]

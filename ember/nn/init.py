@@ -1,0 +1,169 @@
+"""Parameter initialisation (``ember.nn.init``), PyTorch's schemes and defaults.
+
+Every function fills its tensor in place, outside autograd (as PyTorch does
+under ``no_grad``; the version counter is bumped), from ember's global
+generator (``ember.manual_seed``) and returns it. Numbers differ from
+PyTorch's (another generator); the distributions are the same.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..random import rng_of
+
+_LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (relu: sqrt(2), tanh: 5/3, leaky_relu: sqrt(2/(1+slope^2)), ...)."""
+    if nonlinearity in _LINEAR_LIKE:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _fill(tensor: Tensor, values) -> Tensor:
+    tensor._data[...] = values
+    tensor._vc[0] += 1
+    return tensor
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with U(a, b)."""
+    return _fill(tensor, rng_of(generator).uniform(a, b, tensor._data.shape))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2)."""
+    return _fill(tensor, rng_of(generator).normal(mean, std, tensor._data.shape))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None) -> Tensor:
+    """Fill with N(mean, std^2) restricted to [a, b] (absolute bounds), by redrawing values outside."""
+    if a >= b:
+        raise ValueError(f"trunc_normal_: a ({a}) must be less than b ({b})")
+    rng = rng_of(generator)
+    values = rng.normal(mean, std, tensor._data.shape)
+    bad = (values < a) | (values > b)
+    for _ in range(1000):
+        if not bad.any():
+            break
+        values[bad] = rng.normal(mean, std, int(bad.sum()))
+        bad = (values < a) | (values > b)
+    else:  # the interval holds almost no mass: the truncated law is then close to uniform on it
+        values[bad] = rng.uniform(a, b, int(bad.sum()))
+    return _fill(tensor, values)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    return _fill(tensor, val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return _fill(tensor, 1)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return _fill(tensor, 0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix (ones on the diagonal) in a 2-D tensor."""
+    if tensor._data.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, xp.eye(*tensor._data.shape))
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """fan_in = size(1) * receptive field, fan_out = size(0) * receptive field."""
+    if tensor._data.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = math.prod(tensor._data.shape[2:])
+    return tensor._data.shape[1] * receptive, tensor._data.shape[0] * receptive
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
+    if 0 in tensor._data.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator=None) -> Tensor:
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); ``a`` is the leaky_relu slope."""
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return tensor if std is None else uniform_(tensor, -math.sqrt(3.0) * std, math.sqrt(3.0) * std, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator=None) -> Tensor:
+    """N(0, std^2) with std = gain / sqrt(fan)."""
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return tensor if std is None else normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one (Saxe et al., 2013)."""
+    if tensor._data.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor._data.size == 0:
+        return tensor
+    rows = tensor._data.shape[0]
+    cols = tensor._data.size // rows
+    flat = rng_of(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = xp.linalg.qr(flat)
+    q *= xp.sign(xp.diag(r))  # makes the distribution uniform over orthogonal matrices
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tensor._data.shape))
+
+
+def init_fan_in_uniform_(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear/Conv: kaiming_uniform_(a=sqrt(5)) weight, U(+-1/sqrt(fan_in)) bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = _calculate_fan_in_and_fan_out(weight)[0]
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -1,0 +1,487 @@
+"""``Module``: the base class of every layer — registration, traversal, state_dict, hooks, modes.
+
+Registration works as in PyTorch: assigning a ``Parameter``, a ``Module`` or
+(after ``register_buffer``) a tensor to an attribute files it in
+``_parameters``, ``_modules`` or ``_buffers``. Those three dicts are reached
+through ``__getattr__``, which Python only calls when normal lookup fails, so
+plain attributes (``self.training``, hyper-parameters) cost nothing extra.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ... import _dtype
+from ..._device import check_device
+from ..._dtype import float16, float32, float64
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...utils.hooks import RemovableHandle
+from ..parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: keys the model lacked in the checkpoint, and extra keys."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text: str, spaces: int) -> str:
+    """Indent every line but the first (how a child's repr nests inside its parent's)."""
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    pad = " " * spaces
+    return first + "\n" + "\n".join(pad + line for line in rest)
+
+
+def _check_name(kind: str, self: Module, name, store: str) -> None:
+    """PyTorch's checks on a name passed to register_parameter/register_buffer/add_module."""
+    if store not in self.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(self, name) and name not in self.__dict__[store]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+class Module:
+    """Base class for all layers and models; subclasses define ``forward``.
+
+    ``module(x)`` runs forward pre-hooks, ``forward``, then forward hooks.
+    """
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments {args} {kwargs}: "
+                "Module.__init__ takes none"
+            )
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = {}
+        d["_buffers"] = {}
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = {}
+        d["_forward_pre_hooks"] = []
+        d["_forward_hooks"] = []
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook, with_kwargs in tuple(self._forward_pre_hooks):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), got {result}."
+                        )
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in tuple(self._forward_hooks):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def _add_hook(self, hooks: list, entry, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks, entry)
+        if prepend:
+            hooks.insert(0, hooks.pop())
+        return handle
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)``) before forward; may return new args."""
+        return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (or with kwargs before output) after forward; may return a new output."""
+        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+
+    # ------------------------------------------------------------------ registration
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a None placeholder) under ``name``."""
+        _check_name("parameter", self, name, "_parameters")
+        if param is not None:
+            if not isinstance(param, Parameter):
+                raise TypeError(
+                    f"cannot assign '{type(param).__module__}.{type(param).__name__}' object to parameter "
+                    f"'{name}' (ember.nn.Parameter or None required)"
+                )
+            if param.grad_fn is not None:
+                raise ValueError(
+                    f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                    f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                    "the forward() method."
+                )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (running stats); ``persistent`` puts it in state_dict."""
+        _check_name("buffer", self, name, "_buffers")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (ember Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module under ``name`` (also what ``self.name = module`` does)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
+        _check_name("module", self, name, "_modules")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(ember.nn.Parameter or None expected)"
+                )
+            params[name] = None
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            d["_modules"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(ember.nn.Module or None expected)"
+                )
+            d["_modules"][name] = None
+        elif "_buffers" in d and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' (ember.Tensor or None expected)"
+                )
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        """Drop ``name`` from every store before it is registered in another one."""
+        d = self.__dict__
+        d.pop(name, None)
+        for store in ("_parameters", "_buffers", "_modules"):
+            d[store].pop(name, None)
+        d["_non_persistent_buffers_set"].discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(store, ()):
+                del d[store][name]
+                d["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    # ------------------------------------------------------------------ traversal
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """This module and every descendant, depth first, each once (unless ``remove_duplicate=False``)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and child not in seen:
+                seen.add(child)
+                yield name, child
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, value in mod.__dict__[store].items():
+                if value is None or (remove_duplicate and value in seen):
+                    continue
+                seen.add(value)
+                yield (f"{mod_prefix}.{name}" if mod_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(name, parameter) pairs in registration order, shared parameters once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at dotted path ``target`` ("" is this module)."""
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def _get_member(self, target: str, cls, what: str):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        value = getattr(mod, name)
+        if not isinstance(value, cls) or (cls is Tensor and name not in mod._buffers):
+            raise AttributeError(f"`{name}` is not {what}")
+        return value
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (e.g. ``"fc1.weight"``)."""
+        return self._get_member(target, Parameter, "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        return self._get_member(target, Tensor, "a buffer")
+
+    # ------------------------------------------------------------------ modes and conversion
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and its descendants (Dropout, BatchNorm behave differently)."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient: to None (default) or to zeros."""
+        for p in self.parameters():
+            if p._grad is None:
+                continue
+            if set_to_none:
+                p._grad = None
+            else:
+                g = p._grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                g._data[...] = 0
+                g._vc[0] += 1
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every child (recursively), then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def _apply_to_tensors(self, convert: Callable[[Tensor], Any]) -> Module:
+        """Replace the storage of every parameter, gradient and buffer by ``convert(array)``, in place."""
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is None:
+                    continue
+                t._data = convert(t._data)
+                if t._grad is not None:
+                    t._grad._data = convert(t._grad._data)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Move to a device (only the CPU exists) and/or cast floating parameters and buffers to a dtype."""
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, _dtype.dtype):
+                dtype = a
+            elif a is not None:
+                device = a
+        check_device(device)
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+        target = dtype.np
+        return self._apply_to_tensors(lambda a: a.astype(target, copy=False) if a.dtype.kind == "f" else a)
+
+    def float(self) -> Module:
+        return self.to(float32)
+
+    def double(self) -> Module:
+        return self.to(float64)
+
+    def half(self) -> Module:
+        return self.to(float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device=None) -> Module:
+        check_device("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+        return self
+
+    # ------------------------------------------------------------------ state_dict
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by dotted name, in PyTorch's order (each module: params, buffers)."""
+        if args:  # PyTorch's deprecated positional form state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Copy parameters and buffers from ``state_dict`` (values cast to each parameter's dtype).
+
+        ``strict`` (default) raises RuntimeError listing missing and unexpected keys; otherwise they
+        are returned. Shape mismatches always raise. ``assign=True`` replaces the tensors instead of copying.
+        """
+        if not hasattr(state_dict, "keys"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+        missing, errors = [], []
+        expected = set()
+        with no_grad():
+            for mod_prefix, mod in self.named_modules(remove_duplicate=False):
+                pre = mod_prefix + "." if mod_prefix else ""
+                mod._load_local(state_dict, pre, assign, missing, errors, expected)
+        unexpected = [k for k in state_dict.keys() if k not in expected]
+        if strict:
+            quoted = lambda keys: ", ".join(f'"{k}"' for k in keys)  # noqa: E731
+            if unexpected:
+                errors.insert(0, f"Unexpected key(s) in state_dict: {quoted(unexpected)}. ")
+            if missing:
+                errors.insert(0, f"Missing key(s) in state_dict: {quoted(missing)}. ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_local(self, state_dict, prefix: str, assign: bool, missing: list, errors: list, expected: set) -> None:
+        local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
+        local += [(n, b, False) for n, b in self._buffers.items()
+                  if b is not None and n not in self._non_persistent_buffers_set]
+        for name, current, is_param in local:
+            key = prefix + name
+            expected.add(key)
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected ember.Tensor from checkpoint '
+                              f"but received {type(value).__name__}")
+                continue
+            if value.shape != current.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                              f"the shape in current model is {current.shape}.")
+                continue
+            if assign:
+                if is_param and not isinstance(value, Parameter):
+                    value = Parameter(value, requires_grad=current.requires_grad)
+                setattr(self, name, value)
+            else:
+                current.copy_(value)
+
+    # ------------------------------------------------------------------ repr
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The layer's own settings, shown inside its repr; subclasses override."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _addindent(repr(child), 2) for name, child in self._modules.items()]
+        lines = extra_lines + child_lines
+        if not lines:
+            return self._get_name() + "()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{self._get_name()}({extra_lines[0]})"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

@@ -1,0 +1,120 @@
+"""Normalisation layers: BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm."""
+
+from __future__ import annotations
+
+from ... import _creation
+from ..._dtype import int64
+from ..._tensor import Tensor
+from .. import init
+from .._ops.norm import batch_norm, group_norm, layer_norm
+from ..parameter import Parameter
+from .module import Module
+
+
+def _affine(module: Module, shape, enabled: bool, bias: bool, dtype, device) -> None:
+    """Register weight (ones) and bias (zeros) of ``shape``, or None placeholders."""
+    make = lambda fill: Parameter(fill(*shape, dtype=dtype, device=device))  # noqa: E731
+    module.register_parameter("weight", make(_creation.ones) if enabled else None)
+    module.register_parameter("bias", make(_creation.zeros) if enabled and bias else None)
+
+
+class _BatchNorm(Module):
+    _dims: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _affine(self, (num_features,), affine, bias, dtype, device)
+        if track_running_stats:
+            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self._dims:
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.ndim}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked._data += 1
+            self.num_batches_tracked._vc[0] += 1
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked._data)
+        use_batch = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
+                          self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation over (N, C) or (N, C, L) input, per channel C.
+
+    Training: batch statistics, running stats updated with ``momentum`` (None: cumulative
+    average) using the unbiased variance; eval: the running statistics.
+    """
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation over (N, C, H, W) input, per channel C."""
+
+    _dims = (4,)
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing ``normalized_shape`` dims; weight ones, bias zeros."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        _affine(self, shape, elementwise_affine, bias, dtype, device)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalise (N, C, *) over groups of C/num_groups channels; per-channel weight ones, bias zeros."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        _affine(self, (num_channels,), affine, bias, dtype, device)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")

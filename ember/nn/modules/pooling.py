@@ -1,0 +1,104 @@
+"""Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d."""
+
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from .._ops.conv import ntuple
+from .._ops.pooling import adaptive_avg_pool, avg_pool, max_pool
+from .module import Module
+
+
+class _MaxPoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor):
+        return max_pool(input, self._nd, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                        self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max over windows of (N, C, L); stride defaults to kernel_size."""
+
+    _nd = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over windows of (N, C, H, W); stride defaults to kernel_size."""
+
+    _nd = 2
+
+
+class _AvgPoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool(input, self._nd, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Mean over windows of (N, C, L); stride defaults to kernel_size."""
+
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        # PyTorch stores AvgPool1d's sizes as 1-tuples (visible in its repr)
+        stride = kernel_size if stride is None else stride
+        super().__init__(*(ntuple(v, 1, n) for v, n in ((kernel_size, "kernel_size"), (stride, "stride"),
+                                                         (padding, "padding"))), ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over windows of (N, C, H, W); stride defaults to kernel_size."""
+
+    _nd = 2
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _nd = 0
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool(input, self.output_size, self._nd)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average (N, C, L) into output_size bins."""
+
+    _nd = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average (N, C, H, W) into output_size bins per spatial dim (None keeps a dim's size)."""
+
+    _nd = 2

@@ -1,0 +1,5 @@
+"""ember.nn.parallel: DistributedDataParallel."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]

@@ -1,0 +1,175 @@
+"""``DistributedDataParallel``: data-parallel training where ``loss.backward()`` all-reduces gradients.
+
+The contract (as PyTorch's):
+
+- every rank builds the same model and wraps it; the constructor is a
+  synchronisation point: it checks that every rank has the same parameters
+  (names, shapes, dtypes) and copies rank 0's parameters and buffers to all;
+- ``forward`` runs the wrapped module and arms the reducer; the following
+  ``loss.backward()`` fires a hook per parameter as its gradient lands, which
+  fills that parameter's bucket and starts the bucket's all-reduce on a
+  background thread (see ``ember/distributed/reducer.py``); when backward
+  returns, every ``.grad`` holds the same global gradient on every rank;
+- ``optimizer.step()`` then takes the same step on every rank, so replicas stay
+  identical. Parameters are never broadcast again after construction.
+
+Differences from PyTorch:
+
+- gradients are *averaged* over ranks by default, as PyTorch's DDP does (the
+  seed document says "sum"); ``grad_reduction="sum"`` (an ember extension)
+  sums instead. With the mean, the learning rate that suits one process on the
+  *per-rank* batch B suits N ranks on the global batch N·B, exactly as if one
+  process had trained on N·B samples with a mean loss; with the sum, gradients
+  are N times larger, so divide the learning rate by N for the same step.
+- a parameter that got no gradient is reported by name at the end of that
+  backward (PyTorch reports it, cryptically, at the next forward).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+
+from ... import distributed as dist
+from ..._backend import xp
+from ...autograd.grad_mode import _GradState
+from ...distributed.reducer import Reducer
+from ..modules.module import Module
+
+
+class DistributedDataParallel(Module):
+    """Wrap ``module`` so that backward averages its gradients over all ranks.
+
+    Args:
+        module: the model (identical architecture on every rank).
+        device_ids, output_device: accepted for compatibility (CPU only).
+        bucket_cap_mb: bucket size in MiB (default 25; the first bucket is at most 1 MiB).
+        broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank
+            at the start of each forward (default True).
+        find_unused_parameters: allow parameters that get no gradient in an iteration;
+            they are reduced as zeros (default False: such a parameter is an error naming it).
+        gradient_as_bucket_view: let ``.grad`` be views into the bucket buffers (saves a copy
+            per parameter and step; default False).
+        process_group: the group to reduce over (default: the world).
+        grad_reduction: ``"mean"`` (default, PyTorch's behaviour) or ``"sum"`` (ember extension).
+    """
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
+                 broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: float | None = None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 grad_reduction: str = "mean", **kwargs) -> None:
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
+        if grad_reduction not in ("mean", "sum"):
+            raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
+        if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
+                                          for d in device_ids):
+            raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
+        group = dist.process_group.resolve(process_group, "DistributedDataParallel")
+        self.module = module
+        self.process_group = group
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.require_backward_grad_sync = True
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        if not named:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
+                               "that requires a gradient.")
+        self._comm = group.comm
+        self._check_same_parameters(named)
+        self._sync_module_state()
+        names = [n for n, _ in named]
+        params = [p for _, p in named]
+        self.reducer = Reducer(params, names, dist.comm.world(self._comm.timeout) if group is dist.group.WORLD
+                               else self._comm, 25 if bucket_cap_mb is None else bucket_cap_mb,
+                               find_unused_parameters, gradient_as_bucket_view, grad_reduction)
+
+    # ------------------------------------------------------------------ construction checks
+    def _check_same_parameters(self, named) -> None:
+        """Every rank must hold the same parameters; otherwise name the first difference and the rank."""
+        mine = [(n, list(p.shape), str(p.dtype)) for n, p in named]
+        everyone = [[(n, tuple(s), d) for n, s, d in theirs] for theirs in _allgather_json(self._comm, mine)]
+        reference = everyone[0]
+        for rank, theirs in enumerate(everyone):
+            if theirs == reference:
+                continue
+            if len(theirs) != len(reference):
+                raise RuntimeError(
+                    f"DistributedDataParallel: rank {rank} has {len(theirs)} parameters but rank 0 has "
+                    f"{len(reference)}; every rank must wrap the same model"
+                )
+            for (n0, s0, d0), (n1, s1, d1) in zip(reference, theirs):
+                if (n0, s0, d0) != (n1, s1, d1):
+                    raise RuntimeError(
+                        f"DistributedDataParallel: parameter '{n1}' on rank {rank} has shape {list(s1)} and "
+                        f"dtype {d1}, but rank 0 has '{n0}' with shape {list(s0)} and dtype {d0}; every rank "
+                        "must wrap the same model"
+                    )
+
+    def _sync_module_state(self) -> None:
+        """Copy rank 0's parameters and buffers to every rank (one broadcast per dtype)."""
+        tensors = list(self.module.parameters()) + [b for b in self.module.buffers() if b is not None]
+        self._broadcast_from_rank0(tensors)
+
+    def _broadcast_from_rank0(self, tensors) -> None:
+        if self._comm.size == 1 or not tensors:
+            return
+        by_dtype: dict = {}
+        for t in tensors:
+            by_dtype.setdefault(t._data.dtype, []).append(t)
+        for group in by_dtype.values():
+            flat = xp.concatenate([t._data.reshape(-1) for t in group])
+            self._comm.broadcast_(flat, 0)
+            offset = 0
+            for t in group:
+                n = t._data.size
+                t._data[...] = flat[offset:offset + n].reshape(t._data.shape)
+                t._vc[0] += 1
+                offset += n
+
+    # ------------------------------------------------------------------ training
+    def forward(self, *inputs, **kwargs):
+        if self.broadcast_buffers:
+            self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
+        if _GradState.enabled and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward()
+        return self.module(*inputs, **kwargs)
+
+    @contextmanager
+    def no_sync(self):
+        """Accumulate gradients locally: backward inside this block communicates nothing.
+
+        The first backward after the block (with a forward outside it) all-reduces the
+        accumulated gradients.
+        """
+        previous = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = previous
+
+    @property
+    def bucket_sizes(self) -> list[int]:
+        """Bytes in each gradient bucket, in launch order."""
+        return [b.nbytes for b in self.reducer.buckets]
+
+    def __del__(self) -> None:
+        reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
+        if reducer is not None:
+            reducer.close()
+
+
+def _allgather_json(comm, value) -> list:
+    """Every rank's JSON-serialisable ``value``, in rank order (two bounded all-gathers, no pickle)."""
+    payload = xp.frombuffer(json.dumps(value).encode(), dtype=xp.uint8)
+    lengths = xp.empty(comm.size, dtype=xp.int64)
+    comm.allgather(xp.array([payload.size], dtype=xp.int64), lengths)
+    padded = xp.zeros(int(lengths.max()), dtype=xp.uint8)
+    padded[:payload.size] = payload
+    table = xp.empty((comm.size, padded.size), dtype=xp.uint8)
+    comm.allgather(padded, table)
+    return [json.loads(bytes(row[:n])) for row, n in zip(table, lengths)]

@@ -1,0 +1,91 @@
+"""Gradient clipping by total norm or by value, in place on ``.grad``.
+
+The total norm is computed per gradient with one BLAS dot (2-norm) or one
+reduction (other norms), then combined; no work per element happens in Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..._backend import xp
+from ..._tensor import Tensor
+
+_Params = Tensor | Iterable[Tensor]
+
+
+def _grads(parameters: _Params) -> list:
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p._grad for p in parameters if p._grad is not None]
+
+
+def _norm_of(a, norm_type: float):
+    """The ``norm_type``-norm of one array, in its own dtype."""
+    flat = a.reshape(-1)
+    if norm_type == 2:
+        return xp.sqrt(xp.dot(flat, flat))
+    if math.isinf(norm_type):
+        return xp.abs(flat).max() if norm_type > 0 else xp.abs(flat).min()
+    if norm_type == 1:
+        return xp.abs(flat).sum()
+    return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
+
+
+def get_total_norm(tensors: _Params, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """The norm of the norms of ``tensors`` (the norm of all their elements together), as a 0-d tensor."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    arrays = [t._data for t in tensors if t is not None and t._data.size]
+    norm_type = float(norm_type)
+    if not arrays:
+        return Tensor._make(xp.asarray(0.0, dtype=xp.float32))
+    norms = xp.stack([_norm_of(a, norm_type) for a in arrays])
+    total = xp.asarray(_norm_of(norms, norm_type))
+    if error_if_nonfinite and not xp.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
+            "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+            "`error_if_nonfinite=False`"
+        )
+    return Tensor._make(total)
+
+
+def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:
+    """Scale gradients by min(1, max_norm / (total_norm + 1e-6)), in place."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    # a NaN/inf total norm propagates into the gradients, as in PyTorch (min() would drop a NaN)
+    coef = float(xp.minimum(1.0, float(max_norm) / (float(total_norm) + 1e-6)))
+    if coef == 1.0:  # multiplying by 1 would change nothing but the version counters
+        return
+    for g in grads:
+        g._data *= g._data.dtype.type(coef)
+        g._vc[0] += 1
+
+
+def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> Tensor:
+    """Rescale the gradients of ``parameters`` so their total ``norm_type``-norm is at most ``max_norm``.
+
+    Returns the total norm before clipping (a 0-d tensor). ``foreach`` is accepted for
+    compatibility; the computation is already vectorised per gradient.
+    """
+    if not isinstance(parameters, Tensor):
+        parameters = list(parameters)  # read twice below: a generator (model.parameters()) would be empty the 2nd time
+    grads = _grads(parameters)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
+    """Clamp every gradient element into [-clip_value, clip_value], in place."""
+    clip_value = float(clip_value)
+    for g in _grads(parameters):
+        xp.clip(g._data, -clip_value, clip_value, out=g._data)
+        g._vc[0] += 1

@@ -1,0 +1,13 @@
+"""Optimizers with PyTorch's API: ``ember.optim.SGD(model.parameters(), lr=0.1)``.
+
+``ember.optim.lr_scheduler`` holds the learning-rate schedulers.
+"""
+
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,0 +1,65 @@
+"""Adagrad (Duchi et al., 2011), with learning-rate decay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad.
+
+    For each parameter :math:`\theta` with gradient :math:`g`, at step t (from 1)::
+
+        g <- -g                                   if maximize
+        g <- g + weight_decay * theta             if weight_decay != 0
+        s <- s + g^2                              (s starts at initial_accumulator_value)
+        theta <- theta - lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr: learning rate (default: 1e-2).
+        lr_decay: learning-rate decay per step (default: 0).
+        weight_decay: L2 penalty added to the gradient (default: 0).
+        initial_accumulator_value: starting value of the squared-gradient sum (default: 0).
+        eps: added to the denominator for numerical stability (default: 1e-10).
+        foreach, maximize, differentiable, fused: as in PyTorch (only ``maximize`` changes the update).
+
+    State per parameter (created at construction, as in PyTorch): ``step``, ``sum``.
+    Difference from PyTorch: a group's own ``initial_accumulator_value`` is honoured (PyTorch
+    starts every group's sum at the constructor's value).
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
+        check_nonneg(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                     initial_accumulator_value=initial_accumulator_value, eps=eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+                        **compat_options(differentiable, foreach=foreach, fused=fused))
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p._data, self.state[p], group)
+
+    def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = step_counter()
+        state["sum"] = Tensor._make(xp.full_like(p, group["initial_accumulator_value"]))
+
+    def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        step = state["step"]._data
+        step += 1
+        clr = group["lr"] / (1 + (float(step) - 1) * group["lr_decay"])
+        g = self._decayed_grad(p, g, group["weight_decay"], group["maximize"])
+        total, tmp = state["sum"]._data, self._scratch(p)
+        xp.multiply(g, g, out=tmp)
+        total += tmp
+        xp.sqrt(total, out=tmp)
+        tmp += group["eps"]
+        xp.divide(g, tmp, out=tmp)
+        add_scaled(p, tmp, -clr, tmp)

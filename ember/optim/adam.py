@@ -1,0 +1,104 @@
+"""Adam and AdamW (Adam with decoupled weight decay)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba, 2014), with optional AMSGrad.
+
+    For each parameter :math:`\theta` with gradient :math:`g`, at step t (from 1)::
+
+        g <- -g                                  if maximize
+        theta <- theta * (1 - lr * weight_decay) if decoupled_weight_decay  (AdamW)
+        g <- g + weight_decay * theta            otherwise (L2 penalty)
+        m <- beta1 * m + (1 - beta1) * g
+        v <- beta2 * v + (1 - beta2) * g^2
+        v_max <- max(v_max, v)                   if amsgrad (then v_max replaces v below)
+        theta <- theta - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr: learning rate (default: 1e-3).
+        betas: decay rates of the first and second moment averages (default: (0.9, 0.999)).
+        eps: added to the denominator for numerical stability (default: 1e-8).
+        weight_decay: weight decay coefficient (default: 0).
+        amsgrad: use the maximum of past second moments (default: False).
+        maximize: maximize the objective instead of minimizing it (default: False).
+        decoupled_weight_decay: shrink the parameter directly instead of adding an L2 term to the
+            gradient, i.e. AdamW (default: False).
+        foreach, capturable, differentiable, fused: accepted for PyTorch compatibility.
+
+    State per parameter: ``step`` (0-d float tensor), ``exp_avg``, ``exp_avg_sq``, and
+    ``max_exp_avg_sq`` when ``amsgrad``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        check_nonneg(lr=lr, eps=eps)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_nonneg(weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
+                        **compat_options(differentiable, foreach=foreach, capturable=capturable, fused=fused))
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = step_counter()
+        state["exp_avg"] = Tensor._make(xp.zeros_like(p))
+        state["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
+
+    def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        step = state["step"]._data
+        step += 1
+        t = float(step)
+        if group["decoupled_weight_decay"]:
+            if wd:
+                p *= 1 - lr * wd
+            wd = 0
+        g = self._decayed_grad(p, g, wd, group["maximize"])
+        m, v, tmp = state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p)
+        m *= beta1
+        add_scaled(m, g, 1 - beta1, tmp)
+        v *= beta2
+        xp.multiply(g, g, out=tmp)
+        add_scaled(v, tmp, 1 - beta2, tmp)
+        if group["amsgrad"]:
+            v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
+        # denominator sqrt(v / (1 - beta2^t)) + eps, then theta -= lr / (1 - beta1^t) * m / denominator
+        xp.sqrt(v, out=tmp)
+        tmp /= math.sqrt(1 - beta2**t)
+        tmp += group["eps"]
+        xp.divide(m, tmp, out=tmp)
+        add_scaled(p, tmp, -lr / (1 - beta1**t), tmp)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``theta *= 1 - lr * weight_decay``
+    before the Adam update, instead of an L2 term in the gradient.
+
+    Same arguments and state as :class:`Adam`, except ``weight_decay`` defaults to 1e-2 and
+    ``decoupled_weight_decay`` is always True.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -1,0 +1,19 @@
+"""Learning-rate schedulers with PyTorch's API (``ember.optim.lr_scheduler.StepLR(optimizer, 30)``).
+
+Call ``scheduler.step()`` once per epoch (``OneCycleLR``: once per batch) after ``optimizer.step()``;
+``ReduceLROnPlateau.step(metric)`` takes the monitored value.
+"""
+
+from .base import LRScheduler
+from .composite import ChainedScheduler, SequentialLR
+from .cosine import CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR
+from .decay import ConstantLR, ExponentialLR, LambdaLR, LinearLR, MultiplicativeLR, MultiStepLR, StepLR
+from .plateau import ReduceLROnPlateau
+
+_LRScheduler = LRScheduler  # the pre-2.0 name, still used by older code
+
+__all__ = [
+    "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+    "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
+    "CosineAnnealingWarmRestarts", "OneCycleLR",
+]

@@ -1,0 +1,309 @@
+"""The ``Optimizer`` base: parameter groups, per-parameter state, zero_grad, state_dict.
+
+Every built-in optimizer is a subclass that writes two short methods, side by
+side (the readable per-parameter reference, as in PyTorch's
+``_single_tensor_*`` functions and MLX's ``apply_single``):
+
+    _init_state(p, state, group)      fill ``state`` the first time ``p`` is stepped
+    _update(p, g, state, group)       one update of the array ``p`` from its gradient ``g``
+
+``_update`` works on the raw arrays (``param._data``, ``param.grad._data``) and
+changes them in place with ``out=`` ufuncs; its temporaries live in per-dtype
+scratch buffers (``_scratch``) reused across parameters and steps, so an update
+of a million-element parameter is a handful of NumPy calls and no allocation.
+``step`` bumps each updated parameter's version counter, so a graph that saved
+the old value notices.
+
+Custom optimizers written the PyTorch way (override ``step`` and loop over
+``self.param_groups``) work too.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._backend import xp
+from .._dtype import get_default_dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (parameter groups,
+            each with a ``'params'`` entry and any option overriding ``defaults``).
+        defaults: the default value of every option, used where a group does not set it.
+
+    Attributes: ``defaults``, ``param_groups`` (list of dicts), ``state`` (``defaultdict(dict)``
+    keyed by parameter). ``state_dict()`` has PyTorch's layout.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Mark every step, even an overriding subclass's, so a scheduler can tell whether
+        # optimizer.step() ran before its own first step (PyTorch warns about the reverse order).
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _marks_step(cls.__dict__["step"])
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                "but got ember.Tensor"
+            )
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        self._scratch_bufs: dict = {}
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        out = f"{type(self).__name__} ("
+        for i, group in enumerate(self.param_groups):
+            options = "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
+            out += f"\nParameter Group {i}\n{options}"
+        return out + ")"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_scratch_bufs", {})
+
+    # ----------------------------------------------------------------- groups
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing ones come from ``defaults``).
+
+        Raises ValueError when a parameter is already in another group.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of "
+                "tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+            params = [p[1] for p in params]
+        param_group["params"] = params
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        if len(set(params)) != len(params):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; the duplicates are "
+                "updated more than once per step",
+                stacklevel=3,
+            )
+        seen = {p for group in self.param_groups for p in group["params"]}
+        if not seen.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ----------------------------------------------------------------- gradients and steps
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients: set ``.grad`` to None (default), or fill it with zeros in place.
+
+        With ``set_to_none=True`` the next ``step`` skips parameters that get no new gradient;
+        with zeros it updates them with a zero gradient (momentum and weight decay still act).
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    g.grad_fn, g._requires_grad = None, False
+                    g._data.fill(0)
+                    g._vc[0] += 1
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; ``closure`` (run with grad enabled) re-evaluates
+        the model and returns the loss, which ``step`` returns."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    self._init_state(p._data, state, group)
+                self._update(p._data, g._data, state, group)
+                p._vc[0] += 1
+        return loss
+
+    def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Fill ``state`` for parameter array ``p`` before its first update (default: nothing)."""
+
+    def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _update(p, g, state, group) or override step()"
+        )
+
+    # ----------------------------------------------------------------- helpers for _update
+    def _scratch(self, like, slot: int = 0):
+        """A reusable array shaped and typed like ``like`` (one buffer per dtype and slot)."""
+        key = (like.dtype, slot)
+        buf = self._scratch_bufs.get(key)
+        if buf is None or buf.size < like.size:
+            buf = self._scratch_bufs[key] = xp.empty(like.size, like.dtype)
+        return buf[: like.size].reshape(like.shape)
+
+    def _decayed_grad(self, p, g, weight_decay: float, maximize: bool):
+        """The gradient the update follows: ``-g`` when maximizing, plus ``weight_decay * p`` (L2 penalty).
+
+        Returns ``g`` itself when neither applies, else scratch slot 1.
+        """
+        if not weight_decay and not maximize:
+            return g
+        out = self._scratch(g, 1)
+        if weight_decay:
+            xp.multiply(p, weight_decay, out=out)
+            (xp.subtract if maximize else xp.add)(out, g, out=out)
+        else:
+            xp.negative(g, out=out)
+        return out
+
+    # ----------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in PyTorch's layout.
+
+        ``{'state': {index: {...}}, 'param_groups': [{option: value, ..., 'params': [index, ...]}]}``,
+        where parameters are numbered in group order. State tensors are returned by reference,
+        as in PyTorch (save them, or copy, before stepping again).
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a ``state_dict()``: the groups must have the same sizes, matched in order.
+
+        Difference from PyTorch: state tensors are copied (cast to the parameter's dtype, except
+        ``step``), so the loaded optimizer never shares buffers with the dict it came from.
+        """
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"loaded state dict has a different number of parameter groups ({len(saved_groups)}) "
+                f"than the optimizer ({len(self.param_groups)})"
+            )
+        for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(group["params"]) != len(saved["params"]):
+                raise ValueError(
+                    f"loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                    f"group: group {i} has {len(saved['params'])} saved parameters, the optimizer has "
+                    f"{len(group['params'])}"
+                )
+        params = {i: p for saved, group in zip(saved_groups, self.param_groups)
+                  for i, p in zip(saved["params"], group["params"])}
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            p = params.get(key)
+            if p is None:
+                state[key] = value
+            else:
+                state[p] = {k: _copy_state_value(v, p, k) for k, v in value.items()}
+        new_groups = []
+        for group, saved in zip(self.param_groups, saved_groups):
+            new = {k: v for k, v in saved.items() if k != "params"}
+            new["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new:
+                new["param_names"] = group["param_names"]
+            new_groups.append(new)
+        self.state, self.param_groups = state, new_groups
+
+
+def _marks_step(step: Callable) -> Callable:
+    def step_and_mark(self, *args, **kwargs):
+        self._opt_called = True
+        return step(self, *args, **kwargs)
+
+    step_and_mark.__name__, step_and_mark.__qualname__ = step.__name__, step.__qualname__
+    step_and_mark.__doc__ = step.__doc__
+    return step_and_mark
+
+
+Optimizer.step = _marks_step(Optimizer.step)
+
+
+def _copy_state_value(value, param: Tensor, key: str):
+    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own."""
+    if not isinstance(value, Tensor):
+        return value
+    array = value._data
+    if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
+        return Tensor._make(array.astype(param._data.dtype, copy=True))
+    return Tensor._make(array.copy())
+
+
+def step_counter() -> Tensor:
+    """A fresh ``state['step']``: a 0-d tensor of the default float dtype, as PyTorch stores it."""
+    return Tensor._make(xp.zeros((), dtype=get_default_dtype().np))
+
+
+def add_scaled(y, x, alpha: float, tmp) -> None:
+    """``y += alpha * x`` in place; ``tmp`` (same shape, may be ``x`` when x is scratch) holds the product."""
+    if alpha == 1:
+        y += x
+    else:
+        xp.multiply(x, alpha, out=tmp)
+        y += tmp
+
+
+def check_nonneg(**values: float) -> None:
+    """Raise PyTorch's ``ValueError("Invalid <name> value: v")`` for a negative option."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {_LABELS.get(name, name + ' value')}: {v}")
+
+
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
+    """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
+
+    ember has one in-place implementation, so ``foreach``/``fused``/``capturable`` change nothing;
+    ``differentiable=True`` (backpropagating through ``step``) is not supported.
+    """
+    if differentiable:
+        raise NotImplementedError("differentiable=True is not supported by ember's optimizers")
+    return {**switches, "differentiable": False}

@@ -1,0 +1,71 @@
+"""Stochastic gradient descent, with momentum, dampening, Nesterov, weight decay and maximize."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum).
+
+    For each parameter :math:`\theta` with gradient :math:`g`, at step t::
+
+        g <- -g                         if maximize
+        g <- g + weight_decay * theta   if weight_decay != 0
+        if momentum != 0:
+            b <- g                                   (t = 1)
+            b <- momentum * b + (1 - dampening) * g  (t > 1)
+            g <- g + momentum * b   if nesterov else   b
+        theta <- theta - lr * g
+
+    Note: like PyTorch, the velocity accumulates gradients and ``lr`` multiplies it at the end;
+    Sutskever et al. fold ``lr`` into the velocity (``v = momentum * v + lr * g``). The two
+    agree for a constant ``lr`` and differ once a scheduler changes it.
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr: learning rate (default: 1e-3, PyTorch 2.x's default).
+        momentum: momentum factor (default: 0).
+        dampening: dampening of the gradient added to the momentum buffer (default: 0).
+        weight_decay: L2 penalty added to the gradient (default: 0).
+        nesterov: Nesterov momentum; needs ``momentum > 0`` and ``dampening == 0`` (default: False).
+        maximize: maximize the objective instead of minimizing it (default: False).
+        foreach, differentiable, fused: accepted for PyTorch compatibility (see ``compat_options``).
+
+    State per parameter: ``momentum_buffer`` (only when ``momentum != 0``).
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
+        check_nonneg(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize,
+                        **compat_options(differentiable, foreach=foreach, fused=fused))
+        super().__init__(params, defaults)
+
+    def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        momentum = group["momentum"]
+        g = self._decayed_grad(p, g, group["weight_decay"], group["maximize"])
+        tmp = self._scratch(p)
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = Tensor._make(g.copy())
+            else:
+                buf._data *= momentum
+                add_scaled(buf._data, g, 1 - group["dampening"], tmp)
+            if group["nesterov"]:
+                xp.multiply(buf._data, momentum, out=tmp)
+                tmp += g
+                g = tmp
+            else:
+                g = buf._data
+        add_scaled(p, g, -group["lr"], tmp)

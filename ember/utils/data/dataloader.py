@@ -1,0 +1,177 @@
+"""``DataLoader``: iterate a dataset in (optionally shuffled) batches, with PyTorch's options.
+
+Differences from PyTorch, all documented on ``DataLoader``: there are no worker
+processes (``num_workers > 0`` loads in the calling process, with the same
+results), ``pin_memory`` is a no-op (ember tensors live in ordinary CPU memory),
+and the shuffled order differs from PyTorch's for the same seed (a different
+random generator) while being just as reproducible.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...random import Generator
+from .collate import default_collate, default_convert
+from .dataset import Dataset, IterableDataset, TensorDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+# Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
+_FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
+
+
+def get_worker_info() -> None:
+    """Always None: ember's DataLoader has no worker processes, so code runs as in PyTorch's main process."""
+    return None
+
+
+class DataLoader:
+    """Batches of ``dataset``: ``for batch in DataLoader(ds, batch_size=32, shuffle=True)``.
+
+    Args:
+        dataset: a map-style ``Dataset`` (``__getitem__``/``__len__``) or an ``IterableDataset``.
+        batch_size: samples per batch (default 1); None turns batching off (each sample is
+            only converted by ``default_convert``).
+        shuffle: a fresh random order each epoch (default False); needs a map-style dataset.
+        sampler: the order of indices (exclusive with ``shuffle``).
+        batch_sampler: yields whole lists of indices (exclusive with batch_size, shuffle,
+            sampler and drop_last).
+        num_workers: accepted; values > 0 load in this process (ember has no worker
+            processes), giving the same batches. ``worker_init_fn`` is then never called and
+            ``get_worker_info()`` is None, as in PyTorch's main process.
+        collate_fn: merges a list of samples into a batch (default ``default_collate``).
+        pin_memory: accepted, no effect (ember tensors are already in host memory).
+        drop_last: drop the last incomplete batch (default False).
+        generator: the random source of the default ``RandomSampler`` (default: global generator).
+        timeout, worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers,
+        pin_memory_device, in_order: accepted and validated as in PyTorch; no effect without workers.
+
+    For a ``TensorDataset`` with the default collation each batch is taken with one
+    index array per tensor instead of stacking per-sample items (same values, dtypes
+    and order as the general path, a fraction of the time).
+    """
+
+    _initialized = False
+
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Sampler | None = None, batch_sampler: Sampler | None = None, num_workers: int = 0,
+                 collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context=None, generator: Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            for name, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, "
+                                     f"but got {name}={value}")
+        elif sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                                 "sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
+        self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
+        self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        self._auto_collation = batch_sampler is not None or (self._iterable and batch_size is not None)
+        self.collate_fn = collate_fn or (default_collate if self._auto_collation else default_convert)
+        self._initialized = True
+
+    def __setattr__(self, name: str, value) -> None:
+        if self._initialized and name in _FROZEN:
+            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(name, value)
+
+    def __iter__(self) -> Iterator:
+        if self._iterable:
+            return self._iter_stream()
+        if self._can_index_tensors():
+            return self._iter_tensor_batches()
+        return self._iter_indexed()
+
+    def __len__(self) -> int:
+        if not self._iterable:
+            return len(self.batch_sampler if self._auto_collation else self.sampler)
+        n = len(self.dataset)  # TypeError for a stream without __len__, as in PyTorch
+        if self.batch_size is None:
+            return n
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    # ------------------------------------------------------------------ iteration paths
+    def _iter_indexed(self) -> Iterator:
+        """The general map-style path: fetch each sample, then collate the batch."""
+        dataset, collate = self.dataset, self.collate_fn
+        if not self._auto_collation:
+            for idx in self.sampler:
+                yield collate(dataset[idx])
+            return
+        getitems = getattr(dataset, "__getitems__", None)  # a dataset's own batched fetch, as in PyTorch
+        for indices in self.batch_sampler:
+            yield collate(getitems(indices) if getitems else [dataset[i] for i in indices])
+
+    def _iter_stream(self) -> Iterator:
+        """An IterableDataset: samples as they come, grouped into batches when batching is on."""
+        collate, it = self.collate_fn, iter(self.dataset)
+        if not self._auto_collation:
+            for sample in it:
+                yield collate(sample)
+            return
+        while batch := list(itertools.islice(it, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            yield collate(batch)
+
+    def _can_index_tensors(self) -> bool:
+        """Whether the TensorDataset fast path gives exactly what the general path would."""
+        ds = self.dataset
+        return (type(self.batch_sampler) is BatchSampler and self.collate_fn is default_collate
+                and isinstance(ds, TensorDataset) and type(ds).__getitem__ is TensorDataset.__getitem__
+                and getattr(ds, "__getitems__", None) is None
+                and not any(t._requires_grad for t in ds.tensors))
+
+    def _iter_tensor_batches(self) -> Iterator[list[Tensor]]:
+        """TensorDataset fast path: each batch is one slice or ``take`` per tensor, no per-sample work."""
+        arrays = [t._data for t in self.dataset.tensors]
+        sampler, size = self.batch_sampler.sampler, self.batch_sampler.batch_size
+        sequential = type(sampler) is SequentialSampler and len(sampler) <= len(arrays[0])
+        order = None if sequential else xp.fromiter(sampler, dtype=xp.int64)  # whole epoch, as the general path
+        n = len(sampler) if sequential else len(order)
+        stop = n - n % size if self.batch_sampler.drop_last else n
+        for start in range(0, stop, size):
+            if sequential:  # a copy: a batch must not alias the dataset
+                yield [Tensor._make(a[start:start + size].copy()) for a in arrays]
+            else:
+                idx = order[start:start + size]
+                yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+
+
+def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int | None,
+                          persistent_workers: bool) -> None:
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing. Let num_workers > 0 "
+                         "to enable multiprocessing, otherwise set prefetch_factor to None.")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")

@@ -1,0 +1,160 @@
+"""Samplers: which dataset indices a DataLoader visits, and in what order.
+
+Random samplers draw from an ``ember.Generator`` (the global one by default,
+seeded by ``ember.manual_seed``), so the order is the same on every run with
+the same seed. The numbers differ from PyTorch's: a different random generator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence, Sized
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...random import Generator, rng_of
+
+
+class Sampler:
+    """Base class: subclasses define ``__iter__`` (indices, or lists of indices) and usually ``__len__``."""
+
+    def __init__(self, data_source: Sized | None = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+def _check_positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
+
+
+class RandomSampler(Sampler):
+    """Random indices of ``data_source``: a fresh permutation each epoch, or draws with replacement.
+
+    Args:
+        replacement: draw ``num_samples`` indices independently (default False: permutations).
+        num_samples: how many indices an epoch yields (default ``len(data_source)``);
+            without replacement, more than the length chains several permutations.
+        generator: the random source (default: the global generator).
+    """
+
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator: Generator | None = None) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        _check_positive_int("num_samples", self.num_samples)
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n, rng = len(self.data_source), rng_of(self.generator)
+        if self.replacement:
+            yield from rng.integers(0, n, self.num_samples).tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from rng.permutation(n).tolist()
+        if self.num_samples % n:
+            yield from rng.permutation(n)[:self.num_samples % n].tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a fresh random order each epoch."""
+
+    def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in rng_of(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices into ``weights``, index i drawn with probability ``weights[i] / sum(weights)``.
+
+    Args:
+        weights: non-negative, not necessarily summing to one (1-D sequence or tensor).
+        replacement: with replacement (default True); without, ``num_samples`` must not exceed
+            ``len(weights)``, and zero-weight indices are drawn only once the others are used up.
+    """
+
+    def __init__(self, weights: Sequence[float] | Tensor, num_samples: int, replacement: bool = True,
+                 generator: Generator | None = None) -> None:
+        _check_positive_int("num_samples", num_samples)
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = xp.asarray(weights._data if isinstance(weights, Tensor) else weights, dtype=xp.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        if (w < 0).any() or not xp.isfinite(w).all():
+            raise RuntimeError("invalid multinomial distribution (weights must be finite and non-negative)")
+        if not replacement and num_samples > len(w):
+            raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+                               f"({num_samples} samples asked, {len(w)} weights)")
+        if w.sum() == 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = rng_of(self.generator)
+        if self.replacement:
+            yield from rng.choice(len(self.weights), self.num_samples, p=self.weights / self.weights.sum()).tolist()
+            return
+        # Without replacement: the indices of the smallest Exp(1) / w keys; zero weights come last, as in PyTorch.
+        with xp.errstate(divide="ignore"):
+            keys = rng.standard_exponential(len(self.weights)) / self.weights
+        yield from xp.argsort(keys, kind="stable")[:self.num_samples].tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Group another sampler's indices into lists of ``batch_size`` (the last one shorter unless ``drop_last``)."""
+
+    def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool) -> None:
+        _check_positive_int("batch_size", batch_size)
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch, size = [], self.batch_size
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)

@@ -1,0 +1,170 @@
+"""DistributedDataParallel checks, run on every rank by tests/test_ddp.py through ember's launcher.
+
+Each check compares DDP with what one process computes on the whole global batch
+(every rank can compute that reference itself: all data comes from fixed seeds).
+Prints "ddp_checks: N passed" on rank 0.
+"""
+
+import sys
+
+import numpy as np
+
+import ember
+import ember.distributed as dist
+import ember.nn as nn
+from ember.diagnostics import trace
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("mpi")
+rank, world = dist.get_rank(), dist.get_world_size()
+passed = 0
+
+
+def check(name, cond):
+    global passed
+    if not cond:
+        raise AssertionError(f"rank {rank}: {name}")
+    passed += 1
+
+
+def make_model(seed=0, width=16):
+    ember.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, width), nn.Tanh(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3))
+
+
+def batch(step, n):
+    rng = np.random.default_rng(1000 + step)
+    return ember.tensor(rng.standard_normal((n, 8)).astype(np.float32)), \
+        ember.tensor(rng.standard_normal((n, 3)).astype(np.float32))
+
+
+def params_of(model):
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def train(model, optimizer, steps, per_rank, shard):
+    for step in range(steps):
+        x, y = batch(step, per_rank * world)
+        if shard:
+            x, y = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam
+for make_opt in (lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9),
+                 lambda ps: ember.optim.Adam(ps, lr=0.01)):
+    reference = make_model()
+    train(reference, make_opt(reference.parameters()), 5, 4, shard=False)
+    ember.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
+    ddp = DDP(make_model(seed=0 if rank == 0 else 99))
+    train(ddp, make_opt(ddp.parameters()), 5, 4, shard=True)
+    check("ddp == full batch", all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
+    flat = ember.cat([p.detach().reshape(-1) for p in ddp.parameters()])
+    gathered = [ember.zeros_like(flat) for _ in range(world)]
+    dist.all_gather(gathered, flat)
+    check("replicas identical", all(ember.equal(gathered[0], g) for g in gathered))
+
+# 2. no_sync accumulation == the same batch without accumulation
+ddp = DDP(make_model())
+x, y = batch(0, 8 * world)
+mine = slice(rank * 8, (rank + 1) * 8)
+ddp.zero_grad()
+with ddp.no_sync():
+    (nn.functional.mse_loss(ddp(x[mine][:4]), y[mine][:4]) / 2).backward()
+local_after_no_sync = [p.grad.numpy().copy() for p in ddp.parameters()]
+(nn.functional.mse_loss(ddp(x[mine][4:]), y[mine][4:]) / 2).backward()
+accumulated = [p.grad.numpy().copy() for p in ddp.parameters()]
+ddp.zero_grad()
+nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()
+check("no_sync accumulation", all(np.allclose(a, p.grad.numpy(), atol=1e-6)
+                                  for a, p in zip(accumulated, ddp.parameters())))
+reference = make_model()
+nn.functional.mse_loss(reference(x), y).backward()
+check("grad is the global mean", all(np.allclose(r.grad.numpy(), p.grad.numpy(), atol=1e-6)
+                                     for r, p in zip(reference.parameters(), ddp.parameters())))
+if world > 1:
+    check("no_sync did not communicate", not all(np.allclose(a, p.grad.numpy(), atol=1e-6)
+                                                 for a, p in zip(local_after_no_sync, ddp.parameters())))
+
+# 3. grad_reduction="sum" gives world x the mean
+summed = DDP(make_model(), grad_reduction="sum")
+nn.functional.mse_loss(summed(x[mine]), y[mine]).backward()
+check("sum reduction", all(np.allclose(world * p.grad.numpy(), s.grad.numpy(), atol=1e-5)
+                           for p, s in zip(ddp.parameters(), summed.parameters())))
+
+# 4. several buckets, launched while backward is still running
+wide = DDP(make_model(width=256), bucket_cap_mb=0.05)
+check("several buckets", len(wide.bucket_sizes) >= 3)
+with trace.record() as tr:
+    nn.functional.mse_loss(wide(x[mine]), y[mine]).backward()
+reduces = tr.spans("ddp", "all-reduce")
+backward = tr.spans("autograd", "backward")
+check("one all-reduce per bucket", len(reduces) == len(wide.bucket_sizes))
+check("first all-reduce starts before backward ends",
+      backward and reduces[0]["ts"] < backward[0]["ts"] + backward[0]["dur"])
+check("buckets launched in order", [e["args"]["bucket"] for e in reduces] == list(range(len(reduces))))
+
+# 5. gradient_as_bucket_view gives the same gradients, as views
+viewed = DDP(make_model(), gradient_as_bucket_view=True)
+for _ in range(2):
+    viewed.zero_grad()
+    nn.functional.mse_loss(viewed(x[mine]), y[mine]).backward()
+check("bucket views", all(np.allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-6)
+                          for p, q in zip(ddp.parameters(), viewed.parameters())))
+
+# 6. buffers follow rank 0; state_dict keys as PyTorch
+def gather(t):
+    out = [ember.zeros_like(t) for _ in range(world)]
+    dist.all_gather(out, t)
+    return out
+
+
+ember.manual_seed(0)
+bn = DDP(nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)))
+bn(x[mine])  # in training mode each rank updates the running stats from its own shard
+before = gather(bn.module[1].running_mean.detach().clone())
+bn.eval()
+with ember.no_grad():
+    bn(x[mine])  # the forward first copies rank 0's buffers to every rank
+after = gather(bn.module[1].running_mean.detach().clone())
+check("buffers follow rank 0", all(ember.equal(a, before[0]) for a in after))
+if world > 1:
+    check("shards gave different local stats", not ember.equal(before[0], before[1]))
+check("state_dict prefix", list(bn.state_dict())[0] == "module.0.weight"
+      and list(bn.module.state_dict())[0] == "0.weight")
+
+# 7. a parameter without gradient is named; find_unused_parameters reduces zeros
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used = nn.Linear(8, 3)
+        self.unused = nn.Linear(8, 3)
+
+    def forward(self, inp):
+        return self.used(inp)
+
+
+strict = DDP(TwoHeads())
+try:
+    nn.functional.mse_loss(strict(x[mine]), y[mine]).backward()
+    check("unused parameter raises", False)
+except RuntimeError as err:
+    check("error names the parameter", "unused.weight" in str(err) and "find_unused_parameters" in str(err))
+lenient = DDP(TwoHeads(), find_unused_parameters=True)
+nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()
+check("unused reduced as zeros", float(lenient.module.unused.weight.grad.abs().sum()) == 0.0)
+
+# 8. different models on different ranks: the constructor names rank and parameter
+if world > 1:
+    try:
+        DDP(nn.Linear(8, 3 if rank == 0 else 4))
+        check("mismatch raises", False)
+    except RuntimeError as err:
+        check("mismatch message", "rank 1" in str(err) and "'weight'" in str(err))
+
+if rank == 0:
+    print(f"ddp_checks: {passed} passed")
+sys.stdout.flush()
+dist.destroy_process_group()

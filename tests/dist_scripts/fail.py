@@ -1,0 +1,34 @@
+"""Ways a rank can fail; the launcher must stop the job promptly and name the rank.
+
+    fail.py MODE RANK TOKEN     (TOKEN only marks the processes so the test can look for leftovers)
+
+MODE: raise (after init) | preinit (raise before init) | kill (SIGKILL before init) |
+exit (sys.exit(3)) | stuck (RANK sleeps; the others' all_reduce must time out) | sleep (every rank sleeps)
+"""
+
+import os
+import signal
+import sys
+import time
+from datetime import timedelta
+
+import ember
+import ember.distributed as dist
+
+mode, bad = sys.argv[1], int(sys.argv[2])
+me = int(os.environ["RANK"]) if "RANK" in os.environ else int(os.environ["PMI_RANK"])
+if me == bad and mode == "preinit":
+    raise ValueError(f"rank {me} gave up before init")
+if me == bad and mode == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+dist.init_process_group("gloo", timeout=timedelta(seconds=1.5 if mode == "stuck" else 30))
+t = ember.ones(4)
+dist.all_reduce(t)
+if me == bad and mode == "raise":
+    raise ValueError(f"rank {me} gave up")
+if me == bad and mode == "exit":
+    sys.exit(3)
+if mode == "sleep" or (me == bad and mode == "stuck"):
+    time.sleep(60)
+dist.all_reduce(t)  # the healthy ranks wait here for the failed one
+time.sleep(60)      # never reached in a correct run: the job must have been stopped

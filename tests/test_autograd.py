@@ -1,0 +1,502 @@
+"""The autograd engine against PyTorch: accumulation, graph freeing, errors, grad modes, hooks, callbacks,
+version counters, autograd.grad and custom Functions."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember.autograd.engine import queue_callback
+
+
+def both(fn):
+    """Run ``fn(module)`` on ember and on torch; return both results."""
+    return fn(ember), fn(torch)
+
+
+# --------------------------------------------------------------------- the basic path
+def test_grad_accumulates():
+    for m in (ember, torch):
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (w ** 2).sum().backward()
+        (w * 3).sum().backward()
+        assert w.grad.tolist() == [5.0, 7.0, 9.0]
+
+
+def test_shared_subexpression_and_diamond():
+    def fn(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        a = x.exp()
+        b = a * x + a.sin() * a
+        (b.sum() + a.sum()).backward()
+        return x.grad
+    assert_close(*both(fn))
+
+
+def test_deep_chain_is_iterative():
+    x = ember.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.item(), 1.0001 ** 10_000, rtol=1e-3)
+
+
+def test_wide_fan_out():
+    x = ember.ones(2, requires_grad=True)
+    ember.stack([x * i for i in range(500)]).sum().backward()
+    assert x.grad.tolist() == [sum(range(500))] * 2
+
+
+def test_graph_freed_after_backward():
+    for m in (ember, torch):
+        x = m.randn(4, 3, requires_grad=True)
+        loss = (x.exp() * x).sum()
+        loss.backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            loss.backward()
+
+
+def test_retain_graph():
+    def fn(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        loss = (x.exp() * x).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return x.grad
+    assert_close(*both(fn))
+
+
+def test_graph_without_saved_tensors_can_run_twice():
+    # ops that save nothing (add, sum) leave nothing to free: PyTorch allows a second backward
+    for m in (ember, torch):
+        x = m.ones(2, requires_grad=True)
+        y = (x + 1).sum()
+        y.backward()
+        y.backward()
+        assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_non_scalar_backward_needs_gradient():
+    x = ember.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(ember.full((2, 3), 0.5))
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (x * 2).backward(ember.ones(3))
+
+
+def test_one_element_non_scalar_backward():
+    def fn(m):
+        x = m.ones(1, 1, requires_grad=True)
+        (x * 3).backward()
+        return x.grad
+    assert_close(*both(fn))
+
+
+@pytest.mark.parametrize("make,why", [
+    (lambda: ember.ones(2).sum(), "never had requires_grad=True"),
+    (lambda: ember.ones(2, requires_grad=True).detach().sum(), r"\.detach\(\)"),
+    (lambda: _under_no_grad(), "no_grad"),
+])
+def test_backward_without_grad_explains(make, why):
+    with pytest.raises(RuntimeError, match="does not require grad") as err:
+        make().backward()
+    assert __import__("re").search(why, str(err.value))
+
+
+def _under_no_grad():
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        return (x * 2).sum()
+
+
+def test_backward_inside_no_grad_region_still_works():
+    # PyTorch runs backward even inside no_grad: the graph was recorded before
+    for m in (ember, torch):
+        x = m.ones(2, requires_grad=True)
+        y = (x * x).sum()
+        with m.no_grad():
+            y.backward()
+        assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_grad_of_unused_leaf_stays_none():
+    a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+    (a * 2).sum().backward()
+    assert b.grad is None and a.grad is not None
+
+
+def test_backward_inputs_argument():
+    def fn(m):
+        a, b = m.ones(2, requires_grad=True), m.ones(2, requires_grad=True)
+        (a * b * 3).sum().backward(inputs=[a])
+        return a.grad, b.grad
+    (ea, eb), (ta, tb) = both(fn)
+    assert_close(ea, ta)
+    assert eb is None and tb is None
+
+
+def test_integer_ops_do_not_join_graph():
+    x = ember.ones(3, requires_grad=True)
+    idx = (x > 0).long()
+    assert not idx.requires_grad and idx.grad_fn is None
+    assert not x.argmax().requires_grad
+
+
+# --------------------------------------------------------------------- grad modes
+@pytest.mark.parametrize("ctx", ["no_grad", "inference_mode", "set_grad_enabled_false"])
+def test_grad_disabled_contexts(ctx):
+    for m in (ember, torch):
+        x = m.ones(2, requires_grad=True)
+        make = {"no_grad": m.no_grad, "inference_mode": m.inference_mode,
+                "set_grad_enabled_false": lambda m=m: m.set_grad_enabled(False)}[ctx]
+        with make():
+            y = x * 2
+            assert not m.is_grad_enabled()
+        assert m.is_grad_enabled()
+        assert not y.requires_grad and y.grad_fn is None
+
+
+def test_enable_grad_inside_no_grad():
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        with ember.enable_grad():
+            y = x * 2
+        z = x * 2
+    assert y.requires_grad and not z.requires_grad
+
+
+def test_grad_mode_decorators():
+    x = ember.ones(2, requires_grad=True)
+
+    @ember.no_grad()
+    def f1():
+        return x * 2
+
+    @ember.no_grad
+    def f2():
+        return x * 2
+
+    @ember.inference_mode()
+    def f3():
+        return x * 2
+
+    @ember.enable_grad()
+    def f4():
+        return x * 2
+
+    assert not f1().requires_grad and not f2().requires_grad and not f3().requires_grad
+    with ember.no_grad():
+        assert f4().requires_grad
+    assert ember.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_function_and_restores_on_error():
+    ember.set_grad_enabled(False)
+    assert not ember.is_grad_enabled()
+    ember.set_grad_enabled(True)
+    with pytest.raises(ValueError):
+        with ember.no_grad():
+            raise ValueError
+    assert ember.is_grad_enabled()
+    assert ember.autograd.is_grad_enabled is ember.is_grad_enabled
+
+
+def test_inference_mode_false_enables_grad():
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad(), ember.inference_mode(False):
+        assert (x * 2).requires_grad
+
+
+# --------------------------------------------------------------------- detach / requires_grad / retain_grad
+def test_requires_grad_flags():
+    x = ember.ones(2)
+    assert x.requires_grad_() is x and x.requires_grad
+    y = x * 2
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+        y.requires_grad = False
+    x.requires_grad_(False)
+    assert not x.requires_grad
+
+
+def test_detach_cuts_graph():
+    x = ember.ones(2, requires_grad=True)
+    y = (x * 2).detach() * x
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_retain_grad():
+    def fn(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 3
+        h.retain_grad()
+        (h * h).sum().backward()
+        return h.grad, x.grad
+    (eh, ex), (th, tx) = both(fn)
+    assert_close(eh, th)
+    assert_close(ex, tx)
+    x = ember.ones(2, requires_grad=True)
+    h = x * 2
+    (h.sum()).backward()
+    assert h.grad is None and h.retains_grad is False
+
+
+# --------------------------------------------------------------------- hooks
+def test_register_hook_on_leaf_and_non_leaf_can_replace():
+    def fn(m):
+        seen = []
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 3
+        h.register_hook(lambda g: seen.append(g.tolist()) or g * 10)
+        x.register_hook(lambda g: g + 1)
+        (h * h).sum().backward()
+        return x.grad, seen
+    (ex, es), (tx, ts) = both(fn)
+    assert_close(ex, tx)
+    assert es == ts
+
+
+def test_hook_removal():
+    x = ember.ones(2, requires_grad=True)
+    handle = x.register_hook(lambda g: g * 100)
+    handle.remove()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        ember.ones(2).register_hook(lambda g: g)
+
+
+def test_post_accumulate_grad_hook():
+    seen = []
+    x = ember.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert seen == [[2.0, 2.0], [5.0, 5.0]]
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (x * 2).register_post_accumulate_grad_hook(lambda p: None)
+
+
+def test_hooks_see_grad_before_accumulation():
+    x = ember.ones(2, requires_grad=True)
+    x.grad = ember.full((2,), 5.0)
+    seen = []
+    x.register_hook(lambda g: seen.append((g.tolist(), x.grad.tolist())))
+    (x * 2).sum().backward()
+    assert seen == [([2.0, 2.0], [5.0, 5.0])] and x.grad.tolist() == [7.0, 7.0]
+
+
+def _mlp_leaf_order():
+    ember.manual_seed(0)
+    params = [ember.randn(4, 4, requires_grad=True) for _ in range(6)]
+    order = []
+    for i, p in enumerate(params):
+        p.register_post_accumulate_grad_hook(lambda _p, i=i: order.append(i))
+    h = ember.randn(3, 4)
+    for p in params[:3]:
+        h = (h @ p).tanh()
+    branch = (h @ params[3]).relu() + (h @ params[4]).sigmoid()
+    (branch @ params[5]).sum().backward()
+    return order
+
+
+def test_leaf_hook_order_is_deterministic():
+    first = _mlp_leaf_order()
+    assert sorted(first) == list(range(6))
+    for _ in range(5):
+        assert _mlp_leaf_order() == first
+    # leaves become ready from the output backwards: the last layer's gradient lands first
+    assert first[0] == 5 and first[-1] == 0
+
+
+def test_leaf_grads_land_as_soon_as_ready():
+    # a leaf used only near the output is accumulated before the rest of the graph runs
+    events = []
+    a = ember.ones(3, requires_grad=True)
+    b = ember.ones(3, requires_grad=True)
+    b.register_post_accumulate_grad_hook(lambda p: events.append("b"))
+    h = a.exp()
+    h.register_hook(lambda g: events.append("h"))
+    (h * b).sum().backward()
+    assert events == ["b", "h"]
+
+
+# --------------------------------------------------------------------- queue_callback
+def test_queue_callback_runs_once_after_backward():
+    events = []
+    x = ember.ones(2, requires_grad=True)
+
+    def hook(g):
+        events.append("hook")
+        queue_callback(lambda: events.append(("callback", x.grad.tolist())))
+
+    x.register_hook(hook)
+    (x * 2).sum().backward()
+    assert events == ["hook", ("callback", [2.0, 2.0])]
+    (x * 2).sum().backward()
+    assert events[-1] == ("callback", [4.0, 4.0]) and len(events) == 4
+    assert ember.autograd.queue_callback is queue_callback
+
+
+def test_queue_callback_outside_backward_raises():
+    with pytest.raises(RuntimeError, match="backward"):
+        queue_callback(lambda: None)
+
+
+# --------------------------------------------------------------------- version counters
+def test_inplace_on_saved_tensor_detected():
+    for m in (ember, torch):
+        x = m.ones(3, requires_grad=True)
+        y = x * 2
+        z = y.exp()  # saves its output
+        z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+
+
+def test_inplace_on_saved_input_detected_through_view():
+    for m in (ember, torch):
+        a = m.ones(2, 3)
+        w = m.ones(3, requires_grad=True)
+        y = (a * w).sum()
+        a[0].fill_(2.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+
+
+def test_inplace_not_saved_is_fine():
+    def fn(m):
+        x = m.ones(3, requires_grad=True)
+        y = x + 1  # add saves nothing
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+    assert_close(*both(fn))
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        x.mul_(2)
+    with ember.no_grad():
+        x.mul_(2)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_grad_assignment_checks():
+    x = ember.ones(2, requires_grad=True)
+    x.grad = ember.zeros(2)
+    x.grad = None
+    with pytest.raises(RuntimeError, match="different size"):
+        x.grad = ember.zeros(3)
+    with pytest.raises(RuntimeError, match="different type"):
+        x.grad = ember.zeros(2, dtype=ember.float64)
+
+
+# --------------------------------------------------------------------- autograd.grad
+def test_autograd_grad():
+    def fn(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = m.tensor([3.0, -1.0], requires_grad=True)
+        out = (x * y * x).sum()
+        gx, gy = m.autograd.grad(out, [x, y])
+        return gx, gy, x.grad
+    (ex, ey, exg), (tx, ty, txg) = both(fn)
+    assert_close(ex, tx)
+    assert_close(ey, ty)
+    assert exg is None and txg is None
+
+
+def test_autograd_grad_options():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    u = ember.tensor([1.0], requires_grad=True)
+    out = x * x
+    (g,) = ember.autograd.grad(out, x, grad_outputs=ember.tensor([1.0, 0.5]), retain_graph=True)
+    assert g.tolist() == [2.0, 2.0]
+    (g,) = ember.autograd.grad(out.sum(), x, retain_graph=True)
+    assert g.tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        ember.autograd.grad(out.sum(), [x, u], retain_graph=True)
+    gx, gu = ember.autograd.grad(out.sum(), [x, u], allow_unused=True)
+    assert gu is None and gx.tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="second time"):
+        ember.autograd.grad(out.sum(), x)
+
+
+def test_autograd_grad_of_non_leaf():
+    def fn(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        h = x.exp()
+        return m.autograd.grad((h * h).sum(), h)[0]
+    assert_close(*both(fn))
+
+
+# --------------------------------------------------------------------- custom Function
+def _cube(m):
+    """The same custom Function for ember and for torch: x -> k x^3."""
+
+    class Cube(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x ** 3 * k
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2 * ctx.k, None
+
+    return Cube
+
+
+Cube = _cube(ember)
+
+
+def test_custom_function():
+    def fn(m):
+        x = m.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = _cube(m).apply(x, 2.0)
+        (y.sin()).sum().backward()
+        return y, x.grad
+    (ey, eg), (ty, tg) = both(fn)
+    assert_close(ey.detach(), ty.detach())
+    assert_close(eg, tg)
+    x = ember.ones(2, requires_grad=True)
+    y = Cube.apply(x, 1.0)
+    assert y.grad_fn is not None and y.requires_grad
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        _ = y.grad_fn.ctx.saved_tensors
+    with ember.no_grad():
+        assert Cube.apply(x, 1.0).grad_fn is None
+
+
+def test_custom_function_saved_tensor_modified():
+    x = ember.ones(2, requires_grad=True)
+    h = x * 1
+    y = Cube.apply(h, 1.0)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+# --------------------------------------------------------------------- misc
+def test_grad_fn_names_and_next_functions():
+    x = ember.ones(2, requires_grad=True)
+    y = (x * 2 + 1).sum()
+    assert y.grad_fn.name() == "SumBackward0"
+    (add_fn, _), = y.grad_fn.next_functions
+    assert add_fn.name() == "AddBackward0"
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    assert acc.name() == "AccumulateGrad" and acc.variable is x
+
+
+def test_gradient_dtype_matches_leaf():
+    x = ember.ones(2, dtype=ember.float64, requires_grad=True)
+    (x.float() * 2).sum().backward()
+    assert x.grad.dtype == ember.float64

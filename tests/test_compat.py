@@ -1,0 +1,143 @@
+"""The compat runner (``python -m ember.compat script.py``), ``ember.compat.install()`` and ``ember.cuda``."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from conftest import ROOT
+
+import ember
+
+
+def run_script(tmp_path, source, *args, runner=("-m", "ember.compat"), timeout=60):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(source))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, *runner, str(script), *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=timeout)
+
+
+def test_imports_resolve_to_ember_modules(tmp_path):
+    out = run_script(tmp_path, """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        import torch.distributed as dist
+        import torch.utils.data
+        from torch.utils.data import DataLoader, TensorDataset
+        from torch.nn.parallel import DistributedDataParallel
+        import ember, ember.nn, ember.nn.functional, ember.distributed, ember.utils.data
+        assert torch is ember and nn is ember.nn and F is ember.nn.functional and dist is ember.distributed
+        assert torch.utils.data is ember.utils.data and DataLoader is ember.utils.data.DataLoader
+        assert DistributedDataParallel.__module__.startswith("ember.")
+        assert ember.__spec__.name == "ember"  # the aliased modules keep their own identity
+        x = torch.randn(8, 3)
+        loader = DataLoader(TensorDataset(x, torch.arange(8)), batch_size=4)
+        print("batches", len(loader), torch.cuda.is_available())
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "batches 2 False"
+
+
+def test_name_argv_and_script_directory_are_those_of_python_script(tmp_path):
+    (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
+    out = run_script(tmp_path, """
+        import sys
+        import helper_mod
+        print(__name__, sys.argv[1:], helper_mod.VALUE + 1, __file__.endswith("script.py"))
+        if __name__ == "__main__":
+            sys.exit(3)
+    """, "--lr", "0.1", "pos")
+    assert out.returncode == 3, out.stderr
+    assert out.stdout.strip() == "__main__ ['--lr', '0.1', 'pos'] 42 True"
+
+
+@pytest.mark.parametrize("code,message", [
+    ("import torch.fft", "ModuleNotFoundError: torch.fft is not implemented in ember"),
+    ("import torch\ntorch.fft.fft(torch.zeros(4))", "torch.fft is not implemented in ember"),
+    ("import torch.nn.functional as F\nF.definitely_missing(1)",
+     "torch.nn.functional.definitely_missing is not implemented in ember"),
+    ("from torch.utils.data import NoSuchLoader", "torch.utils.data.NoSuchLoader is not implemented in ember"),
+    ("import torch\ntorch.cuda.amp.autocast()", "torch.cuda.amp is not implemented in ember"),
+])
+def test_missing_features_are_named_by_their_torch_name(tmp_path, code, message):
+    out = run_script(tmp_path, code)
+    assert out.returncode == 1
+    assert message in out.stderr, out.stderr
+
+
+def test_hasattr_still_works_on_aliased_modules(tmp_path):
+    out = run_script(tmp_path, """
+        import torch, torch.nn.functional as F
+        print(hasattr(torch, "compile_me"), hasattr(F, "relu"), hasattr(F, "nope"), hasattr(torch.cuda, "amp"))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "False", "False"]
+
+
+def test_usage_and_missing_script(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-m", "ember.compat"], capture_output=True, text=True, env=env)
+    assert out.returncode == 2 and "usage: python -m ember.compat script.py" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "ember.compat", str(tmp_path / "nope.py")], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 2 and "nope.py" in out.stderr
+
+
+def test_install_programmatically(tmp_path):
+    out = run_script(tmp_path, """
+        import ember.compat
+        ember.compat.install()
+        ember.compat.install()  # idempotent
+        import torch, torch.optim as optim
+        import ember
+        assert torch is ember and optim is ember.optim
+        print("ok")
+    """, runner=())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_install_refuses_when_real_torch_is_loaded():
+    assert sys.modules["torch"] is torch  # the test process uses real torch as the oracle
+    import ember.compat
+
+    with pytest.raises(RuntimeError, match="real torch is already imported"):
+        ember.compat.install()
+
+
+# ------------------------------------------------------------------------------------- ember.cuda
+def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
+    assert ember.cuda.is_available() is torch.cuda.is_available() is False
+    assert ember.cuda.device_count() == torch.cuda.device_count() == 0
+    for name, args in (("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
+                       ("empty_cache", ()), ("memory_allocated", ()), ("max_memory_allocated", ()),
+                       ("is_bf16_supported", ())):
+        assert getattr(ember.cuda, name)(*args) == getattr(torch.cuda, name)(*args), name
+    for name in ("current_device", "synchronize", "get_device_name"):
+        with pytest.raises(AssertionError):  # the type torch raises without CUDA
+            getattr(torch.cuda, name)()
+        with pytest.raises(AssertionError):
+            getattr(ember.cuda, name)()
+        with pytest.raises(RuntimeError, match=rf"torch.cuda.{name}\(\) needs a CUDA device.*CPU"):
+            getattr(ember.cuda, name)()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ember.zeros(2, device="cuda"),
+    lambda: ember.tensor([1.0], device="cuda:0"),
+    lambda: ember.ones(2).to("cuda"),
+    lambda: ember.ones(2).to(ember.device("cuda")),
+    lambda: ember.ones(2).cuda(),
+])
+def test_cuda_tensors_are_a_clear_runtime_error(make):
+    with pytest.raises(RuntimeError, match="ember computes on the CPU"):
+        make()
+
+
+def test_cuda_missing_attributes_name_the_torch_feature():
+    with pytest.raises(AttributeError, match="torch.cuda.nvtx is not implemented in ember"):
+        ember.cuda.nvtx.range_push("x")

@@ -1,0 +1,102 @@
+"""ember.distributed: collectives on real ranks (dist_scripts/collectives.py checks each against its
+definition) and the errors that need no ranks (before init, nccl, no mpi4py)."""
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+import ember.distributed as dist
+from ember.distributed import comm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "collectives.py")
+MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+needs_mpi = pytest.mark.skipif(not comm.is_available(), reason="mpi4py not installed")
+
+
+def run(cmd, extra_env=None):
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMP_NUM_THREADS", "MASTER_ADDR"):
+        env.pop(name, None)
+    env.update(extra_env or {})
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+@needs_mpi
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_collectives_under_the_launcher(nproc):
+    p = run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), "--timeout", "45", SCRIPT],
+            {"EMBER_EXPECT_LAUNCHER": "1"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"collectives ok rank {r} of {nproc}" in p.stdout
+
+
+@needs_mpi
+def test_collectives_under_plain_mpiexec():
+    # no launcher: init_process_group takes rank/size from MPI and sets RANK, LOCAL_RANK, ... itself
+    p = run([MPIEXEC, "-n", "2", sys.executable, SCRIPT])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "collectives ok rank 1 of 2" in p.stdout
+
+
+@needs_mpi
+def test_single_process_without_launcher():
+    p = run([sys.executable, SCRIPT])
+    assert p.returncode == 0 and "collectives ok rank 0 of 1" in p.stdout, p.stdout + p.stderr
+
+
+@needs_mpi
+def test_world_size_env_without_mpi_ranks_is_explained():
+    code = "import ember.distributed as d; d.init_process_group('gloo')"
+    p = run([sys.executable, "-c", code], {"WORLD_SIZE": "4"})
+    assert p.returncode != 0
+    assert "WORLD_SIZE=4 in the environment but MPI started 1 process" in p.stderr, p.stderr
+    assert "ember.distributed.run" in p.stderr
+
+
+def test_collective_before_init_is_a_clear_error():
+    assert not dist.is_initialized()
+    import ember
+
+    for call in (lambda: dist.all_reduce(ember.ones(2)), lambda: dist.get_rank(), lambda: dist.barrier(),
+                 lambda: dist.send(ember.ones(2), dst=1)):
+        with pytest.raises(ValueError, match="default process group has not been initialized.*init_process_group"):
+            call()
+
+
+@pytest.mark.parametrize("backend", ["nccl", "NCCL", "cuda:nccl"])
+def test_nccl_fails_at_once(backend):
+    with pytest.raises(RuntimeError, match="no GPU.*'gloo'"):
+        dist.init_process_group(backend)
+    assert not dist.is_initialized()
+
+
+def test_bad_arguments_to_init():
+    with pytest.raises(ValueError, match="invalid backend 'ucc'"):
+        dist.init_process_group("ucc")
+    with pytest.raises(TypeError, match="timedelta"):
+        dist.init_process_group("gloo", timeout=30)
+    assert not dist.is_initialized()
+
+
+def test_import_needs_no_mpi4py_and_use_says_how_to_install(monkeypatch):
+    # importing ember.distributed never touches mpi4py ...
+    p = run([sys.executable, "-c", "import sys, ember.distributed; assert 'mpi4py' not in sys.modules"])
+    assert p.returncode == 0, p.stderr
+    # ... and using it without mpi4py names the packages to install
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    monkeypatch.setattr(comm, "_MPI", None)
+    with pytest.raises(RuntimeError, match="pip install mpi4py mpich"):
+        dist.init_process_group("gloo", timeout=timedelta(seconds=5))
+    assert not dist.is_initialized()
+
+
+def test_availability_flags():
+    assert dist.is_available() == comm.is_available()
+    assert dist.is_gloo_available() == dist.is_mpi_available() == comm.is_available()
+    assert not dist.is_nccl_available()
+    assert {op.name for op in dist.ReduceOp} >= {"SUM", "AVG", "PRODUCT", "MIN", "MAX"}

@@ -1,0 +1,307 @@
+"""Every layer against torch with the same weights: outputs, input and parameter gradients, buffers."""
+
+import numpy as np
+import pytest
+import torch
+from nn_oracle import compare_module
+from oracle import assert_close
+
+import ember
+import ember.nn as nn
+
+
+def randn(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 3), (3,)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear(shape, bias):
+    compare_module(nn.Linear(3, 6, bias=bias), torch.nn.Linear(3, 6, bias=bias), randn(*shape))
+
+
+def test_linear_float64():
+    compare_module(nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double(), randn(4, 3, dtype=np.float64))
+
+
+def test_linear_bad_input():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(4x5 and 3x2\)"):
+        nn.Linear(3, 2)(ember.randn(4, 5))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        nn.Linear(3, 2)(ember.randn(4, 3).double())
+
+
+def test_bilinear():
+    compare_module(nn.Bilinear(3, 4, 5), torch.nn.Bilinear(3, 4, 5), randn(6, 3), randn(6, 4, seed=1))
+    compare_module(nn.Bilinear(3, 4, 2, bias=False), torch.nn.Bilinear(3, 4, 2, bias=False), randn(2, 6, 3),
+                   randn(2, 6, 4, seed=1))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"stride": 2}, {"padding": 1}, {"padding": (1, 2)}, {"dilation": 2, "padding": 2},
+    {"groups": 2}, {"groups": 4, "bias": False}, {"padding": "same"}, {"padding": "valid", "stride": (2, 1)},
+    {"padding": "same", "dilation": 2}, {"padding": 1, "padding_mode": "reflect"},
+    {"padding": 1, "padding_mode": "replicate"}, {"padding": 2, "padding_mode": "circular"},
+])
+def test_conv2d(kwargs):
+    compare_module(nn.Conv2d(4, 8, 3, **kwargs), torch.nn.Conv2d(4, 8, 3, **kwargs), randn(2, 4, 7, 6),
+                   atol=1e-4)
+
+
+def test_conv2d_even_kernel_same_and_unbatched():
+    compare_module(nn.Conv2d(2, 3, (2, 4), padding="same"), torch.nn.Conv2d(2, 3, (2, 4), padding="same"),
+                   randn(2, 2, 5, 6), atol=1e-4)
+    compare_module(nn.Conv2d(2, 3, 3), torch.nn.Conv2d(2, 3, 3), randn(2, 5, 5), atol=1e-4)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "padding": 1}, {"dilation": 3}, {"groups": 2},
+                                    {"padding": "same"}])
+def test_conv1d(kwargs):
+    compare_module(nn.Conv1d(4, 6, 3, **kwargs), torch.nn.Conv1d(4, 6, 3, **kwargs), randn(3, 4, 11), atol=1e-4)
+
+
+def test_conv_errors():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="strided"):
+        nn.Conv2d(3, 4, 3, stride=2, padding="same")
+    with pytest.raises(RuntimeError, match="expected input.*to have 3 channels, but got 4"):
+        nn.Conv2d(3, 4, 3)(ember.randn(1, 4, 5, 5))
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
+        nn.Conv2d(3, 4, 5)(ember.randn(1, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="Expected 3D .* or 4D"):
+        nn.Conv2d(3, 4, 3)(ember.randn(3, 5))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1}, {"kernel_size": 3, "stride": 1},
+    {"kernel_size": (2, 3), "dilation": 2}, {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+    {"kernel_size": 2, "stride": 2, "padding": 1, "ceil_mode": True},
+])
+def test_maxpool2d(kwargs):
+    compare_module(nn.MaxPool2d(**kwargs), torch.nn.MaxPool2d(**kwargs), randn(2, 3, 7, 8))
+
+
+def test_maxpool_indices_and_1d():
+    x = randn(2, 3, 9, seed=3)
+    compare_module(nn.MaxPool1d(3, 2, 1), torch.nn.MaxPool1d(3, 2, 1), x)
+    xi = randn(2, 3, 7, 8, seed=4)
+    eo, ei = nn.MaxPool2d(3, 2, 1, return_indices=True)(ember.tensor(xi))
+    to, ti = torch.nn.MaxPool2d(3, 2, 1, return_indices=True)(torch.tensor(xi))
+    assert_close(eo, to)
+    assert_close(ei, ti)
+    eo, ei = ember.nn.functional.max_pool1d(ember.tensor(x), 2, return_indices=True)
+    to, ti = torch.nn.functional.max_pool1d(torch.tensor(x), 2, return_indices=True)
+    assert_close(ei, ti)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+    {"kernel_size": 3, "stride": 2, "ceil_mode": True},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False},
+    {"kernel_size": 2, "divisor_override": 3},
+])
+def test_avgpool2d(kwargs):
+    compare_module(nn.AvgPool2d(**kwargs), torch.nn.AvgPool2d(**kwargs), randn(2, 3, 7, 8))
+
+
+def test_avgpool1d():
+    compare_module(nn.AvgPool1d(3, 2, 1), torch.nn.AvgPool1d(3, 2, 1), randn(2, 3, 10))
+    assert repr(nn.AvgPool1d(3)) == repr(torch.nn.AvgPool1d(3))
+
+
+@pytest.mark.parametrize("size", [1, 2, (3, 4), (None, 3), (5, 7)])
+def test_adaptive_avg_pool2d(size):
+    compare_module(nn.AdaptiveAvgPool2d(size), torch.nn.AdaptiveAvgPool2d(size), randn(2, 3, 7, 9))
+
+
+def test_adaptive_avg_pool1d_unbatched():
+    compare_module(nn.AdaptiveAvgPool1d(4), torch.nn.AdaptiveAvgPool1d(4), randn(3, 10))
+    compare_module(nn.AdaptiveAvgPool2d(2), torch.nn.AdaptiveAvgPool2d(2), randn(3, 5, 5))
+
+
+@pytest.mark.parametrize("cls,shape", [(nn.BatchNorm1d, (8, 5)), (nn.BatchNorm1d, (4, 5, 3)),
+                                       (nn.BatchNorm2d, (4, 5, 3, 2))])
+@pytest.mark.parametrize("kwargs", [{}, {"affine": False}, {"momentum": None}, {"track_running_stats": False},
+                                    {"momentum": 0.3, "eps": 1e-3}])
+def test_batchnorm(cls, shape, kwargs):
+    tcls = getattr(torch.nn, cls.__name__)
+    em, tm = cls(5, **kwargs), tcls(5, **kwargs)
+    with torch.no_grad():  # non-trivial affine and running stats so eval mode is a real test
+        if tm.affine:
+            tm.weight.uniform_(0.5, 1.5)
+            tm.bias.uniform_(-1, 1)
+    compare_module(em, tm, randn(*shape), train=True, steps=3, atol=1e-4)
+    # continue from the updated running stats in eval mode (em keeps them; reload is the same values)
+    compare_module(em, tm, randn(*shape, seed=5), train=False, atol=1e-4)
+
+
+def test_batchnorm_errors():
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        nn.BatchNorm1d(3)(ember.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        nn.BatchNorm1d(3)(ember.randn(1, 3))
+    nn.BatchNorm1d(3).eval()(ember.randn(1, 3))  # fine in eval mode
+
+
+def test_batchnorm_num_batches_tracked():
+    bn = nn.BatchNorm1d(3)
+    for _ in range(3):
+        bn(ember.randn(4, 3))
+    assert bn.num_batches_tracked.item() == 3 and bn.num_batches_tracked.dtype == ember.int64
+    bn.eval()
+    bn(ember.randn(4, 3))
+    assert bn.num_batches_tracked.item() == 3
+
+
+@pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), 5)])
+@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-2}])
+def test_layernorm(shape, norm, kwargs):
+    em, tm = nn.LayerNorm(norm, **kwargs), torch.nn.LayerNorm(norm, **kwargs)
+    if tm.weight is not None:
+        with torch.no_grad():
+            tm.weight.uniform_(0.5, 1.5)
+    compare_module(em, tm, randn(*shape), atol=1e-4)
+
+
+@pytest.mark.parametrize("groups,shape", [(2, (3, 4, 5)), (1, (2, 4, 3, 3)), (4, (2, 4, 3, 2))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_groupnorm(groups, shape, affine):
+    em, tm = nn.GroupNorm(groups, 4, affine=affine), torch.nn.GroupNorm(groups, 4, affine=affine)
+    if affine:
+        with torch.no_grad():
+            tm.weight.uniform_(0.5, 1.5)
+            tm.bias.uniform_(-1, 1)
+    compare_module(em, tm, randn(*shape), atol=1e-4)
+    with pytest.raises(ValueError, match="divisible"):
+        nn.GroupNorm(3, 4)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 1}, {"padding_idx": -1}, {"scale_grad_by_freq": True}])
+def test_embedding(kwargs):
+    idx = np.array([[0, 2, 1, 2], [4, 3, 2, 1]])
+    em, tm = nn.Embedding(5, 3, **kwargs), torch.nn.Embedding(5, 3, **kwargs)
+    compare_module(em, tm, idx)
+    assert repr(em) == repr(tm)
+
+
+def test_embedding_max_norm_and_errors():
+    tm = torch.nn.Embedding(5, 3, max_norm=1.0)
+    with torch.no_grad():
+        tm.weight.mul_(3)
+    em = nn.Embedding(5, 3, max_norm=1.0)
+    compare_module(em, tm, np.array([0, 2, 2, 4]))
+    assert_close(em.weight, tm.weight)
+    with pytest.raises(IndexError, match="index out of range"):
+        em(ember.tensor([5]))
+    with pytest.raises(RuntimeError, match="Long, Int"):
+        em(ember.tensor([1.0]))
+    pre = nn.Embedding.from_pretrained(ember.randn(4, 2))
+    assert not pre.weight.requires_grad and pre.weight.shape == (4, 2)
+
+
+def test_embedding_init():
+    ember.manual_seed(0)
+    w = nn.Embedding(1000, 50, padding_idx=3).weight.detach().numpy()
+    assert np.all(w[3] == 0)
+    assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
+
+
+ACTIVATIONS = [
+    ("ReLU", {}), ("LeakyReLU", {}), ("LeakyReLU", {"negative_slope": 0.2}), ("GELU", {}),
+    ("GELU", {"approximate": "tanh"}), ("SiLU", {}), ("Tanh", {}), ("Sigmoid", {}), ("Softmax", {"dim": 1}),
+    ("LogSoftmax", {"dim": -1}), ("ELU", {}), ("ELU", {"alpha": 0.5}), ("Softplus", {}),
+    ("Softplus", {"beta": 2.0, "threshold": 1.0}), ("Hardtanh", {}), ("Hardtanh", {"min_val": -0.5, "max_val": 2.0}),
+    ("ReLU6", {}), ("LogSigmoid", {}), ("Identity", {}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", ACTIVATIONS)
+def test_activation(name, kwargs):
+    x = randn(4, 6) * 3
+    x[0, :3] = [0.0, 1.0, -1.0]  # kinks
+    em, tm = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    compare_module(em, tm, x, atol=2e-6)
+    compare_module(em.double(), tm.double(), x.astype(np.float64), atol=1e-6)
+    assert repr(em) == repr(tm)
+
+
+@pytest.mark.parametrize("name", ["ReLU", "LeakyReLU", "SiLU", "ELU", "Hardtanh"])
+def test_activation_inplace(name):
+    x = randn(3, 4)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eh, th = ex * 2, tx * 2
+    eo, to = getattr(nn, name)(inplace=True)(eh), getattr(torch.nn, name)(inplace=True)(th)
+    assert eo is eh
+    assert_close(eh, th)
+    eo.sum().backward()
+    to.sum().backward()
+    assert_close(ex.grad, tx.grad)
+    assert repr(getattr(nn, name)(inplace=True)) == repr(getattr(torch.nn, name)(inplace=True))
+
+
+def test_gelu_extremes():
+    x = np.array([-30.0, -8.0, -3.0, -1e-3, 0.0, 1e-3, 3.0, 8.0, 30.0], dtype=np.float32)
+    for approx in ("none", "tanh"):
+        compare_module(nn.GELU(approx), torch.nn.GELU(approx), x, atol=1e-6)
+    with pytest.raises(RuntimeError, match="approximate"):
+        ember.nn.functional.gelu(ember.tensor(x), approximate="fast")
+
+
+def test_dropout():
+    x = ember.ones(200, 500, requires_grad=True)
+    d = nn.Dropout(0.3)
+    ember.manual_seed(0)
+    y = d(x)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.7, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy() != 0, kept)
+    ember.manual_seed(0)
+    np.testing.assert_array_equal(d(x).detach().numpy(), y.detach().numpy())  # reproducible from the seed
+    d.eval()
+    assert d(x) is x
+    assert nn.Dropout(1.0)(x).detach().numpy().sum() == 0
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+    assert repr(nn.Dropout(0.3)) == repr(torch.nn.Dropout(0.3))
+
+
+def test_dropout2d_zeroes_channels():
+    ember.manual_seed(1)
+    y = nn.Dropout2d(0.5)(ember.ones(8, 16, 3, 3)).numpy()
+    per_channel = y.reshape(8, 16, 9)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+
+
+def test_flatten_unflatten():
+    compare_module(nn.Flatten(), torch.nn.Flatten(), randn(2, 3, 4))
+    compare_module(nn.Flatten(0, 1), torch.nn.Flatten(0, 1), randn(2, 3, 4))
+    compare_module(nn.Unflatten(1, (2, 3)), torch.nn.Unflatten(1, (2, 3)), randn(4, 6))
+    assert repr(nn.Unflatten(1, (2, 3))) == repr(torch.nn.Unflatten(1, (2, 3)))
+
+
+def test_small_cnn_end_to_end():
+    def build(m):
+        return m.nn.Sequential(
+            m.nn.Conv2d(3, 8, 3, padding=1), m.nn.BatchNorm2d(8), m.nn.ReLU(), m.nn.MaxPool2d(2),
+            m.nn.Conv2d(8, 8, 3, groups=2), m.nn.GELU(), m.nn.AdaptiveAvgPool2d(1), m.nn.Flatten(),
+            m.nn.LayerNorm(8), m.nn.Linear(8, 4))
+    compare_module(build(ember), build(torch), randn(4, 3, 10, 10), atol=1e-4, steps=2)
+    assert repr(build(ember)) == repr(build(torch))
+
+
+@pytest.mark.parametrize("factory", [
+    lambda m: m.nn.Linear(3, 4, bias=False), lambda m: m.nn.Conv2d(3, 6, (3, 5), stride=2, padding=(1, 2)),
+    lambda m: m.nn.Conv2d(4, 4, 3, dilation=2, groups=2, padding="same", padding_mode="reflect"),
+    lambda m: m.nn.Conv1d(3, 6, 3, padding="valid"), lambda m: m.nn.MaxPool2d(3, 2, 1),
+    lambda m: m.nn.AvgPool2d(2), lambda m: m.nn.AdaptiveAvgPool2d((None, 3)), lambda m: m.nn.BatchNorm2d(4),
+    lambda m: m.nn.BatchNorm1d(4, momentum=None, affine=False), lambda m: m.nn.LayerNorm([3, 4]),
+    lambda m: m.nn.GroupNorm(2, 4), lambda m: m.nn.Embedding(4, 2, padding_idx=0), lambda m: m.nn.Flatten(),
+    lambda m: m.nn.Bilinear(2, 3, 4), lambda m: m.nn.Softmax(dim=1), lambda m: m.nn.MaxPool1d(2),
+    lambda m: m.nn.Dropout2d(), lambda m: m.nn.CrossEntropyLoss(), lambda m: m.nn.Identity(),
+])
+def test_repr_matches_torch(factory):
+    assert repr(factory(ember)) == repr(factory(torch))

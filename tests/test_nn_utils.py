@@ -1,0 +1,119 @@
+"""nn.utils (clipping, parameter vectors) and the remaining functionals (pad, normalize) against torch."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+import ember.nn as nn
+
+
+def paired_params(rng, shapes=((3, 4), (5,), (2, 2, 2))):
+    e, t = [], []
+    for s in shapes:
+        a = rng.standard_normal(s).astype(np.float32)
+        g = rng.standard_normal(s).astype(np.float32) * 3
+        ep, tp = nn.Parameter(ember.tensor(a)), torch.nn.Parameter(torch.tensor(a))
+        ep.grad, tp.grad = ember.tensor(g), torch.tensor(g)
+        e.append(ep)
+        t.append(tp)
+    return e, t
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, 3.5, float("inf")])
+@pytest.mark.parametrize("max_norm", [0.5, 1e4])
+def test_clip_grad_norm(norm_type, max_norm, rng):
+    e, t = paired_params(rng)
+    en = nn.utils.clip_grad_norm_(e, max_norm, norm_type=norm_type)
+    tn = torch.nn.utils.clip_grad_norm_(t, max_norm, norm_type=norm_type)
+    assert_close(en, tn)
+    for ep, tp in zip(e, t):
+        assert_close(ep.grad, tp.grad)
+
+
+def test_clip_grad_norm_edge_cases(rng):
+    e, _ = paired_params(rng)
+    e[0].grad = None
+    single = e[1]
+    total = nn.utils.clip_grad_norm_(single, 1.0)  # a single tensor is accepted
+    assert total.ndim == 0
+    assert nn.utils.clip_grad_norm_([nn.Parameter(ember.zeros(2))], 1.0).item() == 0.0
+    e[2].grad._data[0, 0, 0] = np.nan
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_(e, 1.0, error_if_nonfinite=True)
+    nn.utils.clip_grad_norm_(e, 1.0)
+    assert np.isnan(e[1].grad.numpy()).all()  # NaN norm propagates, as in torch
+
+
+def test_clip_grad_value(rng):
+    e, t = paired_params(rng)
+    assert nn.utils.clip_grad_value_(e, 0.7) is None
+    torch.nn.utils.clip_grad_value_(t, 0.7)
+    for ep, tp in zip(e, t):
+        assert_close(ep.grad, tp.grad)
+
+
+def test_parameters_vector_roundtrip(rng):
+    e, t = paired_params(rng)
+    ev, tv = nn.utils.parameters_to_vector(e), torch.nn.utils.parameters_to_vector(t)
+    assert_close(ev, tv)
+    ev.sum().backward()
+    assert np.all(e[0].grad.numpy() != 0)
+    new = np.arange(ev.numel(), dtype=np.float32)
+    nn.utils.vector_to_parameters(ember.tensor(new), e)
+    torch.nn.utils.vector_to_parameters(torch.tensor(new), t)
+    for ep, tp in zip(e, t):
+        assert_close(ep.detach(), tp.detach())
+    with pytest.raises(TypeError, match="expected ember.Tensor"):
+        nn.utils.vector_to_parameters(new, e)
+
+
+@pytest.mark.parametrize("pad,mode", [((1, 2), "constant"), ((1, 1, 2, 0), "constant"), ((-1, 2), "constant"),
+                                      ((2, 1), "reflect"), ((1, 2, 2, 1), "reflect"), ((2, 3), "replicate"),
+                                      ((1, 1, 1, 1), "replicate"), ((2, 1, 1, 2), "circular")])
+def test_pad(pad, mode):
+    shape = (2, 3, 4, 5) if len(pad) == 4 or mode == "constant" else (2, 3, 5)
+    check(lambda m, x: m.nn.functional.pad(x, pad, mode=mode), [shape])
+
+
+def test_pad_value_and_errors():
+    check(lambda m, x: m.nn.functional.pad(x, (1, 1), value=2.5), [(3, 2)])
+    with pytest.raises(ValueError, match="divisible by 2"):
+        nn.functional.pad(ember.zeros(2), (1,))
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D"):
+        nn.functional.pad(ember.zeros(1, 2, 3, 4), (1, 1), mode="reflect")
+
+
+@pytest.mark.parametrize("p,dim", [(2.0, 1), (1, 0), (2.0, -1)])
+def test_normalize(p, dim):
+    check(lambda m, x: m.nn.functional.normalize(x, p=p, dim=dim), [(3, 4)])
+
+
+def test_functional_surface():
+    import ember.nn.functional as F
+
+    names = ["linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+             "layer_norm", "group_norm", "dropout", "embedding", "relu", "leaky_relu", "gelu", "silu", "tanh",
+             "sigmoid", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy",
+             "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot", "pad", "normalize"]
+    assert all(callable(getattr(F, n)) for n in names)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_functional_batch_norm(training, rng):
+    rm, rv = rng.standard_normal(3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(np.float32)
+    ebufs, tbufs = (ember.tensor(rm), ember.tensor(rv)), (torch.tensor(rm), torch.tensor(rv))
+
+    def fn(m, x, w, b):
+        bufs = ebufs if m is ember else tbufs
+        return m.nn.functional.batch_norm(x, *bufs, w, b, training=training, momentum=0.2)
+
+    check(fn, [(4, 3, 2), (3,), (3,)], atol=1e-4)
+    for eb, tb in zip(ebufs, tbufs):
+        assert_close(eb, tb)
+
+
+def test_functional_layer_group_norm_without_affine():
+    check(lambda m, x: m.nn.functional.layer_norm(x, (4,)), [(3, 4)], atol=1e-4)
+    check(lambda m, x: m.nn.functional.group_norm(x, 2), [(2, 4, 3)], atol=1e-4)

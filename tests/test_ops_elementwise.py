@@ -1,0 +1,377 @@
+"""Elementwise ops against PyTorch: values, gradients, broadcasting, type promotion, errors."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+# --------------------------------------------------------------------- binary arithmetic
+BINARY_SHAPES = [
+    [(3, 4), (3, 4)],
+    [(3, 4), (4,)],
+    [(3, 1), (1, 4)],
+    [(2, 1, 4), (3, 1)],
+    [(), (3, 4)],
+    [(3, 4), ()],
+    [(), ()],
+    [(1,), (5,)],
+    [(0, 3), (3,)],
+]
+
+BINARY_OPS = {
+    "add": lambda m, a, b: a + b,
+    "sub": lambda m, a, b: a - b,
+    "mul": lambda m, a, b: a * b,
+    "div": lambda m, a, b: a / b,
+    "add_fn": lambda m, a, b: m.add(a, b),
+    "add_alpha": lambda m, a, b: m.add(a, b, alpha=2.5),
+    "sub_alpha": lambda m, a, b: m.sub(a, b, alpha=-1.5),
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "minimum": lambda m, a, b: m.minimum(a, b),
+}
+
+
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=str)
+@pytest.mark.parametrize("op", BINARY_OPS)
+def test_binary(op, shapes):
+    check(BINARY_OPS[op], shapes)
+
+
+@pytest.mark.parametrize("shapes", [[(3, 4), (3, 4)], [(3, 4), (4,)], [(), (2, 3)], [(2, 1), (1, 3)]], ids=str)
+def test_pow_tensor_tensor(shapes):
+    check(lambda m, a, b: a ** b, shapes, positive=True)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: a ** 2,
+    lambda m, a: a ** 3,
+    lambda m, a: a ** 0,
+    lambda m, a: a ** -1,
+    lambda m, a: a ** 0.5,
+    lambda m, a: a ** -2.5,
+    lambda m, a: 2 ** a,
+    lambda m, a: 0.5 ** a,
+    lambda m, a: m.pow(a, 2),
+    lambda m, a: a.pow(3),
+])
+def test_pow_scalar(fn):
+    check(fn, [(3, 4)], positive=True)
+
+
+def test_pow_zero_base_grad():
+    # 0 ** 2 has gradient 0; 0 ** b w.r.t. b is 0 for b > 0 (PyTorch's convention)
+    a = np.array([0.0, 1.0, 2.0], dtype=np.float32)
+    b = np.array([2.0, 0.0, 1.5], dtype=np.float32)
+    check(lambda m, x, y: x ** y, [a, b])
+    check(lambda m, x: x ** 2, [a])
+    check(lambda m, x: x ** 0, [a])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: a + 2,
+    lambda m, a: 2 + a,
+    lambda m, a: a - 1.5,
+    lambda m, a: 1.5 - a,
+    lambda m, a: a * 3,
+    lambda m, a: -3 * a,
+    lambda m, a: a / 4,
+    lambda m, a: 4 / a,
+    lambda m, a: a + True,
+    lambda m, a: -a,
+    lambda m, a: +a,
+    lambda m, a: abs(a),
+    lambda m, a: a.abs(),
+])
+def test_scalar_operands(fn):
+    check(fn, [(2, 3)])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a, b: a // b,
+    lambda m, a, b: a % b,
+    lambda m, a, b: m.remainder(a, b),
+    lambda m, a, b: m.floor_divide(a, b),
+    lambda m, a, b: m.div(a, b, rounding_mode="floor"),
+    lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
+])
+def test_floordiv_mod_values(fn):
+    a = np.array([[-7.5, -3.0, 0.5, 7.0], [5.25, -1.0, 2.0, 9.0]], dtype=np.float32)
+    b = np.array([2.0, -3.0, 1.5, -4.0], dtype=np.float32)
+    check(fn, [a, b], grad=False)
+    check(fn, [a.astype(np.int64), np.array([2, -3, 1, -4])], grad=False)
+
+
+def test_remainder_grad():
+    a = np.array([[-7.5, -3.2, 0.5, 7.1]], dtype=np.float32)
+    b = np.array([2.0, -3.0, 1.5, -4.0], dtype=np.float32)
+    # PyTorch has no derivative w.r.t. the divisor, so only the dividend is differentiated
+    check(lambda m, x, y: x % y.detach(), [a, b])
+    check(lambda m, x: x % 2.0, [a])
+
+
+def test_maximum_ties_split_gradient():
+    a = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    b = np.array([1.0, 1.0, 3.0], dtype=np.float32)
+    check(lambda m, x, y: m.maximum(x, y), [a, b])
+    check(lambda m, x, y: m.minimum(x, y), [a, b])
+
+
+# --------------------------------------------------------------------- type promotion
+DTYPES = ["bool", "int64", "int32", "float32", "float64"]
+
+
+def _same_result_or_error(fn, ember_args, torch_args):
+    """ember gives torch's value and dtype, or raises where torch raises."""
+    try:
+        expected = fn(*torch_args)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            fn(*ember_args)
+        return
+    assert_close(fn(*ember_args), expected)
+
+
+def _make_pair(dt, shape):
+    t = torch.ones(shape, dtype=getattr(torch, dt)) if dt != "bool" else torch.ones(shape, dtype=torch.bool)
+    e = ember.tensor(t.numpy())
+    return e, t
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "eq", "lt", "maximum"])
+@pytest.mark.parametrize("sa,sb", [((2,), (2,)), ((2,), ()), ((), (2,))], ids=str)
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("db", DTYPES)
+def test_promotion_tensor_tensor(da, db, sa, sb, op):
+    fns = {
+        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "div": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+        "pow": lambda a, b: a ** b, "eq": lambda a, b: a == b, "lt": lambda a, b: a < b,
+        "maximum": lambda a, b: (torch if isinstance(a, torch.Tensor) else ember).maximum(a, b),
+    }
+    ea, ta = _make_pair(da, sa)
+    eb, tb = _make_pair(db, sb)
+    _same_result_or_error(fns[op], (ea, eb), (ta, tb))
+
+
+@pytest.mark.parametrize("scalar", [2, 2.5, True, np.float64(1.5), np.int64(3)], ids=repr)
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("op", ["add", "rsub", "mul", "div", "rdiv", "pow", "rpow", "gt"])
+def test_promotion_tensor_scalar(dt, scalar, op):
+    fns = {
+        "add": lambda a, s: a + s, "rsub": lambda a, s: s - a, "mul": lambda a, s: a * s,
+        "div": lambda a, s: a / s, "rdiv": lambda a, s: s / a, "pow": lambda a, s: a ** s,
+        "rpow": lambda a, s: s ** a, "gt": lambda a, s: a > s,
+    }
+    e, t = _make_pair(dt, (3,))
+    _same_result_or_error(fns[op], (e, scalar), (t, scalar))
+
+
+def test_promotion_keeps_float32_with_float64_scalar_tensor():
+    a = ember.ones(3)
+    b = ember.tensor(2.0, dtype=ember.float64)
+    assert (a * b).dtype == ember.float32
+    assert (a.long() * b).dtype == ember.float64
+    assert ember.result_type(a, 2.5) == ember.float32
+
+
+def test_promotion_gradient_dtypes():
+    check(lambda m, a, b: a * b, [(2, 3), np.ones((2, 3), dtype=np.float64)])
+    check(lambda m, a, b: a + b, [(2, 3), np.arange(3)])
+
+
+# --------------------------------------------------------------------- comparisons / logical
+@pytest.mark.parametrize("fn", [
+    lambda m, a, b: a == b, lambda m, a, b: a != b, lambda m, a, b: a < b,
+    lambda m, a, b: a <= b, lambda m, a, b: a > b, lambda m, a, b: a >= b,
+    lambda m, a, b: m.eq(a, b), lambda m, a, b: m.ge(a, b),
+    lambda m, a, b: a > 0, lambda m, a, b: 0 < a, lambda m, a, b: a == 0.5,
+    lambda m, a, b: m.logical_and(a > 0, b > 0), lambda m, a, b: m.logical_or(a > 0, b > 0),
+    lambda m, a, b: m.logical_not(a > 0), lambda m, a, b: (a > 0) & (b > 0),
+    lambda m, a, b: (a > 0) | (b > 0), lambda m, a, b: (a > 0) ^ (b > 0), lambda m, a, b: ~(a > 0),
+])
+def test_comparisons(fn):
+    a = np.array([[0.5, -1.0, 2.0], [0.0, 0.5, -2.0]], dtype=np.float32)
+    b = np.array([0.5, 1.0, -2.0], dtype=np.float32)
+    check(fn, [a, b], grad=False)
+
+
+def test_compare_with_other_objects():
+    a = ember.ones(2)
+    assert (a == "x") is False
+    assert (a != None) is True  # noqa: E711
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: m.isnan(a), lambda m, a: m.isinf(a), lambda m, a: m.isfinite(a),
+    lambda m, a: a.isnan(), lambda m, a: a.isfinite(),
+])
+def test_special_value_tests(fn):
+    a = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], dtype=np.float32)
+    check(fn, [a], grad=False)
+
+
+def test_isfinite_on_integers():
+    check(lambda m, a: m.isfinite(a), [np.arange(3)], grad=False)
+    check(lambda m, a: m.isnan(a), [np.arange(3)], grad=False)
+
+
+def test_equal_and_allclose():
+    a = ember.tensor([1.0, 2.0])
+    assert ember.equal(a, ember.tensor([1.0, 2.0]))
+    assert not ember.equal(a, ember.tensor([1.0, 2.5]))
+    assert not ember.equal(a, ember.tensor([[1.0, 2.0]]))
+    assert ember.allclose(a, a + 1e-9)
+    assert not ember.allclose(a, a + 1e-3)
+    assert ember.allclose(a, a + 1e-3, atol=1e-2)
+    nan = ember.tensor([float("nan")])
+    assert not ember.allclose(nan, nan)
+    assert ember.allclose(nan, nan, equal_nan=True)
+    assert a.equal(a.clone()) and a.allclose(a)
+
+
+# --------------------------------------------------------------------- unary math
+UNARY = {
+    "exp": (lambda m, a: a.exp(), False),
+    "log": (lambda m, a: a.log(), True),
+    "log1p": (lambda m, a: a.log1p(), True),
+    "sqrt": (lambda m, a: a.sqrt(), True),
+    "rsqrt": (lambda m, a: a.rsqrt(), True),
+    "sin": (lambda m, a: a.sin(), False),
+    "cos": (lambda m, a: m.cos(a), False),
+    "tanh": (lambda m, a: a.tanh(), False),
+    "sigmoid": (lambda m, a: m.sigmoid(a), False),
+    "relu": (lambda m, a: a.relu(), False),
+    "abs": (lambda m, a: m.abs(a), False),
+    "neg": (lambda m, a: m.neg(a), False),
+    "sign": (lambda m, a: a.sign(), False),
+    "floor": (lambda m, a: a.floor(), False),
+    "ceil": (lambda m, a: a.ceil(), False),
+    "round": (lambda m, a: a.round(), False),
+    "round_dec": (lambda m, a: m.round(a, decimals=2), False),
+    "trunc": (lambda m, a: a.trunc(), False),
+    "reciprocal": (lambda m, a: a.reciprocal(), True),
+    "square": (lambda m, a: a.square(), False),
+    "clamp": (lambda m, a: a.clamp(-0.5, 0.5), False),
+    "clamp_min": (lambda m, a: a.clamp(min=0.1), False),
+    "clamp_max": (lambda m, a: m.clamp(a, max=0.2), False),
+    "clip": (lambda m, a: a.clip(-1, 1), False),
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (), (1,), (0, 2), (2, 1, 3)], ids=str)
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(op, shape):
+    fn, positive = UNARY[op]
+    check(fn, [shape], positive=positive)
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_float64(op):
+    fn, positive = UNARY[op]
+    check(fn, [(4, 3)], positive=positive, dtype=np.float64)
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "sigmoid", "tanh", "abs", "neg", "sign", "floor",
+                                "relu", "square", "reciprocal", "clamp", "round"])
+def test_unary_on_integers(op):
+    # integer inputs: float ops go to the default float dtype, others keep the integer dtype
+    check(UNARY[op][0], [np.array([[1, 2, -3], [0, 5, 7]])], grad=False)
+
+
+def test_unary_on_bool():
+    check(lambda m, a: a.exp(), [np.array([True, False])], grad=False)
+    check(lambda m, a: a.sign(), [np.array([True, False])], grad=False)
+    with pytest.raises(NotImplementedError, match="abs_cpu"):
+        ember.tensor([True]).abs()
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -ember.tensor([True])
+
+
+@pytest.mark.parametrize("expr,match", [
+    ("ember.tensor([True]) - ember.tensor([False])", "with two bool tensors"),
+    ("ember.tensor([1.0]) - True", "with a bool tensor"),
+    ("2 - ember.tensor([True])", "with a bool tensor"),
+    ("ember.tensor([True]) // ember.tensor([True])", "div_floor_cpu"),
+    ("ember.tensor([True]) % ember.tensor([True])", "remainder_cpu"),
+    ("ember.tensor([True]) ** ember.tensor([True])", "pow"),
+    ("ember.tensor([3]) // 0", "ZeroDivisionError"),
+    ("ember.tensor([3]) % ember.tensor([0])", "ZeroDivisionError"),
+    ("ember.tensor([3]) ** -1", "Integers to negative integer powers"),
+])
+def test_invalid_dtype_ops(expr, match):
+    with pytest.raises(RuntimeError, match=match):
+        eval(expr)
+    with pytest.raises(RuntimeError):
+        eval(expr.replace("ember", "torch"))
+
+
+def test_sigmoid_extremes():
+    a = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=np.float32)
+    check(lambda m, x: x.sigmoid(), [a])
+
+
+def test_relu_grad_at_zero():
+    check(lambda m, x: x.relu(), [np.array([-1.0, 0.0, 1.0], dtype=np.float32)])
+
+
+def test_abs_grad_at_zero():
+    check(lambda m, x: x.abs(), [np.array([-1.0, 0.0, 1.0], dtype=np.float32)])
+
+
+def test_clamp_boundaries():
+    a = np.array([-1.0, -0.5, 0.0, 0.5, 1.0], dtype=np.float32)
+    check(lambda m, x: x.clamp(-0.5, 0.5), [a])
+
+
+def test_clamp_tensor_bounds():
+    check(lambda m, x, lo, hi: x.clamp(lo, hi), [(3, 4), (4,), (3, 1)], grad=False)
+    check(lambda m, x, lo: m.clamp(x, min=lo), [(3, 4), (4,)], grad=False)
+
+
+def test_clamp_int_float_bound():
+    check(lambda m, x: x.clamp(0.5, 2.5), [np.array([0, 1, 3])], grad=False)
+    check(lambda m, x: x.clamp(0, 2), [np.array([-1, 1, 3])], grad=False)
+
+
+def test_clamp_requires_a_bound():
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        ember.ones(2).clamp()
+
+
+def test_float32_stays_float32():
+    x = ember.randn(3)
+    for out in (x.exp(), x * 2.0, x / 3, x ** 2, 2 ** x, x.sigmoid(), x.clamp(0.0, 1.0), x + np.float64(1)):
+        assert out.dtype == ember.float32
+
+
+# --------------------------------------------------------------------- errors
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "**", "==", "<", "//", "%"])
+def test_broadcast_error_names_shapes(op):
+    with pytest.raises(RuntimeError) as err:
+        eval(f"a {op} b", {"a": ember.ones(2, 3), "b": ember.ones(4, 3)})
+    with pytest.raises(RuntimeError) as terr:
+        eval(f"ta {op} tb", {"ta": torch.ones(2, 3), "tb": torch.ones(4, 3)})
+    assert str(terr.value) in str(err.value)
+
+
+def test_broadcast_error_message():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(4\) "
+                                           r"at non-singleton dimension 0"):
+        ember.ones(2, 3) + ember.ones(4, 3)
+    with pytest.raises(RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(2\) at non-singleton "
+                                           r"dimension 2"):
+        ember.maximum(ember.ones(5, 1, 3), ember.ones(2))
+
+
+def test_broadcast_error_when_requires_grad():
+    with pytest.raises(RuntimeError, match="non-singleton dimension 1"):
+        ember.ones(2, 3, requires_grad=True) * ember.ones(2, 2)
+
+
+def test_bad_operand_type():
+    with pytest.raises(TypeError):
+        ember.ones(2) + "a"
+    with pytest.raises(TypeError):
+        ember.ones(2) * [1, 2]

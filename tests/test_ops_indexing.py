@@ -1,0 +1,214 @@
+"""Indexing against PyTorch: getitem/setitem with every index kind, gather, where, masked_fill, in-place rules."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+INDICES = [
+    1, -1, slice(1, 3), slice(None, None, 2), slice(-2, None), (1, 2), (slice(None), 1), (Ellipsis, 0),
+    (None, 1), (0, None, slice(1, 3)), Ellipsis, (1, Ellipsis, None), (slice(5, 10),), (),
+    [0, 2], [2, 2, 0], ([0, 1], [1, 2]), (slice(None), [3, 3, 0]), ([[0, 1], [1, 1]],),
+    (Ellipsis, [0, 0]), ([0, 2], slice(1, 3)), (1, [0, 1]),
+]
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=repr)
+def test_getitem(idx):
+    check(lambda m, x: x[idx], [(3, 4, 2)])
+
+
+@pytest.mark.parametrize("idx", [
+    lambda m: m.tensor([0, 2, 2]), lambda m: m.tensor([[1], [0]]), lambda m: m.tensor(1),
+    lambda m: (m.tensor([0, 1]), m.tensor([2, 2])), lambda m: (slice(None), m.tensor([0, 0, 3])),
+    lambda m: m.tensor([True, False, True]), lambda m: m.tensor([[True, False, True, True]] * 3),
+    lambda m: (m.tensor([False, True, True]), 1), lambda m: m.tensor([], dtype=m.int64),
+])
+def test_getitem_tensor_indices(idx):
+    check(lambda m, x: x[idx(m)], [(3, 4)])
+
+
+def test_getitem_bool_mask_from_data():
+    check(lambda m, x: x[x > 0], [(3, 4)])
+    check(lambda m, x: x[(x > 0).all(1)], [(3, 4)])
+
+
+def test_getitem_repeated_indices_accumulate():
+    x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[[0, 0, 2, 0]].sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 1.0]
+
+
+def test_getitem_0d_and_scalar_results():
+    check(lambda m, x: x[()], [()])
+    check(lambda m, x: x[None], [()])
+    check(lambda m, x: x[...], [()])
+    x = ember.tensor([[1.0, 2.0]])
+    assert x[0, 1].shape == () and x[0, 1].item() == 2.0
+
+
+@pytest.mark.parametrize("expr,exc", [
+    ("x[3]", IndexError), ("x[0, 4]", IndexError), ("x[0, 0, 0]", IndexError), ("x[1.5]", IndexError),
+    ("x[e.tensor([0.5])]", IndexError), ("x[[0, 5]]", IndexError), ("x[e.tensor([True, False])]", IndexError),
+])
+def test_getitem_errors(expr, exc):
+    with pytest.raises(exc):
+        eval(expr, {"x": torch.ones(3, 4), "e": torch})
+    with pytest.raises(exc) as err:
+        eval(expr, {"x": ember.ones(3, 4), "e": ember})
+    assert "3, 4" in str(err.value) or "float" in str(err.value).lower() or "tensor" in str(err.value)
+
+
+def _setitem(idx, value):
+    def fn(m, x, v):
+        y = x * 1  # a non-leaf, so the in-place write is allowed and recorded
+        y[idx] = v if value is None else value
+        return y
+    return fn
+
+
+@pytest.mark.parametrize("idx,vshape", [
+    (0, (4,)), ((slice(None), 1), (3,)), ((1, 2), ()), (slice(0, 2), (1, 4)), ([0, 2], (2, 4)),
+    (([0, 1], [1, 3]), (2,)), ((Ellipsis, 0), ()), ([2, 0], (4,)),
+], ids=repr)
+def test_setitem_tensor_value(idx, vshape):
+    check(_setitem(idx, None), [(3, 4), vshape])
+
+
+@pytest.mark.parametrize("idx,value", [(0, 5.0), ((slice(None), 1), -1), (Ellipsis, 0.5), ([0, 2], 2.0)], ids=repr)
+def test_setitem_scalar_value(idx, value):
+    check(lambda m, x: _setitem(idx, value)(m, x, None), [(3, 4)])
+
+
+def test_setitem_bool_mask():
+    def fn(m, x):
+        y = x.clone()
+        y[y < 0] = 0.0
+        return y
+    check(fn, [(3, 4)])
+
+
+def test_setitem_casts_value_and_bumps_version():
+    x = ember.zeros(3, dtype=ember.int64)
+    v = x._version
+    x[1] = 2.7
+    assert x.tolist() == [0, 2, 0] and x._version == v + 1
+    x[ember.tensor([True, False, True])] = ember.tensor(9)
+    assert x.tolist() == [9, 2, 9]
+
+
+def test_setitem_on_leaf_requiring_grad_raises():
+    x = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x[0] = 2.0
+    with ember.no_grad():
+        x[0] = 2.0
+    assert x.tolist() == [2.0, 1.0, 1.0]
+
+
+def test_setitem_shape_mismatch():
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        ember.zeros(3, 4)[0] = ember.ones(3)
+
+
+def test_setitem_saved_tensor_detected():
+    x = ember.ones(3, requires_grad=True)
+    y = x * 2
+    z = y * y
+    y[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+@pytest.mark.parametrize("dim,index", [
+    (0, [[0, 1, 2, 0]]), (1, [[0], [3], [1]]), (1, [[1, 1, 1], [0, 0, 3], [2, 2, 2]]), (-1, [[0, 0], [1, 1], [3, 3]]),
+])
+def test_gather(dim, index):
+    idx = np.array(index)
+    check(lambda m, x, i: x.gather(dim, i), [(3, 4), idx])
+    check(lambda m, x, i: m.gather(x, dim, i), [(3, 4), idx])
+
+
+def test_gather_errors():
+    x = ember.ones(3, 4)
+    with pytest.raises(RuntimeError, match="index 7 is out of bounds"):
+        x.gather(1, ember.tensor([[7]]))
+    with pytest.raises(RuntimeError, match="int64"):
+        x.gather(1, ember.tensor([[0.0]]))
+    with pytest.raises(RuntimeError):
+        x.gather(1, ember.tensor([0]))
+
+
+@pytest.mark.parametrize("shapes", [[(3, 4), (3, 4), (3, 4)], [(3, 1), (1, 4), (4,)], [(4,), (), (3, 4)]], ids=str)
+def test_where(shapes):
+    def fn(m, c, a, b):
+        return m.where(c > 0, a, b)
+    check(fn, shapes)
+    check(lambda m, c, a, b: a.where(c > 0, b), shapes)
+
+
+def test_where_scalars_and_promotion():
+    check(lambda m, c, a: m.where(c > 0, a, 0.0), [(3, 4), (3, 4)])
+    check(lambda m, c, a: m.where(c > 0, 1.0, a), [(3, 4), (3, 4)])
+    check(lambda m, c, a: m.where(c > 0, a, a.double()), [(3, 4), (3, 4)])
+    check(lambda m, c: m.where(c > 0, 1.0, 0.0), [(3, 4)], grad=False)
+    check(lambda m, c: m.where(c > 0, 1, 0), [(3, 4)], grad=False)
+
+
+def test_where_condition_only():
+    check(lambda m, c: m.where(c > 0), [(3, 4)], grad=False)
+
+
+def test_where_shape_error():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(5\) at "
+                                           r"non-singleton dimension 1"):
+        ember.where(ember.ones(2, 3) > 0, ember.ones(4, 1, 1), ember.ones(5, 1))
+
+
+@pytest.mark.parametrize("mshape", [(3, 4), (4,), (3, 1)], ids=str)
+def test_masked_fill(mshape):
+    def fn(m, x, mk):
+        return x.masked_fill(mk > 0, -1.5)
+    check(fn, [(3, 4), mshape])
+    check(lambda m, x, mk: m.masked_fill(x, mk > 0, float("-inf")), [(3, 4), mshape])
+    check(lambda m, x, mk, v: x.masked_fill(mk > 0, v), [(3, 4), mshape, ()])
+
+
+def test_masked_fill_errors():
+    with pytest.raises(RuntimeError, match="boolean"):
+        ember.ones(3).masked_fill(ember.ones(3), 0.0)
+    with pytest.raises(RuntimeError, match="broadcastable"):
+        ember.ones(3).masked_fill(ember.ones(4) > 0, 0.0)
+
+
+def test_masked_fill_int_tensor():
+    check(lambda m, x: x.masked_fill(x > 1, 0), [np.array([1, 2, 3])], grad=False)
+
+
+def test_index_select_narrow_select():
+    check(lambda m, x, i: x.index_select(1, i), [(3, 4), np.array([3, 0, 3])])
+    check(lambda m, x: x.narrow(1, 1, 2), [(3, 4)])
+    check(lambda m, x: x.narrow(0, -2, 2), [(3, 4)])
+    check(lambda m, x: x.select(1, -1), [(3, 4)])
+
+
+def test_scatter_add():
+    idx = np.array([[0, 1, 0], [2, 2, 2]])
+    check(lambda m, x, s, i: x.scatter_add(0, i, s), [(3, 3), (2, 3), idx])
+
+
+def test_masked_select_and_nonzero():
+    check(lambda m, x: x.masked_select(x > 0), [(3, 4)])
+    check(lambda m, x: x.nonzero(), [np.array([[0, 1], [2, 0]])], grad=False)
+    check(lambda m, x: x.nonzero(as_tuple=True), [np.array([[0, 1], [2, 0]])], grad=False)
+
+
+def test_getitem_of_view_writes_through():
+    x = ember.zeros(3, 4)
+    row = x[1]
+    row.fill_(2.0)
+    t = torch.zeros(3, 4)
+    t[1].fill_(2.0)
+    assert_close(x, t)

@@ -1,0 +1,206 @@
+"""Reductions against PyTorch: dim as None/int/tuple, keepdim, ties, empty and 0-d inputs, dtypes, errors."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+DIMS = [None, 0, 1, -1, (0, 2), (-1, 0), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "amax", "amin", "var", "std", "norm", "logsumexp"])
+def test_reduce_dims(op, dim, keepdim):
+    if dim is None and op in ("amax", "amin", "logsumexp"):
+        dim = (0, 1, 2)
+    if dim is None:
+        fn = lambda m, x: getattr(x, op)()  # noqa: E731
+        if keepdim:
+            pytest.skip("keepdim needs dim")
+    elif op == "prod" and isinstance(dim, tuple) or op == "norm" and dim == (0, 1, 2):
+        pytest.skip("PyTorch's prod takes a single dim; its Frobenius norm at most two")
+    else:
+        fn = lambda m, x: getattr(m, op)(x, dim=dim, keepdim=keepdim)  # noqa: E731
+    check(fn, [(2, 3, 4)], positive=op == "prod")
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (1, 1), (3, 1, 2)], ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "max", "min", "var", "std", "norm", "amax", "logsumexp"])
+def test_reduce_small_shapes(op, shape):
+    if op == "logsumexp":
+        check(lambda m, x: x.logsumexp(0), [shape])
+        return
+    check(lambda m, x: getattr(x, op)(), [shape], atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "amax", "logsumexp", "var", "norm"])
+def test_reduce_0d_with_dim(op):
+    check(lambda m, x: getattr(x, op)(dim=0), [()])
+    check(lambda m, x: getattr(x, op)(dim=-1, keepdim=True), [()])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.sum(),
+    lambda m, x: x.sum(0),
+    lambda m, x: x.sum(1),
+    lambda m, x: x.mean(1),
+    lambda m, x: x.prod(0),
+    lambda m, x: x.prod(),
+    lambda m, x: x.amax(1),
+    lambda m, x: x.max(1).values,
+    lambda m, x: x.norm(),
+    lambda m, x: x.logsumexp(0),
+])
+def test_reduce_empty(fn):
+    check(fn, [(0, 3)])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_dim(op, dim, keepdim):
+    check(lambda m, x: tuple(getattr(x, op)(dim, keepdim)), [(3, 4, 2)])
+    check(lambda m, x: tuple(getattr(m, op)(x, dim=dim, keepdim=keepdim)), [(3, 4, 2)])
+
+
+def test_max_returns_named_tuple():
+    out = ember.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
+    values, indices = out
+    assert out.values is values and out.indices is indices
+    assert indices.dtype == ember.int64 and indices.tolist() == [1, 0]
+
+
+def test_max_min_0d_dim():
+    check(lambda m, x: tuple(x.max(0)), [()])
+    check(lambda m, x: tuple(x.min(-1, keepdim=True)), [()])
+
+
+@pytest.mark.parametrize("op", ["max", "min", "amax", "amin"])
+def test_extreme_ties_gradient(op):
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], dtype=np.float32)
+    check(lambda m, t: getattr(t, op)(), [x])
+    if op in ("amax", "amin"):
+        check(lambda m, t: getattr(t, op)(1), [x])
+    else:  # along a dim the gradient goes to the returned index only
+        check(lambda m, t: getattr(t, op)(1).values, [x])
+
+
+def test_max_binary_form():
+    check(lambda m, a, b: m.max(a, b), [(2, 3), (3,)])
+    check(lambda m, a, b: a.min(b), [(2, 3), (2, 3)])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.argmax(), lambda m, x: x.argmin(), lambda m, x: x.argmax(1), lambda m, x: x.argmin(0),
+    lambda m, x: x.argmax(-1, keepdim=True), lambda m, x: m.argmax(x, dim=0), lambda m, x: x.argmax(0, True),
+])
+def test_argmax_argmin(fn):
+    check(fn, [(3, 4)], grad=False)
+    check(fn, [np.array([[1, 3, 3, 0], [2, 2, 0, 2], [5, 5, 5, 5]])], grad=False)
+
+
+def test_argmax_0d():
+    check(lambda m, x: x.argmax(), [()], grad=False)
+    check(lambda m, x: x.argmax(0), [()], grad=False)
+
+
+def test_prod_with_zeros_gradient():
+    x = np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 2.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    check(lambda m, t: t.prod(), [x])
+    check(lambda m, t: t.prod(1), [x])
+    check(lambda m, t: t.prod(0, keepdim=True), [x])
+    check(lambda m, t: t.prod(), [np.array([2.0, 0.0, 3.0], dtype=np.float32)])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"unbiased": False}, {"correction": 0}, {"correction": 2},
+                                    {"dim": 1, "unbiased": True}, {"dim": (0, 1), "correction": 0}], ids=str)
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_options(op, kwargs):
+    check(lambda m, x: getattr(x, op)(**kwargs), [(4, 5)])
+
+
+def test_var_positional_unbiased():
+    check(lambda m, x: x.var(False), [(4, 5)])
+    check(lambda m, x: x.std(0, False), [(4, 5)])
+
+
+def test_var_single_element_is_nan():
+    check(lambda m, x: x.var(), [(1,)], grad=False)
+    check(lambda m, x: x.std(0), [(1, 3)], grad=False)
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 0.5, float("inf"), "fro"], ids=str)
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)], ids=str)
+def test_norm(p, dim):
+    check(lambda m, x: x.norm(p, dim), [(3, 4)], positive=p == 0.5)
+
+
+def test_norm_of_zeros_has_zero_grad():
+    check(lambda m, x: x.norm(), [np.zeros((2, 3), dtype=np.float32)])
+    check(lambda m, x: x.norm(dim=1), [np.array([[0.0, 0.0], [3.0, 4.0]], dtype=np.float32)])
+
+
+def test_logsumexp_large_and_inf():
+    x = np.array([[1000.0, 1000.0], [-np.inf, -np.inf], [-np.inf, 0.0]], dtype=np.float32)
+    check(lambda m, t: t.logsumexp(1), [x], grad=False)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.all(), lambda m, x: x.any(), lambda m, x: x.all(0), lambda m, x: x.any(1),
+    lambda m, x: x.all(1, keepdim=True), lambda m, x: m.any(x, 0),
+])
+def test_all_any(fn):
+    check(fn, [np.array([[True, False, True], [True, True, True]])], grad=False)
+    check(fn, [np.array([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]], dtype=np.float32)], grad=False)
+    check(fn, [np.zeros((2, 0), dtype=bool)], grad=False)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.sum(), lambda m, x: x.sum(0), lambda m, x: x.prod(), lambda m, x: x.max(),
+    lambda m, x: x.sum(dtype=m.float64), lambda m, x: x.cumsum(0), lambda m, x: x.max(1).indices,
+])
+@pytest.mark.parametrize("dt", [np.int32, np.int64, np.bool_])
+def test_integer_reduction_dtypes(fn, dt):
+    check(fn, [np.array([[1, 0, 3], [2, 1, 1]]).astype(dt)], grad=False)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum(dim):
+    check(lambda m, x: x.cumsum(dim), [(3, 4)])
+
+
+def test_sum_mean_float64_and_dtype_arg():
+    check(lambda m, x: x.sum(1), [(3, 4)], dtype=np.float64)
+    check(lambda m, x: x.mean(dtype=m.float64), [(3, 4)])
+
+
+@pytest.mark.parametrize("expr", [
+    "x.sum(2)", "x.mean(-3)", "x.max(5)", "x.argmax(2)", "x.var(3)",
+])
+def test_dim_out_of_range(expr):
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        eval(expr, {"x": ember.ones(2, 3)})
+
+
+@pytest.mark.parametrize("expr", [
+    "x.sum((0, 0))", "x.mean((1, -1))", "x.int().mean()", "x.long().var()", "x.long().std()",
+    "x.long().norm()", "x[:0].max()", "x[:0].max(0)", "x[:0].argmax()", "x[:0].min(0)",
+    "x[:0].amax(0)", "x[:0].argmin(0)", "x.sum(dim=(0, 5))",
+])
+def test_reduction_errors_match_torch(expr):
+    with pytest.raises((RuntimeError, IndexError)) as err:
+        eval(expr, {"x": ember.ones(2, 3)})
+    with pytest.raises((RuntimeError, IndexError)) as terr:
+        eval(expr, {"x": torch.ones(2, 3)})
+    assert err.type is terr.type
+
+
+def test_empty_max_dim_ok_when_other_dim_empty():
+    check(lambda m, x: tuple(x.max(1)), [(0, 3)], grad=False)
+
+
+def test_mean_of_empty_is_nan():
+    assert_close(ember.ones(0).mean(), torch.ones(0).mean())

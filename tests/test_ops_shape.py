@@ -1,0 +1,163 @@
+"""Shape ops against PyTorch: values, gradients, views sharing storage, errors."""
+
+import pytest
+import torch
+from oracle import check
+
+import ember
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda m, x: x.reshape(4, 3), (3, 4)),
+    (lambda m, x: x.reshape(-1), (3, 4)),
+    (lambda m, x: x.reshape((2, -1, 3)), (3, 4)),
+    (lambda m, x: m.reshape(x, [12]), (3, 4)),
+    (lambda m, x: x.reshape(()), (1,)),
+    (lambda m, x: x.reshape(1, 1), ()),
+    (lambda m, x: x.reshape(0, 5), (5, 0)),
+    (lambda m, x: x.view(2, 6), (3, 4)),
+    (lambda m, x: x.view(-1, 2), (3, 4)),
+    (lambda m, x: x.view(x.shape), (3, 4)),
+    (lambda m, x: x.view_as(x.t().contiguous()), (3, 4)),
+    (lambda m, x: x.reshape_as(x.t()), (3, 4)),
+    (lambda m, x: x.flatten(), (2, 3, 4)),
+    (lambda m, x: x.flatten(1), (2, 3, 4)),
+    (lambda m, x: m.flatten(x, 0, 1), (2, 3, 4)),
+    (lambda m, x: x.flatten(), ()),
+    (lambda m, x: x.unflatten(1, (2, 2)), (3, 4)),
+    (lambda m, x: x.permute(2, 0, 1), (2, 3, 4)),
+    (lambda m, x: x.permute((1, 0, 2)), (2, 3, 4)),
+    (lambda m, x: m.permute(x, (-1, 0, 1)), (2, 3, 4)),
+    (lambda m, x: x.transpose(0, 2), (2, 3, 4)),
+    (lambda m, x: m.transpose(x, -1, -2), (2, 3, 4)),
+    (lambda m, x: x.t(), (3, 4)),
+    (lambda m, x: x.t(), (3,)),
+    (lambda m, x: x.T, (3, 4)),
+    (lambda m, x: x.mT, (2, 3, 4)),
+    (lambda m, x: x.unsqueeze(0), (3, 4)),
+    (lambda m, x: x.unsqueeze(-1), (3, 4)),
+    (lambda m, x: m.unsqueeze(x, 1), (3, 4)),
+    (lambda m, x: x.unsqueeze(0), ()),
+    (lambda m, x: x.squeeze(), (1, 3, 1, 4)),
+    (lambda m, x: x.squeeze(0), (1, 3, 1, 4)),
+    (lambda m, x: x.squeeze(1), (1, 3, 1, 4)),
+    (lambda m, x: x.squeeze(-2), (1, 3, 1, 4)),
+    (lambda m, x: x.squeeze((0, 2)), (1, 3, 1, 4)),
+    (lambda m, x: x.squeeze(), ()),
+    (lambda m, x: x.expand(3, 4), (1, 4)),
+    (lambda m, x: x.expand(2, 3, 4), (3, 1)),
+    (lambda m, x: x.expand(-1, 5), (3, 1)),
+    (lambda m, x: x.expand((2, 3)), ()),
+    (lambda m, x: x.expand_as(m.ones(2, 3, 4)), (3, 1)),
+    (lambda m, x: m.broadcast_to(x, (2, 3)), (3,)),
+    (lambda m, x: x.t().contiguous(), (3, 4)),
+    (lambda m, x: x.contiguous(), (3, 4)),
+    (lambda m, x: x.flip(0), (3, 4)),
+    (lambda m, x: x.flip((0, 1)), (3, 4)),
+    (lambda m, x: x.repeat(2, 3), (3, 4)),
+    (lambda m, x: x.repeat(2, 1, 1), (3, 4)),
+])
+def test_shape_op(fn, shape):
+    check(fn, [shape])
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda m, x: x.split(2), (5, 3)),
+    (lambda m, x: x.split(2, dim=1), (5, 3)),
+    (lambda m, x: x.split([1, 4]), (5, 3)),
+    (lambda m, x: m.split(x, [2, 0, 1], 1), (5, 3)),
+    (lambda m, x: x.split(10), (5, 3)),
+    (lambda m, x: x.chunk(2), (5, 3)),
+    (lambda m, x: x.chunk(3, 1), (5, 3)),
+    (lambda m, x: m.chunk(x, 4), (6, 2)),
+    (lambda m, x: x.chunk(3), (2, 3)),
+    (lambda m, x: x.unbind(), (3, 2)),
+    (lambda m, x: m.unbind(x, 1), (3, 2)),
+])
+def test_multi_output(fn, shape):
+    check(lambda m, x: tuple(fn(m, x)), [shape])
+
+
+def test_split_lengths_match_torch():
+    for n, k in [(5, 2), (6, 4), (1, 3), (7, 7), (0, 2)]:
+        sizes = [t.shape[0] for t in ember.ones(n, 2).chunk(k)]
+        assert sizes == [t.shape[0] for t in torch.ones(n, 2).chunk(k)], (n, k)
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda m, a, b: m.cat([a, b]), [(2, 3), (4, 3)]),
+    (lambda m, a, b: m.cat((a, b), dim=1), [(2, 3), (2, 1)]),
+    (lambda m, a, b: m.cat([a, b], -1), [(2, 3), (2, 5)]),
+    (lambda m, a, b: m.cat([a, b, a]), [(2,), (3,)]),
+    (lambda m, a, b: m.cat([a, b]), [(0,), (3, 2)]),
+    (lambda m, a, b: m.cat([a, b]), [(0, 2), (3, 2)]),
+    (lambda m, a, b: m.concat([a, b], 0), [(1, 2), (3, 2)]),
+    (lambda m, a, b: m.stack([a, b]), [(2, 3), (2, 3)]),
+    (lambda m, a, b: m.stack([a, b], 1), [(2, 3), (2, 3)]),
+    (lambda m, a, b: m.stack((a, b), dim=-1), [(2, 3), (2, 3)]),
+    (lambda m, a, b: m.stack([a, b]), [(), ()]),
+    (lambda m, a, b: m.hstack([a, b]), [(2, 3), (2, 1)]),
+    (lambda m, a, b: m.vstack([a, b]), [(3,), (3,)]),
+])
+def test_cat_stack(fn, shapes):
+    check(fn, shapes)
+
+
+def test_cat_promotes_dtypes():
+    a, b = ember.ones(2, dtype=ember.int64), ember.ones(2)
+    assert str(ember.cat([a, b]).dtype) == "ember.float32"
+    assert ember.stack([a, a.double()]).dtype == ember.float64
+
+
+def test_views_share_storage_and_version():
+    x = ember.zeros(3, 4)
+    for v in (x.view(12), x.reshape(4, 3), x.t(), x.transpose(0, 1), x.unsqueeze(0), x[1:], x.expand(2, 3, 4),
+              x.permute(1, 0), x.narrow(0, 1, 2), x.select(1, 0), x.squeeze(), x.flatten()):
+        before = x._version
+        x.add_(1)
+        assert v._version == x._version == before + 1
+        assert v.numpy().base is not None or v.numpy() is x.numpy()
+    y = x.view(12)
+    y[0] = 5
+    assert x[0, 0].item() == 5
+
+
+def test_non_view_ops_copy():
+    x = ember.zeros(3, 4)
+    for c in (x.clone(), x.flip(0), x.repeat(1, 1), x.t().contiguous()):
+        c.add_(1)
+    assert x.sum().item() == 0
+
+
+@pytest.mark.parametrize("expr", [
+    "x.view(5, 3)", "x.reshape(-1, -1)", "x.reshape(5, -1)", "x.view(-2, 6)",
+    "x.t().view(12)", "x.permute(0, 1, 2)", "x.permute(0, 0)", "x.transpose(0, 3)",
+    "x.unsqueeze(3)", "x.squeeze(2)", "x.expand(2, 4)", "x.expand(3)", "x.flatten(1, 0)",
+    "x.split([2, 2])", "x.chunk(0)", "e.cat([x, x.t()])", "e.cat([])", "e.cat([x[0, 0], x[0, 0]])",
+    "e.stack([x, x[:2]])", "e.cat([x, x], dim=2)", "x.repeat(2)", "x.unflatten(1, (3, 2))",
+])
+def test_shape_errors_match_torch(expr):
+    with pytest.raises((RuntimeError, IndexError, ValueError, TypeError)) as err:
+        eval(expr, {"x": ember.ones(3, 4), "e": ember})
+    with pytest.raises((RuntimeError, IndexError, ValueError, TypeError)) as terr:
+        eval(expr, {"x": torch.ones(3, 4), "e": torch})
+    assert err.type is terr.type, (err.value, terr.value)
+
+
+def test_error_messages_name_shapes():
+    with pytest.raises(RuntimeError, match=r"shape '\[5, 3\]' is invalid for input of size 12"):
+        ember.ones(3, 4).view(5, 3)
+    with pytest.raises(RuntimeError, match=r"Sizes of tensors must match except in dimension 0"):
+        ember.cat([ember.ones(2, 3), ember.ones(2, 4)])
+    with pytest.raises(RuntimeError, match=r"expanded size of the tensor \(4\) must match the existing size \(3\)"):
+        ember.ones(3, 1).expand(4, 2)
+
+
+def test_size_and_shape():
+    x = ember.ones(2, 3, 4)
+    assert x.shape == (2, 3, 4) and isinstance(x.shape, ember.Size)
+    assert x.size() == x.shape and x.size(1) == 3 and x.size(-1) == 4
+    assert x.shape[1:] == ember.Size([3, 4]) and repr(x.shape) == "ember.Size([2, 3, 4])"
+    assert x.shape.numel() == 24 and x.dim() == 3 and x.ndim == 3 and x.numel() == 24
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.size(3)

@@ -1,0 +1,262 @@
+"""ember.save / ember.load: round trips, and refusal of anything that is not an ember.save archive."""
+
+import io
+import json
+import pickle
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._dtype import ALL_DTYPES
+
+
+def round_trip(obj, via="bytes", tmp_path=None):
+    if via == "path":
+        path = tmp_path / "ckpt.pt"
+        ember.save(obj, path)
+        return ember.load(str(path))
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    return ember.load(buf)
+
+
+def assert_same_tensor(a, b):
+    assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+    assert a.requires_grad == b.requires_grad
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 0, 3), (2, 3, 4)])
+def test_tensors_of_every_dtype_and_shape(dt, shape):
+    rng = np.random.default_rng(0)
+    t = ember.tensor((rng.standard_normal(shape) * 10).astype(dt.np))
+    assert_same_tensor(round_trip(t), t)
+
+
+def test_non_contiguous_tensors_keep_their_values(tmp_path):
+    base = ember.arange(24, dtype=ember.float32).reshape(2, 3, 4)
+    views = [base.permute(2, 0, 1), base[:, ::2, 1:], base.reshape(6, 4).t()]  # the last is Fortran-ordered
+    for v in views:
+        assert not v.is_contiguous()
+        out = round_trip(v, "path", tmp_path)
+        assert_same_tensor(out, v)
+
+
+def test_nested_structures_and_python_values(tmp_path):
+    obj = OrderedDict(
+        weights={"w": ember.randn(3, 2), "b": ember.zeros(2)},
+        meta=[1, 2.5, "s", None, True, False, (1, ("x", 2)), [], {}, float("inf"), -(2**70)],
+        ints={0: "zero", 1: [0, 1], -3: (None,), 2.5: "float key", ("t", 1): "tuple key"},
+    )
+    for via in ("bytes", "path"):
+        out = round_trip(obj, via, tmp_path)
+        assert type(out) is OrderedDict and list(out) == list(obj)
+        assert out["meta"] == obj["meta"] and [type(x) for x in out["meta"]] == [type(x) for x in obj["meta"]]
+        assert out["ints"] == obj["ints"] and type(out["weights"]) is dict
+        for k in ("w", "b"):
+            assert_same_tensor(out["weights"][k], obj["weights"][k])
+    nan = round_trip([float("nan")])[0]
+    assert nan != nan
+
+
+def test_requires_grad_and_identity_are_kept():
+    w = ember.randn(3, requires_grad=True)
+    y = w * 2  # not a leaf: loads as a leaf that requires grad, as torch.load does
+    out = round_trip({"a": w, "b": w, "y": y, "d": ember.ones(1)})
+    assert out["a"] is out["b"] and out["a"].requires_grad and out["a"].is_leaf
+    assert out["y"].requires_grad and out["y"].grad_fn is None and not out["d"].requires_grad
+    np.testing.assert_array_equal(out["y"].detach().numpy(), (w * 2).detach().numpy())
+    # views of one storage are saved separately and load as independent tensors
+    base = ember.zeros(4)
+    out = round_trip([base, base[1:]])
+    out[0].add_(1)
+    assert out[1].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_numpy_arrays_round_trip():
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    out = round_trip({"a": a})["a"]
+    assert isinstance(out, np.ndarray) and out.dtype == a.dtype
+    np.testing.assert_array_equal(out, a)
+
+
+def nn_and_optim():
+    """ember.nn and ember.optim are written alongside this module; skip until they exist."""
+    nn, optim = pytest.importorskip("ember.nn"), pytest.importorskip("ember.optim")
+    if not (hasattr(nn, "Sequential") and hasattr(optim, "Adam")):
+        pytest.skip("ember.nn / ember.optim are not complete yet")
+    return nn, optim
+
+
+def test_state_dicts_round_trip():
+    nn, optim = nn_and_optim()
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    opt = optim.Adam(model.parameters(), lr=0.01)
+    model(ember.randn(5, 4)).sum().backward()
+    opt.step()
+    state = {"model": model.state_dict(), "optim": opt.state_dict(), "epoch": 3}
+    out = round_trip(state)
+    assert out["epoch"] == 3 and list(out["model"]) == list(state["model"])
+    for k, v in state["model"].items():
+        assert_same_tensor(out["model"][k], v)
+    assert out["optim"]["param_groups"] == state["optim"]["param_groups"]
+    assert set(out["optim"]["state"]) == set(state["optim"]["state"])
+    fresh = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    fresh.load_state_dict(out["model"])
+    x = ember.randn(2, 4)
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), model(x).detach().numpy())
+    opt2 = optim.Adam(fresh.parameters(), lr=0.01)
+    opt2.load_state_dict(out["optim"])
+
+
+def test_parameters_load_as_parameters():
+    nn, _ = nn_and_optim()
+    p = nn.Parameter(ember.randn(2, 2))
+    out = round_trip([p])[0]
+    assert isinstance(out, nn.Parameter) and out.requires_grad
+    np.testing.assert_array_equal(out.detach().numpy(), p.detach().numpy())
+
+
+@pytest.mark.parametrize("obj", [object(), {1, 2}, b"bytes", [lambda: 0], {"k": ember.float32}])
+def test_unsupported_objects_are_a_type_error(obj):
+    with pytest.raises(TypeError, match="ember.save cannot store"):
+        round_trip(obj)
+
+
+def test_cycles_are_refused():
+    cyc = []
+    cyc.append(cyc)
+    with pytest.raises(ValueError, match="cycle"):
+        round_trip(cyc)
+    shared = [1]
+    assert round_trip([shared, shared]) == [[1], [1]]  # shared but not cyclic is fine
+
+
+def test_map_location():
+    t = ember.randn(2)
+    buf = io.BytesIO()
+    ember.save(t, buf)
+    for loc in (None, "cpu", ember.device("cpu"), {"cuda:0": "cpu"}, lambda storage, loc: storage):
+        buf.seek(0)
+        assert_same_tensor(ember.load(buf, map_location=loc), t)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="CPU"):
+        ember.load(buf, map_location="cuda")
+    buf.seek(0)
+    assert_same_tensor(ember.load(buf, weights_only=False), t)
+
+
+def test_file_object_at_an_offset():
+    buf = io.BytesIO()
+    buf.write(b"header")
+    ember.save([1, ember.ones(2)], buf)
+    buf.seek(6)
+    out = ember.load(buf)
+    assert out[0] == 1 and out[1].tolist() == [1.0, 1.0]
+
+
+# ------------------------------------------------------------------------ refusing foreign files
+def load_error(data: bytes, tmp_path, name="bad.pt"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(RuntimeError) as e:
+        ember.load(path)
+    assert name in str(e.value)  # names the file
+    return str(e.value)
+
+
+def test_torch_save_files_are_refused(tmp_path):
+    buf = io.BytesIO()
+    torch.save({"w": torch.randn(2)}, buf)
+    assert "torch.save() file" in load_error(buf.getvalue(), tmp_path)
+    buf = io.BytesIO()
+    torch.save({"w": torch.randn(2)}, buf, _use_new_zipfile_serialization=False)
+    assert "pickle" in load_error(buf.getvalue(), tmp_path)
+    assert "pickle" in load_error(pickle.dumps({"a": 1}), tmp_path)
+
+
+class Boom:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def forge(manifest, arrays=(), *, raw=None):
+    """An archive laid out like ember.save's, with chosen contents."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("ember.json", raw if raw is not None else json.dumps(manifest))
+        for i, payload in enumerate(arrays):
+            zf.writestr(f"arrays/{i}.npy", payload)
+    return buf.getvalue()
+
+
+def npy(a, allow_pickle=False):
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=allow_pickle)
+    return buf.getvalue()
+
+
+def test_pickle_payloads_are_refused(tmp_path, capsys):
+    obj_array = np.array([Boom()], dtype=object)
+    data = forge({"format": "ember.save", "version": 1, "root": {"array": 0},
+                  "arrays": [{"kind": "ndarray", "requires_grad": False}]}, [npy(obj_array, allow_pickle=True)])
+    assert "allow_pickle" in load_error(data, tmp_path)
+    assert "must never run" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("manifest", [
+    {"format": "something else", "version": 1, "root": 1, "arrays": []},
+    {"format": "ember.save", "version": 99, "root": 1, "arrays": []},
+    {"format": "ember.save", "version": 1, "root": {"array": 5}, "arrays": []},
+    {"format": "ember.save", "version": 1, "root": {"pickle": "cos\nsystem"}, "arrays": []},
+    {"format": "ember.save", "version": 1, "root": [1, 2], "arrays": []},
+    {"format": "ember.save", "version": 1, "root": {"array": 0}, "arrays": [{"kind": "module"}]},
+    {"format": "ember.save", "version": 1, "root": {"array": 0}, "arrays": [{"kind": "tensor", "requires_grad": 0}]},
+    [1],
+])
+def test_malformed_manifests_are_refused(manifest, tmp_path):
+    load_error(forge(manifest, [npy(np.zeros(2, np.float32))]), tmp_path)
+
+
+def test_unsupported_payloads_are_refused(tmp_path):
+    m = {"format": "ember.save", "version": 1, "root": {"array": 0},
+         "arrays": [{"kind": "tensor", "requires_grad": False}]}
+    load_error(forge(m, [npy(np.array(["text"]))]), tmp_path)
+    load_error(forge(m, [npy(np.zeros(2, np.complex64))]), tmp_path)
+    load_error(forge(m, [npy(np.zeros(2, np.float32)) + b"extra"]), tmp_path)
+    load_error(forge(m, [npy(np.zeros(4, np.float32))[:-3]]), tmp_path)
+    load_error(forge(m, []), tmp_path)
+    load_error(forge(None, raw="{not json"), tmp_path)
+
+
+def test_truncated_corrupt_empty_and_foreign_files_are_refused(tmp_path):
+    buf = io.BytesIO()
+    ember.save({"w": ember.randn(50, 50)}, buf)
+    good = buf.getvalue()
+    for cut in (10, len(good) // 2, len(good) - 10):
+        assert "truncated" in load_error(good[:cut], tmp_path)
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0xFF  # inside the array payload: the CRC check catches it
+    load_error(bytes(flipped), tmp_path)
+    assert "empty" in load_error(b"", tmp_path)
+    assert "not an ember.save archive" in load_error(b"hello world", tmp_path)
+    other_zip = io.BytesIO()
+    with zipfile.ZipFile(other_zip, "w") as zf:
+        zf.writestr("readme.txt", "hi")
+    assert "not an ember.save file" in load_error(other_zip.getvalue(), tmp_path)
+
+
+def test_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ember.load(tmp_path / "nope.pt")
+
+
+def test_tensors_refuse_pickle():
+    with pytest.raises(TypeError, match="ember.save"):
+        pickle.dumps(ember.zeros(2))

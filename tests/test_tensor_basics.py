@@ -1,0 +1,273 @@
+"""Tensor attributes, conversions, creation functions, random seeding and in-place ops, against PyTorch."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+
+# --------------------------------------------------------------------- creation and dtype inference
+@pytest.mark.parametrize("data", [
+    1, 2.5, True, [1, 2], [1.0, 2], [[True, False]], [], [[]], np.float64(1.5), np.int32(3),
+    np.array([1, 2], dtype=np.int32), np.array([1.0], dtype=np.float64), np.array(True), (1, 2.0),
+], ids=repr)
+def test_tensor_dtype_inference(data):
+    assert_close(ember.tensor(data), torch.tensor(data))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool"])
+def test_tensor_explicit_dtype(dtype):
+    assert_close(ember.tensor([0, 1.5, -2], dtype=getattr(ember, dtype)),
+                 torch.tensor([0, 1.5, -2], dtype=getattr(torch, dtype)))
+
+
+def test_tensor_copies_as_tensor_and_from_numpy_share():
+    a = np.zeros(3, dtype=np.float32)
+    t, s, f = ember.tensor(a), ember.as_tensor(a), ember.from_numpy(a)
+    a[0] = 1
+    assert t[0].item() == 0 and s[0].item() == 1 and f[0].item() == 1
+    assert ember.as_tensor(t) is t
+    assert ember.as_tensor([1, 2], dtype=ember.float64).dtype == ember.float64
+    with pytest.raises(TypeError):
+        ember.from_numpy([1, 2])
+    with pytest.raises(TypeError):
+        ember.tensor("abc")
+
+
+def test_tensor_of_tensors():
+    assert_close(ember.tensor([ember.tensor(1.0), ember.tensor(2.0)]), torch.tensor([torch.tensor(1.0), torch.tensor(2.0)]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.zeros(2, 3), lambda m: m.zeros((2, 3)), lambda m: m.zeros([2]), lambda m: m.zeros(()),
+    lambda m: m.ones(2, dtype=m.int64), lambda m: m.ones(0, 3), lambda m: m.full((2, 2), 3),
+    lambda m: m.full((2,), 1.5), lambda m: m.full((2,), True), lambda m: m.full((2,), 2, dtype=m.float64),
+    lambda m: m.zeros_like(m.ones(2, dtype=m.int64)), lambda m: m.ones_like(m.ones(2), dtype=m.float64),
+    lambda m: m.full_like(m.ones(2), 7), lambda m: m.empty(2, 3).shape, lambda m: m.empty_like(m.ones(2)).dtype,
+    lambda m: m.arange(5), lambda m: m.arange(1, 4), lambda m: m.arange(0, 1, 0.25), lambda m: m.arange(5.0),
+    lambda m: m.arange(10, 0, -3), lambda m: m.arange(0, 5, dtype=m.float32), lambda m: m.arange(0),
+    lambda m: m.linspace(0, 1, 5), lambda m: m.linspace(-1, 1, 1), lambda m: m.linspace(0, 10, steps=4),
+    lambda m: m.eye(3), lambda m: m.eye(2, 3), lambda m: m.eye(2, dtype=m.int64),
+])
+def test_creation(fn):
+    e, t = fn(ember), fn(torch)
+    if isinstance(t, torch.Tensor):
+        assert_close(e, t)
+    else:
+        assert str(e) == str(t).replace("torch", "ember")
+
+
+@pytest.mark.parametrize("fn", [lambda m: m.zeros(2, requires_grad=True), lambda m: m.ones(1, requires_grad=True),
+                                lambda m: m.randn(2, requires_grad=True), lambda m: m.tensor([1.0], requires_grad=True)])
+def test_creation_requires_grad(fn):
+    t = fn(ember)
+    assert t.requires_grad and t.is_leaf and t.grad is None and t.grad_fn is None
+
+
+def test_creation_errors():
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        ember.zeros(2, -1)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        ember.zeros(2, dtype=ember.int64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        ember.tensor([1, 2]).requires_grad_()
+    with pytest.raises(RuntimeError):
+        ember.randn(2, dtype=ember.int64)
+    with pytest.raises(RuntimeError):
+        ember.arange(0, 5, 0)
+    with pytest.raises(RuntimeError, match="cuda"):
+        ember.zeros(2, device="cuda")
+
+
+# --------------------------------------------------------------------- random
+@pytest.mark.parametrize("fn", [
+    lambda: ember.randn(3, 4), lambda: ember.rand(5), lambda: ember.randint(0, 10, (6,)), lambda: ember.randperm(8),
+    lambda: ember.randint(5, (3,)), lambda: ember.randn_like(ember.ones(2)), lambda: ember.rand_like(ember.ones(2)),
+    lambda: ember.randint_like(ember.ones(3), 4), lambda: ember.ones(4).normal_(), lambda: ember.ones(4).uniform_(-1, 1),
+])
+def test_manual_seed_reproducible(fn):
+    ember.manual_seed(123)
+    a = fn()
+    ember.manual_seed(123)
+    b = fn()
+    ember.manual_seed(124)
+    c = fn()
+    assert a.tolist() == b.tolist()
+    assert a.tolist() != c.tolist()
+
+
+def test_random_dtypes_and_ranges():
+    ember.manual_seed(0)
+    assert ember.randn(2).dtype == ember.float32 and ember.rand(2, dtype=ember.float64).dtype == ember.float64
+    r = ember.rand(1000)
+    assert 0 <= r.min().item() and r.max().item() < 1
+    i = ember.randint(3, 7, (1000,))
+    assert i.dtype == ember.int64 and i.min().item() == 3 and i.max().item() == 6
+    p = ember.randperm(50)
+    assert p.dtype == ember.int64 and sorted(p.tolist()) == list(range(50))
+    n = ember.randn(20000)
+    assert abs(n.mean().item()) < 0.05 and abs(n.std().item() - 1) < 0.05
+    u = ember.empty(10000).uniform_(2, 3)
+    assert 2 <= u.min().item() and u.max().item() < 3
+    g = ember.empty(20000).normal_(5, 2)
+    assert abs(g.mean().item() - 5) < 0.1 and abs(g.std().item() - 2) < 0.1
+
+
+def test_seed_gives_same_numbers_across_processes():
+    import subprocess
+    import sys
+    code = "import ember; ember.manual_seed(7); print(ember.randn(3).tolist(), ember.randint(0, 100, (3,)).tolist())"
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(outs) == 1
+
+
+# --------------------------------------------------------------------- attributes and conversions
+def test_attributes():
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 2
+    assert x.is_leaf and not y.is_leaf and y.requires_grad and y.grad_fn is not None
+    assert str(x.device) == "cpu" and x.device == ember.device("cpu") and x.dtype == ember.float32
+    assert x.data.requires_grad is False and x.data.tolist() == x.tolist()
+    assert x.dim() == 2 and x.numel() == 4 and len(x) == 2 and x.element_size() == 4
+    assert x.is_floating_point() and not x.long().is_floating_point()
+    assert y.grad_fn.name() == "MulBackward0"
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.float(), lambda x: x.double(), lambda x: x.long(), lambda x: x.int(), lambda x: x.bool(),
+    lambda x: x.to(torch.float64 if isinstance(x, torch.Tensor) else ember.float64),
+    lambda x: x.to("cpu"), lambda x: x.to(dtype=x.dtype), lambda x: x.clone(), lambda x: x.detach(),
+    lambda x: x.type_as(x.long()),
+])
+def test_conversions(fn):
+    a = np.array([[-1.7, 0.0, 2.5], [3.0, -0.2, 1.0]], dtype=np.float32)
+    assert_close(fn(ember.tensor(a)), fn(torch.tensor(a)))
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.double(), lambda m, x: x.clone(), lambda m, x: x.to(x.dtype),
+                                lambda m, x: x.float() * 2])
+def test_conversion_gradients(fn):
+    check(fn, [(2, 3)])
+
+
+def test_item_tolist_numpy():
+    x = ember.tensor([[1.5, 2.0]])
+    assert x[0, 0].item() == 1.5 and isinstance(ember.tensor(3).item(), int)
+    assert x.tolist() == [[1.5, 2.0]] and ember.tensor(2.0).tolist() == 2.0
+    assert isinstance(x.numpy(), np.ndarray) and x.numpy().dtype == np.float32
+    assert float(ember.tensor([2.5])) == 2.5 and int(ember.tensor(3)) == 3 and bool(ember.tensor([1]))
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        x.item()
+    with pytest.raises(RuntimeError, match=re.escape("Use tensor.detach().numpy()")):
+        ember.ones(2, requires_grad=True).numpy()
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(ember.ones(2))
+
+
+def test_detach_shares_storage_and_version():
+    x = ember.ones(3, requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d.add_(1)
+    assert x.tolist() == [2.0, 2.0, 2.0] and x._version == d._version
+
+
+def test_clone_is_a_copy_with_graph():
+    x = ember.ones(3, requires_grad=True)
+    c = x.clone()
+    assert c.grad_fn is not None and c.detach().numpy() is not x.detach().numpy()
+
+
+def test_iteration_and_index():
+    x = ember.tensor([[1, 2], [3, 4]])
+    assert [r.tolist() for r in x] == [[1, 2], [3, 4]]
+    assert [0, 1, 2][ember.tensor(2)] == 2
+    with pytest.raises(TypeError):
+        len(ember.tensor(1.0))
+
+
+# --------------------------------------------------------------------- in-place ops
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.add_(1.5), lambda m, x: x.add_(m.ones(4), alpha=2), lambda m, x: x.sub_(m.ones(3, 4)),
+    lambda m, x: x.sub_(2, alpha=0.5), lambda m, x: x.mul_(3), lambda m, x: x.mul_(m.arange(4.0)),
+    lambda m, x: x.div_(2), lambda m, x: x.div_(m.full((4,), 4.0)), lambda m, x: x.zero_(),
+    lambda m, x: x.fill_(2.5), lambda m, x: x.fill_(m.tensor(3.0)), lambda m, x: x.clamp_(-0.5, 0.5),
+    lambda m, x: x.clamp_(min=0), lambda m, x: x.copy_(m.ones(4)), lambda m, x: x.copy_(m.arange(12).view(3, 4)),
+    lambda m, x: x.pow_(2), lambda m, x: x.neg_(), lambda m, x: x.abs_(), lambda m, x: x.relu_(),
+    lambda m, x: x.exp_(), lambda m, x: x.tanh_(), lambda m, x: x.sigmoid_(),
+])
+def test_inplace_values(fn):
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    e, t = ember.tensor(a), torch.tensor(a)
+    re, rt = fn(ember, e), fn(torch, t)
+    assert re is e
+    assert_close(e, t)
+    assert_close(re, rt)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x.add_(1.5), lambda m, x: x.mul_(m.full((4,), 2.0)), lambda m, x: x.div_(3), lambda m, x: x.zero_(),
+    lambda m, x: x.fill_(1), lambda m, x: x.clamp_(-0.5, 0.5), lambda m, x: x.copy_(m.ones(4)), lambda m, x: x.exp_(),
+    lambda m, x: x.sub_(x.detach() * 2), lambda m, x: x.fill_(m.tensor(2.0)),
+])
+def test_inplace_gradients(fn):
+    def run(m, x):
+        y = x * 1  # in-place on a non-leaf is recorded
+        fn(m, y)
+        return y
+    check(run, [(3, 4)])
+
+
+def test_inplace_mul_by_itself_is_detected_like_torch():
+    for m in (ember, torch):
+        y = m.ones(3, requires_grad=True) * 3
+        y.mul_(y)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_inplace_bumps_version():
+    x = ember.ones(3)
+    for op in (lambda: x.add_(1), lambda: x.zero_(), lambda: x.copy_(ember.ones(3)), lambda: x.normal_(),
+               lambda: x.uniform_(), lambda: x.mul_(2), lambda: x.fill_(0), lambda: x.clamp_(0, 1)):
+        v = x._version
+        op()
+        assert x._version == v + 1
+
+
+def test_inplace_on_leaf_requiring_grad():
+    x = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.zero_()
+    with ember.no_grad():
+        x.mul_(3)
+        x.normal_()
+    assert x.requires_grad and x.is_leaf
+
+
+@pytest.mark.parametrize("expr", [
+    "e.ones(3).add_(e.ones(2, 3))", "e.ones(3, dtype=e.int64).add_(1.5)", "e.ones(3, dtype=e.int64).div_(2)",
+    "e.ones(3).copy_(e.ones(4))", "e.ones(3, dtype=e.int64).mul_(e.ones(3))",
+])
+def test_inplace_errors_match_torch(expr):
+    with pytest.raises(RuntimeError):
+        eval(expr, {"e": ember})
+    with pytest.raises(RuntimeError):
+        eval(expr, {"e": torch})
+
+
+def test_iadd_operators_are_inplace():
+    x = ember.ones(3)
+    y = x
+    y += 1
+    y *= 3
+    y -= 1
+    y /= 5
+    assert y is x and x.tolist() == [1.0, 1.0, 1.0]

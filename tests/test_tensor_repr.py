@@ -1,0 +1,64 @@
+"""``repr(tensor)`` must equal PyTorch's, with 'torch.' read as 'ember.'."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+CASES = [
+    "t(3.)", "t(3)", "t(-2.5)", "t(True)", "t(1e-8)", "t(123456789.)", "t(float('nan'))", "t(float('-inf'))",
+    "t([1., 2.])", "t([1, 2, 3])", "t([-1, 20, 300])", "t([True, False])", "t([1.5, -2.25])",
+    "t([[2.1353, 0.7430, -0.4722], [1., -10., 100.]])", "t([0.1, 0.25, 1e-5])", "t([1e10, 1.])",
+    "t([1e-4, 1.])", "t([1e3, 1.5])", "t([1e4, 1.5])", "t([123.456, -0.001])", "t([0., 0.])", "t([0., -0.])",
+    "t([float('nan'), 1.5, float('inf')])", "t([float('nan'), 1., float('-inf')])", "t([1e20, -1e-20])",
+    "t([1., 2.], dtype=e.float64)", "t([1, 2], dtype=e.int32)", "t([1.5], dtype=e.float64)",
+    "t([])", "t([], dtype=e.int64)", "t([[]])", "e.zeros(0, 3)", "e.zeros(2, 0, dtype=e.int64)",
+    "e.arange(2000)", "e.arange(2000.)", "e.arange(1200).reshape(30, 40)", "e.arange(24).reshape(2, 3, 4)",
+    "e.arange(24.).reshape(2, 3, 4) / 7", "e.arange(60).reshape(3, 4, 5) - 30",
+    "e.linspace(-1, 1, 30)", "e.ones(2, 2, 1, 1)", "e.ones(1, 1, 1)", "t([[True], [False]])",
+    "t([1., 2.], requires_grad=True)", "t(2., requires_grad=True)", "t([1., 2.], requires_grad=True) * 2",
+    "t([1., 2.], requires_grad=True).sum()", "t([1., 2.], requires_grad=True).double()",
+    "t([100000., 2.5])", "t([-100000., 2.5])", "t([1.23456789, 1000.5])", "t([0.0001, 0.001])",
+    "t([1, -1]) * 10**10", "e.arange(100).reshape(10, 10) * 1000", "e.arange(10.) * 1e5",
+    "e.linspace(-5, 5, 2001)", "e.arange(2400.).reshape(4, 20, 30) / 7 - 150", "e.arange(1001) > 500",
+    "e.arange(5000.).reshape(50, 100) * 1e-6", "e.arange(24.).reshape(1, 2, 3, 4)",
+    "e.arange(40.).reshape(2, 20) * 1.5 - 7", "t([[1, -2], [3, 4]], dtype=e.int32)",
+]
+
+
+def _build(module, expr):
+    return eval(expr, {"t": module.tensor, "e": module, "float": float})
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_repr_matches_torch(expr):
+    e, t = _build(ember, expr), _build(torch, expr)
+    assert repr(e) == repr(t).replace("torch.", "ember."), f"\nember:\n{e!r}\ntorch:\n{t!r}"
+
+
+def test_repr_float_values_match_numpy_round_trip():
+    x = np.random.default_rng(0).standard_normal((7, 5)).astype(np.float32)
+    assert repr(ember.tensor(x)) == repr(torch.tensor(x))
+
+
+def test_repr_grad_fn_name():
+    x = ember.ones(2, requires_grad=True)
+    assert repr(x * 2).endswith("grad_fn=<MulBackward0>)")
+    assert repr(x + 1).endswith("grad_fn=<AddBackward0>)")
+
+
+def test_str_and_format():
+    x = ember.tensor([1.0, 2.0])
+    assert str(x) == repr(x)
+    assert f"{ember.tensor(2.5):.2f}" == "2.50"
+
+
+def test_set_printoptions_precision():
+    try:
+        ember.set_printoptions(precision=2)
+        torch.set_printoptions(precision=2)
+        assert repr(ember.tensor([1.23456, 2.0])) == repr(torch.tensor([1.23456, 2.0]))
+    finally:
+        ember.set_printoptions(precision=4)
+        torch.set_printoptions(precision=4)
