@@ -36,6 +36,10 @@ from .reduce_op import ReduceOp
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
 
 _MPI = None  # the mpi4py.MPI module, once loaded
+_registry: dict[int, Communicator] = {}  # every live communicator by creation number (see watchdog.py)
+_created = [0]
+_watchdog = None
+_POINT_TO_POINT = frozenset({"send", "recv"})
 _SPIN_S = 5e-4  # how long wait() polls flat out before it starts sleeping between polls
 
 # bool tensors: MPI defines only the logical ops on them.
@@ -88,6 +92,7 @@ def is_initialized() -> bool:
 
 
 def _finalize() -> None:
+    stop_watchdog()
     if is_initialized():
         _MPI.Finalize()
 
@@ -102,6 +107,22 @@ def world_rank_size() -> tuple[int, int]:
     """This process's rank and the job's size, as MPI sees them (starts MPI if needed)."""
     init()
     return _MPI.COMM_WORLD.Get_rank(), _MPI.COMM_WORLD.Get_size()
+
+
+def start_watchdog() -> None:
+    """Start the responder that lets a timed-out rank learn which ranks did not arrive (once per process)."""
+    global _watchdog
+    if _watchdog is None:
+        from .watchdog import Watchdog
+
+        _watchdog = Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry)
+
+
+def stop_watchdog() -> None:
+    global _watchdog
+    if _watchdog is not None:
+        _watchdog.stop()
+        _watchdog = None
 
 
 def world(timeout: float) -> Communicator:
@@ -136,7 +157,7 @@ class Work:
     what a timeout error calls the operation.
     """
 
-    __slots__ = ("_requests", "_statuses", "name", "_comm", "_steps", "_result", "_done")
+    __slots__ = ("_requests", "_statuses", "name", "_comm", "_steps", "_result", "_done", "seq")
 
     def __init__(self, requests: list, name: str, comm: Communicator, statuses: list | None = None) -> None:
         self._requests = requests
@@ -146,6 +167,9 @@ class Work:
         self._steps: list[Callable[[], None]] = []
         self._result = None
         self._done = False
+        if name not in _POINT_TO_POINT:  # only collectives are numbered alike on every rank
+            comm.issued += 1
+        self.seq = comm.issued  # this operation's number on its communicator
 
     def then(self, step: Callable[[], None]) -> Work:
         """Run ``step`` when the operation completes (at once if it already has)."""
@@ -168,6 +192,15 @@ class Work:
         if self._done:
             return True
         limit = self._comm.timeout if timeout is None else _seconds(timeout)
+        self._comm.waiting = (self.seq, self.name)
+        try:
+            self._poll(limit)
+        finally:
+            self._comm.waiting = None
+        self._complete()
+        return True
+
+    def _poll(self, limit: float) -> None:
         now = time.monotonic()
         spin_until, deadline = now + _SPIN_S, now + limit
         pause = 0.0
@@ -176,17 +209,15 @@ class Work:
             if now < spin_until:  # most operations finish within microseconds: poll without sleeping
                 continue
             if now > deadline:
+                who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""
                 raise RuntimeError(
                     f"ember.distributed: {self.name} timed out after {limit:g} s on rank "
                     f"{self._comm.world_rank} (group of {self._comm.size}): not every rank of the group "
-                    "reached it; a rank may have stopped, be stuck, or be running a different collective. "
-                    "If the work between collectives is really that long, raise "
-                    "init_process_group(timeout=...)."
+                    f"reached it. {who + '. ' if who else ''}If the work between collectives is really that "
+                    "long, raise init_process_group(timeout=...)."
                 )
             time.sleep(pause)
             pause = min(pause * 2 + 5e-5, 1e-3)  # then back off to 1 ms polls, leaving the core to others
-        self._complete()
-        return True
 
     def _complete(self) -> None:
         self._done = True
@@ -220,16 +251,27 @@ class Communicator:
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
         self.world_rank = _MPI.COMM_WORLD.Get_rank()
+        self.world_ranks = list(mpi_comm.Get_group().Translate_ranks(list(range(self.size)),
+                                                                     _MPI.COMM_WORLD.Get_group()))
         self.timeout = timeout
+        self.issued = 0  # operations started on this communicator (what the watchdog reports)
+        self.waiting: tuple[int, str] | None = None  # (operation number, name) while blocked in wait()
+        self.index = _created[0]
+        _created[0] += 1
+        _registry[self.index] = self
 
     def free(self) -> None:
+        _registry.pop(self.index, None)
         self._comm.Free()
 
     def split(self, ranks: list[int]) -> Communicator | None:
         """A communicator over ``ranks`` (ranks of this one, in that order); None on the others. Collective."""
         member = self.rank in ranks
         sub = self._comm.Split(0 if member else _MPI.UNDEFINED, ranks.index(self.rank) if member else 0)
-        return Communicator(sub, self.timeout) if member else None
+        if not member:
+            _created[0] += 1  # keep creation numbers equal on every rank
+            return None
+        return Communicator(sub, self.timeout)
 
     def _work(self, request, name: str, statuses=None) -> Work:
         return Work([request], name, self, statuses)

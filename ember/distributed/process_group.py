@@ -145,6 +145,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _env.export_torch_env(mpi_rank, mpi_size)
     _errors.install_excepthook(mpi_rank)
     _world = ProcessGroup(comm.world(timeout.total_seconds()), name, list(range(mpi_size)))
+    comm.start_watchdog()
     group.WORLD = _world
 
 
@@ -170,6 +171,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         pg.comm.free()
         pg.comm = None
     if pg is _world:
+        comm.stop_watchdog()
         _world = None
         GroupMember.WORLD = None
 

@@ -25,12 +25,14 @@ by the end of backward most buckets are already reduced.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
 from ..diagnostics import trace
+from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
 
@@ -38,19 +40,27 @@ FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 
 
 class Bucket:
-    """A flat buffer holding several parameters' gradients, reduced in one collective."""
+    """A flat buffer holding several parameters' gradients, reduced in one collective.
 
-    def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
+    ``buffer`` = the gradients (``grads``, with one view per parameter in ``views``)
+    followed by the lockstep table (``table``, one row per rank; see lockstep.py).
+    """
+
+    def __init__(self, index: int, params: list[Tensor], names: list[str], world: int) -> None:
         self.index = index
         self.params = params
         self.names = names
         dtype = params[0]._data.dtype
         sizes = [p._data.size for p in params]
-        self.offsets = [0]
+        offsets = [0]
         for n in sizes[:-1]:
-            self.offsets.append(self.offsets[-1] + n)
-        self.buffer = xp.zeros(sum(sizes), dtype=dtype)
-        self.views = [self.buffer[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(self.offsets, params)]
+            offsets.append(offsets[-1] + n)
+        total = sum(sizes)
+        self.buffer = xp.zeros(total + lockstep.FIELDS * world, dtype=dtype)
+        self.grads = self.buffer[:total]
+        self.table = self.buffer[total:].reshape(world, lockstep.FIELDS)
+        self.views = [self.buffer[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
+        self.layout = lockstep.layout_hash([p._data.shape for p in params], dtype)
         self.pending = len(params)
         self.work = None  # the all-reduce in flight (comm.Work)
         self.started: float | None = None  # trace timestamp of its launch
@@ -60,7 +70,7 @@ class Bucket:
         return self.buffer.nbytes
 
 
-def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int,
+def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int, world: int,
                    first_cap_bytes: int = FIRST_BUCKET_BYTES) -> list[Bucket]:
     """Group parameters (reverse order) into buckets of at most ``cap_bytes`` (the first: ``first_cap_bytes``)."""
     buckets: list[Bucket] = []
@@ -70,12 +80,12 @@ def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: in
     for i in reversed(range(len(params))):
         p = params[i]
         if current and (size + p._data.nbytes > cap or p._data.dtype != params[current[0]]._data.dtype):
-            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
+            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current], world))
             current, size, cap = [], 0, cap_bytes
         current.append(i)
         size += p._data.nbytes
     if current:
-        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
+        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current], world))
     return buckets
 
 
@@ -83,13 +93,15 @@ class Reducer:
     """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
 
     def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, bucket_cap_mb: float,
-                 find_unused_parameters: bool, gradient_as_bucket_view: bool, grad_reduction: str) -> None:
+                 find_unused_parameters: bool, gradient_as_bucket_view: bool, grad_reduction: str,
+                 nonfinite_grads: str) -> None:
         self.comm = comm
         self.world = comm.size
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
         self.scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
-        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
+        self.nonfinite_policy = nonfinite_grads
+        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)), self.world)
         self._where: dict[int, tuple[Bucket, int]] = {}
         for bucket in self.buckets:
             for slot, p in enumerate(bucket.params):
@@ -139,8 +151,10 @@ class Reducer:
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
             bucket.started = trace.start()
+            nonfinite = self.nonfinite_policy != "off" and lockstep.has_nonfinite(bucket.grads)
+            lockstep.stamp(bucket.table, self.comm.rank, self.iteration, bucket.index, bucket.layout, nonfinite)
             if self.scale != 1.0:  # divide before summing, as PyTorch does (keeps magnitudes small)
-                xp.multiply(bucket.buffer, bucket.buffer.dtype.type(self.scale), out=bucket.buffer)
+                xp.multiply(bucket.grads, bucket.grads.dtype.type(self.scale), out=bucket.grads)
             bucket.work = self.comm.iallreduce_(bucket.buffer, ReduceOp.SUM)
             self._in_flight.append(bucket)
             self._next_launch += 1
@@ -174,6 +188,8 @@ class Reducer:
             bucket.pending -= 1
         self._launch_ready_buckets()
         self._wait_all()
+        if not self._check_lockstep():
+            return
         for bucket in self.buckets:
             for p, view in zip(bucket.params, bucket.views):
                 if self.as_view:
@@ -185,6 +201,25 @@ class Reducer:
                     p._grad = Tensor._make(view.copy())
                 else:
                     p._grad._data[...] = view
+
+    def _check_lockstep(self) -> bool:
+        """Read every bucket's rank table. False when this step's gradients must be dropped on every rank."""
+        for bucket in self.buckets:
+            problem = lockstep.out_of_step(bucket.table, bucket.index)
+            if problem:
+                raise RuntimeError(problem)
+        bad = sorted({r for b in self.buckets for r in lockstep.nonfinite_ranks(b.table)})
+        if not bad or self.nonfinite_policy == "off":
+            return True
+        where = (f"non-finite (NaN or inf) gradients on rank(s) {bad} at DDP iteration {self.iteration}")
+        if self.nonfinite_policy == "raise":
+            raise RuntimeError(f"DistributedDataParallel: {where} (nonfinite_grads='raise').")
+        warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
+                      "(all .grad set to None), so the replicas stay identical.", RuntimeWarning, stacklevel=2)
+        for bucket in self.buckets:
+            for p in bucket.params:
+                p._grad = None
+        return False
 
     def _wait_all(self) -> None:
         """Wait for every all-reduce (each bounded by the process group's timeout)."""

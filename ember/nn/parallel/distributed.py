@@ -52,18 +52,29 @@ class DistributedDataParallel(Module):
             per parameter and step; default False).
         process_group: the group to reduce over (default: the world).
         grad_reduction: ``"mean"`` (default, PyTorch's behaviour) or ``"sum"`` (ember extension).
+        nonfinite_grads: what to do when any rank's gradients hold NaN or inf (ember extension):
+            ``"skip"`` (default) — every rank learns it in the same backward and leaves all
+            ``.grad`` None, so ``optimizer.step()`` skips the update on every rank together
+            (a warning names the ranks and the iteration); ``"raise"``; or ``"off"``.
+
+    Lockstep safety (ember extension): every bucket all-reduce carries each rank's
+    iteration number, bucket index and bucket layout, so a rank that skipped a backward or
+    ran a different number of batches is named at the first mismatched all-reduce, on every
+    rank; a rank that stops taking part is reported within the process group's timeout.
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
                  broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: float | None = None,
                  find_unused_parameters: bool = False, check_reduction: bool = False,
                  gradient_as_bucket_view: bool = False, static_graph: bool = False,
-                 grad_reduction: str = "mean", **kwargs) -> None:
+                 grad_reduction: str = "mean", nonfinite_grads: str = "skip", **kwargs) -> None:
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
         if grad_reduction not in ("mean", "sum"):
             raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
+        if nonfinite_grads not in ("skip", "raise", "off"):
+            raise ValueError(f"nonfinite_grads must be 'skip', 'raise' or 'off', got {nonfinite_grads!r}")
         if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
                                           for d in device_ids):
             raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
@@ -85,7 +96,7 @@ class DistributedDataParallel(Module):
         params = [p for _, p in named]
         self.reducer = Reducer(params, names, dist.comm.world(self._comm.timeout) if group is dist.group.WORLD
                                else self._comm, 25 if bucket_cap_mb is None else bucket_cap_mb,
-                               find_unused_parameters, gradient_as_bucket_view, grad_reduction)
+                               find_unused_parameters, gradient_as_bucket_view, grad_reduction, nonfinite_grads)
 
     # ------------------------------------------------------------------ construction checks
     def _check_same_parameters(self, named) -> None:

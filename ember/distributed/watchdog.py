@@ -1,0 +1,103 @@
+"""Who did not arrive? Naming the missing ranks when a collective times out.
+
+A collective that times out knows only that *someone* is missing. To say who,
+every rank runs one small responder thread (started by ``init_process_group``)
+on a private communicator. The waiting rank asks every other rank, point to
+point and within a few seconds, what it has done on the communicator in
+question: how many operations it has issued there and which one, if any, it is
+waiting in. A rank that does not answer has died or is stuck in native code
+without releasing the GIL; one that answers with fewer operations has not
+reached the collective (it is busy elsewhere, finished early, or is waiting in
+a different collective).
+
+Communicators are numbered in creation order, which is the same on every rank
+(creating one is itself collective), so the question "communicator #i" means
+the same communicator everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from .._backend import xp
+
+_QUERY, _REPLY = 7301, 7302
+_REPLY_BYTES = 512
+_POLL_S = 0.02
+
+
+class Watchdog:
+    """The responder thread plus ``report()`` for timeout messages."""
+
+    def __init__(self, mpi, mpi_comm, registry: dict) -> None:
+        self._mpi = mpi
+        self._comm = mpi_comm
+        self._registry = registry  # communicator index -> Communicator (comm.py keeps it)
+        self.rank = mpi_comm.Get_rank()
+        self.size = mpi_comm.Get_size()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="ember-watchdog", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        status = self._mpi.Status()
+        query = xp.empty(1, dtype=xp.int64)
+        while not self._stop.is_set():
+            while self._comm.Iprobe(source=self._mpi.ANY_SOURCE, tag=_QUERY, status=status):
+                source = status.Get_source()
+                self._comm.Recv(query, source=source, tag=_QUERY)
+                self._comm.Send(self._describe(int(query[0])), dest=source, tag=_REPLY)
+            time.sleep(_POLL_S)
+
+    def _describe(self, index: int):
+        comm = self._registry.get(index)
+        state = {"issued": -1, "waiting": None}
+        if comm is not None:
+            state = {"issued": comm.issued, "waiting": comm.waiting}
+        payload = json.dumps(state).encode()[:_REPLY_BYTES].ljust(_REPLY_BYTES)
+        return xp.frombuffer(payload, dtype=xp.uint8).copy()
+
+    def ask(self, index: int, ranks: list[int], timeout: float = 3.0) -> dict[int, dict | None]:
+        """The state of each of ``ranks`` (world ranks) on communicator ``index`` (None: no answer in time)."""
+        others = [r for r in ranks if r != self.rank]
+        query = xp.array([index], dtype=xp.int64)
+        sends = [self._comm.Isend(query, dest=r, tag=_QUERY) for r in others]
+        buffers = {r: xp.empty(_REPLY_BYTES, dtype=xp.uint8) for r in others}
+        recvs = {r: self._comm.Irecv(buffers[r], source=r, tag=_REPLY) for r in others}
+        deadline = time.monotonic() + timeout
+        answers: dict[int, dict | None] = {}
+        while recvs and time.monotonic() < deadline:
+            for r in [r for r, req in recvs.items() if req.Test()]:
+                answers[r] = json.loads(bytes(buffers[r]).decode().strip())
+                del recvs[r]
+            time.sleep(0.005)
+        for r, req in recvs.items():  # never answered: withdraw the receive
+            req.Cancel()
+            answers[r] = None
+        for req in sends:
+            if not req.Test():
+                req.Cancel()
+        return answers
+
+    def report(self, comm, op_number: int, op_name: str) -> str:
+        """A sentence per other rank: did it reach operation ``op_number`` of ``comm``, and if not, why."""
+        lines = []
+        for r, state in sorted(self.ask(comm.index, comm.world_ranks).items()):
+            rank = f"rank {r}"
+            if state is None:
+                lines.append(f"{rank} did not answer: it died, or is stuck in native code holding the GIL")
+            elif state["issued"] >= op_number:
+                lines.append(f"{rank} reached it")
+            else:
+                doing = (f"it is waiting in operation #{state['waiting'][0]} ({state['waiting'][1]})"
+                         if state["waiting"] else "it is not waiting in any collective on it (busy elsewhere, "
+                         "or finished early)")
+                lines.append(f"{rank} did NOT arrive: it has issued {state['issued']} operation(s) on this "
+                             f"communicator, this one is #{op_number} ({op_name}); {doing}")
+        return "; ".join(lines)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1)
