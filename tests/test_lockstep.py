@@ -45,3 +45,13 @@ def test_a_rank_that_does_not_arrive_is_named_within_the_timeout(mode):
     assert proc.returncode != 0
     assert "timed out after 4 s" in proc.stderr and "rank 1 did NOT arrive" in proc.stderr, proc.stderr
     assert seconds < 20, f"the job must end soon after the 4 s timeout, took {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("mode", ["join", "diverge"])
+def test_uneven_inputs_join_and_replica_checksum(mode, nproc):
+    """join: ranks with fewer batches finish while the others go on (zeros contributed), matching a replay;
+    diverge: the periodic checksum names the parameter and the rank that drifted."""
+    proc, _ = launch(mode, nproc)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count(f"lockstep {mode} ok") == nproc

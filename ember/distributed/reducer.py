@@ -99,7 +99,8 @@ class Reducer:
         self.world = comm.size
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
-        self.scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
+        self.base_scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
+        self.scale = self.base_scale  # join() may divide by the ranks still training instead
         self.nonfinite_policy = nonfinite_grads
         self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)), self.world)
         self._where: dict[int, tuple[Bucket, int]] = {}
@@ -125,6 +126,17 @@ class Reducer:
         self._next_launch = 0
         self._callback_queued = False
         self._armed = True
+
+    def shadow_backward(self) -> None:
+        """For a rank that has joined (run out of data): take part in one backward's all-reduces with zeros."""
+        self.prepare_for_backward()
+        self._armed = False
+        for bucket in self.buckets:
+            bucket.grads[...] = 0
+            bucket.pending = 0
+        self._launch_ready_buckets()
+        self._wait_all()
+        self._check_lockstep(joined=True)
 
     def _on_grad_ready(self, param: Tensor) -> None:
         """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
@@ -202,14 +214,14 @@ class Reducer:
                 else:
                     p._grad._data[...] = view
 
-    def _check_lockstep(self) -> bool:
+    def _check_lockstep(self, joined: bool = False) -> bool:
         """Read every bucket's rank table. False when this step's gradients must be dropped on every rank."""
         for bucket in self.buckets:
             problem = lockstep.out_of_step(bucket.table, bucket.index)
             if problem:
                 raise RuntimeError(problem)
         bad = sorted({r for b in self.buckets for r in lockstep.nonfinite_ranks(b.table)})
-        if not bad or self.nonfinite_policy == "off":
+        if not bad or self.nonfinite_policy == "off" or joined:
             return True
         where = (f"non-finite (NaN or inf) gradients on rank(s) {bad} at DDP iteration {self.iteration}")
         if self.nonfinite_policy == "raise":

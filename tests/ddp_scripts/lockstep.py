@@ -94,6 +94,51 @@ elif mode == "extra_batch":
         optimizer.step()
     dist.barrier()
 
+elif mode == "join":
+    # rank r has 2 + r batches; the joined ranks contribute zeros, gradients divided by the world size
+    from ember.distributed.algorithms import Join
+
+    reference = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    reference.load_state_dict(model.module.state_dict())
+    ref_opt = ember.optim.SGD(reference.parameters(), lr=0.1)
+    with Join([model]):
+        for step in range(2 + rank):
+            x, y = batch(step)
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+    # the reference replays every rank's batches: step s averages the ranks that still had data
+    for step in range(2 + world - 1):
+        ref_opt.zero_grad()
+        total = None
+        for r in range(world):
+            if step < 2 + r:
+                rng = np.random.default_rng(100 * step + r)
+                x = ember.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+                y = ember.tensor(rng.standard_normal((8, 1)).astype(np.float32))
+                loss = criterion(reference(x), y) / world
+                total = loss if total is None else total + loss
+        total.backward()
+        ref_opt.step()
+    if rank == world - 1:  # the rank that trained every step took every update
+        assert all(np.allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
+                   for p, q in zip(model.parameters(), reference.parameters()))
+    print(f"lockstep {mode} ok", flush=True)
+
+elif mode == "diverge":
+    checked = DDP(nn.Linear(4, 2), replica_check_interval=2)
+    x, y = batch(0)
+    checked(x)
+    if rank == 1:
+        with ember.no_grad():
+            checked.module.bias.add_(1.0)  # an update on one rank only
+    try:
+        checked(x)  # the second forward runs the periodic check
+        raise AssertionError("divergence was not detected")
+    except RuntimeError as err:
+        assert "'bias' differs from rank 0's on rank(s) [1]" in str(err), err
+    print(f"lockstep {mode} ok", flush=True)
+
 elif mode == "stuck":
     x, y = batch(0)
     if rank == 1:

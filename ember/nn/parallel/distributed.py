@@ -67,7 +67,8 @@ class DistributedDataParallel(Module):
                  broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: float | None = None,
                  find_unused_parameters: bool = False, check_reduction: bool = False,
                  gradient_as_bucket_view: bool = False, static_graph: bool = False,
-                 grad_reduction: str = "mean", nonfinite_grads: str = "skip", **kwargs) -> None:
+                 grad_reduction: str = "mean", nonfinite_grads: str = "skip", replica_check_interval: int = 0,
+                 **kwargs) -> None:
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
@@ -85,6 +86,10 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.require_backward_grad_sync = True
+        self.replica_check_interval = replica_check_interval
+        self._forwards = 0
+        self._joining = False
+        self._divide_by_initial_world_size = True
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
@@ -143,11 +148,80 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
+        will_sync = _GradState.enabled and self.require_backward_grad_sync
+        if self._joining:
+            active, _ = self._join_round(1, will_sync)
+            if will_sync and not self._divide_by_initial_world_size and self.reducer.base_scale != 1.0:
+                self.reducer.scale = 1.0 / active
+        else:  # (ranks that joined run fewer forwards: no periodic check inside join())
+            self._forwards += 1
+            if self.replica_check_interval and self._forwards % self.replica_check_interval == 0:
+                self.check_replicas()
         if self.broadcast_buffers:
             self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
-        if _GradState.enabled and self.require_backward_grad_sync:
+        if will_sync:
             self.reducer.prepare_for_backward()
         return self.module(*inputs, **kwargs)
+
+    # ------------------------------------------------------------------ uneven inputs
+    @contextmanager
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False):
+        """Let ranks with fewer batches finish early (PyTorch's ``Join`` for DDP).
+
+        Inside the block every forward first counts the ranks still training. A rank whose
+        loop has ended waits at the end of the block, taking part in the others' collectives
+        with zero gradients, until every rank has left its loop. Gradients are divided by the
+        initial world size (default) or by the number of ranks still training.
+        """
+        if not enable:
+            yield
+            return
+        if throw_on_early_termination:
+            raise NotImplementedError("join(throw_on_early_termination=True) is not supported by ember")
+        self._joining, self._divide_by_initial_world_size = True, divide_by_initial_world_size
+        try:
+            yield
+            while True:  # this rank is out of data: shadow the others until all are
+                active, syncing = self._join_round(0, False)
+                if active == 0:
+                    break
+                if self.broadcast_buffers:
+                    self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
+                if syncing:
+                    self.reducer.shadow_backward()
+        finally:
+            self._joining = False
+            self.reducer.scale = self.reducer.base_scale
+
+    def _join_round(self, active: int, will_sync: bool) -> tuple[int, int]:
+        counts = xp.array([active, int(will_sync)], dtype=xp.int64)
+        self._comm.allreduce_(counts)
+        return int(counts[0]), int(counts[1])
+
+    # ------------------------------------------------------------------ replica checksums
+    def check_replicas(self) -> None:
+        """Compare every parameter across ranks (checksums); name the parameters and ranks that differ.
+
+        Collective: every rank must call it. Raises RuntimeError when replicas diverged.
+        """
+        named = list(self.module.named_parameters())
+        sums = xp.array([[xp.sum(p._data, dtype=xp.float64), xp.sum(xp.square(p._data, dtype=xp.float64))]
+                         for _, p in named]).reshape(-1)
+        table = xp.empty((self._comm.size, sums.size), dtype=xp.float64)
+        self._comm.allgather(sums, table)
+        table = table.reshape(self._comm.size, len(named), 2)
+        diverged = []
+        for i, (name, _) in enumerate(named):
+            ranks = [r for r in range(self._comm.size) if not xp.array_equal(table[r, i], table[0, i])]
+            if ranks:
+                diverged.append(f"'{name}' differs from rank 0's on rank(s) {ranks}")
+        if diverged:
+            raise RuntimeError(
+                "DistributedDataParallel: replicas diverged: " + "; ".join(diverged[:10])
+                + ". Something changed parameters on some ranks only (an update outside optimizer.step(), "
+                "a different optimizer or learning rate per rank, or a step taken on some ranks only)."
+            )
 
     @contextmanager
     def no_sync(self):
