@@ -1,0 +1,167 @@
+"""Data-parallel training step, ember DDP (MPI) vs PyTorch DDP (gloo), side by side in one run.
+
+    python bench/bench_ddp.py [--steps 300] [--repeats 3] [--batch 32]
+
+The driver (no RANK in the environment) launches, alternately, each framework's
+2-rank job through its own launcher (ember: ``python -m ember.distributed.run``;
+PyTorch: ``torchrun``), plus ember on 1 rank for the scaling figure, and prints
+medians over the repeats:
+
+- seed MLP DDP step (784-256-256-10, BatchNorm, Dropout, CrossEntropy, Adam,
+  clip_grad_norm_), batch ``--batch`` per rank: ms/step and ember/PyTorch;
+- scaling: ember on 2 ranks vs ember on 1 rank, same per-rank batch (the ideal is 1.0);
+- gradient all-reduce throughput inside DDP (the all-reduce of every bucket) vs a
+  raw mpi4py ``Allreduce`` of the same bytes.
+
+Each rank uses one BLAS/OpenMP thread (OMP_NUM_THREADS=1, as torchrun sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build(fw, batch: int):
+    nn = fw.nn
+    fw.manual_seed(0)
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.bn1 = nn.Linear(784, 256), nn.BatchNorm1d(256)
+            self.fc2, self.bn2 = nn.Linear(256, 256), nn.BatchNorm1d(256)
+            self.fc3 = nn.Linear(256, 10)
+            self.relu, self.dropout = nn.ReLU(), nn.Dropout(0.3)
+
+        def forward(self, x):
+            x = self.dropout(self.relu(self.bn1(self.fc1(x))))
+            x = self.dropout(self.relu(self.bn2(self.fc2(x))))
+            return self.fc3(x)
+
+    return MLP()
+
+
+def rank_main(framework: str, steps: int, batch: int) -> None:
+    if framework == "torch":
+        import torch as fw
+        import torch.distributed as dist
+
+        fw.set_num_threads(1)
+        dist.init_process_group("gloo")
+    else:
+        import ember as fw
+        import ember.distributed as dist
+
+        dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    model = build(fw, batch)
+    if world > 1:
+        model = fw.nn.parallel.DistributedDataParallel(model)
+    criterion = fw.nn.CrossEntropyLoss()
+    optimizer = fw.optim.Adam(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(rank)
+    xs = [fw.tensor(rng.standard_normal((batch, 784)).astype(np.float32)) for _ in range(8)]
+    ys = [fw.tensor(rng.integers(0, 10, batch)) for _ in range(8)]
+
+    def step(i):
+        optimizer.zero_grad()
+        loss = criterion(model(xs[i % 8]), ys[i % 8])
+        loss.backward()
+        fw.nn.utils.clip_grad_norm_(model.parameters(), max_norm=5.0)
+        optimizer.step()
+
+    for i in range(30):
+        step(i)
+    if world > 1:
+        dist.barrier()
+    start = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    ms = 1000 * (time.perf_counter() - start) / steps
+    if rank == 0:
+        print(f"RESULT step_ms={ms:.4f}", flush=True)
+    if framework == "ember" and world > 1:
+        allreduce_throughput(model, dist)
+    dist.destroy_process_group()
+
+
+def allreduce_throughput(model, dist) -> None:
+    """DDP's bucket all-reduces (every bucket, as a backward issues them) vs one raw MPI Allreduce of the same bytes."""
+    from mpi4py import MPI
+
+    reducer = model.reducer
+    total = sum(b.buffer.nbytes for b in reducer.buckets)
+    comm = MPI.COMM_WORLD
+    ddp_times, raw_times = [], []
+    raw = np.ones(total // 4, dtype=np.float32)
+    for _ in range(50):
+        comm.Barrier()
+        t = time.perf_counter()
+        reducer.shadow_backward()  # stamp, scale, Iallreduce and wait for every bucket, in order
+        ddp_times.append(time.perf_counter() - t)
+        comm.Barrier()
+        t = time.perf_counter()
+        comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
+        raw_times.append(time.perf_counter() - t)
+    if comm.Get_rank() == 0:
+        print(f"RESULT ddp_allreduce_s={statistics.median(ddp_times):.6f} raw_allreduce_s="
+              f"{statistics.median(raw_times):.6f} bytes={total}", flush=True)
+
+
+def launch(framework: str, nproc: int, steps: int, batch: int) -> dict[str, float]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
+    script = [os.path.abspath(__file__), "--rank-framework", framework, "--steps", str(steps), "--batch", str(batch)]
+    if framework == "torch":
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc),
+               "--master-addr", "127.0.0.1", "--master-port", "29533", *script]
+    else:
+        cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), *script]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{framework} x{nproc} failed:\n{out.stdout}\n{out.stderr}")
+    return {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", " ".join(
+        line for line in out.stdout.splitlines() if line.startswith("RESULT")))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--rank-framework", choices=["ember", "torch"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rank_framework:
+        rank_main(args.rank_framework, args.steps, args.batch)
+        return
+    runs: dict[str, list[dict]] = {"torch2": [], "ember2": [], "ember1": []}
+    for _ in range(args.repeats):
+        runs["torch2"].append(launch("torch", 2, args.steps, args.batch))
+        runs["ember2"].append(launch("ember", 2, args.steps, args.batch))
+        runs["ember1"].append(launch("ember", 1, args.steps, args.batch))
+
+    def med(key, field):
+        return statistics.median(r[field] for r in runs[key])
+
+    t2, e2, e1 = med("torch2", "step_ms"), med("ember2", "step_ms"), med("ember1", "step_ms")
+    ddp_s, raw_s = med("ember2", "ddp_allreduce_s"), med("ember2", "raw_allreduce_s")
+    nbytes = runs["ember2"][0]["bytes"]
+    print(f"{'workload':<52}{'PyTorch':>10}{'ember':>10}{'ratio':>8}")
+    print(f"{'DDP 2 ranks, seed MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
+          f"{e2 / t2:>8.2f}")
+    print(f"{'ember scaling: 2 ranks / 1 rank, same per-rank batch':<52}{'':>10}{e2 / e1:>10.2f}")
+    print(f"{'DDP all-reduce throughput / raw mpi4py Allreduce':<52}{'':>10}{raw_s / ddp_s:>10.2f}"
+          f"   ({nbytes / 1e6:.2f} MB: DDP {1e3 * ddp_s:.3f} ms, raw {1e3 * raw_s:.3f} ms)")
+
+
+if __name__ == "__main__":
+    main()
