@@ -169,6 +169,11 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 
 __version__ = "0.1.0"
 
+# PyTorch's alternative names
+divide, multiply, subtract, negative = div, mul, sub, neg
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+swapaxes = transpose
+
 FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy constructors' names, for isinstance
 
 
@@ -207,8 +212,7 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
-_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "backends", "multiprocessing",
-               "serialization", "compat", "testing", "diagnostics"}
+_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics"}
 
 
 def __getattr__(name: str):
@@ -218,5 +222,5 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
     raise AttributeError(
         f"ember has no attribute '{name}': torch.{name} is not implemented in ember "
-        "(see the README's table of supported API)"
+        "(docs/api.md lists what is supported)"
     )

@@ -42,7 +42,7 @@ def _ember_name(torch_name: str) -> str:
 
 
 def _missing(torch_name: str) -> str:
-    return f"{torch_name} is not implemented in ember (see the README's table of supported API)"
+    return f"{torch_name} is not implemented in ember (docs/api.md lists what is supported)"
 
 
 def _attribute_fallback(torch_name: str):

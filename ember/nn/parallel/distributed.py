@@ -64,12 +64,24 @@ class DistributedDataParallel(Module):
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
-                 broadcast_buffers: bool = True, process_group=None, bucket_cap_mb: float | None = None,
-                 find_unused_parameters: bool = False, check_reduction: bool = False,
-                 gradient_as_bucket_view: bool = False, static_graph: bool = False,
-                 grad_reduction: str = "mean", nonfinite_grads: str = "skip", replica_check_interval: int = 0,
-                 **kwargs) -> None:
+                 broadcast_buffers: bool | None = True, init_sync: bool = True, process_group=None,
+                 bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
+                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None, mixed_precision=None,
+                 device_mesh=None, skip_all_reduce_unused_params: bool = False, bucket_cap_mb_list=None,
+                 batched_grad_copy: bool = False, forward_sync_buffers: bool | None = None, *,
+                 grad_reduction: str = "mean", nonfinite_grads: str = "skip", replica_check_interval: int = 0) -> None:
         super().__init__()
+        unsupported = {"delay_all_reduce_named_params": delay_all_reduce_named_params,
+                       "param_to_hook_all_reduce": param_to_hook_all_reduce, "mixed_precision": mixed_precision,
+                       "device_mesh": device_mesh, "bucket_cap_mb_list": bucket_cap_mb_list}
+        for name, value in unsupported.items():
+            if value is not None:
+                raise NotImplementedError(f"DistributedDataParallel({name}=...) is not supported by ember")
+        if not init_sync:
+            raise NotImplementedError("DistributedDataParallel(init_sync=False) is not supported by ember: "
+                                      "replicas always start from rank 0's parameters")
+        broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
         if grad_reduction not in ("mean", "sum"):
