@@ -37,6 +37,7 @@ class Tensor:
         "_hooks",
         "_post_acc_hooks",
         "_retains_grad",
+        "_grad_home",
         "__weakref__",
     )
 
@@ -59,6 +60,7 @@ class Tensor:
         self._hooks = None
         self._post_acc_hooks = None
         self._retains_grad = False
+        self._grad_home = None  # (GradBuffer, index): where backward puts the first gradient (autograd/grad_home.py)
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
@@ -77,6 +79,7 @@ class Tensor:
         t._hooks = None
         t._post_acc_hooks = None
         t._retains_grad = False
+        t._grad_home = None
         t._requires_grad = grad_fn is not None
         return t
 

@@ -123,10 +123,13 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
             node.check_saved_versions()
+            node_started = None if started is None else trace.start()  # a span per node only while recording
             if node.num_outputs == 1:
                 input_grads = node.backward(grads[0])
             else:
                 input_grads = node.backward(*grads)
+            if node_started is not None:
+                trace.finish(node.name(), "backward", node_started)
             if _GradState.anomaly:
                 from .anomaly import check_grads
 

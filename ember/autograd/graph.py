@@ -19,6 +19,9 @@ import weakref
 
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
+from ..diagnostics import loop as _loop
+from ..diagnostics import trace
+from .grad_home import take_home
 from .grad_mode import _GradState
 
 _RELEASED_MSG = (
@@ -184,13 +187,19 @@ class AccumulateGrad(Node):
                 if replaced is not None:
                     grad = replaced._data
         current = var._grad
+        if _loop.on:  # training-loop checks: is this adding into a gradient step() already applied?
+            _loop.accumulating(var, current)
         if current is None:
             # Copy: the incoming array may be shared with other consumers of the same gradient.
-            var._grad = Tensor._make(grad.astype(var._data.dtype, copy=True))
+            # Into the leaf's gradient home when it has a free one (an optimizer's flat buffer).
+            home = take_home(var, grad) if var._grad_home is not None else None
+            var._grad = Tensor._make(home if home is not None else grad.astype(var._data.dtype, copy=True))
         else:
             current._data += grad
             current._vc[0] += 1
         if var._post_acc_hooks:
+            started = trace.start()
             for hook in tuple(var._post_acc_hooks):
                 hook(var)
+            trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()

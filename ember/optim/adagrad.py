@@ -34,6 +34,8 @@ class Adagrad(Optimizer):
     starts every group's sum at the constructor's value).
     """
 
+    _flat_step = True  # _update is elementwise: the flat fast path applies
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:

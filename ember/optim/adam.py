@@ -40,6 +40,8 @@ class Adam(Optimizer):
     ``max_exp_avg_sq`` when ``amsgrad``.
     """
 
+    _flat_step = True  # _update is elementwise: the flat fast path applies
+
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
@@ -72,19 +74,21 @@ class Adam(Optimizer):
             wd = 0
         g = self._decayed_grad(p, g, wd, group["maximize"])
         m, v, tmp = state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p)
-        m *= beta1
-        add_scaled(m, g, 1 - beta1, tmp)
+        xp.subtract(g, m, out=tmp)  # m <- m + (1 - beta1) (g - m), PyTorch's lerp
+        tmp *= 1 - beta1
+        m += tmp
         v *= beta2
         xp.multiply(g, g, out=tmp)
         add_scaled(v, tmp, 1 - beta2, tmp)
         if group["amsgrad"]:
             v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-        # denominator sqrt(v / (1 - beta2^t)) + eps, then theta -= lr / (1 - beta1^t) * m / denominator
+        # theta -= lr / (1 - beta1^t) * m / (sqrt(v) / c + eps) with c = sqrt(1 - beta2^t), computed as
+        # theta -= (lr c / (1 - beta1^t)) * m / (sqrt(v) + eps c): one pass fewer over the arrays
+        c = math.sqrt(1 - beta2**t)
         xp.sqrt(v, out=tmp)
-        tmp /= math.sqrt(1 - beta2**t)
-        tmp += group["eps"]
+        tmp += group["eps"] * c
         xp.divide(m, tmp, out=tmp)
-        add_scaled(p, tmp, -lr / (1 - beta1**t), tmp)
+        add_scaled(p, tmp, -lr * c / (1 - beta1**t), tmp)
 
 
 class AdamW(Adam):

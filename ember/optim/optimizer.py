@@ -14,6 +14,11 @@ of a million-element parameter is a handful of NumPy calls and no allocation.
 ``step`` bumps each updated parameter's version counter, so a graph that saved
 the old value notices.
 
+Fast path: built-ins set ``_flat_step`` (their ``_update`` is elementwise), and
+``step`` then runs ``_update`` once per group on flat buffers holding all of the
+group's parameters, gradients and state (``_flat.py``) — the same arithmetic in a
+handful of NumPy calls. ``foreach=False`` on a group selects the per-parameter path.
+
 Custom optimizers written the PyTorch way (override ``step`` and loop over
 ``self.param_groups``) work too.
 """
@@ -29,6 +34,8 @@ from .._backend import xp
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..diagnostics import loop as _loop
+from . import _flat
 
 
 class Optimizer:
@@ -42,6 +49,12 @@ class Optimizer:
     Attributes: ``defaults``, ``param_groups`` (list of dicts), ``state`` (``defaultdict(dict)``
     keyed by parameter). ``state_dict()`` has PyTorch's layout.
     """
+
+    # The flat fast path (``_flat``): True only where ``_update`` is elementwise, so one call over a
+    # group's concatenated parameters equals one call per parameter. A group with foreach=False
+    # takes the per-parameter path. ``_flat_scalar_state``: state keys holding one scalar per parameter.
+    _flat_step = False
+    _flat_scalar_state: tuple = ("step",)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Mark every step, even an overriding subclass's, so a scheduler can tell whether
@@ -60,6 +73,7 @@ class Optimizer:
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         self._scratch_bufs: dict = {}
+        self._layouts: dict[int, _flat.Layout] = {}  # group index -> its flat layout (the fast path)
         groups = list(params)
         if len(groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -81,6 +95,7 @@ class Optimizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_scratch_bufs", {})
+        self.__dict__.setdefault("_layouts", {})
 
     # ----------------------------------------------------------------- groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -125,6 +140,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ----------------------------------------------------------------- gradients and steps
+    @_loop.clears_grads
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: set ``.grad`` to None (default), or fill it with zeros in place.
 
@@ -150,7 +166,11 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
+        for i, group in enumerate(self.param_groups):
+            if self._flat_step and group.get("foreach") is not False and self._step_flat(i, group):
+                continue
+            if i in self._layouts:  # a per-parameter step may leave parameters at different step counts
+                self._layouts.pop(i).release()
             for p in group["params"]:
                 g = p._grad
                 if g is None:
@@ -161,6 +181,23 @@ class Optimizer:
                 self._update(p._data, g._data, state, group)
                 p._vc[0] += 1
         return loss
+
+    def _step_flat(self, index: int, group: dict[str, Any]) -> bool:
+        """One ``_update`` over group ``index`` laid out flat (see ``_flat``); False when it cannot be."""
+        params = [p for p in group["params"] if p._grad is not None]
+        if not params:
+            return True
+        layout = self._layouts.get(index)
+        if layout is None or not layout.holds(params, self.state):
+            if layout is not None:
+                del self._layouts[index]
+                layout.release()
+            layout = _flat.build(self, params, group)
+            if layout is None:
+                return False
+            self._layouts[index] = layout
+        layout.step(self, group)
+        return True
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Fill ``state`` for parameter array ``p`` before its first update (default: nothing)."""
@@ -254,7 +291,7 @@ class Optimizer:
 def _marks_step(step: Callable) -> Callable:
     def step_and_mark(self, *args, **kwargs):
         self._opt_called = True
-        return step(self, *args, **kwargs)
+        return _loop.run_step(self, step, args, kwargs)  # training-loop checks, then step (a trace span)
 
     step_and_mark.__name__, step_and_mark.__qualname__ = step.__name__, step.__qualname__
     step_and_mark.__doc__ = step.__doc__
@@ -301,8 +338,9 @@ _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
     """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
 
-    ember has one in-place implementation, so ``foreach``/``fused``/``capturable`` change nothing;
-    ``differentiable=True`` (backpropagating through ``step``) is not supported.
+    ``foreach=False`` selects the per-parameter path (otherwise the flat fast path runs where it can);
+    ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating through ``step``)
+    is not supported.
     """
     if differentiable:
         raise NotImplementedError("differentiable=True is not supported by ember's optimizers")

@@ -40,6 +40,8 @@ class SGD(Optimizer):
     State per parameter: ``momentum_buffer`` (only when ``momentum != 0``).
     """
 
+    _flat_step = True  # _update is elementwise: the flat fast path applies
+
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:

@@ -18,6 +18,9 @@ from ..._device import check_device
 from ..._dtype import float16, float32, float64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...diagnostics import loop as _loop
+from ...diagnostics import naming as _naming
+from ...diagnostics import trace as _trace
 from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
 
@@ -87,8 +90,9 @@ class Module:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or _trace.State.active):
             return self.forward(*args, **kwargs)
+        started = _trace.start()  # a forward span, while a trace is recording
         for hook, with_kwargs in tuple(self._forward_pre_hooks):
             if with_kwargs:
                 result = hook(self, args, kwargs)
@@ -107,6 +111,8 @@ class Module:
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
                 output = result
+        if started is not None:
+            _trace.finish(_naming.module_label(self), "forward", started)
         return output
 
     def _add_hook(self, hooks: list, entry, prepend: bool) -> RemovableHandle:
@@ -142,6 +148,7 @@ class Module:
                     "the forward() method."
                 )
         self._parameters[name] = param
+        _naming.adopt(self, name, param)  # so diagnostics can say "fc1.weight"
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a tensor that is state but not a parameter (running stats); ``persistent`` puts it in state_dict."""
@@ -162,6 +169,7 @@ class Module:
             raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
         _check_name("module", self, name, "_modules")
         self._modules[name] = module
+        _naming.adopt(self, name, module)
 
     register_module = add_module
 
@@ -185,6 +193,7 @@ class Module:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name)
             d["_modules"][name] = value
+            _naming.adopt(self, name, value)
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
@@ -332,6 +341,7 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    @_loop.clears_grads
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient: to None (default) or to zeros."""
         for p in self.parameters():

@@ -143,20 +143,17 @@ class DistributedDataParallel(Module):
         self._broadcast_from_rank0(tensors)
 
     def _broadcast_from_rank0(self, tensors) -> None:
+        """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast (the bytes of all of them)."""
         if self._comm.size == 1 or not tensors:
             return
-        by_dtype: dict = {}
+        flat = xp.concatenate([xp.ascontiguousarray(t._data).reshape(-1).view(xp.uint8) for t in tensors])
+        self._comm.broadcast_(flat, 0)
+        offset = 0
         for t in tensors:
-            by_dtype.setdefault(t._data.dtype, []).append(t)
-        for group in by_dtype.values():
-            flat = xp.concatenate([t._data.reshape(-1) for t in group])
-            self._comm.broadcast_(flat, 0)
-            offset = 0
-            for t in group:
-                n = t._data.size
-                t._data[...] = flat[offset:offset + n].reshape(t._data.shape)
-                t._vc[0] += 1
-                offset += n
+            n = t._data.nbytes
+            t._data[...] = flat[offset:offset + n].view(t._data.dtype).reshape(t._data.shape)
+            t._vc[0] += 1
+            offset += n
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):

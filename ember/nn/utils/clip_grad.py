@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from ..._backend import xp
 from ..._tensor import Tensor
+from ...diagnostics import loop as _loop
 
 _Params = Tensor | Iterable[Tensor]
 
@@ -68,6 +69,7 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
         g._vc[0] += 1
 
 
+@_loop.clips
 def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> Tensor:
     """Rescale the gradients of ``parameters`` so their total ``norm_type``-norm is at most ``max_norm``.
@@ -75,14 +77,13 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     Returns the total norm before clipping (a 0-d tensor). ``foreach`` is accepted for
     compatibility; the computation is already vectorised per gradient.
     """
-    if not isinstance(parameters, Tensor):
-        parameters = list(parameters)  # read twice below: a generator (model.parameters()) would be empty the 2nd time
-    grads = _grads(parameters)
+    grads = _grads(parameters)  # @_loop.clips made a generator (model.parameters()) a list: read twice here
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total
 
 
+@_loop.clips
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)

@@ -1,0 +1,93 @@
+"""Gradient homes: leaves' gradients laid end to end in one flat buffer.
+
+An optimizer's flat fast path (``ember/optim/_flat.py``) gives each parameter of a group a
+*home*: a view into one contiguous ``GradBuffer``. ``AccumulateGrad`` writes a leaf's first
+gradient into its home, when the home is free, instead of into a fresh copy — the same one
+copy either way — so the whole group's gradients arrive concatenated, and ``step`` and
+``clip_grad_norm_`` work on one array instead of one per parameter.
+
+A home is free when nothing outside this buffer holds its memory: no tensor or array (the
+``.grad`` of an earlier step, ``p.grad.detach()``, ``p.grad.numpy()``) refers to the home's
+view, and no other view of the buffer exists. Both are read from CPython's reference counts,
+compared with the counts measured when the buffer was made, the way PyTorch's AccumulateGrad
+checks a gradient's use count before stealing it. A buffer whose home is held elsewhere is
+left to its holder: the optimizer makes a new one.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .._backend import xp
+
+
+class GradBuffer:
+    """One contiguous gradient buffer (``flat``) and its per-parameter views (``views``)."""
+
+    __slots__ = ("flat", "views", "_free_counts")
+
+    def __init__(self, shapes: list, dtype) -> None:
+        self.flat = xp.empty(sum(_numel(s) for s in shapes), dtype)
+        self.views = split(self.flat, shapes)
+        self._free_counts = self._counts(0) if shapes else None
+
+    def _counts(self, i: int) -> tuple[int, int]:
+        return sys.getrefcount(self.views[i]), sys.getrefcount(self.flat)
+
+    def free(self, i: int) -> bool:
+        """Whether home ``i`` may be overwritten: nothing outside this buffer refers to its memory.
+
+        The caller must not hold a reference to ``views[i]`` itself (it would count as outside).
+        """
+        return self._counts(i) == self._free_counts
+
+    def adopt(self, params: list) -> None:
+        """Make view i the home of ``params[i]``'s gradient."""
+        for i, p in enumerate(params):
+            p._grad_home = (self, i)
+
+    def holds_grads_of(self, params: list) -> bool:
+        """Whether the ``.grad`` of ``params`` are exactly this buffer's views, in order (so ``flat`` is them all)."""
+        if len(params) != len(self.views):
+            return False
+        for p, v in zip(params, self.views):
+            g = p._grad
+            if g is None or g._data is not v:
+                return False
+        return True
+
+
+def split(flat, shapes: list) -> list:
+    """Views of consecutive pieces of 1-D ``flat`` with the given shapes."""
+    views, start = [], 0
+    for shape in shapes:
+        n = _numel(shape)
+        views.append(flat[start:start + n].reshape(shape))
+        start += n
+    return views
+
+
+def _numel(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def take_home(var, grad):
+    """``grad`` copied into ``var``'s gradient home (which it has) if that is free: the home array, else None."""
+    buf, i = var._grad_home
+    if not buf.free(i):
+        return None
+    view = buf.views[i]
+    xp.copyto(view, grad)
+    return view
+
+
+def flat_grads(params: list):
+    """The one flat array that the ``.grad`` of ``params`` are consecutive views of, in order; or None."""
+    home = params[0]._grad_home if params else None
+    if home is None:
+        return None
+    buf = home[0]
+    return buf.flat if buf.holds_grads_of(params) else None

@@ -1,0 +1,68 @@
+"""The training-loop warnings: their category, their kinds, the switches, and show-once.
+
+Every kind is on by default and each is shown once per process for a given set of
+parameters. ``EMBER_DIAGNOSTICS=0`` in the environment turns them all off at start-up;
+``set_warnings`` (in ``ember.diagnostics``) switches all or some of them at run time.
+Filter them like any warning: ``warnings.simplefilter("ignore", ember.diagnostics.TrainingLoopWarning)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable
+
+from . import registry
+
+
+class TrainingLoopWarning(UserWarning):
+    """A training-loop mistake that PyTorch lets pass silently (step without backward, ...)."""
+
+
+# kind -> what it catches (the names ``set_warnings`` accepts)
+KINDS = {
+    "step_without_backward": "optimizer.step() with no new gradient",
+    "clip_after_step": "clipping gradients that step() already applied",
+    "grad_not_zeroed": "backward() adding into gradients that step() already applied",
+    "param_changed_before_step": "parameters changed in place between backward() and step()",
+    "missing_grad": "some parameters got no gradient while others did",
+}
+_BIT = {kind: 1 << i for i, kind in enumerate(KINDS)}
+
+enabled: dict[str, bool] = dict.fromkeys(KINDS, os.environ.get("EMBER_DIAGNOSTICS", "1") != "0")
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def check_kinds(kinds) -> None:
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ValueError(f"unknown diagnostics kind(s) {unknown}; expected some of {list(KINDS)}")
+
+
+def warn_once(kind: str, params, message: Callable[[], str]) -> None:
+    """Warn ``message()`` unless every one of ``params`` was already reported for ``kind``; then mark them all.
+
+    The message is built only when shown: a mistake repeated every step costs a few bit tests.
+    """
+    bit = _BIT[kind]
+    recs = [registry.record(p) for p in params]
+    if recs and all(r.reported & bit for r in recs):
+        return
+    for r in recs:
+        r.reported |= bit
+    warnings.warn(f"{message()} [ember.diagnostics: {kind}]", TrainingLoopWarning, stacklevel=_user_stacklevel())
+
+
+def forget_shown() -> None:
+    """Let every warning be shown again."""
+    for rec in registry.all_records():
+        rec.reported = 0
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first caller outside ember, so the warning points at the user's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        frame, level = frame.f_back, level + 1
+    return level

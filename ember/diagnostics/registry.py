@@ -1,0 +1,75 @@
+"""What diagnostics remember about each parameter and module, dropped when the object is freed.
+
+Tensors have no ``__dict__`` and ``==`` compares them elementwise, so a ``WeakKeyDictionary``
+cannot hold them. Records live in plain dicts keyed by ``id(obj)``; a weak reference whose
+callback removes the entry runs when the object is freed, before its id can be reused.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+
+class Record:
+    """One parameter's bookkeeping.
+
+    ``owner``/``attr``: the module (weak) and attribute it was registered under (for names).
+    ``version``: the parameter's version when backward last accumulated into its ``.grad``.
+    ``fresh``: backward accumulated into it since the last ``step()`` / ``zero_grad()``.
+    ``held_vc``/``held_version``/``held_by_step``: the ``.grad`` (its version counter and version)
+    that the last ``step()`` applied or ``zero_grad()`` zeroed; the same counter at the same
+    version means the gradient has not changed since.
+    ``reported``: bit mask of the warning kinds already shown for this parameter.
+    """
+
+    __slots__ = ("ref", "owner", "attr", "version", "fresh", "held_vc", "held_version", "held_by_step", "reported")
+
+    def __init__(self, param) -> None:
+        key = id(param)
+        self.ref = weakref.ref(param, lambda _, key=key: _records.pop(key, None))
+        self.owner = None
+        self.attr = ""
+        self.reset()
+        self.reported = 0
+        _records[key] = self
+
+    def reset(self) -> None:
+        """Forget what training-loop checks recorded (names and shown warnings stay)."""
+        self.version = -1
+        self.fresh = False
+        self.held_vc = None
+        self.held_version = -1
+        self.held_by_step = False
+
+    def holds(self, grad) -> bool:
+        """Whether ``grad`` is unchanged since ``step()`` applied it or ``zero_grad()`` zeroed it."""
+        return grad._vc is self.held_vc and grad._vc[0] == self.held_version
+
+
+_records: dict[int, Record] = {}
+# id(module) -> (weak child, weak parent, attribute name in the parent)
+_parents: dict[int, tuple] = {}
+
+
+def record(param) -> Record:
+    """The record of ``param``, created on first use."""
+    rec = _records.get(id(param))
+    return Record(param) if rec is None else rec
+
+
+def all_records():
+    return list(_records.values())
+
+
+def set_parent(child, parent, attr: str) -> None:
+    key = id(child)
+    _parents[key] = (weakref.ref(child, lambda _, key=key: _parents.pop(key, None)), weakref.ref(parent), attr)
+
+
+def parent_of(module) -> tuple | None:
+    """(parent module, attribute) under which ``module`` was last registered, if the parent lives."""
+    entry = _parents.get(id(module))
+    if entry is None or entry[0]() is not module:
+        return None
+    parent = entry[1]()
+    return None if parent is None else (parent, entry[2])

@@ -1,0 +1,465 @@
+"""Training-loop warnings: each fires for its mistake (naming the parameters and the fix), stays
+silent for the correct loop (gradient accumulation included), is shown once, and switches off.
+
+PyTorch is silent in all of these cases; the tests check that the mistake really is one under
+torch (the update differs from the correct loop's) where that is not obvious.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT, SEED_EXAMPLES
+
+import ember
+import ember.nn as nn
+from ember.diagnostics import TrainingLoopWarning, set_warnings
+
+
+@pytest.fixture(autouse=True)
+def diagnostics_on():
+    set_warnings(True)
+    yield
+    set_warnings(True)
+
+
+class caught:
+    """Collect the TrainingLoopWarnings raised inside the block (every one, no filtering)."""
+
+    def __enter__(self):
+        self._cm = warnings.catch_warnings(record=True)
+        self.all = self._cm.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        self._cm.__exit__(*exc)
+
+    @property
+    def messages(self):
+        return [str(w.message) for w in self.all if issubclass(w.category, TrainingLoopWarning)]
+
+
+def mlp(seed=0):
+    ember.manual_seed(seed)
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+def data():
+    rng = np.random.default_rng(0)
+    return ember.tensor(rng.standard_normal((8, 3)).astype(np.float32)), ember.tensor(
+        rng.standard_normal((8, 2)).astype(np.float32))
+
+
+def loss_of(model, x, y):
+    return nn.functional.mse_loss(model(x), y)
+
+
+def stepped():
+    """A model and its SGD after one correct backward and step."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y).backward()
+    opt.step()
+    return model, opt
+
+
+# ----------------------------------------------------------------------------- silent for correct loops
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam"])
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_correct_loop_is_silent(opt_name, set_to_none):
+    model, (x, y) = mlp(), data()
+    opt = getattr(ember.optim, opt_name)(model.parameters(), lr=0.01)
+    with caught() as w:
+        for _ in range(4):
+            opt.zero_grad(set_to_none=set_to_none)
+            loss_of(model, x, y).backward()
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+            nn.utils.clip_grad_value_(model.parameters(), clip_value=1.0)
+            opt.step()
+        model.zero_grad(set_to_none=set_to_none)  # Module.zero_grad is tracked too
+        loss_of(model, x, y).backward()
+        opt.step()
+    assert w.messages == []
+
+
+def test_gradient_accumulation_is_silent():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    with caught() as w:
+        opt.zero_grad()
+        for i in range(8):
+            (loss_of(model, x[i % 4 * 2:i % 4 * 2 + 2], y[i % 4 * 2:i % 4 * 2 + 2]) / 4).backward()
+            if (i + 1) % 4 == 0:
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm=5.0)
+                opt.step()
+                opt.zero_grad()
+    assert w.messages == []
+
+
+def test_seed_train_loop_runs_without_training_loop_warnings():
+    """The seed's full training program (accumulation, clipping, StepLR) triggers no warning, even as errors."""
+    path = os.path.join(SEED_EXAMPLES, "train_loop_full.py")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not available")
+    out = subprocess.run([sys.executable, "-W", "error::ember.diagnostics.TrainingLoopWarning", "-m", "ember.compat",
+                          path], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
+                         timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "TrainingLoopWarning" not in out.stderr and "ember.diagnostics:" not in out.stderr
+    assert "Epoch [5/5]" in out.stdout
+
+
+# ----------------------------------------------------------------------------- 5. step without backward
+def test_step_without_backward_warns_once_naming_the_optimizer():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.Adam(model.parameters())
+    with caught() as w:
+        opt.zero_grad()
+        loss_of(model, x, y)  # forward only: backward forgotten
+        opt.step()
+        opt.step()
+    assert len(w.messages) == 1
+    assert "Adam.step()" in w.messages[0] and "loss.backward()" in w.messages[0]
+    assert ".grad is None for all 4 parameters" in w.messages[0]
+
+
+def test_step_reapplying_gradients_of_the_previous_step_warns():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y).backward()
+    with caught() as w:
+        opt.step()
+        before = [p.detach().clone() for p in model.parameters()]
+        opt.step()  # no backward since: the same gradients are applied again
+    assert len(w.messages) == 1 and "already applied" in w.messages[0] and "0.weight" in w.messages[0]
+    assert not all(ember.equal(a, b) for a, b in zip(before, model.parameters()))  # it did change the model
+
+
+def test_zero_grad_between_backward_and_step_warns():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y).backward()
+    with caught() as w:
+        opt.zero_grad()
+        opt.step()
+    assert len(w.messages) == 1 and "zero_grad() between backward() and step()" in w.messages[0]
+
+
+def test_step_after_clearing_fresh_gradients_on_purpose_is_silent():
+    """Gradients that backward produced and someone set to None (DDP skipping a non-finite step)."""
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        loss_of(model, x, y).backward()
+        for p in model.parameters():
+            p.grad = None
+        opt.step()
+    assert w.messages == []
+
+
+def test_step_on_zeros_left_by_zero_grad_is_silent():
+    """zero_grad(set_to_none=False) leaves zero gradients: they exist, and PyTorch steps with them."""
+    model, opt = stepped()
+    with caught() as w:
+        opt.zero_grad(set_to_none=False)
+        opt.step()
+    assert w.messages == []
+
+
+def test_step_with_a_closure_is_not_checked_before_the_closure_runs():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = loss_of(model, x, y)
+        loss.backward()
+        return loss
+
+    with caught() as w:
+        for _ in range(2):
+            opt.step(closure)
+    assert w.messages == []
+
+
+# ----------------------------------------------------------------------------- 6. clip after step
+@pytest.mark.parametrize("clip", ["norm", "value"])
+def test_clip_after_step_warns(clip):
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(2):
+            opt.zero_grad()
+            (loss_of(model, x, y) * 100).backward()
+            opt.step()
+            if clip == "norm":
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.1)
+            else:
+                nn.utils.clip_grad_value_(model.parameters(), clip_value=0.01)
+    assert len(w.messages) == 1
+    name = "clip_grad_norm_" if clip == "norm" else "clip_grad_value_"
+    assert f"{name}() clipped the gradients of 0.weight, 0.bias, 2.weight, 2.bias after optimizer.step()" \
+        in w.messages[0]
+    assert "Clip between loss.backward() and optimizer.step()" in w.messages[0]
+
+
+def test_clip_after_step_has_no_effect_in_torch_either():
+    """What the warning says: the update with clipping after step equals the update without clipping."""
+    def run(m, clip_after):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 2)
+        opt = m.optim.SGD(lin.parameters(), lr=0.1)
+        x = m.ones(4, 3)
+        (lin(x).sum() * 100).backward()
+        opt.step()
+        if clip_after:
+            m.nn.utils.clip_grad_norm_(lin.parameters(), max_norm=0.1)
+        return lin.weight.detach().numpy().copy()
+
+    with caught():
+        for m in (ember, torch):
+            np.testing.assert_array_equal(run(m, True), run(m, False))
+
+
+def test_measuring_the_norm_after_step_with_inf_is_silent():
+    model, _ = stepped()
+    with caught() as w:
+        total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=float("inf"))
+    assert w.messages == [] and float(total) > 0
+
+
+def test_clip_accepts_a_generator_once_read():
+    model, (x, y) = mlp(), data()
+    loss_of(model, x, y).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    nn.utils.clip_grad_value_((p for p in model.parameters()), 1e-3)
+    for g, p in zip(grads, model.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), np.clip(g.numpy(), -1e-3, 1e-3))
+
+
+# ----------------------------------------------------------------------------- 7. zero_grad forgotten
+def test_backward_into_applied_gradients_warns_once_per_backward():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            loss_of(model, x, y).backward()  # zero_grad() forgotten
+            opt.step()
+    assert len(w.messages) == 1
+    msg = w.messages[0]
+    assert "zero_grad() forgotten" in msg
+    assert all(n in msg for n in ("0.weight", "0.bias", "2.weight", "2.bias"))
+
+
+def test_backward_after_manual_zeroing_through_data_is_silent():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.data.zero_()  # old-style zeroing: the version counter does not see it
+            loss_of(model, x, y).backward()
+            opt.step()
+    assert w.messages == []
+
+
+def test_forgetting_zero_grad_changes_the_update_in_torch():
+    def second_grad(m, zero):
+        m.manual_seed(0)
+        lin = m.nn.Linear(3, 1)
+        opt = m.optim.SGD(lin.parameters(), lr=0.1)
+        for _ in range(2):
+            if zero:
+                opt.zero_grad()
+            lin(m.ones(2, 3)).sum().backward()
+            opt.step()
+        return lin.weight.grad.numpy().copy()
+
+    with caught():
+        for m in (ember, torch):
+            assert not np.allclose(second_grad(m, True), second_grad(m, False))
+        np.testing.assert_allclose(second_grad(ember, False), second_grad(torch, False), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- 8. parameter changed
+def test_parameter_changed_between_backward_and_step_warns():
+    """The seed's pitfall: ``model.weight *= 0.5`` under no_grad between backward and step."""
+    ember.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x, y = ember.randn(10, 3), ember.randn(10, 1)
+    with caught() as w:
+        nn.functional.mse_loss(model(x), y).backward()
+        with ember.no_grad():
+            model.weight *= 0.5
+        opt.step()
+    assert len(w.messages) == 1
+    assert w.messages[0].startswith("SGD.step(): weight changed in place after backward()")
+    assert "bias" not in w.messages[0].split("changed")[0]
+
+
+def test_parameter_changed_before_forward_or_after_step_is_silent():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            opt.zero_grad()
+            with ember.no_grad():
+                model[0].weight.clamp_(-0.5, 0.5)  # projection before forward
+            loss_of(model, x, y).backward()
+            opt.step()
+            with ember.no_grad():
+                model[2].weight.mul_(0.99)  # and after step
+    assert w.messages == []
+
+
+# ----------------------------------------------------------------------------- 9. no gradient for some
+def test_parameters_cut_off_by_detach_are_named():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(2):
+            opt.zero_grad()
+            hidden = model[1](model[0](x)).detach()  # cuts the graph: layer 0 gets no gradient
+            nn.functional.mse_loss(model[2](hidden), y).backward()
+            opt.step()
+    assert len(w.messages) == 1
+    assert w.messages[0].startswith("SGD.step(): 0.weight, 0.bias received no gradient")
+    assert "2 other parameter(s) did" in w.messages[0]
+
+
+def test_unused_branch_is_named_with_zeroed_gradients_too():
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 4)
+            self.head_a = nn.Linear(4, 2)
+            self.head_b = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head_a(self.body(x))  # head_b never used
+
+    model, (x, y) = TwoHeads(), data()
+    opt = ember.optim.Adam(model.parameters())
+    with caught() as w:
+        for _ in range(2):
+            opt.zero_grad(set_to_none=False)
+            loss_of(model, x, y).backward()
+            opt.step()
+    assert len(w.messages) == 1 and "head_b.weight, head_b.bias received no gradient" in w.messages[0]
+
+
+def test_frozen_parameters_are_never_reported():
+    model, (x, y) = mlp(), data()
+    for p in model[0].parameters():
+        p.requires_grad_(False)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)  # frozen ones included, as people often do
+    with caught() as w:
+        for _ in range(2):
+            opt.zero_grad()
+            loss_of(model, x, y).backward()
+            opt.step()
+    assert w.messages == []
+
+
+# ----------------------------------------------------------------------------- names, once, switches
+def test_names_follow_the_module_tree_and_fall_back_to_the_optimizer():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Linear(3, 3))
+            self.decoder = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.decoder(self.encoder(x))
+
+    from ember.diagnostics.naming import names
+
+    net = Net()
+    assert names(list(net.parameters())) == [n for n, _ in net.named_parameters()]
+    loose = ember.zeros(2, requires_grad=True)
+    opt = ember.optim.SGD([{"params": [loose]}], lr=0.1)
+    assert names([loose], opt) == ["parameter #0 of param_groups[0] with shape [2]"]
+    named = ember.optim.SGD([("mine", loose)], lr=0.1)
+    assert names([loose], named) == ["mine"]
+    assert names([loose]) == ["a parameter with shape [2]"]
+
+
+def test_each_kind_once_per_parameter_set_then_again_for_new_parameters():
+    x, y = data()
+    with caught() as w:
+        for seed in (0, 0, 1):
+            model = mlp(seed) if seed else mlp()
+            opt = ember.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(3):
+                opt.step()  # without backward, every time
+    assert len(w.messages) == 3  # one per model: parameters differ
+
+
+def test_warning_points_at_the_users_line():
+    model, _ = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        opt.step()
+    assert w.all[0].filename == __file__
+
+
+def test_switching_off_all_or_one_kind():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    set_warnings(False)
+    with caught() as w:
+        opt.step()
+        loss_of(model, x, y).backward()
+        opt.step()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    assert w.messages == [] and not ember.diagnostics.warnings_enabled()
+    set_warnings(True)
+    set_warnings(False, "step_without_backward")
+    assert not ember.diagnostics.warnings_enabled("step_without_backward")
+    assert ember.diagnostics.warnings_enabled("clip_after_step")
+    with caught() as w:
+        opt.step()  # gradients the last step applied: off
+        nn.utils.clip_grad_norm_(model.parameters(), 0.1)  # still on
+    assert len(w.messages) == 1 and "clip_grad_norm_" in w.messages[0]
+    with pytest.raises(ValueError, match="unknown diagnostics kind"):
+        set_warnings(False, "no_such_kind")
+
+
+def test_turning_back_on_reports_nothing_stale():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y).backward()
+    set_warnings(False)
+    with ember.no_grad():
+        model[0].weight.mul_(2.0)  # unseen while off
+    opt.zero_grad()
+    set_warnings(True)
+    with caught() as w:
+        loss_of(model, x, y).backward()
+        opt.step()
+    assert w.messages == []
+
+
+def test_warnings_filter_like_any_other():
+    model, _ = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TrainingLoopWarning)
+        with pytest.raises(TrainingLoopWarning, match=r"Was loss.backward\(\) called"):
+            opt.step()
+
+
+def test_environment_variable_turns_everything_off():
+    code = ("import warnings, ember; warnings.simplefilter('error'); "
+            "p = ember.zeros(2, requires_grad=True); ember.optim.SGD([p], lr=0.1).step(); "
+            "print(ember.diagnostics.warnings_enabled())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT, EMBER_DIAGNOSTICS="0"), timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr

@@ -1,0 +1,160 @@
+"""The gradient report against PyTorch (same weights, same batch), its table and chart; anomaly mode."""
+
+import io
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.diagnostics import grad_report, plot_grad_norms, print_grad_report
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def twin_models():
+    """The same small network in ember and in torch (torch's weights copied over), after one backward."""
+    torch.manual_seed(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3), torch.nn.Linear(3, 1))
+    emodel = ember.nn.Sequential(ember.nn.Linear(5, 8), ember.nn.Tanh(), ember.nn.Linear(8, 3), ember.nn.Linear(3, 1))
+    with ember.no_grad():
+        for (_, e), (_, t) in zip(emodel.named_parameters(), tmodel.named_parameters()):
+            e.copy_(ember.tensor(t.detach().numpy()))
+    tmodel[3].bias.requires_grad_(False)
+    emodel[3].bias.requires_grad_(False)
+    x = np.random.default_rng(0).standard_normal((16, 5)).astype(np.float32)
+    for m, model in ((ember, emodel), (torch, tmodel)):
+        (model(m.tensor(x)) ** 2).mean().backward()
+    return emodel, tmodel
+
+
+def test_grad_report_matches_torch_statistics():
+    emodel, tmodel = twin_models()
+    rows = grad_report(emodel)
+    expected = [(n, p) for n, p in tmodel.named_parameters() if p.requires_grad]  # frozen 3.bias left out
+    assert [r.name for r in rows] == [n for n, _ in expected] == ["0.weight", "0.bias", "2.weight", "2.bias",
+                                                                   "3.weight"]
+    for r, (_, p) in zip(rows, expected):
+        g = p.grad
+        assert r.shape == tuple(g.shape)
+        np.testing.assert_allclose([r.mean, r.std, r.norm], [g.mean().item(), g.std().item(), g.norm().item()],
+                                   rtol=2e-5, atol=1e-7)
+        assert r.nonfinite == 0.0
+
+
+def test_grad_report_counts_nonfinite_and_missing_gradients():
+    emodel, _ = twin_models()
+    emodel[0].weight.grad[0, :2] = float("nan")
+    emodel[0].weight.grad[1, 0] = float("inf")
+    emodel[2].bias.grad = None
+    rows = {r.name: r for r in grad_report(emodel)}
+    assert rows["0.weight"].nonfinite == pytest.approx(3 / 40)
+    assert np.isnan(rows["0.weight"].mean) and np.isnan(rows["0.weight"].norm)
+    assert rows["2.bias"].mean is None and rows["2.bias"].nonfinite is None
+
+
+def test_grad_report_accepts_named_pairs_and_rejects_other_input():
+    emodel, _ = twin_models()
+    assert [r.name for r in grad_report(emodel[2].named_parameters())] == ["weight", "bias"]
+    with pytest.raises(TypeError, match="named_parameters"):
+        grad_report([emodel[0].weight])
+
+
+def test_print_grad_report_table():
+    emodel, _ = twin_models()
+    emodel[2].bias.grad = None
+    out = io.StringIO()
+    print_grad_report(emodel, file=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["parameter", "shape", "mean", "std", "norm", "non-finite"]
+    assert lines[2].startswith("0.weight") and "8x5" in lines[2] and lines[2].endswith("0.0%")
+    norm = float(lines[2].split()[4])
+    assert norm == pytest.approx(emodel[0].weight.grad.norm().item(), rel=1e-3)
+    assert any(line.startswith("2.bias") and "grad is None" in line for line in lines)
+
+
+def test_plot_grad_norms_writes_a_png(tmp_path):
+    emodel, _ = twin_models()
+    emodel[2].bias.grad = None
+    emodel[0].bias.grad[0] = float("nan")
+    path = tmp_path / "norms.png"
+    rows = plot_grad_norms(emodel, str(path))
+    assert len(rows) == 5
+    assert path.read_bytes()[:8] == PNG_SIGNATURE and path.stat().st_size > 5000
+
+
+def test_plot_without_matplotlib_says_how_to_install(tmp_path, monkeypatch):
+    emodel, _ = twin_models()
+    for name in [n for n in sys.modules if n == "matplotlib" or n.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib...` fail
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        plot_grad_norms(emodel, str(tmp_path / "x.png"))
+
+
+# ----------------------------------------------------------------------------- anomaly mode
+NAN_GRAPHS = {
+    "sqrt(0) * 0": (lambda m, x: (x.sqrt() * 0).sum(), "SqrtBackward0"),
+    "log(negative) squared": (lambda m, x: (x.log() * x.log()).sum(), "MulBackward0"),
+}
+
+
+@pytest.mark.parametrize("case", list(NAN_GRAPHS))
+def test_detect_anomaly_names_the_same_op_as_torch(case):
+    fn, op = NAN_GRAPHS[case]
+    values = np.array([0.0, -1.0, 2.0], dtype=np.float32)
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor(values, requires_grad=True)
+        with pytest.warns(UserWarning) if m is torch else _nothing(), m.autograd.detect_anomaly():
+            loss = fn(m, x)  # the forward line the error must point at
+            with pytest.raises(RuntimeError, match=f"Function '{op}' returned nan") as err:
+                loss.backward()
+        messages.append(str(err.value))
+    message = messages[0]
+    assert __file__ in message and "loss = fn(m, x)" in message  # the forward traceback, user frame included
+
+
+def test_without_anomaly_mode_nan_gradients_pass_silently_as_in_torch():
+    values = np.array([0.0, 1.0], dtype=np.float32)
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(values, requires_grad=True)
+        (x.sqrt() * 0).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert np.isnan(grads[0][0])
+
+
+def test_set_detect_anomaly_and_the_decorator():
+    assert not ember.autograd.is_anomaly_enabled()
+    ember.autograd.set_detect_anomaly(True)
+    try:
+        assert ember.autograd.is_anomaly_enabled()
+        x = ember.tensor([0.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="SqrtBackward0"):
+            (x.sqrt() * 0).sum().backward()
+    finally:
+        ember.autograd.set_detect_anomaly(False)
+
+    @ember.autograd.detect_anomaly()
+    def inside():
+        return ember.autograd.is_anomaly_enabled()
+
+    assert inside() and not ember.autograd.is_anomaly_enabled()
+
+
+def test_anomaly_on_a_graph_built_before_it_was_enabled():
+    x = ember.tensor([0.0], requires_grad=True)
+    loss = (x.sqrt() * 0).sum()
+    with ember.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="created before anomaly detection"):
+        loss.backward()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
