@@ -17,8 +17,8 @@ def _data(fw, batch: int, shape: tuple, seed: int):
     return xs, ys
 
 
-def build_mlp(fw, batch: int, seed: int = 0):
-    """Seed document 003's MLP (784-256-256-10, BatchNorm, ReLU, Dropout), CrossEntropy, Adam, clip_grad_norm_."""
+def mlp_model(fw, seed: int = 0):
+    """Seed document 003's MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
     nn = fw.nn
     fw.manual_seed(seed)
 
@@ -35,7 +35,13 @@ def build_mlp(fw, batch: int, seed: int = 0):
             x = self.dropout(self.relu(self.bn2(self.fc2(x))))
             return self.fc3(x)
 
-    model = MLP()
+    return MLP()
+
+
+def build_mlp(fw, batch: int, seed: int = 0):
+    """The seed MLP trained with CrossEntropy, Adam and clip_grad_norm_ (max_norm 5)."""
+    nn = fw.nn
+    model = mlp_model(fw, seed)
     criterion = nn.CrossEntropyLoss()
     optimizer = fw.optim.Adam(model.parameters(), lr=1e-3)
     xs, ys = _data(fw, batch, (784,), seed)

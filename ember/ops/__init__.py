@@ -7,7 +7,7 @@ them to ``Tensor`` so ``x.exp()``, ``x + y`` and ``ember.exp(x)`` are one code p
 
 from __future__ import annotations
 
-from .. import _dtype
+from .. import _dtype, _malloc  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
 from .._device import check_device
 from .._tensor import Tensor

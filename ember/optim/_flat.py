@@ -55,7 +55,8 @@ class Layout:
         return grads
 
     def holds(self, params: list, state) -> bool:
-        """Whether ``params`` (the group's parameters with gradients, in order) and their state still are this layout."""
+        """Whether ``params`` (the group's parameters with gradients, in order) and their state still are
+        this layout."""
         if state is not self.state_obj or len(params) != len(self.params):
             return False
         for p, mine, view, (sd, tensors) in zip(params, self.params, self.views, self.bound):

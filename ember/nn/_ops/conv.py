@@ -1,21 +1,39 @@
-"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + batched matmul.
+"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + one matmul per group.
 
-The input is padded, viewed as sliding windows without copying
-(``sliding_window_view``), and the windows are copied once into a column
-matrix; the convolution is then one matmul per group. Backward scatters the
-column gradient back with one strided add per kernel offset (``col2im``).
-Pooling reuses these window helpers.
+Layout: the convolution works on *batch-last* arrays, (C, *spatial, N) in memory, and returns
+its output as an (N, C, *spatial) view of such an array. Each of the prod(kernel) shifted
+windows of the input is then a block whose rows are long contiguous runs (W * N elements),
+so building the column matrix (im2col) and scattering its gradient back (col2im) are a few
+large strided copies instead of many short ones, and the matmul output already is the next
+layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates results in the
+input's memory order), so a conv stack converts to batch-last once, at its input.
+Pooling reuses ``offsets`` and ``window``.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from .linear import _check_same_dtype
+
+
+def offsets(kernel):
+    """Every kernel offset (k_1, ..., k_d), row-major (window order)."""
+    return itertools.product(*(range(k) for k in kernel))
+
+
+def window(offs, out, stride, dilation, lead: int, trail: int) -> tuple:
+    """Index of the input elements under kernel offset ``offs`` for every output position."""
+    return ((slice(None),) * lead
+            + tuple(slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(offs, dilation, stride, out))
+            + (slice(None),) * trail)
+
+
+def out_size(padded, kernel, stride, dilation) -> tuple:
+    return tuple((p - d * (k - 1) - 1) // s + 1 for p, k, s, d in zip(padded, kernel, stride, dilation))
 
 
 def pad_spatial(x, pads, value=0):
@@ -25,66 +43,63 @@ def pad_spatial(x, pads, value=0):
     return xp.pad(x, ((0, 0), (0, 0), *pads), constant_values=value)
 
 
-def windows(x, kernel, stride, dilation):
-    """A (N, C, *out, *kernel) view of every (strided, dilated) window of the padded input ``x``."""
-    nd = len(kernel)
-    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    win = xp.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
-    return win[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)
-               + tuple(slice(None, None, d) for d in dilation)]
-
-
-def col2im(gcols, padded_shape, stride, dilation, dtype):
-    """Sum window gradients (N, C, *kernel, *out) back onto the padded input: the adjoint of ``windows``."""
-    nd = len(stride)
-    kernel, out = gcols.shape[2:2 + nd], gcols.shape[2 + nd:]
-    gx = xp.zeros(padded_shape, dtype=dtype)
-    for offs in itertools.product(*(range(k) for k in kernel)):
-        target = (slice(None),) * 2 + tuple(
-            slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(offs, dilation, stride, out))
-        gx[target] += gcols[(slice(None),) * 2 + offs]
-    return gx
-
-
-def crop_spatial(g, pads):
-    """Undo ``pad_spatial`` on a gradient."""
+def crop_spatial(g, pads, lead: int = 2):
+    """Undo a padding of the dims after the first ``lead`` ones (a view)."""
     if not any(lo or hi for lo, hi in pads):
         return g
-    return g[(slice(None),) * 2 + tuple(slice(lo, g.shape[2 + i] - hi) for i, (lo, hi) in enumerate(pads))]
+    return g[(slice(None),) * lead + tuple(slice(lo, g.shape[lead + i] - hi) for i, (lo, hi) in enumerate(pads))]
+
+
+def _batch_last_padded(x, pads):
+    """(N, C, *sp) -> padded (C, *padded, N), contiguous: a view when x already is batch-last and unpadded."""
+    xb = x.transpose(*range(1, x.ndim), 0)
+    if not any(lo or hi for lo, hi in pads):
+        return xb if xb.flags.c_contiguous else xp.ascontiguousarray(xb)
+    out = xp.zeros((xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1]), xb.dtype)
+    out[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))] = xb
+    return out
 
 
 class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
-        n, o = x.shape[0], w.shape[0]
-        xpad = pad_spatial(x, pads)
-        win = windows(xpad, w.shape[2:], stride, dilation)
-        out_sp = win.shape[2:2 + nd]
-        # im2col, the one copy: (N, G, C/G * prod(kernel), prod(out))
-        order = (0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
-        cols = win.transpose(order).reshape(n, groups, -1, math.prod(out_sp))
-        out = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape(n, o, *out_sp)
+        o, kernel = w.shape[0], w.shape[2:]
+        xb = _batch_last_padded(x, pads)
+        out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
+        # im2col, the one copy: cols[c, *k, *out, n] = xpad[n, c, out * stride + k * dilation]
+        cols = xp.empty((xb.shape[0], *kernel, *out_sp, xb.shape[-1]), x.dtype)
+        for offs in offsets(kernel):
+            cols[(slice(None), *offs)] = xb[window(offs, out_sp, stride, dilation, 1, 1)]
+        wg = w.reshape(groups, o // groups, -1)
+        out = xp.matmul(wg, cols.reshape(groups, wg.shape[2], -1)).reshape(o, *out_sp, xb.shape[-1])
         if b is not None:
-            out += b.reshape(o, *(1,) * nd)
+            out += b.reshape(o, *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (xpad.shape, out_sp, stride, pads, dilation, groups)
-        return out
+        self.meta = (xb.shape, out_sp, stride, pads, dilation, groups)
+        return out.transpose(nd + 1, *range(nd + 1))
 
     def backward(self, g):
         cols, w = self.saved
         padded_shape, out_sp, stride, pads, dilation, groups = self.meta
         nx, nw, nb = self.needs_input_grad
-        n, o = g.shape[:2]
-        gm = g.reshape(n, groups, o // groups, -1)
+        o, kernel = w.shape[0], w.shape[2:]
+        wg = w.reshape(groups, o // groups, -1)
+        # (N, O, *out) -> (G, O/G, out * N): free when g is batch-last (it is, behind this layer's own ops)
+        gb_last = g.transpose(*range(1, g.ndim), 0)
+        gm = (gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)).reshape(groups, o // groups, -1)
+        colm = cols.reshape(groups, wg.shape[2], -1)
         gx = gw = gb = None
-        if nw:  # dW = sum_n g_n @ cols_n^T, per group
-            gw = xp.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(0).reshape(w.shape)
-        if nx:  # dcols = W^T g, then scatter back to the input positions
-            gcols = xp.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gm)
-            gcols = gcols.reshape(n, padded_shape[1], *w.shape[2:], *out_sp)
-            gx = crop_spatial(col2im(gcols, padded_shape, stride, dilation, g.dtype), pads)
+        if nw:  # dW = g @ cols^T, per group
+            gw = xp.matmul(gm, colm.transpose(0, 2, 1)).reshape(w.shape)
+        if nx:  # dcols = W^T g, then col2im: add each offset's block back where im2col took it
+            gcols = xp.matmul(wg.transpose(0, 2, 1), gm).reshape(cols.shape)
+            gxb = xp.zeros(padded_shape, g.dtype)
+            for offs in offsets(kernel):
+                gxb[window(offs, out_sp, stride, dilation, 1, 1)] += gcols[(slice(None), *offs)]
+            gxb = crop_spatial(gxb, pads, lead=1)
+            gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
         if nb:
-            gb = g.sum(axis=(0, *range(2, g.ndim)))
+            gb = gm.reshape(o, -1).sum(1)
         return gx, gw, gb
 
 

@@ -12,11 +12,21 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node
 
 
-def _normalize(x, axes, eps):
-    """(xhat, 1/std) with statistics over ``axes`` (kept as size-1 dims)."""
-    mean = x.mean(axis=axes, keepdims=True)
+def _mean(a, axes):
+    """``a.mean(axes, keepdims=True)`` as one ufunc call (ndarray.mean adds Python-level overhead per call)."""
+    out = xp.add.reduce(a, axis=axes, keepdims=True)
+    out /= a.size // out.size if out.size else 1  # an empty reduction gives 0/0 = NaN, like mean()
+    return out
+
+
+def _normalize(x, axes, eps, stats=None):
+    """(xhat, 1/std) with statistics over ``axes`` (kept as size-1 dims); ``stats`` (a list) receives
+    the mean and biased variance."""
+    mean = _mean(x, axes)
     xc = x - mean
-    var = xp.mean(xc * xc, axis=axes, keepdims=True)
+    var = _mean(xc * xc, axes)
+    if stats is not None:
+        stats.extend((mean, var))
     invstd = 1 / xp.sqrt(var + x.dtype.type(eps))
     xc *= invstd
     return xc, invstd
@@ -25,19 +35,19 @@ def _normalize(x, axes, eps):
 def _normalized_grad(gxhat, xhat, invstd, axes):
     """dL/dx from dL/dxhat when the mean and variance over ``axes`` depend on x:
     invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))."""
-    m1 = gxhat.mean(axis=axes, keepdims=True)
-    m2 = (gxhat * xhat).mean(axis=axes, keepdims=True)
+    m1 = _mean(gxhat, axes)
+    m2 = _mean(gxhat * xhat, axes)
     return invstd * (gxhat - m1 - xhat * m2)
 
 
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
 
-    def forward(self, x, w, b, mean, var, eps):
+    def forward(self, x, w, b, mean, var, eps, stats=None):
         axes = (0, *range(2, x.ndim))
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         if mean is None:
-            xhat, invstd = _normalize(x, axes, eps)
+            xhat, invstd = _normalize(x, axes, eps, stats)
         else:
             invstd = (1 / xp.sqrt(var + x.dtype.type(eps))).reshape(shape)
             xhat = (x - mean.reshape(shape)) * invstd
@@ -80,22 +90,23 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if t is not None and t._data.shape != (c,):
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
     use_batch = training or running_mean is None or running_var is None
-    if use_batch:
-        count = x.size // c
-        if count <= 1 and training:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-        if training and running_mean is not None:
-            _update_running(x, running_mean, running_var, momentum, count)
+    count = x.size // c
+    if use_batch and count <= 1 and training:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    update = use_batch and training and running_mean is not None
+    stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if use_batch else running_mean._data
     var = None if use_batch else running_var._data
-    return BatchNorm.apply(input, weight, bias, mean, var, eps=eps)
+    out = BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats)
+    if update:
+        _update_running(stats, running_mean, running_var, momentum, count)
+    return out
 
 
-def _update_running(x, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:
+def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:
     """running <- (1 - momentum) running + momentum batch_stat, in place (not part of the graph)."""
-    axes = (0, *range(2, x.ndim))
-    mean = x.mean(axis=axes)
-    var = x.var(axis=axes) * (count / (count - 1))  # unbiased, as PyTorch stores it
+    mean, var = (a.reshape(-1) for a in stats)
+    var = var * (count / (count - 1))  # unbiased, as PyTorch stores it
     for buf, stat in ((running_mean, mean), (running_var, var)):
         d = buf._data
         d *= 1 - momentum

@@ -1,8 +1,10 @@
 """Pooling: max and average (1-d, 2-d) over sliding windows, adaptive average by pooling matrices.
 
-Windows come from ``conv.windows`` (a strided view); backward scatters with
-``conv.col2im``. Adaptive average pooling is separable, so it is a matrix
-product per spatial dim: ``P_h @ x @ P_w^T``.
+Max and average pooling loop over the prod(kernel) offsets of a window (``conv.offsets``):
+each offset is one strided view of the input covering every output position at once, so
+the work is a few whole-array NumPy calls per offset, in the input's memory layout (which
+keeps a conv stack's batch-last layout, see ``conv.py``). Adaptive average pooling is
+separable, so it is a matrix product per spatial dim: ``P_h @ x @ P_w^T``.
 """
 
 from __future__ import annotations
@@ -12,42 +14,90 @@ import math
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from .conv import col2im, crop_spatial, ntuple, pad_spatial, windows
+from .conv import crop_spatial, ntuple, offsets, out_size, pad_spatial, window
 
 
-def _kernel_first(a, nd: int):
-    """(N, C, *out, *k) -> (N, C, *k, *out), the layout col2im takes (a view)."""
-    return a.transpose(0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
+def _overlap(kernel, stride, dilation) -> bool:
+    """Whether windows share input elements (their gradients must then be added, not written)."""
+    return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+
+
+def _scatter(like, out, padded_shape, kernel, stride, dilation, parts):
+    """The gradient w.r.t. the padded input: gx[window(offset)] (+)= a * m for each offset's part (a, m)
+    (m None: just a); ``out`` is the output's spatial size. The adjoint of reading the windows;
+    allocated in the memory layout of array ``like``."""
+    add = _overlap(kernel, stride, dilation)
+    tiled = all(s == d * (k - 1) + 1 and s * n == p  # windows touch, without gaps, and cover the input
+                for k, s, d, n, p in zip(kernel, stride, dilation, out, padded_shape[2:]))
+    gx = (xp.empty_like if tiled else xp.zeros_like)(like, shape=padded_shape)  # tiled: every element is written
+    for offs, (a, m) in zip(offsets(kernel), parts):
+        target = gx[window(offs, out, stride, dilation, 2, 0)]
+        if add:
+            target += a if m is None else a * m
+        elif m is None:
+            target[...] = a
+        else:
+            xp.multiply(a, m, out=target)
+    return gx
+
+
+def _layout(a) -> list:
+    """The order of ``a``'s axes in memory, outermost first."""
+    return sorted(range(a.ndim), key=lambda i: -a.strides[i])
+
+
+def _copy_as(a, like):
+    """``a``'s values in ``like``'s memory layout."""
+    out = xp.empty_like(like, dtype=a.dtype)
+    out[...] = a
+    return out
 
 
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
-        nd = len(kernel)
         xpad = pad_spatial(x, pads, -xp.inf)
-        win = windows(xpad, kernel, stride, dilation)
-        flat = win.reshape(*win.shape[:2 + nd], -1)
-        arg = flat.argmax(-1)
-        out = xp.take_along_axis(flat, arg[..., None], -1)[..., 0]
+        out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
+        out = arg = step = None
+        # running maximum over the window offsets; arg = the offset of the first maximum: offsets come in
+        # increasing order, so it is the largest offset that beat the running maximum (uint8 max, no masks)
+        for i, offs in enumerate(offsets(kernel)):
+            v = xpad[window(offs, out_sp, stride, dilation, 2, 0)]
+            if out is None:
+                out = xp.copy(v, order="K")
+                arg = xp.zeros_like(out, dtype=xp.min_scalar_type(math.prod(kernel) - 1))
+                step = xp.empty_like(arg)
+                continue
+            better = v > out
+            xp.maximum(out, v, out=out)  # propagates NaN, as PyTorch's max pooling does
+            xp.multiply(better, i, out=step, casting="unsafe")
+            xp.maximum(arg, step, out=arg)
+        if xp.isnan(out.sum()):  # one cheap pass that is NaN if any output is: point arg at each window's NaN
+            self._nan_args(xpad, out, arg, kernel, stride, dilation)
         self.saved = (arg,)
         self.meta = (xpad.shape, kernel, stride, pads, dilation)
         return out
 
+    @staticmethod
+    def _nan_args(xpad, out, arg, kernel, stride, dilation) -> None:
+        nan = xp.isnan(out)
+        for i, offs in enumerate(offsets(kernel)):  # the last NaN of a window wins, as in PyTorch
+            arg[nan & xp.isnan(xpad[window(offs, out.shape[2:], stride, dilation, 2, 0)])] = i
+
     def backward(self, g):
         (arg,) = self.saved
         padded_shape, kernel, stride, pads, dilation = self.meta
-        gflat = xp.zeros((*g.shape, math.prod(kernel)), dtype=g.dtype)
-        xp.put_along_axis(gflat, arg[..., None], g[..., None], -1)
-        gcols = _kernel_first(gflat.reshape(*g.shape, *kernel), len(kernel))
-        return (crop_spatial(col2im(gcols, padded_shape, stride, dilation, g.dtype), pads),)
+        if _layout(g) != _layout(arg):  # e.g. from a Flatten: one conversion, then every pass is in one layout
+            g = _copy_as(g, arg)
+        parts = ((g, arg == i) for i in range(math.prod(kernel)))
+        return (crop_spatial(_scatter(g, g.shape[2:], padded_shape, kernel, stride, dilation, parts), pads),)
 
     def indices(self, in_spatial):
         """Flat positions (within each (n, c) plane of the unpadded input) of the maxima."""
         (arg,) = self.saved
         _, kernel, stride, pads, dilation = self.meta
-        nd = len(kernel)
         koff = xp.unravel_index(arg, kernel)
         coords = []
-        for d in range(nd):
+        for d in range(len(kernel)):
             shape = [1] * arg.ndim
             shape[2 + d] = arg.shape[2 + d]
             start = (xp.arange(arg.shape[2 + d]) * stride[d] - pads[d][0]).reshape(shape)
@@ -58,20 +108,27 @@ class MaxPoolNd(Node):
 class AvgPoolNd(Node):
     def forward(self, x, kernel, stride, pads, divisor):
         nd = len(kernel)
-        win = windows(pad_spatial(x, pads), kernel, stride, (1,) * nd)
-        out = win.sum(axis=tuple(range(-nd, 0)))
+        xpad = pad_spatial(x, pads)
+        ones = (1,) * nd
+        out_sp = out_size(xpad.shape[2:], kernel, stride, ones)
+        out = None
+        for offs in offsets(kernel):
+            v = xpad[window(offs, out_sp, stride, ones, 2, 0)]
+            if out is None:
+                out = xp.copy(v, order="K")
+            else:
+                out += v
         out /= divisor
         self.divisor = divisor
-        self.meta = (tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)), x.shape[:2], kernel, stride, pads)
+        self.meta = (xpad.shape, kernel, stride, pads)
         return out
 
     def backward(self, g):
-        padded, lead, kernel, stride, pads = self.meta
-        nd = len(kernel)
+        padded_shape, kernel, stride, pads = self.meta
         share = g / self.divisor
-        gcols = xp.broadcast_to(share.reshape(*g.shape[:2], *(1,) * nd, *g.shape[2:]), (*g.shape[:2], *kernel,
-                                                                                           *g.shape[2:]))
-        return (crop_spatial(col2im(gcols, (*lead, *padded), stride, (1,) * nd, g.dtype), pads),)
+        parts = ((share, None) for _ in offsets(kernel))
+        ones = (1,) * len(kernel)
+        return (crop_spatial(_scatter(g, g.shape[2:], padded_shape, kernel, stride, ones, parts), pads),)
 
 
 def _pool_pads(size, kernel, stride, padding, dilation, ceil_mode):

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from ..._backend import xp
 from ..._tensor import Tensor
+from ...autograd.grad_home import flat_grads
 from ...diagnostics import loop as _loop
 
 _Params = Tensor | Iterable[Tensor]
@@ -57,6 +58,8 @@ def get_total_norm(tensors: _Params, norm_type: float = 2.0, error_if_nonfinite:
 def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tensor,
                           foreach: bool | None = None) -> None:
     """Scale gradients by min(1, max_norm / (total_norm + 1e-6)), in place."""
+    if not isinstance(parameters, Tensor):
+        parameters = list(parameters)  # read twice below
     grads = _grads(parameters)
     if not grads:
         return
@@ -64,9 +67,17 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
     coef = float(xp.minimum(1.0, float(max_norm) / (float(total_norm) + 1e-6)))
     if coef == 1.0:  # multiplying by 1 would change nothing but the version counters
         return
+    flat = _flat(parameters)
+    for a in [flat] if flat is not None else (g._data for g in grads):
+        a *= a.dtype.type(coef)
     for g in grads:
-        g._data *= g._data.dtype.type(coef)
         g._vc[0] += 1
+
+
+def _flat(parameters: _Params):
+    """The one array the gradients of ``parameters`` are consecutive views of (an optimizer's gradient
+    buffer, see autograd/grad_home.py), so one NumPy call covers them all; else None."""
+    return flat_grads(parameters) if not isinstance(parameters, Tensor) else None
 
 
 @_loop.clips
@@ -75,10 +86,12 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     """Rescale the gradients of ``parameters`` so their total ``norm_type``-norm is at most ``max_norm``.
 
     Returns the total norm before clipping (a 0-d tensor). ``foreach`` is accepted for
-    compatibility; the computation is already vectorised per gradient.
+    compatibility; the computation is already vectorised per gradient, and is one NumPy call
+    for all of them when they live in one optimizer gradient buffer.
     """
     grads = _grads(parameters)  # @_loop.clips made a generator (model.parameters()) a list: read twice here
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    flat = _flat(parameters)
+    total = get_total_norm([Tensor._make(flat)] if flat is not None else grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total
 

@@ -1,0 +1,200 @@
+"""Every single-process benchmark of issue #6, ember against PyTorch, in one run.
+
+    python bench/run_all.py                      # the table (a few minutes)
+    python bench/run_all.py --quick              # fewer repeats, for a smoke test
+    python bench/run_all.py --memory-steps 10000 # only the long flat-memory check (ember)
+    python bench/run_all.py --unset-openblas-env # drop OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the children
+
+Step times: one child process imports both frameworks with the same BLAS / intra-op thread
+count (default: PyTorch's own default, ``torch.get_num_threads()``), warms both up, then runs
+blocks of steps alternating ember and PyTorch (the order flips every round) so drift on a
+shared machine hits both alike. The table shows the median ms per step over the rounds and
+the ratio ember / PyTorch (lower is better). Import time and peak RSS are measured in fresh
+subprocesses, alternating, medians. Nothing here is a test: timings never fail anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "import": 0.2, "rss": 1 / 3}
+BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+# ----------------------------------------------------------------------------- children
+def child_steps(names: list[str], rounds: int, steps: int) -> dict:
+    """Median ms/step of each workload under both frameworks (runs inside the timing child)."""
+    import torch
+    from workloads import WORKLOADS
+
+    import ember
+
+    threads = int(os.environ["OMP_NUM_THREADS"])
+    torch.set_num_threads(threads)
+    results = {}
+    for name in names:
+        build, batch, _ = WORKLOADS[name]
+        fns = {"torch": build(torch, batch), "ember": build(ember, batch)}
+        for fn in fns.values():  # warm-up: first-step allocations, lazy layouts, caches
+            for i in range(max(5, steps // 2)):
+                fn(i)
+        times: dict[str, list[float]] = {"torch": [], "ember": []}
+        for r in range(rounds):
+            for fw in (("torch", "ember") if r % 2 == 0 else ("ember", "torch")):
+                fn = fns[fw]
+                start = time.perf_counter()
+                for i in range(steps):
+                    fn(i)
+                times[fw].append(1000 * (time.perf_counter() - start) / steps)
+        results[name] = {fw: statistics.median(t) for fw, t in times.items()}
+    return results
+
+
+def child_rss(fw_name: str, steps: int) -> float:
+    """Peak RSS (MiB) of a process that imports ``fw_name`` and trains the seed MLP for ``steps`` steps."""
+    import importlib
+    import resource
+
+    from workloads import build_mlp
+
+    step = build_mlp(importlib.import_module(fw_name), 32)
+    for i in range(steps):
+        step(i)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def child_memory(steps: int, every: int) -> list[tuple]:
+    """(step, RSS MiB, traced MiB, gc objects collected) along a long ember MLP run."""
+    import gc
+    import tracemalloc
+
+    from workloads import build_mlp
+
+    import ember
+
+    step = build_mlp(ember, 32)
+    tracemalloc.start()
+    rows = []
+    for i in range(steps + 1):
+        step(i)
+        if i % every == 0:
+            with open("/proc/self/statm") as f:
+                rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            collected = gc.collect()  # objects only a cycle kept alive (0: everything freed by refcount)
+            rows.append((i, round(rss, 2), round(tracemalloc.get_traced_memory()[0] / 2**20, 3), collected))
+    return rows
+
+
+# ----------------------------------------------------------------------------- parent
+def run_child(args: list[str], env: dict) -> object:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), *args], env=env, capture_output=True, text=True,
+                         check=True, cwd=HERE)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def import_time(module: str, env: dict) -> float:
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def alternate(fn, repeats: int) -> dict[str, float]:
+    values: dict[str, list[float]] = {"torch": [], "ember": []}
+    for r in range(repeats):
+        for fw in (("torch", "ember") if r % 2 == 0 else ("ember", "torch")):
+            values[fw].append(fn(fw))
+    return {fw: statistics.median(v) for fw, v in values.items()}
+
+
+def machine(env: dict, threads: int) -> str:
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    code = ("import numpy, torch, json; from threadpoolctl import threadpool_info as i; "
+            "b = [x for x in i() if x['user_api'] == 'blas']; "
+            "print(json.dumps([numpy.__version__, torch.__version__, b[0]['internal_api'] + ' ' + b[0]['version'] "
+            "+ ' kernel ' + str(b[0].get('architecture')) if b else '?']))")
+    try:
+        np_v, torch_v, blas = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                                        text=True, check=True).stdout)
+    except (subprocess.CalledProcessError, ValueError):
+        np_v = torch_v = blas = "?"
+    blas_env = ", ".join(f"{k}={os.environ[k]}" for k in BLAS_ENV if k in os.environ) or "none set"
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np_v} ({blas}), "
+            f"torch {torch_v}; threads {threads} (OMP/OPENBLAS_NUM_THREADS, torch.set_num_threads); "
+            f"OpenBLAS env in this shell: {blas_env}"
+            + ("; unset for the benchmark" if not any(k in env for k in BLAS_ENV) and blas_env != "none set" else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64"])
+    parser.add_argument("--rounds", type=int, default=15, help="alternating timing rounds per workload")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per timing round")
+    parser.add_argument("--repeats", type=int, default=5, help="fresh processes for import time and RSS")
+    parser.add_argument("--threads", type=int, default=None, help="default: torch.get_num_threads()")
+    parser.add_argument("--quick", action="store_true", help="5 rounds, 3 repeats")
+    parser.add_argument("--unset-openblas-env", action="store_true")
+    parser.add_argument("--memory-steps", type=int, default=0, help="run only the long memory check, this many steps")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:  # inside a child process: do one measurement, print JSON
+        kind, *rest = args.child
+        if kind == "steps":
+            print(json.dumps(child_steps(rest[2:], int(rest[0]), int(rest[1]))))
+        elif kind == "rss":
+            print(json.dumps(child_rss(rest[0], int(rest[1]))))
+        else:
+            print(json.dumps(child_memory(int(rest[0]), int(rest[1]))))
+        return
+
+    env = dict(os.environ)
+    if args.unset_openblas_env:
+        for k in BLAS_ENV:
+            env.pop(k, None)
+    threads = args.threads
+    if threads is None:
+        out = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
+                             capture_output=True, text=True, check=True)
+        threads = int(out.stdout)
+    env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+
+    if args.memory_steps:
+        every = max(args.memory_steps // 20, 1)
+        print(f"ember seed MLP, batch 32, {args.memory_steps} steps: step, RSS MiB, traced MiB, gc.collect() count")
+        for row in run_child(["--child", "memory", str(args.memory_steps), str(every)], env):
+            print(*row, sep="\t")
+        return
+
+    rounds, repeats = (5, 3) if args.quick else (args.rounds, args.repeats)
+    print("machine:", machine(env, threads))
+    print(f"command: {' '.join([os.path.basename(sys.executable), *sys.argv])}")
+    print(f"{'workload':<30}{'PyTorch':>12}{'ember':>12}{'ratio':>8}{'target':>8}")
+    steps = run_child(["--child", "steps", str(rounds), str(args.steps), *args.workloads], env)
+    from workloads import WORKLOADS
+
+    for name in args.workloads:
+        t, e = steps[name]["torch"], steps[name]["ember"]
+        print(f"{WORKLOADS[name][2] + ' (ms)':<30}{t:>12.3f}{e:>12.3f}{e / t:>8.2f}{TARGETS[name]:>8.2f}")
+    imp = alternate(lambda fw: import_time(fw, env), repeats)
+    print(f"{'import (s)':<30}{imp['torch']:>12.3f}{imp['ember']:>12.3f}{imp['ember'] / imp['torch']:>8.2f}"
+          f"{TARGETS['import']:>8.2f}")
+    rss = alternate(lambda fw: run_child(["--child", "rss", fw, "200"], env), repeats)
+    print(f"{'peak RSS, seed MLP (MiB)':<30}{rss['torch']:>12.1f}{rss['ember']:>12.1f}"
+          f"{rss['ember'] / rss['torch']:>8.2f}{TARGETS['rss']:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

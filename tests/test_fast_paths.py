@@ -1,0 +1,376 @@
+"""Fast paths give the same answers as the readable reference paths (and as PyTorch).
+
+- optimizers: the flat path (one ``_update`` over a group laid out in one buffer) against the
+  per-parameter path (``foreach=False``), over several steps, for every option;
+- gradient homes: backward writing into the optimizer's gradient buffer never overwrites a
+  gradient someone still holds;
+- clip_grad_norm_ over one flat buffer against the per-gradient computation;
+- batch-last convolution and offset-loop pooling against PyTorch (layouts, ties, NaN, in place).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember.autograd.grad_home import flat_grads
+
+SHAPES = [(4, 3), (3,), (2, 2, 2), (), (5,)]
+
+CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.9), maximize=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1)),
+    ("Adagrad", dict(lr=0.1, weight_decay=0.1, maximize=True)),
+]
+
+
+def _params(seed=0, shapes=SHAPES, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return [ember.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
+
+
+def _set_grads(params, step, missing=()):
+    rng = np.random.default_rng(100 + step)
+    for i, p in enumerate(params):
+        g = rng.standard_normal(p.shape).astype(p._data.dtype)
+        p.grad = None if i in missing else ember.tensor(g)
+
+
+def _train(name, kwargs, foreach, steps=5, missing=lambda step: (), groups=None, shapes=SHAPES):
+    params = _params(shapes=shapes)
+    spec = [{"params": [params[i] for i in idx], **opts} for idx, opts in groups] if groups else params
+    if foreach is False:
+        spec = [dict(g, foreach=False) for g in spec] if groups else [{"params": params, "foreach": False}]
+    opt = getattr(ember.optim, name)(spec, **kwargs)
+    for step in range(steps):
+        _set_grads(params, step, missing(step))
+        opt.step()
+    return params, opt
+
+
+def _same(a_params, b_params, a_opt=None, b_opt=None):
+    for p, q in zip(a_params, b_params):
+        assert_close(p, q, atol=1e-6, rtol=1e-5)
+    if a_opt is not None:
+        for p, q in zip(a_params, b_params):
+            sa, sb = a_opt.state[p], b_opt.state[q]
+            assert sa.keys() == sb.keys()
+            for k in sa:
+                assert_close(sa[k], sb[k], atol=1e-6, rtol=1e-5, msg=k)
+
+
+@pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
+def test_flat_step_matches_reference(name, kwargs):
+    fast, fast_opt = _train(name, kwargs, None)
+    ref, ref_opt = _train(name, kwargs, False)
+    assert fast_opt._layouts and not ref_opt._layouts  # the fast path really ran (and only there)
+    _same(fast, ref, fast_opt, ref_opt)
+
+
+def test_flat_step_matches_torch_adam():
+    params = _params()
+    opt = ember.optim.Adam(params, lr=0.01, weight_decay=0.1, amsgrad=True)
+    tparams = [torch.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
+    topt = torch.optim.Adam(tparams, lr=0.01, weight_decay=0.1, amsgrad=True)
+    for step in range(4):
+        _set_grads(params, step)
+        for p, t in zip(params, tparams):
+            t.grad = torch.tensor(p.grad.numpy().copy())
+        opt.step()
+        topt.step()
+    assert opt._layouts
+    for p, t in zip(params, tparams):
+        assert_close(p, t, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[2], CONFIGS[5], CONFIGS[9]])
+def test_param_groups_and_missing_grads(name, kwargs):
+    groups = [((0, 1, 2), {}), ((3, 4), {"lr": 0.05})]
+    if name != "Adagrad":
+        groups[1][1]["weight_decay"] = 0.2
+    missing = lambda step: (1,) if step in (1, 2) else (4,) if step == 3 else ()  # noqa: E731
+    fast, fast_opt = _train(name, kwargs, None, steps=6, missing=missing, groups=groups)
+    ref, ref_opt = _train(name, kwargs, False, steps=6, missing=missing, groups=groups)
+    _same(fast, ref, fast_opt, ref_opt)
+
+
+def test_mixed_dtypes_and_duplicates_fall_back():
+    for dtypes in ([np.float32, np.float64], [np.float32, np.float32]):
+        rng = np.random.default_rng(0)
+        a = [ember.tensor(rng.standard_normal(3).astype(d), requires_grad=True) for d in dtypes]
+        b = [ember.tensor(x.detach().numpy().copy(), requires_grad=True) for x in a]
+        dup = dtypes[0] == dtypes[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            opt_a = ember.optim.Adam(a + a[:1] if dup else a, lr=0.1)
+            opt_b = ember.optim.Adam([{"params": b + b[:1] if dup else b, "foreach": False}], lr=0.1)
+        for step in range(3):
+            _set_grads(a, step)
+            _set_grads(b, step)
+            opt_a.step()
+            opt_b.step()
+        assert not opt_a._layouts
+        _same(a, b)
+
+
+def test_replacing_data_grad_and_state_rebuilds_the_layout():
+    fast, fast_opt = _train("Adam", dict(lr=0.01, amsgrad=True), None, steps=2)
+    ref, ref_opt = _train("Adam", dict(lr=0.01, amsgrad=True), False, steps=2)
+    # the user replaces a parameter's data, and the optimizer's state through a state_dict round trip
+    for params in (fast, ref):
+        params[0].data = ember.ones(4, 3)
+    fast_opt.load_state_dict(copy.deepcopy(fast_opt.state_dict()))
+    ref_opt.load_state_dict(copy.deepcopy(ref_opt.state_dict()))
+    for step in range(2, 5):
+        for params, opt in ((fast, fast_opt), (ref, ref_opt)):
+            _set_grads(params, step)
+            opt.step()
+    assert fast_opt._layouts[0].holds(fast, fast_opt.state)
+    _same(fast, ref, fast_opt, ref_opt)
+
+
+def test_storage_is_stable_after_the_first_step_and_grads_are_never_repointed():
+    params = _params()
+    opt = ember.optim.SGD(params, lr=0.1, momentum=0.9)
+    _set_grads(params, 0)
+    opt.step()
+    arrays = [p._data for p in params]
+    grads = [p.grad for p in params]
+    grad_arrays = [g._data for g in grads]
+    opt.step()  # the same (not zeroed) gradients again
+    assert all(p._data is a for p, a in zip(params, arrays))
+    assert all(p.grad is g and g._data is a for p, g, a in zip(params, grads, grad_arrays))
+    assert all(a.base is arrays[0].base is not None for a in arrays)  # views of one flat buffer
+
+
+def _mlp(fw, seed=0):
+    # no bias before BatchNorm: its gradient is rounding noise, which Adam would amplify into divergence
+    fw.manual_seed(seed)
+    return fw.nn.Sequential(fw.nn.Linear(6, 8, bias=False), fw.nn.BatchNorm1d(8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+
+
+def _copy_into(dst, src):
+    for p, q in zip(dst.parameters(), src.parameters()):
+        p.data = ember.tensor(q.detach().numpy().copy())
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_training_loop_with_backward_and_clip_matches_reference_and_torch(set_to_none):
+    rng = np.random.default_rng(0)
+    data = [(rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5)) for _ in range(4)]
+    tmodel = _mlp(torch)
+    models = [_mlp(ember), _mlp(ember)]
+    for m in models:
+        _copy_into(m, tmodel)
+    opts = [ember.optim.Adam(models[0].parameters(), lr=0.01),
+            ember.optim.Adam(models[1].parameters(), lr=0.01, foreach=False)]
+    topt = torch.optim.Adam(tmodel.parameters(), lr=0.01)
+    for step in range(6):
+        x, y = data[step % 4]
+        for fw, model, opt in ((ember, models[0], opts[0]), (ember, models[1], opts[1]), (torch, tmodel, topt)):
+            opt.zero_grad(set_to_none=set_to_none)
+            loss = fw.nn.functional.cross_entropy(model(fw.tensor(x)), fw.tensor(y))
+            loss.backward()
+            fw.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)
+            opt.step()
+    params = list(models[0].parameters())
+    # set_to_none: backward wrote into the gradient homes, so clipping ran flat; zero-filled grads are the
+    # user's arrays (step copies them into its buffer)
+    assert (flat_grads(params) is not None) == set_to_none
+    for p, q, t in zip(params, models[1].parameters(), tmodel.parameters()):
+        assert_close(p, q, atol=1e-6, rtol=1e-5)
+        assert_close(p, t, atol=1e-5, rtol=1e-4)
+
+
+def _step_once(model, opt, x):
+    opt.zero_grad()
+    model(x).square().sum().backward()
+    opt.step()
+
+
+_HOLD = {"grad": lambda g: g, "detach": lambda g: g.detach(), "view": lambda g: g.view(-1),
+         "numpy": lambda g: g.numpy(), "data": lambda g: g.data}
+
+
+@pytest.mark.parametrize("hold", list(_HOLD))
+def test_gradient_homes_never_overwrite_a_held_gradient(hold):
+    model = ember.nn.Linear(4, 3)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x = ember.randn(2, 4)
+    _step_once(model, opt, x)
+    _step_once(model, opt, x)  # now backward writes into the homes
+    assert flat_grads(list(model.parameters())) is not None
+    held = _HOLD[hold](model.weight.grad)
+    before = np.array(held, copy=True)
+    opt.zero_grad()
+    (model(x) * 3).sum().backward()  # a different gradient
+    assert np.array_equal(np.asarray(held), before)
+    expected = 3 * x.numpy().sum(0)[None, :].repeat(3, 0)
+    assert_close(model.weight.grad, expected.astype(np.float32), atol=1e-5)
+    opt.step()  # the step copies into a new buffer, still leaving the held one alone
+    assert np.array_equal(np.asarray(held), before)
+    del held
+    _step_once(model, opt, x)
+    assert flat_grads(list(model.parameters())) is not None  # homes are used again once released
+
+
+def test_gradient_accumulation_and_hooks_with_homes():
+    model = ember.nn.Linear(3, 2)
+    ref = ember.nn.Linear(3, 2)
+    _copy_into(ref, model)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+    ref_opt = ember.optim.SGD(ref.parameters(), lr=0.1, momentum=0.5, foreach=False)
+    seen = []
+    model.weight.register_hook(lambda g: seen.append(g) or g * 2)
+    ref.weight.register_hook(lambda g: g * 2)
+    x = ember.randn(4, 3)
+    for _ in range(3):
+        for m, o in ((model, opt), (ref, ref_opt)):
+            o.zero_grad()
+            m(x).sum().backward()
+            m(x * 2).sum().backward()  # accumulates into the home
+            o.step()
+    _same(list(model.parameters()), list(ref.parameters()), opt, ref_opt)
+
+
+def test_grads_that_are_views_of_another_buffer_are_copied_not_repointed():
+    params = _params()
+    bucket = np.zeros(sum(p._data.size for p in params), np.float32)  # like DDP's gradient_as_bucket_view
+    opt = ember.optim.Adam(params, lr=0.01)
+    ref, ref_opt = _train("Adam", dict(lr=0.01), False, steps=0)
+    for step in range(3):
+        _set_grads(ref, step)
+        start = 0
+        for p, q in zip(params, ref):
+            view = bucket[start:start + q._data.size].reshape(q._data.shape)
+            view[...] = q.grad._data
+            p.grad = ember.Tensor._make(view)
+            start += q._data.size
+        opt.step()
+        ref_opt.step()
+        assert all(np.shares_memory(p.grad._data, bucket) for p in params)
+    _same(params, ref, opt, ref_opt)
+
+
+def test_clip_grad_norm_flat_matches_per_gradient():
+    model = _mlp(ember)
+    opt = ember.optim.SGD(model.parameters(), lr=0.0)
+    x = ember.randn(5, 6)
+    for _ in range(2):
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        opt.step()
+    params = list(model.parameters())
+    assert flat_grads(params) is not None
+    separate = [ember.tensor(p.grad.numpy().copy(), requires_grad=False) for p in params]
+    for s in separate:
+        s.grad = ember.tensor(s.numpy().copy())
+    for norm_type in (2.0, 1.0, float("inf"), 3.0):
+        total_flat = ember.nn.utils.clip_grad_norm_(params, 1e9, norm_type=norm_type)  # measure only
+        total_sep = ember.nn.utils.clip_grad_norm_(separate, 1e9, norm_type=norm_type)
+        assert_close(total_flat, total_sep, atol=1e-5, rtol=1e-5)
+    total = ember.nn.utils.clip_grad_norm_(params, 0.1)
+    ember.nn.utils.clip_grad_norm_(separate, 0.1)
+    assert float(total) > 0.1
+    for p, s in zip(params, separate):
+        assert_close(p.grad, s.grad, atol=1e-7, rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------- conv and pooling
+def _cnn(fw, inplace=False):
+    fw.manual_seed(0)
+    nn = fw.nn
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.ReLU(inplace=inplace),
+                         nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=1), nn.ReLU(),
+                         nn.MaxPool2d(3, stride=2, padding=1), nn.Flatten(), nn.Linear(6 * 2 * 2, 3))
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_conv_pool_stack_matches_torch(inplace):
+    """Batch-last layout through conv -> relu -> pool -> (in-place relu) -> strided conv -> overlapping pool."""
+    x = np.random.default_rng(0).standard_normal((3, 2, 12, 12)).astype(np.float32)
+    tm, em = _cnn(torch, inplace), _cnn(ember, inplace)
+    _copy_into(em, tm)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = em(ex), tm(tx)
+    assert_close(eo, to, atol=1e-5)
+    eo.square().sum().backward()
+    to.square().sum().backward()
+    assert_close(ex.grad, tx.grad, atol=1e-5)
+    for p, q in zip(em.parameters(), tm.parameters()):
+        assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 1, 1, 1), (3, 2, 1, 2), (2, 3, 0, 1)])
+def test_max_pool_ties_go_to_the_first_maximum_like_torch(kernel, stride, padding, dilation):
+    rng = np.random.default_rng(1)
+    x = np.maximum(rng.standard_normal((2, 3, 9, 9)), 0).astype(np.float32)  # many tied zeros
+    x[0, 0, :3, :3] = 1.0
+    g = rng.standard_normal
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo = ember.nn.functional.max_pool2d(ex, kernel, stride, padding, dilation)
+    to = torch.nn.functional.max_pool2d(tx, kernel, stride, padding, dilation)
+    assert_close(eo, to)
+    up = g(tuple(to.shape)).astype(np.float32)
+    eo.backward(ember.tensor(up))
+    to.backward(torch.tensor(up))
+    assert_close(ex.grad, tx.grad, atol=1e-6)
+    _, ei = ember.nn.functional.max_pool2d(ex, kernel, stride, padding, dilation, return_indices=True)
+    _, ti = torch.nn.functional.max_pool2d(tx, kernel, stride, padding, dilation, return_indices=True)
+    assert np.array_equal(ei.numpy(), ti.numpy())
+
+
+def test_max_pool_nan_propagates_and_gets_the_gradient():
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    x[0, 0, 0, 1] = np.nan
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = ember.nn.functional.max_pool2d(ex, 2), torch.nn.functional.max_pool2d(tx, 2)
+    assert_close(eo, to)
+    eo.sum().backward()
+    to.sum().backward()
+    assert_close(ex.grad, tx.grad)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "batch_last"])
+def test_avg_pool_and_conv1d_match_torch_in_both_layouts(layout):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 3, 10, 10)).astype(np.float32)
+    ex = ember.tensor(np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2) if layout == "batch_last"
+                      else x, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    eo = ember.nn.functional.avg_pool2d(ex, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+    to = torch.nn.functional.avg_pool2d(tx, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+    assert_close(eo, to, atol=1e-6)
+    eo.square().sum().backward()
+    to.square().sum().backward()
+    assert_close(ex.grad, tx.grad, atol=1e-5)
+    w = rng.standard_normal((6, 1, 3)).astype(np.float32)
+    seq = x.reshape(4, 3, 100)[:, :, :30]
+    e1 = ember.nn.functional.conv1d(ember.tensor(seq), ember.tensor(w), stride=2, padding=2, dilation=2, groups=3)
+    t1 = torch.nn.functional.conv1d(torch.tensor(seq), torch.tensor(w), stride=2, padding=2, dilation=2, groups=3)
+    assert_close(e1, t1, atol=1e-5)
+
+
+def test_malloc_tuning_can_be_switched_off(monkeypatch):
+    from ember import _malloc
+
+    monkeypatch.setenv("EMBER_MALLOC_TUNING", "0")
+    assert _malloc.tune() is False
+    monkeypatch.delenv("EMBER_MALLOC_TUNING")
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000")  # the user's own glibc setting wins
+    assert _malloc.tune() is False
