@@ -29,26 +29,9 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def build(fw, batch: int):
-    nn = fw.nn
-    fw.manual_seed(0)
-
-    class MLP(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.bn1 = nn.Linear(784, 256), nn.BatchNorm1d(256)
-            self.fc2, self.bn2 = nn.Linear(256, 256), nn.BatchNorm1d(256)
-            self.fc3 = nn.Linear(256, 10)
-            self.relu, self.dropout = nn.ReLU(), nn.Dropout(0.3)
-
-        def forward(self, x):
-            x = self.dropout(self.relu(self.bn1(self.fc1(x))))
-            x = self.dropout(self.relu(self.bn2(self.fc2(x))))
-            return self.fc3(x)
-
-    return MLP()
+from workloads import mlp_model  # noqa: E402
 
 
 def rank_main(framework: str, steps: int, batch: int) -> None:
@@ -64,7 +47,7 @@ def rank_main(framework: str, steps: int, batch: int) -> None:
 
         dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
-    model = build(fw, batch)
+    model = mlp_model(fw)
     if world > 1:
         model = fw.nn.parallel.DistributedDataParallel(model)
     criterion = fw.nn.CrossEntropyLoss()
@@ -107,7 +90,7 @@ def allreduce_throughput(model, dist) -> None:
     for _ in range(50):
         comm.Barrier()
         t = time.perf_counter()
-        reducer.shadow_backward()  # stamp, scale, Iallreduce and wait for every bucket, in order
+        reducer.reduce_all()  # stamp, check, Iallreduce and wait for every bucket, in order
         ddp_times.append(time.perf_counter() - t)
         comm.Barrier()
         t = time.perf_counter()

@@ -26,6 +26,7 @@ optional: importing this module never needs it, using it does.
 from __future__ import annotations
 
 import atexit
+import os
 import importlib.util
 import time
 from collections.abc import Callable
@@ -40,7 +41,10 @@ _registry: dict[int, Communicator] = {}  # every live communicator by creation n
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
-_SPIN_S = 5e-4  # how long wait() polls flat out before it starts sleeping between polls
+# How long wait() polls flat out (yielding the core between polls) before it sleeps between polls.
+# A large all-reduce takes several rounds and MPI only advances it inside a poll, so a sleep
+# between polls adds its length to every round: poll hard while an answer is likely to come soon.
+_SPIN_S = 0.05
 
 # bool tensors: MPI defines only the logical ops on them.
 _BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
@@ -206,7 +210,8 @@ class Work:
         pause = 0.0
         while not _MPI.Request.Testall(self._requests, self._statuses):
             now = time.monotonic()
-            if now < spin_until:  # most operations finish within microseconds: poll without sleeping
+            if now < spin_until:  # poll without sleeping, but let another process on this core run
+                os.sched_yield()
                 continue
             if now > deadline:
                 who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""

@@ -2,9 +2,9 @@
 
     loss.backward()
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
-            copy p.grad into its slot of the bucket's flat buffer
+            copy p.grad, times 1/world, into its slot of the bucket's flat buffer
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
-                                   └ buffer *= 1/world ; MPI_Iallreduce starts (nonblocking)
+                                   └ MPI_Iallreduce starts (nonblocking)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
@@ -129,14 +129,19 @@ class Reducer:
 
     def shadow_backward(self) -> None:
         """For a rank that has joined (run out of data): take part in one backward's all-reduces with zeros."""
+        for bucket in self.buckets:
+            bucket.grads[...] = 0
+        self.reduce_all()
+        self._check_lockstep(joined=True)
+
+    def reduce_all(self) -> None:
+        """All-reduce every bucket as it stands, as a backward does once all gradients have landed."""
         self.prepare_for_backward()
         self._armed = False
         for bucket in self.buckets:
-            bucket.grads[...] = 0
             bucket.pending = 0
         self._launch_ready_buckets()
         self._wait_all()
-        self._check_lockstep(joined=True)
 
     def _on_grad_ready(self, param: Tensor) -> None:
         """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
@@ -150,8 +155,12 @@ class Reducer:
             return
         self._ready[bucket.index][slot] = True
         view = bucket.views[slot]
-        if param._grad._data is not view:
-            view[...] = param._grad._data
+        grad = param._grad._data
+        if self.scale == 1.0:
+            if grad is not view:
+                view[...] = grad
+        else:  # copy and pre-divide in one pass (dividing before summing keeps magnitudes small, as PyTorch)
+            xp.multiply(grad, view.dtype.type(self.scale), out=view)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
@@ -165,8 +174,6 @@ class Reducer:
             bucket.started = trace.start()
             nonfinite = self.nonfinite_policy != "off" and lockstep.has_nonfinite(bucket.grads)
             lockstep.stamp(bucket.table, self.comm.rank, self.iteration, bucket.index, bucket.layout, nonfinite)
-            if self.scale != 1.0:  # divide before summing, as PyTorch does (keeps magnitudes small)
-                xp.multiply(bucket.grads, bucket.grads.dtype.type(self.scale), out=bucket.grads)
             bucket.work = self.comm.iallreduce_(bucket.buffer, ReduceOp.SUM)
             self._in_flight.append(bucket)
             self._next_launch += 1
