@@ -26,8 +26,8 @@ optional: importing this module never needs it, using it does.
 from __future__ import annotations
 
 import atexit
-import os
 import importlib.util
+import os
 import time
 from collections.abc import Callable
 
