@@ -50,18 +50,7 @@ class Tensor:
         self._init(as_array(data), requires_grad)
 
     def _init(self, array, requires_grad: bool = False) -> None:
-        self._data = array
-        self._grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._vc = [0]
-        self._base = None
-        self._acc_ref = None
-        self._hooks = None
-        self._post_acc_hooks = None
-        self._retains_grad = False
-        self._grad_home = None  # (GradBuffer, index): where backward puts the first gradient (autograd/grad_home.py)
-        self._requires_grad = False
+        _fill(self, array, None, 0)
         if requires_grad:
             self.requires_grad = True
 
@@ -69,18 +58,7 @@ class Tensor:
     def _make(cls, array, grad_fn=None, output_nr: int = 0) -> Tensor:
         """Wrap an array without copying (internal constructor, no validation)."""
         t = cls.__new__(cls)
-        t._data = array
-        t._grad = None
-        t.grad_fn = grad_fn
-        t._output_nr = output_nr
-        t._vc = [0]
-        t._base = None
-        t._acc_ref = None
-        t._hooks = None
-        t._post_acc_hooks = None
-        t._retains_grad = False
-        t._grad_home = None
-        t._requires_grad = grad_fn is not None
+        _fill(t, array, grad_fn, output_nr)
         return t
 
     # ----------------------------------------------------------------- metadata
@@ -360,6 +338,22 @@ class Tensor:
 
     def pin_memory(self) -> Tensor:
         return self
+
+
+def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
+    """Set every field of a new tensor (the one place that lists them)."""
+    t._data = array
+    t._grad = None
+    t.grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._vc = [0]
+    t._base = None
+    t._acc_ref = None
+    t._hooks = None
+    t._post_acc_hooks = None
+    t._retains_grad = False
+    t._grad_home = None  # (GradBuffer, index): where backward puts the first gradient (autograd/grad_home.py)
+    t._requires_grad = grad_fn is not None
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..ops.activation import log_softmax, softmax
-from ..ops.elementwise import relu as _relu
-from ..ops.elementwise import sigmoid, tanh
 from ..ops.reduction import norm as _norm
+from ..ops.unary import relu as _relu
+from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d

@@ -12,7 +12,7 @@ from .._backend import xp
 from .._device import check_device
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from . import activation, elementwise, indexing, inplace, linalg, reduction, shape
+from . import activation, elementwise, indexing, inplace, linalg, reduction, shape, unary
 from .elementwise import cast
 
 
@@ -82,7 +82,7 @@ def _reflected(fn):
 
 
 def _install() -> None:
-    ew, red, shp, idx, ip = elementwise, reduction, shape, indexing, inplace
+    ew, un, red, shp, idx, ip = elementwise, unary, reduction, shape, indexing, inplace
     methods = {
         # arithmetic and comparison operators
         "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub, "__rsub__": _reflected(ew.sub),
@@ -90,8 +90,8 @@ def _install() -> None:
         "__rtruediv__": _reflected(ew.div), "__floordiv__": ew.floor_divide,
         "__rfloordiv__": _reflected(ew.floor_divide), "__mod__": ew.remainder,
         "__rmod__": _reflected(ew.remainder), "__pow__": ew.pow, "__rpow__": _reflected(ew.pow),
-        "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul), "__neg__": ew.neg,
-        "__abs__": ew.abs, "__pos__": lambda x: x,
+        "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul), "__neg__": un.neg,
+        "__abs__": un.abs, "__pos__": lambda x: x,
         "__eq__": ew.eq, "__ne__": ew.ne, "__lt__": ew.lt, "__le__": ew.le, "__gt__": ew.gt, "__ge__": ew.ge,
         "__and__": ew.bitwise_and, "__or__": ew.bitwise_or, "__xor__": ew.bitwise_xor,
         "__rand__": _reflected(ew.bitwise_and), "__ror__": _reflected(ew.bitwise_or),
@@ -105,11 +105,11 @@ def _install() -> None:
         "eq": ew.eq, "ne": ew.ne, "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge,
         "greater": ew.gt, "less": ew.lt, "logical_and": ew.logical_and, "logical_or": ew.logical_or,
         "logical_not": ew.logical_not, "logical_xor": ew.logical_xor,
-        "neg": ew.neg, "negative": ew.neg, "abs": ew.abs, "exp": ew.exp, "log": ew.log, "log1p": ew.log1p,
-        "sqrt": ew.sqrt, "rsqrt": ew.rsqrt, "sin": ew.sin, "cos": ew.cos, "tanh": ew.tanh,
-        "sigmoid": ew.sigmoid, "relu": ew.relu, "sign": ew.sign, "floor": ew.floor, "ceil": ew.ceil,
-        "round": ew.round, "trunc": ew.trunc, "reciprocal": ew.reciprocal, "clamp": ew.clamp, "clip": ew.clamp,
-        "square": ew.square, "isnan": ew.isnan, "isinf": ew.isinf, "isfinite": ew.isfinite,
+        "neg": un.neg, "negative": un.neg, "abs": un.abs, "exp": un.exp, "log": un.log, "log1p": un.log1p,
+        "sqrt": un.sqrt, "rsqrt": un.rsqrt, "sin": un.sin, "cos": un.cos, "tanh": un.tanh,
+        "sigmoid": un.sigmoid, "relu": un.relu, "sign": un.sign, "floor": un.floor, "ceil": un.ceil,
+        "round": un.round, "trunc": un.trunc, "reciprocal": un.reciprocal, "clamp": un.clamp, "clip": un.clamp,
+        "square": un.square, "isnan": ew.isnan, "isinf": ew.isinf, "isfinite": ew.isfinite,
         "equal": ew.equal, "allclose": ew.allclose, "isclose": ew.isclose,
         "softmax": activation.softmax, "log_softmax": activation.log_softmax,
         # reductions

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from ..random import rng_of
 from . import elementwise as ew
+from . import unary as un
 from .indexing import check_inplace
 
 
@@ -123,35 +124,35 @@ def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
 
 
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:
-    return _unary_inplace(x, lambda t: ew.clamp(t, min, max), lambda a: xp.clip(a, min, max, out=a))
+    return _unary_inplace(x, lambda t: un.clamp(t, min, max), lambda a: xp.clip(a, min, max, out=a))
 
 
 def relu_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.relu, lambda a: xp.maximum(a, 0, out=a))
+    return _unary_inplace(x, un.relu, lambda a: xp.maximum(a, 0, out=a))
 
 
 def neg_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.neg, lambda a: xp.negative(a, out=a))
+    return _unary_inplace(x, un.neg, lambda a: xp.negative(a, out=a))
 
 
 def exp_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.exp, lambda a: xp.exp(a, out=a))
+    return _unary_inplace(x, un.exp, lambda a: xp.exp(a, out=a))
 
 
 def sqrt_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.sqrt, lambda a: xp.sqrt(a, out=a))
+    return _unary_inplace(x, un.sqrt, lambda a: xp.sqrt(a, out=a))
 
 
 def sigmoid_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.sigmoid, lambda a: a.__setitem__(..., ew.Sigmoid().forward(a)))
+    return _unary_inplace(x, un.sigmoid, lambda a: a.__setitem__(..., un.Sigmoid().forward(a)))
 
 
 def tanh_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.tanh, lambda a: xp.tanh(a, out=a))
+    return _unary_inplace(x, un.tanh, lambda a: xp.tanh(a, out=a))
 
 
 def abs_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, ew.abs, lambda a: xp.abs(a, out=a))
+    return _unary_inplace(x, un.abs, lambda a: xp.abs(a, out=a))
 
 
 class Fill(Node):

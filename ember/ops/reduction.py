@@ -272,14 +272,15 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    from .elementwise import sqrt
+    from .unary import sqrt
 
     return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
 
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm."""
-    from .elementwise import abs, pow, sign
+    from .elementwise import pow
+    from .unary import abs, sign
 
     if dtype is not None:
         x = cast(x, dtype)

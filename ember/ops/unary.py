@@ -1,0 +1,247 @@
+"""Unary math: exp, log, sqrt, tanh, sigmoid, relu, abs, clamp, sign/floor/ceil/round ...
+
+Integer inputs to the floating functions are computed in the default float dtype,
+as PyTorch does. Piecewise-constant functions (sign, floor, ...) pass a zero gradient.
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from .elementwise import cast, mul
+
+
+class Neg(Node):
+    def forward(self, x):
+        return -x
+
+    def backward(self, g):
+        return (-g,)
+
+
+class Exp(Node):
+    def forward(self, x):
+        out = xp.exp(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g * self.saved[0],)
+
+
+class Log(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.log(x)
+
+    def backward(self, g):
+        return (g / self.saved[0],)
+
+
+class Log1p(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.log1p(x)
+
+    def backward(self, g):
+        return (g / (1 + self.saved[0]),)
+
+
+class Sqrt(Node):
+    def forward(self, x):
+        out = xp.sqrt(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g / (2 * self.saved[0]),)
+
+
+class Rsqrt(Node):
+    def forward(self, x):
+        out = 1 / xp.sqrt(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):  # d(x^-1/2)/dx = -1/2 x^-3/2
+        out = self.saved[0]
+        return (-0.5 * g * out * out * out,)
+
+
+class Sin(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.sin(x)
+
+    def backward(self, g):
+        return (g * xp.cos(self.saved[0]),)
+
+
+class Cos(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.cos(x)
+
+    def backward(self, g):
+        return (-g * xp.sin(self.saved[0]),)
+
+
+class Tanh(Node):
+    def forward(self, x):
+        out = xp.tanh(x)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (g * (1 - out * out),)
+
+
+class Sigmoid(Node):
+    def forward(self, x):
+        # split by sign so exp never overflows
+        out = xp.empty_like(x)
+        pos = x >= 0
+        out[pos] = 1 / (1 + xp.exp(-x[pos]))
+        e = xp.exp(x[~pos])
+        out[~pos] = e / (1 + e)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (g * out * (1 - out),)
+
+
+class Relu(Node):
+    def forward(self, x):
+        out = xp.maximum(x, 0)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        return (g * (self.saved[0] > 0),)
+
+
+class Abs(Node):
+    def forward(self, x):
+        self.saved = (x,)
+        return xp.abs(x)
+
+    def backward(self, g):
+        return (g * xp.sign(self.saved[0]),)
+
+
+class Reciprocal(Node):
+    def forward(self, x):
+        out = 1 / x
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):
+        out = self.saved[0]
+        return (-g * out * out,)
+
+
+class Clamp(Node):
+    def forward(self, x, lo, hi):
+        self.saved = (x,)
+        self.lo, self.hi = lo, hi
+        return xp.clip(x, lo, hi)
+
+    def backward(self, g):
+        x = self.saved[0]
+        keep = xp.ones(x.shape, dtype=bool)
+        if self.lo is not None:
+            keep &= x >= self.lo
+        if self.hi is not None:
+            keep &= x <= self.hi
+        return (g * keep,)
+
+
+class ZeroGrad(Node):
+    """Piecewise-constant ops (sign, floor, ceil, round, trunc): gradient zero, as in PyTorch."""
+
+    def forward(self, x, fn):
+        self.shape = x.shape
+        return fn(x)
+
+    def backward(self, g):
+        return (xp.zeros_like(g),)
+
+
+def _unary(cls, float_only: bool = True):
+    def op(x: Tensor) -> Tensor:
+        if float_only and not x.is_floating_point():
+            x = cast(x, _dtype.get_default_dtype())
+        return cls.apply(x)
+
+    op.__name__ = cls.__name__.lower()
+    return op
+
+
+exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, reciprocal = (
+    _unary(c) for c in (Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Reciprocal)
+)
+relu = _unary(Relu, float_only=False)
+
+
+def abs(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return Abs.apply(x)
+
+
+def neg(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return Neg.apply(x)
+
+
+def _piecewise(fn):
+    def op(x: Tensor) -> Tensor:
+        return ZeroGrad.apply(x, fn=fn)
+
+    return op
+
+
+floor, ceil, trunc = (_piecewise(f) for f in (xp.floor, xp.ceil, xp.trunc))
+
+
+def sign(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
+        return Tensor._make(x._data.copy())
+    return ZeroGrad.apply(x, fn=xp.sign)
+
+
+def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+    return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo, hi = _bound(min), _bound(max)
+    if isinstance(lo, float) or isinstance(hi, float):
+        if not x.is_floating_point():
+            x = cast(x, _dtype.get_default_dtype())
+    return Clamp.apply(x, lo=lo, hi=hi)
+
+
+clip = clamp
+
+
+def _bound(v):
+    """A clamp bound as an array or a Python scalar (NumPy scalars would widen float32 results)."""
+    if isinstance(v, Tensor):
+        return v._data
+    return v.item() if isinstance(v, xp.generic) else v
+
+
+def square(x: Tensor) -> Tensor:
+    return mul(x, x)
+
+
