@@ -60,10 +60,11 @@ class Sum(Node):
 
 class Mean(Node):
     def forward(self, x, axes, keepdim):
-        out = xp.mean(x, axis=axes, keepdims=keepdim)
+        # sum / count, as NumPy's mean computes it, without its warning for an empty input (nan, silently)
+        total = xp.sum(x, axis=axes, keepdims=keepdim)
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
-        self.count = x.size // out.size if out.size else 1
-        return out
+        self.count = x.size // total.size if total.size else 1
+        return xp.true_divide(total, self.count, dtype=total.dtype)
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
