@@ -42,8 +42,14 @@ def stamp(table, rank: int, iteration: int, bucket: int, layout: int, nonfinite:
 
 
 def has_nonfinite(grads) -> bool:
-    """True when ``grads`` holds NaN or inf (one pass: a NaN or inf makes the sum non-finite)."""
-    return not bool(xp.isfinite(xp.add.reduce(grads, axis=None)))
+    """True when the 1-D ``grads`` holds NaN or inf.
+
+    One BLAS pass: a NaN or inf makes the sum of squares non-finite. That sum can also
+    overflow for huge finite values, so a positive answer is confirmed element by element.
+    """
+    if xp.isfinite(xp.dot(grads, grads)):
+        return False
+    return not bool(xp.isfinite(grads).all())
 
 
 def out_of_step(table, bucket: int) -> str | None:
