@@ -2,14 +2,15 @@
 
     loss.backward()
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
-            copy p.grad, times 1/world, into its slot of the bucket's flat buffer
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
-                                   └ MPI_Iallreduce starts (nonblocking)
+                 _gradients_of(bucket): the gradients' own flat buffer when they lie end to end in
+                 one (reduced in place), else the bucket's buffer filled from them; times 1/world
+                 └ MPI_Iallreduce of the gradients, then of the bucket's lockstep table (nonblocking)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
             wait for every bucket (bounded by the process group's timeout)
-            p.grad = the reduced slot (a view of the bucket, or a copy of it)
+            p.grad = the reduced values (already, when reduced in place; else copied from the bucket)
 
 Buckets are fixed at construction: parameters in reverse registration order
 (about the order backward produces their gradients), a small first bucket so
@@ -62,7 +63,8 @@ class Bucket:
         self.views = [self.buffer[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
         self.layout = lockstep.layout_hash([p._data.shape for p in params], dtype)
         self.pending = len(params)
-        self.work = None  # the all-reduce in flight (comm.Work)
+        self.works: tuple = ()  # the all-reduces in flight (comm.Work): the gradients, then the table
+        self.in_place = False  # reduced in the parameters' own gradient buffer (nothing to copy back)
         self.started: float | None = None  # trace timestamp of its launch
 
     @property
@@ -121,7 +123,8 @@ class Reducer:
         self.iteration += 1
         for bucket, ready in zip(self.buckets, self._ready):
             bucket.pending = len(bucket.params)
-            bucket.work = None
+            bucket.works = ()
+            bucket.in_place = False
             ready[:] = [False] * len(ready)
         self._next_launch = 0
         self._callback_queued = False
@@ -140,7 +143,7 @@ class Reducer:
         self._armed = False
         for bucket in self.buckets:
             bucket.pending = 0
-        self._launch_ready_buckets()
+        self._launch_ready_buckets(from_params=False)
         self._wait_all()
 
     def _on_grad_ready(self, param: Tensor) -> None:
@@ -154,35 +157,62 @@ class Reducer:
         if self._ready[bucket.index][slot]:
             return
         self._ready[bucket.index][slot] = True
-        view = bucket.views[slot]
-        grad = param._grad._data
-        if self.scale == 1.0:
-            if grad is not view:
-                view[...] = grad
-        else:  # copy and pre-divide in one pass (dividing before summing keeps magnitudes small, as PyTorch)
-            xp.multiply(grad, view.dtype.type(self.scale), out=view)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
         if self._in_flight:
             self._progress()
 
-    def _launch_ready_buckets(self) -> None:
-        """Start the all-reduce of every complete bucket whose predecessors have started (same order on all ranks)."""
+    def _launch_ready_buckets(self, from_params: bool = True) -> None:
+        """Start the all-reduces of every complete bucket whose predecessors have started.
+
+        Every rank issues the same two collectives per bucket, in bucket order: the gradients
+        (in place in the parameters' own gradient buffer when possible, else in the bucket's),
+        then the bucket's small lockstep table.
+        """
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
             bucket.started = trace.start()
-            nonfinite = self.nonfinite_policy != "off" and lockstep.has_nonfinite(bucket.grads)
+            grads = self._gradients_of(bucket) if from_params else bucket.grads
+            nonfinite = self.nonfinite_policy != "off" and lockstep.has_nonfinite(grads)
             lockstep.stamp(bucket.table, self.comm.rank, self.iteration, bucket.index, bucket.layout, nonfinite)
-            bucket.work = self.comm.iallreduce_(bucket.buffer, ReduceOp.SUM)
+            bucket.works = (self.comm.iallreduce_(grads, ReduceOp.SUM),
+                            self.comm.iallreduce_(bucket.table, ReduceOp.SUM))
             self._in_flight.append(bucket)
             self._next_launch += 1
+
+    def _gradients_of(self, bucket: Bucket):
+        """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
+
+        When the parameters' gradients lie end to end in one gradient buffer (an optimizer's
+        flat buffer, see autograd/grad_home.py), that stretch itself: reduced in place, nothing
+        is copied in or out. Otherwise the bucket's buffer, filled from the gradients (zeros for
+        parameters that got none in this backward). Scaling before summing keeps magnitudes
+        small, as PyTorch does.
+        """
+        scale = bucket.grads.dtype.type(self.scale)
+        ready = self._ready[bucket.index]
+        region = _consecutive_gradients(bucket.params) if all(ready) else None
+        if region is not None:
+            bucket.in_place = True
+            if self.scale != 1.0:
+                xp.multiply(region, scale, out=region)
+            return region
+        for slot, (p, view) in enumerate(zip(bucket.params, bucket.views)):
+            if not ready[slot]:
+                view[...] = 0
+            elif self.scale == 1.0:
+                if p._grad._data is not view:
+                    view[...] = p._grad._data
+            else:
+                xp.multiply(p._grad._data, scale, out=view)
+        return bucket.grads
 
     def _progress(self) -> None:
         """Let MPI advance the all-reduces in flight; note the ones that finished."""
         still = []
         for bucket in self._in_flight:
-            if bucket.work.is_completed():
+            if all(w.is_completed() for w in bucket.works):
                 trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
             else:
                 still.append(bucket)
@@ -202,14 +232,15 @@ class Reducer:
                 "reduces them as zeros); otherwise make the loss depend on them or set requires_grad=False "
                 "before wrapping the model."
             )
-        for bucket, slot in missing:
-            bucket.views[slot][...] = 0
+        for bucket, _ in missing:  # reduced as zeros (see _gradients_of)
             bucket.pending -= 1
         self._launch_ready_buckets()
         self._wait_all()
         if not self._check_lockstep():
             return
         for bucket in self.buckets:
+            if bucket.in_place:
+                continue  # the gradients themselves were reduced
             for p, view in zip(bucket.params, bucket.views):
                 if self.as_view:
                     if p._grad is None:
@@ -244,7 +275,8 @@ class Reducer:
         """Wait for every all-reduce (each bounded by the process group's timeout)."""
         for bucket in self._in_flight:
             try:
-                bucket.work.wait()
+                for work in bucket.works:
+                    work.wait()
             except RuntimeError as err:
                 raise RuntimeError(
                     f"DistributedDataParallel: the all-reduce of gradient bucket {bucket.index} (iteration "
@@ -258,3 +290,21 @@ class Reducer:
         """Remove the gradient hooks (the model is no longer synchronised)."""
         for handle in self._hooks:
             handle.remove()
+
+
+def _consecutive_gradients(params: list):
+    """The one stretch of a gradient buffer holding ``params``' gradients end to end, or None.
+
+    ``params`` are in bucket order (reverse registration); their gradients qualify when they
+    are the views of one ``GradBuffer`` at consecutive indices in registration order.
+    """
+    first = params[-1]._grad_home
+    if first is None:
+        return None
+    buf, start = first
+    for k, p in enumerate(reversed(params)):
+        if p._grad_home != (buf, start + k) or p._grad is None or p._grad._data is not buf.views[start + k]:
+            return None
+    begin = (buf.views[start].__array_interface__["data"][0] - buf.flat.__array_interface__["data"][0])
+    begin //= buf.flat.itemsize
+    return buf.flat[begin:begin + sum(p._data.size for p in params)]

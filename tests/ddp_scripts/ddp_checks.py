@@ -52,15 +52,20 @@ def train(model, optimizer, steps, per_rank, shard):
         optimizer.step()
 
 
-# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam
-for make_opt in (lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9),
-                 lambda ps: ember.optim.Adam(ps, lr=0.01)):
+# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam. With the optimizers'
+#    flat fast path the gradients lie end to end in one buffer and are reduced in place; with
+#    foreach=False (per-parameter path) they go through the bucket buffers: both must agree.
+for make_opt, in_place in ((lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9), True),
+                           (lambda ps: ember.optim.Adam(ps, lr=0.01), True),
+                           (lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False), False)):
     reference = make_model()
     train(reference, make_opt(reference.parameters()), 5, 4, shard=False)
     ember.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     ddp = DDP(make_model(seed=0 if rank == 0 else 99))
     train(ddp, make_opt(ddp.parameters()), 5, 4, shard=True)
     check("ddp == full batch", all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
+    check("reduced in place when the gradients share one buffer",
+          all(b.in_place == in_place for b in ddp.reducer.buckets))
     flat = ember.cat([p.detach().reshape(-1) for p in ddp.parameters()])
     gathered = [ember.zeros_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat)
