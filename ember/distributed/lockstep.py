@@ -1,13 +1,13 @@
-"""Lockstep checks that travel inside DDP's gradient all-reduce.
+"""Lockstep checks that travel with DDP's gradient all-reduce.
 
-Every bucket's flat buffer ends with a small table, one row per rank::
+Every bucket has a small table, one row per rank::
 
     [iteration, bucket index, bucket layout hash, non-finite flag]
 
 Before a bucket's all-reduce a rank zeroes the table and writes only its own
-row; the SUM all-reduce that carries the gradients then hands every rank the
-whole table, at no extra round trip. Afterwards every rank reads the same
-table and so reaches the same verdict:
+row; a SUM all-reduce of the table, started right behind the gradients' (both
+nonblocking, so they travel together), hands every rank the whole table.
+Afterwards every rank reads the same table and so reaches the same verdict:
 
 - rows that differ in the first three columns: ranks are out of step (one
   skipped a backward, ran a different number of batches, or built different
