@@ -46,11 +46,11 @@ class GradBuffer:
         for i, p in enumerate(params):
             p._grad_home = (self, i)
 
-    def holds_grads_of(self, params: list) -> bool:
-        """Whether the ``.grad`` of ``params`` are exactly this buffer's views, in order (so ``flat`` is them all)."""
-        if len(params) != len(self.views):
+    def holds_grads_of(self, params: list, start: int = 0) -> bool:
+        """Whether the ``.grad`` of ``params`` are exactly this buffer's views ``start``, ``start + 1``, ..."""
+        if start + len(params) > len(self.views):
             return False
-        for p, v in zip(params, self.views):
+        for p, v in zip(params, self.views[start:]):
             g = p._grad
             if g is None or g._data is not v:
                 return False
@@ -85,9 +85,15 @@ def take_home(var, grad):
 
 
 def flat_grads(params: list):
-    """The one flat array that the ``.grad`` of ``params`` are consecutive views of, in order; or None."""
+    """The one stretch of a gradient buffer whose consecutive views are the ``.grad`` of ``params``, in
+    order (the whole buffer when they are all of its views); or None."""
     home = params[0]._grad_home if params else None
     if home is None:
         return None
-    buf = home[0]
-    return buf.flat if buf.holds_grads_of(params) else None
+    buf, start = home
+    if not buf.holds_grads_of(params, start):
+        return None
+    if start == 0 and len(params) == len(buf.views):
+        return buf.flat
+    begin = sum(v.size for v in buf.views[:start])
+    return buf.flat[begin:begin + sum(v.size for v in buf.views[start:start + len(params)])]

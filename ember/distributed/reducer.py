@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
+from ..autograd.grad_home import flat_grads
 from ..diagnostics import trace
 from . import lockstep
 from .comm import Communicator
@@ -192,7 +193,8 @@ class Reducer:
         """
         scale = bucket.grads.dtype.type(self.scale)
         ready = self._ready[bucket.index]
-        region = _consecutive_gradients(bucket.params) if all(ready) else None
+        # bucket.params are in reverse registration order; gradient buffers in registration order
+        region = flat_grads(bucket.params[::-1]) if all(ready) else None
         if region is not None:
             bucket.in_place = True
             if self.scale != 1.0:
@@ -291,20 +293,3 @@ class Reducer:
         for handle in self._hooks:
             handle.remove()
 
-
-def _consecutive_gradients(params: list):
-    """The one stretch of a gradient buffer holding ``params``' gradients end to end, or None.
-
-    ``params`` are in bucket order (reverse registration); their gradients qualify when they
-    are the views of one ``GradBuffer`` at consecutive indices in registration order.
-    """
-    first = params[-1]._grad_home
-    if first is None:
-        return None
-    buf, start = first
-    for k, p in enumerate(reversed(params)):
-        if p._grad_home != (buf, start + k) or p._grad is None or p._grad._data is not buf.views[start + k]:
-            return None
-    begin = (buf.views[start].__array_interface__["data"][0] - buf.flat.__array_interface__["data"][0])
-    begin //= buf.flat.itemsize
-    return buf.flat[begin:begin + sum(p._data.size for p in params)]
