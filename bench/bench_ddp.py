@@ -24,6 +24,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -79,26 +80,51 @@ def rank_main(framework: str, steps: int, batch: int) -> None:
 
 
 def allreduce_throughput(model, dist) -> None:
-    """DDP's bucket all-reduces (every bucket, as a backward issues them) vs one raw MPI Allreduce of the same bytes."""
+    """DDP's all-reduces (every bucket, as a backward issues them) vs one raw MPI Allreduce of the same bytes.
+
+    Also times, to show where the difference goes: the same collectives DDP issues (one per
+    bucket, then the lockstep table) from raw mpi4py, and DDP with its non-finite scan off.
+    """
     from mpi4py import MPI
 
     reducer = model.reducer
-    total = sum(b.buffer.nbytes for b in reducer.buckets)
+    total = sum(b.nbytes for b in reducer.buckets)
     comm = MPI.COMM_WORLD
-    ddp_times, raw_times = [], []
-    raw = np.ones(total // 4, dtype=np.float32)
-    for _ in range(50):
-        comm.Barrier()
-        t = time.perf_counter()
-        reducer.reduce_all()  # stamp, check, Iallreduce and wait for every bucket, in order
-        ddp_times.append(time.perf_counter() - t)
-        comm.Barrier()
-        t = time.perf_counter()
-        comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
-        raw_times.append(time.perf_counter() - t)
+    raw = np.zeros(total // 4, dtype=np.float32)
+    pieces = [b.grads for b in reducer.buckets] + [reducer.table]
+
+    def ddp(scan: str) -> None:
+        reducer.nonfinite_policy = scan
+        reducer.reduce_all()  # scan, Iallreduce every bucket in order, then the lockstep table; wait
+
+    def raw_same_collectives() -> None:
+        MPI.Request.Waitall([comm.Iallreduce(MPI.IN_PLACE, a, op=MPI.SUM) for a in pieces])
+
+    cases = {"raw_allreduce_s": lambda: comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM),
+             "raw_split_s": raw_same_collectives,
+             "ddp_allreduce_s": lambda: ddp("skip"),
+             "ddp_noscan_s": lambda: ddp("off")}
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(100):
+        for key, run in cases.items():
+            comm.Barrier()
+            t = time.perf_counter()
+            run()
+            times[key].append(time.perf_counter() - t)
     if comm.Get_rank() == 0:
-        print(f"RESULT ddp_allreduce_s={statistics.median(ddp_times):.6f} raw_allreduce_s="
-              f"{statistics.median(raw_times):.6f} bytes={total}", flush=True)
+        print("RESULT " + " ".join(f"{k}={statistics.median(v):.6f}" for k, v in times.items()) + f" bytes={total}",
+              flush=True)
+
+
+def launch_pair(steps: int, batch: int) -> dict[str, float]:
+    """Two independent 1-rank ember jobs at once: the step time with both cores busy and no communication."""
+    results: list[dict] = []
+    threads = [threading.Thread(target=lambda: results.append(launch("ember", 1, steps, batch))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"step_ms": max(r["step_ms"] for r in results)}
 
 
 def launch(framework: str, nproc: int, steps: int, batch: int) -> dict[str, float]:
@@ -126,24 +152,34 @@ def main() -> None:
     if args.rank_framework:
         rank_main(args.rank_framework, args.steps, args.batch)
         return
-    runs: dict[str, list[dict]] = {"torch2": [], "ember2": [], "ember1": []}
+    runs: dict[str, list[dict]] = {"torch2": [], "ember2": [], "ember1": [], "pair": []}
     for _ in range(args.repeats):
         runs["torch2"].append(launch("torch", 2, args.steps, args.batch))
         runs["ember2"].append(launch("ember", 2, args.steps, args.batch))
         runs["ember1"].append(launch("ember", 1, args.steps, args.batch))
+        runs["pair"].append(launch_pair(args.steps, args.batch))
 
     def med(key, field):
         return statistics.median(r[field] for r in runs[key])
 
     t2, e2, e1 = med("torch2", "step_ms"), med("ember2", "step_ms"), med("ember1", "step_ms")
+    pair = med("pair", "step_ms")
     ddp_s, raw_s = med("ember2", "ddp_allreduce_s"), med("ember2", "raw_allreduce_s")
+    split_s, noscan_s = med("ember2", "raw_split_s"), med("ember2", "ddp_noscan_s")
     nbytes = runs["ember2"][0]["bytes"]
     print(f"{'workload':<52}{'PyTorch':>10}{'ember':>10}{'ratio':>8}")
     print(f"{'DDP 2 ranks, seed MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
           f"{e2 / t2:>8.2f}")
-    print(f"{'ember scaling: 2 ranks / 1 rank, same per-rank batch':<52}{'':>10}{e2 / e1:>10.2f}")
+    print(f"{'ember scaling: 2 ranks / 1 rank, same per-rank batch':<52}{'':>10}{e2 / e1:>10.2f}"
+          f"   (1 rank {e1:.3f} ms)")
+    print(f"{'  floor: 2 independent 1-rank jobs at once / 1 rank':<52}{'':>10}{pair / e1:>10.2f}"
+          f"   (slower of the two {pair:.3f} ms)")
     print(f"{'DDP all-reduce throughput / raw mpi4py Allreduce':<52}{'':>10}{raw_s / ddp_s:>10.2f}"
           f"   ({nbytes / 1e6:.2f} MB: DDP {1e3 * ddp_s:.3f} ms, raw {1e3 * raw_s:.3f} ms)")
+    print(f"{'  raw, the collectives DDP issues (buckets + table)':<52}{'':>10}{raw_s / split_s:>10.2f}"
+          f"   ({1e3 * split_s:.3f} ms)")
+    print(f"{'  DDP with the non-finite scan off':<52}{'':>10}{raw_s / noscan_s:>10.2f}"
+          f"   ({1e3 * noscan_s:.3f} ms)")
 
 
 if __name__ == "__main__":

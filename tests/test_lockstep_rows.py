@@ -1,4 +1,4 @@
-"""The lockstep rows that ride DDP's bucket all-reduce (ember/distributed/lockstep.py), without MPI."""
+"""The lockstep table that rides behind DDP's bucket all-reduces (ember/distributed/lockstep.py), without MPI."""
 
 import numpy as np
 import pytest
@@ -21,31 +21,41 @@ def test_nonfinite_scan(dtype):
 def summed(rows):
     """What every rank holds after the SUM all-reduce of the per-rank tables."""
     tables = []
-    for rank, (iteration, bucket, layout, bad) in enumerate(rows):
-        t = np.empty((len(rows), lockstep.FIELDS), dtype=np.float32)
-        lockstep.stamp(t, rank, iteration, bucket, layout, bad)
+    for rank, (iteration, buckets, layout, bad) in enumerate(rows):
+        t = lockstep.new_table(len(rows))
+        t[...] = 12345  # stale values from the last backward: stamp must clear them
+        lockstep.stamp(t, rank, iteration, buckets, layout, bad)
         tables.append(t)
     return sum(tables)
 
 
 def test_ranks_in_step_and_nonfinite_ranks():
-    table = summed([(7, 0, 99, False), (7, 0, 99, True), (7, 0, 99, True)])
-    assert lockstep.out_of_step(table, 0) is None
+    table = summed([(7, 2, 99, False), (7, 2, 99, True), (7, 2, 99, True)])
+    assert lockstep.out_of_step(table) is None
     assert lockstep.nonfinite_ranks(table) == [1, 2]
 
 
 def test_a_rank_ahead_is_named_as_the_one_that_skipped_backward():
-    message = lockstep.out_of_step(summed([(5, 0, 99, False), (6, 0, 99, False), (5, 0, 99, False)]), 0)
+    message = lockstep.out_of_step(summed([(5, 2, 99, False), (6, 2, 99, False), (5, 2, 99, False)]))
     assert "rank(s) [0, 2] at iteration 5; rank(s) [1] at iteration 6" in message
     assert "Rank(s) [1] ran a DDP forward without the synchronised backward" in message
 
 
-def test_different_buckets_are_reported():
-    message = lockstep.out_of_step(summed([(5, 0, 99, False), (5, 0, 12, False)]), 0)
-    assert "disagree on gradient bucket 0" in message and "models or bucket_cap_mb differ" in message
+@pytest.mark.parametrize("other", [(5, 3, 99, False), (5, 2, 12, False)])
+def test_different_buckets_are_reported(other):
+    message = lockstep.out_of_step(summed([(5, 2, 99, False), other]))
+    assert "disagree on the gradient buckets" in message and "models or bucket_cap_mb differ" in message
+    assert f"rank(s) [1]: {other[1]} bucket(s), layout {other[2]}" in message
 
 
-def test_iterations_wrap_exactly_in_float32():
-    table = summed([(2**24 + 3, 1, 5, False), (2**24 + 3, 1, 5, False)])
-    assert lockstep.out_of_step(table, 1) is None
-    assert table[0, 0] == 3
+def test_layout_hash_tells_bucket_layouts_apart():
+    one = lockstep.layout_hash([([(3, 4), (4,)], "float32")])
+    assert one == lockstep.layout_hash([([(3, 4), (4,)], "float32")])
+    for other in ([([(4, 3), (4,)], "float32")], [([(3, 4), (4,)], "float64")], [([(3, 4)], "float32"), ([(4,)], "float32")]):
+        assert lockstep.layout_hash(other) != one
+
+
+def test_large_counters_stay_exact():
+    table = summed([(2**40 + 3, 1, 2**31 + 5, False), (2**40 + 3, 1, 2**31 + 5, False)])
+    assert lockstep.out_of_step(table) is None
+    assert table[0, 0] == 2**40 + 3

@@ -1,22 +1,23 @@
 """Lockstep checks that travel with DDP's gradient all-reduce.
 
-Every bucket has a small table, one row per rank::
+Every backward has one small table, one row per rank::
 
-    [iteration, bucket index, bucket layout hash, non-finite flag]
+    [iteration, number of buckets, bucket layout hash, non-finite flag]
 
-Before a bucket's all-reduce a rank zeroes the table and writes only its own
-row; a SUM all-reduce of the table, started right behind the gradients' (both
-nonblocking, so they travel together), hands every rank the whole table.
-Afterwards every rank reads the same table and so reaches the same verdict:
+A rank zeroes the table and writes only its own row; a SUM all-reduce of the
+table, started right behind the last bucket's gradients (nonblocking, so it
+travels with them), hands every rank the whole table. Afterwards every rank
+reads the same table and so reaches the same verdict:
 
 - rows that differ in the first three columns: ranks are out of step (one
   skipped a backward, ran a different number of batches, or built different
   buckets) — every rank raises the same error, naming the ranks;
-- a non-zero flag: that rank's gradients held NaN or inf — every rank skips
-  the optimizer step together (or raises), so the replicas stay identical.
+- a non-zero flag: that rank's gradients held NaN or inf in some bucket — every
+  rank skips the optimizer step together (or raises), so the replicas stay
+  identical.
 
-Values are stored in the bucket's float dtype; counters wrap at 2**24 so they
-stay exact in float32.
+One table per backward, not one per bucket: a model with many buckets still pays
+for one small extra collective a step.
 """
 
 from __future__ import annotations
@@ -26,19 +27,23 @@ import zlib
 from .._backend import xp
 
 FIELDS = 4
-_WRAP = 1 << 24
-_ITERATION, _BUCKET, _LAYOUT, _NONFINITE = range(FIELDS)
+_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE = range(FIELDS)
 
 
-def layout_hash(shapes: list[tuple], dtype) -> int:
-    """A number that differs when a bucket's parameter shapes or dtype differ."""
-    return zlib.crc32(repr((shapes, str(dtype))).encode()) % _WRAP
+def new_table(world: int):
+    """The per-rank table (int64: counters and hashes stay exact under the SUM)."""
+    return xp.zeros((world, FIELDS), dtype=xp.int64)
 
 
-def stamp(table, rank: int, iteration: int, bucket: int, layout: int, nonfinite: bool) -> None:
+def layout_hash(buckets: list[tuple[list[tuple], str]]) -> int:
+    """A number that differs when the buckets' parameter shapes or dtypes differ: ``[(shapes, dtype), ...]``."""
+    return zlib.crc32(repr(buckets).encode())
+
+
+def stamp(table, rank: int, iteration: int, buckets: int, layout: int, nonfinite: bool) -> None:
     """Write this rank's row (and zeros for every other rank)."""
     table[...] = 0
-    table[rank] = (iteration % _WRAP, bucket, layout, 1.0 if nonfinite else 0.0)
+    table[rank] = (iteration, buckets, layout, int(nonfinite))
 
 
 def has_nonfinite(grads) -> bool:
@@ -52,7 +57,7 @@ def has_nonfinite(grads) -> bool:
     return not bool(xp.isfinite(grads).all())
 
 
-def out_of_step(table, bucket: int) -> str | None:
+def out_of_step(table) -> str | None:
     """Describe how the ranks' rows differ, or None when every rank is in step."""
     rows = [tuple(int(v) for v in row[:_NONFINITE]) for row in table]
     if all(r == rows[0] for r in rows):
@@ -68,20 +73,21 @@ def out_of_step(table, bucket: int) -> str | None:
         parts = "; ".join(f"rank(s) {sorted(r)} at iteration {it}" for it, r in sorted(by_iteration.items()))
         ahead = by_iteration[max(by_iteration)]
         return (
-            f"DistributedDataParallel: ranks are out of step at gradient bucket {bucket}: {parts}. "
+            f"DistributedDataParallel: ranks are out of step in backward: {parts}. "
             f"Rank(s) {sorted(ahead)} ran a DDP forward without the synchronised backward that every other "
             "rank ran (for example, skipping loss.backward() on a NaN loss, as seed 000 §4.4 suggests, or "
-            "running a different number of batches). Every rank must run forward and backward together. To "
-            "drop a bad step, keep DistributedDataParallel(nonfinite_grads='skip') (the default): a NaN or inf "
-            "gradient on any rank makes every rank skip that optimizer step together."
+            "running a different number of batches), so gradients of different iterations were mixed. Every "
+            "rank must run forward and backward together. To drop a bad step, keep "
+            "DistributedDataParallel(nonfinite_grads='skip') (the default): a NaN or inf gradient on any rank "
+            "makes every rank skip that optimizer step together."
         )
-    parts = "; ".join(f"rank(s) {r}: bucket {row[_BUCKET]}, layout {row[_LAYOUT]}" for row, r in groups.items())
+    parts = "; ".join(f"rank(s) {r}: {row[_BUCKETS]} bucket(s), layout {row[_LAYOUT]}" for row, r in groups.items())
     return (
-        f"DistributedDataParallel: ranks disagree on gradient bucket {bucket}'s contents ({parts}): the models "
-        "or bucket_cap_mb differ between ranks, so gradients would be mixed up."
+        f"DistributedDataParallel: ranks disagree on the gradient buckets ({parts}): the models or "
+        "bucket_cap_mb differ between ranks, so gradients would be mixed up."
     )
 
 
 def nonfinite_ranks(table) -> list[int]:
-    """Ranks whose gradients in this bucket held NaN or inf."""
+    """Ranks whose gradients held NaN or inf in this backward."""
     return [rank for rank, flag in enumerate(table[:, _NONFINITE]) if flag != 0]

@@ -5,7 +5,8 @@
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
                  _gradients_of(bucket): the gradients' own flat buffer when they lie end to end in
                  one (reduced in place), else the bucket's buffer filled from them; times 1/world
-                 └ MPI_Iallreduce of the gradients, then of the bucket's lockstep table (nonblocking)
+                 └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
+                   backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
@@ -44,11 +45,11 @@ FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 class Bucket:
     """A flat buffer holding several parameters' gradients, reduced in one collective.
 
-    ``buffer`` = the gradients (``grads``, with one view per parameter in ``views``)
-    followed by the lockstep table (``table``, one row per rank; see lockstep.py).
+    ``grads`` is the buffer, with one view per parameter in ``views``. It is used only
+    when the gradients do not already lie end to end in one gradient buffer.
     """
 
-    def __init__(self, index: int, params: list[Tensor], names: list[str], world: int) -> None:
+    def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
         self.index = index
         self.params = params
         self.names = names
@@ -57,23 +58,20 @@ class Bucket:
         offsets = [0]
         for n in sizes[:-1]:
             offsets.append(offsets[-1] + n)
-        total = sum(sizes)
-        self.buffer = xp.zeros(total + lockstep.FIELDS * world, dtype=dtype)
-        self.grads = self.buffer[:total]
-        self.table = self.buffer[total:].reshape(world, lockstep.FIELDS)
-        self.views = [self.buffer[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
-        self.layout = lockstep.layout_hash([p._data.shape for p in params], dtype)
+        self.grads = xp.zeros(sum(sizes), dtype=dtype)
+        self.views = [self.grads[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
+        self.layout = ([p._data.shape for p in params], str(dtype))
         self.pending = len(params)
-        self.works: tuple = ()  # the all-reduces in flight (comm.Work): the gradients, then the table
+        self.work = None  # the all-reduce in flight (comm.Work)
         self.in_place = False  # reduced in the parameters' own gradient buffer (nothing to copy back)
         self.started: float | None = None  # trace timestamp of its launch
 
     @property
     def nbytes(self) -> int:
-        return self.buffer.nbytes
+        return self.grads.nbytes
 
 
-def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int, world: int,
+def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int,
                    first_cap_bytes: int = FIRST_BUCKET_BYTES) -> list[Bucket]:
     """Group parameters (reverse order) into buckets of at most ``cap_bytes`` (the first: ``first_cap_bytes``)."""
     buckets: list[Bucket] = []
@@ -83,12 +81,12 @@ def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: in
     for i in reversed(range(len(params))):
         p = params[i]
         if current and (size + p._data.nbytes > cap or p._data.dtype != params[current[0]]._data.dtype):
-            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current], world))
+            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
             current, size, cap = [], 0, cap_bytes
         current.append(i)
         size += p._data.nbytes
     if current:
-        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current], world))
+        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
     return buckets
 
 
@@ -105,7 +103,11 @@ class Reducer:
         self.base_scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
         self.scale = self.base_scale  # join() may divide by the ranks still training instead
         self.nonfinite_policy = nonfinite_grads
-        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)), self.world)
+        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
+        self.table = lockstep.new_table(self.world)
+        self.layout = lockstep.layout_hash([b.layout for b in self.buckets])
+        self._table_work = None  # the table's all-reduce in flight
+        self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
         self._where: dict[int, tuple[Bucket, int]] = {}
         for bucket in self.buckets:
             for slot, p in enumerate(bucket.params):
@@ -124,10 +126,11 @@ class Reducer:
         self.iteration += 1
         for bucket, ready in zip(self.buckets, self._ready):
             bucket.pending = len(bucket.params)
-            bucket.works = ()
+            bucket.work = None
             bucket.in_place = False
             ready[:] = [False] * len(ready)
         self._next_launch = 0
+        self._nonfinite = False
         self._callback_queued = False
         self._armed = True
 
@@ -167,20 +170,23 @@ class Reducer:
     def _launch_ready_buckets(self, from_params: bool = True) -> None:
         """Start the all-reduces of every complete bucket whose predecessors have started.
 
-        Every rank issues the same two collectives per bucket, in bucket order: the gradients
-        (in place in the parameters' own gradient buffer when possible, else in the bucket's),
-        then the bucket's small lockstep table.
+        Every rank issues the same collectives in the same order: one per bucket, in bucket
+        order (in place in the parameters' own gradient buffer when possible, else in the
+        bucket's), then, behind the last bucket, the backward's small lockstep table.
         """
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
             bucket.started = trace.start()
             grads = self._gradients_of(bucket) if from_params else bucket.grads
-            nonfinite = self.nonfinite_policy != "off" and lockstep.has_nonfinite(grads)
-            lockstep.stamp(bucket.table, self.comm.rank, self.iteration, bucket.index, bucket.layout, nonfinite)
-            bucket.works = (self.comm.iallreduce_(grads, ReduceOp.SUM),
-                            self.comm.iallreduce_(bucket.table, ReduceOp.SUM))
+            if self.nonfinite_policy != "off" and not self._nonfinite:
+                self._nonfinite = lockstep.has_nonfinite(grads)
+            bucket.work = self.comm.iallreduce_(grads, ReduceOp.SUM)
             self._in_flight.append(bucket)
             self._next_launch += 1
+            if self._next_launch == len(self.buckets):
+                lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
+                               self._nonfinite)
+                self._table_work = self.comm.iallreduce_(self.table, ReduceOp.SUM)
 
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
@@ -214,7 +220,7 @@ class Reducer:
         """Let MPI advance the all-reduces in flight; note the ones that finished."""
         still = []
         for bucket in self._in_flight:
-            if all(w.is_completed() for w in bucket.works):
+            if bucket.work.is_completed():
                 trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
             else:
                 still.append(bucket)
@@ -255,12 +261,11 @@ class Reducer:
                     p._grad._data[...] = view
 
     def _check_lockstep(self, joined: bool = False) -> bool:
-        """Read every bucket's rank table. False when this step's gradients must be dropped on every rank."""
-        for bucket in self.buckets:
-            problem = lockstep.out_of_step(bucket.table, bucket.index)
-            if problem:
-                raise RuntimeError(problem)
-        bad = sorted({r for b in self.buckets for r in lockstep.nonfinite_ranks(b.table)})
+        """Read the backward's rank table. False when this step's gradients must be dropped on every rank."""
+        problem = lockstep.out_of_step(self.table)
+        if problem:
+            raise RuntimeError(problem)
+        bad = lockstep.nonfinite_ranks(self.table)
         if not bad or self.nonfinite_policy == "off" or joined:
             return True
         where = (f"non-finite (NaN or inf) gradients on rank(s) {bad} at DDP iteration {self.iteration}")
@@ -276,17 +281,20 @@ class Reducer:
     def _wait_all(self) -> None:
         """Wait for every all-reduce (each bounded by the process group's timeout)."""
         for bucket in self._in_flight:
-            try:
-                for work in bucket.works:
-                    work.wait()
-            except RuntimeError as err:
-                raise RuntimeError(
-                    f"DistributedDataParallel: the all-reduce of gradient bucket {bucket.index} (iteration "
-                    f"{self.iteration}) did not complete on rank {self.comm.rank}: another rank did not take "
-                    f"part (it stopped, is stuck, or ran a different number of backward passes). {err}"
-                ) from err
+            self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._in_flight = []
+        self._wait(self._table_work, "the all-reduce of the lockstep table")
+
+    def _wait(self, work, what: str) -> None:
+        try:
+            work.wait()
+        except RuntimeError as err:
+            raise RuntimeError(
+                f"DistributedDataParallel: {what} (iteration {self.iteration}) did not complete on rank "
+                f"{self.comm.rank}: another rank did not take part (it stopped, is stuck, or ran a different "
+                f"number of backward passes). {err}"
+            ) from err
 
     def close(self) -> None:
         """Remove the gradient hooks (the model is no longer synchronised)."""
