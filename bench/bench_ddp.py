@@ -76,7 +76,67 @@ def rank_main(framework: str, steps: int, batch: int) -> None:
         print(f"RESULT step_ms={ms:.4f}", flush=True)
     if framework == "ember" and world > 1:
         allreduce_throughput(model, dist)
+        step_breakdown(model, step, steps)
     dist.destroy_process_group()
+
+
+# The pieces of an ember DDP step that are not the model's own compute: (owner, method) -> label.
+_DDP_PIECES = {("reducer", "_wait_all"): "wait_allreduce", ("model", "_broadcast_from_rank0"): "buffer_broadcast",
+               ("reducer", "_gradients_of"): "scale", ("lockstep", "has_nonfinite"): "scan",
+               ("comm", "iallreduce_"): "start_allreduce", ("reducer", "_progress"): "progress",
+               ("reducer", "_check_lockstep"): "read_table"}
+
+
+def step_breakdown(model, step, steps: int) -> None:
+    """Time each DDP piece of every step on every rank (a second, instrumented run of the same steps).
+
+    Per rank and step: the step, the time inside each piece of DDP, and the rest (the model's
+    forward, backward, clipping and Adam: "compute"). Rank 0 prints means over steps and ranks,
+    and the mean over steps of the slower rank's compute: what a step in lockstep must wait for.
+    """
+    from mpi4py import MPI
+
+    from ember.distributed import lockstep
+
+    owners = {"reducer": model.reducer, "model": model, "lockstep": lockstep, "comm": model.reducer.comm}
+    spent: dict[str, float] = {}
+
+    def timed(fn, label):
+        def run(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+        return run
+
+    originals = []
+    for (owner, name), label in _DDP_PIECES.items():
+        obj = owners[owner]
+        originals.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, timed(getattr(obj, name), label))
+    labels = list(_DDP_PIECES.values())
+    rows = []
+    MPI.COMM_WORLD.Barrier()
+    for i in range(steps):
+        spent.clear()
+        t = time.perf_counter()
+        step(i)
+        total = time.perf_counter() - t
+        pieces = [spent.get(k, 0.0) for k in labels]
+        # the scan and the all-reduce starts run inside _launch_ready_buckets, the scale too: all counted once
+        rows.append([total, total - sum(pieces), *pieces])
+    for obj, name, fn in originals:
+        setattr(obj, name, fn)
+    mine = np.array(rows) * 1e3
+    every = np.empty((MPI.COMM_WORLD.Get_size(), *mine.shape))
+    MPI.COMM_WORLD.Allgather(mine, every)
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        fields = {"bd_step": every[:, :, 0].mean(), "bd_compute": every[:, :, 1].mean(),
+                  "bd_slower_compute": every[:, :, 1].max(axis=0).mean(),
+                  "bd_compute_std": every[:, :, 1].std(axis=1).mean()}
+        fields.update({f"bd_{k}": every[:, :, 2 + j].mean() for j, k in enumerate(labels)})
+        print("RESULT " + " ".join(f"{k}={v:.4f}" for k, v in fields.items()), flush=True)
 
 
 def allreduce_throughput(model, dist) -> None:
@@ -111,6 +171,7 @@ def allreduce_throughput(model, dist) -> None:
             t = time.perf_counter()
             run()
             times[key].append(time.perf_counter() - t)
+    reducer.nonfinite_policy = "skip"  # the default again, for the step breakdown that follows
     if comm.Get_rank() == 0:
         print("RESULT " + " ".join(f"{k}={statistics.median(v):.6f}" for k, v in times.items()) + f" bytes={total}",
               flush=True)
@@ -180,6 +241,9 @@ def main() -> None:
           f"   ({1e3 * split_s:.3f} ms)")
     print(f"{'  DDP with the non-finite scan off':<52}{'':>10}{raw_s / noscan_s:>10.2f}"
           f"   ({1e3 * noscan_s:.3f} ms)")
+    print("\nember DDP step, instrumented (ms, mean over steps and ranks; medians over the repeats):")
+    for key in [k for k in runs["ember2"][0] if k.startswith("bd_")]:
+        print(f"  {key[3:]:<24}{med('ember2', key):>8.3f}")
 
 
 if __name__ == "__main__":
