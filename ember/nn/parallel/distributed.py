@@ -57,10 +57,11 @@ class DistributedDataParallel(Module):
             ``.grad`` None, so ``optimizer.step()`` skips the update on every rank together
             (a warning names the ranks and the iteration); ``"raise"``; or ``"off"``.
 
-    Lockstep safety (ember extension): every bucket all-reduce carries each rank's
-    iteration number, bucket index and bucket layout, so a rank that skipped a backward or
-    ran a different number of batches is named at the first mismatched all-reduce, on every
-    rank; a rank that stops taking part is reported within the process group's timeout.
+    Lockstep safety (ember extension): behind the last bucket, every backward all-reduces a
+    small table of each rank's iteration number, bucket count and bucket layout, so a rank
+    that skipped a backward or ran a different number of batches is named at the end of the
+    first mismatched backward, on every rank; a rank that stops taking part is reported
+    within the process group's timeout.
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
