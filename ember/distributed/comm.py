@@ -12,7 +12,7 @@ the checks)::
     work.wait()                                       # bounded by the group's timeout
 
 Every operation is nonblocking underneath (``MPI_I*``) and returns a ``Work``; the
-blocking forms start one and wait. Waiting polls ``MPI_Testall`` against a deadline
+blocking forms start one and wait. Waiting polls ``MPI_Test`` against a deadline
 (the process group's timeout) instead of blocking in ``MPI_Wait``: a rank that never
 joins is reported as a RuntimeError naming the operation and the waiting rank,
 never a hang.
@@ -168,13 +168,11 @@ class Work:
 
     __slots__ = ("_test", "name", "_comm", "_steps", "_result", "_done", "seq")
 
-    def __init__(self, requests: list, name: str, comm: Communicator, statuses: list | None = None) -> None:
-        # True once every request is complete. One request is tested directly: Testall converts
-        # its list on every call, which slows each round of a polled all-reduce.
-        if len(requests) == 1:
-            self._test = partial(requests[0].Test, statuses[0]) if statuses else requests[0].Test
-        else:
-            self._test = partial(_MPI.Request.Testall, requests, statuses)
+    def __init__(self, request, name: str, comm: Communicator, status=None) -> None:
+        # True once the request is complete (filling ``status``, when given). Tested directly:
+        # Testall over a one-element list converts the list on every poll, which slowed each
+        # round of a polled all-reduce.
+        self._test = request.Test if status is None else partial(request.Test, status)
         self.name = name
         self._comm = comm
         self._steps: list[Callable[[], None]] = []
@@ -290,8 +288,8 @@ class Communicator:
             return None
         return Communicator(sub, self.timeout)
 
-    def _work(self, request, name: str, statuses=None) -> Work:
-        return Work([request], name, self, statuses)
+    def _work(self, request, name: str, status=None) -> Work:
+        return Work(request, name, self, status)
 
     def _reduced(self, work: Work, op: ReduceOp, array) -> Work:
         if op is ReduceOp.AVG:
@@ -343,7 +341,7 @@ class Communicator:
         """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""
         status = _MPI.Status()
         source = _MPI.ANY_SOURCE if src is None else src
-        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", [status])
+        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", status)
 
         def done():
             if status.Get_count(_MPI.BYTE) != array.nbytes:  # a shorter message would leave stale data

@@ -60,7 +60,6 @@ class Bucket:
             offsets.append(offsets[-1] + n)
         self.grads = xp.zeros(sum(sizes), dtype=dtype)
         self.views = [self.grads[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
-        self.layout = ([p._data.shape for p in params], str(dtype))
         self.pending = len(params)
         self.work = None  # the all-reduce in flight (comm.Work)
         self.in_place = False  # reduced in the parameters' own gradient buffer (nothing to copy back)
@@ -105,7 +104,8 @@ class Reducer:
         self.nonfinite_policy = nonfinite_grads
         self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
         self.table = lockstep.new_table(self.world)
-        self.layout = lockstep.layout_hash([b.layout for b in self.buckets])
+        self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.grads.dtype))
+                                            for b in self.buckets])
         self._table_work = None  # the table's all-reduce in flight
         self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
         self._where: dict[int, tuple[Bucket, int]] = {}
