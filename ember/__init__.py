@@ -105,6 +105,8 @@ from .ops.indexing import (
     where,
 )
 from .ops.linalg import bmm, dot, matmul, mm, mv, outer
+from .ops.matrix import diag, diagonal, tril, triu
+from .ops.movement import roll
 from .ops.reduction import (
     all,
     amax,
@@ -123,6 +125,7 @@ from .ops.reduction import (
     sum,
     var,
 )
+from .ops.sampling import bernoulli, multinomial
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -144,6 +147,7 @@ from .ops.shape import (
     unsqueeze,
     vstack,
 )
+from .ops.sorting import argsort, msort, sort, topk
 from .ops.unary import (
     abs,
     ceil,

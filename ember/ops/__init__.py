@@ -12,7 +12,20 @@ from .._backend import xp
 from .._device import check_device
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from . import activation, elementwise, indexing, inplace, linalg, reduction, shape, unary
+from . import (
+    activation,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    matrix,
+    movement,
+    reduction,
+    sampling,
+    shape,
+    sorting,
+    unary,
+)
 from .elementwise import cast
 
 
@@ -150,6 +163,11 @@ def _install() -> None:
         "bool": lambda x, memory_format=None: cast(x, _dtype.bool_),
         "new_zeros": _new(xp.zeros), "new_ones": _new(xp.ones), "new_empty": _new(xp.empty),
         "new_full": _new_full, "new_tensor": _new_tensor,
+        # matrix structure, sorting, movement, sampling
+        "tril": matrix.tril, "triu": matrix.triu, "tril_": matrix.tril_, "triu_": matrix.triu_,
+        "diagonal": matrix.diagonal, "diag": matrix.diag,
+        "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
+        "roll": movement.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
