@@ -65,11 +65,12 @@ def test_tril_in_place_unrecorded_and_recorded():
 
 def test_causal_mask_pattern():
     """The GPT pattern: a lower-triangular ones mask, masked_fill(-inf), softmax."""
+    out = {}
     for m in (ember, torch):
         mask = m.tril(m.ones(4, 4)).view(1, 1, 4, 4)
         att = m.zeros(1, 1, 4, 4).masked_fill(mask == 0, float("-inf"))
-        m.result = m.softmax(att, dim=-1)
-    assert_close(ember.result, torch.result)
+        out[m] = m.softmax(att, dim=-1)
+    assert_close(out[ember], out[torch])
 
 
 @pytest.mark.parametrize("make", [
@@ -135,13 +136,14 @@ def test_sort_topk_gradient_with_repeated_values():
     """Each output position sends its gradient to the input position its index names."""
     a = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]], dtype=np.float32)
     check(lambda m, x: m.sort(x, stable=True, descending=True)[0], [a])
+    grads = {}
     for m in (ember, torch):
         x = m.tensor(a, requires_grad=True)
         v, i = x.topk(2)
         (v * m.tensor([[1.0, 10.0], [1.0, 10.0]])).sum().backward()
-        m.grad_sum, m.idx = x.grad.sum(dim=1), i
         assert (x.grad.gather(1, i) == m.tensor([[1.0, 10.0], [1.0, 10.0]])).all()
-    assert_close(ember.grad_sum, torch.grad_sum)
+        grads[m] = x.grad.sum(dim=1)  # which of several tied elements is picked is PyTorch's own choice
+    assert_close(grads[ember], grads[torch])
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64, np.uint8])
