@@ -92,6 +92,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.index_update import index_add, index_copy, index_fill
 from .ops.indexing import (
     gather,
     index_select,
@@ -107,6 +108,38 @@ from .ops.indexing import (
 from .ops.linalg import bmm, dot, matmul, mm, mv, outer
 from .ops.matrix import diag, diagonal, tril, triu
 from .ops.movement import roll
+from .ops.pointwise import (
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    clamp_max,
+    clamp_min,
+    cosh,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    frac,
+    lerp,
+    log2,
+    log10,
+    logit,
+    sgn,
+    sinh,
+    tan,
+)
 from .ops.reduction import (
     all,
     amax,

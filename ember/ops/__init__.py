@@ -15,11 +15,13 @@ from ..autograd.graph import Node
 from . import (
     activation,
     elementwise,
+    index_update,
     indexing,
     inplace,
     linalg,
     matrix,
     movement,
+    pointwise,
     reduction,
     sampling,
     shape,
@@ -96,6 +98,7 @@ def _reflected(fn):
 
 def _install() -> None:
     ew, un, red, shp, idx, ip = elementwise, unary, reduction, shape, indexing, inplace
+    pw, iu = pointwise, index_update
     methods = {
         # arithmetic and comparison operators
         "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub, "__rsub__": _reflected(ew.sub),
@@ -168,6 +171,21 @@ def _install() -> None:
         "diagonal": matrix.diagonal, "diag": matrix.diag,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
         "roll": movement.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
+        # more pointwise math
+        "tan": pw.tan, "atan": pw.atan, "arctan": pw.atan, "asin": pw.asin, "arcsin": pw.asin, "acos": pw.acos,
+        "arccos": pw.acos, "sinh": pw.sinh, "cosh": pw.cosh, "asinh": pw.asinh, "arcsinh": pw.asinh,
+        "acosh": pw.acosh, "arccosh": pw.acosh, "atanh": pw.atanh, "arctanh": pw.atanh, "log2": pw.log2,
+        "log10": pw.log10, "expm1": pw.expm1, "exp2": pw.exp2, "erf": pw.erf, "erfc": pw.erfc,
+        "erfinv": pw.erfinv, "logit": pw.logit, "frac": pw.frac, "sgn": pw.sgn, "atan2": pw.atan2,
+        "arctan2": pw.atan2, "lerp": pw.lerp, "clamp_min": pw.clamp_min,
+        "clamp_max": pw.clamp_max,
+        "lerp_": lambda x, end, weight: iu._write_back(x, lambda t: pw.lerp(t, end, weight), end, weight),
+        "clamp_min_": lambda x, min: iu._write_back(x, lambda t: pw.clamp_min(t, min), min),
+        "clamp_max_": lambda x, max: iu._write_back(x, lambda t: pw.clamp_max(t, max), max),
+        # updates at indices, and the in-place indexing ops
+        "index_add": iu.index_add, "index_copy": iu.index_copy, "index_fill": iu.index_fill,
+        "index_add_": iu.index_add_, "index_copy_": iu.index_copy_, "index_fill_": iu.index_fill_,
+        "masked_fill_": iu.masked_fill_, "scatter_": iu.scatter_, "scatter_add_": iu.scatter_add_,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -213,6 +213,8 @@ class ScatterAdd(Node):
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = _check_index(index, "scatter_add")
+    if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
+        src = src[tuple(slice(0, n) for n in idx.shape)]
     return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
 
 
