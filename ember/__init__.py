@@ -63,8 +63,11 @@ from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import clone
+from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
+from .ops.cumulative import cummax, cummin, cumprod, diff
+from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
+from .ops.einsum import einsum
 from .ops.elementwise import (
     add,
     allclose,
@@ -105,9 +108,9 @@ from .ops.indexing import (
     select,
     where,
 )
-from .ops.linalg import bmm, dot, matmul, mm, mv, outer
-from .ops.matrix import diag, diagonal, tril, triu
-from .ops.movement import roll
+from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.matrix import diag, diagonal, trace, tril, tril_indices, triu, triu_indices
+from .ops.movement import meshgrid, moveaxis, movedim, repeat_interleave, roll, tensor_split, tile
 from .ops.pointwise import (
     acos,
     acosh,
@@ -181,6 +184,7 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
+from .ops.statistics import aminmax, count_nonzero, kthvalue, median, std_mean, var_mean
 from .ops.unary import (
     abs,
     ceil,

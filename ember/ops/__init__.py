@@ -14,6 +14,8 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import (
     activation,
+    cumulative,
+    distance,
     elementwise,
     index_update,
     indexing,
@@ -26,6 +28,7 @@ from . import (
     sampling,
     shape,
     sorting,
+    statistics,
     unary,
 )
 from .elementwise import cast
@@ -87,6 +90,18 @@ def _new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool
     from .._creation import tensor
 
     return tensor(data, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 * tensor2."""
+    prod = elementwise.mul(tensor1, tensor2)
+    return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 / tensor2."""
+    quot = elementwise.div(tensor1, tensor2)
+    return elementwise.add(input, quot if value == 1 else elementwise.mul(quot, value))
 
 
 def _reflected(fn):
@@ -186,6 +201,14 @@ def _install() -> None:
         "index_add": iu.index_add, "index_copy": iu.index_copy, "index_fill": iu.index_fill,
         "index_add_": iu.index_add_, "index_copy_": iu.index_copy_, "index_fill_": iu.index_fill_,
         "masked_fill_": iu.masked_fill_, "scatter_": iu.scatter_, "scatter_add_": iu.scatter_add_,
+        # cumulative, movement, linear algebra, statistics
+        "cumprod": cumulative.cumprod, "cummax": cumulative.cummax, "cummin": cumulative.cummin,
+        "diff": cumulative.diff, "repeat_interleave": movement.repeat_interleave, "tile": movement.tile,
+        "movedim": movement.movedim, "moveaxis": movement.movedim, "tensor_split": movement.tensor_split,
+        "trace": matrix.trace, "addmm": linalg.addmm, "baddbmm": linalg.baddbmm, "addbmm": linalg.addbmm,
+        "addmv": linalg.addmv, "addr": linalg.addr, "inner": linalg.inner, "median": statistics.median,
+        "kthvalue": statistics.kthvalue, "count_nonzero": statistics.count_nonzero,
+        "aminmax": statistics.aminmax, "dist": distance.dist, "addcmul": addcmul, "addcdiv": addcdiv,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -106,3 +106,31 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     if x._data.ndim == 2:
         return Diagonal.apply(x, offset=int(diagonal), dim1=0, dim2=1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x._data.ndim}D")
+
+
+def trace(x: Tensor) -> Tensor:
+    """The sum of the main diagonal of a 2-D tensor (integers sum as int64, as ``sum`` does)."""
+    from .reduction import sum
+
+    if x._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
+    return sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1))
+
+
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
+    from .. import _dtype
+
+    mask = xp.ones((row, col), dtype=bool)
+    rows, cols = xp.nonzero(xp.triu(mask, offset) if upper else xp.tril(mask, offset))
+    dt = _dtype.int64.np if dtype is None else _dtype.to_np(dtype)
+    return Tensor._make(xp.stack([rows, cols]).astype(dt).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, False, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, True, dtype)

@@ -42,3 +42,114 @@ def roll(x: Tensor, shifts, dims=None) -> Tensor:
     if x._data.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+
+
+def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (each slice along ``dim``) repeated ``repeats`` times in place: [a, b] -> [a, a, b, b].
+
+    ``repeats`` is an int or a 1-D tensor (one count per slice). Without ``dim`` the input is flattened.
+    ``repeat_interleave(counts)`` alone returns each index i repeated counts[i] times.
+    """
+    from .indexing import index_select
+    from .shape import reshape
+
+    if repeats is None:  # torch.repeat_interleave(counts)
+        counts = x._data
+        return Tensor._make(xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts.reshape(-1)))
+    if dim is None:
+        x, dim = reshape(x, -1), 0
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
+    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else xp.asarray([int(repeats)])
+    if counts.size not in (1, n):
+        raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    index = xp.repeat(xp.arange(n, dtype=xp.int64), counts if counts.size == n else int(counts[0]))
+    if output_size is not None and output_size != index.size:
+        raise RuntimeError(
+            f"repeat_interleave: output_size {output_size} does not match the repeats' total {index.size}")
+    if x._data.ndim == 0:
+        x = reshape(x, 1)
+    return index_select(x, d, Tensor._make(index))  # its gradient sums each element's copies
+
+
+def tile(x: Tensor, dims) -> Tensor:
+    """``repeat`` with ``dims`` padded with leading 1s to the tensor's number of dimensions."""
+    from .shape import repeat
+
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
+    return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+
+
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """The dimensions ``source`` moved to positions ``destination`` (ints or sequences), the others keeping
+    their order; a view."""
+    from .shape import permute
+
+    nd = x._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src, dst = [_wrap_dim(d, nd) for d in src], [_wrap_dim(d, nd) for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src}) or `destination` ({dst})")
+    rest = iter(d for d in range(nd) if d not in src)
+    placed = dict(zip(dst, src))
+    return permute(x, [placed[i] if i in placed else next(rest) for i in range(nd)])
+
+
+moveaxis = movedim
+
+
+def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    """Split into ``n`` nearly equal parts (the first ``size % n`` one longer), or at the given indices."""
+    from .indexing import narrow
+
+    d = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections._data.ndim == 0:
+        indices_or_sections = int(indices_or_sections.item())
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        lengths = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        bounds = list(xp.cumsum([0] + lengths))
+    else:
+        points = [int(i) for i in (indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor)
+                                   else indices_or_sections)]
+        bounds = [0] + points + [size]
+    parts = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        start, stop = min(max(int(start), 0), size), min(max(int(stop), 0), size)
+        parts.append(narrow(x, d, start, max(stop - start, 0)))
+    return tuple(parts)
+
+
+def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """Coordinate grids from 1-D tensors: output i varies along dimension i (``"ij"``, the default),
+    or with the first two dimensions swapped (``"xy"``, Cartesian)."""
+    from .shape import expand, reshape
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.shape}")
+    sizes = [t._data.size for t in tensors]
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    shape = [sizes[i] for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        view = [1] * len(tensors)
+        view[order.index(i)] = -1
+        out.append(expand(reshape(t, view), shape))
+    return tuple(out)
