@@ -113,10 +113,11 @@ def einsum(equation: str, *operands) -> Tensor:
             if seen.setdefault(c, n) != n:
                 raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
                                    f"{seen[c]} != {n}")
-            if n != 1 and sizes.get(c, 1) not in (1, n):
+            if c not in sizes or sizes[c] == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
-            sizes[c] = max(sizes.get(c, 1), n)
     # a size-1 dimension broadcasts against the letter's size elsewhere, as in PyTorch
     operands = [t if all(n == sizes[c] for c, n in zip(subs, t._data.shape))
                 else expand(t, [sizes[c] for c in subs]) for subs, t in zip(inputs, operands)]
