@@ -65,12 +65,16 @@ from ._tensor_str import set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
-from .ops.cumulative import cummax, cummin, cumprod, diff
+from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
 from .ops.einsum import einsum
 from .ops.elementwise import (
     add,
     allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     div,
     eq,
     equal,
@@ -85,6 +89,7 @@ from .ops.elementwise import (
     logical_and,
     logical_not,
     logical_or,
+    logical_xor,
     lt,
     maximum,
     minimum,
@@ -109,8 +114,25 @@ from .ops.indexing import (
     where,
 )
 from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
 from .ops.matrix import diag, diagonal, trace, tril, tril_indices, triu, triu_indices
-from .ops.movement import meshgrid, moveaxis, movedim, repeat_interleave, roll, tensor_split, tile
+from .ops.movement import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    meshgrid,
+    moveaxis,
+    movedim,
+    repeat_interleave,
+    roll,
+    rot90,
+    tensor_split,
+    tile,
+)
 from .ops.pointwise import (
     acos,
     acosh,
@@ -134,11 +156,15 @@ from .ops.pointwise import (
     erfinv,
     exp2,
     expm1,
+    fmod,
     frac,
+    hypot,
     lerp,
     log2,
     log10,
+    logaddexp,
     logit,
+    nan_to_num,
     sgn,
     sinh,
     tan,
@@ -184,7 +210,7 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
-from .ops.statistics import aminmax, count_nonzero, kthvalue, median, std_mean, var_mean
+from .ops.statistics import aminmax, count_nonzero, kthvalue, median, nanmean, nansum, std_mean, var_mean
 from .ops.unary import (
     abs,
     ceil,

@@ -21,6 +21,7 @@ from . import (
     indexing,
     inplace,
     linalg,
+    lookup,
     matrix,
     movement,
     pointwise,
@@ -209,6 +210,20 @@ def _install() -> None:
         "addmv": linalg.addmv, "addr": linalg.addr, "inner": linalg.inner, "median": statistics.median,
         "kthvalue": statistics.kthvalue, "count_nonzero": statistics.count_nonzero,
         "aminmax": statistics.aminmax, "dist": distance.dist, "addcmul": addcmul, "addcdiv": addcdiv,
+        "nansum": statistics.nansum, "nanmean": statistics.nanmean, "logcumsumexp": cumulative.logcumsumexp,
+        "fliplr": movement.fliplr, "flipud": movement.flipud, "rot90": movement.rot90,
+        "unique": lookup.unique, "bincount": lookup.bincount, "isin": lookup.isin, "take": lookup.take,
+        "take_along_dim": lookup.take_along_dim, "nan_to_num": pw.nan_to_num, "logaddexp": pw.logaddexp,
+        "hypot": pw.hypot, "fmod": pw.fmod, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
+        "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+        # in-place pointwise
+        **{name + "_": ip._unary_inplace_of(op) for name, op in (
+            ("log", un.log), ("log1p", un.log1p), ("sin", un.sin), ("cos", un.cos), ("floor", un.floor),
+            ("ceil", un.ceil), ("trunc", un.trunc), ("round", un.round), ("sign", un.sign),
+            ("reciprocal", un.reciprocal), ("rsqrt", un.rsqrt), ("square", un.square), ("tan", pw.tan),
+            ("atan", pw.atan), ("sinh", pw.sinh), ("cosh", pw.cosh), ("erf", pw.erf), ("erfinv", pw.erfinv),
+            ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit))},
+        "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -107,3 +107,28 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
         hi, lo = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
         x = ne(hi, lo) if x._data.dtype == xp.bool_ else sub(hi, lo)
     return x
+
+
+class LogCumSumExp(Node):
+    def forward(self, x, dim):
+        out = xp.logaddexp.accumulate(x, axis=dim)  # running log-sum-exp, exact and overflow-free
+        self.saved, self.dim = (x, out), dim
+        return out
+
+    def backward(self, g):
+        # grad_i = sum_{j >= i} g_j exp(x_i - out_j) = exp(x_i + log sum_{j >= i} g_j exp(-out_j)); the sum is
+        # taken in log space for the positive and the negative parts of g, so nothing overflows
+        x, out = self.saved
+        d = self.dim
+        with xp.errstate(divide="ignore"):
+            pos, neg = xp.log(xp.maximum(g, 0)) - out, xp.log(xp.maximum(-g, 0)) - out
+        tail = [xp.flip(xp.logaddexp.accumulate(xp.flip(part, d), axis=d), d) for part in (pos, neg)]
+        return (xp.exp(x + tail[0]) - xp.exp(x + tail[1]),)
+
+
+def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(x))) along ``dim``, computed without overflow."""
+    if x._data.ndim == 0:
+        _wrap_dim(dim, 0)
+        return x.clone()
+    return LogCumSumExp.apply(x, dim=_wrap_dim(dim, x._data.ndim))

@@ -233,3 +233,23 @@ def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None)
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
+
+
+def _unary_inplace_of(op):
+    """The in-place form ``x.op_()`` of a pointwise ``op``: recorded or plain, like the ones above."""
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
+                              lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
+
+    return method
+
+
+def _check_kept(result: Tensor, x: Tensor):
+    """The result's array, refused when it cannot be stored in x's dtype (float results into an int tensor)."""
+    _check_cast(result._data.dtype, x)
+    return result._data
+
+
+def remainder_(x: Tensor, other) -> Tensor:
+    return _binary_inplace(x, other, xp.remainder, ew.remainder)
+

@@ -153,3 +153,93 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
         view[order.index(i)] = -1
         out.append(expand(reshape(t, view), shape))
     return tuple(out)
+
+
+def fliplr(x: Tensor) -> Tensor:
+    """Flip the columns (dimension 1) of a tensor of at least 2 dimensions."""
+    from .shape import flip
+
+    if x._data.ndim < 2:
+        raise RuntimeError(f"Input must be >= 2-d (got shape {list(x.shape)})")
+    return flip(x, 1)
+
+
+def flipud(x: Tensor) -> Tensor:
+    """Flip the rows (dimension 0) of a tensor of at least 1 dimension."""
+    from .shape import flip
+
+    if x._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def rot90(x: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second."""
+    from .shape import flip, transpose
+
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    nd = x._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = _wrap_dim(dims[0], nd), _wrap_dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return transpose(flip(x, d1), d0, d1)
+    if k == 2:
+        return flip(x, (d0, d1))
+    if k == 3:
+        return flip(transpose(x, d0, d1), d1)
+    return x.clone()
+
+
+def _atleast(nd: int, *tensors):
+    from .shape import reshape
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        shape = t._data.shape
+        if len(shape) < nd:
+            if nd == 3 and len(shape) == 2:
+                shape = shape + (1,)
+            elif nd == 3 and len(shape) == 1:
+                shape = (1,) + shape + (1,)
+            else:
+                shape = (1,) * (nd - len(shape)) + shape
+            t = reshape(t, shape)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*tensors):
+    """Each tensor viewed with at least 1 dimension."""
+    return _atleast(1, *tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor viewed with at least 2 dimensions (leading 1s added)."""
+    return _atleast(2, *tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor viewed with at least 3 dimensions (a 1-D (n,) becomes (1, n, 1), a 2-D one gets a trailing 1)."""
+    return _atleast(3, *tensors)
+
+
+def column_stack(tensors) -> Tensor:
+    """1-D and 0-d tensors become columns, then everything is concatenated along dimension 1."""
+    from .shape import cat, reshape
+
+    return cat([reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors], 1)
+
+
+def dstack(tensors) -> Tensor:
+    """Concatenate along the third dimension after ``atleast_3d``."""
+    from .shape import cat
+
+    return cat([atleast_3d(t) for t in tensors], 2)

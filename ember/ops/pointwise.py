@@ -275,3 +275,78 @@ def clamp_min(input: Tensor, min) -> Tensor:
 def clamp_max(input: Tensor, max) -> Tensor:
     """``clamp(input, max=max)``."""
     return clamp(input, max=max)
+
+
+class NanToNum(Node):
+    def forward(self, x, nan, posinf, neginf):
+        self.keep = xp.isfinite(x)
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, g):  # replaced elements are constants
+        return (g * self.keep,)
+
+
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: 0 and the dtype's
+    largest and lowest finite values); integer tensors are returned unchanged."""
+    if not x.is_floating_point():
+        return x.clone()
+    return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+class LogAddExp(Node):
+    def forward(self, a, b):
+        out = xp.logaddexp(a, b)
+        self.saved = (a, b, out)
+        return out
+
+    def backward(self, g):  # d/da = exp(a - out), d/db = exp(b - out)
+        a, b, out = self.saved
+        return g * xp.exp(a - out), g * xp.exp(b - out)
+
+
+class Hypot(Node):
+    def forward(self, a, b):
+        out = xp.hypot(a, b)
+        self.saved = (a, b, out)
+        return out
+
+    def backward(self, g):  # d/da = a / out
+        a, b, out = self.saved
+        return g * a / out, g * b / out
+
+
+class Fmod(Node):
+    def forward(self, a, b):
+        self.saved = (a, b)
+        return xp.fmod(a, b)
+
+    def backward(self, g):  # a - trunc(a / b) * b
+        a, b = self.saved
+        return g, -g * xp.trunc(a / b)
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """log(exp(input) + exp(other)), computed without overflow."""
+    a, b = _float_operands(input, other)
+    return LogAddExp.apply(a, b)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """sqrt(input^2 + other^2), computed without overflow."""
+    a, b = _float_operands(input, other)
+    return Hypot.apply(a, b)
+
+
+def fmod(input: Tensor, other) -> Tensor:
+    """The remainder of truncated division: it has the sign of ``input`` (``remainder`` takes ``other``'s)."""
+    from .elementwise import promote
+
+    a, b = promote(input, other)
+    if (a if isinstance(a, Tensor) else b)._data.dtype.kind != "f":
+        bd = b._data if isinstance(b, Tensor) else b
+        if xp.any(xp.asarray(bd) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        ad = a._data if isinstance(a, Tensor) else a
+        return Tensor._make(xp.fmod(ad, bd))
+    return Fmod.apply(a, b)

@@ -78,3 +78,24 @@ def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over all elements or along ``dim``."""
     axes = () if dim is None else dim
     return _MinMax(amin(x, axes, keepdim), amax(x, axes, keepdim))
+
+
+def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum with NaN counted as zero (they get a zero gradient)."""
+    from .indexing import where
+    from .reduction import sum
+
+    if not x.is_floating_point():
+        return sum(x, dim, keepdim, dtype=dtype)
+    return sum(where(Tensor._make(xp.isnan(x._data)), 0.0, x), dim, keepdim, dtype=dtype)
+
+
+def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The mean of the non-NaN elements (NaN where all are NaN)."""
+    from .elementwise import div
+
+    if not x.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {x.dtype}")
+    counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
+                          .astype(x._data.dtype))
+    return div(nansum(x, dim, keepdim, dtype=dtype), counts)
