@@ -212,7 +212,7 @@ def _install() -> None:
         "aminmax": statistics.aminmax, "dist": distance.dist, "addcmul": addcmul, "addcdiv": addcdiv,
         "nansum": statistics.nansum, "nanmean": statistics.nanmean, "logcumsumexp": cumulative.logcumsumexp,
         "fliplr": movement.fliplr, "flipud": movement.flipud, "rot90": movement.rot90,
-        "unique": lookup.unique, "bincount": lookup.bincount, "isin": lookup.isin, "take": lookup.take,
+        "unique": lookup.unique, "bincount": lookup.bincount, "take": lookup.take,
         "take_along_dim": lookup.take_along_dim, "nan_to_num": pw.nan_to_num, "logaddexp": pw.logaddexp,
         "hypot": pw.hypot, "fmod": pw.fmod, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
         "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
