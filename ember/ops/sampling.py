@@ -45,11 +45,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = rng_of(generator)
     if replacement:
-        # inverse-CDF sampling: the first category whose cumulative weight exceeds u * total
-        cdf = xp.cumsum(rows, axis=1)
-        u = rng.random((rows.shape[0], num_samples)) * totals
-        out = xp.stack([xp.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
-        out = xp.minimum(out, n - 1)  # u * total can round up to the last cumulative value
+        # inverse-CDF sampling: the first category whose cumulative share exceeds u ~ U[0, 1). Row r's
+        # shares are shifted to [r, r + 1] so that one search serves every row.
+        offsets = xp.arange(rows.shape[0])[:, None]
+        cdf = xp.cumsum(rows, axis=1) / totals + offsets
+        u = rng.random((rows.shape[0], num_samples)) + offsets
+        out = xp.searchsorted(cdf.reshape(-1), u.reshape(-1), side="right").reshape(u.shape) - offsets * n
+        out = xp.minimum(out, n - 1)  # rounding may leave the last share just under r + 1
     else:
         # Exponential races: category i finishes at E_i / w_i (E_i ~ Exp(1)); the order of finishing is
         # a draw without replacement proportional to the weights. Zero weights finish last (at inf).
