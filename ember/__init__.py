@@ -156,6 +156,8 @@ from .ops.pointwise import (
     erfinv,
     exp2,
     expm1,
+    fmax,
+    fmin,
     fmod,
     frac,
     hypot,
@@ -242,6 +244,7 @@ __version__ = "0.1.0"
 divide, multiply, subtract, negative = div, mul, sub, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 swapaxes = transpose
+swapdims, absolute = transpose, abs
 
 FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy constructors' names, for isinstance
 

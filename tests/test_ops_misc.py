@@ -160,3 +160,31 @@ def test_in_place_pointwise(name, args):
 ])
 def test_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x: x.unfold(0, 3, 2), [(7,)]),
+    (lambda m, x: x.unfold(1, 2, 1), [(2, 5, 3)]),
+    (lambda m, x: x.unfold(-1, 4, 3), [(2, 3, 10)]),
+    (lambda m, x: x.unfold(0, 1, 1), [()]),
+    (lambda m, x: x.unfold(0, 0, 1), [(3,)]),
+    (lambda m, x: x.ravel(), [(2, 3)]),
+    (lambda m, x: x.swapdims(0, 1), [(2, 3)]),
+    (lambda m, x: m.swapdims(x, -1, 0), [(2, 3, 4)]),
+    (lambda m, x: m.absolute(x) + x.absolute(), [(2, 3)]),
+    (lambda m, a, b: m.fmax(a, b), [np.array([1.0, np.nan, 3.0, np.nan], dtype=np.float32),
+                                    np.array([np.nan, 2.0, 1.0, np.nan], dtype=np.float32)]),
+    (lambda m, a, b: a.fmin(b), [np.array([1.0, np.nan, 3.0, 0.5], dtype=np.float32),
+                                 np.array([np.nan, 2.0, 1.0, 4.0], dtype=np.float32)]),
+])
+def test_windows_and_aliases(fn, specs):
+    check(fn, specs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.ones(3).unfold(0, 4, 1),
+    lambda m: m.ones(3).unfold(0, 2, 0),
+    lambda m: m.ones(3).unfold(1, 2, 1),
+])
+def test_unfold_errors_like_torch(make):
+    raises_like_torch(make)

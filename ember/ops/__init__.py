@@ -223,6 +223,8 @@ def _install() -> None:
             ("reciprocal", un.reciprocal), ("rsqrt", un.rsqrt), ("square", un.square), ("tan", pw.tan),
             ("atan", pw.atan), ("sinh", pw.sinh), ("cosh", pw.cosh), ("erf", pw.erf), ("erfinv", pw.erfinv),
             ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit))},
+        "unfold": movement.unfold, "ravel": lambda x: shp.reshape(x, -1), "swapdims": shp.transpose,
+        "absolute": un.abs, "fmax": pw.fmax, "fmin": pw.fmin,
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     for name, fn in methods.items():

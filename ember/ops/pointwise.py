@@ -350,3 +350,25 @@ def fmod(input: Tensor, other) -> Tensor:
         ad = a._data if isinstance(a, Tensor) else a
         return Tensor._make(xp.fmod(ad, bd))
     return Fmod.apply(a, b)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise maximum, ignoring NaN: NaN only where both are NaN (``maximum`` propagates NaN)."""
+    from .elementwise import maximum
+    from .indexing import where
+
+    a, b = input, other
+    a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
+    b_nan = Tensor._make(xp.isnan(b._data))
+    return where(a_nan, b, where(b_nan, a, maximum(a, b)))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise minimum, ignoring NaN (``minimum`` propagates NaN)."""
+    from .elementwise import minimum
+    from .indexing import where
+
+    a, b = input, other
+    a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
+    b_nan = Tensor._make(xp.isnan(b._data))
+    return where(a_nan, b, where(b_nan, a, minimum(a, b)))
