@@ -188,3 +188,29 @@ def test_windows_and_aliases(fn, specs):
 ])
 def test_unfold_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("name,args", [("unsqueeze_", (0,)), ("unsqueeze_", (-1,)), ("squeeze_", ()),
+                                       ("squeeze_", (1,)), ("t_", ()), ("transpose_", (0, 1)),
+                                       ("swapdims_", (1, 0)), ("swapaxes_", (0, 1))])
+def test_in_place_views(name, args):
+    a = np.random.default_rng(2).standard_normal((3, 1)).astype(np.float32)
+    e, t = ember.tensor(a), torch.tensor(a)
+    v, before = e._version, e.numpy()
+    assert getattr(e, name)(*args) is e
+    getattr(t, name)(*args)
+    assert_close(e, t)
+    assert e._version == v + 1
+    assert np.shares_memory(e.numpy(), before)  # the same storage, reshaped
+    grads = {}
+    for m in (ember, torch):  # on a non-leaf the view's gradient flows back
+        x = m.tensor(a, requires_grad=True)
+        y = x * 2
+        getattr(y, name)(*args)
+        (y * m.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        grads[m] = x.grad
+    assert_close(grads[ember], grads[torch])
+
+
+def test_in_place_view_on_leaf_requiring_grad_raises_like_torch():
+    raises_like_torch(lambda m: m.ones(2, requires_grad=True).unsqueeze_(0))

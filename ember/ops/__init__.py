@@ -31,6 +31,7 @@ from . import (
     sorting,
     statistics,
     unary,
+    view_inplace,
 )
 from .elementwise import cast
 
@@ -225,6 +226,9 @@ def _install() -> None:
             ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit))},
         "unfold": movement.unfold, "ravel": lambda x: shp.reshape(x, -1), "swapdims": shp.transpose,
         "absolute": un.abs, "fmax": pw.fmax, "fmin": pw.fmin,
+        "unsqueeze_": view_inplace.unsqueeze_, "squeeze_": view_inplace.squeeze_, "t_": view_inplace.t_,
+        "transpose_": view_inplace.transpose_, "swapdims_": view_inplace.transpose_,
+        "swapaxes_": view_inplace.transpose_,
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     for name, fn in methods.items():
