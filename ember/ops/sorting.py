@@ -7,6 +7,7 @@ positions (repeated picks accumulate). NaN sorts as the largest value, as in PyT
 
 from __future__ import annotations
 
+import operator
 from collections import namedtuple
 
 from .._backend import xp
@@ -73,8 +74,10 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     """
     a = x._data
     n = a.shape[_wrap_dim(dim, a.ndim)] if a.ndim else 1
-    if not isinstance(k, int) or isinstance(k, bool):
-        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    try:
+        k = operator.index(k.item() if isinstance(k, Tensor) else k)
+    except TypeError:
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}") from None
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
     if a.ndim == 0:
