@@ -120,3 +120,10 @@ def test_bernoulli_frequencies_and_dtype():
     assert abs(q.numpy().mean() - 0.3) < TOL
     g1, g2 = ember.Generator().manual_seed(1), ember.Generator().manual_seed(1)
     assert ember.equal(ember.bernoulli(p[:10], generator=g1), ember.bernoulli(p[:10], generator=g2))
+
+
+def test_bernoulli_in_place_with_a_probability_tensor():
+    ember.manual_seed(6)
+    probs = ember.tensor([0.0, 0.25, 1.0])
+    x = ember.zeros(N, 3).bernoulli_(probs)
+    np.testing.assert_allclose(x.numpy().mean(axis=0), [0.0, 0.25, 1.0], atol=TOL)

@@ -221,7 +221,10 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Te
     return _fill_with(x, rng_of(generator).uniform(a, b, x._data.shape))
 
 
-def bernoulli_(x: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0."""
+    if isinstance(p, Tensor):
+        p = p._data
     return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
 
 
