@@ -70,7 +70,9 @@ def test_causal_mask_pattern():
         mask = m.tril(m.ones(4, 4)).view(1, 1, 4, 4)
         att = m.zeros(1, 1, 4, 4).masked_fill(mask == 0, float("-inf"))
         out[m] = m.softmax(att, dim=-1)
+        out[m, "additive"] = m.triu(m.ones(4, 4) * float("-inf"), diagonal=1)  # the word language model's mask
     assert_close(out[ember], out[torch])
+    assert_close(out[ember, "additive"], out[torch, "additive"])
 
 
 @pytest.mark.parametrize("make", [
