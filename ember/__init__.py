@@ -100,7 +100,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
-from .ops.index_update import index_add, index_copy, index_fill
+from .ops.index_update import index_add, index_copy, index_fill, index_put
 from .ops.indexing import (
     gather,
     index_select,

@@ -107,3 +107,20 @@ def test_scatter_reduce_argument(reduce):
 ])
 def test_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put(accumulate):
+    rows, cols = np.array([0, 2, 0]), np.array([1, 3, 1])
+    fn = (lambda m, x, v: m.index_put(x, (m.tensor(rows), m.tensor(cols)), v, accumulate))
+    if accumulate:  # repeated positions add up
+        check(fn, [(3, 4), (3,)])
+    check(lambda m, x, v: x.index_put((m.tensor([1, 2]),), v, accumulate), [(3, 4), (4,)])
+    check(lambda m, x, v: x.index_put((m.tensor([[True, False, True, False]] * 3),), v.sum(), accumulate),
+          [(3, 4), (2,)])
+    a = np.arange(12.0).reshape(3, 4)
+    e, t = ember.tensor(a), torch.tensor(a)
+    assert e.index_put_((ember.tensor(rows), ember.tensor(cols)), ember.tensor(5.0), accumulate=accumulate) is e
+    t.index_put_((torch.tensor(rows), torch.tensor(cols)), torch.tensor(5.0, dtype=torch.float64),
+                 accumulate=accumulate)
+    assert_close(e, t)

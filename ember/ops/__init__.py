@@ -202,6 +202,7 @@ def _install() -> None:
         # updates at indices, and the in-place indexing ops
         "index_add": iu.index_add, "index_copy": iu.index_copy, "index_fill": iu.index_fill,
         "index_add_": iu.index_add_, "index_copy_": iu.index_copy_, "index_fill_": iu.index_fill_,
+        "index_put": iu.index_put, "index_put_": iu.index_put_,
         "masked_fill_": iu.masked_fill_, "scatter_": iu.scatter_, "scatter_add_": iu.scatter_add_,
         # cumulative, movement, linear algebra, statistics
         "cumprod": cumulative.cumprod, "cummax": cumulative.cummax, "cummin": cumulative.cummin,

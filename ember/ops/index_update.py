@@ -168,3 +168,40 @@ def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return _write_back(x, lambda t: index_fill(t, dim, index, value), value)
+
+
+class IndexAccumulate(Node):
+    """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
+
+    def forward(self, x, values, indices):
+        self.indices = indices
+        out = x.copy()
+        xp.add.at(out, indices, values)
+        return out
+
+    def backward(self, g):  # values broadcast into the indexed shape: the engine sums them back down
+        return g, (g[self.indices] if self.needs_input_grad[1] else None)
+
+
+def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
+    ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
+    from .indexing import convert_index, setitem
+
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
+    if not accumulate:
+        out = x.clone()
+        setitem(out, tuple(indices), values)
+        return out
+    idx = convert_index(tuple(indices))
+    try:
+        return IndexAccumulate.apply(x, values, indices=idx)
+    except (IndexError, ValueError) as err:
+        raise RuntimeError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
+
+
+def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
