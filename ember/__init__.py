@@ -62,6 +62,7 @@ from ._dtype import (
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
+from ._type_info import finfo, iinfo
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
