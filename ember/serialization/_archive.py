@@ -67,13 +67,7 @@ class Archive:
         """An ``.npy`` member as an array, its header checked against the member's size before allocating."""
         info = self._info(name)
         with self.zf.open(info) as fh:
-            version = xp.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = xp.lib.format.read_array_header_1_0(fh, max_header_size=MAX_NPY_HEADER)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran, dtype = xp.lib.format.read_array_header_2_0(fh, max_header_size=MAX_NPY_HEADER)
-            else:
-                self.fail(f"member {name!r} has unsupported .npy version {version}")
+            shape, fortran, dtype = self._npy_header(fh, name)
             check_dtype(dtype, name, self.fail)
             count = checked_count(shape, name, self.fail)
             if fh.tell() + count * dtype.itemsize != info.file_size:
@@ -83,6 +77,19 @@ class Archive:
             _fill(fh, flat, name, self.fail)
         out = flat.reshape(shape[::-1]).transpose() if fortran else flat.reshape(shape)
         return out if dtype.isnative else out.astype(dtype.newbyteorder("="))
+
+    def _npy_header(self, fh, name: str) -> tuple:
+        try:
+            version = xp.lib.format.read_magic(fh)
+            if version == (1, 0):
+                return xp.lib.format.read_array_header_1_0(fh, max_header_size=MAX_NPY_HEADER)
+            if version in ((2, 0), (3, 0)):
+                return xp.lib.format.read_array_header_2_0(fh, max_header_size=MAX_NPY_HEADER)
+            raise ValueError(f"unsupported .npy version {version}")
+        except Exception as e:  # NumPy's header parser (a literal_eval) raises many types on a corrupt header
+            if isinstance(e, RuntimeError):
+                raise
+            self.fail(f"member {name!r} has a corrupt .npy header ({type(e).__name__}: {e})")
 
     def _info(self, name: str) -> zipfile.ZipInfo:
         info = self.infos.get(name)

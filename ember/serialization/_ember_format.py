@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import types
 import zipfile
@@ -33,7 +34,9 @@ from ._archive import Archive, Fail
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
 KINDS = ("tensor", "parameter", "ndarray")
-MAX_DEPTH = 500  # nesting of the saved object; deeper manifests are refused, not a RecursionError
+MAX_DEPTH = 200  # nesting of the saved object; deeper manifests are refused before parsing, not a RecursionError
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 # ---------------------------------------------------------------------------------- save
@@ -236,8 +239,19 @@ class Decoder:
         return t.requires_grad_(True) if entry["requires_grad"] else t
 
 
+def _json_depth(raw: bytes) -> int:
+    """The deepest nesting of JSON arrays/objects in ``raw`` (strings skipped), found without parsing."""
+    depth = deepest = 0
+    for b in _STRING.sub(b'""', raw).translate(None, _NOT_BRACKETS):
+        depth += 1 if b in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
     raw = archive.read(MANIFEST)
+    if _json_depth(raw) > 2 * MAX_DEPTH + 4:
+        fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")
     meta = json.loads(raw)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         fail(f"{MANIFEST} does not describe an {FORMAT} file")

@@ -347,6 +347,16 @@ def _op_stack_global(u):
     u.global_(module, name)
 
 
+def _op_build(u):
+    """Attributes set on an OrderedDict (a state_dict's ``_metadata``): the only BUILD PyTorch's files use."""
+    state = u.pop()
+    target = u.top(OrderedDict)
+    if not (isinstance(state, dict) and all(isinstance(k, str) and not k.startswith("__") for k in state)):
+        u.fail("data.pkl sets unsupported attributes on an OrderedDict")
+    for k, v in state.items():
+        setattr(target, k, v)
+
+
 def _op_binpersid(u):
     u.stack.append(u.persistent_load(u.pop()))
 
@@ -370,6 +380,7 @@ _OPS = {
     b"q": _op_put("<B"), b"r": _op_put("<I"), b"\x94": _op_memoize,
     b"h": _op_get("<B"), b"j": _op_get("<I"),
     b"c": _op_global, b"\x93": _op_stack_global, b"R": lambda u: u.reduce(), b"Q": _op_binpersid,
+    b"b": _op_build,
 }
 
 
