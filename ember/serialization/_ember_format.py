@@ -9,7 +9,8 @@
     ``{"global": "module.qualname"}`` (a class or function, by reference) or
     ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
     "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
-    (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``). ENTRY i is
+    (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"module_ref": k}`` (the k-th module
+    stored, again: shared submodules stay shared). ENTRY i is
     ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``.
 ``arrays/<i>.npy``
     payload i in NumPy's ``.npy`` format (dtype, shape, order, raw bytes).
@@ -58,6 +59,7 @@ class Encoder:
         self.entries: list[dict] = []
         self._index: dict[int, int] = {}  # id(tensor or ndarray) -> payload index
         self._open: set[int] = set()  # ids of the containers being encoded (cycle check)
+        self._modules: dict[int, int] = {}  # id(module) -> its number: a module used twice is stored once
 
     def encode(self, obj: Any):
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -75,6 +77,8 @@ class Encoder:
                 "numbers, strings, None, dtypes, nn.Modules, classes and functions (by name) and "
                 "lists/tuples/dicts of them"
             )
+        if id(obj) in self._modules:
+            return {"module_ref": self._modules[id(obj)]}
         if id(obj) in self._open:
             raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
         self._open.add(id(obj))
@@ -94,6 +98,7 @@ class Encoder:
         if hooks:
             raise TypeError(f"ember.save cannot store a {_type_name(m)} with {' and '.join(hooks)} registered: "
                             "hooks are code; remove them, or save the module's state_dict()")
+        self._modules[id(m)] = len(self._modules)
         node = {"class": _globals.path_of(type(m)), "training": bool(d.pop("training", True))}
         for key, store in (("parameters", "_parameters"), ("buffers", "_buffers"), ("modules", "_modules")):
             node[key] = [[name, self.encode(v)] for name, v in d.pop(store, {}).items()]
@@ -152,6 +157,7 @@ class Decoder:
         self.archive, self.entries, self.fail = archive, entries, fail
         self.weights_only, self.what = weights_only, what
         self._loaded: dict[int, Any] = {}
+        self._modules: list = []  # rebuilt modules, in the order they were first saved
         self._depth = 0
         if not isinstance(entries, list):
             fail(f"{MANIFEST} has no list of arrays")
@@ -186,6 +192,8 @@ class Decoder:
             return _globals.resolve(value, self.weights_only, self.what, self.fail)
         if tag == "module" and isinstance(value, dict):
             return self._module(value)
+        if tag == "module_ref" and type(value) is int and 0 <= value < len(self._modules):
+            return self._modules[value]
         self.fail(f"unexpected entry {str({tag: value})[:80]!r} in {MANIFEST}")
 
     def _pairs(self, value) -> list:
@@ -204,6 +212,7 @@ class Decoder:
             self.fail(f"{path} is not an nn.Module subclass")
         m = cls.__new__(cls)
         Module.__init__(m)  # the base class's empty stores; the subclass's __init__ is never called
+        self._modules.append(m)
         d = m.__dict__
         d["training"] = node.get("training") is not False
         for key, store, kind in (("parameters", "_parameters", Parameter), ("buffers", "_buffers", Tensor),
