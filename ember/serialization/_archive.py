@@ -63,12 +63,15 @@ class Archive:
         with self.zf.open(info) as fh:
             _fill(fh, out, name, self.fail)
 
-    def read_npy(self, name: str):
-        """An ``.npy`` member as an array, its header checked against the member's size before allocating."""
+    def read_npy(self, name: str, tensor: bool = True):
+        """An ``.npy`` member as an array, its header checked against the member's size before allocating.
+
+        ``tensor``: the dtype must be one of ember's; otherwise any plain numeric NumPy dtype is accepted.
+        """
         info = self._info(name)
         with self.zf.open(info) as fh:
             shape, fortran, dtype = self._npy_header(fh, name)
-            check_dtype(dtype, name, self.fail)
+            check_dtype(dtype, name, self.fail, tensor)
             count = checked_count(shape, name, self.fail)
             if fh.tell() + count * dtype.itemsize != info.file_size:
                 self.fail(f"member {name!r} declares shape {tuple(shape)} of {dtype}, "
@@ -110,13 +113,19 @@ def _fill(fh, out, name: str, fail: Fail) -> None:
         fail(f"member {name!r} has bytes after its data")
 
 
-def check_dtype(dtype, name: str, fail: Fail) -> None:
+def check_dtype(dtype, name: str, fail: Fail, tensor: bool = True) -> None:
     try:
-        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        if not is_plain_numeric(dtype):
             raise TypeError(str(dtype))
-        _dtype.from_np(dtype.newbyteorder("="))
+        if tensor:
+            _dtype.from_np(dtype.newbyteorder("="))
     except TypeError:
         fail(f"member {name!r} holds dtype {dtype}, which ember cannot load")
+
+
+def is_plain_numeric(dtype) -> bool:
+    """bool, integer, float or complex: an array of it can be stored and read as raw bytes, without pickle."""
+    return dtype.kind in "biufc" and dtype.fields is None and dtype.subdtype is None
 
 
 def checked_count(shape, name: str, fail: Fail) -> int:

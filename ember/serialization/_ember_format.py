@@ -30,7 +30,7 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from . import _globals
-from ._archive import Archive, Fail
+from ._archive import Archive, Fail, is_plain_numeric
 
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
@@ -120,7 +120,9 @@ class Encoder:
                 self.entries.append({"kind": kind, "requires_grad": obj.requires_grad})
                 self.arrays.append(obj._data)
             else:
-                _dtype.from_np(obj.dtype)  # object/string arrays would need pickle
+                if not is_plain_numeric(obj.dtype):  # object/string/structured arrays would need pickle
+                    raise TypeError(f"ember.save cannot store a NumPy array of dtype {obj.dtype}: it stores "
+                                    "bool, integer, float and complex arrays")
                 self.entries.append({"kind": "ndarray", "requires_grad": False})
                 self.arrays.append(obj)
         return self._index[id(obj)]
@@ -237,7 +239,7 @@ class Decoder:
         if not (isinstance(entry, dict) and entry.get("kind") in KINDS
                 and isinstance(entry.get("requires_grad"), bool)):
             self.fail(f"malformed description {str(entry)[:80]!r} of arrays/{i}.npy in {MANIFEST}")
-        a = self.archive.read_npy(f"arrays/{i}.npy")
+        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray")
         if entry["kind"] == "ndarray":
             return a
         t = Tensor._make(a)
