@@ -78,3 +78,18 @@ def test_a_loaded_optimizer_state_of_the_wrong_shape_names_the_parameter():
         run(ember)
     with pytest.raises(RuntimeError, match=r"parameter 0 \('weight'\)"):
         run(ember, names=True)
+
+
+@pytest.mark.parametrize("state", [lambda m: m.zeros(10, dtype=m.uint8), lambda m: m.zeros(64),
+                                   lambda m: [1, 2]], ids=["wrong-size", "not-bytes", "list"])
+def test_setting_a_malformed_rng_state(state):
+    same_type(lambda: ember.set_rng_state(state(ember)), lambda: torch.set_rng_state(state(torch)))
+    same_type(lambda: ember.Generator().set_state(state(ember)), lambda: torch.Generator().set_state(state(torch)))
+
+
+def test_rng_state_round_trips():
+    g = ember.Generator().manual_seed(5)
+    g.rng.random(3)
+    state = g.get_state()
+    a = g.rng.random(4)
+    np.testing.assert_array_equal(ember.Generator().set_state(state).rng.random(4), a)
