@@ -152,6 +152,14 @@ def test_map_location():
     assert_same_tensor(ember.load(buf, weights_only=False), t)
 
 
+def test_pytorch_only_arguments_are_accepted(tmp_path):
+    import pickle as pickle_module
+
+    path = tmp_path / "x.pt"
+    ember.save({"a": 1}, path, pickle_module, 4, _use_new_zipfile_serialization=True)
+    assert ember.load(path, None, pickle_module, weights_only=True, mmap=False, encoding="utf-8") == {"a": 1}
+
+
 def test_file_object_at_an_offset():
     buf = io.BytesIO()
     buf.write(b"header")

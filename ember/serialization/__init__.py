@@ -67,10 +67,14 @@ def _name(f: FileLike) -> str:
     return repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else repr(getattr(f, "name", f))
 
 
-def save(obj: Any, f: FileLike, *, format: str = "ember") -> None:
+def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False, *,
+         format: str = "ember") -> None:
     """Write ``obj`` (a ``state_dict``, a whole module, ...) to a path or binary file object.
 
     Args:
+        pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
+            for PyTorch compatibility and ignored (nothing is pickled).
         format: ``"ember"`` (default; see the module docstring) or ``"torch"``: PyTorch's zip format, which
             ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
 
@@ -110,7 +114,8 @@ def _is_safetensors(head: bytes) -> bool:
     return len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] > 1
 
 
-def load(f: FileLike, map_location=None, *, weights_only: bool | None = True) -> Any:
+def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = True,
+         mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
 
     Args:
@@ -122,6 +127,8 @@ def load(f: FileLike, map_location=None, *, weights_only: bool | None = True) ->
             ``UnpicklingError``) names it. False: classes and functions named in an ember file are imported
             (only for files you trust). A PyTorch file is never unpickled either way: only tensors, storages
             and plain containers are read from it.
+        pickle_module, mmap, pickle_load_args: accepted for PyTorch compatibility and ignored (the file is
+            read into memory; nothing is unpickled).
     """
     _check_map_location(map_location)
     name = _name(f)
