@@ -47,21 +47,27 @@ def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_checkpoint(tmp_pat
     os.waitpid(in_child(lambda: ember.save(new, tmp_path / "timing.pt")), 0)  # how long a child's save takes
     duration = time.perf_counter() - start
     os.unlink(tmp_path / "timing.pt")
-    seen, last = set(), 0.0
-    for i in range(20):
+    seen, last, kills = set(), 0.0, 0
+
+    def leftovers():
+        return [p.name for p in tmp_path.iterdir() if p.name != "ckpt.pt"]
+
+    # 20 kills spread over 0 .. 2.4x the save (before, during and after the rename); more, spread wider, until
+    # kills have landed before the rename, after it, and in the middle of writing (a temporary left behind)
+    while kills < 20 or (kills < 40 and not (seen == {0.0, 1.0} and leftovers())):
         if last == 1.0:  # start from the old checkpoint again
             ember.save(old, path)
         pid = in_child(lambda: ember.save(new, path))
-        time.sleep(duration * i / 8)  # 0 .. 2.4x the save: before, during and after the rename
+        time.sleep(duration * (kills % 20) / 8 * (1 + kills // 20))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        last = check_loads_as_old_or_new(path)
+        kills += 1
+        last = check_loads_as_old_or_new(path)  # never neither
         seen.add(last)
     assert seen == {0.0, 1.0}, f"kills landed only {'after' if seen == {1.0} else 'before'} the save completed"
     # a kill leaves at most its temporary file behind, never a torn destination
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "ckpt.pt"]
-    assert all(n.startswith(".ckpt.pt.") and n.endswith(".tmp") for n in leftovers), leftovers
-
+    assert leftovers(), "no kill landed while the new checkpoint was being written"
+    assert all(n.startswith(".ckpt.pt.") and n.endswith(".tmp") for n in leftovers()), leftovers()
 
 def test_a_full_disk_is_a_runtime_error_and_keeps_the_old_file(tmp_path):
     path = tmp_path / "ckpt.pt"
