@@ -114,6 +114,18 @@ def test_deep_manifests_are_refused():
     assert "nests deeper" in refused(archive({"ember.json": text}))
 
 
+def test_manifest_and_pickle_sizes_are_bounded(monkeypatch):
+    from ember.serialization import _archive
+
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(2), "names": ["x" * 100] * 20}, buf)
+    torch_buf = io.BytesIO()
+    torch.save({"names": ["x" * 100] * 20}, torch_buf)
+    monkeypatch.setattr(_archive, "MAX_TEXT_MEMBER", 1000)
+    assert "more than the 1000 allowed" in refused(buf.getvalue())
+    assert "more than the 1000 allowed" in refused(torch_buf.getvalue())
+
+
 def test_a_member_larger_than_the_file_is_refused():
     data = bytearray(one_tensor(npy_bytes("<f4", "(2,)", payload=bytes(8))))
     at = data.find(b"PK\x01\x02", 0)

@@ -48,8 +48,9 @@ class Archive:
     def names(self) -> list[str]:
         return list(self.infos)
 
-    def read(self, name: str, limit: int = MAX_TEXT_MEMBER) -> bytes:
+    def read(self, name: str, limit: int | None = None) -> bytes:
         info = self._info(name)
+        limit = MAX_TEXT_MEMBER if limit is None else limit
         if info.file_size > limit:
             self.fail(f"member {name!r} is {info.file_size} bytes, more than the {limit} allowed for it")
         with self.zf.open(info) as fh:
