@@ -120,7 +120,7 @@ def test_manifest_and_pickle_sizes_are_bounded(monkeypatch):
     buf = io.BytesIO()
     ember.save({"w": ember.ones(2), "names": ["x" * 100] * 20}, buf)
     torch_buf = io.BytesIO()
-    torch.save({"names": ["x" * 100] * 20}, torch_buf)
+    torch.save({"names": [f"{i}" + "x" * 100 for i in range(20)]}, torch_buf)
     monkeypatch.setattr(_archive, "MAX_TEXT_MEMBER", 1000)
     assert "more than the 1000 allowed" in refused(buf.getvalue())
     assert "more than the 1000 allowed" in refused(torch_buf.getvalue())
