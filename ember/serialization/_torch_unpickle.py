@@ -25,6 +25,8 @@ _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8
              "DoubleStorage": "float64"}
 STORAGE_OF = {v: k for k, v in _STORAGES.items()}
 _DTYPES = {d.name for d in _dtype.ALL_DTYPES}
+_TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
+                      "float8_e4m3fn", "float8_e5m2", "cfloat", "cdouble", "chalf", "qint8", "quint8", "qint32"}
 
 
 class _Global:
@@ -101,6 +103,9 @@ class Unpickler:
     # --- globals and calls
     def global_(self, module: str, name: str) -> None:
         path = f"{'builtins' if module == '__builtin__' else module}.{name}"  # protocol 2 spells Python 2's name
+        if path not in _ALLOWED and module == "torch" and (name.endswith("Storage") or name in _TORCH_ONLY_DTYPES):
+            self.fail(f"the file holds {name} data, a dtype ember does not have (ember has "
+                      f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
         if path not in _ALLOWED:
             raise WeightsOnlyError(
                 f"{self.what}: the file's pickle names {path}, which weights-only loading does not allow "
