@@ -99,6 +99,8 @@ class IndexPut(Node):
 
 def check_inplace(x: Tensor, tracked: bool) -> None:
     """PyTorch's rules for in-place ops, with ember's one restriction on views."""
+    if not x._data.flags.writeable:
+        check_writable(x)
     if not _GradState.enabled:
         return
     if x._requires_grad and x.grad_fn is None:
@@ -114,6 +116,17 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
             "ember does not support in-place operations on a view (slice, reshape, transpose...) "
             "when the result needs a gradient; use an out-of-place op (y = y + 1) or clone() the view first"
         )
+
+
+def check_writable(x: Tensor) -> None:
+    """An expanded tensor (elements sharing memory) or a read-only array cannot be written in place."""
+    if any(s == 0 and n > 1 for n, s in zip(x._data.shape, x._data.strides)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
+        )
+    raise RuntimeError("the tensor's memory is read-only (a tensor made from a read-only NumPy array?); "
+                       "clone() it before writing in place")
 
 
 def setitem(x: Tensor, idx, value) -> None:

@@ -271,13 +271,15 @@ class Optimizer:
                 )
         params = {i: p for saved, group in zip(saved_groups, self.param_groups)
                   for i, p in zip(saved["params"], group["params"])}
+        names = {i: n for saved in saved_groups for i, n in zip(saved["params"], saved.get("param_names", ()))}
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for key, value in state_dict["state"].items():
             p = params.get(key)
             if p is None:
                 state[key] = value
             else:
-                state[p] = {k: _copy_state_value(v, p, k) for k, v in value.items()}
+                where = f"{key} ({names[key]!r})" if key in names else key
+                state[p] = {k: _copy_state_value(v, p, k, where) for k, v in value.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new = {k: v for k, v in saved.items() if k != "params"}
@@ -301,11 +303,20 @@ def _marks_step(step: Callable) -> Callable:
 Optimizer.step = _marks_step(Optimizer.step)
 
 
-def _copy_state_value(value, param: Tensor, key: str):
-    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own."""
+def _copy_state_value(value, param: Tensor, key: str, index=None):
+    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own.
+
+    A state tensor of another shape than its parameter (a state dict from another model) is a RuntimeError
+    naming the parameter here, rather than a broadcasting error inside a later ``step()``.
+    """
     if not isinstance(value, Tensor):
         return value
     array = value._data
+    if key != "step" and array.ndim and array.shape != param._data.shape:
+        raise RuntimeError(
+            f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
+            f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
+        )
     if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
         return Tensor._make(array.astype(param._data.dtype, copy=True))
     return Tensor._make(array.copy())
