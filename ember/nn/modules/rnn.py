@@ -258,10 +258,6 @@ class RNN(RNNBase):
             raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
 
-    def extra_repr(self) -> str:
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity}"
-
 
 class LSTM(RNNBase):
     """Long short-term memory, PyTorch's gate order (i, f, g, o); ``proj_size > 0`` projects h_t to that size.
