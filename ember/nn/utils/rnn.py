@@ -176,7 +176,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     """Stack sequences of shapes (L_i, *) into (T, B, *) (or (B, T, *)), T = max L_i, padding with
     ``padding_value`` on the ``padding_side`` ("right", default, or "left")."""
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if isinstance(sequences, Tensor):
         sequences = list(sequences.unbind(0))
     sequences = list(sequences)
