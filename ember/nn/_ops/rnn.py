@@ -49,39 +49,47 @@ class RNNLayer(Node):
     def forward(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, *, mode, batch_sizes, reverse):
         self.mode, self.steps = mode, _steps(batch_sizes, reverse)
         hidden = w_hh.shape[0] // GATES[mode]
-        xw = xp.matmul(x, w_ih.T)  # every timestep's input projection in one GEMM
-        if b_ih is not None:
-            xw += b_ih
-            if mode != "GRU":  # GRU's b_hn sits inside r * (W_hn h + b_hn)
-                xw += b_hh
         h = h0.copy()
         out = xp.empty((x.shape[0], h0.shape[1]), dtype=x.dtype)
         hprev = xp.empty_like(out)  # the state each row's step started from
         if mode == "LSTM":
+            # sigmoid(a) = (tanh(a/2) + 1) / 2: with the i, f, o rows of the weights and biases halved, one
+            # tanh over all four gates then one affine map (scale, shift) gives i, f, g, o.
+            scale = xp.full(w_hh.shape[0], 0.5, dtype=x.dtype)
+            scale[2 * hidden:3 * hidden] = 1
+            shift = scale.copy()
+            shift[2 * hidden:3 * hidden] = 0
+            xw = xp.matmul(x, (w_ih * scale[:, None]).T)  # every timestep's input projection in one GEMM
+            if b_ih is not None:
+                xw += (b_ih + b_hh) * scale
+            w_hh_t = xp.ascontiguousarray((w_hh * scale[:, None]).T)
             c = c0.copy()
             cprev, tanh_c = xp.empty((x.shape[0], hidden), x.dtype), xp.empty((x.shape[0], hidden), x.dtype)
             hpre = xp.empty_like(tanh_c) if w_hr is not None else None
             for s, e, b in self.steps:
                 hprev[s:e] = h[:b]
-                hp = hprev[s:e]
                 gates = xw[s:e]
-                gates += xp.matmul(hp, w_hh.T)
-                _sigmoid_(gates[:, :2 * hidden])
-                xp.tanh(gates[:, 2 * hidden:3 * hidden], out=gates[:, 2 * hidden:3 * hidden])
-                _sigmoid_(gates[:, 3 * hidden:])
+                gates += xp.matmul(hprev[s:e], w_hh_t)
+                xp.tanh(gates, out=gates)
+                gates *= scale
+                gates += shift
                 i, f, g, o = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
                 cprev[s:e] = c[:b]
-                cp = cprev[s:e]
-                cn = c[:b] = f * cp + i * g
+                cn = xp.multiply(f, cprev[s:e], out=c[:b])
+                cn += i * g
                 tc = xp.tanh(cn, out=tanh_c[s:e])
                 if w_hr is None:
-                    hn = xp.multiply(o, tc, out=out[s:e])
+                    h[:b] = xp.multiply(o, tc, out=out[s:e])
                 else:
                     hq = xp.multiply(o, tc, out=hpre[s:e])
-                    hn = xp.matmul(hq, w_hr.T, out=out[s:e])
-                h[:b] = hn
+                    h[:b] = xp.matmul(hq, w_hr.T, out=out[s:e])
             self.saved = (x, w_ih, w_hh, w_hr, xw, hprev, cprev, tanh_c, hpre)
             return out, h, c
+        xw = xp.matmul(x, w_ih.T)  # every timestep's input projection in one GEMM
+        if b_ih is not None:
+            xw += b_ih
+            if mode != "GRU":  # GRU's b_hn sits inside r * (W_hn h + b_hn)
+                xw += b_hh
         if mode == "GRU":
             ghn = xp.empty((x.shape[0], hidden), x.dtype)  # W_hn h + b_hn, needed for dr
             for s, e, b in self.steps:
