@@ -137,27 +137,34 @@ class RNNLayer(Node):
             cprev, tanh_c, hpre = self.saved[6:]
             dc = xp.zeros((batch, hidden), x.dtype) if g_c is None else g_c.copy()
             dh_all = xp.empty_like(hprev) if w_hr is not None else None
+            # What depends on forward values alone, for all rows at once (into dgi, scaled per step below):
+            # sigmoid' = s (1 - s) for i, f, o, tanh' = 1 - g^2 for g; and o * tanh'(c) on the cell path.
+            xp.subtract(1, act, out=dgi)
+            dgi *= act
+            g_all = act[:, 2 * hidden:3 * hidden]
+            xp.multiply(g_all, g_all, out=dgi[:, 2 * hidden:3 * hidden])
+            xp.subtract(1, dgi[:, 2 * hidden:3 * hidden], out=dgi[:, 2 * hidden:3 * hidden])
+            o_dtanh = tanh_c * tanh_c
+            xp.subtract(1, o_dtanh, out=o_dtanh)
+            o_dtanh *= act[:, 3 * hidden:]
+            upstream = xp.empty((batch, w_hh.shape[0]), x.dtype)  # each gate's dL/d(activation), one step
             for s, e, b in reversed(self.steps):
                 dht = dh[:b] if g_out is None else dh[:b] + g_out[s:e]
                 if w_hr is not None:
                     dh_all[s:e] = dht
                     dht = xp.matmul(dht, w_hr)
-                i, f, g, o = (act[s:e, k * hidden:(k + 1) * hidden] for k in range(4))
-                tc = tanh_c[s:e]
-                dct = dht * o
-                dct *= 1 - tc * tc
+                i, f, g = (act[s:e, k * hidden:(k + 1) * hidden] for k in range(3))
+                dct = dht * o_dtanh[s:e]
                 dct += dc[:b]
+                u = upstream[:b]
+                xp.multiply(dct, g, out=u[:, :hidden])
+                xp.multiply(dct, cprev[s:e], out=u[:, hidden:2 * hidden])
+                xp.multiply(dct, i, out=u[:, 2 * hidden:3 * hidden])
+                xp.multiply(dht, tanh_c[s:e], out=u[:, 3 * hidden:])
                 d = dgi[s:e]
-                xp.multiply(dct, g, out=d[:, :hidden])
-                d[:, :hidden] *= i * (1 - i)
-                xp.multiply(dct, cprev[s:e], out=d[:, hidden:2 * hidden])
-                d[:, hidden:2 * hidden] *= f * (1 - f)
-                xp.multiply(dct, i, out=d[:, 2 * hidden:3 * hidden])
-                d[:, 2 * hidden:3 * hidden] *= 1 - g * g
-                xp.multiply(dht, tc, out=d[:, 3 * hidden:])
-                d[:, 3 * hidden:] *= o * (1 - o)
-                dc[:b] = dct * f
-                dh[:b] = xp.matmul(d, w_hh)
+                d *= u
+                xp.multiply(dct, f, out=dc[:b])
+                xp.matmul(d, w_hh, out=dh[:b])
             if w_hr is not None and self.needs_input_grad[7]:
                 grads[7] = xp.matmul(dh_all.T, hpre)  # dW_hr = sum_t dh_t^T (o * tanh c)_t
             grads[2] = dc
