@@ -1,9 +1,15 @@
 """nn.utils.rnn (packing, padding, PackedSequence) against torch, alone and through nn.LSTM/GRU/RNN."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.utils.rnn as trnn
+from conftest import ROOT
 from nn_oracle import ember_state
 from oracle import assert_close
 
@@ -207,3 +213,27 @@ def test_module_paths_programs_import():
     assert ember.nn.utils.rnn is ernn
     for name in ernn.__all__:
         assert hasattr(trnn, name), name
+
+
+def test_pytorch_program_imports_recurrent_modules_by_name(tmp_path):
+    """A PyTorch program run under ``python -m ember.compat`` imports the modules by their torch paths."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        import torch.nn.modules.rnn
+        from torch.nn.modules.rnn import RNNBase, LSTM
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, PackedSequence
+        import ember
+        assert torch.nn.modules.rnn is ember.nn.modules.rnn and LSTM is ember.nn.LSTM
+        lstm = LSTM(3, 4, batch_first=True)
+        packed = pack_padded_sequence(torch.randn(2, 5, 3), torch.tensor([2, 5]), batch_first=True,
+                                      enforce_sorted=False)
+        out, (h, c) = lstm(packed)
+        padded, lengths = pad_packed_sequence(out, batch_first=True)
+        assert isinstance(out, PackedSequence) and isinstance(lstm, RNNBase)
+        print(tuple(padded.shape), lengths.tolist(), tuple(h.shape))
+    """))
+    out = subprocess.run([sys.executable, "-m", "ember.compat", str(script)], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": ROOT}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(2, 5, 4) [2, 5] (1, 2, 4)"
