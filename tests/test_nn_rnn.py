@@ -320,3 +320,16 @@ def test_cell_state_dict_and_repr(cls):
     em2, tm2 = getattr(ember.nn, cls)(5, 7), getattr(torch.nn, cls)(5, 7)
     assert list(em2.state_dict()) == list(tm2.state_dict())
     assert repr(em2) == repr(tm2)
+
+
+def test_gradients_accumulate_across_backwards_like_torch():
+    """Two backwards without zero_grad add up, each parameter into its own .grad (the two biases included)."""
+    em, tm = make_pair("LSTM", input_size=3, hidden_size=4)
+    x = np.random.default_rng(11).standard_normal((4, 2, 3))
+    for _ in range(2):
+        for model, mod in ((em, ember), (tm, torch)):
+            out, (h, c) = model(mod.tensor(x))
+            (out.sum() + (h * c).sum()).backward()
+    assert not np.shares_memory(em.bias_ih_l0.grad.numpy(), em.bias_hh_l0.grad.numpy())
+    for name, p in tm.named_parameters():
+        assert_close(em.get_parameter(name).grad, p.grad, **TIGHT, msg=name)

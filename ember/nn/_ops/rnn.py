@@ -201,14 +201,15 @@ class RNNLayer(Node):
                     xp.multiply(dht, hn > 0, out=d)
                 dh[:b] = xp.matmul(d, w_hh)
         needs = self.needs_input_grad
+        db_ih = dgi.sum(0) if needs[5] or (needs[6] and dgh is dgi) else None
         return (
             xp.matmul(dgi, w_ih) if needs[0] else None,
             dh if needs[1] else None,
             grads.get(2) if needs[2] else None,
             xp.matmul(dgi.T, x) if needs[3] else None,
             xp.matmul(dgh.T, hprev) if needs[4] else None,
-            dgi.sum(0) if needs[5] else None,
-            dgh.sum(0) if needs[6] else None,
+            db_ih if needs[5] else None,
+            (db_ih if dgh is dgi else dgh.sum(0)) if needs[6] else None,  # the same sum unless GRU
             grads.get(7),
         )
 
