@@ -127,6 +127,15 @@ def test_unbatched_input(cls, batch_first):
         assert_close(eo, to, **TIGHT)
 
 
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("shape,hidden", [((1, 1, 1), 1), ((3, 0, 2), 3), ((1, 4, 2), 1)])
+def test_edge_shapes(cls, shape, hidden):
+    """One step, an empty batch, hidden size 1: values and gradients as torch's."""
+    em, tm = make_pair(cls, input_size=shape[-1], hidden_size=hidden, bidirectional=True)
+    e_in, t_in = leaves(np.random.default_rng(12).standard_normal(shape))
+    backprop_and_compare(flat_outputs(em(e_in[0])), flat_outputs(tm(t_in[0])), e_in, t_in, em, tm, TIGHT)
+
+
 def test_repeated_training_steps_match_torch():
     """Three SGD steps through a 2-layer LSTM: every step's loss and the final weights agree."""
     em, tm = make_pair("LSTM", input_size=3, hidden_size=4, num_layers=2)
@@ -246,6 +255,8 @@ def same_error(make_call):
     lambda m: m.nn.LSTM(4, 5)(m.randn(3, 4), (m.randn(1, 1, 5), m.randn(1, 1, 5))),
     lambda m: m.nn.LSTM(4, 5)(m.randn(3, 2, 4), (m.randn(2, 5), m.randn(2, 5))),
     lambda m: m.nn.GRU(4, 5, proj_size=2),
+    lambda m: m.nn.LSTM(4, 5)(m.randn(0, 2, 4)),
+    lambda m: m.nn.GRU(4, 5, batch_first=True)(m.randn(2, 0, 4)),
     lambda m: m.nn.RNN(4, 5, proj_size=2),
     lambda m: m.nn.LSTM(4, 5, proj_size=5),
     lambda m: m.nn.LSTM(4, 5, proj_size=-1),

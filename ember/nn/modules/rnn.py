@@ -166,6 +166,8 @@ class RNNBase(Module):
             if self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input.shape[:2]
+            if steps == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             batch_sizes = [batch] * steps
             data = input
         self._check_input(data, packed)
