@@ -144,7 +144,10 @@ class RNNBase(Module):
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (layers, batch, real_hidden), (layers, batch, self.hidden_size)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | tuple[Tensor, Tensor] | None = None):
+        """(output, h_n) — LSTM: (output, (h_n, c_n)). ``input`` is (T, B, input_size) ((B, T, ...) with
+        ``batch_first``), (T, input_size) unbatched, or a PackedSequence (then so is ``output``); ``hx`` defaults
+        to zeros of shape (num_layers * directions, B, hidden) (LSTM: a pair, h of size proj_size if set)."""
         lstm = self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)
         batched, batch_dim = True, 0 if self.batch_first else 1
