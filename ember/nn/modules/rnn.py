@@ -225,16 +225,16 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         hs, cs = [], []
         layer_in = data
+        all_weights = self.all_weights
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
                 k = layer * directions + direction
-                w = dict(zip(("w_ih", "w_hh", "b_ih", "b_hh"), self.all_weights[k]))
-                if not self.bias:
-                    w["b_ih"] = w["b_hh"] = None
-                w_hr = self.all_weights[k][-1] if self.proj_size > 0 else None
-                out, h, c = rnn_layer(layer_in, h0[k], None if c0 is None else c0[k], w["w_ih"], w["w_hh"],
-                                      w["b_ih"], w["b_hh"], w_hr, self.mode, batch_sizes, reverse=direction == 1)
+                ws = all_weights[k]  # [w_ih, w_hh, (b_ih, b_hh,) (w_hr)]
+                b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
+                w_hr = ws[-1] if self.proj_size > 0 else None
+                out, h, c = rnn_layer(layer_in, h0[k], None if c0 is None else c0[k], ws[0], ws[1], b_ih, b_hh,
+                                      w_hr, self.mode, batch_sizes, reverse=direction == 1)
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
