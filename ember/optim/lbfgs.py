@@ -39,6 +39,8 @@ class LBFGS(Optimizer):
     ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss`` and ``al``.
     """
 
+    _state_shaped_like_params = False  # its history and direction span all parameters, flattened
+
     def __init__(self, params: Iterable, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:

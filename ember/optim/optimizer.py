@@ -55,6 +55,9 @@ class Optimizer:
     # takes the per-parameter path. ``_flat_scalar_state``: state keys holding one scalar per parameter.
     _flat_step = False
     _flat_scalar_state: tuple = ("step",)
+    # Whether every non-scalar state tensor has its parameter's shape (checked when a state dict is loaded).
+    # False for optimizers whose state spans all parameters at once (LBFGS).
+    _state_shaped_like_params = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Mark every step, even an overriding subclass's, so a scheduler can tell whether
@@ -279,7 +282,8 @@ class Optimizer:
                 state[key] = value
             else:
                 where = f"{key} ({names[key]!r})" if key in names else key
-                state[p] = {k: _copy_state_value(v, p, k, where) for k, v in value.items()}
+                state[p] = {k: _copy_state_value(v, p, k, where, self._state_shaped_like_params)
+                            for k, v in value.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new = {k: v for k, v in saved.items() if k != "params"}
@@ -303,7 +307,7 @@ def _marks_step(step: Callable) -> Callable:
 Optimizer.step = _marks_step(Optimizer.step)
 
 
-def _copy_state_value(value, param: Tensor, key: str, index=None):
+def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_param: bool = True):
     """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own.
 
     A state tensor of another shape than its parameter (a state dict from another model) is a RuntimeError
@@ -312,7 +316,7 @@ def _copy_state_value(value, param: Tensor, key: str, index=None):
     if not isinstance(value, Tensor):
         return value
     array = value._data
-    if key != "step" and array.ndim and array.shape != param._data.shape:
+    if shaped_like_param and key != "step" and array.ndim and array.shape != param._data.shape:
         raise RuntimeError(
             f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
             f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
