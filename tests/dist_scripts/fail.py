@@ -3,7 +3,9 @@
     fail.py MODE RANK TOKEN     (TOKEN only marks the processes so the test can look for leftovers)
 
 MODE: raise (after init) | preinit (raise before init) | kill (SIGKILL before init) |
-exit (sys.exit(3)) | stuck (RANK sleeps; the others' all_reduce must time out) | sleep (every rank sleeps)
+killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
+_exit0 (os._exit(0) after init) | stuck (RANK sleeps; the others' all_reduce must time out) |
+sleep (every rank sleeps) | interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
 """
 
 import os
@@ -21,14 +23,21 @@ if me == bad and mode == "preinit":
     raise ValueError(f"rank {me} gave up before init")
 if me == bad and mode == "kill":
     os.kill(os.getpid(), signal.SIGKILL)
+if me == bad and mode == "exit0pre":
+    sys.exit(0)
 dist.init_process_group("gloo", timeout=timedelta(seconds=1.5 if mode == "stuck" else 30))
+print(f"rank {me} initialised", flush=True)
 t = ember.ones(4)
 dist.all_reduce(t)
 if me == bad and mode == "raise":
     raise ValueError(f"rank {me} gave up")
 if me == bad and mode == "exit":
     sys.exit(3)
-if mode == "sleep" or (me == bad and mode == "stuck"):
+if me == bad and mode == "killpost":
+    os.kill(os.getpid(), signal.SIGKILL)
+if me == bad and mode == "_exit0":
+    os._exit(0)
+if mode in ("sleep", "interrupt") or (me == bad and mode == "stuck"):
     time.sleep(60)
 dist.all_reduce(t)  # the healthy ranks wait here for the failed one
 time.sleep(60)      # never reached in a correct run: the job must have been stopped
