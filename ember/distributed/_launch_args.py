@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=_PROG, description="Start the ranks of a script, torchrun-style, with mpiexec "
                                 "underneath.", allow_abbrev=False)
     _flag(p, "--nproc-per-node", default="1", help="ranks per node: a number, 'cpu' or 'auto' (one per CPU core)")
-    _flag(p, "--nnodes", default=None, help="number of nodes, N or MIN:MAX with MIN == MAX (default: hosts given, or 1)")
+    _flag(p, "--nnodes", default=None, help="number of nodes: N, or MIN:MAX with MIN == MAX (default: hosts, or 1)")
     _flag(p, "--node-rank", type=int, default=0, help="0 only: this one launcher starts every node")
     p.add_argument("--standalone", action="store_true", help="single node (the default without --hosts)")
     _flag(p, "--rdzv-backend", default="static", help="accepted, any value: MPI does the rendezvous")

@@ -29,7 +29,6 @@ See docs/distributed.md and docs/failures.md.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import shutil
@@ -182,7 +181,7 @@ def _attempt(args, command_for, run_dir: str, attempt: int, guard: Guard, signal
         job.kill()
     for failure in result.failed:  # the rank's own report, if mpiexec did not get it through before the stop
         last = failure.report.rstrip("\n").rpartition("\n")[2]
-        if failure.report and not job.shown(last):
+        if failure.report and not job.shown(last + "\n"):
             sys.stderr.write(failure.report)
     sys.stderr.flush()
     if result.kind == "failed":
