@@ -94,6 +94,8 @@ class _Forward(threading.Thread):
             for line in lines:
                 if line.startswith(_BANNER_EDGE) and not in_banner and not self.banner:
                     in_banner = True
+                    if out and out[-1] == b"\n":  # MPICH prints an empty line above its banner
+                        self.banner.append(out.pop())
                 if in_banner or (self.banner and line.startswith(_BANNER_TAIL)):
                     self.banner.append(line + b"\n")
                     if line.startswith(_BANNER_TAIL[-1]):
