@@ -63,6 +63,8 @@ def test_module_and_no_python(tmp_path):
     assert [(e["RANK"], e["ROLE_RANK"]) for e in rank_env(tmp_path / "n", 2)] == [("0", "0"), ("1", "1")]
     p = run("--nproc-per-node", "2", "--no-python", "false")
     assert p.returncode == 1 and re.search(r"rank [01] failed: exited with code 1 \(the first", p.stderr), p.stderr
+    p = run("--nproc-per-node", "1", "--no-python", "/nonexistent/program")
+    assert p.returncode == 127 and "rank 0 failed: could not start '/nonexistent/program'" in p.stderr, p.stderr
 
 
 def test_nproc_per_node_auto_and_cpu_are_the_cpu_count():

@@ -86,8 +86,30 @@ def _streams(args, rank: int, local_rank: int) -> tuple[dict, list[threading.Thr
     return kwargs, threads, to_close
 
 
+class _Forwarder:
+    """Forward signals to the rank; ones that arrive before it started are sent once it has."""
+
+    def __init__(self) -> None:
+        self.child: subprocess.Popen | None = None
+        self.pending: list[int] = []
+        for signum in _FORWARDED:
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum, _frame) -> None:
+        if self.child is None:
+            self.pending.append(signum)
+        else:
+            self.child.send_signal(signum)
+
+    def started(self, child: subprocess.Popen) -> None:
+        self.child = child
+        for signum in self.pending:
+            child.send_signal(signum)
+
+
 def main(argv: list[str]) -> None:
     die_with_parent()
+    forward = _Forwarder()
     parser = argparse.ArgumentParser(prog="_agent")
     parser.add_argument("--log-dir", default="")
     parser.add_argument("--redirects", default="0")
@@ -100,14 +122,18 @@ def main(argv: list[str]) -> None:
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     command = target if args.no_python else [sys.executable, "-m", "ember.distributed._bootstrap", *target]
     kwargs, threads, to_close = _streams(args, rank, local_rank)
-    # close_fds=False: the rank inherits what mpiexec gave us (PMI_FD, the MPI library's connection).
-    child = subprocess.Popen(command, close_fds=False, preexec_fn=die_with_parent, **kwargs)
+    try:  # close_fds=False: the rank inherits what mpiexec gave us (PMI_FD, the MPI library's connection)
+        child = subprocess.Popen(command, close_fds=False, preexec_fn=die_with_parent, **kwargs)
+    except OSError as err:  # --no-python with a missing or non-executable target: as a shell would, 127
+        reason = f"could not start {command[0]!r}: {err.strerror}"
+        print(f"[ember rank {rank}] {reason}", file=sys.stderr, flush=True)
+        _records.write(rank, "error", f"127 {_records.now()}\n{reason}\n")
+        os._exit(127)
     for fd in to_close:
         os.close(fd)
     for thread in threads:
         thread.start()
-    for signum in _FORWARDED:
-        signal.signal(signum, lambda s, _frame: child.send_signal(s))
+    forward.started(child)
     _records.write(rank, "pid", f"{socket.gethostname()} {os.getpid()} {os.getppid()} {child.pid}")
     code = child.wait()
     for thread in threads:

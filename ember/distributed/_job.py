@@ -37,6 +37,14 @@ def _alive_as(pid: int, token: bytes) -> bool:
         return False
 
 
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _kill(pid: int, signum: int) -> None:
     try:
         os.kill(pid, signum)
@@ -62,12 +70,12 @@ def kill_all(run_dir: str, world: int, mpiexec_pid: int | None) -> None:
     if mpiexec_pid is not None:
         _kill(mpiexec_pid, signal.SIGKILL)
     for proxy, agent, child in local_processes(run_dir, world):
-        if _alive_as(proxy, b"hydra_pmi_proxy") or _alive_as(proxy, b"orted") or _alive_as(proxy, b"prted"):
-            _kill(proxy, signal.SIGKILL)
         if _alive_as(agent, b"_agent.py"):
+            if _parent(child) == agent:  # (else it is gone: it dies with its supervisor)
+                _kill(child, signal.SIGKILL)
             _kill(agent, signal.SIGKILL)
-        if _alive_as(child, b""):
-            _kill(child, signal.SIGKILL)
+        if any(_alive_as(proxy, name) for name in (b"hydra_pmi_proxy", b"orted", b"prted")):
+            _kill(proxy, signal.SIGKILL)
 
 
 class _Forward(threading.Thread):

@@ -97,7 +97,8 @@ def describe(found: list[Failure], run_dir: str, world: int) -> list[str]:
     first, later = found[0], [f for f in found[1:] if f.own]
     lines = [f"rank {first.rank} failed: {first.reason} (the first rank to fail)"]
     for other in later:
-        lines.append(f"rank {other.rank} also raised, {other.time - first.time:.2f} s later: {other.reason}")
+        delay = other.time - first.time
+        lines.append(f"rank {other.rank} also reported a failure, {delay:.2f} s later: {other.reason}")
     stopped = [r for r in range(world) if r not in {f.rank for f in [first, *later]}
                and _records.read(run_dir, r, "done") is None]
     if stopped:
