@@ -219,6 +219,18 @@ def test_ranks_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
     assert "killed the ranks still running: [0, 1]" in err, err
 
 
+def test_a_second_signal_kills_the_ranks_at_once(tmp_path):
+    launcher = _start("", "", "--grace-period", "60",
+                      args=(os.path.join(SCRIPTS, "graceful.py"), str(tmp_path), "ignore"))
+    wait_until(lambda: {"ready-0", "ready-1"} <= set(os.listdir(tmp_path)), 30, "both ranks")
+    start = time.monotonic()
+    launcher.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    launcher.send_signal(signal.SIGINT)
+    out, err = launcher.communicate(timeout=40)
+    assert launcher.returncode == 130 and time.monotonic() - start < 8, err
+
+
 def test_launcher_errors():
     run = lambda *a: subprocess.run([*LAUNCHER, *a], cwd=ROOT, capture_output=True, text=True, timeout=30)
     p = run("--nproc-per-node", "0", "x.py")

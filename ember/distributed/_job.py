@@ -88,9 +88,12 @@ class _Forward(threading.Thread):
         self.tail = b""
 
     def _write(self, data: bytes) -> None:
-        self.target.write(data)
-        self.target.flush()
         self.tail = (self.tail + data)[-_TAIL_BYTES:]
+        try:
+            self.target.write(data)
+            self.target.flush()
+        except OSError:  # our output was closed (`| head`): keep draining mpiexec's, or the ranks would block
+            pass
 
     def run(self) -> None:
         pending, in_banner = b"", False
@@ -145,11 +148,12 @@ class Job:
             return False
         return True
 
-    def signal_ranks(self, signum: int) -> None:
-        """Send ``signum`` to every local rank (through its supervisor, which forwards it)."""
+    def signal_ranks(self, signum: int, already: set[int]) -> None:
+        """Send ``signum`` to every local rank not in ``already`` (through its supervisor, which forwards it)."""
         for _proxy, agent, _child in local_processes(self.run_dir, self.world):
-            if _alive_as(agent, b"_agent.py"):
+            if agent not in already and _alive_as(agent, b"_agent.py"):
                 _kill(agent, signum)
+                already.add(agent)
 
     def running_ranks(self) -> list[int]:
         return [r for r in range(self.world) if (rec := _records.read(self.run_dir, r, "pid")) is not None

@@ -139,10 +139,11 @@ class _Result:
 def _stop_on_signal(job: Job, signals: _Signals, grace: float, world: int) -> _Result:
     signum = signals.received[0]
     _say(f"received {signal.Signals(signum).name}: sent it to the ranks, which have {grace:g} s to stop "
-         "(--grace-period) before they are killed")
-    job.signal_ranks(signum)
+         "(--grace-period) before they are killed; a second signal kills them now")
+    signalled: set[int] = set()
     deadline = time.monotonic() + grace
     while not job.ended() and time.monotonic() < deadline and len(signals.received) == 1:
+        job.signal_ranks(signum, signalled)  # again for ranks that were still starting
         time.sleep(0.05)
     return _Result("signal", signum=signum, running=job.running_ranks())
 

@@ -1,6 +1,6 @@
 """Every rank waits in a collective-free loop; on SIGTERM it saves a final checkpoint (a marker file) and exits 0.
 
-    graceful.py DIR MODE     MODE: handler (install the handler) | ignore (ignore SIGTERM: must be killed)
+    graceful.py DIR MODE     MODE: handler (install the handler) | ignore (ignore SIGTERM and SIGINT: must be killed)
 """
 
 import os
@@ -22,6 +22,8 @@ def save_and_stop(signum, frame):
 
 
 signal.signal(signal.SIGTERM, save_and_stop if mode == "handler" else signal.SIG_IGN)
+if mode == "ignore":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 open(os.path.join(folder, f"ready-{rank}"), "w").close()
 while True:
     time.sleep(0.05)
