@@ -69,6 +69,7 @@ def launch(*args, nproc=2, timeout=60, direct=False, flags=()):
 
 @pytest.mark.parametrize("mode,nproc,bad,reason", [
     ("raise", 2, 1, "ValueError: rank 1 gave up"),
+    ("raise2", 2, 1, "ValueError: rank 1 gave up on two lines"),
     ("raise", 3, 0, "ValueError: rank 0 gave up"),
     ("preinit", 2, 1, "ValueError: rank 1 gave up before init"),
     ("exit", 2, 0, "SystemExit: exited with code 3"),
@@ -141,6 +142,20 @@ def test_job_timeout_stops_everything_without_mpich_banner():
     assert rc == 124 and "exceeded --timeout 3 s" in err, err
     assert "BAD TERMINATION" not in err and "ranks still running: [0, 1]" in err, err
     assert seconds < 12
+
+
+def test_output_filter_holds_back_only_mpich_banner():
+    from ember.distributed._job import _Forward
+
+    banner = ("\n" + "=" * 83 + "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 1 RUNNING AT vm\n"
+              "=   EXIT CODE: 9\n" + "=" * 83 + "\nYOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n"
+              "This typically refers to a problem with your application.\n"
+              "Please see the FAQ page for debugging suggestions\n")
+    user = "epoch 1\n" + "=" * 83 + "\n= a user's boxed line =\n\nYOUR APPLICATION is mine\n"
+    forward = _Forward(None, None)
+    lines = (user + banner + "done\n").encode().split(b"\n")[:-1]
+    assert b"".join(forward._lines(lines)).decode() == user + "done\n"
+    assert b"".join(forward.banner).decode() == banner
 
 
 def test_direct_mpiexec_uses_the_excepthook():

@@ -22,7 +22,8 @@ def _report(rank: int, code: int, reason: str, text: str) -> None:
     sys.stdout.flush()
     sys.stderr.write(lines)
     sys.stderr.flush()
-    _records.write(rank, "error", f"{code} {_records.now()}\n{reason}\n{lines}")
+    one_line = " ".join(reason.split("\n"))  # the record's second line (a message may span several)
+    _records.write(rank, "error", f"{code} {_records.now()}\n{one_line}\n{lines}")
 
 
 def report_failure(rank: int, exc: BaseException, code: int = 1) -> None:

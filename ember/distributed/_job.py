@@ -86,6 +86,8 @@ class _Forward(threading.Thread):
         self.source, self.target = source, target
         self.banner: list[bytes] = []
         self.tail = b""
+        self._in_banner = False
+        self._held: list[bytes] = []  # lines that may begin the banner, until the next line says
 
     def _write(self, data: bytes) -> None:
         self.tail = (self.tail + data)[-_TAIL_BYTES:]
@@ -96,31 +98,45 @@ class _Forward(threading.Thread):
             pass
 
     def run(self) -> None:
-        pending, in_banner = b"", False
+        pending = b""
         fd = self.source.fileno()
         while chunk := os.read(fd, 65536):
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
-            out = []
-            for line in lines:
-                if line.startswith(_BANNER_EDGE) and not in_banner and not self.banner:
-                    in_banner = True
-                    if out and out[-1] == b"\n":  # MPICH prints an empty line above its banner
-                        self.banner.append(out.pop())
-                if in_banner or (self.banner and line.startswith(_BANNER_TAIL)):
-                    self.banner.append(line + b"\n")
-                    if line.startswith(_BANNER_TAIL[-1]):
-                        in_banner = False
-                else:
-                    out.append(line + b"\n")
-            if pending and not in_banner and not pending.startswith(b"="):  # a partial line (progress bars)
+            out = self._lines(lines)
+            if pending and not self._in_banner and not pending.startswith(b"="):  # a partial line (progress bars)
                 out.append(pending)
                 pending = b""
             if out:
                 self._write(b"".join(out))
-        if pending:
-            self._write(pending)
+        rest = b"".join(line + b"\n" for line in self._held) + pending
+        if rest:
+            self._write(rest)
         self.source.close()
+
+    def _lines(self, lines: list[bytes]) -> list[bytes]:
+        """The complete lines to write now; MPICH's banner (an empty line, a line of '=', '=   BAD TERMINATION',
+        ... 'Please see the FAQ ...') goes to ``self.banner``. Lines that could begin it wait for the next line."""
+        out = []
+        for line in lines:
+            if self._in_banner:
+                if line == b"" or line.startswith(b"=") or line.startswith(_BANNER_TAIL):
+                    self.banner.append(line + b"\n")
+                    self._in_banner = not line.startswith(_BANNER_TAIL[-1])
+                    continue
+                self._in_banner = False
+            if line == b"" or (line.startswith(_BANNER_EDGE) and not line.strip(b"=")):
+                self._held = [*self._held, line]
+                continue
+            if line.startswith(b"=   BAD TERMINATION") and self._held and self._held[-1].startswith(_BANNER_EDGE):
+                edge = self._held[-2:] if len(self._held) > 1 and self._held[-2] == b"" else self._held[-1:]
+                out += [h + b"\n" for h in self._held[:len(self._held) - len(edge)]]
+                self.banner += [h + b"\n" for h in (*edge, line)]
+                self._held, self._in_banner = [], True
+                continue
+            out += [h + b"\n" for h in self._held] + [line + b"\n"]
+            self._held = []
+        return out
 
 
 class Job:

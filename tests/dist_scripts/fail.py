@@ -2,7 +2,7 @@
 
     fail.py MODE RANK TOKEN     (TOKEN only marks the processes so the test can look for leftovers)
 
-MODE: raise (after init) | preinit (raise before init) | kill (SIGKILL before init) |
+MODE: raise (after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
 killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
 _exit0 (os._exit(0) after init) | stuck (RANK sleeps; the others' all_reduce must time out) |
 sleep (every rank sleeps) | interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
@@ -31,6 +31,8 @@ t = ember.ones(4)
 dist.all_reduce(t)
 if me == bad and mode == "raise":
     raise ValueError(f"rank {me} gave up")
+if me == bad and mode == "raise2":
+    raise ValueError(f"rank {me} gave up\non two lines")
 if me == bad and mode == "exit":
     sys.exit(3)
 if me == bad and mode == "killpost":
