@@ -121,6 +121,11 @@ def test_rank_that_vanishes_with_exit_0_after_init_is_named():
     assert "rank 0 failed" not in err and seconds < 15, err
 
 
+def test_last_rank_ending_with_os_exit_0_is_a_success():
+    rc, err, _ = launch("last_exit0", 0)
+    assert rc == 0 and "failed" not in err, err
+
+
 def test_rank_that_exits_0_before_init_does_not_hang_the_others():
     # Before: rank 0 spun in MPI initialisation forever, waiting for rank 1 (its timeout is 30 s here).
     rc, err, seconds = launch("exit0pre", 1)

@@ -109,7 +109,8 @@ class _Forward(threading.Thread):
                 pending = b""
             if out:
                 self._write(b"".join(out))
-        rest = b"".join(line + b"\n" for line in self._held) + pending
+        held = self._held if any(self._held) else []  # a lone empty line may be a banner's start, cut off
+        rest = b"".join(line + b"\n" for line in held) + pending
         if rest:
             self._write(rest)
         self.source.close()

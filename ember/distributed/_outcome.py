@@ -24,6 +24,7 @@ class Failure:
     reason: str        # one line: "ValueError: ...", "killed by signal SIGKILL", ...
     report: str = ""   # what the rank printed (its [ember rank R] traceback), if it recorded it
     own: bool = False  # the rank reported it itself (raised, or exited non-zero)
+    soft: bool = False  # exit 0 without returning from the script: a failure only if not every rank did so
 
 
 def _signal_name(signum: int) -> str:
@@ -48,6 +49,8 @@ def _failure(run_dir: str, rank: int, python: bool, agent_gone: bool) -> Failure
         code, when = head.split()
         return Failure(rank, float(when), int(code), reason, report, own=True)
     ended = _ended(run_dir, rank)
+    if python and _records.read(run_dir, rank, "done") is not None and (ended is None or ended[0] <= 0):
+        return None  # its script finished: stopped in MPI's teardown because of another rank, not a failure
     if ended is None:
         if agent_gone:
             return Failure(rank, time.monotonic(), 1, "its process and supervisor were killed (by a signal or "
@@ -60,7 +63,7 @@ def _failure(run_dir: str, rank: int, python: bool, agent_gone: bool) -> Failure
         return Failure(rank, when, code, f"exited with code {code}")
     if python and _records.read(run_dir, rank, "done") is None:
         return Failure(rank, when, 1, "exited with code 0 without returning from the script (os._exit?) while "
-                                      "the other ranks were running")
+                                      "the other ranks were running", soft=True)
     return None
 
 
@@ -87,9 +90,19 @@ def _stalled_init(run_dir: str, world: int, python: bool) -> Failure | None:
 def failures(run_dir: str, world: int, python: bool, gone: set[int] = frozenset()) -> list[Failure]:
     """Every failed rank, earliest first (``gone``: ranks whose supervisor vanished without a record)."""
     found = [f for r in range(world) if (f := _failure(run_dir, r, python, r in gone)) is not None]
+    finished = {r for r in range(world) if _records.read(run_dir, r, "done") is not None}
+    if all(f.soft for f in found) and finished | {f.rank for f in found} == set(range(world)):
+        found = []  # the others finished their script, these ended it with os._exit(0): a success
     if not found and (stalled := _stalled_init(run_dir, world, python)) is not None:
         found = [stalled]
     return sorted(found, key=lambda f: f.time)
+
+
+def all_finished(run_dir: str, world: int) -> bool:
+    """Every rank's script returned or it exited with 0: mpiexec's own code does not matter then (MPICH kills
+    ranks still in MPI's teardown when one ends with os._exit(0), and reports that)."""
+    return all(_records.read(run_dir, r, "done") is not None or (_ended(run_dir, r) or (1,))[0] == 0
+               for r in range(world))
 
 
 def describe(found: list[Failure], run_dir: str, world: int) -> list[str]:

@@ -154,12 +154,16 @@ def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals
         if signals.received:
             return _stop_on_signal(job, signals, args.grace_period, world)
         found = _outcome.failures(job.run_dir, world, python, gone)
-        if found:
+        # os._exit(0) on some ranks only fails the job if the others do not all end with 0 as well
+        if found and not all(f.soft for f in found):
             job.wait(_FLUSH_S)  # let the failed rank's output through: after MPI_Abort mpiexec ends by itself
             return _Result("failed", _outcome.failures(job.run_dir, world, python, gone))
         if job.ended():
             found = _outcome.failures(job.run_dir, world, python, gone)
-            return _Result("failed", found) if found else _Result("ended", returncode=job.proc.returncode)
+            if found:
+                return _Result("failed", found)
+            done = python and _outcome.all_finished(job.run_dir, world)
+            return _Result("ended", returncode=0 if done else job.proc.returncode)
         if deadline is not None and time.monotonic() > deadline:
             return _Result("timeout", running=job.running_ranks())
         running = set(job.running_ranks())

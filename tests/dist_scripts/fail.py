@@ -4,7 +4,7 @@
 
 MODE: raise (after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
 killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
-_exit0 (os._exit(0) after init) | stuck (RANK sleeps; the others' all_reduce must time out) |
+_exit0 (os._exit(0) after init) | last_exit0 (the others return, then RANK os._exit(0)) | stuck (RANK sleeps; the others' all_reduce must time out) |
 sleep (every rank sleeps) | interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
 """
 
@@ -39,6 +39,11 @@ if me == bad and mode == "killpost":
     os.kill(os.getpid(), signal.SIGKILL)
 if me == bad and mode == "_exit0":
     os._exit(0)
+if mode == "last_exit0":  # the others return; RANK then ends with os._exit(0): a success
+    if me == bad:
+        time.sleep(2)
+        os._exit(0)
+    sys.exit(0)
 if mode in ("sleep", "interrupt") or (me == bad and mode == "stuck"):
     time.sleep(60)
 dist.all_reduce(t)  # the healthy ranks wait here for the failed one
