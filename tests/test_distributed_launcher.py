@@ -176,15 +176,24 @@ def _start(mode, token, *flags, tmpdir=None, args=()):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _ranks(token):
-    return [p for p in processes_with(token) if b"ember.distributed._bootstrap" in open(f"/proc/{p}/cmdline", "rb").read()]
+def _ranks(token, kind=b"ember.distributed._bootstrap"):
+    found = []
+    for pid in processes_with(token):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if kind in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
 
 
 def test_sigkill_to_the_launcher_leaves_no_process_and_no_directory(tmp_path):
     token = uuid.uuid4().hex
-    launcher = _start("sleep", token, tmpdir=tmp_path)
+    launcher = _start("sleepchild", token, tmpdir=tmp_path)
     try:
-        wait_until(lambda: len(_ranks(token)) == 2 and os.listdir(tmp_path), 30, "both ranks")
+        wait_until(lambda: len(_ranks(token)) == 2 and len(_ranks(token, b"import time")) == 2
+                   and os.listdir(tmp_path), 30, "both ranks and their children")
         time.sleep(0.5)
         ours = processes_with(token)
         proxies = {parent(parent(rank)) for rank in _ranks(token)}  # rank <- supervisor <- mpiexec's proxy

@@ -5,7 +5,8 @@
 Run by file path with the standard library only (no ember, no NumPy), so it starts in
 milliseconds. It
 - dies with its parent (PR_SET_PDEATHSIG), and its rank dies with it, so killing the
-  launcher's process tree never leaves a rank running;
+  launcher's process tree never leaves a rank running; it leads a process group,
+  which the launcher kills to stop the rank's own children too;
 - sets PyTorch's and torchrun's variables for the rank (``_env.py``), starts it
   (``python -m ember.distributed._bootstrap target...``, or the executable itself with
   ``--no-python``), with stdout/stderr redirected to or teed into per-rank log files;
@@ -109,6 +110,8 @@ class _Forwarder:
 
 def main(argv: list[str]) -> None:
     die_with_parent()
+    if os.getpgid(0) != os.getpid():  # lead a process group (Hydra already does it), so that the launcher can
+        os.setpgid(0, 0)              # stop the rank's own children (data loader workers...) with it
     forward = _Forwarder()
     parser = argparse.ArgumentParser(prog="_agent")
     parser.add_argument("--log-dir", default="")

@@ -46,6 +46,7 @@ def _parent(pid: int) -> int | None:
 
 
 def _kill(pid: int, signum: int) -> None:
+    """``os.kill`` (a negative pid: the process group), quiet if it is gone."""
     try:
         os.kill(pid, signum)
     except (ProcessLookupError, PermissionError):
@@ -74,6 +75,9 @@ def kill_all(run_dir: str, world: int, mpiexec_pid: int | None) -> None:
             if _parent(child) == agent:  # (else it is gone: it dies with its supervisor)
                 _kill(child, signal.SIGKILL)
             _kill(agent, signal.SIGKILL)
+        # The supervisor leads a process group: the rank's own children (which survive it) are in it. A
+        # group outlives its leader, and its id is not reused while it has members.
+        _kill(-agent, signal.SIGKILL)
         if any(_alive_as(proxy, name) for name in (b"hydra_pmi_proxy", b"orted", b"prted")):
             _kill(proxy, signal.SIGKILL)
 

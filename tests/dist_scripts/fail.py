@@ -5,7 +5,8 @@
 MODE: raise (after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
 killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
 _exit0 (os._exit(0) after init) | last_exit0 (the others return, then RANK os._exit(0)) | stuck (RANK sleeps; the others' all_reduce must time out) |
-sleep (every rank sleeps) | interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
+sleep (every rank sleeps) | sleepchild (each rank starts a child; all sleep) |
+interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
 """
 
 import os
@@ -44,7 +45,11 @@ if mode == "last_exit0":  # the others return; RANK then ends with os._exit(0): 
         time.sleep(2)
         os._exit(0)
     sys.exit(0)
-if mode in ("sleep", "interrupt") or (me == bad and mode == "stuck"):
+if mode == "sleepchild":  # a process of the rank's own (a data loader worker, say) must be stopped with it
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[3]])
+if mode in ("sleep", "interrupt", "sleepchild") or (me == bad and mode == "stuck"):
     time.sleep(60)
 dist.all_reduce(t)  # the healthy ranks wait here for the failed one
 time.sleep(60)      # never reached in a correct run: the job must have been stopped
