@@ -28,8 +28,11 @@ import subprocess
 import sys
 import threading
 
-import _env  # siblings, imported by file: this script's directory is sys.path[0]
-import _records
+try:  # imported by the launcher (for die_with_parent)
+    from . import _env, _records
+except ImportError:  # run as a script: its directory is sys.path[0]
+    import _env
+    import _records
 
 _PR_SET_PDEATHSIG = 1
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)

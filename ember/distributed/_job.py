@@ -22,6 +22,7 @@ import sys
 import threading
 
 from . import _records
+from ._agent import die_with_parent
 
 _BANNER_EDGE = b"=" * 20
 _BANNER_TAIL = (b"YOUR APPLICATION TERMINATED", b"This typically refers", b"Please see the FAQ")
@@ -150,9 +151,10 @@ class Job:
     def __init__(self, command: list[str], env: dict[str, str], run_dir: str, world: int) -> None:
         self.run_dir, self.world = run_dir, world
         # A session of its own: the terminal's Ctrl-C reaches the launcher only. No stdin: the ranks
-        # are in the background (mpiexec would otherwise forward the terminal to rank 0).
+        # are in the background (mpiexec would otherwise forward the terminal to rank 0). mpiexec dies
+        # with the launcher (and its proxies then stop the ranks), should even the guard be gone.
         self.proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+                                     stderr=subprocess.PIPE, start_new_session=True, preexec_fn=die_with_parent)
         self.out = _Forward(self.proc.stdout, sys.stdout.buffer)
         self.err = _Forward(self.proc.stderr, sys.stderr.buffer)
         self.out.start()
