@@ -132,3 +132,18 @@ def test_failures_beyond_max_restarts_fail_the_job(tmp_path):
     assert p.returncode == 1, p.stderr
     assert p.stderr.count("rank 1 failed: ValueError: rank 1 gave up") == 2, p.stderr
     assert p.stderr.count("restarting every rank") == 1, p.stderr
+
+
+def test_group_and_role_variables_follow_node_by_node_numbering():
+    from ember.distributed._env import elastic_env
+
+    assert elastic_env({"RANK": "5", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4"}) == {
+        "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2", "ROLE_RANK": "5", "ROLE_WORLD_SIZE": "8", "ROLE_NAME": "default"}
+    assert elastic_env({"RANK": "0"}) == {}
+
+
+def test_per_rank_stream_values_use_torchruns_syntax():
+    from ember.distributed._agent import stream_modes
+
+    assert [stream_modes("0:3,1:2", r) for r in (0, 1, 2)] == [3, 2, 0]
+    assert stream_modes("3", 7) == 3 and stream_modes("0", 0) == 0
