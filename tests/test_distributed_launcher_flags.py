@@ -40,8 +40,24 @@ def test_torchrun_variables_and_rendezvous_flags(tmp_path):
                        "ROLE_NAME": "trainer", "TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": "2",
                        "TORCHELASTIC_RUN_ID": "job7", "MASTER_ADDR": "localhost", "MASTER_PORT": "29411",
                        "OMP_NUM_THREADS": env["OMP_NUM_THREADS"] or "unset", "argv": [str(tmp_path)],
-                       "main": "__main__"}, env
+                       "main": "__main__", "before": env["before"]}, env
+        assert env["before"]["RANK"] == str(rank)  # set before the script runs
         assert env["OMP_NUM_THREADS"] == os.environ.get("OMP_NUM_THREADS", "1")
+
+
+def test_plain_mpiexec_sets_what_docs_say(tmp_path):
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    env = {k: v for k, v in ENV.items() if k not in ("OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT")}
+    p = subprocess.run([mpiexec, "-n", "2", sys.executable, os.path.join(SCRIPTS, "env.py"), str(tmp_path), "init"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for rank, got in enumerate(rank_env(tmp_path, 2)):
+        assert got["before"]["RANK"] is None  # MPI's own names only, until init_process_group
+        assert (got["RANK"], got["WORLD_SIZE"], got["LOCAL_RANK"], got["LOCAL_WORLD_SIZE"]) == (str(rank), "2",
+                                                                                              str(rank), "2")
+        assert (got["GROUP_RANK"], got["GROUP_WORLD_SIZE"], got["ROLE_RANK"], got["ROLE_NAME"]) == ("0", "1",
+                                                                                                  str(rank), "default")
+        assert got["MASTER_ADDR"] is got["MASTER_PORT"] is got["OMP_NUM_THREADS"] is got["TORCHELASTIC_RUN_ID"] is None
 
 
 def test_defaults_match_torchrun(tmp_path):
