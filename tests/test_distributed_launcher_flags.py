@@ -163,3 +163,18 @@ def test_per_rank_stream_values_use_torchruns_syntax():
 
     assert [stream_modes("0:3,1:2", r) for r in (0, 1, 2)] == [3, 2, 0]
     assert stream_modes("3", 7) == 3 and stream_modes("0", 0) == 0
+
+
+def test_several_hosts_become_mpiexec_flags():
+    from ember.distributed.run import _flavor, build_command, find_mpiexec
+
+    if _flavor(find_mpiexec()) != "hydra":
+        pytest.skip("the flags checked here are MPICH Hydra's")
+    args = parse(["--hostfile", os.devnull, "--hosts", "node1,node2", "--nproc-per-node", "4", "--rdzv-id", "j",
+                  "train.py", "--lr", "0.1"])
+    assert (args.nnodes, args.world, args.master_addr) == (2, 8, None)
+    command = build_command(args, find_mpiexec(), args.world, args.hosts)
+    assert command[1:5] == ["-hosts", "node1,node2", "-ppn", "4"] and command[5:7] == ["-n", "8"]
+    assert command[-4:] == ["--", "train.py", "--lr", "0.1"]
+    with pytest.raises(SystemExit, match="--nnodes 3 but 2 host"):
+        parse(["--hosts", "a,b", "--nnodes", "3", "x.py"])
