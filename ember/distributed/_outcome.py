@@ -24,14 +24,14 @@ class Failure:
     reason: str        # one line: "ValueError: ...", "killed by signal SIGKILL", ...
     report: str = ""   # what the rank printed (its [ember rank R] traceback), if it recorded it
     own: bool = False  # the rank reported it itself (raised, or exited non-zero)
-    soft: bool = False  # exit 0 without returning from the script: a failure only if not every rank did so
+    soft: bool = False  # exit 0 without returning from the script: no failure if every other rank finished
 
 
 def _signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:
-        return f"signal {signum}"
+        return str(signum)
 
 
 def _ended(run_dir: str, rank: int) -> tuple[int, float] | None:
