@@ -136,6 +136,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError("trying to initialize the default process group twice!")
     if not isinstance(timeout, timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout).__name__}")
+    _errors.record_init(timeout.total_seconds())  # under the launcher: it watches for ranks that never come
     mpi_rank, mpi_size = comm.world_rank_size()
     _check_matches(mpi_rank, mpi_size, rank, world_size)
     level = comm.thread_level()
