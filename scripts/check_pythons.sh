@@ -5,9 +5,11 @@
 # the reason printed. Exits non-zero if any version found fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Build from a copy of the tracked files, so that no build/ or *.egg-info is left in the checkout.
+mkdir "$work/src"
+git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$work/src"
 
 # The interpreter for version $1: pythonX.Y on PATH if it runs, else one under pyenv's versions folder.
 find_python() {
@@ -54,7 +56,7 @@ for v in 3.10 3.12 3.13; do
     fi
     echo "[check_pythons] Python $v ($py): fresh venv, pip install ember (NumPy only), train a tiny model"
     if "$py" -m venv "$work/venv$v" \
-        && "$work/venv$v/bin/python" -m pip install -q "$root" \
+        && "$work/venv$v/bin/python" -m pip install -q "$work/src" \
         && extra="$("$work/venv$v/bin/python" -m pip list --format=freeze | grep -v -i -E '^(ember|numpy|pip|setuptools)==' || true)" \
         && { [ -z "$extra" ] || { echo "unexpected packages installed: $extra" >&2; false; }; } \
         && (cd "$work" && "$work/venv$v/bin/python" tiny.py); then
