@@ -6,5 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/_venv.sh
 ensure_venv .venv-main distributed,progress,plot
-_say "python -m ember.distributed.run --nproc-per-node ${NPROC:-2} examples/train_mlp.py $*"
-python -m ember.distributed.run --nproc-per-node "${NPROC:-2}" examples/train_mlp.py "$@"
+# The processes' output reaches this terminal through MPI's pipes, so train_mlp.py cannot see the terminal
+# itself: ask for the progress bar here when there is one (an argument of yours, --progress ..., wins).
+progress=lines
+[ -t 1 ] && progress=bar
+_say "python -m ember.distributed.run --nproc-per-node ${NPROC:-2} examples/train_mlp.py --progress $progress $*"
+python -m ember.distributed.run --nproc-per-node "${NPROC:-2}" examples/train_mlp.py --progress "$progress" "$@"
