@@ -207,8 +207,8 @@ def main():
             f"({seconds:.1f} s, {1000 * seconds / len(loader):.1f} ms/step)", flush=True)
     total = time.perf_counter() - start
 
-    say(f"done: {args.epochs} epoch{'s' * (args.epochs != 1)} in {total:.1f} s; loss {losses[0]:.4f} -> {losses[-1]:.4f}, "
-        f"test accuracy {test_accuracy[-1]:.1%}")
+    say(f"done: {args.epochs} epoch{'s' * (args.epochs != 1)} in {total:.1f} s; "
+        f"loss {losses[0]:.4f} -> {losses[-1]:.4f}, test accuracy {test_accuracy[-1]:.1%}")
     if rank == 0 and args.plot:
         if save_loss_curve(args.plot, losses, test_accuracy):
             say(f"loss curve: {os.path.abspath(args.plot)}")
