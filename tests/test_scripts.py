@@ -73,3 +73,13 @@ def test_too_old_python_is_refused():
         pytest.skip("no Python 3.9 interpreter on this machine")
     out = bash("_base_python", env={"PYTHON": old})
     assert out.returncode != 0 and "ember needs Python 3.10 or newer" in out.stderr
+
+
+@pytest.mark.parametrize("script", ["scripts/_venv.sh", "scripts/test.sh", "scripts/main.sh",
+                                    "scripts/check_pythons.sh", ".ci/run"])
+def test_scripts_parse_and_stop_on_errors(script):
+    path = os.path.join(ROOT, script)
+    assert subprocess.run(["bash", "-n", path], capture_output=True).returncode == 0
+    if script != "scripts/_venv.sh":  # sourced, not run
+        with open(path) as f:
+            assert "set -euo pipefail" in f.read(), f"{script} must stop at the first failing command"
