@@ -57,7 +57,7 @@ ensure_venv() {
             _say "installing ember[$extras] into $dir, with PyTorch ($torch_pin, CPU build) as the test oracle;" \
                  "first run only, about 1-5 minutes depending on the network (PyTorch's CPU wheel is ~200 MB)"
         else
-            _say "installing ember${extras:+[$extras]} into $dir; first run only, under a minute"
+            _say "installing ember${extras:+[$extras]} into $dir; first run only, about a minute"
         fi
         "$dir/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 \
             || _say "(could not upgrade pip; going on with $("$dir/bin/python" -m pip --version | cut -d' ' -f1-2))"
