@@ -7,7 +7,7 @@ The driver (no RANK in the environment) launches, alternately, each framework's
 PyTorch: ``torchrun``), plus ember on 1 rank for the scaling figure, and prints
 medians over the repeats:
 
-- seed MLP DDP step (784-256-256-10, BatchNorm, Dropout, CrossEntropy, Adam,
+- MLP DDP step (784-256-256-10, BatchNorm, Dropout, CrossEntropy, Adam,
   clip_grad_norm_), batch ``--batch`` per rank: ms/step and ember/PyTorch;
 - scaling: ember on 2 ranks vs ember on 1 rank, same per-rank batch (the ideal is 1.0);
 - gradient all-reduce throughput inside DDP (the all-reduce of every bucket) vs a
@@ -230,7 +230,7 @@ def main() -> None:
     split_s, noscan_s = med("ember2", "raw_split_s"), med("ember2", "ddp_noscan_s")
     nbytes = runs["ember2"][0]["bytes"]
     print(f"{'workload':<52}{'PyTorch':>10}{'ember':>10}{'ratio':>8}")
-    print(f"{'DDP 2 ranks, seed MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
+    print(f"{'DDP 2 ranks, MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
           f"{e2 / t2:>8.2f}")
     print(f"{'ember scaling: 2 ranks / 1 rank, same per-rank batch':<52}{'':>10}{e2 / e1:>10.2f}"
           f"   (1 rank {e1:.3f} ms)")

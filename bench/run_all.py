@@ -1,4 +1,4 @@
-"""Every single-process benchmark of issue #6, ember against PyTorch, in one run.
+"""Every single-process benchmark, ember against PyTorch, in one run.
 
     python bench/run_all.py                      # the table (a few minutes)
     python bench/run_all.py --quick              # fewer repeats, for a smoke test
@@ -61,7 +61,7 @@ def child_steps(names: list[str], rounds: int, steps: int) -> dict:
 
 
 def child_rss(fw_name: str, steps: int) -> float:
-    """Peak RSS (MiB) of a process that imports ``fw_name`` and trains the seed MLP for ``steps`` steps."""
+    """Peak RSS (MiB) of a process that imports ``fw_name`` and trains the MLP for ``steps`` steps."""
     import importlib
     import resource
 
@@ -180,7 +180,7 @@ def main() -> None:
 
     if args.memory_steps:
         every = max(args.memory_steps // 20, 1)
-        print(f"ember seed MLP, batch 32, {args.memory_steps} steps: step, RSS MiB, traced MiB, gc.collect() count")
+        print(f"ember MLP, batch 32, {args.memory_steps} steps: step, RSS MiB, traced MiB, gc.collect() count")
         for row in run_child(["--child", "memory", str(args.memory_steps), str(every)], env):
             print(*row, sep="\t")
         return
@@ -199,7 +199,7 @@ def main() -> None:
     print(f"{'import (s)':<30}{imp['torch']:>12.3f}{imp['ember']:>12.3f}{imp['ember'] / imp['torch']:>8.2f}"
           f"{TARGETS['import']:>8.2f}")
     rss = alternate(lambda fw: run_child(["--child", "rss", fw, "200"], env), repeats)
-    print(f"{'peak RSS, seed MLP (MiB)':<30}{rss['torch']:>12.1f}{rss['ember']:>12.1f}"
+    print(f"{'peak RSS, MLP (MiB)':<30}{rss['torch']:>12.1f}{rss['ember']:>12.1f}"
           f"{rss['ember'] / rss['torch']:>8.2f}{TARGETS['rss']:>8.2f}")
 
 

@@ -18,7 +18,7 @@ def _data(fw, batch: int, shape: tuple, seed: int):
 
 
 def mlp_model(fw, seed: int = 0):
-    """Seed document 003's MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
+    """The MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
     nn = fw.nn
     fw.manual_seed(seed)
 
@@ -39,7 +39,7 @@ def mlp_model(fw, seed: int = 0):
 
 
 def build_mlp(fw, batch: int, seed: int = 0):
-    """The seed MLP trained with CrossEntropy, Adam and clip_grad_norm_ (max_norm 5)."""
+    """The MLP trained with CrossEntropy, Adam and clip_grad_norm_ (max_norm 5)."""
     nn = fw.nn
     model = mlp_model(fw, seed)
     criterion = nn.CrossEntropyLoss()
@@ -123,8 +123,8 @@ def build_lstm_lm(fw, batch: int, seed: int = 0):
 
 # name -> (builder, batch, label)
 WORKLOADS = {
-    "mlp32": (build_mlp, 32, "seed MLP step, batch 32"),
-    "mlp256": (build_mlp, 256, "seed MLP step, batch 256"),
+    "mlp32": (build_mlp, 32, "MLP step, batch 32"),
+    "mlp256": (build_mlp, 256, "MLP step, batch 256"),
     "cnn64": (build_cnn, 64, "small CNN step, batch 64"),
     "lstm_lm20": (build_lstm_lm, 20, "LSTM LM step, 35 x batch 20"),
 }

@@ -16,7 +16,7 @@ The contract (as PyTorch's):
 Differences from PyTorch:
 
 - gradients are *averaged* over ranks by default, as PyTorch's DDP does (the
-  seed document says "sum"); ``grad_reduction="sum"`` (an ember extension)
+  often described as a sum); ``grad_reduction="sum"`` (an ember extension)
   sums instead. With the mean, the learning rate that suits one process on the
   *per-rank* batch B suits N ranks on the global batch N·B, exactly as if one
   process had trained on N·B samples with a mean loss; with the sum, gradients
