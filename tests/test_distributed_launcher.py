@@ -163,6 +163,17 @@ def test_output_filter_holds_back_only_mpich_banner():
     assert b"".join(forward.banner).decode() == banner
 
 
+def test_output_filter_keeps_partial_lines_in_order():
+    """A line that arrives in pieces (a progress line, MPI's forwarding) is written as it comes, and the
+    newline that ends it is not taken for an empty line (which could begin the banner) and held back."""
+    from ember.distributed._job import _Forward
+
+    forward = _Forward(None, None)
+    pieces = [b"  step 2/8, loss 2.3", b"\n  step 4/8", b", loss 2.1\n", b"epoch 1 done\n", b"\n", b"next\n"]
+    written = b"".join(forward._chunk(p) for p in pieces) + forward._end()
+    assert written == b"".join(pieces)
+
+
 def test_direct_mpiexec_uses_the_excepthook():
     rc, err, seconds = launch("raise", 1, direct=True)
     assert rc != 0 and "[ember rank 1] ValueError: rank 1 gave up" in err, err

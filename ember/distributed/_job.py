@@ -93,6 +93,8 @@ class _Forward(threading.Thread):
         self.tail = b""
         self._in_banner = False
         self._held: list[bytes] = []  # lines that may begin the banner, until the next line says
+        self._pending = b""  # the start of a line not yet written
+        self._mid_line = False  # part of a line was written; its end has not come yet
 
     def _write(self, data: bytes) -> None:
         self.tail = (self.tail + data)[-_TAIL_BYTES:]
@@ -103,22 +105,32 @@ class _Forward(threading.Thread):
             pass
 
     def run(self) -> None:
-        pending = b""
         fd = self.source.fileno()
         while chunk := os.read(fd, 65536):
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            out = self._lines(lines)
-            if pending and not self._in_banner and not pending.startswith(b"="):  # a partial line (progress bars)
-                out.append(pending)
-                pending = b""
-            if out:
-                self._write(b"".join(out))
-        held = self._held if any(self._held) else []  # a lone empty line may be a banner's start, cut off
-        rest = b"".join(line + b"\n" for line in held) + pending
-        if rest:
+            if out := self._chunk(chunk):
+                self._write(out)
+        if rest := self._end():
             self._write(rest)
         self.source.close()
+
+    def _chunk(self, chunk: bytes) -> bytes:
+        """What to write now of ``chunk``: complete lines (less the banner), and a partial line (a progress
+        bar) as it comes. The bytes up to the next newline then finish that line, whatever they hold."""
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines.pop()
+        out = []
+        if self._mid_line and lines:
+            out.append(lines.pop(0) + b"\n")
+            self._mid_line = False
+        out += self._lines(lines)
+        if self._pending and not self._in_banner and not self._pending.startswith(b"="):
+            out += [h + b"\n" for h in self._held] + [self._pending]  # held lines came before it
+            self._held, self._pending, self._mid_line = [], b"", True
+        return b"".join(out)
+
+    def _end(self) -> bytes:
+        held = self._held if any(self._held) else []  # a lone empty line may be a banner's start, cut off
+        return b"".join(line + b"\n" for line in held) + self._pending
 
     def _lines(self, lines: list[bytes]) -> list[bytes]:
         """The complete lines to write now; MPICH's banner (an empty line, a line of '=', '=   BAD TERMINATION',
