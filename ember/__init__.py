@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from . import _missing
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
 from ._backend import xp as _xp
 from ._creation import (
@@ -59,6 +60,7 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
@@ -214,15 +216,11 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
-_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics"}
+_module_getattr = _missing.module_getattr(__name__)
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+    # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
-    raise AttributeError(
-        f"ember has no attribute '{name}': torch.{name} is not implemented in ember "
-        "(docs/api.md lists what is supported)"
-    )
+    return _module_getattr(name)

@@ -328,6 +328,14 @@ class Tensor:
         memo[id(self)] = out
         return out
 
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: a Tensor method or attribute ember does not have.
+        if name.startswith("_"):  # protocol probes (NumPy's __array_interface__, copy's __setstate__ ...)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        from ._missing import missing
+
+        raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
+
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:
         return self

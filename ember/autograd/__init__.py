@@ -127,3 +127,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                 )
         result.append(None if g is None else Tensor._make(xp.array(g, copy=True)))
     return tuple(result)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -6,8 +6,7 @@ Mirrors ``torch.nn``: ``import ember.nn as nn; nn.Linear(3, 2)``,
 
 from __future__ import annotations
 
-import importlib
-
+from .._missing import module_getattr
 from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
@@ -15,8 +14,4 @@ from .parameter import Parameter
 
 __all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
 
-
-def __getattr__(name: str):
-    if name == "parallel":
-        return importlib.import_module(f"{__name__}.parallel")
-    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
+__getattr__ = module_getattr(__name__)  # nn.parallel loads on first use; a missing name says torch.nn.X

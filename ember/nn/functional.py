@@ -57,3 +57,8 @@ __all__ = [
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh",
 ]
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -43,3 +43,8 @@ __all__ = [
     "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Unflatten",
 ]
+
+
+from ..._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -12,7 +12,8 @@ type PyTorch raises on a build without CUDA. Creating or moving tensors to
 
 from __future__ import annotations
 
-from ._device import check_device
+from .._device import check_device
+from .._missing import module_getattr
 
 
 class CudaUnavailableError(RuntimeError, AssertionError):
@@ -84,8 +85,4 @@ get_device_name = _unavailable("get_device_name")
 get_device_properties = _unavailable("get_device_properties")
 
 
-def __getattr__(name: str):
-    raise AttributeError(
-        f"module 'ember.cuda' has no attribute '{name}': torch.cuda.{name} is not implemented in ember "
-        "(ember computes on the CPU; ember.cuda.is_available() is False)"
-    )
+__getattr__ = module_getattr(__name__)  # torch.cuda.amp loads on first use; a missing name says torch.cuda.X
