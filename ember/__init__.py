@@ -39,9 +39,7 @@ from ._creation import (
 )
 from ._device import device
 from ._dtype import (
-    bool_ as bool,
-)
-from ._dtype import (
+    bfloat16,
     double,
     dtype,
     float,
@@ -60,10 +58,14 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._dtype import (
+    bool_ as bool,
+)
 from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
+from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import clone
 from .ops.activation import log_softmax, softmax
@@ -170,8 +172,7 @@ from .ops.unary import (
     trunc,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-
-__version__ = "0.1.0"
+from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
 # PyTorch's alternative names
 divide, multiply, subtract, negative = div, mul, sub, neg

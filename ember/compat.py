@@ -96,6 +96,11 @@ def install() -> None:
         )
     if not any(isinstance(finder, _TorchAlias) for finder in sys.meta_path):
         sys.meta_path.insert(0, _TorchAlias())
+    import ember
+    import ember.version
+
+    # ``torch`` is ember itself, so its __version__ must read as PyTorch's: the API level ember implements.
+    ember.__version__ = ember.version.__version__
 
 
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
