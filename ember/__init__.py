@@ -179,7 +179,18 @@ divide, multiply, subtract, negative = div, mul, sub, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 swapaxes = transpose
 
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy constructors' names, for isinstance
+from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
 
 
 def is_tensor(obj) -> bool:

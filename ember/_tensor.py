@@ -44,10 +44,13 @@ class Tensor:
     # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
 
-    def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
-        from ._creation import as_array
+    def __init__(self, *args: Any, device=None) -> None:
+        """PyTorch's legacy constructor: ``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` /
+        ``Tensor(ndarray)`` convert to the default float dtype, ``Tensor(t)`` shares ``t``'s storage
+        (``ember/_legacy.py``). New code uses ``ember.tensor``, ``ember.empty``, ``ember.as_tensor``."""
+        from ._legacy import tensor_init
 
-        self._init(as_array(data), requires_grad)
+        tensor_init(self, args, device)
 
     def _init(self, array, requires_grad: bool = False) -> None:
         _fill(self, array, None, 0)

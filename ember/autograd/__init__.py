@@ -11,9 +11,10 @@ from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .variable import Variable
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "grad", "queue_callback",
+    "Function", "FunctionCtx", "Node", "Variable", "backward", "grad", "queue_callback",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 ]
