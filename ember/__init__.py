@@ -12,6 +12,7 @@ import importlib
 from . import _missing
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
 from ._backend import xp as _xp
+from ._compile import compile
 from ._creation import (
     arange,
     as_tensor,
@@ -60,6 +61,15 @@ from ._dtype import (
 )
 from ._dtype import (
     bool_ as bool,
+)
+from ._flags import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
 )
 from ._missing import MissingFeatureError
 from ._size import Size

@@ -105,6 +105,31 @@ IntTensor = _legacy_type("IntTensor", _dtype.int32)
 LongTensor = _legacy_type("LongTensor", _dtype.int64)
 BoolTensor = _legacy_type("BoolTensor", _dtype.bool_)
 
+
+
+class _CudaTensorType(type):
+    """``torch.cuda.FloatTensor`` and friends: no tensor is one, and making one is PyTorch's TypeError."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return False
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available: ember computes on the CPU "
+                        "(torch.cuda.is_available() is False); use the CPU type, e.g. torch.FloatTensor")
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def cuda_types() -> dict[str, _CudaTensorType]:
+    """The ``torch.cuda`` legacy types, by name (for ``ember.cuda``)."""
+    return {t.__name__: _CudaTensorType(t.__name__, (), {"__module__": "ember.cuda", "dtype": t.dtype})
+            for t in _TYPES}
+
+
 _TYPES = (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
           BoolTensor)
 _TYPE_BY_DTYPE = {t.dtype.name: t for t in _TYPES}
@@ -118,9 +143,9 @@ def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
 
     if dtype is None:
         return f"torch.{_TYPE_BY_DTYPE[x.dtype.name].__name__}"
+    if isinstance(dtype, _CudaTensorType) or isinstance(dtype, str) and dtype.startswith("torch.cuda."):
+        check_device("cuda")
     if isinstance(dtype, str):
-        if dtype.startswith("torch.cuda."):
-            check_device("cuda")
         if dtype not in _TYPE_BY_STRING:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _TYPE_BY_STRING[dtype]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import packaging.version
 import pytest
 import torch
@@ -163,3 +164,79 @@ def test_typical_preamble_runs_under_compat(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cpu", "ember.float32", "None", "None", "True"]
     assert out.stderr == ""  # no warning on a correct program
+
+
+# --------------------------------------------------------------------- start-up switches, compile, DataParallel
+def test_start_up_switches_answer_as_torch():
+    for lib in (torch, ember):
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            assert lib.are_deterministic_algorithms_enabled() and lib.is_deterministic_algorithms_warn_only_enabled()
+        finally:
+            lib.use_deterministic_algorithms(False)
+        assert not lib.are_deterministic_algorithms_enabled()
+        with pytest.raises(TypeError):
+            lib.use_deterministic_algorithms("yes")
+        before = lib.get_float32_matmul_precision()
+        try:
+            lib.set_float32_matmul_precision("high")
+            assert lib.get_float32_matmul_precision() == "high"
+            with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
+                lib.set_float32_matmul_precision("fastest")
+            assert lib.get_float32_matmul_precision() == "high"
+        finally:
+            lib.set_float32_matmul_precision(before)
+        lib.set_default_device("cpu")
+        lib.set_default_device(None)
+        assert str(lib.get_default_device()) == "cpu"
+    with pytest.raises(RuntimeError, match="ember computes on the CPU"):
+        ember.set_default_device("cuda")
+
+
+def test_compile_returns_the_model_and_works_as_a_decorator():
+    model = ember.nn.Linear(2, 2)
+    assert ember.compile(model) is model and ember.compile(model, mode="max-autotune", fullgraph=True) is model
+
+    @ember.compile
+    def f(x):
+        return x * 2
+
+    @ember.compile(dynamic=True)
+    def g(x):
+        return x + 1
+
+    assert f(ember.ones(1)).item() == 2.0 and g(ember.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError, match="expects a callable"):
+        ember.compile(3)
+
+
+def test_data_parallel_without_gpu_is_the_module_as_in_torch():
+    outs, grads = [], []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        inner = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            inner.weight.copy_(lib.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]))
+            inner.bias.copy_(lib.tensor([0.1, -0.2]))
+        dp = lib.nn.DataParallel(inner)
+        assert dp.module is inner and dp.device_ids == [] and list(dp.state_dict()) == ["module.weight",
+                                                                                        "module.bias"]
+        out = dp(lib.ones(4, 3))
+        out.sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append(inner.weight.grad.numpy())
+        assert repr(dp).splitlines()[0] == "DataParallel(" and lib.nn.parallel.DataParallel is lib.nn.DataParallel
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="ember computes on the CPU"):
+        ember.nn.DataParallel(ember.nn.Linear(1, 1), device_ids=[0])
+
+
+def test_legacy_cuda_tensor_types():
+    for lib in (torch, ember):
+        assert not isinstance(lib.zeros(1), lib.cuda.FloatTensor) and not isinstance(lib.zeros(1), lib.cuda.LongTensor)
+        assert repr(lib.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
+        with pytest.raises(TypeError, match="torch.cuda.FloatTensor not available"):
+            lib.cuda.FloatTensor(2)
+    kind = ember.cuda.FloatTensor if ember.cuda.is_available() else ember.FloatTensor  # the tutorial idiom
+    assert kind(2).dtype == ember.float32

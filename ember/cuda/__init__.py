@@ -13,6 +13,7 @@ type PyTorch raises on a build without CUDA. Creating or moving tensors to
 from __future__ import annotations
 
 from .._device import check_device
+from .._legacy import cuda_types
 from .._missing import module_getattr
 
 
@@ -84,5 +85,11 @@ set_device = _unavailable("set_device")
 get_device_name = _unavailable("get_device_name")
 get_device_properties = _unavailable("get_device_properties")
 
+
+# Legacy CUDA tensor types: ``isinstance(x, torch.cuda.FloatTensor)`` is False, constructing one a TypeError.
+_types = cuda_types()
+FloatTensor, DoubleTensor, HalfTensor = _types["FloatTensor"], _types["DoubleTensor"], _types["HalfTensor"]
+ByteTensor, CharTensor, ShortTensor = _types["ByteTensor"], _types["CharTensor"], _types["ShortTensor"]
+IntTensor, LongTensor, BoolTensor = _types["IntTensor"], _types["LongTensor"], _types["BoolTensor"]
 
 __getattr__ = module_getattr(__name__)  # torch.cuda.amp loads on first use; a missing name says torch.cuda.X

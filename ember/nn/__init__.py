@@ -14,4 +14,13 @@ from .parameter import Parameter
 
 __all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
 
-__getattr__ = module_getattr(__name__)  # nn.parallel loads on first use; a missing name says torch.nn.X
+_module_getattr = module_getattr(__name__)
+
+
+def __getattr__(name: str):
+    # nn.parallel (and DataParallel, which PyTorch re-exports here) load on first use; a missing name says torch.nn.X
+    if name == "DataParallel":
+        from .parallel.data_parallel import DataParallel
+
+        return DataParallel
+    return _module_getattr(name)
