@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable, Iterable
 
 _SEE = "(docs/api.md lists what is supported)"
 
@@ -26,9 +27,24 @@ class MissingFeatureError(AttributeError):
 
     __module__ = "ember"
 
-    # Python fills ``name``/``obj`` in and then appends "Did you mean: ...?" to the message, which
-    # points at ember's private modules (``torch.backends`` -> '_backend'). Keeping them out of the
-    # C fields (these properties shadow them) leaves the message as written; the values stay readable.
+    def __init__(self, message: str, attr: str = "", candidates: Callable[[], Iterable[str]] | None = None) -> None:
+        super().__init__(message)
+        self._attr, self._candidates = attr, candidates
+
+    def __str__(self) -> str:
+        # A close public name is suggested (the name may be a typo, not a missing feature); computed only
+        # when the message is shown, so hasattr() probes stay cheap.
+        if not self._candidates or not self._attr:
+            return self.args[0]
+        import difflib
+
+        public = sorted({c for c in self._candidates() if not c.startswith("_")})
+        close = difflib.get_close_matches(self._attr, public, n=1, cutoff=0.75)
+        return self.args[0] + (f". Did you mean: '{close[0]}'?" if close else "")
+
+    # Python fills ``name``/``obj`` in and then appends its own "Did you mean: ...?", which may point
+    # at ember's private modules (``torch.backends`` -> '_backend'). Keeping them out of the C fields
+    # (these properties shadow them) leaves the message as written above; the values stay readable.
     @property
     def name(self):
         return self.__dict__.get("_name")
@@ -46,10 +62,23 @@ class MissingFeatureError(AttributeError):
         self.__dict__["_obj"] = value
 
 
-def missing(owner: str, torch_name: str) -> MissingFeatureError:
-    """The error for ``torch_name`` (e.g. ``torch.fft``), looked up on ``owner`` (e.g. ``module 'ember'``)."""
+def missing(owner: str, torch_name: str, candidates: Callable[[], Iterable[str]] | None = None
+            ) -> MissingFeatureError:
+    """The error for ``torch_name`` (e.g. ``torch.fft``), looked up on ``owner`` (e.g. ``module 'ember'``);
+    ``candidates()``: the names a typo may have meant."""
     attr = torch_name.rpartition(".")[2]
-    return MissingFeatureError(f"{owner} has no attribute '{attr}': {torch_name} is not implemented in ember {_SEE}")
+    return MissingFeatureError(f"{owner} has no attribute '{attr}': {torch_name} is not implemented in ember {_SEE}",
+                               attr, candidates)
+
+
+def _names_in(module) -> list[str]:
+    """``module``'s attributes and, for a package, its submodules (loaded or not)."""
+    import pkgutil  # only when an error is shown: it is slow to import
+
+    names = list(vars(module))
+    if getattr(module, "__path__", None) is not None:
+        names += [m.name for m in pkgutil.iter_modules(module.__path__)]
+    return names
 
 
 def module_getattr(module_name: str, torch_name: str | None = None):
@@ -65,6 +94,6 @@ def module_getattr(module_name: str, torch_name: str | None = None):
         module = sys.modules.get(module_name)
         if getattr(module, "__path__", None) is not None and importlib.util.find_spec(f"{module_name}.{name}"):
             return importlib.import_module(f"{module_name}.{name}")
-        raise missing(f"module '{module_name}'", f"{torch_name}.{name}")
+        raise missing(f"module '{module_name}'", f"{torch_name}.{name}", lambda: _names_in(module) if module else ())
 
     return __getattr__

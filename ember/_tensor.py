@@ -332,12 +332,15 @@ class Tensor:
         return out
 
     def __getattr__(self, name: str):
-        # Only reached when normal lookup fails: a Tensor method or attribute ember does not have.
-        if name.startswith("_"):  # protocol probes (NumPy's __array_interface__, copy's __setstate__ ...)
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        from ._missing import missing
+        # Only reached when normal lookup fails. A name torch.Tensor has is a missing feature, named as such;
+        # anything else (a typo, a protocol probe such as NumPy's __array_interface__) is the usual error.
+        from ._torch_names import TENSOR
 
-        raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
+        if name in TENSOR:
+            from ._missing import missing
+
+            raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:

@@ -56,18 +56,34 @@ def test_missing_module_attribute_names_the_torch_feature(module_name):
     assert type(info.value) is MissingFeatureError
     text = "".join(traceback.format_exception_only(info.type, info.value))
     assert f"{torch_name}.no_such_feature_xyz is not implemented in ember" in text
-    assert "Did you mean" not in text  # no suggestion pointing at ember's private names
     assert not hasattr(module, "no_such_feature_xyz")
     assert getattr(module, "no_such_feature_xyz", 17) == 17
 
 
-def test_top_level_names_close_to_private_modules_get_no_misleading_suggestion():
+def last_error_line(code: str) -> str:
+    """The last line Python prints for ``code``'s uncaught exception (where it adds "Did you mean")."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 1, out.stderr
+    return out.stderr.strip().splitlines()[-1]
+
+
+def test_missing_names_get_no_suggestion_pointing_at_private_modules():
     # ``torch.backends`` once ended with Python's "Did you mean: '_backend'?" (a private module).
+    line = last_error_line("import ember\nember.fftt")
+    assert line.startswith("ember.MissingFeatureError: module 'ember' has no attribute 'fftt'") and "Did you" not in line
+    line = last_error_line("import ember\nember.backendz")  # suggestions name public names, loaded or not
+    assert "torch.backendz is not implemented in ember" in line and line.endswith("Did you mean: 'backends'?")
     with pytest.raises(AttributeError) as info:
         ember.fft  # noqa: B018
-    text = "".join(traceback.format_exception_only(info.type, info.value))
-    assert "torch.fft is not implemented in ember" in text and "Did you mean" not in text
     assert info.value.name == "fft"  # still readable by programs
+
+
+def test_typos_keep_pythons_suggestion():
+    line = last_error_line("import ember.nn\nember.nn.Lineaar(2, 2)")
+    assert "torch.nn.Lineaar is not implemented in ember" in line and line.endswith("Did you mean: 'Linear'?")
+    assert last_error_line("import ember\nember.ones(1).sizee").endswith("Did you mean: 'size'?")
+    assert last_error_line("import ember\nember.nn.Linear(1, 1).weigth").endswith("Did you mean: 'weight'?")
 
 
 def test_private_and_protocol_names_give_the_plain_error():
@@ -87,9 +103,29 @@ def test_missing_tensor_method_names_the_torch_feature():
     p = ember.nn.Parameter(ember.ones(1))
     with pytest.raises(MissingFeatureError, match="'Parameter' object has no attribute 'stft'"):
         p.stft  # noqa: B018
-    with pytest.raises(AttributeError) as info:  # NumPy and copy probe dunders: the plain, cheap error
-        x.__array_interface__  # noqa: B018
-    assert type(info.value) is AttributeError
+    for name in ("__array_interface__", "sizee"):  # protocol probes and typos: Python's own error
+        with pytest.raises(AttributeError) as info:
+            getattr(x, name)
+        assert type(info.value) is AttributeError
+
+
+def test_missing_module_method_names_the_torch_feature():
+    assert hasattr(torch.nn.Linear(1, 1), "share_memory")
+    layer = ember.nn.Linear(1, 1)
+    with pytest.raises(MissingFeatureError, match=r"'Linear' object has no attribute 'share_memory': "
+                                                  r"torch\.nn\.Module\.share_memory is not implemented in ember"):
+        layer.share_memory()
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'wieght'") as info:
+        layer.wieght  # noqa: B018
+    assert type(info.value) is AttributeError  # a typo is not a missing feature
+
+
+def test_torch_name_lists_match_the_installed_torch():
+    """ember/_torch_names.py decides which missing names are PyTorch features; it must be PyTorch's list."""
+    from ember import _torch_names
+
+    assert _torch_names.TENSOR == {n for n in dir(torch.Tensor) if not n.startswith("_")}
+    assert _torch_names.MODULE == {n for n in dir(torch.nn.Module) if not n.startswith("_")}
 
 
 def run_compat(tmp_path, code: str):
@@ -105,7 +141,8 @@ def run_compat(tmp_path, code: str):
     ("import torch\ntorch.nn.NoSuchLayer()", "torch.nn.NoSuchLayer is not implemented in ember"),
     ("import torch\ntorch.nn.utils.no_such_util", "torch.nn.utils.no_such_util is not implemented in ember"),
     ("import torch\ntorch.fft.fft", "torch.fft is not implemented in ember"),
-    ("import torch\ntorch.ones(2).no_such_method()", "torch.Tensor.no_such_method is not implemented in ember"),
+    ("import torch\ntorch.ones(2).stft(4)", "torch.Tensor.stft is not implemented in ember"),
+    ("import torch\ntorch.nn.Linear(1, 1).share_memory()", "torch.nn.Module.share_memory is not implemented"),
 ])
 def test_missing_names_reached_as_attributes_after_plain_import_torch(tmp_path, code, message):
     out = run_compat(tmp_path, code)
