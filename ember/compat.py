@@ -88,7 +88,7 @@ _TORCH_LIBRARIES = {
     "torch_geometric": "ember has no graph layers",
     "deepspeed": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
     "fairscale": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
-    "apex": "ember computes in float32 on the CPU: use ember.amp only as the no-op PyTorch makes it there",
+    "apex": "use torch.amp (GradScaler, autocast) instead of apex.amp; ember computes in float32",
     "functorch": "ember has no function transforms (vmap, grad); use loss.backward()",
     "torchao": "ember has no quantisation",
     "triton": "ember has no GPU kernels",
