@@ -199,6 +199,7 @@ from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
     IntTensor,
     LongTensor,
     ShortTensor,
+    set_default_tensor_type,
 )
 from .storage import TypedStorage, UntypedStorage  # noqa: E402
 

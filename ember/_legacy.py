@@ -136,6 +136,22 @@ _TYPE_BY_DTYPE = {t.dtype.name: t for t in _TYPES}
 _TYPE_BY_STRING = {f"torch.{t.__name__}": t for t in _TYPES}
 
 
+def set_default_tensor_type(t) -> None:
+    """``torch.set_default_tensor_type(torch.DoubleTensor)`` (or its name): the default float dtype becomes
+    that type's; a CUDA type is PyTorch's TypeError. (PyTorch also warns that this is deprecated.)"""
+    if isinstance(t, str):
+        if t.startswith("torch.cuda."):
+            raise TypeError(f"type {t} not available: ember computes on the CPU")
+        if t not in _TYPE_BY_STRING:
+            raise TypeError(f"invalid type: '{t}'")
+        t = _TYPE_BY_STRING[t]
+    if isinstance(t, _CudaTensorType):
+        t()  # PyTorch's TypeError for CUDA types
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"set_default_tensor_type expects a tensor type such as torch.FloatTensor, got {t!r}")
+    _dtype.set_default_dtype(t.dtype)
+
+
 def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """``x.type()``: PyTorch's type string (``"torch.FloatTensor"``); ``x.type(t)``: ``x`` cast to ``t``, a dtype,
     a legacy type (``torch.LongTensor``) or its string; ``x`` itself when it already is that type."""

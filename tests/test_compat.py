@@ -116,9 +116,12 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
     assert ember.cuda.device_count() == torch.cuda.device_count() == 0
     for name, args in (("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
                        ("empty_cache", ()), ("memory_allocated", ()), ("max_memory_allocated", ()),
-                       ("is_bf16_supported", ())):
+                       ("memory_reserved", ()), ("max_memory_reserved", ()), ("get_arch_list", ()),
+                       ("get_rng_state_all", ()), ("is_bf16_supported", ())):
         assert getattr(ember.cuda, name)(*args) == getattr(torch.cuda, name)(*args), name
-    for name in ("current_device", "synchronize", "get_device_name"):
+    assert ember.cuda.memory_stats() == dict(torch.cuda.memory_stats()) == {}
+    for name in ("current_device", "synchronize", "get_device_name", "get_device_capability", "current_stream",
+                 "mem_get_info", "get_rng_state", "ipc_collect"):
         with pytest.raises(AssertionError):  # the type torch raises without CUDA
             getattr(torch.cuda, name)()
         with pytest.raises(AssertionError):

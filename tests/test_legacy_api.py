@@ -193,3 +193,35 @@ def test_storage_of_empty_and_zero_dim_tensors():
     for lib in (torch, ember):
         assert lib.zeros(0).storage().size() == 0 and lib.zeros(0).untyped_storage().nbytes() == 0
         assert lib.tensor(3.0).storage().tolist() == [3.0] and lib.tensor(3.0).stride() == ()
+
+
+def test_set_default_tensor_type_like_torch():
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch: deprecated since 2.1
+            try:
+                lib.set_default_tensor_type(lib.DoubleTensor)
+                assert lib.get_default_dtype() == lib.float64 and lib.Tensor(1).dtype == lib.float64
+                lib.set_default_tensor_type("torch.FloatTensor")
+                assert lib.get_default_dtype() == lib.float32
+                with pytest.raises(TypeError, match="only floating-point types are supported as the default type"):
+                    lib.set_default_tensor_type(lib.LongTensor)
+                with pytest.raises(TypeError, match="torch.cuda.FloatTensor not available"):
+                    lib.set_default_tensor_type(lib.cuda.FloatTensor)
+            finally:
+                lib.set_default_dtype(lib.float32)
+
+
+def test_variable_execution_engine_queues_callbacks():
+    def queue_from_hook(lib, ran):
+        def hook(grad):
+            lib.autograd.Variable._execution_engine.queue_callback(lambda: ran.append(len(ran)))
+
+        return hook
+
+    for lib in (torch, ember):
+        ran = []
+        x = lib.ones(2, requires_grad=True)
+        x.register_hook(queue_from_hook(lib, ran))
+        (x * 2).sum().backward()
+        assert ran == [0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .._tensor import Tensor
+from .engine import queue_callback
 
 
 class _VariableMeta(type):
@@ -18,8 +19,16 @@ class _VariableMeta(type):
         return isinstance(obj, Tensor)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: where PyTorch keeps ``queue_callback`` (DDP-style code calls it there)."""
+
+    queue_callback = staticmethod(queue_callback)
+
+
 class Variable(metaclass=_VariableMeta):
     """``Variable(data=None, requires_grad=False, volatile=False)`` -> a Tensor (see the module docstring)."""
+
+    _execution_engine = _ExecutionEngine()
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if volatile:

@@ -67,6 +67,31 @@ def max_memory_allocated(device=None) -> int:
     return 0
 
 
+def memory_reserved(device=None) -> int:
+    """0, like ``memory_allocated``."""
+    return 0
+
+
+def max_memory_reserved(device=None) -> int:
+    """0, like ``memory_allocated``."""
+    return 0
+
+
+def memory_stats(device=None) -> dict:
+    """Empty: no CUDA memory statistics (PyTorch answers the same without a GPU)."""
+    return {}
+
+
+def get_arch_list() -> list[str]:
+    """No CUDA architectures: ember is not built for any."""
+    return []
+
+
+def get_rng_state_all() -> list:
+    """No CUDA generators: an empty list."""
+    return []
+
+
 def _unavailable(name: str):
     def fn(*args, **kwargs):
         try:
@@ -84,6 +109,11 @@ synchronize = _unavailable("synchronize")
 set_device = _unavailable("set_device")
 get_device_name = _unavailable("get_device_name")
 get_device_properties = _unavailable("get_device_properties")
+get_device_capability = _unavailable("get_device_capability")
+current_stream = _unavailable("current_stream")
+mem_get_info = _unavailable("mem_get_info")
+get_rng_state = _unavailable("get_rng_state")
+ipc_collect = _unavailable("ipc_collect")
 
 
 # Legacy CUDA tensor types: ``isinstance(x, torch.cuda.FloatTensor)`` is False, constructing one a TypeError.
