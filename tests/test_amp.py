@@ -32,6 +32,7 @@ def params(model):
     dict(init_scale=2.0**16, growth_interval=2),
     dict(init_scale=3.0, growth_factor=3.0, backoff_factor=0.25, growth_interval=1),
     dict(init_scale=1e38, growth_interval=1),  # growing past float32 range: PyTorch keeps the scale
+    dict(init_scale=3e38, growth_interval=3),  # the scaled loss overflows: steps skipped until it backs off
 ])
 def test_grad_scaler_matches_torch_over_steps(kwargs):
     (tm, topt), (em, eopt) = make_pair()
