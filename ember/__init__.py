@@ -75,7 +75,6 @@ from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
-from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import clone
 from .ops.activation import log_softmax, softmax
@@ -242,8 +241,14 @@ def get_num_threads() -> int:
 _module_getattr = _missing.module_getattr(__name__)
 
 
+# Top-level names whose modules load on first use: {name: module}.
+_LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
+         "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
+         "set_autocast_enabled": "amp.autocast_mode"}
+
+
 def __getattr__(name: str):
     # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
-    if name in ("save", "load"):
-        return getattr(importlib.import_module(f"{__name__}.serialization"), name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     return _module_getattr(name)

@@ -134,6 +134,9 @@ def _install() -> None:
         "tanh_": ip.tanh_, "abs_": ip.abs_, "fill_": ip.fill_, "zero_": ip.zero_, "copy_": ip.copy_,
         "normal_": ip.normal_, "uniform_": ip.uniform_, "bernoulli_": ip.bernoulli_, "random_": ip.random_,
         "exponential_": ip.exponential_,
+        # memory
+        "storage": storage.typed_storage, "untyped_storage": storage.untyped_storage,
+        "data_ptr": storage.tensor_data_ptr, "storage_offset": storage.storage_offset, "stride": storage.stride,
         # conversion
         "clone": clone, "to": to, "type": type_, "type_as": lambda x, o: cast(x, o.dtype),
         "float": lambda x, memory_format=None: cast(x, _dtype.float32),
@@ -144,9 +147,6 @@ def _install() -> None:
         "bool": lambda x, memory_format=None: cast(x, _dtype.bool_),
         "new_zeros": _new(xp.zeros), "new_ones": _new(xp.ones), "new_empty": _new(xp.empty),
         "new_full": _new_full, "new_tensor": _new_tensor,
-        # memory
-        "storage": storage.typed_storage, "untyped_storage": storage.untyped_storage,
-        "data_ptr": storage.tensor_data_ptr, "storage_offset": storage.storage_offset, "stride": storage.stride,
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
