@@ -240,3 +240,32 @@ def test_legacy_cuda_tensor_types():
             lib.cuda.FloatTensor(2)
     kind = ember.cuda.FloatTensor if ember.cuda.is_available() else ember.FloatTensor  # the tutorial idiom
     assert kind(2).dtype == ember.float32
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch's
+def test_jit_names_model_code_uses():
+    for lib in (torch, ember):
+        assert lib.jit.is_scripting() is False and lib.jit.is_tracing() is False
+        assert lib.jit.annotate(list, [1]) == [1]
+
+        @lib.jit.ignore
+        def helper(x):
+            return x + 1
+
+        @lib.jit.unused
+        def unused(x):
+            return x
+
+        def gelu_ish(x):
+            return x * (1.702 * x).sigmoid()
+
+        scripted = lib.jit.script(gelu_ish)
+        x = lib.tensor([-1.0, 0.5, 2.0])
+        np.testing.assert_allclose(scripted(x).numpy(), gelu_ish(x).numpy(), rtol=1e-6)
+        assert helper(lib.ones(1)).item() == 2.0 and unused(3) == 3
+        assert not isinstance(lib.nn.Linear(1, 1), lib.jit.ScriptModule)
+    model = ember.nn.Linear(2, 1)
+    assert ember.jit.script(model) is model and ember.jit.trace(model, ember.ones(1, 2)) is model
+    assert ember.jit.ignore(drop=True)(len) is len
+    with pytest.raises(NotImplementedError, match="torch.jit.save is not implemented in ember"):
+        ember.jit.save(model, "m.pt")
