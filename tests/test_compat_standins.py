@@ -269,3 +269,53 @@ def test_jit_names_model_code_uses():
     assert ember.jit.ignore(drop=True)(len) is len
     with pytest.raises(NotImplementedError, match="torch.jit.save is not implemented in ember"):
         ember.jit.save(model, "m.pt")
+
+
+# -------------------------------------------------------------------------------------------- profiler
+def test_profiler_records_user_annotations_and_exports_a_chrome_trace(tmp_path):
+    import json
+
+    model = ember.nn.Linear(3, 2)
+    with ember.profiler.profile(activities=[ember.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(2):
+            with ember.profiler.record_function("my_block"):
+                model(ember.ones(4, 3)).sum().backward()
+            prof.step()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    blocks = [e for e in events if e.get("name") == "my_block"]
+    assert len(blocks) == 2 and all(e["cat"] == "user_annotation" and e["dur"] >= 0 for e in blocks)
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
+    assert "my_block" in table and table.splitlines()[0].split()[:2] == ["Name", "Calls"]
+    assert dict((n, c) for n, c, _ in prof.key_averages())["my_block"] == 2
+
+
+def test_record_function_is_free_outside_a_profile_and_works_as_a_decorator():
+    @ember.profiler.record_function("double")
+    def double(x):
+        return x * 2
+
+    assert double(ember.ones(1)).item() == 2.0  # nothing recording: runs plainly
+    with ember.autograd.profiler.profile() as prof:
+        double(ember.ones(1))
+    assert [e["name"] for e in prof.events() if e["cat"] == "user_annotation"] == ["double"]
+    with ember.autograd.profiler.profile(enabled=False) as off:
+        double(ember.ones(1))
+    with pytest.raises(RuntimeError, match="has not recorded anything"):
+        off.events()
+
+
+def test_profiler_schedule_matches_torch():
+    kwargs = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    ours, theirs = ember.profiler.schedule(**kwargs), torch.profiler.schedule(**kwargs)
+    assert [ours(s).name for s in range(14)] == [theirs(s).name for s in range(14)]
+
+
+def test_tensorboard_trace_handler_writes_the_trace_when_ready(tmp_path):
+    handler = ember.profiler.tensorboard_trace_handler(str(tmp_path / "log"), worker_name="w0")
+    with ember.profiler.profile(on_trace_ready=handler, schedule=ember.profiler.schedule(wait=0, warmup=0, active=1)):
+        with ember.profiler.record_function("step"):
+            pass
+    files = list((tmp_path / "log").iterdir())
+    assert len(files) == 1 and files[0].name.startswith("w0.") and files[0].name.endswith(".pt.trace.json")
