@@ -71,6 +71,7 @@ from ._flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor

@@ -319,3 +319,18 @@ def test_tensorboard_trace_handler_writes_the_trace_when_ready(tmp_path):
             pass
     files = list((tmp_path / "log").iterdir())
     assert len(files) == 1 and files[0].name.startswith("w0.") and files[0].name.endswith(".pt.trace.json")
+
+
+def test_memory_formats_are_accepted_and_change_no_values():
+    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        assert isinstance(getattr(ember, name), ember.memory_format) and repr(getattr(ember, name)) == f"ember.{name}"
+        assert isinstance(getattr(torch, name), torch.memory_format)
+    data = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    for lib in (torch, ember):
+        x = lib.tensor(data)
+        for y in (x.to(memory_format=lib.channels_last), x.contiguous(memory_format=lib.channels_last),
+                  x.clone(memory_format=lib.contiguous_format), lib.empty_like(x, memory_format=lib.preserve_format)
+                  .copy_(x)):
+            np.testing.assert_array_equal(y.numpy(), data)
+        layer = lib.nn.Conv2d(3, 2, 3).to(memory_format=lib.channels_last)
+        assert tuple(layer(x).shape) == (2, 2, 2, 3)
