@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 
+from . import _missing
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
 from ._backend import xp as _xp
+from ._compile import compile
 from ._creation import (
     arange,
     as_tensor,
@@ -38,9 +40,7 @@ from ._creation import (
 )
 from ._device import device
 from ._dtype import (
-    bool_ as bool,
-)
-from ._dtype import (
+    bfloat16,
     double,
     dtype,
     float,
@@ -59,6 +59,20 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._dtype import (
+    bool_ as bool,
+)
+from ._flags import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
@@ -238,8 +252,7 @@ from .ops.unary import (
     trunc,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-
-__version__ = "0.1.0"
+from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
 # PyTorch's alternative names
 divide, multiply, subtract, negative = div, mul, sub, neg
@@ -247,7 +260,19 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 swapaxes = transpose
 swapdims, absolute = transpose, abs
 
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy constructors' names, for isinstance
+from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
 
 
 def is_tensor(obj) -> bool:
@@ -285,15 +310,17 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
-_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics"}
+_module_getattr = _missing.module_getattr(__name__)
+
+
+# Top-level names whose modules load on first use: {name: module}.
+_LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
+         "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
+         "set_autocast_enabled": "amp.autocast_mode"}
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in ("save", "load"):
-        return getattr(importlib.import_module(f"{__name__}.serialization"), name)
-    raise AttributeError(
-        f"ember has no attribute '{name}': torch.{name} is not implemented in ember "
-        "(docs/api.md lists what is supported)"
-    )
+    # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    return _module_getattr(name)

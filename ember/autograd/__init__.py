@@ -11,9 +11,10 @@ from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .variable import Variable
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "grad", "queue_callback",
+    "Function", "FunctionCtx", "Node", "Variable", "backward", "grad", "queue_callback",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 ]
@@ -127,3 +128,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                 )
         result.append(None if g is None else Tensor._make(xp.array(g, copy=True)))
     return tuple(result)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -59,3 +59,8 @@ __all__ = [
     "softplus", "tanh",
     "cosine_similarity", "pairwise_distance",
 ]
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -7,9 +7,10 @@ them to ``Tensor`` so ``x.exp()``, ``x + y`` and ``ember.exp(x)`` are one code p
 
 from __future__ import annotations
 
-from .. import _dtype, _malloc  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
+from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
 from .._device import check_device
+from .._legacy import type_
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import (
@@ -63,13 +64,6 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     check_device(device)
     out = cast(x, dtype) if dtype is not None else x
     return clone(out) if copy and out is x else out
-
-
-def type_(x: Tensor, dtype=None):
-    if dtype is None:
-        return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(x.dtype.name, x.dtype.name)
-    return cast(x, dtype if isinstance(dtype, _dtype.dtype) else _dtype.from_np(_dtype.to_np(dtype)))
 
 
 def _new(fill):
@@ -173,6 +167,9 @@ def _install() -> None:
         "tanh_": ip.tanh_, "abs_": ip.abs_, "fill_": ip.fill_, "zero_": ip.zero_, "copy_": ip.copy_,
         "normal_": ip.normal_, "uniform_": ip.uniform_, "bernoulli_": ip.bernoulli_, "random_": ip.random_,
         "exponential_": ip.exponential_,
+        # memory
+        "storage": storage.typed_storage, "untyped_storage": storage.untyped_storage,
+        "data_ptr": storage.tensor_data_ptr, "storage_offset": storage.storage_offset, "stride": storage.stride,
         # conversion
         "clone": clone, "to": to, "type": type_, "type_as": lambda x, o: cast(x, o.dtype),
         "float": lambda x, memory_format=None: cast(x, _dtype.float32),

@@ -223,7 +223,13 @@ class Module:
         for store in ("_parameters", "_buffers", "_modules"):
             if store in d and name in d[store]:
                 return d[store][name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        from ..._torch_names import MODULE
+
+        if name in MODULE:  # a torch.nn.Module method ember lacks: name the missing feature
+            from ..._missing import missing
+
+            raise missing(f"'{type(self).__name__}' object", f"torch.nn.Module.{name}")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     def __delattr__(self, name: str) -> None:
         d = self.__dict__
