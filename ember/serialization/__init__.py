@@ -163,3 +163,8 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
         except _PARSE_ERRORS as e:
             fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
 
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
