@@ -226,3 +226,7 @@ def __getattr__(name: str):
         f"ember has no attribute '{name}': torch.{name} is not implemented in ember "
         "(docs/api.md lists what is supported)"
     )
+
+
+# Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
+from . import diagnostics as _diagnostics  # noqa: E402,F401

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 from .._backend import xp
 from .._tensor import Tensor
-from ..diagnostics import trace
+from .. import _trace as trace
 from .grad_mode import _GradState
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, add_to_grad
 
 # One entry per backward in progress (backward may run inside a hook).
 _callback_stack: list[list[Callable[[], None]]] = []
@@ -79,10 +79,7 @@ def _retain_grads(node: Node, grads: list) -> None:
     for nr, ref in node._retained.items():
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
-            if tensor._grad is None:
-                tensor._grad = Tensor._make(grads[nr].copy())
-            else:
-                tensor._grad._data = tensor._grad._data + grads[nr]
+            add_to_grad(tensor, grads[nr])
 
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,

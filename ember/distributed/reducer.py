@@ -34,7 +34,7 @@ from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
 from ..autograd.grad_home import flat_grads
-from ..diagnostics import trace
+from .. import _trace as trace
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp

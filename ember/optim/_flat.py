@@ -85,7 +85,7 @@ class Layout:
         for key, per_param in self.scalars.items():
             per_param[...] = self.state[key]._data
         for p in self.params:
-            p._vc[0] += 1
+            p._bump_version()
 
     def _renewed_grads(self) -> GradBuffer:
         self.grads = grads = self._new_grads()
