@@ -110,7 +110,7 @@ def _warn_not_zeroed(optimizer, params: list) -> None:
 # ----------------------------------------------------------------------------- step
 def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
     """Global optimizer step pre-hook: the checks, unless a closure computes the gradients inside the step."""
-    if on and not args and kwargs.get("closure") is None:
+    if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer  # args[0] is the optimizer
         _check_step(optimizer)
 
 

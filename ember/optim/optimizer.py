@@ -110,6 +110,8 @@ class Optimizer:
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return ``(new_args, new_kwargs)``.
 
+        As in PyTorch, ``args`` are the step's positional arguments *including the optimizer* first.
+
         Runs after the hooks registered for every optimizer (``register_optimizer_step_pre_hook``).
         """
         return RemovableHandle(self._step_pre_hooks, hook)
@@ -320,18 +322,19 @@ def _hooked_step(step: Callable) -> Callable:
         self._opt_called = True  # a scheduler warns when its first step comes before the optimizer's
         if self.__dict__.get("_stepping"):
             return step(self, *args, **kwargs)
+        args = (self, *args)  # as in PyTorch, the hooks' args start with the optimizer
         for hook in (*_hooks.optimizer_step_pre_hooks, *self._step_pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
                     raise RuntimeError(
-                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
                     )
                 args, kwargs = result
         started = _trace.start()
         self._stepping = True
         try:
-            out = step(self, *args, **kwargs)
+            out = step(*args, **kwargs)
         finally:
             self._stepping = False
             _trace.finish(f"{type(self).__name__}.step", "optim", started)
