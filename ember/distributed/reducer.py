@@ -21,15 +21,22 @@ in the same sequence, which is what MPI collectives require.
 
 The all-reduces run on a private communicator and are nonblocking: each starts
 the moment its bucket is complete and proceeds while backward computes the
-remaining gradients; every later hook gives MPI a chance to make progress, so
-by the end of backward most buckets are already reduced.
+remaining gradients (there is no communication thread); every later hook gives
+MPI a chance to make progress, so by the end of backward most buckets are
+already reduced.
+
+Interface with DistributedDataParallel: keyword-only construction with named
+defaults; per iteration ``prepare_for_backward()``; for ``join()``
+``set_divisor(n)`` / ``reset_divisor()`` and ``shadow_backward()``. Every piece
+of the work is a trace span (``cat="ddp"``), which is how bench/bench_ddp.py
+times it.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
+from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
@@ -92,16 +99,20 @@ def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: in
 class Reducer:
     """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
 
-    def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, bucket_cap_mb: float,
-                 find_unused_parameters: bool, gradient_as_bucket_view: bool, grad_reduction: str,
-                 nonfinite_grads: str) -> None:
+    def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, *,
+                 bucket_cap_mb: float = 25.0, find_unused_parameters: bool = False,
+                 gradient_as_bucket_view: bool = False, grad_reduction: str = "mean",
+                 nonfinite_grads: str = "skip") -> None:
+        if grad_reduction not in ("mean", "sum"):
+            raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
         self.comm = comm
         self.world = comm.size
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
-        self.base_scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
-        self.scale = self.base_scale  # join() may divide by the ranks still training instead
-        self.nonfinite_policy = nonfinite_grads
+        self.averages = grad_reduction == "mean"
+        self.scale = 1.0 / self.world if self.averages else 1.0  # what gradients are multiplied by before the sum
+        self.nonfinite_policy = ""
+        self.set_nonfinite_policy(nonfinite_grads)
         self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
         self.table = lockstep.new_table(self.world)
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.grads.dtype))
@@ -119,6 +130,23 @@ class Reducer:
         self._in_flight: list[Bucket] = []
         self.iteration = 0
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in params]
+
+    # ------------------------------------------------------------------ settings
+    def set_divisor(self, ranks: int) -> None:
+        """Average over ``ranks`` instead of the world size (``join()`` with ranks that ran out of data).
+        Has no effect with ``grad_reduction="sum"``."""
+        if self.averages:
+            self.scale = 1.0 / ranks
+
+    def reset_divisor(self) -> None:
+        """Average over the world size again."""
+        self.set_divisor(self.world)
+
+    def set_nonfinite_policy(self, policy: str) -> None:
+        """What a NaN/inf gradient on any rank does: ``"skip"`` the step, ``"raise"``, or ``"off"`` (no scan)."""
+        if policy not in ("skip", "raise", "off"):
+            raise ValueError(f"nonfinite_grads must be 'skip', 'raise' or 'off', got {policy!r}")
+        self.nonfinite_policy = policy
 
     # ------------------------------------------------------------------ per iteration
     def prepare_for_backward(self) -> None:
@@ -176,11 +204,17 @@ class Reducer:
         """
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
-            bucket.started = trace.start()
+            bucket.started = started = trace.start()
             grads = self._gradients_of(bucket) if from_params else bucket.grads
+            if started is not None:
+                trace.finish("scale", "ddp", started, bucket=bucket.index)
             if self.nonfinite_policy != "off" and not self._nonfinite:
+                t = trace.start()
                 self._nonfinite = lockstep.has_nonfinite(grads)
+                trace.finish("non-finite scan", "ddp", t, bucket=bucket.index)
+            t = trace.start()
             bucket.work = self.comm.iallreduce_(grads, ReduceOp.SUM)
+            trace.finish("start all-reduce", "ddp", t, bucket=bucket.index)
             self._in_flight.append(bucket)
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
@@ -218,6 +252,7 @@ class Reducer:
 
     def _progress(self) -> None:
         """Let MPI advance the all-reduces in flight; note the ones that finished."""
+        started = trace.start()
         still = []
         for bucket in self._in_flight:
             if bucket.work.is_completed():
@@ -225,6 +260,7 @@ class Reducer:
             else:
                 still.append(bucket)
         self._in_flight = still
+        trace.finish("progress", "ddp", started)
 
     def _finalize_backward(self) -> None:
         """End of backward: every bucket reduced, every ``.grad`` holding the result."""
@@ -244,7 +280,10 @@ class Reducer:
             bucket.pending -= 1
         self._launch_ready_buckets()
         self._wait_all()
-        if not self._check_lockstep():
+        started = trace.start()
+        synchronised = self._check_lockstep()
+        trace.finish("read lockstep table", "ddp", started)
+        if not synchronised:
             return
         for bucket in self.buckets:
             if bucket.in_place:
@@ -271,8 +310,8 @@ class Reducer:
         where = (f"non-finite (NaN or inf) gradients on rank(s) {bad} at DDP iteration {self.iteration}")
         if self.nonfinite_policy == "raise":
             raise RuntimeError(f"DistributedDataParallel: {where} (nonfinite_grads='raise').")
-        warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
-                      "(all .grad set to None), so the replicas stay identical.", RuntimeWarning, stacklevel=2)
+        _warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
+                       "(all .grad set to None), so the replicas stay identical.", RuntimeWarning)
         for bucket in self.buckets:
             for p in bucket.params:
                 p._grad = None
@@ -280,11 +319,13 @@ class Reducer:
 
     def _wait_all(self) -> None:
         """Wait for every all-reduce (each bounded by the process group's timeout)."""
+        started = trace.start()
         for bucket in self._in_flight:
             self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._in_flight = []
         self._wait(self._table_work, "the all-reduce of the lockstep table")
+        trace.finish("wait all-reduces", "ddp", started)
 
     def _wait(self, work, what: str) -> None:
         try:
