@@ -532,7 +532,7 @@ def test_per_module_optimizers_and_accumulation_are_silent():
     model, (x, y) = mlp(), data()
     opts = [ember.optim.SGD(model[0].parameters(), lr=0.1), ember.optim.Adam(model[2].parameters(), lr=0.01)]
     with caught() as w:
-        for step in range(4):
+        for _ in range(4):
             for opt in opts:
                 opt.zero_grad()
             for half in (slice(0, 4), slice(4, 8)):  # two backward calls, one step

@@ -17,9 +17,9 @@ import itertools
 import sys
 import weakref
 
+from .. import _trace as trace
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
-from .. import _trace as trace
 from .grad_home import take_home
 from .grad_mode import _GradState
 

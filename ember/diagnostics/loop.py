@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import weakref
 
-from .._tensor import Tensor
 from . import config
 from .naming import adopt, listing
 from .registry import Record, _records, record
@@ -110,7 +109,7 @@ def _warn_not_zeroed(optimizer, params: list) -> None:
 # ----------------------------------------------------------------------------- step
 def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
     """Global optimizer step pre-hook: the checks, unless a closure computes the gradients inside the step."""
-    if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer  # args[0] is the optimizer
+    if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer
         _check_step(optimizer)
 
 

@@ -53,10 +53,10 @@ def merge(paths: list[str], out_path: str | None = None) -> dict[str, Any]:
     starts = [d.get("otherData", {}).get("start_unix_us") for d in loaded]
     origin = min((s for s in starts if s is not None), default=None)
     events: list[dict[str, Any]] = []
-    for index, (data, start) in enumerate(zip(loaded, starts)):
+    for index, (data, begun) in enumerate(zip(loaded, starts)):
         rank = data.get("otherData", {}).get("rank")
         rank = index if rank is None else rank
-        shift = start - origin if start is not None and origin is not None else 0.0
+        shift = begun - origin if begun is not None and origin is not None else 0.0
         for e in data["traceEvents"]:
             if e.get("name") == "process_name" and e.get("ph") == "M":
                 continue  # replaced below, so every rank is named the same way

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import _trace as trace
 from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
 from ..autograd.grad_home import flat_grads
-from .. import _trace as trace
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp

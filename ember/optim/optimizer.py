@@ -34,9 +34,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import _trace
 from .._backend import xp
 from .._dtype import get_default_dtype
-from .. import _trace
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..utils import hooks as _hooks
