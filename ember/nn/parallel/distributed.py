@@ -20,8 +20,9 @@ Differences from PyTorch:
 - gradients are *averaged* over ranks by default, as PyTorch's DDP does;
   ``grad_reduction="sum"`` (an ember extension) sums instead. With the mean,
   the learning rate that suits one process on the *per-rank* batch B suits N
-  ranks on the global batch N·B, exactly as if one process had trained on N·B samples with a mean loss; with the sum, gradients
-  are N times larger, so divide the learning rate by N for the same step.
+  ranks on the global batch N·B, exactly as if one process had trained on N·B
+  samples with a mean loss; with the sum, gradients are N times larger, so
+  divide the learning rate by N for the same step.
 - a parameter that got no gradient is reported by name at the end of that
   backward (PyTorch reports it, cryptically, at the next forward).
 - the PyTorch arguments in ``IGNORED_ARGUMENTS`` are accepted and have no
