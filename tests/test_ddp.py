@@ -35,8 +35,7 @@ def test_seed_ddp_example_runs_unmodified(backend):
 # Every check of tests/ddp_scripts/ddp_checks.py, and the world sizes it only runs at.
 DDP_CHECKS = {
     **{f"{what}, {opt}": None for opt in ("SGD", "Adam", "Adam foreach=False")
-       for what in ("ddp == full batch", "reduced in place exactly when the gradients share one buffer",
-                    "replicas identical")},
+       for what in ("ddp == full batch", "first step reduced in place", "reduced in place", "replicas identical")},
     "no_sync accumulation": None, "grad is the global mean": None, "no_sync did not communicate": 2,
     "sum reduction": None, "several buckets": None, "one all-reduce per bucket": None,
     "first all-reduce starts before backward ends": None, "buckets launched in order": None, "bucket views": None,

@@ -3,15 +3,17 @@
     loss.backward()
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
-                 _gradients_of(bucket): the gradients' own flat buffer when they lie end to end in
-                 one (reduced in place), else the bucket's buffer filled from them; times 1/world
+                 _gradients_of(bucket): the bucket's stretch of the gradient buffer laid out at
+                 construction, where backward wrote the gradients (reduced in place); only when
+                 they are not there (a missing gradient, an old .grad someone still holds, one
+                 assigned by hand), the bucket's spare buffer filled from them; times 1/world
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
                    backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
             wait for every bucket (bounded by the process group's timeout)
-            p.grad = the reduced values (already, when reduced in place; else copied from the bucket)
+            p.grad = the reduced values (already, when reduced in place; else copied from the spare buffer)
 
 Buckets are fixed at construction: parameters in reverse registration order
 (about the order backward produces their gradients), a small first bucket so
@@ -41,7 +43,7 @@ from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
-from ..autograd.grad_home import flat_grads
+from ..autograd.grad_home import flat_grads, lay_out
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
@@ -50,10 +52,11 @@ FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 
 
 class Bucket:
-    """A flat buffer holding several parameters' gradients, reduced in one collective.
+    """Several parameters' gradients, reduced in one collective.
 
-    ``grads`` is the buffer, with one view per parameter in ``views``. It is used only
-    when the gradients do not already lie end to end in one gradient buffer.
+    They are normally reduced where they lie: a stretch of the gradient buffer the reducer laid out
+    at construction. ``grads`` (one view per parameter in ``views``) is the spare buffer used only
+    when they do not lie there, and for a joined rank's zeros.
     """
 
     def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
@@ -96,6 +99,17 @@ def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: in
     return buckets
 
 
+def _dtype_runs(params: Sequence[Tensor]) -> list[list[Tensor]]:
+    """``params`` cut where the dtype changes (buckets never span such a cut)."""
+    runs: list[list[Tensor]] = []
+    for p in params:
+        if runs and runs[-1][0]._data.dtype == p._data.dtype:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
+
+
 class Reducer:
     """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
 
@@ -114,6 +128,10 @@ class Reducer:
         self.nonfinite_policy = ""
         self.set_nonfinite_policy(nonfinite_grads)
         self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
+        # The gradients' homes, laid out now in registration order (one buffer per run of one dtype): each
+        # bucket is a stretch of one, so backward writes the gradients where they are reduced, from the
+        # first step on (autograd/grad_home.py; parameters that already have homes keep them).
+        self.grad_buffers = [buf for run in _dtype_runs(params) if (buf := lay_out(run)) is not None]
         self.table = lockstep.new_table(self.world)
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.grads.dtype))
                                             for b in self.buckets])

@@ -45,8 +45,8 @@ def params_of(model):
     return [p.detach().numpy().copy() for p in model.parameters()]
 
 
-def train(model, optimizer, steps, per_rank, shard):
-    for step in range(steps):
+def train(model, optimizer, steps, per_rank, shard, first=0):
+    for step in range(first, first + steps):
         x, y = batch(step, per_rank * world)
         if shard:
             x, y = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
@@ -55,21 +55,23 @@ def train(model, optimizer, steps, per_rank, shard):
         optimizer.step()
 
 
-# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam. With the optimizers'
-#    flat fast path the gradients lie end to end in one buffer and are reduced in place; with
-#    foreach=False (per-parameter path) they go through the bucket buffers: both must agree.
-for label, make_opt, in_place in (
-        ("SGD", lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9), True),
-        ("Adam", lambda ps: ember.optim.Adam(ps, lr=0.01), True),
-        ("Adam foreach=False", lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False), False)):
+# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam. The
+#    gradients lie end to end in the buffer DDP laid out at construction and are reduced in place,
+#    whichever path the optimizer takes (flat, or per-parameter with foreach=False).
+for label, make_opt in (("SGD", lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9)),
+                        ("Adam", lambda ps: ember.optim.Adam(ps, lr=0.01)),
+                        ("Adam foreach=False", lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False))):
     reference = make_model()
     train(reference, make_opt(reference.parameters()), 5, 4, shard=False)
     ember.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     ddp = DDP(make_model(seed=0 if rank == 0 else 99))
-    train(ddp, make_opt(ddp.parameters()), 5, 4, shard=True)
-    check(f"ddp == full batch, {label}", all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
-    check(f"reduced in place exactly when the gradients share one buffer, {label}",
-          all(b.in_place == in_place for b in ddp.reducer.buckets))
+    opt = make_opt(ddp.parameters())
+    train(ddp, opt, 1, 4, shard=True)
+    check(f"first step reduced in place, {label}", all(b.in_place for b in ddp.reducer.buckets))
+    train(ddp, opt, 4, 4, shard=True, first=1)
+    check(f"reduced in place, {label}", all(b.in_place for b in ddp.reducer.buckets))
+    check(f"ddp == full batch, {label}",
+          all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
     flat = ember.cat([p.detach().reshape(-1) for p in ddp.parameters()])
     gathered = [ember.zeros_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat)
