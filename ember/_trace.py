@@ -9,7 +9,6 @@ The user-facing side â€” ``record()``, saving, merging per-rank files, drawing â
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -63,6 +62,8 @@ class Trace:
     def save(self, path: str, rank: int | None = None) -> None:
         """Write Chrome trace JSON (each thread is a row). ``rank`` defaults to this process's rank
         when ``ember.distributed`` is initialised."""
+        import json
+
         with open(path, "w") as f:
             json.dump(self.to_json(rank), f)
 
