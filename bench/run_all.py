@@ -1,4 +1,4 @@
-"""Every single-process benchmark of issue #6, ember against PyTorch, in one run.
+"""Every single-process benchmark, ember against PyTorch, in one run.
 
     python bench/run_all.py                      # the table (a few minutes)
     python bench/run_all.py --quick              # fewer repeats, for a smoke test

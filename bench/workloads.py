@@ -18,7 +18,7 @@ def _data(fw, batch: int, shape: tuple, seed: int):
 
 
 def mlp_model(fw, seed: int = 0):
-    """Seed document 003's MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
+    """The reference MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
     nn = fw.nn
     fw.manual_seed(seed)
 
