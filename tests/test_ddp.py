@@ -40,6 +40,7 @@ DDP_CHECKS = {
     "sum reduction": None, "several buckets": None, "one all-reduce per bucket": None,
     "first all-reduce starts before backward ends": None, "buckets launched in order": None, "bucket views": None,
     "buffers follow rank 0": None, "shards gave different local stats": 2, "no_grad forward leaves buffers local": 2,
+    "forward_sync_buffers=False keeps buffers local": 2,
     "state_dict prefix": None,
     "unused parameter raises": None, "error names the parameter": None, "unused reduced as zeros": None,
     "mismatch raises": 2, "mismatch message": 2,

@@ -146,6 +146,13 @@ check("buffers follow rank 0", all(ember.equal(a, before[0]) for a in after))
 if world > 1:
     check("shards gave different local stats", not ember.equal(before[0], before[1]))
     check("no_grad forward leaves buffers local", all(ember.equal(a, b) for a, b in zip(local, before)))
+ember.manual_seed(0)
+quiet = DDP(nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)), forward_sync_buffers=False)
+quiet(x[mine])
+quiet(x[mine])  # forward_sync_buffers=False: forwards never copy rank 0's buffers
+if world > 1:
+    stats = gather(quiet.module[1].running_mean.detach().clone())
+    check("forward_sync_buffers=False keeps buffers local", not ember.equal(stats[0], stats[1]))
 check("state_dict prefix", list(bn.state_dict())[0] == "module.0.weight"
       and list(bn.module.state_dict())[0] == "0.weight")
 
