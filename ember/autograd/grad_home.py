@@ -101,6 +101,24 @@ def take_home(var, grad):
     return view
 
 
+def zeroed_home(var):
+    """``var``'s home filled with zeros, when it is ``var``'s gradient already or free; else None (and nothing
+    is written). For a parameter that must contribute zeros where its gradient would lie (DDP, unused)."""
+    home = var._grad_home
+    if home is None:
+        return None
+    buf, i = home
+    g = var._grad
+    if g is not None:
+        if g._data is not buf.views[i]:
+            return None
+    elif not buf.free(i):  # (checked before this function holds the view itself)
+        return None
+    view = buf.views[i]
+    view[...] = 0
+    return view
+
+
 def flat_grads(params: list):
     """The one stretch of a gradient buffer whose consecutive views are the ``.grad`` of ``params``, in
     order (the whole buffer when they are all of its views); or None."""

@@ -4,9 +4,9 @@
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
                  _gradients_of(bucket): the bucket's stretch of the gradient buffer laid out at
-                 construction, where backward wrote the gradients (reduced in place); only when
-                 they are not there (a missing gradient, an old .grad someone still holds, one
-                 assigned by hand), the bucket's spare buffer filled from them; times 1/world
+                 construction, where backward wrote the gradients (reduced in place; a missing
+                 gradient is zeros in its home); only when one is not there (an old .grad someone
+                 still holds, one assigned by hand), the bucket's spare buffer; times 1/world
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
                    backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
@@ -43,7 +43,7 @@ from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
-from ..autograd.grad_home import flat_grads, lay_out
+from ..autograd.grad_home import flat_grads, lay_out, zeroed_home
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
@@ -243,16 +243,21 @@ class Reducer:
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
 
-        When the parameters' gradients lie end to end in one gradient buffer (an optimizer's
-        flat buffer, see autograd/grad_home.py), that stretch itself: reduced in place, nothing
-        is copied in or out. Otherwise the bucket's buffer, filled from the gradients (zeros for
-        parameters that got none in this backward). Scaling before summing keeps magnitudes
-        small, as PyTorch does.
+        Normally the bucket's stretch of the gradient buffer (autograd/grad_home.py), where backward
+        wrote the gradients: reduced in place, nothing copied in or out. A parameter that got no
+        gradient in this backward (find_unused_parameters) contributes zeros, written in its home.
+        Only when a gradient is not in its home (held elsewhere, set by hand), the bucket's spare
+        buffer, filled from the gradients. Scaling before summing keeps magnitudes small, as
+        PyTorch does.
         """
         scale = bucket.grads.dtype.type(self.scale)
         ready = self._ready[bucket.index]
+        if not all(ready):
+            for p, done in zip(bucket.params, ready):
+                if not done and (home := zeroed_home(p)) is not None:
+                    p._grad = Tensor._make(home) if p._grad is None else p._grad
         # bucket.params are in reverse registration order; gradient buffers in registration order
-        region = flat_grads(bucket.params[::-1]) if all(ready) else None
+        region = flat_grads(bucket.params[::-1])
         if region is not None:
             bucket.in_place = True
             if self.scale != 1.0:

@@ -179,6 +179,7 @@ check("error names the parameter", message is not None and "unused.weight" in me
 lenient = DDP(TwoHeads(), find_unused_parameters=True)
 nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()
 check("unused reduced as zeros", float(lenient.module.unused.weight.grad.abs().sum()) == 0.0)
+check("unused reduced in place", all(b.in_place for b in lenient.reducer.buckets))
 
 # 8. different models on different ranks: the constructor names rank and parameter
 if world > 1:
