@@ -109,15 +109,16 @@ class _Walk:
 
     def send(self, node: Node, input_grads) -> None:
         """Pass ``node``'s input gradients down its edges (summed to each input's shape); queue what is ready."""
-        deps = self.deps
+        deps, add = self.deps, self.add
         for edge, shape, g in zip(node.next_edges, node.input_shapes, input_grads):
             if edge is None:
                 continue
             child, nr = edge
             if g is not None:
-                self.add(child, nr, g if g.shape == shape else sum_to_shape(g, shape))
-            deps[child] -= 1
-            if deps[child] == 0:
+                add(child, nr, g if g.shape == shape else sum_to_shape(g, shape))
+            remaining = deps[child] - 1
+            deps[child] = remaining
+            if remaining == 0:
                 self._release(child)
 
     def _release(self, node: Node) -> None:

@@ -62,29 +62,30 @@ def set_warnings(enabled: bool = True, *kinds: str) -> None:
 class _Watch:
     """The tensor hook diagnostics put on a parameter: it sees the ``.grad`` backward is about to add into."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "rec")
 
-    def __init__(self, param) -> None:
+    def __init__(self, param, rec: Record) -> None:
         self.ref = weakref.ref(param)
+        self.rec = rec  # (the record lives as long as the parameter)
 
     def __call__(self, grad) -> None:
         param = self.ref()
         if on and param is not None:
-            accumulating(param, param._grad)
+            accumulating(param, param._grad, self.rec)
 
 
 def watch(param, rec: Record | None = None) -> Record:
     """Register the gradient hook on ``param`` (once); its record."""
     rec = rec or record(param)
     if not rec.watched and param._requires_grad and param.grad_fn is None:
-        param.register_hook(_Watch(param))
+        param.register_hook(_Watch(param, rec))
         rec.watched = True
     return rec
 
 
-def accumulating(param, grad) -> None:
+def accumulating(param, grad, rec: Record | None = None) -> None:
     """Backward is about to add into ``param.grad`` (``grad``; None when there is none yet)."""
-    rec = record(param)
+    rec = rec or record(param)
     if grad is None:
         rec.tainted = False
     elif rec.held_by_step and rec.holds(grad):
