@@ -324,3 +324,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     return _module_getattr(name)
+
+
+# Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
+from . import diagnostics as _diagnostics  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""``ember.profiler``: PyTorch's profiler API on ember's timeline (``ember.diagnostics.trace``).
+"""``ember.profiler``: PyTorch's profiler API on ember's timeline recorder (``ember._trace``).
 
 ``with profile() as prof:`` records what ember's trace records (module forwards,
 backward nodes, optimizer steps, DDP all-reduces) plus every
@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import _trace
 from ._missing import module_getattr
-from .diagnostics import trace as _trace
 
 
 class ProfilerActivity(enum.Enum):

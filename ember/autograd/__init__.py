@@ -10,7 +10,7 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node
+from .graph import Node, add_to_grad
 from .variable import Variable
 
 __all__ = [
@@ -97,7 +97,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         if t.grad_fn is None:
             edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
         else:
-            t._grad = Tensor._make(g.copy() if t._grad is None else t._grad._data + g)
+            add_to_grad(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

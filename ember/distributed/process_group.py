@@ -141,8 +141,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _check_matches(mpi_rank, mpi_size, rank, world_size)
     level = comm.thread_level()
     if level != "multiple":
-        warnings.warn(f"the MPI library provides thread level '{level}', not 'multiple': communication from a "
-                      "background thread (DDP's overlap) is unsafe", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"the MPI library provides thread level '{level}', not 'multiple': the watchdog "
+                      "thread that names missing ranks when a collective times out may be unsafe",
+                      RuntimeWarning, stacklevel=2)
     _env.export_torch_env(mpi_rank, mpi_size)
     _errors.install_excepthook(mpi_rank)
     _world = ProcessGroup(comm.world(timeout.total_seconds()), name, list(range(mpi_size)))

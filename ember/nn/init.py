@@ -42,7 +42,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def _fill(tensor: Tensor, values) -> Tensor:
     tensor._data[...] = values
-    tensor._vc[0] += 1
+    tensor._bump_version()
     return tensor
 
 

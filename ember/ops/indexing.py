@@ -149,7 +149,7 @@ def setitem(x: Tensor, idx, value) -> None:
             f"shape mismatch: value of shape {list(xp.shape(varr))} cannot be broadcast to the "
             f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
         ) from None
-    x._vc[0] += 1
+    x._bump_version()
     if tracked:
         node = IndexPut()
         node.idx = idx

@@ -39,7 +39,7 @@ def _rebase(x: Tensor, result: Tensor) -> Tensor:
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
     x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -73,7 +73,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     elif isinstance(o, float) and x._data.dtype.kind != "f":
         _check_cast(xp.float32, x)
     ufunc(x._data, o, out=x._data, casting="unsafe")
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -119,7 +119,7 @@ def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
     if tracked:
         return _rebase(x, op(_snapshot(x)))
     array_fn(x._data)
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -172,7 +172,7 @@ def _fill_with(x: Tensor, values) -> Tensor:
     if tracked:
         return _rebase(x, Fill.apply(_snapshot(x), values=values))
     x._data[...] = values
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -209,7 +209,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if tracked:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src))
     xp.copyto(x._data, src._data, casting="unsafe")
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
