@@ -12,6 +12,7 @@ from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d
 from ._ops.linear import bilinear, linear
@@ -56,4 +57,5 @@ __all__ = [
     "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh",
+    "scaled_dot_product_attention",
 ]
