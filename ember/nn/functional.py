@@ -25,6 +25,7 @@ from ._ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, layer_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
@@ -57,5 +58,5 @@ __all__ = [
     "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh",
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]

@@ -7,6 +7,7 @@ from .activation import (
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    MultiheadAttention,
     ReLU,
     ReLU6,
     Sigmoid,
@@ -42,4 +43,5 @@ __all__ = [
     "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Unflatten",
+    "MultiheadAttention",
 ]
