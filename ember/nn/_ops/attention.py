@@ -44,8 +44,8 @@ def _sum_head_groups(g, groups: int):
 class ScaledDotProductAttention(Node):
     def forward(self, q, k, v, mask, scale, causal, dropout_p, groups):
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
-        s = xp.matmul(q, xp.swapaxes(kr, -1, -2))
-        s *= s.dtype.type(scale)
+        # scale the (L, E) queries rather than the (L, S) scores: one pass over the smaller array
+        s = xp.matmul(q * q.dtype.type(scale), xp.swapaxes(kr, -1, -2))
         if causal:
             s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
         if mask is not None:
@@ -95,7 +95,7 @@ def _softmax_rows(s):
         m[empty] = 0
     s -= m
     xp.exp(s, out=s)
-    total = s.sum(axis=-1, keepdims=True)
+    total = xp.einsum("...j->...", s)[..., None]  # a row sum several times faster than s.sum(-1) on short rows
     if has_empty:
         total[total == 0] = 1
     s /= total
