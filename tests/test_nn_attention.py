@@ -21,6 +21,7 @@ def sdpa(**kw):
     [(2, 4, 8), (1, 5, 8), (1, 5, 8)],
     [(2, 0, 8), (2, 5, 8), (2, 5, 8)],            # empty query
     [(2, 3, 8), (2, 0, 8), (2, 0, 8)],            # no keys: zeros
+    [(0, 3, 8), (0, 5, 8), (0, 5, 8)],            # empty batch
 ])
 def test_sdpa_shapes(shapes):
     check(sdpa(), shapes)

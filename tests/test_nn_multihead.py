@@ -212,3 +212,11 @@ def test_functional_multi_head_attention_forward():
             assert a is None, i
         else:
             assert_close(a, b_, msg=f"grad {i}")
+
+
+def test_mha_empty_batch_and_single_position():
+    for shape in [(5, 0, 8), (1, 3, 8)]:
+        x = randn(*shape)
+        for need_weights in (True, False):
+            compare_attention(nn.MultiheadAttention(8, 2), torch.nn.MultiheadAttention(8, 2), [x, x, x], same="qkv",
+                              need_weights=need_weights)
