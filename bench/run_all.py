@@ -139,7 +139,7 @@ def machine(env: dict, threads: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64"])
+    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64", "gpt16"])
     parser.add_argument("--rounds", type=int, default=15, help="alternating timing rounds per workload")
     parser.add_argument("--steps", type=int, default=20, help="training steps per timing round")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes for import time and RSS")
