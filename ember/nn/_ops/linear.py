@@ -9,7 +9,7 @@ from ...autograd.graph import Node
 
 class Linear(Node):
     def forward(self, x, w, b):
-        if x.ndim > 2:  # (*, in) as one (rows, in) GEMM: NumPy's matmul would run one small GEMM per leading index
+        if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
             out = xp.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(*x.shape[:-1], w.shape[0])
         else:
             out = xp.matmul(x, w.T)
@@ -22,7 +22,7 @@ class Linear(Node):
         x, w = self.saved
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(-1, g.shape[-1])
-        gx = (xp.matmul(g2, w).reshape(x.shape) if x.ndim > 2 else xp.matmul(g, w)) if nx else None
+        gx = xp.matmul(g2, w).reshape(x.shape) if nx else None
         gw = xp.matmul(g2.T, x.reshape(-1, x.shape[-1])) if nw else None  # dW = g^T x over all rows
         gb = g2.sum(0) if nb else None
         return gx, gw, gb
