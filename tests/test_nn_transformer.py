@@ -155,6 +155,10 @@ def test_transformer_init_and_errors():
         m(ember.randn(5, 2, 16), ember.randn(4, 3, 16))
     with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
         m(ember.randn(5, 2, 8), ember.randn(4, 2, 8))
+    for act in ("relu", "gelu", nn.GELU(), nn.SiLU()):
+        assert (nn.TransformerEncoderLayer(8, 2, activation=act).activation_relu_or_gelu
+                == torch.nn.TransformerEncoderLayer(8, 2, activation=act if isinstance(act, str) else
+                                                    getattr(torch.nn, type(act).__name__)()).activation_relu_or_gelu)
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
 

@@ -17,6 +17,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._ops.multihead import canonical_mask
+from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -85,6 +86,10 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        # PyTorch's flag for its fused inference path (kept for code that reads it): 1 relu, 2 gelu, 0 other
+        act = self.activation
+        self.activation_relu_or_gelu = 1 if act is F.relu or isinstance(act, ReLU) else (
+            2 if act is F.gelu or isinstance(act, GELU) else 0)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
