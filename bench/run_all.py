@@ -26,7 +26,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "import": 0.2, "rss": 1 / 3}
+TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16": 1.0, "import": 0.2, "rss": 1 / 3}
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
@@ -141,7 +141,7 @@ def machine(env: dict, threads: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64", "lstm_lm20"])
+    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"])
     parser.add_argument("--rounds", type=int, default=15, help="alternating timing rounds per workload")
     parser.add_argument("--steps", type=int, default=20, help="training steps per timing round")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes for import time and RSS")

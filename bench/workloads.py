@@ -115,6 +115,65 @@ def build_lstm_lm(fw, batch: int, seed: int = 0):
         loss = criterion(output, seq[1:].reshape(-1))
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+def gpt_model(fw, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 128, heads: int = 4,
+              layers: int = 2):
+    """A GPT-style character model: token + position embedding, ``layers`` pre-LN blocks of causal
+    self-attention (F.scaled_dot_product_attention, is_causal=True) and a GELU MLP, final LayerNorm and a
+    Linear to the vocabulary. Weights come from NumPy (GPT-2's N(0, 0.02), zero biases), so both frameworks
+    start from the same ones."""
+    nn, F = fw.nn, fw.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.qkv, self.proj = nn.LayerNorm(width), nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.ln2, self.fc, self.out = nn.LayerNorm(width), nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+            self.gelu = nn.GELU()
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = (t.view(B, T, heads, C // heads).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(C, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
+            return x + self.out(self.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, width), nn.Embedding(block, width)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln_f, self.head = nn.LayerNorm(width), nn.Linear(width, vocab)
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(fw.arange(idx.shape[1]))
+            for b in self.blocks:
+                x = b(x)
+            return self.head(self.ln_f(x))
+
+    model = GPT()
+    rng = np.random.default_rng(seed)
+    with fw.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                p.copy_(fw.tensor((0.02 * rng.standard_normal(tuple(p.shape))).astype(np.float32)))
+            elif name.endswith("bias"):
+                p.zero_()
+    return model
+
+
+def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64):
+    """The GPT-style model on random characters: next-token cross-entropy, AdamW."""
+    model = gpt_model(fw, seed, vocab, block)
+    optimizer = fw.optim.AdamW(model.parameters(), lr=3e-4)
+    rng = np.random.default_rng(seed)
+    tokens = [rng.integers(0, vocab, (batch, block + 1)) for _ in range(8)]
+    data = [(fw.tensor(t[:, :-1]), fw.tensor(t[:, 1:].reshape(-1))) for t in tokens]
+
+    def step(i: int) -> float:
+        x, y = data[i % 8]
+        optimizer.zero_grad()
+        loss = fw.nn.functional.cross_entropy(model(x).view(-1, vocab), y)
+        loss.backward()
         optimizer.step()
         return loss
 
@@ -127,4 +186,5 @@ WORKLOADS = {
     "mlp256": (build_mlp, 256, "MLP step, batch 256"),
     "cnn64": (build_cnn, 64, "small CNN step, batch 64"),
     "lstm_lm20": (build_lstm_lm, 20, "LSTM LM step, 35 x batch 20"),
+    "gpt16": (build_gpt, 16, "GPT-style step, batch 16x64"),
 }

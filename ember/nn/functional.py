@@ -13,6 +13,7 @@ from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d
 from ._ops.linear import bilinear, linear
@@ -25,6 +26,7 @@ from ._ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, layer_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
@@ -58,6 +60,7 @@ __all__ = [
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh",
     "cosine_similarity", "pairwise_distance",
+    "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
 
 

@@ -157,3 +157,7 @@ class LogSoftmax(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+# PyTorch's home for it is nn.modules.activation; the class lives in attention.py.
+from .attention import MultiheadAttention  # noqa: E402, F401

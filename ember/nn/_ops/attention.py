@@ -1,0 +1,190 @@
+"""Scaled dot-product attention as one fused node: softmax(q k^T * scale + mask) v, with a hand-written backward.
+
+The scores, the softmax and the dropout never become separate graph nodes: forward keeps the
+attention probabilities (and the dropout mask) and backward applies the softmax
+Jacobian-vector product directly, so a GPT-style block pays two batched GEMMs forward and
+four backward around one softmax.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._backend import xp
+from ..._size import broadcast_mismatch
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from .sparse import _check_p, dropout_mask
+
+_CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
+
+
+def causal_additive_mask(L: int, S: int, dtype):
+    """The top-left aligned causal mask PyTorch uses (``ones(L, S).tril()``) as 0 / -inf, cached per shape."""
+    key = (L, S, xp.dtype(dtype).str)
+    mask = _CAUSAL.get(key)
+    if mask is None:
+        if len(_CAUSAL) > 64:
+            _CAUSAL.clear()
+        mask = xp.triu(xp.full((L, S), -xp.inf, dtype=dtype), 1)
+        mask.flags.writeable = False
+        _CAUSAL[key] = mask
+    return mask
+
+
+def _repeat_heads(a, groups: int):
+    """Grouped-query attention: each key/value head serves ``groups`` consecutive query heads."""
+    return a if groups == 1 else xp.repeat(a, groups, axis=-3)
+
+
+def _sum_head_groups(g, groups: int):
+    return g if groups == 1 else g.reshape(*g.shape[:-3], g.shape[-3] // groups, groups, *g.shape[-2:]).sum(-3)
+
+
+class ScaledDotProductAttention(Node):
+    def forward(self, q, k, v, mask, scale, causal, dropout_p, groups):
+        kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
+        # scale the (L, E) queries rather than the (L, S) scores: one pass over the smaller array
+        s = xp.matmul(q * q.dtype.type(scale), xp.swapaxes(kr, -1, -2))
+        if causal:
+            s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
+        if mask is not None:
+            s += mask
+        p = _softmax_rows(s) if s.size else s
+        pd = p
+        dmask = None
+        if dropout_p > 0:
+            dmask = dropout_mask(p.shape, dropout_p, p.dtype)
+            pd = p * dmask
+        self.saved = (q, k, v, p, dmask)
+        self.scale, self.groups = scale, groups
+        return xp.matmul(pd, vr)
+
+    def backward(self, g):
+        q, k, v, p, dmask = self.saved
+        nq, nk, nv, nmask = self.needs_input_grad[:4]
+        groups = self.groups
+        kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
+        gq = gk = gv = gmask = None
+        if nv:  # dV = P_dropped^T G
+            pd = p if dmask is None else p * dmask
+            gv = _sum_head_groups(xp.matmul(xp.swapaxes(pd, -1, -2), g), groups)
+        if nq or nk or nmask:
+            gp = xp.matmul(g, xp.swapaxes(vr, -1, -2))  # dP = G V^T (through the dropout mask)
+            if dmask is not None:
+                gp *= dmask
+            # softmax JVP: dS = P * (dP - rowsum(dP * P))
+            gp -= xp.einsum("...ij,...ij->...i", gp, p)[..., None]
+            gp *= p
+            if nmask:
+                gmask = gp.copy() if (nq or nk) else gp
+            gp *= gp.dtype.type(self.scale)
+            if nq:  # dQ = dS K * scale
+                gq = xp.matmul(gp, kr)
+            if nk:  # dK = dS^T Q * scale
+                gk = _sum_head_groups(xp.matmul(xp.swapaxes(gp, -1, -2), q), groups)
+        return gq, gk, gv, gmask
+
+
+def _softmax_rows(s):
+    """Softmax over the last axis, in place in ``s``; rows with no allowed key (all -inf) give zeros, as PyTorch."""
+    m = s.max(axis=-1, keepdims=True)
+    empty = xp.isneginf(m)
+    has_empty = bool(empty.any())
+    if has_empty:
+        m[empty] = 0
+    s -= m
+    xp.exp(s, out=s)
+    total = xp.einsum("...j->...", s)[..., None]  # a row sum several times faster than s.sum(-1) on short rows
+    if has_empty:
+        total[total == 0] = 1
+    s /= total
+    return s
+
+
+def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causal: bool, enable_gqa: bool) -> int:
+    """PyTorch's argument checks; returns how many query heads share each key/value head."""
+    q, k, v = query._data, key._data, value._data
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{q.ndim} key.dim: {k.ndim} and value.dim: {v.ndim} instead."
+        )
+    if not (q.dtype == k.dtype == v.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
+        )
+    if q.dtype.kind != "f":
+        raise RuntimeError(f"scaled_dot_product_attention: expected floating point inputs, got {query.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: query {tuple(q.shape)} and key {tuple(k.shape)} must have the same "
+            "embedding size (last dim)"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention: key {tuple(k.shape)} and value {tuple(v.shape)} must have the same "
+            "sequence length (dim -2)"
+        )
+    if attn_mask is not None:
+        if is_causal:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+            )
+        m = attn_mask._data
+        if m.dtype != xp.bool_ and m.dtype != q.dtype:
+            raise RuntimeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+                f"{attn_mask.dtype} and  query.dtype: {query.dtype} instead."
+            )
+    groups = 1
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3:
+        hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+        if hk != hv or hk == 0 or hq % hk:
+            raise RuntimeError(
+                "Number of heads in key and value must divide the number of heads in query: got query heads "
+                f"{hq}, key heads {hk}, value heads {hv} (dim -3)"
+            )
+        groups = hq // hk
+    lead_k = k.shape[:-3] + (k.shape[-3] * groups,) if k.ndim >= 3 else ()
+    lead_v = v.shape[:-3] + (v.shape[-3] * groups,) if v.ndim >= 3 else ()
+    msg = broadcast_mismatch([q.shape[:-2], lead_k, lead_v])
+    if msg is not None:
+        raise RuntimeError(f"scaled_dot_product_attention: {msg} (query {tuple(q.shape)}, key {tuple(k.shape)}, "
+                           f"value {tuple(v.shape)})")
+    if attn_mask is not None:
+        scores = xp.broadcast_shapes(q.shape[:-2], lead_k, lead_v) + (q.shape[-2], k.shape[-2])
+        m = attn_mask._data.shape
+        msg = broadcast_mismatch([scores, m])
+        if msg is None and len(m) > len(scores):
+            grown = list(xp.broadcast_shapes(scores, m))
+            msg = f"output with shape {list(scores)} doesn't match the broadcast shape {grown}"
+        if msg is not None:
+            raise RuntimeError(f"scaled_dot_product_attention: {msg} (attn_mask {tuple(m)} must broadcast to the "
+                               f"attention scores (..., L, S) = {tuple(scores)})")
+    return groups
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value, as PyTorch's.
+
+    query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev); leading dims broadcast.
+    ``attn_mask``: bool (True = may attend) or a float added to the scores, broadcastable to (..., L, S).
+    ``is_causal``: query i attends to keys j <= i (top-left aligned when L != S, as PyTorch).
+    ``scale`` defaults to 1/sqrt(E). ``dropout_p`` drops attention probabilities (always, as PyTorch's
+    functional form: pass 0.0 in evaluation). ``enable_gqa``: key/value may have fewer heads (dim -3)
+    than query, each serving a consecutive group of query heads. A query row whose keys are all
+    masked out gives zeros (and zero gradients), as PyTorch.
+    """
+    groups = _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
+    _check_p(dropout_p)
+    if scale is None:
+        scale = 1 / math.sqrt(query._data.shape[-1]) if query._data.shape[-1] else 1.0
+    if attn_mask is not None and attn_mask._data.dtype == xp.bool_:
+        dt = query._data.dtype
+        attn_mask = Tensor._make(xp.where(attn_mask._data, dt.type(0), dt.type(-xp.inf)))
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, scale=float(scale), causal=bool(is_causal),
+                                           dropout_p=float(dropout_p), groups=groups)
