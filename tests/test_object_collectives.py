@@ -81,3 +81,14 @@ def test_convert_sync_batchnorm_keeps_parameters_and_pytorchs_keys():
     assert isinstance(converted[1], ember.nn.SyncBatchNorm) and isinstance(converted[2][1], ember.nn.SyncBatchNorm)
     assert converted[1].weight is weight and converted[2][1].training is False and converted[1].training is True
     assert isinstance(ember.nn.SyncBatchNorm.convert_sync_batchnorm(ember.nn.BatchNorm1d(4)), ember.nn.SyncBatchNorm)
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_zero_redundancy_optimizer_matches_the_unsharded_optimizer(nproc):
+    script = os.path.join(ROOT, "tests", "dist_scripts", "zero.py")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                        "--timeout", "60", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"zero ok rank {r} of {nproc}" in p.stdout

@@ -46,6 +46,13 @@ for root in range(world):
     dist.scatter_object_list(received, [value(10 + r) for r in range(world)] if rank == root else None, src=root)
     assert received == [value(10 + rank)], received
 
+import ember  # noqa: E402  tensors travel inside objects too (a state dict, say)
+
+tensors = [None] * world
+dist.all_gather_object(tensors, {"w": ember.full((2, 2), float(rank)), "p": ember.ones(3, requires_grad=True)})
+assert [float(t["w"].sum()) for t in tensors] == [4.0 * r for r in range(world)], tensors
+assert all(t["p"].requires_grad and t["w"].dtype == ember.float32 for t in tensors)
+
 try:
     dist.all_gather_object([None] * (world + 1), 1)
 except ValueError as e:
