@@ -214,7 +214,8 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
-_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics"}
+_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics",
+               "futures"}
 
 
 def __getattr__(name: str):
