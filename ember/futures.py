@@ -1,7 +1,8 @@
 """``ember.futures``: PyTorch's ``torch.futures.Future`` — a value that becomes available later.
 
 A Future is completed either by ``set_result`` or by the operation it was made for (``Work.get_future()``).
-``then(callback)`` returns a new Future for ``callback(this_future)``. Difference from PyTorch: callbacks run when
+``then(callback)`` returns a new Future for ``callback(this_future)``; an exception in the callback is
+raised as a RuntimeError where that future is waited for, as in PyTorch. Difference from PyTorch: callbacks run when
 someone waits (``wait()``/``value()``) or when this future is completed by ``set_result``, never on a background
 thread. That keeps the order in which chained callbacks issue collectives the same on every rank (DDP waits for
 its buckets' futures in bucket order), which a thread firing callbacks as messages arrive could not promise.
@@ -53,8 +54,10 @@ class Future:
                 try:
                     parent.wait()
                     result = self._callback(parent)
-                except Exception as e:  # noqa: BLE001  (kept, re-raised to whoever waits)
-                    self.set_exception(e)
+                except Exception as e:  # noqa: BLE001  kept, raised to whoever waits, as PyTorch does
+                    error = RuntimeError(f"the callback given to Future.then() raised {type(e).__name__}: {e}")
+                    error.__cause__ = e
+                    self.set_exception(error)
                 else:
                     self._finish(result)
             else:
