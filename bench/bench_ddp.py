@@ -7,7 +7,7 @@ The driver (no RANK in the environment) launches, alternately, each framework's
 PyTorch: ``torchrun``), plus ember on 1 rank for the scaling figure, and prints
 medians over the repeats:
 
-- seed MLP DDP step (784-256-256-10, BatchNorm, Dropout, CrossEntropy, Adam,
+- MLP DDP step (784-256-256-10, BatchNorm, Dropout, CrossEntropy, Adam,
   clip_grad_norm_), batch ``--batch`` per rank: ms/step and ember/PyTorch;
 - scaling: ember on 2 ranks vs ember on 1 rank, same per-rank batch (the ideal is 1.0);
 - gradient all-reduce throughput inside DDP (the all-reduce of every bucket) vs a
@@ -80,54 +80,41 @@ def rank_main(framework: str, steps: int, batch: int) -> None:
     dist.destroy_process_group()
 
 
-# The pieces of an ember DDP step that are not the model's own compute: (owner, method) -> label.
-_DDP_PIECES = {("reducer", "_wait_all"): "wait_allreduce", ("model", "_broadcast_from_rank0"): "buffer_broadcast",
-               ("reducer", "_gradients_of"): "scale", ("lockstep", "has_nonfinite"): "scan",
-               ("comm", "iallreduce_"): "start_allreduce", ("reducer", "_progress"): "progress",
-               ("reducer", "_check_lockstep"): "read_table"}
+# The pieces of an ember DDP step that are not the model's own compute: trace span name (cat "ddp") -> label.
+_DDP_PIECES = {"wait all-reduces": "wait_allreduce", "broadcast buffers": "buffer_broadcast", "scale": "scale",
+               "non-finite scan": "scan", "start all-reduce": "start_allreduce", "progress": "progress",
+               "read lockstep table": "read_table"}
 
 
 def step_breakdown(model, step, steps: int) -> None:
-    """Time each DDP piece of every step on every rank (a second, instrumented run of the same steps).
+    """Time each DDP piece of every step on every rank (a second, traced run of the same steps).
 
-    Per rank and step: the step, the time inside each piece of DDP, and the rest (the model's
-    forward, backward, clipping and Adam: "compute"). Rank 0 prints means over steps and ranks,
-    and the mean over steps of the slower rank's compute: what a step in lockstep must wait for.
+    Per rank and step: the step, the time inside each piece of DDP (the reducer's and DDP's own
+    trace spans), and the rest (the model's forward, backward, clipping and Adam: "compute").
+    Rank 0 prints means over steps and ranks, and the mean over steps of the slower rank's
+    compute: what a step in lockstep must wait for. Recording costs a little, which lands in
+    "compute".
     """
     from mpi4py import MPI
 
-    from ember.distributed import lockstep
+    from ember.diagnostics import trace
 
-    owners = {"reducer": model.reducer, "model": model, "lockstep": lockstep, "comm": model.reducer.comm}
-    spent: dict[str, float] = {}
-
-    def timed(fn, label):
-        def run(*args, **kwargs):
-            t = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
-        return run
-
-    originals = []
-    for (owner, name), label in _DDP_PIECES.items():
-        obj = owners[owner]
-        originals.append((obj, name, getattr(obj, name)))
-        setattr(obj, name, timed(getattr(obj, name), label))
     labels = list(_DDP_PIECES.values())
     rows = []
     MPI.COMM_WORLD.Barrier()
     for i in range(steps):
-        spent.clear()
-        t = time.perf_counter()
-        step(i)
-        total = time.perf_counter() - t
-        pieces = [spent.get(k, 0.0) for k in labels]
+        with trace.record() as tr:
+            t = time.perf_counter()
+            step(i)
+            total = time.perf_counter() - t
+        spent = dict.fromkeys(labels, 0.0)
+        for e in tr.spans(cat="ddp"):
+            label = _DDP_PIECES.get(e["name"])
+            if label is not None:
+                spent[label] += e["dur"] * 1e-6
+        pieces = [spent[k] for k in labels]
         # no piece runs inside another, so what the pieces leave is the model's own work
         rows.append([total, total - sum(pieces), *pieces])
-    for obj, name, fn in originals:
-        setattr(obj, name, fn)
     mine = np.array(rows) * 1e3
     every = np.empty((MPI.COMM_WORLD.Get_size(), *mine.shape))
     MPI.COMM_WORLD.Allgather(mine, every)
@@ -155,7 +142,7 @@ def allreduce_throughput(model, dist) -> None:
     policy = reducer.nonfinite_policy
 
     def ddp(scan: str) -> None:
-        reducer.nonfinite_policy = scan
+        reducer.set_nonfinite_policy(scan)
         reducer.reduce_all()  # scan, Iallreduce every bucket in order, then the lockstep table; wait
 
     def raw_same_collectives() -> None:
@@ -172,7 +159,7 @@ def allreduce_throughput(model, dist) -> None:
             t = time.perf_counter()
             run()
             times[key].append(time.perf_counter() - t)
-    reducer.nonfinite_policy = policy  # as it was, for the step breakdown that follows
+    reducer.set_nonfinite_policy(policy)  # as it was, for the step breakdown that follows
     if comm.Get_rank() == 0:
         print("RESULT " + " ".join(f"{k}={statistics.median(v):.6f}" for k, v in times.items()) + f" bytes={total}",
               flush=True)
@@ -230,7 +217,7 @@ def main() -> None:
     split_s, noscan_s = med("ember2", "raw_split_s"), med("ember2", "ddp_noscan_s")
     nbytes = runs["ember2"][0]["bytes"]
     print(f"{'workload':<52}{'PyTorch':>10}{'ember':>10}{'ratio':>8}")
-    print(f"{'DDP 2 ranks, seed MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
+    print(f"{'DDP 2 ranks, MLP, batch ' + str(args.batch) + '/rank (ms/step)':<52}{t2:>10.3f}{e2:>10.3f}"
           f"{e2 / t2:>8.2f}")
     print(f"{'ember scaling: 2 ranks / 1 rank, same per-rank batch':<52}{'':>10}{e2 / e1:>10.2f}"
           f"   (1 rank {e1:.3f} ms)")

@@ -18,7 +18,7 @@ def _data(fw, batch: int, shape: tuple, seed: int):
 
 
 def mlp_model(fw, seed: int = 0):
-    """Seed document 003's MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
+    """The MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
     nn = fw.nn
     fw.manual_seed(seed)
 
@@ -39,7 +39,7 @@ def mlp_model(fw, seed: int = 0):
 
 
 def build_mlp(fw, batch: int, seed: int = 0):
-    """The seed MLP trained with CrossEntropy, Adam and clip_grad_norm_ (max_norm 5)."""
+    """The MLP trained with CrossEntropy, Adam and clip_grad_norm_ (max_norm 5)."""
     nn = fw.nn
     model = mlp_model(fw, seed)
     criterion = nn.CrossEntropyLoss()
@@ -81,9 +81,50 @@ def build_cnn(fw, batch: int, seed: int = 0):
     return step
 
 
+def build_lstm_lm(fw, batch: int, seed: int = 0):
+    """PyTorch's word_language_model example with an LSTM: Embedding(10000, 256) -> Dropout(0.2) ->
+    2-layer LSTM(256, 256, dropout=0.2) -> Dropout(0.2) -> Linear(256 -> 10000); sequences of 35 tokens,
+    the hidden state carried (detached) from batch to batch, CrossEntropy, clip_grad_norm_(0.25), SGD(lr=20)."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    vocab, size, bptt = 10000, 256, 35
+
+    class RNNModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop, self.encoder = nn.Dropout(0.2), nn.Embedding(vocab, size)
+            self.rnn = nn.LSTM(size, size, 2, dropout=0.2)
+            self.decoder = nn.Linear(size, vocab)
+
+        def forward(self, tokens, hidden):
+            output, hidden = self.rnn(self.drop(self.encoder(tokens)), hidden)
+            return self.decoder(self.drop(output)).view(-1, vocab), hidden
+
+    model = RNNModel()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = fw.optim.SGD(model.parameters(), lr=20.0)
+    rng = np.random.default_rng(seed)
+    tokens = [fw.tensor(rng.integers(0, vocab, (bptt + 1, batch))) for _ in range(8)]
+    hidden = [(fw.zeros(2, batch, size), fw.zeros(2, batch, size))]
+
+    def step(i: int) -> float:
+        seq = tokens[i % 8]
+        state = tuple(h.detach() for h in hidden[0])  # truncated BPTT: no gradient into earlier batches
+        optimizer.zero_grad()
+        output, hidden[0] = model(seq[:-1], state)
+        loss = criterion(output, seq[1:].reshape(-1))
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        optimizer.step()
+        return loss
+
+    return step
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
-    "mlp32": (build_mlp, 32, "seed MLP step, batch 32"),
-    "mlp256": (build_mlp, 256, "seed MLP step, batch 256"),
+    "mlp32": (build_mlp, 32, "MLP step, batch 32"),
+    "mlp256": (build_mlp, 256, "MLP step, batch 256"),
     "cnn64": (build_cnn, 64, "small CNN step, batch 64"),
+    "lstm_lm20": (build_lstm_lm, 20, "LSTM LM step, 35 x batch 20"),
 }

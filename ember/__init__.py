@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 
+from . import _missing
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
 from ._backend import xp as _xp
+from ._compile import compile
 from ._creation import (
     arange,
     as_tensor,
@@ -38,9 +40,7 @@ from ._creation import (
 )
 from ._device import device
 from ._dtype import (
-    bool_ as bool,
-)
-from ._dtype import (
+    bfloat16,
     double,
     dtype,
     float,
@@ -59,15 +59,37 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._dtype import (
+    bool_ as bool,
+)
+from ._flags import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._missing import MissingFeatureError
 from ._size import Size
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
+from ._type_info import finfo, iinfo
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import clone
+from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
+from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
+from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
+from .ops.einsum import einsum
 from .ops.elementwise import (
     add,
     allclose,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     div,
     eq,
     equal,
@@ -82,6 +104,7 @@ from .ops.elementwise import (
     logical_and,
     logical_not,
     logical_or,
+    logical_xor,
     lt,
     maximum,
     minimum,
@@ -92,6 +115,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.index_update import index_add, index_copy, index_fill, index_put
 from .ops.indexing import (
     gather,
     index_select,
@@ -104,7 +128,64 @@ from .ops.indexing import (
     select,
     where,
 )
-from .ops.linalg import bmm, dot, matmul, mm, mv, outer
+from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
+from .ops.matrix import diag, diagonal, trace, tril, tril_indices, triu, triu_indices
+from .ops.movement import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    meshgrid,
+    moveaxis,
+    movedim,
+    repeat_interleave,
+    roll,
+    rot90,
+    tensor_split,
+    tile,
+)
+from .ops.pointwise import (
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    clamp_max,
+    clamp_min,
+    cosh,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    fmax,
+    fmin,
+    fmod,
+    frac,
+    hypot,
+    lerp,
+    log2,
+    log10,
+    logaddexp,
+    logit,
+    nan_to_num,
+    sgn,
+    sinh,
+    tan,
+)
 from .ops.reduction import (
     all,
     amax,
@@ -123,6 +204,7 @@ from .ops.reduction import (
     sum,
     var,
 )
+from .ops.sampling import bernoulli, multinomial
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -144,6 +226,8 @@ from .ops.shape import (
     unsqueeze,
     vstack,
 )
+from .ops.sorting import argsort, msort, sort, topk
+from .ops.statistics import aminmax, count_nonzero, kthvalue, median, nanmean, nansum, std_mean, var_mean
 from .ops.unary import (
     abs,
     ceil,
@@ -168,15 +252,27 @@ from .ops.unary import (
     trunc,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-
-__version__ = "0.1.0"
+from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
 # PyTorch's alternative names
 divide, multiply, subtract, negative = div, mul, sub, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 swapaxes = transpose
+swapdims, absolute = transpose, abs
 
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy constructors' names, for isinstance
+from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
 
 
 def is_tensor(obj) -> bool:
@@ -214,16 +310,21 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
-_SUBMODULES = {"nn", "optim", "utils", "distributed", "cuda", "autograd", "serialization", "compat", "diagnostics",
-               "futures"}
+_module_getattr = _missing.module_getattr(__name__)
+
+
+# Top-level names whose modules load on first use: {name: module}.
+_LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
+         "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
+         "set_autocast_enabled": "amp.autocast_mode"}
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in ("save", "load"):
-        return getattr(importlib.import_module(f"{__name__}.serialization"), name)
-    raise AttributeError(
-        f"ember has no attribute '{name}': torch.{name} is not implemented in ember "
-        "(docs/api.md lists what is supported)"
-    )
+    # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    return _module_getattr(name)
+
+
+# Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
+from . import diagnostics as _diagnostics  # noqa: E402,F401

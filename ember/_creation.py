@@ -6,6 +6,7 @@ the CPU is available) and ``requires_grad``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from . import _dtype
@@ -28,7 +29,9 @@ def as_array(data, dtype=None):
     else:
         arr = xp.asarray(data)
     if arr.dtype.kind == "O" or arr.dtype.kind in "USV":
-        raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
+        if isinstance(data, xp.ndarray):
+            raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
+        raise _not_numeric(data)
     if npdt is not None:
         return arr.astype(npdt, copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
@@ -39,6 +42,34 @@ def as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _not_numeric(data) -> Exception:
+    """PyTorch's error for Python data that holds something other than numbers."""
+    leaves = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
+    if isinstance(data, (list, tuple)) and leaves and isinstance(leaves[0], str):
+        return ValueError("too many dimensions 'str'")  # a string where a number was expected first
+    for leaf in leaves:
+        if isinstance(leaf, (str, bytes)):
+            return TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
+    numeric = (bool, int, float, complex, Tensor, xp.generic, xp.ndarray)
+    odd = next((x for x in leaves if not isinstance(x, numeric)), data)
+    return RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
+
+
+def _allocating(fn):
+    """PyTorch's RuntimeError, naming the size, where NumPy raises MemoryError or "array is too big"."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:
+            raise RuntimeError(f"{fn.__name__}: can't allocate memory: {e}") from None
+        except ValueError as e:
+            if "too big" not in str(e) and "maximum allowed size" not in str(e).lower():
+                raise
+            raise RuntimeError(f"{fn.__name__}: storage size calculation overflowed ({e})") from None
+    return wrapper
 
 
 def _flat(data):
@@ -101,18 +132,22 @@ def _dt(dtype, default=None):
     return _dtype.to_np(dtype)
 
 
+@_allocating
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     return _finish(xp.zeros(_size(size), dtype=_dt(dtype)), requires_grad, device)
 
 
+@_allocating
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(xp.ones(_size(size), dtype=_dt(dtype)), requires_grad, device)
 
 
+@_allocating
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     return _finish(xp.empty(_size(size), dtype=_dt(dtype)), requires_grad, device)
 
 
+@_allocating
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         cat = _dtype.scalar_category(fill_value)
@@ -124,21 +159,25 @@ def _like(t: Tensor, dtype):
     return t._data.shape, _dt(dtype, t.dtype)
 
 
+@_allocating
 def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     shape, dt = _like(t, dtype)
     return _finish(xp.zeros(shape, dtype=dt), requires_grad, device)
 
 
+@_allocating
 def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     shape, dt = _like(t, dtype)
     return _finish(xp.ones(shape, dtype=dt), requires_grad, device)
 
 
+@_allocating
 def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     shape, dt = _like(t, dtype)
     return _finish(xp.empty(shape, dtype=dt), requires_grad, device)
 
 
+@_allocating
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     shape, dt = _like(t, dtype)
     return _finish(xp.full(shape, fill_value, dtype=dt), requires_grad, device)
@@ -151,6 +190,7 @@ def _float_dt(dtype, name: str):
     return dt
 
 
+@_allocating
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     dt = _float_dt(dtype, "randn")
@@ -158,6 +198,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     return _finish(arr, requires_grad, device)
 
 
+@_allocating
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     dt = _float_dt(dtype, "rand")
@@ -165,6 +206,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     return _finish(arr, requires_grad, device)
 
 
+@_allocating
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high)."""
@@ -208,6 +250,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     return Tensor._make((rng_of(generator).standard_normal(_size((size,))) * std + mean).astype(_dt(dtype)))
 
 
+@_allocating
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if end is None:
         start, end = 0, start
@@ -221,6 +264,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
 
+@_allocating
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     arr = xp.linspace(float(start), float(end), int(steps), dtype=xp.float64).astype(_dt(dtype))
     return _finish(arr, requires_grad, device)
@@ -231,5 +275,6 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return _finish(arr, False, device)
 
 
+@_allocating
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(xp.eye(n, m, dtype=_dt(dtype)), requires_grad, device)

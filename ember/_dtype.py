@@ -41,6 +41,31 @@ float16 = dtype("float16", xp.float16, 2)
 float32 = dtype("float32", xp.float32, 2)
 float64 = dtype("float64", xp.float64, 2)
 
+
+
+class _NoArrayDtype(dtype):
+    """A PyTorch dtype that ember names but cannot store: NumPy has no array type for it.
+
+    It exists so that programs which only mention it (``torch.bfloat16`` in a dict of
+    precisions, ``autocast(dtype=torch.bfloat16)``) run; making a tensor of it is a TypeError.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int, category: int) -> None:
+        self.name, self.itemsize, self._category = name, itemsize, category
+        self.is_floating_point, self.is_signed = category == 2, True
+
+    @property
+    def np(self):
+        raise TypeError(
+            f"ember has no {self.name} tensors (NumPy has no {self.name} type); use ember.float32 "
+            "(ember computes in float32 where PyTorch would use a lower precision)"
+        )
+
+
+bfloat16 = _NoArrayDtype("bfloat16", 2, 2)
+
 # PyTorch's aliases
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

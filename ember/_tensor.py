@@ -44,10 +44,13 @@ class Tensor:
     # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
 
-    def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
-        from ._creation import as_array
+    def __init__(self, *args: Any, device=None) -> None:
+        """PyTorch's legacy constructor: ``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` /
+        ``Tensor(ndarray)`` convert to the default float dtype, ``Tensor(t)`` shares ``t``'s storage
+        (``ember/_legacy.py``). New code uses ``ember.tensor``, ``ember.empty``, ``ember.as_tensor``."""
+        from ._legacy import tensor_init
 
-        self._init(as_array(data), requires_grad)
+        tensor_init(self, args, device)
 
     def _init(self, array, requires_grad: bool = False) -> None:
         _fill(self, array, None, 0)
@@ -327,6 +330,17 @@ class Tensor:
             out._grad = Tensor._make(self._grad._data.copy())
         memo[id(self)] = out
         return out
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails. A name torch.Tensor has is a missing feature, named as such;
+        # anything else (a typo, a protocol probe such as NumPy's __array_interface__) is the usual error.
+        from ._torch_names import TENSOR
+
+        if name in TENSOR:
+            from ._missing import missing
+
+            raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:

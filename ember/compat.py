@@ -1,11 +1,14 @@
 """Run programs written for PyTorch on ember, unmodified.
 
-From the command line, as ``python script.py args...`` would run it::
+From the command line, as ``python script.py args...`` (or ``python -m module
+args...``, ``python -c code args...``) would run it::
 
     python -m ember.compat script.py args...
+    python -m ember.compat -m package.module args...
+    python -m ember.compat -c "import torch; print(torch.ones(2))" args...
 
-``sys.argv`` is ``[script.py, args...]``, the script runs as ``__main__`` and its
-directory comes first on ``sys.path``. Inside the process ``import torch``,
+``sys.argv``, ``__main__`` and ``sys.path[0]`` are what Python sets for each form
+(the script's directory; the current directory for ``-m``; '' for ``-c``). Inside the process ``import torch``,
 ``import torch.nn as nn``, ``from torch.utils.data import DataLoader``,
 ``import torch.distributed as dist`` ... all give the ember modules
 (``torch.X.Y`` is ``ember.X.Y``: the very same module objects).
@@ -21,6 +24,11 @@ module raises ModuleNotFoundError("torch.fft is not implemented in ember ..."),
 a missing attribute of an aliased module raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
+Libraries built on PyTorch's C++ core (torchvision, transformers, lightning, ...)
+cannot run on ember: importing one raises ModuleNotFoundError saying what ember
+offers instead. ``torch.__version__`` is ember's PyTorch-style version
+(``ember.version``), and child processes started with multiprocessing's "spawn"
+method import ``torch`` as ember too.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ import re
 import runpy
 import sys
 from types import ModuleType
+
+_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")  # holds a ``torch`` for children
 
 _ALIAS, _TARGET = "torch", "ember"
 
@@ -56,12 +66,54 @@ def _attribute_fallback(torch_name: str):
     return __getattr__
 
 
+_DATA = "ember.utils.data (Dataset, TensorDataset, DataLoader) over NumPy arrays"
+# Libraries that need PyTorch itself (its C++ core or internals), and what to use on ember instead.
+_TORCH_LIBRARIES = {
+    "torchvision": f"for datasets use {_DATA} (e.g. MNIST from sklearn.datasets.fetch_openml('mnist_784')); "
+                   "write transforms as NumPy functions; ember has no pretrained vision models",
+    "torchaudio": f"load audio with another library into NumPy arrays and use {_DATA}",
+    "torchtext": f"tokenise in Python and use {_DATA} and ember.nn.Embedding",
+    "torchdata": f"use {_DATA}",
+    "lightning": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
+    "pytorch_lightning": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
+    "lightning_fabric": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
+    "ignite": "write the training loop with ember.optim and loss.backward()",
+    "accelerate": "ember runs on the CPU; for data parallelism use ember.nn.parallel.DistributedDataParallel",
+    "transformers": "pretrained models need PyTorch; build the model from ember.nn layers",
+    "timm": "pretrained models need PyTorch; build the model from ember.nn layers",
+    "diffusers": "pretrained models need PyTorch; build the model from ember.nn layers",
+    "sentence_transformers": "pretrained models need PyTorch; build the model from ember.nn layers",
+    "peft": "pretrained models need PyTorch; build the model from ember.nn layers",
+    "torchmetrics": "compute metrics with NumPy or scikit-learn on tensor.numpy()",
+    "torch_geometric": "ember has no graph layers",
+    "deepspeed": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
+    "fairscale": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
+    "apex": "use torch.amp (GradScaler, autocast) instead of apex.amp; ember computes in float32",
+    "functorch": "ember has no function transforms (vmap, grad); use loss.backward()",
+    "torchao": "ember has no quantisation",
+    "triton": "ember has no GPU kernels",
+    "xformers": "ember has no GPU kernels",
+    "bitsandbytes": "ember has no quantisation",
+    "torch_xla": "ember computes on the CPU",
+}
+
+
+def _library_missing(name: str) -> ModuleNotFoundError:
+    top = name.partition(".")[0]
+    return ModuleNotFoundError(
+        f"{top} cannot run on ember: it is built on PyTorch itself (its C++ core), which ember replaces in "
+        f"this process (python -m ember.compat). Instead: {_TORCH_LIBRARIES[top]}. docs/api.md lists what "
+        "ember supports.", name=name)
+
+
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``torch`` and ``torch.*`` and loads them as the matching ember modules."""
+    """Finds ``torch`` and ``torch.*`` and loads them as the matching ember modules; refuses torch's libraries."""
 
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname == _ALIAS or fullname.startswith(_ALIAS + "."):
             return importlib.machinery.ModuleSpec(fullname, self)
+        if fullname.partition(".")[0] in _TORCH_LIBRARIES:
+            raise _library_missing(fullname)  # an ImportError: ``try: import torchvision except ImportError`` works
         return None
 
     def create_module(self, spec):
@@ -86,28 +138,42 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def install() -> None:
     """Make ``torch`` and its submodules resolve to ember in this process (idempotent).
 
+    Also refuses libraries built on PyTorch (torchvision, transformers, ...) with a message saying what
+    to use instead, and sets ``ember.__version__`` to the PyTorch-style ``ember.version.__version__``.
     Raises RuntimeError if the real PyTorch is already imported: the two cannot share the name.
     """
     loaded = sys.modules.get(_ALIAS)
-    if loaded is not None and loaded is not sys.modules.get(_TARGET):
+    if loaded is not None and loaded is not sys.modules.get(_TARGET) and not _is_shim(loaded):
         raise RuntimeError(
             "ember.compat.install(): the real torch is already imported in this process; "
             "call install() before anything imports torch"
         )
     if not any(isinstance(finder, _TorchAlias) for finder in sys.meta_path):
         sys.meta_path.insert(0, _TorchAlias())
+    import ember
+    import ember.version
+
+    # ``torch`` is ember itself, so its __version__ must read as PyTorch's: the API level ember implements.
+    ember.__version__ = ember.version.__version__
+
+
+def _is_shim(module) -> bool:
+    return os.path.dirname(os.path.dirname(getattr(module, "__file__", None) or "")) == _SHIM
+
+
+def _install_for_children() -> None:
+    """Let processes that multiprocessing starts with "spawn" (they copy ``sys.path``) import torch as ember."""
+    if _SHIM not in sys.path:
+        sys.path.insert(1, _SHIM)
 
 
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 
 
-def run(script: str, args: list[str]) -> None:
-    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
-    install()
-    sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+def _named_import_errors(run_program) -> None:
+    """Run ``run_program()``; an ImportError that names an ember module gets the missing torch feature added."""
     try:
-        runpy.run_path(script, run_name="__main__")
+        run_program()
     except ImportError as e:
         found = _CANNOT_IMPORT.search(str(e))
         if found and found.group(2).split(".")[0] == _TARGET:
@@ -116,11 +182,52 @@ def run(script: str, args: list[str]) -> None:
         raise
 
 
+def run(script: str, args: list[str]) -> None:
+    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
+    install()
+    _install_for_children()
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    _named_import_errors(lambda: runpy.run_path(script, run_name="__main__"))
+
+
+def run_module(module: str, args: list[str]) -> None:
+    """Run ``module`` as ``python -m module args...`` would, with ember standing in for torch."""
+    install()
+    _install_for_children()
+    sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as Python does
+    sys.path.insert(0, os.getcwd())
+    _named_import_errors(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+
+
+def run_code(code: str, args: list[str]) -> None:
+    """Run ``code`` as ``python -c code args...`` would, with ember standing in for torch."""
+    install()
+    _install_for_children()
+    sys.argv = ["-c", *args]
+    sys.path.insert(0, "")
+    main = ModuleType("__main__")
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    _named_import_errors(lambda: exec(compile(code, "<string>", "exec"), main.__dict__))
+
+
+_USAGE = ("usage: python -m ember.compat script.py [args...]\n"
+          "       python -m ember.compat -m module [args...]\n"
+          "       python -m ember.compat -c code [args...]\n"
+          "Runs a PyTorch program unmodified with ember standing in for torch.")
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m ember.compat script.py [args...]\n"
-              "Runs a PyTorch script unmodified with ember standing in for torch.", file=sys.stderr)
+        print(_USAGE, file=sys.stderr)
         return 0 if argv else 2
+    if argv[0] in ("-m", "-c"):
+        if len(argv) < 2:
+            print(f"ember.compat: argument expected for the {argv[0]} option\n{_USAGE}", file=sys.stderr)
+            return 2
+        (run_module if argv[0] == "-m" else run_code)(argv[1], argv[2:])
+        return 0
     if not os.path.isfile(argv[0]):
         print(f"ember.compat: can't open file {argv[0]!r}: no such file", file=sys.stderr)
         return 2

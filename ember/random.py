@@ -11,6 +11,7 @@ from ._backend import xp
 
 # PyTorch's default CPU seed: without manual_seed, runs are still repeatable.
 DEFAULT_SEED = 67280421310721
+_STATE_BYTES = 64  # get_state(): PCG64's state, increment, has_uint32, uinteger, 16 bytes each
 
 
 class Generator:
@@ -42,7 +43,19 @@ class Generator:
         return Tensor._make(xp.frombuffer(as_bytes, dtype=xp.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
-        raw = bytes(new_state._data.astype(xp.uint8).tobytes())
+        """Restore a state from ``get_state()``: a uint8 tensor of 64 bytes (PCG64's; PyTorch's do not fit)."""
+        from ._tensor import Tensor
+
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a ByteTensor, but got {type(new_state).__name__}")
+        if new_state._data.dtype != xp.uint8:
+            raise TypeError(f"RNG state must be a ByteTensor (uint8), got {new_state.dtype}")
+        if new_state._data.size != _STATE_BYTES:
+            raise RuntimeError(
+                f"Expected an RNG state of size {_STATE_BYTES} (ember's PCG64 state, from get_state()) but found "
+                f"the input RNG state size to be {new_state._data.size}"
+            )
+        raw = bytes(new_state._data.tobytes())
         words = [int.from_bytes(raw[i:i + 16], "little") for i in range(0, 64, 16)]
         self.rng.bit_generator.state = {
             "bit_generator": "PCG64",

@@ -7,11 +7,28 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Reference programs kept beside the repository (in CI, not in a user's clone). The tests that run them skip
+# when the folder is absent; examples/ holds the project's own programs covering the same ground.
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 SEED_EXAMPLES = os.path.join(SHARED, "seed_examples")
 
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+
+def seed_example(name):
+    """The path of reference program `name` in SEED_EXAMPLES; skips the calling test when it is absent."""
+    path = os.path.join(SEED_EXAMPLES, name)
+    if not os.path.exists(path):
+        pytest.skip(f"{path} not found (only present beside a CI checkout); examples/ covers the same program")
+    return path
+
+
+def pytest_report_header(config):
+    if not os.path.isdir(SEED_EXAMPLES):
+        return [f"{SEED_EXAMPLES} not found: the tests that run those reference programs will skip "
+                "(examples/ and tests/test_examples.py cover the same programs)"]
+    return []
 
 
 @pytest.fixture

@@ -61,7 +61,7 @@ def test_name_argv_and_script_directory_are_those_of_python_script(tmp_path):
     ("import torch.nn.functional as F\nF.definitely_missing(1)",
      "torch.nn.functional.definitely_missing is not implemented in ember"),
     ("from torch.utils.data import NoSuchLoader", "torch.utils.data.NoSuchLoader is not implemented in ember"),
-    ("import torch\ntorch.cuda.amp.autocast()", "torch.cuda.amp is not implemented in ember"),
+    ("import torch\ntorch.cuda.nvtx.range_push('x')", "torch.cuda.nvtx is not implemented in ember"),
 ])
 def test_missing_features_are_named_by_their_torch_name(tmp_path, code, message):
     out = run_script(tmp_path, code)
@@ -72,10 +72,11 @@ def test_missing_features_are_named_by_their_torch_name(tmp_path, code, message)
 def test_hasattr_still_works_on_aliased_modules(tmp_path):
     out = run_script(tmp_path, """
         import torch, torch.nn.functional as F
-        print(hasattr(torch, "compile_me"), hasattr(F, "relu"), hasattr(F, "nope"), hasattr(torch.cuda, "amp"))
+        print(hasattr(torch, "compile_me"), hasattr(F, "relu"), hasattr(F, "nope"), hasattr(torch.cuda, "nvtx"),
+              hasattr(torch.cuda, "amp"))
     """)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "False", "False"]
+    assert out.stdout.split() == ["False", "True", "False", "False", "True"]
 
 
 def test_usage_and_missing_script(tmp_path):
@@ -115,9 +116,12 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
     assert ember.cuda.device_count() == torch.cuda.device_count() == 0
     for name, args in (("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
                        ("empty_cache", ()), ("memory_allocated", ()), ("max_memory_allocated", ()),
-                       ("is_bf16_supported", ())):
+                       ("memory_reserved", ()), ("max_memory_reserved", ()), ("get_arch_list", ()),
+                       ("get_rng_state_all", ()), ("is_bf16_supported", ())):
         assert getattr(ember.cuda, name)(*args) == getattr(torch.cuda, name)(*args), name
-    for name in ("current_device", "synchronize", "get_device_name"):
+    assert ember.cuda.memory_stats() == dict(torch.cuda.memory_stats()) == {}
+    for name in ("current_device", "synchronize", "get_device_name", "get_device_capability", "current_stream",
+                 "mem_get_info", "get_rng_state", "ipc_collect"):
         with pytest.raises(AssertionError):  # the type torch raises without CUDA
             getattr(torch.cuda, name)()
         with pytest.raises(AssertionError):
@@ -141,3 +145,108 @@ def test_cuda_tensors_are_a_clear_runtime_error(make):
 def test_cuda_missing_attributes_name_the_torch_feature():
     with pytest.raises(AttributeError, match="torch.cuda.nvtx is not implemented in ember"):
         ember.cuda.nvtx.range_push("x")
+
+
+# ------------------------------------------------------------------------------- -m / -c, like python's
+PROBE = "import sys, os, torch, ember; print(__name__, sys.argv, repr(sys.path[0]), torch is ember)"
+
+
+def run_python(tmp_path, *argv):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+
+
+def test_dash_m_runs_a_module_as_python_does(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(PROBE.replace("import sys, os, torch, ember; ", "import sys, os\n"
+                                                             "torch = ember = sys.modules.get('torch', 0)\n"))
+    plain = run_python(tmp_path, "-m", "pkg.train", "--lr", "0.1")
+    (tmp_path / "pkg" / "train.py").write_text(PROBE)
+    compat = run_python(tmp_path, "-m", "ember.compat", "-m", "pkg.train", "--lr", "0.1")
+    assert plain.returncode == compat.returncode == 0, compat.stderr
+    assert compat.stdout == plain.stdout  # __main__, argv (the module's file first), sys.path[0] = cwd, torch is ember
+    assert str(tmp_path / "pkg" / "train.py") in compat.stdout
+
+
+def test_dash_c_runs_code_as_python_does(tmp_path):
+    plain = run_python(tmp_path, "-c", PROBE.replace("torch, ember", "types").replace("torch is ember", "True"),
+                       "x", "--y")
+    compat = run_python(tmp_path, "-m", "ember.compat", "-c", PROBE, "x", "--y")
+    assert plain.returncode == compat.returncode == 0, compat.stderr
+    assert compat.stdout == plain.stdout == "__main__ ['-c', 'x', '--y'] '' True\n"
+    out = run_python(tmp_path, "-m", "ember.compat", "-c", "import sys; sys.exit(4)")
+    assert out.returncode == 4
+    out = run_python(tmp_path, "-m", "ember.compat", "-c", "from torch.nn import NoSuchLayer")
+    assert out.returncode == 1 and "torch.nn.NoSuchLayer is not implemented in ember" in out.stderr
+
+
+@pytest.mark.parametrize("argv", [["-m"], ["-c"]])
+def test_dash_m_and_dash_c_need_an_argument(tmp_path, argv):
+    out = run_python(tmp_path, "-m", "ember.compat", *argv)
+    assert out.returncode == 2 and "argument expected" in out.stderr and "usage:" in out.stderr
+
+
+# --------------------------------------------------------------------------------- version under compat
+def test_torch_version_under_compat_is_pytorch_style(tmp_path):
+    out = run_script(tmp_path, """
+        import torch, torch.version
+        from packaging.version import Version
+        v = torch.__version__
+        print(v, torch.version.__version__ == v, torch.version.cuda, Version(v) >= Version("2.0"),
+              v >= "2.9", v >= (2, 13), v < "2.14", Version(v).local)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [f"{torch.__version__.split('+')[0]}+ember{ember.version.EMBER_VERSION}", "True",
+                                  "None", "True", "True", "True", "True", f"ember{ember.version.EMBER_VERSION}"]
+    assert ember.__version__ == ember.version.EMBER_VERSION  # outside compat, ember's own version
+
+
+# ---------------------------------------------------------------------------- libraries built on torch
+@pytest.mark.parametrize("statement,library,hint", [
+    ("import torchvision", "torchvision", "ember.utils.data"),
+    ("from torchvision import datasets, transforms", "torchvision", "NumPy"),
+    ("import torchvision.models as models", "torchvision", "pretrained"),
+    ("import pytorch_lightning as pl", "pytorch_lightning", "ember.optim"),
+    ("from transformers import AutoModel", "transformers", "ember.nn"),
+    ("import timm", "timm", "ember.nn"),
+    ("import torchaudio", "torchaudio", "NumPy"),
+])
+def test_libraries_built_on_torch_say_what_ember_offers(tmp_path, statement, library, hint):
+    out = run_script(tmp_path, statement)
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ModuleNotFoundError: {library} cannot run on ember") and hint in last, out.stderr
+
+
+def test_optional_imports_of_torch_libraries_fall_back(tmp_path):
+    out = run_script(tmp_path, """
+        try:
+            import torchvision
+        except ImportError as e:
+            torchvision = None
+            print(type(e).__name__, e.name)
+        import numpy, json  # other packages import as usual
+        print(torchvision)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ModuleNotFoundError", "torchvision", "None"]
+
+
+# ------------------------------------------------------------------------ multiprocessing under compat
+def test_spawned_children_import_torch_as_ember(tmp_path):
+    out = run_script(tmp_path, """
+        import torch
+        import torch.multiprocessing as mp
+
+        def work(rank, queue):
+            import ember
+            queue.put((rank, torch is ember, torch.ones(2).sum().item()))
+
+        if __name__ == "__main__":
+            queue = mp.get_context("spawn").SimpleQueue()
+            mp.spawn(work, args=(queue,), nprocs=2)
+            print(sorted(queue.get() for _ in range(2)))
+    """, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[(0, True, 2.0), (1, True, 2.0)]"

@@ -217,3 +217,42 @@ def test_random_split_errors_and_warnings_match_torch():
     with pytest.warns(UserWarning) as record:
         edata.random_split(range(2), [0.9, 0.05, 0.05])
     assert [str(w.message)[:31] for w in record] == ["Length of split at index 1 is 0", "Length of split at index 2 is 0"]
+
+
+def test_random_sampler_with_replacement_draws_in_chunks_not_all_at_once():
+    """RandomSampler(replacement=True, num_samples=int(1e10)) once allocated 74.5 GiB before the first index.
+
+    Run in a child whose address space is capped, so a regression fails with MemoryError instead of
+    exhausting the machine; tracemalloc bounds what the first 100000 indices cost.
+    """
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = """if True:
+        import itertools, resource, tracemalloc
+        import ember.utils.data as edata
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY))
+        sampler = edata.RandomSampler(range(10), replacement=True, num_samples=int(1e10))
+        tracemalloc.start()
+        first = list(itertools.islice(iter(sampler), 100_000))
+        peak = tracemalloc.get_traced_memory()[1]
+        assert len(sampler) == 10**10 and len(first) == 100_000 and set(first) == set(range(10))
+        assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB for the first 100000 indices"
+        print("ok")
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"))
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    assert len(tdata.RandomSampler(range(10), replacement=True, num_samples=int(1e10))) == 10**10
+
+
+def test_random_sampler_chunks_do_not_change_the_order():
+    g = ember.Generator().manual_seed(3)
+    drawn = list(edata.RandomSampler(range(7), replacement=True, num_samples=200_001, generator=g))
+    expected = ember.Generator().manual_seed(3)  # the same stream drawn in one piece
+    from ember.random import rng_of
+
+    assert drawn == rng_of(expected).integers(0, 7, 200_001).tolist()

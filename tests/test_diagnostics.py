@@ -463,3 +463,92 @@ def test_environment_variable_turns_everything_off():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=ROOT, EMBER_DIAGNOSTICS="0"), timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
+
+
+# ----------------------------------------------------------------------------- several optimizers
+def gan(seed=0):
+    ember.manual_seed(seed)
+    G = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 3))
+    D = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    return G, D, ember.optim.Adam(G.parameters(), lr=1e-3), ember.optim.Adam(D.parameters(), lr=1e-3)
+
+
+def gan_steps(G, D, optG, optD, steps=3, zero_d=True, set_to_none=True, module_zero=True):
+    """The DCGAN order: D on real and detached fake, D step; G through D, G step."""
+    rng = np.random.default_rng(1)
+    bce = nn.BCEWithLogitsLoss()
+    for _ in range(steps):
+        real = ember.tensor(rng.standard_normal((8, 3)).astype(np.float32))
+        noise = ember.tensor(rng.standard_normal((8, 2)).astype(np.float32))
+        if zero_d:
+            (D.zero_grad if module_zero else optD.zero_grad)(set_to_none=set_to_none)
+        bce(D(real), ember.ones(8, 1)).backward()
+        fake = G(noise)
+        bce(D(fake.detach()), ember.zeros(8, 1)).backward()
+        optD.step()
+        (G.zero_grad if module_zero else optG.zero_grad)(set_to_none=set_to_none)
+        bce(D(fake), ember.ones(8, 1)).backward()  # also adds into D's gradients, which D clears itself
+        optG.step()
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("module_zero", [True, False])
+def test_gan_with_two_optimizers_is_silent(set_to_none, module_zero):
+    with caught() as w:
+        gan_steps(*gan(), set_to_none=set_to_none, module_zero=module_zero)
+    assert w.messages == []
+
+
+def test_gan_forgetting_the_discriminators_zero_grad_still_warns_naming_it():
+    G, D, optG, optD = gan()
+    with caught() as w:
+        gan_steps(G, D, optG, optD, zero_d=False)
+    assert len(w.messages) == 1 and "zero_grad() forgotten" in w.messages[0]
+    assert w.messages[0].startswith("Adam.step()") and "0.weight" in w.messages[0]
+    assert w.all[0].filename == __file__  # the user's optD.step() line
+
+
+def test_actor_critic_and_ddpg_style_updates_are_silent():
+    """The actor's loss runs through the critic (as in DDPG); each network has its own optimizer."""
+    ember.manual_seed(0)
+    actor, critic = nn.Linear(3, 2), nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 1))
+    opt_a, opt_c = ember.optim.SGD(actor.parameters(), lr=0.01), ember.optim.Adam(critic.parameters(), lr=0.01)
+    rng = np.random.default_rng(2)
+    with caught() as w:
+        for _ in range(3):
+            s = ember.tensor(rng.standard_normal((6, 3)).astype(np.float32))
+            a = ember.tensor(rng.standard_normal((6, 2)).astype(np.float32))
+            target = ember.tensor(rng.standard_normal((6, 1)).astype(np.float32))
+            opt_c.zero_grad()
+            nn.functional.mse_loss(critic(ember.cat([s, a], 1)), target).backward()
+            opt_c.step()
+            opt_a.zero_grad()
+            (-critic(ember.cat([s, actor(s)], 1)).mean()).backward()
+            opt_a.step()
+    assert w.messages == []
+
+
+def test_per_module_optimizers_and_accumulation_are_silent():
+    model, (x, y) = mlp(), data()
+    opts = [ember.optim.SGD(model[0].parameters(), lr=0.1), ember.optim.Adam(model[2].parameters(), lr=0.01)]
+    with caught() as w:
+        for _ in range(4):
+            for opt in opts:
+                opt.zero_grad()
+            for half in (slice(0, 4), slice(4, 8)):  # two backward calls, one step
+                (loss_of(model, x[half], y[half]) / 2).backward()
+            for opt in opts:
+                opt.step()
+    assert w.messages == []
+
+
+def test_per_module_optimizers_forgetting_one_zero_grad_warns_for_that_one():
+    model, (x, y) = mlp(), data()
+    first, second = ember.optim.SGD(model[0].parameters(), lr=0.1), ember.optim.SGD(model[2].parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(2):
+            first.zero_grad()  # second.zero_grad() forgotten
+            loss_of(model, x, y).backward()
+            first.step()
+            second.step()
+    assert len(w.messages) == 1 and "2.weight" in w.messages[0] and "0.weight" not in w.messages[0]

@@ -2,6 +2,7 @@
 
 import io
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -158,3 +159,29 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_one_element_gradient_shows_a_dash_for_std_without_a_warning():
+    """PyTorch's std() of one element is NaN (with a warning); the table shows "—" there, no NaN, no warning."""
+    torch.manual_seed(0)
+    tmodel = torch.nn.Linear(3, 1)
+    emodel = ember.nn.Linear(3, 1)
+    with ember.no_grad():
+        for (_, e), (_, t) in zip(emodel.named_parameters(), tmodel.named_parameters()):
+            e.copy_(ember.tensor(t.detach().numpy()))
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    for m, model in ((ember, emodel), (torch, tmodel)):
+        model(m.tensor(x)).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = {r.name: r for r in grad_report(emodel)}
+        out = io.StringIO()
+        print_grad_report(emodel, file=out)
+    with pytest.warns(UserWarning):
+        assert np.isnan(tmodel.bias.grad.std().item())
+    assert rows["bias"].shape == (1,) and np.isnan(rows["bias"].std)
+    assert rows["bias"].mean == pytest.approx(tmodel.bias.grad.mean().item())
+    assert rows["weight"].std == pytest.approx(tmodel.weight.grad.std().item(), rel=2e-5)
+    bias_line = next(line for line in out.getvalue().splitlines() if line.startswith("bias"))
+    assert bias_line.split()[1:] == ["1", f"{rows['bias'].mean:.4e}", "—", f"{rows['bias'].norm:.4e}", "0.0%"]
+    assert "nan" not in out.getvalue().lower()

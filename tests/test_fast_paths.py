@@ -374,3 +374,29 @@ def test_malloc_tuning_can_be_switched_off(monkeypatch):
     monkeypatch.delenv("EMBER_MALLOC_TUNING")
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1000")  # the user's own glibc setting wins
     assert _malloc.tune() is False
+
+
+@pytest.mark.parametrize("order", ["same", "reversed"])
+def test_homes_laid_out_by_someone_else_are_used_where_they_lie(order):
+    """Homes laid out before the optimizer's first step (as DistributedDataParallel does at construction)
+    belong to their owner: the flat step reads the gradients there when they lie end to end in its order,
+    gathers them into a spare array when not, and never moves them; the result is the reference path's."""
+    from ember.autograd.grad_home import lay_out
+
+    ember.manual_seed(0)
+    model, ref = _mlp(ember), _mlp(ember)
+    _copy_into(ref, model)
+    buffer = lay_out(list(model.parameters()))
+    params = list(model.parameters())
+    opt = ember.optim.Adam(params if order == "same" else params[::-1], lr=0.01)
+    ref_opt = ember.optim.Adam(ref.parameters(), lr=0.01, foreach=False)
+    x = ember.randn(5, 6)
+    for _ in range(3):
+        for m, o in ((model, opt), (ref, ref_opt)):
+            o.zero_grad()
+            m(x).square().sum().backward()
+            o.step()
+        assert all(p._grad_home[0] is buffer for p in params)  # still the owner's homes
+        assert all(np.shares_memory(p.grad._data, buffer.flat) for p in params)  # backward wrote there
+    assert (opt._layouts[0].spare is None) == (order == "same")
+    _same(params, list(ref.parameters()))

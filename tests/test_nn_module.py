@@ -1,13 +1,13 @@
 """Module API against torch: registration, traversal, state_dict, load_state_dict, hooks, modes, repr, containers."""
 
 import copy
-import os
 import runpy
 import sys
 
 import numpy as np
 import pytest
 import torch
+from conftest import seed_example
 from nn_oracle import compare_module, ember_state
 from oracle import assert_close
 
@@ -16,7 +16,7 @@ import ember.nn as nn
 
 
 def mlp(m, input_dim=12, hidden=8, classes=3):
-    """The MLP of /work/shared/seed_examples/train_loop_full.py, for either framework."""
+    """The MLP of examples/training_loop.py (784-256-256-10 there), small, for either framework."""
 
     class MLPModel(m.nn.Module):
         def __init__(self):
@@ -271,9 +271,7 @@ def test_deepcopy_module():
 
 
 def test_seed_example_train_loop_runs(capsys, monkeypatch):
-    path = "/work/shared/seed_examples/train_loop_full.py"
-    if not os.path.exists(path):
-        pytest.skip("seed example not present")
+    path = seed_example("train_loop_full.py")
     pytest.importorskip("ember.utils.data")
     pytest.importorskip("ember.optim.lr_scheduler")
     monkeypatch.setitem(sys.modules, "torch", ember)

@@ -1,18 +1,17 @@
-"""The seed programs, written for PyTorch, run unmodified on ember through ``python -m ember.compat``."""
+"""The reference programs beside the repository (../shared/seed_examples, written for PyTorch) run unmodified
+on ember through ``python -m ember.compat``. Skipped where that folder is absent; tests/test_examples.py runs the
+project's own programs covering the same ground."""
 
 import os
 import re
 import subprocess
 import sys
 
-import pytest
-from conftest import ROOT, SEED_EXAMPLES
+from conftest import ROOT, SEED_EXAMPLES, seed_example
 
 
 def run_seed(name, timeout=120):
-    path = os.path.join(SEED_EXAMPLES, name)
-    if not os.path.exists(path):
-        pytest.skip(f"{path} is not available")
+    path = seed_example(name)
     out = subprocess.run([sys.executable, "-m", "ember.compat", path], capture_output=True, text=True,
                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=timeout)
     assert out.returncode == 0, f"{name} failed:\n{out.stdout}\n{out.stderr}"

@@ -10,10 +10,11 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node
+from .graph import Node, add_to_grad
+from .variable import Variable
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "grad", "queue_callback",
+    "Function", "FunctionCtx", "Node", "Variable", "backward", "grad", "queue_callback",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
 ]
@@ -96,7 +97,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         if t.grad_fn is None:
             edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
         else:
-            t._grad = Tensor._make(g.copy() if t._grad is None else t._grad._data + g)
+            add_to_grad(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -127,3 +128,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                 )
         result.append(None if g is None else Tensor._make(xp.array(g, copy=True)))
     return tuple(result)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -17,11 +17,11 @@ import heapq
 import itertools
 from collections.abc import Callable
 
+from .. import _trace as trace
 from .._backend import xp
 from .._tensor import Tensor
-from ..diagnostics import trace
 from .grad_mode import _GradState
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, add_to_grad
 
 # One entry per backward in progress (backward may run inside a hook).
 _callback_stack: list[list[Callable[[], None]]] = []
@@ -79,10 +79,75 @@ def _retain_grads(node: Node, grads: list) -> None:
     for nr, ref in node._retained.items():
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
-            if tensor._grad is None:
-                tensor._grad = Tensor._make(grads[nr].copy())
-            else:
-                tensor._grad._data = tensor._grad._data + grads[nr]
+            add_to_grad(tensor, grads[nr])
+
+
+class _Walk:
+    """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
+
+    __slots__ = ("buffers", "deps", "ready", "order")
+
+    def __init__(self, roots) -> None:
+        self.buffers: dict[Node, list] = {}
+        for (node, nr), grad in roots:
+            self.add(node, nr, grad)
+        root_nodes = list(self.buffers)
+        self.deps = _count_dependencies(root_nodes)
+        self.order = itertools.count()  # tie-break for equal priorities, so the order stays deterministic
+        self.ready = [(-n.seq, next(self.order), n) for n in root_nodes if self.deps.get(n, 0) == 0]
+        heapq.heapify(self.ready)
+
+    def add(self, node: Node, nr: int, grad) -> None:
+        buf = self.buffers.get(node)
+        if buf is None:
+            buf = self.buffers[node] = [None] * node.num_outputs
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
+
+    def pop(self) -> tuple[Node, list]:
+        node = heapq.heappop(self.ready)[2]
+        return node, self.buffers.pop(node)
+
+    def send(self, node: Node, input_grads) -> None:
+        """Pass ``node``'s input gradients down its edges (summed to each input's shape); queue what is ready."""
+        deps, add = self.deps, self.add
+        for edge, shape, g in zip(node.next_edges, node.input_shapes, input_grads):
+            if edge is None:
+                continue
+            child, nr = edge
+            if g is not None:
+                add(child, nr, g if g.shape == shape else sum_to_shape(g, shape))
+            remaining = deps[child] - 1
+            deps[child] = remaining
+            if remaining == 0:
+                self._release(child)
+
+    def _release(self, node: Node) -> None:
+        """``node``'s count reached 0: ready if it got a gradient; else skip it and release what it points at."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n in self.buffers:
+                heapq.heappush(self.ready, (-n.seq, next(self.order), n))
+                continue
+            for edge in n.next_edges:  # all of n's gradients were None: it never runs
+                if edge is not None:
+                    self.deps[edge[0]] -= 1
+                    if self.deps[edge[0]] == 0:
+                        stack.append(edge[0])
+
+
+def _run_node(node: Node, grads: list, traced: bool):
+    """Check ``node``'s saved tensors, run its backward (a trace span while recording); its input gradients."""
+    node.check_saved_versions()
+    started = trace.start() if traced else None
+    input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)
+    if started is not None:
+        trace.finish(node.name(), "backward", started)
+    if _GradState.anomaly:
+        from .anomaly import check_grads
+
+        check_grads(node, input_grads)
+    return input_grads
 
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
@@ -93,15 +158,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     With ``accumulate=False`` leaf accumulators are not run (nothing is written to .grad).
     Returns {edge: gradient} for the captured edges.
     """
-    buffers: dict[Node, list] = {}
-    for (node, nr), grad in roots:
-        buf = buffers.setdefault(node, [None] * node.num_outputs)
-        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
-    root_nodes = list(buffers)
-    deps = _count_dependencies(root_nodes)
-    order = itertools.count()  # tie-break for equal priorities, so the order stays deterministic
-    ready = [(-n.seq, next(order), n) for n in root_nodes if deps.get(n, 0) == 0]
-    heapq.heapify(ready)
+    walk = _Walk(roots)
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     _callback_stack.append(callbacks)
@@ -109,50 +166,20 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
     started = trace.start()
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
+        while walk.ready:
+            node, grads = walk.pop()
             if node._pre_hooks:
                 _call_pre_hooks(node, grads)
             if node._retained:
                 _retain_grads(node, grads)
             if capture is not None:
-                for nr, g in enumerate(grads):
-                    if (node, nr) in capture:
-                        captured[(node, nr)] = g
+                captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            node.check_saved_versions()
-            node_started = None if started is None else trace.start()  # a span per node only while recording
-            if node.num_outputs == 1:
-                input_grads = node.backward(grads[0])
-            else:
-                input_grads = node.backward(*grads)
-            if node_started is not None:
-                trace.finish(node.name(), "backward", node_started)
-            if _GradState.anomaly:
-                from .anomaly import check_grads
-
-                check_grads(node, input_grads)
+            input_grads = _run_node(node, grads, started is not None)
             if not retain_graph:
                 node.release()
-            for edge, shape, g in zip(node.next_edges, node.input_shapes, input_grads):
-                if edge is None:
-                    continue
-                child, nr = edge
-                if g is not None:
-                    if g.shape != shape:
-                        g = sum_to_shape(g, shape)
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child.num_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                remaining = deps[child] - 1
-                deps[child] = remaining
-                if remaining == 0 and child in buffers:
-                    heapq.heappush(ready, (-child.seq, next(order), child))
-                elif remaining == 0:
-                    _skip_subgraph(child, deps, buffers, ready, order)
+            walk.send(node, input_grads)
         _GradState.enabled = prev_grad_mode
         trace.finish("backward", "autograd", started)
         while callbacks:
@@ -161,20 +188,3 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         _GradState.enabled = prev_grad_mode
         _callback_stack.pop()
     return captured
-
-
-def _skip_subgraph(node: Node, deps: dict, buffers: dict, ready: list, order) -> None:
-    """A node all of whose gradients were None: release its dependents' counts without running it."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        for edge in n.next_edges:
-            if edge is None:
-                continue
-            child = edge[0]
-            deps[child] -= 1
-            if deps[child] == 0:
-                if child in buffers:
-                    heapq.heappush(ready, (-child.seq, next(order), child))
-                else:
-                    stack.append(child)

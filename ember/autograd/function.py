@@ -112,7 +112,7 @@ class Function:
                 results.append(o)
                 continue
             if id(o) in dirty:  # modified in place: the same tensor object gets new history
-                o._vc[0] += 1
+                o._bump_version()
                 res = o
             else:
                 res = o if (o.grad_fn is None and not o._requires_grad and all(o is not a for a in tensor_args)) \

@@ -1,10 +1,17 @@
-"""Gradient homes: leaves' gradients laid end to end in one flat buffer.
+"""Gradient memory: where a parameter's gradient lives. The one place that decides it.
 
-An optimizer's flat fast path (``ember/optim/_flat.py``) gives each parameter of a group a
-*home*: a view into one contiguous ``GradBuffer``. ``AccumulateGrad`` writes a leaf's first
-gradient into its home, when the home is free, instead of into a fresh copy — the same one
-copy either way — so the whole group's gradients arrive concatenated, and ``step`` and
-``clip_grad_norm_`` work on one array instead of one per parameter.
+A parameter may have a *home*: a view into one contiguous ``GradBuffer`` shared with the
+parameters laid out next to it. ``AccumulateGrad`` (``graph.add_to_grad``) writes a leaf's
+first gradient into its home, when the home is free, instead of into a fresh copy — the same
+one copy either way — so the gradients arrive concatenated, and the optimizer's ``step``,
+``clip_grad_norm_`` and DDP's all-reduce each work on one array (``flat_grads``) instead of
+one per parameter.
+
+Who lays the homes out (``lay_out``): the first that needs them, and only once.
+``DistributedDataParallel`` does it at construction, in registration order, so each bucket is
+a stretch of the buffer and is reduced in place from the first step on; otherwise an
+optimizer's flat fast path (``ember/optim/_flat.py``) does it at its first step. Whoever
+comes later uses the homes that exist (``flat_grads``) and never moves them.
 
 A home is free when nothing outside this buffer holds its memory: no tensor or array (the
 ``.grad`` of an earlier step, ``p.grad.detach()``, ``p.grad.numpy()``) refers to the home's
@@ -74,6 +81,16 @@ def _numel(shape: tuple) -> int:
     return n
 
 
+def lay_out(params: list) -> GradBuffer | None:
+    """Give ``params`` (one dtype) homes in one new buffer, in this order; None (nothing changes) when one
+    of them already has a home: its owner keeps it."""
+    if not params or any(p._grad_home is not None for p in params):
+        return None
+    buffer = GradBuffer([p._data.shape for p in params], params[0]._data.dtype)
+    buffer.adopt(params)
+    return buffer
+
+
 def take_home(var, grad):
     """``grad`` copied into ``var``'s gradient home (which it has) if that is free: the home array, else None."""
     buf, i = var._grad_home
@@ -81,6 +98,24 @@ def take_home(var, grad):
         return None
     view = buf.views[i]
     xp.copyto(view, grad)
+    return view
+
+
+def zeroed_home(var):
+    """``var``'s home filled with zeros, when it is ``var``'s gradient already or free; else None (and nothing
+    is written). For a parameter that must contribute zeros where its gradient would lie (DDP, unused)."""
+    home = var._grad_home
+    if home is None:
+        return None
+    buf, i = home
+    g = var._grad
+    if g is not None:
+        if g._data is not buf.views[i]:
+            return None
+    elif not buf.free(i):  # (checked before this function holds the view itself)
+        return None
+    view = buf.views[i]
+    view[...] = 0
     return view
 
 

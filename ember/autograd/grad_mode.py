@@ -3,9 +3,10 @@
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as
 context managers and as decorators, like PyTorch's.
 
-Difference from PyTorch: the flag is process-wide, not thread-local. ember's
-only background thread (DDP's communication thread) never builds graphs, so a
-plain global keeps every op's check to one attribute read.
+Difference from PyTorch: the flag is process-wide, not thread-local. ember runs
+no computation on background threads (DDP's all-reduces are nonblocking MPI
+calls that backward's own hooks progress), so a plain global keeps every op's
+check to one attribute read.
 """
 
 from __future__ import annotations

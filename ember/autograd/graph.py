@@ -17,10 +17,9 @@ import itertools
 import sys
 import weakref
 
+from .. import _trace as trace
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
-from ..diagnostics import loop as _loop
-from ..diagnostics import trace
 from .grad_home import take_home
 from .grad_mode import _GradState
 
@@ -164,6 +163,22 @@ class Node:
         self._retained[tensor._output_nr] = weakref.ref(tensor)
 
 
+def add_to_grad(t: Tensor, grad) -> None:
+    """``t.grad += grad``: how backward writes every gradient (a leaf's, a retained one, ``inputs=``).
+
+    The first gradient is copied (the incoming array may be shared with other consumers of the same
+    gradient), into ``t``'s gradient home when it has a free one (an optimizer's flat buffer, see
+    grad_home.py); later ones add in place and bump the gradient's version.
+    """
+    current = t._grad
+    if current is None:
+        home = take_home(t, grad) if t._grad_home is not None else None
+        t._grad = Tensor._make(home if home is not None else grad.astype(t._data.dtype, copy=True))
+    else:
+        current._data += grad
+        current._bump_version()
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites)."""
 
@@ -186,17 +201,7 @@ class AccumulateGrad(Node):
                 replaced = hook(Tensor._make(grad))
                 if replaced is not None:
                     grad = replaced._data
-        current = var._grad
-        if _loop.on:  # training-loop checks: is this adding into a gradient step() already applied?
-            _loop.accumulating(var, current)
-        if current is None:
-            # Copy: the incoming array may be shared with other consumers of the same gradient.
-            # Into the leaf's gradient home when it has a free one (an optimizer's flat buffer).
-            home = take_home(var, grad) if var._grad_home is not None else None
-            var._grad = Tensor._make(home if home is not None else grad.astype(var._data.dtype, copy=True))
-        else:
-            current._data += grad
-            current._vc[0] += 1
+        add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()
             for hook in tuple(var._post_acc_hooks):

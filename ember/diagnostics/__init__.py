@@ -13,10 +13,17 @@
 See docs/diagnostics.md.
 """
 
-from . import trace
+from .. import _trace
+from . import loop, trace
 from .config import KINDS, TrainingLoopWarning, forget_shown
 from .loop import set_warnings
+from .naming import module_label
 from .report import GradStats, grad_report, plot_grad_norms, print_grad_report
+
+# The checks and names attach to ember's public hooks; ember itself never imports this package
+# (``import ember`` does, last, so the checks are on by default).
+loop.install()
+_trace.module_label = module_label  # forward spans named by the module's path ("encoder.fc1 (Linear)")
 
 
 def warnings_enabled(kind: str | None = None) -> bool:

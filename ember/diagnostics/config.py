@@ -9,10 +9,9 @@ Filter them like any warning: ``warnings.simplefilter("ignore", ember.diagnostic
 from __future__ import annotations
 
 import os
-import sys
-import warnings
 from collections.abc import Callable
 
+from .._warnings import warn
 from . import registry
 
 
@@ -31,7 +30,6 @@ KINDS = {
 _BIT = {kind: 1 << i for i, kind in enumerate(KINDS)}
 
 enabled: dict[str, bool] = dict.fromkeys(KINDS, os.environ.get("EMBER_DIAGNOSTICS", "1") != "0")
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def check_kinds(kinds) -> None:
@@ -51,7 +49,7 @@ def warn_once(kind: str, params, message: Callable[[], str]) -> None:
         return
     for r in recs:
         r.reported |= bit
-    warnings.warn(f"{message()} [ember.diagnostics: {kind}]", TrainingLoopWarning, stacklevel=_user_stacklevel())
+    warn(f"{message()} [ember.diagnostics: {kind}]", TrainingLoopWarning)
 
 
 def forget_shown() -> None:
@@ -59,10 +57,3 @@ def forget_shown() -> None:
     for rec in registry.all_records():
         rec.reported = 0
 
-
-def _user_stacklevel() -> int:
-    """The stacklevel of the first caller outside ember, so the warning points at the user's line."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
-        frame, level = frame.f_back, level + 1
-    return level

@@ -1,30 +1,37 @@
 """Training-loop checks: loud where PyTorch stays silent between backward() and step().
 
-The autograd engine, the optimizer and gradient clipping call in here; each check is a few
-attribute reads per parameter while nothing is wrong:
+They register on public hooks (``install``); ember's core never calls in here. Each check is a
+few attribute reads per parameter while nothing is wrong:
 
-    AccumulateGrad(p) -> accumulating(p, grad)  adding into a grad step() already applied?  grad_not_zeroed
-                                                 (remembers p's version, marks p fresh)
-    optimizer.step()  -> run_step(...)          no new gradient at all?                     step_without_backward
-                                                 p changed in place since its backward?      param_changed_before_step
-                                                 some params fresh, others without gradient? missing_grad
-                                                 (marks each grad as applied by this step)
-    clip_grad_*_()    -> @clips                 clipping grads a step already applied?      clip_after_step
-    zero_grad()       -> @clears_grads          (no parameter fresh any more; zeroed grads marked)
+    p.register_hook (on each parameter)  -> accumulating(p, p.grad)
+        adding into gradients step() already applied? (marks p tainted; reported at the step that
+        would apply them again)                                             grad_not_zeroed
+        (remembers p's version, marks p fresh)
+    global optimizer step pre-hook       -> _check_step(optimizer)
+        tainted gradients about to be applied again?                        grad_not_zeroed
+        no new gradient at all?                                             step_without_backward
+        p changed in place since its backward?                              param_changed_before_step
+        some params fresh, others without gradient?                         missing_grad
+        (marks each grad as applied by this step)
+    gradient-edit hook, before clipping  -> clipping grads a step already applied?  clip_after_step
+    gradient-edit hook, after zero_grad  -> (no parameter fresh or tainted any more; zeroed grads marked)
+    module parameter / module registration hooks -> names ("fc1.weight")
 
 "Fresh" means backward accumulated into the parameter since the last step() or zero_grad().
 A ``.grad`` is recognised as "the one step() applied" by its version counter: in-place edits
-(zero_grad, clipping, a new backward) bump it, replacing it makes a new one.
+(zero_grad, clipping, a new backward) bump it, replacing it makes a new one. Adding into applied
+gradients is a mistake only if a step then applies them: a GAN's generator loss backpropagated
+through the discriminator adds into the discriminator's applied gradients, which its own
+optimizer's zero_grad() clears before its next step.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+import weakref
 
-from .._tensor import Tensor
-from . import config, trace
-from .naming import listing
+from . import config
+from .naming import adopt, listing
 from .registry import Record, _records, record
 
 # Read by the call sites: False turns every check off (each kind also has its own switch).
@@ -52,72 +59,71 @@ def set_warnings(enabled: bool = True, *kinds: str) -> None:
 
 
 # ----------------------------------------------------------------------------- backward
-_not_zeroed: list = []  # parameters found adding into applied gradients during this backward
+class _Watch:
+    """The tensor hook diagnostics put on a parameter: it sees the ``.grad`` backward is about to add into."""
+
+    __slots__ = ("ref", "rec")
+
+    def __init__(self, param, rec: Record) -> None:
+        self.ref = weakref.ref(param)
+        self.rec = rec  # (the record lives as long as the parameter)
+
+    def __call__(self, grad) -> None:
+        param = self.ref()
+        if on and param is not None:
+            accumulating(param, param._grad, self.rec)
 
 
-def accumulating(param, grad) -> None:
-    """AccumulateGrad is about to add into ``param.grad`` (``grad``; None when there is none yet)."""
-    rec = record(param)
-    if grad is not None and rec.held_by_step and rec.holds(grad) and config.enabled["grad_not_zeroed"]:
-        _found_not_zeroed(param, grad)
+def watch(param, rec: Record | None = None) -> Record:
+    """Register the gradient hook on ``param`` (once); its record."""
+    rec = rec or record(param)
+    if not rec.watched and param._requires_grad and param.grad_fn is None:
+        param.register_hook(_Watch(param, rec))
+        rec.watched = True
+    return rec
+
+
+def accumulating(param, grad, rec: Record | None = None) -> None:
+    """Backward is about to add into ``param.grad`` (``grad``; None when there is none yet)."""
+    rec = rec or record(param)
+    if grad is None:
+        rec.tainted = False
+    elif rec.held_by_step and rec.holds(grad):
+        # zeroed behind the version counter's back (p.grad.data.zero_()) is harmless
+        rec.tainted = rec.tainted or bool(grad._data.any())
+    elif rec.tainted and not grad._data.any():
+        rec.tainted = False  # zeroed in place since
     rec.version = param._vc[0]
     rec.fresh = True
 
 
-def _found_not_zeroed(param, grad) -> None:
-    if not grad._data.any():  # zeroed behind the version counter's back (p.grad.data.zero_()): harmless
-        return
-    from ..autograd.engine import queue_callback
-
-    first = not _not_zeroed
-    _not_zeroed.append(param)
-    if first:
-        try:  # one warning naming every such parameter, once this backward is done
-            queue_callback(_warn_not_zeroed)
-        except RuntimeError:  # accumulating outside a running backward (backward(inputs=...))
-            _warn_not_zeroed()
-
-
-def _warn_not_zeroed() -> None:
-    params = _not_zeroed[:]
-    _not_zeroed.clear()
+def _warn_not_zeroed(optimizer, params: list) -> None:
     config.warn_once("grad_not_zeroed", params, lambda: (
-        f"backward() added new gradients into the .grad of {listing(params)}, which still held the "
-        "gradients the last optimizer.step() already applied: was optimizer.zero_grad() forgotten? "
-        "Gradients add up across backward() calls until cleared; call zero_grad() once per step "
-        "(before backward() or after step()). Accumulating over several backward() calls before "
+        f"{type(optimizer).__name__}.step() is applying again gradients a previous step() already applied: "
+        f"backward() added new gradients into the .grad of {listing(params, optimizer)}, which still held them. "
+        "Was zero_grad() forgotten? Gradients add up across backward() calls until cleared; call zero_grad() "
+        "once per step (before backward() or after step()). Accumulating over several backward() calls before "
         "one step() is fine and not reported."
     ))
 
 
 # ----------------------------------------------------------------------------- step
-class _Stepping:
-    depth = 0  # > 0 inside a step (an overriding step calling super().step() is checked once)
-
-
-def run_step(optimizer, step, args: tuple, kwargs: dict):
-    """Run ``step(optimizer, *args, **kwargs)``: checks first (unless a closure computes the
-    gradients inside the step), as a trace span."""
-    if on and not _Stepping.depth and not args and kwargs.get("closure") is None:
+def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
+    """Global optimizer step pre-hook: the checks, unless a closure computes the gradients inside the step."""
+    if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer
         _check_step(optimizer)
-    started = trace.start()
-    _Stepping.depth += 1
-    try:
-        return step(optimizer, *args, **kwargs)
-    finally:
-        _Stepping.depth -= 1
-        if started is not None:
-            trace.finish(f"{type(optimizer).__name__}.step", "optim", started)
 
 
 def _check_step(optimizer) -> None:
     """Check every parameter before the update, then mark each gradient as applied."""
     trainable = got = zeroed = fresh_any = 0
-    spent, changed, lacking = [], [], []  # stay empty (and cheap) while nothing is off
+    spent, changed, lacking, tainted = [], [], [], []  # stay empty (and cheap) while nothing is off
     get = _records.get
     for group in optimizer.param_groups:
         for p in group["params"]:
-            rec = get(id(p)) or Record(p)
+            rec = get(id(p)) or watch(p)
+            if not rec.watched:
+                watch(p, rec)
             g = p._grad
             fresh = rec.fresh
             rec.fresh = False
@@ -128,6 +134,9 @@ def _check_step(optimizer) -> None:
             if g is None:
                 lacking.append(p)
                 continue
+            if rec.tainted:
+                rec.tainted = False
+                tainted.append(p)
             vc = g._vc
             if fresh or vc is not rec.held_vc or vc[0] != rec.held_version:  # from backward, or set by other means
                 got += 1
@@ -141,6 +150,8 @@ def _check_step(optimizer) -> None:
                     zeroed += 1
             rec.held_vc, rec.held_version, rec.held_by_step = g._vc, g._vc[0], True
     name = type(optimizer).__name__
+    if tainted and config.enabled["grad_not_zeroed"]:
+        _warn_not_zeroed(optimizer, tainted)
     if trainable and not got and not zeroed and not fresh_any:  # fresh yet None: cleared on purpose (DDP skip)
         _warn_no_gradient(optimizer, name, spent)
     elif lacking and got and config.enabled["missing_grad"]:
@@ -177,25 +188,14 @@ def _warn_no_gradient(optimizer, name: str, spent) -> None:
 
 
 # ----------------------------------------------------------------------------- clip and zero_grad
-def clips(clip):
-    """Decorate a ``clip_grad_*_(parameters, limit, ...)`` function: warn when it clips gradients a
-    step already applied, and time it as a trace span."""
-
-    @functools.wraps(clip)
-    def checked(parameters, *args, **kwargs):
-        single = isinstance(parameters, Tensor)
-        if not single:
-            parameters = list(parameters)  # read here and by the clip: a generator would be empty the second time
-        if on and config.enabled["clip_after_step"]:
-            limit = args[0] if args else kwargs.get("max_norm", kwargs.get("clip_value"))
-            _check_clip(clip.__name__, [parameters] if single else parameters, limit)
-        started = trace.start()
-        out = clip(parameters, *args, **kwargs)
-        if started is not None:
-            trace.finish(clip.__name__, "optim", started)
-        return out
-
-    return checked
+def _grad_edit_hook(what: str, params, limit) -> None:
+    """Gradient-edit hook: ``zero_grad`` just cleared ``params``' gradients, or a clip is about to edit them."""
+    if not on:
+        return
+    if what == "zero_grad":
+        _cleared(params)
+    elif config.enabled["clip_after_step"]:
+        _check_clip(what, params, limit)
 
 
 def _check_clip(fname: str, params: list, limit) -> None:
@@ -216,28 +216,38 @@ def _check_clip(fname: str, params: list, limit) -> None:
         ))
 
 
-def clears_grads(zero_grad):
-    """Decorate a ``zero_grad(self, set_to_none=True)`` method (Optimizer's or Module's): afterwards
-    no parameter is fresh and zeroed gradients are marked; timed as a trace span."""
-
-    @functools.wraps(zero_grad)
-    def clearing(self, *args, **kwargs):
-        started = trace.start()
-        zero_grad(self, *args, **kwargs)
-        if on:
-            groups = getattr(self, "param_groups", None)
-            _cleared(self.parameters() if groups is None else [p for group in groups for p in group["params"]])
-        if started is not None:
-            trace.finish(f"{type(self).__name__}.zero_grad", "optim", started)
-
-    return clearing
-
-
 def _cleared(params) -> None:
     get = _records.get
     for p in params:
         rec = get(id(p)) or Record(p)
-        rec.fresh = False
+        rec.fresh = rec.tainted = False
         g = p._grad
         if g is not None:
             rec.held_vc, rec.held_version, rec.held_by_step = g._vc, g._vc[0], False
+
+
+# ----------------------------------------------------------------------------- wiring
+def _on_parameter(module, name: str, param) -> None:
+    adopt(module, name, param)  # so messages can say "fc1.weight"
+    watch(param)
+
+
+def _on_module(module, name: str, child) -> None:
+    adopt(module, name, child)
+
+
+_installed = False
+
+
+def install() -> None:
+    """Register the checks on ember's public hooks (once per process)."""
+    global _installed
+    if _installed:
+        return
+    from ..utils import hooks
+
+    hooks.optimizer_step_pre_hooks.append(_step_pre_hook)
+    hooks.grad_edit_hooks.append(_grad_edit_hook)
+    hooks.module_parameter_registration_hooks.append(_on_parameter)
+    hooks.module_module_registration_hooks.append(_on_module)
+    _installed = True

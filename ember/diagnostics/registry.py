@@ -19,10 +19,14 @@ class Record:
     ``held_vc``/``held_version``/``held_by_step``: the ``.grad`` (its version counter and version)
     that the last ``step()`` applied or ``zero_grad()`` zeroed; the same counter at the same
     version means the gradient has not changed since.
+    ``tainted``: a backward added into gradients the last step had applied, and nothing cleared them
+    since: the next ``step()`` that updates this parameter would apply them again.
     ``reported``: bit mask of the warning kinds already shown for this parameter.
+    ``watched``: the diagnostics' gradient hook is registered on the parameter.
     """
 
-    __slots__ = ("ref", "owner", "attr", "version", "fresh", "held_vc", "held_version", "held_by_step", "reported")
+    __slots__ = ("ref", "owner", "attr", "version", "fresh", "held_vc", "held_version", "held_by_step", "tainted",
+                 "reported", "watched")
 
     def __init__(self, param) -> None:
         key = id(param)
@@ -31,6 +35,7 @@ class Record:
         self.attr = ""
         self.reset()
         self.reported = 0
+        self.watched = False
         _records[key] = self
 
     def reset(self) -> None:
@@ -40,6 +45,7 @@ class Record:
         self.held_vc = None
         self.held_version = -1
         self.held_by_step = False
+        self.tainted = False
 
     def holds(self, grad) -> bool:
         """Whether ``grad`` is unchanged since ``step()`` applied it or ``zero_grad()`` zeroed it."""

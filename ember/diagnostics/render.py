@@ -22,8 +22,8 @@ def new_figure(width: float, height: float):
     except ImportError as err:
         raise ImportError(
             "ember.diagnostics needs matplotlib to draw pictures; install it with `pip install matplotlib` "
-            "(or `pip install ember[plot]`). The data itself needs no matplotlib: Trace.save() writes JSON "
-            "and grad_report() returns rows."
+            "(or, in ember's clone, `pip install -e \".[plot]\"`). The data itself needs no matplotlib: "
+            "Trace.save() writes JSON and grad_report() returns rows."
         ) from err
     fig = Figure(figsize=(width, height), dpi=110)
     FigureCanvasAgg(fig)

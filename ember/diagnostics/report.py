@@ -21,7 +21,11 @@ from .._tensor import Tensor
 
 @dataclass(frozen=True)
 class GradStats:
-    """One parameter's gradient statistics; ``mean``..``nonfinite`` are None when ``.grad`` is None."""
+    """One parameter's gradient statistics; ``mean``..``nonfinite`` are None when ``.grad`` is None.
+
+    ``std`` is NaN for a gradient of fewer than two elements (as PyTorch's ``grad.std()``, which also warns
+    there; the report does not call it then, and its table shows "—").
+    """
 
     name: str
     shape: tuple[int, ...]
@@ -56,7 +60,8 @@ def grad_report(model) -> list[GradStats]:
             rows.append(GradStats(name, tuple(p.shape), None, None, None, None))
             continue
         bad = g._data.size - int(xp.count_nonzero(xp.isfinite(g._data)))
-        rows.append(GradStats(name, tuple(g.shape), g.mean().item(), g.std().item(), g.norm().item(),
+        std = g.std().item() if g._data.size > 1 else math.nan  # unbiased std of one element is undefined
+        rows.append(GradStats(name, tuple(g.shape), g.mean().item(), std, g.norm().item(),
                               bad / g._data.size if g._data.size else 0.0))
     return rows
 
@@ -74,7 +79,9 @@ def print_grad_report(model, file: IO[str] | None = None) -> None:
         if r.mean is None:
             print(f"{r.name:<{width}}  {shape:<14} {'grad is None':>12}", file=out)
         else:
-            print(f"{r.name:<{width}}  {shape:<14} {r.mean:>12.4e} {r.std:>12.4e} {r.norm:>12.4e} "
+            # a one-element gradient has no spread: "—" rather than the NaN that could be read as a bad gradient
+            std = f"{r.std:>12.4e}" if math.prod(r.shape) > 1 else f"{'—':>12}"
+            print(f"{r.name:<{width}}  {shape:<14} {r.mean:>12.4e} {std} {r.norm:>12.4e} "
                   f"{r.nonfinite:>10.1%}", file=out)
 
 

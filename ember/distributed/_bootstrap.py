@@ -1,11 +1,12 @@
 """What each rank runs under ``ember.distributed.run``: PyTorch's rank variables, the script, failure reports.
 
-    mpiexec -n N python -m ember.distributed._bootstrap [-m module | script.py] args...
+    (rank supervisor, _agent.py) -> python -m ember.distributed._bootstrap [-m module | script.py] args...
 
-It sets RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE from the MPI launcher's own
-variables (before the script runs, as torchrun's workers have them), records its pid
-for the launcher, runs the script as ``__main__``, and on an exception or a non-zero
-exit reports the failure and aborts the MPI job (``_errors.py``).
+It sets RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE (and torchrun's other variables)
+from the MPI launcher's own variables where unset, runs the script as ``__main__``,
+and on an exception or a non-zero exit reports the failure and aborts the MPI job
+(``_errors.py``). A script that returns leaves a ``done`` record, so the launcher can
+tell it from a rank that vanished (``os._exit``, a signal).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ def _exit_code(code) -> int:
 def main(argv: list[str]) -> int:
     _env.export_torch_env()
     rank = int(os.environ.get("RANK", "0"))
-    _errors.record_start(rank)
     as_module = argv[0] == "-m"
     target, args = (argv[1], argv[2:]) if as_module else (argv[0], argv[1:])
     sys.argv = [target, *args]
@@ -44,10 +44,12 @@ def main(argv: list[str]) -> int:
         if code:
             _errors.report_exit(rank, code)
             return code
-    except BaseException as exc:  # noqa: BLE001  (KeyboardInterrupt too: the job must stop either way)
+    except KeyboardInterrupt:
+        _errors.report_interrupt(rank)
+    except BaseException as exc:  # noqa: BLE001  (the job must stop either way)
         _errors.report_failure(rank, exc)
         return 1
-    _errors.write_record(rank, "exit", "0\n")
+    _errors.record_done(rank)
     return 0
 
 

@@ -3,7 +3,8 @@
 PyTorch scripts read ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE``
 (torchrun sets them). Under mpiexec/srun each MPI flavour names them differently;
 ``export_torch_env`` copies whichever is present into PyTorch's names, keeping any
-value already set.
+value already set, and derives torchrun's other per-rank variables from them.
+Standard library only: the launcher's per-rank supervisor imports it by file.
 """
 
 from __future__ import annotations
@@ -40,3 +41,18 @@ def export_torch_env(rank: int | None = None, world_size: int | None = None) -> 
         values = {"LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", **values, **given}
     for name, value in values.items():
         os.environ.setdefault(name, value)
+    for name, value in elastic_env(os.environ).items():
+        os.environ.setdefault(name, value)
+
+
+def elastic_env(environ) -> dict[str, str]:
+    """torchrun's role and group variables, from RANK/WORLD_SIZE/LOCAL_WORLD_SIZE ({} when those are unset).
+
+    Ranks are numbered node by node with LOCAL_WORLD_SIZE on each (as ``ember.distributed.run``
+    starts them), so the node ("group") of a rank is RANK // LOCAL_WORLD_SIZE; there is one role.
+    """
+    if not all(n in environ for n in ("RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")):
+        return {}
+    rank, world, local = int(environ["RANK"]), int(environ["WORLD_SIZE"]), max(int(environ["LOCAL_WORLD_SIZE"]), 1)
+    return {"GROUP_RANK": str(rank // local), "GROUP_WORLD_SIZE": str(max(world // local, 1)),
+            "ROLE_RANK": str(rank), "ROLE_WORLD_SIZE": str(world), "ROLE_NAME": "default"}

@@ -1,58 +1,62 @@
 """What a failing rank does so that the whole job stops promptly and says why.
 
-It prints its traceback with each line prefixed ``[ember rank R]``, leaves a short
-record for the launcher (``ember.distributed.run`` sets ``EMBER_RUN_DIR``: one
-``rankR.pid`` file written at start, one ``rankR.exit`` file with the exit code and
-the exception), and ends the job with MPI_Abort so that no other rank waits for it.
+It prints its traceback with each line prefixed ``[ember rank R]``, leaves a record
+for the launcher (``_records.py``: the exit code, the exception, the printed report,
+so the launcher can show it even if mpiexec did not forward it in time), and ends the
+job with MPI_Abort so that no other rank waits for it.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import traceback
 
-from . import comm
-
-RUN_DIR_VAR = "EMBER_RUN_DIR"
-
-
-def record_path(run_dir: str, rank: int, kind: str) -> str:
-    return os.path.join(run_dir, f"rank{rank}.{kind}")
+from . import _records, comm
+from ._records import RUN_DIR_VAR, record_path  # noqa: F401  (the launcher's names for them)
 
 
-def write_record(rank: int, kind: str, text: str) -> None:
-    """Leave ``text`` for the launcher (nothing when not started by it)."""
-    run_dir = os.environ.get(RUN_DIR_VAR)
-    if not run_dir or not os.path.isdir(run_dir):  # not under the launcher, or on another node
-        return
-    path = record_path(run_dir, rank, kind)
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)  # the launcher never reads a half-written record
-
-
-def record_start(rank: int) -> None:
-    write_record(rank, "pid", f"{socket.gethostname()} {os.getpid()}")
+def _report(rank: int, code: int, reason: str, text: str) -> None:
+    """Print ``text`` prefixed with the rank and record it with the code and one-line reason."""
+    lines = "".join(f"[ember rank {rank}] {line}\n" for line in text.split("\n"))
+    sys.stdout.flush()
+    sys.stderr.write(lines)
+    sys.stderr.flush()
+    one_line = " ".join(reason.split("\n"))  # the record's second line (a message may span several)
+    _records.write(rank, "error", f"{code} {_records.now()}\n{one_line}\n{lines}")
 
 
 def report_failure(rank: int, exc: BaseException, code: int = 1) -> None:
     """Print the traceback prefixed with the rank, record it, and abort the MPI job."""
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")
-    sys.stdout.flush()
-    sys.stderr.write("".join(f"[ember rank {rank}] {line}\n" for line in text.split("\n")))
-    sys.stderr.flush()
-    write_record(rank, "exit", f"{code}\n{type(exc).__name__}: {exc}")
+    _report(rank, code, f"{type(exc).__name__}: {exc}", text)
     comm.abort(code)
 
 
 def report_exit(rank: int, code: int) -> None:
     """A non-zero exit (``sys.exit(n)``) fails the job like an exception does."""
-    sys.stdout.flush()
-    print(f"[ember rank {rank}] exited with code {code}", file=sys.stderr, flush=True)
-    write_record(rank, "exit", f"{code}\nSystemExit: exited with code {code}")
+    _report(rank, code, f"SystemExit: exited with code {code}", f"exited with code {code}")
     comm.abort(code)
+
+
+def report_interrupt(rank: int) -> None:
+    """KeyboardInterrupt (Ctrl-C, or SIGINT forwarded by the launcher): one line, no traceback, exit 130.
+
+    MPI is neither aborted nor finalized: the others were interrupted too (or are stopped
+    by the launcher), and finalizing would wait for them.
+    """
+    _report(rank, 130, "KeyboardInterrupt", "interrupted (KeyboardInterrupt)")
+    os._exit(130)
+
+
+def record_init(timeout_s: float) -> None:
+    """``init_process_group`` starts: MPI initialisation needs every rank (the launcher watches for ones gone)."""
+    _records.write_rank("init", f"{timeout_s!r} {_records.now()}")
+
+
+def record_done(rank: int) -> None:
+    """The script returned (or exited 0)."""
+    _records.write(rank, "done", _records.now())
 
 
 def install_excepthook(rank: int) -> None:

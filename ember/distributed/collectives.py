@@ -89,7 +89,7 @@ def _finish(work: Work, async_op: bool, outputs: list[Tensor], copy_out=None) ->
         if copy_out is not None:
             copy_out()
         for t in outputs:
-            t._vc[0] += 1
+            t._bump_version()
 
     work.then(done).set_result(outputs)
     if async_op:

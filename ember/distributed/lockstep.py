@@ -75,7 +75,7 @@ def out_of_step(table) -> str | None:
         return (
             f"DistributedDataParallel: ranks are out of step in backward: {parts}. "
             f"Rank(s) {sorted(ahead)} ran a DDP forward without the synchronised backward that every other "
-            "rank ran (for example, skipping loss.backward() on a NaN loss, as seed 000 §4.4 suggests, or "
+            "rank ran (for example, skipping loss.backward() on a NaN loss, or "
             "running a different number of batches), so gradients of different iterations were mixed. Every "
             "rank must run forward and backward together. To drop a bad step, keep "
             "DistributedDataParallel(nonfinite_grads='skip') (the default): a NaN or inf gradient on any rank "

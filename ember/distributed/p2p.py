@@ -55,7 +55,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
         work = pg.comm.irecv(tensor._data, peer, tag)
 
     def done():
-        tensor._vc[0] += 1
+        tensor._bump_version()
         work.set_result(pg.ranks[work.result()])  # the sender as a global rank
 
     return work.then(done)

@@ -136,12 +136,14 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError("trying to initialize the default process group twice!")
     if not isinstance(timeout, timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout).__name__}")
+    _errors.record_init(timeout.total_seconds())  # under the launcher: it watches for ranks that never come
     mpi_rank, mpi_size = comm.world_rank_size()
     _check_matches(mpi_rank, mpi_size, rank, world_size)
     level = comm.thread_level()
     if level != "multiple":
-        warnings.warn(f"the MPI library provides thread level '{level}', not 'multiple': communication from a "
-                      "background thread (DDP's overlap) is unsafe", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"the MPI library provides thread level '{level}', not 'multiple': the watchdog "
+                      "thread that names missing ranks when a collective times out may be unsafe",
+                      RuntimeWarning, stacklevel=2)
     _env.export_torch_env(mpi_rank, mpi_size)
     _errors.install_excepthook(mpi_rank)
     _world = ProcessGroup(comm.world(timeout.total_seconds()), name, list(range(mpi_size)))

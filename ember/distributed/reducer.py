@@ -3,15 +3,17 @@
     loss.backward()
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
-                 _gradients_of(bucket): the gradients' own flat buffer when they lie end to end in
-                 one (reduced in place), else the bucket's buffer filled from them; times 1/world
+                 _gradients_of(bucket): the bucket's stretch of the gradient buffer laid out at
+                 construction, where backward wrote the gradients (reduced in place; a missing
+                 gradient is zeros in its home); only when one is not there (an old .grad someone
+                 still holds, one assigned by hand), the bucket's spare buffer; times 1/world
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
                    backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
             wait for every bucket (bounded by the process group's timeout)
-            p.grad = the reduced values (already, when reduced in place; else copied from the bucket)
+            p.grad = the reduced values (already, when reduced in place; else copied from the spare buffer)
 
 Buckets are fixed at construction: parameters in reverse registration order
 (about the order backward produces their gradients), a small first bucket so
@@ -21,20 +23,27 @@ in the same sequence, which is what MPI collectives require.
 
 The all-reduces run on a private communicator and are nonblocking: each starts
 the moment its bucket is complete and proceeds while backward computes the
-remaining gradients; every later hook gives MPI a chance to make progress, so
-by the end of backward most buckets are already reduced.
+remaining gradients (there is no communication thread); every later hook gives
+MPI a chance to make progress, so by the end of backward most buckets are
+already reduced.
+
+Interface with DistributedDataParallel: keyword-only construction with named
+defaults; per iteration ``prepare_for_backward()``; for ``join()``
+``set_divisor(n)`` / ``reset_divisor()`` and ``shadow_backward()``. Every piece
+of the work is a trace span (``cat="ddp"``), which is how bench/bench_ddp.py
+times it.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
+from .. import _trace as trace
+from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
-from ..autograd.grad_home import flat_grads
-from ..diagnostics import trace
+from ..autograd.grad_home import flat_grads, lay_out, zeroed_home
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
@@ -43,10 +52,11 @@ FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 
 
 class Bucket:
-    """A flat buffer holding several parameters' gradients, reduced in one collective.
+    """Several parameters' gradients, reduced in one collective.
 
-    ``grads`` is the buffer, with one view per parameter in ``views``. It is used only
-    when the gradients do not already lie end to end in one gradient buffer.
+    They are normally reduced where they lie: a stretch of the gradient buffer the reducer laid out
+    at construction. ``grads`` (one view per parameter in ``views``) is the spare buffer used only
+    when they do not lie there, and for a joined rank's zeros.
     """
 
     def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
@@ -89,20 +99,39 @@ def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: in
     return buckets
 
 
+def _dtype_runs(params: Sequence[Tensor]) -> list[list[Tensor]]:
+    """``params`` cut where the dtype changes (buckets never span such a cut)."""
+    runs: list[list[Tensor]] = []
+    for p in params:
+        if runs and runs[-1][0]._data.dtype == p._data.dtype:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
+
+
 class Reducer:
     """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
 
-    def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, bucket_cap_mb: float,
-                 find_unused_parameters: bool, gradient_as_bucket_view: bool, grad_reduction: str,
-                 nonfinite_grads: str) -> None:
+    def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, *,
+                 bucket_cap_mb: float = 25.0, find_unused_parameters: bool = False,
+                 gradient_as_bucket_view: bool = False, grad_reduction: str = "mean",
+                 nonfinite_grads: str = "skip") -> None:
+        if grad_reduction not in ("mean", "sum"):
+            raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
         self.comm = comm
         self.world = comm.size
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
-        self.base_scale = 1.0 / self.world if grad_reduction == "mean" else 1.0
-        self.scale = self.base_scale  # join() may divide by the ranks still training instead
-        self.nonfinite_policy = nonfinite_grads
+        self.averages = grad_reduction == "mean"
+        self.scale = 1.0 / self.world if self.averages else 1.0  # what gradients are multiplied by before the sum
+        self.nonfinite_policy = ""
+        self.set_nonfinite_policy(nonfinite_grads)
         self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
+        # The gradients' homes, laid out now in registration order (one buffer per run of one dtype): each
+        # bucket is a stretch of one, so backward writes the gradients where they are reduced, from the
+        # first step on (autograd/grad_home.py; parameters that already have homes keep them).
+        self.grad_buffers = [buf for run in _dtype_runs(params) if (buf := lay_out(run)) is not None]
         self.table = lockstep.new_table(self.world)
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.grads.dtype))
                                             for b in self.buckets])
@@ -119,6 +148,23 @@ class Reducer:
         self._in_flight: list[Bucket] = []
         self.iteration = 0
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in params]
+
+    # ------------------------------------------------------------------ settings
+    def set_divisor(self, ranks: int) -> None:
+        """Average over ``ranks`` instead of the world size (``join()`` with ranks that ran out of data).
+        Has no effect with ``grad_reduction="sum"``."""
+        if self.averages:
+            self.scale = 1.0 / ranks
+
+    def reset_divisor(self) -> None:
+        """Average over the world size again."""
+        self.set_divisor(self.world)
+
+    def set_nonfinite_policy(self, policy: str) -> None:
+        """What a NaN/inf gradient on any rank does: ``"skip"`` the step, ``"raise"``, or ``"off"`` (no scan)."""
+        if policy not in ("skip", "raise", "off"):
+            raise ValueError(f"nonfinite_grads must be 'skip', 'raise' or 'off', got {policy!r}")
+        self.nonfinite_policy = policy
 
     # ------------------------------------------------------------------ per iteration
     def prepare_for_backward(self) -> None:
@@ -176,11 +222,17 @@ class Reducer:
         """
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
-            bucket.started = trace.start()
+            bucket.started = started = trace.start()
             grads = self._gradients_of(bucket) if from_params else bucket.grads
+            if started is not None:
+                trace.finish("scale", "ddp", started, bucket=bucket.index)
             if self.nonfinite_policy != "off" and not self._nonfinite:
+                t = trace.start()
                 self._nonfinite = lockstep.has_nonfinite(grads)
+                trace.finish("non-finite scan", "ddp", t, bucket=bucket.index)
+            t = trace.start()
             bucket.work = self.comm.iallreduce_(grads, ReduceOp.SUM)
+            trace.finish("start all-reduce", "ddp", t, bucket=bucket.index)
             self._in_flight.append(bucket)
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
@@ -191,16 +243,21 @@ class Reducer:
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
 
-        When the parameters' gradients lie end to end in one gradient buffer (an optimizer's
-        flat buffer, see autograd/grad_home.py), that stretch itself: reduced in place, nothing
-        is copied in or out. Otherwise the bucket's buffer, filled from the gradients (zeros for
-        parameters that got none in this backward). Scaling before summing keeps magnitudes
-        small, as PyTorch does.
+        Normally the bucket's stretch of the gradient buffer (autograd/grad_home.py), where backward
+        wrote the gradients: reduced in place, nothing copied in or out. A parameter that got no
+        gradient in this backward (find_unused_parameters) contributes zeros, written in its home.
+        Only when a gradient is not in its home (held elsewhere, set by hand), the bucket's spare
+        buffer, filled from the gradients. Scaling before summing keeps magnitudes small, as
+        PyTorch does.
         """
         scale = bucket.grads.dtype.type(self.scale)
         ready = self._ready[bucket.index]
+        if not all(ready):
+            for p, done in zip(bucket.params, ready):
+                if not done and (home := zeroed_home(p)) is not None:
+                    p._grad = Tensor._make(home) if p._grad is None else p._grad
         # bucket.params are in reverse registration order; gradient buffers in registration order
-        region = flat_grads(bucket.params[::-1]) if all(ready) else None
+        region = flat_grads(bucket.params[::-1])
         if region is not None:
             bucket.in_place = True
             if self.scale != 1.0:
@@ -218,6 +275,7 @@ class Reducer:
 
     def _progress(self) -> None:
         """Let MPI advance the all-reduces in flight; note the ones that finished."""
+        started = trace.start()
         still = []
         for bucket in self._in_flight:
             if bucket.work.is_completed():
@@ -225,6 +283,7 @@ class Reducer:
             else:
                 still.append(bucket)
         self._in_flight = still
+        trace.finish("progress", "ddp", started)
 
     def _finalize_backward(self) -> None:
         """End of backward: every bucket reduced, every ``.grad`` holding the result."""
@@ -244,7 +303,10 @@ class Reducer:
             bucket.pending -= 1
         self._launch_ready_buckets()
         self._wait_all()
-        if not self._check_lockstep():
+        started = trace.start()
+        synchronised = self._check_lockstep()
+        trace.finish("read lockstep table", "ddp", started)
+        if not synchronised:
             return
         for bucket in self.buckets:
             if bucket.in_place:
@@ -271,8 +333,8 @@ class Reducer:
         where = (f"non-finite (NaN or inf) gradients on rank(s) {bad} at DDP iteration {self.iteration}")
         if self.nonfinite_policy == "raise":
             raise RuntimeError(f"DistributedDataParallel: {where} (nonfinite_grads='raise').")
-        warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
-                      "(all .grad set to None), so the replicas stay identical.", RuntimeWarning, stacklevel=2)
+        _warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
+                       "(all .grad set to None), so the replicas stay identical.", RuntimeWarning)
         for bucket in self.buckets:
             for p in bucket.params:
                 p._grad = None
@@ -280,11 +342,13 @@ class Reducer:
 
     def _wait_all(self) -> None:
         """Wait for every all-reduce (each bounded by the process group's timeout)."""
+        started = trace.start()
         for bucket in self._in_flight:
             self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._in_flight = []
         self._wait(self._table_work, "the all-reduce of the lockstep table")
+        trace.finish("wait all-reduces", "ddp", started)
 
     def _wait(self, work, what: str) -> None:
         try:

@@ -5,69 +5,50 @@ Usage::
     python -m ember.distributed.run --nproc-per-node 4 train.py --epochs 3
     python -m ember.distributed.run --nproc-per-node 2 -m mypackage.train
     python -m ember.distributed.run --hosts node1,node2 --nproc-per-node 8 train.py      # 16 ranks
+    python -m ember.distributed.run --nproc-per-node 4 --max-restarts 3 train.py         # restart on failure
 
 Every rank runs the script as ``__main__`` with the environment a PyTorch script
-expects: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``,
+expects from torchrun: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``,
+``GROUP_RANK``, ``GROUP_WORLD_SIZE``, ``ROLE_RANK``, ``ROLE_WORLD_SIZE``, ``ROLE_NAME``,
+``TORCHELASTIC_RESTART_COUNT``, ``TORCHELASTIC_MAX_RESTARTS``, ``TORCHELASTIC_RUN_ID``,
 ``MASTER_ADDR``/``MASTER_PORT`` (informational: MPI does the rendezvous) and
-``OMP_NUM_THREADS=1`` unless already set (as torchrun does: N ranks on N cores).
-``mpiexec`` is looked for next to ``sys.executable`` first (the ``mpich`` wheel puts
-it there), then on PATH; ``--mpiexec PATH`` overrides.
+``OMP_NUM_THREADS=1`` unless already set. torchrun's flags are accepted with their
+meaning under MPI, or stop with a message saying what to use instead
+(docs/distributed.md lists them).
 
-Failures: when a rank raises (or exits non-zero, or dies) the job stops within a
-fraction of a second: the rank prints its traceback prefixed ``[ember rank R]`` and
-aborts MPI; the launcher also watches each rank's pid and exit record, stops
-mpiexec, kills any rank left behind, and exits non-zero naming the failed rank and
-its exception. ``--timeout S`` bounds the whole job (exit code 124).
-
-Several nodes: list them with ``--hosts a,b`` (or ``--hostfile F``, one host per
-line); ``--nproc-per-node`` ranks start on each, ranks numbered node by node. The
-nodes need the same Python environment at the same path and password-less ssh
-(MPICH's Hydra and Open MPI both start remote ranks over ssh); under Slurm use
-``srun python script.py`` instead. Extra mpiexec flags pass through
-``--mpiexec-args``, e.g. ``--mpiexec-args "-iface eth0"`` (MPICH: which network
-interface) or ``"--mca btl_tcp_if_include eth0"`` (Open MPI). Failure records are
-read from this node only: a rank on another node that fails before
-``init_process_group`` is noticed when mpiexec ends (after it, MPI_Abort stops all).
-See docs/distributed.md.
+mpiexec starts one small supervisor per rank (``_agent.py``) which starts the rank,
+records how it ended, and dies with its parent; the launcher watches those records
+(``_outcome.py``): when a rank fails it names the rank that failed first and how,
+stops the others, and restarts the whole job if ``--max-restarts`` allows. If the
+launcher itself is killed, a guard process (``_job.py``) stops every rank and removes
+its temporary directory. SIGTERM and SIGINT are forwarded to the ranks, which get
+``--grace-period`` seconds to stop (to save a checkpoint) before they are killed; the
+launcher then exits with 128 + the signal number (130 for Ctrl-C).
+See docs/distributed.md and docs/failures.md.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from ._errors import RUN_DIR_VAR, record_path
+from . import _outcome
+from ._job import Guard, Job
+from ._launch_args import parse
+from ._records import RUN_DIR_VAR
 
-_POLL_S = 0.05
-_GRACE_S = 3.0  # how long mpiexec gets to stop its ranks before it is killed
 _FLUSH_S = 1.0  # how long a failed job may take to stop by itself (MPI_Abort), flushing its output
+_AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_agent.py")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ember.distributed.run", description=__doc__.split("\n")[0],
-                                allow_abbrev=False)
-    p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1, help="ranks per node (default 1)")
-    p.add_argument("--nnodes", type=int, default=None, help="number of nodes (default: number of hosts, or 1)")
-    p.add_argument("--hosts", default=None, help="comma-separated host names, one per node")
-    p.add_argument("--hostfile", default=None, help="file with one host name per line")
-    p.add_argument("--mpiexec", default=None, help="the mpiexec to use (default: next to python, then PATH)")
-    p.add_argument("--mpiexec-args", default="", help="extra mpiexec flags, as one string")
-    p.add_argument("--timeout", type=float, default=None, help="stop the job after this many seconds")
-    p.add_argument("--master-addr", "--master_addr", default=None, help="MASTER_ADDR (default: first host)")
-    p.add_argument("--master-port", "--master_port", type=int, default=29500, help="MASTER_PORT (informational)")
-    p.add_argument("--prefix-output", action="store_true", help="prefix each output line with its rank")
-    p.add_argument("-m", "--module", action="store_true", help="run the target as a module (python -m)")
-    p.add_argument("script", help="the script (or module, with -m) each rank runs")
-    p.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
-    return p
+def _say(message: str) -> None:
+    print(f"ember.distributed.run: {message}", file=sys.stderr, flush=True)
 
 
 def find_mpiexec(given: str | None = None) -> str:
@@ -94,17 +75,12 @@ def _flavor(mpiexec: str) -> str:
                      "output flags of your MPI with --mpiexec-args")
 
 
-def _hosts(args) -> list[str]:
-    if args.hosts:
-        return [h.strip() for h in args.hosts.split(",") if h.strip()]
-    if args.hostfile:
-        with open(args.hostfile) as f:
-            return [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
-    return []
+_EXPORTED = ("OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT", "PYTHONPATH", RUN_DIR_VAR, "ROLE_NAME",
+             "GROUP_WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID")
 
 
-def build_command(args, mpiexec: str, world: int, hosts: list[str]) -> list[str]:
-    """The mpiexec command line that starts every rank under ``_bootstrap``."""
+def build_command(args, mpiexec: str, world: int, hosts: list[str], log_dir: str = "") -> list[str]:
+    """The mpiexec command line that starts every rank under its supervisor (``_agent.py``)."""
     flags: list[str] = []
     if hosts or args.prefix_output:
         flavor = _flavor(mpiexec)
@@ -113,22 +89,29 @@ def build_command(args, mpiexec: str, world: int, hosts: list[str]) -> list[str]
             flags += ["-hosts", ",".join(hosts), "-ppn", str(n)]
         elif hosts:
             flags += ["--host", ",".join(f"{h}:{n}" for h in hosts), "--map-by", f"ppr:{n}:node"]
-            # Open MPI exports only the variables it is told to, to remote nodes.
-            for var in ("OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT", "PYTHONPATH", RUN_DIR_VAR):
+            for var in _EXPORTED:  # Open MPI exports only the variables it is told to, to remote nodes
                 flags += ["-x", var]
         if args.prefix_output:
             flags.append("-prepend-rank" if flavor == "hydra" else "--tag-output")
+    agent = [_AGENT, "--redirects", args.redirects, "--tee", args.tee, "--log-dir", log_dir]
+    if args.no_python:
+        agent.append("--no-python")
     target = ["-m", args.script] if args.module else [args.script]
     return [mpiexec, *flags, "-n", str(world), *shlex.split(args.mpiexec_args),
-            sys.executable, "-m", "ember.distributed._bootstrap", *target, *args.script_args]
+            sys.executable, *agent, "--", *target, *args.script_args]
 
 
-def _environment(args, hosts: list[str], run_dir: str) -> dict[str, str]:
+def _environment(args, hosts: list[str], run_dir: str, attempt: int) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     env["MASTER_ADDR"] = args.master_addr or (hosts[0] if hosts else "127.0.0.1")
     env["MASTER_PORT"] = str(args.master_port)
     env[RUN_DIR_VAR] = run_dir
+    env["ROLE_NAME"] = args.role
+    env["GROUP_WORLD_SIZE"] = str(args.nnodes)
+    env["TORCHELASTIC_RESTART_COUNT"] = str(attempt)
+    env["TORCHELASTIC_MAX_RESTARTS"] = str(args.max_restarts)
+    env["TORCHELASTIC_RUN_ID"] = args.rdzv_id
     # Ranks import the same ember as this launcher, wherever they start.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     paths = env.get("PYTHONPATH", "").split(os.pathsep)
@@ -137,130 +120,124 @@ def _environment(args, hosts: list[str], run_dir: str) -> dict[str, str]:
     return env
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+class _Signals:
+    """SIGINT/SIGTERM/SIGHUP set a flag (no traceback from here); the watch loop stops the ranks."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, lambda s, _frame: self.received.append(s))
 
 
-def _local_pid(run_dir: str, rank: int) -> int | None:
-    """The rank's pid, if it runs on this host."""
-    record = _read(record_path(run_dir, rank, "pid"))
-    if record is None:
-        return None
-    host, pid = record.split()
-    return int(pid) if host == socket.gethostname() else None
+class _Result:
+    def __init__(self, kind: str, failed=(), signum: int = 0, running=(), returncode: int = 0) -> None:
+        self.kind, self.failed, self.signum = kind, list(failed), signum
+        self.running, self.returncode = list(running), returncode
+        self.banner = ""
 
 
-def _is_rank_process(pid: int) -> bool:
-    """Alive, and still an ember rank (not a recycled pid)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"ember.distributed._bootstrap" in f.read()
-    except OSError:
-        return False
+def _stop_on_signal(job: Job, signals: _Signals, grace: float, world: int) -> _Result:
+    signum = signals.received[0]
+    _say(f"received {signal.Signals(signum).name}: sent it to the ranks, which have {grace:g} s to stop "
+         "(--grace-period) before they are killed; a second signal kills them now")
+    signalled: set[int] = set()
+    deadline = time.monotonic() + grace
+    while not job.ended() and time.monotonic() < deadline and len(signals.received) == 1:
+        job.signal_ranks(signum, signalled)  # again for ranks that were still starting
+        time.sleep(0.05)
+    return _Result("signal", signum=signum, running=job.running_ranks())
 
 
-def failures(run_dir: str, world: int) -> list[tuple[int, int, str]]:
-    """(rank, exit code, reason) of the ranks that failed: with an error record, else that died abruptly."""
-    raised, died = [], []
-    for rank in range(world):
-        record = _read(record_path(run_dir, rank, "exit"))
-        if record is not None:
-            code, _, message = record.partition("\n")
-            if int(code) != 0:
-                raised.append((rank, int(code), message.strip()))
-            continue
-        pid = _local_pid(run_dir, rank)
-        if pid is not None and not _is_rank_process(pid):
-            died.append((rank, 1, f"process {pid} ended without a Python exception: killed by a signal, or "
-                                  "stopped by mpiexec after another rank died"))
-    return raised or died
-
-
-def _running_ranks(run_dir: str, world: int) -> list[int]:
-    return [r for r in range(world)
-            if (pid := _local_pid(run_dir, r)) is not None and _is_rank_process(pid)]
-
-
-def _stop(proc: subprocess.Popen, run_dir: str, world: int) -> None:
-    """Stop mpiexec (it stops its ranks), then kill whatever survived: no process is left behind."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(_GRACE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for rank in _running_ranks(run_dir, world):
-        try:
-            os.kill(_local_pid(run_dir, rank), signal.SIGKILL)
-        except ProcessLookupError:  # it ended meanwhile
-            pass
-
-
-def _watch(proc: subprocess.Popen, run_dir: str, world: int, timeout: float | None) -> str | None:
-    """Wait for mpiexec; return why the job must be stopped early ("failed"/"timeout"), or None."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while proc.poll() is None:
-        if failures(run_dir, world):
-            return "failed"
+def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals) -> _Result:
+    python, gone = not args.no_python, set()
+    while True:
+        if signals.received:
+            return _stop_on_signal(job, signals, args.grace_period, world)
+        found = _outcome.failures(job.run_dir, world, python, gone)
+        # os._exit(0) on some ranks only fails the job if the others do not all end with 0 as well
+        if found and not all(f.soft for f in found):
+            job.wait(_FLUSH_S)  # let the failed rank's output through: after MPI_Abort mpiexec ends by itself
+            return _Result("failed", _outcome.failures(job.run_dir, world, python, gone))
+        if job.ended():
+            found = _outcome.failures(job.run_dir, world, python, gone)
+            if found:
+                return _Result("failed", found)
+            done = python and _outcome.all_finished(job.run_dir, world)
+            return _Result("ended", returncode=0 if done else job.proc.returncode)
         if deadline is not None and time.monotonic() > deadline:
-            return "timeout"
-        time.sleep(_POLL_S)
-    return None
+            return _Result("timeout", running=job.running_ranks())
+        running = set(job.running_ranks())
+        time.sleep(args.monitor_interval)
+        # a supervisor that vanished without its exit record was killed (checked after the sleep: it writes
+        # the record just before it ends)
+        gone |= {r for r in running - set(job.running_ranks()) if job.exit_record(r) is None}
 
 
-def _raise_on_sigterm(signum, frame):
-    raise SystemExit(128 + signum)
+def _attempt(args, command_for, run_dir: str, attempt: int, guard: Guard, signals: _Signals,
+             deadline: float | None) -> _Result:
+    attempt_dir = os.path.join(run_dir, f"attempt_{attempt}")
+    os.mkdir(attempt_dir)
+    command, env = command_for(attempt), _environment(args, args.hosts, attempt_dir, attempt)
+    job = Job(command, env, attempt_dir, args.world)
+    guard.tell(f"mpiexec {job.proc.pid}")
+    try:
+        result = _watch(job, args, args.world, deadline, signals)
+    finally:
+        job.kill()
+    for failure in result.failed:  # the rank's own report, if mpiexec did not get it through before the stop
+        last = failure.report.rstrip("\n").rpartition("\n")[2]
+        if failure.report and not job.shown(last + "\n"):
+            sys.stderr.write(failure.report)
+    sys.stderr.flush()
+    if result.kind == "failed":
+        for line in _outcome.describe(result.failed, attempt_dir, args.world):
+            _say(line)
+    result.banner = job.banner()
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.nproc_per_node < 1:
-        raise SystemExit(f"ember.distributed.run: --nproc-per-node must be >= 1, got {args.nproc_per_node}")
-    hosts = _hosts(args)
-    nnodes = args.nnodes or max(len(hosts), 1)
-    if hosts and nnodes != len(hosts):
-        raise SystemExit(f"ember.distributed.run: --nnodes {nnodes} but {len(hosts)} host(s) given: {hosts}")
-    if nnodes > 1 and not hosts:
-        raise SystemExit("ember.distributed.run: --nnodes > 1 needs --hosts or --hostfile")
-    world = nnodes * args.nproc_per_node
+    args = parse(argv)
     mpiexec = find_mpiexec(args.mpiexec)
     run_dir = tempfile.mkdtemp(prefix="ember-run-")
-    command = build_command(args, mpiexec, world, hosts)
-    signal.signal(signal.SIGTERM, _raise_on_sigterm)
-    proc = subprocess.Popen(command, env=_environment(args, hosts, run_dir))
+    signals = _Signals()
+    guard = Guard(run_dir, args.world)
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+
+    def command_for(attempt: int) -> list[str]:
+        log_dir = os.path.join(args.log_dir, f"attempt_{attempt}") if args.log_dir else ""
+        return build_command(args, mpiexec, args.world, args.hosts, log_dir)
+
     try:
-        why = _watch(proc, run_dir, world, args.timeout)
-        # Read before stopping: the ranks we (or mpiexec) stop would look like failures too.
-        failed, still_running = failures(run_dir, world), _running_ranks(run_dir, world)
-        if why == "failed":  # let the failed rank's traceback reach us through mpiexec before stopping it
-            try:
-                proc.wait(_FLUSH_S)
-            except subprocess.TimeoutExpired:
-                pass
+        for attempt in range(args.max_restarts + 1):
+            result = _attempt(args, command_for, run_dir, attempt, guard, signals, deadline)
+            if result.kind != "failed" or attempt == args.max_restarts or signals.received:
+                break
+            _say(f"restarting every rank (restart {attempt + 1} of --max-restarts {args.max_restarts}); "
+                 "TORCHELASTIC_RESTART_COUNT tells the script")
     finally:
-        _stop(proc, run_dir, world)
         shutil.rmtree(run_dir, ignore_errors=True)
-    return _report(why, proc.returncode, failed, still_running, args.timeout)
+        guard.done()
+    return _report(result, args)
 
 
-def _report(why: str | None, returncode: int, failed: list, still_running: list[int], timeout) -> int:
-    say = lambda msg: print(f"ember.distributed.run: {msg}", file=sys.stderr, flush=True)
-    if why == "timeout":
-        say(f"the job exceeded --timeout {timeout:g} s and was stopped (ranks still running: {still_running})")
+def _report(result: _Result, args) -> int:
+    if result.kind == "timeout":
+        _say(f"the job exceeded --timeout {args.timeout:g} s and was stopped (ranks still running: "
+             f"{result.running})")
         return 124
-    for rank, _, reason in failed:
-        say(f"rank {rank} failed: {reason}")
-    if failed:
-        say("stopped the job (a rank's own traceback, if any, is above, prefixed [ember rank N])")
-        return failed[0][1]
-    if returncode != 0:
-        say(f"mpiexec exited with code {returncode}")
-    return returncode
+    if result.kind == "signal":
+        name = signal.Signals(result.signum).name
+        killed = f"; killed the ranks still running: {result.running}" if result.running else ""
+        _say(f"stopped by {name}{killed}")
+        return 128 + result.signum
+    if result.kind == "failed":
+        _say("stopped the job (a rank's own traceback, if any, is above, prefixed [ember rank N])")
+        return result.failed[0].code
+    if result.returncode != 0:
+        sys.stderr.write(result.banner)
+        _say(f"mpiexec exited with code {result.returncode}")
+    return result.returncode
 
 
 if __name__ == "__main__":

@@ -6,8 +6,7 @@ Mirrors ``torch.nn``: ``import ember.nn as nn; nn.Linear(3, 2)``,
 
 from __future__ import annotations
 
-import importlib
-
+from .._missing import module_getattr
 from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
@@ -15,8 +14,13 @@ from .parameter import Parameter
 
 __all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
 
+_module_getattr = module_getattr(__name__)
+
 
 def __getattr__(name: str):
-    if name == "parallel":
-        return importlib.import_module(f"{__name__}.parallel")
-    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
+    # nn.parallel (and DataParallel, which PyTorch re-exports here) load on first use; a missing name says torch.nn.X
+    if name == "DataParallel":
+        from .parallel.data_parallel import DataParallel
+
+        return DataParallel
+    return _module_getattr(name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..ops.activation import log_softmax, softmax
+from ..ops.distance import cosine_similarity, pairwise_distance
 from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
@@ -56,4 +57,10 @@ __all__ = [
     "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh",
+    "cosine_similarity", "pairwise_distance",
 ]
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -42,7 +42,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def _fill(tensor: Tensor, values) -> Tensor:
     tensor._data[...] = values
-    tensor._vc[0] += 1
+    tensor._bump_version()
     return tensor
 
 
@@ -167,3 +167,8 @@ def init_fan_in_uniform_(weight: Tensor, bias: Tensor | None) -> None:
         fan_in = _calculate_fan_in_and_fan_out(weight)[0]
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -7,12 +7,33 @@ them to ``Tensor`` so ``x.exp()``, ``x + y`` and ``ember.exp(x)`` are one code p
 
 from __future__ import annotations
 
-from .. import _dtype, _malloc  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
+from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
 from .._device import check_device
+from .._legacy import type_
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from . import activation, elementwise, indexing, inplace, linalg, reduction, shape, unary
+from . import (
+    activation,
+    cumulative,
+    distance,
+    elementwise,
+    index_update,
+    indexing,
+    inplace,
+    linalg,
+    lookup,
+    matrix,
+    movement,
+    pointwise,
+    reduction,
+    sampling,
+    shape,
+    sorting,
+    statistics,
+    unary,
+    view_inplace,
+)
 from .elementwise import cast
 
 
@@ -45,13 +66,6 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     return clone(out) if copy and out is x else out
 
 
-def type_(x: Tensor, dtype=None):
-    if dtype is None:
-        return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(x.dtype.name, x.dtype.name)
-    return cast(x, dtype if isinstance(dtype, _dtype.dtype) else _dtype.from_np(_dtype.to_np(dtype)))
-
-
 def _new(fill):
     def method(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         from .._creation import _size
@@ -74,6 +88,18 @@ def _new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool
     return tensor(data, dtype=dtype or x.dtype, requires_grad=requires_grad)
 
 
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 * tensor2."""
+    prod = elementwise.mul(tensor1, tensor2)
+    return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """input + value * tensor1 / tensor2."""
+    quot = elementwise.div(tensor1, tensor2)
+    return elementwise.add(input, quot if value == 1 else elementwise.mul(quot, value))
+
+
 def _reflected(fn):
     def method(self, other):
         return fn(other, self)
@@ -83,6 +109,7 @@ def _reflected(fn):
 
 def _install() -> None:
     ew, un, red, shp, idx, ip = elementwise, unary, reduction, shape, indexing, inplace
+    pw, iu = pointwise, index_update
     methods = {
         # arithmetic and comparison operators
         "__add__": ew.add, "__radd__": _reflected(ew.add), "__sub__": ew.sub, "__rsub__": _reflected(ew.sub),
@@ -140,6 +167,9 @@ def _install() -> None:
         "tanh_": ip.tanh_, "abs_": ip.abs_, "fill_": ip.fill_, "zero_": ip.zero_, "copy_": ip.copy_,
         "normal_": ip.normal_, "uniform_": ip.uniform_, "bernoulli_": ip.bernoulli_, "random_": ip.random_,
         "exponential_": ip.exponential_,
+        # memory
+        "storage": storage.typed_storage, "untyped_storage": storage.untyped_storage,
+        "data_ptr": storage.tensor_data_ptr, "storage_offset": storage.storage_offset, "stride": storage.stride,
         # conversion
         "clone": clone, "to": to, "type": type_, "type_as": lambda x, o: cast(x, o.dtype),
         "float": lambda x, memory_format=None: cast(x, _dtype.float32),
@@ -150,6 +180,54 @@ def _install() -> None:
         "bool": lambda x, memory_format=None: cast(x, _dtype.bool_),
         "new_zeros": _new(xp.zeros), "new_ones": _new(xp.ones), "new_empty": _new(xp.empty),
         "new_full": _new_full, "new_tensor": _new_tensor,
+        # matrix structure, sorting, movement, sampling
+        "tril": matrix.tril, "triu": matrix.triu, "tril_": matrix.tril_, "triu_": matrix.triu_,
+        "diagonal": matrix.diagonal, "diag": matrix.diag,
+        "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
+        "roll": movement.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
+        # more pointwise math
+        "tan": pw.tan, "atan": pw.atan, "arctan": pw.atan, "asin": pw.asin, "arcsin": pw.asin, "acos": pw.acos,
+        "arccos": pw.acos, "sinh": pw.sinh, "cosh": pw.cosh, "asinh": pw.asinh, "arcsinh": pw.asinh,
+        "acosh": pw.acosh, "arccosh": pw.acosh, "atanh": pw.atanh, "arctanh": pw.atanh, "log2": pw.log2,
+        "log10": pw.log10, "expm1": pw.expm1, "exp2": pw.exp2, "erf": pw.erf, "erfc": pw.erfc,
+        "erfinv": pw.erfinv, "logit": pw.logit, "frac": pw.frac, "sgn": pw.sgn, "atan2": pw.atan2,
+        "arctan2": pw.atan2, "lerp": pw.lerp, "clamp_min": pw.clamp_min,
+        "clamp_max": pw.clamp_max,
+        "lerp_": lambda x, end, weight: iu._write_back(x, lambda t: pw.lerp(t, end, weight), end, weight),
+        "clamp_min_": lambda x, min: iu._write_back(x, lambda t: pw.clamp_min(t, min), min),
+        "clamp_max_": lambda x, max: iu._write_back(x, lambda t: pw.clamp_max(t, max), max),
+        # updates at indices, and the in-place indexing ops
+        "index_add": iu.index_add, "index_copy": iu.index_copy, "index_fill": iu.index_fill,
+        "index_add_": iu.index_add_, "index_copy_": iu.index_copy_, "index_fill_": iu.index_fill_,
+        "index_put": iu.index_put, "index_put_": iu.index_put_,
+        "masked_fill_": iu.masked_fill_, "scatter_": iu.scatter_, "scatter_add_": iu.scatter_add_,
+        # cumulative, movement, linear algebra, statistics
+        "cumprod": cumulative.cumprod, "cummax": cumulative.cummax, "cummin": cumulative.cummin,
+        "diff": cumulative.diff, "repeat_interleave": movement.repeat_interleave, "tile": movement.tile,
+        "movedim": movement.movedim, "moveaxis": movement.movedim, "tensor_split": movement.tensor_split,
+        "trace": matrix.trace, "addmm": linalg.addmm, "baddbmm": linalg.baddbmm, "addbmm": linalg.addbmm,
+        "addmv": linalg.addmv, "addr": linalg.addr, "inner": linalg.inner, "median": statistics.median,
+        "kthvalue": statistics.kthvalue, "count_nonzero": statistics.count_nonzero,
+        "aminmax": statistics.aminmax, "dist": distance.dist, "addcmul": addcmul, "addcdiv": addcdiv,
+        "nansum": statistics.nansum, "nanmean": statistics.nanmean, "logcumsumexp": cumulative.logcumsumexp,
+        "fliplr": movement.fliplr, "flipud": movement.flipud, "rot90": movement.rot90,
+        "unique": lookup.unique, "bincount": lookup.bincount, "take": lookup.take,
+        "take_along_dim": lookup.take_along_dim, "nan_to_num": pw.nan_to_num, "logaddexp": pw.logaddexp,
+        "hypot": pw.hypot, "fmod": pw.fmod, "bitwise_and": ew.bitwise_and, "bitwise_or": ew.bitwise_or,
+        "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+        # in-place pointwise
+        **{name + "_": ip._unary_inplace_of(op) for name, op in (
+            ("log", un.log), ("log1p", un.log1p), ("sin", un.sin), ("cos", un.cos), ("floor", un.floor),
+            ("ceil", un.ceil), ("trunc", un.trunc), ("round", un.round), ("sign", un.sign),
+            ("reciprocal", un.reciprocal), ("rsqrt", un.rsqrt), ("square", un.square), ("tan", pw.tan),
+            ("atan", pw.atan), ("sinh", pw.sinh), ("cosh", pw.cosh), ("erf", pw.erf), ("erfinv", pw.erfinv),
+            ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit))},
+        "unfold": movement.unfold, "ravel": lambda x: shp.reshape(x, -1), "swapdims": shp.transpose,
+        "absolute": un.abs, "fmax": pw.fmax, "fmin": pw.fmin,
+        "unsqueeze_": view_inplace.unsqueeze_, "squeeze_": view_inplace.squeeze_, "t_": view_inplace.t_,
+        "transpose_": view_inplace.transpose_, "swapdims_": view_inplace.transpose_,
+        "swapaxes_": view_inplace.transpose_,
+        "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

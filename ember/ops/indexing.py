@@ -99,6 +99,8 @@ class IndexPut(Node):
 
 def check_inplace(x: Tensor, tracked: bool) -> None:
     """PyTorch's rules for in-place ops, with ember's one restriction on views."""
+    if not x._data.flags.writeable:
+        check_writable(x)
     if not _GradState.enabled:
         return
     if x._requires_grad and x.grad_fn is None:
@@ -114,6 +116,17 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
             "ember does not support in-place operations on a view (slice, reshape, transpose...) "
             "when the result needs a gradient; use an out-of-place op (y = y + 1) or clone() the view first"
         )
+
+
+def check_writable(x: Tensor) -> None:
+    """An expanded tensor (elements sharing memory) or a read-only array cannot be written in place."""
+    if any(s == 0 and n > 1 for n, s in zip(x._data.shape, x._data.strides)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
+        )
+    raise RuntimeError("the tensor's memory is read-only (a tensor made from a read-only NumPy array?); "
+                       "clone() it before writing in place")
 
 
 def setitem(x: Tensor, idx, value) -> None:
@@ -136,7 +149,7 @@ def setitem(x: Tensor, idx, value) -> None:
             f"shape mismatch: value of shape {list(xp.shape(varr))} cannot be broadcast to the "
             f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
         ) from None
-    x._vc[0] += 1
+    x._bump_version()
     if tracked:
         node = IndexPut()
         node.idx = idx
@@ -213,6 +226,8 @@ class ScatterAdd(Node):
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = _check_index(index, "scatter_add")
+    if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
+        src = src[tuple(slice(0, n) for n in idx.shape)]
     return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
 
 

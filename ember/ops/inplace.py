@@ -39,7 +39,7 @@ def _rebase(x: Tensor, result: Tensor) -> Tensor:
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
     x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -73,7 +73,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     elif isinstance(o, float) and x._data.dtype.kind != "f":
         _check_cast(xp.float32, x)
     ufunc(x._data, o, out=x._data, casting="unsafe")
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -119,7 +119,7 @@ def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
     if tracked:
         return _rebase(x, op(_snapshot(x)))
     array_fn(x._data)
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -172,7 +172,7 @@ def _fill_with(x: Tensor, values) -> Tensor:
     if tracked:
         return _rebase(x, Fill.apply(_snapshot(x), values=values))
     x._data[...] = values
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -209,7 +209,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if tracked:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src))
     xp.copyto(x._data, src._data, casting="unsafe")
-    x._vc[0] += 1
+    x._bump_version()
     return x
 
 
@@ -221,7 +221,10 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Te
     return _fill_with(x, rng_of(generator).uniform(a, b, x._data.shape))
 
 
-def bernoulli_(x: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0."""
+    if isinstance(p, Tensor):
+        p = p._data
     return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
 
 
@@ -233,3 +236,23 @@ def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None)
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
+
+
+def _unary_inplace_of(op):
+    """The in-place form ``x.op_()`` of a pointwise ``op``: recorded or plain, like the ones above."""
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
+                              lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
+
+    return method
+
+
+def _check_kept(result: Tensor, x: Tensor):
+    """The result's array, refused when it cannot be stored in x's dtype (float results into an int tensor)."""
+    _check_cast(result._data.dtype, x)
+    return result._data
+
+
+def remainder_(x: Tensor, other) -> Tensor:
+    return _binary_inplace(x, other, xp.remainder, ew.remainder)
+

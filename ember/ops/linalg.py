@@ -97,3 +97,65 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     from .shape import unsqueeze
 
     return mul(unsqueeze(a, 1), unsqueeze(b, 0))
+
+
+def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tensor:
+    """beta * input + alpha * product; with beta == 0, input is ignored (its nan/inf do not propagate)."""
+    from .elementwise import add, mul
+    from .shape import expand
+
+    try:
+        xp.broadcast_shapes(input._data.shape, product._data.shape)
+    except ValueError:
+        raise RuntimeError(f"{name}: the input of shape {list(input.shape)} cannot be broadcast to the product's "
+                           f"shape {list(product.shape)}") from None
+    scaled = product if alpha == 1 else mul(product, alpha)
+    if beta == 0:  # input's values are ignored (nan/inf do not propagate); its gradient is zero
+        if not input._requires_grad:
+            return scaled
+        from .indexing import where
+
+        none = Tensor._make(xp.zeros(product._data.shape, dtype=bool))
+        return add(scaled, where(none, expand(input, product._data.shape), 0))
+    return add(input if beta == 1 else mul(input, beta), scaled)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2)."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+    from .reduction import sum
+
+    return _scaled_sum(input, sum(bmm(batch1, batch2), 0), beta, alpha, "addbmm")
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    return _scaled_sum(input, mv(mat, vec), beta, alpha, "addmv")
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2)."""
+    _check_dims("addr", vec1, 1)
+    _check_dims("addr", vec2, 1)
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr")
+
+
+def inner(a: Tensor, b: Tensor) -> Tensor:
+    """The sum of products over the last dimension of each (a scalar times a tensor when one is 0-d)."""
+    from .elementwise import mul
+    from .shape import reshape
+
+    if a._data.ndim == 0 or b._data.ndim == 0:
+        return mul(a, b)
+    lead_a, lead_b = a._data.shape[:-1], b._data.shape[:-1]
+    out = matmul(reshape(a, -1, a._data.shape[-1]), reshape(b, -1, b._data.shape[-1]).mT)
+    return reshape(out, lead_a + lead_b)

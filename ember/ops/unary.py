@@ -224,6 +224,12 @@ def round(x: Tensor, *, decimals: int = 0) -> Tensor:
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if any(isinstance(b, Tensor) and b._requires_grad for b in (min, max)):
+        # bounds that need a gradient: the bound gets it where it is the result
+        from .elementwise import maximum, minimum
+
+        x = x if min is None else maximum(x, min)
+        return x if max is None else minimum(x, max)
     lo, hi = _bound(min), _bound(max)
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():

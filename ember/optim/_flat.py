@@ -12,10 +12,12 @@ views of one array with an entry per parameter, synchronised after each update. 
 are kept, so references to parameters and state tensors stay valid; only arrays taken from
 them before the first step stop aliasing them (as after ``p.data = ...`` in PyTorch).
 
-Gradients: each parameter gets a home in a flat ``GradBuffer`` (``autograd/grad_home.py``),
-where backward writes its first gradient; a gradient found elsewhere (accumulated before the
-layout existed, a DDP bucket view, assigned by hand) is copied in. ``.grad`` is never
-re-pointed: DDP's ``gradient_as_bucket_view`` owns it.
+Gradients (``autograd/grad_home.py`` decides where they live): when the parameters already
+have homes laid out by someone else (DistributedDataParallel, at construction), the step reads
+the gradients where they lie when they are end to end there, else copies them into a spare
+array. Otherwise the layout gives each parameter a home in its own ``GradBuffer``, where
+backward writes its first gradient; a gradient found elsewhere (accumulated before the layout
+existed, assigned by hand) is copied in. ``.grad`` is never re-pointed.
 
 A layout is checked before every step (identity checks, no arithmetic) and rebuilt when it
 no longer holds: parameters whose ``.data`` was replaced, a different set of parameters with
@@ -30,29 +32,28 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.grad_home import GradBuffer, split
+from ..autograd.grad_home import GradBuffer, flat_grads, lay_out, split
 
 
 class Layout:
     """One parameter group laid end to end: parameter views of ``flat``, a ``GradBuffer``, flat state."""
 
-    __slots__ = ("params", "flat", "views", "grads", "state", "scalar_keys", "scalars", "bound", "state_obj")
+    __slots__ = ("params", "flat", "views", "grads", "spare", "state", "scalar_keys", "scalars", "bound", "state_obj")
 
     def __init__(self, params: list, flat, views: list, flat_state: dict, scalar_keys: tuple, state_obj) -> None:
         self.params = params
         self.flat = flat
         self.views = views  # the parameters' arrays, views of flat
-        self.grads = self._new_grads()
+        self.grads = self._new_grads()  # None: the homes belong to someone else (DDP)
+        self.spare = None  # with borrowed homes, where gradients that do not lie end to end are gathered
         self.state = flat_state  # what _update sees: key -> Tensor over a flat array (or a python scalar)
         self.scalar_keys = scalar_keys
         self.scalars: dict[str, Any] = {}  # scalar key -> array with one entry per parameter
         self.bound: list = []  # per parameter: (its state dict, ((state tensor, array it must hold), ...))
         self.state_obj = state_obj  # the optimizer's state mapping (load_state_dict replaces it)
 
-    def _new_grads(self) -> GradBuffer:
-        grads = GradBuffer([v.shape for v in self.views], self.flat.dtype)
-        grads.adopt(self.params)
-        return grads
+    def _new_grads(self) -> GradBuffer | None:
+        return lay_out(self.params)
 
     def holds(self, params: list, state) -> bool:
         """Whether ``params`` (the group's parameters with gradients, in order) and their state still are
@@ -69,25 +70,39 @@ class Layout:
 
     def step(self, opt, group: dict[str, Any]) -> None:
         """One ``opt._update`` over the whole group, then the per-parameter bookkeeping."""
-        grads = self.grads
-        homes = grads.views
-        for i, p in enumerate(self.params):
-            g = p._grad._data
-            if g is not homes[i]:
-                if not grads.free(i):  # someone still holds this home (an old .grad): leave it to them
-                    grads = self._renewed_grads()
-                    break
-                xp.copyto(homes[i], g)
+        grads = self._gradients()
         keys = len(self.state)
-        opt._update(self.flat, grads.flat, self.state, group)
+        opt._update(self.flat, grads, self.state, group)
         if len(self.state) != keys:  # _update created state on its first call (SGD's momentum_buffer)
             self.bind()
         for key, per_param in self.scalars.items():
             per_param[...] = self.state[key]._data
         for p in self.params:
-            p._vc[0] += 1
+            p._bump_version()
+
+    def _gradients(self):
+        """The group's gradients as one flat array, aligned with ``flat``."""
+        grads = self.grads
+        if grads is None:  # borrowed homes: where the gradients lie, else gathered into the spare array
+            region = flat_grads(self.params)
+            if region is not None:
+                return region
+            if self.spare is None:
+                self.spare = xp.empty_like(self.flat)
+            for g, view in zip(self.params, split(self.spare, [v.shape for v in self.views])):
+                view[...] = g._grad._data
+            return self.spare
+        homes = grads.views
+        for i, p in enumerate(self.params):
+            g = p._grad._data
+            if g is not homes[i]:
+                if not grads.free(i):  # someone still holds this home (an old .grad): leave it to them
+                    return self._renewed_grads().flat
+                xp.copyto(homes[i], g)
+        return grads.flat
 
     def _renewed_grads(self) -> GradBuffer:
+        self.release()
         self.grads = grads = self._new_grads()
         for p, home in zip(self.params, grads.views):
             xp.copyto(home, p._grad._data)
@@ -118,9 +133,9 @@ class Layout:
             self.bound.append((sd, tuple(tensors)))
 
     def release(self) -> None:
-        """Take the gradient homes back (the layout is being replaced)."""
+        """Take this layout's gradient homes back (the layout is being replaced)."""
         for p in self.params:
-            if p._grad_home is not None and p._grad_home[0] is self.grads:
+            if self.grads is not None and p._grad_home is not None and p._grad_home[0] is self.grads:
                 p._grad_home = None
 
 

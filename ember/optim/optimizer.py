@@ -21,6 +21,10 @@ handful of NumPy calls. ``foreach=False`` on a group selects the per-parameter p
 
 Custom optimizers written the PyTorch way (override ``step`` and loop over
 ``self.param_groups``) work too.
+
+Step hooks, as in PyTorch: ``register_step_pre_hook`` / ``register_step_post_hook`` on one
+optimizer, ``register_optimizer_step_pre_hook`` / ``..._post_hook`` for every optimizer. Every
+``step`` (an overriding subclass's too) runs them; the training-loop diagnostics are such a hook.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import _trace
 from .._backend import xp
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from ..diagnostics import loop as _loop
+from ..utils import hooks as _hooks
+from ..utils.hooks import RemovableHandle
 from . import _flat
 
 
@@ -55,13 +61,15 @@ class Optimizer:
     # takes the per-parameter path. ``_flat_scalar_state``: state keys holding one scalar per parameter.
     _flat_step = False
     _flat_scalar_state: tuple = ("step",)
+    # Whether every non-scalar state tensor has its parameter's shape (checked when a state dict is loaded).
+    # False for optimizers whose state spans all parameters at once (LBFGS).
+    _state_shaped_like_params = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Mark every step, even an overriding subclass's, so a scheduler can tell whether
-        # optimizer.step() ran before its own first step (PyTorch warns about the reverse order).
+        # Every step, even an overriding subclass's, runs the step hooks (see _hooked_step).
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
-            cls.step = _marks_step(cls.__dict__["step"])
+            cls.step = _hooked_step(cls.__dict__["step"])
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -74,6 +82,8 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         self._scratch_bufs: dict = {}
         self._layouts: dict[int, _flat.Layout] = {}  # group index -> its flat layout (the fast path)
+        self._step_pre_hooks: list = []
+        self._step_post_hooks: list = []
         groups = list(params)
         if len(groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -96,6 +106,22 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_scratch_bufs", {})
         self.__dict__.setdefault("_layouts", {})
+        self.__dict__.setdefault("_step_pre_hooks", [])
+        self.__dict__.setdefault("_step_post_hooks", [])
+
+    # ----------------------------------------------------------------- hooks
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return ``(new_args, new_kwargs)``.
+
+        As in PyTorch, ``args`` are the step's positional arguments *including the optimizer* first.
+
+        Runs after the hooks registered for every optimizer (``register_optimizer_step_pre_hook``).
+        """
+        return RemovableHandle(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step`` (before the global post hooks)."""
+        return RemovableHandle(self._step_post_hooks, hook)
 
     # ----------------------------------------------------------------- groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -140,24 +166,27 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ----------------------------------------------------------------- gradients and steps
-    @_loop.clears_grads
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: set ``.grad`` to None (default), or fill it with zeros in place.
 
         With ``set_to_none=True`` the next ``step`` skips parameters that get no new gradient;
         with zeros it updates them with a zero gradient (momentum and weight decay still act).
         """
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    g.grad_fn, g._requires_grad = None, False
-                    g._data.fill(0)
-                    g._vc[0] += 1
+        started = _trace.start()
+        params = [p for group in self.param_groups for p in group["params"]]
+        for p in params:
+            g = p._grad
+            if g is None:
+                continue
+            if set_to_none:
+                p._grad = None
+            else:
+                g.grad_fn, g._requires_grad = None, False
+                g._data.fill(0)
+                g._bump_version()
+        if _hooks.grad_edit_hooks:
+            _hooks.run_grad_edit_hooks("zero_grad", params)
+        _trace.finish(f"{type(self).__name__}.zero_grad", "optim", started)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (run with grad enabled) re-evaluates
@@ -179,7 +208,7 @@ class Optimizer:
                 if not state:
                     self._init_state(p._data, state, group)
                 self._update(p._data, g._data, state, group)
-                p._vc[0] += 1
+                p._bump_version()
         return loss
 
     def _step_flat(self, index: int, group: dict[str, Any]) -> bool:
@@ -271,13 +300,16 @@ class Optimizer:
                 )
         params = {i: p for saved, group in zip(saved_groups, self.param_groups)
                   for i, p in zip(saved["params"], group["params"])}
+        names = {i: n for saved in saved_groups for i, n in zip(saved["params"], saved.get("param_names", ()))}
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for key, value in state_dict["state"].items():
             p = params.get(key)
             if p is None:
                 state[key] = value
             else:
-                state[p] = {k: _copy_state_value(v, p, k) for k, v in value.items()}
+                where = f"{key} ({names[key]!r})" if key in names else key
+                state[p] = {k: _copy_state_value(v, p, k, where, self._state_shaped_like_params)
+                            for k, v in value.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new = {k: v for k, v in saved.items() if k != "params"}
@@ -288,24 +320,68 @@ class Optimizer:
         self.state, self.param_groups = state, new_groups
 
 
-def _marks_step(step: Callable) -> Callable:
-    def step_and_mark(self, *args, **kwargs):
-        self._opt_called = True
-        return _loop.run_step(self, step, args, kwargs)  # training-loop checks, then step (a trace span)
+def _hooked_step(step: Callable) -> Callable:
+    """``step`` wrapped as PyTorch wraps it: global then per-optimizer pre hooks, the step (a trace span),
+    per-optimizer then global post hooks. A step that calls ``super().step()`` runs the hooks once."""
 
-    step_and_mark.__name__, step_and_mark.__qualname__ = step.__name__, step.__qualname__
-    step_and_mark.__doc__ = step.__doc__
-    return step_and_mark
+    def hooked_step(self, *args, **kwargs):
+        self._opt_called = True  # a scheduler warns when its first step comes before the optimizer's
+        if self.__dict__.get("_stepping"):
+            return step(self, *args, **kwargs)
+        args = (self, *args)  # as in PyTorch, the hooks' args start with the optimizer
+        for hook in (*_hooks.optimizer_step_pre_hooks, *self._step_pre_hooks):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        started = _trace.start()
+        self._stepping = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._stepping = False
+            _trace.finish(f"{type(self).__name__}.step", "optim", started)
+        for hook in (*self._step_post_hooks, *_hooks.optimizer_step_post_hooks):
+            hook(self, args, kwargs)
+        return out
+
+    hooked_step.__name__, hooked_step.__qualname__ = step.__name__, step.__qualname__
+    hooked_step.__doc__ = step.__doc__
+    hooked_step.__wrapped__ = step
+    return hooked_step
 
 
-Optimizer.step = _marks_step(Optimizer.step)
+Optimizer.step = _hooked_step(Optimizer.step)
 
 
-def _copy_state_value(value, param: Tensor, key: str):
-    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own."""
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return
+    ``(new_args, new_kwargs)``. Runs before each optimizer's own pre hooks."""
+    return RemovableHandle(_hooks.optimizer_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` after every optimizer's ``step`` (after its own post hooks)."""
+    return RemovableHandle(_hooks.optimizer_step_post_hooks, hook)
+
+
+def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_param: bool = True):
+    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own.
+
+    A state tensor of another shape than its parameter (a state dict from another model) is a RuntimeError
+    naming the parameter here, rather than a broadcasting error inside a later ``step()``.
+    """
     if not isinstance(value, Tensor):
         return value
     array = value._data
+    if shaped_like_param and key != "step" and array.ndim and array.shape != param._data.shape:
+        raise RuntimeError(
+            f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
+            f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
+        )
     if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
         return Tensor._make(array.astype(param._data.dtype, copy=True))
     return Tensor._make(array.copy())

@@ -6,14 +6,6 @@
 
 from __future__ import annotations
 
-import importlib
+from .._missing import module_getattr
 
-_SUBMODULES = {"data", "hooks"}
-
-
-def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(
-        f"module 'ember.utils' has no attribute '{name}': torch.utils.{name} is not implemented in ember"
-    )
+__getattr__ = module_getattr(__name__)

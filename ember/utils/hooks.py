@@ -24,3 +24,25 @@ class RemovableHandle:
 
     def __exit__(self, *exc: Any) -> None:
         self.remove()
+
+
+# ----------------------------------------------------------------------------- process-wide hooks
+# Kept here, not in the modules that call them, so they can be registered before ``ember.nn`` or
+# ``ember.optim`` is imported (both load lazily). The public registration functions are PyTorch's:
+# ``ember.optim.optimizer.register_optimizer_step_pre_hook`` / ``..._post_hook`` and
+# ``ember.nn.modules.module.register_module_parameter_registration_hook`` / ``..._module_registration_hook``.
+optimizer_step_pre_hooks: list = []   # hook(optimizer, args, kwargs) -> None | (new_args, new_kwargs)
+optimizer_step_post_hooks: list = []  # hook(optimizer, args, kwargs)
+module_parameter_registration_hooks: list = []  # hook(module, name, param) -> None | new param
+module_module_registration_hooks: list = []  # hook(module, name, submodule) -> None | new submodule
+# ember extension (PyTorch has no equivalent), used by the training-loop diagnostics:
+# hook(what, params, limit) where ``what`` names a function that edits gradients in place:
+# "zero_grad" calls it after clearing the ``.grad`` of ``params`` (limit None); "clip_grad_norm_" and
+# "clip_grad_value_" call it before clipping them (limit: max_norm or clip_value).
+grad_edit_hooks: list = []
+
+
+def run_grad_edit_hooks(what: str, params, limit=None) -> None:
+    """Call every ``grad_edit_hooks`` entry (see above)."""
+    for hook in tuple(grad_edit_hooks):
+        hook(what, params, limit)

@@ -2,9 +2,11 @@
 
 Each check compares DDP with what one process computes on the whole global batch
 (every rank can compute that reference itself: all data comes from fixed seeds).
-Prints "ddp_checks: N passed" on rank 0.
+Every rank writes one line per check, "CHECK <rank> ok|FAIL <name>" (to $DDP_CHECKS_DIR/rank<r>.txt, else stdout), and goes on after a
+failure, so tests/test_ddp.py reports each check, and the rank where it failed, on its own.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -17,14 +19,15 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group("mpi")
 rank, world = dist.get_rank(), dist.get_world_size()
-passed = 0
 
 
 def check(name, cond):
-    global passed
-    if not cond:
-        raise AssertionError(f"rank {rank}: {name}")
-    passed += 1
+    line = f"CHECK {rank} {'ok' if cond else 'FAIL'} {name}\n"
+    if os.environ.get("DDP_CHECKS_DIR"):  # one file per rank: lines of different ranks never interleave
+        with open(os.path.join(os.environ["DDP_CHECKS_DIR"], f"rank{rank}.txt"), "a") as f:
+            f.write(line)
+    else:
+        print(line, end="", flush=True)
 
 
 def make_model(seed=0, width=16):
@@ -42,8 +45,8 @@ def params_of(model):
     return [p.detach().numpy().copy() for p in model.parameters()]
 
 
-def train(model, optimizer, steps, per_rank, shard):
-    for step in range(steps):
+def train(model, optimizer, steps, per_rank, shard, first=0):
+    for step in range(first, first + steps):
         x, y = batch(step, per_rank * world)
         if shard:
             x, y = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
@@ -52,24 +55,27 @@ def train(model, optimizer, steps, per_rank, shard):
         optimizer.step()
 
 
-# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam. With the optimizers'
-#    flat fast path the gradients lie end to end in one buffer and are reduced in place; with
-#    foreach=False (per-parameter path) they go through the bucket buffers: both must agree.
-for make_opt, in_place in ((lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9), True),
-                           (lambda ps: ember.optim.Adam(ps, lr=0.01), True),
-                           (lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False), False)):
+# 1. world x batch B == one process x batch world*B, for SGD+momentum and Adam. The
+#    gradients lie end to end in the buffer DDP laid out at construction and are reduced in place,
+#    whichever path the optimizer takes (flat, or per-parameter with foreach=False).
+for label, make_opt in (("SGD", lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9)),
+                        ("Adam", lambda ps: ember.optim.Adam(ps, lr=0.01)),
+                        ("Adam foreach=False", lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False))):
     reference = make_model()
     train(reference, make_opt(reference.parameters()), 5, 4, shard=False)
     ember.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     ddp = DDP(make_model(seed=0 if rank == 0 else 99))
-    train(ddp, make_opt(ddp.parameters()), 5, 4, shard=True)
-    check("ddp == full batch", all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
-    check("reduced in place when the gradients share one buffer",
-          all(b.in_place == in_place for b in ddp.reducer.buckets))
+    opt = make_opt(ddp.parameters())
+    train(ddp, opt, 1, 4, shard=True)
+    check(f"first step reduced in place, {label}", all(b.in_place for b in ddp.reducer.buckets))
+    train(ddp, opt, 4, 4, shard=True, first=1)
+    check(f"reduced in place, {label}", all(b.in_place for b in ddp.reducer.buckets))
+    check(f"ddp == full batch, {label}",
+          all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(ddp))))
     flat = ember.cat([p.detach().reshape(-1) for p in ddp.parameters()])
     gathered = [ember.zeros_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat)
-    check("replicas identical", all(ember.equal(gathered[0], g) for g in gathered))
+    check(f"replicas identical, {label}", all(ember.equal(gathered[0], g) for g in gathered))
 
 # 2. no_sync accumulation == the same batch without accumulation
 ddp = DDP(make_model())
@@ -132,11 +138,21 @@ bn(x[mine])  # in training mode each rank updates the running stats from its own
 before = gather(bn.module[1].running_mean.detach().clone())
 bn.eval()
 with ember.no_grad():
-    bn(x[mine])  # the forward first copies rank 0's buffers to every rank
+    bn(x[mine])  # no backward follows: as in PyTorch, nothing is communicated
+local = gather(bn.module[1].running_mean.detach().clone())
+bn(x[mine])  # grad mode on: the forward first copies rank 0's buffers to every rank
 after = gather(bn.module[1].running_mean.detach().clone())
 check("buffers follow rank 0", all(ember.equal(a, before[0]) for a in after))
 if world > 1:
     check("shards gave different local stats", not ember.equal(before[0], before[1]))
+    check("no_grad forward leaves buffers local", all(ember.equal(a, b) for a, b in zip(local, before)))
+ember.manual_seed(0)
+quiet = DDP(nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)), forward_sync_buffers=False)
+quiet(x[mine])
+quiet(x[mine])  # forward_sync_buffers=False: forwards never copy rank 0's buffers
+if world > 1:
+    stats = gather(quiet.module[1].running_mean.detach().clone())
+    check("forward_sync_buffers=False keeps buffers local", not ember.equal(stats[0], stats[1]))
 check("state_dict prefix", list(bn.state_dict())[0] == "module.0.weight"
       and list(bn.module.state_dict())[0] == "0.weight")
 
@@ -154,22 +170,27 @@ class TwoHeads(nn.Module):
 strict = DDP(TwoHeads())
 try:
     nn.functional.mse_loss(strict(x[mine]), y[mine]).backward()
-    check("unused parameter raises", False)
+    message = None
 except RuntimeError as err:
-    check("error names the parameter", "unused.weight" in str(err) and "find_unused_parameters" in str(err))
+    message = str(err)
+check("unused parameter raises", message is not None)
+check("error names the parameter", message is not None and "unused.weight" in message
+      and "find_unused_parameters" in message)
 lenient = DDP(TwoHeads(), find_unused_parameters=True)
 nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()
 check("unused reduced as zeros", float(lenient.module.unused.weight.grad.abs().sum()) == 0.0)
+check("unused reduced in place", all(b.in_place for b in lenient.reducer.buckets))
 
 # 8. different models on different ranks: the constructor names rank and parameter
 if world > 1:
     try:
         DDP(nn.Linear(8, 3 if rank == 0 else 4))
-        check("mismatch raises", False)
+        message = None
     except RuntimeError as err:
-        check("mismatch message", "rank 1" in str(err) and "'weight'" in str(err))
+        message = str(err)
+    check("mismatch raises", message is not None)
+    check("mismatch message", message is not None and "rank 1" in message and "'weight'" in message)
 
-if rank == 0:
-    print(f"ddp_checks: {passed} passed")
+print(f"DONE {rank}", flush=True)
 sys.stdout.flush()
 dist.destroy_process_group()

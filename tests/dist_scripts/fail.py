@@ -2,8 +2,11 @@
 
     fail.py MODE RANK TOKEN     (TOKEN only marks the processes so the test can look for leftovers)
 
-MODE: raise (after init) | preinit (raise before init) | kill (SIGKILL before init) |
-exit (sys.exit(3)) | stuck (RANK sleeps; the others' all_reduce must time out) | sleep (every rank sleeps)
+MODE: raise (after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
+killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
+_exit0 (os._exit(0) after init) | last_exit0 (the others return, then RANK os._exit(0)) | stuck (RANK sleeps; the others' all_reduce must time out) |
+sleep (every rank sleeps) | sleepchild (each rank starts a child; all sleep) |
+interrupt (every rank sleeps; KeyboardInterrupt is left to the rank's default)
 """
 
 import os
@@ -21,14 +24,32 @@ if me == bad and mode == "preinit":
     raise ValueError(f"rank {me} gave up before init")
 if me == bad and mode == "kill":
     os.kill(os.getpid(), signal.SIGKILL)
+if me == bad and mode == "exit0pre":
+    sys.exit(0)
 dist.init_process_group("gloo", timeout=timedelta(seconds=1.5 if mode == "stuck" else 30))
+print(f"rank {me} initialised", flush=True)
 t = ember.ones(4)
 dist.all_reduce(t)
 if me == bad and mode == "raise":
     raise ValueError(f"rank {me} gave up")
+if me == bad and mode == "raise2":
+    raise ValueError(f"rank {me} gave up\non two lines")
 if me == bad and mode == "exit":
     sys.exit(3)
-if mode == "sleep" or (me == bad and mode == "stuck"):
+if me == bad and mode == "killpost":
+    os.kill(os.getpid(), signal.SIGKILL)
+if me == bad and mode == "_exit0":
+    os._exit(0)
+if mode == "last_exit0":  # the others return; RANK then ends with os._exit(0): a success
+    if me == bad:
+        time.sleep(2)
+        os._exit(0)
+    sys.exit(0)
+if mode == "sleepchild":  # a process of the rank's own (a data loader worker, say) must be stopped with it
+    import subprocess
+
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[3]])
+if mode in ("sleep", "interrupt", "sleepchild") or (me == bad and mode == "stuck"):
     time.sleep(60)
 dist.all_reduce(t)  # the healthy ranks wait here for the failed one
 time.sleep(60)      # never reached in a correct run: the job must have been stopped

@@ -111,7 +111,7 @@ def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, mome
         d = buf._data
         d *= 1 - momentum
         d += (momentum * stat).astype(d.dtype, copy=False)
-        buf._vc[0] += 1
+        buf._bump_version()
 
 
 class LayerNorm(Node):

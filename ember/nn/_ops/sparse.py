@@ -58,7 +58,7 @@ def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None
     big = norms > max_norm
     if big.any():
         w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
-        weight._vc[0] += 1
+        weight._bump_version()
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

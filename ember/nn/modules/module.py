@@ -13,16 +13,34 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ... import _dtype
+from ... import _dtype, _trace
 from ..._device import check_device
 from ..._dtype import float16, float32, float64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...diagnostics import loop as _loop
-from ...diagnostics import naming as _naming
-from ...diagnostics import trace as _trace
+from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, param)`` whenever any module registers a parameter; a returned
+    parameter is registered instead."""
+    return RemovableHandle(_hooks.module_parameter_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, name, submodule)`` whenever any module registers a child module; a returned
+    module is registered instead."""
+    return RemovableHandle(_hooks.module_module_registration_hooks, hook)
+
+
+def _registered(hooks: list, module, name: str, value):
+    for hook in tuple(hooks):
+        result = hook(module, name, value)
+        if result is not None:
+            value = result
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -112,7 +130,7 @@ class Module:
             if result is not None:
                 output = result
         if started is not None:
-            _trace.finish(_naming.module_label(self), "forward", started)
+            _trace.finish(_trace.module_label(self), "forward", started)
         return output
 
     def _add_hook(self, hooks: list, entry, prepend: bool) -> RemovableHandle:
@@ -147,8 +165,9 @@ class Module:
                     f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                     "the forward() method."
                 )
+        if param is not None and _hooks.module_parameter_registration_hooks:
+            param = _registered(_hooks.module_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
-        _naming.adopt(self, name, param)  # so diagnostics can say "fc1.weight"
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a tensor that is state but not a parameter (running stats); ``persistent`` puts it in state_dict."""
@@ -168,8 +187,9 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
         _check_name("module", self, name, "_modules")
+        if module is not None and _hooks.module_module_registration_hooks:
+            module = _registered(_hooks.module_module_registration_hooks, self, name, module)
         self._modules[name] = module
-        _naming.adopt(self, name, module)
 
     register_module = add_module
 
@@ -192,8 +212,9 @@ class Module:
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name)
+            if _hooks.module_module_registration_hooks:
+                value = _registered(_hooks.module_module_registration_hooks, self, name, value)
             d["_modules"][name] = value
-            _naming.adopt(self, name, value)
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
@@ -223,7 +244,13 @@ class Module:
         for store in ("_parameters", "_buffers", "_modules"):
             if store in d and name in d[store]:
                 return d[store][name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        from ..._torch_names import MODULE
+
+        if name in MODULE:  # a torch.nn.Module method ember lacks: name the missing feature
+            from ..._missing import missing
+
+            raise missing(f"'{type(self).__name__}' object", f"torch.nn.Module.{name}")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     def __delattr__(self, name: str) -> None:
         d = self.__dict__
@@ -341,10 +368,11 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    @_loop.clears_grads
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient: to None (default) or to zeros."""
-        for p in self.parameters():
+        started = _trace.start()
+        params = list(self.parameters())
+        for p in params:
             if p._grad is None:
                 continue
             if set_to_none:
@@ -354,7 +382,10 @@ class Module:
                 if g.grad_fn is not None:
                     g.detach_()
                 g._data[...] = 0
-                g._vc[0] += 1
+                g._bump_version()
+        if _hooks.grad_edit_hooks:
+            _hooks.run_grad_edit_hooks("zero_grad", params)
+        _trace.finish(f"{type(self).__name__}.zero_grad", "optim", started)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call ``fn`` on every child (recursively), then on this module."""

@@ -57,7 +57,7 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked._data += 1
-            self.num_batches_tracked._vc[0] += 1
+            self.num_batches_tracked._bump_version()
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked._data)
         use_batch = self.training or self.running_mean is None

@@ -5,24 +5,29 @@ The contract (as PyTorch's):
 - every rank builds the same model and wraps it; the constructor is a
   synchronisation point: it checks that every rank has the same parameters
   (names, shapes, dtypes) and copies rank 0's parameters and buffers to all;
-- ``forward`` runs the wrapped module and arms the reducer; the following
-  ``loss.backward()`` fires a hook per parameter as its gradient lands, which
-  fills that parameter's bucket and starts the bucket's all-reduce on a
-  background thread (see ``ember/distributed/reducer.py``); when backward
+- ``forward`` runs the wrapped module and, when a synchronised backward will
+  follow (grad mode on, outside ``no_sync()``), copies rank 0's buffers to every
+  rank and arms the reducer; the following ``loss.backward()`` fires a hook per
+  parameter as its gradient lands, and each complete bucket starts a
+  nonblocking all-reduce that later hooks progress while backward goes on (no
+  communication thread; see ``ember/distributed/reducer.py``); when backward
   returns, every ``.grad`` holds the same global gradient on every rank;
 - ``optimizer.step()`` then takes the same step on every rank, so replicas stay
   identical. Parameters are never broadcast again after construction.
 
 Differences from PyTorch:
 
-- gradients are *averaged* over ranks by default, as PyTorch's DDP does (the
-  seed document says "sum"); ``grad_reduction="sum"`` (an ember extension)
-  sums instead. With the mean, the learning rate that suits one process on the
-  *per-rank* batch B suits N ranks on the global batch N·B, exactly as if one
-  process had trained on N·B samples with a mean loss; with the sum, gradients
-  are N times larger, so divide the learning rate by N for the same step.
+- gradients are *averaged* over ranks by default, as PyTorch's DDP does;
+  ``grad_reduction="sum"`` (an ember extension) sums instead. With the mean,
+  the learning rate that suits one process on the *per-rank* batch B suits N
+  ranks on the global batch N·B, exactly as if one process had trained on N·B
+  samples with a mean loss; with the sum, gradients are N times larger, so
+  divide the learning rate by N for the same step.
 - a parameter that got no gradient is reported by name at the end of that
   backward (PyTorch reports it, cryptically, at the next forward).
+- the PyTorch arguments in ``IGNORED_ARGUMENTS`` are accepted and have no
+  effect (each with its reason); those in ``UNSUPPORTED_ARGUMENTS`` raise
+  NotImplementedError when given.
 """
 
 from __future__ import annotations
@@ -30,11 +35,26 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 
+from ... import _trace
 from ... import distributed as dist
 from ..._backend import xp
 from ...autograd.grad_mode import _GradState
 from ...distributed.reducer import Reducer
 from ..modules.module import Module
+
+# PyTorch's arguments that ember accepts and does not act on, and why.
+IGNORED_ARGUMENTS = {
+    "device_ids": "CPU only: there is one device per process (a CUDA device raises)",
+    "output_device": "CPU only: outputs stay where the module put them",
+    "dim": "one process per replica: inputs are never scattered over devices",
+    "check_reduction": "deprecated and without effect in PyTorch too",
+    "static_graph": "nothing to learn from a static graph: buckets are fixed at construction",
+    "skip_all_reduce_unused_params": "unused parameters are an error, or reduced as zeros (find_unused_parameters)",
+    "batched_grad_copy": "gradients are reduced in place in the optimizer's flat buffer when they lie there",
+}
+# PyTorch's arguments that raise NotImplementedError when given (other than their default).
+UNSUPPORTED_ARGUMENTS = ("delay_all_reduce_named_params", "param_to_hook_all_reduce", "mixed_precision",
+                         "device_mesh", "bucket_cap_mb_list")
 
 
 class DistributedDataParallel(Module):
@@ -44,8 +64,10 @@ class DistributedDataParallel(Module):
         module: the model (identical architecture on every rank).
         device_ids, output_device: accepted for compatibility (CPU only).
         bucket_cap_mb: bucket size in MiB (default 25; the first bucket is at most 1 MiB).
-        broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank
-            at the start of each forward (default True).
+        broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank at
+            construction and at the start of each forward that a synchronised backward will follow
+            (grad mode on, outside ``no_sync()``), as PyTorch does (default True).
+        forward_sync_buffers: when given, whether forwards copy the buffers (construction always does).
         find_unused_parameters: allow parameters that get no gradient in an iteration;
             they are reduced as zeros (default False: such a parameter is an error naming it).
         gradient_as_bucket_view: let ``.grad`` be views into the bucket buffers (saves a copy
@@ -65,7 +87,7 @@ class DistributedDataParallel(Module):
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
-                 broadcast_buffers: bool | None = True, init_sync: bool = True, process_group=None,
+                 broadcast_buffers: bool | None = None, init_sync: bool = True, process_group=None,
                  bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False,
                  delay_all_reduce_named_params=None, param_to_hook_all_reduce=None, mixed_precision=None,
@@ -73,22 +95,19 @@ class DistributedDataParallel(Module):
                  batched_grad_copy: bool = False, forward_sync_buffers: bool | None = None, *,
                  grad_reduction: str = "mean", nonfinite_grads: str = "skip", replica_check_interval: int = 0) -> None:
         super().__init__()
-        unsupported = {"delay_all_reduce_named_params": delay_all_reduce_named_params,
-                       "param_to_hook_all_reduce": param_to_hook_all_reduce, "mixed_precision": mixed_precision,
-                       "device_mesh": device_mesh, "bucket_cap_mb_list": bucket_cap_mb_list}
-        for name, value in unsupported.items():
-            if value is not None:
+        given = locals()
+        for name in UNSUPPORTED_ARGUMENTS:
+            if given[name] is not None:
                 raise NotImplementedError(f"DistributedDataParallel({name}=...) is not supported by ember")
         if not init_sync:
             raise NotImplementedError("DistributedDataParallel(init_sync=False) is not supported by ember: "
                                       "replicas always start from rank 0's parameters")
-        broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        init_sync_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
+        if forward_sync_buffers is not None:
+            broadcast_buffers, init_sync_buffers = bool(forward_sync_buffers), True
+        broadcast_buffers = init_sync_buffers if forward_sync_buffers is None else broadcast_buffers
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
-        if grad_reduction not in ("mean", "sum"):
-            raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
-        if nonfinite_grads not in ("skip", "raise", "off"):
-            raise ValueError(f"nonfinite_grads must be 'skip', 'raise' or 'off', got {nonfinite_grads!r}")
         if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
                                           for d in device_ids):
             raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
@@ -109,12 +128,13 @@ class DistributedDataParallel(Module):
                                "that requires a gradient.")
         self._comm = group.comm
         self._check_same_parameters(named)
-        self._sync_module_state()
-        names = [n for n, _ in named]
-        params = [p for _, p in named]
-        self.reducer = Reducer(params, names, dist.comm.world(self._comm.timeout) if group is dist.group.WORLD
-                               else self._comm, 25 if bucket_cap_mb is None else bucket_cap_mb,
-                               find_unused_parameters, gradient_as_bucket_view, grad_reduction, nonfinite_grads)
+        self._sync_module_state(init_sync_buffers)
+        self.reducer = Reducer(
+            [p for _, p in named], [n for n, _ in named],
+            dist.comm.world(self._comm.timeout) if group is dist.group.WORLD else self._comm,
+            bucket_cap_mb=25.0 if bucket_cap_mb is None else bucket_cap_mb,
+            find_unused_parameters=find_unused_parameters, gradient_as_bucket_view=gradient_as_bucket_view,
+            grad_reduction=grad_reduction, nonfinite_grads=nonfinite_grads)
 
     # ------------------------------------------------------------------ construction checks
     def _check_same_parameters(self, named) -> None:
@@ -138,10 +158,17 @@ class DistributedDataParallel(Module):
                         "must wrap the same model"
                     )
 
-    def _sync_module_state(self) -> None:
-        """Copy rank 0's parameters and buffers to every rank (one broadcast per dtype)."""
-        tensors = list(self.module.parameters()) + [b for b in self.module.buffers() if b is not None]
+    def _sync_module_state(self, buffers: bool) -> None:
+        """Copy rank 0's parameters (and buffers) to every rank, in one broadcast."""
+        tensors = list(self.module.parameters())
+        if buffers:
+            tensors += [b for b in self.module.buffers() if b is not None]
         self._broadcast_from_rank0(tensors)
+
+    def _sync_buffers(self) -> None:
+        started = _trace.start()
+        self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
+        _trace.finish("broadcast buffers", "ddp", started)
 
     def _broadcast_from_rank0(self, tensors) -> None:
         """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast (the bytes of all of them)."""
@@ -153,23 +180,25 @@ class DistributedDataParallel(Module):
         for t in tensors:
             n = t._data.nbytes
             t._data[...] = flat[offset:offset + n].view(t._data.dtype).reshape(t._data.shape)
-            t._vc[0] += 1
+            t._bump_version()
             offset += n
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
+        # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
+        # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
         will_sync = _GradState.enabled and self.require_backward_grad_sync
         if self._joining:
             active, _ = self._join_round(1, will_sync)
-            if will_sync and not self._divide_by_initial_world_size and self.reducer.base_scale != 1.0:
-                self.reducer.scale = 1.0 / active
-        else:  # (ranks that joined run fewer forwards: no periodic check inside join())
+            if will_sync and not self._divide_by_initial_world_size:
+                self.reducer.set_divisor(active)
+        elif will_sync:  # (ranks that joined run fewer forwards: no periodic check inside join())
             self._forwards += 1
             if self.replica_check_interval and self._forwards % self.replica_check_interval == 0:
                 self.check_replicas()
-        if self.broadcast_buffers:
-            self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
         if will_sync:
+            if self.broadcast_buffers:
+                self._sync_buffers()
             self.reducer.prepare_for_backward()
         return self.module(*inputs, **kwargs)
 
@@ -196,13 +225,13 @@ class DistributedDataParallel(Module):
                 active, syncing = self._join_round(0, False)
                 if active == 0:
                     break
-                if self.broadcast_buffers:
-                    self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
                 if syncing:
+                    if self.broadcast_buffers:
+                        self._sync_buffers()
                     self.reducer.shadow_backward()
         finally:
             self._joining = False
-            self.reducer.scale = self.reducer.base_scale
+            self.reducer.reset_divisor()
 
     def _join_round(self, active: int, will_sync: bool) -> tuple[int, int]:
         counts = xp.array([active, int(will_sync)], dtype=xp.int64)

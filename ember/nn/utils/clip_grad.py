@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from ... import _trace
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.grad_home import flat_grads
-from ...diagnostics import loop as _loop
+from ...utils import hooks as _hooks
 
 _Params = Tensor | Iterable[Tensor]
 
@@ -71,7 +72,7 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
     for a in [flat] if flat is not None else (g._data for g in grads):
         a *= a.dtype.type(coef)
     for g in grads:
-        g._vc[0] += 1
+        g._bump_version()
 
 
 def _flat(parameters: _Params):
@@ -80,7 +81,16 @@ def _flat(parameters: _Params):
     return flat_grads(parameters) if not isinstance(parameters, Tensor) else None
 
 
-@_loop.clips
+def _listed(parameters: _Params, what: str, limit) -> _Params:
+    """``parameters`` as a list (a generator such as ``model.parameters()`` is read more than once), after
+    telling the gradient-edit hooks (the training-loop diagnostics) what is about to be clipped."""
+    if not isinstance(parameters, Tensor):
+        parameters = list(parameters)
+    if _hooks.grad_edit_hooks:
+        _hooks.run_grad_edit_hooks(what, [parameters] if isinstance(parameters, Tensor) else parameters, limit)
+    return parameters
+
+
 def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> Tensor:
     """Rescale the gradients of ``parameters`` so their total ``norm_type``-norm is at most ``max_norm``.
@@ -89,17 +99,22 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     compatibility; the computation is already vectorised per gradient, and is one NumPy call
     for all of them when they live in one optimizer gradient buffer.
     """
-    grads = _grads(parameters)  # @_loop.clips made a generator (model.parameters()) a list: read twice here
+    started = _trace.start()
+    parameters = _listed(parameters, "clip_grad_norm_", max_norm)
+    grads = _grads(parameters)
     flat = _flat(parameters)
     total = get_total_norm([Tensor._make(flat)] if flat is not None else grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
+    _trace.finish("clip_grad_norm_", "optim", started)
     return total
 
 
-@_loop.clips
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
+    started = _trace.start()
+    parameters = _listed(parameters, "clip_grad_value_", clip_value)
     clip_value = float(clip_value)
     for g in _grads(parameters):
         xp.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._vc[0] += 1
+        g._bump_version()
+    _trace.finish("clip_grad_value_", "optim", started)

@@ -3,6 +3,7 @@
 ``ember.utils.data.distributed`` (``DistributedSampler``) lives in its own module.
 """
 
+from ..._missing import module_getattr
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (
@@ -29,6 +30,8 @@ __all__ = [
     "default_collate", "default_convert", "get_worker_info", "random_split",
 ]
 
+_module_getattr = module_getattr(__name__)
+
 
 def __getattr__(name: str):
     # DistributedSampler is re-exported here by PyTorch; load its module only when asked for.
@@ -36,6 +39,4 @@ def __getattr__(name: str):
         from .distributed import DistributedSampler
 
         return DistributedSampler
-    raise AttributeError(
-        f"module 'ember.utils.data' has no attribute '{name}': torch.utils.data.{name} is not implemented in ember"
-    )
+    return _module_getattr(name)

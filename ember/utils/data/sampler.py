@@ -38,6 +38,9 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+_CHUNK = 1 << 16  # indices drawn at once with replacement: 512 KiB
+
+
 def _check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
@@ -70,7 +73,10 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n, rng = len(self.data_source), rng_of(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, self.num_samples).tolist()
+            # In chunks, as PyTorch draws them: num_samples may be far larger than memory (int(1e10) would be
+            # 74.5 GiB at once). The generator's stream does not depend on the chunk size.
+            for start in range(0, self.num_samples, _CHUNK):
+                yield from rng.integers(0, n, min(_CHUNK, self.num_samples - start)).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from rng.permutation(n).tolist()
@@ -158,3 +164,8 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+
+from ..._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -12,7 +12,9 @@ type PyTorch raises on a build without CUDA. Creating or moving tensors to
 
 from __future__ import annotations
 
-from ._device import check_device
+from .._device import check_device
+from .._legacy import cuda_types
+from .._missing import module_getattr
 
 
 class CudaUnavailableError(RuntimeError, AssertionError):
@@ -65,6 +67,31 @@ def max_memory_allocated(device=None) -> int:
     return 0
 
 
+def memory_reserved(device=None) -> int:
+    """0, like ``memory_allocated``."""
+    return 0
+
+
+def max_memory_reserved(device=None) -> int:
+    """0, like ``memory_allocated``."""
+    return 0
+
+
+def memory_stats(device=None) -> dict:
+    """Empty: no CUDA memory statistics (PyTorch answers the same without a GPU)."""
+    return {}
+
+
+def get_arch_list() -> list[str]:
+    """No CUDA architectures: ember is not built for any."""
+    return []
+
+
+def get_rng_state_all() -> list:
+    """No CUDA generators: an empty list."""
+    return []
+
+
 def _unavailable(name: str):
     def fn(*args, **kwargs):
         try:
@@ -82,10 +109,17 @@ synchronize = _unavailable("synchronize")
 set_device = _unavailable("set_device")
 get_device_name = _unavailable("get_device_name")
 get_device_properties = _unavailable("get_device_properties")
+get_device_capability = _unavailable("get_device_capability")
+current_stream = _unavailable("current_stream")
+mem_get_info = _unavailable("mem_get_info")
+get_rng_state = _unavailable("get_rng_state")
+ipc_collect = _unavailable("ipc_collect")
 
 
-def __getattr__(name: str):
-    raise AttributeError(
-        f"module 'ember.cuda' has no attribute '{name}': torch.cuda.{name} is not implemented in ember "
-        "(ember computes on the CPU; ember.cuda.is_available() is False)"
-    )
+# Legacy CUDA tensor types: ``isinstance(x, torch.cuda.FloatTensor)`` is False, constructing one a TypeError.
+_types = cuda_types()
+FloatTensor, DoubleTensor, HalfTensor = _types["FloatTensor"], _types["DoubleTensor"], _types["HalfTensor"]
+ByteTensor, CharTensor, ShortTensor = _types["ByteTensor"], _types["CharTensor"], _types["ShortTensor"]
+IntTensor, LongTensor, BoolTensor = _types["IntTensor"], _types["LongTensor"], _types["BoolTensor"]
+
+__getattr__ = module_getattr(__name__)  # torch.cuda.amp loads on first use; a missing name says torch.cuda.X

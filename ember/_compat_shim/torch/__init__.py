@@ -1,0 +1,14 @@
+"""``torch`` for child processes of a program run by ``python -m ember.compat``.
+
+multiprocessing's "spawn" children start a fresh interpreter with the parent's
+``sys.path``, to which ``ember.compat`` added this directory; their first
+``import torch`` lands here and makes ember stand in for torch, as in the parent.
+"""
+
+import sys
+
+import ember
+import ember.compat
+
+ember.compat.install()
+sys.modules["torch"] = ember  # the import statement returns what sys.modules holds: ember itself

@@ -1,0 +1,50 @@
+"""Process-wide switches PyTorch programs set at start-up: deterministic algorithms, float32 matmul precision,
+the default device. ember records them and answers as PyTorch does; none changes what ember computes
+(NumPy on the CPU is deterministic and always computes float32 matmuls in float32)."""
+
+from __future__ import annotations
+
+import warnings
+
+from ._device import CPU, check_device
+from ._device import device as _device
+
+_state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest"}
+_PRECISIONS = ("highest", "high", "medium")
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Record the setting (ember's ops are deterministic either way)."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
+    _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _state["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _state["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record "highest", "high" or "medium" (ember always computes float32 matmuls in float32, i.e. "highest")."""
+    if precision not in _PRECISIONS:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _state["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _state["matmul_precision"]
+
+
+def set_default_device(device) -> None:
+    """Accepts None and the CPU (ember's only device); another device is ember's clear RuntimeError."""
+    check_device(device)
+
+
+def get_default_device() -> _device:
+    return CPU

@@ -1,0 +1,173 @@
+"""PyTorch's legacy tensor constructors: ``Tensor(2, 3)``, ``FloatTensor([1, 2])``, ``LongTensor(x)``, and
+``Tensor.type()``.
+
+``Tensor(*sizes)`` is an uninitialised tensor of the default float dtype (not a
+tensor holding the numbers 2 and 3); ``Tensor(data)`` converts ``data`` to the
+default float dtype (a float64 NumPy array becomes float32, a list of ints
+float32), and ``Tensor(t)`` is a new tensor sharing ``t``'s storage. The typed
+constructors (``FloatTensor``, ``LongTensor``, ...) do the same in their own
+dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32 tensor,
+as PyTorch answers it. They are classes only for ``isinstance`` and ``type()``:
+what they construct is an ordinary ``Tensor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import _dtype
+from ._backend import xp
+from ._device import check_device
+from ._size import Size
+from ._tensor import Tensor
+
+
+def _is_size(args: tuple) -> bool:
+    if len(args) == 1 and isinstance(args[0], Size):
+        return True
+    return bool(args) and all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+
+
+def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: bool):
+    """The array ``name(*args, device=device)`` holds, PyTorch's legacy rules (see the module docstring).
+
+    Returns ``(array, source)``: ``source`` is the tensor whose storage the result shares, or None.
+    """
+    from ._creation import _size, as_array
+
+    check_device(device)
+    if not args:
+        return xp.empty((0,), dtype=dtype.np), None
+    if _is_size(args):
+        return xp.empty(_size(args), dtype=dtype.np), None
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            if typed and data._data.dtype != dtype.np:
+                raise TypeError(f"{name}(tensor) expected a {dtype.name} tensor (got {data.dtype.name}); "
+                                f"convert it with tensor.to(torch.{dtype.name})")
+            return data._data, data
+        if isinstance(data, str):
+            raise TypeError(f"new(): invalid data type 'str' in {name}()")
+        if isinstance(data, (Sequence, xp.ndarray)) and not isinstance(data, (bytes, bytearray)):
+            # A copy, converted straight from the data (LongTensor([1.7]) truncates to 1, as PyTorch).
+            return xp.array(as_array(data, dtype), copy=True), None
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__}); "
+                        f"{name}(n) with an int n makes an uninitialised tensor of size n")
+    kinds = ", ".join(type(a).__name__ for a in args)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}); expected sizes "
+                    "(ints), a torch.Size, a sequence of data, or a tensor")
+
+
+def tensor_init(self: Tensor, args: tuple, device) -> None:
+    """``Tensor.__init__``: the legacy constructor in the default float dtype."""
+    array, source = legacy_array(args, device, _dtype.get_default_dtype(), "Tensor", typed=False)
+    self._init(array)
+    if source is not None:
+        self._vc = source._vc  # an alias: in-place changes through either bump the same version
+
+
+class _LegacyTensorType(type):
+    """The metaclass of ``FloatTensor`` and friends: construction and ``isinstance`` by dtype."""
+
+    dtype: _dtype.dtype
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj._data.dtype == cls.dtype.np
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls
+
+    def __call__(cls, *args, device=None) -> Tensor:
+        array, source = legacy_array(args, device, cls.dtype, cls.__name__, typed=True)
+        out = Tensor._make(array)
+        if source is not None:
+            out._vc = source._vc
+        return out
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_type(name: str, dtype: _dtype.dtype) -> _LegacyTensorType:
+    doc = (f"``torch.{name}``: ``{name}(*sizes)`` is uninitialised, ``{name}(data)`` converts data to "
+           f"{dtype.name}; ``isinstance(x, {name})`` is True for {dtype.name} tensors.")
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "ember"})
+
+
+FloatTensor = _legacy_type("FloatTensor", _dtype.float32)
+DoubleTensor = _legacy_type("DoubleTensor", _dtype.float64)
+HalfTensor = _legacy_type("HalfTensor", _dtype.float16)
+ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
+CharTensor = _legacy_type("CharTensor", _dtype.int8)
+ShortTensor = _legacy_type("ShortTensor", _dtype.int16)
+IntTensor = _legacy_type("IntTensor", _dtype.int32)
+LongTensor = _legacy_type("LongTensor", _dtype.int64)
+BoolTensor = _legacy_type("BoolTensor", _dtype.bool_)
+
+
+
+class _CudaTensorType(type):
+    """``torch.cuda.FloatTensor`` and friends: no tensor is one, and making one is PyTorch's TypeError."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return False
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available: ember computes on the CPU "
+                        "(torch.cuda.is_available() is False); use the CPU type, e.g. torch.FloatTensor")
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def cuda_types() -> dict[str, _CudaTensorType]:
+    """The ``torch.cuda`` legacy types, by name (for ``ember.cuda``)."""
+    return {t.__name__: _CudaTensorType(t.__name__, (), {"__module__": "ember.cuda", "dtype": t.dtype})
+            for t in _TYPES}
+
+
+_TYPES = (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
+          BoolTensor)
+_TYPE_BY_DTYPE = {t.dtype.name: t for t in _TYPES}
+_TYPE_BY_STRING = {f"torch.{t.__name__}": t for t in _TYPES}
+
+
+def set_default_tensor_type(t) -> None:
+    """``torch.set_default_tensor_type(torch.DoubleTensor)`` (or its name): the default float dtype becomes
+    that type's; a CUDA type is PyTorch's TypeError. (PyTorch also warns that this is deprecated.)"""
+    if isinstance(t, str):
+        if t.startswith("torch.cuda."):
+            raise TypeError(f"type {t} not available: ember computes on the CPU")
+        if t not in _TYPE_BY_STRING:
+            raise TypeError(f"invalid type: '{t}'")
+        t = _TYPE_BY_STRING[t]
+    if isinstance(t, _CudaTensorType):
+        t()  # PyTorch's TypeError for CUDA types
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"set_default_tensor_type expects a tensor type such as torch.FloatTensor, got {t!r}")
+    _dtype.set_default_dtype(t.dtype)
+
+
+def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
+    """``x.type()``: PyTorch's type string (``"torch.FloatTensor"``); ``x.type(t)``: ``x`` cast to ``t``, a dtype,
+    a legacy type (``torch.LongTensor``) or its string; ``x`` itself when it already is that type."""
+    from .ops.elementwise import cast
+
+    if dtype is None:
+        return f"torch.{_TYPE_BY_DTYPE[x.dtype.name].__name__}"
+    if isinstance(dtype, _CudaTensorType) or isinstance(dtype, str) and dtype.startswith("torch.cuda."):
+        check_device("cuda")
+    if isinstance(dtype, str):
+        if dtype not in _TYPE_BY_STRING:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TYPE_BY_STRING[dtype]
+    if isinstance(dtype, _LegacyTensorType):
+        dtype = dtype.dtype
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"type() expects a dtype, a tensor type such as torch.FloatTensor, or its name; "
+                        f"got {type(dtype).__name__}")
+    return cast(x, dtype)

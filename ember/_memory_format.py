@@ -1,0 +1,30 @@
+"""PyTorch's memory formats (``torch.channels_last`` ...): names ember accepts and keeps no layout for.
+
+``x.to(memory_format=torch.channels_last)``, ``x.contiguous(memory_format=...)`` and
+``model.to(memory_format=...)`` run and return the same values; ember keeps every
+tensor in NumPy's row-major layout, so the format changes speed in PyTorch, not
+results, and changes nothing in ember.
+"""
+
+from __future__ import annotations
+
+
+class memory_format:
+    """A tensor memory layout name, like ``torch.memory_format``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")

@@ -1,0 +1,99 @@
+"""What a program gets when it reaches for a part of PyTorch that ember does not have.
+
+Every public ember module that mirrors a ``torch`` module ends with
+``__getattr__ = module_getattr(__name__)``: an attribute that is not there is
+either a submodule not imported yet (loaded now, as ``import torch`` makes
+``torch.nn.functional`` or ``torch.utils.data.distributed`` reachable), or a
+missing feature, reported under its PyTorch name. ``Tensor`` does the same for
+methods (``ember/_tensor.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable
+
+_SEE = "(docs/api.md lists what is supported)"
+
+
+class MissingFeatureError(AttributeError):
+    """``torch.X`` is not implemented in ember.
+
+    An AttributeError, so ``hasattr(torch, "X")`` and ``getattr(torch, "X", default)``
+    answer False / the default, as they would in a PyTorch build without X.
+    """
+
+    __module__ = "ember"
+
+    def __init__(self, message: str, attr: str = "", candidates: Callable[[], Iterable[str]] | None = None) -> None:
+        super().__init__(message)
+        self._attr, self._candidates = attr, candidates
+
+    def __str__(self) -> str:
+        # A close public name is suggested (the name may be a typo, not a missing feature); computed only
+        # when the message is shown, so hasattr() probes stay cheap.
+        if not self._candidates or not self._attr:
+            return self.args[0]
+        import difflib
+
+        public = sorted({c for c in self._candidates() if not c.startswith("_")})
+        close = difflib.get_close_matches(self._attr, public, n=1, cutoff=0.75)
+        return self.args[0] + (f". Did you mean: '{close[0]}'?" if close else "")
+
+    # Python fills ``name``/``obj`` in and then appends its own "Did you mean: ...?", which may point
+    # at ember's private modules (``torch.backends`` -> '_backend'). Keeping them out of the C fields
+    # (these properties shadow them) leaves the message as written above; the values stay readable.
+    @property
+    def name(self):
+        return self.__dict__.get("_name")
+
+    @name.setter
+    def name(self, value) -> None:
+        self.__dict__["_name"] = value
+
+    @property
+    def obj(self):
+        return self.__dict__.get("_obj")
+
+    @obj.setter
+    def obj(self, value) -> None:
+        self.__dict__["_obj"] = value
+
+
+def missing(owner: str, torch_name: str, candidates: Callable[[], Iterable[str]] | None = None
+            ) -> MissingFeatureError:
+    """The error for ``torch_name`` (e.g. ``torch.fft``), looked up on ``owner`` (e.g. ``module 'ember'``);
+    ``candidates()``: the names a typo may have meant."""
+    attr = torch_name.rpartition(".")[2]
+    return MissingFeatureError(f"{owner} has no attribute '{attr}': {torch_name} is not implemented in ember {_SEE}",
+                               attr, candidates)
+
+
+def _names_in(module) -> list[str]:
+    """``module``'s attributes and, for a package, its submodules (loaded or not)."""
+    import pkgutil  # only when an error is shown: it is slow to import
+
+    names = list(vars(module))
+    if getattr(module, "__path__", None) is not None:
+        names += [m.name for m in pkgutil.iter_modules(module.__path__)]
+    return names
+
+
+def module_getattr(module_name: str, torch_name: str | None = None):
+    """A module-level ``__getattr__`` for ``module_name``: lazy submodules, else ``torch.X`` is not implemented.
+
+    ``torch_name`` is the PyTorch module this one stands for (default: ``ember`` replaced by ``torch``).
+    """
+    torch_name = torch_name or "torch" + module_name[len("ember"):]
+
+    def __getattr__(name: str):
+        if name.startswith("_"):  # private names and protocol probes (__path__, __wrapped__): the usual error
+            raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        module = sys.modules.get(module_name)
+        if getattr(module, "__path__", None) is not None and importlib.util.find_spec(f"{module_name}.{name}"):
+            return importlib.import_module(f"{module_name}.{name}")
+        raise missing(f"module '{module_name}'", f"{torch_name}.{name}", lambda: _names_in(module) if module else ())
+
+    return __getattr__

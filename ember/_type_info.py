@@ -1,0 +1,40 @@
+"""``finfo`` / ``iinfo``: the numerical limits of a floating or integer dtype, as PyTorch reports them."""
+
+from __future__ import annotations
+
+from . import _dtype
+from ._backend import xp
+
+
+class finfo:  # noqa: N801  (PyTorch's name)
+    """Limits of a floating dtype (default: the default dtype): ``bits``, ``eps``, ``max``, ``min``,
+    ``tiny`` (= ``smallest_normal``), ``resolution`` and ``dtype`` (its name, as PyTorch gives it)."""
+
+    def __init__(self, type: _dtype.dtype | None = None) -> None:
+        d = _dtype.get_default_dtype() if type is None else type
+        if not isinstance(d, _dtype.dtype) or not d.is_floating_point:
+            raise TypeError(f"finfo() requires a floating point input type (got {d}); use iinfo for integer types")
+        info = xp.finfo(d.np)
+        self.bits, self.dtype = int(info.bits), d.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)  # exactly 10^-digits, as PyTorch gives it
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801  (PyTorch's name)
+    """Limits of an integer dtype: ``bits``, ``max``, ``min`` and ``dtype`` (its name)."""
+
+    def __init__(self, type: _dtype.dtype) -> None:
+        if not isinstance(type, _dtype.dtype) or type.is_floating_point:
+            raise TypeError(f"iinfo() requires an integer input type (got {type}); use finfo for floating types")
+        info = xp.iinfo(type.np) if type.np != xp.bool_ else None
+        self.bits = 8 if info is None else int(info.bits)
+        self.min, self.max = (0, 1) if info is None else (int(info.min), int(info.max))
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -1,0 +1,29 @@
+"""Warnings that point at the user's line, not at ember's own frames.
+
+A warning raised deep inside ember (a backward hook, an optimizer step) is about a line of the
+user's program: ``loss.backward()``, ``optimizer.step()``. ``warn`` walks up the stack past every
+frame whose code lives under the ``ember`` package and warns with that stack level, so the
+message carries the user's file and line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+_EMBER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel(skip: int = 1) -> int:
+    """The ``stacklevel`` that makes ``warnings.warn`` point at the first frame outside ember, when it is
+    called from the function ``skip`` frames up (1: the caller of this function)."""
+    frame, level = sys._getframe(skip), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the user's line that led into ember."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())

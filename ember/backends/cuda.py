@@ -1,0 +1,66 @@
+"""``ember.backends.cuda``: CUDA's matmul and attention switches, kept and never used (ember has no GPU).
+
+``matmul.allow_tf32`` (default False, as PyTorch) and the scaled-dot-product
+attention switches read back what was set.
+"""
+
+from __future__ import annotations
+
+from .._missing import module_getattr
+
+
+class _MatmulFlags:
+    """``torch.backends.cuda.matmul``: cuBLAS precision flags with PyTorch's defaults."""
+
+    def __init__(self) -> None:
+        self.allow_tf32 = False
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+    def __repr__(self) -> str:
+        return f"<torch.backends.cuda.matmul (ember: no effect) allow_tf32={self.allow_tf32}>"
+
+
+matmul = _MatmulFlags()
+
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def is_built() -> bool:
+    """False: ember is not built with CUDA."""
+    return False
+
+
+def flash_sdp_enabled() -> bool:
+    return _sdp["flash"]
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    _sdp["flash"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    return _sdp["mem_efficient"]
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    _sdp["mem_efficient"] = bool(enabled)
+
+
+def math_sdp_enabled() -> bool:
+    return _sdp["math"]
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    _sdp["math"] = bool(enabled)
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _sdp["cudnn"]
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    _sdp["cudnn"] = bool(enabled)
+
+
+__getattr__ = module_getattr(__name__)

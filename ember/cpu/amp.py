@@ -1,0 +1,34 @@
+"""``ember.cpu.amp``: the older spelling of ``ember.amp`` for the CPU.
+
+``autocast()`` is ``ember.amp.autocast("cpu", ...)`` (bfloat16 by default; ember
+computes in full precision) and ``GradScaler()`` is ``ember.amp.GradScaler("cpu", ...)``.
+(PyTorch also warns that these spellings are deprecated; ember does not.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtype
+from .. import amp as _amp
+from .._missing import module_getattr
+
+__all__ = ["GradScaler", "autocast"]
+
+
+class GradScaler(_amp.GradScaler):
+    """``ember.amp.GradScaler("cpu", ...)``."""
+
+    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+class autocast(_amp.autocast):
+    """``ember.amp.autocast("cpu", ...)`` with PyTorch's default dtype, bfloat16."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = _dtype.bfloat16, cache_enabled: bool = True) -> None:
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+__getattr__ = module_getattr(__name__)

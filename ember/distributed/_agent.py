@@ -1,0 +1,158 @@
+"""One per rank: the process mpiexec starts, which starts the rank and watches it (torchrun's worker agent).
+
+    mpiexec -n N python .../ember/distributed/_agent.py [--log-dir D --redirects S --tee S --no-python] -- target...
+
+Run by file path with the standard library only (no ember, no NumPy), so it starts in
+milliseconds. It
+- dies with its parent (PR_SET_PDEATHSIG), and its rank dies with it, so killing the
+  launcher's process tree never leaves a rank running; it leads a process group,
+  which the launcher kills to stop the rank's own children too;
+- sets PyTorch's and torchrun's variables for the rank (``_env.py``), starts it
+  (``python -m ember.distributed._bootstrap target...``, or the executable itself with
+  ``--no-python``), with stdout/stderr redirected to or teed into per-rank log files;
+- forwards SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 to it;
+- records its pids and, when it ends, its exact exit status and the time
+  (``_records.py``): the launcher names the rank that failed first, and how;
+- then ends the way the rank ended (same code, or killed by the same signal), so
+  mpiexec sees what it would have seen without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+try:  # imported by the launcher (for die_with_parent)
+    from . import _env, _records
+except ImportError:  # run as a script: its directory is sys.path[0]
+    import _env
+    import _records
+
+_PR_SET_PDEATHSIG = 1
+_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux; elsewhere the launcher's guard does it)."""
+    try:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except AttributeError:  # no prctl (not Linux)
+        pass
+
+
+def stream_modes(spec: str, local_rank: int) -> int:
+    """torchrun's --redirects/--tee value for this rank: "0".."3", or "local_rank:value,..." (0 when unlisted).
+
+    1 = stdout, 2 = stderr, 3 = both.
+    """
+    if ":" not in spec:
+        return int(spec)
+    pairs = dict(item.split(":") for item in spec.split(","))
+    return int(pairs.get(str(local_rank), 0))
+
+
+def _copy(source: int, targets: list) -> None:
+    """Tee: copy everything from the rank's pipe to the console and its log file, until it closes."""
+    while data := os.read(source, 65536):
+        for target in targets:
+            target.write(data)
+            target.flush()
+    os.close(source)
+
+
+def _streams(args, rank: int, local_rank: int) -> tuple[dict, list[threading.Thread], list[int]]:
+    """Popen's stdout/stderr for the rank, the tee threads to start once it runs, the fds to close in this process."""
+    redirect = stream_modes(args.redirects, local_rank)
+    tee = stream_modes(args.tee, local_rank)
+    if not (redirect or tee):
+        return {}, [], []
+    folder = os.path.join(args.log_dir, str(rank))
+    os.makedirs(folder, exist_ok=True)
+    kwargs, threads, to_close = {}, [], []
+    for bit, name, console in ((1, "stdout", sys.stdout.buffer), (2, "stderr", sys.stderr.buffer)):
+        if not (redirect | tee) & bit:
+            continue
+        log = open(os.path.join(folder, f"{name}.log"), "ab")
+        if tee & bit:
+            read_end, write_end = os.pipe()
+            kwargs[name] = write_end
+            to_close.append(write_end)
+            threads.append(threading.Thread(target=_copy, args=(read_end, [console, log]), daemon=True))
+        else:
+            kwargs[name] = log
+    return kwargs, threads, to_close
+
+
+class _Forwarder:
+    """Forward signals to the rank; ones that arrive before it started are sent once it has."""
+
+    def __init__(self) -> None:
+        self.child: subprocess.Popen | None = None
+        self.pending: list[int] = []
+        for signum in _FORWARDED:
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum, _frame) -> None:
+        if self.child is None:
+            self.pending.append(signum)
+        else:
+            self.child.send_signal(signum)
+
+    def started(self, child: subprocess.Popen) -> None:
+        self.child = child
+        for signum in self.pending:
+            child.send_signal(signum)
+
+
+def main(argv: list[str]) -> None:
+    die_with_parent()
+    if os.getpgid(0) != os.getpid():  # lead a process group (Hydra already does it), so that the launcher can
+        os.setpgid(0, 0)              # stop the rank's own children (data loader workers...) with it
+    forward = _Forwarder()
+    parser = argparse.ArgumentParser(prog="_agent")
+    parser.add_argument("--log-dir", default="")
+    parser.add_argument("--redirects", default="0")
+    parser.add_argument("--tee", default="0")
+    parser.add_argument("--no-python", action="store_true")
+    parser.add_argument("target", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    target = args.target[1:] if args.target[:1] == ["--"] else args.target
+    _env.export_torch_env()
+    rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
+    command = target if args.no_python else [sys.executable, "-m", "ember.distributed._bootstrap", *target]
+    kwargs, threads, to_close = _streams(args, rank, local_rank)
+    try:  # close_fds=False: the rank inherits what mpiexec gave us (PMI_FD, the MPI library's connection)
+        child = subprocess.Popen(command, close_fds=False, preexec_fn=die_with_parent, **kwargs)
+    except OSError as err:  # --no-python with a missing or non-executable target: as a shell would, 127
+        reason = f"could not start {command[0]!r}: {err.strerror}"
+        print(f"[ember rank {rank}] {reason}", file=sys.stderr, flush=True)
+        _records.write(rank, "error", f"127 {_records.now()}\n{reason}\n")
+        os._exit(127)
+    for fd in to_close:
+        os.close(fd)
+    for thread in threads:
+        thread.start()
+    forward.started(child)
+    _records.write(rank, "pid", f"{socket.gethostname()} {os.getpid()} {os.getppid()} {child.pid}")
+    code = child.wait()
+    for thread in threads:
+        thread.join(2.0)  # a process the rank left behind may hold the pipe open: do not wait for it
+    _records.write(rank, "exit", f"{code} {_records.now()}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code < 0:  # end as the rank did: killed by the same signal
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,85 @@
+"""``ember.jit``: TorchScript's names as model code uses them, on a framework without TorchScript.
+
+Model code asks ``torch.jit.is_scripting()`` / ``is_tracing()`` (False here: ember
+always runs the Python code) and decorates helpers with ``@torch.jit.script``,
+``@torch.jit.ignore``, ``@torch.jit.unused`` or ``@torch.jit.export``; those
+return the function unchanged, so the model computes what its Python says.
+``script(model)`` and ``trace(model, example_inputs)`` likewise return the model
+itself. Saving or loading TorchScript (``save``, ``load``) raises
+NotImplementedError: there is no TorchScript to save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final  # noqa: F401  (torch.jit.Final is typing.Final)
+
+from ._missing import module_getattr
+
+
+def is_scripting() -> bool:
+    """False: ember never compiles TorchScript."""
+    return False
+
+
+def is_tracing() -> bool:
+    """False: ember never traces."""
+    return False
+
+
+def script(obj: Any, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None) -> Any:
+    """Returns ``obj`` (a function or module) unchanged: it runs as the Python it is."""
+    return obj
+
+
+def trace(func: Any, example_inputs=None, *args: Any, **kwargs: Any) -> Any:
+    """Returns ``func`` (a function or module) unchanged; ``example_inputs`` is not run."""
+    return func
+
+
+def script_if_tracing(fn: Callable) -> Callable:
+    return fn
+
+
+def _decorator(fn: Callable | None = None, **kwargs: Any):
+    """``@ignore``, ``@ignore(drop=True)``: the function unchanged."""
+    return fn if fn is not None else (lambda f: f)
+
+
+ignore = unused = export = _decorator
+
+
+def annotate(the_type: Any, the_value: Any) -> Any:
+    """``the_value`` (a type hint for the TorchScript compiler, which ember does not have)."""
+    return the_value
+
+
+def _no_torchscript(name: str):
+    def fn(*args: Any, **kwargs: Any):
+        raise NotImplementedError(
+            f"torch.jit.{name} is not implemented in ember: ember has no TorchScript. Save the weights with "
+            "torch.save(model.state_dict(), path) and rebuild the model from its Python class."
+        )
+
+    fn.__name__ = name
+    fn.__doc__ = f"Raises NotImplementedError: ember has no TorchScript to {name}."
+    return fn
+
+
+save = _no_torchscript("save")
+load = _no_torchscript("load")
+freeze = _no_torchscript("freeze")
+
+
+class ScriptModule:
+    """No ember object is a ScriptModule (``isinstance(m, torch.jit.ScriptModule)`` is False)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("torch.jit.ScriptModule is not implemented in ember: ember has no TorchScript")
+
+
+class ScriptFunction(ScriptModule):
+    """No ember object is a ScriptFunction."""
+
+
+__getattr__ = module_getattr(__name__)

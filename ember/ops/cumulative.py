@@ -1,0 +1,134 @@
+"""Cumulative ops along a dimension: cumprod, cummax/cummin, diff (cumsum lives with the reductions)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+from .elementwise import cast
+
+_ValuesIndices = namedtuple("cummax", ["values", "indices"])
+
+
+class CumProd(Node):
+    def forward(self, x, dim):
+        out = xp.cumprod(x, axis=dim)
+        self.saved, self.dim = (x, out), dim
+        return out
+
+    def backward(self, g):
+        # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i: grad_i = sum_{j >= i} g_j out_j / x_i
+        x, out = self.saved
+        d = self.dim
+        if not (x == 0).any():
+            return (_reverse_cumsum(g * out, d) / x,)
+        # with zeros, divide nothing: one pass per position i along dim (only when zeros are present)
+        xm, gm = xp.moveaxis(x, d, -1), xp.moveaxis(g, d, -1)
+        grad = xp.zeros_like(xm)
+        for i in range(xm.shape[-1]):
+            others = xm.copy()
+            others[..., i] = 1
+            prods = xp.cumprod(others, axis=-1)[..., i:]
+            grad[..., i] = (gm[..., i:] * prods).sum(axis=-1)
+        return (xp.moveaxis(grad, -1, d),)
+
+
+def _reverse_cumsum(a, axis):
+    return xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis), axis)
+
+
+def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running products along ``dim``; integers and bools accumulate as int64, as in PyTorch."""
+    from .. import _dtype
+
+    if dtype is not None:
+        x = cast(x, dtype)
+    elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
+        x = cast(x, _dtype.int64)
+    if x._data.ndim == 0:
+        _wrap_dim(dim, 0)
+        return CumProd.apply(x.reshape(1), dim=0).reshape(())
+    return CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+
+
+def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
+    from .indexing import Gather
+
+    a = x._data
+    if a.ndim == 0:
+        return _ValuesIndices(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+    d = _wrap_dim(dim, a.ndim)
+    am = xp.moveaxis(a, d, -1)
+    idx = xp.zeros(am.shape, dtype=xp.int64)
+    best = am[..., :1].copy() if am.shape[-1] else am[..., :0]
+    for i in range(am.shape[-1]):  # ties (and NaN, once seen) move the index to the latest position
+        cur = am[..., i:i + 1]
+        take = (cur >= best) if largest else (cur <= best)
+        take |= xp.isnan(cur)
+        take &= ~(xp.isnan(best) & ~xp.isnan(cur))
+        if i == 0:
+            take[...] = True
+        best = xp.where(take, cur, best)
+        idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
+    idx = xp.moveaxis(idx, -1, d)
+    return _ValuesIndices(Gather.apply(x, index=idx, dim=d), Tensor._make(idx))
+
+
+def cummax(x: Tensor, dim: int):
+    """Running maximum along ``dim`` and the index where it was found (the latest among ties);
+    the gradient goes to that index."""
+    return _cumulative_extreme(x, dim, True, "cummax")
+
+
+def cummin(x: Tensor, dim: int):
+    """Running minimum along ``dim`` and its index (the latest among ties)."""
+    return _cumulative_extreme(x, dim, False, "cummin")
+
+
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along ``dim`` (``out[i] = x[i + 1] - x[i]``, n times), after
+    concatenating ``prepend`` and ``append``; bool tensors give ``x[i + 1] != x[i]``."""
+    from .elementwise import ne, sub
+    from .indexing import narrow
+    from .shape import cat
+
+    if x._data.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = _wrap_dim(dim, x._data.ndim)
+    parts = [t for t in (prepend, x, append) if t is not None]
+    if len(parts) > 1:
+        x = cat(parts, d)
+    for _ in range(n):
+        size = x._data.shape[d]
+        if size == 0:
+            break
+        hi, lo = narrow(x, d, 1, size - 1), narrow(x, d, 0, size - 1)
+        x = ne(hi, lo) if x._data.dtype == xp.bool_ else sub(hi, lo)
+    return x
+
+
+class LogCumSumExp(Node):
+    def forward(self, x, dim):
+        out = xp.logaddexp.accumulate(x, axis=dim)  # running log-sum-exp, exact and overflow-free
+        self.saved, self.dim = (x, out), dim
+        return out
+
+    def backward(self, g):
+        # grad_i = sum_{j >= i} g_j exp(x_i - out_j) = exp(x_i + log sum_{j >= i} g_j exp(-out_j)); the sum is
+        # taken in log space for the positive and the negative parts of g, so nothing overflows
+        x, out = self.saved
+        d = self.dim
+        with xp.errstate(divide="ignore"):
+            pos, neg = xp.log(xp.maximum(g, 0)) - out, xp.log(xp.maximum(-g, 0)) - out
+        tail = [xp.flip(xp.logaddexp.accumulate(xp.flip(part, d), axis=d), d) for part in (pos, neg)]
+        return (xp.exp(x + tail[0]) - xp.exp(x + tail[1]),)
+
+
+def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(x))) along ``dim``, computed without overflow."""
+    if x._data.ndim == 0:
+        _wrap_dim(dim, 0)
+        return x.clone()
+    return LogCumSumExp.apply(x, dim=_wrap_dim(dim, x._data.ndim))

@@ -1,0 +1,48 @@
+"""Distances and similarities between vectors: cosine_similarity, pairwise_distance, cdist, dist.
+
+Composed from existing differentiable ops, so their gradients follow from those ops'.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from .elementwise import add, div, mul, sub
+from .reduction import norm, sum
+from .shape import unsqueeze
+from .unary import clamp
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x1 . x2 / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, the inputs broadcast together."""
+    try:
+        xp.broadcast_shapes(x1._data.shape, x2._data.shape)
+    except ValueError:
+        raise RuntimeError(f"cosine_similarity: the shapes {list(x1.shape)} and {list(x2.shape)} do not broadcast") \
+            from None
+    n1 = clamp(norm(x1, 2, dim, keepdim=True), min=eps)
+    n2 = clamp(norm(x2, 2, dim, keepdim=True), min=eps)
+    return sum(mul(div(x1, n1), div(x2, n2)), dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The p-norm of ``x1 - x2 + eps`` over the last dimension (rows paired after broadcasting)."""
+    nd = max(x1._data.ndim, x2._data.ndim)
+    return norm(add(sub(x1, x2), eps), p, -1 if nd else None, keepdim=keepdim and nd > 0)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M):
+    a (..., P, R) tensor."""
+    if x1._data.ndim < 2 or x2._data.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1._data.ndim}D, "
+                           f"X2 got: {x2._data.ndim}D")
+    if x1._data.shape[-1] != x2._data.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
+                           f"X2: {x2._data.shape[-1]}")
+    return norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p, -1)
+
+
+def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``x1 - x2`` over all elements."""
+    return norm(sub(x1, x2), p)

@@ -1,0 +1,124 @@
+"""einsum: Einstein summation over the operands' labelled dimensions.
+
+The equation is first made explicit (every ``...`` replaced by letters of its own, right-aligned as
+broadcasting aligns dimensions; the implicit output is the ellipsis then the letters used once, in
+alphabetical order). The gradient of each operand is itself an einsum: the upstream gradient
+contracted with the other operands onto the operand's letters; a letter only that operand has
+(summed away) is broadcast back, and a repeated letter (a diagonal) is written back onto the diagonal.
+"""
+
+from __future__ import annotations
+
+import string
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from .shape import expand
+
+
+class Einsum(Node):
+    def forward(self, *arrays, inputs, output):
+        self.saved, self.inputs, self.output = arrays, inputs, output
+        return xp.einsum(",".join(inputs) + "->" + output, *arrays)
+
+    def backward(self, g):
+        arrays, inputs = self.saved, self.inputs
+        sizes = {c: n for subs, a in zip(inputs, arrays) for c, n in zip(subs, a.shape)}
+        grads = []
+        for k, (subs, a) in enumerate(zip(inputs, arrays)):
+            if not self.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [(s, b) for j, (s, b) in enumerate(zip(inputs, arrays)) if j != k]
+            known = set(self.output).union(*(set(s) for s, _ in others))
+            letters = list(dict.fromkeys(subs))  # each letter once, in order
+            reached = "".join(c for c in letters if c in known)
+            grad = xp.einsum(",".join([self.output] + [s for s, _ in others]) + "->" + reached,
+                             g, *[b for _, b in others])
+            # letters only this operand has were summed away: each of their positions got the same gradient
+            grad = grad.reshape([sizes[c] if c in known else 1 for c in letters])
+            grad = xp.broadcast_to(grad, [sizes[c] for c in letters])
+            if len(letters) != len(subs):  # a repeated letter: write back onto the diagonal
+                full = xp.zeros(a.shape, dtype=g.dtype)
+                grid = dict(zip(letters, xp.ix_(*[xp.arange(sizes[c]) for c in letters])))
+                full[tuple(grid[c] for c in subs)] = grad
+                grad = full
+            grads.append(grad)
+        return tuple(grads)
+
+
+def _explicit(equation: str, shapes: list) -> tuple[list, str]:
+    """(input subscripts, output subscripts) with letters only: ellipses expanded, implicit output made explicit."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(shapes):
+        raise RuntimeError(
+            f"einsum(): {len(shapes)} operands were given but the equation {equation!r} names {len(inputs)}"
+        )
+    for subs in inputs + [rhs]:
+        bad = [c for c in subs.replace("...", "") if c not in string.ascii_letters]
+        if bad:
+            raise RuntimeError(f"einsum(): invalid subscript {bad[0]!r} in equation {equation!r}; "
+                               "subscripts must be letters (a-z, A-Z)")
+    unused = [c for c in string.ascii_letters if c not in eq]
+    n_ell = 0
+    for subs, shape in zip(inputs, shapes):
+        named = len(subs.replace("...", ""))
+        if "..." in subs:
+            n_ell = max(n_ell, len(shape) - named)
+        elif named != len(shape):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) does not match the number "
+                f"of dimensions ({len(shape)}) for operand {inputs.index(subs)} and no ellipsis was given"
+            )
+    ell = "".join(unused[:n_ell])
+    expanded = []
+    for subs, shape in zip(inputs, shapes):
+        if "..." in subs:
+            n = len(shape) - len(subs.replace("...", ""))
+            subs = subs.replace("...", ell[len(ell) - n:] if n else "")
+        expanded.append(subs)
+    if arrow:
+        output = rhs.replace("...", ell)
+    else:
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        output = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    for c in output:
+        if output.count(c) > 1:
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+        if not any(c in s for s in expanded):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
+    return expanded, output
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
+    (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list. All operands must
+    have the same dtype, as in PyTorch."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): operand {i} must be a Tensor, not {type(t).__name__}")
+    dtypes = {t._data.dtype for t in operands}
+    if len(dtypes) > 1:
+        raise RuntimeError(f"einsum(): operands do not have the same dtype: {[str(t.dtype) for t in operands]}")
+    inputs, output = _explicit(equation, [t._data.shape for t in operands])
+    sizes: dict[str, int] = {}
+    for k, (subs, t) in enumerate(zip(inputs, operands)):
+        seen: dict[str, int] = {}
+        for c, n in zip(subs, t._data.shape):
+            if seen.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
+                                   f"{seen[c]} != {n}")
+            if c not in sizes or sizes[c] == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+    # a size-1 dimension broadcasts against the letter's size elsewhere, as in PyTorch
+    operands = [t if all(n == sizes[c] for c, n in zip(subs, t._data.shape))
+                else expand(t, [sizes[c] for c in subs]) for subs, t in zip(inputs, operands)]
+    return Einsum.apply(*operands, inputs=inputs, output=output)

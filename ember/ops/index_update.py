@@ -1,0 +1,207 @@
+"""Updates along a dimension at given indices (index_add/index_fill/index_copy), and the in-place forms
+of the indexing ops (masked_fill_, scatter_, scatter_add_, index_*_).
+
+An in-place form runs the out-of-place op and writes the result back: recorded (the tensor takes the
+result's graph history, as ``inplace.py`` does) when it needs a gradient, plain otherwise.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _GradState, no_grad
+from ..autograd.graph import Node
+from .indexing import check_inplace, masked_fill, scatter, scatter_add
+from .inplace import _check_cast, _rebase, _snapshot
+
+
+def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
+    """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices."""
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise IndexError(f"{name}(): Expected dtype int64 for index (got {getattr(index, 'dtype', type(index))})")
+    d = _wrap_dim(dim, x._data.ndim)
+    idx = index._data.reshape(-1).astype(xp.int64)
+    n = x._data.shape[d] if x._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = int(idx.max()) if idx.max() >= n else int(idx.min())
+        raise RuntimeError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {n}")
+    return d, idx
+
+
+def _check_source(x: Tensor, d: int, idx, source: Tensor, name: str) -> None:
+    want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
+    if x._data.ndim and source._data.shape != want:
+        raise RuntimeError(
+            f"{name}(): source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(x.shape)} source.shape = {list(source.shape)} (index has {idx.size} entries)"
+        )
+
+
+def _along(d: int, idx):
+    """An index expression selecting positions ``idx`` of dimension ``d``."""
+    return (slice(None),) * d + (idx,)
+
+
+class IndexAdd(Node):
+    def forward(self, x, source, dim, index, alpha):
+        self.at, self.alpha = _along(dim, index), alpha
+        out = x.copy()
+        xp.add.at(out, self.at, source * alpha if alpha != 1 else source)  # repeated indices accumulate
+        return out
+
+    def backward(self, g):
+        gs = g[self.at] * self.alpha if self.needs_input_grad[1] else None
+        return g, gs
+
+
+class IndexCopy(Node):
+    def forward(self, x, source, dim, index):
+        self.at = _along(dim, index)
+        out = x.copy()
+        out[self.at] = source
+        return out
+
+    def backward(self, g):  # overwritten positions pass nothing to the old x
+        gx = None
+        if self.needs_input_grad[0]:
+            gx = g.copy()
+            gx[self.at] = 0
+        return gx, (g[self.at] if self.needs_input_grad[1] else None)
+
+
+class IndexFill(Node):
+    def forward(self, x, value, dim, index):
+        self.at = _along(dim, index)
+        out = x.copy()
+        out[self.at] = value
+        return out
+
+    def backward(self, g):  # a tensor value gets the sum of the gradients of the positions it filled
+        gx = g.copy()
+        gx[self.at] = 0
+        gv = g[self.at].sum() if self.needs_input_grad[1] else None
+        return gx, gv
+
+
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
+    d, idx = _index_arg(x, dim, index, "index_add")
+    _check_source(x, d, idx, source, "index_add")
+    return IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha)
+
+
+def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """x with the slices at ``index`` along ``dim`` replaced by ``source``'s slices, in order."""
+    d, idx = _index_arg(x, dim, index, "index_copy")
+    _check_source(x, d, idx, source, "index_copy")
+    return IndexCopy.apply(x, source, dim=d, index=idx)
+
+
+def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """x with every element of the slices at ``index`` along ``dim`` set to ``value`` (a number or 0-d tensor)."""
+    d, idx = _index_arg(x, dim, index, "index_fill")
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        return IndexFill.apply(x, value, dim=d, index=idx)
+    return IndexFill.apply(x, xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx)
+
+
+# ----------------------------------------------------------------- in-place forms
+def _write_back(x: Tensor, op, *others) -> Tensor:
+    """x <- op(x): recorded when x (or a tensor in ``others``) needs a gradient, a plain write otherwise."""
+    tracked = _GradState.enabled and (
+        x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, op(_snapshot(x)))
+    with no_grad():
+        result = op(x)
+    _check_cast(result._data.dtype, x)
+    x._data[...] = result._data
+    x._vc[0] += 1
+    return x
+
+
+def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    return _write_back(x, lambda t: masked_fill(t, mask, value), value)
+
+
+def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
+    """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead."""
+    src = value if src is None else src
+    if reduce is None:
+        return _write_back(x, lambda t: scatter(t, dim, index, src), src)
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    if _GradState.enabled and (x._requires_grad or isinstance(src, Tensor) and src._requires_grad):
+        raise RuntimeError(f"scatter_(reduce={reduce!r}) has no gradient, as in PyTorch: use scatter_add "
+                           "(for 'add') or an out-of-place expression where a gradient is needed")
+    if reduce == "add":
+        if not isinstance(src, Tensor):
+            src = Tensor._make(xp.full(index._data.shape, src, dtype=x._data.dtype))
+        return _write_back(x, lambda t: scatter_add(t, dim, index, src), src)
+    if reduce == "multiply":
+        check_inplace(x, False)
+        d = _wrap_dim(dim, x._data.ndim)
+        grids = list(xp.indices(index._data.shape, sparse=True))
+        grids[d] = index._data
+        if isinstance(src, Tensor):  # only src's leading part (index's shape) is used
+            src = src._data[tuple(slice(0, n) for n in index._data.shape)]
+        xp.multiply.at(x._data, tuple(grids), src)
+        x._vc[0] += 1
+    return x
+
+
+def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return _write_back(x, lambda t: scatter_add(t, dim, index, src), src)
+
+
+def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    return _write_back(x, lambda t: index_add(t, dim, index, source, alpha=alpha), source)
+
+
+def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    return _write_back(x, lambda t: index_copy(t, dim, index, source), source)
+
+
+def index_fill_(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    return _write_back(x, lambda t: index_fill(t, dim, index, value), value)
+
+
+class IndexAccumulate(Node):
+    """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
+
+    def forward(self, x, values, indices):
+        self.indices = indices
+        out = x.copy()
+        xp.add.at(out, indices, values)
+        return out
+
+    def backward(self, g):  # values broadcast into the indexed shape: the engine sums them back down
+        return g, (g[self.indices] if self.needs_input_grad[1] else None)
+
+
+def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
+    ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
+    from .indexing import convert_index, setitem
+
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
+    if not isinstance(values, Tensor):
+        values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
+    if not accumulate:
+        out = x.clone()
+        setitem(out, tuple(indices), values)
+        return out
+    idx = convert_index(tuple(indices))
+    try:
+        return IndexAccumulate.apply(x, values, indices=idx)
+    except (IndexError, ValueError) as err:
+        raise RuntimeError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
+
+
+def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)

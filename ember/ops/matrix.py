@@ -1,0 +1,136 @@
+"""Matrix structure: triangular parts (tril/triu), diagonals (diagonal/diag).
+
+``tril``/``triu`` act on the last two dimensions, so a batch of matrices works
+as one matrix does; their gradient is the same triangle of the upstream gradient.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+
+
+class Triangle(Node):
+    def forward(self, x, diagonal, upper):
+        self.diagonal, self.upper = diagonal, upper
+        return _triangle(x, diagonal, upper)
+
+    def backward(self, g):  # the zeroed part did not reach the output
+        return (_triangle(g, self.diagonal, self.upper),)
+
+
+def _triangle(a, diagonal: int, upper: bool):
+    return xp.triu(a, diagonal) if upper else xp.tril(a, diagonal)
+
+
+def _check_matrix(x: Tensor, name: str) -> None:
+    if x._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions (got shape {list(x.shape)})")
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims: elements with ``col - row <= diagonal`` kept, the rest 0."""
+    _check_matrix(x, "tril")
+    return Triangle.apply(x, diagonal=int(diagonal), upper=False)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims: elements with ``col - row >= diagonal`` kept, the rest 0."""
+    _check_matrix(x, "triu")
+    return Triangle.apply(x, diagonal=int(diagonal), upper=True)
+
+
+def tril_(x: Tensor, diagonal: int = 0) -> Tensor:
+    from .inplace import _unary_inplace
+
+    _check_matrix(x, "tril_")
+    return _unary_inplace(x, lambda t: tril(t, diagonal), lambda a: a.__setitem__(..., xp.tril(a, diagonal)))
+
+
+def triu_(x: Tensor, diagonal: int = 0) -> Tensor:
+    from .inplace import _unary_inplace
+
+    _check_matrix(x, "triu_")
+    return _unary_inplace(x, lambda t: triu(t, diagonal), lambda a: a.__setitem__(..., xp.triu(a, diagonal)))
+
+
+def _diagonal_positions(shape, offset: int, dim1: int, dim2: int):
+    """Row and column indices (within dims dim1, dim2) of the ``offset`` diagonal."""
+    n = max(0, min(shape[dim1] - max(-offset, 0), shape[dim2] - max(offset, 0)))
+    i = xp.arange(n)
+    return i + max(-offset, 0), i + max(offset, 0)
+
+
+class Diagonal(Node):
+    def forward(self, x, offset, dim1, dim2):
+        self.shape, self.offset, self.dims = x.shape, offset, (dim1, dim2)
+        return xp.diagonal(x, offset, dim1, dim2).copy()
+
+    def backward(self, g):  # g goes back onto the diagonal, zeros elsewhere
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        rows, cols = _diagonal_positions(self.shape, self.offset, *self.dims)
+        xp.moveaxis(out, self.dims, (-2, -1))[..., rows, cols] = g
+        return (out,)
+
+
+def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The ``offset`` diagonal of dims ``dim1``/``dim2``, as a new last dimension.
+
+    Difference from PyTorch: the result is a copy, not a view (writes to it do not reach ``x``).
+    """
+    nd = x._data.ndim
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(x, offset=int(offset), dim1=d1, dim2=d2)
+
+
+class DiagEmbed(Node):
+    def forward(self, v, offset):
+        self.offset = offset
+        n = v.shape[0] + abs(offset)
+        out = xp.zeros((n, n), dtype=v.dtype)
+        rows, cols = _diagonal_positions(out.shape, offset, 0, 1)
+        out[rows, cols] = v
+        return out
+
+    def backward(self, g):
+        return (xp.diagonal(g, self.offset).copy(),)
+
+
+def diag(x: Tensor, diagonal: int = 0) -> Tensor:
+    """1-D input: a square matrix with ``x`` on the ``diagonal`` diagonal. 2-D input: that diagonal."""
+    if x._data.ndim == 1:
+        return DiagEmbed.apply(x, offset=int(diagonal))
+    if x._data.ndim == 2:
+        return Diagonal.apply(x, offset=int(diagonal), dim1=0, dim2=1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x._data.ndim}D")
+
+
+def trace(x: Tensor) -> Tensor:
+    """The sum of the main diagonal of a 2-D tensor (integers sum as int64, as ``sum`` does)."""
+    from .reduction import sum
+
+    if x._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
+    return sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1))
+
+
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
+    from .. import _dtype
+
+    mask = xp.ones((row, col), dtype=bool)
+    rows, cols = xp.nonzero(xp.triu(mask, offset) if upper else xp.tril(mask, offset))
+    dt = _dtype.int64.np if dtype is None else _dtype.to_np(dtype)
+    return Tensor._make(xp.stack([rows, cols]).astype(dt).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, False, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor."""
+    return _tri_indices(row, col, offset, True, dtype)

@@ -1,0 +1,275 @@
+"""Data movement that is not a view: roll, repeat_interleave.
+
+Each output element is one input element, so backward moves the gradient back
+(roll by the opposite shift; repeat_interleave sums each element's copies).
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+
+
+class Roll(Node):
+    def forward(self, x, shifts, dims):
+        self.shifts, self.dims, self.shape = shifts, dims, x.shape
+        if dims is None:  # roll the flattened tensor, then restore the shape
+            return xp.roll(x.reshape(-1), shifts).reshape(x.shape)
+        return xp.roll(x, shifts, dims)
+
+    def backward(self, g):
+        if self.dims is None:
+            return (xp.roll(g.reshape(-1), -self.shifts[0]).reshape(self.shape),)
+        return (xp.roll(g, tuple(-s for s in self.shifts), self.dims),)
+
+
+def roll(x: Tensor, shifts, dims=None) -> Tensor:
+    """Shift elements along ``dims`` by ``shifts`` (ints or tuples of equal length), wrapping around.
+
+    Without ``dims`` the tensor is flattened, rolled and reshaped back.
+    """
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return Roll.apply(x, shifts=shifts, dims=None)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if x._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    return Roll.apply(x, shifts=shifts, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+
+
+def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element (each slice along ``dim``) repeated ``repeats`` times in place: [a, b] -> [a, a, b, b].
+
+    ``repeats`` is an int or a 1-D tensor (one count per slice). Without ``dim`` the input is flattened.
+    ``repeat_interleave(counts)`` alone returns each index i repeated counts[i] times.
+    """
+    from .indexing import index_select
+    from .shape import reshape
+
+    if repeats is None:  # torch.repeat_interleave(counts)
+        counts = x._data
+        return Tensor._make(xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts.reshape(-1)))
+    if dim is None:
+        x, dim = reshape(x, -1), 0
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
+    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else xp.asarray([int(repeats)])
+    if counts.size not in (1, n):
+        raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    index = xp.repeat(xp.arange(n, dtype=xp.int64), counts if counts.size == n else int(counts[0]))
+    if output_size is not None and output_size != index.size:
+        raise RuntimeError(
+            f"repeat_interleave: output_size {output_size} does not match the repeats' total {index.size}")
+    if x._data.ndim == 0:
+        x = reshape(x, 1)
+    return index_select(x, d, Tensor._make(index))  # its gradient sums each element's copies
+
+
+def tile(x: Tensor, dims) -> Tensor:
+    """``repeat`` with ``dims`` padded with leading 1s to the tensor's number of dimensions."""
+    from .shape import repeat
+
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
+    return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+
+
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """The dimensions ``source`` moved to positions ``destination`` (ints or sequences), the others keeping
+    their order; a view."""
+    from .shape import permute
+
+    nd = x._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src, dst = [_wrap_dim(d, nd) for d in src], [_wrap_dim(d, nd) for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src}) or `destination` ({dst})")
+    rest = iter(d for d in range(nd) if d not in src)
+    placed = dict(zip(dst, src))
+    return permute(x, [placed[i] if i in placed else next(rest) for i in range(nd)])
+
+
+moveaxis = movedim
+
+
+def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    """Split into ``n`` nearly equal parts (the first ``size % n`` one longer), or at the given indices."""
+    from .indexing import narrow
+
+    d = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections._data.ndim == 0:
+        indices_or_sections = int(indices_or_sections.item())
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        lengths = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        bounds = list(xp.cumsum([0] + lengths))
+    else:
+        points = [int(i) for i in (indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor)
+                                   else indices_or_sections)]
+        bounds = [0] + points + [size]
+    parts = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        start, stop = min(max(int(start), 0), size), min(max(int(stop), 0), size)
+        parts.append(narrow(x, d, start, max(stop - start, 0)))
+    return tuple(parts)
+
+
+def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """Coordinate grids from 1-D tensors: output i varies along dimension i (``"ij"``, the default),
+    or with the first two dimensions swapped (``"xy"``, Cartesian)."""
+    from .shape import expand, reshape
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.shape}")
+    sizes = [t._data.size for t in tensors]
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    shape = [sizes[i] for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        view = [1] * len(tensors)
+        view[order.index(i)] = -1
+        out.append(expand(reshape(t, view), shape))
+    return tuple(out)
+
+
+def fliplr(x: Tensor) -> Tensor:
+    """Flip the columns (dimension 1) of a tensor of at least 2 dimensions."""
+    from .shape import flip
+
+    if x._data.ndim < 2:
+        raise RuntimeError(f"Input must be >= 2-d (got shape {list(x.shape)})")
+    return flip(x, 1)
+
+
+def flipud(x: Tensor) -> Tensor:
+    """Flip the rows (dimension 0) of a tensor of at least 1 dimension."""
+    from .shape import flip
+
+    if x._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def rot90(x: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second."""
+    from .shape import flip, transpose
+
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    nd = x._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = _wrap_dim(dims[0], nd), _wrap_dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return transpose(flip(x, d1), d0, d1)
+    if k == 2:
+        return flip(x, (d0, d1))
+    if k == 3:
+        return flip(transpose(x, d0, d1), d1)
+    return x.clone()
+
+
+def _atleast(nd: int, *tensors):
+    from .shape import reshape
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        shape = t._data.shape
+        if len(shape) < nd:
+            if nd == 3 and len(shape) == 2:
+                shape = shape + (1,)
+            elif nd == 3 and len(shape) == 1:
+                shape = (1,) + shape + (1,)
+            else:
+                shape = (1,) * (nd - len(shape)) + shape
+            t = reshape(t, shape)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*tensors):
+    """Each tensor viewed with at least 1 dimension."""
+    return _atleast(1, *tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor viewed with at least 2 dimensions (leading 1s added)."""
+    return _atleast(2, *tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor viewed with at least 3 dimensions (a 1-D (n,) becomes (1, n, 1), a 2-D one gets a trailing 1)."""
+    return _atleast(3, *tensors)
+
+
+def column_stack(tensors) -> Tensor:
+    """1-D and 0-d tensors become columns, then everything is concatenated along dimension 1."""
+    from .shape import cat, reshape
+
+    return cat([reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors], 1)
+
+
+def dstack(tensors) -> Tensor:
+    """Concatenate along the third dimension after ``atleast_3d``."""
+    from .shape import cat
+
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` consecutive slices along ``dimension``, ``step`` apart; the windows replace
+    that dimension and their contents become a new last dimension.
+
+    Difference from PyTorch: the result is a copy, not a view.
+    """
+    from .indexing import index_select
+    from .shape import reshape
+
+    if x._data.ndim == 0:
+        _wrap_dim(dimension, 0)
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return reshape(x, (1,))
+    d = _wrap_dim(dimension, x._data.ndim)
+    n = x._data.shape[d]
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    count = (n - size) // step + 1
+    index = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
+    windows = index_select(x, d, Tensor._make(index.astype(xp.int64)))  # its gradient sums the overlaps
+    shape = x._data.shape
+    windows = reshape(windows, shape[:d] + (count, size) + shape[d + 1:])
+    return movedim(windows, d + 1, -1)

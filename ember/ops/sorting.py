@@ -1,0 +1,88 @@
+"""Sorting and selection: sort, argsort, topk, and related helpers.
+
+The order is computed on the raw array (no gradient); the values are then
+gathered through ``Gather``, so the gradient flows back to the selected
+positions (repeated picks accumulate). NaN sorts as the largest value, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import namedtuple
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from .indexing import Gather
+
+_Sort = namedtuple("sort", ["values", "indices"])
+_TopK = namedtuple("topk", ["values", "indices"])
+
+
+def _order(a, axis: int, descending: bool):
+    """Indices that sort ``a`` along ``axis``; stable in both directions (equal values keep their order)."""
+    if not descending:
+        return xp.argsort(a, axis=axis, kind="stable")
+    # Sorting the reversed array ascending and reversing the result puts NaN first and keeps ties in
+    # their original order.
+    n = a.shape[axis]
+    rev = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
+    return xp.flip(n - 1 - rev, axis)
+
+
+def _take(x: Tensor, idx, dim: int) -> Tensor:
+    return Gather.apply(x, index=idx, dim=dim)
+
+
+def _scalar(x: Tensor, result):
+    """A 0-d input is its own sort/top-1: a copy of it and index 0."""
+    from .shape import reshape
+
+    one = _take(reshape(x, 1), xp.zeros(1, dtype=xp.int64), 0)
+    return result(reshape(one, ()), Tensor._make(xp.zeros((), dtype=xp.int64)))
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
+    """Sorted values and their indices along ``dim`` (ascending by default).
+
+    ember's sort is always stable (equal values keep their order), which PyTorch only promises
+    with ``stable=True``.
+    """
+    a = x._data
+    if a.ndim == 0:
+        return _scalar(x, _Sort)
+    d = _wrap_dim(dim, a.ndim)
+    idx = _order(a, d, descending).astype(xp.int64)
+    return _Sort(_take(x, idx, d), Tensor._make(idx))
+
+
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """Indices that sort ``x`` along ``dim``; see :func:`sort`."""
+    return sort(x, dim, descending, stable=stable).indices
+
+
+def msort(x: Tensor) -> Tensor:
+    """``sort(x, dim=0).values``."""
+    return sort(x, 0).values
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """The ``k`` largest (or smallest, ``largest=False``) elements along ``dim`` and their indices.
+
+    Values come in sorted order (largest first when ``largest``); ember also sorts them when
+    ``sorted=False``, where PyTorch leaves the order unspecified. Among equal values the earlier
+    index comes first.
+    """
+    a = x._data
+    n = a.shape[_wrap_dim(dim, a.ndim)] if a.ndim else 1
+    try:
+        k = operator.index(k.item() if isinstance(k, Tensor) else k)
+    except TypeError:
+        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}") from None
+    if not 0 <= k <= n:
+        raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
+    if a.ndim == 0:
+        return _scalar(x, _TopK)
+    d = _wrap_dim(dim, a.ndim)
+    idx = _order(a, d, largest)
+    idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
+    return _TopK(_take(x, idx, d), Tensor._make(idx))

@@ -1,0 +1,101 @@
+"""Order statistics and paired moments: median, kthvalue, std_mean/var_mean, count_nonzero, aminmax."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .._backend import xp
+from .._tensor import Tensor, _wrap_dim
+from .reduction import _axes, amax, amin, mean, std, var
+from .sorting import _order, _take
+
+_Median = namedtuple("median", ["values", "indices"])
+_Kth = namedtuple("kthvalue", ["values", "indices"])
+_MinMax = namedtuple("aminmax", ["min", "max"])
+
+
+def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: bool = False):
+    """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element.
+
+    ``nan_wins``: a slice holding NaN answers its first NaN (PyTorch's median propagates NaN).
+    """
+    a = x._data
+    if a.ndim == 0:
+        return result(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+    idx = xp.take(_order(a, dim, False), [k], axis=dim).astype(xp.int64)
+    if nan_wins:
+        nans = xp.isnan(a) if a.dtype.kind == "f" else xp.zeros(a.shape, dtype=bool)
+        has = nans.any(axis=dim, keepdims=True)
+        idx = xp.where(has, xp.argmax(nans, axis=dim, keepdims=True), idx)
+    values = _take(x, idx, dim)
+    if not keepdim:
+        values, idx = values.squeeze(dim), idx.squeeze(dim)
+    return result(values, Tensor._make(idx))
+
+
+def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
+    """The lower median (the ((n - 1) // 2)-th smallest, no averaging), as in PyTorch; NaN propagates.
+
+    Without ``dim``: a 0-d tensor over all elements. With ``dim``: (values, indices).
+    """
+    if dim is None:
+        flat = x.reshape(-1)
+        if flat._data.size == 0:
+            return Tensor._make(xp.array(xp.nan, dtype=x._data.dtype))
+        return _kth_along(flat, (flat._data.size - 1) // 2, 0, False, _Median, nan_wins=True).values
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
+    if n == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    return _kth_along(x, (n - 1) // 2, d, keepdim, _Median, nan_wins=True)
+
+
+def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """The k-th smallest element (k from 1) along ``dim`` and its index."""
+    d = _wrap_dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
+    return _kth_along(x, k - 1, d, keepdim, _Kth)
+
+
+def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
+    """(std, mean) over ``dim``, as two tensors."""
+    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
+    """(var, mean) over ``dim``, as two tensors."""
+    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+def count_nonzero(x: Tensor, dim=None) -> Tensor:
+    """The number of non-zero elements (over ``dim``: an int or a tuple), int64."""
+    return Tensor._make(xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64))
+
+
+def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
+    """(min, max) over all elements or along ``dim``."""
+    axes = () if dim is None else dim
+    return _MinMax(amin(x, axes, keepdim), amax(x, axes, keepdim))
+
+
+def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum with NaN counted as zero (they get a zero gradient)."""
+    from .indexing import where
+    from .reduction import sum
+
+    if not x.is_floating_point():
+        return sum(x, dim, keepdim, dtype=dtype)
+    return sum(where(Tensor._make(xp.isnan(x._data)), 0.0, x), dim, keepdim, dtype=dtype)
+
+
+def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The mean of the non-NaN elements (NaN where all are NaN)."""
+    from .elementwise import div
+
+    if not x.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {x.dtype}")
+    counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
+                          .astype(x._data.dtype))
+    return div(nansum(x, dim, keepdim, dtype=dtype), counts)

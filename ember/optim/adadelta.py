@@ -1,0 +1,71 @@
+"""Adadelta (Zeiler, 2012): step sizes from running averages of squared gradients and squared updates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+
+
+class Adadelta(Optimizer):
+    r"""Adadelta.
+
+    For each parameter :math:`\theta` with gradient :math:`g`::
+
+        g <- -g                                   if maximize
+        g <- g + weight_decay * theta             if weight_decay != 0
+        v <- rho * v + (1 - rho) * g^2            (square_avg)
+        delta <- sqrt(u + eps) / sqrt(v + eps) * g
+        u <- rho * u + (1 - rho) * delta^2        (acc_delta)
+        theta <- theta - lr * delta
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr: factor applied to the update (default: 1.0).
+        rho: decay rate of both running averages, in [0, 1] (default: 0.9).
+        eps: added inside the square roots (default: 1e-6).
+        weight_decay: L2 penalty added to the gradient (default: 0).
+        maximize: maximize the objective instead of minimizing it (default: False).
+        foreach, capturable, differentiable: accepted for PyTorch compatibility.
+
+    State per parameter: ``step``, ``square_avg``, ``acc_delta``.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_nonneg(lr=lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        check_nonneg(eps=eps, weight_decay=weight_decay)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        **compat_options(differentiable, capturable=capturable, foreach=foreach))
+        super().__init__(params, defaults)
+
+    def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = step_counter()
+        state["square_avg"] = Tensor._make(xp.zeros_like(p))
+        state["acc_delta"] = Tensor._make(xp.zeros_like(p))
+
+    def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        rho, eps = group["rho"], group["eps"]
+        state["step"]._data += 1
+        g = self._decayed_grad(p, g, group["weight_decay"], group["maximize"])
+        v, u = state["square_avg"]._data, state["acc_delta"]._data
+        tmp, delta = self._scratch(p), self._scratch(p, 2)
+        v *= rho
+        xp.multiply(g, g, out=tmp)
+        add_scaled(v, tmp, 1 - rho, tmp)
+        xp.add(u, eps, out=delta)
+        xp.sqrt(delta, out=delta)
+        xp.add(v, eps, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+        delta /= tmp
+        delta *= g
+        u *= rho
+        xp.multiply(delta, delta, out=tmp)
+        add_scaled(u, tmp, 1 - rho, tmp)
+        add_scaled(p, delta, -group["lr"], tmp)

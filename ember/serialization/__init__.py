@@ -1,0 +1,170 @@
+"""``ember.save`` / ``ember.load``: checkpoints that cannot run code when loaded and are never torn.
+
+ember never unpickles. ``ember.save`` writes an uncompressed zip of a JSON
+manifest and ``.npy`` arrays (``_ember_format``), or PyTorch's own zip format
+with ``format="torch"`` (``_torch_format``: read by ``torch.load(...,
+weights_only=True)``). ``ember.load`` reads both, and safetensors files; a
+PyTorch file is read by an interpreter of its pickle opcodes that only builds
+tensors, storages and plain containers.
+
+What can be saved: None, bools, ints, floats, strings, lists, tuples (tuple
+subclasses such as namedtuples come back as plain tuples), dicts and
+OrderedDicts (other dict subclasses come back as dicts) with keys of those
+types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
+NumPy arrays, dtypes, and (ember's format only) whole ``nn.Module``s and classes
+or functions by name, which a ``weights_only=True`` load rebuilds only when
+allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
+
+Sharing: the same tensor object saved twice is stored once and loads as one
+object, but *different* tensors that share storage (views of each other) are
+stored separately and load as independent copies, unlike PyTorch.
+
+Saving to a path writes a temporary file in the same directory and renames it
+over the destination once it is on disk: the previous checkpoint survives a
+crash or a full disk. Loading accepts only stored (uncompressed) zip members,
+checks every declared size against the file before allocating, and reports any
+problem as a RuntimeError naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zipfile
+import zlib
+from contextlib import contextmanager
+from typing import IO, Any
+
+from .._device import check_device
+from . import _ember_format, _torch_format
+from ._archive import Archive
+from ._atomic import write_atomically
+from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from .safetensors import load_file, save_file
+
+__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
+           "save_file", "load_file"]
+
+FileLike = str | os.PathLike | IO[bytes]
+_ZIP_MAGIC = b"PK\x03\x04"
+_FORMATS = ("ember", "torch")
+# What a corrupt file makes the zip, JSON and .npy parsers raise; each becomes a RuntimeError naming the file.
+_PARSE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, TypeError, KeyError, IndexError,
+                 RecursionError, OverflowError, struct.error, zlib.error, NotImplementedError)
+
+
+@contextmanager
+def _opened(f: FileLike, mode: str):
+    """A binary file for a path (closed afterwards) or the caller's own file object."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, mode) as fh:
+            yield fh
+    else:
+        yield f
+
+
+def _name(f: FileLike) -> str:
+    return repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else repr(getattr(f, "name", f))
+
+
+def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False, *,
+         format: str = "ember") -> None:
+    """Write ``obj`` (a ``state_dict``, a whole module, ...) to a path or binary file object.
+
+    Args:
+        pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
+            for PyTorch compatibility and ignored (nothing is pickled).
+        format: ``"ember"`` (default; see the module docstring) or ``"torch"``: PyTorch's zip format, which
+            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
+
+    A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
+    ``f``, then the directory fsynced. A failure to write (a full disk) is a RuntimeError and leaves the
+    previous file as it was. Differences from ``torch.save``: no pickle, and tensors sharing storage are
+    stored separately.
+    """
+    if format not in _FORMATS:
+        raise ValueError(f"ember.save: format must be one of {_FORMATS}, got {format!r}")
+    write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
+    if isinstance(f, (str, os.PathLike)):
+        write_atomically(f, write, f"ember.save({_name(f)})")
+    else:
+        write(f)
+
+
+def _check_map_location(map_location) -> None:
+    if map_location is None or callable(map_location):
+        return
+    targets = map_location.values() if isinstance(map_location, dict) else [map_location]
+    for target in targets:
+        check_device(target)
+
+
+def _not_an_archive(head: bytes) -> str:
+    """Why a file that is not a zip archive cannot be loaded."""
+    if not head:
+        return "the file is empty"
+    if head[:1] == b"\x80":
+        return ("it is a pickle (a legacy torch.save file?): ember.load never unpickles, since unpickling can "
+                "run arbitrary code. Load it in PyTorch and re-save it with torch.save (zip format)")
+    return f"it is not an ember.save, torch.save or safetensors file (it starts with {head[:8]!r})"
+
+
+def _is_safetensors(head: bytes) -> bool:
+    return len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] > 1
+
+
+def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = True,
+         mmap: bool | None = None, **pickle_load_args: Any) -> Any:
+    """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
+
+    Args:
+        map_location: None, "cpu", an ``ember.device``, or a dict of them; any other
+            device is an error (ember computes on the CPU). A callable is accepted and
+            not called (every tensor is loaded on the CPU).
+        weights_only: True (default, as in PyTorch 2.6+): a saved module, class or function is rebuilt only
+            if allowlisted (``add_safe_globals``/``safe_globals``), else a RuntimeError (also an
+            ``UnpicklingError``) names it. False: classes and functions named in an ember file are imported
+            (only for files you trust). A PyTorch file is never unpickled either way: only tensors, storages
+            and plain containers are read from it.
+        pickle_module, mmap, pickle_load_args: accepted for PyTorch compatibility and ignored (the file is
+            read into memory; nothing is unpickled).
+    """
+    _check_map_location(map_location)
+    name = _name(f)
+    what = f"ember.load({name})"
+    weights_only = weights_only is not False
+
+    def fail(why: str):
+        raise RuntimeError(f"{what}: {why}")
+
+    with _opened(f, "rb") as fh:
+        start = fh.tell()
+        head = fh.read(9)
+        fh.seek(start)
+        try:
+            if head[:4] != _ZIP_MAGIC:
+                if _is_safetensors(head):
+                    fh.seek(0, 2)
+                    size = fh.tell() - start
+                    fh.seek(start)
+                    from .safetensors import _read
+
+                    return _read(fh, size, what)
+                fail(_not_an_archive(head))
+            archive = Archive(fh, fail)
+            names = archive.names()
+            if _ember_format.MANIFEST in names:
+                return _ember_format.read(archive, fail, weights_only, what)
+            if _torch_format.is_torch_archive(names):
+                return _torch_format.read(archive, fail, what)
+            fail(f"it is a zip archive but neither an ember.save nor a torch.save file (no "
+                 f"{_ember_format.MANIFEST} or data.pkl)")
+        except _PARSE_ERRORS as e:
+            fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
+
+
+
+from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

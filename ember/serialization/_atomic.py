@@ -1,0 +1,81 @@
+"""Writing a checkpoint so that the previous one survives any failure.
+
+The bytes go to a temporary file in the destination's directory; only once they
+are complete and on disk (flush + fsync) is the temporary renamed over the
+destination (an atomic step on POSIX file systems) and the directory fsynced, so
+the rename itself survives a power cut. A process killed mid-save therefore
+leaves the old file or the new one, never a torn one; an error (a full disk, a
+file-size limit) removes the temporary and raises RuntimeError, the old file
+untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import IO
+
+TEMP_SUFFIX = ".tmp"
+
+
+def _new_file_mode(path: str) -> int:
+    """The permissions ``open(path, "wb")`` would give: the existing file's, else 0o666 less the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _fsync_directory(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # some platforms cannot open a directory; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[IO[bytes]], None], what: str) -> None:
+    """Call ``write(file)`` on a temporary next to ``path``, then replace ``path`` with it.
+
+    ``what`` names the caller in errors (``"ember.save('ckpt.pt')"``).
+    """
+    target = os.path.realpath(os.fspath(path))  # a symlink's target is replaced, as open() would write it
+    directory, base = os.path.split(target)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{what}: the directory {directory!r} does not exist")
+    fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        with _failures_as_errors(what, temp, target):
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(temp, _new_file_mode(target))
+            os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_directory(directory)
+
+
+@contextmanager
+def _failures_as_errors(what: str, temp: str, target: str):
+    """An OSError while writing (disk full, file too large, I/O error) becomes a RuntimeError, as in PyTorch,
+    saying that the old file is intact."""
+    try:
+        yield
+    except OSError as e:
+        kept = f"the previous file {target!r} is unchanged" if os.path.exists(target) else "nothing was written"
+        raise RuntimeError(f"{what}: writing the checkpoint failed ({e.strerror or e}); {kept}") from e

@@ -1,0 +1,271 @@
+"""ember's own checkpoint format: an uncompressed zip of a JSON manifest and one ``.npy`` per array.
+
+``ember.json``
+    ``{"format": "ember.save", "version": 1, "root": NODE, "arrays": [ENTRY, ...]}``.
+    A NODE is a JSON ``null``/bool/int/float/string for the same Python value, or
+    a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``,
+    ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
+    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
+    ``{"global": "module.qualname"}`` (a class or function, by reference) or
+    ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
+    "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
+    (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"module_ref": k}`` (the k-th module
+    stored, again: shared submodules stay shared). ENTRY i is
+    ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``.
+``arrays/<i>.npy``
+    payload i in NumPy's ``.npy`` format (dtype, shape, order, raw bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+import zipfile
+from collections import OrderedDict
+from typing import Any
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor
+from . import _globals
+from ._archive import Archive, Fail, is_plain_numeric
+
+FORMAT, VERSION = "ember.save", 1
+MANIFEST = "ember.json"
+KINDS = ("tensor", "parameter", "ndarray")
+MAX_DEPTH = 200  # nesting of the saved object; deeper manifests are refused before parsing, not a RecursionError
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+# ---------------------------------------------------------------------------------- save
+def _type_name(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _module_class():
+    """nn.Module when ember.nn is loaded (a module can only exist then), else None."""
+    module = sys.modules.get("ember.nn.modules.module")
+    return module.Module if module is not None else None
+
+
+class Encoder:
+    """Python object -> JSON node, collecting array payloads (each tensor object once)."""
+
+    def __init__(self) -> None:
+        self.arrays: list = []
+        self.entries: list[dict] = []
+        self._index: dict[int, int] = {}  # id(tensor or ndarray) -> payload index
+        self._open: set[int] = set()  # ids of the containers being encoded (cycle check)
+        self._modules: dict[int, int] = {}  # id(module) -> its number: a module used twice is stored once
+
+    def encode(self, obj: Any):
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            return obj
+        if isinstance(obj, (Tensor, xp.ndarray)):
+            return {"array": self._payload(obj)}
+        if isinstance(obj, _dtype.dtype):
+            return {"dtype": obj.name}
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return {"global": _globals.path_of(obj)}
+        module_class = _module_class()
+        if not isinstance(obj, (list, tuple, dict)) and not (module_class and isinstance(obj, module_class)):
+            raise TypeError(
+                f"ember.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy arrays, "
+                "numbers, strings, None, dtypes, nn.Modules, classes and functions (by name) and "
+                "lists/tuples/dicts of them"
+            )
+        if id(obj) in self._modules:
+            return {"module_ref": self._modules[id(obj)]}
+        if id(obj) in self._open:
+            raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
+        self._open.add(id(obj))
+        if isinstance(obj, dict):
+            tag = "odict" if isinstance(obj, OrderedDict) else "dict"
+            node = {tag: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        elif isinstance(obj, (list, tuple)):
+            node = {"tuple" if isinstance(obj, tuple) else "list": [self.encode(x) for x in obj]}
+        else:
+            node = {"module": self._module(obj)}
+        self._open.discard(id(obj))
+        return node
+
+    def _module(self, m) -> dict:
+        d = dict(m.__dict__)
+        hooks = [k for k in ("_forward_pre_hooks", "_forward_hooks") if d.pop(k, None)]
+        if hooks:
+            raise TypeError(f"ember.save cannot store a {_type_name(m)} with {' and '.join(hooks)} registered: "
+                            "hooks are code; remove them, or save the module's state_dict()")
+        self._modules[id(m)] = len(self._modules)
+        node = {"class": _globals.path_of(type(m)), "training": bool(d.pop("training", True))}
+        for key, store in (("parameters", "_parameters"), ("buffers", "_buffers"), ("modules", "_modules")):
+            node[key] = [[name, self.encode(v)] for name, v in d.pop(store, {}).items()]
+        node["non_persistent"] = sorted(d.pop("_non_persistent_buffers_set", ()))
+        attrs = []
+        for name, value in d.items():
+            try:
+                attrs.append([name, self.encode(value)])
+            except TypeError as e:
+                raise TypeError(f"{e} (attribute {name!r} of a {_type_name(m)})") from None
+        node["attrs"] = attrs
+        return node
+
+    def _payload(self, obj) -> int:
+        if id(obj) not in self._index:
+            self._index[id(obj)] = len(self.arrays)
+            if isinstance(obj, Tensor):
+                kind = "parameter" if _is_parameter(obj) else "tensor"
+                self.entries.append({"kind": kind, "requires_grad": obj.requires_grad})
+                self.arrays.append(obj._data)
+            else:
+                if not is_plain_numeric(obj.dtype):  # object/string/structured arrays would need pickle
+                    raise TypeError(f"ember.save cannot store a NumPy array of dtype {obj.dtype}: it stores "
+                                    "bool, integer, float and complex arrays")
+                self.entries.append({"kind": "ndarray", "requires_grad": False})
+                self.arrays.append(obj)
+        return self._index[id(obj)]
+
+
+def _is_parameter(t: Tensor) -> bool:
+    # A Parameter exists only once ember.nn is loaded: no need to import it here.
+    module = sys.modules.get("ember.nn.parameter")
+    return module is not None and isinstance(t, module.Parameter)
+
+
+def writer(obj: Any):
+    """Encode ``obj`` now (a TypeError before anything is written if it cannot be stored); returns the function
+    that writes the archive to a binary file."""
+    enc = Encoder()
+    root = enc.encode(obj)
+    manifest = json.dumps({"format": FORMAT, "version": VERSION, "root": root, "arrays": enc.entries})
+
+    def write_to(out) -> None:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr(MANIFEST, manifest)
+            for i, a in enumerate(enc.arrays):
+                with zf.open(f"arrays/{i}.npy", "w", force_zip64=a.nbytes > 2**30) as member:
+                    xp.lib.format.write_array(member, a, allow_pickle=False)
+
+    return write_to
+
+
+# ---------------------------------------------------------------------------------- load
+class Decoder:
+    """JSON node -> Python object, reading each payload once (a shared tensor loads as one object)."""
+
+    def __init__(self, archive: Archive, entries: list, fail: Fail, weights_only: bool, what: str) -> None:
+        self.archive, self.entries, self.fail = archive, entries, fail
+        self.weights_only, self.what = weights_only, what
+        self._loaded: dict[int, Any] = {}
+        self._modules: list = []  # rebuilt modules, in the order they were first saved
+        self._depth = 0
+        if not isinstance(entries, list):
+            fail(f"{MANIFEST} has no list of arrays")
+
+    def decode(self, node):
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if not (isinstance(node, dict) and len(node) == 1):
+            self.fail(f"unexpected entry {str(node)[:80]!r} in {MANIFEST}")
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self.fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")
+        try:
+            return self._decode(*next(iter(node.items())))
+        finally:
+            self._depth -= 1
+
+    def _decode(self, tag: str, value):
+        if tag in ("list", "tuple") and isinstance(value, list):
+            items = [self.decode(x) for x in value]
+            return items if tag == "list" else tuple(items)
+        if tag in ("dict", "odict") and isinstance(value, list):
+            pairs = ((self.decode(k), self.decode(v)) for k, v in self._pairs(value))
+            return dict(pairs) if tag == "dict" else OrderedDict(pairs)
+        if tag == "array" and type(value) is int and 0 <= value < len(self.entries):
+            if value not in self._loaded:
+                self._loaded[value] = self._array(value)
+            return self._loaded[value]
+        if tag == "dtype" and isinstance(value, str) and isinstance(getattr(_dtype, value, None), _dtype.dtype):
+            return getattr(_dtype, value)
+        if tag == "global" and isinstance(value, str):
+            return _globals.resolve(value, self.weights_only, self.what, self.fail)
+        if tag == "module" and isinstance(value, dict):
+            return self._module(value)
+        if tag == "module_ref" and type(value) is int and 0 <= value < len(self._modules):
+            return self._modules[value]
+        self.fail(f"unexpected entry {str({tag: value})[:80]!r} in {MANIFEST}")
+
+    def _pairs(self, value) -> list:
+        if not all(isinstance(p, list) and len(p) == 2 for p in value):
+            self.fail(f"malformed key/value pairs {str(value)[:80]!r} in {MANIFEST}")
+        return value
+
+    def _module(self, node: dict):
+        from ..nn import Module, Parameter
+
+        path = node.get("class")
+        if not isinstance(path, str):
+            self.fail(f"a module entry in {MANIFEST} has no class path")
+        cls = _globals.resolve(path, self.weights_only, self.what, self.fail)
+        if not (isinstance(cls, type) and issubclass(cls, Module)):
+            self.fail(f"{path} is not an nn.Module subclass")
+        m = cls.__new__(cls)
+        Module.__init__(m)  # the base class's empty stores; the subclass's __init__ is never called
+        self._modules.append(m)
+        d = m.__dict__
+        d["training"] = node.get("training") is not False
+        for key, store, kind in (("parameters", "_parameters", Parameter), ("buffers", "_buffers", Tensor),
+                                 ("modules", "_modules", Module)):
+            for name, value in self._pairs(node.get(key, [])):
+                value = self.decode(value)
+                if not isinstance(name, str) or not (value is None or isinstance(value, kind)):
+                    self.fail(f"{path}: {key[:-1]} {str(name)[:40]!r} is a {type(value).__name__}")
+                d[store][name] = value
+        names = node.get("non_persistent", [])
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            self.fail(f"{path}: malformed list of non-persistent buffers")
+        d["_non_persistent_buffers_set"] = set(names)
+        for name, value in self._pairs(node.get("attrs", [])):
+            if not isinstance(name, str) or name in d:
+                self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
+            d[name] = self.decode(value)
+        return m
+
+    def _array(self, i: int):
+        entry = self.entries[i]
+        if not (isinstance(entry, dict) and entry.get("kind") in KINDS
+                and isinstance(entry.get("requires_grad"), bool)):
+            self.fail(f"malformed description {str(entry)[:80]!r} of arrays/{i}.npy in {MANIFEST}")
+        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray")
+        if entry["kind"] == "ndarray":
+            return a
+        t = Tensor._make(a)
+        if entry["kind"] == "parameter":
+            from ..nn import Parameter
+
+            return Parameter(t, requires_grad=entry["requires_grad"])
+        return t.requires_grad_(True) if entry["requires_grad"] else t
+
+
+def _json_depth(raw: bytes) -> int:
+    """The deepest nesting of JSON arrays/objects in ``raw`` (strings skipped), found without parsing."""
+    depth = deepest = 0
+    for b in _STRING.sub(b'""', raw).translate(None, _NOT_BRACKETS):
+        depth += 1 if b in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
+    raw = archive.read(MANIFEST)
+    if _json_depth(raw) > 2 * MAX_DEPTH + 4:
+        fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")
+    meta = json.loads(raw)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        fail(f"{MANIFEST} does not describe an {FORMAT} file")
+    if meta.get("version") != VERSION:
+        fail(f"format version {meta.get('version')!r} is not supported (this ember reads version {VERSION})")
+    return Decoder(archive, meta.get("arrays"), fail, weights_only, what).decode(meta.get("root"))

@@ -1,0 +1,102 @@
+"""Which classes and functions a ``weights_only=True`` load may rebuild: PyTorch's safe-globals allowlist.
+
+A saved module or a saved reference to a function names its class or function
+by path (``module.qualname``). Loading with ``weights_only=True`` (the default)
+accepts only paths on the allowlist, which starts empty, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_allowed: dict[str, Any] = {}  # path -> the object itself
+
+
+class WeightsOnlyError(RuntimeError, pickle.UnpicklingError):
+    """A ``weights_only=True`` load met a class or function that is not allowlisted.
+
+    It is a RuntimeError like ember's other load failures and an ``UnpicklingError`` like PyTorch's.
+    """
+
+
+def path_of(obj: Any) -> str:
+    """``module.qualname`` of a class or function, refusing what cannot be found again by that path."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not module or not qualname or "<locals>" in qualname or "<lambda>" in qualname:
+        raise TypeError(f"ember.save cannot store {obj!r}: it cannot be imported again by name "
+                        "(define it at the top level of a module)")
+    return f"{module}.{qualname}"
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow a ``weights_only=True`` load to rebuild these classes/functions (PyTorch's spelling).
+
+    Entries are the objects themselves, or ``(object, "module.qualname")`` to allow a path other than the
+    object's own (for a class that moved).
+    """
+    for entry in safe_globals:
+        obj, path = entry if isinstance(entry, tuple) else (entry, None)
+        _allowed[path if path is not None else path_of(obj)] = obj
+
+
+def get_safe_globals() -> list:
+    """The allowlisted objects, as given (an object saved under another path comes back as ``(obj, path)``)."""
+    return [obj if _safe_path(obj) == path else (obj, path) for path, obj in _allowed.items()]
+
+
+def _safe_path(obj: Any) -> str | None:
+    try:
+        return path_of(obj)
+    except TypeError:
+        return None
+
+
+def clear_safe_globals() -> None:
+    """Empty the allowlist."""
+    _allowed.clear()
+
+
+@contextmanager
+def safe_globals(safe_globals: list) -> Iterator[None]:
+    """Allowlist these classes/functions inside the ``with`` block only."""
+    saved = dict(_allowed)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _allowed.clear()
+        _allowed.update(saved)
+
+
+def resolve(path: str, weights_only: bool, what: str, fail) -> Any:
+    """The class or function saved as ``path``: allowlisted (weights_only) or imported (weights_only=False)."""
+    if weights_only:
+        if path in _allowed:
+            return _allowed[path]
+        raise WeightsOnlyError(
+            f"{what}: weights_only=True refused to rebuild {path}, which is not an allowed global. If you trust "
+            f"this file, allow it with ember.serialization.add_safe_globals([{path.rsplit('.', 1)[-1]}]) or "
+            "`with ember.serialization.safe_globals([...])`, or load with weights_only=False (loading then "
+            "imports the classes named in the file)"
+        )
+    module, obj = None, None
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        obj = module
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            obj = None
+        break
+    if obj is None:
+        fail(f"cannot find {path} (the class or function the file names): is its module importable?")
+    return obj

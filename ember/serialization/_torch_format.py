@@ -1,0 +1,161 @@
+"""PyTorch's ``torch.save`` zip format, read and written without PyTorch and without unpickling.
+
+A ``torch.save`` file is a zip whose ``<prefix>/data.pkl`` is a pickle (protocol 2)
+and whose ``<prefix>/data/<key>`` members are raw storages. Reading runs the
+opcode interpreter of ``_torch_unpickle`` (only PyTorch's ``weights_only=True``
+types, nothing imported or called). Writing emits the same opcodes, so
+``torch.load(path, weights_only=True)`` reads ember's file.
+"""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+from collections import OrderedDict
+from typing import Any
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor
+from ._archive import Archive, Fail
+from ._torch_unpickle import STORAGE_OF, Unpickler
+
+
+def is_torch_archive(names: list[str]) -> bool:
+    return any(n == "data.pkl" or n.endswith("/data.pkl") for n in names)
+
+
+def read(archive: Archive, fail: Fail, what: str) -> Any:
+    pkl = next(n for n in archive.names() if n == "data.pkl" or n.endswith("/data.pkl"))
+    prefix = pkl[:-len("data.pkl")]
+    order = archive.read(prefix + "byteorder", limit=16) if prefix + "byteorder" in archive.infos else b"little"
+    if order not in (b"little", b"big"):
+        fail(f"unknown byte order {order[:16]!r}")
+    return Unpickler(archive.read(pkl), archive, prefix, order == b"big", fail, what).run()
+
+
+# ---------------------------------------------------------------------------------- write
+class _Pickler:
+    """Python object -> protocol-2 pickle opcodes that PyTorch's weights-only loader accepts."""
+
+    def __init__(self) -> None:
+        self.out = bytearray(b"\x80\x02")
+        self.storages: list = []
+
+    def dump(self, obj: Any) -> bytes:
+        self.save(obj)
+        self.out += b"."
+        return bytes(self.out)
+
+    def glob(self, module: str, name: str) -> None:
+        self.out += b"c" + f"{module}\n{name}\n".encode()
+
+    def save(self, obj: Any) -> None:
+        out = self.out
+        if obj is None:
+            out += b"N"
+        elif obj is True or obj is False:
+            out += b"\x88" if obj else b"\x89"
+        elif isinstance(obj, int):
+            if 0 <= obj < 256:
+                out += b"K" + struct.pack("<B", obj)
+            elif -(2**31) <= obj < 2**31:
+                out += b"J" + struct.pack("<i", obj)
+            else:
+                raw = obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
+                out += (b"\x8a" + struct.pack("<B", len(raw))) if len(raw) < 256 else (
+                    b"\x8b" + struct.pack("<i", len(raw)))
+                out += raw
+        elif isinstance(obj, float):
+            out += b"G" + struct.pack(">d", obj)
+        elif isinstance(obj, str):
+            raw = obj.encode("utf-8", "surrogatepass")
+            out += b"X" + struct.pack("<I", len(raw)) + raw
+        elif isinstance(obj, Tensor):
+            self.tensor(obj)
+        elif isinstance(obj, _dtype.dtype):
+            self.glob("torch", obj.name)
+        elif isinstance(obj, tuple):
+            out += b"(" if obj else b")"
+            for x in obj:
+                self.save(x)
+            out += b"t" if obj else b""
+        elif isinstance(obj, list):
+            out += b"]"
+            if obj:
+                out += b"("
+                for x in obj:
+                    self.save(x)
+                out += b"e"
+        elif isinstance(obj, dict):
+            if isinstance(obj, OrderedDict):
+                self.glob("collections", "OrderedDict")
+                out += b")R"
+            else:
+                out += b"}"
+            if obj:
+                out += b"("
+                for k, v in obj.items():
+                    self.save(k)
+                    self.save(v)
+                out += b"u"
+        else:
+            raise TypeError(f"ember.save(format='torch') cannot store an object of type "
+                            f"{type(obj).__module__}.{type(obj).__qualname__}: it stores tensors, numbers, "
+                            "strings, None, dtypes and lists/tuples/dicts of them")
+
+    def tensor(self, t: Tensor) -> None:
+        from ._ember_format import _is_parameter
+
+        parameter = _is_parameter(t)
+        if parameter:
+            self.glob("torch._utils", "_rebuild_parameter")
+            self.out += b"("
+        array = t._data if t._data.flags.c_contiguous else t._data.copy()  # keeps 0-d arrays 0-d
+        key = str(len(self.storages))
+        self.storages.append(array)
+        self.glob("torch._utils", "_rebuild_tensor_v2")
+        self.out += b"(("
+        self.save("storage")
+        self.glob("torch", STORAGE_OF[array.dtype.name])
+        self.save(key)
+        self.save("cpu")
+        self.save(array.size)
+        self.out += b"tQ"
+        self.save(0)
+        self.save(tuple(array.shape))
+        self.save(tuple(s // array.itemsize for s in array.strides) if array.size else
+                  tuple(_c_strides(array.shape)))
+        self.save(t.requires_grad and not parameter)
+        self.glob("collections", "OrderedDict")
+        self.out += b")Rt" + b"R"
+        if parameter:
+            self.save(t.requires_grad)
+            self.glob("collections", "OrderedDict")
+            self.out += b")RtR"
+
+
+def _c_strides(shape: tuple) -> list[int]:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return out[::-1]
+
+
+def writer(obj: Any):
+    """Encode ``obj`` now (TypeError if it cannot be stored); returns the function writing the zip."""
+    pickler = _Pickler()
+    data = pickler.dump(obj)
+
+    def write_to(out) -> None:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr("archive/data.pkl", data)
+            zf.writestr("archive/byteorder", "little")
+            for i, a in enumerate(pickler.storages):
+                with zf.open(f"archive/data/{i}", "w", force_zip64=a.nbytes > 2**30) as member:
+                    member.write(memoryview(a.reshape(-1).view(xp.uint8)) if a.size else b"")
+            zf.writestr("archive/version", "3\n")
+
+    return write_to
+

@@ -1,0 +1,383 @@
+"""Reading PyTorch's ``data.pkl`` without unpickling: an interpreter of the pickle opcodes PyTorch's files use.
+
+It builds only what PyTorch's ``weights_only=True`` policy allows: plain
+containers, ``OrderedDict``, numbers, strings, bytes, sets, dtypes, devices and
+tensors/parameters rebuilt from the archive's storages. Any other global is
+refused by name; nothing is imported or called. Every size and offset is checked
+against the storage it refers to, and storages against their zip members.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import OrderedDict
+from typing import Any
+
+from .. import _dtype
+from .._backend import xp
+from .._device import device as _device_type
+from .._tensor import Tensor
+from ._archive import Archive, Fail, checked_count
+from ._globals import WeightsOnlyError
+
+_STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8", "ShortStorage": "int16",
+             "IntStorage": "int32", "LongStorage": "int64", "HalfStorage": "float16", "FloatStorage": "float32",
+             "DoubleStorage": "float64"}
+STORAGE_OF = {v: k for k, v in _STORAGES.items()}
+_DTYPES = {d.name for d in _dtype.ALL_DTYPES}
+_TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
+                      "float8_e4m3fn", "float8_e5m2", "cfloat", "cdouble", "chalf", "qint8", "quint8", "qint32"}
+
+
+class _Global:
+    """A global the policy allows: a name the interpreter knows how to build, never an imported object."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+class _Storage:
+    def __init__(self, dtype, key: str, numel: int) -> None:
+        self.dtype, self.key, self.numel = dtype, key, numel
+
+
+_ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+            "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode",
+            *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
+
+
+class Unpickler:
+    """Interpreter of the pickle opcodes PyTorch's files use; the stack only ever holds allowed values."""
+
+    def __init__(self, data: bytes, archive: Archive, prefix: str, big_endian: bool, fail: Fail, what: str):
+        self.data, self.pos = data, 0
+        self.archive, self.prefix, self.big_endian = archive, prefix, big_endian
+        self.fail, self.what = fail, what
+        self.stack: list = []
+        self.marks: list[list] = []
+        self.memo: dict[int, Any] = {}
+        self.storages: dict[str, Any] = {}
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            self.fail("data.pkl is truncated")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def line(self) -> str:
+        end = self.data.find(b"\n", self.pos)
+        if end < 0:
+            self.fail("data.pkl is truncated")
+        out = self.data[self.pos:end].decode("utf-8")
+        self.pos = end + 1
+        return out
+
+    def pop(self):
+        if not self.stack:
+            self.fail("data.pkl is malformed (stack underflow)")
+        return self.stack.pop()
+
+    def pop_mark(self) -> list:
+        if not self.marks:
+            self.fail("data.pkl is malformed (no mark)")
+        items, self.stack = self.stack, self.marks.pop()
+        return items
+
+    def top(self, kind):
+        if not self.stack or not isinstance(self.stack[-1], kind):
+            self.fail(f"data.pkl is malformed (expected a {kind})")
+        return self.stack[-1]
+
+    def run(self) -> Any:
+        while True:
+            op = self.take(1)
+            handler = _OPS.get(op)
+            if handler is None:
+                self.fail(f"data.pkl uses pickle opcode {op!r}, which a weights-only file does not need")
+            if handler(self):
+                if len(self.stack) != 1 or self.marks:
+                    self.fail("data.pkl is malformed (stack not empty at STOP)")
+                return self.stack[0]
+
+    # --- globals and calls
+    def global_(self, module: str, name: str) -> None:
+        path = f"{'builtins' if module == '__builtin__' else module}.{name}"  # protocol 2 spells Python 2's name
+        if path not in _ALLOWED and module == "torch" and (name.endswith("Storage") or name in _TORCH_ONLY_DTYPES):
+            self.fail(f"the file holds {name} data, a dtype ember does not have (ember has "
+                      f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
+        if path not in _ALLOWED:
+            raise WeightsOnlyError(
+                f"{self.what}: the file's pickle names {path}, which weights-only loading does not allow "
+                "(only tensors, storages, OrderedDict, dtypes, devices and plain containers are read; ember never "
+                "imports or runs anything from a PyTorch file). Load it in PyTorch and save its state_dict()"
+            )
+        dtype_name = path.removeprefix("torch.")
+        self.stack.append(getattr(_dtype, dtype_name) if dtype_name in _DTYPES else _Global(path))
+
+    def reduce(self) -> None:
+        args, fn = self.pop(), self.pop()
+        if not isinstance(fn, _Global) or not isinstance(args, tuple):
+            self.fail("data.pkl is malformed (REDUCE on something that is not an allowed global)")
+        self.stack.append(self.call(fn.path, args))
+
+    def call(self, path: str, args: tuple):
+        if path == "collections.OrderedDict" and len(args) <= 1:
+            return OrderedDict(*args) if all(isinstance(a, (list, tuple, dict)) for a in args) else self.bad(path)
+        if path in ("builtins.set", "builtins.frozenset") and len(args) <= 1:
+            items = list(args[0]) if args and isinstance(args[0], (list, tuple)) else []
+            return set(items) if path == "builtins.set" else frozenset(items)
+        if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
+            return args[0]
+        if path == "torch.device" and 1 <= len(args) <= 2 and isinstance(args[0], str):
+            return _device_type(args[0] if len(args) == 1 else f"{args[0]}:{args[1]}")
+        if path == "_codecs.encode" and len(args) == 2 and args[1] == "latin1" and isinstance(args[0], str):
+            return args[0].encode("latin1")
+        if path == "torch._utils._rebuild_tensor_v2" and 6 <= len(args) <= 7:
+            return self.tensor(*args[:5])
+        if path == "torch._utils._rebuild_parameter" and len(args) == 3 and isinstance(args[0], Tensor):
+            from ..nn import Parameter
+
+            return Parameter(args[0], requires_grad=bool(args[1]))
+        return self.bad(path)
+
+    def bad(self, path: str):
+        self.fail(f"data.pkl calls {path} with unexpected arguments")
+
+    def persistent_load(self, pid) -> _Storage:
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _Global)
+                and pid[1].path.removeprefix("torch.") in _STORAGES and isinstance(pid[2], str)
+                and type(pid[4]) is int and pid[4] >= 0):
+            self.fail(f"data.pkl has an unsupported persistent id {str(pid)[:80]}")
+        dtype = xp.dtype(_STORAGES[pid[1].path.removeprefix("torch.")])
+        return _Storage(dtype.newbyteorder(">") if self.big_endian else dtype, pid[2], pid[4])
+
+    def storage_array(self, s: _Storage):
+        if s.key not in self.storages:
+            name = f"{self.prefix}data/{s.key}"
+            info = self.archive.infos.get(name)
+            if info is None or info.file_size != s.numel * s.dtype.itemsize:
+                self.fail(f"storage {name!r} is missing or not {s.numel} elements of {s.dtype}")
+            out = xp.empty(s.numel, dtype=s.dtype)
+            self.archive.read_into(name, out)
+            if not s.dtype.isnative:
+                out = out.astype(s.dtype.newbyteorder("="))
+            self.storages[s.key] = out
+        array = self.storages[s.key]
+        if array.dtype != s.dtype.newbyteorder("="):
+            self.fail(f"storage {s.key!r} is used with two dtypes")
+        return array
+
+    def tensor(self, storage, offset, size, stride, requires_grad) -> Tensor:
+        if not (isinstance(storage, _Storage) and type(offset) is int and isinstance(size, tuple)
+                and isinstance(stride, tuple) and len(size) == len(stride)
+                and all(type(n) is int and n >= 0 for n in stride)):
+            self.fail("data.pkl rebuilds a tensor from malformed arguments")
+        count = checked_count(size, f"storage {storage.key}", self.fail)
+        base = self.storage_array(storage)
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if count else offset
+        if offset < 0 or (count and last >= base.size):
+            self.fail(f"a tensor of size {size} and stride {stride} at offset {offset} reaches outside its "
+                      f"storage of {base.size} elements")
+        if count == 0:
+            array = xp.empty(size, dtype=base.dtype)
+        else:
+            # an expanded tensor (elements repeat) is a read-only view, as ember's own expand() makes
+            array = xp.lib.stride_tricks.as_strided(base[offset:], shape=size,
+                                                    strides=[s * base.itemsize for s in stride],
+                                                    writeable=not _overlaps(size, stride))
+        t = Tensor._make(array)
+        if requires_grad:
+            if array.dtype.kind != "f":
+                self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
+            t.requires_grad_(True)
+        return t
+
+
+def _overlaps(size: tuple, stride: tuple) -> bool:
+    """Whether two indices of a strided layout can address the same element."""
+    extent = 1
+    for n, s in sorted((d for d in zip(size, stride) if d[0] > 1), key=lambda d: d[1]):
+        if s < extent:
+            return True
+        extent = s * n
+    return False
+
+
+def _op_proto(u):
+    u.take(1)
+
+
+def _op_frame(u):
+    u.take(8)
+
+
+def _push(value):
+    return lambda u: u.stack.append(value)
+
+
+def _unpacked(fmt: str):
+    size = struct.calcsize(fmt)
+    return lambda u: u.stack.append(struct.unpack(fmt, u.take(size))[0])
+
+
+def _op_long(fmt: str):
+    size = struct.calcsize(fmt)
+    return lambda u: u.stack.append(int.from_bytes(u.take(struct.unpack(fmt, u.take(size))[0]), "little",
+                                                   signed=True))
+
+
+def _op_text(fmt: str):
+    size = struct.calcsize(fmt)
+    return lambda u: u.stack.append(u.take(struct.unpack(fmt, u.take(size))[0]).decode("utf-8"))
+
+
+def _op_bytes(fmt: str):
+    size = struct.calcsize(fmt)
+    return lambda u: u.stack.append(u.take(struct.unpack(fmt, u.take(size))[0]))
+
+
+def _op_mark(u):
+    u.marks.append(u.stack)
+    u.stack = []
+
+
+def _op_tuple(u):
+    items = tuple(u.pop_mark())  # before reading u.stack: popping the mark replaces it
+    u.stack.append(items)
+
+
+def _op_tuple_n(n: int):
+    def op(u):
+        if len(u.stack) < n:
+            u.fail("data.pkl is malformed (stack underflow)")
+        items = tuple(u.stack[len(u.stack) - n:])
+        del u.stack[len(u.stack) - n:]
+        u.stack.append(items)
+    return op
+
+
+def _op_list(u):
+    items = u.pop_mark()
+    u.stack.append(items)
+
+
+def _op_dict(u):
+    items = u.pop_mark()
+    u.stack.append({})
+    _set_items(u, items)
+
+
+def _set_items(u, items: list) -> None:
+    target = u.top(dict)
+    if len(items) % 2:
+        u.fail("data.pkl is malformed (odd number of dict items)")
+    for k, v in zip(items[::2], items[1::2]):
+        try:
+            target[k] = v
+        except TypeError:
+            u.fail(f"data.pkl uses an unhashable {type(k).__name__} as a dict key")
+
+
+def _op_setitem(u):
+    v, k = u.pop(), u.pop()
+    _set_items(u, [k, v])
+
+
+def _op_setitems(u):
+    _set_items(u, u.pop_mark())
+
+
+def _op_append(u):
+    v = u.pop()
+    u.top(list).append(v)
+
+
+def _op_appends(u):
+    items = u.pop_mark()
+    u.top(list).extend(items)
+
+
+def _op_additems(u):
+    items = u.pop_mark()
+    target = u.top(set)
+    try:
+        target.update(items)
+    except TypeError:
+        u.fail("data.pkl adds an unhashable item to a set")
+
+
+def _op_put(fmt: str):
+    size = struct.calcsize(fmt)
+
+    def op(u):
+        if not u.stack:
+            u.fail("data.pkl is malformed (stack underflow)")
+        u.memo[struct.unpack(fmt, u.take(size))[0]] = u.stack[-1]
+    return op
+
+
+def _op_memoize(u):
+    if not u.stack:
+        u.fail("data.pkl is malformed (stack underflow)")
+    u.memo[len(u.memo)] = u.stack[-1]
+
+
+def _op_get(fmt: str):
+    size = struct.calcsize(fmt)
+
+    def op(u):
+        key = struct.unpack(fmt, u.take(size))[0]
+        if key not in u.memo:
+            u.fail(f"data.pkl refers to memo entry {key}, which does not exist")
+        u.stack.append(u.memo[key])
+    return op
+
+
+def _op_global(u):
+    module, name = u.line(), u.line()
+    u.global_(module, name)
+
+
+def _op_stack_global(u):
+    name, module = u.pop(), u.pop()
+    if not (isinstance(module, str) and isinstance(name, str)):
+        u.fail("data.pkl is malformed (STACK_GLOBAL needs two strings)")
+    u.global_(module, name)
+
+
+def _op_build(u):
+    """Attributes set on an OrderedDict (a state_dict's ``_metadata``): the only BUILD PyTorch's files use."""
+    state = u.pop()
+    target = u.top(OrderedDict)
+    if not (isinstance(state, dict) and all(isinstance(k, str) and not k.startswith("__") for k in state)):
+        u.fail("data.pkl sets unsupported attributes on an OrderedDict")
+    for k, v in state.items():
+        setattr(target, k, v)
+
+
+def _op_binpersid(u):
+    u.stack.append(u.persistent_load(u.pop()))
+
+
+def _op_stop(u):
+    return True
+
+
+_OPS = {
+    b"\x80": _op_proto, b"\x95": _op_frame, b".": _op_stop, b"(": _op_mark,
+    b"N": _push(None), b"\x88": _push(True), b"\x89": _push(False),
+    b"J": _unpacked("<i"), b"K": _unpacked("<B"), b"M": _unpacked("<H"), b"G": _unpacked(">d"),
+    b"\x8a": _op_long("<B"), b"\x8b": _op_long("<i"),
+    b"X": _op_text("<I"), b"\x8c": _op_text("<B"), b"\x8d": _op_text("<Q"),
+    b"B": _op_bytes("<I"), b"C": _op_bytes("<B"), b"\x8e": _op_bytes("<Q"),
+    b")": lambda u: u.stack.append(()), b"t": _op_tuple,
+    b"\x85": _op_tuple_n(1), b"\x86": _op_tuple_n(2), b"\x87": _op_tuple_n(3),
+    b"]": lambda u: u.stack.append([]), b"l": _op_list, b"a": _op_append, b"e": _op_appends,
+    b"}": lambda u: u.stack.append({}), b"d": _op_dict, b"s": _op_setitem, b"u": _op_setitems,
+    b"\x8f": lambda u: u.stack.append(set()), b"\x90": _op_additems,
+    b"q": _op_put("<B"), b"r": _op_put("<I"), b"\x94": _op_memoize,
+    b"h": _op_get("<B"), b"j": _op_get("<I"),
+    b"c": _op_global, b"\x93": _op_stack_global, b"R": lambda u: u.reduce(), b"Q": _op_binpersid,
+    b"b": _op_build,
+}

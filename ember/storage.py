@@ -1,0 +1,152 @@
+"""``Tensor.untyped_storage()`` / ``Tensor.storage()``: the memory a tensor and its views share.
+
+A tensor's storage is the whole array its data lies in: a view (``x[1:]``,
+``x.t()``) has the same storage as its base, with the same ``data_ptr()``, so
+``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()`` tells
+whether two tensors share memory, as in PyTorch. ``UntypedStorage`` counts and
+indexes bytes; ``TypedStorage`` counts and indexes elements of the tensor's
+dtype. Both read the live memory (writes through the tensor show).
+
+Differences from PyTorch: ``Tensor.storage()`` does not warn that TypedStorage is
+deprecated; storages are read-only views (no ``resize_``, ``copy_``, item assignment).
+"""
+
+from __future__ import annotations
+
+from . import _dtype
+from ._backend import xp
+
+
+def root_array(array):
+    """The array that owns ``array``'s memory (NumPy views keep theirs in ``.base``)."""
+    while isinstance(array.base, xp.ndarray):
+        array = array.base
+    return array
+
+
+def data_ptr(array) -> int:
+    """The address of ``array``'s first element."""
+    return array.__array_interface__["data"][0]
+
+
+def _bytes_of(root):
+    """``root``'s memory as a flat uint8 array, in memory order, sharing it (a copy if it is not contiguous)."""
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        return root.reshape(-1, order="A").view(xp.uint8)
+    return xp.frombuffer(root.tobytes(order="A"), dtype=xp.uint8)
+
+
+class UntypedStorage:
+    """The bytes of a tensor's storage."""
+
+    def __init__(self, root) -> None:
+        self._root = root
+
+    @property
+    def device(self):
+        from ._device import CPU
+
+        return CPU
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.uint8
+
+    def data_ptr(self) -> int:
+        return data_ptr(self._root)
+
+    def nbytes(self) -> int:
+        return int(self._root.nbytes)
+
+    def size(self) -> int:
+        """The number of bytes (as PyTorch's UntypedStorage counts)."""
+        return self.nbytes()
+
+    def element_size(self) -> int:
+        return 1
+
+    def __len__(self) -> int:
+        return self.nbytes()
+
+    def __getitem__(self, index):
+        return _bytes_of(self._root)[index].tolist()
+
+    def tolist(self) -> list[int]:
+        return _bytes_of(self._root).tolist()
+
+    def __repr__(self) -> str:
+        return f"UntypedStorage(nbytes={self.nbytes()}, device=cpu)"
+
+
+class TypedStorage:
+    """A tensor's storage seen as elements of the tensor's dtype."""
+
+    def __init__(self, root, dtype: _dtype.dtype) -> None:
+        self._root, self.dtype = root, dtype
+
+    @property
+    def device(self):
+        from ._device import CPU
+
+        return CPU
+
+    def _elements(self):
+        return _bytes_of(self._root)[: self.size() * self.dtype.itemsize].view(self.dtype.np)
+
+    def data_ptr(self) -> int:
+        return data_ptr(self._root)
+
+    def nbytes(self) -> int:
+        return int(self._root.nbytes)
+
+    def size(self) -> int:
+        """The number of elements of ``dtype`` the storage holds."""
+        return int(self._root.nbytes) // self.dtype.itemsize
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def __getitem__(self, index):
+        return self._elements()[index].tolist()
+
+    def tolist(self) -> list:
+        return self._elements().tolist()
+
+    def untyped(self) -> UntypedStorage:
+        return UntypedStorage(self._root)
+
+    _untyped_storage = property(untyped)
+
+    def __repr__(self) -> str:
+        return f"TypedStorage(size={self.size()}, dtype={self.dtype}, device=cpu)"
+
+
+def untyped_storage(x) -> UntypedStorage:
+    """``x.untyped_storage()``: the bytes ``x`` and its views live in."""
+    return UntypedStorage(root_array(x._data))
+
+
+def typed_storage(x) -> TypedStorage:
+    """``x.storage()``: the storage as elements of ``x.dtype``."""
+    return TypedStorage(root_array(x._data), x.dtype)
+
+
+def tensor_data_ptr(x) -> int:
+    """``x.data_ptr()``: the address of ``x``'s first element."""
+    return data_ptr(x._data)
+
+
+def storage_offset(x) -> int:
+    """``x.storage_offset()``: where ``x`` starts in its storage, in elements."""
+    return (data_ptr(x._data) - data_ptr(root_array(x._data))) // x._data.itemsize
+
+
+def stride(x, dim: int | None = None):
+    """``x.stride()``: the step in elements between neighbours along each dimension (``stride(dim)``: one)."""
+    from ._tensor import _wrap_dim
+
+    steps = tuple(s // x._data.itemsize for s in x._data.strides)
+    return steps if dim is None else steps[_wrap_dim(dim, x._data.ndim)]

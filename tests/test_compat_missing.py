@@ -1,0 +1,187 @@
+"""Missing PyTorch names give one clear error, whatever the path; submodules are reachable as PyTorch's are."""
+
+import importlib
+import importlib.util
+import inspect
+import os
+import pkgutil
+import subprocess
+import sys
+import traceback
+import warnings
+
+import pytest
+import torch
+from conftest import ROOT
+
+import ember
+from ember._missing import MissingFeatureError
+
+EMBER_ONLY = {"ember.diagnostics", "ember.ops", "ember.compat"}  # no PyTorch module of that meaning
+
+
+def mirrored_packages() -> list[str]:
+    """Every public ember package (and the public plain modules programs use) that stands for a torch module."""
+    names = ["ember"] + [m.name for m in pkgutil.walk_packages(ember.__path__, "ember.")
+                         if m.ispkg and not any(p.startswith("_") for p in m.name.split("."))]
+    names += ["ember.nn.functional", "ember.nn.init"]
+    return sorted(n for n in names if not any(n == e or n.startswith(e + ".") for e in EMBER_ONLY))
+
+
+PACKAGES = mirrored_packages()
+
+
+def test_every_mirrored_package_has_a_torch_counterpart():
+    assert {"ember", "ember.nn", "ember.optim", "ember.utils.data", "ember.cuda"} <= set(PACKAGES)
+    for name in PACKAGES:
+        assert torch_module(name) is not None, name
+
+
+def torch_module(ember_name: str):
+    """The torch module ``ember_name`` stands for: the module, the name of a dependency it lacks here
+    (torch.utils.tensorboard needs tensorboard), or None if torch has no such module."""
+    name = "torch" + ember_name[len("ember"):]
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        return None if e.name == name else e.name
+
+
+@pytest.mark.parametrize("module_name", PACKAGES)
+def test_missing_module_attribute_names_the_torch_feature(module_name):
+    module = importlib.import_module(module_name)
+    torch_name = "torch" + module_name[len("ember"):]
+    with pytest.raises(AttributeError) as info:
+        module.no_such_feature_xyz  # noqa: B018
+    assert type(info.value) is MissingFeatureError
+    text = "".join(traceback.format_exception_only(info.type, info.value))
+    assert f"{torch_name}.no_such_feature_xyz is not implemented in ember" in text
+    assert not hasattr(module, "no_such_feature_xyz")
+    assert getattr(module, "no_such_feature_xyz", 17) == 17
+
+
+def last_error_line(code: str) -> str:
+    """The last line Python prints for ``code``'s uncaught exception (where it adds "Did you mean")."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 1, out.stderr
+    return out.stderr.strip().splitlines()[-1]
+
+
+def test_missing_names_get_no_suggestion_pointing_at_private_modules():
+    # ``torch.backends`` once ended with Python's "Did you mean: '_backend'?" (a private module).
+    line = last_error_line("import ember\nember.fftt")
+    assert line.startswith("ember.MissingFeatureError: module 'ember' has no attribute 'fftt'") and "Did you" not in line
+    line = last_error_line("import ember\nember.backendz")  # suggestions name public names, loaded or not
+    assert "torch.backendz is not implemented in ember" in line and line.endswith("Did you mean: 'backends'?")
+    with pytest.raises(AttributeError) as info:
+        ember.fft  # noqa: B018
+    assert info.value.name == "fft"  # still readable by programs
+
+
+def test_typos_keep_pythons_suggestion():
+    line = last_error_line("import ember.nn\nember.nn.Lineaar(2, 2)")
+    assert "torch.nn.Lineaar is not implemented in ember" in line and line.endswith("Did you mean: 'Linear'?")
+    assert last_error_line("import ember\nember.ones(1).sizee").endswith("Did you mean: 'size'?")
+    assert last_error_line("import ember\nember.nn.Linear(1, 1).weigth").endswith("Did you mean: 'weight'?")
+
+
+def test_private_and_protocol_names_give_the_plain_error():
+    for obj in (ember, ember.nn):
+        with pytest.raises(AttributeError) as info:
+            obj.__wrapped__  # noqa: B018
+        assert type(info.value) is AttributeError
+
+
+def test_missing_tensor_method_names_the_torch_feature():
+    x = ember.ones(2)
+    assert hasattr(torch.ones(2), "stft") and not hasattr(x, "stft")
+    with pytest.raises(MissingFeatureError, match=r"'Tensor' object has no attribute 'stft': "
+                                                  r"torch\.Tensor\.stft is not implemented in ember"):
+        x.stft(4)
+    assert getattr(x, "stft", None) is None
+    p = ember.nn.Parameter(ember.ones(1))
+    with pytest.raises(MissingFeatureError, match="'Parameter' object has no attribute 'stft'"):
+        p.stft  # noqa: B018
+    for name in ("__array_interface__", "sizee"):  # protocol probes and typos: Python's own error
+        with pytest.raises(AttributeError) as info:
+            getattr(x, name)
+        assert type(info.value) is AttributeError
+
+
+def test_missing_module_method_names_the_torch_feature():
+    assert hasattr(torch.nn.Linear(1, 1), "share_memory")
+    layer = ember.nn.Linear(1, 1)
+    with pytest.raises(MissingFeatureError, match=r"'Linear' object has no attribute 'share_memory': "
+                                                  r"torch\.nn\.Module\.share_memory is not implemented in ember"):
+        layer.share_memory()
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'wieght'") as info:
+        layer.wieght  # noqa: B018
+    assert type(info.value) is AttributeError  # a typo is not a missing feature
+
+
+def test_torch_name_lists_match_the_installed_torch():
+    """ember/_torch_names.py decides which missing names are PyTorch features; it must be PyTorch's list."""
+    from ember import _torch_names
+
+    assert _torch_names.TENSOR == {n for n in dir(torch.Tensor) if not n.startswith("_")}
+    assert _torch_names.MODULE == {n for n in dir(torch.nn.Module) if not n.startswith("_")}
+
+
+def run_compat(tmp_path, code: str):
+    script = tmp_path / "script.py"
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "ember.compat", str(script)], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("code,message", [
+    ("import torch\ntorch.optim.SparseAdam([])", "torch.optim.SparseAdam is not implemented in ember"),
+    ("import torch\ntorch.nn.NoSuchLayer()", "torch.nn.NoSuchLayer is not implemented in ember"),
+    ("import torch\ntorch.nn.utils.no_such_util", "torch.nn.utils.no_such_util is not implemented in ember"),
+    ("import torch\ntorch.fft.fft", "torch.fft is not implemented in ember"),
+    ("import torch\ntorch.ones(2).stft(4)", "torch.Tensor.stft is not implemented in ember"),
+    ("import torch\ntorch.nn.Linear(1, 1).share_memory()", "torch.nn.Module.share_memory is not implemented"),
+])
+def test_missing_names_reached_as_attributes_after_plain_import_torch(tmp_path, code, message):
+    out = run_compat(tmp_path, code)
+    assert out.returncode == 1
+    assert message in out.stderr and "Did you mean" not in out.stderr, out.stderr
+
+
+def torch_reachable_submodules() -> dict[str, list[str]]:
+    """{ember package: its submodules that ember has and that torch's package makes attributes after import}."""
+    out = {}
+    for name in PACKAGES:
+        module = torch_module(name)
+        if not inspect.ismodule(module):
+            continue
+        with warnings.catch_warnings():  # torch.distributed.reduce_op warns when inspected
+            warnings.simplefilter("ignore", FutureWarning)
+            subs = [n for n, v in vars(module).items() if not n.startswith("_") and inspect.ismodule(v)
+                    and v.__name__ == f"{module.__name__}.{n}"]
+        out[name] = sorted(n for n in subs if importlib.util.find_spec(f"{name}.{n}") is not None)
+    return out
+
+
+def test_submodules_are_attributes_as_after_importing_torch():
+    """``import torch.utils.data`` then ``torch.utils.data.distributed.DistributedSampler`` works in PyTorch."""
+    reachable = torch_reachable_submodules()
+    assert "distributed" in reachable["ember.utils.data"] and "lr_scheduler" in reachable["ember.optim"]
+    lines = []
+    for package, subs in reachable.items():
+        for sub in subs:
+            lines.append(f"import {package}\nassert {package}.{sub}.__name__ == '{package}.{sub}', '{package}.{sub}'")
+    lines.append("import ember.utils.data\nember.utils.data.distributed.DistributedSampler")
+    out = subprocess.run([sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    assert out.returncode == 0, out.stderr
+
+
+def test_submodule_spelling_under_compat(tmp_path):
+    out = run_compat(tmp_path, "import torch.utils.data\n"
+                               "print(torch.utils.data.distributed.DistributedSampler.__name__)\n"
+                               "import torch\nprint(torch.nn.modules.linear.Linear is torch.nn.Linear)\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["DistributedSampler", "True"]

@@ -1,0 +1,336 @@
+"""Modules programs import and often never use: backends, accelerator, onnx, multiprocessing, tensorboard,
+cpu, version, and the bfloat16 dtype; each answers as torch does on a CPU-only machine."""
+
+import operator
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import packaging.version
+import pytest
+import torch
+from conftest import ROOT
+
+import ember
+import ember.backends.cudnn
+import ember.multiprocessing as emp
+import ember.version
+
+
+def test_backend_flags_have_torch_defaults_and_keep_what_is_set():
+    for name in ("enabled", "benchmark", "deterministic", "allow_tf32"):
+        assert getattr(ember.backends.cudnn, name) == getattr(torch.backends.cudnn, name), name
+    assert ember.backends.cuda.matmul.allow_tf32 == torch.backends.cuda.matmul.allow_tf32
+    assert ember.backends.cuda.flash_sdp_enabled() == torch.backends.cuda.flash_sdp_enabled()
+    for module in ("cudnn", "mps"):
+        assert getattr(ember.backends, module).is_available() == getattr(torch.backends, module).is_available()
+    assert ember.backends.cudnn.version() is torch.backends.cudnn.version() is None
+    assert ember.backends.mps.is_built() is False and ember.backends.cuda.is_built() is False
+    for module in ("mkldnn", "mkl", "openmp"):  # ember uses none of them (torch's CPU build does)
+        assert getattr(ember.backends, module).is_available() is False
+    saved = ember.backends.cudnn.benchmark, ember.backends.cuda.matmul.allow_tf32
+    try:
+        ember.backends.cudnn.benchmark = True
+        ember.backends.cuda.matmul.allow_tf32 = True
+        assert ember.backends.cudnn.benchmark and ember.backends.cuda.matmul.allow_tf32
+        with ember.backends.cudnn.flags(enabled=False, deterministic=True):
+            assert not ember.backends.cudnn.enabled and ember.backends.cudnn.deterministic
+        assert ember.backends.cudnn.enabled and ember.backends.cudnn.benchmark
+    finally:
+        ember.backends.cudnn.benchmark, ember.backends.cuda.matmul.allow_tf32 = saved
+
+
+def test_accelerator_answers_as_torch_without_one():
+    for lib in (torch, ember):
+        assert lib.accelerator.is_available() is False
+        assert lib.accelerator.current_accelerator() is None
+        assert lib.accelerator.device_count() == 0
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available."):
+            lib.accelerator.current_device_index()
+
+
+def test_cpu_module_answers_as_torch():
+    for name in ("is_available", "device_count", "current_device"):
+        assert getattr(ember.cpu, name)() == getattr(torch.cpu, name)(), name
+    ember.cpu.synchronize()
+
+
+def test_onnx_export_is_a_clear_error():
+    assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match="torch.onnx.export is not implemented in ember"):
+        ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "model.onnx")
+
+
+def test_tensorboard_writer_says_what_to_do():
+    from ember.utils.tensorboard import SummaryWriter
+
+    with pytest.raises(NotImplementedError, match="SummaryWriter is not implemented in ember.*print"):
+        SummaryWriter("runs/x")
+
+
+def test_multiprocessing_is_pythons_plus_spawn():
+    import multiprocessing
+
+    for name in ("Process", "Queue", "get_context", "set_start_method", "get_start_method", "cpu_count", "Pool"):
+        assert getattr(emp, name) is getattr(multiprocessing, name), name
+        assert hasattr(torch.multiprocessing, name)
+    assert emp.get_sharing_strategy() == "file_descriptor"
+
+
+def _square_into(i, queue):  # module level, so spawned children can import it
+    queue.put((i, i * i))
+
+
+def _fail_on_one(i):
+    if i == 1:
+        raise ValueError("rank one fails")
+
+
+@pytest.mark.parametrize("start_method", ["spawn", "fork"])
+def test_spawn_runs_fn_with_the_index_in_each_process(start_method):
+    queue = emp.get_context(start_method).SimpleQueue()
+    assert emp.spawn(_square_into, args=(queue,), nprocs=3, start_method=start_method) is None
+    assert sorted(queue.get() for _ in range(3)) == [(0, 0), (1, 1), (2, 4)]
+
+
+def test_spawn_reraises_a_child_exception_like_torch():
+    with pytest.raises(emp.ProcessRaisedException, match="(?s)Process 1 terminated with the following error.*"
+                                                          "ValueError: rank one fails") as info:
+        emp.spawn(_fail_on_one, nprocs=2, start_method="fork")
+    assert info.value.error_index == 1
+    context = emp.spawn(_square_into, args=(emp.get_context("fork").SimpleQueue(),), nprocs=2, join=False,
+                        start_method="fork")
+    assert isinstance(context, emp.ProcessContext) and len(context.pids()) == 2
+    while not context.join():
+        pass
+
+
+def test_bfloat16_exists_but_cannot_hold_tensors():
+    assert ember.bfloat16.is_floating_point and ember.bfloat16.itemsize == torch.bfloat16.itemsize
+    assert repr(ember.bfloat16) == "ember.bfloat16" and ember.bfloat16 is not ember.float16
+    for make in (lambda: ember.zeros(2, dtype=ember.bfloat16), lambda: ember.ones(2).to(ember.bfloat16),
+                 lambda: ember.tensor([1.0], dtype=ember.bfloat16)):
+        with pytest.raises(TypeError, match="ember has no bfloat16 tensors.*use ember.float32"):
+            make()
+    assert ember.float16 is ember.half and ember.zeros(1, dtype=ember.half).dtype == ember.float16
+
+
+def test_version_module_and_comparisons():
+    assert ember.version.API_LEVEL == torch.__version__.split("+")[0]  # the PyTorch ember is tested against
+    v = ember.version.__version__
+    assert v == f"{ember.version.API_LEVEL}+ember{ember.__version__}"
+    assert ember.version.cuda is torch.version.cuda is None and ember.version.hip is None
+    assert packaging.version.Version(v) == packaging.version.Version(str(v))
+    reference = torch.torch_version.TorchVersion(str(v))  # PyTorch's own comparing string
+    for other in ("2.0", "2.9", "2.13", "2.13.0", "2.13.1", "2.14.0a0", "3", "1.13.1+cu117", "2.13.0+ember0.1.0",
+                  "2.13.0rc1", "2.13.0.dev20250101", "2.13.0.post1", (2, 0), (2, 13, 0), (2, 14)):
+        for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+            assert op(v, other) == op(reference, other), (other, op)
+    assert v >= "2.9" and not str(v) >= "2.9"  # where a plain string comparison gets it wrong
+
+
+def run_compat(tmp_path, source):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(source))
+    return subprocess.run([sys.executable, "-m", "ember.compat", str(script)], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=60, cwd=tmp_path)
+
+
+def test_typical_preamble_runs_under_compat(tmp_path):
+    out = run_compat(tmp_path, """
+        import torch
+        import torch.backends.cudnn as cudnn
+        import torch.multiprocessing as mp
+        from torch.cuda.amp import GradScaler, autocast
+        from packaging import version
+        cudnn.benchmark = True
+        cudnn.deterministic = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        device = "cuda" if torch.cuda.is_available() else ("mps" if torch.backends.mps.is_available() else "cpu")
+        dtype = torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float32
+        scaler = torch.amp.GradScaler(enabled=(device == "cuda"))
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with torch.autocast(device_type=device, dtype=torch.bfloat16):
+            loss = model(torch.ones(2, 3)).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        assert version.parse(torch.__version__) >= version.parse("2.0") and torch.__version__ >= "2.9"
+        print(device, dtype, torch.version.cuda, torch.accelerator.current_accelerator(), mp.cpu_count() > 0)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cpu", "ember.float32", "None", "None", "True"]
+    assert out.stderr == ""  # no warning on a correct program
+
+
+# --------------------------------------------------------------------- start-up switches, compile, DataParallel
+def test_start_up_switches_answer_as_torch():
+    for lib in (torch, ember):
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            assert lib.are_deterministic_algorithms_enabled() and lib.is_deterministic_algorithms_warn_only_enabled()
+        finally:
+            lib.use_deterministic_algorithms(False)
+        assert not lib.are_deterministic_algorithms_enabled()
+        with pytest.raises(TypeError):
+            lib.use_deterministic_algorithms("yes")
+        before = lib.get_float32_matmul_precision()
+        try:
+            lib.set_float32_matmul_precision("high")
+            assert lib.get_float32_matmul_precision() == "high"
+            with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
+                lib.set_float32_matmul_precision("fastest")
+            assert lib.get_float32_matmul_precision() == "high"
+        finally:
+            lib.set_float32_matmul_precision(before)
+        lib.set_default_device("cpu")
+        lib.set_default_device(None)
+        assert str(lib.get_default_device()) == "cpu"
+    with pytest.raises(RuntimeError, match="ember computes on the CPU"):
+        ember.set_default_device("cuda")
+
+
+def test_compile_returns_the_model_and_works_as_a_decorator():
+    model = ember.nn.Linear(2, 2)
+    assert ember.compile(model) is model and ember.compile(model, mode="max-autotune", fullgraph=True) is model
+
+    @ember.compile
+    def f(x):
+        return x * 2
+
+    @ember.compile(dynamic=True)
+    def g(x):
+        return x + 1
+
+    assert f(ember.ones(1)).item() == 2.0 and g(ember.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError, match="expects a callable"):
+        ember.compile(3)
+
+
+def test_data_parallel_without_gpu_is_the_module_as_in_torch():
+    outs, grads = [], []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        inner = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            inner.weight.copy_(lib.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]))
+            inner.bias.copy_(lib.tensor([0.1, -0.2]))
+        dp = lib.nn.DataParallel(inner)
+        assert dp.module is inner and dp.device_ids == [] and list(dp.state_dict()) == ["module.weight",
+                                                                                        "module.bias"]
+        out = dp(lib.ones(4, 3))
+        out.sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append(inner.weight.grad.numpy())
+        assert repr(dp).splitlines()[0] == "DataParallel(" and lib.nn.parallel.DataParallel is lib.nn.DataParallel
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="ember computes on the CPU"):
+        ember.nn.DataParallel(ember.nn.Linear(1, 1), device_ids=[0])
+
+
+def test_legacy_cuda_tensor_types():
+    for lib in (torch, ember):
+        assert not isinstance(lib.zeros(1), lib.cuda.FloatTensor) and not isinstance(lib.zeros(1), lib.cuda.LongTensor)
+        assert repr(lib.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
+        with pytest.raises(TypeError, match="torch.cuda.FloatTensor not available"):
+            lib.cuda.FloatTensor(2)
+    kind = ember.cuda.FloatTensor if ember.cuda.is_available() else ember.FloatTensor  # the tutorial idiom
+    assert kind(2).dtype == ember.float32
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch's
+def test_jit_names_model_code_uses():
+    for lib in (torch, ember):
+        assert lib.jit.is_scripting() is False and lib.jit.is_tracing() is False
+        assert lib.jit.annotate(list, [1]) == [1]
+
+        @lib.jit.ignore
+        def helper(x):
+            return x + 1
+
+        @lib.jit.unused
+        def unused(x):
+            return x
+
+        def gelu_ish(x):
+            return x * (1.702 * x).sigmoid()
+
+        scripted = lib.jit.script(gelu_ish)
+        x = lib.tensor([-1.0, 0.5, 2.0])
+        np.testing.assert_allclose(scripted(x).numpy(), gelu_ish(x).numpy(), rtol=1e-6)
+        assert helper(lib.ones(1)).item() == 2.0 and unused(3) == 3
+        assert not isinstance(lib.nn.Linear(1, 1), lib.jit.ScriptModule)
+    model = ember.nn.Linear(2, 1)
+    assert ember.jit.script(model) is model and ember.jit.trace(model, ember.ones(1, 2)) is model
+    assert ember.jit.ignore(drop=True)(len) is len
+    with pytest.raises(NotImplementedError, match="torch.jit.save is not implemented in ember"):
+        ember.jit.save(model, "m.pt")
+
+
+# -------------------------------------------------------------------------------------------- profiler
+def test_profiler_records_user_annotations_and_exports_a_chrome_trace(tmp_path):
+    import json
+
+    model = ember.nn.Linear(3, 2)
+    with ember.profiler.profile(activities=[ember.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(2):
+            with ember.profiler.record_function("my_block"):
+                model(ember.ones(4, 3)).sum().backward()
+            prof.step()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    blocks = [e for e in events if e.get("name") == "my_block"]
+    assert len(blocks) == 2 and all(e["cat"] == "user_annotation" and e["dur"] >= 0 for e in blocks)
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
+    assert "my_block" in table and table.splitlines()[0].split()[:2] == ["Name", "Calls"]
+    assert dict((n, c) for n, c, _ in prof.key_averages())["my_block"] == 2
+
+
+def test_record_function_is_free_outside_a_profile_and_works_as_a_decorator():
+    @ember.profiler.record_function("double")
+    def double(x):
+        return x * 2
+
+    assert double(ember.ones(1)).item() == 2.0  # nothing recording: runs plainly
+    with ember.autograd.profiler.profile() as prof:
+        double(ember.ones(1))
+    assert [e["name"] for e in prof.events() if e["cat"] == "user_annotation"] == ["double"]
+    with ember.autograd.profiler.profile(enabled=False) as off:
+        double(ember.ones(1))
+    with pytest.raises(RuntimeError, match="has not recorded anything"):
+        off.events()
+
+
+def test_profiler_schedule_matches_torch():
+    kwargs = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    ours, theirs = ember.profiler.schedule(**kwargs), torch.profiler.schedule(**kwargs)
+    assert [ours(s).name for s in range(14)] == [theirs(s).name for s in range(14)]
+
+
+def test_tensorboard_trace_handler_writes_the_trace_when_ready(tmp_path):
+    handler = ember.profiler.tensorboard_trace_handler(str(tmp_path / "log"), worker_name="w0")
+    with ember.profiler.profile(on_trace_ready=handler, schedule=ember.profiler.schedule(wait=0, warmup=0, active=1)):
+        with ember.profiler.record_function("step"):
+            pass
+    files = list((tmp_path / "log").iterdir())
+    assert len(files) == 1 and files[0].name.startswith("w0.") and files[0].name.endswith(".pt.trace.json")
+
+
+def test_memory_formats_are_accepted_and_change_no_values():
+    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        assert isinstance(getattr(ember, name), ember.memory_format) and repr(getattr(ember, name)) == f"ember.{name}"
+        assert isinstance(getattr(torch, name), torch.memory_format)
+    data = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    for lib in (torch, ember):
+        x = lib.tensor(data)
+        for y in (x.to(memory_format=lib.channels_last), x.contiguous(memory_format=lib.channels_last),
+                  x.clone(memory_format=lib.contiguous_format), lib.empty_like(x, memory_format=lib.preserve_format)
+                  .copy_(x)):
+            np.testing.assert_array_equal(y.numpy(), data)
+        layer = lib.nn.Conv2d(3, 2, 3).to(memory_format=lib.channels_last)
+        assert tuple(layer(x).shape) == (2, 2, 2, 3)

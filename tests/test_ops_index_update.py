@@ -1,0 +1,126 @@
+"""index_add/index_copy/index_fill and the in-place indexing ops (masked_fill_, scatter_, scatter_add_,
+index_*_) against PyTorch: values, gradients (recorded in-place too), errors."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+from test_data_samplers import raises_like_torch
+
+import ember
+
+IDX = np.array([2, 0, 2])
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda m, x, s: x.index_add(0, m.tensor(IDX), s), [(3, 4), (3, 4)]),
+    (lambda m, x, s: m.index_add(x, 1, m.tensor(IDX), s, alpha=2.5), [(4, 3), (4, 3)]),
+    (lambda m, x, s: x.index_add(-1, m.tensor([1]), s), [(2, 3), (2, 1)]),
+    (lambda m, x, s: x.index_copy(0, m.tensor([2, 0]), s), [(3, 4), (2, 4)]),
+    (lambda m, x, s: m.index_copy(x, 1, m.tensor([1]), s), [(3, 4), (3, 1)]),
+    (lambda m, x, s: x.index_fill(1, m.tensor(IDX), 0.5) * s, [(3, 4), (3, 4)]),
+    (lambda m, x, s: m.index_fill(x, 0, m.tensor([1]), s.sum()), [(3, 4), (2,)]),
+    (lambda m, x, s: x.index_add(0, m.tensor([], dtype=m.long), s), [(3, 4), (0, 4)]),
+])
+def test_index_updates(fn, shapes):
+    check(fn, shapes)
+
+
+def test_index_fill_integer_tensor():
+    a = np.arange(12).reshape(3, 4)
+    assert_close(ember.tensor(a).index_fill(1, ember.tensor([0, 3]), -1),
+                 torch.tensor(a).index_fill(1, torch.tensor([0, 3]), -1))
+
+
+@pytest.mark.parametrize("op", [
+    lambda m, t, s: t.masked_fill_(t > 0, 0.0),
+    lambda m, t, s: t.masked_fill_(m.tensor([True, False, True, False]), s.sum()),
+    lambda m, t, s: t.scatter_(1, m.tensor([[1], [3], [0]]), s[:, :1]),
+    lambda m, t, s: t.scatter_(1, m.tensor([[1], [3], [0]]), 2.0),
+    lambda m, t, s: t.scatter_add_(1, m.tensor([[1, 1], [0, 2], [3, 3]]), s[:, :2]),
+    lambda m, t, s: t.index_add_(1, m.tensor([3, 3, 0, 1]), s),
+    lambda m, t, s: t.index_copy_(0, m.tensor([2, 1, 0]), s),
+    lambda m, t, s: t.index_fill_(0, m.tensor([1]), -2.0),
+])
+def test_in_place_forms_recorded_and_plain(op):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    # plain (nothing needs a gradient): written in place, version bumped
+    e, t = ember.tensor(a), torch.tensor(a)
+    v = e._version
+    assert op(ember, e, ember.tensor(b)) is e
+    op(torch, t, torch.tensor(b))
+    assert_close(e, t)
+    assert e._version > v
+    # recorded: on a non-leaf, the gradient reaches the original tensor and the source
+    grads = {}
+    for m in (ember, torch):
+        x, s = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        y = x * 1
+        op(m, y, s)
+        (y * y).sum().backward()
+        grads[m] = (y, x.grad, s.grad)
+    for i, (ge, gt) in enumerate(zip(grads[ember], grads[torch])):
+        if gt is None:
+            assert ge is None or not np.any(ge.numpy()), i
+        else:
+            assert_close(ge, gt, msg=str(i))
+
+
+def test_one_hot_by_scatter_and_causal_fill():
+    """Patterns from public programs: y.zero_().scatter_(1, labels, 1) and att.masked_fill_(mask, -inf)."""
+    for m in (ember, torch):
+        labels = m.tensor([[2], [0], [1]])
+        onehot = m.zeros(3, 4).scatter_(1, labels, 1)
+        att = m.zeros(3, 3).masked_fill_(m.ones(3, 3).triu(1).bool(), float("-inf"))
+        if m is ember:
+            e = (onehot, att)
+    assert_close(e[0], onehot)
+    assert_close(e[1], att)
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_reduce_argument(reduce):
+    a, src = np.arange(12.0).reshape(3, 4), np.full((2, 4), 3.0)
+    idx = np.array([[1, 2, 0, 1]])
+    for src_e, src_t in [(ember.tensor(src), torch.tensor(src)), (2.0, 2.0)]:
+        e = ember.tensor(a).scatter_(0, ember.tensor(idx), src_e, reduce=reduce)
+        t = torch.tensor(a).scatter_(0, torch.tensor(idx), src_t, reduce=reduce)
+        assert_close(e, t)
+    for m in (ember, torch):  # no gradient through a reduce=
+        with pytest.raises(RuntimeError):
+            x = m.tensor(a, requires_grad=True) * 1
+            x.scatter_(0, m.tensor(idx), m.tensor(src, requires_grad=True), reduce=reduce)
+            x.sum().backward()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 0]), m.ones(2, 3)),
+    lambda m: m.zeros(3, 4).index_add(0, m.tensor([0, 5]), m.ones(2, 4)),
+    lambda m: m.zeros(3, 4).index_fill(1, m.tensor([0.0, 2.0]), 5),
+    lambda m: m.zeros(3, 4).index_copy(2, m.tensor([0]), m.ones(3, 1)),
+    lambda m: m.zeros(3, 4).index_fill(0, m.tensor([0]), m.ones(2)),
+    lambda m: m.zeros(3, 4, requires_grad=True).masked_fill_(m.ones(3, 4).bool(), 0.0),
+    lambda m: m.zeros(3, 4).masked_fill_(m.ones(3, 4), 0.0),
+    lambda m: m.zeros(3).scatter_(0, m.tensor([1]), m.ones(1), reduce="max"),
+])
+def test_errors_like_torch(make):
+    raises_like_torch(make)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put(accumulate):
+    rows, cols = np.array([0, 2, 0]), np.array([1, 3, 1])
+    fn = (lambda m, x, v: m.index_put(x, (m.tensor(rows), m.tensor(cols)), v, accumulate))
+    if accumulate:  # repeated positions add up
+        check(fn, [(3, 4), (3,)])
+    check(lambda m, x, v: x.index_put((m.tensor([1, 2]),), v, accumulate), [(3, 4), (4,)])
+    check(lambda m, x, v: x.index_put((m.tensor([[True, False, True, False]] * 3),), v.sum(), accumulate),
+          [(3, 4), (2,)])
+    a = np.arange(12.0).reshape(3, 4)
+    e, t = ember.tensor(a), torch.tensor(a)
+    assert e.index_put_((ember.tensor(rows), ember.tensor(cols)), ember.tensor(5.0), accumulate=accumulate) is e
+    t.index_put_((torch.tensor(rows), torch.tensor(cols)), torch.tensor(5.0, dtype=torch.float64),
+                 accumulate=accumulate)
+    assert_close(e, t)

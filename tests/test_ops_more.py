@@ -1,0 +1,193 @@
+"""cumprod/cummax/cummin/diff, repeat_interleave/tile/movedim/tensor_split/meshgrid, the addmm family, inner,
+trace/tril_indices/triu_indices, median/kthvalue/std_mean/var_mean/count_nonzero/aminmax, addcmul/addcdiv,
+cosine_similarity/pairwise_distance/cdist/dist against PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+from oracle import assert_close, check
+from test_data_samplers import raises_like_torch
+
+import ember
+import ember.nn.functional as EF
+
+DISTINCT = np.random.default_rng(3).permutation(60).astype(np.float32).reshape(3, 4, 5) / 7
+WITH_ZEROS = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5], [2.0, -0.5, 1.0, 4.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x: m.cumprod(x, 1), [(3, 4)]),
+    (lambda m, x: x.cumprod(-1), [(2, 3, 4)]),
+    (lambda m, x: x.cumprod(0), [WITH_ZEROS]),
+    (lambda m, x: x.cumprod(1), [WITH_ZEROS]),
+    (lambda m, x: x.cumprod(0), [()]),
+    (lambda m, x: x.cumprod(0), [(0,)]),
+    (lambda m, x: tuple(m.cummax(x, 1)), [DISTINCT]),
+    (lambda m, x: tuple(x.cummin(-1)), [DISTINCT]),
+    (lambda m, x: tuple(x.cummax(0)), [DISTINCT]),
+    (lambda m, x: m.diff(x), [(3, 5)]),
+    (lambda m, x: x.diff(n=2, dim=0), [(4, 3)]),
+    (lambda m, x: m.diff(x, dim=1, prepend=x[:, :1], append=x[:, -2:]), [(3, 4)]),
+    (lambda m, x: x.diff(n=5), [(2, 3)]),
+])
+def test_cumulative(fn, specs):
+    check(fn, specs)
+
+
+def test_cumulative_dtypes_and_ties():
+    a = np.array([[1, 3, 3, 2, 3], [0, -1, 0, 5, 5]])
+    for fn in (lambda m, x: m.cumprod(x, 1), lambda m, x: m.cummax(x, 1).indices, lambda m, x: m.cummin(x, 1).indices,
+               lambda m, x: m.cummax(x, 1).values, lambda m, x: m.diff(x)):
+        assert_close(fn(ember, ember.tensor(a)), fn(torch, torch.tensor(a)))
+    b = np.array([True, False, False, True])
+    assert_close(ember.diff(ember.tensor(b)), torch.diff(torch.tensor(b)))
+    assert_close(ember.cumprod(ember.tensor(b), 0), torch.cumprod(torch.tensor(b), 0))
+    nan = np.array([1.0, np.nan, 0.5, 2.0], dtype=np.float32)
+    for name in ("cummax", "cummin"):
+        e, t = getattr(ember, name)(ember.tensor(nan), 0), getattr(torch, name)(torch.tensor(nan), 0)
+        assert_close(e.values, t.values)
+        assert_close(e.indices, t.indices)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x: x.repeat_interleave(2), [(3,)]),
+    (lambda m, x: m.repeat_interleave(x, 3, dim=1), [(2, 3)]),
+    (lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2]), dim=0), [(3, 2)]),
+    (lambda m, x: x.repeat_interleave(m.tensor([2]), dim=-1), [(2, 3)]),
+    (lambda m, x: x.repeat_interleave(2), [(2, 2)]),
+    (lambda m, x: x.repeat_interleave(3), [()]),
+    (lambda m, x: x.tile((2,)), [(2, 3)]),
+    (lambda m, x: m.tile(x, (2, 1, 2)), [(2, 3)]),
+    (lambda m, x: x.movedim(0, -1), [(2, 3, 4)]),
+    (lambda m, x: m.movedim(x, (0, 1), (2, 0)), [(2, 3, 4)]),
+    (lambda m, x: m.moveaxis(x, -1, 0), [(2, 3, 4)]),
+    (lambda m, x: x.tensor_split(3), [(7, 2)]),
+    (lambda m, x: m.tensor_split(x, [1, 4], dim=1), [(2, 6)]),
+    (lambda m, x: x.tensor_split((2, 1, 9)), [(5,)]),
+    (lambda m, x: x.tensor_split(4, dim=1), [(2, 3)]),
+])
+def test_movement(fn, specs):
+    check(lambda m, x: tuple(fn(m, x)) if isinstance(fn(m, x), tuple) else fn(m, x), specs)
+
+
+def test_repeat_interleave_counts_only():
+    assert_close(ember.repeat_interleave(ember.tensor([2, 0, 1])), torch.repeat_interleave(torch.tensor([2, 0, 1])))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid(indexing):
+    check(lambda m, a, b, c: m.meshgrid(a, b, c, indexing=indexing), [(2,), (3,), (4,)])
+    check(lambda m, a, b: m.meshgrid([a, b], indexing=indexing), [(3,), ()])
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, i, a, b: m.addmm(i, a, b), [(2, 4), (2, 3), (3, 4)]),
+    (lambda m, i, a, b: i.addmm(a, b, beta=0.5, alpha=2), [(4,), (2, 3), (3, 4)]),
+    (lambda m, i, a, b: m.addmm(i, a, b, beta=0), [(2, 4), (2, 3), (3, 4)]),
+    (lambda m, i, a, b: m.baddbmm(i, a, b, alpha=0.1), [(2, 3, 4), (2, 3, 5), (2, 5, 4)]),
+    (lambda m, i, a, b: i.baddbmm(a, b, beta=0, alpha=0.5), [(1, 3, 4), (2, 3, 5), (2, 5, 4)]),
+    (lambda m, i, a, b: m.addbmm(i, a, b), [(3, 4), (2, 3, 5), (2, 5, 4)]),
+    (lambda m, i, a, b: m.addmv(i, a, b, beta=2), [(3,), (3, 4), (4,)]),
+    (lambda m, i, a, b: i.addr(a, b, alpha=3), [(3, 4), (3,), (4,)]),
+    (lambda m, i, a, b: m.addcmul(i, a, b, value=0.5), [(3, 4), (3, 4), (4,)]),
+    (lambda m, i, a, b: i.addcdiv(a, b.exp()), [(3, 4), (3, 1), (3, 4)]),
+])
+def test_scaled_products(fn, specs):
+    check(fn, specs)
+
+
+def test_beta_zero_ignores_nan_input():
+    i = np.full((2, 2), np.nan, dtype=np.float32)
+    a, b = np.eye(2, dtype=np.float32), np.ones((2, 2), dtype=np.float32)
+    assert_close(ember.addmm(ember.tensor(i), ember.tensor(a), ember.tensor(b), beta=0),
+                 torch.addmm(torch.tensor(i), torch.tensor(a), torch.tensor(b), beta=0))
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, a, b: m.inner(a, b), [(3,), (3,)]),
+    (lambda m, a, b: a.inner(b), [(2, 3), (4, 3)]),
+    (lambda m, a, b: m.inner(a, b), [(), (2, 3)]),
+    (lambda m, a, b: m.trace(a) * b.sum(), [(3, 4), (2,)]),
+    (lambda m, a, b: a.trace() + b.sum(), [(4, 4), (1,)]),
+])
+def test_inner_trace(fn, specs):
+    check(fn, specs)
+
+
+def test_tri_indices():
+    for args in [(3, 3), (4, 2), (2, 5, 1), (3, 4, -1), (0, 3), (3, 3, 5)]:
+        assert_close(ember.tril_indices(*args), torch.tril_indices(*args))
+        assert_close(ember.triu_indices(*args), torch.triu_indices(*args))
+    assert ember.tril_indices(3, 3, dtype=ember.int32).dtype == ember.int32
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.median(x),
+    lambda m, x: tuple(x.median(1)),
+    lambda m, x: tuple(m.median(x, 0, keepdim=True)),
+    lambda m, x: tuple(m.median(x, -1)),
+    lambda m, x: tuple(m.kthvalue(x, 2)),
+    lambda m, x: tuple(x.kthvalue(3, dim=0, keepdim=True)),
+    lambda m, x: m.std_mean(x, 1),
+    lambda m, x: m.var_mean(x, (0, 2), correction=0, keepdim=True),
+    lambda m, x: m.std_mean(x),
+    lambda m, x: tuple(m.aminmax(x)),
+    lambda m, x: tuple(x.aminmax(dim=1, keepdim=True)),
+])
+def test_statistics(fn):
+    check(fn, [DISTINCT])
+
+
+def test_median_nan_and_count_nonzero():
+    a = np.array([[1.0, np.nan, 3.0], [2.0, 0.0, 1.0]], dtype=np.float32)
+    assert_close(ember.median(ember.tensor(a)), torch.median(torch.tensor(a)))
+    e, t = ember.tensor(a).median(1), torch.tensor(a).median(1)
+    assert_close(e.values, t.values)
+    assert_close(e.indices, t.indices)
+    for dim in (None, 0, 1, (0, 1)):
+        assert_close(ember.count_nonzero(ember.tensor(a), dim), torch.count_nonzero(torch.tensor(a), dim))
+    assert_close(ember.tensor([[0, 2], [3, 0]]).count_nonzero(), torch.tensor([[0, 2], [3, 0]]).count_nonzero())
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, a, b: m.cosine_similarity(a, b), [(4, 5), (4, 5)]),
+    (lambda m, a, b: m.cosine_similarity(a, b, dim=-1, eps=1e-3), [(2, 3, 5), (3, 5)]),
+    (lambda m, a, b: m.pairwise_distance(a, b), [(4, 5), (4, 5)]),
+    (lambda m, a, b: m.pairwise_distance(a, b, p=1, keepdim=True), [(4, 5), (5,)]),
+    (lambda m, a, b: m.pairwise_distance(a, b, p=3.0, eps=0.0), [(4, 5), (4, 5)]),
+    (lambda m, a, b: m.cdist(a, b), [(4, 3), (5, 3)]),
+    (lambda m, a, b: m.cdist(a, b, p=1), [(2, 4, 3), (2, 5, 3)]),
+    (lambda m, a, b: m.dist(a, b), [(4, 3), (4, 3)]),
+    (lambda m, a, b: a.dist(b, 3), [(4, 3), (3,)]),
+])
+def test_distances(fn, specs):
+    check(fn, specs, atol=1e-5)
+
+
+def test_functional_distances_and_zero_vectors():
+    a = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]], dtype=np.float32)
+    b = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]], dtype=np.float32)
+    check(lambda m, x, y: (EF if m is ember else TF).cosine_similarity(x, y), [a, b])
+    check(lambda m, x, y: (EF if m is ember else TF).pairwise_distance(x, y), [a, b])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.cumprod(m.ones(3), 1),
+    lambda m: m.diff(m.tensor(1.0)),
+    lambda m: m.ones(3).repeat_interleave(m.tensor([1, 2]), dim=0),
+    lambda m: m.ones(3).repeat_interleave(-1),
+    lambda m: m.movedim(m.ones(2, 3), (0, 1), (1,)),
+    lambda m: m.movedim(m.ones(2, 3), (0, 0), (1, 0)),
+    lambda m: m.ones(3).tensor_split(0),
+    lambda m: m.meshgrid(m.ones(2, 2), m.ones(2), indexing="ij"),
+    lambda m: m.meshgrid(m.ones(2), indexing="yx"),
+    lambda m: m.addmm(m.ones(3, 3), m.ones(2, 3), m.ones(3, 4)),
+    lambda m: m.trace(m.ones(3)),
+    lambda m: m.kthvalue(m.ones(3), 4),
+    lambda m: m.median(m.ones(2, 0), 1),
+    lambda m: m.cdist(m.ones(3), m.ones(3, 3)),
+    lambda m: m.cdist(m.ones(2, 3), m.ones(2, 4)),
+])
+def test_errors_like_torch(make):
+    raises_like_torch(make)

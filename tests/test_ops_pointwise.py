@@ -1,0 +1,115 @@
+"""More pointwise math (trig/hyperbolic, log2/log10/expm1/exp2, erf family, logit, atan2, lerp, clamp_min/max)
+against PyTorch: values, gradients, dtypes, edge shapes."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+UNIT = np.random.default_rng(5).uniform(-0.95, 0.95, (3, 4)).astype(np.float32)  # inside (-1, 1)
+ABOVE_ONE = (np.abs(UNIT) + 1.2).astype(np.float32)
+PROB = ((UNIT + 1) / 2).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["tan", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "expm1", "exp2",
+                                  "erf", "erfc", "frac"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_unary_on_the_real_line(name, dtype):
+    check(lambda m, x: getattr(m, name)(x), [(3, 4)], dtype=dtype, atol=1e-5 if dtype == np.float32 else 1e-10)
+    check(lambda m, x: getattr(x, name)(), [(3, 4)], dtype=dtype, atol=1e-5 if dtype == np.float32 else 1e-10)
+
+
+@pytest.mark.parametrize("name", ["asin", "arcsin", "acos", "arccos", "atanh", "arctanh", "erfinv"])
+def test_unary_inside_minus_one_one(name):
+    check(lambda m, x: getattr(m, name)(x), [UNIT], atol=1e-4)
+    check(lambda m, x: getattr(x, name)(), [UNIT.astype(np.float64)], atol=1e-9, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["log2", "log10", "acosh", "arccosh"])
+def test_unary_on_positive_inputs(name):
+    check(lambda m, x: getattr(m, name)(x), [ABOVE_ONE])
+    check(lambda m, x: getattr(x, name)(), [ABOVE_ONE.astype(np.float64)], atol=1e-10)
+
+
+def test_sgn_values():
+    a = np.array([-2.0, 0.0, 3.0, -0.0], dtype=np.float32)
+    assert_close(ember.sgn(ember.tensor(a)), torch.sgn(torch.tensor(a)))
+    assert_close(ember.tensor([-3, 0, 2]).sgn(), torch.tensor([-3, 0, 2]).sgn())
+
+
+def test_erfinv_edges_and_inverse():
+    y = np.array([-1.0, -0.999999, -0.5, 0.0, 1e-8, 0.5, 0.999999, 1.0, 1.5, -2.0, np.nan])
+    assert_close(ember.erfinv(ember.tensor(y)), torch.erfinv(torch.tensor(y)), atol=1e-9, rtol=1e-8)
+    x = np.linspace(-3, 3, 13)
+    assert_close(ember.erfinv(ember.erf(ember.tensor(x))), torch.tensor(x), atol=1e-9, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["tan", "erf", "erfinv", "log2", "expm1", "sinh", "atan"])
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_])
+def test_integer_inputs_compute_in_float(name, dtype):
+    a = np.array([0, 1, 0, 1]).astype(dtype)
+    e, t = getattr(ember, name)(ember.tensor(a)), getattr(torch, name)(torch.tensor(a))
+    assert_close(e, t, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(0,), (), (1,), (2, 0, 3)])
+def test_edge_shapes(shape):
+    for name in ("erf", "erfinv", "tan", "log10", "frac"):
+        check(lambda m, x, name=name: getattr(m, name)(x.tanh() * 0.5), [shape])
+
+
+@pytest.mark.parametrize("eps", [None, 0.2])
+def test_logit(eps):
+    check(lambda m, x: m.logit(x, eps), [PROB], atol=1e-4)
+    check(lambda m, x: x.logit(eps=eps), [PROB.astype(np.float64)], atol=1e-10)
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda m, y, x: m.atan2(y, x), [(3, 4), (3, 4)]),
+    (lambda m, y, x: y.atan2(x), [(3, 1), (1, 4)]),
+    (lambda m, y, x: m.arctan2(y, x), [(2, 3), (3,)]),
+    (lambda m, a, b: m.lerp(a, b, 0.3), [(3, 4), (3, 4)]),
+    (lambda m, a, b: a.lerp(b, 0.7), [(3, 4), (4,)]),
+    (lambda m, a, b: m.lerp(a, b, b.sigmoid()), [(3, 4), (3, 4)]),
+    (lambda m, a, b: m.clamp_min(a, b), [(3, 4), (4,)]),
+    (lambda m, a, b: a.clamp_max(b), [(3, 4), (3, 1)]),
+    (lambda m, a, b: a.clamp_min(0.1) + m.clamp_max(b, -0.2), [(3, 4), (3, 4)]),
+])
+def test_binary(fn, shapes):
+    check(fn, shapes)
+
+
+def test_atan2_promotes_integers():
+    e = ember.atan2(ember.tensor([1, -1]), ember.tensor([2, 3]))
+    t = torch.atan2(torch.tensor([1, -1]), torch.tensor([2, 3]))
+    assert_close(e, t)
+
+
+def test_in_place_lerp_and_clamp():
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    for name, args in [("lerp_", (np.ones((3, 4), np.float32), 0.25)), ("clamp_min_", (0.1,)), ("clamp_max_", (0.0,))]:
+        e, t = ember.tensor(a), torch.tensor(a)
+        eargs = [ember.tensor(v) if isinstance(v, np.ndarray) else v for v in args]
+        targs = [torch.tensor(v) if isinstance(v, np.ndarray) else v for v in args]
+        assert getattr(e, name)(*eargs) is e
+        getattr(t, name)(*targs)
+        assert_close(e, t)
+    # recorded: the gradient flows through the in-place lerp to both ends
+    ea, eb = ember.tensor(a, requires_grad=True), ember.ones(3, 4, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.ones(3, 4, requires_grad=True)
+    ey, ty = ea * 1, ta * 1
+    ey.lerp_(eb, 0.25)
+    ty.lerp_(tb, 0.25)
+    (ey * ey).sum().backward()
+    (ty * ty).sum().backward()
+    assert_close(ea.grad, ta.grad)
+    assert_close(eb.grad, tb.grad)
+
+
+def test_lerp_dtype_mismatch_raises_like_torch():
+    with pytest.raises(RuntimeError):
+        torch.lerp(torch.ones(2), torch.ones(2, dtype=torch.float64), 0.5)
+    with pytest.raises(RuntimeError):
+        ember.lerp(ember.ones(2), ember.ones(2, dtype=ember.float64), 0.5)

@@ -1,0 +1,129 @@
+"""multinomial and bernoulli: the distributions PyTorch draws from (not its random stream), shapes, dtypes, errors."""
+
+import numpy as np
+import pytest
+from test_data_samplers import raises_like_torch
+
+import ember
+
+W = [1.0, 2.0, 3.0, 4.0]
+N = 40000
+TOL = 0.012  # about 5 standard deviations of a frequency estimated from N draws
+
+
+def freqs(samples, n):
+    return np.bincount(np.asarray(samples).reshape(-1), minlength=n) / np.asarray(samples).size
+
+
+def test_with_replacement_frequencies_follow_weights():
+    ember.manual_seed(0)
+    s = ember.multinomial(ember.tensor(W), N, replacement=True)
+    assert s.shape == (N,) and s.dtype == ember.int64
+    np.testing.assert_allclose(freqs(s.numpy(), 4), np.array(W) / sum(W), atol=TOL)
+
+
+def test_rows_are_separate_distributions():
+    ember.manual_seed(1)
+    probs = ember.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [0.1, 0.3, 0.6]], dtype=ember.float64)
+    s = probs.multinomial(N, replacement=True).numpy()
+    assert s.shape == (3, N)
+    assert (s[0] == 1).all()
+    assert not (s[1] == 1).any()
+    np.testing.assert_allclose(freqs(s[1], 3), [0.5, 0, 0.5], atol=TOL)
+    np.testing.assert_allclose(freqs(s[2], 3), [0.1, 0.3, 0.6], atol=TOL)
+
+
+def test_without_replacement_is_sequential_sampling():
+    """Without replacement: no repeats in a row; P(first = i) = p_i, P(first = i, second = j) = p_i p_j / (1 - p_i)."""
+    ember.manual_seed(2)
+    p = np.array(W) / sum(W)
+    s = ember.multinomial(ember.tensor([W] * N), 2).numpy()
+    assert s.shape == (N, 2)
+    assert (s[:, 0] != s[:, 1]).all()
+    np.testing.assert_allclose(freqs(s[:, 0], 4), p, atol=TOL)
+    pairs = np.zeros((4, 4))
+    np.add.at(pairs, (s[:, 0], s[:, 1]), 1 / N)
+    expected = p[:, None] * p[None, :] / (1 - p[:, None])
+    np.fill_diagonal(expected, 0)
+    np.testing.assert_allclose(pairs, expected, atol=TOL)
+
+
+def test_without_replacement_draws_every_category_once():
+    s = ember.multinomial(ember.tensor([[1.0, 5.0, 0.5, 2.0, 0.1]] * 50), 5).numpy()
+    assert (np.sort(s, axis=1) == np.arange(5)).all()
+
+
+def test_zero_weights_come_last_without_replacement_and_never_with():
+    ember.manual_seed(3)
+    w = ember.tensor([0.0, 2.0, 0.0, 1.0])
+    s = ember.multinomial(w.expand(500, 4), 3).numpy()
+    assert set(map(tuple, np.sort(s[:, :2], axis=1))) == {(1, 3)}
+    assert np.isin(s[:, 2], [0, 2]).all()
+    assert set(ember.multinomial(w, 1000, replacement=True).tolist()) <= {1, 3}
+
+
+def test_one_category_and_tiny_weights():
+    assert ember.multinomial(ember.tensor([3.0]), 4, True).tolist() == [0, 0, 0, 0]
+    assert ember.multinomial(ember.tensor([1e-30, 0.0]), 1).tolist() == [0]
+    assert ember.multinomial(ember.ones(0, 3), 2).shape == (0, 2)
+    half = ember.multinomial(ember.tensor([1.0, 1.0], dtype=ember.float16), 2)
+    assert sorted(half.tolist()) == [0, 1]
+
+
+def test_generator_reproducible_and_separate_from_global():
+    w = ember.tensor(W)
+    a = ember.multinomial(w, 10, True, generator=ember.Generator().manual_seed(7))
+    b = ember.multinomial(w, 10, True, generator=ember.Generator().manual_seed(7))
+    assert a.tolist() == b.tolist()
+    ember.manual_seed(7)
+    state = ember.get_rng_state()
+    ember.multinomial(w, 10, True, generator=ember.Generator().manual_seed(8))
+    assert ember.equal(ember.get_rng_state(), state)  # the global stream was not consumed
+    ember.manual_seed(5)
+    c = ember.multinomial(w, 3)
+    ember.manual_seed(5)
+    assert ember.multinomial(w, 3).tolist() == c.tolist()
+
+
+def test_sampling_a_softmax_keeps_no_graph():
+    logits = ember.randn(2, 5, requires_grad=True)
+    s = ember.multinomial(ember.softmax(logits, -1), 1)
+    assert s.shape == (2, 1) and not s.requires_grad
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.multinomial(m.ones(2, 2, 2), 1),
+    lambda m: m.multinomial(m.ones(3), 0),
+    lambda m: m.multinomial(m.ones(3), 4),
+    lambda m: m.multinomial(m.tensor([1.0, -1.0, 1.0]), 1),
+    lambda m: m.multinomial(m.tensor([1.0, float("inf")]), 1),
+    lambda m: m.multinomial(m.tensor([1.0, float("nan")]), 1, True),
+    lambda m: m.multinomial(m.zeros(3), 1),
+    lambda m: m.multinomial(m.tensor([[1.0, 1.0], [0.0, 0.0]]), 1),
+    lambda m: m.multinomial(m.tensor([1, 1, 1]), 1),
+    lambda m: m.multinomial(m.tensor([]), 1),
+    lambda m: m.bernoulli(m.tensor([0.5, 1.5])),
+    lambda m: m.bernoulli(m.tensor([1, 0])),
+])
+def test_errors_like_torch(make):
+    raises_like_torch(make)
+
+
+def test_bernoulli_frequencies_and_dtype():
+    ember.manual_seed(4)
+    p = ember.tensor([0.0, 0.2, 0.7, 1.0], dtype=ember.float64).expand(N, 4)
+    s = ember.bernoulli(p)
+    assert s.dtype == ember.float64 and s.shape == (N, 4)
+    np.testing.assert_allclose(s.numpy().mean(axis=0), [0.0, 0.2, 0.7, 1.0], atol=TOL)
+    q = ember.zeros(N).bernoulli(0.3)
+    assert q.dtype == ember.float32
+    assert abs(q.numpy().mean() - 0.3) < TOL
+    g1, g2 = ember.Generator().manual_seed(1), ember.Generator().manual_seed(1)
+    assert ember.equal(ember.bernoulli(p[:10], generator=g1), ember.bernoulli(p[:10], generator=g2))
+
+
+def test_bernoulli_in_place_with_a_probability_tensor():
+    ember.manual_seed(6)
+    probs = ember.tensor([0.0, 0.25, 1.0])
+    x = ember.zeros(N, 3).bernoulli_(probs)
+    np.testing.assert_allclose(x.numpy().mean(axis=0), [0.0, 0.25, 1.0], atol=TOL)

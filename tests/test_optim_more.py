@@ -1,0 +1,161 @@
+"""Adadelta, Adamax, NAdam, RAdam against torch.optim: trajectories step by step, options, groups, state_dict."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+from test_data_samplers import raises_like_torch
+from test_optim import arrays, assert_same_trajectory, batches, loss_fn, make_opt, snapshot, train, trajectory
+
+import ember
+
+CASES = [
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "eps": 1e-4}),
+    ("Adadelta", {"lr": 0.5, "weight_decay": 0.1}),
+    ("Adadelta", {"lr": 0.5, "weight_decay": 0.1, "maximize": True}),
+    ("Adadelta", {"rho": 1.0}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "eps": 1e-4}),
+    ("Adamax", {"lr": 0.05, "weight_decay": 0.1}),
+    ("Adamax", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.05, "betas": (0.8, 0.99), "momentum_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("NAdam", {"lr": 0.05, "maximize": True, "weight_decay": 0.05}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9)}),
+    ("RAdam", {"lr": 0.05, "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.05, "maximize": True}),
+]
+NAMES = ["Adadelta", "Adamax", "NAdam", "RAdam"]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_trajectory_matches_torch(name, kwargs):
+    assert_same_trajectory(trajectory(ember, name, kwargs), trajectory(torch, name, kwargs))
+
+
+def long_trajectory(m, name, kwargs, dtype=np.float32, rounds=3):
+    """The 6 batches ``rounds`` times over: 18 steps, enough for RAdam to switch its adaptive step on."""
+    params = [m.tensor(a, requires_grad=True) for a in arrays(dtype=dtype)]
+    opt = getattr(m.optim, name)(params, **kwargs)
+    out = []
+    for batch in batches(dtype=dtype) * rounds:
+        train(m, opt, params, [batch])
+        out.append(snapshot(opt, params))
+    return out
+
+
+@pytest.mark.parametrize("name,kwargs", [("RAdam", {"lr": 0.01}), ("RAdam", {"lr": 0.01, "betas": (0.9, 0.99)}),
+                                         ("NAdam", {"lr": 0.01}), ("Adadelta", {}), ("Adamax", {"lr": 0.01})])
+def test_long_trajectory_matches_torch(name, kwargs):
+    assert_same_trajectory(long_trajectory(ember, name, kwargs), long_trajectory(torch, name, kwargs),
+                           atol=2e-6, rtol=2e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float64_trajectory(name):
+    kwargs = {"lr": 0.05, "weight_decay": 0.01}
+    e = long_trajectory(ember, name, kwargs, dtype=np.float64, rounds=2)
+    assert_same_trajectory(e, long_trajectory(torch, name, kwargs, dtype=np.float64, rounds=2), atol=1e-12,
+                           rtol=1e-10)
+    assert e[-1][0][0].dtype == np.float64
+
+
+GROUPS = {
+    "Adadelta": [{"params": [0, 1], "rho": 0.5}, {"params": [2], "weight_decay": 0.2, "lr": 0.3}],
+    "Adamax": [{"params": [0], "betas": (0.5, 0.9)}, {"params": [1, 2], "lr": 0.02, "maximize": True}],
+    "NAdam": [{"params": [2, 0], "momentum_decay": 0.01}, {"params": [1], "decoupled_weight_decay": True,
+                                                            "weight_decay": 0.1}],
+    "RAdam": [{"params": [0], "betas": (0.8, 0.9)}, {"params": [1, 2], "lr": 0.001, "weight_decay": 0.1}],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_param_groups_with_different_options(name):
+    e = trajectory(ember, name, {"lr": 0.01}, groups=GROUPS[name])
+    assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, groups=GROUPS[name]))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_layout_and_defaults_match_torch(name):
+    dicts, groups = {}, {}
+    for m in (ember, torch):
+        params = [m.tensor(a, requires_grad=True) for a in arrays()]
+        opt = make_opt(m, name, params, {}, GROUPS[name])
+        loss_fn(m, params, *batches()[0]).backward()
+        opt.step()
+        dicts[m] = opt.state_dict()
+        groups[m] = getattr(m.optim, name)([m.zeros(1, requires_grad=True)]).defaults
+    assert groups[ember] == groups[torch]
+    e, t = dicts[ember], dicts[torch]
+    assert e["param_groups"] == t["param_groups"]
+    assert e["state"].keys() == t["state"].keys()
+    for i in t["state"]:
+        assert list(e["state"][i]) == list(t["state"][i])
+        for key, tv in t["state"][i].items():
+            assert isinstance(e["state"][i][key], ember.Tensor)
+            assert_close(e["state"][i][key], tv, msg=f"state {i} {key}")
+
+
+@pytest.mark.parametrize("name,kwargs", [("Adadelta", {"weight_decay": 0.1}), ("Adamax", {"lr": 0.01}),
+                                         ("NAdam", {"lr": 0.01}), ("RAdam", {"lr": 0.01})])
+def test_state_dict_round_trip_continues_identically(name, kwargs):
+    full = long_trajectory(ember, name, kwargs, rounds=2)
+    params = [ember.tensor(a, requires_grad=True) for a in arrays()]
+    opt = getattr(ember.optim, name)(params, **kwargs)
+    data = batches() * 2
+    train(ember, opt, params, data[:4])
+    saved = opt.state_dict()
+    params2 = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
+    opt2 = getattr(ember.optim, name)(params2, lr=123.0)
+    opt2.load_state_dict(saved)
+    assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+    rest = []
+    for batch in data[4:]:
+        train(ember, opt2, params2, [batch])
+        rest.append(snapshot(opt2, params2))
+    assert_same_trajectory(rest, full[4:], atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_none_grad_skipped_and_closure_returns_loss(name):
+    e = trajectory(ember, name, {"lr": 0.01}, closure=True)
+    assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, closure=True))
+    p, q = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+    opt = getattr(ember.optim, name)([p, q], lr=0.1)
+    (p * 2).sum().backward()
+    with pytest.warns(ember.diagnostics.TrainingLoopWarning, match="received no gradient"):
+        opt.step()
+    assert q.tolist() == [1.0, 1.0] and q not in opt.state
+    assert p.tolist() != [1.0, 1.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.optim.Adadelta([m.zeros(1, requires_grad=True)], lr=-1),
+    lambda m: m.optim.Adadelta([m.zeros(1, requires_grad=True)], rho=1.5),
+    lambda m: m.optim.Adadelta([m.zeros(1, requires_grad=True)], eps=-1),
+    lambda m: m.optim.Adadelta([m.zeros(1, requires_grad=True)], weight_decay=-1),
+    lambda m: m.optim.Adamax([m.zeros(1, requires_grad=True)], betas=(1.0, 0.9)),
+    lambda m: m.optim.Adamax([m.zeros(1, requires_grad=True)], betas=(0.9, -0.1)),
+    lambda m: m.optim.Adamax([m.zeros(1, requires_grad=True)], eps=-1),
+    lambda m: m.optim.NAdam([m.zeros(1, requires_grad=True)], momentum_decay=-1),
+    lambda m: m.optim.NAdam([m.zeros(1, requires_grad=True)], betas=(0.9, 1.0)),
+    lambda m: m.optim.RAdam([m.zeros(1, requires_grad=True)], lr=-0.1),
+    lambda m: m.optim.RAdam([m.zeros(1, requires_grad=True)], weight_decay=-1),
+    lambda m: m.optim.RAdam([m.zeros(1, requires_grad=True)], nesterov=True),
+])
+def test_bad_arguments_raise_like_torch(make):
+    raises_like_torch(make)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_implementation_switches(name):
+    cls = getattr(ember.optim, name)
+    opt = cls([ember.zeros(1, requires_grad=True)], foreach=False, capturable=False)
+    assert opt.param_groups[0]["foreach"] is False and opt.param_groups[0]["differentiable"] is False
+    with pytest.raises(NotImplementedError):
+        cls([ember.zeros(1, requires_grad=True)], differentiable=True)

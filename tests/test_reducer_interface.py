@@ -1,0 +1,74 @@
+"""DistributedDataParallel ↔ Reducer: keyword-only construction with named defaults, settings through
+methods, gradient homes laid out at construction, and PyTorch's DDP arguments each either acted on,
+listed as ignored, or listed as unsupported. (Behaviour on real ranks: tests/test_ddp.py.)"""
+
+import inspect
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd.grad_home import flat_grads
+from ember.distributed.reducer import Reducer
+from ember.nn.parallel import distributed as ember_ddp
+
+
+def reducer(**kwargs):
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+    named = list(model.named_parameters())
+    comm = SimpleNamespace(size=4, rank=0)  # construction reads only these
+    return Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), model
+
+
+def test_construction_is_keyword_only_with_named_defaults():
+    r, model = reducer()
+    params = list(model.parameters())
+    with pytest.raises(TypeError):
+        Reducer(params, ["a"] * len(params), SimpleNamespace(size=2, rank=0), 25.0)
+    defaults = {k: v.default for k, v in inspect.signature(Reducer).parameters.items()
+                if v.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert defaults == {"bucket_cap_mb": 25.0, "find_unused_parameters": False, "gradient_as_bucket_view": False,
+                        "grad_reduction": "mean", "nonfinite_grads": "skip"}
+    assert r.scale == 0.25 and r.nonfinite_policy == "skip"
+
+
+def test_divisor_and_policy_are_set_through_methods():
+    r, _ = reducer()
+    r.set_divisor(3)
+    assert r.scale == pytest.approx(1 / 3)
+    r.reset_divisor()
+    assert r.scale == 0.25
+    summed, _ = reducer(grad_reduction="sum")
+    summed.set_divisor(3)
+    assert summed.scale == 1.0  # a sum is never divided
+    r.set_nonfinite_policy("off")
+    assert r.nonfinite_policy == "off"
+    with pytest.raises(ValueError, match="nonfinite_grads must be"):
+        r.set_nonfinite_policy("ignore")
+    with pytest.raises(ValueError, match="grad_reduction must be"):
+        reducer(grad_reduction="max")
+
+
+def test_each_bucket_is_a_stretch_of_the_gradient_buffer_laid_out_at_construction():
+    r, model = reducer(bucket_cap_mb=0.5)
+    assert len(r.buckets) >= 2 and len(r.grad_buffers) == 1
+    model(ember.randn(2, 300)).sum().backward()  # the first backward writes into the homes
+    buffer = r.grad_buffers[0]
+    for bucket in r.buckets:
+        region = flat_grads(bucket.params[::-1])  # buckets hold parameters in reverse registration order
+        assert region is not None and np.shares_memory(region, buffer.flat)
+
+
+def test_every_pytorch_ddp_argument_is_acted_on_ignored_or_unsupported():
+    theirs = set(inspect.signature(torch.nn.parallel.DistributedDataParallel.__init__).parameters) - {"self"}
+    ours = inspect.signature(ember_ddp.DistributedDataParallel.__init__).parameters
+    assert theirs <= set(ours), f"PyTorch arguments ember does not accept: {theirs - set(ours)}"
+    ignored, unsupported = set(ember_ddp.IGNORED_ARGUMENTS), set(ember_ddp.UNSUPPORTED_ARGUMENTS)
+    assert ignored <= theirs and unsupported <= theirs and not ignored & unsupported
+    acted_on = {"module", "broadcast_buffers", "init_sync", "process_group", "bucket_cap_mb", "find_unused_parameters",
+                "gradient_as_bucket_view", "forward_sync_buffers"}
+    assert theirs == ignored | unsupported | acted_on
+    assert all(reason for reason in ember_ddp.IGNORED_ARGUMENTS.values())

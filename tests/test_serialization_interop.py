@@ -1,0 +1,253 @@
+"""Weights from the ecosystem: PyTorch's torch.save zip format and safetensors, both ways, without unpickling."""
+
+import io
+import os
+import subprocess
+import sys
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import safetensors
+import safetensors.numpy
+import safetensors.torch
+import torch
+
+import ember
+import ember.nn as nn
+from ember.serialization import load_file, save_file
+
+TORCH_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+                torch.float32, torch.float64]
+
+
+def torch_bytes(obj) -> io.BytesIO:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+def assert_same(e, t):
+    """An ember tensor and a torch tensor hold the same dtype, shape, values and requires_grad."""
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (e.dtype, t.dtype)
+    assert tuple(e.shape) == tuple(t.shape) and e.requires_grad == t.requires_grad
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+
+
+def varied_tensors() -> dict:
+    g = torch.Generator().manual_seed(0)
+    out = {}
+    for dt in TORCH_DTYPES:
+        base = (torch.randn(3, 4, generator=g) * 50).to(dt)
+        out[str(dt)] = base
+        out[f"{dt}-T"] = base.t()
+    out["0d"] = torch.tensor(3.5)
+    out["empty"] = torch.zeros(0, 3)
+    out["view"] = out["torch.float32"][1:, ::2]
+    out["expanded"] = torch.arange(3.0).expand(2, 3)
+    out["grad"] = torch.ones(2, requires_grad=True)
+    out["param"] = torch.nn.Parameter(torch.randn(2, 2, generator=g))
+    out["frozen"] = torch.nn.Parameter(torch.randn(2, generator=g), requires_grad=False)
+    return out
+
+
+def test_torch_save_files_load_with_their_values_and_types():
+    src = varied_tensors()
+    nested = {"tensors": src, "meta": [1, 2.5, "s", None, True, (1, (2, "x")), {3: "int key"}, -(2**70)],
+              "ordered": OrderedDict(b=torch.ones(1), a=2), "dtype": torch.float16, "device": torch.device("cpu")}
+    out = ember.load(torch_bytes(nested))
+    for k, t in src.items():
+        assert_same(out["tensors"][k], t)
+    assert isinstance(out["tensors"]["param"], nn.Parameter) and out["tensors"]["param"].requires_grad
+    assert isinstance(out["tensors"]["frozen"], nn.Parameter) and not out["tensors"]["frozen"].requires_grad
+    assert out["meta"] == nested["meta"] and type(out["ordered"]) is OrderedDict and list(out["ordered"]) == ["b", "a"]
+    assert out["dtype"] is ember.float16 and out["device"] == ember.device("cpu")
+    # views of one storage share memory, as in PyTorch
+    out["tensors"]["torch.float32"].add_(1.0)
+    np.testing.assert_array_equal(out["tensors"]["view"].numpy(), (src["view"] + 1).numpy())
+
+
+def test_optimizer_state_dicts_load_and_resume_like_pytorch():
+    torch.manual_seed(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+    topt = torch.optim.Adam(tmodel.parameters(), lr=0.01)
+    x, y = torch.randn(8, 4), torch.randn(8, 2)
+    for _ in range(3):
+        topt.zero_grad()
+        torch.nn.functional.mse_loss(tmodel(x), y).backward()
+        topt.step()
+    ckpt = ember.load(torch_bytes({"model": tmodel.state_dict(), "optim": topt.state_dict()}))
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+    model.load_state_dict(ckpt["model"])
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    opt.load_state_dict(ckpt["optim"])
+    ex, ey = ember.tensor(x.numpy()), ember.tensor(y.numpy())
+    for _ in range(3):  # both continue from the same state
+        topt.zero_grad()
+        torch.nn.functional.mse_loss(tmodel(x), y).backward()
+        topt.step()
+        opt.zero_grad()
+        ember.nn.functional.mse_loss(model(ex), ey).backward()
+        opt.step()
+    for (name, p), tp in zip(model.named_parameters(), tmodel.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_model_trained_in_pytorch_gives_the_same_outputs_in_ember_and_back(tmp_path):
+    torch.manual_seed(1)
+    tmodel = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2), torch.nn.ReLU(),
+                                 torch.nn.Flatten(), torch.nn.Linear(8, 3))
+    topt = torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        topt.zero_grad()
+        tmodel(torch.randn(4, 1, 4, 4)).pow(2).mean().backward()
+        topt.step()
+    tmodel.eval()
+    torch.save(tmodel.state_dict(), tmp_path / "torch.pt")
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 3)).eval()
+    model.load_state_dict(ember.load(tmp_path / "torch.pt"))
+    x = torch.randn(5, 1, 4, 4)
+    np.testing.assert_allclose(model(ember.tensor(x.numpy())).detach().numpy(), tmodel(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    # and back: ember trains further, saves in PyTorch's format, PyTorch loads it weights-only
+    model.train()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    model(ember.randn(4, 1, 4, 4)).pow(2).mean().backward()
+    opt.step()
+    model.eval()
+    ember.save(model.state_dict(), tmp_path / "ember.pt", format="torch")
+    tmodel.load_state_dict(torch.load(tmp_path / "ember.pt", weights_only=True))
+    np.testing.assert_allclose(tmodel(x).detach().numpy(), model(ember.tensor(x.numpy())).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_ember_saves_in_pytorch_format_load_in_pytorch_weights_only():
+    g = np.random.default_rng(0)
+    src = {f"t{i}": ember.tensor((g.standard_normal((2, 3)) * 50).astype(dt.np))
+           for i, dt in enumerate(ember._dtype.ALL_DTYPES)}
+    src.update(zero_d=ember.tensor(2.0), empty=ember.zeros(0, 2), strided=ember.arange(12.0).reshape(3, 4).t(),
+               param=nn.Parameter(ember.ones(2)), frozen=nn.Parameter(ember.ones(1), requires_grad=False),
+               grad=ember.ones(3, requires_grad=True))
+    obj = {"tensors": src, "meta": [1, -5, 2**40, -(2**70), 0.25, "é", None, False, (1, 2)],
+           "ordered": OrderedDict(z=1, a=[]), "dtype": ember.int16}
+    buf = io.BytesIO()
+    ember.save(obj, buf, format="torch")
+    buf.seek(0)
+    out = torch.load(buf, weights_only=True)
+    for k, t in src.items():
+        assert_same(t, out["tensors"][k])
+    assert isinstance(out["tensors"]["param"], torch.nn.Parameter) and out["tensors"]["param"].requires_grad
+    assert not out["tensors"]["frozen"].requires_grad
+    assert out["meta"] == obj["meta"] and type(out["ordered"]) is OrderedDict and out["dtype"] is torch.int16
+    buf.seek(0)
+    back = ember.load(buf)  # and ember reads its own PyTorch-format file
+    for k in src:
+        assert_same(back["tensors"][k], out["tensors"][k])
+    with pytest.raises(TypeError, match="format='torch'"):
+        ember.save({"m": nn.Linear(1, 1)}, io.BytesIO(), format="torch")
+    with pytest.raises(ValueError, match="format"):
+        ember.save({}, io.BytesIO(), format="pickle")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def test_a_malicious_torch_file_is_refused_naming_the_global_and_nothing_runs(tmp_path):
+    buf = io.BytesIO()
+    torch.save({"w": torch.ones(1), "x": Evil()}, buf)
+    path = tmp_path / "evil.pt"
+    path.write_bytes(buf.getvalue())
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for weights_only in (True, False):
+            with pytest.raises(RuntimeError, match=r"(posix|os)\.system") as e:
+                ember.load(path, weights_only=weights_only)
+            assert "evil.pt" in str(e.value)
+    finally:
+        os.chdir(cwd)
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("obj", [{"w": torch.ones(2, dtype=torch.bfloat16)}, {"c": torch.ones(2, dtype=torch.cfloat)},
+                                 {"dtype": torch.bfloat16}], ids=["bf16", "complex", "dtype"])
+def test_dtypes_ember_lacks_are_named(obj):
+    with pytest.raises(RuntimeError, match=r"(BFloat16|ComplexFloat)Storage|bfloat16.*a dtype ember does not have"):
+        ember.load(torch_bytes(obj))
+
+
+def test_torch_files_load_without_pytorch_installed(tmp_path):
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "opt": {"state": {0: {"step": torch.tensor(2.0)}}}},
+               tmp_path / "w.pt")
+    script = ("import sys; sys.modules['torch'] = None\n"  # any `import torch` now fails
+              "import ember\n"
+              f"out = ember.load({str(tmp_path / 'w.pt')!r})\n"
+              "assert out['w'].tolist() == [[0, 1, 2], [3, 4, 5]], out\n"
+              "assert float(out['opt']['state'][0]['step']) == 2.0\n"
+              "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+              "print('ok')\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__))))
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert res.stdout.strip() == "ok", res.stderr
+
+
+# ------------------------------------------------------------------------------------ safetensors
+def test_safetensors_written_by_ember_read_by_the_package(tmp_path):
+    src = {k: ember.tensor(v.detach().numpy()) for k, v in varied_tensors().items() if k != "expanded"}
+    save_file(src, tmp_path / "m.safetensors", metadata={"format": "pt", "step": "3"})
+    by_numpy = safetensors.numpy.load_file(str(tmp_path / "m.safetensors"))
+    by_torch = safetensors.torch.load_file(str(tmp_path / "m.safetensors"))
+    assert set(by_numpy) == set(src)
+    for k, t in src.items():
+        np.testing.assert_array_equal(by_numpy[k], t.numpy())
+        assert_same(t, by_torch[k])
+    with safetensors.safe_open(str(tmp_path / "m.safetensors"), "np") as f:
+        assert f.metadata() == {"format": "pt", "step": "3"}
+
+
+def test_safetensors_written_by_the_package_read_by_ember(tmp_path):
+    src = {k: v.detach().contiguous() for k, v in varied_tensors().items() if k not in ("view", "expanded")}
+    safetensors.torch.save_file(src, str(tmp_path / "t.safetensors"), metadata={"a": "b"})
+    for out in (load_file(tmp_path / "t.safetensors"), ember.load(tmp_path / "t.safetensors")):
+        assert set(out) == set(src)
+        for k, t in src.items():
+            assert_same(out[k], t.detach())
+    assert ember.serialization.safetensors.metadata_of(tmp_path / "t.safetensors") == {"a": "b"}
+    data = (tmp_path / "t.safetensors").read_bytes()
+    assert set(ember.serialization.safetensors.load(data)) == set(src)
+
+
+def test_safetensors_model_round_trip_gives_the_same_outputs(tmp_path):
+    torch.manual_seed(2)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 2))
+    safetensors.torch.save_file(tmodel.state_dict(), str(tmp_path / "m.safetensors"))
+    model = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.Linear(4, 2))
+    model.load_state_dict(load_file(tmp_path / "m.safetensors"))
+    x = torch.randn(2, 3)
+    np.testing.assert_allclose(model(ember.tensor(x.numpy())).detach().numpy(), tmodel(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda d: d[:7], lambda d: d[:-1], lambda d: d + b"x", lambda d: (2**40).to_bytes(8, "little") + d[8:],
+    lambda d: d.replace(b'"F32"', b'"BF16"', 1), lambda d: d.replace(b"data_offsets\":[0", b"data_offsets\":[4", 1),
+    lambda d: d.replace(b'"shape":[2', b'"shape":[9', 1),
+])
+def test_corrupt_safetensors_are_runtime_errors(tmp_path, corrupt):
+    save_file({"w": ember.ones(2, 3), "b": ember.zeros(3)}, tmp_path / "ok.safetensors")
+    bad = corrupt((tmp_path / "ok.safetensors").read_bytes())
+    (tmp_path / "bad.safetensors").write_bytes(bad)
+    with pytest.raises(RuntimeError, match="bad.safetensors"):
+        load_file(tmp_path / "bad.safetensors")
+
+
+def test_legacy_and_foreign_zip_members_are_checked():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", b"\x80\x02]q\x00.")  # an empty list, no storages
+    buf.seek(0)
+    assert ember.load(buf) == []

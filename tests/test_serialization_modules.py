@@ -1,0 +1,159 @@
+"""Whole-module save (PyTorch 2.6+ semantics, without pickle): weights_only refuses unless allowlisted."""
+
+import io
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.serialization import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+
+class Net(nn.Module):
+    inits = 0
+
+    def __init__(self, act=F.relu):
+        super().__init__()
+        Net.inits += 1
+        self.body = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6))
+        self.head = nn.Linear(6, 3, bias=False)
+        self.tied = self.head  # the same submodule twice
+        self.register_buffer("scale", ember.full((3,), 2.0))
+        self.register_buffer("cache", ember.zeros(1), persistent=False)
+        self.act, self.name, self.sizes, self.dtype = act, "net", (4, 6, 3), ember.float32
+
+    def forward(self, x):
+        return self.head(self.act(self.body(x))) * self.scale
+
+
+class TorchNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 2)
+
+
+NET_CLASSES = [Net, nn.Sequential, nn.Linear, nn.BatchNorm1d, F.relu]
+
+
+@pytest.fixture(autouse=True)
+def empty_allowlist():
+    clear_safe_globals()
+    yield
+    clear_safe_globals()
+
+
+def trained_net() -> Net:
+    ember.manual_seed(0)
+    net = Net()
+    opt = ember.optim.SGD(net.parameters(), lr=0.1)
+    net(ember.randn(8, 4)).sum().backward()
+    opt.step()
+    net.eval()
+    return net
+
+
+def saved(obj) -> io.BytesIO:
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+def test_weights_only_refuses_a_module_like_pytorch():
+    buf = saved(trained_net())
+    with pytest.raises(RuntimeError, match=r"test_serialization_modules\.Net.*add_safe_globals") as e:
+        ember.load(buf)
+    assert isinstance(e.value, pickle.UnpicklingError)
+    tbuf = io.BytesIO()
+    torch.save(TorchNet(), tbuf)
+    tbuf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):  # PyTorch's exception type: ember's error is one too
+        torch.load(tbuf)
+
+
+def test_allowlisted_module_rebuilds_without_init_and_gives_the_same_outputs():
+    net = trained_net()
+    x = ember.randn(5, 4)
+    expected = net(x).detach().numpy()
+    inits = Net.inits
+    add_safe_globals(NET_CLASSES)
+    out = ember.load(saved(net))
+    assert Net.inits == inits  # __init__ was not called
+    assert type(out) is Net and not out.training and not out.body[1].training
+    np.testing.assert_array_equal(out(x).detach().numpy(), expected)
+    assert out.tied is out.head and out.act is F.relu and out.name == "net" and out.sizes == (4, 6, 3)
+    assert out.dtype is ember.float32 and isinstance(out.head.weight, nn.Parameter) and out.head.bias is None
+    assert list(out.state_dict()) == list(net.state_dict())  # "cache" stays non-persistent
+    assert [n for n, _ in out.named_buffers()] == [n for n, _ in net.named_buffers()]
+    # the rebuilt module trains: gradients reach its parameters
+    out.train()
+    out(x).sum().backward()
+    assert all(p.grad is not None for p in out.parameters())
+
+
+def test_safe_globals_context_and_queries():
+    buf = saved(trained_net())
+    with safe_globals(NET_CLASSES):
+        assert set(get_safe_globals()) == set(NET_CLASSES)
+        ember.load(buf)
+    assert get_safe_globals() == []
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="not an allowed global"):
+        ember.load(buf)
+    add_safe_globals([(Net, "old.place.Net")])
+    assert get_safe_globals() == [(Net, "old.place.Net")]
+    clear_safe_globals()
+    assert get_safe_globals() == []
+
+
+def test_a_missing_class_in_the_allowlist_is_named():
+    buf = saved(trained_net())
+    with safe_globals([Net, nn.Sequential, nn.Linear, F.relu]):
+        with pytest.raises(RuntimeError, match=r"ember\.nn\.modules\.normalization\.BatchNorm1d|BatchNorm1d"):
+            ember.load(buf)
+
+
+def test_weights_only_false_imports_the_classes():
+    net = trained_net()
+    out = ember.load(saved({"model": net, "epoch": 2}), weights_only=False)
+    x = ember.randn(3, 4)
+    np.testing.assert_array_equal(out["model"](x).detach().numpy(), net(x).detach().numpy())
+    assert out["epoch"] == 2
+
+
+def test_modules_that_cannot_be_saved_are_type_errors(tmp_path):
+    class Local(nn.Module):
+        pass
+
+    with pytest.raises(TypeError, match="cannot be imported again"):
+        ember.save(Local(), io.BytesIO())
+    hooked = nn.Linear(2, 2)
+    hooked.register_forward_hook(lambda m, i, o: o)
+    with pytest.raises(TypeError, match="_forward_hooks"):
+        ember.save(hooked, io.BytesIO())
+    odd = nn.Linear(2, 2)
+    odd.extra = object()
+    with pytest.raises(TypeError, match="attribute 'extra'"):
+        ember.save(odd, tmp_path / "m.pt")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_forged_class_path_is_refused_even_when_it_exists():
+    with zipfile.ZipFile(io.BytesIO(saved(nn.Linear(2, 2)).getvalue())) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    members["ember.json"] = members["ember.json"].replace(b"ember.nn.modules.linear.Linear", b"builtins.dict")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for k, v in members.items():
+            zf.writestr(k, v)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="builtins.dict"):
+        ember.load(buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="not an nn.Module subclass"):
+        ember.load(buf, weights_only=False)
