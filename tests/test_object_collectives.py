@@ -92,3 +92,34 @@ def test_zero_redundancy_optimizer_matches_the_unsharded_optimizer(nproc):
     assert p.returncode == 0, p.stdout + p.stderr
     for r in range(nproc):
         assert f"zero ok rank {r} of {nproc}" in p.stdout
+
+
+def _launch_script(name, nproc, *args, timeout=150):
+    script = os.path.join(ROOT, "tests", "dist_scripts", name)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                           "--timeout", str(timeout - 20), script, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_comm_hooks_against_the_default_path(nproc):
+    """allreduce_hook bit for bit, fp16/bf16 within their precision, full-rank PowerSGD equal, misuse refused."""
+    p = _launch_script("comm_hooks.py", nproc)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"comm hooks ok rank {r} of {nproc}" in p.stdout
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_powersgd_trains_digits_within_one_and_a_half_points(nproc):
+    pytest.importorskip("sklearn")
+    p = _launch_script("powersgd_digits.py", nproc)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "powerSGD digits ok rank 0" in p.stdout
+
+
+def test_a_hook_out_of_step_is_named_not_a_hang():
+    p = _launch_script("comm_hooks.py", 2, "diverge", timeout=60)
+    assert p.returncode != 0
+    assert "did NOT arrive" in p.stdout + p.stderr and "out of step across ranks went unnoticed" not in p.stderr

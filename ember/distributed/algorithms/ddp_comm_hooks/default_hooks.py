@@ -28,9 +28,11 @@ def _group(process_group: ProcessGroup | None) -> ProcessGroup:
 
 
 def _allreduce_fut(process_group: ProcessGroup | None, tensor: Tensor) -> Future:
-    """Average ``tensor`` over the group in place: divide first (as PyTorch does, against overflow), then sum."""
+    """Average ``tensor`` over the group in place: scale by 1/world first (as PyTorch does, against overflow),
+    then sum — the very operations of DDP's own path, so the result is bit for bit the same."""
     pg = _group(process_group)
-    tensor._data /= pg.size()
+    data = tensor._data
+    xp.multiply(data, data.dtype.type(1.0 / pg.size()), out=data)
     work = collectives.all_reduce(tensor, group=pg, async_op=True)
     return work.get_future().then(lambda fut: fut.value()[0])
 
@@ -41,14 +43,14 @@ def allreduce_hook(process_group: ProcessGroup | None, bucket) -> Future:
 
 
 def _to_bf16_bits(array):
-    """float32 -> the upper 16 bits of the nearest bfloat16 (round to nearest, ties to even), as uint16."""
+    """float32 -> the nearest bfloat16 (round to nearest, ties to even): its 16 bits, held in an int16."""
     bits = xp.ascontiguousarray(array, dtype=xp.float32).view(xp.uint32)
     rounding = ((bits >> 16) & 1) + 0x7FFF
-    return ((bits + rounding) >> 16).astype(xp.uint16)
+    return ((bits + rounding) >> 16).astype(xp.uint16).view(xp.int16)
 
 
 def _from_bf16_bits(half):
-    return (half.astype(xp.uint32) << 16).view(xp.float32)
+    return (half.view(xp.uint16).astype(xp.uint32) << 16).view(xp.float32)
 
 
 _CODECS: dict[str, tuple[Any, Any]] = {

@@ -138,8 +138,9 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         state.p_memory_dict[index] = xp.empty(p_size, dtype=flat.dtype)
         state.q_memory_dict[index] = xp.empty(q_size, dtype=flat.dtype)
         fresh_q = True
-    ps, qs = _views(state.p_memory_dict[index], [(m.shape[0], r) for m, r in matrices]), \
-        _views(state.q_memory_dict[index], [(m.shape[1], r) for m, r in matrices])
+    p_memory, q_memory = state.p_memory_dict[index], state.q_memory_dict[index]
+    ps = _views(p_memory, [(m.shape[0], r) for m, r in matrices])
+    qs = _views(q_memory, [(m.shape[1], r) for m, r in matrices])
     if fresh_q:
         gen = np.random.default_rng(state.rng.randint(1_000_000_000))
         for q in qs:
@@ -159,20 +160,20 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
             a[...] = uncompressed[offset:offset + a.size].reshape(a.shape)
             offset += a.size
         # The Ps are orthogonalised next, so their scale does not matter: no division by the world size.
-        collectives.all_reduce(from_numpy(state.p_memory_dict[index]), group=pg)
+        collectives.all_reduce(from_numpy(p_memory), group=pg)
         for p in ps:
             _orthogonalize(p, state.orthogonalization_epsilon)
         for (m, _), p, q in zip(matrices, ps, qs):
             xp.matmul(m.T, p, out=q)
-        collectives.all_reduce(from_numpy(state.q_memory_dict[index]), group=pg)
-        state.q_memory_dict[index] /= world
+        collectives.all_reduce(from_numpy(q_memory), group=pg)
+        xp.divide(q_memory, world, out=q_memory)
         for (m, _), p, q in zip(matrices, ps, qs):
             xp.matmul(p, q.T, out=m)
         if state.use_error_feedback:
             state.error_dict[index] = before - flat
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
+        if not state.warm_start:  # this bucket's P and Q only: the other buckets' steps may still be pending
+            state.p_memory_dict.pop(index, None)
+            state.q_memory_dict.pop(index, None)
         state.maybe_increase_iter(bucket)
         return buffer
 
