@@ -28,6 +28,13 @@ from .collectives import (
 )
 from .comm import Work
 from .consistency import collective_checks_enabled, set_collective_checks
+from .object_collectives import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    monitored_barrier,
+    scatter_object_list,
+)
 from .p2p import irecv, isend, recv, send
 from .process_group import (
     GroupMember,
@@ -50,7 +57,8 @@ from .process_group import (
 from .reduce_op import ReduceOp
 
 __all__ = [
-    "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_reduce",
+    "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_gather_object",
+    "all_reduce", "broadcast_object_list", "gather_object", "monitored_barrier", "scatter_object_list",
     "all_to_all", "barrier", "broadcast", "collective_checks_enabled", "default_group", "destroy_process_group",
     "gather", "get_backend", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
     "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend",

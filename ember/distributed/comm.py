@@ -248,6 +248,12 @@ class Work:
     def exception(self) -> None:
         return None
 
+    def get_future(self):
+        """A ``torch.futures.Future`` completed with this operation's result (its output tensors)."""
+        from ..futures import Future
+
+        return Future._of_work(self)
+
 
 def _seconds(timeout) -> float:
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)

@@ -72,6 +72,8 @@ class Bucket:
         self.views = [self.grads[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
         self.pending = len(params)
         self.work = None  # the all-reduce in flight (comm.Work)
+        self.future = None  # with a communication hook: the Future of the reduced buffer
+        self.reducing = None  # with a communication hook: the array handed to it (what the result must fill)
         self.in_place = False  # reduced in the parameters' own gradient buffer (nothing to copy back)
         self.started: float | None = None  # trace timestamp of its launch
 
@@ -147,6 +149,7 @@ class Reducer:
         self._next_launch = 0
         self._in_flight: list[Bucket] = []
         self.iteration = 0
+        self._comm_hook = None  # (state, hook) from register_comm_hook
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in params]
 
     # ------------------------------------------------------------------ settings
@@ -166,6 +169,21 @@ class Reducer:
             raise ValueError(f"nonfinite_grads must be 'skip', 'raise' or 'off', got {policy!r}")
         self.nonfinite_policy = policy
 
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each bucket with ``hook(state, GradBucket)`` instead of the built-in all-reduce.
+
+        The hook gets the bucket's summed-up local gradients, not yet divided by the world size (it does its
+        own averaging, as PyTorch's hooks do), and returns a Future of the reduced buffer. Hooks are called in
+        bucket order during backward; their Futures are waited for in bucket order at the end of backward, so
+        collectives issued from ``then`` callbacks keep one order on every rank.
+        """
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if self.iteration:
+            raise RuntimeError("register_comm_hook must be called before the first forward of the "
+                               "DistributedDataParallel model (the buckets of a backward all use one hook)")
+        self._comm_hook = (state, hook)
+
     # ------------------------------------------------------------------ per iteration
     def prepare_for_backward(self) -> None:
         """Called by DDP's forward: the next backward is to be synchronised."""
@@ -173,6 +191,7 @@ class Reducer:
         for bucket, ready in zip(self.buckets, self._ready):
             bucket.pending = len(bucket.params)
             bucket.work = None
+            bucket.future = None
             bucket.in_place = False
             ready[:] = [False] * len(ready)
         self._next_launch = 0
@@ -231,9 +250,12 @@ class Reducer:
                 self._nonfinite = lockstep.has_nonfinite(grads)
                 trace.finish("non-finite scan", "ddp", t, bucket=bucket.index)
             t = trace.start()
-            bucket.work = self.comm.iallreduce_(grads, ReduceOp.SUM)
+            if self._comm_hook is None:
+                bucket.work = self.comm.iallreduce_(grads, ReduceOp.SUM)
+                self._in_flight.append(bucket)
+            else:
+                bucket.future = self._run_comm_hook(bucket, grads)
             trace.finish("start all-reduce", "ddp", t, bucket=bucket.index)
-            self._in_flight.append(bucket)
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
                 lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
@@ -250,7 +272,8 @@ class Reducer:
         buffer, filled from the gradients. Scaling before summing keeps magnitudes small, as
         PyTorch does.
         """
-        scale = bucket.grads.dtype.type(self.scale)
+        factor = 1.0 if self._comm_hook is not None else self.scale  # a communication hook averages itself
+        scale = bucket.grads.dtype.type(factor)
         ready = self._ready[bucket.index]
         if not all(ready):
             for p, done in zip(bucket.params, ready):
@@ -260,18 +283,38 @@ class Reducer:
         region = flat_grads(bucket.params[::-1])
         if region is not None:
             bucket.in_place = True
-            if self.scale != 1.0:
+            if factor != 1.0:
                 xp.multiply(region, scale, out=region)
             return region
         for slot, (p, view) in enumerate(zip(bucket.params, bucket.views)):
             if not ready[slot]:
                 view[...] = 0
-            elif self.scale == 1.0:
+            elif factor == 1.0:
                 if p._grad._data is not view:
                     view[...] = p._grad._data
             else:
                 xp.multiply(p._grad._data, scale, out=view)
         return bucket.grads
+
+    def _run_comm_hook(self, bucket: Bucket, grads):
+        """Hand ``grads`` (the bucket's gradients end to end) to the communication hook; its Future."""
+        from ..futures import Future
+        from .grad_bucket import GradBucket
+
+        order = bucket.params[::-1] if grads is not bucket.grads else bucket.params  # how they lie in grads
+        offsets, offset = [], 0
+        for p in order:
+            offsets.append(offset)
+            offset += p._data.size
+        state, hook = self._comm_hook
+        view = GradBucket(bucket.index, Tensor._make(grads), order, offsets, bucket.index == len(self.buckets) - 1)
+        future = hook(state, view)
+        if not isinstance(future, Future):
+            raise TypeError(f"DistributedDataParallel: the communication hook {getattr(hook, '__name__', hook)!r} "
+                            f"returned {type(future).__name__}; it must return a torch.futures.Future whose value "
+                            "is the bucket's reduced buffer (e.g. dist.all_reduce(..., async_op=True).get_future())")
+        bucket.reducing = grads
+        return future
 
     def _progress(self) -> None:
         """Let MPI advance the all-reduces in flight; note the ones that finished."""
@@ -347,6 +390,18 @@ class Reducer:
             self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._in_flight = []
+        for bucket in self.buckets:  # with a communication hook: its Futures, in bucket order
+            if bucket.future is not None:
+                self._wait(bucket.future, f"the communication hook of gradient bucket {bucket.index}")
+                result = bucket.future.value()
+                if not isinstance(result, Tensor) or result.numel() != bucket.reducing.size:
+                    raise RuntimeError(f"DistributedDataParallel: the communication hook's Future for bucket "
+                                       f"{bucket.index} holds {type(result).__name__}, not the bucket's "
+                                       f"{bucket.reducing.size} reduced values")
+                if result._data is not bucket.reducing:
+                    bucket.reducing[...] = result._data.reshape(-1)
+                bucket.future = None
+                trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._wait(self._table_work, "the all-reduce of the lockstep table")
         trace.finish("wait all-reduces", "ddp", started)
 

@@ -48,9 +48,12 @@ class _BatchNorm(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.ndim}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked._data += 1
@@ -118,3 +121,74 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) input, per channel C."""
+
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose training statistics cover the whole global batch: every rank of
+    ``process_group`` (default: the whole job) contributes its part of each channel.
+
+    Use it under DistributedDataParallel when each rank's batch is small; 2 ranks with batch B then normalise and
+    update running statistics exactly as one process with batch 2B. In eval mode, or when no process group of
+    more than one rank is initialised, it is ordinary batch normalisation. Input: (N, C, *). Every rank must call
+    forward (and backward) the same number of times, as with any collective.
+
+    Differences from PyTorch: PyTorch's SyncBatchNorm runs on GPUs only and raises for CPU tensors; ember's runs on
+    the CPU over MPI.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _sync_group(self):
+        """The process group to synchronise over, or None when there is nothing to synchronise with."""
+        from ... import distributed
+
+        if not (self.training and distributed.is_initialized()):
+            return None
+        group = self.process_group if self.process_group is not None else distributed.default_group()
+        return group if distributed.get_world_size(group) > 1 else None
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        group = self._sync_group()
+        if group is None:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked._data += 1
+            self.num_batches_tracked._bump_version()
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked._data)
+        from .._ops.sync_batch_norm import sync_batch_norm
+
+        return sync_batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias, factor, self.eps,
+                               group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """Return ``module`` with every BatchNorm*d layer in it replaced by a SyncBatchNorm that holds the same
+        parameters, running statistics and training flag (a BatchNorm given directly is itself replaced)."""
+        output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                   module.track_running_stats, process_group)
+            if module.affine:
+                output.weight, output.bias = module.weight, module.bias
+            output.running_mean, output.running_var = module.running_mean, module.running_var
+            output.num_batches_tracked = module.num_batches_tracked
+            output.training = module.training
+        for name, child in module.named_children():
+            output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return output

@@ -32,6 +32,7 @@ Differences from PyTorch:
 
 from __future__ import annotations
 
+import inspect
 import json
 from contextlib import contextmanager
 
@@ -275,6 +276,28 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Reduce gradient buckets with ``hook(state, bucket)`` instead of the default all-reduce-and-average.
+
+        ``bucket`` is a ``GradBucket`` (``buffer()``, ``gradients()``, ``parameters()``, ``index()``,
+        ``is_last()``, ``set_buffer()``) holding this rank's gradients, not yet divided by the world size; the
+        hook returns a ``torch.futures.Future`` whose value is the reduced buffer. Built-in hooks live in
+        ``ember.distributed.algorithms.ddp_comm_hooks`` (``default_hooks.allreduce_hook``,
+        ``fp16_compress_hook``, ``bf16_compress_hook``, ``powerSGD_hook.powerSGD_hook``). Call it once, before
+        the first forward. Lockstep safety is kept: the non-finite scan and the per-backward rank table run as
+        without a hook.
+        """
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook: hook must be callable, got {type(hook).__name__}")
+        try:
+            arguments = len(inspect.signature(hook).parameters)
+        except (TypeError, ValueError):
+            arguments = 2
+        if arguments != 2:
+            raise ValueError("Communication hook must take two arguments (state, bucket); "
+                             f"{getattr(hook, '__name__', hook)!r} takes {arguments}")
+        self.reducer.register_comm_hook(state, hook)
 
     @property
     def bucket_sizes(self) -> list[int]:

@@ -1,0 +1,188 @@
+"""PowerSGD (Vogels et al., 2019): low-rank gradient compression with error feedback, as a DDP communication hook.
+
+Each gradient matrix M (a tensor viewed as rows x the rest) is approximated by P Q^T with rank r:
+``P = M Q`` (all-reduced, then orthogonalised), ``Q = M^T P`` (all-reduced, divided by the world size), so
+``(n + m) * r`` numbers travel instead of ``n * m``. With error feedback, what the approximation missed is added
+to the next step's gradient; with warm start, Q carries over from the previous step. Vectors (biases) and
+matrices too small to be worth compressing are all-reduced as they are. The first ``start_powerSGD_iter``
+iterations use the plain all-reduce.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from ...._backend import xp
+from ...._creation import from_numpy
+from ....futures import Future
+from ... import collectives
+from ...process_group import ProcessGroup
+from .default_hooks import _allreduce_fut, _group
+
+logger = logging.getLogger(__name__)
+
+
+def _orthogonalize(matrix, epsilon: float = 0.0) -> None:
+    """Gram-Schmidt on the columns of ``matrix``, in place (a zero column stays zero)."""
+    for i in range(matrix.shape[1]):
+        col = matrix[:, i]
+        norm = float(np.sqrt(col @ col))
+        if epsilon == 0 and norm == 0:
+            col[...] = 0
+        else:
+            col /= norm + epsilon
+        if i + 1 < matrix.shape[1]:
+            rest = matrix[:, i + 1:]
+            rest -= xp.outer(col, col @ rest)
+
+
+def _should_compress(num_rows: int, num_cols: int, rank: int, min_compression_rate: float) -> bool:
+    return (num_rows + num_cols) * rank * min_compression_rate < num_rows * num_cols
+
+
+class PowerSGDState:
+    """What the PowerSGD hook keeps between steps (PyTorch's arguments and defaults).
+
+    Args:
+        process_group: the ranks to average over (None: the whole job).
+        matrix_approximation_rank: r, the rank of the approximation (1 compresses most; 2-4 are typical).
+        start_powerSGD_iter: iterations of plain all-reduce first (>1 when error feedback or warm start is on).
+        min_compression_rate: compress a matrix only when this many times fewer numbers travel.
+        use_error_feedback: add what the approximation missed to the next step's gradient.
+        warm_start: start each step's power iteration from the previous Q.
+        orthogonalization_epsilon: added to each norm in Gram-Schmidt (0: exact; a zero column stays zero).
+        random_seed: seeds the initial Q, the same on every rank.
+        compression_stats_logging_frequency: log the compression rate every this many iterations.
+        batch_tensors_with_same_shape: accepted; ember compresses tensor by tensor either way (same result).
+    """
+
+    def __init__(self, process_group: ProcessGroup | None, matrix_approximation_rank: int = 1,
+                 start_powerSGD_iter: int = 1_000, min_compression_rate: float = 2, use_error_feedback: bool = True,
+                 warm_start: bool = True, orthogonalization_epsilon: float = 0, random_seed: int = 0,
+                 compression_stats_logging_frequency: int = 10_000, batch_tensors_with_same_shape: bool = False):
+        if (use_error_feedback or warm_start) and start_powerSGD_iter <= 1:
+            raise ValueError("Expect `start_powerSGD_iter` > 1 if `use_error_feedback` or `warm_start` is enabled, "
+                             "because PowerSGD can only be applied after the first two iterations in DDP.")
+        self.process_group = process_group
+        self.matrix_approximation_rank = matrix_approximation_rank
+        self.start_powerSGD_iter = start_powerSGD_iter
+        self.min_compression_rate = min_compression_rate
+        self.use_error_feedback = use_error_feedback
+        self.warm_start = warm_start
+        self.orthogonalization_epsilon = orthogonalization_epsilon
+        self.rng = np.random.RandomState(random_seed)
+        self.error_dict: dict[int, Any] = {}
+        self.p_memory_dict: dict[int, Any] = {}
+        self.q_memory_dict: dict[int, Any] = {}
+        self.iter = 0
+        self.total_numel_before_compression = 0
+        self.total_numel_after_compression = 0
+        self.compression_stats_logging_frequency = max(1, compression_stats_logging_frequency)
+        self.next_stats_report = 0
+        self.batch_tensors_with_same_shape = batch_tensors_with_same_shape
+
+    def maybe_increase_iter(self, bucket) -> None:
+        """Count one iteration per backward (at its last bucket)."""
+        if bucket.is_last():
+            self.iter += 1
+        if self.iter == self.start_powerSGD_iter and bucket.is_last():
+            logger.info("Start to apply PowerSGD after %s iterations.", self.iter)
+
+    def compression_stats(self) -> tuple[float, int, int]:
+        """(compression rate, numbers before, numbers after) over everything compressed so far."""
+        before, after = self.total_numel_before_compression, self.total_numel_after_compression
+        return (before / after if after else 0.0), before, after
+
+
+def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
+    """Average the bucket's gradients with rank-``state.matrix_approximation_rank`` PowerSGD compression."""
+    pg = _group(state.process_group)
+    world = pg.size()
+    buffer = bucket.buffer()
+    if state.iter < state.start_powerSGD_iter:
+        state.maybe_increase_iter(bucket)
+        return _allreduce_fut(state.process_group, buffer)
+
+    index, flat = bucket.index(), buffer._data
+    if state.use_error_feedback:
+        if index in state.error_dict:
+            flat += state.error_dict[index]
+        else:
+            state.error_dict[index] = xp.zeros_like(flat)
+        before = flat.copy()
+
+    matrices, plain = [], []
+    for g in bucket.gradients():
+        a = g._data
+        if a.ndim < 2:
+            plain.append(a)
+            continue
+        m = a.reshape(a.shape[0], -1)
+        r = min(*m.shape, state.matrix_approximation_rank)
+        if _should_compress(*m.shape, r, state.min_compression_rate):
+            matrices.append((m, r))
+            state.total_numel_before_compression += m.size
+            state.total_numel_after_compression += (m.shape[0] + m.shape[1]) * r
+        else:
+            plain.append(a)
+            state.total_numel_before_compression += a.size
+            state.total_numel_after_compression += a.size
+
+    p_size = sum(m.shape[0] * r for m, r in matrices)
+    q_size = sum(m.shape[1] * r for m, r in matrices)
+    fresh_q = not state.warm_start or index not in state.q_memory_dict
+    if fresh_q or state.p_memory_dict[index].size != p_size:
+        state.p_memory_dict[index] = xp.empty(p_size, dtype=flat.dtype)
+        state.q_memory_dict[index] = xp.empty(q_size, dtype=flat.dtype)
+        fresh_q = True
+    p_memory, q_memory = state.p_memory_dict[index], state.q_memory_dict[index]
+    ps = _views(p_memory, [(m.shape[0], r) for m, r in matrices])
+    qs = _views(q_memory, [(m.shape[1], r) for m, r in matrices])
+    if fresh_q:
+        gen = np.random.default_rng(state.rng.randint(1_000_000_000))
+        for q in qs:
+            q[...] = gen.standard_normal(q.shape)
+    for q in qs:
+        _orthogonalize(q, state.orthogonalization_epsilon)
+    for (m, _), q, p in zip(matrices, qs, ps):
+        xp.matmul(m, q, out=p)
+
+    uncompressed = xp.concatenate([a.reshape(-1) for a in plain]) if plain else xp.zeros(0, dtype=flat.dtype)
+    first = collectives.all_reduce(from_numpy(uncompressed), group=pg, async_op=True)
+
+    def unpack_plain_and_reduce_ps(fut: Future):
+        xp.divide(uncompressed, world, out=uncompressed)
+        offset = 0
+        for a in plain:
+            a[...] = uncompressed[offset:offset + a.size].reshape(a.shape)
+            offset += a.size
+        # The Ps are orthogonalised next, so their scale does not matter: no division by the world size.
+        collectives.all_reduce(from_numpy(p_memory), group=pg)
+        for p in ps:
+            _orthogonalize(p, state.orthogonalization_epsilon)
+        for (m, _), p, q in zip(matrices, ps, qs):
+            xp.matmul(m.T, p, out=q)
+        collectives.all_reduce(from_numpy(q_memory), group=pg)
+        xp.divide(q_memory, world, out=q_memory)
+        for (m, _), p, q in zip(matrices, ps, qs):
+            xp.matmul(p, q.T, out=m)
+        if state.use_error_feedback:
+            state.error_dict[index] = before - flat
+        if not state.warm_start:  # this bucket's P and Q only: the other buckets' steps may still be pending
+            state.p_memory_dict.pop(index, None)
+            state.q_memory_dict.pop(index, None)
+        state.maybe_increase_iter(bucket)
+        return buffer
+
+    return first.get_future().then(unpack_plain_and_reduce_ps)
+
+
+def _views(flat, shapes):
+    out, offset = [], 0
+    for rows, cols in shapes:
+        out.append(flat[offset:offset + rows * cols].reshape(rows, cols))
+        offset += rows * cols
+    return out

@@ -1,0 +1,42 @@
+"""``GradBucket``: one bucket of gradients as a DDP communication hook sees it (``torch.distributed.GradBucket``)."""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+
+
+class GradBucket:
+    """A bucket's flat gradient buffer, the parameters it covers, and where each gradient lies in it.
+
+    ``buffer()`` is this rank's gradients of the bucket end to end (a 1-D tensor); ``gradients()`` are views of it
+    shaped like ``parameters()``; writing into either writes the bucket. ``is_last()`` is True for the bucket
+    reduced last in each backward (PyTorch's bucket order: the last one holds the first-registered parameters).
+    """
+
+    def __init__(self, index: int, buffer: Tensor, parameters: list[Tensor], offsets: list[int], is_last: bool):
+        self._index, self._buffer, self._parameters = index, buffer, parameters
+        self._offsets, self._is_last = offsets, is_last
+
+    def index(self) -> int:
+        return self._index
+
+    def buffer(self) -> Tensor:
+        return self._buffer
+
+    def gradients(self) -> list[Tensor]:
+        flat = self._buffer._data
+        return [Tensor._make(flat[o:o + p.numel()].reshape(p._data.shape))
+                for o, p in zip(self._offsets, self._parameters)]
+
+    def parameters(self) -> list[Tensor]:
+        return list(self._parameters)
+
+    def is_last(self) -> bool:
+        return self._is_last
+
+    def set_buffer(self, buffer: Tensor) -> None:
+        """Make ``buffer`` the bucket's contents (copied into the bucket's memory)."""
+        if buffer.numel() != self._buffer.numel():
+            raise ValueError(f"GradBucket.set_buffer: the bucket holds {self._buffer.numel()} values, the new "
+                             f"buffer {buffer.numel()}")
+        self._buffer._data[...] = buffer._data.reshape(-1)

@@ -1,0 +1,79 @@
+"""SyncBatchNorm on N ranks x batch B equals BatchNorm on one process x N*B: outputs, running statistics,
+gradients and the parameters after a few SGD steps under DistributedDataParallel.
+
+Every rank computes the one-process reference itself on the whole global batch (the same seeded data).
+Run: python -m ember.distributed.run --nproc-per-node 3 tests/dist_scripts/sync_batchnorm.py
+"""
+
+from datetime import timedelta
+
+import numpy as np
+
+import ember
+import ember.distributed as dist
+import ember.nn as nn
+from ember.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+rank, world = dist.get_rank(), dist.get_world_size()
+B = 3
+
+
+def build():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(4 * 5 * 5, 6), nn.BatchNorm1d(6, momentum=None), nn.Linear(6, 1))
+
+
+def close(a, b, what, rtol=2e-5, atol=2e-6):
+    a, b = np.asarray(a), np.asarray(b)
+    assert np.allclose(a, b, rtol=rtol, atol=atol), f"rank {rank}: {what} differs by {np.abs(a - b).max()}"
+
+
+reference = build()
+model = DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(build()))
+assert sum(isinstance(m, nn.SyncBatchNorm) for m in model.modules()) == 2
+ref_opt = ember.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+gen = np.random.default_rng(1)
+for step in range(4):
+    x_all = ember.tensor(gen.normal(2.0, 3.0, size=(world * B, 2, 5, 5)).astype(np.float32), requires_grad=True)
+    y_all = ember.tensor(gen.normal(size=(world * B, 1)).astype(np.float32))
+    mine = slice(rank * B, (rank + 1) * B)
+    x = x_all.detach()[mine].clone().requires_grad_(True)
+
+    ref_out = reference(x_all)
+    ember.nn.functional.mse_loss(ref_out, y_all).backward()
+    out = model(x)
+    ember.nn.functional.mse_loss(out, y_all[mine]).backward()
+
+    close(out.detach().numpy(), ref_out.detach().numpy()[mine], f"step {step} output")
+    close(x.grad.numpy() / world, x_all.grad.numpy()[mine], f"step {step} input gradient / world")
+    for (name, p), q in zip(model.module.named_parameters(), reference.parameters()):
+        close(p.grad.numpy(), q.grad.numpy(), f"step {step} gradient of {name}")
+    for (name, b), c in zip(model.module.named_buffers(), reference.buffers()):
+        close(b.numpy(), c.numpy(), f"step {step} buffer {name}")
+    ref_opt.step()
+    opt.step()
+    ref_opt.zero_grad()
+    opt.zero_grad()
+
+for (name, p), q in zip(model.module.named_parameters(), reference.parameters()):
+    close(p.detach().numpy(), q.detach().numpy(), f"parameter {name} after 4 steps")
+
+model.eval()  # eval: running statistics, no communication (rank 0 alone may evaluate)
+if rank == 0:
+    with ember.no_grad():
+        reference.eval()
+        close(model.module(x_all.detach()).numpy(), reference(x_all.detach()).numpy(), "eval output")
+dist.barrier()
+
+# One value per channel over all ranks cannot be normalised: the same ValueError on every rank, no hang.
+try:
+    nn.SyncBatchNorm(3)(ember.ones(1, 3) if rank == 0 else ember.ones(0, 3))
+except ValueError as e:
+    assert "more than 1 value per channel" in str(e), e
+else:
+    raise AssertionError("SyncBatchNorm must refuse one value per channel")
+print(f"sync batchnorm ok rank {rank} of {world}", flush=True)
+dist.destroy_process_group()

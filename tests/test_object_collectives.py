@@ -1,0 +1,125 @@
+"""Object collectives and monitored_barrier on 2 and 3 real ranks (tests/dist_scripts/object_collectives.py)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ember.distributed import comm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "object_collectives.py")
+pytestmark = pytest.mark.skipif(not comm.is_available(), reason="mpi4py not installed")
+
+
+def launch(nproc, *args):
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                           "--timeout", "40", SCRIPT, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=90)
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_object_collectives_round_trip_nested_values(nproc):
+    p = launch(nproc)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"object collectives ok rank {r} of {nproc}" in p.stdout
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_monitored_barrier_names_the_rank_that_did_not_arrive(nproc):
+    p = launch(nproc, "missing")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"rank 0 raised: monitored_barrier: ranks [{nproc - 1}] failed to pass monitored_barrier" in p.stdout, \
+        p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_sync_batchnorm_equals_batchnorm_on_the_global_batch(nproc):
+    script = os.path.join(ROOT, "tests", "dist_scripts", "sync_batchnorm.py")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                        "--timeout", "60", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"sync batchnorm ok rank {r} of {nproc}" in p.stdout
+
+
+def test_sync_batchnorm_without_a_process_group_is_batchnorm():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    import ember
+
+    x = np.random.default_rng(0).normal(size=(4, 3, 5)).astype(np.float32)
+    ours, theirs = ember.nn.SyncBatchNorm(3, momentum=0.3), torch.nn.BatchNorm1d(3, momentum=0.3)
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (ours(xe) * ember.arange(5.0)).sum().backward()
+    (theirs(xt) * torch.arange(5.0)).sum().backward()
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-5)
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        ours(ember.ones(3))
+
+
+def test_convert_sync_batchnorm_keeps_parameters_and_pytorchs_keys():
+    torch = pytest.importorskip("torch")
+    import ember
+
+    def build(nn):
+        return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3)))
+
+    model = build(ember.nn)
+    model[2].eval()
+    weight = model[1].weight
+    converted = ember.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    reference = torch.nn.SyncBatchNorm.convert_sync_batchnorm(build(torch.nn))
+    assert list(converted.state_dict()) == list(reference.state_dict())
+    assert isinstance(converted[1], ember.nn.SyncBatchNorm) and isinstance(converted[2][1], ember.nn.SyncBatchNorm)
+    assert converted[1].weight is weight and converted[2][1].training is False and converted[1].training is True
+    assert isinstance(ember.nn.SyncBatchNorm.convert_sync_batchnorm(ember.nn.BatchNorm1d(4)), ember.nn.SyncBatchNorm)
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_zero_redundancy_optimizer_matches_the_unsharded_optimizer(nproc):
+    script = os.path.join(ROOT, "tests", "dist_scripts", "zero.py")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                        "--timeout", "60", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"zero ok rank {r} of {nproc}" in p.stdout
+
+
+def _launch_script(name, nproc, *args, timeout=150):
+    script = os.path.join(ROOT, "tests", "dist_scripts", name)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                           "--timeout", str(timeout - 20), script, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_comm_hooks_against_the_default_path(nproc):
+    """allreduce_hook bit for bit, fp16/bf16 within their precision, full-rank PowerSGD equal, misuse refused."""
+    p = _launch_script("comm_hooks.py", nproc)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(nproc):
+        assert f"comm hooks ok rank {r} of {nproc}" in p.stdout
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_powersgd_trains_digits_within_one_and_a_half_points(nproc):
+    pytest.importorskip("sklearn")
+    p = _launch_script("powersgd_digits.py", nproc)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "powerSGD digits ok rank 0" in p.stdout
+
+
+def test_a_hook_out_of_step_is_named_not_a_hang():
+    p = _launch_script("comm_hooks.py", 2, "diverge", timeout=60)
+    assert p.returncode != 0
+    assert "did NOT arrive" in p.stdout + p.stderr and "out of step across ranks went unnoticed" not in p.stderr
