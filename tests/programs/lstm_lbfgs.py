@@ -63,7 +63,7 @@ for i in range(args.steps):
         optimizer.zero_grad()
         out = seq(input)
         loss = criterion(out, target)
-        print(f"step {i}: loss {loss.item():.10f}")
+        print(f"step {i}: loss {loss.item():.10f}")  # noqa: B023 (read while i is current)
         loss.backward()
         return loss
     optimizer.step(closure)
