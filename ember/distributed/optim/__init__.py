@@ -3,3 +3,8 @@
 from .zero_redundancy_optimizer import ZeroRedundancyOptimizer
 
 __all__ = ["ZeroRedundancyOptimizer"]
+
+
+from ..._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

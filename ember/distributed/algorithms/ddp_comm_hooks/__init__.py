@@ -9,3 +9,8 @@ gradients instead of its own all-reduce. Register one with ``model.register_comm
 from . import default_hooks, powerSGD_hook
 
 __all__ = ["default_hooks", "powerSGD_hook"]
+
+
+from ...._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
