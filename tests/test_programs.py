@@ -36,10 +36,17 @@ CASES = [
 ]
 
 
-def _run(command, weights, mode, timeout=240):
+# PyTorch 2.13's gloo ranks now and then abort in C++ teardown after the program has finished ("terminate called
+# without an active exception" at interpreter exit); the reference output is complete by then.
+TORCH_EXIT_CRASH = "terminate called without an active exception"
+
+
+def _run(command, weights, mode, timeout=240, last_line=None):
     env = dict(os.environ, PYTHONPATH=ROOT, PROGRAM_WEIGHTS=str(weights), PROGRAM_MODE=mode, OMP_NUM_THREADS="1")
     out = subprocess.run(command, capture_output=True, text=True, cwd=PROGRAMS, env=env, timeout=timeout)
-    assert out.returncode == 0, f"{' '.join(command)} failed ({mode}):\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
+    finished = last_line is not None and TORCH_EXIT_CRASH in out.stderr and last_line in out.stdout
+    assert out.returncode == 0 or finished, \
+        f"{' '.join(command)} failed ({mode}):\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
     return out
 
 
@@ -77,7 +84,7 @@ def assert_same_output(reference, candidate, rtol=1e-5, atol=1e-7):
 def test_program_matches_pytorch(tmp_path, script, ranks):
     pytest.importorskip("torch")
     weights = tmp_path / "initial_weights.npz"
-    reference = _run(_torch_command(script, ranks), weights, "save")
+    reference = _run(_torch_command(script, ranks), weights, "save", last_line="replicas identical" if ranks > 1 else None)
     candidate = _run(_ember_command(script, ranks), weights, "load")
     assert_same_output(reference.stdout, candidate.stdout)
     assert "TrainingLoopWarning" not in candidate.stderr, candidate.stderr  # correct programs get no warning
@@ -88,7 +95,8 @@ def test_ddp_rank0_evaluation_with_mask_buffer(tmp_path):
     forward and hangs; ember must not communicate there, and trains exactly as the buffer-free variant does."""
     pytest.importorskip("torch")
     weights = tmp_path / "initial_weights.npz"
-    reference = _run(_torch_command(["gpt_char_ddp.py", "--attention", "flash"], 2), weights, "save")
+    reference = _run(_torch_command(["gpt_char_ddp.py", "--attention", "flash"], 2), weights, "save",
+                     last_line="replicas identical")
     candidate = _run(_ember_command(["gpt_char_ddp.py", "--attention", "mask"], 2), weights, "load", timeout=150)
     assert_same_output(reference.stdout, candidate.stdout)
 

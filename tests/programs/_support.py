@@ -12,12 +12,17 @@ import os
 import numpy as np
 import torch
 
+_calls = [0]
+
 
 def same_weights(*modules):
-    """Make ``modules`` start from the weights the PyTorch run started from (saved on rank 0 only)."""
+    """Make ``modules`` start from the weights the PyTorch run started from (saved on rank 0 only). A program
+    may call it more than once (one file per call)."""
     path, mode = os.environ.get("PROGRAM_WEIGHTS"), os.environ.get("PROGRAM_MODE")
     if not path or int(os.environ.get("RANK", "0")) != 0:
         return
+    _calls[0] += 1
+    path = f"{path}.{_calls[0]}.npz"
     if mode == "save":
         arrays = {f"{i}/{k}": v.detach().cpu().numpy() for i, m in enumerate(modules)
                   for k, v in m.state_dict().items()}
@@ -25,7 +30,10 @@ def same_weights(*modules):
     elif mode == "load":
         with np.load(path) as saved:
             for i, m in enumerate(modules):
-                m.load_state_dict({k: torch.from_numpy(saved[f"{i}/{k}"].copy()) for k in m.state_dict()})
+                present = {k: torch.from_numpy(saved[f"{i}/{k}"].copy()) for k in m.state_dict() if f"{i}/{k}" in saved}
+                absent = set(m.state_dict()) - set(present)  # only buffers the other variant lacks (a causal mask)
+                assert absent <= {name for name, _ in m.named_buffers()}, f"parameters not saved: {sorted(absent)}"
+                m.load_state_dict(present, strict=not absent)
 
 
 def rng(seed=0):

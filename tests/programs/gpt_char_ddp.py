@@ -88,4 +88,5 @@ dist.all_gather(gathered, checksum.double())
 assert all(torch.equal(g, gathered[0]) for g in gathered), f"replicas differ: {gathered}"
 if master_process:
     print(f"replicas identical: {gathered[0].item():.8f}")
+dist.barrier()  # nobody tears the group down while another rank still uses it
 dist.destroy_process_group()
