@@ -276,6 +276,10 @@ class Communicator:
                                                                      _MPI.COMM_WORLD.Get_group()))
         self.timeout = timeout
         self.issued = 0  # operations started on this communicator (what the watchdog reports)
+        # Bytes of the arrays this rank contributed to the operations it started (a root's broadcast or scatter
+        # data, every rank's all-reduce input, ...): what benchmarks compare between reduction schemes. The bytes
+        # on the wire depend on MPI's algorithm (a ring all-reduce moves about twice this).
+        self.payload_bytes = 0
         self.waiting: tuple[int, str] | None = None  # (operation number, name) while blocked in wait()
         self.index = _created[0]
         _created[0] += 1
@@ -294,7 +298,8 @@ class Communicator:
             return None
         return Communicator(sub, self.timeout)
 
-    def _work(self, request, name: str, status=None) -> Work:
+    def _work(self, request, name: str, status=None, nbytes: int = 0) -> Work:
+        self.payload_bytes += nbytes
         return Work(request, name, self, status)
 
     def _reduced(self, work: Work, op: ReduceOp, array) -> Work:
@@ -306,42 +311,46 @@ class Communicator:
     def iallreduce_(self, array, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``array`` over all ranks, result in ``array`` on every rank."""
         req = self._comm.Iallreduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype))
-        return self._reduced(self._work(req, "all_reduce"), op, array)
+        return self._reduced(self._work(req, "all_reduce", nbytes=array.nbytes), op, array)
 
     def ibroadcast_(self, array, root: int) -> Work:
         """Copy ``array`` of rank ``root`` into ``array`` on every rank."""
-        return self._work(self._comm.Ibcast(array, root=root), "broadcast")
+        return self._work(self._comm.Ibcast(array, root=root), "broadcast",
+                          nbytes=array.nbytes if self.rank == root else 0)
 
     def iallgather(self, send, recv) -> Work:
         """Every rank's ``send`` into ``recv`` (``size`` times as many elements), in rank order."""
-        return self._work(self._comm.Iallgather(send, recv), "all_gather")
+        return self._work(self._comm.Iallgather(send, recv), "all_gather", nbytes=send.nbytes)
 
     def ireduce_(self, array, op: ReduceOp, root: int) -> Work:
         """Reduce ``array`` over all ranks into ``array`` of rank ``root`` (the others' are left as they were)."""
         if self.rank == root:
             req = self._comm.Ireduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype), root=root)
-            return self._reduced(self._work(req, "reduce"), op, array)
-        return self._work(self._comm.Ireduce(array, None, op=_mpi_op(op, array.dtype), root=root), "reduce")
+            return self._reduced(self._work(req, "reduce", nbytes=array.nbytes), op, array)
+        return self._work(self._comm.Ireduce(array, None, op=_mpi_op(op, array.dtype), root=root), "reduce",
+                          nbytes=array.nbytes)
 
     def igather(self, send, recv, root: int) -> Work:
         """Every rank's ``send`` into ``recv`` of rank ``root`` (``recv`` is ignored elsewhere)."""
-        return self._work(self._comm.Igather(send, recv if self.rank == root else None, root=root), "gather")
+        return self._work(self._comm.Igather(send, recv if self.rank == root else None, root=root), "gather",
+                          nbytes=send.nbytes)
 
     def iscatter(self, send, recv, root: int) -> Work:
         """Slice ``i`` of ``send`` on rank ``root`` into ``recv`` of rank ``i``."""
-        return self._work(self._comm.Iscatter(send if self.rank == root else None, recv, root=root), "scatter")
+        return self._work(self._comm.Iscatter(send if self.rank == root else None, recv, root=root), "scatter",
+                          nbytes=send.nbytes if self.rank == root else 0)
 
     def ireduce_scatter(self, send, recv, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``send`` over all ranks; rank ``i`` receives slice ``i`` of the result in ``recv``."""
         req = self._comm.Ireduce_scatter_block(send, recv, op=_mpi_op(op, send.dtype))
-        return self._reduced(self._work(req, "reduce_scatter"), op, recv)
+        return self._reduced(self._work(req, "reduce_scatter", nbytes=send.nbytes), op, recv)
 
     def ialltoall(self, send, recv) -> Work:
         """Slice ``j`` of ``send`` on rank ``i`` goes to slice ``i`` of ``recv`` on rank ``j``."""
-        return self._work(self._comm.Ialltoall(send, recv), "all_to_all")
+        return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes)
 
     def isend(self, array, dst: int, tag: int = 0) -> Work:
-        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send")
+        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes)
 
     def irecv(self, array, src: int | None = None, tag: int = 0) -> Work:
         """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""

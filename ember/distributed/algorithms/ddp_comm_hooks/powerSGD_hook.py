@@ -107,70 +107,76 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         return _allreduce_fut(state.process_group, buffer)
 
     index, flat = bucket.index(), buffer._data
+    # With error feedback the hook reads gradient + last error from the error buffer itself (one pass) and, at
+    # the end, turns that buffer into the new error (input - what was sent back): no copy of the bucket is made.
+    source = flat
     if state.use_error_feedback:
-        if index in state.error_dict:
-            flat += state.error_dict[index]
-        else:
-            state.error_dict[index] = xp.zeros_like(flat)
-        before = flat.copy()
+        error = state.error_dict.get(index)
+        if error is None or error.shape != flat.shape:
+            error = state.error_dict[index] = xp.zeros_like(flat)
+        xp.add(flat, error, out=error)
+        source = error
 
-    matrices, plain = [], []
+    matrices, plain = [], []  # (input matrix, output matrix, rank); (input, output)
+    offset = 0
     for g in bucket.gradients():
-        a = g._data
+        out = g._data
+        a = source[offset:offset + out.size].reshape(out.shape)
+        offset += out.size
         if a.ndim < 2:
-            plain.append(a)
+            plain.append((a, out))
             continue
-        m = a.reshape(a.shape[0], -1)
+        m, m_out = a.reshape(a.shape[0], -1), out.reshape(out.shape[0], -1)
         r = min(*m.shape, state.matrix_approximation_rank)
         if _should_compress(*m.shape, r, state.min_compression_rate):
-            matrices.append((m, r))
+            matrices.append((m, m_out, r))
             state.total_numel_before_compression += m.size
             state.total_numel_after_compression += (m.shape[0] + m.shape[1]) * r
         else:
-            plain.append(a)
+            plain.append((a, out))
             state.total_numel_before_compression += a.size
             state.total_numel_after_compression += a.size
 
-    p_size = sum(m.shape[0] * r for m, r in matrices)
-    q_size = sum(m.shape[1] * r for m, r in matrices)
+    p_size = sum(m.shape[0] * r for m, _, r in matrices)
+    q_size = sum(m.shape[1] * r for m, _, r in matrices)
     fresh_q = not state.warm_start or index not in state.q_memory_dict
     if fresh_q or state.p_memory_dict[index].size != p_size:
         state.p_memory_dict[index] = xp.empty(p_size, dtype=flat.dtype)
         state.q_memory_dict[index] = xp.empty(q_size, dtype=flat.dtype)
         fresh_q = True
     p_memory, q_memory = state.p_memory_dict[index], state.q_memory_dict[index]
-    ps = _views(p_memory, [(m.shape[0], r) for m, r in matrices])
-    qs = _views(q_memory, [(m.shape[1], r) for m, r in matrices])
+    ps = _views(p_memory, [(m.shape[0], r) for m, _, r in matrices])
+    qs = _views(q_memory, [(m.shape[1], r) for m, _, r in matrices])
     if fresh_q:
         gen = np.random.default_rng(state.rng.randint(1_000_000_000))
         for q in qs:
             q[...] = gen.standard_normal(q.shape)
     for q in qs:
         _orthogonalize(q, state.orthogonalization_epsilon)
-    for (m, _), q, p in zip(matrices, qs, ps):
+    for (m, _, _), q, p in zip(matrices, qs, ps):
         xp.matmul(m, q, out=p)
 
-    uncompressed = xp.concatenate([a.reshape(-1) for a in plain]) if plain else xp.zeros(0, dtype=flat.dtype)
+    uncompressed = xp.concatenate([a.reshape(-1) for a, _ in plain]) if plain else xp.zeros(0, dtype=flat.dtype)
     first = collectives.all_reduce(from_numpy(uncompressed), group=pg, async_op=True)
 
     def unpack_plain_and_reduce_ps(fut: Future):
         xp.divide(uncompressed, world, out=uncompressed)
         offset = 0
-        for a in plain:
-            a[...] = uncompressed[offset:offset + a.size].reshape(a.shape)
-            offset += a.size
+        for _, out in plain:
+            out[...] = uncompressed[offset:offset + out.size].reshape(out.shape)
+            offset += out.size
         # The Ps are orthogonalised next, so their scale does not matter: no division by the world size.
         collectives.all_reduce(from_numpy(p_memory), group=pg)
         for p in ps:
             _orthogonalize(p, state.orthogonalization_epsilon)
-        for (m, _), p, q in zip(matrices, ps, qs):
+        for (m, _, _), p, q in zip(matrices, ps, qs):
             xp.matmul(m.T, p, out=q)
         collectives.all_reduce(from_numpy(q_memory), group=pg)
         xp.divide(q_memory, world, out=q_memory)
-        for (m, _), p, q in zip(matrices, ps, qs):
-            xp.matmul(p, q.T, out=m)
+        for (_, m_out, _), p, q in zip(matrices, ps, qs):
+            xp.matmul(p, q.T, out=m_out)
         if state.use_error_feedback:
-            state.error_dict[index] = before - flat
+            xp.subtract(source, flat, out=source)  # the error: what this rank's input lost in what came back
         if not state.warm_start:  # this bucket's P and Q only: the other buckets' steps may still be pending
             state.p_memory_dict.pop(index, None)
             state.q_memory_dict.pop(index, None)
