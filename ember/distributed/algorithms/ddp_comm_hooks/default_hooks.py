@@ -16,15 +16,27 @@ from __future__ import annotations
 from typing import Any
 
 from ...._backend import xp
-from ...._creation import from_numpy
 from ...._tensor import Tensor
 from ....futures import Future
-from ... import collectives
 from ...process_group import ProcessGroup, resolve
 
 
 def _group(process_group: ProcessGroup | None) -> ProcessGroup:
     return resolve(process_group, "DDP communication hook")
+
+
+# The built-in hooks call the process group's communicator directly, as DDP's own reducer does, rather than
+# dist.all_reduce: its cross-rank argument check is a blocking exchange, which inside backward would stall each
+# rank until the slowest reached the same bucket. DDP's lockstep table checks the buckets' layout instead.
+def _sum_async(pg: ProcessGroup, array) -> Future:
+    """Sum ``array`` over the group in place, nonblocking; a Future of ``array``."""
+    work = pg.comm.iallreduce_(array)
+    work.set_result(array)
+    return work.get_future()
+
+
+def _sum(pg: ProcessGroup, array) -> None:
+    pg.comm.allreduce_(array)
 
 
 def _allreduce_fut(process_group: ProcessGroup | None, tensor: Tensor) -> Future:
@@ -33,8 +45,7 @@ def _allreduce_fut(process_group: ProcessGroup | None, tensor: Tensor) -> Future
     pg = _group(process_group)
     data = tensor._data
     xp.multiply(data, data.dtype.type(1.0 / pg.size()), out=data)
-    work = collectives.all_reduce(tensor, group=pg, async_op=True)
-    return work.get_future().then(lambda fut: fut.value()[0])
+    return _sum_async(pg, data).then(lambda fut: tensor)
 
 
 def allreduce_hook(process_group: ProcessGroup | None, bucket) -> Future:
@@ -76,14 +87,14 @@ def _compressed_mean(process_group: ProcessGroup | None, bucket, codec: str) -> 
     buffer = bucket.buffer()
     encode, add = _CODECS[codec]
     mine = encode(buffer._data, 1.0 / pg.size())
-    gathered = [from_numpy(xp.empty_like(mine)) for _ in range(pg.size())]
-    work = collectives.all_gather(gathered, from_numpy(mine), group=pg, async_op=True)
+    gathered = xp.empty((pg.size(),) + mine.shape, dtype=mine.dtype)
+    work = pg.comm.iallgather(mine, gathered)  # directly, as _sum_async does
 
     def decompress(fut: Future) -> Tensor:
         total = buffer._data  # float32 sum, in rank order on every rank: identical results everywhere
         total[...] = 0
-        for t in gathered:
-            add(total, t._data)
+        for row in gathered:
+            add(total, row)
         return buffer
 
     return work.get_future().then(decompress)

@@ -16,11 +16,9 @@ from typing import Any
 import numpy as np
 
 from ...._backend import xp
-from ...._creation import from_numpy
 from ....futures import Future
-from ... import collectives
 from ...process_group import ProcessGroup
-from .default_hooks import _allreduce_fut, _group
+from .default_hooks import _allreduce_fut, _group, _sum, _sum_async
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +155,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         xp.matmul(m, q, out=p)
 
     uncompressed = xp.concatenate([a.reshape(-1) for a, _ in plain]) if plain else xp.zeros(0, dtype=flat.dtype)
-    first = collectives.all_reduce(from_numpy(uncompressed), group=pg, async_op=True)
+    first = _sum_async(pg, uncompressed)
 
     def unpack_plain_and_reduce_ps(fut: Future):
         xp.divide(uncompressed, world, out=uncompressed)
@@ -166,12 +164,12 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
             out[...] = uncompressed[offset:offset + out.size].reshape(out.shape)
             offset += out.size
         # The Ps are orthogonalised next, so their scale does not matter: no division by the world size.
-        collectives.all_reduce(from_numpy(p_memory), group=pg)
+        _sum(pg, p_memory)
         for p in ps:
             _orthogonalize(p, state.orthogonalization_epsilon)
         for (m, _, _), p, q in zip(matrices, ps, qs):
             xp.matmul(m.T, p, out=q)
-        collectives.all_reduce(from_numpy(q_memory), group=pg)
+        _sum(pg, q_memory)
         xp.divide(q_memory, world, out=q_memory)
         for (_, m_out, _), p, q in zip(matrices, ps, qs):
             xp.matmul(p, q.T, out=m_out)
@@ -183,7 +181,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future:
         state.maybe_increase_iter(bucket)
         return buffer
 
-    return first.get_future().then(unpack_plain_and_reduce_ps)
+    return first.then(unpack_plain_and_reduce_ps)
 
 
 def _views(flat, shapes):
