@@ -400,3 +400,42 @@ def test_homes_laid_out_by_someone_else_are_used_where_they_lie(order):
         assert all(np.shares_memory(p.grad._data, buffer.flat) for p in params)  # backward wrote there
     assert (opt._layouts[0].spare is None) == (order == "same")
     _same(params, list(ref.parameters()))
+
+
+def _resblock(fw):
+    fw.manual_seed(0)
+    nn = fw.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.c2, self.b2 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.relu, self.pool, self.fc = nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.relu(self.b1(self.c1(x)))
+            self.conv_out = self.c2(h)
+            h = self.relu(self.b2(self.conv_out) + h)
+            return self.fc(self.pool(h).flatten(1))
+
+    return Net()
+
+
+def test_resnet_block_gradients_stay_batch_last_and_match_torch():
+    """conv -> BN -> in-place ReLU -> residual add -> global average pool: the gradient reaching a convolution's
+    backward is batch-last (no re-layout copy), and every value and gradient equals PyTorch's."""
+    x = np.random.default_rng(3).standard_normal((5, 3, 6, 6)).astype(np.float32)
+    tm, em = _resblock(torch), _resblock(ember)
+    _copy_into(em, tm)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = em(ex), tm(tx)
+    layouts = []
+    em.conv_out.register_hook(lambda g: layouts.append(g._data.transpose(1, 2, 3, 0).flags.c_contiguous))
+    assert_close(eo, to, atol=1e-5)
+    eo.square().sum().backward()
+    to.square().sum().backward()
+    assert layouts == [True]
+    assert_close(ex.grad, tx.grad, atol=1e-5)
+    for p, q in zip(em.parameters(), tm.parameters()):
+        assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
