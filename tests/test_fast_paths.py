@@ -439,3 +439,38 @@ def test_resnet_block_gradients_stay_batch_last_and_match_torch():
     assert_close(ex.grad, tx.grad, atol=1e-5)
     for p, q in zip(em.parameters(), tm.parameters()):
         assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("nd,kernel,padding,dilation,groups", [
+    (2, 3, 1, 1, 1), (2, 3, 0, 1, 2), (2, (2, 3), (1, 2), (2, 1), 1), (2, 1, 0, 1, 1), (2, 3, "same", 2, 3),
+    (2, 3, 3, 1, 1),  # padding beyond the kernel's reach: only the col2im path applies
+    (1, 3, 2, 2, 3), (1, 5, 0, 1, 1), (1, 4, "same", 1, 1),
+])
+def test_stride1_input_gradient_as_a_convolution_equals_col2im_and_torch(monkeypatch, nd, kernel, padding, dilation,
+                                                                       groups):
+    """A stride-1 convolution's input gradient is computed as a convolution of the output gradient with the flipped
+    kernel; it equals the col2im (scatter-add) reference and PyTorch, values and gradients."""
+    from ember.nn._ops import conv
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 6) + (7, 6)[:nd]).astype(np.float32)
+    ks = (kernel,) * nd if isinstance(kernel, int) else kernel
+    w = rng.standard_normal((6 * groups, 6 // groups, *ks)).astype(np.float32)
+    b = rng.standard_normal(6 * groups).astype(np.float32)
+    fe, ft = (ember.nn.functional.conv1d, torch.nn.functional.conv1d) if nd == 1 else \
+        (ember.nn.functional.conv2d, torch.nn.functional.conv2d)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    to = ft(tx, tw, tb, padding=padding, dilation=dilation, groups=groups)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    grads = []
+    for force in (False, True):
+        monkeypatch.setattr(conv, "_FORCE_COL2IM", force)
+        ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+        eo = fe(ex, ew, eb, padding=padding, dilation=dilation, groups=groups)
+        assert_close(eo, to, atol=1e-4)
+        eo.backward(ember.tensor(up))
+        for e, t in ((ex, tx), (ew, tw), (eb, tb)):
+            assert_close(e.grad, t.grad, atol=1e-4, rtol=1e-4)
+        grads.append(ex.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-5, rtol=1e-5)
