@@ -474,3 +474,42 @@ def test_stride1_input_gradient_as_a_convolution_equals_col2im_and_torch(monkeyp
             assert_close(e.grad, t.grad, atol=1e-4, rtol=1e-4)
         grads.append(ex.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "batch_last"])
+@pytest.mark.parametrize("affine,training", [(True, True), (False, True), (True, False)])
+def test_batch_norm_fused_backward_equals_reference_and_torch(layout, affine, training):
+    """BatchNorm's backward (per-channel sums, then one fused input-gradient expression) against the shared
+    normalisation gradient formula and PyTorch."""
+    from ember.nn._ops.norm import _normalize, _normalized_grad
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((6, 4, 5, 3)) * 3 + 1).astype(np.float32)
+    up = rng.standard_normal(x.shape).astype(np.float32)
+    xe = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2) if layout == "batch_last" else x
+    eb, tb = ember.nn.BatchNorm2d(4, affine=affine), torch.nn.BatchNorm2d(4, affine=affine)
+    if affine:
+        w, b = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+        for m in (eb, tb):
+            m.weight.data.copy_(torch.tensor(w) if m is tb else ember.tensor(w))
+            m.bias.data.copy_(torch.tensor(b) if m is tb else ember.tensor(b))
+    if not training:
+        stats = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
+        for m, fw in ((eb, ember), (tb, torch)):
+            m.running_mean.copy_(fw.tensor(stats[0]))
+            m.running_var.copy_(fw.tensor(stats[1]))
+            m.eval()
+    ex, tx = ember.tensor(xe, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = eb(ex), tb(tx)
+    assert_close(eo, to, atol=1e-5)
+    eo.backward(ember.tensor(up))
+    to.backward(torch.tensor(up))
+    assert_close(ex.grad, tx.grad, atol=1e-5, rtol=1e-5)
+    if affine:
+        assert_close(eb.weight.grad, tb.weight.grad, atol=1e-4, rtol=1e-5)
+        assert_close(eb.bias.grad, tb.bias.grad, atol=1e-4, rtol=1e-5)
+    if training:  # the reference formula, from the same statistics
+        axes = (0, 2, 3)
+        xhat, invstd = _normalize(x, axes, 1e-5)
+        gxhat = up * (w.reshape(1, 4, 1, 1) if affine else 1)
+        np.testing.assert_allclose(ex.grad.numpy(), _normalized_grad(gxhat, xhat, invstd, axes), atol=1e-5, rtol=1e-5)
