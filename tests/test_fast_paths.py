@@ -400,3 +400,116 @@ def test_homes_laid_out_by_someone_else_are_used_where_they_lie(order):
         assert all(np.shares_memory(p.grad._data, buffer.flat) for p in params)  # backward wrote there
     assert (opt._layouts[0].spare is None) == (order == "same")
     _same(params, list(ref.parameters()))
+
+
+def _resblock(fw):
+    fw.manual_seed(0)
+    nn = fw.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.c2, self.b2 = nn.Conv2d(4, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4)
+            self.relu, self.pool, self.fc = nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1), nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.relu(self.b1(self.c1(x)))
+            self.conv_out = self.c2(h)
+            h = self.relu(self.b2(self.conv_out) + h)
+            return self.fc(self.pool(h).flatten(1))
+
+    return Net()
+
+
+def test_resnet_block_gradients_stay_batch_last_and_match_torch():
+    """conv -> BN -> in-place ReLU -> residual add -> global average pool: the gradient reaching a convolution's
+    backward is batch-last (no re-layout copy), and every value and gradient equals PyTorch's."""
+    x = np.random.default_rng(3).standard_normal((5, 3, 6, 6)).astype(np.float32)
+    tm, em = _resblock(torch), _resblock(ember)
+    _copy_into(em, tm)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = em(ex), tm(tx)
+    layouts = []
+    em.conv_out.register_hook(lambda g: layouts.append(g._data.transpose(1, 2, 3, 0).flags.c_contiguous))
+    assert_close(eo, to, atol=1e-5)
+    eo.square().sum().backward()
+    to.square().sum().backward()
+    assert layouts == [True]
+    assert_close(ex.grad, tx.grad, atol=1e-5)
+    for p, q in zip(em.parameters(), tm.parameters()):
+        assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("nd,kernel,padding,dilation,groups", [
+    (2, 3, 1, 1, 1), (2, 3, 0, 1, 2), (2, (2, 3), (1, 2), (2, 1), 1), (2, 1, 0, 1, 1), (2, 3, "same", 2, 3),
+    (2, 3, 3, 1, 1),  # padding beyond the kernel's reach: only the col2im path applies
+    (1, 3, 2, 2, 3), (1, 5, 0, 1, 1), (1, 4, "same", 1, 1),
+])
+def test_stride1_input_gradient_as_a_convolution_equals_col2im_and_torch(monkeypatch, nd, kernel, padding, dilation,
+                                                                       groups):
+    """A stride-1 convolution's input gradient is computed as a convolution of the output gradient with the flipped
+    kernel; it equals the col2im (scatter-add) reference and PyTorch, values and gradients."""
+    from ember.nn._ops import conv
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 6) + (7, 6)[:nd]).astype(np.float32)
+    ks = (kernel,) * nd if isinstance(kernel, int) else kernel
+    w = rng.standard_normal((6 * groups, 6 // groups, *ks)).astype(np.float32)
+    b = rng.standard_normal(6 * groups).astype(np.float32)
+    fe, ft = (ember.nn.functional.conv1d, torch.nn.functional.conv1d) if nd == 1 else \
+        (ember.nn.functional.conv2d, torch.nn.functional.conv2d)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    to = ft(tx, tw, tb, padding=padding, dilation=dilation, groups=groups)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    grads = []
+    for force in (False, True):
+        monkeypatch.setattr(conv, "_FORCE_COL2IM", force)
+        ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+        eo = fe(ex, ew, eb, padding=padding, dilation=dilation, groups=groups)
+        assert_close(eo, to, atol=1e-4)
+        eo.backward(ember.tensor(up))
+        for e, t in ((ex, tx), (ew, tw), (eb, tb)):
+            assert_close(e.grad, t.grad, atol=1e-4, rtol=1e-4)
+        grads.append(ex.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "batch_last"])
+@pytest.mark.parametrize("affine,training", [(True, True), (False, True), (True, False)])
+def test_batch_norm_fused_backward_equals_reference_and_torch(layout, affine, training):
+    """BatchNorm's backward (per-channel sums, then one fused input-gradient expression) against the shared
+    normalisation gradient formula and PyTorch."""
+    from ember.nn._ops.norm import _normalize, _normalized_grad
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((6, 4, 5, 3)) * 3 + 1).astype(np.float32)
+    up = rng.standard_normal(x.shape).astype(np.float32)
+    xe = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2) if layout == "batch_last" else x
+    eb, tb = ember.nn.BatchNorm2d(4, affine=affine), torch.nn.BatchNorm2d(4, affine=affine)
+    if affine:
+        w, b = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+        for m in (eb, tb):
+            m.weight.data.copy_(torch.tensor(w) if m is tb else ember.tensor(w))
+            m.bias.data.copy_(torch.tensor(b) if m is tb else ember.tensor(b))
+    if not training:
+        stats = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
+        for m, fw in ((eb, ember), (tb, torch)):
+            m.running_mean.copy_(fw.tensor(stats[0]))
+            m.running_var.copy_(fw.tensor(stats[1]))
+            m.eval()
+    ex, tx = ember.tensor(xe, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, to = eb(ex), tb(tx)
+    assert_close(eo, to, atol=1e-5)
+    eo.backward(ember.tensor(up))
+    to.backward(torch.tensor(up))
+    assert_close(ex.grad, tx.grad, atol=1e-5, rtol=1e-5)
+    if affine:
+        assert_close(eb.weight.grad, tb.weight.grad, atol=1e-4, rtol=1e-5)
+        assert_close(eb.bias.grad, tb.bias.grad, atol=1e-4, rtol=1e-5)
+    if training:  # the reference formula, from the same statistics
+        axes = (0, 2, 3)
+        xhat, invstd = _normalize(x, axes, 1e-5)
+        gxhat = up * (w.reshape(1, 4, 1, 1) if affine else 1)
+        np.testing.assert_allclose(ex.grad.numpy(), _normalized_grad(gxhat, xhat, invstd, axes), atol=1e-5, rtol=1e-5)

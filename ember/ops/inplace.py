@@ -24,7 +24,7 @@ from .indexing import check_inplace
 
 def _snapshot(x: Tensor) -> Tensor:
     """A copy of x's current value that carries x's place in the graph."""
-    snap = Tensor._make(x._data.copy(), x.grad_fn, x._output_nr)
+    snap = Tensor._make(x._data.copy(order="K"), x.grad_fn, x._output_nr)  # keeps x's memory layout
     snap._requires_grad = x._requires_grad
     if x.grad_fn is None and x._requires_grad:
         snap._acc_ref = x._acc_ref

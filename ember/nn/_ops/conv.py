@@ -1,4 +1,4 @@
-"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + one matmul per group.
+"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + a stack of per-row GEMMs.
 
 Layout: the convolution works on *batch-last* arrays, (C, *spatial, N) in memory, and returns
 its output as an (N, C, *spatial) view of such an array. Each of the prod(kernel) shifted
@@ -7,12 +7,15 @@ so building the column matrix (im2col) and scattering its gradient back (col2im)
 large strided copies instead of many short ones, and the matmul output already is the next
 layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates results in the
 input's memory order), so a conv stack converts to batch-last once, at its input.
+The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
+with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
 Pooling reuses ``offsets`` and ``window``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 from ..._backend import xp
 from ..._tensor import Tensor
@@ -60,22 +63,76 @@ def _batch_last_padded(x, pads):
     return out
 
 
+def _rows_first(a, s: int):
+    """(C, *sp, N) -> (*sp[:s], C, *sp[s:], N), a view: the first ``s`` spatial dims move in front of the channels."""
+    return a.transpose(*range(1, s + 1), 0, *range(s + 1, a.ndim))
+
+
+def _channels_first(a, s: int):
+    """The inverse of ``_rows_first``: (*sp[:s], C, *sp[s:], N) -> (C, *sp, N), a view."""
+    return a.transpose(s, *range(s), *range(s + 1, a.ndim))
+
+
+def _colm(cols, s: int, groups: int):
+    """cols (*rows, C, *k, *rest, N) as (*rows, G, C/G * prod(k), prod(rest) * N), a view."""
+    nd = (cols.ndim - 2 + s) // 2
+    return cols.reshape(*cols.shape[:s], groups, -1, math.prod(cols.shape[s + 1 + nd:]))
+
+
+def _out_rows(a, s: int, groups: int):
+    """Batch-last (O, *out, N) as a (*rows, G, O/G, prod(rest) * N) view."""
+    v = a.reshape(groups, a.shape[0] // groups, *a.shape[1:s + 1], -1)
+    return v.transpose(*range(2, s + 2), 0, 1, s + 2)
+
+
+def _conv_batch_last(xb, w, stride, dilation, groups: int):
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols).
+
+    The column matrix is kept *row-major*: cols[r, c, *k, *rest, n] for output row r (the first spatial dim of a
+    2-d or higher convolution), so the matmul is a stack of one GEMM per output row. A row's block
+    (C/G * prod(k) by W * N) stays in cache while BLAS packs and uses it, which runs the narrow GEMMs of a small CNN
+    (few output channels) markedly faster than one GEMM over the whole column matrix.
+    """
+    nd = xb.ndim - 2
+    s = 1 if nd >= 2 else 0  # stacked (row) dims
+    o, kernel = w.shape[0], w.shape[2:]
+    out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
+    # im2col, the one copy: cols[*r, c, *k, *rest, n] = xpad[n, c, out * stride + k * dilation]
+    cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
+    for offs in offsets(kernel):
+        cols[(slice(None),) * (s + 1) + offs] = _rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s)
+    out = xp.empty((o, *out_sp, xb.shape[-1]), xb.dtype)
+    xp.matmul(w.reshape(groups, o // groups, -1), _colm(cols, s, groups), out=_out_rows(out, s, groups))
+    return out, cols
+
+
+def _transposed_pads(pads, kernel, stride, dilation):
+    """The padding that makes the input gradient of a stride-1 convolution a plain convolution of the output
+    gradient with the flipped kernel ("full" correlation), or None where that does not apply."""
+    if any(st != 1 for st in stride):
+        return None
+    full = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    if any(lo > f or hi > f for (lo, hi), f in zip(pads, full)):
+        return None
+    return tuple((f - lo, f - hi) for (lo, hi), f in zip(pads, full))
+
+
+def _flipped(w, groups: int):
+    """w (O, C/G, *k) -> (C, O/G, *k) with each kernel reversed: the weight of the input-gradient convolution."""
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    wt = w.reshape(groups, o // groups, cg, *kernel).swapaxes(1, 2).reshape(groups * cg, o // groups, *kernel)
+    return xp.ascontiguousarray(wt[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)])
+
+
 class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
-        o, kernel = w.shape[0], w.shape[2:]
         xb = _batch_last_padded(x, pads)
-        out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
-        # im2col, the one copy: cols[c, *k, *out, n] = xpad[n, c, out * stride + k * dilation]
-        cols = xp.empty((xb.shape[0], *kernel, *out_sp, xb.shape[-1]), x.dtype)
-        for offs in offsets(kernel):
-            cols[(slice(None), *offs)] = xb[window(offs, out_sp, stride, dilation, 1, 1)]
-        wg = w.reshape(groups, o // groups, -1)
-        out = xp.matmul(wg, cols.reshape(groups, wg.shape[2], -1)).reshape(o, *out_sp, xb.shape[-1])
+        out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
         if b is not None:
-            out += b.reshape(o, *(1,) * (nd + 1))
+            out += b.reshape(w.shape[0], *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (xb.shape, out_sp, stride, pads, dilation, groups)
+        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups)
         return out.transpose(nd + 1, *range(nd + 1))
 
     def backward(self, g):
@@ -83,24 +140,40 @@ class ConvNd(Node):
         padded_shape, out_sp, stride, pads, dilation, groups = self.meta
         nx, nw, nb = self.needs_input_grad
         o, kernel = w.shape[0], w.shape[2:]
-        wg = w.reshape(groups, o // groups, -1)
-        # (N, O, *out) -> (G, O/G, out * N): free when g is batch-last (it is, behind this layer's own ops)
+        s = 1 if len(kernel) >= 2 else 0
+        # (N, O, *out) -> batch-last (O, *out, N): free when g is batch-last (it is, behind this layer's own ops)
         gb_last = g.transpose(*range(1, g.ndim), 0)
-        gm = (gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)).reshape(groups, o // groups, -1)
-        colm = cols.reshape(groups, wg.shape[2], -1)
+        gb_last = gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)
+        gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
         gx = gw = gb = None
-        if nw:  # dW = g @ cols^T, per group
-            gw = xp.matmul(gm, colm.transpose(0, 2, 1)).reshape(w.shape)
-        if nx:  # dcols = W^T g, then col2im: add each offset's block back where im2col took it
-            gcols = xp.matmul(wg.transpose(0, 2, 1), gm).reshape(cols.shape)
-            gxb = xp.zeros(padded_shape, g.dtype)
-            for offs in offsets(kernel):
-                gxb[window(offs, out_sp, stride, dilation, 1, 1)] += gcols[(slice(None), *offs)]
-            gxb = crop_spatial(gxb, pads, lead=1)
+        if nw:  # dW = sum over rows of g_r @ cols_r^T, per group
+            gw = xp.matmul(gm, _colm(cols, s, groups).swapaxes(-1, -2))
+            gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
+        if nx:
+            tpads = _transposed_pads(pads, kernel, stride, dilation)
+            if tpads is not None and not _FORCE_COL2IM:
+                # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
+                gxb, _ = _conv_batch_last(_batch_last_padded(g, tpads), _flipped(w, groups), stride, dilation, groups)
+            else:
+                gxb = _col2im(xp.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gm).reshape(cols.shape),
+                              padded_shape, out_sp, stride, dilation, s)
+                gxb = crop_spatial(gxb, pads, lead=1)
             gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
         if nb:
-            gb = gm.reshape(o, -1).sum(1)
+            gb = gb_last.reshape(o, -1).sum(1)
         return gx, gw, gb
+
+
+_FORCE_COL2IM = False  # tests set it to pin the transposed-convolution input gradient to the col2im reference
+
+
+def _col2im(gcols, padded_shape, out_sp, stride, dilation, s: int):
+    """Add each kernel offset's block of the column-matrix gradient back where im2col took it: (C, *padded, N)."""
+    kernel = gcols.shape[s + 1:s + 1 + len(out_sp)]
+    gxb = xp.zeros(padded_shape, gcols.dtype)
+    for offs in offsets(kernel):
+        gxb[window(offs, out_sp, stride, dilation, 1, 1)] += _channels_first(gcols[(slice(None),) * (s + 1) + offs], s)
+    return gxb
 
 
 def ntuple(value, n: int, name: str) -> tuple:

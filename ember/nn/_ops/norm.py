@@ -63,13 +63,26 @@ class BatchNorm(Node):
         nx, nw, nb = self.needs_input_grad[:3]
         axes, shape = self.axes, self.shape
         gx = gw = gb = None
+        if not (nx or nw or nb):
+            return gx, gw, gb, None, None
+        # per-channel sums first; the input gradient is then one fused expression of them (4 passes, no
+        # full-size temporaries beyond two buffers):
+        #   dx = a g - (a sum(g xhat) / M) xhat - a sum(g) / M,  a = w / std  (the mean and variance depend on x)
+        gb_ = xp.add.reduce(g, axis=axes, keepdims=True) if nb or (nx and self.batch_stats) else None
+        prod = g * xhat if nw or (nx and self.batch_stats) else None
+        gw_ = xp.add.reduce(prod, axis=axes, keepdims=True) if prod is not None else None
         if nx:
-            gxhat = g * w.reshape(shape) if w is not None else g
-            gx = _normalized_grad(gxhat, xhat, invstd, axes) if self.batch_stats else gxhat * invstd
+            a = invstd * w.reshape(shape) if w is not None else invstd
+            gx = g * a
+            if self.batch_stats:
+                m = g.size // a.size
+                xp.multiply(xhat, a * gw_ / m, out=prod)
+                gx -= prod
+                gx -= a * gb_ / m
         if nw:
-            gw = (g * xhat).sum(axis=axes)
+            gw = gw_.reshape(-1)
         if nb:
-            gb = g.sum(axis=axes)
+            gb = gb_.reshape(-1)
         return gx, gw, gb, None, None
 
 

@@ -240,7 +240,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 class AdaptiveAvgPool(Node):
     def forward(self, x, mats):
-        self.mats = mats
+        self.mats, self.layout = mats, _layout(x)
         out = xp.matmul(x, mats[-1].T)
         if len(mats) == 2:
             out = xp.matmul(mats[0], out)
@@ -250,7 +250,11 @@ class AdaptiveAvgPool(Node):
         mats = self.mats
         if len(mats) == 2:
             g = xp.matmul(mats[0].T, g)
-        return (xp.matmul(g, mats[-1]),)
+        # in the input's memory layout: a batch-last conv stack below keeps its layout in backward too
+        order, shape = self.layout, g.shape[:-1] + mats[-1].shape[1:]
+        gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))
+        xp.matmul(g, mats[-1], out=gx)
+        return (gx,)
 
 
 def _adaptive_matrix(n: int, m: int, dtype):
