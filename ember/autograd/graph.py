@@ -81,12 +81,21 @@ class Node:
         # Plain loops and lists, not generator expressions: recording is per op, so this is the
         # hot path of every small-tensor program (a generator costs a frame per element).
         node = cls()
-        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+        arrays = []
         needs = None
         if _GradState.enabled:
-            flags = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+            flags = []
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    arrays.append(t._data)
+                    flags.append(t._requires_grad)
+                else:
+                    arrays.append(t)
+                    flags.append(False)
             if True in flags:
                 needs = tuple(flags)
+        else:
+            arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         node.needs_input_grad = needs
         try:
             out = node.forward(*arrays, **params)
