@@ -23,7 +23,7 @@ def test_linear(shape, bias):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1, 784), (784,), (1, 1, 784)])
 def test_linear_one_row_weight_grad_is_the_gemm(shape, dtype):
-    # One row takes an outer product instead of the GEMM with inner dimension 1: the same products, so the
+    # One row takes an outer product (BLAS through dot) instead of matmul with inner dimension 1: the same products, so the
     # weight gradient equals the GEMM's bit for bit, and PyTorch's to rounding.
     x, g = randn(*shape, dtype=dtype), randn(*shape[:-1], 256, seed=2, dtype=dtype)
     lin, ref = nn.Linear(784, 256).to(ember.float64 if dtype == np.float64 else ember.float32), torch.nn.Linear(784, 256)
