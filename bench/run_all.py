@@ -5,6 +5,7 @@
     python bench/run_all.py --memory-steps 10000 # only the long flat-memory check (ember)
     python bench/run_all.py --unset-openblas-env # drop OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the children
     python bench/run_all.py --threads 1 --cpu-time --workloads lstm_lm20  # CPU time, on a busy machine
+    python bench/run_all.py --threads 1 2 --workloads models --no-import-rss  # the newer models, 1 and 2 threads
 
 Step times: one child process imports both frameworks with the same BLAS / intra-op thread
 count (default: PyTorch's own default, ``torch.get_num_threads()``), warms both up, then runs
@@ -26,7 +27,13 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16": 1.0, "import": 0.2, "rss": 1 / 3}
+TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16": 1.0, "import": 0.2, "rss": 1 / 3,
+           "gpt8x128": 1.0, "gpt_infer64": 1.0, "resnet32": 1.0, "emb_sgd": 1.0, "emb_adam": 1.0, "mlp1": 1.0,
+           "op_add": 1.0}
+# names --workloads accepts for several rows at once
+GROUPS = {"default": ["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"],
+          "models": ["gpt16", "gpt8x128", "gpt_infer64", "resnet32", "emb_sgd", "emb_adam", "mlp1", "op_add"]}
+GROUPS["all"] = list(dict.fromkeys(GROUPS["default"] + GROUPS["models"]))
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
@@ -141,11 +148,15 @@ def machine(env: dict, threads: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", nargs="+", default=["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"])
+    parser.add_argument("--workloads", nargs="+", default=["default"],
+                        help="workload names (bench/workloads.py) or groups: " + ", ".join(
+                            f"{k} ({' '.join(v)})" for k, v in GROUPS.items() if k != "all") + ", all")
     parser.add_argument("--rounds", type=int, default=15, help="alternating timing rounds per workload")
     parser.add_argument("--steps", type=int, default=20, help="training steps per timing round")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes for import time and RSS")
-    parser.add_argument("--threads", type=int, default=None, help="default: torch.get_num_threads()")
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="thread counts, one table each (e.g. 1 2); default: torch.get_num_threads()")
+    parser.add_argument("--no-import-rss", action="store_true", help="only the step rows")
     parser.add_argument("--quick", action="store_true", help="5 rounds, 3 repeats")
     parser.add_argument("--unset-openblas-env", action="store_true")
     parser.add_argument("--cpu-time", action="store_true",
@@ -169,39 +180,51 @@ def main() -> None:
     if args.unset_openblas_env:
         for k in BLAS_ENV:
             env.pop(k, None)
-    threads = args.threads
-    if threads is None:
-        out = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
-                             capture_output=True, text=True, check=True)
-        threads = int(out.stdout)
-    env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     if args.cpu_time:
         env["EMBER_BENCH_CPU_TIME"] = "1"
+    thread_counts = args.threads
+    if thread_counts is None:
+        out = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
+                             capture_output=True, text=True, check=True)
+        thread_counts = [int(out.stdout)]
+    names = list(dict.fromkeys(n for w in args.workloads for n in GROUPS.get(w, [w])))
+    print(f"command: {' '.join([os.path.basename(sys.executable), *sys.argv])}")
+    for k, threads in enumerate(thread_counts):
+        tenv = dict(env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        if args.memory_steps:
+            memory_table(args.memory_steps, tenv)
+            return
+        table(args, names, tenv, threads, import_rss=not args.no_import_rss and k == 0)
 
-    if args.memory_steps:
-        every = max(args.memory_steps // 20, 1)
-        print(f"ember MLP, batch 32, {args.memory_steps} steps: step, RSS MiB, traced MiB, gc.collect() count")
-        for row in run_child(["--child", "memory", str(args.memory_steps), str(every)], env):
-            print(*row, sep="\t")
-        return
+
+def memory_table(steps: int, env: dict) -> None:
+    every = max(steps // 20, 1)
+    print(f"ember MLP, batch 32, {steps} steps: step, RSS MiB, traced MiB, gc.collect() count")
+    for row in run_child(["--child", "memory", str(steps), str(every)], env):
+        print(*row, sep="\t")
+
+
+def table(args, names: list[str], env: dict, threads: int, import_rss: bool) -> None:
+    """One table: every step row at ``threads`` threads, then (optionally) import time and peak RSS."""
+    from workloads import UNITS, WORKLOADS
 
     rounds, repeats = (5, 3) if args.quick else (args.rounds, args.repeats)
     print("machine:", machine(env, threads))
-    print(f"command: {' '.join([os.path.basename(sys.executable), *sys.argv])}")
-    print(f"{'workload':<30}{'PyTorch':>12}{'ember':>12}{'ratio':>8}{'target':>8}")
-    steps = run_child(["--child", "steps", str(rounds), str(args.steps), *args.workloads], env)
-    from workloads import WORKLOADS
-
-    for name in args.workloads:
-        t, e = steps[name]["torch"], steps[name]["ember"]
-        print(f"{WORKLOADS[name][2] + ' (ms)':<30}{t:>12.3f}{e:>12.3f}{e / t:>8.2f}{TARGETS[name]:>8.2f}")
+    print(f"{'workload':<36}{'PyTorch':>12}{'ember':>12}{'ratio':>8}{'target':>8}")
+    steps = run_child(["--child", "steps", str(rounds), str(args.steps), *names], env)
+    for name in names:
+        unit, factor = UNITS.get(name, ("ms", 1.0))
+        t, e = steps[name]["torch"] * factor, steps[name]["ember"] * factor
+        print(f"{WORKLOADS[name][2] + f' ({unit})':<36}{t:>12.3f}{e:>12.3f}{e / t:>8.2f}{TARGETS[name]:>8.2f}",
+              flush=True)
+    if not import_rss:
+        return
     imp = alternate(lambda fw: import_time(fw, env), repeats)
-    print(f"{'import (s)':<30}{imp['torch']:>12.3f}{imp['ember']:>12.3f}{imp['ember'] / imp['torch']:>8.2f}"
+    print(f"{'import (s)':<36}{imp['torch']:>12.3f}{imp['ember']:>12.3f}{imp['ember'] / imp['torch']:>8.2f}"
           f"{TARGETS['import']:>8.2f}")
     rss = alternate(lambda fw: run_child(["--child", "rss", fw, "200"], env), repeats)
-    print(f"{'peak RSS, MLP (MiB)':<30}{rss['torch']:>12.1f}{rss['ember']:>12.1f}"
+    print(f"{'peak RSS, MLP (MiB)':<36}{rss['torch']:>12.1f}{rss['ember']:>12.1f}"
           f"{rss['ember'] / rss['torch']:>8.2f}{TARGETS['rss']:>8.2f}")
-
 
 if __name__ == "__main__":
     main()

@@ -115,6 +115,12 @@ def build_lstm_lm(fw, batch: int, seed: int = 0):
         loss = criterion(output, seq[1:].reshape(-1))
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        optimizer.step()
+        return loss
+
+    return step
+
+
 def gpt_model(fw, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 128, heads: int = 4,
               layers: int = 2):
     """A GPT-style character model: token + position embedding, ``layers`` pre-LN blocks of causal
@@ -161,9 +167,10 @@ def gpt_model(fw, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 
     return model
 
 
-def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64):
+def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 128, heads: int = 4,
+              layers: int = 2):
     """The GPT-style model on random characters: next-token cross-entropy, AdamW."""
-    model = gpt_model(fw, seed, vocab, block)
+    model = gpt_model(fw, seed, vocab, block, width, heads, layers)
     optimizer = fw.optim.AdamW(model.parameters(), lr=3e-4)
     rng = np.random.default_rng(seed)
     tokens = [rng.integers(0, vocab, (batch, block + 1)) for _ in range(8)]
@@ -180,6 +187,139 @@ def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64):
     return step
 
 
+def build_gpt_large(fw, batch: int, seed: int = 0):
+    """The GPT-style step at sequence 128, width 256, 8 heads, 4 layers."""
+    return build_gpt(fw, batch, seed, block=128, width=256, heads=8, layers=4)
+
+
+def build_gpt_infer(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64):
+    """The GPT-style model of ``build_gpt`` (width 128, 4 heads, 2 layers) in inference: forward under no_grad."""
+    model = gpt_model(fw, seed, vocab, block)
+    model.eval()
+    rng = np.random.default_rng(seed)
+    data = [fw.tensor(rng.integers(0, vocab, (batch, block))) for _ in range(8)]
+
+    def step(i: int):
+        with fw.no_grad():
+            return model(data[i % 8])
+
+    return step
+
+
+def resnet_model(fw, seed: int = 0, widths: tuple = (16, 32, 64), blocks: int = 2, classes: int = 10):
+    """A CIFAR-style ResNet: a 3x3 stem conv, then per width ``blocks`` basic blocks (two 3x3 conv +
+    BatchNorm2d, ReLU, identity shortcut; the first block of a later stage halves the size with stride 2 and
+    a 1x1 conv + BatchNorm2d shortcut), global average pooling and a Linear classifier."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin: int, cout: int, stride: int):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+            self.bn1, self.relu = nn.BatchNorm2d(cout), nn.ReLU()
+            self.conv2, self.bn2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout)
+            self.short = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.relu(self.bn1(self.conv1(x)))
+            return self.relu(self.bn2(self.conv2(y)) + self.short(x))
+
+    layers = [nn.Conv2d(3, widths[0], 3, padding=1, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU()]
+    cin = widths[0]
+    for s, w in enumerate(widths):
+        for b in range(blocks):
+            layers.append(BasicBlock(cin, w, 2 if s > 0 and b == 0 else 1))
+            cin = w
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes)]
+    return nn.Sequential(*layers)
+
+
+def build_resnet(fw, batch: int, seed: int = 0):
+    """The ResNet-style CNN on 32x32 RGB inputs: CrossEntropy, SGD(lr=0.01, momentum=0.9)."""
+    model = resnet_model(fw, seed)
+    criterion = fw.nn.CrossEntropyLoss()
+    optimizer = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    xs, ys = _data(fw, batch, (3, 32, 32), seed)
+
+    def step(i: int) -> float:
+        optimizer.zero_grad()
+        loss = criterion(model(xs[i % 8]), ys[i % 8])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def build_embedding(fw, batch: int, seed: int = 0, optim: str = "SGD", vocab: int = 50000, dim: int = 128,
+                    tokens: int = 32):
+    """A bag-of-embeddings classifier: Embedding(vocab, dim) -> mean over ``tokens`` -> Linear(dim, 10);
+    CrossEntropy, SGD(lr=0.1) or Adam(lr=1e-3). Each step touches 8192 of the 50 000 rows."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    emb, head = nn.Embedding(vocab, dim), nn.Linear(dim, 10)
+    params = [*emb.parameters(), *head.parameters()]
+    optimizer = fw.optim.SGD(params, lr=0.1) if optim == "SGD" else fw.optim.Adam(params, lr=1e-3)
+    criterion = nn.CrossEntropyLoss()
+    rng = np.random.default_rng(seed)
+    data = [(fw.tensor(rng.integers(0, vocab, (batch, tokens))), fw.tensor(rng.integers(0, 10, batch)))
+            for _ in range(8)]
+
+    def step(i: int) -> float:
+        x, y = data[i % 8]
+        optimizer.zero_grad()
+        loss = criterion(head(emb(x).mean(dim=1)), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def build_embedding_adam(fw, batch: int, seed: int = 0):
+    return build_embedding(fw, batch, seed, optim="Adam")
+
+
+def build_mlp_plain(fw, batch: int, seed: int = 0):
+    """784-256-256-10 with ReLU (no BatchNorm, which needs more than one sample in training),
+    CrossEntropy, Adam(lr=1e-3): the step at batch 1 measures per-op and per-parameter overhead."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    criterion = nn.CrossEntropyLoss()
+    optimizer = fw.optim.Adam(model.parameters(), lr=1e-3)
+    xs, ys = _data(fw, batch, (784,), seed)
+
+    def step(i: int) -> float:
+        optimizer.zero_grad()
+        loss = criterion(model(xs[i % 8]), ys[i % 8])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+OPS_PER_STEP = 100
+
+
+def build_op_add(fw, size: int, seed: int = 0):
+    """Per-op recording overhead: ``OPS_PER_STEP`` times ``x + y`` on ``size`` elements that require grad
+    (each result is recorded in the graph, then dropped)."""
+    rng = np.random.default_rng(seed)
+    x, y = (fw.tensor(rng.standard_normal(size).astype(np.float32), requires_grad=True) for _ in range(2))
+
+    def step(i: int):
+        for _ in range(OPS_PER_STEP):
+            z = x + y
+        return z
+
+    return step
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
@@ -187,4 +327,13 @@ WORKLOADS = {
     "cnn64": (build_cnn, 64, "small CNN step, batch 64"),
     "lstm_lm20": (build_lstm_lm, 20, "LSTM LM step, 35 x batch 20"),
     "gpt16": (build_gpt, 16, "GPT-style step, batch 16x64"),
+    "gpt8x128": (build_gpt_large, 8, "GPT step, 8x128, w256, 4 layers"),
+    "gpt_infer64": (build_gpt_infer, 64, "GPT inference, batch 64x64"),
+    "resnet32": (build_resnet, 32, "ResNet-style step, batch 32"),
+    "emb_sgd": (build_embedding, 256, "Embedding step, SGD, batch 256"),
+    "emb_adam": (build_embedding_adam, 256, "Embedding step, Adam, bat. 256"),
+    "mlp1": (build_mlp_plain, 1, "MLP (no BN) step, batch 1"),
+    "op_add": (build_op_add, 4, "x + y recorded, 4 elements"),
 }
+# per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
+UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

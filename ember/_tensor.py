@@ -12,7 +12,6 @@ a node saw when it saved the tensor.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -237,13 +236,9 @@ class Tensor:
         """Where this tensor's gradient flows: (node, output_nr)."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        acc = self._acc_ref() if self._acc_ref is not None else None
-        if acc is None:
-            from .autograd.graph import AccumulateGrad
+        from .autograd.graph import leaf_edge
 
-            acc = AccumulateGrad(self)
-            self._acc_ref = weakref.ref(acc)
-        return (acc, 0)
+        return leaf_edge(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:

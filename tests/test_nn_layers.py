@@ -14,10 +14,27 @@ def randn(*shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
-@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 3), (3,)])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 3), (3,), (1, 3), (1, 1, 3), (0, 3)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(shape, bias):
     compare_module(nn.Linear(3, 6, bias=bias), torch.nn.Linear(3, 6, bias=bias), randn(*shape))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 784), (784,), (1, 1, 784)])
+def test_linear_one_row_weight_grad_is_the_gemm(shape, dtype):
+    # One row takes an outer product (BLAS through dot) instead of matmul with inner dimension 1: the same products, so the
+    # weight gradient equals the GEMM's bit for bit, and PyTorch's to rounding.
+    x, g = randn(*shape, dtype=dtype), randn(*shape[:-1], 256, seed=2, dtype=dtype)
+    lin, ref = nn.Linear(784, 256).to(ember.float64 if dtype == np.float64 else ember.float32), torch.nn.Linear(784, 256)
+    ref.to(torch.float64 if dtype == np.float64 else torch.float32)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+    lin(ember.tensor(x)).backward(ember.tensor(g))
+    ref(torch.from_numpy(x)).backward(torch.from_numpy(g))
+    gemm = np.matmul(g.reshape(-1, 256).T, x.reshape(-1, 784))
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), gemm)
+    assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())
 
 
 def test_linear_float64():

@@ -78,14 +78,25 @@ class Node:
     @classmethod
     def apply(cls, *inputs, **params) -> Tensor:
         """Run the op on tensors (non-tensor inputs pass through unchanged) and record it."""
+        # Plain loops and lists, not generator expressions: recording is per op, so this is the
+        # hot path of every small-tensor program (a generator costs a frame per element).
         node = cls()
+        arrays = []
         needs = None
         if _GradState.enabled:
-            needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
-            if True not in needs:
-                needs = None
+            flags = []
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    arrays.append(t._data)
+                    flags.append(t._requires_grad)
+                else:
+                    arrays.append(t)
+                    flags.append(False)
+            if True in flags:
+                needs = tuple(flags)
+        else:
+            arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         node.needs_input_grad = needs
-        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         try:
             out = node.forward(*arrays, **params)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
@@ -101,8 +112,18 @@ class Node:
 
     def _link(self, inputs, needs, outputs) -> None:
         self.seq = next(_sequence)
-        self.next_edges = tuple(t._edge() if n else None for t, n in zip(inputs, needs))
-        self.input_shapes = tuple(t._data.shape if n else None for t, n in zip(inputs, needs))
+        edges = []
+        shapes = []
+        for t, n in zip(inputs, needs):
+            if n:
+                fn = t.grad_fn
+                edges.append((fn, t._output_nr) if fn is not None else leaf_edge(t))
+                shapes.append(t._data.shape)
+            else:
+                edges.append(None)
+                shapes.append(None)
+        self.next_edges = tuple(edges)
+        self.input_shapes = tuple(shapes)
         saved = self.saved
         if saved:
             # Remember the version of every tensor whose storage backward will read.
@@ -110,9 +131,8 @@ class Node:
             tensors.extend(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
             # (counter, version, array): no reference to the tensor itself, so an output that
             # saves itself does not form a tensor -> node -> tensor cycle.
-            self._saved_versions = tuple(
-                (t._vc, t._vc[0], t._data) for t in tensors if any(t._data is s for s in saved)
-            )
+            ids = {id(s) for s in saved}
+            self._saved_versions = tuple((t._vc, t._vc[0], t._data) for t in tensors if id(t._data) in ids)
         else:
             self._saved_versions = ()
         if _GradState.anomaly:
@@ -182,8 +202,11 @@ def add_to_grad(t: Tensor, grad) -> None:
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites)."""
 
-    def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+    __slots__ = ("variable",)  # no per-instance dict to allocate
+
+    def __init__(self, variable: Tensor) -> None:  # every field set here: one is made per leaf per graph
+        self.saved = ()
+        self._pre_hooks = self._retained = self._trace = None
         self.variable = variable
         self.next_edges = ()
         self.input_shapes = ()
@@ -208,3 +231,16 @@ class AccumulateGrad(Node):
                 hook(var)
             trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()
+
+
+def leaf_edge(t: Tensor) -> tuple:
+    """A leaf's edge, (its AccumulateGrad, 0): the one alive while some graph holds it, else a new one.
+
+    The tensor holds it weakly (as PyTorch does), so a leaf and its accumulator never form a cycle.
+    """
+    ref = t._acc_ref
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc_ref = weakref.ref(acc)
+    return (acc, 0)

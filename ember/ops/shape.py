@@ -105,11 +105,14 @@ class Permute(Node):
     is_view = True
 
     def forward(self, x, dims):
-        self.inverse = tuple(xp.argsort(dims))
+        self.dims = dims  # the inverse is worked out in backward: forward stays one attribute and a view
         return x.transpose(dims)
 
     def backward(self, g):
-        return (g.transpose(self.inverse),)
+        inverse = [0] * len(self.dims)  # out dim i came from input dim dims[i]
+        for i, d in enumerate(self.dims):
+            inverse[d] = i
+        return (g.transpose(inverse),)
 
 
 def permute(x: Tensor, *dims) -> Tensor:
