@@ -116,3 +116,25 @@ def test_layernorm_float64_and_noncontiguous():
         tm.weight.uniform_(0.5, 1.5)
     compare_module(ember.nn.LayerNorm(6, dtype=ember.float64), tm, RNG.standard_normal((6, 5, 4)).transpose(1, 2, 0),
                    atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"padding_idx": 0, "scale_grad_by_freq": True}])
+@pytest.mark.parametrize("idx", [RNG.integers(0, 9, (6, 5)), np.array([3, 3, 3, 1, 3]), np.array([4]),
+                                 np.zeros((0,), np.int64), RNG.integers(0, 9, (2, 3, 4))],
+                         ids=["batch", "repeats", "single", "empty", "3d"])
+def test_embedding_segment_sum_against_torch(kwargs, idx):
+    compare_module(ember.nn.Embedding(9, 4, **kwargs), torch.nn.Embedding(9, 4, **kwargs), idx)
+
+
+def test_embedding_segment_sum_equals_add_at():
+    """The gather-then-add-repeats sum is the reference ``np.add.at`` to the bit, rows in sorted order."""
+    from ember.nn._ops.sparse import _segment_sum
+
+    flat = RNG.integers(0, 50, 400)
+    rows_of = RNG.standard_normal((400, 8)).astype(np.float32)
+    ref = np.zeros((50, 8), np.float32)
+    np.add.at(ref, flat, rows_of)
+    rows, sums = _segment_sum(flat, rows_of)
+    np.testing.assert_array_equal(rows, np.unique(flat))
+    np.testing.assert_array_equal(sums, ref[rows])
