@@ -127,14 +127,19 @@ def test_embedding_segment_sum_against_torch(kwargs, idx):
     compare_module(ember.nn.Embedding(9, 4, **kwargs), torch.nn.Embedding(9, 4, **kwargs), idx)
 
 
-def test_embedding_segment_sum_equals_add_at():
-    """The gather-then-add-repeats sum is the reference ``np.add.at`` to the bit, rows in sorted order."""
+@pytest.mark.parametrize("num,n", [(5000, 400), (50, 400), (3, 2000)], ids=["few_repeats", "one_hot_gemm", "tiny"])
+def test_embedding_segment_sum_equals_add_at(num, n):
+    """Both summation paths against the reference ``np.add.at``, rows in sorted order: the gather-then-add-repeats
+    path (few repeats) to the bit, the one-hot GEMM (many repeats) to float rounding."""
     from ember.nn._ops.sparse import _segment_sum
 
-    flat = RNG.integers(0, 50, 400)
-    rows_of = RNG.standard_normal((400, 8)).astype(np.float32)
-    ref = np.zeros((50, 8), np.float32)
+    flat = RNG.integers(0, num, n)
+    rows_of = RNG.standard_normal((n, 8)).astype(np.float32)
+    ref = np.zeros((num, 8), np.float32)
     np.add.at(ref, flat, rows_of)
     rows, sums = _segment_sum(flat, rows_of)
     np.testing.assert_array_equal(rows, np.unique(flat))
-    np.testing.assert_array_equal(sums, ref[rows])
+    if num > n:
+        np.testing.assert_array_equal(sums, ref[rows])
+    else:
+        np.testing.assert_allclose(sums, ref[rows], rtol=1e-5, atol=1e-5)
