@@ -15,7 +15,7 @@ def _new(a):
     return xp.empty_like(a)
 
 
-def _sums(a, dim):
+def row_sums(a, dim):
     """a.sum(dim, keepdims=True); over the last axis of a C-contiguous array as one matrix-vector product
     (BLAS), several times faster than NumPy's reduction over short rows."""
     n = a.shape[dim] if a.ndim else 1
@@ -44,7 +44,7 @@ def _exp_shifted(x, dim, keep_shifted=False):
             shift = xp.max(x, axis=dim, keepdims=True)
         d = xp.subtract(x, shift, out=_new(x))
         e = xp.exp(d, out=_new(d) if keep_shifted else d)
-        s = _sums(e, dim)
+        s = row_sums(e, dim)
         if not s.size or s.min() >= _MIN_ROW_SUM:
             break
     return d, e, s
@@ -62,7 +62,7 @@ class Softmax(Node):
     def backward(self, g):  # dx = y * (g - sum(g * y))
         (y,) = self.saved
         dx = xp.multiply(g, y, out=_new(y))
-        dot = _sums(dx, self.dim)
+        dot = row_sums(dx, self.dim)
         xp.subtract(g, dot, out=dx)
         dx *= y
         return (dx,)
@@ -78,7 +78,7 @@ class LogSoftmax(Node):
     def backward(self, g):  # dx = g - softmax * sum(g)
         (out,) = self.saved
         dx = xp.exp(out, out=_new(out))
-        dx *= _sums(g, self.dim)
+        dx *= row_sums(g, self.dim)
         xp.subtract(g, dx, out=dx)
         return (dx,)
 

@@ -12,6 +12,7 @@ import math
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import row_sums
 
 
 def _mean(a, axes):
@@ -123,10 +124,15 @@ class LayerNorm(Node):
 
     def forward(self, x, w, b, k, eps):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
-        x2 = x.reshape(math.prod(lead), math.prod(norm))
-        xhat = xp.subtract(x2, _mean(x2, 1))
+        feat = math.prod(norm)
+        x2 = x.reshape(math.prod(lead), feat)
+        scale = x.dtype.type(1 / feat if feat else float("nan"))  # an empty mean is NaN, as PyTorch's
+        mean = row_sums(x2, 1)
+        mean *= scale
+        xhat = xp.subtract(x2, mean)
         sq = xp.square(xhat)
-        invstd = _mean(sq, 1)
+        invstd = row_sums(sq, 1)
+        invstd *= scale
         invstd += x.dtype.type(eps)
         xp.sqrt(invstd, out=invstd)
         xp.divide(1, invstd, out=invstd)
@@ -145,21 +151,22 @@ class LayerNorm(Node):
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(xhat.shape)
         gxh = xp.multiply(g2, xhat)  # g * xhat: summed over rows for the weight, over features for x
-        gw = gxh.sum(axis=0).reshape(self.norm) if nw else None
-        gb = g2.sum(axis=0).reshape(self.norm) if nb else None
+        ones = xp.ones(xhat.shape[0], dtype=g2.dtype)
+        gw = (ones @ gxh).reshape(self.norm) if nw else None  # column sums as one GEMV
+        gb = (ones @ g2).reshape(self.norm) if nb else None
         gx = None
         if nx:
             # dx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w
-            feat = xhat.shape[1]
+            scale = g2.dtype.type(1 / xhat.shape[1] if xhat.shape[1] else float("nan"))
             if w is None:
-                m1, m2 = _mean(g2, 1), _mean(gxh, 1)
-                gx = xp.subtract(g2, m1)
+                m1, m2 = row_sums(g2, 1), row_sums(gxh, 1)
+                gx = xp.subtract(g2, m1 * scale)
             else:
                 wf = w.reshape(-1)
-                m1 = (g2 @ wf)[:, None] / feat
-                m2 = (gxh @ wf)[:, None] / feat
+                m1, m2 = (g2 @ wf)[:, None], (gxh @ wf)[:, None]
                 gx = xp.multiply(g2, wf)
-                gx -= m1
+                gx -= m1 * scale
+            m2 *= scale
             xp.multiply(xhat, m2, out=gxh)
             gx -= gxh
             gx *= invstd
