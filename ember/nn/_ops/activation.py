@@ -37,13 +37,33 @@ def _scalar(x, value: float):
     return x.dtype.type(value)
 
 
-def erf(x):
-    """Vectorised erf (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7): NumPy has no erf."""
-    a = xp.abs(x)
-    t = 1 / (1 + _scalar(x, 0.3275911) * a)
-    poly = t * (_scalar(x, 0.254829592) + t * (_scalar(x, -0.284496736) + t * (
-        _scalar(x, 1.421413741) + t * (_scalar(x, -1.453152027) + t * _scalar(x, 1.061405429)))))
-    return xp.copysign(1 - poly * xp.exp(-a * a), x)
+_ERF_P = 0.3275911
+_ERF_COEFFS = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # highest power first
+
+
+def _half_erfc_abs(x, scale):
+    """(q, e) with e = exp(-(scale x)^2) and q = erfc(|scale x|) / 2, both new arrays.
+
+    Abramowitz & Stegun 7.1.26 (|error of erf| < 1.5e-7; NumPy has no erf): erfc(a) = poly(t) exp(-a^2)
+    with t = 1 / (1 + p a). Every step writes into one of two buffers, so an array of n elements costs
+    two allocations rather than one per operation; e is returned because GELU's derivative needs it.
+    """
+    s = x.dtype.type
+    a = xp.multiply(x, s(scale))
+    xp.abs(a, out=a)
+    t = xp.multiply(a, s(_ERF_P))
+    t += 1
+    xp.divide(1, t, out=t)
+    q = xp.multiply(t, s(_ERF_COEFFS[0]))
+    for c in _ERF_COEFFS[1:]:
+        q += s(c)
+        q *= t
+    xp.square(a, out=a)
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    q *= a
+    q *= s(0.5)
+    return q, a
 
 
 def sigmoid_array(x):
@@ -58,19 +78,47 @@ def _leaky_relu(x, need, slope):
 
 
 def _gelu(x, need, approximate):
+    if x.ndim == 0:  # ufuncs on 0-d arrays return scalars, which cannot be written into
+        out, deriv = _gelu(x.reshape(1), need, approximate)
+        return out.reshape(()), (deriv.reshape(()) if need else None)
+    # Each formula writes into a few preallocated buffers (in-place ufuncs): GELU runs on the largest
+    # activations of a transformer, where allocating a temporary per operation costs as much as the math.
+    s = x.dtype.type
     if approximate == "tanh":
-        k = _scalar(x, math.sqrt(2 / math.pi))
-        th = xp.tanh(k * (x + _scalar(x, 0.044715) * x * x * x))
-        out = _scalar(x, 0.5) * x * (1 + th)
+        k = math.sqrt(2 / math.pi)
+        x2 = xp.square(x)
+        th = xp.multiply(x2, s(0.044715 * k))
+        th += s(k)
+        th *= x
+        xp.tanh(th, out=th)  # th = tanh(k (x + 0.044715 x^3))
+        half = xp.add(th, 1)
+        half *= s(0.5)  # (1 + th) / 2
+        out = xp.multiply(half, x)
         if not need:
             return out, None
         # d/dx = (1 + th)/2 + x/2 (1 - th^2) k (1 + 3 * 0.044715 x^2)
-        return out, _scalar(x, 0.5) * (1 + th + x * (1 - th * th) * k * (1 + _scalar(x, 3 * 0.044715) * x * x))
-    cdf = _scalar(x, 0.5) * (1 + erf(x * _scalar(x, 1 / math.sqrt(2))))
-    out = x * cdf
+        x2 *= s(3 * 0.044715 * k)
+        x2 += s(k)
+        x2 *= x
+        x2 *= s(0.5)
+        xp.square(th, out=th)
+        xp.subtract(1, th, out=th)
+        th *= x2
+        th += half
+        return out, th
+    # Phi(x) = 1 - q for x >= 0 and q for x < 0, q = erfc(|x|/sqrt 2)/2; e = exp(-x^2/2)
+    cdf, e = _half_erfc_abs(x, 1 / math.sqrt(2))
+    xp.subtract(s(0.5), cdf, out=cdf)
+    xp.copysign(cdf, x, out=cdf)
+    cdf += s(0.5)
+    out = xp.multiply(x, cdf)
     if not need:
         return out, None
-    return out, cdf + x * xp.exp(_scalar(x, -0.5) * x * x) * _scalar(x, 1 / math.sqrt(2 * math.pi))
+    # d/dx = Phi(x) + x phi(x), phi(x) = e / sqrt(2 pi)
+    e *= x
+    e *= s(1 / math.sqrt(2 * math.pi))
+    e += cdf
+    return out, e
 
 
 def _silu(x, need):

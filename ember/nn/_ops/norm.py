@@ -2,14 +2,17 @@
 
 All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
 (biased variance) and then apply a per-channel / per-element affine map. Their
-input gradient shares one formula (``_normalized_grad``).
+input gradient shares one formula (``_normalized_grad``; LayerNorm evaluates it on a (rows, features) view).
 """
 
 from __future__ import annotations
 
+import math
+
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import row_sums
 
 
 def _mean(a, axes):
@@ -128,22 +131,59 @@ def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, mome
 
 
 class LayerNorm(Node):
+    """Works on x as (rows, features): the per-row sums that involve the weight, and the per-feature sums for
+    the weight and bias gradients, are matrix-vector products (BLAS, threaded) instead of multiply-then-reduce
+    passes; every other step writes into an array it already owns."""
+
     def forward(self, x, w, b, k, eps):
-        axes = tuple(range(x.ndim - k, x.ndim))
-        xhat, invstd = _normalize(x, axes, eps)
-        out = xhat * w if w is not None else xhat.copy()
+        lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
+        feat = math.prod(norm)
+        x2 = x.reshape(math.prod(lead), feat)
+        scale = x.dtype.type(1 / feat if feat else float("nan"))  # an empty mean is NaN, as PyTorch's
+        mean = row_sums(x2, 1)
+        mean *= scale
+        xhat = xp.subtract(x2, mean)
+        sq = xp.square(xhat)
+        invstd = row_sums(sq, 1)
+        invstd *= scale
+        invstd += x.dtype.type(eps)
+        xp.sqrt(invstd, out=invstd)
+        xp.divide(1, invstd, out=invstd)
+        xhat *= invstd
+        if w is not None:
+            out = xp.multiply(xhat, w.reshape(-1), out=sq)
+        else:
+            out = xhat.copy()
         if b is not None:
-            out += b
-        self.saved, self.axes = (xhat, invstd, w), axes
-        return out
+            out += b.reshape(-1)
+        self.saved, self.shape, self.norm = (xhat, invstd, w), x.shape, norm
+        return out.reshape(x.shape)
 
     def backward(self, g):
         xhat, invstd, w = self.saved
         nx, nw, nb = self.needs_input_grad
-        lead = tuple(range(g.ndim - len(self.axes)))
-        gx = _normalized_grad(g * w if w is not None else g, xhat, invstd, self.axes) if nx else None
-        gw = (g * xhat).sum(axis=lead) if nw else None
-        gb = g.sum(axis=lead) if nb else None
+        g2 = g.reshape(xhat.shape)
+        gxh = xp.multiply(g2, xhat)  # g * xhat: summed over rows for the weight, over features for x
+        ones = xp.ones(xhat.shape[0], dtype=g2.dtype)
+        gw = (ones @ gxh).reshape(self.norm) if nw else None  # column sums as one GEMV
+        gb = (ones @ g2).reshape(self.norm) if nb else None
+        gx = None
+        if nx:
+            # dx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w
+            scale = g2.dtype.type(1 / xhat.shape[1] if xhat.shape[1] else float("nan"))
+            if w is None:
+                m1, m2 = row_sums(g2, 1), row_sums(gxh, 1)
+                gx = xp.subtract(g2, m1 * scale)
+            else:
+                wf = w.reshape(-1)
+                m1, m2 = (g2 @ wf)[:, None], (gxh @ wf)[:, None]
+                gx = xp.multiply(g2, wf)
+                gx -= m1 * scale
+            m2 *= scale
+            xp.multiply(xhat, m2, out=gxh)
+            gx -= gxh
+            gx *= invstd
+            gx = gx.reshape(self.shape)
         return gx, gw, gb
 
 

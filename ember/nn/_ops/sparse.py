@@ -17,13 +17,42 @@ class Embedding(Node):
     def backward(self, g):
         (idx,) = self.saved
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
-        if self.scale:  # divide each row's gradient by how often its index occurs in the batch
-            gflat = gflat / xp.bincount(flat, minlength=self.num)[flat, None].astype(g.dtype)
+        rows, sums = _segment_sum(flat, gflat, self.scale)
         gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
-        xp.add.at(gw, flat, gflat)
+        gw[rows] = sums
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw, None
+
+
+# Up to this many one-hot entries (distinct indices x lookups), repeated indices are summed by one GEMM.
+_ONE_HOT_MAX = 1 << 20
+
+
+def _segment_sum(flat, rows_of, scale_by_freq: bool = False):
+    """(rows, sums): the distinct indices in ``flat`` (sorted) and, for each, the sum of the rows of ``rows_of``
+    where it occurs (divided by that count when ``scale_by_freq``) — the gradient of a lookup table.
+
+    Few distinct indices, many repeats (a small vocabulary): one GEMM with the (distinct x lookups) one-hot
+    matrix. Otherwise each distinct index's first occurrence is gathered in one step and only repeated indices
+    go through ``add.at`` (slow per row), in the order they occur: the same sums, to the bit, as ``add.at``
+    over all rows.
+    """
+    rows, first, inverse = xp.unique(flat, return_index=True, return_inverse=True)
+    n = flat.size
+    if 2 * rows.size <= n and rows.size * n <= _ONE_HOT_MAX:
+        one_hot = xp.zeros((rows.size, n), dtype=rows_of.dtype)
+        one_hot[inverse, xp.arange(n)] = 1
+        sums = one_hot @ rows_of
+    else:
+        sums = rows_of[first]
+        if rows.size != n:
+            repeat = xp.ones(n, dtype=bool)
+            repeat[first] = False
+            xp.add.at(sums, inverse[repeat], rows_of[repeat])
+    if scale_by_freq:  # divide each row's gradient by how often its index occurs in the batch
+        sums /= xp.bincount(inverse, minlength=rows.size)[:, None].astype(sums.dtype)
+    return rows, sums
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

@@ -1,0 +1,145 @@
+"""The in-place elementwise kernels (GELU, softmax / log_softmax, LayerNorm) against PyTorch and against the
+per-row reference paths they short-cut, on the shapes of a transformer and on the inputs that take the
+fallbacks (rows of very different scale, masked rows, inf and nan, half precision, empty and 0-d tensors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from nn_oracle import compare_module
+from oracle import check
+
+import ember
+from ember.ops import activation as act
+
+RNG = np.random.default_rng(7)
+GPT_ACT = RNG.standard_normal((4, 16, 64)).astype(np.float32) * 3
+EXTREMES = np.array([-40.0, -9.0, -5.0, -2.0, -1e-4, 0.0, 1e-4, 0.5, 2.0, 5.0, 9.0, 40.0])
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("x", [GPT_ACT, EXTREMES.astype(np.float32), EXTREMES, np.float32(0.7), np.zeros((0, 3))],
+                         ids=["gpt", "extremes32", "extremes64", "0d", "empty"])
+def test_gelu_against_torch(approximate, x):
+    # the tanh formula's derivative loses a few ulps to cancellation (1 - tanh^2) in PyTorch too
+    check(lambda m, a: m.nn.functional.gelu(a, approximate=approximate), [np.asarray(x)], atol=1e-5 if approximate ==
+          "tanh" else 1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_noncontiguous_input(approximate):
+    x = GPT_ACT.transpose(2, 0, 1)[::2]
+    check(lambda m, a: m.nn.functional.gelu(a, approximate=approximate), [x], atol=1e-5, rtol=1e-5)
+
+
+def _masked_scores():
+    s = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32) * 4
+    s[..., np.triu_indices(8, 1)[0], np.triu_indices(8, 1)[1]] = -np.inf  # causal mask
+    return s
+
+
+def _mixed_scale():
+    s = RNG.standard_normal((6, 10)).astype(np.float32)
+    s[0] *= 50  # rows far apart: shifting by the global max would underflow the others
+    s[1] -= 300
+    s[2] += 1e4
+    return s
+
+
+SOFTMAX_INPUTS = {
+    "gpt": (RNG.standard_normal((2, 4, 16, 16)).astype(np.float32), -1),
+    "masked": (_masked_scores(), -1),
+    "mixed_scale": (_mixed_scale(), -1),
+    "dim0": (RNG.standard_normal((5, 7)).astype(np.float32) * 10, 0),
+    "noncontiguous": (RNG.standard_normal((6, 8)).astype(np.float32).T, -1),
+    "float64": (RNG.standard_normal((3, 9)) * 100, 1),
+    "0d": (np.array(2.5, dtype=np.float32), 0),
+    "empty_rows": (np.zeros((0, 4), np.float32), -1),
+    "empty_dim": (np.zeros((3, 0), np.float32), -1),
+}
+
+
+@pytest.mark.parametrize("name", list(SOFTMAX_INPUTS))
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_against_torch(fn, name):
+    x, dim = SOFTMAX_INPUTS[name]
+    check(lambda m, a: getattr(m, fn)(a, dim), [x], atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_nonfinite_rows(fn):
+    x = RNG.standard_normal((4, 5)).astype(np.float32)
+    x[0] = -np.inf  # a fully masked row is nan in PyTorch
+    x[1, 2] = np.inf
+    x[2, 3] = np.nan
+    e, t = getattr(ember, fn)(ember.tensor(x), 1).numpy(), getattr(torch, fn)(torch.tensor(x), 1).numpy()
+    np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["gpt", "masked", "mixed_scale", "float64"])
+def test_softmax_global_shift_equals_per_row_shift(name):
+    """The one-reduction shift gives the per-row reference's result to float rounding (or falls back to it)."""
+    x, dim = SOFTMAX_INPUTS[name]
+    d, e, s = act._exp_shifted(x, dim, keep_shifted=True)
+    ref_d = x - x.max(axis=dim, keepdims=True)
+    ref_s = np.exp(ref_d).sum(axis=dim, keepdims=True)
+    np.testing.assert_allclose(e / s, np.exp(ref_d) / ref_s, rtol=1e-6, atol=1e-30)
+    np.testing.assert_allclose(d - np.log(s), ref_d - np.log(ref_s), rtol=1e-6, atol=1e-6)
+
+
+def test_row_sums_match_numpy():
+    a = RNG.standard_normal((3, 4, 33)).astype(np.float32)
+    for arr, dim in ((a, 2), (a, 1), (a[..., ::2], 2), (np.float32(2.0) * np.ones(()), 0)):
+        np.testing.assert_allclose(act.row_sums(np.asarray(arr), dim), np.sum(arr, axis=dim, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,norm", [((4, 16, 64), 64), ((3, 5, 6), (5, 6)), ((7,), 7), ((0, 4), 4), ((3, 0), 0),
+                                        ((2, 1), 1)])
+@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"bias": False}])
+def test_layernorm_rows_against_torch(shape, norm, kwargs):
+    em, tm = ember.nn.LayerNorm(norm, **kwargs), torch.nn.LayerNorm(norm, **kwargs)
+    if tm.weight is not None:
+        with torch.no_grad():
+            tm.weight.uniform_(0.5, 1.5)
+    if tm.bias is not None:
+        with torch.no_grad():
+            tm.bias.uniform_(-1, 1)
+    x = RNG.standard_normal(shape).astype(np.float32) * 3 + 1
+    # one feature: xhat is 0 up to PyTorch's rounding of x - mean, which reaches the weight's gradient
+    compare_module(em, tm, x, atol=1e-4 if x.shape[-1] == 1 else 1e-5)
+
+
+def test_layernorm_float64_and_noncontiguous():
+    tm = torch.nn.LayerNorm(6).double()
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 1.5)
+    compare_module(ember.nn.LayerNorm(6, dtype=ember.float64), tm, RNG.standard_normal((6, 5, 4)).transpose(1, 2, 0),
+                   atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"padding_idx": 0, "scale_grad_by_freq": True}])
+@pytest.mark.parametrize("idx", [RNG.integers(0, 9, (6, 5)), np.array([3, 3, 3, 1, 3]), np.array([4]),
+                                 np.zeros((0,), np.int64), RNG.integers(0, 9, (2, 3, 4))],
+                         ids=["batch", "repeats", "single", "empty", "3d"])
+def test_embedding_segment_sum_against_torch(kwargs, idx):
+    compare_module(ember.nn.Embedding(9, 4, **kwargs), torch.nn.Embedding(9, 4, **kwargs), idx)
+
+
+@pytest.mark.parametrize("num,n", [(5000, 400), (50, 400), (3, 2000)], ids=["few_repeats", "one_hot_gemm", "tiny"])
+def test_embedding_segment_sum_equals_add_at(num, n):
+    """Both summation paths against the reference ``np.add.at``, rows in sorted order: the gather-then-add-repeats
+    path (few repeats) to the bit, the one-hot GEMM (many repeats) to float rounding."""
+    from ember.nn._ops.sparse import _segment_sum
+
+    flat = RNG.integers(0, num, n)
+    rows_of = RNG.standard_normal((n, 8)).astype(np.float32)
+    ref = np.zeros((num, 8), np.float32)
+    np.add.at(ref, flat, rows_of)
+    rows, sums = _segment_sum(flat, rows_of)
+    np.testing.assert_array_equal(rows, np.unique(flat))
+    if num > n:
+        np.testing.assert_array_equal(sums, ref[rows])
+    else:
+        np.testing.assert_allclose(sums, ref[rows], rtol=1e-5, atol=1e-5)
