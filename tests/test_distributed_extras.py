@@ -1,4 +1,5 @@
-"""Object collectives and monitored_barrier on 2 and 3 real ranks (tests/dist_scripts/object_collectives.py)."""
+"""Distributed features beyond plain DDP on 2 and 3 real ranks (scripts in tests/dist_scripts/): object
+collectives and monitored_barrier, SyncBatchNorm, ZeroRedundancyOptimizer, DDP communication hooks."""
 
 import os
 import subprocess
@@ -9,15 +10,19 @@ import pytest
 from ember.distributed import comm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "object_collectives.py")
 pytestmark = pytest.mark.skipif(not comm.is_available(), reason="mpi4py not installed")
 
 
-def launch(nproc, *args):
+def _launch_script(name, nproc, *args, timeout=150):
+    script = os.path.join(ROOT, "tests", "dist_scripts", name)
     env = {**os.environ, "PYTHONPATH": ROOT}
     return subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
-                           "--timeout", "40", SCRIPT, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=90)
+                           "--timeout", str(timeout - 20), script, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def launch(nproc, *args):
+    return _launch_script("object_collectives.py", nproc, *args, timeout=90)
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
@@ -38,10 +43,7 @@ def test_monitored_barrier_names_the_rank_that_did_not_arrive(nproc):
 
 @pytest.mark.parametrize("nproc", [2, 3])
 def test_sync_batchnorm_equals_batchnorm_on_the_global_batch(nproc):
-    script = os.path.join(ROOT, "tests", "dist_scripts", "sync_batchnorm.py")
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
-                        "--timeout", "60", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    p = _launch_script("sync_batchnorm.py", nproc, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     for r in range(nproc):
         assert f"sync batchnorm ok rank {r} of {nproc}" in p.stdout
@@ -85,21 +87,10 @@ def test_convert_sync_batchnorm_keeps_parameters_and_pytorchs_keys():
 
 @pytest.mark.parametrize("nproc", [2, 3])
 def test_zero_redundancy_optimizer_matches_the_unsharded_optimizer(nproc):
-    script = os.path.join(ROOT, "tests", "dist_scripts", "zero.py")
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
-                        "--timeout", "60", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    p = _launch_script("zero.py", nproc, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     for r in range(nproc):
         assert f"zero ok rank {r} of {nproc}" in p.stdout
-
-
-def _launch_script(name, nproc, *args, timeout=150):
-    script = os.path.join(ROOT, "tests", "dist_scripts", name)
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
-                           "--timeout", str(timeout - 20), script, *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
