@@ -64,15 +64,11 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         step = state["step"]._data
         step += 1
         t = float(step)
-        if group["decoupled_weight_decay"]:
-            if wd:
-                p *= 1 - lr * wd
-            wd = 0
-        g = self._decayed_grad(p, g, wd, group["maximize"])
+        g = self._adam_family_grad(p, g, group)
         m, v, tmp = state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p)
         xp.subtract(g, m, out=tmp)  # m <- m + (1 - beta1) (g - m), PyTorch's lerp
         tmp *= 1 - beta1

@@ -63,16 +63,12 @@ class NAdam(Optimizer):
         state["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         decay = group["momentum_decay"]
         step = state["step"]._data
         step += 1
         t = float(step)
-        if group["decoupled_weight_decay"]:
-            if wd:
-                p *= 1 - lr * wd
-            wd = 0
-        g = self._decayed_grad(p, g, wd, group["maximize"])
+        g = self._adam_family_grad(p, g, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * decay))
         product = state["mu_product"]._data

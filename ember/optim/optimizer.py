@@ -260,6 +260,16 @@ class Optimizer:
             xp.negative(g, out=out)
         return out
 
+    def _adam_family_grad(self, p, g, group: dict[str, Any]):
+        """``_decayed_grad`` for the Adam family, whose ``decoupled_weight_decay=True`` shrinks the parameter itself
+        (``p *= 1 - lr * weight_decay``, AdamW's rule) instead of adding the L2 term to the gradient."""
+        weight_decay = group["weight_decay"]
+        if group["decoupled_weight_decay"]:
+            if weight_decay:
+                p *= 1 - group["lr"] * weight_decay
+            weight_decay = 0
+        return self._decayed_grad(p, g, weight_decay, group["maximize"])
+
     # ----------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state in PyTorch's layout.

@@ -60,15 +60,11 @@ class RAdam(Optimizer):
         state["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         step = state["step"]._data
         step += 1
         t = float(step)
-        if group["decoupled_weight_decay"]:
-            if wd:
-                p *= 1 - lr * wd
-            wd = 0
-        g = self._decayed_grad(p, g, wd, group["maximize"])
+        g = self._adam_family_grad(p, g, group)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         tmp, denom = self._scratch(p), self._scratch(p, 2)
         lerp_(m, g, 1 - beta1, tmp)
