@@ -276,6 +276,11 @@ def test_state_dict_layout_matches_torch(name, kwargs):
         opt.step()
         dicts[m] = opt.state_dict()
     e, t = dicts[ember], dicts[torch]
+    assert_same_state_dict(e, t)
+
+
+def assert_same_state_dict(e, t):
+    """ember's optimizer state_dict ``e`` has PyTorch's ``t`` layout: groups, state keys in order, values."""
     assert e["param_groups"] == t["param_groups"]
     assert e["state"].keys() == t["state"].keys()
     for i in t["state"]:

@@ -6,10 +6,10 @@ Every rank writes one line per check, "CHECK <rank> ok|FAIL <name>" (to $DDP_CHE
 failure, so tests/test_ddp.py reports each check, and the rank where it failed, on its own.
 """
 
-import os
 import sys
 
 import numpy as np
+from _report import check as report  # noqa: E402
 
 import ember
 import ember.distributed as dist
@@ -22,12 +22,7 @@ rank, world = dist.get_rank(), dist.get_world_size()
 
 
 def check(name, cond):
-    line = f"CHECK {rank} {'ok' if cond else 'FAIL'} {name}\n"
-    if os.environ.get("DDP_CHECKS_DIR"):  # one file per rank: lines of different ranks never interleave
-        with open(os.path.join(os.environ["DDP_CHECKS_DIR"], f"rank{rank}.txt"), "a") as f:
-            f.write(line)
-    else:
-        print(line, end="", flush=True)
+    report(rank, name, cond)
 
 
 def make_model(seed=0, width=16):

@@ -7,11 +7,11 @@
 Prints "CHECK <rank> ok|FAIL <name>" per check, as ddp_checks.py.
 """
 
-import os
 import sys
 import warnings
 
 import numpy as np
+from _report import check as report  # noqa: E402
 
 import ember
 import ember.distributed as dist
@@ -23,12 +23,7 @@ rank, world = dist.get_rank(), dist.get_world_size()
 
 
 def check(name, cond):
-    line = f"CHECK {rank} {'ok' if cond else 'FAIL'} {name}\n"
-    if os.environ.get("DDP_CHECKS_DIR"):  # one file per rank: lines of different ranks never interleave
-        with open(os.path.join(os.environ["DDP_CHECKS_DIR"], f"rank{rank}.txt"), "a") as f:
-            f.write(line)
-    else:
-        print(line, end="", flush=True)
+    report(rank, name, cond)
 
 
 class TinyGPT(nn.Module):
