@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import _missing
+from . import _missing, _parallel
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
 from ._backend import xp as _xp
 from ._compile import compile
@@ -301,13 +301,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 
 
 def set_num_threads(n: int) -> None:
-    """Accepted for compatibility; BLAS threads are set by OMP_NUM_THREADS before start-up."""
+    """Threads for ember's elementwise kernels, as ``torch.set_num_threads``.
+
+    Differs from PyTorch: the BLAS library's threads (matrix multiplies) are fixed at start-up by
+    ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``; this call does not change them.
+    """
+    _parallel.set_num_threads(n)
 
 
 def get_num_threads() -> int:
-    import os
-
-    return os.cpu_count() or 1
+    """Threads ember's elementwise kernels use: ``OMP_NUM_THREADS`` at start-up, else the cores."""
+    return _parallel.get_num_threads()
 
 
 _module_getattr = _missing.module_getattr(__name__)

@@ -1,4 +1,7 @@
-"""``ember.backends.openmp``: ember has no OpenMP parallelism of its own (``set_num_threads`` has no effect)."""
+"""``ember.backends.openmp``: ember is not built with OpenMP; its elementwise kernels use a thread pool.
+
+``ember.set_num_threads`` sets that pool's size (see ``ember._parallel``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from .._missing import module_getattr
 
 
 def is_available() -> bool:
-    """False: ember is not built with OpenMP (NumPy's BLAS may still use threads)."""
+    """False: ember is not built with OpenMP (its kernels use Python threads over NumPy, BLAS its own)."""
     return False
 
 

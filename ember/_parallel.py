@@ -1,0 +1,136 @@
+"""Elementwise work on several cores, with NumPy alone.
+
+NumPy releases the GIL inside its ufunc loops and reductions, so the pieces of one large array
+computed by a few Python threads run at the same time. ``parallel_for`` splits a range of rows
+into one chunk per thread, runs all but the last in a small pool and the last on the calling
+thread, and returns when every chunk is done. Small arrays run on the calling thread only: a
+hand-off to the pool costs about 10-20 µs.
+
+The thread count follows PyTorch's rules: ``OMP_NUM_THREADS`` at start-up, else the number of
+cores; ``ember.set_num_threads(n)`` changes it. The BLAS library's own threads (matrix
+multiplies) are set separately, by ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` before start-up.
+
+Every kernel that uses this must give the same bits for any thread count: chunks are split along
+rows that are computed independently (no reduction across a split).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+# Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
+# takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it).
+MIN_PARALLEL_ELEMENTS = 1 << 16
+
+
+def _threads_from_env() -> int:
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+_num_threads = _threads_from_env()
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+_in_worker = threading.local()
+
+
+def get_num_threads() -> int:
+    """Threads ember's elementwise kernels use (``OMP_NUM_THREADS`` at start-up, else the cores)."""
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Set the threads ember's elementwise kernels use, as ``torch.set_num_threads``.
+
+    Raises RuntimeError, as PyTorch does, for a count that is not a positive int.
+    """
+    global _num_threads
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {n}")
+    _num_threads = n
+
+
+def _get_pool(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            old = _pool
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ember-intra-op")
+            _pool_size = workers
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> None:
+    _in_worker.active = True
+    try:
+        fn(start, stop)
+    finally:
+        _in_worker.active = False
+
+
+def chunks_for(rows: int, elements: int) -> int:
+    """How many chunks a kernel over ``rows`` rows and ``elements`` elements in all should use."""
+    threads = _num_threads
+    if threads <= 1 or rows < 2 or elements < MIN_PARALLEL_ELEMENTS or getattr(_in_worker, "active", False):
+        return 1
+    return min(threads, rows, max(1, elements // (MIN_PARALLEL_ELEMENTS // 2)))
+
+
+def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int) -> None:
+    """Call ``fn(start, stop)`` over ``range(rows)`` split into chunks, in parallel when large.
+
+    ``elements`` is the work's total size (decides whether threads pay off). Chunk boundaries
+    depend on the thread count, so ``fn`` must compute each row independently of the others.
+    An exception in any chunk is raised here after every chunk has finished.
+    """
+    k = chunks_for(rows, elements)
+    if k == 1:
+        fn(0, rows)
+        return
+    bounds = [rows * i // k for i in range(k + 1)]
+    pool = _get_pool(k - 1)
+    futures = [pool.submit(_run_in_worker, fn, bounds[i], bounds[i + 1]) for i in range(k - 1)]
+    error: BaseException | None = None
+    try:
+        fn(bounds[k - 1], bounds[k])
+    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the other chunks finish
+        error = exc
+    for future in futures:
+        try:
+            future.result()
+        except BaseException as exc:  # noqa: BLE001
+            error = error or exc
+    if error is not None:
+        raise error
+
+
+def parallel_rows(fn: Callable[..., None], *arrays) -> None:
+    """Call ``fn(*pieces)`` on matching row ranges of same-length arrays (split along axis 0), in parallel.
+
+    For kernels written as in-place ufuncs on views: ``fn(x[a:b], out[a:b])``. ``None`` entries
+    are passed through unchanged (an optional argument).
+    """
+    first = next(a for a in arrays if a is not None)
+    rows = first.shape[0] if first.ndim else 1
+    if first.ndim == 0:
+        fn(*arrays)
+        return
+
+    def run(start: int, stop: int) -> None:
+        fn(*(a if a is None else a[start:stop] for a in arrays))
+
+    parallel_for(run, rows, first.size)
+
+
+__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_for", "parallel_rows", "set_num_threads"]

@@ -1,0 +1,104 @@
+"""The intra-op thread pool: chunks cover every row once, errors surface, results equal one thread's."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember import _parallel
+
+
+@pytest.fixture
+def threads():
+    saved = ember.get_num_threads()
+    yield
+    ember.set_num_threads(saved)
+
+
+def test_set_num_threads_matches_torch_errors(threads):
+    ember.set_num_threads(3)
+    assert ember.get_num_threads() == 3
+    for bad in (0, -1, 2.0):
+        with pytest.raises(RuntimeError) as ours:
+            ember.set_num_threads(bad)
+        with pytest.raises(RuntimeError) as theirs:
+            torch.set_num_threads(bad)
+        assert str(theirs.value).split(",")[0] in str(ours.value)
+
+
+def test_env_sets_the_default(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    assert _parallel._threads_from_env() == 5
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    assert _parallel._threads_from_env() >= 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_every_row_once_in_parallel(threads, n):
+    ember.set_num_threads(n)
+    rows = 1000
+    seen = np.zeros(rows, dtype=np.int64)
+    calls = []
+
+    def fn(a, b):
+        seen[a:b] += 1
+        calls.append(threading.current_thread().name)
+
+    _parallel.parallel_for(fn, rows, elements=rows * 1000)
+    assert (seen == 1).all()
+    assert len(calls) == n  # split into one chunk per thread
+    assert (len(set(calls)) > 1) == (n > 1)  # the pool took part
+
+
+def test_small_work_stays_on_the_calling_thread(threads):
+    ember.set_num_threads(4)
+    names = []
+    _parallel.parallel_for(lambda a, b: names.append((a, b, threading.current_thread().name)), 100, elements=100)
+    assert names == [(0, 100, threading.current_thread().name)]
+
+
+def test_error_in_a_chunk_is_raised_after_all_finish(threads):
+    ember.set_num_threads(2)
+    done = []
+
+    def fn(a, b):
+        if a == 0:
+            raise ValueError("chunk failed")
+        done.append(b)
+
+    with pytest.raises(ValueError, match="chunk failed"):
+        _parallel.parallel_for(fn, 10, elements=1 << 20)
+    assert done == [10]
+
+
+def test_nested_calls_do_not_deadlock(threads):
+    ember.set_num_threads(2)
+    out = np.zeros((8, 1 << 14))
+
+    def inner(a, b):
+        def leaf(c, d):
+            out[a:b, c:d] += 1
+        _parallel.parallel_for(leaf, out.shape[1], elements=(b - a) * out.shape[1])
+
+    _parallel.parallel_for(inner, 8, elements=out.size)
+    assert (out == 1).all()
+
+
+def test_parallel_rows_same_bits_as_one_thread(threads):
+    x = np.random.default_rng(0).standard_normal((257, 300)).astype(np.float32)
+
+    def kernel(a, o):
+        np.tanh(a, out=o)
+        np.multiply(o, a, out=o)
+
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        out = np.empty_like(x)
+        _parallel.parallel_rows(kernel, x, out)
+        results.append(out)
+    assert all(np.array_equal(results[0], r) for r in results[1:])
