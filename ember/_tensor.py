@@ -32,7 +32,7 @@ class Tensor:
         "_output_nr",
         "_vc",
         "_base",
-        "_acc_ref",
+        "_grad_accumulator",
         "_hooks",
         "_post_acc_hooks",
         "_retains_grad",
@@ -357,7 +357,7 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     t._output_nr = output_nr
     t._vc = [0]
     t._base = None
-    t._acc_ref = None
+    t._grad_accumulator = None  # the leaf's AccumulateGrad, made on its first recorded op
     t._hooks = None
     t._post_acc_hooks = None
     t._retains_grad = False

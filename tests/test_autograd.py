@@ -496,6 +496,32 @@ def test_grad_fn_names_and_next_functions():
     assert acc.name() == "AccumulateGrad" and acc.variable is x
 
 
+def test_leaf_accumulator_is_kept_and_forms_no_cycle():
+    import gc
+    import weakref
+
+    x = ember.ones(3, requires_grad=True)
+    first = (x * 2).grad_fn.next_functions[0][0]
+    again = (x + 1).grad_fn.next_functions[0][0]
+    assert first is again  # one accumulator per leaf: hooks on it persist, as DDP relies on
+    # Across graphs, gradients still accumulate into the same leaf.
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0]
+    # The leaf is freed by reference counting alone (no cycle through its accumulator)...
+    gc.disable()
+    try:
+        ref = weakref.ref(x)
+        y = (x * 2).sum()
+        del x
+        assert ref() is None
+        # ...and a graph that outlives its leaf still runs backward (the gradient has nowhere to go).
+        y.backward()
+        assert first.variable is None
+    finally:
+        gc.enable()
+
+
 def test_gradient_dtype_matches_leaf():
     x = ember.ones(2, dtype=ember.float64, requires_grad=True)
     (x.float() * 2).sum().backward()

@@ -52,21 +52,20 @@ class Node:
         "needs_input_grad",
         "seq",
         "_saved_versions",
-        "_pre_hooks",
-        "_retained",
-        "_trace",
         "__dict__",
         "__weakref__",
     )
 
     is_view = False  # output shares storage (and version counter) with input 0
     num_outputs = 1
+    # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
+    # made per recorded op, and every attribute set in __init__ is paid on every op.
+    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
+    _retained = None  # {output_nr: weakref to a tensor that retains its grad}
+    _trace = None  # the creation stack, under anomaly detection
 
     def __init__(self) -> None:
         self.saved = ()
-        self._pre_hooks = None
-        self._retained = None
-        self._trace = None
 
     # Subclasses implement these two, next to each other.
     def forward(self, *arrays, **params):
@@ -117,7 +116,11 @@ class Node:
         for t, n in zip(inputs, needs):
             if n:
                 fn = t.grad_fn
-                edges.append((fn, t._output_nr) if fn is not None else leaf_edge(t))
+                if fn is not None:
+                    edges.append((fn, t._output_nr))
+                else:
+                    acc = t._grad_accumulator
+                    edges.append((acc, 0) if acc is not None else leaf_edge(t))
                 shapes.append(t._data.shape)
             else:
                 edges.append(None)
@@ -200,25 +203,38 @@ def add_to_grad(t: Tensor, grad) -> None:
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites)."""
+    """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites).
 
-    __slots__ = ("variable",)  # no per-instance dict to allocate
+    One per leaf for the leaf's lifetime: the tensor holds its accumulator and the accumulator holds
+    the tensor weakly (PyTorch has the opposite arrangement and makes a new accumulator when the old one
+    died with its graph; here recording an op on a leaf costs no new object, and there is still no
+    reference cycle). A leaf freed while a graph still reaches it receives no gradient, which nobody
+    could read anyway.
+    """
 
-    def __init__(self, variable: Tensor) -> None:  # every field set here: one is made per leaf per graph
+    __slots__ = ("_variable_ref",)
+
+    def __init__(self, variable: Tensor) -> None:
         self.saved = ()
-        self._pre_hooks = self._retained = self._trace = None
-        self.variable = variable
+        self._variable_ref = weakref.ref(variable)
         self.next_edges = ()
         self.input_shapes = ()
         self.needs_input_grad = ()
         self._saved_versions = ()
         self.seq = sys.maxsize  # run as soon as ready, so gradients land early (DDP overlap)
 
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf this accumulates into (None once the leaf has been freed)."""
+        return self._variable_ref()
+
     def name(self) -> str:
         return "AccumulateGrad"
 
     def backward(self, grad):
-        var = self.variable
+        var = self._variable_ref()
+        if var is None:
+            return ()
         if var._hooks:
             for hook in tuple(var._hooks):
                 replaced = hook(Tensor._make(grad))
@@ -234,13 +250,8 @@ class AccumulateGrad(Node):
 
 
 def leaf_edge(t: Tensor) -> tuple:
-    """A leaf's edge, (its AccumulateGrad, 0): the one alive while some graph holds it, else a new one.
-
-    The tensor holds it weakly (as PyTorch does), so a leaf and its accumulator never form a cycle.
-    """
-    ref = t._acc_ref
-    acc = ref() if ref is not None else None
+    """A leaf's edge, (its AccumulateGrad, 0), made on the leaf's first recorded op."""
+    acc = t._grad_accumulator
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc_ref = weakref.ref(acc)
+        acc = t._grad_accumulator = AccumulateGrad(t)
     return (acc, 0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node
+from ..autograd.graph import Node, leaf_edge
 from ..random import rng_of
 from . import elementwise as ew
 from . import unary as un
@@ -27,7 +27,7 @@ def _snapshot(x: Tensor) -> Tensor:
     snap = Tensor._make(x._data.copy(order="K"), x.grad_fn, x._output_nr)  # keeps x's memory layout
     snap._requires_grad = x._requires_grad
     if x.grad_fn is None and x._requires_grad:
-        snap._acc_ref = x._acc_ref
+        snap._grad_accumulator = leaf_edge(x)[0]  # the snapshot's gradient goes to x
     return snap
 
 
