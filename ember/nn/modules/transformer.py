@@ -62,6 +62,12 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: in
     return m.shape == causal.shape and bool((m == causal).all())
 
 
+def _residual(x: Tensor, norm: Module, norm_first: bool, block: Callable[[Tensor], Tensor]) -> Tensor:
+    """One residual sub-block of a Transformer layer: ``x + block(norm(x))`` when ``norm_first``
+    (pre-LN), else ``norm(x + block(x))`` (post-LN, PyTorch's default)."""
+    return x + block(norm(x)) if norm_first else norm(x + block(x))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with dropout, a residual and LayerNorm.
 
@@ -93,12 +99,9 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        x = _residual(src, self.norm1, self.norm_first,
+                      lambda h: self._sa_block(h, src_mask, src_key_padding_mask, is_causal))
+        return _residual(x, self.norm2, self.norm_first, self._ff_block)
 
     def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
@@ -140,14 +143,11 @@ class TransformerDecoderLayer(Module):
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
                 tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            return x + self._ff_block(self.norm3(x))
-        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
-        return self.norm3(x + self._ff_block(x))
+        x = _residual(tgt, self.norm1, self.norm_first,
+                      lambda h: self._sa_block(h, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = _residual(x, self.norm2, self.norm_first,
+                      lambda h: self._mha_block(h, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+        return _residual(x, self.norm3, self.norm_first, self._ff_block)
 
     def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
