@@ -125,8 +125,8 @@ class Node:
             else:
                 edges.append(None)
                 shapes.append(None)
-        self.next_edges = tuple(edges)
-        self.input_shapes = tuple(shapes)
+        self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
+        self.input_shapes = shapes
         saved = self.saved
         if saved:
             # Remember the version of every tensor whose storage backward will read.
