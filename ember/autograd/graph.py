@@ -20,7 +20,7 @@ import weakref
 from .. import _trace as trace
 from .._size import broadcast_mismatch
 from .._tensor import Tensor
-from .grad_home import take_home
+from .grad_home import home_refs, home_to_fill, take_home
 from .grad_mode import _GradState
 
 _RELEASED_MSG = (
@@ -199,6 +199,21 @@ def add_to_grad(t: Tensor, grad) -> None:
         current._bump_version()
 
 
+def leaf_home_to_fill(node: Node, i: int):
+    """The array ``node.backward`` may write input ``i``'s whole gradient into and return, so that it becomes
+    the leaf's ``.grad`` without a copy: the gradient home of the leaf behind edge ``i`` (grad_home.home_to_fill)
+    when that gradient goes straight to ``.grad`` — a backward that accumulates, no node pre-hooks in between
+    (tensor hooks may look at it: ``AccumulateGrad`` copies it if one keeps it). Else None.
+    """
+    edge = node.next_edges[i]
+    if edge is None or not _GradState.fill_homes:
+        return None
+    acc = edge[0]
+    if type(acc) is not AccumulateGrad or acc._pre_hooks:
+        return None
+    return home_to_fill(acc.variable)
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites)."""
 
@@ -220,10 +235,13 @@ class AccumulateGrad(Node):
     def backward(self, grad):
         var = self.variable
         if var._hooks:
+            refs = home_refs(var, grad)  # grad written straight into var's home (leaf_home_to_fill)?
             for hook in tuple(var._hooks):
                 replaced = hook(Tensor._make(grad))
                 if replaced is not None:
                     grad = replaced._data
+            if refs is not None and home_refs(var, grad) not in (None, refs):
+                grad = grad.copy()  # a hook kept the gradient it was given: .grad must not share its memory
         add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()

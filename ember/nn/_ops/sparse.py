@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, leaf_home_to_fill
 from ...random import rng_of
 
 
@@ -18,7 +18,11 @@ class Embedding(Node):
         (idx,) = self.saved
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
         rows, sums = _segment_sum(flat, gflat, self.scale)
-        gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        gw = leaf_home_to_fill(self, 0)  # the weight's .grad-to-be (an optimizer's flat buffer): no copy later
+        if gw is None:
+            gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        else:
+            gw.fill(0)
         gw[rows] = sums
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
