@@ -18,6 +18,7 @@ from typing import Any
 from . import _dtype
 from ._backend import xp
 from ._device import CPU, check_device
+from ._layout import strided
 from ._size import Size
 
 
@@ -42,6 +43,12 @@ class Tensor:
 
     # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
+    is_sparse = False  # a sparse COO tensor is an ember._sparse.SparseTensor
+
+    @property
+    def layout(self):
+        """``torch.strided`` (``torch.sparse_coo`` for a sparse tensor)."""
+        return strided
 
     def __init__(self, *args: Any, device=None) -> None:
         """PyTorch's legacy constructor: ``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` /
