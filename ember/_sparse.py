@@ -107,30 +107,51 @@ class SparseCOO:
     __radd__ = __add__
 
 
+def update_rows(p, g: SparseCOO, values, alpha: float) -> None:
+    """``p[rows] += alpha * values`` on the rows of the coalesced (distinct indices) ``g``: only those rows are
+    read and written (a gather, the update, a scatter)."""
+    if g.indices.shape[0] == 1:
+        rows = g.indices[0]
+        part = xp.take(p, rows, axis=0)  # (faster than p[rows] for whole rows)
+    else:
+        rows = tuple(g.indices)
+        part = p[rows]
+    part += values * p.dtype.type(alpha)
+    p[rows] = part
+
+
 def segment_sum(flat, rows_of, scale_by_freq: bool = False):
     """(rows, sums): the distinct indices in ``flat`` (sorted) and, for each, the sum of the rows of ``rows_of``
     where it occurs (divided by that count when ``scale_by_freq``) — the gradient of a lookup table, and
     ``coalesce``.
 
     Few distinct indices, many repeats (a small vocabulary): one GEMM with the (distinct x lookups) one-hot
-    matrix. Otherwise each distinct index's first occurrence is gathered in one step and only repeated indices
-    go through ``add.at`` (slow per row), in the order they occur: the same sums, to the bit, as ``add.at``
-    over all rows.
+    matrix. Otherwise each distinct index's first occurrence is gathered in one step, then its second
+    occurrences are added in one step (their targets are distinct), then its third, ...: the same sums, to
+    the bit, as ``add.at`` over all rows (which adds in the order they occur), without its per-row cost.
     """
-    rows, first, inverse = xp.unique(flat, return_index=True, return_inverse=True)
     n = flat.size
+    order = xp.argsort(flat, kind="stable")  # equal indices keep the order they occur in
+    ordered = flat[order]
+    new = xp.empty(n, dtype=bool)
+    new[:1] = True
+    xp.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = xp.flatnonzero(new)
+    rows = ordered[starts]
+    group = xp.cumsum(new) - 1  # per sorted position: which distinct index
     if 2 * rows.size <= n and rows.size * n <= _ONE_HOT_MAX:
         one_hot = xp.zeros((rows.size, n), dtype=rows_of.dtype)
-        one_hot[inverse, xp.arange(n)] = 1
+        one_hot[group, order] = 1
         sums = one_hot @ rows_of
     else:
-        sums = rows_of[first]
+        sums = xp.take(rows_of, order[starts], axis=0)
         if rows.size != n:
-            repeat = xp.ones(n, dtype=bool)
-            repeat[first] = False
-            xp.add.at(sums, inverse[repeat], rows_of[repeat])
+            rank = xp.arange(n) - starts[group]  # 0 for a first occurrence, 1 for a second, ...
+            for k in range(1, int(rank.max()) + 1):
+                kth = rank == k
+                sums[group[kth]] += xp.take(rows_of, order[kth], axis=0)
     if scale_by_freq:  # divide each row's gradient by how often its index occurs in the batch
-        sums /= xp.bincount(inverse, minlength=rows.size)[:, None].astype(sums.dtype)
+        sums /= xp.diff(starts, append=n)[:, None].astype(sums.dtype)
     return rows, sums
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
+from .._sparse import update_rows
 from .._tensor import Tensor
 from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
 
@@ -80,5 +81,7 @@ class Adagrad(Optimizer):
         g = g.coalesce()
         values = -g.values if group["maximize"] else g.values
         rows, total = tuple(g.indices), state["sum"]._data
-        total[rows] += values * values
-        p[rows] -= clr * values / (xp.sqrt(total[rows]) + group["eps"])
+        total_rows = total[rows]
+        total_rows += values * values
+        total[rows] = total_rows
+        update_rows(p, g, values / (xp.sqrt(total_rows) + group["eps"]), -clr)

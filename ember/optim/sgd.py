@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
-from .._sparse import SparseTensor
+from .._sparse import SparseTensor, update_rows
 from .._tensor import Tensor
 from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options
 
@@ -98,5 +98,4 @@ class SGD(Optimizer):
                              + g.with_values(g.values * (1 - group["dampening"]))).coalesce()
             b = buf._data
             g = (g + b.with_values(b.values * momentum)).coalesce() if group["nesterov"] else b
-        rows = tuple(g.indices)  # distinct (coalesced): a fancy-indexed update touches each row once
-        p[rows] -= g.values * p.dtype.type(group["lr"])
+        update_rows(p, g, g.values, -group["lr"])

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
+from .._sparse import update_rows
 from .._tensor import Tensor
 from ._helpers import check_betas
 from .optimizer import Optimizer, check_nonneg
@@ -68,4 +69,4 @@ class SparseAdam(Optimizer):
         v_rows += (values * values - v_rows) * (1 - beta2)
         v[rows] = v_rows
         step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
-        p[rows] -= step_size * m_rows / (xp.sqrt(v_rows) + group["eps"])
+        update_rows(p, g, m_rows / (xp.sqrt(v_rows) + group["eps"]), -step_size)
