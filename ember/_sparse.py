@@ -354,6 +354,12 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor.wrap(SparseCOO(idx.astype(xp.int64), vals.copy(), size, bool(is_coalesced)))
 
 
+def save_error() -> NotImplementedError:
+    """What ``ember.save`` raises for a sparse tensor."""
+    return NotImplementedError("ember.save cannot store a sparse COO tensor (a sparse .grad, or SGD's "
+                               "momentum_buffer for sparse gradients); PyTorch can. Save t.to_dense() instead")
+
+
 def as_tensor(grad) -> Tensor:
     """A gradient array from backward as a tensor: a ``SparseTensor`` for a ``SparseCOO``."""
     return SparseTensor.wrap(grad) if type(grad) is SparseCOO else Tensor._make(grad)

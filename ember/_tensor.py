@@ -326,10 +326,10 @@ class Tensor:
         )
 
     def __deepcopy__(self, memo):
-        out = Tensor._make(self._data.copy())
+        out = _copy_of(self)
         out._requires_grad = self._requires_grad if self.grad_fn is None else False
         if self._grad is not None:
-            out._grad = Tensor._make(self._grad._data.copy())
+            out._grad = _copy_of(self._grad)
         memo[id(self)] = out
         return out
 
@@ -354,6 +354,11 @@ class Tensor:
 
     def pin_memory(self) -> Tensor:
         return self
+
+
+def _copy_of(t: Tensor) -> Tensor:
+    """A detached copy of ``t``'s data (a sparse tensor stays sparse): deepcopy's, for a tensor and its .grad."""
+    return (type(t) if t.is_sparse else Tensor)._make(t._data.copy())
 
 
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:

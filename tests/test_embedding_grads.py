@@ -104,3 +104,20 @@ def test_autograd_grad_never_returns_the_buffer():
     _loss(ember, emb, head, x, 2 - y).backward()
     assert flat_grads(params) is not None  # this backward used the buffer ...
     assert np.array_equal(g.numpy(), before)  # ... which autograd.grad's result is not
+
+
+def test_a_weight_used_by_two_lookups_and_a_tied_layer_in_one_backward():
+    models = {}
+    for fw in (ember, torch):
+        emb, head = _model(fw)
+        models[fw] = (emb, head, fw.optim.SGD([*emb.parameters(), *head.parameters()], lr=0.1))
+    _copy([*models[ember][0].parameters(), *models[ember][1].parameters()],
+          [*models[torch][0].parameters(), *models[torch][1].parameters()])
+    for step, (x, y) in enumerate(_data(4)):
+        for fw, (emb, head, opt) in models.items():
+            opt.zero_grad()
+            h = emb(fw.tensor(x)).mean(dim=1) + emb(fw.tensor(x[:, :2])).sum(dim=1)
+            logits = h @ emb.weight[:3].t()  # tied: the table is also the output layer
+            (fw.nn.functional.cross_entropy(logits, fw.tensor(y)) + head(h).square().mean()).backward()
+            opt.step()
+        assert_close(models[ember][0].weight, models[torch][0].weight, atol=1e-5, rtol=1e-4)

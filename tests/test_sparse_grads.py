@@ -283,3 +283,28 @@ def test_ddp_refuses_sparse_gradients_naming_the_parameter():
     reducer._armed = True  # as after a DDP forward
     with pytest.raises(RuntimeError, match="parameter table got a sparse gradient"):
         ember.nn.functional.embedding(ember.tensor([1, 3]), weight, sparse=True).sum().backward()
+
+
+def test_deepcopy_load_state_dict_and_save_with_sparse_state():
+    import copy
+    import io
+
+    runs = {}
+    for fw in (ember, torch):
+        emb, _ = _emb(fw)
+        opt = fw.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
+        _backward(fw, emb, np.array([1, 4, 4]))
+        opt.step()
+        twin = copy.deepcopy(emb)
+        assert twin.weight.grad.is_sparse and twin.weight.grad._indices().tolist() == [[1, 4, 4]]
+        assert_close(twin.weight.grad.to_dense(), emb.weight.grad.to_dense())
+        resumed = fw.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
+        resumed.load_state_dict(opt.state_dict())
+        resumed.zero_grad()
+        _backward(fw, emb, np.array([4, 7]))
+        resumed.step()
+        runs[fw] = (emb, resumed)
+    assert runs[ember][1].state[runs[ember][0].weight]["momentum_buffer"].is_sparse
+    assert_close(runs[ember][0].weight, runs[torch][0].weight, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="ember.save cannot store a sparse COO tensor"):
+        ember.save(runs[ember][1].state_dict(), io.BytesIO())
