@@ -113,7 +113,7 @@ def test_a_weight_used_by_two_lookups_and_a_tied_layer_in_one_backward():
         models[fw] = (emb, head, fw.optim.SGD([*emb.parameters(), *head.parameters()], lr=0.1))
     _copy([*models[ember][0].parameters(), *models[ember][1].parameters()],
           [*models[torch][0].parameters(), *models[torch][1].parameters()])
-    for step, (x, y) in enumerate(_data(4)):
+    for x, y in _data(4):
         for fw, (emb, head, opt) in models.items():
             opt.zero_grad()
             h = emb(fw.tensor(x)).mean(dim=1) + emb(fw.tensor(x[:, :2])).sum(dim=1)
