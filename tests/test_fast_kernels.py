@@ -127,7 +127,8 @@ def test_embedding_segment_sum_against_torch(kwargs, idx):
     compare_module(ember.nn.Embedding(9, 4, **kwargs), torch.nn.Embedding(9, 4, **kwargs), idx)
 
 
-@pytest.mark.parametrize("num,n", [(5000, 400), (50, 400), (3, 2000)], ids=["few_repeats", "one_hot_gemm", "tiny"])
+@pytest.mark.parametrize("num,n", [(5000, 400), (3000, 4000), (50, 400), (3, 2000)],
+                         ids=["few_repeats", "up_to_5_repeats", "one_hot_gemm", "tiny"])
 def test_embedding_segment_sum_equals_add_at(num, n):
     """Both summation paths against the reference ``np.add.at``, rows in sorted order: the gather-then-add-repeats
     path (few repeats) to the bit, the one-hot GEMM (many repeats) to float rounding."""
