@@ -310,3 +310,13 @@ def test_deepcopy_load_state_dict_and_save_with_sparse_state():
     assert_close(runs[ember][0].weight, runs[torch][0].weight, atol=1e-6)
     with pytest.raises(NotImplementedError, match="ember.save cannot store a sparse COO tensor"):
         ember.save(runs[ember][1].state_dict(), io.BytesIO())
+
+
+def test_sparse_grad_values_do_not_alias_a_gradient_another_input_receives():
+    emb, _ = _emb(ember)
+    w = ember.zeros(2, DIM, requires_grad=True)
+    y = emb(ember.tensor([1, 3]))
+    (y + w).sum().backward()  # add's backward hands the same gradient array to both inputs
+    emb.weight.grad.mul_(5)
+    assert_close(w.grad, np.ones((2, DIM), np.float32))
+    assert_close(emb.weight.grad._values(), np.full((2, DIM), 5, np.float32))

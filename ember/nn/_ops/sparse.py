@@ -20,7 +20,7 @@ class Embedding(Node):
         (idx,) = self.saved
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
         if self.sparse:
-            return self._sparse_grad(flat, gflat), None
+            return self._sparse_grad(flat, gflat, g), None
         rows, sums = _segment_sum(flat, gflat, self.scale)
         gw = leaf_home_to_fill(self, 0)  # the weight's .grad-to-be (an optimizer's flat buffer): no copy later
         if gw is None:
@@ -32,15 +32,15 @@ class Embedding(Node):
             gw[self.padding_idx] = 0
         return gw, None
 
-    def _sparse_grad(self, flat, gflat) -> SparseCOO:
+    def _sparse_grad(self, flat, gflat, g) -> SparseCOO:
         """PyTorch's sparse gradient: one entry per lookup (uncoalesced, in lookup order), none for padding_idx."""
         if self.scale:
             raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
         if self.padding_idx is not None:
             keep = flat != self.padding_idx
             flat, values = flat[keep], gflat[keep]
-        else:
-            values = gflat.copy()  # (its own memory: gflat may be a view of a gradient other nodes receive)
+        else:  # its own memory: gflat may be a view of a gradient other nodes receive (not when reshape copied)
+            values = gflat.copy() if xp.may_share_memory(gflat, g) else gflat
         return SparseCOO(flat.astype(xp.int64)[None, :], values, (self.num, gflat.shape[1]))
 
 
