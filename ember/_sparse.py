@@ -69,7 +69,9 @@ class SparseCOO:
     def copy(self) -> SparseCOO:
         return SparseCOO(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
 
-    def astype(self, dtype, copy: bool = True) -> SparseCOO:
+    def cast(self, dtype, copy: bool = True) -> SparseCOO:
+        """The values in ``dtype``. (Not ``astype``: generic tensor code calling it on a sparse tensor must
+        fail, not wrap the result as a dense tensor.)"""
         return SparseCOO(self.indices.copy() if copy else self.indices, self.values.astype(dtype, copy=copy),
                          self.shape, self.coalesced)
 

@@ -246,6 +246,8 @@ def test_hooks_autograd_grad_and_anomaly_with_sparse_grads():
         g.numpy()
     with pytest.raises(NotImplementedError, match="'sum' is not supported on a sparse COO tensor"):
         g.sum()
+    with pytest.raises(NotImplementedError, match="not supported on a sparse COO tensor"):
+        g.double()  # (never a dense tensor around sparse data)
 
 
 def test_sparse_coo_tensor_like_torch():

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from .. import _trace as trace
 from .._backend import xp
-from .._tensor import Tensor
+from .._sparse import as_tensor
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
 
@@ -70,7 +70,7 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
         for hook in tuple(hooks):
             if grads[nr] is None:
                 continue
-            replaced = hook(Tensor._make(grads[nr]))
+            replaced = hook(as_tensor(grads[nr]))
             if replaced is not None:
                 grads[nr] = replaced._data
 

@@ -207,7 +207,7 @@ def _add_sparse(t: Tensor, current: Tensor | None, grad) -> None:
     sparse into sparse concatenates the entries (in place), sparse into dense adds the rows, dense into sparse
     makes a new dense ``.grad``. A first sparse gradient is taken as it is: backward made it for this leaf."""
     if current is None:
-        t._grad = SparseTensor.wrap(grad if grad.dtype == t._data.dtype else grad.astype(t._data.dtype))
+        t._grad = SparseTensor.wrap(grad if grad.dtype == t._data.dtype else grad.cast(t._data.dtype))
     elif not current.is_sparse:
         grad.add_into(current._data)
         current._bump_version()

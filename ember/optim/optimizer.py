@@ -417,10 +417,11 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
             f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
             f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
         )
-    make = type(value)._make if value.is_sparse else Tensor._make  # (SGD's sparse momentum_buffer)
+    if value.is_sparse:  # SGD's momentum_buffer for sparse gradients
+        return type(value)._make(array.cast(param._data.dtype))
     if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
-        return make(array.astype(param._data.dtype, copy=True))
-    return make(array.copy())
+        return Tensor._make(array.astype(param._data.dtype, copy=True))
+    return Tensor._make(array.copy())
 
 
 def step_counter() -> Tensor:
