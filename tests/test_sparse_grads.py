@@ -322,3 +322,13 @@ def test_sparse_grad_values_do_not_alias_a_gradient_another_input_receives():
     emb.weight.grad.mul_(5)
     assert_close(w.grad, np.ones((2, DIM), np.float32))
     assert_close(emb.weight.grad._values(), np.full((2, DIM), 5, np.float32))
+
+
+def test_grad_report_reads_a_sparse_gradient_as_the_dense_one():
+    from ember.diagnostics import grad_report
+
+    emb, _ = _emb(ember)
+    _backward(ember, emb, np.array([1, 4, 4]))
+    (row,) = grad_report(emb)
+    dense = emb.weight.grad.to_dense()
+    assert row.norm == pytest.approx(float(dense.norm())) and row.mean == pytest.approx(float(dense.mean()))
