@@ -144,3 +144,19 @@ def test_embedding_segment_sum_equals_add_at(num, n):
         np.testing.assert_array_equal(sums, ref[rows])
     else:
         np.testing.assert_allclose(sums, ref[rows], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sparse_dims", [1, 2])
+def test_sparse_update_rows_equals_fancy_indexed_update(sparse_dims):
+    """``update_rows`` (take / update / scatter of the gradient's rows) against ``p[rows] += alpha * values``."""
+    from ember._sparse import SparseCOO, update_rows
+
+    p = RNG.standard_normal((40, 6, 3)).astype(np.float32)
+    flat = RNG.choice(40 * 6 if sparse_dims == 2 else 40, 17, replace=False)
+    indices = np.stack(np.unravel_index(flat, (40, 6))) if sparse_dims == 2 else flat[None, :]
+    values = RNG.standard_normal((17, *p.shape[sparse_dims:])).astype(np.float32)
+    g = SparseCOO(indices.astype(np.int64), values, p.shape).coalesce()
+    ref = p.copy()
+    ref[tuple(g.indices)] += g.values * np.float32(-0.3)
+    update_rows(p, g, g.values, -0.3)
+    np.testing.assert_array_equal(p, ref)
