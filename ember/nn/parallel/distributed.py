@@ -42,6 +42,7 @@ from ..._backend import xp
 from ...autograd.grad_mode import _GradState
 from ...distributed.reducer import Reducer
 from ..modules.module import Module
+from ..modules.sparse import Embedding
 
 # PyTorch's arguments that ember accepts and does not act on, and why.
 IGNORED_ARGUMENTS = {
@@ -113,7 +114,7 @@ class DistributedDataParallel(Module):
                                           for d in device_ids):
             raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
         sparse = [f"{m}.weight" if m else "weight" for m, sub in module.named_modules()
-                  if getattr(sub, "sparse", False) is True]
+                  if isinstance(sub, Embedding) and sub.sparse]
         if sparse:  # the same modules on every rank: every rank refuses here, before any communication
             raise RuntimeError(f"DistributedDataParallel: {', '.join(sparse)} would get sparse gradients "
                                "(sparse=True), which ember's DistributedDataParallel does not all-reduce "
