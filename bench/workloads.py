@@ -255,14 +255,18 @@ def build_resnet(fw, batch: int, seed: int = 0):
 
 
 def build_embedding(fw, batch: int, seed: int = 0, optim: str = "SGD", vocab: int = 50000, dim: int = 128,
-                    tokens: int = 32):
+                    tokens: int = 32, sparse: bool = False):
     """A bag-of-embeddings classifier: Embedding(vocab, dim) -> mean over ``tokens`` -> Linear(dim, 10);
-    CrossEntropy, SGD(lr=0.1) or Adam(lr=1e-3). Each step touches 8192 of the 50 000 rows."""
+    CrossEntropy, SGD(lr=0.1) or Adam(lr=1e-3). Each step touches 8192 of the 50 000 rows.
+    ``sparse``: Embedding(sparse=True); with "SparseAdam", SparseAdam for the table and Adam for the head."""
     nn = fw.nn
     fw.manual_seed(seed)
-    emb, head = nn.Embedding(vocab, dim), nn.Linear(dim, 10)
+    emb, head = nn.Embedding(vocab, dim, sparse=sparse), nn.Linear(dim, 10)
     params = [*emb.parameters(), *head.parameters()]
-    optimizer = fw.optim.SGD(params, lr=0.1) if optim == "SGD" else fw.optim.Adam(params, lr=1e-3)
+    if optim == "SparseAdam":
+        optimizers = [fw.optim.SparseAdam(emb.parameters(), lr=1e-3), fw.optim.Adam(head.parameters(), lr=1e-3)]
+    else:
+        optimizers = [fw.optim.SGD(params, lr=0.1) if optim == "SGD" else fw.optim.Adam(params, lr=1e-3)]
     criterion = nn.CrossEntropyLoss()
     rng = np.random.default_rng(seed)
     data = [(fw.tensor(rng.integers(0, vocab, (batch, tokens))), fw.tensor(rng.integers(0, 10, batch)))
@@ -270,10 +274,12 @@ def build_embedding(fw, batch: int, seed: int = 0, optim: str = "SGD", vocab: in
 
     def step(i: int) -> float:
         x, y = data[i % 8]
-        optimizer.zero_grad()
+        for optimizer in optimizers:
+            optimizer.zero_grad()
         loss = criterion(head(emb(x).mean(dim=1)), y)
         loss.backward()
-        optimizer.step()
+        for optimizer in optimizers:
+            optimizer.step()
         return loss
 
     return step
@@ -281,6 +287,14 @@ def build_embedding(fw, batch: int, seed: int = 0, optim: str = "SGD", vocab: in
 
 def build_embedding_adam(fw, batch: int, seed: int = 0):
     return build_embedding(fw, batch, seed, optim="Adam")
+
+
+def build_embedding_sparse(fw, batch: int, seed: int = 0):
+    return build_embedding(fw, batch, seed, sparse=True)
+
+
+def build_embedding_sparse_adam(fw, batch: int, seed: int = 0):
+    return build_embedding(fw, batch, seed, optim="SparseAdam", sparse=True)
 
 
 def build_mlp_plain(fw, batch: int, seed: int = 0):
@@ -332,6 +346,8 @@ WORKLOADS = {
     "resnet32": (build_resnet, 32, "ResNet-style step, batch 32"),
     "emb_sgd": (build_embedding, 256, "Embedding step, SGD, batch 256"),
     "emb_adam": (build_embedding_adam, 256, "Embedding step, Adam, bat. 256"),
+    "emb_sgd_sparse": (build_embedding_sparse, 256, "Embedding sparse=True, SGD, 256"),
+    "emb_sparseadam": (build_embedding_sparse_adam, 256, "Embedding sparse, SparseAdam 256"),
     "mlp1": (build_mlp_plain, 1, "MLP (no BN) step, batch 1"),
     "op_add": (build_op_add, 4, "x + y recorded, 4 elements"),
 }

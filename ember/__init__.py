@@ -71,9 +71,11 @@ from ._flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._layout import sparse_coo, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._missing import MissingFeatureError
 from ._size import Size
+from ._sparse import sparse_coo_tensor
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo

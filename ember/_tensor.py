@@ -18,6 +18,7 @@ from typing import Any
 from . import _dtype
 from ._backend import xp
 from ._device import CPU, check_device
+from ._layout import strided
 from ._size import Size
 
 
@@ -42,6 +43,12 @@ class Tensor:
 
     # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
+    is_sparse = False  # a sparse COO tensor is an ember._sparse.SparseTensor
+
+    @property
+    def layout(self):
+        """``torch.strided`` (``torch.sparse_coo`` for a sparse tensor)."""
+        return strided
 
     def __init__(self, *args: Any, device=None) -> None:
         """PyTorch's legacy constructor: ``Tensor(2, 3)`` is uninitialised, ``Tensor([1, 2])`` /
@@ -319,10 +326,10 @@ class Tensor:
         )
 
     def __deepcopy__(self, memo):
-        out = Tensor._make(self._data.copy())
+        out = _copy_of(self)
         out._requires_grad = self._requires_grad if self.grad_fn is None else False
         if self._grad is not None:
-            out._grad = Tensor._make(self._grad._data.copy())
+            out._grad = _copy_of(self._grad)
         memo[id(self)] = out
         return out
 
@@ -347,6 +354,11 @@ class Tensor:
 
     def pin_memory(self) -> Tensor:
         return self
+
+
+def _copy_of(t: Tensor) -> Tensor:
+    """A detached copy of ``t``'s data (a sparse tensor stays sparse): deepcopy's, for a tensor and its .grad."""
+    return (type(t) if t.is_sparse else Tensor)._make(t._data.copy())
 
 
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:

@@ -137,7 +137,7 @@ def run_compat(tmp_path, code: str):
 
 
 @pytest.mark.parametrize("code,message", [
-    ("import torch\ntorch.optim.SparseAdam([])", "torch.optim.SparseAdam is not implemented in ember"),
+    ("import torch\ntorch.optim.swa_utils.AveragedModel", "torch.optim.swa_utils is not implemented in ember"),
     ("import torch\ntorch.nn.NoSuchLayer()", "torch.nn.NoSuchLayer is not implemented in ember"),
     ("import torch\ntorch.nn.utils.no_such_util", "torch.nn.utils.no_such_util is not implemented in ember"),
     ("import torch\ntorch.fft.fft", "torch.fft is not implemented in ember"),

@@ -127,7 +127,8 @@ def test_embedding_segment_sum_against_torch(kwargs, idx):
     compare_module(ember.nn.Embedding(9, 4, **kwargs), torch.nn.Embedding(9, 4, **kwargs), idx)
 
 
-@pytest.mark.parametrize("num,n", [(5000, 400), (50, 400), (3, 2000)], ids=["few_repeats", "one_hot_gemm", "tiny"])
+@pytest.mark.parametrize("num,n", [(5000, 400), (3000, 4000), (50, 400), (3, 2000)],
+                         ids=["few_repeats", "up_to_5_repeats", "one_hot_gemm", "tiny"])
 def test_embedding_segment_sum_equals_add_at(num, n):
     """Both summation paths against the reference ``np.add.at``, rows in sorted order: the gather-then-add-repeats
     path (few repeats) to the bit, the one-hot GEMM (many repeats) to float rounding."""
@@ -143,3 +144,19 @@ def test_embedding_segment_sum_equals_add_at(num, n):
         np.testing.assert_array_equal(sums, ref[rows])
     else:
         np.testing.assert_allclose(sums, ref[rows], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sparse_dims", [1, 2])
+def test_sparse_update_rows_equals_fancy_indexed_update(sparse_dims):
+    """``update_rows`` (take / update / scatter of the gradient's rows) against ``p[rows] += alpha * values``."""
+    from ember._sparse import SparseCOO, update_rows
+
+    p = RNG.standard_normal((40, 6, 3)).astype(np.float32)
+    flat = RNG.choice(40 * 6 if sparse_dims == 2 else 40, 17, replace=False)
+    indices = np.stack(np.unravel_index(flat, (40, 6))) if sparse_dims == 2 else flat[None, :]
+    values = RNG.standard_normal((17, *p.shape[sparse_dims:])).astype(np.float32)
+    g = SparseCOO(indices.astype(np.int64), values, p.shape).coalesce()
+    ref = p.copy()
+    ref[tuple(g.indices)] += g.values * np.float32(-0.3)
+    update_rows(p, g, g.values, -0.3)
+    np.testing.assert_array_equal(p, ref)

@@ -210,7 +210,8 @@ class GradScaler:
                     if p.grad.dtype.name == "float16":
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     g = p.grad
-                    found = bool(found) or not bool(xp.isfinite(g._data).all())
+                    values = g._data.values if g.is_sparse else g._data  # a sparse gradient's entries
+                    found = bool(found) or not bool(xp.isfinite(values).all())
                     if inv_scale != 1.0:
                         g.mul_(inv_scale)
         return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._backend import xp
+from .._sparse import SparseCOO, as_tensor
 from .._tensor import Tensor
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
@@ -126,7 +127,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                     "to not have been used in the graph. Set allow_unused=True if this is the "
                     "desired behavior."
                 )
-        result.append(None if g is None else Tensor._make(xp.array(g, copy=True)))
+        result.append(None if g is None else as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
     return tuple(result)
 
 

@@ -49,7 +49,7 @@ def record_creation(node) -> None:
 
 def check_grads(node, input_grads) -> None:
     for i, g in enumerate(input_grads):
-        if g is not None and g.dtype.kind == "f" and not xp.isfinite(g).all():
+        if g is not None and g.dtype.kind == "f" and not xp.isfinite(getattr(g, "values", g)).all():
             where = node._trace or "  (created before anomaly detection was enabled)\n"
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan or inf values in its {i}th output.\n"

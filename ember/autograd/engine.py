@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from .. import _trace as trace
 from .._backend import xp
-from .._tensor import Tensor
+from .._sparse import as_tensor
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
 
@@ -70,7 +70,7 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
         for hook in tuple(hooks):
             if grads[nr] is None:
                 continue
-            replaced = hook(Tensor._make(grads[nr]))
+            replaced = hook(as_tensor(grads[nr]))
             if replaced is not None:
                 grads[nr] = replaced._data
 
@@ -162,8 +162,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     _callback_stack.append(callbacks)
-    prev_grad_mode = _GradState.enabled
+    prev_grad_mode, prev_fill = _GradState.enabled, _GradState.fill_homes
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
+    _GradState.fill_homes = capture is None  # captured gradients are returned: they must not be a home
     started = trace.start()
     try:
         while walk.ready:
@@ -180,11 +181,11 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             if not retain_graph:
                 node.release()
             walk.send(node, input_grads)
-        _GradState.enabled = prev_grad_mode
+        _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
         trace.finish("backward", "autograd", started)
         while callbacks:
             callbacks.pop(0)()
     finally:
-        _GradState.enabled = prev_grad_mode
+        _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
         _callback_stack.pop()
     return captured

@@ -92,13 +92,41 @@ def lay_out(params: list) -> GradBuffer | None:
 
 
 def take_home(var, grad):
-    """``grad`` copied into ``var``'s gradient home (which it has) if that is free: the home array, else None."""
+    """``grad`` copied into ``var``'s gradient home (which it has) if that is free: the home array, else None.
+
+    ``grad`` that is the home array itself (an op's backward wrote it there, see ``home_to_fill``) is taken
+    as it is, without a copy.
+    """
     buf, i = var._grad_home
+    view = buf.views[i]
+    if grad is view:
+        return view
+    del view  # (free() must not count this function's reference)
     if not buf.free(i):
         return None
     view = buf.views[i]
     xp.copyto(view, grad)
     return view
+
+
+def home_refs(var, grad):
+    """The reference counts of ``var``'s home when ``grad`` is that home array, else None: compared before and
+    after code that may keep the array (a gradient hook), they tell whether it did."""
+    home = var._grad_home
+    if home is None or grad is not home[0].views[home[1]]:
+        return None
+    return home[0]._counts(home[1])
+
+
+def home_to_fill(var):
+    """``var``'s home array, for a backward to write ``var``'s first gradient into directly (and return it as
+    that gradient) instead of into a new array that ``take_home`` would then copy: when ``var`` has a home,
+    no gradient yet, and the home is free. Otherwise None. The caller must overwrite every element."""
+    home = var._grad_home
+    if home is None or var._grad is not None:
+        return None
+    buf, i = home
+    return buf.views[i] if buf.free(i) else None
 
 
 def zeroed_home(var):

@@ -19,8 +19,9 @@ import weakref
 
 from .. import _trace as trace
 from .._size import broadcast_mismatch
+from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
-from .grad_home import take_home
+from .grad_home import home_refs, home_to_fill, take_home
 from .grad_mode import _GradState
 
 _RELEASED_MSG = (
@@ -194,12 +195,45 @@ def add_to_grad(t: Tensor, grad) -> None:
     grad_home.py); later ones add in place and bump the gradient's version.
     """
     current = t._grad
-    if current is None:
+    if type(grad) is SparseCOO or (current is not None and current.is_sparse):
+        _add_sparse(t, current, grad)
+    elif current is None:
         home = take_home(t, grad) if t._grad_home is not None else None
         t._grad = Tensor._make(home if home is not None else grad.astype(t._data.dtype, copy=True))
     else:
         current._data += grad
         current._bump_version()
+
+
+def _add_sparse(t: Tensor, current: Tensor | None, grad) -> None:
+    """``add_to_grad`` where the gradient or ``.grad`` is sparse (Embedding(sparse=True)), as PyTorch accumulates:
+    sparse into sparse concatenates the entries (in place), sparse into dense adds the rows, dense into sparse
+    makes a new dense ``.grad``. A first sparse gradient is taken as it is: backward made it for this leaf."""
+    if current is None:
+        t._grad = SparseTensor.wrap(grad if grad.dtype == t._data.dtype else grad.cast(t._data.dtype))
+    elif not current.is_sparse:
+        grad.add_into(current._data)
+        current._bump_version()
+    elif type(grad) is SparseCOO:
+        current._data = current._data + grad
+        current._bump_version()
+    else:
+        t._grad = Tensor._make(grad + current._data)
+
+
+def leaf_home_to_fill(node: Node, i: int):
+    """The array ``node.backward`` may write input ``i``'s whole gradient into and return, so that it becomes
+    the leaf's ``.grad`` without a copy: the gradient home of the leaf behind edge ``i`` (grad_home.home_to_fill)
+    when that gradient goes straight to ``.grad`` — a backward that accumulates, no node pre-hooks in between
+    (tensor hooks may look at it: ``AccumulateGrad`` copies it if one keeps it). Else None.
+    """
+    edge = node.next_edges[i]
+    if edge is None or not _GradState.fill_homes:
+        return None
+    acc = edge[0]
+    if type(acc) is not AccumulateGrad or acc._pre_hooks:
+        return None
+    return home_to_fill(acc.variable)
 
 
 class AccumulateGrad(Node):
@@ -236,10 +270,19 @@ class AccumulateGrad(Node):
         if var is None:
             return ()
         if var._hooks:
+            refs = home_refs(var, grad)  # grad written straight into var's home (leaf_home_to_fill)?
+            sparse = type(grad) is SparseCOO
+            if sparse:  # taken as it is by add_to_grad, unless a hook keeps it
+                refs = (sys.getrefcount(grad), sys.getrefcount(grad.values))
             for hook in tuple(var._hooks):
-                replaced = hook(Tensor._make(grad))
+                replaced = hook(as_tensor(grad))
                 if replaced is not None:
                     grad = replaced._data
+            if sparse:
+                if type(grad) is SparseCOO and (sys.getrefcount(grad), sys.getrefcount(grad.values)) != refs:
+                    grad = grad.copy()
+            elif refs is not None and home_refs(var, grad) not in (None, refs):
+                grad = grad.copy()  # a hook kept the gradient it was given: .grad must not share its memory
         add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()

@@ -59,6 +59,8 @@ def grad_report(model) -> list[GradStats]:
         if g is None:
             rows.append(GradStats(name, tuple(p.shape), None, None, None, None))
             continue
+        if g.is_sparse:  # (Embedding(sparse=True)): the statistics of the gradient it stands for
+            g = g.to_dense()
         bad = g._data.size - int(xp.count_nonzero(xp.isfinite(g._data)))
         std = g.std().item() if g._data.size > 1 else math.nan  # unbiased std of one element is undefined
         rows.append(GradStats(name, tuple(g.shape), g.mean().item(), std, g.norm().item(),

@@ -219,6 +219,11 @@ class Reducer:
         """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
         if not self._armed:
             return  # no_sync(), or a backward with no DDP forward before it: gradients stay local
+        if param._grad is not None and param._grad.is_sparse:  # F.embedding(..., sparse=True) in a forward
+            bucket, slot = self._where[id(param)]
+            raise RuntimeError(f"DistributedDataParallel: parameter {bucket.names[slot]} got a sparse gradient, "
+                               "which ember's DistributedDataParallel does not all-reduce (PyTorch all-gathers "
+                               "sparse gradients); use sparse=False")
         if not self._callback_queued:
             queue_callback(self._finalize_backward)
             self._callback_queued = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._creation import as_array
-from .._tensor import Tensor
+from .._tensor import Tensor, _copy_of
 
 
 class Parameter(Tensor):
@@ -29,7 +29,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         out = Parameter(self._data.copy(), self._requires_grad)
         if self._grad is not None:
-            out._grad = Tensor._make(self._grad._data.copy())
+            out._grad = _copy_of(self._grad)
         memo[id(self)] = out
         return out
 

@@ -14,9 +14,10 @@ from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
-           "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS"]
+           "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "SparseAdam"]
 
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402

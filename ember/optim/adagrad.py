@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
+from .._sparse import update_rows
 from .._tensor import Tensor
 from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
 
@@ -32,9 +33,13 @@ class Adagrad(Optimizer):
     State per parameter (created at construction, as in PyTorch): ``step``, ``sum``.
     Difference from PyTorch: a group's own ``initial_accumulator_value`` is honoured (PyTorch
     starts every group's sum at the constructor's value).
+
+    Sparse gradients (``Embedding(sparse=True)``): PyTorch's sparse path — only the gradient's rows of
+    ``sum`` and of the parameter change; ``weight_decay`` is refused (RuntimeError), as in PyTorch.
     """
 
     _flat_step = True  # _update is elementwise: the flat fast path applies
+    _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
@@ -65,3 +70,18 @@ class Adagrad(Optimizer):
         tmp += group["eps"]
         xp.divide(g, tmp, out=tmp)
         add_scaled(p, tmp, -clr, tmp)
+
+    def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        # On the gradient's (distinct) rows r only: s[r] += g^2; p[r] -= clr * g / (sqrt(s[r]) + eps)
+        if group["weight_decay"]:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        step = state["step"]._data
+        step += 1
+        clr = group["lr"] / (1 + (float(step) - 1) * group["lr_decay"])
+        g = g.coalesce()
+        values = -g.values if group["maximize"] else g.values
+        rows, total = tuple(g.indices), state["sum"]._data
+        total_rows = total[rows]
+        total_rows += values * values
+        total[rows] = total_rows
+        update_rows(p, g, values / (xp.sqrt(total_rows) + group["eps"]), -clr)

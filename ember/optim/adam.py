@@ -41,6 +41,7 @@ class Adam(Optimizer):
     """
 
     _flat_step = True  # _update is elementwise: the flat fast path applies
+    _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,

@@ -64,8 +64,10 @@ class LBFGS(Optimizer):
 
     # ----------------------------------------------------------------- the flat vector
     def _flat_grad(self):
-        """Every parameter's gradient end to end (zeros for a parameter without one)."""
-        return xp.concatenate([xp.zeros(p._data.size, p._data.dtype) if p._grad is None else p._grad._data.reshape(-1)
+        """Every parameter's gradient end to end (zeros for a parameter without one; a sparse one made dense,
+        as in PyTorch)."""
+        return xp.concatenate([xp.zeros(p._data.size, p._data.dtype) if p._grad is None
+                               else (p._grad._data.to_dense() if p._grad.is_sparse else p._grad._data).reshape(-1)
                                for p in self._params])
 
     def _move(self, t, d) -> None:

@@ -64,6 +64,10 @@ class Optimizer:
     # Whether every non-scalar state tensor has its parameter's shape (checked when a state dict is loaded).
     # False for optimizers whose state spans all parameters at once (LBFGS).
     _state_shaped_like_params = True
+    # Sparse gradients (Embedding(sparse=True)): optimizers with a sparse path set this and write
+    # ``_update_sparse``; the others raise PyTorch's error, ``_sparse_error`` when set.
+    _sparse_grads = False
+    _sparse_error: str | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Every step, even an overriding subclass's, runs the step hooks (see _hooked_step).
@@ -180,6 +184,8 @@ class Optimizer:
                 continue
             if set_to_none:
                 p._grad = None
+            elif g.is_sparse:
+                g.zero_()  # no entries left, as in PyTorch
             else:
                 g.grad_fn, g._requires_grad = None, False
                 g._data.fill(0)
@@ -196,13 +202,16 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for i, group in enumerate(self.param_groups):
+            sparse = [p for p in group["params"] if p._grad is not None and p._grad.is_sparse]
+            if sparse:  # stepped on their own; the group's dense gradients as usual
+                self._step_sparse(sparse, group)
             if self._flat_step and group.get("foreach") is not False and self._step_flat(i, group):
                 continue
             if i in self._layouts:  # a per-parameter step may leave parameters at different step counts
                 self._layouts.pop(i).release()
             for p in group["params"]:
                 g = p._grad
-                if g is None:
+                if g is None or g.is_sparse:
                     continue
                 state = self.state[p]
                 if not state:
@@ -211,9 +220,25 @@ class Optimizer:
                 p._bump_version()
         return loss
 
+    def _step_sparse(self, params: list, group: dict[str, Any]) -> None:
+        """``_update_sparse`` on each of ``params`` (their gradients are sparse COO: ``ember._sparse``), or
+        PyTorch's error for an optimizer without a sparse path."""
+        if not self._sparse_grads:
+            raise RuntimeError(self._sparse_error or f"{type(self).__name__} does not support sparse gradients")
+        for p in params:
+            state = self.state[p]
+            if not state:
+                self._init_state(p._data, state, group)
+            self._update_sparse(p._data, p._grad._data, state, group)
+            p._bump_version()
+
+    def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """One update of the array ``p`` from its sparse gradient ``g`` (a ``SparseCOO``); where ``_sparse_grads``."""
+        raise NotImplementedError(f"{type(self).__name__} sets _sparse_grads but has no _update_sparse")
+
     def _step_flat(self, index: int, group: dict[str, Any]) -> bool:
         """One ``_update`` over group ``index`` laid out flat (see ``_flat``); False when it cannot be."""
-        params = [p for p in group["params"] if p._grad is not None]
+        params = [p for p in group["params"] if p._grad is not None and not p._grad.is_sparse]
         if not params:
             return True
         layout = self._layouts.get(index)
@@ -392,6 +417,8 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
             f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
             f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
         )
+    if value.is_sparse:  # SGD's momentum_buffer for sparse gradients
+        return type(value)._make(array.cast(param._data.dtype))
     if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
         return Tensor._make(array.astype(param._data.dtype, copy=True))
     return Tensor._make(array.copy())

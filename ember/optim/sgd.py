@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
+from .._sparse import SparseTensor, update_rows
 from .._tensor import Tensor
 from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options
 
@@ -38,9 +39,15 @@ class SGD(Optimizer):
         foreach, differentiable, fused: accepted for PyTorch compatibility (see ``compat_options``).
 
     State per parameter: ``momentum_buffer`` (only when ``momentum != 0``).
+
+    Sparse gradients (``Embedding(sparse=True)``): as in PyTorch, with every option but ``weight_decay``
+    (PyTorch's RuntimeError); the update touches only the rows the gradient has. The momentum buffer is
+    then a sparse tensor, as in PyTorch, but kept coalesced (PyTorch's grows by the gradient's entries
+    each step; the values are the same).
     """
 
     _flat_step = True  # _update is elementwise: the flat fast path applies
+    _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
@@ -71,3 +78,24 @@ class SGD(Optimizer):
             else:
                 g = buf._data
         add_scaled(p, g, -group["lr"], tmp)
+
+    def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+        # The dense update's arithmetic on the gradient's rows: g + weight_decay * p would be dense (PyTorch
+        # refuses it: add(sparse, dense)); the momentum buffer m * b + (1 - d) * g stays sparse.
+        if group["weight_decay"]:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead. (SGD's "
+                               "weight_decay adds the dense parameter to the sparse gradient; PyTorch refuses it)")
+        g = g.coalesce()
+        if group["maximize"]:
+            g = g.with_values(-g.values)
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = SparseTensor.wrap(g.copy())
+            else:
+                buf._data = (buf._data.with_values(buf._data.values * momentum)
+                             + g.with_values(g.values * (1 - group["dampening"]))).coalesce()
+            b = buf._data
+            g = (g + b.with_values(b.values * momentum)).coalesce() if group["nesterov"] else b
+        update_rows(p, g, g.values, -group["lr"])

@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._sparse import save_error
 from .._tensor import Tensor
 from . import _globals
 from ._archive import Archive, Fail, is_plain_numeric
@@ -116,6 +117,8 @@ class Encoder:
         if id(obj) not in self._index:
             self._index[id(obj)] = len(self.arrays)
             if isinstance(obj, Tensor):
+                if obj.is_sparse:
+                    raise save_error()
                 kind = "parameter" if _is_parameter(obj) else "tensor"
                 self.entries.append({"kind": kind, "requires_grad": obj.requires_grad})
                 self.arrays.append(obj._data)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._sparse import save_error
 from .._tensor import Tensor
 from ._archive import Archive, Fail
 from ._torch_unpickle import STORAGE_OF, Unpickler
@@ -72,6 +73,8 @@ class _Pickler:
             raw = obj.encode("utf-8", "surrogatepass")
             out += b"X" + struct.pack("<I", len(raw)) + raw
         elif isinstance(obj, Tensor):
+            if obj.is_sparse:
+                raise save_error()
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)

@@ -3,56 +3,45 @@
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._sparse import SparseCOO
+from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, leaf_home_to_fill
 from ...random import rng_of
 
 
 class Embedding(Node):
-    def forward(self, w, idx, padding_idx, scale_grad_by_freq):
+    def forward(self, w, idx, padding_idx, scale_grad_by_freq, sparse=False):
         self.saved, self.num = (idx,), w.shape[0]
-        self.padding_idx, self.scale = padding_idx, scale_grad_by_freq
-        return w[idx]
+        self.padding_idx, self.scale, self.sparse = padding_idx, scale_grad_by_freq, sparse
+        return xp.take(w, idx, axis=0)  # (w[idx], faster for whole rows)
 
     def backward(self, g):
         (idx,) = self.saved
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
+        if self.sparse:
+            return self._sparse_grad(flat, gflat, g), None
         rows, sums = _segment_sum(flat, gflat, self.scale)
-        gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        gw = leaf_home_to_fill(self, 0)  # the weight's .grad-to-be (an optimizer's flat buffer): no copy later
+        if gw is None:
+            gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        else:
+            gw.fill(0)
         gw[rows] = sums
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw, None
 
-
-# Up to this many one-hot entries (distinct indices x lookups), repeated indices are summed by one GEMM.
-_ONE_HOT_MAX = 1 << 20
-
-
-def _segment_sum(flat, rows_of, scale_by_freq: bool = False):
-    """(rows, sums): the distinct indices in ``flat`` (sorted) and, for each, the sum of the rows of ``rows_of``
-    where it occurs (divided by that count when ``scale_by_freq``) — the gradient of a lookup table.
-
-    Few distinct indices, many repeats (a small vocabulary): one GEMM with the (distinct x lookups) one-hot
-    matrix. Otherwise each distinct index's first occurrence is gathered in one step and only repeated indices
-    go through ``add.at`` (slow per row), in the order they occur: the same sums, to the bit, as ``add.at``
-    over all rows.
-    """
-    rows, first, inverse = xp.unique(flat, return_index=True, return_inverse=True)
-    n = flat.size
-    if 2 * rows.size <= n and rows.size * n <= _ONE_HOT_MAX:
-        one_hot = xp.zeros((rows.size, n), dtype=rows_of.dtype)
-        one_hot[inverse, xp.arange(n)] = 1
-        sums = one_hot @ rows_of
-    else:
-        sums = rows_of[first]
-        if rows.size != n:
-            repeat = xp.ones(n, dtype=bool)
-            repeat[first] = False
-            xp.add.at(sums, inverse[repeat], rows_of[repeat])
-    if scale_by_freq:  # divide each row's gradient by how often its index occurs in the batch
-        sums /= xp.bincount(inverse, minlength=rows.size)[:, None].astype(sums.dtype)
-    return rows, sums
+    def _sparse_grad(self, flat, gflat, g) -> SparseCOO:
+        """PyTorch's sparse gradient: one entry per lookup (uncoalesced, in lookup order), none for padding_idx."""
+        if self.scale:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        if self.padding_idx is not None:
+            keep = flat != self.padding_idx
+            flat, values = flat[keep], gflat[keep]
+        else:  # its own memory: gflat may be a view of a gradient other nodes receive (not when reshape copied)
+            values = gflat.copy() if xp.may_share_memory(gflat, g) else gflat
+        return SparseCOO(flat.astype(xp.int64)[None, :], values, (self.num, gflat.shape[1]))
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
@@ -60,14 +49,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     """Rows of ``weight`` picked by the integer ``input``: output shape input.shape + (embedding_dim,).
 
     ``padding_idx`` rows get no gradient; ``max_norm`` renormalises the looked-up rows of
-    ``weight`` in place (as PyTorch does). ``sparse`` gradients are not supported.
+    ``weight`` in place (as PyTorch does). ``sparse=True``: the weight's gradient is a sparse COO tensor
+    with one entry per looked-up index (``ember._sparse``), as in PyTorch.
     """
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported by ember; use sparse=False")
     num = weight._data.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError(f"index out of range in self: embedding indices must be in [0, {num}), got min "
@@ -76,7 +64,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx += num
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    return Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+    return Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
+                           sparse=bool(sparse))
 
 
 def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:

@@ -381,6 +381,9 @@ class Module:
                 g = p._grad
                 if g.grad_fn is not None:
                     g.detach_()
+                if g.is_sparse:
+                    g.zero_()  # no entries left, as in PyTorch
+                    continue
                 g._data[...] = 0
                 g._bump_version()
         if _hooks.grad_edit_hooks:

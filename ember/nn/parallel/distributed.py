@@ -42,6 +42,7 @@ from ..._backend import xp
 from ...autograd.grad_mode import _GradState
 from ...distributed.reducer import Reducer
 from ..modules.module import Module
+from ..modules.sparse import Embedding
 
 # PyTorch's arguments that ember accepts and does not act on, and why.
 IGNORED_ARGUMENTS = {
@@ -112,6 +113,12 @@ class DistributedDataParallel(Module):
         if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
                                           for d in device_ids):
             raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
+        sparse = [f"{m}.weight" if m else "weight" for m, sub in module.named_modules()
+                  if isinstance(sub, Embedding) and sub.sparse]
+        if sparse:  # the same modules on every rank: every rank refuses here, before any communication
+            raise RuntimeError(f"DistributedDataParallel: {', '.join(sparse)} would get sparse gradients "
+                               "(sparse=True), which ember's DistributedDataParallel does not all-reduce "
+                               "(PyTorch all-gathers them); use sparse=False")
         group = dist.process_group.resolve(process_group, "DistributedDataParallel")
         self.module = module
         self.process_group = group

@@ -18,10 +18,16 @@ from ...utils import hooks as _hooks
 _Params = Tensor | Iterable[Tensor]
 
 
-def _grads(parameters: _Params) -> list:
+def _grads(parameters: _Params, what: str = "") -> list:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    return [p._grad for p in parameters if p._grad is not None]
+    grads = [p._grad for p in parameters if p._grad is not None]
+    if what and any(g.is_sparse for g in grads):
+        shapes = [list(g.shape) for g in grads if g.is_sparse]
+        raise NotImplementedError(f"{what}: the gradients of the parameters of shape {shapes} are sparse "
+                                  f"(Embedding(sparse=True)); PyTorch's {what} does not support sparse gradients "
+                                  "either. Use sparse=False, or clip grad.coalesce().values() yourself")
+    return grads
 
 
 def _norm_of(a, norm_type: float):
@@ -101,7 +107,7 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     """
     started = _trace.start()
     parameters = _listed(parameters, "clip_grad_norm_", max_norm)
-    grads = _grads(parameters)
+    grads = _grads(parameters, "clip_grad_norm_")
     flat = _flat(parameters)
     total = get_total_norm([Tensor._make(flat)] if flat is not None else grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
@@ -114,7 +120,7 @@ def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | Non
     started = _trace.start()
     parameters = _listed(parameters, "clip_grad_value_", clip_value)
     clip_value = float(clip_value)
-    for g in _grads(parameters):
+    for g in _grads(parameters, "clip_grad_value_"):
         xp.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
     _trace.finish("clip_grad_value_", "optim", started)

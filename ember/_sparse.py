@@ -1,0 +1,371 @@
+"""Sparse COO gradients: what ``Embedding(sparse=True)`` gives its weight, as PyTorch does.
+
+Not a sparse tensor library: a sparse COO tensor here is what optimizers and training loops do with
+a gradient — read its indices and values, coalesce it, make it dense, scale it, accumulate into it,
+zero it. ``SparseCOO`` is the raw form that travels through backward (where dense gradients are
+NumPy arrays); ``SparseTensor`` is the ``Tensor`` around it (``.grad``, ``torch.sparse_coo_tensor``).
+Any other op on one raises ``NotImplementedError`` naming it (PyTorch raises the same type for the
+many ops its sparse backend lacks); ``to_dense()`` gives an ordinary tensor.
+
+As in PyTorch, a gradient is *uncoalesced* (one entry per lookup, indices repeated, in lookup order)
+until ``coalesce()`` sums the repeats and sorts the indices; accumulating one gradient into another
+concatenates their entries.
+"""
+
+from __future__ import annotations
+
+from ._backend import xp
+from ._layout import Layout, sparse_coo, strided
+from ._tensor import Tensor, _fill
+
+_SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
+              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors")
+
+
+class SparseCOO:
+    """``indices`` (int64, sparse_dim x nnz) and ``values`` (nnz x dense dims) of a tensor of ``shape``."""
+
+    __slots__ = ("indices", "values", "shape", "coalesced")
+    __array_ufunc__ = None  # ndarray + SparseCOO: NumPy defers to __radd__ (the dense sum)
+
+    def __init__(self, indices, values, shape: tuple, coalesced: bool = False) -> None:
+        self.indices, self.values, self.shape = indices, values, tuple(shape)
+        self.coalesced = coalesced or indices.shape[1] <= 1  # (as PyTorch marks a tensor of 0 or 1 entries)
+
+    def __getattr__(self, name: str):  # an array method an op tried to call on a sparse tensor
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"'{name}' is not supported on a sparse COO tensor (ember supports {_SUPPORTED}); "
+            "call .to_dense() first")
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.values.itemsize
+
+    @property
+    def nnz(self) -> int:
+        return self.indices.shape[1]
+
+    def with_values(self, values, coalesced: bool | None = None) -> SparseCOO:
+        """The same indices with other values."""
+        return SparseCOO(self.indices, values, self.shape, self.coalesced if coalesced is None else coalesced)
+
+    def copy(self) -> SparseCOO:
+        return SparseCOO(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
+
+    def cast(self, dtype, copy: bool = True) -> SparseCOO:
+        """The values in ``dtype``. (Not ``astype``: generic tensor code calling it on a sparse tensor must
+        fail, not wrap the result as a dense tensor.)"""
+        return SparseCOO(self.indices.copy() if copy else self.indices, self.values.astype(dtype, copy=copy),
+                         self.shape, self.coalesced)
+
+    def coalesce(self) -> SparseCOO:
+        """Repeated indices summed (in the order they occur), indices sorted (row-major): PyTorch's coalesce."""
+        if self.coalesced:
+            return self
+        sparse = self.indices.shape[0]
+        keys = xp.ravel_multi_index(tuple(self.indices), self.shape[:sparse]) if sparse > 1 else self.indices[0]
+        rows, sums = segment_sum(keys, self.values.reshape(self.nnz, -1))
+        indices = xp.stack(xp.unravel_index(rows, self.shape[:sparse])) if sparse > 1 else rows[None, :]
+        return SparseCOO(indices.astype(xp.int64), sums.reshape((rows.size, *self.shape[sparse:])), self.shape, True)
+
+    def to_dense(self):
+        out = xp.zeros(self.shape, self.dtype)
+        self.add_into(out)
+        return out
+
+    def add_into(self, dense) -> None:
+        """``dense += self``, in place (repeated indices add up)."""
+        c = self.coalesce()
+        dense[tuple(c.indices)] += c.values
+
+    def __add__(self, other):
+        if isinstance(other, SparseCOO):  # concatenated entries, as PyTorch accumulates sparse gradients
+            if other.shape != self.shape:
+                raise RuntimeError(f"add: sparse tensors of different sizes {list(self.shape)} and "
+                                   f"{list(other.shape)}")
+            return SparseCOO(xp.concatenate([self.indices, other.indices], axis=1),
+                             xp.concatenate([self.values, other.values.astype(self.dtype, copy=False)]), self.shape)
+        out = xp.array(other, dtype=xp.result_type(other, self.values), copy=True)  # dense + sparse: dense
+        self.add_into(out)
+        return out
+
+    __radd__ = __add__
+
+
+def update_rows(p, g: SparseCOO, values, alpha: float) -> None:
+    """``p[rows] += alpha * values`` on the rows of the coalesced (distinct indices) ``g``: only those rows are
+    read and written (a gather, the update, a scatter)."""
+    if g.indices.shape[0] == 1:
+        rows = g.indices[0]
+        part = xp.take(p, rows, axis=0)  # (faster than p[rows] for whole rows)
+    else:
+        rows = tuple(g.indices)
+        part = p[rows]
+    part += values * p.dtype.type(alpha)
+    p[rows] = part
+
+
+def segment_sum(flat, rows_of, scale_by_freq: bool = False):
+    """(rows, sums): the distinct indices in ``flat`` (sorted) and, for each, the sum of the rows of ``rows_of``
+    where it occurs (divided by that count when ``scale_by_freq``) — the gradient of a lookup table, and
+    ``coalesce``.
+
+    Few distinct indices, many repeats (a small vocabulary): one GEMM with the (distinct x lookups) one-hot
+    matrix. Otherwise each distinct index's first occurrence is gathered in one step, then its second
+    occurrences are added in one step (their targets are distinct), then its third, ...: the same sums, to
+    the bit, as ``add.at`` over all rows (which adds in the order they occur), without its per-row cost.
+    """
+    n = flat.size
+    order = xp.argsort(flat, kind="stable")  # equal indices keep the order they occur in
+    ordered = flat[order]
+    new = xp.empty(n, dtype=bool)
+    new[:1] = True
+    xp.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = xp.flatnonzero(new)
+    rows = ordered[starts]
+    group = xp.cumsum(new) - 1  # per sorted position: which distinct index
+    if 2 * rows.size <= n and rows.size * n <= _ONE_HOT_MAX:
+        one_hot = xp.zeros((rows.size, n), dtype=rows_of.dtype)
+        one_hot[group, order] = 1
+        sums = one_hot @ rows_of
+    else:
+        sums = xp.take(rows_of, order[starts], axis=0)
+        if rows.size != n:
+            rank = xp.arange(n) - starts[group]  # 0 for a first occurrence, 1 for a second, ...
+            for k in range(1, int(rank.max()) + 1):
+                kth = rank == k
+                sums[group[kth]] += xp.take(rows_of, order[kth], axis=0)
+    if scale_by_freq:  # divide each row's gradient by how often its index occurs in the batch
+        sums /= xp.diff(starts, append=n)[:, None].astype(sums.dtype)
+    return rows, sums
+
+
+# Up to this many one-hot entries (distinct indices x lookups), repeated indices are summed by one GEMM.
+_ONE_HOT_MAX = 1 << 20
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor (``layout=torch.sparse_coo``): a sparse gradient, or ``torch.sparse_coo_tensor``.
+
+    Differences from PyTorch: only the methods listed in the module docstring; it is never a leaf that
+    requires grad, and never part of a recorded graph.
+    """
+
+    __slots__ = ()
+    is_sparse = True
+
+    @classmethod
+    def wrap(cls, coo: SparseCOO) -> SparseTensor:
+        t = cls.__new__(cls)
+        _fill(t, coo, None, 0)
+        return t
+
+    @property
+    def layout(self) -> Layout:
+        return sparse_coo
+
+    def __repr__(self) -> str:
+        c = self._data
+        return (f"tensor(indices={Tensor._make(c.indices)!r},\n       values={Tensor._make(c.values)!r},\n"
+                f"       size={tuple(c.shape)}, nnz={c.nnz}, layout=torch.sparse_coo)")
+
+    def numpy(self, *, force: bool = False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def is_contiguous(self) -> bool:
+        raise RuntimeError("is_contiguous: sparse tensors do not have is_contiguous")
+
+    # ----------------------------------------------------------------- the COO view
+    def is_coalesced(self) -> bool:
+        return self._data.coalesced
+
+    def coalesce(self) -> SparseTensor:
+        """Repeated indices summed, indices sorted; ``self`` when already coalesced (as in PyTorch)."""
+        c = self._data
+        return self if c.coalesced else SparseTensor.wrap(c.coalesce())
+
+    def _indices(self) -> Tensor:
+        return Tensor._make(self._data.indices)
+
+    def _values(self) -> Tensor:
+        return Tensor._make(self._data.values)
+
+    def indices(self) -> Tensor:
+        self._need_coalesced("indices")
+        return self._indices()
+
+    def values(self) -> Tensor:
+        self._need_coalesced("values")
+        return self._values()
+
+    def _need_coalesced(self, what: str) -> None:
+        if not self._data.coalesced:
+            raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first")
+
+    def _nnz(self) -> int:
+        return self._data.nnz
+
+    def sparse_dim(self) -> int:
+        return self._data.indices.shape[0]
+
+    def dense_dim(self) -> int:
+        return self._data.values.ndim - 1
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        out = self._data.to_dense()
+        return Tensor._make(out if dtype is None else out.astype(dtype.np))
+
+    # ----------------------------------------------------------------- what is done to gradients
+    @property
+    def data(self) -> SparseTensor:
+        return SparseTensor.wrap(self._data)
+
+    def detach(self) -> SparseTensor:
+        out = SparseTensor.wrap(self._data)
+        out._vc = self._vc
+        return out
+
+    def clone(self, *, memory_format=None) -> SparseTensor:
+        return SparseTensor.wrap(self._data.copy())
+
+    def zero_(self) -> SparseTensor:
+        """No entries left (nnz 0), as PyTorch zeroes a sparse tensor."""
+        c = self._data
+        self._data = SparseCOO(c.indices[:, :0].copy(), c.values[:0].copy(), c.shape, True)
+        self._bump_version()
+        return self
+
+    def mul_(self, other) -> SparseTensor:
+        self._data.values *= self._scalar(other, "mul_")
+        self._bump_version()
+        return self
+
+    def div_(self, other) -> SparseTensor:
+        self._data.values /= self._scalar(other, "div_")
+        self._bump_version()
+        return self
+
+    def mul(self, other) -> SparseTensor:
+        c = self._data
+        return SparseTensor.wrap(c.with_values(c.values * self._scalar(other, "mul")))
+
+    def div(self, other) -> SparseTensor:
+        c = self._data
+        return SparseTensor.wrap(c.with_values(c.values / self._scalar(other, "div")))
+
+    def neg(self) -> SparseTensor:
+        c = self._data
+        return SparseTensor.wrap(c.with_values(-c.values))
+
+    __mul__ = __rmul__ = mul
+    __truediv__ = div
+    __neg__ = neg
+
+    def add_(self, other, *, alpha: float = 1) -> SparseTensor:
+        """``self += alpha * other`` for a sparse ``other``, as in PyTorch: entries concatenated (uncoalesced),
+        or merged when both are coalesced."""
+        self._data = self._sum(other, "add_", alpha)
+        self._bump_version()
+        return self
+
+    def add(self, other, *, alpha: float = 1) -> SparseTensor:
+        return SparseTensor.wrap(self._sum(other, "add", alpha))
+
+    def _sum(self, other, op: str, alpha: float) -> SparseCOO:
+        other = self._sparse(other, op, alpha)
+        both = self._data.coalesced and other.coalesced
+        out = self._data + other
+        return out.coalesce() if both else out
+
+    __add__ = add
+
+    def _sparse(self, other, op: str, alpha: float) -> SparseCOO:
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError(f"{op}(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        c = other._data
+        return c if alpha == 1 else c.with_values(c.values * alpha)
+
+    @staticmethod
+    def _scalar(other, op: str):
+        if isinstance(other, Tensor):
+            if other.is_sparse or other._data.ndim:
+                raise NotImplementedError(f"{op}: a sparse COO tensor is multiplied by scalars only in ember")
+            other = other._data
+        return other
+
+
+def _check_coo(indices, values, size) -> tuple:
+    if indices.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    if values.ndim < 1 or indices.shape[1] != values.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
+                           f"nnz from values: {values.shape[0] if values.ndim else 0}")
+    sparse = indices.shape[0]
+    if size is None:
+        top = indices.max(axis=1) + 1 if indices.shape[1] else xp.zeros(sparse, xp.int64)
+        size = (*(int(n) for n in top), *values.shape[1:])
+    size = tuple(int(n) for n in size)
+    if len(size) != sparse + values.ndim - 1 or tuple(size[sparse:]) != values.shape[1:]:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse}) + dense_dim ({values.ndim - 1}), "
+                           f"but got {len(size)} (size {list(size)}, values {list(values.shape)})")
+    if indices.shape[1]:
+        low, high = indices.min(axis=1), indices.max(axis=1)
+        for d in range(sparse):
+            if low[d] < 0 or high[d] >= size[d]:
+                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                                   f"index {int(high[d] if high[d] >= size[d] else low[d])}")
+    return size
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory: bool = False,
+                      requires_grad: bool = False, check_invariants=None, is_coalesced=None) -> SparseTensor:
+    """A sparse COO tensor from ``indices`` (sparse_dim x nnz) and ``values`` (nnz x dense dims), as
+    ``torch.sparse_coo_tensor``: ``size`` inferred from the largest index when omitted; uncoalesced unless
+    ``is_coalesced=True`` (then the caller vouches for it). Indices are always checked against ``size``.
+    Difference from PyTorch: ``requires_grad=True`` is not supported (sparse tensors never join a graph).
+    """
+    from ._creation import tensor as _tensor
+
+    if requires_grad:
+        raise NotImplementedError("sparse_coo_tensor(requires_grad=True): ember's sparse tensors are gradients "
+                                  "and never require grad; build a dense tensor instead")
+    idx = indices._data if isinstance(indices, Tensor) else _tensor(indices)._data
+    vals = values._data if isinstance(values, Tensor) else _tensor(values, dtype=dtype)._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"indices must be an int64 tensor, got {idx.dtype}")
+    if dtype is not None:
+        vals = vals.astype(dtype.np)
+    size = _check_coo(idx, vals, size)
+    return SparseTensor.wrap(SparseCOO(idx.astype(xp.int64), vals.copy(), size, bool(is_coalesced)))
+
+
+def save_error() -> NotImplementedError:
+    """What ``ember.save`` raises for a sparse tensor."""
+    return NotImplementedError("ember.save cannot store a sparse COO tensor (a sparse .grad, or SGD's "
+                               "momentum_buffer for sparse gradients); PyTorch can. Save t.to_dense() instead")
+
+
+def as_tensor(grad) -> Tensor:
+    """A gradient array from backward as a tensor: a ``SparseTensor`` for a ``SparseCOO``."""
+    return SparseTensor.wrap(grad) if type(grad) is SparseCOO else Tensor._make(grad)
+
+
+__all__ = ["Layout", "SparseCOO", "SparseTensor", "as_tensor", "sparse_coo", "sparse_coo_tensor", "strided",
+           "segment_sum"]

@@ -1,0 +1,123 @@
+"""Embedding's dense gradient written by backward straight into its gradient home (the optimizer's flat
+buffer, autograd/grad_home.py), and the training that follows equal to PyTorch's."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd.grad_home import flat_grads
+from tests.oracle import assert_close
+
+OPTIMS = {"sgd": ("SGD", dict(lr=0.5)), "momentum": ("SGD", dict(lr=0.5, momentum=0.9, weight_decay=0.01)),
+          "adam": ("Adam", dict(lr=0.05))}
+
+
+def _model(fw, padding_idx=None):
+    fw.manual_seed(0)
+    return fw.nn.Embedding(20, 4, padding_idx=padding_idx), fw.nn.Linear(4, 3)
+
+
+def _copy(dst, src):
+    for p, q in zip(dst, src):
+        p.data = ember.tensor(q.detach().numpy().copy())
+
+
+def _loss(fw, emb, head, x, y):
+    return fw.nn.functional.cross_entropy(head(emb(fw.tensor(x)).mean(dim=1)), fw.tensor(y))
+
+
+def _data(steps):
+    rng = np.random.default_rng(1)
+    return [(rng.integers(0, 20, (6, 5)), rng.integers(0, 3, 6)) for _ in range(steps)]
+
+
+@pytest.mark.parametrize("optim", list(OPTIMS))
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("backwards", [1, 2])
+def test_embedding_grad_lands_in_the_optimizer_buffer_and_training_matches_torch(optim, set_to_none, backwards):
+    name, kwargs = OPTIMS[optim]
+    emb, head = _model(ember, padding_idx=2)
+    temb, thead = _model(torch, padding_idx=2)
+    params, tparams = [*emb.parameters(), *head.parameters()], [*temb.parameters(), *thead.parameters()]
+    _copy(params, tparams)
+    opt, topt = getattr(ember.optim, name)(params, **kwargs), getattr(torch.optim, name)(tparams, **kwargs)
+    wrote_home = []  # per backward: did the gradient reach the hook already inside the flat buffer?
+    emb.weight.register_hook(lambda g: wrote_home.append(
+        bool(opt._layouts) and np.shares_memory(g._data, opt._layouts[0].grads.flat)))
+    for step, (x, y) in enumerate(_data(5)):
+        for fw, e, h, o in ((ember, emb, head, opt), (torch, temb, thead, topt)):
+            o.zero_grad(set_to_none=set_to_none)
+            for k in range(backwards):
+                _loss(fw, e, h, x[:, k:], y).backward()
+        grad = emb.weight.grad._data
+        assert_close(emb.weight.grad, temb.weight.grad, atol=1e-6)
+        if step >= 1 and set_to_none:
+            home = opt._layouts[0].grads.flat
+            assert wrote_home[-backwards] is True  # the first backward's gradient was written in place
+            assert np.shares_memory(grad, home) and flat_grads(params) is home
+            del home
+        del grad  # (holding the gradient's memory would make the next backward leave the buffer alone)
+        opt.step()
+        topt.step()
+        if step >= 1 and set_to_none:
+            assert np.shares_memory(emb.weight.grad._data, opt._layouts[0].grads.flat)  # after step too
+        for p, t in zip(params, tparams):
+            assert_close(p, t, atol=1e-5, rtol=1e-4)
+
+
+def test_a_hook_that_keeps_the_gradient_gets_its_own_copy():
+    emb, head = _model(ember)
+    params = [*emb.parameters(), *head.parameters()]
+    opt = ember.optim.SGD(params, lr=0.1)
+    kept = []
+    x, y = _data(1)[0]
+    for _ in range(2):  # the first step lays the buffer out; the second backward writes into it
+        opt.zero_grad()
+        _loss(ember, emb, head, x, y).backward()
+        opt.step()
+    handle = emb.weight.register_hook(kept.append)
+    opt.zero_grad()
+    _loss(ember, emb, head, x, y).backward()
+    assert not np.shares_memory(kept[0]._data, emb.weight.grad._data)
+    before = kept[0].numpy().copy()
+    handle.remove()
+    opt.step()
+    opt.zero_grad()
+    _loss(ember, emb, head, x, 2 - y).backward()  # another gradient, into the buffer
+    assert np.array_equal(kept[0].numpy(), before)
+
+
+def test_autograd_grad_never_returns_the_buffer():
+    emb, head = _model(ember)
+    params = [*emb.parameters(), *head.parameters()]
+    opt = ember.optim.SGD(params, lr=0.1)
+    x, y = _data(1)[0]
+    for _ in range(2):
+        opt.zero_grad()
+        _loss(ember, emb, head, x, y).backward()
+        opt.step()
+    opt.zero_grad()
+    (g,) = ember.autograd.grad(_loss(ember, emb, head, x, y), [emb.weight])
+    assert emb.weight.grad is None
+    before = g.numpy().copy()
+    _loss(ember, emb, head, x, 2 - y).backward()
+    assert flat_grads(params) is not None  # this backward used the buffer ...
+    assert np.array_equal(g.numpy(), before)  # ... which autograd.grad's result is not
+
+
+def test_a_weight_used_by_two_lookups_and_a_tied_layer_in_one_backward():
+    models = {}
+    for fw in (ember, torch):
+        emb, head = _model(fw)
+        models[fw] = (emb, head, fw.optim.SGD([*emb.parameters(), *head.parameters()], lr=0.1))
+    _copy([*models[ember][0].parameters(), *models[ember][1].parameters()],
+          [*models[torch][0].parameters(), *models[torch][1].parameters()])
+    for x, y in _data(4):
+        for fw, (emb, head, opt) in models.items():
+            opt.zero_grad()
+            h = emb(fw.tensor(x)).mean(dim=1) + emb(fw.tensor(x[:, :2])).sum(dim=1)
+            logits = h @ emb.weight[:3].t()  # tied: the table is also the output layer
+            (fw.nn.functional.cross_entropy(logits, fw.tensor(y)) + head(h).square().mean()).backward()
+            opt.step()
+        assert_close(models[ember][0].weight, models[torch][0].weight, atol=1e-5, rtol=1e-4)
