@@ -121,3 +121,11 @@ def test_a_weight_used_by_two_lookups_and_a_tied_layer_in_one_backward():
             (fw.nn.functional.cross_entropy(logits, fw.tensor(y)) + head(h).square().mean()).backward()
             opt.step()
         assert_close(models[ember][0].weight, models[torch][0].weight, atol=1e-5, rtol=1e-4)
+
+
+def test_backward_after_the_table_was_freed_does_not_fail():
+    # The graph outlives the leaf it reads: its gradient has nowhere to go, and backward still runs.
+    weight = ember.randn(10, 3, requires_grad=True)
+    out = ember.nn.functional.embedding(ember.tensor([1, 2, 2]), weight).sum()
+    del weight
+    out.backward()

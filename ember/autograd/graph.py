@@ -233,7 +233,8 @@ def leaf_home_to_fill(node: Node, i: int):
     acc = edge[0]
     if type(acc) is not AccumulateGrad or acc._pre_hooks:
         return None
-    return home_to_fill(acc.variable)
+    var = acc.variable
+    return home_to_fill(var) if var is not None else None
 
 
 class AccumulateGrad(Node):
