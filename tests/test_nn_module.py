@@ -99,6 +99,17 @@ def test_parameter():
         nn.Parameter(ember.tensor([1, 2]))
 
 
+def test_deepcopy_drops_a_parameters_grad_as_torch_does():
+    # PyTorch's Parameter deepcopy keeps the data, not .grad (a plain tensor's deepcopy keeps both).
+    for fw in (ember, torch):
+        m = fw.nn.Linear(2, 2)
+        m(fw.ones(1, 2)).sum().backward()
+        t = fw.ones(2, requires_grad=True)
+        t.grad = fw.ones(2)
+        assert copy.deepcopy(m).weight.grad is None, fw.__name__
+        assert copy.deepcopy(t).grad is not None, fw.__name__
+
+
 def test_registration_rules():
     m = nn.Module()
     m.w = nn.Parameter(ember.zeros(2))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._creation import as_array
-from .._tensor import Tensor, _copy_of
+from .._tensor import Tensor
 
 
 class Parameter(Tensor):
@@ -27,9 +27,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
-        out = Parameter(self._data.copy(), self._requires_grad)
-        if self._grad is not None:
-            out._grad = _copy_of(self._grad)
+        out = Parameter(self._data.copy(), self._requires_grad)  # PyTorch's copy leaves .grad behind
         memo[id(self)] = out
         return out
 
