@@ -11,6 +11,7 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
+from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.elementwise import cast
@@ -41,29 +42,69 @@ _ERF_P = 0.3275911
 _ERF_COEFFS = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # highest power first
 
 
-def _half_erfc_abs(x, scale):
-    """(q, e) with e = exp(-(scale x)^2) and q = erfc(|scale x|) / 2, both new arrays.
+def half_erfc_abs_into(x, scale: float, q, e) -> None:
+    """q = erfc(|scale x|) / 2 and e = exp(-(scale x)^2), written into q and e (arrays shaped like x).
 
-    Abramowitz & Stegun 7.1.26 (|error of erf| < 1.5e-7; NumPy has no erf): erfc(a) = poly(t) exp(-a^2)
-    with t = 1 / (1 + p a). Every step writes into one of two buffers, so an array of n elements costs
-    two allocations rather than one per operation; e is returned because GELU's derivative needs it.
+    Abramowitz & Stegun 7.1.26 (|error of erf| < 1.5e-7; NumPy has no erf): erfc(a) = t poly(t) exp(-a^2)
+    with t = 1 / (1 + p a); the 1/2 is folded into the coefficients. 17 passes, one temporary; e is
+    written out because GELU's derivative needs it.
     """
     s = x.dtype.type
-    a = xp.multiply(x, s(scale))
-    xp.abs(a, out=a)
-    t = xp.multiply(a, s(_ERF_P))
+    t = xp.abs(x)
+    t *= s(_ERF_P * scale)
     t += 1
     xp.divide(1, t, out=t)
-    q = xp.multiply(t, s(_ERF_COEFFS[0]))
+    xp.multiply(t, s(0.5 * _ERF_COEFFS[0]), out=q)
     for c in _ERF_COEFFS[1:]:
-        q += s(c)
+        q += s(0.5 * c)
         q *= t
-    xp.square(a, out=a)
-    xp.negative(a, out=a)
-    xp.exp(a, out=a)
-    q *= a
-    q *= s(0.5)
-    return q, a
+    xp.square(x, out=e)
+    e *= s(-scale * scale)
+    xp.exp(e, out=e)
+    q *= e
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_TANH_K = math.sqrt(2 / math.pi)
+
+
+def _gelu_erf_into(x, out, d) -> None:
+    """out = x Phi(x) and, when d is given, d = Phi(x) + x phi(x) (the derivative)."""
+    s = x.dtype.type
+    e = d if d is not None else xp.empty_like(x)
+    half_erfc_abs_into(x, _SQRT_HALF, out, e)  # out = q = Phi(-|x|), e = exp(-x^2/2)
+    xp.subtract(s(0.5), out, out=out)  # Phi(x) = 1/2 + sign(x) (1/2 - q)
+    xp.copysign(out, x, out=out)
+    out += s(0.5)
+    if d is not None:  # phi(x) = e / sqrt(2 pi)
+        e *= x
+        e *= s(_INV_SQRT_2PI)
+        e += out
+    out *= x
+
+
+def _gelu_tanh_into(x, out, d) -> None:
+    """out = x (1 + th) / 2 with th = tanh(k (x + 0.044715 x^3)); when d is given, the derivative
+    d = (1 + th)/2 + x/2 (1 - th^2) k (1 + 3 * 0.044715 x^2)."""
+    s = x.dtype.type
+    x2 = d if d is not None else xp.empty_like(x)
+    xp.square(x, out=x2)
+    th = xp.multiply(x2, s(0.044715 * _TANH_K))
+    th += s(_TANH_K)
+    th *= x
+    xp.tanh(th, out=th)
+    xp.multiply(th, s(0.5), out=out)
+    out += s(0.5)  # (1 + th) / 2
+    if d is not None:
+        x2 *= s(0.5 * 3 * 0.044715 * _TANH_K)
+        x2 += s(0.5 * _TANH_K)
+        x2 *= x  # x/2 k (1 + 3 * 0.044715 x^2)
+        xp.square(th, out=th)
+        xp.subtract(1, th, out=th)
+        th *= x2
+        xp.add(th, out, out=d)
+    out *= x
 
 
 def sigmoid_array(x):
@@ -78,47 +119,14 @@ def _leaky_relu(x, need, slope):
 
 
 def _gelu(x, need, approximate):
-    if x.ndim == 0:  # ufuncs on 0-d arrays return scalars, which cannot be written into
-        out, deriv = _gelu(x.reshape(1), need, approximate)
-        return out.reshape(()), (deriv.reshape(()) if need else None)
-    # Each formula writes into a few preallocated buffers (in-place ufuncs): GELU runs on the largest
-    # activations of a transformer, where allocating a temporary per operation costs as much as the math.
-    s = x.dtype.type
-    if approximate == "tanh":
-        k = math.sqrt(2 / math.pi)
-        x2 = xp.square(x)
-        th = xp.multiply(x2, s(0.044715 * k))
-        th += s(k)
-        th *= x
-        xp.tanh(th, out=th)  # th = tanh(k (x + 0.044715 x^3))
-        half = xp.add(th, 1)
-        half *= s(0.5)  # (1 + th) / 2
-        out = xp.multiply(half, x)
-        if not need:
-            return out, None
-        # d/dx = (1 + th)/2 + x/2 (1 - th^2) k (1 + 3 * 0.044715 x^2)
-        x2 *= s(3 * 0.044715 * k)
-        x2 += s(k)
-        x2 *= x
-        x2 *= s(0.5)
-        xp.square(th, out=th)
-        xp.subtract(1, th, out=th)
-        th *= x2
-        th += half
-        return out, th
-    # Phi(x) = 1 - q for x >= 0 and q for x < 0, q = erfc(|x|/sqrt 2)/2; e = exp(-x^2/2)
-    cdf, e = _half_erfc_abs(x, 1 / math.sqrt(2))
-    xp.subtract(s(0.5), cdf, out=cdf)
-    xp.copysign(cdf, x, out=cdf)
-    cdf += s(0.5)
-    out = xp.multiply(x, cdf)
-    if not need:
-        return out, None
-    # d/dx = Phi(x) + x phi(x), phi(x) = e / sqrt(2 pi)
-    e *= x
-    e *= s(1 / math.sqrt(2 * math.pi))
-    e += cdf
-    return out, e
+    # Each formula writes into the output, the derivative and at most two temporaries (in-place ufuncs): GELU
+    # runs on the largest activations of a transformer, where a temporary per operation costs as much as the
+    # math. Every element is independent, so the flat arrays are split among the intra-op threads.
+    out = xp.empty(x.shape, x.dtype)
+    deriv = xp.empty(x.shape, x.dtype) if need else None
+    kernel = _gelu_tanh_into if approximate == "tanh" else _gelu_erf_into
+    parallel_rows(kernel, x.reshape(-1), out.reshape(-1), None if deriv is None else deriv.reshape(-1))
+    return out, deriv
 
 
 def _silu(x, need):

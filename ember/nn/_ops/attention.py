@@ -9,8 +9,10 @@ four backward around one softmax.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..._backend import xp
+from ..._parallel import parallel_rows
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -71,14 +73,14 @@ class ScaledDotProductAttention(Node):
             gv = _sum_head_groups(xp.matmul(xp.swapaxes(pd, -1, -2), g), groups)
         if nq or nk or nmask:
             gp = xp.matmul(g, xp.swapaxes(vr, -1, -2))  # dP = G V^T (through the dropout mask)
-            if dmask is not None:
-                gp *= dmask
-            # softmax JVP: dS = P * (dP - rowsum(dP * P))
-            gp -= xp.einsum("...ij,...ij->...i", gp, p)[..., None]
-            gp *= p
             if nmask:
-                gmask = gp.copy() if (nq or nk) else gp
-            gp *= gp.dtype.type(self.scale)
+                gmask = xp.empty_like(gp) if (nq or nk) else gp
+            scale = gp.dtype.type(self.scale) if (nq or nk) else None
+            if gp.size:  # softmax JVP, row by row
+                n = gp.shape[-1]
+                parallel_rows(partial(_softmax_jvp_rows, scale=scale), gp.reshape(-1, n), p.reshape(-1, n),
+                              None if dmask is None else dmask.reshape(-1, n),
+                              gmask.reshape(-1, n) if nmask and gmask is not gp else None)
             if nq:  # dQ = dS K * scale
                 gq = xp.matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale
@@ -87,7 +89,13 @@ class ScaledDotProductAttention(Node):
 
 
 def _softmax_rows(s):
-    """Softmax over the last axis, in place in ``s``; rows with no allowed key (all -inf) give zeros, as PyTorch."""
+    """Softmax over the last axis, in place in ``s``; rows with no allowed key (all -inf) give zeros, as PyTorch.
+    Every row is computed on its own (its max, its sum), so rows are split among the intra-op threads."""
+    parallel_rows(_softmax_rows_2d, s.reshape(-1, s.shape[-1]))
+    return s
+
+
+def _softmax_rows_2d(s) -> None:
     m = s.max(axis=-1, keepdims=True)
     empty = xp.isneginf(m)
     has_empty = bool(empty.any())
@@ -95,11 +103,23 @@ def _softmax_rows(s):
         m[empty] = 0
     s -= m
     xp.exp(s, out=s)
-    total = xp.einsum("...j->...", s)[..., None]  # a row sum several times faster than s.sum(-1) on short rows
+    total = xp.einsum("ij->i", s)[:, None]  # a row sum several times faster than s.sum(-1) on short rows
     if has_empty:
         total[total == 0] = 1
     s /= total
-    return s
+
+
+def _softmax_jvp_rows(gp, p, dmask, gmask, scale) -> None:
+    """In place in gp (rows of dP): dS = P * (dP * dropout mask - rowsum(dP * dropout mask * P)); gmask (if
+    given) receives dS, then gp is multiplied by ``scale`` (if given)."""
+    if dmask is not None:
+        gp *= dmask
+    gp -= xp.einsum("ij,ij->i", gp, p)[:, None]
+    gp *= p
+    if gmask is not None:
+        gmask[...] = gp
+    if scale is not None:
+        gp *= scale
 
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causal: bool, enable_gqa: bool) -> int:
