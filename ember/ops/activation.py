@@ -136,15 +136,21 @@ def _exp_scale_sub(g, out, c, dx) -> None:
     xp.subtract(g, dx, out=dx)
 
 
+def log_softmax_array(x, dim):
+    """log softmax of an array along ``dim``, a new array: (x - c) - log(sum exp(x - c))."""
+    out, _, s = _exp_shifted(x, dim, keep_shifted=True)
+    logs = xp.log(s)
+    rows = row_split(out, dim)
+    if rows is None:
+        out -= logs
+    else:
+        by_rows(xp.subtract, rows, logs.reshape(-1, 1), rows, split=True)
+    return out
+
+
 class LogSoftmax(Node):
     def forward(self, x, dim):
-        out, _, s = _exp_shifted(x, dim, keep_shifted=True)
-        logs = xp.log(s)  # log softmax = (x - c) - log(sum exp(x - c))
-        rows = row_split(out, dim)
-        if rows is None:
-            out -= logs
-        else:
-            by_rows(xp.subtract, rows, logs.reshape(-1, 1), rows, split=True)
+        out = log_softmax_array(x, dim)
         self.saved, self.dim = (out,), dim
         return out
 
