@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 from nn_oracle import compare_module
-from oracle import check
+from oracle import check, make_inputs
 
 import ember
+from ember._parallel import MIN_PARALLEL_ELEMENTS
 from ember.ops import activation as act
 
 RNG = np.random.default_rng(7)
@@ -143,3 +144,119 @@ def test_embedding_segment_sum_equals_add_at(num, n):
         np.testing.assert_array_equal(sums, ref[rows])
     else:
         np.testing.assert_allclose(sums, ref[rows], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the same bits at every thread count
+# Each kernel's elementwise steps are split along rows among ember.set_num_threads(n) threads; inputs here have
+# enough elements (>= 3 * MIN_PARALLEL_ELEMENTS / 2) for three chunks at three threads.
+THREADS = (1, 2, 3)
+
+def _f(m):
+    return m.nn.functional
+
+
+def _mixed_rows(shape):
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x[::7] *= 60  # rows far apart in scale: the global shift underflows the others, the per-row path runs
+    x[1::11] -= 500
+    return x
+
+
+def _causal_scores(shape):
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32) * 3
+    x[..., np.triu_indices(shape[-1], 1)[0], np.triu_indices(shape[-1], 1)[1]] = -np.inf
+    return x
+
+
+_TARGET = np.random.default_rng(5).integers(0, 65, 1600)
+_CLASS_W = np.linspace(0.5, 2, 65, dtype=np.float32)
+THREADED = {
+    "gelu": (lambda m, x: _f(m).gelu(x), [(4, 100, 257)]),
+    "gelu_tanh": (lambda m, x: _f(m).gelu(x, approximate="tanh"), [(4, 100, 257)]),
+    "softmax": (lambda m, x: m.softmax(x, -1), [(3, 4, 97, 89)]),
+    "softmax_per_row_shift": (lambda m, x: m.softmax(x, -1), [_mixed_rows((1200, 90))]),
+    "log_softmax": (lambda m, x: m.log_softmax(x, -1), [(3, 4, 97, 89)]),
+    "log_softmax_causal": (lambda m, x: _f(m).log_softmax(x, dim=-1), [_causal_scores((3, 4, 91, 91))]),
+    "sdpa_causal": (lambda m, q, k, v: _f(m).scaled_dot_product_attention(q, k, v, is_causal=True),
+                    [(2, 3, 130, 16)] * 3),
+    "sdpa_float_mask": (lambda m, q, k, v, a: _f(m).scaled_dot_product_attention(q, k, v, attn_mask=a),
+                        [(2, 3, 130, 16)] * 3 + [(130, 130)]),
+    "layer_norm": (lambda m, x, w, b: _f(m).layer_norm(x, (211,), w, b), [(5, 100, 211), (211,), (211,)]),
+    "layer_norm_plain": (lambda m, x: _f(m).layer_norm(x, (211,)), [(5, 100, 211)]),
+    "cross_entropy": (lambda m, x: _f(m).cross_entropy(x, m.tensor(_TARGET), m.tensor(_CLASS_W), ignore_index=3,
+                                                        label_smoothing=0.1), [(1600, 65)]),
+}
+
+
+@pytest.fixture
+def restore_threads():
+    before = ember.get_num_threads()
+    yield
+    ember.set_num_threads(before)
+
+
+def _outputs_and_grads(fn, specs, seed=0):
+    arrays = make_inputs(specs, seed=seed)
+    inputs = [ember.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(ember, *inputs)
+    g = np.random.default_rng(seed + 1).standard_normal(out.shape).astype(np.float32)
+    out.backward(ember.tensor(g))
+    return [out.detach().numpy()] + [t.grad.numpy() for t in inputs]
+
+
+def _assert_same_bits_at_every_thread_count(run):
+    results = []
+    for n in THREADS:
+        ember.set_num_threads(n)
+        results.append([np.array(a, copy=True) for a in run()])
+    for n, other in zip(THREADS[1:], results[1:]):
+        for i, (a, b) in enumerate(zip(results[0], other)):
+            np.testing.assert_array_equal(a, b, err_msg=f"array {i} at {n} threads differs from 1 thread")
+
+
+@pytest.mark.parametrize("name", list(THREADED))
+def test_threaded_kernel_same_bits_at_1_2_3_threads(name, restore_threads):
+    fn, specs = THREADED[name]
+    largest = 2 * 3 * 130 * 130 if name.startswith("sdpa") else max(a.size for a in make_inputs(specs))  # scores
+    assert largest >= 3 * MIN_PARALLEL_ELEMENTS // 2
+    _assert_same_bits_at_every_thread_count(lambda: _outputs_and_grads(fn, specs))
+
+
+@pytest.mark.parametrize("name", list(THREADED))
+def test_threaded_kernel_against_torch(name, restore_threads):
+    ember.set_num_threads(3)
+    fn, specs = THREADED[name]
+    check(fn, specs, atol=2e-5, rtol=1e-4)
+
+
+def test_threaded_attention_dropout_same_bits(restore_threads):
+    def run():
+        ember.manual_seed(11)
+        return _outputs_and_grads(lambda m, q, k, v: _f(m).scaled_dot_product_attention(q, k, v, dropout_p=0.2),
+                                  [(2, 3, 130, 16)] * 3)
+    _assert_same_bits_at_every_thread_count(run)
+
+
+OPTIMIZERS = [("Adam", {"weight_decay": 0.1, "amsgrad": True}), ("Adam", {"maximize": True, "weight_decay": 0.05}),
+              ("AdamW", {}), ("AdamW", {"foreach": False}), ("SGD", {"lr": 0.1}),
+              ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+              ("SGD", {"lr": 0.1, "momentum": 0.8, "dampening": 0.3, "maximize": True, "foreach": False})]
+
+
+def _optimizer_steps(m, name, kwargs, steps=3):
+    """Parameters (a 330x311 matrix, a vector) after ``steps`` steps on fixed random gradients."""
+    rng = np.random.default_rng(8)
+    params = [m.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in ((330, 311), (311,))]
+    opt = getattr(m.optim, name)(params, **kwargs)
+    for _ in range(steps):
+        for p in params:
+            p.grad = m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+        opt.step()
+    return [p.detach().numpy().copy() for p in params]
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS)
+def test_threaded_optimizer_same_bits_and_matches_torch(name, kwargs, restore_threads):
+    _assert_same_bits_at_every_thread_count(lambda: _optimizer_steps(ember, name, kwargs))
+    for e, t in zip(_optimizer_steps(ember, name, kwargs), _optimizer_steps(torch, name, kwargs)):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
