@@ -244,9 +244,10 @@ OPTIMIZERS = [("Adam", {"weight_decay": 0.1, "amsgrad": True}), ("Adam", {"maxim
 
 
 def _optimizer_steps(m, name, kwargs, steps=3):
-    """Parameters (a 330x311 matrix, a vector) after ``steps`` steps on fixed random gradients."""
+    """Parameters (a 900x311 matrix: more than one cache-sized block, and a vector) after ``steps`` steps on fixed
+    random gradients."""
     rng = np.random.default_rng(8)
-    params = [m.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in ((330, 311), (311,))]
+    params = [m.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in ((900, 311), (311,))]
     opt = getattr(m.optim, name)(params, **kwargs)
     for _ in range(steps):
         for p in params:

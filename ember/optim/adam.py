@@ -8,7 +8,6 @@ from functools import partial
 from typing import Any
 
 from .._backend import xp
-from .._parallel import parallel_rows
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -18,6 +17,7 @@ from .optimizer import (
     compat_options,
     decayed_grad_into,
     step_counter,
+    update_rows,
 )
 
 
@@ -85,8 +85,8 @@ class Adam(Optimizer):
         c = math.sqrt(1 - beta2**t)
         kernel = partial(_adam_rows, shrink=shrink, weight_decay=weight_decay, maximize=group["maximize"],
                          beta1=beta1, beta2=beta2, eps_c=group["eps"] * c, step_size=-lr * c / (1 - beta1**t))
-        # every element is updated on its own: the arrays are split among the intra-op threads
-        parallel_rows(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
+        # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
+        update_rows(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
                       self._scratch(g, 1) if decayed else None,
                       state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
 
