@@ -173,6 +173,7 @@ _CLASS_W = np.linspace(0.5, 2, 65, dtype=np.float32)
 THREADED = {
     "gelu": (lambda m, x: _f(m).gelu(x), [(4, 100, 257)]),
     "gelu_tanh": (lambda m, x: _f(m).gelu(x, approximate="tanh"), [(4, 100, 257)]),
+    "gelu_blocks": (lambda m, x: _f(m).gelu(x), [(3, 300, 350)]),  # several cache-sized blocks per thread
     "softmax": (lambda m, x: m.softmax(x, -1), [(3, 4, 97, 89)]),
     "softmax_per_row_shift": (lambda m, x: m.softmax(x, -1), [_mixed_rows((1200, 90))]),
     "log_softmax": (lambda m, x: m.log_softmax(x, -1), [(3, 4, 97, 89)]),

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from .._backend import xp
+from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
@@ -17,7 +18,6 @@ from .optimizer import (
     compat_options,
     decayed_grad_into,
     step_counter,
-    update_rows,
 )
 
 
@@ -86,7 +86,7 @@ class Adam(Optimizer):
         kernel = partial(_adam_rows, shrink=shrink, weight_decay=weight_decay, maximize=group["maximize"],
                          beta1=beta1, beta2=beta2, eps_c=group["eps"] * c, step_size=-lr * c / (1 - beta1**t))
         # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
-        update_rows(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
+        parallel_blocks(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
                       self._scratch(g, 1) if decayed else None,
                       state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
 

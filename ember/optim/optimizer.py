@@ -37,7 +37,6 @@ from typing import Any
 from .. import _trace
 from .._backend import xp
 from .._dtype import get_default_dtype
-from .._parallel import parallel_rows
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..utils import hooks as _hooks
@@ -393,28 +392,6 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
 def step_counter() -> Tensor:
     """A fresh ``state['step']``: a 0-d tensor of the default float dtype, as PyTorch stores it."""
     return Tensor._make(xp.zeros((), dtype=get_default_dtype().np))
-
-
-# An update makes ~12 passes over each parameter-sized array; cut into pieces of about this many bytes per array,
-# a piece stays in cache across the passes instead of streaming a large parameter (an embedding table) from
-# memory ~12 times (measured: 6.4M-element Adam step 15.4 -> 11.3 ms at one thread).
-_BLOCK_BYTES = 1 << 20
-
-
-def update_rows(kernel: Callable[..., None], *arrays) -> None:
-    """``kernel(*pieces)`` over matching pieces (along axis 0) of same-length arrays (None passed through):
-    split among the intra-op threads, each thread's rows in cache-sized blocks. For elementwise updates."""
-    def blocks(*parts) -> None:
-        first = next(a for a in parts if a is not None)
-        n = first.shape[0] if first.ndim else 1
-        step = max(1, _BLOCK_BYTES // max(1, first.itemsize * (first.size // max(n, 1))))
-        if first.ndim == 0 or n <= step:
-            kernel(*parts)
-            return
-        for start in range(0, n, step):
-            kernel(*(a if a is None else a[start:start + step] for a in parts))
-
-    parallel_rows(blocks, *arrays)
 
 
 def decayed_grad_into(p, g, weight_decay: float, maximize: bool, out):

@@ -7,8 +7,9 @@ from functools import partial
 from typing import Any
 
 from .._backend import xp
+from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, decayed_grad_into, update_rows
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, decayed_grad_into
 
 
 class SGD(Optimizer):
@@ -66,7 +67,7 @@ class SGD(Optimizer):
         kernel = partial(_sgd_rows, weight_decay=group["weight_decay"], maximize=group["maximize"], momentum=momentum,
                          dampening=group["dampening"], nesterov=group["nesterov"], lr=group["lr"], first=first)
         # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
-        update_rows(kernel, p, g, self._scratch(g, 1) if decayed else None, buf, self._scratch(p))
+        parallel_blocks(kernel, p, g, self._scratch(g, 1) if decayed else None, buf, self._scratch(p))
 
 
 def _sgd_rows(p, g, gbuf, buf, tmp, *, weight_decay, maximize, momentum, dampening, nesterov, lr, first):

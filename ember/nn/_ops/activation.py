@@ -11,7 +11,7 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
-from ..._parallel import parallel_rows
+from ..._parallel import parallel_blocks
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.elementwise import cast
@@ -121,11 +121,12 @@ def _leaky_relu(x, need, slope):
 def _gelu(x, need, approximate):
     # Each formula writes into the output, the derivative and at most two temporaries (in-place ufuncs): GELU
     # runs on the largest activations of a transformer, where a temporary per operation costs as much as the
-    # math. Every element is independent, so the flat arrays are split among the intra-op threads.
+    # math. Every element is independent, so the flat arrays are split among the intra-op threads, and into
+    # cache-sized blocks.
     out = xp.empty(x.shape, x.dtype)
     deriv = xp.empty(x.shape, x.dtype) if need else None
     kernel = _gelu_tanh_into if approximate == "tanh" else _gelu_erf_into
-    parallel_rows(kernel, x.reshape(-1), out.reshape(-1), None if deriv is None else deriv.reshape(-1))
+    parallel_blocks(kernel, x.reshape(-1), out.reshape(-1), None if deriv is None else deriv.reshape(-1))
     return out, deriv
 
 
