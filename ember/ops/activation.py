@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 from .. import _dtype
 from .._backend import xp
 from .._parallel import parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast
-
-
-def _new(a):
-    """An uninitialised array like ``a`` for a ufunc's ``out=`` (without it, 0-d results come back as scalars,
-    which cannot be written into)."""
-    return xp.empty_like(a)
 
 
 def row_sums(a, dim):
@@ -25,146 +22,134 @@ def row_sums(a, dim):
     return xp.sum(a, axis=dim, keepdims=True)
 
 
-def row_split(a, dim):
-    """``a`` as a (rows, n) view when ``dim`` is the last axis of a non-empty C-contiguous array:
-    the elementwise steps of a row-wise kernel are then split along rows among the intra-op threads. None
-    otherwise (those steps run whole, on the calling thread)."""
-    if a.size and dim == a.ndim - 1 and a.flags.c_contiguous:
-        return a.reshape(-1, a.shape[-1])
-    return None
-
-
-def by_rows(fn, *arrays, split: bool) -> None:
-    """``fn(*arrays)``, split along rows among the intra-op threads when ``split`` (every array then has the
-    same number of rows, or is None). Each chunk's rows are computed as they would be whole, so the bits do
-    not depend on the thread count; sums across a row (``row_sums``, BLAS) stay outside, on whole arrays."""
-    if split:
-        parallel_rows(fn, *arrays)
-    else:
-        fn(*arrays)
-
-
 # The smallest row sum of exp(x - global max) for which the global shift is exact to float rounding: then
 # every exp(x - max) that matters is a normal number, and those that underflow are below 2**16 * tiny.
 _MIN_ROW_SUM = 2.0 ** -16
 
 
-def _global_max(x, split: bool):
-    """x's largest element (nan if any): the max of each thread's rows' max, which is exact."""
-    if not split:
-        return xp.max(x)
+def _global_max(x):
+    """x's largest element (nan if any): the max of each thread's rows' max, exact for any split."""
     parts: list = []
     parallel_for(lambda a, b: parts.append(xp.max(x[a:b])), x.shape[0], x.size)
     return xp.max(xp.array(parts, dtype=x.dtype))
 
 
-def _exp_shifted(x, dim, keep_shifted=False):
-    """(d, e, s): d = x - c, e = exp(d) (the same array as d unless ``keep_shifted``) and s = e's sums along
-    dim, for a shift c that makes the largest exponent 0 in each row, so nothing overflows. Shifting every row
-    by the global max is one fast reduction instead of a per-row one; it is used when no row's sum comes out
-    small (then it equals the per-row result to rounding), and the per-row max otherwise (rows of very
-    different scale, -inf rows, inf or nan; half precision, whose range is too narrow)."""
-    rows = row_split(x, dim)
-    split = rows is not None
-    xs = rows if split else x
-    if not x.size:  # nothing to shift (and max has no identity)
-        shifts = (x.dtype.type(0),)
+def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) -> None:
+    """Softmax (with ``log``, log-softmax) of each row of the 2-D C-contiguous array ``x``, written into ``out``.
+
+    The shift that keeps exp from overflowing is x's global max: one fast reduction instead of a per-row one
+    (NumPy's reduction over short rows is the slowest pass). A row whose sum of exp(x - max) comes out below
+    2**-16 (rows of very different scale, all -inf, inf or nan) is recomputed with its own max; for the
+    others the shift adds at most ~11 + log(n) to |x - max|, whose rounding (|x - max| ulps of exp, as with a
+    per-row shift) bounds the relative error: ~1e-6 in float32. Rows are computed independently (row sums by
+    einsum, per row), so they are split among the intra-op threads with the same bits for any thread count.
+    ``empty_rows_zero``: a row of -inf gives zeros (scaled_dot_product_attention) instead of nan (softmax).
+    Half precision is computed in float32.
+    """
+    if not x.size:
+        return
+    if x.dtype.itemsize < 4:
+        wide = xp.empty(x.shape, xp.float32)
+        softmax_rows(x.astype(xp.float32), wide, log=log, empty_rows_zero=empty_rows_zero)
+        out[...] = wide
+        return
+    kernel = partial(_softmax_chunk, shift=_global_max(x), log=log, empty_rows_zero=empty_rows_zero)
+    parallel_rows(kernel, x, out)
+
+
+def _softmax_chunk(x, out, shift, log: bool, empty_rows_zero: bool) -> None:
+    xp.subtract(x, shift, out=out)
+    e = xp.exp(out) if log else xp.exp(out, out=out)
+    s = xp.einsum("ij->i", e)[:, None]  # several times faster than sum(-1) on short rows
+    redo = xp.flatnonzero(~(s >= _MIN_ROW_SUM))  # (also nan)
+    if redo.size:  # those rows shifted by their own max
+        d = x[redo]
+        m = d.max(axis=1, keepdims=True)
+        if empty_rows_zero:
+            m[xp.isneginf(m)] = 0
+        d -= m
+        e = xp.exp(d)
+        s[redo] = xp.einsum("ij->i", e)[:, None]
+        if empty_rows_zero:
+            s[s == 0] = 1
+        out[redo] = d if log else e
+    if log:
+        out -= xp.log(s)
     else:
-        shifts = ((_global_max(xs, split),) if x.dtype.itemsize >= 4 else ()) + (None,)
-    for shift in shifts:
-        d = _new(x)
-        e = _new(d) if keep_shifted else d
-        ds, es = (d.reshape(xs.shape), e.reshape(xs.shape)) if split else (d, e)
-        if shift is None and split:  # each row's own max, computed in its chunk
-            by_rows(_sub_row_max_exp, xs, xp.empty((xs.shape[0], 1), x.dtype), ds, es, split=True)
-        else:
-            if shift is None:
-                shift = xp.max(x, axis=dim, keepdims=True)
-            by_rows(lambda xa, da, ea, c=shift: _sub_exp(xa, c, da, ea), xs, ds, es, split=split)
-        s = row_sums(e, dim)
-        if not s.size or s.min() >= _MIN_ROW_SUM:
-            break
-    return d, e, s
+        out *= xp.divide(1, s, out=s)  # one division per row, then multiplies
 
 
-def _sub_exp(x, c, d, e) -> None:
-    xp.subtract(x, c, out=d)
-    xp.exp(d, out=e)
-
-
-def _sub_row_max_exp(x, m, d, e) -> None:
-    xp.max(x, axis=-1, keepdims=True, out=m)
-    _sub_exp(x, m, d, e)
-
-
-# Forward and backward write into the arrays they allocate (in-place ufuncs): softmax runs on attention
-# scores, where a temporary per operation costs as much as the arithmetic. The elementwise steps run on
-# row chunks in the intra-op threads (``by_rows``); the row sums between them run whole.
-class Softmax(Node):
-    def forward(self, x, dim):
-        _, e, s = _exp_shifted(x, dim)
-        rows = row_split(e, dim)
-        if rows is None:
-            e /= s
-        else:
-            by_rows(xp.divide, rows, s.reshape(-1, 1), rows, split=True)
-        self.saved, self.dim = (e,), dim
-        return e
-
-    def backward(self, g):  # dx = y * (g - sum(g * y))
-        (y,) = self.saved
-        dx = _new(y)
-        rows = row_split(y, self.dim)
-        split = rows is not None
-        ys, gs, dxs = (rows, g.reshape(rows.shape), dx.reshape(rows.shape)) if split else (y, g, dx)
-        by_rows(xp.multiply, gs, ys, dxs, split=split)
-        dot = row_sums(dx, self.dim)
-        by_rows(_sub_mul, gs, dot.reshape(-1, 1) if split else dot, ys, dxs, split=split)
-        return (dx,)
-
-
-def _sub_mul(g, c, y, out) -> None:
-    """out = (g - c) * y."""
-    xp.subtract(g, c, out=out)
+def softmax_vjp(g, y, out) -> None:
+    """out = y * (g - rowsum(g * y)) for 2-D C-contiguous rows (out may be g): softmax's vector-Jacobian
+    product, each row on its own (callers split rows among the intra-op threads)."""
+    dot = xp.einsum("ij,ij->i", g, y)[:, None]
+    xp.subtract(g, dot, out=out)
     out *= y
 
 
-def _exp_scale_sub(g, out, c, dx) -> None:
-    """dx = g - exp(out) * c."""
-    xp.exp(out, out=dx)
-    dx *= c
-    xp.subtract(g, dx, out=dx)
+def _log_softmax_backward_chunk(g, logp, out) -> None:
+    """out = g - softmax * rowsum(g)."""
+    total = xp.einsum("ij->i", g)[:, None]
+    xp.exp(logp, out=out)
+    out *= total
+    xp.subtract(g, out, out=out)
 
 
-def log_softmax_array(x, dim):
-    """log softmax of an array along ``dim``, a new array: (x - c) - log(sum exp(x - c))."""
-    out, _, s = _exp_shifted(x, dim, keep_shifted=True)
-    logs = xp.log(s)
-    rows = row_split(out, dim)
-    if rows is None:
-        out -= logs
-    else:
-        by_rows(xp.subtract, rows, logs.reshape(-1, 1), rows, split=True)
-    return out
+def _as_rows(x, dim):
+    """(x2, restore): x with ``dim`` moved last as a C-contiguous (rows, n) array (a copy only when x is not laid
+    out that way already) and the function that maps a (rows, n) result back to x's shape and dim order."""
+    moved = xp.moveaxis(x, dim, -1) if x.ndim else x.reshape(1)
+    n = moved.shape[-1]
+    x2 = xp.ascontiguousarray(moved).reshape(moved.size // n if n else math.prod(moved.shape[:-1]), n)
+
+    def restore(a2):
+        return xp.moveaxis(a2.reshape(moved.shape), -1, dim) if x.ndim else a2.reshape(())
+
+    return x2, restore
+
+
+def _wide(a):
+    return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
+
+
+class Softmax(Node):
+    def forward(self, x, dim):
+        x2, self.restore = _as_rows(x, dim)
+        y2 = xp.empty_like(x2)
+        softmax_rows(x2, y2)
+        self.saved, self.dim = (y2,), dim
+        return self.restore(y2)
+
+    def backward(self, g):  # dx = y * (g - sum(g * y))
+        (y2,) = self.saved
+        g2 = _wide(_as_rows(g, self.dim)[0])
+        dx = xp.empty(y2.shape, g2.dtype)
+        parallel_rows(softmax_vjp, g2, _wide(y2), dx)
+        return (self.restore(dx.astype(g.dtype, copy=False)),)
 
 
 class LogSoftmax(Node):
     def forward(self, x, dim):
-        out = log_softmax_array(x, dim)
+        x2, self.restore = _as_rows(x, dim)
+        out = xp.empty_like(x2)
+        softmax_rows(x2, out, log=True)
         self.saved, self.dim = (out,), dim
-        return out
+        return self.restore(out)
 
     def backward(self, g):  # dx = g - softmax * sum(g)
         (out,) = self.saved
-        total = row_sums(g, self.dim)
-        dx = _new(out)
-        rows = row_split(out, self.dim)
-        if rows is None:
-            _exp_scale_sub(g, out, total, dx)
-        else:
-            by_rows(_exp_scale_sub, g.reshape(rows.shape), rows, total.reshape(-1, 1), dx.reshape(rows.shape),
-                    split=True)
-        return (dx,)
+        g2 = _wide(_as_rows(g, self.dim)[0])
+        dx = xp.empty(out.shape, g2.dtype)
+        parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
+        return (self.restore(dx.astype(g.dtype, copy=False)),)
+
+
+def log_softmax_array(x, dim):
+    """log softmax of an array along ``dim``, a new array."""
+    x2, restore = _as_rows(x, dim)
+    out = xp.empty_like(x2)
+    softmax_rows(x2, out, log=True)
+    return restore(out)
 
 
 def _softmax_input(x: Tensor, dim, dtype):

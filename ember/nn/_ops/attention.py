@@ -16,6 +16,7 @@ from ..._parallel import parallel_rows
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import softmax_rows, softmax_vjp
 from .sparse import _check_p, dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
@@ -52,7 +53,9 @@ class ScaledDotProductAttention(Node):
             s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
         if mask is not None:
             s += mask
-        p = _softmax_rows(s) if s.size else s
+        p = xp.empty_like(s)
+        if s.size:  # rows with no allowed key (all -inf) give zeros, as PyTorch
+            softmax_rows(s.reshape(-1, s.shape[-1]), p.reshape(-1, s.shape[-1]), empty_rows_zero=True)
         pd = p
         dmask = None
         if dropout_p > 0:
@@ -88,34 +91,12 @@ class ScaledDotProductAttention(Node):
         return gq, gk, gv, gmask
 
 
-def _softmax_rows(s):
-    """Softmax over the last axis, in place in ``s``; rows with no allowed key (all -inf) give zeros, as PyTorch.
-    Every row is computed on its own (its max, its sum), so rows are split among the intra-op threads."""
-    parallel_rows(_softmax_rows_2d, s.reshape(-1, s.shape[-1]))
-    return s
-
-
-def _softmax_rows_2d(s) -> None:
-    m = s.max(axis=-1, keepdims=True)
-    empty = xp.isneginf(m)
-    has_empty = bool(empty.any())
-    if has_empty:
-        m[empty] = 0
-    s -= m
-    xp.exp(s, out=s)
-    total = xp.einsum("ij->i", s)[:, None]  # a row sum several times faster than s.sum(-1) on short rows
-    if has_empty:
-        total[total == 0] = 1
-    s /= total
-
-
 def _softmax_jvp_rows(gp, p, dmask, gmask, scale) -> None:
     """In place in gp (rows of dP): dS = P * (dP * dropout mask - rowsum(dP * dropout mask * P)); gmask (if
     given) receives dS, then gp is multiplied by ``scale`` (if given)."""
     if dmask is not None:
         gp *= dmask
-    gp -= xp.einsum("ij,ij->i", gp, p)[:, None]
-    gp *= p
+    softmax_vjp(gp, p, gp)
     if gmask is not None:
         gmask[...] = gp
     if scale is not None:
