@@ -178,6 +178,8 @@ THREADED = {
     "gelu": (lambda m, x: _f(m).gelu(x), [(4, 100, 257)]),
     "gelu_tanh": (lambda m, x: _f(m).gelu(x, approximate="tanh"), [(4, 100, 257)]),
     "gelu_blocks": (lambda m, x: _f(m).gelu(x), [(3, 300, 350)]),  # several cache-sized blocks per thread
+    "erf": (lambda m, x: m.erf(x), [(3, 300, 350)]),
+    "erfc": (lambda m, x: m.erfc(x), [(3, 300, 350)]),
     "softmax": (lambda m, x: m.softmax(x, -1), [(3, 4, 97, 89)]),
     "softmax_per_row_shift": (lambda m, x: m.softmax(x, -1), [_mixed_rows((1200, 90))]),
     "log_softmax": (lambda m, x: m.log_softmax(x, -1), [(3, 4, 97, 89)]),
@@ -266,3 +268,45 @@ def test_threaded_optimizer_same_bits_and_matches_torch(name, kwargs, restore_th
     _assert_same_bits_at_every_thread_count(lambda: _optimizer_steps(ember, name, kwargs))
     for e, t in zip(_optimizer_steps(ember, name, kwargs), _optimizer_steps(torch, name, kwargs)):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- erf / erfc
+def _ulps(actual, expected):
+    """|actual - expected| in units of expected's float32 spacing (both finite)."""
+    return np.abs(actual.astype(np.float64) - expected) / np.spacing(np.abs(expected))
+
+
+ERF_SWEEP = np.concatenate([np.linspace(-12, 12, 1_200_001, dtype=np.float32),
+                            np.float32([1e-45, -1e-40, 1e-30, 1e-8, 0.99999994, 1.0, 1.0000001, 3.9, 9.19, 10.05, 26]),
+                            np.float32([0.0, -0.0, np.inf, -np.inf, np.nan])])
+
+
+@pytest.mark.parametrize("fn,max_ulps", [("erf", 1), ("erfc", 2)])
+def test_erf_float32_dense_sweep_against_torch(fn, max_ulps):
+    """The float32 kernel over a dense sweep, its tails, denormals, the switch at |x| = 1, +-0, +-inf and nan."""
+    ours = getattr(ember, fn)(ember.tensor(ERF_SWEEP)).numpy()
+    theirs = getattr(torch, fn)(torch.tensor(ERF_SWEEP)).numpy()
+    assert ours.dtype == np.float32
+    finite = np.isfinite(theirs)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_array_equal(ours[~finite & ~np.isnan(theirs)], theirs[~finite & ~np.isnan(theirs)])
+    assert _ulps(ours[finite], theirs[finite]).max() <= max_ulps
+    zeros = ERF_SWEEP == 0
+    np.testing.assert_array_equal(np.signbit(ours[zeros]), np.signbit(theirs[zeros]))  # erf(-0.0) = -0.0
+
+
+@pytest.mark.parametrize("fn", ["erf", "erfc"])
+def test_erf_float64_keeps_float64_accuracy(fn):
+    x = np.concatenate([np.linspace(-7, 7, 20001), [1e-300, -1e-12, 0.5, 27.0]])
+    ours = getattr(ember, fn)(ember.tensor(x)).numpy()
+    theirs = getattr(torch, fn)(torch.tensor(x)).numpy()
+    assert ours.dtype == np.float64
+    np.testing.assert_allclose(ours, theirs, rtol=4e-16, atol=0)
+
+
+@pytest.mark.parametrize("fn", ["erf", "erfc"])
+@pytest.mark.parametrize("x", [GPT_ACT, EXTREMES.astype(np.float32), np.float32(0.3), np.zeros((0, 2), np.float32),
+                               EXTREMES.astype(np.float16)], ids=["gpt", "extremes", "0d", "empty", "half"])
+def test_erf_values_and_gradients_against_torch(fn, x):
+    check(lambda m, a: getattr(m, fn)(a), [np.asarray(x)], atol=1e-3 if x.dtype == np.float16 else 1e-7, rtol=1e-6,
+          grad=x.dtype != np.float16)

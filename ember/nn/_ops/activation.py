@@ -15,6 +15,7 @@ from ..._parallel import parallel_blocks
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.elementwise import cast
+from ...ops.erf import half_erfc_abs_into
 
 
 class Pointwise(Node):
@@ -36,32 +37,6 @@ def _apply(x: Tensor, fn, *params) -> Tensor:
 def _scalar(x, value: float):
     """A Python number as a scalar of x's dtype, so float32 stays float32."""
     return x.dtype.type(value)
-
-
-_ERF_P = 0.3275911
-_ERF_COEFFS = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # highest power first
-
-
-def half_erfc_abs_into(x, scale: float, q, e) -> None:
-    """q = erfc(|scale x|) / 2 and e = exp(-(scale x)^2), written into q and e (arrays shaped like x).
-
-    Abramowitz & Stegun 7.1.26 (|error of erf| < 1.5e-7; NumPy has no erf): erfc(a) = t poly(t) exp(-a^2)
-    with t = 1 / (1 + p a); the 1/2 is folded into the coefficients. 17 passes, one temporary; e is
-    written out because GELU's derivative needs it.
-    """
-    s = x.dtype.type
-    t = xp.abs(x)
-    t *= s(_ERF_P * scale)
-    t += 1
-    xp.divide(1, t, out=t)
-    xp.multiply(t, s(0.5 * _ERF_COEFFS[0]), out=q)
-    for c in _ERF_COEFFS[1:]:
-        q += s(0.5 * c)
-        q *= t
-    xp.square(x, out=e)
-    e *= s(-scale * scale)
-    xp.exp(e, out=e)
-    q *= e
 
 
 _SQRT_HALF = math.sqrt(0.5)
