@@ -28,6 +28,27 @@ def test_gelu_against_torch(approximate, x):
           "tanh" else 1e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_special_values_both_paths(dtype):
+    """Forward alone (no derivative kept) and forward + backward take different formulas for the sign: both give
+    PyTorch's values at +-0, denormals, the tails and nan, and the same as each other at +-inf (where PyTorch's
+    own float32 and float64 kernels disagree: nan and inf)."""
+    x = np.array([0.0, -0.0, 1e-38, -1e-45, 1e-30, -1e-4, 5.5, -5.5, 40, -40, np.nan, np.inf, -np.inf], dtype)
+    xt = torch.tensor(x, requires_grad=True)
+    theirs = torch.nn.functional.gelu(xt)
+    theirs.backward(torch.ones_like(theirs))
+    with ember.no_grad():
+        alone = ember.nn.functional.gelu(ember.tensor(x)).numpy()
+    xe = ember.tensor(x, requires_grad=True)
+    ours = ember.nn.functional.gelu(xe)
+    ours.backward(ember.ones_like(ours))
+    with_grad = ours.detach().numpy()
+    for got in (alone, with_grad):
+        np.testing.assert_allclose(got[:-2], theirs.detach().numpy()[:-2], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(alone[-2:], with_grad[-2:])
+    np.testing.assert_allclose(xe.grad.numpy()[:-2], xt.grad.numpy()[:-2], rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_noncontiguous_input(approximate):
     x = GPT_ACT.transpose(2, 0, 1)[::2]

@@ -75,22 +75,21 @@ def erfc_into(x, out) -> None:
     out[...] = ec
 
 
-def half_erfc_abs_into(x, scale: float, q, e) -> None:
-    """q = erfc(|scale x|) / 2 and e = exp(-(scale x)^2), written into q and e (arrays shaped like x).
+def half_erfc_abs_into(a, scale: float, q, e) -> None:
+    """q = erfc(scale a) / 2 and e = exp(-(scale a)^2), written into q and e, for a >= 0 (|x|, left unchanged).
 
-    Abramowitz & Stegun 7.1.26: erfc(a) = t poly(t) exp(-a^2) with t = 1 / (1 + p a); the 1/2 is folded
-    into the coefficients. 17 passes, one temporary; e is written out because GELU's derivative needs it.
+    Abramowitz & Stegun 7.1.26: erfc(z) = t poly(t) exp(-z^2) with t = 1 / (1 + p z); the 1/2 is folded
+    into the coefficients. 16 passes, one temporary; e is written out because GELU's derivative needs it.
     """
-    s = x.dtype.type
-    t = xp.abs(x)
-    t *= s(_AS_P * scale)
+    s = a.dtype.type
+    t = xp.multiply(a, s(_AS_P * scale))
     t += 1
     xp.divide(1, t, out=t)
     xp.multiply(t, s(0.5 * _AS_COEFFS[0]), out=q)
     for c in _AS_COEFFS[1:]:
         q += s(0.5 * c)
         q *= t
-    xp.square(x, out=e)
+    xp.square(a, out=e)
     e *= s(-scale * scale)
     xp.exp(e, out=e)
     q *= e

@@ -47,15 +47,23 @@ _TANH_K = math.sqrt(2 / math.pi)
 def _gelu_erf_into(x, out, d) -> None:
     """out = x Phi(x) and, when d is given, d = Phi(x) + x phi(x) (the derivative)."""
     s = x.dtype.type
+    a = xp.abs(x)
     e = d if d is not None else xp.empty_like(x)
-    half_erfc_abs_into(x, _SQRT_HALF, out, e)  # out = q = Phi(-|x|), e = exp(-x^2/2)
-    xp.subtract(s(0.5), out, out=out)  # Phi(x) = 1/2 + sign(x) (1/2 - q)
-    xp.copysign(out, x, out=out)
+    half_erfc_abs_into(a, _SQRT_HALF, out, e)  # out = q = Phi(-|x|), e = exp(-x^2/2)
+    xp.subtract(s(0.5), out, out=out)  # r = Phi(|x|) - 1/2
+    if d is None:  # x Phi(x) = x/2 + |x| r: no copysign, NumPy's slowest pass here (~6 multiplies)
+        a *= out
+        xp.multiply(x, s(0.5), out=out)
+        out += a
+        return
+    # Phi(x) = 1/2 + sign(x) r with sign(x) = 1 - 2 signbit(x): cheaper than copysign
+    xp.multiply(xp.signbit(x), s(-2), out=a)
+    a += 1
+    out *= a
     out += s(0.5)
-    if d is not None:  # phi(x) = e / sqrt(2 pi)
-        e *= x
-        e *= s(_INV_SQRT_2PI)
-        e += out
+    e *= x  # phi(x) = e / sqrt(2 pi)
+    e *= s(_INV_SQRT_2PI)
+    e += out
     out *= x
 
 
