@@ -211,6 +211,7 @@ THREADED = {
                         [(2, 3, 130, 16)] * 3 + [(130, 130)]),
     "layer_norm": (lambda m, x, w, b: _f(m).layer_norm(x, (211,), w, b), [(5, 100, 211), (211,), (211,)]),
     "layer_norm_plain": (lambda m, x: _f(m).layer_norm(x, (211,)), [(5, 100, 211)]),
+    "linear_bias": (lambda m, x, w, b: _f(m).linear(x, w, b), [(40, 30, 97), (101, 97), (101,)]),
     "cross_entropy": (lambda m, x: _f(m).cross_entropy(x, m.tensor(_TARGET), m.tensor(_CLASS_W), ignore_index=3,
                                                         label_smoothing=0.1), [(1600, 65)]),
 }
@@ -245,7 +246,8 @@ def _assert_same_bits_at_every_thread_count(run):
 @pytest.mark.parametrize("name", list(THREADED))
 def test_threaded_kernel_same_bits_at_1_2_3_threads(name, restore_threads):
     fn, specs = THREADED[name]
-    largest = 2 * 3 * 130 * 130 if name.startswith("sdpa") else max(a.size for a in make_inputs(specs))  # scores
+    largest = {"sdpa_causal": 2 * 3 * 130 * 130, "sdpa_float_mask": 2 * 3 * 130 * 130,  # the scores
+               "linear_bias": 40 * 30 * 101}.get(name) or max(a.size for a in make_inputs(specs))
     assert largest >= 3 * MIN_PARALLEL_ELEMENTS // 2
     _assert_same_bits_at_every_thread_count(lambda: _outputs_and_grads(fn, specs))
 
@@ -254,7 +256,8 @@ def test_threaded_kernel_same_bits_at_1_2_3_threads(name, restore_threads):
 def test_threaded_kernel_against_torch(name, restore_threads):
     ember.set_num_threads(3)
     fn, specs = THREADED[name]
-    check(fn, specs, atol=2e-5, rtol=1e-4)
+    # linear: the weight gradient sums 1200 products of size ~1 in float32 GEMMs (each library its own order)
+    check(fn, specs, atol=2e-4 if name == "linear_bias" else 2e-5, rtol=1e-4)
 
 
 def test_threaded_attention_dropout_same_bits(restore_threads):

@@ -14,7 +14,7 @@ from ..._backend import xp
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from ...ops.activation import row_sums
+from ...ops.activation import col_sums, row_sums
 
 
 def _mean(a, axes):
@@ -163,9 +163,8 @@ class LayerNorm(Node):
         g2 = g.reshape(xhat.shape)
         gxh = xp.empty_like(xhat)  # g * xhat: summed over rows for the weight, over features for x
         parallel_rows(xp.multiply, g2, xhat, gxh)
-        ones = xp.ones(xhat.shape[0], dtype=g2.dtype)
-        gw = (ones @ gxh).reshape(self.norm) if nw else None  # column sums as one GEMV
-        gb = (ones @ g2).reshape(self.norm) if nb else None
+        gw = col_sums(gxh).reshape(self.norm) if nw else None
+        gb = col_sums(g2).reshape(self.norm) if nb else None
         gx = None
         if nx:
             # dx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w
