@@ -7,7 +7,7 @@ from functools import partial
 
 from .. import _dtype
 from .._backend import xp
-from .._parallel import parallel_for, parallel_rows
+from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast
@@ -34,6 +34,8 @@ _MIN_ROW_SUM = 2.0 ** -16
 
 def _global_max(x):
     """x's largest element (nan if any): the max of each thread's rows' max, exact for any split."""
+    if chunks_for(x.shape[0], x.size) == 1:
+        return xp.max(x)
     parts: list = []
     parallel_for(lambda a, b: parts.append(xp.max(x[a:b])), x.shape[0], x.size)
     return xp.max(xp.array(parts, dtype=x.dtype))
@@ -103,6 +105,9 @@ def _log_softmax_backward_chunk(g, logp, out) -> None:
 def _as_rows(x, dim):
     """(x2, restore): x with ``dim`` moved last as a C-contiguous (rows, n) array (a copy only when x is not laid
     out that way already) and the function that maps a (rows, n) result back to x's shape and dim order."""
+    if x.ndim and dim == x.ndim - 1 and x.flags.c_contiguous and x.shape[-1]:  # the common case: a view
+        shape = x.shape
+        return x.reshape(-1, shape[-1]), lambda a2: a2.reshape(shape)
     moved = xp.moveaxis(x, dim, -1) if x.ndim else x.reshape(1)
     n = moved.shape[-1]
     x2 = xp.ascontiguousarray(moved).reshape(moved.size // n if n else math.prod(moved.shape[:-1]), n)
