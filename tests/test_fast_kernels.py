@@ -90,6 +90,12 @@ def test_softmax_against_torch(fn, name):
 
 
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_half_precision_computes_in_float32(fn):
+    x = (RNG.standard_normal((5, 7)) * 4).astype(np.float16)
+    check(lambda m, a: getattr(m, fn)(a, 1), [x], atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 def test_softmax_nonfinite_rows(fn):
     x = RNG.standard_normal((4, 5)).astype(np.float32)
     x[0] = -np.inf  # a fully masked row is nan in PyTorch
