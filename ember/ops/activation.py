@@ -7,7 +7,7 @@ from functools import partial
 
 from .. import _dtype
 from .._backend import xp
-from .._parallel import chunks_for, parallel_for, parallel_rows
+from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast
@@ -32,15 +32,6 @@ def col_sums(a):
 _MIN_ROW_SUM = 2.0 ** -16
 
 
-def _global_max(x):
-    """x's largest element (nan if any): the max of each thread's rows' max, exact for any split."""
-    if chunks_for(x.shape[0], x.size) == 1:
-        return xp.max(x)
-    parts: list = []
-    parallel_for(lambda a, b: parts.append(xp.max(x[a:b])), x.shape[0], x.size)
-    return xp.max(xp.array(parts, dtype=x.dtype))
-
-
 def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) -> None:
     """Softmax (with ``log``, log-softmax) of each row of the 2-D C-contiguous array ``x``, written into ``out``.
 
@@ -60,7 +51,8 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) ->
         softmax_rows(x.astype(xp.float32), wide, log=log, empty_rows_zero=empty_rows_zero)
         out[...] = wide
         return
-    kernel = partial(_softmax_chunk, shift=_global_max(x), log=log, empty_rows_zero=empty_rows_zero)
+    # the global max on this thread: one fast pass (16 us per MiB), cheaper than a hand-off to the pool
+    kernel = partial(_softmax_chunk, shift=xp.max(x), log=log, empty_rows_zero=empty_rows_zero)
     parallel_rows(kernel, x, out)
 
 
