@@ -22,6 +22,17 @@ def row_sums(a, dim):
     return xp.sum(a, axis=dim, keepdims=True)
 
 
+_LOG2E = 1 / math.log(2)
+
+
+def exp_into(a, out):
+    """out = exp(a) (out may be a), returned: exp2(a log2 e). NumPy's float32 exp2 takes half the time of its exp
+    (56 against 119 us per 256 Ki elements) and is within 1 ulp (exp: 2.4), so with the multiply it is still
+    ~40 % cheaper; rounding a log2 e adds |a| ulps of relative error, as rounding a itself does."""
+    xp.multiply(a, a.dtype.type(_LOG2E), out=out)
+    return xp.exp2(out, out=out)
+
+
 def col_sums(a):
     """a.sum(0) of a 2-D array as one matrix-vector product (BLAS): 2-3x faster than NumPy's reduction."""
     return xp.ones(a.shape[0], dtype=a.dtype) @ a
@@ -58,7 +69,7 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) ->
 
 def _softmax_chunk(x, out, shift, log: bool, empty_rows_zero: bool) -> None:
     xp.subtract(x, shift, out=out)
-    e = xp.exp(out) if log else xp.exp(out, out=out)
+    e = exp_into(out, xp.empty_like(out) if log else out)
     s = xp.einsum("ij->i", e)[:, None]  # several times faster than sum(-1) on short rows
     redo = xp.flatnonzero(~(s >= _MIN_ROW_SUM))  # (also nan)
     if redo.size:  # those rows shifted by their own max
@@ -89,7 +100,7 @@ def softmax_vjp(g, y, out) -> None:
 def _log_softmax_backward_chunk(g, logp, out) -> None:
     """out = g - softmax * rowsum(g)."""
     total = xp.einsum("ij->i", g)[:, None]
-    xp.exp(logp, out=out)
+    exp_into(logp, out)
     out *= total
     xp.subtract(g, out, out=out)
 

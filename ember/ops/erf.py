@@ -90,8 +90,8 @@ def half_erfc_abs_into(a, scale: float, q, e) -> None:
         q += s(0.5 * c)
         q *= t
     xp.square(a, out=e)
-    e *= s(-scale * scale)
-    xp.exp(e, out=e)
+    e *= s(-scale * scale / math.log(2))
+    xp.exp2(e, out=e)  # exp(-(scale a)^2); NumPy's exp2 is twice as fast as its exp (see ops/activation.exp_into)
     q *= e
 
 

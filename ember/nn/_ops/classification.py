@@ -12,7 +12,7 @@ from ..._backend import xp
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from ...ops.activation import log_softmax_array
+from ...ops.activation import exp_into, log_softmax_array
 from .loss import _check_reduction, legacy_reduction
 
 
@@ -74,7 +74,7 @@ class CrossEntropy(Node):
 
 def _exp_times(logp, c, out) -> None:
     """out = exp(logp) * c (softmax scaled per row)."""
-    xp.exp(logp, out=out)
+    exp_into(logp, out)
     out *= c
 
 
