@@ -11,7 +11,7 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
-from ..._parallel import parallel_blocks
+from ..._parallel import parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.elementwise import cast
@@ -25,7 +25,12 @@ class Pointwise(Node):
         return out
 
     def backward(self, g):
-        return (g * self.saved[0],)
+        deriv = self.saved[0]
+        if g.shape != deriv.shape or g.dtype != deriv.dtype:
+            return (g * deriv,)
+        dx = xp.empty(deriv.shape, deriv.dtype)  # g * f'(x), split among the intra-op threads
+        parallel_rows(xp.multiply, g.reshape(-1), deriv.reshape(-1), dx.reshape(-1))
+        return (dx,)
 
 
 def _apply(x: Tensor, fn, *params) -> Tensor:
