@@ -133,6 +133,9 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     parallel_for(run, rows, first.size)
 
 
+__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_for", "parallel_rows", "set_num_threads"]
+
+
 # Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
 # GELU over a large activation) work on pieces of about this many bytes per array: a piece stays in cache across
 # the passes instead of being streamed from memory once per pass.
@@ -158,5 +161,4 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(blocks, *arrays)
 
 
-__all__ = ["BLOCK_BYTES", "MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_blocks", "parallel_for",
-           "parallel_rows", "set_num_threads"]
+__all__ += ["BLOCK_BYTES", "parallel_blocks"]
