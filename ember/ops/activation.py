@@ -138,7 +138,7 @@ class Softmax(Node):
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx)
-        return (self.restore(dx.astype(g.dtype, copy=False)),)
+        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
 
 
 class LogSoftmax(Node):
@@ -154,7 +154,7 @@ class LogSoftmax(Node):
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
-        return (self.restore(dx.astype(g.dtype, copy=False)),)
+        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
 
 
 def log_softmax_array(x, dim):
