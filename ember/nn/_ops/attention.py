@@ -9,11 +9,14 @@ four backward around one softmax.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..._backend import xp
+from ..._parallel import parallel_rows
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import softmax_rows, softmax_vjp
 from .sparse import _check_p, dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
@@ -50,7 +53,9 @@ class ScaledDotProductAttention(Node):
             s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
         if mask is not None:
             s += mask
-        p = _softmax_rows(s) if s.size else s
+        p = xp.empty_like(s)
+        if s.size:  # rows with no allowed key (all -inf) give zeros, as PyTorch
+            softmax_rows(s.reshape(-1, s.shape[-1]), p.reshape(-1, s.shape[-1]), empty_rows_zero=True)
         pd = p
         dmask = None
         if dropout_p > 0:
@@ -71,14 +76,14 @@ class ScaledDotProductAttention(Node):
             gv = _sum_head_groups(xp.matmul(xp.swapaxes(pd, -1, -2), g), groups)
         if nq or nk or nmask:
             gp = xp.matmul(g, xp.swapaxes(vr, -1, -2))  # dP = G V^T (through the dropout mask)
-            if dmask is not None:
-                gp *= dmask
-            # softmax JVP: dS = P * (dP - rowsum(dP * P))
-            gp -= xp.einsum("...ij,...ij->...i", gp, p)[..., None]
-            gp *= p
             if nmask:
-                gmask = gp.copy() if (nq or nk) else gp
-            gp *= gp.dtype.type(self.scale)
+                gmask = xp.empty_like(gp) if (nq or nk) else gp
+            scale = gp.dtype.type(self.scale) if (nq or nk) else None
+            if gp.size:  # softmax JVP, row by row
+                n = gp.shape[-1]
+                parallel_rows(partial(_softmax_jvp_rows, scale=scale), gp.reshape(-1, n), p.reshape(-1, n),
+                              None if dmask is None else dmask.reshape(-1, n),
+                              gmask.reshape(-1, n) if nmask and gmask is not gp else None)
             if nq:  # dQ = dS K * scale
                 gq = xp.matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale
@@ -86,20 +91,16 @@ class ScaledDotProductAttention(Node):
         return gq, gk, gv, gmask
 
 
-def _softmax_rows(s):
-    """Softmax over the last axis, in place in ``s``; rows with no allowed key (all -inf) give zeros, as PyTorch."""
-    m = s.max(axis=-1, keepdims=True)
-    empty = xp.isneginf(m)
-    has_empty = bool(empty.any())
-    if has_empty:
-        m[empty] = 0
-    s -= m
-    xp.exp(s, out=s)
-    total = xp.einsum("...j->...", s)[..., None]  # a row sum several times faster than s.sum(-1) on short rows
-    if has_empty:
-        total[total == 0] = 1
-    s /= total
-    return s
+def _softmax_jvp_rows(gp, p, dmask, gmask, scale) -> None:
+    """In place in gp (rows of dP): dS = P * (dP * dropout mask - rowsum(dP * dropout mask * P)); gmask (if
+    given) receives dS, then gp is multiplied by ``scale`` (if given)."""
+    if dmask is not None:
+        gp *= dmask
+    softmax_vjp(gp, p, gp)
+    if gmask is not None:
+        gmask[...] = gp
+    if scale is not None:
+        gp *= scale
 
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causal: bool, enable_gqa: bool) -> int:

@@ -9,8 +9,10 @@ weight of the (non-ignored) targets, as in PyTorch.
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import exp_into, log_softmax_array
 from .loss import _check_reduction, legacy_reduction
 
 
@@ -30,11 +32,6 @@ def _reduce_rows(loss, denom, reduction: str):
         return xp.asarray(total if reduction == "sum" else total / denom, dtype=loss.dtype)
 
 
-def _log_softmax_rows(x):
-    shifted = x - x.max(axis=1, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
-
-
 def _row_grad(g, denom, reduction: str, ignored):
     """The upstream gradient for each row as a (M,) array; 0 on ignored rows (even when all are ignored)."""
     if reduction != "none":
@@ -46,7 +43,7 @@ def _row_grad(g, denom, reduction: str, ignored):
 class CrossEntropy(Node):
     def forward(self, x, t, w, ignore_index, smoothing, reduction):
         m, c = x.shape
-        logp = _log_softmax_rows(x)
+        logp = log_softmax_array(x, 1)
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
         rows = xp.arange(m)
         loss = (smoothing - 1) * wt * logp[rows, tt]
@@ -67,12 +64,18 @@ class CrossEntropy(Node):
         keep = ~ignored * gi
         wsum = w.sum() if w is not None else c
         qsum = (1 - eps) * wt + (eps / c) * wsum * (~ignored)
-        gx = xp.exp(logp)
-        gx *= (gi * qsum)[:, None]
+        gx = xp.empty_like(logp)
+        parallel_rows(_exp_times, logp, (gi * qsum).astype(logp.dtype, copy=False)[:, None], gx)
         gx[xp.arange(m), tt] -= (1 - eps) * gi * wt
         if eps:
             gx -= (keep * (eps / c))[:, None] * (w if w is not None else 1)
         return gx, None
+
+
+def _exp_times(logp, c, out) -> None:
+    """out = exp(logp) * c (softmax scaled per row)."""
+    exp_into(logp, out)
+    out *= c
 
 
 class SoftCrossEntropy(Node):
@@ -80,7 +83,7 @@ class SoftCrossEntropy(Node):
 
     def forward(self, x, y, w, smoothing, reduction):
         c = x.shape[1]
-        logp = _log_softmax_rows(x)
+        logp = log_softmax_array(x, 1)
         self.scale = 1 - smoothing
         ys = y * self.scale + smoothing / c if smoothing else y
         wy = ys * w if w is not None else ys

@@ -8,11 +8,13 @@ input gradient shares one formula (``_normalized_grad``; LayerNorm evaluates it 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..._backend import xp
+from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from ...ops.activation import row_sums
+from ...ops.activation import col_sums, row_sums
 
 
 def _mean(a, axes):
@@ -132,8 +134,9 @@ def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, mome
 
 class LayerNorm(Node):
     """Works on x as (rows, features): the per-row sums that involve the weight, and the per-feature sums for
-    the weight and bias gradients, are matrix-vector products (BLAS, threaded) instead of multiply-then-reduce
-    passes; every other step writes into an array it already owns."""
+    the weight and bias gradients, are matrix-vector products (BLAS, threaded) on the whole arrays instead of
+    multiply-then-reduce passes; every other step writes into an array it already owns, on row chunks split
+    among the intra-op threads (each row's arithmetic does not depend on the split)."""
 
     def forward(self, x, w, b, k, eps):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
@@ -142,49 +145,69 @@ class LayerNorm(Node):
         scale = x.dtype.type(1 / feat if feat else float("nan"))  # an empty mean is NaN, as PyTorch's
         mean = row_sums(x2, 1)
         mean *= scale
-        xhat = xp.subtract(x2, mean)
-        sq = xp.square(xhat)
+        xhat, sq = xp.empty_like(x2), xp.empty_like(x2)
+        parallel_rows(_center_square, x2, mean, xhat, sq)
         invstd = row_sums(sq, 1)
         invstd *= scale
         invstd += x.dtype.type(eps)
         xp.sqrt(invstd, out=invstd)
         xp.divide(1, invstd, out=invstd)
-        xhat *= invstd
-        if w is not None:
-            out = xp.multiply(xhat, w.reshape(-1), out=sq)
-        else:
-            out = xhat.copy()
-        if b is not None:
-            out += b.reshape(-1)
+        parallel_rows(partial(_scale_affine, w=None if w is None else w.reshape(-1),
+                              b=None if b is None else b.reshape(-1)), xhat, invstd, sq)
         self.saved, self.shape, self.norm = (xhat, invstd, w), x.shape, norm
-        return out.reshape(x.shape)
+        return sq.reshape(x.shape)
 
     def backward(self, g):
         xhat, invstd, w = self.saved
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(xhat.shape)
-        gxh = xp.multiply(g2, xhat)  # g * xhat: summed over rows for the weight, over features for x
-        ones = xp.ones(xhat.shape[0], dtype=g2.dtype)
-        gw = (ones @ gxh).reshape(self.norm) if nw else None  # column sums as one GEMV
-        gb = (ones @ g2).reshape(self.norm) if nb else None
+        gxh = xp.empty_like(xhat)  # g * xhat: summed over rows for the weight, over features for x
+        parallel_rows(xp.multiply, g2, xhat, gxh)
+        gw = col_sums(gxh).reshape(self.norm) if nw else None
+        gb = col_sums(g2).reshape(self.norm) if nb else None
         gx = None
         if nx:
             # dx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w
             scale = g2.dtype.type(1 / xhat.shape[1] if xhat.shape[1] else float("nan"))
             if w is None:
                 m1, m2 = row_sums(g2, 1), row_sums(gxh, 1)
-                gx = xp.subtract(g2, m1 * scale)
             else:
-                wf = w.reshape(-1)
-                m1, m2 = (g2 @ wf)[:, None], (gxh @ wf)[:, None]
-                gx = xp.multiply(g2, wf)
-                gx -= m1 * scale
+                m1, m2 = (g2 @ w.reshape(-1))[:, None], (gxh @ w.reshape(-1))[:, None]
+            m1 *= scale
             m2 *= scale
-            xp.multiply(xhat, m2, out=gxh)
-            gx -= gxh
-            gx *= invstd
+            gx = xp.empty_like(xhat)
+            parallel_rows(partial(_layer_norm_dx, w=None if w is None else w.reshape(-1)), g2, m1, xhat, m2, invstd,
+                          gxh, gx)
             gx = gx.reshape(self.shape)
         return gx, gw, gb
+
+
+def _center_square(x, mean, xc, sq) -> None:
+    xp.subtract(x, mean, out=xc)
+    xp.square(xc, out=sq)
+
+
+def _scale_affine(xhat, invstd, out, w, b) -> None:
+    """xhat *= invstd; out = xhat * w + b (w, b: per feature, optional)."""
+    xhat *= invstd
+    if w is not None:
+        xp.multiply(xhat, w, out=out)
+    else:
+        out[...] = xhat
+    if b is not None:
+        out += b
+
+
+def _layer_norm_dx(g, m1, xhat, m2, invstd, tmp, dx, w) -> None:
+    """dx = invstd * (g w - m1 - xhat m2) (m1, m2: the row means, already divided by the feature count)."""
+    if w is not None:
+        xp.multiply(g, w, out=dx)
+        dx -= m1
+    else:
+        xp.subtract(g, m1, out=dx)
+    xp.multiply(xhat, m2, out=tmp)
+    dx -= tmp
+    dx *= invstd
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
