@@ -20,6 +20,7 @@ import math
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from . import winograd
 from .linear import _check_same_dtype
 
 
@@ -128,16 +129,19 @@ class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
-        out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
+        if _winograd(xb, w, stride, dilation, groups):
+            out, cols = winograd.conv3x3(xb, w), None  # the weight gradient re-tiles xb
+        else:
+            out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
-        self.saved = (cols, w)
-        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups)
+        self.saved = (xb if cols is None else cols, w)
+        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, cols is None)
         return out.transpose(nd + 1, *range(nd + 1))
 
     def backward(self, g):
-        cols, w = self.saved
-        padded_shape, out_sp, stride, pads, dilation, groups = self.meta
+        cols, w = self.saved  # cols: the padded batch-last input instead, on the Winograd path
+        padded_shape, out_sp, stride, pads, dilation, groups, tiled = self.meta
         nx, nw, nb = self.needs_input_grad
         o, kernel = w.shape[0], w.shape[2:]
         s = 1 if len(kernel) >= 2 else 0
@@ -146,14 +150,20 @@ class ConvNd(Node):
         gb_last = gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)
         gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
         gx = gw = gb = None
-        if nw:  # dW = sum over rows of g_r @ cols_r^T, per group
+        if nw and tiled:
+            gw = winograd.weight_grad3x3(cols, gb_last)
+        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group
             gw = xp.matmul(gm, _colm(cols, s, groups).swapaxes(-1, -2))
             gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
         if nx:
             tpads = _transposed_pads(pads, kernel, stride, dilation)
             if tpads is not None and not _FORCE_COL2IM:
                 # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
-                gxb, _ = _conv_batch_last(_batch_last_padded(g, tpads), _flipped(w, groups), stride, dilation, groups)
+                gpad, wf = _batch_last_padded(g, tpads), _flipped(w, groups)
+                if _winograd(gpad, wf, stride, dilation, groups):
+                    gxb = winograd.conv3x3(gpad, wf)
+                else:
+                    gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
             else:
                 gxb = _col2im(xp.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gm).reshape(cols.shape),
                               padded_shape, out_sp, stride, dilation, s)
@@ -165,6 +175,12 @@ class ConvNd(Node):
 
 
 _FORCE_COL2IM = False  # tests set it to pin the transposed-convolution input gradient to the col2im reference
+_FORCE_IM2COL = False  # tests set it to pin the Winograd path to the im2col reference
+
+
+def _winograd(xb, w, stride, dilation, groups: int) -> bool:
+    """Whether the batch-last convolution of xb (C, *padded, N) with w takes Winograd F(2x2, 3x3)."""
+    return not _FORCE_IM2COL and winograd.applies(xb, w, stride, dilation, groups)
 
 
 def _col2im(gcols, padded_shape, out_sp, stride, dilation, s: int):
