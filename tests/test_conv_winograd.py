@@ -49,7 +49,7 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     calls = []
     for name in ("conv3x3", "weight_grad3x3"):
         fn = getattr(winograd, name)
-        monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name: calls.append(_name) or _fn(*a))
+        monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     x, w, b, rng = _data(shape, o, dtype, bias=bias)
     tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     tb = None if b is None else torch.tensor(b, requires_grad=True)
@@ -89,10 +89,10 @@ def test_kernels_match_torch_on_any_shape(dtype, n, c, o, h, w):
     to.backward(torch.tensor(up))
     xb = conv._batch_last_padded(x, ((1, 1), (1, 1)))
     tol = dict(atol=1e-5, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-12, rtol=1e-12)
-    out = winograd.conv3x3(xb, wt)
+    out, tiles = winograd.conv3x3(xb, wt, keep_tiles=True)
     assert out.flags.c_contiguous and out.dtype == dtype
     assert_close(out.transpose(3, 0, 1, 2), to, **tol)
-    gw = winograd.weight_grad3x3(xb, np.ascontiguousarray(up.transpose(1, 2, 3, 0)))
+    gw = winograd.weight_grad3x3(tiles, np.ascontiguousarray(up.transpose(1, 2, 3, 0)))
     assert_close(gw, tw.grad, **tol)
 
 

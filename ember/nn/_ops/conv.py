@@ -129,18 +129,20 @@ class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
-        if _winograd(xb, w, stride, dilation, groups):
-            out, cols = winograd.conv3x3(xb, w), None  # the weight gradient re-tiles xb
+        tiled = _winograd(xb, w, stride, dilation, groups)
+        if tiled:  # the weight gradient reads the transformed input tiles in place of the column matrix
+            needs = self.needs_input_grad
+            out, cols = winograd.conv3x3(xb, w, keep_tiles=needs is not None and needs[1])
         else:
             out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
-        self.saved = (xb if cols is None else cols, w)
-        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, cols is None)
+        self.saved = (cols, w)
+        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, tiled)
         return out.transpose(nd + 1, *range(nd + 1))
 
     def backward(self, g):
-        cols, w = self.saved  # cols: the padded batch-last input instead, on the Winograd path
+        cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
         padded_shape, out_sp, stride, pads, dilation, groups, tiled = self.meta
         nx, nw, nb = self.needs_input_grad
         o, kernel = w.shape[0], w.shape[2:]
@@ -161,7 +163,7 @@ class ConvNd(Node):
                 # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
                 gpad, wf = _batch_last_padded(g, tpads), _flipped(w, groups)
                 if _winograd(gpad, wf, stride, dilation, groups):
-                    gxb = winograd.conv3x3(gpad, wf)
+                    gxb, _ = winograd.conv3x3(gpad, wf)
                 else:
                     gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
             else:

@@ -85,8 +85,10 @@ def _weight_tiles(w):
     return (_GG @ w.reshape(o * c, 9).T.astype(xp.float64)).astype(w.dtype).reshape(16, o, c)
 
 
-def conv3x3(xb, w):
-    """Cross-correlate padded batch-last xb (C, Hp, Wp, N) with w (O, C, 3, 3): (O, Hp - 2, Wp - 2, N), contiguous."""
+def conv3x3(xb, w, keep_tiles: bool = False):
+    """Cross-correlate padded batch-last xb (C, Hp, Wp, N) with w (O, C, 3, 3): (out (O, Hp - 2, Wp - 2, N),
+    contiguous, tiles). ``tiles`` (the transformed input, one array per band, for ``weight_grad3x3``) is None
+    unless ``keep_tiles``."""
     c, hp, wp, n = xb.shape
     o = w.shape[0]
     ho, wo = hp - 2, wp - 2
@@ -95,11 +97,16 @@ def conv3x3(xb, w):
     u = _weight_tiles(w)
     out = xp.empty((o, th, 2, tw, 2, n), xb.dtype)
     tb = _bands(c, th, tw, n)
+    nbands = -(-th // tb)
+    tiles = [None] * nbands if keep_tiles else None
 
     def run(b0: int, b1: int) -> None:
-        for t0 in range(b0 * tb, min(th, b1 * tb), tb):
+        for band in range(b0, b1):
+            t0 = band * tb
             k = min(tb, th - t0)
             v = _input_tiles(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
+            if tiles is not None:
+                tiles[band] = v
             m = xp.matmul(u, v.reshape(16, c, -1)).reshape(4, 4, o, k, tw, n)
             # A^T m A: rows first (whole contiguous blocks), then columns into the output's 2x2 slots
             s = xp.empty((2, 4, o, k, tw, n), xb.dtype)
@@ -116,46 +123,44 @@ def conv3x3(xb, w):
                 xp.subtract(s[a, 1], s[a, 2], out=t)
                 t -= s[a, 3]
 
-    nbands = -(-th // tb)
     parallel_for(run, nbands, out.size)
     out = out.reshape(o, 2 * th, 2 * tw, n)
-    return out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])
+    return (out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])), tiles
 
 
-def weight_grad3x3(xb, gb):
-    """dL/dw of ``conv3x3(xb, w)`` for the output gradient gb (O, Ho, Wo, N): (O, C, 3, 3).
+def weight_grad3x3(tiles, gb):
+    """dL/dw of ``conv3x3(xb, w)`` from its kept ``tiles`` and the output gradient gb (O, Ho, Wo, N): (O, C, 3, 3).
 
     With m = U * V (per tile position) and y = A^T m A, the gradient of U at position p is
     sum over tiles of (A g A^T)_p V_p^T, and dw = G^T dU G.
     """
-    c, n = xb.shape[0], xb.shape[3]
-    o, ho, wo = gb.shape[:3]
+    c = tiles[0].shape[2]
+    o, ho, wo, n = gb.shape
     th, tw = (ho + 1) // 2, (wo + 1) // 2
-    xb, gb = _even(xb, th, tw, 2), _even(gb, th, tw, 0)
-    tb = _bands(c, th, tw, n)
-    nbands = -(-th // tb)
-    partial = xp.empty((nbands, 16, o, c), xb.dtype)
+    gb = _even(gb, th, tw, 0)
+    tb, nbands = tiles[0].shape[3], len(tiles)
+    partial = xp.empty((nbands, 16, o, c), gb.dtype)
     g6 = gb.reshape(o, th, 2, tw, 2, n)
 
     def run(b0: int, b1: int) -> None:
         for band in range(b0, b1):
             t0 = band * tb
-            k = min(tb, th - t0)
-            v = _input_tiles(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
+            v = tiles[band]
+            k = v.shape[3]
             gt = g6[:, t0:t0 + k]
             # A g A^T: rows (tile row a of g -> 4) then columns; A = [[1, 0], [1, 1], [1, -1], [0, -1]]
-            q = xp.empty((4, o, k, tw, 2, n), xb.dtype)
+            q = xp.empty((4, o, k, tw, 2, n), gb.dtype)
             q[0] = gt[:, :, 0]
             xp.add(gt[:, :, 0], gt[:, :, 1], out=q[1])
             xp.subtract(gt[:, :, 0], gt[:, :, 1], out=q[2])
             xp.negative(gt[:, :, 1], out=q[3])
-            dm = xp.empty((4, 4, o, k, tw, n), xb.dtype)
+            dm = xp.empty((4, 4, o, k, tw, n), gb.dtype)
             dm[:, 0] = q[:, :, :, :, 0]
             xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
             xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
             xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
             xp.matmul(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), out=partial[band])
 
-    parallel_for(run, nbands, xb.size)
+    parallel_for(run, nbands, gb.size)
     du = partial.sum(0) if nbands > 1 else partial[0]  # band order, whatever the thread count
-    return (_GG.T @ du.reshape(16, o * c).astype(xp.float64)).T.reshape(o, c, 3, 3).astype(xb.dtype)
+    return (_GG.T @ du.reshape(16, o * c).astype(xp.float64)).T.reshape(o, c, 3, 3).astype(gb.dtype)
