@@ -133,4 +133,24 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     parallel_for(run, rows, first.size)
 
 
-__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_for", "parallel_rows", "set_num_threads"]
+def parallel_flat(fn: Callable[..., None], *arrays) -> None:
+    """Call ``fn(*pieces)`` on matching chunks of same-shape arrays that share one memory order, in parallel.
+
+    For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
+    (N, C, H, W) view): each array's memory is split into contiguous chunks. When some array is not a
+    permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays.
+    """
+    first = arrays[0]
+    order = sorted(range(first.ndim), key=lambda i: -first.strides[i])
+    flats = []
+    for a in arrays:
+        t = a.transpose(order)
+        if a.shape != first.shape or not t.flags.c_contiguous:
+            fn(*arrays)
+            return
+        flats.append(t.reshape(-1))
+    parallel_rows(fn, *flats)
+
+
+__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_flat", "parallel_for", "parallel_rows",
+           "set_num_threads"]
