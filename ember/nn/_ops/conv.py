@@ -18,6 +18,7 @@ import itertools
 import math
 
 from ..._backend import xp
+from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from . import winograd
@@ -100,11 +101,31 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
     out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
     # im2col, the one copy: cols[*r, c, *k, *rest, n] = xpad[n, c, out * stride + k * dilation]
     cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
-    for offs in offsets(kernel):
-        cols[(slice(None),) * (s + 1) + offs] = _rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s)
     out = xp.empty((o, *out_sp, xb.shape[-1]), xb.dtype)
-    xp.matmul(w.reshape(groups, o // groups, -1), _colm(cols, s, groups), out=_out_rows(out, s, groups))
+    wm, cm, om = w.reshape(groups, o // groups, -1), _colm(cols, s, groups), _out_rows(out, s, groups)
+    windows = [_rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s) for offs in offsets(kernel)]
+
+    def run(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for a 1-d convolution)
+        r = slice(lo, hi) if s else slice(None)
+        for offs, src in zip(offsets(kernel), windows):
+            cols[(r,) + (slice(None),) * s + offs] = src[r]
+        xp.matmul(wm, cm[r], out=om[r])
+
+    # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
+    parallel_for(run, out_sp[0] if s else 1, cols.size)
     return out, cols
+
+
+def _row_matmul(a, b, out_shape, dtype, s: int):
+    """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row."""
+    out = xp.empty(out_shape, dtype)
+
+    def run(lo: int, hi: int) -> None:
+        r = slice(lo, hi) if s else slice(None)
+        xp.matmul(a[r] if a.ndim == out.ndim else a, b[r], out=out[r])
+
+    parallel_for(run, out_shape[0] if s else 1, math.prod(out_shape) + b.size)
+    return out
 
 
 def _transposed_pads(pads, kernel, stride, dilation):
@@ -154,8 +175,9 @@ class ConvNd(Node):
         gx = gw = gb = None
         if nw and tiled:
             gw = winograd.weight_grad3x3(cols, gb_last)
-        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group
-            gw = xp.matmul(gm, _colm(cols, s, groups).swapaxes(-1, -2))
+        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)
+            cm = _colm(cols, s, groups).swapaxes(-1, -2)
+            gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
             gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
         if nx:
             tpads = _transposed_pads(pads, kernel, stride, dilation)
@@ -167,8 +189,10 @@ class ConvNd(Node):
                 else:
                     gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
             else:
-                gxb = _col2im(xp.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gm).reshape(cols.shape),
-                              padded_shape, out_sp, stride, dilation, s)
+                wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+                gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
+                cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
+                gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
                 gxb = crop_spatial(gxb, pads, lead=1)
             gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
         if nb:
@@ -189,8 +213,13 @@ def _col2im(gcols, padded_shape, out_sp, stride, dilation, s: int):
     """Add each kernel offset's block of the column-matrix gradient back where im2col took it: (C, *padded, N)."""
     kernel = gcols.shape[s + 1:s + 1 + len(out_sp)]
     gxb = xp.zeros(padded_shape, gcols.dtype)
-    for offs in offsets(kernel):
-        gxb[window(offs, out_sp, stride, dilation, 1, 1)] += _channels_first(gcols[(slice(None),) * (s + 1) + offs], s)
+    blocks = [_channels_first(gcols[(slice(None),) * (s + 1) + offs], s) for offs in offsets(kernel)]
+
+    def run(lo: int, hi: int) -> None:  # channels lo..hi: windows overlap along space, never across channels
+        for offs, block in zip(offsets(kernel), blocks):
+            gxb[lo:hi][window(offs, out_sp, stride, dilation, 1, 1)] += block[lo:hi]
+
+    parallel_for(run, padded_shape[0], gcols.size)
     return gxb
 
 

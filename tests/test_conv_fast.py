@@ -1,4 +1,5 @@
-"""Winograd F(2x2, 3x3) convolution: against PyTorch, pinned to the im2col reference, same bits at any thread count."""
+"""The convolution's fast paths: Winograd F(2x2, 3x3) against PyTorch and pinned to the im2col reference; im2col's
+per-row work split over threads; the same bits at 1, 2 and 3 threads."""
 
 import numpy as np
 import pytest
@@ -43,6 +44,7 @@ def _data(shape, o, dtype, seed=0, bias=True):
     ((32, 16, 5, 7), 24, 1, True),    # odd H and W: the last tile row/column is cropped
     ((32, 20, 6, 9), 16, 0, True),    # no padding, odd output width
     ((64, 8, 4, 4), 8, 1, False),     # few channels, large batch
+    ((32, 16, 3, 4), 16, 3, True),    # padding beyond the kernel's reach: the input gradient takes col2im
 ])
 def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias):
     """Shapes that take the Winograd path (asserted): output, input, weight and bias gradients equal PyTorch's."""
@@ -57,7 +59,8 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     up = rng.standard_normal(tuple(to.shape)).astype(dtype)
     to.backward(torch.tensor(up))
     ours = _conv_grads(x, w, b, up, padding)
-    assert calls == ["conv3x3", "weight_grad3x3", "conv3x3"]  # forward, weight gradient, input gradient
+    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach)
+    assert calls == ["conv3x3", "weight_grad3x3"] + (["conv3x3"] if padding <= 2 else [])
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])
     for name, a, t in zip(("output", "input grad", "weight grad", "bias grad"), ours, theirs):
@@ -130,6 +133,41 @@ def test_same_bits_at_1_2_3_threads(threads):
     for n in (1, 2, 3):
         ember.set_num_threads(n)
         results.append(_conv_grads(x, w, b, up, 1))
+    for other in results[1:]:
+        for a, r in zip(other, results[0]):
+            np.testing.assert_array_equal(a, r)
+
+
+@pytest.mark.parametrize("nd,stride,kernel,padding,groups", [
+    (2, 2, 3, 1, 1),   # a ResNet stage's first (strided) convolution: col2im input gradient
+    (2, 2, 1, 0, 1),   # its 1x1 strided shortcut
+    (2, 1, 3, 1, 1),   # the RGB stem (3 channels: im2col), stride-1 input gradient as a convolution
+    (2, 1, 3, 1, 2),   # groups
+    (1, 1, 5, 2, 1),   # 1-d: one block, nothing split
+])
+def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, padding, groups):
+    """im2col and the per-row GEMMs, the weight gradient's per-row products and col2im (by channel) split over
+    threads: the same bits for any count, and PyTorch's values."""
+    rng = np.random.default_rng(3)
+    c = 3 if kernel == 3 and stride == 1 and groups == 1 else 8
+    shape = (32, c, 24, 24) if nd == 2 else (32, c, 300)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((16, c // groups) + (kernel,) * nd) / 3).astype(np.float32)
+    f_ours, f_torch = (ember.nn.functional.conv2d, torch.nn.functional.conv2d) if nd == 2 else \
+        (ember.nn.functional.conv1d, torch.nn.functional.conv1d)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    to = f_torch(tx, tw, stride=stride, padding=padding, groups=groups)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        eo = f_ours(ex, ew, stride=stride, padding=padding, groups=groups)
+        eo.backward(ember.tensor(up))
+        results.append([eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()])
+    for a, t in zip(results[0], (to, tx.grad, tw.grad)):  # float32 sums of 10^4 terms: tolerance by scale
+        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
