@@ -34,6 +34,12 @@ def _threads_from_env() -> int:
     return os.cpu_count() or 1
 
 
+# OpenBLAS may thread a GEMM itself once M * N * K exceeds this (OpenBLAS 0.3.31 at 2 threads, per-thread CPU time:
+# (16 x 144) @ (144 x 1024), (64 x 64) @ (64 x 256) and (32 x 256) @ (256 x 64) ran on both threads, and the last at
+# 2.6x the CPU time of one thread; every shape of 2**18 or less ran on one). Kernels keep such GEMMs out of
+# parallel_for (in blocks below this, or from the calling thread), so the two pools never compete for the cores.
+BLAS_THREADED_MNK = 1 << 18
+
 _num_threads = _threads_from_env()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -152,5 +158,5 @@ def parallel_flat(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(fn, *flats)
 
 
-__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_flat", "parallel_for", "parallel_rows",
-           "set_num_threads"]
+__all__ = ["BLAS_THREADED_MNK", "MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_flat",
+           "parallel_for", "parallel_rows", "set_num_threads"]

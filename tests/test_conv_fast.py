@@ -122,17 +122,28 @@ def test_router_leaves_small_and_other_convolutions_to_im2col():
     assert not winograd.applies(xb(32, 16, np.float16), w(16, 16, dtype=np.float16), (1, 1), (1, 1), 1)
 
 
-def test_same_bits_at_1_2_3_threads(threads):
-    """Bands of tile rows split over threads: forward and every gradient have the same bits for any count."""
-    x, w, b, rng = _data((32, 16, 24, 24), 16, np.float32)
-    up = rng.standard_normal((32, 16, 24, 24)).astype(np.float32)
-    xb = np.zeros((16, 26, 26, 32), np.float32)
-    assert -(-12 // winograd._bands(16, 12, 12, 32)) >= 3  # at least one band per thread
-    assert winograd.applies(xb, w, (1, 1), (1, 1), 1)
+@pytest.mark.parametrize("c,hw", [
+    (16, 24),  # 6 bands: one per thread and more; every GEMM on one OpenBLAS thread
+    (64, 8),   # 2 bands whose GEMMs OpenBLAS would thread: column blocks in forward, weight-gradient GEMMs after
+    (96, 6),   # too wide for column blocks: bands one after another, transforms and GEMMs alike
+])
+def test_same_bits_at_1_2_3_threads(threads, c, hw):
+    """Bands of tile rows split over threads: forward and every gradient have the same bits for any count, and
+    PyTorch's values."""
+    x, w, b, rng = _data((32, c, hw, hw), c, np.float32)
+    up = rng.standard_normal((32, c, hw, hw)).astype(np.float32)
+    th = hw // 2
+    assert winograd.applies(np.zeros((c, hw + 2, hw + 2, 32), np.float32), w, (1, 1), (1, 1), 1)
+    assert -(-th // winograd._bands(c, th, th, 32)) >= 2
     results = []
     for n in (1, 2, 3):
         ember.set_num_threads(n)
         results.append(_conv_grads(x, w, b, up, 1))
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    to = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
+    to.backward(torch.tensor(up))
+    for a, t in zip(results[0], (to, tx.grad, tw.grad, tb.grad)):
+        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)

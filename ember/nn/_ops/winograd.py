@@ -20,10 +20,7 @@ A^T = [[1, 1, 1, 0], [0, 1, -1, -1]].
 from __future__ import annotations
 
 from ..._backend import xp
-from ..._parallel import parallel_for
-
-_G = xp.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-_GG = xp.kron(_G, _G)  # (16, 9): vec(G w G^T) = (G kron G) vec(w), tile positions row-major
+from ..._parallel import BLAS_THREADED_MNK, chunks_for, parallel_for
 
 # about this many input elements (C * rows * W * N) per band: measured fastest on the 16-64 channel
 # layers of a CIFAR ResNet (smaller bands pay NumPy's per-call cost, larger ones fall out of cache)
@@ -79,10 +76,57 @@ def _input_tiles(xs, k: int, tw: int):
     return v
 
 
+def _g_last(a):
+    """a @ G^T along the last axis (3 -> 4): the filter transform of one dimension."""
+    s = a[..., 0] + a[..., 2]
+    return xp.stack([a[..., 0], (s + a[..., 1]) * 0.5, (s - a[..., 1]) * 0.5, a[..., 2]], axis=-1)
+
+
+def _gt_last(a):
+    """a @ G along the last axis (4 -> 3): the transpose of ``_g_last``."""
+    s, d = (a[..., 1] + a[..., 2]) * 0.5, (a[..., 1] - a[..., 2]) * 0.5
+    return xp.stack([a[..., 0] + s, d, s + a[..., 3]], axis=-1)
+
+
+# The filter transforms are elementwise passes rather than a (16 x 9) GEMM: OpenBLAS threads that GEMM (and runs it
+# slower so) for a few thousand filters, which competes with ember's threads.
 def _weight_tiles(w):
     """G w G^T for w (O, C, 3, 3): U (16, O, C), computed in float64."""
     o, c = w.shape[:2]
-    return (_GG @ w.reshape(o * c, 9).T.astype(xp.float64)).astype(w.dtype).reshape(16, o, c)
+    u = _g_last(_g_last(w.astype(xp.float64)).swapaxes(-1, -2))  # (O, C, j, i) = (G w G^T)[i, j]
+    return xp.ascontiguousarray(u.transpose(3, 2, 0, 1).reshape(16, o, c).astype(w.dtype))
+
+
+def _weight_grad_untiles(du):
+    """G^T dU G for dU (16, O, C) (tile positions row-major), in float64: (O, C, 3, 3)."""
+    o, c = du.shape[1:]
+    d = du.reshape(4, 4, o, c).transpose(2, 3, 0, 1).astype(xp.float64)  # (O, C, i, j)
+    return _gt_last(_gt_last(d).swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def _split_blocks(nbands: int, elements: int, rows: int, rest: int):
+    """(split the bands over threads?, GEMM block size) for per-band GEMMs of ``rows`` output columns (or rows) of
+    ``rest`` multiply-adds each. A GEMM OpenBLAS would thread itself runs in blocks of output columns (forward) or
+    rows (weight gradient) that it keeps on one thread, so that ember's threads and OpenBLAS's never compete for
+    the cores. The blocks depend on the shape alone (an element's rounding can depend on where a block edge falls),
+    so the bits are the same at any thread count. Layers too wide for blocks of 16 run their bands one after
+    another (OpenBLAS threads their GEMMs)."""
+    if rows * rest <= BLAS_THREADED_MNK:
+        return chunks_for(nbands, elements) > 1, None
+    block = BLAS_THREADED_MNK // rest
+    return (chunks_for(nbands, elements) > 1, block) if block >= 16 else (False, None)
+
+
+def _blocked_matmul(a, b, out, block, axis: int) -> None:
+    """matmul(a, b, out=out) over stacks, in blocks of ``block`` output columns (axis 2) or rows (axis 1)."""
+    if block is None or block >= out.shape[axis]:
+        xp.matmul(a, b, out=out)
+        return
+    for j in range(0, out.shape[axis], block):
+        if axis == 2:
+            xp.matmul(a, b[:, :, j:j + block], out=out[:, :, j:j + block])
+        else:
+            xp.matmul(a[:, j:j + block], b, out=out[:, j:j + block])
 
 
 def conv3x3(xb, w, keep_tiles: bool = False):
@@ -99,6 +143,7 @@ def conv3x3(xb, w, keep_tiles: bool = False):
     tb = _bands(c, th, tw, n)
     nbands = -(-th // tb)
     tiles = [None] * nbands if keep_tiles else None
+    split, cols = _split_blocks(nbands, out.size, tb * tw * n, o * c)
 
     def run(b0: int, b1: int) -> None:
         for band in range(b0, b1):
@@ -107,7 +152,9 @@ def conv3x3(xb, w, keep_tiles: bool = False):
             v = _input_tiles(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
             if tiles is not None:
                 tiles[band] = v
-            m = xp.matmul(u, v.reshape(16, c, -1)).reshape(4, 4, o, k, tw, n)
+            m = xp.empty((16, o, k * tw * n), xb.dtype)
+            _blocked_matmul(u, v.reshape(16, c, -1), m, cols, 2)
+            m = m.reshape(4, 4, o, k, tw, n)
             # A^T m A: rows first (whole contiguous blocks), then columns into the output's 2x2 slots
             s = xp.empty((2, 4, o, k, tw, n), xb.dtype)
             xp.add(m[0], m[1], out=s[0])
@@ -123,7 +170,10 @@ def conv3x3(xb, w, keep_tiles: bool = False):
                 xp.subtract(s[a, 1], s[a, 2], out=t)
                 t -= s[a, 3]
 
-    parallel_for(run, nbands, out.size)
+    if split:
+        parallel_for(run, nbands, out.size)
+    else:
+        run(0, nbands)
     out = out.reshape(o, 2 * th, 2 * tw, n)
     return (out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])), tiles
 
@@ -141,6 +191,7 @@ def weight_grad3x3(tiles, gb):
     tb, nbands = tiles[0].shape[3], len(tiles)
     partial = xp.empty((nbands, 16, o, c), gb.dtype)
     g6 = gb.reshape(o, th, 2, tw, 2, n)
+    split, rows = _split_blocks(nbands, gb.size, o, c * tb * tw * n)
 
     def run(b0: int, b1: int) -> None:
         for band in range(b0, b1):
@@ -159,8 +210,11 @@ def weight_grad3x3(tiles, gb):
             xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
             xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
             xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
-            xp.matmul(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), out=partial[band])
+            _blocked_matmul(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], rows, 1)
 
-    parallel_for(run, nbands, gb.size)
+    if split:
+        parallel_for(run, nbands, gb.size)
+    else:
+        run(0, nbands)
     du = partial.sum(0) if nbands > 1 else partial[0]  # band order, whatever the thread count
-    return (_GG.T @ du.reshape(16, o * c).astype(xp.float64)).T.reshape(o, c, 3, 3).astype(gb.dtype)
+    return _weight_grad_untiles(du).astype(gb.dtype)
