@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ._backend import xp
+
 # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
 # takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it).
 MIN_PARALLEL_ELEMENTS = 1 << 16
@@ -158,5 +160,32 @@ def parallel_flat(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(fn, *flats)
 
 
-__all__ = ["BLAS_THREADED_MNK", "MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_flat",
-           "parallel_for", "parallel_rows", "set_num_threads"]
+# Narrower blocks than this cost more than they save: such GEMMs are left whole (to OpenBLAS's threads).
+_MIN_GEMM_BLOCK = 8
+
+
+def gemm_block(m: int, k: int, n: int) -> int | None:
+    """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
+    thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
+    It depends on the shape alone, so blocked results are the same for any thread count."""
+    if m * k * n <= BLAS_THREADED_MNK:
+        return None
+    block = BLAS_THREADED_MNK // (k * min(m, n))
+    return block if block >= _MIN_GEMM_BLOCK else 0
+
+
+def matmul_blocks(a, b, out, block: int | None) -> None:
+    """``numpy.matmul(a, b, out=out)`` over stacks, in ``gemm_block`` blocks of output columns or rows."""
+    m, n = out.shape[-2], out.shape[-1]
+    if not block or block >= max(m, n):
+        xp.matmul(a, b, out=out)
+    elif n >= m:
+        for j in range(0, n, block):
+            xp.matmul(a, b[..., j:j + block], out=out[..., j:j + block])
+    else:
+        for j in range(0, m, block):
+            xp.matmul(a[..., j:j + block, :], b, out=out[..., j:j + block, :])
+
+
+__all__ = ["BLAS_THREADED_MNK", "MIN_PARALLEL_ELEMENTS", "chunks_for", "gemm_block", "get_num_threads",
+           "matmul_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads"]

@@ -18,7 +18,7 @@ import itertools
 import math
 
 from ..._backend import xp
-from ..._parallel import BLAS_THREADED_MNK, parallel_for
+from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from . import winograd
@@ -105,38 +105,34 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
     wm, cm, om = w.reshape(groups, o // groups, -1), _colm(cols, s, groups), _out_rows(out, s, groups)
     windows = [_rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s) for offs in offsets(kernel)]
 
-    inside = _row_gemm_inside(wm, cm)
+    block = gemm_block(wm.shape[-2], wm.shape[-1], cm.shape[-1])
 
     def run(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for a 1-d convolution)
         r = slice(lo, hi) if s else slice(None)
         for offs, src in zip(offsets(kernel), windows):
             cols[(r,) + (slice(None),) * s + offs] = src[r]
-        if inside:
-            xp.matmul(wm, cm[r], out=om[r])
+        if block != 0:
+            matmul_blocks(wm, cm[r], om[r], block)
 
     # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
     parallel_for(run, out_sp[0] if s else 1, cols.size)
-    if not inside:
+    if block == 0:
         xp.matmul(wm, cm, out=om)
     return out, cols
 
 
-def _row_gemm_inside(a, b) -> bool:
-    """Whether one row's GEMM a @ b (the last two dims) is small enough to run inside parallel_for: larger ones
-    OpenBLAS threads itself, so they run from the calling thread, one stack after the row split."""
-    return a.shape[-2] * a.shape[-1] * b.shape[-1] <= BLAS_THREADED_MNK
-
-
 def _row_matmul(a, b, out_shape, dtype, s: int):
-    """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row when
-    OpenBLAS leaves the per-row GEMMs on one thread."""
+    """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row. Each row's
+    GEMM runs in blocks OpenBLAS keeps on one thread (``gemm_block``): its own threads would compete with ember's,
+    and for these narrow GEMMs they cost 2-3x the CPU time; a GEMM too wide for such blocks runs from this thread."""
     out = xp.empty(out_shape, dtype)
-    if not _row_gemm_inside(a, b):
+    block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
+    if block == 0:
         return xp.matmul(a, b, out=out)
 
     def run(lo: int, hi: int) -> None:
         r = slice(lo, hi) if s else slice(None)
-        xp.matmul(a[r] if a.ndim == out.ndim else a, b[r], out=out[r])
+        matmul_blocks(a[r] if a.ndim == out.ndim else a, b[r], out[r], block)
 
     parallel_for(run, out_shape[0] if s else 1, math.prod(out_shape) + b.size)
     return out

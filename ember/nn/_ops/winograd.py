@@ -20,7 +20,7 @@ A^T = [[1, 1, 1, 0], [0, 1, -1, -1]].
 from __future__ import annotations
 
 from ..._backend import xp
-from ..._parallel import BLAS_THREADED_MNK, chunks_for, parallel_for
+from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
 
 # about this many input elements (C * rows * W * N) per band: measured fastest on the 16-64 channel
 # layers of a CIFAR ResNet (smaller bands pay NumPy's per-call cost, larger ones fall out of cache)
@@ -104,29 +104,10 @@ def _weight_grad_untiles(du):
     return _gt_last(_gt_last(d).swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
-def _split_blocks(nbands: int, elements: int, rows: int, rest: int):
-    """(split the bands over threads?, GEMM block size) for per-band GEMMs of ``rows`` output columns (or rows) of
-    ``rest`` multiply-adds each. A GEMM OpenBLAS would thread itself runs in blocks of output columns (forward) or
-    rows (weight gradient) that it keeps on one thread, so that ember's threads and OpenBLAS's never compete for
-    the cores. The blocks depend on the shape alone (an element's rounding can depend on where a block edge falls),
-    so the bits are the same at any thread count. Layers too wide for blocks of 16 run their bands one after
-    another (OpenBLAS threads their GEMMs)."""
-    if rows * rest <= BLAS_THREADED_MNK:
-        return chunks_for(nbands, elements) > 1, None
-    block = BLAS_THREADED_MNK // rest
-    return (chunks_for(nbands, elements) > 1, block) if block >= 16 else (False, None)
-
-
-def _blocked_matmul(a, b, out, block, axis: int) -> None:
-    """matmul(a, b, out=out) over stacks, in blocks of ``block`` output columns (axis 2) or rows (axis 1)."""
-    if block is None or block >= out.shape[axis]:
-        xp.matmul(a, b, out=out)
-        return
-    for j in range(0, out.shape[axis], block):
-        if axis == 2:
-            xp.matmul(a, b[:, :, j:j + block], out=out[:, :, j:j + block])
-        else:
-            xp.matmul(a[:, j:j + block], b, out=out[:, j:j + block])
+def _split(nbands: int, elements: int, block) -> bool:
+    """Whether the bands run split over threads: not when a tile GEMM is too wide to keep on one OpenBLAS thread
+    (``gemm_block`` 0), whose own threads then share the cores."""
+    return block != 0 and chunks_for(nbands, elements) > 1
 
 
 def conv3x3(xb, w, keep_tiles: bool = False):
@@ -143,7 +124,8 @@ def conv3x3(xb, w, keep_tiles: bool = False):
     tb = _bands(c, th, tw, n)
     nbands = -(-th // tb)
     tiles = [None] * nbands if keep_tiles else None
-    split, cols = _split_blocks(nbands, out.size, tb * tw * n, o * c)
+    block = gemm_block(o, c, tb * tw * n)
+    split = _split(nbands, out.size, block)
 
     def run(b0: int, b1: int) -> None:
         for band in range(b0, b1):
@@ -153,7 +135,7 @@ def conv3x3(xb, w, keep_tiles: bool = False):
             if tiles is not None:
                 tiles[band] = v
             m = xp.empty((16, o, k * tw * n), xb.dtype)
-            _blocked_matmul(u, v.reshape(16, c, -1), m, cols, 2)
+            matmul_blocks(u, v.reshape(16, c, -1), m, block)
             m = m.reshape(4, 4, o, k, tw, n)
             # A^T m A: rows first (whole contiguous blocks), then columns into the output's 2x2 slots
             s = xp.empty((2, 4, o, k, tw, n), xb.dtype)
@@ -191,7 +173,8 @@ def weight_grad3x3(tiles, gb):
     tb, nbands = tiles[0].shape[3], len(tiles)
     partial = xp.empty((nbands, 16, o, c), gb.dtype)
     g6 = gb.reshape(o, th, 2, tw, 2, n)
-    split, rows = _split_blocks(nbands, gb.size, o, c * tb * tw * n)
+    block = gemm_block(o, tb * tw * n, c)
+    split = _split(nbands, gb.size, block)
 
     def run(b0: int, b1: int) -> None:
         for band in range(b0, b1):
@@ -210,7 +193,7 @@ def weight_grad3x3(tiles, gb):
             xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
             xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
             xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
-            _blocked_matmul(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], rows, 1)
+            matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
 
     if split:
         parallel_for(run, nbands, gb.size)
