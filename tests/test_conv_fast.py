@@ -7,6 +7,7 @@ import torch
 from oracle import assert_close
 
 import ember
+from ember import _parallel
 from ember.nn._ops import conv, winograd
 
 
@@ -122,14 +123,19 @@ def test_router_leaves_small_and_other_convolutions_to_im2col():
     assert not winograd.applies(xb(32, 16, np.float16), w(16, 16, dtype=np.float16), (1, 1), (1, 1), 1)
 
 
-@pytest.mark.parametrize("c,hw", [
-    (16, 24),  # 6 bands: one per thread and more; every GEMM on one OpenBLAS thread
-    (64, 8),   # 2 bands whose GEMMs OpenBLAS would thread: column blocks in forward, weight-gradient GEMMs after
-    (96, 6),   # too wide for column blocks: bands one after another, transforms and GEMMs alike
+@pytest.mark.parametrize("c,hw,limit", [
+    (16, 24, None),     # 6 bands: one per thread and more; whole tile GEMMs
+    (64, 8, None),      # 2 bands whose tile GEMMs run in blocks (64 columns forward, 16 rows for the weight gradient)
+    (96, 6, None),      # blocks that do not divide the GEMM
+    (64, 8, 1 << 14),   # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands one after another
 ])
-def test_same_bits_at_1_2_3_threads(threads, c, hw):
+def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
     """Bands of tile rows split over threads: forward and every gradient have the same bits for any count, and
     PyTorch's values."""
+    if limit is not None:
+        monkeypatch.setattr(_parallel, "BLAS_THREADED_MNK", limit)
+        t = hw // 2
+        assert _parallel.gemm_block(c, c, winograd._bands(c, t, t, 32) * t * 32) == 0
     x, w, b, rng = _data((32, c, hw, hw), c, np.float32)
     up = rng.standard_normal((32, c, hw, hw)).astype(np.float32)
     th = hw // 2
@@ -182,3 +188,20 @@ def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, pad
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
+
+
+def test_gemm_blocks_keep_each_gemm_small_and_equal_matmul():
+    """gemm_block: no blocks below the OpenBLAS threading size, blocks along the longer output side above it, none
+    narrower than 8; matmul_blocks computes the same product."""
+    limit = _parallel.BLAS_THREADED_MNK
+    assert _parallel.gemm_block(16, 16, 1024) is None and 16 * 16 * 1024 <= limit
+    block = _parallel.gemm_block(64, 64, 256)
+    assert block and 64 * 64 * block <= limit
+    assert _parallel.gemm_block(256, 64, 32) * 64 * 32 <= limit  # rows when the output is taller than wide
+    assert _parallel.gemm_block(192, 192, 256) == 0
+    rng = np.random.default_rng(5)
+    for m, k, n in [(64, 64, 300), (300, 40, 24), (8, 8, 8)]:
+        a, b = rng.standard_normal((3, m, k)), rng.standard_normal((3, k, n))
+        out = np.empty((3, m, n))
+        _parallel.matmul_blocks(a, b, out, _parallel.gemm_block(m, k, n))
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
