@@ -42,10 +42,14 @@ def out_size(padded, kernel, stride, dilation) -> tuple:
 
 
 def pad_spatial(x, pads, value=0):
-    """Pad the spatial dims (all after the first two) by ``pads`` = ((lo, hi), ...)."""
+    """Pad the spatial dims (all after the first two) by ``pads`` = ((lo, hi), ...), in x's memory order (a
+    batch-last input stays batch-last for the pooling that reads it)."""
     if not any(lo or hi for lo, hi in pads):
         return x
-    return xp.pad(x, ((0, 0), (0, 0), *pads), constant_values=value)
+    out = xp.empty_like(x, shape=(*x.shape[:2], *(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))))
+    out[...] = value
+    out[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
+    return out
 
 
 def crop_spatial(g, pads, lead: int = 2):
@@ -60,8 +64,18 @@ def _batch_last_padded(x, pads):
     xb = x.transpose(*range(1, x.ndim), 0)
     if not any(lo or hi for lo, hi in pads):
         return xb if xb.flags.c_contiguous else xp.ascontiguousarray(xb)
-    out = xp.zeros((xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1]), xb.dtype)
-    out[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))] = xb
+    out = xp.empty((xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1]), xb.dtype)
+    inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))
+
+    def run(c0: int, c1: int) -> None:  # channels c0..c1: zero the border only, then copy the interior
+        o = out[c0:c1]
+        for d, (lo, hi) in enumerate(pads):
+            lead = (slice(None),) * (d + 1)
+            o[lead + (slice(0, lo),)] = 0
+            o[lead + (slice(o.shape[d + 1] - hi, None),)] = 0
+        o[(slice(None),) + inner] = xb[c0:c1]
+
+    parallel_for(run, xb.shape[0], out.size)
     return out
 
 
