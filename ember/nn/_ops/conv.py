@@ -9,6 +9,8 @@ layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates res
 input's memory order), so a conv stack converts to batch-last once, at its input.
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
 with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
+Large stride-1 3x3 convolutions (and so their input gradients) take Winograd F(2x2, 3x3) instead of
+im2col (``winograd.py``). Output rows (im2col) and channels (col2im, padding) are split over threads.
 Pooling reuses ``offsets`` and ``window``.
 """
 

@@ -9,7 +9,8 @@ passes over whole (channel, tile row, tile column, batch) blocks. The work runs 
 tile rows so that a band's transformed input and GEMM result stay in cache; bands are
 independent (the weight gradient keeps one partial sum per band and adds them in band order),
 so ``parallel_for`` splits them over threads and the result has the same bits for any thread
-count. The band size depends on the shape only.
+count. The band size depends on the shape only, and so do the blocks a tile GEMM runs in when
+OpenBLAS would otherwise thread it itself (``_parallel.gemm_block``).
 
 Matrices (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2015):
 B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
