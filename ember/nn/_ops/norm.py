@@ -130,22 +130,25 @@ class BatchNorm(Node):
         gr = g.transpose(self.perm)
         gr = (gr if gr.flags.c_contiguous else xp.ascontiguousarray(gr)).reshape(xc.shape)
         c, m = xc.shape
-        gsum, gdot = xp.vecdot(gr, xp.ones(m, xc.dtype)), xp.vecdot(gr, xc)
-        gx = None
-        if nx:
-            a = invstd * w if w is not None else invstd
-            k1, k2 = a * invstd * invstd * gdot / m, a * gsum / m
-            gx = xp.empty_like(xc)
+        ones, a = xp.ones(m, xc.dtype), invstd * w if w is not None else invstd
+        gsum, gdot = xp.empty(c, xc.dtype), xp.empty(c, xc.dtype)
+        gx = xp.empty_like(xc) if nx else None
 
-            def run(lo: int, hi: int) -> None:
+        def run(lo: int, hi: int) -> None:  # channels lo..hi: their sums, then their rows of dx
+            r = gr[lo:hi]
+            xp.vecdot(r, ones, out=gsum[lo:hi])
+            xp.vecdot(r, xc[lo:hi], out=gdot[lo:hi])
+            if gx is not None:
+                ac = a[lo:hi]
+                k1, k2 = ac * invstd[lo:hi] ** 2 * gdot[lo:hi] / m, ac * gsum[lo:hi] / m
                 d = gx[lo:hi]
-                xp.multiply(gr[lo:hi], a[lo:hi, None], out=d)
-                t = xc[lo:hi] * k1[lo:hi, None]
-                t += k2[lo:hi, None]
+                xp.multiply(r, ac[:, None], out=d)
+                t = xc[lo:hi] * k1[:, None]
+                t += k2[:, None]
                 d -= t
 
-            parallel_for(run, c, xc.size)
-            gx = _from_rows(gx, g.shape, self.perm)
+        parallel_for(run, c, xc.size)
+        gx = _from_rows(gx, g.shape, self.perm) if nx else None
         return gx, invstd * gdot if nw else None, gsum if nb else None, None, None
 
 
