@@ -77,32 +77,45 @@ def _input_tiles(xs, k: int, tw: int):
     return v
 
 
-def _g_last(a):
-    """a @ G^T along the last axis (3 -> 4): the filter transform of one dimension."""
-    s = a[..., 0] + a[..., 2]
-    return xp.stack([a[..., 0], (s + a[..., 1]) * 0.5, (s - a[..., 1]) * 0.5, a[..., 2]], axis=-1)
+def _g_first(a):
+    """G @ a along the first axis (3 -> 4): the filter transform of one dimension."""
+    out = xp.empty((4, *a.shape[1:]), a.dtype)
+    s = a[0] + a[2]
+    out[0] = a[0]
+    xp.add(s, a[1], out=out[1])
+    out[1] *= 0.5
+    xp.subtract(s, a[1], out=out[2])
+    out[2] *= 0.5
+    out[3] = a[2]
+    return out
 
 
-def _gt_last(a):
-    """a @ G along the last axis (4 -> 3): the transpose of ``_g_last``."""
-    s, d = (a[..., 1] + a[..., 2]) * 0.5, (a[..., 1] - a[..., 2]) * 0.5
-    return xp.stack([a[..., 0] + s, d, s + a[..., 3]], axis=-1)
+def _gt_first(a):
+    """G^T @ a along the first axis (4 -> 3): the transpose of ``_g_first``."""
+    out = xp.empty((3, *a.shape[1:]), a.dtype)
+    s = a[1] + a[2]
+    s *= 0.5
+    xp.add(a[0], s, out=out[0])
+    xp.subtract(a[1], a[2], out=out[1])
+    out[1] *= 0.5
+    xp.add(s, a[3], out=out[2])
+    return out
 
 
-# The filter transforms are elementwise passes rather than a (16 x 9) GEMM: OpenBLAS threads that GEMM (and runs it
-# slower so) for a few thousand filters, which competes with ember's threads.
+# The filter transforms work on (kh, kw, O, C) blocks, in float64: a (16 x 9) GEMM would be OpenBLAS-threaded
+# (and slower so) for a few thousand filters, competing with ember's threads.
 def _weight_tiles(w):
-    """G w G^T for w (O, C, 3, 3): U (16, O, C), computed in float64."""
-    o, c = w.shape[:2]
-    u = _g_last(_g_last(w.astype(xp.float64)).swapaxes(-1, -2))  # (O, C, j, i) = (G w G^T)[i, j]
-    return xp.ascontiguousarray(u.transpose(3, 2, 0, 1).reshape(16, o, c).astype(w.dtype))
+    """G w G^T for w (O, C, 3, 3): U (16, O, C), tile positions row-major."""
+    a = xp.ascontiguousarray(w.transpose(2, 3, 0, 1), dtype=xp.float64)  # (kh, kw, O, C)
+    u = _g_first(_g_first(a).swapaxes(0, 1)).swapaxes(0, 1)  # (i, j, O, C)
+    return xp.ascontiguousarray(u, dtype=w.dtype).reshape(16, *w.shape[:2])
 
 
 def _weight_grad_untiles(du):
     """G^T dU G for dU (16, O, C) (tile positions row-major), in float64: (O, C, 3, 3)."""
-    o, c = du.shape[1:]
-    d = du.reshape(4, 4, o, c).transpose(2, 3, 0, 1).astype(xp.float64)  # (O, C, i, j)
-    return _gt_last(_gt_last(d).swapaxes(-1, -2)).swapaxes(-1, -2)
+    d = du.reshape(4, 4, *du.shape[1:]).astype(xp.float64)  # (i, j, O, C)
+    r = _gt_first(_gt_first(d).swapaxes(0, 1))  # (l, k, O, C)
+    return r.transpose(2, 3, 1, 0)
 
 
 def _split(nbands: int, elements: int, block) -> bool:
