@@ -111,3 +111,13 @@ def test_relu_keeps_layout_and_matches_torch_on_special_values():
     oe.backward(ember.tensor(up))
     ot.backward(torch.tensor(up))
     assert_close(xe.grad, xt.grad)
+
+
+def test_relu_gradient_from_a_broadcast_gradient_and_a_sliced_input(threads):
+    """parallel_flat's fallback: a gradient that is a broadcast view (from sum) and a non-contiguous input."""
+    ember.set_num_threads(2)
+    x = np.random.default_rng(3).standard_normal((64, 80, 30)).astype(np.float32)[:, ::2]  # 76 800 elements
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ember.relu(xe[:, :, 1:]).sum().backward()
+    torch.relu(xt[:, :, 1:]).sum().backward()
+    assert_close(xe.grad, xt.grad)
