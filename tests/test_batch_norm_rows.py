@@ -121,3 +121,14 @@ def test_relu_gradient_from_a_broadcast_gradient_and_a_sliced_input(threads):
     ember.relu(xe[:, :, 1:]).sum().backward()
     torch.relu(xt[:, :, 1:]).sum().backward()
     assert_close(xe.grad, xt.grad)
+
+
+def test_relu_keeps_integer_dtypes_and_rejects_bool_as_torch():
+    for dtype in (np.int64, np.uint8, np.float16):
+        x = np.array([-2, 0, 3], dtype=dtype) if dtype != np.uint8 else np.array([0, 3], dtype=dtype)
+        assert_close(ember.relu(ember.tensor(x)), torch.relu(torch.tensor(x)))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.relu(torch.tensor([True, False]))
+    with pytest.raises(RuntimeError) as ours:
+        ember.relu(ember.tensor(np.array([True, False])))
+    assert str(ours.value) == str(theirs.value)

@@ -119,6 +119,8 @@ class Sigmoid(Node):
 class Relu(Node):
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
+        if x.dtype == xp.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")  # PyTorch's error
         out = xp.empty_like(x)
         parallel_flat(lambda a, o: xp.maximum(a, 0, out=o), x, out)
         self.saved = (out,)
