@@ -50,3 +50,10 @@ def test_pooling_same_bits_at_1_2_3_threads(threads, name, kwargs, layout):
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
+
+
+def test_integer_max_pooling_with_padding_matches_torch():
+    """The padding of an integer input is the dtype's minimum (-inf for floats); it raised OverflowError."""
+    x = np.arange(-8, 12, dtype=np.int64).reshape(1, 1, 4, 5)
+    ours = ember.nn.functional.max_pool2d(ember.tensor(x), 3, 1, 1)
+    assert_close(ours, torch.nn.functional.max_pool2d(torch.tensor(x), 3, 1, 1))

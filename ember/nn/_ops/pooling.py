@@ -64,7 +64,7 @@ def _copy_as(a, like):
 
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
-        xpad = pad_spatial(x, pads, -xp.inf)
+        xpad = pad_spatial(x, pads, -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min)
         out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
         views = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]
         out = xp.empty_like(views[0])  # the input's memory order
