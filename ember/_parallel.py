@@ -39,7 +39,9 @@ def _threads_from_env() -> int:
 # OpenBLAS may thread a GEMM itself once M * N * K exceeds this (OpenBLAS 0.3.31 at 2 threads, per-thread CPU time:
 # (16 x 144) @ (144 x 1024), (64 x 64) @ (64 x 256) and (32 x 256) @ (256 x 64) ran on both threads, and the last at
 # 2.6x the CPU time of one thread; every shape of 2**18 or less ran on one). Kernels keep such GEMMs out of
-# parallel_for (in blocks below this, or from the calling thread), so the two pools never compete for the cores.
+# parallel_for (in blocks below this, or from the calling thread), so that ember's threads do not start
+# OpenBLAS's. (OpenBLAS's workers, once a GEMM elsewhere has used them, still poll for about 0.1 s after it,
+# sharing a core with ember's second thread.)
 BLAS_THREADED_MNK = 1 << 18
 
 _num_threads = _threads_from_env()
