@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ._backend import xp
+
 # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
 # takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it).
 MIN_PARALLEL_ELEMENTS = 1 << 16
@@ -33,6 +35,14 @@ def _threads_from_env() -> int:
             return int(value)
     return os.cpu_count() or 1
 
+
+# OpenBLAS may thread a GEMM itself once M * N * K exceeds this (OpenBLAS 0.3.31 at 2 threads, per-thread CPU time:
+# (16 x 144) @ (144 x 1024), (64 x 64) @ (64 x 256) and (32 x 256) @ (256 x 64) ran on both threads, and the last at
+# 2.6x the CPU time of one thread; every shape of 2**18 or less ran on one). Kernels keep such GEMMs out of
+# parallel_for (in blocks below this, or from the calling thread), so that ember's threads do not start
+# OpenBLAS's. (OpenBLAS's workers, once a GEMM elsewhere has used them, still poll for about 0.1 s after it,
+# sharing a core with ember's second thread.)
+BLAS_THREADED_MNK = 1 << 18
 
 _num_threads = _threads_from_env()
 _pool: ThreadPoolExecutor | None = None
@@ -133,9 +143,6 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     parallel_for(run, rows, first.size)
 
 
-__all__ = ["MIN_PARALLEL_ELEMENTS", "chunks_for", "get_num_threads", "parallel_for", "parallel_rows", "set_num_threads"]
-
-
 # Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
 # GELU over a large activation) work on pieces of about this many bytes per array: a piece stays in cache across
 # the passes instead of being streamed from memory once per pass.
@@ -161,4 +168,52 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(blocks, *arrays)
 
 
-__all__ += ["BLOCK_BYTES", "parallel_blocks"]
+
+def parallel_flat(fn: Callable[..., None], *arrays) -> None:
+    """Call ``fn(*pieces)`` on matching chunks of same-shape arrays that share one memory order, in parallel.
+
+    For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
+    (N, C, H, W) view): each array's memory is split into contiguous chunks. When some array is not a
+    permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays.
+    """
+    first = arrays[0]
+    order = sorted(range(first.ndim), key=lambda i: -first.strides[i])
+    flats = []
+    for a in arrays:
+        t = a.transpose(order)
+        if a.shape != first.shape or not t.flags.c_contiguous:
+            fn(*arrays)
+            return
+        flats.append(t.reshape(-1))
+    parallel_rows(fn, *flats)
+
+
+# Narrower blocks than this cost more than they save: such GEMMs are left whole (to OpenBLAS's threads).
+_MIN_GEMM_BLOCK = 8
+
+
+def gemm_block(m: int, k: int, n: int) -> int | None:
+    """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
+    thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
+    It depends on the shape alone, so blocked results are the same for any thread count."""
+    if m * k * n <= BLAS_THREADED_MNK:
+        return None
+    block = BLAS_THREADED_MNK // (k * min(m, n))
+    return block if block >= _MIN_GEMM_BLOCK else 0
+
+
+def matmul_blocks(a, b, out, block: int | None) -> None:
+    """``numpy.matmul(a, b, out=out)`` over stacks, in ``gemm_block`` blocks of output columns or rows."""
+    m, n = out.shape[-2], out.shape[-1]
+    if not block or block >= max(m, n):
+        xp.matmul(a, b, out=out)
+    elif n >= m:
+        for j in range(0, n, block):
+            xp.matmul(a, b[..., j:j + block], out=out[..., j:j + block])
+    else:
+        for j in range(0, m, block):
+            xp.matmul(a[..., j:j + block, :], b, out=out[..., j:j + block, :])
+
+
+__all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_PARALLEL_ELEMENTS", "chunks_for", "gemm_block", "get_num_threads",
+           "matmul_blocks", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import xp
+from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import cast, mul
@@ -116,13 +117,27 @@ class Sigmoid(Node):
 
 
 class Relu(Node):
+    # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
-        out = xp.maximum(x, 0)
+        if x.dtype == xp.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")  # PyTorch's error
+        out = xp.empty_like(x)
+        parallel_flat(lambda a, o: xp.maximum(a, 0, out=o), x, out)
         self.saved = (out,)
         return out
 
     def backward(self, g):
-        return (g * (self.saved[0] > 0),)
+        out = self.saved[0]
+        gx = xp.empty_like(out, dtype=g.dtype)
+
+        def grad(go, o, d):
+            # the mask in place (1.0 / 0.0), then times g; out != 0 is PyTorch's "not out <= 0" since out >= 0 or
+            # NaN: the gradient passes where the output is NaN
+            xp.not_equal(o, 0, out=d)
+            d *= go
+
+        parallel_flat(grad, g, out, gx)
+        return (gx,)
 
 
 class Abs(Node):

@@ -9,6 +9,8 @@ layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates res
 input's memory order), so a conv stack converts to batch-last once, at its input.
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
 with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
+Large stride-1 3x3 convolutions (and so their input gradients) take Winograd F(2x2, 3x3) instead of
+im2col (``winograd.py``). Output rows (im2col) and channels (col2im, padding) are split over threads.
 Pooling reuses ``offsets`` and ``window``.
 """
 
@@ -18,8 +20,10 @@ import itertools
 import math
 
 from ..._backend import xp
+from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from . import winograd
 from .linear import _check_same_dtype
 
 
@@ -40,10 +44,14 @@ def out_size(padded, kernel, stride, dilation) -> tuple:
 
 
 def pad_spatial(x, pads, value=0):
-    """Pad the spatial dims (all after the first two) by ``pads`` = ((lo, hi), ...)."""
+    """Pad the spatial dims (all after the first two) by ``pads`` = ((lo, hi), ...), in x's memory order (a
+    batch-last input stays batch-last for the pooling that reads it)."""
     if not any(lo or hi for lo, hi in pads):
         return x
-    return xp.pad(x, ((0, 0), (0, 0), *pads), constant_values=value)
+    out = xp.empty_like(x, shape=(*x.shape[:2], *(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))))
+    out[...] = value
+    out[(slice(None),) * 2 + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
+    return out
 
 
 def crop_spatial(g, pads, lead: int = 2):
@@ -58,8 +66,18 @@ def _batch_last_padded(x, pads):
     xb = x.transpose(*range(1, x.ndim), 0)
     if not any(lo or hi for lo, hi in pads):
         return xb if xb.flags.c_contiguous else xp.ascontiguousarray(xb)
-    out = xp.zeros((xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1]), xb.dtype)
-    out[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))] = xb
+    out = xp.empty((xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1]), xb.dtype)
+    inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))
+
+    def run(c0: int, c1: int) -> None:  # channels c0..c1: zero the border only, then copy the interior
+        o = out[c0:c1]
+        for d, (lo, hi) in enumerate(pads):
+            lead = (slice(None),) * (d + 1)
+            o[lead + (slice(0, lo),)] = 0
+            o[lead + (slice(o.shape[d + 1] - hi, None),)] = 0
+        o[(slice(None),) + inner] = xb[c0:c1]
+
+    parallel_for(run, xb.shape[0], out.size)
     return out
 
 
@@ -99,11 +117,41 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
     out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
     # im2col, the one copy: cols[*r, c, *k, *rest, n] = xpad[n, c, out * stride + k * dilation]
     cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
-    for offs in offsets(kernel):
-        cols[(slice(None),) * (s + 1) + offs] = _rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s)
     out = xp.empty((o, *out_sp, xb.shape[-1]), xb.dtype)
-    xp.matmul(w.reshape(groups, o // groups, -1), _colm(cols, s, groups), out=_out_rows(out, s, groups))
+    wm, cm, om = w.reshape(groups, o // groups, -1), _colm(cols, s, groups), _out_rows(out, s, groups)
+    windows = [_rows_first(xb[window(offs, out_sp, stride, dilation, 1, 1)], s) for offs in offsets(kernel)]
+
+    block = gemm_block(wm.shape[-2], wm.shape[-1], cm.shape[-1])
+
+    def run(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for a 1-d convolution)
+        r = slice(lo, hi) if s else slice(None)
+        for offs, src in zip(offsets(kernel), windows):
+            cols[(r,) + (slice(None),) * s + offs] = src[r]
+        if block != 0:
+            matmul_blocks(wm, cm[r], om[r], block)
+
+    # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
+    parallel_for(run, out_sp[0] if s else 1, cols.size)
+    if block == 0:
+        xp.matmul(wm, cm, out=om)
     return out, cols
+
+
+def _row_matmul(a, b, out_shape, dtype, s: int):
+    """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row. Each row's
+    GEMM runs in blocks OpenBLAS keeps on one thread (``gemm_block``): its own threads would compete with ember's,
+    and for these narrow GEMMs they cost 2-3x the CPU time; a GEMM too wide for such blocks runs from this thread."""
+    out = xp.empty(out_shape, dtype)
+    block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
+    if block == 0:
+        return xp.matmul(a, b, out=out)
+
+    def run(lo: int, hi: int) -> None:
+        r = slice(lo, hi) if s else slice(None)
+        matmul_blocks(a[r] if a.ndim == out.ndim else a, b[r], out[r], block)
+
+    parallel_for(run, out_shape[0] if s else 1, math.prod(out_shape) + b.size)
+    return out
 
 
 def _transposed_pads(pads, kernel, stride, dilation):
@@ -128,16 +176,21 @@ class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
-        out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
+        tiled = _winograd(xb, w, stride, dilation, groups)
+        if tiled:  # the weight gradient reads the transformed input tiles in place of the column matrix
+            needs = self.needs_input_grad
+            out, cols = winograd.conv3x3(xb, w, keep_tiles=needs is not None and needs[1])
+        else:
+            out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups)
+        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, tiled)
         return out.transpose(nd + 1, *range(nd + 1))
 
     def backward(self, g):
-        cols, w = self.saved
-        padded_shape, out_sp, stride, pads, dilation, groups = self.meta
+        cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
+        padded_shape, out_sp, stride, pads, dilation, groups, tiled = self.meta
         nx, nw, nb = self.needs_input_grad
         o, kernel = w.shape[0], w.shape[2:]
         s = 1 if len(kernel) >= 2 else 0
@@ -146,17 +199,26 @@ class ConvNd(Node):
         gb_last = gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)
         gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
         gx = gw = gb = None
-        if nw:  # dW = sum over rows of g_r @ cols_r^T, per group
-            gw = xp.matmul(gm, _colm(cols, s, groups).swapaxes(-1, -2))
+        if nw and tiled:
+            gw = winograd.weight_grad3x3(cols, gb_last)
+        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)
+            cm = _colm(cols, s, groups).swapaxes(-1, -2)
+            gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
             gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
         if nx:
             tpads = _transposed_pads(pads, kernel, stride, dilation)
             if tpads is not None and not _FORCE_COL2IM:
                 # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
-                gxb, _ = _conv_batch_last(_batch_last_padded(g, tpads), _flipped(w, groups), stride, dilation, groups)
+                gpad, wf = _batch_last_padded(g, tpads), _flipped(w, groups)
+                if _winograd(gpad, wf, stride, dilation, groups):
+                    gxb, _ = winograd.conv3x3(gpad, wf)
+                else:
+                    gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
             else:
-                gxb = _col2im(xp.matmul(w.reshape(groups, o // groups, -1).transpose(0, 2, 1), gm).reshape(cols.shape),
-                              padded_shape, out_sp, stride, dilation, s)
+                wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+                gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
+                cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
+                gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
                 gxb = crop_spatial(gxb, pads, lead=1)
             gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
         if nb:
@@ -165,14 +227,25 @@ class ConvNd(Node):
 
 
 _FORCE_COL2IM = False  # tests set it to pin the transposed-convolution input gradient to the col2im reference
+_FORCE_IM2COL = False  # tests set it to pin the Winograd path to the im2col reference
+
+
+def _winograd(xb, w, stride, dilation, groups: int) -> bool:
+    """Whether the batch-last convolution of xb (C, *padded, N) with w takes Winograd F(2x2, 3x3)."""
+    return not _FORCE_IM2COL and winograd.applies(xb, w, stride, dilation, groups)
 
 
 def _col2im(gcols, padded_shape, out_sp, stride, dilation, s: int):
     """Add each kernel offset's block of the column-matrix gradient back where im2col took it: (C, *padded, N)."""
     kernel = gcols.shape[s + 1:s + 1 + len(out_sp)]
     gxb = xp.zeros(padded_shape, gcols.dtype)
-    for offs in offsets(kernel):
-        gxb[window(offs, out_sp, stride, dilation, 1, 1)] += _channels_first(gcols[(slice(None),) * (s + 1) + offs], s)
+    blocks = [_channels_first(gcols[(slice(None),) * (s + 1) + offs], s) for offs in offsets(kernel)]
+
+    def run(lo: int, hi: int) -> None:  # channels lo..hi: windows overlap along space, never across channels
+        for offs, block in zip(offsets(kernel), blocks):
+            gxb[lo:hi][window(offs, out_sp, stride, dilation, 1, 1)] += block[lo:hi]
+
+    parallel_for(run, padded_shape[0], gcols.size)
     return gxb
 
 

@@ -11,7 +11,7 @@ import math
 from functools import partial
 
 from ..._backend import xp
-from ..._parallel import parallel_rows
+from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.activation import col_sums, row_sums
@@ -49,6 +49,9 @@ class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
 
     def forward(self, x, w, b, mean, var, eps, stats=None):
+        self.perm = _channel_major(x) if mean is None else None
+        if self.perm is not None:
+            return self._forward_rows(x, w, b, eps, stats)
         axes = (0, *range(2, x.ndim))
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         if mean is None:
@@ -64,6 +67,8 @@ class BatchNorm(Node):
         return out
 
     def backward(self, g):
+        if self.perm is not None:
+            return self._backward_rows(g)
         xhat, invstd, w = self.saved
         nx, nw, nb = self.needs_input_grad[:3]
         axes, shape = self.axes, self.shape
@@ -89,6 +94,78 @@ class BatchNorm(Node):
         if nb:
             gb = gb_.reshape(-1)
         return gx, gw, gb, None, None
+
+    # Training mode on an input whose channels are each one contiguous block (the batch-last layout convolutions
+    # produce, or N == 1): every statistic is a BLAS dot over a channel's row, elementwise passes work on rows,
+    # and channels are split over threads (each row's arithmetic is the same whatever the split).
+    def _forward_rows(self, x, w, b, eps, stats):
+        rows = x.transpose(self.perm).reshape(x.shape[1], -1)
+        c, m = rows.shape
+        xc, out, ones = xp.empty_like(rows), xp.empty_like(rows), xp.ones(m, x.dtype)
+        mean, var = xp.empty(c, x.dtype), xp.empty(c, x.dtype)
+
+        def run(lo: int, hi: int) -> None:
+            r, d = rows[lo:hi], xc[lo:hi]
+            xp.divide(xp.vecdot(r, ones), m, out=mean[lo:hi])
+            xp.subtract(r, mean[lo:hi, None], out=d)
+            xp.divide(xp.vecdot(d, d), m, out=var[lo:hi])
+            scale = 1 / xp.sqrt(var[lo:hi] + x.dtype.type(eps))
+            if w is not None:
+                scale *= w[lo:hi]
+            xp.multiply(d, scale[:, None], out=out[lo:hi])
+            if b is not None:
+                out[lo:hi] += b[lo:hi, None]
+
+        parallel_for(run, c, rows.size)
+        if stats is not None:
+            stats.extend((mean, var))
+        invstd = 1 / xp.sqrt(var + x.dtype.type(eps))
+        self.saved = (xc, invstd, w)
+        return _from_rows(out, x.shape, self.perm)
+
+    def _backward_rows(self, g):
+        # with xhat = xc * invstd and a = w * invstd:
+        #   dx = a g - (a invstd^2 sum(g xc) / M) xc - a sum(g) / M,  dw = invstd sum(g xc),  db = sum(g)
+        xc, invstd, w = self.saved
+        nx, nw, nb = self.needs_input_grad[:3]
+        gr = g.transpose(self.perm)
+        gr = (gr if gr.flags.c_contiguous else xp.ascontiguousarray(gr)).reshape(xc.shape)
+        c, m = xc.shape
+        ones, a = xp.ones(m, xc.dtype), invstd * w if w is not None else invstd
+        gsum, gdot = xp.empty(c, xc.dtype), xp.empty(c, xc.dtype)
+        gx = xp.empty_like(xc) if nx else None
+
+        def run(lo: int, hi: int) -> None:  # channels lo..hi: their sums, then their rows of dx
+            r = gr[lo:hi]
+            xp.vecdot(r, ones, out=gsum[lo:hi])
+            xp.vecdot(r, xc[lo:hi], out=gdot[lo:hi])
+            if gx is not None:
+                ac = a[lo:hi]
+                k1, k2 = ac * invstd[lo:hi] ** 2 * gdot[lo:hi] / m, ac * gsum[lo:hi] / m
+                d = gx[lo:hi]
+                xp.multiply(r, ac[:, None], out=d)
+                t = xc[lo:hi] * k1[:, None]
+                t += k2[:, None]
+                d -= t
+
+        parallel_for(run, c, xc.size)
+        gx = _from_rows(gx, g.shape, self.perm) if nx else None
+        return gx, invstd * gdot if nw else None, gsum if nb else None, None, None
+
+
+def _channel_major(x):
+    """The axis order that shows x's memory as (C, rest), C-contiguous, so that each channel is one row; None when
+    x's memory does not keep channels apart (then BatchNorm reduces over the (N, C, *) axes)."""
+    if x.ndim < 2 or not x.size:
+        return None
+    rest = sorted((i for i in range(x.ndim) if i != 1), key=lambda i: -x.strides[i])
+    perm = (1, *rest)
+    return perm if x.transpose(perm).flags.c_contiguous else None
+
+
+def _from_rows(rows, shape, perm):
+    """(C, M) rows laid out as x.transpose(perm) back as an array of x's shape (a view, x's memory order)."""
+    return rows.reshape([shape[i] for i in perm]).transpose(xp.argsort(perm))
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,

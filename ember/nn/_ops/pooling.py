@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp
+from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from .conv import crop_spatial, ntuple, offsets, out_size, pad_spatial, window
@@ -24,20 +25,28 @@ def _overlap(kernel, stride, dilation) -> bool:
 
 def _scatter(like, out, padded_shape, kernel, stride, dilation, parts):
     """The gradient w.r.t. the padded input: gx[window(offset)] (+)= a * m for each offset's part (a, m)
-    (m None: just a); ``out`` is the output's spatial size. The adjoint of reading the windows;
-    allocated in the memory layout of array ``like``."""
+    (m None: just a), where ``parts(c0, c1)`` yields the parts of channels c0..c1; ``out`` is the output's
+    spatial size. The adjoint of reading the windows; allocated in the memory layout of array ``like``;
+    channels split over threads (windows never cross channels)."""
     add = _overlap(kernel, stride, dilation)
     tiled = all(s == d * (k - 1) + 1 and s * n == p  # windows touch, without gaps, and cover the input
                 for k, s, d, n, p in zip(kernel, stride, dilation, out, padded_shape[2:]))
-    gx = (xp.empty_like if tiled else xp.zeros_like)(like, shape=padded_shape)  # tiled: every element is written
-    for offs, (a, m) in zip(offsets(kernel), parts):
-        target = gx[window(offs, out, stride, dilation, 2, 0)]
-        if add:
-            target += a if m is None else a * m
-        elif m is None:
-            target[...] = a
-        else:
-            xp.multiply(a, m, out=target)
+    gx = xp.empty_like(like, shape=padded_shape)
+
+    def run(c0: int, c1: int) -> None:
+        g = gx[:, c0:c1]
+        if not tiled:  # tiled: every element is written
+            g[...] = 0
+        for offs, (a, m) in zip(offsets(kernel), parts(c0, c1)):
+            target = g[window(offs, out, stride, dilation, 2, 0)]
+            if add:
+                target += a if m is None else a * m
+            elif m is None:
+                target[...] = a
+            else:
+                xp.multiply(a, m, out=target)
+
+    parallel_for(run, padded_shape[1], gx.size)
     return gx
 
 
@@ -55,22 +64,28 @@ def _copy_as(a, like):
 
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
-        xpad = pad_spatial(x, pads, -xp.inf)
+        xpad = pad_spatial(x, pads, -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min)
         out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
-        out = arg = step = None
+        views = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]
+        out = xp.empty_like(views[0])  # the input's memory order
+        arg = xp.empty_like(out, dtype=xp.min_scalar_type(len(views) - 1))
+
         # running maximum over the window offsets; arg = the offset of the first maximum: offsets come in
-        # increasing order, so it is the largest offset that beat the running maximum (uint8 max, no masks)
-        for i, offs in enumerate(offsets(kernel)):
-            v = xpad[window(offs, out_sp, stride, dilation, 2, 0)]
-            if out is None:
-                out = xp.copy(v, order="K")
-                arg = xp.zeros_like(out, dtype=xp.min_scalar_type(math.prod(kernel) - 1))
-                step = xp.empty_like(arg)
-                continue
-            better = v > out
-            xp.maximum(out, v, out=out)  # propagates NaN, as PyTorch's max pooling does
-            xp.multiply(better, i, out=step, casting="unsafe")
-            xp.maximum(arg, step, out=arg)
+        # increasing order, so it is the largest offset that beat the running maximum (uint8 max, no masks);
+        # channels split over threads
+        def run(c0: int, c1: int) -> None:
+            o, a = out[:, c0:c1], arg[:, c0:c1]
+            o[...] = views[0][:, c0:c1]
+            a[...] = 0
+            step = xp.empty_like(a)
+            for i, view in enumerate(views[1:], 1):
+                v = view[:, c0:c1]
+                better = v > o
+                xp.maximum(o, v, out=o)  # propagates NaN, as PyTorch's max pooling does
+                xp.multiply(better, i, out=step, casting="unsafe")
+                xp.maximum(a, step, out=a)
+
+        parallel_for(run, x.shape[1], out.size * len(views))
         if xp.isnan(out.sum()):  # one cheap pass that is NaN if any output is: point arg at each window's NaN
             self._nan_args(xpad, out, arg, kernel, stride, dilation)
         self.saved = (arg,)
@@ -88,7 +103,10 @@ class MaxPoolNd(Node):
         padded_shape, kernel, stride, pads, dilation = self.meta
         if _layout(g) != _layout(arg):  # e.g. from a Flatten: one conversion, then every pass is in one layout
             g = _copy_as(g, arg)
-        parts = ((g, arg == i) for i in range(math.prod(kernel)))
+        def parts(c0: int, c1: int):
+            gc, ac = g[:, c0:c1], arg[:, c0:c1]
+            return ((gc, ac == i) for i in range(math.prod(kernel)))
+
         return (crop_spatial(_scatter(g, g.shape[2:], padded_shape, kernel, stride, dilation, parts), pads),)
 
     def indices(self, in_spatial):
@@ -111,14 +129,17 @@ class AvgPoolNd(Node):
         xpad = pad_spatial(x, pads)
         ones = (1,) * nd
         out_sp = out_size(xpad.shape[2:], kernel, stride, ones)
-        out = None
-        for offs in offsets(kernel):
-            v = xpad[window(offs, out_sp, stride, ones, 2, 0)]
-            if out is None:
-                out = xp.copy(v, order="K")
-            else:
-                out += v
-        out /= divisor
+        views = [xpad[window(offs, out_sp, stride, ones, 2, 0)] for offs in offsets(kernel)]
+        out = xp.empty_like(views[0])  # the input's memory order
+
+        def run(c0: int, c1: int) -> None:  # channels split over threads
+            o = out[:, c0:c1]
+            o[...] = views[0][:, c0:c1]
+            for view in views[1:]:
+                o += view[:, c0:c1]
+            o /= divisor
+
+        parallel_for(run, x.shape[1], out.size * len(views))
         self.divisor = divisor
         self.meta = (xpad.shape, kernel, stride, pads)
         return out
@@ -126,7 +147,10 @@ class AvgPoolNd(Node):
     def backward(self, g):
         padded_shape, kernel, stride, pads = self.meta
         share = g / self.divisor
-        parts = ((share, None) for _ in offsets(kernel))
+
+        def parts(c0: int, c1: int):
+            return ((share[:, c0:c1], None) for _ in offsets(kernel))
+
         ones = (1,) * len(kernel)
         return (crop_spatial(_scatter(g, g.shape[2:], padded_shape, kernel, stride, ones, parts), pads),)
 

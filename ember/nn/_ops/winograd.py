@@ -1,0 +1,217 @@
+"""Winograd F(2x2, 3x3): the stride-1, dilation-1, 3x3 convolution with 2.25x fewer multiplies.
+
+Each 4x4 tile d of the padded input (tiles step by 2) gives a 2x2 block of outputs:
+``y = A^T [ (G w G^T) * (B^T d B) ] A``, so the convolution becomes 16 small GEMMs (one per
+tile position), U_p (O x C) @ V_p (C x tiles*N), between two cheap transforms.
+
+Arrays are batch-last, (C, H, W, N), as in ``conv.py``; every transform is a handful of NumPy
+passes over whole (channel, tile row, tile column, batch) blocks. The work runs in *bands* of
+tile rows so that a band's transformed input and GEMM result stay in cache; bands are
+independent (the weight gradient keeps one partial sum per band and adds them in band order),
+so ``parallel_for`` splits them over threads and the result has the same bits for any thread
+count. The band size depends on the shape only, and so do the blocks a tile GEMM runs in when
+OpenBLAS would otherwise thread it itself (``_parallel.gemm_block``).
+
+Matrices (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2015):
+B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]],
+A^T = [[1, 1, 1, 0], [0, 1, -1, -1]].
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
+
+# about this many input elements (C * rows * W * N) per band: measured fastest on the 16-64 channel
+# layers of a CIFAR ResNet (smaller bands pay NumPy's per-call cost, larger ones fall out of cache)
+_BAND_ELEMENTS = 1 << 15
+
+
+def applies(xb, w, stride, dilation, groups: int) -> bool:
+    """Whether the convolution of batch-last xb (C, *padded, N) with w (O, C/G, *k) takes the Winograd path:
+    2-d, 3x3, stride 1, dilation 1, one group, float, and large enough to pay.
+
+    The transforms are NumPy passes whose inner runs are the batch (N elements), and the tile GEMMs have
+    K = C: measured on a CIFAR ResNet's layers, Winograd is faster than im2col from batch 32 with 16 or more
+    channels in and out (1.2-1.6x), and from batch 64 with 8; at batch 16 and below im2col is as fast or faster.
+    """
+    if not (xb.ndim == 4 and w.shape[2:] == (3, 3) and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
+            and groups == 1 and xb.dtype in (xp.float32, xp.float64)):
+        return False
+    n, narrow = xb.shape[-1], min(xb.shape[0], w.shape[0])
+    return (n >= 32 and narrow >= 16) or (n >= 64 and narrow >= 8)
+
+
+def _bands(c: int, th: int, tw: int, n: int) -> int:
+    """Tile rows per band."""
+    return max(1, min(th, _BAND_ELEMENTS // max(1, c * 2 * tw * n)))
+
+
+def _even(a, th: int, tw: int, extra: int):
+    """a (C, H, W, N) zero-extended at the bottom/right to (C, 2 th + extra, 2 tw + extra, N) when it is smaller."""
+    h, w = 2 * th + extra, 2 * tw + extra
+    if a.shape[1:3] == (h, w):
+        return a
+    out = xp.zeros((a.shape[0], h, w, a.shape[3]), a.dtype)
+    out[:, :a.shape[1], :a.shape[2]] = a
+    return out
+
+
+def _input_tiles(xs, k: int, tw: int):
+    """B^T d B for the k tile rows of xs (C, 2k + 2, 2 tw + 2, N): V (4, 4, C, k, tw, N)."""
+    c, n = xs.shape[0], xs.shape[3]
+    e = [xs[:, :, j:j + 2 * tw:2] for j in range(4)]  # tile column j of every tile: (C, 2k + 2, tw, N)
+    r = xp.empty((4, c, 2 * k + 2, tw, n), xs.dtype)  # columns transformed (d B)
+    xp.subtract(e[0], e[2], out=r[0])
+    xp.add(e[1], e[2], out=r[1])
+    xp.subtract(e[2], e[1], out=r[2])
+    xp.subtract(e[1], e[3], out=r[3])
+    v = xp.empty((4, 4, c, k, tw, n), xs.dtype)
+    for b in range(4):  # then rows (B^T .)
+        d = [r[b][:, j:j + 2 * k:2] for j in range(4)]
+        xp.subtract(d[0], d[2], out=v[0, b])
+        xp.add(d[1], d[2], out=v[1, b])
+        xp.subtract(d[2], d[1], out=v[2, b])
+        xp.subtract(d[1], d[3], out=v[3, b])
+    return v
+
+
+def _g_first(a):
+    """G @ a along the first axis (3 -> 4): the filter transform of one dimension."""
+    out = xp.empty((4, *a.shape[1:]), a.dtype)
+    s = a[0] + a[2]
+    out[0] = a[0]
+    xp.add(s, a[1], out=out[1])
+    out[1] *= 0.5
+    xp.subtract(s, a[1], out=out[2])
+    out[2] *= 0.5
+    out[3] = a[2]
+    return out
+
+
+def _gt_first(a):
+    """G^T @ a along the first axis (4 -> 3): the transpose of ``_g_first``."""
+    out = xp.empty((3, *a.shape[1:]), a.dtype)
+    s = a[1] + a[2]
+    s *= 0.5
+    xp.add(a[0], s, out=out[0])
+    xp.subtract(a[1], a[2], out=out[1])
+    out[1] *= 0.5
+    xp.add(s, a[3], out=out[2])
+    return out
+
+
+# The filter transforms work on (kh, kw, O, C) blocks, in float64: a (16 x 9) GEMM would be OpenBLAS-threaded
+# (and slower so) for a few thousand filters, competing with ember's threads.
+def _weight_tiles(w):
+    """G w G^T for w (O, C, 3, 3): U (16, O, C), tile positions row-major."""
+    a = xp.ascontiguousarray(w.transpose(2, 3, 0, 1), dtype=xp.float64)  # (kh, kw, O, C)
+    u = _g_first(_g_first(a).swapaxes(0, 1)).swapaxes(0, 1)  # (i, j, O, C)
+    return xp.ascontiguousarray(u, dtype=w.dtype).reshape(16, *w.shape[:2])
+
+
+def _weight_grad_untiles(du):
+    """G^T dU G for dU (16, O, C) (tile positions row-major), in float64: (O, C, 3, 3)."""
+    d = du.reshape(4, 4, *du.shape[1:]).astype(xp.float64)  # (i, j, O, C)
+    r = _gt_first(_gt_first(d).swapaxes(0, 1))  # (l, k, O, C)
+    return r.transpose(2, 3, 1, 0)
+
+
+def _split(nbands: int, elements: int, block) -> bool:
+    """Whether the bands run split over threads: not when a tile GEMM is too wide to keep on one OpenBLAS thread
+    (``gemm_block`` 0), whose own threads then share the cores."""
+    return block != 0 and chunks_for(nbands, elements) > 1
+
+
+def conv3x3(xb, w, keep_tiles: bool = False):
+    """Cross-correlate padded batch-last xb (C, Hp, Wp, N) with w (O, C, 3, 3): (out (O, Hp - 2, Wp - 2, N),
+    contiguous, tiles). ``tiles`` (the transformed input, one array per band, for ``weight_grad3x3``) is None
+    unless ``keep_tiles``."""
+    c, hp, wp, n = xb.shape
+    o = w.shape[0]
+    ho, wo = hp - 2, wp - 2
+    th, tw = (ho + 1) // 2, (wo + 1) // 2
+    xb = _even(xb, th, tw, 2)
+    u = _weight_tiles(w)
+    out = xp.empty((o, th, 2, tw, 2, n), xb.dtype)
+    tb = _bands(c, th, tw, n)
+    nbands = -(-th // tb)
+    tiles = [None] * nbands if keep_tiles else None
+    block = gemm_block(o, c, tb * tw * n)
+    split = _split(nbands, out.size, block)
+
+    def run(b0: int, b1: int) -> None:
+        for band in range(b0, b1):
+            t0 = band * tb
+            k = min(tb, th - t0)
+            v = _input_tiles(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
+            if tiles is not None:
+                tiles[band] = v
+            m = xp.empty((16, o, k * tw * n), xb.dtype)
+            matmul_blocks(u, v.reshape(16, c, -1), m, block)
+            m = m.reshape(4, 4, o, k, tw, n)
+            # A^T m A: rows first (whole contiguous blocks), then columns into the output's 2x2 slots
+            s = xp.empty((2, 4, o, k, tw, n), xb.dtype)
+            xp.add(m[0], m[1], out=s[0])
+            s[0] += m[2]
+            xp.subtract(m[1], m[2], out=s[1])
+            s[1] -= m[3]
+            ob = out[:, t0:t0 + k]
+            for a in range(2):
+                t = ob[:, :, a, :, 0]
+                xp.add(s[a, 0], s[a, 1], out=t)
+                t += s[a, 2]
+                t = ob[:, :, a, :, 1]
+                xp.subtract(s[a, 1], s[a, 2], out=t)
+                t -= s[a, 3]
+
+    if split:
+        parallel_for(run, nbands, out.size)
+    else:
+        run(0, nbands)
+    out = out.reshape(o, 2 * th, 2 * tw, n)
+    return (out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])), tiles
+
+
+def weight_grad3x3(tiles, gb):
+    """dL/dw of ``conv3x3(xb, w)`` from its kept ``tiles`` and the output gradient gb (O, Ho, Wo, N): (O, C, 3, 3).
+
+    With m = U * V (per tile position) and y = A^T m A, the gradient of U at position p is
+    sum over tiles of (A g A^T)_p V_p^T, and dw = G^T dU G.
+    """
+    c = tiles[0].shape[2]
+    o, ho, wo, n = gb.shape
+    th, tw = (ho + 1) // 2, (wo + 1) // 2
+    gb = _even(gb, th, tw, 0)
+    tb, nbands = tiles[0].shape[3], len(tiles)
+    partial = xp.empty((nbands, 16, o, c), gb.dtype)
+    g6 = gb.reshape(o, th, 2, tw, 2, n)
+    block = gemm_block(o, tb * tw * n, c)
+    split = _split(nbands, gb.size, block)
+
+    def run(b0: int, b1: int) -> None:
+        for band in range(b0, b1):
+            t0 = band * tb
+            v = tiles[band]
+            k = v.shape[3]
+            gt = g6[:, t0:t0 + k]
+            # A g A^T: rows (tile row a of g -> 4) then columns; A = [[1, 0], [1, 1], [1, -1], [0, -1]]
+            q = xp.empty((4, o, k, tw, 2, n), gb.dtype)
+            q[0] = gt[:, :, 0]
+            xp.add(gt[:, :, 0], gt[:, :, 1], out=q[1])
+            xp.subtract(gt[:, :, 0], gt[:, :, 1], out=q[2])
+            xp.negative(gt[:, :, 1], out=q[3])
+            dm = xp.empty((4, 4, o, k, tw, n), gb.dtype)
+            dm[:, 0] = q[:, :, :, :, 0]
+            xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
+            xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
+            xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
+            matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
+
+    if split:
+        parallel_for(run, nbands, gb.size)
+    else:
+        run(0, nbands)
+    du = partial.sum(0) if nbands > 1 else partial[0]  # band order, whatever the thread count
+    return _weight_grad_untiles(du).astype(gb.dtype)

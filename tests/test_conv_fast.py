@@ -1,0 +1,207 @@
+"""The convolution's fast paths: Winograd F(2x2, 3x3) against PyTorch and pinned to the im2col reference; im2col's
+per-row work split over threads; the same bits at 1, 2 and 3 threads."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember import _parallel
+from ember.nn._ops import conv, winograd
+
+
+@pytest.fixture
+def threads():
+    saved = ember.get_num_threads()
+    yield
+    ember.set_num_threads(saved)
+
+
+def _batch_last(x):
+    """x (N, C, H, W) stored as (C, H, W, N), the layout convolutions hand each other."""
+    return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+
+
+def _conv_grads(x, w, b, up, padding, batch_last=True):
+    """ember's output and (input, weight, bias) gradients of conv2d."""
+    ex = ember.tensor(_batch_last(x) if batch_last else x, requires_grad=True)
+    ew, eb = ember.tensor(w, requires_grad=True), None if b is None else ember.tensor(b, requires_grad=True)
+    eo = ember.nn.functional.conv2d(ex, ew, eb, padding=padding)
+    eo.backward(ember.tensor(up))
+    return [eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()] + ([] if b is None else [eb.grad.numpy()])
+
+
+def _data(shape, o, dtype, seed=0, bias=True):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = (rng.standard_normal((o, shape[1], 3, 3)) / 3).astype(dtype)
+    return x, w, rng.standard_normal(o).astype(dtype) if bias else None, rng
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,o,padding,bias", [
+    ((32, 16, 8, 8), 16, 1, False),   # a ResNet layer's shape, smaller image
+    ((32, 16, 5, 7), 24, 1, True),    # odd H and W: the last tile row/column is cropped
+    ((32, 20, 6, 9), 16, 0, True),    # no padding, odd output width
+    ((64, 8, 4, 4), 8, 1, False),     # few channels, large batch
+    ((32, 16, 3, 4), 16, 3, True),    # padding beyond the kernel's reach: the input gradient takes col2im
+])
+def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias):
+    """Shapes that take the Winograd path (asserted): output, input, weight and bias gradients equal PyTorch's."""
+    calls = []
+    for name in ("conv3x3", "weight_grad3x3"):
+        fn = getattr(winograd, name)
+        monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
+    x, w, b, rng = _data(shape, o, dtype, bias=bias)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tb = None if b is None else torch.tensor(b, requires_grad=True)
+    to = torch.nn.functional.conv2d(tx, tw, tb, padding=padding)
+    up = rng.standard_normal(tuple(to.shape)).astype(dtype)
+    to.backward(torch.tensor(up))
+    ours = _conv_grads(x, w, b, up, padding)
+    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach)
+    assert calls == ["conv3x3", "weight_grad3x3"] + (["conv3x3"] if padding <= 2 else [])
+    tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
+    theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])
+    for name, a, t in zip(("output", "input grad", "weight grad", "bias grad"), ours, theirs):
+        assert_close(a, t, msg=name, **tol)
+
+
+@pytest.mark.parametrize("shape,o,padding", [((32, 16, 6, 6), 16, 1), ((32, 16, 7, 5), 16, 0), ((64, 12, 5, 5), 8, 1)])
+def test_winograd_path_equals_im2col_reference(monkeypatch, shape, o, padding):
+    """The Winograd path and the im2col path (forced) agree on values and every gradient, float64."""
+    x, w, b, rng = _data(shape, o, np.float64)
+    hw = [n + 2 * padding - 2 for n in shape[2:]]
+    up = rng.standard_normal((shape[0], o, *hw))
+    fast = _conv_grads(x, w, b, up, padding)
+    monkeypatch.setattr(conv, "_FORCE_IM2COL", True)
+    ref = _conv_grads(x, w, b, up, padding)
+    for a, r in zip(fast, ref):
+        np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,c,o,h,w", [(1, 3, 2, 3, 3), (1, 2, 5, 4, 7), (2, 4, 3, 5, 6), (3, 1, 1, 9, 4)])
+def test_kernels_match_torch_on_any_shape(dtype, n, c, o, h, w):
+    """conv3x3 and weight_grad3x3 themselves, on shapes the router leaves to im2col (batch 1, 1 channel, odd sizes,
+    the smallest 3x3 input), against PyTorch (padding 1: the padded batch-last input is built here)."""
+    x, wt, _, rng = _data((n, c, h, w), o, dtype)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
+    to = torch.nn.functional.conv2d(tx, tw, padding=1)
+    up = rng.standard_normal(tuple(to.shape)).astype(dtype)
+    to.backward(torch.tensor(up))
+    xb = conv._batch_last_padded(x, ((1, 1), (1, 1)))
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-12, rtol=1e-12)
+    out, tiles = winograd.conv3x3(xb, wt, keep_tiles=True)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    assert_close(out.transpose(3, 0, 1, 2), to, **tol)
+    gw = winograd.weight_grad3x3(tiles, np.ascontiguousarray(up.transpose(1, 2, 3, 0)))
+    assert_close(gw, tw.grad, **tol)
+
+
+def test_router_leaves_small_and_other_convolutions_to_im2col():
+    """Winograd only where it was measured to pay: stride 1, dilation 1, 3x3, one group, float, batch and
+    channels large enough."""
+    f32 = np.float32
+
+    def xb(n, c, dtype=f32):
+        return np.zeros((c, 6, 6, n), dtype)
+
+    def w(o, c, k=3, dtype=f32):
+        return np.zeros((o, c, k, k), dtype)
+
+    assert winograd.applies(xb(32, 16), w(16, 16), (1, 1), (1, 1), 1)
+    assert winograd.applies(xb(64, 8), w(8, 8), (1, 1), (1, 1), 1)
+    assert winograd.applies(xb(32, 16, np.float64), w(16, 16, dtype=np.float64), (1, 1), (1, 1), 1)
+    assert not winograd.applies(xb(16, 16), w(16, 16), (1, 1), (1, 1), 1)  # small batch
+    assert not winograd.applies(xb(32, 3), w(16, 3), (1, 1), (1, 1), 1)  # an RGB stem
+    assert not winograd.applies(xb(32, 16), w(16, 16), (2, 2), (1, 1), 1)
+    assert not winograd.applies(xb(32, 16), w(16, 16), (1, 1), (2, 2), 1)
+    assert not winograd.applies(xb(32, 16), w(16, 8), (1, 1), (1, 1), 2)
+    assert not winograd.applies(xb(32, 16), w(16, 16, 5), (1, 1), (1, 1), 1)
+    assert not winograd.applies(xb(32, 16, np.float16), w(16, 16, dtype=np.float16), (1, 1), (1, 1), 1)
+
+
+@pytest.mark.parametrize("c,hw,limit", [
+    (16, 24, None),     # 6 bands: one per thread and more; whole tile GEMMs
+    (64, 8, None),      # 2 bands whose tile GEMMs run in blocks (64 columns forward, 16 rows for the weight gradient)
+    (96, 6, None),      # blocks that do not divide the GEMM
+    (64, 8, 1 << 14),   # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands one after another
+])
+def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
+    """Bands of tile rows split over threads: forward and every gradient have the same bits for any count, and
+    PyTorch's values."""
+    if limit is not None:
+        monkeypatch.setattr(_parallel, "BLAS_THREADED_MNK", limit)
+        t = hw // 2
+        assert _parallel.gemm_block(c, c, winograd._bands(c, t, t, 32) * t * 32) == 0
+    x, w, b, rng = _data((32, c, hw, hw), c, np.float32)
+    up = rng.standard_normal((32, c, hw, hw)).astype(np.float32)
+    th = hw // 2
+    assert winograd.applies(np.zeros((c, hw + 2, hw + 2, 32), np.float32), w, (1, 1), (1, 1), 1)
+    assert -(-th // winograd._bands(c, th, th, 32)) >= 2
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        results.append(_conv_grads(x, w, b, up, 1))
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    to = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
+    to.backward(torch.tensor(up))
+    for a, t in zip(results[0], (to, tx.grad, tw.grad, tb.grad)):
+        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
+    for other in results[1:]:
+        for a, r in zip(other, results[0]):
+            np.testing.assert_array_equal(a, r)
+
+
+@pytest.mark.parametrize("nd,stride,kernel,padding,groups", [
+    (2, 2, 3, 1, 1),   # a ResNet stage's first (strided) convolution: col2im input gradient
+    (2, 2, 1, 0, 1),   # its 1x1 strided shortcut
+    (2, 1, 3, 1, 1),   # the RGB stem (3 channels: im2col), stride-1 input gradient as a convolution
+    (2, 1, 3, 1, 2),   # groups
+    (1, 1, 5, 2, 1),   # 1-d: one block, nothing split
+])
+def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, padding, groups):
+    """im2col and the per-row GEMMs, the weight gradient's per-row products and col2im (by channel) split over
+    threads: the same bits for any count, and PyTorch's values."""
+    rng = np.random.default_rng(3)
+    c = 3 if kernel == 3 and stride == 1 and groups == 1 else 8
+    shape = (32, c, 24, 24) if nd == 2 else (32, c, 300)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((16, c // groups) + (kernel,) * nd) / 3).astype(np.float32)
+    f_ours, f_torch = (ember.nn.functional.conv2d, torch.nn.functional.conv2d) if nd == 2 else \
+        (ember.nn.functional.conv1d, torch.nn.functional.conv1d)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    to = f_torch(tx, tw, stride=stride, padding=padding, groups=groups)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        eo = f_ours(ex, ew, stride=stride, padding=padding, groups=groups)
+        eo.backward(ember.tensor(up))
+        results.append([eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()])
+    for a, t in zip(results[0], (to, tx.grad, tw.grad)):  # float32 sums of 10^4 terms: tolerance by scale
+        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
+    for other in results[1:]:
+        for a, r in zip(other, results[0]):
+            np.testing.assert_array_equal(a, r)
+
+
+def test_gemm_blocks_keep_each_gemm_small_and_equal_matmul():
+    """gemm_block: no blocks below the OpenBLAS threading size, blocks along the longer output side above it, none
+    narrower than 8; matmul_blocks computes the same product."""
+    limit = _parallel.BLAS_THREADED_MNK
+    assert _parallel.gemm_block(16, 16, 1024) is None and 16 * 16 * 1024 <= limit
+    block = _parallel.gemm_block(64, 64, 256)
+    assert block and 64 * 64 * block <= limit
+    assert _parallel.gemm_block(256, 64, 32) * 64 * 32 <= limit  # rows when the output is taller than wide
+    assert _parallel.gemm_block(192, 192, 256) == 0
+    rng = np.random.default_rng(5)
+    for m, k, n in [(64, 64, 300), (300, 40, 24), (8, 8, 8)]:
+        a, b = rng.standard_normal((3, m, k)), rng.standard_normal((3, k, n))
+        out = np.empty((3, m, n))
+        _parallel.matmul_blocks(a, b, out, _parallel.gemm_block(m, k, n))
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
