@@ -143,6 +143,7 @@ def machine(env: dict, threads: int) -> str:
     blas_env = ", ".join(f"{k}={os.environ[k]}" for k in BLAS_ENV if k in os.environ) or "none set"
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np_v} ({blas}), "
             f"torch {torch_v}; threads {threads} (OMP/OPENBLAS_NUM_THREADS, torch.set_num_threads); "
+            f"OPENBLAS_THREAD_TIMEOUT={env.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}; "
             f"OpenBLAS env in this shell: {blas_env}"
             + ("; unset for the benchmark" if not any(k in env for k in BLAS_ENV) and blas_env != "none set" else ""))
 
@@ -192,6 +193,10 @@ def main() -> None:
     print(f"command: {' '.join([os.path.basename(sys.executable), *sys.argv])}")
     for k, threads in enumerate(thread_counts):
         tenv = dict(env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        # What ember sets when it is imported before NumPy (ember/_backend.py). The child imports NumPy first, and
+        # without it NumPy's idle OpenBLAS workers spin for ~0.1 s after each threaded GEMM, taking a core from
+        # whichever framework runs next in the alternating blocks (PyTorch's GPT step: 42 instead of 25 ms).
+        tenv.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
         if args.memory_steps:
             memory_table(args.memory_steps, tenv)
             return

@@ -122,3 +122,20 @@ def test_parallel_blocks_every_row_once_in_cache_sized_blocks(threads, n, shape)
     assert max(pieces) <= max(_parallel.BLOCK_BYTES, row_bytes)
     if x.nbytes > 2 * _parallel.BLOCK_BYTES:
         assert len(pieces) >= x.nbytes // _parallel.BLOCK_BYTES
+
+
+@pytest.mark.parametrize("code, env, expected", [
+    ("import ember", {}, "4"),  # idle OpenBLAS workers sleep at once instead of spinning
+    ("import numpy, ember", {}, None),  # too late once NumPy has loaded OpenBLAS: left alone
+    ("import ember", {"EMBER_BLAS_TUNING": "0"}, None),
+    ("import ember", {"OPENBLAS_THREAD_TIMEOUT": "10"}, "10"),  # the user's own setting wins
+])
+def test_openblas_thread_timeout_set_before_numpy_loads(code, env, expected):
+    import os
+    import subprocess
+    import sys
+
+    base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "EMBER_BLAS_TUNING")}
+    out = subprocess.run([sys.executable, "-c", f"{code}; import os; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"],
+                         env={**base, **env}, capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == str(expected)
