@@ -24,8 +24,15 @@ from concurrent.futures import ThreadPoolExecutor
 from ._backend import xp
 
 # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
-# takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it).
+# takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it). For
+# kernels whose chunks are a few long NumPy/BLAS calls: convolution bands, pooling, BatchNorm.
 MIN_PARALLEL_ELEMENTS = 1 << 16
+# The same for elementwise kernels of many short passes (``parallel_rows`` and the helpers on
+# it). Every NumPy call takes the GIL back when it returns, so two threads making ~20 calls each
+# hand the GIL to each other ~40 times per kernel: measured on 2 cores, softmax and LayerNorm on
+# 128 Ki elements took 1.7-1.9x as long on two threads as on one, broke even near 256 Ki and
+# won from 512 Ki (LayerNorm 2.06 -> 1.52 ms, GELU 1.73 -> 1.12 ms).
+MIN_ELEMENTWISE_ELEMENTS = 1 << 19
 
 
 def _threads_from_env() -> int:
@@ -89,22 +96,25 @@ def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> Non
         _in_worker.active = False
 
 
-def chunks_for(rows: int, elements: int) -> int:
-    """How many chunks a kernel over ``rows`` rows and ``elements`` elements in all should use."""
+def chunks_for(rows: int, elements: int, min_elements: int | None = None) -> int:
+    """How many chunks a kernel over ``rows`` rows and ``elements`` elements in all should use
+    (one below ``min_elements``, default ``MIN_PARALLEL_ELEMENTS``)."""
     threads = _num_threads
-    if threads <= 1 or rows < 2 or elements < MIN_PARALLEL_ELEMENTS or getattr(_in_worker, "active", False):
+    least = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
+    if threads <= 1 or rows < 2 or elements < least or getattr(_in_worker, "active", False):
         return 1
-    return min(threads, rows, max(1, elements // (MIN_PARALLEL_ELEMENTS // 2)))
+    return min(threads, rows, max(1, elements // (least // 2)))
 
 
-def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int) -> None:
+def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_elements: int | None = None) -> None:
     """Call ``fn(start, stop)`` over ``range(rows)`` split into chunks, in parallel when large.
 
-    ``elements`` is the work's total size (decides whether threads pay off). Chunk boundaries
-    depend on the thread count, so ``fn`` must compute each row independently of the others.
-    An exception in any chunk is raised here after every chunk has finished.
+    ``elements`` is the work's total size; below ``min_elements`` (default ``MIN_PARALLEL_ELEMENTS``)
+    it runs on the calling thread. Chunk boundaries depend on the thread count, so ``fn`` must
+    compute each row independently of the others. An exception in any chunk is raised here after
+    every chunk has finished.
     """
-    k = chunks_for(rows, elements)
+    k = chunks_for(rows, elements, min_elements)
     if k == 1:
         fn(0, rows)
         return
@@ -129,7 +139,7 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     """Call ``fn(*pieces)`` on matching row ranges of same-length arrays (split along axis 0), in parallel.
 
     For kernels written as in-place ufuncs on views: ``fn(x[a:b], out[a:b])``. ``None`` entries
-    are passed through unchanged (an optional argument).
+    are passed through unchanged (an optional argument). Threads from ``MIN_ELEMENTWISE_ELEMENTS``.
     """
     first = next(a for a in arrays if a is not None)
     rows = first.shape[0] if first.ndim else 1
@@ -140,7 +150,7 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     def run(start: int, stop: int) -> None:
         fn(*(a if a is None else a[start:stop] for a in arrays))
 
-    parallel_for(run, rows, first.size)
+    parallel_for(run, rows, first.size, MIN_ELEMENTWISE_ELEMENTS)
 
 
 # Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
@@ -215,5 +225,6 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
             xp.matmul(a[..., j:j + block, :], b, out=out[..., j:j + block, :])
 
 
-__all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_PARALLEL_ELEMENTS", "chunks_for", "gemm_block", "get_num_threads",
-           "matmul_blocks", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads"]
+__all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_ELEMENTWISE_ELEMENTS", "MIN_PARALLEL_ELEMENTS", "chunks_for",
+           "gemm_block", "get_num_threads", "matmul_blocks", "parallel_blocks", "parallel_flat", "parallel_for",
+           "parallel_rows", "set_num_threads"]

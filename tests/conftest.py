@@ -34,3 +34,13 @@ def pytest_report_header(config):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _split_elementwise_kernels_from_small_sizes(monkeypatch):
+    """Elementwise kernels split over threads from 64 Ki elements in the tests (512 Ki in use), so
+    the tests' inputs, a few hundred Ki at most, take the threaded paths their results must not
+    depend on. The threshold decides only whether a kernel splits, never what it computes."""
+    from ember import _parallel
+
+    monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", _parallel.MIN_PARALLEL_ELEMENTS)

@@ -139,3 +139,15 @@ def test_openblas_thread_timeout_set_before_numpy_loads(code, env, expected):
     out = subprocess.run([sys.executable, "-c", f"{code}; import os; print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"],
                          env={**base, **env}, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == str(expected)
+
+
+def test_elementwise_kernels_split_only_from_their_own_threshold(threads, monkeypatch):
+    monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", 1 << 19)  # the value in use (conftest lowers it)
+    ember.set_num_threads(2)
+    for rows, expected in ((200, 1), (600, 2)):  # x 1000 elements: below and above 512 Ki
+        calls = []
+        _parallel.parallel_rows(lambda a: calls.append(len(a)), np.zeros((rows, 1000), np.float32))
+        assert len(calls) == expected and sum(calls) == rows
+    calls = []  # parallel_for's own threshold stays 64 Ki (convolution bands, pooling)
+    _parallel.parallel_for(lambda a, b: calls.append(b - a), 200, elements=200 * 1000)
+    assert len(calls) == 2
