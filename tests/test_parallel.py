@@ -145,8 +145,8 @@ def test_elementwise_kernels_split_only_from_their_own_threshold(threads, monkey
     monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", 1 << 19)  # the value in use (conftest lowers it)
     ember.set_num_threads(2)
     for rows, expected in ((200, 1), (600, 2)):  # x 1000 elements: below and above 512 Ki
-        calls = []
-        _parallel.parallel_rows(lambda a: calls.append(len(a)), np.zeros((rows, 1000), np.float32))
+        calls: list[int] = []
+        _parallel.parallel_rows(lambda a, seen=calls: seen.append(len(a)), np.zeros((rows, 1000), np.float32))
         assert len(calls) == expected and sum(calls) == rows
     calls = []  # parallel_for's own threshold stays 64 Ki (convolution bands, pooling)
     _parallel.parallel_for(lambda a, b: calls.append(b - a), 200, elements=200 * 1000)
