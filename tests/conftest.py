@@ -44,3 +44,13 @@ def _split_elementwise_kernels_from_small_sizes(monkeypatch):
     from ember import _parallel
 
     monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", _parallel.MIN_PARALLEL_ELEMENTS)
+
+
+@pytest.fixture
+def threads():
+    """Restores ember's thread count after a test that changes it (``ember.set_num_threads``)."""
+    import ember
+
+    saved = ember.get_num_threads()
+    yield
+    ember.set_num_threads(saved)

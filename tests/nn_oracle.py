@@ -45,3 +45,9 @@ def compare_module(em, tm, *arrays, train=True, atol=1e-5, rtol=1e-4, seed=1, st
         for name, b in em.named_buffers():
             assert_close(b, t_bufs[name], atol, rtol, msg=f"buffer {name}")
     return eo, to
+
+
+def batch_last(x: np.ndarray) -> np.ndarray:
+    """x (N, C, *spatial) stored in memory as (C, *spatial, N): the layout ember's convolutions hand each other."""
+    order = (*range(1, x.ndim), 0)
+    return np.ascontiguousarray(x.transpose(order)).transpose(np.argsort(order))

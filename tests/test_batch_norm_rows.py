@@ -4,22 +4,11 @@ passes: against PyTorch, against the reduction-over-axes reference, same bits at
 import numpy as np
 import pytest
 import torch
+from nn_oracle import batch_last
 from oracle import assert_close
 
 import ember
 from ember.nn._ops import norm
-
-
-@pytest.fixture
-def threads():
-    saved = ember.get_num_threads()
-    yield
-    ember.set_num_threads(saved)
-
-
-def _channels_last_in_memory(x):
-    """x (N, C, *sp) stored as (C, *sp, N)."""
-    return np.ascontiguousarray(np.moveaxis(x, 0, -1)).transpose(x.ndim - 1, *range(x.ndim - 1))
 
 
 def _run(module_cls, x, up, fw, affine, params, layout=None):
@@ -39,9 +28,9 @@ def _run(module_cls, x, up, fw, affine, params, layout=None):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("module,shape,layout", [
-    ("BatchNorm2d", (8, 5, 7, 3), _channels_last_in_memory),  # the layout convolutions produce; odd H, W
+    ("BatchNorm2d", (8, 5, 7, 3), batch_last),  # the layout convolutions produce; odd H, W
     ("BatchNorm2d", (1, 4, 5, 6), None),                      # batch 1, ordinary layout: channels already apart
-    ("BatchNorm1d", (6, 3, 9), _channels_last_in_memory),
+    ("BatchNorm1d", (6, 3, 9), batch_last),
 ])
 def test_channel_rows_path_matches_torch(dtype, affine, module, shape, layout):
     rng = np.random.default_rng(0)
@@ -65,9 +54,9 @@ def test_channel_rows_path_equals_axes_reference(monkeypatch):
     x = rng.standard_normal((16, 6, 5, 5)) * 3
     up = rng.standard_normal(x.shape)
     params = rng.standard_normal(6), rng.standard_normal(6)
-    fast = _run(ember.nn.BatchNorm2d, x, up, ember, True, params, _channels_last_in_memory)
+    fast = _run(ember.nn.BatchNorm2d, x, up, ember, True, params, batch_last)
     monkeypatch.setattr(norm, "_channel_major", lambda x: None)
-    ref = _run(ember.nn.BatchNorm2d, x, up, ember, True, params, _channels_last_in_memory)
+    ref = _run(ember.nn.BatchNorm2d, x, up, ember, True, params, batch_last)
     for a, r in zip(fast, ref):
         np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-12)
 
@@ -75,12 +64,12 @@ def test_channel_rows_path_equals_axes_reference(monkeypatch):
 def test_channel_major_detects_layouts():
     x = np.zeros((4, 3, 5, 6), np.float32)
     assert norm._channel_major(x) is None  # (N, C, H, W): a channel is N separate blocks
-    assert norm._channel_major(_channels_last_in_memory(x)) == (1, 2, 3, 0)
+    assert norm._channel_major(batch_last(x)) == (1, 2, 3, 0)
     assert norm._channel_major(x[:1]) is not None
     assert norm._channel_major(np.zeros((0, 3, 2, 2), np.float32)) is None
 
 
-@pytest.mark.parametrize("layout", [_channels_last_in_memory, None])
+@pytest.mark.parametrize("layout", [batch_last, None])
 def test_batch_norm_and_relu_same_bits_at_1_2_3_threads(threads, layout):
     """Channels (BatchNorm) and memory chunks (ReLU) split over threads: identical bits for any count."""
     rng = np.random.default_rng(2)

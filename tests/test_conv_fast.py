@@ -4,6 +4,7 @@ per-row work split over threads; the same bits at 1, 2 and 3 threads."""
 import numpy as np
 import pytest
 import torch
+from nn_oracle import batch_last as stored_batch_last
 from oracle import assert_close
 
 import ember
@@ -11,21 +12,9 @@ from ember import _parallel
 from ember.nn._ops import conv, winograd
 
 
-@pytest.fixture
-def threads():
-    saved = ember.get_num_threads()
-    yield
-    ember.set_num_threads(saved)
-
-
-def _batch_last(x):
-    """x (N, C, H, W) stored as (C, H, W, N), the layout convolutions hand each other."""
-    return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
-
-
 def _conv_grads(x, w, b, up, padding, batch_last=True):
     """ember's output and (input, weight, bias) gradients of conv2d."""
-    ex = ember.tensor(_batch_last(x) if batch_last else x, requires_grad=True)
+    ex = ember.tensor(stored_batch_last(x) if batch_last else x, requires_grad=True)
     ew, eb = ember.tensor(w, requires_grad=True), None if b is None else ember.tensor(b, requires_grad=True)
     eo = ember.nn.functional.conv2d(ex, ew, eb, padding=padding)
     eo.backward(ember.tensor(up))

@@ -240,13 +240,6 @@ THREADED = {
 }
 
 
-@pytest.fixture
-def restore_threads():
-    before = ember.get_num_threads()
-    yield
-    ember.set_num_threads(before)
-
-
 def _outputs_and_grads(fn, specs, seed=0):
     arrays = make_inputs(specs, seed=seed)
     inputs = [ember.tensor(a, requires_grad=True) for a in arrays]
@@ -267,7 +260,7 @@ def _assert_same_bits_at_every_thread_count(run):
 
 
 @pytest.mark.parametrize("name", list(THREADED))
-def test_threaded_kernel_same_bits_at_1_2_3_threads(name, restore_threads):
+def test_threaded_kernel_same_bits_at_1_2_3_threads(name, threads):
     fn, specs = THREADED[name]
     largest = {"sdpa_causal": 2 * 3 * 130 * 130, "sdpa_float_mask": 2 * 3 * 130 * 130,  # the scores
                "linear_bias": 40 * 30 * 101}.get(name) or max(a.size for a in make_inputs(specs))
@@ -276,14 +269,14 @@ def test_threaded_kernel_same_bits_at_1_2_3_threads(name, restore_threads):
 
 
 @pytest.mark.parametrize("name", list(THREADED))
-def test_threaded_kernel_against_torch(name, restore_threads):
+def test_threaded_kernel_against_torch(name, threads):
     ember.set_num_threads(3)
     fn, specs = THREADED[name]
     # linear: the weight gradient sums 1200 products of size ~1 in float32 GEMMs (each library its own order)
     check(fn, specs, atol=2e-4 if name == "linear_bias" else 2e-5, rtol=1e-4)
 
 
-def test_threaded_attention_dropout_same_bits(restore_threads):
+def test_threaded_attention_dropout_same_bits(threads):
     def run():
         ember.manual_seed(11)
         return _outputs_and_grads(lambda m, q, k, v: _f(m).scaled_dot_product_attention(q, k, v, dropout_p=0.2),
@@ -311,7 +304,7 @@ def _optimizer_steps(m, name, kwargs, steps=3):
 
 
 @pytest.mark.parametrize("name,kwargs", OPTIMIZERS)
-def test_threaded_optimizer_same_bits_and_matches_torch(name, kwargs, restore_threads):
+def test_threaded_optimizer_same_bits_and_matches_torch(name, kwargs, threads):
     _assert_same_bits_at_every_thread_count(lambda: _optimizer_steps(ember, name, kwargs))
     for e, t in zip(_optimizer_steps(ember, name, kwargs), _optimizer_steps(torch, name, kwargs)):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)

@@ -10,13 +10,6 @@ import ember
 from ember import _parallel
 
 
-@pytest.fixture
-def threads():
-    saved = ember.get_num_threads()
-    yield
-    ember.set_num_threads(saved)
-
-
 def test_set_num_threads_matches_torch_errors(threads):
     ember.set_num_threads(3)
     assert ember.get_num_threads() == 3

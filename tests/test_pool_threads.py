@@ -3,20 +3,10 @@
 import numpy as np
 import pytest
 import torch
+from nn_oracle import batch_last
 from oracle import assert_close
 
 import ember
-
-
-@pytest.fixture
-def threads():
-    saved = ember.get_num_threads()
-    yield
-    ember.set_num_threads(saved)
-
-
-def _batch_last(x):
-    return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
 
 
 @pytest.mark.parametrize("name,kwargs", [
@@ -31,7 +21,7 @@ def test_pooling_same_bits_at_1_2_3_threads(threads, name, kwargs, layout):
     x = rng.standard_normal((16, 24, 12, 12)).astype(np.float32)  # 55 296 inputs: split above 64 Ki with 9 offsets
     x[0, 0, 0, :2] = 1.5  # a tie: the first maximum wins
     x[1, 3, 4, 4] = np.nan  # NaN wins its windows
-    xin = _batch_last(x) if layout == "batch_last" else x
+    xin = batch_last(x) if layout == "batch_last" else x
     tx = torch.tensor(x, requires_grad=True)
     to = getattr(torch.nn.functional, name)(tx, **kwargs)
     up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
