@@ -1,4 +1,4 @@
-"""Small pieces shared by the Adam-family optimizers (Adamax, NAdam, RAdam): argument checks, lerp."""
+"""Small pieces shared by the Adam-family optimizers (Adam, Adamax, NAdam, RAdam, SparseAdam): argument checks, lerp."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from typing import Any
 from .._backend import xp
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
+from ._helpers import check_betas
 from .optimizer import (
     Optimizer,
     adam_family_decay,
@@ -58,9 +59,7 @@ class Adam(Optimizer):
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         check_nonneg(lr=lr, eps=eps)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(betas)
         check_nonneg(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
@@ -88,8 +87,8 @@ class Adam(Optimizer):
                          beta1=beta1, beta2=beta2, eps_c=group["eps"] * c, step_size=-lr * c / (1 - beta1**t))
         # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
         parallel_blocks(kernel, p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data, self._scratch(p),
-                      self._scratch(g, 1) if decayed else None,
-                      state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
+                        self._scratch(g, 1) if decayed else None,
+                        state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
 
 
 def _adam_rows(p, g, m, v, tmp, gbuf, vmax, *, shrink, weight_decay, maximize, beta1, beta2, eps_c, step_size):
