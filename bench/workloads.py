@@ -17,6 +17,19 @@ def _data(fw, batch: int, shape: tuple, seed: int):
     return xs, ys
 
 
+def _classifier_step(model, criterion, optimizer, xs, ys):
+    """The plain step on the 8 batches ``xs``/``ys``: zero_grad, forward, loss, backward, step."""
+
+    def step(i: int) -> float:
+        optimizer.zero_grad()
+        loss = criterion(model(xs[i % 8]), ys[i % 8])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 def mlp_model(fw, seed: int = 0):
     """The MLP: 784-256-256-10 with BatchNorm, ReLU and Dropout(0.3)."""
     nn = fw.nn
@@ -71,14 +84,7 @@ def build_cnn(fw, batch: int, seed: int = 0):
     optimizer = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xs, ys = _data(fw, batch, (1, 28, 28), seed)
 
-    def step(i: int) -> float:
-        optimizer.zero_grad()
-        loss = criterion(model(xs[i % 8]), ys[i % 8])
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step
+    return _classifier_step(model, criterion, optimizer, xs, ys)
 
 
 def build_lstm_lm(fw, batch: int, seed: int = 0):
@@ -244,14 +250,7 @@ def build_resnet(fw, batch: int, seed: int = 0):
     optimizer = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xs, ys = _data(fw, batch, (3, 32, 32), seed)
 
-    def step(i: int) -> float:
-        optimizer.zero_grad()
-        loss = criterion(model(xs[i % 8]), ys[i % 8])
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step
+    return _classifier_step(model, criterion, optimizer, xs, ys)
 
 
 def build_embedding(fw, batch: int, seed: int = 0, optim: str = "SGD", vocab: int = 50000, dim: int = 128,
@@ -307,14 +306,7 @@ def build_mlp_plain(fw, batch: int, seed: int = 0):
     optimizer = fw.optim.Adam(model.parameters(), lr=1e-3)
     xs, ys = _data(fw, batch, (784,), seed)
 
-    def step(i: int) -> float:
-        optimizer.zero_grad()
-        loss = criterion(model(xs[i % 8]), ys[i % 8])
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    return step
+    return _classifier_step(model, criterion, optimizer, xs, ys)
 
 
 OPS_PER_STEP = 100
