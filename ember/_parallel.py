@@ -59,12 +59,12 @@ _in_worker = threading.local()
 
 
 def get_num_threads() -> int:
-    """Threads ember's elementwise kernels use (``OMP_NUM_THREADS`` at start-up, else the cores)."""
+    """Threads ember's own kernels use (``OMP_NUM_THREADS`` at start-up, else the cores)."""
     return _num_threads
 
 
 def set_num_threads(n: int) -> None:
-    """Set the threads ember's elementwise kernels use, as ``torch.set_num_threads``.
+    """Set the threads ember's own kernels use, as ``torch.set_num_threads``.
 
     Raises RuntimeError, as PyTorch does, for a count that is not a positive int.
     """
@@ -176,7 +176,6 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
             fn(*(a if a is None else a[start:start + step] for a in parts))
 
     parallel_rows(blocks, *arrays)
-
 
 
 def parallel_flat(fn: Callable[..., None], *arrays) -> None:
