@@ -63,13 +63,6 @@ def test_onnx_export_is_a_clear_error():
         ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "model.onnx")
 
 
-def test_tensorboard_writer_says_what_to_do():
-    from ember.utils.tensorboard import SummaryWriter
-
-    with pytest.raises(NotImplementedError, match="SummaryWriter is not implemented in ember.*print"):
-        SummaryWriter("runs/x")
-
-
 def test_multiprocessing_is_pythons_plus_spawn():
     import multiprocessing
 

@@ -1,23 +1,158 @@
-"""``ember.utils.tensorboard``: importable, so programs that import ``SummaryWriter`` load; ember writes no
-TensorBoard event files, so constructing a ``SummaryWriter`` raises NotImplementedError saying what to do.
+"""``ember.utils.tensorboard``: PyTorch's ``SummaryWriter``, writing TensorBoard event files.
+
+The event files are written by tensorboardX (``pip install "ember[tensorboard]"``), a well-kept writer of
+TensorBoard's format that needs no TensorFlow; TensorBoard reads them as it reads PyTorch's. ember's class
+keeps PyTorch's signatures (``log_dir``, ``add_hparams(..., hparam_domain_discrete, run_name)``) and turns
+ember tensors into NumPy arrays before they are written, so every ``add_*`` takes what PyTorch's takes.
+
+Differences from PyTorch: ``add_graph`` raises NotImplementedError (it traces the model with PyTorch's JIT,
+which ember does not have); the rest of the ``add_*`` methods are tensorboardX's, which PyTorch's were
+derived from.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from typing import Any
+
 from ..._missing import module_getattr
+from ..._tensor import Tensor
 
 __all__ = ["SummaryWriter"]
 
-
-class SummaryWriter:
-    """Raises NotImplementedError on construction: ember cannot write TensorBoard logs."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError(
-            "torch.utils.tensorboard.SummaryWriter is not implemented in ember: ember does not write "
-            "TensorBoard event files. Log with print() or the csv module instead, or create the writer "
-            "only when running under PyTorch (e.g. writer = SummaryWriter() if use_tensorboard else None)."
-        )
+_INSTALL_HINT = (
+    "torch.utils.tensorboard.SummaryWriter in ember writes its event files with the tensorboardX package, "
+    "which is not installed: pip install tensorboardX (or pip install \"ember[tensorboard]\")"
+)
 
 
-__getattr__ = module_getattr(__name__)
+def _writer_base():
+    try:
+        from tensorboardX import SummaryWriter as base
+    except ImportError as err:  # PyTorch raises ImportError at the import when its writer's package is missing
+        raise ImportError(_INSTALL_HINT) from err
+    return base
+
+
+def _to_numpy(value: Any) -> Any:
+    """``value`` with every ember Tensor in it (also inside lists, tuples and dicts) as a NumPy array."""
+    if isinstance(value, Tensor):
+        return value.detach().numpy()
+    if isinstance(value, dict):
+        return {k: _to_numpy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (Tensor, list, tuple, dict)) for v in value):
+        return type(value)(_to_numpy(v) for v in value)
+    return value
+
+
+def _numpy_arguments(method):
+    def call(self, *args, **kwargs):
+        return method(self, *(_to_numpy(a) for a in args), **{k: _to_numpy(v) for k, v in kwargs.items()})
+
+    call.__name__, call.__qualname__, call.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    return call
+
+
+def _make_writer_class(base):
+    class SummaryWriter(base):
+        """Writes TensorBoard event files under ``log_dir`` (default ``runs/<date>_<host><comment>``), as
+        PyTorch's ``torch.utils.tensorboard.SummaryWriter``."""
+
+        def __init__(self, log_dir: str | None = None, comment: str = "", purge_step: int | None = None,
+                     max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "") -> None:
+            super().__init__(logdir=log_dir, comment=comment, purge_step=purge_step, max_queue=max_queue,
+                             flush_secs=flush_secs, filename_suffix=filename_suffix)
+
+        def get_logdir(self) -> str:
+            return self.logdir
+
+        def add_hparams(self, hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None,
+                        run_name: str | None = None, global_step: int | None = None) -> None:
+            """As PyTorch: the hyperparameters and metrics of one run, written in a sub-directory ``run_name``
+            (default: the current time) of ``log_dir``; ``hparam_domain_discrete`` lists the values a
+            hyperparameter can take (TensorBoard shows them as a discrete filter)."""
+            if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+                raise TypeError("hparam_dict and metric_dict should be dictionary.")
+            hparam_dict, metric_dict = _to_numpy(hparam_dict), _to_numpy(metric_dict)
+            from tensorboardX.summary import hparams
+
+            experiment, start, end = hparams(hparam_dict, metric_dict)
+            if hparam_domain_discrete:
+                _set_discrete_domains(experiment, hparam_dict, hparam_domain_discrete)
+            run_dir = os.path.join(self.logdir, run_name or str(time.time()))
+            with type(self)(log_dir=run_dir) as run_writer:
+                for summary in (experiment, start, end):
+                    run_writer.file_writer.add_summary(summary)
+                for tag, value in metric_dict.items():
+                    run_writer.add_scalar(tag, value, global_step)
+
+        def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
+                        walltime: float | None = None) -> None:
+            """As PyTorch: each ``tag_scalar_dict`` entry goes to its own run, ``<log_dir>/<main_tag>_<tag>``
+            (``/`` in ``main_tag`` written as ``_``), under the tag ``main_tag``, so TensorBoard draws them in
+            one chart."""
+            from tensorboardX.summary import scalar
+            from tensorboardX.writer import FileWriter
+
+            walltime = time.time() if walltime is None else walltime
+            for tag, value in tag_scalar_dict.items():
+                run_dir = self.logdir + "/" + main_tag.replace("/", "_") + "_" + tag
+                writer = self.all_writers.get(run_dir)
+                if writer is None:
+                    writer = self.all_writers[run_dir] = FileWriter(
+                        run_dir, max_queue=self._max_queue, flush_secs=self._flush_secs,
+                        filename_suffix=self._filename_suffix)
+                writer.add_summary(scalar(main_tag, _to_numpy(value)), global_step, walltime)
+
+        def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True):
+            raise NotImplementedError(
+                "SummaryWriter.add_graph is not implemented in ember: PyTorch traces the model with its JIT "
+                "(torch.jit.trace), which ember does not have. The other add_* methods work."
+            )
+
+    own = ("add_hparams", "add_scalars", "add_graph")
+    for name in dir(base):
+        if name.startswith("add_") and name not in own and callable(getattr(base, name)):
+            setattr(SummaryWriter, name, _numpy_arguments(getattr(base, name)))
+    SummaryWriter.__module__ = __name__
+    return SummaryWriter
+
+
+def _set_discrete_domains(experiment, hparam_dict: dict, domains: dict) -> None:
+    """Record ``domains`` (name -> list of values) in the experiment summary, as PyTorch's writer does, after
+    checking them as PyTorch does."""
+    from tensorboardX.proto.plugin_hparams_pb2 import HParamsPluginData
+
+    for name, values in domains.items():
+        if name not in hparam_dict:
+            continue
+        if not isinstance(values, list) or not all(isinstance(v, type(hparam_dict[name])) for v in values):
+            raise TypeError(f"parameter: hparam_domain_discrete[{name}] should be a list of same type as "
+                            f"hparam_dict[{name}].")
+    value = experiment.value[0]
+    data = HParamsPluginData.FromString(value.metadata.plugin_data.content)
+    for info in data.experiment.hparam_infos:
+        for v in domains.get(info.name, ()):
+            entry = info.domain_discrete.values.add()
+            if isinstance(v, bool):
+                entry.bool_value = v
+            elif isinstance(v, (int, float)):
+                entry.number_value = float(v)
+            else:
+                entry.string_value = str(v)
+    value.metadata.plugin_data.content = data.SerializeToString()
+
+
+_module_getattr = module_getattr(__name__)
+_writer_class = None
+
+
+def __getattr__(name: str):
+    # The writer's package loads when SummaryWriter is first used, not when ember.utils is imported.
+    global _writer_class
+    if name == "SummaryWriter":
+        if _writer_class is None:
+            _writer_class = _make_writer_class(_writer_base())
+        return _writer_class
+    return _module_getattr(name)

@@ -1,0 +1,126 @@
+"""``torch.utils.tensorboard.SummaryWriter`` under ember writes event files that TensorBoard's own reader reads,
+with the runs, tags and values PyTorch's writer produces for the same program."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+
+PROGRAM = textwrap.dedent("""
+    import sys
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(sys.argv[1]) as w:
+        for step in range(3):
+            w.add_scalar("train/loss", torch.tensor(1.0 / (step + 1)), step)
+            w.add_scalars("run", {"a": step, "b": torch.tensor(2.0 * step)}, step)
+        w.add_histogram("weights", torch.arange(100, dtype=torch.float32) / 10, 0)
+        w.add_image("img", torch.linspace(0, 1, 60).reshape(3, 4, 5), 0)
+        w.add_images("batch", torch.zeros(2, 3, 4, 4), 1)
+        w.add_text("note", "hello", 0)
+        w.add_hparams({"lr": 0.1, "opt": "sgd"}, {"hp/acc": torch.tensor(0.9)},
+                      hparam_domain_discrete={"opt": ["sgd", "adam"]}, run_name="r1")
+        w.flush()
+    print(type(w).__module__)
+""")
+
+
+def _write(tmp_path, mode):
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    logdir = tmp_path / mode
+    command = [sys.executable, "-m", "ember.compat"] if mode == "ember" else [sys.executable]
+    out = subprocess.run([*command, str(script), str(logdir)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return logdir, out.stdout.strip()
+
+
+def _read(run_dir):
+    acc = event_accumulator.EventAccumulator(str(run_dir), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    return acc
+
+
+def _runs(logdir):
+    return sorted(os.path.relpath(d, logdir) for d, _, files in os.walk(logdir) if files)
+
+
+def test_tensorboard_reads_what_the_writer_wrote_as_pytorchs(tmp_path):
+    pytest.importorskip("tensorboardX")
+    ember_dir, module = _write(tmp_path, "ember")
+    assert module == "ember.utils.tensorboard"
+    torch_dir, _ = _write(tmp_path, "torch")
+    assert _runs(ember_dir) == _runs(torch_dir) == [".", "r1", "run_a", "run_b"]
+
+    mine, theirs = _read(ember_dir), _read(torch_dir)
+    for kind in ("scalars", "histograms", "images", "tensors"):
+        assert sorted(mine.Tags()[kind]) == sorted(theirs.Tags()[kind]), kind
+    assert [(e.step, e.value) for e in mine.Scalars("train/loss")] == \
+        [(e.step, e.value) for e in theirs.Scalars("train/loss")]
+    for run in ("run_a", "run_b"):
+        assert [(e.step, e.value) for e in _read(ember_dir / run).Scalars("run")] == \
+            [(e.step, e.value) for e in _read(torch_dir / run).Scalars("run")]
+    h, th = mine.Histograms("weights")[0].histogram_value, theirs.Histograms("weights")[0].histogram_value
+    assert (h.min, h.max, h.num, h.sum) == pytest.approx((th.min, th.max, th.num, th.sum))
+    for tag in ("img", "batch"):
+        image = mine.Images(tag)[0]
+        assert (image.width, image.height) == (theirs.Images(tag)[0].width, theirs.Images(tag)[0].height)
+    text = mine.Tensors("note/text_summary")[0].tensor_proto.string_val
+    assert text == theirs.Tensors("note/text_summary")[0].tensor_proto.string_val == [b"hello"]
+
+
+def test_hparams_carry_the_discrete_domain_and_the_metric(tmp_path):
+    pytest.importorskip("tensorboardX")
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    ember_dir, _ = _write(tmp_path, "ember")
+    run = _read(ember_dir / "r1")
+    assert [e.value for e in run.Scalars("hp/acc")] == pytest.approx([0.9])
+    content = run.PluginTagToContent("hparams")["_hparams_/experiment"]
+    experiment = plugin_data_pb2.HParamsPluginData.FromString(content).experiment
+    domains = {i.name: [v.string_value for v in i.domain_discrete.values] for i in experiment.hparam_infos}
+    assert domains["opt"] == ["sgd", "adam"]
+    start = plugin_data_pb2.HParamsPluginData.FromString(
+        run.PluginTagToContent("hparams")["_hparams_/session_start_info"]).session_start_info
+    assert start.hparams["lr"].number_value == pytest.approx(0.1) and start.hparams["opt"].string_value == "sgd"
+
+
+def test_hparams_domain_of_the_wrong_type_is_pytorchs_type_error(tmp_path):
+    pytest.importorskip("tensorboardX")
+    from ember.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(str(tmp_path)) as w, pytest.raises(TypeError, match=r"hparam_domain_discrete\[lr\]"):
+        w.add_hparams({"lr": 0.1}, {"acc": 1.0}, hparam_domain_discrete={"lr": ["a"]})
+
+
+def test_writer_takes_ember_tensors_and_numpy_alike(tmp_path):
+    pytest.importorskip("tensorboardX")
+    import ember
+    from ember.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path), comment="x")
+    assert w.get_logdir() == str(tmp_path)
+    w.add_scalar("a", ember.tensor(3.0), 0)
+    w.add_scalar("a", np.float32(4.0), 1)
+    w.add_histogram("h", [ember.tensor(1.0), 2.0], 0)
+    w.close()
+    assert [e.value for e in _read(tmp_path).Scalars("a")] == [3.0, 4.0]
+    with pytest.raises(NotImplementedError, match="add_graph.*JIT"):
+        w.add_graph(ember.nn.Linear(2, 2), ember.zeros(1, 2))
+
+
+def test_without_tensorboardx_the_import_names_the_package():
+    code = ("import sys; sys.modules['tensorboardX'] = None\n"
+            "try:\n    from ember.utils.tensorboard import SummaryWriter\n"
+            "except ImportError as e:\n    print('ImportError:', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert "ImportError:" in out.stdout and "pip install tensorboardX" in out.stdout, out.stdout + out.stderr
