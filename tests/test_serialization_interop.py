@@ -251,3 +251,43 @@ def test_legacy_and_foreign_zip_members_are_checked():
         zf.writestr("archive/data.pkl", b"\x80\x02]q\x00.")  # an empty list, no storages
     buf.seek(0)
     assert ember.load(buf) == []
+
+
+_COMPAT_SAVE = """
+import sys
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+model(torch.randn(5, 3)).sum().backward()
+torch.save({"model": model.state_dict(), "epoch": 3}, sys.argv[1] + "/ckpt.pt")
+torch.save(model, sys.argv[1] + "/whole.pt")  # PyTorch's format cannot hold an ember module: ember's, with a warning
+x = torch.ones(2, 3)
+print(model.eval()(x).sum().item())
+"""
+
+
+def test_torch_save_under_the_compat_runner_writes_a_file_pytorch_loads(tmp_path):
+    from conftest import ROOT
+
+    script = tmp_path / "save.py"
+    script.write_text(_COMPAT_SAVE)
+    out = subprocess.run([sys.executable, "-m", "ember.compat", str(script), str(tmp_path)], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0, out.stderr
+    assert "torch.save('" in out.stderr and "whole.pt') wrote ember's format" in out.stderr, out.stderr
+    ckpt = torch.load(tmp_path / "ckpt.pt", weights_only=True)  # PyTorch reads it, weights-only
+    assert ckpt["epoch"] == 3
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    model.load_state_dict(ckpt["model"])
+    assert model.eval()(torch.ones(2, 3)).sum().item() == pytest.approx(float(out.stdout), rel=1e-6)
+    whole = ember.load(tmp_path / "whole.pt", weights_only=False)
+    assert isinstance(whole, nn.Sequential)
+
+
+def test_ember_save_outside_the_compat_runner_writes_embers_format():
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(2)}, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zf:
+        assert not any(n.endswith("data.pkl") for n in zf.namelist())

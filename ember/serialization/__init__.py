@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
+import warnings
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -69,27 +71,53 @@ def _name(f: FileLike) -> str:
 
 def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False, *,
-         format: str = "ember") -> None:
+         format: str | None = None) -> None:
     """Write ``obj`` (a ``state_dict``, a whole module, ...) to a path or binary file object.
 
     Args:
         pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
             for PyTorch compatibility and ignored (nothing is pickled).
-        format: ``"ember"`` (default; see the module docstring) or ``"torch"``: PyTorch's zip format, which
+        format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
             ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
+            None (default): ``"torch"`` when the program runs with ``torch`` meaning ember (``python -m
+            ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
+            otherwise. Under the compat runner an object PyTorch's format cannot hold without pickling code (a
+            whole ``nn.Module``, a NumPy array) is written in ember's format, with a warning saying so.
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f``, then the directory fsynced. A failure to write (a full disk) is a RuntimeError and leaves the
     previous file as it was. Differences from ``torch.save``: no pickle, and tensors sharing storage are
     stored separately.
     """
-    if format not in _FORMATS:
+    if format is None:
+        write = _default_writer(obj, _name(f))
+    elif format not in _FORMATS:
         raise ValueError(f"ember.save: format must be one of {_FORMATS}, got {format!r}")
-    write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
+    else:
+        write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
     if isinstance(f, (str, os.PathLike)):
         write_atomically(f, write, f"ember.save({_name(f)})")
     else:
         write(f)
+
+
+def _torch_is_ember() -> bool:
+    """Whether ``torch`` names ember in this process (the compat runner maps it so)."""
+    ember = sys.modules.get(__name__.partition(".")[0])
+    return ember is not None and sys.modules.get("torch") is ember
+
+
+def _default_writer(obj: Any, name: str):
+    """The writer of ``save``'s default format (see ``save``)."""
+    if not _torch_is_ember():
+        return _ember_format.writer(obj)
+    try:
+        return _torch_format.writer(obj)
+    except TypeError as why:
+        write = _ember_format.writer(obj)  # the TypeError of what neither format can hold propagates
+        warnings.warn(f"torch.save({name}) wrote ember's format, which PyTorch cannot read: {why}. Save a "
+                      "state_dict() instead to get a file PyTorch loads.", UserWarning, stacklevel=3)
+        return write
 
 
 def _check_map_location(map_location) -> None:
