@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import re
 import runpy
@@ -148,13 +149,18 @@ def install() -> None:
             "ember.compat.install(): the real torch is already imported in this process; "
             "call install() before anything imports torch"
         )
-    if not any(isinstance(finder, _TorchAlias) for finder in sys.meta_path):
+    if not is_active():
         sys.meta_path.insert(0, _TorchAlias())
     import ember
     import ember.version
 
     # ``torch`` is ember itself, so its __version__ must read as PyTorch's: the API level ember implements.
     ember.__version__ = ember.version.__version__
+
+
+def is_active() -> bool:
+    """Whether ``torch`` resolves to ember in this process (``install()`` has run: the compat runner)."""
+    return any(isinstance(finder, _TorchAlias) for finder in sys.meta_path)
 
 
 def _is_shim(module) -> bool:
@@ -192,9 +198,21 @@ def run(script: str, args: list[str]) -> None:
 
 
 def run_module(module: str, args: list[str]) -> None:
-    """Run ``module`` as ``python -m module args...`` would, with ember standing in for torch."""
+    """Run ``module`` as ``python -m module args...`` would, with ember standing in for torch.
+
+    A ``torch.*`` module runs as its ember counterpart (``-m torch.distributed.run`` is ember's launcher); one
+    ember does not have stops with the missing feature named."""
     install()
     _install_for_children()
+    if module == _ALIAS or module.startswith(_ALIAS + "."):
+        target = _ember_name(module)
+        try:
+            found = importlib.util.find_spec(target) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            found = False
+        if not found:
+            raise SystemExit(f"ember.compat: {_missing(module)}")
+        module = target
     sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as Python does
     sys.path.insert(0, os.getcwd())
     _named_import_errors(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
@@ -236,4 +254,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # ``python -m ember.compat`` runs this file as ``__main__``; the runner's state (the torch finder) belongs to
+    # the importable ``ember.compat``, which the rest of ember asks (``is_active``).
+    from ember.compat import main as _main
+
+    sys.exit(_main(sys.argv[1:]))

@@ -39,6 +39,7 @@ import tempfile
 import time
 
 from . import _outcome
+from ._bootstrap import on_ember
 from ._job import Guard, Job
 from ._launch_args import parse
 from ._records import RUN_DIR_VAR
@@ -96,9 +97,17 @@ def build_command(args, mpiexec: str, world: int, hosts: list[str], log_dir: str
     agent = [_AGENT, "--redirects", args.redirects, "--tee", args.tee, "--log-dir", log_dir]
     if args.no_python:
         agent.append("--no-python")
-    target = ["-m", args.script] if args.module else [args.script]
     return [mpiexec, *flags, "-n", str(world), *shlex.split(args.mpiexec_args),
-            sys.executable, *agent, "--", *target, *args.script_args]
+            sys.executable, *agent, "--", *rank_target(args)]
+
+
+def rank_target(args) -> list[str]:
+    """What each rank's Python runs: the script (or ``-m module``) and its arguments; under the compat runner
+    (``python -m ember.compat -m torch.distributed.run ...``) through it, so ``torch`` is ember in the ranks too."""
+    target = ["-m", args.script, *args.script_args] if args.module else [args.script, *args.script_args]
+    from .. import compat
+
+    return on_ember(target) if compat.is_active() and not args.no_python else target
 
 
 def _environment(args, hosts: list[str], run_dir: str, attempt: int) -> dict[str, str]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import struct
-import sys
 import warnings
 import zipfile
 import zlib
@@ -101,15 +100,11 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         write(f)
 
 
-def _torch_is_ember() -> bool:
-    """Whether ``torch`` names ember in this process (the compat runner maps it so)."""
-    ember = sys.modules.get(__name__.partition(".")[0])
-    return ember is not None and sys.modules.get("torch") is ember
-
-
 def _default_writer(obj: Any, name: str):
     """The writer of ``save``'s default format (see ``save``)."""
-    if not _torch_is_ember():
+    from .. import compat
+
+    if not compat.is_active():
         return _ember_format.writer(obj)
     try:
         return _torch_format.writer(obj)
