@@ -27,9 +27,10 @@ class MissingFeatureError(AttributeError):
 
     __module__ = "ember"
 
-    def __init__(self, message: str, attr: str = "", candidates: Callable[[], Iterable[str]] | None = None) -> None:
+    def __init__(self, message: str, attr: str = "", candidates: Callable[[], Iterable[str]] | None = None,
+                 if_typo: str = "") -> None:
         super().__init__(message)
-        self._attr, self._candidates = attr, candidates
+        self._attr, self._candidates, self._if_typo = attr, candidates, if_typo
 
     def __str__(self) -> str:
         # A close public name is suggested (the name may be a typo, not a missing feature); computed only
@@ -40,7 +41,10 @@ class MissingFeatureError(AttributeError):
 
         public = sorted({c for c in self._candidates() if not c.startswith("_")})
         close = difflib.get_close_matches(self._attr, public, n=1, cutoff=0.75)
-        return self.args[0] + (f". Did you mean: '{close[0]}'?" if close else "")
+        if not close:
+            return self.args[0]
+        # A close name that exists makes a typo likely: say so first, without claiming PyTorch has the name.
+        return f"{self._if_typo or self.args[0]}. Did you mean: '{close[0]}'?"
 
     # Python fills ``name``/``obj`` in and then appends its own "Did you mean: ...?", which may point
     # at ember's private modules (``torch.backends`` -> '_backend'). Keeping them out of the C fields
@@ -68,7 +72,9 @@ def missing(owner: str, torch_name: str, candidates: Callable[[], Iterable[str]]
     ``candidates()``: the names a typo may have meant."""
     attr = torch_name.rpartition(".")[2]
     return MissingFeatureError(f"{owner} has no attribute '{attr}': {torch_name} is not implemented in ember {_SEE}",
-                               attr, candidates)
+                               attr, candidates,
+                               if_typo=f"{owner} has no attribute '{attr}' (if {torch_name} is PyTorch's, ember does "
+                                       "not implement it; docs/api.md lists what is supported)")
 
 
 def _names_in(module) -> list[str]:
