@@ -82,6 +82,8 @@ def test_failing_rank_stops_the_job_and_is_named(mode, nproc, bad, reason):
     other = 1 - bad if nproc == 2 else 1
     assert f"rank {other} failed" not in err, err
     assert "BAD TERMINATION" not in err, err  # the launcher's report replaces MPICH's banner
+    assert "MPI_Abort" not in err, err  # and MPICH's "Abort(1) on node ..." line, which only repeats it
+    assert "_bootstrap.py" not in err and "runpy" not in err, err  # the traceback starts in the user's script
 
 
 def test_rank_report_reaches_the_console_even_when_mpiexec_does_not_forward_it():

@@ -15,6 +15,8 @@ import traceback
 from . import _records, comm
 from ._records import RUN_DIR_VAR, record_path  # noqa: F401  (the launcher's names for them)
 
+_BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap.py")
+
 
 def _report(rank: int, code: int, reason: str, text: str) -> None:
     """Print ``text`` prefixed with the rank and record it with the code and one-line reason."""
@@ -26,16 +28,37 @@ def _report(rank: int, code: int, reason: str, text: str) -> None:
     _records.write(rank, "error", f"{code} {_records.now()}\n{one_line}\n{lines}")
 
 
+def _script_frames(tb):
+    """``tb`` from the script's first frame on: the frames of the rank's start-up (``_bootstrap``, runpy) are
+    ember's, not the user's."""
+    start = tb
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name != _BOOTSTRAP and "runpy" not in name:
+            return tb
+        tb = tb.tb_next
+    return start
+
+
 def report_failure(rank: int, exc: BaseException, code: int = 1) -> None:
     """Print the traceback prefixed with the rank, record it, and abort the MPI job."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")
+    text = "".join(traceback.format_exception(type(exc), exc, _script_frames(exc.__traceback__))).rstrip("\n")
     _report(rank, code, f"{type(exc).__name__}: {exc}", text)
-    comm.abort(code)
+    _abort(code)
 
 
 def report_exit(rank: int, code: int) -> None:
     """A non-zero exit (``sys.exit(n)``) fails the job like an exception does."""
     _report(rank, code, f"SystemExit: exited with code {code}", f"exited with code {code}")
+    _abort(code)
+
+
+def _abort(code: int) -> None:
+    """MPI_Abort, after the report above: MPICH's own "Abort(1) on node ..." banner would only repeat it, so the
+    process's standard error is closed to it (ember's report has been written and flushed)."""
+    if comm.is_initialized():
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
     comm.abort(code)
 
 
