@@ -68,53 +68,46 @@ def _attribute_fallback(torch_name: str):
 
 
 _DATA = "ember.utils.data (Dataset, TensorDataset, DataLoader) over NumPy arrays"
-# Libraries that need PyTorch itself (its C++ core or internals), and what to use on ember instead.
+# Libraries with compiled extensions built against PyTorch's C++ core, which ember replaces in this process, and what
+# to use on ember instead. Pure-Python libraries written on the torch API (transformers, timm, lightning,
+# accelerate, torchmetrics, einops, ...) are not refused: they import torch, which is ember, and a torch feature
+# ember lacks is named when they reach it.
 _TORCH_LIBRARIES = {
     "torchvision": f"for datasets use {_DATA} (e.g. MNIST from sklearn.datasets.fetch_openml('mnist_784')); "
                    "write transforms as NumPy functions; ember has no pretrained vision models",
     "torchaudio": f"load audio with another library into NumPy arrays and use {_DATA}",
     "torchtext": f"tokenise in Python and use {_DATA} and ember.nn.Embedding",
-    "torchdata": f"use {_DATA}",
-    "lightning": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
-    "pytorch_lightning": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
-    "lightning_fabric": "write the training loop with ember.optim and loss.backward() (DDP: ember.nn.parallel)",
-    "ignite": "write the training loop with ember.optim and loss.backward()",
-    "accelerate": "ember runs on the CPU; for data parallelism use ember.nn.parallel.DistributedDataParallel",
-    "transformers": "pretrained models need PyTorch; build the model from ember.nn layers",
-    "timm": "pretrained models need PyTorch; build the model from ember.nn layers",
-    "diffusers": "pretrained models need PyTorch; build the model from ember.nn layers",
-    "sentence_transformers": "pretrained models need PyTorch; build the model from ember.nn layers",
-    "peft": "pretrained models need PyTorch; build the model from ember.nn layers",
-    "torchmetrics": "compute metrics with NumPy or scikit-learn on tensor.numpy()",
-    "torch_geometric": "ember has no graph layers",
     "deepspeed": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
     "fairscale": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
     "apex": "use torch.amp (GradScaler, autocast) instead of apex.amp; ember computes in float32",
-    "functorch": "ember has no function transforms (vmap, grad); use loss.backward()",
     "torchao": "ember has no quantisation",
     "triton": "ember has no GPU kernels",
-    "xformers": "ember has no GPU kernels",
+    "xformers": "ember has no GPU kernels; use torch.nn.functional.scaled_dot_product_attention",
+    "flash_attn": "ember has no GPU kernels; use torch.nn.functional.scaled_dot_product_attention",
     "bitsandbytes": "ember has no quantisation",
     "torch_xla": "ember computes on the CPU",
+    "torch_scatter": "use Tensor.scatter_add_ / scatter_reduce",
+    "torch_sparse": "use ember's sparse COO tensors (torch.sparse_coo_tensor) or dense ops",
+    "torch_cluster": "ember has no graph kernels",
+    "mamba_ssm": "ember has no GPU kernels",
+    "functorch": "ember has no function transforms (vmap, grad); use loss.backward()",
 }
 
 
 def _library_missing(name: str) -> ModuleNotFoundError:
     top = name.partition(".")[0]
     return ModuleNotFoundError(
-        f"{top} cannot run on ember: it is built on PyTorch itself (its C++ core), which ember replaces in "
-        f"this process (python -m ember.compat). Instead: {_TORCH_LIBRARIES[top]}. docs/api.md lists what "
+        f"{top} cannot run on ember: it has compiled extensions built against PyTorch's C++ core, which ember "
+        f"replaces in this process (python -m ember.compat). Instead: {_TORCH_LIBRARIES[top]}. docs/api.md lists what "
         "ember supports.", name=name)
 
 
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``torch`` and ``torch.*`` and loads them as the matching ember modules; refuses torch's libraries."""
+    """Finds ``torch`` and ``torch.*`` and loads them as the matching ember modules."""
 
     def find_spec(self, fullname: str, path=None, target=None):
         if fullname == _ALIAS or fullname.startswith(_ALIAS + "."):
             return importlib.machinery.ModuleSpec(fullname, self)
-        if fullname.partition(".")[0] in _TORCH_LIBRARIES:
-            raise _library_missing(fullname)  # an ImportError: ``try: import torchvision except ImportError`` works
         return None
 
     def create_module(self, spec):
@@ -139,8 +132,9 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def install() -> None:
     """Make ``torch`` and its submodules resolve to ember in this process (idempotent).
 
-    Also refuses libraries built on PyTorch (torchvision, transformers, ...) with a message saying what
-    to use instead, and sets ``ember.__version__`` to the PyTorch-style ``ember.version.__version__``.
+    Also makes libraries with compiled PyTorch extensions (torchaudio, xformers, ...) absent; the runner's
+    error for importing one says what to use instead, and sets ``ember.__version__`` to the PyTorch-style
+    ``ember.version.__version__``.
     Raises RuntimeError if the real PyTorch is already imported: the two cannot share the name.
     """
     loaded = sys.modules.get(_ALIAS)
@@ -151,6 +145,12 @@ def install() -> None:
         )
     if not is_active():
         sys.meta_path.insert(0, _TorchAlias())
+    # Libraries with compiled torch extensions are absent here: ``import`` raises ModuleNotFoundError (its message
+    # completed by the runner, ``_named_import_errors``) and ``importlib.util.find_spec`` answers None, so the
+    # availability probes of libraries such as transformers say "not installed" instead of failing.
+    for library in _TORCH_LIBRARIES:
+        if library not in sys.modules:
+            sys.modules[library] = None
     import ember
     import ember.version
 
@@ -181,6 +181,8 @@ def _named_import_errors(run_program) -> None:
     try:
         run_program()
     except ImportError as e:
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] in _TORCH_LIBRARIES:
+            raise _library_missing(e.name) from None
         found = _CANNOT_IMPORT.search(str(e))
         if found and found.group(2).split(".")[0] == _TARGET:
             # Python names the ember module; say which torch feature is missing (msg is what str() shows).
