@@ -138,6 +138,8 @@ class _Walk:
 
 def _run_node(node: Node, grads: list, traced: bool):
     """Check ``node``'s saved tensors, run its backward (a trace span while recording); its input gradients."""
+    if node._packed:
+        node.unpack_saved()
     node.check_saved_versions()
     started = trace.start() if traced else None
     input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)

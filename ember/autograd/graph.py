@@ -16,13 +16,16 @@ from __future__ import annotations
 import itertools
 import sys
 import weakref
+from types import SimpleNamespace
 
 from .. import _trace as trace
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
+from . import saved_hooks
 from .grad_home import home_refs, home_to_fill, take_home
 from .grad_mode import _GradState
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
 _RELEASED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -64,6 +67,7 @@ class Node:
     _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
+    _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
 
     def __init__(self) -> None:
         self.saved = ()
@@ -137,12 +141,32 @@ class Node:
             # saves itself does not form a tensor -> node -> tensor cycle.
             ids = {id(s) for s in saved}
             self._saved_versions = tuple((t._vc, t._vc[0], t._data) for t in tensors if id(t._data) in ids)
+            if saved_hooks.stack_in_use():
+                self._pack_saved()
         else:
             self._saved_versions = ()
         if _GradState.anomaly:
             from .anomaly import record_creation
 
             record_creation(self)
+
+    def _pack_saved(self) -> None:
+        """Hand the saved arrays to the active saved-tensor hooks (autograd/saved_hooks.py); the version checks
+        keep the arrays' dtype and shape, not the arrays, so that a pack hook may let them go."""
+        hooks = saved_hooks.active()
+        if hooks is None:
+            return
+        self.saved = saved_hooks.pack_saved(self.saved, hooks)
+        self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape))
+                                     for c, v, a in self._saved_versions)
+        self._packed = True
+
+    def unpack_saved(self) -> None:
+        """Before backward: the saved arrays back from the saved-tensor hooks' unpack (once)."""
+        if self.saved is None:
+            raise RuntimeError(_RELEASED_MSG)
+        self.saved = saved_hooks.unpack_saved(self.saved)
+        self._packed = False
 
     # ----------------------------------------------------------------- engine helpers
     def name(self) -> str:

@@ -1,0 +1,114 @@
+"""Saved-tensor hooks: ``torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook)``.
+
+While the context is active, every array a recorded op saves for its backward is handed to ``pack_hook``
+(as a tensor) and the op keeps whatever that returns instead; just before the op's backward runs,
+``unpack_hook`` turns it back into the tensor. Activation checkpointing (``ember.utils.checkpoint``) is
+built on this: its pack hook keeps an index and drops the array, its unpack hook recomputes the forward.
+
+The hooks apply where ops record: ``Node._link`` packs (only when a context is active: one list check per
+recorded op otherwise), the engine unpacks (``unpack_saved``). Contexts nest; the innermost applies.
+As in PyTorch, they belong to the thread that entered them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .._backend import xp
+from .._tensor import Tensor
+
+
+class _Stack(threading.local):
+    def __init__(self) -> None:
+        self.hooks: list[tuple[Callable, Callable] | None] = []  # None: hooks disabled from here in
+        self.disabled: list[str] = []  # the messages of the active disable_saved_tensors_hooks
+
+
+_stack = _Stack()
+
+
+def stack_in_use() -> bool:
+    """Whether any saved-tensor hooks context (or a disabling one) is active in this thread."""
+    return bool(_stack.hooks)
+
+
+def active():
+    """The innermost (pack, unpack) pair, or None."""
+    hooks = _stack.hooks
+    return hooks[-1] if hooks else None
+
+
+class _Packed:
+    """What a node keeps for one saved array while hooks are active: the pack hook's result and its unpacker."""
+
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, value: Any, unpack: Callable) -> None:
+        self.value, self.unpack = value, unpack
+
+
+def pack_saved(saved: tuple, hooks: tuple[Callable, Callable]) -> tuple:
+    """``saved`` with every array replaced by its packed form."""
+    pack, unpack = hooks
+    return tuple(_Packed(pack(Tensor._make(a)), unpack) if isinstance(a, xp.ndarray) else a for a in saved)
+
+
+def unpack_saved(saved: tuple) -> tuple:
+    """The arrays back from ``pack_saved``'s result (each unpack hook must return a tensor)."""
+    out = []
+    for item in saved:
+        if type(item) is _Packed:
+            t = item.unpack(item.value)
+            if not isinstance(t, Tensor):
+                raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(t).__name__}")
+            item = t._data
+        out.append(item)
+    return tuple(out)
+
+
+def is_packed(saved) -> bool:
+    return bool(saved) and any(type(item) is _Packed for item in saved)
+
+
+class saved_tensors_hooks:
+    """Context manager: ``pack_hook(tensor) -> anything`` runs when an op saves a tensor for backward,
+    ``unpack_hook(anything) -> tensor`` when backward needs it back. As PyTorch's."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        if _stack.disabled:
+            raise RuntimeError(_stack.disabled[-1])
+        _stack.hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _stack.hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """PyTorch's hooks that move saved tensors to (pinned) CPU memory; ember's tensors are on the CPU already,
+    so the tensor is kept as it is."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda t: t, lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager under which registering saved-tensor hooks raises RuntimeError(``error_message``), as
+    PyTorch's; hooks already active are not applied inside it."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> disable_saved_tensors_hooks:
+        _stack.disabled.append(self.error_message)
+        _stack.hooks.append(None)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _stack.hooks.pop()
+        _stack.disabled.pop()
