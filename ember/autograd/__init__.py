@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from .._backend import xp
@@ -17,7 +18,7 @@ from .variable import Variable
 __all__ = [
     "Function", "FunctionCtx", "Node", "Variable", "backward", "grad", "queue_callback",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "gradcheck", "gradgradcheck",
 ]
 
 
@@ -102,10 +103,25 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
-         materialize_grads: bool = False) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Return d(outputs)/d(inputs) (vector-Jacobian products with ``grad_outputs``) without touching any ``.grad``.
+
+    As PyTorch's: ``only_inputs`` is deprecated and ignored (with PyTorch's warning when False);
+    ``allow_unused`` (default False, True under ``materialize_grads``) returns None for an input the outputs do
+    not depend on, ``materialize_grads`` zeros instead; ``is_grads_batched`` treats the first dimension of every
+    ``grad_outputs`` as a batch and returns gradients with that batch dimension (ember computes the batch one
+    element after another; PyTorch uses vmap).
+    """
     _check_create_graph(create_graph)
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -131,6 +147,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     return tuple(result)
 
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads) -> tuple:
+    """``grad(..., is_grads_batched=True)``: one vector-Jacobian product per batch element, stacked."""
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or [])
+    if len(grad_outputs) != len(outputs) or any(not isinstance(g, Tensor) for g in grad_outputs):
+        raise RuntimeError("grad(is_grads_batched=True) needs one batched grad_outputs tensor per output")
+    batch = {g.shape[0] if g.ndim else None for g in grad_outputs}
+    if len(batch) != 1 or None in batch:
+        raise RuntimeError("grad(is_grads_batched=True): every grad_outputs tensor must have the same leading "
+                           f"(batch) dimension, got shapes {[list(g.shape) for g in grad_outputs]}")
+    n = batch.pop()
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else retain_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads) for b in range(n)]
+    stacked = []
+    for per_input in zip(*rows):
+        if any(g is None for g in per_input):
+            stacked.append(None)
+        else:
+            stacked.append(Tensor._make(xp.stack([g._data for g in per_input])))
+    return tuple(stacked)
+
+
 from .._missing import module_getattr as _module_getattr  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (as PyTorch: the functions)
 
 __getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

@@ -1,0 +1,94 @@
+"""``autograd.grad``'s whole signature and ``autograd.gradcheck``, against PyTorch."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd.gradcheck import GradcheckError
+
+
+def _both(a):
+    return torch.tensor(a, requires_grad=True), ember.tensor(a, requires_grad=True)
+
+
+def test_is_grads_batched_gives_one_vector_jacobian_product_per_row():
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    v = np.random.default_rng(1).standard_normal((5, 3, 2))
+    w = np.random.default_rng(2).standard_normal((4, 2))
+    results = []
+    for m, x in zip((torch, ember), _both(a)):
+        y = x @ m.tensor(w)
+        (g,) = m.autograd.grad(y, x, m.tensor(v), is_grads_batched=True)
+        results.append(g.numpy())
+    assert results[1].shape == results[0].shape == (5, 3, 4)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+    x = ember.tensor(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="same leading"):
+        ember.autograd.grad([x.sum(1), x.sum(0)], x, [ember.ones(2, 3), ember.ones(3, 4)], is_grads_batched=True)
+
+
+def test_only_inputs_false_warns_as_pytorch_and_is_ignored():
+    tx, ex = _both(np.ones(3))
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        torch.autograd.grad((tx * 2).sum(), tx, only_inputs=False)
+    with warnings.catch_warnings(record=True) as mine:
+        warnings.simplefilter("always")
+        (g,) = ember.autograd.grad((ex * 2).sum(), ex, only_inputs=False)
+    assert [str(w.message) for w in mine] == [str(w.message) for w in theirs]
+    assert g.tolist() == [2.0, 2.0, 2.0] and ex.grad is None
+
+
+def test_materialize_grads_with_allow_unused_false_is_pytorchs_value_error():
+    for m in (torch, ember):
+        x, y = m.ones(2, requires_grad=True), m.ones(2, requires_grad=True)
+        with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed"):
+            m.autograd.grad(x.sum(), [x, y], materialize_grads=True, allow_unused=False)
+        gx, gy = m.autograd.grad(x.sum(), [x, y], materialize_grads=True)
+        assert gy.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_passes_correct_gradients_as_pytorch(fast_mode):
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    b = np.random.default_rng(1).standard_normal((4,))
+    for m in (torch, ember):
+        x, w = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        assert m.autograd.gradcheck(lambda x, w: ((x * w).tanh().sum(1), x.exp()), (x, w), fast_mode=fast_mode)
+
+
+class _WrongSquare(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 3  # should be 2x
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_catches_a_wrong_backward(fast_mode):
+    x = ember.tensor(np.linspace(0.5, 1.5, 4), requires_grad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        ember.autograd.gradcheck(_WrongSquare.apply, (x,), fast_mode=fast_mode)
+    assert ember.autograd.gradcheck(_WrongSquare.apply, (x,), raise_exception=False, fast_mode=fast_mode) is False
+    assert issubclass(GradcheckError, RuntimeError)
+
+
+def test_gradcheck_warns_for_float32_inputs_and_needs_one_input_requiring_grad():
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double precision"):
+        ember.autograd.gradcheck(lambda x: x * 2, (ember.ones(2, requires_grad=True),), eps=1e-3, atol=1e-2)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        ember.autograd.gradcheck(lambda x: x * 2, (ember.ones(2, dtype=ember.float64),))
+
+
+def test_gradgradcheck_names_what_is_missing():
+    x = ember.ones(2, dtype=ember.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="gradgradcheck is not implemented in ember.*create_graph"):
+        ember.autograd.gradgradcheck(lambda x: x * x, (x,))
