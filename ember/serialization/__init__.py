@@ -21,7 +21,9 @@ stored separately and load as independent copies, unlike PyTorch.
 
 Saving to a path writes a temporary file in the same directory and renames it
 over the destination once it is on disk: the previous checkpoint survives a
-crash or a full disk. Loading accepts only stored (uncompressed) zip members,
+crash or a full disk. A symlink's target is replaced (the link stays); a path
+that is not a regular file (/dev/null, a FIFO) is written to in place, as in
+PyTorch. Loading accepts only stored (uncompressed) zip members,
 checks every declared size against the file before allocating, and reports any
 problem as a RuntimeError naming the file.
 """
@@ -79,9 +81,9 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
             ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
-    ``f``, then the directory fsynced. A failure to write (a full disk) is a RuntimeError and leaves the
-    previous file as it was. Differences from ``torch.save``: no pickle, and tensors sharing storage are
-    stored separately.
+    ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
+    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place.
+    Differences from ``torch.save``: no pickle, and tensors sharing storage are stored separately.
     """
     if format not in _FORMATS:
         raise ValueError(f"ember.save: format must be one of {_FORMATS}, got {format!r}")
