@@ -1,4 +1,4 @@
-"""``ember.save`` / ``ember.load``: checkpoints that cannot run code when loaded and are never torn.
+"""``ember.save`` / ``ember.load``: checkpoints that cannot run code when loaded (weights_only) and are never torn.
 
 ember never unpickles. ``ember.save`` writes an uncompressed zip of a JSON
 manifest and ``.npy`` arrays (``_ember_format``), or PyTorch's own zip format
@@ -24,8 +24,9 @@ over the destination once it is on disk: the previous checkpoint survives a
 crash or a full disk. A symlink's target is replaced (the link stays); a path
 that is not a regular file (/dev/null, a FIFO) is written to in place, as in
 PyTorch. Loading accepts only stored (uncompressed) zip members,
-checks every declared size against the file before allocating, and reports any
-problem as a RuntimeError naming the file.
+checks every declared size against the file before allocating, bounds nesting and
+the memory a pickle's objects take (``_pickle_bounds``), and reports any problem as
+a RuntimeError naming the file.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ FileLike = str | os.PathLike | IO[bytes]
 _ZIP_MAGIC = b"PK\x03\x04"
 _FORMATS = ("ember", "torch")
 # What a corrupt file makes the zip, JSON and .npy parsers raise; each becomes a RuntimeError naming the file.
+# (OSError: zipfile seeking before the file's start when a corrupt directory offset points past its end.)
 _PARSE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, TypeError, KeyError, IndexError,
-                 RecursionError, OverflowError, struct.error, zlib.error, NotImplementedError)
+                 RecursionError, OverflowError, struct.error, zlib.error, NotImplementedError, OSError)
 
 
 @contextmanager
