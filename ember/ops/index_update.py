@@ -11,8 +11,11 @@ from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node
-from .indexing import check_inplace, masked_fill, scatter, scatter_add
+from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
 from .inplace import _check_cast, _rebase, _snapshot
+
+# PyTorch's error for an index outside the dimension, and whether it counts negative ones from the end
+_BOUNDS = {"index_add": (RuntimeError, False), "index_copy": (IndexError, False), "index_fill": (IndexError, True)}
 
 
 def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
@@ -21,10 +24,10 @@ def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
         raise IndexError(f"{name}(): Expected dtype int64 for index (got {getattr(index, 'dtype', type(index))})")
     d = _wrap_dim(dim, x._data.ndim)
     idx = index._data.reshape(-1).astype(xp.int64)
-    n = x._data.shape[d] if x._data.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        bad = int(idx.max()) if idx.max() >= n else int(idx.min())
-        raise RuntimeError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {n}")
+    error, negative = _BOUNDS[name]
+    why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d, negative)
+    if why:
+        raise error(f"{name}_(): {why}")
     return d, idx
 
 
@@ -145,6 +148,7 @@ def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce
     if reduce == "multiply":
         check_inplace(x, False)
         d = _wrap_dim(dim, x._data.ndim)
+        check_scatter_index(x, d, index._data)
         grids = list(xp.indices(index._data.shape, sparse=True))
         grids[d] = index._data
         if isinstance(src, Tensor):  # only src's leading part (index's shape) is used

@@ -203,13 +203,32 @@ def _check_index(index: Tensor, name: str):
     return index._data
 
 
+def out_of_bounds(idx, size: int, dim: int, negative: bool = False) -> str | None:
+    """Why ``idx`` (an integer array) does not fit a dimension of ``size``, or None: PyTorch's check, where
+    NumPy would wrap a negative index silently. ``negative``: -size..-1 count from the end (take, index_fill,
+    plain indexing); otherwise 0..size-1 only (gather, scatter, index_select, index_add, index_copy).
+    One min/max pass over the index."""
+    if not idx.size:
+        return None
+    low, high, first = int(idx.min()), int(idx.max()), -size if negative else 0
+    if low >= first and high < size:
+        return None
+    return f"index {low if low < first else high} is out of bounds for dimension {dim} with size {size}"
+
+
+def check_scatter_index(x: Tensor, dim: int, idx) -> None:
+    """gather/scatter's check: every index within dimension ``dim`` of ``x``, none negative (a RuntimeError)."""
+    why = out_of_bounds(idx, x._data.shape[dim] if x._data.ndim else 1, dim)
+    if why:
+        raise RuntimeError(why)
+
+
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "gather")
     d = _wrap_dim(dim, x._data.ndim)
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if idx.size and (idx.min() < -x._data.shape[d] or idx.max() >= x._data.shape[d]):
-        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with size {x._data.shape[d]}")
+    check_scatter_index(x, d, idx)
     return Gather.apply(x, index=idx, dim=d)
 
 
@@ -226,6 +245,7 @@ class ScatterAdd(Node):
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = _check_index(index, "scatter_add")
+    check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
         src = src[tuple(slice(0, n) for n in idx.shape)]
     return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
@@ -235,6 +255,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates)."""
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
+    check_scatter_index(x, d, idx)
     out = x.clone()
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
@@ -246,6 +267,10 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "index_select")
     d = _wrap_dim(dim, x._data.ndim)
+    why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d)
+    if why:  # PyTorch's error type depends on the dimension (two kernels)
+        raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
+            f"INDICES element is out of DATA bounds: {why}")
     return AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),))
 
 

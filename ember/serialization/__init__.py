@@ -1,4 +1,4 @@
-"""``ember.save`` / ``ember.load``: checkpoints that cannot run code when loaded and are never torn.
+"""``ember.save`` / ``ember.load``: checkpoints that cannot run code when loaded (weights_only) and are never torn.
 
 ember never unpickles. ``ember.save`` writes an uncompressed zip of a JSON
 manifest and ``.npy`` arrays (``_ember_format``), or PyTorch's own zip format
@@ -21,9 +21,12 @@ stored separately and load as independent copies, unlike PyTorch.
 
 Saving to a path writes a temporary file in the same directory and renames it
 over the destination once it is on disk: the previous checkpoint survives a
-crash or a full disk. Loading accepts only stored (uncompressed) zip members,
-checks every declared size against the file before allocating, and reports any
-problem as a RuntimeError naming the file.
+crash or a full disk. A symlink's target is replaced (the link stays); a path
+that is not a regular file (/dev/null, a FIFO) is written to in place, as in
+PyTorch. Loading accepts only stored (uncompressed) zip members,
+checks every declared size against the file before allocating, bounds nesting and
+the memory a pickle's objects take (``_pickle_bounds``), and reports any problem as
+a RuntimeError naming the file.
 """
 
 from __future__ import annotations
@@ -50,8 +53,9 @@ FileLike = str | os.PathLike | IO[bytes]
 _ZIP_MAGIC = b"PK\x03\x04"
 _FORMATS = ("ember", "torch")
 # What a corrupt file makes the zip, JSON and .npy parsers raise; each becomes a RuntimeError naming the file.
+# (OSError: zipfile seeking before the file's start when a corrupt directory offset points past its end.)
 _PARSE_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, TypeError, KeyError, IndexError,
-                 RecursionError, OverflowError, struct.error, zlib.error, NotImplementedError)
+                 RecursionError, OverflowError, struct.error, zlib.error, NotImplementedError, OSError)
 
 
 @contextmanager
@@ -84,9 +88,9 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
             whole ``nn.Module``, a NumPy array) is written in ember's format, with a warning saying so.
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
-    ``f``, then the directory fsynced. A failure to write (a full disk) is a RuntimeError and leaves the
-    previous file as it was. Differences from ``torch.save``: no pickle, and tensors sharing storage are
-    stored separately.
+    ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
+    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place.
+    Differences from ``torch.save``: no pickle, and tensors sharing storage are stored separately.
     """
     if format is None:
         write = _default_writer(obj, _name(f))

@@ -20,6 +20,7 @@ Fail = Callable[[str], NoReturn]
 
 MAX_TEXT_MEMBER = 256 * 2**20  # a manifest or pickle larger than this is not a checkpoint's
 MAX_NPY_HEADER = 10_000  # NumPy's own limit for an .npy header
+MAX_DEPTH = 200  # nesting of a loaded object (ember's manifest, PyTorch's pickle): deeper is refused, never a crash
 
 
 class Archive:
@@ -43,6 +44,9 @@ class Archive:
             if info.file_size != info.compress_size or info.header_offset + info.file_size > self.file_size:
                 fail(f"member {name!r} declares {info.file_size} bytes, more than the file holds "
                      "(truncated or corrupt)")
+            if name in self.infos:  # PyTorch reads the first copy, zipfile the last: refuse to pick one
+                fail(f"member {name!r} is stored twice; a checkpoint names each member once (the file is "
+                     "corrupt or was edited)")
             self.infos[name] = info
 
     def names(self) -> list[str]:
@@ -131,7 +135,7 @@ def is_plain_numeric(dtype) -> bool:
 
 def checked_count(shape, name: str, fail: Fail) -> int:
     """The element count of a declared shape (Python ints: no overflow), which must be sane."""
-    if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape) or len(shape) > 64:
+    if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape) or len(shape) > 64:
         fail(f"member {name!r} declares an invalid shape {str(shape)[:80]}")
     count = 1
     for n in shape:

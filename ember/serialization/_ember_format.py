@@ -31,12 +31,11 @@ from .._backend import xp
 from .._sparse import save_error
 from .._tensor import Tensor
 from . import _globals
-from ._archive import Archive, Fail, is_plain_numeric
+from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric
 
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
 KINDS = ("tensor", "parameter", "ndarray")
-MAX_DEPTH = 200  # nesting of the saved object; deeper manifests are refused before parsing, not a RecursionError
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
@@ -271,4 +270,6 @@ def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
         fail(f"{MANIFEST} does not describe an {FORMAT} file")
     if meta.get("version") != VERSION:
         fail(f"format version {meta.get('version')!r} is not supported (this ember reads version {VERSION})")
+    if "root" not in meta:
+        fail(f"{MANIFEST} has no root object")
     return Decoder(archive, meta.get("arrays"), fail, weights_only, what).decode(meta.get("root"))

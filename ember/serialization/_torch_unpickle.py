@@ -4,12 +4,14 @@ It builds only what PyTorch's ``weights_only=True`` policy allows: plain
 containers, ``OrderedDict``, numbers, strings, bytes, sets, dtypes, devices and
 tensors/parameters rebuilt from the archive's storages. Any other global is
 refused by name; nothing is imported or called. Every size and offset is checked
-against the storage it refers to, and storages against their zip members.
+against the storage it refers to, and storages against their zip members; nesting,
+memory and where internal objects may go are bounded by ``_pickle_bounds``.
 """
 
 from __future__ import annotations
 
 import struct
+import sys
 from collections import OrderedDict
 from typing import Any
 
@@ -19,6 +21,7 @@ from .._device import device as _device_type
 from .._tensor import Tensor
 from ._archive import Archive, Fail, checked_count
 from ._globals import WeightsOnlyError
+from ._pickle_bounds import POINTER, Bounds, Internal
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8", "ShortStorage": "int16",
              "IntStorage": "int32", "LongStorage": "int64", "HalfStorage": "float16", "FloatStorage": "float32",
@@ -29,14 +32,17 @@ _TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "complex64", "complex128", "uint1
                       "float8_e4m3fn", "float8_e5m2", "cfloat", "cdouble", "chalf", "qint8", "quint8", "qint32"}
 
 
-class _Global:
+class _Global(Internal):
     """A global the policy allows: a name the interpreter knows how to build, never an imported object."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
 
-class _Storage:
+_SPARSE_MEMO_ENTRY = 128  # a dict entry, its int key, and the table's growth (old and new table during a resize)
+
+
+class _Storage(Internal):
     def __init__(self, dtype, key: str, numel: int) -> None:
         self.dtype, self.key, self.numel = dtype, key, numel
 
@@ -55,8 +61,36 @@ class Unpickler:
         self.fail, self.what = fail, what
         self.stack: list = []
         self.marks: list[list] = []
-        self.memo: dict[int, Any] = {}
+        self.memo: list = []  # entries 0, 1, 2, ... as picklers number them: a pointer each
+        self.sparse_memo: dict[int, Any] = {}  # any other numbering (legal, never written by PyTorch)
         self.storages: dict[str, Any] = {}
+        self.bounds = Bounds(len(data), fail)
+
+    def memo_put(self, key: int, value) -> None:
+        if key < len(self.memo):
+            self.memo[key] = value
+        elif key == len(self.memo) and not self.sparse_memo:
+            self.bounds.charge(POINTER)
+            self.memo.append(value)
+        else:
+            self.bounds.charge(_SPARSE_MEMO_ENTRY)
+            self.sparse_memo[key] = value
+
+    def memo_get(self, key: int):
+        if key < len(self.memo):
+            return self.memo[key]
+        if key not in self.sparse_memo:
+            self.fail(f"data.pkl refers to memo entry {key}, which does not exist")
+        return self.sparse_memo[key]
+
+    def push(self, value) -> None:
+        """Push a value built by the current opcode, paying for its memory."""
+        self.stack.append(self.bounds.new(value))
+
+    def push_ref(self, value) -> None:
+        """Push another reference to an existing object (a constant, a memo entry, a call's result)."""
+        self.bounds.charge(POINTER)
+        self.stack.append(value)
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
@@ -98,6 +132,7 @@ class Unpickler:
             if handler(self):
                 if len(self.stack) != 1 or self.marks:
                     self.fail("data.pkl is malformed (stack not empty at STOP)")
+                self.bounds.plain(self.stack[0], "the result")
                 return self.stack[0]
 
     # --- globals and calls
@@ -113,32 +148,42 @@ class Unpickler:
                 "imports or runs anything from a PyTorch file). Load it in PyTorch and save its state_dict()"
             )
         dtype_name = path.removeprefix("torch.")
-        self.stack.append(getattr(_dtype, dtype_name) if dtype_name in _DTYPES else _Global(path))
+        if dtype_name in _DTYPES:
+            self.push_ref(getattr(_dtype, dtype_name))
+        else:
+            self.push(_Global(path))
 
     def reduce(self) -> None:
         args, fn = self.pop(), self.pop()
         if not isinstance(fn, _Global) or not isinstance(args, tuple):
             self.fail("data.pkl is malformed (REDUCE on something that is not an allowed global)")
-        self.stack.append(self.call(fn.path, args))
+        self.push_ref(self.call(fn.path, args))
 
     def call(self, path: str, args: tuple):
+        """What calling the allowed global ``path`` builds, paid for (the caller pushes it)."""
         if path == "collections.OrderedDict" and len(args) <= 1:
-            return OrderedDict(*args) if all(isinstance(a, (list, tuple, dict)) for a in args) else self.bad(path)
+            if not all(isinstance(a, (list, tuple, dict)) for a in args):
+                return self.bad(path)
+            for a in args:
+                self.bounds.plain(a, "an OrderedDict")
+            out = OrderedDict(*args)
+            return self.bounds.made(out, [*out.keys(), *out.values()])
         if path in ("builtins.set", "builtins.frozenset") and len(args) <= 1:
             items = list(args[0]) if args and isinstance(args[0], (list, tuple)) else []
-            return set(items) if path == "builtins.set" else frozenset(items)
+            self.bounds.made([], items)  # depth and internal objects checked before anything is hashed
+            return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
             return args[0]
         if path == "torch.device" and 1 <= len(args) <= 2 and isinstance(args[0], str):
-            return _device_type(args[0] if len(args) == 1 else f"{args[0]}:{args[1]}")
+            return self.bounds.new(_device_type(args[0] if len(args) == 1 else f"{args[0]}:{args[1]}"))
         if path == "_codecs.encode" and len(args) == 2 and args[1] == "latin1" and isinstance(args[0], str):
-            return args[0].encode("latin1")
+            return self.bounds.new(args[0].encode("latin1"))
         if path == "torch._utils._rebuild_tensor_v2" and 6 <= len(args) <= 7:
             return self.tensor(*args[:5])
         if path == "torch._utils._rebuild_parameter" and len(args) == 3 and isinstance(args[0], Tensor):
             from ..nn import Parameter
 
-            return Parameter(args[0], requires_grad=bool(args[1]))
+            return self.bounds.new(Parameter(args[0], requires_grad=bool(args[1])))
         return self.bad(path)
 
     def bad(self, path: str):
@@ -187,6 +232,7 @@ class Unpickler:
                                                     strides=[s * base.itemsize for s in stride],
                                                     writeable=not _overlaps(size, stride))
         t = Tensor._make(array)
+        self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
         if requires_grad:
             if array.dtype.kind != "f":
                 self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
@@ -213,58 +259,63 @@ def _op_frame(u):
 
 
 def _push(value):
-    return lambda u: u.stack.append(value)
+    return lambda u: u.push_ref(value)
+
+
+def _push_new(make):
+    return lambda u: u.push(make())
 
 
 def _unpacked(fmt: str):
     size = struct.calcsize(fmt)
-    return lambda u: u.stack.append(struct.unpack(fmt, u.take(size))[0])
+    return lambda u: u.push(struct.unpack(fmt, u.take(size))[0])
 
 
 def _op_long(fmt: str):
     size = struct.calcsize(fmt)
-    return lambda u: u.stack.append(int.from_bytes(u.take(struct.unpack(fmt, u.take(size))[0]), "little",
-                                                   signed=True))
+    return lambda u: u.push(int.from_bytes(u.take(struct.unpack(fmt, u.take(size))[0]), "little", signed=True))
 
 
 def _op_text(fmt: str):
     size = struct.calcsize(fmt)
-    return lambda u: u.stack.append(u.take(struct.unpack(fmt, u.take(size))[0]).decode("utf-8"))
+    # surrogatepass: Python's pickle (and so PyTorch) writes a lone surrogate in a string that way, and reads it
+    return lambda u: u.push(u.take(struct.unpack(fmt, u.take(size))[0]).decode("utf-8", "surrogatepass"))
 
 
 def _op_bytes(fmt: str):
     size = struct.calcsize(fmt)
-    return lambda u: u.stack.append(u.take(struct.unpack(fmt, u.take(size))[0]))
+    return lambda u: u.push(u.take(struct.unpack(fmt, u.take(size))[0]))
 
 
 def _op_mark(u):
+    u.bounds.charge(sys.getsizeof([]) + POINTER)
     u.marks.append(u.stack)
     u.stack = []
 
 
 def _op_tuple(u):
-    items = tuple(u.pop_mark())  # before reading u.stack: popping the mark replaces it
-    u.stack.append(items)
+    items = u.pop_mark()  # before reading u.stack: popping the mark replaces it
+    u.stack.append(u.bounds.made(tuple(items), items))
 
 
 def _op_tuple_n(n: int):
     def op(u):
         if len(u.stack) < n:
             u.fail("data.pkl is malformed (stack underflow)")
-        items = tuple(u.stack[len(u.stack) - n:])
+        items = u.stack[len(u.stack) - n:]
         del u.stack[len(u.stack) - n:]
-        u.stack.append(items)
+        u.stack.append(u.bounds.made(tuple(items), items))
     return op
 
 
 def _op_list(u):
     items = u.pop_mark()
-    u.stack.append(items)
+    u.stack.append(u.bounds.made(items, items))
 
 
 def _op_dict(u):
     items = u.pop_mark()
-    u.stack.append({})
+    u.push({})
     _set_items(u, items)
 
 
@@ -272,11 +323,14 @@ def _set_items(u, items: list) -> None:
     target = u.top(dict)
     if len(items) % 2:
         u.fail("data.pkl is malformed (odd number of dict items)")
-    for k, v in zip(items[::2], items[1::2]):
-        try:
-            target[k] = v
-        except TypeError:
-            u.fail(f"data.pkl uses an unhashable {type(k).__name__} as a dict key")
+
+    def insert():
+        for k, v in zip(items[::2], items[1::2]):
+            try:
+                target[k] = v
+            except TypeError:
+                u.fail(f"data.pkl uses an unhashable {type(k).__name__} as a dict key")
+    u.bounds.add(target, items, insert)
 
 
 def _op_setitem(u):
@@ -289,22 +343,27 @@ def _op_setitems(u):
 
 
 def _op_append(u):
-    v = u.pop()
-    u.top(list).append(v)
+    items = [u.pop()]
+    target = u.top(list)
+    u.bounds.add(target, items, lambda: target.extend(items))
 
 
 def _op_appends(u):
     items = u.pop_mark()
-    u.top(list).extend(items)
+    target = u.top(list)
+    u.bounds.add(target, items, lambda: target.extend(items))
 
 
 def _op_additems(u):
     items = u.pop_mark()
     target = u.top(set)
-    try:
-        target.update(items)
-    except TypeError:
-        u.fail("data.pkl adds an unhashable item to a set")
+
+    def insert():
+        try:
+            target.update(items)
+        except TypeError:
+            u.fail("data.pkl adds an unhashable item to a set")
+    u.bounds.add(target, items, insert)
 
 
 def _op_put(fmt: str):
@@ -313,25 +372,19 @@ def _op_put(fmt: str):
     def op(u):
         if not u.stack:
             u.fail("data.pkl is malformed (stack underflow)")
-        u.memo[struct.unpack(fmt, u.take(size))[0]] = u.stack[-1]
+        u.memo_put(struct.unpack(fmt, u.take(size))[0], u.stack[-1])
     return op
 
 
 def _op_memoize(u):
     if not u.stack:
         u.fail("data.pkl is malformed (stack underflow)")
-    u.memo[len(u.memo)] = u.stack[-1]
+    u.memo_put(len(u.memo) + len(u.sparse_memo), u.stack[-1])
 
 
 def _op_get(fmt: str):
     size = struct.calcsize(fmt)
-
-    def op(u):
-        key = struct.unpack(fmt, u.take(size))[0]
-        if key not in u.memo:
-            u.fail(f"data.pkl refers to memo entry {key}, which does not exist")
-        u.stack.append(u.memo[key])
-    return op
+    return lambda u: u.push_ref(u.memo_get(struct.unpack(fmt, u.take(size))[0]))
 
 
 def _op_global(u):
@@ -352,12 +405,13 @@ def _op_build(u):
     target = u.top(OrderedDict)
     if not (isinstance(state, dict) and all(isinstance(k, str) and not k.startswith("__") for k in state)):
         u.fail("data.pkl sets unsupported attributes on an OrderedDict")
+    u.bounds.plain(state, "an OrderedDict's attributes")
     for k, v in state.items():
         setattr(target, k, v)
 
 
 def _op_binpersid(u):
-    u.stack.append(u.persistent_load(u.pop()))
+    u.push(u.persistent_load(u.pop()))
 
 
 def _op_stop(u):
@@ -371,13 +425,14 @@ _OPS = {
     b"\x8a": _op_long("<B"), b"\x8b": _op_long("<i"),
     b"X": _op_text("<I"), b"\x8c": _op_text("<B"), b"\x8d": _op_text("<Q"),
     b"B": _op_bytes("<I"), b"C": _op_bytes("<B"), b"\x8e": _op_bytes("<Q"),
-    b")": lambda u: u.stack.append(()), b"t": _op_tuple,
+    b")": _push(()), b"t": _op_tuple,
     b"\x85": _op_tuple_n(1), b"\x86": _op_tuple_n(2), b"\x87": _op_tuple_n(3),
-    b"]": lambda u: u.stack.append([]), b"l": _op_list, b"a": _op_append, b"e": _op_appends,
-    b"}": lambda u: u.stack.append({}), b"d": _op_dict, b"s": _op_setitem, b"u": _op_setitems,
-    b"\x8f": lambda u: u.stack.append(set()), b"\x90": _op_additems,
+    b"]": _push_new(list), b"l": _op_list, b"a": _op_append, b"e": _op_appends,
+    b"}": _push_new(dict), b"d": _op_dict, b"s": _op_setitem, b"u": _op_setitems,
+    b"\x8f": _push_new(set), b"\x90": _op_additems,
     b"q": _op_put("<B"), b"r": _op_put("<I"), b"\x94": _op_memoize,
     b"h": _op_get("<B"), b"j": _op_get("<I"),
     b"c": _op_global, b"\x93": _op_stack_global, b"R": lambda u: u.reduce(), b"Q": _op_binpersid,
     b"b": _op_build,
 }
+

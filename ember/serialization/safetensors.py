@@ -35,6 +35,8 @@ def _encode(tensors: dict[str, Tensor], metadata: dict[str, str] | None) -> tupl
     if metadata is not None and not (isinstance(metadata, dict) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
         raise TypeError("safetensors metadata must be a dict of str -> str")
+    for text in [*tensors, *(metadata or {}).items()]:
+        _check_utf8(text)
     arrays = {}
     for name, t in tensors.items():
         if not isinstance(name, str) or not isinstance(t, Tensor):
@@ -52,6 +54,18 @@ def _encode(tensors: dict[str, Tensor], metadata: dict[str, str] | None) -> tupl
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)
     return struct.pack("<Q", len(raw)) + raw, ordered
+
+
+def _check_utf8(text) -> None:
+    """A name or metadata entry must be valid UTF-8 (the header is UTF-8 JSON; the reference reader refuses a
+    lone surrogate): refused at save, a ValueError as in ``safetensors.torch``, rather than written unreadable."""
+    for s in text if isinstance(text, tuple) else (text,):
+        if isinstance(s, str):
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"safetensors cannot store {s!r}: it holds a lone surrogate, which is not valid "
+                                 "UTF-8") from None
 
 
 def _write(out, head: bytes, arrays: list) -> None:

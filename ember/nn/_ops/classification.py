@@ -119,6 +119,9 @@ class NLL(Node):
 def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
     x = input
+    if x._data.dtype.kind not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
+        raise NotImplementedError(f"{name}: input must hold floating-point scores (logits or log-probabilities), "
+                                  f"got {input.dtype}")
     if x._data.ndim == 0:
         raise ValueError(f"{name}: input must have a class dimension, got a 0-d tensor")
     c = x._data.shape[1] if x._data.ndim > 1 else x._data.shape[0]
@@ -165,8 +168,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
     x, t, out_shape = _rows("cross_entropy", input, target, weight)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     if t.is_floating_point():

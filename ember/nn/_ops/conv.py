@@ -273,7 +273,10 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
         return tuple((t // 2, t - t // 2) for t in total)  # the odd extra goes on the right, as PyTorch
     if isinstance(padding, str):
         raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
-    return tuple((p, p) for p in ntuple(padding, nd, "padding"))
+    pads = ntuple(padding, nd, "padding")
+    if any(p < 0 for p in pads):
+        raise RuntimeError(f"negative padding is not supported (got padding={padding})")
+    return tuple((p, p) for p in pads)
 
 
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:

@@ -185,8 +185,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if t is not None and t._data.shape != (c,):
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
     use_batch = training or running_mean is None or running_var is None
-    count = x.size // c
-    if use_batch and count <= 1 and training:
+    count = x.size // c if c else 0
+    if count == 0:  # an empty batch: an empty result, running stats untouched, as in PyTorch
+        return _affine_only(input, weight, bias)
+    if use_batch and count == 1 and training:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     update = use_batch and training and running_mean is not None
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
@@ -196,6 +198,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return out
+
+
+def _affine_only(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """batch_norm of an empty input: empty, and a graph to weight and bias (their gradients: zeros)."""
+    shape = (1, -1) + (1,) * (input.dim() - 2)
+    out = input * weight.reshape(shape) if weight is not None else input.clone()
+    return out + bias.reshape(shape) if bias is not None else out
 
 
 def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:

@@ -60,8 +60,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError(f"index out of range in self: embedding indices must be in [0, {num}), got min "
                          f"{idx.min()} max {idx.max()}")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += num
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:  # a row past the table would silently go without a gradient
+            raise AssertionError(f"Padding_idx must be within num_embeddings ({num}), got {padding_idx}")
+        padding_idx += num if padding_idx < 0 else 0
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     return Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,

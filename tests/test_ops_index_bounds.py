@@ -1,0 +1,97 @@
+"""Indices outside a dimension behave as in PyTorch, never by NumPy's rules.
+
+NumPy wraps -1 to the last element; PyTorch refuses a negative index in gather,
+scatter, scatter_add, index_select, index_add and index_copy (and any index past
+the end everywhere), and accepts negative ones only in take, take_along_dim,
+index_fill, index_put and plain indexing. Each call runs in both libraries on the
+same inputs: both fail with the same exception type, or both give the same values.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+OPS = {
+    "gather": lambda m, x, i: x.gather(1, i.reshape(1, -1).expand(3, -1)),
+    "index_select": lambda m, x, i: x.index_select(1, i),
+    "index_select_0": lambda m, x, i: x.T.index_select(0, i),
+    "scatter": lambda m, x, i: x.scatter(1, i.reshape(1, -1), m.ones(1, len(i))),
+    "scatter_value": lambda m, x, i: x.clone().scatter_(1, i.reshape(1, -1), 2.0),
+    "scatter_": lambda m, x, i: x.clone().scatter_(1, i.reshape(1, -1), m.ones(1, len(i))),
+    "scatter_add": lambda m, x, i: x.scatter_add(1, i.reshape(1, -1), m.ones(1, len(i))),
+    "scatter_add_": lambda m, x, i: x.clone().scatter_add_(1, i.reshape(1, -1), m.ones(1, len(i))),
+    "scatter_reduce_add": lambda m, x, i: x.clone().scatter_(1, i.reshape(1, -1), m.ones(1, len(i)), reduce="add"),
+    "scatter_reduce_mul": lambda m, x, i: x.clone().scatter_(1, i.reshape(1, -1), m.ones(1, len(i)),
+                                                             reduce="multiply"),
+    "index_add": lambda m, x, i: x.index_add(1, i, m.ones(3, len(i))),
+    "index_add_": lambda m, x, i: x.clone().index_add_(1, i, m.ones(3, len(i))),
+    "index_copy": lambda m, x, i: x.index_copy(1, i, m.ones(3, len(i))),
+    "index_copy_": lambda m, x, i: x.clone().index_copy_(1, i, m.ones(3, len(i))),
+    "index_fill_": lambda m, x, i: x.clone().index_fill_(1, i, 2.0),
+    "index_put_": lambda m, x, i: x.clone().index_put_((m.tensor([0]), i), m.tensor(2.0)),
+    "take": lambda m, x, i: x.take(i),
+    "take_along_dim": lambda m, x, i: m.take_along_dim(x, i.reshape(1, -1), 1),
+    "getitem": lambda m, x, i: x[:, i],
+    "embedding": lambda m, x, i: m.nn.functional.embedding(i, x.T.contiguous()),
+}
+INDICES = {"last": [0, -1], "first_negative": [-4, 1], "past_negative": [-5], "end": [4], "far": [0, 10**9],
+           "valid": [3, 0, 3]}
+
+
+def outcome(m, op: str, index: list):
+    x = m.arange(12.0).reshape(3, 4)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch deprecates scatter's reduce= with a tensor src
+            return OPS[op](m, x, m.tensor(index)).detach().numpy()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e)
+
+
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("op", OPS)
+def test_indices_out_of_a_dimension_as_in_pytorch(op, index):
+    if op == "take_along_dim" and index in ("end", "far", "past_negative"):
+        pytest.skip("PyTorch's take_along_dim reads past the dimension unchecked; ember raises an IndexError")
+    expected, got = outcome(torch, op, INDICES[index]), outcome(ember, op, INDICES[index])
+    if isinstance(expected, type):
+        assert got is expected, f"{op}{INDICES[index]}: ember gave {got}, PyTorch raised {expected.__name__}"
+    else:
+        assert not isinstance(got, type), f"{op}{INDICES[index]}: ember raised {got.__name__}, PyTorch did not"
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_messages_name_the_index_and_the_dimension():
+    x = ember.zeros(3, 4)
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 4"):
+        x.gather(1, ember.tensor([[-1]]))
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
+        x.scatter_(1, ember.tensor([[4]]), 1.0)
+    with pytest.raises(IndexError, match="index out of range in self.*-1.*dimension 0 with size 3"):
+        x.index_select(0, ember.tensor([-1]))
+    with pytest.raises(IndexError, match="index_copy_\\(\\): index -1 is out of bounds for dimension 0 with size 3"):
+        x.index_copy_(0, ember.tensor([-1]), ember.ones(1, 4))
+
+
+@pytest.mark.parametrize("padding_idx", [-4, -3, 2, 3])
+def test_embedding_padding_idx_must_be_a_row(padding_idx):
+    def call(m):
+        return m.nn.functional.embedding(m.tensor([0, 2]), m.ones(3, 2), padding_idx=padding_idx)
+
+    try:
+        expected = call(torch)
+    except AssertionError:
+        with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+            call(ember)
+    else:
+        np.testing.assert_array_equal(call(ember).numpy(), expected.numpy())
+
+
+def test_an_empty_index_is_never_out_of_bounds():
+    x = ember.zeros(3, 0)
+    assert x.gather(1, ember.zeros(3, 0, dtype=ember.int64)).shape == (3, 0)
+    assert x.index_select(1, ember.zeros(0, dtype=ember.int64)).shape == (3, 0)

@@ -1,0 +1,258 @@
+"""Hostile checkpoints: duplicate zip members, deep nesting, opcode floods, internal objects, odd headers.
+
+Each is refused with a RuntimeError naming the file (or loads correctly), never a crash, a silently chosen
+value, an unbounded allocation or an internal object handed to the caller. The crash cases run in a child
+process under a memory limit, so a regression fails the test instead of the test run.
+"""
+
+import io
+import json
+import os
+import resource
+import struct
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+import warnings
+import zipfile
+
+import pytest
+import torch
+
+import ember
+from ember.serialization import load_file, save_file
+from ember.serialization import safetensors as st
+
+
+def torch_file(pkl: bytes, extra: dict | None = None) -> bytes:
+    """A torch.save-style zip whose data.pkl is ``pkl`` (hand-written opcodes)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", pkl)
+        for name, data in (extra or {}).items():
+            zf.writestr(name, data)
+        zf.writestr("archive/version", "3\n")
+    return buf.getvalue()
+
+
+def refused(data: bytes, match: str | None = None) -> str:
+    with pytest.raises(RuntimeError, match=match) as e:
+        ember.load(io.BytesIO(data))
+    assert str(e.value).startswith("ember.load(<_io.BytesIO"), e.value
+    return str(e.value)
+
+
+def rezip(data: bytes, edit) -> bytes:
+    """The archive's members passed through ``edit(list of (name, bytes))``, zipped again (stored)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = [(i.filename, zf.read(i)) for i in zf.infolist()]
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about a duplicate name
+        with zipfile.ZipFile(buf, "w") as zf:
+            for name, body in edit(members):
+                zf.writestr(name, body)
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------------ duplicate members
+def test_a_member_stored_twice_is_refused_naming_it_and_the_file(tmp_path):
+    buf = io.BytesIO()
+    torch.save({"w": torch.zeros(2)}, buf)
+    twice = rezip(buf.getvalue(), lambda ms: ms + [(n, b) for n, b in ms if n.endswith("data/0")])
+    path = tmp_path / "twice.pt"
+    path.write_bytes(twice)
+    with pytest.raises(RuntimeError, match=r"twice\.pt.*member 'archive/data/0' .*twice"):
+        ember.load(path)
+    buf = io.BytesIO()
+    ember.save({"w": ember.zeros(2)}, buf)
+    refused(rezip(buf.getvalue(), lambda ms: ms + [ms[0]]), "member 'ember.json' .*twice")
+
+
+# ------------------------------------------------------------------------------------ crashes, in a child
+def in_child(code: str, data: bytes, tmp_path, memory: int = 2 * 2**30) -> subprocess.CompletedProcess:
+    """Run ``code`` with ``path`` (the bytes written to a file) under an address-space limit."""
+    path = tmp_path / "hostile.pt"
+    path.write_bytes(data)
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))\n"
+    return subprocess.run([sys.executable, "-c", limit + f"path = {str(path)!r}\n" + textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=300, cwd=os.getcwd())
+
+
+DEEP = b"K\x00" + b"\x85" * 1_000_000  # a tuple nested a million deep, 1 MB of TUPLE1
+DEEP_USES = {
+    "dict key": b"\x80\x02}" + DEEP + b"K\x01s.",
+    "set item": b"\x80\x02\x8f(" + DEEP + b"\x90.",
+    "frozenset item": b"\x80\x02c__builtin__\nfrozenset\n(" + DEEP + b"\x85\x85R.",
+    "returned": b"\x80\x02" + DEEP + b".",
+}
+
+
+@pytest.mark.parametrize("use", DEEP_USES)
+def test_deep_nesting_is_refused_not_a_crash(use, tmp_path):
+    result = in_child("""
+        import ember
+        try:
+            ember.load(path)
+        except RuntimeError as e:
+            print("refused:", e)
+    """, torch_file(DEEP_USES[use]), tmp_path)
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert "refused: ember.load(" in result.stdout and "nests deeper than" in result.stdout, result.stdout
+
+
+def test_nesting_up_to_the_limit_loads():
+    from ember.serialization._archive import MAX_DEPTH
+
+    nested = ()
+    for _ in range(MAX_DEPTH - 3):  # MAX_DEPTH - 2 levels; a dict of it holding a list of it: MAX_DEPTH
+        nested = (nested,)
+    buf = io.BytesIO()
+    torch.save({nested: [nested]}, buf)
+    out = ember.load(io.BytesIO(buf.getvalue()))
+    assert list(out) == [nested] and out[nested] == [nested]
+    buf = io.BytesIO()
+    torch.save([{nested: [nested]}], buf)
+    refused(buf.getvalue(), f"nests deeper than {MAX_DEPTH}")
+
+
+# ------------------------------------------------------------------------------------ memory
+FLOODS = {"EMPTY_SET": b"\x8f", "EMPTY_DICT": b"}", "MARK": b"(", "EMPTY_LIST + MEMOIZE": b"]\x94",
+          "BININT + sparse PUT": b"J\x01\x02\x03\x04r\x01\x02\x03\x04", "SHORT_BINUNICODE": b"\x8c\x01a",
+          "BININT + GET": b"K\x00q\x00" + b"h\x00" * 8}
+
+
+@pytest.mark.parametrize("flood", FLOODS)
+def test_an_opcode_flood_stays_within_the_documented_bound(flood):
+    from ember.serialization._pickle_bounds import MEMORY_BASE, MEMORY_PER_BYTE
+
+    op = FLOODS[flood]
+    pkl = b"\x80\x02" + op * (2**19 // len(op))
+    data = torch_file(pkl)
+    tracemalloc.start()
+    try:
+        message = refused(data)  # either the bound stops it, or the opcodes are spent within the bound
+        assert "more memory than" in message or "truncated" in message, message
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 2 * len(data) + MEMORY_PER_BYTE * len(pkl) + MEMORY_BASE, (peak, len(data))
+
+
+def vocab_file(n: int) -> tuple[bytes, int]:
+    """A torch.save file of a state dict with n tiny tensors and an n-word vocabulary; and its pickle's size."""
+    obj = {"model": {f"layer{i}.weight": torch.full((1,), float(i)) for i in range(n)},
+           "vocab": {f"word{i}": i for i in range(n)}, "counts": [[i, {}] for i in range(n)]}
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zf:
+        return buf.getvalue(), zf.getinfo("archive/data.pkl").file_size
+
+
+def test_object_heavy_real_files_load_within_the_bound():
+    from ember.serialization._pickle_bounds import MEMORY_BASE, MEMORY_PER_BYTE
+
+    data, pkl_size = vocab_file(5_000)
+    tracemalloc.start()
+    try:
+        out = ember.load(io.BytesIO(data))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out["vocab"]["word4999"] == 4999 and float(out["model"]["layer7.weight"][0]) == 7.0
+    assert out["counts"][5] == [5, {}]
+    assert peak <= 2 * len(data) + MEMORY_PER_BYTE * pkl_size + MEMORY_BASE, (peak, len(data))
+
+
+def test_the_bound_is_exact_at_its_edge(monkeypatch):
+    from ember.serialization import _pickle_bounds
+
+    pkl = b"\x80\x02](" + b"}" * 10_000 + b"e."  # a list of 10,000 empty dicts
+    data = torch_file(pkl)
+    spent = []
+    charge = _pickle_bounds.Bounds.charge
+    monkeypatch.setattr(_pickle_bounds.Bounds, "charge", lambda self, n: (charge(self, n), spent.append(self.spent)))
+    assert len(ember.load(io.BytesIO(data))) == 10_000
+    needed = max(spent)
+    assert needed > 10_000 * 64  # each dict paid for
+    edge = needed - _pickle_bounds.MEMORY_PER_BYTE * len(pkl)  # the base that leaves no byte to spare
+    monkeypatch.setattr(_pickle_bounds, "MEMORY_BASE", edge)
+    assert len(ember.load(io.BytesIO(data))) == 10_000
+    monkeypatch.setattr(_pickle_bounds, "MEMORY_BASE", edge - 1)
+    refused(data, "more memory than")
+
+
+# ------------------------------------------------------------------------------------ internal objects
+@pytest.mark.parametrize("pkl", [
+    b"\x80\x02ctorch\nFloatStorage\n.",  # a bare allowed global
+    b"\x80\x02]ctorch\nFloatStorage\na.",  # ... inside a list
+    b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ.",
+    b"\x80\x02}K\x01(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ"
+    b"\x85s.",  # a storage in a tuple in a dict
+])
+def test_internal_objects_never_reach_the_caller(pkl):
+    refused(torch_file(pkl, {"archive/data/0": b"\x00" * 4}), "storage|global")
+
+
+# ------------------------------------------------------------------------------------ smaller ones
+def test_a_manifest_without_root_is_refused():
+    data = rezip(_ember_bytes([1]), lambda ms: [(n, json.dumps({"format": "ember.save", "version": 1,
+                                                                 "arrays": []}).encode() if n == "ember.json"
+                                                 else b) for n, b in ms])
+    refused(data, "root")
+
+
+def _ember_bytes(obj) -> bytes:
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    return buf.getvalue()
+
+
+def test_a_central_directory_offset_past_the_end_is_a_runtime_error(tmp_path):
+    data = bytearray(_ember_bytes({"w": ember.ones(2)}))
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 16:end + 20] = struct.pack("<I", end + 1000)  # the directory's offset: past the file's end
+    path = tmp_path / "bad_offset.pt"
+    path.write_bytes(data)
+    with pytest.raises(OSError), zipfile.ZipFile(path) as zf:
+        zf.read("ember.json")  # zipfile then seeks before the file's start to read a member
+    with pytest.raises(RuntimeError, match=r"bad_offset\.pt.*corrupt"):
+        ember.load(path)
+
+
+@pytest.mark.parametrize("shape", [[True, 4], [4.0, 1], ["4"], [-1, 4], 4])
+def test_safetensors_shapes_must_be_lists_of_ints(shape, tmp_path):
+    header = json.dumps({"w": {"dtype": "F32", "shape": shape, "data_offsets": [0, 16]}}).encode()
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
+    with pytest.raises(RuntimeError, match=r"bad\.safetensors.*shape"):
+        load_file(path)
+
+
+LONE = "w\ud800"
+
+
+def test_a_lone_surrogate_key_round_trips_or_is_refused_at_save(tmp_path):
+    for fmt in ("ember", "torch"):
+        ember.save({LONE: ember.ones(1), "k": LONE}, tmp_path / f"{fmt}.pt", format=fmt)
+        out = ember.load(tmp_path / f"{fmt}.pt")
+        assert list(out) == [LONE, "k"] and out["k"] == LONE
+    out = torch.load(tmp_path / "torch.pt", weights_only=True)  # PyTorch reads the same key back
+    assert list(out) == [LONE, "k"]
+    buf = io.BytesIO()
+    torch.save({LONE: 1}, buf)
+    assert list(ember.load(io.BytesIO(buf.getvalue()))) == [LONE]
+    for tensors, metadata in (({LONE: ember.ones(1)}, None), ({"w": ember.ones(1)}, {"k": LONE})):
+        with pytest.raises(ValueError, match="surrogate"):  # not valid UTF-8: safetensors' JSON cannot hold it
+            save_file(tensors, tmp_path / "st.safetensors", metadata=metadata)
+        with pytest.raises(ValueError, match="surrogate"):
+            st.save(tensors, metadata)
+    assert not (tmp_path / "st.safetensors").exists()
+
+
+def test_the_memory_limit_helper_is_enforced(tmp_path):
+    """The child's limit really applies (else the crash tests above would prove nothing)."""
+    result = in_child("bytearray(3 * 2**30)", b"", tmp_path)
+    assert result.returncode != 0 and "MemoryError" in result.stderr
+    assert resource.RLIMIT_AS  # the platform has the limit
