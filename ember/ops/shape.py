@@ -154,7 +154,12 @@ class Expand(Node):
     is_view = True
 
     def forward(self, x, shape):
-        return xp.broadcast_to(x, shape)
+        out = xp.broadcast_to(x, shape)  # always read-only
+        if out.size == x.size and x.flags.writeable:
+            # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be
+            # written in place. A real broadcast stays read-only: in-place writes to it fail as PyTorch's do.
+            out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+        return out
 
     def backward(self, g):
         return (g,)  # the engine sums it back to the input's shape
