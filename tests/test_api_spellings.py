@@ -118,3 +118,40 @@ def test_every_native_op_with_a_dim_takes_axis():
             if "dim" in params and native:
                 code = getattr(fn, "__code__", None)
                 assert code is not None and code.co_name == "accepting_numpy_names", f"{owner.__name__}.{name}"
+
+
+def test_sdpa_kernel_sets_the_switches_for_the_block_as_pytorch():
+    from torch.nn.attention import SDPBackend as TB
+    from torch.nn.attention import sdpa_kernel as t_kernel
+
+    from ember.nn.attention import SDPBackend as EB
+    from ember.nn.attention import sdpa_kernel as e_kernel
+
+    assert {n: int(v) for n, v in EB.__members__.items()} == {n: int(v) for n, v in TB.__members__.items()}
+    assert str(EB.MATH) == str(TB.MATH)
+
+    def switches(m):
+        b = m.backends.cuda
+        return b.flash_sdp_enabled(), b.math_sdp_enabled(), b.mem_efficient_sdp_enabled(), b.cudnn_sdp_enabled()
+
+    for chosen in (["MATH"], ["FLASH_ATTENTION", "EFFICIENT_ATTENTION"], []):
+        with e_kernel([getattr(EB, n) for n in chosen]), t_kernel([getattr(TB, n) for n in chosen]):
+            assert switches(ember) == switches(torch)
+        assert switches(ember) == switches(torch) == (True, True, True, True)
+    with e_kernel(EB.MATH):  # one backend, not a list; the attention itself computes as before
+        q = ember.tensor(np.random.default_rng(0).standard_normal((1, 2, 4, 8)).astype(np.float32))
+        out = ember.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    tq = torch.tensor(q.numpy())
+    assert_close(out, torch.nn.functional.scaled_dot_product_attention(tq, tq, tq, is_causal=True))
+    for kernel in (e_kernel, t_kernel):
+        with pytest.raises(AssertionError, match="must be an instance of SDPBackend"):
+            with kernel("math"):
+                pass
+
+
+def test_backends_cuda_sdp_kernel_as_pytorch():
+    for m in (ember, torch):
+        with pytest.warns(FutureWarning, match="sdpa_kernel"):
+            with m.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True) as ctx:
+                assert ctx == {} and not m.backends.cuda.flash_sdp_enabled() and m.backends.cuda.math_sdp_enabled()
+        assert m.backends.cuda.flash_sdp_enabled()
