@@ -8,6 +8,7 @@ ember`` stays fast.
 from __future__ import annotations
 
 import importlib
+import math as _math
 
 from . import _missing, _parallel
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
@@ -256,6 +257,10 @@ from .ops.unary import (
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
+# PyTorch's constants (Python floats, as in PyTorch) and NumPy's spelling of None in an index
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+newaxis = None
+
 # PyTorch's alternative names
 divide, multiply, subtract, negative = div, mul, sub, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
@@ -331,6 +336,13 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     return _module_getattr(name)
 
+
+# NumPy's keyword spellings (axis=, keepdims=) for the functions PyTorch implements natively
+from ._arg_aliases import with_numpy_names as _with_numpy_names  # noqa: E402
+
+for _name, _fn in list(globals().items()):
+    if not _name.startswith("_") and callable(_fn) and not isinstance(_fn, type):
+        globals()[_name] = _with_numpy_names(_name, _fn)
 
 # Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
 from . import diagnostics as _diagnostics  # noqa: E402,F401

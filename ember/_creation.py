@@ -117,7 +117,12 @@ def from_numpy(array) -> Tensor:
     return Tensor._make(array)
 
 
-def _size(size) -> tuple:
+def _size(size, keyword=None) -> tuple:
+    """The sizes of ``zeros(2, 3)``, ``zeros((2, 3))`` or, as PyTorch also accepts, ``zeros(size=(2, 3))``."""
+    if keyword is not None:
+        if size:
+            raise TypeError("got the sizes both as positional arguments and as the keyword 'size'")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = tuple(int(s) for s in size)
@@ -133,18 +138,18 @@ def _dt(dtype, default=None):
 
 
 @_allocating
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
-    return _finish(xp.zeros(_size(size), dtype=_dt(dtype)), requires_grad, device)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    return _finish(xp.zeros(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
 
 
 @_allocating
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(xp.ones(_size(size), dtype=_dt(dtype)), requires_grad, device)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(xp.ones(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
 
 
 @_allocating
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _finish(xp.empty(_size(size), dtype=_dt(dtype)), requires_grad, device)
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _finish(xp.empty(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
 
 
 @_allocating
@@ -191,18 +196,18 @@ def _float_dt(dtype, name: str):
 
 
 @_allocating
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     dt = _float_dt(dtype, "randn")
-    arr = rng_of(generator).standard_normal(_size(size), dtype=xp.float64).astype(dt)
+    arr = rng_of(generator).standard_normal(_size(sizes, size), dtype=xp.float64).astype(dt)
     return _finish(arr, requires_grad, device)
 
 
 @_allocating
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1)."""
     dt = _float_dt(dtype, "rand")
-    arr = rng_of(generator).random(_size(size), dtype=xp.float64).astype(dt)
+    arr = rng_of(generator).random(_size(sizes, size), dtype=xp.float64).astype(dt)
     return _finish(arr, requires_grad, device)
 
 

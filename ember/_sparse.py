@@ -93,6 +93,9 @@ class SparseCOO:
     def add_into(self, dense) -> None:
         """``dense += self``, in place (repeated indices add up)."""
         c = self.coalesce()
+        if not c.indices.shape[0]:  # sparse_dim 0: the one entry is the whole tensor
+            dense += c.values.sum(0)
+            return
         dense[tuple(c.indices)] += c.values
 
     def __add__(self, other):
@@ -356,6 +359,32 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor.wrap(SparseCOO(idx.astype(xp.int64), vals.copy(), size, bool(is_coalesced)))
 
 
+def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
+              dense_dim=None) -> SparseTensor:
+    """``x`` as a coalesced sparse COO tensor: an entry for each index over the first ``sparse_dim``
+    dimensions (default: all) whose slice has a nonzero, as ``Tensor.to_sparse``. Only the COO layout;
+    difference from PyTorch: not recorded by autograd (ember's sparse tensors never join a graph).
+    """
+    from .autograd import is_grad_enabled
+
+    if layout not in (None, sparse_coo) or blocksize is not None or dense_dim is not None:
+        raise NotImplementedError(f"to_sparse(layout={layout}): ember has only the sparse COO layout")
+    if x.is_sparse:
+        return x
+    if x._requires_grad and is_grad_enabled():
+        raise NotImplementedError("to_sparse of a tensor that requires grad: ember's sparse tensors are never "
+                                  "part of a recorded graph; call it on x.detach()")
+    data = x._data
+    sd = data.ndim if sparse_dim is None else sparse_dim
+    if not 0 <= sd <= data.ndim:
+        raise RuntimeError(f"sparse_dim must be in [0, {data.ndim}] for a tensor of {data.ndim} dimensions, "
+                           f"got {sd}")
+    nonzero = (data != 0).reshape(data.shape[:sd] + (-1,)).any(-1)  # a slice over the dense dims counts once
+    indices = xp.stack(xp.nonzero(nonzero)).astype(xp.int64) if sd else xp.zeros((0, 1), xp.int64)
+    values = data[nonzero] if sd else data[None]
+    return SparseTensor.wrap(SparseCOO(indices, values.copy(), data.shape, True))
+
+
 def save_error() -> NotImplementedError:
     """What ``ember.save`` raises for a sparse tensor."""
     return NotImplementedError("ember.save cannot store a sparse COO tensor (a sparse .grad, or SGD's "
@@ -368,4 +397,4 @@ def as_tensor(grad) -> Tensor:
 
 
 __all__ = ["Layout", "SparseCOO", "SparseTensor", "as_tensor", "sparse_coo", "sparse_coo_tensor", "strided",
-           "segment_sum"]
+           "segment_sum", "to_sparse"]

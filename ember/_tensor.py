@@ -361,8 +361,15 @@ def _copy_of(t: Tensor) -> Tensor:
     return (type(t) if t.is_sparse else Tensor)._make(t._data.copy())
 
 
+_ndarray, _scalar = xp.ndarray, xp.generic
+
+
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     """Set every field of a new tensor (the one place that lists them)."""
+    if array.__class__ is not _ndarray and isinstance(array, _scalar):
+        # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
+        # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
+        array = xp.array(array)
     t._data = array
     t._grad = None
     t.grad_fn = grad_fn

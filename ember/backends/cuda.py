@@ -6,6 +6,10 @@ attention switches read back what was set.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
+
 from .._missing import module_getattr
 
 
@@ -61,6 +65,29 @@ def cudnn_sdp_enabled() -> bool:
 
 def enable_cudnn_sdp(enabled: bool) -> None:
     _sdp["cudnn"] = bool(enabled)
+
+
+@contextlib.contextmanager
+def _sdp_switches(values: dict) -> Iterator[None]:
+    """The attention switches set to ``values`` ({"flash": bool, ...}) for a ``with`` block, then restored."""
+    saved = dict(_sdp)
+    _sdp.update(values)
+    try:
+        yield
+    finally:
+        _sdp.update(saved)
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
+               enable_cudnn: bool = True) -> Iterator[dict]:
+    """The attention switches for a ``with`` block (PyTorch's deprecated form of ``nn.attention.sdpa_kernel``)."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=3)
+    with _sdp_switches({"flash": bool(enable_flash), "math": bool(enable_math),
+                        "mem_efficient": bool(enable_mem_efficient), "cudnn": bool(enable_cudnn)}):
+        yield {}
 
 
 __getattr__ = module_getattr(__name__)

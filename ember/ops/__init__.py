@@ -8,6 +8,7 @@ them to ``Tensor`` so ``x.exp()``, ``x + y`` and ``ember.exp(x)`` are one code p
 from __future__ import annotations
 
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
+from .._arg_aliases import with_numpy_names
 from .._backend import xp
 from .._device import check_device
 from .._legacy import type_
@@ -67,11 +68,11 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
 
 
 def _new(fill):
-    def method(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    def method(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         from .._creation import _size
 
         dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-        t = Tensor._make(fill(_size(size), dt))
+        t = Tensor._make(fill(_size(sizes, size), dt))
         return t.requires_grad_(requires_grad) if requires_grad else t
 
     return method
@@ -105,6 +106,20 @@ def _reflected(fn):
         return fn(other, self)
 
     return method
+
+
+def _coverage_methods() -> dict:
+    """Methods public code uses that the API-coverage scan (tools/api_coverage.py) found missing."""
+    from .. import _sparse
+
+    def cast_to(dtype):
+        return lambda x, memory_format=None: cast(x, dtype)
+
+    return {
+        "byte": cast_to(_dtype.uint8), "char": cast_to(_dtype.int8), "short": cast_to(_dtype.int16),
+        "to_sparse": _sparse.to_sparse, "to_sparse_coo": lambda x: _sparse.to_sparse(x),
+        "size": Tensor.size,  # bound again so that it takes size(axis=) as PyTorch's does
+    }
 
 
 def _install() -> None:
@@ -229,8 +244,9 @@ def _install() -> None:
         "swapaxes_": view_inplace.transpose_,
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
+    methods.update(_coverage_methods())
     for name, fn in methods.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, with_numpy_names(name, fn))
     Tensor.T = property(shp.T)
     Tensor.mT = property(lambda x: shp.transpose(x, -2, -1))
 

@@ -16,8 +16,13 @@ from ..autograd.graph import Node
 from .elementwise import cast
 
 
-def _shape_arg(shape) -> tuple:
-    """Accept view(2, 3), view((2, 3)), view([2, 3]) and view(ember.Size)."""
+def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
+    """Accept view(2, 3), view((2, 3)), view([2, 3]), view(ember.Size) and, as PyTorch, the sizes as
+    a keyword (``view(size=(2, 3))``, ``reshape(shape=...)``): ``keyword`` is that keyword's value."""
+    if keyword is not None:
+        if shape:
+            raise TypeError(f"got the sizes both as positional arguments and as the keyword '{name}'")
+        shape = (keyword,)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
@@ -54,12 +59,14 @@ class Reshape(Node):
         return (g.reshape(self.shape),)
 
 
-def reshape(x: Tensor, *shape) -> Tensor:
-    shape = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
+def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
+    shape = _infer_shape(_shape_arg(sizes, shape, "shape"), x._data.size, x._data.shape)
     return Reshape.apply(x, shape=shape)
 
 
-def view(x: Tensor, *shape) -> Tensor:
+def view(x: Tensor, *shape, size=None) -> Tensor:
+    if size is not None:
+        shape = _shape_arg(shape, size)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
@@ -115,8 +122,8 @@ class Permute(Node):
         return (g.transpose(inverse),)
 
 
-def permute(x: Tensor, *dims) -> Tensor:
-    dims = _shape_arg(dims)
+def permute(x: Tensor, *sizes, dims=None) -> Tensor:
+    dims = _shape_arg(sizes, dims, "dims")
     nd = x._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -154,14 +161,19 @@ class Expand(Node):
     is_view = True
 
     def forward(self, x, shape):
-        return xp.broadcast_to(x, shape)
+        out = xp.broadcast_to(x, shape)  # always read-only
+        if out.size == x.size and x.flags.writeable:
+            # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be
+            # written in place. A real broadcast stays read-only: in-place writes to it fail as PyTorch's do.
+            out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+        return out
 
     def backward(self, g):
         return (g,)  # the engine sums it back to the input's shape
 
 
-def expand(x: Tensor, *sizes) -> Tensor:
-    sizes = _shape_arg(sizes)
+def expand(x: Tensor, *sizes, size=None) -> Tensor:
+    sizes = _shape_arg(sizes, size)
     shp = x._data.shape
     if len(sizes) < len(shp):
         raise RuntimeError(
@@ -365,8 +377,8 @@ class Repeat(Node):
         return (g,)
 
 
-def repeat(x: Tensor, *sizes) -> Tensor:
-    reps = _shape_arg(sizes)
+def repeat(x: Tensor, *sizes, repeats=None) -> Tensor:
+    reps = _shape_arg(sizes, repeats, "repeats")
     if len(reps) < x._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"

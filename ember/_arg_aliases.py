@@ -1,0 +1,46 @@
+"""NumPy's keyword spellings that PyTorch accepts for its native ops: ``axis=`` for ``dim=`` and
+``keepdims=`` for ``keepdim=`` (``x.sum(axis=0, keepdims=True)``, ``torch.cumprod(x, axis=1)``).
+
+PyTorch's argument parser maps these for every op it implements natively, whatever the op; its ops
+written in Python (``torch.norm``, ``torch.split``, ``torch.unique``, ``Tensor.unflatten``) take only
+PyTorch's own names. ember does the same with one wrapper, applied where its Tensor methods are bound
+(``ember/ops/__init__.py``) and to its top-level functions (``ember/__init__.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+PYTHON_LEVEL = frozenset({"norm", "split", "unique"})  # PyTorch's Python ops: no NumPy spellings
+
+
+def _rename(name: str, kwargs: dict) -> dict:
+    for alias, own in ALIASES.items():
+        if alias in kwargs:
+            if own in kwargs:
+                raise TypeError(f"{name}() got both '{own}' and its NumPy spelling '{alias}'")
+            kwargs[own] = kwargs.pop(alias)
+    return kwargs
+
+
+def with_numpy_names(name: str, fn: Callable) -> Callable:
+    """``fn``, also accepting ``axis=``/``keepdims=`` when it has ``dim``/``keepdim`` (else ``fn`` itself)."""
+    if name in PYTHON_LEVEL or name.startswith("__") or not callable(fn):
+        return fn
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "dim" not in params and "keepdim" not in params:
+        return fn
+
+    @functools.wraps(fn)
+    def accepting_numpy_names(*args, **kwargs):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            _rename(name, kwargs)
+        return fn(*args, **kwargs)
+
+    return accepting_numpy_names

@@ -1,0 +1,68 @@
+"""In-place ops on the results of other ops: every op's result owns writable memory, as in PyTorch.
+
+NumPy returns a read-only scalar (not a 0-d array) from arithmetic on 0-d arrays and from full
+reductions; a tensor wrapping one could not be written in place (``acc += loss`` after
+``acc = 0.0 + loss``, the loss-accumulation pattern of many training loops).
+"""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+
+
+def test_python_scalar_accumulator_takes_in_place_adds():
+    for m in (ember, torch):
+        acc = 0.0
+        acc += m.tensor(0.5)
+        acc += m.tensor(0.5)
+        acc += m.tensor(0.25)
+        if m is ember:
+            e = acc
+        else:
+            t = acc
+    assert_close(e, t)
+
+
+RESULTS = {
+    "radd": lambda m, x, v: 0.5 + x, "add": lambda m, x, v: x + x, "neg": lambda m, x, v: -x,
+    "rpow": lambda m, x, v: 2 ** x, "exp": lambda m, x, v: x.exp(), "sum": lambda m, x, v: v.sum(),
+    "mean": lambda m, x, v: v.mean(), "max": lambda m, x, v: v.max(), "argmax": lambda m, x, v: v.argmax(),
+    "max_dim": lambda m, x, v: v.max(0)[0], "norm": lambda m, x, v: v.norm(), "std": lambda m, x, v: v.std(),
+    "prod": lambda m, x, v: v.prod(), "dist": lambda m, x, v: v.dist(v * 2),
+    "logsumexp": lambda m, x, v: v.logsumexp(0), "dot": lambda m, x, v: m.dot(v, v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_results_can_be_written_in_place(name):
+    outs = []
+    for m in (ember, torch):
+        x, v = m.tensor(0.5), m.tensor(np.array([1.0, -2.0, 3.0], dtype=np.float32))
+        r = RESULTS[name](m, x, v)
+        r += 1
+        r.mul_(2)
+        outs.append(r)
+    assert_close(*outs)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, a: a.expand_as(a), lambda m, a: a.expand(1, 2, 3), lambda m, a: m.broadcast_to(a, (2, 3)),
+    lambda m, a: a[:, :1].expand(2, 1),
+])
+def test_expand_without_repeats_is_a_writable_view(fn):
+    # An expand that repeats no element is an ordinary view: writes go through to the base.
+    outs = []
+    for m in (ember, torch):
+        a = m.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+        fn(m, a).add_(1)
+        outs.append(a)
+    assert_close(*outs)
+
+
+def test_expand_with_repeats_refuses_in_place_writes_as_pytorch():
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            m.ones(1, 3).expand(2, 3).add_(1)
