@@ -15,7 +15,8 @@ from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
 from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
-from ._ops.conv import conv1d, conv2d
+from ._ops.conv import conv1d, conv2d, conv3d
+from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
     binary_cross_entropy,
@@ -61,6 +62,7 @@ __all__ = [
     "softplus", "tanh",
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + a stack of per-row GEMMs.
+"""Convolution (1-, 2- and 3-d, any stride/padding/dilation/groups) by im2col + a stack of per-row GEMMs.
 
 Layout: the convolution works on *batch-last* arrays, (C, *spatial, N) in memory, and returns
 its output as an (N, C, *spatial) view of such an array. Each of the prod(kernel) shifted
@@ -8,7 +8,8 @@ large strided copies instead of many short ones, and the matmul output already i
 layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates results in the
 input's memory order), so a conv stack converts to batch-last once, at its input.
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
-with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
+with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im. ``input_grad`` is also
+the transposed convolution's forward (``conv_transpose.py``).
 Large stride-1 3x3 convolutions (and so their input gradients) take Winograd F(2x2, 3x3) instead of
 im2col (``winograd.py``). Output rows (im2col) and channels (col2im, padding) are split over threads.
 Pooling reuses ``offsets`` and ``window``.
@@ -172,57 +173,88 @@ def _flipped(w, groups: int):
     return xp.ascontiguousarray(wt[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)])
 
 
+def forward_batch_last(xb, w, stride, dilation, groups: int, keep_tiles: bool):
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, tiled).
+    ``cols`` is what ``weight_grad`` reads: the column matrix, or the Winograd input tiles when ``tiled`` (kept
+    only when ``keep_tiles``)."""
+    if _winograd(xb, w, stride, dilation, groups):
+        out, tiles = winograd.conv3x3(xb, w, keep_tiles=keep_tiles)
+        return out, tiles, True
+    out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
+    return out, cols, False
+
+
+def weight_grad(cols, gb_last, w_shape, groups: int, tiled: bool):
+    """dL/dw of ``forward_batch_last`` from its ``cols`` and the batch-last output gradient (O, *out, N):
+    dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)."""
+    if tiled:
+        return winograd.weight_grad3x3(cols, gb_last)
+    s = 1 if len(w_shape) >= 4 else 0
+    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+    cm = _colm(cols, s, groups).swapaxes(-1, -2)
+    gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
+    return (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w_shape)
+
+
+def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
+    """dL/dx of a convolution with w (O, C/G, *k) from the batch-last output gradient gb_last (O, *out, N):
+    (C, *in_sp, N), batch-last. ``pads`` are the convolution's ((lo, hi), ...); a negative hi means the convolution
+    read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
+    unread ones get a zero gradient. This is also the forward of the transposed convolution."""
+    o, kernel = w.shape[0], w.shape[2:]
+    s = 1 if len(kernel) >= 2 else 0
+    tpads = _transposed_pads(pads, kernel, stride, dilation)
+    if tpads is not None and not _FORCE_COL2IM:
+        # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
+        gpad = _batch_last_padded(from_batch_last(gb_last), tpads)
+        gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
+        return gxb
+    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+    out_sp = gb_last.shape[1:-1]
+    kept = tuple((lo, max(hi, 0)) for lo, hi in pads)  # rows past the convolution's reach stay zero
+    padded_shape = (w.shape[1] * groups, *(n + lo + hi for n, (lo, hi) in zip(in_sp, kept)), gb_last.shape[-1])
+    wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
+    cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
+    gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
+    return crop_spatial(gxb, kept, lead=1)
+
+
+def to_batch_last(g):
+    """(N, C, *sp) -> a contiguous (C, *sp, N): free when g is batch-last already (it is behind ember's own convs)."""
+    gb = g.transpose(*range(1, g.ndim), 0)
+    return gb if gb.flags.c_contiguous else xp.ascontiguousarray(gb)
+
+
+def from_batch_last(a):
+    """(C, *sp, N) -> its (N, C, *sp) view."""
+    return a.transpose(a.ndim - 1, *range(a.ndim - 1))
+
+
 class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
-        tiled = _winograd(xb, w, stride, dilation, groups)
-        if tiled:  # the weight gradient reads the transformed input tiles in place of the column matrix
-            needs = self.needs_input_grad
-            out, cols = winograd.conv3x3(xb, w, keep_tiles=needs is not None and needs[1])
-        else:
-            out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
+        needs = self.needs_input_grad
+        out, cols, tiled = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, tiled)
-        return out.transpose(nd + 1, *range(nd + 1))
+        self.meta = (x.shape[2:], stride, pads, dilation, groups, tiled)
+        return from_batch_last(out)
 
     def backward(self, g):
         cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
-        padded_shape, out_sp, stride, pads, dilation, groups, tiled = self.meta
+        in_sp, stride, pads, dilation, groups, tiled = self.meta
         nx, nw, nb = self.needs_input_grad
-        o, kernel = w.shape[0], w.shape[2:]
-        s = 1 if len(kernel) >= 2 else 0
-        # (N, O, *out) -> batch-last (O, *out, N): free when g is batch-last (it is, behind this layer's own ops)
-        gb_last = g.transpose(*range(1, g.ndim), 0)
-        gb_last = gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)
-        gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+        gb_last = to_batch_last(g)
         gx = gw = gb = None
-        if nw and tiled:
-            gw = winograd.weight_grad3x3(cols, gb_last)
-        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)
-            cm = _colm(cols, s, groups).swapaxes(-1, -2)
-            gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
-            gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
+        if nw:
+            gw = weight_grad(cols, gb_last, w.shape, groups, tiled)
         if nx:
-            tpads = _transposed_pads(pads, kernel, stride, dilation)
-            if tpads is not None and not _FORCE_COL2IM:
-                # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
-                gpad, wf = _batch_last_padded(g, tpads), _flipped(w, groups)
-                if _winograd(gpad, wf, stride, dilation, groups):
-                    gxb, _ = winograd.conv3x3(gpad, wf)
-                else:
-                    gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
-            else:
-                wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-                gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
-                cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
-                gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
-                gxb = crop_spatial(gxb, pads, lead=1)
-            gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
+            gx = from_batch_last(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
         if nb:
-            gb = gb_last.reshape(o, -1).sum(1)
+            gb = gb_last.reshape(w.shape[0], -1).sum(1)
         return gx, gw, gb
 
 
@@ -277,7 +309,7 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
 
 
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """Shared body of conv1d/conv2d: validate, add the batch dim if missing, run the node."""
+    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
     name = f"conv{nd}d"
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
@@ -316,3 +348,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, C_in, H, W) with weight (C_out, C_in/groups, kh, kw)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-d cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kd, kh, kw)."""
+    return conv(input, weight, bias, stride, padding, dilation, groups, 3)

@@ -17,7 +17,7 @@ from .activation import (
     Tanh,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout, Dropout2d
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
@@ -55,6 +55,7 @@ __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
 ]
 
 
