@@ -28,7 +28,7 @@ from ._ops.loss import (
     smooth_l1_loss,
 )
 from ._ops.multihead import multi_head_attention_forward
-from ._ops.norm import batch_norm, group_norm, layer_norm
+from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
     adaptive_avg_pool1d,
@@ -63,6 +63,7 @@ __all__ = [
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "instance_norm",
 ]
 
 

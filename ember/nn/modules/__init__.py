@@ -19,6 +19,7 @@ from .activation import (
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout, Dropout2d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
@@ -56,6 +57,7 @@ __all__ = [
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
     "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
 ]
 
 
