@@ -13,6 +13,22 @@ from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.activation_more import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    mish,
+    prelu,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
@@ -64,6 +80,8 @@ __all__ = [
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "instance_norm",
+    "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "mish", "prelu", "rrelu", "selu", "softmin",
+    "softshrink", "softsign", "tanhshrink", "threshold",
 ]
 
 

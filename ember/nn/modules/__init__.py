@@ -1,20 +1,35 @@
 """All layer classes of ``ember.nn``, one family per file."""
 
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    Mish,
     MultiheadAttention,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -58,6 +73,8 @@ __all__ = [
     "TransformerEncoderLayer",
     "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU", "RReLU", "SELU", "Softmax2d", "Softmin",
+    "Softshrink", "Softsign", "Tanhshrink", "Threshold",
 ]
 
 
