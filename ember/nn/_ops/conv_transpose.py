@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...ops.activation import row_sums
 from .conv import (
     _batch_last_padded,
     forward_batch_last,
@@ -45,16 +46,19 @@ class ConvTransposeNd(Node):
         stride, pads, dilation, groups = self.meta
         nx, nw, nb = self.needs_input_grad
         gx = gw = gb = None
+        cropped = any(hi < 0 for _, hi in pads)
         if nx or nw:
             # the convolution of g: where the padding is negative, g's last rows were never written from x (crop)
             g_read = g[(slice(None),) * 2 + tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(g.shape[2:], pads))]
             gpad = _batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
+            if nb and not cropped:  # the padded copy holds all of g (and zeros): its channel rows give the bias grad
+                gb = row_sums(gpad.reshape(gpad.shape[0], -1), 1).reshape(-1)
             dxb, cols, tiled = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
             if nx:
                 gx = from_batch_last(dxb)
             if nw:
                 gw = weight_grad(cols, xb, w.shape, groups, tiled)
-        if nb:
+        if nb and gb is None:
             gb = to_batch_last(g).reshape(g.shape[1], -1).sum(1)
         return gx, gw, gb
 
