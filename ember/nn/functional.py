@@ -33,6 +33,7 @@ from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
 from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._ops.ctc import ctc_loss
 from ._ops.embedding_bag import embedding_bag
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
@@ -83,7 +84,7 @@ __all__ = [
     "instance_norm",
     "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "mish", "prelu", "rrelu", "selu", "softmin",
     "softshrink", "softsign", "tanhshrink", "threshold",
-    "embedding_bag",
+    "embedding_bag", "ctc_loss",
 ]
 
 

@@ -40,6 +40,7 @@ from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    CTCLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
@@ -75,7 +76,7 @@ __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU", "RReLU", "SELU", "Softmax2d", "Softmin",
     "Softshrink", "Softsign", "Tanhshrink", "Threshold",
-    "EmbeddingBag",
+    "EmbeddingBag", "CTCLoss",
 ]
 
 
