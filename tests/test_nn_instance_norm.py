@@ -1,4 +1,4 @@
-"""InstanceNorm1d/2d/3d and F.instance_norm against PyTorch: outputs, input/weight/bias gradients and running
+"""InstanceNorm1d/2d/3d and F.instance_norm, LocalResponseNorm against PyTorch: outputs, input/weight/bias gradients
 statistics, in training and eval, with and without affine and tracking, batched and unbatched, and the errors."""
 
 import warnings
@@ -75,3 +75,15 @@ def test_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # eval with running statistics: one position per channel is fine
         nn.InstanceNorm2d(3, track_running_stats=True).eval()(ember.randn(2, 3, 1, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,size", [((2, 7, 5), 3), ((2, 6, 4, 3), 4), ((1, 5, 2, 3, 2), 5), ((2, 3, 4), 7),
+                                        ((2, 4, 5), 1)])
+def test_local_response_norm(dtype, shape, size):
+    kwargs = dict(alpha=0.5, beta=0.6, k=1.5)  # large alpha: the window term matters
+    em, tm = nn.LocalResponseNorm(size, **kwargs), torch.nn.LocalResponseNorm(size, **kwargs)
+    compare_module(em, tm, randn(*shape, dtype=dtype), **TOL[dtype])
+    assert repr(em) == repr(tm)
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality input"):
+        em(ember.randn(2, 3))

@@ -46,7 +46,7 @@ from ._ops.loss import (
     smooth_l1_loss,
 )
 from ._ops.multihead import multi_head_attention_forward
-from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm
+from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
     adaptive_avg_pool1d,
@@ -84,7 +84,7 @@ __all__ = [
     "instance_norm",
     "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "mish", "prelu", "rrelu", "selu", "softmin",
     "softshrink", "softsign", "tanhshrink", "threshold",
-    "embedding_bag", "ctc_loss",
+    "embedding_bag", "ctc_loss", "local_response_norm",
 ]
 
 

@@ -1,5 +1,5 @@
 """Normalisation: batch_norm, layer_norm, group_norm — each one fused forward/backward node; instance_norm is
-batch_norm over (1, N * C, *).
+batch_norm over (1, N * C, *); local_response_norm is composed of recorded ops.
 
 All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
 (biased variance) and then apply a per-channel / per-element affine map. Their
@@ -16,6 +16,7 @@ from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.activation import col_sums, row_sums
+from .padding import pad
 
 
 def _mean(a, axes):
@@ -371,3 +372,22 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
             buf._data[...] = rep._data.reshape(n, c).mean(0)
             buf._bump_version()
     return out.reshape(shape)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta, the window zero-padded at the
+    channel ends (size // 2 before, (size - 1) // 2 after) and always divided by ``size``, as PyTorch's. Composed
+    of recorded ops (the gradient is autograd's); the window sum adds ``size`` shifted slices in window order."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    flat = sq.reshape(sq.shape[0], c, -1)  # (N, C, rest): pad the channel dim
+    padded = pad(flat, (0, 0, size // 2, (size - 1) // 2))
+    window = padded[:, 0:c]
+    for i in range(1, size):
+        window = window + padded[:, i:i + c]
+    div = (window / size * alpha + k) ** beta
+    return input / div.reshape(input.shape)

@@ -49,7 +49,15 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, SyncBatchNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    SyncBatchNorm,
+)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
@@ -76,7 +84,7 @@ __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU", "RReLU", "SELU", "Softmax2d", "Softmin",
     "Softshrink", "Softsign", "Tanhshrink", "Threshold",
-    "EmbeddingBag", "CTCLoss",
+    "EmbeddingBag", "CTCLoss", "LocalResponseNorm",
 ]
 
 
