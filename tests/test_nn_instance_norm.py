@@ -1,5 +1,5 @@
 """InstanceNorm1d/2d/3d and F.instance_norm, LocalResponseNorm against PyTorch: outputs, input/weight/bias gradients
-statistics, in training and eval, with and without affine and tracking, batched and unbatched, and the errors."""
+and running statistics, in training and eval, with and without affine and tracking, batched and unbatched, and the errors."""
 
 import warnings
 
