@@ -46,6 +46,7 @@ CASES = [
     (np.array([[4, 4], [1, 4]], np.int64), None, {"padding_idx": -6}),  # a bag of padding only
     (np.array([3, 1, 1, 3, 7, 7]), np.array([0, 3]), {"scale_grad_by_freq": True}),  # see test_scale_grad_by_freq
     (IDX_1D, np.array([0, 1, 6]), {"sparse": True}),
+    (IDX_1D, np.array([0, 1, 6]), {"sparse": True, "padding_idx": 4}),
     (np.zeros(0, np.int64), np.array([0, 0]), {}),                      # no lookups at all
 ]
 
@@ -141,5 +142,8 @@ def test_errors():
         F.embedding_bag(idx1, w, ember.tensor([0, 4]))
     with pytest.raises(IndexError, match="index out of range"):
         F.embedding_bag(ember.tensor([[10]]), w)
+    out = F.embedding_bag(idx2, ember.randn(10, 3, requires_grad=True), sparse=True, scale_grad_by_freq=True)
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
+        out.sum().backward()
     with pytest.raises(AssertionError, match="padding_idx must be within num_embeddings"):
         nn.EmbeddingBag(3, 2, padding_idx=3)

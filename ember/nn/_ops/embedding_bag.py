@@ -64,6 +64,8 @@ class EmbeddingBag(Node):
             if psw is not None:
                 grows = grows * psw[:, None]
             if sparse:
+                if scale:
+                    raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
                 gw = SparseCOO(idx.astype(xp.int64)[None, :], grows, w.shape)
             else:
                 gw = xp.zeros(w.shape, g.dtype)
