@@ -308,17 +308,21 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
     return tuple((p, p) for p in ntuple(padding, nd, "padding"))
 
 
-def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
-    name = f"conv{nd}d"
+def batched(input: Tensor, weight: Tensor, nd: int, name: str, layout: str) -> tuple[Tensor, bool]:
+    """(input with a batch dim, whether it had none) after PyTorch's checks of an nd-d convolution's dims."""
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
                            f"of size: {list(input.shape)}")
     if weight._data.ndim != nd + 2:
-        raise RuntimeError(f"{name}: weight must be {nd + 2}-D (out, in/groups, *kernel), got {list(weight.shape)}")
+        raise RuntimeError(f"{name}: weight must be {nd + 2}-D ({layout}), got {list(weight.shape)}")
     unbatched = input._data.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
+    name = f"conv{nd}d"
+    input, unbatched = batched(input, weight, nd, name, "out, in/groups, *kernel")
     stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
     kernel = weight._data.shape[2:]
     pads = conv_pads(padding, kernel, stride, dilation)

@@ -18,6 +18,7 @@ from ...autograd.graph import Node
 from ...ops.activation import row_sums
 from .conv import (
     _batch_last_padded,
+    batched,
     forward_batch_last,
     from_batch_last,
     input_grad,
@@ -72,16 +73,9 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
                    nd: int) -> Tensor:
     """Shared body of conv_transpose1d/2d/3d: validate as PyTorch does, add the batch dim if missing, run the node."""
     name = f"conv_transpose{nd}d"
-    if input._data.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
-                           f"of size: {list(input.shape)}")
-    if weight._data.ndim != nd + 2:
-        raise RuntimeError(f"{name}: weight must be {nd + 2}-D (in, out/groups, *kernel), got {list(weight.shape)}")
+    input, unbatched = batched(input, weight, nd, name, "in, out/groups, *kernel")
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
-    unbatched = input._data.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
     stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
     padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
     _check_positive("stride", stride, 1)

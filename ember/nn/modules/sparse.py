@@ -12,6 +12,27 @@ from .linear import _empty_param
 from .module import Module
 
 
+def _checked_padding_idx(padding_idx: int | None, num: int, label: str) -> int | None:
+    """padding_idx in [0, num) (a negative one counts from the end); PyTorch's AssertionError outside [-num, num)."""
+    if padding_idx is None:
+        return None
+    if not -num <= padding_idx < num:
+        raise AssertionError(f"{label} must be within num_embeddings")
+    return padding_idx + num if padding_idx < 0 else padding_idx
+
+
+def _table(module: Module, _weight: Tensor | None, requires_grad: bool, dtype, device) -> None:
+    """The lookup table: a fresh (num_embeddings, embedding_dim) weight, reset, or the given ``_weight``."""
+    shape = (module.num_embeddings, module.embedding_dim)
+    if _weight is None:
+        module.weight = _empty_param(*shape, dtype=dtype, device=device)
+        module.reset_parameters()
+    else:
+        if tuple(_weight.shape) != shape:
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
 class Embedding(Module):
     """Rows of ``weight`` (init N(0, 1), the ``padding_idx`` row zero) looked up by integer indices."""
 
@@ -20,20 +41,11 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
-        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is None:
-            self.weight = _empty_param(num_embeddings, embedding_dim, dtype=dtype, device=device)
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _table(self, _weight, not _freeze, dtype, device)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -80,19 +92,10 @@ class EmbeddingBag(Module):
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
-        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = _checked_padding_idx(padding_idx, num_embeddings, "padding_idx")
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
-        if _weight is None:
-            self.weight = _empty_param(num_embeddings, embedding_dim, dtype=dtype, device=device)
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+        _table(self, _weight, True, dtype, device)
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
 
     reset_parameters = Embedding.reset_parameters
