@@ -162,3 +162,12 @@ def test_errors():
         m(x, output_size=[13, 12])
     with pytest.raises(RuntimeError, match="Expected 4D .* or 5D"):
         nn.Conv3d(4, 3, 3)(ember.randn(4, 5, 5))
+
+
+def test_input_modified_in_place_after_use_is_an_error():
+    x = ember.randn(2, 4, 3, 3, requires_grad=True)
+    h = x * 1
+    out = nn.functional.conv_transpose2d(h, ember.randn(4, 2, 3, 3, requires_grad=True))
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

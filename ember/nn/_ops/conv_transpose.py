@@ -38,12 +38,12 @@ class ConvTransposeNd(Node):
             out = out + bias if bias is not None else xp.ascontiguousarray(out)
         elif bias is not None:
             out += bias
-        self.saved = (xb, w)
+        self.saved = (x, xb, w)  # x itself too: backward's check that it was not modified in place since
         self.meta = (stride, pads, dilation, groups)
         return from_batch_last(out)
 
     def backward(self, g):
-        xb, w = self.saved
+        _, xb, w = self.saved
         stride, pads, dilation, groups = self.meta
         nx, nw, nb = self.needs_input_grad
         gx = gw = gb = None
