@@ -171,3 +171,23 @@ def test_input_modified_in_place_after_use_is_an_error():
     h.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("fn,x,w,kwargs", [
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 4, 4), {"stride": 2, "padding": 1}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 2, 3, 3), {"stride": 2, "groups": 2, "output_padding": 1}),
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 3), {"stride": 2, "padding": 1}),
+    ("conv3d", (2, 4, 4, 5, 4), (6, 2, 3, 2, 3), {"stride": (2, 1, 1), "groups": 2}),
+])
+def test_wide_gemm_layout(monkeypatch, fn, x, w, kwargs):
+    """GEMMs too wide for one OpenBLAS thread take the flat column layout (one GEMM instead of one per output
+    row): forced here on small shapes; values and gradients as PyTorch's."""
+    from ember import _parallel
+
+    monkeypatch.setattr(_parallel, "BLAS_THREADED_MNK", 1)
+    layouts = []
+    stacked = conv._stacked
+    monkeypatch.setattr(conv, "_stacked", lambda *a: layouts.append(stacked(*a)) or layouts[-1])
+    out = (w[0] if fn.startswith("conv2") or fn.startswith("conv3") else w[1] * kwargs.get("groups", 1),)
+    check(_fn(fn, **kwargs), [x, w, out], dtype=np.float64, **TOL[np.float64])
+    assert layouts and set(layouts) == {0}

@@ -104,18 +104,29 @@ def _out_rows(a, s: int, groups: int):
     return v.transpose(*range(2, s + 2), 0, 1, s + 2)
 
 
-def _conv_batch_last(xb, w, stride, dilation, groups: int):
-    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols).
+def _stacked(m: int, k: int, out_sp, n: int) -> int:
+    """How many leading spatial dims the column matrix of an (m x k) @ (k x prod(out_sp) * n) GEMM stacks its
+    output rows on: 1 (one GEMM per output row, see ``_conv_batch_last``) for a 2-d or higher convolution, 0 (one
+    GEMM over all positions) for a 1-d one, and for a row GEMM too wide to keep on one OpenBLAS thread: that one
+    GEMM then runs on OpenBLAS's threads, which meet once instead of once per row (at each meeting a thread
+    waits for the other, which on a loaded machine costs a scheduler slice)."""
+    if len(out_sp) < 2:
+        return 0
+    return 0 if gemm_block(m, k, math.prod(out_sp[1:]) * n) == 0 else 1
 
-    The column matrix is kept *row-major*: cols[r, c, *k, *rest, n] for output row r (the first spatial dim of a
-    2-d or higher convolution), so the matmul is a stack of one GEMM per output row. A row's block
+
+def _conv_batch_last(xb, w, stride, dilation, groups: int):
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, s).
+
+    The column matrix is kept *row-major* (``s`` = 1): cols[r, c, *k, *rest, n] for output row r (the first spatial
+    dim of a 2-d or higher convolution), so the matmul is a stack of one GEMM per output row. A row's block
     (C/G * prod(k) by W * N) stays in cache while BLAS packs and uses it, which runs the narrow GEMMs of a small CNN
-    (few output channels) markedly faster than one GEMM over the whole column matrix.
+    (few output channels) markedly faster than one GEMM over the whole column matrix. Very wide rows (``_stacked``)
+    and 1-d convolutions have ``s`` = 0: cols[c, *k, *out, n].
     """
-    nd = xb.ndim - 2
-    s = 1 if nd >= 2 else 0  # stacked (row) dims
     o, kernel = w.shape[0], w.shape[2:]
     out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
+    s = _stacked(o // groups, xb.shape[0] // groups * math.prod(kernel), out_sp, xb.shape[-1])  # stacked (row) dims
     # im2col, the one copy: cols[*r, c, *k, *rest, n] = xpad[n, c, out * stride + k * dilation]
     cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
     out = xp.empty((o, *out_sp, xb.shape[-1]), xb.dtype)
@@ -124,18 +135,25 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
 
     block = gemm_block(wm.shape[-2], wm.shape[-1], cm.shape[-1])
 
+    if block == 0:  # one GEMM on OpenBLAS's threads, after the copies (split over threads by channel)
+        def copy(lo: int, hi: int) -> None:
+            c = (slice(None),) * s + (slice(lo, hi),)
+            for offs, src in zip(offsets(kernel), windows):
+                cols[c + offs] = src[c]
+
+        parallel_for(copy, xb.shape[0], cols.size)
+        xp.matmul(wm, cm, out=om)
+        return out, cols, s
+
     def run(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for a 1-d convolution)
         r = slice(lo, hi) if s else slice(None)
         for offs, src in zip(offsets(kernel), windows):
             cols[(r,) + (slice(None),) * s + offs] = src[r]
-        if block != 0:
-            matmul_blocks(wm, cm[r], om[r], block)
+        matmul_blocks(wm, cm[r], om[r], block)
 
     # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
     parallel_for(run, out_sp[0] if s else 1, cols.size)
-    if block == 0:
-        xp.matmul(wm, cm, out=om)
-    return out, cols
+    return out, cols, s
 
 
 def _row_matmul(a, b, out_shape, dtype, s: int):
@@ -174,22 +192,21 @@ def _flipped(w, groups: int):
 
 
 def forward_batch_last(xb, w, stride, dilation, groups: int, keep_tiles: bool):
-    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, tiled).
-    ``cols`` is what ``weight_grad`` reads: the column matrix, or the Winograd input tiles when ``tiled`` (kept
-    only when ``keep_tiles``)."""
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, layout).
+    ``cols`` is what ``weight_grad`` reads: the column matrix (``layout``: its stacked dims, see
+    ``_conv_batch_last``), or the Winograd input tiles (``layout`` None; kept only when ``keep_tiles``)."""
     if _winograd(xb, w, stride, dilation, groups):
         out, tiles = winograd.conv3x3(xb, w, keep_tiles=keep_tiles)
-        return out, tiles, True
-    out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
-    return out, cols, False
+        return out, tiles, None
+    return _conv_batch_last(xb, w, stride, dilation, groups)
 
 
-def weight_grad(cols, gb_last, w_shape, groups: int, tiled: bool):
-    """dL/dw of ``forward_batch_last`` from its ``cols`` and the batch-last output gradient (O, *out, N):
-    dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)."""
-    if tiled:
+def weight_grad(cols, gb_last, w_shape, groups: int, layout: int | None):
+    """dL/dw of ``forward_batch_last`` from its ``cols`` and ``layout`` and the batch-last output gradient
+    (O, *out, N): dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)."""
+    if layout is None:
         return winograd.weight_grad3x3(cols, gb_last)
-    s = 1 if len(w_shape) >= 4 else 0
+    s = layout
     gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
     cm = _colm(cols, s, groups).swapaxes(-1, -2)
     gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
@@ -202,15 +219,15 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
     unread ones get a zero gradient. This is also the forward of the transposed convolution."""
     o, kernel = w.shape[0], w.shape[2:]
-    s = 1 if len(kernel) >= 2 else 0
     tpads = _transposed_pads(pads, kernel, stride, dilation)
     if tpads is not None and not _FORCE_COL2IM:
         # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
         gpad = _batch_last_padded(from_batch_last(gb_last), tpads)
         gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
         return gxb
-    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
     out_sp = gb_last.shape[1:-1]
+    s = _stacked(w.shape[1] * math.prod(kernel), o // groups, out_sp, gb_last.shape[-1])
+    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
     kept = tuple((lo, max(hi, 0)) for lo, hi in pads)  # rows past the convolution's reach stay zero
     padded_shape = (w.shape[1] * groups, *(n + lo + hi for n, (lo, hi) in zip(in_sp, kept)), gb_last.shape[-1])
     wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
@@ -236,21 +253,21 @@ class ConvNd(Node):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
         needs = self.needs_input_grad
-        out, cols, tiled = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
+        out, cols, layout = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (x.shape[2:], stride, pads, dilation, groups, tiled)
+        self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
         return from_batch_last(out)
 
     def backward(self, g):
         cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
-        in_sp, stride, pads, dilation, groups, tiled = self.meta
+        in_sp, stride, pads, dilation, groups, layout = self.meta
         nx, nw, nb = self.needs_input_grad
         gb_last = to_batch_last(g)
         gx = gw = gb = None
         if nw:
-            gw = weight_grad(cols, gb_last, w.shape, groups, tiled)
+            gw = weight_grad(cols, gb_last, w.shape, groups, layout)
         if nx:
             gx = from_batch_last(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
         if nb:

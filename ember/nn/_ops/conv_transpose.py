@@ -54,11 +54,11 @@ class ConvTransposeNd(Node):
             gpad = _batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
             if nb and not cropped:  # the padded copy holds all of g (and zeros): its channel rows give the bias grad
                 gb = row_sums(gpad.reshape(gpad.shape[0], -1), 1).reshape(-1)
-            dxb, cols, tiled = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
+            dxb, cols, layout = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
             if nx:
                 gx = from_batch_last(dxb)
             if nw:
-                gw = weight_grad(cols, xb, w.shape, groups, tiled)
+                gw = weight_grad(cols, xb, w.shape, groups, layout)
         if nb and gb is None:
             gb = to_batch_last(g).reshape(g.shape[1], -1).sum(1)
         return gx, gw, gb
