@@ -326,6 +326,28 @@ def build_op_add(fw, size: int, seed: int = 0):
     return step
 
 
+def build_conv_transpose(fw, batch: int, seed: int = 0):
+    """A DCGAN generator layer: ConvTranspose2d(128, 64, 4, stride 2, padding 1) from (batch, 128, 16, 16) to
+    (batch, 64, 32, 32), forward and backward (input, weight and bias gradients) against a fixed upstream
+    gradient; no optimizer step."""
+    fw.manual_seed(seed)
+    layer = fw.nn.ConvTranspose2d(128, 64, 4, 2, 1)
+    rng = np.random.default_rng(seed)
+    xs = [fw.tensor(rng.standard_normal((batch, 128, 16, 16)).astype(np.float32), requires_grad=True)
+          for _ in range(2)]
+    up = fw.tensor(rng.standard_normal((batch, 64, 32, 32)).astype(np.float32))
+
+    def step(i: int):
+        x = xs[i % 2]
+        x.grad = None
+        layer.zero_grad()
+        out = layer(x)
+        out.backward(up)
+        return out
+
+    return step
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
@@ -342,6 +364,7 @@ WORKLOADS = {
     "emb_sparseadam": (build_embedding_sparse_adam, 256, "Embedding sparse, SparseAdam 256"),
     "mlp1": (build_mlp_plain, 1, "MLP (no BN) step, batch 1"),
     "op_add": (build_op_add, 4, "x + y recorded, 4 elements"),
+    "convt32": (build_conv_transpose, 32, "ConvTranspose2d fwd+bwd, batch 32"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

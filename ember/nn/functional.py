@@ -13,9 +13,28 @@ from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.activation_more import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    mish,
+    prelu,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
-from ._ops.conv import conv1d, conv2d
+from ._ops.conv import conv1d, conv2d, conv3d
+from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._ops.ctc import ctc_loss
+from ._ops.embedding_bag import embedding_bag
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
     binary_cross_entropy,
@@ -27,7 +46,7 @@ from ._ops.loss import (
     smooth_l1_loss,
 )
 from ._ops.multihead import multi_head_attention_forward
-from ._ops.norm import batch_norm, group_norm, layer_norm
+from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
     adaptive_avg_pool1d,
@@ -61,6 +80,11 @@ __all__ = [
     "softplus", "tanh",
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "instance_norm",
+    "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "mish", "prelu", "rrelu", "selu", "softmin",
+    "softshrink", "softsign", "tanhshrink", "threshold",
+    "embedding_bag", "ctc_loss", "local_response_norm",
 ]
 
 

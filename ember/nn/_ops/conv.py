@@ -1,4 +1,4 @@
-"""Convolution (1-d and 2-d, any stride/padding/dilation/groups) by im2col + a stack of per-row GEMMs.
+"""Convolution (1-, 2- and 3-d, any stride/padding/dilation/groups) by im2col + a stack of per-row GEMMs.
 
 Layout: the convolution works on *batch-last* arrays, (C, *spatial, N) in memory, and returns
 its output as an (N, C, *spatial) view of such an array. Each of the prod(kernel) shifted
@@ -8,7 +8,8 @@ large strided copies instead of many short ones, and the matmul output already i
 layer's layout. Elementwise ops and pooling keep the layout (NumPy allocates results in the
 input's memory order), so a conv stack converts to batch-last once, at its input.
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
-with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
+with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im. ``input_grad`` is also
+the transposed convolution's forward (``conv_transpose.py``).
 Large stride-1 3x3 convolutions (and so their input gradients) take Winograd F(2x2, 3x3) instead of
 im2col (``winograd.py``). Output rows (im2col) and channels (col2im, padding) are split over threads.
 Pooling reuses ``offsets`` and ``window``.
@@ -103,18 +104,29 @@ def _out_rows(a, s: int, groups: int):
     return v.transpose(*range(2, s + 2), 0, 1, s + 2)
 
 
-def _conv_batch_last(xb, w, stride, dilation, groups: int):
-    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols).
+def _stacked(m: int, k: int, out_sp, n: int) -> int:
+    """How many leading spatial dims the column matrix of an (m x k) @ (k x prod(out_sp) * n) GEMM stacks its
+    output rows on: 1 (one GEMM per output row, see ``_conv_batch_last``) for a 2-d or higher convolution, 0 (one
+    GEMM over all positions) for a 1-d one, and for a row GEMM too wide to keep on one OpenBLAS thread: that one
+    GEMM then runs on OpenBLAS's threads, which meet once instead of once per row (at each meeting a thread
+    waits for the other, which on a loaded machine costs a scheduler slice)."""
+    if len(out_sp) < 2:
+        return 0
+    return 0 if gemm_block(m, k, math.prod(out_sp[1:]) * n) == 0 else 1
 
-    The column matrix is kept *row-major*: cols[r, c, *k, *rest, n] for output row r (the first spatial dim of a
-    2-d or higher convolution), so the matmul is a stack of one GEMM per output row. A row's block
+
+def _conv_batch_last(xb, w, stride, dilation, groups: int):
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, s).
+
+    The column matrix is kept *row-major* (``s`` = 1): cols[r, c, *k, *rest, n] for output row r (the first spatial
+    dim of a 2-d or higher convolution), so the matmul is a stack of one GEMM per output row. A row's block
     (C/G * prod(k) by W * N) stays in cache while BLAS packs and uses it, which runs the narrow GEMMs of a small CNN
-    (few output channels) markedly faster than one GEMM over the whole column matrix.
+    (few output channels) markedly faster than one GEMM over the whole column matrix. Very wide rows (``_stacked``)
+    and 1-d convolutions have ``s`` = 0: cols[c, *k, *out, n].
     """
-    nd = xb.ndim - 2
-    s = 1 if nd >= 2 else 0  # stacked (row) dims
     o, kernel = w.shape[0], w.shape[2:]
     out_sp = out_size(xb.shape[1:-1], kernel, stride, dilation)
+    s = _stacked(o // groups, xb.shape[0] // groups * math.prod(kernel), out_sp, xb.shape[-1])  # stacked (row) dims
     # im2col, the one copy: cols[*r, c, *k, *rest, n] = xpad[n, c, out * stride + k * dilation]
     cols = xp.empty((*out_sp[:s], xb.shape[0], *kernel, *out_sp[s:], xb.shape[-1]), xb.dtype)
     out = xp.empty((o, *out_sp, xb.shape[-1]), xb.dtype)
@@ -123,18 +135,25 @@ def _conv_batch_last(xb, w, stride, dilation, groups: int):
 
     block = gemm_block(wm.shape[-2], wm.shape[-1], cm.shape[-1])
 
+    if block == 0:  # one GEMM on OpenBLAS's threads, after the copies (split over threads by channel)
+        def copy(lo: int, hi: int) -> None:
+            c = (slice(None),) * s + (slice(lo, hi),)
+            for offs, src in zip(offsets(kernel), windows):
+                cols[c + offs] = src[c]
+
+        parallel_for(copy, xb.shape[0], cols.size)
+        xp.matmul(wm, cm, out=om)
+        return out, cols, s
+
     def run(lo: int, hi: int) -> None:  # output rows lo..hi (all of them for a 1-d convolution)
         r = slice(lo, hi) if s else slice(None)
         for offs, src in zip(offsets(kernel), windows):
             cols[(r,) + (slice(None),) * s + offs] = src[r]
-        if block != 0:
-            matmul_blocks(wm, cm[r], om[r], block)
+        matmul_blocks(wm, cm[r], om[r], block)
 
     # rows split over threads: each row's copies and GEMM are its own, the same bits for any thread count
     parallel_for(run, out_sp[0] if s else 1, cols.size)
-    if block == 0:
-        xp.matmul(wm, cm, out=om)
-    return out, cols
+    return out, cols, s
 
 
 def _row_matmul(a, b, out_shape, dtype, s: int):
@@ -172,57 +191,87 @@ def _flipped(w, groups: int):
     return xp.ascontiguousarray(wt[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)])
 
 
+def forward_batch_last(xb, w, stride, dilation, groups: int, keep_tiles: bool):
+    """Cross-correlate padded batch-last xb (C, *padded, N) with w (O, C/G, *k): (out (O, *out, N), cols, layout).
+    ``cols`` is what ``weight_grad`` reads: the column matrix (``layout``: its stacked dims, see
+    ``_conv_batch_last``), or the Winograd input tiles (``layout`` None; kept only when ``keep_tiles``)."""
+    if _winograd(xb, w, stride, dilation, groups):
+        out, tiles = winograd.conv3x3(xb, w, keep_tiles=keep_tiles)
+        return out, tiles, None
+    return _conv_batch_last(xb, w, stride, dilation, groups)
+
+
+def weight_grad(cols, gb_last, w_shape, groups: int, layout: int | None):
+    """dL/dw of ``forward_batch_last`` from its ``cols`` and ``layout`` and the batch-last output gradient
+    (O, *out, N): dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)."""
+    if layout is None:
+        return winograd.weight_grad3x3(cols, gb_last)
+    s = layout
+    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+    cm = _colm(cols, s, groups).swapaxes(-1, -2)
+    gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
+    return (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w_shape)
+
+
+def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
+    """dL/dx of a convolution with w (O, C/G, *k) from the batch-last output gradient gb_last (O, *out, N):
+    (C, *in_sp, N), batch-last. ``pads`` are the convolution's ((lo, hi), ...); a negative hi means the convolution
+    read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
+    unread ones get a zero gradient. This is also the forward of the transposed convolution."""
+    o, kernel = w.shape[0], w.shape[2:]
+    tpads = _transposed_pads(pads, kernel, stride, dilation)
+    if tpads is not None and not _FORCE_COL2IM:
+        # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
+        gpad = _batch_last_padded(from_batch_last(gb_last), tpads)
+        gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
+        return gxb
+    out_sp = gb_last.shape[1:-1]
+    s = _stacked(w.shape[1] * math.prod(kernel), o // groups, out_sp, gb_last.shape[-1])
+    gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+    kept = tuple((lo, max(hi, 0)) for lo, hi in pads)  # rows past the convolution's reach stay zero
+    padded_shape = (w.shape[1] * groups, *(n + lo + hi for n, (lo, hi) in zip(in_sp, kept)), gb_last.shape[-1])
+    wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
+    cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
+    gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
+    return crop_spatial(gxb, kept, lead=1)
+
+
+def to_batch_last(g):
+    """(N, C, *sp) -> a contiguous (C, *sp, N): free when g is batch-last already (it is behind ember's own convs)."""
+    gb = g.transpose(*range(1, g.ndim), 0)
+    return gb if gb.flags.c_contiguous else xp.ascontiguousarray(gb)
+
+
+def from_batch_last(a):
+    """(C, *sp, N) -> its (N, C, *sp) view."""
+    return a.transpose(a.ndim - 1, *range(a.ndim - 1))
+
+
 class ConvNd(Node):
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
-        tiled = _winograd(xb, w, stride, dilation, groups)
-        if tiled:  # the weight gradient reads the transformed input tiles in place of the column matrix
-            needs = self.needs_input_grad
-            out, cols = winograd.conv3x3(xb, w, keep_tiles=needs is not None and needs[1])
-        else:
-            out, cols = _conv_batch_last(xb, w, stride, dilation, groups)
+        needs = self.needs_input_grad
+        out, cols, layout = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
         self.saved = (cols, w)
-        self.meta = (xb.shape, out.shape[1:-1], stride, pads, dilation, groups, tiled)
-        return out.transpose(nd + 1, *range(nd + 1))
+        self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
+        return from_batch_last(out)
 
     def backward(self, g):
         cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
-        padded_shape, out_sp, stride, pads, dilation, groups, tiled = self.meta
+        in_sp, stride, pads, dilation, groups, layout = self.meta
         nx, nw, nb = self.needs_input_grad
-        o, kernel = w.shape[0], w.shape[2:]
-        s = 1 if len(kernel) >= 2 else 0
-        # (N, O, *out) -> batch-last (O, *out, N): free when g is batch-last (it is, behind this layer's own ops)
-        gb_last = g.transpose(*range(1, g.ndim), 0)
-        gb_last = gb_last if gb_last.flags.c_contiguous else xp.ascontiguousarray(gb_last)
-        gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
+        gb_last = to_batch_last(g)
         gx = gw = gb = None
-        if nw and tiled:
-            gw = winograd.weight_grad3x3(cols, gb_last)
-        elif nw:  # dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)
-            cm = _colm(cols, s, groups).swapaxes(-1, -2)
-            gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
-            gw = (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w.shape)
+        if nw:
+            gw = weight_grad(cols, gb_last, w.shape, groups, layout)
         if nx:
-            tpads = _transposed_pads(pads, kernel, stride, dilation)
-            if tpads is not None and not _FORCE_COL2IM:
-                # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
-                gpad, wf = _batch_last_padded(g, tpads), _flipped(w, groups)
-                if _winograd(gpad, wf, stride, dilation, groups):
-                    gxb, _ = winograd.conv3x3(gpad, wf)
-                else:
-                    gxb, _ = _conv_batch_last(gpad, wf, stride, dilation, groups)
-            else:
-                wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-                gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
-                cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
-                gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
-                gxb = crop_spatial(gxb, pads, lead=1)
-            gx = gxb.transpose(gxb.ndim - 1, *range(gxb.ndim - 1))
+            gx = from_batch_last(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
         if nb:
-            gb = gb_last.reshape(o, -1).sum(1)
+            gb = gb_last.reshape(w.shape[0], -1).sum(1)
         return gx, gw, gb
 
 
@@ -279,17 +328,21 @@ def conv_pads(padding, kernel, stride, dilation) -> tuple:
     return tuple((p, p) for p in pads)
 
 
-def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """Shared body of conv1d/conv2d: validate, add the batch dim if missing, run the node."""
-    name = f"conv{nd}d"
+def batched(input: Tensor, weight: Tensor, nd: int, name: str, layout: str) -> tuple[Tensor, bool]:
+    """(input with a batch dim, whether it had none) after PyTorch's checks of an nd-d convolution's dims."""
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input "
                            f"of size: {list(input.shape)}")
     if weight._data.ndim != nd + 2:
-        raise RuntimeError(f"{name}: weight must be {nd + 2}-D (out, in/groups, *kernel), got {list(weight.shape)}")
+        raise RuntimeError(f"{name}: weight must be {nd + 2}-D ({layout}), got {list(weight.shape)}")
     unbatched = input._data.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
+    name = f"conv{nd}d"
+    input, unbatched = batched(input, weight, nd, name, "out, in/groups, *kernel")
     stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
     kernel = weight._data.shape[2:]
     pads = conv_pads(padding, kernel, stride, dilation)
@@ -319,3 +372,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, C_in, H, W) with weight (C_out, C_in/groups, kh, kw)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-d cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kd, kh, kw)."""
+    return conv(input, weight, bias, stride, padding, dilation, groups, 3)

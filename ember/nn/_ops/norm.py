@@ -1,4 +1,5 @@
-"""Normalisation: batch_norm, layer_norm, group_norm — each one fused forward/backward node.
+"""Normalisation: batch_norm, layer_norm, group_norm — each one fused forward/backward node; instance_norm is
+batch_norm over (1, N * C, *); local_response_norm is composed of recorded ops.
 
 All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
 (biased variance) and then apply a per-channel / per-element affine map. Their
@@ -15,6 +16,7 @@ from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.activation import col_sums, row_sums
+from .padding import pad
 
 
 def _mean(a, axes):
@@ -348,3 +350,53 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     return GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) of (N, C, *) input over its spatial positions, then the per-channel affine.
+
+    As PyTorch, it is batch normalisation of the input seen as (1, N * C, *): ``use_input_stats`` (training) uses
+    each instance's mean and biased variance and, if running stats are given, moves them by ``momentum`` towards
+    the batch average of the instances' means and unbiased variances; otherwise it normalises with the running
+    statistics (the same for every sample).
+    """
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise ValueError(f"instance_norm: expected input with at least 2 dims (N, C, ...), got {list(shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if math.prod(shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(shape)}")
+    n, c = shape[:2]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t._data.shape != (c,):
+            raise RuntimeError(f"instance_norm: {name} should contain {c} elements not {t._data.size}")
+    track = running_mean is not None and running_var is not None
+    rows = [None if t is None else t.repeat(n) for t in (running_mean, running_var, weight, bias)]
+    out = batch_norm(input.reshape(1, n * c, *shape[2:]), *rows, True, momentum, eps)
+    if track:  # each channel's running statistics: the average of its N instances' updates
+        for buf, rep in zip((running_mean, running_var), rows):
+            buf._data[...] = rep._data.reshape(n, c).mean(0)
+            buf._bump_version()
+    return out.reshape(shape)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta, the window zero-padded at the
+    channel ends (size // 2 before, (size - 1) // 2 after) and always divided by ``size``, as PyTorch's. Composed
+    of recorded ops (the gradient is autograd's); the window sum adds ``size`` shifted slices in window order."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    flat = sq.reshape(sq.shape[0], c, -1)  # (N, C, rest): pad the channel dim
+    padded = pad(flat, (0, 0, size // 2, (size - 1) // 2))
+    window = padded[:, 0:c]
+    for i in range(1, size):
+        window = window + padded[:, i:i + c]
+    div = (window / size * alpha + k) ** beta
+    return input / div.reshape(input.shape)

@@ -1,29 +1,46 @@
 """All layer classes of ``ember.nn``, one family per file."""
 
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
     LogSoftmax,
+    Mish,
     MultiheadAttention,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout, Dropout2d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    CTCLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
@@ -32,10 +49,18 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, SyncBatchNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    SyncBatchNorm,
+)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -55,6 +80,11 @@ __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Mish", "PReLU", "RReLU", "SELU", "Softmax2d", "Softmin",
+    "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "EmbeddingBag", "CTCLoss", "LocalResponseNorm",
 ]
 
 

@@ -1,10 +1,12 @@
-"""Convolution layers: Conv1d, Conv2d (stride, padding int/tuple/'same'/'valid', dilation, groups, padding_mode)."""
+"""Convolution layers: Conv1d/2d/3d (stride, padding int/tuple/'same'/'valid', dilation, groups, padding_mode) and
+ConvTranspose1d/2d/3d (also output_padding, and ``output_size=`` in forward)."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .. import init
 from .._ops.conv import conv, conv_pads, ntuple
+from .._ops.conv_transpose import conv_transpose
 from .._ops.padding import pad
 from .linear import _empty_param, optional_bias
 from .module import Module
@@ -18,6 +20,13 @@ class _ConvNd(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__()
+        self._setup(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
+                    padding_mode, device, dtype)
+
+    def _setup(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation, transposed: bool,
+               output_padding, groups: int, bias: bool, padding_mode: str, device, dtype) -> None:
+        """PyTorch's _ConvNd.__init__: the attributes, and the weight (out, in/groups, *k), or (in, out/groups, *k)
+        for a transposed convolution."""
         nd = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -31,12 +40,13 @@ class _ConvNd(Module):
         self.kernel_size = ntuple(kernel_size, nd, "kernel_size")
         self.stride, self.dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
         self.padding = padding if isinstance(padding, str) else ntuple(padding, nd, "padding")
-        self.output_padding = (0,) * nd
-        self.transposed = False
+        self.output_padding = ntuple(output_padding, nd, "output_padding")
+        self.transposed = transposed
         self.padding_mode = padding_mode
-        # validates 'same'/'valid' (and strided 'same') now rather than at the first forward
-        self._pads = conv_pads(self.padding, self.kernel_size, self.stride, self.dilation)
-        self.weight = _empty_param(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype, device=device)
+        if not transposed:  # validates 'same'/'valid' (and strided 'same') now rather than at the first forward
+            self._pads = conv_pads(self.padding, self.kernel_size, self.stride, self.dilation)
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = _empty_param(*shape, *self.kernel_size, dtype=dtype, device=device)
         optional_bias(self, bias, out_channels, dtype, device)
         self.reset_parameters()
 
@@ -56,6 +66,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if any(d != 1 for d in self.dilation):
             s += f", dilation={self.dilation}"
+        if any(self.output_padding):
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -78,3 +90,69 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    """3-d convolution over (N, C_in, D, H, W) (or unbatched); weight (C_out, C_in/groups, kd, kh, kw)."""
+
+    _nd = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution: the gradient of the convolution with the same weight, stride, padding and dilation.
+
+    Weight (C_in, C_out/groups, *k), initialised as PyTorch does (kaiming_uniform_(a=sqrt(5)), whose fan-in is
+    C_out/groups * prod(k) for this shape; bias U(+-1/sqrt(that fan-in))). Only padding_mode='zeros', as PyTorch.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        Module.__init__(self)
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        self._setup(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding, groups,
+                    bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """The output_padding that gives ``output_size`` (the spatial sizes, or the whole shape), as PyTorch."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        lead = 2 if input.ndim == nd + 2 else 1
+        size = [int(v) for v in output_size]
+        if len(size) == lead + nd:
+            size = size[lead:]
+        if len(size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                             f"{lead + nd} elements (got {len(size)})")
+        lows = [(input.shape[lead + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        highs = [lo + s - 1 for lo, s in zip(lows, self.stride)]
+        if not all(lo <= n <= hi for lo, n, hi in zip(lows, size, highs)):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from {lows} to {highs} (for "
+                             f"an input of {list(input.shape[lead:])})")
+        return tuple(n - lo for n, lo in zip(size, lows))
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        return conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                              self._output_padding(input, output_size), self.groups, self.dilation, self._nd)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over (N, C_in, L) (or unbatched); weight (C_in, C_out/groups, k)."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over (N, C_in, H, W) (or unbatched); weight (C_in, C_out/groups, kh, kw).
+    Output size per dim: (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1."""
+
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W) (or unbatched); weight (C_in, C_out/groups, kd, kh, kw)."""
+
+    _nd = 3

@@ -111,3 +111,16 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification: ``forward(log_probs, targets, input_lengths, target_lengths)`` with
+    log_probs (T, N, C) from log_softmax; class ``blank`` (0) is the blank."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -1,4 +1,4 @@
-"""Normalisation layers: BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm."""
+"""Normalisation layers: BatchNorm1d/2d/3d (running statistics), LayerNorm, GroupNorm, LocalResponseNorm."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from ... import _creation
 from ..._dtype import int64
 from ..._tensor import Tensor
 from .. import init
-from .._ops.norm import batch_norm, group_norm, layer_norm
+from .._ops.norm import batch_norm, group_norm, layer_norm, local_response_norm
 from ..parameter import Parameter
 from .module import Module
 
@@ -192,3 +192,17 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return output
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta (AlexNet's normalisation)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,201 @@
+"""The less common activations: hard and shrinking functions, Mish, SELU/CELU, RReLU, PReLU (a learned slope) and
+GLU (a gated half).
+
+The pointwise ones are ``fn(x, need_grad, *params) -> (f(x), f'(x) or None)`` run by activation.py's
+``Pointwise`` node, like ReLU's relatives there. At a kink the derivative is PyTorch's: the side each function's
+kernel assigns the point to (noted per function).
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from ...ops.activation import softmax
+from ...ops.unary import sigmoid
+from ...random import rng_of
+from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, sigmoid_array
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _hardswish(x, need):
+    # x * relu6(x + 3) / 6; derivative 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3
+    out = x * xp.clip(x + _scalar(x, 3), 0, 6) / _scalar(x, 6)
+    if not need:
+        return out, None
+    mid = x / _scalar(x, 3) + _scalar(x, 0.5)
+    return out, xp.where(x <= -3, _scalar(x, 0), xp.where(x < 3, mid, _scalar(x, 1)))
+
+
+def _hardsigmoid(x, need):
+    # relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3), PyTorch's float32 1/6 in every dtype
+    out = xp.clip(x + _scalar(x, 3), 0, 6) / _scalar(x, 6)
+    return out, (((x > -3) & (x < 3)) * _scalar(x, xp.float32(1 / 6)) if need else None)
+
+
+def _mish(x, need):
+    # x * tanh(softplus(x)); derivative tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)
+    t = xp.tanh(xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x))))  # softplus without overflow
+    return x * t, (t + x * sigmoid_array(x) * (1 - t * t) if need else None)
+
+
+def _softsign(x, need):
+    d = 1 / (1 + xp.abs(x))
+    return x * d, (d * d if need else None)
+
+
+def _tanhshrink(x, need):
+    t = xp.tanh(x)
+    return x - t, (t * t if need else None)
+
+
+def _softshrink(x, need, lambd):
+    # x - lambd above lambd, x + lambd below -lambd, 0 between (derivative 1 strictly outside [-lambd, lambd])
+    keep = xp.abs(x) > lambd
+    out = xp.where(keep, x - xp.copysign(_scalar(x, lambd), x), _scalar(x, 0))
+    return out, (keep.astype(x.dtype) if need else None)
+
+
+def _hardshrink(x, need, lambd):
+    keep = xp.abs(x) > lambd
+    return xp.where(keep, x, _scalar(x, 0)), (keep.astype(x.dtype) if need else None)
+
+
+def _threshold(x, need, threshold, value):
+    keep = x > threshold
+    return xp.where(keep, x, _scalar(x, value)), (keep.astype(x.dtype) if need else None)
+
+
+def _exp_linear(x, need, alpha, scale, inner):
+    # scale * (x for x > 0, alpha * (exp(x * inner) - 1) for x <= 0): ELU's family (SELU: fixed alpha and scale,
+    # CELU: inner = 1 / alpha); the derivative at 0 is the exponential side's, as PyTorch's
+    pos = x > 0
+    e = xp.exp(xp.minimum(x, 0) * _scalar(x, inner))
+    out = xp.where(pos, x, _scalar(x, alpha) * (e - 1)) * _scalar(x, scale)
+    return out, (xp.where(pos, _scalar(x, scale), _scalar(x, scale * alpha * inner) * e) if need else None)
+
+
+def _random_slope(x, need, slope):
+    # RReLU in training: x * slope for x <= 0 (a slope drawn per element), x above
+    pos = x > 0
+    return xp.where(pos, x, x * slope), (xp.where(pos, _scalar(x, 1), slope) if need else None)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6 (MobileNetV3)."""
+    return _maybe_inplace(input, _apply(input, _hardswish), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _maybe_inplace(input, _apply(input, _hardsigmoid), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _maybe_inplace(input, _apply(input, _mish), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return _apply(input, _softsign)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return _apply(input, _tanhshrink)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, inf) for input dtype {input.dtype}, but found {lambd}")
+    return _apply(input, _softshrink, lambd)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, 0 otherwise."""
+    return _apply(input, _hardshrink, lambd)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, ``value`` otherwise."""
+    return _maybe_inplace(input, _apply(input, _threshold, threshold, value), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
+    return _maybe_inplace(input, _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _maybe_inplace(input, _apply(input, _exp_linear, alpha, 1.0, 1 / alpha), inplace)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: in training each element's negative slope is drawn from U(lower, upper) (ember's
+    generator); in eval the slope is (lower + upper) / 2."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2), inplace)
+    dtype = input._data.dtype if input.is_floating_point() else xp.float32
+    slope = rng_of(None).uniform(lower, upper, input._data.shape).astype(dtype)
+    return _maybe_inplace(input, _apply(input, _random_slope, slope), inplace)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    return softmax(-input, dim, dtype)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim if -input.ndim <= dim < input.ndim else dim
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = input.split(size // 2, d)
+    return a * sigmoid(b)
+
+
+class PReLU(Node):
+    """max(0, x) + w * min(0, x), w one slope or one per channel (dim 1); the weight gradient is the sum of
+    g * x over the non-positive x (of each channel)."""
+
+    def forward(self, x, w):
+        wb = w.reshape(()) if w.size == 1 else w.reshape((1, -1) + (1,) * (x.ndim - 2))
+        pos = x > 0
+        self.saved = (x, pos, wb, w.shape)
+        return xp.where(pos, x, x * wb)
+
+    def backward(self, g):
+        x, pos, wb, w_shape = self.saved
+        nx, nw = self.needs_input_grad
+        gx = xp.where(pos, g, g * wb) if nx else None
+        gw = None
+        if nw:
+            neg = xp.where(pos, _scalar(g, 0), g * x)
+            gw = (neg.sum() if wb.ndim == 0 else neg.sum(axis=(0, *range(2, x.ndim)))).reshape(w_shape)
+        return gx, gw
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), weight with 1 element or one per channel (dim 1 of the input)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    n = weight._data.size
+    if n != 1:
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != n:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                               f"and channel size = {channels}.")
+    return PReLU.apply(input, weight)

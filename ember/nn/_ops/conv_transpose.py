@@ -1,0 +1,127 @@
+"""Transposed convolution (1-, 2- and 3-d): the input gradient of a convolution, run as a forward pass.
+
+``conv_transpose(x, w)`` with w (C_in, C_out/G, *k) is the gradient with respect to its input z (N, C_out, *out) of
+the convolution ``conv(z, w)`` (C_out -> C_in channels, the same stride, padding and dilation), applied to x. So
+its forward is ``conv.input_grad`` (col2im, or for stride 1 a convolution with the flipped kernel), and its
+backward is that convolution's forward: the column matrix of the output gradient g gives dx = W @ cols and
+dW = x @ cols^T, the convolution's own weight gradient with x in the place of the output gradient.
+
+``output_padding`` adds rows at the high end of each dim that no input element reaches: the convolution's padding
+there is ``padding - output_padding`` (negative: the convolution reads only a prefix of z).
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from ...ops.activation import row_sums
+from .conv import (
+    _batch_last_padded,
+    batched,
+    forward_batch_last,
+    from_batch_last,
+    input_grad,
+    ntuple,
+    to_batch_last,
+    weight_grad,
+)
+from .linear import _check_same_dtype
+
+
+class ConvTransposeNd(Node):
+    def forward(self, x, w, b, stride, pads, dilation, groups, out_sp):
+        xb = to_batch_last(x)  # (C_in, *in, N)
+        out = input_grad(xb, w, out_sp, stride, pads, dilation, groups)  # (C_out, *out, N)
+        bias = None if b is None else b.reshape(-1, *(1,) * (out.ndim - 1))
+        if not out.flags.c_contiguous:  # a crop of col2im's padded result: contiguous for the layers after it
+            out = out + bias if bias is not None else xp.ascontiguousarray(out)
+        elif bias is not None:
+            out += bias
+        self.saved = (x, xb, w)  # x itself too: backward's check that it was not modified in place since
+        self.meta = (stride, pads, dilation, groups)
+        return from_batch_last(out)
+
+    def backward(self, g):
+        _, xb, w = self.saved
+        stride, pads, dilation, groups = self.meta
+        nx, nw, nb = self.needs_input_grad
+        gx = gw = gb = None
+        cropped = any(hi < 0 for _, hi in pads)
+        if nx or nw:
+            # the convolution of g: where the padding is negative, g's last rows were never written from x (crop)
+            g_read = g[(slice(None),) * 2 + tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(g.shape[2:], pads))]
+            gpad = _batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
+            if nb and not cropped:  # the padded copy holds all of g (and zeros): its channel rows give the bias grad
+                gb = row_sums(gpad.reshape(gpad.shape[0], -1), 1).reshape(-1)
+            dxb, cols, layout = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
+            if nx:
+                gx = from_batch_last(dxb)
+            if nw:
+                gw = weight_grad(cols, xb, w.shape, groups, layout)
+        if nb and gb is None:
+            gb = to_batch_last(g).reshape(g.shape[1], -1).sum(1)
+        return gx, gw, gb
+
+
+def _check_positive(name: str, values, minimum: int) -> None:
+    if any(v < minimum for v in values):
+        raise RuntimeError(f"{'non-positive' if minimum else 'negative'} {name} is not supported")
+
+
+def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation,
+                   nd: int) -> Tensor:
+    """Shared body of conv_transpose1d/2d/3d: validate as PyTorch does, add the batch dim if missing, run the node."""
+    name = f"conv_transpose{nd}d"
+    input, unbatched = batched(input, weight, nd, name, "in, out/groups, *kernel")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
+    _check_positive("stride", stride, 1)
+    _check_positive("dilation", dilation, 1)
+    _check_positive("padding", padding, 0)
+    _check_positive("output_padding", output_padding, 0)
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got output_padding "
+                           f"{list(output_padding)}, stride {list(stride)}, dilation {list(dilation)}")
+    w_shape, in_shape = weight._data.shape, input._data.shape
+    if groups <= 0 or w_shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(w_shape)} instead")
+    if in_shape[1] != w_shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w_shape)}, expected input{list(in_shape)} to "
+                           f"have {w_shape[0]} channels, but got {in_shape[1]} channels instead")
+    if bias is not None and bias._data.shape != (w_shape[1] * groups,):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w_shape)}, expected bias to be 1-dimensional "
+                           f"with {w_shape[1] * groups} elements, but got bias of size {list(bias.shape)} instead")
+    kernel = w_shape[2:]
+    out_sp = tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                   for n, s, p, d, k, op in zip(in_shape[2:], stride, padding, dilation, kernel, output_padding))
+    if any(n < 1 for n in out_sp):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_shape[2:]))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
+    _check_same_dtype(name, input, weight, bias)
+    pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
+    out = ConvTransposeNd.apply(input, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups,
+                                out_sp=out_sp)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """1-d transposed convolution of (N, C_in, L) with weight (C_in, C_out/groups, k): the gradient of conv1d."""
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """2-d transposed convolution of (N, C_in, H, W) with weight (C_in, C_out/groups, kh, kw): output size per dim
+    (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1."""
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """3-d transposed convolution of (N, C_in, D, H, W) with weight (C_in, C_out/groups, kd, kh, kw)."""
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)

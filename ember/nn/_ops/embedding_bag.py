@@ -1,0 +1,154 @@
+"""embedding_bag: the sum, mean or max of each bag of looked-up rows, without materialising the lookups per bag.
+
+The lookups of all bags are one flat index array, bag after bag (a 2-D input is B bags of equal length), so each
+bag's rows are one contiguous run of the gathered (lookups, D) array: the reductions are single
+``reduceat`` calls over the non-empty bags, and an empty bag (or one of padding only) gives zeros, as PyTorch.
+The weight's gradient is the lookup-table gradient of Embedding (``segment_sum``) of per-lookup rows.
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._sparse import SparseCOO, segment_sum
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+from .sparse import _renorm_rows
+
+_MODES = ("sum", "mean", "max")
+
+
+class EmbeddingBag(Node):
+    def forward(self, w, psw, idx, bag, num_bags, mode, scale_grad_by_freq, sparse):
+        """idx: the kept lookups (padding and lookups past the last bag dropped), bag: each one's bag (sorted)."""
+        counts = xp.bincount(bag, minlength=num_bags)
+        starts = xp.cumsum(counts) - counts
+        filled = counts > 0
+        rows = xp.take(w, idx, axis=0)
+        if psw is not None:
+            rows *= psw[:, None]
+        out = xp.zeros((num_bags, w.shape[1]), w.dtype)
+        first = starts[filled]
+        argpos = None
+        if rows.shape[0]:
+            if mode == "max":
+                out[filled] = xp.maximum.reduceat(rows, first, axis=0)
+                # each (bag, column)'s first row holding the maximum receives the gradient (PyTorch's max_indices)
+                pos = xp.where(rows == out[bag], xp.arange(rows.shape[0])[:, None], rows.shape[0])
+                argpos = xp.minimum.reduceat(pos, first, axis=0)
+            else:
+                out[filled] = xp.add.reduceat(rows, first, axis=0)
+                if mode == "mean":
+                    out[filled] /= counts[filled, None].astype(w.dtype)
+        self.saved = (w, psw, idx, bag, counts, filled, argpos)
+        self.meta = (mode, scale_grad_by_freq, sparse)
+        return out
+
+    def backward(self, g):
+        w, psw, idx, bag, counts, filled, argpos = self.saved
+        mode, scale, sparse = self.meta
+        nw, npsw = self.needs_input_grad[:2]
+        if mode == "max":  # one row per (bag, column): the argmax rows get g, the others nothing
+            grows = xp.zeros((idx.size, w.shape[1]), g.dtype)
+            if argpos is not None:
+                cols = xp.broadcast_to(xp.arange(w.shape[1]), argpos.shape)
+                grows[argpos, cols] = g[filled]
+        else:
+            grows = xp.take(g, bag, axis=0)  # each lookup's share of its bag's gradient
+            if mode == "mean":
+                grows /= counts[bag, None].astype(g.dtype)
+        gpsw = None
+        if npsw:  # d out[b] / d psw[j] = w[idx[j]]
+            gpsw = xp.einsum("ij,ij->i", grows, xp.take(w, idx, axis=0))
+        gw = None
+        if nw:
+            if psw is not None:
+                grows = grows * psw[:, None]
+            if sparse:
+                if scale:
+                    raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+                gw = SparseCOO(idx.astype(xp.int64)[None, :], grows, w.shape)
+            else:
+                gw = xp.zeros(w.shape, g.dtype)
+                if idx.size:
+                    rows, sums = segment_sum(idx, grows, scale)
+                    gw[rows] = sums
+        return gw, gpsw
+
+
+def _bags(idx, offsets, include_last_offset: bool):
+    """(bag of each lookup, number of bags, which lookups belong to a bag) from 1-D ``offsets``."""
+    offs = offsets.astype(xp.int64)
+    n = idx.size
+    if offs.size and offs[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {int(offs[0])}")
+    if offs.size and offs[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n}, but got offsets[-1] of "
+                           f"{int(offs[-1])}")
+    if offs.size > 1 and (offs[1:] < offs[:-1]).any():
+        raise RuntimeError(f"offsets must be non-decreasing, got {offs.tolist()}")
+    end = n
+    if include_last_offset:
+        end, offs = (int(offs[-1]) if offs.size else 0), offs[:-1]
+    bag = xp.searchsorted(offs, xp.arange(n), side="right") - 1
+    return bag, offs.size, xp.arange(n) < end
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sum, mean or max of each bag of ``weight`` rows: (B, L) input is B bags of L indices; 1-D input with
+    ``offsets`` (each bag's start; with ``include_last_offset`` one more, the end) is bags of any length.
+    ``per_sample_weights`` (mode='sum' only) scales each lookup; ``padding_idx`` lookups are left out of their bag
+    (and of a mean's count). An empty bag gives zeros. Output (B, embedding_dim)."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    idx = input._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        num_bags = idx.shape[0]
+        bag, keep = xp.repeat(xp.arange(num_bags), idx.shape[1]), xp.ones(idx.size, bool)
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        bag, num_bags, keep = _bags(idx, offsets._data, include_last_offset)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
+    if mode not in _MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    num = weight._data.shape[0]
+    flat = idx.reshape(-1).astype(xp.intp)
+    if flat.size and (flat.min() < 0 or flat.max() >= num):
+        raise IndexError(f"index out of range in self: embedding_bag indices must be in [0, {num}), got min "
+                         f"{flat.min()} max {flat.max()}")
+    if max_norm is not None:
+        _renorm_rows(weight, flat, max_norm, norm_type)
+    if padding_idx is not None:
+        keep = keep & (flat != (padding_idx + num if padding_idx < 0 else padding_idx))
+    psw = per_sample_weights
+    if not keep.all():
+        flat, bag = flat[keep], bag[keep]
+        psw = None if psw is None else psw.reshape(-1)[Tensor._make(xp.flatnonzero(keep))]
+    elif psw is not None:
+        psw = psw.reshape(-1)
+    return EmbeddingBag.apply(weight, psw, idx=flat, bag=bag, num_bags=num_bags, mode=mode,
+                              scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))

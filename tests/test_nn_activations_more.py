@@ -1,0 +1,112 @@
+"""The less common activations against PyTorch: values and gradients (kinks included) in float32 and float64,
+reprs, inplace=, PReLU's weight gradient, GLU's halves, RReLU's eval exactness and training distribution, errors."""
+
+import numpy as np
+import pytest
+import torch
+from nn_oracle import compare_module
+from oracle import assert_close, check
+
+import ember
+import ember.nn as nn
+
+ACTIVATIONS = [
+    ("Hardswish", {}), ("Hardsigmoid", {}), ("Mish", {}), ("Softsign", {}), ("Tanhshrink", {}),
+    ("Softshrink", {}), ("Softshrink", {"lambd": 1.0}), ("Hardshrink", {}), ("Hardshrink", {"lambd": 1.0}),
+    ("Threshold", {"threshold": 0.5, "value": -2.0}), ("Threshold", {"threshold": -1.0, "value": 3.0}),
+    ("RReLU", {}), ("RReLU", {"lower": 0.05, "upper": 0.5}), ("CELU", {}), ("CELU", {"alpha": 0.5}), ("SELU", {}),
+    ("GLU", {}), ("GLU", {"dim": 0}), ("Softmin", {"dim": 1}), ("PReLU", {}), ("PReLU", {"num_parameters": 6}),
+    ("PReLU", {"init": -0.5}),
+]
+KINKS = [0.0, 1.0, -1.0, 3.0, -3.0, 0.5, -0.5]  # where the pieces of these functions meet
+
+
+def inputs(dtype):
+    x = (np.random.default_rng(0).standard_normal((4, 6)) * 3).astype(dtype)
+    x[0, :len(KINKS) - 1], x[1, 0] = KINKS[:-1], KINKS[-1]
+    x[2, :2] = [40.0, -40.0]  # saturation: exp and softplus must not overflow
+    return x
+
+
+@pytest.mark.parametrize("name,kwargs", ACTIVATIONS)
+def test_activation(name, kwargs):
+    em, tm = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    em.eval(), tm.eval()  # RReLU: the fixed mean slope
+    compare_module(em, tm, inputs(np.float32), train=False, atol=2e-6)
+    compare_module(em.double(), tm.double(), inputs(np.float64), train=False, atol=1e-12)
+    assert repr(em) == repr(tm)
+
+
+@pytest.mark.parametrize("name,kwargs", [("Hardswish", {}), ("Hardsigmoid", {}), ("Mish", {}), ("SELU", {}),
+                                         ("CELU", {"alpha": 2.0}), ("Threshold", {"threshold": 0.1, "value": 2.0}),
+                                         ("RReLU", {"lower": 0.1, "upper": 0.3})])
+def test_activation_inplace(name, kwargs):
+    x = inputs(np.float32)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eh, th = ex * 2, tx * 2
+    em, tm = getattr(nn, name)(inplace=True, **kwargs).eval(), getattr(torch.nn, name)(inplace=True, **kwargs).eval()
+    eo, to = em(eh), tm(th)
+    assert eo is eh
+    assert_close(eh, th, atol=1e-6)
+    eo.sum().backward()
+    to.sum().backward()
+    assert_close(ex.grad, tx.grad, atol=1e-6)
+    assert repr(em) == repr(tm)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.nn.functional.hardswish(x), lambda m, x: m.nn.functional.hardsigmoid(x),
+    lambda m, x: m.nn.functional.mish(x), lambda m, x: m.nn.functional.softsign(x),
+    lambda m, x: m.nn.functional.tanhshrink(x), lambda m, x: m.nn.functional.softshrink(x, 0.2),
+    lambda m, x: m.nn.functional.hardshrink(x, 0.2), lambda m, x: m.nn.functional.threshold(x, 0.0, 0.5),
+    lambda m, x: m.nn.functional.selu(x), lambda m, x: m.nn.functional.celu(x, 1.5),
+    lambda m, x: m.nn.functional.rrelu(x, 0.2, 0.4), lambda m, x: m.nn.functional.glu(x, 1),
+    lambda m, x: m.nn.functional.softmin(x, dim=-1), lambda m, x: m.nn.Softmax2d()(x),
+])
+def test_functional_3d(fn):
+    check(fn, [(2, 4, 3, 2)], dtype=np.float64, atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("x,w", [((2, 3, 4, 5), (3,)), ((2, 3), (3,)), ((4,), (1,)), ((), (1,)), ((2, 3, 4), ())])
+def test_prelu_functional(x, w):
+    check(lambda m, x, w: m.nn.functional.prelu(x, w), [x, w], dtype=np.float64, atol=1e-12, rtol=1e-10)
+
+
+def test_rrelu_training_draws_a_slope_per_negative_element():
+    ember.manual_seed(0)
+    x = ember.tensor(-np.ones((200, 100), np.float32), requires_grad=True)
+    out = nn.RReLU(0.1, 0.3)(x)  # a module is in training mode
+    slopes = -out.detach().numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 0.005 and abs(slopes.std() - 0.2 / np.sqrt(12)) < 0.005  # U(0.1, 0.3)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), slopes)  # the gradient is each element's own slope
+    pos = ember.tensor(np.arange(1, 5, dtype=np.float32))
+    np.testing.assert_array_equal(nn.RReLU()(pos).numpy(), pos.numpy())
+
+
+def test_errors():
+    F = nn.functional
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 5"):
+        F.glu(ember.randn(3, 5))
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        F.glu(ember.tensor(1.0))
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        F.softshrink(ember.randn(3), -1)
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+        F.prelu(ember.randn(2, 3), ember.randn(2))
+    with pytest.raises(RuntimeError, match="Expected `weight` to be a scalar or 1D tensor"):
+        F.prelu(ember.randn(2, 3), ember.randn(3, 1))
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D instead"):
+        nn.Softmax2d()(ember.randn(2, 3))
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        F.celu(ember.randn(3), 0.0)
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper bound"):
+        F.rrelu(ember.randn(3), 0.5, 0.1)
+
+
+def test_prelu_module():
+    m, t = nn.PReLU(4, init=0.1), torch.nn.PReLU(4, init=0.1)
+    assert list(m.state_dict()) == ["weight"] and m.weight.shape == t.weight.shape
+    np.testing.assert_array_equal(m.weight.detach().numpy(), t.weight.detach().numpy())
+    compare_module(m, t, np.random.default_rng(1).standard_normal((3, 4, 5)).astype(np.float32))
