@@ -237,6 +237,29 @@ def leaf_home_to_fill(node: Node, i: int):
     return home_to_fill(var) if var is not None else None
 
 
+class MultiOutputNode(Node):
+    """A node with several outputs: ``forward`` returns a tuple of arrays, ``backward(*grads)`` gets one
+    gradient per output (None for an output that received none)."""
+
+    @classmethod
+    def apply(cls, *inputs, **params) -> tuple:
+        node = cls()
+        needs = None
+        if _GradState.enabled:
+            needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+            if True not in needs:
+                needs = None
+        node.needs_input_grad = needs
+        outs = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
+        node.num_outputs = len(outs)
+        grad_fn = node if needs is not None else None
+        # integer outputs (pivots, indices) carry no gradient
+        results = tuple(Tensor._make(a, grad_fn if a.dtype.kind == "f" else None, nr) for nr, a in enumerate(outs))
+        if needs is not None:
+            node._link(inputs, needs, results)
+        return results
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites).
 
