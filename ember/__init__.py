@@ -117,6 +117,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
 from .ops.index_update import index_add, index_copy, index_fill, index_put
 from .ops.indexing import (
     gather,

@@ -18,6 +18,7 @@ from . import (
     cumulative,
     distance,
     elementwise,
+    gamma_fns,
     index_update,
     indexing,
     inplace,
@@ -228,7 +229,7 @@ def _install() -> None:
         "unsqueeze_": view_inplace.unsqueeze_, "squeeze_": view_inplace.squeeze_, "t_": view_inplace.t_,
         "transpose_": view_inplace.transpose_, "swapdims_": view_inplace.transpose_,
         "swapaxes_": view_inplace.transpose_,
-        **linalg_compat.TENSOR_METHODS,  # inverse, det, cholesky, lu, svd, qr, ...
+        **linalg_compat.TENSOR_METHODS, **gamma_fns.TENSOR_METHODS,  # inverse, det, cholesky, lu, svd, qr, ...
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     for name, fn in methods.items():
