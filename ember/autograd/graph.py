@@ -238,11 +238,13 @@ def leaf_home_to_fill(node: Node, i: int):
 
 
 class MultiOutputNode(Node):
-    """A node with several outputs: ``forward`` returns a tuple of arrays, ``backward(*grads)`` gets one
-    gradient per output (None for an output that received none)."""
+    """A node with several outputs: ``forward`` returns a tuple of arrays (None for an output not produced),
+    ``backward(*grads)`` gets one gradient per output (None for an output that received none)."""
 
     @classmethod
     def apply(cls, *inputs, **params) -> tuple:
+        """Node.apply for several outputs: a tuple of tensors (None where forward returned None). Integer
+        outputs (pivots, indices) carry no gradient."""
         node = cls()
         needs = None
         if _GradState.enabled:
@@ -253,10 +255,10 @@ class MultiOutputNode(Node):
         outs = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
         node.num_outputs = len(outs)
         grad_fn = node if needs is not None else None
-        # integer outputs (pivots, indices) carry no gradient
-        results = tuple(Tensor._make(a, grad_fn if a.dtype.kind == "f" else None, nr) for nr, a in enumerate(outs))
+        results = tuple(None if a is None else Tensor._make(a, grad_fn if a.dtype.kind == "f" else None, nr)
+                        for nr, a in enumerate(outs))
         if needs is not None:
-            node._link(inputs, needs, results)
+            node._link(inputs, needs, [r for r in results if r is not None])
         return results
 
 

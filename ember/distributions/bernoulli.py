@@ -7,12 +7,12 @@ from numbers import Number
 from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _draw, _probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, _draw, _probs_or_logits, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbs, ExponentialFamily):
     """1 with probability ``probs`` (or sigmoid(``logits``)), else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -26,21 +26,7 @@ class Bernoulli(ExponentialFamily):
         super().__init__(Size() if scalar else self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
-        new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
-        return new
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import _draw, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, _draw, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -15,7 +14,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbs, Distribution):
     """The number of successes in ``total_count`` independent trials of probability ``probs``."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -33,9 +32,7 @@ class Binomial(Distribution):
         super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-        new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
-        return new
+        return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -52,18 +49,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

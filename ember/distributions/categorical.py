@@ -36,9 +36,7 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Categorical, batch_shape, _instance, ("probs", "logits"), ("_num_events",))
-        new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
-        return new
+        return self._expand_params(Categorical, batch_shape, _instance, ("probs", "logits"), ("_num_events",))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

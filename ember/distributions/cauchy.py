@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
-from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_params
 
 __all__ = ["Cauchy"]
 
@@ -21,9 +19,7 @@ class Cauchy(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))

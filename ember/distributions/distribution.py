@@ -175,6 +175,8 @@ class Distribution:
                 setattr(new, name, value.expand(batch_shape + value.shape[nb:]))
         for name in copied:
             setattr(new, name, getattr(self, name))
+        if "_param" in self.__dict__:  # the parameter given (probs or logits), expanded
+            new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -3,15 +3,12 @@ Beta and Dirichlet."""
 
 from __future__ import annotations
 
-from numbers import Number
-
 from .._backend import xp
-from .._size import Size
 from ..autograd.graph import Node
 from ..ops.gamma_fns import _lgamma64
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
+from .utils import broadcast_all, broadcast_params
 
 __all__ = ["Gamma", "Chi2"]
 
@@ -87,10 +84,7 @@ class Gamma(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args=None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch_shape = Size() if isinstance(concentration, Number) and isinstance(rate, Number) \
-            else self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, concentration=concentration, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))

@@ -7,12 +7,12 @@ from numbers import Number
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import _draw, _probs_or_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, _draw, _probs_or_logits, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbs, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, 2, ...; ``probs`` in (0, 1]."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -41,14 +41,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         from .. import finfo

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
-from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal, broadcast_params
 
 __all__ = ["Normal"]
 
@@ -22,9 +20,7 @@ class Normal(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))

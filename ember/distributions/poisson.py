@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
-from .._size import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _draw, broadcast_all
+from .utils import _draw, broadcast_all, broadcast_params
 
 __all__ = ["Poisson"]
 
@@ -19,8 +16,7 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args)
+        super().__init__(broadcast_params(self, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Poisson, batch_shape, _instance, ("rate",))

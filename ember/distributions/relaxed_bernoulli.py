@@ -10,19 +10,12 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import (
-    _probs_or_logits,
-    broadcast_all,
-    clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from .utils import BinaryProbs, _probs_or_logits, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbs, Distribution):
     """The logit of a RelaxedBernoulli draw: (logit(u) + logits) / temperature, u uniform."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -35,22 +28,8 @@ class LogitRelaxedBernoulli(Distribution):
         super().__init__(Size() if scalar else self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits"),
+        return self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits"),
                                   ("temperature",))
-        new._param = new.__dict__["probs" if self._param is self.__dict__.get("probs") else "logits"]
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         from .._creation import rand
@@ -68,19 +47,13 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """sigmoid of a LogitRelaxedBernoulli draw: values in (0, 1), sharper as ``temperature`` goes to 0."""
+class RelaxedTransformed(TransformedDistribution):
+    """A relaxed distribution as a transformed one: ``temperature``, ``logits`` and ``probs`` are its base's."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
+        return super().expand(batch_shape, _instance=self._get_checked_instance(type(self), _instance))
 
     @property
     def temperature(self):
@@ -93,3 +66,14 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(RelaxedTransformed):
+    """sigmoid of a LogitRelaxedBernoulli draw: values in (0, 1), sharper as ``temperature`` goes to 0."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)

@@ -7,7 +7,7 @@ from .._size import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import RelaxedTransformed
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -66,28 +66,12 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedTransformed):
     """exp of an ExpRelaxedCategorical draw: points on the simplex, near one-hot as ``temperature`` goes to 0."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
-    has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
-from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_params
 
 __all__ = ["Uniform"]
 
@@ -22,9 +19,7 @@ class Uniform(Distribution):
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        batch_shape = Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, low=low, high=high), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))

@@ -38,6 +38,15 @@ def broadcast_all(*values):
     return tuple(v if v.shape == shape else expand(v, shape) for v in values)
 
 
+def broadcast_params(dist, **params) -> Size:
+    """Set ``params`` on ``dist``, broadcast to one shape (``broadcast_all``); return the batch shape they give:
+    () when every one was a number."""
+    values = broadcast_all(*params.values())
+    for name, value in zip(params, values):
+        setattr(dist, name, value)
+    return Size() if all(isinstance(v, numbers.Number) for v in params.values()) else values[0].size()
+
+
 def _standard_normal(shape, dtype) -> Tensor:
     from .._creation import randn
 
@@ -117,3 +126,20 @@ def _probs_or_logits(dist, probs, logits, is_binary: bool, normalize: bool = Tru
         value = value / value.sum(-1, keepdim=True) if name == "probs" else value - value.logsumexp(-1, keepdim=True)
     setattr(dist, name, value)
     dist._param = value
+
+
+class BinaryProbs:
+    """``probs`` and ``logits`` of a two-outcome parameter (sigmoid / logit of each other): the one that was not
+    given is computed on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()

@@ -72,22 +72,25 @@ def _in_float64(fn, x):
     return fn(x.astype(xp.float64)).astype(x.dtype)
 
 
-class Lgamma(Node):
+class _Series(Node):
+    """f(x) computed in float64 by ``fn``; its derivative by ``derivative``."""
+
+    fn = derivative = None
+
     def forward(self, x):
         self.saved = (x,)
-        return _in_float64(_lgamma64, x)
+        return _in_float64(self.fn, x)
 
-    def backward(self, g):  # d lgamma = digamma
-        return (g * _in_float64(_digamma64, self.saved[0]),)
+    def backward(self, g):
+        return (g * _in_float64(self.derivative, self.saved[0]),)
 
 
-class Digamma(Node):
-    def forward(self, x):
-        self.saved = (x,)
-        return _in_float64(_digamma64, x)
+class Lgamma(_Series):  # d lgamma = digamma
+    fn, derivative = staticmethod(_lgamma64), staticmethod(_digamma64)
 
-    def backward(self, g):  # d digamma = trigamma
-        return (g * _in_float64(_trigamma64, self.saved[0]),)
+
+class Digamma(_Series):  # d digamma = trigamma
+    fn, derivative = staticmethod(_digamma64), staticmethod(_trigamma64)
 
 
 class Trigamma(Node):
