@@ -46,6 +46,8 @@ CASES = {
     "StudentT": (lambda: [pos(3) * 3, RNG.standard_normal(3), pos(3)], RNG.standard_normal((2, 3))),
     "Poisson": (lambda: [pos(3) * 2], np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 7.0]])),
     "Geometric": (lambda: [unit(3)], np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 7.0]])),
+    "HalfNormal": (lambda: [pos(3)], pos(2, 3)),
+    "Gumbel": (lambda: [RNG.standard_normal(3), pos(3)], RNG.standard_normal((2, 3))),
 }
 DISCRETE_PROBS = {  # (constructor, probs-or-logits array, values)
     "Bernoulli": (unit(2, 3), np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])),
@@ -67,7 +69,7 @@ def _close(e, t, atol=1e-9, rtol=1e-9, msg=""):
     np.testing.assert_allclose(e, t, atol=atol, rtol=rtol, err_msg=msg)
 
 
-def _compare_scores(name, e_dist, t_dist, e_params, t_params, e_val, t_val):
+def _compare_scores(name, e_dist, t_dist, e_params, t_params, e_val, t_val, entropy_atol=1e-8):
     assert tuple(e_dist.batch_shape) == tuple(t_dist.batch_shape)
     assert tuple(e_dist.event_shape) == tuple(t_dist.event_shape)
     e_lp, t_lp = e_dist.log_prob(e_val), t_dist.log_prob(t_val)
@@ -88,7 +90,7 @@ def _compare_scores(name, e_dist, t_dist, e_params, t_params, e_val, t_val):
     except NotImplementedError:
         t_h = None
     if t_h is not None:
-        _close(e_dist.entropy(), t_h, atol=1e-8, msg=f"{name}.entropy")
+        _close(e_dist.entropy(), t_h, atol=entropy_atol, msg=f"{name}.entropy")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -100,7 +102,8 @@ def test_continuous_scores_moments_gradients(name):
     _compare_scores(name, e_dist, t_dist, e_params, t_params, e_val, t_val)
 
 
-@pytest.mark.parametrize("name", ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gamma"])
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "LogNormal", "Gamma",
+                                  "HalfNormal"])
 def test_cdf_icdf(name):
     make, values = CASES[name]
     arrays = make()
@@ -217,6 +220,8 @@ N = 200_000
     ("Bernoulli", lambda D, T: D.Bernoulli(T([0.3, 0.8]))),
     ("StudentT", lambda D, T: D.StudentT(T([5.0, 9.0]), T([0.0, 1.0]), T([1.0, 2.0]))),
     ("LogNormal", lambda D, T: D.LogNormal(T([0.0, 0.5]), T([0.25, 0.5]))),
+    ("HalfNormal", lambda D, T: D.HalfNormal(T([0.5, 2.0]))),
+    ("Gumbel", lambda D, T: D.Gumbel(T([0.0, 1.0]), T([1.0, 0.5]))),
 ])
 def test_sample_moments(name, make):
     """Means and variances of many draws agree with the distribution's (5 standard errors)."""
@@ -295,6 +300,7 @@ def test_gamma_pathwise_gradient_is_unbiased():
     ("Beta", "Beta"), ("Cauchy", "Cauchy"), ("Poisson", "Poisson"), ("Geometric", "Geometric"),
     ("Exponential", "Gamma"), ("Gamma", "Exponential"), ("Laplace", "Normal"), ("Normal", "Laplace"),
     ("Exponential", "Normal"), ("Gamma", "Normal"), ("Beta", "Normal"), ("Normal", "Gamma"),
+    ("Gumbel", "Gumbel"), ("HalfNormal", "HalfNormal"),
 ])
 def test_kl_divergence_pairs(p, q):
     cp, cq = CASES[p][0](), CASES[q][0]()
@@ -511,3 +517,44 @@ def test_reachable_under_compat_names():
                         -0.5 * math.log(2 * math.pi), rel_tol=1e-6)
     with pytest.raises(AttributeError, match="torch.distributions.Wishart is not implemented"):
         ember.distributions.Wishart  # noqa: B018
+
+
+def test_multinomial():
+    p = simplex(2, 4)
+    values = np.array([[[1.0, 0.0, 2.0, 2.0], [0.0, 5.0, 0.0, 0.0]], [[0.0, 0.0, 0.0, 5.0], [2.0, 1.0, 1.0, 1.0]]])
+    for kw, arr in (("probs", p), ("logits", np.log(p))):
+        e_p, t_p = ember.tensor(arr, requires_grad=True), torch.tensor(arr, requires_grad=True)
+        e_d, t_d = ember.distributions.Multinomial(5, **{kw: e_p}), torch.distributions.Multinomial(5, **{kw: t_p})
+        # PyTorch's entropy takes lgamma(n + 1) of an integer tensor, in float32: 1e-7 off the float64 value
+        _compare_scores("Multinomial", e_d, t_d, [e_p], [t_p], ember.tensor(values), torch.tensor(values),
+                        entropy_atol=1e-6)
+    ember.manual_seed(5)
+    x = ember.distributions.Multinomial(10, ember.tensor(p)).sample((N // 10,))
+    assert tuple(x.shape) == (N // 10, 2, 4) and np.all(x.numpy().sum(-1) == 10)
+    np.testing.assert_allclose(x.numpy().mean(0), 10 * p, atol=0.03)
+
+
+def test_biject_to_and_transform_to():
+    x = RNG.standard_normal((3, 4))
+    D, T = ember.distributions, torch.distributions
+    for which in ("biject_to", "transform_to"):
+        for make in (lambda m: m.distributions.constraints.real, lambda m: m.distributions.constraints.positive,
+                     lambda m: m.distributions.constraints.greater_than(1.5),
+                     lambda m: m.distributions.constraints.less_than(-2.0),
+                     lambda m: m.distributions.constraints.unit_interval,
+                     lambda m: m.distributions.constraints.interval(-1.0, 3.0),
+                     lambda m: m.distributions.constraints.simplex,
+                     lambda m: m.distributions.constraints.independent(m.distributions.constraints.positive, 1)):
+            e_t, t_t = getattr(D, which)(make(ember)), getattr(T, which)(make(torch))
+            ey, ty = e_t(ember.tensor(x)), t_t(torch.tensor(x))
+            _close(ey, ty, msg=f"{which}({make(torch)})")
+            assert bool(make(ember).check(ey).all())
+            if e_t.bijective:
+                _close(e_t.log_abs_det_jacobian(ember.tensor(x), ey), t_t.log_abs_det_jacobian(torch.tensor(x), ty),
+                       atol=1e-8)
+                _close(e_t.inv(ey), x, atol=1e-7)
+    e = D.transform_to(D.constraints.lower_cholesky)(ember.tensor(x[:3, :3]))
+    t = T.transform_to(T.constraints.lower_cholesky)(torch.tensor(x[:3, :3]))
+    _close(e, t)
+    with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+        D.biject_to(D.constraints.boolean)
