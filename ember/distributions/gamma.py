@@ -13,38 +13,76 @@ from .utils import broadcast_all, broadcast_params
 __all__ = ["Gamma", "Chi2"]
 
 _TINY = 1e-300
+_MAX_STEPS = 2000  # enough for concentrations up to ~1e5
+
+
+def _log_front(a, x):
+    """log(x^a e^-x / Gamma(a))."""
+    return a * xp.log(x) - x - _lgamma64(a)
+
+
+def _iterate(step, state, done, n_out):
+    """Run ``state = step(i, state)`` for i = 1, 2, ..., every 8 steps setting aside the elements ``done(state)``
+    reports converged, so the work shrinks with them; returns each element's final state (a tuple of arrays)."""
+    out = [xp.empty(n_out) for _ in state]
+    index = xp.arange(n_out)
+    for i in range(1, _MAX_STEPS):
+        state = step(i, state)
+        if i % 8 == 0 or i == _MAX_STEPS - 1:
+            finished = done(state) if i < _MAX_STEPS - 1 else xp.ones(len(index), dtype=bool)
+            for o, v in zip(out, state):
+                o[index[finished]] = v[finished]
+            keep = ~finished
+            if not keep.any():
+                break
+            index = index[keep]
+            state = tuple(v[keep] for v in state)
+    return out
+
+
+def _gammainc_series(a, x):
+    """P(a, x) = x^a e^-x / Gamma(a) * sum_n x^n / (a (a+1) ... (a+n)): converges fast where x < a + 1."""
+    def step(n, state):
+        term, total, a_, x_ = state
+        term = term * x_ / (a_ + n)
+        return term, total + term, a_, x_
+
+    total = _iterate(step, (1 / a, 1 / a, a, x), lambda st: xp.abs(st[0]) <= 1e-17 * xp.abs(st[1]),
+                     len(a))[1]
+    return xp.exp(_log_front(a, x)) * total
+
+
+def _gammaincc_fraction(a, x):
+    """Q(a, x) = 1 - P(a, x) by its continued fraction (modified Lentz): converges fast where x >= a + 1."""
+    def step(i, state):
+        b, c, d, h, delta, a_ = state
+        an = -i * (i - a_)
+        b = b + 2
+        d = an * d + b
+        d = 1 / xp.where(xp.abs(d) < _TINY, _TINY, d)
+        c = b + an / c
+        c = xp.where(xp.abs(c) < _TINY, _TINY, c)
+        delta = d * c
+        return b, c, d, h * delta, delta, a_
+
+    b = x + 1 - a
+    d = 1 / xp.where(xp.abs(b) < _TINY, _TINY, b)
+    state = (b, xp.full_like(x, 1 / _TINY), d, d.copy(), xp.zeros_like(x), a)
+    h = _iterate(step, state, lambda st: xp.abs(st[4] - 1) <= 1e-16, len(a))[3]
+    return xp.exp(_log_front(a, x)) * h
 
 
 def gammainc(a, x):
-    """The regularised lower incomplete gamma function P(a, x) of float64 arrays: its series where x < a + 1,
-    else 1 - the continued fraction of Q (modified Lentz), each a fixed number of vectorised steps."""
-    a, x = xp.broadcast_arrays(xp.asarray(a, xp.float64), xp.asarray(x, xp.float64))
-    x = xp.maximum(x, 0)
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        front = xp.exp(a * xp.log(x) - x - _lgamma64(a))
-        # series: P = front * sum_n x^n / (a (a+1) ... (a+n))
-        term = 1 / a
-        total = term.copy()
-        for n in range(1, 400):
-            term = term * x / (a + n)
-            total = total + term
-        series = front * total
-        # continued fraction for Q = 1 - P
-        b = x + 1 - a
-        c = xp.full_like(x, 1 / _TINY)
-        d = 1 / xp.where(xp.abs(b) < _TINY, _TINY, b)
-        h = d.copy()
-        for i in range(1, 400):
-            an = -i * (i - a)
-            b = b + 2
-            d = an * d + b
-            d = 1 / xp.where(xp.abs(d) < _TINY, _TINY, d)
-            c = b + an / c
-            c = xp.where(xp.abs(c) < _TINY, _TINY, c)
-            h = h * d * c
-        fraction = 1 - front * h
-    out = xp.where(x < a + 1, series, fraction)
-    return xp.where(x == 0, 0.0, out)
+    """The regularised lower incomplete gamma function P(a, x) of float64 arrays: the series where x < a + 1,
+    else 1 - the continued fraction of Q; each in vectorised steps until every element has converged."""
+    a, x = xp.broadcast_arrays(xp.asarray(a, xp.float64), xp.maximum(xp.asarray(x, xp.float64), 0))
+    out = xp.zeros(a.shape)
+    low = (x < a + 1) & (x > 0)
+    high = x >= a + 1
+    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out[low] = _gammainc_series(a[low], x[low])
+        out[high] = 1 - _gammaincc_fraction(a[high], x[high])
+    return out
 
 
 class StandardGamma(Node):
