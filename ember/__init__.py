@@ -152,7 +152,7 @@ from .ops.linalg_compat import (
     triangular_solve,
 )
 from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
-from .ops.matrix import diag, diagonal, trace, tril, tril_indices, triu, triu_indices
+from .ops.matrix import diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
 from .ops.movement import (
     atleast_1d,
     atleast_2d,

@@ -253,3 +253,9 @@ def test_shape_and_dtype_errors(fn):
 def test_solve_shape_error():
     e, t = _errors(lambda m, a, b: m.linalg.solve(a, b), np.eye(3), np.ones(4))
     assert type(e) is RuntimeError and str(e) == str(t)
+
+
+@pytest.mark.parametrize("offset, dim1, dim2", [(0, -2, -1), (1, -2, -1), (-2, 0, 2), (0, 1, 0)])
+def test_diag_embed(offset, dim1, dim2):
+    check(lambda m, x: m.diag_embed(x, offset, dim1, dim2), [(2, 3)], dtype=F64)
+    check(lambda m, x: x.diag_embed(offset=offset, dim1=dim1, dim2=dim2), [(3, 4)], dtype=F64)

@@ -42,3 +42,11 @@ def test_xlogy_and_mvlgamma():
           dtype=np.float64)
     check(lambda m, a: m.mvlgamma(a, 3), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
     check(lambda m, a: a.mvlgamma(p=2), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
+
+
+def test_in_place_forms():
+    for name in ("lgamma", "digamma"):
+        e, t = ember.tensor(np.abs(X[:20]) + 0.1), torch.tensor(np.abs(X[:20]) + 0.1)
+        getattr(e, name + "_")()
+        getattr(t, name + "_")()
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-9)
