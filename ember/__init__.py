@@ -118,6 +118,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
 from .ops.index_update import index_add, index_copy, index_fill, index_put
 from .ops.indexing import (
     gather,
@@ -132,8 +133,27 @@ from .ops.indexing import (
     where,
 )
 from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.linalg_compat import (
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    cross,
+    det,
+    inverse,
+    logdet,
+    lu,
+    lu_solve,
+    lu_unpack,
+    matrix_exp,
+    matrix_power,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+    triangular_solve,
+)
 from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
-from .ops.matrix import diag, diagonal, trace, tril, tril_indices, triu, triu_indices
+from .ops.matrix import diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
 from .ops.movement import (
     atleast_1d,
     atleast_2d,

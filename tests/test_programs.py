@@ -34,6 +34,8 @@ CASES = [
     ("cnn-adadelta-steplr", ["cnn_adadelta.py", "--dropout", "0"], 1),
     ("quickstart", ["quickstart.py"], 1),
     ("custom-function", ["custom_function.py"], 1),
+    ("reinforce-categorical", ["reinforce.py"], 1),
+    ("normalizing-flow", ["flow.py"], 1),
 ]
 
 

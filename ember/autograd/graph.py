@@ -261,6 +261,31 @@ def leaf_home_to_fill(node: Node, i: int):
     return home_to_fill(var) if var is not None else None
 
 
+class MultiOutputNode(Node):
+    """A node with several outputs: ``forward`` returns a tuple of arrays (None for an output not produced),
+    ``backward(*grads)`` gets one gradient per output (None for an output that received none)."""
+
+    @classmethod
+    def apply(cls, *inputs, **params) -> tuple:
+        """Node.apply for several outputs: a tuple of tensors (None where forward returned None). Integer
+        outputs (pivots, indices) carry no gradient."""
+        node = cls()
+        needs = None
+        if _GradState.enabled:
+            needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+            if True not in needs:
+                needs = None
+        node.needs_input_grad = needs
+        outs = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
+        node.num_outputs = len(outs)
+        grad_fn = node if needs is not None else None
+        results = tuple(None if a is None else Tensor._make(a, grad_fn if a.dtype.kind == "f" else None, nr)
+                        for nr, a in enumerate(outs))
+        if needs is not None:
+            node._link(inputs, needs, [r for r in results if r is not None])
+        return results
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into ``variable.grad`` (never overwrites).
 

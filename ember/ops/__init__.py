@@ -19,10 +19,12 @@ from . import (
     cumulative,
     distance,
     elementwise,
+    gamma_fns,
     index_update,
     indexing,
     inplace,
     linalg,
+    linalg_compat,
     lookup,
     matrix,
     movement,
@@ -197,7 +199,7 @@ def _install() -> None:
         "new_full": _new_full, "new_tensor": _new_tensor,
         # matrix structure, sorting, movement, sampling
         "tril": matrix.tril, "triu": matrix.triu, "tril_": matrix.tril_, "triu_": matrix.triu_,
-        "diagonal": matrix.diagonal, "diag": matrix.diag,
+        "diagonal": matrix.diagonal, "diag": matrix.diag, "diag_embed": matrix.diag_embed,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
         "roll": movement.roll, "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli,
         # more pointwise math
@@ -236,12 +238,14 @@ def _install() -> None:
             ("ceil", un.ceil), ("trunc", un.trunc), ("round", un.round), ("sign", un.sign),
             ("reciprocal", un.reciprocal), ("rsqrt", un.rsqrt), ("square", un.square), ("tan", pw.tan),
             ("atan", pw.atan), ("sinh", pw.sinh), ("cosh", pw.cosh), ("erf", pw.erf), ("erfinv", pw.erfinv),
-            ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit))},
+            ("expm1", pw.expm1), ("frac", pw.frac), ("nan_to_num", pw.nan_to_num), ("logit", pw.logit),
+            ("lgamma", gamma_fns.lgamma), ("digamma", gamma_fns.digamma))},
         "unfold": movement.unfold, "ravel": lambda x: shp.reshape(x, -1), "swapdims": shp.transpose,
         "absolute": un.abs, "fmax": pw.fmax, "fmin": pw.fmin,
         "unsqueeze_": view_inplace.unsqueeze_, "squeeze_": view_inplace.squeeze_, "t_": view_inplace.t_,
         "transpose_": view_inplace.transpose_, "swapdims_": view_inplace.transpose_,
         "swapaxes_": view_inplace.transpose_,
+        **linalg_compat.TENSOR_METHODS, **gamma_fns.TENSOR_METHODS,  # inverse, det, cholesky, lu, svd, qr, ...
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     methods.update(_coverage_methods())

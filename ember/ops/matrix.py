@@ -99,6 +99,29 @@ class DiagEmbed(Node):
         return (xp.diagonal(g, self.offset).copy(),)
 
 
+class DiagEmbedDims(Node):
+    def forward(self, v, offset, dim1, dim2):
+        self.offset, self.dims = offset, (dim1, dim2)
+        n = v.shape[-1] + abs(offset)
+        out = xp.zeros(v.shape[:-1] + (n, n), dtype=v.dtype)
+        rows, cols = _diagonal_positions(out.shape, offset, -2, -1)
+        out[..., rows, cols] = v
+        return xp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+    def backward(self, g):  # the diagonal of the gradient
+        return (xp.diagonal(g, self.offset, *self.dims).copy(),)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose ``offset`` diagonal (in dims ``dim1``, ``dim2`` of the result) is the last dimension of
+    ``input``; zeros elsewhere."""
+    nd = input._data.ndim + 1
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return DiagEmbedDims.apply(input, offset=int(offset), dim1=d1, dim2=d2)
+
+
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     """1-D input: a square matrix with ``x`` on the ``diagonal`` diagonal. 2-D input: that diagonal."""
     if x._data.ndim == 1:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.grad_mode import _GradState
-from ...autograd.graph import Node
+from ...autograd.graph import MultiOutputNode
 
 # Gate blocks per mode, in PyTorch's weight layout: LSTM (i, f, g, o), GRU (r, z, n), RNN (one).
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -45,11 +44,10 @@ def _steps(batch_sizes, reverse: bool):
     return steps[::-1] if reverse else steps
 
 
-class RNNLayer(Node):
+class RNNLayer(MultiOutputNode):
     """One layer, one direction. Inputs: x (N, I) packed rows, h0 (B, Hout), c0 (B, H) or None, w_ih (G*H, I),
-    w_hh (G*H, Hout), b_ih, b_hh (G*H,) or None, w_hr (P, H) or None. Outputs: out (N, Hout), h_n, c_n."""
-
-    num_outputs = 3
+    w_hh (G*H, Hout), b_ih, b_hh (G*H,) or None, w_hr (P, H) or None. Outputs: out (N, Hout), h_n, c_n (c_n None
+    except for LSTM)."""
 
     def forward(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, *, mode, batch_sizes, reverse):
         self.mode, self.steps = mode, _steps(batch_sizes, reverse)
@@ -212,24 +210,6 @@ class RNNLayer(Node):
             (db_ih if dgh is dgi else dgh.sum(0)) if needs[6] else None,  # the same sum unless GRU
             grads.get(7),
         )
-
-    @classmethod
-    def apply(cls, *inputs, **params):
-        """Node.apply for three outputs: returns (out, h_n, c_n) tensors (c_n None except for LSTM)."""
-        node = cls()
-        needs = None
-        if _GradState.enabled:
-            needs = tuple(isinstance(t, Tensor) and t._requires_grad for t in inputs)
-            if True not in needs:
-                needs = None
-        node.needs_input_grad = needs
-        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
-        outs = node.forward(*arrays, **params)
-        grad_fn = node if needs is not None else None
-        results = tuple(None if a is None else Tensor._make(a, grad_fn, nr) for nr, a in enumerate(outs))
-        if needs is not None:
-            node._link(inputs, needs, [r for r in results if r is not None])
-        return results
 
 
 def rnn_layer(x: Tensor, h0: Tensor, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,

@@ -1,0 +1,233 @@
+"""``torch.linalg``: norms, solves, inverses, determinants and factorizations of batches of matrices.
+
+Every function accepts leading batch dimensions and is differentiable (PyTorch's derivative
+formulas; the kernels live in ember/ops/solve.py and ember/ops/decompositions.py). A singular or
+non-positive-definite input raises ``LinAlgError``, a RuntimeError, as in PyTorch. Real dtypes only.
+"""
+
+from __future__ import annotations
+
+from ._backend import xp
+from ._missing import module_getattr
+from ._tensor import Tensor
+from .ops.decompositions import (
+    cholesky,
+    cholesky_ex,
+    eigh,
+    eigvalsh,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    qr,
+    result,
+    svd,
+    svdvals,
+)
+from .ops.linalg import matmul
+from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, slogdet, solve, solve_triangular
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+
+_INF = float("inf")
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The ``ord``-norm of ``x`` as a vector over ``dim`` (all elements by default): sum(|x|^ord)^(1/ord),
+    max |x| (inf), min |x| (-inf), the count of non-zeros (0)."""
+    from .ops.elementwise import cast
+    from .ops.reduction import amin, norm
+    from .ops.unary import abs
+
+    if not isinstance(ord, (int, float)) or isinstance(ord, bool):
+        raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord!r}")
+    if dtype is not None:
+        x = cast(x, dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{x.dtype.name}")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord == -_INF:
+        return amin(abs(x), dim if dim is not None else (), keepdim)
+    return norm(x, ord, dim, keepdim)
+
+
+def _matrix_dims(A: Tensor, dim, name: str) -> tuple[int, int]:
+    nd = A._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    d = tuple(int(i) + nd if int(i) < 0 else int(i) for i in dim)
+    if len(d) != 2 or d[0] == d[1]:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})" if len(d) == 2 else
+                           f"{name}: dim must be a 2-tuple. Got {tuple(dim)}")
+    return d
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
+    """A matrix norm over the two dims ``dim``: "fro", "nuc" (sum of singular values), 2 / -2 (largest /
+    smallest singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum)."""
+    from .ops.elementwise import cast
+    from .ops.movement import movedim
+    from .ops.reduction import amax, amin, sum
+    from .ops.shape import unsqueeze
+    from .ops.unary import abs
+
+    if dtype is not None:
+        A = cast(A, dtype)
+    d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord not in ("nuc", 2, -2, 1, -1, _INF, -_INF):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    check_matrix(A, "linalg.matrix_norm", square=False)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        out = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = unsqueeze(out, d)
+        return out
+    summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)  # 1: column sums (over rows); inf: row sums
+    sums = sum(abs(A), summed, keepdim=True)
+    ext = amax if ord > 0 else amin
+    out = ext(sums, other, keepdim=True)
+    return out if keepdim else out.squeeze((d0, d1))
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """A vector norm (1-D input, an int ``dim``, or ``ord=None`` with ``dim=None``: all elements flattened)
+    or a matrix norm (2-D input with ``ord`` given, or a 2-tuple ``dim``)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A._data.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if ord is not None and dim is None and A._data.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A._data.ndim}D.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False):
+    """``(inverse, info)``: info is 0, or non-zero where the matrix is singular (the inverse is then not valid)."""
+    try:
+        return result("linalg_inv_ex", ("inverse", "info"),
+                      (inv(A), Tensor._make(xp.zeros(A._data.shape[:-2], dtype=xp.int32))))
+    except LinAlgError:
+        if check_errors:
+            raise
+        from .ops.decompositions import lu_arrays
+
+        lu_, _ = lu_arrays(A._data)
+        zero = xp.diagonal(lu_, 0, -2, -1) == 0
+        info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(xp.int32)
+        return result("linalg_inv_ex", ("inverse", "info"), (pinv(A), Tensor._make(info)))
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
+    """``(result, info)``, as ``solve`` with an info of 0 (a singular A raises, as with ``check_errors=True``)."""
+    return result("linalg_solve_ex", ("result", "info"),
+                  (solve(A, B, left=left), Tensor._make(xp.zeros(A._data.shape[:-2], dtype=xp.int32))))
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^T when ``adjoint``)."""
+    from .ops.decompositions import lu_unpack
+
+    P, L, U = lu_unpack(LU, pivots)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    if adjoint:  # A^T X = B with A = P L U:  U^T L^T P^T X = B
+        y = solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+        return matmul(P, y)
+    return solve_triangular(U, solve_triangular(L, matmul(P.mT, B), upper=False, unitriangular=True), upper=True)
+
+
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+    """``(solution, residuals, rank, singular_values)`` of min ||A X - B||, as PyTorch's default CPU driver
+    ("gelsy"): residuals and singular_values are empty, rank is computed. The solution is pinv(A) @ B."""
+    from .ops.shape import squeeze, unsqueeze
+
+    check_matrix(A, "linalg.lstsq", square=False)
+    vector = B._data.ndim == A._data.ndim - 1
+    b = unsqueeze(B, -1) if vector else B
+    if b._data.shape[-2] != A._data.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). Got "
+                           f"{A._data.shape[-2]} and {b._data.shape[-2]}")
+    rtol = rcond if rcond is not None else max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps)
+    x = matmul(pinv(A, rtol=rtol), b)
+    empty = Tensor._make(xp.zeros((0,), dtype=A._data.dtype))
+    rank = matrix_rank(A, rtol=rtol)
+    return result("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"),
+                  (squeeze(x, -1) if vector else x, empty, rank, empty))
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``)."""
+    check_matrix(A, "linalg.matrix_rank", square=False)
+    a = A._data
+    s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+    if rtol is None:
+        rtol = max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if atol in (None, 0) else 0.0
+    tol = xp.maximum(0.0 if atol is None else float(atol), float(rtol) * s.max(-1, initial=0))
+    return Tensor._make((s > tol[..., None]).sum(-1).astype(xp.int64))
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
+    from .ops.shape import squeeze, unsqueeze
+
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    chain = [unsqueeze(tensors[0], 0) if first else tensors[0], *tensors[1:-1],
+             unsqueeze(tensors[-1], -1) if last else tensors[-1]]
+    for i, t in enumerate(chain):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i]._data.ndim}D")
+    out = chain[0]
+    for t in chain[1:]:
+        out = matmul(out, t)
+    if first:
+        out = squeeze(out, 0)
+    return squeeze(out, -1) if last else out
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum(x * y) over ``dim`` (the operands broadcast)."""
+    from .ops.reduction import sum
+
+    return sum(x * y, dim)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A to the integer power ``n`` (repeated squaring; a negative n inverts first; n = 0 is the identity)."""
+    from ._creation import eye
+    from .ops.shape import expand
+
+    check_matrix(A, "linalg.matrix_power")
+    n = int(n)
+    if n == 0:
+        return expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape).clone()
+    base, out = (inv(A) if n < 0 else A), None
+    n = abs(n)
+    while n:
+        if n & 1:
+            out = base if out is None else matmul(out, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return out
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The ``offset`` diagonal of the last two dims (``torch.diagonal`` with other defaults)."""
+    from .ops.matrix import diagonal as _diagonal
+
+    return _diagonal(A, offset, dim1, dim2)
+
+
+__getattr__ = module_getattr(__name__)

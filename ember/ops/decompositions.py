@@ -1,0 +1,361 @@
+"""Matrix factorizations: cholesky, qr, eigh, svd, lu (and lu_unpack), batched, with PyTorch's derivatives.
+
+Each factorization is one node whose backward is PyTorch's formula for the real case
+(noted beside it). Eigenvector and singular-vector gradients are gauge-invariant only
+for losses that do not depend on the vectors' signs, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from functools import cache
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import MultiOutputNode, Node
+from .solve import LinAlgError, _batch_prefix, check_matrix, mT
+
+
+@cache
+def _result_type(name: str, fields: tuple):
+    return namedtuple(name, fields)
+
+
+def result(name: str, fields: tuple, values):
+    """The named tuple PyTorch returns (``torch.return_types.<name>``)."""
+    return _result_type(name, fields)(*values)
+
+
+def _diag(a):
+    return xp.einsum("...ii->...i", a)
+
+
+def _solve_lower_right(g, low):
+    """G L^-1 (L lower triangular)."""
+    return mT(xp.linalg.solve(mT(low), mT(g)))
+
+
+# ------------------------------------------------------------------ Cholesky
+def _cholesky_error(a, name: str) -> LinAlgError:
+    """Which batch element and leading minor is not positive-definite, as PyTorch reports it."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for b, m in enumerate(flat):
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                xp.linalg.cholesky(m[:k, :k])
+            except xp.linalg.LinAlgError:
+                return LinAlgError(f"{name}: {_batch_prefix(a.shape, b)}The factorization could not be completed "
+                                   f"because the input is not positive-definite (the leading minor of order {k} "
+                                   "is not positive-definite).")
+    return LinAlgError(f"{name}: The factorization could not be completed because the input is not positive-definite.")
+
+
+class Cholesky(Node):
+    def forward(self, a, upper, name):
+        try:
+            low = xp.linalg.cholesky(xp.tril(a) + mT(xp.tril(a, -1)))  # reads the lower triangle, as LAPACK
+        except xp.linalg.LinAlgError:
+            raise _cholesky_error(a, name) from None
+        self.saved, self.upper = (low,), upper
+        return mT(low).copy() if upper else low
+
+    def backward(self, g):
+        # gA = L^-T phi(L^T gL) L^-1, phi: the lower triangle with its diagonal halved; then symmetrised
+        (low,) = self.saved
+        gl = mT(g) if self.upper else g
+        phi = xp.tril(mT(low) @ gl)
+        _diag(phi)[...] *= 0.5
+        ga = _solve_lower_right(xp.linalg.solve(mT(low), phi), low)
+        return (0.5 * (ga + mT(ga)),)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor L (``A = L L^T``; U with ``A = U^T U`` when ``upper``) of each symmetric
+    positive-definite matrix; only the lower triangle of A is read."""
+    check_matrix(A, "linalg.cholesky")
+    return Cholesky.apply(A, upper=bool(upper), name="linalg.cholesky")
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
+    """``(L, info)``: info is 0, or the order of the first leading minor that is not positive-definite
+    (L is then not a valid factor)."""
+    check_matrix(A, "linalg.cholesky_ex")
+    try:
+        low = cholesky(A, upper=upper)
+        info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
+    except LinAlgError:
+        if check_errors:
+            raise
+        low, info = _partial_cholesky(A._data, upper)
+    return result("linalg_cholesky_ex", ("L", "info"), (low, Tensor._make(info)))
+
+
+def _partial_cholesky(a, upper: bool):
+    """The factor of each matrix where it exists (zeros elsewhere) and LAPACK's info per matrix."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    low = xp.zeros_like(flat)
+    info = xp.zeros(len(flat), dtype=xp.int32)
+    for b, m in enumerate(flat):
+        try:
+            low[b] = xp.linalg.cholesky(xp.tril(m) + xp.tril(m, -1).T)
+        except xp.linalg.LinAlgError:
+            info[b] = next(k for k in range(1, m.shape[-1] + 1) if _not_pd(m[:k, :k]))
+    low = low.reshape(a.shape)
+    return Tensor._make(mT(low).copy() if upper else low), info.reshape(a.shape[:-2])
+
+
+def _not_pd(m) -> bool:
+    try:
+        xp.linalg.cholesky(xp.tril(m) + xp.tril(m, -1).T)
+        return False
+    except xp.linalg.LinAlgError:
+        return True
+
+
+# ------------------------------------------------------------------ QR
+def _qr_backward_tall(gq, gr, q, r):
+    """PyTorch's QR derivative for m >= n (reduced):
+    gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T, syminvadj(X) = X + X^T with the diagonal halved."""
+    m = gr @ mT(r) if gr is not None else xp.zeros(r.shape[:-1] + r.shape[-2:-1], dtype=r.dtype)
+    if gq is not None:
+        m = m - mT(q) @ gq
+    m = xp.triu(m)
+    m = m + mT(m)
+    _diag(m)[...] *= 0.5
+    ga = q @ m
+    if gq is not None:
+        ga = ga + gq
+    return _solve_lower_right(ga, mT(r))  # ga R^-T, with R^T lower triangular
+
+
+class QR(MultiOutputNode):
+    def forward(self, a, mode):
+        q, r = xp.linalg.qr(a, mode=mode) if mode != "r" else (xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r"))
+        self.saved, self.mode = (q, r), mode
+        return q, r
+
+    def backward(self, gq, gr):
+        q, r = self.saved
+        m, n = q.shape[-2], r.shape[-1]
+        if self.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                               "through linalg.qr.")
+        if self.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        if m >= n:
+            return (_qr_backward_tall(gq, gr, q, r),)
+        # m < n: A = [X | Y], R = [U | V] with X = Q U square; Y = Q V
+        u = r[..., :, :m]
+        gv = gr[..., :, m:] if gr is not None else xp.zeros(r[..., :, m:].shape, dtype=r.dtype)
+        y = q @ r[..., :, m:]
+        gq_x = y @ mT(gv) if gq is None else gq + y @ mT(gv)
+        gx = _qr_backward_tall(gq_x, None if gr is None else gr[..., :, :m], q, u)
+        return (xp.concatenate([gx, q @ gv], -1),)
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    """``(Q, R)`` with ``A = Q R``; mode "reduced" (k = min(m, n) columns of Q), "complete" (square Q) or
+    "r" (R only; Q is empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    check_matrix(A, "linalg.qr", square=False)
+    return result("linalg_qr", ("Q", "R"), QR.apply(A, mode=mode))
+
+
+# ------------------------------------------------------------------ eigh
+class Eigh(MultiOutputNode):
+    def forward(self, a, uplo):
+        w, v = xp.linalg.eigh(a, UPLO=uplo)
+        self.saved = (w, v)
+        return w, v
+
+    def backward(self, gw, gv):
+        # gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal
+        w, v = self.saved
+        inner = xp.zeros(v.shape, dtype=v.dtype)
+        if gv is not None:
+            e = w[..., None, :] - w[..., :, None]
+            _diag(e)[...] = 1
+            inner = (mT(v) @ gv) / e
+            _diag(inner)[...] = 0
+        if gw is not None:
+            _diag(inner)[...] = gw
+        ga = v @ inner @ mT(v)
+        return (0.5 * (ga + mT(ga)),)  # symmetrised, as PyTorch's
+
+
+def eigh(A: Tensor, UPLO: str = "L"):
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO``
+    ("L" or "U") triangle is read."""
+    check_matrix(A, "linalg.eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return result("linalg_eigh", ("eigenvalues", "eigenvectors"), Eigh.apply(A, uplo=UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending."""
+    return eigh(A, UPLO).eigenvalues
+
+
+# ------------------------------------------------------------------ SVD
+class SVD(MultiOutputNode):
+    def forward(self, a, full_matrices):
+        u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+        self.saved, self.full = (u, s, vh), full_matrices
+        return u, s, vh
+
+    def backward(self, gu, gs, gvh):  # PyTorch's svd_backward, real case
+        u, s, vh = self.saved
+        m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        if self.full and (gu is not None or gvh is not None) and m != n:
+            raise RuntimeError("linalg.svd: the derivative of U or Vh is not defined when full_matrices=True and "
+                               "the matrix is not square; use full_matrices=False")
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        gu = None if gu is None else gu[..., :, :k]
+        gvh = None if gvh is None else gvh[..., :k, :]
+        if gu is None and gvh is None:
+            return ((u * gs[..., None, :]) @ vh,)
+        s2 = s * s
+        e = s2[..., None, :] - s2[..., :, None]  # E_ij = s_j^2 - s_i^2
+        _diag(e)[...] = 1
+        ga = xp.zeros(s.shape + (k,), dtype=s.dtype)
+        if gu is not None:
+            uhgu = mT(u) @ gu
+            ga = ga + (uhgu - mT(uhgu)) / e * s[..., None, :]
+        if gvh is not None:
+            vhgv = vh @ mT(gvh)
+            ga = ga + s[..., :, None] * ((vhgv - mT(vhgv)) / e)
+        _diag(ga)[...] = 0 if gs is None else gs
+        if m > k and gu is not None:
+            gus = gu / s[..., None, :]
+            return ((u @ ga + gus - u @ (mT(u) @ gus)) @ vh,)
+        if n > k and gvh is not None:
+            gvs = gvh / s[..., :, None]
+            return (u @ (ga @ vh + gvs - (gvs @ mT(vh)) @ vh),)
+        return (u @ ga @ vh,)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending."""
+    check_matrix(A, "linalg.svd", square=False)
+    return result("linalg_svd", ("U", "S", "Vh"), SVD.apply(A, full_matrices=bool(full_matrices)))
+
+
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
+    """The singular values of each matrix, descending."""
+    check_matrix(A, "linalg.svdvals", square=False)
+    return SVD.apply(A, full_matrices=False)[1]
+
+
+# ------------------------------------------------------------------ LU
+def lu_arrays(a):
+    """Partial-pivoting LU of (..., m, n) arrays: the packed LU and LAPACK's 1-based pivots (int32).
+    Columns in a Python loop, every matrix of the batch at once."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    lu = a.reshape((-1, m, n)).astype(a.dtype, copy=True)
+    piv = xp.empty((lu.shape[0], k), dtype=xp.int32)
+    rows = xp.arange(lu.shape[0])
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)  # the first largest, as LAPACK's idamax
+        piv[:, j] = p + 1
+        top = lu[:, j].copy()
+        lu[:, j] = lu[rows, p]
+        lu[rows, p] = top
+        pivot = lu[:, j, j]
+        safe = xp.where(pivot == 0, 1, pivot)
+        lu[:, j + 1:, j] /= safe[:, None]
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(a.shape), piv.reshape(a.shape[:-2] + (k,))
+
+
+def permutation(piv, m: int, dtype):
+    """The permutation matrix P (A = P L U) of LAPACK's sequential row swaps ``piv`` (1-based)."""
+    batch = piv.shape[:-1]
+    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
+    flat = piv.reshape(-1, piv.shape[-1]).astype(xp.int64) - 1
+    rows = xp.arange(perm.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        top = perm[:, j].copy()
+        perm[:, j] = perm[rows, p]
+        perm[rows, p] = top
+    eye = xp.zeros((perm.shape[0], m, m), dtype=dtype)
+    eye[rows[:, None], perm, xp.arange(m)] = 1  # row perm[i] of P has its 1 in column i
+    return eye.reshape(batch + (m, m))
+
+
+class LUFactor(MultiOutputNode):
+    def forward(self, a):
+        lu, piv = lu_arrays(a)
+        self.saved = (lu, piv)
+        return lu, piv
+
+    def backward(self, glu, gpiv):
+        # Square A = P L U (PyTorch's linalg_lu_backward):
+        # gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T, with gL, gU the two triangles of gLU
+        lu, piv = self.saved
+        m, n = lu.shape[-2:]
+        if m != n:
+            raise RuntimeError("lu_factor: the derivative is implemented for square matrices only")
+        low = xp.tril(lu, -1)
+        _diag(low)[...] = 1
+        up = xp.triu(lu)
+        inner = xp.tril(mT(low) @ xp.tril(glu, -1), -1) + xp.triu(xp.triu(glu) @ mT(up))
+        inner = _solve_lower_right(inner, mT(up))  # (...) U^-T
+        inner = xp.linalg.solve(mT(low), inner)  # L^-T (...)
+        return (permutation(piv, m, lu.dtype) @ inner,)
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True):
+    """``(LU, pivots)``: L (unit diagonal, below) and U packed in one matrix, and LAPACK's 1-based row swaps.
+    A singular matrix raises, as PyTorch's ``lu_factor`` does (``lu_factor_ex`` reports it instead)."""
+    out = lu_factor_ex(A, pivot=pivot)
+    bad = out.info._data.reshape(-1)
+    if bad.any():
+        b = int(xp.argmax(bad > 0))
+        i = int(bad[b])
+        raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A.shape, b)}U[{i},{i}] is zero and using it on "
+                          "lu_solve would result in a division by zero. If you still want to perform the "
+                          "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    return result("linalg_lu_factor", ("LU", "pivots"), (out.LU, out.pivots))
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
+    """``(LU, pivots, info)``: info is 0, or the 1-based index of the first zero on U's diagonal."""
+    check_matrix(A, "linalg.lu_factor_ex", square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    lu, piv = LUFactor.apply(A)
+    zero = xp.diagonal(lu._data, 0, -2, -1) == 0
+    info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(xp.int32)
+    return result("linalg_lu_factor_ex", ("LU", "pivots", "info"), (lu, piv, Tensor._make(info)))
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True):
+    """``(P, L, U)`` from ``lu_factor``'s packed result: ``A = P L U``."""
+    from .matrix import tril, triu
+
+    m, n = LU_data._data.shape[-2:]
+    k = min(m, n)
+    P = Tensor._make(permutation(LU_pivots._data, m, LU_data._data.dtype)) if unpack_pivots else \
+        Tensor._make(xp.zeros((0,), LU_data._data.dtype))
+    if not unpack_data:
+        empty = Tensor._make(xp.zeros((0,), LU_data._data.dtype))
+        return result("lu_unpack", ("P", "L", "U"), (P, empty, empty))
+    eye = Tensor._make(xp.eye(m, k, dtype=LU_data._data.dtype))
+    L = tril(LU_data[..., :, :k], -1) + eye
+    U = triu(LU_data[..., :k, :])
+    return result("lu_unpack", ("P", "L", "U"), (P, L, U))
+
+
+def lu(A: Tensor, *, pivot: bool = True):
+    """``(P, L, U)`` with ``A = P L U`` (``torch.linalg.lu``)."""
+    check_matrix(A, "linalg.lu", square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
+    packed, piv = LUFactor.apply(A)
+    return result("linalg_lu", ("P", "L", "U"), lu_unpack(packed, piv))

@@ -1,0 +1,111 @@
+"""PyTorch's top-level and Tensor spellings of linear algebra (``torch.inverse``, ``torch.cholesky_solve``,
+``Tensor.lu``, ``torch.svd`` ...), written on ``ember.linalg``'s ops."""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from .decompositions import cholesky as _cholesky
+from .decompositions import lu_factor_ex, lu_unpack, result
+from .decompositions import qr as _qr
+from .decompositions import svd as _svd
+from .linalg import matmul
+from .solve import LinAlgError, check_matrix, det, inv, logdet, matrix_exp, pinv, slogdet, solve_triangular
+from .solve import cross as _cross
+
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse",
+           "triangular_solve", "lu", "lu_unpack", "lu_solve", "pinverse", "svd", "qr", "cross", "matrix_power",
+           "matrix_exp"]
+
+
+def inverse(input: Tensor) -> Tensor:
+    """``torch.inverse``: ``linalg.inv``."""
+    return inv(input)
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``."""
+    return _cholesky(input, upper=upper)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with ``A X = B``, given A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    from .solve import solve
+
+    # solve(L L^T, B): PyTorch's gradient for L is this composition's (dense, not confined to the triangle)
+    check_matrix(L, "cholesky_solve", arg="L")
+    return solve(matmul(L.mT, L) if upper else matmul(L, L.mT), B)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    check_matrix(L, "cholesky_inverse", arg="L")
+    return inv(matmul(L.mT, L) if upper else matmul(L, L.mT))  # PyTorch's gradient is this composition's
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
+    """``(solution, cloned_coefficient)``: X with ``op(A) X = b``, op(A) = A or A^T, reading A's triangle."""
+    check_matrix(A, "triangular_solve")
+    tri = A.mT if transpose else A
+    x = solve_triangular(tri, b, upper=upper != transpose, unitriangular=unitriangular)
+    return result("triangular_solve", ("solution", "cloned_coefficient"), (x, A.clone()))
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
+    """``(LU, pivots)`` (and ``infos`` when ``get_infos``): ``torch.lu``, which is ``linalg.lu_factor_ex``."""
+    out = lu_factor_ex(A, pivot=pivot)
+    if get_infos:
+        return out.LU, out.pivots, out.info
+    if out.info._data.any():
+        raise LinAlgError("lu: the factorization found a zero on U's diagonal (a singular matrix); "
+                          "pass get_infos=True to receive the info instead")
+    return out.LU, out.pivots
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """``torch.lu_solve`` (deprecated in PyTorch): X with ``A X = b`` from A's LU factorization."""
+    from ..linalg import lu_solve as _lu_solve
+
+    return _lu_solve(LU_data, LU_pivots, b)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: ``linalg.pinv`` with a relative tolerance ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
+    """``torch.svd`` (deprecated in PyTorch): ``(U, S, V)`` with V, not V^T; zeros for U and V without
+    ``compute_uv``."""
+    from ..ops.elementwise import mul
+
+    u, s, vh = _svd(input, full_matrices=not some)
+    if not compute_uv:
+        u, vh = mul(u, 0).detach(), mul(vh, 0).detach()
+    return result("svd", ("U", "S", "V"), (u, s, vh.mT))
+
+
+def qr(input: Tensor, some: bool = True):
+    """``torch.qr`` (deprecated in PyTorch): ``linalg.qr`` in "reduced" (some) or "complete" mode."""
+    q, r = _qr(input, mode="reduced" if some else "complete")
+    return result("qr", ("Q", "R"), (q, r))
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """``torch.cross``: along ``dim``, by default the first dimension of size 3 (``linalg.cross`` uses -1)."""
+    if dim is None:
+        import warnings
+
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                      "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                      "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        dim = next((i for i, n in enumerate(input._data.shape) if n == 3), -1)
+    return _cross(input, other, dim=dim)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    from ..linalg import matrix_power as _matrix_power
+
+    return _matrix_power(input, n)
+
+
+TENSOR_METHODS = {name: globals()[name] for name in __all__ if name != "lu_unpack"}

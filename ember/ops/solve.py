@@ -1,0 +1,324 @@
+"""Inverses and linear solves: inv, solve, solve_triangular, det/slogdet, pinv, cross, matrix_exp.
+
+Every op takes a batch of matrices (leading batch dimensions, NumPy's broadcasting
+between operands) and has a hand-written backward; ``X^-T`` below means the inverse
+of the transpose. ``ember.linalg`` is the public namespace; these are its kernels.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import MultiOutputNode, Node
+
+
+class LinAlgError(RuntimeError):
+    """A matrix that the operation cannot handle (singular, not positive-definite), as ``torch.linalg.LinAlgError``;
+    a RuntimeError, as in PyTorch."""
+
+    __module__ = "ember.linalg"
+
+
+# PyTorch's ScalarType names, which its messages use
+_SCALAR_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def mT(a):
+    return xp.swapaxes(a, -1, -2)
+
+
+def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A") -> None:
+    """PyTorch's errors for a non-floating input, fewer than 2 dims, or (``square``) non-square matrices."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+    if not A.is_floating_point():
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_SCALAR_TYPE.get(A.dtype.name, A.dtype.name)}")
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    m, n = A._data.shape[-2:]
+    if square and m != n:
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {m} by {n} matrices")
+
+
+def _batch_prefix(shape, flat_index: int) -> str:
+    return f"(Batch element {flat_index}): " if len(shape) > 2 else ""
+
+
+def singular_error(name: str, a) -> LinAlgError:
+    """PyTorch's error for a singular ``a``: which batch element, and which diagonal element of U is zero."""
+    from .decompositions import lu_arrays
+
+    lu, _ = lu_arrays(a.reshape((-1,) + a.shape[-2:]))
+    zero = xp.diagonal(lu, 0, -2, -1) == 0
+    b = int(xp.argmax(zero.any(-1)))
+    i = int(xp.argmax(zero[b])) + 1
+    if name == "linalg.solve":
+        return LinAlgError(f"torch.linalg.solve: {_batch_prefix(a.shape, b)}The solver failed because the input "
+                           "matrix is singular.")
+    return LinAlgError(f"{name}: {_batch_prefix(a.shape, b)}The diagonal element {i} is zero, the inversion could "
+                       "not be completed because the input matrix is singular.")
+
+
+def _inv(a, name: str):
+    try:
+        return xp.linalg.inv(a)
+    except xp.linalg.LinAlgError:
+        raise singular_error(name, a) from None
+
+
+def _solve(a, b, name: str):
+    try:
+        return xp.linalg.solve(a, b)
+    except xp.linalg.LinAlgError:
+        raise singular_error(name, a) from None
+
+
+class Inv(Node):
+    def forward(self, a, name):
+        out = _inv(a, name)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):  # d(A^-1) = -A^-1 dA A^-1, so dL/dA = -A^-T G A^-T
+        y = mT(self.saved[0])
+        return (-(y @ g @ y),)
+
+
+def inv(A: Tensor) -> Tensor:
+    """The inverse of each square matrix; a singular one raises ``LinAlgError``."""
+    check_matrix(A, "linalg.inv")
+    return Inv.apply(A, name="linalg.inv")
+
+
+class Solve(Node):
+    def forward(self, a, b, name):
+        x = _solve(a, b, name)
+        self.saved = (a, x)
+        return x
+
+    def backward(self, g):  # X = A^-1 B: dL/dB = A^-T G, dL/dA = -(dL/dB) X^T
+        a, x = self.saved
+        gb = xp.linalg.solve(mT(a), g)
+        return -(gb @ mT(x)), gb
+
+
+def _vector_rhs(A: Tensor, B: Tensor) -> bool:
+    """B is a (batch of) vector(s) when 1-D or when its shape is A's without the last dimension, as PyTorch reads it."""
+    return B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1])
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors."""
+    from .shape import squeeze, unsqueeze
+
+    check_matrix(A, "linalg.solve")
+    vector = _vector_rhs(A, B)
+    b = unsqueeze(B, -1) if vector else B
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return solve(A.mT, b.mT).mT
+    n, rows = A._data.shape[-1], b._data.shape[-2]
+    if rows != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {rows}x{b._data.shape[-1]})")
+    if A._data.dtype != b._data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{A.dtype.name} and B of type {B.dtype.name} instead")
+    x = Solve.apply(A, b, name="linalg.solve")
+    return squeeze(x, -1) if vector else x
+
+
+def _triangle(a, upper: bool, unitriangular: bool):
+    t = xp.triu(a) if upper else xp.tril(a)
+    if unitriangular:
+        t = t.copy()
+        xp.einsum("...ii->...i", t)[...] = 1
+    return t
+
+
+class SolveTriangular(Node):
+    def forward(self, a, b, upper, left, unitriangular):
+        t = _triangle(a, upper, unitriangular)
+        x = _solve(t, b, "linalg.solve_triangular") if left else mT(_solve(mT(t), mT(b), "linalg.solve_triangular"))
+        self.saved = (t, x)
+        self.flags = upper, left, unitriangular
+        return x
+
+    def backward(self, g):
+        t, x = self.saved
+        upper, left, unit = self.flags
+        if left:  # T X = B: dL/dB = T^-T G, dL/dT = -(dL/dB) X^T
+            gb = xp.linalg.solve(mT(t), g)
+            ga = -(gb @ mT(x))
+        else:  # X T = B: dL/dB = G T^-T, dL/dT = -X^T (dL/dB)
+            gb = mT(xp.linalg.solve(t, mT(g)))
+            ga = -(mT(x) @ gb)
+        ga = _triangle(ga, upper, False)  # only the triangle (off its unit diagonal) was read
+        if unit:
+            xp.einsum("...ii->...i", ga)[...] = 0
+        return ga, gb
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """X with ``A X = B`` (``X A = B`` when ``left=False``), reading only A's upper or lower triangle
+    (its diagonal taken as ones when ``unitriangular``)."""
+    check_matrix(A, "linalg.solve_triangular")
+    check_matrix(B, "linalg.solve_triangular", square=False, arg="B")
+    n = A._data.shape[-1]
+    k = B._data.shape[-2] if left else B._data.shape[-1]
+    if k != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {'x'.join(map(str, B.shape[-2:]))})")
+    return SolveTriangular.apply(A, B, upper=bool(upper), left=bool(left), unitriangular=bool(unitriangular))
+
+
+def _adjugate_t(a):
+    """The transposed adjugate (cofactor matrix) of each matrix, through its SVD: well defined for singular
+    matrices, where det(A) A^-T is not."""
+    u, s, vh = xp.linalg.svd(a)
+    n = s.shape[-1]
+    ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], -1), -1)  # prod_{j<i} s_j
+    after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s, -1)[..., :-1]], -1), -1), -1)  # prod_{j>i} s_j
+    others = before * after if n else s
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    return sign[..., None, None] * (u * others[..., None, :]) @ vh
+
+
+class Det(Node):
+    def forward(self, a):
+        self.saved = (a,)
+        return xp.linalg.det(a)
+
+    def backward(self, g):  # d det(A) / dA = adj(A)^T (= det(A) A^-T when A is invertible)
+        return (g[..., None, None] * _adjugate_t(self.saved[0]),)
+
+
+def det(A: Tensor) -> Tensor:
+    """The determinant of each square matrix."""
+    check_matrix(A, "linalg.det")
+    return Det.apply(A)
+
+
+class SlogDet(MultiOutputNode):
+    def forward(self, a):
+        sign, logabs = xp.linalg.slogdet(a)
+        self.saved = (a,)
+        return sign, logabs
+
+    def backward(self, gsign, glog):  # d log|det A| / dA = A^-T; the sign is piecewise constant
+        if glog is None:
+            return (None,)
+        return (glog[..., None, None] * mT(xp.linalg.inv(self.saved[0])),)
+
+
+def slogdet(A: Tensor):
+    """(sign, log|det|) of each square matrix, as the named tuple ``(sign, logabsdet)``."""
+    from .decompositions import result
+
+    check_matrix(A, "linalg.slogdet")
+    return result("slogdet", ("sign", "logabsdet"), SlogDet.apply(A))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """log(det(A)): nan where the determinant is negative, -inf where it is zero."""
+    from .unary import log
+
+    check_matrix(A, "logdet")
+    sign, logabs = SlogDet.apply(A)
+    return logabs + log(sign)
+
+
+class Pinv(Node):
+    def forward(self, a, atol, rtol, hermitian):
+        if hermitian:
+            w, v = xp.linalg.eigh(a)
+            s, u, vh = xp.abs(w), v * xp.sign(w)[..., None, :], mT(v)
+        else:
+            u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        smax = s.max(-1, keepdims=True, initial=0)
+        keep = s > xp.maximum(atol, rtol * smax)
+        inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
+        out = mT(vh) @ (inv_s[..., :, None] * mT(u))
+        self.saved = (a, out)
+        return out
+
+    def backward(self, g):
+        # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+   (constant rank), so
+        # dL/dA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)   with X = A+
+        a, x = self.saved
+        xt, gt = mT(x), mT(g)
+        return (-(xt @ g @ xt) + (gt - a @ (x @ gt)) @ (x @ xt) + (xt @ x) @ (gt - (gt @ x) @ a),)
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse. Singular values at or below ``max(atol, rtol * largest)`` count as zero;
+    rtol defaults to ``max(m, n) * eps`` of the dtype when atol is not given, else 0 (as PyTorch)."""
+    check_matrix(A, "linalg.pinv", square=False)
+    if rtol is None:
+        rtol = max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps) if atol in (None, 0) else 0.0
+    return Pinv.apply(A, atol=0.0 if atol is None else float(atol), rtol=float(rtol), hermitian=bool(hermitian))
+
+
+class Cross(Node):
+    def forward(self, a, b, axis):
+        self.saved, self.axis = (a, b), axis
+        return xp.cross(a, b, axis=axis)
+
+    def backward(self, g):  # <G, a x b> = <b x G, a> = <G x a, b>
+        a, b = self.saved
+        return xp.cross(b, g, axis=self.axis), xp.cross(g, a, axis=self.axis)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (the operands broadcast)."""
+    nd = max(input._data.ndim, other._data.ndim)
+    try:
+        shape = xp.broadcast_shapes(input._data.shape, other._data.shape)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and {list(other.shape)} cannot be "
+                           "broadcast") from None
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    if input._data.shape[d - nd] != 3 or other._data.shape[d - nd] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input._data.shape[d - nd]} and {other._data.shape[d - nd]}")
+    from .shape import expand
+
+    return Cross.apply(expand(input, shape), expand(other, shape), axis=d)
+
+
+def _expm(a):
+    """exp(A) by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
+    norm = xp.abs(a).sum(-2).max(-1) if a.size else xp.zeros(a.shape[:-2])
+    s = int(max(0, xp.ceil(xp.log2(max(float(norm.max(initial=0)), 1e-300))) + 1)) if norm.size else 0
+    x = a / 2.0 ** s
+    out = term = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+    for k in range(1, 19):
+        term = term @ x / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+class MatrixExp(Node):
+    def forward(self, a):
+        self.saved = (a,)
+        return _expm(a)
+
+    def backward(self, g):
+        # The Frechet derivative's adjoint: the top-right block of exp([[A^T, G], [0, A^T]]).
+        at = mT(self.saved[0])
+        n = at.shape[-1]
+        block = xp.zeros(at.shape[:-2] + (2 * n, 2 * n), dtype=at.dtype)
+        block[..., :n, :n] = block[..., n:, n:] = at
+        block[..., :n, n:] = g
+        return (_expm(block)[..., :n, n:],)
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix."""
+    check_matrix(A, "linalg.matrix_exp")
+    return MatrixExp.apply(A)

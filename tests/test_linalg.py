@@ -1,0 +1,261 @@
+"""ember.linalg and the top-level / Tensor linear-algebra ops against torch: values and gradients in float64,
+batched, and PyTorch's errors."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+F64 = np.float64
+RNG = np.random.default_rng(0)
+
+
+def spd(*shape):
+    """Symmetric positive-definite matrices of ``shape`` (..., n, n)."""
+    a = RNG.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def well_conditioned(*shape):
+    return RNG.standard_normal(shape) + 3 * np.eye(shape[-2], shape[-1])
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (2, 1, 3, 3)])
+@pytest.mark.parametrize("name", ["inv", "det", "matrix_exp"])
+def test_square_ops(name, shape):
+    check(lambda m, a: getattr(m.linalg, name)(a), [well_conditioned(*shape)], dtype=F64, atol=1e-8, rtol=1e-7)
+
+
+def test_slogdet_logdet_and_singular_det():
+    a = well_conditioned(2, 3, 3)
+    a[0] *= -1  # a negative determinant: logdet is nan there
+    check(lambda m, x: m.linalg.slogdet(x), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: tuple(m.slogdet(x)), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.logdet(x[1]), [a], dtype=F64, atol=1e-8)
+    assert np.isnan(ember.logdet(ember.tensor(a[0])).item())
+    # rank n-1 (det ~ 1e-17): det's gradient is the cofactor matrix, finite (det * A^-T is not)
+    sing = RNG.standard_normal((3, 2)) @ RNG.standard_normal((2, 3))
+    check(lambda m, x: m.det(x), [sing], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_solve(left):
+    a = well_conditioned(2, 3, 3)
+    check(lambda m, x, b: m.linalg.solve(x, b, left=left), [a, RNG.standard_normal((2, 3, 3))], dtype=F64, atol=1e-8)
+    check(lambda m, x, b: m.linalg.solve(x, b), [a, RNG.standard_normal((2, 3))], dtype=F64, atol=1e-8)  # vectors
+    check(lambda m, x, b: m.linalg.solve(x, b), [a[0], RNG.standard_normal((4, 3, 2))], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular(upper, left, unit):
+    a = well_conditioned(2, 3, 3)
+    b = RNG.standard_normal((2, 3, 4) if left else (2, 4, 3))
+    check(lambda m, x, y: m.linalg.solve_triangular(x, y, upper=upper, left=left, unitriangular=unit), [a, b],
+          dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_triangular_solve_and_cholesky_family(upper):
+    a = well_conditioned(3, 3)
+    b = RNG.standard_normal((3, 2))
+    check(lambda m, y, x: m.triangular_solve(y, x, upper=upper), [b, a], dtype=F64, atol=1e-8)
+    check(lambda m, y, x: m.triangular_solve(y, x, upper=upper, transpose=True), [b, a], dtype=F64, atol=1e-8)
+    low = np.linalg.cholesky(spd(3, 3))
+    fac = low.T.copy() if upper else low
+    check(lambda m, y, c: m.cholesky_solve(y, c, upper=upper), [b, fac], dtype=F64, atol=1e-8)
+    check(lambda m, c: m.cholesky_inverse(c, upper=upper), [fac], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(upper):
+    check(lambda m, a: m.linalg.cholesky(a, upper=upper), [spd(2, 4, 4)], dtype=F64, atol=1e-8)
+    check(lambda m, a: m.cholesky(a, upper=upper), [spd(4, 4)], dtype=F64, atol=1e-8)
+    check(lambda m, a: m.linalg.cholesky_ex(a, upper=upper), [spd(4, 4)], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 3), (2, 3, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr(shape, mode):
+    if mode == "complete" and shape[-2] > shape[-1]:
+        check(lambda m, a: m.linalg.qr(a, mode=mode), [RNG.standard_normal(shape)], dtype=F64, grad=False)
+        return
+    check(lambda m, a: m.linalg.qr(a, mode=mode), [RNG.standard_normal(shape)], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 6)])
+def test_svd_gauge_invariant(shape):
+    a = RNG.standard_normal(shape)
+
+    def loss(m, x):
+        u, s, vh = m.linalg.svd(x, full_matrices=False)
+        return s, u * u, vh * vh, (u * s.unsqueeze(-2)) @ vh  # signs of u/v columns cancel
+
+    check(loss, [a], dtype=F64, atol=1e-7, rtol=1e-6)
+    check(lambda m, x: m.linalg.svdvals(x), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.linalg.matrix_norm(x, "nuc"), [a], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_gauge_invariant(uplo):
+    a = RNG.standard_normal((2, 4, 4))  # not symmetric: only the UPLO triangle is read
+
+    def loss(m, x):
+        w, v = m.linalg.eigh(x, UPLO=uplo)
+        return w, v * v, (v * w.unsqueeze(-2)) @ v.mT
+
+    check(loss, [a], dtype=F64, atol=1e-7, rtol=1e-6)
+    check(lambda m, x: m.linalg.eigvalsh(x, UPLO=uplo), [a], dtype=F64, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3)])
+def test_lu(shape):
+    a = RNG.standard_normal(shape)
+    check(lambda m, x: m.linalg.lu_factor(x), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.linalg.lu(x), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.lu_unpack(*m.linalg.lu_factor(x)), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x, b: m.linalg.lu_solve(*m.linalg.lu_factor(x), b), [a, RNG.standard_normal(shape[:-1] + (2,))],
+          dtype=F64, atol=1e-8)
+    check(lambda m, x: x.lu(), [a], dtype=F64, atol=1e-8)
+    piv = ember.linalg.lu_factor(ember.tensor(a)).pivots
+    assert piv.dtype == ember.int32 and not piv.requires_grad
+
+
+def test_lu_rectangular_values():
+    for shape in ((5, 3), (3, 5)):
+        check(lambda m, x: m.linalg.lu(x), [RNG.standard_normal(shape)], dtype=F64, grad=False, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_pinv_and_lstsq(shape):
+    a = RNG.standard_normal(shape)
+    check(lambda m, x: m.linalg.pinv(x), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.pinverse(x), [a], dtype=F64, atol=1e-8)
+    if shape[-2] >= shape[-1]:
+        b = RNG.standard_normal(shape[:-1] + (2,))
+        check(lambda m, x, y: m.linalg.lstsq(x, y).solution, [a, b], dtype=F64, atol=1e-8)
+        e, t = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b)), torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+        assert_close(e.rank, t.rank)
+        assert e.residuals.shape == t.residuals.shape
+
+
+def test_matrix_rank():
+    a = RNG.standard_normal((2, 4, 3)) @ RNG.standard_normal((2, 3, 5))
+    check(lambda m, x: m.linalg.matrix_rank(x), [a], dtype=F64, grad=False)
+    check(lambda m, x: m.linalg.matrix_rank(x, hermitian=True), [spd(3, 3)], dtype=F64, grad=False)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 2, 3, 0.5, float("inf"), -float("inf"), 0])
+def test_vector_norm(ord):
+    a = RNG.standard_normal((3, 4))
+    check(lambda m, x: m.linalg.vector_norm(x, 2 if ord is None else ord), [a], dtype=F64)
+    check(lambda m, x: m.linalg.vector_norm(x, 2 if ord is None else ord, dim=1, keepdim=True), [a], dtype=F64)
+    if ord is not None and ord not in (0, 0.5, 3):
+        check(lambda m, x: m.linalg.norm(x[0], ord), [a], dtype=F64)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf")])
+def test_matrix_norm(ord):
+    a = RNG.standard_normal((2, 3, 4))
+    check(lambda m, x: m.linalg.matrix_norm(x, ord), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.linalg.matrix_norm(x, ord, dim=(0, 2), keepdim=True), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: m.linalg.norm(x[0], ord), [a], dtype=F64, atol=1e-8)
+
+
+def test_norm_flattens_without_ord():
+    check(lambda m, x: m.linalg.norm(x), [RNG.standard_normal((2, 3, 4))], dtype=F64)
+    check(lambda m, x: m.linalg.norm(x, dim=(1, 2)), [RNG.standard_normal((2, 3, 4))], dtype=F64)
+
+
+def test_cross_multi_dot_vecdot_matrix_power():
+    check(lambda m, x, y: m.linalg.cross(x, y), [(4, 3), (1, 3)], dtype=F64)
+    check(lambda m, x, y: m.linalg.cross(x, y, dim=0), [(3, 2), (3, 2)], dtype=F64)
+    check(lambda m, x, y: m.cross(x, y, dim=1), [(2, 3), (2, 3)], dtype=F64)
+    check(lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [(3,), (3, 4), (4,)], dtype=F64)
+    check(lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [(2, 3), (3, 4), (4, 5)], dtype=F64)
+    check(lambda m, x, y: m.linalg.vecdot(x, y, dim=0), [(3, 2), (3, 1)], dtype=F64)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 6, -2])
+def test_matrix_power(n):  # n = 0: the identity (PyTorch's has a zero gradient)
+    check(lambda m, a: m.linalg.matrix_power(a, n), [well_conditioned(2, 3, 3)], dtype=F64, atol=1e-8, grad=n != 0)
+    check(lambda m, a: a.matrix_power(n), [well_conditioned(3, 3)], dtype=F64, atol=1e-8, grad=n != 0)
+
+
+@pytest.mark.parametrize("name", ["inverse", "det", "logdet", "pinverse", "matrix_exp"])
+def test_tensor_methods_and_top_level(name):
+    a = well_conditioned(3, 3)
+    check(lambda m, x: getattr(x, name)(), [a @ a.T], dtype=F64, atol=1e-8)
+    check(lambda m, x: getattr(m, name)(x), [a @ a.T], dtype=F64, atol=1e-8)
+
+
+def test_deprecated_spellings():
+    a = well_conditioned(3, 3)
+    check(lambda m, x: x.slogdet(), [a], dtype=F64, atol=1e-8)
+    check(lambda m, x: x.cholesky(), [spd(3, 3)], dtype=F64, atol=1e-8)
+    check(lambda m, x: (lambda u, s, v: (u * u, s, v * v, u * s @ v.mT))(*m.svd(x)), [RNG.standard_normal((4, 3))],
+          dtype=F64, atol=1e-8)
+    check(lambda m, x: x.qr(), [RNG.standard_normal((4, 3))], dtype=F64)
+
+def test_float32_stays_float32():
+    a = ember.tensor(well_conditioned(3, 3).astype(np.float32))
+    for fn in (ember.linalg.inv, ember.linalg.det, lambda x: ember.linalg.svd(x).S, lambda x: ember.linalg.qr(x).Q):
+        assert fn(a).dtype == ember.float32
+
+
+def _errors(fn, *arrays):
+    """The exception type and message from ember and from torch on the same inputs."""
+    out = []
+    for m in (ember, torch):
+        with pytest.raises(Exception) as info:
+            fn(m, *[m.tensor(a) for a in arrays])
+        out.append(info.value)
+    return out
+
+
+@pytest.mark.parametrize("name", ["inv", "solve"])
+def test_singular_matrix_raises_linalg_error(name):
+    sing = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]])
+    args = [sing] if name == "inv" else [sing, np.ones((2, 2))]
+    e, t = _errors(lambda m, *xs: getattr(m.linalg, name)(*xs), *args)
+    assert isinstance(e, ember.linalg.LinAlgError) and isinstance(e, RuntimeError)
+    assert str(e) == str(t)
+
+
+def test_cholesky_not_positive_definite():
+    a = spd(3, 3)
+    a[2, 2] = -50.0
+    e, t = _errors(lambda m, x: m.linalg.cholesky(x), a)
+    assert isinstance(e, ember.linalg.LinAlgError) and str(e) == str(t)
+    e_l, e_info = ember.linalg.cholesky_ex(ember.tensor(a))
+    t_l, t_info = torch.linalg.cholesky_ex(torch.tensor(a))
+    assert e_info.item() == t_info.item() == 3
+    e, t = _errors(lambda m, x: m.linalg.lu_factor(x), np.array([[1.0, 2.0], [2.0, 4.0]]))
+    assert isinstance(e, RuntimeError) and str(e) == str(t)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.linalg.inv(x), lambda m, x: m.linalg.det(x), lambda m, x: m.linalg.cholesky(x),
+    lambda m, x: m.linalg.eigh(x), lambda m, x: m.linalg.slogdet(x)])
+def test_shape_and_dtype_errors(fn):
+    for bad in (np.zeros((2, 3)), np.zeros(3), np.zeros((3, 3), dtype=np.int64)):
+        e, t = _errors(fn, bad)
+        if isinstance(t, NotImplementedError):  # PyTorch's eigh has no integer kernel; ember names the dtype
+            assert type(e) is RuntimeError and "Got Long" in str(e)
+            continue
+        assert type(e) is type(t) is RuntimeError
+        assert str(e) == str(t)
+
+
+def test_solve_shape_error():
+    e, t = _errors(lambda m, a, b: m.linalg.solve(a, b), np.eye(3), np.ones(4))
+    assert type(e) is RuntimeError and str(e) == str(t)
+
+
+@pytest.mark.parametrize("offset, dim1, dim2", [(0, -2, -1), (1, -2, -1), (-2, 0, 2), (0, 1, 0)])
+def test_diag_embed(offset, dim1, dim2):
+    check(lambda m, x: m.diag_embed(x, offset, dim1, dim2), [(2, 3)], dtype=F64)
+    check(lambda m, x: x.diag_embed(offset=offset, dim1=dim1, dim2=dim2), [(3, 4)], dtype=F64)

@@ -1,0 +1,52 @@
+"""lgamma, digamma, polygamma, xlogy, mvlgamma against torch: values (float64 and float32) and gradients."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import check
+
+import ember
+
+X = np.concatenate([np.linspace(-7.7, 30.3, 401), [1e-6, 1e-3, 0.5, 1.0, 2.0, 3.0, 170.5, 1e4]])
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_values_and_gradients(name, dtype):
+    x = X if dtype == np.float64 else X[X > 0]  # float32 near the negative poles: PyTorch computes in float32
+    check(lambda m, x: getattr(m, name)(x), [x.astype(dtype)], dtype=dtype, atol=1e-9 if dtype == np.float64 else 1e-4,
+          rtol=1e-9 if dtype == np.float64 else 1e-5)
+    check(lambda m, x: getattr(x, name)(), [x.astype(dtype)], dtype=dtype, atol=1e-4, rtol=1e-5)
+
+
+def test_poles_and_integers():
+    x = np.array([0.0, -1.0, -2.0, 1.0, 2.0, 5.0])
+    for name in ("lgamma", "digamma"):
+        e, t = getattr(ember, name)(ember.tensor(x)), getattr(torch, name)(torch.tensor(x))
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12, atol=1e-14)
+    assert ember.lgamma(ember.tensor([3, 4])).dtype == ember.float32  # integers compute in the default dtype
+
+
+def test_polygamma():
+    check(lambda m, x: m.polygamma(1, x), [X], dtype=np.float64, atol=1e-8, rtol=1e-8, grad=False)
+    check(lambda m, x: m.polygamma(0, x), [X], dtype=np.float64, atol=1e-9, rtol=1e-9)
+    check(lambda m, x: x.polygamma(1), [np.abs(X) + 0.1], dtype=np.float64, atol=1e-8, rtol=1e-8, grad=False)
+
+
+def test_xlogy_and_mvlgamma():
+    x = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -1.0])
+    y = np.array([0.0, np.inf, 2.0, 0.5, np.nan, 3.0])
+    e, t = ember.xlogy(ember.tensor(x), ember.tensor(y)), torch.xlogy(torch.tensor(x), torch.tensor(y))
+    np.testing.assert_allclose(e.numpy(), t.numpy())
+    check(lambda m, a, b: m.xlogy(a, b), [(3, 4), np.abs(np.random.default_rng(1).standard_normal((3, 4)))],
+          dtype=np.float64)
+    check(lambda m, a: m.mvlgamma(a, 3), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
+    check(lambda m, a: a.mvlgamma(p=2), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
+
+
+def test_in_place_forms():
+    for name in ("lgamma", "digamma"):
+        e, t = ember.tensor(np.abs(X[:20]) + 0.1), torch.tensor(np.abs(X[:20]) + 0.1)
+        getattr(e, name + "_")()
+        getattr(t, name + "_")()
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-9)
