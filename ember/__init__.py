@@ -41,6 +41,12 @@ from ._creation import (
 from ._device import device
 from ._dtype import (
     bfloat16,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -82,6 +88,23 @@ from ._type_info import finfo, iinfo
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
+from .ops.complex import (
+    adjoint,
+    angle,
+    complex,
+    conj,
+    conj_physical,
+    imag,
+    is_complex,
+    is_conj,
+    is_neg,
+    polar,
+    real,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
+)
 from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
 from .ops.einsum import einsum
