@@ -85,6 +85,7 @@ from ._sparse import sparse_coo_tensor
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo
+from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
