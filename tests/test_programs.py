@@ -33,6 +33,8 @@ CASES = [
     ("cnn-adadelta-steplr", ["cnn_adadelta.py", "--dropout", "0"], 1),
     ("quickstart", ["quickstart.py"], 1),
     ("custom-function", ["custom_function.py"], 1),
+    ("llama-rotary-complex", ["llama_lm.py"], 1),
+    ("fno-spectral", ["fno_1d.py"], 1),
 ]
 
 
