@@ -346,7 +346,7 @@ _module_getattr = _missing.module_getattr(__name__)
 # Top-level names whose modules load on first use: {name: module}.
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
-         "set_autocast_enabled": "amp.autocast_mode"}
+         "set_autocast_enabled": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
 
 
 def __getattr__(name: str):

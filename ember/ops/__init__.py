@@ -252,7 +252,19 @@ def _complex_methods() -> dict:
         "cfloat": lambda x, memory_format=None: cast(x, _dtype.complex64),
         "cdouble": lambda x, memory_format=None: cast(x, _dtype.complex128),
         "chalf": lambda x, memory_format=None: cast(x, _dtype.complex32),
+        "stft": _spectral("stft"), "istft": _spectral("istft"),
     }
+
+
+def _spectral(name: str):
+    """``Tensor.stft`` / ``Tensor.istft``: ember.fft._stft's function, imported on first use."""
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        from ..fft import _stft
+
+        return getattr(_stft, name)(x, *args, **kwargs)
+
+    method.__name__ = name
+    return method
 
 
 _install()
