@@ -42,6 +42,12 @@ from ._creation import (
 from ._device import device
 from ._dtype import (
     bfloat16,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -80,9 +86,27 @@ from ._sparse import sparse_coo_tensor
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo
+from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
+from .ops.complex import (
+    adjoint,
+    angle,
+    complex,
+    conj,
+    conj_physical,
+    imag,
+    is_complex,
+    is_conj,
+    is_neg,
+    polar,
+    real,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
+)
 from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
 from .ops.einsum import einsum
@@ -347,7 +371,7 @@ _module_getattr = _missing.module_getattr(__name__)
 # Top-level names whose modules load on first use: {name: module}.
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
-         "set_autocast_enabled": "amp.autocast_mode"}
+         "set_autocast_enabled": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
 
 
 def __getattr__(name: str):

@@ -37,6 +37,8 @@ def as_array(data, dtype=None):
     if not isinstance(data, (xp.ndarray, xp.generic)):
         if arr.dtype.kind == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
+        if arr.dtype.kind == "c":  # Python complex numbers -> the default complex dtype (complex64)
+            return arr.astype(_dtype.category_dtype(3).np, copy=False)
         if arr.dtype.kind in "iu" and arr.dtype != xp.int64:
             return arr.astype(xp.int64, copy=False)
     if arr.dtype not in _dtype._BY_NP:
@@ -190,25 +192,35 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
 
 def _float_dt(dtype, name: str):
     dt = _dt(dtype)
-    if xp.dtype(dt).kind != "f":
-        raise RuntimeError(f"{name}: expected a floating point dtype, got {_dtype.from_np(xp.dtype(dt))}")
+    if xp.dtype(dt).kind not in "fc":
+        raise RuntimeError(f"{name}: expected a floating point or complex dtype, got {_dtype.from_np(xp.dtype(dt))}")
     return dt
+
+
+def _sample(draw, shape: tuple, dt, scale: float):
+    """``draw(shape)`` (float64 samples) in dtype ``dt``; a complex ``dt`` takes real and imaginary parts
+    from two draws, each times ``scale``."""
+    if xp.dtype(dt).kind != "c":
+        return draw(shape).astype(dt)
+    parts = draw(shape + (2,)) * scale
+    return (parts[..., 0] + 1j * parts[..., 1]).astype(dt)
 
 
 @_allocating
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples. A complex dtype draws real and imaginary parts each of variance 1/2
+    (so that E|z|^2 = 1), as PyTorch."""
     dt = _float_dt(dtype, "randn")
-    arr = rng_of(generator).standard_normal(_size(sizes, size), dtype=xp.float64).astype(dt)
-    return _finish(arr, requires_grad, device)
+    draw = functools.partial(rng_of(generator).standard_normal, dtype=xp.float64)
+    return _finish(_sample(draw, _size(sizes, size), dt, math.sqrt(0.5)), requires_grad, device)
 
 
 @_allocating
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples on [0, 1)."""
+    """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch)."""
     dt = _float_dt(dtype, "rand")
-    arr = rng_of(generator).random(_size(sizes, size), dtype=xp.float64).astype(dt)
-    return _finish(arr, requires_grad, device)
+    draw = functools.partial(rng_of(generator).random, dtype=xp.float64)
+    return _finish(_sample(draw, _size(sizes, size), dt, 1.0), requires_grad, device)
 
 
 @_allocating

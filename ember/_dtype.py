@@ -1,9 +1,11 @@
 """ember's dtypes and PyTorch's type-promotion rules.
 
 A ``dtype`` wraps an array-module dtype. Promotion follows PyTorch: Python
-scalars and 0-d tensors take part only by *category* (bool < integer < float),
-so ``float32_tensor * 2.5`` stays float32 and ``int_tensor * 2.5`` becomes the
-default float dtype (float32), where NumPy would pick float64.
+scalars and 0-d tensors take part only by *category* (bool < integer < float <
+complex), so ``float32_tensor * 2.5`` stays float32 and ``int_tensor * 2.5``
+becomes the default float dtype (float32), where NumPy would pick float64; a
+complex scalar or 0-d tensor keeps a floating tensor's precision
+(``float64_tensor * 1j`` is complex128, ``float32_tensor * 1j`` complex64).
 """
 
 from __future__ import annotations
@@ -14,15 +16,16 @@ from ._backend import xp
 class dtype:
     """A tensor element type, e.g. ``ember.float32``."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
 
     def __init__(self, name: str, np_dtype, category: int) -> None:
         self.name = name
         self.np = xp.dtype(np_dtype)
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "fi"
+        self.is_complex = category == 3
+        self.is_signed = self.np.kind in "fic"
         self.itemsize = self.np.itemsize
-        self._category = category  # 0 bool, 1 integer, 2 floating
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
         return f"ember.{self.name}"
@@ -40,7 +43,8 @@ int64 = dtype("int64", xp.int64, 1)
 float16 = dtype("float16", xp.float16, 2)
 float32 = dtype("float32", xp.float32, 2)
 float64 = dtype("float64", xp.float64, 2)
-
+complex64 = dtype("complex64", xp.complex64, 3)
+complex128 = dtype("complex128", xp.complex128, 3)
 
 
 class _NoArrayDtype(dtype):
@@ -54,23 +58,26 @@ class _NoArrayDtype(dtype):
 
     def __init__(self, name: str, itemsize: int, category: int) -> None:
         self.name, self.itemsize, self._category = name, itemsize, category
-        self.is_floating_point, self.is_signed = category == 2, True
+        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
 
     @property
     def np(self):
         raise TypeError(
-            f"ember has no {self.name} tensors (NumPy has no {self.name} type); use ember.float32 "
-            "(ember computes in float32 where PyTorch would use a lower precision)"
+            f"ember has no {self.name} tensors (NumPy has no {self.name} type); use "
+            f"ember.{'complex64' if self.is_complex else 'float32'} "
+            "(ember computes in single precision where PyTorch would use a lower precision)"
         )
 
 
 bfloat16 = _NoArrayDtype("bfloat16", 2, 2)
+complex32 = _NoArrayDtype("complex32", 4, 3)
 
 # PyTorch's aliases
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble, chalf = complex64, complex128, complex32
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 
@@ -116,19 +123,23 @@ def to_np(d):
         return xp.int64
     if d is builtins_bool:
         return xp.bool_
+    if d is builtins_complex:
+        return to_complex(_default_float).np
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d].np
     return from_np(xp.dtype(d)).np
 
 
 def scalar_category(value) -> int:
-    """Category (0 bool, 1 integer, 2 float) of a Python/NumPy scalar."""
+    """Category (0 bool, 1 integer, 2 float, 3 complex) of a Python/NumPy scalar."""
     if isinstance(value, (builtins_bool, xp.bool_)):
         return 0
     if isinstance(value, (builtins_int, xp.integer)):
         return 1
     if isinstance(value, (builtins_float, xp.floating)):
         return 2
+    if isinstance(value, (builtins_complex, xp.complexfloating)):
+        return 3
     raise TypeError(f"expected a number, got {type(value).__name__}")
 
 
@@ -136,20 +147,45 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's ``promote_types`` for two tensor dtypes.
 
     Across categories the higher category's dtype wins (int64 with float32 is float32, where
-    NumPy would widen to float64); within a category NumPy's rule is PyTorch's.
+    NumPy would widen to float64), except that floating with complex keeps the wider precision
+    (float64 with complex64 is complex128); within a category NumPy's rule is PyTorch's.
     """
     if a is b:
         return a
-    if a._category != b._category:
+    if a._category != b._category and a._category + b._category != 5:
         return a if a._category > b._category else b
     return from_np(xp.promote_types(a.np, b.np))
 
 
+def combine_categories(higher: dtype, lower: dtype) -> dtype:
+    """PyTorch's result of a dimensioned operand of dtype ``higher`` with a 0-d tensor or scalar of
+    dtype ``lower``: the higher category wins, and a complex ``lower`` with a floating ``higher``
+    keeps ``higher``'s precision (float64 tensor + complex64 scalar is complex128)."""
+    if lower._category <= higher._category:
+        return higher
+    if lower._category == 3 and higher._category == 2:
+        return to_complex(higher)
+    return lower
+
+
+def to_complex(d: dtype) -> dtype:
+    """The complex dtype with ``d``'s precision (float64 -> complex128; float16/float32 -> complex64)."""
+    if d._category == 3:
+        return d
+    return complex128 if d is float64 else complex64
+
+
+def to_real(d: dtype) -> dtype:
+    """The real dtype of a complex dtype's parts (complex64 -> float32); other dtypes unchanged."""
+    return (float32 if d is complex64 else float64) if d._category == 3 else d
+
+
 def category_dtype(category: int) -> dtype:
-    """The dtype a lone scalar of this category gets (bool, int64, default float)."""
-    return (bool_, int64, _default_float)[category]
+    """The dtype a lone scalar of this category gets (bool, int64, default float, default complex)."""
+    return (bool_, int64, _default_float, to_complex(_default_float))[category]
 
 
 import builtins as _builtins  # noqa: E402  (kept at the end: names above shadow builtins)
 
 builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
+builtins_complex = _builtins.complex

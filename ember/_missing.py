@@ -68,7 +68,7 @@ class MissingFeatureError(AttributeError):
 
 def missing(owner: str, torch_name: str, candidates: Callable[[], Iterable[str]] | None = None
             ) -> MissingFeatureError:
-    """The error for ``torch_name`` (e.g. ``torch.fft``), looked up on ``owner`` (e.g. ``module 'ember'``);
+    """The error for ``torch_name`` (e.g. ``torch.linalg``), looked up on ``owner`` (e.g. ``module 'ember'``);
     ``candidates()``: the names a typo may have meant."""
     attr = torch_name.rpartition(".")[2]
     return MissingFeatureError(f"{owner} has no attribute '{attr}': {torch_name} is not implemented in ember {_SEE}",

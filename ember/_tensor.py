@@ -115,6 +115,9 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
@@ -138,7 +141,7 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients, but this tensor "
                 f"has dtype {self.dtype}; convert it first, e.g. t.float().requires_grad_()"

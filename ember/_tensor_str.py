@@ -72,6 +72,19 @@ class _Formatter:
         return " " * (self.width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """PyTorch's complex format: the real parts and the imaginary parts each get a ``_Formatter`` of their own,
+    and a value prints as ``real`` then ``+imag`` / ``-imag`` with a ``j`` (``1.0000+2.5000j``)."""
+
+    def __init__(self, values) -> None:
+        self.re, self.im = _Formatter(values.real), _Formatter(values.imag)
+        self.width = self.re.width + self.im.width + 1  # the "j" (the line length counts width + 2 per element)
+
+    def format(self, value) -> str:
+        imag = (self.im.format(value.imag) + "j").lstrip()
+        return self.re.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _summarized(a, edge: int):
     """Only the elements that get printed: ``edge`` at each end of every long dimension."""
     for axis, n in enumerate(a.shape):
@@ -123,9 +136,10 @@ def tensor_repr(t) -> str:
             suffixes.append(f"dtype={dt}")
     else:
         summarize = a.size > _PRINT["threshold"]
-        fmt = _Formatter((_summarized(a, _PRINT["edgeitems"]) if summarize else a).reshape(-1))
+        shown = (_summarized(a, _PRINT["edgeitems"]) if summarize else a).reshape(-1)
+        fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(shown)
         body = fmt.format(a.item()) if a.ndim == 0 else _body(a, fmt, len(prefix), summarize)
-        if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+        if dt not in (_dtype.get_default_dtype(), _dtype.category_dtype(3), _dtype.int64, _dtype.bool_):
             suffixes.append(f"dtype={dt}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

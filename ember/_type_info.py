@@ -12,6 +12,8 @@ class finfo:  # noqa: N801  (PyTorch's name)
 
     def __init__(self, type: _dtype.dtype | None = None) -> None:
         d = _dtype.get_default_dtype() if type is None else type
+        if isinstance(d, _dtype.dtype) and d.is_complex:  # PyTorch: the limits of its real parts
+            d = _dtype.to_real(d)
         if not isinstance(d, _dtype.dtype) or not d.is_floating_point:
             raise TypeError(f"finfo() requires a floating point input type (got {d}); use iinfo for integer types")
         info = xp.finfo(d.np)
@@ -29,7 +31,7 @@ class iinfo:  # noqa: N801  (PyTorch's name)
     """Limits of an integer dtype: ``bits``, ``max``, ``min`` and ``dtype`` (its name)."""
 
     def __init__(self, type: _dtype.dtype) -> None:
-        if not isinstance(type, _dtype.dtype) or type.is_floating_point:
+        if not isinstance(type, _dtype.dtype) or type.is_floating_point or type.is_complex:
             raise TypeError(f"iinfo() requires an integer input type (got {type}); use finfo for floating types")
         info = xp.iinfo(type.np) if type.np != xp.bool_ else None
         self.bits = 8 if info is None else int(info.bits)

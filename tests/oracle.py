@@ -3,7 +3,8 @@
     check(lambda m, x, y: m.matmul(x, y), [(3, 4), (4, 5)])
 
 runs the function once with ``m = ember`` and once with ``m = torch`` on the
-same random float64-or-given-dtype inputs (leaves requiring grad), compares the
+same random float64-or-given-dtype inputs (leaves requiring grad; a complex dtype
+gets random real and imaginary parts, and so does a complex output's upstream gradient), compares the
 outputs, then back-propagates the same random upstream gradient through both and
 compares every input's ``.grad``.
 """
@@ -18,7 +19,7 @@ import ember
 
 def to_np(t):
     if isinstance(t, torch.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().resolve_neg().numpy()
     if isinstance(t, ember.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
@@ -31,6 +32,8 @@ def make_inputs(specs, dtype=np.float32, seed=0, positive=False):
     for s in specs:
         if isinstance(s, np.ndarray):
             arrays.append(s)
+        elif np.dtype(dtype).kind == "c":  # complex: random real and imaginary parts
+            arrays.append((rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(dtype))
         else:
             a = rng.standard_normal(s).astype(dtype)
             arrays.append(np.abs(a) + 0.5 if positive else a)
@@ -47,7 +50,7 @@ def assert_close(actual, expected, atol=1e-5, rtol=1e-4, msg=""):
 def check(fn, specs, *, dtype=np.float32, atol=1e-5, rtol=1e-4, grad=True, positive=False, seed=0):
     """Run ``fn(module, *inputs)`` on ember and torch; compare outputs and input gradients."""
     arrays = make_inputs(specs, dtype=dtype, seed=seed, positive=positive)
-    floating = [a.dtype.kind == "f" for a in arrays]
+    floating = [a.dtype.kind in "fc" for a in arrays]
     e_in = [ember.tensor(a, requires_grad=grad and f) for a, f in zip(arrays, floating)]
     t_in = [torch.tensor(a, requires_grad=grad and f) for a, f in zip(arrays, floating)]
     e_out = fn(ember, *e_in)
@@ -63,6 +66,8 @@ def check(fn, specs, *, dtype=np.float32, atol=1e-5, rtol=1e-4, grad=True, posit
     for eo, to in zip(e_outs, t_outs):
         if isinstance(to, torch.Tensor) and to.requires_grad:
             g = rng.standard_normal(tuple(to.shape)).astype(to_np(to).dtype)
+            if to.is_complex():  # a complex upstream gradient: both parts random
+                g = g + 1j * rng.standard_normal(tuple(to.shape)).astype(g.real.dtype)
             e_roots.append(eo)
             t_roots.append(to)
             e_grads.append(ember.tensor(g))

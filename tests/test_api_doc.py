@@ -62,7 +62,7 @@ def has(obj, name: str, call: bool) -> bool:
 def test_doc_has_the_namespaces():
     for path in ("ember", "ember.Tensor", "ember.autograd", "ember.nn", "ember.nn.functional", "ember.nn.init",
                  "ember.nn.utils", "ember.optim", "ember.optim.lr_scheduler", "ember.utils.data",
-                 "ember.distributed", "ember.distributed.algorithms", "ember.cuda",
+                 "ember.distributed", "ember.distributed.algorithms", "ember.cuda", "ember.fft",
                  "ember.nn.parallel.DistributedDataParallel()"):
         assert TABLES.get(path), f"docs/api.md has no table for {path}"
 
@@ -100,7 +100,8 @@ def public(module_name: str) -> set[str]:
 @pytest.mark.parametrize("module_name", ["ember", "ember.autograd", "ember.nn", "ember.nn.functional",
                                          "ember.nn.init", "ember.nn.utils", "ember.optim",
                                          "ember.optim.lr_scheduler", "ember.utils.data", "ember.distributed",
-                                         "ember.distributed.algorithms", "ember.nn.parallel", "ember.cuda"])
+                                         "ember.distributed.algorithms", "ember.nn.parallel", "ember.cuda",
+                                         "ember.fft"])
 def test_pytorch_named_api_is_listed(module_name):
     torch_mod = importlib.import_module("torch" + module_name[len("ember"):])
     listed = {n for n, _ in TABLES.get(module_name, [])}

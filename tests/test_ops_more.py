@@ -92,6 +92,8 @@ def test_meshgrid(indexing):
     (lambda m, i, a, b: i.addr(a, b, alpha=3), [(3, 4), (3,), (4,)]),
     (lambda m, i, a, b: m.addcmul(i, a, b, value=0.5), [(3, 4), (3, 4), (4,)]),
     (lambda m, i, a, b: i.addcdiv(a, b.exp()), [(3, 4), (3, 1), (3, 4)]),
+    (lambda m, i, a, b: m.dot(a, b) * i, [(), (3,), (3,)]),  # 1-D @ 1-D: a 0-d gradient flows back
+    (lambda m, i, a, b: (a @ b) + i, [(), (3,), (3,)]),
 ])
 def test_scaled_products(fn, specs):
     check(fn, specs)

@@ -36,6 +36,8 @@ CASES = [
     ("custom-function", ["custom_function.py"], 1),
     ("reinforce-categorical", ["reinforce.py"], 1),
     ("normalizing-flow", ["flow.py"], 1),
+    ("llama-rotary-complex", ["llama_lm.py"], 1),
+    ("fno-spectral", ["fno_1d.py"], 1),
 ]
 
 

@@ -56,6 +56,8 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors) -> list:
                     f"shape {list(t.shape)}); pass gradient= with that shape, or reduce it first, "
                     "e.g. loss.sum().backward()"
                 )
+            if t._data.dtype.kind == "c":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
             g = xp.ones(t._data.shape, dtype=t._data.dtype)
         else:
             g = g._data if isinstance(g, Tensor) else xp.asarray(g, dtype=t._data.dtype)

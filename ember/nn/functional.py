@@ -46,7 +46,7 @@ from ._ops.loss import (
     smooth_l1_loss,
 )
 from ._ops.multihead import multi_head_attention_forward
-from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
+from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._ops.padding import pad
 from ._ops.pooling import (
     adaptive_avg_pool1d,
@@ -77,7 +77,7 @@ __all__ = [
     "dropout2d", "elu", "embedding", "gelu", "group_norm", "hardtanh", "huber_loss", "kl_div", "l1_loss",
     "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
-    "softplus", "tanh",
+    "softplus", "tanh", "rms_norm",
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

@@ -7,6 +7,8 @@ them to ``Tensor`` so ``x.exp()``, ``x + y`` and ``ember.exp(x)`` are one code p
 
 from __future__ import annotations
 
+import builtins
+
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._arg_aliases import with_numpy_names
 from .._backend import xp
@@ -16,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import (
     activation,
+    complex,
     cumulative,
     distance,
     elementwise,
@@ -249,10 +252,39 @@ def _install() -> None:
         "remainder_": ip.remainder_, "fmod_": lambda x, other: iu._write_back(x, lambda t: pw.fmod(t, other), other),
     }
     methods.update(_coverage_methods())
+    methods.update(_complex_methods())
     for name, fn in methods.items():
         setattr(Tensor, name, with_numpy_names(name, fn))
     Tensor.T = property(shp.T)
     Tensor.mT = property(lambda x: shp.transpose(x, -2, -1))
+    Tensor.real = property(complex.real, complex.set_real)
+    Tensor.imag = property(complex.imag, complex.set_imag)
+    Tensor.mH = Tensor.H = property(complex.adjoint)
+
+
+def _complex_methods() -> dict:
+    """The Tensor methods of complex numbers (ops/complex.py) and the complex dtype conversions."""
+    c = complex
+    return {
+        "conj": c.conj, "conj_physical": c.conj_physical, "resolve_conj": c.resolve_conj,
+        "resolve_neg": c.resolve_neg, "is_conj": c.is_conj, "is_neg": c.is_neg, "angle": c.angle,
+        "adjoint": c.adjoint, "__complex__": lambda x: builtins.complex(x.item()),
+        "cfloat": lambda x, memory_format=None: cast(x, _dtype.complex64),
+        "cdouble": lambda x, memory_format=None: cast(x, _dtype.complex128),
+        "chalf": lambda x, memory_format=None: cast(x, _dtype.complex32),
+        "stft": _spectral("stft"), "istft": _spectral("istft"),
+    }
+
+
+def _spectral(name: str):
+    """``Tensor.stft`` / ``Tensor.istft``: ember.fft._stft's function, imported on first use."""
+    def method(x: Tensor, *args, **kwargs) -> Tensor:
+        from ..fft import _stft
+
+        return getattr(_stft, name)(x, *args, **kwargs)
+
+    method.__name__ = name
+    return method
 
 
 _install()

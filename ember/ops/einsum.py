@@ -14,6 +14,7 @@ import string
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from .elementwise import conj_if_complex
 from .shape import expand
 
 
@@ -35,7 +36,7 @@ class Einsum(Node):
             letters = list(dict.fromkeys(subs))  # each letter once, in order
             reached = "".join(c for c in letters if c in known)
             grad = xp.einsum(",".join([self.output] + [s for s, _ in others]) + "->" + reached,
-                             g, *[b for _, b in others])
+                             g, *[conj_if_complex(b) for _, b in others])  # complex: the others' conjugates
             # letters only this operand has were summed away: each of their positions got the same gradient
             grad = grad.reshape([sizes[c] if c in known else 1 for c in letters])
             grad = xp.broadcast_to(grad, [sizes[c] for c in letters])

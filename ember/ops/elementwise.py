@@ -20,7 +20,7 @@ def _result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
     if (a._data.ndim == 0) == (b._data.ndim == 0):
         return _dtype.promote_types(da, db)
     dim_t, zero_t = (da, db) if b._data.ndim == 0 else (db, da)
-    return zero_t if zero_t._category > dim_t._category else dim_t
+    return _dtype.combine_categories(dim_t, zero_t)
 
 
 def promote(a, b):
@@ -37,21 +37,32 @@ def promote(a, b):
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
     if isinstance(s, xp.generic):
         s = s.item()
-    elif not isinstance(s, (int, float, bool)):
-        if isinstance(s, complex):
-            raise TypeError("ember does not support complex numbers")
+    elif not isinstance(s, (int, float, bool, complex)):
         raise TypeError(f"unsupported operand type for a tensor op: {type(s).__name__}")
     cat = _dtype.scalar_category(s)
     if cat > t.dtype._category:
-        t = cast(t, _dtype.category_dtype(cat))
+        t = cast(t, _dtype.combine_categories(t.dtype, _dtype.category_dtype(cat)))
     return (s, t) if swapped else (t, s)
+
+
+def is_inexact(t: Tensor) -> bool:
+    """Floating or complex: the dtypes math functions compute in (and gradients flow through)."""
+    return t._data.dtype.kind in "fc"
+
+
+def conj_if_complex(a):
+    """``conj(a)`` for a complex array, ``a`` itself otherwise: the conjugate PyTorch's gradient formulas
+    take of a complex factor (grad_input = grad * conj(df/dz) for a holomorphic f), at no cost for real ones."""
+    if isinstance(a, xp.ndarray):
+        return a.conj() if a.dtype.kind == "c" else a
+    return a.conjugate() if isinstance(a, complex) else a  # a Python scalar operand
 
 
 def _float_operands(a, b):
     """Promote, then make integer/bool results floating (true division, pow with float, ...)."""
     a, b = promote(a, b)
     t = a if isinstance(a, Tensor) else b
-    if not t.is_floating_point():
+    if not is_inexact(t):
         f = _dtype.get_default_dtype()
         a = cast(a, f) if isinstance(a, Tensor) else a
         b = cast(b, f) if isinstance(b, Tensor) else b
@@ -62,9 +73,16 @@ def _float_operands(a, b):
 class ToCopy(Node):
     def forward(self, x, dtype):
         self.src = x.dtype
+        if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, NumPy's ComplexWarning silenced
+            from .._warnings import warn
+
+            warn("Casting complex values to real discards the imaginary part", UserWarning)
+            return x.real.astype(dtype)
         return x.astype(dtype)
 
     def backward(self, g):
+        if g.dtype.kind == "c" and self.src.kind != "c":  # real -> complex: the real part flows back
+            g = g.real
         return (g.astype(self.src),)
 
 
@@ -73,7 +91,7 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     if t._data.dtype == dtype.np:
         return t
     out = ToCopy.apply(t, dtype=dtype.np)
-    if not dtype.is_floating_point and out.grad_fn is not None:
+    if dtype._category < 2 and out.grad_fn is not None:
         out.grad_fn, out._requires_grad = None, False
     return out
 
@@ -103,6 +121,8 @@ class Mul(Node):
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
+        if g.dtype.kind == "c":  # complex: grad_a = g * conj(b), grad_b = g * conj(a)
+            a, b = conj_if_complex(a), conj_if_complex(b)
         return (g * b if na else None), (g * a if nb else None)
 
 
@@ -114,6 +134,8 @@ class Div(Node):
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
+        if g.dtype.kind == "c":  # complex: the conjugates of the derivatives below
+            a, b = conj_if_complex(a), conj_if_complex(b)
         ga = g / b if na else None
         gb = -g * a / (b * b) if nb else None  # d(a/b)/db = -a/b^2
         return ga, gb
@@ -129,14 +151,16 @@ class Pow(Node):
         a, b, out = self.saved
         na, nb = self.needs_input_grad
         ga = gb = None
+        # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
-            ga = g * b * a ** (b - 1) if not isinstance(b, (int, float)) or b != 0 else xp.zeros_like(g)
-            if not isinstance(b, (int, float)):
+            scalar = isinstance(b, (int, float, complex))
+            ga = g * conj_if_complex(b * a ** (b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
+            if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
             with xp.errstate(divide="ignore", invalid="ignore"):
-                gb = g * out * xp.log(a)
-            gb = xp.where((a == 0) & (b >= 0), 0, gb)
+                gb = g * conj_if_complex(out * xp.log(a))
+            gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
 
 
@@ -225,7 +249,7 @@ def _trunc_divide(x, y):
 def pow(a, b):
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         if dt == xp.bool_:
             if b.__class__ is bool:  # x ** True is x, x ** False is 1 (PyTorch keeps bool here)
                 return Tensor._make(a._data | (not b))
@@ -275,7 +299,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
 
 def _compare(fn):
     def op(a, b):
-        if not isinstance(b, Tensor) and not isinstance(b, (int, float, bool, xp.generic)):
+        if not isinstance(b, Tensor) and not isinstance(b, (int, float, bool, complex, xp.generic)):
             return NotImplemented
         a, b = promote(a, b)
         return _no_grad_binary(fn, a, b)

@@ -20,11 +20,15 @@ class MatMul(Node):
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
         g2 = g
-        if a.ndim == 1:
+        if a.ndim == 1 and b.ndim == 1:  # a dot product: g is 0-d
+            g2 = xp.reshape(g, (1, 1))
+        elif a.ndim == 1:
             g2 = xp.expand_dims(g2, -2)
-        if b.ndim == 1:
+        elif b.ndim == 1:
             g2 = xp.expand_dims(g2, -1)
         ga = gb = None
+        if a.dtype.kind == "c":  # complex: dL/dA = G B^H, dL/dB = A^H G
+            a2, b2 = a2.conj(), b2.conj()
         if na:  # dL/dA = G B^T
             ga = xp.matmul(g2, xp.swapaxes(b2, -1, -2))
             if a.ndim == 1:

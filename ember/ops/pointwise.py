@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import _float_operands, add, cast, mul, sub
 from .erf import erf_into, erfc_into
-from .unary import _unary, clamp, sign
+from .unary import _unary, clamp
 
 
 class Tan(Node):
@@ -261,8 +261,10 @@ def frac(x: Tensor) -> Tensor:
 
 
 def sgn(x: Tensor) -> Tensor:
-    """sign(x) for real tensors."""
-    return sign(x)
+    """sign(x) for real tensors, z / |z| (0 at 0) for complex ones."""
+    from .complex import sgn as complex_sgn
+
+    return complex_sgn(x)
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:

@@ -2,6 +2,8 @@
 
 Integer inputs to the floating functions are computed in the default float dtype,
 as PyTorch does. Piecewise-constant functions (sign, floor, ...) pass a zero gradient.
+Complex inputs follow PyTorch's convention: the gradient of a holomorphic f is
+grad * conj(f'(z)) (``conj_if_complex`` costs nothing on real arrays).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from .._backend import xp
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import cast, mul
+from .elementwise import cast, conj_if_complex, is_inexact, mul
 
 
 class Neg(Node):
@@ -29,7 +31,7 @@ class Exp(Node):
         return out
 
     def backward(self, g):
-        return (g * self.saved[0],)
+        return (g * conj_if_complex(self.saved[0]),)
 
 
 class Log(Node):
@@ -38,7 +40,7 @@ class Log(Node):
         return xp.log(x)
 
     def backward(self, g):
-        return (g / self.saved[0],)
+        return (g / conj_if_complex(self.saved[0]),)
 
 
 class Log1p(Node):
@@ -47,7 +49,7 @@ class Log1p(Node):
         return xp.log1p(x)
 
     def backward(self, g):
-        return (g / (1 + self.saved[0]),)
+        return (g / conj_if_complex(1 + self.saved[0]),)
 
 
 class Sqrt(Node):
@@ -57,7 +59,7 @@ class Sqrt(Node):
         return out
 
     def backward(self, g):
-        return (g / (2 * self.saved[0]),)
+        return (g / conj_if_complex(2 * self.saved[0]),)
 
 
 class Rsqrt(Node):
@@ -67,7 +69,7 @@ class Rsqrt(Node):
         return out
 
     def backward(self, g):  # d(x^-1/2)/dx = -1/2 x^-3/2
-        out = self.saved[0]
+        out = conj_if_complex(self.saved[0])
         return (-0.5 * g * out * out * out,)
 
 
@@ -77,7 +79,7 @@ class Sin(Node):
         return xp.sin(x)
 
     def backward(self, g):
-        return (g * xp.cos(self.saved[0]),)
+        return (g * conj_if_complex(xp.cos(self.saved[0])),)
 
 
 class Cos(Node):
@@ -86,7 +88,7 @@ class Cos(Node):
         return xp.cos(x)
 
     def backward(self, g):
-        return (-g * xp.sin(self.saved[0]),)
+        return (-g * conj_if_complex(xp.sin(self.saved[0])),)
 
 
 class Tanh(Node):
@@ -96,7 +98,7 @@ class Tanh(Node):
         return out
 
     def backward(self, g):
-        out = self.saved[0]
+        out = conj_if_complex(self.saved[0])
         return (g * (1 - out * out),)
 
 
@@ -112,7 +114,7 @@ class Sigmoid(Node):
         return out
 
     def backward(self, g):
-        out = self.saved[0]
+        out = conj_if_complex(self.saved[0])
         return (g * out * (1 - out),)
 
 
@@ -145,8 +147,9 @@ class Abs(Node):
         self.saved = (x,)
         return xp.abs(x)
 
-    def backward(self, g):
-        return (g * xp.sign(self.saved[0]),)
+    def backward(self, g):  # complex: |z|' is sgn(z) = z / |z| (0 at 0), as PyTorch
+        x = self.saved[0]
+        return (g * (sgn_array(x) if x.dtype.kind == "c" else xp.sign(x)),)
 
 
 class Reciprocal(Node):
@@ -156,7 +159,7 @@ class Reciprocal(Node):
         return out
 
     def backward(self, g):
-        out = self.saved[0]
+        out = conj_if_complex(self.saved[0])
         return (-g * out * out,)
 
 
@@ -187,9 +190,16 @@ class ZeroGrad(Node):
         return (xp.zeros_like(g),)
 
 
+def sgn_array(z):
+    """``z / |z|`` (0 where ``z`` is 0): the complex sign."""
+    r = xp.abs(z)
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        return xp.where(r == 0, 0, z / r).astype(z.dtype)
+
+
 def _unary(cls, float_only: bool = True):
     def op(x: Tensor) -> Tensor:
-        if float_only and not x.is_floating_point():
+        if float_only and not is_inexact(x):
             x = cast(x, _dtype.get_default_dtype())
         return cls.apply(x)
 

@@ -216,7 +216,10 @@ class Optimizer:
                 state = self.state[p]
                 if not state:
                     self._init_state(p._data, state, group)
-                self._update(p._data, g._data, state, group)
+                if p._data.dtype.kind == "c":
+                    _update_as_real(self, p._data, g._data, state, group)
+                else:
+                    self._update(p._data, g._data, state, group)
                 p._bump_version()
         return loss
 
@@ -414,6 +417,20 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
     if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
         return Tensor._make(array.astype(param._data.dtype, copy=True))
     return Tensor._make(array.copy())
+
+
+def _update_as_real(opt: Optimizer, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
+    """A complex parameter's update, as PyTorch's: ``_update`` on the real views (``view_as_real``) of the
+    parameter, its gradient and its complex state, so real and imaginary parts are separate elements (Adam's
+    second moment holds Re(g)^2 and Im(g)^2, not g^2). The state stays complex, as the parameter."""
+    from ..ops.complex import _as_complex, _as_real
+
+    real = {k: Tensor._make(_as_real(v._data)) if isinstance(v, Tensor) and v._data.dtype.kind == "c" else v
+            for k, v in state.items()}
+    opt._update(_as_real(p), _as_real(g), real, group)
+    for k, v in real.items():
+        if k not in state:  # made by the update (SGD's momentum buffer): complex, as the parameter
+            state[k] = Tensor._make(_as_complex(xp.ascontiguousarray(v._data))) if isinstance(v, Tensor) else v
 
 
 def step_counter() -> Tensor:

@@ -25,11 +25,11 @@ from ._pickle_bounds import POINTER, Bounds, Internal
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8", "ShortStorage": "int16",
              "IntStorage": "int32", "LongStorage": "int64", "HalfStorage": "float16", "FloatStorage": "float32",
-             "DoubleStorage": "float64"}
+             "DoubleStorage": "float64", "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
 STORAGE_OF = {v: k for k, v in _STORAGES.items()}
 _DTYPES = {d.name for d in _dtype.ALL_DTYPES}
-_TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
-                      "float8_e4m3fn", "float8_e5m2", "cfloat", "cdouble", "chalf", "qint8", "quint8", "qint32"}
+_TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "uint16", "uint32", "uint64",
+                      "float8_e4m3fn", "float8_e5m2", "chalf", "qint8", "quint8", "qint32"}
 
 
 class _Global(Internal):
@@ -234,7 +234,7 @@ class Unpickler:
         t = Tensor._make(array)
         self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
         if requires_grad:
-            if array.dtype.kind != "f":
+            if array.dtype.kind not in "fc":
                 self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
             t.requires_grad_(True)
         return t

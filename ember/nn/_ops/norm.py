@@ -1,5 +1,5 @@
-"""Normalisation: batch_norm, layer_norm, group_norm — each one fused forward/backward node; instance_norm is
-batch_norm over (1, N * C, *); local_response_norm is composed of recorded ops.
+"""Normalisation: batch_norm, layer_norm, group_norm, rms_norm — each one fused forward/backward node; instance_norm
+is batch_norm over (1, N * C, *); local_response_norm is composed of recorded ops.
 
 All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
 (biased variance) and then apply a per-channel / per-element affine map. Their
@@ -298,18 +298,64 @@ def _layer_norm_dx(g, m1, xhat, m2, invstd, tmp, dx, w) -> None:
     dx *= invstd
 
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
-    """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
+def _normalized_shape(op: str, input: Tensor, normalized_shape, **params) -> tuple:
+    """``normalized_shape`` as a tuple, checked against the input's trailing dims and the affine parameters."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
+    for name, t in params.items():
         if t is not None and t._data.shape != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {list(t.shape)} must equal normalized_shape {list(shape)}")
-    return LayerNorm.apply(input, weight, bias, k=k, eps=eps)
+            raise RuntimeError(f"{op}: {name} of shape {list(t.shape)} must equal normalized_shape {list(shape)}")
+    return shape
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
+    shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
+    return LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps)
+
+
+class RMSNorm(Node):
+    """x / rms(x) * w over the trailing dims, on x as (rows, features); rms(x) = sqrt(mean(x^2) + eps)."""
+
+    def forward(self, x, w, k, eps):
+        feat = math.prod(x.shape[x.ndim - k:])
+        x2 = x.reshape(-1, feat) if x.size else x.reshape(math.prod(x.shape[:x.ndim - k]), feat)
+        ms = row_sums(x2 * x2, 1)
+        ms *= x.dtype.type(1 / feat if feat else float("nan"))
+        ms += x.dtype.type(eps)
+        invrms = 1 / xp.sqrt(ms)
+        xhat = x2 * invrms
+        self.saved, self.shape, self.norm = (xhat, invrms, w), x.shape, x.shape[x.ndim - k:]
+        return (xhat * w.reshape(-1) if w is not None else xhat).reshape(x.shape)
+
+    def backward(self, g):
+        # dx = invrms * (gxhat - xhat * mean(gxhat * xhat)), gxhat = g * w; dw = sum over rows of g * xhat
+        xhat, invrms, w = self.saved
+        nx, nw = self.needs_input_grad
+        g2 = g.reshape(xhat.shape)
+        gw = col_sums(g2 * xhat).reshape(self.norm) if nw else None
+        gx = None
+        if nx:
+            gxh = g2 * w.reshape(-1) if w is not None else g2
+            m = row_sums(gxh * xhat, 1)
+            m *= g2.dtype.type(1 / xhat.shape[1] if xhat.shape[1] else float("nan"))
+            gx = (invrms * (gxh - xhat * m)).reshape(self.shape)
+        return gx, gw
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """Divide by the root mean square over the trailing ``normalized_shape`` dims, then scale by weight.
+    ``eps=None`` is the machine epsilon of the input's dtype (``finfo(input.dtype).eps``), as PyTorch."""
+    shape = _normalized_shape("rms_norm", input, normalized_shape, weight=weight)
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{input.dtype.name}'")
+    if eps is None:
+        eps = float(xp.finfo(input._data.dtype).eps)
+    return RMSNorm.apply(input, weight, k=len(shape), eps=eps)
 
 
 class GroupNorm(Node):

@@ -1,4 +1,4 @@
-"""Normalisation layers: BatchNorm1d/2d/3d (running statistics), LayerNorm, GroupNorm, LocalResponseNorm."""
+"""Normalisation layers: BatchNorm1d/2d/3d (running statistics), LayerNorm, GroupNorm, LocalResponseNorm, RMSNorm."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from ... import _creation
 from ..._dtype import int64
 from ..._tensor import Tensor
 from .. import init
-from .._ops.norm import batch_norm, group_norm, layer_norm, local_response_norm
+from .._ops.norm import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from ..parameter import Parameter
 from .module import Module
 
@@ -102,6 +102,24 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing ``normalized_shape`` dims, times a weight (ones).
+    ``eps=None``: the input dtype's machine epsilon, as PyTorch."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        _affine(self, shape, elementwise_affine, False, dtype, device)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class GroupNorm(Module):

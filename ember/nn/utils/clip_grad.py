@@ -31,10 +31,10 @@ def _grads(parameters: _Params, what: str = "") -> list:
 
 
 def _norm_of(a, norm_type: float):
-    """The ``norm_type``-norm of one array, in its own dtype."""
+    """The ``norm_type``-norm of one array, in its own dtype (a complex one's: in its real dtype)."""
     flat = a.reshape(-1)
-    if norm_type == 2:
-        return xp.sqrt(xp.dot(flat, flat))
+    if norm_type == 2:  # (a complex array: sum |z|^2, as vdot conjugates its first argument; real dtype)
+        return xp.sqrt(xp.vdot(flat, flat).real if flat.dtype.kind == "c" else xp.dot(flat, flat))
     if math.isinf(norm_type):
         return xp.abs(flat).max() if norm_type > 0 else xp.abs(flat).min()
     if norm_type == 1:

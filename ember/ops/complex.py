@@ -1,0 +1,286 @@
+"""Complex tensors: their parts as views (real, imag, view_as_real, view_as_complex), building them
+(complex, polar), and conj / angle.
+
+Gradients follow PyTorch's convention: for a real loss L of z = x + iy, ``z.grad`` is
+dL/dx + i dL/dy; an op whose output is real passes back a complex gradient to a complex input
+(``real``: g + 0i, ``imag``: 0 + ig), and one whose input is real keeps the real part.
+
+Differs from PyTorch: ``conj()`` of a complex tensor is a new tensor holding the conjugate (PyTorch returns
+a view with a conjugate bit set, resolved lazily); ``is_conj()`` is therefore always False and
+``resolve_conj()`` returns the tensor itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import _dtype
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from .elementwise import cast, conj_if_complex, is_inexact
+
+# PyTorch's names of the scalar types, as its error messages give them
+_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
+
+
+def _as_real(z):
+    """A real view of complex array ``z`` with a last dimension of 2 (real, imaginary), any strides."""
+    re = z.real
+    return xp.lib.stride_tricks.as_strided(re, z.shape + (2,), re.strides + (re.itemsize,))
+
+
+def _as_complex(a):
+    """A complex view of real array ``a`` whose last dimension (2, stride 1) is (real, imaginary)."""
+    return a.view(xp.complex64 if a.dtype == xp.float32 else xp.complex128)[..., 0]
+
+
+def _complex_like(g, dtype):
+    """Real gradient ``g`` as a complex array of ``dtype`` (imaginary part 0)."""
+    return g.astype(dtype)
+
+
+class Real(Node):
+    is_view = True
+
+    def forward(self, z):
+        self.dtype = z.dtype
+        return z.real
+
+    def backward(self, g):  # dL/dRe z = g
+        return (_complex_like(g, self.dtype),)
+
+
+class Imag(Node):
+    is_view = True
+
+    def forward(self, z):
+        self.dtype = z.dtype
+        return z.imag
+
+    def backward(self, g):  # dL/dIm z = g: the gradient is 0 + ig
+        out = xp.zeros(g.shape, dtype=self.dtype)
+        out.imag = g
+        return (out,)
+
+
+class ViewAsReal(Node):
+    is_view = True
+
+    def forward(self, z):
+        return _as_real(z)
+
+    def backward(self, g):
+        return (_as_complex(xp.ascontiguousarray(g)),)
+
+
+class ViewAsComplex(Node):
+    is_view = True
+
+    def forward(self, a):
+        return _as_complex(a)
+
+    def backward(self, g):
+        return (_as_real(g),)
+
+
+class Complex(Node):
+    def forward(self, re, im):
+        out = xp.empty(xp.broadcast_shapes(re.shape, im.shape), dtype=xp.result_type(re, im, xp.complex64))
+        out.real, out.imag = re, im
+        return out
+
+    def backward(self, g):
+        return g.real, g.imag
+
+
+class Polar(Node):
+    def forward(self, r, theta):
+        out = xp.empty(xp.broadcast_shapes(r.shape, theta.shape), dtype=xp.result_type(r, theta, xp.complex64))
+        out.real, out.imag = r * xp.cos(theta), r * xp.sin(theta)
+        self.saved = (out,)
+        return out
+
+    def backward(self, g):  # PyTorch's: grad_abs = Re(conj(g) sgn(out)), grad_angle = Re(conj(g) i out)
+        from .unary import sgn_array
+
+        (out,) = self.saved
+        gc = g.conj()
+        na, nt = self.needs_input_grad
+        return ((gc * sgn_array(out)).real if na else None), ((gc * out * 1j).real if nt else None)
+
+
+class Conj(Node):
+    def forward(self, z):
+        return z.conj()
+
+    def backward(self, g):
+        return (g.conj(),)
+
+
+class Angle(Node):
+    def forward(self, z):
+        self.saved = (z,)
+        if z.dtype.kind == "c":
+            return xp.angle(z)
+        return xp.where(z < 0, z.dtype.type(math.pi), xp.where(xp.isnan(z), z, 0)).astype(z.dtype)
+
+    def backward(self, g):  # d angle: i z / |z|^2 (0 at 0); a real input's angle is piecewise constant
+        (z,) = self.saved
+        if z.dtype.kind != "c":
+            return (xp.zeros_like(g),)
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            d = xp.where(z == 0, 0, g * z * 1j / (z.real * z.real + z.imag * z.imag))
+        return (d.astype(z.dtype),)
+
+
+# --------------------------------------------------------------------- public functions
+def is_complex(input: Tensor) -> bool:
+    """True for complex64 / complex128 tensors."""
+    return input._data.dtype.kind == "c"
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts, as a view (a real tensor: the tensor itself)."""
+    return Real.apply(input) if input._data.dtype.kind == "c" else input
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts, as a view; a RuntimeError for a real tensor, as PyTorch."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return Imag.apply(input)
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A real view of a complex tensor with one more dimension of size 2: (real, imaginary)."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return ViewAsReal.apply(input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A complex view of a float32/float64 tensor whose last dimension (size 2, stride 1) holds (real, imaginary)."""
+    a = input._data
+    if a.dtype not in (xp.float32, xp.float64):
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {_SCALAR_TYPE[input.dtype.name]} (ember has no complex32 for half)")
+    if a.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if a.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    item = a.itemsize
+    if a.strides[-1] != item:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % (2 * item) for s, n in zip(a.strides[:-1], a.shape[:-1]) if n > 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    from ..storage import storage_offset
+
+    if storage_offset(input) % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return ViewAsComplex.apply(input)
+
+
+def _parts_operands(name: str, a: Tensor, b: Tensor, first: str, second: str):
+    """PyTorch's checks of ``complex(real, imag)`` / ``polar(abs, angle)``: tensors of one float dtype."""
+    for t, what in ((a, first), (b, second)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(t).__name__}")
+    if a._data.dtype not in (xp.float32, xp.float64) or b._data.dtype not in (xp.float32, xp.float64):
+        raise RuntimeError(f"{name}(): expected both inputs to be Float or Double tensors but got "
+                           f"{_SCALAR_TYPE[a.dtype.name]} and {_SCALAR_TYPE[b.dtype.name]}")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{name}(): expected {first} and {second} to have the same dtype, but got: "
+                           f"{_SCALAR_TYPE[a.dtype.name]} and {_SCALAR_TYPE[b.dtype.name]}")
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """The complex tensor ``real + i imag`` (broadcast; float32 -> complex64, float64 -> complex128)."""
+    _parts_operands("complex", real, imag, "real", "imag")
+    return Complex.apply(real, imag)
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
+    _parts_operands("polar", abs, angle, "abs", "angle")
+    return Polar.apply(abs, angle)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (a real tensor: the tensor itself). ember computes it now: see the module's note."""
+    return Conj.apply(input) if input._data.dtype.kind == "c" else input
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, always a new tensor for complex input (a real tensor: itself, as PyTorch)."""
+    return conj(input)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """The tensor itself: ember has no lazy conjugate bit to resolve."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """The tensor itself: ember has no lazy negation bit to resolve."""
+    return input
+
+
+def is_conj(input: Tensor) -> bool:
+    """Always False: ember's ``conj()`` holds the conjugate values themselves."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """Always False: ember has no lazy negation bit."""
+    return False
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element in (-pi, pi] (real input: pi for negatives, 0 otherwise; integers
+    compute in the default float dtype)."""
+    if not is_inexact(input):
+        input = cast(input, _dtype.get_default_dtype())
+    return Angle.apply(input)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``z / |z|`` (0 at 0) for complex tensors, ``sign`` for real ones."""
+    if input._data.dtype.kind != "c":
+        from .unary import sign
+
+        return sign(input)
+    from .elementwise import div
+    from .indexing import where
+    from .unary import abs as abs_
+
+    r = abs_(input)
+    return div(input, where(r == 0, 1.0, r))
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions (``mH``)."""
+    from .shape import transpose
+
+    return transpose(conj(input), -2, -1)
+
+
+def set_real(x: Tensor, value) -> None:
+    """``x.real = value``: copies ``value`` into the real parts (into ``x`` itself when it is real)."""
+    from .inplace import copy_
+
+    copy_(real(x), value)
+
+
+def set_imag(x: Tensor, value) -> None:
+    """``x.imag = value``: copies ``value`` into the imaginary parts."""
+    from .inplace import copy_
+
+    copy_(imag(x), value)
+
+
+__all__ = ["is_complex", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "conj",
+           "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle", "sgn", "adjoint",
+           "conj_if_complex"]

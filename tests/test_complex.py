@@ -1,0 +1,262 @@
+"""Complex tensors against PyTorch: dtypes and promotion, creation, repr, the views of their parts
+(real/imag, view_as_real/view_as_complex), complex()/polar()/conj/angle, and gradients in PyTorch's
+convention (z.grad = dL/dRe z + i dL/dIm z) through every op that takes complex input."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close, check
+
+import ember
+
+C64 = np.complex64
+
+
+def test_dtypes_and_aliases():
+    assert ember.cfloat is ember.complex64 and ember.cdouble is ember.complex128 and ember.chalf is ember.complex32
+    for name in ("complex64", "complex128", "complex32"):
+        e, t = getattr(ember, name), getattr(torch, name)
+        assert (e.is_complex, e.is_floating_point, e.itemsize) == (t.is_complex, t.is_floating_point, t.itemsize)
+    assert not ember.float32.is_complex
+    with pytest.raises(TypeError, match="no complex32 tensors.*complex64"):
+        ember.zeros(2, dtype=ember.chalf)
+    assert ember.finfo(ember.cfloat).eps == torch.finfo(torch.cfloat).eps
+    assert ember.finfo(ember.cdouble).dtype == torch.finfo(torch.cdouble).dtype == "float64"
+
+
+NAMES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(NAMES, 2)))
+def test_promotion_as_pytorch(a, b):
+    ea, eb, ta, tb = getattr(ember, a), getattr(ember, b), getattr(torch, a), getattr(torch, b)
+    assert ember.promote_types(ea, eb).name == str(torch.promote_types(ta, tb)).removeprefix("torch.")
+    # a dimensioned tensor with a 0-d tensor, both ways, and with Python scalars
+    for (ex, tx), (ey, ty) in (((ea, ta), (eb, tb)), ((eb, tb), (ea, ta))):
+        e = ember.ones(2, dtype=ex) + ember.tensor(1, dtype=ey) if "bool" not in (a, b) else None
+        if e is not None:
+            expected = str((torch.ones(2, dtype=tx) + torch.tensor(1, dtype=ty)).dtype)[6:]
+            assert e.dtype.name == expected.replace("complex32", "complex64")
+    if a != "bool":
+        for s in (2, 2.5, 1j, 1 + 2j):  # (float16 * 1j is complex32 in PyTorch: ember has none, complex64)
+            expected = str((torch.ones(2, dtype=ta) * s).dtype)[6:].replace("complex32", "complex64")
+            assert (ember.ones(2, dtype=ea) * s).dtype.name == expected
+
+
+def test_default_complex_follows_default_float():
+    assert ember.tensor(1j).dtype is ember.complex64 and ember.tensor([1, 2j]).dtype is ember.complex64
+    assert ember.tensor(np.array([1j])).dtype is ember.complex128  # NumPy arrays keep their dtype, as PyTorch
+    ember.set_default_dtype(ember.float64)
+    try:
+        assert ember.tensor(1j).dtype is ember.complex128
+        assert (ember.arange(3) * 1j).dtype is ember.complex128
+    finally:
+        ember.set_default_dtype(ember.float32)
+
+
+def test_creation():
+    for fn in ("zeros", "ones", "empty"):
+        e = getattr(ember, fn)(2, 3, dtype=ember.cfloat)
+        assert e.dtype is ember.complex64 and e.shape == (2, 3)
+    assert ember.full((2,), 1 + 2j).dtype is ember.complex64 == ember.full((2,), 1 + 2j).dtype  # as torch.full
+    assert str(torch.full((2,), 1 + 2j).dtype) == "torch.complex64"
+    ember.manual_seed(0)
+    z = ember.randn(200_000, dtype=ember.cfloat)
+    assert z.dtype is ember.complex64
+    # PyTorch's variance split: real and imaginary parts each of variance 1/2, E|z|^2 = 1
+    assert abs(float(z.real.var()) - 0.5) < 0.01 and abs(float(z.imag.var()) - 0.5) < 0.01
+    assert abs(float((z.abs() ** 2).mean()) - 1) < 0.01
+    u = ember.rand(100_000, dtype=ember.cdouble)
+    assert u.dtype is ember.complex128 and 0 <= float(u.imag.min()) and float(u.real.max()) < 1
+    x = ember.tensor([1.0, 2.0]).to(ember.cfloat)
+    assert x.dtype is ember.complex64 and x.tolist() == [1 + 0j, 2 + 0j]
+    assert x.cdouble().dtype is ember.complex128 and complex(ember.tensor(1 + 2j)) == 1 + 2j
+
+
+def test_is_complex_and_floating_point():
+    z, x = ember.zeros(2, dtype=ember.cfloat), ember.zeros(2)
+    assert z.is_complex() and ember.is_complex(z) and not x.is_complex()
+    assert not z.is_floating_point() and not ember.is_floating_point(z)
+
+
+@pytest.mark.parametrize("values", [[1 + 2j, -3.5 - 1j, 0.25j], [[1 + 2j, -3.5e-5 - 1j], [1e6, 2]], [0j], 1j,
+                                    [1.5 - 0.0j, 2, -1e-9j], list(np.arange(30) * (1 + 1j)), [[]]])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_repr_as_pytorch(values, dtype):
+    e = ember.tensor(values, dtype=getattr(ember, dtype))
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    assert repr(e).replace("ember.", "torch.") == repr(t)
+    assert repr(e.requires_grad_()).replace("ember.", "torch.") == repr(t.requires_grad_())
+
+
+def test_real_imag_are_views_and_settable():
+    z = ember.tensor([1 + 2j, 3 - 4j])
+    r, i = z.real, z.imag
+    assert r.dtype is ember.float32 and i.tolist() == [2, -4] and ember.real(z).tolist() == [1, 3]
+    r[0] = 10
+    i.mul_(2)
+    assert z.tolist() == [10 + 4j, 3 - 8j]
+    z.real = ember.tensor([0.0, 1.0])
+    z.imag = ember.tensor([5.0, 6.0])
+    assert z.tolist() == [5j, 1 + 6j]
+    x = ember.ones(2)
+    assert x.real is x and ember.real(x) is x
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes"):
+        x.imag  # noqa: B018
+
+
+def test_view_as_real_and_complex_share_memory():
+    z = ember.tensor([[1 + 2j, 3 + 4j], [5 + 6j, 7 + 8j]])
+    r = ember.view_as_real(z)
+    assert r.shape == (2, 2, 2) and r.dtype is ember.float32 and r[1, 0].tolist() == [5, 6]
+    r[0, 1, 1] = -1
+    assert z[0, 1].item() == 3 - 1j
+    a = ember.arange(12.0).view(3, 2, 2)
+    c = ember.view_as_complex(a)
+    assert c.shape == (3, 2) and c[1, 1].item() == 6 + 7j
+    c.mul_(2)
+    assert a[1, 1].tolist() == [12, 14]
+    # views of views with strides that allow it; the transposed complex matrix keeps its layout
+    assert ember.view_as_real(z.t())[0, 1].tolist() == [5, 6]
+    assert ember.view_as_complex(ember.arange(16.0).view(4, 2, 2)[::2]).tolist() == [[0 + 1j, 2 + 3j], [8 + 9j, 10 + 11j]]
+    assert ember.view_as_complex(ember.zeros(3, 2, dtype=ember.float64)).dtype is ember.complex128
+    assert ember.view_as_complex(ember.arange(18.0).view(3, 3, 2)[:, 1:2]).tolist() == [[2 + 3j], [8 + 9j], [14 + 15j]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.zeros(2, 3), lambda m: m.zeros(3, 2).t().contiguous().t(), lambda m: m.zeros(7)[1:].view(3, 2),
+    lambda m: m.zeros(3, 2, dtype=m.int64), lambda m: m.zeros(()), lambda m: m.zeros(2, 4)[:, ::2, None].expand(2, 2, 2),
+], ids=["size", "stride", "offset", "int", "0-d", "expanded"])
+def test_view_as_complex_errors_as_pytorch(make):
+    with pytest.raises(RuntimeError) as te:
+        torch.view_as_complex(make(torch))
+    with pytest.raises(RuntimeError) as ee:
+        ember.view_as_complex(make(ember))
+    expected = str(te.value).replace("half, float and double", "float and double").split(",")[0].split(":")[0]
+    assert expected in str(ee.value)
+
+
+def test_view_as_complex_of_half_is_an_error():  # PyTorch makes complex32, a dtype ember does not have
+    with pytest.raises(RuntimeError, match="Half .ember has no complex32 for half"):
+        ember.view_as_complex(ember.zeros(3, 2, dtype=ember.float16))
+
+
+def test_view_as_real_of_real_tensor_is_an_error():
+    with pytest.raises(RuntimeError, match="view_as_real is only supported for complex tensors"):
+        ember.view_as_real(ember.zeros(3, 2))
+
+
+def test_complex_and_polar_errors():
+    with pytest.raises(RuntimeError, match="same dtype"):
+        ember.complex(ember.ones(2), ember.ones(2, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="Float or Double"):
+        ember.polar(ember.ones(2, dtype=ember.int64), ember.ones(2, dtype=ember.int64))
+
+
+def test_conj_family():
+    z = ember.tensor([1 + 2j])
+    assert z.conj().tolist() == [1 - 2j] and ember.conj_physical(z).tolist() == [1 - 2j]
+    assert not z.conj().is_conj() and z.conj().resolve_conj().tolist() == [1 - 2j]
+    x = ember.ones(2)
+    assert x.conj() is x and not ember.is_conj(x)
+    m = ember.tensor([[1 + 1j, 2j], [3, 4 - 1j]])
+    assert m.mH.tolist() == torch.tensor([[1 + 1j, 2j], [3, 4 - 1j]]).mH.tolist() == m.adjoint().tolist()
+
+
+def test_backward_of_complex_output_needs_a_gradient():
+    z = ember.tensor([1j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for real scalar outputs but got ember.complex64"):
+        z.sum().backward()
+
+
+def test_casting_complex_to_real_warns_and_keeps_real_part():
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        x = ember.tensor([1 + 2j]).float()
+    assert x.tolist() == [1.0]
+
+
+# ----------------------------------------------------------------- values and gradients vs torch
+UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "rsqrt", "neg", "abs", "angle",
+         "conj", "conj_physical", "sgn", "square", "log1p"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_unary_values_and_grads(name, dtype):
+    atol = 1e-4 if dtype == np.complex64 else 1e-10
+    check(lambda m, z: getattr(m, name)(z), [(3, 4)], dtype=dtype, atol=atol, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", [
+    lambda m, a, b: a * b, lambda m, a, b: a / b, lambda m, a, b: a + b, lambda m, a, b: a - b,
+    lambda m, a, b: a @ b.transpose(0, 1), lambda m, a, b: m.matmul(a[0], b[0]),
+    lambda m, a, b: m.einsum("ij,kj->ik", a, b), lambda m, a, b: a ** 2 * b, lambda m, a, b: a ** b,
+    lambda m, a, b: (a * 2j + 1.5) / (b - 1j), lambda m, a, b: a.sum(0) * b.mean(),
+    lambda m, a, b: a.reshape(12)[3:7] * b[1, :2].repeat(2), lambda m, a, b: m.cat([a, b]) @ b.t(),
+    lambda m, a, b: a.sum() + b.mean(1).sum(),
+], ids=["mul", "div", "add", "sub", "matmul", "dot", "einsum", "pow2", "pow", "scalars", "sum-mean",
+        "reshape-index", "cat-mm", "full-sums"])
+def test_binary_values_and_grads(op):
+    check(op, [(3, 4), (3, 4)], dtype=np.complex128, atol=1e-10)
+
+
+def test_mixed_real_and_complex_grads():
+    # a real leaf meets a complex one: its gradient is the real part, as PyTorch's
+    check(lambda m, x, z: (x * z).exp(), [np.random.default_rng(0).standard_normal((3, 4)), (3, 4)],
+          dtype=np.complex128, atol=1e-10)
+    check(lambda m, x, z: m.matmul(x.to(m.cdouble), z), [np.random.default_rng(1).standard_normal((2, 3)), (3, 4)],
+          dtype=np.complex128, atol=1e-10)
+
+
+@pytest.mark.parametrize("op", [
+    lambda m, z: m.view_as_real(z) * 2, lambda m, z: m.view_as_real(z * z).sum(-1),
+    lambda m, z: z.real * 3 + z.imag ** 2, lambda m, z: m.real(z).exp(), lambda m, z: m.imag(z * z),
+    lambda m, z: z.abs() * m.angle(z),
+], ids=["view_as_real", "view_as_real2", "real-imag", "real", "imag", "abs-angle"])
+def test_parts_grads(op):
+    check(op, [(3, 4)], dtype=np.complex128, atol=1e-10)
+
+
+@pytest.mark.parametrize("op", [
+    lambda m, a, b: m.view_as_complex(m.stack([a, b], -1)), lambda m, a, b: m.complex(a, b) ** 2,
+    lambda m, a, b: m.polar(a, b), lambda m, a, b: m.polar(a.abs(), b) * m.complex(b, a),
+    lambda m, a, b: m.view_as_real(m.view_as_complex(m.stack([a, b], -1)).exp()),
+    lambda m, a, b: m.angle(a), lambda m, a, b: m.view_as_complex(m.stack([a, b], -1)).abs(),
+], ids=["view_as_complex", "complex", "polar", "polar-abs", "roundtrip", "angle-real", "abs"])
+def test_build_from_real_grads(op):
+    check(op, [(3, 4), (3, 4)], dtype=np.float64, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_dtypes_map_to_complex(dtype):
+    check(lambda m, a, b: m.complex(a, b), [(2, 3), (2, 3)], dtype=dtype)
+    check(lambda m, a, b: m.polar(a, b), [(2, 3), (2, 3)], dtype=dtype)
+
+
+# ----------------------------------------------------------------- checkpoints
+def test_save_and_load_complex():
+    z = ember.randn(3, 2, dtype=ember.cfloat)
+    zd = ember.randn(4, dtype=ember.cdouble, requires_grad=True)
+    buf = io.BytesIO()
+    ember.save({"z": z, "zd": zd}, buf)
+    out = ember.load(io.BytesIO(buf.getvalue()))
+    assert out["z"].dtype is ember.complex64 and ember.equal(out["z"], z) and out["zd"].requires_grad
+    # ember -> PyTorch's format -> torch, and torch -> ember
+    buf = io.BytesIO()
+    ember.save({"z": z}, buf, format="torch")
+    t = torch.load(io.BytesIO(buf.getvalue()), weights_only=True)
+    assert t["z"].dtype == torch.complex64 and np.array_equal(t["z"].numpy(), z.numpy())
+    buf = io.BytesIO()
+    torch.save({"w": torch.view_as_complex(torch.arange(8.0).view(2, 2, 2)), "d": torch.ones(2, dtype=torch.cdouble)},
+               buf)
+    out = ember.load(io.BytesIO(buf.getvalue()))
+    assert out["w"].tolist() == [[1j, 2 + 3j], [4 + 5j, 6 + 7j]] and out["d"].dtype is ember.complex128
+
+
+def test_assert_close_helper_sees_complex_dtypes():
+    assert_close(ember.tensor([1j]), torch.tensor([1j]))
