@@ -16,6 +16,7 @@ from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6,
 from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d
+from ._ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
     binary_cross_entropy,
@@ -29,6 +30,7 @@ from ._ops.loss import (
 from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, layer_norm
 from ._ops.padding import pad
+from ._ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ._ops.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -61,6 +63,7 @@ __all__ = [
     "softplus", "tanh",
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 
