@@ -17,6 +17,7 @@ from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d
 from ._ops.fold import fold, unfold
+from ._ops.grid_sample import affine_grid, grid_sample
 from ._ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
@@ -65,7 +66,7 @@ __all__ = [
     "cosine_similarity", "pairwise_distance",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
-    "fold", "unfold",
+    "fold", "unfold", "grid_sample", "affine_grid",
 ]
 
 
