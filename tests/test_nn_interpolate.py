@@ -113,9 +113,25 @@ def test_interpolate_errors_as_torch(call, err, match):
             call(fw.nn.functional, fw.tensor(x))
 
 
-def test_interpolate_antialias_is_a_clear_error():
-    with pytest.raises(NotImplementedError, match="antialias=True.*not implemented in ember"):
-        F.interpolate(ember.randn(1, 1, 8, 8), size=3, mode="bilinear", antialias=True)
+AA_SIZES = [((8, 9), {"size": (3, 4)}), ((5, 5), {"size": (9, 7)}), ((16, 13), {"scale_factor": 0.3}),
+            ((7, 7), {"size": 7}), ((4, 6), {"size": (1, 1)}), ((1, 5), {"size": (3, 2)}),
+            ((12, 13), {"scale_factor": (0.5, 0.25)}), ((10, 10), {"size": (4, 10)})]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("spatial,spec", AA_SIZES)
+def test_interpolate_antialias_matches_torch(spatial, spec, mode, align_corners, dtype, path):
+    """Shrinking (the stretched filter), growing and keeping a size, with every output's weights normalised."""
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    check(lambda m, x: m.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, antialias=True, **spec),
+          [(2, 3, *spatial)], dtype=dtype, atol=tol, rtol=tol)
+
+
+def test_interpolate_lanczos_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="lanczos"):
+        F.interpolate(ember.randn(1, 1, 8, 8), size=3, mode="lanczos", antialias=True)
 
 
 def test_interpolate_integer_input_is_a_clear_error():

@@ -9,13 +9,16 @@ float32, as PyTorch's kernels do, so the nearest neighbours chosen at exact ties
   pixel centre's nearest;
 - linear: source ``scale * (o + 0.5) - 0.5`` (clamped at 0; ``scale * o`` with ``align_corners``) between its
   two neighbours; cubic: the same source (not clamped) and Keys' cubic (a = -0.75) on 4 neighbours, clamped
-  at the borders; area: adaptive average pooling's bins.
+  at the borders; area: adaptive average pooling's bins;
+- antialias (4-D bilinear / bicubic): PIL's resampling, the filter stretched by the shrink factor so that every
+  input pixel under an output pixel counts, each output's weights normalised.
 
 The resampling itself is ``resample.py`` (one separable map per axis, dense or by gathers).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..._backend import xp
@@ -95,6 +98,35 @@ def _forward_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, d
     return AxisMap(n_in, n_out, idx, xp.stack([1 - t, t]).astype(dtype))
 
 
+def _aa_filter(mode: str, x):
+    """PyTorch's anti-aliasing filters: the triangle (bilinear) and Keys' cubic with a = -0.5 (bicubic)."""
+    x = xp.abs(x)
+    if mode == "bilinear":
+        return xp.maximum(1 - x, 0)
+    a = -0.5
+    return xp.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, xp.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+
+
+def antialias_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, dtype) -> AxisMap:
+    """The anti-aliased map (ATen's ``_compute_weights_aa``): when shrinking by ``s``, the filter is stretched s
+    times, so every input pixel under an output pixel contributes; each output's weights are normalised to 1."""
+    ft = xp.float64 if dtype == xp.float64 else xp.float32
+    s = _scale(n_in, n_out, align_corners, scale, ft)
+    half = ft(1 if mode == "bilinear" else 2)
+    support, invscale = (half * s, 1 / s) if s >= 1 else (half, ft(1))
+    center = s * (xp.arange(n_out, dtype=ft) + ft(0.5))
+    lo = xp.maximum((center - support + ft(0.5)).astype(xp.int64), 0)  # C's truncation, as ATen
+    size = xp.clip(xp.minimum((center + support + ft(0.5)).astype(xp.int64), n_in) - lo, 0,
+                   int(math.ceil(support)) * 2 + 1)
+    j = xp.arange(max(int(size.max()), 1))[:, None]
+    w = _aa_filter(mode, (j + lo - center + ft(0.5)) * invscale).astype(ft) * (j < size)
+    total = w.sum(axis=0)
+    w = xp.where(total != 0, w / xp.where(total != 0, total, 1), w)
+    # taps past an output's window repeat its last position with weight 0 (each row stays sorted)
+    idx = xp.minimum(lo + j, lo + xp.maximum(size, 1) - 1)
+    return AxisMap(n_in, n_out, idx, w.astype(dtype))
+
+
 def _is_int(v) -> bool:
     return isinstance(v, int) or (hasattr(v, "__index__") and not isinstance(v, float))
 
@@ -163,8 +195,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     size is ``floor(in * scale)``). Modes: 'nearest' (default), 'nearest-exact', 'linear' (3-D), 'bilinear' and
     'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling). ``align_corners`` (interpolating modes
     only, default False) maps the corner pixels' centres onto each other; ``recompute_scale_factor=True`` derives
-    the scale from the integer output size instead of using ``scale_factor``. ``antialias=True`` (PyTorch's
-    anti-aliased bilinear/bicubic downsampling) and mode 'lanczos' are not implemented in ember.
+    the scale from the integer output size instead of using ``scale_factor``. ``antialias=True`` (4-D bilinear and
+    bicubic) low-pass filters when shrinking, as PIL does; mode 'lanczos' is not implemented in ember.
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -182,9 +214,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    if antialias:
-        raise NotImplementedError(f"interpolate(mode='{mode}', antialias=True): PyTorch's anti-aliased resampling is "
-                                  "not implemented in ember (antialias=False resamples without the low-pass filter)")
+        raise NotImplementedError("interpolate(mode='lanczos') is not implemented in ember (antialias=True with "
+                                  "'bilinear' or 'bicubic' is)")
     want = _INTERPOLATING.get(mode)
     if want is not None and nd in (3, 4, 5) and nd != want:
         raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {want}D input")
@@ -195,7 +226,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     spatial = input._data.shape[2:]
     scales = scales or [None] * len(out)
     dtype = input._data.dtype
-    maps = tuple(axis_map(mode, n, o, bool(align_corners), s, dtype, len(out)) for n, o, s in zip(spatial, out, scales))
+    if antialias:
+        maps = tuple(antialias_map(mode, n, o, bool(align_corners), s, dtype) for n, o, s in zip(spatial, out, scales))
+    else:
+        maps = tuple(axis_map(mode, n, o, bool(align_corners), s, dtype, len(out))
+                     for n, o, s in zip(spatial, out, scales))
     return Resample.apply(input, maps=maps)
 
 
