@@ -96,15 +96,21 @@ def _blocks(size, kernel, dilation, pads, stride, what: str) -> tuple:
     return out
 
 
+def _check_input(input: Tensor, ndims: tuple, expected: str, kernel: str, verb: str) -> int:
+    """The input's dim count, after PyTorch's checks: ``ndims`` dims, the non-batch ones non-empty, floating."""
+    nd = input._data.ndim
+    if nd not in ndims or any(n == 0 for n in input._data.shape[nd - ndims[0]:]):
+        raise RuntimeError(f"{expected}, but got: {list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype}': ember {verb} floating-point "
+                                  "tensors")
+    return nd
+
+
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding blocks of (N, C, H, W) (or unbatched (C, H, W)) as columns: (N, C * prod(kernel_size), L)."""
-    nd = input._data.ndim
-    if nd not in (3, 4) or any(n == 0 for n in input._data.shape[nd - 3:]):
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
-                           f"dimensions for input, but got: {list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for '{input.dtype}': ember unfolds "
-                                  "floating-point tensors")
+    nd = _check_input(input, (3, 4), "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+                      "non-zero dimensions for input", "im2col_out_cpu", "unfolds")
     kernel, dilation, pads, stride = _args(kernel_size, dilation, padding, stride)
     x = input if nd == 4 else input.unsqueeze(0)
     out = _blocks(x._data.shape[2:], kernel, dilation, pads, stride, "input with spatial size")
@@ -115,13 +121,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sum columns (N, C * prod(kernel_size), L) (or unbatched (C * prod(kernel_size), L)) back into
     (N, C, *output_size): the adjoint of ``unfold``; overlapping blocks add up."""
-    nd = input._data.ndim
-    if nd not in (2, 3) or any(n == 0 for n in input._data.shape[nd - 2:]):
-        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
-                           f"dimensions for input, but got: {list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"col2im_out_cpu\" not implemented for '{input.dtype}': ember folds "
-                                  "floating-point tensors")
+    nd = _check_input(input, (2, 3), "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
+                      "and non-zero dimensions for input", "col2im_out_cpu", "folds")
     size = _pair(output_size, "output_size")
     kernel, dilation, pads, stride = _args(kernel_size, dilation, padding, stride)
     cols = input if nd == 3 else input.unsqueeze(0)

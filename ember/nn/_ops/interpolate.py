@@ -131,38 +131,32 @@ def _is_int(v) -> bool:
     return isinstance(v, int) or (hasattr(v, "__index__") and not isinstance(v, float))
 
 
+def _per_dim(value, spatial: list, who: str, shown: str, letter: str) -> list:
+    """``value`` for each spatial dim: a scalar repeated, a list or tuple checked for its length."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * len(spatial)
+    if len(value) != len(spatial):
+        raise ValueError(
+            f"Input and {who} must have the same number of spatial dimensions, but got input with spatial dimensions "
+            f"of {spatial} and {shown} {value}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            f"{shown.split(' of')[0]} in ({letter}1, {letter}2, ...,{letter}K) format.")
+    return list(value)
+
+
 def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode: str):
     """(output sizes, per-axis scale factors handed to the kernel or None), validated as PyTorch does."""
-    dim = input._data.ndim - 2
     spatial = list(input._data.shape[2:])
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     scales = None
     if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
-                    f"dimensions of {spatial} and output size of {size}. Please provide input tensor in (N, C, d1, "
-                    "d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
-            if not all(_is_int(s) for s in size):
-                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
-                                f"int], but got size with types {[type(s) for s in size]}")
-            out = [int(s) for s in size]
-        else:
-            if not _is_int(size):
-                raise TypeError(f"interpolate: size must be an int or a tuple of ints, got {type(size).__name__}")
-            out = [int(size)] * dim
+        out = _per_dim(size, spatial, "output", "output size of", "o")
+        if not all(_is_int(s) for s in out):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                            f"int], but got size with types {[type(s) for s in out]}")
+        out = [int(s) for s in out]
     elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                    f"spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please provide input "
-                    "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(s) for s in scale_factor]
-        else:
-            scales = [float(scale_factor)] * dim
+        scales = [float(s) for s in _per_dim(scale_factor, spatial, "scale_factor", "scale_factor of shape", "s")]
         out = [int(n * s) for n, s in zip(spatial, scales)]
     else:
         raise ValueError("either size or scale_factor should be defined")
