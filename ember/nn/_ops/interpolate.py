@@ -9,7 +9,8 @@ float32, as PyTorch's kernels do, so the nearest neighbours chosen at exact ties
   pixel centre's nearest;
 - linear: source ``scale * (o + 0.5) - 0.5`` (clamped at 0; ``scale * o`` with ``align_corners``) between its
   two neighbours; cubic: the same source (not clamped) and Keys' cubic (a = -0.75) on 4 neighbours, clamped
-  at the borders; area: adaptive average pooling's bins;
+  at the borders; area: adaptive average pooling's bins (the taps of a shorter bin repeat its last position with
+  weight 0);
 - antialias (4-D bilinear / bicubic): PIL's resampling, the filter stretched by the shrink factor so that every
   input pixel under an output pixel counts, each output's weights normalised.
 
@@ -23,7 +24,6 @@ import warnings
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from .pooling import _adaptive_matrix
 from .resample import AxisMap, Resample
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -73,8 +73,13 @@ def axis_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, dtype
 
 
 def _forward_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, dtype, nd: int) -> AxisMap:
-    if mode == "area":
-        return AxisMap(n_in, n_out, matrix=_adaptive_matrix(n_in, n_out, dtype))
+    if mode == "area":  # adaptive average pooling's bins [floor(o * in / out), ceil((o + 1) * in / out))
+        o = xp.arange(n_out)
+        start, end = (o * n_in) // n_out, -((-(o + 1) * n_in) // n_out)
+        j = xp.arange(int((end - start).max()))[:, None]
+        # taps past a bin repeat its last position with weight 0 (each row stays sorted)
+        idx, w = xp.minimum(start + j, end - 1), (j < end - start) / (end - start)
+        return AxisMap(n_in, n_out, idx, w.astype(dtype))
     ft = xp.float64 if dtype == xp.float64 else xp.float32
     s = _scale(n_in, n_out, align_corners, scale, ft)
     if mode == "nearest":

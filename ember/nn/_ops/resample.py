@@ -29,14 +29,15 @@ _FORCE_TAPS = False  # tests set it to pin the dense path to the taps reference
 
 
 class AxisMap:
-    """One spatial axis's map from ``n_in`` to ``n_out`` positions: taps (idx, w) and/or the dense matrix.
+    """One spatial axis's map from ``n_in`` to ``n_out`` positions: its taps (idx, w), and the dense matrix built
+    from them on first use.
 
     ``grad``: the map whose transpose backward applies, where PyTorch's backward kernel maps differently from its
     forward one (by default this map itself).
     """
 
-    def __init__(self, n_in: int, n_out: int, idx=None, w=None, matrix=None, grad: AxisMap | None = None) -> None:
-        self.n_in, self.n_out, self.idx, self.w, self._matrix = n_in, n_out, idx, w, matrix
+    def __init__(self, n_in: int, n_out: int, idx, w=None, grad: AxisMap | None = None) -> None:
+        self.n_in, self.n_out, self.idx, self.w, self._matrix = n_in, n_out, idx, w, None
         self.grad = grad or self
 
     def matrix(self, dtype):
@@ -49,7 +50,7 @@ class AxisMap:
         return self._matrix.astype(dtype, copy=False)
 
     def is_identity(self) -> bool:
-        return (self.n_in == self.n_out and self.idx is not None and bool((self.idx[0] == xp.arange(self.n_in)).all())
+        return (self.n_in == self.n_out and bool((self.idx[0] == xp.arange(self.n_in)).all())
                 and (self.w is None or bool((self.w[0] == 1).all())))
 
 
@@ -118,7 +119,7 @@ def _scatter(g, amap: AxisMap, axis: int):
 
 
 def _dense_ok(maps) -> bool:
-    return not _FORCE_TAPS and all(m.idx is None or m.n_in <= DENSE_MAX_IN for m in maps)
+    return not _FORCE_TAPS and all(m.n_in <= DENSE_MAX_IN for m in maps)
 
 
 class Resample(Node):
@@ -130,9 +131,9 @@ class Resample(Node):
         self.grad_maps = [(lead + i, m.grad) for i, m in enumerate(maps) if not m.grad.is_identity()]
         if not active:
             return x.copy()
-        dense = _dense_ok([m for _, m in active]) and (all(m.idx is None for _, m in active) or _finite(x))
+        dense = _dense_ok([m for _, m in active]) and _finite(x)
         for axis, m in active:
-            x = _contract(x, m.matrix(x.dtype), axis) if dense or m.idx is None else _gather(x, m, axis)
+            x = _contract(x, m.matrix(x.dtype), axis) if dense else _gather(x, m, axis)
         return x
 
     def backward(self, g):
@@ -143,8 +144,8 @@ class Resample(Node):
             gx = g
             for axis, m in reversed(active):
                 gx = _contract(gx, m.matrix(g.dtype).T, axis)
-            if all(m.idx is None for _, m in active) or _finite(gx):  # a non-finite g shows up in gx
+            if _finite(gx):  # a non-finite g shows up in gx
                 return (gx,)
         for axis, m in reversed(active):
-            g = _contract(g, m.matrix(g.dtype).T, axis) if m.idx is None else _scatter(g, m, axis)
+            g = _scatter(g, m, axis)
         return (g,)
