@@ -196,3 +196,20 @@ def test_pixel_shuffle_errors_as_torch(call, err, match):
     for fw in (torch, ember):
         with warnings.catch_warnings(), pytest.raises(err, match=match):
             call(fw.nn.functional, fw.zeros)
+
+
+@pytest.mark.parametrize("mode,size", [("bicubic", (77, 61)), ("bilinear", (64, 64)), ("area", (13, 17))])
+def test_interpolate_same_bits_at_1_2_3_threads(threads, mode, size):
+    """The matrix products are split over threads in blocks fixed by the shape: every thread count, the same bits."""
+    x = ember.tensor(np.random.default_rng(0).standard_normal((8, 32, 40, 40)).astype(np.float32), requires_grad=True)
+    g = ember.tensor(np.random.default_rng(1).standard_normal((8, 32, *size)).astype(np.float32))
+    results = []
+    for t in (1, 2, 3):
+        ember.set_num_threads(t)
+        x.grad = None
+        y = F.interpolate(x, size=size, mode=mode)
+        y.backward(g)
+        results.append((y.detach().numpy().copy(), x.grad.numpy().copy()))
+    for y, gx in results[1:]:
+        np.testing.assert_array_equal(y, results[0][0])
+        np.testing.assert_array_equal(gx, results[0][1])

@@ -70,18 +70,25 @@ def _contract(a, m, axis: int):
     n_out, n_in = m.shape
     shape = am.shape[:p] + (n_out,) + am.shape[p + 1:]
     out = xp.empty(shape, a.dtype)
-    if trail == 1:  # the innermost axis: one GEMM (rows, in) @ (in, out), rows split over threads
+    if trail == 1:  # the innermost axis: one GEMM (rows, in) @ (in, out), in row blocks split over threads
         a2, o2, mt = am.reshape(lead, n_in), out.reshape(lead, n_out), m.T
+        # blocks from the shape alone: OpenBLAS picks its kernel by a GEMM's size, so the same blocks give the
+        # same bits for any thread count
+        block = gemm_block(lead, n_in, n_out) or max(lead, 1)
 
-        def run(lo: int, hi: int) -> None:
-            matmul_blocks(a2[lo:hi], mt, o2[lo:hi], gemm_block(hi - lo, n_in, n_out))
-    else:  # a stack of (out, in) @ (in, trail) GEMMs
+        def run(b0: int, b1: int) -> None:
+            for b in range(b0, b1):
+                xp.matmul(a2[b * block:(b + 1) * block], mt, out=o2[b * block:(b + 1) * block])
+
+        parallel_for(run, -(-lead // block), out.size + am.size)
+    else:  # a stack of (out, in) @ (in, trail) GEMMs, the stack split over threads
         a3, o3 = am.reshape(lead, n_in, trail), out.reshape(lead, n_out, trail)
+        block = gemm_block(n_out, n_in, trail)
 
         def run(lo: int, hi: int) -> None:
-            matmul_blocks(m, a3[lo:hi], o3[lo:hi], gemm_block(n_out, n_in, trail))
+            matmul_blocks(m, a3[lo:hi], o3[lo:hi], block)
 
-    parallel_for(run, lead, out.size + am.size)
+        parallel_for(run, lead, out.size + am.size)
     return out.transpose(xp.argsort(order))
 
 
