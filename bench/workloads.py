@@ -348,6 +348,26 @@ def build_conv_transpose(fw, batch: int, seed: int = 0):
     return step
 
 
+def build_upsample(fw, batch: int, seed: int = 0, mode: str = "bilinear"):
+    """``F.interpolate`` of a (batch, 64, 32, 32) activation to 64 x 64, forward and backward (the gradient of the
+    input, as under a decoder's or a GAN generator's upsampling layer)."""
+    rng = np.random.default_rng(seed)
+    x = fw.tensor(rng.standard_normal((batch, 64, 32, 32)).astype(np.float32), requires_grad=True)
+    g = fw.tensor(rng.standard_normal((batch, 64, 64, 64)).astype(np.float32))
+
+    def step(i: int):
+        x.grad = None
+        y = fw.nn.functional.interpolate(x, size=(64, 64), mode=mode)
+        y.backward(g)
+        return y
+
+    return step
+
+
+def build_upsample_nearest(fw, batch: int, seed: int = 0):
+    return build_upsample(fw, batch, seed, mode="nearest")
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
@@ -365,6 +385,8 @@ WORKLOADS = {
     "mlp1": (build_mlp_plain, 1, "MLP (no BN) step, batch 1"),
     "op_add": (build_op_add, 4, "x + y recorded, 4 elements"),
     "convt32": (build_conv_transpose, 32, "ConvTranspose2d fwd+bwd, batch 32"),
+    "upsample_bilinear": (build_upsample, 16, "bilinear 32->64, (16,64), fwd+bwd"),
+    "upsample_nearest": (build_upsample_nearest, 16, "nearest 32->64, (16,64), fwd+bwd"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

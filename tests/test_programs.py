@@ -30,6 +30,7 @@ CASES = [
     ("vae", ["vae.py"], 1),
     ("gan", ["gan.py"], 1),
     ("dcgan", ["dcgan.py"], 1),
+    ("gan-upsample", ["gan.py", "--images", "--steps", "5"], 1),
     ("lstm-lbfgs", ["lstm_lbfgs.py"], 1),
     ("cnn-adadelta-steplr", ["cnn_adadelta.py", "--dropout", "0"], 1),
     ("quickstart", ["quickstart.py"], 1),

@@ -35,6 +35,9 @@ from ._ops.conv import conv1d, conv2d, conv3d
 from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._ops.ctc import ctc_loss
 from ._ops.embedding_bag import embedding_bag
+from ._ops.fold import fold, unfold
+from ._ops.grid_sample import affine_grid, grid_sample
+from ._ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ._ops.linear import bilinear, linear
 from ._ops.loss import (
     binary_cross_entropy,
@@ -48,6 +51,7 @@ from ._ops.loss import (
 from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._ops.padding import pad
+from ._ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ._ops.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -85,6 +89,8 @@ __all__ = [
     "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "mish", "prelu", "rrelu", "selu", "softmin",
     "softshrink", "softsign", "tanhshrink", "threshold",
     "embedding_bag", "ctc_loss", "local_response_norm",
+    "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+    "fold", "unfold", "grid_sample", "affine_grid",
 ]
 
 

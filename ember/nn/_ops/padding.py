@@ -52,9 +52,13 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         if lo == hi == 0:
             continue
         n = input._data.shape[d]
-        if lo < 0 or hi < 0 or (mode == "reflect" and max(lo, hi) >= n) or (mode == "circular" and max(lo, hi) > n):
-            raise RuntimeError(f"pad: padding ({lo}, {hi}) of dim {d} must be non-negative and smaller than the "
-                               f"dimension's size {n} in {mode} mode")
-        idx = xp.pad(xp.arange(n), (lo, hi), mode=_INDEX_MODES[mode])
+        grow = (max(lo, 0), max(hi, 0))  # negative amounts crop, after the padding (as PyTorch's kernels index)
+        if (mode == "reflect" and max(grow) >= n) or (mode == "circular" and max(grow) > n) \
+                or n + lo + hi < (mode != "circular"):
+            raise RuntimeError(f"pad: padding ({lo}, {hi}) of dim {d} must be smaller than the dimension's size {n} "
+                               f"in {mode} mode{' (or equal to it)' if mode == 'circular' else ''}, and not crop it "
+                               "away")
+        idx = xp.pad(xp.arange(n), grow, mode=_INDEX_MODES[mode])
+        idx = idx[max(-lo, 0):idx.shape[0] - max(-hi, 0)]
         input = index_select(input, d, Tensor._make(idx))
     return input

@@ -1,0 +1,226 @@
+"""``grid_sample`` (bilinear / nearest, 4-D and 5-D input) and ``affine_grid``.
+
+grid_sample reads ``input`` (N, C, *in) at the points ``grid`` (N, *out, d) gives in [-1, 1] coordinates, the
+last dim ordered x, y(, z) = the input's last, second-last(, third-last) spatial dim. Each coordinate is mapped
+to a pixel position as in ATen's ``GridSampler.h``: ``(c + 1) / 2 * (size - 1)`` with ``align_corners``, else
+``((c + 1) * size - 1) / 2``; then 'border' clamps it into the image, 'reflection' reflects it about the border
+(pixel centres with ``align_corners``, pixel edges without) and clamps, 'zeros' leaves it and reads zeros
+outside. Bilinear mixes the 2^d neighbours; nearest takes the nearest (ties to even, as ``nearbyint``).
+
+Layout: the input is read as rows (N, L, C), so each sampled point gathers C contiguous values. Gradients: the
+input's is the samples' weights added back at their positions (one sort and ``add.reduceat``, no scatter-add);
+the grid's is the derivative of the bilinear weights times each value, times the coordinate map's slope (zero
+where 'border' or 'reflection' clamped it, negated where reflection flipped it). Nearest has no grid gradient.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+from ..._backend import xp
+from ..._tensor import Tensor
+from ...autograd.graph import Node
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _clip(s, size: int):
+    """Clamp into [0, size - 1]; slope 1 inside, 0 where clamped."""
+    slope = ((s > 0) & (s < size - 1)).astype(s.dtype)
+    return xp.clip(s, 0, size - 1), slope
+
+
+def _reflect(s, twice_low: int, twice_high: int):
+    """Reflect about low / high (given doubled) until inside; slope +-1 by the number of flips."""
+    if twice_low == twice_high:
+        return xp.zeros_like(s), xp.zeros_like(s)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    d = s - low
+    sign = xp.where(d < 0, -1, 1).astype(s.dtype)
+    d = xp.abs(d)
+    extra, even = xp.fmod(d, span), xp.floor(d / span) % 2 == 0
+    return xp.where(even, extra + low, span - extra + low), xp.where(even, sign, -sign)
+
+
+def _source(c, size: int, padding_mode: str, align_corners: bool):
+    """Grid coordinates -> pixel positions along one dim, and d(position)/d(coordinate)."""
+    if align_corners:
+        s, slope = (c + 1) / 2 * (size - 1), (size - 1) / 2
+    else:
+        s, slope = ((c + 1) * size - 1) / 2, size / 2
+    slope = xp.full_like(s, slope)
+    if padding_mode == "border":
+        s, g = _clip(s, size)
+        slope = slope * g
+    elif padding_mode == "reflection":
+        s, g = _reflect(s, 0, 2 * (size - 1)) if align_corners else _reflect(s, -1, 2 * size - 1)
+        s, g2 = _clip(s, size)
+        slope = slope * g * g2
+    return s, slope
+
+
+def _neighbours(src, sizes, mode: str):
+    """[(flat position (N, P), inside (N, P), bits)] of every neighbour a sample reads: the nearest pixel (bits
+    None), or the 2^d corners around it (bit a: the upper neighbour along dim a). Outside positions read pixel 0
+    and are masked."""
+    strides = [math.prod(sizes[a + 1:]) for a in range(len(sizes))]
+    if mode == "nearest":
+        combos = [([xp.rint(s).astype(xp.int64) for s in src], None)]
+    else:
+        lo = [xp.floor(s).astype(xp.int64) for s in src]
+        combos = [([p + b for p, b in zip(lo, bits)], bits) for bits in itertools.product((0, 1), repeat=len(src))]
+    out = []
+    for pos, bits in combos:
+        inside = xp.ones(src[0].shape, bool)
+        flat = xp.zeros(src[0].shape, xp.int64)
+        for p, n, st in zip(pos, sizes, strides):
+            inside &= (p >= 0) & (p < n)
+            flat += xp.clip(p, 0, n - 1) * st
+        out.append((flat, inside, bits))
+    return out
+
+
+def _factors(frac, bits, skip: int = -1):
+    """The bilinear weight of corner ``bits`` (the product over dims of frac or 1 - frac), dim ``skip`` left out."""
+    w = None
+    for a, (f, b) in enumerate(zip(frac, bits)):
+        if a != skip:
+            term = f if b else 1 - f
+            w = term if w is None else w * term
+    return w
+
+
+class GridSample(Node):
+    def forward(self, x, grid, mode, padding_mode, align_corners):
+        n, c, sizes = x.shape[0], x.shape[1], x.shape[2:]
+        nd = len(sizes)
+        rows = xp.ascontiguousarray(x.reshape(n, c, -1).transpose(0, 2, 1))  # (N, L, C)
+        g2 = grid.reshape(n, -1, nd)
+        sources = [_source(g2[..., nd - 1 - a], sizes[a], padding_mode, align_corners) for a in range(nd)]
+        frac = [s - xp.floor(s) for s, _ in sources]
+        neighbours = _neighbours([s for s, _ in sources], sizes, mode)
+        weights = [inside * (1 if bits is None else _factors(frac, bits)) for _, inside, bits in neighbours]
+        batch = xp.arange(n)[:, None]
+        out = None
+        for (flat, _, _), w in zip(neighbours, weights):
+            part = rows[batch, flat] * w[..., None].astype(x.dtype)  # (N, P, C)
+            out = part if out is None else xp.add(out, part, out=out)
+        self.meta = (x.shape, grid.shape, rows, frac, [sl for _, sl in sources], neighbours, weights)
+        return xp.ascontiguousarray(out.transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
+
+    def backward(self, g):
+        x_shape, grid_shape, rows, frac, slopes, neighbours, weights = self.meta
+        n, c, nd = x_shape[0], x_shape[1], len(x_shape) - 2
+        gr = g.reshape(n, c, -1).transpose(0, 2, 1)  # (N, P, C)
+        gx = ggrid = None
+        if self.needs_input_grad[0]:
+            # each sample's weighted gradient row goes to its (batch, position); sorted, equal targets are runs
+            target = xp.concatenate([(xp.arange(n)[:, None] * rows.shape[1] + f).ravel() for f, _, _ in neighbours])
+            contrib = xp.concatenate([(gr * w[..., None].astype(g.dtype)).reshape(-1, c) for w in weights])
+            order = xp.argsort(target, kind="stable")
+            target, contrib = target[order], contrib[order]
+            gx_rows = xp.zeros((n * rows.shape[1], c), g.dtype)
+            if target.size:
+                starts = xp.flatnonzero(xp.r_[True, target[1:] != target[:-1]])
+                gx_rows[target[starts]] = xp.add.reduceat(contrib, starts, axis=0)
+            gx = gx_rows.reshape(n, -1, c).transpose(0, 2, 1).reshape(x_shape)
+        if self.needs_input_grad[1]:
+            ggrid = xp.zeros((n, gr.shape[1], nd), g.dtype)
+            if neighbours[0][2] is not None:  # bilinear: d(out)/d(src_a) = sum over corners of value . g * dw/dsrc_a
+                batch = xp.arange(n)[:, None]
+                for flat, inside, bits in neighbours:
+                    dot = xp.einsum("npc,npc->np", rows[batch, flat], gr) * inside
+                    for a in range(nd):
+                        dw = _factors(frac, bits, skip=a) if nd > 1 else xp.ones_like(dot)
+                        ggrid[..., nd - 1 - a] += dot * dw if bits[a] else -(dot * dw)
+                for a in range(nd):
+                    ggrid[..., nd - 1 - a] *= slopes[a]
+            ggrid = ggrid.reshape(grid_shape)
+        return gx, ggrid
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """Sample (N, C, H, W) at ``grid`` (N, H_out, W_out, 2) -> (N, C, H_out, W_out); 5-D input with a (N, D_out,
+    H_out, W_out, 3) grid likewise. Grid values are x, y(, z) in [-1, 1] (the input's corners: pixel centres with
+    ``align_corners=True``, pixel edges with False, the default). ``mode``: 'bilinear' (trilinear for 5-D) or
+    'nearest'; 'bicubic' is not implemented in ember. ``padding_mode``: 'zeros', 'border' or 'reflection'."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    ishape, gshape = list(input.shape), list(grid.shape)
+    nd = len(ishape)
+    if nd not in (4, 5) or len(gshape) != nd:
+        want = f"{nd}D" if nd in (4, 5) else "4D or 5D"
+        raise RuntimeError(f"grid_sampler(): expected {want} input and grid with same number of dimensions, but got "
+                           f"input with sizes {ishape} and grid with sizes {gshape}")
+    if ishape[0] != gshape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
+                           f"{ishape} and grid with sizes {gshape}")
+    if gshape[-1] != nd - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd - 2} in last dimension, but got grid with "
+                           f"sizes {gshape}")
+    if any(s == 0 for s in ishape[2:]):
+        raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes "
+                           f"{ishape} with dimension {ishape.index(0, 2)} being empty")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has {input.dtype} "
+                           f"and grid has {grid.dtype}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"grid_sampler(): expected floating-point input and grid, got {input.dtype}")
+    if mode == "bicubic":
+        if nd == 5:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in ember (use 'bilinear')")
+    return GridSample.apply(input, grid, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+
+
+def _linspace(n: int, align_corners: bool, dtype):
+    """PyTorch's base coordinates along a dim of n pixels: -1..1 (pixel centres) or scaled to the pixel edges."""
+    if n <= 1:
+        return xp.zeros(1, dtype)
+    r = xp.linspace(-1, 1, n, dtype=dtype)
+    return r if align_corners else r * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid (N, H, W, 2) of the affine maps ``theta`` (N, 2, 3) for an output of ``size`` (N, C, H,
+    W) (3-D: theta (N, 3, 4), size (N, C, D, H, W), grid (N, D, H, W, 3)): grid = theta @ (x, y(, z), 1) over the
+    output's base coordinates. Differentiable in theta."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) in (4, 5):
+        d = len(size) - 2
+        if theta._data.ndim != 3 or tuple(theta.shape[-2:]) != (d, d + 1):
+            raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size {size}. Got "
+                             f"{theta.shape}.")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    dtype = theta._data.dtype
+    axes = [_linspace(n, bool(align_corners), dtype) for n in reversed(spatial)]  # x, y(, z)
+    base = xp.stack([*(m.ravel() for m in xp.meshgrid(*reversed(axes), indexing="ij")[::-1]),
+                     xp.ones(math.prod(spatial), dtype)], axis=-1)  # (prod(spatial), d + 1), row-major positions
+    grid = Tensor._make(base).matmul(theta.transpose(1, 2))  # (N, prod(spatial), d)
+    return grid.reshape(size[0], *spatial, d)
