@@ -51,7 +51,6 @@ class Adam(Optimizer):
     ``max_exp_avg_sq`` when ``amsgrad``.
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),

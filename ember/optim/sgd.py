@@ -48,7 +48,6 @@ class SGD(Optimizer):
     each step; the values are the same).
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
