@@ -75,25 +75,52 @@ def _same(a_params, b_params, a_opt=None, b_opt=None):
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
-def test_flat_step_matches_reference(name, kwargs):
+def test_fast_step_matches_reference(name, kwargs):
     fast, fast_opt = _train(name, kwargs, None)
     ref, ref_opt = _train(name, kwargs, False)
     _same(fast, ref, fast_opt, ref_opt)
 
 
-def test_flat_step_matches_torch_adam():
+TORCH_CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, maximize=True, weight_decay=0.05)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.01, maximize=True)),
+    ("SGD", dict(lr=0.1, momentum=0.8, nesterov=True, weight_decay=0.02)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1, maximize=True)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.05)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.05, decoupled_weight_decay=True, maximize=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.2, amsgrad=True, betas=(0.5, 0.9))),
+]
+
+
+@pytest.mark.parametrize("foreach", [None, False], ids=["fast", "reference"])
+@pytest.mark.parametrize("name,kwargs", TORCH_CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(TORCH_CONFIGS)])
+def test_fast_and_reference_steps_match_torch(name, kwargs, foreach, monkeypatch):
+    """Both implementations against PyTorch over several steps (a parameter missing its gradient at some),
+    and ``foreach=False`` really runs the ``_single_tensor_*`` reference."""
+    module = ember.optim.sgd if name == "SGD" else ember.optim.adam
+    reference = getattr(module, "_single_tensor_sgd" if name == "SGD" else "_single_tensor_adam")
+    calls = []
+    monkeypatch.setattr(module, reference.__name__, lambda *a, **k: calls.append(1) or reference(*a, **k))
     params = _params()
-    opt = ember.optim.Adam(params, lr=0.01, weight_decay=0.1, amsgrad=True)
     tparams = [torch.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
-    topt = torch.optim.Adam(tparams, lr=0.01, weight_decay=0.1, amsgrad=True)
-    for step in range(4):
-        _set_grads(params, step)
+    opt = getattr(ember.optim, name)(params, foreach=foreach, **kwargs)
+    topt = getattr(torch.optim, name)(tparams, foreach=False, **kwargs)
+    for step in range(5):
+        _set_grads(params, step, missing=(1,) if step == 2 else ())
         for p, t in zip(params, tparams):
-            t.grad = torch.tensor(p.grad.numpy().copy())
+            t.grad = None if p.grad is None else torch.tensor(p.grad.numpy().copy())
         opt.step()
         topt.step()
+    assert bool(calls) == (foreach is False)
     for p, t in zip(params, tparams):
         assert_close(p, t, atol=1e-6, rtol=1e-5)
+    for p, t in zip(params, tparams):
+        for key, value in topt.state[t].items():
+            assert_close(opt.state[p][key], value, atol=1e-6, rtol=1e-5, msg=key)
 
 
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[2], CONFIGS[5], CONFIGS[9]])

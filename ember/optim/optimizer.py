@@ -455,7 +455,8 @@ _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
     """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
 
-    ``foreach=False`` selects the per-parameter path (otherwise the flat fast path runs where it can);
+    ``foreach=False`` selects the readable per-parameter reference where an optimizer has one (SGD, Adam,
+    AdamW: ``_single_tensor_*``), otherwise the threaded in-place update runs;
     ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating through ``step``)
     is not supported.
     """
