@@ -138,6 +138,20 @@ for as_view in (False, True):
               and not np.allclose(before, now))
     check(f"reduced in place, gradient_as_bucket_view={as_view}", all(b.in_place for b in m.reducer.buckets))
 
+# 5b'. a .grad the user assigned: backward adds into it, DDP reduces it through a copy (PyTorch copies too); it
+#      stays the user's tensor by default and becomes the bucket's view with gradient_as_bucket_view=True
+local_ref = make_model()
+nn.functional.mse_loss(local_ref(x), y).backward()  # the global mean gradient (whole batch, one process)
+for as_view in (False, True):
+    m = DDP(make_model(), gradient_as_bucket_view=as_view)
+    mine_grad = ember.ones(*m.module[0].weight.shape)
+    m.module[0].weight.grad = mine_grad
+    nn.functional.mse_loss(m(x[mine]), y[mine]).backward()
+    got = m.module[0].weight.grad
+    check(f"assigned grad reduced, gradient_as_bucket_view={as_view}",
+          (got is not mine_grad) == as_view and np.allclose(got.numpy(), 1 + local_ref[0].weight.grad.numpy(),
+                                                             atol=1e-5))
+
 # 5c. two parameter groups (weight decay on matrices only, as nanoGPT): every bucket is reduced in place, the
 #     optimizer steps each parameter on the reduced .grad where it lies (no copy), and the result is one
 #     process's on the whole batch
