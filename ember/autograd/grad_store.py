@@ -1,4 +1,4 @@
-"""Gradient memory: one explicit store per set of parameters, the one place that decides where ``.grad`` lives.
+"""Gradient memory: one explicit store per set of parameters, and the one place a dense ``.grad`` is set.
 
 A ``GradStore`` covers a fixed list of parameters of one dtype, in a known order, and each of them
 knows its slot (``p._grad_slot = (store, index)``). Their gradients lie end to end in one flat
@@ -26,7 +26,11 @@ as in PyTorch.
 
 A ``.grad`` the user assigned (``p.grad = t``) is foreign: backward adds into it in place; DDP copies it
 into a bucket to reduce it and back (PyTorch copies too). When gradients are recorded tensors
-(``create_graph=True``), they bypass the store: ``first_grad`` is only for plain arrays.
+(``create_graph=True``), they are to bypass the store: ``set_first_grad`` takes plain arrays only.
+
+Who sets ``.grad`` (besides the user): ``set_first_grad`` (backward's first gradient, and DDP's rare path),
+``GradStore.issue_zeros`` / ``GradStore.adopt`` (DDP: an unused parameter's zeros, a foreign gradient taken
+into view mode's bucket) and ``zero_grads``, all here; sparse gradients (graph.py) live outside stores.
 """
 
 from __future__ import annotations
@@ -84,7 +88,7 @@ class GradStore:
         i = t._grad_slot[1]
         return i if self.shapes[i] == t._data.shape and self.dtype == t._data.dtype else None
 
-    def first_grad(self, i: int, grad) -> Tensor:
+    def _issue(self, i: int, grad) -> Tensor:
         """The new ``.grad`` of slot ``i`` holding ``grad`` (copied, unless ``grad`` is the slot's own lent array)."""
         if self.flat is None or (self.state[i] == ISSUED and not self.as_view):
             self._new_generation()
@@ -93,6 +97,13 @@ class GradStore:
             xp.copyto(view, grad)
         self.state[i] = ISSUED
         return Tensor._make(view)
+
+    def adopt(self, i: int) -> None:
+        """View mode: slot ``i`` becomes its parameter's ``.grad``, holding the values of the ``.grad`` it had (one
+        the user assigned), or zeros when it had none."""
+        p = self._params[i]()
+        if p is not None:
+            p._grad = self._issue(i, p._grad._data) if p._grad is not None else self.issue_zeros(i)
 
     def slot_to_fill(self, i: int):
         """Slot ``i``'s array for a backward to build its whole first gradient in (no copy later), or None
@@ -105,14 +116,16 @@ class GradStore:
         self.state[i] = LENT
         return self.views[i]
 
-    def zeros_for(self, i: int) -> Tensor | None:
-        """Slot ``i`` filled with zeros as the new ``.grad`` (DDP's unused parameter), or None when that would
-        start a new generation."""
-        if self.flat is None or (self.state[i] == ISSUED and not self.as_view):
+    def issue_zeros(self, i: int) -> Tensor | None:
+        """Slot ``i`` filled with zeros as its parameter's new ``.grad`` (DDP's unused parameter, which has none),
+        returned; None (nothing set) when that would start a new generation."""
+        p = self._params[i]()
+        if p is None or self.flat is None or (self.state[i] == ISSUED and not self.as_view):
             return None
         self.views[i].fill(0)
         self.state[i] = ISSUED
-        return Tensor._make(self.views[i])
+        p._grad = Tensor._make(self.views[i])
+        return p._grad
 
     def holds(self, i: int, grad: Tensor | None) -> bool:
         """Whether ``grad`` is slot ``i`` of the current generation."""
@@ -140,6 +153,14 @@ class GradStore:
                 return
         self.flat = self.views = None
         self.state = []
+
+
+def set_first_grad(t: Tensor, grad) -> None:
+    """Set ``t.grad`` (None until now) to a copy of the array ``grad``: in ``t``'s slot of its store when it has one
+    that still fits ``t`` (``grad`` may be that slot's lent array: no copy), else a new array."""
+    store = t._grad_slot[0] if t._grad_slot is not None else None
+    i = store.slot_of(t) if store is not None else None
+    t._grad = store._issue(i, grad) if i is not None else Tensor._make(grad.astype(t._data.dtype, copy=True))
 
 
 def store_of(params: list) -> GradStore | None:

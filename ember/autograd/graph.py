@@ -22,6 +22,7 @@ from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
 from .grad_mode import _GradState
+from .grad_store import set_first_grad
 
 _RELEASED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -197,9 +198,7 @@ def add_to_grad(t: Tensor, grad) -> None:
     if type(grad) is SparseCOO or (current is not None and current.is_sparse):
         _add_sparse(t, current, grad)
     elif current is None:
-        store = t._grad_slot[0] if t._grad_slot is not None else None
-        i = store.slot_of(t) if store is not None else None
-        t._grad = store.first_grad(i, grad) if i is not None else Tensor._make(grad.astype(t._data.dtype, copy=True))
+        set_first_grad(t, grad)
     else:
         current._data += grad
         current._bump_version()

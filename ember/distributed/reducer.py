@@ -46,7 +46,7 @@ from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
-from ..autograd.grad_store import GradStore, build_stores, zero_grads
+from ..autograd.grad_store import GradStore, build_stores, set_first_grad, zero_grads
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
@@ -286,14 +286,14 @@ class Reducer:
                 if done:
                     continue
                 if p._grad is None:
-                    p._grad = store.zeros_for(i)
+                    store.issue_zeros(i)
                 elif store.holds(i, p._grad):
                     p._grad._data.fill(0)
         region = store.region(bucket.lo, bucket.hi)
-        if region is None and store.as_view:  # (zeros_for and first_grad never fail in this mode)
+        if region is None and store.as_view:  # (adopt never fails in this mode)
             for i, p in enumerate(bucket.params, bucket.lo):
                 if not store.holds(i, p._grad):
-                    p._grad = store.first_grad(i, p._grad._data) if p._grad is not None else store.zeros_for(i)
+                    store.adopt(i)
             region = store.region(bucket.lo, bucket.hi)
         if region is not None:
             bucket.in_place = True
@@ -363,7 +363,7 @@ class Reducer:
             for i, p in enumerate(bucket.params, bucket.lo):
                 reduced = bucket.piece(bucket.staging, i)
                 if p._grad is None:
-                    p._grad = Tensor._make(reduced.copy())
+                    set_first_grad(p, reduced)
                 else:
                     p._grad._data[...] = reduced
 
