@@ -1,11 +1,14 @@
 """The ``Optimizer`` base: parameter groups, per-parameter state, zero_grad, state_dict.
 
 Every built-in optimizer is a subclass that writes two short methods, side by
-side (the readable per-parameter reference, as in PyTorch's
-``_single_tensor_*`` functions and MLX's ``apply_single``):
+side (per parameter, as MLX's ``apply_single``):
 
     _init_state(p, state, group)      fill ``state`` the first time ``p`` is stepped
     _update(p, g, state, group)       one update of the array ``p`` from its gradient ``g``
+
+and, where the fast ``_update`` is not itself the plainest statement of the
+arithmetic (SGD, Adam/AdamW), ``_reference_step`` calling a ``_single_tensor_*``
+function written as PyTorch's.
 
 ``_update`` works on the raw arrays (``param._data``, ``param.grad._data``) and
 changes them in place with ``out=`` ufuncs; its temporaries live in per-dtype
