@@ -138,7 +138,7 @@ def allreduce_throughput(model, dist) -> None:
     total = sum(b.nbytes for b in reducer.buckets)
     comm = MPI.COMM_WORLD
     raw = np.zeros(total // 4, dtype=np.float32)
-    pieces = [b.grads for b in reducer.buckets] + [reducer.table]
+    pieces = [np.zeros(b.numel, b.dtype) for b in reducer.buckets] + [reducer.table]
     policy = reducer.nonfinite_policy
 
     def ddp(scan: str) -> None:

@@ -37,7 +37,7 @@ class Tensor:
         "_hooks",
         "_post_acc_hooks",
         "_retains_grad",
-        "_grad_home",
+        "_grad_slot",
         "__weakref__",
     )
 
@@ -383,7 +383,7 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     t._hooks = None
     t._post_acc_hooks = None
     t._retains_grad = False
-    t._grad_home = None  # (GradBuffer, index): where backward puts the first gradient (autograd/grad_home.py)
+    t._grad_slot = None  # (GradStore, index): where backward puts the first gradient (autograd/grad_store.py)
     t._requires_grad = grad_fn is not None
 
 

@@ -1,12 +1,13 @@
-"""Embedding's dense gradient written by backward straight into its gradient home (the optimizer's flat
-buffer, autograd/grad_home.py), and the training that follows equal to PyTorch's."""
+"""Embedding's dense gradient built by backward straight in its slot of the gradient store (the optimizer's,
+autograd/grad_store.py), and the training that follows equal to PyTorch's."""
 
 import numpy as np
 import pytest
 import torch
 
 import ember
-from ember.autograd.grad_home import flat_grads
+from ember.autograd.grad_store import flat_grads
+from ember.nn._ops.sparse import Embedding
 from tests.oracle import assert_close
 
 OPTIMS = {"sgd": ("SGD", dict(lr=0.5)), "momentum": ("SGD", dict(lr=0.5, momentum=0.9, weight_decay=0.01)),
@@ -35,16 +36,18 @@ def _data(steps):
 @pytest.mark.parametrize("optim", list(OPTIMS))
 @pytest.mark.parametrize("set_to_none", [True, False])
 @pytest.mark.parametrize("backwards", [1, 2])
-def test_embedding_grad_lands_in_the_optimizer_buffer_and_training_matches_torch(optim, set_to_none, backwards):
+def test_embedding_grad_lands_in_the_store_and_training_matches_torch(optim, set_to_none, backwards, monkeypatch):
     name, kwargs = OPTIMS[optim]
     emb, head = _model(ember, padding_idx=2)
     temb, thead = _model(torch, padding_idx=2)
     params, tparams = [*emb.parameters(), *head.parameters()], [*temb.parameters(), *thead.parameters()]
     _copy(params, tparams)
     opt, topt = getattr(ember.optim, name)(params, **kwargs), getattr(torch.optim, name)(tparams, **kwargs)
-    wrote_home = []  # per backward: did the gradient reach the hook already inside the flat buffer?
-    emb.weight.register_hook(lambda g: wrote_home.append(
-        bool(opt._layouts) and np.shares_memory(g._data, opt._layouts[0].grads.flat)))
+    store = emb.weight._grad_slot[0]
+    built_in_place = []  # per backward: did Embedding's backward build the gradient inside the store?
+    backward = Embedding.backward
+    monkeypatch.setattr(Embedding, "backward", lambda self, g: built_in_place.append(
+        np.shares_memory((out := backward(self, g))[0], store.flat)) or out)
     for step, (x, y) in enumerate(_data(5)):
         for fw, e, h, o in ((ember, emb, head, opt), (torch, temb, thead, topt)):
             o.zero_grad(set_to_none=set_to_none)
@@ -52,16 +55,13 @@ def test_embedding_grad_lands_in_the_optimizer_buffer_and_training_matches_torch
                 _loss(fw, e, h, x[:, k:], y).backward()
         grad = emb.weight.grad._data
         assert_close(emb.weight.grad, temb.weight.grad, atol=1e-6)
-        if step >= 1 and set_to_none:
-            home = opt._layouts[0].grads.flat
-            assert wrote_home[-backwards] is True  # the first backward's gradient was written in place
-            assert np.shares_memory(grad, home) and flat_grads(params) is home
-            del home
-        del grad  # (holding the gradient's memory would make the next backward leave the buffer alone)
+        # the first backward after zero_grad builds the gradient in place (one after it adds into .grad)
+        assert built_in_place[-backwards] == set_to_none or step == 0
+        assert np.shares_memory(grad, store.flat) and flat_grads(params) is not None
+        del grad
         opt.step()
         topt.step()
-        if step >= 1 and set_to_none:
-            assert np.shares_memory(emb.weight.grad._data, opt._layouts[0].grads.flat)  # after step too
+        assert np.shares_memory(emb.weight.grad._data, store.flat)  # step reads .grad where it lies
         for p, t in zip(params, tparams):
             assert_close(p, t, atol=1e-5, rtol=1e-4)
 
@@ -102,7 +102,7 @@ def test_autograd_grad_never_returns_the_buffer():
     assert emb.weight.grad is None
     before = g.numpy().copy()
     _loss(ember, emb, head, x, 2 - y).backward()
-    assert flat_grads(params) is not None  # this backward used the buffer ...
+    assert flat_grads(params) is not None  # this backward used the store ...
     assert np.array_equal(g.numpy(), before)  # ... which autograd.grad's result is not
 
 

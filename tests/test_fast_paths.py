@@ -1,8 +1,8 @@
 """Fast paths give the same answers as the readable reference paths (and as PyTorch).
 
-- optimizers: the flat path (one ``_update`` over a group laid out in one buffer) against the
-  per-parameter path (``foreach=False``), over several steps, for every option;
-- gradient homes: backward writing into the optimizer's gradient buffer never overwrites a
+- optimizers: the fast path (``_update``, threaded, in place) against the readable per-parameter
+  reference (``foreach=False``), over several steps, for every option;
+- gradient stores: backward writing into the optimizer's gradient store never overwrites a
   gradient someone still holds;
 - clip_grad_norm_ over one flat buffer against the per-gradient computation;
 - batch-last convolution and offset-loop pooling against PyTorch (layouts, ties, NaN, in place).
@@ -19,7 +19,7 @@ import torch
 from oracle import assert_close
 
 import ember
-from ember.autograd.grad_home import flat_grads
+from ember.autograd.grad_store import GradStore, flat_grads
 
 SHAPES = [(4, 3), (3,), (2, 2, 2), (), (5,)]
 
@@ -75,27 +75,52 @@ def _same(a_params, b_params, a_opt=None, b_opt=None):
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONFIGS)])
-def test_flat_step_matches_reference(name, kwargs):
+def test_fast_step_matches_reference(name, kwargs):
     fast, fast_opt = _train(name, kwargs, None)
     ref, ref_opt = _train(name, kwargs, False)
-    assert fast_opt._layouts and not ref_opt._layouts  # the fast path really ran (and only there)
     _same(fast, ref, fast_opt, ref_opt)
 
 
-def test_flat_step_matches_torch_adam():
+TORCH_CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, maximize=True, weight_decay=0.05)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.01, maximize=True)),
+    ("SGD", dict(lr=0.1, momentum=0.8, nesterov=True, weight_decay=0.02)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1, maximize=True)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.05)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.05, decoupled_weight_decay=True, maximize=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.2, amsgrad=True, betas=(0.5, 0.9))),
+]
+
+
+@pytest.mark.parametrize("foreach", [None, False], ids=["fast", "reference"])
+@pytest.mark.parametrize("name,kwargs", TORCH_CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(TORCH_CONFIGS)])
+def test_fast_and_reference_steps_match_torch(name, kwargs, foreach, monkeypatch):
+    """Both implementations against PyTorch over several steps (a parameter missing its gradient at some),
+    and ``foreach=False`` really runs the ``_single_tensor_*`` reference."""
+    module = ember.optim.sgd if name == "SGD" else ember.optim.adam
+    reference = getattr(module, "_single_tensor_sgd" if name == "SGD" else "_single_tensor_adam")
+    calls = []
+    monkeypatch.setattr(module, reference.__name__, lambda *a, **k: calls.append(1) or reference(*a, **k))
     params = _params()
-    opt = ember.optim.Adam(params, lr=0.01, weight_decay=0.1, amsgrad=True)
     tparams = [torch.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
-    topt = torch.optim.Adam(tparams, lr=0.01, weight_decay=0.1, amsgrad=True)
-    for step in range(4):
-        _set_grads(params, step)
+    opt = getattr(ember.optim, name)(params, foreach=foreach, **kwargs)
+    topt = getattr(torch.optim, name)(tparams, foreach=False, **kwargs)
+    for step in range(5):
+        _set_grads(params, step, missing=(1,) if step == 2 else ())
         for p, t in zip(params, tparams):
-            t.grad = torch.tensor(p.grad.numpy().copy())
+            t.grad = None if p.grad is None else torch.tensor(p.grad.numpy().copy())
         opt.step()
         topt.step()
-    assert opt._layouts
+    assert bool(calls) == (foreach is False)
     for p, t in zip(params, tparams):
         assert_close(p, t, atol=1e-6, rtol=1e-5)
+    for p, t in zip(params, tparams):
+        for key, value in topt.state[t].items():
+            assert_close(opt.state[p][key], value, atol=1e-6, rtol=1e-5, msg=key)
 
 
 @pytest.mark.parametrize("name,kwargs", [CONFIGS[2], CONFIGS[5], CONFIGS[9]])
@@ -124,7 +149,6 @@ def test_mixed_dtypes_and_duplicates_fall_back():
             _set_grads(b, step)
             opt_a.step()
             opt_b.step()
-        assert not opt_a._layouts
         _same(a, b)
 
 
@@ -140,22 +164,47 @@ def test_replacing_data_grad_and_state_rebuilds_the_layout():
         for params, opt in ((fast, fast_opt), (ref, ref_opt)):
             _set_grads(params, step)
             opt.step()
-    assert fast_opt._layouts[0].holds(fast, fast_opt.state)
     _same(fast, ref, fast_opt, ref_opt)
 
 
-def test_storage_is_stable_after_the_first_step_and_grads_are_never_repointed():
+def test_parameters_are_updated_in_their_own_memory():
+    """Arrays taken from parameters before the first step keep aliasing them (PyTorch's ``p.detach().numpy()``
+    aliases forever), and the gradients stay where backward put them."""
     params = _params()
+    taken = [p.detach().numpy() for p in params]
+    arrays = [p._data for p in params]
     opt = ember.optim.SGD(params, lr=0.1, momentum=0.9)
     _set_grads(params, 0)
-    opt.step()
-    arrays = [p._data for p in params]
     grads = [p.grad for p in params]
     grad_arrays = [g._data for g in grads]
-    opt.step()  # the same (not zeroed) gradients again
-    assert all(p._data is a for p, a in zip(params, arrays))
-    assert all(p.grad is g and g._data is a for p, g, a in zip(params, grads, grad_arrays))
-    assert all(a.base is arrays[0].base is not None for a in arrays)  # views of one flat buffer
+    for _ in range(2):  # the second time with the same (not zeroed) gradients
+        opt.step()
+        assert all(p._data is a for p, a in zip(params, arrays))
+        assert all(np.array_equal(t, p.detach().numpy()) for t, p in zip(taken, params))
+        assert all(p.grad is g and g._data is a for p, g, a in zip(params, grads, grad_arrays))
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.01))])
+def test_numpy_taken_before_the_first_step_sees_the_update_like_torch(name, kwargs):
+    ember.manual_seed(0)
+    model = ember.nn.Linear(4, 3)
+    tmodel = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), tmodel.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    taken = [p.detach().numpy() for p in model.parameters()]
+    ttaken = [q.detach().numpy() for q in tmodel.parameters()]
+    opt, topt = getattr(ember.optim, name)(model.parameters(), **kwargs), getattr(torch.optim, name)(
+        tmodel.parameters(), **kwargs)
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    for _ in range(3):
+        for m, o, fw in ((model, opt, ember), (tmodel, topt, torch)):
+            o.zero_grad()
+            m(fw.tensor(x)).square().sum().backward()
+            o.step()
+    for a, t, p in zip(taken, ttaken, model.parameters()):
+        assert np.array_equal(a, p.detach().numpy())  # still the parameter's memory
+        np.testing.assert_allclose(a, t, atol=1e-5, rtol=1e-5)
 
 
 def _mlp(fw, seed=0):
@@ -189,9 +238,8 @@ def test_training_loop_with_backward_and_clip_matches_reference_and_torch(set_to
             fw.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)
             opt.step()
     params = list(models[0].parameters())
-    # set_to_none: backward wrote into the gradient homes, so clipping ran flat; zero-filled grads are the
-    # user's arrays (step copies them into its buffer)
-    assert (flat_grads(params) is not None) == set_to_none
+    # backward wrote into the optimizer's gradient store (zero_grad both ways keeps them there): clipping ran flat
+    assert flat_grads(params) is not None
     for p, q, t in zip(params, models[1].parameters(), tmodel.parameters()):
         assert_close(p, q, atol=1e-6, rtol=1e-5)
         assert_close(p, t, atol=1e-5, rtol=1e-4)
@@ -208,13 +256,13 @@ _HOLD = {"grad": lambda g: g, "detach": lambda g: g.detach(), "view": lambda g: 
 
 
 @pytest.mark.parametrize("hold", list(_HOLD))
-def test_gradient_homes_never_overwrite_a_held_gradient(hold):
+def test_the_gradient_store_never_overwrites_a_held_gradient(hold):
     model = ember.nn.Linear(4, 3)
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
     x = ember.randn(2, 4)
     _step_once(model, opt, x)
-    _step_once(model, opt, x)  # now backward writes into the homes
-    assert flat_grads(list(model.parameters())) is not None
+    _step_once(model, opt, x)
+    assert flat_grads(list(model.parameters())) is not None  # backward writes into the store
     held = _HOLD[hold](model.weight.grad)
     before = np.array(held, copy=True)
     opt.zero_grad()
@@ -222,14 +270,12 @@ def test_gradient_homes_never_overwrite_a_held_gradient(hold):
     assert np.array_equal(np.asarray(held), before)
     expected = 3 * x.numpy().sum(0)[None, :].repeat(3, 0)
     assert_close(model.weight.grad, expected.astype(np.float32), atol=1e-5)
-    opt.step()  # the step copies into a new buffer, still leaving the held one alone
+    assert flat_grads(list(model.parameters())) is not None  # in a new generation of the store
+    opt.step()
     assert np.array_equal(np.asarray(held), before)
-    del held
-    _step_once(model, opt, x)
-    assert flat_grads(list(model.parameters())) is not None  # homes are used again once released
 
 
-def test_gradient_accumulation_and_hooks_with_homes():
+def test_gradient_accumulation_and_hooks_with_a_store():
     model = ember.nn.Linear(3, 2)
     ref = ember.nn.Linear(3, 2)
     _copy_into(ref, model)
@@ -243,7 +289,7 @@ def test_gradient_accumulation_and_hooks_with_homes():
         for m, o in ((model, opt), (ref, ref_opt)):
             o.zero_grad()
             m(x).sum().backward()
-            m(x * 2).sum().backward()  # accumulates into the home
+            m(x * 2).sum().backward()  # accumulates into the store, in place
             o.step()
     _same(list(model.parameters()), list(ref.parameters()), opt, ref_opt)
 
@@ -377,17 +423,15 @@ def test_malloc_tuning_can_be_switched_off(monkeypatch):
 
 
 @pytest.mark.parametrize("order", ["same", "reversed"])
-def test_homes_laid_out_by_someone_else_are_used_where_they_lie(order):
-    """Homes laid out before the optimizer's first step (as DistributedDataParallel does at construction)
-    belong to their owner: the flat step reads the gradients there when they lie end to end in its order,
-    gathers them into a spare array when not, and never moves them; the result is the reference path's."""
-    from ember.autograd.grad_home import lay_out
-
+def test_a_store_built_by_someone_else_is_used_where_it_lies(order):
+    """A store built before the optimizer (as DistributedDataParallel builds one at construction) belongs to its
+    owner: the optimizer keeps it, whatever its own parameter order, and steps each parameter on its gradient
+    where it lies; the result is the reference path's."""
     ember.manual_seed(0)
     model, ref = _mlp(ember), _mlp(ember)
     _copy_into(ref, model)
-    buffer = lay_out(list(model.parameters()))
     params = list(model.parameters())
+    store = GradStore(params)
     opt = ember.optim.Adam(params if order == "same" else params[::-1], lr=0.01)
     ref_opt = ember.optim.Adam(ref.parameters(), lr=0.01, foreach=False)
     x = ember.randn(5, 6)
@@ -396,9 +440,8 @@ def test_homes_laid_out_by_someone_else_are_used_where_they_lie(order):
             o.zero_grad()
             m(x).square().sum().backward()
             o.step()
-        assert all(p._grad_home[0] is buffer for p in params)  # still the owner's homes
-        assert all(np.shares_memory(p.grad._data, buffer.flat) for p in params)  # backward wrote there
-    assert (opt._layouts[0].spare is None) == (order == "same")
+        assert all(p._grad_slot == (store, i) for i, p in enumerate(params))  # still the owner's store
+        assert all(np.shares_memory(p.grad._data, store.flat) for p in params)  # backward wrote there
     _same(params, list(ref.parameters()))
 
 

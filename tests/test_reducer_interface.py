@@ -1,5 +1,5 @@
 """DistributedDataParallel ↔ Reducer: keyword-only construction with named defaults, settings through
-methods, gradient homes laid out at construction, and PyTorch's DDP arguments each either acted on,
+methods, a gradient store built at construction, and PyTorch's DDP arguments each either acted on,
 listed as ignored, or listed as unsupported. (Behaviour on real ranks: tests/test_ddp.py.)"""
 
 import inspect
@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import ember
-from ember.autograd.grad_home import flat_grads
 from ember.distributed.reducer import Reducer
 from ember.nn.parallel import distributed as ember_ddp
 
@@ -52,14 +51,21 @@ def test_divisor_and_policy_are_set_through_methods():
         reducer(grad_reduction="max")
 
 
-def test_each_bucket_is_a_stretch_of_the_gradient_buffer_laid_out_at_construction():
+def test_each_bucket_is_a_slice_of_the_gradient_store_built_at_construction():
     r, model = reducer(bucket_cap_mb=0.5)
-    assert len(r.buckets) >= 2 and len(r.grad_buffers) == 1
-    model(ember.randn(2, 300)).sum().backward()  # the first backward writes into the homes
-    buffer = r.grad_buffers[0]
+    params = list(model.parameters())
+    assert len(r.buckets) >= 2 and len(r.grad_stores) == 1
+    store = r.grad_stores[0]
+    assert [p._grad_slot for p in params] == [(store, i) for i in range(len(params))]  # registration order
+    # buckets: contiguous slices from the end (PyTorch's reverse order), covering every slot once
+    assert [(b.lo, b.hi) for b in r.buckets] == sorted(((b.lo, b.hi) for b in r.buckets), reverse=True)
+    assert r.buckets[0].hi == len(params) and r.buckets[-1].lo == 0
+    assert all(a.lo == b.hi for a, b in zip(r.buckets, r.buckets[1:]))
+    model(ember.randn(2, 300)).sum().backward()  # the first backward writes into the store
     for bucket in r.buckets:
-        region = flat_grads(bucket.params[::-1])  # buckets hold parameters in reverse registration order
-        assert region is not None and np.shares_memory(region, buffer.flat)
+        region = store.region(bucket.lo, bucket.hi)
+        assert region is not None and np.shares_memory(region, store.flat)
+        assert all(np.shares_memory(p.grad._data, region) for p in bucket.params)
 
 
 def test_every_pytorch_ddp_argument_is_acted_on_ignored_or_unsupported():

@@ -164,9 +164,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     _callback_stack.append(callbacks)
-    prev_grad_mode, prev_fill = _GradState.enabled, _GradState.fill_homes
+    prev_grad_mode = _GradState.enabled
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
-    _GradState.fill_homes = capture is None  # captured gradients are returned: they must not be a home
     started = trace.start()
     try:
         while walk.ready:
@@ -183,11 +182,11 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             if not retain_graph:
                 node.release()
             walk.send(node, input_grads)
-        _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
+        _GradState.enabled = prev_grad_mode
         trace.finish("backward", "autograd", started)
         while callbacks:
             callbacks.pop(0)()
     finally:
-        _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
+        _GradState.enabled = prev_grad_mode
         _callback_stack.pop()
     return captured

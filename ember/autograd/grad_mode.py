@@ -19,9 +19,6 @@ from typing import Any
 class _GradState:
     enabled = True
     anomaly = False  # set by ember.autograd.set_detect_anomaly
-    # True while a backward runs that writes leaves' .grad (not autograd.grad / inputs=): an op's backward may
-    # then put a leaf's first gradient straight into its gradient home (graph.leaf_home_to_fill)
-    fill_homes = False
 
 
 def is_grad_enabled() -> bool:

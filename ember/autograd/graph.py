@@ -23,8 +23,8 @@ from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
 from . import saved_hooks
-from .grad_home import home_refs, home_to_fill, take_home
 from .grad_mode import _GradState
+from .grad_store import set_first_grad
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
 _RELEASED_MSG = (
@@ -215,15 +215,14 @@ def add_to_grad(t: Tensor, grad) -> None:
     """``t.grad += grad``: how backward writes every gradient (a leaf's, a retained one, ``inputs=``).
 
     The first gradient is copied (the incoming array may be shared with other consumers of the same
-    gradient), into ``t``'s gradient home when it has a free one (an optimizer's flat buffer, see
-    grad_home.py); later ones add in place and bump the gradient's version.
+    gradient): into ``t``'s slot of its gradient store when it has one (autograd/grad_store.py), else
+    into a new array; later ones add in place and bump the gradient's version.
     """
     current = t._grad
     if type(grad) is SparseCOO or (current is not None and current.is_sparse):
         _add_sparse(t, current, grad)
     elif current is None:
-        home = take_home(t, grad) if t._grad_home is not None else None
-        t._grad = Tensor._make(home if home is not None else grad.astype(t._data.dtype, copy=True))
+        set_first_grad(t, grad)
     else:
         current._data += grad
         current._bump_version()
@@ -245,20 +244,30 @@ def _add_sparse(t: Tensor, current: Tensor | None, grad) -> None:
         t._grad = Tensor._make(grad + current._data)
 
 
-def leaf_home_to_fill(node: Node, i: int):
-    """The array ``node.backward`` may write input ``i``'s whole gradient into and return, so that it becomes
-    the leaf's ``.grad`` without a copy: the gradient home of the leaf behind edge ``i`` (grad_home.home_to_fill)
-    when that gradient goes straight to ``.grad`` — a backward that accumulates, no node pre-hooks in between
-    (tensor hooks may look at it: ``AccumulateGrad`` copies it if one keeps it). Else None.
+def leaf_slot_to_fill(node: Node, i: int):
+    """The array ``node.backward`` may build input ``i``'s whole gradient in and return, so that it becomes the
+    leaf's ``.grad`` without a copy: the leaf's free slot in its gradient store (``GradStore.slot_to_fill``),
+    when the gradient goes straight to the leaf's accumulator (no node pre-hooks, no tensor hooks that could
+    keep it) and the leaf has no ``.grad`` yet. Else None: the backward makes its own array.
     """
     edge = node.next_edges[i]
-    if edge is None or not _GradState.fill_homes:
+    if edge is None:
         return None
     acc = edge[0]
     if type(acc) is not AccumulateGrad or acc._pre_hooks:
         return None
     var = acc.variable
-    return home_to_fill(var) if var is not None else None
+    if var is None or var._grad is not None or var._grad_slot is None or hooks_may_keep(var):
+        return None
+    store = var._grad_slot[0]
+    index = store.slot_of(var)
+    return store.slot_to_fill(index) if index is not None else None
+
+
+def hooks_may_keep(var: Tensor) -> bool:
+    """Whether a tensor hook of ``var`` may keep the gradient it is given: any but those marked ``reads_only``
+    (a hook object whose class says it only reads, as the training-loop diagnostics' does)."""
+    return any(not getattr(hook, "reads_only", False) for hook in var._hooks)
 
 
 class MultiOutputNode(Node):
@@ -319,20 +328,13 @@ class AccumulateGrad(Node):
         var = self._variable_ref()
         if var is None:
             return ()
-        if var._hooks:
-            refs = home_refs(var, grad)  # grad written straight into var's home (leaf_home_to_fill)?
-            sparse = type(grad) is SparseCOO
-            if sparse:  # taken as it is by add_to_grad, unless a hook keeps it
-                refs = (sys.getrefcount(grad), sys.getrefcount(grad.values))
+        if var._hooks:  # (a leaf whose hooks may keep the gradient never gets its slot lent: leaf_slot_to_fill)
             for hook in tuple(var._hooks):
                 replaced = hook(as_tensor(grad))
                 if replaced is not None:
                     grad = replaced._data
-            if sparse:
-                if type(grad) is SparseCOO and (sys.getrefcount(grad), sys.getrefcount(grad.values)) != refs:
-                    grad = grad.copy()
-            elif refs is not None and home_refs(var, grad) not in (None, refs):
-                grad = grad.copy()  # a hook kept the gradient it was given: .grad must not share its memory
+            if type(grad) is SparseCOO and var._grad is None and hooks_may_keep(var):
+                grad = grad.copy()  # taken as it is by add_to_grad, and a hook may have kept it
         add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()

@@ -63,6 +63,7 @@ class _Watch:
     """The tensor hook diagnostics put on a parameter: it sees the ``.grad`` backward is about to add into."""
 
     __slots__ = ("ref", "rec")
+    reads_only = True  # never keeps or replaces the gradient: backward may still build it in its store slot
 
     def __init__(self, param, rec: Record) -> None:
         self.ref = weakref.ref(param)

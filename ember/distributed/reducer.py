@@ -3,21 +3,24 @@
     loss.backward()
       └ AccumulateGrad(p): p.grad += g ── post-accumulate-grad hook ──▶ _on_grad_ready(p)
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
-                 _gradients_of(bucket): the bucket's stretch of the gradient buffer laid out at
+                 _gradients_of(bucket): the bucket's slice of the gradient store built at
                  construction, where backward wrote the gradients (reduced in place; a missing
-                 gradient is zeros in its home); only when one is not there (an old .grad someone
-                 still holds, one assigned by hand), the bucket's spare buffer; times 1/world
+                 gradient is zeros in its slot); only when one is not there (a .grad assigned by
+                 hand, or kept from before a zero_grad that cleared only some), a staging copy;
+                 times 1/world
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
                    backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
             wait for every bucket (bounded by the process group's timeout)
-            p.grad = the reduced values (already, when reduced in place; else copied from the spare buffer)
+            .grad = the reduced values (already, when reduced in place; else copied from the staging copy)
 
-Buckets are fixed at construction: parameters in reverse registration order
-(about the order backward produces their gradients), a small first bucket so
-communication starts early, then ``bucket_cap_mb`` each, one dtype per bucket.
+Buckets are fixed at construction: contiguous slices of the gradient store
+(``autograd/grad_store.py``, parameters in registration order, one store per run
+of one dtype), taken from the end (about the order backward produces the
+gradients): a small first bucket so communication starts early, then
+``bucket_cap_mb`` each. ``gradient_as_bucket_view`` is the store's mode.
 Gradients become ready in any order, but every rank launches bucket 0, 1, 2...
 in the same sequence, which is what MPI collectives require.
 
@@ -43,7 +46,7 @@ from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.engine import queue_callback
-from ..autograd.grad_home import flat_grads, lay_out, zeroed_home
+from ..autograd.grad_store import GradStore, build_stores, set_first_grad, zero_grads
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
@@ -52,64 +55,61 @@ FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 
 
 class Bucket:
-    """Several parameters' gradients, reduced in one collective.
+    """Several parameters' gradients, reduced in one collective: slots ``lo``..``hi - 1`` of ``store``.
 
-    They are normally reduced where they lie: a stretch of the gradient buffer the reducer laid out
-    at construction. ``grads`` (one view per parameter in ``views``) is the spare buffer used only
-    when they do not lie there, and for a joined rank's zeros.
+    ``params`` are in slot order (as their gradients lie in the store). The gradients are normally
+    reduced where they lie; ``staging`` is a copy, made only for a backward where some gradient is
+    not in its slot (see ``Reducer._gradients_of``).
     """
 
-    def __init__(self, index: int, params: list[Tensor], names: list[str]) -> None:
+    def __init__(self, index: int, store: GradStore, lo: int, hi: int, names: list[str]) -> None:
         self.index = index
-        self.params = params
+        self.store, self.lo, self.hi = store, lo, hi
+        self.params = store.params()[lo:hi]
         self.names = names
-        dtype = params[0]._data.dtype
-        sizes = [p._data.size for p in params]
-        offsets = [0]
-        for n in sizes[:-1]:
-            offsets.append(offsets[-1] + n)
-        self.grads = xp.zeros(sum(sizes), dtype=dtype)
-        self.views = [self.grads[o:o + p._data.size].reshape(p._data.shape) for o, p in zip(offsets, params)]
-        self.pending = len(params)
+        self.numel = store.offsets[hi] - store.offsets[lo]
+        self.pending = len(self.params)
         self.work = None  # the all-reduce in flight (comm.Work)
         self.future = None  # with a communication hook: the Future of the reduced buffer
         self.reducing = None  # with a communication hook: the array handed to it (what the result must fill)
-        self.in_place = False  # reduced in the parameters' own gradient buffer (nothing to copy back)
+        self.in_place = False  # reduced in the store itself (nothing to copy back)
+        self.staging = None  # the rare path's copy of the gradients (copied back into .grad at the end)
         self.started: float | None = None  # trace timestamp of its launch
 
     @property
+    def dtype(self):
+        return self.store.dtype
+
+    @property
     def nbytes(self) -> int:
-        return self.grads.nbytes
+        return self.numel * self.store.dtype.itemsize
+
+    def piece(self, flat, i: int):
+        """Slot ``i``'s part of ``flat`` (an array laid out like this bucket's slice), shaped like its parameter."""
+        offsets, base = self.store.offsets, self.store.offsets[self.lo]
+        return flat[offsets[i] - base:offsets[i + 1] - base].reshape(self.store.shapes[i])
 
 
-def assign_buckets(params: Sequence[Tensor], names: Sequence[str], cap_bytes: int,
+def assign_buckets(stores: Sequence[GradStore], names: Sequence[str], cap_bytes: int,
                    first_cap_bytes: int = FIRST_BUCKET_BYTES) -> list[Bucket]:
-    """Group parameters (reverse order) into buckets of at most ``cap_bytes`` (the first: ``first_cap_bytes``)."""
+    """Cut ``stores`` (in order; ``names`` of all their parameters, in order) into buckets of contiguous slots,
+    from the last slot backwards: at most ``cap_bytes`` each (the first: ``first_cap_bytes``)."""
     buckets: list[Bucket] = []
-    current: list[int] = []
-    size = 0
     cap = min(first_cap_bytes, cap_bytes)
-    for i in reversed(range(len(params))):
-        p = params[i]
-        if current and (size + p._data.nbytes > cap or p._data.dtype != params[current[0]]._data.dtype):
-            buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
-            current, size, cap = [], 0, cap_bytes
-        current.append(i)
-        size += p._data.nbytes
-    if current:
-        buckets.append(Bucket(len(buckets), [params[j] for j in current], [names[j] for j in current]))
+    starts = [0]
+    for store in stores:
+        starts.append(starts[-1] + len(store))
+    for store, start in reversed(list(zip(stores, starts))):
+        hi, size = len(store), 0
+        for i in reversed(range(len(store))):
+            nbytes = (store.offsets[i + 1] - store.offsets[i]) * store.dtype.itemsize
+            if i + 1 < hi and size + nbytes > cap:
+                buckets.append(Bucket(len(buckets), store, i + 1, hi, list(names[start + i + 1:start + hi])))
+                hi, size, cap = i + 1, 0, cap_bytes
+            size += nbytes
+        buckets.append(Bucket(len(buckets), store, 0, hi, list(names[start:start + hi])))
+        cap = cap_bytes
     return buckets
-
-
-def _dtype_runs(params: Sequence[Tensor]) -> list[list[Tensor]]:
-    """``params`` cut where the dtype changes (buckets never span such a cut)."""
-    runs: list[list[Tensor]] = []
-    for p in params:
-        if runs and runs[-1][0]._data.dtype == p._data.dtype:
-            runs[-1].append(p)
-        else:
-            runs.append([p])
-    return runs
 
 
 class Reducer:
@@ -129,13 +129,13 @@ class Reducer:
         self.scale = 1.0 / self.world if self.averages else 1.0  # what gradients are multiplied by before the sum
         self.nonfinite_policy = ""
         self.set_nonfinite_policy(nonfinite_grads)
-        self.buckets = assign_buckets(params, names, int(bucket_cap_mb * (1 << 20)))
-        # The gradients' homes, laid out now in registration order (one buffer per run of one dtype): each
-        # bucket is a stretch of one, so backward writes the gradients where they are reduced, from the
-        # first step on (autograd/grad_home.py; parameters that already have homes keep them).
-        self.grad_buffers = [buf for run in _dtype_runs(params) if (buf := lay_out(run)) is not None]
+        # The gradient store, built now in registration order (one per run of one dtype; an optimizer's store
+        # made before for exactly these parameters is kept): each bucket is a slice of it, so backward writes
+        # the gradients where they are reduced, from the first step on (autograd/grad_store.py).
+        self.grad_stores = build_stores(list(params), as_view=gradient_as_bucket_view, reuse=True)
+        self.buckets = assign_buckets(self.grad_stores, names, int(bucket_cap_mb * (1 << 20)))
         self.table = lockstep.new_table(self.world)
-        self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.grads.dtype))
+        self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.dtype))
                                             for b in self.buckets])
         self._table_work = None  # the table's all-reduce in flight
         self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
@@ -193,6 +193,7 @@ class Reducer:
             bucket.work = None
             bucket.future = None
             bucket.in_place = False
+            bucket.staging = None
             ready[:] = [False] * len(ready)
         self._next_launch = 0
         self._nonfinite = False
@@ -201,13 +202,12 @@ class Reducer:
 
     def shadow_backward(self) -> None:
         """For a rank that has joined (run out of data): take part in one backward's all-reduces with zeros."""
-        for bucket in self.buckets:
-            bucket.grads[...] = 0
         self.reduce_all()
         self._check_lockstep(joined=True)
 
     def reduce_all(self) -> None:
-        """All-reduce every bucket as it stands, as a backward does once all gradients have landed."""
+        """All-reduce zeros for every bucket (a joined rank's part), as a backward does once all gradients
+        have landed."""
         self.prepare_for_backward()
         self._armed = False
         for bucket in self.buckets:
@@ -247,7 +247,7 @@ class Reducer:
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]
             bucket.started = started = trace.start()
-            grads = self._gradients_of(bucket) if from_params else bucket.grads
+            grads = self._gradients_of(bucket) if from_params else xp.zeros(bucket.numel, bucket.dtype)
             if started is not None:
                 trace.finish("scale", "ddp", started, bucket=bucket.index)
             if self.nonfinite_policy != "off" and not self._nonfinite:
@@ -270,49 +270,50 @@ class Reducer:
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
 
-        Normally the bucket's stretch of the gradient buffer (autograd/grad_home.py), where backward
+        Normally the bucket's slice of the gradient store (autograd/grad_store.py), where backward
         wrote the gradients: reduced in place, nothing copied in or out. A parameter that got no
-        gradient in this backward (find_unused_parameters) contributes zeros, written in its home.
-        Only when a gradient is not in its home (held elsewhere, set by hand), the bucket's spare
-        buffer, filled from the gradients. Scaling before summing keeps magnitudes small, as
-        PyTorch does.
+        gradient in this backward (find_unused_parameters) contributes zeros, written in its slot.
+        Only when a gradient is not in its slot (one assigned by hand, one kept from before a
+        zero_grad that cleared only some): with ``gradient_as_bucket_view`` it is copied into its
+        slot, which becomes its ``.grad`` (as PyTorch does); else the bucket is gathered into a
+        staging copy whose result is copied back into each ``.grad`` at the end (PyTorch copies too).
+        Scaling before summing keeps magnitudes small, as PyTorch does.
         """
         factor = 1.0 if self._comm_hook is not None else self.scale  # a communication hook averages itself
-        scale = bucket.grads.dtype.type(factor)
-        ready = self._ready[bucket.index]
+        store, ready = bucket.store, self._ready[bucket.index]
         if not all(ready):
-            for p, done in zip(bucket.params, ready):
-                if not done and (home := zeroed_home(p)) is not None:
-                    p._grad = Tensor._make(home) if p._grad is None else p._grad
-        # bucket.params are in reverse registration order; gradient buffers in registration order
-        region = flat_grads(bucket.params[::-1])
+            for i, (p, done) in enumerate(zip(bucket.params, ready), bucket.lo):
+                if done:
+                    continue
+                if p._grad is None:
+                    store.issue_zeros(i)
+                elif store.holds(i, p._grad):
+                    p._grad._data.fill(0)
+        region = store.region(bucket.lo, bucket.hi)
+        if region is None and store.as_view:  # (adopt never fails in this mode)
+            for i, p in enumerate(bucket.params, bucket.lo):
+                if not store.holds(i, p._grad):
+                    store.adopt(i)
+            region = store.region(bucket.lo, bucket.hi)
         if region is not None:
             bucket.in_place = True
-            if factor != 1.0:
-                xp.multiply(region, scale, out=region)
-            return region
-        for slot, (p, view) in enumerate(zip(bucket.params, bucket.views)):
-            if not ready[slot]:
-                view[...] = 0
-            elif factor == 1.0:
-                if p._grad._data is not view:
-                    view[...] = p._grad._data
-            else:
-                xp.multiply(p._grad._data, scale, out=view)
-        return bucket.grads
+        else:
+            region = bucket.staging = xp.empty(bucket.numel, bucket.dtype)
+            for i, p in enumerate(bucket.params, bucket.lo):
+                bucket.piece(region, i)[...] = 0 if p._grad is None else p._grad._data
+        if factor != 1.0:
+            xp.multiply(region, region.dtype.type(factor), out=region)
+        return region
 
     def _run_comm_hook(self, bucket: Bucket, grads):
         """Hand ``grads`` (the bucket's gradients end to end) to the communication hook; its Future."""
         from ..futures import Future
         from .grad_bucket import GradBucket
 
-        order = bucket.params[::-1] if grads is not bucket.grads else bucket.params  # how they lie in grads
-        offsets, offset = [], 0
-        for p in order:
-            offsets.append(offset)
-            offset += p._data.size
+        offsets = [o - bucket.store.offsets[bucket.lo] for o in bucket.store.offsets[bucket.lo:bucket.hi]]
         state, hook = self._comm_hook
-        view = GradBucket(bucket.index, Tensor._make(grads), order, offsets, bucket.index == len(self.buckets) - 1)
+        view = GradBucket(bucket.index, Tensor._make(grads), bucket.params, offsets,
+                          bucket.index == len(self.buckets) - 1)
         future = hook(state, view)
         if not isinstance(future, Future):
             raise TypeError(f"DistributedDataParallel: the communication hook {getattr(hook, '__name__', hook)!r} "
@@ -357,18 +358,14 @@ class Reducer:
         if not synchronised:
             return
         for bucket in self.buckets:
-            if bucket.in_place:
+            if bucket.staging is None:
                 continue  # the gradients themselves were reduced
-            for p, view in zip(bucket.params, bucket.views):
-                if self.as_view:
-                    if p._grad is None:
-                        p._grad = Tensor._make(view)
-                    else:
-                        p._grad._data = view
-                elif p._grad is None:
-                    p._grad = Tensor._make(view.copy())
+            for i, p in enumerate(bucket.params, bucket.lo):
+                reduced = bucket.piece(bucket.staging, i)
+                if p._grad is None:
+                    set_first_grad(p, reduced)
                 else:
-                    p._grad._data[...] = view
+                    p._grad._data[...] = reduced
 
     def _check_lockstep(self, joined: bool = False) -> bool:
         """Read the backward's rank table. False when this step's gradients must be dropped on every rank."""
@@ -383,9 +380,7 @@ class Reducer:
             raise RuntimeError(f"DistributedDataParallel: {where} (nonfinite_grads='raise').")
         _warnings.warn(f"DistributedDataParallel: {where}; every rank skips this optimizer step "
                        "(all .grad set to None), so the replicas stay identical.", RuntimeWarning)
-        for bucket in self.buckets:
-            for p in bucket.params:
-                p._grad = None
+        zero_grads([p for bucket in self.buckets for p in bucket.params], set_to_none=True)
         return False
 
     def _wait_all(self) -> None:

@@ -38,7 +38,6 @@ class Adagrad(Optimizer):
     ``sum`` and of the parameter change; ``weight_decay`` is refused (RuntimeError), as in PyTorch.
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,

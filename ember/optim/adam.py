@@ -10,7 +10,7 @@ from typing import Any
 from .._backend import xp
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ._helpers import check_betas
+from ._helpers import check_betas, lerp_, second_moment_
 from .optimizer import (
     Optimizer,
     adam_family_decay,
@@ -45,13 +45,14 @@ class Adam(Optimizer):
         maximize: maximize the objective instead of minimizing it (default: False).
         decoupled_weight_decay: shrink the parameter directly instead of adding an L2 term to the
             gradient, i.e. AdamW (default: False).
-        foreach, capturable, differentiable, fused: accepted for PyTorch compatibility.
+        foreach: ``False`` runs the readable reference ``_single_tensor_adam``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        capturable, differentiable, fused: accepted for PyTorch compatibility.
 
     State per parameter: ``step`` (0-d float tensor), ``exp_avg``, ``exp_avg_sq``, and
     ``max_exp_avg_sq`` when ``amsgrad``.
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -73,6 +74,16 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
 
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        beta1, beta2 = group["betas"]
+        _single_tensor_adam(params, grads, [s["exp_avg"]._data for s in states],
+                            [s["exp_avg_sq"]._data for s in states],
+                            [s["max_exp_avg_sq"]._data for s in states] if group["amsgrad"] else None,
+                            [s["step"]._data for s in states], amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
+                            lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                            maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
+        return True
+
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         lr, (beta1, beta2) = group["lr"], group["betas"]
         step = state["step"]._data
@@ -91,18 +102,42 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"]._data if group["amsgrad"] else None)
 
 
+def _single_tensor_adam(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, max_exp_avg_sqs: list | None,
+                        state_steps: list, *, amsgrad: bool, beta1: float, beta2: float, lr: float,
+                        weight_decay: float, eps: float, maximize: bool, decoupled_weight_decay: bool) -> None:
+    """The reference Adam/AdamW step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
+    arrays ``params`` and the state arrays (``state_steps``: 0-d arrays)."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param
+        exp_avg += (1 - beta1) * (grad - exp_avg)  # PyTorch's lerp_(grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        step = float(step_t)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+        if amsgrad:
+            xp.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            denom = xp.sqrt(max_exp_avg_sqs[i]) / bias_correction2_sqrt + eps
+        else:
+            denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+        param -= (lr / bias_correction1) * exp_avg / denom
+
+
 def _adam_rows(p, g, m, v, tmp, gbuf, vmax, *, shrink, weight_decay, maximize, beta1, beta2, eps_c, step_size):
     """One Adam step on matching pieces of the arrays (see ``Adam``); gbuf holds the decayed gradient."""
     if shrink is not None:
         p *= shrink
     if gbuf is not None:
         g = decayed_grad_into(p, g, weight_decay, maximize, gbuf)
-    xp.subtract(g, m, out=tmp)  # m <- m + (1 - beta1) (g - m), PyTorch's lerp
-    tmp *= 1 - beta1
-    m += tmp
-    v *= beta2
-    xp.multiply(g, g, out=tmp)
-    add_scaled(v, tmp, 1 - beta2, tmp)
+    lerp_(m, g, 1 - beta1, tmp)  # the Adam family's moment helpers (_helpers.py)
+    second_moment_(v, g, beta2, tmp)
     if vmax is not None:
         v = xp.maximum(vmax, v, out=vmax)
     xp.sqrt(v, out=tmp)

@@ -1,11 +1,14 @@
 """The ``Optimizer`` base: parameter groups, per-parameter state, zero_grad, state_dict.
 
 Every built-in optimizer is a subclass that writes two short methods, side by
-side (the readable per-parameter reference, as in PyTorch's
-``_single_tensor_*`` functions and MLX's ``apply_single``):
+side (per parameter, as MLX's ``apply_single``):
 
     _init_state(p, state, group)      fill ``state`` the first time ``p`` is stepped
     _update(p, g, state, group)       one update of the array ``p`` from its gradient ``g``
+
+and, where the fast ``_update`` is not itself the plainest statement of the
+arithmetic (SGD, Adam/AdamW), ``_reference_step`` calling a ``_single_tensor_*``
+function written as PyTorch's.
 
 ``_update`` works on the raw arrays (``param._data``, ``param.grad._data``) and
 changes them in place with ``out=`` ufuncs; its temporaries live in per-dtype
@@ -14,10 +17,17 @@ of a million-element parameter is a handful of NumPy calls and no allocation.
 ``step`` bumps each updated parameter's version counter, so a graph that saved
 the old value notices.
 
-Fast path: built-ins set ``_flat_step`` (their ``_update`` is elementwise), and
-``step`` then runs ``_update`` once per group on flat buffers holding all of the
-group's parameters, gradients and state (``_flat.py``) — the same arithmetic in a
-handful of NumPy calls. ``foreach=False`` on a group selects the per-parameter path.
+Two implementations per built-in, as in PyTorch: ``foreach=False`` on a group runs the
+readable per-parameter reference (``_single_tensor_*`` functions beside each optimizer, the
+arithmetic of PyTorch's, called through ``_reference_step``); otherwise ``_update`` runs per
+parameter, in place on the parameter's own array, split over the intra-op threads
+(``ember/_parallel.py``) with scratch buffers reused across parameters and steps. Tests check
+each against the other and against PyTorch. Parameters are never re-pointed to other memory:
+an array taken from a parameter (``p.detach().numpy()``) keeps aliasing it, as in PyTorch.
+
+Gradients: the optimizer gives its parameters a gradient store at construction when they do not
+have one (``autograd/grad_store.py``; DistributedDataParallel, built first, gives its own), so
+backward writes them end to end; the step reads each ``.grad`` where it lies.
 
 Custom optimizers written the PyTorch way (override ``step`` and loop over
 ``self.param_groups``) work too.
@@ -39,9 +49,9 @@ from .._backend import xp
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_store import build_stores, zero_grads
 from ..utils import hooks as _hooks
 from ..utils.hooks import RemovableHandle
-from . import _flat
 
 
 class Optimizer:
@@ -56,11 +66,6 @@ class Optimizer:
     keyed by parameter). ``state_dict()`` has PyTorch's layout.
     """
 
-    # The flat fast path (``_flat``): True only where ``_update`` is elementwise, so one call over a
-    # group's concatenated parameters equals one call per parameter. A group with foreach=False
-    # takes the per-parameter path. ``_flat_scalar_state``: state keys holding one scalar per parameter.
-    _flat_step = False
-    _flat_scalar_state: tuple = ("step",)
     # Whether every non-scalar state tensor has its parameter's shape (checked when a state dict is loaded).
     # False for optimizers whose state spans all parameters at once (LBFGS).
     _state_shaped_like_params = True
@@ -85,7 +90,6 @@ class Optimizer:
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         self._scratch_bufs: dict = {}
-        self._layouts: dict[int, _flat.Layout] = {}  # group index -> its flat layout (the fast path)
         self._step_pre_hooks: list = []
         self._step_post_hooks: list = []
         groups = list(params)
@@ -95,6 +99,8 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+        self._build_grad_store([p for group in self.param_groups for p in group["params"]])
+        self._constructed = True  # a later add_param_group builds its parameters' store itself
 
     def __repr__(self) -> str:
         out = f"{type(self).__name__} ("
@@ -109,7 +115,6 @@ class Optimizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_scratch_bufs", {})
-        self.__dict__.setdefault("_layouts", {})
         self.__dict__.setdefault("_step_pre_hooks", [])
         self.__dict__.setdefault("_step_post_hooks", [])
 
@@ -168,6 +173,16 @@ class Optimizer:
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+        if self.__dict__.get("_constructed"):
+            self._build_grad_store(params)
+
+    def _build_grad_store(self, params: list) -> None:
+        """Give ``params`` that have no gradient store one (in this order; DistributedDataParallel, built
+        first, has built its own), so backward writes their gradients end to end (autograd/grad_store.py)."""
+        free = [p for p in dict.fromkeys(params) if p._grad_slot is None and p._requires_grad
+                and p._data.dtype.kind == "f" and not p.is_sparse]
+        if free:
+            build_stores(free)
 
     # ----------------------------------------------------------------- gradients and steps
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -178,18 +193,7 @@ class Optimizer:
         """
         started = _trace.start()
         params = [p for group in self.param_groups for p in group["params"]]
-        for p in params:
-            g = p._grad
-            if g is None:
-                continue
-            if set_to_none:
-                p._grad = None
-            elif g.is_sparse:
-                g.zero_()  # no entries left, as in PyTorch
-            else:
-                g.grad_fn, g._requires_grad = None, False
-                g._data.fill(0)
-                g._bump_version()
+        zero_grads(params, set_to_none)
         if _hooks.grad_edit_hooks:
             _hooks.run_grad_edit_hooks("zero_grad", params)
         _trace.finish(f"{type(self).__name__}.zero_grad", "optim", started)
@@ -201,25 +205,27 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for i, group in enumerate(self.param_groups):
+        for group in self.param_groups:
             sparse = [p for p in group["params"] if p._grad is not None and p._grad.is_sparse]
             if sparse:  # stepped on their own; the group's dense gradients as usual
                 self._step_sparse(sparse, group)
-            if self._flat_step and group.get("foreach") is not False and self._step_flat(i, group):
+            params = [p for p in group["params"] if p._grad is not None and not p._grad.is_sparse]
+            if not params:
                 continue
-            if i in self._layouts:  # a per-parameter step may leave parameters at different step counts
-                self._layouts.pop(i).release()
-            for p in group["params"]:
-                g = p._grad
-                if g is None or g.is_sparse:
-                    continue
+            states = []
+            for p in params:
                 state = self.state[p]
                 if not state:
                     self._init_state(p._data, state, group)
-                if p._data.dtype.kind == "c":
-                    _update_as_real(self, p._data, g._data, state, group)
-                else:
-                    self._update(p._data, g._data, state, group)
+                states.append(state)
+            arrays, grads = [p._data for p in params], [p._grad._data for p in params]
+            if not (group.get("foreach") is False and self._reference_step(arrays, grads, states, group)):
+                for p, g, state in zip(arrays, grads, states):
+                    if p.dtype.kind == "c":
+                        _update_as_real(self, p, g, state, group)
+                    else:
+                        self._update(p, g, state, group)
+            for p in params:
                 p._bump_version()
         return loss
 
@@ -239,25 +245,13 @@ class Optimizer:
         """One update of the array ``p`` from its sparse gradient ``g`` (a ``SparseCOO``); where ``_sparse_grads``."""
         raise NotImplementedError(f"{type(self).__name__} sets _sparse_grads but has no _update_sparse")
 
-    def _step_flat(self, index: int, group: dict[str, Any]) -> bool:
-        """One ``_update`` over group ``index`` laid out flat (see ``_flat``); False when it cannot be."""
-        params = [p for p in group["params"] if p._grad is not None and not p._grad.is_sparse]
-        if not params:
-            return True
-        layout = self._layouts.get(index)
-        if layout is None or not layout.holds(params, self.state):
-            if layout is not None:
-                del self._layouts[index]
-                layout.release()
-            layout = _flat.build(self, params, group)
-            if layout is None:
-                return False
-            self._layouts[index] = layout
-        layout.step(self, group)
-        return True
-
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Fill ``state`` for parameter array ``p`` before its first update (default: nothing)."""
+
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        """``foreach=False``: the readable per-parameter reference (a ``_single_tensor_*`` function) on the
+        arrays of ``params`` and ``grads``; False where an optimizer has none (``_update`` then runs)."""
+        return False
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError(
@@ -481,7 +475,8 @@ _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
     """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
 
-    ``foreach=False`` selects the per-parameter path (otherwise the flat fast path runs where it can);
+    ``foreach=False`` selects the readable per-parameter reference where an optimizer has one (SGD, Adam,
+    AdamW: ``_single_tensor_*``), otherwise the threaded in-place update runs;
     ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating through ``step``)
     is not supported.
     """

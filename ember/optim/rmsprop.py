@@ -40,8 +40,6 @@ class RMSprop(Optimizer):
     ``grad_avg`` (centered).
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
-
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

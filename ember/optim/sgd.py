@@ -38,7 +38,9 @@ class SGD(Optimizer):
         weight_decay: L2 penalty added to the gradient (default: 0).
         nesterov: Nesterov momentum; needs ``momentum > 0`` and ``dampening == 0`` (default: False).
         maximize: maximize the objective instead of minimizing it (default: False).
-        foreach, differentiable, fused: accepted for PyTorch compatibility (see ``compat_options``).
+        foreach: ``False`` runs the readable reference ``_single_tensor_sgd``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        differentiable, fused: accepted for PyTorch compatibility (see ``compat_options``).
 
     State per parameter: ``momentum_buffer`` (only when ``momentum != 0``).
 
@@ -48,7 +50,6 @@ class SGD(Optimizer):
     each step; the values are the same).
     """
 
-    _flat_step = True  # _update is elementwise: the flat fast path applies
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
@@ -76,6 +77,16 @@ class SGD(Optimizer):
         # every element is updated on its own: split among the intra-op threads, in cache-sized blocks
         parallel_blocks(kernel, p, g, self._scratch(g, 1) if decayed else None, buf, self._scratch(p))
 
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        buffers = [s["momentum_buffer"]._data if "momentum_buffer" in s else None for s in states]
+        _single_tensor_sgd(params, grads, buffers, weight_decay=group["weight_decay"], momentum=group["momentum"],
+                           lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
+                           maximize=group["maximize"])
+        if group["momentum"]:
+            for state, buf in zip(states, buffers):
+                state.setdefault("momentum_buffer", Tensor._make(buf))
+        return True
+
     def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         # The dense update's arithmetic on the gradient's rows: g + weight_decay * p would be dense (PyTorch
         # refuses it: add(sparse, dense)); the momentum buffer m * b + (1 - d) * g stays sparse.
@@ -96,6 +107,25 @@ class SGD(Optimizer):
             b = buf._data
             g = (g + b.with_values(b.values * momentum)).coalesce() if group["nesterov"] else b
         update_rows(p, g, g.values, -group["lr"])
+
+
+def _single_tensor_sgd(params: list, grads: list, momentum_buffer_list: list, *, weight_decay: float,
+                       momentum: float, lr: float, dampening: float, nesterov: bool, maximize: bool) -> None:
+    """The reference SGD step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the arrays
+    ``params``; ``momentum_buffer_list[i]`` is None before parameter i's first step and is set then."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = momentum_buffer_list[i] = xp.array(grad)  # (a copy; an array even for a 0-d grad)
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * grad
+            grad = grad + momentum * buf if nesterov else buf
+        param -= lr * grad
 
 
 def _sgd_rows(p, g, gbuf, buf, tmp, *, weight_decay, maximize, momentum, dampening, nesterov, lr, first):

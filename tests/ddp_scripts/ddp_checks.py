@@ -120,6 +120,62 @@ for _ in range(2):
 check("bucket views", all(np.allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-6)
                           for p, q in zip(ddp.parameters(), viewed.parameters())))
 
+# 5b. the two modes differ as in PyTorch: a .grad held across zero_grad() keeps its values by default, and
+#     is the bucket's memory (so sees the next step's values) with gradient_as_bucket_view=True
+for as_view in (False, True):
+    m = DDP(make_model(), gradient_as_bucket_view=as_view)
+    nn.functional.mse_loss(m(x[mine]), y[mine]).backward()
+    held = m.module[0].weight.grad
+    before = held.numpy().copy()
+    m.zero_grad()
+    nn.functional.mse_loss(m(x[mine]), 3 * y[mine]).backward()
+    now = m.module[0].weight.grad.numpy()
+    if as_view:
+        check("bucket view: a held grad sees the next step", np.array_equal(held.numpy(), now)
+              and not np.allclose(before, now))
+    else:
+        check("separate: a held grad keeps its values", np.array_equal(held.numpy(), before)
+              and not np.allclose(before, now))
+    check(f"reduced in place, gradient_as_bucket_view={as_view}", all(b.in_place for b in m.reducer.buckets))
+
+# 5b'. a .grad the user assigned: backward adds into it, DDP reduces it through a copy (PyTorch copies too); it
+#      stays the user's tensor by default and becomes the bucket's view with gradient_as_bucket_view=True
+local_ref = make_model()
+nn.functional.mse_loss(local_ref(x), y).backward()  # the global mean gradient (whole batch, one process)
+for as_view in (False, True):
+    m = DDP(make_model(), gradient_as_bucket_view=as_view)
+    mine_grad = ember.ones(*m.module[0].weight.shape)
+    m.module[0].weight.grad = mine_grad
+    nn.functional.mse_loss(m(x[mine]), y[mine]).backward()
+    got = m.module[0].weight.grad
+    check(f"assigned grad reduced, gradient_as_bucket_view={as_view}",
+          (got is not mine_grad) == as_view and np.allclose(got.numpy(), 1 + local_ref[0].weight.grad.numpy(),
+                                                             atol=1e-5))
+
+# 5c. two parameter groups (weight decay on matrices only, as nanoGPT): every bucket is reduced in place, the
+#     optimizer steps each parameter on the reduced .grad where it lies (no copy), and the result is one
+#     process's on the whole batch
+def two_groups(model):
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    return ember.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0}],
+                             lr=0.01)
+
+
+reference = make_model(width=64)
+train(reference, two_groups(reference), 3, 4, shard=False)
+grouped = DDP(make_model(width=64), bucket_cap_mb=0.01)
+grouped_opt = two_groups(grouped)
+stores = {p._grad_slot[0] for p in grouped.parameters()}
+train(grouped, grouped_opt, 3, 4, shard=True)
+regions = [(b, b.store.region(b.lo, b.hi)) for b in grouped.reducer.buckets]
+check("param groups: one store in registration order, buckets are its slices",
+      len(stores) == 1 and len(grouped.reducer.buckets) >= 2 and all(r is not None for _, r in regions)
+      and all(np.shares_memory(p.grad._data, r) for b, r in regions for p in b.params))
+check("param groups: reduced in place", all(b.in_place and b.staging is None for b in grouped.reducer.buckets))
+check("param groups: ddp == full batch",
+      all(np.allclose(a, b, atol=1e-5) for a, b in zip(params_of(reference), params_of(grouped))))
+
 # 6. buffers follow rank 0; state_dict keys as PyTorch
 def gather(t):
     out = [ember.zeros_like(t) for _ in range(world)]

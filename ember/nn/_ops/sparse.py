@@ -6,7 +6,7 @@ from ..._backend import xp
 from ..._sparse import SparseCOO
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
-from ...autograd.graph import Node, leaf_home_to_fill
+from ...autograd.graph import Node, leaf_slot_to_fill
 from ...random import rng_of
 
 
@@ -22,7 +22,7 @@ class Embedding(Node):
         if self.sparse:
             return self._sparse_grad(flat, gflat, g), None
         rows, sums = _segment_sum(flat, gflat, self.scale)
-        gw = leaf_home_to_fill(self, 0)  # the weight's .grad-to-be (an optimizer's flat buffer): no copy later
+        gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
         if gw is None:
             gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
         else:

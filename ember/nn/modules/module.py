@@ -18,6 +18,7 @@ from ..._device import check_device
 from ..._dtype import float16, float32, float64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
@@ -372,20 +373,7 @@ class Module:
         """Reset every parameter's gradient: to None (default) or to zeros."""
         started = _trace.start()
         params = list(self.parameters())
-        for p in params:
-            if p._grad is None:
-                continue
-            if set_to_none:
-                p._grad = None
-            else:
-                g = p._grad
-                if g.grad_fn is not None:
-                    g.detach_()
-                if g.is_sparse:
-                    g.zero_()  # no entries left, as in PyTorch
-                    continue
-                g._data[...] = 0
-                g._bump_version()
+        zero_grads(params, set_to_none)
         if _hooks.grad_edit_hooks:
             _hooks.run_grad_edit_hooks("zero_grad", params)
         _trace.finish(f"{type(self).__name__}.zero_grad", "optim", started)

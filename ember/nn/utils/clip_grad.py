@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from ... import _trace
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.grad_home import flat_grads
+from ...autograd.grad_store import flat_grads
 from ...utils import hooks as _hooks
 
 _Params = Tensor | Iterable[Tensor]
@@ -82,8 +82,8 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
 
 
 def _flat(parameters: _Params):
-    """The one array the gradients of ``parameters`` are consecutive views of (an optimizer's gradient
-    buffer, see autograd/grad_home.py), so one NumPy call covers them all; else None."""
+    """The one array the gradients of ``parameters`` are consecutive views of (their gradient store, see
+    autograd/grad_store.py), so one NumPy call covers them all; else None."""
     return flat_grads(parameters) if not isinstance(parameters, Tensor) else None
 
 
@@ -103,7 +103,7 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
 
     Returns the total norm before clipping (a 0-d tensor). ``foreach`` is accepted for
     compatibility; the computation is already vectorised per gradient, and is one NumPy call
-    for all of them when they live in one optimizer gradient buffer.
+    for all of them when they are one gradient store's, in order.
     """
     started = _trace.start()
     parameters = _listed(parameters, "clip_grad_norm_", max_norm)

@@ -1,0 +1,222 @@
+"""Gradient memory: one explicit store per set of parameters, and the one place a dense ``.grad`` is set.
+
+A ``GradStore`` covers a fixed list of parameters of one dtype, in a known order, and each of them
+knows its slot (``p._grad_slot = (store, index)``). Their gradients lie end to end in one flat
+buffer, so DDP all-reduces a bucket (a run of consecutive slots) in place, and ``clip_grad_norm_``
+measures all gradients with one call. Who builds it: ``DistributedDataParallel`` at construction
+(registration order, its buckets are contiguous slices), otherwise the optimizer at construction
+(its parameters in group order). Parameters without a store get a fresh array per gradient, as in
+PyTorch. Nothing is decided by reference counts and nothing is process-wide.
+
+The mode is fixed at construction (PyTorch's ``gradient_as_bucket_view``):
+
+``"separate"`` (the default): a ``.grad`` the user holds from an earlier step never changes after
+``zero_grad()``, as in PyTorch. The store hands out *generations*: each slot of the current flat
+buffer is free, lent (to a backward that builds the gradient directly in it, ``slot_to_fill``) or
+issued (it became a ``.grad``). The first gradient of a slot that was already issued starts a new
+flat buffer (a new generation: ``np.empty``, as PyTorch allocates fresh gradients each step); an old
+buffer is freed by Python once nobody refers to it. ``zero_grad()`` (set_to_none) drops the store's
+own reference to the generation when every ``.grad`` of the store is cleared, so the next backward
+reuses the freed memory and peak memory is one buffer. ``zero_grad(set_to_none=False)`` zeroes in
+place and keeps the generation; a second backward adds into ``.grad`` in place.
+
+``"view"`` (DDP with ``gradient_as_bucket_view=True``): the buffer lives as long as the store and
+``.grad`` is always a view of it: a ``.grad`` held across ``zero_grad()`` sees the next step's values,
+as in PyTorch.
+
+A ``.grad`` the user assigned (``p.grad = t``) is foreign: backward adds into it in place; DDP copies it
+into a bucket to reduce it and back (PyTorch copies too). When gradients are recorded tensors
+(``create_graph=True``), they are to bypass the store: ``set_first_grad`` takes plain arrays only.
+
+Who sets ``.grad`` (besides the user): ``set_first_grad`` (backward's first gradient, and DDP's rare path),
+``GradStore.issue_zeros`` / ``GradStore.adopt`` (DDP: an unused parameter's zeros, a foreign gradient taken
+into view mode's bucket) and ``zero_grads``, all here; sparse gradients (graph.py) live outside stores.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .._backend import xp
+from .._tensor import Tensor
+
+FREE, LENT, ISSUED = 0, 1, 2  # a slot's state in the current generation
+
+
+class GradStore:
+    """Gradient memory of ``params`` (one dtype), end to end in this order. See the module docstring."""
+
+    __slots__ = ("shapes", "offsets", "size", "dtype", "as_view", "flat", "views", "state", "_params",
+                 "__weakref__")
+
+    def __init__(self, params: list, *, as_view: bool = False) -> None:
+        if not params:
+            raise ValueError("GradStore needs at least one parameter")
+        self.dtype = params[0]._data.dtype
+        if any(p._data.dtype != self.dtype for p in params):
+            raise ValueError("a GradStore holds gradients of one dtype")
+        self.shapes = [p._data.shape for p in params]
+        self.offsets = [0]
+        for p in params:
+            self.offsets.append(self.offsets[-1] + p._data.size)
+        self.size = self.offsets[-1]
+        self.as_view = as_view
+        self._params = [weakref.ref(p) for p in params]  # weak: a store never keeps a model alive
+        self.flat = self.views = None  # the current generation (None until the first gradient)
+        self.state: list[int] = []
+        if as_view:  # one buffer for the store's whole life
+            self._new_generation()
+        for i, p in enumerate(params):
+            p._grad_slot = (self, i)
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    def params(self) -> list:
+        """The parameters, in slot order (None for one that has been freed)."""
+        return [ref() for ref in self._params]
+
+    def _new_generation(self) -> None:
+        self.flat = xp.zeros(self.size, self.dtype) if self.as_view else xp.empty(self.size, self.dtype)
+        self.views = [self.flat[a:b].reshape(s) for a, b, s in zip(self.offsets, self.offsets[1:], self.shapes)]
+        self.state = [FREE] * len(self.shapes)
+
+    # ------------------------------------------------------------------ handing out slots
+    def slot_of(self, t: Tensor) -> int | None:
+        """``t``'s slot index while ``t`` still has the shape and dtype it had when the store was built
+        (``p.data = ...`` may change them: that parameter's gradients then live outside the store)."""
+        i = t._grad_slot[1]
+        return i if self.shapes[i] == t._data.shape and self.dtype == t._data.dtype else None
+
+    def _issue(self, i: int, grad) -> Tensor:
+        """The new ``.grad`` of slot ``i`` holding ``grad`` (copied, unless ``grad`` is the slot's own lent array)."""
+        if self.flat is None or (self.state[i] == ISSUED and not self.as_view):
+            self._new_generation()
+        view = self.views[i]
+        if grad is not view:
+            xp.copyto(view, grad)
+        self.state[i] = ISSUED
+        return Tensor._make(view)
+
+    def adopt(self, i: int) -> None:
+        """View mode: slot ``i`` becomes its parameter's ``.grad``, holding the values of the ``.grad`` it had (one
+        the user assigned), or zeros when it had none."""
+        p = self._params[i]()
+        if p is not None:
+            p._grad = self._issue(i, p._grad._data) if p._grad is not None else self.issue_zeros(i)
+
+    def slot_to_fill(self, i: int):
+        """Slot ``i``'s array for a backward to build its whole first gradient in (no copy later), or None
+        when the slot is not free in the current generation. Never starts a generation that would split
+        the other gradients from theirs."""
+        if self.flat is None:
+            self._new_generation()
+        elif self.state[i] != FREE and not (self.as_view and self.state[i] == ISSUED):
+            return None
+        self.state[i] = LENT
+        return self.views[i]
+
+    def issue_zeros(self, i: int) -> Tensor | None:
+        """Slot ``i`` filled with zeros as its parameter's new ``.grad`` (DDP's unused parameter, which has none),
+        returned; None (nothing set) when that would start a new generation."""
+        p = self._params[i]()
+        if p is None or self.flat is None or (self.state[i] == ISSUED and not self.as_view):
+            return None
+        self.views[i].fill(0)
+        self.state[i] = ISSUED
+        p._grad = Tensor._make(self.views[i])
+        return p._grad
+
+    def holds(self, i: int, grad: Tensor | None) -> bool:
+        """Whether ``grad`` is slot ``i`` of the current generation."""
+        return grad is not None and self.flat is not None and grad._data is self.views[i]
+
+    # ------------------------------------------------------------------ reading gradients where they lie
+    def region(self, lo: int, hi: int):
+        """The flat stretch of slots ``lo``..``hi - 1`` when each is its parameter's ``.grad`` (else None)."""
+        if self.flat is None:
+            return None
+        for i in range(lo, hi):
+            p = self._params[i]()
+            if p is None or p._grad is None or p._grad._data is not self.views[i]:
+                return None
+        return self.flat if lo == 0 and hi == len(self.shapes) else self.flat[self.offsets[lo]:self.offsets[hi]]
+
+    def release_if_cleared(self) -> None:
+        """Drop the store's reference to the current generation when no ``.grad`` is a view of it any more
+        (after ``zero_grad``): its memory goes back to the allocator for the next backward (separate mode)."""
+        if self.as_view or self.flat is None:
+            return
+        for i, ref in enumerate(self._params):
+            p = ref()
+            if p is not None and p._grad is not None and p._grad._data is self.views[i]:
+                return
+        self.flat = self.views = None
+        self.state = []
+
+
+def set_first_grad(t: Tensor, grad) -> None:
+    """Set ``t.grad`` (None until now) to a copy of the array ``grad``: in ``t``'s slot of its store when it has one
+    that still fits ``t`` (``grad`` may be that slot's lent array: no copy), else a new array."""
+    store = t._grad_slot[0] if t._grad_slot is not None else None
+    i = store.slot_of(t) if store is not None else None
+    t._grad = store._issue(i, grad) if i is not None else Tensor._make(grad.astype(t._data.dtype, copy=True))
+
+
+def store_of(params: list) -> GradStore | None:
+    """The store whose slots are exactly ``params`` in order, or None."""
+    slot = params[0]._grad_slot if params else None
+    if slot is None or slot[1] != 0 or len(slot[0]) != len(params):
+        return None
+    store = slot[0]
+    for i, p in enumerate(params):
+        s = p._grad_slot
+        if s is None or s[0] is not store or s[1] != i:
+            return None
+    return store
+
+
+def flat_grads(params: list):
+    """The one flat array whose consecutive slots are the ``.grad`` of ``params`` (a whole store, in order),
+    or None: lets ``clip_grad_norm_`` work on one array."""
+    store = store_of(params)
+    return store.region(0, len(store)) if store is not None else None
+
+
+def build_stores(params: list, *, as_view: bool = False, reuse: bool = False) -> list[GradStore]:
+    """A store for each run of ``params`` of one dtype (runs cut where the dtype changes), in order; with
+    ``reuse``, a run that already is one store of this mode keeps it."""
+    runs: list[list] = []
+    for p in params:
+        if runs and runs[-1][0]._data.dtype == p._data.dtype:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    stores = []
+    for run in runs:
+        store = store_of(run) if reuse else None
+        stores.append(store if store is not None and store.as_view == as_view else GradStore(run, as_view=as_view))
+    return stores
+
+
+def zero_grads(params: list, set_to_none: bool) -> None:
+    """``zero_grad`` of an optimizer or a module: ``.grad`` set to None (and stores whose gradients are all
+    cleared let their buffer go), or zeroed in place (a sparse one keeps no entries), as in PyTorch."""
+    stores = set()
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        if set_to_none:
+            p._grad = None
+            if p._grad_slot is not None:
+                stores.add(p._grad_slot[0])
+        elif g.is_sparse:
+            g.zero_()
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            g._data.fill(0)
+            g._bump_version()
+    for store in stores:
+        store.release_if_cleared()

@@ -1,0 +1,165 @@
+"""The gradient store (ember/autograd/grad_store.py): where ``.grad`` lives, in both modes, with PyTorch's
+semantics for held, replaced and accumulated gradients. (Under DDP on real ranks: tests/ddp_scripts.)"""
+
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember.autograd.grad_store import GradStore, flat_grads
+
+
+def _models(seed=0):
+    ember.manual_seed(seed)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 5), ember.nn.Tanh(), ember.nn.Linear(5, 2))
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), tmodel.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    return model, tmodel
+
+
+X = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+
+
+def _backward(model, fw, scale=1.0):
+    (model(fw.tensor(X)).square().sum() * scale).backward()
+
+
+def test_no_reference_counts_anywhere_in_ember():
+    root = pathlib.Path(ember.__file__).parent
+    users = [str(f.relative_to(root)) for f in root.rglob("*.py") if "getrefcount" in f.read_text()]
+    assert users == []
+
+
+def test_the_optimizer_builds_a_store_in_group_order_and_backward_writes_into_it():
+    model, _ = _models()
+    params = list(model.parameters())
+    ember.optim.SGD([{"params": params[2:]}, {"params": params[:2], "lr": 0.5}], lr=0.1)
+    store = params[2]._grad_slot[0]
+    assert [p._grad_slot for p in params[2:] + params[:2]] == [(store, i) for i in range(4)]
+    assert store.flat is None  # nothing allocated before the first gradient
+    _backward(model, ember)
+    assert flat_grads(params[2:] + params[:2]) is store.flat
+    assert flat_grads(params) is None  # not the store's order
+    ember.optim.SGD(params, lr=0.1)  # a later optimizer keeps the store it finds
+    assert params[0]._grad_slot[0] is store
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_held_grad_after_zero_grad_behaves_as_in_torch(set_to_none):
+    """set_to_none: a held .grad keeps its values (the next backward writes a new generation of the store);
+    zeros in place: the held .grad is .grad itself and sees the zeroing and the next gradient."""
+    model, tmodel = _models()
+    opt, topt = ember.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(tmodel.parameters(), lr=0.1)
+    store = model[0].weight._grad_slot[0]
+    _backward(model, ember)
+    _backward(tmodel, torch)
+    held, theld = model[0].weight.grad, tmodel[0].weight.grad
+    taken = held.numpy()  # an array taken from the .grad: the same memory
+    first_generation = store.flat
+    for o in (opt, topt):
+        o.zero_grad(set_to_none=set_to_none)
+    if set_to_none:
+        assert store.flat is None  # every .grad cleared: the store let its buffer go (the holder keeps it)
+    _backward(model, ember, 3.0)
+    _backward(tmodel, torch, 3.0)
+    assert_close(held, theld)
+    assert_close(ember.tensor(taken), theld)
+    assert (model[0].weight.grad is held) == (not set_to_none)
+    assert (store.flat is first_generation) == (not set_to_none)
+    assert flat_grads(list(model.parameters())) is store.flat  # end to end again either way
+    assert_close(model[0].weight.grad, tmodel[0].weight.grad)
+
+
+def test_a_grad_held_by_a_user_splits_nothing_when_zero_grad_cleared_only_it():
+    model, _ = _models()
+    params = list(model.parameters())
+    ember.optim.SGD(params, lr=0.1)
+    store = params[0]._grad_slot[0]
+    _backward(model, ember)
+    held = params[1].grad
+    before = held.numpy().copy()
+    params[1].grad = None  # only this one: its slot was issued, so its next gradient starts a new generation
+    _backward(model, ember, 2.0)
+    assert np.array_equal(held.numpy(), before)
+    assert np.shares_memory(params[1].grad._data, store.flat)
+    assert flat_grads(params) is None  # the others still accumulate in the previous generation
+    assert_close(params[1].grad, 2 * before, atol=1e-6)
+
+
+def test_view_mode_grad_is_always_the_same_memory_as_with_gradient_as_bucket_view():
+    model, tmodel = _models()
+    params = list(model.parameters())
+    store = GradStore(params, as_view=True)
+    flat = store.flat
+    _backward(model, ember)
+    held = params[0].grad
+    model.zero_grad()
+    assert store.flat is flat and params[0].grad is None
+    _backward(model, ember, 3.0)
+    _backward(tmodel, torch, 3.0)
+    assert np.shares_memory(held._data, params[0].grad._data)  # the held .grad sees the new values
+    assert_close(held, tmodel[0].weight.grad)
+    assert flat_grads(params) is flat
+
+
+def test_a_replaced_grad_is_accumulated_into_in_place_and_the_store_comes_back_after_zero_grad():
+    model, tmodel = _models()
+    params = list(model.parameters())
+    opt = ember.optim.SGD(params, lr=0.1)
+    mine = ember.ones(5, 4)
+    params[0].grad = mine
+    tmodel[0].weight.grad = torch.ones(5, 4)
+    _backward(model, ember)
+    _backward(tmodel, torch)
+    assert params[0].grad is mine  # backward adds into a .grad the user assigned, as PyTorch does
+    assert_close(mine, tmodel[0].weight.grad)
+    assert flat_grads(params) is None
+    opt.step()
+    opt.zero_grad()
+    _backward(model, ember)
+    assert flat_grads(params) is not None and not np.shares_memory(mine._data, flat_grads(params))
+
+
+def test_accumulation_over_backward_calls_adds_in_place():
+    model, tmodel = _models()
+    ember.optim.Adam(model.parameters())
+    _backward(model, ember)
+    _backward(tmodel, torch)
+    grads = [p.grad for p in model.parameters()]
+    arrays = [g._data for g in grads]
+    versions = [g._version for g in grads]
+    _backward(model, ember, 0.5)
+    _backward(tmodel, torch, 0.5)
+    for p, q, g, a, v in zip(model.parameters(), tmodel.parameters(), grads, arrays, versions):
+        assert p.grad is g and g._data is a and g._version > v
+        assert_close(p.grad, q.grad, atol=1e-6)
+
+
+def test_a_parameter_cast_to_another_dtype_leaves_the_store():
+    model, _ = _models()
+    ember.optim.SGD(model.parameters(), lr=0.1)
+    model.double()  # the slots no longer fit: these gradients get their own arrays
+    model(ember.tensor(X).double()).sum().backward()
+    lin = model[2]
+    assert lin.weight.grad.dtype == ember.float64
+    store = lin.weight._grad_slot[0]
+    assert store.flat is None or not np.shares_memory(lin.weight.grad._data, store.flat)
+
+
+def test_autograd_grad_and_backward_inputs_leave_held_results_alone():
+    model, _ = _models()
+    params = list(model.parameters())
+    ember.optim.SGD(params, lr=0.1)
+    (g,) = ember.autograd.grad(model(ember.tensor(X)).sum(), [params[0]])
+    before = g.numpy().copy()
+    model(ember.tensor(X)).sum().backward(inputs=[params[0]])
+    kept = params[0].grad
+    kept_values = kept.numpy().copy()
+    params[0].grad = None
+    _backward(model, ember, 5.0)
+    assert np.array_equal(g.numpy(), before) and np.array_equal(kept.numpy(), kept_values)
