@@ -36,7 +36,7 @@ def test_seed_ddp_example_runs_unmodified(backend):
 DDP_CHECKS = {
     **{f"{what}, {opt}": None for opt in ("SGD", "Adam", "Adam foreach=False")
        for what in ("ddp == full batch", "first step reduced in place", "reduced in place", "replicas identical")},
-    "no_sync accumulation": None, "grad is the global mean": None, "no_sync did not communicate": 2,
+    "no_sync accumulation": None, "accumulation reduced in place": None, "grad is the global mean": None, "no_sync did not communicate": 2,
     "sum reduction": None, "several buckets": None, "one all-reduce per bucket": None,
     "first all-reduce starts before backward ends": None, "buckets launched in order": None, "bucket views": None,
     "bucket view: a held grad sees the next step": None, "separate: a held grad keeps its values": None,

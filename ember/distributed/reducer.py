@@ -241,8 +241,8 @@ class Reducer:
         """Start the all-reduces of every complete bucket whose predecessors have started.
 
         Every rank issues the same collectives in the same order: one per bucket, in bucket
-        order (in place in the parameters' own gradient buffer when possible, else in the
-        bucket's), then, behind the last bucket, the backward's small lockstep table.
+        order (in place in the bucket's slice of the gradient store when possible, else in a
+        staging copy; zeros for a joined rank), then, behind the last bucket, the backward's small lockstep table.
         """
         while self._next_launch < len(self.buckets) and self.buckets[self._next_launch].pending == 0:
             bucket = self.buckets[self._next_launch]

@@ -82,6 +82,7 @@ with ddp.no_sync():
 local_after_no_sync = [p.grad.numpy().copy() for p in ddp.parameters()]
 (nn.functional.mse_loss(ddp(x[mine][4:]), y[mine][4:]) / 2).backward()
 accumulated = [p.grad.numpy().copy() for p in ddp.parameters()]
+check("accumulation reduced in place", all(b.in_place and b.staging is None for b in ddp.reducer.buckets))
 ddp.zero_grad()
 nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()
 check("no_sync accumulation", all(np.allclose(a, p.grad.numpy(), atol=1e-6)
