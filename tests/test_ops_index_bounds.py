@@ -95,3 +95,50 @@ def test_an_empty_index_is_never_out_of_bounds():
     x = ember.zeros(3, 0)
     assert x.gather(1, ember.zeros(3, 0, dtype=ember.int64)).shape == (3, 0)
     assert x.index_select(1, ember.zeros(0, dtype=ember.int64)).shape == (3, 0)
+
+
+SHAPES = {
+    "gather_index_smaller": lambda m: m.arange(12.0).reshape(3, 4).gather(1, m.tensor([[0, 3]])),
+    "gather_index_larger": lambda m: m.arange(12.0).reshape(3, 4).gather(1, m.zeros(4, 1, dtype=m.int64)),
+    "gather_3d_smaller": lambda m: m.arange(24.0).reshape(2, 3, 4).gather(2, m.tensor([[[1], [2]]])),
+    "scatter_index_smaller": lambda m: m.zeros(3, 4).scatter_(1, m.tensor([[0, 1]]), 1.0),
+    "scatter_index_larger": lambda m: m.zeros(3, 4).scatter_(1, m.zeros(4, 1, dtype=m.int64), 1.0),
+    "scatter_src_smaller": lambda m: m.zeros(3, 4).scatter(1, m.zeros(3, 2, dtype=m.int64), m.ones(3, 1)),
+    "scatter_add_src_smaller": lambda m: m.zeros(3, 4).scatter_add_(1, m.zeros(3, 2, dtype=m.int64), m.ones(3, 1)),
+    "scatter_add_src_larger": lambda m: m.zeros(3, 4).scatter_add(1, m.tensor([[0, 1]]), m.ones(3, 4)),
+    "index_select_2d_index": lambda m: m.zeros(3).index_select(0, m.zeros(1, 1, dtype=m.int64)),
+    "index_add_2d_index": lambda m: m.zeros(3).index_add(0, m.zeros(1, 1, dtype=m.int64), m.ones(1)),
+    "index_copy_2d_index": lambda m: m.zeros(3).index_copy(0, m.zeros(1, 1, dtype=m.int64), m.ones(1)),
+    "index_fill_2d_index": lambda m: m.zeros(3).index_fill(0, m.zeros(1, 1, dtype=m.int64), 1.0),
+    "index_put_accumulate_past_end": lambda m: m.zeros(3).index_put_((m.tensor([3]),), m.tensor(1.0),
+                                                                      accumulate=True),
+    "index_put_accumulate_negative": lambda m: m.zeros(3).index_put_((m.tensor([-1]),), m.tensor(1.0),
+                                                                      accumulate=True),
+    "bincount_weights_length": lambda m: m.bincount(m.tensor([0, 1]), weights=m.ones(3)),
+}
+
+
+@pytest.mark.parametrize("case", SHAPES)
+def test_index_shapes_as_in_pytorch(case):
+    """An index smaller than the input in the other dimensions reads (or writes) that sub-block in PyTorch;
+    NumPy would broadcast it (a result of another shape), or broadcast a smaller src."""
+    def outcome_of(m):
+        try:
+            return SHAPES[case](m).numpy()
+        except Exception as e:  # noqa: BLE001 - the type is what is compared
+            return type(e)
+
+    expected, got = outcome_of(torch), outcome_of(ember)
+    if isinstance(expected, type):
+        assert got is expected, f"{case}: ember gave {got}, PyTorch raised {expected.__name__}"
+    else:
+        assert not isinstance(got, type), f"{case}: ember raised {got.__name__}, PyTorch did not"
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_gather_of_a_sub_block_has_pytorchs_gradient():
+    xs = {m: m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_() for m in (ember, torch)}
+    for m, x in xs.items():
+        out = x.gather(1, m.tensor([[0, 3, 3], [1, 1, 2]]))
+        out.backward(m.arange(6.0, dtype=m.float64).reshape(2, 3))
+    np.testing.assert_array_equal(xs[ember].grad.numpy(), xs[torch].grad.numpy())
