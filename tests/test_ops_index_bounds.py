@@ -42,14 +42,24 @@ INDICES = {"last": [0, -1], "first_negative": [-4, 1], "past_negative": [-5], "e
            "valid": [3, 0, 3]}
 
 
-def outcome(m, op: str, index: list):
-    x = m.arange(12.0).reshape(3, 4)
+def outcome(m, call):
+    """call(m)'s values, or the type of the exception it raised."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyTorch deprecates scatter's reduce= with a tensor src
-            return OPS[op](m, x, m.tensor(index)).detach().numpy()
+            return call(m).detach().numpy()
     except Exception as e:  # noqa: BLE001 - the type is what is compared
         return type(e)
+
+
+def assert_as_in_pytorch(call, what: str) -> None:
+    """The same exception type in both libraries, or equal values."""
+    expected, got = outcome(torch, call), outcome(ember, call)
+    if isinstance(expected, type):
+        assert got is expected, f"{what}: ember gave {got}, PyTorch raised {expected.__name__}"
+    else:
+        assert not isinstance(got, type), f"{what}: ember raised {got.__name__}, PyTorch did not"
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("index", INDICES)
@@ -57,12 +67,8 @@ def outcome(m, op: str, index: list):
 def test_indices_out_of_a_dimension_as_in_pytorch(op, index):
     if op == "take_along_dim" and index in ("end", "far", "past_negative"):
         pytest.skip("PyTorch's take_along_dim reads past the dimension unchecked; ember raises an IndexError")
-    expected, got = outcome(torch, op, INDICES[index]), outcome(ember, op, INDICES[index])
-    if isinstance(expected, type):
-        assert got is expected, f"{op}{INDICES[index]}: ember gave {got}, PyTorch raised {expected.__name__}"
-    else:
-        assert not isinstance(got, type), f"{op}{INDICES[index]}: ember raised {got.__name__}, PyTorch did not"
-        np.testing.assert_array_equal(got, expected)
+    assert_as_in_pytorch(lambda m: OPS[op](m, m.arange(12.0).reshape(3, 4), m.tensor(INDICES[index])),
+                         f"{op}{INDICES[index]}")
 
 
 def test_messages_name_the_index_and_the_dimension():
@@ -122,18 +128,7 @@ SHAPES = {
 def test_index_shapes_as_in_pytorch(case):
     """An index smaller than the input in the other dimensions reads (or writes) that sub-block in PyTorch;
     NumPy would broadcast it (a result of another shape), or broadcast a smaller src."""
-    def outcome_of(m):
-        try:
-            return SHAPES[case](m).numpy()
-        except Exception as e:  # noqa: BLE001 - the type is what is compared
-            return type(e)
-
-    expected, got = outcome_of(torch), outcome_of(ember)
-    if isinstance(expected, type):
-        assert got is expected, f"{case}: ember gave {got}, PyTorch raised {expected.__name__}"
-    else:
-        assert not isinstance(got, type), f"{case}: ember raised {got.__name__}, PyTorch did not"
-        np.testing.assert_array_equal(got, expected)
+    assert_as_in_pytorch(SHAPES[case], case)
 
 
 def test_gather_of_a_sub_block_has_pytorchs_gradient():
