@@ -53,6 +53,15 @@ def test_a_rank_that_does_not_arrive_is_named_within_the_timeout(mode, absent):
     assert seconds < 30, f"the job must end soon after the 4 s timeout, took {seconds:.1f} s"
 
 
+def test_an_extra_batch_names_where_the_other_rank_went():
+    # rank 1 runs one more batch; rank 0 is in a barrier (another communicator) when rank 1's all-reduce times out
+    proc, _ = launch("extra_batch_late_barrier")
+    assert proc.returncode != 0
+    assert "rank 1 failed" in proc.stderr and "timed out after 4 s" in proc.stderr, proc.stderr
+    assert "rank 0 did NOT arrive" in proc.stderr and "it is waiting in barrier" in proc.stderr \
+        and "on another communicator" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("nproc", [2, 3])
 @pytest.mark.parametrize("mode", ["join", "diverge"])
 def test_uneven_inputs_join_and_replica_checksum(mode, nproc):
@@ -61,3 +70,28 @@ def test_uneven_inputs_join_and_replica_checksum(mode, nproc):
     proc, _ = launch(mode, nproc)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(f"lockstep {mode} ok") == nproc
+
+
+def test_watchdog_reports_name_a_rank_that_issued_another_collective():
+    """The report's sentences, from given answers (the ranks' own states), without MPI."""
+    from ember.distributed.watchdog import Watchdog
+
+    class Comm:
+        index, world_ranks, issued = 0, [0, 1, 2, 3], 7
+
+        @staticmethod
+        def name_of(number):
+            return {7: "allreduce", 6: "allreduce"}.get(number)
+
+    dog = Watchdog.__new__(Watchdog)
+    dog.ask = lambda index, ranks, number: {
+        1: {"issued": 9, "waiting": [9, "allreduce"], "op": "broadcast"},  # its #7 was another collective
+        2: {"issued": 7, "waiting": None, "op": "allreduce"},  # reached it
+        3: {"issued": 5, "waiting": [6, "barrier"], "op": None},  # behind, and its #6 is not ours
+    }
+    text = dog.report(Comm, 7, "allreduce")
+    assert "rank 1 is OUT OF STEP: its operation #7 on this communicator was broadcast, this rank's is allreduce" \
+        in text and "it has issued 9 operation(s), this rank 7" in text, text
+    assert "rank 2 reached it" in text
+    assert "rank 3 did NOT arrive" in text and "waiting in operation #6 (barrier), where this rank's operation #6 " \
+        "was allreduce" in text, text

@@ -42,14 +42,24 @@ INDICES = {"last": [0, -1], "first_negative": [-4, 1], "past_negative": [-5], "e
            "valid": [3, 0, 3]}
 
 
-def outcome(m, op: str, index: list):
-    x = m.arange(12.0).reshape(3, 4)
+def outcome(m, call):
+    """call(m)'s values, or the type of the exception it raised."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyTorch deprecates scatter's reduce= with a tensor src
-            return OPS[op](m, x, m.tensor(index)).detach().numpy()
+            return call(m).detach().numpy()
     except Exception as e:  # noqa: BLE001 - the type is what is compared
         return type(e)
+
+
+def assert_as_in_pytorch(call, what: str) -> None:
+    """The same exception type in both libraries, or equal values."""
+    expected, got = outcome(torch, call), outcome(ember, call)
+    if isinstance(expected, type):
+        assert got is expected, f"{what}: ember gave {got}, PyTorch raised {expected.__name__}"
+    else:
+        assert not isinstance(got, type), f"{what}: ember raised {got.__name__}, PyTorch did not"
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("index", INDICES)
@@ -57,12 +67,8 @@ def outcome(m, op: str, index: list):
 def test_indices_out_of_a_dimension_as_in_pytorch(op, index):
     if op == "take_along_dim" and index in ("end", "far", "past_negative"):
         pytest.skip("PyTorch's take_along_dim reads past the dimension unchecked; ember raises an IndexError")
-    expected, got = outcome(torch, op, INDICES[index]), outcome(ember, op, INDICES[index])
-    if isinstance(expected, type):
-        assert got is expected, f"{op}{INDICES[index]}: ember gave {got}, PyTorch raised {expected.__name__}"
-    else:
-        assert not isinstance(got, type), f"{op}{INDICES[index]}: ember raised {got.__name__}, PyTorch did not"
-        np.testing.assert_array_equal(got, expected)
+    assert_as_in_pytorch(lambda m: OPS[op](m, m.arange(12.0).reshape(3, 4), m.tensor(INDICES[index])),
+                         f"{op}{INDICES[index]}")
 
 
 def test_messages_name_the_index_and_the_dimension():
@@ -95,3 +101,39 @@ def test_an_empty_index_is_never_out_of_bounds():
     x = ember.zeros(3, 0)
     assert x.gather(1, ember.zeros(3, 0, dtype=ember.int64)).shape == (3, 0)
     assert x.index_select(1, ember.zeros(0, dtype=ember.int64)).shape == (3, 0)
+
+
+SHAPES = {
+    "gather_index_smaller": lambda m: m.arange(12.0).reshape(3, 4).gather(1, m.tensor([[0, 3]])),
+    "gather_index_larger": lambda m: m.arange(12.0).reshape(3, 4).gather(1, m.zeros(4, 1, dtype=m.int64)),
+    "gather_3d_smaller": lambda m: m.arange(24.0).reshape(2, 3, 4).gather(2, m.tensor([[[1], [2]]])),
+    "scatter_index_smaller": lambda m: m.zeros(3, 4).scatter_(1, m.tensor([[0, 1]]), 1.0),
+    "scatter_index_larger": lambda m: m.zeros(3, 4).scatter_(1, m.zeros(4, 1, dtype=m.int64), 1.0),
+    "scatter_src_smaller": lambda m: m.zeros(3, 4).scatter(1, m.zeros(3, 2, dtype=m.int64), m.ones(3, 1)),
+    "scatter_add_src_smaller": lambda m: m.zeros(3, 4).scatter_add_(1, m.zeros(3, 2, dtype=m.int64), m.ones(3, 1)),
+    "scatter_add_src_larger": lambda m: m.zeros(3, 4).scatter_add(1, m.tensor([[0, 1]]), m.ones(3, 4)),
+    "index_select_2d_index": lambda m: m.zeros(3).index_select(0, m.zeros(1, 1, dtype=m.int64)),
+    "index_add_2d_index": lambda m: m.zeros(3).index_add(0, m.zeros(1, 1, dtype=m.int64), m.ones(1)),
+    "index_copy_2d_index": lambda m: m.zeros(3).index_copy(0, m.zeros(1, 1, dtype=m.int64), m.ones(1)),
+    "index_fill_2d_index": lambda m: m.zeros(3).index_fill(0, m.zeros(1, 1, dtype=m.int64), 1.0),
+    "index_put_accumulate_past_end": lambda m: m.zeros(3).index_put_((m.tensor([3]),), m.tensor(1.0),
+                                                                      accumulate=True),
+    "index_put_accumulate_negative": lambda m: m.zeros(3).index_put_((m.tensor([-1]),), m.tensor(1.0),
+                                                                      accumulate=True),
+    "bincount_weights_length": lambda m: m.bincount(m.tensor([0, 1]), weights=m.ones(3)),
+}
+
+
+@pytest.mark.parametrize("case", SHAPES)
+def test_index_shapes_as_in_pytorch(case):
+    """An index smaller than the input in the other dimensions reads (or writes) that sub-block in PyTorch;
+    NumPy would broadcast it (a result of another shape), or broadcast a smaller src."""
+    assert_as_in_pytorch(SHAPES[case], case)
+
+
+def test_gather_of_a_sub_block_has_pytorchs_gradient():
+    xs = {m: m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_() for m in (ember, torch)}
+    for m, x in xs.items():
+        out = x.gather(1, m.tensor([[0, 3, 3], [1, 1, 2]]))
+        out.backward(m.arange(6.0, dtype=m.float64).reshape(2, 3))
+    np.testing.assert_array_equal(xs[ember].grad.numpy(), xs[torch].grad.numpy())

@@ -6,6 +6,9 @@
   naming the rank), and stops every process of the attempt: mpiexec first (so it
   prints nothing about ranks the launcher stops), then each local rank's proxy,
   supervisor and process, by the pids they recorded.
+- MPICH's proxies each hold a topology file (``/tmp/hydra_hwloc_xmlfile_*``) that
+  they remove only when they exit normally; ``Job`` notes them while the job runs
+  and removes them once it is stopped.
 - ``Guard`` is a small process forked at start that waits for the launcher to end:
   if the launcher dies without saying so (SIGKILL, a crash), the guard stops every
   process of the job and removes the launcher's temporary directory.
@@ -27,6 +30,7 @@ from ._agent import die_with_parent
 _BANNER_EDGE = b"=" * 20
 _BANNER_TAIL = (b"YOUR APPLICATION TERMINATED", b"This typically refers", b"Please see the FAQ")
 _TAIL_BYTES = 1 << 18
+_HYDRA_TOPOLOGY = "hydra_hwloc_xmlfile_"  # MPICH's proxy: the machine's hwloc topology, for its ranks
 
 
 def _alive_as(pid: int, token: bytes) -> bool:
@@ -67,11 +71,43 @@ def local_processes(run_dir: str, world: int) -> list[tuple[int, int, int]]:
     return found
 
 
+def _proxy_files(proxies: set[int]) -> list[str]:
+    """The topology files MPICH's proxies hold open (``/tmp/hydra_hwloc_xmlfile_*``). A proxy removes its file
+    when it exits normally; a proxy that is killed (or loses mpiexec) leaves it behind."""
+    found = []
+    for proxy in proxies:
+        if not _alive_as(proxy, b"hydra_pmi_proxy"):
+            continue
+        try:
+            fds = os.listdir(f"/proc/{proxy}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{proxy}/fd/{fd}")
+            except OSError:
+                continue
+            if os.path.basename(target).startswith(_HYDRA_TOPOLOGY):
+                found.append(target)
+    return found
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:  # removed by its proxy after all
+            pass
+
+
 def kill_all(run_dir: str, world: int, mpiexec_pid: int | None) -> None:
-    """SIGKILL mpiexec, then every local proxy, supervisor and rank of the attempt that is still running."""
+    """SIGKILL mpiexec, then every local proxy, supervisor and rank of the attempt that is still running; then
+    remove the files the proxies would have removed had they exited normally."""
+    processes = local_processes(run_dir, world)
+    leftovers = _proxy_files({proxy for proxy, _, _ in processes})  # before anything dies: the fds say which
     if mpiexec_pid is not None:
         _kill(mpiexec_pid, signal.SIGKILL)
-    for proxy, agent, child in local_processes(run_dir, world):
+    for proxy, agent, child in processes:
         if _alive_as(agent, b"_agent.py"):
             if _parent(child) == agent:  # (else it is gone: it dies with its supervisor)
                 _kill(child, signal.SIGKILL)
@@ -81,6 +117,7 @@ def kill_all(run_dir: str, world: int, mpiexec_pid: int | None) -> None:
         _kill(-agent, signal.SIGKILL)
         if any(_alive_as(proxy, name) for name in (b"hydra_pmi_proxy", b"orted", b"prted")):
             _kill(proxy, signal.SIGKILL)
+    _remove(leftovers)
 
 
 class _Forward(threading.Thread):
@@ -162,6 +199,7 @@ class Job:
 
     def __init__(self, command: list[str], env: dict[str, str], run_dir: str, world: int) -> None:
         self.run_dir, self.world = run_dir, world
+        self.proxy_files: set[str] = set()
         # A session of its own: the terminal's Ctrl-C reaches the launcher only. No stdin: the ranks
         # are in the background (mpiexec would otherwise forward the terminal to rank 0). mpiexec dies
         # with the launcher (and its proxies then stop the ranks), should even the guard be gone.
@@ -197,10 +235,16 @@ class Job:
     def exit_record(self, rank: int) -> str | None:
         return _records.read(self.run_dir, rank, "exit")
 
+    def note_proxy_files(self) -> None:
+        """Remember the topology files this attempt's proxies hold open: when mpiexec ends them after a rank's
+        MPI_Abort they cannot remove them, and ``kill`` does."""
+        self.proxy_files.update(_proxy_files({proxy for proxy, _, _ in local_processes(self.run_dir, self.world)}))
+
     def kill(self) -> None:
         """Stop everything still running, and wait for mpiexec's output to be copied."""
         kill_all(self.run_dir, self.world, None if self.ended() else self.proc.pid)
         self.proc.wait()
+        _remove(sorted(self.proxy_files))
         self.out.join(2.0)
         self.err.join(2.0)
 

@@ -42,6 +42,7 @@ _registry: dict[int, Communicator] = {}  # every live communicator by creation n
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
+RECENT = 64  # collectives per communicator whose names each rank remembers (for the watchdog's reports)
 # How long wait() polls flat out (yielding the core between polls) before it sleeps between polls.
 # A large all-reduce takes several rounds and MPI only advances it inside a poll, so a sleep
 # between polls adds its length to every round: poll hard while an answer is likely to come soon.
@@ -180,6 +181,7 @@ class Work:
         self._done = False
         if name not in _POINT_TO_POINT:  # only collectives are numbered alike on every rank
             comm.issued += 1
+            comm.recent[comm.issued % RECENT] = (comm.issued, name)
         self.seq = comm.issued  # this operation's number on its communicator
 
     def then(self, step: Callable[[], None]) -> Work:
@@ -281,9 +283,18 @@ class Communicator:
         # on the wire depend on MPI's algorithm (a ring all-reduce moves about twice this).
         self.payload_bytes = 0
         self.waiting: tuple[int, str] | None = None  # (operation number, name) while blocked in wait()
+        # the last RECENT collectives, (number, name) at number % RECENT: the watchdog compares what two ranks
+        # issued as the same operation number (a rank with an extra batch issues an all-reduce where the
+        # others issue their next collective)
+        self.recent: list[tuple[int, str] | None] = [None] * RECENT
         self.index = _created[0]
         _created[0] += 1
         _registry[self.index] = self
+
+    def name_of(self, number: int) -> str | None:
+        """The name of this rank's collective number ``number`` on this communicator, if still remembered."""
+        entry = self.recent[number % RECENT]
+        return entry[1] if entry is not None and entry[0] == number else None
 
     def free(self) -> None:
         _registry.pop(self.index, None)

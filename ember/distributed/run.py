@@ -176,6 +176,7 @@ def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals
         if deadline is not None and time.monotonic() > deadline:
             return _Result("timeout", running=job.running_ranks())
         running = set(job.running_ranks())
+        job.note_proxy_files()
         time.sleep(args.monitor_interval)
         # a supervisor that vanished without its exit record was killed (checked after the sleep: it writes
         # the record just before it ends)

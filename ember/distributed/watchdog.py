@@ -5,10 +5,13 @@ every rank runs one small responder thread (started by ``init_process_group``)
 on a private communicator. The waiting rank asks every other rank, point to
 point and within a few seconds, what it has done on the communicator in
 question: how many operations it has issued there and which one, if any, it is
-waiting in. A rank that does not answer has died or is stuck in native code
-without releasing the GIL; one that answers with fewer operations has not
-reached the collective (it is busy elsewhere, finished early, or is waiting in
-a different collective).
+waiting in, and what its operation of that number was. A rank that does not
+answer has died or is stuck in native code without releasing the GIL; one that
+answers with fewer operations has not reached the collective (it is busy
+elsewhere, finished early, or is waiting in a different collective); one whose
+operation of that number is a different collective is out of step (a rank that
+ran one more batch issued an all-reduce where the others issued their next
+collective): both ranks are named, with what each issued.
 
 Communicators are numbered in creation order, which is the same on every rank
 (creating one is itself collective), so the question "communicator #i" means
@@ -43,26 +46,31 @@ class Watchdog:
 
     def _serve(self) -> None:
         status = self._mpi.Status()
-        query = xp.empty(1, dtype=xp.int64)
+        query = xp.empty(2, dtype=xp.int64)
         while not self._stop.is_set():
             while self._comm.Iprobe(source=self._mpi.ANY_SOURCE, tag=_QUERY, status=status):
                 source = status.Get_source()
                 self._comm.Recv(query, source=source, tag=_QUERY)
-                self._comm.Send(self._describe(int(query[0])), dest=source, tag=_REPLY)
+                self._comm.Send(self._describe(int(query[0]), int(query[1])), dest=source, tag=_REPLY)
             time.sleep(_POLL_S)
 
-    def _describe(self, index: int):
+    def _describe(self, index: int, number: int):
+        """This rank's state on communicator ``index``, and the name of its operation ``number`` there."""
         comm = self._registry.get(index)
-        state = {"issued": -1, "waiting": None}
+        state = {"issued": -1, "waiting": None, "op": None}
         if comm is not None:
-            state = {"issued": comm.issued, "waiting": comm.waiting}
+            state = {"issued": comm.issued, "waiting": comm.waiting, "op": comm.name_of(number)}
+        elsewhere = [other.waiting[1] for other in list(self._registry.values())
+                     if other is not comm and other.waiting is not None]
+        state["elsewhere"] = elsewhere[0][:200] if elsewhere else None  # where it waits instead
         payload = json.dumps(state).encode()[:_REPLY_BYTES].ljust(_REPLY_BYTES)
         return xp.frombuffer(payload, dtype=xp.uint8).copy()
 
-    def ask(self, index: int, ranks: list[int], timeout: float = 3.0) -> dict[int, dict | None]:
-        """The state of each of ``ranks`` (world ranks) on communicator ``index`` (None: no answer in time)."""
+    def ask(self, index: int, ranks: list[int], number: int = 0, timeout: float = 3.0) -> dict[int, dict | None]:
+        """The state of each of ``ranks`` (world ranks) on communicator ``index``, with the name of its operation
+        ``number`` there (None: no answer in time)."""
         others = [r for r in ranks if r != self.rank]
-        query = xp.array([index], dtype=xp.int64)
+        query = xp.array([index, number], dtype=xp.int64)
         sends = [self._comm.Isend(query, dest=r, tag=_QUERY) for r in others]
         buffers = {r: xp.empty(_REPLY_BYTES, dtype=xp.uint8) for r in others}
         recvs = {r: self._comm.Irecv(buffers[r], source=r, tag=_REPLY) for r in others}
@@ -84,18 +92,35 @@ class Watchdog:
     def report(self, comm, op_number: int, op_name: str) -> str:
         """A sentence per other rank: did it reach operation ``op_number`` of ``comm``, and if not, why."""
         lines = []
-        for r, state in sorted(self.ask(comm.index, comm.world_ranks).items()):
+        for r, state in sorted(self.ask(comm.index, comm.world_ranks, op_number).items()):
             rank = f"rank {r}"
             if state is None:
                 lines.append(f"{rank} did not answer: it died, or is stuck in native code holding the GIL")
-            elif state["issued"] >= op_number:
+                continue
+            theirs = state.get("op")
+            if state["issued"] >= op_number and theirs in (None, op_name):
                 lines.append(f"{rank} reached it")
+                continue
+            waiting = state["waiting"]
+            if waiting:
+                doing = f"it is waiting in operation #{waiting[0]} ({waiting[1]})"
+            elif state.get("elsewhere"):
+                doing = (f"it is waiting in {state['elsewhere']} on another communicator (it went on: for example "
+                         "it ran fewer batches than this rank)")
             else:
-                doing = (f"it is waiting in operation #{state['waiting'][0]} ({state['waiting'][1]})"
-                         if state["waiting"] else "it is not waiting in any collective on it (busy elsewhere, "
-                         "or finished early)")
-                lines.append(f"{rank} did NOT arrive: it has issued {state['issued']} operation(s) on this "
-                             f"communicator, this one is #{op_number} ({op_name}); {doing}")
+                doing = "it is not waiting in any collective on it (busy elsewhere, or finished early)"
+            if state["issued"] >= op_number:  # the same number, another collective: the ranks diverged
+                lines.append(f"{rank} is OUT OF STEP: its operation #{op_number} on this communicator was "
+                             f"{theirs}, this rank's is {op_name} (it has issued {state['issued']} operation(s), "
+                             f"this rank {comm.issued}; {doing}): the ranks issued different collectives, for "
+                             "example one ran more batches than the other")
+                continue
+            mine = comm.name_of(waiting[0]) if waiting else None
+            if waiting and mine not in (None, waiting[1]):
+                doing += (f", where this rank's operation #{waiting[0]} was {mine}: the ranks issued different "
+                          "collectives, for example this rank ran more batches than it")
+            lines.append(f"{rank} did NOT arrive: it has issued {state['issued']} operation(s) on this "
+                         f"communicator, this one is #{op_number} ({op_name}); {doing}")
         return "; ".join(lines)
 
     def stop(self) -> None:

@@ -14,17 +14,21 @@ from ..autograd.graph import Node
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
 from .inplace import _check_cast, _rebase, _snapshot
 
-# PyTorch's error for an index outside the dimension, and whether it counts negative ones from the end
-_BOUNDS = {"index_add": (RuntimeError, False), "index_copy": (IndexError, False), "index_fill": (IndexError, True)}
+# PyTorch's errors for an index outside the dimension and for one that is not a vector, and whether it counts
+# negative indices from the end
+_BOUNDS = {"index_add": (RuntimeError, IndexError, False), "index_copy": (IndexError, IndexError, False),
+           "index_fill": (IndexError, RuntimeError, True)}
 
 
 def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
     """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices."""
     if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
         raise IndexError(f"{name}(): Expected dtype int64 for index (got {getattr(index, 'dtype', type(index))})")
+    error, not_vector, negative = _BOUNDS[name]
+    if index._data.ndim > 1:
+        raise not_vector(f"{name}_(): Index is supposed to be a vector (or a scalar), got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
     idx = index._data.reshape(-1).astype(xp.int64)
-    error, negative = _BOUNDS[name]
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d, negative)
     if why:
         raise error(f"{name}_(): {why}")
@@ -148,7 +152,7 @@ def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce
     if reduce == "multiply":
         check_inplace(x, False)
         d = _wrap_dim(dim, x._data.ndim)
-        check_scatter_index(x, d, index._data)
+        check_scatter_index(x, d, index._data, src._data if isinstance(src, Tensor) else None)
         grids = list(xp.indices(index._data.shape, sparse=True))
         grids[d] = index._data
         if isinstance(src, Tensor):  # only src's leading part (index's shape) is used
@@ -203,7 +207,9 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     idx = convert_index(tuple(indices))
     try:
         return IndexAccumulate.apply(x, values, indices=idx)
-    except (IndexError, ValueError) as err:
+    except IndexError as err:  # past the end (a negative index counts from the end, as in PyTorch)
+        raise IndexError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
+    except ValueError as err:
         raise RuntimeError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
 
 

@@ -182,7 +182,9 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 class Gather(Node):
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
-        return xp.take_along_axis(x, index, axis=dim)
+        # an index smaller than x in another dimension reads that leading block (NumPy would broadcast it)
+        block = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+        return xp.take_along_axis(x[block], index, axis=dim)
 
     def backward(self, g):
         out = xp.zeros(self.shape, dtype=g.dtype)
@@ -216,9 +218,18 @@ def out_of_bounds(idx, size: int, dim: int, negative: bool = False) -> str | Non
     return f"index {low if low < first else high} is out of bounds for dimension {dim} with size {size}"
 
 
-def check_scatter_index(x: Tensor, dim: int, idx) -> None:
-    """gather/scatter's check: every index within dimension ``dim`` of ``x``, none negative (a RuntimeError)."""
-    why = out_of_bounds(idx, x._data.shape[dim] if x._data.ndim else 1, dim)
+def check_scatter_index(x: Tensor, dim: int, idx, src=None) -> None:
+    """gather/scatter's checks (RuntimeErrors): ``idx`` no larger than ``x`` in every dimension but ``dim``, and
+    no larger than ``src`` (an array) in any; every index within dimension ``dim`` of ``x``, none negative.
+    Only the leading block of ``x`` (and ``src``) that ``idx`` covers is used, as in PyTorch."""
+    shape = x._data.shape
+    if x._data.ndim and idx.ndim == len(shape) and any(n > shape[k] for k, n in enumerate(idx.shape) if k != dim):
+        raise RuntimeError(f"Size does not match: expected index {list(idx.shape)} to be no larger than self "
+                           f"{list(shape)} apart from dimension {dim}")
+    if src is not None and src.ndim == idx.ndim and any(n > s for n, s in zip(idx.shape, src.shape)):
+        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(shape)} apart from "
+                           f"dimension {dim} and to be no larger size than src {list(src.shape)}")
+    why = out_of_bounds(idx, shape[dim] if x._data.ndim else 1, dim)
     if why:
         raise RuntimeError(why)
 
@@ -245,7 +256,7 @@ class ScatterAdd(Node):
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = _check_index(index, "scatter_add")
-    check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx)
+    check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx, src._data)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
         src = src[tuple(slice(0, n) for n in idx.shape)]
     return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
@@ -255,7 +266,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates)."""
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
-    check_scatter_index(x, d, idx)
+    check_scatter_index(x, d, idx, src._data if isinstance(src, Tensor) else None)
     out = x.clone()
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
@@ -266,6 +277,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d)
     if why:  # PyTorch's error type depends on the dimension (two kernels)

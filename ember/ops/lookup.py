@@ -45,6 +45,9 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     if weights is None:
         return _int64(xp.bincount(a, minlength=minlength))
     w = weights._data
+    if w.shape != a.shape:
+        raise RuntimeError(f"weights should be 1-d and have the same length as input (got weights of shape "
+                           f"{list(weights.shape)} for input of shape {list(x.shape)})")
     out = xp.bincount(a, weights=w, minlength=minlength)  # computed in float64
     return Tensor._make(out.astype(w.dtype if w.dtype.kind == "f" and w.dtype != xp.float16 else xp.float64))
 

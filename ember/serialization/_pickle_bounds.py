@@ -6,7 +6,10 @@ it builds, so that
 
 - **nesting** never exceeds ``MAX_DEPTH`` (shared with ember's own format): a
   tuple nested a million deep would crash CPython when hashed as a dict key or set
-  item (its hash recurses in C), so it is refused while being built;
+  item (its hash recurses in C), so it is refused while being built. Tuples and
+  frozensets, the only containers hashing recurses through, are immutable, so
+  their depth is exact; a list or dict filled after it was put into another
+  container can end up deeper (Python's own recursion limit then guards it);
 - **memory** stays within ``MEMORY_BASE + MEMORY_PER_BYTE * len(data.pkl)`` bytes
   of Python objects, counted with ``sys.getsizeof`` (plus a pointer for every
   reference a stack, container or memo holds). Python objects are larger than
@@ -37,6 +40,8 @@ class Internal:
 
 
 class Bounds:
+    """The running account of one interpretation: memory spent against the budget, and depths."""
+
     def __init__(self, pickle_size: int, fail: Fail) -> None:
         self.fail = fail
         self.budget = MEMORY_BASE + MEMORY_PER_BYTE * pickle_size

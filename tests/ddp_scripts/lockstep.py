@@ -85,13 +85,16 @@ elif mode == "seed_nan_loop":
             loss.backward()
         optimizer.step()
 
-elif mode == "extra_batch":
-    # rank 1 has one more batch than rank 0; rank 0 goes on to a barrier
+elif mode in ("extra_batch", "extra_batch_late_barrier"):
+    # rank 1 has one more batch than rank 0; rank 0 goes on to a barrier (late: rank 1's all-reduce times out
+    # first, and its report must say where rank 0 went)
     for step in range(3 + rank):
         x, y = batch(step)
         optimizer.zero_grad()
         criterion(model(x), y).backward()
         optimizer.step()
+    if mode == "extra_batch_late_barrier" and rank == 0:
+        time.sleep(1.5)
     dist.barrier()
 
 elif mode == "join":

@@ -2,7 +2,7 @@
 
     fail.py MODE RANK TOKEN     (TOKEN only marks the processes so the test can look for leftovers)
 
-MODE: raise (after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
+MODE: raise (after init) | slowraise (raise 2 s after init) | raise2 (a two-line message) | preinit (raise before init) | kill (SIGKILL before init) |
 killpost (SIGKILL after init) | exit (sys.exit(3)) | exit0pre (exit 0 before init) |
 _exit0 (os._exit(0) after init) | last_exit0 (the others return, then RANK os._exit(0)) | stuck (RANK sleeps; the others' all_reduce must time out) |
 sleep (every rank sleeps) | sleepchild (each rank starts a child; all sleep) |
@@ -32,6 +32,9 @@ t = ember.ones(4)
 dist.all_reduce(t)
 if me == bad and mode == "raise":
     raise ValueError(f"rank {me} gave up")
+if me == bad and mode == "slowraise":
+    time.sleep(2)
+    raise ValueError(f"rank {me} gave up later")
 if me == bad and mode == "raise2":
     raise ValueError(f"rank {me} gave up\non two lines")
 if me == bad and mode == "exit":
