@@ -20,6 +20,7 @@ from ._creation import (
     empty,
     empty_like,
     eye,
+    from_file,
     from_numpy,
     full,
     full_like,

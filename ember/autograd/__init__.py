@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from .._backend import xp
@@ -102,9 +103,13 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          materialize_grads: bool = False) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+    """Return d(outputs)/d(inputs) without touching any ``.grad``. ``only_inputs`` is ignored, as in PyTorch."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      FutureWarning, stacklevel=2)
     _check_create_graph(create_graph)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)

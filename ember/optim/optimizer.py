@@ -43,6 +43,9 @@ from ..utils import hooks as _hooks
 from ..utils.hooks import RemovableHandle
 from . import _flat
 
+# What an optimizer takes as ``params``: tensors, parameter groups (dicts), or (name, tensor) pairs.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+
 
 class Optimizer:
     """Base class of all optimizers.
