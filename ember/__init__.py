@@ -338,6 +338,11 @@ def __getattr__(name: str):
     return _module_getattr(name)
 
 
+# torch._foreach_* (lists of tensors, op by op)
+from .ops.foreach import FUNCTIONS as _FOREACH  # noqa: E402
+
+globals().update(_FOREACH)
+
 # NumPy's keyword spellings (axis=, keepdims=) for the functions PyTorch implements natively
 from ._arg_aliases import with_numpy_names as _with_numpy_names  # noqa: E402
 
