@@ -328,7 +328,8 @@ _module_getattr = _missing.module_getattr(__name__)
 # Top-level names whose modules load on first use: {name: module}.
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
-         "set_autocast_enabled": "amp.autocast_mode"}
+         "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
+         "get_autocast_cpu_dtype": "amp.autocast_mode"}
 
 
 def __getattr__(name: str):

@@ -134,3 +134,39 @@ def test_checkpoint_gives_the_values_and_gradients_of_pytorch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ec.checkpoint(lambda a: a, ember.ones(1), use_reentrant=True)
+
+
+def test_get_autocast_gpu_and_cpu_dtype_as_pytorch():
+    for name in ("get_autocast_gpu_dtype", "get_autocast_cpu_dtype"):
+        with pytest.warns(DeprecationWarning, match="deprecated"):
+            got = getattr(ember, name)()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = getattr(torch, name)()
+        assert str(got).split(".")[1] == str(want).split(".")[1]
+
+
+def test_cuda_peak_memory_reset_is_a_no_op():
+    assert ember.cuda.reset_peak_memory_stats() is None and ember.cuda.reset_max_memory_allocated() is None
+    assert ember.cuda.max_memory_allocated() == 0
+
+
+def test_optim_adamw_module():
+    from ember.optim.adamw import AdamW
+
+    assert AdamW is ember.optim.AdamW
+
+
+def test_flatten_and_unflatten_dense_tensors_as_pytorch():
+    import torch._utils as tu
+
+    import ember._utils as eu
+
+    arrays = [np.arange(4, dtype=np.float32).reshape(2, 2), np.array([5.0, 6.0, 7.0], dtype=np.float32)]
+    e_flat = eu._flatten_dense_tensors([ember.tensor(a) for a in arrays])
+    t_flat = tu._flatten_dense_tensors([torch.tensor(a) for a in arrays])
+    assert_close(e_flat, t_flat)
+    e_parts = eu._unflatten_dense_tensors(e_flat * 2, [ember.tensor(a) for a in arrays])
+    t_parts = tu._unflatten_dense_tensors(t_flat * 2, [torch.tensor(a) for a in arrays])
+    for e, t in zip(e_parts, t_parts):
+        assert_close(e, t)
