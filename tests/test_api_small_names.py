@@ -170,3 +170,27 @@ def test_flatten_and_unflatten_dense_tensors_as_pytorch():
     t_parts = tu._unflatten_dense_tensors(t_flat * 2, [torch.tensor(a) for a in arrays])
     for e, t in zip(e_parts, t_parts):
         assert_close(e, t)
+
+
+@pytest.mark.parametrize("shape, dim, keepdim", [((4, 7), -1, False), ((4, 7), 0, True), ((3, 5, 6), 1, False),
+                                                 ((9,), 0, False), ((), 0, False)])
+def test_mode_values_indices_and_gradient_as_pytorch(shape, dim, keepdim):
+    from oracle import check
+
+    data = np.random.default_rng(1).integers(0, 4, size=shape).astype(np.float32)  # many ties
+    check(lambda m, x: m.mode(x, dim, keepdim), [data])
+    check(lambda m, x: x.mode(dim=dim, keepdim=keepdim).values * 2, [data])
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, x: s.expm1(x), lambda s, x: s.exp2(x), lambda s, x: s.expit(x), lambda s, x: s.erf(x),
+    lambda s, x: s.erfc(x), lambda s, x: s.log1p(x.abs()), lambda s, x: s.logsumexp(x, 1),
+    lambda s, x: s.softmax(x, 1), lambda s, x: s.log_softmax(x, 0), lambda s, x: s.round(x, decimals=1),
+    lambda s, x: s.logit(x.sigmoid(), eps=1e-6), lambda s, x: s.erfinv(x.tanh() * 0.9),
+])
+def test_special_as_pytorch(call):
+    from oracle import check
+
+    import ember.special  # noqa: F401
+
+    check(lambda m, x: call(m.special, x), [(3, 4)])
