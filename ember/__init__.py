@@ -84,7 +84,7 @@ from ._type_info import finfo, iinfo
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import addcdiv, addcmul, clone
 from .ops.activation import log_softmax, softmax
-from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
+from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
 from .ops.einsum import einsum
 from .ops.elementwise import (

@@ -194,3 +194,35 @@ def test_special_as_pytorch(call):
     import ember.special  # noqa: F401
 
     check(lambda m, x: call(m.special, x), [(3, 4)])
+
+
+@pytest.mark.parametrize("shape, groups", [((4, 2, 3), 1), ((4, 4, 3, 3), 2), ((2, 3, 3, 5, 5), 1), ((6, 2, 4), 3)])
+def test_dirac_init_as_pytorch(shape, groups):
+    e, t = ember.empty(*shape), torch.empty(*shape)
+    assert ember.nn.init.dirac_(e, groups) is e
+    torch.nn.init.dirac_(t, groups)
+    assert_close(e, t)
+
+
+def test_dirac_init_errors_as_pytorch():
+    for m in (ember, torch):
+        with pytest.raises(ValueError, match="Only tensors with 3, 4, or 5 dimensions"):
+            m.nn.init.dirac_(m.empty(2, 2))
+        with pytest.raises(ValueError, match="divisible by groups"):
+            m.nn.init.dirac_(m.empty(3, 2, 3), groups=2)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, y, x: m.trapezoid(y), lambda m, y, x: m.trapezoid(y, dx=0.5), lambda m, y, x: m.trapezoid(y, dim=0),
+    lambda m, y, x: m.trapezoid(y, x[0]), lambda m, y, x: m.trapezoid(y, x),
+])
+def test_trapezoid_values_and_gradients_as_pytorch(call):
+    from oracle import check
+
+    check(call, [(3, 4), (3, 4)])
+
+
+def test_module_to_empty_keeps_shapes_and_dtypes():
+    lin = ember.nn.Linear(3, 2).double()
+    assert lin.to_empty(device="cpu") is lin
+    assert lin.weight.shape == (2, 3) and lin.weight.dtype == ember.float64 and lin.bias.shape == (2,)

@@ -449,6 +449,12 @@ class Module:
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         return self._apply_to_tensors(lambda a: a.astype(target, copy=False))
 
+    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype (PyTorch's way
+        to materialise a module built on the meta device; here every module is on the CPU)."""
+        check_device(device)
+        return self._apply_to_tensors(xp.empty_like)
+
     def compile(self, *args, **kwargs) -> None:
         """``torch.compile`` this module's forward in place: as ``ember.compile``, nothing is compiled and
         the module runs as written (same results)."""
