@@ -20,6 +20,7 @@ from ._creation import (
     empty,
     empty_like,
     eye,
+    from_file,
     from_numpy,
     full,
     full_like,
@@ -107,7 +108,7 @@ from .ops.complex import (
     view_as_complex,
     view_as_real,
 )
-from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp
+from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
 from .ops.einsum import einsum
 from .ops.elementwise import (
@@ -274,7 +275,7 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
-from .ops.statistics import aminmax, count_nonzero, kthvalue, median, nanmean, nansum, std_mean, var_mean
+from .ops.statistics import aminmax, count_nonzero, kthvalue, median, mode, nanmean, nansum, std_mean, var_mean
 from .ops.unary import (
     abs,
     ceil,
@@ -371,7 +372,8 @@ _module_getattr = _missing.module_getattr(__name__)
 # Top-level names whose modules load on first use: {name: module}.
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
-         "set_autocast_enabled": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
+         "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
+         "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
 
 
 def __getattr__(name: str):
@@ -380,6 +382,11 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     return _module_getattr(name)
 
+
+# torch._foreach_* (lists of tensors, op by op)
+from .ops.foreach import FUNCTIONS as _FOREACH  # noqa: E402
+
+globals().update(_FOREACH)
 
 # NumPy's keyword spellings (axis=, keepdims=) for the functions PyTorch implements natively
 from ._arg_aliases import with_numpy_names as _with_numpy_names  # noqa: E402

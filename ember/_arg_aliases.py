@@ -43,4 +43,11 @@ def with_numpy_names(name: str, fn: Callable) -> Callable:
             _rename(name, kwargs)
         return fn(*args, **kwargs)
 
+    # inspect.signature tells what the wrapper accepts: fn's parameters and the NumPy spellings
+    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None)
+             for alias, own in ALIASES.items() if own in params]
+    listed = list(params.values())
+    tail = [p for p in listed if p.kind is p.VAR_KEYWORD]
+    accepting_numpy_names.__signature__ = inspect.Signature(
+        [p for p in listed if p.kind is not p.VAR_KEYWORD] + extra + tail)
     return accepting_numpy_names

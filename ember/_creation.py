@@ -7,11 +7,14 @@ the CPU is available) and ``requires_grad``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+import os
 
 from . import _dtype
 from ._backend import xp
 from ._device import check_device
+from ._layout import strided
 from ._tensor import Tensor
 from .random import rng_of
 
@@ -60,9 +63,13 @@ def _not_numeric(data) -> Exception:
 
 
 def _allocating(fn):
-    """PyTorch's RuntimeError, naming the size, where NumPy raises MemoryError or "array is too big"."""
+    """A factory: PyTorch's RuntimeError, naming the size, where NumPy raises MemoryError or "array is too
+    big"; and PyTorch's factory keywords ``layout`` (only ``torch.strided``) and ``pin_memory`` (no effect:
+    ember's memory is the CPU's, as ``Tensor.pin_memory()`` returns the tensor itself)."""
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, layout=None, pin_memory: bool = False, **kwargs):
+        if layout is not None and layout is not strided:
+            raise NotImplementedError(f"{fn.__name__}(layout={layout}): ember creates only strided tensors")
         try:
             return fn(*args, **kwargs)
         except MemoryError as e:
@@ -71,6 +78,12 @@ def _allocating(fn):
             if "too big" not in str(e) and "maximum allowed size" not in str(e).lower():
                 raise
             raise RuntimeError(f"{fn.__name__}: storage size calculation overflowed ({e})") from None
+
+    params = list(inspect.signature(fn).parameters.values())
+    keywords = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d)
+                for n, d in (("layout", None), ("pin_memory", False))]
+    wrapper.__signature__ = inspect.Signature(
+        [p for p in params if p.kind is not p.VAR_KEYWORD] + keywords + [p for p in params if p.kind is p.VAR_KEYWORD])
     return wrapper
 
 
@@ -239,20 +252,24 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(arr.astype(_dt(dtype, _dtype.int64)), requires_grad, device)
 
 
+@_allocating
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
     arr = rng_of(generator).permutation(int(n)).astype(_dt(dtype, _dtype.int64))
     return _finish(arr, requires_grad, device)
 
 
+@_allocating
 def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return randn(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
+@_allocating
 def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return rand(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
 
 
+@_allocating
 def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return randint(low, high, t._data.shape, dtype=dtype or t.dtype, device=device)
 
@@ -287,6 +304,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     return _finish(arr, requires_grad, device)
 
 
+@_allocating
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
     arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(_dt(dtype))
     return _finish(arr, False, device)
@@ -295,3 +313,21 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 @_allocating
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(xp.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
+
+
+@_allocating
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    """The first ``size`` elements of ``dtype`` (default: the default dtype) stored in the binary file
+    ``filename``, as ``torch.from_file``: with ``shared=True`` the tensor is the file's memory (writes go to
+    the file), else a copy."""
+    dt = xp.dtype(_dt(dtype))
+    needed = int(size) * dt.itemsize
+    have = os.path.getsize(filename)
+    if have < needed:
+        raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size <{needed}>")
+    if shared and size:
+        array = xp.memmap(filename, dtype=dt, mode="r+", shape=(int(size),))
+    else:
+        array = xp.fromfile(filename, dtype=dt, count=int(size))
+    return _finish(array, requires_grad, device)

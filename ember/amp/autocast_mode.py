@@ -40,6 +40,20 @@ def get_autocast_dtype(device_type: str) -> _dtype.dtype:
     return _get(device_type)[1]
 
 
+def get_autocast_gpu_dtype() -> _dtype.dtype:
+    """PyTorch's deprecated ``get_autocast_dtype("cuda")``."""
+    warnings.warn("torch.get_autocast_gpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cuda') "
+                  "instead.", DeprecationWarning, stacklevel=2)
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype() -> _dtype.dtype:
+    """PyTorch's deprecated ``get_autocast_dtype("cpu")``."""
+    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cpu') "
+                  "instead.", DeprecationWarning, stacklevel=2)
+    return get_autocast_dtype("cpu")
+
+
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
     """Turn autocast for ``device_type`` on or off outside a ``with`` block, as ``torch.set_autocast_enabled``."""
     _get(device_type)[0] = bool(enabled)

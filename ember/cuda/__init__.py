@@ -77,6 +77,14 @@ def max_memory_reserved(device=None) -> int:
     return 0
 
 
+def reset_peak_memory_stats(device=None) -> None:
+    """No-op: there are no CUDA peak statistics to reset (``max_memory_allocated()`` stays 0)."""
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """No-op, like ``reset_peak_memory_stats``."""
+
+
 def memory_stats(device=None) -> dict:
     """Empty: no CUDA memory statistics (PyTorch answers the same without a GPU)."""
     return {}

@@ -93,6 +93,22 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill(tensor, xp.eye(*tensor._data.shape))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A 3-, 4- or 5-D convolution weight that passes its inputs through: in each of ``groups`` groups,
+    output channel d has a 1 at input channel d's centre (for d below both channel counts), 0 elsewhere."""
+    shape = tensor._data.shape
+    if len(shape) not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = shape[0] // groups
+    d = xp.arange(min(per_group, shape[1]))
+    out = (xp.arange(groups)[:, None] * per_group + d).reshape(-1)
+    values = xp.zeros(shape)
+    values[(out, xp.tile(d, groups), *(xp.full(out.shape, k // 2) for k in shape[2:]))] = 1
+    return _fill(tensor, values)
+
+
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """fan_in = size(1) * receptive field, fan_out = size(0) * receptive field."""
     if tensor._data.ndim < 2:

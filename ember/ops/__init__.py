@@ -120,7 +120,16 @@ def _coverage_methods() -> dict:
     def cast_to(dtype):
         return lambda x, memory_format=None: cast(x, dtype)
 
+    def new(x: Tensor, *args, device=None) -> Tensor:
+        """PyTorch's legacy ``x.new(...)``: a tensor of ``x``'s dtype, uninitialised for sizes, else from data."""
+        from .._legacy import legacy_array
+
+        array, source = legacy_array(args, device, x.dtype, "new", typed=True)
+        return source if source is not None else Tensor._make(array)
+
     return {
+        "mode": statistics.mode, "new": new,
+        "to_dense": lambda x, dtype=None, *, masked_grad=None: x if dtype is None else cast(x, dtype),
         "byte": cast_to(_dtype.uint8), "char": cast_to(_dtype.int8), "short": cast_to(_dtype.int16),
         "to_sparse": _sparse.to_sparse, "to_sparse_coo": lambda x: _sparse.to_sparse(x),
         "size": Tensor.size,  # bound again so that it takes size(axis=) as PyTorch's does

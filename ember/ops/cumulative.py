@@ -1,4 +1,4 @@
-"""Cumulative ops along a dimension: cumprod, cummax/cummin, diff (cumsum lives with the reductions)."""
+"""Cumulative ops along a dimension: cumprod, cummax/cummin, diff, trapezoid (cumsum lives with the reductions)."""
 
 from __future__ import annotations
 
@@ -132,3 +132,24 @@ def logcumsumexp(x: Tensor, dim: int) -> Tensor:
         _wrap_dim(dim, 0)
         return x.clone()
     return LogCumSumExp.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: ``sum((x[i+1] - x[i]) * (y[i+1] + y[i]) / 2)``, with spacing ``dx``
+    (default 1) when no sample points ``x`` are given, as ``torch.trapezoid``; differentiable in ``y`` and ``x``."""
+    from .indexing import narrow
+    from .reduction import sum as sum_
+
+    d = _wrap_dim(dim, y._data.ndim)
+    n = y._data.shape[d]
+    if n == 0:
+        return sum_(y, d)
+    pairs = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
+    if x is None:
+        return sum_(pairs, d) * ((1.0 if dx is None else dx) / 2)
+    if dx is not None:
+        raise TypeError("trapezoid() received both sample points x and a spacing dx")
+    spacing = diff(x, dim=-1 if x._data.ndim == 1 else d)
+    if x._data.ndim == 1 and y._data.ndim > 1:  # 1-d sample points lie along dim
+        spacing = spacing.reshape([n - 1 if i == d else 1 for i in range(y._data.ndim)])
+    return sum_(spacing * pairs, d) / 2

@@ -1,4 +1,4 @@
-"""Order statistics and paired moments: median, kthvalue, std_mean/var_mean, count_nonzero, aminmax."""
+"""Order statistics and paired moments: median, kthvalue, mode, std_mean/var_mean, count_nonzero, aminmax."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .sorting import _order, _take
 _Median = namedtuple("median", ["values", "indices"])
 _Kth = namedtuple("kthvalue", ["values", "indices"])
 _MinMax = namedtuple("aminmax", ["min", "max"])
+_Mode = namedtuple("mode", ["values", "indices"])
 
 
 def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: bool = False):
@@ -57,6 +58,36 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
     return _kth_along(x, k - 1, d, keepdim, _Kth)
+
+
+def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index of its last
+    occurrence, as PyTorch's CPU kernel; the gradient goes to that element."""
+    a = x._data
+    if a.ndim == 0:
+        return _Mode(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+    d = _wrap_dim(dim, a.ndim)
+    rows = xp.moveaxis(a, d, -1)
+    n = rows.shape[-1]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    s = xp.sort(rows, axis=-1)
+    pos = xp.broadcast_to(xp.arange(n), s.shape)
+    starts = xp.ones(s.shape, dtype=bool)
+    starts[..., 1:] = s[..., 1:] != s[..., :-1]
+    ends = xp.ones(s.shape, dtype=bool)
+    ends[..., :-1] = starts[..., 1:]
+    # run length at each sorted position: (its run's last position) - (its run's first position) + 1
+    first = xp.maximum.accumulate(xp.where(starts, pos, 0), axis=-1)
+    last = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(ends, pos, n), -1), axis=-1), -1)
+    best = xp.take_along_axis(s, xp.argmax(last - first, axis=-1)[..., None], -1)  # first max: the smallest
+    hits = rows == best
+    idx = (n - 1 - xp.argmax(hits[..., ::-1], axis=-1)).astype(xp.int64)
+    idx = xp.expand_dims(idx, d)
+    values = _take(x, idx, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _Mode(values, Tensor._make(idx))
 
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):

@@ -53,6 +53,9 @@ from ..autograd.grad_store import build_stores, zero_grads
 from ..utils import hooks as _hooks
 from ..utils.hooks import RemovableHandle
 
+# What an optimizer takes as ``params``: tensors, parameter groups (dicts), or (name, tensor) pairs.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+
 
 class Optimizer:
     """Base class of all optimizers.

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ... import _dtype, _trace
+from ..._backend import xp
 from ..._device import check_device
 from ..._dtype import float16, float32, float64
 from ..._tensor import Tensor
@@ -425,6 +426,26 @@ class Module:
 
     def cpu(self) -> Module:
         return self
+
+    def type(self, dst_type) -> Module:
+        """Every parameter and buffer (integer buffers too) cast to ``dst_type``: a dtype, a legacy tensor type
+        (``torch.DoubleTensor``) or its name, as PyTorch."""
+        from ..._legacy import type_
+
+        target = type_(Tensor._make(xp.zeros(0, xp.float32)), dst_type)._data.dtype  # checks dst_type
+        if target.kind != "f" and any(True for _ in self.parameters()):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        return self._apply_to_tensors(lambda a: a.astype(target, copy=False))
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype (PyTorch's way
+        to materialise a module built on the meta device; here every module is on the CPU)."""
+        check_device(device)
+        return self._apply_to_tensors(xp.empty_like)
+
+    def compile(self, *args, **kwargs) -> None:
+        """``torch.compile`` this module's forward in place: as ``ember.compile``, nothing is compiled and
+        the module runs as written (same results)."""
 
     def cuda(self, device=None) -> Module:
         check_device("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
