@@ -26,10 +26,10 @@ from .ops.decompositions import (
 from .ops.linalg import matmul
 from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, slogdet, solve, solve_triangular
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
-           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
-           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 _INF = float("inf")
 
@@ -221,6 +221,32 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         if n:
             base = matmul(base, base)
     return out
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
+    None / 2 / -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (square A)."""
+    if p in (None, 2, -2):
+        check_matrix(A, "linalg.cond", square=False)
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    check_matrix(A, "linalg.cond")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of the last dimension of ``x``: columns x^0, x^1, ..., x^(N-1) (N > 1, by default
+    the length of x)."""
+    from .ops.shape import unsqueeze
+
+    if x._data.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x._data.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = Tensor._make(xp.arange(n, dtype=x._data.dtype if x.is_floating_point() else xp.int64))
+    return unsqueeze(x, -1) ** powers
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

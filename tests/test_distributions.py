@@ -519,6 +519,22 @@ def test_reachable_under_compat_names():
         ember.distributions.Wishart  # noqa: B018
 
 
+@pytest.mark.parametrize("kw", ["probs", "logits"])
+def test_negative_binomial(kw):
+    n, p = pos(3) * 3, unit(3)
+    arr = p if kw == "probs" else np.log(p) - np.log1p(-p)
+    values = np.array([[0.0, 4.0, 3.0], [5.0, 10.0, 1.0]])
+    e_n, t_n = ember.tensor(n, requires_grad=True), torch.tensor(n, requires_grad=True)
+    e_p, t_p = ember.tensor(arr, requires_grad=True), torch.tensor(arr, requires_grad=True)
+    e_d = ember.distributions.NegativeBinomial(e_n, **{kw: e_p})
+    t_d = torch.distributions.NegativeBinomial(t_n, **{kw: t_p})
+    _compare_scores("NegativeBinomial", e_d, t_d, [e_n, e_p], [t_n, t_p], ember.tensor(values), torch.tensor(values))
+    ember.manual_seed(6)
+    x = ember.distributions.NegativeBinomial(ember.tensor(n), ember.tensor(p)).sample((N,)).numpy()
+    mean = n * p / (1 - p)
+    assert np.all(np.abs(x.mean(0) - mean) < 5 * np.sqrt(mean / (1 - p) / N))
+
+
 def test_multinomial():
     p = simplex(2, 4)
     values = np.array([[[1.0, 0.0, 2.0, 2.0], [0.0, 5.0, 0.0, 0.0]], [[0.0, 0.0, 0.0, 5.0], [2.0, 1.0, 1.0, 1.0]]])

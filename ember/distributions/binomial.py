@@ -14,6 +14,18 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+def count_and_probs(dist, total_count, probs, logits):
+    """Set ``total_count`` and the one of ``probs``/``logits`` given on ``dist``, broadcast together (the count
+    in the probabilities' dtype); return the batch shape."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    total, param = broadcast_all(total_count, probs if probs is not None else logits)
+    dist.total_count = total.type_as(param)
+    setattr(dist, "probs" if probs is not None else "logits", param)
+    dist._param = param
+    return param.size()
+
+
 class Binomial(BinaryProbs, Distribution):
     """The number of successes in ``total_count`` independent trials of probability ``probs``."""
 
@@ -22,14 +34,7 @@ class Binomial(BinaryProbs, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        name = "probs" if probs is not None else "logits"
-        total, param = broadcast_all(total_count, probs if probs is not None else logits)
-        self.total_count = total.type_as(param)
-        setattr(self, name, param)
-        self._param = param
-        super().__init__(param.size(), validate_args=validate_args)
+        super().__init__(count_and_probs(self, total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))

@@ -22,6 +22,26 @@ def sample_categorical(probs: Tensor, sample_shape) -> Tensor:
     return Tensor._make(xp.minimum(idx, p.shape[-1] - 1).astype(xp.int64))
 
 
+class CategoricalParams:
+    """``probs``, ``logits`` and ``param_shape`` of a distribution built on a Categorical (``self._categorical``)."""
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+
 class Categorical(Distribution):
     """Categories 0..K-1 with probabilities ``probs`` (..., K), non-negative (normalised here), or unnormalised
     log-probabilities ``logits``; the last dimension indexes the categories."""

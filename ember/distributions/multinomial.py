@@ -5,14 +5,14 @@ from __future__ import annotations
 from .._size import Size
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import Categorical, CategoricalParams
 from .distribution import Distribution
 from .utils import _draw, broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalParams, Distribution):
     """Counts over K categories (event shape (K,)) of ``total_count`` independent draws with ``probs``/``logits``
     (normalised over the last dimension). ``log_prob`` accepts any total count per value, as PyTorch's."""
 
@@ -47,18 +47,6 @@ class Multinomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         p = self.probs.detach()._data

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._size import Size
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, CategoricalParams
 from .distribution import Distribution
 from .relaxed_bernoulli import RelaxedTransformed
 from .transforms import ExpTransform
@@ -14,7 +14,7 @@ from .utils import broadcast_all, clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(CategoricalParams, Distribution):
     """The log of a RelaxedOneHotCategorical draw: log_softmax((logits + Gumbel noise) / temperature)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -34,18 +34,6 @@ class ExpRelaxedCategorical(Distribution):
         Distribution.__init__(new, Size(batch_shape), self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=()):
         from .._creation import rand
