@@ -286,3 +286,18 @@ MORE = {
 @pytest.mark.parametrize("name", sorted(MORE))
 def test_more_ops_values_and_grads(name):
     check(MORE[name], [(3, 4)], dtype=np.complex128, atol=1e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, z: z < z, lambda m, z: z >= 0, lambda m, z: z.max(), lambda m, z: z.max(0), lambda m, z: z.amin(),
+    lambda m, z: z.argmax(), lambda m, z: z.sort(), lambda m, z: z.topk(1), lambda m, z: m.maximum(z, z),
+    lambda m, z: z.clamp(0, 1), lambda m, z: z.relu(), lambda m, z: z.floor(), lambda m, z: z.sign(),
+    lambda m, z: z.round(),
+], ids=["lt", "ge", "max", "max-dim", "amin", "argmax", "sort", "topk", "maximum", "clamp", "relu", "floor", "sign",
+        "round"])
+def test_orderings_and_roundings_refuse_complex_as_pytorch(call):
+    with pytest.raises((RuntimeError, NotImplementedError)) as te:
+        call(torch, torch.tensor([1j, 2]))
+    with pytest.raises(te.type):
+        call(ember, ember.tensor([1j, 2]))
+    assert (ember.tensor([1j, 2]) == ember.tensor([1j, 0])).tolist() == [True, False]  # equality is fine

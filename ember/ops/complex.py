@@ -20,10 +20,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import cast, conj_if_complex, is_inexact
 
-# PyTorch's names of the scalar types, as its error messages give them
-_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
+_SCALAR_TYPE = _dtype.SCALAR_TYPE_NAMES
 
 
 def _as_real(z):

@@ -13,7 +13,7 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from .elementwise import cast, conj_if_complex
+from .elementwise import cast, conj_if_complex, refuse_complex
 
 
 def _axes(dim, ndim: int):
@@ -198,6 +198,7 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     if isinstance(dim, Tensor):
         return other_op(x, dim)
+    refuse_complex(x, "max" if largest else "min")
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError(
@@ -233,6 +234,7 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
 
 
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
+    refuse_complex(x, name)
     axes = _axes(dim, x._data.ndim)
     _check_nonempty(name, x._data, axes)
     return Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
@@ -247,6 +249,7 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
+    refuse_complex(x, name, RuntimeError)
     a = x._data
     if dim is None:
         if a.size == 0:
