@@ -78,6 +78,11 @@ def test_creation():
     assert x.cdouble().dtype is ember.complex128 and complex(ember.tensor(1 + 2j)) == 1 + 2j
 
 
+def test_type_strings():
+    for name in ("complex64", "complex128", "float32", "int64", "bool"):
+        assert ember.zeros(1, dtype=getattr(ember, name)).type() == torch.zeros(1, dtype=getattr(torch, name)).type()
+
+
 def test_is_complex_and_floating_point():
     z, x = ember.zeros(2, dtype=ember.cfloat), ember.zeros(2)
     assert z.is_complex() and ember.is_complex(z) and not x.is_complex()
