@@ -271,4 +271,3 @@ def set_imag(x: Tensor, value) -> None:
     from .inplace import copy_
 
     copy_(imag(x), value)
-
