@@ -83,6 +83,11 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 _default_float = float32
 
+# PyTorch's names of the scalar types, as its error messages give them
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                     "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                     "complex128": "ComplexDouble"}
+
 
 def get_default_dtype() -> dtype:
     """The dtype of floating tensors created from Python floats (float32)."""

@@ -132,7 +132,6 @@ def cuda_types() -> dict[str, _CudaTensorType]:
 
 _TYPES = (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
           BoolTensor)
-_TYPE_BY_DTYPE = {t.dtype.name: t for t in _TYPES}
 _TYPE_BY_STRING = {f"torch.{t.__name__}": t for t in _TYPES}
 
 
@@ -157,8 +156,8 @@ def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     a legacy type (``torch.LongTensor``) or its string; ``x`` itself when it already is that type."""
     from .ops.elementwise import cast
 
-    if dtype is None:
-        return f"torch.{_TYPE_BY_DTYPE[x.dtype.name].__name__}"
+    if dtype is None:  # every dtype's string is its scalar type's name, "Tensor" appended
+        return f"torch.{_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}Tensor"
     if isinstance(dtype, _CudaTensorType) or isinstance(dtype, str) and dtype.startswith("torch.cuda."):
         check_device("cuda")
     if isinstance(dtype, str):

@@ -78,6 +78,11 @@ def test_creation():
     assert x.cdouble().dtype is ember.complex128 and complex(ember.tensor(1 + 2j)) == 1 + 2j
 
 
+def test_type_strings():
+    for name in ("complex64", "complex128", "float32", "int64", "bool"):
+        assert ember.zeros(1, dtype=getattr(ember, name)).type() == torch.zeros(1, dtype=getattr(torch, name)).type()
+
+
 def test_is_complex_and_floating_point():
     z, x = ember.zeros(2, dtype=ember.cfloat), ember.zeros(2)
     assert z.is_complex() and ember.is_complex(z) and not x.is_complex()
@@ -260,3 +265,44 @@ def test_save_and_load_complex():
 
 def test_assert_close_helper_sees_complex_dtypes():
     assert_close(ember.tensor([1j]), torch.tensor([1j]))
+
+
+MORE = {
+    "cumsum": lambda m, z: z.cumsum(1), "prod": lambda m, z: z.prod(1), "prod-all": lambda m, z: z.prod(),
+    "norm": lambda m, z: z.norm(), "norm-dim": lambda m, z: z.norm(dim=1), "var": lambda m, z: z.var(1),
+    "std": lambda m, z: z.std(), "where": lambda m, z: m.where(z.real > 0, z, z * 2),
+    "masked_fill": lambda m, z: z.masked_fill(z.real > 0, 1 + 1j), "flip": lambda m, z: z.flip(0) * z,
+    "roll": lambda m, z: m.roll(z, 1, 1) * z, "diag": lambda m, z: m.diag(z[:, :3]),
+    "trace": lambda m, z: m.trace(z[:, :3]), "tril": lambda m, z: m.tril(z),
+    "index_select": lambda m, z: z.index_select(1, m.tensor([0, 2, 2])),
+    "gather": lambda m, z: z.gather(1, m.tensor([[0, 1], [2, 2], [3, 0]])), "repeat": lambda m, z: z.repeat(2, 1),
+    "expand": lambda m, z: z[:, :1].expand(3, 4) * z, "sum-dim": lambda m, z: z.sum(0, keepdim=True),
+    "mean-dim": lambda m, z: z.mean(1), "stack": lambda m, z: m.stack([z, z.conj()]),
+    "split": lambda m, z: z.split(2, 1)[1] * 1j, "rsub": lambda m, z: 2 - z, "rdiv": lambda m, z: 1 / z,
+    "pow-scalar": lambda m, z: z ** 0.5, "rpow": lambda m, z: 2 ** z, "addcmul": lambda m, z: m.addcmul(z, z, z, value=2),
+    "lerp": lambda m, z: m.lerp(z, z * 1j, 0.3), "mm": lambda m, z: m.mm(z, z.t().conj()),
+    "bmm": lambda m, z: m.bmm(z[None], z.t()[None]), "outer": lambda m, z: m.outer(z[0], z[1]),
+    "mv": lambda m, z: m.mv(z, z[0]), "mul_": lambda m, z: z.clone().mul_(1j),
+    **{f: lambda m, z, f=f: getattr(m, f)(z) for f in (
+        "tan", "sinh", "cosh", "log10", "log2", "expm1", "exp2", "atan", "asin", "acos", "asinh", "acosh", "atanh")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_ops_values_and_grads(name):
+    check(MORE[name], [(3, 4)], dtype=np.complex128, atol=1e-9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, z: z < z, lambda m, z: z >= 0, lambda m, z: z.max(), lambda m, z: z.max(0), lambda m, z: z.amin(),
+    lambda m, z: z.argmax(), lambda m, z: z.sort(), lambda m, z: z.topk(1), lambda m, z: m.maximum(z, z),
+    lambda m, z: z.clamp(0, 1), lambda m, z: z.relu(), lambda m, z: z.floor(), lambda m, z: z.sign(),
+    lambda m, z: z.round(),
+], ids=["lt", "ge", "max", "max-dim", "amin", "argmax", "sort", "topk", "maximum", "clamp", "relu", "floor", "sign",
+        "round"])
+def test_orderings_and_roundings_refuse_complex_as_pytorch(call):
+    with pytest.raises((RuntimeError, NotImplementedError)) as te:
+        call(torch, torch.tensor([1j, 2]))
+    with pytest.raises(te.type):
+        call(ember, ember.tensor([1j, 2]))
+    assert (ember.tensor([1j, 2]) == ember.tensor([1j, 0])).tolist() == [True, False]  # equality is fine

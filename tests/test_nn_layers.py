@@ -172,10 +172,15 @@ def test_batchnorm_num_batches_tracked():
     assert bn.num_batches_tracked.item() == 3
 
 
-@pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), 5)])
-@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-2}])
-def test_layernorm(shape, norm, kwargs):
-    em, tm = nn.LayerNorm(norm, **kwargs), torch.nn.LayerNorm(norm, **kwargs)
+@pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), 5), ((7,), [7])])
+@pytest.mark.parametrize("layer,kwargs", [
+    ("LayerNorm", {}), ("LayerNorm", {"elementwise_affine": False}), ("LayerNorm", {"bias": False}),
+    ("LayerNorm", {"eps": 1e-2}), ("RMSNorm", {}), ("RMSNorm", {"elementwise_affine": False}),
+    ("RMSNorm", {"eps": 1e-2}), ("RMSNorm", {"eps": 1e-6}),
+])
+def test_layernorm_and_rmsnorm(shape, norm, layer, kwargs):
+    em, tm = getattr(nn, layer)(norm, **kwargs), getattr(torch.nn, layer)(norm, **kwargs)
+    assert repr(em) == repr(tm)
     if tm.weight is not None:
         with torch.no_grad():
             tm.weight.uniform_(0.5, 1.5)

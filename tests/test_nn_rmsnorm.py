@@ -1,32 +1,14 @@
-"""nn.RMSNorm and F.rms_norm against PyTorch: shapes, eps (None: the dtype's epsilon), affine or not, dtypes,
-values and gradients, errors."""
+"""F.rms_norm against PyTorch: eps (None: the dtype's epsilon), dtypes, values and gradients, errors (the
+nn.RMSNorm layer is compared with test_nn_layers.py's LayerNorm cases)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from nn_oracle import compare_module
 from oracle import check
 
 import ember
 import ember.nn as nn
-
-
-def randn(*shape, seed=0, dtype=np.float32):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
-@pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), [5]), ((7,), 7)])
-@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"eps": 1e-2}, {"eps": 1e-6}])
-def test_rmsnorm_module(shape, norm, kwargs):
-    em, tm = nn.RMSNorm(norm, **kwargs), torch.nn.RMSNorm(norm, **kwargs)
-    if tm.weight is not None:
-        with torch.no_grad():
-            tm.weight.uniform_(0.5, 1.5)
-    compare_module(em, tm, randn(*shape), atol=1e-5)
-    assert repr(em) == repr(tm) and em.eps == tm.eps
-    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -15,7 +15,7 @@ from .. import _dtype
 from .._backend import xp
 from .._missing import module_getattr
 from .._tensor import Tensor, _wrap_dim
-from ..ops.complex import _SCALAR_TYPE, conj
+from ..ops.complex import conj
 from ..ops.elementwise import cast
 from ..ops.movement import roll
 from ._ops import _DUAL, C2C, C2R, R2C
@@ -42,7 +42,7 @@ def _as_real(x: Tensor, name: str) -> Tensor:
     """A real input of an r2c transform: floating as it is, integers in the default float dtype."""
     kind = x._data.dtype.kind
     if kind == "c":
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_SCALAR_TYPE[x.dtype.name]}")
+        raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}")
     return x if kind == "f" else cast(x, _dtype.get_default_dtype())
 
 

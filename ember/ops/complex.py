@@ -18,28 +18,20 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import cast, conj_if_complex, is_inexact
+from .elementwise import cast, is_inexact
 
-# PyTorch's names of the scalar types, as its error messages give them
-_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
+_SCALAR_TYPE = _dtype.SCALAR_TYPE_NAMES
 
 
-def _as_real(z):
+def real_view(z):
     """A real view of complex array ``z`` with a last dimension of 2 (real, imaginary), any strides."""
     re = z.real
     return xp.lib.stride_tricks.as_strided(re, z.shape + (2,), re.strides + (re.itemsize,))
 
 
-def _as_complex(a):
+def complex_view(a):
     """A complex view of real array ``a`` whose last dimension (2, stride 1) is (real, imaginary)."""
     return a.view(xp.complex64 if a.dtype == xp.float32 else xp.complex128)[..., 0]
-
-
-def _complex_like(g, dtype):
-    """Real gradient ``g`` as a complex array of ``dtype`` (imaginary part 0)."""
-    return g.astype(dtype)
 
 
 class Real(Node):
@@ -49,8 +41,8 @@ class Real(Node):
         self.dtype = z.dtype
         return z.real
 
-    def backward(self, g):  # dL/dRe z = g
-        return (_complex_like(g, self.dtype),)
+    def backward(self, g):  # dL/dRe z = g: the gradient is g + 0i
+        return (g.astype(self.dtype),)
 
 
 class Imag(Node):
@@ -70,20 +62,20 @@ class ViewAsReal(Node):
     is_view = True
 
     def forward(self, z):
-        return _as_real(z)
+        return real_view(z)
 
     def backward(self, g):
-        return (_as_complex(xp.ascontiguousarray(g)),)
+        return (complex_view(xp.ascontiguousarray(g)),)
 
 
 class ViewAsComplex(Node):
     is_view = True
 
     def forward(self, a):
-        return _as_complex(a)
+        return complex_view(a)
 
     def backward(self, g):
-        return (_as_real(g),)
+        return (real_view(g),)
 
 
 class Complex(Node):
@@ -279,8 +271,3 @@ def set_imag(x: Tensor, value) -> None:
     from .inplace import copy_
 
     copy_(imag(x), value)
-
-
-__all__ = ["is_complex", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "conj",
-           "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle", "sgn", "adjoint",
-           "conj_if_complex"]

@@ -58,6 +58,13 @@ def conj_if_complex(a):
     return a.conjugate() if isinstance(a, complex) else a  # a Python scalar operand
 
 
+def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedError) -> None:
+    """PyTorch's error for an op without a complex version (NumPy would order complex numbers lexicographically,
+    or round their parts)."""
+    if t._data.dtype.kind == "c":
+        raise error(f"\"{op}\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[t.dtype.name]}'")
+
+
 def _float_operands(a, b):
     """Promote, then make integer/bool results floating (true division, pow with float, ...)."""
     a, b = promote(a, b)
@@ -280,11 +287,13 @@ def floor_divide(a, b):
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
     a, b = promote(a, b)
+    refuse_complex(a, "maximum")
     return Maximum.apply(a, b)
 
 
 def minimum(a: Tensor, b: Tensor) -> Tensor:
     a, b = promote(a, b)
+    refuse_complex(a, "minimum")
     return Minimum.apply(a, b)
 
 
@@ -297,18 +306,21 @@ def _no_grad_binary(fn, a, b) -> Tensor:
         raise shape_error(fn.__name__, arrays, err) from None
 
 
-def _compare(fn):
+def _compare(fn, ordering: str | None = None):
     def op(a, b):
         if not isinstance(b, Tensor) and not isinstance(b, (int, float, bool, complex, xp.generic)):
             return NotImplemented
         a, b = promote(a, b)
+        if ordering is not None:  # complex numbers have no order
+            refuse_complex(a if isinstance(a, Tensor) else b, f"{ordering}_cpu")
         return _no_grad_binary(fn, a, b)
 
     return op
 
 
-eq, ne, lt, le, gt, ge = (_compare(f) for f in (xp.equal, xp.not_equal, xp.less, xp.less_equal,
-                                                  xp.greater, xp.greater_equal))
+eq, ne = _compare(xp.equal), _compare(xp.not_equal)
+lt, le, gt, ge = (_compare(f, name) for f, name in ((xp.less, "lt"), (xp.less_equal, "le"), (xp.greater, "gt"),
+                                                     (xp.greater_equal, "ge")))
 
 
 def _logical(fn):

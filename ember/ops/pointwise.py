@@ -16,11 +16,13 @@ from .._backend import xp
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import _float_operands, add, cast, mul, sub
+from .elementwise import _float_operands, add, cast, conj_if_complex, mul, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
 
+# Complex inputs: each derivative below is an analytic function with real coefficients, so its conjugate
+# (PyTorch's gradient is grad * conj(f'(z))) is the same function of conj(z).
 class Tan(Node):
     def forward(self, x):
         out = xp.tan(x)
@@ -28,7 +30,7 @@ class Tan(Node):
         return out
 
     def backward(self, g):  # 1 + tan^2
-        out = self.saved[0]
+        out = conj_if_complex(self.saved[0])
         return (g * (1 + out * out),)
 
 
@@ -38,7 +40,7 @@ class Atan(Node):
         return xp.arctan(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
         return (g / (1 + x * x),)
 
 
@@ -48,7 +50,7 @@ class Asin(Node):
         return xp.arcsin(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
         return (g / xp.sqrt(1 - x * x),)
 
 
@@ -58,7 +60,7 @@ class Acos(Node):
         return xp.arccos(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
         return (-g / xp.sqrt(1 - x * x),)
 
 
@@ -68,7 +70,7 @@ class Sinh(Node):
         return xp.sinh(x)
 
     def backward(self, g):
-        return (g * xp.cosh(self.saved[0]),)
+        return (g * xp.cosh(conj_if_complex(self.saved[0])),)
 
 
 class Cosh(Node):
@@ -77,7 +79,7 @@ class Cosh(Node):
         return xp.cosh(x)
 
     def backward(self, g):
-        return (g * xp.sinh(self.saved[0]),)
+        return (g * xp.sinh(conj_if_complex(self.saved[0])),)
 
 
 class Asinh(Node):
@@ -86,7 +88,7 @@ class Asinh(Node):
         return xp.arcsinh(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
         return (g / xp.sqrt(x * x + 1),)
 
 
@@ -96,7 +98,9 @@ class Acosh(Node):
         return xp.arccosh(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
+        if x.dtype.kind == "c":  # sqrt(z - 1) sqrt(z + 1): the branch of arccosh's derivative, as PyTorch
+            return (g / (xp.sqrt(x - 1) * xp.sqrt(x + 1)),)
         return (g / xp.sqrt(x * x - 1),)
 
 
@@ -106,7 +110,7 @@ class Atanh(Node):
         return xp.arctanh(x)
 
     def backward(self, g):
-        x = self.saved[0]
+        x = conj_if_complex(self.saved[0])
         return (g / (1 - x * x),)
 
 
@@ -116,7 +120,7 @@ class Log2(Node):
         return xp.log2(x)
 
     def backward(self, g):
-        return (g / (self.saved[0] * math.log(2)),)
+        return (g / (conj_if_complex(self.saved[0]) * math.log(2)),)
 
 
 class Log10(Node):
@@ -125,7 +129,7 @@ class Log10(Node):
         return xp.log10(x)
 
     def backward(self, g):
-        return (g / (self.saved[0] * math.log(10)),)
+        return (g / (conj_if_complex(self.saved[0]) * math.log(10)),)
 
 
 class Expm1(Node):
@@ -135,7 +139,7 @@ class Expm1(Node):
         return out
 
     def backward(self, g):
-        return (g * (self.saved[0] + 1),)
+        return (g * (conj_if_complex(self.saved[0]) + 1),)
 
 
 class Exp2(Node):
@@ -145,7 +149,7 @@ class Exp2(Node):
         return out
 
     def backward(self, g):
-        return (g * self.saved[0] * math.log(2),)
+        return (g * conj_if_complex(self.saved[0]) * math.log(2),)
 
 
 _erf = xp.vectorize(math.erf, otypes=[xp.float64])

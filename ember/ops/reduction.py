@@ -13,7 +13,7 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from .elementwise import cast
+from .elementwise import cast, conj_if_complex, refuse_complex
 
 
 def _axes(dim, ndim: int):
@@ -83,8 +83,8 @@ class Prod(Node):
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
         out = _expand_back(out, x.shape, self.axes, self.keepdim)
         if (x == 0).any():  # d(prod)/dx_i = product of the others (no division by zero)
-            return (g * _prod_of_others(x, self.axes),)
-        return (g * out / x,)
+            return (g * conj_if_complex(_prod_of_others(x, self.axes)),)
+        return (g * conj_if_complex(out / x),)
 
 
 def _prod_of_others(x, axes):
@@ -147,14 +147,20 @@ class Var(Node):
         self.saved = (x - mean,)
         self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
         diff = self.saved[0]
+        sq = _abs2(diff)
         with xp.errstate(divide="ignore", invalid="ignore"):
-            return xp.sum(diff * diff, axis=axes, keepdims=keepdim) / x.dtype.type(self.denom)
+            return xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
 
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
         (diff,) = self.saved
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
         with xp.errstate(divide="ignore", invalid="ignore"):
-            return (g * diff * (2 / diff.dtype.type(self.denom)),)
+            return (g * diff * (2 / diff.real.dtype.type(self.denom)),)
+
+
+def _abs2(a):
+    """|a|^2 elementwise, in a's real dtype (a complex variance or norm is real)."""
+    return a.real * a.real + a.imag * a.imag if a.dtype.kind == "c" else a * a
 
 
 _ValuesIndices = namedtuple("return_types", ["values", "indices"])
@@ -192,6 +198,7 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     if isinstance(dim, Tensor):
         return other_op(x, dim)
+    refuse_complex(x, "max" if largest else "min")
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError(
@@ -227,6 +234,7 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
 
 
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
+    refuse_complex(x, name)
     axes = _axes(dim, x._data.ndim)
     _check_nonempty(name, x._data, axes)
     return Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
@@ -241,6 +249,7 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
+    refuse_complex(x, name, RuntimeError)
     a = x._data
     if dim is None:
         if a.size == 0:
@@ -267,7 +276,7 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if not x.is_floating_point():
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
     return Var.apply(x, axes=_axes(dim, x._data.ndim), correction=correction, keepdim=keepdim)
 
@@ -285,7 +294,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 
     if dtype is not None:
         x = cast(x, dtype)
-    if not x.is_floating_point():
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
         )
@@ -302,7 +311,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 
 class Norm2(Node):
     def forward(self, x, axes, keepdim):
-        out = xp.sqrt(xp.sum(x * x, axis=axes, keepdims=keepdim))
+        out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
+from .elementwise import refuse_complex
 from .indexing import Gather
 
 _Sort = namedtuple("sort", ["values", "indices"])
@@ -47,6 +48,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     ember's sort is always stable (equal values keep their order), which PyTorch only promises
     with ``stable=True``.
     """
+    refuse_complex(x, "sort", RuntimeError)
     a = x._data
     if a.ndim == 0:
         return _scalar(x, _Sort)
@@ -72,6 +74,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     ``sorted=False``, where PyTorch leaves the order unspecified. Among equal values the earlier
     index comes first.
     """
+    refuse_complex(x, "topk", RuntimeError)
     a = x._data
     n = a.shape[_wrap_dim(dim, a.ndim)] if a.ndim else 1
     try:

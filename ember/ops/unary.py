@@ -13,7 +13,7 @@ from .._backend import xp
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import cast, conj_if_complex, is_inexact, mul
+from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
 
 class Neg(Node):
@@ -121,8 +121,9 @@ class Sigmoid(Node):
 class Relu(Node):
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
-        if x.dtype == xp.bool_:
-            raise RuntimeError("Boolean inputs not supported for relu")  # PyTorch's error
+        if x.dtype.kind in "bc":  # PyTorch's errors
+            raise (RuntimeError("Boolean inputs not supported for relu") if x.dtype == xp.bool_ else
+                   NotImplementedError("clamp is not supported for complex types"))
         out = xp.empty_like(x)
         parallel_flat(lambda a, o: xp.maximum(a, 0, out=o), x, out)
         self.saved = (out,)
@@ -228,6 +229,7 @@ def neg(x: Tensor) -> Tensor:
 
 def _piecewise(fn):
     def op(x: Tensor) -> Tensor:
+        refuse_complex(x, fn.__name__)
         return ZeroGrad.apply(x, fn=fn)
 
     return op
@@ -237,16 +239,19 @@ floor, ceil, trunc = (_piecewise(f) for f in (xp.floor, xp.ceil, xp.trunc))
 
 
 def sign(x: Tensor) -> Tensor:
+    refuse_complex(x, "sign (use sgn for complex numbers)")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
         return Tensor._make(x._data.copy())
     return ZeroGrad.apply(x, fn=xp.sign)
 
 
 def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+    refuse_complex(x, "round")
     return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    refuse_complex(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if any(isinstance(b, Tensor) and b._requires_grad for b in (min, max)):

@@ -420,14 +420,14 @@ def _update_as_real(opt: Optimizer, p, g, state: dict[str, Any], group: dict[str
     """A complex parameter's update, as PyTorch's: ``_update`` on the real views (``view_as_real``) of the
     parameter, its gradient and its complex state, so real and imaginary parts are separate elements (Adam's
     second moment holds Re(g)^2 and Im(g)^2, not g^2). The state stays complex, as the parameter."""
-    from ..ops.complex import _as_complex, _as_real
+    from ..ops.complex import complex_view, real_view
 
-    real = {k: Tensor._make(_as_real(v._data)) if isinstance(v, Tensor) and v._data.dtype.kind == "c" else v
+    real = {k: Tensor._make(real_view(v._data)) if isinstance(v, Tensor) and v._data.dtype.kind == "c" else v
             for k, v in state.items()}
-    opt._update(_as_real(p), _as_real(g), real, group)
+    opt._update(real_view(p), real_view(g), real, group)
     for k, v in real.items():
         if k not in state:  # made by the update (SGD's momentum buffer): complex, as the parameter
-            state[k] = Tensor._make(_as_complex(xp.ascontiguousarray(v._data))) if isinstance(v, Tensor) else v
+            state[k] = Tensor._make(complex_view(xp.ascontiguousarray(v._data))) if isinstance(v, Tensor) else v
 
 
 def step_counter() -> Tensor:
