@@ -21,18 +21,30 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _hardswish(x, need):
-    # x * relu6(x + 3) / 6; derivative 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3
-    out = x * xp.clip(x + _scalar(x, 3), 0, 6) / _scalar(x, 6)
+    # x * relu6(x + 3) / 6; derivative 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3 (as the sum
+    # [-3 < x < 3] (x / 3 + 1/2) + [x >= 3]: masked selects are NumPy's slowest passes here)
+    t = xp.add(x, _scalar(x, 3))
+    xp.clip(t, 0, 6, out=t)
+    t *= x
+    t *= _scalar(x, 1 / 6)
     if not need:
-        return out, None
-    mid = x / _scalar(x, 3) + _scalar(x, 0.5)
-    return out, xp.where(x <= -3, _scalar(x, 0), xp.where(x < 3, mid, _scalar(x, 1)))
+        return t, None
+    d = xp.multiply(x, _scalar(x, 1 / 3))
+    d += _scalar(x, 0.5)
+    d *= xp.abs(x) < 3
+    d += x >= 3
+    return t, d
 
 
 def _hardsigmoid(x, need):
     # relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3), PyTorch's float32 1/6 in every dtype
-    out = xp.clip(x + _scalar(x, 3), 0, 6) / _scalar(x, 6)
-    return out, (((x > -3) & (x < 3)) * _scalar(x, xp.float32(1 / 6)) if need else None)
+    t = xp.add(x, _scalar(x, 3))
+    xp.clip(t, 0, 6, out=t)
+    t /= _scalar(x, 6)
+    if not need:
+        return t, None
+    inside = xp.abs(x) < 3
+    return t, xp.multiply(inside, _scalar(x, xp.float32(1 / 6)), dtype=x.dtype)
 
 
 def _mish(x, need):
@@ -70,11 +82,26 @@ def _threshold(x, need, threshold, value):
 
 def _exp_linear(x, need, alpha, scale, inner):
     # scale * (x for x > 0, alpha * (exp(x * inner) - 1) for x <= 0): ELU's family (SELU: fixed alpha and scale,
-    # CELU: inner = 1 / alpha); the derivative at 0 is the exponential side's, as PyTorch's
-    pos = x > 0
-    e = xp.exp(xp.minimum(x, 0) * _scalar(x, inner))
-    out = xp.where(pos, x, _scalar(x, alpha) * (e - 1)) * _scalar(x, scale)
-    return out, (xp.where(pos, _scalar(x, scale), _scalar(x, scale * alpha * inner) * e) if need else None)
+    # CELU: inner = 1 / alpha), written without masked selects (NumPy's where/copyto with a mask are the slowest
+    # passes here): scale * max(x, 0) + scale * alpha * (exp(min(x, 0) * inner) - 1), and the derivative
+    # scale * alpha * inner * exp(min(x, 0) * inner) + [x > 0] * scale * (1 - alpha * inner); at 0 it is the
+    # exponential side's, as PyTorch's
+    e = xp.minimum(x, _scalar(x, 0))
+    if inner != 1:
+        e *= _scalar(x, inner)
+    xp.exp(e, out=e)
+    out = xp.subtract(e, _scalar(x, 1))
+    out *= _scalar(x, alpha * scale)
+    pos = xp.maximum(x, _scalar(x, 0))
+    if scale != 1:
+        pos *= _scalar(x, scale)
+    out += pos
+    if not need:
+        return out, None
+    e *= _scalar(x, scale * alpha * inner)
+    xp.multiply(x > 0, _scalar(x, scale * (1 - alpha * inner)), out=pos)
+    e += pos
+    return out, e
 
 
 def _random_slope(x, need, slope):
