@@ -7,8 +7,9 @@ to a pixel position as in ATen's ``GridSampler.h``: ``(c + 1) / 2 * (size - 1)``
 (pixel centres with ``align_corners``, pixel edges without) and clamps, 'zeros' leaves it and reads zeros
 outside. Bilinear mixes the 2^d neighbours; nearest takes the nearest (ties to even, as ``nearbyint``).
 
-Layout: the input is read as rows (N, L, C), so each sampled point gathers C contiguous values. Gradients: the
-input's is the samples' weights added back at their positions (one sort and ``add.reduceat``, no scatter-add);
+Layout: the input is read as rows (N * L, C), so each sampled point gathers C contiguous values (one ``take``
+per neighbour). Gradients: the input's is the samples' weighted gradients summed per pixel (``bincount`` per
+channel, no scatter-add);
 the grid's is the derivative of the bilinear weights times each value, times the coordinate map's slope (zero
 where 'border' or 'reflection' clamped it, negated where reflection flipped it). Nearest has no grid gradient.
 """
@@ -97,48 +98,49 @@ def _factors(frac, bits, skip: int = -1):
 class GridSample(Node):
     def forward(self, x, grid, mode, padding_mode, align_corners):
         n, c, sizes = x.shape[0], x.shape[1], x.shape[2:]
-        nd = len(sizes)
-        rows = xp.ascontiguousarray(x.reshape(n, c, -1).transpose(0, 2, 1))  # (N, L, C)
+        nd, length = len(sizes), math.prod(sizes)
+        rows = xp.ascontiguousarray(x.reshape(n, c, length).transpose(0, 2, 1)).reshape(n * length, c)
         g2 = grid.reshape(n, -1, nd)
         sources = [_source(g2[..., nd - 1 - a], sizes[a], padding_mode, align_corners) for a in range(nd)]
         frac = [s - xp.floor(s) for s, _ in sources]
         neighbours = _neighbours([s for s, _ in sources], sizes, mode)
-        weights = [inside * (1 if bits is None else _factors(frac, bits)) for _, inside, bits in neighbours]
-        batch = xp.arange(n)[:, None]
+        base = (xp.arange(n) * length)[:, None]
+        targets = [(base + flat).ravel() for flat, _, _ in neighbours]  # rows of (N * L, C) each sample reads
+        weights = [(inside * (1 if bits is None else _factors(frac, bits))).astype(x.dtype).ravel()
+                   for _, inside, bits in neighbours]
         out = None
-        for (flat, _, _), w in zip(neighbours, weights):
-            part = rows[batch, flat] * w[..., None].astype(x.dtype)  # (N, P, C)
+        for t, w in zip(targets, weights):
+            part = xp.take(rows, t, axis=0)
+            part *= w[:, None]
             out = part if out is None else xp.add(out, part, out=out)
-        self.meta = (x.shape, grid.shape, rows, frac, [sl for _, sl in sources], neighbours, weights)
-        return xp.ascontiguousarray(out.transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
+        self.meta = (x.shape, grid.shape, rows, targets, weights, frac, [sl for _, sl in sources], neighbours)
+        p = g2.shape[1]
+        return xp.ascontiguousarray(out.reshape(n, p, c).transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
 
     def backward(self, g):
-        x_shape, grid_shape, rows, frac, slopes, neighbours, weights = self.meta
-        n, c, nd = x_shape[0], x_shape[1], len(x_shape) - 2
-        gr = g.reshape(n, c, -1).transpose(0, 2, 1)  # (N, P, C)
+        x_shape, grid_shape, rows, targets, weights, frac, slopes, neighbours = self.meta
+        n, c, nd, length = x_shape[0], x_shape[1], len(x_shape) - 2, rows.shape[0] // max(x_shape[0], 1)
+        g3 = g.reshape(n, c, -1)
         gx = ggrid = None
         if self.needs_input_grad[0]:
-            # each sample's weighted gradient row goes to its (batch, position); sorted, equal targets are runs
-            target = xp.concatenate([(xp.arange(n)[:, None] * rows.shape[1] + f).ravel() for f, _, _ in neighbours])
-            contrib = xp.concatenate([(gr * w[..., None].astype(g.dtype)).reshape(-1, c) for w in weights])
-            order = xp.argsort(target, kind="stable")
-            target, contrib = target[order], contrib[order]
-            gx_rows = xp.zeros((n * rows.shape[1], c), g.dtype)
-            if target.size:
-                starts = xp.flatnonzero(xp.r_[True, target[1:] != target[:-1]])
-                gx_rows[target[starts]] = xp.add.reduceat(contrib, starts, axis=0)
-            gx = gx_rows.reshape(n, -1, c).transpose(0, 2, 1).reshape(x_shape)
+            # per channel, every sample's weighted gradient summed into the pixel it read (bincount: no scatter-add)
+            target, w = xp.concatenate(targets), xp.stack(weights)  # (K * N * P,), (K, N * P)
+            gc = g3.transpose(1, 0, 2).reshape(c, 1, -1)  # (C, 1, N * P)
+            gx_cm = xp.empty((c, n * length), g.dtype)
+            for ch in range(c):
+                gx_cm[ch] = xp.bincount(target, (gc[ch] * w).ravel(), minlength=n * length)
+            gx = gx_cm.reshape(c, n, length).transpose(1, 0, 2).reshape(x_shape)
         if self.needs_input_grad[1]:
-            ggrid = xp.zeros((n, gr.shape[1], nd), g.dtype)
+            ggrid = xp.zeros((n * g3.shape[2], nd), g.dtype)
             if neighbours[0][2] is not None:  # bilinear: d(out)/d(src_a) = sum over corners of value . g * dw/dsrc_a
-                batch = xp.arange(n)[:, None]
-                for flat, inside, bits in neighbours:
-                    dot = xp.einsum("npc,npc->np", rows[batch, flat], gr) * inside
+                g_rows = xp.ascontiguousarray(g3.transpose(0, 2, 1)).reshape(-1, c)  # (N * P, C)
+                for t, (_, inside, bits) in zip(targets, neighbours):
+                    dot = xp.einsum("ij,ij->i", xp.take(rows, t, axis=0), g_rows) * inside.ravel()
                     for a in range(nd):
-                        dw = _factors(frac, bits, skip=a) if nd > 1 else xp.ones_like(dot)
-                        ggrid[..., nd - 1 - a] += dot * dw if bits[a] else -(dot * dw)
+                        dw = _factors(frac, bits, skip=a).ravel() if nd > 1 else 1
+                        ggrid[:, nd - 1 - a] += dot * dw if bits[a] else -(dot * dw)
                 for a in range(nd):
-                    ggrid[..., nd - 1 - a] *= slopes[a]
+                    ggrid[:, nd - 1 - a] *= slopes[a].ravel()
             ggrid = ggrid.reshape(grid_shape)
         return gx, ggrid
 
