@@ -1,16 +1,19 @@
-"""``grid_sample`` (bilinear / nearest, 4-D and 5-D input) and ``affine_grid``.
+"""``grid_sample`` (bilinear / nearest, 4-D and 5-D input; bicubic, 4-D) and ``affine_grid``.
 
 grid_sample reads ``input`` (N, C, *in) at the points ``grid`` (N, *out, d) gives in [-1, 1] coordinates, the
 last dim ordered x, y(, z) = the input's last, second-last(, third-last) spatial dim. Each coordinate is mapped
 to a pixel position as in ATen's ``GridSampler.h``: ``(c + 1) / 2 * (size - 1)`` with ``align_corners``, else
 ``((c + 1) * size - 1) / 2``; then 'border' clamps it into the image, 'reflection' reflects it about the border
 (pixel centres with ``align_corners``, pixel edges without) and clamps, 'zeros' leaves it and reads zeros
-outside. Bilinear mixes the 2^d neighbours; nearest takes the nearest (ties to even, as ``nearbyint``).
+outside. Bilinear mixes the 2^d neighbours; nearest takes the nearest (ties to even, as ``nearbyint``); bicubic
+mixes the 4 x 4 around the unpadded position with Keys' cubic (a = -0.75), padding each of them instead.
 
-Layout: the input is read as rows (N, L, C), so each sampled point gathers C contiguous values. Gradients: the
-input's is the samples' weights added back at their positions (one sort and ``add.reduceat``, no scatter-add);
+Layout: the input is read as rows (N * L, C), so each sampled point gathers C contiguous values (one ``take``
+per neighbour). Gradients: the input's is the samples' weighted gradients summed per pixel (``bincount`` per
+channel, no scatter-add);
 the grid's is the derivative of the bilinear weights times each value, times the coordinate map's slope (zero
 where 'border' or 'reflection' clamped it, negated where reflection flipped it). Nearest has no grid gradient.
+Each dim's taps are computed once (``_taps``); the 2^d, 1 or 16 pixels a sample reads are their products.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from .interpolate import _CUBIC_A, _cubic_weights
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -46,99 +50,125 @@ def _reflect(s, twice_low: int, twice_high: int):
     return xp.where(even, extra + low, span - extra + low), xp.where(even, sign, -sign)
 
 
-def _source(c, size: int, padding_mode: str, align_corners: bool):
+def _unnormalize(c, size: int, align_corners: bool):
     """Grid coordinates -> pixel positions along one dim, and d(position)/d(coordinate)."""
     if align_corners:
-        s, slope = (c + 1) / 2 * (size - 1), (size - 1) / 2
-    else:
-        s, slope = ((c + 1) * size - 1) / 2, size / 2
-    slope = xp.full_like(s, slope)
+        return (c + 1) / 2 * (size - 1), xp.full_like(c, (size - 1) / 2)
+    return ((c + 1) * size - 1) / 2, xp.full_like(c, size / 2)
+
+
+def _pad_coordinates(s, size: int, padding_mode: str, align_corners: bool):
+    """ATen's ``compute_coordinates``: clamp ('border') or reflect and clamp ('reflection'); and the slope."""
     if padding_mode == "border":
-        s, g = _clip(s, size)
-        slope = slope * g
-    elif padding_mode == "reflection":
+        return _clip(s, size)
+    if padding_mode == "reflection":
         s, g = _reflect(s, 0, 2 * (size - 1)) if align_corners else _reflect(s, -1, 2 * size - 1)
         s, g2 = _clip(s, size)
-        slope = slope * g * g2
-    return s, slope
+        return s, g * g2
+    return s, None
 
 
-def _neighbours(src, sizes, mode: str):
-    """[(flat position (N, P), inside (N, P), bits)] of every neighbour a sample reads: the nearest pixel (bits
-    None), or the 2^d corners around it (bit a: the upper neighbour along dim a). Outside positions read pixel 0
-    and are masked."""
-    strides = [math.prod(sizes[a + 1:]) for a in range(len(sizes))]
+def _cubic_slopes(t):
+    """d/dt of ``_cubic_weights(t)``, the 4 neighbours' weights at offsets -1, 0, 1, 2."""
+    a = _CUBIC_A
+
+    def near(x):  # d/dx of ((a + 2) x - (a + 3)) x^2 + 1
+        return (3 * (a + 2) * x - 2 * (a + 3)) * x
+
+    def far(x):  # d/dx of ((a x - 5 a) x + 8 a) x - 4 a
+        return (3 * a * x - 10 * a) * x + 8 * a
+
+    return xp.stack([far(t + 1), near(t), -near(1 - t), -far(2 - t)])
+
+
+def _taps(c, size: int, mode: str, padding_mode: str, align_corners: bool):
+    """The pixels one dim of each sample reads: ([(position, weight, d weight / d position)], d position / d c).
+
+    Nearest and bilinear pad the real position, then read 1 or 2 pixels (outside ones masked later); bicubic
+    reads the 4 pixels around the unpadded position and pads each of them (PyTorch's ``get_value_bounded``).
+    """
+    s, slope = _unnormalize(c, size, align_corners)
+    if mode != "bicubic":
+        s, g = _pad_coordinates(s, size, padding_mode, align_corners)
+        slope = slope if g is None else slope * g
     if mode == "nearest":
-        combos = [([xp.rint(s).astype(xp.int64) for s in src], None)]
-    else:
-        lo = [xp.floor(s).astype(xp.int64) for s in src]
-        combos = [([p + b for p, b in zip(lo, bits)], bits) for bits in itertools.product((0, 1), repeat=len(src))]
-    out = []
-    for pos, bits in combos:
-        inside = xp.ones(src[0].shape, bool)
-        flat = xp.zeros(src[0].shape, xp.int64)
-        for p, n, st in zip(pos, sizes, strides):
-            inside &= (p >= 0) & (p < n)
-            flat += xp.clip(p, 0, n - 1) * st
-        out.append((flat, inside, bits))
+        return [(xp.rint(s).astype(xp.int64), None, None)], slope
+    lo = xp.floor(s)
+    t = s - lo
+    lo = lo.astype(xp.int64)
+    if mode == "bilinear":
+        return [(lo, 1 - t, -1), (lo + 1, t, 1)], slope
+    w, dw = _cubic_weights(t), _cubic_slopes(t)
+    taps = []
+    for k in range(4):
+        pos = lo + (k - 1)
+        if padding_mode != "zeros":
+            pos = _pad_coordinates(pos.astype(s.dtype), size, padding_mode, align_corners)[0].astype(xp.int64)
+        taps.append((pos, w[k], dw[k]))
+    return taps, slope
+
+
+def _product(factors):
+    out = None
+    for f in factors:
+        if f is not None:
+            out = f if out is None else out * f
     return out
-
-
-def _factors(frac, bits, skip: int = -1):
-    """The bilinear weight of corner ``bits`` (the product over dims of frac or 1 - frac), dim ``skip`` left out."""
-    w = None
-    for a, (f, b) in enumerate(zip(frac, bits)):
-        if a != skip:
-            term = f if b else 1 - f
-            w = term if w is None else w * term
-    return w
 
 
 class GridSample(Node):
     def forward(self, x, grid, mode, padding_mode, align_corners):
         n, c, sizes = x.shape[0], x.shape[1], x.shape[2:]
-        nd = len(sizes)
-        rows = xp.ascontiguousarray(x.reshape(n, c, -1).transpose(0, 2, 1))  # (N, L, C)
-        g2 = grid.reshape(n, -1, nd)
-        sources = [_source(g2[..., nd - 1 - a], sizes[a], padding_mode, align_corners) for a in range(nd)]
-        frac = [s - xp.floor(s) for s, _ in sources]
-        neighbours = _neighbours([s for s, _ in sources], sizes, mode)
-        weights = [inside * (1 if bits is None else _factors(frac, bits)) for _, inside, bits in neighbours]
-        batch = xp.arange(n)[:, None]
+        nd, length = len(sizes), math.prod(sizes)
+        rows = xp.ascontiguousarray(x.reshape(n, c, length).transpose(0, 2, 1)).reshape(n * length, c)
+        g2 = grid.reshape(-1, nd)
+        per_dim = [_taps(g2[:, nd - 1 - a], sizes[a], mode, padding_mode, align_corners) for a in range(nd)]
+        batch = xp.repeat(xp.arange(n) * length, g2.shape[0] // max(n, 1))
+        strides = [math.prod(sizes[a + 1:]) for a in range(nd)]
+        combos, targets, weights = [], [], []
+        for combo in itertools.product(*(taps for taps, _ in per_dim)):  # every pixel a sample reads
+            inside = xp.ones(g2.shape[0], bool)
+            target = batch.copy()
+            for (pos, _, _), size, st in zip(combo, sizes, strides):
+                inside &= (pos >= 0) & (pos < size)
+                target += xp.clip(pos, 0, size - 1) * st
+            w = _product([tw for _, tw, _ in combo])
+            combos.append((combo, inside))
+            targets.append(target)  # the row of (N * L, C) read; outside pixels read a masked one
+            weights.append((inside if w is None else w * inside).astype(x.dtype))
         out = None
-        for (flat, _, _), w in zip(neighbours, weights):
-            part = rows[batch, flat] * w[..., None].astype(x.dtype)  # (N, P, C)
+        for t, w in zip(targets, weights):
+            part = xp.take(rows, t, axis=0)
+            part *= w[:, None]
             out = part if out is None else xp.add(out, part, out=out)
-        self.meta = (x.shape, grid.shape, rows, frac, [sl for _, sl in sources], neighbours, weights)
-        return xp.ascontiguousarray(out.transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
+        self.meta = (x.shape, grid.shape, rows, targets, weights, combos, [sl for _, sl in per_dim], mode)
+        p = g2.shape[0] // max(n, 1)
+        return xp.ascontiguousarray(out.reshape(n, p, c).transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
 
     def backward(self, g):
-        x_shape, grid_shape, rows, frac, slopes, neighbours, weights = self.meta
-        n, c, nd = x_shape[0], x_shape[1], len(x_shape) - 2
-        gr = g.reshape(n, c, -1).transpose(0, 2, 1)  # (N, P, C)
+        x_shape, grid_shape, rows, targets, weights, combos, slopes, mode = self.meta
+        n, c, nd, length = x_shape[0], x_shape[1], len(x_shape) - 2, rows.shape[0] // max(x_shape[0], 1)
+        g3 = g.reshape(n, c, -1)
         gx = ggrid = None
         if self.needs_input_grad[0]:
-            # each sample's weighted gradient row goes to its (batch, position); sorted, equal targets are runs
-            target = xp.concatenate([(xp.arange(n)[:, None] * rows.shape[1] + f).ravel() for f, _, _ in neighbours])
-            contrib = xp.concatenate([(gr * w[..., None].astype(g.dtype)).reshape(-1, c) for w in weights])
-            order = xp.argsort(target, kind="stable")
-            target, contrib = target[order], contrib[order]
-            gx_rows = xp.zeros((n * rows.shape[1], c), g.dtype)
-            if target.size:
-                starts = xp.flatnonzero(xp.r_[True, target[1:] != target[:-1]])
-                gx_rows[target[starts]] = xp.add.reduceat(contrib, starts, axis=0)
-            gx = gx_rows.reshape(n, -1, c).transpose(0, 2, 1).reshape(x_shape)
+            # per channel, every sample's weighted gradient summed into the pixel it read (bincount: no scatter-add)
+            target, w = xp.concatenate(targets), xp.stack(weights)  # (K * N * P,), (K, N * P)
+            gc = g3.transpose(1, 0, 2).reshape(c, 1, -1)  # (C, 1, N * P)
+            gx_cm = xp.empty((c, n * length), g.dtype)
+            for ch in range(c):
+                gx_cm[ch] = xp.bincount(target, (gc[ch] * w).ravel(), minlength=n * length)
+            gx = gx_cm.reshape(c, n, length).transpose(1, 0, 2).reshape(x_shape)
         if self.needs_input_grad[1]:
-            ggrid = xp.zeros((n, gr.shape[1], nd), g.dtype)
-            if neighbours[0][2] is not None:  # bilinear: d(out)/d(src_a) = sum over corners of value . g * dw/dsrc_a
-                batch = xp.arange(n)[:, None]
-                for flat, inside, bits in neighbours:
-                    dot = xp.einsum("npc,npc->np", rows[batch, flat], gr) * inside
+            ggrid = xp.zeros((n * g3.shape[2], nd), g.dtype)
+            if mode != "nearest":  # d out / d position_a = sum over pixels of (value . g) * d weight / d position_a
+                g_rows = xp.ascontiguousarray(g3.transpose(0, 2, 1)).reshape(-1, c)  # (N * P, C)
+                for t, (combo, inside) in zip(targets, combos):
+                    dot = xp.einsum("ij,ij->i", xp.take(rows, t, axis=0), g_rows) * inside
                     for a in range(nd):
-                        dw = _factors(frac, bits, skip=a) if nd > 1 else xp.ones_like(dot)
-                        ggrid[..., nd - 1 - a] += dot * dw if bits[a] else -(dot * dw)
+                        dw = _product([combo[b][1] for b in range(nd) if b != a])
+                        ggrid[:, nd - 1 - a] += dot * combo[a][2] * (1 if dw is None else dw)
                 for a in range(nd):
-                    ggrid[..., nd - 1 - a] *= slopes[a]
+                    ggrid[:, nd - 1 - a] *= slopes[a]
             ggrid = ggrid.reshape(grid_shape)
         return gx, ggrid
 
@@ -147,8 +177,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                 align_corners: bool | None = None) -> Tensor:
     """Sample (N, C, H, W) at ``grid`` (N, H_out, W_out, 2) -> (N, C, H_out, W_out); 5-D input with a (N, D_out,
     H_out, W_out, 3) grid likewise. Grid values are x, y(, z) in [-1, 1] (the input's corners: pixel centres with
-    ``align_corners=True``, pixel edges with False, the default). ``mode``: 'bilinear' (trilinear for 5-D) or
-    'nearest'; 'bicubic' is not implemented in ember. ``padding_mode``: 'zeros', 'border' or 'reflection'."""
+    ``align_corners=True``, pixel edges with False, the default). ``mode``: 'bilinear' (trilinear for 5-D),
+    'nearest' or 'bicubic' (4-D only). ``padding_mode``: 'zeros', 'border' or 'reflection'."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
@@ -178,10 +208,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                            f"and grid has {grid.dtype}")
     if not input.is_floating_point():
         raise RuntimeError(f"grid_sampler(): expected floating-point input and grid, got {input.dtype}")
-    if mode == "bicubic":
-        if nd == 5:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in ember (use 'bilinear')")
+    if mode == "bicubic" and nd == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     return GridSample.apply(input, grid, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
 
 

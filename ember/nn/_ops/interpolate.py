@@ -48,17 +48,20 @@ def _source(n_out: int, s, align_corners: bool, ft, clamp: bool):
     return xp.maximum(src, ft(0)) if clamp else src
 
 
+def _keys_near(x, a: float):
+    """Keys' cubic convolution kernel for |x| <= 1."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _keys_far(x, a: float):
+    """Keys' cubic convolution kernel for 1 < |x| < 2."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
 def _cubic_weights(t):
-    """Keys' cubic convolution weights of the 4 neighbours at offsets -1, 0, 1, 2 for fraction t."""
+    """Keys' cubic convolution weights (a = -0.75) of the 4 neighbours at offsets -1, 0, 1, 2 for fraction t."""
     a = _CUBIC_A
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return xp.stack([far(t + 1), near(t), near(1 - t), far(2 - t)])
+    return xp.stack([_keys_far(t + 1, a), _keys_near(t, a), _keys_near(1 - t, a), _keys_far(2 - t, a)])
 
 
 def axis_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, dtype, nd: int) -> AxisMap:
@@ -108,8 +111,7 @@ def _aa_filter(mode: str, x):
     x = xp.abs(x)
     if mode == "bilinear":
         return xp.maximum(1 - x, 0)
-    a = -0.5
-    return xp.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1, xp.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+    return xp.where(x < 1, _keys_near(x, -0.5), xp.where(x < 2, _keys_far(x, -0.5), 0))
 
 
 def antialias_map(mode: str, n_in: int, n_out: int, align_corners: bool, scale, dtype) -> AxisMap:

@@ -9,6 +9,51 @@ from ...autograd.graph import Node
 _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
+class IndexPad(Node):
+    """Reflect / replicate / circular padding of the dims in ``widths`` ((lo, hi) each; negative amounts crop after
+    padding, as PyTorch's kernels index). Backward folds each dim's border gradient back onto the pixels it copied,
+    the last padded dim first."""
+
+    def forward(self, x, widths, mode):
+        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
+        self.meta = (x.shape, widths, mode)
+        out = xp.pad(x, grow, mode=_INDEX_MODES[mode])
+        return out[tuple(slice(max(-lo, 0), out.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))]
+
+    def backward(self, g):
+        shape, widths, mode = self.meta
+        if any(lo < 0 or hi < 0 for lo, hi in widths):  # undo the crop: the cropped border had no gradient
+            full = xp.zeros(tuple(n + max(lo, 0) + max(hi, 0) for n, (lo, hi) in zip(shape, widths)), g.dtype)
+            full[tuple(slice(max(-lo, 0), full.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))] = g
+            g = full
+        for d in reversed(range(len(widths))):
+            lo, hi = max(widths[d][0], 0), max(widths[d][1], 0)
+            if lo or hi:
+                g = _fold(g, d, shape[d], lo, hi, mode)
+        return (g,)
+
+
+def _fold(g, d: int, n: int, lo: int, hi: int, mode: str):
+    """The gradient of padding dim ``d`` (length n) by (lo, hi) in ``mode``: each border's gradient added to the
+    pixels it copied."""
+
+    def at(a, b):
+        return (slice(None),) * d + (slice(a, b),)
+
+    core = g[at(lo, lo + n)].copy(order="K")
+    left, right = g[at(0, lo)], g[at(lo + n, lo + n + hi)]
+    if mode == "reflect":  # padded index i < lo copied lo - i; right index j copied n - 2 - j
+        core[at(1, lo + 1)] += xp.flip(left, d)
+        core[at(n - 1 - hi, n - 1)] += xp.flip(right, d)
+    elif mode == "replicate":
+        core[at(0, 1)] += left.sum(d, keepdims=True)
+        core[at(n - 1, n)] += right.sum(d, keepdims=True)
+    else:  # circular: the left border copied the last lo pixels, the right one the first hi
+        core[at(n - lo, n)] += left
+        core[at(0, hi)] += right
+    return core
+
+
 class ConstantPad(Node):
     def forward(self, x, widths, value):
         self.widths = widths
@@ -46,8 +91,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {nd}D input tensor: {mode} padding "
                                   "pads the last 1, 2 or 3 dims of a (C, *) or (N, C, *) input (pad length 2, 4 or 6)")
-    from ...ops.indexing import index_select
-
     for d, (lo, hi) in enumerate(widths):
         if lo == hi == 0:
             continue
@@ -58,7 +101,4 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(f"pad: padding ({lo}, {hi}) of dim {d} must be smaller than the dimension's size {n} "
                                f"in {mode} mode{' (or equal to it)' if mode == 'circular' else ''}, and not crop it "
                                "away")
-        idx = xp.pad(xp.arange(n), grow, mode=_INDEX_MODES[mode])
-        idx = idx[max(-lo, 0):idx.shape[0] - max(-hi, 0)]
-        input = index_select(input, d, Tensor._make(idx))
-    return input
+    return IndexPad.apply(input, widths=tuple(widths), mode=mode)
