@@ -250,3 +250,16 @@ def test_quantile_nan_and_errors_as_pytorch():
             m.quantile(m.ones(3), 1.5)
         with pytest.raises(RuntimeError, match="float or double"):
             m.quantile(m.ones(3, dtype=m.int64), 0.5)
+
+
+def test_cuda_device_context_as_pytorch_without_cuda():
+    for m in (ember, torch):
+        ctx = m.cuda.device(0)  # constructing one is fine
+        with pytest.raises(RuntimeError):
+            with ctx:
+                pass
+        with m.cuda.device(-1):  # no device: nothing to switch
+            pass
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        with ember.cuda.device("cuda:1"):
+            pass
