@@ -275,7 +275,18 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
-from .ops.statistics import aminmax, count_nonzero, kthvalue, median, mode, nanmean, nansum, std_mean, var_mean
+from .ops.statistics import (
+    aminmax,
+    count_nonzero,
+    kthvalue,
+    median,
+    mode,
+    nanmean,
+    nansum,
+    quantile,
+    std_mean,
+    var_mean,
+)
 from .ops.unary import (
     abs,
     ceil,

@@ -226,3 +226,40 @@ def test_module_to_empty_keeps_shapes_and_dtypes():
     lin = ember.nn.Linear(3, 2).double()
     assert lin.to_empty(device="cpu") is lin
     assert lin.weight.shape == (2, 3) and lin.weight.dtype == ember.float64 and lin.bias.shape == (2,)
+
+
+@pytest.mark.parametrize("q", [0.3, [0.0, 0.25, 0.5, 1.0]])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (None, True), (1, False), (0, True), (-1, True)])
+def test_quantile_values_and_gradients_as_pytorch(q, interpolation, dim, keepdim):
+    from oracle import check
+
+    def call(m, x):
+        qq = m.tensor(q, dtype=x.dtype) if isinstance(q, list) else q
+        return m.quantile(x, qq, dim, keepdim, interpolation=interpolation)
+
+    check(call, [(3, 5)])
+    check(lambda m, x: call(m, x) * 1, [(3, 5)], dtype=np.float64)
+
+
+def test_quantile_nan_and_errors_as_pytorch():
+    a = np.array([[1.0, np.nan, 2.0], [0.0, 5.0, 3.0]], dtype=np.float32)
+    assert_close(ember.tensor(a).quantile(0.5, dim=1), torch.tensor(a).quantile(0.5, dim=1))
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match=r"q must be in the range \[0, 1\]"):
+            m.quantile(m.ones(3), 1.5)
+        with pytest.raises(RuntimeError, match="float or double"):
+            m.quantile(m.ones(3, dtype=m.int64), 0.5)
+
+
+def test_cuda_device_context_as_pytorch_without_cuda():
+    for m in (ember, torch):
+        ctx = m.cuda.device(0)  # constructing one is fine
+        with pytest.raises(RuntimeError):
+            with ctx:
+                pass
+        with m.cuda.device(-1):  # no device: nothing to switch
+            pass
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        with ember.cuda.device("cuda:1"):
+            pass

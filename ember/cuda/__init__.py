@@ -124,6 +124,24 @@ get_rng_state = _unavailable("get_rng_state")
 ipc_collect = _unavailable("ipc_collect")
 
 
+class device:
+    """``with torch.cuda.device(i):``, the CUDA device for a block: entering it with a device index (0, "cuda:1")
+    raises CudaUnavailableError, as PyTorch without CUDA raises; ``device(-1)`` (no device) does nothing."""
+
+    def __init__(self, device) -> None:
+        index = getattr(device, "index", device)
+        if isinstance(device, str):
+            index = int(device.partition(":")[2] or 0) if device.startswith("cuda") else -1
+        self.idx = -1 if index is None else int(index)
+
+    def __enter__(self) -> None:
+        if self.idx >= 0:
+            _unavailable("device")()
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
 # Legacy CUDA tensor types: ``isinstance(x, torch.cuda.FloatTensor)`` is False, constructing one a TypeError.
 _types = cuda_types()
 FloatTensor, DoubleTensor, HalfTensor = _types["FloatTensor"], _types["DoubleTensor"], _types["HalfTensor"]

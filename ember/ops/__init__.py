@@ -128,7 +128,7 @@ def _coverage_methods() -> dict:
         return source if source is not None else Tensor._make(array)
 
     return {
-        "mode": statistics.mode, "new": new,
+        "mode": statistics.mode, "quantile": statistics.quantile, "new": new,
         "to_dense": lambda x, dtype=None, *, masked_grad=None: x if dtype is None else cast(x, dtype),
         "byte": cast_to(_dtype.uint8), "char": cast_to(_dtype.int8), "short": cast_to(_dtype.int16),
         "to_sparse": _sparse.to_sparse, "to_sparse_coo": lambda x: _sparse.to_sparse(x),

@@ -1,4 +1,4 @@
-"""Order statistics and paired moments: median, kthvalue, mode, std_mean/var_mean, count_nonzero, aminmax."""
+"""Order statistics and paired moments: median, kthvalue, mode, quantile, std_mean/var_mean, count_nonzero, aminmax."""
 
 from __future__ import annotations
 
@@ -88,6 +88,61 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return _Mode(values, Tensor._make(idx))
+
+
+_ROUNDINGS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+             ) -> Tensor:
+    """The ``q``-quantiles (a float or a 1-d tensor in [0, 1]) along ``dim`` (default: of all elements), as
+    ``torch.quantile``: between the two nearest ranks of the sorted values by ``interpolation`` (linear,
+    lower, higher, midpoint, nearest); a slice holding NaN gives NaN. For a 1-d ``q`` the quantiles are
+    the first dimension of the result. The gradient flows to the ranks used."""
+    from .indexing import index_select, where
+    from .movement import movedim
+    from .shape import reshape, squeeze
+
+    if x._data.dtype.kind != "f":
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if interpolation not in _ROUNDINGS:
+        raise ValueError(f"quantile() interpolation must be one of {', '.join(_ROUNDINGS)}. Got {interpolation}")
+    qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
+    if qs.ndim > 1:
+        raise RuntimeError(f"quantile() q must be a scalar or 1D tensor, but got {qs.ndim}D tensor")
+    if ((qs < 0) | (qs > 1)).any():
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(qs.reshape(-1)[0])}")
+    src = reshape(x, -1) if dim is None else x
+    d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
+    n = src._data.shape[d] if src._data.ndim else 1
+    if n == 0:
+        raise IndexError("quantile() input tensor must be non-empty")
+    ordered = _take(src, xp.argsort(src._data, axis=d, kind="stable"), d) if src._data.ndim else reshape(src, 1)
+    d = d if src._data.ndim else 0
+    pos = qs.reshape(-1) * (n - 1)
+    lo, hi = xp.floor(pos), xp.ceil(pos)
+    if interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    elif interpolation == "nearest":
+        lo = hi = xp.round(pos)  # half to even, as PyTorch
+    frac = xp.where(hi > lo, 0.5 if interpolation == "midpoint" else pos - lo, 0.0).astype(x._data.dtype)
+    below = index_select(ordered, d, Tensor._make(lo.astype(xp.int64)))
+    above = index_select(ordered, d, Tensor._make(hi.astype(xp.int64)))
+    shape = [1] * ordered._data.ndim
+    shape[d] = frac.size
+    out = below + (above - below) * Tensor._make(frac.reshape(shape))
+    nan = xp.isnan(ordered._data).any(axis=d, keepdims=True)
+    out = where(Tensor._make(nan), Tensor._make(xp.array(xp.nan, dtype=x._data.dtype)), out)
+    out = movedim(out, d, 0)  # the quantiles first
+    if dim is None and keepdim:
+        out = reshape(out, (frac.size,) + (1,) * x._data.ndim)
+    elif dim is not None and keepdim:
+        out = reshape(out, (frac.size,) + tuple(1 if i == d else s for i, s in enumerate(x._data.shape)))
+    elif dim is None:
+        out = reshape(out, (frac.size,))
+    return squeeze(out, 0) if qs.ndim == 0 else out
 
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
