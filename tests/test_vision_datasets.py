@@ -1,9 +1,7 @@
 """ember.vision.datasets read files written here in the real on-disk formats (IDX, CIFAR pickles, folders)."""
 
-import gzip
 import os
 import pickle
-import struct
 
 import numpy as np
 import pytest
@@ -13,26 +11,7 @@ from PIL import Image
 import ember
 from ember.utils.data import DataLoader
 from ember.vision import datasets, transforms
-
-
-def write_idx(path, arr, compress=False):
-    code = {np.uint8: 8}[arr.dtype.type]
-    header = struct.pack(">I", code << 8 | arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
-    with (gzip.open if compress else open)(path, "wb") as f:
-        f.write(header + arr.tobytes())
-
-
-def make_mnist(root, name="MNIST", n=7, compress=False, split="train"):
-    raw = root / name / "raw"
-    raw.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(1)
-    images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=n, dtype=np.uint8)
-    suffix = ".gz" if compress else ""
-    prefix = "train" if split == "train" else "t10k"
-    write_idx(raw / f"{prefix}-images-idx3-ubyte{suffix}", images, compress)
-    write_idx(raw / f"{prefix}-labels-idx1-ubyte{suffix}", labels, compress)
-    return images, labels
+from tests.vision_files import make_mnist
 
 
 @pytest.mark.parametrize("cls", [datasets.MNIST, datasets.FashionMNIST, datasets.KMNIST])

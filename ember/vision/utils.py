@@ -18,6 +18,7 @@ def _normalize_range(t: Tensor, value_range: tuple[float, float] | None) -> None
     t.sub_(low).div_(max(high - low, 1e-5))
 
 
+@ember.no_grad()  # torchvision's too: the grid is a picture, not part of a graph
 def make_grid(tensor: Tensor | list[Tensor], nrow: int = 8, padding: int = 2, normalize: bool = False,
               value_range: tuple[float, float] | None = None, scale_each: bool = False,
               pad_value: float = 0.0) -> Tensor:
@@ -56,6 +57,7 @@ def make_grid(tensor: Tensor | list[Tensor], nrow: int = 8, padding: int = 2, no
     return grid
 
 
+@ember.no_grad()
 def save_image(tensor: Tensor | list[Tensor], fp: str | os.PathLike | BinaryIO, format: str | None = None,
                **kwargs) -> None:
     """``make_grid(tensor, **kwargs)`` written as an 8-bit image (values in [0, 1] -> round(255 x))."""
