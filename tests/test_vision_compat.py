@@ -54,7 +54,7 @@ def test_missing_and_refused_parts_are_named(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0].startswith("ops: torchvision.ops |") and "nms" in lines[0] and "roi_align" in lines[0]
     assert lines[1] == "module: torchvision.transforms.v2 is not implemented in ember (docs/api.md lists what is supported)"
-    assert lines[2] == "attr: torchvision.transforms.AutoAugment is not implemented in ember (docs/api.md lists what is supported)"
+    assert lines[2].startswith("attr: ") and "torchvision.transforms.AutoAugment is not implemented in ember" in lines[2]
     assert "torchvision.models.no_such_model is not implemented in ember" in out.stderr.strip().splitlines()[-1]
 
 

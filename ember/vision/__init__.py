@@ -6,7 +6,10 @@ pretrained weights) and ``utils`` (make_grid, save_image). PIL images need Pillo
 torchvision's compiled operators (``torchvision.ops``, ``torchvision.io``) are not provided.
 """
 
+from .._missing import module_getattr as _module_getattr
 from . import datasets, models, transforms, utils
 from .version import __version__
 
 __all__ = ["__version__", "datasets", "models", "transforms", "utils"]
+
+__getattr__ = _module_getattr(__name__, "torchvision")  # missing names: torchvision features

@@ -8,6 +8,7 @@ from typing import BinaryIO
 
 import ember
 
+from .._missing import module_getattr as _module_getattr
 from .._tensor import Tensor
 from .transforms._functional_pil import pil
 
@@ -64,3 +65,5 @@ def save_image(tensor: Tensor | list[Tensor], fp: str | os.PathLike | BinaryIO, 
     grid = make_grid(tensor, **kwargs)
     ndarr = grid.detach().mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(ember.uint8).numpy()
     pil().fromarray(ndarr).save(fp, format=format)
+
+__getattr__ = _module_getattr(__name__, "torchvision.utils")  # missing names: torchvision features

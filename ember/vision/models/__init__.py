@@ -5,6 +5,7 @@ loads with ``load_state_dict``. Pretrained weights (``weights=...`` / ``pretrain
 checkpoint's name: ember does not download them.
 """
 
+from ..._missing import module_getattr as _module_getattr
 from ._api import Weights
 from .resnet import (
     BasicBlock,
@@ -61,3 +62,5 @@ __all__ = ["AlexNet", "AlexNet_Weights", "BasicBlock", "Bottleneck", "MobileNetV
            "VGG16_Weights", "VGG19_BN_Weights", "VGG19_Weights", "Weights", "alexnet", "mobilenet_v2", "resnet101",
            "resnet152", "resnet18", "resnet34", "resnet50", "squeezenet1_0", "squeezenet1_1", "vgg11", "vgg11_bn",
            "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"]
+
+__getattr__ = _module_getattr(__name__, "torchvision.models")  # missing names: torchvision features

@@ -1,5 +1,6 @@
 """torchvision.transforms on ember: image transforms over PIL images and tensor images."""
 
+from ..._missing import module_getattr as _module_getattr
 from . import functional
 from .functional import InterpolationMode
 from .transforms import (
@@ -31,3 +32,5 @@ __all__ = ["CenterCrop", "ColorJitter", "Compose", "ConvertImageDtype", "Gaussia
            "InterpolationMode", "Lambda", "Normalize", "PILToTensor", "Pad", "RandomApply", "RandomChoice",
            "RandomCrop", "RandomGrayscale", "RandomHorizontalFlip", "RandomOrder", "RandomResizedCrop",
            "RandomRotation", "RandomVerticalFlip", "Resize", "ToPILImage", "ToTensor", "functional"]
+
+__getattr__ = _module_getattr(__name__, "torchvision.transforms")  # missing names: torchvision features

@@ -15,6 +15,7 @@ import numpy as np
 
 import ember
 
+from ..._missing import module_getattr as _module_getattr
 from ..._tensor import Tensor
 from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t
@@ -351,3 +352,5 @@ def gaussian_blur(img, kernel_size, sigma=None):
     if _is_tensor(img):
         return F_t.gaussian_blur(img, kernel, sigmas)
     return to_pil_image(F_t.gaussian_blur(pil_to_tensor(img), kernel, sigmas), mode=img.mode)
+
+__getattr__ = _module_getattr(__name__, "torchvision.transforms.functional")  # missing names: torchvision features
