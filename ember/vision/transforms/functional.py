@@ -291,28 +291,26 @@ def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: b
 
 
 # ------------------------------------------------------------------------------------------- colour
-def adjust_brightness(img, brightness_factor: float):
-    if brightness_factor < 0:
-        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+def _enhance(img, factor: float, name: str, tensor_fn, pil_fn):
+    if factor < 0:
+        raise ValueError(f"{name} ({factor}) is not non-negative.")
     _check_image(img)
-    return F_t.adjust_brightness(img, brightness_factor) if _is_tensor(img) else F_pil.adjust_brightness(
-        img, brightness_factor)
+    return tensor_fn(img, factor) if _is_tensor(img) else pil_fn(img, factor)
+
+
+def adjust_brightness(img, brightness_factor: float):
+    """Blend with black: 0 gives black, 1 the image, 2 twice as bright (PIL's ImageEnhance.Brightness)."""
+    return _enhance(img, brightness_factor, "brightness_factor", F_t.adjust_brightness, F_pil.adjust_brightness)
 
 
 def adjust_contrast(img, contrast_factor: float):
-    if contrast_factor < 0:
-        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
-    _check_image(img)
-    return F_t.adjust_contrast(img, contrast_factor) if _is_tensor(img) else F_pil.adjust_contrast(
-        img, contrast_factor)
+    """Blend with the mean grey level (PIL's ImageEnhance.Contrast)."""
+    return _enhance(img, contrast_factor, "contrast_factor", F_t.adjust_contrast, F_pil.adjust_contrast)
 
 
 def adjust_saturation(img, saturation_factor: float):
-    if saturation_factor < 0:
-        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
-    _check_image(img)
-    return F_t.adjust_saturation(img, saturation_factor) if _is_tensor(img) else F_pil.adjust_saturation(
-        img, saturation_factor)
+    """Blend with the greyscale image (PIL's ImageEnhance.Color)."""
+    return _enhance(img, saturation_factor, "saturation_factor", F_t.adjust_saturation, F_pil.adjust_saturation)
 
 
 def adjust_hue(img, hue_factor: float):
