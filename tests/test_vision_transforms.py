@@ -56,6 +56,8 @@ def test_pil_to_tensor_and_back():
     assert one.mode == "L" and np.asarray(one)[0, 0] == 127  # float -> mul(255).byte(): truncation
     assert T.ToPILImage(mode="F")(ember.full((1, 2, 2), 0.5)).mode == "F"
     assert T.ToPILImage()(ember.zeros(4, 2, 2)).mode == "RGBA"
+    with pytest.raises(ValueError, match="Incorrect mode"):
+        F.to_pil_image(ember.zeros(1, 2, 2, dtype=ember.uint8), mode="F")
     with pytest.raises(ValueError, match="Only modes"):
         F.to_pil_image(ember.zeros(3, 2, 2), mode="RGBA")
 

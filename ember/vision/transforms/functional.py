@@ -124,7 +124,7 @@ def to_pil_image(pic, mode: str | None = None):
         npimg = npimg[:, :, 0]
         expected = {np.dtype(np.uint8): "L", np.dtype(np.int16): "I;16", np.dtype(np.uint16): "I;16",
                     np.dtype(np.int32): "I", np.dtype(np.float32): "F"}.get(npimg.dtype)
-        if mode is not None and mode != expected and not (mode == "L" and expected is None):
+        if mode is not None and mode != expected:
             raise ValueError(f"Incorrect mode ({mode}) supplied for input type {npimg.dtype}. Should be {expected}")
         mode = mode or expected
     elif npimg.shape[2] in (2, 3, 4):
