@@ -44,7 +44,7 @@ import runpy
 import sys
 from types import ModuleType
 
-_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")  # holds a ``torch`` for children
+_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")  # torch, torchvision for children
 
 _ALIAS, _TARGET = "torch", "ember"
 # PyTorch-world package -> the ember package that stands in for it (``torchvision.X`` is ``ember.vision.X``).

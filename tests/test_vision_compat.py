@@ -33,6 +33,25 @@ def test_torchvision_is_ember_vision(tmp_path):
     assert out.stdout.split() == ["0.28.0", "IMAGENET1K_V1"]
 
 
+def test_spawned_children_import_torchvision_first(tmp_path):
+    out = run_script(tmp_path, """
+        import torchvision  # before torch: a spawned child imports it first too
+        import torch.multiprocessing as mp
+
+        def work(rank, queue):
+            import ember.vision
+            queue.put((rank, torchvision is ember.vision, torchvision.transforms.CenterCrop(2)(torch.ones(1, 4, 4)).sum().item()))
+
+        import torch
+        if __name__ == "__main__":
+            queue = mp.get_context("spawn").SimpleQueue()
+            mp.spawn(work, args=(queue,), nprocs=1)
+            print(queue.get())
+    """, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(0, True, 4.0)"
+
+
 def test_missing_and_refused_parts_are_named(tmp_path):
     out = run_script(tmp_path, """
         import torchvision
