@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..transforms._functional_pil import pil
-from .vision import VisionDataset, download_url, not_found
+from .vision import VisionDataset, download_url
 
 # The only globals a CIFAR pickle needs: how NumPy pickles an ndarray (old and new module paths).
 _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -53,10 +53,7 @@ class CIFAR10(VisionDataset):
                  target_transform: Callable | None = None, download: bool = False) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
-        if download and not self._check_exists():
-            self.download()
-        if not self._check_exists():
-            raise not_found(os.path.join(self.root, self.base_folder), self._files())
+        self._require_files(download, os.path.join(self.root, self.base_folder), self._files())
         data, self.targets = [], []
         for name in self.train_list if train else self.test_list:
             entry = load_batch(os.path.join(self.root, self.base_folder, name))

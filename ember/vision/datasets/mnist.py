@@ -16,7 +16,7 @@ import numpy as np
 import ember
 
 from ..transforms._functional_pil import pil
-from .vision import VisionDataset, download_url, not_found
+from .vision import VisionDataset, download_url
 
 # IDX type codes (the third byte of the magic number) -> big-endian NumPy dtypes.
 _IDX_TYPES = {8: np.uint8, 9: np.int8, 11: np.dtype(">i2"), 12: np.dtype(">i4"), 13: np.dtype(">f4"),
@@ -54,10 +54,7 @@ class MNIST(VisionDataset):
                  target_transform: Callable | None = None, download: bool = False) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
-        if download and not self._check_exists():
-            self.download()
-        if not self._check_exists():
-            raise not_found(self.raw_folder, [name.removesuffix(".gz") for name in self._files()])
+        self._require_files(download, self.raw_folder, self._files())
         images, labels = (self._find(name) for name in self._files())
         self.data = ember.from_numpy(np.ascontiguousarray(read_idx(images), dtype=np.uint8))
         self.targets = ember.from_numpy(read_idx(labels).astype(np.int64))

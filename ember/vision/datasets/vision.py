@@ -33,6 +33,14 @@ class VisionDataset(Dataset):
             target = self.target_transform(target)
         return img, target
 
+    def _require_files(self, download: bool, folder: str, files: list[str]) -> None:
+        """Download when asked and the files are missing (``_check_exists`` / ``download`` of the subclass);
+        still missing: torchvision's "Dataset not found" naming ``files`` in ``folder``."""
+        if download and not self._check_exists():
+            self.download()
+        if not self._check_exists():
+            raise not_found(folder, files)
+
     def __len__(self) -> int:
         raise NotImplementedError
 
