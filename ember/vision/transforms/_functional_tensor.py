@@ -204,7 +204,3 @@ def convert_image_dtype(image: Tensor, dtype) -> Tensor:
     factor = int((output_max + 1) // (input_max + 1))
     return image.to(dtype) * factor
 
-
-def rotation_unsupported() -> None:
-    raise TypeError("ember.vision rotates PIL images (RandomRotation / rotate); convert a tensor with "
-                    "transforms.ToPILImage first")

@@ -285,7 +285,8 @@ def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: b
            center: list[int] | None = None, fill=None):
     """Rotate a PIL image by ``angle`` degrees counter-clockwise (PIL's ``Image.rotate``)."""
     if _is_tensor(img):
-        F_t.rotation_unsupported()
+        raise TypeError("ember.vision rotates PIL images (RandomRotation / rotate); convert a tensor with "
+                        "transforms.ToPILImage first")
     _check_image(img)
     return F_pil.rotate(img, angle, _PIL_CODES[_interpolation(interpolation)], expand, center, fill)
 
