@@ -24,7 +24,8 @@ module raises ModuleNotFoundError("torch.linalg is not implemented in ember ..."
 a missing attribute of an aliased module raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
-Libraries built on PyTorch's C++ core (torchvision, transformers, lightning, ...)
+``import torchvision`` gives ``ember.vision`` (transforms, datasets, models,
+utils) the same way. Libraries built on PyTorch's C++ core (torchaudio, xformers, ...)
 cannot run on ember: importing one raises ModuleNotFoundError saying what ember
 offers instead. ``torch.__version__`` is ember's PyTorch-style version
 (``ember.version``), and child processes started with multiprocessing's "spawn"
@@ -43,13 +44,29 @@ import runpy
 import sys
 from types import ModuleType
 
-_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")  # holds a ``torch`` for children
+_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")  # torch, torchvision for children
 
 _ALIAS, _TARGET = "torch", "ember"
+# PyTorch-world package -> the ember package that stands in for it (``torchvision.X`` is ``ember.vision.X``).
+_ALIASES = {_ALIAS: _TARGET, "torchvision": "ember.vision"}
+# Aliased modules ember refuses on purpose: compiled kernels with no NumPy counterpart here.
+_REFUSED = {
+    "torchvision.ops": "torchvision.ops (nms, roi_align, roi_pool, deform_conv2d, ...) are compiled detection "
+                       "kernels that ember does not implement",
+    "torchvision.io": "torchvision.io (read_image, read_video, decode_jpeg, ...) uses compiled decoders that ember "
+                      "does not implement; open images with PIL.Image.open and transforms.PILToTensor",
+}
+
+
+def _alias_of(name: str) -> str | None:
+    """The aliased package ``name`` belongs to (``torch``, ``torchvision``), or None."""
+    top = name.partition(".")[0]
+    return top if top in _ALIASES else None
 
 
 def _ember_name(torch_name: str) -> str:
-    return _TARGET + torch_name[len(_ALIAS):]
+    alias = _alias_of(torch_name) or _ALIAS
+    return _ALIASES[alias] + torch_name[len(alias):]
 
 
 def _missing(torch_name: str) -> str:
@@ -73,8 +90,6 @@ _DATA = "ember.utils.data (Dataset, TensorDataset, DataLoader) over NumPy arrays
 # accelerate, torchmetrics, einops, ...) are not refused: they import torch, which is ember, and a torch feature
 # ember lacks is named when they reach it.
 _TORCH_LIBRARIES = {
-    "torchvision": f"for datasets use {_DATA} (e.g. MNIST from sklearn.datasets.fetch_openml('mnist_784')); "
-                   "write transforms as NumPy functions; ember has no pretrained vision models",
     "torchaudio": f"load audio with another library into NumPy arrays and use {_DATA}",
     "torchtext": f"tokenise in Python and use {_DATA} and ember.nn.Embedding",
     "deepspeed": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
@@ -103,10 +118,10 @@ def _library_missing(name: str) -> ModuleNotFoundError:
 
 
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``torch`` and ``torch.*`` and loads them as the matching ember modules."""
+    """Finds ``torch``, ``torchvision`` and their submodules and loads them as the matching ember modules."""
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if fullname == _ALIAS or fullname.startswith(_ALIAS + "."):
+        if _alias_of(fullname) is not None:
             return importlib.machinery.ModuleSpec(fullname, self)
         return None
 
@@ -115,6 +130,8 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         torch_name = module.__name__
+        if torch_name in _REFUSED:
+            raise ModuleNotFoundError(f"{_REFUSED[torch_name]} (python -m ember.compat)", name=torch_name)
         target = _ember_name(torch_name)
         try:
             ember_module = importlib.import_module(target)
@@ -130,7 +147,7 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install() -> None:
-    """Make ``torch`` and its submodules resolve to ember in this process (idempotent).
+    """Make ``torch`` and its submodules resolve to ember, ``torchvision`` to ``ember.vision`` (idempotent).
 
     Also makes libraries with compiled PyTorch extensions (torchaudio, xformers, ...) absent; the runner's
     error for importing one says what to use instead, and sets ``ember.__version__`` to the PyTorch-style
@@ -186,8 +203,16 @@ def _named_import_errors(run_program) -> None:
         found = _CANNOT_IMPORT.search(str(e))
         if found and found.group(2).split(".")[0] == _TARGET:
             # Python names the ember module; say which torch feature is missing (msg is what str() shows).
-            e.msg = f"{e.msg}: {_missing(_ALIAS + found.group(2)[len(_TARGET):] + '.' + found.group(1))}"
+            e.msg = f"{e.msg}: {_missing(_torch_name(found.group(2)) + '.' + found.group(1))}"
         raise
+
+
+def _torch_name(ember_name: str) -> str:
+    """The PyTorch-world name of an ember module (``ember.vision.models`` -> ``torchvision.models``)."""
+    for alias, target in sorted(_ALIASES.items(), key=lambda item: -len(item[1])):
+        if ember_name == target or ember_name.startswith(target + "."):
+            return alias + ember_name[len(target):]
+    return ember_name
 
 
 def run(script: str, args: list[str]) -> None:
@@ -206,7 +231,7 @@ def run_module(module: str, args: list[str]) -> None:
     ember does not have stops with the missing feature named."""
     install()
     _install_for_children()
-    if module == _ALIAS or module.startswith(_ALIAS + "."):
+    if _alias_of(module) is not None:
         target = _ember_name(module)
         try:
             found = importlib.util.find_spec(target) is not None

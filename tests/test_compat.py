@@ -204,10 +204,8 @@ def test_torch_version_under_compat_is_pytorch_style(tmp_path):
 
 # ---------------------------------------------------------------------------- libraries built on torch
 @pytest.mark.parametrize("statement,library,hint", [
-    ("import torchvision", "torchvision", "ember.utils.data"),
-    ("from torchvision import datasets, transforms", "torchvision", "NumPy"),
-    ("import torchvision.models as models", "torchvision", "pretrained"),
     ("import torchaudio", "torchaudio", "NumPy"),
+    ("import torchtext.data", "torchtext", "Embedding"),
     ("import flash_attn", "flash_attn", "scaled_dot_product_attention"),
     ("from torch_scatter import scatter_add", "torch_scatter", "scatter_add_"),
 ])
@@ -221,15 +219,15 @@ def test_libraries_with_compiled_torch_extensions_say_what_ember_offers(tmp_path
 def test_optional_imports_of_torch_libraries_fall_back(tmp_path):
     out = run_script(tmp_path, """
         try:
-            import torchvision
+            import torchaudio
         except ImportError as e:
-            torchvision = None
+            torchaudio = None
             print(type(e).__name__, e.name)
         import numpy, json  # other packages import as usual
-        print(torchvision)
+        print(torchaudio)
     """)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["ModuleNotFoundError", "torchvision", "None"]
+    assert out.stdout.split() == ["ModuleNotFoundError", "torchaudio", "None"]
 
 
 # ------------------------------------------------------------------------ multiprocessing under compat

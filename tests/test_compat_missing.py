@@ -18,6 +18,15 @@ import ember
 from ember._missing import MissingFeatureError
 
 EMBER_ONLY = {"ember.diagnostics", "ember.ops", "ember.compat"}  # no PyTorch module of that meaning
+VISION = "ember.vision"  # stands for torchvision, which is not installed next to the oracle torch
+
+
+def torch_name_of(ember_name: str) -> str:
+    """The PyTorch-world name of an ember module (``ember.nn`` -> ``torch.nn``, ``ember.vision.X`` ->
+    ``torchvision.X``)."""
+    if ember_name == VISION or ember_name.startswith(VISION + "."):
+        return "torchvision" + ember_name[len(VISION):]
+    return "torch" + ember_name[len("ember"):]
 
 
 def mirrored_packages() -> list[str]:
@@ -34,13 +43,14 @@ PACKAGES = mirrored_packages()
 def test_every_mirrored_package_has_a_torch_counterpart():
     assert {"ember", "ember.nn", "ember.optim", "ember.utils.data", "ember.cuda"} <= set(PACKAGES)
     for name in PACKAGES:
-        assert torch_module(name) is not None, name
+        if not torch_name_of(name).startswith("torchvision"):  # torchvision: tests/test_vision_*.py
+            assert torch_module(name) is not None, name
 
 
 def torch_module(ember_name: str):
     """The torch module ``ember_name`` stands for: the module, the name of a dependency it lacks here
     (torch.utils.tensorboard needs tensorboard), or None if torch has no such module."""
-    name = "torch" + ember_name[len("ember"):]
+    name = torch_name_of(ember_name)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
@@ -50,7 +60,7 @@ def torch_module(ember_name: str):
 @pytest.mark.parametrize("module_name", PACKAGES)
 def test_missing_module_attribute_names_the_torch_feature(module_name):
     module = importlib.import_module(module_name)
-    torch_name = "torch" + module_name[len("ember"):]
+    torch_name = torch_name_of(module_name)
     with pytest.raises(AttributeError) as info:
         module.no_such_feature_xyz  # noqa: B018
     assert type(info.value) is MissingFeatureError
