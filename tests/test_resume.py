@@ -73,5 +73,7 @@ def test_a_restarted_process_resumes_bit_identically(nproc, tmp_path):
     run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--stop-after", "7"], nproc)  # mid-epoch
     run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--resume", "--out", resumed], nproc)
     assert same(ember.load(full), ember.load(resumed))
-    if nproc:
-        assert sorted(os.listdir(ckpts)) == ["ckpt.rank0.pt", "ckpt.rank1.pt"]
+    if nproc:  # one complete directory per step, each with both ranks' parts
+        assert sorted(os.listdir(ckpts)) == [f"step_{s:06d}" for s in range(1, STEPS + 1)]
+        assert sorted(os.listdir(os.path.join(ckpts, f"step_{STEPS:06d}"))) == [".metadata", "__0_0.distcp",
+                                                                                 "__1_0.distcp"]
