@@ -119,6 +119,8 @@ def train(steps: int, ckpt_dir: str | None = None, stop_after: int | None = None
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
         step, epoch, consumed = ckpt["step"], ckpt["epoch"], ckpt["consumed"]
+        if rank == 0:
+            print(f"resuming from step {step}")
         epoch_start_state = ckpt["epoch_start_generator"]
     while step < steps:
         if sampler is not None:

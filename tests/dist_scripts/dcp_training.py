@@ -9,8 +9,9 @@ The model has dropout and each rank draws its batch from ember's global generato
 state is part of the checkpoint (under the key ``rng.rankR``). Rank 0 writes DIR/final.pt.
 
 On the first attempt (TORCHELASTIC_RESTART_COUNT=0) rank $FAIL_RANK fails at step $FAIL_STEP as $FAIL says:
-``enospc``: its checkpoint write reports a full disk (fsync raises ENOSPC); ``kill``: it SIGKILLs itself
-after the step's all-reduce, before its save; ``hang``: its part is written, then it touches DIR/hanging
+``enospc``: its checkpoint write reports a full disk (fsync raises ENOSPC, 2 s late); ``kill``: it SIGKILLs itself
+after the step's all-reduce, before its save; ``metadata`` (rank 0): writing ``.metadata`` reports a full
+disk; ``hang``: its part is written, then it touches DIR/hanging
 and sleeps (the test kills the launcher then).
 """
 
@@ -49,8 +50,13 @@ def inject(where):
         os.kill(os.getpid(), signal.SIGKILL)
     if where == "before_save" and kind == "enospc":
         def full(fd):
+            time.sleep(2)  # the other ranks' saves of this step finish first (with per-rank files, they count)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         os.fsync = full
+    if where == "before_save" and kind == "metadata":
+        def full(self, metadata):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        dcp.FileSystemWriter.finish = full
     if where == "before_save" and kind == "hang":
         write_part = dcp.FileSystemWriter.write_part
 
