@@ -37,7 +37,22 @@ def part_name(rank: int) -> str:
     return f"__{rank}_0.distcp"
 
 
-class FileSystemWriter:
+class _Directory:
+    """A checkpoint's directory, which ``save``/``load`` may repoint with ``checkpoint_id``."""
+
+    path: str
+
+    def reset(self, checkpoint_id: str | os.PathLike | None = None) -> None:
+        """Point at another directory (``save``/``load`` with both a storage and ``checkpoint_id`` do this)."""
+        if checkpoint_id is not None:
+            self.path = os.fspath(checkpoint_id)
+
+    @property
+    def checkpoint_id(self) -> str:
+        return self.path
+
+
+class FileSystemWriter(_Directory):
     """Writes a checkpoint into the directory ``path`` (created if needed), as ``torch.distributed.checkpoint``'s.
 
     Args:
@@ -56,15 +71,6 @@ class FileSystemWriter:
                              "(single_file_per_rank=True, sync_files=True)")
         self.path = os.fspath(path)
         self.overwrite = overwrite
-
-    def reset(self, checkpoint_id: str | os.PathLike | None = None) -> None:
-        """Point the writer at another directory (``save(checkpoint_id=...)`` with a writer does this)."""
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-
-    @property
-    def checkpoint_id(self) -> str:
-        return self.path
 
     def prepare(self, coordinator: bool) -> None:
         """Before any part is written: make the directory and, on the coordinator, withdraw an old ``.metadata``
@@ -91,19 +97,11 @@ class FileSystemWriter:
                             "storage_data": dict(metadata.storage_data)}, os.path.join(self.path, METADATA))
 
 
-class FileSystemReader:
+class FileSystemReader(_Directory):
     """Reads a checkpoint written by ``FileSystemWriter`` from the directory ``path``."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-
-    def reset(self, checkpoint_id: str | os.PathLike | None = None) -> None:
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-
-    @property
-    def checkpoint_id(self) -> str:
-        return self.path
 
     def read_metadata(self) -> Metadata:
         """The checkpoint's metadata; a RuntimeError if the directory holds no complete checkpoint."""
