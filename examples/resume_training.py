@@ -3,7 +3,7 @@
     python examples/resume_training.py --steps 12 --out final.pt                       # uninterrupted
     python examples/resume_training.py --steps 12 --stop-after 5 --ckpt-dir ckpts      # "crashes" after step 5
     python examples/resume_training.py --steps 12 --ckpt-dir ckpts --out resumed.pt    # resumes from step 5
-    python -m ember.distributed.run --nproc-per-node 2 examples/resume_training.py --ddp ...
+    python -m ember.distributed.run --nproc-per-node 2 --max-restarts 3 examples/resume_training.py --ddp ...
 
 The checkpoint holds everything the rest of the run depends on: model, optimizer
 and scheduler state; the epoch and how many batches of it were consumed; the
@@ -11,10 +11,18 @@ shuffling generator's state at the start of that epoch (to rebuild the same
 order, then skip the consumed batches); and the current state of every random
 source the loop draws from (ember's global generator for dropout, NumPy's and
 Python's for the noise added to the inputs). The loader shuffles with its own
-generator, so its order does not depend on how many numbers dropout drew. Under
-DDP each rank saves its own file, since the random states differ per rank; the
-weights are the same on all. Only PyTorch-named APIs are used: under PyTorch,
-load with ``weights_only=False`` (NumPy's state is an array).
+generator, so its order does not depend on how many numbers dropout drew.
+
+Under DDP every step is saved with ``ember.distributed.checkpoint`` (PyTorch's
+``torch.distributed.checkpoint``) into its own directory, ``CKPT_DIR/step_NNNNNN``:
+each rank writes its part, and rank 0 marks the step complete (``.metadata``)
+only once every rank's part is on disk. The weights, optimizer and progress are
+the same on every rank and stored once; each rank's random states differ and go
+under its own key, ``rng.rank<R>``. A restart (``--max-restarts``, or starting
+the job again) resumes every rank from ``latest_checkpoint(CKPT_DIR)``, the last
+step that every rank completed, so no rank starts a step ahead of another. Only
+PyTorch-named APIs are used, besides ``latest_checkpoint``: under PyTorch, load
+with ``weights_only=False`` (NumPy's state is an array).
 """
 
 from __future__ import annotations
@@ -57,8 +65,42 @@ def make_run(ddp: bool):
     return model, net, optimizer, scheduler, loader, sampler, generator, rank
 
 
-def checkpoint_path(ckpt_dir: str, rank: int) -> str:
-    return os.path.join(ckpt_dir, f"ckpt.rank{rank}.pt")
+def checkpoint_path(ckpt_dir: str) -> str:
+    return os.path.join(ckpt_dir, "ckpt.pt")
+
+
+def save_checkpoint(ckpt_dir: str, ddp: bool, rank: int, state: dict, rng: dict) -> None:
+    """One process: one file, replaced atomically. DDP: one directory per step, complete once every rank's
+    part is written; the RNG states, which differ per rank, under each rank's own key."""
+    if not ddp:
+        torch.save({**state, "rng": rng}, checkpoint_path(ckpt_dir))
+        return
+    import ember.distributed.checkpoint as dcp
+
+    dcp.save({**state, f"rng.rank{rank}": rng}, checkpoint_id=os.path.join(ckpt_dir, f"step_{state['step']:06d}"))
+
+
+def has_checkpoint(ckpt_dir: str, ddp: bool) -> bool:
+    if not ddp:
+        return os.path.exists(checkpoint_path(ckpt_dir))
+    import ember.distributed.checkpoint as dcp
+
+    return dcp.latest_checkpoint(ckpt_dir) is not None
+
+
+def load_checkpoint(ckpt_dir: str, ddp: bool, rank: int, template: dict) -> dict:
+    """The latest checkpoint, with this rank's RNG states under "rng"; ``template`` says what to load."""
+    if not ddp:
+        return torch.load(checkpoint_path(ckpt_dir))
+    import ember.distributed.checkpoint as dcp
+
+    latest = dcp.latest_checkpoint(ckpt_dir)  # the last step every rank completed
+    if latest is None:
+        raise FileNotFoundError(f"no complete checkpoint in {ckpt_dir!r}")
+    state = {**template, f"rng.rank{rank}": {"ember": torch.get_rng_state(), "numpy": None, "python": None}}
+    dcp.load(state, checkpoint_id=latest)
+    state["rng"] = state.pop(f"rng.rank{rank}")
+    return state
 
 
 def train(steps: int, ckpt_dir: str | None = None, stop_after: int | None = None, ddp: bool = False,
@@ -70,11 +112,15 @@ def train(steps: int, ckpt_dir: str | None = None, stop_after: int | None = None
     np.random.seed(4 + rank)
     epoch_start_state = generator.get_state()
     if resume:
-        ckpt = torch.load(checkpoint_path(ckpt_dir, rank))
+        ckpt = load_checkpoint(ckpt_dir, ddp, rank, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                                      "scheduler": scheduler.state_dict(), "step": 0, "epoch": 0,
+                                                      "consumed": 0, "epoch_start_generator": epoch_start_state})
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
         step, epoch, consumed = ckpt["step"], ckpt["epoch"], ckpt["consumed"]
+        if rank == 0:
+            print(f"resuming from step {step}")
         epoch_start_state = ckpt["epoch_start_generator"]
     while step < steps:
         if sampler is not None:
@@ -96,12 +142,12 @@ def train(steps: int, ckpt_dir: str | None = None, stop_after: int | None = None
             scheduler.step()
             step, consumed = step + 1, consumed + 1
             if ckpt_dir is not None:
-                torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                            "scheduler": scheduler.state_dict(), "step": step, "epoch": epoch,
-                            "consumed": consumed, "epoch_start_generator": epoch_start_state,
-                            "rng": {"ember": torch.get_rng_state(), "numpy": np.random.get_state(legacy=False),
-                                    "python": random.getstate()}},
-                           checkpoint_path(ckpt_dir, rank))
+                save_checkpoint(ckpt_dir, ddp, rank,
+                                {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                 "scheduler": scheduler.state_dict(), "step": step, "epoch": epoch,
+                                 "consumed": consumed, "epoch_start_generator": epoch_start_state},
+                                {"ember": torch.get_rng_state(), "numpy": np.random.get_state(legacy=False),
+                                 "python": random.getstate()})
             if step == stop_after or step == steps:
                 return [p.detach().numpy().copy() for p in model.parameters()]
         epoch, consumed = epoch + 1, 0
@@ -113,7 +159,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--stop-after", type=int, default=None)
     parser.add_argument("--ckpt-dir", default=None)
-    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--resume", action="store_true", help="resume from --ckpt-dir's checkpoint (the default "
+                        "when it holds one, so a restarted job resumes)")
     parser.add_argument("--ddp", action="store_true")
     parser.add_argument("--out", default=None, help="where to save the final parameters")
     args = parser.parse_args()
@@ -123,9 +170,13 @@ def main() -> None:
 
         dist.init_process_group("mpi")
         rank = dist.get_rank()
-    params = train(args.steps, args.ckpt_dir, args.stop_after, args.ddp, args.resume)
+    resume = args.resume or (args.ckpt_dir is not None and has_checkpoint(args.ckpt_dir, args.ddp))
+    params = train(args.steps, args.ckpt_dir, args.stop_after, args.ddp, resume)
     if args.out and rank == 0:  # the parameters are the same on every rank
         torch.save(params, args.out)
+    if rank == 0:
+        print(f"trained to step {args.steps if args.stop_after is None else args.stop_after}"
+              + (f"; parameters saved to {args.out}" if args.out else ""))
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ def run_script(args, nproc=None, timeout=120):
     env["PYTHONPATH"] = ROOT
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 @pytest.mark.parametrize("nproc", [None, 2], ids=["1-process", "2-ranks-ddp"])
@@ -71,7 +72,10 @@ def test_a_restarted_process_resumes_bit_identically(nproc, tmp_path):
     full, resumed = str(tmp_path / "full.pt"), str(tmp_path / "resumed.pt")
     run_script(["--steps", str(STEPS), "--out", full], nproc)
     run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--stop-after", "7"], nproc)  # mid-epoch
-    run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--resume", "--out", resumed], nproc)
+    log = run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--resume", "--out", resumed], nproc)
+    assert "resuming from step 7" in log and f"trained to step {STEPS}" in log, log
     assert same(ember.load(full), ember.load(resumed))
-    if nproc:
-        assert sorted(os.listdir(ckpts)) == ["ckpt.rank0.pt", "ckpt.rank1.pt"]
+    if nproc:  # one complete directory per step, each with both ranks' parts
+        assert sorted(os.listdir(ckpts)) == [f"step_{s:06d}" for s in range(1, STEPS + 1)]
+        assert sorted(os.listdir(os.path.join(ckpts, f"step_{STEPS:06d}"))) == [".metadata", "__0_0.distcp",
+                                                                                 "__1_0.distcp"]

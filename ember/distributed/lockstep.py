@@ -2,7 +2,8 @@
 
 Every backward has one small table, one row per rank::
 
-    [iteration, number of buckets, bucket layout hash, non-finite flag]
+    [iteration, number of buckets, bucket layout hash, non-finite flag,
+     previous backward's wait for the all-reduces (us), previous iteration's time (us)]
 
 A rank zeroes the table and writes only its own row; a SUM all-reduce of the
 table, started right behind the last bucket's gradients (nonblocking, so it
@@ -16,6 +17,9 @@ reads the same table and so reaches the same verdict:
   rank skips the optimizer step together (or raises), so the replicas stay
   identical.
 
+The last two columns are not checks: they let every rank see every rank's
+waiting, which is how a straggler is noticed (``straggler.py``).
+
 One table per backward, not one per bucket: a model with many buckets still pays
 for one small extra collective a step.
 """
@@ -26,8 +30,8 @@ import zlib
 
 from .._backend import xp
 
-FIELDS = 4
-_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE = range(FIELDS)
+FIELDS = 6
+_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE, _WAIT_US, _STEP_US = range(FIELDS)
 
 
 def new_table(world: int):
@@ -40,10 +44,11 @@ def layout_hash(buckets: list[tuple[list[tuple], str]]) -> int:
     return zlib.crc32(repr(buckets).encode())
 
 
-def stamp(table, rank: int, iteration: int, buckets: int, layout: int, nonfinite: bool) -> None:
+def stamp(table, rank: int, iteration: int, buckets: int, layout: int, nonfinite: bool, wait_us: int = 0,
+          step_us: int = 0) -> None:
     """Write this rank's row (and zeros for every other rank)."""
     table[...] = 0
-    table[rank] = (iteration, buckets, layout, int(nonfinite))
+    table[rank] = (iteration, buckets, layout, int(nonfinite), wait_us, step_us)
 
 
 def has_nonfinite(grads) -> bool:
@@ -91,3 +96,8 @@ def out_of_step(table) -> str | None:
 def nonfinite_ranks(table) -> list[int]:
     """Ranks whose gradients held NaN or inf in this backward."""
     return [rank for rank, flag in enumerate(table[:, _NONFINITE]) if flag != 0]
+
+
+def timings(table) -> tuple[list[int], list[int]]:
+    """Every rank's (wait for the all-reduces, iteration time) of its previous iteration, in microseconds."""
+    return [int(v) for v in table[:, _WAIT_US]], [int(v) for v in table[:, _STEP_US]]

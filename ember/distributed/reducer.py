@@ -11,6 +11,7 @@
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
                    backward's lockstep table (lockstep.py)
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
+            (the table also carries each rank's wait and step time: straggler.py notices a slow rank)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
             parameters with no gradient: error, or zeros with find_unused_parameters
             wait for every bucket (bounded by the process group's timeout)
@@ -39,6 +40,7 @@ times it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from .. import _trace as trace
@@ -50,6 +52,7 @@ from ..autograd.grad_store import GradStore, build_stores, set_first_grad, zero_
 from . import lockstep
 from .comm import Communicator
 from .reduce_op import ReduceOp
+from .straggler import StragglerMonitor
 
 FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's small first bucket (1 MiB)
 
@@ -138,6 +141,10 @@ class Reducer:
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.dtype))
                                             for b in self.buckets])
         self._table_work = None  # the table's all-reduce in flight
+        self.stragglers = StragglerMonitor(self.world)
+        self._forward_at: float | None = None  # when the previous DDP forward began (perf_counter)
+        self._step_us = 0  # the previous iteration's time, forward to forward
+        self._wait_us = 0  # how long the previous backward waited for the all-reduces
         self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
         self._where: dict[int, tuple[Bucket, int]] = {}
         for bucket in self.buckets:
@@ -188,6 +195,10 @@ class Reducer:
     def prepare_for_backward(self) -> None:
         """Called by DDP's forward: the next backward is to be synchronised."""
         self.iteration += 1
+        now = time.perf_counter()
+        if self._forward_at is not None:
+            self._step_us = int((now - self._forward_at) * 1e6)
+        self._forward_at = now
         for bucket, ready in zip(self.buckets, self._ready):
             bucket.pending = len(bucket.params)
             bucket.work = None
@@ -264,7 +275,7 @@ class Reducer:
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
                 lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
-                               self._nonfinite)
+                               self._nonfinite, self._wait_us, self._step_us)
                 self._table_work = self.comm.iallreduce_(self.table, ReduceOp.SUM)
 
     def _gradients_of(self, bucket: Bucket):
@@ -372,6 +383,8 @@ class Reducer:
         problem = lockstep.out_of_step(self.table)
         if problem:
             raise RuntimeError(problem)
+        if not joined:
+            self.stragglers.observe(*lockstep.timings(self.table))
         bad = lockstep.nonfinite_ranks(self.table)
         if not bad or self.nonfinite_policy == "off" or joined:
             return True
@@ -384,8 +397,10 @@ class Reducer:
         return False
 
     def _wait_all(self) -> None:
-        """Wait for every all-reduce (each bounded by the process group's timeout)."""
+        """Wait for every all-reduce (each bounded by the process group's timeout); the time it takes is this
+        rank's wait for the others (and for the last buckets' transfer), reported with the next backward."""
         started = trace.start()
+        waiting_since = time.perf_counter()
         for bucket in self._in_flight:
             self._wait(bucket.work, f"the all-reduce of gradient bucket {bucket.index}")
             trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
@@ -403,6 +418,7 @@ class Reducer:
                 bucket.future = None
                 trace.finish("all-reduce", "ddp", bucket.started, bucket=bucket.index, bytes=bucket.nbytes)
         self._wait(self._table_work, "the all-reduce of the lockstep table")
+        self._wait_us = int((time.perf_counter() - waiting_since) * 1e6)
         trace.finish("wait all-reduces", "ddp", started)
 
     def _wait(self, work, what: str) -> None:

@@ -1,0 +1,64 @@
+"""Noticing a straggler: one rank slower than the others makes every rank wait for it at each all-reduce.
+
+Measured at no extra communication: each rank writes, into its row of the lockstep table that already
+travels with DDP's last gradient bucket (``lockstep.py``), how long its previous backward waited for the
+bucket all-reduces to complete and how long its previous iteration took (from one DDP forward to the next).
+Every rank then reads every rank's numbers, so all reach the same verdict.
+
+A rank is a straggler when, over a window of ``WINDOW`` iterations, it waited least, and each of the other
+ranks waited at least ``SHARE`` of its iteration time: they spent that share of every step idle, waiting for
+it. A balanced run has every rank waiting about as little (the all-reduce's own time), so it never warns. The
+verdict is a warning (once per DDP model, naming the rank and the share) and, while ember's trace records,
+a ``straggler`` event in category ``ddp`` at each iteration the verdict holds.
+"""
+
+from __future__ import annotations
+
+from .. import _trace as trace
+from .. import _warnings
+
+WINDOW = 10  # iterations judged together (one slow step is noise, not a straggler)
+WARMUP = 2  # the first iterations include one-time costs (buffers, the first all-reduces)
+SHARE = 0.3  # the others idle at least this share of each step
+
+
+class StragglerMonitor:
+    """Collects each rank's (wait, iteration time) per iteration and judges each full window."""
+
+    def __init__(self, world: int) -> None:
+        self.world = world
+        self.seen = 0
+        self.waits = [0] * world
+        self.steps = [0] * world
+        self.count = 0
+        self.warned = False
+
+    def observe(self, waits_us, steps_us) -> None:
+        """One iteration's numbers, one per rank (microseconds); a zero step time means "not measured yet"."""
+        self.seen += 1
+        if self.world < 2 or self.seen <= WARMUP or min(steps_us) <= 0:
+            return
+        for r in range(self.world):
+            self.waits[r] += int(waits_us[r])
+            self.steps[r] += int(steps_us[r])
+        self.count += 1
+        if self.count < WINDOW:
+            return
+        self._judge()
+        self.waits, self.steps, self.count = [0] * self.world, [0] * self.world, 0
+
+    def _judge(self) -> None:
+        slow = min(range(self.world), key=lambda r: self.waits[r])
+        others = [r for r in range(self.world) if r != slow]
+        share = min(self.waits[r] / self.steps[r] for r in others)  # what every other rank lost, at least
+        if share < SHARE or self.waits[slow] / self.steps[slow] >= share / 2:
+            return
+        step_ms = sum(self.steps) / self.world / self.count / 1e3
+        trace.instant("straggler", "ddp", rank=slow, waited_share=round(share, 3), step_ms=round(step_ms, 3))
+        if not self.warned:
+            self.warned = True
+            _warnings.warn(
+                f"DistributedDataParallel: rank {slow} is a straggler: over the last {self.count} iterations the "
+                f"other ranks waited for it {share:.0%} of each step (a step takes {step_ms:.1f} ms), so every "
+                f"rank runs at its pace. Look for what makes rank {slow} slower (a busier machine or core, more "
+                "data, a slower device).", RuntimeWarning)

@@ -1,0 +1,70 @@
+"""A straggler gets noticed: a rank at a third of the others' speed is named in a warning and in the trace.
+
+The waiting is measured from what DDP's lockstep table already carries with the last gradient bucket (no
+extra collective). A balanced run must not warn: a warning that fires on a correct program is a bug.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mpi4py")
+
+from ember.distributed import lockstep  # noqa: E402
+from ember.distributed.straggler import SHARE, WARMUP, WINDOW, StragglerMonitor  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "straggler.py")
+STEPS = WARMUP + 2 * WINDOW + 1
+
+
+def run(tmp_path, nproc, slow):
+    proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc),
+                           "--timeout", "100", SCRIPT, str(tmp_path), str(slow), str(STEPS)], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [json.loads((tmp_path / f"{r}.json").read_text()) for r in range(nproc)]
+
+
+@pytest.mark.parametrize("nproc,slow", [(2, 1), (3, 0)])
+def test_a_rank_three_times_slower_is_named_once_with_the_share_the_others_waited(nproc, slow, tmp_path):
+    for rank, got in enumerate(run(tmp_path, nproc, slow)):
+        warned = [w for w in got["warnings"] if "straggler" in w]
+        assert len(warned) == 1, (rank, got)  # once, though two windows judged it
+        assert f"rank {slow} is a straggler" in warned[0], warned
+        share = int(warned[0].split("waited for it ")[1].split("%")[0]) / 100
+        assert 0.45 <= share <= 0.8, warned  # 40 of about 60-65 ms a step
+        assert len(got["events"]) == 2 and all(e["rank"] == slow for e in got["events"]), got["events"]
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_a_balanced_run_does_not_warn(nproc, tmp_path):
+    for got in run(tmp_path, nproc, -1):
+        assert not [w for w in got["warnings"] if "straggler" in w], got
+        assert got["events"] == []
+
+
+def test_the_monitor_judges_whole_windows():
+    monitor = StragglerMonitor(3)
+    for _ in range(WARMUP + WINDOW - 1):  # rank 2 slow, but the window is not full yet
+        monitor.observe([40_000, 40_000, 500], [60_000, 60_000, 60_000])
+    assert not monitor.warned
+    with pytest.warns(RuntimeWarning, match=r"rank 2 is a straggler: .* waited for it 67% of each step"):
+        monitor.observe([40_000, 40_000, 500], [60_000, 60_000, 60_000])
+    even = StragglerMonitor(2)
+    for _ in range(WARMUP + 3 * WINDOW):  # waits that differ, but nobody idles a third of the step
+        even.observe([int(SHARE * 50_000), 1_000], [60_000, 60_000])
+    assert not even.warned
+
+
+def test_the_timings_ride_in_the_lockstep_table():
+    table = lockstep.new_table(2)
+    lockstep.stamp(table, 1, 7, 3, 12345, False, wait_us=40_000, step_us=61_000)
+    assert lockstep.timings(table) == ([0, 40_000], [0, 61_000])
+    other = lockstep.new_table(2)
+    lockstep.stamp(other, 0, 7, 3, 12345, False, wait_us=1, step_us=2)
+    assert lockstep.out_of_step(np.asarray(table) + other) is None  # timings differ per rank: not a mismatch
