@@ -187,3 +187,63 @@ def test_parametrizations_spectral_norm(layer, n_power_iterations):
         nn.utils.parametrizations.spectral_norm(factory(nn), dim=5)
     with pytest.raises(ValueError, match="has no parameter or buffer with name 'nope'"):
         nn.utils.parametrizations.spectral_norm(factory(nn), name="nope")
+
+
+def batched(m):
+    class Batched(m.nn.Module):  # a batch of matrices: (2, 4, 3)
+        def __init__(self):
+            super().__init__()
+            self.weight = m.nn.Parameter(m.randn(2, 4, 3))
+
+        def forward(self, x):
+            return x @ self.weight
+
+    return Batched()
+
+
+ORTHO = {"square": (lambda m: m.nn.Linear(4, 4), (3, 4)), "tall": (lambda m: m.nn.Linear(3, 5), (3, 3)),
+         "wide": (lambda m: m.nn.Linear(6, 3), (3, 6)), "batch": (batched, (2, 5, 4))}
+
+
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", list(ORTHO))
+def test_parametrizations_orthogonal(shape, orthogonal_map):
+    factory, x_shape = ORTHO[shape]
+    torch.manual_seed(0)
+    tm, em = factory(torch), factory(ember)
+    em.load_state_dict(ember_state(tm))
+    tm = torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=orthogonal_map)
+    em = nn.utils.parametrizations.orthogonal(em, orthogonal_map=orthogonal_map)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    if shape in ("square", "batch"):  # no random completion: the same base from the same weight
+        assert_close(em.weight.detach(), tm.weight.detach(), atol=1e-5)
+    em.load_state_dict(ember_state(tm))
+    train_both(em, tm, x_shape, steps=3, lr=0.05)
+    w = em.weight.detach().numpy()
+    w = w if w.shape[-2] >= w.shape[-1] else np.swapaxes(w, -1, -2)
+    assert np.allclose(np.swapaxes(w, -1, -2) @ w, np.eye(w.shape[-1]), atol=1e-5)  # still orthogonal
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor of 1 dimensions."):
+        nn.utils.parametrizations.orthogonal(nn.Linear(2, 2), name="bias")
+    with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", "cayley", "householder"'):
+        nn.utils.parametrizations.orthogonal(nn.Linear(2, 2), orthogonal_map="qr")
+    with pytest.raises(RuntimeError, match="householder orthogonal map needs use_trivialization=True"):
+        nn.utils.parametrizations.orthogonal(nn.Linear(2, 3), use_trivialization=False)
+    m = nn.utils.parametrizations.orthogonal(nn.Linear(2, 2), use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="It is not possible to assign to the matrix exponential"):
+        m.weight = ember.eye(2)
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley"])
+def test_orthogonal_without_trivialization(orthogonal_map):
+    torch.manual_seed(0)
+    tm, em = torch.nn.Linear(4, 4), nn.Linear(4, 4)
+    em.load_state_dict(ember_state(tm))
+    kw = dict(orthogonal_map=orthogonal_map, use_trivialization=False)
+    tm = torch.nn.utils.parametrizations.orthogonal(tm, **kw)
+    em = nn.utils.parametrizations.orthogonal(em, **kw)
+    assert list(em.state_dict()) == list(tm.state_dict()) == ["bias", "parametrizations.weight.original"]
+    assert_close(em.weight.detach(), tm.weight.detach())
+    train_both(em, tm, (3, 4), steps=3, lr=0.05)

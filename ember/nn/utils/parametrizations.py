@@ -16,7 +16,7 @@ from ..modules.module import Module
 from . import parametrize
 from .weight_norm import _weight_norm, norm_except_dim
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 class _WeightNorm(Module):
@@ -96,3 +96,27 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
         dim = 1 if isinstance(module, _ConvTransposeNd) else 0
     return parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Parametrize the matrix (or batch of matrices) ``module.<name>`` to stay orthogonal (orthonormal columns
+    or rows). ``orthogonal_map``: ``"matrix_exp"`` (default for square matrices), ``"cayley"`` or
+    ``"householder"`` (default otherwise). With ``use_trivialization`` (default) the current weight, made
+    orthogonal, becomes the ``base`` buffer and training moves away from it. Difference: the ``"householder"``
+    map with ``use_trivialization=False`` is refused (a RuntimeError), as ember has no ``geqrf``."""
+    from ._orthogonal import MAPS, _Orthogonal
+
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    if orthogonal_map not in MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    return parametrize.register_parametrization(module, name, orth, unsafe=True)
