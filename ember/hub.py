@@ -248,10 +248,15 @@ def _import_hubconf(repo_dir: str):
     return module
 
 
+def _check_module_exists(name: str) -> bool:
+    """Whether module ``name`` can be imported (hubconf ``dependencies`` are checked with it)."""
+    return importlib.util.find_spec(name) is not None
+
+
 def _load_entry_from_hubconf(module, model: str):
     if not isinstance(model, str):
         raise ValueError("Invalid input: model should be a string of function name")
-    missing = [pkg for pkg in getattr(module, VAR_DEPENDENCY, None) or [] if importlib.util.find_spec(pkg) is None]
+    missing = [pkg for pkg in getattr(module, VAR_DEPENDENCY, None) or [] if not _check_module_exists(pkg)]
     if missing:
         raise RuntimeError(f"Missing dependencies: {', '.join(missing)}")
     func = getattr(module, model, None) if model in dir(module) else None

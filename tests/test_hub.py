@@ -262,3 +262,9 @@ def test_torch_hub_under_compat(tmp_path):
                          timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ember.nn.modules.linear", "True"]
+
+
+def test_model_zoo_load_url_is_load_state_dict_from_url():
+    import ember.utils.model_zoo as model_zoo
+
+    assert model_zoo.load_url is hub.load_state_dict_from_url

@@ -14,6 +14,7 @@ from ...ops.linalg import dot, mv
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
+from .spectral_norm import _default_dim
 from .weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
@@ -92,9 +93,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules.conv import _ConvTransposeNd
-
-        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
+        dim = _default_dim(module)
     return parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
 
 

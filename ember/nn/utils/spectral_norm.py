@@ -16,7 +16,7 @@ from ...ops.linalg import dot, mv
 from .. import functional as F
 from ..modules.module import Module
 from ..parameter import Parameter
-from .weight_norm import _find_hook
+from .weight_norm import _find_hook, _remove_hook
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -85,26 +85,23 @@ class SpectralNorm:
         return fn
 
 
+def _default_dim(module: Module) -> int:
+    """The dimension of the output channels: 1 for ConvTranspose layers (weight (in, out, ...)), else 0."""
+    from ..modules.conv import _ConvTransposeNd
+
+    return 1 if isinstance(module, _ConvTransposeNd) else 0
+
+
 def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: int | None = None) -> T_module:
     """Divide ``module.<name>`` by its spectral norm, estimated by power iteration (PyTorch's
     ``torch.nn.utils.spectral_norm``). ``dim`` defaults to 1 for ConvTranspose layers, else 0. The random
     start vectors ``<name>_u``/``<name>_v`` come from ember's generator (load a state_dict to match PyTorch's).
     """
-    if dim is None:
-        from ..modules.conv import _ConvTransposeNd
-
-        dim = 1 if isinstance(module, _ConvTransposeNd) else 0
-    SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
+    SpectralNorm.apply(module, name, n_power_iterations, _default_dim(module) if dim is None else dim, eps)
     return module
 
 
 def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     """Undo ``spectral_norm``: ``<name>`` becomes a Parameter holding ``<name>_orig / sigma`` (no iteration)."""
-    found = _find_hook(module, SpectralNorm, name)
-    if found is None:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    index, hook = found
-    hook.remove(module)
-    del module._forward_pre_hooks[index]
-    return module
+    return _remove_hook(module, SpectralNorm, name, "spectral_norm")

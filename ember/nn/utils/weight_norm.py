@@ -43,6 +43,18 @@ def _find_hook(module: Module, kind: type, name: str):
     return None
 
 
+def _remove_hook(module: Module, kind: type, name: str, what: str) -> Module:
+    """Undo the ``kind`` hook of parameter ``name`` (its ``remove``) and unregister it; PyTorch's ValueError
+    naming ``what`` when there is none."""
+    found = _find_hook(module, kind, name)
+    if found is None:
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    index, hook = found
+    hook.remove(module)
+    del module._forward_pre_hooks[index]
+    return module
+
+
 class WeightNorm:
     """The forward pre-hook ``weight_norm`` registers: recomputes ``name`` from ``name_g`` and ``name_v``."""
 
@@ -95,10 +107,4 @@ def weight_norm(module: T_module, name: str = "weight", dim: int | None = 0) -> 
 
 def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
     """Undo ``weight_norm``: ``<name>`` becomes a Parameter again holding the current normalized weight."""
-    found = _find_hook(module, WeightNorm, name)
-    if found is None:
-        raise ValueError(f"weight_norm of '{name}' not found in {module}")
-    index, hook = found
-    hook.remove(module)
-    del module._forward_pre_hooks[index]
-    return module
+    return _remove_hook(module, WeightNorm, name, "weight_norm")
