@@ -39,6 +39,7 @@ CASES = [
     ("normalizing-flow", ["flow.py"], 1),
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
+    ("tcn-weight-norm", ["tcn_weight_norm.py"], 1),
 ]
 
 
