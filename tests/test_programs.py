@@ -39,6 +39,7 @@ CASES = [
     ("normalizing-flow", ["flow.py"], 1),
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
+    ("diffusion-2d", ["diffusion_2d.py"], 1),
 ]
 
 
