@@ -4,7 +4,9 @@ writes it: a cosine (or linear) beta schedule built in float64 with ``torch.cos`
 timestep with ``gather`` (``extract``) or plain indexing, sinusoidal timestep embeddings, a residual MLP denoiser
 with ``SiLU``/``GELU`` and ``LayerNorm``/``GroupNorm``, ``F.mse_loss`` on the predicted noise, AdamW with a
 warmup-then-cosine ``LambdaLR``, gradient clipping, and two EMA copies of the model (one updated with
-``mul_``/``add_``, one with ``torch.lerp``). Sampling runs the ancestral DDPM chain under ``model.eval()``.
+``mul_``/``add_``, one with ``torch.lerp``) beside diffusers' shadow-parameter ``EMAModel`` with its decay warmup;
+the loss carries lucidrains' min-SNR weight and ``q_sample`` is checked against diffusers' ``add_noise``.
+Sampling runs the ancestral DDPM chain under ``model.eval()`` and ``torch.inference_mode()``.
 Timesteps and all noise come from NumPy, so PyTorch and ember see the same numbers.
 
     python diffusion_2d.py [--steps N] [--schedule cosine|linear]
@@ -119,6 +121,9 @@ class GaussianDiffusion(nn.Module):
         register_buffer("posterior_mean_coef1", betas * torch.sqrt(alphas_cumprod_prev) / (1.0 - alphas_cumprod))
         register_buffer("posterior_mean_coef2",
                         (1.0 - alphas_cumprod_prev) * torch.sqrt(alphas) / (1.0 - alphas_cumprod))
+        snr = alphas_cumprod / (1 - alphas_cumprod)
+        maybe_clipped_snr = snr.clone().clamp_(max=5.0)
+        register_buffer("loss_weight", maybe_clipped_snr / snr)  # min-SNR weighting for an epsilon target
 
     def q_sample(self, x_start, t, noise):
         return (extract(self.sqrt_alphas_cumprod, t, x_start.shape) * x_start
@@ -127,7 +132,10 @@ class GaussianDiffusion(nn.Module):
     def p_losses(self, x_start, t, noise):
         x = self.q_sample(x_start=x_start, t=t, noise=noise)
         model_out = self.model(x, t)
-        return F.mse_loss(model_out, noise, reduction="mean")
+        loss = F.mse_loss(model_out, noise, reduction="none")
+        loss = loss.mean(dim=list(range(1, len(loss.shape))))
+        loss = loss * extract(self.loss_weight, t, loss.shape)
+        return loss.mean()
 
     def forward(self, x_start, t, noise):
         return self.p_losses(x_start, t, noise)
@@ -150,13 +158,53 @@ class GaussianDiffusion(nn.Module):
         noise = noise if t > 0 else torch.zeros_like(x)
         return model_mean + (0.5 * model_log_variance).exp() * noise
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def sample(self, generator, n):
         img = torch.from_numpy(generator.standard_normal((n, 2)).astype(np.float32))
         for t in reversed(range(0, self.num_timesteps)):
             noise = torch.from_numpy(generator.standard_normal((n, 2)).astype(np.float32))
             img = self.p_sample(img, t, noise)
         return img
+
+
+def add_noise(alphas_cumprod, original_samples, noise, timesteps):
+    """DDPMScheduler.add_noise as diffusers writes it."""
+    alphas_cumprod = alphas_cumprod.to(device=original_samples.device, dtype=original_samples.dtype)
+    timesteps = timesteps.to(original_samples.device)
+    sqrt_alpha_prod = alphas_cumprod[timesteps] ** 0.5
+    sqrt_alpha_prod = sqrt_alpha_prod.flatten()
+    while len(sqrt_alpha_prod.shape) < len(original_samples.shape):
+        sqrt_alpha_prod = sqrt_alpha_prod.unsqueeze(-1)
+    sqrt_one_minus_alpha_prod = (1 - alphas_cumprod[timesteps]) ** 0.5
+    sqrt_one_minus_alpha_prod = sqrt_one_minus_alpha_prod.flatten()
+    while len(sqrt_one_minus_alpha_prod.shape) < len(original_samples.shape):
+        sqrt_one_minus_alpha_prod = sqrt_one_minus_alpha_prod.unsqueeze(-1)
+    return sqrt_alpha_prod * original_samples + sqrt_one_minus_alpha_prod * noise
+
+
+class EMAModel:
+    """The shadow-parameter EMA of diffusers' training scripts, with its decay warmup."""
+
+    def __init__(self, parameters, decay=0.9999):
+        self.shadow_params = [p.clone().detach() for p in parameters]
+        self.decay, self.optimization_step = decay, 0
+
+    def get_decay(self, optimization_step):
+        return min(self.decay, (1 + optimization_step) / (10 + optimization_step))
+
+    @torch.no_grad()
+    def step(self, parameters):
+        self.optimization_step += 1
+        one_minus_decay = 1 - self.get_decay(self.optimization_step)
+        for s_param, param in zip(self.shadow_params, parameters):
+            if param.requires_grad:
+                s_param.sub_(one_minus_decay * (s_param - param))
+            else:
+                s_param.copy_(param)
+
+    def copy_to(self, parameters):
+        for s_param, param in zip(self.shadow_params, parameters):
+            param.data.copy_(s_param.to(param.device).data)
 
 
 def mixture_of_gaussians(generator, n, modes=8, radius=1.5, std=0.1):
@@ -172,6 +220,7 @@ same_weights(diffusion)
 ema = copy.deepcopy(diffusion).requires_grad_(False)
 ema_lerp = copy.deepcopy(diffusion).requires_grad_(False)
 ema_decay = 0.9
+ema_diffusers = EMAModel(diffusion.parameters(), decay=0.95)
 
 optimizer = torch.optim.AdamW(diffusion.parameters(), lr=3e-3, betas=(0.9, 0.99), weight_decay=1e-2)
 
@@ -209,6 +258,7 @@ for step in range(args.steps):
             ema_p.mul_(ema_decay).add_(p, alpha=1 - ema_decay)
         for ema_p, p in zip(ema_lerp.parameters(), diffusion.parameters()):
             ema_p.copy_(torch.lerp(ema_p, p, 1 - ema_decay))
+    ema_diffusers.step(diffusion.parameters())
     if step % 10 == 9 or step == 0:
         print(f"step {step + 1}: loss {loss.item():.6f} grad norm {grad_norm.item():.6f} "
               f"lr {lr_scheduler.get_last_lr()[0]:.6e}")
@@ -219,7 +269,14 @@ with torch.no_grad():
     noise = torch.from_numpy(rng(8).standard_normal((256, 2)).astype(np.float32))
     noisy = diffusion.q_sample(test, t, noise)
     by_index = diffusion.sqrt_alphas_cumprod[t][:, None] * test + diffusion.sqrt_one_minus_alphas_cumprod[t][:, None] * noise
-    print(f"q_sample gather vs index max gap {(noisy - by_index).abs().max().item():.6f}")
+    by_add_noise = add_noise(diffusion.alphas_cumprod, test, noise, t)
+    print(f"q_sample gather vs index max gap {(noisy - by_index).abs().max().item():.6f} "
+          f"add_noise agrees {torch.allclose(noisy, by_add_noise, atol=1e-5)}")
+    print(f"loss weight first {diffusion.loss_weight[0].item():.6f} last {diffusion.loss_weight[-1].item():.6f}")
+    shadow = copy.deepcopy(diffusion)
+    ema_diffusers.copy_to(shadow.parameters())
+    print(f"diffusers ema: decay now {ema_diffusers.get_decay(ema_diffusers.optimization_step):.6f} "
+          f"test loss {shadow.eval()(test, t, noise).item():.6f}")
     for name, model in (("model", diffusion), ("ema", ema), ("ema lerp", ema_lerp)):
         model.eval()
         print(f"{name}: test loss {model(test, t, noise).item():.6f}")
