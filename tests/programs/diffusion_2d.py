@@ -4,7 +4,8 @@ writes it: a cosine (or linear) beta schedule built in float64 with ``torch.cos`
 timestep with ``gather`` (``extract``) or plain indexing, sinusoidal timestep embeddings, a residual MLP denoiser
 with ``SiLU``/``GELU`` and ``LayerNorm``/``GroupNorm``, ``F.mse_loss`` on the predicted noise, AdamW with a
 warmup-then-cosine ``LambdaLR``, gradient clipping, and two EMA copies of the model (one updated with
-``mul_``/``add_``, one with ``torch.lerp``) beside diffusers' shadow-parameter ``EMAModel`` with its decay warmup;
+``mul_``/``add_``, one with ``torch.lerp``) beside diffusers' shadow-parameter ``EMAModel`` with its decay warmup and
+``torch.optim.swa_utils.AveragedModel`` with ``get_ema_multi_avg_fn``;
 the loss carries lucidrains' min-SNR weight and ``q_sample`` is checked against diffusers' ``add_noise``.
 Sampling runs the ancestral DDPM chain under ``model.eval()`` and ``torch.inference_mode()``.
 Timesteps and all noise come from NumPy, so PyTorch and ember see the same numbers.
@@ -21,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from _support import rng, same_weights
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=40)
@@ -221,6 +223,7 @@ ema = copy.deepcopy(diffusion).requires_grad_(False)
 ema_lerp = copy.deepcopy(diffusion).requires_grad_(False)
 ema_decay = 0.9
 ema_diffusers = EMAModel(diffusion.parameters(), decay=0.95)
+ema_averaged = AveragedModel(diffusion, multi_avg_fn=get_ema_multi_avg_fn(ema_decay))
 
 optimizer = torch.optim.AdamW(diffusion.parameters(), lr=3e-3, betas=(0.9, 0.99), weight_decay=1e-2)
 
@@ -259,6 +262,7 @@ for step in range(args.steps):
         for ema_p, p in zip(ema_lerp.parameters(), diffusion.parameters()):
             ema_p.copy_(torch.lerp(ema_p, p, 1 - ema_decay))
     ema_diffusers.step(diffusion.parameters())
+    ema_averaged.update_parameters(diffusion)
     if step % 10 == 9 or step == 0:
         print(f"step {step + 1}: loss {loss.item():.6f} grad norm {grad_norm.item():.6f} "
               f"lr {lr_scheduler.get_last_lr()[0]:.6e}")
@@ -277,9 +281,10 @@ with torch.no_grad():
     ema_diffusers.copy_to(shadow.parameters())
     print(f"diffusers ema: decay now {ema_diffusers.get_decay(ema_diffusers.optimization_step):.6f} "
           f"test loss {shadow.eval()(test, t, noise).item():.6f}")
-    for name, model in (("model", diffusion), ("ema", ema), ("ema lerp", ema_lerp)):
+    for name, model in (("model", diffusion), ("ema", ema), ("ema lerp", ema_lerp), ("AveragedModel ema", ema_averaged)):
         model.eval()
         print(f"{name}: test loss {model(test, t, noise).item():.6f}")
+    print(f"AveragedModel n_averaged {ema_averaged.n_averaged.item()}")
     gap = max((a - b).abs().max().item() for a, b in zip(ema.parameters(), ema_lerp.parameters()))
     print(f"ema mul_/add_ vs lerp close {gap < 1e-5}")
     samples = ema.sample(rng(9), 512)
