@@ -152,7 +152,7 @@ def run_compat(tmp_path, code: str):
 
 
 @pytest.mark.parametrize("code,message", [
-    ("import torch\ntorch.optim.swa_utils.AveragedModel", "torch.optim.swa_utils is not implemented in ember"),
+    ("import torch\ntorch.optim.no_such_optimizer", "torch.optim.no_such_optimizer is not implemented in ember"),
     ("import torch\ntorch.nn.NoSuchLayer()", "torch.nn.NoSuchLayer is not implemented in ember"),
     ("import torch\ntorch.nn.utils.no_such_util", "torch.nn.utils.no_such_util is not implemented in ember"),
     ("import torch\ntorch.quantization.quantize", "torch.quantization is not implemented in ember"),

@@ -40,6 +40,7 @@ CASES = [
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
     ("tcn-weight-norm", ["tcn_weight_norm.py"], 1),
+    ("diffusion-2d", ["diffusion_2d.py"], 1),
 ]
 
 

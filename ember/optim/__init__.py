@@ -1,9 +1,9 @@
 """Optimizers with PyTorch's API: ``ember.optim.SGD(model.parameters(), lr=0.1)``.
 
-``ember.optim.lr_scheduler`` holds the learning-rate schedulers.
+``ember.optim.lr_scheduler`` holds the learning-rate schedulers; ``ember.optim.swa_utils`` weight averaging (SWA, EMA).
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -16,7 +16,7 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
            "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "SparseAdam"]
 
 

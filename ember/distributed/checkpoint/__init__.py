@@ -19,3 +19,7 @@ from .steps import latest_checkpoint, remove_incomplete_checkpoints
 
 __all__ = ["FileSystemReader", "FileSystemWriter", "Metadata", "latest_checkpoint", "load",
            "remove_incomplete_checkpoints", "save"]
+
+from ..._missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
