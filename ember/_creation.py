@@ -10,14 +10,21 @@ import functools
 import math
 
 from . import _dtype
-from ._backend import xp
+from ._backend import quiet, xp
 from ._device import check_device
 from ._tensor import Tensor
 from .random import rng_of
 
 
 def as_array(data, dtype=None):
-    """Convert Python data / arrays / tensors to an array with PyTorch's dtype inference."""
+    """Convert Python data / arrays / tensors to an array with PyTorch's dtype inference.
+
+    Values out of the dtype's range become inf silently, as in PyTorch."""
+    with quiet():
+        return _as_array(data, dtype)
+
+
+def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
     if isinstance(data, Tensor):
         arr = data._data

@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable
 
 from .. import _trace as trace
-from .._backend import xp
+from .._backend import quiet_enter, quiet_exit, xp
 from .._sparse import as_tensor
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
@@ -166,6 +166,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
     _GradState.fill_homes = capture is None  # captured gradients are returned: they must not be a home
     started = trace.start()
+    quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
     try:
         while walk.ready:
             node, grads = walk.pop()
@@ -186,6 +187,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         while callbacks:
             callbacks.pop(0)()
     finally:
+        quiet_exit(quiet)
         _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
         _callback_stack.pop()
     return captured

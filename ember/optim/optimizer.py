@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import _trace
-from .._backend import xp
+from .._backend import quiet, xp
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
@@ -367,7 +367,8 @@ def _hooked_step(step: Callable) -> Callable:
         started = _trace.start()
         self._stepping = True
         try:
-            out = step(*args, **kwargs)
+            with quiet():  # inf/nan silently, as PyTorch (ember._backend)
+                out = step(*args, **kwargs)
         finally:
             self._stepping = False
             _trace.finish(f"{type(self).__name__}.step", "optim", started)
