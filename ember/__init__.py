@@ -8,6 +8,7 @@ ember`` stays fast.
 from __future__ import annotations
 
 import importlib
+import typing as _typing
 
 from . import _missing, _parallel
 from . import ops as _ops  # noqa: F401  (binds Tensor methods)
@@ -325,12 +326,80 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "set_autocast_enabled": "amp.autocast_mode"}
 
 
-def __getattr__(name: str):
-    # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    return _module_getattr(name)
+if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
+    from . import (
+        accelerator,
+        amp,
+        autograd,
+        backends,
+        cpu,
+        cuda,
+        distributed,
+        futures,
+        jit,
+        multiprocessing,
+        nn,
+        onnx,
+        optim,
+        profiler,
+        random,
+        serialization,
+        storage,
+        torch_version,
+        utils,
+        version,
+    )
+    from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled
+    from .serialization import load, save
+else:
+    def __getattr__(name: str):
+        # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
+        if name in _LAZY:
+            return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        return _module_getattr(name)
 
 
 # Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
 from . import diagnostics as _diagnostics  # noqa: E402,F401
+
+# The public names (type checkers read a py.typed package's exports from here).
+__all__ = [
+    "abs", "absolute", "accelerator", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv",
+    "addr", "all", "allclose", "amax", "amin", "aminmax", "amp", "any", "arange", "arccos",
+    "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled",
+    "argmax", "argmin", "argsort", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",
+    "atleast_2d", "atleast_3d", "autocast", "autograd", "backends", "baddbmm", "bernoulli", "bfloat16", "bincount",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "bool", "BoolTensor", "broadcast_to",
+    "bucketize", "ByteTensor", "cat", "cdist", "ceil", "channels_last", "channels_last_3d", "CharTensor", "chunk",
+    "clamp", "clamp_max", "clamp_min", "clip", "clone", "column_stack", "compile", "concat", "concatenate",
+    "contiguous_format", "cos", "cosh", "cosine_similarity", "count_nonzero", "cpu", "cuda", "cummax", "cummin",
+    "cumprod", "cumsum", "device", "diag", "diagonal", "diff", "dist", "distributed", "div",
+    "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "einsum", "empty", "empty_like", "enable_grad",
+    "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "finfo", "flatten", "flip", "fliplr",
+    "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin",
+    "fmod", "frac", "from_numpy", "full", "full_like", "futures", "gather", "ge", "Generator", "get_autocast_dtype",
+    "get_default_device", "get_default_dtype", "get_float32_matmul_precision", "get_num_threads", "get_rng_state",
+    "greater", "greater_equal", "gt", "half", "HalfTensor", "hstack", "hypot", "iinfo", "index_add", "index_copy",
+    "index_fill", "index_put", "index_select", "inference_mode", "initial_seed", "inner", "int", "int16", "int32",
+    "int64", "int8", "IntTensor", "is_autocast_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "is_floating_point", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isin", "isinf", "isnan", "jit",
+    "kthvalue", "le", "lerp", "less", "less_equal", "linspace", "load", "log", "log10", "log1p", "log2",
+    "log_softmax", "logaddexp", "logcumsumexp", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "logspace", "logsumexp", "long", "LongTensor", "lt", "manual_seed", "masked_fill", "masked_select", "matmul",
+    "max", "maximum", "mean", "median", "memory_format", "meshgrid", "min", "minimum", "MissingFeatureError", "mm",
+    "moveaxis", "movedim", "msort", "mul", "multinomial", "multiply", "multiprocessing", "mv", "nan_to_num",
+    "nanmean", "nansum", "narrow", "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm", "normal",
+    "not_equal", "numel", "ones", "ones_like", "onnx", "optim", "outer", "pairwise_distance", "permute", "pow",
+    "preserve_format", "prod", "profiler", "promote_types", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "random", "randperm", "reciprocal", "relu", "remainder", "repeat_interleave", "reshape",
+    "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter", "scatter_add", "searchsorted", "seed",
+    "select", "serialization", "set_autocast_enabled", "set_default_device", "set_default_dtype",
+    "set_default_tensor_type", "set_float32_matmul_precision", "set_grad_enabled", "set_num_threads",
+    "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin", "sinh", "Size",
+    "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "std_mean", "storage", "strided", "sub", "subtract", "sum", "swapaxes", "swapdims", "t", "take",
+    "take_along_dim", "tan", "tanh", "Tensor", "tensor", "tensor_split", "tile", "topk", "torch_version", "trace",
+    "transpose", "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8",
+    "unbind", "unflatten", "unique", "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var",
+    "var_mean", "version", "vstack", "where", "zeros", "zeros_like"
+]

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from . import _dtype
 from ._backend import quiet, xp
 from ._device import check_device
 from ._tensor import Tensor
 from .random import rng_of
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def as_array(data, dtype=None):
@@ -64,7 +68,7 @@ def _not_numeric(data) -> Exception:
     return RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
 
 
-def _allocating(fn):
+def _allocating(fn: _F) -> _F:
     """PyTorch's RuntimeError, naming the size, where NumPy raises MemoryError or "array is too big"."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -76,7 +80,7 @@ def _allocating(fn):
             if "too big" not in str(e) and "maximum allowed size" not in str(e).lower():
                 raise
             raise RuntimeError(f"{fn.__name__}: storage size calculation overflowed ({e})") from None
-    return wrapper
+    return wrapper  # type: ignore[return-value]
 
 
 def _flat(data):

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, overload
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_Mode = TypeVar("_Mode", bound="_BareDecoratable")
 
 
 class _GradState:
@@ -41,7 +44,7 @@ class _GradModeContext:
     def __exit__(self, *exc: Any) -> None:
         _GradState.enabled = self._prev
 
-    def __call__(self, fn: Callable) -> Callable:
+    def __call__(self, fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             prev = _GradState.enabled
@@ -57,7 +60,13 @@ class _GradModeContext:
 class _BareDecoratable(_GradModeContext):
     """Allows ``@no_grad`` without parentheses, as PyTorch does."""
 
-    def __new__(cls, orig_func: Callable | None = None):
+    @overload
+    def __new__(cls: type[_Mode], orig_func: None = None) -> _Mode: ...
+
+    @overload
+    def __new__(cls, orig_func: _F) -> _F: ...
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
         self = super().__new__(cls)
         return self(orig_func) if orig_func is not None else self
 

@@ -241,13 +241,10 @@ def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
 
 
-def _unary_inplace_of(op):
-    """The in-place form ``x.op_()`` of a pointwise ``op``: recorded or plain, like the ones above."""
-    def method(x: Tensor, *args, **kwargs) -> Tensor:
-        return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
-                              lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
-
-    return method
+def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:
+    """``x.op_(*args)`` for a pointwise ``op`` (``x.log_()``): recorded or plain, like the ones above."""
+    return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
+                          lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
 
 
 def _check_kept(result: Tensor, x: Tensor):

@@ -1,0 +1,30 @@
+"""The Tensor methods, one mixin per op family (mirroring ``ember/ops/*.py``); ``Tensor`` inherits them all."""
+
+from .activation import ActivationMethods
+from .conversion import ConversionMethods
+from .cumulative import CumulativeMethods
+from .distance import DistanceMethods
+from .elementwise import ElementwiseMethods
+from .index_update import IndexUpdateMethods
+from .indexing import IndexingMethods
+from .inplace import InplaceMethods
+from .linalg import LinalgMethods
+from .lookup import LookupMethods
+from .matrix import MatrixMethods
+from .memory import MemoryMethods
+from .movement import MovementMethods
+from .pointwise import PointwiseMethods
+from .reduction import ReductionMethods
+from .sampling import SamplingMethods
+from .shape import ShapeMethods
+from .sorting import SortingMethods
+from .statistics import StatisticsMethods
+from .unary import UnaryMethods
+from .view_inplace import ViewInplaceMethods
+
+__all__ = [
+    "ActivationMethods", "ConversionMethods", "CumulativeMethods", "DistanceMethods", "ElementwiseMethods",
+    "IndexUpdateMethods", "IndexingMethods", "InplaceMethods", "LinalgMethods", "LookupMethods", "MatrixMethods",
+    "MemoryMethods", "MovementMethods", "PointwiseMethods", "ReductionMethods", "SamplingMethods", "ShapeMethods",
+    "SortingMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
+]

@@ -1,0 +1,21 @@
+"""Tensor methods for the distance ops (``ember/ops/distance.py``).
+
+Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
+when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class DistanceMethods:
+    __slots__ = ()
+
+    def dist(self, x2: Tensor, p: float = 2) -> Tensor:
+        return ops.distance.dist(self, x2, p)

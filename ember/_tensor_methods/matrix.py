@@ -1,0 +1,39 @@
+"""Tensor methods for the matrix structure ops (``ember/ops/matrix.py``).
+
+Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
+when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class MatrixMethods:
+    __slots__ = ()
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return ops.matrix.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return ops.matrix.triu(self, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> Tensor:
+        return ops.matrix.tril_(self, diagonal)
+
+    def triu_(self, diagonal: int = 0) -> Tensor:
+        return ops.matrix.triu_(self, diagonal)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        return ops.matrix.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        return ops.matrix.diag(self, diagonal)
+
+    def trace(self) -> Tensor:
+        return ops.matrix.trace(self)

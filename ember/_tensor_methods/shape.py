@@ -1,0 +1,93 @@
+"""Tensor methods for the shape and view ops (``ember/ops/shape.py``).
+
+Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
+when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ShapeMethods:
+    __slots__ = ()
+
+    def reshape(self, *shape) -> Tensor:
+        return ops.shape.reshape(self, *shape)
+
+    def view(self, *shape) -> Tensor:
+        return ops.shape.view(self, *shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return ops.shape.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        return ops.shape.unflatten(self, dim, sizes)
+
+    def permute(self, *dims) -> Tensor:
+        return ops.shape.permute(self, *dims)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return ops.shape.transpose(self, dim0, dim1)
+
+    swapaxes = transpose
+
+    def t(self) -> Tensor:
+        return ops.shape.t(self)
+
+    def expand(self, *sizes) -> Tensor:
+        return ops.shape.expand(self, *sizes)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.shape.expand_as(self, other)
+
+    def broadcast_to(self, shape) -> Tensor:
+        return ops.shape.broadcast_to(self, shape)
+
+    def squeeze(self, dim=None) -> Tensor:
+        return ops.shape.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return ops.shape.unsqueeze(self, dim)
+
+    def contiguous(self, memory_format=None) -> Tensor:
+        return ops.shape.contiguous(self, memory_format)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.unbind(self, dim)
+
+    def flip(self, dims) -> Tensor:
+        return ops.shape.flip(self, dims)
+
+    def repeat(self, *sizes) -> Tensor:
+        return ops.shape.repeat(self, *sizes)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.shape.view(self, other._data.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return ops.shape.reshape(self, other._data.shape)
+
+    def ravel(self) -> Tensor:
+        return ops.shape.reshape(self, -1)
+
+    swapdims = transpose
+
+    @property
+    def T(self) -> Tensor:
+        return ops.shape.T(self)
+
+    @property
+    def mT(self) -> Tensor:
+        return ops.shape.transpose(self, -2, -1)
