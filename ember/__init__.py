@@ -8,6 +8,7 @@ ember`` stays fast.
 from __future__ import annotations
 
 import importlib
+import os as _os
 import typing as _typing
 
 from . import _missing, _parallel
@@ -359,8 +360,10 @@ else:
         return _module_getattr(name)
 
 
-# Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
-from . import diagnostics as _diagnostics  # noqa: E402,F401
+# The training-loop warnings (ember.diagnostics) attach to public hooks only when enabled: by
+# ``ember.diagnostics.enable()``, by ``python -m ember.compat``, or here, by EMBER_DIAGNOSTICS=1.
+if _os.environ.get("EMBER_DIAGNOSTICS") == "1":
+    importlib.import_module(f"{__name__}.diagnostics").enable()
 
 # The public names (type checkers read a py.typed package's exports from here).
 __all__ = [

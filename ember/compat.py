@@ -182,10 +182,22 @@ def _named_import_errors(run_program) -> None:
         raise
 
 
-def run(script: str, args: list[str]) -> None:
-    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
+def _prepare() -> None:
+    """What every form of ``python -m ember.compat`` does first: ``torch`` is ember, here and in spawned children;
+    the training-loop warnings (``ember.diagnostics``) are on unless ``EMBER_DIAGNOSTICS=0`` (children inherit
+    ``EMBER_DIAGNOSTICS=1``, with which ``import ember`` enables them)."""
     install()
     _install_for_children()
+    if os.environ.get("EMBER_DIAGNOSTICS", "1") != "0":
+        os.environ["EMBER_DIAGNOSTICS"] = "1"
+        import ember.diagnostics
+
+        ember.diagnostics.enable()
+
+
+def run(script: str, args: list[str]) -> None:
+    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
+    _prepare()
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     _named_import_errors(lambda: runpy.run_path(script, run_name="__main__"))
@@ -193,8 +205,7 @@ def run(script: str, args: list[str]) -> None:
 
 def run_module(module: str, args: list[str]) -> None:
     """Run ``module`` as ``python -m module args...`` would, with ember standing in for torch."""
-    install()
-    _install_for_children()
+    _prepare()
     sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as Python does
     sys.path.insert(0, os.getcwd())
     _named_import_errors(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
@@ -202,8 +213,7 @@ def run_module(module: str, args: list[str]) -> None:
 
 def run_code(code: str, args: list[str]) -> None:
     """Run ``code`` as ``python -c code args...`` would, with ember standing in for torch."""
-    install()
-    _install_for_children()
+    _prepare()
     sys.argv = ["-c", *args]
     sys.path.insert(0, "")
     main = ModuleType("__main__")
