@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib
 import os as _os
+import sys as _sys
 import typing as _typing
 
-from . import _missing, _parallel
-from . import ops as _ops  # noqa: F401  (binds Tensor methods)
+from . import _missing, _parallel, version
+from . import ops as _ops  # noqa: F401  (first: ops imports Tensor, whose methods call ops when they run)
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (
@@ -256,7 +257,6 @@ from .ops.unary import (
     trunc,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
 # PyTorch's alternative names
 divide, multiply, subtract, negative = div, mul, sub, neg
@@ -352,8 +352,14 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     )
     from .amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled
     from .serialization import load, save
+
+    __version__: str
 else:
     def __getattr__(name: str):
+        if name == "__version__":
+            # ember's own version; the PyTorch-style one (ember.version.__version__, "2.13.0+ember0.1.0") where
+            # ``torch`` is ember (python -m ember.compat), since programs compare torch.__version__ with PyTorch's.
+            return version.__version__ if _sys.modules.get("torch") is _sys.modules[__name__] else version.EMBER_VERSION
         # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
         if name in _LAZY:
             return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

@@ -21,7 +21,7 @@ From Python, before anything imports torch::
 
 What ember lacks is reported under its PyTorch name: importing a missing
 module raises ModuleNotFoundError("torch.fft is not implemented in ember ..."),
-a missing attribute of an aliased module raises AttributeError("torch.nn.X is
+a missing attribute of an ember package (``torch.nn``, ``torch.optim`` ...) raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
 Libraries built on PyTorch's C++ core (torchvision, transformers, lightning, ...)
@@ -53,17 +53,6 @@ def _ember_name(torch_name: str) -> str:
 
 def _missing(torch_name: str) -> str:
     return f"{torch_name} is not implemented in ember (docs/api.md lists what is supported)"
-
-
-def _attribute_fallback(torch_name: str):
-    """A module ``__getattr__`` that names the missing PyTorch feature."""
-
-    def __getattr__(name: str):
-        if name.startswith("__"):  # protocol probes (``__path__``, ``__wrapped__``): the usual error
-            raise AttributeError(f"module '{_ember_name(torch_name)}' has no attribute '{name}'")
-        raise AttributeError(_missing(f"{torch_name}.{name}"))
-
-    return __getattr__
 
 
 _DATA = "ember.utils.data (Dataset, TensorDataset, DataLoader) over NumPy arrays"
@@ -129,8 +118,6 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if e.name and (target == e.name or target.startswith(e.name + ".")):
                 raise ModuleNotFoundError(_missing(torch_name), name=torch_name) from None
             raise
-        if "__getattr__" not in vars(ember_module):
-            ember_module.__getattr__ = _attribute_fallback(torch_name)
         # The import system returns whatever sys.modules holds after exec_module: the ember module itself.
         sys.modules[torch_name] = ember_module
 
@@ -139,7 +126,9 @@ def install() -> None:
     """Make ``torch`` and its submodules resolve to ember in this process (idempotent).
 
     Also refuses libraries built on PyTorch (torchvision, transformers, ...) with a message saying what
-    to use instead, and sets ``ember.__version__`` to the PyTorch-style ``ember.version.__version__``.
+    to use instead. Nothing of ember is changed: ``torch.__version__`` reads as PyTorch's
+    (``ember.version.__version__``) because ``ember/__init__.py`` says so where ``torch`` is ember, and
+    ember's packages name missing torch features with their own static ``__getattr__``.
     Raises RuntimeError if the real PyTorch is already imported: the two cannot share the name.
     """
     loaded = sys.modules.get(_ALIAS)
@@ -150,11 +139,6 @@ def install() -> None:
         )
     if not any(isinstance(finder, _TorchAlias) for finder in sys.meta_path):
         sys.meta_path.insert(0, _TorchAlias())
-    import ember
-    import ember.version
-
-    # ``torch`` is ember itself, so its __version__ must read as PyTorch's: the API level ember implements.
-    ember.__version__ = ember.version.__version__
 
 
 def _is_shim(module) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 from collections.abc import Callable
 
 from .. import _trace as trace
@@ -23,15 +24,22 @@ from .._sparse import as_tensor
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
 
-# One entry per backward in progress (backward may run inside a hook).
-_callback_stack: list[list[Callable[[], None]]] = []
+
+class _Callbacks(threading.local):
+    """Per thread, as grad mode: one list per backward in progress on it (backward may run inside a hook)."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[Callable[[], None]]] = []
+
+
+_callbacks = _Callbacks()
 
 
 def queue_callback(callback: Callable[[], None]) -> None:
-    """Run ``callback()`` once, when the backward that is running now finishes."""
-    if not _callback_stack:
+    """Run ``callback()`` once, when the backward that is running now (on this thread) finishes."""
+    if not _callbacks.stack:
         raise RuntimeError("queue_callback can only be called while a backward pass is running")
-    _callback_stack[-1].append(callback)
+    _callbacks.stack[-1].append(callback)
 
 
 def sum_to_shape(grad, shape: tuple):
@@ -161,7 +169,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     walk = _Walk(roots)
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
-    _callback_stack.append(callbacks)
+    stack = _callbacks.stack
+    stack.append(callbacks)
     prev_grad_mode, prev_fill = _GradState.enabled, _GradState.fill_homes
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
     _GradState.fill_homes = capture is None  # captured gradients are returned: they must not be a home
@@ -189,5 +198,5 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     finally:
         quiet_exit(quiet)
         _GradState.enabled, _GradState.fill_homes = prev_grad_mode, prev_fill
-        _callback_stack.pop()
+        stack.pop()
     return captured

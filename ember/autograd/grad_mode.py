@@ -3,15 +3,15 @@
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as
 context managers and as decorators, like PyTorch's.
 
-Difference from PyTorch: the flag is process-wide, not thread-local. ember runs
-no computation on background threads (DDP's all-reduces are nonblocking MPI
-calls that backward's own hooks progress), so a plain global keeps every op's
-check to one attribute read.
+The flag is per thread, as PyTorch's: ``no_grad()`` in one thread leaves the others
+recording, and every new thread starts with recording on. Anomaly mode is process-wide,
+as PyTorch's.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -19,12 +19,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _Mode = TypeVar("_Mode", bound="_BareDecoratable")
 
 
-class _GradState:
+class _ThreadGradState(threading.local):
+    """Grad mode per thread: a thread reads the class's values until it sets its own."""
+
     enabled = True
-    anomaly = False  # set by ember.autograd.set_detect_anomaly
-    # True while a backward runs that writes leaves' .grad (not autograd.grad / inputs=): an op's backward may
-    # then put a leaf's first gradient straight into its gradient home (graph.leaf_home_to_fill)
+    # True while a backward runs on this thread that writes leaves' .grad (not autograd.grad / inputs=): an
+    # op's backward may then put a leaf's first gradient straight into its gradient home (graph.leaf_home_to_fill)
     fill_homes = False
+    # Process-wide (set on the class by ember.autograd.set_detect_anomaly, read through any thread's state).
+    anomaly = False
+
+
+_GradState = _ThreadGradState()
 
 
 def is_grad_enabled() -> bool:
