@@ -1,4 +1,10 @@
-"""The Tensor methods, one mixin per op family (mirroring ``ember/ops/*.py``); ``Tensor`` inherits them all."""
+"""The Tensor methods, one mixin per op family (mirroring ``ember/ops/*.py``); ``Tensor`` inherits them all.
+
+Each method calls its op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path, and is defined (and annotated)
+in a class, so type checkers see it. A mixin module looks ``ops`` up when a method runs: ``ember/ops`` imports
+``Tensor``, so it cannot be imported before this class exists (``ember/__init__.py`` imports ``ops`` first).
+A new Tensor method goes into the mixin of its op's family.
+"""
 
 from .activation import ActivationMethods
 from .conversion import ConversionMethods

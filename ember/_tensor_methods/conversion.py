@@ -1,8 +1,5 @@
 """Tensor methods for dtype conversion, copies and new tensors (``ember/ops/__init__.py``, ``ember/_legacy.py``).
 
-Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
-when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
-
 ``float``, ``int`` and ``bool`` are methods here (PyTorch's names), so annotations in this class write
 ``builtins.bool``.
 """

@@ -1,8 +1,4 @@
-"""Tensor methods for the cumulative ops (``ember/ops/cumulative.py``).
-
-Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
-when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
-"""
+"""Tensor methods for the cumulative ops (``ember/ops/cumulative.py``)."""
 
 from __future__ import annotations
 

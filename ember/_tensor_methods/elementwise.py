@@ -1,8 +1,4 @@
-"""Tensor methods for the arithmetic, comparison and logical operators and methods ops (``ember/ops/elementwise.py``).
-
-Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
-when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
-"""
+"""Tensor methods for the arithmetic, comparison and logical ops and operators (``ember/ops/elementwise.py``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Tensor methods for the unary math ops (``ember/ops/unary.py``).
-
-Each method calls the op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path; ``ops`` is looked up
-when a method runs (``ember/ops`` imports ``Tensor``, so it cannot be imported before this class).
-"""
+"""Tensor methods for the unary math ops (``ember/ops/unary.py``)."""
 
 from __future__ import annotations
 
