@@ -75,6 +75,7 @@ def test_pyright_sees_tensors_and_flags_misspelt_methods(installed):
     if pyright is None:
         pytest.skip("pyright is not installed (pip install -e '.[test]' installs it, with Node.js from PyPI)")
     work, env = installed
+    env = dict(env, PYRIGHT_PYTHON_IGNORE_WARNINGS="1")  # no look-up of a newer pyright on PyPI
     out = _run([pyright, "--outputjson", "--pythonpath", sys.executable, "probe.py"], work, env)
     report = json.loads(out[out.index("{"):])
     reveals, errors = _marked_lines()
