@@ -271,7 +271,8 @@ def leaf_slot_to_fill(node: Node, i: int):
 def hooks_may_keep(var: Tensor) -> bool:
     """Whether a tensor hook of ``var`` may keep the gradient it is given: any but those marked ``reads_only``
     (a hook object whose class says it only reads, as the training-loop diagnostics' does)."""
-    return any(not getattr(hook, "reads_only", False) for hook in var._hooks)
+    hooks = var._hooks  # None until a hook is registered
+    return hooks is not None and any(not getattr(hook, "reads_only", False) for hook in hooks)
 
 
 class MultiOutputNode(Node):
