@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import importlib
 import math as _math
+import os as _os
+import sys as _sys
+import typing as _typing
 
-from . import _missing, _parallel
-from . import ops as _ops  # noqa: F401  (binds Tensor methods)
+from . import _missing, _parallel, version
+from . import ops as _ops  # noqa: F401  (first: ops imports Tensor, whose methods call ops when they run)
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (
@@ -311,7 +314,6 @@ from .ops.unary import (
     trunc,
 )
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .version import EMBER_VERSION as __version__  # under ember.compat: the torch-style ember.version.__version__
 
 # PyTorch's constants (Python floats, as in PyTorch) and NumPy's spelling of None in an index
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
@@ -387,11 +389,58 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
 
 
-def __getattr__(name: str):
-    # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    return _module_getattr(name)
+if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
+    from . import (
+        accelerator,
+        amp,
+        autograd,
+        backends,
+        compiler,
+        cpu,
+        cuda,
+        distributed,
+        distributions,
+        fft,
+        func,
+        futures,
+        jit,
+        linalg,
+        multiprocessing,
+        nn,
+        onnx,
+        optim,
+        profiler,
+        random,
+        serialization,
+        special,
+        storage,
+        testing,
+        torch_version,
+        utils,
+        version,
+    )
+    from .amp.autocast_mode import (
+        autocast,
+        get_autocast_cpu_dtype,
+        get_autocast_dtype,
+        get_autocast_gpu_dtype,
+        is_autocast_enabled,
+        set_autocast_enabled,
+    )
+    from .fft._stft import istft, stft
+    from .serialization import load, save
+
+    __version__: str
+else:
+    def __getattr__(name: str):
+        if name == "__version__":
+            # ember's own version; the PyTorch-style one (ember.version.__version__, "2.13.0+ember0.1.0") where
+            # ``torch`` is ember (python -m ember.compat), since programs compare torch.__version__ with PyTorch's.
+            return version.__version__ if _sys.modules.get("torch") is _sys.modules[__name__] else version.EMBER_VERSION
+        # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
+        if name in _LAZY:
+            return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        return _module_getattr(name)
 
 
 # torch._foreach_* (lists of tensors, op by op)
@@ -406,5 +455,55 @@ for _name, _fn in list(globals().items()):
     if not _name.startswith("_") and callable(_fn) and not isinstance(_fn, type):
         globals()[_name] = _with_numpy_names(_name, _fn)
 
-# Last: the training-loop diagnostics register on the public hooks (ember's own modules never import them).
-from . import diagnostics as _diagnostics  # noqa: E402,F401
+# The training-loop warnings (ember.diagnostics) attach to public hooks only when enabled: by
+# ``ember.diagnostics.enable()``, by ``python -m ember.compat``, or here, by EMBER_DIAGNOSTICS=1.
+if _os.environ.get("EMBER_DIAGNOSTICS") == "1":
+    importlib.import_module(f"{__name__}.diagnostics").enable()
+
+# The public names (type checkers read a py.typed package's exports from here).
+__all__ = [
+    "abs", "absolute", "accelerator", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
+    "adjoint", "all", "allclose", "amax", "amin", "aminmax", "amp", "angle", "any", "arange", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax", "argmin",
+    "argsort", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d",
+    "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "blackman_window", "bmm", "bool", "BoolTensor",
+    "broadcast_to", "bucketize", "ByteTensor", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "channels_last",
+    "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
+    "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
+    "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
+    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum", "det",
+    "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
+    "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
+    "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
+    "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
+    "frac", "from_file", "from_numpy", "full", "full_like", "func", "futures", "gather", "ge", "Generator",
+    "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
+    "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
+    "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
+    "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
+    "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
+    "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
+    "isclose", "isfinite", "isin", "isinf", "isnan", "istft", "jit", "kaiser_window", "kthvalue", "le", "lerp", "less",
+    "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
+    "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logspace",
+    "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed", "masked_fill",
+    "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format",
+    "meshgrid", "min", "minimum", "MissingFeatureError", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
+    "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
+    "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
+    "ones_like", "onnx", "optim", "outer", "pairwise_distance", "permute", "pi", "pinverse", "polar", "polygamma",
+    "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "rand", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
+    "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
+    "scatter_add", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled", "set_default_device",
+    "set_default_dtype", "set_default_tensor_type", "set_float32_matmul_precision", "set_grad_enabled",
+    "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin",
+    "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
+    "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
+    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "Tensor", "tensor", "tensor_split", "testing",
+    "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
+    "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
+    "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "version",
+    "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like"
+]

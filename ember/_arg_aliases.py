@@ -3,8 +3,9 @@
 
 PyTorch's argument parser maps these for every op it implements natively, whatever the op; its ops
 written in Python (``torch.norm``, ``torch.split``, ``torch.unique``, ``Tensor.unflatten``) take only
-PyTorch's own names. ember does the same with one wrapper, applied where its Tensor methods are bound
-(``ember/ops/__init__.py``) and to its top-level functions (``ember/__init__.py``).
+PyTorch's own names. ember does the same with one wrapper, applied to the Tensor class's methods once, when
+the class is defined (``accept_numpy_names`` on ``Tensor``), and to its top-level functions (``ember/__init__.py``).
+Type checkers see the methods' own signatures (PyTorch's stubs do not list the NumPy spellings either).
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from types import FunctionType
+from typing import TypeVar
+
+_C = TypeVar("_C", bound=type)
 
 ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 PYTHON_LEVEL = frozenset({"norm", "split", "unique"})  # PyTorch's Python ops: no NumPy spellings
@@ -51,3 +56,15 @@ def with_numpy_names(name: str, fn: Callable) -> Callable:
     accepting_numpy_names.__signature__ = inspect.Signature(
         [p for p in listed if p.kind is not p.VAR_KEYWORD] + extra + tail)
     return accepting_numpy_names
+
+
+def accept_numpy_names(cls: _C) -> _C:
+    """Class decorator: each method of ``cls`` (its own and its mixins') that has ``dim``/``keepdim`` also takes
+    ``axis=``/``keepdims=``; the others are left as they are."""
+    for name in dir(cls):
+        method = inspect.getattr_static(cls, name)
+        if isinstance(method, FunctionType):
+            wrapped = with_numpy_names(name, method)
+            if wrapped is not method:
+                setattr(cls, name, wrapped)
+    return cls

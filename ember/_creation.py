@@ -10,17 +10,28 @@ import functools
 import inspect
 import math
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from . import _dtype
-from ._backend import xp
+from ._backend import quiet, xp
 from ._device import check_device
 from ._layout import strided
 from ._tensor import Tensor
 from .random import rng_of
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 def as_array(data, dtype=None):
-    """Convert Python data / arrays / tensors to an array with PyTorch's dtype inference."""
+    """Convert Python data / arrays / tensors to an array with PyTorch's dtype inference.
+
+    Values out of the dtype's range become inf silently, as in PyTorch."""
+    with quiet():
+        return _as_array(data, dtype)
+
+
+def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
     if isinstance(data, Tensor):
         arr = data._data
@@ -62,7 +73,7 @@ def _not_numeric(data) -> Exception:
     return RuntimeError(f"Could not infer dtype of {type(odd).__name__}")
 
 
-def _allocating(fn):
+def _allocating(fn: _F) -> _F:
     """A factory: PyTorch's RuntimeError, naming the size, where NumPy raises MemoryError or "array is too
     big"; and PyTorch's factory keywords ``layout`` (only ``torch.strided``) and ``pin_memory`` (no effect:
     ember's memory is the CPU's, as ``Tensor.pin_memory()`` returns the tensor itself)."""
@@ -84,7 +95,7 @@ def _allocating(fn):
                 for n, d in (("layout", None), ("pin_memory", False))]
     wrapper.__signature__ = inspect.Signature(
         [p for p in params if p.kind is not p.VAR_KEYWORD] + keywords + [p for p in params if p.kind is p.VAR_KEYWORD])
-    return wrapper
+    return wrapper  # type: ignore[return-value]
 
 
 def _flat(data):

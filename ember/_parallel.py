@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ._backend import xp
+from ._backend import quiet_enter, quiet_exit, xp
 
 # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
 # takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it). For
@@ -90,9 +90,11 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
 
 def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> None:
     _in_worker.active = True
+    quiet = quiet_enter()  # a worker thread starts with NumPy's default error state, not the caller's
     try:
         fn(start, stop)
     finally:
+        quiet_exit(quiet)
         _in_worker.active = False
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import SupportsIndex, overload
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """The shape of a tensor; a tuple of ints."""
 
     def __repr__(self) -> str:
@@ -14,11 +15,17 @@ class Size(tuple):
     def numel(self) -> int:
         return math.prod(self)
 
-    def __getitem__(self, item):
+    @overload
+    def __getitem__(self, item: SupportsIndex) -> int: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> Size: ...
+
+    def __getitem__(self, item: SupportsIndex | slice) -> int | Size:
         out = tuple.__getitem__(self, item)
         return Size(out) if isinstance(item, slice) else out
 
-    def __add__(self, other):
+    def __add__(self, other: tuple[int, ...]) -> Size:  # type: ignore[override]
         return Size(tuple.__add__(self, tuple(other)))
 
 

@@ -1,8 +1,8 @@
 """The Tensor: an array plus the autograd metadata that ties it into the graph.
 
 Only the tensor's own state lives here (properties, hooks, ``backward``). The
-math — every op, and the Tensor methods that call them — lives in
-``ember/ops/`` and is attached to the class by ``ember/ops/__init__.py``.
+math — every op — lives in ``ember/ops/``; the Tensor methods and operators that
+call the ops are inherited from one mixin per op family (``ember/_tensor_methods/``).
 
 Storage: ``_data`` holds an array of the array module (``ember._backend.xp``).
 ``_vc`` is the version counter, a one-element list shared by a tensor and its
@@ -13,16 +13,49 @@ a node saw when it saved the tensor.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _dtype
+from ._arg_aliases import accept_numpy_names
 from ._backend import xp
 from ._device import CPU, check_device
 from ._layout import strided
 from ._size import Size
+from ._tensor_methods import (
+    ActivationMethods,
+    ComplexMethods,
+    ConversionMethods,
+    CumulativeMethods,
+    DistanceMethods,
+    ElementwiseMethods,
+    GammaMethods,
+    IndexingMethods,
+    IndexUpdateMethods,
+    InplaceMethods,
+    LinalgCompatMethods,
+    LinalgMethods,
+    LookupMethods,
+    MatrixMethods,
+    MemoryMethods,
+    MovementMethods,
+    PointwiseMethods,
+    ReductionMethods,
+    SamplingMethods,
+    ShapeMethods,
+    SortingMethods,
+    StatisticsMethods,
+    UnaryMethods,
+    ViewInplaceMethods,
+)
 
 
-class Tensor:
+@accept_numpy_names  # x.sum(axis=0, keepdims=True), as PyTorch's native ops accept
+class Tensor(
+    ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
+    CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
+    LookupMethods, LinalgMethods, LinalgCompatMethods, MatrixMethods, DistanceMethods, SortingMethods,
+    SamplingMethods, InplaceMethods, GammaMethods, ComplexMethods, ConversionMethods, MemoryMethods,
+):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
@@ -336,16 +369,17 @@ class Tensor:
         memo[id(self)] = out
         return out
 
-    def __getattr__(self, name: str):
-        # Only reached when normal lookup fails. A name torch.Tensor has is a missing feature, named as such;
-        # anything else (a typo, a protocol probe such as NumPy's __array_interface__) is the usual error.
-        from ._torch_names import TENSOR
+    if not TYPE_CHECKING:  # a type checker then flags a misspelt method instead of typing it Any
+        def __getattr__(self, name: str):
+            # Only reached when normal lookup fails. A name torch.Tensor has is a missing feature, named as such;
+            # anything else (a typo, a protocol probe such as NumPy's __array_interface__) is the usual error.
+            from ._torch_names import TENSOR
 
-        if name in TENSOR:
-            from ._missing import missing
+            if name in TENSOR:
+                from ._missing import missing
 
-            raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
+                raise missing(f"'{type(self).__name__}' object", f"torch.Tensor.{name}")
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'", name=name, obj=self)
 
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:

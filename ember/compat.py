@@ -20,8 +20,8 @@ From Python, before anything imports torch::
     import torch          # ember
 
 What ember lacks is reported under its PyTorch name: importing a missing
-module raises ModuleNotFoundError("torch.linalg is not implemented in ember ..."),
-a missing attribute of an aliased module raises AttributeError("torch.nn.X is
+module raises ModuleNotFoundError("torch.xpu is not implemented in ember ..."),
+a missing attribute of an ember package (``torch.nn``, ``torch.optim`` ...) raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
 ``import torchvision`` gives ``ember.vision`` (transforms, datasets, models,
@@ -71,17 +71,6 @@ def _ember_name(torch_name: str) -> str:
 
 def _missing(torch_name: str) -> str:
     return f"{torch_name} is not implemented in ember (docs/api.md lists what is supported)"
-
-
-def _attribute_fallback(torch_name: str):
-    """A module ``__getattr__`` that names the missing PyTorch feature."""
-
-    def __getattr__(name: str):
-        if name.startswith("__"):  # protocol probes (``__path__``, ``__wrapped__``): the usual error
-            raise AttributeError(f"module '{_ember_name(torch_name)}' has no attribute '{name}'")
-        raise AttributeError(_missing(f"{torch_name}.{name}"))
-
-    return __getattr__
 
 
 _DATA = "ember.utils.data (Dataset, TensorDataset, DataLoader) over NumPy arrays"
@@ -140,8 +129,6 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             if e.name and (target == e.name or target.startswith(e.name + ".")):
                 raise ModuleNotFoundError(_missing(torch_name), name=torch_name) from None
             raise
-        if "__getattr__" not in vars(ember_module):
-            ember_module.__getattr__ = _attribute_fallback(torch_name)
         # The import system returns whatever sys.modules holds after exec_module: the ember module itself.
         sys.modules[torch_name] = ember_module
 
@@ -150,8 +137,9 @@ def install() -> None:
     """Make ``torch`` and its submodules resolve to ember, ``torchvision`` to ``ember.vision`` (idempotent).
 
     Also makes libraries with compiled PyTorch extensions (torchaudio, xformers, ...) absent; the runner's
-    error for importing one says what to use instead, and sets ``ember.__version__`` to the PyTorch-style
-    ``ember.version.__version__``.
+    error for importing one says what to use instead. Nothing of ember is changed: ``torch.__version__`` reads
+    as PyTorch's (``ember.version.__version__``) because ``ember/__init__.py`` says so where ``torch`` is ember,
+    and ember's packages name missing torch features with their own static ``__getattr__``.
     Raises RuntimeError if the real PyTorch is already imported: the two cannot share the name.
     """
     loaded = sys.modules.get(_ALIAS)
@@ -168,11 +156,6 @@ def install() -> None:
     for library in _TORCH_LIBRARIES:
         if library not in sys.modules:
             sys.modules[library] = None
-    import ember
-    import ember.version
-
-    # ``torch`` is ember itself, so its __version__ must read as PyTorch's: the API level ember implements.
-    ember.__version__ = ember.version.__version__
 
 
 def is_active() -> bool:
@@ -215,10 +198,22 @@ def _torch_name(ember_name: str) -> str:
     return ember_name
 
 
-def run(script: str, args: list[str]) -> None:
-    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
+def _prepare() -> None:
+    """What every form of ``python -m ember.compat`` does first: ``torch`` is ember, here and in spawned children;
+    the training-loop warnings (``ember.diagnostics``) are on unless ``EMBER_DIAGNOSTICS=0`` (children inherit
+    ``EMBER_DIAGNOSTICS=1``, with which ``import ember`` enables them)."""
     install()
     _install_for_children()
+    if os.environ.get("EMBER_DIAGNOSTICS", "1") != "0":
+        os.environ["EMBER_DIAGNOSTICS"] = "1"
+        import ember.diagnostics
+
+        ember.diagnostics.enable()
+
+
+def run(script: str, args: list[str]) -> None:
+    """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
+    _prepare()
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     _named_import_errors(lambda: runpy.run_path(script, run_name="__main__"))
@@ -229,8 +224,7 @@ def run_module(module: str, args: list[str]) -> None:
 
     A ``torch.*`` module runs as its ember counterpart (``-m torch.distributed.run`` is ember's launcher); one
     ember does not have stops with the missing feature named."""
-    install()
-    _install_for_children()
+    _prepare()
     if _alias_of(module) is not None:
         target = _ember_name(module)
         try:
@@ -247,8 +241,7 @@ def run_module(module: str, args: list[str]) -> None:
 
 def run_code(code: str, args: list[str]) -> None:
     """Run ``code`` as ``python -c code args...`` would, with ember standing in for torch."""
-    install()
-    _install_for_children()
+    _prepare()
     sys.argv = ["-c", *args]
     sys.path.insert(0, "")
     main = ModuleType("__main__")

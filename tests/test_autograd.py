@@ -526,3 +526,30 @@ def test_gradient_dtype_matches_leaf():
     x = ember.ones(2, dtype=ember.float64, requires_grad=True)
     (x.float() * 2).sum().backward()
     assert x.grad.dtype == ember.float64
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_grad_mode_is_per_thread(lib):
+    import threading
+
+    inside, done, seen = threading.Event(), threading.Event(), {}
+
+    def worker():
+        with lib.no_grad():
+            inside.set()
+            done.wait(10)
+            seen["worker"] = lib.is_grad_enabled()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    assert inside.wait(10)
+    x = lib.ones(2, requires_grad=True)
+    seen["main"] = (lib.is_grad_enabled(), (x * 2).requires_grad)  # the worker's no_grad is its own
+    with lib.no_grad():
+        done.set()
+        t.join(10)
+        new = threading.Thread(target=lambda: seen.__setitem__("new thread", lib.is_grad_enabled()))
+        new.start()
+        new.join(10)  # a new thread starts recording, whatever its creator's mode
+    seen["main after"] = lib.is_grad_enabled()
+    assert seen == {"worker": False, "main": (True, True), "new thread": True, "main after": True}

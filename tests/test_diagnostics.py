@@ -456,13 +456,36 @@ def test_warnings_filter_like_any_other():
             opt.step()
 
 
-def test_environment_variable_turns_everything_off():
-    code = ("import warnings, ember; warnings.simplefilter('error'); "
-            "p = ember.zeros(2, requires_grad=True); ember.optim.SGD([p], lr=0.1).step(); "
-            "print(ember.diagnostics.warnings_enabled())")
+_STEP_WITHOUT_BACKWARD = ("import sys, warnings, ember, ember.nn as nn; warnings.simplefilter('error'); "
+                          "model = nn.Linear(2, 1); model(ember.ones(1, 2)).sum().backward(); "
+                          "opt = ember.optim.SGD(model.parameters(), lr=0.1); opt.step(); opt.zero_grad(); opt.step(); "
+                          "print('ember.diagnostics' in sys.modules)")
+
+
+@pytest.mark.parametrize("env, runner, warned", [
+    ({}, [], False),  # plain ``import ember``: off, and the package is not even imported
+    ({"EMBER_DIAGNOSTICS": "1"}, [], True),  # the environment variable enables them at import
+    ({}, ["-m", "ember.compat"], True),  # PyTorch programs run by ember.compat get them by default
+    ({"EMBER_DIAGNOSTICS": "0"}, ["-m", "ember.compat"], False),  # ... unless switched off
+])
+def test_who_turns_the_warnings_on(env, runner, warned):
+    base = {k: v for k, v in os.environ.items() if k != "EMBER_DIAGNOSTICS"}
+    out = subprocess.run([sys.executable, *runner, "-c", _STEP_WITHOUT_BACKWARD], capture_output=True, text=True,
+                         cwd=ROOT, env=dict(base, PYTHONPATH=ROOT, **env), timeout=60)
+    if warned:
+        assert out.returncode == 1 and "TrainingLoopWarning" in out.stderr, out.stderr
+    else:
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "False"
+
+
+def test_enable_in_the_program():
+    code = _STEP_WITHOUT_BACKWARD.replace("warnings.simplefilter('error'); ",
+                                          "warnings.simplefilter('error'); import ember.diagnostics; "
+                                          "ember.diagnostics.enable(); ")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=ROOT, EMBER_DIAGNOSTICS="0"), timeout=60)
-    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
+                         env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    assert out.returncode == 1 and "Was loss.backward() called" in out.stderr, out.stderr
 
 
 # ----------------------------------------------------------------------------- several optimizers

@@ -184,6 +184,7 @@ def test_bad_arguments_raise_like_torch(make):
 
 
 def test_step_needs_a_closure():
+    ember.diagnostics.enable()
     opt = ember.optim.LBFGS([ember.zeros(1, requires_grad=True)])
     with pytest.raises(TypeError), pytest.warns(ember.diagnostics.TrainingLoopWarning, match="no gradient"):
         opt.step()

@@ -128,6 +128,7 @@ def test_state_dict_round_trip_continues_identically(name, kwargs):
 def test_none_grad_skipped_and_closure_returns_loss(name):
     e = trajectory(ember, name, {"lr": 0.01}, closure=True)
     assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, closure=True))
+    ember.diagnostics.enable()
     p, q = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
     opt = getattr(ember.optim, name)([p, q], lr=0.1)
     (p * 2).sum().backward()

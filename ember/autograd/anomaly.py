@@ -10,7 +10,7 @@ from __future__ import annotations
 import traceback
 
 from .._backend import xp
-from .grad_mode import _GradState
+from .grad_mode import _GradState, _ThreadGradState
 
 
 class detect_anomaly:
@@ -21,10 +21,10 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         self._prev = _GradState.anomaly
-        _GradState.anomaly = self._mode
+        _ThreadGradState.anomaly = self._mode  # process-wide, as PyTorch's
 
     def __exit__(self, *exc) -> None:
-        _GradState.anomaly = self._prev
+        _ThreadGradState.anomaly = self._prev
 
     def __call__(self, fn):
         def wrapper(*args, **kwargs):
@@ -36,7 +36,7 @@ class detect_anomaly:
 
 def set_detect_anomaly(mode: bool) -> None:
     """Turn anomaly detection on or off for the whole process."""
-    _GradState.anomaly = bool(mode)
+    _ThreadGradState.anomaly = bool(mode)
 
 
 def is_anomaly_enabled() -> bool:

@@ -15,23 +15,31 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 from collections.abc import Callable
 
 from .. import _trace as trace
-from .._backend import xp
+from .._backend import quiet_enter, quiet_exit, xp
 from .._sparse import as_tensor
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
 
-# One entry per backward in progress (backward may run inside a hook).
-_callback_stack: list[list[Callable[[], None]]] = []
+
+class _Callbacks(threading.local):
+    """Per thread, as grad mode: one list per backward in progress on it (backward may run inside a hook)."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[Callable[[], None]]] = []
+
+
+_callbacks = _Callbacks()
 
 
 def queue_callback(callback: Callable[[], None]) -> None:
-    """Run ``callback()`` once, when the backward that is running now finishes."""
-    if not _callback_stack:
+    """Run ``callback()`` once, when the backward that is running now (on this thread) finishes."""
+    if not _callbacks.stack:
         raise RuntimeError("queue_callback can only be called while a backward pass is running")
-    _callback_stack[-1].append(callback)
+    _callbacks.stack[-1].append(callback)
 
 
 def sum_to_shape(grad, shape: tuple):
@@ -163,10 +171,12 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     walk = _Walk(roots)
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
-    _callback_stack.append(callbacks)
+    stack = _callbacks.stack
+    stack.append(callbacks)
     prev_grad_mode = _GradState.enabled
     _GradState.enabled = False  # backward math is never recorded (no create_graph)
     started = trace.start()
+    quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
     try:
         while walk.ready:
             node, grads = walk.pop()
@@ -187,6 +197,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
         while callbacks:
             callbacks.pop(0)()
     finally:
+        quiet_exit(quiet)
         _GradState.enabled = prev_grad_mode
-        _callback_stack.pop()
+        stack.pop()
     return captured

@@ -3,22 +3,31 @@
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as
 context managers and as decorators, like PyTorch's.
 
-Difference from PyTorch: the flag is process-wide, not thread-local. ember runs
-no computation on background threads (DDP's all-reduces are nonblocking MPI
-calls that backward's own hooks progress), so a plain global keeps every op's
-check to one attribute read.
+The flag is per thread, as PyTorch's: ``no_grad()`` in one thread leaves the others
+recording, and every new thread starts with recording on. Anomaly mode is process-wide,
+as PyTorch's.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, overload
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_Mode = TypeVar("_Mode", bound="_BareDecoratable")
 
 
-class _GradState:
+class _ThreadGradState(threading.local):
+    """Grad mode per thread: a thread reads the class's values until it sets its own."""
+
     enabled = True
-    anomaly = False  # set by ember.autograd.set_detect_anomaly
+    # Process-wide (set on the class by ember.autograd.set_detect_anomaly, read through any thread's state).
+    anomaly = False
+
+
+_GradState = _ThreadGradState()
 
 
 def is_grad_enabled() -> bool:
@@ -38,7 +47,7 @@ class _GradModeContext:
     def __exit__(self, *exc: Any) -> None:
         _GradState.enabled = self._prev
 
-    def __call__(self, fn: Callable) -> Callable:
+    def __call__(self, fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             prev = _GradState.enabled
@@ -54,7 +63,13 @@ class _GradModeContext:
 class _BareDecoratable(_GradModeContext):
     """Allows ``@no_grad`` without parentheses, as PyTorch does."""
 
-    def __new__(cls, orig_func: Callable | None = None):
+    @overload
+    def __new__(cls: type[_Mode], orig_func: None = None) -> _Mode: ...
+
+    @overload
+    def __new__(cls, orig_func: _F) -> _F: ...
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
         self = super().__new__(cls)
         return self(orig_func) if orig_func is not None else self
 

@@ -19,6 +19,7 @@ import weakref
 from types import SimpleNamespace
 
 from .. import _trace as trace
+from .._backend import quiet_enter, quiet_exit
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
@@ -101,10 +102,13 @@ class Node:
         else:
             arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         node.needs_input_grad = needs
+        quiet = quiet_enter()  # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own)
         try:
             out = node.forward(*arrays, **params)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
             raise shape_error(cls.__name__.lower(), arrays, err) from None
+        finally:
+            quiet_exit(quiet)
         result = Tensor._make(out, node if needs is not None else None)
         if cls.is_view:
             src = inputs[0]
@@ -267,7 +271,8 @@ def leaf_slot_to_fill(node: Node, i: int):
 def hooks_may_keep(var: Tensor) -> bool:
     """Whether a tensor hook of ``var`` may keep the gradient it is given: any but those marked ``reads_only``
     (a hook object whose class says it only reads, as the training-loop diagnostics' does)."""
-    return any(not getattr(hook, "reads_only", False) for hook in var._hooks)
+    hooks = var._hooks  # None until a hook is registered
+    return hooks is not None and any(not getattr(hook, "reads_only", False) for hook in hooks)
 
 
 class MultiOutputNode(Node):

@@ -1,14 +1,13 @@
 """The training-loop warnings: their category, their kinds, the switches, and show-once.
 
-Every kind is on by default and each is shown once per process for a given set of
-parameters. ``EMBER_DIAGNOSTICS=0`` in the environment turns them all off at start-up;
-``set_warnings`` (in ``ember.diagnostics``) switches all or some of them at run time.
+They are off until enabled (``ember.diagnostics.enable()``, ``python -m ember.compat``, or
+``EMBER_DIAGNOSTICS=1``); then every kind is on and each is shown once per process for a given set
+of parameters. ``set_warnings`` (in ``ember.diagnostics``) switches all or some of them at run time.
 Filter them like any warning: ``warnings.simplefilter("ignore", ember.diagnostics.TrainingLoopWarning)``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from .._warnings import warn
@@ -29,7 +28,7 @@ KINDS = {
 }
 _BIT = {kind: 1 << i for i, kind in enumerate(KINDS)}
 
-enabled: dict[str, bool] = dict.fromkeys(KINDS, os.environ.get("EMBER_DIAGNOSTICS", "1") != "0")
+enabled: dict[str, bool] = dict.fromkeys(KINDS, False)  # until enable() / set_warnings(True)
 
 
 def check_kinds(kinds) -> None:

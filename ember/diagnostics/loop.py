@@ -31,7 +31,7 @@ import math
 import weakref
 
 from . import config
-from .naming import adopt, listing
+from .naming import listing
 from .registry import Record, _records, record
 
 # Read by the call sites: False turns every check off (each kind also has its own switch).
@@ -47,6 +47,8 @@ def set_warnings(enabled: bool = True, *kinds: str) -> None:
     """
     global on
     config.check_kinds(kinds)
+    if enabled:
+        install()
     was_on = on
     for kind in kinds or config.KINDS:
         config.enabled[kind] = bool(enabled)
@@ -229,12 +231,7 @@ def _cleared(params) -> None:
 
 # ----------------------------------------------------------------------------- wiring
 def _on_parameter(module, name: str, param) -> None:
-    adopt(module, name, param)  # so messages can say "fc1.weight"
-    watch(param)
-
-
-def _on_module(module, name: str, child) -> None:
-    adopt(module, name, child)
+    watch(param)  # (naming.install records its name, so messages can say "fc1.weight")
 
 
 _installed = False
@@ -250,5 +247,4 @@ def install() -> None:
     hooks.optimizer_step_pre_hooks.append(_step_pre_hook)
     hooks.grad_edit_hooks.append(_grad_edit_hook)
     hooks.module_parameter_registration_hooks.append(_on_parameter)
-    hooks.module_module_registration_hooks.append(_on_module)
     _installed = True

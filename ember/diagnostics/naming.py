@@ -23,6 +23,22 @@ def adopt(owner, attr: str, value) -> None:
         registry.set_parent(value, owner, attr)
 
 
+_installed = False
+
+
+def install() -> None:
+    """Record every parameter's and module's place as modules register them (once per process): the names in
+    training-loop warnings, gradient reports and trace spans."""
+    global _installed
+    if _installed:
+        return
+    from ..utils import hooks
+
+    hooks.module_parameter_registration_hooks.append(adopt)
+    hooks.module_module_registration_hooks.append(adopt)
+    _installed = True
+
+
 def module_path(module) -> str:
     """Dotted path of ``module`` below its outermost registered ancestor ("" for a root)."""
     parts: list[str] = []

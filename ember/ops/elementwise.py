@@ -8,7 +8,7 @@ broadcast shape; the engine sums them down to each input's shape.
 from __future__ import annotations
 
 from .. import _dtype
-from .._backend import xp
+from .._backend import quiet, xp
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error
 
@@ -301,7 +301,8 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     """A result outside the graph (comparisons, integer division, logical ops)."""
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
-        return Tensor._make(fn(*arrays))
+        with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
+            return Tensor._make(fn(*arrays))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 

@@ -135,7 +135,3 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     offsets = Tensor._make(-xp.arange(p, dtype=input._data.dtype) / 2)
     return lgamma(unsqueeze(input, -1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-
-
-TENSOR_METHODS = {"lgamma": lgamma, "digamma": digamma, "polygamma": lambda x, n: polygamma(n, x), "xlogy": xlogy,
-                  "mvlgamma": mvlgamma}

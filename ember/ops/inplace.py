@@ -12,7 +12,7 @@ value notices.
 
 from __future__ import annotations
 
-from .._backend import xp
+from .._backend import quiet, xp
 from .._tensor import Tensor
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, leaf_edge
@@ -72,7 +72,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
             )
     elif isinstance(o, float) and x._data.dtype.kind != "f":
         _check_cast(xp.float32, x)
-    ufunc(x._data, o, out=x._data, casting="unsafe")
+    with quiet():  # inf/nan silently, as PyTorch (ember._backend)
+        ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
 
@@ -118,7 +119,8 @@ def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
     check_inplace(x, tracked)
     if tracked:
         return _rebase(x, op(_snapshot(x)))
-    array_fn(x._data)
+    with quiet():
+        array_fn(x._data)
     x._bump_version()
     return x
 
@@ -208,7 +210,8 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     check_inplace(x, tracked)
     if tracked:
         return _rebase(x, CopyFrom.apply(_snapshot(x), src))
-    xp.copyto(x._data, src._data, casting="unsafe")
+    with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
+        xp.copyto(x._data, src._data, casting="unsafe")
     x._bump_version()
     return x
 
@@ -238,13 +241,10 @@ def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
 
 
-def _unary_inplace_of(op):
-    """The in-place form ``x.op_()`` of a pointwise ``op``: recorded or plain, like the ones above."""
-    def method(x: Tensor, *args, **kwargs) -> Tensor:
-        return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
-                              lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
-
-    return method
+def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:
+    """``x.op_(*args)`` for a pointwise ``op`` (``x.log_()``): recorded or plain, like the ones above."""
+    return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
+                          lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
 
 
 def _check_kept(result: Tensor, x: Tensor):

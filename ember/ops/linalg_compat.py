@@ -106,6 +106,3 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     from ..linalg import matrix_power as _matrix_power
 
     return _matrix_power(input, n)
-
-
-TENSOR_METHODS = {name: globals()[name] for name in __all__ if name != "lu_unpack"}

@@ -34,18 +34,20 @@ Custom optimizers written the PyTorch way (override ``step`` and loop over
 
 Step hooks, as in PyTorch: ``register_step_pre_hook`` / ``register_step_post_hook`` on one
 optimizer, ``register_optimizer_step_pre_hook`` / ``..._post_hook`` for every optimizer. Every
-``step`` (an overriding subclass's too) runs them; the training-loop diagnostics are such a hook.
+``step`` (an overriding subclass's too: ``__init__`` wraps the class's ``step`` once, as PyTorch's
+does) runs them; the LR schedulers' step-order check and the training-loop diagnostics are such hooks.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import _trace
-from .._backend import xp
+from .._backend import quiet, xp
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
@@ -77,12 +79,6 @@ class Optimizer:
     _sparse_grads = False
     _sparse_error: str | None = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Every step, even an overriding subclass's, runs the step hooks (see _hooked_step).
-        super().__init_subclass__(**kwargs)
-        if "step" in cls.__dict__:
-            cls.step = _hooked_step(cls.__dict__["step"])
-
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
             raise TypeError(
@@ -95,6 +91,7 @@ class Optimizer:
         self._scratch_bufs: dict = {}
         self._step_pre_hooks: list = []
         self._step_post_hooks: list = []
+        _patch_step_function(type(self))
         groups = list(params)
         if len(groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -347,12 +344,22 @@ class Optimizer:
         self.state, self.param_groups = state, new_groups
 
 
-def _hooked_step(step: Callable) -> Callable:
-    """``step`` wrapped as PyTorch wraps it: global then per-optimizer pre hooks, the step (a trace span),
-    per-optimizer then global post hooks. A step that calls ``super().step()`` runs the hooks once."""
+def _patch_step_function(cls: type) -> None:
+    """Make ``cls.step`` run the step hooks, once per class, as PyTorch's ``Optimizer.__init__`` does
+    (``_patch_step_function``): a custom optimizer that overrides ``step`` runs them too."""
+    step = cls.__dict__.get("step") or cls.step
+    if getattr(step, "_hooked", False):
+        return
+    cls.step = _hooked_step(step)
 
+
+def _hooked_step(step: Callable) -> Callable:
+    """``step`` wrapped as PyTorch wraps it: global then per-optimizer pre hooks, the step (a trace span, NumPy's
+    floating-point errors ignored), per-optimizer then global post hooks. A step that calls ``super().step()``
+    runs the hooks once."""
+
+    @functools.wraps(step)
     def hooked_step(self, *args, **kwargs):
-        self._opt_called = True  # a scheduler warns when its first step comes before the optimizer's
         if self.__dict__.get("_stepping"):
             return step(self, *args, **kwargs)
         args = (self, *args)  # as in PyTorch, the hooks' args start with the optimizer
@@ -367,7 +374,8 @@ def _hooked_step(step: Callable) -> Callable:
         started = _trace.start()
         self._stepping = True
         try:
-            out = step(*args, **kwargs)
+            with quiet():  # inf/nan silently, as PyTorch (ember._backend)
+                out = step(*args, **kwargs)
         finally:
             self._stepping = False
             _trace.finish(f"{type(self).__name__}.step", "optim", started)
@@ -375,13 +383,8 @@ def _hooked_step(step: Callable) -> Callable:
             hook(self, args, kwargs)
         return out
 
-    hooked_step.__name__, hooked_step.__qualname__ = step.__name__, step.__qualname__
-    hooked_step.__doc__ = step.__doc__
-    hooked_step.__wrapped__ = step
+    hooked_step._hooked = True  # type: ignore[attr-defined]
     return hooked_step
-
-
-Optimizer.step = _hooked_step(Optimizer.step)
 
 
 def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..._tensor import Tensor
 from .. import init
 from .._ops.multihead import multi_head_attention_forward
@@ -28,6 +30,9 @@ class MultiheadAttention(Module):
     float added to the scores. PyTorch's inference fast path is numerically the same computation;
     ember always takes the general one. Dropout applies to the attention probabilities in training.
     """
+
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, **kwargs: Any) -> tuple[Tensor, Tensor | None]: ...  # type: ignore[override]
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,

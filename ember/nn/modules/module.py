@@ -109,7 +109,9 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # ------------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
+        # Typed as returning a Tensor, what nearly every module returns; the few whose forward returns a tuple
+        # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
         if not (self._forward_pre_hooks or self._forward_hooks or _trace.State.active):
             return self.forward(*args, **kwargs)
         started = _trace.start()  # a forward span, while a trace is recording
@@ -241,7 +243,7 @@ class Module:
             d[store].pop(name, None)
         d["_non_persistent_buffers_set"].discard(name)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Tensor | Module:  # PyTorch's type: a misspelt method call is an error
         d = self.__dict__
         for store in ("_parameters", "_buffers", "_modules"):
             if store in d and name in d[store]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 from ... import _creation
 from ..._tensor import Tensor
@@ -36,6 +37,9 @@ class RNNBase(Module):
     ``bias_hh_l{l}`` and, for LSTM with ``proj_size > 0``, ``weight_hr_l{l}`` (proj_size, hidden); all
     initialised U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch.
     """
+
+    if TYPE_CHECKING:  # forward returns (output, h_n) or, for LSTM, (output, (h_n, c_n))
+        def __call__(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]: ...  # type: ignore[override]
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -363,6 +367,9 @@ class RNNCell(RNNCellBase):
 
 class LSTMCell(RNNCellBase):
     """One LSTM step: ``forward(input, (h, c)=None) -> (h', c')``; input (B, I) or (I,)."""
+
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]: ...  # type: ignore[override]
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)

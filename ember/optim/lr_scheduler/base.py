@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..optimizer import Optimizer
+from ..optimizer import Optimizer, register_optimizer_step_pre_hook
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
@@ -26,6 +26,15 @@ STEP_ORDER_WARNING = (
     "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to "
     "do this will result in PyTorch skipping the first value of the learning rate schedule."
 )
+
+
+
+def _note_optimizer_step(optimizer: Optimizer, args: tuple, kwargs: dict) -> None:
+    """A global step pre-hook: the optimizer has stepped (a scheduler's first step warns when it has not)."""
+    optimizer._opt_called = True
+
+
+register_optimizer_step_pre_hook(_note_optimizer_step)
 
 
 def check_optimizer(optimizer: Any) -> None:

@@ -1,0 +1,20 @@
+"""Tensor methods for the softmax ops (``ember/ops/activation.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ActivationMethods:
+    __slots__ = ()
+
+    def softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+        return ops.activation.softmax(self, dim, dtype)
+
+    def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+        return ops.activation.log_softmax(self, dim, dtype)

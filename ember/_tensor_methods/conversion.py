@@ -1,0 +1,97 @@
+"""Tensor methods for dtype conversion, copies, new tensors and layouts (``ember/ops/__init__.py``,
+``ember/_legacy.py``, ``ember/_sparse.py``).
+
+``float``, ``int`` and ``bool`` are methods here (PyTorch's names), so annotations in this class write
+``builtins.bool``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from .. import _dtype, ops
+from .._backend import xp
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ConversionMethods:
+    __slots__ = ()
+
+    def clone(self, *, memory_format=None) -> Tensor:
+        return ops.clone(self, memory_format=memory_format)
+
+    def to(self, *args, **kwargs) -> Tensor:
+        return ops.to(self, *args, **kwargs)
+
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs) -> Any:
+        return ops.type_(self, dtype, non_blocking, **kwargs)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return ops.elementwise.cast(self, other.dtype)
+
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_filled(self, xp.zeros, sizes, dtype, requires_grad, size)
+
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_filled(self, xp.ones, sizes, dtype, requires_grad, size)
+
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_filled(self, xp.empty, sizes, dtype, requires_grad, size)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_full(self, size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def float(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.float32)
+
+    def double(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.float64)
+
+    def half(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.float16)
+
+    def long(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.int64)
+
+    def int(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.int32)
+
+    def bool(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.bool_)
+
+    def byte(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.uint8)
+
+    def char(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.int8)
+
+    def short(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.int16)
+
+    def new(self, *args, device=None) -> Tensor:
+        """PyTorch's legacy ``x.new(...)``: a tensor of ``x``'s dtype, uninitialised for sizes, else from data."""
+        from .._legacy import legacy_array
+        from .._tensor import Tensor
+
+        array, source = legacy_array(args, device, self.dtype, "new", typed=True)  # type: ignore[attr-defined]
+        return source if source is not None else Tensor._make(array)
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        return self if dtype is None else ops.elementwise.cast(self, dtype)  # type: ignore[return-value]
+
+    def to_sparse(self, sparse_dim: builtins.int | None = None, *, layout=None, blocksize=None,
+                  dense_dim=None) -> Any:
+        from .._sparse import to_sparse
+
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+    def to_sparse_coo(self) -> Any:
+        from .._sparse import to_sparse
+
+        return to_sparse(self)

@@ -1,0 +1,166 @@
+"""Tensor methods for the arithmetic, comparison and logical ops and operators (``ember/ops/elementwise.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ElementwiseMethods:
+    __slots__ = ()
+
+    def __add__(self, b, *, alpha=1) -> Tensor:
+        return ops.elementwise.add(self, b, alpha=alpha)
+
+    def __radd__(self, other) -> Tensor:
+        return ops.elementwise.add(other, self)
+
+    def __sub__(self, b, *, alpha=1) -> Tensor:
+        return ops.elementwise.sub(self, b, alpha=alpha)
+
+    def __rsub__(self, other) -> Tensor:
+        return ops.elementwise.sub(other, self)
+
+    def __mul__(self, b) -> Tensor:
+        return ops.elementwise.mul(self, b)
+
+    def __rmul__(self, other) -> Tensor:
+        return ops.elementwise.mul(other, self)
+
+    def __truediv__(self, b, *, rounding_mode: str | None = None) -> Tensor:
+        return ops.elementwise.div(self, b, rounding_mode=rounding_mode)
+
+    def __rtruediv__(self, other) -> Tensor:
+        return ops.elementwise.div(other, self)
+
+    def __floordiv__(self, b) -> Tensor:
+        return ops.elementwise.floor_divide(self, b)
+
+    def __rfloordiv__(self, other) -> Tensor:
+        return ops.elementwise.floor_divide(other, self)
+
+    def __mod__(self, b) -> Tensor:
+        return ops.elementwise.remainder(self, b)
+
+    def __rmod__(self, other) -> Tensor:
+        return ops.elementwise.remainder(other, self)
+
+    def __pow__(self, b) -> Tensor:
+        return ops.elementwise.pow(self, b)
+
+    def __rpow__(self, other) -> Tensor:
+        return ops.elementwise.pow(other, self)
+
+    def __pos__(self) -> Tensor:
+        return self  # type: ignore[return-value]
+
+    def __eq__(self, b) -> Tensor:  # type: ignore[override]
+        return ops.elementwise.eq(self, b)
+
+    def __ne__(self, b) -> Tensor:  # type: ignore[override]
+        return ops.elementwise.ne(self, b)
+
+    def __lt__(self, b) -> Tensor:
+        return ops.elementwise.lt(self, b)
+
+    def __le__(self, b) -> Tensor:
+        return ops.elementwise.le(self, b)
+
+    def __gt__(self, b) -> Tensor:
+        return ops.elementwise.gt(self, b)
+
+    def __ge__(self, b) -> Tensor:
+        return ops.elementwise.ge(self, b)
+
+    def __and__(self, b) -> Tensor:
+        return ops.elementwise.bitwise_and(self, b)
+
+    def __or__(self, b) -> Tensor:
+        return ops.elementwise.bitwise_or(self, b)
+
+    def __xor__(self, b) -> Tensor:
+        return ops.elementwise.bitwise_xor(self, b)
+
+    def __rand__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_and(other, self)
+
+    def __ror__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_or(other, self)
+
+    def __invert__(self) -> Tensor:
+        return ops.elementwise.bitwise_not(self)
+
+    add = __add__
+    sub = __sub__
+    subtract = __sub__
+    mul = __mul__
+    multiply = __mul__
+    div = __truediv__
+    divide = __truediv__
+
+    def true_divide(self, b) -> Tensor:
+        return ops.elementwise.true_divide(self, b)
+
+    floor_divide = __floordiv__
+    remainder = __mod__
+    pow = __pow__
+
+    def maximum(self, b: Tensor) -> Tensor:
+        return ops.elementwise.maximum(self, b)
+
+    def minimum(self, b: Tensor) -> Tensor:
+        return ops.elementwise.minimum(self, b)
+
+    eq = __eq__
+    ne = __ne__
+    lt = __lt__
+    le = __le__
+    gt = __gt__
+    ge = __ge__
+    greater = __gt__
+    less = __lt__
+
+    def logical_and(self, b) -> Tensor:
+        return ops.elementwise.logical_and(self, b)
+
+    def logical_or(self, b) -> Tensor:
+        return ops.elementwise.logical_or(self, b)
+
+    def logical_not(self) -> Tensor:
+        return ops.elementwise.logical_not(self)
+
+    def logical_xor(self, b) -> Tensor:
+        return ops.elementwise.logical_xor(self, b)
+
+    def isnan(self) -> Tensor:
+        return ops.elementwise.isnan(self)
+
+    def isinf(self) -> Tensor:
+        return ops.elementwise.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return ops.elementwise.isfinite(self)
+
+    def equal(self, b: Tensor) -> bool:
+        return ops.elementwise.equal(self, b)
+
+    def allclose(self, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        return ops.elementwise.allclose(self, b, rtol, atol, equal_nan)
+
+    def isclose(self, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        return ops.elementwise.isclose(self, b, rtol, atol, equal_nan)
+
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        return ops.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        return ops.addcdiv(self, tensor1, tensor2, value=value)
+
+    bitwise_and = __and__
+    bitwise_or = __or__
+    bitwise_xor = __xor__
+    bitwise_not = __invert__

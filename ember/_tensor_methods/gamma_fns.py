@@ -1,0 +1,35 @@
+"""Tensor methods for the gamma-family functions (``ember/ops/gamma_fns.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class GammaMethods:
+    __slots__ = ()
+
+    def lgamma(self) -> Tensor:
+        return ops.gamma_fns.lgamma(self)
+
+    def digamma(self) -> Tensor:
+        return ops.gamma_fns.digamma(self)
+
+    def polygamma(self, n: int) -> Tensor:
+        return ops.gamma_fns.polygamma(n, self)
+
+    def mvlgamma(self, p: int) -> Tensor:
+        return ops.gamma_fns.mvlgamma(self, p)
+
+    def xlogy(self, other) -> Tensor:
+        return ops.gamma_fns.xlogy(self, other)
+
+    def lgamma_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.gamma_fns.lgamma)
+
+    def digamma_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.gamma_fns.digamma)

@@ -1,0 +1,47 @@
+"""Tensor methods for the updates at indices ops (``ember/ops/index_update.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class IndexUpdateMethods:
+    __slots__ = ()
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+        return ops.index_update.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.index_update.index_copy(self, dim, index, source)
+
+    def index_fill(self, dim: int, index: Tensor, value) -> Tensor:
+        return ops.index_update.index_fill(self, dim, index, value)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+        return ops.index_update.index_add_(self, dim, index, source, alpha=alpha)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return ops.index_update.index_copy_(self, dim, index, source)
+
+    def index_fill_(self, dim: int, index: Tensor, value) -> Tensor:
+        return ops.index_update.index_fill_(self, dim, index, value)
+
+    def index_put(self, indices, values, accumulate: bool = False) -> Tensor:
+        return ops.index_update.index_put(self, indices, values, accumulate)
+
+    def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
+        return ops.index_update.index_put_(self, indices, values, accumulate)
+
+    def masked_fill_(self, mask: Tensor, value) -> Tensor:
+        return ops.index_update.masked_fill_(self, mask, value)
+
+    def scatter_(self, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
+        return ops.index_update.scatter_(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.index_update.scatter_add_(self, dim, index, src)

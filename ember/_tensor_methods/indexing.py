@@ -1,0 +1,50 @@
+"""Tensor methods for the indexing and masking ops (``ember/ops/indexing.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class IndexingMethods:
+    __slots__ = ()
+
+    def __getitem__(self, idx) -> Tensor:
+        return ops.indexing.getitem(self, idx)
+
+    def __setitem__(self, idx, value) -> None:
+        return ops.indexing.setitem(self, idx, value)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        return ops.indexing.narrow(self, dim, start, length)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return ops.indexing.select(self, dim, index)
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        return ops.indexing.gather(self, dim, index)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return ops.indexing.scatter_add(self, dim, index, src)
+
+    def scatter(self, dim: int, index: Tensor, src) -> Tensor:
+        return ops.indexing.scatter(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return ops.indexing.index_select(self, dim, index)
+
+    def masked_fill(self, mask: Tensor, value) -> Tensor:
+        return ops.indexing.masked_fill(self, mask, value)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return ops.indexing.nonzero(self, as_tuple=as_tuple)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return ops.indexing.masked_select(self, mask)
+
+    def where(self, condition: Tensor, other) -> Tensor:
+        return ops.indexing.where(condition, self, other)

@@ -1,0 +1,159 @@
+"""Tensor methods for the in-place updates ops (``ember/ops/inplace.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class InplaceMethods:
+    __slots__ = ()
+
+    def __iadd__(self, other, *, alpha=1) -> Tensor:
+        return ops.inplace.add_(self, other, alpha=alpha)
+
+    def __isub__(self, other, *, alpha=1) -> Tensor:
+        return ops.inplace.sub_(self, other, alpha=alpha)
+
+    def __imul__(self, other) -> Tensor:
+        return ops.inplace.mul_(self, other)
+
+    def __itruediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        return ops.inplace.div_(self, other, rounding_mode=rounding_mode)
+
+    add_ = __iadd__
+    sub_ = __isub__
+    mul_ = __imul__
+    div_ = __itruediv__
+
+    def pow_(self, other) -> Tensor:
+        return ops.inplace.pow_(self, other)
+
+    def addcmul_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+        return ops.inplace.addcmul_(self, t1, t2, value=value)
+
+    def addcdiv_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+        return ops.inplace.addcdiv_(self, t1, t2, value=value)
+
+    def clamp_(self, min=None, max=None) -> Tensor:
+        return ops.inplace.clamp_(self, min, max)
+
+    clip_ = clamp_
+
+    def relu_(self) -> Tensor:
+        return ops.inplace.relu_(self)
+
+    def neg_(self) -> Tensor:
+        return ops.inplace.neg_(self)
+
+    def exp_(self) -> Tensor:
+        return ops.inplace.exp_(self)
+
+    def sqrt_(self) -> Tensor:
+        return ops.inplace.sqrt_(self)
+
+    def sigmoid_(self) -> Tensor:
+        return ops.inplace.sigmoid_(self)
+
+    def tanh_(self) -> Tensor:
+        return ops.inplace.tanh_(self)
+
+    def abs_(self) -> Tensor:
+        return ops.inplace.abs_(self)
+
+    def fill_(self, value) -> Tensor:
+        return ops.inplace.fill_(self, value)
+
+    def zero_(self) -> Tensor:
+        return ops.inplace.zero_(self)
+
+    def copy_(self, src, non_blocking: bool = False) -> Tensor:
+        return ops.inplace.copy_(self, src, non_blocking)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        return ops.inplace.normal_(self, mean, std, generator=generator)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        return ops.inplace.uniform_(self, a, b, generator=generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+        return ops.inplace.bernoulli_(self, p, generator=generator)
+
+    def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+        return ops.inplace.random_(self, low, high, generator=generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
+        return ops.inplace.exponential_(self, lambd, generator=generator)
+
+    def log_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.log)
+
+    def log1p_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.log1p)
+
+    def sin_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.sin)
+
+    def cos_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.cos)
+
+    def floor_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.floor)
+
+    def ceil_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.ceil)
+
+    def trunc_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.trunc)
+
+    def round_(self, *, decimals: int = 0) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.round, decimals=decimals)
+
+    def sign_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.sign)
+
+    def reciprocal_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.reciprocal)
+
+    def rsqrt_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.rsqrt)
+
+    def square_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.unary.square)
+
+    def tan_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.tan)
+
+    def atan_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.atan)
+
+    def sinh_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.sinh)
+
+    def cosh_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.cosh)
+
+    def erf_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.erf)
+
+    def erfinv_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.erfinv)
+
+    def expm1_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.expm1)
+
+    def frac_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.frac)
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.nan_to_num, nan, posinf, neginf)
+
+    def logit_(self, eps: float | None = None) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.logit, eps)
+
+    def remainder_(self, other) -> Tensor:
+        return ops.inplace.remainder_(self, other)

@@ -1,0 +1,55 @@
+"""Tensor methods for the matrix products ops (``ember/ops/linalg.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class LinalgMethods:
+    __slots__ = ()
+
+    def __matmul__(self, b: Tensor) -> Tensor:
+        return ops.linalg.matmul(self, b)
+
+    def __rmatmul__(self, other) -> Tensor:
+        return ops.linalg.matmul(other, self)
+
+    matmul = __matmul__
+
+    def mm(self, b: Tensor) -> Tensor:
+        return ops.linalg.mm(self, b)
+
+    def bmm(self, b: Tensor) -> Tensor:
+        return ops.linalg.bmm(self, b)
+
+    def mv(self, v: Tensor) -> Tensor:
+        return ops.linalg.mv(self, v)
+
+    def dot(self, b: Tensor) -> Tensor:
+        return ops.linalg.dot(self, b)
+
+    def outer(self, b: Tensor) -> Tensor:
+        return ops.linalg.outer(self, b)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return ops.linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return ops.linalg.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return ops.linalg.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def inner(self, b: Tensor) -> Tensor:
+        return ops.linalg.inner(self, b)

@@ -1,0 +1,43 @@
+"""Tensor methods for the data movement ops (``ember/ops/movement.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class MovementMethods:
+    __slots__ = ()
+
+    def roll(self, shifts, dims=None) -> Tensor:
+        return ops.movement.roll(self, shifts, dims)
+
+    def repeat_interleave(self, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+        return ops.movement.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def tile(self, dims) -> Tensor:
+        return ops.movement.tile(self, dims)
+
+    def movedim(self, source, destination) -> Tensor:
+        return ops.movement.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.movement.tensor_split(self, indices_or_sections, dim)
+
+    def fliplr(self) -> Tensor:
+        return ops.movement.fliplr(self)
+
+    def flipud(self) -> Tensor:
+        return ops.movement.flipud(self)
+
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+        return ops.movement.rot90(self, k, dims)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        return ops.movement.unfold(self, dimension, size, step)

@@ -1,0 +1,62 @@
+"""Tensor methods for the reductions ops (``ember/ops/reduction.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ReductionMethods:
+    __slots__ = ()
+
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return ops.reduction.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
+
+    def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return ops.reduction.prod(self, dim, keepdim, dtype=dtype)
+
+    def max(self, dim=None, keepdim: bool = False) -> Any:
+        return ops.reduction.max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim: bool = False) -> Any:
+        return ops.reduction.min(self, dim, keepdim)
+
+    def amax(self, dim=(), keepdim: bool = False) -> Tensor:
+        return ops.reduction.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim: bool = False) -> Tensor:
+        return ops.reduction.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False) -> Tensor:
+        return ops.reduction.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim: bool = False) -> Tensor:
+        return ops.reduction.argmin(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+        return ops.reduction.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+        return ops.reduction.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def norm(self, p='fro', dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        return ops.reduction.norm(self, p, dim, keepdim, dtype)
+
+    def logsumexp(self, dim, keepdim: bool = False) -> Tensor:
+        return ops.reduction.logsumexp(self, dim, keepdim)
+
+    def all(self, dim=None, keepdim: bool = False) -> Tensor:
+        return ops.reduction.all(self, dim, keepdim)
+
+    def any(self, dim=None, keepdim: bool = False) -> Tensor:
+        return ops.reduction.any(self, dim, keepdim)
+
+    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+        return ops.reduction.cumsum(self, dim, dtype=dtype)

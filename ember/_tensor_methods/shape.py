@@ -1,0 +1,89 @@
+"""Tensor methods for the shape and view ops (``ember/ops/shape.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class ShapeMethods:
+    __slots__ = ()
+
+    def reshape(self, *sizes, shape=None) -> Tensor:
+        return ops.shape.reshape(self, *sizes, shape=shape)
+
+    def view(self, *shape, size=None) -> Tensor:
+        return ops.shape.view(self, *shape, size=size)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return ops.shape.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        return ops.shape.unflatten(self, dim, sizes)
+
+    def permute(self, *sizes, dims=None) -> Tensor:
+        return ops.shape.permute(self, *sizes, dims=dims)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return ops.shape.transpose(self, dim0, dim1)
+
+    swapaxes = transpose
+
+    def t(self) -> Tensor:
+        return ops.shape.t(self)
+
+    def expand(self, *sizes, size=None) -> Tensor:
+        return ops.shape.expand(self, *sizes, size=size)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return ops.shape.expand_as(self, other)
+
+    def broadcast_to(self, shape) -> Tensor:
+        return ops.shape.broadcast_to(self, shape)
+
+    def squeeze(self, dim=None) -> Tensor:
+        return ops.shape.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return ops.shape.unsqueeze(self, dim)
+
+    def contiguous(self, memory_format=None) -> Tensor:
+        return ops.shape.contiguous(self, memory_format)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.unbind(self, dim)
+
+    def flip(self, dims) -> Tensor:
+        return ops.shape.flip(self, dims)
+
+    def repeat(self, *sizes, repeats=None) -> Tensor:
+        return ops.shape.repeat(self, *sizes, repeats=repeats)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return ops.shape.view(self, other._data.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return ops.shape.reshape(self, other._data.shape)
+
+    def ravel(self) -> Tensor:
+        return ops.shape.reshape(self, -1)
+
+    swapdims = transpose
+
+    @property
+    def T(self) -> Tensor:
+        return ops.shape.T(self)
+
+    @property
+    def mT(self) -> Tensor:
+        return ops.shape.transpose(self, -2, -1)

@@ -1,0 +1,26 @@
+"""Tensor methods for the sorting ops (``ember/ops/sorting.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class SortingMethods:
+    __slots__ = ()
+
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+        return ops.sorting.sort(self, dim, descending, stable=stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+        return ops.sorting.argsort(self, dim, descending, stable=stable)
+
+    def msort(self) -> Tensor:
+        return ops.sorting.msort(self)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return ops.sorting.topk(self, k, dim, largest, sorted)

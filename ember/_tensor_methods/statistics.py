@@ -1,0 +1,39 @@
+"""Tensor methods for the statistics ops (``ember/ops/statistics.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class StatisticsMethods:
+    __slots__ = ()
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return ops.statistics.median(self, dim, keepdim)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        return ops.statistics.kthvalue(self, k, dim, keepdim)
+
+    def count_nonzero(self, dim=None) -> Tensor:
+        return ops.statistics.count_nonzero(self, dim)
+
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
+        return ops.statistics.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def nansum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return ops.statistics.nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+        return ops.statistics.nanmean(self, dim, keepdim, dtype=dtype)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+        return ops.statistics.mode(self, dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        return ops.statistics.quantile(self, q, dim, keepdim, interpolation=interpolation)

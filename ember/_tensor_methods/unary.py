@@ -1,0 +1,82 @@
+"""Tensor methods for the unary math ops (``ember/ops/unary.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ops
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+
+class UnaryMethods:
+    __slots__ = ()
+
+    def __neg__(self) -> Tensor:
+        return ops.unary.neg(self)
+
+    def __abs__(self) -> Tensor:
+        return ops.unary.abs(self)
+
+    neg = __neg__
+    negative = __neg__
+    abs = __abs__
+
+    def exp(self) -> Tensor:
+        return ops.unary.exp(self)
+
+    def log(self) -> Tensor:
+        return ops.unary.log(self)
+
+    def log1p(self) -> Tensor:
+        return ops.unary.log1p(self)
+
+    def sqrt(self) -> Tensor:
+        return ops.unary.sqrt(self)
+
+    def rsqrt(self) -> Tensor:
+        return ops.unary.rsqrt(self)
+
+    def sin(self) -> Tensor:
+        return ops.unary.sin(self)
+
+    def cos(self) -> Tensor:
+        return ops.unary.cos(self)
+
+    def tanh(self) -> Tensor:
+        return ops.unary.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return ops.unary.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return ops.unary.relu(self)
+
+    def sign(self) -> Tensor:
+        return ops.unary.sign(self)
+
+    def floor(self) -> Tensor:
+        return ops.unary.floor(self)
+
+    def ceil(self) -> Tensor:
+        return ops.unary.ceil(self)
+
+    def round(self, *, decimals: int = 0) -> Tensor:
+        return ops.unary.round(self, decimals=decimals)
+
+    def trunc(self) -> Tensor:
+        return ops.unary.trunc(self)
+
+    def reciprocal(self) -> Tensor:
+        return ops.unary.reciprocal(self)
+
+    def clamp(self, min=None, max=None) -> Tensor:
+        return ops.unary.clamp(self, min, max)
+
+    clip = clamp
+
+    def square(self) -> Tensor:
+        return ops.unary.square(self)
+
+    absolute = __abs__
