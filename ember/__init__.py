@@ -55,6 +55,10 @@ from ._dtype import (
     float16,
     float32,
     float64,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
     get_default_dtype,
     half,
     int,
@@ -66,6 +70,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._dtype import (
     bool_ as bool,
