@@ -124,6 +124,14 @@ get_rng_state = _unavailable("get_rng_state")
 ipc_collect = _unavailable("ipc_collect")
 
 
+class CUDAGraph:
+    """A captured CUDA graph (PyTorch's class, for annotations and ``isinstance``): creating one raises
+    CudaUnavailableError, as PyTorch without CUDA raises a RuntimeError."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        _unavailable("CUDAGraph")()
+
+
 class device:
     """``with torch.cuda.device(i):``, the CUDA device for a block: entering it with a device index (0, "cuda:1")
     raises CudaUnavailableError, as PyTorch without CUDA raises; ``device(-1)`` (no device) does nothing."""

@@ -1,0 +1,14 @@
+"""``torch._dynamo``: the few names that libraries import from PyTorch's graph compiler.
+
+ember compiles nothing (see ``ember.compile``), so these answer as PyTorch does outside a compiled region:
+``is_compiling()`` is False, ``disable`` returns the function as it is and ``reset`` has no caches to clear.
+"""
+
+from __future__ import annotations
+
+from .._missing import module_getattr
+from ..compiler import disable, is_compiling, reset
+
+__all__ = ["disable", "is_compiling", "reset"]
+
+__getattr__ = module_getattr(__name__)
