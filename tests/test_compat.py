@@ -131,11 +131,20 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
             getattr(ember.cuda, name)()
 
 
-def test_cuda_graph_needs_a_device_as_pytorch():
+@pytest.mark.parametrize("name", ["CUDAGraph", "Stream", "Event"])
+def test_cuda_classes_need_a_device_as_pytorch(name):
     with pytest.raises(RuntimeError):
-        torch.cuda.CUDAGraph()
-    with pytest.raises(RuntimeError, match=r"torch.cuda.CUDAGraph\(\) needs a CUDA device"):
-        ember.cuda.CUDAGraph()
+        getattr(torch.cuda, name)()
+    with pytest.raises(RuntimeError, match=rf"torch.cuda.{name}\(\) needs a CUDA device"):
+        getattr(ember.cuda, name)()
+
+
+def test_cuda_stream_context_of_no_stream_as_pytorch():
+    for m in (torch, ember):
+        with m.cuda.StreamContext(None), m.cuda.stream(None):
+            pass
+    with pytest.raises(RuntimeError, match="needs a CUDA device"), ember.cuda.stream(object()):
+        pass
 
 
 def test_dynamo_names_answer_as_outside_compilation():

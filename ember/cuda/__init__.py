@@ -124,12 +124,40 @@ get_rng_state = _unavailable("get_rng_state")
 ipc_collect = _unavailable("ipc_collect")
 
 
-class CUDAGraph:
-    """A captured CUDA graph (PyTorch's class, for annotations and ``isinstance``): creating one raises
-    CudaUnavailableError, as PyTorch without CUDA raises a RuntimeError."""
+def _device_class(name: str, what: str) -> type:
+    """A CUDA class (for annotations and ``isinstance``) whose creation raises CudaUnavailableError, as PyTorch
+    without CUDA raises a RuntimeError."""
 
     def __init__(self, *args, **kwargs) -> None:
-        _unavailable("CUDAGraph")()
+        _unavailable(name)()
+
+    return type(name, (), {"__init__": __init__, "__doc__": f"{what}: creating one needs a GPU, and ember has none.",
+                           "__module__": __name__})
+
+
+CUDAGraph = _device_class("CUDAGraph", "A captured CUDA graph")
+Stream = _device_class("Stream", "A CUDA stream")
+Event = _device_class("Event", "A CUDA event")
+
+
+class StreamContext:
+    """``with torch.cuda.StreamContext(stream):``, the stream of a block: with ``None`` (what code passes when it
+    has no stream, as on the CPU) it does nothing, as in PyTorch; a stream needs a GPU (CudaUnavailableError)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> None:
+        if self.stream is not None:
+            _unavailable("StreamContext")()
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def stream(stream) -> StreamContext:
+    """``with torch.cuda.stream(s):``: ``StreamContext(s)``."""
+    return StreamContext(stream)
 
 
 class device:
