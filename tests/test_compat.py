@@ -131,12 +131,13 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
             getattr(ember.cuda, name)()
 
 
-@pytest.mark.parametrize("name", ["CUDAGraph", "Stream", "Event"])
+@pytest.mark.parametrize("name", ["CUDAGraph", "graph", "Stream", "Event"])
 def test_cuda_classes_need_a_device_as_pytorch(name):
+    args = (None,) if name == "graph" else ()
     with pytest.raises(RuntimeError):
-        getattr(torch.cuda, name)()
+        getattr(torch.cuda, name)(*args)
     with pytest.raises(RuntimeError, match=rf"torch.cuda.{name}\(\) needs a CUDA device"):
-        getattr(ember.cuda, name)()
+        getattr(ember.cuda, name)(*args)
 
 
 def test_cuda_stream_context_of_no_stream_as_pytorch():

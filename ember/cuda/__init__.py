@@ -138,6 +138,7 @@ def _device_class(name: str, what: str) -> type:
 CUDAGraph = _device_class("CUDAGraph", "A captured CUDA graph")
 Stream = _device_class("Stream", "A CUDA stream")
 Event = _device_class("Event", "A CUDA event")
+graph = _device_class("graph", "The context that captures a CUDA graph")
 
 
 class StreamContext:
