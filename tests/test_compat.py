@@ -157,7 +157,8 @@ def test_dynamo_names_answer_as_outside_compilation():
 
     assert ember._dynamo.is_compiling() is torch._dynamo.is_compiling() is False
     f = ember._dynamo.disable(lambda x: x + 1)
-    assert f(1) == 2
+    assert f(1) == 2 and ember._dynamo.assume_constant_result(f) is f
+    assert ember._dynamo.allow_in_graph(f) is f
     values = np.arange(12.0).reshape(3, 4)
     e, t = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
     with TransformGetItemToIndex():  # a 0-d integer-tensor index selects as in PyTorch, gradients too

@@ -297,3 +297,12 @@ def _spectral(name: str):
 
 
 _install()
+
+
+def __getattr__(name: str):
+    """``torch.ops.<namespace>``: the operators that ``torch.library.custom_op`` made in that namespace."""
+    from .. import library
+    from .._missing import module_getattr
+
+    found = library.namespace(name)
+    return found if found is not None else module_getattr(__name__)(name)
