@@ -1,8 +1,8 @@
 """``torch._dynamo``: the few names that libraries import from PyTorch's graph compiler.
 
 ember compiles nothing (see ``ember.compile``), so these answer as PyTorch does outside a compiled region:
-``is_compiling()`` is False, ``disable`` returns the function as it is and ``reset`` has no caches to clear and the tracing markers (``assume_constant_result``,
-``allow_in_graph``) return their function.
+``is_compiling()`` is False, ``disable`` returns the function as it is, ``reset`` has no caches to clear, and
+the tracing markers (``assume_constant_result``, ``allow_in_graph``) return their function.
 """
 
 from __future__ import annotations
