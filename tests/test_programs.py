@@ -39,6 +39,8 @@ CASES = [
     ("normalizing-flow", ["flow.py"], 1),
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
+    ("hf-gpt2-eager", ["hf_gpt2.py", "--attention", "eager"], 1),
+    ("hf-gpt2-sdpa", ["hf_gpt2.py", "--attention", "sdpa"], 1),
 ]
 
 
