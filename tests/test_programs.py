@@ -41,6 +41,9 @@ CASES = [
     ("fno-spectral", ["fno_1d.py"], 1),
     ("hf-gpt2-eager", ["hf_gpt2.py", "--attention", "eager"], 1),
     ("hf-gpt2-sdpa", ["hf_gpt2.py", "--attention", "sdpa"], 1),
+    ("hf-llama-sdpa", ["hf_llama_bert.py", "--model", "llama"], 1),
+    ("hf-llama-eager", ["hf_llama_bert.py", "--model", "llama", "--attention", "eager"], 1),
+    ("hf-bert-mlm", ["hf_llama_bert.py", "--model", "bert"], 1),
 ]
 
 
