@@ -39,11 +39,11 @@ CASES = [
     ("normalizing-flow", ["flow.py"], 1),
     ("llama-rotary-complex", ["llama_lm.py"], 1),
     ("fno-spectral", ["fno_1d.py"], 1),
-    ("hf-gpt2-eager", ["hf_gpt2.py", "--attention", "eager"], 1),
-    ("hf-gpt2-sdpa", ["hf_gpt2.py", "--attention", "sdpa"], 1),
-    ("hf-llama-sdpa", ["hf_llama_bert.py", "--model", "llama"], 1),
-    ("hf-llama-eager", ["hf_llama_bert.py", "--model", "llama", "--attention", "eager"], 1),
-    ("hf-bert-mlm", ["hf_llama_bert.py", "--model", "bert"], 1),
+    ("hf-gpt2-eager", ["hf_models.py", "--model", "gpt2", "--attention", "eager"], 1),
+    ("hf-gpt2-sdpa", ["hf_models.py", "--model", "gpt2"], 1),
+    ("hf-llama-sdpa", ["hf_models.py", "--model", "llama"], 1),
+    ("hf-llama-eager", ["hf_models.py", "--model", "llama", "--attention", "eager"], 1),
+    ("hf-bert-mlm", ["hf_models.py", "--model", "bert"], 1),
 ]
 
 
