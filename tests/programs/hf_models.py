@@ -1,6 +1,7 @@
 """Train a small Hugging Face model built from its config on random token sequences with AdamW: GPT-2
 (GPT2LMHeadModel), Llama (LlamaForCausalLM: rotary embeddings, grouped-query attention, RMSNorm, SwiGLU) or BERT
-(BertForMaskedLM: masked-token prediction).
+(BertForMaskedLM: masked-token prediction); then score a held-out batch and, for the decoders, decode greedily
+with transformers' generate.
 
     python hf_models.py [--model gpt2|llama|bert] [--steps N] [--attention eager|sdpa]
 """
@@ -70,3 +71,8 @@ model.eval()
 with torch.no_grad():
     logits = model(torch.from_numpy(data.integers(2, vocab, (2, context)))).logits
 print(f"eval logits {tuple(logits.shape)} mean {logits.mean().item():.6e} std {logits.std().item():.6e}")
+if args.model != "bert":  # greedy decoding through transformers' generate loop and its key/value cache
+    prompt = torch.from_numpy(data.integers(2, vocab, (2, 4)))
+    generated = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=4, do_sample=False,
+                               pad_token_id=0)
+    print("generated", generated[:, 4:].tolist())
