@@ -55,6 +55,10 @@ from ._dtype import (
     double,
     dtype,
     float,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
     float16,
     float32,
     float64,
@@ -69,6 +73,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._dtype import (
     bool_ as bool,
@@ -506,5 +513,6 @@ __all__ = [
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "version",
-    "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like"
+    "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
 ]

@@ -56,12 +56,15 @@ class _NoArrayDtype(dtype):
 
     __slots__ = ()
 
-    def __init__(self, name: str, itemsize: int, category: int) -> None:
+    def __init__(self, name: str, itemsize: int, category: int, signed: bool = True) -> None:
         self.name, self.itemsize, self._category = name, itemsize, category
-        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
+        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, signed
 
     @property
     def np(self):
+        if self._category == 1:  # PyTorch's unsigned types beyond uint8, which its own ops barely support
+            raise TypeError(f"ember has no {self.name} tensors (PyTorch supports few operations on them); "
+                            "use ember.int64")
         raise TypeError(
             f"ember has no {self.name} tensors (NumPy has no {self.name} type); use "
             f"ember.{'complex64' if self.is_complex else 'float32'} "
@@ -71,6 +74,14 @@ class _NoArrayDtype(dtype):
 
 bfloat16 = _NoArrayDtype("bfloat16", 2, 2)
 complex32 = _NoArrayDtype("complex32", 4, 3)
+# 8-bit floats (weight formats of quantised checkpoints) and the wide unsigned integers (safetensors' U16/U32/U64)
+float8_e4m3fn = _NoArrayDtype("float8_e4m3fn", 1, 2)
+float8_e5m2 = _NoArrayDtype("float8_e5m2", 1, 2)
+float8_e4m3fnuz = _NoArrayDtype("float8_e4m3fnuz", 1, 2)
+float8_e5m2fnuz = _NoArrayDtype("float8_e5m2fnuz", 1, 2)
+uint16 = _NoArrayDtype("uint16", 2, 1, signed=False)
+uint32 = _NoArrayDtype("uint32", 4, 1, signed=False)
+uint64 = _NoArrayDtype("uint64", 8, 1, signed=False)
 
 # PyTorch's aliases
 half, float, double = float16, float32, float64

@@ -12,6 +12,7 @@ a node saw when it saved the tensor.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -339,6 +340,13 @@ class Tensor(
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __contains__(self, element) -> bool:
+        """``x in t``: whether any element of ``t`` equals ``x`` (a number or a tensor, broadcast), as PyTorch."""
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
     def __iter__(self):
         if self._data.ndim == 0:

@@ -24,12 +24,12 @@ module raises ModuleNotFoundError("torch.xpu is not implemented in ember ..."),
 a missing attribute of an ember package (``torch.nn``, ``torch.optim`` ...) raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
-``import torchvision`` gives ``ember.vision`` (transforms, datasets, models,
-utils) the same way. Libraries built on PyTorch's C++ core (torchaudio, xformers, ...)
-cannot run on ember: importing one raises ModuleNotFoundError saying what ember
-offers instead. ``torch.__version__`` is ember's PyTorch-style version
-(``ember.version``), and child processes started with multiprocessing's "spawn"
-method import ``torch`` as ember too.
+``import torchvision`` gives ``ember.vision`` (transforms, datasets, models, utils) the same way.
+Libraries with compiled extensions built against PyTorch's C++ core (torchaudio, xformers, ...) cannot run
+on ember: importing one raises ModuleNotFoundError saying what ember offers instead. Pure-Python libraries on
+the torch API (transformers, einops, ...) run on ember as far as the torch features they reach are
+implemented. ``torch.__version__`` is ember's PyTorch-style version (``ember.version``), and child processes
+started with multiprocessing's "spawn" method import ``torch`` as ember too.
 """
 
 from __future__ import annotations

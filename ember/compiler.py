@@ -12,7 +12,8 @@ from typing import Any
 from ._compile import compile
 from ._missing import module_getattr
 
-__all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "reset"]
+__all__ = ["allow_in_graph", "assume_constant_result", "compile", "disable", "is_compiling", "is_dynamo_compiling",
+           "reset"]
 
 
 def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None) -> Any:
@@ -27,6 +28,16 @@ def is_compiling() -> bool:
 
 def is_dynamo_compiling() -> bool:
     return False
+
+
+def assume_constant_result(fn: Callable) -> Callable:
+    """Mark ``fn``'s result as a constant for tracing: ``fn`` itself, as PyTorch runs it eagerly."""
+    return fn
+
+
+def allow_in_graph(fn: Callable) -> Callable:
+    """Let tracing put ``fn`` into the graph uninspected: ``fn`` itself, as PyTorch runs it eagerly."""
+    return fn
 
 
 def reset() -> None:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 from conftest import ROOT
@@ -128,6 +129,46 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
             getattr(ember.cuda, name)()
         with pytest.raises(RuntimeError, match=rf"torch.cuda.{name}\(\) needs a CUDA device.*CPU"):
             getattr(ember.cuda, name)()
+
+
+@pytest.mark.parametrize("name", ["CUDAGraph", "graph", "Stream", "Event"])
+def test_cuda_classes_need_a_device_as_pytorch(name):
+    args = (None,) if name == "graph" else ()
+    with pytest.raises(RuntimeError):
+        getattr(torch.cuda, name)(*args)
+    with pytest.raises(RuntimeError, match=rf"torch.cuda.{name}\(\) needs a CUDA device"):
+        getattr(ember.cuda, name)(*args)
+
+
+def test_cuda_stream_context_of_no_stream_as_pytorch():
+    for m in (torch, ember):
+        with m.cuda.StreamContext(None), m.cuda.stream(None):
+            pass
+    with pytest.raises(RuntimeError, match="needs a CUDA device"), ember.cuda.stream(object()):
+        pass
+
+
+def test_dynamo_names_answer_as_outside_compilation():
+    import torch._dynamo
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex as TorchTransform
+
+    import ember._dynamo
+    from ember._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+    assert ember._dynamo.is_compiling() is torch._dynamo.is_compiling() is False
+    f = ember._dynamo.disable(lambda x: x + 1)
+    assert f(1) == 2 and ember._dynamo.assume_constant_result(f) is f
+    assert ember._dynamo.allow_in_graph(f) is f
+    values = np.arange(12.0).reshape(3, 4)
+    e, t = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    with TransformGetItemToIndex():  # a 0-d integer-tensor index selects as in PyTorch, gradients too
+        out_e = e[ember.tensor(1), ember.tensor(2)] + e[ember.tensor(2)].sum()
+    with TorchTransform():
+        out_t = t[torch.tensor(1), torch.tensor(2)] + t[torch.tensor(2)].sum()
+    out_e.backward()
+    out_t.backward()
+    assert out_e.item() == out_t.item()
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
 
 
 @pytest.mark.parametrize("make", [

@@ -110,6 +110,16 @@ def test_bfloat16_exists_but_cannot_hold_tensors():
     assert ember.float16 is ember.half and ember.zeros(1, dtype=ember.half).dtype == ember.float16
 
 
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                                  "uint16", "uint32", "uint64"])
+def test_named_dtypes_without_tensors_as_pytorch(name):
+    ours, theirs = getattr(ember, name), getattr(torch, name)
+    assert (ours.itemsize, ours.is_floating_point, ours.is_signed, ours.is_complex) == \
+        (theirs.itemsize, theirs.is_floating_point, theirs.is_signed, theirs.is_complex)
+    with pytest.raises(TypeError, match=f"ember has no {name} tensors"):
+        ember.zeros(2, dtype=ours)
+
+
 def test_version_module_and_comparisons():
     assert ember.version.API_LEVEL == torch.__version__.split("+")[0]  # the PyTorch ember is tested against
     v = ember.version.__version__

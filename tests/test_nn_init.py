@@ -101,6 +101,19 @@ def test_orthogonal():
         np.testing.assert_allclose(small, 4 * np.eye(small.shape[0]), atol=1e-5)
 
 
+@pytest.mark.parametrize("sparsity", [0.0, 0.3, 0.5, 1.0])
+def test_sparse_zeros_per_column_as_pytorch(sparsity):
+    rows, cols = 10, 400
+    ours = arr(init.sparse_(ember.empty(rows, cols), sparsity, std=0.5))
+    theirs = torch.nn.init.sparse_(torch.empty(rows, cols), sparsity, std=0.5).numpy()
+    np.testing.assert_array_equal((ours == 0).sum(0), (theirs == 0).sum(0))
+    nonzero = ours[ours != 0]
+    if nonzero.size:
+        assert abs(nonzero.std() - 0.5) < 0.03
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        init.sparse_(ember.empty(3), 0.5)
+
+
 @pytest.mark.parametrize("factory,fan_in", [(lambda: nn.Linear(50, 400), 50), (lambda: nn.Conv2d(8, 100, 3), 72),
                                             (lambda: nn.Conv1d(4, 200, 5, groups=2), 10)])
 def test_default_layer_init(factory, fan_in):

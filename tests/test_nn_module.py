@@ -292,3 +292,21 @@ def test_seed_example_train_loop_runs(capsys, monkeypatch):
     runpy.run_path(path, run_name="__main__")
     out = capsys.readouterr().out
     assert "fc1.weight" in out and "Epoch [5/5]" in out
+
+
+def test_buffer_assignment_registers_as_pytorch():
+    for m in (ember, torch):
+        mod = m.nn.Module()
+        source = m.ones(3)
+        mod.kept = m.nn.Buffer(source)
+        mod.scratch = m.nn.Buffer(m.zeros(2), persistent=False)
+        assert sorted(n for n, _ in mod.named_buffers()) == ["kept", "scratch"]
+        assert list(mod.state_dict()) == ["kept"]
+        assert isinstance(mod.kept, m.nn.Buffer) and not isinstance(m.ones(1), m.nn.Buffer)
+        assert mod.kept.persistent and not mod.scratch.persistent
+        source[0] = 5  # shares the storage of the tensor it wraps
+        assert mod.kept[0].item() == 5
+        assert m.nn.Buffer(m.ones(1, requires_grad=True)).requires_grad
+        assert not isinstance(mod.kept * 2, m.nn.Buffer)
+        copied = copy.deepcopy(mod)
+        assert list(copied.state_dict()) == ["kept"] and not copied.scratch.persistent

@@ -41,6 +41,11 @@ CASES = [
     ("fno-spectral", ["fno_1d.py"], 1),
     ("tcn-weight-norm", ["tcn_weight_norm.py"], 1),
     ("diffusion-2d", ["diffusion_2d.py"], 1),
+    ("hf-gpt2-eager", ["hf_models.py", "--model", "gpt2", "--attention", "eager"], 1),
+    ("hf-gpt2-sdpa", ["hf_models.py", "--model", "gpt2"], 1),
+    ("hf-llama-sdpa", ["hf_models.py", "--model", "llama"], 1),
+    ("hf-llama-eager", ["hf_models.py", "--model", "llama", "--attention", "eager"], 1),
+    ("hf-bert-mlm", ["hf_models.py", "--model", "bert"], 1),
 ]
 
 

@@ -70,3 +70,11 @@ def test_register_pytree_node():
     assert (out.a, out.b) == (4, [5, 6])
     with pytest.raises(ValueError, match="already registered"):
         ep.register_pytree_node(Pair, lambda p: ([], None), lambda c, _: Pair(0, 0))
+
+
+def test_dict_flatten_with_keys_as_pytorch():
+    d = {"b": 1, "a": [2, 3]}
+    ours, theirs = ep._dict_flatten_with_keys(d), tp._dict_flatten_with_keys(d)
+    assert ours[1] == theirs[1] and [v for _, v in ours[0]] == [v for _, v in theirs[0]]
+    assert [str(k) for k, _ in ours[0]] == [str(k) for k, _ in theirs[0]] == ["['b']", "['a']"]
+    assert [k.get(d) for k, _ in ours[0]] == [1, [2, 3]]

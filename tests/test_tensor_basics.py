@@ -271,3 +271,14 @@ def test_iadd_operators_are_inplace():
     y -= 1
     y /= 5
     assert y is x and x.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_contains_as_pytorch():
+    values = [[1, 2], [3, 4]]
+    for element in (3, 5, 2.0, True, np.int64(4), [3, 4], [[1, 9]], [9, 9]):
+        e = ember.tensor(element) if isinstance(element, list) else element
+        t = torch.tensor(element) if isinstance(element, list) else element
+        assert (e in ember.tensor(values)) == (t in torch.tensor(values)), element
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+            None in m.tensor(values)  # noqa: B015

@@ -7,7 +7,8 @@ from test_data_samplers import raises_like_torch
 import ember
 
 
-@pytest.mark.parametrize("name", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+                                  "float8_e4m3fnuz", "float8_e5m2fnuz"])
 def test_finfo(name):
     e, t = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
     for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
@@ -25,7 +26,7 @@ def test_finfo_default_dtype():
         ember.set_default_dtype(ember.float32)
 
 
-@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"])
 def test_iinfo(name):
     e, t = ember.iinfo(getattr(ember, name)), torch.iinfo(getattr(torch, name))
     assert (e.bits, e.min, e.max, e.dtype) == (t.bits, t.min, t.max, t.dtype)

@@ -124,6 +124,43 @@ get_rng_state = _unavailable("get_rng_state")
 ipc_collect = _unavailable("ipc_collect")
 
 
+def _device_class(name: str, what: str) -> type:
+    """A CUDA class (for annotations and ``isinstance``) whose creation raises CudaUnavailableError, as PyTorch
+    without CUDA raises a RuntimeError."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        _unavailable(name)()
+
+    return type(name, (), {"__init__": __init__, "__doc__": f"{what}: creating one needs a GPU, and ember has none.",
+                           "__module__": __name__})
+
+
+CUDAGraph = _device_class("CUDAGraph", "A captured CUDA graph")
+Stream = _device_class("Stream", "A CUDA stream")
+Event = _device_class("Event", "A CUDA event")
+graph = _device_class("graph", "The context that captures a CUDA graph")
+
+
+class StreamContext:
+    """``with torch.cuda.StreamContext(stream):``, the stream of a block: with ``None`` (what code passes when it
+    has no stream, as on the CPU) it does nothing, as in PyTorch; a stream needs a GPU (CudaUnavailableError)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> None:
+        if self.stream is not None:
+            _unavailable("StreamContext")()
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def stream(stream) -> StreamContext:
+    """``with torch.cuda.stream(s):``: ``StreamContext(s)``."""
+    return StreamContext(stream)
+
+
 class device:
     """``with torch.cuda.device(i):``, the CUDA device for a block: entering it with a device index (0, "cuda:1")
     raises CudaUnavailableError, as PyTorch without CUDA raises; ``device(-1)`` (no device) does nothing."""

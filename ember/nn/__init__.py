@@ -10,9 +10,9 @@ from .._missing import module_getattr
 from . import functional, init, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["Buffer", "Parameter", "functional", "init", "utils", *_modules_all]
 
 _module_getattr = module_getattr(__name__)
 

@@ -109,6 +109,20 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     return _fill(tensor, values)
 
 
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D N(0, std^2) matrix in which each column has ceil(sparsity * rows) zeros at random rows
+    (Martens, 2010)."""
+    if tensor._data.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor._data.shape
+    rng = rng_of(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    num_zeros = int(math.ceil(sparsity * rows))
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, values)
+
+
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """fan_in = size(1) * receptive field, fan_out = size(0) * receptive field."""
     if tensor._data.ndim < 2:

@@ -31,3 +31,29 @@ class Parameter(Tensor):
         memo[id(self)] = out
         return out
 
+
+
+class Buffer(Tensor):
+    """A tensor that a Module registers as a buffer when assigned to one of its attributes:
+    ``self.mask = nn.Buffer(t, persistent=False)`` is ``self.register_buffer("mask", t, persistent=False)``.
+
+    ``Buffer(t)`` shares ``t``'s storage and keeps its ``requires_grad`` (as in PyTorch); ``persistent`` says
+    whether it goes into ``state_dict``. Difference from PyTorch: its type is ``Buffer`` (PyTorch returns a plain
+    Tensor that ``isinstance(x, nn.Buffer)`` recognises); ops on it return plain tensors in both.
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        if data is None:
+            self._init(xp.empty(0, dtype=xp.float32))
+        else:
+            self._init(data._data if isinstance(data, Tensor) else as_array(data),
+                       isinstance(data, Tensor) and data.requires_grad)
+        self.persistent = persistent
+
+    def __deepcopy__(self, memo):
+        out = Buffer(Tensor._make(self._data.copy()), persistent=self.persistent)
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        return out

@@ -109,3 +109,12 @@ __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative",
            "gamma_fns", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup", "matrix",
            "movement", "new_filled", "new_full", "new_tensor", "pointwise", "reduction", "sampling", "shape",
            "sorting", "statistics", "storage", "to", "type_", "unary", "view_inplace"]
+
+
+def __getattr__(name: str):
+    """``torch.ops.<namespace>``: the operators that ``torch.library.custom_op`` made in that namespace."""
+    from .. import library
+    from .._missing import module_getattr
+
+    found = library.namespace(name)
+    return found if found is not None else module_getattr(__name__)(name)

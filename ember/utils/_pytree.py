@@ -11,6 +11,7 @@ Difference from PyTorch: no key paths (``tree_flatten_with_path``) and no serial
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,26 @@ def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
     SUPPORTED_NODES[cls] = (flatten_fn, lambda children, context: unflatten_fn(children, context))
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    """The key of a child in a mapping node, as PyTorch's key paths name it (prints ``[key]``)."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping) -> Any:
+        return mapping[self.key]
+
+
+def _dict_flatten_with_keys(d: dict) -> tuple[list[tuple[MappingKey, Any]], list]:
+    """A dict's children paired with their keys, and its context (the keys): PyTorch's ``flatten_with_keys_fn``
+    for dicts, which libraries pass to ``register_pytree_node`` for their dict-like outputs."""
+    keys = list(d)
+    return [(MappingKey(k), d[k]) for k in keys], keys
 
 
 def _is_namedtuple(x) -> bool:

@@ -22,7 +22,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 
 
 def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
@@ -212,6 +212,11 @@ class Module:
                     "(ember.nn.Parameter or None expected)"
                 )
             params[name] = None
+        elif isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): register_buffer, as PyTorch
+            if "_buffers" not in d:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name)
+            self.register_buffer(name, value, value.persistent)
         elif isinstance(value, Module):
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
