@@ -14,6 +14,7 @@ import os
 from . import _dtype
 from ._backend import xp
 from ._device import check_device
+from ._dtype import np_kind
 from ._layout import strided
 from ._tensor import Tensor
 from .random import rng_of
@@ -38,7 +39,7 @@ def as_array(data, dtype=None):
     if npdt is not None:
         return arr.astype(npdt, copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
-        if arr.dtype.kind == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
+        if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
         if arr.dtype.kind == "c":  # Python complex numbers -> the default complex dtype (complex64)
             return arr.astype(_dtype.category_dtype(3).np, copy=False)
@@ -205,7 +206,7 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
 
 def _float_dt(dtype, name: str):
     dt = _dt(dtype)
-    if xp.dtype(dt).kind not in "fc":
+    if np_kind(xp.dtype(dt)) not in "fc":
         raise RuntimeError(f"{name}: expected a floating point or complex dtype, got {_dtype.from_np(xp.dtype(dt))}")
     return dt
 
@@ -294,7 +295,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if dtype is None:
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
     n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
-    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if xp.dtype(_dt(dtype)).kind == "f" else xp.int64) * vals[2])
+    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * vals[2])
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
 

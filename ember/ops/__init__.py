@@ -262,6 +262,7 @@ def _install() -> None:
     }
     methods.update(_coverage_methods())
     methods.update(_complex_methods())
+    methods.update(_half_methods())
     for name, fn in methods.items():
         setattr(Tensor, name, with_numpy_names(name, fn))
     Tensor.T = property(shp.T)
@@ -283,6 +284,11 @@ def _complex_methods() -> dict:
         "chalf": lambda x, memory_format=None: cast(x, _dtype.complex32),
         "stft": _spectral("stft"), "istft": _spectral("istft"),
     }
+
+
+def _half_methods() -> dict:
+    """The Tensor methods of the half-precision dtypes (bfloat16 arrays come from ml_dtypes, see _dtype.py)."""
+    return {"bfloat16": lambda x, memory_format=None: cast(x, _dtype.bfloat16)}
 
 
 def _spectral(name: str):

@@ -9,6 +9,8 @@ from .elementwise import promote
 
 
 class MatMul(Node):
+    float32_compute = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.matmul(a, b)

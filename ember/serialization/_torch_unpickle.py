@@ -18,6 +18,7 @@ from typing import Any
 from .. import _dtype
 from .._backend import xp
 from .._device import device as _device_type
+from .._dtype import np_kind
 from .._tensor import Tensor
 from ._archive import Archive, Fail, checked_count
 from ._globals import WeightsOnlyError
@@ -234,7 +235,7 @@ class Unpickler:
         t = Tensor._make(array)
         self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
         if requires_grad:
-            if array.dtype.kind not in "fc":
+            if np_kind(array.dtype) not in "fc":
                 self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
             t.requires_grad_(True)
         return t

@@ -249,6 +249,8 @@ def from_batch_last(a):
 
 
 class ConvNd(Node):
+    float32_compute = True
+
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)

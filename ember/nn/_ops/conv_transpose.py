@@ -30,6 +30,8 @@ from .linear import _check_same_dtype
 
 
 class ConvTransposeNd(Node):
+    float32_compute = True
+
     def forward(self, x, w, b, stride, pads, dilation, groups, out_sp):
         xb = to_batch_last(x)  # (C_in, *in, N)
         out = input_grad(xb, w, out_sp, stride, pads, dilation, groups)  # (C_out, *out, N)

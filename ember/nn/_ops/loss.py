@@ -36,6 +36,7 @@ def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
 
 class PointwiseLoss(Node):
     """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt)."""
+    float32_compute = True
 
     def forward(self, x, t, fn, reduction, params):
         need = self.needs_input_grad or (False, False)
