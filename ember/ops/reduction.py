@@ -10,6 +10,7 @@ import builtins
 from collections import namedtuple
 
 from .. import _dtype
+from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
@@ -198,6 +199,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _reduce(Mean, x, dim, keepdim)
 
 
+@full_precision
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)

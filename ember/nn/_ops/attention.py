@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import np_kind
 from ..._parallel import parallel_rows
@@ -170,6 +171,7 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
     return groups
 
 
+@lower_precision
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:

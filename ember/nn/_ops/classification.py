@@ -8,6 +8,7 @@ weight of the (non-ignored) targets, as in PyTorch.
 
 from __future__ import annotations
 
+from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import np_kind
 from ..._parallel import parallel_rows
@@ -164,6 +165,7 @@ def _check_classes(t, c: int, ignore_index: int) -> None:
                          f"ignore_index={ignore_index}).")
 
 
+@full_precision
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -188,6 +190,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return out.reshape(out_shape) if reduction == "none" else out
 
 
+@full_precision
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """-w[t] * input[t]: the negative log-likelihood of log-probabilities ``input`` (class dim 1)."""

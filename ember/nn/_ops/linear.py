@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
@@ -57,6 +58,7 @@ def _check_same_dtype(name: str, *tensors) -> None:
         )
 
 
+@lower_precision
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; input (*, in_features), weight (out_features, in_features)."""
     if weight._data.ndim != 2:

@@ -424,6 +424,9 @@ class Module:
     def half(self) -> Module:
         return self.to(float16)
 
+    def bfloat16(self) -> Module:
+        return self.to(_dtype.bfloat16)
+
     def cpu(self) -> Module:
         return self
 
