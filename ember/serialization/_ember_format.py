@@ -245,7 +245,7 @@ class Decoder:
         if not (isinstance(entry, dict) and entry.get("kind") in KINDS
                 and isinstance(entry.get("requires_grad"), bool)):
             self.fail(f"malformed description {str(entry)[:80]!r} of arrays/{i}.npy in {MANIFEST}")
-        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray")
+        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray" and "dtype" not in entry)
         if entry["kind"] == "ndarray":
             return a
         if entry.get("dtype") is not None:  # bfloat16, stored as its bits
