@@ -126,7 +126,7 @@ def test_finfo_repr_item_tolist_numpy_as_torch():
         e, t = ember.tensor(a * scale, dtype=ember.bfloat16), torch.tensor(a * scale, dtype=torch.bfloat16)
         assert repr(e) == repr(t).replace("torch.", "ember.")
     assert e[0, 0].item() == t[0, 0].item() and e.tolist() == t.tolist()
-    for lib, x in ((torch, t), (ember, e)):
+    for x in (t, e):
         with pytest.raises(TypeError, match="Got unsupported ScalarType BFloat16"):
             x.numpy()
     assert e.element_size() == 2 and e.is_floating_point() and ember.bfloat16.itemsize == 2
@@ -179,7 +179,7 @@ def test_training_a_bfloat16_model_follows_torch(opt_name):
 
 
 def test_half_model_trains_in_float16():
-    (el, ep), (tl, tp) = _train(ember, "float16", "sgd"), _train(torch, "float16", "sgd")
+    (_, ep), (_, tp) = _train(ember, "float16", "sgd"), _train(torch, "float16", "sgd")
     for e, t in zip(ep, tp):
         assert e.dtype == ember.float16
         np.testing.assert_allclose(values(e), values(t), rtol=5e-3, atol=5e-3)
