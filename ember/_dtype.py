@@ -53,7 +53,8 @@ complex128 = dtype("complex128", xp.complex128, 3)
 
 
 class _LazyDtype(dtype):
-    """A dtype whose array type comes from an optional package, loaded when first needed."""
+    """A dtype whose array type comes from an optional package, loaded when first needed (``load`` may raise
+    the TypeError that says why there is none)."""
 
     __slots__ = ("_load",)
 
@@ -78,30 +79,17 @@ def _load_bfloat16():
     return ml_dtypes.bfloat16
 
 
-class _NoArrayDtype(dtype):
-    """A PyTorch dtype that ember names but cannot store: NumPy has no array type for it.
+def _no_array(name: str):
+    """The loader of a dtype ember names but cannot store (complex32: NumPy has no half-precision complex), so
+    that programs which only mention it (``torch.chalf`` in a table of dtypes) run."""
+    def load():
+        raise TypeError(f"ember has no {name} tensors (NumPy has no {name} type); use ember.complex64")
 
-    It exists so that programs which only mention it (``torch.bfloat16`` in a dict of
-    precisions, ``autocast(dtype=torch.bfloat16)``) run; making a tensor of it is a TypeError.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, name: str, itemsize: int, category: int) -> None:
-        self.name, self.itemsize, self._category = name, itemsize, category
-        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
-
-    @property
-    def np(self):
-        raise TypeError(
-            f"ember has no {self.name} tensors (NumPy has no {self.name} type); use "
-            f"ember.{'complex64' if self.is_complex else 'float32'} "
-            "(ember computes in single precision where PyTorch would use a lower precision)"
-        )
+    return load
 
 
 bfloat16 = _LazyDtype("bfloat16", 2, 2, _load_bfloat16)
-complex32 = _NoArrayDtype("complex32", 4, 3)
+complex32 = _LazyDtype("complex32", 4, 3, _no_array("complex32"))
 
 # PyTorch's aliases
 half, float, double = float16, float32, float64
