@@ -32,7 +32,7 @@ def as_array(data, dtype=None):
         arr = xp.array(_unwrap(data))
     else:
         arr = xp.asarray(data)
-    if arr.dtype.kind == "O" or arr.dtype.kind in "USV":
+    if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)

@@ -192,3 +192,13 @@ def test_float16_reductions_and_matmul_accumulate_in_float32_as_torch():
     got, want = (e @ e.T).numpy(), (t @ t.T).numpy()  # one float16 ulp: PyTorch's GEMM sums in another order
     assert (np.abs(got.astype(np.float32) - want) <= np.spacing(np.abs(want))).all()
     assert ember.ones(4096, dtype=ember.float16).sum().item() == 4096.0
+
+
+def test_ml_dtypes_arrays_become_bfloat16_tensors():
+    import ml_dtypes
+
+    a = np.array([1.5, -2.0, 3.25], dtype=ml_dtypes.bfloat16)
+    for make in (ember.tensor, ember.as_tensor, ember.from_numpy):
+        t = make(a)
+        assert t.dtype == ember.bfloat16 and t.tolist() == [1.5, -2.0, 3.25]
+    assert ember.from_numpy(a)._data is a  # shares memory, as from_numpy does
