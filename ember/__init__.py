@@ -333,6 +333,7 @@ swapaxes = transpose
 swapdims, absolute = transpose, abs
 
 from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,

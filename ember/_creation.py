@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from . import _dtype
 from ._backend import quiet, xp
 from ._device import check_device
+from ._dtype import np_kind
 from ._layout import strided
 from ._tensor import Tensor
 from .random import rng_of
@@ -42,14 +43,14 @@ def _as_array(data, dtype=None):
         arr = xp.array(_unwrap(data))
     else:
         arr = xp.asarray(data)
-    if arr.dtype.kind == "O" or arr.dtype.kind in "USV":
+    if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)
     if npdt is not None:
         return arr.astype(npdt, copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
-        if arr.dtype.kind == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
+        if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
         if arr.dtype.kind == "c":  # Python complex numbers -> the default complex dtype (complex64)
             return arr.astype(_dtype.category_dtype(3).np, copy=False)
@@ -216,7 +217,7 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
 
 def _float_dt(dtype, name: str):
     dt = _dt(dtype)
-    if xp.dtype(dt).kind not in "fc":
+    if np_kind(xp.dtype(dt)) not in "fc":
         raise RuntimeError(f"{name}: expected a floating point or complex dtype, got {_dtype.from_np(xp.dtype(dt))}")
     return dt
 
@@ -305,7 +306,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if dtype is None:
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
     n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
-    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if xp.dtype(_dt(dtype)).kind == "f" else xp.int64) * vals[2])
+    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * vals[2])
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
 

@@ -6,6 +6,11 @@ complex), so ``float32_tensor * 2.5`` stays float32 and ``int_tensor * 2.5``
 becomes the default float dtype (float32), where NumPy would pick float64; a
 complex scalar or 0-d tensor keeps a floating tensor's precision
 (``float64_tensor * 1j`` is complex128, ``float32_tensor * 1j`` complex64).
+
+bfloat16 tensors hold arrays of ``ml_dtypes.bfloat16`` (NumPy has no bfloat16; the ml_dtypes package adds
+one). ml_dtypes is imported the first time a bfloat16 array is needed, not with ember: its import costs
+more than the rest of ``import ember``. Its NumPy dtype has kind "V", so code asks ``np_kind`` for
+"f"/"i"/"c", never ``.kind`` directly.
 """
 
 from __future__ import annotations
@@ -47,12 +52,45 @@ complex64 = dtype("complex64", xp.complex64, 3)
 complex128 = dtype("complex128", xp.complex128, 3)
 
 
-class _NoArrayDtype(dtype):
-    """A PyTorch dtype that ember names but cannot store: NumPy has no array type for it.
+class _LazyDtype(dtype):
+    """A dtype whose array type comes from an optional package, loaded when first needed (``load`` may raise
+    the TypeError that says why there is none)."""
 
-    It exists so that programs which only mention it (``torch.bfloat16`` in a dict of
-    precisions, ``autocast(dtype=torch.bfloat16)``) run; making a tensor of it is a TypeError.
-    """
+    __slots__ = ("_load",)
+
+    def __init__(self, name: str, itemsize: int, category: int, load) -> None:
+        self.name, self.itemsize, self._category, self._load = name, itemsize, category, load
+        self.is_floating_point, self.is_complex, self.is_signed = category == 2, category == 3, True
+
+    @property
+    def np(self):
+        if self._load is not None:
+            dtype.np.__set__(self, xp.dtype(self._load()))
+            self._load = None
+            _BY_NP[dtype.np.__get__(self)] = self
+        return dtype.np.__get__(self)
+
+
+def _load_bfloat16():
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError("ember's bfloat16 tensors need the ml_dtypes package (pip install ml_dtypes)") from None
+    return ml_dtypes.bfloat16
+
+
+def _no_array(name: str):
+    """The loader of a dtype ember names but cannot store (complex32: NumPy has no half-precision complex), so
+    that programs which only mention it (``torch.chalf`` in a table of dtypes) run."""
+    def load():
+        raise TypeError(f"ember has no {name} tensors (NumPy has no {name} type); use ember.complex64")
+
+    return load
+
+
+class _NoArrayDtype(dtype):
+    """A dtype PyTorch has whose tensors ember cannot hold; it exists so that programs which only mention it
+    (a table of dtypes, a safetensors header) run. Making a tensor of it is a TypeError saying what to use."""
 
     __slots__ = ()
 
@@ -72,8 +110,8 @@ class _NoArrayDtype(dtype):
         )
 
 
-bfloat16 = _NoArrayDtype("bfloat16", 2, 2)
-complex32 = _NoArrayDtype("complex32", 4, 3)
+bfloat16 = _LazyDtype("bfloat16", 2, 2, _load_bfloat16)
+complex32 = _LazyDtype("complex32", 4, 3, _no_array("complex32"))
 # 8-bit floats (weight formats of quantised checkpoints) and the wide unsigned integers (safetensors' U16/U32/U64)
 float8_e4m3fn = _NoArrayDtype("float8_e4m3fn", 1, 2)
 float8_e5m2 = _NoArrayDtype("float8_e5m2", 1, 2)
@@ -90,13 +128,14 @@ cfloat, cdouble, chalf = complex64, complex128, complex32
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _BY_NP = {d.np: d for d in ALL_DTYPES}
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in (*ALL_DTYPES, bfloat16)}
 
 _default_float = float32
 
 # PyTorch's names of the scalar types, as its error messages give them
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                     "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                     "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                     "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble"}
 
 
@@ -121,10 +160,18 @@ def from_np(np_dtype) -> dtype:
         d = xp.dtype(np_dtype)
         if d in _BY_NP:
             return _BY_NP[d]
+        if d.kind == "V" and d.name == "bfloat16" and bfloat16.np == d:  # made before ember loaded ml_dtypes
+            return bfloat16
         raise TypeError(
             f"ember has no dtype for array dtype {d}; supported: "
             + ", ".join(x.name for x in ALL_DTYPES)
         ) from None
+
+
+def np_kind(d) -> str:
+    """``d.kind`` of an array-module dtype, with bfloat16 (kind "V" in ml_dtypes) as "f"."""
+    k = d.kind
+    return "f" if k == "V" and d.name == "bfloat16" else k
 
 
 def to_np(d):
@@ -152,7 +199,7 @@ def scalar_category(value) -> int:
         return 0
     if isinstance(value, (builtins_int, xp.integer)):
         return 1
-    if isinstance(value, (builtins_float, xp.floating)):
+    if isinstance(value, (builtins_float, xp.floating)) or np_kind(getattr(value, "dtype", xp.dtype(object))) == "f":
         return 2
     if isinstance(value, (builtins_complex, xp.complexfloating)):
         return 3

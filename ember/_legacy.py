@@ -98,6 +98,7 @@ def _legacy_type(name: str, dtype: _dtype.dtype) -> _LegacyTensorType:
 FloatTensor = _legacy_type("FloatTensor", _dtype.float32)
 DoubleTensor = _legacy_type("DoubleTensor", _dtype.float64)
 HalfTensor = _legacy_type("HalfTensor", _dtype.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", _dtype.bfloat16)
 ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
 CharTensor = _legacy_type("CharTensor", _dtype.int8)
 ShortTensor = _legacy_type("ShortTensor", _dtype.int16)
@@ -130,8 +131,8 @@ def cuda_types() -> dict[str, _CudaTensorType]:
             for t in _TYPES}
 
 
-_TYPES = (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
-          BoolTensor)
+_TYPES = (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+          LongTensor, BoolTensor)
 _TYPE_BY_STRING = {f"torch.{t.__name__}": t for t in _TYPES}
 
 

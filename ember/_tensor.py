@@ -20,6 +20,7 @@ from . import _dtype
 from ._arg_aliases import accept_numpy_names
 from ._backend import xp
 from ._device import CPU, check_device
+from ._dtype import np_kind
 from ._layout import strided
 from ._size import Size
 from ._tensor_methods import (
@@ -147,7 +148,7 @@ class Tensor(
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return np_kind(self._data.dtype) == "f"
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
@@ -175,7 +176,7 @@ class Tensor(
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind not in "fc":
+        if value and np_kind(self._data.dtype) not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients, but this tensor "
                 f"has dtype {self.dtype}; convert it first, e.g. t.float().requires_grad_()"
@@ -310,7 +311,10 @@ class Tensor(
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False):
-        """The underlying array (shared memory)."""
+        """The underlying array (shared memory). A bfloat16 tensor is PyTorch's TypeError (NumPy has no
+        bfloat16; ``.float().numpy()`` gives its values)."""
+        if self._data.dtype.name == "bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."

@@ -20,6 +20,7 @@ import math
 
 from . import _dtype
 from ._backend import xp
+from ._dtype import np_kind
 
 _PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 _DEFAULTS = dict(_PRINT)
@@ -41,7 +42,7 @@ class _Formatter:
     """Formats single values of one tensor at a common width."""
 
     def __init__(self, values) -> None:
-        self.floating = values.dtype.kind == "f"
+        self.floating = np_kind(values.dtype) == "f"
         self.int_mode, self.sci_mode = True, False
         p = _PRINT["precision"]
         if not self.floating:

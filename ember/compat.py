@@ -83,7 +83,7 @@ _TORCH_LIBRARIES = {
     "torchtext": f"tokenise in Python and use {_DATA} and ember.nn.Embedding",
     "deepspeed": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
     "fairscale": "for data parallelism use ember.nn.parallel.DistributedDataParallel",
-    "apex": "use torch.amp (GradScaler, autocast) instead of apex.amp; ember computes in float32",
+    "apex": "use torch.amp (GradScaler, autocast) instead of apex.amp",
     "torchao": "ember has no quantisation",
     "triton": "ember has no GPU kernels",
     "xformers": "ember has no GPU kernels; use torch.nn.functional.scaled_dot_product_attention",

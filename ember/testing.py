@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._backend import xp
+from ._dtype import np_kind
 from ._missing import module_getattr
 from ._tensor import Tensor
 
@@ -52,7 +53,7 @@ def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool,
     if rtol is None:
         rtol, atol = _tolerances(a.dtype, e.dtype)
     both = xp.promote_types(a.dtype, e.dtype)  # integers and bools compare in the default float dtype, as PyTorch
-    work = xp.float64 if scalar else xp.promote_types(both, xp.float32) if both.kind == "f" else xp.float32
+    work = xp.float64 if scalar else xp.promote_types(both, xp.float32) if np_kind(both) == "f" else xp.float32
     af, ef = a.astype(work), e.astype(work)
     diff = xp.abs(af - ef)
     ok = diff <= atol + rtol * xp.abs(ef)

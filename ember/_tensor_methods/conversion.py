@@ -56,6 +56,9 @@ class ConversionMethods:
     def half(self, memory_format=None) -> Tensor:
         return ops.elementwise.cast(self, _dtype.float16)
 
+    def bfloat16(self, memory_format=None) -> Tensor:
+        return ops.elementwise.cast(self, _dtype.bfloat16)
+
     def long(self, memory_format=None) -> Tensor:
         return ops.elementwise.cast(self, _dtype.int64)
 

@@ -1,8 +1,8 @@
 """``ember.amp``: PyTorch's automatic mixed precision API (``autocast``, ``GradScaler``).
 
 ``GradScaler("cpu")`` scales, unscales, skips steps and grows/backs off the scale
-as PyTorch's; ``autocast`` regions are recorded but ember computes in full
-precision (see ``autocast_mode``). Programs written for a GPU build their scaler
+as PyTorch's; inside ``autocast("cpu")`` regions ops cast to bfloat16/float16 or float32
+as PyTorch's CPU autocast does (see ``autocast_mode``). Programs written for a GPU build their scaler
 and regions for "cuda": those are disabled, as PyTorch disables them without a GPU.
 """
 

@@ -1,12 +1,14 @@
-"""``autocast``: PyTorch's mixed-precision regions, recorded but computed in full precision.
+"""``autocast``: PyTorch's mixed-precision regions on the CPU.
 
-Inside ``with ember.autocast("cpu", dtype=ember.bfloat16):``
-``is_autocast_enabled("cpu")`` is True and ``get_autocast_dtype("cpu")`` is
-bfloat16, as in PyTorch, so code that asks gets PyTorch's answers; but ember's
-ops keep computing in the dtypes of their inputs (float32 stays float32): ember
-has no bfloat16 and runs float16 no faster than float32 on the CPU. On
-``device_type="cuda"`` the region is disabled, as PyTorch disables it when no GPU
-is present (ember does not repeat PyTorch's warning about that).
+Inside ``with ember.autocast("cpu", dtype=ember.bfloat16):`` (or ``dtype=ember.float16``) ops cast their
+floating arguments as PyTorch's CPU autocast does: matmul, linear, convolutions and attention compute in
+bfloat16 and return bfloat16; the losses (and prod, cdist) compute in float32; other ops keep their inputs'
+dtypes (``_autocast.py`` has the op lists). ``is_autocast_enabled("cpu")`` and ``get_autocast_dtype("cpu")``
+answer as PyTorch's. On ``device_type="cuda"`` the region is disabled, as PyTorch disables it when no GPU is
+present (ember does not repeat PyTorch's warning about that).
+
+Differences from PyTorch: ember's half-precision ops are not faster than float32 (NumPy computes them in
+float32 and rounds); autocast gives PyTorch's dtypes and roundings, not its speed-up.
 """
 
 from __future__ import annotations
@@ -17,17 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dtype
+from .._autocast import get as _get
 from .._device import device
-
-# PyTorch's default autocast dtype per device type; a region overrides it while it is active.
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": "float16", "mps": "float16"}
-_state: dict[str, list] = {}  # device type -> [enabled, dtype]
-
-
-def _get(device_type: str) -> list:
-    if device_type not in _state:
-        _state[device_type] = [False, getattr(_dtype, _DEFAULT_DTYPE.get(device_type, "float16"))]
-    return _state[device_type]
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
@@ -73,9 +66,7 @@ class autocast:
             On the CPU only bfloat16 and float16 are accepted; another dtype disables the region with
             PyTorch's warning.
         enabled: False makes the region a no-op.
-        cache_enabled: accepted, no effect.
-
-    Differences from PyTorch: ops inside the region compute in their inputs' dtypes (see the module docstring).
+        cache_enabled: accepted, no effect (ember keeps no cache of cast weights).
     """
 
     def __init__(self, device_type: str, dtype: _dtype.dtype | None = None, enabled: bool = True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import traceback
 
 from .._backend import xp
+from .._dtype import np_kind
 from .grad_mode import _GradState, _ThreadGradState
 
 
@@ -49,7 +50,7 @@ def record_creation(node) -> None:
 
 def check_grads(node, input_grads) -> None:
     for i, g in enumerate(input_grads):
-        if g is not None and g.dtype.kind == "f" and not xp.isfinite(getattr(g, "values", g)).all():
+        if g is not None and np_kind(g.dtype) == "f" and not xp.isfinite(getattr(g, "values", g)).all():
             where = node._trace or "  (created before anomaly detection was enabled)\n"
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan or inf values in its {i}th output.\n"

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
 from .._sparse import as_tensor
+from . import lowp
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
 
@@ -150,7 +151,11 @@ def _run_node(node: Node, grads: list, traced: bool):
         node.unpack_saved()
     node.check_saved_versions()
     started = trace.start() if traced else None
+    if node.half_dtype is not None:  # a half-precision op computed in float32: so is its backward
+        grads = lowp.to_float32(grads, node.half_dtype)
     input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)
+    if node.half_dtype is not None:
+        input_grads = lowp.narrow(input_grads, node.half_dtype)
     if started is not None:
         trace.finish(node.name(), "backward", started)
     if _GradState.anomaly:

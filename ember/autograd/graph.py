@@ -20,10 +20,11 @@ from types import SimpleNamespace
 
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit
+from .._dtype import np_kind
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, SparseTensor, as_tensor
 from .._tensor import Tensor
-from . import saved_hooks
+from . import lowp, saved_hooks
 from .grad_mode import _GradState
 from .grad_store import set_first_grad
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
@@ -70,6 +71,9 @@ class Node:
     _trace = None  # the creation stack, under anomaly detection
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
 
+    float32_compute = False  # True: half-precision inputs computed in float32, as PyTorch's CPU kernel (lowp.py)
+    half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+
     def __init__(self) -> None:
         self.saved = ()
 
@@ -103,12 +107,16 @@ class Node:
             arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         node.needs_input_grad = needs
         quiet = quiet_enter()  # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own)
+        if cls.float32_compute:
+            node.half_dtype, arrays = lowp.widen(arrays)
         try:
             out = node.forward(*arrays, **params)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
             raise shape_error(cls.__name__.lower(), arrays, err) from None
         finally:
             quiet_exit(quiet)
+        if node.half_dtype is not None:
+            out = lowp.narrow(out, node.half_dtype)
         result = Tensor._make(out, node if needs is not None else None)
         if cls.is_view:
             src = inputs[0]
@@ -290,10 +298,15 @@ class MultiOutputNode(Node):
             if True not in needs:
                 needs = None
         node.needs_input_grad = needs
-        outs = node.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs], **params)
+        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+        if cls.float32_compute:
+            node.half_dtype, arrays = lowp.widen(arrays)
+        outs = node.forward(*arrays, **params)
+        if node.half_dtype is not None:
+            outs = lowp.narrow(outs, node.half_dtype)
         node.num_outputs = len(outs)
         grad_fn = node if needs is not None else None
-        results = tuple(None if a is None else Tensor._make(a, grad_fn if a.dtype.kind == "f" else None, nr)
+        results = tuple(None if a is None else Tensor._make(a, grad_fn if np_kind(a.dtype) == "f" else None, nr)
                         for nr, a in enumerate(outs))
         if needs is not None:
             node._link(inputs, needs, [r for r in results if r is not None])

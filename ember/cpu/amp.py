@@ -1,7 +1,7 @@
 """``ember.cpu.amp``: the older spelling of ``ember.amp`` for the CPU.
 
-``autocast()`` is ``ember.amp.autocast("cpu", ...)`` (bfloat16 by default; ember
-computes in full precision) and ``GradScaler()`` is ``ember.amp.GradScaler("cpu", ...)``.
+``autocast()`` is ``ember.amp.autocast("cpu", ...)`` (bfloat16 by default) and ``GradScaler()`` is
+``ember.amp.GradScaler("cpu", ...)``.
 (PyTorch also warns that these spellings are deprecated; ember does not.)
 """
 

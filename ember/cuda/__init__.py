@@ -184,5 +184,6 @@ _types = cuda_types()
 FloatTensor, DoubleTensor, HalfTensor = _types["FloatTensor"], _types["DoubleTensor"], _types["HalfTensor"]
 ByteTensor, CharTensor, ShortTensor = _types["ByteTensor"], _types["CharTensor"], _types["ShortTensor"]
 IntTensor, LongTensor, BoolTensor = _types["IntTensor"], _types["LongTensor"], _types["BoolTensor"]
+BFloat16Tensor = _types["BFloat16Tensor"]
 
 __getattr__ = module_getattr(__name__)  # torch.cuda.amp loads on first use; a missing name says torch.cuda.X

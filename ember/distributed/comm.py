@@ -33,6 +33,7 @@ from collections.abc import Callable
 from functools import partial
 
 from .._backend import xp
+from .._dtype import np_kind
 from .reduce_op import ReduceOp
 
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
@@ -151,7 +152,7 @@ def _mpi_op(op: ReduceOp, dtype):
 
 
 def _average_(array, n: int) -> None:
-    if array.dtype.kind == "f":
+    if np_kind(array.dtype) == "f":
         xp.divide(array, n, out=array)
     else:  # integers: truncate toward zero, as C's integer division does
         q = xp.abs(array) // n

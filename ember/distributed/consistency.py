@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from .._backend import xp
-from .._dtype import ALL_DTYPES
+from .._dtype import ALL_DTYPES, bfloat16
 from .._tensor import Tensor
 from .reduce_op import ReduceOp
 
@@ -27,7 +27,8 @@ _HEADER = 6  # ok, collective, op, root, dtype, ndim; then the shape, padded wit
 _KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce", "reduce_scatter",
           "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "barrier")
 _OPS = tuple(ReduceOp)
-_DTYPE_CODES = {d.np: i for i, d in enumerate(ALL_DTYPES)}
+_CODED_DTYPES = (*ALL_DTYPES, bfloat16)
+_DTYPE_CODES = {d.name: i for i, d in enumerate(_CODED_DTYPES)}  # by name: bfloat16's array type loads lazily
 
 _enabled = os.environ.get("EMBER_COLLECTIVE_CHECKS", "1") != "0"
 
@@ -89,7 +90,7 @@ class Agreement:
             return rec
         rec[2:4] = (_OPS.index(self.op) if self.op is not None else -1, self.root)
         if self.array is not None:
-            rec[4:6] = (_DTYPE_CODES[self.array.dtype], self.array.ndim)
+            rec[4:6] = (_DTYPE_CODES[self.array.dtype.name], self.array.ndim)
             rec[_HEADER:_HEADER + self.array.ndim] = self.array.shape
         return rec
 
@@ -102,7 +103,7 @@ def _describe(rec) -> str:
         text += f" root={rec[3]}"
     if rec[4] >= 0:
         shape = [int(s) for s in rec[_HEADER:_HEADER + rec[5]]]
-        text += f" of {ALL_DTYPES[rec[4]].name} tensor with shape {shape}"
+        text += f" of {_CODED_DTYPES[rec[4]].name} tensor with shape {shape}"
     return text
 
 

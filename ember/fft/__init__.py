@@ -40,7 +40,7 @@ def _as_complex(x: Tensor) -> Tensor:
 
 def _as_real(x: Tensor, name: str) -> Tensor:
     """A real input of an r2c transform: floating as it is, integers in the default float dtype."""
-    kind = x._data.dtype.kind
+    kind = _dtype.np_kind(x._data.dtype)
     if kind == "c":
         raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}")
     return x if kind == "f" else cast(x, _dtype.get_default_dtype())

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._creation import ones
+from .._dtype import np_kind
 from .._tensor import Tensor
 from .._warnings import warn
 from ..nn._ops.padding import pad as _pad
@@ -64,7 +65,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
              "spectral leakage.", UserWarning)
     batched = input._data.ndim == 2
     x = input if batched else reshape(input, (1, -1))
-    if x._data.dtype.kind not in "fc":
+    if np_kind(x._data.dtype) not in "fc":
         x = cast(x, _dtype.get_default_dtype())
     if center:
         half = n_fft // 2

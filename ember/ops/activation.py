@@ -126,6 +126,8 @@ def _wide(a):
 
 
 class Softmax(Node):
+    float32_compute = True
+
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
@@ -142,6 +144,8 @@ class Softmax(Node):
 
 
 class LogSoftmax(Node):
+    float32_compute = True
+
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
         out = xp.empty_like(x2)

@@ -13,6 +13,8 @@ _ValuesIndices = namedtuple("cummax", ["values", "indices"])
 
 
 class CumProd(Node):
+    float32_compute = True
+
     def forward(self, x, dim):
         out = xp.cumprod(x, axis=dim)
         self.saved, self.dim = (x, out), dim
@@ -110,6 +112,8 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
 
 
 class LogCumSumExp(Node):
+    float32_compute = True
+
     def forward(self, x, dim):
         out = xp.logaddexp.accumulate(x, axis=dim)  # running log-sum-exp, exact and overflow-free
         self.saved, self.dim = (x, out), dim

@@ -5,6 +5,7 @@ Composed from existing differentiable ops, so their gradients follow from those 
 
 from __future__ import annotations
 
+from .._autocast import full_precision
 from .._backend import xp
 from .._tensor import Tensor
 from .elementwise import add, div, mul, sub
@@ -31,6 +32,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return norm(add(sub(x1, x2), eps), p, -1 if nd else None, keepdim=keepdim and nd > 0)
 
 
+@full_precision
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M):
     a (..., P, R) tensor."""

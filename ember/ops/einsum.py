@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import string
 
+from .._autocast import lower_precision
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -19,6 +20,8 @@ from .shape import expand
 
 
 class Einsum(Node):
+    float32_compute = True
+
     def forward(self, *arrays, inputs, output):
         self.saved, self.inputs, self.output = arrays, inputs, output
         return xp.einsum(",".join(inputs) + "->" + output, *arrays)
@@ -94,6 +97,7 @@ def _explicit(equation: str, shapes: list) -> tuple[list, str]:
     return expanded, output
 
 
+@lower_precision
 def einsum(equation: str, *operands) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
     (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list. All operands must

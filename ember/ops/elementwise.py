@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import quiet, xp
+from .._dtype import np_kind
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error
 
@@ -47,7 +48,7 @@ def promote(a, b):
 
 def is_inexact(t: Tensor) -> bool:
     """Floating or complex: the dtypes math functions compute in (and gradients flow through)."""
-    return t._data.dtype.kind in "fc"
+    return np_kind(t._data.dtype) in "fc"
 
 
 def conj_if_complex(a):
@@ -256,7 +257,7 @@ def _trunc_divide(x, y):
 def pow(a, b):
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
-    if dt.kind not in "fc":
+    if np_kind(dt) not in "fc":
         if dt == xp.bool_:
             if b.__class__ is bool:  # x ** True is x, x ** False is 1 (PyTorch keeps bool here)
                 return Tensor._make(a._data | (not b))

@@ -13,6 +13,7 @@ value notices.
 from __future__ import annotations
 
 from .._backend import quiet, xp
+from .._dtype import np_kind
 from .._tensor import Tensor
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, leaf_edge
@@ -70,7 +71,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
                 f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                 f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}"
             )
-    elif isinstance(o, float) and x._data.dtype.kind != "f":
+    elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
         ufunc(x._data, o, out=x._data, casting="unsafe")
@@ -97,7 +98,7 @@ def mul_(x: Tensor, other) -> Tensor:
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
-    if x._data.dtype.kind != "f":
+    if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     return _binary_inplace(x, other, xp.true_divide, ew.div)
 

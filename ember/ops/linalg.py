@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._autocast import lower_precision
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -9,6 +10,8 @@ from .elementwise import promote
 
 
 class MatMul(Node):
+    float32_compute = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.matmul(a, b)
@@ -40,6 +43,7 @@ class MatMul(Node):
         return ga, gb
 
 
+@lower_precision
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul expects two tensors")
@@ -65,12 +69,14 @@ def _check_dims(name: str, t: Tensor, nd: int) -> None:
         )
 
 
+@lower_precision
 def mm(a: Tensor, b: Tensor) -> Tensor:
     _check_dims("mm", a, 2)
     _check_dims("mm", b, 2)
     return matmul(a, b)
 
 
+@lower_precision
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     _check_dims("bmm", a, 3)
     _check_dims("bmm", b, 3)
@@ -124,16 +130,19 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tenso
     return add(input if beta == 1 else mul(input, beta), scaled)
 
 
+@lower_precision
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
 
 
+@lower_precision
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
+@lower_precision
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     from .reduction import sum

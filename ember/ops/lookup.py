@@ -6,6 +6,7 @@ Only ``take``/``take_along_dim`` carry a gradient (they gather); the others retu
 from __future__ import annotations
 
 from .._backend import xp
+from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from .indexing import Gather
 
@@ -49,7 +50,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
         raise RuntimeError(f"weights should be 1-d and have the same length as input (got weights of shape "
                            f"{list(weights.shape)} for input of shape {list(x.shape)})")
     out = xp.bincount(a, weights=w, minlength=minlength)  # computed in float64
-    return Tensor._make(out.astype(w.dtype if w.dtype.kind == "f" and w.dtype != xp.float16 else xp.float64))
+    return Tensor._make(out.astype(w.dtype if np_kind(w.dtype) == "f" and w.dtype != xp.float16 else xp.float64))
 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,

@@ -13,6 +13,7 @@ import math
 
 from .. import _dtype
 from .._backend import xp
+from .._dtype import np_kind
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -364,7 +365,7 @@ def fmod(input: Tensor, other) -> Tensor:
     from .elementwise import promote
 
     a, b = promote(input, other)
-    if (a if isinstance(a, Tensor) else b)._data.dtype.kind != "f":
+    if np_kind((a if isinstance(a, Tensor) else b)._data.dtype) != "f":
         bd = b._data if isinstance(b, Tensor) else b
         if xp.any(xp.asarray(bd) == 0):
             raise RuntimeError("ZeroDivisionError")

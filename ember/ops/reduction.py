@@ -10,7 +10,9 @@ import builtins
 from collections import namedtuple
 
 from .. import _dtype
+from .._autocast import full_precision
 from .._backend import xp
+from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast, conj_if_complex, refuse_complex
@@ -49,6 +51,8 @@ def _expand_back(g, shape, axes, keepdim: bool):
 
 
 class Sum(Node):
+    float32_compute = True
+
     def forward(self, x, axes, keepdim):
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         return xp.sum(x, axis=axes, keepdims=keepdim)
@@ -59,6 +63,8 @@ class Sum(Node):
 
 
 class Mean(Node):
+    float32_compute = True
+
     def forward(self, x, axes, keepdim):
         # sum / count, as NumPy's mean computes it, without its warning for an empty input (nan, silently)
         total = xp.sum(x, axis=axes, keepdims=keepdim)
@@ -72,6 +78,8 @@ class Mean(Node):
 
 
 class Prod(Node):
+    float32_compute = True
+
     def forward(self, x, axes, keepdim):
         out = xp.prod(x, axis=axes, keepdims=keepdim)
         self.saved = (x, out)
@@ -141,6 +149,8 @@ class MaxMinDim(Node):
 
 
 class Var(Node):
+    float32_compute = True
+
     def forward(self, x, axes, correction, keepdim):
         mean = xp.mean(x, axis=axes, keepdims=True)
         n = x.size if axes is None else int(xp.prod([x.shape[a] for a in axes]))
@@ -181,7 +191,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
-    if x._data.dtype.kind not in "fc":
+    if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {x.dtype.name.capitalize()}"
@@ -189,6 +199,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _reduce(Mean, x, dim, keepdim)
 
 
+@full_precision
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
@@ -276,7 +287,7 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if x._data.dtype.kind not in "fc":
+    if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
     return Var.apply(x, axes=_axes(dim, x._data.ndim), correction=correction, keepdim=keepdim)
 
@@ -294,7 +305,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 
     if dtype is not None:
         x = cast(x, dtype)
-    if x._data.dtype.kind not in "fc":
+    if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
         )
@@ -310,6 +321,8 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 
 
 class Norm2(Node):
+    float32_compute = True
+
     def forward(self, x, axes, keepdim):
         out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
         self.saved = (x, out)
@@ -325,6 +338,8 @@ class Norm2(Node):
 
 
 class LogSumExp(Node):
+    float32_compute = True
+
     def forward(self, x, axes, keepdim):
         m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
         m = xp.where(xp.isfinite(m), m, 0)
@@ -352,6 +367,8 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 class CumSum(Node):
+    float32_compute = True
+
     def forward(self, x, dim):
         self.dim = dim
         return xp.cumsum(x, axis=dim)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import xp
+from .._dtype import np_kind
 from .._tensor import Tensor
 from ..random import rng_of
 
@@ -23,7 +24,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     w = input._data
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim (got shape {list(input.shape)})")
-    if w.dtype.kind != "f":
+    if np_kind(w.dtype) != "f":
         name = _dtype.from_np(w.dtype).name.capitalize()
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {name}")
     num_samples = int(num_samples)
@@ -64,7 +65,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype."""
     probs = input._data if p is None else xp.full(input._data.shape, p)
-    if p is None and input._data.dtype.kind != "f":
+    if p is None and np_kind(input._data.dtype) != "f":
         raise NotImplementedError(f"bernoulli expects a floating-point probability tensor, got {input.dtype}")
     if ((probs < 0) | (probs > 1)).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")

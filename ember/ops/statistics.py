@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._backend import xp
+from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from .reduction import _axes, amax, amin, mean, std, var
 from .sorting import _order, _take
@@ -25,7 +26,7 @@ def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: boo
         return result(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
     idx = xp.take(_order(a, dim, False), [k], axis=dim).astype(xp.int64)
     if nan_wins:
-        nans = xp.isnan(a) if a.dtype.kind == "f" else xp.zeros(a.shape, dtype=bool)
+        nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
         has = nans.any(axis=dim, keepdims=True)
         idx = xp.where(has, xp.argmax(nans, axis=dim, keepdims=True), idx)
     values = _take(x, idx, dim)

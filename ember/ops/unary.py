@@ -168,7 +168,7 @@ class Clamp(Node):
     def forward(self, x, lo, hi):
         self.saved = (x,)
         self.lo, self.hi = lo, hi
-        return xp.clip(x, lo, hi)
+        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)  # ml_dtypes' bfloat16 clip gives float32
 
     def backward(self, g):
         x = self.saved[0]

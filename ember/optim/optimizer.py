@@ -48,7 +48,7 @@ from typing import Any
 
 from .. import _trace
 from .._backend import quiet, xp
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, np_kind
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..autograd.grad_store import build_stores, zero_grads
@@ -180,7 +180,7 @@ class Optimizer:
         """Give ``params`` that have no gradient store one (in this order; DistributedDataParallel, built
         first, has built its own), so backward writes their gradients end to end (autograd/grad_store.py)."""
         free = [p for p in dict.fromkeys(params) if p._grad_slot is None and p._requires_grad
-                and p._data.dtype.kind == "f" and not p.is_sparse]
+                and np_kind(p._data.dtype) == "f" and not p.is_sparse]
         if free:
             build_stores(free)
 
@@ -414,7 +414,7 @@ def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_pa
         )
     if value.is_sparse:  # SGD's momentum_buffer for sparse gradients
         return type(value)._make(array.cast(param._data.dtype))
-    if key != "step" and array.dtype.kind == "f" and param._data.dtype.kind == "f":
+    if key != "step" and np_kind(array.dtype) == "f" and np_kind(param._data.dtype) == "f":
         return Tensor._make(array.astype(param._data.dtype, copy=True))
     return Tensor._make(array.copy())
 

@@ -11,7 +11,8 @@
     "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
     (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"module_ref": k}`` (the k-th module
     stored, again: shared submodules stay shared). ENTRY i is
-    ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``.
+    ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``, with ``"dtype": "bfloat16"``
+    for a bfloat16 tensor (its payload holds the bits as uint16: ``.npy`` has no bfloat16).
 ``arrays/<i>.npy``
     payload i in NumPy's ``.npy`` format (dtype, shape, order, raw bytes).
 """
@@ -120,7 +121,10 @@ class Encoder:
                     raise save_error()
                 kind = "parameter" if _is_parameter(obj) else "tensor"
                 self.entries.append({"kind": kind, "requires_grad": obj.requires_grad})
-                self.arrays.append(obj._data)
+                a = obj._data
+                if a.dtype.name == "bfloat16":  # .npy has no bfloat16: its bits as uint16, the dtype in the entry
+                    self.entries[-1]["dtype"], a = "bfloat16", a.view(xp.uint16)
+                self.arrays.append(a)
             else:
                 if not is_plain_numeric(obj.dtype):  # object/string/structured arrays would need pickle
                     raise TypeError(f"ember.save cannot store a NumPy array of dtype {obj.dtype}: it stores "
@@ -241,9 +245,13 @@ class Decoder:
         if not (isinstance(entry, dict) and entry.get("kind") in KINDS
                 and isinstance(entry.get("requires_grad"), bool)):
             self.fail(f"malformed description {str(entry)[:80]!r} of arrays/{i}.npy in {MANIFEST}")
-        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray")
+        a = self.archive.read_npy(f"arrays/{i}.npy", tensor=entry["kind"] != "ndarray" and "dtype" not in entry)
         if entry["kind"] == "ndarray":
             return a
+        if entry.get("dtype") is not None:  # bfloat16, stored as its bits
+            if entry["dtype"] != "bfloat16" or a.dtype != xp.uint16:
+                self.fail(f"malformed description {str(entry)[:80]!r} of arrays/{i}.npy in {MANIFEST}")
+            a = a.view(_dtype.bfloat16.np)
         t = Tensor._make(a)
         if entry["kind"] == "parameter":
             from ..nn import Parameter

@@ -18,6 +18,7 @@ from typing import Any
 from .. import _dtype
 from .._backend import xp
 from .._device import device as _device_type
+from .._dtype import np_kind
 from .._tensor import Tensor
 from ._archive import Archive, Fail, checked_count
 from ._globals import WeightsOnlyError
@@ -25,10 +26,11 @@ from ._pickle_bounds import POINTER, Bounds, Internal
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8", "ShortStorage": "int16",
              "IntStorage": "int32", "LongStorage": "int64", "HalfStorage": "float16", "FloatStorage": "float32",
-             "DoubleStorage": "float64", "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
+             "DoubleStorage": "float64", "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",
+             "BFloat16Storage": "bfloat16"}
 STORAGE_OF = {v: k for k, v in _STORAGES.items()}
-_DTYPES = {d.name for d in _dtype.ALL_DTYPES}
-_TORCH_ONLY_DTYPES = {"bfloat16", "complex32", "uint16", "uint32", "uint64",
+_DTYPES = {d.name for d in _dtype.ALL_DTYPES} | {"bfloat16"}
+_TORCH_ONLY_DTYPES = {"complex32", "uint16", "uint32", "uint64",
                       "float8_e4m3fn", "float8_e5m2", "chalf", "qint8", "quint8", "qint32"}
 
 
@@ -194,7 +196,9 @@ class Unpickler:
                 and pid[1].path.removeprefix("torch.") in _STORAGES and isinstance(pid[2], str)
                 and type(pid[4]) is int and pid[4] >= 0):
             self.fail(f"data.pkl has an unsupported persistent id {str(pid)[:80]}")
-        dtype = xp.dtype(_STORAGES[pid[1].path.removeprefix("torch.")])
+        dtype = _dtype.to_np(_STORAGES[pid[1].path.removeprefix("torch.")])
+        if self.big_endian and dtype.name == "bfloat16":  # ml_dtypes' bfloat16 has no byte order to swap
+            self.fail("the file holds big-endian bfloat16 data, which ember does not read")
         return _Storage(dtype.newbyteorder(">") if self.big_endian else dtype, pid[2], pid[4])
 
     def storage_array(self, s: _Storage):
@@ -234,7 +238,7 @@ class Unpickler:
         t = Tensor._make(array)
         self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
         if requires_grad:
-            if array.dtype.kind not in "fc":
+            if np_kind(array.dtype) not in "fc":
                 self.fail(f"a tensor of dtype {array.dtype} cannot require grad")
             t.requires_grad_(True)
         return t

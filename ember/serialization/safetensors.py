@@ -15,6 +15,7 @@ import os
 import struct
 from typing import Any
 
+from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ._archive import checked_count
@@ -22,9 +23,9 @@ from ._atomic import write_atomically
 
 __all__ = ["save_file", "load_file", "save", "load"]
 
-# safetensors' dtype names for ember's dtypes (BF16, U16/U32/U64 and the float8s have no ember dtype)
+# safetensors' dtype names for ember's dtypes (U16/U32/U64 and the float8s have no ember dtype)
 _CODES = {"bool": "BOOL", "uint8": "U8", "int8": "I8", "int16": "I16", "int32": "I32", "int64": "I64",
-          "float16": "F16", "float32": "F32", "float64": "F64"}
+          "float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
 _NAMES = {v: k for k, v in _CODES.items()}
 MAX_HEADER = 100 * 2**20  # the reference implementation's limit
 
@@ -155,7 +156,7 @@ def _read(fh, size: int, what: str) -> dict[str, Tensor]:
                 and isinstance(info.get("data_offsets"), list) and len(info["data_offsets"]) == 2
                 and all(type(o) is int for o in info["data_offsets"])):
             fail(f"tensor {name!r} has a malformed entry {str(info)[:80]} (or a dtype ember does not have)")
-        dtype = xp.dtype(_NAMES[info["dtype"]]).newbyteorder("<")
+        dtype = _dtype.to_np(_NAMES[info["dtype"]]).newbyteorder("<")
         count = checked_count(tuple(info["shape"]), f"tensor {name}", fail)
         begin, end = info["data_offsets"]
         if not 0 <= begin <= end or end - begin != count * dtype.itemsize or start + end > size:

@@ -19,6 +19,8 @@ from ...ops.erf import half_erfc_abs_into
 
 
 class Pointwise(Node):
+    float32_compute = True
+
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
         self.saved = (deriv,)

@@ -8,6 +8,7 @@ kernel assigns the point to (noted per function).
 
 from __future__ import annotations
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -215,6 +216,7 @@ class PReLU(Node):
         return gx, gw
 
 
+@lower_precision
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x), weight with 1 element or one per channel (dim 1 of the input)."""
     if weight.ndim > 1:

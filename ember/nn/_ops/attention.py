@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._dtype import np_kind
 from ..._parallel import parallel_rows
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
@@ -45,6 +47,8 @@ def _sum_head_groups(g, groups: int):
 
 
 class ScaledDotProductAttention(Node):
+    float32_compute = True
+
     def forward(self, q, k, v, mask, scale, causal, dropout_p, groups):
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
         # scale the (L, E) queries rather than the (L, S) scores: one pass over the smaller array
@@ -116,7 +120,7 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
         )
-    if q.dtype.kind != "f":
+    if np_kind(q.dtype) != "f":
         raise RuntimeError(f"scaled_dot_product_attention: expected floating point inputs, got {query.dtype}")
     if q.shape[-1] != k.shape[-1]:
         raise RuntimeError(
@@ -167,6 +171,7 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, attn_mask, is_causa
     return groups
 
 
+@lower_precision
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:

@@ -8,7 +8,9 @@ weight of the (non-ignored) targets, as in PyTorch.
 
 from __future__ import annotations
 
+from ..._autocast import full_precision
 from ..._backend import xp
+from ..._dtype import np_kind
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -41,6 +43,8 @@ def _row_grad(g, denom, reduction: str, ignored):
 
 
 class CrossEntropy(Node):
+    float32_compute = True
+
     def forward(self, x, t, w, ignore_index, smoothing, reduction):
         m, c = x.shape
         logp = log_softmax_array(x, 1)
@@ -80,6 +84,7 @@ def _exp_times(logp, c, out) -> None:
 
 class SoftCrossEntropy(Node):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
+    float32_compute = True
 
     def forward(self, x, y, w, smoothing, reduction):
         c = x.shape[1]
@@ -103,6 +108,8 @@ class SoftCrossEntropy(Node):
 
 
 class NLL(Node):
+    float32_compute = True
+
     def forward(self, x, t, w, ignore_index, reduction):
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
@@ -119,7 +126,7 @@ class NLL(Node):
 def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
     x = input
-    if x._data.dtype.kind not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
+    if np_kind(x._data.dtype) not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
         raise NotImplementedError(f"{name}: input must hold floating-point scores (logits or log-probabilities), "
                                   f"got {input.dtype}")
     if x._data.ndim == 0:
@@ -158,6 +165,7 @@ def _check_classes(t, c: int, ignore_index: int) -> None:
                          f"ignore_index={ignore_index}).")
 
 
+@full_precision
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -182,6 +190,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return out.reshape(out_shape) if reduction == "none" else out
 
 
+@full_precision
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """-w[t] * input[t]: the negative log-likelihood of log-probabilities ``input`` (class dim 1)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ..._tensor import Tensor
@@ -249,6 +250,8 @@ def from_batch_last(a):
 
 
 class ConvNd(Node):
+    float32_compute = True
+
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2
         xb = _batch_last_padded(x, pads)
@@ -362,18 +365,21 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     return out.squeeze(0) if unbatched else out
 
 
+@lower_precision
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, C_in, L) with weight (C_out, C_in/groups, k)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@lower_precision
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, C_in, H, W) with weight (C_out, C_in/groups, kh, kw)."""
     return conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@lower_precision
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """3-d cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kd, kh, kw)."""

@@ -12,6 +12,7 @@ there is ``padding - output_padding`` (negative: the convolution reads only a pr
 
 from __future__ import annotations
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -30,6 +31,8 @@ from .linear import _check_same_dtype
 
 
 class ConvTransposeNd(Node):
+    float32_compute = True
+
     def forward(self, x, w, b, stride, pads, dilation, groups, out_sp):
         xb = to_batch_last(x)  # (C_in, *in, N)
         out = input_grad(xb, w, out_sp, stride, pads, dilation, groups)  # (C_out, *out, N)
@@ -108,12 +111,14 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     return out.squeeze(0) if unbatched else out
 
 
+@lower_precision
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution of (N, C_in, L) with weight (C_in, C_out/groups, k): the gradient of conv1d."""
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
+@lower_precision
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution of (N, C_in, H, W) with weight (C_in, C_out/groups, kh, kw): output size per dim
@@ -121,6 +126,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@lower_precision
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """3-d transposed convolution of (N, C_in, D, H, W) with weight (C_in, C_out/groups, kd, kh, kw)."""

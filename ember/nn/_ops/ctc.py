@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -115,6 +116,7 @@ def _lengths(value, name: str, n: int):
     return arr
 
 
+@full_precision
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """CTC loss of ``log_probs`` (T, N, C) (log_softmax outputs; or unbatched (T, C)) against ``targets`` (N, S)

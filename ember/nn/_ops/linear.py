@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
@@ -12,6 +13,8 @@ from ...ops.activation import col_sums
 
 
 class Linear(Node):
+    float32_compute = True
+
     def forward(self, x, w, b):
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
             out = xp.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(*x.shape[:-1], w.shape[0])
@@ -55,6 +58,7 @@ def _check_same_dtype(name: str, *tensors) -> None:
         )
 
 
+@lower_precision
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; input (*, in_features), weight (out_features, in_features)."""
     if weight._data.ndim != 2:
@@ -74,6 +78,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 class Bilinear(Node):
+    float32_compute = True
+
     def forward(self, x1, x2, w, b):
         # out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j]
         t = xp.matmul(x1, w.transpose(1, 0, 2).reshape(w.shape[1], -1)).reshape(x1.shape[0], w.shape[0], -1)

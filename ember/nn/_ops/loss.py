@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -36,6 +37,7 @@ def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
 
 class PointwiseLoss(Node):
     """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt)."""
+    float32_compute = True
 
     def forward(self, x, t, fn, reduction, params):
         need = self.needs_input_grad or (False, False)
@@ -137,6 +139,7 @@ def _kl_div(x, t, nx, nt, log_target):
     return t * (log_t - x), (-t if nx else None), (xp.where(t > 0, log_t + 1 - x, 0) if nt else None)
 
 
+@full_precision
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean squared error (x - y)^2."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -144,6 +147,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return _pointwise("mse_loss", input, target, _mse, reduction)
 
 
+@full_precision
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean absolute error |x - y| (gradient sign(x - y), 0 at ties)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -151,6 +155,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return _pointwise("l1_loss", input, target, _l1, reduction)
 
 
+@full_precision
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere; beta=0 is L1."""
@@ -163,6 +168,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta)
 
 
+@full_precision
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
     _check_reduction(reduction)
@@ -171,6 +177,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0)
 
 
+@full_precision
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1]; logs clamped at -100."""
@@ -184,6 +191,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True)
 
 
+@full_precision
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -198,6 +206,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw)
 
 
+@full_precision
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """target * (log target - input), input being log-probabilities; 'batchmean' divides the sum by the batch size.

@@ -13,6 +13,7 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
+from ..._dtype import np_kind
 from ..._tensor import Tensor
 from ...ops.activation import softmax
 from ...ops.shape import cat
@@ -30,7 +31,7 @@ def canonical_mask(mask: Tensor | None, name: str, dtype) -> Tensor | None:
     if m.dtype == xp.bool_:
         dt = _dtype.to_np(dtype)
         return Tensor._make(xp.where(m, dt.type(-xp.inf), dt.type(0)))
-    if m.dtype.kind != "f":
+    if np_kind(m.dtype) != "f":
         raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
     return mask
 

@@ -12,6 +12,7 @@ import math
 from functools import partial
 
 from ..._backend import xp
+from ..._dtype import np_kind
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -49,6 +50,7 @@ def _normalized_grad(gxhat, xhat, invstd, axes):
 
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
+    float32_compute = True
 
     def forward(self, x, w, b, mean, var, eps, stats=None):
         self.perm = _channel_major(x) if mean is None else None
@@ -225,6 +227,7 @@ class LayerNorm(Node):
     the weight and bias gradients, are matrix-vector products (BLAS, threaded) on the whole arrays instead of
     multiply-then-reduce passes; every other step writes into an array it already owns, on row chunks split
     among the intra-op threads (each row's arithmetic does not depend on the split)."""
+    float32_compute = True
 
     def forward(self, x, w, b, k, eps):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
@@ -320,6 +323,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 class RMSNorm(Node):
     """x / rms(x) * w over the trailing dims, on x as (rows, features); rms(x) = sqrt(mean(x^2) + eps)."""
+    float32_compute = True
 
     def forward(self, x, w, k, eps):
         feat = math.prod(x.shape[x.ndim - k:])
@@ -351,7 +355,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     """Divide by the root mean square over the trailing ``normalized_shape`` dims, then scale by weight.
     ``eps=None`` is the machine epsilon of the input's dtype (``finfo(input.dtype).eps``), as PyTorch."""
     shape = _normalized_shape("rms_norm", input, normalized_shape, weight=weight)
-    if input._data.dtype.kind != "f":
+    if np_kind(input._data.dtype) != "f":
         raise NotImplementedError(f"\"rms_norm\" not implemented for '{input.dtype.name}'")
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
@@ -359,6 +363,8 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 
 
 class GroupNorm(Node):
+    float32_compute = True
+
     def forward(self, x, w, b, groups, eps):
         n, c = x.shape[:2]
         shape = (1, c) + (1,) * (x.ndim - 2)

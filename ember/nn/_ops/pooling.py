@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp
+from ..._dtype import np_kind
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -64,7 +65,7 @@ def _copy_as(a, like):
 
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
-        xpad = pad_spatial(x, pads, -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min)
+        xpad = pad_spatial(x, pads, -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min)
         out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
         views = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]
         out = xp.empty_like(views[0])  # the input's memory order
@@ -124,6 +125,8 @@ class MaxPoolNd(Node):
 
 
 class AvgPoolNd(Node):
+    float32_compute = True
+
     def forward(self, x, kernel, stride, pads, divisor):
         nd = len(kernel)
         xpad = pad_spatial(x, pads)
@@ -263,6 +266,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 
 class AdaptiveAvgPool(Node):
+    float32_compute = True
+
     def forward(self, x, mats):
         self.mats, self.layout = mats, _layout(x)
         out = xp.matmul(x, mats[-1].T)

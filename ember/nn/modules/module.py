@@ -16,7 +16,7 @@ from typing import Any
 from ... import _dtype, _trace
 from ..._backend import xp
 from ..._device import check_device
-from ..._dtype import float16, float32, float64
+from ..._dtype import float16, float32, float64, np_kind
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
@@ -420,7 +420,7 @@ class Module:
         if not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
         target = dtype.np
-        return self._apply_to_tensors(lambda a: a.astype(target, copy=False) if a.dtype.kind == "f" else a)
+        return self._apply_to_tensors(lambda a: a.astype(target, copy=False) if np_kind(a.dtype) == "f" else a)
 
     def float(self) -> Module:
         return self.to(float32)
@@ -431,6 +431,9 @@ class Module:
     def half(self) -> Module:
         return self.to(float16)
 
+    def bfloat16(self) -> Module:
+        return self.to(_dtype.bfloat16)
+
     def cpu(self) -> Module:
         return self
 
@@ -440,7 +443,7 @@ class Module:
         from ..._legacy import type_
 
         target = type_(Tensor._make(xp.zeros(0, xp.float32)), dst_type)._data.dtype  # checks dst_type
-        if target.kind != "f" and any(True for _ in self.parameters()):
+        if np_kind(target) != "f" and any(True for _ in self.parameters()):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         return self._apply_to_tensors(lambda a: a.astype(target, copy=False))
 

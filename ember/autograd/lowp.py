@@ -1,0 +1,41 @@
+"""Half-precision inputs (bfloat16, float16) of ops that PyTorch's CPU kernels compute in float32.
+
+PyTorch's CPU kernels for reductions, matmul/linear/convolution, softmax, normalizations, losses and the
+activation functions load bfloat16/float16 values into float32, compute (and accumulate) there and round
+the result once. NumPy's own half-precision loops round after every step (and ml_dtypes' bfloat16 sum
+accumulates in bfloat16), so a node class that sets ``float32_compute = True`` gets float32 arrays in
+``forward``/``backward`` and its float32 results and gradients are rounded to the inputs' dtype, once.
+Elementwise arithmetic (add, mul, exp, ...) needs none of this: one ufunc computing in float32 and
+rounding is what NumPy's half loops and ml_dtypes already do.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._dtype import np_kind
+
+
+def widen(arrays: list) -> tuple:
+    """(half dtype, arrays with that dtype's arrays as float32) when every floating array has the same
+    2-byte dtype; (None, arrays) otherwise (a float32 operand already makes the op compute in float32)."""
+    low = None
+    for a in arrays:
+        if isinstance(a, xp.ndarray) and np_kind(a.dtype) in "fc":
+            if a.dtype.itemsize != 2 or (low is not None and low != a.dtype):
+                return None, arrays
+            low = a.dtype
+    return (None, arrays) if low is None else (low, to_float32(arrays, low))
+
+
+def to_float32(arrays, low) -> list:
+    """``arrays`` with those of dtype ``low`` as float32 (other entries unchanged)."""
+    return [a.astype(xp.float32) if isinstance(a, xp.ndarray) and a.dtype == low else a for a in arrays]
+
+
+def narrow(out, low):
+    """``out`` (an array, a scalar, None or a tuple of them) with its float32 arrays rounded to ``low``."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(narrow(o, low) for o in out)
+    if isinstance(out, (xp.ndarray, xp.generic)) and out.dtype == xp.float32:
+        return out.astype(low)
+    return out

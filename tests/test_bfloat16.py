@@ -1,0 +1,204 @@
+"""bfloat16 (and float16) tensors as PyTorch has them on the CPU: creation, conversions, promotion, ops
+computed in float32 and rounded once, autograd, nn modules and optimizers; results against torch within one
+bfloat16 ulp (most are bit-exact)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+F_OPS = {
+    "add": lambda m, x, y: x + y, "mul": lambda m, x, y: x * y, "div": lambda m, x, y: x / (y.abs() + 1),
+    "add_scalar": lambda m, x, y: x + 0.1, "pow": lambda m, x, y: x ** 2, "exp": lambda m, x, y: x.exp(),
+    "tanh": lambda m, x, y: x.tanh(), "sigmoid": lambda m, x, y: x.sigmoid(), "relu": lambda m, x, y: m.relu(x),
+    "sqrt": lambda m, x, y: (x.abs() + 0.1).sqrt(), "clamp": lambda m, x, y: x.clamp(-0.5, 0.5),
+    "sum": lambda m, x, y: (x * 30).sum(), "sum_dim": lambda m, x, y: (x * 30).sum(1),
+    "mean": lambda m, x, y: x.mean(0), "var": lambda m, x, y: x.var(1), "std": lambda m, x, y: x.std(),
+    "cumsum": lambda m, x, y: x.cumsum(1), "norm": lambda m, x, y: x.norm(), "max": lambda m, x, y: x.max(1).values,
+    "logsumexp": lambda m, x, y: x.logsumexp(1),
+    "matmul": lambda m, x, y: x @ y.T, "bmm": lambda m, x, y: m.bmm(x[None], y.T[None]),
+    "linear": lambda m, x, y: m.nn.functional.linear(x, y, y[0, :4] if y.shape[0] == 4 else None),
+    "einsum": lambda m, x, y: m.einsum("ij,kj->ik", x, y),
+    "gelu": lambda m, x, y: m.nn.functional.gelu(x), "gelu_tanh": lambda m, x, y: m.nn.functional.gelu(x, approximate="tanh"),
+    "silu": lambda m, x, y: m.nn.functional.silu(x),
+    "softmax": lambda m, x, y: x.softmax(-1), "log_softmax": lambda m, x, y: x.log_softmax(-1),
+    "layer_norm": lambda m, x, y: m.nn.functional.layer_norm(x, (16,), y[0], y[1]),
+    "cross_entropy": lambda m, x, y: m.nn.functional.cross_entropy(x, m.tensor([1, 2, 3, 0, 5, 7])),
+    "mse": lambda m, x, y: m.nn.functional.mse_loss(x, y),
+    "conv1d": lambda m, x, y: m.nn.functional.conv1d(x[None], y.reshape(6, 16, 1)[:, :6].reshape(6, 6, 1) * 0 +
+                                                      y[:, :6].reshape(6, 6, 1)),
+    "sdpa": lambda m, x, y: m.nn.functional.scaled_dot_product_attention(x[None], y[None], y[None], is_causal=True),
+    "embedding": lambda m, x, y: m.nn.functional.embedding(m.tensor([1, 4]), x),
+}
+
+
+def bf16_ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a - b| in bfloat16 ulps of the larger magnitude (a and b: float32 arrays of bfloat16 values)."""
+    mag = np.maximum(np.abs(a), np.abs(b)).astype(np.float64)
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(mag, 2.0 ** -126))) - 7)
+    return np.abs(a.astype(np.float64) - b) / ulp
+
+
+def values(t) -> np.ndarray:
+    return t.detach().float().numpy()
+
+
+def assert_bf16_close(e, t, name=""):
+    """Every element within one bfloat16 ulp of torch's."""
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (name, e.dtype, t.dtype)
+    assert tuple(e.shape) == tuple(t.shape), name
+    ulps = bf16_ulps(values(e), values(t))
+    assert ulps.max(initial=0) <= 1, f"{name}: {ulps.max()} bfloat16 ulps apart"
+
+
+def assert_grad_close(e, t, name=""):
+    """Within two bfloat16 ulps of the gradient's largest element: PyTorch's backward formulas round some
+    intermediate steps to bfloat16 (logsumexp's, softmax's), where ember's round once."""
+    assert e.dtype == ember.bfloat16 and tuple(e.shape) == tuple(t.shape), name
+    top = np.abs(values(t)).max()
+    assert np.abs(values(e) - values(t)).max() <= 2 * 2.0 ** (np.floor(np.log2(max(top, 2.0 ** -126))) - 7), name
+
+
+def inputs(m, dtype, grad=False):
+    rng = np.random.default_rng(0)
+    x = m.tensor(rng.standard_normal((6, 16)).astype(np.float32), dtype=getattr(m, dtype), requires_grad=grad)
+    y = m.tensor(rng.standard_normal((6, 16)).astype(np.float32), dtype=getattr(m, dtype), requires_grad=grad)
+    return x, y
+
+
+@pytest.mark.parametrize("name", list(F_OPS))
+def test_ops_and_gradients_match_torch(name):
+    results = {}
+    for m in (torch, ember):
+        x, y = inputs(m, "bfloat16", grad=True)
+        out = F_OPS[name](m, x, y)
+        g = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
+        out.backward(m.tensor(g, dtype=m.bfloat16))
+        results[m] = (out, x.grad, y.grad)
+    (eo, egx, egy), (to, tgx, tgy) = results[ember], results[torch]
+    assert_bf16_close(eo, to, name)
+    for eg, tg in ((egx, tgx), (egy, tgy)):
+        assert (eg is None) == (tg is None), name
+        if tg is not None:
+            assert_grad_close(eg, tg, name + " grad")
+
+
+def test_reductions_accumulate_in_float32_and_round_once():
+    # 4096 values of 1.0 plus one of 2**-6: bfloat16 accumulation would stop at 256
+    for m in (torch, ember):
+        x = m.ones(4096, dtype=m.bfloat16)
+        assert x.sum().item() == 4096.0 and x.mean().item() == 1.0
+    a = np.random.default_rng(3).standard_normal((64, 300)).astype(np.float32)
+    e, t = ember.tensor(a, dtype=ember.bfloat16), torch.tensor(a, dtype=torch.bfloat16)
+    assert values(e.sum(1)).tobytes() == values(t.sum(1)).tobytes()
+    assert values(e @ e.T).tobytes() == values(t @ t.T).tobytes()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.tensor([[1.1, -2.7], [3.3, 1e-3]], dtype=m.bfloat16), lambda m: m.tensor([1.7, 2.2]).bfloat16(),
+    lambda m: m.tensor([1.7, 2.2]).to(m.bfloat16), lambda m: m.zeros(2, 3, dtype=m.bfloat16),
+    lambda m: m.ones(2, dtype=m.bfloat16), lambda m: m.full((3,), 1.3, dtype=m.bfloat16),
+    lambda m: m.arange(0, 300, 7, dtype=m.bfloat16), lambda m: m.arange(0, 3, 0.25, dtype=m.bfloat16),
+    lambda m: m.tensor([1.7, 2.2], dtype=m.float16).to(m.bfloat16),
+    lambda m: m.tensor([1.7, 2.2], dtype=m.bfloat16).half(), lambda m: m.tensor([1.7, 2.2], dtype=m.bfloat16).double(),
+    lambda m: m.tensor([3e38, -1e-40, float("inf"), float("nan")], dtype=m.bfloat16),
+    lambda m: m.tensor([257, 513]).to(m.bfloat16),
+], ids=["tensor", "method", "to", "zeros", "ones", "full", "arange", "arange_float", "from_half", "to_half",
+        "to_double", "extremes", "from_int"])
+def test_creation_and_conversions_give_torchs_bits(make):
+    e, t = make(ember), make(torch)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    np.testing.assert_array_equal(values(e), values(t))
+
+
+def test_random_creation_makes_bfloat16():
+    for make in (ember.randn, ember.rand, ember.empty):
+        assert make(3, 2, dtype=ember.bfloat16).dtype == ember.bfloat16
+    assert ember.randint(0, 5, (3,), dtype=ember.bfloat16).dtype == ember.bfloat16
+
+
+def test_finfo_repr_item_tolist_numpy_as_torch():
+    for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(ember.finfo(ember.bfloat16), attr) == getattr(torch.finfo(torch.bfloat16), attr), attr
+    a = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    for scale in (1, 1000, 1e-3):
+        e, t = ember.tensor(a * scale, dtype=ember.bfloat16), torch.tensor(a * scale, dtype=torch.bfloat16)
+        assert repr(e) == repr(t).replace("torch.", "ember.")
+    assert e[0, 0].item() == t[0, 0].item() and e.tolist() == t.tolist()
+    for x in (t, e):
+        with pytest.raises(TypeError, match="Got unsupported ScalarType BFloat16"):
+            x.numpy()
+    assert e.element_size() == 2 and e.is_floating_point() and ember.bfloat16.itemsize == 2
+
+
+@pytest.mark.parametrize("other", ["float32", "float16", "float64", "int64", "int8", "bool", "pyfloat", "pyint",
+                                   "scalar_tensor_f32"])
+def test_type_promotion_as_torch(other):
+    def result(m):
+        x = m.ones(2, dtype=m.bfloat16)
+        o = {"pyfloat": 0.5, "pyint": 3, "scalar_tensor_f32": m.tensor(2.0)}.get(other)
+        return (x + (m.ones(2, dtype=getattr(m, other)) if o is None else o)).dtype
+
+    assert str(result(ember)).split(".")[-1] == str(result(torch)).split(".")[-1]
+    assert str(ember.promote_types(ember.bfloat16, ember.float16)) == "ember.float32"
+
+
+def _train(m, dtype_name, opt_name):
+    m.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = m.nn.Sequential(m.nn.Linear(8, 16), m.nn.GELU(), m.nn.LayerNorm(16), m.nn.Linear(16, 4))
+    with m.no_grad():
+        for p in model.parameters():
+            p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+    model = model.bfloat16() if dtype_name == "bfloat16" else model.half()
+    x = m.tensor(rng.standard_normal((5, 8)).astype(np.float32), dtype=getattr(m, dtype_name))
+    y = m.tensor([0, 1, 2, 3, 1])
+    opt = m.optim.AdamW(model.parameters(), lr=1e-2) if opt_name == "adamw" else m.optim.SGD(
+        model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = m.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    return losses, list(model.parameters())
+
+
+@pytest.mark.parametrize("opt_name", ["adamw", "sgd"])
+def test_training_a_bfloat16_model_follows_torch(opt_name):
+    (el, ep), (tl, tp) = _train(ember, "bfloat16", opt_name), _train(torch, "bfloat16", opt_name)
+    for e, t in zip(el, tl):
+        assert e.dtype == ember.bfloat16
+        assert abs(e.item() - t.item()) <= 2 * 2 ** -7 * abs(t.item())
+    for e, t in zip(ep, tp):
+        assert e.dtype == ember.bfloat16 and e.grad.dtype == ember.bfloat16
+        # three steps of an optimizer whose updates round in bfloat16: a few ulps of the largest weight
+        assert np.abs(values(e) - values(t)).max() <= 4 * 2 ** -7 * np.abs(values(t)).max()
+
+
+def test_half_model_trains_in_float16():
+    (_, ep), (_, tp) = _train(ember, "float16", "sgd"), _train(torch, "float16", "sgd")
+    for e, t in zip(ep, tp):
+        assert e.dtype == ember.float16
+        np.testing.assert_allclose(values(e), values(t), rtol=5e-3, atol=5e-3)
+
+
+def test_float16_reductions_and_matmul_accumulate_in_float32_as_torch():
+    a = np.random.default_rng(3).standard_normal((64, 300)).astype(np.float32)
+    e, t = ember.tensor(a, dtype=ember.float16), torch.tensor(a, dtype=torch.float16)
+    np.testing.assert_array_equal(e.sum(1).numpy(), t.sum(1).numpy())
+    got, want = (e @ e.T).numpy(), (t @ t.T).numpy()  # one float16 ulp: PyTorch's GEMM sums in another order
+    assert (np.abs(got.astype(np.float32) - want) <= np.spacing(np.abs(want))).all()
+    assert ember.ones(4096, dtype=ember.float16).sum().item() == 4096.0
+
+
+def test_ml_dtypes_arrays_become_bfloat16_tensors():
+    import ml_dtypes
+
+    a = np.array([1.5, -2.0, 3.25], dtype=ml_dtypes.bfloat16)
+    for make in (ember.tensor, ember.as_tensor, ember.from_numpy):
+        t = make(a)
+        assert t.dtype == ember.bfloat16 and t.tolist() == [1.5, -2.0, 3.25]
+    assert ember.from_numpy(a)._data is a  # shares memory, as from_numpy does
