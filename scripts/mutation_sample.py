@@ -50,7 +50,7 @@ TARGETS = {
     "ember/nn/_ops/activation.py": ["tests/test_nn_layers.py"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": _OPTIM_TESTS,
-    "ember/optim/optimizer.py": _OPTIM_TESTS,
+    "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py"],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
     "ember/optim/rmsprop.py": _OPTIM_TESTS,
     "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
