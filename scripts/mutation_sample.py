@@ -46,7 +46,7 @@ TARGETS = {
     "ember/ops/linalg.py": ["tests/test_ops_matrix_sort.py", "tests/test_ops_more.py"],
     "ember/nn/_ops/loss.py": ["tests/test_nn_losses.py"],
     "ember/nn/_ops/classification.py": ["tests/test_nn_losses.py"],
-    "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py"],
+    "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py", "tests/test_nn_instance_norm.py"],
     "ember/nn/_ops/activation.py": ["tests/test_nn_layers.py"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": _OPTIM_TESTS,
