@@ -30,7 +30,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# module (relative to the repository) -> the test files that cover it
+# the optimizers' tests: options and errors, and the fast update against the reference and PyTorch
+_OPTIM_TESTS = ["tests/test_optim.py", "tests/test_optim_more.py",
+                "tests/test_fast_paths.py::test_fast_step_matches_reference",
+                "tests/test_fast_paths.py::test_fast_and_reference_steps_match_torch"]
+
+# module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py"],
@@ -41,16 +46,22 @@ TARGETS = {
     "ember/ops/linalg.py": ["tests/test_ops_matrix_sort.py", "tests/test_ops_more.py"],
     "ember/nn/_ops/loss.py": ["tests/test_nn_losses.py"],
     "ember/nn/_ops/classification.py": ["tests/test_nn_losses.py"],
-    "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py"],
+    "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py", "tests/test_nn_instance_norm.py"],
     "ember/nn/_ops/activation.py": ["tests/test_nn_layers.py"],
-    "ember/optim/sgd.py": ["tests/test_optim.py"],
-    "ember/optim/adam.py": ["tests/test_optim.py"],
-    "ember/optim/optimizer.py": ["tests/test_optim.py"],
-    "ember/optim/rmsprop.py": ["tests/test_optim.py", "tests/test_optim_more.py"],
-    "ember/optim/adagrad.py": ["tests/test_optim.py", "tests/test_optim_more.py"],
+    "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
+    "ember/optim/adam.py": _OPTIM_TESTS,
+    "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py"],
+    "ember/optim/_helpers.py": _OPTIM_TESTS,
+    "ember/optim/rmsprop.py": _OPTIM_TESTS,
+    "ember/optim/adagrad.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
+    "ember/optim/adadelta.py": _OPTIM_TESTS,
+    "ember/optim/adamax.py": _OPTIM_TESTS,
+    "ember/optim/nadam.py": _OPTIM_TESTS,
+    "ember/optim/radam.py": _OPTIM_TESTS,
     "ember/utils/data/sampler.py": ["tests/test_data_samplers.py", "tests/test_data.py"],
     "ember/utils/data/distributed.py": ["tests/test_distributed_sampler.py"],
-    "ember/serialization/_torch_unpickle.py": ["tests/test_serialization_interop.py"],
+    "ember/serialization/_torch_unpickle.py": ["tests/test_serialization_interop.py",
+                                               "tests/test_serialization_hostile.py"],
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py"],
     "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_ddp.py"],
     "ember/distributed/lockstep.py": ["tests/test_lockstep.py"],

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 
 import numpy as np
@@ -36,6 +37,12 @@ CONFIGS = [
     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1)),
     ("Adagrad", dict(lr=0.1, weight_decay=0.1, maximize=True)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ]
 
 
@@ -44,14 +51,19 @@ def _params(seed=0, shapes=SHAPES, dtype=np.float32):
     return [ember.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
 
 
+# gradients that grow, shrink and change sign from step to step, so that running maxima (Adamax, AMSGrad),
+# the centered variance and RAdam's switch to the rectified step (from step 6) are all exercised
+SCALES = (1.0, -3.0, 0.5, -0.02, 2.0, -0.001, 0.3, -1.5)
+
+
 def _set_grads(params, step, missing=()):
     rng = np.random.default_rng(100 + step)
     for i, p in enumerate(params):
-        g = rng.standard_normal(p.shape).astype(p._data.dtype)
+        g = (rng.standard_normal(p.shape) * SCALES[step % len(SCALES)]).astype(p._data.dtype)
         p.grad = None if i in missing else ember.tensor(g)
 
 
-def _train(name, kwargs, foreach, steps=5, missing=lambda step: (), groups=None, shapes=SHAPES):
+def _train(name, kwargs, foreach, steps=8, missing=lambda step: (), groups=None, shapes=SHAPES):
     params = _params(shapes=shapes)
     spec = [{"params": [params[i] for i in idx], **opts} for idx, opts in groups] if groups else params
     if foreach is False:
@@ -93,23 +105,46 @@ TORCH_CONFIGS = [
     ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.05, decoupled_weight_decay=True, maximize=True)),
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.01, weight_decay=0.2, amsgrad=True, betas=(0.5, 0.9))),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-3, weight_decay=0.1, maximize=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9)),
+    ("RMSprop", dict(lr=0.01, centered=True, alpha=0.8)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.05, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.3, initial_accumulator_value=0.2, eps=1e-3)),
+    ("Adagrad", dict(lr=0.1, weight_decay=0.1, maximize=True, lr_decay=0.05)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.5, eps=1e-3)),
+    ("Adadelta", dict(lr=2.0, rho=0.95, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.05, betas=(0.5, 0.8), eps=1e-3)),
+    ("Adamax", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-4, momentum_decay=0.1)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), eps=1e-4)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, betas=(0.8, 0.9))),
 ]
 
 
 @pytest.mark.parametrize("foreach", [None, False], ids=["fast", "reference"])
 @pytest.mark.parametrize("name,kwargs", TORCH_CONFIGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(TORCH_CONFIGS)])
 def test_fast_and_reference_steps_match_torch(name, kwargs, foreach, monkeypatch):
-    """Both implementations against PyTorch over several steps (a parameter missing its gradient at some),
-    and ``foreach=False`` really runs the ``_single_tensor_*`` reference."""
-    module = ember.optim.sgd if name == "SGD" else ember.optim.adam
-    reference = getattr(module, "_single_tensor_sgd" if name == "SGD" else "_single_tensor_adam")
+    """Both implementations against PyTorch over eight steps of growing, shrinking and sign-changing gradients
+    (a parameter missing its gradient at one), and ``foreach=False`` really runs the ``_single_tensor_*``
+    reference."""
+    module = sys.modules[getattr(ember.optim, name).__module__]
+    reference = getattr(module, "_single_tensor_" + module.__name__.rsplit(".", 1)[1])
     calls = []
     monkeypatch.setattr(module, reference.__name__, lambda *a, **k: calls.append(1) or reference(*a, **k))
     params = _params()
     tparams = [torch.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
     opt = getattr(ember.optim, name)(params, foreach=foreach, **kwargs)
     topt = getattr(torch.optim, name)(tparams, foreach=False, **kwargs)
-    for step in range(5):
+    for step in range(len(SCALES)):
         _set_grads(params, step, missing=(1,) if step == 2 else ())
         for p, t in zip(params, tparams):
             t.grad = None if p.grad is None else torch.tensor(p.grad.numpy().copy())
@@ -119,6 +154,7 @@ def test_fast_and_reference_steps_match_torch(name, kwargs, foreach, monkeypatch
     for p, t in zip(params, tparams):
         assert_close(p, t, atol=1e-6, rtol=1e-5)
     for p, t in zip(params, tparams):
+        assert opt.state[p].keys() == topt.state[t].keys()
         for key, value in topt.state[t].items():
             assert_close(opt.state[p][key], value, atol=1e-6, rtol=1e-5, msg=key)
 

@@ -327,3 +327,22 @@ def test_small_cnn_end_to_end():
 ])
 def test_repr_matches_torch(factory):
     assert repr(factory(ember)) == repr(factory(torch))
+
+
+def test_functional_batch_norm_default_momentum_moves_the_running_stats_like_torch():
+    x = randn(6, 3, 4)
+    stats = {}
+    for m in (ember, torch):
+        mean, var = m.zeros(3), m.ones(3)
+        out = m.nn.functional.batch_norm(m.tensor(x), mean, var, training=True)
+        stats[m] = (out, mean, var)
+    for a, b in zip(stats[ember], stats[torch]):
+        assert_close(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+@pytest.mark.parametrize("shape", [(2, 6, 4), (2, 4, 3, 3), (1, 3, 2, 2, 2)])
+def test_local_response_norm(size, shape):
+    kwargs = dict(alpha=0.5, beta=0.75, k=1.5)  # alpha large enough for every window's term to show
+    compare_module(nn.LocalResponseNorm(size, **kwargs), torch.nn.LocalResponseNorm(size, **kwargs), randn(*shape),
+                   atol=1e-5)

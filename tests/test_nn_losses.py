@@ -20,6 +20,36 @@ def loss_check(name, specs, reduction, *, positive=False, target_grad=True, atol
     check(fn, specs, positive=positive, atol=atol, grad=target_grad)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: nn.functional.mse_loss(ember.ones(2), ember.zeros(2), size_average=False),
+    lambda: nn.functional.nll_loss(ember.zeros(2, 3), ember.tensor([0, 1]), reduce=False),
+    lambda: nn.MSELoss(size_average=False),
+    lambda: nn.CrossEntropyLoss(reduce=False),
+    lambda: nn.SmoothL1Loss(size_average=True, beta=0.5),
+])
+def test_legacy_reduction_flags_warn_at_the_callers_line(make):
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated") as record:
+        make()
+    assert [w.filename for w in record] == [__file__]
+
+
+def test_losses_without_grad_compute_no_derivative(monkeypatch):
+    """Under no_grad, or with no input requiring grad, a loss computes its value only; each derivative only when
+    that input needs it."""
+    from ember.nn._ops import loss
+
+    asked = []
+    mse = loss._mse
+    monkeypatch.setattr(loss, "_mse", lambda x, t, nx, nt: asked.append((nx, nt)) or mse(x, t, nx, nt))
+    x, t = ember.randn(3, requires_grad=True), ember.randn(3)
+    nn.functional.mse_loss(x.detach(), t)
+    with ember.no_grad():
+        nn.functional.mse_loss(x, t)
+    nn.functional.mse_loss(x, t)
+    nn.functional.mse_loss(t, x)
+    assert asked == [(False, False), (False, False), (True, False), (False, True)]
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("name,kwargs", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {}),
                                          ("smooth_l1_loss", {"beta": 0.5}), ("smooth_l1_loss", {"beta": 0.0}),
@@ -186,3 +216,11 @@ def test_one_hot():
     assert_close(nn.functional.one_hot(ember.tensor(t), 6), torch.nn.functional.one_hot(torch.tensor(t), 6))
     with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
         nn.functional.one_hot(ember.tensor([3]), 2)
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_ignored_targets_never_index_a_class(name):
+    """Ignored rows pick no class: one class only, and an ignored row whose other classes are -inf."""
+    inf = float("-inf")
+    for logits, target in (([[-1.0], [-2.0], [0.5]], [0, -100, 0]), ([[-1.0, inf], [0.0, inf]], [0, -100])):
+        check(lambda m, x, t=target: getattr(m.nn.functional, name)(x, m.tensor(t)), [np.array(logits, np.float32)])

@@ -60,6 +60,20 @@ def test_pow_scalar(fn):
     check(fn, [(3, 4)], positive=True)
 
 
+@pytest.mark.parametrize("exponent", [0, 1, 3])
+def test_integer_tensors_to_non_negative_integer_powers(exponent):
+    a = np.array([[-3, 0, 2], [5, -1, 7]], dtype=np.int64)
+    assert_close(ember.tensor(a) ** exponent, torch.tensor(a) ** exponent)
+    assert_close(ember.pow(ember.tensor(a), exponent), torch.pow(torch.tensor(a), exponent))
+
+
+def test_integer_tensors_to_negative_integer_powers_raise_like_torch():
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        torch.tensor([2, 3]) ** -1
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        ember.tensor([2, 3]) ** -1
+
+
 def test_pow_zero_base_grad():
     # 0 ** 2 has gradient 0; 0 ** b w.r.t. b is 0 for b > 0 (PyTorch's convention)
     a = np.array([0.0, 1.0, 2.0], dtype=np.float32)

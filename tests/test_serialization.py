@@ -265,3 +265,18 @@ def test_missing_file_is_file_not_found(tmp_path):
 def test_tensors_refuse_pickle():
     with pytest.raises(TypeError, match="ember.save"):
         pickle.dumps(ember.zeros(2))
+
+
+def test_nesting_is_read_up_to_the_bound_and_refused_past_it():
+    from ember.serialization._archive import MAX_DEPTH
+
+    def nested(levels):
+        x = 1
+        for _ in range(levels):
+            x = [x]
+        return x
+    assert round_trip(nested(MAX_DEPTH)) == nested(MAX_DEPTH)
+    buf = io.BytesIO()
+    ember.save(nested(MAX_DEPTH + 1), buf)
+    with pytest.raises(RuntimeError, match=f"nests deeper than {MAX_DEPTH} levels"):
+        ember.load(io.BytesIO(buf.getvalue()))

@@ -8,6 +8,7 @@ process under a memory limit, so a regression fails the test instead of the test
 import io
 import json
 import os
+import pickle
 import resource
 import struct
 import subprocess
@@ -256,3 +257,44 @@ def test_the_memory_limit_helper_is_enforced(tmp_path):
     result = in_child("bytearray(3 * 2**30)", b"", tmp_path)
     assert result.returncode != 0 and "MemoryError" in result.stderr
     assert resource.RLIMIT_AS  # the platform has the limit
+
+
+# ------------------------------------------------------------------------------------ crafted pickles
+CRAFTED = {
+    "a string longer than the file": (b"\x80\x02X\x10\x00\x00\x00ab.", "truncated"),
+    "an integer longer than the file": (b"\x80\x02\x8a\x10ab.", "truncated"),
+    "a negative length": (b"\x80\x02\x8b\xf0\xff\xff\xffab.", "truncated"),
+    "no STOP": (b"\x80\x02K\x05", "truncated"),
+    "BINPUT on an empty stack": (b"\x80\x02q\x00K\x05.", "stack underflow"),
+    "MEMOIZE on an empty stack": (b"\x80\x04\x94K\x05.", "stack underflow"),
+    "REDUCE on an empty stack": (b"\x80\x02K\x01R.", "stack underflow"),
+    "APPENDS without a mark": (b"\x80\x02K\x01e.", "no mark"),
+}
+
+
+@pytest.mark.parametrize("name", CRAFTED)
+def test_crafted_and_truncated_pickles_are_refused_with_the_reason(name):
+    pkl, reason = CRAFTED[name]
+    refused(torch_file(pkl), reason)
+
+
+@pytest.mark.parametrize("pkl", [b"\x80\x02K\x05q\x00.", b"\x80\x04K\x05\x94.", b"\x80\x04K\x05\x94h\x00\x86."])
+def test_memo_opcodes_on_a_value_load(pkl):
+    """BINPUT (protocol 2, torch.save's) and MEMOIZE (protocol 4) memoize the top of the stack; GET reads it."""
+    assert ember.load(io.BytesIO(torch_file(pkl))) == pickle.loads(pkl)
+
+
+@pytest.mark.parametrize("cut", [0.25, 0.5, 0.9])
+def test_a_truncated_torch_file_is_refused(cut):
+    """A torch.save file whose data.pkl lost its end (a partial download) is refused as truncated."""
+    whole = torch_bytes_of({"weight": torch.ones(3), "step": 7, "name": "layer" * 20})
+
+    def cut_pickle(members):
+        return [(n, b[:int(len(b) * cut)] if n.endswith("data.pkl") else b) for n, b in members]
+    refused(rezip(whole, cut_pickle), "truncated")
+
+
+def torch_bytes_of(obj, **kwargs) -> bytes:
+    buf = io.BytesIO()
+    torch.save(obj, buf, **kwargs)
+    return buf.getvalue()

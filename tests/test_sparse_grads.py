@@ -117,6 +117,7 @@ OPTIMIZERS = [
     ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
     ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.3, maximize=True)),
     ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2, maximize=True)),
+    ("Adagrad", dict(lr=0.1, eps=0.5, lr_decay=0.5)),  # an eps and a decay large enough to show in the result
     ("SparseAdam", dict(lr=0.1)), ("SparseAdam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, maximize=True)),
 ]
 

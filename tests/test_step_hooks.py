@@ -51,9 +51,11 @@ def test_pre_hook_may_replace_the_arguments_and_must_return_a_pair(fw):
     h = opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": lambda: calls.append(1) or fw.tensor(2.0)}))
     assert float(opt.step()) == 2.0 and calls == [1]
     h.remove()
-    opt.register_step_pre_hook(lambda o, a, k: "nonsense")
-    with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwargs\\)"):
-        opt.step()
+    for bad in ("nonsense", "ab", [(), {}], ((), {}, None)):  # a pair must be a tuple, a tuple must be a pair
+        h = opt.register_step_pre_hook(lambda o, a, k, bad=bad: bad)
+        with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwargs\\)"):
+            opt.step()
+        h.remove()
 
 
 def test_overriding_step_calling_super_runs_the_hooks_once():

@@ -1,4 +1,5 @@
-"""Small pieces shared by the Adam-family optimizers (Adam, Adamax, NAdam, RAdam, SparseAdam): argument checks, lerp."""
+"""Small pieces shared by the Adam-family optimizers (Adam, Adamax, NAdam, RAdam, SparseAdam): argument checks,
+the moment updates, the references' weight decay."""
 
 from __future__ import annotations
 
@@ -25,3 +26,14 @@ def second_moment_(v, g, beta2: float, tmp) -> None:
     xp.multiply(g, g, out=tmp)
     tmp *= 1 - beta2
     v += tmp
+
+
+def adam_family_grad(param, grad, *, lr: float, weight_decay: float, decoupled_weight_decay: bool):
+    """The references' weight decay (PyTorch's order): AdamW's ``param *= 1 - lr * weight_decay`` in place when
+    ``decoupled_weight_decay``, else the L2 term ``grad + weight_decay * param``; returns the gradient to follow."""
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param *= 1 - lr * weight_decay
+        else:
+            grad = grad + weight_decay * param
+    return grad

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, state_arrays, step_counter
 
 
 class Adadelta(Optimizer):
@@ -29,7 +29,9 @@ class Adadelta(Optimizer):
         eps: added inside the square roots (default: 1e-6).
         weight_decay: L2 penalty added to the gradient (default: 0).
         maximize: maximize the objective instead of minimizing it (default: False).
-        foreach, capturable, differentiable: accepted for PyTorch compatibility.
+        foreach: ``False`` runs the readable reference ``_single_tensor_adadelta``, as PyTorch's single-tensor
+            path; otherwise the threaded in-place update runs (the same arithmetic).
+        capturable, differentiable: accepted for PyTorch compatibility.
 
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
     """
@@ -50,6 +52,12 @@ class Adadelta(Optimizer):
         state["square_avg"] = Tensor._make(xp.zeros_like(p))
         state["acc_delta"] = Tensor._make(xp.zeros_like(p))
 
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        _single_tensor_adadelta(params, grads, state_arrays(states, "square_avg"), state_arrays(states, "acc_delta"),
+                                state_arrays(states, "step"), lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                                weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return True
+
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         rho, eps = group["rho"], group["eps"]
         state["step"]._data += 1
@@ -69,3 +77,21 @@ class Adadelta(Optimizer):
         xp.multiply(delta, delta, out=tmp)
         add_scaled(u, tmp, 1 - rho, tmp)
         add_scaled(p, delta, -group["lr"], tmp)
+
+
+def _single_tensor_adadelta(params: list, grads: list, square_avgs: list, acc_deltas: list, state_steps: list, *,
+                            lr: float, rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
+    """The reference Adadelta step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
+    arrays ``params`` and the state arrays (``state_steps``: 0-d arrays)."""
+    for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
+        step += 1
+        grad = -grad if maximize else grad
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        square_avg *= rho
+        square_avg += (1 - rho) * grad * grad
+        std = xp.sqrt(square_avg + eps)
+        delta = xp.sqrt(acc_delta + eps) / std * grad
+        acc_delta *= rho
+        acc_delta += (1 - rho) * delta * delta
+        param -= lr * delta

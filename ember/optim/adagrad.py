@@ -8,7 +8,7 @@ from typing import Any
 from .._backend import xp
 from .._sparse import update_rows
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, state_arrays, step_counter
 
 
 class Adagrad(Optimizer):
@@ -28,7 +28,10 @@ class Adagrad(Optimizer):
         weight_decay: L2 penalty added to the gradient (default: 0).
         initial_accumulator_value: starting value of the squared-gradient sum (default: 0).
         eps: added to the denominator for numerical stability (default: 1e-10).
-        foreach, maximize, differentiable, fused: as in PyTorch (only ``maximize`` changes the update).
+        maximize: maximize the objective instead of minimizing it (default: False).
+        foreach: ``False`` runs the readable reference ``_single_tensor_adagrad``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        differentiable, fused: accepted for PyTorch compatibility.
 
     State per parameter (created at construction, as in PyTorch): ``step``, ``sum``.
     Difference from PyTorch: a group's own ``initial_accumulator_value`` is honoured (PyTorch
@@ -57,6 +60,12 @@ class Adagrad(Optimizer):
         state["step"] = step_counter()
         state["sum"] = Tensor._make(xp.full_like(p, group["initial_accumulator_value"]))
 
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        _single_tensor_adagrad(params, grads, state_arrays(states, "sum"), state_arrays(states, "step"),
+                               lr=group["lr"], weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                               eps=group["eps"], maximize=group["maximize"])
+        return True
+
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         step = state["step"]._data
         step += 1
@@ -84,3 +93,19 @@ class Adagrad(Optimizer):
         total_rows += values * values
         total[rows] = total_rows
         update_rows(p, g, values / (xp.sqrt(total_rows) + group["eps"]), -clr)
+
+
+def _single_tensor_adagrad(params: list, grads: list, state_sums: list, state_steps: list, *, lr: float,
+                           weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
+    """The reference dense Adagrad step (``foreach=False``), parameter by parameter, as PyTorch's: in place on
+    the arrays ``params`` and the state arrays (``state_steps``: 0-d arrays)."""
+    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
+        step_t += 1
+        step = float(step_t)
+        grad = -grad if maximize else grad
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sum += grad * grad
+        std = xp.sqrt(state_sum) + eps
+        param -= clr * (grad / std)

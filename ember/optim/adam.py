@@ -10,7 +10,7 @@ from typing import Any
 from .._backend import xp
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ._helpers import check_betas, lerp_, second_moment_
+from ._helpers import adam_family_grad, check_betas, lerp_, second_moment_
 from .optimizer import (
     Optimizer,
     adam_family_decay,
@@ -111,11 +111,8 @@ def _single_tensor_adam(params: list, grads: list, exp_avgs: list, exp_avg_sqs: 
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
         step_t += 1
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param *= 1 - lr * weight_decay
-            else:
-                grad = grad + weight_decay * param
+        grad = adam_family_grad(param, grad, lr=lr, weight_decay=weight_decay,
+                                decoupled_weight_decay=decoupled_weight_decay)
         exp_avg += (1 - beta1) * (grad - exp_avg)  # PyTorch's lerp_(grad, 1 - beta1)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * grad * grad

@@ -8,7 +8,7 @@ from typing import Any
 from .._backend import xp
 from .._tensor import Tensor
 from ._helpers import check_betas, lerp_
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, state_arrays, step_counter
 
 
 class Adamax(Optimizer):
@@ -29,7 +29,9 @@ class Adamax(Optimizer):
         eps: added to ``|g|`` for numerical stability (default: 1e-8).
         weight_decay: L2 penalty added to the gradient (default: 0).
         maximize: maximize the objective instead of minimizing it (default: False).
-        foreach, capturable, differentiable: accepted for PyTorch compatibility.
+        foreach: ``False`` runs the readable reference ``_single_tensor_adamax``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        capturable, differentiable: accepted for PyTorch compatibility.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """
@@ -49,6 +51,13 @@ class Adamax(Optimizer):
         state["exp_avg"] = Tensor._make(xp.zeros_like(p))
         state["exp_inf"] = Tensor._make(xp.zeros_like(p))
 
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        beta1, beta2 = group["betas"]
+        _single_tensor_adamax(params, grads, state_arrays(states, "exp_avg"), state_arrays(states, "exp_inf"),
+                              state_arrays(states, "step"), eps=group["eps"], beta1=beta1, beta2=beta2,
+                              lr=group["lr"], weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return True
+
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
         step = state["step"]._data
@@ -63,3 +72,20 @@ class Adamax(Optimizer):
         xp.divide(m, u, out=tmp)
         add_scaled(p, tmp, -group["lr"] / (1 - beta1 ** float(step)), tmp)
 
+
+def _single_tensor_adamax(params: list, grads: list, exp_avgs: list, exp_infs: list, state_steps: list, *,
+                          eps: float, beta1: float, beta2: float, lr: float, weight_decay: float,
+                          maximize: bool) -> None:
+    """The reference Adamax step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
+    arrays ``params`` and the state arrays (``state_steps``: 0-d arrays)."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        exp_avg, exp_inf, step_t = exp_avgs[i], exp_infs[i], state_steps[i]
+        step_t += 1
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        exp_avg += (1 - beta1) * (grad - exp_avg)  # PyTorch's lerp_(grad, 1 - beta1)
+        exp_inf *= beta2
+        xp.maximum(exp_inf, xp.abs(grad) + eps, out=exp_inf)
+        clr = lr / (1 - beta1 ** float(step_t))
+        param -= clr * (exp_avg / exp_inf)

@@ -6,9 +6,8 @@ side (per parameter, as MLX's ``apply_single``):
     _init_state(p, state, group)      fill ``state`` the first time ``p`` is stepped
     _update(p, g, state, group)       one update of the array ``p`` from its gradient ``g``
 
-and, where the fast ``_update`` is not itself the plainest statement of the
-arithmetic (SGD, Adam/AdamW), ``_reference_step`` calling a ``_single_tensor_*``
-function written as PyTorch's.
+and ``_reference_step`` calling a ``_single_tensor_*`` function, the plain statement of the
+arithmetic written as PyTorch's (every built-in but LBFGS and SparseAdam).
 
 ``_update`` works on the raw arrays (``param._data``, ``param.grad._data``) and
 changes them in place with ``out=`` ufuncs; its temporaries live in per-dtype
@@ -219,7 +218,9 @@ class Optimizer:
                     self._init_state(p._data, state, group)
                 states.append(state)
             arrays, grads = [p._data for p in params], [p._grad._data for p in params]
-            if not (group.get("foreach") is False and self._reference_step(arrays, grads, states, group)):
+            # complex parameters take the fast path, which updates their real views as PyTorch does
+            reference = group.get("foreach") is False and not any(p.dtype.kind == "c" for p in arrays)
+            if not (reference and self._reference_step(arrays, grads, states, group)):
                 for p, g, state in zip(arrays, grads, states):
                     if p.dtype.kind == "c":
                         _update_as_real(self, p, g, state, group)
@@ -433,6 +434,11 @@ def _update_as_real(opt: Optimizer, p, g, state: dict[str, Any], group: dict[str
             state[k] = Tensor._make(complex_view(xp.ascontiguousarray(v._data))) if isinstance(v, Tensor) else v
 
 
+def state_arrays(states: list, key: str) -> list:
+    """``[state[key]]``'s arrays, one per parameter (None where a state lacks ``key``), for the references."""
+    return [s[key]._data if key in s else None for s in states]
+
+
 def step_counter() -> Tensor:
     """A fresh ``state['step']``: a 0-d tensor of the default float dtype, as PyTorch stores it."""
     return Tensor._make(xp.zeros((), dtype=get_default_dtype().np))
@@ -481,8 +487,8 @@ _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
     """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
 
-    ``foreach=False`` selects the readable per-parameter reference where an optimizer has one (SGD, Adam,
-    AdamW: ``_single_tensor_*``), otherwise the threaded in-place update runs;
+    ``foreach=False`` selects the readable per-parameter reference (``_single_tensor_*``) where an optimizer has
+    one (all but LBFGS and SparseAdam), otherwise the threaded in-place update runs;
     ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating through ``step``)
     is not supported.
     """

@@ -8,8 +8,8 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from ._helpers import check_betas, lerp_, second_moment_
-from .optimizer import Optimizer, check_nonneg, compat_options, step_counter
+from ._helpers import adam_family_grad, check_betas, lerp_, second_moment_
+from .optimizer import Optimizer, check_nonneg, compat_options, state_arrays, step_counter
 
 
 class RAdam(Optimizer):
@@ -37,7 +37,9 @@ class RAdam(Optimizer):
         decoupled_weight_decay: shrink the parameter directly, as AdamW does, instead of adding an L2
             term to the gradient (default: False).
         maximize: maximize the objective instead of minimizing it (default: False).
-        foreach, capturable, differentiable: accepted for PyTorch compatibility.
+        foreach: ``False`` runs the readable reference ``_single_tensor_radam``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        capturable, differentiable: accepted for PyTorch compatibility.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
@@ -58,6 +60,14 @@ class RAdam(Optimizer):
         state["step"] = step_counter()
         state["exp_avg"] = Tensor._make(xp.zeros_like(p))
         state["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
+
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        beta1, beta2 = group["betas"]
+        _single_tensor_radam(params, grads, state_arrays(states, "exp_avg"), state_arrays(states, "exp_avg_sq"),
+                             state_arrays(states, "step"), beta1=beta1, beta2=beta2, lr=group["lr"],
+                             weight_decay=group["weight_decay"], eps=group["eps"],
+                             decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+        return True
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         lr, (beta1, beta2) = group["lr"], group["betas"]
@@ -82,3 +92,31 @@ class RAdam(Optimizer):
             tmp *= denom
             tmp *= rect
         p -= tmp
+
+
+def _single_tensor_radam(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, state_steps: list, *,
+                         beta1: float, beta2: float, lr: float, weight_decay: float, eps: float,
+                         decoupled_weight_decay: bool, maximize: bool) -> None:
+    """The reference RAdam step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
+    arrays ``params`` and the state arrays (``state_steps``: 0-d arrays)."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        step_t += 1
+        step = float(step_t)
+        grad = adam_family_grad(param, grad, lr=lr, weight_decay=weight_decay,
+                                decoupled_weight_decay=decoupled_weight_decay)
+        exp_avg += (1 - beta1) * (grad - exp_avg)  # PyTorch's lerp_(grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        bias_corrected_exp_avg = exp_avg / bias_correction1
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        if rho_t > 5.0:  # the adaptive step's variance is tractable: rectify it
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            adaptive_lr = bias_correction2**0.5 / (xp.sqrt(exp_avg_sq) + eps)
+            param -= bias_corrected_exp_avg * lr * adaptive_lr * rect
+        else:
+            param -= bias_corrected_exp_avg * lr

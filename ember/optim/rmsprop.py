@@ -7,7 +7,7 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, step_counter
+from .optimizer import Optimizer, add_scaled, check_nonneg, compat_options, state_arrays, step_counter
 
 
 class RMSprop(Optimizer):
@@ -34,7 +34,9 @@ class RMSprop(Optimizer):
         momentum: momentum factor (default: 0).
         centered: normalize by an estimate of the gradient's variance (default: False).
         maximize: maximize the objective instead of minimizing it (default: False).
-        capturable, foreach, differentiable: accepted for PyTorch compatibility.
+        foreach: ``False`` runs the readable reference ``_single_tensor_rmsprop``, as PyTorch's single-tensor path;
+            otherwise the threaded in-place update runs (the same arithmetic).
+        capturable, differentiable: accepted for PyTorch compatibility.
 
     State per parameter: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0),
     ``grad_avg`` (centered).
@@ -56,6 +58,14 @@ class RMSprop(Optimizer):
             state["momentum_buffer"] = Tensor._make(xp.zeros_like(p))
         if group["centered"]:
             state["grad_avg"] = Tensor._make(xp.zeros_like(p))
+
+    def _reference_step(self, params: list, grads: list, states: list, group: dict[str, Any]) -> bool:
+        _single_tensor_rmsprop(params, grads, state_arrays(states, "square_avg"), state_arrays(states, "grad_avg"),
+                               state_arrays(states, "momentum_buffer"), state_arrays(states, "step"),
+                               lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                               weight_decay=group["weight_decay"], momentum=group["momentum"],
+                               centered=group["centered"], maximize=group["maximize"])
+        return True
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
         alpha, momentum, lr = group["alpha"], group["momentum"], group["lr"]
@@ -83,3 +93,33 @@ class RMSprop(Optimizer):
             add_scaled(p, buf, -lr, tmp)
         else:
             add_scaled(p, tmp, -lr, tmp)
+
+
+def _single_tensor_rmsprop(params: list, grads: list, square_avgs: list, grad_avgs: list, momentum_buffer_list: list,
+                           state_steps: list, *, lr: float, alpha: float, eps: float, weight_decay: float,
+                           momentum: float, centered: bool, maximize: bool) -> None:
+    """The reference RMSprop step (``foreach=False``), parameter by parameter, as PyTorch's: in place on the
+    arrays ``params`` and the state arrays (``grad_avgs``/``momentum_buffer_list`` entries are None when not
+    ``centered``/``momentum > 0``; ``state_steps``: 0-d arrays)."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        square_avg = square_avgs[i]
+        state_steps[i] += 1
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        square_avg *= alpha
+        square_avg += (1 - alpha) * grad * grad
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg += (1 - alpha) * (grad - grad_avg)  # PyTorch's lerp_(grad, 1 - alpha)
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+        else:
+            avg = xp.sqrt(square_avg)
+        avg = avg + eps
+        if momentum > 0:
+            buf = momentum_buffer_list[i]
+            buf *= momentum
+            buf += grad / avg
+            param -= lr * buf
+        else:
+            param -= lr * (grad / avg)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+from ... import _warnings
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
@@ -23,8 +24,9 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     """The reduction named by PyTorch's deprecated size_average/reduce flags (when either is given)."""
     if size_average is None and reduce is None:
         return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean'/'sum'/'none' "
-                  "instead.", stacklevel=3)
+    # at the user's line, whether a functional or a loss module's constructor (however deep) was called
+    _warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean'/'sum'/'none' "
+                   "instead.")
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     return "none" if not reduce else "mean" if size_average else "sum"
