@@ -474,6 +474,7 @@ __all__ = [
     "adjoint", "all", "allclose", "amax", "amin", "aminmax", "amp", "angle", "any", "arange", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax", "argmin",
     "argsort", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d",
+    "BFloat16Tensor",
     "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "blackman_window", "bmm", "bool", "BoolTensor",
     "broadcast_to", "bucketize", "ByteTensor", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "channels_last",

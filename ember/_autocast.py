@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TypeVar
+from typing import cast as cast_fn
 
 from . import _dtype
 
@@ -43,8 +45,11 @@ def _cast(value, target: _dtype.dtype):
     return value
 
 
-def _policy(to_float32: bool) -> Callable[[Callable], Callable]:
-    def decorate(fn: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable)
+
+
+def _policy(to_float32: bool) -> Callable[[_F], _F]:
+    def decorate(fn: _F) -> _F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             cpu = state.get("cpu")
@@ -59,7 +64,7 @@ def _policy(to_float32: bool) -> Callable[[Callable], Callable]:
             finally:
                 cpu[0] = True
 
-        return wrapper
+        return cast_fn(_F, wrapper)  # the same signature as fn, for type checkers
 
     return decorate
 
