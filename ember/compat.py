@@ -53,8 +53,6 @@ _ALIASES = {_ALIAS: _TARGET, "torchvision": "ember.vision"}
 _REFUSED = {
     "torchvision.ops": "torchvision.ops (nms, roi_align, roi_pool, deform_conv2d, ...) are compiled detection "
                        "kernels that ember does not implement",
-    "torchvision.io": "torchvision.io (read_image, read_video, decode_jpeg, ...) uses compiled decoders that ember "
-                      "does not implement; open images with PIL.Image.open and transforms.PILToTensor",
 }
 
 

@@ -3,7 +3,8 @@
 ``transforms`` (PIL and tensor image transforms), ``datasets`` (MNIST family, CIFAR, ImageFolder, FakeData read
 from files on disk), ``models`` (ResNet, VGG, AlexNet, MobileNetV2 with torchvision's state_dict keys, no
 pretrained weights) and ``utils`` (make_grid, save_image). PIL images need Pillow (``pip install ember[vision]``).
-torchvision's compiled operators (``torchvision.ops``, ``torchvision.io``) are not provided.
+torchvision's compiled detection operators (``torchvision.ops``) are not provided; ``torchvision.io`` reads and
+writes images through Pillow (no video).
 """
 
 from .._missing import module_getattr as _module_getattr
