@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Each supported Python (3.10, 3.12, 3.13 here; 3.11 runs the test suite): a fresh virtual environment, ember
-# installed from this checkout with NumPy as its only dependency (a regular, non-editable install), and a tiny
+# installed from this checkout with its own dependencies only (NumPy, ml_dtypes; a regular install), and a tiny
 # model trained from outside the checkout. A version whose interpreter is not on this machine is skipped with
 # the reason printed. Exits non-zero if any version found fails.
 set -euo pipefail
@@ -54,7 +54,7 @@ for v in 3.10 3.12 3.13; do
         echo "[check_pythons] Python $v: skipped, no python$v interpreter on this machine"
         continue
     fi
-    echo "[check_pythons] Python $v ($py): fresh venv, pip install ember (NumPy only), train a tiny model"
+    echo "[check_pythons] Python $v ($py): fresh venv, pip install ember (NumPy and ml_dtypes only), train a tiny model"
     if "$py" -m venv "$work/venv$v" \
         && "$work/venv$v/bin/python" -m pip install -q "$work/src" \
         && extra="$("$work/venv$v/bin/python" -m pip list --format=freeze | grep -v -i -E '^(ember|numpy|pip|setuptools)==' || true)" \
