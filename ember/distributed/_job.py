@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -279,18 +280,36 @@ class Guard:
         for fd in (0, 1, 2):  # do not hold the launcher's output pipes open
             os.dup2(null, fd)
         received = b""
-        while data := os.read(read_end, 4096):
+        held: set[str] = set()  # the proxies' topology files, noted while the job runs (see below)
+        while True:
+            ready, _, _ = select.select([read_end], [], [], 0.5)
+            if not ready:
+                # A proxy that loses mpiexec dies without removing its file, and once dead no longer says which
+                # it was: note them while they are alive (a look at /proc every half second).
+                if os.path.isdir(run_dir):
+                    for attempt in os.listdir(run_dir):
+                        processes = local_processes(os.path.join(run_dir, attempt), world)
+                        held.update(_proxy_files({proxy for proxy, _, _ in processes}))
+                continue
+            data = os.read(read_end, 4096)
+            if not data:
+                break
             received += data
         lines = received.decode().split("\n")
         if "done" in lines:
             return
         mpiexecs = [int(line.split()[1]) for line in lines if line.startswith("mpiexec ")]
         attempts = [os.path.join(run_dir, d) for d in os.listdir(run_dir)] if os.path.isdir(run_dir) else []
+        # The proxies' topology files, read from their fds before mpiexec dies: once it is killed, its proxies
+        # exit (or are killed) without removing them, and a dead proxy no longer says which were its.
+        leftovers = held | set(_proxy_files({proxy for attempt in attempts
+                                             for proxy, _, _ in local_processes(attempt, world)}))
         for pid in mpiexecs:
             if _alive_as(pid, b"_agent.py"):
                 _kill(pid, signal.SIGKILL)
         for attempt in attempts:
             kill_all(attempt, world, None)
+        _remove(sorted(leftovers))
         shutil.rmtree(run_dir, ignore_errors=True)
 
     def tell(self, line: str) -> None:
