@@ -103,7 +103,7 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
                                   "need forward-mode AD and vmap, which ember does not have")
     inputs = _as_tuple(inputs)
     checked = _checked_inputs(inputs)
-    outputs = [o for o in _outputs(func, inputs)]
+    outputs = _outputs(func, inputs)
     if not check_backward_ad:
         return True
     if fast_mode:
@@ -139,7 +139,7 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
             start += n
             if not xp.allclose(ana, num, rtol=rtol, atol=atol):
                 return _fail(f"Jacobian mismatch for output {k:d} with respect to input {i:d},\n"
-                             f"numerical:{_show(num)}\nanalytical:{_show(ana)}\n", raise_exception)
+                             f"numerical:{Tensor._make(num)!r}\nanalytical:{Tensor._make(ana)!r}\n", raise_exception)
     return True
 
 
@@ -161,10 +161,6 @@ def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception
                              "https://github.com/pytorch/pytorch/issues/53876 for more background about fast mode.",
                              raise_exception)
     return True
-
-
-def _show(matrix) -> str:
-    return repr(Tensor._make(matrix)).replace("\n", "\n")
 
 
 def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, **kwargs) -> bool:

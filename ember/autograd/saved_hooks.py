@@ -68,10 +68,6 @@ def unpack_saved(saved: tuple) -> tuple:
     return tuple(out)
 
 
-def is_packed(saved) -> bool:
-    return bool(saved) and any(type(item) is _Packed for item in saved)
-
-
 class saved_tensors_hooks:
     """Context manager: ``pack_hook(tensor) -> anything`` runs when an op saves a tensor for backward,
     ``unpack_hook(anything) -> tensor`` when backward needs it back. As PyTorch's."""
