@@ -161,3 +161,13 @@ def test_size_and_shape():
     assert x.shape.numel() == 24 and x.dim() == 3 and x.ndim == 3 and x.numel() == 24
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.size(3)
+
+
+def test_split_takes_pytorchs_keyword_names():
+    import torch
+
+    for m in (torch, ember):
+        x = m.arange(10.0).reshape(2, 5)
+        a, b = x.split(split_size=[2, 3], dim=-1)  # the method's name (as in mamba-minimal's model)
+        c, d = m.split(x, split_size_or_sections=[2, 3], dim=1)  # the function's
+        assert (a.shape[1], b.shape[1], c.shape[1], d.shape[1]) == (2, 3, 2, 3)

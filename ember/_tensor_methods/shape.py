@@ -54,8 +54,10 @@ class ShapeMethods:
     def contiguous(self, memory_format=None) -> Tensor:
         return ops.shape.contiguous(self, memory_format)
 
-    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
-        return ops.shape.split(self, split_size_or_sections, dim)
+    def split(self, split_size: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
+        """``split_size``: PyTorch's name for the parameter of the method (``torch.split`` calls it
+        ``split_size_or_sections``)."""
+        return ops.shape.split(self, split_size, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         return ops.shape.chunk(self, chunks, dim)
