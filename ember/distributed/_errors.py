@@ -54,9 +54,11 @@ def report_exit(rank: int, code: int) -> None:
 
 
 def _abort(code: int) -> None:
-    """MPI_Abort, after the report above: MPICH's own "Abort(1) on node ..." banner would only repeat it, so the
-    process's standard error is closed to it (ember's report has been written and flushed)."""
-    if comm.is_initialized():
+    """MPI_Abort, after the report above. Under ember's launcher MPICH's own "Abort(1) on node ..." banner would
+    only repeat the report (which the launcher also reads from the rank's record, should mpiexec not forward
+    it), so standard error is closed to it; under a plain mpiexec the stream stays as it is, the console being
+    the report's only way out."""
+    if comm.is_initialized() and os.environ.get(RUN_DIR_VAR):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
     comm.abort(code)
