@@ -6,8 +6,8 @@ back afterwards, so a loss can be differentiated with respect to tensors that ar
 parameters (MAML's fast weights, ensembles). ``stack_module_state(models)`` stacks the parameters and buffers
 of several models of one kind along a new first dimension.
 
-The transforms (``grad``, ``vmap``, ``jacrev``, ...) are not implemented yet; using one raises
-ember's error naming it.
+The autodiff transforms (``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
+``linearize``) are in ``_transforms.py``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any
 
 from .._missing import module_getattr
 from .._tensor import Tensor
+from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+           "hessian", "linearize"]
 
 
 def _owner(module, name: str):

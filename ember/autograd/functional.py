@@ -1,0 +1,374 @@
+"""``torch.autograd.functional``: Jacobians, Hessians and their products for a function of tensors.
+
+Each function takes ``func`` and ``inputs`` (a tensor or a tuple of tensors; ``func(*inputs)`` returns a tensor
+or a tuple of tensors) and returns results shaped as PyTorch's: a single tensor where input and output are single
+tensors, tuples where they were tuples (the Jacobian of output ``i`` with respect to input ``j`` is
+``result[i][j]``, of shape ``output_i.shape + input_j.shape``). As PyTorch's:
+
+- ``create_graph=False`` (the default) returns results detached; ``True`` records the computation so the results
+  can be differentiated again (with respect to ``inputs`` that require grad and to tensors ``func`` captures).
+- ``strict=True`` raises where a result would be all zeros because an output does not depend on an input (with
+  PyTorch's messages); ``strict=False`` returns the zeros.
+- ``jvp`` and ``hvp`` use the double-backward trick (PyTorch's do too), so they need ``func`` twice differentiable.
+
+``vectorize=True`` is accepted and gives the same results; PyTorch batches the rows of the Jacobian with vmap,
+ember computes them one after another. ``strategy="forward-mode"`` computes columns with Jacobian-vector products
+(by the double-backward trick, see ``ember/autograd/_jvp.py``); as PyTorch, it needs ``vectorize=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ._jvp import forward_products
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+
+def _as_tuple(inp, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    """(whether ``inp`` was a tuple, ``inp`` as a tuple of tensors), with PyTorch's TypeError otherwise."""
+    is_tuple = isinstance(inp, tuple)
+    inp = inp if is_tuple else (inp,)
+    for i, el in enumerate(inp):
+        if not isinstance(el, Tensor):
+            where = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
+                            f"{where} has type {type(el)}.")
+    return is_tuple, inp
+
+
+def _unpack(res, to_unpack):
+    """Undo ``_as_tuple`` on a result: ``to_unpack`` is one flag, or (outer flag, inner flag) for nested tuples."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        to_unpack = to_unpack[0]
+    return res if to_unpack else res[0]
+
+
+def _preprocess(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple:
+    """New tensor objects for ``inputs``: a differentiable alias where the caller's graph must reach them
+    (``create_graph`` and the input requires grad), else detached (requiring grad if ``need_graph``). A new object
+    always, so the inputs are told apart from the same tensors captured by ``func``."""
+    return tuple(inp.view_as(inp) if create_graph and inp.requires_grad else inp.detach().requires_grad_(need_graph)
+                 for inp in inputs)
+
+
+def _postprocess(res, create_graph: bool):
+    """Results without history unless ``create_graph`` (nested tuples allowed)."""
+    if isinstance(res, Tensor):
+        return res if create_graph else res.detach()
+    return tuple(_postprocess(r, create_graph) for r in res)
+
+
+def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.")
+
+
+_INDEPENDENT = {
+    "hessian": "The hessian of the user-provided function with respect to input {i} is independent of the input. "
+               "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
+               "and that the hessian depends on the inputs.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided function with respect "
+                "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+                "that your function is twice differentiable and that the jacobian depends on the inputs (this "
+                "would be violated by a linear function for example).",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the user-provided "
+                   "function. This is not allowed in strict mode.",
+    "outputs": "Output {i} of the user-provided function does not require gradients. The outputs must be computed "
+               "in a differentiable manner from the input when running in strict mode.",
+}
+
+
+def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
+    """Under ``strict``, PyTorch's error for the first of ``tensors`` missing (None) or not requiring grad."""
+    if not strict:
+        return
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode.")
+        if not t.requires_grad:
+            raise RuntimeError(_INDEPENDENT[kind].format(i=i))
+
+
+def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool = False,
+          retain_graph: bool | None = None) -> tuple:
+    """``autograd.grad`` skipping outputs that do not require grad (None for every input if none does)."""
+    from . import grad
+
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True, create_graph=create_graph,
+                retain_graph=retain_graph)
+
+
+_MISSING = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+            "mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
+                  "using the double backward trick to compute forward mode gradients. This is not allowed in "
+                  "strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+                   "in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the "
+                         "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
+                         "backward trick to replace forward mode AD.",
+}
+
+
+def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """Zeros shaped as ``refs`` where ``grads`` has None; under ``strict``, PyTorch's error instead."""
+    from .. import zeros_like
+
+    res = []
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                raise RuntimeError(_MISSING[stage].format(i=i))
+            g = zeros_like(refs[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode when create_graph=True.")
+        res.append(g)
+    return tuple(res)
+
+
+def _prepare_v(v, inputs: tuple, is_inputs_tuple: bool, create_graph: bool, fn_name: str, against: str) -> tuple:
+    """``v`` as a detached tuple matching ``inputs``; None only for one single-element ``inputs`` (then ones)."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+        return v
+    if len(inputs) != 1 or inputs[0].nelement() != 1:
+        if against == "outputs":
+            raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
+                               "Tensor with a single element.")
+        raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
+                           "Tensor with a single element.")
+    return None
+
+
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), v^T J)``: the vector-Jacobian product, one result per input. ``v`` (one tensor per output)
+    may be None only when ``func`` returns a single one-element tensor."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict)
+        v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp", "outputs")
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grads = _grad(outputs, inputs, v, create_graph=create_graph)
+        products = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(products, create_graph), is_inputs_tuple))
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), J v)``: the Jacobian-vector product, one result per output, by the double-backward trick
+    (as PyTorch's). ``v`` (one tensor per input) may be None only for a single one-element input."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", "inputs")
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
+        _check_requires_grad(outputs, "outputs", strict)
+        products = forward_products(outputs, inputs)
+        _check_requires_grad(products.vjps, "grad_inputs", strict)
+    tangents = v if v is not None else tuple(i.new_ones(i.shape) for i in inputs)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        products = _fill_in_zeros(products.push(tangents, create_graph=create_graph), outputs, strict,
+                                  create_graph, "back_trick")
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(products, create_graph), is_outputs_tuple))
+
+
+def _basis_rows(tensors: tuple, k: int) -> tuple:
+    """Row ``k`` of the identity over the concatenated elements of ``tensors``, split and shaped as ``tensors``."""
+    rows = []
+    offset = 0
+    for t in tensors:
+        row = t.new_zeros(t.nelement())
+        if offset <= k < offset + t.nelement():
+            row[k - offset] = 1
+        rows.append(row.view(t.shape))
+        offset += t.nelement()
+    return tuple(rows)
+
+
+def _stack_rows(rows: list, ref: Tensor, shape) -> Tensor:
+    """The per-row results stacked along a new first dimension and viewed as ``shape``."""
+    from .. import stack
+
+    if not rows:
+        return ref.new_zeros(shape)
+    return stack(rows, dim=0).view(shape)
+
+
+def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
+    """The Jacobian column by column from Jacobian-vector products (``strategy="forward-mode"``)."""
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+                           'not supported together (yet). Please either set `strict=False` or '
+                           '`strategy="reverse-mode"`.')
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
+                                  "implemented for `vectorize=True`.")
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _preprocess(inputs, create_graph=False, need_graph=True)
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+        push = forward_products(outputs, inputs).push
+    total = sum(i.nelement() for i in inputs)
+    columns = [_fill_in_zeros(push(_basis_rows(inputs, k)), outputs, False, False, "back_trick")
+               for k in range(total)]
+    jac = []
+    for i, out in enumerate(outputs):
+        per_input, start = [], 0
+        for inp in inputs:
+            cols = [c[i] for c in columns[start:start + inp.nelement()]]
+            stacked = _stack_rows(cols, out, (inp.nelement(), out.nelement()))
+            per_input.append(stacked.t().reshape(out.shape + inp.shape).detach())
+            start += inp.nelement()
+        jac.append(tuple(per_input))
+    return _unpack(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
+    """The Jacobian of ``func`` at ``inputs``: ``result[i][j]`` of shape ``output_i.shape + input_j.shape`` (one
+    tensor, or tuples, following the structure of outputs and inputs, as PyTorch's).
+
+    ``strategy="reverse-mode"`` computes one row per output element (a backward pass each), ``"forward-mode"`` one
+    column per input element; ``vectorize`` gives the same results either way (see the module docstring).
+    """
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _jacobian_forward(func, inputs, strict, vectorize)
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict)
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
+        jac = []
+        for i, out in enumerate(outputs):
+            rows: list[list] = [[] for _ in inputs]
+            flat = out.reshape(-1)
+            for k in range(out.nelement()):
+                grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+                for j, (g, inp) in enumerate(zip(grads, inputs)):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{j}. This is not allowed in strict mode.")
+                        g = inp.new_zeros(inp.shape)
+                    elif strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
+                                           f"{i}. This is not allowed in strict mode when create_graph=True.")
+                    rows[j].append(g)
+            jac.append(tuple(_stack_rows(r, inp, out.shape + inp.shape) for r, inp in zip(rows, inputs)))
+        return _unpack(_postprocess(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
+    """The Hessian of the scalar function ``func`` at ``inputs``: ``result[i][j]`` of shape
+    ``input_i.shape + input_j.shape`` (one tensor for a single input), as PyTorch's: the Jacobian of the gradient.
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(t_out, "outputs", strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single "
+                               "element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
+    return _unpack(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _scalar_function_gradient(func: Callable, inputs, v, fn_name: str, strict: bool, create_graph: bool):
+    """The common start of ``vhp``/``hvp``: (input flags, inputs, v, outputs flags, outputs, recorded gradient)."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+        inputs = _preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, fn_name, "inputs")
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+        _check_requires_grad(outputs, "outputs", strict)
+        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        if outputs[0].nelement() != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
+                               "element")
+        jac = _grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), v^T H)``: the vector-Hessian product of a function returning one one-element tensor."""
+    is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_function_gradient(
+        func, inputs, v, "vhp", strict, create_graph)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        products = _fill_in_zeros(_grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
+                                  "double_back")
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(products, create_graph), is_inputs_tuple))
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), H v)``: the Hessian-vector product of a function returning one one-element tensor, by the
+    double-backward trick (as PyTorch's)."""
+    from .. import zeros_like
+
+    is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_function_gradient(
+        func, inputs, v, "hvp", strict, create_graph)
+    with enable_grad():
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
+        double_back = _grad(jac, inputs, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        products = _fill_in_zeros(_grad(double_back, grad_jac, v, create_graph=create_graph), inputs, strict,
+                                  create_graph, "double_back_trick")
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(products, create_graph), is_inputs_tuple))

@@ -1,0 +1,168 @@
+"""What the ``torch.func`` transforms share: one transform's own differentiable inputs, ``argnums``, PyTorch's checks.
+
+PyTorch's ``grad``/``vjp``/``jacrev`` lift their inputs to a new autograd *level*, so a transform differentiates
+only with respect to its own inputs and its results stay differentiable, at the levels outside, with respect to
+whatever they depend on there (``grad(grad(f))``, ``jacrev(jacrev(f))``, a loss of ``grad(f)(x)`` backpropagated
+to ``x`` or to weights ``f`` captures). ember has one autograd graph and gets the same results with a ``Scope``:
+each input becomes a new tensor (a differentiable alias where the caller's graph must reach it, else a detached
+leaf that requires grad), the function runs with grad enabled, and gradients are taken with ``create_graph=True``
+only when the output reaches something outside the scope that requires grad. Results that reach nothing outside
+are returned detached, as PyTorch's are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..utils._pytree import tree_flatten, tree_leaves, tree_map
+
+ArgNums = int | tuple[int, ...]
+
+
+class Scope:
+    """One application of a transform: its fresh inputs and whether gradients must be recorded for outer use."""
+
+    def __init__(self) -> None:
+        self.outer_grad = is_grad_enabled()  # under no_grad, results never join the caller's graph (PyTorch's)
+        self._own: dict[int, Tensor] = {}  # id -> leaf made here (kept alive so ids stay unique)
+        self._grad_mode = enable_grad()
+
+    def __enter__(self) -> Scope:
+        self._grad_mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._grad_mode.__exit__(*exc)
+
+    def own(self, leaves) -> None:
+        """Count ``leaves`` (tensors this transform made) as the scope's own."""
+        for t in leaves:
+            self._own[id(t)] = t
+
+    def differentiable(self, x: Any) -> Tensor:
+        """``x`` as a new tensor the transform differentiates with respect to."""
+        if not isinstance(x, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        if self.outer_grad and x.requires_grad:
+            return x.view_as(x)
+        t = x.detach().requires_grad_()
+        self.own([t])
+        return t
+
+    def reaches_outer(self, tensors) -> bool:
+        """Whether any of ``tensors`` depends, through the recorded graph, on a tensor that requires grad and is not
+        one of this scope's own leaves (a caller's input, a captured weight, an enclosing transform's input)."""
+        if not self.outer_grad:
+            return False
+        stack, seen = [], set()
+        for t in tensors:
+            if not isinstance(t, Tensor) or not t.requires_grad:
+                continue
+            if t.grad_fn is None:
+                if id(t) not in self._own:
+                    return True
+            else:
+                stack.append(t.grad_fn)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for nxt, _ in node.next_functions:
+                if nxt is None:
+                    continue
+                leaf = getattr(nxt, "variable", None)
+                if leaf is not None:
+                    if id(leaf) not in self._own:
+                        return True
+                else:
+                    stack.append(nxt)
+        return False
+
+    def unwrap(self, tree: Any) -> Any:
+        """``tree`` with each tensor detached unless it reaches outside the scope (see ``reaches_outer``)."""
+        return tree_map(lambda t: t if isinstance(t, Tensor) and self.reaches_outer([t]) else
+                        t.detach() if isinstance(t, Tensor) else t, tree)
+
+    def grad(self, outputs: list, inputs: list, cotangents: list | None = None, *, retain_graph: bool = False,
+             create_graph: bool | None = None) -> tuple:
+        """d(outputs)/d(inputs), zeros for an input the outputs do not reach (PyTorch's transforms never give
+        None). ``create_graph=None``: record only if the outputs or cotangents reach outside the scope."""
+        from .. import zeros_like
+        from ..autograd import grad
+
+        cotangents = [None] * len(outputs) if cotangents is None else list(cotangents)
+        pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+        if not pairs:
+            return tuple(zeros_like(i) for i in inputs)
+        if create_graph is None:
+            create_graph = self.reaches_outer([o for o, _ in pairs] + [c for _, c in pairs])
+        grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph or create_graph,
+                     create_graph=create_graph, allow_unused=True)
+        return tuple(zeros_like(i) if g is None else g for g, i in zip(grads, inputs))
+
+
+def _wrap_argnum(argnum: Any, num_args: int) -> int:
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def wrap_argnums(argnums: ArgNums, num_args: int) -> ArgNums:
+    """``argnums`` checked (PyTorch's errors) and made non-negative."""
+    if isinstance(argnums, int):
+        return _wrap_argnum(argnums, num_args)
+    if not isinstance(argnums, tuple):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    argnums = tuple(_wrap_argnum(a, num_args) for a in argnums)
+    if not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+def slice_argnums(args: tuple, argnums: ArgNums) -> Any:
+    """The argument ``argnums`` names, or a tuple of the arguments ``argnums`` names."""
+    argnums = wrap_argnums(argnums, len(args))
+    return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
+
+
+def replace_argnums(args: tuple, argnums: ArgNums, new: Any) -> tuple:
+    """``args`` with the argument(s) ``argnums`` names replaced by ``new`` (one value, or a tuple of values)."""
+    argnums = wrap_argnums(argnums, len(args))
+    if isinstance(argnums, int):
+        return tuple(new if i == argnums else a for i, a in enumerate(args))
+    return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+def error_if_complex(func_name: str, tree: Any, is_input: bool) -> None:
+    for idx, leaf in enumerate(tree_leaves(tree)):
+        if isinstance(leaf, Tensor) and leaf.is_complex():
+            which = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{func_name}: Expected all {which} to be real but received complex tensor at "
+                               f"flattened input idx: {idx}")
+
+
+def tensor_outputs(output: Any, api: str) -> tuple[list, Any]:
+    """``output`` flattened (leaves, structure); PyTorch's error unless it is a non-empty tree of tensors."""
+    flat, spec = tree_flatten(output)
+    if not flat or (len(flat) == 1 and flat[0] is None):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {flat})")
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+    return flat, spec
+
+
+def split_aux(output: Any, api: str) -> tuple[Any, Any]:
+    """``(output, aux)`` of a ``has_aux`` function, with PyTorch's error when it did not return a pair."""
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output

@@ -1,0 +1,282 @@
+"""``torch.func``'s autodiff transforms: ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
+``hessian``, ``linearize``.
+
+Inputs and outputs may be pytrees (tuples, lists, dicts of tensors) as in PyTorch; results have the structure
+PyTorch's have, and compose (``jacrev(jacrev(f))``, ``grad(grad(f))``, a loss of ``grad(f)(x)`` backpropagated):
+see ``_scope.py`` for how a transform keeps to its own inputs. Differences from PyTorch, on purpose:
+
+- ``jacrev`` computes the Jacobian one row (one backward pass) per output element, ``jacfwd`` one column per
+  input element; PyTorch batches them with vmap. ``chunk_size`` and ``randomness`` are accepted and checked;
+  ``f`` runs once per call, so random operations in it draw once (as PyTorch's ``randomness="same"``).
+- ``jvp``, ``jacfwd``, ``linearize`` and ``hessian`` get Jacobian-vector products by the double-backward trick
+  (``ember/autograd/_jvp.py``), not forward-mode dual numbers: same results, needs ``f`` twice differentiable.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd._jvp import forward_products
+from ..autograd.grad_mode import is_grad_enabled
+from ..utils._pytree import tree_flatten, tree_unflatten
+from ._scope import (ArgNums, Scope, error_if_complex, replace_argnums, slice_argnums, split_aux, tensor_outputs,
+                     wrap_argnums)
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
+
+
+def grad_and_value(func: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``(gradient, value)`` of ``func``, which must return a scalar tensor (or
+    ``(scalar, aux)`` with ``has_aux``, then ``(gradient, (value, aux))``). The gradient is with respect to the
+    argument ``argnums`` names (a pytree of tensors: the gradient has its structure), or a tuple of gradients for a
+    tuple of argnums; zeros where the value does not depend on an input."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        api = "grad_and_value(f)(*args)"
+        with Scope() as scope:
+            diff = slice_argnums(args, argnums)
+            flat, spec = tree_flatten(diff)
+            flat = [scope.differentiable(t) for t in flat]
+            output = func(*replace_argnums(args, argnums, tree_unflatten(flat, spec)), **kwargs)
+            aux = None
+            if has_aux:
+                output, aux = split_aux(output, api)
+            if not isinstance(output, Tensor):
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                                   f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+            grads = scope.unwrap(tree_unflatten(list(scope.grad([output], flat)), spec))
+            value = scope.unwrap(output)
+            if has_aux:
+                return grads, (value, scope.unwrap(aux))
+            return grads, value
+
+    return wrapper
+
+
+def grad(func: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
+    """A function returning the gradient of ``func`` (``(gradient, aux)`` with ``has_aux``); see
+    ``grad_and_value``."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool):
+    """``vjp`` differentiating only the arguments ``argnums`` names (all for None); ``jacrev`` is built on it."""
+    api = "vjp(f, *primals)"
+    with Scope() as scope:
+        diff = primals if argnums is None else slice_argnums(primals, argnums)
+        flat_diff, diff_spec = tree_flatten(diff)
+        flat_diff = [scope.differentiable(t) for t in flat_diff]
+        diff = tree_unflatten(flat_diff, diff_spec)
+        output = func(*(diff if argnums is None else replace_argnums(primals, argnums, diff)))
+        aux = None
+        if has_aux:
+            output, aux = split_aux(output, api)
+            aux = scope.unwrap(aux)
+        flat_out, out_spec = tensor_outputs(output, api)
+        for out in flat_out:
+            if not (out.is_floating_point() or out.is_complex()):
+                raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                                   f"Tensor with dtype {out.dtype}")
+        results = scope.unwrap(output)
+
+    def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
+        flat_cot, cot_spec = tree_flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
+                               f"outputs to the function. cotangents: {cot_spec}, primal output: {out_spec}")
+        record = is_grad_enabled() if create_graph is None else create_graph
+        record = record and scope.reaches_outer(flat_out + flat_cot)
+        return scope.unwrap(tree_unflatten(list(scope.grad(flat_out, flat_diff, flat_cot, retain_graph=retain_graph,
+                                                           create_graph=record)), diff_spec))
+
+    return (results, vjp_fn, aux) if has_aux else (results, vjp_fn)
+
+
+def vjp(func: Callable, *primals, has_aux: bool = False):
+    """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)`` returns the
+    vector-Jacobian products, a tuple with one entry per primal, as PyTorch's. ``cotangents`` has the structure of
+    the output. ``vjp_fn`` may be called many times (``retain_graph=True`` by default)."""
+    return _vjp(func, primals, None, has_aux)
+
+
+def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, strict: bool, has_aux: bool,
+         push_basis: bool = False):
+    """``jvp`` for the arguments ``argnums`` names; with ``push_basis``, returns ``(flat outputs, spec, push, aux,
+    scope)`` so that ``jacfwd`` pushes many tangents through one recorded graph."""
+    api = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    diff = primals if argnums is None else slice_argnums(primals, argnums)
+    flat_primals, primals_spec = tree_flatten(diff)
+    flat_tangents, tangents_spec = tree_flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python structure. For example, "
+                           "if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{primals_spec} and tangents with structure {tangents_spec}")
+    for name, flat in (("primals", flat_primals), ("tangents", flat_tangents)):
+        if not flat:
+            raise RuntimeError(f"{api}: Expected {name} to contain at least one Tensor.")
+        for t in flat:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(t)}")
+    with Scope() as scope:
+        flat_diff = [scope.differentiable(t) for t in flat_primals]
+        diff = tree_unflatten(flat_diff, primals_spec)
+        output = func(*(diff if argnums is None else replace_argnums(primals, argnums, diff)))
+        aux = None
+        if has_aux:
+            output, aux = split_aux(output, api)
+            aux = scope.unwrap(aux)
+        flat_out, out_spec = tensor_outputs(output, api)
+        products = forward_products(flat_out, flat_diff)
+        scope.own(products.dummies)
+
+        def push(flat_tangents) -> list:
+            record = scope.reaches_outer(flat_out + list(flat_tangents))
+            out = []
+            for o, t in zip(flat_out, products.push(flat_tangents, create_graph=record)):
+                if t is None:
+                    if strict:
+                        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent "
+                                           "of the inputs. This is not allowed with strict=True.")
+                    t = o.new_zeros(o.shape)
+                out.append(scope.unwrap(t))
+            return out
+
+        if push_basis:
+            return flat_out, out_spec, push, aux, scope
+        primals_out = scope.unwrap(tree_unflatten(flat_out, out_spec))
+        tangents_out = tree_unflatten(push(flat_tangents), out_spec)
+    return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
+
+
+def jvp(func: Callable, primals: tuple, tangents: Any, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J tangents)`` (and ``aux`` with ``has_aux``): the Jacobian-vector product, with the
+    structure of the output. ``tangents`` has the structure of ``primals`` (a tuple). ``strict=True`` raises
+    where an output does not depend on the primals (PyTorch's error); otherwise its tangent is zeros."""
+    return _jvp(func, primals, tangents, None, strict, has_aux)
+
+
+def _basis(flat: list, k: int) -> list:
+    """Row ``k`` of the identity over the concatenated elements of ``flat``, shaped as each of ``flat``."""
+    rows, offset = [], 0
+    for t in flat:
+        row = t.new_zeros(t.nelement())
+        if offset <= k < offset + t.nelement():
+            row[k - offset] = 1
+        rows.append(row.view(t.shape))
+        offset += t.nelement()
+    return rows
+
+
+def _stacked(rows: list, ref: Tensor) -> Tensor:
+    """One entry per basis vector, stacked along a new first dimension (empty: shape ``[0, *ref.shape]``)."""
+    from .. import stack
+
+    return stack(rows) if rows else ref.new_zeros((0, *ref.shape))
+
+
+def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable:
+    """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, by
+    reverse mode: for an output ``o`` and input ``i`` the block has shape ``o.shape + i.shape``; the result nests
+    the output's structure around the inputs' (``result[out][in]``), as PyTorch's. ``chunk_size`` is accepted
+    (rows are computed one at a time whatever it is)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        error_if_complex("jacrev", args, is_input=True)
+        output, vjp_fn, *aux = _vjp(func, args, argnums, has_aux)
+        flat_out, out_spec = tree_flatten(output)
+        error_if_complex("jacrev", flat_out, is_input=False)
+        flat_primals, primals_spec = tree_flatten(slice_argnums(args, argnums))
+        total = sum(o.nelement() for o in flat_out)
+        rows = [tree_flatten(vjp_fn(tree_unflatten(_basis(flat_out, k), out_spec)))[0] for k in range(total)]
+        per_input = [_stacked([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
+        numels = [o.nelement() for o in flat_out]
+        blocks = [[part.view(o.shape + p.shape) for part, o in zip(stacked.split(numels, dim=0), flat_out)]
+                  for stacked, p in zip(per_input, flat_primals)]
+        result = _nest(blocks, flat_out, primals_spec, out_spec)
+        return (result, aux[0]) if has_aux else result
+
+    return wrapper
+
+
+def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
+    """``blocks[input][output]`` rearranged as PyTorch's: the output's structure around the inputs' (one
+    argument's own structure for an int ``argnums``, a tuple of the arguments' for a tuple)."""
+    per_output = [tree_unflatten([blocks[j][i] for j in range(len(blocks))], primals_spec)
+                  for i in range(len(flat_out))]
+    return tree_unflatten(per_output, out_spec)
+
+
+def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+    """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, built
+    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        error_if_complex("jacfwd", args, is_input=True)
+        primals = args if argnums is None else slice_argnums(args, argnums)
+        flat_primals, primals_spec = tree_flatten(primals)
+        # primals stand in for tangents: only their structure is checked when the basis is pushed later
+        flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
+        error_if_complex("jacfwd", flat_out, is_input=False)
+        total = sum(p.nelement() for p in flat_primals)
+        with scope:
+            columns = [push(_basis(flat_primals, k)) for k in range(total)]
+            per_output = [_stacked([c[i] for c in columns], o) for i, o in enumerate(flat_out)]
+        numels = [p.nelement() for p in flat_primals]
+        blocks = [[part.movedim(0, -1).reshape(o.shape + p.shape) for o, part in
+                   zip(flat_out, [col.split(numels, dim=0)[j] for col in per_output])]
+                  for j, p in enumerate(flat_primals)]
+        result = _nest(blocks, flat_out, primals_spec, out_spec)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def hessian(func: Callable, argnums: ArgNums = 0) -> Callable:
+    """The Hessian of ``func`` with respect to the argument(s) ``argnums`` names: ``jacfwd(jacrev(func))``, as
+    PyTorch's."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func: Callable, *primals) -> tuple[Any, Callable]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` returns the Jacobian-vector product at ``primals``
+    without running ``func`` again (the recorded graph is reused)."""
+    flat_primals, primals_spec = tree_flatten(primals)
+    flat_out, out_spec, push, _, scope = _jvp(func, primals, primals, None, False, False, push_basis=True)
+    output = scope.unwrap(tree_unflatten(flat_out, out_spec))
+
+    def jvp_fn(*tangents):
+        flat_tangents, tangents_spec = tree_flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {tangents_spec} to have the same argspec as the primals "
+                               f"{primals_spec}")
+        for idx, (p, t) in enumerate(zip(flat_primals, flat_tangents)):
+            for what in ("shape", "device", "dtype"):
+                if getattr(t, what) != getattr(p, what):
+                    raise RuntimeError(f"tangent:{idx} with {what} {getattr(t, what)} in flattened pytree doesn't "
+                                       f"match the {what} {getattr(p, what)} of the corresponding primal.")
+        with scope:
+            return tree_unflatten(push(flat_tangents), out_spec)
+
+    return output, jvp_fn

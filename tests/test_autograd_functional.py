@@ -1,0 +1,149 @@
+"""``torch.autograd.functional`` (jacobian, hessian, vjp, jvp, hvp, vhp) against PyTorch on the same inputs."""
+
+import pytest
+import torch
+
+import ember
+from tests.autodiff_oracle import arrays, assert_same, both, mlp, needs_create_graph, same_error, vector_mlp
+
+
+def _run(call, shapes=((3,), (4, 3)), requires_grad=False, **kw):
+    """``call(m, F, inputs)`` for torch and ember on the same float64 inputs; the results compared."""
+    theirs, mine = both(arrays(*shapes), requires_grad)
+    t = call(torch, torch.autograd.functional, theirs, **kw)
+    e = call(ember, ember.autograd.functional, mine, **kw)
+    assert_same(e, t)
+    return e, t
+
+
+def test_reachable_as_in_pytorch():
+    import ember.autograd.functional as F
+
+    assert ember.autograd.functional is F
+    assert F.__all__ == torch.autograd.functional.__all__
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+@pytest.mark.parametrize("tuple_in", [False, True])
+def test_jacobian_structure_and_values(vectorize, tuple_in):
+    def call(m, F, xs):
+        f = vector_mlp(m)
+        if tuple_in:
+            return F.jacobian(f, (xs[0], xs[1]), vectorize=vectorize)
+        return F.jacobian(lambda x: f(x, xs[1]), xs[0], vectorize=vectorize)
+
+    e, _ = _run(call)
+    assert isinstance(e, tuple) and len(e) == 2  # one entry per output
+    assert tuple(e[0][1].shape if tuple_in else e[0].shape) == ((4, 4, 3) if tuple_in else (4, 3))
+
+
+def test_jacobian_single_output_single_input_is_one_tensor_and_of_a_matrix_input():
+    e, _ = _run(lambda m, F, xs: F.jacobian(lambda w: m.tanh(w @ xs[0]), xs[1]))
+    assert tuple(e.shape) == (4, 4, 3)
+    _run(lambda m, F, xs: F.jacobian(lambda x: (x * 2, x.sum()), xs[0]))  # tuple output, single input
+
+
+def test_jacobian_zeros_for_an_unused_input_and_strict_errors():
+    _run(lambda m, F, xs: F.jacobian(lambda a, b: a.exp(), (xs[0], xs[1])))
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a, b: a.exp(), (m.tensor(x), m.tensor(x)),
+                                                       strict=True))
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: m.ones(2), m.tensor(x), strict=True))
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a * 2, m.tensor(x), strict=True, vectorize=True))
+
+
+def test_jacobian_argument_errors():
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, m.tensor(x), strategy="sideways"),
+               AssertionError)
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, m.tensor(x), strategy="forward-mode"),
+               NotImplementedError)
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, m.tensor(x), create_graph=True,
+                                                       strategy="forward-mode"), NotImplementedError)
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, m.tensor(x), strict=True,
+                                                       strategy="forward-mode", vectorize=True))
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, [m.tensor(x)]), TypeError)
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a, (m.tensor(x), 3)), TypeError)
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: 3, m.tensor(x)), TypeError)
+
+
+def test_results_are_detached_and_inputs_untouched():
+    e, t = _run(lambda m, F, xs: F.jacobian(lambda x: x.exp() * xs[1][0, 0], xs[0]), requires_grad=True)
+    assert not e.requires_grad and e.grad_fn is None
+
+
+@pytest.mark.parametrize("kind", ["scalar", "tuple"])
+def test_vjp(kind):
+    def call(m, F, xs):
+        if kind == "scalar":
+            return F.vjp(lambda x, w1, b1, w2: mlp(m)(x, w1, b1, w2), tuple(xs))
+        v = (m.tensor(arrays((4,), seed=3)[0]), m.tensor(1.5, dtype=m.float64))
+        return F.vjp(vector_mlp(m), tuple(xs), v)
+
+    shapes = ((3,), (4, 3), (4,), (2, 4)) if kind == "scalar" else ((3,), (4, 3))
+    _run(call, shapes)
+    _run(lambda m, F, xs: F.vjp(lambda x: x.pow(2).sum(), xs[0]))  # single input: a tensor, not a tuple
+
+
+def test_vjp_errors_as_pytorch():
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: a * 2, m.tensor(x)))
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: a * 2, m.tensor(x), m.ones(4)))
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: (a, a), m.tensor(x), (m.ones(3),)))
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: (a, a), m.tensor(x), (m.ones(3), m.ones(2))))
+    same_error(lambda m: m.autograd.functional.vjp(lambda a, b: (a * 2).sum(), (m.tensor(x), m.tensor(x)),
+                                                   strict=True))
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: m.ones(()), m.tensor(x), strict=True))
+
+
+def test_vjp_zero_for_unused_input():
+    _run(lambda m, F, xs: F.vjp(lambda a, b: (a * 2).sum(), (xs[0], xs[1])))
+
+
+@needs_create_graph
+def test_jvp_and_its_errors():
+    v = arrays((3,), (4, 3), seed=5)
+    _run(lambda m, F, xs: F.jvp(vector_mlp(m), tuple(xs), tuple(m.tensor(a) for a in v)))
+    _run(lambda m, F, xs: F.jvp(lambda x: (x.exp() * 2).sum(), xs[0], m.tensor(v[0])))
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.jvp(lambda a: a * 2, m.tensor(x)))
+    same_error(lambda m: m.autograd.functional.jvp(lambda a, b: a * 2, (m.tensor(x), m.tensor(x)),
+                                                   (m.ones(3), m.ones(3)), strict=True))
+    _run(lambda m, F, xs: F.jvp(lambda a, b: a * 2, (xs[0], xs[0]), (xs[0], xs[0])))
+
+
+@needs_create_graph
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+def test_jacobian_forward_mode_and_hessian(strategy):
+    _run(lambda m, F, xs: F.jacobian(vector_mlp(m), tuple(xs), vectorize=True, strategy=strategy))
+    shapes = ((3,), (4, 3), (4,), (2, 4))
+    _run(lambda m, F, xs: F.hessian(mlp(m), tuple(xs), vectorize=True, outer_jacobian_strategy=strategy), shapes)
+    _run(lambda m, F, xs: F.hessian(lambda x: mlp(m)(x, *xs[1:]), xs[0]), shapes)
+
+
+@needs_create_graph
+def test_hvp_vhp_and_strict_hessian_errors():
+    shapes = ((3,), (4, 3), (4,), (2, 4))
+    v = tuple(arrays(*shapes, seed=9))
+    for name in ("hvp", "vhp"):
+        _run(lambda m, F, xs: getattr(F, name)(mlp(m), tuple(xs), tuple(m.tensor(a) for a in v)), shapes)
+        x = arrays((3,))[0]
+        same_error(lambda m: getattr(m.autograd.functional, name)(lambda a: a * 2, m.tensor(x), m.ones(3)))
+        same_error(lambda m: getattr(m.autograd.functional, name)(lambda a: (a * 2).sum(), m.tensor(x), m.ones(3),
+                                                                  strict=True))
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.hessian(lambda a: (a * 2).sum(), m.tensor(x), strict=True))
+    same_error(lambda m: m.autograd.functional.hessian(lambda a: a * 2, m.tensor(x)))
+
+
+@needs_create_graph
+def test_create_graph_results_differentiate_again():
+    def call(m, F, xs):
+        x, w = xs
+        jac = F.jacobian(lambda a: m.tanh(w @ a), x, create_graph=True)
+        _, vj = F.vjp(lambda a: m.sigmoid(w @ a).sum(), x, create_graph=True)
+        h = F.hessian(lambda a: (m.tanh(w @ a) ** 2).sum(), x, create_graph=True)
+        assert jac.requires_grad and vj.requires_grad and h.requires_grad
+        return m.autograd.grad((jac.pow(2).sum() + vj.sum() + h.sum()), (x, w))
+
+    _run(call, requires_grad=True)
