@@ -22,8 +22,15 @@ from .._tensor import Tensor
 from ..autograd._jvp import forward_products
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten
-from ._scope import (ArgNums, Scope, error_if_complex, replace_argnums, slice_argnums, split_aux, tensor_outputs,
-                     wrap_argnums)
+from ._scope import (
+    ArgNums,
+    Scope,
+    error_if_complex,
+    replace_argnums,
+    slice_argnums,
+    split_aux,
+    tensor_outputs,
+)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
