@@ -83,4 +83,4 @@ def same_error(call, exc=RuntimeError):
         call(torch)
     with pytest.raises(exc) as mine:
         call(ember)
-    assert str(mine.value).replace("ember.", "torch.") == str(theirs.value)
+    assert str(mine.value).replace("ember.", "torch.") == str(theirs.value), f"{mine.value}\n!=\n{theirs.value}"

@@ -21,7 +21,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._jvp import forward_products
 from ..autograd.grad_mode import is_grad_enabled
-from ..utils._pytree import tree_flatten, tree_unflatten
+from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
 from ._scope import (
     ArgNums,
     Scope,
@@ -103,7 +103,8 @@ def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool)
         flat_cot, cot_spec = tree_flatten(cotangents)
         if cot_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
-                               f"outputs to the function. cotangents: {cot_spec}, primal output: {out_spec}")
+                               f"outputs to the function. cotangents: {treespec_pprint(cot_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
         record = is_grad_enabled() if create_graph is None else create_graph
         record = record and scope.reaches_outer(flat_out + flat_cot)
         return scope.unwrap(tree_unflatten(list(scope.grad(flat_out, flat_diff, flat_cot, retain_graph=retain_graph,

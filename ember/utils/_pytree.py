@@ -143,6 +143,16 @@ def tree_unflatten(leaves, treespec: TreeSpec) -> Any:
     return treespec.unflatten(leaves)
 
 
+class _Star:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def treespec_pprint(treespec: TreeSpec) -> str:
+    """``treespec`` written as the structure it describes, leaves as ``*`` (``(*, [*, *])``), as PyTorch's."""
+    return repr(treespec.unflatten([_Star()] * treespec.num_leaves))
+
+
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
     return tree_flatten(tree, is_leaf)[0]
 
