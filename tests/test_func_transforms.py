@@ -103,7 +103,7 @@ def test_jacrev_shapes_and_structures(argnums):
 def test_jacrev_has_aux_chunk_size_and_errors():
     _run(lambda m, xs: m.func.jacrev(lambda a: (a.exp(), {"s": a.sum()}), has_aux=True)(xs[0]))
     for chunk in (1, 2, None):
-        _run(lambda m, xs: m.func.jacrev(vector_mlp(m), chunk_size=chunk)(xs[0], xs[1]))
+        _run(lambda m, xs, chunk=chunk: m.func.jacrev(vector_mlp(m), chunk_size=chunk)(xs[0], xs[1]))
     same_error(lambda m: m.func.jacrev(lambda a: a, chunk_size=0), ValueError)
     x = arrays((3,))[0]
     same_error(lambda m: m.func.jacrev(lambda a: a)(m.tensor(x, dtype=m.complex128)))
@@ -118,8 +118,11 @@ def test_jacrev_of_a_network_through_functional_call():
     results = []
     for m, net in ((torch, tnet), (ember, enet)):
         params = {k: v.detach() for k, v in net.named_parameters()}
-        jac = m.func.jacrev(lambda p, inp: m.func.functional_call(net, p, (inp,)))(params, m.tensor(x))
-        g = m.func.grad(lambda p, inp: m.func.functional_call(net, p, (inp,)).pow(2).mean())(params, m.tensor(x))
+        def run(p, inp, m=m, net=net):
+            return m.func.functional_call(net, p, (inp,))
+
+        jac = m.func.jacrev(run)(params, m.tensor(x))
+        g = m.func.grad(lambda p, inp, run=run: run(p, inp).pow(2).mean())(params, m.tensor(x))
         results.append((jac, g))
     assert_same(results[1], results[0])
 
