@@ -13,6 +13,7 @@ from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node, add_to_grad
+from .recorded import RecordedArray
 from .variable import Variable
 
 __all__ = [
@@ -33,7 +34,7 @@ def _why_no_grad(t: Tensor) -> str:
     )
 
 
-def _make_roots(tensors: Sequence[Tensor], grad_tensors) -> list:
+def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = False) -> list:
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor) or grad_tensors is None:
@@ -66,16 +67,11 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors) -> list:
                     f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                     f"output[{i}] has a shape of {list(t._data.shape)}."
                 )
+        if create_graph:  # the gradient is a recorded tensor: grad_outputs that require grad are differentiated too
+            user = grad_tensors[i]
+            g = RecordedArray(user if isinstance(user, Tensor) and user._data is g else Tensor._make(g))
         roots.append((t._edge(), g))
     return roots
-
-
-def _check_create_graph(create_graph: bool) -> None:
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported by ember: its backward "
-            "formulas run on raw arrays and are not themselves recorded"
-        )
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
@@ -85,15 +81,16 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     ``retain_graph`` defaults to False: saved arrays are freed as backward goes.
     ``inputs``, if given, restricts accumulation to those leaves.
     """
-    _check_create_graph(create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    roots = _make_roots(tensors, grad_tensors)
+    roots = _make_roots(tensors, grad_tensors, create_graph)
     if inputs is None:
-        run_backward(roots, bool(retain_graph))
+        run_backward(roots, retain_graph, create_graph=create_graph)
         return
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     edges = {t._edge(): t for t in inputs}
-    captured = run_backward(roots, bool(retain_graph), capture=edges, accumulate=False)
+    captured = run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph)
     for edge, t in edges.items():
         g = captured.get(edge)
         if g is None:
@@ -115,7 +112,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     ``grad_outputs`` as a batch and returns gradients with that batch dimension (ember computes the batch one
     element after another; PyTorch uses vmap).
     """
-    _check_create_graph(create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
@@ -131,9 +129,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for i, t in enumerate(inputs):
         if not t._requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    roots = _make_roots(outputs, grad_outputs)
+    roots = _make_roots(outputs, grad_outputs, create_graph)
     edges = [t._edge() for t in inputs]
-    captured = run_backward(roots, bool(retain_graph), capture=set(edges), accumulate=False)
+    captured = run_backward(roots, retain_graph, capture=set(edges), accumulate=False, create_graph=create_graph)
     result = []
     for i, (t, edge) in enumerate(zip(inputs, edges)):
         g = captured.get(edge)
@@ -146,7 +144,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                     "to not have been used in the graph. Set allow_unused=True if this is the "
                     "desired behavior."
                 )
-        result.append(None if g is None else as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
+        if g is None:
+            result.append(None)
+        elif type(g) is RecordedArray:  # create_graph: the gradient is a tensor of the graph
+            result.append(g.t)
+        elif create_graph:  # a constant gradient (the formula did not depend on anything recorded)
+            result.append(Tensor._make(xp.array(g, copy=True)))
+        else:
+            result.append(as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
     return tuple(result)
 
 

@@ -20,10 +20,10 @@ from collections.abc import Callable
 
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
-from .._sparse import as_tensor
 from . import lowp
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
+from .recorded import hook_argument, hook_result, run_recorded
 
 
 class _Callbacks(threading.local):
@@ -79,9 +79,9 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
         for hook in tuple(hooks):
             if grads[nr] is None:
                 continue
-            replaced = hook(as_tensor(grads[nr]))
+            replaced = hook(hook_argument(grads[nr]))
             if replaced is not None:
-                grads[nr] = replaced._data
+                grads[nr] = hook_result(replaced, grads[nr])
 
 
 def _retain_grads(node: Node, grads: list) -> None:
@@ -145,15 +145,19 @@ class _Walk:
                         stack.append(edge[0])
 
 
-def _run_node(node: Node, grads: list, traced: bool):
-    """Check ``node``'s saved tensors, run its backward (a trace span while recording); its input gradients."""
+def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
+    """Check ``node``'s saved tensors, run its backward (a trace span while recording); its input gradients.
+    Under ``create_graph`` the backward formula records itself (recorded.py)."""
     if node._packed:
         node.unpack_saved()
     node.check_saved_versions()
     started = trace.start() if traced else None
     if node.half_dtype is not None:  # a half-precision op computed in float32: so is its backward
         grads = lowp.to_float32(grads, node.half_dtype)
-    input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)
+    if create_graph:
+        input_grads = run_recorded(node, grads)
+    else:
+        input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)
     if node.half_dtype is not None:
         input_grads = lowp.narrow(input_grads, node.half_dtype)
     if started is not None:
@@ -166,11 +170,13 @@ def _run_node(node: Node, grads: list, traced: bool):
 
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
-                 capture: dict | None = None, accumulate: bool = True) -> dict:
+                 capture: dict | None = None, accumulate: bool = True, create_graph: bool = False) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
     With ``accumulate=False`` leaf accumulators are not run (nothing is written to .grad).
+    With ``create_graph`` the gradients are recorded tensors (``RecordedArray``; the roots' gradients must be
+    too) and the gradient computation is itself part of the graph.
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -178,8 +184,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     callbacks: list[Callable[[], None]] = []
     stack = _callbacks.stack
     stack.append(callbacks)
-    prev_grad_mode = _GradState.enabled
-    _GradState.enabled = False  # backward math is never recorded (no create_graph)
+    prev_grad_mode, prev_higher_order = _GradState.enabled, _GradState.higher_order
+    _GradState.enabled = _GradState.higher_order = create_graph  # backward math is recorded only for create_graph
     started = trace.start()
     quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
     try:
@@ -193,16 +199,16 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            input_grads = _run_node(node, grads, started is not None)
+            input_grads = _run_node(node, grads, started is not None, create_graph)
             if not retain_graph:
                 node.release()
             walk.send(node, input_grads)
-        _GradState.enabled = prev_grad_mode
+        _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
         trace.finish("backward", "autograd", started)
         while callbacks:
             callbacks.pop(0)()
     finally:
         quiet_exit(quiet)
-        _GradState.enabled = prev_grad_mode
+        _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
         stack.pop()
     return captured

@@ -22,6 +22,7 @@ from typing import Any
 from .._tensor import Tensor
 from .grad_mode import _GradState, no_grad
 from .graph import Node
+from .recorded import RecordedArray
 
 
 class FunctionCtx:
@@ -38,7 +39,8 @@ class FunctionCtx:
 
             raise RuntimeError(_RELEASED_MSG)
         node.check_saved_versions()
-        return tuple(None if a is None else Tensor._make(a) for a in node.saved)
+        # (under create_graph, backward sees the graph's own tensors, so its result can be differentiated again)
+        return tuple(None if a is None else a.t if type(a) is RecordedArray else Tensor._make(a) for a in node.saved)
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self._non_differentiable = {id(t) for t in tensors}
@@ -60,10 +62,15 @@ class _FunctionNode(Node):
         from .._backend import xp
 
         ctx = self.ctx
+        recorded = _GradState.higher_order  # create_graph: the user's backward runs in grad mode, on graph tensors
         if getattr(ctx, "_materialize", True):
             grads = [xp.zeros(s, dtype=d) if g is None else g for g, (s, d) in zip(grads, self.output_meta)]
-        with no_grad():
-            result = self.fn_class.backward(ctx, *[None if g is None else Tensor._make(g) for g in grads])
+        grads = [None if g is None else g.t if type(g) is RecordedArray else Tensor._make(g) for g in grads]
+        if recorded:
+            result = self.fn_class.backward(ctx, *grads)
+        else:
+            with no_grad():
+                result = self.fn_class.backward(ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         if len(result) < len(self.next_edges):
@@ -71,6 +78,8 @@ class _FunctionNode(Node):
                 f"function {self.fn_class.__name__}.backward returned {len(result)} gradients, "
                 f"but forward took {len(self.next_edges)} inputs"
             )
+        if recorded:
+            return tuple(RecordedArray(r) if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
         return tuple(r._data if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
 
 

@@ -23,6 +23,8 @@ class _ThreadGradState(threading.local):
     """Grad mode per thread: a thread reads the class's values until it sets its own."""
 
     enabled = True
+    # True while a create_graph backward runs on this thread: gradients are recorded tensors (recorded.py).
+    higher_order = False
     # Process-wide (set on the class by ember.autograd.set_detect_anomaly, read through any thread's state).
     anomaly = False
 

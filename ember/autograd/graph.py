@@ -22,11 +22,12 @@ from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
-from .._sparse import SparseCOO, SparseTensor, as_tensor
+from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from . import lowp, saved_hooks
 from .grad_mode import _GradState
 from .grad_store import set_first_grad
+from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
 _RELEASED_MSG = (
@@ -71,6 +72,10 @@ class Node:
     _trace = None  # the creation stack, under anomaly detection
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
 
+    # True for an op whose backward reads forward intermediates that depend on its inputs (not only its
+    # inputs and outputs): under create_graph its forward runs again on recorded inputs (recorded.py), so the
+    # node keeps its inputs and parameters (``_rerun``).
+    rerun_for_higher_order = False
     float32_compute = False  # True: half-precision inputs computed in float32, as PyTorch's CPU kernel (lowp.py)
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
 
@@ -124,6 +129,8 @@ class Node:
             result._base = src._base if src._base is not None else src
         if needs is not None:
             node._link(inputs, needs, result)
+            if cls.rerun_for_higher_order:
+                node._rerun = (inputs, params)
         return result
 
     def _link(self, inputs, needs, outputs) -> None:
@@ -146,13 +153,18 @@ class Node:
         self.input_shapes = shapes
         saved = self.saved
         if saved:
-            # Remember the version of every tensor whose storage backward will read.
-            tensors = [t for t in inputs if isinstance(t, Tensor)]
-            tensors.extend(outputs if isinstance(outputs, (tuple, list)) else (outputs,))
-            # (counter, version, array): no reference to the tensor itself, so an output that
-            # saves itself does not form a tensor -> node -> tensor cycle.
-            ids = {id(s) for s in saved}
-            self._saved_versions = tuple((t._vc, t._vc[0], t._data) for t in tensors if id(t._data) in ids)
+            # Remember the version of every tensor whose storage backward will read, and where the tensor
+            # came from: its edge for an input (None when it needs no gradient), its output number for an
+            # output. (counter, version, array, source): no reference to the tensor itself, so an output
+            # that saves itself does not form a tensor -> node -> tensor cycle; the source is what
+            # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
+            where = {id(s): k for k, s in enumerate(saved)}  # (a position in saved: hooks may pack the array)
+            entries = [(t._vc, t._vc[0], t._data, (edges[i], where[id(t._data)]))
+                       for i, t in enumerate(inputs) if isinstance(t, Tensor) and id(t._data) in where]
+            for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+                if id(t._data) in where:
+                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, where[id(t._data)])))
+            self._saved_versions = tuple(entries)
             if saved_hooks.stack_in_use():
                 self._pack_saved()
         else:
@@ -169,8 +181,8 @@ class Node:
         if hooks is None:
             return
         self.saved = saved_hooks.pack_saved(self.saved, hooks)
-        self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape))
-                                     for c, v, a in self._saved_versions)
+        self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
+                                     for c, v, a, source in self._saved_versions)
         self._packed = True
 
     def unpack_saved(self) -> None:
@@ -194,7 +206,7 @@ class Node:
     def check_saved_versions(self) -> None:
         if self.saved is None:
             raise RuntimeError(_RELEASED_MSG)
-        for counter, version, array in self._saved_versions:
+        for counter, version, array, _source in self._saved_versions:
             if counter[0] != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an "
@@ -209,6 +221,8 @@ class Node:
         if self.saved:
             self.saved = None
             self._saved_versions = ()
+            if self.rerun_for_higher_order:
+                self._rerun = None
 
     def register_pre_hook(self, output_nr: int, hook):
         from ..utils.hooks import RemovableHandle
@@ -231,7 +245,9 @@ def add_to_grad(t: Tensor, grad) -> None:
     into a new array; later ones add in place and bump the gradient's version.
     """
     current = t._grad
-    if type(grad) is SparseCOO or (current is not None and current.is_sparse):
+    if type(grad) is RecordedArray:
+        accumulate_recorded(t, grad)
+    elif type(grad) is SparseCOO or (current is not None and current.is_sparse):
         _add_sparse(t, current, grad)
     elif current is None:
         set_first_grad(t, grad)
@@ -263,7 +279,7 @@ def leaf_slot_to_fill(node: Node, i: int):
     keep it) and the leaf has no ``.grad`` yet. Else None: the backward makes its own array.
     """
     edge = node.next_edges[i]
-    if edge is None:
+    if edge is None or _GradState.higher_order:  # (create_graph: gradients are recorded tensors, not arrays)
         return None
     acc = edge[0]
     if type(acc) is not AccumulateGrad or acc._pre_hooks:
@@ -310,6 +326,8 @@ class MultiOutputNode(Node):
                         for nr, a in enumerate(outs))
         if needs is not None:
             node._link(inputs, needs, [r for r in results if r is not None])
+            if cls.rerun_for_higher_order:
+                node._rerun = (inputs, params)
         return results
 
 
@@ -348,9 +366,9 @@ class AccumulateGrad(Node):
             return ()
         if var._hooks:  # (a leaf whose hooks may keep the gradient never gets its slot lent: leaf_slot_to_fill)
             for hook in tuple(var._hooks):
-                replaced = hook(as_tensor(grad))
+                replaced = hook(hook_argument(grad))
                 if replaced is not None:
-                    grad = replaced._data
+                    grad = hook_result(replaced, grad)
             if type(grad) is SparseCOO and var._grad is None and hooks_may_keep(var):
                 grad = grad.copy()  # taken as it is by add_to_grad, and a hook may have kept it
         add_to_grad(var, grad)

@@ -55,7 +55,7 @@ class BasicIndex(Node):
         return x[idx]
 
     def backward(self, g):
-        out = xp.zeros(self.shape, dtype=g.dtype)
+        out = xp.zeros_like(g, shape=self.shape)  # (zeros_like: under create_graph, a recorded buffer)
         out[self.idx] = g
         return (out,)
 
@@ -66,7 +66,7 @@ class AdvancedIndex(Node):
         return x[idx]
 
     def backward(self, g):
-        out = xp.zeros(self.shape, dtype=g.dtype)
+        out = xp.zeros_like(g, shape=self.shape)
         xp.add.at(out, self.idx, g)  # repeated indices accumulate
         return (out,)
 

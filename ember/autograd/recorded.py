@@ -1,0 +1,660 @@
+"""Higher-order gradients: a node's one backward formula, run so that it records itself.
+
+Every op's derivative is written once, as ``Node.backward`` on arrays (``xp`` calls, array methods and
+operators). For first-order backward those arrays are NumPy's and nothing is recorded. Under
+``create_graph=True`` the engine hands the same formula ``RecordedArray`` stand-ins instead: each holds an
+ember tensor, and NumPy's dispatch protocols (``__array_ufunc__``, ``__array_function__``) plus the array
+methods below turn every step of the formula into the matching ember op, recorded in the graph like any
+forward op. The gradient that comes out is therefore itself differentiable, to any order, with no second
+copy of any formula. (PyTorch writes its derivative formulas in differentiable ops, ``derivatives.yaml``;
+tinygrad computes gradients as graph ops; here NumPy's protocols let the array formulas be those ops.)
+
+What a formula reads from forward must be a function of the node's inputs and outputs for this to be
+right: the engine swaps every saved input and output array for a recorded tensor connected to the graph
+(``recorded_saved``). An op whose backward reads other forward intermediates that depend on its inputs
+(normalisation statistics, say) sets ``Node.rerun_for_higher_order``: under ``create_graph`` its forward is
+run again on recorded inputs so that those intermediates are recorded too. Arrays that do not depend on the
+inputs (masks, indices, dropout's scaled mask) stay constants, as they should.
+
+A formula step with no recorded counterpart fails loudly (``HigherOrderError`` names the node and the NumPy
+function), never silently returning a constant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+
+from .._backend import xp
+
+
+class HigherOrderError(RuntimeError):
+    """A backward formula used an array operation that cannot be recorded (so cannot be differentiated)."""
+
+
+class _Current(threading.local):
+    node_name = "a backward formula"
+
+
+_current = _Current()
+
+
+@contextlib.contextmanager
+def running(node_name: str):
+    """Name the node whose formula runs (for HigherOrderError's message)."""
+    prev = _current.node_name
+    _current.node_name = node_name
+    try:
+        yield
+    finally:
+        _current.node_name = prev
+
+
+def _fail(what: str) -> HigherOrderError:
+    return HigherOrderError(
+        f"{_current.node_name} cannot be differentiated twice in ember yet: its gradient formula uses {what}, "
+        "which has no recorded counterpart (create_graph=True needs every step of the formula recorded)"
+    )
+
+
+def _E():
+    import ember
+
+    return ember
+
+
+def _tensor(value):
+    """An ember tensor for a formula operand: a recorded array's tensor, a constant for a plain array."""
+    from .._tensor import Tensor
+
+    if type(value) is RecordedArray:
+        return value.t
+    if isinstance(value, xp.ndarray):
+        return Tensor._make(value)
+    if isinstance(value, xp.generic):
+        return value.item()
+    return value
+
+
+def _data(value):
+    return value.t._data if type(value) is RecordedArray else value
+
+
+def _wrap(value):
+    from .._tensor import Tensor
+
+    return RecordedArray(value) if isinstance(value, Tensor) else value
+
+
+def _dims(axis):
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+def _np_dtype_to_ember(dtype):
+    from .._dtype import from_np
+
+    return from_np(xp.dtype(dtype))
+
+
+class RecordedArray:
+    """An ember tensor that a backward formula computes on as if it were a NumPy array (see the module doc)."""
+
+    __slots__ = ("t",)
+    __array_priority__ = 2000  # wins over ndarray and Tensor in mixed arithmetic
+
+    def __init__(self, tensor) -> None:
+        self.t = tensor
+
+    # ------------------------------------------------------------ metadata (plain values)
+    @property
+    def shape(self) -> tuple:
+        return self.t._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.t._data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.t._data.size
+
+    @property
+    def dtype(self):
+        return self.t._data.dtype
+
+    def __len__(self) -> int:
+        return len(self.t._data)
+
+    def __repr__(self) -> str:
+        return f"RecordedArray({self.t!r})"
+
+    def __array__(self, dtype=None, copy=None):
+        raise _fail("a conversion to a plain NumPy array")
+
+    def item(self):
+        return self.t._data.item()
+
+    def __float__(self) -> float:
+        return float(self.t._data)
+
+    def __bool__(self) -> bool:
+        return bool(self.t._data)
+
+    # ------------------------------------------------------------ NumPy's protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise _fail(f"numpy.{ufunc.__name__}(..., out=...) (writing into an array)")
+        if method == "at":
+            return _ufunc_at(ufunc, *inputs)
+        if method != "__call__":
+            raise _fail(f"numpy.{ufunc.__name__}.{method}")
+        kwargs.pop("out", None)
+        if kwargs.pop("dtype", None) is not None or kwargs:
+            raise _fail(f"numpy.{ufunc.__name__} with arguments {sorted(kwargs)}")
+        if ufunc in _CONSTANT_UFUNCS:  # piecewise-constant results: no gradient flows through them
+            return ufunc(*[_data(a) for a in inputs])
+        impl = _UFUNCS.get(ufunc.__name__)
+        if impl is None:
+            raise _fail(f"numpy.{ufunc.__name__}")
+        return _wrap(impl(*[_tensor(a) for a in inputs]))
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = _FUNCTIONS.get(func.__name__)
+        if impl is None or getattr(func, "__module__", "").startswith("numpy.linalg"):
+            raise _fail(f"numpy.{func.__name__}")
+        return impl(*args, **kwargs)
+
+    # ------------------------------------------------------------ operators
+    def __add__(self, o):
+        return _binary("add", self, o)
+
+    def __radd__(self, o):
+        return _binary("add", o, self)
+
+    def __sub__(self, o):
+        return _binary("sub", self, o)
+
+    def __rsub__(self, o):
+        return _binary("sub", o, self)
+
+    def __mul__(self, o):
+        return _binary("mul", self, o)
+
+    def __rmul__(self, o):
+        return _binary("mul", o, self)
+
+    def __truediv__(self, o):
+        return _binary("div", self, o)
+
+    def __rtruediv__(self, o):
+        return _binary("div", o, self)
+
+    def __pow__(self, o):
+        return _binary("pow", self, o)
+
+    def __rpow__(self, o):
+        return _binary("pow", o, self)
+
+    def __matmul__(self, o):
+        return _binary("matmul", self, o)
+
+    def __rmatmul__(self, o):
+        return _binary("matmul", o, self)
+
+    # ``g += x`` rebinds g to a new recorded array (a formula never relies on aliasing for these)
+    __iadd__, __isub__, __imul__, __itruediv__ = __add__, __sub__, __mul__, __truediv__
+
+    def __neg__(self):
+        return RecordedArray(-self.t)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return RecordedArray(abs(self.t))
+
+    def __eq__(self, o):  # type: ignore[override]
+        return self.t._data == _data(o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        return self.t._data != _data(o)
+
+    def __lt__(self, o):
+        return self.t._data < _data(o)
+
+    def __le__(self, o):
+        return self.t._data <= _data(o)
+
+    def __gt__(self, o):
+        return self.t._data > _data(o)
+
+    def __ge__(self, o):
+        return self.t._data >= _data(o)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # ------------------------------------------------------------ indexing
+    def __getitem__(self, index):
+        return RecordedArray(self.t[_index(index)])
+
+    def __setitem__(self, index, value) -> None:
+        # Functional update: the formula's buffer becomes a new recorded tensor (clone, then write).
+        out = self.t.clone()
+        out[_index(index)] = _tensor(value)
+        self.t = out
+
+    # ------------------------------------------------------------ array methods
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        t = self.t if dtype is None else self.t.to(_np_dtype_to_ember(dtype))
+        if axis is None or axis == ():
+            r = t.sum() if axis is None else t
+            return RecordedArray(r.reshape((1,) * self.ndim) if keepdims and axis is None else r)
+        return RecordedArray(t.sum(dim=_dims(axis), keepdim=keepdims))
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        if axis is None:
+            r = self.t.mean()
+            return RecordedArray(r.reshape((1,) * self.ndim) if keepdims else r)
+        return RecordedArray(self.t.mean(dim=_dims(axis), keepdim=keepdims))
+
+    def max(self, axis=None, out=None, keepdims=False):
+        return _extreme(self, "amax", axis, keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return _extreme(self, "amin", axis, keepdims)
+
+    def reshape(self, *shape, order="C"):
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return RecordedArray(self.t.reshape(tuple(shape)))
+
+    def transpose(self, *axes):
+        if not axes or axes == (None,):
+            axes = tuple(range(self.ndim - 1, -1, -1))
+        elif len(axes) == 1 and not isinstance(axes[0], int):
+            axes = tuple(axes[0])
+        return RecordedArray(self.t.permute(*axes))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def mT(self):
+        return RecordedArray(self.t.transpose(-1, -2))
+
+    def swapaxes(self, a: int, b: int):
+        return RecordedArray(self.t.transpose(a, b))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if xp.dtype(dtype) == self.dtype:
+            return self
+        return RecordedArray(self.t.to(_np_dtype_to_ember(dtype)))
+
+    def copy(self, order="C"):
+        # a new stand-in for the same tensor: a formula's later ``__setitem__`` on the copy (which clones)
+        # then leaves the original alone
+        return RecordedArray(self.t)
+
+    def ravel(self, order="C"):
+        return RecordedArray(self.t.reshape(-1))
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            return RecordedArray(self.t.squeeze())
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        t = self.t
+        for a in sorted((a % self.ndim for a in axes), reverse=True):
+            t = t.squeeze(a)
+        return RecordedArray(t)
+
+    def conj(self):
+        return RecordedArray(self.t.conj()) if self.dtype.kind == "c" else self
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return RecordedArray(_E().real(self.t)) if self.dtype.kind == "c" else self
+
+    @property
+    def imag(self):
+        return RecordedArray(_E().imag(self.t))
+
+    def clip(self, a_min=None, a_max=None):
+        return RecordedArray(self.t.clamp(_data(a_min), _data(a_max)))
+
+    def dot(self, other):
+        return _binary("matmul", self, other)
+
+
+def _extreme(a: RecordedArray, name: str, axis, keepdims: bool) -> RecordedArray:
+    fn = getattr(_E(), name)
+    if axis is None:
+        r = fn(a.t.reshape(-1), dim=0)
+        return RecordedArray(r.reshape((1,) * a.ndim) if keepdims else r)
+    return RecordedArray(fn(a.t, dim=_dims(axis), keepdim=keepdims))
+
+
+def _index(index):
+    """An index for an ember tensor: recorded arrays inside it become their (constant) values."""
+    if type(index) is tuple:
+        return tuple(_data(i) for i in index)
+    return _data(index)
+
+
+def _binary(name: str, a, b):
+    return _wrap(getattr(_E(), name)(_tensor(a), _tensor(b)))
+
+
+def _ufunc_at(ufunc, target, index, values=None):
+    """``numpy.add.at(buffer, index, values)``: scatter-add, recorded; ``buffer`` must be a recorded array
+    (a formula builds it with ``zeros_like``), since a plain array cannot hold a recorded result."""
+    if ufunc is not xp.add or type(target) is not RecordedArray:
+        raise _fail(f"numpy.{ufunc.__name__}.at into a plain array")
+    out = target.t.clone()
+    out.index_put_(_index(index) if isinstance(index, tuple) else (_data(index),), _tensor(values), accumulate=True)
+    target.t = out
+
+
+# ---------------------------------------------------------------- ufuncs and their ember ops
+def _unary(name: str) -> Callable:
+    return lambda x: getattr(_E(), name)(x)
+
+
+_UFUNCS: dict[str, Callable] = {
+    "add": lambda a, b: _E().add(a, b),
+    "subtract": lambda a, b: _E().sub(a, b),
+    "multiply": lambda a, b: _E().mul(a, b),
+    "divide": lambda a, b: _E().div(a, b),
+    "true_divide": lambda a, b: _E().div(a, b),
+    "power": lambda a, b: _E().pow(a, b),
+    "float_power": lambda a, b: _E().pow(a, b),
+    "matmul": lambda a, b: _E().matmul(a, b),
+    "maximum": lambda a, b: _E().maximum(*_both_tensors(a, b)),
+    "minimum": lambda a, b: _E().minimum(*_both_tensors(a, b)),
+    "arctan2": lambda a, b: _E().atan2(*_both_tensors(a, b)),
+    "hypot": lambda a, b: _E().hypot(*_both_tensors(a, b)),
+    "logaddexp": lambda a, b: _E().logaddexp(*_both_tensors(a, b)),
+    "remainder": lambda a, b: _E().remainder(a, b),
+    "fmod": lambda a, b: _E().fmod(a, b),
+    "negative": lambda x: -x,
+    "positive": lambda x: x,
+    "square": lambda x: x * x,
+    "reciprocal": _unary("reciprocal"),
+    "absolute": _unary("abs"),
+    "conjugate": _unary("conj"),
+    "arcsin": _unary("asin"),
+    "arccos": _unary("acos"),
+    "arctan": _unary("atan"),
+    "arcsinh": _unary("asinh"),
+    "arccosh": _unary("acosh"),
+    "arctanh": _unary("atanh"),
+}
+for _name in ("exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "sin", "cos", "tan", "sinh",
+              "cosh", "tanh"):
+    _UFUNCS[_name] = _unary(_name)
+
+_CONSTANT_UFUNCS = frozenset(
+    getattr(xp, n) for n in (
+        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and", "logical_or",
+        "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "sign", "signbit", "floor", "ceil", "trunc",
+        "rint", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+    )
+)
+
+
+def _both_tensors(a, b):
+    """Ops such as maximum take two tensors: a Python scalar operand becomes a 0-d tensor of the other's dtype."""
+    from .._tensor import Tensor
+
+    if not isinstance(a, Tensor):
+        a = Tensor._make(xp.asarray(a, dtype=b._data.dtype))
+    if not isinstance(b, Tensor):
+        b = Tensor._make(xp.asarray(b, dtype=a._data.dtype))
+    return a, b
+
+
+# ---------------------------------------------------------------- NumPy functions and their ember ops
+def _like(value, a, dtype=None, shape=None):
+    """``zeros_like``-style constants: a recorded array (so a formula may write recorded values into it)."""
+    from .._tensor import Tensor
+
+    shape = _data(a).shape if shape is None else shape
+    return RecordedArray(Tensor._make(xp.full(shape, value, dtype=_data(a).dtype if dtype is None else dtype)))
+
+
+def _where(cond, a=None, b=None):
+    if a is None:
+        return xp.where(_data(cond))
+    a, b = _tensor(a), _tensor(b)
+    return _wrap(_E().where(_tensor(xp.asarray(_data(cond), dtype=bool)), *_both_tensors(a, b)))
+
+
+def _einsum(subscripts, *operands, **kwargs):
+    return _wrap(_E().einsum(subscripts, *[_tensor(o) for o in operands]))
+
+
+def _concatenate(arrays, axis=0, **kwargs):
+    return _wrap(_E().cat([_tensor(_as_recorded(a)) for a in arrays], dim=axis))
+
+
+def _stack(arrays, axis=0, **kwargs):
+    return _wrap(_E().stack([_tensor(_as_recorded(a)) for a in arrays], dim=axis))
+
+
+def _as_recorded(a):
+    from .._tensor import Tensor
+
+    return a if type(a) is RecordedArray else RecordedArray(Tensor._make(xp.asarray(a)))
+
+
+def _expand_dims(a, axis):
+    t = _tensor(a)
+    for ax in sorted(axis if isinstance(axis, (tuple, list)) else (axis,)):
+        t = t.unsqueeze(ax)
+    return _wrap(t)
+
+
+def _moveaxis(a, source, destination):
+    return _wrap(_E().movedim(_tensor(a), source, destination))
+
+
+def _tensordot(a, b, axes=2):
+    return _wrap(_E().tensordot(_tensor(a), _tensor(b), dims=axes))
+
+
+def _take_along_axis(a, indices, axis):
+    return _wrap(_E().gather(_tensor(a), axis, _tensor(xp.asarray(_data(indices)))))
+
+
+def _take(a, indices, axis=None, **kwargs):
+    idx = _tensor(xp.asarray(_data(indices)))
+    if axis is None:
+        return _wrap(_tensor(a).reshape(-1)[idx])
+    return _wrap(_E().index_select(_tensor(a), axis, idx.reshape(-1)).reshape(
+        _data(a).shape[:axis] + idx.shape + _data(a).shape[axis + 1:]))
+
+
+def _pad(a, pad_width, mode="constant", constant_values=0):
+    if mode != "constant":
+        raise _fail(f"numpy.pad(mode={mode!r})")
+    n = _data(a).ndim
+    widths = xp.broadcast_to(xp.asarray(pad_width, dtype=int), (n, 2))
+    flat = [int(v) for pair in widths[::-1] for v in pair]  # PyTorch's order: last dimension first
+    return _wrap(_E().nn.functional.pad(_tensor(a), flat, value=constant_values))
+
+
+def _broadcast_to(a, shape, subok=False):
+    return _wrap(_tensor(_as_recorded(a)).expand(*shape))
+
+
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    return _as_recorded(a).sum(axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    return _as_recorded(a).mean(axis=axis, keepdims=keepdims)
+
+
+def _clip(a, a_min=None, a_max=None, **kw):
+    return _as_recorded(a).clip(a_min, a_max)
+
+
+def _flip(a, axis=None):
+    dims = tuple(range(_data(a).ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    return _wrap(_E().flip(_tensor(a), dims))
+
+
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    return _wrap(_E().var(_tensor(a), dim=_dims(axis), correction=ddof, keepdim=keepdims))
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    t = _tensor(a)
+    return _wrap(_E().cumsum(t.reshape(-1) if axis is None else t, dim=0 if axis is None else axis))
+
+
+def _outer(a, b, out=None):
+    return _binary("outer", _as_recorded(a).ravel(), _as_recorded(b).ravel())
+
+
+def _repeat(a, repeats, axis=None):
+    t = _tensor(a)
+    return _wrap(_E().repeat_interleave(t.reshape(-1) if axis is None else t, _data(repeats), dim=axis or 0))
+
+
+def _tril(m, k=0):
+    return _wrap(_E().tril(_tensor(m), k))
+
+
+def _triu(m, k=0):
+    return _wrap(_E().triu(_tensor(m), k))
+
+
+def _real(a):
+    return a.real if type(a) is RecordedArray else xp.real(a)
+
+
+_FUNCTIONS: dict[str, Callable] = {
+    "zeros_like": lambda a, dtype=None, order="K", subok=True, shape=None, **kw: _like(0, a, dtype, shape),
+    "ones_like": lambda a, dtype=None, order="K", subok=True, shape=None, **kw: _like(1, a, dtype, shape),
+    "empty_like": lambda a, dtype=None, order="K", subok=True, shape=None, **kw: _like(0, a, dtype, shape),
+    "full_like": lambda a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw:
+        _like(fill_value, a, dtype, shape),
+    "where": _where,
+    "einsum": _einsum,
+    "concatenate": _concatenate,
+    "stack": _stack,
+    "expand_dims": _expand_dims,
+    "moveaxis": _moveaxis,
+    "tensordot": _tensordot,
+    "take_along_axis": _take_along_axis,
+    "take": _take,
+    "pad": _pad,
+    "broadcast_to": _broadcast_to,
+    "sum": _sum,
+    "mean": _mean,
+    "clip": _clip,
+    "flip": _flip,
+    "var": _var,
+    "cumsum": _cumsum,
+    "outer": _outer,
+    "repeat": _repeat,
+    "tril": _tril,
+    "triu": _triu,
+    "real": _real,
+    "imag": lambda a: a.imag,
+    "conj": lambda a: _as_recorded(a).conj(),
+    "conjugate": lambda a: _as_recorded(a).conj(),
+    "reshape": lambda a, shape=None, order="C", **kw: _as_recorded(a).reshape(kw.get("newshape", shape)),
+    "transpose": lambda a, axes=None: _as_recorded(a).transpose(axes),
+    "swapaxes": lambda a, a1, a2: _as_recorded(a).swapaxes(a1, a2),
+    "squeeze": lambda a, axis=None: _as_recorded(a).squeeze(axis),
+    "ravel": lambda a, order="C": _as_recorded(a).ravel(),
+    "copy": lambda a, order="K", subok=False: _as_recorded(a).copy(),
+    "ascontiguousarray": lambda a, dtype=None, **kw: a,
+    "amax": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amax", axis, keepdims),
+    "max": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amax", axis, keepdims),
+    "amin": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amin", axis, keepdims),
+    "min": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amin", axis, keepdims),
+    "dot": lambda a, b, out=None: _binary("matmul", a, b),
+    "shape": lambda a: _data(a).shape,
+    "ndim": lambda a: _data(a).ndim,
+    "size": lambda a, axis=None: _data(a).size if axis is None else _data(a).shape[axis],
+    "result_type": lambda *args: xp.result_type(*[_data(a) for a in args]),
+    "may_share_memory": lambda a, b, max_work=None: False,
+    "shares_memory": lambda a, b, max_work=None: False,
+    "iscomplexobj": lambda x: _data(x).dtype.kind == "c",
+    "isrealobj": lambda x: _data(x).dtype.kind != "c",
+}
+
+
+# ---------------------------------------------------------------- running a node under create_graph
+def recorded_saved(node) -> tuple:
+    """``node.saved`` with every saved input and output array swapped for a recorded tensor of the graph: an
+    input's through the input's own edge, an output's through ``node`` itself (so a formula that reads
+    ``exp(x)`` differentiates through ``exp`` again), an input that needs no gradient as a constant."""
+    from .._tensor import Tensor
+
+    saved = node.saved
+    out = list(saved)
+    for counter, _version, _array, (source, k) in node._saved_versions:
+        value = saved[k]
+        if type(value) is RecordedArray:
+            continue
+        if isinstance(source, int):
+            t = Tensor._make(value, node, source)
+        elif source is None:
+            t = Tensor._make(value)
+        else:
+            t = Tensor._make(value, source[0], source[1])
+        t._vc = counter
+        recorded = RecordedArray(t)
+        for j, v in enumerate(saved):
+            if v is value:
+                out[j] = recorded
+    return tuple(out)
+
+
+def run_recorded(node, grads: list):
+    """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
+    from .._tensor import Tensor
+
+    with running(node.name()):
+        if node.rerun_for_higher_order:
+            inputs, params = node._rerun
+            fresh = type(node)()
+            fresh.needs_input_grad = node.needs_input_grad
+            fresh.next_edges = node.next_edges
+            fresh.forward(*[RecordedArray(t) if isinstance(t, Tensor) else t for t in inputs], **params)
+            return fresh.backward(*grads)
+        saved = node.saved
+        if node._saved_versions and isinstance(saved, (tuple, list)):
+            node.saved = recorded_saved(node)
+        try:
+            return node.backward(*grads)
+        finally:
+            node.saved = saved
+
+
+def hook_argument(grad):
+    """A gradient as a tensor hook receives it (the recorded tensor itself under create_graph)."""
+    from .._sparse import as_tensor
+
+    return grad.t if type(grad) is RecordedArray else as_tensor(grad)
+
+
+def hook_result(replaced, grad):
+    """What a hook returned, back in the form the walk carries (recorded under create_graph)."""
+    return RecordedArray(replaced) if type(grad) is RecordedArray else replaced._data
+
+
+def accumulate_recorded(t, grad: RecordedArray) -> None:
+    """``t.grad += grad`` under create_graph: ``.grad`` becomes (or grows by, out of place, as PyTorch's
+    AccumulateGrad in grad mode) the recorded gradient tensor, which can be differentiated again. The gradient
+    store is bypassed: its buffers hold plain arrays."""
+    current = t._grad
+    t._grad = grad.t if current is None else current + grad.t

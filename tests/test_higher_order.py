@@ -1,0 +1,155 @@
+"""Gradients of gradients (create_graph=True): the engine's semantics, against PyTorch.
+
+The op-by-op second-order checks live with each op family's tests (``higher_order_oracle.check_second_order``);
+here: what create_graph does to ``.grad``, ``retain_graph``, hooks, custom Functions, third order, and the
+clear error for a formula step that cannot be recorded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from higher_order_oracle import check_second_order
+from oracle import assert_close
+
+import ember
+from ember.autograd.recorded import HigherOrderError
+
+
+def _pair(a):
+    return ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+@pytest.mark.filterwarnings(r"ignore:Using backward\(\) with create_graph=True:UserWarning")
+def test_backward_create_graph_leaves_a_grad_that_requires_grad():
+    a = np.random.default_rng(0).standard_normal(5)
+    for x in _pair(a):
+        (x ** 3).sum().backward(create_graph=True)
+        assert x.grad.requires_grad and x.grad.grad_fn is not None
+        g = x.grad
+        x.grad = None
+        g.sum().backward()  # d/dx sum(3x^2) = 6x
+        np.testing.assert_allclose(x.grad.detach().numpy(), 6 * a)
+
+
+@pytest.mark.filterwarnings(r"ignore:Using backward\(\) with create_graph=True:UserWarning")
+def test_create_graph_accumulates_out_of_place_into_an_existing_grad():
+    a = np.random.default_rng(1).standard_normal(4)
+    e, t = _pair(a)
+    for x in (e, t):
+        (x * x).sum().backward()
+        held = x.grad
+        (x ** 3).sum().backward(create_graph=True)
+        assert x.grad is not held and x.grad.requires_grad
+        np.testing.assert_allclose(held.numpy(), 2 * a)  # the held gradient is not written in place
+    assert_close(e.grad, t.grad)
+
+
+def test_create_graph_retains_the_graph_by_default_and_third_order():
+    a = np.random.default_rng(2).standard_normal(6)
+    results = []
+    for lib, x in zip((ember, torch), _pair(a)):
+        y = (lib.sin(x) * x).sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        (again,) = lib.autograd.grad(y, x)  # the first graph is still there: create_graph retains it
+        results.append([g.detach().numpy() for g in (g1, g2, g3, again)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, atol=1e-12)
+
+
+def test_grad_outputs_that_require_grad_are_differentiated():
+    """A Jacobian-vector product by the double-vjp trick needs d(vjp)/d(v)."""
+    rng = np.random.default_rng(3)
+    a, w, u = rng.standard_normal(3), rng.standard_normal((3, 4)), rng.standard_normal(3)
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.tanh(x @ lib.tensor(w))
+        v = lib.zeros_like(y, requires_grad=True)
+        (vjp,) = lib.autograd.grad(y, x, v, create_graph=True)
+        (jvp,) = lib.autograd.grad(vjp, v, lib.tensor(u))
+        results.append(jvp.numpy())
+    np.testing.assert_allclose(results[0], results[1], atol=1e-12)
+
+
+def test_a_constant_gradient_comes_back_as_a_tensor_without_grad():
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = lib.autograd.grad((2 * x).sum(), x, create_graph=True)
+        assert g.tolist() == [2.0, 2.0]
+        assert not g.requires_grad
+
+
+def test_tensor_hooks_see_and_replace_recorded_gradients():
+    a = np.random.default_rng(4).standard_normal(3)
+    results = []
+    for lib, x in zip((ember, torch), _pair(a)):
+        y = x * x
+        y.register_hook(lambda g, y=y: g * y)  # the hook's result is recorded too
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        results.append((g.detach().numpy(), h.numpy()))
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, atol=1e-12)
+
+
+def test_custom_function_backward_is_differentiated_when_written_in_tensor_ops():
+    class Cube(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    a = np.random.default_rng(5).standard_normal(4)
+    x = ember.tensor(a, requires_grad=True)
+    (g,) = ember.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (h,) = ember.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * a * a)
+    np.testing.assert_allclose(h.numpy(), 6 * a)
+
+
+def test_first_order_gradients_stay_plain_after_a_create_graph_backward():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    ember.autograd.grad((x ** 2).sum(), x, create_graph=True)
+    (g,) = ember.autograd.grad((x ** 2).sum(), x)
+    assert not g.requires_grad and g.grad_fn is None
+    assert ember.is_grad_enabled()
+
+
+def test_a_formula_step_that_cannot_be_recorded_is_a_clear_error():
+    from ember.autograd.graph import Node
+
+    class Opaque(Node):
+        def forward(self, x):
+            self.saved = (x,)
+            return x * 2
+
+        def backward(self, g):
+            (x,) = self.saved
+            return (np.asarray(g) * 2,)  # leaves the recorded world
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = Opaque.apply(x)
+    with pytest.raises(HigherOrderError, match="OpaqueBackward0 cannot be differentiated twice.*conversion"):
+        ember.autograd.grad(y.sum(), x, create_graph=True)
+    assert ember.is_grad_enabled()  # the failed backward restored grad mode
+
+
+@pytest.mark.parametrize("name, fn, specs", [
+    ("exp*sin", lambda m, x: m.exp(x) * m.sin(x), [(3, 4)]),
+    ("tanh(matmul)", lambda m, x, w: m.tanh(x @ w), [(3, 4), (4, 5)]),
+    ("div and pow", lambda m, x, y: (x / (1 + y * y)) ** 3, [(4,), (4,)]),
+    ("sum and mean dims", lambda m, x: (x * x).sum(dim=1) * x.mean(dim=0)[:3], [(3, 4)]),
+    ("broadcast", lambda m, x, b: m.sigmoid(x * b + b), [(2, 3, 4), (4,)]),
+    ("reshape/transpose", lambda m, x: (x.reshape(4, 3).t() ** 2).exp(), [(3, 4)]),
+])
+def test_second_order_of_basic_ops_matches_pytorch(name, fn, specs):
+    check_second_order(fn, specs)
