@@ -23,6 +23,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._jvp import forward_products
+from ._rows import basis_row, stack_rows
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -198,28 +199,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _unpack(_postprocess(products, create_graph), is_outputs_tuple))
 
 
-def _basis_rows(tensors: tuple, k: int) -> tuple:
-    """Row ``k`` of the identity over the concatenated elements of ``tensors``, split and shaped as ``tensors``."""
-    rows = []
-    offset = 0
-    for t in tensors:
-        row = t.new_zeros(t.nelement())
-        if offset <= k < offset + t.nelement():
-            row[k - offset] = 1
-        rows.append(row.view(t.shape))
-        offset += t.nelement()
-    return tuple(rows)
-
-
-def _stack_rows(rows: list, ref: Tensor, shape) -> Tensor:
-    """The per-row results stacked along a new first dimension and viewed as ``shape``."""
-    from .. import stack
-
-    if not rows:
-        return ref.new_zeros(shape)
-    return stack(rows, dim=0).view(shape)
-
-
 def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     """The Jacobian column by column from Jacobian-vector products (``strategy="forward-mode"``)."""
     if strict:
@@ -235,18 +214,19 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
         push = forward_products(outputs, inputs).push
     total = sum(i.nelement() for i in inputs)
-    columns = [_fill_in_zeros(push(_basis_rows(inputs, k)), outputs, False, False, "back_trick")
+    columns = [_fill_in_zeros(push(basis_row(inputs, k)), outputs, False, False, "back_trick")
                for k in range(total)]
     jac = []
     for i, out in enumerate(outputs):
         per_input, start = [], 0
         for inp in inputs:
             cols = [c[i] for c in columns[start:start + inp.nelement()]]
-            stacked = _stack_rows(cols, out, (inp.nelement(), out.nelement()))
+            stacked = stack_rows(cols, out).reshape(inp.nelement(), out.nelement())
             per_input.append(stacked.t().reshape(out.shape + inp.shape).detach())
             start += inp.nelement()
-        jac.append(tuple(per_input))
-    return _unpack(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+        jac.append(per_input)
+    # Lists, not tuples, where outputs or inputs are tuples: PyTorch's forward-mode path returns lists.
+    return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
@@ -291,7 +271,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
                         raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
                                            f"{i}. This is not allowed in strict mode when create_graph=True.")
                     rows[j].append(g)
-            jac.append(tuple(_stack_rows(r, inp, out.shape + inp.shape) for r, inp in zip(rows, inputs)))
+            jac.append(tuple(stack_rows(r, inp).view(out.shape + inp.shape) for r, inp in zip(rows, inputs)))
         return _unpack(_postprocess(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._jvp import forward_products
+from ..autograd._rows import basis_row, stack_rows
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
 from ._scope import (
@@ -178,25 +179,6 @@ def jvp(func: Callable, primals: tuple, tangents: Any, *, strict: bool = False, 
     return _jvp(func, primals, tangents, None, strict, has_aux)
 
 
-def _basis(flat: list, k: int) -> list:
-    """Row ``k`` of the identity over the concatenated elements of ``flat``, shaped as each of ``flat``."""
-    rows, offset = [], 0
-    for t in flat:
-        row = t.new_zeros(t.nelement())
-        if offset <= k < offset + t.nelement():
-            row[k - offset] = 1
-        rows.append(row.view(t.shape))
-        offset += t.nelement()
-    return rows
-
-
-def _stacked(rows: list, ref: Tensor) -> Tensor:
-    """One entry per basis vector, stacked along a new first dimension (empty: shape ``[0, *ref.shape]``)."""
-    from .. import stack
-
-    return stack(rows) if rows else ref.new_zeros((0, *ref.shape))
-
-
 def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk_size: int | None = None,
            _preallocate_and_copy: bool = False) -> Callable:
     """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, by
@@ -214,8 +196,8 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
         error_if_complex("jacrev", flat_out, is_input=False)
         flat_primals, primals_spec = tree_flatten(slice_argnums(args, argnums))
         total = sum(o.nelement() for o in flat_out)
-        rows = [tree_flatten(vjp_fn(tree_unflatten(_basis(flat_out, k), out_spec)))[0] for k in range(total)]
-        per_input = [_stacked([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
+        rows = [tree_flatten(vjp_fn(tree_unflatten(basis_row(flat_out, k), out_spec)))[0] for k in range(total)]
+        per_input = [stack_rows([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
         numels = [o.nelement() for o in flat_out]
         blocks = [[part.view(o.shape + p.shape) for part, o in zip(stacked.split(numels, dim=0), flat_out)]
                   for stacked, p in zip(per_input, flat_primals)]
@@ -249,8 +231,8 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
         error_if_complex("jacfwd", flat_out, is_input=False)
         total = sum(p.nelement() for p in flat_primals)
         with scope:
-            columns = [push(_basis(flat_primals, k)) for k in range(total)]
-            per_output = [_stacked([c[i] for c in columns], o) for i, o in enumerate(flat_out)]
+            columns = [push(basis_row(flat_primals, k)) for k in range(total)]
+            per_output = [stack_rows([c[i] for c in columns], o) for i, o in enumerate(flat_out)]
         numels = [p.nelement() for p in flat_primals]
         blocks = [[part.movedim(0, -1).reshape(o.shape + p.shape) for o, part in
                    zip(flat_out, [col.split(numels, dim=0)[j] for col in per_output])]
