@@ -11,20 +11,6 @@ import torch
 import ember
 
 
-def _create_graph_supported() -> bool:
-    x = ember.ones(1, requires_grad=True)
-    try:
-        ember.autograd.grad((x * x).sum(), x, create_graph=True)
-    except NotImplementedError:
-        return False
-    return True
-
-
-# Second-order results (jvp, hvp, hessian, jacfwd, create_graph=True) need gradients of gradients.
-needs_create_graph = pytest.mark.skipif(not _create_graph_supported(),
-                                        reason="needs autograd.grad(create_graph=True), not implemented in ember yet")
-
-
 def arrays(*shapes, seed=0):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(s) for s in shapes]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import ember
-from tests.autodiff_oracle import arrays, assert_same, both, mlp, needs_create_graph, same_error, vector_mlp
+from tests.autodiff_oracle import arrays, assert_same, both, mlp, same_error, vector_mlp
 
 
 def _run(call, shapes=((3,), (4, 3)), requires_grad=False, grad_state=True):
@@ -100,7 +100,6 @@ def test_vjp_zero_for_unused_input():
     _run(lambda m, F, xs: F.vjp(lambda a, b: (a * 2).sum(), (xs[0], xs[1])))
 
 
-@needs_create_graph
 def test_jvp_and_its_errors():
     v = arrays((3,), (4, 3), seed=5)
     _run(lambda m, F, xs: F.jvp(vector_mlp(m), tuple(xs), tuple(m.tensor(a) for a in v)))
@@ -112,7 +111,6 @@ def test_jvp_and_its_errors():
     _run(lambda m, F, xs: F.jvp(lambda a, b: a * 2, (xs[0], xs[0]), (xs[0], xs[0])))
 
 
-@needs_create_graph
 @pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
 def test_jacobian_forward_mode_and_hessian(strategy):
     _run(lambda m, F, xs: F.jacobian(vector_mlp(m), tuple(xs), vectorize=True, strategy=strategy))
@@ -123,7 +121,6 @@ def test_jacobian_forward_mode_and_hessian(strategy):
     _run(lambda m, F, xs: F.hessian(lambda x: mlp(m)(x, *xs[1:]), xs[0]), shapes)
 
 
-@needs_create_graph
 @pytest.mark.parametrize("name", ["hvp", "vhp"])
 def test_hvp_vhp(name):
     shapes = ((3,), (4, 3), (4,), (2, 4))
@@ -135,14 +132,12 @@ def test_hvp_vhp(name):
                                                               strict=True))
 
 
-@needs_create_graph
 def test_strict_hessian_errors():
     x = arrays((3,))[0]
     same_error(lambda m: m.autograd.functional.hessian(lambda a: (a * 2).sum(), m.tensor(x), strict=True))
     same_error(lambda m: m.autograd.functional.hessian(lambda a: a * 2, m.tensor(x)))
 
 
-@needs_create_graph
 def test_create_graph_results_differentiate_again():
     def call(m, F, xs):
         x, w = xs
@@ -153,3 +148,27 @@ def test_create_graph_results_differentiate_again():
         return m.autograd.grad((jac.pow(2).sum() + vj.sum() + h.sum()), (x, w))
 
     _run(call, requires_grad=True)
+
+
+def test_create_graph_of_jvp_hvp_vhp_differentiates_again():
+    v = arrays((3,), seed=4)[0]
+
+    def call(m, F, xs):
+        x, w = xs
+        f = lambda a: (m.tanh(w @ a) ** 2).sum()  # noqa: E731
+        _, jv = F.jvp(lambda a: m.sigmoid(w @ a), x, m.tensor(v), create_graph=True)
+        _, hv = F.hvp(f, x, m.tensor(v), create_graph=True)
+        _, vh = F.vhp(f, x, m.tensor(v), create_graph=True)
+        return jv, hv, vh, m.autograd.grad((jv.sum() + hv.pow(2).sum() + vh.sum()), (x, w))
+
+    _run(call, requires_grad=True)
+
+
+def test_strict_with_create_graph_rejects_a_linear_function():
+    x = arrays((3,))[0]
+    same_error(lambda m: m.autograd.functional.vjp(lambda a: a * 2, m.tensor(x), m.ones(3), create_graph=True,
+                                                   strict=True))
+    same_error(lambda m: m.autograd.functional.jacobian(lambda a: a * 2, m.tensor(x), create_graph=True,
+                                                       strict=True))
+    same_error(lambda m: m.autograd.functional.vhp(lambda a: (a * a).sum(), m.tensor(x), m.ones(3),
+                                                   create_graph=True, strict=True))
