@@ -142,6 +142,8 @@ def test_jvp_structures_has_aux_and_strict():
     same_error(lambda m: m.func.jvp(lambda a: m.ones(2), (m.tensor(x),), (m.ones(3),), strict=True))
     same_error(lambda m: m.func.jvp(lambda a: a, m.tensor(x), m.ones(3)))
     same_error(lambda m: m.func.jvp(lambda a: a, (m.tensor(x),), [m.ones(3)]))
+    same_error(lambda m: m.func.jvp(lambda a: a, (m.tensor(x),), (m.ones(4),)))
+    same_error(lambda m: m.func.jvp(lambda a: a, (m.tensor([1, 2]),), (m.tensor([1, 2]),)), ValueError)
 
 
 @pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
