@@ -99,6 +99,7 @@ def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool)
                 raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
                                    f"Tensor with dtype {out.dtype}")
         results = scope.unwrap(output)
+        outputs_outer = scope.reaches_outer(flat_out)  # walked once, not once per call of vjp_fn
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
         flat_cot, cot_spec = tree_flatten(cotangents)
@@ -107,7 +108,7 @@ def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool)
                                f"outputs to the function. cotangents: {treespec_pprint(cot_spec)}, primal output: "
                                f"{treespec_pprint(out_spec)}")
         record = is_grad_enabled() if create_graph is None else create_graph
-        record = record and scope.reaches_outer(flat_out + flat_cot)
+        record = record and (outputs_outer or scope.reaches_outer(flat_cot))
         return scope.unwrap(tree_unflatten(list(scope.grad(flat_out, flat_diff, flat_cot, retain_graph=retain_graph,
                                                            create_graph=record)), diff_spec))
 
@@ -153,9 +154,10 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
         flat_out, out_spec = tensor_outputs(output, api)
         products = forward_products(flat_out, flat_diff)
         scope.own(products.dummies)
+        outputs_outer = scope.reaches_outer(flat_out)
 
         def push(flat_tangents) -> list:
-            record = scope.reaches_outer(flat_out + list(flat_tangents))
+            record = outputs_outer or scope.reaches_outer(flat_tangents)
             out = []
             for o, t in zip(flat_out, products.push(flat_tangents, create_graph=record)):
                 if t is None:
