@@ -47,6 +47,8 @@ CASES = [
     ("hf-llama-sdpa", ["hf_models.py", "--model", "llama"], 1),
     ("hf-llama-eager", ["hf_models.py", "--model", "llama", "--attention", "eager"], 1),
     ("hf-bert-mlm", ["hf_models.py", "--model", "bert"], 1),
+    ("checkpointed-transformer", ["checkpointed_transformer.py"], 1),
+    ("checkpointed-transformer-reentrant", ["checkpointed_transformer.py", "--reentrant"], 1),
 ]
 
 
