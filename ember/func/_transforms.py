@@ -80,25 +80,32 @@ def grad(func: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callabl
     return wrapper
 
 
+def _call(scope: Scope, func: Callable, args: tuple, argnums: ArgNums | None, flat_diff: list, diff_spec,
+          has_aux: bool, api: str) -> tuple[list, Any, Any]:
+    """``func`` run on ``args`` with the scope's differentiable tensors in place of the arguments ``argnums`` names
+    (all for None): ``(flat outputs, their structure, aux)``, with PyTorch's checks of the output."""
+    diff = tree_unflatten(flat_diff, diff_spec)
+    output = func(*(diff if argnums is None else replace_argnums(args, argnums, diff)))
+    aux = None
+    if has_aux:
+        output, aux = split_aux(output, api)
+        aux = scope.unwrap(aux)
+    flat_out, out_spec = tensor_outputs(output, api)
+    return flat_out, out_spec, aux
+
+
 def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool):
     """``vjp`` differentiating only the arguments ``argnums`` names (all for None); ``jacrev`` is built on it."""
     api = "vjp(f, *primals)"
     with Scope() as scope:
-        diff = primals if argnums is None else slice_argnums(primals, argnums)
-        flat_diff, diff_spec = tree_flatten(diff)
+        flat_diff, diff_spec = tree_flatten(primals if argnums is None else slice_argnums(primals, argnums))
         flat_diff = [scope.differentiable(t) for t in flat_diff]
-        diff = tree_unflatten(flat_diff, diff_spec)
-        output = func(*(diff if argnums is None else replace_argnums(primals, argnums, diff)))
-        aux = None
-        if has_aux:
-            output, aux = split_aux(output, api)
-            aux = scope.unwrap(aux)
-        flat_out, out_spec = tensor_outputs(output, api)
+        flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, diff_spec, has_aux, api)
         for out in flat_out:
             if not (out.is_floating_point() or out.is_complex()):
                 raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
                                    f"Tensor with dtype {out.dtype}")
-        results = scope.unwrap(output)
+        results = scope.unwrap(tree_unflatten(flat_out, out_spec))
         outputs_outer = scope.reaches_outer(flat_out)  # walked once, not once per call of vjp_fn
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
@@ -145,13 +152,7 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
     _check_dual(flat_primals, flat_tangents)
     with Scope() as scope:
         flat_diff = [scope.differentiable(t) for t in flat_primals]
-        diff = tree_unflatten(flat_diff, primals_spec)
-        output = func(*(diff if argnums is None else replace_argnums(primals, argnums, diff)))
-        aux = None
-        if has_aux:
-            output, aux = split_aux(output, api)
-            aux = scope.unwrap(aux)
-        flat_out, out_spec = tensor_outputs(output, api)
+        flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
         products = forward_products(flat_out, flat_diff)
         scope.own(products.dummies)
         outputs_outer = scope.reaches_outer(flat_out)
