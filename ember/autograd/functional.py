@@ -148,8 +148,10 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
     return tuple(res)
 
 
-def _prepare_v(v, inputs: tuple, is_inputs_tuple: bool, create_graph: bool, fn_name: str, against: str) -> tuple:
-    """``v`` as a detached tuple matching ``inputs``; None only for one single-element ``inputs`` (then ones)."""
+def _prepare_v(v, inputs: tuple, is_inputs_tuple: bool, create_graph: bool, fn_name: str, against: str
+               ) -> tuple | None:
+    """``v`` as a detached tuple matching ``inputs``; None stays None (``autograd.grad``'s implicit ones), allowed
+    only for one single-element tensor in ``inputs``."""
     if v is not None:
         _, v = _as_tuple(v, "v", fn_name)
         v = _preprocess(v, create_graph=create_graph, need_graph=False)
@@ -189,11 +191,11 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", "inputs")
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
-        products = forward_products(outputs, inputs)
-        _check_requires_grad(products.vjps, "grad_inputs", strict)
+        forward = forward_products(outputs, inputs)
+        _check_requires_grad(forward.vjps, "grad_inputs", strict)
     tangents = v if v is not None else tuple(i.new_ones(i.shape) for i in inputs)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        products = _fill_in_zeros(products.push(tangents, create_graph=create_graph), outputs, strict,
+        products = _fill_in_zeros(forward.push(tangents, create_graph=create_graph), outputs, strict,
                                   create_graph, "back_trick")
     return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
             _unpack(_postprocess(products, create_graph), is_outputs_tuple))

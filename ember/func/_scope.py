@@ -56,7 +56,8 @@ class Scope:
         one of this scope's own leaves (a caller's input, a captured weight, an enclosing transform's input)."""
         if not self.outer_grad:
             return False
-        stack, seen = [], set()
+        stack: list = []
+        seen: set[int] = set()
         for t in tensors:
             if not isinstance(t, Tensor) or not t.requires_grad:
                 continue
