@@ -232,3 +232,31 @@ def test_vjp_fn_create_graph_and_jvp_of_a_function_with_captured_weights():
         return g, g2, t, m.autograd.grad((g.sum() + t.sum()), w)
 
     _run(call, ((3,), (3,)), requires_grad=True)
+
+
+def test_nested_transforms_keep_their_inputs_apart():
+    def call(m, xs):
+        x = xs[0]
+        f = lambda a: (a.sin() * a.exp()).sum()  # noqa: E731
+        return (m.func.grad(lambda a: m.func.grad(lambda b: (a * b).sum())(a).sum())(x),  # b's gradient is a
+                m.func.grad(lambda a: m.func.grad(lambda b: (a * b * b).sum())(a).pow(2).sum())(x),
+                m.func.jacrev(m.func.grad(f))(x), m.func.vjp(m.func.grad(f), x)[1](m.ones_like(x)),
+                m.func.jvp(m.func.grad(f), (x,), (m.ones_like(x),)),
+                m.func.jacrev(m.func.jacfwd(lambda a: a.tanh() * a.sum()))(x))
+
+    _run(call, ((3,),))
+
+
+def test_hessian_of_a_module_loss_with_respect_to_its_parameters():
+    torch.manual_seed(2)
+    tnet = torch.nn.Linear(3, 2).double()
+    enet = ember.nn.Linear(3, 2).double()
+    enet.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tnet.state_dict().items()})
+    x = arrays((3,), seed=6)[0]
+    results = []
+    for m, net in ((torch, tnet), (ember, enet)):
+        def loss(p, inp, m=m, net=net):
+            return m.func.functional_call(net, p, (inp,)).tanh().pow(2).sum()
+
+        results.append(m.func.hessian(loss)({k: v.detach() for k, v in net.named_parameters()}, m.tensor(x)))
+    assert_same(results[1], results[0])
