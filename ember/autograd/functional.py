@@ -260,9 +260,9 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         jac = []
         for i, out in enumerate(outputs):
             rows: list[list] = [[] for _ in inputs]
-            flat = out.reshape(-1)
-            for k in range(out.nelement()):
-                grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+            for k in range(out.nelement()):  # row k: the gradient of element k (a one-hot cotangent)
+                grads = _grad((out,), inputs, tuple(basis_row((out,), k)), retain_graph=True,
+                              create_graph=create_graph)
                 for j, (g, inp) in enumerate(zip(grads, inputs)):
                     if g is None:
                         if strict:
