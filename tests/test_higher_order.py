@@ -153,3 +153,19 @@ def test_a_formula_step_that_cannot_be_recorded_is_a_clear_error():
 ])
 def test_second_order_of_basic_ops_matches_pytorch(name, fn, specs):
     check_second_order(fn, specs)
+
+
+def test_a_formula_that_turns_a_gradient_into_a_python_number_is_a_clear_error():
+    """float(g) would silently make the gradient a constant of the second backward."""
+    from ember.autograd.graph import Node
+
+    class ScaleByGrad(Node):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, g):
+            return (g * 0 + float(g.sum()),)
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(HigherOrderError, match="Python number"):
+        ember.autograd.grad(ScaleByGrad.apply(x).sum(), x, create_graph=True)

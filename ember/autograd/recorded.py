@@ -133,10 +133,10 @@ class RecordedArray:
         raise _fail("a conversion to a plain NumPy array")
 
     def item(self):
-        return self.t._data.item()
+        raise _fail("a conversion to a Python number (item())")
 
     def __float__(self) -> float:
-        return float(self.t._data)
+        raise _fail("a conversion to a Python number (float())")
 
     def __bool__(self) -> bool:
         return bool(self.t._data)
