@@ -60,6 +60,36 @@ CONV = {
     "conv_transpose3d": (lambda m, x, w: F(m).conv_transpose3d(x, w, stride=2), [(1, 2, 2, 3, 2), (2, 3, 2, 2, 2)]),
 }
 
+POOL = {
+    "max_pool1d": (lambda m, x: F(m).max_pool1d(x, 2), [(2, 3, 8)]),
+    "max_pool1d_overlap_pad_dilation": (lambda m, x: F(m).max_pool1d(x, 3, stride=2, padding=1, dilation=2),
+                                        [(2, 3, 9)]),
+    "max_pool2d": (lambda m, x: F(m).max_pool2d(x, 2), [(2, 3, 4, 4)]),
+    "max_pool2d_overlap_ceil": (lambda m, x: F(m).max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+                                [(2, 2, 6, 5)]),
+    "max_pool2d_unbatched": (lambda m, x: F(m).max_pool2d(x, (2, 1)), [(2, 4, 3)]),
+    "max_pool2d_of_conv": (lambda m, x, w: F(m).max_pool2d(F(m).conv2d(x, w, padding=1), 2).flatten(1),
+                           [(2, 2, 4, 4), (3, 2, 3, 3)]),
+    "max_pool2d_squared": (lambda m, x: F(m).max_pool2d(x * x, 2, stride=1), [(1, 2, 4, 4)]),
+    "avg_pool1d": (lambda m, x: F(m).avg_pool1d(x, 3, stride=2, padding=1), [(2, 3, 8)]),
+    "avg_pool1d_exclude_pad_ceil": (
+        lambda m, x: F(m).avg_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        [(2, 3, 8)]),
+    "avg_pool2d": (lambda m, x: F(m).avg_pool2d(x, 2), [(2, 3, 4, 4)]),
+    "avg_pool2d_overlap_pad": (lambda m, x: F(m).avg_pool2d(x, 3, stride=1, padding=1), [(2, 2, 5, 4)]),
+    "avg_pool2d_divisor_override": (lambda m, x: F(m).avg_pool2d(x, 2, divisor_override=3), [(1, 2, 4, 6)]),
+    "avg_pool2d_squared": (lambda m, x: F(m).avg_pool2d(x * x, (2, 3), stride=(1, 2)), [(2, 2, 5, 7)]),
+    "adaptive_avg_pool1d": (lambda m, x: F(m).adaptive_avg_pool1d(x, 3), [(2, 3, 7)]),
+    "adaptive_avg_pool2d": (lambda m, x: F(m).adaptive_avg_pool2d(x, (3, 2)), [(2, 3, 7, 5)]),
+    "adaptive_avg_pool2d_global_of_conv": (
+        lambda m, x, w: F(m).adaptive_avg_pool2d(F(m).conv2d(x, w) ** 2, 1), [(2, 2, 5, 5), (3, 2, 3, 3)]),
+    "unfold": (lambda m, x: F(m).unfold(x, 2, stride=1, padding=1), [(2, 3, 4, 4)]),
+    "unfold_strided_dilated": (lambda m, x: F(m).unfold(x * x, (2, 3), dilation=(2, 1), stride=(1, 2)),
+                               [(1, 2, 5, 6)]),
+    "fold": (lambda m, x: F(m).fold(x, (4, 4), 2), [(2, 12, 9)]),
+    "fold_strided_padded": (lambda m, x: F(m).fold(x * x, (5, 5), 3, padding=1, stride=2), [(1, 18, 9)]),
+}
+
 
 @pytest.mark.parametrize("name", sorted(LINEAR))
 def test_linear_second_order_matches_pytorch(name):
@@ -117,3 +147,9 @@ def test_wgan_gp_penalty_gradients_of_a_conv_critic_match_pytorch():
     arrays[-1] = rng.random((5, 1, 1, 1))
     for e, t in zip(_wgan_gp_critic_grads(ember, arrays), _wgan_gp_critic_grads(torch, arrays)):
         assert_close(e, t, atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(POOL))
+def test_pooling_and_fold_second_order_matches_pytorch(name):
+    fn, specs = POOL[name]
+    check_second_order(fn, specs)
