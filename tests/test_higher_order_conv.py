@@ -11,6 +11,7 @@ from higher_order_oracle import check_second_order
 from oracle import assert_close
 
 import ember
+from ember.autograd.recorded import HigherOrderError
 
 
 def F(m):
@@ -90,6 +91,64 @@ POOL = {
     "fold_strided_padded": (lambda m, x: F(m).fold(x * x, (5, 5), 3, padding=1, stride=2), [(1, 18, 9)]),
 }
 
+_IDX = np.array([[0, 2, 1], [3, 2, 2]])
+
+
+def _bag(mode, reduce):
+    """embedding_bag over the bags of ``_IDX``; PyTorch has no double backward of embedding_bag (its
+    ``_embedding_bag_backward`` is not differentiable), so its side is the same bags by embedding + ``reduce``."""
+    def fn(m, w, *psw):
+        idx = m.tensor(_IDX)
+        if m is torch:
+            rows = F(m).embedding(idx, w)
+            return reduce(rows * psw[0][..., None] if psw else rows)
+        return F(m).embedding_bag(idx, w, mode=mode, per_sample_weights=psw[0] if psw else None)
+    return fn
+
+
+def _scaled_by_freq(m, w):
+    """embedding(scale_grad_by_freq=True). PyTorch's double backward of it drops the scaling (its gradient of the
+    weight gradient with respect to the output gradient is not divided by the counts, though the weight gradient
+    is), so its side divides the gradient of each row by its count itself, the same first-order gradient."""
+    idx = m.tensor(_IDX)
+    if m is ember:
+        return F(m).embedding(idx, w, scale_grad_by_freq=True)
+    counts = m.bincount(idx.reshape(-1), minlength=w.shape[0]).clamp(min=1).to(w.dtype)[:, None]
+    return F(m).embedding(idx, w / counts + (w - w / counts).detach())
+
+
+RESHAPE = {
+    "embedding": (lambda m, w: F(m).embedding(m.tensor(_IDX), w), [(4, 3)]),
+    "embedding_padding_idx": (lambda m, w: F(m).embedding(m.tensor(_IDX), w * w, padding_idx=2), [(4, 3)]),
+    "embedding_scale_grad_by_freq": (_scaled_by_freq, [(5, 2)]),
+    "embedding_bag_sum": (_bag("sum", lambda r: r.sum(1)), [(4, 3)]),
+    "embedding_bag_mean": (_bag("mean", lambda r: r.mean(1)), [(4, 3)]),
+    "embedding_bag_max": (_bag("max", lambda r: r.amax(1)), [(4, 3)]),
+    "embedding_bag_per_sample_weights": (_bag("sum", lambda r: r.sum(1)), [(4, 3), (2, 3)]),
+    "pad_constant": (lambda m, x: F(m).pad(x, (1, 2, 0, 1), value=0.5), [(2, 3, 4, 4)]),
+    "pad_constant_negative": (lambda m, x: F(m).pad(x * x, (-1, 2, 1, -2)), [(2, 3, 4, 4)]),
+    "pad_reflect_1d": (lambda m, x: F(m).pad(x, (2, 1), mode="reflect"), [(2, 3, 5)]),
+    "pad_reflect_2d": (lambda m, x: F(m).pad(x * x, (1, 2, 0, 1), mode="reflect"), [(2, 3, 4, 4)]),
+    "pad_replicate_3d": (lambda m, x: F(m).pad(x, (1, 0, 2, 1, 1, 1), mode="replicate"), [(1, 2, 3, 3, 3)]),
+    "pad_circular_2d": (lambda m, x: F(m).pad(x, (1, 2, 2, 1), mode="circular"), [(2, 3, 4, 4)]),
+    "pad_reflect_negative": (lambda m, x: F(m).pad(x, (2, -1), mode="reflect"), [(2, 3, 5)]),
+    "interpolate_nearest_2x": (lambda m, x: F(m).interpolate(x, scale_factor=2), [(2, 3, 4, 4)]),
+    "interpolate_nearest_size_1d": (lambda m, x: F(m).interpolate(x * x, size=7), [(2, 3, 4)]),
+    "interpolate_nearest_exact": (lambda m, x: F(m).interpolate(x, size=(3, 5), mode="nearest-exact"),
+                                  [(1, 2, 4, 4)]),
+    "interpolate_linear_align": (lambda m, x: F(m).interpolate(x, size=7, mode="linear", align_corners=True),
+                                 [(2, 3, 4)]),
+    "interpolate_bilinear": (lambda m, x: F(m).interpolate(x * x, size=(5, 7), mode="bilinear"), [(2, 3, 4, 4)]),
+    "interpolate_bilinear_down_antialias": (
+        lambda m, x: F(m).interpolate(x, size=(3, 2), mode="bilinear", antialias=True), [(1, 2, 7, 6)]),
+    "interpolate_bicubic": (lambda m, x: F(m).interpolate(x, scale_factor=1.5, mode="bicubic"), [(1, 2, 4, 4)]),
+    "interpolate_trilinear": (lambda m, x: F(m).interpolate(x, size=(3, 4, 2), mode="trilinear"),
+                              [(1, 2, 2, 3, 3)]),
+    "interpolate_area": (lambda m, x: F(m).interpolate(x, size=(3, 2), mode="area"), [(2, 2, 7, 5)]),
+    "pixel_shuffle": (lambda m, x: F(m).pixel_shuffle(x * x, 2), [(2, 8, 3, 3)]),
+    "pixel_unshuffle": (lambda m, x: F(m).pixel_unshuffle(x, 2), [(2, 2, 4, 6)]),
+}
+
 
 @pytest.mark.parametrize("name", sorted(LINEAR))
 def test_linear_second_order_matches_pytorch(name):
@@ -153,3 +212,22 @@ def test_wgan_gp_penalty_gradients_of_a_conv_critic_match_pytorch():
 def test_pooling_and_fold_second_order_matches_pytorch(name):
     fn, specs = POOL[name]
     check_second_order(fn, specs)
+
+
+@pytest.mark.parametrize("name", sorted(RESHAPE))
+def test_embedding_padding_and_resampling_second_order_matches_pytorch(name):
+    fn, specs = RESHAPE[name]
+    check_second_order(fn, specs)
+
+
+def test_interpolate_second_order_past_the_dense_size_matches_pytorch():
+    """Axes longer than resample's dense limit take gathers first-order; create_graph takes the matrices."""
+    check_second_order(lambda m, x: F(m).interpolate(x, size=700, mode="linear"), [(1, 1, 400)])
+
+
+@pytest.mark.parametrize("fn", [lambda w: ember.nn.functional.embedding(ember.tensor([1, 2, 1]), w, sparse=True),
+                                lambda w: ember.nn.functional.embedding_bag(ember.tensor([[1, 2]]), w, sparse=True)])
+def test_a_sparse_embedding_gradient_under_create_graph_is_a_clear_error(fn):
+    w = ember.randn(4, 3, requires_grad=True)
+    with pytest.raises(HigherOrderError, match=r"sparse=True\) cannot be differentiated twice"):
+        ember.autograd.grad(fn(w).sum(), w, create_graph=True)
