@@ -231,3 +231,29 @@ def test_a_sparse_embedding_gradient_under_create_graph_is_a_clear_error(fn):
     w = ember.randn(4, 3, requires_grad=True)
     with pytest.raises(HigherOrderError, match=r"sparse=True\) cannot be differentiated twice"):
         ember.autograd.grad(fn(w).sum(), w, create_graph=True)
+
+
+def _grid_sample(**kw):
+    # grid points spread past [-1, 1], so that border and reflection padding clamp and reflect some
+    return lambda m, x, g: F(m).grid_sample(x * x, m.tanh(g) * 1.3, **kw)
+
+
+GRID_SAMPLE = {
+    "bilinear_zeros": (_grid_sample(align_corners=False), [(2, 2, 4, 5), (2, 3, 3, 2)]),
+    "bilinear_border_align": (_grid_sample(padding_mode="border", align_corners=True), [(1, 2, 4, 4), (1, 3, 2, 2)]),
+    "bilinear_reflection": (_grid_sample(padding_mode="reflection", align_corners=False),
+                            [(1, 2, 4, 4), (1, 3, 3, 2)]),
+    "nearest": (_grid_sample(mode="nearest", align_corners=False), [(1, 2, 4, 4), (1, 3, 3, 2)]),
+    "bicubic": (_grid_sample(mode="bicubic", align_corners=False), [(1, 2, 4, 4), (1, 2, 3, 2)]),
+    "bicubic_border": (_grid_sample(mode="bicubic", padding_mode="border", align_corners=True),
+                       [(1, 2, 4, 4), (1, 2, 3, 2)]),
+    "trilinear_5d": (_grid_sample(align_corners=False), [(1, 2, 3, 4, 3), (1, 2, 2, 2, 3)]),
+    "affine_grid": (lambda m, x, t: F(m).grid_sample(x, F(m).affine_grid(t, (2, 2, 3, 4), align_corners=False),
+                                                     align_corners=False), [(2, 2, 4, 4), (2, 2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRID_SAMPLE))
+def test_grid_sample_second_order_matches_pytorch(name):
+    fn, specs = GRID_SAMPLE[name]
+    check_second_order(fn, specs)
