@@ -46,6 +46,8 @@ CONV = {
     "conv2d_large_stride": (lambda m, x, w: F(m).conv2d(x, w, stride=3), [(2, 2, 8, 8), (2, 2, 2, 2)]),
     "conv2d_winograd_size": (lambda m, x, w: F(m).conv2d(x, w, padding=1), [(2, 8, 12, 12), (8, 8, 3, 3)]),
     "conv2d_x_times_x": (lambda m, x, w: F(m).conv2d(x * x, w, padding=1) * x[:, :1], [(1, 2, 4, 4), (3, 2, 3, 3)]),
+    "conv2d_of_reflect_pad": (lambda m, x, w: F(m).conv2d(F(m).pad(x, (1, 1, 1, 1), mode="reflect"), w),
+                              [(1, 2, 4, 4), (3, 2, 3, 3)]),
     "conv3d": (lambda m, x, w, b: F(m).conv3d(x, w, b, padding=1), [(1, 2, 4, 4, 4), (3, 2, 3, 3, 3), (3,)]),
     "conv3d_stride_groups": (lambda m, x, w: F(m).conv3d(x, w, stride=(1, 2, 2), groups=2),
                              [(2, 4, 3, 5, 5), (2, 2, 2, 2, 2)]),
@@ -176,6 +178,46 @@ def test_convolution_third_order_matches_pytorch():
         results.append(lib.autograd.grad((gw * gw).sum(), [x, w]))
     for e, t in zip(*results):
         assert_close(e, t, atol=1e-8, rtol=1e-7)
+
+
+def _mlp(lib, params, x):
+    w1, b1, w2, b2 = params
+    return lib.nn.functional.linear(lib.tanh(lib.nn.functional.linear(x, w1, b1)), w2, b2)
+
+
+def _maml_meta_grads(lib, arrays):
+    """MAML: one inner SGD step on a support set (create_graph), the query loss's gradients of the initial weights."""
+    params = [lib.tensor(a, requires_grad=True) for a in arrays[:4]]
+    xs, ys, xq, yq = (lib.tensor(a) for a in arrays[4:])
+    inner = ((_mlp(lib, params, xs) - ys) ** 2).mean()
+    grads = lib.autograd.grad(inner, params, create_graph=True)
+    fast = [p - 0.1 * g for p, g in zip(params, grads)]
+    ((_mlp(lib, fast, xq) - yq) ** 2).mean().backward()
+    return [p.grad for p in params]
+
+
+def _pinn_grads(lib, arrays):
+    """A physics-informed loss: the residual of u'' = -sin(x) for u an MLP, u'' by two create_graph gradients."""
+    params = [lib.tensor(a, requires_grad=True) for a in arrays[:4]]
+    x = lib.tensor(arrays[4], requires_grad=True)
+    u = _mlp(lib, params, x)
+    (ux,) = lib.autograd.grad(u.sum(), x, create_graph=True)
+    (uxx,) = lib.autograd.grad(ux.sum(), x, create_graph=True)
+    ((uxx + lib.sin(x)) ** 2).mean().backward()
+    return [p.grad for p in params]
+
+
+@pytest.mark.parametrize("program", [_maml_meta_grads, _pinn_grads])
+def test_maml_and_pinn_gradients_through_linear_layers_match_pytorch(program):
+    rng = np.random.default_rng(11)
+    shapes = [(8, 1), (8,), (1, 8), (1,), (6, 1), (6, 1), (5, 1), (5, 1)]
+    arrays = [rng.standard_normal(s) for s in shapes]
+    arrays = arrays[:5] if program is _pinn_grads else arrays
+    for e, t in zip(program(ember, arrays), program(torch, arrays)):
+        if t is None:  # (u'' does not depend on the output bias)
+            assert e is None
+        else:
+            assert_close(e, t, atol=1e-10, rtol=1e-8)
 
 
 def _wgan_gp_critic_grads(lib, arrays):
