@@ -119,7 +119,22 @@ def _scaled_by_freq(m, w):
     return F(m).embedding(idx, w / counts + (w - w / counts).detach())
 
 
+def _dropout():
+    """dropout's mask is random: PyTorch's side multiplies by the mask ember drew (ember runs first)."""
+    drawn = {}
+
+    def fn(m, x):
+        if m is ember:
+            ember.manual_seed(0)
+            y = F(m).dropout(x * x, 0.5)
+            drawn["mask"] = (y.detach().numpy() != 0) * 2.0
+            return y
+        return x * x * m.tensor(drawn["mask"])
+    return fn
+
+
 RESHAPE = {
+    "dropout": (_dropout(), [(4, 5)]),
     "embedding": (lambda m, w: F(m).embedding(m.tensor(_IDX), w), [(4, 3)]),
     "embedding_padding_idx": (lambda m, w: F(m).embedding(m.tensor(_IDX), w * w, padding_idx=2), [(4, 3)]),
     "embedding_scale_grad_by_freq": (_scaled_by_freq, [(5, 2)]),
