@@ -287,9 +287,9 @@ class AdaptiveAvgPool(Node):
         mats = self.mats
         if len(mats) == 2:
             g = xp.matmul(mats[0].T, g)
-        # in the input's memory layout: a batch-last conv stack below keeps its layout in backward too
         if is_recorded(g):  # create_graph: a plain product (no out=)
             return (xp.matmul(g, mats[-1]),)
+        # in the input's memory layout: a batch-last conv stack below keeps its layout in backward too
         order, shape = self.layout, g.shape[:-1] + mats[-1].shape[1:]
         gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))
         xp.matmul(g, mats[-1], out=gx)
