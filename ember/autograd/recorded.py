@@ -658,3 +658,9 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
     t._grad = grad.t if current is None else current + grad.t
+
+
+def is_recorded(*arrays) -> bool:
+    """Whether any of ``arrays`` is a recorded stand-in: a fast kernel (``out=``, threads, strided views) then
+    takes its plain NumPy expression, which records itself."""
+    return any(type(a) is RecordedArray for a in arrays)
