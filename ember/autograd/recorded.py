@@ -624,6 +624,9 @@ def run_recorded(node, grads: list):
     from .._tensor import Tensor
 
     with running(node.name()):
+        if node.half_dtype is not None:
+            # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
+            raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
         if node.rerun_for_higher_order:
             inputs, params = node._rerun
             fresh = type(node)()
