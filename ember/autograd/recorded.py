@@ -147,6 +147,8 @@ class RecordedArray:
             raise _fail(f"numpy.{ufunc.__name__}(..., out=...) (writing into an array)")
         if method == "at":
             return _ufunc_at(ufunc, *inputs)
+        if method == "accumulate" and ufunc.__name__ in _ACCUMULATE:
+            return _wrap(_ACCUMULATE[ufunc.__name__](_tensor(inputs[0]), kwargs.get("axis", 0)))
         if method != "__call__":
             raise _fail(f"numpy.{ufunc.__name__}.{method}")
         kwargs.pop("out", None)
@@ -534,6 +536,19 @@ def _triu(m, k=0):
     return _wrap(_E().triu(_tensor(m), k))
 
 
+def _cumprod(a, axis=None, dtype=None, out=None):
+    t = _tensor(a)
+    return _wrap(_E().cumprod(t.reshape(-1) if axis is None else t, dim=0 if axis is None else axis))
+
+
+def _put_along_axis(arr, indices, values, axis):
+    """``numpy.put_along_axis`` into a recorded buffer (made by ``zeros_like``): a functional scatter."""
+    if type(arr) is not RecordedArray:
+        raise _fail("numpy.put_along_axis into a plain array")
+    idx = _tensor(xp.asarray(_data(indices)))
+    arr.t = _E().scatter(arr.t, axis, idx, _tensor(_as_recorded(values)).expand(*idx.shape))
+
+
 def _real(a):
     return a.real if type(a) is RecordedArray else xp.real(a)
 
@@ -589,6 +604,13 @@ _FUNCTIONS: dict[str, Callable] = {
     "shares_memory": lambda a, b, max_work=None: False,
     "iscomplexobj": lambda x: _data(x).dtype.kind == "c",
     "isrealobj": lambda x: _data(x).dtype.kind != "c",
+    "cumprod": _cumprod,
+    "put_along_axis": _put_along_axis,
+}
+
+# ``numpy.<ufunc>.accumulate(a, axis)`` and its ember op
+_ACCUMULATE: dict[str, Callable] = {
+    "logaddexp": lambda a, axis: _E().logcumsumexp(a, dim=axis),
 }
 
 

@@ -187,7 +187,7 @@ class Gather(Node):
         return xp.take_along_axis(x[block], index, axis=dim)
 
     def backward(self, g):
-        out = xp.zeros(self.shape, dtype=g.dtype)
+        out = xp.zeros_like(g, shape=self.shape)
         _scatter_add_into(out, self.dim, self.index, g)
         return (out,)
 
