@@ -549,6 +549,25 @@ def _put_along_axis(arr, indices, values, axis):
     arr.t = _E().scatter(arr.t, axis, idx, _tensor(_as_recorded(values)).expand(*idx.shape))
 
 
+def _roll(a, shift, axis=None):
+    return _wrap(_E().roll(_tensor(_as_recorded(a)), shift, axis))
+
+
+def _split(a, indices_or_sections, axis=0):
+    """``numpy.split`` at the given boundaries (or into equal sections), as ``torch.split``'s sizes."""
+    n = _data(a).shape[axis]
+    if isinstance(indices_or_sections, int):
+        sizes = [n // indices_or_sections] * indices_or_sections
+    else:
+        bounds = [0, *(min(int(b), n) for b in indices_or_sections), n]
+        sizes = [max(hi - lo, 0) for lo, hi in zip(bounds, bounds[1:])]
+    return [RecordedArray(t) for t in _E().split(_tensor(_as_recorded(a)), sizes, dim=axis)]
+
+
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return _wrap(_E().diagonal(_tensor(_as_recorded(a)), offset, axis1, axis2))
+
+
 def _real(a):
     return a.real if type(a) is RecordedArray else xp.real(a)
 
@@ -606,6 +625,9 @@ _FUNCTIONS: dict[str, Callable] = {
     "isrealobj": lambda x: _data(x).dtype.kind != "c",
     "cumprod": _cumprod,
     "put_along_axis": _put_along_axis,
+    "roll": _roll,
+    "split": _split,
+    "diagonal": _diagonal,
 }
 
 # ``numpy.<ufunc>.accumulate(a, axis)`` and its ember op

@@ -280,6 +280,10 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0:
+        if idx.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+        return index_select(x.reshape(1), 0, index.reshape(1)).reshape(())
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d)
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
