@@ -167,7 +167,23 @@ from .ops.indexing import (
     select,
     where,
 )
-from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.linalg import (
+    addbmm,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    bmm,
+    dot,
+    inner,
+    kron,
+    matmul,
+    mm,
+    mv,
+    outer,
+    tensordot,
+    vdot,
+)
 from .ops.linalg_compat import (
     cholesky,
     cholesky_inverse,
@@ -493,7 +509,8 @@ __all__ = [
     "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
-    "isclose", "isfinite", "isin", "isinf", "isnan", "istft", "jit", "kaiser_window", "kthvalue", "le", "lerp", "less",
+    "isclose", "isfinite", "isin", "isinf", "isnan", "istft",
+    "jit", "kaiser_window", "kron", "kthvalue", "le", "lerp", "less",
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
     "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logspace",
     "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed", "masked_fill",
@@ -511,10 +528,11 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin",
     "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
     "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
-    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "Tensor", "tensor", "tensor_split", "testing",
+    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
+    "tanh", "Tensor", "tensor", "tensor_split", "tensordot", "testing",
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
-    "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "version",
+    "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
 ]

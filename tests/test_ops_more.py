@@ -2,6 +2,8 @@
 trace/tril_indices/triu_indices, median/kthvalue/std_mean/var_mean/count_nonzero/aminmax, addcmul/addcdiv,
 cosine_similarity/pairwise_distance/cdist/dist against PyTorch."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -115,6 +117,37 @@ def test_beta_zero_ignores_nan_input():
 ])
 def test_inner_trace(fn, specs):
     check(fn, specs)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, a, b: m.tensordot(a, b), [(2, 3, 4), (3, 4, 5)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=0), [(2,), (3, 2)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([1, 0], [0, 2])), [(3, 2, 4), (2, 5, 3)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([-1], [0])), [(3, 4), (4,)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([0, 1], [1, 0])), [(3, 4), (4, 3)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=0), [(), (2,)]),
+    (lambda m, a, b: m.kron(a, b), [(2, 3), (4, 2)]),
+    (lambda m, a, b: a.kron(b), [(2, 3), (4,)]),
+    (lambda m, a, b: m.kron(a, b), [(3,), (2, 1, 2)]),
+    (lambda m, a, b: m.vdot(a, b), [(4,), (4,)]),
+    (lambda m, a, b: a.vdot(b), [(0,), (0,)]),
+])
+def test_tensordot_kron_vdot(fn, specs):
+    check(fn, specs)
+
+
+def test_tensordot_kron_vdot_complex_and_errors():
+    check(lambda m, a, b: m.vdot(a, b), [(3,), (3,)], dtype=np.complex128)
+    check(lambda m, a, b: m.kron(a, b), [(2,), (2, 2)], dtype=np.complex128)
+    for bad in [lambda m: m.tensordot(m.ones(2, 3), m.ones(4, 2), dims=1),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=-1),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=3),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=([0], [0, 1])),
+                lambda m: m.vdot(m.ones(2, 2), m.ones(2))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value).split(",")[0])):
+            bad(ember)
 
 
 def test_tri_indices():

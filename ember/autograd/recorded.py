@@ -568,6 +568,11 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     return _wrap(_E().diagonal(_tensor(_as_recorded(a)), offset, axis1, axis2))
 
 
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    dim = -1 if axis is None else axis
+    return _wrap(_E().linalg.cross(_tensor(_as_recorded(a)), _tensor(_as_recorded(b)), dim=dim))
+
+
 def _real(a):
     return a.real if type(a) is RecordedArray else xp.real(a)
 
@@ -628,6 +633,7 @@ _FUNCTIONS: dict[str, Callable] = {
     "roll": _roll,
     "split": _split,
     "diagonal": _diagonal,
+    "cross": _cross,
 }
 
 # ``numpy.<ufunc>.accumulate(a, axis)`` and its ember op

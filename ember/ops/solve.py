@@ -271,8 +271,10 @@ class Cross(Node):
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """The cross product of 3-vectors along ``dim`` (the operands broadcast)."""
-    nd = max(input._data.ndim, other._data.ndim)
+    """The cross product of 3-vectors along ``dim`` (the operands broadcast, but must have as many dimensions)."""
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd = input._data.ndim
     try:
         shape = xp.broadcast_shapes(input._data.shape, other._data.shape)
     except ValueError:
