@@ -162,9 +162,11 @@ class RecordedArray:
         return _wrap(impl(*[_tensor(a) for a in inputs]))
 
     def __array_function__(self, func, types, args, kwargs):
-        impl = _FUNCTIONS.get(func.__name__)
-        if impl is None or getattr(func, "__module__", "").startswith("numpy.linalg"):
-            raise _fail(f"numpy.{func.__name__}")
+        module = getattr(func, "__module__", "")
+        table = _LINALG if module.startswith("numpy.linalg") else _FFT if module.startswith("numpy.fft") else _FUNCTIONS
+        impl = table.get(func.__name__)
+        if impl is None:
+            raise _fail(f"{module.rsplit('._', 1)[0] or 'numpy'}.{func.__name__}")
         return impl(*args, **kwargs)
 
     # ------------------------------------------------------------ operators
@@ -636,6 +638,44 @@ _FUNCTIONS: dict[str, Callable] = {
     "cross": _cross,
 }
 
+# numpy.linalg's functions (a table of their own: names such as ``norm`` differ from the top level's)
+def _linalg(name: str) -> Callable:
+    return lambda *args: _wrap(getattr(_E().linalg, name)(*[_tensor(_as_recorded(a)) for a in args]))
+
+
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    u, s, vh = _E().linalg.svd(_tensor(_as_recorded(a)), full_matrices=full_matrices)
+    return (RecordedArray(u), RecordedArray(s), RecordedArray(vh)) if compute_uv else RecordedArray(s)
+
+
+_LINALG: dict[str, Callable] = {
+    "solve": _linalg("solve"),
+    "inv": _linalg("inv"),
+    "det": _linalg("det"),
+    "svd": _svd,
+}
+
+
+# numpy.fft's functions and ember.fft's
+def _fft(name: str, multi: bool = False) -> Callable:
+    def run(a, n=None, axis=-1, norm=None, s=None, axes=None):
+        fn = getattr(_E().fft, name)
+        if multi:
+            return _wrap(fn(_tensor(_as_recorded(a)), s=s, dim=axes, norm=norm))
+        return _wrap(fn(_tensor(_as_recorded(a)), n=n, dim=axis, norm=norm))
+    return run
+
+
+_FFT: dict[str, Callable] = {
+    "fft": _fft("fft"),
+    "ifft": _fft("ifft"),
+    "rfft": _fft("rfft"),
+    "irfft": _fft("irfft"),
+    "fftn": _fft("fftn", multi=True),
+    "ifftn": _fft("ifftn", multi=True),
+}
+
+
 # ``numpy.<ufunc>.accumulate(a, axis)`` and its ember op
 _ACCUMULATE: dict[str, Callable] = {
     "logaddexp": lambda a, axis: _E().logcumsumexp(a, dim=axis),
@@ -653,7 +693,7 @@ def recorded_saved(node) -> tuple:
     out = list(saved)
     for counter, _version, _array, (source, k) in node._saved_versions:
         value = saved[k]
-        if type(value) is RecordedArray:
+        if type(value) is RecordedArray or value.dtype.kind in "biu":  # integers and masks carry no gradient
             continue
         if isinstance(source, int):
             t = Tensor._make(value, node, source)
