@@ -154,7 +154,7 @@ from .ops.elementwise import (
     true_divide,
 )
 from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
-from .ops.index_update import index_add, index_copy, index_fill, index_put
+from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.indexing import (
     gather,
     index_select,
@@ -514,7 +514,8 @@ __all__ = [
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
     "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logspace",
     "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed", "masked_fill",
-    "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format",
+    "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power",
+    "max", "maximum", "mean", "median", "memory_format",
     "meshgrid", "min", "minimum", "MissingFeatureError", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
     "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",

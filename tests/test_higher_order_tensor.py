@@ -186,6 +186,9 @@ INDEXING = [
     ("masked_fill", lambda m, x: m.masked_fill(x ** 3, x > 0, 0.5), [(3, 4)]),
     ("masked_fill_", lambda m, x: (x * x * x).masked_fill_(x < 0, 2.0), [(3, 4)]),
     ("masked_fill tensor value", lambda m, x, v: (x ** 3).masked_fill(x > 0, v ** 2), [(3, 4), ()]),
+    ("masked_scatter", lambda m, x, s: (x * x).masked_scatter(x > 0, s ** 3), [(3, 4), (3, 4)]),
+    ("masked_scatter broadcast", lambda m, x, s: m.masked_scatter(x ** 3, s[:1] > 0, s * x[0]), [(4,), (3, 4)]),
+    ("masked_scatter_", lambda m, x, s: (x * x).masked_scatter_(x < 0, s ** 3), [(3, 4), (12,)]),
     ("masked_select", lambda m, x: m.masked_select(x ** 3, x > 0), [(3, 4)]),
     ("where", lambda m, x, y: m.where(x > 0, x ** 3, y ** 2), [(3, 4), (4,)]),
     ("where scalar", lambda m, x: m.where(x > 0, x ** 3, 0.0), [(3, 4)]),
@@ -313,6 +316,11 @@ LINALG = [
                                                              b), [(3, 3), (3, 2)]),
     ("lu", lambda m, a: m.linalg.lu(a + 3 * m.eye(3, dtype=a.dtype))[1:], [(3, 3)]),
     ("cond", lambda m, a: m.linalg.cond(a + 3 * m.eye(3, dtype=a.dtype)), [(3, 3)]),
+    ("svd (torch.svd)", lambda m, a: m.svd(a)[1] * m.svd(a)[2].abs().sum(), [(4, 3)]),
+    ("pinverse", lambda m, a: m.pinverse(a), [(3, 4)]),
+    ("lu_solve (torch.lu)", lambda m, a, b: m.lu_solve(b, *m.linalg.lu_factor(a + 3 * m.eye(3, dtype=a.dtype))),
+     [(3, 3), (3, 2)]),
+    ("vander", lambda m, x: m.linalg.vander(x, N=3), [(4,)]),
 ]
 
 
@@ -364,3 +372,26 @@ CASES = REDUCTIONS + CUMULATIVE + SHAPE + INDEXING + INPLACE + SORTING + MATRIX 
 @pytest.mark.parametrize("name, fn, specs", CASES, ids=[c[0] for c in CASES])
 def test_second_order_matches_pytorch(name, fn, specs):
     check_second_order(fn, specs)
+
+
+def _third_order(lib, a, w, idx):
+    x = lib.tensor(a, requires_grad=True)
+    m = x @ x.mT + 3 * lib.eye(3, dtype=x.dtype)
+    y = lib.linalg.solve(m, lib.tensor(w)).gather(0, lib.tensor(idx)) ** 2
+    y = (lib.logsumexp(y, dim=1) * lib.linalg.det(m)).sum() + lib.einsum("ij,ij->", x, x).cumsum(0).sum()
+    (g1,) = lib.autograd.grad(y, x, create_graph=True)
+    (g2,) = lib.autograd.grad((g1 * g1).sum(), x, create_graph=True)
+    (g3,) = lib.autograd.grad(g2.sum(), x)
+    return [g.detach().numpy() for g in (g1, g2, g3)]
+
+
+def test_third_order_through_solve_det_gather_and_logsumexp():
+    import torch
+
+    import ember
+
+    rng = np.random.default_rng(7)
+    a, w = rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+    idx = np.array([[2, 0], [0, 0], [1, 2]])
+    for e, t in zip(_third_order(ember, a, w, idx), _third_order(torch, a, w, idx)):
+        np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-9)

@@ -136,6 +136,30 @@ def test_tensordot_kron_vdot(fn, specs):
     check(fn, specs)
 
 
+_MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, False]])
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK), s), [(3, 4), (3, 4)]),
+    (lambda m, x, s: m.masked_scatter(x, m.tensor(_MASK), s), [(4,), (9,)]),  # x broadcast to the mask
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK[0]), s), [(3, 4), (2, 5)]),  # the mask broadcast
+    (lambda m, x, s: (x * 1).masked_scatter_(m.tensor(_MASK), s), [(3, 4), (7,)]),
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK & False), s), [(3, 4), (0,)]),
+])
+def test_masked_scatter(fn, specs):
+    check(fn, specs)
+
+
+def test_masked_scatter_errors():
+    for bad in [lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(5)),
+                lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3), m.ones(6)),
+                lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(6, dtype=m.float64))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value)[:40])):
+            bad(ember)
+
+
 def test_tensordot_kron_vdot_complex_and_errors():
     check(lambda m, a, b: m.vdot(a, b), [(3,), (3,)], dtype=np.complex128)
     check(lambda m, a, b: m.kron(a, b), [(2,), (2, 2)], dtype=np.complex128)
