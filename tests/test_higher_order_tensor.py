@@ -366,7 +366,27 @@ DISTANCE_FFT = [
 ]
 
 
-CASES = REDUCTIONS + CUMULATIVE + SHAPE + INDEXING + INPLACE + SORTING + MATRIX + LINALG + DISTANCE_FFT
+EDGE = [  # empty and 0-d tensors, size-1 dims
+    ("sum empty dim", lambda m, x, y: (x * x).sum(dim=0) * y, [(0, 3), (3,)]),
+    ("mean of size-1 dims", lambda m, x: (x ** 3).mean(dim=(0, -1), keepdim=True), [(1, 3, 1)]),
+    ("prod 0-d", lambda m, x: (x ** 3).prod(), [()]),
+    ("logsumexp 0-d", lambda m, x: m.logsumexp(x * x, dim=0), [()]),
+    ("amax 0-d", lambda m, x: m.amax(x ** 3), [()]),
+    ("var size-1 dim", lambda m, x: m.var(x, dim=1, correction=0), [(3, 1)]),
+    ("norm 0-d", lambda m, x: m.norm(x ** 3), [()]),
+    ("matmul empty inner", lambda m, a, b, c: m.matmul(a, b) + c, [(2, 0), (0, 3), (2, 3)]),
+    ("matmul batch size-1", lambda m, a, b: m.matmul(a, b) ** 2, [(1, 2, 3), (5, 3, 2)]),
+    ("cat with empty", lambda m, x, y: m.cat([x ** 3, y ** 2]), [(0, 3), (2, 3)]),
+    ("index empty", lambda m, x: (x ** 3)[_idx(m, np.zeros(0, dtype=np.int64))], [(3, 4)]),
+    ("gather 0-d", lambda m, x: m.gather(x ** 3, 0, _idx(m, 0)), [()]),
+    ("cumprod size-1", lambda m, x: m.cumprod(x ** 3, dim=-1), [(3, 1)]),
+    ("sort size-1 dim", lambda m, x: m.sort(x ** 3, dim=0).values, [(1, 4)]),
+    ("expand 0-d", lambda m, x: (x ** 3).expand(2, 3), [()]),
+    ("einsum scalar operand", lambda m, a, b: m.einsum(",ij->ij", a, b) ** 2, [(), (2, 3)]),
+    ("det 0x0 batch", lambda m, a: m.linalg.det(a), [(2, 0, 0)]),
+]
+
+CASES = REDUCTIONS + CUMULATIVE + SHAPE + INDEXING + INPLACE + SORTING + MATRIX + LINALG + DISTANCE_FFT + EDGE
 
 
 @pytest.mark.parametrize("name, fn, specs", CASES, ids=[c[0] for c in CASES])

@@ -150,6 +150,27 @@ def test_masked_scatter(fn, specs):
     check(fn, specs)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.gather(x, 0, m.tensor(0)),
+    lambda m, x: m.gather(x, -1, m.tensor([0, 0])),
+    lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    lambda m, x: m.index_select(x, -1, m.tensor(0)),
+    lambda m, x: m.cumsum(x, 0),
+    lambda m, x: m.cumsum(x, -1),
+])
+def test_zero_dim_gather_index_select_cumsum(fn):
+    check(fn, [()])
+
+
+def test_zero_dim_index_errors():
+    for bad in [lambda m: m.gather(m.tensor(2.0), 0, m.tensor(1)),
+                lambda m: m.index_select(m.tensor(2.0), 0, m.tensor([0, 0]))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+            bad(ember)
+
+
 def test_masked_scatter_errors():
     for bad in [lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(5)),
                 lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3), m.ones(6)),

@@ -237,6 +237,9 @@ def check_scatter_index(x: Tensor, dim: int, idx, src=None) -> None:
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "gather")
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0 and idx.ndim <= 1:  # a 0-d tensor gathers as a vector of one element, as in PyTorch
+        check_scatter_index(x, 0, idx)
+        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(idx.shape)
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
