@@ -67,6 +67,9 @@ REDUCTIONS = [
     ("kthvalue", lambda m, x: m.kthvalue(x ** 3, 2, dim=-1).values, [(3, 5)]),
     ("mode", lambda m, x: m.mode(x ** 3, dim=1).values, [(3, 5)]),
     ("quantile", lambda m, x: m.quantile(x ** 3, 0.3, dim=1), [(3, 5)]),
+    ("quantile midpoint keepdim", lambda m, x: m.quantile(x ** 3, 0.4, dim=0, keepdim=True, interpolation="midpoint"),
+     [(4, 3)]),
+    ("median keepdim", lambda m, x: m.median(x ** 3, dim=-1, keepdim=True).values, [(3, 4)]),
     ("quantile vector q", lambda m, x: m.quantile(x ** 3, m.tensor([0.2, 0.75], dtype=x.dtype)), [(7,)]),
 ]
 
@@ -81,6 +84,9 @@ CUMULATIVE = [
     ("cummin", lambda m, x: m.cummin(x ** 3, dim=0).values, [(3, 4)]),
     ("diff", lambda m, x: m.diff(x ** 3, dim=-1), [(3, 4)]),
     ("trapezoid", lambda m, x: m.trapezoid(x ** 3, dim=1), [(3, 4)]),
+    ("trapezoid x", lambda m, y, x: m.trapezoid(y ** 3, x * x, dim=-1), [(3, 4), (4,)]),
+    ("diff prepend n=2", lambda m, x, p: m.diff(x ** 3, n=2, dim=0, prepend=p * p), [(3, 4), (1, 4)]),
+    ("logcumsumexp neg dim", lambda m, x: m.logcumsumexp(x * 3, dim=-2), [(3, 4)]),
 ]
 
 SHAPE = [
@@ -139,6 +145,19 @@ SHAPE = [
     ("triu offset", lambda m, x: m.triu(x ** 3, -1), [(2, 3, 4)]),
     ("trace", lambda m, x: m.trace(x ** 3), [(3, 4)]),
     ("atleast_2d", lambda m, x: m.atleast_2d(x ** 3), [()]),
+    ("flipud", lambda m, x: m.flipud(x ** 3), [(3, 4)]),
+    ("rot90 k=-1 dims", lambda m, x: m.rot90(x ** 3, -1, (-1, 0)), [(2, 3, 4)]),
+    ("tile longer reps", lambda m, x: m.tile(x ** 3, (2, 1, 2)), [(3,)]),
+    ("repeat 0-d", lambda m, x: (x ** 3).repeat(2, 3), [()]),
+    ("tensor_split indices", lambda m, x: [p * (i + 1) for i, p in enumerate(m.tensor_split(x ** 3, [1, 3], 1))],
+     [(2, 5)]),
+    ("chunk uneven", lambda m, x: [p ** 2 for p in m.chunk(x ** 3, 2, 0)], [(5, 2)]),
+    ("squeeze dims tuple", lambda m, x: (x ** 3).squeeze((0, 2)), [(1, 3, 1, 2)]),
+    ("view_as reshape_as", lambda m, x, y: (x ** 3).view_as(y) + (x * 2).reshape_as(y) * y, [(3, 4), (4, 3)]),
+    ("movedim tuples", lambda m, x: m.movedim(x ** 3, (0, 1), (-1, 0)), [(2, 3, 4)]),
+    ("atleast_3d", lambda m, x: m.atleast_3d(x ** 3), [(3,)]),
+    ("meshgrid xy", lambda m, x, y: [g * (i + 1) for i, g in enumerate(m.meshgrid(x ** 3, y ** 2, indexing="xy"))],
+     [(3,), (2,)]),
     ("meshgrid", lambda m, x, y: [g * 2 for g in m.meshgrid(x ** 3, y ** 2, indexing="ij")], [(3,), (2,)]),
 ]
 
@@ -219,6 +238,12 @@ INPLACE = [
     ("abs_", lambda m, x: (x * x * x).abs_() * x, [(3, 4)]),
     ("copy_", lambda m, x, y: (x * x).copy_(y ** 3) * x, [(3, 4), (4,)]),
     ("fill_", lambda m, x: (x * x).fill_(1.5) * x, [(3, 4)]),
+    ("transpose_", lambda m, x: (x * x * x).transpose_(0, 1) * 2, [(3, 4)]),
+    ("squeeze_", lambda m, x: (x * x * x).squeeze_(1) * 2, [(3, 1)]),
+    ("lerp_", lambda m, x, y, w: (x * x).lerp_(y ** 3, w * w), [(3, 4), (3, 4), (4,)]),
+    ("clamp_min_", lambda m, x: (x * x * x).clamp_min_(0.1) * x, [(3, 4)]),
+    ("index_fill_", lambda m, x: (x * x * x).index_fill_(0, _idx(m, [1]), 2.0) * x, [(3, 4)]),
+    ("index_copy_", lambda m, x, s: (x * x).index_copy_(1, _idx(m, [3, 0]), s ** 3), [(3, 4), (3, 2)]),
     ("unsqueeze_", lambda m, x: (x * x * x).unsqueeze_(0) * 2, [(3, 4)]),
     ("t_", lambda m, x: (x * x * x).t_() * 2, [(3, 4)]),
     ("tril_", lambda m, x: (x * x * x).tril_() * x, [(3, 3)]),
@@ -321,6 +346,21 @@ LINALG = [
     ("lu_solve (torch.lu)", lambda m, a, b: m.lu_solve(b, *m.linalg.lu_factor(a + 3 * m.eye(3, dtype=a.dtype))),
      [(3, 3), (3, 2)]),
     ("vander", lambda m, x: m.linalg.vander(x, N=3), [(4,)]),
+    ("matrix_power negative", lambda m, a: m.linalg.matrix_power(a + 3 * m.eye(3, dtype=a.dtype), -2), [(3, 3)]),
+    ("matrix_norm -2", lambda m, a: m.linalg.matrix_norm(a, ord=-2), [(3, 4)]),
+    ("matrix_norm inf", lambda m, a: m.linalg.matrix_norm(a ** 3, ord=float("inf")), [(2, 3, 4)]),
+    ("linalg.norm matrix", lambda m, a: m.linalg.norm(a, ord="fro", dim=(0, 1)), [(3, 4)]),
+    ("linalg.diagonal", lambda m, a: m.linalg.diagonal(a ** 3, offset=1), [(2, 3, 4)]),
+    ("cholesky_inverse upper", lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_sym_pd(m, a), upper=True),
+                                                              upper=True), [(3, 3)]),
+    ("qr complete", lambda m, a: m.linalg.qr(a, mode="complete"), [(3, 3)]),
+    ("qr wide", lambda m, a: m.linalg.qr(a), [(2, 4)]),
+    ("svd wide", lambda m, a: _svd_invariant(m, a), [(2, 4)]),
+    ("eigvalsh upper", lambda m, a: m.linalg.eigvalsh(a, UPLO="U"), [(3, 3)]),
+    ("pinv hermitian", lambda m, a: m.linalg.pinv(a + a.mT, hermitian=True), [(3, 3)]),
+    ("matrix_exp batch", lambda m, a: m.linalg.matrix_exp(a * 0.3), [(2, 3, 3)]),
+    ("solve_ex", lambda m, a, b: m.linalg.solve_ex(a + 3 * m.eye(3, dtype=a.dtype), b).result, [(3, 3), (3,)]),
+    ("lu_unpack", lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a + 3 * m.eye(3, dtype=a.dtype)))[1:], [(3, 3)]),
 ]
 
 
