@@ -119,7 +119,7 @@ from .ops.complex import (
     view_as_real,
 )
 from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
-from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
+from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance, pdist
 from .ops.einsum import einsum
 from .ops.elementwise import (
     add,
@@ -519,8 +519,8 @@ __all__ = [
     "meshgrid", "min", "minimum", "MissingFeatureError", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
     "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
-    "ones_like", "onnx", "optim", "outer", "pairwise_distance", "permute", "pi", "pinverse", "polar", "polygamma",
-    "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
+    "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
+    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
     "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",

@@ -378,6 +378,14 @@ def _cdist(m, a, b, p):
     return m.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), ord=p, dim=-1)
 
 
+def _pdist(m, a, p):
+    """ember's pdist; PyTorch's values by its definition (PyTorch's pdist has no double backward either)."""
+    if m.__name__ == "ember":
+        return m.nn.functional.pdist(a, p=p)
+    i, j = np.triu_indices(a.shape[0], 1)
+    return m.linalg.vector_norm(a[m.tensor(i)] - a[m.tensor(j)], ord=p, dim=-1)
+
+
 def _parts(z):
     """A complex result as a real one that reads both its parts: the real part of a rotation (the second
     derivatives of view_as_real and imag belong with the complex ops)."""
@@ -389,6 +397,9 @@ DISTANCE_FFT = [
     ("cdist p=1", lambda m, a, b: _cdist(m, a, b, 1.0), [(2, 3, 4), (2, 5, 4)]),
     ("cdist p=3", lambda m, a, b: _cdist(m, a, b, 3.0), [(3, 4), (5, 4)]),
     ("cdist inf", lambda m, a, b: _cdist(m, a, b, float("inf")), [(3, 4), (5, 4)]),
+    ("pdist", lambda m, a: _pdist(m, a, 2.0), [(4, 3)]),
+    ("pdist p=1", lambda m, a: _pdist(m, a, 1.0), [(4, 3)]),
+    ("pdist p=inf", lambda m, a: _pdist(m, a, float("inf")), [(3, 2)]),
     ("dist", lambda m, a, b: m.dist(a, b, p=3), [(3, 4), (4,)]),
     ("pairwise_distance", lambda m, a, b: m.nn.functional.pairwise_distance(a, b), [(3, 4), (3, 4)]),
     ("cosine_similarity", lambda m, a, b: m.nn.functional.cosine_similarity(a, b, dim=-1), [(3, 4), (4,)]),

@@ -171,6 +171,26 @@ def test_zero_dim_index_errors():
             bad(ember)
 
 
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x: m.pdist(x), [(5, 3)]),
+    (lambda m, x: TF.pdist(x, p=1) if m is torch else EF.pdist(x, p=1), [(4, 2)]),
+    (lambda m, x: m.pdist(x, p=3.5), [(3, 4)]),
+    (lambda m, x: m.pdist(x, p=float("inf")), [(4, 3)]),
+    (lambda m, x: m.pdist(x, p=0), [(4, 3)]),
+    (lambda m, x: m.pdist(x), [(1, 3)]),
+])
+def test_pdist(fn, specs):
+    check(fn, specs)
+
+
+def test_pdist_errors():
+    for bad in [lambda m: m.pdist(m.ones(2, 3, 4)), lambda m: m.pdist(m.ones(3, 4), p=-1)]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+            bad(ember)
+
+
 def test_masked_scatter_errors():
     for bad in [lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(5)),
                 lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3), m.ones(6)),
