@@ -466,3 +466,22 @@ def test_third_order_through_solve_det_gather_and_logsumexp():
     idx = np.array([[2, 0], [0, 0], [1, 2]])
     for e, t in zip(_third_order(ember, a, w, idx), _third_order(torch, a, w, idx)):
         np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-9)
+
+
+def test_an_unmapped_numpy_linalg_step_names_its_module():
+    import ember
+    from ember.autograd.graph import Node
+    from ember.autograd.recorded import HigherOrderError
+
+    class Opaque(Node):
+        def forward(self, x):
+            self.saved = (x,)
+            return x * 2
+
+        def backward(self, g):
+            (x,) = self.saved
+            return (g * np.linalg.matrix_rank(x),)
+
+    x = ember.tensor(np.eye(2), requires_grad=True)
+    with pytest.raises(HigherOrderError, match=r"OpaqueBackward0 .* numpy\.linalg\.matrix_rank"):
+        ember.autograd.grad(Opaque.apply(x).sum(), x, create_graph=True)

@@ -638,6 +638,7 @@ _FUNCTIONS: dict[str, Callable] = {
     "cross": _cross,
 }
 
+
 # numpy.linalg's functions (a table of their own: names such as ``norm`` differ from the top level's)
 def _linalg(name: str) -> Callable:
     return lambda *args: _wrap(getattr(_E().linalg, name)(*[_tensor(_as_recorded(a)) for a in args]))
