@@ -758,3 +758,9 @@ def is_recorded(*arrays) -> bool:
     """Whether any of ``arrays`` is a recorded stand-in: a fast kernel (``out=``, threads, strided views) then
     takes its plain NumPy expression, which records itself."""
     return any(type(a) is RecordedArray for a in arrays)
+
+
+def value_of(a):
+    """The plain values of ``a`` (a recorded stand-in's array, not recorded), for what a formula uses only to
+    choose (a step count, a branch): piecewise-constant choices have no derivative to record."""
+    return a.t._data if type(a) is RecordedArray else a

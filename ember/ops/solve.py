@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node
+from ..autograd.recorded import value_of
 
 
 class LinAlgError(RuntimeError):
@@ -299,7 +300,8 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 def _expm(a):
     """exp(A) by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
     norm = xp.abs(a).sum(-2).max(-1) if a.size else xp.zeros(a.shape[:-2])
-    s = int(max(0, xp.ceil(xp.log2(max(float(norm.max()), 1e-300))) + 1)) if norm.size else 0
+    # (the number of squarings is a choice made from the values: not recorded under create_graph)
+    s = int(max(0, xp.ceil(xp.log2(max(float(value_of(norm).max()), 1e-300))) + 1)) if norm.size else 0
     x = a / 2.0 ** s
     out = term = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
     for k in range(1, 19):
