@@ -658,3 +658,12 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
     t._grad = grad.t if current is None else current + grad.t
+
+
+def is_recorded(*arrays) -> bool:
+    """Whether a formula runs on recorded arrays (under create_graph): a fast kernel that writes into arrays
+    (``out=``, threads, BLAS into buffers) then takes the plain expression, which records itself."""
+    for a in arrays:
+        if type(a) is RecordedArray:
+            return True
+    return False

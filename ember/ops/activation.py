@@ -10,12 +10,15 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
+from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast
 
 
 def row_sums(a, dim):
     """a.sum(dim, keepdims=True); over the last axis of a C-contiguous array as one matrix-vector product
     (BLAS), several times faster than NumPy's reduction over short rows."""
+    if is_recorded(a):
+        return a.sum(axis=dim, keepdims=True)
     n = a.shape[dim] if a.ndim else 1
     if a.ndim and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
         return (a.reshape(-1, n) @ xp.ones(n, dtype=a.dtype)).reshape(a.shape[:-1] + (1,))
@@ -132,15 +135,19 @@ class Softmax(Node):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
         softmax_rows(x2, y2)
-        self.saved, self.dim = (y2,), dim
-        return self.restore(y2)
+        y = self.restore(y2)  # (a view of y2)
+        self.saved, self.rows, self.dim = (y,), y2, dim  # the output itself: create_graph differentiates through it
+        return y
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
-        (y2,) = self.saved
+        if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
+            (y,) = self.saved
+            return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
+        y2 = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 
 class LogSoftmax(Node):
@@ -150,19 +157,25 @@ class LogSoftmax(Node):
         x2, self.restore = _as_rows(x, dim)
         out = xp.empty_like(x2)
         softmax_rows(x2, out, log=True)
-        self.saved, self.dim = (out,), dim
-        return self.restore(out)
+        y = self.restore(out)  # (a view of out)
+        self.saved, self.rows, self.dim = (y,), out, dim  # the output itself: create_graph differentiates through it
+        return y
 
     def backward(self, g):  # dx = g - softmax * sum(g)
-        (out,) = self.saved
+        if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
+            (y,) = self.saved
+            return (g - xp.exp(y) * g.sum(axis=self.dim, keepdims=True),)
+        out = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        return (self.restore(dx.astype(out.dtype, copy=False)),)
 
 
 def log_softmax_array(x, dim):
-    """log softmax of an array along ``dim``, a new array."""
+    """log softmax of an array along ``dim``, a new array (recorded for a recorded ``x``: LogSoftmax's node)."""
+    if is_recorded(x):
+        return RecordedArray(log_softmax(x.t, dim))
     x2, restore = _as_rows(x, dim)
     out = xp.empty_like(x2)
     softmax_rows(x2, out, log=True)
