@@ -14,6 +14,7 @@ from ..._backend import xp
 from ..._creation import from_numpy
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import HigherOrderError, is_recorded
 from .norm import _update_running
 
 
@@ -46,6 +47,9 @@ class SyncBatchNorm(Node):
         return out
 
     def backward(self, g):
+        if is_recorded(g):  # as PyTorch's SyncBatchNorm, whose backward's collectives have no derivative
+            raise HigherOrderError("SyncBatchNormBackward0 cannot be differentiated twice: its gradient all-reduces "
+                                   "statistics over the process group (a single process uses batch_norm, which can)")
         xhat, invstd, w = self.saved
         axes, shape = self.axes, self.shape
         gx = gw = gb = None
