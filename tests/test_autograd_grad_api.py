@@ -88,7 +88,39 @@ def test_gradcheck_warns_for_float32_inputs_and_needs_one_input_requiring_grad()
         ember.autograd.gradcheck(lambda x: x * 2, (ember.ones(2, dtype=ember.float64),))
 
 
-def test_gradgradcheck_names_what_is_missing():
-    x = ember.ones(2, dtype=ember.float64, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="gradgradcheck is not implemented in ember.*create_graph"):
-        ember.autograd.gradgradcheck(lambda x: x * x, (x,))
+class _FrozenSquareGradient:
+    """x ** 2 whose backward detaches x: its first-order gradient is right, its second-order one (zero) is not."""
+
+    @staticmethod
+    def make(m):
+        class Square(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * g * x.detach()
+
+        return Square.apply
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradgradcheck_compares_second_order_gradients_with_finite_differences(m, fast_mode):
+    rng = np.random.default_rng(4)
+    F = m.nn.functional
+    x, w = m.tensor(rng.standard_normal((3, 4)), requires_grad=True), m.tensor(rng.standard_normal(4), requires_grad=True)
+    t = m.tensor([1, 0, 3])
+    assert m.autograd.gradgradcheck(lambda x, w: F.layer_norm(x, (4,), w), (x, w), fast_mode=fast_mode)
+    assert m.autograd.gradgradcheck(lambda x: F.softmax(x, 1), (x,), fast_mode=fast_mode)
+    assert m.autograd.gradgradcheck(lambda x: F.cross_entropy(x, t, label_smoothing=0.1), (x,), fast_mode=fast_mode)
+    # explicit grad_outputs that need no gradient: only the input's second-order gradient is checked
+    assert m.autograd.gradgradcheck(lambda x: x.tanh(), (x,), (m.ones(3, 4, dtype=m.float64),), fast_mode=fast_mode)
+    wrong = _FrozenSquareGradient.make(m)
+    assert m.autograd.gradcheck(wrong, (x,), fast_mode=fast_mode)  # first order is right ...
+    assert m.autograd.gradgradcheck(wrong, (x,), raise_exception=False, fast_mode=fast_mode) is False
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        m.autograd.gradgradcheck(wrong, (x,), fast_mode=fast_mode)
