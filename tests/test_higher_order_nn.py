@@ -135,11 +135,12 @@ def test_second_order_matches_pytorch(name):
 
 
 # ---------------------------------------------------------------- recurrent layers: the parameters are inputs too
-def _rnn(kind: str, **options):
+def _rnn(kind: str, hidden: int, **options):
     def fn(m, x, h0, *weights):
-        layer = getattr(m.nn, kind)(x.shape[-1], h0.shape[-1], **options).double()
+        layer = getattr(m.nn, kind)(x.shape[-1], hidden, **options).double()
         names = [n for n, _ in layer.named_parameters()]
-        state = h0 if kind != "LSTM" else (h0, h0 * 0.5)
+        c0 = m.ones(*h0.shape[:-1], hidden, dtype=m.float64) * 0.5
+        state = h0 if kind != "LSTM" else (h0, c0)
         out, h = m.func.functional_call(layer, dict(zip(names, weights)), (x, state))
         return (out, *(h if isinstance(h, tuple) else (h,)))
     return fn
@@ -163,14 +164,14 @@ def _rnn_specs(kind: str, inp: int, hid: int, *, layers=1, bidirectional=False, 
 
 
 RNN_CASES = {
-    "rnn_tanh": (_rnn("RNN"), _rnn_specs("RNN", 3, 4)),
-    "rnn_relu_2layers": (_rnn("RNN", nonlinearity="relu", num_layers=2), _rnn_specs("RNN", 3, 4, layers=2)),
-    "lstm": (_rnn("LSTM"), _rnn_specs("LSTM", 3, 4)),
-    "lstm_bidirectional_no_bias": (_rnn("LSTM", bidirectional=True, bias=False),
+    "rnn_tanh": (_rnn("RNN", 4), _rnn_specs("RNN", 3, 4)),
+    "rnn_relu_2layers": (_rnn("RNN", 4, nonlinearity="relu", num_layers=2), _rnn_specs("RNN", 3, 4, layers=2)),
+    "lstm": (_rnn("LSTM", 4), _rnn_specs("LSTM", 3, 4)),
+    "lstm_bidirectional_no_bias": (_rnn("LSTM", 2, bidirectional=True, bias=False),
                                    _rnn_specs("LSTM", 3, 2, bidirectional=True, bias=False)),
-    "lstm_proj": (_rnn("LSTM", proj_size=2), _rnn_specs("LSTM", 3, 4, proj=2)),
-    "gru": (_rnn("GRU"), _rnn_specs("GRU", 3, 4)),
-    "gru_2layers_bidirectional": (_rnn("GRU", num_layers=2, bidirectional=True),
+    "lstm_proj": (_rnn("LSTM", 4, proj_size=2), _rnn_specs("LSTM", 3, 4, proj=2)),
+    "gru": (_rnn("GRU", 4), _rnn_specs("GRU", 3, 4)),
+    "gru_2layers_bidirectional": (_rnn("GRU", 3, num_layers=2, bidirectional=True),
                                   _rnn_specs("GRU", 2, 3, layers=2, bidirectional=True)),
 }
 

@@ -534,6 +534,14 @@ def _triu(m, k=0):
     return _wrap(_E().triu(_tensor(m), k))
 
 
+def _split(a, indices_or_sections, axis):
+    """numpy.split / array_split: PyTorch's tensor_split has their semantics (sections or split indices)."""
+    sections = _data(indices_or_sections)
+    if not isinstance(sections, int):
+        sections = [int(i) for i in sections]
+    return [_wrap(t) for t in _E().tensor_split(_tensor(a), sections, dim=axis)]
+
+
 def _real(a):
     return a.real if type(a) is RecordedArray else xp.real(a)
 
@@ -589,6 +597,8 @@ _FUNCTIONS: dict[str, Callable] = {
     "shares_memory": lambda a, b, max_work=None: False,
     "iscomplexobj": lambda x: _data(x).dtype.kind == "c",
     "isrealobj": lambda x: _data(x).dtype.kind != "c",
+    "split": lambda a, indices_or_sections, axis=0: _split(a, indices_or_sections, axis),
+    "array_split": lambda a, indices_or_sections, axis=0: _split(a, indices_or_sections, axis),
 }
 
 
