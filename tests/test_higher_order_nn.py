@@ -11,6 +11,7 @@ from higher_order_oracle import check_second_order
 from oracle import assert_close
 
 import ember
+from ember.autograd.recorded import HigherOrderError
 
 
 def F(m):
@@ -104,7 +105,10 @@ CASES = {
     "instance_norm_plain_4d": (lambda m, x: F(m).instance_norm(x), [(2, 3, 2, 3)]),
     "local_response_norm": (lambda m, x: F(m).local_response_norm(x, 3, alpha=0.1), [(2, 5, 3)]),
     "normalize": (lambda m, x: F(m).normalize(x, dim=1), [(3, 4)]),
-    "normalize_p1": (lambda m, x: F(m).normalize(x, p=3, dim=0), [(3, 4)]),
+    "normalize_p3": (lambda m, x: F(m).normalize(x, p=3, dim=0), [(3, 4)]),
+    "cosine_similarity": (lambda m, a, b: F(m).cosine_similarity(a, b, dim=1), [(3, 4), (3, 4)]),
+    "pairwise_distance": (lambda m, a, b: F(m).pairwise_distance(a, b), [(3, 4), (3, 4)]),
+    "softmin": (lambda m, x: F(m).softmin(x, 1), [(3, 4)]),
     # attention
     "sdpa": (lambda m, q, k, v: F(m).scaled_dot_product_attention(q, k, v), [(2, 3, 4), (2, 5, 4), (2, 5, 4)]),
     "sdpa_causal": (lambda m, q, k, v: F(m).scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
@@ -125,6 +129,7 @@ CASES = {
     # dropout off (p=0, eval), on: see the tests below
     "dropout_p0": (lambda m, x: F(m).dropout(x, 0.0) * x, [(3, 4)]),
     "dropout_eval": (lambda m, x: F(m).dropout(x, 0.5, training=False) * x, [(3, 4)]),
+    "dropout2d_eval": (lambda m, x: F(m).dropout2d(x, 0.5, training=False) * x, [(2, 3, 2, 2)]),
 }
 
 
@@ -219,18 +224,19 @@ def test_batch_norm_running_statistics_are_updated_once(kind):
         np.testing.assert_allclose(e, t, atol=1e-9)
 
 
-def test_dropout_keeps_its_mask_in_the_second_order_formula():
+@pytest.mark.parametrize("name, shape", [("dropout", (5, 6)), ("dropout2d", (4, 3, 2, 2))])
+def test_dropout_keeps_its_mask_in_the_second_order_formula(name, shape):
     """The mask is a constant of the recorded formula: with the mask ember drew, PyTorch's x * mask gives the same
     first- and second-order gradients (dropout is linear in x: d/dx of its vjp is 0, d/dv is the mask)."""
-    a = np.random.default_rng(1).standard_normal((5, 6))
+    a = np.random.default_rng(1).standard_normal(shape)
     ember.manual_seed(3)
-    mask = F(ember).dropout(ember.ones(5, 6, dtype=ember.float64), 0.4).numpy()
+    mask = getattr(F(ember), name)(ember.ones(*shape, dtype=ember.float64), 0.4).numpy()
     assert 0 < (mask == 0).sum() < mask.size
 
     def fn(m, x):
         if m is ember:
             ember.manual_seed(3)
-            return F(m).dropout(x, 0.4) * x
+            return getattr(F(m), name)(x, 0.4) * x
         return x * m.tensor(mask) * x
     check_second_order(fn, [a], arrays=[a])
 
@@ -250,6 +256,24 @@ def test_attention_dropout_keeps_its_mask_through_the_rerun():
         p = (q @ k.transpose(-1, -2) / 2).softmax(-1)
         return (p * m.tensor(mask)) @ v
     check_second_order(fn, [], arrays=[q, k, v])
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_module_second_order_matches_pytorch(batch_first):
+    def fn(m, q, kv, *weights):
+        layer = m.nn.MultiheadAttention(4, 2, batch_first=batch_first, kdim=3, vdim=3).double()
+        names = [n for n, _ in layer.named_parameters()]
+        out, attn = m.func.functional_call(layer, dict(zip(names, weights)), (q, kv, kv))
+        return out, attn
+    q, kv = ((2, 3, 4), (2, 5, 3)) if batch_first else ((3, 2, 4), (5, 2, 3))
+    check_second_order(fn, [q, kv, (4, 4), (4, 3), (4, 3), (12,), (4, 4), (4,)])
+
+
+def test_half_precision_softmax_says_it_cannot_be_differentiated_twice():
+    """Its float32 output is rounded after the node saved it: no silently constant output in the formula."""
+    x = ember.randn(3, 4).half().requires_grad_()
+    with pytest.raises(HigherOrderError, match="SoftmaxBackward0 .* float16 input"):
+        ember.autograd.grad(ember.softmax(x, 1).sum(), x, create_graph=True)
 
 
 def test_ctc_loss_gradient_cannot_be_differentiated_again_as_in_pytorch():
