@@ -90,8 +90,12 @@ CASES = {
     "layer_norm": (lambda m, x, w, b: F(m).layer_norm(x, (5,), w, b), [(4, 5), (5,), (5,)]),
     "layer_norm_2d_shape": (lambda m, x, w: F(m).layer_norm(x, (3, 4), w, eps=1e-3), [(2, 3, 4), (3, 4)]),
     "layer_norm_plain": (lambda m, x: F(m).layer_norm(x, (6,)), [(2, 3, 6)]),
+    # (PyTorch's own layer_norm double backward fails for a bias without a weight: its composed equivalent)
+    "layer_norm_bias_only": (lambda m, x, b: F(m).layer_norm(x, (5,), None, b) if m is ember
+                             else F(m).layer_norm(x, (5,)) + b, [(4, 5), (5,)]),
     "rms_norm": (lambda m, x, w: F(m).rms_norm(x, (5,), w), [(4, 5), (5,)]),
     "rms_norm_plain": (lambda m, x: F(m).rms_norm(x, (3, 4), eps=1e-4), [(2, 3, 4)]),
+    "rms_norm_default_eps": (lambda m, x, w: F(m).rms_norm(x, (4,), w), [(2, 3, 4), (4,)]),
     "group_norm": (lambda m, x, w, b: F(m).group_norm(x, 2, w, b), [(3, 4, 5), (4,), (4,)]),
     "group_norm_plain_4d": (lambda m, x: F(m).group_norm(x, 3), [(2, 6, 2, 3)]),
     "batch_norm_train": (lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, training=True),
@@ -103,6 +107,8 @@ CASES = {
                         [(3, 4, 5), (4,), (4,), (4,)]),
     "instance_norm": (lambda m, x, w, b: F(m).instance_norm(x, weight=w, bias=b), [(3, 4, 5), (4,), (4,)]),
     "instance_norm_plain_4d": (lambda m, x: F(m).instance_norm(x), [(2, 3, 2, 3)]),
+    "instance_norm_running_stats": (lambda m, x, r: F(m).instance_norm(
+        x, r.detach(), r.detach().abs() + 0.5, use_input_stats=False), [(2, 3, 4), (3,)]),
     "local_response_norm": (lambda m, x: F(m).local_response_norm(x, 3, alpha=0.1), [(2, 5, 3)]),
     "normalize": (lambda m, x: F(m).normalize(x, dim=1), [(3, 4)]),
     "normalize_p3": (lambda m, x: F(m).normalize(x, p=3, dim=0), [(3, 4)]),
@@ -304,6 +310,22 @@ def test_hessian_vector_product_through_cross_entropy_of_an_mlp():
         grads = m.autograd.grad(loss, params, create_graph=True)
         dot = sum((g * m.tensor(v)).sum() for g, v in zip(grads, vecs))
         results.append([h.numpy() for h in m.autograd.grad(dot, params)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, atol=1e-10, rtol=1e-8)
+
+
+def test_gradient_penalty_through_layer_norm_batch_norm_and_tanh():
+    """WGAN-GP's term: the squared norm of d critic / d input, differentiated with respect to the parameters."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in ((6, 4), (5, 4), (5,), (5,), (1, 5))]
+    results = []
+    for m in (ember, torch):
+        x, w1, lw, bw, w2 = [m.tensor(a, requires_grad=True) for a in arrays]
+        h = F(m).batch_norm(F(m).linear(x, w1), None, None, bw, None, training=True)
+        critic = F(m).linear(F(m).layer_norm(h, (5,), lw).tanh(), w2)
+        (gx,) = m.autograd.grad(critic.sum(), x, create_graph=True)
+        penalty = ((gx.norm(dim=1) - 1) ** 2).mean()
+        results.append([g.numpy() for g in m.autograd.grad(penalty, [x, w1, lw, bw, w2])])
     for e, t in zip(*results):
         np.testing.assert_allclose(e, t, atol=1e-10, rtol=1e-8)
 
