@@ -146,14 +146,14 @@ class Softmax(Node):
         y2 = xp.empty_like(x2)
         softmax_rows(x2, y2)
         y = self.restore(y2)  # (a view of y2)
-        self.saved, self.rows, self.dim = (y,), y2, dim  # the output itself: create_graph differentiates through it
+        self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
             y = _recorded_output(self)
             return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
-        y2 = self.rows
+        y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx)
@@ -168,14 +168,14 @@ class LogSoftmax(Node):
         out = xp.empty_like(x2)
         softmax_rows(x2, out, log=True)
         y = self.restore(out)  # (a view of out)
-        self.saved, self.rows, self.dim = (y,), out, dim  # the output itself: create_graph differentiates through it
+        self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
 
     def backward(self, g):  # dx = g - softmax * sum(g)
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
             y = _recorded_output(self)
             return (g - xp.exp(y) * g.sum(axis=self.dim, keepdims=True),)
-        out = self.rows
+        out = _as_rows(self.saved[0], self.dim)[0]  # (out again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
