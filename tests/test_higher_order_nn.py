@@ -337,3 +337,15 @@ def test_second_order_term_through_layer_norm_and_gelu():
     def fn(m, x, w, b, lw):
         return F(m).linear(F(m).gelu(F(m).layer_norm(x, (4,), w, b)), lw)
     check_second_order(fn, [(3, 4), (4,), (4,), (2, 4)])
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_saves_its_output_so_an_in_place_change_to_it_is_caught(op):
+    """The backward formula reads the output itself (recorded under create_graph), so, as in PyTorch, writing into
+    the output before backward is an error rather than a silently wrong gradient."""
+    for m in (ember, torch):
+        x = m.randn(3, 4, requires_grad=True)
+        y = getattr(x, op)(0)
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
