@@ -204,14 +204,16 @@ def test_recurrent_cells_second_order_matches_pytorch(kind):
     check_second_order(fn, [(2, 3), (2, 4), (gates * 4, 3), (gates * 4, 4), (gates * 4,), (gates * 4,)])
 
 
-def test_packed_sequence_lstm_second_order_matches_pytorch():
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_packed_bidirectional_sequences_second_order_matches_pytorch(kind):
+    """Sequences of different lengths: each direction's steps advance only the rows still running."""
     def fn(m, x, h0, *weights):
-        layer = m.nn.LSTM(3, 2).double()
+        layer = getattr(m.nn, kind)(3, 2, bidirectional=True).double()
         names = [n for n, _ in layer.named_parameters()]
-        packed = m.nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1], enforce_sorted=False)
-        out, (h, c) = m.func.functional_call(layer, dict(zip(names, weights)), (packed, (h0, h0)))
-        return m.nn.utils.rnn.pad_packed_sequence(out)[0], h, c
-    check_second_order(fn, _rnn_specs("LSTM", 3, 2, seq=(4, 3)))
+        packed = m.nn.utils.rnn.pack_padded_sequence(x, [2, 4, 1], enforce_sorted=False)
+        out, h = m.func.functional_call(layer, dict(zip(names, weights)), (packed, (h0, h0) if kind == "LSTM" else h0))
+        return (m.nn.utils.rnn.pad_packed_sequence(out)[0], *(h if kind == "LSTM" else (h,)))
+    check_second_order(fn, _rnn_specs(kind, 3, 2, bidirectional=True, seq=(4, 3)))
 
 
 # ---------------------------------------------------------------- running statistics, dropout, ctc_loss
