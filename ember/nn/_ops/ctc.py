@@ -23,7 +23,8 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from ...autograd.recorded import RecordedArray, is_recorded
+from ...autograd.no_derivative import gradient_without_derivative
+from ...autograd.recorded import is_recorded
 from .loss import _check_reduction
 
 _NEG_INF = -np.inf
@@ -71,7 +72,7 @@ class CTCLoss(Node):
         return nll.astype(lp.dtype)
 
     def backward(self, g):
-        recorded = is_recorded(g)
+        recorded = is_recorded(g)  # (then computed on plain arrays: see gradient_without_derivative)
         lp, labels, in_len, tgt_len, alpha, emit, skip, valid, nll = (
             a.t._data if is_recorded(a) else a for a in self.saved)
         t_max, n, c = lp.shape
@@ -111,27 +112,10 @@ class CTCLoss(Node):
         zeroed = xp.isinf(nll) & self.zero_infinity
         if self.zero_infinity:
             grad = xp.where(zeroed[None, :, None], 0, grad)
-        if recorded:  # (a function of log_probs too: it requires grad when they do, as PyTorch's)
-            return (RecordedArray(CTCLossGradient.apply(g.t, self.saved[0].t, grad, zeroed)),)
-        return (CTCLossGradient.scaled(g, grad, zeroed),)
-
-
-class CTCLossGradient(Node):
-    """ctc_loss's gradient: the per-sample gradients times the upstream gradient (0 for the zeroed infinite
-    losses). Recorded under create_graph; as in PyTorch, its own derivative is not implemented."""
-
-    @staticmethod
-    def scaled(g, grad, zeroed):
-        return grad * xp.where(zeroed, 0, g.astype(grad.dtype))[None, :, None]
-
-    def forward(self, g, log_probs, grad, zeroed):
-        return self.scaled(g, grad, zeroed)
-
-    def backward(self, gg):
-        raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
-
-    def name(self) -> str:
-        return "NotImplemented"
+        grad = grad * xp.where(zeroed, 0, (g.t._data if recorded else g).astype(lp.dtype))[None, :, None]
+        if recorded:
+            return (gradient_without_derivative(grad, "_ctc_loss_backward", g, self.saved[0]),)
+        return (grad,)
 
 
 def _lengths(value, name: str, n: int):
