@@ -556,14 +556,11 @@ def _roll(a, shift, axis=None):
 
 
 def _split(a, indices_or_sections, axis=0):
-    """``numpy.split`` at the given boundaries (or into equal sections), as ``torch.split``'s sizes."""
-    n = _data(a).shape[axis]
-    if isinstance(indices_or_sections, int):
-        sizes = [n // indices_or_sections] * indices_or_sections
-    else:
-        bounds = [0, *(min(int(b), n) for b in indices_or_sections), n]
-        sizes = [max(hi - lo, 0) for lo, hi in zip(bounds, bounds[1:])]
-    return [RecordedArray(t) for t in _E().split(_tensor(_as_recorded(a)), sizes, dim=axis)]
+    """numpy.split / array_split: PyTorch's tensor_split has their semantics (sections or split indices)."""
+    sections = _data(indices_or_sections)
+    if not isinstance(sections, int):
+        sections = [int(i) for i in sections]
+    return [_wrap(t) for t in _E().tensor_split(_tensor(_as_recorded(a)), sections, dim=axis)]
 
 
 def _diagonal(a, offset=0, axis1=0, axis2=1):
@@ -634,6 +631,7 @@ _FUNCTIONS: dict[str, Callable] = {
     "put_along_axis": _put_along_axis,
     "roll": _roll,
     "split": _split,
+    "array_split": _split,
     "diagonal": _diagonal,
     "cross": _cross,
 }
