@@ -368,6 +368,38 @@ def build_upsample_nearest(fw, batch: int, seed: int = 0):
     return build_upsample(fw, batch, seed, mode="nearest")
 
 
+def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
+    """One WGAN-GP critic step on 32x32 images: the Wasserstein loss plus the gradient penalty, whose input
+    gradient is taken with create_graph=True and differentiated again into the critic's weights."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    critic = nn.Sequential(
+        nn.Conv2d(3, 32, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Conv2d(32, 64, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 128, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Flatten(), nn.Linear(128 * 4 * 4, 1),
+    )
+    optimizer = fw.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.9))
+    rng = np.random.default_rng(seed)
+    reals = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
+    fakes = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
+    alphas = [fw.tensor(rng.uniform(0, 1, (batch, 1, 1, 1)).astype(np.float32)) for _ in range(8)]
+
+    def step(i: int) -> float:
+        real, fake, alpha = reals[i % 8], fakes[i % 8], alphas[i % 8]
+        x_hat = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        scores = critic(x_hat)
+        (grads,) = fw.autograd.grad(scores, x_hat, fw.ones_like(scores), create_graph=True)
+        penalty = ((grads.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
@@ -387,6 +419,7 @@ WORKLOADS = {
     "convt32": (build_conv_transpose, 32, "ConvTranspose2d fwd+bwd, batch 32"),
     "upsample_bilinear": (build_upsample, 16, "bilinear 32->64, (16,64), fwd+bwd"),
     "upsample_nearest": (build_upsample_nearest, 16, "nearest 32->64, (16,64), fwd+bwd"),
+    "wgan_gp32": (build_wgan_gp_critic, 32, "WGAN-GP critic step (penalty), b32"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}
