@@ -6,8 +6,9 @@ back afterwards, so a loss can be differentiated with respect to tensors that ar
 parameters (MAML's fast weights, ensembles). ``stack_module_state(models)`` stacks the parameters and buffers
 of several models of one kind along a new first dimension.
 
-The transforms (``grad``, ``vmap``, ``jacrev``, ...) are not implemented yet; using one raises
-ember's error naming it.
+``vmap(func, in_dims, out_dims, randomness, chunk_size=...)`` maps a function of one example over a batch, each op
+running once on the whole batch (``_vmap.py``). The other transforms (``grad``, ``jacrev``, ...) are not
+implemented yet; using one raises ember's error naming it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Any
 
 from .._missing import module_getattr
 from .._tensor import Tensor
+from ._vmap import vmap
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "vmap"]
 
 
 def _owner(module, name: str):

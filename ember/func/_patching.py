@@ -1,0 +1,111 @@
+"""While a vmap runs, ember's public functions dispatch on BatchedTensors.
+
+``torch.sum(x)``, ``F.linear(x, w)``, ``nn.Linear``'s call of its op: outside vmap these are ember's plain
+functions, with no extra cost. On entering the outermost vmap, every binding of a public function of ``ember``,
+``ember.nn.functional``, ``ember.special``, ``ember.linalg`` and ``ember.fft`` (and the few internal ops the
+layers call directly, such as the convolution behind ``nn.Conv2d``) in every loaded ember module is replaced by a
+stand-in that passes plain arguments straight through and sends BatchedTensors to ``dispatch``; leaving the
+outermost vmap puts the functions back. Random functions' stand-ins also apply vmap's ``randomness``.
+A function imported into a user's own module before vmap keeps the plain binding: on a BatchedTensor it reads the
+array, and vmap runs the whole function once per example (PyTorch's fallback, with its warning).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import types
+from collections.abc import Callable
+
+from ._batched import _State, dispatch, top_level
+
+_NAMESPACES = (("ember", ""), ("ember.nn.functional", "F."), ("ember.special", "special."),
+               ("ember.linalg", "linalg."), ("ember.fft", "fft."))
+# Ops that layers call directly rather than through torch.nn.functional.
+_INTERNAL = (("ember.nn._ops.conv", "conv", "conv_nd"),)
+
+# key -> rule(name, op, level, args, kwargs, mode) for random ops (``_rules_random.py``)
+RANDOM_RULES: dict[str, Callable] = {}
+
+_targets: dict[int, tuple[object, str]] = {}  # id(function) -> (function, key)
+_bindings: list[tuple[dict, str, object, object]] = []  # (module globals, name, original, stand-in)
+_scanned: set[str] = set()
+_stand_ins: dict[int, object] = {}
+_depth = 0
+
+
+def _collect_targets() -> None:
+    for module_name, prefix in _NAMESPACES:
+        module = importlib.import_module(module_name)
+        for name, obj in list(vars(module).items()):
+            if name.startswith("_") or not isinstance(obj, types.FunctionType):
+                continue
+            while obj is not None:
+                _targets.setdefault(id(obj), (obj, prefix + name))
+                obj = getattr(obj, "__wrapped__", None)
+    for module_name, name, key in _INTERNAL:
+        obj = getattr(importlib.import_module(module_name), name)
+        _targets.setdefault(id(obj), (obj, key))
+
+
+def _stand_in(original, key: str):
+    found = _stand_ins.get(id(original))
+    if found is not None:
+        return found
+    if key in RANDOM_RULES:
+        from ._rules_random import random_dispatch
+
+        def stand_in(*args, **kwargs):
+            if _State.top == 0:
+                return original(*args, **kwargs)
+            return random_dispatch(key, original, args, kwargs)
+    else:
+        def stand_in(*args, **kwargs):
+            level = top_level(args, kwargs)
+            if level == 0:
+                return original(*args, **kwargs)
+            return dispatch(key, original, args, kwargs, level)
+    functools.update_wrapper(stand_in, original)
+    _stand_ins[id(original)] = stand_in
+    return stand_in
+
+
+def _scan() -> None:
+    """Find the bindings of the target functions in the ember modules loaded since the last scan."""
+    if not _targets:
+        _collect_targets()
+    for module_name, module in list(sys.modules.items()):
+        if module_name in _scanned or not (module_name == "ember" or module_name.startswith("ember.")):
+            continue
+        _scanned.add(module_name)
+        if module is None or module_name.startswith("ember.func._"):
+            continue
+        namespace = vars(module)
+        for name, obj in list(namespace.items()):
+            hit = _targets.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                _bindings.append((namespace, name, obj, _stand_in(obj, hit[1])))
+
+
+def enter() -> None:
+    """Install the stand-ins (on entering the outermost vmap)."""
+    global _depth
+    _depth += 1
+    if _depth > 1:
+        return
+    _scan()
+    for namespace, name, original, stand_in in _bindings:
+        if namespace.get(name) is original:
+            namespace[name] = stand_in
+
+
+def exit() -> None:
+    """Put the functions back (on leaving the outermost vmap)."""
+    global _depth
+    _depth -= 1
+    if _depth:
+        return
+    for namespace, name, original, stand_in in _bindings:
+        if namespace.get(name) is stand_in:
+            namespace[name] = original
