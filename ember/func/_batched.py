@@ -59,16 +59,16 @@ def randomness(level: int) -> str:
 
 
 def _entry_point() -> str:
-    """The ember function the user's code called (for the fallback's message): the outermost ember frame."""
-    frame, name = sys._getframe(2), "an ember function"
+    """The ember function that read the array (for the fallback's message): the innermost public one."""
+    frame = sys._getframe(2)
     while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.startswith("ember.func."):
+        module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_name
+        if not module.startswith("ember."):
             break
-        if module.startswith("ember."):
-            name = f"{module}.{frame.f_code.co_name}"
+        if not name.startswith("_") and name not in ("apply", "forward", "<lambda>"):
+            return f"{module}.{name}"
         frame = frame.f_back
-    return name
+    return "an ember function"
 
 
 def _no_rule_data(self: BatchedTensor):

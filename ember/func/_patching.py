@@ -23,16 +23,20 @@ from ._batched import _State, dispatch, top_level
 _NAMESPACES = (("ember", ""), ("ember.nn.functional", "F."), ("ember.special", "special."),
                ("ember.linalg", "linalg."), ("ember.fft", "fft."))
 # Ops that layers call directly rather than through torch.nn.functional.
-_INTERNAL = (("ember.nn._ops.conv", "conv", "conv_nd"),)
+_INTERNAL = (("ember.nn._ops.conv", "conv", "conv_nd"), ("ember.nn._ops.pooling", "max_pool", "max_pool_nd"),
+             ("ember.nn._ops.pooling", "avg_pool", "avg_pool_nd"),
+             ("ember.nn._ops.pooling", "adaptive_avg_pool", "adaptive_avg_pool_nd"))
 
 # key -> rule(name, op, level, args, kwargs, mode) for random ops (``_rules_random.py``)
 RANDOM_RULES: dict[str, Callable] = {}
 
 _targets: dict[int, tuple[object, str]] = {}  # id(function) -> (function, key)
-_bindings: list[tuple[dict, str, object, object]] = []  # (module globals, name, original, stand-in)
+# id(module globals) -> (module globals, {name: original}, {name: stand-in})
+_bindings: dict[int, tuple[dict, dict, dict]] = {}
 _scanned: set[str] = set()
 _stand_ins: dict[int, object] = {}
 _depth = 0
+_modules_seen = 0  # len(sys.modules) at the last scan: nothing new to scan while it is unchanged
 
 
 def _collect_targets() -> None:
@@ -73,6 +77,10 @@ def _stand_in(original, key: str):
 
 def _scan() -> None:
     """Find the bindings of the target functions in the ember modules loaded since the last scan."""
+    global _modules_seen
+    if len(sys.modules) == _modules_seen:
+        return
+    _modules_seen = len(sys.modules)
     if not _targets:
         _collect_targets()
     for module_name, module in list(sys.modules.items()):
@@ -85,19 +93,20 @@ def _scan() -> None:
         for name, obj in list(namespace.items()):
             hit = _targets.get(id(obj))
             if hit is not None and hit[0] is obj:
-                _bindings.append((namespace, name, obj, _stand_in(obj, hit[1])))
+                _, originals, stand_ins = _bindings.setdefault(id(namespace), (namespace, {}, {}))
+                originals[name] = obj
+                stand_ins[name] = _stand_in(obj, hit[1])
 
 
 def enter() -> None:
-    """Install the stand-ins (on entering the outermost vmap)."""
+    """Install the stand-ins (on entering the outermost vmap): one dict update per module."""
     global _depth
     _depth += 1
     if _depth > 1:
         return
     _scan()
-    for namespace, name, original, stand_in in _bindings:
-        if namespace.get(name) is original:
-            namespace[name] = stand_in
+    for namespace, _, stand_ins in _bindings.values():
+        namespace.update(stand_ins)
 
 
 def exit() -> None:
@@ -106,6 +115,5 @@ def exit() -> None:
     _depth -= 1
     if _depth:
         return
-    for namespace, name, original, stand_in in _bindings:
-        if namespace.get(name) is stand_in:
-            namespace[name] = original
+    for namespace, originals, _ in _bindings.values():
+        namespace.update(originals)

@@ -12,7 +12,9 @@ import inspect
 import ember as E
 
 from .._tensor import Tensor
+from ..nn._ops.conv import conv_pads, ntuple
 from ._batched import batch_size, loop, peel, rule, wrap, wrap_out
+from ._per_example import PerExampleConv, PerExampleLinear, shares_one_weight
 from ._rules import _arg, batched_value, logical_ndim, neg_dim, pad, pointwise
 
 
@@ -26,6 +28,12 @@ def linear(name, op, level, args, kwargs):
     x, w, b = args[0], _arg(args, kwargs, 1, "weight"), _arg(args, kwargs, 2, "bias")
     xv, x_batched = peel(x, level)
     wv, w_batched = peel(w, level)
+    if w_batched and shares_one_weight(wv):  # per-sample gradients: one GEMM forward, per-example weight grad
+        xs = batched_value(x, level)
+        bias = None if b is None else batched_value(b, level)
+        if type(xs) is Tensor and (bias is None or type(bias) is Tensor):
+            out = PerExampleLinear.apply(xs.reshape(xs.shape[0], -1, xs.shape[-1]), wv, bias)
+            return wrap(out.reshape(*xs.shape[:-1], wv.shape[1]), level)
     if peel(b, level)[1]:
         return linear(name, op, level, (x, w), {}) + b
     if not w_batched:
@@ -63,11 +71,17 @@ def conv(name, op, level, args, kwargs):
         n = xv.shape[1]
         out = _call(op, bound, input=xv.reshape(-1, *xv.shape[2:]))
         return wrap(out.reshape(xv.shape[0], n, *out.shape[1:]), level)
-    # Per-example weights: one grouped convolution, the examples' channels side by side.
     bsz, groups = batch_size(level), p.get("groups", 1)
     xv = batched_value(x, level)
     if example:
         xv = xv.unsqueeze(1)
+    if shares_one_weight(wv) and type(xv) is Tensor:  # per-sample gradients: the shared weight's convolution
+        stride, dilation = ntuple(p["stride"], nd, "stride"), ntuple(p["dilation"], nd, "dilation")
+        pads = conv_pads(p["padding"], wv.shape[3:], stride, dilation)
+        bias = None if b is None else batched_value(b, level)
+        out = PerExampleConv.apply(xv, wv, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
+        return wrap(out.squeeze(1) if example else out, level)
+    # Per-example weights: one grouped convolution, the examples' channels side by side.
     n, c = xv.shape[1], xv.shape[2]
     xg = xv.movedim(0, 1).reshape(n, bsz * c, *xv.shape[3:])
     wg = wv.reshape(bsz * wv.shape[1], *wv.shape[2:])
@@ -101,7 +115,9 @@ _SPATIAL = {
     **{f"F.adaptive_{kind}_pool{d}d": d for kind in ("max", "avg") for d in (1, 2, 3)},
     "F.pixel_shuffle": 2, "F.pixel_unshuffle": 2, "F.local_response_norm": None, "F.interpolate": None,
     "F.upsample": None, "F.pad": None, "F.instance_norm": None, "F.embedding_bag": None,
+    "max_pool_nd": None, "avg_pool_nd": None, "adaptive_avg_pool_nd": None,
 }
+_ND_ARG = {"max_pool_nd": 1, "avg_pool_nd": 1, "adaptive_avg_pool_nd": 2}  # the layers' ops take nd
 
 
 @rule(*_SPATIAL)
@@ -111,7 +127,7 @@ def channels_first(name, op, level, args, kwargs):
     xv, x_batched = peel(x, level)
     if not x_batched or _any_batched(level, *args[1:], *kwargs.values()):
         return loop(name, op, level, args, kwargs)
-    nd = _SPATIAL[name]
+    nd = _SPATIAL[name] if name not in _ND_ARG else _arg(args, kwargs, _ND_ARG[name], "nd")
     if name == "F.pad" and (_arg(args, kwargs, 2, "mode", "constant") == "constant"):
         return wrap(op(xv, *args[1:], **kwargs), level)
     n = logical_ndim(x, level)

@@ -1,0 +1,97 @@
+"""Linear and convolution with per-example weights that are one weight expanded: per-sample gradients' ops.
+
+Under ``vmap(grad(loss))`` every example's parameters are the same values (``grad_leaf`` expands them to the
+batch without a copy: batch stride 0), but each example needs its own gradient. These nodes compute the forward
+and the input gradient with the one shared weight (one large GEMM / convolution over the whole batch, as an
+unbatched layer) and only the weight gradient per example (a batched product of each example's output gradient
+with its own inputs), which is what PyTorch's per-sample gradients compute too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._backend import xp
+from ..autograd.graph import Node
+from ..nn._ops.conv import from_batch_last, input_grad, offsets, out_size, pad_spatial, window
+
+
+def shares_one_weight(value) -> bool:
+    """Whether a batch value is a plain tensor whose examples are one array (batch stride 0)."""
+    from .._tensor import Tensor
+
+    return type(value) is Tensor and value._data.ndim > 0 and value._data.strides[0] == 0
+
+
+class PerExampleLinear(Node):
+    """x (B, L, in) @ w[b].T + b[b] for w (B, out, in) with one weight in every example."""
+
+    float32_compute = True
+
+    def forward(self, x, w, b):
+        batch, rows = x.shape[0], x.shape[1]
+        shared = w[0]
+        out = xp.matmul(x.reshape(batch * rows, -1), shared.T).reshape(batch, rows, shared.shape[0])
+        if b is not None:
+            out += b[:, None, :]
+        self.saved = (x, shared)
+        return out
+
+    def backward(self, g):
+        x, shared = self.saved
+        nx, nw, nb = self.needs_input_grad
+        gx = xp.matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
+        gw = xp.matmul(g.transpose(0, 2, 1), x) if nw else None
+        gb = g.sum(1) if nb else None
+        return gx, gw, gb
+
+
+def _im2col(x, kernel, stride, dilation, pads):
+    """x (M, C, *sp) -> (cols (C, *k, M, *out), out): each example's columns one contiguous block per channel and
+    offset, so that an example's column matrix is a strided 2-d view (no copy for its weight gradient)."""
+    xpad = pad_spatial(x, pads)
+    out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
+    cols = xp.empty((x.shape[1], *kernel, x.shape[0], *out_sp), x.dtype)
+    for offs in offsets(kernel):
+        cols[(slice(None), *offs)] = xpad[window(offs, out_sp, stride, dilation, 2, 0)].swapaxes(0, 1)
+    return cols, out_sp
+
+
+class PerExampleConv(Node):
+    """Convolution of x (B, N, C, *sp) with w (B, O, C/G, *k) holding one weight in every example."""
+
+    float32_compute = True
+
+    def forward(self, x, w, b, stride, pads, dilation, groups):
+        batch, n = x.shape[:2]
+        shared = w[0]
+        o, kernel = shared.shape[0], shared.shape[2:]
+        cols, out_sp = _im2col(x.reshape(batch * n, *x.shape[2:]), kernel, stride, dilation, pads)
+        positions = batch * n * math.prod(out_sp)
+        out = xp.matmul(shared.reshape(groups, o // groups, -1), cols.reshape(groups, -1, positions))
+        out = out.reshape(o, batch, n, *out_sp)
+        if b is not None:
+            out += b.T.reshape(o, batch, *(1,) * (len(out_sp) + 1))
+        self.saved = (cols, shared)
+        self.meta = (x.shape, stride, pads, dilation, groups)
+        return out.transpose(1, 2, 0, *range(3, out.ndim))  # (B, N, O, *out)
+
+    def backward(self, g):
+        cols, shared = self.saved
+        x_shape, stride, pads, dilation, groups = self.meta
+        nx, nw, nb = self.needs_input_grad
+        batch, n, o = g.shape[:3]
+        gm = xp.ascontiguousarray(g.transpose(2, 0, 1, *range(3, g.ndim)))  # (O, B, N, *out)
+        gx = gw = gb = None
+        if nx:
+            gb_last = gm.reshape(o, batch * n, *g.shape[3:]).transpose(0, *range(2, g.ndim - 1), 1)
+            gx = from_batch_last(input_grad(xp.ascontiguousarray(gb_last), shared, x_shape[3:], stride, pads,
+                                            dilation, groups)).reshape(x_shape)
+        if nw:  # per example and group: its output gradient (O/G, positions) @ its columns (positions, C/G * k)
+            per_group = shared[0].size
+            gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)
+            cmat = cols.reshape(groups, per_group, batch, -1).transpose(2, 0, 3, 1)
+            gw = xp.matmul(gmat, cmat).reshape(batch, *shared.shape)
+        if nb:
+            gb = gm.reshape(o, batch, -1).sum(-1).T
+        return gx, gw, gb
