@@ -90,3 +90,21 @@ def test_grad_of_batched_inputs_and_nested_vmap():
 def test_implicit_seed_needs_a_scalar_per_example():
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         vmap(grad(lambda v: v * 2))(ember.ones(3, 2))
+
+
+@pytest.mark.parametrize("kw", [{"groups": 2, "dilation": 2, "padding": 2}, {"stride": 2, "padding": 1},
+                                {"groups": 4, "stride": (2, 1)}])
+def test_per_sample_gradients_through_grouped_strided_dilated_conv_and_input(kw):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 4 // kw.get("groups", 1), 3, 3)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    x = rng.standard_normal((3, 4, 9, 9)).astype(np.float32)
+    results = []
+    for m, vm, gr in ((torch, torch.func.vmap, torch.func.grad), (ember, vmap, grad)):
+        def loss(p, xi, m=m):
+            y = m.nn.functional.conv2d((p[2] * xi).unsqueeze(0), p[0], p[1], **kw)
+            return (y.tanh() * y).sum()
+        out = vm(gr(loss), in_dims=(None, 0))((m.tensor(w), m.tensor(b), m.tensor(x[0])), m.tensor(x))
+        results.append([t.numpy() for t in out])
+    for a, e in zip(*results):
+        np.testing.assert_allclose(e, a, rtol=1e-4, atol=1e-5)

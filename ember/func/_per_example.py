@@ -13,7 +13,7 @@ import math
 
 from .._backend import xp
 from ..autograd.graph import Node
-from ..nn._ops.conv import from_batch_last, input_grad, offsets, out_size, pad_spatial, window
+from ..nn._ops.conv import offsets, out_size, pad_spatial, window
 
 
 def shares_one_weight(value) -> bool:
@@ -57,6 +57,22 @@ def _im2col(x, kernel, stride, dilation, pads):
     return cols, out_sp
 
 
+def _input_grad(gm, shared, x_shape, stride, pads, dilation, groups: int):
+    """dL/dx from the output gradient gm (O, B, N, *out) and the shared weight: the columns' gradient (one GEMM),
+    added back where im2col took each kernel offset's block (col2im)."""
+    o, kernel = shared.shape[0], shared.shape[2:]
+    out_sp = gm.shape[3:]
+    c = shared.shape[1] * groups
+    wt = shared.reshape(groups, o // groups, -1).transpose(0, 2, 1)  # (G, C/G * k, O/G)
+    gcols = xp.matmul(wt, gm.reshape(groups, o // groups, -1)).reshape(c, *kernel, -1, *out_sp)
+    padded = [s + lo + hi for s, (lo, hi) in zip(x_shape[3:], pads)]
+    gpad = xp.zeros((c, gcols.shape[len(kernel) + 1], *padded), gm.dtype)
+    for offs in offsets(kernel):
+        gpad[window(offs, out_sp, stride, dilation, 2, 0)] += gcols[(slice(None), *offs)]
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x_shape[3:], pads))
+    return gpad[(slice(None), slice(None), *inner)].swapaxes(0, 1).reshape(x_shape)
+
+
 class PerExampleConv(Node):
     """Convolution of x (B, N, C, *sp) with w (B, O, C/G, *k) holding one weight in every example."""
 
@@ -84,9 +100,7 @@ class PerExampleConv(Node):
         gm = xp.ascontiguousarray(g.transpose(2, 0, 1, *range(3, g.ndim)))  # (O, B, N, *out)
         gx = gw = gb = None
         if nx:
-            gb_last = gm.reshape(o, batch * n, *g.shape[3:]).transpose(0, *range(2, g.ndim - 1), 1)
-            gx = from_batch_last(input_grad(xp.ascontiguousarray(gb_last), shared, x_shape[3:], stride, pads,
-                                            dilation, groups)).reshape(x_shape)
+            gx = _input_grad(gm, shared, x_shape, stride, pads, dilation, groups)
         if nw:  # per example and group: its output gradient (O/G, positions) @ its columns (positions, C/G * k)
             per_group = shared[0].size
             gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)

@@ -58,12 +58,12 @@ def conv(name, op, level, args, kwargs):
     p = bound.arguments
     nd = p["nd"] if name == "conv_nd" else _CONV_ND[name]
     x, w, b = p["input"], p["weight"], p.get("bias")
-    if _any_batched(level, b):
+    wv, w_batched = peel(w, level)
+    if _any_batched(level, b) and not (w_batched and shares_one_weight(wv)):
         p["bias"] = None
         out = conv(name, op, level, bound.args, bound.kwargs)
         return out + b.reshape(-1, *(1,) * nd)
     xv, x_batched = peel(x, level)
-    wv, w_batched = peel(w, level)
     example = logical_ndim(x, level) == nd + 1  # one example without the N dim
     if not w_batched:
         if example:
