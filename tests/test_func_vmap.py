@@ -168,6 +168,10 @@ def test_dim_out_of_range_is_pytorchs_index_error():
     lambda m, F: lambda x: x.movedim(0, -1),
     lambda m, F: lambda x: x.t() if x.ndim == 2 else x[0].t(),
     lambda m, F: lambda x: x.contiguous().clone().detach(),
+    lambda m, F: lambda x: m.gather(x, 1, (x.abs() * 2).long().clamp(max=1)) + x.gather(-1, x.argsort(-1)),
+    lambda m, F: lambda x: x.index_select(-1, m.tensor([4, 0, 0])),
+    lambda m, F: lambda x: x.new_zeros(2, 3) + x.new_ones(3) + x.sum(),
+    lambda m, F: lambda x: x.type(m.float64),
 ])
 def test_shape_ops_and_indexing(expr):
     check(expr, [(4, 3, 2, 5)])
@@ -406,3 +410,31 @@ def test_ops_without_a_rule_fall_back_with_pytorchs_warning():
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet implemented"):
         out = vmap(lambda x: x.trace())(ember.tensor(np.arange(18.0).reshape(2, 3, 3)))
     np.testing.assert_allclose(out.numpy(), [12.0, 39.0])
+
+
+def test_model_ensembling_with_stack_module_state_as_pytorchs_tutorial():
+    def build(nn):
+        return [nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 4 * 4, 5))
+                for _ in range(4)]
+    torch.manual_seed(0)
+    tmodels, emodels = build(torch.nn), build(ember.nn)
+    for t, e in zip(tmodels, emodels):
+        t.eval(), e.eval()
+        t[1].running_mean.uniform_(), t[1].running_var.uniform_(0.5, 2)
+        e.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    x = _arrays([(8, 1, 6, 6)])[0]
+    results = []
+    for m, models, func in ((torch, tmodels, torch.func), (ember, emodels, ember.func)):
+        params, buffers = func.stack_module_state(models)
+        base = models[0]
+
+        def call(p, b, data, base=base, func=func):
+            return func.functional_call(base, (p, b), (data,))
+        with warnings.catch_warnings():
+            if m is ember:
+                warnings.filterwarnings("error", message="There is a performance drop")
+            same = func.vmap(call, in_dims=(0, 0, None))(params, buffers, m.tensor(x))
+            split = func.vmap(call)(params, buffers, m.tensor(x).reshape(4, 2, 1, 6, 6))
+        results.append((same.detach().numpy(), split.detach().numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

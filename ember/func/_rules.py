@@ -92,7 +92,7 @@ _UNARY = (
     "atan arcsin arccos arctan sinh cosh tanh asinh acosh atanh arcsinh arccosh arctanh sigmoid relu erf erfc erfinv "
     "floor ceil round trunc fix frac sign sgn reciprocal logit nan_to_num isnan isinf isfinite isposinf isneginf "
     "lgamma digamma i0 sinc deg2rad rad2deg signbit conj angle logical_not bitwise_not polygamma mvlgamma "
-    "float double half bfloat16 int long short bool byte char to clone detach contiguous cpu "
+    "float double half bfloat16 int long short bool byte char to type clone detach contiguous cpu "
     "zeros_like ones_like full_like empty_like __neg__ __pos__ __abs__ __invert__ "
     "F.relu F.relu6 F.elu F.selu F.celu F.gelu F.silu F.mish F.leaky_relu F.hardtanh F.hardsigmoid F.hardswish "
     "F.softplus F.softsign F.tanhshrink F.hardshrink F.softshrink F.threshold F.logsigmoid F.sigmoid F.tanh "
@@ -166,7 +166,7 @@ _DIM_OPS = {
     "kthvalue": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "roll": (2, "dims", "flat"),
     "flip": (1, "dims", "keep"), "F.softmax": (1, "dim", "legacy"), "F.log_softmax": (1, "dim", "legacy"),
     "F.softmin": (1, "dim", "legacy"), "F.normalize": (2, "dim", "keep"), "diagonal": (2, "dim1", "keep"),
-    "special.logsumexp": (1, "dim", "tuple"), "special.softmax": (1, "dim", "keep"),
+    "special.logsumexp": (1, "dim", "tuple"), "linalg.vector_norm": (2, "dim", "tuple"), "special.softmax": (1, "dim", "keep"),
     "special.log_softmax": (1, "dim", "keep"),
 }
 _VALUES_ONLY = {"max": "amax", "min": "amin"}  # what dim=None computes
@@ -232,6 +232,27 @@ def _diagonal(value, n, level, args, kwargs):
     offset = _arg(args, kwargs, 1, "offset", 0)
     dim1, dim2 = _arg(args, kwargs, 2, "dim1", 0), _arg(args, kwargs, 3, "dim2", 1)
     return wrap(value.diagonal(offset, neg_dim(dim1, n), neg_dim(dim2, n)), level)
+
+
+@rule("gather", "take_along_dim", "index_select")
+def gather(name, op, level, args, kwargs):
+    """Lookups along a dim: input and index batched alike (gather's index has the input's rank)."""
+    x, dim, index = args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "index", kwargs.get("indices"))
+    n = logical_ndim(x, level)
+    if dim is None or n == 0 or not isinstance(index, Tensor) or \
+            (name == "index_select" and peel(index, level)[1]):
+        return loop(name, op, level, args, kwargs)
+    if name == "index_select":
+        return wrap(op(peel(x, level)[0], neg_dim(dim, n), index), level)
+    return wrap(op(batched_value(x, level), neg_dim(dim, n), batched_value(index, level)), level)
+
+
+@rule("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor")
+def new_like(name, op, level, args, kwargs):
+    """A new tensor of the given size and the example's dtype: not batched."""
+    if any(peel(a, level)[1] for a in (*args[1:], *kwargs.values())):
+        return loop(name, op, level, args, kwargs)
+    return op(peel(args[0], level)[0], *args[1:], **kwargs)
 
 
 # ----------------------------------------------------------------------------- shapes

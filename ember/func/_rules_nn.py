@@ -177,12 +177,19 @@ def batch_norm(name, op, level, args, kwargs):
     bound = _bind(op, args, kwargs)
     p = bound.arguments
     x = p["input"]
-    if _any_batched(level, p["running_mean"], p["running_var"]):
+    mean, var, w, b = p["running_mean"], p["running_var"], p.get("weight"), p.get("bias")
+    if not p["training"] and _any_batched(level, mean, var, w, b) and mean is not None and var is not None:
+        # per-example statistics or affine (an ensemble's stacked buffers): the normalization written out
+        trail = (1,) * (logical_ndim(x, level) - 2)
+        out = (x - mean.reshape(-1, *trail)) * (var.reshape(-1, *trail) + p["eps"]).rsqrt()
+        out = out if w is None else out * w.reshape(-1, *trail)
+        return out if b is None else out + b.reshape(-1, *trail)
+    if _any_batched(level, mean, var):
         return loop(name, op, level, args, kwargs)
     xv = batched_value(x, level)
     bsz = xv.shape[0]
     if not p["training"]:
-        if _any_batched(level, p.get("weight"), p.get("bias")):
+        if _any_batched(level, w, b):
             return loop(name, op, level, args, kwargs)
         return wrap(_call(op, bound, input=xv.reshape(-1, *xv.shape[2:])).reshape(xv.shape), level)
     if p["running_mean"] is not None or p["running_var"] is not None:
