@@ -166,8 +166,8 @@ _DIM_OPS = {
     "kthvalue": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "roll": (2, "dims", "flat"),
     "flip": (1, "dims", "keep"), "F.softmax": (1, "dim", "legacy"), "F.log_softmax": (1, "dim", "legacy"),
     "F.softmin": (1, "dim", "legacy"), "F.normalize": (2, "dim", "keep"), "diagonal": (2, "dim1", "keep"),
-    "special.logsumexp": (1, "dim", "tuple"), "linalg.vector_norm": (2, "dim", "tuple"), "special.softmax": (1, "dim", "keep"),
-    "special.log_softmax": (1, "dim", "keep"),
+    "special.logsumexp": (1, "dim", "tuple"), "linalg.vector_norm": (2, "dim", "tuple"),
+    "special.softmax": (1, "dim", "keep"), "special.log_softmax": (1, "dim", "keep"),
 }
 _VALUES_ONLY = {"max": "amax", "min": "amin"}  # what dim=None computes
 
