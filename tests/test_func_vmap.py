@@ -438,3 +438,34 @@ def test_model_ensembling_with_stack_module_state_as_pytorchs_tutorial():
         results.append((same.detach().numpy(), split.detach().numpy()))
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+_UNARY = ("abs neg exp expm1 log1p sqrt rsqrt square sin cos tan atan sinh cosh tanh asinh sigmoid relu erf erfc "
+          "floor ceil round trunc frac sign reciprocal logit isnan isinf isfinite lgamma digamma "
+          "angle logical_not").split()
+
+
+@pytest.mark.parametrize("name", _UNARY)
+def test_unary_functions_and_methods(name):
+    data = np.abs(_arrays([(4, 3, 2)])[0]) * 0.4 + 0.1
+    for in_dims in (0, 2):
+        check(lambda m, F: lambda x: getattr(m, name)(x), [data], in_dims=in_dims)
+        check(lambda m, F: lambda x: getattr(x, name)(), [data], in_dims=in_dims)
+
+
+_BINARY = ("add sub mul div pow atan2 hypot maximum minimum fmax fmin logaddexp remainder fmod eq ne lt le "
+           "gt ge logical_and logical_or logical_xor xlogy").split()
+
+
+@pytest.mark.parametrize("name", _BINARY)
+def test_binary_functions_with_every_batching(name):
+    shapes = [np.abs(a) + 0.1 for a in _arrays([(4, 4, 4), (4, 4)])]
+    for in_dims in ((0, 0), (0, None), (None, 0), (2, 1)):
+        check(lambda m, F: lambda x, y: getattr(m, name)(x, y), shapes, in_dims=in_dims)
+
+
+@pytest.mark.parametrize("name", ["relu6", "elu", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardsigmoid",
+                                  "hardswish", "softplus", "softsign", "tanhshrink", "hardshrink", "softshrink",
+                                  "logsigmoid", "sigmoid", "tanh"])
+def test_activations(name):
+    check(lambda m, F: lambda x: getattr(F, name)(x), [(4, 3, 5)], rtol=1e-5)

@@ -184,6 +184,9 @@ class BatchedTensor(Tensor):
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        return repr(self) if not spec else format(self._value, spec)
+
     def item(self):
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
                            "calling .item() on a Tensor, please try to rewrite what you're doing with other "

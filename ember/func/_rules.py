@@ -161,9 +161,9 @@ _DIM_OPS = {
     "var": (1, "dim", "tuple"), "std": (1, "dim", "tuple"), "var_mean": (1, "dim", "tuple"),
     "std_mean": (1, "dim", "tuple"), "norm": (2, "dim", "flat"),
     **{n: (1, "dim", "keep") for n in "softmax log_softmax cumsum cumprod logcumsumexp cummax cummin sort argsort "
-       "flip fliplr flipud squeeze unbind select narrow diff mode kthvalue".split()},
+       "squeeze unbind select narrow mode".split()},
     **{n: (2, "dim", "keep") for n in "topk kthvalue split chunk tensor_split split_with_sizes".split()},
-    "kthvalue": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "roll": (2, "dims", "flat"),
+    "diff": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "roll": (2, "dims", "flat"),
     "flip": (1, "dims", "keep"), "F.softmax": (1, "dim", "legacy"), "F.log_softmax": (1, "dim", "legacy"),
     "F.softmin": (1, "dim", "legacy"), "F.normalize": (2, "dim", "keep"), "diagonal": (2, "dim1", "keep"),
     "special.logsumexp": (1, "dim", "tuple"), "linalg.vector_norm": (2, "dim", "tuple"),
@@ -234,6 +234,13 @@ def _diagonal(value, n, level, args, kwargs):
     return wrap(value.diagonal(offset, neg_dim(dim1, n), neg_dim(dim2, n)), level)
 
 
+@rule("is_tensor", "is_floating_point", "is_complex", "numel")
+def introspect(name, op, level, args, kwargs):
+    """Questions about the example: its metadata answers them."""
+    x = args[0]
+    return True if name == "is_tensor" else getattr(x, name)()
+
+
 @rule("gather", "take_along_dim", "index_select")
 def gather(name, op, level, args, kwargs):
     """Lookups along a dim: input and index batched alike (gather's index has the input's rank)."""
@@ -267,8 +274,7 @@ def reshape(name, op, level, args, kwargs):
 
 @rule("view_as", "reshape_as", "expand_as")
 def like_other(name, op, level, args, kwargs):
-    if peel(args[1], level)[1]:
-        return loop(name, op, level, args, kwargs)
+    """The other tensor's example shape is the target (whether it is batched or not)."""
     return getattr(args[0], name[:-3])(*args[1].shape)
 
 
@@ -350,12 +356,11 @@ def repeat(name, op, level, args, kwargs):
     return wrap(pad(value, len(sizes)).repeat(1, *sizes), level)
 
 
-@rule("tril", "triu", "matrix_exp", "det", "logdet", "inverse", "linalg.inv", "linalg.det", "linalg.matrix_exp",
-      "trace")
+@rule("tril", "triu", "matrix_exp", "det", "logdet", "inverse", "linalg.inv", "linalg.det", "linalg.matrix_exp")
 def last_two(name, op, level, args, kwargs):
     """Ops on the last two dims (with any leading dims)."""
     value, batched = peel(args[0], level)
-    if not batched or any(peel(a, level)[1] for a in args[1:]) or (name == "trace" or value.ndim < 3):
+    if not batched or any(peel(a, level)[1] for a in args[1:]) or value.ndim < 3:
         return loop(name, op, level, args, kwargs)
     return wrap_out(op(value, *args[1:], **kwargs), level)
 
@@ -424,8 +429,11 @@ def matmul(name, op, level, args, kwargs):
     if name in ("outer", "ger"):
         return pointwise("mul", E.mul, level, (a.unsqueeze(-1), b.unsqueeze(0) if peel(b, level)[1] else b), {})
     if name == "inner":
-        return matmul("matmul", E.matmul, level, (a, b.unsqueeze(-1) if b.ndim == 1 else b.transpose(-1, -2)), {}) \
-            if a.ndim else pointwise("mul", E.mul, level, (a, b), {})
+        if a.ndim == 0 or b.ndim == 0:
+            return pointwise("mul", E.mul, level, (a, b), {})
+        if b.ndim > 2:
+            return loop(name, op, level, args, kwargs)
+        return matmul("matmul", E.matmul, level, (a, b if b.ndim == 1 else b.transpose(-1, -2)), {})
     return wrap(batched_matmul(a, b, level), level)
 
 
