@@ -70,16 +70,20 @@ def build_mlp(fw, batch: int, seed: int = 0):
     return step
 
 
+def _small_cnn(nn):
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+    )
+
+
 def build_cnn(fw, batch: int, seed: int = 0):
     """A small CNN on 28x28 inputs: conv(1->16, 3x3) ReLU maxpool, conv(16->32, 3x3) ReLU maxpool,
     linear(32*7*7 -> 10); CrossEntropy, SGD with momentum."""
     nn = fw.nn
     fw.manual_seed(seed)
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
-    )
+    model = _small_cnn(nn)
     criterion = nn.CrossEntropyLoss()
     optimizer = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xs, ys = _data(fw, batch, (1, 28, 28), seed)
@@ -330,11 +334,7 @@ def build_per_sample_grads(fw, batch: int, seed: int = 0):
     ``vmap(grad(loss), in_dims=(None, None, 0, 0))`` over functional_call, cross-entropy of each sample."""
     nn = fw.nn
     fw.manual_seed(seed)
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
-    )
+    model = _small_cnn(nn)
     params = {k: v.detach() for k, v in model.named_parameters()}
     buffers = {k: v.detach() for k, v in model.named_buffers()}
     xs, ys = _data(fw, batch, (1, 28, 28), seed)

@@ -84,13 +84,17 @@ def _check_inplace_on_unbatched(frame) -> None:
         target = frame.f_locals.get("self")
         if (name.endswith("_") and not name.startswith("__") or name.startswith("__i")) and \
                 isinstance(target, Tensor) and type(target) is not BatchedTensor:
-            raise RuntimeError(
-                f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in "
-                "extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
-                f"but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
-                f"{name}. If said operator is being called inside the PyTorch framework, please file a bug report "
-                "instead.")
+            raise inplace_error(name)
         frame = frame.f_back
+
+
+def inplace_error(name: str) -> RuntimeError:
+    """PyTorch's error for an in-place op of an unbatched tensor with a batched argument."""
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
+        "has more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped "
+        f"over in a vmap. Please try to use out-of-place operators instead of {name}. If said operator is being "
+        "called inside the PyTorch framework, please file a bug report instead.")
 
 
 class BatchedTensor(Tensor):

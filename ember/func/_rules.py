@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import ember as E
 
+from .._backend import xp
 from .._tensor import Tensor
-from ._batched import batch_size, loop, peel, rule, wrap, wrap_out
+from ._batched import batch_size, inplace_error, loop, peel, rule, wrap, wrap_out
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -132,12 +133,7 @@ def inplace(name, op, level, args, kwargs):
     if not batched:
         others = [a for a in (*args[1:], *kwargs.values()) if peel(a, level)[1]]
         if others:
-            raise RuntimeError(
-                f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in "
-                "extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
-                f"but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
-                f"{name}. If said operator is being called inside the PyTorch framework, please file a bug report "
-                "instead.")
+            raise inplace_error(name)
     rank = logical_ndim(args[0], level)
     new_args = [self_value] + [_aligned(a, level, rank) for a in args[1:]]
     op(*new_args, **{k: _aligned(v, level, rank) for k, v in kwargs.items()})
@@ -396,11 +392,9 @@ def getitem(name, op, level, args, kwargs):
         # dims first (NumPy's and PyTorch's rule): before the batch dim too, which goes back to the front.
         advanced = [k for k, i in enumerate(index) if _is_array(i) or isinstance(i, int)]
         if advanced[-1] - advanced[0] + 1 != len(advanced):
-            import numpy
-
-            shapes = [tuple(i.shape) if isinstance(i, Tensor) else numpy.shape(i) for i in index
+            shapes = [tuple(i.shape) if isinstance(i, Tensor) else xp.shape(i) for i in index
                       if _is_array(i) or isinstance(i, int)]
-            out = out.movedim(len(numpy.broadcast_shapes(*shapes)), 0)
+            out = out.movedim(len(xp.broadcast_shapes(*shapes)), 0)
     return wrap(out, level)
 
 
