@@ -469,3 +469,11 @@ def test_binary_functions_with_every_batching(name):
                                   "logsigmoid", "sigmoid", "tanh"])
 def test_activations(name):
     check(lambda m, F: lambda x: getattr(F, name)(x), [(4, 3, 5)], rtol=1e-5)
+
+
+def test_code_reading_a_batched_array_makes_vmap_run_per_example_with_the_warning():
+    x = ember.tensor(_arrays([(3, 4)])[0])
+    with pytest.warns(UserWarning, match="There is a performance drop because we have not yet implemented the "
+                                         "batching rule for ember._tensor.numel"):
+        out = vmap(lambda r: r * ember.Tensor.numel(r) + r.sum())(x)  # Tensor's own numel reads the array
+    np.testing.assert_allclose(out.numpy(), x.numpy() * 4 + x.numpy().sum(1, keepdims=True), rtol=1e-6)

@@ -109,6 +109,16 @@ def enter() -> None:
         namespace.update(stand_ins)
 
 
+def refresh() -> bool:
+    """Scan the ember modules loaded since vmap started (a lazily imported submodule) and install their stand-ins;
+    whether there were new ones."""
+    before = sum(len(stand_ins) for _, _, stand_ins in _bindings.values())
+    _scan()
+    for namespace, _, stand_ins in _bindings.values():
+        namespace.update(stand_ins)
+    return sum(len(stand_ins) for _, _, stand_ins in _bindings.values()) > before
+
+
 def exit() -> None:
     """Put the functions back (on leaving the outermost vmap)."""
     global _depth

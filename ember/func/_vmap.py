@@ -139,7 +139,12 @@ def _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwa
     try:
         inputs = [a if d is None else wrap(a.movedim(d, 0), level) for a, d in zip(flat_args, flat_dims)]
         try:
-            outputs = func(*tree_unflatten(inputs, spec), **kwargs)
+            try:
+                outputs = func(*tree_unflatten(inputs, spec), **kwargs)
+            except NoBatchingRule as missing:
+                if missing.level != level or not _patching.refresh():
+                    raise
+                outputs = func(*tree_unflatten(inputs, spec), **kwargs)  # a module first imported inside func
         except NoBatchingRule as missing:
             if missing.level != level:
                 raise
