@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -45,9 +46,16 @@ class _Level:
         self.size, self.randomness = size, randomness
 
 
-class _State:
-    levels: list[_Level] = []  # the active vmaps, outermost first; level n is levels[n - 1]
+class _ThreadState(threading.local):
+    """vmap's state, per thread (as PyTorch's): another thread's ops are outside this thread's vmap."""
+
     top = 0  # how many levels the op being dispatched sees (a rule at level n runs its ops at n - 1)
+
+    def __init__(self) -> None:
+        self.levels: list[_Level] = []  # the active vmaps, outermost first; level n is levels[n - 1]
+
+
+_State = _ThreadState()
 
 
 def batch_size(level: int) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+import threading
 import types
 from collections.abc import Callable
 
@@ -35,7 +36,8 @@ _targets: dict[int, tuple[object, str]] = {}  # id(function) -> (function, key)
 _bindings: dict[int, tuple[dict, dict, dict]] = {}
 _scanned: set[str] = set()
 _stand_ins: dict[int, object] = {}
-_depth = 0
+_depth = 0  # vmaps running, in all threads (the stand-ins pass other threads' plain calls through)
+_lock = threading.Lock()
 _modules_seen = 0  # len(sys.modules) at the last scan: nothing new to scan while it is unchanged
 
 
@@ -101,29 +103,30 @@ def _scan() -> None:
 def enter() -> None:
     """Install the stand-ins (on entering the outermost vmap): one dict update per module."""
     global _depth
-    _depth += 1
-    if _depth > 1:
-        return
-    _scan()
-    for namespace, _, stand_ins in _bindings.values():
-        namespace.update(stand_ins)
+    with _lock:
+        _depth += 1
+        if _depth == 1:
+            _scan()
+            for namespace, _, stand_ins in _bindings.values():
+                namespace.update(stand_ins)
 
 
 def refresh() -> bool:
     """Scan the ember modules loaded since vmap started (a lazily imported submodule) and install their stand-ins;
     whether there were new ones."""
-    before = sum(len(stand_ins) for _, _, stand_ins in _bindings.values())
-    _scan()
-    for namespace, _, stand_ins in _bindings.values():
-        namespace.update(stand_ins)
-    return sum(len(stand_ins) for _, _, stand_ins in _bindings.values()) > before
+    with _lock:
+        before = sum(len(stand_ins) for _, _, stand_ins in _bindings.values())
+        _scan()
+        for namespace, _, stand_ins in _bindings.values():
+            namespace.update(stand_ins)
+        return sum(len(stand_ins) for _, _, stand_ins in _bindings.values()) > before
 
 
 def exit() -> None:
     """Put the functions back (on leaving the outermost vmap)."""
     global _depth
-    _depth -= 1
-    if _depth:
-        return
-    for namespace, originals, _ in _bindings.values():
-        namespace.update(originals)
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            for namespace, originals, _ in _bindings.values():
+                namespace.update(originals)
