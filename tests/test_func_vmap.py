@@ -504,3 +504,13 @@ def test_vmap_state_is_per_thread():
 def test_keyword_arguments_are_passed_unbatched():
     out = vmap(lambda x, scale: x * scale)(ember.ones(3, 4), scale=ember.tensor(2.0))
     np.testing.assert_array_equal(out.numpy(), np.full((3, 4), 2.0, np.float32))
+
+
+def test_attention_embedding_interpolate_pad():
+    check(lambda m, F: lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+          [(3, 2, 5, 4), (3, 2, 5, 4), (2, 5, 4)], in_dims=(0, 0, None), rtol=1e-5)
+    idx = np.random.default_rng(4).integers(0, 7, (3, 5))
+    check(lambda m, F: lambda i, w: F.embedding(i.long(), w), [idx, (7, 4)], in_dims=(0, None))
+    check(lambda m, F: lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [(3, 2, 4, 5, 5)], rtol=1e-5)
+    check(lambda m, F: lambda x: F.pad(x, (1, 2)) + F.pad(x, (1, 2), value=3.0), [(3, 4, 5)])
+    check(lambda m, F: lambda x: F.pad(x, (1, 1, 2, 0), mode="reflect"), [(3, 2, 4, 5)])

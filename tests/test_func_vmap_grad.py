@@ -108,3 +108,13 @@ def test_per_sample_gradients_through_grouped_strided_dilated_conv_and_input(kw)
         results.append([t.numpy() for t in out])
     for a, e in zip(*results):
         np.testing.assert_allclose(e, a, rtol=1e-4, atol=1e-5)
+
+
+def test_jacobian_rows_by_vmap_of_a_vector_jacobian_product():
+    x0 = np.random.default_rng(5).standard_normal(4).astype(np.float32)
+    w0 = np.random.default_rng(6).standard_normal((3, 4)).astype(np.float32)
+    want = torch.func.jacrev(lambda x: (torch.tensor(w0) @ x).tanh())(torch.tensor(x0)).numpy()
+    x = ember.tensor(x0, requires_grad=True)
+    y = (ember.tensor(w0) @ x).tanh()
+    rows = vmap(lambda v: autograd_grad(y, x, grad_outputs=v, retain_graph=True)[0])(ember.eye(3))
+    np.testing.assert_allclose(rows.numpy(), want, rtol=1e-5, atol=1e-7)

@@ -62,6 +62,9 @@ def autograd_grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[
     roots, seeds = [], []
     given = [None] * len(outputs) if grad_outputs is None else \
         ([grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs))
+    seed_levels = {tuple(_unwrap_all(g)[1]) for g in given if g is not None}
+    if all(not _unwrap_all(t)[1] for t in (*outputs, *inputs)) and seed_levels - {()}:
+        return _batch_of_seeds(outputs, inputs, given, max(seed_levels, key=len), retain_graph, allow_unused)
     for out, seed in zip(outputs, given):
         core, levels = _unwrap_all(out)
         if seed is None:
@@ -78,3 +81,19 @@ def autograd_grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[
     grads = autograd.grad(roots, [c for c, _ in cores], grad_outputs=seeds, retain_graph=retain_graph,
                           create_graph=create_graph, allow_unused=allow_unused)
     return tuple(None if g is None else _rewrap(g, levels) for g, (_, levels) in zip(grads, cores))
+
+
+def _batch_of_seeds(outputs, inputs, given, levels, retain_graph, allow_unused) -> tuple:
+    """Vector-Jacobian products of plain outputs for a batch of seeds (``vjp`` under vmap, a Jacobian's rows):
+    autograd.grad with ``is_grads_batched``, the seeds' vmap levels flattened into its one batch dim."""
+    lead = tuple(_State.levels[level - 1].size for level in levels)
+    flat = []
+    for out, seed in zip(outputs, given):
+        core, seed_levels = _unwrap_all(seed if seed is not None else Tensor._make(xp.ones(out._data.shape,
+                                                                                            out._data.dtype)))
+        if tuple(seed_levels) != tuple(levels):
+            core = Tensor._make(xp.broadcast_to(core._data, lead + tuple(out._data.shape)))
+        flat.append(core.reshape(-1, *out._data.shape))
+    grads = autograd.grad(outputs, inputs, grad_outputs=flat, retain_graph=retain_graph, allow_unused=allow_unused,
+                          is_grads_batched=True)
+    return tuple(None if g is None else _rewrap(g.reshape(*lead, *g.shape[1:]), list(levels)) for g in grads)
