@@ -12,8 +12,31 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._parallel import gemm_block, matmul_blocks, parallel_for
 from ..autograd.graph import Node
 from ..nn._ops.conv import offsets, out_size, pad_spatial, window
+
+
+def _matmul(a, b):
+    """``a @ b`` (2-d, or stacks with equal leading dims) with every GEMM on one OpenBLAS thread (``gemm_block``)
+    and the work split over ember's threads: by the stack's first dim, or by columns. OpenBLAS's own threads meet
+    once per GEMM, which for a stack of small GEMMs costs more than the GEMMs on a busy machine."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    out = xp.empty((*a.shape[:-1], n), xp.result_type(a, b))
+    block = gemm_block(m, k, n)
+    if a.ndim > 2 and a.shape[0] > 1:
+        def run(lo: int, hi: int) -> None:
+            matmul_blocks(a[lo:hi], b[lo:hi], out[lo:hi], block)
+
+        parallel_for(run, a.shape[0], out.size + b.size)
+    elif block == 0:  # one very wide GEMM: OpenBLAS's threads, once
+        xp.matmul(a, b, out=out)
+    else:
+        def run(lo: int, hi: int) -> None:
+            matmul_blocks(a, b[..., lo:hi], out[..., lo:hi], block)
+
+        parallel_for(run, n, out.size + b.size)
+    return out
 
 
 def shares_one_weight(value) -> bool:
@@ -31,7 +54,7 @@ class PerExampleLinear(Node):
     def forward(self, x, w, b):
         batch, rows = x.shape[0], x.shape[1]
         shared = w[0]
-        out = xp.matmul(x.reshape(batch * rows, -1), shared.T).reshape(batch, rows, shared.shape[0])
+        out = _matmul(x.reshape(batch * rows, -1), shared.T).reshape(batch, rows, shared.shape[0])
         if b is not None:
             out += b[:, None, :]
         self.saved = (x, shared)
@@ -40,8 +63,8 @@ class PerExampleLinear(Node):
     def backward(self, g):
         x, shared = self.saved
         nx, nw, nb = self.needs_input_grad
-        gx = xp.matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
-        gw = xp.matmul(g.transpose(0, 2, 1), x) if nw else None
+        gx = _matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
+        gw = _matmul(g.transpose(0, 2, 1), x) if nw else None
         gb = g.sum(1) if nb else None
         return gx, gw, gb
 
@@ -64,7 +87,7 @@ def _input_grad(gm, shared, x_shape, stride, pads, dilation, groups: int):
     out_sp = gm.shape[3:]
     c = shared.shape[1] * groups
     wt = shared.reshape(groups, o // groups, -1).transpose(0, 2, 1)  # (G, C/G * k, O/G)
-    gcols = xp.matmul(wt, gm.reshape(groups, o // groups, -1)).reshape(c, *kernel, -1, *out_sp)
+    gcols = _matmul(wt, gm.reshape(groups, o // groups, -1)).reshape(c, *kernel, -1, *out_sp)
     padded = [s + lo + hi for s, (lo, hi) in zip(x_shape[3:], pads)]
     gpad = xp.zeros((c, gcols.shape[len(kernel) + 1], *padded), gm.dtype)
     for offs in offsets(kernel):
@@ -84,7 +107,7 @@ class PerExampleConv(Node):
         o, kernel = shared.shape[0], shared.shape[2:]
         cols, out_sp = _im2col(x.reshape(batch * n, *x.shape[2:]), kernel, stride, dilation, pads)
         positions = batch * n * math.prod(out_sp)
-        out = xp.matmul(shared.reshape(groups, o // groups, -1), cols.reshape(groups, -1, positions))
+        out = _matmul(shared.reshape(groups, o // groups, -1), cols.reshape(groups, -1, positions))
         out = out.reshape(o, batch, n, *out_sp)
         if b is not None:
             out += b.T.reshape(o, batch, *(1,) * (len(out_sp) + 1))
@@ -105,7 +128,7 @@ class PerExampleConv(Node):
             per_group = shared[0].size
             gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)
             cmat = cols.reshape(groups, per_group, batch, -1).transpose(2, 0, 3, 1)
-            gw = xp.matmul(gmat, cmat).reshape(batch, *shared.shape)
+            gw = _matmul(gmat, cmat).reshape(batch, *shared.shape)
         if nb:
             gb = gm.reshape(o, batch, -1).sum(-1).T
         return gx, gw, gb
