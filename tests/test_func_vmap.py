@@ -514,3 +514,16 @@ def test_attention_embedding_interpolate_pad():
     check(lambda m, F: lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [(3, 2, 4, 5, 5)], rtol=1e-5)
     check(lambda m, F: lambda x: F.pad(x, (1, 2)) + F.pad(x, (1, 2), value=3.0), [(3, 4, 5)])
     check(lambda m, F: lambda x: F.pad(x, (1, 1, 2, 0), mode="reflect"), [(3, 2, 4, 5)])
+
+
+def test_randomness_in_a_function_run_per_example():
+    def f(r):
+        return r * ember.Tensor.numel(r) + ember.rand(3)  # numel reads the array: the whole function per example
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            vmap(f)(ember.ones(4, 3))
+        same = vmap(f, randomness="same")(ember.ones(4, 3))
+        different = vmap(f, randomness="different")(ember.ones(4, 3))
+    assert np.array_equal(same[0].numpy(), same[3].numpy())
+    assert not np.array_equal(different[0].numpy(), different[3].numpy())

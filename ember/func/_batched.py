@@ -40,10 +40,11 @@ class NoBatchingRule(BaseException):  # noqa: N818  (BaseException: no ``except 
 
 
 class _Level:
-    __slots__ = ("size", "randomness")
+    __slots__ = ("size", "randomness", "per_example")
 
     def __init__(self, size: int, randomness: str) -> None:
         self.size, self.randomness = size, randomness
+        self.per_example = False  # running its function once per example (the fallback): nothing batched at it
 
 
 class _ThreadState(threading.local):
@@ -64,6 +65,11 @@ def batch_size(level: int) -> int:
 
 def randomness(level: int) -> str:
     return _State.levels[level - 1].randomness
+
+
+def visible_levels() -> list[int]:
+    """The levels an op sees now, lowest first (not the ones running their function once per example)."""
+    return [n for n in range(1, _State.top + 1) if not _State.levels[n - 1].per_example]
 
 
 def _entry_point() -> str:

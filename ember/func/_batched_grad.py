@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from .. import autograd
 from .._backend import xp
 from .._tensor import Tensor
-from ._batched import BatchedTensor, _State, wrap
+from ._batched import BatchedTensor, _State, visible_levels, wrap
 
 
 def _unwrap_all(t: Tensor) -> tuple[Tensor, list[int]]:
@@ -38,7 +38,7 @@ def grad_leaf(t: Tensor) -> Tensor:
     every active level (an unbatched ``t`` expanded to the batch without a copy), so that each example's gradient is
     its own. Outside vmap: ``t.detach().requires_grad_()``."""
     core, levels = _unwrap_all(t)
-    active = list(range(1, _State.top + 1))
+    active = visible_levels()
     array = core.detach()._data
     for position, level in enumerate(active):
         if level not in levels:

@@ -63,7 +63,7 @@ def _stand_in(original, key: str):
         from ._rules_random import random_dispatch
 
         def stand_in(*args, **kwargs):
-            if _State.top == 0:
+            if not _State.levels:
                 return original(*args, **kwargs)
             return random_dispatch(key, original, args, kwargs)
     else:

@@ -26,6 +26,7 @@ from ._batched import (
     peel,
     randomness,
     top_level,
+    visible_levels,
     wrap,
     wrap_out,
 )
@@ -52,7 +53,12 @@ def random_dispatch(key: str, op, args, kwargs):
     if not _is_random(key, op, args, kwargs):
         level = top_level(args, kwargs)
         return op(*args, **kwargs) if level == 0 else dispatch(key, op, args, kwargs, level)
-    level = _State.top
+    if any(lv.per_example and lv.randomness == "error" for lv in _State.levels):
+        raise RuntimeError(ERROR)  # (a vmap running its function once per example refuses them too)
+    levels = visible_levels()
+    if not levels:
+        return op(*args, **kwargs)
+    level = levels[-1]
     mode = randomness(level)
     if mode == "error":
         raise RuntimeError(ERROR)

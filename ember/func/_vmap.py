@@ -164,8 +164,12 @@ def _per_example(func, size, flat_dims, flat_args, spec, out_dims, kwargs, level
                   f"ember runs vmap's function {_name(func)} once per example of the batch.", UserWarning,
                   stacklevel=4)
     _State.top = level - 1
+    _State.levels[level - 1].per_example = True
+    state = _random.get_rng_state() if _State.levels[level - 1].randomness == "same" else None
     results = []
     for i in range(size):
+        if state is not None:  # 'same': every example draws what the first one drew
+            _random.set_rng_state(state)
         example = [a if d is None else a.select(d, i) for a, d in zip(flat_args, flat_dims)]
         results.append(func(*tree_unflatten(example, spec), **kwargs))
     flat_results = [tree_flatten(r)[0] for r in results]
