@@ -527,3 +527,40 @@ def test_randomness_in_a_function_run_per_example():
         different = vmap(f, randomness="different")(ember.ones(4, 3))
     assert np.array_equal(same[0].numpy(), same[3].numpy())
     assert not np.array_equal(different[0].numpy(), different[3].numpy())
+
+
+def test_nested_randomness_each_level_its_own():
+    x = ember.ones(2, 3, 500)
+
+    def inner(mode):
+        return vmap(lambda r: r + ember.rand(500), randomness=mode)
+
+    out = vmap(inner("different"), randomness="different")(x)
+    flat = out.reshape(6, 500).numpy()
+    assert len({row.tobytes() for row in flat}) == 6
+    out = vmap(inner("same"), randomness="different")(x)  # the same draw across the inner batch only
+    assert np.array_equal(out[0, 0].numpy(), out[0, 2].numpy()) and not np.array_equal(out[0, 0].numpy(),
+                                                                                        out[1, 0].numpy())
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(inner("different"))(x)
+    drop = vmap(vmap(lambda r: ember.nn.functional.dropout(r, 0.5), randomness="different"),
+                randomness="different")(x)
+    assert len({row.tobytes() for row in drop.reshape(6, 500).numpy()}) == 6
+
+
+def test_nested_vmap_through_functions_without_fallback():
+    def fn(m, F):
+        vm = torch.func.vmap if m is torch else vmap
+
+        def f(w, x):  # outer: one weight per model; inner: one sample per call
+            def per_sample(xi):
+                h = F.relu(F.linear(xi, w))
+                return F.cross_entropy(h.unsqueeze(0), m.tensor([1])) + m.sum(m.matmul(h, w)) + F.softmax(h, 0)[0]
+            return vm(per_sample)(x)
+        return f
+    check(fn, [(3, 4, 5), (3, 6, 5)], rtol=1e-5)
+
+    def conv(m, F):
+        vm = torch.func.vmap if m is torch else vmap
+        return lambda w, x: vm(lambda xi: F.conv2d(xi, w, padding=1).sum((1, 2)))(x)
+    check(conv, [(2, 4, 3, 3, 3), (2, 5, 3, 6, 6)], rtol=1e-4, atol=1e-5)

@@ -65,13 +65,15 @@ def _stand_in(original, key: str):
         def stand_in(*args, **kwargs):
             if not _State.levels:
                 return original(*args, **kwargs)
-            return random_dispatch(key, original, args, kwargs)
+            return random_dispatch(key, original, stand_in, args, kwargs)
     else:
+        # The rules get the stand-in as the op: called on the batch values, which are batched tensors of the
+        # levels below in nested vmaps, it dispatches again; on plain tensors it is the original.
         def stand_in(*args, **kwargs):
             level = top_level(args, kwargs)
             if level == 0:
                 return original(*args, **kwargs)
-            return dispatch(key, original, args, kwargs, level)
+            return dispatch(key, stand_in, args, kwargs, level)
     functools.update_wrapper(stand_in, original)
     _stand_ins[id(original)] = stand_in
     return stand_in

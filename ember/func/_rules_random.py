@@ -48,16 +48,17 @@ def _is_random(key: str, op, args, kwargs) -> bool:
     return True
 
 
-def random_dispatch(key: str, op, args, kwargs):
-    """A random op inside vmap: at the innermost level, by its ``randomness``."""
-    if not _is_random(key, op, args, kwargs):
+def random_dispatch(key: str, original, op, args, kwargs):
+    """A random op inside vmap: at the innermost level, by its ``randomness``. ``op`` is what the rule calls on the
+    batch values (it dispatches again at the levels below); ``original``, the op with no vmap level left."""
+    if not _is_random(key, original, args, kwargs):
         level = top_level(args, kwargs)
-        return op(*args, **kwargs) if level == 0 else dispatch(key, op, args, kwargs, level)
+        return original(*args, **kwargs) if level == 0 else dispatch(key, op, args, kwargs, level)
     if any(lv.per_example and lv.randomness == "error" for lv in _State.levels):
         raise RuntimeError(ERROR)  # (a vmap running its function once per example refuses them too)
     levels = visible_levels()
     if not levels:
-        return op(*args, **kwargs)
+        return original(*args, **kwargs)
     level = levels[-1]
     mode = randomness(level)
     if mode == "error":
@@ -152,7 +153,7 @@ def _random_method(name: str, rule):
     op = method_op(name)
 
     def method(self, *args, **kwargs):
-        return random_dispatch(name, op, (self, *args), kwargs)
+        return random_dispatch(name, op, op, (self, *args), kwargs)
 
     method.__name__ = name
     setattr(BatchedTensor, name, method)
