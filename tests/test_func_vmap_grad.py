@@ -118,3 +118,18 @@ def test_jacobian_rows_by_vmap_of_a_vector_jacobian_product():
     y = (ember.tensor(w0) @ x).tanh()
     rows = vmap(lambda v: autograd_grad(y, x, grad_outputs=v, retain_graph=True)[0])(ember.eye(3))
     np.testing.assert_allclose(rows.numpy(), want, rtol=1e-5, atol=1e-7)
+
+
+def test_per_sample_gradients_of_an_ensemble_nested_vmap():
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((3, 4, 5)).astype(np.float32)  # 3 models
+    x = rng.standard_normal((6, 5)).astype(np.float32)  # 6 samples, shared by the models
+    t = rng.integers(0, 4, 6)
+    results = []
+    for m, vm, gr in ((torch, torch.func.vmap, torch.func.grad), (ember, vmap, grad)):
+        def loss(wi, xi, ti, m=m):
+            return m.nn.functional.cross_entropy(m.nn.functional.linear(xi, wi).unsqueeze(0), ti.unsqueeze(0))
+        per_model = vm(vm(gr(loss), in_dims=(None, 0, 0)), in_dims=(0, None, None))
+        results.append(per_model(m.tensor(w), m.tensor(x), m.tensor(t)).numpy())
+    assert results[1].shape == (3, 6, 4, 5)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)

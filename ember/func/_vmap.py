@@ -21,7 +21,7 @@ from ._batched import BatchedTensor, NoBatchingRule, _Level, _State, wrap
 __all__ = ["vmap"]
 
 
-def vmap(func: Callable, in_dims: int | tuple | None = 0, out_dims: Any = 0, randomness: str = "error", *,
+def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: int | None = None) -> Callable:
     """``func`` mapped over a dim of its inputs, as PyTorch's ``torch.func.vmap``.
 
