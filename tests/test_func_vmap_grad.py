@@ -133,3 +133,11 @@ def test_per_sample_gradients_of_an_ensemble_nested_vmap():
         results.append(per_model(m.tensor(w), m.tensor(x), m.tensor(t)).numpy())
     assert results[1].shape == (3, 6, 4, 5)
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
+
+
+def test_autograd_grad_called_inside_vmap_runs_per_example():
+    x = np.random.default_rng(8).standard_normal((4, 3)).astype(np.float32)
+    w = ember.ones(3, requires_grad=True)
+    with pytest.warns(UserWarning, match="performance drop .* ember.autograd.grad"):
+        out = vmap(lambda xi: ember.autograd.grad((xi * w).sin().sum(), w)[0])(ember.tensor(x))
+    np.testing.assert_allclose(out.numpy(), np.cos(x) * x, rtol=1e-5)

@@ -184,6 +184,10 @@ class BatchedTensor(Tensor):
         return self
 
     @property
+    def _requires_grad(self) -> bool:  # (ember's own code reads the slot; it answers for the batch)
+        return self._value.requires_grad
+
+    @property
     def grad_fn(self):
         return self._value.grad_fn
 
@@ -258,7 +262,6 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     t = object.__new__(BatchedTensor)
     t._value = value
     t._level = level
-    t._requires_grad = False
     t._grad = None
     t._hooks = None
     t._base = None
