@@ -114,7 +114,7 @@ _SPATIAL = {
     **{f"F.{kind}_pool{d}d": d for kind in ("max", "avg", "lp") for d in (1, 2, 3)},
     **{f"F.adaptive_{kind}_pool{d}d": d for kind in ("max", "avg") for d in (1, 2, 3)},
     "F.pixel_shuffle": 2, "F.pixel_unshuffle": 2, "F.local_response_norm": None, "F.interpolate": None,
-    "F.upsample": None, "F.pad": None, "F.instance_norm": None, "F.embedding_bag": None,
+    "F.upsample": None, "F.pad": None, "F.instance_norm": None,
     "max_pool_nd": None, "avg_pool_nd": None, "adaptive_avg_pool_nd": None,
 }
 _ND_ARG = {"max_pool_nd": 1, "avg_pool_nd": 1, "adaptive_avg_pool_nd": 2}  # the layers' ops take nd
