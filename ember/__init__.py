@@ -410,7 +410,8 @@ _module_getattr = _missing.module_getattr(__name__)
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
-         "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
+         "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
+         "vmap": "func"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -452,6 +453,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         set_autocast_enabled,
     )
     from .fft._stft import istft, stft
+    from .func import vmap
     from .serialization import load, save
 
     __version__: str
@@ -534,6 +536,6 @@ __all__ = [
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
-    "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
 ]
