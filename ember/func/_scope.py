@@ -21,6 +21,13 @@ from ..utils._pytree import tree_flatten, tree_leaves, tree_map
 ArgNums = int | tuple[int, ...]
 
 
+def _under_vmap() -> bool:
+    """Whether a vmap is running (then gradients are taken per example, as PyTorch's grad inside vmap)."""
+    from ._batched import visible_levels
+
+    return bool(visible_levels())
+
+
 class Scope:
     """One application of a transform: its fresh inputs and whether gradients must be recorded for outer use."""
 
@@ -45,6 +52,12 @@ class Scope:
         """``x`` as a new tensor the transform differentiates with respect to."""
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        if _under_vmap():  # per-example gradients: a leaf batched at every vmap level (func/_batched_grad.py)
+            from ._batched_grad import _unwrap_all, grad_leaf
+
+            t = grad_leaf(x)
+            self.own([t, _unwrap_all(t)[0]])  # (the wrapper and the plain leaf under it are both this scope's)
+            return t
         if self.outer_grad and x.requires_grad:
             return x.view_as(x)
         t = x.detach().requires_grad_()
@@ -100,6 +113,8 @@ class Scope:
             return tuple(zeros_like(i) for i in inputs)
         if create_graph is None:
             create_graph = self.reaches_outer([o for o, _ in pairs] + [c for _, c in pairs])
+        if _under_vmap():  # one backward for the whole batch, each example's gradient its own slice
+            from ._batched_grad import autograd_grad as grad
         grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph or create_graph,
                      create_graph=create_graph, allow_unused=True)
         return tuple(zeros_like(i) if g is None else g for g, i in zip(grads, inputs))
