@@ -155,6 +155,16 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     parallel_for(run, rows, first.size, MIN_ELEMENTWISE_ELEMENTS)
 
 
+def multiply(a, b):
+    """``a * b``: for NumPy arrays of one shape and dtype split among the intra-op threads (``parallel_rows``);
+    otherwise (broadcasting, mixed dtypes, a recorded array under create_graph) the plain product."""
+    if type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.shape != b.shape or a.dtype != b.dtype:
+        return a * b
+    out = xp.empty(a.shape, a.dtype)
+    parallel_rows(xp.multiply, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    return out
+
+
 # Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
 # GELU over a large activation) work on pieces of about this many bytes per array: a piece stays in cache across
 # the passes instead of being streamed from memory once per pass.
@@ -227,5 +237,5 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
 
 
 __all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_ELEMENTWISE_ELEMENTS", "MIN_PARALLEL_ELEMENTS", "chunks_for",
-           "gemm_block", "get_num_threads", "matmul_blocks", "parallel_blocks", "parallel_flat", "parallel_for",
-           "parallel_rows", "set_num_threads"]
+           "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks", "parallel_flat",
+           "parallel_for", "parallel_rows", "set_num_threads"]

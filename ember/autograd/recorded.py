@@ -58,6 +58,15 @@ def _fail(what: str) -> HigherOrderError:
     )
 
 
+def is_recorded(*arrays) -> bool:
+    """True when some argument is a ``RecordedArray``: a shared fast kernel (threaded, ``out=``) then runs
+    its plain NumPy expression instead, which records itself."""
+    for a in arrays:
+        if type(a) is RecordedArray:
+            return True
+    return False
+
+
 def _E():
     import ember
 

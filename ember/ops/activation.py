@@ -10,12 +10,15 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
+from ..autograd.recorded import is_recorded
 from .elementwise import cast
 
 
 def row_sums(a, dim):
     """a.sum(dim, keepdims=True); over the last axis of a C-contiguous array as one matrix-vector product
     (BLAS), several times faster than NumPy's reduction over short rows."""
+    if is_recorded(a):  # create_graph: NumPy's reduction, recorded
+        return a.sum(axis=dim, keepdims=True)
     n = a.shape[dim] if a.ndim else 1
     if a.ndim and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
         return (a.reshape(-1, n) @ xp.ones(n, dtype=a.dtype)).reshape(a.shape[:-1] + (1,))
@@ -35,6 +38,8 @@ def exp_into(a, out):
 
 def col_sums(a):
     """a.sum(0) of a 2-D array as one matrix-vector product (BLAS): 2-3x faster than NumPy's reduction."""
+    if is_recorded(a):  # create_graph: NumPy's reduction, recorded
+        return a.sum(axis=0)
     return xp.ones(a.shape[0], dtype=a.dtype) @ a
 
 
@@ -132,15 +137,19 @@ class Softmax(Node):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
         softmax_rows(x2, y2)
-        self.saved, self.dim = (y2,), dim
-        return self.restore(y2)
+        out = self.restore(y2)
+        self.saved, self.rows, self.dim = (out,), y2, dim  # rows: the output as (rows, n), for the fast backward
+        return out
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
-        (y2,) = self.saved
+        if is_recorded(g, self.saved[0]):  # create_graph: the row kernel below as plain (recorded) expressions
+            y = self.saved[0]
+            return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
+        y2 = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 
 class LogSoftmax(Node):
@@ -148,17 +157,20 @@ class LogSoftmax(Node):
 
     def forward(self, x, dim):
         x2, self.restore = _as_rows(x, dim)
-        out = xp.empty_like(x2)
-        softmax_rows(x2, out, log=True)
-        self.saved, self.dim = (out,), dim
-        return self.restore(out)
+        out2 = xp.empty_like(x2)
+        softmax_rows(x2, out2, log=True)
+        out = self.restore(out2)
+        self.saved, self.rows, self.dim = (out,), out2, dim
+        return out
 
     def backward(self, g):  # dx = g - softmax * sum(g)
-        (out,) = self.saved
+        if is_recorded(g, self.saved[0]):  # create_graph: as Softmax's
+            return (g - xp.exp(self.saved[0]) * g.sum(axis=self.dim, keepdims=True),)
+        out2 = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
-        dx = xp.empty(out.shape, g2.dtype)
-        parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        dx = xp.empty(out2.shape, g2.dtype)
+        parallel_rows(_log_softmax_backward_chunk, g2, _wide(out2), dx)
+        return (self.restore(dx.astype(out2.dtype, copy=False)),)
 
 
 def log_softmax_array(x, dim):

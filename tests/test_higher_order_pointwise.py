@@ -1,0 +1,197 @@
+"""Second-order gradients of the pointwise ops (arithmetic, unary math, special functions, activations,
+complex parts) against PyTorch: ``check_second_order`` differentiates each op's gradient again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from higher_order_oracle import check_second_order, torch
+
+import ember
+
+F = "nn.functional."
+
+
+def _f(name, *args, **kwargs):
+    """``m.nn.functional.<name>(x, *args, **kwargs)``."""
+    return lambda m, x: getattr(m.nn.functional, name)(x, *args, **kwargs)
+
+
+def _t(name, *args, **kwargs):
+    """``m.<name>(x, *args, **kwargs)``."""
+    return lambda m, x: getattr(m, name)(x, *args, **kwargs)
+
+
+X = [(3, 4)]
+XY = [(3, 4), (3, 4)]
+
+# name: (fn, specs, check_second_order keywords)
+UNARY = {
+    "neg": (lambda m, x: -x, X, {}),
+    "exp": (_t("exp"), X, {}),
+    "log": (_t("log"), X, {"positive": True}),
+    "log1p": (_t("log1p"), X, {"positive": True}),
+    "log2": (_t("log2"), X, {"positive": True}),
+    "log10": (_t("log10"), X, {"positive": True}),
+    "expm1": (_t("expm1"), X, {}),
+    "exp2": (_t("exp2"), X, {}),
+    "sqrt": (_t("sqrt"), X, {"positive": True}),
+    "rsqrt": (_t("rsqrt"), X, {"positive": True}),
+    "sin": (_t("sin"), X, {}),
+    "cos": (_t("cos"), X, {}),
+    "tan": (_t("tan"), X, {}),
+    "asin": (lambda m, x: m.asin(x * 0.4), X, {}),
+    "acos": (lambda m, x: m.acos(x * 0.4), X, {}),
+    "atan": (_t("atan"), X, {}),
+    "sinh": (_t("sinh"), X, {}),
+    "cosh": (_t("cosh"), X, {}),
+    "tanh": (_t("tanh"), X, {}),
+    "asinh": (_t("asinh"), X, {}),
+    "acosh": (lambda m, x: m.acosh(x + 1), X, {"positive": True}),
+    "atanh": (lambda m, x: m.atanh(x * 0.4), X, {}),
+    "sigmoid": (_t("sigmoid"), X, {}),
+    "abs": (_t("abs"), X, {}),
+    "reciprocal": (_t("reciprocal"), X, {"positive": True}),
+    "square": (_t("square"), X, {}),
+    "sign": (lambda m, x: m.sign(x) * x, X, {}),
+    "floor/ceil/round/trunc": (lambda m, x: (m.floor(x) + m.ceil(x) + m.round(x) + m.trunc(x)) * x, X, {}),
+    "frac": (lambda m, x: m.frac(x) * x, X, {}),
+    "erf": (_t("erf"), X, {}),
+    "erfc": (_t("erfc"), X, {}),
+    "erfinv": (lambda m, x: m.erfinv(m.tanh(x)), X, {}),
+    "logit": (lambda m, x: m.logit(m.sigmoid(x)), X, {}),
+    "logit eps": (lambda m, x: m.logit(m.sigmoid(3 * x), eps=0.1), X, {}),
+    "lgamma": (_t("lgamma"), X, {"positive": True}),
+    "lgamma negative": (lambda m, x: m.lgamma(-x - 0.25), X, {"positive": True}),
+    "digamma": (_t("digamma"), X, {"positive": True}),
+    "polygamma 0": (lambda m, x: m.polygamma(0, x), X, {"positive": True}),
+    "polygamma 1": (lambda m, x: m.polygamma(1, x), X, {"positive": True}),
+    "mvlgamma": (lambda m, x: m.mvlgamma(x + 1, 2), X, {"positive": True}),
+    "clamp": (lambda m, x: m.clamp(x, -0.5, 0.7) * x, X, {}),
+    "clamp min": (lambda m, x: m.clamp(x, min=-0.5) ** 2, X, {}),
+    "clamp max": (lambda m, x: m.clamp(x, max=0.5) ** 2, X, {}),
+    "clip": (lambda m, x: m.clip(x, -0.5, 0.7) ** 3, X, {}),
+    "clamp_min": (lambda m, x: m.clamp_min(x, 0.1) ** 2, X, {}),
+    "nan_to_num": (lambda m, x: m.nan_to_num(x) ** 2, X, {}),
+    "pow scalar": (lambda m, x: x ** 3, X, {}),
+    "pow fractional": (lambda m, x: x ** 2.5, X, {"positive": True}),
+    "pow negative": (lambda m, x: m.pow(x, -1.5), X, {"positive": True}),
+    "pow zero": (lambda m, x: (x ** 0) * x, X, {}),
+    "rpow scalar": (lambda m, x: 2.0 ** x, X, {}),
+    "angle real": (lambda m, x: m.angle(x) * x, X, {}),
+    "special.expit": (lambda m, x: m.special.expit(x), X, {}),
+    "special.erf": (lambda m, x: m.special.erf(x), X, {}),
+    "special.logit": (lambda m, x: m.special.logit(m.sigmoid(x)), X, {}),
+    "special.expm1": (lambda m, x: m.special.expm1(x), X, {}),
+    "special.exp2": (lambda m, x: m.special.exp2(x), X, {}),
+    "special.log1p": (lambda m, x: m.special.log1p(x), X, {"positive": True}),
+    "special.erfc": (lambda m, x: m.special.erfc(x), X, {}),
+    "special.erfinv": (lambda m, x: m.special.erfinv(m.tanh(x)), X, {}),
+    "special.round": (lambda m, x: m.special.round(x) * x, X, {}),
+}
+
+BINARY = {
+    "add": (lambda m, x, y: (x + y) ** 2, XY, {}),
+    "add alpha": (lambda m, x, y: m.add(x, y, alpha=2.5) ** 2, XY, {}),
+    "add broadcast": (lambda m, x, y: (x + y) ** 2, [(2, 3, 4), (4,)], {}),
+    "add scalar": (lambda m, x: (x + 2) ** 2 + (3 - x) ** 3, X, {}),
+    "sub": (lambda m, x, y: (x - y) ** 2, XY, {}),
+    "sub alpha": (lambda m, x, y: m.sub(x, y, alpha=0.5) ** 3, XY, {}),
+    "mul": (lambda m, x, y: x * y, XY, {}),
+    "mul broadcast": (lambda m, x, y: x * y * x, [(2, 1, 4), (3, 1)], {}),
+    "mul scalar": (lambda m, x: (x * 3) ** 2, X, {}),
+    "div": (lambda m, x, y: x / y, XY, {"positive": True}),
+    "div broadcast": (lambda m, x, y: x / y, [(3, 4), (4,)], {"positive": True}),
+    "rdiv scalar": (lambda m, x: 2 / x, X, {"positive": True}),
+    "true_divide": (lambda m, x, y: m.true_divide(x, y), XY, {"positive": True}),
+    "pow tensor": (lambda m, x, y: x ** y, XY, {"positive": True}),
+    "pow broadcast": (lambda m, x, y: m.pow(x, y), [(3, 4), (4,)], {"positive": True}),
+    "maximum": (lambda m, x, y: m.maximum(x, y) * x, XY, {}),
+    "minimum": (lambda m, x, y: m.minimum(x, y) * y, XY, {}),
+    "fmax": (lambda m, x, y: m.fmax(x, y) ** 2, XY, {}),
+    "fmin": (lambda m, x, y: m.fmin(x, y) ** 2, XY, {}),
+    "remainder": (lambda m, x, y: m.remainder(x, y + 1) * x, XY, {"positive": True}),
+    "fmod": (lambda m, x, y: m.fmod(x, y + 1) * y, XY, {"positive": True}),
+    "atan2": (_t("atan2") if False else (lambda m, x, y: m.atan2(x, y)), XY, {}),
+    "hypot": (lambda m, x, y: m.hypot(x, y), XY, {}),
+    "logaddexp": (lambda m, x, y: m.logaddexp(x, y), XY, {}),
+    "xlogy": (lambda m, x, y: m.xlogy(x, y), XY, {"positive": True}),
+    "xlogy scalar": (lambda m, y: m.xlogy(2.0, y), X, {"positive": True}),
+    "where": (lambda m, x, y: m.where(x > 0, x * x, y * y * y), XY, {}),
+    "where scalar": (lambda m, x: m.where(x > 0, x ** 3, 0.5), X, {}),
+    "lerp scalar weight": (lambda m, x, y: m.lerp(x, y, 0.3) ** 2, XY, {}),
+    "lerp tensor weight": (lambda m, x, y, w: m.lerp(x, y, w), [(3, 4), (3, 4), (3, 4)], {}),
+    "clamp tensor bounds": (lambda m, x, lo: m.clamp(x, min=lo) ** 2, XY, {}),
+    "addcmul": (lambda m, x, a, b: m.addcmul(x, a, b, value=0.5) ** 2, [(3, 4), (3, 4), (4,)], {}),
+    "addcdiv": (lambda m, x, a, b: m.addcdiv(x, a, b, value=2), [(3, 4), (3, 4), (3, 4)], {"positive": True}),
+    "0-d and empty": (lambda m, x, y: x * y ** 2, [(), (0, 3)], {}),
+}
+
+ACTIVATIONS = {
+    "relu": (lambda m, x: m.nn.functional.relu(x) * x, X, {}),
+    "relu6": (lambda m, x: m.nn.functional.relu6(3 * x) * x, X, {}),
+    "gelu": (_f("gelu"), X, {}),
+    "gelu tanh": (_f("gelu", approximate="tanh"), X, {}),
+    "silu": (_f("silu"), X, {}),
+    "mish": (_f("mish"), X, {}),
+    "softplus": (_f("softplus"), X, {}),
+    "softplus beta threshold": (lambda m, x: m.nn.functional.softplus(3 * x, beta=2, threshold=1.5), X, {}),
+    "elu": (_f("elu", alpha=0.7), X, {}),
+    "selu": (_f("selu"), X, {}),
+    "celu": (_f("celu", alpha=1.3), X, {}),
+    "leaky_relu": (lambda m, x: m.nn.functional.leaky_relu(x, 0.2) ** 2, X, {}),
+    "hardtanh": (lambda m, x: m.nn.functional.hardtanh(2 * x, -1.5, 1.2) ** 2, X, {}),
+    "hardswish": (lambda m, x: m.nn.functional.hardswish(4 * x), X, {}),
+    "sigmoid": (_f("sigmoid"), X, {}),
+    "tanh": (_f("tanh"), X, {}),
+    "logsigmoid": (_f("logsigmoid"), X, {}),
+    "softsign": (_f("softsign"), X, {}),
+    "tanhshrink": (_f("tanhshrink"), X, {}),
+    "softshrink": (lambda m, x: m.nn.functional.softshrink(x, 0.3) ** 2, X, {}),
+    "hardshrink": (lambda m, x: m.nn.functional.hardshrink(x, 0.3) ** 2, X, {}),
+    "threshold": (lambda m, x: m.nn.functional.threshold(x, 0.1, -2.0) ** 2, X, {}),
+    "glu": (_f("glu"), [(3, 6)], {}),
+    "glu dim 0": (_f("glu", dim=0), [(4, 3)], {}),
+    "prelu one slope": (lambda m, x, w: m.nn.functional.prelu(x, w) ** 2, [(2, 3, 4), (1,)], {}),
+    "prelu per channel": (lambda m, x, w: m.nn.functional.prelu(x, w) * x, [(2, 3, 4), (3,)], {}),
+    "rrelu eval": (lambda m, x: m.nn.functional.rrelu(x, training=False) ** 2, X, {}),
+    "softmax": (_f("softmax", dim=-1), X, {}),
+    "softmax dim 0": (_f("softmax", dim=0), [(3, 4, 2)], {}),
+    "log_softmax": (_f("log_softmax", dim=1), X, {}),
+    "log_softmax dim 0": (_f("log_softmax", dim=0), [(3, 4, 2)], {}),
+    "softmin": (_f("softmin", dim=1), X, {}),
+    "softmax 0-d": (_f("softmax", dim=0), [()], {}),
+    "special.softmax": (lambda m, x: m.special.softmax(x, dim=0), X, {}),
+    "special.log_softmax": (lambda m, x: m.special.log_softmax(x, dim=1), X, {}),
+    "relu on a large tensor": (lambda m, x: m.nn.functional.relu(x) ** 2, [(600, 1000)], {}),
+    "silu on a large tensor": (_f("silu"), [(600, 1000)], {}),  # the threaded product
+    "gelu on a large tensor": (_f("gelu"), [(600, 1000)], {"atol": 1e-6}),  # (ember's float64 GELU: ~2e-7)
+}
+
+
+COMPLEX = {
+    "real/imag": (lambda m, z: m.real(z) ** 2 * m.imag(z), [(3, 4)], {}),
+    "complex": (lambda m, a, b: m.abs(m.complex(a, b)) ** 3, [(3, 4), (3, 4)], {}),
+    "polar": (lambda m, a, b: m.view_as_real(m.polar(a, b)) ** 2, [(3, 4), (3, 4)], {"positive": True}),
+    "view_as_real/complex": (lambda m, a: m.view_as_real(m.view_as_complex(a) ** 2), [(3, 2)], {}),
+}
+
+
+def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
+    """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
+    a = np.random.default_rng(0).standard_normal((3, 4)) * 4
+    x = ember.tensor(a, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), (np.abs(a) < 3) / 6)
+    (h,) = ember.autograd.grad((g * x).sum(), x)
+    np.testing.assert_allclose(h.numpy(), (np.abs(a) < 3) / 6)  # d/dx (f'(x) x) = f'(x): f'' = 0
+    t = torch.tensor(a, requires_grad=True)
+    (tg,) = torch.autograd.grad(torch.nn.functional.hardsigmoid(t).sum(), t, create_graph=True)
+    with pytest.raises(RuntimeError, match="hardsigmoid_backward is not implemented"):
+        torch.autograd.grad((tg * t).sum(), t)
+
+
+@pytest.mark.parametrize("name", list(UNARY) + list(BINARY) + list(ACTIVATIONS) + list(COMPLEX))
+def test_second_order_matches_pytorch(name):
+    fn, specs, kwargs = {**UNARY, **BINARY, **ACTIVATIONS, **COMPLEX}[name]
+    check_second_order(fn, specs, **kwargs)
