@@ -50,7 +50,7 @@ UNARY = {
     "acosh": (lambda m, x: m.acosh(x + 1), X, {"positive": True}),
     "atanh": (lambda m, x: m.atanh(x * 0.4), X, {}),
     "sigmoid": (_t("sigmoid"), X, {}),
-    "abs": (_t("abs"), X, {}),
+    "abs": (lambda m, x: m.abs(x) * x, X, {}),  # (abs alone: PyTorch's second order is a ZeroTensor)
     "reciprocal": (_t("reciprocal"), X, {"positive": True}),
     "square": (_t("square"), X, {}),
     "sign": (lambda m, x: m.sign(x) * x, X, {}),

@@ -33,6 +33,19 @@ def test_polygamma():
     check(lambda m, x: x.polygamma(1), [np.abs(X) + 0.1], dtype=np.float64, atol=1e-8, rtol=1e-8, grad=False)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_polygamma_higher_orders_and_their_gradients(n):
+    x = X[np.abs(X - np.round(X)) > 1e-3]  # off the poles
+    check(lambda m, x: m.polygamma(n, x), [x], dtype=np.float64, atol=1e-9, rtol=1e-9)
+    check(lambda m, x: m.polygamma(n, x), [x[x > 0].astype(np.float32)], dtype=np.float32, atol=1e-4, rtol=1e-5)
+    poles = np.array([0.0, -1.0, -3.0])
+    e, t = ember.polygamma(n, ember.tensor(poles)), torch.polygamma(n, torch.tensor(poles))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="does not support negative n"):
+        ember.polygamma(-1, ember.tensor(poles))
+    assert ember.polygamma(2, ember.tensor([1, 2])).dtype == ember.float32
+
+
 def test_xlogy_and_mvlgamma():
     x = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -1.0])
     y = np.array([0.0, np.inf, 2.0, 0.5, np.nan, 3.0])
