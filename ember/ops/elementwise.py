@@ -54,9 +54,11 @@ def is_inexact(t: Tensor) -> bool:
 def conj_if_complex(a):
     """``conj(a)`` for a complex array, ``a`` itself otherwise: the conjugate PyTorch's gradient formulas
     take of a complex factor (grad_input = grad * conj(df/dz) for a holomorphic f), at no cost for real ones."""
-    if isinstance(a, xp.ndarray):
-        return a.conj() if a.dtype.kind == "c" else a
-    return a.conjugate() if isinstance(a, complex) else a  # a Python scalar operand
+    if isinstance(a, (int, float)):
+        return a
+    if isinstance(a, complex):  # a Python scalar operand
+        return a.conjugate()
+    return a.conj() if a.dtype.kind == "c" else a  # an array (recorded under create_graph) or a NumPy scalar
 
 
 def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedError) -> None:
