@@ -125,6 +125,29 @@ BINARY = {
     "addcmul": (lambda m, x, a, b: m.addcmul(x, a, b, value=0.5) ** 2, [(3, 4), (3, 4), (4,)], {}),
     "addcdiv": (lambda m, x, a, b: m.addcdiv(x, a, b, value=2), [(3, 4), (3, 4), (3, 4)], {"positive": True}),
     "0-d and empty": (lambda m, x, y: x * y ** 2, [(), (0, 3)], {}),
+    "cast to float32 and back": (lambda m, x: (x.float() ** 3).double() * x, X, {"atol": 1e-5, "rtol": 1e-5}),
+    "cast to complex": (lambda m, x, y: m.view_as_real(x.to(m.complex128) * m.complex(x, y)), XY, {}),
+}
+
+FOREACH = {
+    "_foreach_mul": (lambda m, a, b: m._foreach_mul([a, b], [b, a]), XY, {}),
+    "_foreach_mul scalar": (lambda m, a, b: m._foreach_mul(m._foreach_mul([a, b], 2.5), [a, b]), XY, {}),
+    "_foreach_div": (lambda m, a, b: m._foreach_div([a, b], [b, a]), XY, {"positive": True}),
+    "_foreach_add/sub": (lambda m, a, b: m._foreach_mul(m._foreach_sub(m._foreach_add([a, b], [b, b], alpha=2),
+                                                                        [a, a]), [a, b]), XY, {}),
+    "_foreach_pow": (lambda m, a, b: m._foreach_pow([a, b], 3), XY, {}),
+    "_foreach_maximum/minimum": (lambda m, a, b: m._foreach_mul([*m._foreach_maximum([a], [b]),
+                                                                 *m._foreach_minimum([a], [b])], [a, b]), XY, {}),
+    "_foreach_clamp_min/max": (lambda m, a, b: m._foreach_pow(m._foreach_clamp_max(m._foreach_clamp_min([a, b], -0.5),
+                                                                                    0.8), 2), XY, {}),
+    "_foreach_unary": (lambda m, a, b: [f([a, b])[i] for f in (m._foreach_exp, m._foreach_sqrt, m._foreach_log,
+                                                                  m._foreach_sigmoid, m._foreach_reciprocal,
+                                                                  m._foreach_neg) for i in (0, 1)], XY,
+                       {"positive": True}),
+    "_foreach_abs/sign": (lambda m, a, b: m._foreach_mul(m._foreach_abs([a, b]), m._foreach_sign([a, b])), XY, {}),
+    "_foreach_addcmul/addcdiv": (lambda m, a, b: m._foreach_addcmul(m._foreach_addcdiv([a, b], [b, a], [a, b], 0.5),
+                                                                     [a, b], [b, a], 2.0), XY, {"positive": True}),
+    "_foreach_lerp": (lambda m, a, b: m._foreach_mul(m._foreach_lerp([a, b], [b, a], 0.3), [a, a]), XY, {}),
 }
 
 ACTIVATIONS = {
@@ -210,7 +233,7 @@ def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
         torch.autograd.grad((tg * t).sum(), t)
 
 
-@pytest.mark.parametrize("name", list(UNARY) + list(BINARY) + list(ACTIVATIONS) + list(COMPLEX))
+@pytest.mark.parametrize("name", list(UNARY) + list(BINARY) + list(ACTIVATIONS) + list(COMPLEX) + list(FOREACH))
 def test_second_order_matches_pytorch(name):
-    fn, specs, kwargs = {**UNARY, **BINARY, **ACTIVATIONS, **COMPLEX}[name]
+    fn, specs, kwargs = {**UNARY, **BINARY, **ACTIVATIONS, **COMPLEX, **FOREACH}[name]
     check_second_order(fn, specs, **kwargs)
