@@ -219,6 +219,15 @@ for _name in ("exp", "log", "log1p", "log2", "log10", "expm1", "exp2", "sqrt", "
     COMPLEX[f"complex {_name}"] = (_cx(lambda m, z, _name=_name: getattr(m, _name)(z)), XY, {"positive": True})
 
 
+@pytest.mark.parametrize("name", ["gelu", "gelu tanh", "silu", "mish", "softplus", "elu", "selu", "celu", "hardswish",
+                                  "logsigmoid", "softsign", "softmax", "log_softmax", "relu", "leaky_relu", "prelu one slope"])
+def test_second_order_in_float32_keeps_the_dtype(name):
+    """The recorded formulas compute in the input's dtype (no float64 constants leak in)."""
+    fn, specs, kwargs = ACTIVATIONS[name]
+    arrays = [np.random.default_rng(2).standard_normal(s).astype(np.float32) for s in specs]
+    check_second_order(fn, specs, arrays=arrays, atol=1e-5, rtol=1e-4)
+
+
 def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
     """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
     a = np.random.default_rng(0).standard_normal((3, 4)) * 4

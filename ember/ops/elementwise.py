@@ -192,8 +192,8 @@ class Maximum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        # ties split the gradient evenly, as PyTorch does
-        wa = (a > b) + 0.5 * (a == b)
+        # ties split the gradient evenly, as PyTorch does (the weights in g's dtype: a float32 gradient stays one)
+        wa = (a > b) + g.dtype.type(0.5) * (a == b)
         return g * wa, g * (1 - wa)
 
 
@@ -204,7 +204,7 @@ class Minimum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        wa = (a < b) + 0.5 * (a == b)
+        wa = (a < b) + g.dtype.type(0.5) * (a == b)
         return g * wa, g * (1 - wa)
 
 

@@ -94,7 +94,7 @@ def _exp_linear(x, need, alpha, scale, inner):
     if is_recorded(x):  # create_graph: the same formula out of place
         e = xp.exp(xp.minimum(x, 0) * inner)
         return (scale * alpha * (e - 1) + scale * xp.maximum(x, 0),
-                scale * alpha * inner * e + (x > 0) * (scale * (1 - alpha * inner)))
+                scale * alpha * inner * e + (x > 0) * _scalar(x, scale * (1 - alpha * inner)))
     e = xp.minimum(x, _scalar(x, 0))
     if inner != 1:
         e *= _scalar(x, inner)
