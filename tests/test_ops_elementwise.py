@@ -134,6 +134,7 @@ def test_maximum_ties_split_gradient():
         x, y = (lib.tensor(v, requires_grad=True) for v in (a, b))
         for op in (lib.maximum, lib.minimum):
             assert all(g.dtype == lib.float32 for g in lib.autograd.grad(op(x, y).sum(), (x, y)))
+        assert lib.autograd.grad((2.5 ** x).sum(), x)[0].dtype == lib.float32  # d/dx of a number ** x too
 
 
 # --------------------------------------------------------------------- type promotion

@@ -169,7 +169,10 @@ class Pow(Node):
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
             with xp.errstate(divide="ignore", invalid="ignore"):
-                gb = g * conj_if_complex(out * xp.log(a))
+                log_a = xp.log(a)
+                if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
+                    log_a = log_a.item()
+                gb = g * conj_if_complex(out * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
 
