@@ -228,6 +228,21 @@ def test_second_order_in_float32_keeps_the_dtype(name):
     check_second_order(fn, specs, arrays=arrays, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("helper", ["parallel_rows", "parallel_flat", "parallel_blocks"])
+def test_threaded_helpers_give_recorded_arrays_whole_so_an_in_place_kernel_fails_loudly(helper):
+    """A piece of a recorded array is a new one (writes into it would be lost): the kernel gets the whole arrays, and
+    one written with ``out=`` raises HigherOrderError."""
+    from ember import _parallel
+    from ember.autograd.recorded import HigherOrderError, RecordedArray
+
+    seen = []
+    x = RecordedArray(ember.randn(600, 1000, requires_grad=True))  # large enough to be split among threads
+    getattr(_parallel, helper)(lambda a, o: seen.append(a.shape), x, np.empty((600, 1000)))
+    assert seen == [(600, 1000)]
+    with pytest.raises(HigherOrderError, match=r"multiply\(\.\.\., out=\.\.\.\)"):
+        getattr(_parallel, helper)(lambda a, o: np.multiply(a, 2, out=o), x, np.empty((600, 1000)))
+
+
 def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
     """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
     a = np.random.default_rng(0).standard_normal((3, 4)) * 4
