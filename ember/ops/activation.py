@@ -10,7 +10,7 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from ..autograd.recorded import is_recorded
+from ..autograd.recorded import HigherOrderError, is_recorded
 from .elementwise import cast
 
 
@@ -130,6 +130,17 @@ def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
 
+def _recorded_output(node):
+    """A softmax node's saved output under create_graph: a recorded tensor of the graph, except for half-precision
+    input, whose float32 output (computed in float32, then rounded) the graph does not hold: an error there, not a
+    constant that would make the second derivative silently wrong."""
+    y = node.saved[0]
+    if not is_recorded(y):
+        raise HigherOrderError(f"{node.name()} cannot be differentiated twice in ember yet for {node.half_dtype} "
+                               "input (its float32 output is not part of the graph)")
+    return y
+
+
 class Softmax(Node):
     float32_compute = True
 
@@ -143,7 +154,7 @@ class Softmax(Node):
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
         if is_recorded(g, self.saved[0]):  # create_graph: the row kernel below as plain (recorded) expressions
-            y = self.saved[0]
+            y = _recorded_output(self)
             return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
         y2 = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
@@ -165,7 +176,7 @@ class LogSoftmax(Node):
 
     def backward(self, g):  # dx = g - softmax * sum(g)
         if is_recorded(g, self.saved[0]):  # create_graph: as Softmax's
-            return (g - xp.exp(self.saved[0]) * g.sum(axis=self.dim, keepdims=True),)
+            return (g - xp.exp(_recorded_output(self)) * g.sum(axis=self.dim, keepdims=True),)
         out2 = self.rows
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out2.shape, g2.dtype)
