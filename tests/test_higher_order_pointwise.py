@@ -186,6 +186,11 @@ ACTIVATIONS = {
     "softmax 0-d": (_f("softmax", dim=0), [()], {}),
     "special.softmax": (lambda m, x: m.special.softmax(x, dim=0), X, {}),
     "special.log_softmax": (lambda m, x: m.special.log_softmax(x, dim=1), X, {}),
+    "silu inplace": (lambda m, x: m.nn.functional.silu(x * 1, inplace=True), X, {}),
+    "elu inplace": (lambda m, x: m.nn.functional.elu(x * 1, inplace=True) * x, X, {}),
+    "relu6 inplace": (lambda m, x: m.nn.functional.relu6(x * 4, inplace=True) * x, X, {}),
+    "nn modules": (lambda m, x: m.nn.Sequential(m.nn.GELU(), m.nn.SiLU(), m.nn.Softplus(), m.nn.Softmax(-1))(x), X, {}),
+    "tensor methods": (lambda m, x: x.sigmoid().exp().tanh().relu().softmax(0), X, {}),
     "relu on a large tensor": (lambda m, x: m.nn.functional.relu(x) ** 2, [(600, 1000)], {}),
     "silu on a large tensor": (_f("silu"), [(600, 1000)], {}),  # the threaded product
     "gelu on a large tensor": (_f("gelu"), [(600, 1000)], {"atol": 1e-6}),  # (ember's float64 GELU: ~2e-7)

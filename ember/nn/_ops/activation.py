@@ -218,5 +218,14 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase)."""
-    return input.copy_(out) if inplace else out
+    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase). copy_ overwrites
+    the input, so a node that reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's
+    in-place activations keep the original input for their gradient)."""
+    if not inplace:
+        return out
+    node = out.grad_fn
+    if node is not None and node.rerun_for_higher_order:
+        from ...ops.inplace import _snapshot
+
+        node._rerun = ((_snapshot(input),), node._rerun[1])
+    return input.copy_(out)
