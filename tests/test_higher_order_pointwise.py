@@ -259,6 +259,34 @@ def test_softmax_of_half_precision_refuses_create_graph_loudly(name):
         ember.autograd.grad((y * y).sum(), x, create_graph=True)
 
 
+@pytest.mark.parametrize("name", ["gelu", "gelu tanh", "silu", "mish", "selu", "softplus", "softmax", "log_softmax"])
+def test_third_order_matches_pytorch(name):
+    fn, specs, kwargs = ACTIVATIONS[name]
+    _third_order(fn, specs)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "erf", "erfinv", "tanh", "sigmoid", "logit", "atan"])
+def test_third_order_of_unary_math_matches_pytorch(name):
+    fn, specs, kwargs = UNARY[name]
+    _third_order(fn, specs, positive=kwargs.get("positive", False))
+
+
+def _third_order(fn, specs, positive=False):
+    a = np.random.default_rng(3).standard_normal(specs[0])
+    a = np.abs(a) + 0.5 if positive else a
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = fn(lib, x)
+        w = lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)))
+        (g1,) = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        (g2,) = lib.autograd.grad((g1 * g1).sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        results.append([g.detach().numpy() for g in (g1, g2, g3)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
+
+
 def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
     """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
     a = np.random.default_rng(0).standard_normal((3, 4)) * 4
