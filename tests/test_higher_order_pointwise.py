@@ -288,6 +288,20 @@ def _third_order(fn, specs, positive=False):
         np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
 
 
+def test_shared_row_helpers_take_recorded_arrays():
+    """row_sums, col_sums and log_softmax_array (used by other ops' formulas) record themselves under create_graph."""
+    from ember.autograd.recorded import RecordedArray
+    from ember.ops.activation import col_sums, log_softmax_array, row_sums
+
+    a = np.random.default_rng(4).standard_normal((3, 5))
+    for helper, expected in ((lambda r: row_sums(r, 1), a.sum(1, keepdims=True)), (col_sums, a.sum(0)),
+                             (lambda r: log_softmax_array(r, 1), torch.log_softmax(torch.tensor(a), 1).numpy())):
+        x = ember.tensor(a, requires_grad=True)
+        out = helper(RecordedArray(x))
+        assert type(out) is RecordedArray and out.t.requires_grad
+        np.testing.assert_allclose(out.t.detach().numpy(), expected, rtol=1e-12)
+
+
 def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
     """PyTorch raises for hardsigmoid's double backward; ember gives its value, zero (f is piecewise linear)."""
     a = np.random.default_rng(0).standard_normal((3, 4)) * 4

@@ -10,7 +10,7 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from ..autograd.recorded import HigherOrderError, is_recorded
+from ..autograd.recorded import HigherOrderError, RecordedArray, is_recorded
 from .elementwise import cast
 
 
@@ -185,7 +185,10 @@ class LogSoftmax(Node):
 
 
 def log_softmax_array(x, dim):
-    """log softmax of an array along ``dim``, a new array."""
+    """log softmax of an array along ``dim``, a new array (of a recorded array under create_graph: ``log_softmax``,
+    recorded)."""
+    if is_recorded(x):
+        return RecordedArray(log_softmax(x.t, dim))
     x2, restore = _as_rows(x, dim)
     out = xp.empty_like(x2)
     softmax_rows(x2, out, log=True)
