@@ -86,6 +86,11 @@ UNARY = {
     "special.erfc": (lambda m, x: m.special.erfc(x), X, {}),
     "special.erfinv": (lambda m, x: m.special.erfinv(m.tanh(x)), X, {}),
     "special.round": (lambda m, x: m.special.round(x) * x, X, {}),
+    "special.ndtr": (lambda m, x: m.special.ndtr(x), X, {}),
+    "special.gammaln/psi/digamma": (lambda m, x: m.special.gammaln(x) * m.special.psi(x) + m.special.digamma(x), X,
+                                    {"positive": True}),
+    "special.polygamma": (lambda m, x: m.special.polygamma(3, x), X, {"positive": True}),
+    "special.multigammaln": (lambda m, x: m.special.multigammaln(x + 2, 3), X, {"positive": True}),
 }
 
 BINARY = {
@@ -115,6 +120,9 @@ BINARY = {
     "logaddexp": (lambda m, x, y: m.logaddexp(x, y), XY, {}),
     "xlogy": (lambda m, x, y: m.xlogy(x, y), XY, {"positive": True}),
     "xlogy scalar": (lambda m, y: m.xlogy(2.0, y), X, {"positive": True}),
+    "special.xlogy": (lambda m, x, y: m.special.xlogy(x, y), XY, {"positive": True}),
+    "special.xlog1py": (lambda m, x, y: m.special.xlog1py(x, y), XY, {}),
+    "special.xlog1py scalar": (lambda m, y: m.special.xlog1py(2.0, y), X, {"positive": True}),
     "where": (lambda m, x, y: m.where(x > 0, x * x, y * y * y), XY, {}),
     "where scalar": (lambda m, x: m.where(x > 0, x ** 3, 0.5), X, {}),
     "lerp scalar weight": (lambda m, x, y: m.lerp(x, y, 0.3) ** 2, XY, {}),

@@ -57,6 +57,22 @@ def test_xlogy_and_mvlgamma():
     check(lambda m, a: a.mvlgamma(p=2), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
 
 
+def test_special_names():
+    x = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -1.0, 2.0])
+    y = np.array([-1.0, np.inf, 2.0, -0.5, np.nan, 3.0, -1.0])
+    e, t = ember.special.xlog1py(ember.tensor(x), ember.tensor(y)), torch.special.xlog1py(torch.tensor(x),
+                                                                                           torch.tensor(y))
+    np.testing.assert_allclose(e.numpy(), t.numpy())
+    pos = np.abs(X) + 0.1
+    for fn in (lambda m, a: m.special.gammaln(a), lambda m, a: m.special.psi(a), lambda m, a: m.special.digamma(a),
+               lambda m, a: m.special.polygamma(2, a), lambda m, a: m.special.multigammaln(a + 1, 2),
+               lambda m, a: m.special.ndtr(a - 3)):
+        check(fn, [pos], dtype=np.float64, atol=1e-9, rtol=1e-9)
+        check(fn, [pos.astype(np.float32)], dtype=np.float32, atol=1e-4, rtol=1e-5)
+    check(lambda m, a, b: m.special.xlog1py(a, b), [(3, 4), np.abs(np.random.default_rng(1).standard_normal((3, 4)))],
+          dtype=np.float64)
+
+
 def test_in_place_forms():
     for name in ("lgamma", "digamma"):
         e, t = ember.tensor(np.abs(X[:20]) + 0.1), torch.tensor(np.abs(X[:20]) + 0.1)

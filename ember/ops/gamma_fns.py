@@ -156,12 +156,24 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 def xlogy(input, other) -> Tensor:
     """input * log(other), and 0 where input is 0 (even where other is 0 or inf); nan stays nan."""
-    from .indexing import where
     from .unary import log
+
+    return _x_times(input, other, log)
+
+
+def xlog1py(input, other) -> Tensor:
+    """input * log1p(other), and 0 where input is 0 (even where other is -1 or inf); nan stays nan."""
+    from .unary import log1p
+
+    return _x_times(input, other, log1p)
+
+
+def _x_times(input, other, fn) -> Tensor:
+    from .indexing import where
 
     input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=xp.float64))
                     for t in _float_operands(input, other))
-    prod = input * log(other)
+    prod = input * fn(other)
     return where((input == 0) & ~other.isnan(), 0.0, prod)
 
 
