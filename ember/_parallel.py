@@ -137,22 +137,43 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
         raise error
 
 
+def _plain(arrays) -> bool:
+    """Whether every array is a NumPy array. A recorded array (create_graph) is not cut into pieces: a piece of it
+    is a new recorded array, so a kernel's writes into it would be lost; ``fn`` gets the whole arrays, and a kernel
+    written with ``out=`` then fails loudly (HigherOrderError) rather than writing into a piece."""
+    for a in arrays:
+        if a is not None and type(a) is not xp.ndarray:
+            return False
+    return True
+
+
 def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     """Call ``fn(*pieces)`` on matching row ranges of same-length arrays (split along axis 0), in parallel.
 
     For kernels written as in-place ufuncs on views: ``fn(x[a:b], out[a:b])``. ``None`` entries
     are passed through unchanged (an optional argument). Threads from ``MIN_ELEMENTWISE_ELEMENTS``.
+    Arrays that are not all NumPy arrays (``_plain``) are given to ``fn`` whole.
     """
     first = next(a for a in arrays if a is not None)
-    rows = first.shape[0] if first.ndim else 1
-    if first.ndim == 0:
+    if first.ndim == 0 or not _plain(arrays):
         fn(*arrays)
         return
+    rows = first.shape[0]
 
     def run(start: int, stop: int) -> None:
         fn(*(a if a is None else a[start:stop] for a in arrays))
 
     parallel_for(run, rows, first.size, MIN_ELEMENTWISE_ELEMENTS)
+
+
+def multiply(a, b):
+    """``a * b``: for NumPy arrays of one shape and dtype split among the intra-op threads (``parallel_rows``);
+    otherwise (broadcasting, mixed dtypes, a recorded array under create_graph) the plain product."""
+    if type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.shape != b.shape or a.dtype != b.dtype:
+        return a * b
+    out = xp.empty(a.shape, a.dtype)
+    parallel_rows(xp.multiply, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    return out
 
 
 # Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
@@ -167,6 +188,10 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     For elementwise kernels of many passes (each row computed independently): measured on a 6.4M-element
     Adam update, 15.4 -> 11.3 ms at one thread; GELU over 2M float32, 8.8 -> 6.7 ms.
     """
+    if not _plain(arrays):
+        fn(*arrays)
+        return
+
     def blocks(*parts) -> None:
         first = next(a for a in parts if a is not None)
         n = first.shape[0] if first.ndim else 1
@@ -188,6 +213,9 @@ def parallel_flat(fn: Callable[..., None], *arrays) -> None:
     permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays.
     """
     first = arrays[0]
+    if not _plain(arrays):
+        fn(*arrays)
+        return
     order = sorted(range(first.ndim), key=lambda i: -first.strides[i])
     flats = []
     for a in arrays:
@@ -227,5 +255,5 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
 
 
 __all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_ELEMENTWISE_ELEMENTS", "MIN_PARALLEL_ELEMENTS", "chunks_for",
-           "gemm_block", "get_num_threads", "matmul_blocks", "parallel_blocks", "parallel_flat", "parallel_for",
-           "parallel_rows", "set_num_threads"]
+           "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks", "parallel_flat",
+           "parallel_for", "parallel_rows", "set_num_threads"]

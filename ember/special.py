@@ -1,16 +1,30 @@
-"""``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name,
-``expit`` is ``sigmoid``); the others (Bessel, gamma-family, ...) are not implemented."""
+"""``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
+``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (Bessel
+functions, zeta, the incomplete gamma functions, ...) are not implemented."""
 
 from __future__ import annotations
 
+import math
+
 from ._missing import module_getattr
+from ._tensor import Tensor
 from .ops.activation import log_softmax, softmax
+from .ops.gamma_fns import digamma, polygamma, xlog1py, xlogy
+from .ops.gamma_fns import digamma as psi
+from .ops.gamma_fns import lgamma as gammaln
+from .ops.gamma_fns import mvlgamma as multigammaln
 from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, logit
 from .ops.reduction import logsumexp
 from .ops.unary import log1p, round
 from .ops.unary import sigmoid as expit
 
-__all__ = ["erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "round",
-           "softmax"]
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal distribution's CDF, erfc(-x / sqrt(2)) / 2."""
+    return erfc(input * -math.sqrt(0.5)) * 0.5
+
+
+__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax", "logit",
+           "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "softmax", "xlog1py", "xlogy"]
 
 __getattr__ = module_getattr(__name__)

@@ -130,6 +130,11 @@ def test_maximum_ties_split_gradient():
     b = np.array([1.0, 1.0, 3.0], dtype=np.float32)
     check(lambda m, x, y: m.maximum(x, y), [a, b])
     check(lambda m, x, y: m.minimum(x, y), [a, b])
+    for lib in (ember, torch):  # the gradient keeps the inputs' dtype (not only once it reaches a leaf)
+        x, y = (lib.tensor(v, requires_grad=True) for v in (a, b))
+        for op in (lib.maximum, lib.minimum):
+            assert all(g.dtype == lib.float32 for g in lib.autograd.grad(op(x, y).sum(), (x, y)))
+        assert lib.autograd.grad((2.5 ** x).sum(), x)[0].dtype == lib.float32  # d/dx of a number ** x too
 
 
 # --------------------------------------------------------------------- type promotion

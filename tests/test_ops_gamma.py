@@ -33,6 +33,19 @@ def test_polygamma():
     check(lambda m, x: x.polygamma(1), [np.abs(X) + 0.1], dtype=np.float64, atol=1e-8, rtol=1e-8, grad=False)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_polygamma_higher_orders_and_their_gradients(n):
+    x = X[np.abs(X - np.round(X)) > 1e-3]  # off the poles
+    check(lambda m, x: m.polygamma(n, x), [x], dtype=np.float64, atol=1e-9, rtol=1e-9)
+    check(lambda m, x: m.polygamma(n, x), [x[x > 0].astype(np.float32)], dtype=np.float32, atol=1e-4, rtol=1e-5)
+    poles = np.array([0.0, -1.0, -3.0])
+    e, t = ember.polygamma(n, ember.tensor(poles)), torch.polygamma(n, torch.tensor(poles))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="does not support negative n"):
+        ember.polygamma(-1, ember.tensor(poles))
+    assert ember.polygamma(2, ember.tensor([1, 2])).dtype == ember.float32
+
+
 def test_xlogy_and_mvlgamma():
     x = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -1.0])
     y = np.array([0.0, np.inf, 2.0, 0.5, np.nan, 3.0])
@@ -42,6 +55,22 @@ def test_xlogy_and_mvlgamma():
           dtype=np.float64)
     check(lambda m, a: m.mvlgamma(a, 3), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
     check(lambda m, a: a.mvlgamma(p=2), [np.abs(X[:50]) + 2], dtype=np.float64, atol=1e-9, rtol=1e-9)
+
+
+def test_special_names():
+    x = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -1.0, 2.0])
+    y = np.array([-1.0, np.inf, 2.0, -0.5, np.nan, 3.0, -1.0])
+    e, t = ember.special.xlog1py(ember.tensor(x), ember.tensor(y)), torch.special.xlog1py(torch.tensor(x),
+                                                                                           torch.tensor(y))
+    np.testing.assert_allclose(e.numpy(), t.numpy())
+    pos = np.abs(X) + 0.1
+    for fn in (lambda m, a: m.special.gammaln(a), lambda m, a: m.special.psi(a), lambda m, a: m.special.digamma(a),
+               lambda m, a: m.special.polygamma(2, a), lambda m, a: m.special.multigammaln(a + 1, 2),
+               lambda m, a: m.special.ndtr(a - 3)):
+        check(fn, [pos], dtype=np.float64, atol=1e-9, rtol=1e-9)
+        check(fn, [pos.astype(np.float32)], dtype=np.float32, atol=1e-4, rtol=1e-5)
+    check(lambda m, a, b: m.special.xlog1py(a, b), [(3, 4), np.abs(np.random.default_rng(1).standard_normal((3, 4)))],
+          dtype=np.float64)
 
 
 def test_in_place_forms():

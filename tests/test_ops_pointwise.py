@@ -66,6 +66,11 @@ def test_logit(eps):
     check(lambda m, x: x.logit(eps=eps), [PROB.astype(np.float64)], atol=1e-10)
 
 
+def test_logit_gradient_at_the_eps_bounds_is_the_inner_one():
+    """Only inputs strictly outside [eps, 1 - eps] get a zero gradient, as PyTorch's."""
+    check(lambda m, x: m.logit(x, 0.25), [np.array([0.25, 0.75, 0.1, 0.9, 0.5])], dtype=np.float64, atol=1e-12)
+
+
 @pytest.mark.parametrize("fn,shapes", [
     (lambda m, y, x: m.atan2(y, x), [(3, 4), (3, 4)]),
     (lambda m, y, x: y.atan2(x), [(3, 1), (1, 4)]),

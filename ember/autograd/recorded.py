@@ -58,6 +58,15 @@ def _fail(what: str) -> HigherOrderError:
     )
 
 
+def is_recorded(*arrays) -> bool:
+    """True when some argument is a ``RecordedArray``: a shared fast kernel (threaded, ``out=``) then runs
+    its plain NumPy expression instead, which records itself."""
+    for a in arrays:
+        if type(a) is RecordedArray:
+            return True
+    return False
+
+
 def _E():
     import ember
 
@@ -750,12 +759,6 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
     t._grad = grad.t if current is None else current + grad.t
-
-
-def is_recorded(*arrays) -> bool:
-    """Whether any of ``arrays`` is a recorded stand-in: a fast kernel (``out=``, threads, strided views) then
-    takes its plain NumPy expression, which records itself."""
-    return any(type(a) is RecordedArray for a in arrays)
 
 
 def value_of(a):

@@ -38,6 +38,8 @@ def exp_into(a, out):
 
 def col_sums(a):
     """a.sum(0) of a 2-D array as one matrix-vector product (BLAS): 2-3x faster than NumPy's reduction."""
+    if is_recorded(a):  # create_graph: NumPy's reduction, recorded
+        return a.sum(axis=0)
     return xp.ones(a.shape[0], dtype=a.dtype) @ a
 
 

@@ -18,19 +18,26 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, is_inexact
 
 _SCALAR_TYPE = _dtype.SCALAR_TYPE_NAMES
 
 
 def real_view(z):
-    """A real view of complex array ``z`` with a last dimension of 2 (real, imaginary), any strides."""
+    """A real view of complex array ``z`` with a last dimension of 2 (real, imaginary), any strides (a recorded
+    array under create_graph: ``view_as_real``, recorded)."""
+    if is_recorded(z):
+        return RecordedArray(view_as_real(z.t))
     re = z.real
     return xp.lib.stride_tricks.as_strided(re, z.shape + (2,), re.strides + (re.itemsize,))
 
 
 def complex_view(a):
-    """A complex view of real array ``a`` whose last dimension (2, stride 1) is (real, imaginary)."""
+    """A complex view of real array ``a`` whose last dimension (2, stride 1) is (real, imaginary) (a recorded
+    array under create_graph: ``view_as_complex`` of a contiguous copy, recorded)."""
+    if is_recorded(a):
+        return RecordedArray(view_as_complex(a.t.contiguous()))
     return a.view(xp.complex64 if a.dtype == xp.float32 else xp.complex128)[..., 0]
 
 
@@ -53,6 +60,8 @@ class Imag(Node):
         return z.imag
 
     def backward(self, g):  # dL/dIm z = g: the gradient is 0 + ig
+        if is_recorded(g):  # create_graph: the same, recorded
+            return (RecordedArray(complex(xp.zeros_like(g).t, g.t)),)
         out = xp.zeros(g.shape, dtype=self.dtype)
         out.imag = g
         return (out,)
@@ -65,7 +74,7 @@ class ViewAsReal(Node):
         return real_view(z)
 
     def backward(self, g):
-        return (complex_view(xp.ascontiguousarray(g)),)
+        return (complex_view(g if is_recorded(g) else xp.ascontiguousarray(g)),)  # (not a NumPy protocol)
 
 
 class ViewAsComplex(Node):

@@ -54,9 +54,11 @@ def is_inexact(t: Tensor) -> bool:
 def conj_if_complex(a):
     """``conj(a)`` for a complex array, ``a`` itself otherwise: the conjugate PyTorch's gradient formulas
     take of a complex factor (grad_input = grad * conj(df/dz) for a holomorphic f), at no cost for real ones."""
-    if isinstance(a, xp.ndarray):
-        return a.conj() if a.dtype.kind == "c" else a
-    return a.conjugate() if isinstance(a, complex) else a  # a Python scalar operand
+    if isinstance(a, (int, float)):
+        return a
+    if isinstance(a, complex):  # a Python scalar operand
+        return a.conjugate()
+    return a.conj() if a.dtype.kind == "c" else a  # an array (recorded under create_graph) or a NumPy scalar
 
 
 def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedError) -> None:
@@ -167,7 +169,10 @@ class Pow(Node):
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
             with xp.errstate(divide="ignore", invalid="ignore"):
-                gb = g * conj_if_complex(out * xp.log(a))
+                log_a = xp.log(a)
+                if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
+                    log_a = log_a.item()
+                gb = g * conj_if_complex(out * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
 
@@ -190,8 +195,8 @@ class Maximum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        # ties split the gradient evenly, as PyTorch does
-        wa = (a > b) + 0.5 * (a == b)
+        # ties split the gradient evenly, as PyTorch does (the weights in g's dtype: a float32 gradient stays one)
+        wa = (a > b) + g.dtype.type(0.5) * (a == b)
         return g * wa, g * (1 - wa)
 
 
@@ -202,7 +207,7 @@ class Minimum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        wa = (a < b) + 0.5 * (a == b)
+        wa = (a < b) + g.dtype.type(0.5) * (a == b)
         return g * wa, g * (1 - wa)
 
 

@@ -1,31 +1,34 @@
-"""The gamma family: lgamma, digamma, polygamma(1, .) (trigamma), xlogy, mvlgamma.
+"""The gamma family: lgamma, digamma, polygamma (psi^(n), any order n >= 0), xlogy, mvlgamma.
 
 NumPy has none of them. Each is computed in float64 as a vectorised series: small arguments
 are shifted up by the recurrences (Gamma(x+1) = x Gamma(x), psi(x+1) = psi(x) + 1/x, ...)
-until x >= 10, where the asymptotic (Stirling) series is accurate to about 1e-15; negative
-arguments go through the reflection formulas. The result is cast back to the input's dtype.
+until x >= 10 (10 + n for psi^(n)), where the asymptotic (Stirling) series is accurate to about
+1e-14; negative arguments go through the reflection formulas. The result is cast back to the
+input's dtype. Each member's derivative is the next one (lgamma' = digamma = psi^(0), psi^(n)' =
+psi^(n+1)), computed under create_graph by the ember op, so gradients of any order are recorded.
 """
 
 from __future__ import annotations
 
 import math
 
+from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import _float_operands
-from .unary import _unary
+from ..autograd.recorded import RecordedArray, is_recorded
+from .elementwise import _float_operands, cast, is_inexact
 
 _SHIFT_TO = 10.0
 
 
-def _shift(x, term):
-    """(x shifted up to >= 10, the sum of ``term(x + k)`` over the shifts), elementwise."""
-    steps = xp.clip(xp.ceil(_SHIFT_TO - x), 0, None)
+def _shift(x, term, to: float = _SHIFT_TO):
+    """(x shifted up to >= ``to``, the sum of ``term(x + k)`` over the shifts), elementwise."""
+    steps = xp.clip(xp.ceil(to - x), 0, None)
     total = xp.zeros_like(x)
     shifted = x.copy()
-    for _ in range(int(steps.max(initial=0))):
-        active = shifted < _SHIFT_TO
+    for _ in range(int(xp.nanmax(steps, initial=0))):  # (nan: no shift)
+        active = shifted < to
         total = total + xp.where(active, term(shifted), 0)
         shifted = xp.where(active, shifted + 1, shifted)
     return shifted, total
@@ -68,62 +71,109 @@ def _trigamma64(x):
         return xp.where(neg, (math.pi / xp.sin(math.pi * x)) ** 2 - out, out)
 
 
-def _in_float64(fn, x):
-    return fn(x.astype(xp.float64)).astype(x.dtype)
+# Bernoulli numbers B_2, B_4, ..., B_16 (the asymptotic series of psi^(n))
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
 
 
-class _Series(Node):
-    """f(x) computed in float64 by ``fn``; its derivative by ``derivative``."""
+def _polygamma64(n: int, x):
+    """psi^(n)(x) for n >= 2: (-1)^(n+1) n! sum_k (x + k)^-(n+1), by the shift to z >= 10 + n and the asymptotic
+    series there; x < 0.5 by the reflection psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi d^n/dx^n cot(pi x)."""
+    neg = x < 0.5
+    z = xp.where(neg, 1 - x, x)
+    z, tail = _shift(z, lambda t: t ** -(n + 1.0), 10.0 + n)
+    series = math.factorial(n - 1) / z ** n + math.factorial(n) / (2 * z ** (n + 1))
+    for k, b in enumerate(_BERNOULLI, start=1):
+        series = series + b * (math.factorial(2 * k + n - 1) / math.factorial(2 * k)) / z ** (2 * k + n)
+    out = (-1) ** (n + 1) * (series + math.factorial(n) * tail)
+    # d^n/dx^n cot(pi x) = pi^n Q_n(cot(pi x)), Q_0(c) = c, Q_(k+1)(c) = -(1 + c^2) Q_k'(c)
+    q = xp.array([0.0, 1.0])
+    for _ in range(n):
+        q = -xp.polynomial.polynomial.polymul([1.0, 0.0, 1.0], xp.polynomial.polynomial.polyder(q))
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        cot = 1 / xp.tan(math.pi * x)
+        reflected = (-1) ** n * out - math.pi ** (n + 1) * xp.polynomial.polynomial.polyval(cot, q)
+    out = xp.where(neg, reflected, out)
+    return xp.where((x <= 0) & (x == xp.floor(x)), (-1) ** (n + 1) * xp.inf, out)  # the poles
 
-    fn = derivative = None
 
-    def forward(self, x):
-        self.saved = (x,)
-        return _in_float64(self.fn, x)
+def _family64(n: int, x):
+    """psi^(n)(x) in float64; n = -1: lgamma."""
+    if n == -1:
+        return _lgamma64(x)
+    return _digamma64(x) if n == 0 else _trigamma64(x) if n == 1 else _polygamma64(n, x)
+
+
+class _GammaFamily(Node):
+    """psi^(n)(x) (n = -1: lgamma), computed in float64; its derivative is psi^(n+1)(x)."""
+
+    def forward(self, x, n):
+        self.saved, self.n = (x,), n
+        return _family64(n, x.astype(xp.float64)).astype(x.dtype)
 
     def backward(self, g):
-        return (g * _in_float64(self.derivative, self.saved[0]),)
+        x = self.saved[0]
+        if is_recorded(x):  # create_graph: the derivative by the ember op, recorded (and differentiable again)
+            return (g * RecordedArray(polygamma(self.n + 1, x.t)),)
+        return (g * _family64(self.n + 1, x.astype(xp.float64)).astype(x.dtype),)
 
 
-class Lgamma(_Series):  # d lgamma = digamma
-    fn, derivative = staticmethod(_lgamma64), staticmethod(_digamma64)
+class Lgamma(_GammaFamily):
+    pass
 
 
-class Digamma(_Series):  # d digamma = trigamma
-    fn, derivative = staticmethod(_digamma64), staticmethod(_trigamma64)
+class Digamma(_GammaFamily):
+    pass
 
 
-class Trigamma(Node):
-    def forward(self, x):
-        self.saved = (x,)
-        return _in_float64(_trigamma64, x)
-
-    def backward(self, g):
-        raise RuntimeError("polygamma(1, x): the derivative (polygamma(2, x)) is not implemented in ember")
+class Polygamma(_GammaFamily):
+    pass
 
 
-lgamma = _unary(Lgamma)
-digamma = _unary(Digamma)
-_trigamma = _unary(Trigamma)
+def _family(cls, n: int, x: Tensor) -> Tensor:
+    if not is_inexact(x):
+        x = cast(x, _dtype.get_default_dtype())
+    return cls.apply(x, n=n)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """log|Gamma(x)| (inf at the poles 0, -1, -2, ...)."""
+    return _family(Lgamma, -1, input)
+
+
+def digamma(input: Tensor) -> Tensor:
+    """psi(x) = d/dx lgamma(x) (-inf at 0, nan at the negative integers, as PyTorch)."""
+    return _family(Digamma, 0, input)
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
-    """The n-th derivative of digamma; ember has n = 0 (digamma) and n = 1 (trigamma)."""
+    """psi^(n)(x), the n-th derivative of digamma (n >= 0)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
     if n == 0:
         return digamma(input)
-    if n == 1:
-        return _trigamma(input)
-    raise RuntimeError(f"polygamma(n, x) is implemented in ember for n = 0 and n = 1 only, got n = {n}")
+    return _family(Polygamma, n, input)
 
 
 def xlogy(input, other) -> Tensor:
     """input * log(other), and 0 where input is 0 (even where other is 0 or inf); nan stays nan."""
-    from .indexing import where
     from .unary import log
+
+    return _x_times(input, other, log)
+
+
+def xlog1py(input, other) -> Tensor:
+    """input * log1p(other), and 0 where input is 0 (even where other is -1 or inf); nan stays nan."""
+    from .unary import log1p
+
+    return _x_times(input, other, log1p)
+
+
+def _x_times(input, other, fn) -> Tensor:
+    from .indexing import where
 
     input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=xp.float64))
                     for t in _float_operands(input, other))
-    prod = input * log(other)
+    prod = input * fn(other)
     return where((input == 0) & ~other.isnan(), 0.0, prod)
 
 

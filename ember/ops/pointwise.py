@@ -218,16 +218,16 @@ class Erfinv(Node):
 
 class Logit(Node):
     def forward(self, x, eps):
+        self.saved, self.eps = (x,), eps
         if eps is not None:
             x = xp.clip(x, eps, 1 - eps)
-        self.saved, self.eps = (x,), eps
         return xp.log(x / (1 - x))
 
-    def backward(self, g):  # 1 / (x (1 - x)); 0 where eps clamped x
+    def backward(self, g):  # 1 / (x (1 - x)); 0 where eps clamped x (strictly outside [eps, 1 - eps], as PyTorch)
         x = self.saved[0]
         grad = g / (x * (1 - x))
         if self.eps is not None:
-            grad = xp.where((x <= self.eps) | (x >= 1 - self.eps), 0, grad).astype(g.dtype)
+            grad = xp.where((x < self.eps) | (x > 1 - self.eps), 0, grad).astype(g.dtype)
         return (grad,)
 
 

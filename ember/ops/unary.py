@@ -13,6 +13,7 @@ from .._backend import xp
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
 
@@ -131,6 +132,8 @@ class Relu(Node):
 
     def backward(self, g):
         out = self.saved[0]
+        if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product
+            return (g * (out != 0),)
         gx = xp.empty_like(out, dtype=g.dtype)
 
         def grad(go, o, d):

@@ -3,6 +3,11 @@
 Each activation is a function ``fn(x, need_grad, *params) -> (f(x), f'(x) or None)``;
 ``Pointwise`` saves the derivative and backward is ``g * f'(x)``. Computing the
 derivative alongside the forward reuses its intermediates (exp, tanh, ...).
+
+Gradients of gradients (``create_graph``): a piecewise-linear activation's f' is piecewise constant, so the
+saved f' is right as a constant (f'' = 0, as PyTorch's). A smooth one (``SmoothPointwise``) runs ``fn`` again
+on the recorded input, so that f'(x) is recorded; its kernels written with ``out=`` (GELU, Hardswish, SELU/CELU)
+then take the same formula in plain array expressions. Such a node keeps its input for this until backward.
 """
 
 from __future__ import annotations
@@ -11,14 +16,17 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
-from ..._parallel import parallel_blocks, parallel_rows
+from ..._parallel import multiply, parallel_blocks
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.elementwise import cast
 from ...ops.erf import half_erfc_abs_into
 
 
 class Pointwise(Node):
+    """A piecewise-linear activation: f' (saved) is piecewise constant."""
+
     float32_compute = True
 
     def forward(self, x, fn, params):
@@ -27,18 +35,19 @@ class Pointwise(Node):
         return out
 
     def backward(self, g):
-        deriv = self.saved[0]
-        if g.shape != deriv.shape or g.dtype != deriv.dtype:
-            return (g * deriv,)
-        dx = xp.empty(deriv.shape, deriv.dtype)  # g * f'(x), split among the intra-op threads
-        parallel_rows(xp.multiply, g.reshape(-1), deriv.reshape(-1), dx.reshape(-1))
-        return (dx,)
+        return (multiply(g, self.saved[0]),)  # split among the intra-op threads
 
 
-def _apply(x: Tensor, fn, *params) -> Tensor:
+class SmoothPointwise(Pointwise):
+    """A smooth activation: under create_graph f'(x) is computed again from the recorded input."""
+
+    rerun_for_higher_order = True
+
+
+def _apply(x: Tensor, fn, *params, smooth: bool = True) -> Tensor:
     if not x.is_floating_point():
         x = cast(x, _dtype.get_default_dtype())
-    return Pointwise.apply(x, fn=fn, params=params)
+    return (SmoothPointwise if smooth else Pointwise).apply(x, fn=fn, params=params)
 
 
 def _scalar(x, value: float):
@@ -108,7 +117,21 @@ def _leaky_relu(x, need, slope):
     return out, (xp.where(pos, _scalar(x, 1), _scalar(x, slope)) if need else None)
 
 
+def _gelu_recorded(x, approximate):
+    """GELU and its derivative in plain expressions (for recorded arrays, which the fused kernels cannot take)."""
+    if approximate == "tanh":
+        th = xp.tanh(_TANH_K * (x + 0.044715 * x * x * x))
+        half = 0.5 * (1 + th)
+        return x * half, half + 0.5 * x * (1 - th * th) * _TANH_K * (1 + 3 * 0.044715 * x * x)
+    from ...ops.pointwise import erf
+
+    cdf = 0.5 * (1 + RecordedArray(erf(x.t * _SQRT_HALF)))
+    return x * cdf, cdf + x * xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
 def _gelu(x, need, approximate):
+    if is_recorded(x):
+        return _gelu_recorded(x, approximate)
     # Each formula writes into the output, the derivative and at most two temporaries (in-place ufuncs): GELU
     # runs on the largest activations of a transformer, where a temporary per operation costs as much as the
     # math. Every element is independent, so the flat arrays are split among the intra-op threads, and into
@@ -153,7 +176,7 @@ def _logsigmoid(x, need):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """max(0, x) + negative_slope * min(0, x)."""
-    return _maybe_inplace(input, _apply(input, _leaky_relu, negative_slope), inplace)
+    return _maybe_inplace(input, _apply(input, _leaky_relu, negative_slope, smooth=False), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -182,7 +205,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """clamp(x, min_val, max_val); gradient 1 strictly inside, 0 at and beyond the bounds (as PyTorch)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
-    return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val), inplace)
+    return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val, smooth=False), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -195,5 +218,14 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase)."""
-    return input.copy_(out) if inplace else out
+    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase). copy_ overwrites
+    the input, so a node that reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's
+    in-place activations keep the original input for their gradient)."""
+    if not inplace:
+        return out
+    node = out.grad_fn
+    if node is not None and node.rerun_for_higher_order:
+        from ...ops.inplace import _snapshot
+
+        node._rerun = ((_snapshot(input),), node._rerun[1])
+    return input.copy_(out)

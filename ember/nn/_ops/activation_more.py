@@ -12,6 +12,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from ...ops.activation import softmax
 from ...ops.unary import sigmoid
 from ...random import rng_of
@@ -24,6 +25,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _hardswish(x, need):
     # x * relu6(x + 3) / 6; derivative 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3 (as the sum
     # [-3 < x < 3] (x / 3 + 1/2) + [x >= 3]: masked selects are NumPy's slowest passes here)
+    if is_recorded(x):  # create_graph: the same formula out of place
+        inside = xp.abs(x) < 3
+        return x * xp.clip(x + 3, 0, 6) / 6, (x / 3 + 0.5) * inside + (x >= 3)
     t = xp.add(x, _scalar(x, 3))
     xp.clip(t, 0, 6, out=t)
     t *= x
@@ -87,6 +91,10 @@ def _exp_linear(x, need, alpha, scale, inner):
     # passes here): scale * max(x, 0) + scale * alpha * (exp(min(x, 0) * inner) - 1), and the derivative
     # scale * alpha * inner * exp(min(x, 0) * inner) + [x > 0] * scale * (1 - alpha * inner); at 0 it is the
     # exponential side's, as PyTorch's
+    if is_recorded(x):  # create_graph: the same formula out of place
+        e = xp.exp(xp.minimum(x, 0) * inner)
+        return (scale * alpha * (e - 1) + scale * xp.maximum(x, 0),
+                scale * alpha * inner * e + (x > 0) * _scalar(x, scale * (1 - alpha * inner)))
     e = xp.minimum(x, _scalar(x, 0))
     if inner != 1:
         e *= _scalar(x, inner)
@@ -118,7 +126,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    return _maybe_inplace(input, _apply(input, _hardsigmoid), inplace)
+    return _maybe_inplace(input, _apply(input, _hardsigmoid, smooth=False), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -140,17 +148,17 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, inf) for input dtype {input.dtype}, but found {lambd}")
-    return _apply(input, _softshrink, lambd)
+    return _apply(input, _softshrink, lambd, smooth=False)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, 0 otherwise."""
-    return _apply(input, _hardshrink, lambd)
+    return _apply(input, _hardshrink, lambd, smooth=False)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, ``value`` otherwise."""
-    return _maybe_inplace(input, _apply(input, _threshold, threshold, value), inplace)
+    return _maybe_inplace(input, _apply(input, _threshold, threshold, value, smooth=False), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -172,10 +180,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2), inplace)
+        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False), inplace)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     slope = rng_of(None).uniform(lower, upper, input._data.shape).astype(dtype)
-    return _maybe_inplace(input, _apply(input, _random_slope, slope), inplace)
+    return _maybe_inplace(input, _apply(input, _random_slope, slope, smooth=False), inplace)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -200,13 +208,13 @@ class PReLU(Node):
     g * x over the non-positive x (of each channel)."""
 
     def forward(self, x, w):
-        wb = w.reshape(()) if w.size == 1 else w.reshape((1, -1) + (1,) * (x.ndim - 2))
         pos = x > 0
-        self.saved = (x, pos, wb, w.shape)
-        return xp.where(pos, x, x * wb)
+        self.saved, self.pos = (x, w), pos
+        return xp.where(pos, x, x * _slopes(w, x.ndim))
 
     def backward(self, g):
-        x, pos, wb, w_shape = self.saved
+        (x, w), pos = self.saved, self.pos
+        wb, w_shape = _slopes(w, x.ndim), w.shape
         nx, nw = self.needs_input_grad
         gx = xp.where(pos, g, g * wb) if nx else None
         gw = None
@@ -214,6 +222,11 @@ class PReLU(Node):
             neg = xp.where(pos, _scalar(g, 0), g * x)
             gw = (neg.sum() if wb.ndim == 0 else neg.sum(axis=(0, *range(2, x.ndim)))).reshape(w_shape)
         return gx, gw
+
+
+def _slopes(w, ndim: int):
+    """PReLU's weight broadcast against the input: one slope, or one per channel (dim 1)."""
+    return w.reshape(()) if w.size == 1 else w.reshape((1, -1) + (1,) * (ndim - 2))
 
 
 @lower_precision
