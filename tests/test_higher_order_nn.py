@@ -332,8 +332,6 @@ def test_gradient_penalty_through_layer_norm_batch_norm_and_tanh():
         np.testing.assert_allclose(e, t, atol=1e-10, rtol=1e-8)
 
 
-@pytest.mark.skip(reason="GELU's backward (ember/nn/_ops/activation.py, the pointwise and activation ops' work) "
-                         "writes into arrays and is not recorded yet on this branch")
 def test_second_order_term_through_layer_norm_and_gelu():
     """A gradient penalty (the norm of d loss / d input) through LayerNorm + GELU + a linear layer."""
     def fn(m, x, w, b, lw):

@@ -49,6 +49,10 @@ CASES = [
     ("hf-bert-mlm", ["hf_models.py", "--model", "bert"], 1),
     ("checkpointed-transformer", ["checkpointed_transformer.py"], 1),
     ("checkpointed-transformer-reentrant", ["checkpointed_transformer.py", "--reentrant"], 1),
+    ("pinn-second-derivatives", ["pinn.py"], 1),
+    ("maml-second-order", ["maml.py"], 1),
+    ("maml-first-order", ["maml.py", "--first-order", "--steps", "8"], 1),
+    ("wgan-gp-conv-critic", ["wgan_gp.py"], 1),
 ]
 
 
