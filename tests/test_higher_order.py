@@ -178,3 +178,14 @@ def test_half_precision_ops_computed_in_float32_refuse_create_graph_rather_than_
     y = ember.nn.functional.linear(x * x, w)
     with pytest.raises(HigherOrderError, match="half-precision"):
         ember.autograd.grad(y.sum(), x, create_graph=True)
+
+
+def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
+    """LayerNorm's forward runs again under create_graph: an input changed in place since must not be read."""
+    for lib in (ember, torch):
+        x = lib.randn(3, 4, dtype=lib.float64, requires_grad=True)
+        h = x * 1.0
+        y = lib.nn.functional.layer_norm(h, (4,))
+        h.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            lib.autograd.grad(y.pow(2).sum(), x, create_graph=True)

@@ -134,7 +134,7 @@ class Node:
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
             node._link(inputs, needs, result)
             if cls.rerun_for_higher_order:
-                node._rerun = (inputs, params)
+                node.keep_for_rerun(inputs, params)
         return result
 
     def _link(self, inputs, needs, outputs) -> None:
@@ -218,6 +218,23 @@ class Node:
                     f"{self.name()}, is at version {counter[0]}; expected version {version} "
                     "instead. Hint: the in-place change happened between forward and backward; "
                     "use an out-of-place op (x = x + 1) or clone the tensor first."
+                )
+
+    def keep_for_rerun(self, inputs, params: dict) -> None:
+        """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
+        their versions now, so that an in-place change before the rerun is the usual error, not silently new
+        values) and its parameters."""
+        versions = [(t._vc, t._vc[0]) for t in inputs if isinstance(t, Tensor)]
+        self._rerun = (inputs, params, versions)
+
+    def check_rerun_versions(self) -> None:
+        for counter, version in self._rerun[2]:
+            if counter[0] != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: an input of {self.name()} (whose forward runs again under create_graph) is at "
+                    f"version {counter[0]}; expected version {version} instead. Hint: clone the tensor before "
+                    "changing it in place."
                 )
 
     def release(self) -> None:
@@ -331,7 +348,7 @@ class MultiOutputNode(Node):
         if needs is not None:
             node._link(inputs, needs, [r for r in results if r is not None])
             if cls.rerun_for_higher_order:
-                node._rerun = (inputs, params)
+                node.keep_for_rerun(inputs, params)
         return results
 
 

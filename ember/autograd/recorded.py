@@ -726,7 +726,8 @@ def run_recorded(node, grads: list):
             # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
             raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
         if node.rerun_for_higher_order:
-            inputs, params = node._rerun
+            node.check_rerun_versions()
+            inputs, params, _versions = node._rerun
             fresh = type(node)()
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges

@@ -227,5 +227,5 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
     if node is not None and node.rerun_for_higher_order:
         from ...ops.inplace import _snapshot
 
-        node._rerun = ((_snapshot(input),), node._rerun[1])
+        node.keep_for_rerun((_snapshot(input),), node._rerun[1])
     return input.copy_(out)
