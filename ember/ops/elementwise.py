@@ -79,6 +79,8 @@ def _float_operands(a, b):
 
 # --------------------------------------------------------------------- cast
 class ToCopy(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, dtype):
         self.src = x.dtype
         if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, NumPy's ComplexWarning silenced
@@ -106,6 +108,8 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 # --------------------------------------------------------------------- binary arithmetic
 class Add(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         return a + b
 
@@ -114,6 +118,8 @@ class Add(Node):
 
 
 class Sub(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         return a - b
 
@@ -122,6 +128,8 @@ class Sub(Node):
 
 
 class Mul(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return a * b
@@ -135,6 +143,8 @@ class Mul(Node):
 
 
 class Div(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return a / b
@@ -150,6 +160,8 @@ class Div(Node):
 
 
 class Pow(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         out = a**b
         self.saved = (a, b, out)
@@ -173,6 +185,8 @@ class Pow(Node):
 
 
 class Remainder(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.remainder(a, b)
@@ -184,6 +198,8 @@ class Remainder(Node):
 
 
 class Maximum(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.maximum(a, b)
@@ -196,6 +212,8 @@ class Maximum(Node):
 
 
 class Minimum(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.minimum(a, b)

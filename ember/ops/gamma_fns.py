@@ -74,6 +74,7 @@ def _in_float64(fn, x):
 
 class _Series(Node):
     """f(x) computed in float64 by ``fn``; its derivative by ``derivative``."""
+    diagonal_jacobian = True
 
     fn = derivative = None
 
@@ -94,6 +95,8 @@ class Digamma(_Series):  # d digamma = trigamma
 
 
 class Trigamma(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return _in_float64(_trigamma64, x)

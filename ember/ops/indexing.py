@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dtype import category_dtype, scalar_category
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from .elementwise import cast, promote
@@ -150,6 +151,7 @@ def setitem(x: Tensor, idx, value) -> None:
             f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
         ) from None
     x._bump_version()
+    forward_ad.write_tangent_at(x, idx, value)
     if tracked:
         node = IndexPut()
         node.idx = idx
@@ -288,6 +290,8 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 class Where(Node):
+    diagonal_jacobian = True
+
     def forward(self, cond, a, b):
         self.cond = cond
         return xp.where(cond, a, b)

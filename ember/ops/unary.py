@@ -17,6 +17,8 @@ from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
 
 class Neg(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         return -x
 
@@ -25,6 +27,8 @@ class Neg(Node):
 
 
 class Exp(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.exp(x)
         self.saved = (out,)
@@ -35,6 +39,8 @@ class Exp(Node):
 
 
 class Log(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log(x)
@@ -44,6 +50,8 @@ class Log(Node):
 
 
 class Log1p(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log1p(x)
@@ -53,6 +61,8 @@ class Log1p(Node):
 
 
 class Sqrt(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.sqrt(x)
         self.saved = (out,)
@@ -63,6 +73,8 @@ class Sqrt(Node):
 
 
 class Rsqrt(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = 1 / xp.sqrt(x)
         self.saved = (out,)
@@ -74,6 +86,8 @@ class Rsqrt(Node):
 
 
 class Sin(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.sin(x)
@@ -83,6 +97,8 @@ class Sin(Node):
 
 
 class Cos(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.cos(x)
@@ -92,6 +108,8 @@ class Cos(Node):
 
 
 class Tanh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.tanh(x)
         self.saved = (out,)
@@ -103,6 +121,8 @@ class Tanh(Node):
 
 
 class Sigmoid(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         # split by sign so exp never overflows
         out = xp.empty_like(x)
@@ -119,6 +139,7 @@ class Sigmoid(Node):
 
 
 class Relu(Node):
+    diagonal_jacobian = True
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
         if x.dtype.kind in "bc":  # PyTorch's errors
@@ -144,6 +165,8 @@ class Relu(Node):
 
 
 class Abs(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.abs(x)
@@ -154,6 +177,8 @@ class Abs(Node):
 
 
 class Reciprocal(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = 1 / x
         self.saved = (out,)
@@ -165,6 +190,8 @@ class Reciprocal(Node):
 
 
 class Clamp(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, lo, hi):
         self.saved = (x,)
         self.lo, self.hi = lo, hi
@@ -182,6 +209,7 @@ class Clamp(Node):
 
 class ZeroGrad(Node):
     """Piecewise-constant ops (sign, floor, ceil, round, trunc): gradient zero, as in PyTorch."""
+    diagonal_jacobian = True
 
     def forward(self, x, fn):
         self.shape = x.shape

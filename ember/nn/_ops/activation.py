@@ -19,6 +19,7 @@ from ...ops.erf import half_erfc_abs_into
 
 
 class Pointwise(Node):
+    diagonal_jacobian = True
     float32_compute = True
 
     def forward(self, x, fn, params):
