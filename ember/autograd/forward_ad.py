@@ -37,7 +37,7 @@ from .._backend import quiet_enter, quiet_exit, xp
 from .._tensor import Tensor
 from . import graph
 from .grad_mode import _GradState
-from .recorded import RecordedArray, running
+from .recorded import HigherOrderError, RecordedArray, running
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -176,16 +176,28 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
         if out is None or out._data.dtype.kind not in "fc":
             cotangents.append(None)
             continue
-        g = Tensor._make(xp.zeros_like(out._data))
+        g = Tensor._make(xp.ones_like(out._data))  # any value (B is linear); not 0, so a lost recording shows
         g._requires_grad = True
         cotangents.append(g)
     with running(node.name()):
-        grads = node.backward(*[None if g is None else RecordedArray(g) for g in cotangents])
+        try:
+            grads = node.backward(*[None if g is None else RecordedArray(g) for g in cotangents])
+        except AttributeError as err:  # an array attribute a recorded formula does not have (``.flags``)
+            if "RecordedArray" not in str(err):
+                raise
+            raise _not_recorded(node, f"an array attribute ({err})") from None
     if isinstance(grads, RecordedArray) or not isinstance(grads, (tuple, list)):
         grads = (grads,)
     roots = []
     for b, v in zip(grads, tangents):
-        if v is not None and type(b) is RecordedArray and b.t._requires_grad:
+        if v is None or b is None:
+            continue
+        recorded = type(b) is RecordedArray and b.t._requires_grad
+        if not recorded and xp.any(b.t._data if type(b) is RecordedArray else b):
+            # a result that does not depend on g yet is not 0 (B(g) is linear, g is not 0): the formula left the
+            # recording somewhere (a plain buffer); never silently a constant
+            raise _not_recorded(node, "a step that left the recording (its result is a constant)")
+        if recorded:
             roots.append((b.t._edge(), xp.broadcast_to(v.astype(b.dtype, copy=False), b.shape)))
     edges = {g._edge(): k for k, g in enumerate(cotangents) if g is not None}
     if not roots:
@@ -196,6 +208,12 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
     for edge, k in edges.items():
         result[k] = captured.get(edge)
     return result
+
+
+def _not_recorded(node, what: str) -> HigherOrderError:
+    return HigherOrderError(f"{node.name()} has no forward-mode derivative in ember yet: its gradient formula uses "
+                            f"{what}, which has no recorded counterpart (forward mode transposes the recorded "
+                            "formula)")
 
 
 # ---------------------------------------------------------------- the public functions
