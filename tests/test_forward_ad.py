@@ -229,3 +229,25 @@ def test_errors_as_pytorch(lib):
         fwad.exit_dual_level()
     assert fwad.enter_dual_level() == 0
     fwad.exit_dual_level()
+
+
+@pytest.mark.parametrize("name", ["mlp", "exp_log", "tanh_sigmoid", "matmul", "div", "softmax", "layer_norm"])
+def test_forward_over_reverse_hessian_vector_products(name):
+    """The tangent of a gradient computed with create_graph inside the level: a Hessian-vector product."""
+    fn, specs, *positive = CASES[name]
+    arrays = make_inputs(specs, dtype=np.float64, positive=bool(positive and positive[0]))
+    rng = np.random.default_rng(11)
+    tangents = [rng.standard_normal(a.shape) for a in arrays]
+    results = []
+    for lib in (ember, torch):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            inputs = [fwad.make_dual(lib.tensor(a, requires_grad=True), lib.tensor(t)) for a, t in zip(arrays, tangents)]
+            try:
+                loss = (fn(lib, *inputs) ** 2).sum()
+                grads = lib.autograd.grad(loss, inputs, create_graph=True)
+            except HigherOrderError as err:
+                pytest.skip(f"backward formula not recordable yet: {err}")
+            results.append([fwad.unpack_dual(g).tangent for g in grads])
+    for i, (mine, theirs) in enumerate(zip(*results)):
+        assert_close(mine.detach(), theirs.detach(), msg=f"H v for input {i}", **TOL)

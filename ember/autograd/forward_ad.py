@@ -55,6 +55,8 @@ class _Level:
     def __init__(self, index: int) -> None:
         self.index = index
         self.tangents: dict[int, tuple[weakref.ref, Tensor]] = {}
+        # the tangents by id of the tensor's array: a backward formula reads saved arrays (of_array)
+        self.by_array: dict[int, tuple[weakref.ref, Tensor]] = {}
 
     # ------------------------------------------------------------ one tensor's tangent
     def get(self, t: Tensor) -> Tensor | None:
@@ -69,9 +71,14 @@ class _Level:
         return None
 
     def set(self, t: Tensor, tangent: Tensor) -> Tensor:
-        key, table = id(t), self.tangents
-        table[key] = (weakref.ref(t, lambda _ref: table.pop(key, None)), tangent)
+        _remember(self.tangents, t, tangent)
+        _remember(self.by_array, t._data, tangent)  # (the array may outlive t: saved for a backward formula)
         return tangent
+
+    def of_array(self, array) -> Tensor | None:
+        """The tangent of the tensor whose array ``array`` is (a node's saved input or output), if any."""
+        entry = self.by_array.get(id(array))
+        return entry[1] if entry is not None and entry[0]() is array else None
 
     def writable(self, t: Tensor) -> Tensor:
         """``t``'s tangent to write into, zeros first where it has none (for a view: in its base's tangent)."""
@@ -136,6 +143,18 @@ class _Level:
             elif not node.is_view and (tangent.base is not None or not tangent.flags.writeable):
                 tangent = tangent.copy()  # a formula may pass (a view of) an input's tangent through: no aliasing
             self.set(out, Tensor._make(tangent))
+
+
+def _remember(table: dict, obj, tangent: Tensor) -> None:
+    """``table[id(obj)]`` holds ``tangent`` while ``obj`` lives (unless a later object takes the key)."""
+    key = id(obj)
+
+    def forget(_ref) -> None:
+        if table.get(key) is entry:
+            del table[key]
+
+    entry = (weakref.ref(obj, forget), tangent)
+    table[key] = entry
 
 
 def _contiguous(a) -> bool:
@@ -238,7 +257,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if not _current or _current[-1].index != index:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
-    _current.pop().tangents.clear()
+    level = _current.pop()
+    level.tangents.clear()
+    level.by_array.clear()
     graph.set_dual_level(None)
 
 
@@ -303,6 +324,16 @@ class dual_level:  # noqa: N801 (PyTorch's name)
 
     def __exit__(self, *exc) -> None:
         exit_dual_level()
+
+
+def carry_saved_tangent(array, t: Tensor) -> None:
+    """``t`` (a saved ``array`` handed to a backward formula as a tensor of the graph, ``recorded.py``) takes the
+    tangent of the tensor ``array`` belongs to: so a gradient computed inside a dual level carries its tangent
+    (forward-over-reverse: the tangent of a gradient is a Hessian-vector product)."""
+    level = graph._dual_level
+    tangent = None if level is None else level.of_array(array)
+    if tangent is not None:
+        level.set(t, tangent)
 
 
 # ---------------------------------------------------------------- in-place ops (ops/inplace.py, ops/indexing.py)
