@@ -13,6 +13,9 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
 
 - a view (``Node.is_view``) is linear in its input: its forward applied to the tangent is the tangent, and is a
   view of the input's tangent, as PyTorch's;
+- a multilinear op (``Node.multilinear``: matmul, linear, convolution): linear in each input with the others
+  fixed, so ``J v`` is its forward with one input replaced by its tangent, summed over the inputs (a bias's
+  tangent enters as the bias of a forward on zeros). This costs one forward of the op per tangent;
 - an elementwise op (``Node.diagonal_jacobian``): each input's Jacobian is diagonal, so equal to its transpose,
   and ``J v = B(v)``: the backward formula run on the tangent (broadcast to the output), one input at a time.
   This costs one backward of the op;
@@ -122,6 +125,9 @@ class _Level:
                 fresh = type(node)()
                 fresh.needs_input_grad = node.needs_input_grad
                 out_tangents = [None if tangents[0] is None else fresh.forward(tangents[0], *arrays[1:], **params)]
+            elif node.multilinear:
+                _GradState.enabled = False
+                out_tangents = [_multilinear(node, arrays, params, tangents)]
             elif node.diagonal_jacobian:
                 _GradState.enabled = _GradState.higher_order = False
                 out_tangents = [_diagonal(node, tangents, outs[0]._data)]
@@ -168,6 +174,27 @@ def _same_view(tangent, base, view):
                                   "tangent after the view was made")
     offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     return xp.ndarray(view.shape, view.dtype, buffer=tangent, offset=offset, strides=view.strides)
+
+
+def _multilinear(node, arrays: list, params: dict, tangents: list):
+    """``J v`` of a multilinear op: the sum of its forward with one input replaced by its tangent (and no bias);
+    a bias's tangent is forward with the first input zero and the tangent as bias."""
+    bias = node.bias_input
+    total = None
+    for i, v in enumerate(tangents):
+        if v is None:
+            continue
+        args = list(arrays)
+        if i == bias:
+            args[0] = xp.zeros_like(arrays[0])
+        elif bias is not None:
+            args[bias] = None
+        args[i] = v
+        fresh = type(node)()
+        fresh.needs_input_grad = None  # (its forward keeps nothing for a backward)
+        part = fresh.forward(*args, **params)
+        total = part if total is None else total + part
+    return total
 
 
 def _diagonal(node, tangents: list, out):

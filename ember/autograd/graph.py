@@ -89,6 +89,11 @@ class Node:
     # True for an elementwise op: output element k depends only on element k of each (broadcast) input, so each
     # input's Jacobian is diagonal and equals its transpose; forward-mode AD then runs backward on the tangent.
     diagonal_jacobian = False
+    # True for an op whose forward is linear in each tensor input with the others fixed (matmul, convolution),
+    # except the input at ``bias_input`` (None allowed in its place), added to the result: forward-mode AD then
+    # applies forward itself to one tangent at a time.
+    multilinear = False
+    bias_input: int | None = None
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
 
     def __init__(self) -> None:

@@ -8,8 +8,10 @@ see ``_scope.py`` for how a transform keeps to its own inputs. Differences from 
 - ``jacrev`` computes the Jacobian one row (one backward pass) per output element, ``jacfwd`` one column per
   input element; PyTorch batches them with vmap. ``chunk_size`` and ``randomness`` are accepted and checked;
   ``f`` runs once per call, so random operations in it draw once (as PyTorch's ``randomness="same"``).
-- ``jvp``, ``jacfwd``, ``linearize`` and ``hessian`` get Jacobian-vector products by the double-backward trick
-  (``ember/autograd/_jvp.py``), not forward-mode dual numbers: same results, needs ``f`` twice differentiable.
+- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's; ``jacfwd``, ``linearize`` and ``hessian``
+  (and ``jvp`` where its results must be differentiable again, inside a reverse-mode transform) get their
+  Jacobian-vector products by the double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f``
+  twice differentiable.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd._jvp import forward_products
+from ..autograd._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
 from ..autograd._rows import basis_row, stack_rows
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
@@ -152,15 +154,24 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
     _check_dual(flat_primals, flat_tangents)
     with Scope() as scope:
         flat_diff = [scope.differentiable(t) for t in flat_primals]
-        flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
-        products = forward_products(flat_out, flat_diff)
-        scope.own(products.dummies)
+        forward_mode = (not push_basis and forward_mode_applies(flat_diff + flat_tangents)
+                        and not scope.reaches_outer(flat_tangents))
+        if forward_mode:  # the function runs on dual inputs: each op computes its tangent (_jvp.py)
+            with dual_inputs(flat_diff, flat_tangents) as duals:
+                flat_out, out_spec, aux = _call(scope, func, primals, argnums, duals, primals_spec, has_aux, api)
+                out_tangents = [tangent_of(o) for o in flat_out]
+        else:
+            flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
         outputs_outer = scope.reaches_outer(flat_out)
+        if not forward_mode or outputs_outer:  # tangents that must be differentiable: the double-backward trick
+            products = forward_products(flat_out, flat_diff)
+            scope.own(products.dummies)
 
         def push(flat_tangents) -> list:
             record = outputs_outer or scope.reaches_outer(flat_tangents)
+            pushed = out_tangents if forward_mode and not record else products.push(flat_tangents, create_graph=record)
             out = []
-            for o, t in zip(flat_out, products.push(flat_tangents, create_graph=record)):
+            for o, t in zip(flat_out, pushed):
                 if t is None:
                     if strict:
                         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent "
