@@ -66,6 +66,7 @@ CASES = {
     "where_clamp": (lambda m, a, b: m.where(a > 0, a, b).clamp(-0.5, 0.7), [(3, 4), (3, 4)]),
     "abs_neg": (lambda m, a: (-a).abs(), [(7,)]),
     "atan2_hypot": (lambda m, a, b: m.atan2(a, b) + m.hypot(a, b), [(4,), (4,)]),
+    "floor_sign": (lambda m, a: m.floor(a) + a.sign() + a, [(5,)]),
     "cast": (lambda m, a: a.to(m.float32).to(m.float64) * 0 + a.to(m.float64), [(4,)]),
     # activations
     "tanh_sigmoid": (lambda m, a: m.tanh(a) + m.sigmoid(a), [(3, 5)]),
@@ -251,3 +252,28 @@ def test_forward_over_reverse_hessian_vector_products(name):
             results.append([fwad.unpack_dual(g).tangent for g in grads])
     for i, (mine, theirs) in enumerate(zip(*results)):
         assert_close(mine.detach(), theirs.detach(), msg=f"H v for input {i}", **TOL)
+
+
+@pytest.mark.parametrize("api", ["func", "functional"])
+def test_jvp_apis_run_forward_mode(api, monkeypatch):
+    """torch.func.jvp and autograd.functional.jvp run the function on dual inputs (no backward pass): ReLU's
+    tangent is its backward on the tangent, with results equal to PyTorch's."""
+    from ember import autograd
+    from ember.autograd import engine
+
+    calls = []
+    for module in (engine, autograd):  # (autograd.grad calls its own binding)
+        monkeypatch.setattr(module, "run_backward", lambda *a, **k: calls.append(a))
+    rng = np.random.default_rng(2)
+    x0, v0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    results = []
+    for lib in (ember, torch):
+        def f(x, lib=lib):
+            return lib.relu(x @ lib.tensor(w0)).tanh()
+
+        x, v = lib.tensor(x0), lib.tensor(v0)
+        out = lib.func.jvp(f, (x,), (v,)) if api == "func" else lib.autograd.functional.jvp(f, x, v)
+        results.append(out)
+    assert not calls
+    for mine, theirs in zip(*results):
+        assert_close(mine, theirs, **TOL)
