@@ -298,6 +298,17 @@ def _level(level: int | None, api: str) -> _Level | None:
     return _current[-1]
 
 
+def check_dual(primal: Tensor, tangent: Tensor) -> None:
+    """PyTorch's errors for a primal and tangent that cannot make a dual tensor."""
+    for what, x in (("primal", primal), ("tangent", tangent)):
+        if not (x.is_floating_point() or x.is_complex()):
+            raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
+    if tangent.shape != primal.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(primal.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` whose tangent is ``tangent`` (used as is, not copied, when its layout matches), at the
     current level. ``tangent`` must have ``tensor``'s shape; both must be floating point or complex."""
@@ -305,13 +316,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if lvl is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
-    for what, x in (("primal", tensor), ("tangent", tangent)):
-        if not (x.is_floating_point() or x.is_complex()):
-            raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
-    if tangent.shape != tensor.shape:
-        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
-                           f"forward gradient is of size {list(tangent.shape)}.")
+    check_dual(tensor, tangent)
     if tensor.is_complex():
         raise NotImplementedError("forward-mode AD of complex tensors is not supported by ember")
     data = tangent._data

@@ -23,6 +23,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
 from ..autograd._rows import basis_row, stack_rows
+from ..autograd.forward_ad import check_dual
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
 from ._scope import (
@@ -151,7 +152,8 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
         for t in flat:
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(t)}")
-    _check_dual(flat_primals, flat_tangents)
+    for p, t in zip(flat_primals, flat_tangents):
+        check_dual(p, t)
     with Scope() as scope:
         flat_diff = [scope.differentiable(t) for t in flat_primals]
         forward_mode = (not push_basis and forward_mode_applies(flat_diff + flat_tangents)
@@ -185,18 +187,6 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
         primals_out = scope.unwrap(tree_unflatten(flat_out, out_spec))
         tangents_out = tree_unflatten(push(flat_tangents), out_spec)
     return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
-
-
-def _check_dual(flat_primals: list, flat_tangents: list) -> None:
-    """PyTorch's errors for a primal and tangent that cannot make a dual number (``forward_ad.make_dual``)."""
-    for p, t in zip(flat_primals, flat_tangents):
-        for what, x in (("primal", p), ("tangent", t)):
-            if not (x.is_floating_point() or x.is_complex()):
-                raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
-        if t.shape != p.shape:
-            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
-                               f"forward gradient is of size {list(t.shape)}.")
 
 
 def jvp(func: Callable, primals: tuple, tangents: Any, *, strict: bool = False, has_aux: bool = False):
