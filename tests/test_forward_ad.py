@@ -277,3 +277,37 @@ def test_jvp_apis_run_forward_mode(api, monkeypatch):
     assert not calls
     for mine, theirs in zip(*results):
         assert_close(mine, theirs, **TOL)
+
+
+def _custom_function(lib, with_jvp: bool):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            ctx.scale = scale
+            return x ** 3 * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * ctx.scale * g, None
+
+    if with_jvp:
+        def jvp(ctx, x_t, scale_t):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * ctx.scale * x_t
+
+        Cube.jvp = staticmethod(jvp)
+    return Cube
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_custom_function_jvp_as_pytorch(requires_grad):
+    """A custom Function's tangents come from its jvp; without one, PyTorch's NotImplementedError."""
+    fn = lambda m, x: _custom_function(m, True).apply(x, 2.0).sin()  # noqa: E731
+    check_forward(fn, [(4,)], requires_grad=requires_grad)
+    for lib in (ember, torch):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level(), pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            _custom_function(lib, False).apply(fwad.make_dual(lib.ones(2), lib.ones(2)), 2.0)

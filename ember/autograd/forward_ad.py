@@ -33,7 +33,9 @@ use the double-backward trick instead (``_jvp.py``).
 
 from __future__ import annotations
 
+import contextlib
 import weakref
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from .._backend import quiet_enter, quiet_exit, xp
@@ -366,6 +368,39 @@ def carry_saved_tangent(array, t: Tensor) -> None:
     tangent = None if level is None else level.of_array(array)
     if tangent is not None:
         level.set(t, tangent)
+
+
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """No tangents computed in the block (a custom Function's forward: its ``jvp`` gives them)."""
+    level = graph._dual_level
+    graph.set_dual_level(None)
+    try:
+        yield
+    finally:
+        graph.set_dual_level(level)
+
+
+def function_jvp(fn_class, ctx, args: tuple, outputs) -> None:
+    """A custom Function's outputs get the tangents its ``jvp(ctx, *input_tangents)`` returns, as PyTorch's
+    (zeros for a tensor input without a tangent, None for a non-tensor argument)."""
+    level = graph._dual_level
+    tangents = []
+    for a in args:
+        tangent = level.get(a) if isinstance(a, Tensor) else None
+        if tangent is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
+            tangent = Tensor._make(xp.zeros_like(a._data))
+        tangents.append(tangent)
+    ctx._in_jvp = True
+    try:
+        with suspended():
+            result = fn_class.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    result = result if isinstance(result, tuple) else (result,)
+    for out, tangent in zip(outputs, result):
+        if isinstance(out, Tensor) and isinstance(tangent, Tensor):
+            level.set(out, Tensor._make(xp.array(tangent._data, dtype=out._data.dtype)))
 
 
 # ---------------------------------------------------------------- in-place ops (ops/inplace.py, ops/indexing.py)
