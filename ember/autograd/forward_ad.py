@@ -25,10 +25,15 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
   ``d<J^T g, v>/dg = J v``. This costs about two backwards of the op plus recording. An op whose backward
   formula cannot be recorded raises ``HigherOrderError`` naming it.
 
+A custom ``autograd.Function`` gets its tangents from its own ``jvp``, as PyTorch's. Saved arrays handed to a
+recorded backward formula carry their tensor's tangent (``carry_saved_tangent``), so a gradient computed with
+``create_graph=True`` inside the level has a tangent: a Hessian-vector product (forward-over-reverse).
+
 The first-order path pays one check per op (``graph._dual_level``) when no level is entered. Tangents are
 computed as constants: reverse mode does not differentiate through them (PyTorch's tangents are
 differentiable); the functions that need that (``torch.func.jvp`` inside a reverse transform, ``create_graph``)
-use the double-backward trick instead (``_jvp.py``).
+use the double-backward trick instead (``_jvp.py``). Tangents are kept per level by tensor id, held weakly,
+so ``Tensor`` carries no field for them.
 """
 
 from __future__ import annotations
