@@ -114,20 +114,15 @@ CASES = {
     "layer_norm_plain": (lambda m, x: _f(m).layer_norm(x, (2, 5)), [(3, 2, 5)]),
     "max_pool2d": (lambda m, x: _f(m).max_pool2d(x, 2), [(1, 2, 4, 4)]),
     "avg_pool2d": (lambda m, x: _f(m).avg_pool2d(x, 2), [(1, 2, 4, 4)]),
+    "avg_pool2d_padded": (lambda m, x: _f(m).avg_pool2d(x, 3, stride=2, padding=1), [(2, 2, 5, 5)]),
+    "flip_roll_repeat_tril": (lambda m, a: m.tril(a.flip(0).roll(1, 1).repeat(1, 2)), [(3, 4)]),
     "embedding": (lambda m, w: _f(m).embedding(m.tensor([[0, 2], [1, 1]]), w), [(3, 4)]),
     "dropout_eval": (lambda m, x: _f(m).dropout(x, 0.5, training=False), [(3, 4)]),
 }
 
 
-# Backward formulas that are not recordable yet but do not say so (they write through views of a buffer, which a
-# recorded formula cannot see): their tangents would be zeros.
-NOT_RECORDABLE = {"avg_pool2d": "AvgPoolNd's backward writes its buffer through views"}
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_tangents_match_pytorch(name):
-    if name in NOT_RECORDABLE:
-        pytest.skip(f"backward formula not recordable yet: {NOT_RECORDABLE[name]}")
     fn, specs, *positive = CASES[name]
     # ember's erf-based GELU is accurate to 1e-7 (first order too), not to 1e-10
     tol = dict(atol=1e-7, rtol=1e-7) if name == "gelu" else TOL

@@ -13,6 +13,8 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
 
 - a view (``Node.is_view``) is linear in its input: its forward applied to the tangent is the tangent, and is a
   view of the input's tangent, as PyTorch's;
+- a linear op (``Node.linear``: sums, concatenation, gathers, average pooling): its forward applied to the
+  tangents is the tangent;
 - a multilinear op (``Node.multilinear``: matmul, linear, convolution): linear in each input with the others
   fixed, so ``J v`` is its forward with one input replaced by its tangent, summed over the inputs (a bias's
   tangent enters as the bias of a forward on zeros). This costs one forward of the op per tangent;
@@ -132,6 +134,11 @@ class _Level:
                 fresh = type(node)()
                 fresh.needs_input_grad = node.needs_input_grad
                 out_tangents = [None if tangents[0] is None else fresh.forward(tangents[0], *arrays[1:], **params)]
+            elif node.linear:
+                _GradState.enabled = False
+                fresh = type(node)()
+                fresh.needs_input_grad = None  # (its forward keeps nothing for a backward)
+                out_tangents = [fresh.forward(*_zeros_for_missing(arrays, tangents), **params)]
             elif node.multilinear:
                 _GradState.enabled = False
                 out_tangents = [_multilinear(node, arrays, params, tangents)]
@@ -181,6 +188,12 @@ def _same_view(tangent, base, view):
                                   "tangent after the view was made")
     offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     return xp.ndarray(view.shape, view.dtype, buffer=tangent, offset=offset, strides=view.strides)
+
+
+def _zeros_for_missing(arrays: list, tangents: list) -> list:
+    """The tangents in place of the arrays, zeros for a floating array without one (others, indices, kept)."""
+    return [v if v is not None else xp.zeros_like(a) if isinstance(a, xp.ndarray) and a.dtype.kind in "fc" else a
+            for a, v in zip(arrays, tangents)]
 
 
 def _multilinear(node, arrays: list, params: dict, tangents: list):

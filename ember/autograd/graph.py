@@ -94,6 +94,9 @@ class Node:
     # applies forward itself to one tangent at a time.
     multilinear = False
     bias_input: int | None = None
+    # True for an op linear in its floating inputs jointly (sums, concatenation, gathers, average pooling):
+    # forward-mode AD applies forward to the tangents (zeros for an input without one).
+    linear = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
 
     def __init__(self) -> None:

@@ -62,6 +62,8 @@ class BasicIndex(Node):
 
 
 class AdvancedIndex(Node):
+    linear = True
+
     def forward(self, x, idx):
         self.shape, self.idx = x.shape, idx
         return x[idx]
@@ -182,6 +184,8 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 
 class Gather(Node):
+    linear = True
+
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
         # an index smaller than x in another dimension reads that leading block (NumPy would broadcast it)
