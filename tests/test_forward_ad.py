@@ -152,16 +152,24 @@ def test_inplace_ops_and_views_carry_tangents():
     check_forward(fn, [(3, 4), (3, 4)])
 
 
-def test_forward_mode_jvp_of_a_network_matches_pytorch():
+def _network(lib, norm: bool):
+    layers = [lib.nn.Linear(6, 8), lib.nn.GELU(approximate="tanh")] + ([lib.nn.LayerNorm(8)] if norm else []) + [
+        lib.nn.Linear(8, 8), lib.nn.Sigmoid(), lib.nn.Dropout(0.5), lib.nn.Linear(8, 3)]
+    return lib.nn.Sequential(*layers).double().eval()
+
+
+@pytest.mark.parametrize("norm", [False, True], ids=["mlp", "with-layer-norm"])
+def test_forward_mode_jvp_of_a_network_matches_pytorch(norm):
     """A Jacobian-vector product of a small network with respect to its parameters (as PyTorch's tutorial)."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((4, 6))
     results = []
     for lib in (ember, torch):
         lib.manual_seed(0)
-        net = lib.nn.Sequential(lib.nn.Linear(6, 8), lib.nn.GELU(), lib.nn.LayerNorm(8), lib.nn.Linear(8, 3)).double()
+        net = _network(lib, norm)
+        weights = np.random.default_rng(4)  # the same weights for both
         for p in net.parameters():
-            p.data = lib.tensor(rng.standard_normal(tuple(p.shape)))
+            p.data = lib.tensor(weights.standard_normal(tuple(p.shape)))
         tangents = {n: lib.tensor(np.random.default_rng(5).standard_normal(tuple(p.shape)))
                     for n, p in net.named_parameters()}
         fwad = lib.autograd.forward_ad
