@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from oracle import assert_close, make_inputs
+from test_autograd import _cube
 
 import ember
 from ember.autograd.recorded import HigherOrderError
@@ -283,26 +284,23 @@ def test_jvp_apis_run_forward_mode(api, monkeypatch):
 
 
 def _custom_function(lib, with_jvp: bool):
-    class Cube(lib.autograd.Function):
+    """test_autograd's custom Function x -> k x^3, with PyTorch's forward-mode additions when ``with_jvp``."""
+    cube = _cube(lib)
+    if not with_jvp:
+        return cube
+
+    class CubeWithJvp(cube):
         @staticmethod
-        def forward(ctx, x, scale):
-            ctx.save_for_backward(x)
+        def forward(ctx, x, k):
             ctx.save_for_forward(x)
-            ctx.scale = scale
-            return x ** 3 * scale
+            return cube.forward(ctx, x, k)
 
         @staticmethod
-        def backward(ctx, g):
+        def jvp(ctx, x_t, k_t):
             (x,) = ctx.saved_tensors
-            return 3 * x ** 2 * ctx.scale * g, None
+            return 3 * x ** 2 * ctx.k * x_t
 
-    if with_jvp:
-        def jvp(ctx, x_t, scale_t):
-            (x,) = ctx.saved_tensors
-            return 3 * x ** 2 * ctx.scale * x_t
-
-        Cube.jvp = staticmethod(jvp)
-    return Cube
+    return CubeWithJvp
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
