@@ -29,7 +29,8 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
 
 A custom ``autograd.Function`` gets its tangents from its own ``jvp``, as PyTorch's. Saved arrays handed to a
 recorded backward formula carry their tensor's tangent (``carry_saved_tangent``), so a gradient computed with
-``create_graph=True`` inside the level has a tangent: a Hessian-vector product (forward-over-reverse).
+``create_graph=True`` inside the level, or by ``autograd.grad`` of outputs that carry tangents (whose formulas
+then run recorded), has a tangent: a Hessian-vector product (forward-over-reverse).
 
 The first-order path pays one check per op (``graph._dual_level``) when no level is entered. Tangents are
 computed as constants: reverse mode does not differentiate through them (PyTorch's tangents are
@@ -419,6 +420,13 @@ def function_jvp(fn_class, ctx, args: tuple, outputs) -> None:
     for out, tangent in zip(outputs, result):
         if isinstance(out, Tensor) and isinstance(tangent, Tensor):
             level.set(out, Tensor._make(xp.array(tangent._data, dtype=out._data.dtype)))
+
+
+def detached(t: Tensor) -> Tensor:
+    """``t.detach()`` keeping ``t``'s tangent (a gradient computed for its tangent only, ``autograd.grad``)."""
+    out = t.detach()
+    share_tangent(t, out)
+    return out
 
 
 # ---------------------------------------------------------------- in-place ops (ops/inplace.py, ops/indexing.py)
