@@ -70,16 +70,20 @@ def build_mlp(fw, batch: int, seed: int = 0):
     return step
 
 
+def _small_cnn(nn):
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+    )
+
+
 def build_cnn(fw, batch: int, seed: int = 0):
     """A small CNN on 28x28 inputs: conv(1->16, 3x3) ReLU maxpool, conv(16->32, 3x3) ReLU maxpool,
     linear(32*7*7 -> 10); CrossEntropy, SGD with momentum."""
     nn = fw.nn
     fw.manual_seed(seed)
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
-    )
+    model = _small_cnn(nn)
     criterion = nn.CrossEntropyLoss()
     optimizer = fw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xs, ys = _data(fw, batch, (1, 28, 28), seed)
@@ -309,6 +313,44 @@ def build_mlp_plain(fw, batch: int, seed: int = 0):
     return _classifier_step(model, criterion, optimizer, xs, ys)
 
 
+def _func_grad(fw):
+    """``torch.func.grad``; for ember, until it has one, the same built on ember.autograd.grad through vmap's
+    gradient helpers (a leaf per example, one backward for the batch)."""
+    if hasattr(fw.func, "grad"):
+        return fw.func.grad
+    from ember.func._batched_grad import autograd_grad, grad_leaf
+    from ember.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+    def grad(f):
+        def g(params, *args):
+            leaves, spec = tree_flatten(tree_map(grad_leaf, params))
+            return tree_unflatten(list(autograd_grad(f(tree_unflatten(leaves, spec), *args), leaves)), spec)
+        return g
+    return grad
+
+
+def build_per_sample_grads(fw, batch: int, seed: int = 0):
+    """Per-sample gradients of the small CNN of ``build_cnn`` as PyTorch's tutorial computes them:
+    ``vmap(grad(loss), in_dims=(None, None, 0, 0))`` over functional_call, cross-entropy of each sample."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    model = _small_cnn(nn)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+    xs, ys = _data(fw, batch, (1, 28, 28), seed)
+
+    def compute_loss(params, buffers, sample, target):
+        out = fw.func.functional_call(model, (params, buffers), (sample.unsqueeze(0),))
+        return nn.functional.cross_entropy(out, target.unsqueeze(0))
+
+    per_sample = fw.func.vmap(_func_grad(fw)(compute_loss), in_dims=(None, None, 0, 0))
+
+    def step(i: int):
+        return per_sample(params, buffers, xs[i % 8], ys[i % 8])
+
+    return step
+
+
 OPS_PER_STEP = 100
 
 
@@ -368,6 +410,38 @@ def build_upsample_nearest(fw, batch: int, seed: int = 0):
     return build_upsample(fw, batch, seed, mode="nearest")
 
 
+def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
+    """One WGAN-GP critic step on 32x32 images: the Wasserstein loss plus the gradient penalty, whose input
+    gradient is taken with create_graph=True and differentiated again into the critic's weights."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    critic = nn.Sequential(
+        nn.Conv2d(3, 32, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Conv2d(32, 64, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 128, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Flatten(), nn.Linear(128 * 4 * 4, 1),
+    )
+    optimizer = fw.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.9))
+    rng = np.random.default_rng(seed)
+    reals = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
+    fakes = [fw.tensor(rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)) for _ in range(8)]
+    alphas = [fw.tensor(rng.uniform(0, 1, (batch, 1, 1, 1)).astype(np.float32)) for _ in range(8)]
+
+    def step(i: int) -> float:
+        real, fake, alpha = reals[i % 8], fakes[i % 8], alphas[i % 8]
+        x_hat = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        scores = critic(x_hat)
+        (grads,) = fw.autograd.grad(scores, x_hat, fw.ones_like(scores), create_graph=True)
+        penalty = ((grads.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 # name -> (builder, batch, label)
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
@@ -385,8 +459,10 @@ WORKLOADS = {
     "mlp1": (build_mlp_plain, 1, "MLP (no BN) step, batch 1"),
     "op_add": (build_op_add, 4, "x + y recorded, 4 elements"),
     "convt32": (build_conv_transpose, 32, "ConvTranspose2d fwd+bwd, batch 32"),
+    "per_sample_grads64": (build_per_sample_grads, 64, "vmap(grad) per-sample CNN, 64"),
     "upsample_bilinear": (build_upsample, 16, "bilinear 32->64, (16,64), fwd+bwd"),
     "upsample_nearest": (build_upsample_nearest, 16, "nearest 32->64, (16,64), fwd+bwd"),
+    "wgan_gp32": (build_wgan_gp_critic, 32, "WGAN-GP critic step (penalty), b32"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

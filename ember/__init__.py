@@ -119,7 +119,7 @@ from .ops.complex import (
     view_as_real,
 )
 from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
-from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance
+from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance, pdist
 from .ops.einsum import einsum
 from .ops.elementwise import (
     add,
@@ -154,7 +154,7 @@ from .ops.elementwise import (
     true_divide,
 )
 from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
-from .ops.index_update import index_add, index_copy, index_fill, index_put
+from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.indexing import (
     gather,
     index_select,
@@ -167,7 +167,23 @@ from .ops.indexing import (
     select,
     where,
 )
-from .ops.linalg import addbmm, addmm, addmv, addr, baddbmm, bmm, dot, inner, matmul, mm, mv, outer
+from .ops.linalg import (
+    addbmm,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    bmm,
+    dot,
+    inner,
+    kron,
+    matmul,
+    mm,
+    mv,
+    outer,
+    tensordot,
+    vdot,
+)
 from .ops.linalg_compat import (
     cholesky,
     cholesky_inverse,
@@ -394,7 +410,8 @@ _module_getattr = _missing.module_getattr(__name__)
 _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.autocast_mode",
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
-         "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft"}
+         "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
+         "vmap": "func"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -436,6 +453,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         set_autocast_enabled,
     )
     from .fft._stft import istft, stft
+    from .func import vmap
     from .serialization import load, save
 
     __version__: str
@@ -493,16 +511,18 @@ __all__ = [
     "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
-    "isclose", "isfinite", "isin", "isinf", "isnan", "istft", "jit", "kaiser_window", "kthvalue", "le", "lerp", "less",
+    "isclose", "isfinite", "isin", "isinf", "isnan", "istft",
+    "jit", "kaiser_window", "kron", "kthvalue", "le", "lerp", "less",
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
     "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logspace",
     "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed", "masked_fill",
-    "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median", "memory_format",
+    "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power",
+    "max", "maximum", "mean", "median", "memory_format",
     "meshgrid", "min", "minimum", "MissingFeatureError", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
     "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
-    "ones_like", "onnx", "optim", "outer", "pairwise_distance", "permute", "pi", "pinverse", "polar", "polygamma",
-    "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
+    "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
+    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
     "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
@@ -511,10 +531,11 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin",
     "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
     "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
-    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh", "Tensor", "tensor", "tensor_split", "testing",
+    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
+    "tanh", "Tensor", "tensor", "tensor_split", "tensordot", "testing",
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
-    "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "version",
-    "view_as_complex", "view_as_real", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
+    "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
 ]

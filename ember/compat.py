@@ -92,7 +92,7 @@ _TORCH_LIBRARIES = {
     "torch_sparse": "use ember's sparse COO tensors (torch.sparse_coo_tensor) or dense ops",
     "torch_cluster": "ember has no graph kernels",
     "mamba_ssm": "ember has no GPU kernels",
-    "functorch": "ember has no function transforms (vmap, grad); use loss.backward()",
+    "functorch": "use torch.func (ember has torch.func.vmap and functional_call) or loss.backward()",
 }
 
 

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -113,7 +114,7 @@ def _mutations(node: ast.AST):
 
 def candidates(path: str, root: str = ROOT) -> list[dict]:
     """Every single-line mutant of ``path``: {file, line, col, end, before, after}."""
-    source = open(os.path.join(root, path), encoding="utf-8").read()
+    source = Path(root, path).read_text(encoding="utf-8")
     tree = ast.parse(source)
     skip = _docstring_lines(tree)
     lines = source.splitlines()
@@ -136,7 +137,7 @@ def candidates(path: str, root: str = ROOT) -> list[dict]:
 def _apply(scratch: str, mutant: dict) -> str | None:
     """Write the mutant into ``scratch``; the original text (to restore), or None when it does not compile."""
     path = os.path.join(scratch, mutant["file"])
-    original = open(path, encoding="utf-8").read()
+    original = Path(path).read_text(encoding="utf-8")
     lines = original.splitlines(keepends=True)
     i = mutant["line"] - 1
     line = lines[i]

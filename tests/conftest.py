@@ -46,6 +46,23 @@ def _split_elementwise_kernels_from_small_sizes(monkeypatch):
     monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", _parallel.MIN_PARALLEL_ELEMENTS)
 
 
+@pytest.fixture(autouse=True)
+def _training_loop_warnings_as_they_were():
+    """ember's training-loop warnings (``ember.diagnostics``), switched on by a test, are switched back after it:
+    left on, they would fire in later tests, whose programs were not written for them."""
+    config = sys.modules.get("ember.diagnostics.config")
+    before = dict(config.enabled) if config is not None else {}
+    yield
+    config = sys.modules.get("ember.diagnostics.config")
+    if config is not None and config.enabled != {kind: before.get(kind, False) for kind in config.KINDS}:
+        from ember.diagnostics import set_warnings
+
+        set_warnings(False)
+        on = [kind for kind, was_on in before.items() if was_on]
+        if on:
+            set_warnings(True, *on)
+
+
 @pytest.fixture
 def threads():
     """Restores ember's thread count after a test that changes it (``ember.set_num_threads``)."""

@@ -130,7 +130,8 @@ def test_checkpoint_gives_the_values_and_gradients_of_pytorch():
         assert_close(e, t)
     for c in (ec, tc):
         with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
-            c.checkpoint(lambda a: a * 2, ember.ones(1) if c is ec else torch.ones(1))
+            m = ember if c is ec else torch  # (an input that requires grad: no other warning)
+            c.checkpoint(lambda a: a * 2, m.ones(1, requires_grad=True))
     for c in (ec, tc):  # no input requires grad: PyTorch's reentrant checkpoint warns, and so does ember's
         with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
             c.checkpoint(lambda a: a, ember.ones(1) if c is ec else torch.ones(1), use_reentrant=True)

@@ -138,7 +138,7 @@ def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
     to = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
     to.backward(torch.tensor(up))
     for a, t in zip(results[0], (to, tx.grad, tw.grad, tb.grad)):
-        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
+        assert_close(a, t, atol=1e-5 * float(t.detach().abs().max()), rtol=1e-4)
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
@@ -173,7 +173,7 @@ def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, pad
         eo.backward(ember.tensor(up))
         results.append([eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()])
     for a, t in zip(results[0], (to, tx.grad, tw.grad)):  # float32 sums of 10^4 terms: tolerance by scale
-        assert_close(a, t, atol=1e-5 * float(t.abs().max()), rtol=1e-4)
+        assert_close(a, t, atol=1e-5 * float(t.detach().abs().max()), rtol=1e-4)
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)

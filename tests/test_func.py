@@ -98,5 +98,5 @@ def test_stack_module_state_as_pytorch():
 
 
 def test_missing_transforms_are_named():
-    with pytest.raises(AttributeError, match="torch.func.vmap is not implemented in ember"):
-        ember.func.vmap  # noqa: B018
+    with pytest.raises(AttributeError, match="torch.func.functionalize is not implemented in ember"):
+        ember.func.functionalize  # noqa: B018

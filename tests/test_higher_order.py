@@ -169,3 +169,12 @@ def test_a_formula_that_turns_a_gradient_into_a_python_number_is_a_clear_error()
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(HigherOrderError, match="Python number"):
         ember.autograd.grad(ScaleByGrad.apply(x).sum(), x, create_graph=True)
+
+
+def test_half_precision_ops_computed_in_float32_refuse_create_graph_rather_than_lose_terms():
+    """A bfloat16 linear computes on float32 copies of its inputs; their second-order terms would silently vanish."""
+    x = ember.randn(3, 4).to(ember.bfloat16).requires_grad_()
+    w = ember.randn(5, 4).to(ember.bfloat16).requires_grad_()
+    y = ember.nn.functional.linear(x * x, w)
+    with pytest.raises(HigherOrderError, match="half-precision"):
+        ember.autograd.grad(y.sum(), x, create_graph=True)

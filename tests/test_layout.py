@@ -4,6 +4,7 @@ hooks), and docs/ARCHITECTURE.md's layout lists every file under ember/."""
 import ast
 import os
 import re
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -26,7 +27,7 @@ def imported_modules(rel: str, path: str) -> set[str]:
     else:
         package = package.rsplit(".", 1)[0]
     out = set()
-    for node in ast.walk(ast.parse(open(path).read())):
+    for node in ast.walk(ast.parse(Path(path).read_text())):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -60,7 +61,7 @@ def test_the_import_check_sees_relative_imports():
 
 def listed_paths() -> set[str]:
     """The files named in the layout block of docs/ARCHITECTURE.md (indentation gives the folder)."""
-    text = open(os.path.join(ROOT, "docs", "ARCHITECTURE.md")).read()
+    text = Path(ROOT, "docs", "ARCHITECTURE.md").read_text()
     block = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
     stack: list[tuple[int, str]] = []
     found = set()

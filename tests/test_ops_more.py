@@ -2,6 +2,8 @@
 trace/tril_indices/triu_indices, median/kthvalue/std_mean/var_mean/count_nonzero/aminmax, addcmul/addcdiv,
 cosine_similarity/pairwise_distance/cdist/dist against PyTorch."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -115,6 +117,102 @@ def test_beta_zero_ignores_nan_input():
 ])
 def test_inner_trace(fn, specs):
     check(fn, specs)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, a, b: m.tensordot(a, b), [(2, 3, 4), (3, 4, 5)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=0), [(2,), (3, 2)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([1, 0], [0, 2])), [(3, 2, 4), (2, 5, 3)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([-1], [0])), [(3, 4), (4,)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=([0, 1], [1, 0])), [(3, 4), (4, 3)]),
+    (lambda m, a, b: m.tensordot(a, b, dims=0), [(), (2,)]),
+    (lambda m, a, b: m.kron(a, b), [(2, 3), (4, 2)]),
+    (lambda m, a, b: a.kron(b), [(2, 3), (4,)]),
+    (lambda m, a, b: m.kron(a, b), [(3,), (2, 1, 2)]),
+    (lambda m, a, b: m.vdot(a, b), [(4,), (4,)]),
+    (lambda m, a, b: a.vdot(b), [(0,), (0,)]),
+])
+def test_tensordot_kron_vdot(fn, specs):
+    check(fn, specs)
+
+
+_MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, False]])
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK), s), [(3, 4), (3, 4)]),
+    (lambda m, x, s: m.masked_scatter(x, m.tensor(_MASK), s), [(4,), (9,)]),  # x broadcast to the mask
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK[0]), s), [(3, 4), (2, 5)]),  # the mask broadcast
+    (lambda m, x, s: (x * 1).masked_scatter_(m.tensor(_MASK), s), [(3, 4), (7,)]),
+    (lambda m, x, s: x.masked_scatter(m.tensor(_MASK & False), s), [(3, 4), (0,)]),
+])
+def test_masked_scatter(fn, specs):
+    check(fn, specs)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.gather(x, 0, m.tensor(0)),
+    lambda m, x: m.gather(x, -1, m.tensor([0, 0])),
+    lambda m, x: m.index_select(x, 0, m.tensor([0])),
+    lambda m, x: m.index_select(x, -1, m.tensor(0)),
+    lambda m, x: m.cumsum(x, 0),
+    lambda m, x: m.cumsum(x, -1),
+])
+def test_zero_dim_gather_index_select_cumsum(fn):
+    check(fn, [()])
+
+
+def test_zero_dim_index_errors():
+    for bad in [lambda m: m.gather(m.tensor(2.0), 0, m.tensor(1)),
+                lambda m: m.index_select(m.tensor(2.0), 0, m.tensor([0, 0]))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+            bad(ember)
+
+
+@pytest.mark.parametrize("fn,specs", [
+    (lambda m, x: m.pdist(x), [(5, 3)]),
+    (lambda m, x: TF.pdist(x, p=1) if m is torch else EF.pdist(x, p=1), [(4, 2)]),
+    (lambda m, x: m.pdist(x, p=3.5), [(3, 4)]),
+    (lambda m, x: m.pdist(x, p=float("inf")), [(4, 3)]),
+    (lambda m, x: m.pdist(x, p=0), [(4, 3)]),
+    (lambda m, x: m.pdist(x), [(1, 3)]),
+])
+def test_pdist(fn, specs):
+    check(fn, specs)
+
+
+def test_pdist_errors():
+    for bad in [lambda m: m.pdist(m.ones(2, 3, 4)), lambda m: m.pdist(m.ones(3, 4), p=-1)]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+            bad(ember)
+
+
+def test_masked_scatter_errors():
+    for bad in [lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(5)),
+                lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3), m.ones(6)),
+                lambda m: m.zeros(2, 3).masked_scatter(m.ones(2, 3) > 0, m.ones(6, dtype=m.float64))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value)[:40])):
+            bad(ember)
+
+
+def test_tensordot_kron_vdot_complex_and_errors():
+    check(lambda m, a, b: m.vdot(a, b), [(3,), (3,)], dtype=np.complex128)
+    check(lambda m, a, b: m.kron(a, b), [(2,), (2, 2)], dtype=np.complex128)
+    for bad in [lambda m: m.tensordot(m.ones(2, 3), m.ones(4, 2), dims=1),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=-1),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=3),
+                lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=([0], [0, 1])),
+                lambda m: m.vdot(m.ones(2, 2), m.ones(2))]:
+        with pytest.raises(RuntimeError) as expected:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(expected.value).split(",")[0])):
+            bad(ember)
 
 
 def test_tri_indices():

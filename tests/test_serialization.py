@@ -267,16 +267,70 @@ def test_tensors_refuse_pickle():
         pickle.dumps(ember.zeros(2))
 
 
-def test_nesting_is_read_up_to_the_bound_and_refused_past_it():
+class Holder(ember.nn.Module):
+    """A module holding one thing (a submodule, or a tensor as a plain attribute)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+
+# One level of nesting, and the way back in: a tensor (or any leaf) inside is no level of its own.
+WRAPS = {"list": (lambda x: [x], lambda x: x[0]), "tuple": (lambda x: (x,), lambda x: x[0]),
+         "dict": (lambda x: {"k": x}, lambda x: x["k"]), "OrderedDict": (lambda x: OrderedDict(k=x), lambda x: x["k"]),
+         "module": (Holder, lambda m: m.inner)}
+
+
+def nested(levels, wrap, leaf):
+    for _ in range(levels):
+        leaf = wrap(leaf)
+    return leaf
+
+
+@pytest.mark.parametrize("kind, fmt", [(k, f) for k in WRAPS for f in ("ember", "torch")
+                                       if (k, f) != ("module", "torch")])  # PyTorch's format holds no modules
+def test_save_writes_the_deepest_nesting_load_reads_and_refuses_deeper(kind, fmt, tmp_path):
     from ember.serialization._archive import MAX_DEPTH
 
-    def nested(levels):
-        x = 1
-        for _ in range(levels):
-            x = [x]
-        return x
-    assert round_trip(nested(MAX_DEPTH)) == nested(MAX_DEPTH)
+    wrap, unwrap = WRAPS[kind]
+    leaf = ember.arange(3.0)
     buf = io.BytesIO()
-    ember.save(nested(MAX_DEPTH + 1), buf)
-    with pytest.raises(RuntimeError, match=f"nests deeper than {MAX_DEPTH} levels"):
-        ember.load(io.BytesIO(buf.getvalue()))
+    ember.save(nested(MAX_DEPTH, wrap, leaf), buf, format=fmt)
+    out = ember.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    for _ in range(MAX_DEPTH):
+        out = unwrap(out)
+    assert_same_tensor(out, leaf)
+    if fmt == "torch":  # PyTorch reads it too
+        out = torch.load(io.BytesIO(buf.getvalue()), weights_only=True)
+        for _ in range(MAX_DEPTH):
+            out = unwrap(out)
+        assert torch.equal(out, torch.arange(3.0))
+    path = tmp_path / "ckpt.pt"
+    ember.save({"step": 1}, path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=rf"nests {MAX_DEPTH + 1} or more levels deep.*at most {MAX_DEPTH}"):
+        ember.save(nested(MAX_DEPTH + 1, wrap, leaf), path, format=fmt)
+    assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]  # no temporary left either
+    with pytest.raises(ValueError, match=f"{MAX_DEPTH + 1} or more"):
+        ember.save(nested(MAX_DEPTH + 1, wrap, leaf), io.BytesIO(), format=fmt)
+
+
+@pytest.mark.parametrize("node", ['{"list": [X]}', '{"dict": [["k", X]]}'])
+def test_load_refuses_a_manifest_nested_past_the_bound(node):
+    from ember.serialization._archive import MAX_DEPTH
+
+    def manifest(levels):
+        root = "null"
+        for _ in range(levels):
+            root = node.replace("X", root)
+        return f'{{"format": "ember.save", "version": 1, "arrays": [], "root": {root}}}'
+
+    for levels, loads in ((MAX_DEPTH, True), (MAX_DEPTH + 1, False)):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr("ember.json", manifest(levels))
+        if loads:
+            ember.load(io.BytesIO(buf.getvalue()))
+        else:
+            with pytest.raises(RuntimeError, match=f"nests deeper than {MAX_DEPTH} levels"):
+                ember.load(io.BytesIO(buf.getvalue()))

@@ -135,7 +135,8 @@ def test_dcgan_on_mnist_files_trains(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["real"] == [16, 1, 16, 16] and result["fake"] == [16, 1, 16, 16]
     assert result["d_losses"][-1] < result["d_losses"][0], result
-    assert Image.open(tmp_path / "samples.png").size == (4 * 18 + 2, 4 * 18 + 2)
+    with Image.open(tmp_path / "samples.png") as grid:
+        assert grid.size == (4 * 18 + 2, 4 * 18 + 2)
 
 
 FINE_TUNE = """

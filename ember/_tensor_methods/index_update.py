@@ -40,6 +40,12 @@ class IndexUpdateMethods:
     def masked_fill_(self, mask: Tensor, value) -> Tensor:
         return ops.index_update.masked_fill_(self, mask, value)
 
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.index_update.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return ops.index_update.masked_scatter_(self, mask, source)
+
     def scatter_(self, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
         return ops.index_update.scatter_(self, dim, index, src, value=value, reduce=reduce)
 

@@ -53,3 +53,9 @@ class LinalgMethods:
 
     def inner(self, b: Tensor) -> Tensor:
         return ops.linalg.inner(self, b)
+
+    def kron(self, other: Tensor) -> Tensor:
+        return ops.linalg.kron(self, other)
+
+    def vdot(self, other: Tensor) -> Tensor:
+        return ops.linalg.vdot(self, other)

@@ -27,8 +27,10 @@ _FIX = "This may indicate your script did not use scaler.scale(loss or outputs) 
 
 
 def _f32(x: float) -> float:
-    """``x`` rounded to float32, the precision PyTorch stores the scale in."""
-    return float(xp.float32(x))
+    """``x`` rounded to float32, the precision PyTorch stores the scale in: past float32's range it is inf, as in
+    PyTorch, without NumPy's overflow warning."""
+    with xp.errstate(over="ignore"):
+        return float(xp.float32(x))
 
 
 class GradScaler:

@@ -10,9 +10,14 @@ A mismatch raises ``GradcheckError`` (a RuntimeError) with PyTorch's message, or
 ``raise_exception=False``. As in PyTorch, inputs should be float64: float32's rounding is larger than the
 tolerances (a warning says so).
 
-Differences from PyTorch: complex inputs and outputs are not checked; ``gradgradcheck``, and the checks that
-need forward-mode AD or ``vmap`` (``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``),
-need gradients of gradients, which ember does not compute yet: they raise NotImplementedError.
+``gradgradcheck(func, inputs, grad_outputs)`` is ``gradcheck`` of the first-order gradients: of the function
+``(*inputs, *grad_outputs) -> autograd.grad(func(*inputs), inputs, grad_outputs, create_graph=True)``, so the
+second-order gradients backward records are compared with finite differences of the first-order ones.
+
+Differences from PyTorch: complex inputs and outputs are not checked; the checks that need forward-mode AD or
+``vmap`` (``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``, gradgradcheck's
+``check_fwd_over_rev``) raise NotImplementedError. gradgradcheck's random ``grad_outputs`` (uniform in [-1, 1], as
+PyTorch's) come from a fixed seed, not from the global generator.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from .._backend import xp
 from .._tensor import Tensor
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -163,7 +168,40 @@ def _fast_check(func, inputs, outputs, checked, eps, atol, rtol, raise_exception
     return True
 
 
-def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, **kwargs) -> bool:
-    """Checks gradients of gradients: needs ``create_graph=True``, which ember does not support yet."""
-    raise NotImplementedError("torch.autograd.gradgradcheck is not implemented in ember: it differentiates "
-                              "gradients (create_graph=True), which ember does not compute yet")
+def gradgradcheck(func: Callable, inputs, grad_outputs: Sequence | None = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
+    """True when the second-order gradients of ``func(*inputs)`` match finite differences of its first-order
+    gradients (see the module docstring). ``grad_outputs`` (one per output that requires grad) default to random
+    tensors that require grad, so that the gradients' dependence on them is checked too."""
+    if check_fwd_over_rev or check_batched_grad:
+        raise NotImplementedError("gradgradcheck's check_fwd_over_rev and check_batched_grad need forward-mode AD "
+                                  "and vmap, which ember does not have")
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        rng = xp.random.default_rng(0)
+        outputs = [o for o in _outputs(func, inputs) if o.requires_grad]
+        grad_outputs = tuple(
+            Tensor._make(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype if o._data.dtype.kind in "fc"
+                                                                     else xp.float64)).requires_grad_()
+            for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_out = len(grad_outputs)
+    diff_inputs = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+    def first_order(*args):
+        from . import grad as autograd_grad
+
+        with enable_grad():  # (gradcheck's finite differences run the function under no_grad)
+            ins = args[:len(args) - n_out]
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]
+            grads = autograd_grad(outs, [ins[i] for i in diff_inputs], list(args[len(args) - n_out:]),
+                                  create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode,
+                     masked=masked)

@@ -152,6 +152,10 @@ class Node:
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
+            if result._data is not out and node.saved:
+                # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
+                # must be that array, for create_graph to read it as the output (recorded.py)
+                node.saved = tuple(result._data if s is out else s for s in node.saved)
             node._link(inputs, needs, result)
             if cls.rerun_for_higher_order:
                 node._rerun = (inputs, params)

@@ -147,6 +147,8 @@ class RecordedArray:
             raise _fail(f"numpy.{ufunc.__name__}(..., out=...) (writing into an array)")
         if method == "at":
             return _ufunc_at(ufunc, *inputs)
+        if method == "accumulate" and ufunc.__name__ in _ACCUMULATE:
+            return _wrap(_ACCUMULATE[ufunc.__name__](_tensor(inputs[0]), kwargs.get("axis", 0)))
         if method != "__call__":
             raise _fail(f"numpy.{ufunc.__name__}.{method}")
         kwargs.pop("out", None)
@@ -160,9 +162,11 @@ class RecordedArray:
         return _wrap(impl(*[_tensor(a) for a in inputs]))
 
     def __array_function__(self, func, types, args, kwargs):
-        impl = _FUNCTIONS.get(func.__name__)
-        if impl is None or getattr(func, "__module__", "").startswith("numpy.linalg"):
-            raise _fail(f"numpy.{func.__name__}")
+        module = getattr(func, "__module__", "")
+        table = _LINALG if module.startswith("numpy.linalg") else _FFT if module.startswith("numpy.fft") else _FUNCTIONS
+        impl = table.get(func.__name__)
+        if impl is None:
+            raise _fail(f"{module.rsplit('._', 1)[0] or 'numpy'}.{func.__name__}")
         return impl(*args, **kwargs)
 
     # ------------------------------------------------------------ operators
@@ -534,6 +538,40 @@ def _triu(m, k=0):
     return _wrap(_E().triu(_tensor(m), k))
 
 
+def _cumprod(a, axis=None, dtype=None, out=None):
+    t = _tensor(a)
+    return _wrap(_E().cumprod(t.reshape(-1) if axis is None else t, dim=0 if axis is None else axis))
+
+
+def _put_along_axis(arr, indices, values, axis):
+    """``numpy.put_along_axis`` into a recorded buffer (made by ``zeros_like``): a functional scatter."""
+    if type(arr) is not RecordedArray:
+        raise _fail("numpy.put_along_axis into a plain array")
+    idx = _tensor(xp.asarray(_data(indices)))
+    arr.t = _E().scatter(arr.t, axis, idx, _tensor(_as_recorded(values)).expand(*idx.shape))
+
+
+def _roll(a, shift, axis=None):
+    return _wrap(_E().roll(_tensor(_as_recorded(a)), shift, axis))
+
+
+def _split(a, indices_or_sections, axis=0):
+    """numpy.split / array_split: PyTorch's tensor_split has their semantics (sections or split indices)."""
+    sections = _data(indices_or_sections)
+    if not isinstance(sections, int):
+        sections = [int(i) for i in sections]
+    return [_wrap(t) for t in _E().tensor_split(_tensor(_as_recorded(a)), sections, dim=axis)]
+
+
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return _wrap(_E().diagonal(_tensor(_as_recorded(a)), offset, axis1, axis2))
+
+
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    dim = -1 if axis is None else axis
+    return _wrap(_E().linalg.cross(_tensor(_as_recorded(a)), _tensor(_as_recorded(b)), dim=dim))
+
+
 def _real(a):
     return a.real if type(a) is RecordedArray else xp.real(a)
 
@@ -589,6 +627,57 @@ _FUNCTIONS: dict[str, Callable] = {
     "shares_memory": lambda a, b, max_work=None: False,
     "iscomplexobj": lambda x: _data(x).dtype.kind == "c",
     "isrealobj": lambda x: _data(x).dtype.kind != "c",
+    "cumprod": _cumprod,
+    "put_along_axis": _put_along_axis,
+    "roll": _roll,
+    "split": _split,
+    "array_split": _split,
+    "diagonal": _diagonal,
+    "cross": _cross,
+}
+
+
+# numpy.linalg's functions (a table of their own: names such as ``norm`` differ from the top level's)
+def _linalg(name: str) -> Callable:
+    return lambda *args: _wrap(getattr(_E().linalg, name)(*[_tensor(_as_recorded(a)) for a in args]))
+
+
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    u, s, vh = _E().linalg.svd(_tensor(_as_recorded(a)), full_matrices=full_matrices)
+    return (RecordedArray(u), RecordedArray(s), RecordedArray(vh)) if compute_uv else RecordedArray(s)
+
+
+_LINALG: dict[str, Callable] = {
+    "solve": _linalg("solve"),
+    "inv": _linalg("inv"),
+    "det": _linalg("det"),
+    "svd": _svd,
+}
+
+
+# numpy.fft's functions and ember.fft's
+def _fft(name: str, multi: bool = False) -> Callable:
+    def run(a, n=None, axis=-1, norm=None, s=None, axes=None):
+        fn = getattr(_E().fft, name)
+        if multi:
+            return _wrap(fn(_tensor(_as_recorded(a)), s=s, dim=axes, norm=norm))
+        return _wrap(fn(_tensor(_as_recorded(a)), n=n, dim=axis, norm=norm))
+    return run
+
+
+_FFT: dict[str, Callable] = {
+    "fft": _fft("fft"),
+    "ifft": _fft("ifft"),
+    "rfft": _fft("rfft"),
+    "irfft": _fft("irfft"),
+    "fftn": _fft("fftn", multi=True),
+    "ifftn": _fft("ifftn", multi=True),
+}
+
+
+# ``numpy.<ufunc>.accumulate(a, axis)`` and its ember op
+_ACCUMULATE: dict[str, Callable] = {
+    "logaddexp": lambda a, axis: _E().logcumsumexp(a, dim=axis),
 }
 
 
@@ -604,7 +693,7 @@ def recorded_saved(node) -> tuple:
     out = list(saved)
     for counter, _version, _array, (source, k) in node._saved_versions:
         value = saved[k]
-        if type(value) is RecordedArray:
+        if type(value) is RecordedArray or value.dtype.kind in "biu":  # integers and masks carry no gradient
             continue
         if isinstance(source, int):
             t = Tensor._make(value, node, source)
@@ -627,6 +716,9 @@ def run_recorded(node, grads: list):
     from .._tensor import Tensor
 
     with running(node.name()):
+        if node.half_dtype is not None:
+            # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
+            raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
         if node.rerun_for_higher_order:
             inputs, params = node._rerun
             fresh = type(node)()
@@ -661,3 +753,15 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
     t._grad = grad.t if current is None else current + grad.t
+
+
+def is_recorded(*arrays) -> bool:
+    """Whether any of ``arrays`` is a recorded stand-in: a fast kernel (``out=``, threads, strided views) then
+    takes its plain NumPy expression, which records itself."""
+    return any(type(a) is RecordedArray for a in arrays)
+
+
+def value_of(a):
+    """The plain values of ``a`` (a recorded stand-in's array, not recorded), for what a formula uses only to
+    choose (a step count, a branch): piecewise-constant choices have no derivative to record."""
+    return a.t._data if type(a) is RecordedArray else a

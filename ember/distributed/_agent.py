@@ -125,6 +125,7 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     target = args.target[1:] if args.target[:1] == ["--"] else args.target
     _env.export_torch_env()
+    _env.drop_no_topology_file(os.environ.get(_records.RUN_DIR_VAR))
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     command = target if args.no_python else [sys.executable, "-m", "ember.distributed._bootstrap", *target]
     kwargs, threads, to_close = _streams(args, rank, local_rank)

@@ -19,6 +19,21 @@ _LAUNCHER_VARS = (
     ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
 )
 TORCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+HWLOC_XMLFILE = "HWLOC_XMLFILE"
+
+
+def no_topology_file(run_dir: str) -> str:
+    """What ``ember.distributed.run`` sets ``HWLOC_XMLFILE`` to for mpiexec: a path in its own directory that is
+    never created. MPICH's proxies write the machine's hwloc topology to ``/tmp/hydra_hwloc_xmlfile_*`` for their
+    ranks only when ``HWLOC_XMLFILE`` is unset, and remove it only when they exit normally: a stopped job would
+    leave the file behind. hwloc, finding no file at the path, discovers the topology itself (each rank does)."""
+    return os.path.join(run_dir, "no-hwloc-topology-file")
+
+
+def drop_no_topology_file(run_dir: str | None) -> None:
+    """Give the rank the environment the user had: ``HWLOC_XMLFILE`` removed if the launcher set it."""
+    if run_dir and os.environ.get(HWLOC_XMLFILE) == no_topology_file(run_dir):
+        del os.environ[HWLOC_XMLFILE]
 
 
 def launcher_env(environ=os.environ) -> dict[str, str]:

@@ -7,8 +7,9 @@
   prints nothing about ranks the launcher stops), then each local rank's proxy,
   supervisor and process, by the pids they recorded.
 - MPICH's proxies each hold a topology file (``/tmp/hydra_hwloc_xmlfile_*``) that
-  they remove only when they exit normally; ``Job`` notes them while the job runs
-  and removes them once it is stopped.
+  they remove only when they exit normally. The launcher's ``HWLOC_XMLFILE``
+  (``_env.no_topology_file``) keeps them from writing one; for an MPICH that writes
+  it anyway, ``Job`` notes them while the job runs and removes them once it is stopped.
 - ``Guard`` is a small process forked at start that waits for the launcher to end:
   if the launcher dies without saying so (SIGKILL, a crash), the guard stops every
   process of the job and removes the launcher's temporary directory.

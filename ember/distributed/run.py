@@ -40,6 +40,7 @@ import time
 
 from . import _outcome
 from ._bootstrap import on_ember
+from ._env import HWLOC_XMLFILE, no_topology_file
 from ._job import Guard, Job
 from ._launch_args import parse
 from ._records import RUN_DIR_VAR
@@ -116,6 +117,7 @@ def _environment(args, hosts: list[str], run_dir: str, attempt: int) -> dict[str
     env["MASTER_ADDR"] = args.master_addr or (hosts[0] if hosts else "127.0.0.1")
     env["MASTER_PORT"] = str(args.master_port)
     env[RUN_DIR_VAR] = run_dir
+    env.setdefault(HWLOC_XMLFILE, no_topology_file(run_dir))  # no topology file in /tmp to leave behind
     env["ROLE_NAME"] = args.role
     env["GROUP_WORLD_SIZE"] = str(args.nnodes)
     env["TORCHELASTIC_RESTART_COUNT"] = str(attempt)

@@ -7,7 +7,8 @@ parameters (MAML's fast weights, ensembles). ``stack_module_state(models)`` stac
 of several models of one kind along a new first dimension.
 
 The autodiff transforms (``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
-``linearize``) are in ``_transforms.py``.
+``linearize``) are in ``_transforms.py``. ``vmap(func, in_dims, out_dims, randomness, chunk_size=...)`` maps a
+function of one example over a batch, each op running once on the whole batch (``_vmap.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 from .._missing import module_getattr
 from .._tensor import Tensor
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._vmap import vmap
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
-           "hessian", "linearize"]
+           "hessian", "linearize", "vmap"]
 
 
 def _owner(module, name: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from ..ops.activation import log_softmax, softmax
-from ..ops.distance import cosine_similarity, pairwise_distance
+from ..ops.distance import cosine_similarity, pairwise_distance, pdist
 from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
@@ -82,7 +82,7 @@ __all__ = [
     "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mse_loss",
     "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh", "rms_norm",
-    "cosine_similarity", "pairwise_distance",
+    "cosine_similarity", "pairwise_distance", "pdist",
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "instance_norm",

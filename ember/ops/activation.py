@@ -10,12 +10,15 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
+from ..autograd.recorded import HigherOrderError, RecordedArray, is_recorded
 from .elementwise import cast
 
 
 def row_sums(a, dim):
     """a.sum(dim, keepdims=True); over the last axis of a C-contiguous array as one matrix-vector product
     (BLAS), several times faster than NumPy's reduction over short rows."""
+    if is_recorded(a):
+        return a.sum(axis=dim, keepdims=True)
     n = a.shape[dim] if a.ndim else 1
     if a.ndim and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
         return (a.reshape(-1, n) @ xp.ones(n, dtype=a.dtype)).reshape(a.shape[:-1] + (1,))
@@ -125,6 +128,16 @@ def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
 
+def _recorded_output(node):
+    """The saved output, recorded. A half-precision input's output was computed in float32 and rounded after the
+    node saved it: the saved array is then not the output, and a constant would be silently wrong."""
+    (y,) = node.saved
+    if not is_recorded(y):
+        raise HigherOrderError(f"{node.name()} cannot be differentiated twice in ember for a {node.half_dtype} input "
+                               "(its output is computed in float32): convert the input to float32 first")
+    return y
+
+
 class Softmax(Node):
     float32_compute = True
 
@@ -132,15 +145,19 @@ class Softmax(Node):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
         softmax_rows(x2, y2)
-        self.saved, self.dim = (y2,), dim
-        return self.restore(y2)
+        y = self.restore(y2)  # (a view of y2)
+        self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
+        return y
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
-        (y2,) = self.saved
+        if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
+            y = _recorded_output(self)
+            return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
+        y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
         parallel_rows(softmax_vjp, g2, _wide(y2), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 
 class LogSoftmax(Node):
@@ -150,19 +167,25 @@ class LogSoftmax(Node):
         x2, self.restore = _as_rows(x, dim)
         out = xp.empty_like(x2)
         softmax_rows(x2, out, log=True)
-        self.saved, self.dim = (out,), dim
-        return self.restore(out)
+        y = self.restore(out)  # (a view of out)
+        self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
+        return y
 
     def backward(self, g):  # dx = g - softmax * sum(g)
-        (out,) = self.saved
+        if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
+            y = _recorded_output(self)
+            return (g - xp.exp(y) * g.sum(axis=self.dim, keepdims=True),)
+        out = _as_rows(self.saved[0], self.dim)[0]  # (out again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
-        return (self.restore(dx.astype(self.saved[0].dtype, copy=False)),)
+        return (self.restore(dx.astype(out.dtype, copy=False)),)
 
 
 def log_softmax_array(x, dim):
-    """log softmax of an array along ``dim``, a new array."""
+    """log softmax of an array along ``dim``, a new array (recorded for a recorded ``x``: LogSoftmax's node)."""
+    if is_recorded(x):
+        return RecordedArray(log_softmax(x.t, dim))
     x2, restore = _as_rows(x, dim)
     out = xp.empty_like(x2)
     softmax_rows(x2, out, log=True)

@@ -124,8 +124,12 @@ class LogCumSumExp(Node):
         # taken in log space for the positive and the negative parts of g, so nothing overflows
         x, out = self.saved
         d = self.dim
+        # (PyTorch's formula: the lowest float, not log(0) = -inf, where g has the other sign, so that the
+        # formula's own derivative stays finite under create_graph)
         with xp.errstate(divide="ignore"):
-            pos, neg = xp.log(xp.maximum(g, 0)) - out, xp.log(xp.maximum(-g, 0)) - out
+            log_abs = xp.log(xp.abs(g))
+        lowest = xp.finfo(g.dtype).min
+        pos, neg = xp.where(g > 0, log_abs, lowest) - out, xp.where(g < 0, log_abs, lowest) - out
         tail = [xp.flip(xp.logaddexp.accumulate(xp.flip(part, d), axis=d), d) for part in (pos, neg)]
         return (xp.exp(x + tail[0]) - xp.exp(x + tail[1]),)
 

@@ -30,6 +30,13 @@ def _diag(a):
     return xp.einsum("...ii->...i", a)
 
 
+def _with_diag(a, values):
+    """``a`` with its diagonal replaced by ``values`` (a scalar, or one value per row), as a new array: no write
+    through a view, so that the formula also records itself under create_graph."""
+    eye = xp.eye(a.shape[-1], dtype=bool)
+    return xp.where(eye, values if xp.ndim(values) == 0 else values[..., None, :], a)
+
+
 def _solve_lower_right(g, low):
     """G L^-1 (L lower triangular)."""
     return mT(xp.linalg.solve(mT(low), mT(g)))
@@ -56,15 +63,16 @@ class Cholesky(Node):
             low = xp.linalg.cholesky(xp.tril(a) + mT(xp.tril(a, -1)))  # reads the lower triangle, as LAPACK
         except xp.linalg.LinAlgError:
             raise _cholesky_error(a, name) from None
-        self.saved, self.upper = (low,), upper
-        return mT(low).copy() if upper else low
+        out = mT(low).copy() if upper else low
+        self.saved, self.upper = (out,), upper  # the output itself, which create_graph differentiates through
+        return out
 
     def backward(self, g):
         # gA = L^-T phi(L^T gL) L^-1, phi: the lower triangle with its diagonal halved; then symmetrised
-        (low,) = self.saved
-        gl = mT(g) if self.upper else g
+        (out,) = self.saved
+        low, gl = (mT(out), mT(g)) if self.upper else (out, g)
         phi = xp.tril(mT(low) @ gl)
-        _diag(phi)[...] *= 0.5
+        phi = _with_diag(phi, 0.5 * _diag(phi))
         ga = _solve_lower_right(xp.linalg.solve(mT(low), phi), low)
         return (0.5 * (ga + mT(ga)),)
 
@@ -116,12 +124,12 @@ def _not_pd(m) -> bool:
 def _qr_backward_tall(gq, gr, q, r):
     """PyTorch's QR derivative for m >= n (reduced):
     gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T, syminvadj(X) = X + X^T with the diagonal halved."""
-    m = gr @ mT(r) if gr is not None else xp.zeros(r.shape[:-1] + r.shape[-2:-1], dtype=r.dtype)
+    m = gr @ mT(r) if gr is not None else xp.zeros_like(r, shape=r.shape[:-1] + r.shape[-2:-1])
     if gq is not None:
         m = m - mT(q) @ gq
     m = xp.triu(m)
     m = m + mT(m)
-    _diag(m)[...] *= 0.5
+    m = _with_diag(m, 0.5 * _diag(m))
     ga = q @ m
     if gq is not None:
         ga = ga + gq
@@ -147,7 +155,7 @@ class QR(MultiOutputNode):
             return (_qr_backward_tall(gq, gr, q, r),)
         # m < n: A = [X | Y], R = [U | V] with X = Q U square; Y = Q V
         u = r[..., :, :m]
-        gv = gr[..., :, m:] if gr is not None else xp.zeros(r[..., :, m:].shape, dtype=r.dtype)
+        gv = gr[..., :, m:] if gr is not None else xp.zeros_like(r, shape=r[..., :, m:].shape)
         y = q @ r[..., :, m:]
         gq_x = y @ mT(gv) if gq is None else gq + y @ mT(gv)
         gx = _qr_backward_tall(gq_x, None if gr is None else gr[..., :, :m], q, u)
@@ -174,14 +182,12 @@ class Eigh(MultiOutputNode):
     def backward(self, gw, gv):
         # gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal
         w, v = self.saved
-        inner = xp.zeros(v.shape, dtype=v.dtype)
+        inner = xp.zeros_like(v)
         if gv is not None:
-            e = w[..., None, :] - w[..., :, None]
-            _diag(e)[...] = 1
-            inner = (mT(v) @ gv) / e
-            _diag(inner)[...] = 0
+            e = _with_diag(w[..., None, :] - w[..., :, None], 1)
+            inner = _with_diag((mT(v) @ gv) / e, 0)
         if gw is not None:
-            _diag(inner)[...] = gw
+            inner = _with_diag(inner, gw)
         ga = v @ inner @ mT(v)
         return (0.5 * (ga + mT(ga)),)  # symmetrised, as PyTorch's
 
@@ -219,16 +225,15 @@ class SVD(MultiOutputNode):
         if gu is None and gvh is None:
             return ((u * gs[..., None, :]) @ vh,)
         s2 = s * s
-        e = s2[..., None, :] - s2[..., :, None]  # E_ij = s_j^2 - s_i^2
-        _diag(e)[...] = 1
-        ga = xp.zeros(s.shape + (k,), dtype=s.dtype)
+        e = _with_diag(s2[..., None, :] - s2[..., :, None], 1)  # E_ij = s_j^2 - s_i^2
+        ga = xp.zeros_like(s, shape=s.shape + (k,))
         if gu is not None:
             uhgu = mT(u) @ gu
             ga = ga + (uhgu - mT(uhgu)) / e * s[..., None, :]
         if gvh is not None:
             vhgv = vh @ mT(gvh)
             ga = ga + s[..., :, None] * ((vhgv - mT(vhgv)) / e)
-        _diag(ga)[...] = 0 if gs is None else gs
+        ga = _with_diag(ga, 0 if gs is None else gs)
         if m > k and gu is not None:
             gus = gu / s[..., None, :]
             return ((u @ ga + gus - u @ (mT(u) @ gus)) @ vh,)
@@ -301,8 +306,7 @@ class LUFactor(MultiOutputNode):
         m, n = lu.shape[-2:]
         if m != n:
             raise RuntimeError("lu_factor: the derivative is implemented for square matrices only")
-        low = xp.tril(lu, -1)
-        _diag(low)[...] = 1
+        low = _with_diag(xp.tril(lu, -1), 1)
         up = xp.triu(lu)
         inner = xp.tril(mT(low) @ xp.tril(glu, -1), -1) + xp.triu(xp.triu(glu) @ mT(up))
         inner = _solve_lower_right(inner, mT(up))  # (...) U^-T

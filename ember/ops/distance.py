@@ -48,3 +48,18 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``x1 - x2`` over all elements."""
     return norm(sub(x1, x2), p)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance between each pair of rows ``i < j`` of an N x M tensor, in row-major order of the pairs
+    (N (N - 1) / 2 values). Composed of an index and a vector norm, so it differentiates twice (PyTorch's pdist
+    backward has no derivative)."""
+    from .indexing import index_select
+
+    if input._data.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = xp.triu_indices(input._data.shape[0], 1)
+    pairs = sub(index_select(input, 0, Tensor._make(i)), index_select(input, 0, Tensor._make(j)))
+    return norm(pairs, p, -1)

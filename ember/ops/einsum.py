@@ -44,7 +44,7 @@ class Einsum(Node):
             grad = grad.reshape([sizes[c] if c in known else 1 for c in letters])
             grad = xp.broadcast_to(grad, [sizes[c] for c in letters])
             if len(letters) != len(subs):  # a repeated letter: write back onto the diagonal
-                full = xp.zeros(a.shape, dtype=g.dtype)
+                full = xp.zeros_like(g, shape=a.shape)
                 grid = dict(zip(letters, xp.ix_(*[xp.arange(sizes[c]) for c in letters])))
                 full[tuple(grid[c] for c in subs)] = grad
                 grad = full

@@ -216,3 +216,32 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
+
+
+def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``x`` (broadcast with ``mask``) with the positions where ``mask`` is True filled, in row-major order, from
+    the leading elements of ``source``; differentiable in ``x`` and ``source`` (a clone and an index_put)."""
+    from .indexing import setitem
+    from .shape import expand, reshape
+
+    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask))}")
+    if source._data.dtype != x._data.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{x.dtype} and {source.dtype}")
+    shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
+    m = xp.broadcast_to(mask._data, shape)
+    n = int(m.sum())
+    if source._data.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = expand(x, shape).clone()
+    setitem(out, Tensor._make(m), reshape(source, -1)[:n])
+    return out
+
+
+def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    if xp.broadcast_shapes(x._data.shape, mask._data.shape) != x._data.shape:
+        raise RuntimeError(f"masked_scatter_: the mask of shape {list(mask.shape)} does not broadcast to the "
+                           f"tensor's shape {list(x.shape)}")
+    return _write_back(x, lambda t: masked_scatter(t, mask, source), source)

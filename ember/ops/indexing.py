@@ -193,7 +193,7 @@ class Gather(Node):
         return xp.take_along_axis(x[block], index, axis=dim)
 
     def backward(self, g):
-        out = xp.zeros(self.shape, dtype=g.dtype)
+        out = xp.zeros_like(g, shape=self.shape)
         _scatter_add_into(out, self.dim, self.index, g)
         return (out,)
 
@@ -243,6 +243,9 @@ def check_scatter_index(x: Tensor, dim: int, idx, src=None) -> None:
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = _check_index(index, "gather")
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0 and idx.ndim <= 1:  # a 0-d tensor gathers as a vector of one element, as in PyTorch
+        check_scatter_index(x, 0, idx)
+        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(idx.shape)
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
@@ -286,6 +289,10 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
+    if x._data.ndim == 0:
+        if idx.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+        return index_select(x.reshape(1), 0, index.reshape(1)).reshape(())
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d)
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(

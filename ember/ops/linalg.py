@@ -173,3 +173,59 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
     lead_a, lead_b = a._data.shape[:-1], b._data.shape[:-1]
     out = matmul(reshape(a, -1, a._data.shape[-1]), reshape(b, -1, b._data.shape[-1]).mT)
     return reshape(out, lead_a + lead_b)
+
+
+def vdot(a: Tensor, b: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors, conjugating the first (a plain dot product for real tensors)."""
+    from .complex import conj
+
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    return dot(conj(a) if a._data.dtype.kind == "c" else a, b)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
+    """Contract ``a``'s last ``dims`` dimensions with ``b``'s first (``dims`` an int), or the dimensions listed
+    pairwise (``dims=(dims_a, dims_b)``); the result has ``a``'s remaining dimensions, then ``b``'s. Computed as
+    one matrix product of the permuted, flattened operands (so it differentiates to any order)."""
+    from .._tensor import _wrap_dim
+    from .shape import permute, reshape
+
+    na, nb = a._data.ndim, b._data.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > na or dims > nb:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(na - dims, na)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+        da, db = [_wrap_dim(d, na) for d in da], [_wrap_dim(d, nb) for d in db]
+    sa, sb = a._data.shape, b._data.shape
+    for i, j in zip(da, db):
+        if sa[i] != sb[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[i]} in dim {i} and "
+                               f"second has size {sb[j]} in dim {j}")
+    free_a, free_b = [i for i in range(na) if i not in da], [j for j in range(nb) if j not in db]
+    k = int(xp.prod([sa[i] for i in da]))
+    left = reshape(permute(a, *free_a, *da), -1, k) if na else reshape(a, 1, 1)
+    right = reshape(permute(b, *db, *free_b), k, -1) if nb else reshape(b, 1, 1)
+    out = matmul(left, right)
+    return reshape(out, tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+
+
+def kron(a: Tensor, b: Tensor) -> Tensor:
+    """The Kronecker product: block ``(i, j, ...)`` of the result is ``a[i, j, ...] * b`` (the shorter shape is
+    padded with leading 1s); a broadcast product of interleaved shapes, reshaped."""
+    from .elementwise import mul
+    from .shape import reshape
+
+    n = max(a._data.ndim, b._data.ndim)
+    sa = (1,) * (n - a._data.ndim) + a._data.shape
+    sb = (1,) * (n - b._data.ndim) + b._data.shape
+    wide = mul(reshape(a, tuple(s for d in sa for s in (d, 1))), reshape(b, tuple(s for d in sb for s in (1, d))))
+    return reshape(wide, tuple(x * y for x, y in zip(sa, sb)))

@@ -70,10 +70,12 @@ class Diagonal(Node):
         return xp.diagonal(x, offset, dim1, dim2).copy()
 
     def backward(self, g):  # g goes back onto the diagonal, zeros elsewhere
-        out = xp.zeros(self.shape, dtype=g.dtype)
-        rows, cols = _diagonal_positions(self.shape, self.offset, *self.dims)
-        xp.moveaxis(out, self.dims, (-2, -1))[..., rows, cols] = g
-        return (out,)
+        d1, d2 = self.dims
+        rest = [n for k, n in enumerate(self.shape) if k not in self.dims]
+        out = xp.zeros_like(g, shape=(*rest, self.shape[d1], self.shape[d2]))  # the two dims last
+        rows, cols = _diagonal_positions(self.shape, self.offset, d1, d2)
+        out[..., rows, cols] = g
+        return (xp.moveaxis(out, (-2, -1), self.dims),)
 
 
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

@@ -145,13 +145,14 @@ class MaxMinDim(Node):
     def backward(self, g):
         if not self.keepdim:
             g = xp.expand_dims(g, self.dim)
-        out = xp.zeros(self.shape, dtype=g.dtype)
+        out = xp.zeros_like(g, shape=self.shape)
         xp.put_along_axis(out, self.idx, g, axis=self.dim)
         return (out,)
 
 
 class Var(Node):
     float32_compute = True
+    rerun_for_higher_order = True  # backward reads x - mean (recomputed on recorded inputs under create_graph)
 
     def forward(self, x, axes, correction, keepdim):
         mean = xp.mean(x, axis=axes, keepdims=True)
@@ -346,14 +347,15 @@ class LogSumExp(Node):
         m = xp.max(x, axis=axes, keepdims=True, initial=-xp.inf)  # -inf over an empty dim
         m = xp.where(xp.isfinite(m), m, 0)
         out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
-        self.saved = (x, out)
+        out = out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+        self.saved = (x, out)  # the output itself, so that create_graph differentiates through it
         self.axes, self.keepdim = axes, keepdim
-        return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
+        return out
 
     def backward(self, g):  # softmax(x) * g
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        return (g * xp.exp(x - out),)
+        return (g * xp.exp(x - _expand_back(out, x.shape, self.axes, self.keepdim)),)
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
@@ -383,4 +385,7 @@ class CumSum(Node):
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
+    if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
+        _wrap_dim(dim, 0)
+        return CumSum.apply(x.reshape(1), dim=0).reshape(())
     return CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim))

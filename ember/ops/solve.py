@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node
+from ..autograd.recorded import value_of
 
 
 class LinAlgError(RuntimeError):
@@ -129,14 +130,16 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
 
 def _triangle(a, upper: bool, unitriangular: bool):
-    t = xp.triu(a) if upper else xp.tril(a)
-    if unitriangular:
-        t = t.copy()
-        xp.einsum("...ii->...i", t)[...] = 1
-    return t
+    """The triangle of ``a`` that is read (its diagonal ones when ``unitriangular``), as a new array."""
+    if not unitriangular:
+        return xp.triu(a) if upper else xp.tril(a)
+    strict = xp.triu(a, 1) if upper else xp.tril(a, -1)
+    return strict + xp.eye(a.shape[-1], dtype=a.dtype)
 
 
 class SolveTriangular(Node):
+    rerun_for_higher_order = True  # backward reads the triangle of A (recomputed on recorded inputs)
+
     def forward(self, a, b, upper, left, unitriangular):
         t = _triangle(a, upper, unitriangular)
         x = _solve(t, b, "linalg.solve_triangular") if left else mT(_solve(mT(t), mT(b), "linalg.solve_triangular"))
@@ -153,9 +156,8 @@ class SolveTriangular(Node):
         else:  # X T = B: dL/dB = G T^-T, dL/dT = -X^T (dL/dB)
             gb = mT(xp.linalg.solve(t, mT(g)))
             ga = -(mT(x) @ gb)
-        ga = _triangle(ga, upper, False)  # only the triangle (off its unit diagonal) was read
-        if unit:
-            xp.einsum("...ii->...i", ga)[...] = 0
+        # only the triangle (off its unit diagonal) was read
+        ga = (xp.triu(ga, int(unit)) if upper else xp.tril(ga, -int(unit)))
         return ga, gb
 
 
@@ -187,11 +189,15 @@ def _adjugate_t(a):
 
 class Det(Node):
     def forward(self, a):
-        self.saved = (a,)
-        return xp.linalg.det(a)
+        out = xp.linalg.det(a)
+        self.saved = (a, out)
+        return out
 
-    def backward(self, g):  # d det(A) / dA = adj(A)^T (= det(A) A^-T when A is invertible)
-        return (g[..., None, None] * _adjugate_t(self.saved[0]),)
+    def backward(self, g):  # d det(A) / dA = adj(A)^T = det(A) A^-T when A is invertible (PyTorch's two cases)
+        a, det = self.saved
+        if (det != 0).all():
+            return ((g * det)[..., None, None] * mT(xp.linalg.inv(a)),)
+        return (g[..., None, None] * _adjugate_t(a),)
 
 
 def det(A: Tensor) -> Tensor:
@@ -271,8 +277,10 @@ class Cross(Node):
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """The cross product of 3-vectors along ``dim`` (the operands broadcast)."""
-    nd = max(input._data.ndim, other._data.ndim)
+    """The cross product of 3-vectors along ``dim`` (the operands broadcast, but must have as many dimensions)."""
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd = input._data.ndim
     try:
         shape = xp.broadcast_shapes(input._data.shape, other._data.shape)
     except ValueError:
@@ -292,7 +300,8 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 def _expm(a):
     """exp(A) by scaling and squaring: a degree-18 Taylor series of A / 2^s, squared s times."""
     norm = xp.abs(a).sum(-2).max(-1) if a.size else xp.zeros(a.shape[:-2])
-    s = int(max(0, xp.ceil(xp.log2(max(float(norm.max(initial=0)), 1e-300))) + 1)) if norm.size else 0
+    # (the number of squarings is a choice made from the values: not recorded under create_graph)
+    s = int(max(0, xp.ceil(xp.log2(max(float(value_of(norm).max()), 1e-300))) + 1)) if norm.size else 0
     x = a / 2.0 ** s
     out = term = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
     for k in range(1, 19):
@@ -312,7 +321,7 @@ class MatrixExp(Node):
         # The Frechet derivative's adjoint: the top-right block of exp([[A^T, G], [0, A^T]]).
         at = mT(self.saved[0])
         n = at.shape[-1]
-        block = xp.zeros(at.shape[:-2] + (2 * n, 2 * n), dtype=at.dtype)
+        block = xp.zeros_like(at, shape=at.shape[:-2] + (2 * n, 2 * n))
         block[..., :n, :n] = block[..., n:, n:] = at
         block[..., :n, n:] = g
         return (_expm(block)[..., :n, n:],)

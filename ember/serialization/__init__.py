@@ -90,7 +90,9 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
     a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place.
-    Differences from ``torch.save``: no pickle, and tensors sharing storage are stored separately.
+    Differences from ``torch.save``: no pickle, tensors sharing storage are stored separately, and an object
+    nested more than 200 levels deep (lists, tuples, dicts, modules), which ``load`` would refuse, is a
+    ValueError raised before anything is written.
     """
     if format is None:
         write = _default_writer(obj, _name(f))

@@ -20,7 +20,15 @@ Fail = Callable[[str], NoReturn]
 
 MAX_TEXT_MEMBER = 256 * 2**20  # a manifest or pickle larger than this is not a checkpoint's
 MAX_NPY_HEADER = 10_000  # NumPy's own limit for an .npy header
-MAX_DEPTH = 200  # nesting of a loaded object (ember's manifest, PyTorch's pickle): deeper is refused, never a crash
+# Nesting of a saved or loaded object, ember's format or PyTorch's: deeper is refused, never a crash. A list, tuple,
+# dict or module is one level more than the deepest thing it holds; a tensor, number or string is no level.
+MAX_DEPTH = 200
+
+
+def too_deep(who: str) -> ValueError:
+    """What ``ember.save`` raises, before writing anything, for an object ``ember.load`` would refuse as too deep."""
+    return ValueError(f"{who}: the object nests {MAX_DEPTH + 1} or more levels deep (lists, tuples, dicts or "
+                      f"modules inside one another); ember.load reads at most {MAX_DEPTH}, so it is not saved")
 
 
 class Archive:

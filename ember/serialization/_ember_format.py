@@ -32,11 +32,14 @@ from .._backend import xp
 from .._sparse import save_error
 from .._tensor import Tensor
 from . import _globals
-from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric
+from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
 KINDS = ("tensor", "parameter", "ndarray")
+_CONTAINERS = ("list", "tuple", "dict", "odict", "module")  # the nodes that count as a level of nesting
+# The JSON levels one level of nesting takes at most: {"module": {"modules": [[NAME, NODE]]}}
+_JSON_PER_LEVEL = 4
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
@@ -61,6 +64,7 @@ class Encoder:
         self._index: dict[int, int] = {}  # id(tensor or ndarray) -> payload index
         self._open: set[int] = set()  # ids of the containers being encoded (cycle check)
         self._modules: dict[int, int] = {}  # id(module) -> its number: a module used twice is stored once
+        self._depth = 0  # containers and modules open around the object being encoded
 
     def encode(self, obj: Any):
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -82,7 +86,10 @@ class Encoder:
             return {"module_ref": self._modules[id(obj)]}
         if id(obj) in self._open:
             raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
+        if self._depth == MAX_DEPTH:
+            raise too_deep("ember.save")
         self._open.add(id(obj))
+        self._depth += 1
         if isinstance(obj, dict):
             tag = "odict" if isinstance(obj, OrderedDict) else "dict"
             node = {tag: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
@@ -91,6 +98,7 @@ class Encoder:
         else:
             node = {"module": self._module(obj)}
         self._open.discard(id(obj))
+        self._depth -= 1
         return node
 
     def _module(self, m) -> dict:
@@ -175,11 +183,14 @@ class Decoder:
             return node
         if not (isinstance(node, dict) and len(node) == 1):
             self.fail(f"unexpected entry {str(node)[:80]!r} in {MANIFEST}")
+        tag, value = next(iter(node.items()))
+        if tag not in _CONTAINERS:  # a tensor, dtype or global is no level of nesting, as in PyTorch's pickle
+            return self._decode(tag, value)
         self._depth += 1
         if self._depth > MAX_DEPTH:
             self.fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")
         try:
-            return self._decode(*next(iter(node.items())))
+            return self._decode(tag, value)
         finally:
             self._depth -= 1
 
@@ -271,8 +282,8 @@ def _json_depth(raw: bytes) -> int:
 
 def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
     raw = archive.read(MANIFEST)
-    if _json_depth(raw) > 2 * MAX_DEPTH + 4:
-        fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")
+    if _json_depth(raw) > _JSON_PER_LEVEL * MAX_DEPTH + 2:  # + the manifest's own object and a leaf's node
+        fail(f"{MANIFEST} nests deeper than {MAX_DEPTH} levels")  # (before the JSON parser recurses into it)
     meta = json.loads(raw)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         fail(f"{MANIFEST} does not describe an {FORMAT} file")

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._backend import xp
 from .._sparse import save_error
 from .._tensor import Tensor
-from ._archive import Archive, Fail
+from ._archive import MAX_DEPTH, Archive, Fail, too_deep
 from ._torch_unpickle import STORAGE_OF, Unpickler
 
 
@@ -42,6 +42,7 @@ class _Pickler:
     def __init__(self) -> None:
         self.out = bytearray(b"\x80\x02")
         self.storages: list = []
+        self.depth = 0  # containers open around the object being written
 
     def dump(self, obj: Any) -> bytes:
         self.save(obj)
@@ -78,7 +79,20 @@ class _Pickler:
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
-        elif isinstance(obj, tuple):
+        elif isinstance(obj, (tuple, list, dict)):
+            if self.depth == MAX_DEPTH:
+                raise too_deep("ember.save(format='torch')")
+            self.depth += 1
+            self.container(obj)
+            self.depth -= 1
+        else:
+            raise TypeError(f"ember.save(format='torch') cannot store an object of type "
+                            f"{type(obj).__module__}.{type(obj).__qualname__}: it stores tensors, numbers, "
+                            "strings, None, dtypes and lists/tuples/dicts of them")
+
+    def container(self, obj: tuple | list | dict) -> None:
+        out = self.out
+        if isinstance(obj, tuple):
             out += b"(" if obj else b")"
             for x in obj:
                 self.save(x)
@@ -90,7 +104,7 @@ class _Pickler:
                 for x in obj:
                     self.save(x)
                 out += b"e"
-        elif isinstance(obj, dict):
+        else:
             if isinstance(obj, OrderedDict):
                 self.glob("collections", "OrderedDict")
                 out += b")R"
@@ -102,15 +116,12 @@ class _Pickler:
                     self.save(k)
                     self.save(v)
                 out += b"u"
-        else:
-            raise TypeError(f"ember.save(format='torch') cannot store an object of type "
-                            f"{type(obj).__module__}.{type(obj).__qualname__}: it stores tensors, numbers, "
-                            "strings, None, dtypes and lists/tuples/dicts of them")
 
     def tensor(self, t: Tensor) -> None:
         from ._ember_format import _is_parameter
 
         parameter = _is_parameter(t)
+        depth, self.depth = self.depth, 0  # the tuples of its arguments are no nesting: a tensor loads as a leaf
         if parameter:
             self.glob("torch._utils", "_rebuild_parameter")
             self.out += b"("
@@ -136,6 +147,7 @@ class _Pickler:
             self.save(t.requires_grad)
             self.glob("collections", "OrderedDict")
             self.out += b")RtR"
+        self.depth = depth
 
 
 def _c_strides(shape: tuple) -> list[int]:

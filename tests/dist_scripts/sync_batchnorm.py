@@ -1,5 +1,6 @@
 """SyncBatchNorm on N ranks x batch B equals BatchNorm on one process x N*B: outputs, running statistics,
-gradients and the parameters after a few SGD steps under DistributedDataParallel.
+gradients and the parameters after a few SGD steps under DistributedDataParallel; under create_graph its gradient,
+as PyTorch's, cannot be differentiated again.
 
 Every rank computes the one-process reference itself on the whole global batch (the same seeded data).
 Run: python -m ember.distributed.run --nproc-per-node 3 tests/dist_scripts/sync_batchnorm.py
@@ -75,5 +76,18 @@ except ValueError as e:
     assert "more than 1 value per channel" in str(e), e
 else:
     raise AssertionError("SyncBatchNorm must refuse one value per channel")
+# create_graph: the gradients are recorded without a derivative of their own, as PyTorch's SyncBatchNorm's
+layer = nn.SyncBatchNorm(3).double()
+xs = ember.tensor(np.random.default_rng(rank).normal(size=(4, 3)), requires_grad=True)
+(recorded,) = ember.autograd.grad(layer(xs).pow(2).sum(), xs, create_graph=True)
+(plain,) = ember.autograd.grad(layer(xs).pow(2).sum(), xs)
+assert recorded.requires_grad
+close(recorded.detach().numpy(), plain.numpy(), "gradient under create_graph")
+try:
+    ember.autograd.grad(recorded.sum(), xs)
+except RuntimeError as e:
+    assert "derivative for aten::batch_norm_backward_elemt is not implemented" in str(e), e
+else:
+    raise AssertionError("SyncBatchNorm's gradient must not be differentiable again, as PyTorch's")
 print(f"sync batchnorm ok rank {rank} of {world}", flush=True)
 dist.destroy_process_group()

@@ -3,7 +3,9 @@
 The scores, the softmax and the dropout never become separate graph nodes: forward keeps the
 attention probabilities (and the dropout mask) and backward applies the softmax
 Jacobian-vector product directly, so a GPT-style block pays two batched GEMMs forward and
-four backward around one softmax.
+four backward around one softmax. Under create_graph the forward runs again on recorded inputs (the probabilities
+are an intermediate) with the same dropout mask (drawn before the node, an input of it), and both directions take
+the recorded softmax and its plain Jacobian-vector product where the fast path writes into buffers.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from ..._parallel import parallel_rows
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from ...ops.activation import softmax_rows, softmax_vjp
+from ...autograd.recorded import RecordedArray, is_recorded
+from ...ops.activation import softmax, softmax_rows, softmax_vjp
 from .sparse import _check_p, dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
@@ -48,8 +51,9 @@ def _sum_head_groups(g, groups: int):
 
 class ScaledDotProductAttention(Node):
     float32_compute = True
+    rerun_for_higher_order = True
 
-    def forward(self, q, k, v, mask, scale, causal, dropout_p, groups):
+    def forward(self, q, k, v, mask, dmask, scale, causal, groups):
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
         # scale the (L, E) queries rather than the (L, S) scores: one pass over the smaller array
         s = xp.matmul(q * q.dtype.type(scale), xp.swapaxes(kr, -1, -2))
@@ -57,14 +61,8 @@ class ScaledDotProductAttention(Node):
             s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
         if mask is not None:
             s += mask
-        p = xp.empty_like(s)
-        if s.size:  # rows with no allowed key (all -inf) give zeros, as PyTorch
-            softmax_rows(s.reshape(-1, s.shape[-1]), p.reshape(-1, s.shape[-1]), empty_rows_zero=True)
-        pd = p
-        dmask = None
-        if dropout_p > 0:
-            dmask = dropout_mask(p.shape, dropout_p, p.dtype)
-            pd = p * dmask
+        p = _probabilities(s)
+        pd = p if dmask is None else p * dmask
         self.saved = (q, k, v, p, dmask)
         self.scale, self.groups = scale, groups
         return xp.matmul(pd, vr)
@@ -83,7 +81,12 @@ class ScaledDotProductAttention(Node):
             if nmask:
                 gmask = xp.empty_like(gp) if (nq or nk) else gp
             scale = gp.dtype.type(self.scale) if (nq or nk) else None
-            if gp.size:  # softmax JVP, row by row
+            if is_recorded(g):  # (the kernel below works in place)
+                gpd = gp if dmask is None else gp * dmask
+                gp = p * (gpd - (gpd * p).sum(axis=-1, keepdims=True))
+                gmask = gp if nmask else None
+                gp = gp * scale if scale is not None else gp
+            elif gp.size:  # softmax JVP, row by row
                 n = gp.shape[-1]
                 parallel_rows(partial(_softmax_jvp_rows, scale=scale), gp.reshape(-1, n), p.reshape(-1, n),
                               None if dmask is None else dmask.reshape(-1, n),
@@ -92,7 +95,21 @@ class ScaledDotProductAttention(Node):
                 gq = xp.matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale
                 gk = _sum_head_groups(xp.matmul(xp.swapaxes(gp, -1, -2), q), groups)
-        return gq, gk, gv, gmask
+        return gq, gk, gv, gmask, None
+
+
+def _probabilities(s):
+    """softmax over the last dim; rows with no allowed key (all -inf) give zeros, as PyTorch. Recorded (under
+    create_graph): ember's softmax, those rows' scores replaced by zeros first so that no NaN reaches a gradient."""
+    if is_recorded(s):
+        empty = (s == -xp.inf).all(axis=-1, keepdims=True)
+        if empty.any():
+            return xp.where(empty, 0, RecordedArray(softmax(xp.where(empty, 0, s).t, -1)))
+        return RecordedArray(softmax(s.t, -1))
+    p = xp.empty_like(s)
+    if s.size:
+        softmax_rows(s.reshape(-1, s.shape[-1]), p.reshape(-1, s.shape[-1]), empty_rows_zero=True)
+    return p
 
 
 def _softmax_jvp_rows(gp, p, dmask, gmask, scale) -> None:
@@ -192,5 +209,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if attn_mask is not None and attn_mask._data.dtype == xp.bool_:
         dt = query._data.dtype
         attn_mask = Tensor._make(xp.where(attn_mask._data, dt.type(0), dt.type(-xp.inf)))
-    return ScaledDotProductAttention.apply(query, key, value, attn_mask, scale=float(scale), causal=bool(is_causal),
-                                           dropout_p=float(dropout_p), groups=groups)
+    dmask = None
+    if dropout_p > 0:  # the probabilities' shape: query's and key's batch dims broadcast, then (L, S)
+        q, k = query._data, key._data
+        lead_k = k.shape[:-3] + (k.shape[-3] * groups,) if k.ndim >= 3 else ()
+        shape = xp.broadcast_shapes(q.shape[:-2], lead_k) + (q.shape[-2], k.shape[-2])
+        dmask = dropout_mask(shape, dropout_p, xp.float32 if q.dtype.itemsize < 4 else q.dtype)
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, dmask, scale=float(scale),
+                                           causal=bool(is_causal), groups=groups)

@@ -14,8 +14,9 @@ from ..._dtype import np_kind
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
-from .loss import _check_reduction, legacy_reduction
+from .loss import _check_reduction, legacy_reduction, scalar_result
 
 
 def _target_weights(t, w, ignore_index: int, dtype):
@@ -31,19 +32,20 @@ def _reduce_rows(loss, denom, reduction: str):
         return loss
     total = loss.sum(dtype=loss.dtype)
     with xp.errstate(invalid="ignore", divide="ignore"):  # every target ignored: NaN, as PyTorch
-        return xp.asarray(total if reduction == "sum" else total / denom, dtype=loss.dtype)
+        return scalar_result(total if reduction == "sum" else total / denom, loss.dtype)
 
 
 def _row_grad(g, denom, reduction: str, ignored):
     """The upstream gradient for each row as a (M,) array; 0 on ignored rows (even when all are ignored)."""
     if reduction != "none":
         with xp.errstate(invalid="ignore", divide="ignore"):
-            g = xp.full(ignored.shape, g / denom if reduction == "mean" else g, dtype=g.dtype)
+            g = xp.broadcast_to((g / denom if reduction == "mean" else g).astype(g.dtype, copy=False), ignored.shape)
     return xp.where(ignored, g.dtype.type(0), g)
 
 
 class CrossEntropy(Node):
     float32_compute = True
+    rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
     def forward(self, x, t, w, ignore_index, smoothing, reduction):
         m, c = x.shape
@@ -68,16 +70,24 @@ class CrossEntropy(Node):
         keep = ~ignored * gi
         wsum = w.sum() if w is not None else c
         qsum = (1 - eps) * wt + (eps / c) * wsum * (~ignored)
-        gx = xp.empty_like(logp)
-        parallel_rows(_exp_times, logp, (gi * qsum).astype(logp.dtype, copy=False)[:, None], gx)
+        gx = _softmax_times(logp, (gi * qsum).astype(logp.dtype, copy=False)[:, None])
         gx[xp.arange(m), tt] -= (1 - eps) * gi * wt
         if eps:
             gx -= (keep * (eps / c))[:, None] * (w if w is not None else 1)
         return gx, None
 
 
+def _softmax_times(logp, c):
+    """exp(logp) * c (softmax scaled per row), rows split among the intra-op threads (the plain expression when
+    recorded, under create_graph)."""
+    if is_recorded(logp, c):
+        return xp.exp(logp) * c
+    out = xp.empty_like(logp)
+    parallel_rows(_exp_times, logp, c, out)
+    return out
+
+
 def _exp_times(logp, c, out) -> None:
-    """out = exp(logp) * c (softmax scaled per row)."""
     exp_into(logp, out)
     out *= c
 
@@ -85,6 +95,7 @@ def _exp_times(logp, c, out) -> None:
 class SoftCrossEntropy(Node):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
     float32_compute = True
+    rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
     def forward(self, x, y, w, smoothing, reduction):
         c = x.shape[1]
@@ -118,7 +129,7 @@ class NLL(Node):
 
     def backward(self, g):
         tt, wt, ignored, reduction, shape = self.meta
-        gx = xp.zeros(shape, dtype=g.dtype)
+        gx = xp.zeros_like(g, shape=shape)
         gx[xp.arange(shape[0]), tt] = -_row_grad(g, self.denom, reduction, ignored) * wt
         return gx, None
 

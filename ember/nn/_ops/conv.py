@@ -25,6 +25,7 @@ from ..._backend import xp
 from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from . import winograd
 from .linear import _check_same_dtype
 
@@ -261,13 +262,17 @@ class ConvNd(Node):
         out, cols, layout = forward_batch_last(xb, w, stride, dilation, groups, needs is not None and needs[1])
         if b is not None:
             out += b.reshape(w.shape[0], *(1,) * (nd + 1))
-        self.saved = (cols, w)
+        self.saved = (cols, w, x)  # x: for create_graph, and backward's check that it was not modified in place
         self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
         return from_batch_last(out)
 
     def backward(self, g):
-        cols, w = self.saved  # cols: the Winograd input tiles instead, on that path
+        cols, w, x = self.saved  # cols: the Winograd input tiles instead, on that path
         in_sp, stride, pads, dilation, groups, layout = self.meta
+        if is_recorded(g):  # create_graph: the kernels below cannot record themselves; convolutions of g instead
+            from . import conv_higher_order  # (imports this module)
+
+            return conv_higher_order.conv_backward(g, x, w, self.needs_input_grad, stride, pads, dilation, groups)
         nx, nw, nb = self.needs_input_grad
         gb_last = to_batch_last(g)
         gx = gw = gb = None

@@ -16,6 +16,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
 from .conv import (
     _batch_last_padded,
@@ -46,8 +47,13 @@ class ConvTransposeNd(Node):
         return from_batch_last(out)
 
     def backward(self, g):
-        _, xb, w = self.saved
+        x, xb, w = self.saved
         stride, pads, dilation, groups = self.meta
+        if is_recorded(g):  # create_graph: the kernels below cannot record themselves; convolutions of g instead
+            from . import conv_higher_order  # (imports this module)
+
+            return conv_higher_order.conv_transpose_backward(g, x, w, self.needs_input_grad, stride, pads, dilation,
+                                                             groups)
         nx, nw, nb = self.needs_input_grad
         gx = gw = gb = None
         cropped = any(hi < 0 for _, hi in pads)

@@ -10,6 +10,9 @@ The gradient is PyTorch's: with q_t(c) = sum over s where l'_s = c of exp(alpha_
 dL/dlp_t(c) = exp(lp_t(c)) - q_t(c) for t below the sample's input length, 0 after. (The exact gradient is -q;
 the exp(lp) term, which sums to 1 like q, is what makes it the gradient of the logits once it passes back
 through log_softmax, as PyTorch returns it.)
+
+Under create_graph the gradient is recorded as an op whose own derivative is not implemented, as in PyTorch: the
+first-order gradient is there, differentiating it again raises.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.no_derivative import gradient_without_derivative
+from ...autograd.recorded import is_recorded
 from .loss import _check_reduction
 
 _NEG_INF = -np.inf
@@ -67,7 +72,9 @@ class CTCLoss(Node):
         return nll.astype(lp.dtype)
 
     def backward(self, g):
-        lp, labels, in_len, tgt_len, alpha, emit, skip, valid, nll = self.saved
+        recorded = is_recorded(g)  # (then computed on plain arrays: see gradient_without_derivative)
+        lp, labels, in_len, tgt_len, alpha, emit, skip, valid, nll = (
+            a.t._data if is_recorded(a) else a for a in self.saved)
         t_max, n, c = lp.shape
         length = labels.shape[1]
         ar = xp.arange(n)
@@ -102,11 +109,13 @@ class CTCLoss(Node):
                 log_q = xp.log(summed) + shift + nll[None, :, None] - lp
             grad = xp.exp(lp) - xp.exp(log_q)
         grad = xp.where((xp.arange(t_max)[:, None] < in_len[None, :])[:, :, None], grad, 0)
-        scale = g.astype(lp.dtype)
+        zeroed = xp.isinf(nll) & self.zero_infinity
         if self.zero_infinity:
-            scale = xp.where(xp.isinf(nll), 0, scale)
-            grad = xp.where(xp.isinf(nll)[None, :, None], 0, grad)
-        return (grad * scale[None, :, None],)
+            grad = xp.where(zeroed[None, :, None], 0, grad)
+        grad = grad * xp.where(zeroed, 0, (g.t._data if recorded else g).astype(lp.dtype))[None, :, None]
+        if recorded:
+            return (gradient_without_derivative(grad, "_ctc_loss_backward", g, self.saved[0]),)
+        return (grad,)
 
 
 def _lengths(value, name: str, n: int):

@@ -12,7 +12,7 @@ from ..._backend import xp
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from .sparse import _renorm_rows
+from .sparse import _renorm_rows, check_dense_under_create_graph
 
 _MODES = ("sum", "mean", "max")
 
@@ -48,7 +48,7 @@ class EmbeddingBag(Node):
         mode, scale, sparse = self.meta
         nw, npsw = self.needs_input_grad[:2]
         if mode == "max":  # one row per (bag, column): the argmax rows get g, the others nothing
-            grows = xp.zeros((idx.size, w.shape[1]), g.dtype)
+            grows = xp.zeros_like(g, shape=(idx.size, w.shape[1]), order="C")  # (under create_graph: recorded)
             if argpos is not None:
                 cols = xp.broadcast_to(xp.arange(w.shape[1]), argpos.shape)
                 grows[argpos, cols] = g[filled]
@@ -64,11 +64,12 @@ class EmbeddingBag(Node):
             if psw is not None:
                 grows = grows * psw[:, None]
             if sparse:
+                check_dense_under_create_graph(g, "embedding_bag")
                 if scale:
                     raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
                 gw = SparseCOO(idx.astype(xp.int64)[None, :], grows, w.shape)
             else:
-                gw = xp.zeros(w.shape, g.dtype)
+                gw = xp.zeros_like(g, shape=w.shape, order="C")
                 if idx.size:
                     rows, sums = segment_sum(idx, grows, scale)
                     gw[rows] = sums

@@ -22,7 +22,7 @@ from .pooling import _scatter
 def _im2col(x, kernel, dilation, pads, stride, out):
     """x (N, C, H, W) -> (N, C, kh, kw, oh, ow): the window of each kernel offset."""
     xpad = pad_spatial(x, pads)
-    cols = xp.empty((*x.shape[:2], *kernel, *out), x.dtype)
+    cols = xp.empty_like(x, shape=(*x.shape[:2], *kernel, *out))  # (_like: under create_graph, a recorded buffer)
     for offs in offsets(kernel):
         cols[(slice(None), slice(None)) + offs] = xpad[window(offs, out, stride, dilation, 2, 0)]
     return cols
@@ -35,8 +35,7 @@ def _col2im(cols, size, kernel, dilation, pads, stride, out):
     def parts(c0: int, c1: int):
         return ((cols[(slice(None), slice(c0, c1)) + offs], None) for offs in offsets(kernel))
 
-    like = xp.empty((0,), cols.dtype)
-    return crop_spatial(_scatter(like, out, padded, kernel, stride, dilation, parts), pads)
+    return crop_spatial(_scatter(cols, out, padded, kernel, stride, dilation, parts), pads)
 
 
 def _blocks6(cols, kernel, out):

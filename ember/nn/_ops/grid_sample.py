@@ -25,6 +25,7 @@ import warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from .interpolate import _CUBIC_A, _cubic_weights
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
@@ -117,10 +118,15 @@ def _product(factors):
 
 
 class GridSample(Node):
+    # backward reads the forward's taps and weights (functions of the grid) and the input's rows: under
+    # create_graph the forward runs again on recorded inputs, so that they are recorded too
+    rerun_for_higher_order = True
+
     def forward(self, x, grid, mode, padding_mode, align_corners):
         n, c, sizes = x.shape[0], x.shape[1], x.shape[2:]
         nd, length = len(sizes), math.prod(sizes)
-        rows = xp.ascontiguousarray(x.reshape(n, c, length).transpose(0, 2, 1)).reshape(n * length, c)
+        # (copy(): a C-contiguous copy, which, unlike ascontiguousarray, a recorded array also answers)
+        rows = x.reshape(n, c, length).transpose(0, 2, 1).copy().reshape(n * length, c)
         g2 = grid.reshape(-1, nd)
         per_dim = [_taps(g2[:, nd - 1 - a], sizes[a], mode, padding_mode, align_corners) for a in range(nd)]
         batch = xp.repeat(xp.arange(n) * length, g2.shape[0] // max(n, 1))
@@ -140,10 +146,13 @@ class GridSample(Node):
         for t, w in zip(targets, weights):
             part = xp.take(rows, t, axis=0)
             part *= w[:, None]
-            out = part if out is None else xp.add(out, part, out=out)
+            if out is None:
+                out = part
+            else:
+                out += part  # (in place; under create_graph, a recorded sum)
         self.meta = (x.shape, grid.shape, rows, targets, weights, combos, [sl for _, sl in per_dim], mode)
         p = g2.shape[0] // max(n, 1)
-        return xp.ascontiguousarray(out.reshape(n, p, c).transpose(0, 2, 1)).reshape(n, c, *grid.shape[1:-1])
+        return out.reshape(n, p, c).transpose(0, 2, 1).copy().reshape(n, c, *grid.shape[1:-1])
 
     def backward(self, g):
         x_shape, grid_shape, rows, targets, weights, combos, slopes, mode = self.meta
@@ -154,14 +163,19 @@ class GridSample(Node):
             # per channel, every sample's weighted gradient summed into the pixel it read (bincount: no scatter-add)
             target, w = xp.concatenate(targets), xp.stack(weights)  # (K * N * P,), (K, N * P)
             gc = g3.transpose(1, 0, 2).reshape(c, 1, -1)  # (C, 1, N * P)
-            gx_cm = xp.empty((c, n * length), g.dtype)
-            for ch in range(c):
-                gx_cm[ch] = xp.bincount(target, (gc[ch] * w).ravel(), minlength=n * length)
+            if is_recorded(g, w):  # create_graph: bincount cannot record itself; a recorded scatter-add of the rows
+                gx_rows = xp.zeros_like(g, shape=(n * length, c))
+                xp.add.at(gx_rows, target, (gc * w).reshape(c, -1).T)
+                gx_cm = gx_rows.T
+            else:
+                gx_cm = xp.empty((c, n * length), g.dtype)
+                for ch in range(c):
+                    gx_cm[ch] = xp.bincount(target, (gc[ch] * w).ravel(), minlength=n * length)
             gx = gx_cm.reshape(c, n, length).transpose(1, 0, 2).reshape(x_shape)
         if self.needs_input_grad[1]:
-            ggrid = xp.zeros((n * g3.shape[2], nd), g.dtype)
+            ggrid = xp.zeros_like(g, shape=(n * g3.shape[2], nd), order="C")  # (under create_graph: recorded)
             if mode != "nearest":  # d out / d position_a = sum over pixels of (value . g) * d weight / d position_a
-                g_rows = xp.ascontiguousarray(g3.transpose(0, 2, 1)).reshape(-1, c)  # (N * P, C)
+                g_rows = g3.transpose(0, 2, 1).copy().reshape(-1, c)  # (N * P, C)
                 for t, (combo, inside) in zip(targets, combos):
                     dot = xp.einsum("ij,ij->i", xp.take(rows, t, axis=0), g_rows) * inside
                     for a in range(nd):

@@ -81,6 +81,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 class Bilinear(Node):
     float32_compute = True
+    rerun_for_higher_order = True  # backward reads t = x1 . w, an intermediate (create_graph records it anew)
 
     def forward(self, x1, x2, w, b):
         # out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j]

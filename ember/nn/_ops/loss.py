@@ -15,6 +15,7 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -37,9 +38,18 @@ def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction (expected one of {', '.join(allowed)})")
 
 
+def scalar_result(total, dtype):
+    """A reduced loss as a 0-d array of ``dtype`` (as it is, when recorded: a rerun forward under create_graph)."""
+    return total if is_recorded(total) else xp.asarray(total, dtype=dtype)
+
+
 class PointwiseLoss(Node):
-    """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt)."""
+    """reduce(f(x, t)) where ``fn(x, t, need_x, need_t, *params)`` returns (f, df/dx, df/dt).
+
+    The derivatives are computed with the loss (they share its terms); under create_graph the forward runs again
+    on recorded inputs, so that they are recorded functions of x and t (every ``fn`` is plain array math)."""
     float32_compute = True
+    rerun_for_higher_order = True
 
     def forward(self, x, t, fn, reduction, params):
         need = self.needs_input_grad or (False, False)
@@ -50,7 +60,7 @@ class PointwiseLoss(Node):
         total = loss.sum(dtype=loss.dtype)
         if reduction != "sum":
             total = total / loss.dtype.type(loss.shape[0] if reduction == "batchmean" else loss.size)
-        return xp.asarray(total, dtype=loss.dtype)
+        return scalar_result(total, loss.dtype)
 
     def backward(self, g):
         dx, dt = self.saved

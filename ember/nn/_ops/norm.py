@@ -4,6 +4,10 @@ is batch_norm over (1, N * C, *); local_response_norm is composed of recorded op
 All three normalise x to xhat = (x - mean) / sqrt(var + eps) over some axes
 (biased variance) and then apply a per-channel / per-element affine map. Their
 input gradient shares one formula (``_normalized_grad``; LayerNorm evaluates it on a (rows, features) view).
+
+The backward formulas read the normalised input and 1/std, forward intermediates that depend on the input: under
+create_graph each node's forward runs again on recorded inputs (``rerun_for_higher_order``), taking the plain
+expressions where the fast path writes into buffers, and so does its backward (autograd/recorded.py).
 """
 
 from __future__ import annotations
@@ -16,13 +20,19 @@ from ..._dtype import np_kind
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
 from .padding import pad
 
 
+def _sum(a, axes):
+    """``a.sum(axes, keepdims=True)`` as one ufunc call (ndarray.sum adds Python-level overhead per call)."""
+    return a.sum(axis=axes, keepdims=True) if is_recorded(a) else xp.add.reduce(a, axis=axes, keepdims=True)
+
+
 def _mean(a, axes):
-    """``a.mean(axes, keepdims=True)`` as one ufunc call (ndarray.mean adds Python-level overhead per call)."""
-    out = xp.add.reduce(a, axis=axes, keepdims=True)
+    """``a.mean(axes, keepdims=True)`` (see ``_sum``)."""
+    out = _sum(a, axes)
     out /= a.size // out.size if out.size else 1  # an empty reduction gives 0/0 = NaN, like mean()
     return out
 
@@ -51,9 +61,13 @@ def _normalized_grad(gxhat, xhat, invstd, axes):
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
     float32_compute = True
+    rerun_for_higher_order = True
 
     def forward(self, x, w, b, mean, var, eps, stats=None):
-        self.perm = _channel_major(x) if mean is None else None
+        if is_recorded(x):  # create_graph's rerun: the running statistics were updated by the first run
+            stats, self.perm = None, None
+        else:
+            self.perm = _channel_major(x) if mean is None else None
         if self.perm is not None:
             return self._forward_rows(x, w, b, eps, stats)
         axes = (0, *range(2, x.ndim))
@@ -82,15 +96,15 @@ class BatchNorm(Node):
         # per-channel sums first; the input gradient is then one fused expression of them (4 passes, no
         # full-size temporaries beyond two buffers):
         #   dx = a g - (a sum(g xhat) / M) xhat - a sum(g) / M,  a = w / std  (the mean and variance depend on x)
-        gb_ = xp.add.reduce(g, axis=axes, keepdims=True) if nb or (nx and self.batch_stats) else None
+        gb_ = _sum(g, axes) if nb or (nx and self.batch_stats) else None
         prod = g * xhat if nw or (nx and self.batch_stats) else None
-        gw_ = xp.add.reduce(prod, axis=axes, keepdims=True) if prod is not None else None
+        gw_ = _sum(prod, axes) if prod is not None else None
         if nx:
             a = invstd * w.reshape(shape) if w is not None else invstd
             gx = g * a
             if self.batch_stats:
                 m = g.size // a.size
-                xp.multiply(xhat, a * gw_ / m, out=prod)
+                prod = xp.multiply(xhat, a * gw_ / m, out=None if is_recorded(g) else prod)
                 gx -= prod
                 gx -= a * gb_ / m
         if nw:
@@ -226,13 +240,21 @@ class LayerNorm(Node):
     """Works on x as (rows, features): the per-row sums that involve the weight, and the per-feature sums for
     the weight and bias gradients, are matrix-vector products (BLAS, threaded) on the whole arrays instead of
     multiply-then-reduce passes; every other step writes into an array it already owns, on row chunks split
-    among the intra-op threads (each row's arithmetic does not depend on the split)."""
+    among the intra-op threads (each row's arithmetic does not depend on the split). Under create_graph (recorded
+    arrays) both run the plain expressions of ``_normalize`` and ``_normalized_grad``."""
     float32_compute = True
+    rerun_for_higher_order = True
 
     def forward(self, x, w, b, k, eps):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
         feat = math.prod(norm)
         x2 = x.reshape(math.prod(lead), feat)
+        self.shape, self.norm = x.shape, norm
+        if is_recorded(x):
+            xhat, invstd = _normalize(x2, 1, eps)
+            self.saved = (xhat, invstd, w)
+            out = xhat * w.reshape(-1) if w is not None else xhat
+            return (out + b.reshape(-1) if b is not None else out).reshape(x.shape)
         scale = x.dtype.type(1 / feat if feat else float("nan"))  # an empty mean is NaN, as PyTorch's
         mean = row_sums(x2, 1)
         mean *= scale
@@ -245,13 +267,18 @@ class LayerNorm(Node):
         xp.divide(1, invstd, out=invstd)
         parallel_rows(partial(_scale_affine, w=None if w is None else w.reshape(-1),
                               b=None if b is None else b.reshape(-1)), xhat, invstd, sq)
-        self.saved, self.shape, self.norm = (xhat, invstd, w), x.shape, norm
+        self.saved = (xhat, invstd, w)
         return sq.reshape(x.shape)
 
     def backward(self, g):
         xhat, invstd, w = self.saved
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(xhat.shape)
+        if is_recorded(g):
+            gw = (g2 * xhat).sum(axis=0).reshape(self.norm) if nw else None
+            gb = g2.sum(axis=0).reshape(self.norm) if nb else None
+            gxhat = g2 * w.reshape(-1) if w is not None else g2
+            return (_normalized_grad(gxhat, xhat, invstd, 1).reshape(self.shape) if nx else None), gw, gb
         gxh = xp.empty_like(xhat)  # g * xhat: summed over rows for the weight, over features for x
         parallel_rows(xp.multiply, g2, xhat, gxh)
         gw = col_sums(gxh).reshape(self.norm) if nw else None
@@ -324,6 +351,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 class RMSNorm(Node):
     """x / rms(x) * w over the trailing dims, on x as (rows, features); rms(x) = sqrt(mean(x^2) + eps)."""
     float32_compute = True
+    rerun_for_higher_order = True
 
     def forward(self, x, w, k, eps):
         feat = math.prod(x.shape[x.ndim - k:])
@@ -364,6 +392,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 
 class GroupNorm(Node):
     float32_compute = True
+    rerun_for_higher_order = True
 
     def forward(self, x, w, b, groups, eps):
         n, c = x.shape[:2]

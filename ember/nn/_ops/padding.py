@@ -23,7 +23,8 @@ class IndexPad(Node):
     def backward(self, g):
         shape, widths, mode = self.meta
         if any(lo < 0 or hi < 0 for lo, hi in widths):  # undo the crop: the cropped border had no gradient
-            full = xp.zeros(tuple(n + max(lo, 0) + max(hi, 0) for n, (lo, hi) in zip(shape, widths)), g.dtype)
+            full = xp.zeros_like(g, shape=tuple(n + max(lo, 0) + max(hi, 0) for n, (lo, hi) in zip(shape, widths)),
+                                 order="C")
             full[tuple(slice(max(-lo, 0), full.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))] = g
             g = full
         for d in reversed(range(len(widths))):

@@ -16,6 +16,7 @@ from ..._dtype import np_kind
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 from .conv import crop_spatial, ntuple, offsets, out_size, pad_spatial, window
 
 
@@ -29,6 +30,12 @@ def _scatter(like, out, padded_shape, kernel, stride, dilation, parts):
     (m None: just a), where ``parts(c0, c1)`` yields the parts of channels c0..c1; ``out`` is the output's
     spatial size. The adjoint of reading the windows; allocated in the memory layout of array ``like``;
     channels split over threads (windows never cross channels)."""
+    if is_recorded(like):  # create_graph: no threads writing through views; each part added out of place
+        gx = xp.zeros_like(like, shape=padded_shape)
+        for offs, (a, m) in zip(offsets(kernel), parts(0, padded_shape[1])):
+            target = window(offs, out, stride, dilation, 2, 0)
+            gx[target] = gx[target] + (a if m is None else a * m)
+        return gx
     add = _overlap(kernel, stride, dilation)
     tiled = all(s == d * (k - 1) + 1 and s * n == p  # windows touch, without gaps, and cover the input
                 for k, s, d, n, p in zip(kernel, stride, dilation, out, padded_shape[2:]))
@@ -102,7 +109,8 @@ class MaxPoolNd(Node):
     def backward(self, g):
         (arg,) = self.saved
         padded_shape, kernel, stride, pads, dilation = self.meta
-        if _layout(g) != _layout(arg):  # e.g. from a Flatten: one conversion, then every pass is in one layout
+        # e.g. from a Flatten: one conversion, then every pass is in one layout (create_graph: no layouts)
+        if not is_recorded(g) and _layout(g) != _layout(arg):
             g = _copy_as(g, arg)
         def parts(c0: int, c1: int):
             gc, ac = g[:, c0:c1], arg[:, c0:c1]
@@ -280,6 +288,8 @@ class AdaptiveAvgPool(Node):
         mats = self.mats
         if len(mats) == 2:
             g = xp.matmul(mats[0].T, g)
+        if is_recorded(g):  # create_graph: a plain product (no out=)
+            return (xp.matmul(g, mats[-1]),)
         # in the input's memory layout: a batch-last conv stack below keeps its layout in backward too
         order, shape = self.layout, g.shape[:-1] + mats[-1].shape[1:]
         gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))

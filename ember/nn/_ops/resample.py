@@ -22,6 +22,7 @@ import math
 from ..._backend import xp
 from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ...autograd.graph import Node
+from ...autograd.recorded import is_recorded
 
 # Axes longer than this take the taps even for finite values: a dense row costs 2 * in flops for K taps' work.
 DENSE_MAX_IN = 320
@@ -61,6 +62,8 @@ def _memory_order(a) -> list:
 
 def _contract(a, m, axis: int):
     """Apply matrix ``m`` (out, in) along ``axis`` of ``a``; the result keeps ``a``'s memory order."""
+    if is_recorded(a):  # create_graph: one recorded product (no threads writing into a buffer)
+        return xp.moveaxis(xp.matmul(xp.moveaxis(a, axis, -1), m.T), -1, axis)
     order = _memory_order(a)
     am = a.transpose(order)
     if not am.flags.c_contiguous:
@@ -147,11 +150,14 @@ class Resample(Node):
         active = self.grad_maps
         if not active:
             return (g.copy(),)
-        if _dense_ok([m for _, m in active]):
+        # create_graph: always the matrices, whose products record themselves (the taps' reduceat does not), so
+        # there a non-finite gradient spreads along its lines
+        recorded = is_recorded(g)
+        if recorded or _dense_ok([m for _, m in active]):
             gx = g
             for axis, m in reversed(active):
                 gx = _contract(gx, m.matrix(g.dtype).T, axis)
-            if _finite(gx):  # a non-finite g shows up in gx
+            if recorded or _finite(gx):  # a non-finite g shows up in gx
                 return (gx,)
         for axis, m in reversed(active):
             g = _scatter(g, m, axis)

@@ -9,6 +9,9 @@ Sequences are "packed" (as ``PackedSequence.data``): row block t holds the ``bat
 running at time t, longest first. A padded (T, B, *) input is the special case where every batch size is B.
 Only the first ``batch_sizes[t]`` rows of the hidden state advance at time t, so each sequence's final state
 stays in its row; run in reverse, rows that have not started yet still hold their initial state.
+
+Under create_graph the forward runs again on recorded inputs and both directions take rnn_recorded.py's plain
+expressions (these kernels write into buffers through views), so the gradient can be differentiated again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import MultiOutputNode
+from ...autograd.recorded import is_recorded
+from . import rnn_recorded
 
 # Gate blocks per mode, in PyTorch's weight layout: LSTM (i, f, g, o), GRU (r, z, n), RNN (one).
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -48,9 +53,14 @@ class RNNLayer(MultiOutputNode):
     """One layer, one direction. Inputs: x (N, I) packed rows, h0 (B, Hout), c0 (B, H) or None, w_ih (G*H, I),
     w_hh (G*H, Hout), b_ih, b_hh (G*H,) or None, w_hr (P, H) or None. Outputs: out (N, Hout), h_n, c_n (c_n None
     except for LSTM)."""
+    rerun_for_higher_order = True
+    recorded_inputs = None  # (x, h0, c0, w_ih, w_hh, w_hr) when the forward ran on recorded arrays
 
     def forward(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, *, mode, batch_sizes, reverse):
         self.mode, self.steps = mode, _steps(batch_sizes, reverse)
+        if is_recorded(x):
+            self.recorded_inputs = (x, h0, c0, w_ih, w_hh, w_hr)
+            return rnn_recorded.forward(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr)
         hidden = w_hh.shape[0] // GATES[mode]
         h = h0.copy()
         out = xp.empty((x.shape[0], h0.shape[1]), dtype=x.dtype)
@@ -128,6 +138,8 @@ class RNNLayer(MultiOutputNode):
         return out, h, None
 
     def backward(self, g_out, g_h, g_c):
+        if self.recorded_inputs is not None:
+            return rnn_recorded.backward(self, g_out, g_h, g_c)
         x, w_ih, w_hh, w_hr, act, hprev = self.saved[:6]
         mode, hidden = self.mode, w_hh.shape[0] // GATES[self.mode]
         n_rows = hprev.shape[0]

@@ -7,6 +7,7 @@ from ..._sparse import SparseCOO
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, leaf_slot_to_fill
+from ...autograd.recorded import HigherOrderError, is_recorded
 from ...random import rng_of
 
 
@@ -22,11 +23,12 @@ class Embedding(Node):
         (idx,) = self.saved
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
         if self.sparse:
+            check_dense_under_create_graph(g, "embedding")
             return self._sparse_grad(flat, gflat, g), None
         rows, sums = _segment_sum(flat, gflat, self.scale)
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
-        if gw is None:
-            gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
+        if gw is None:  # (zeros_like: under create_graph, a recorded buffer)
+            gw = xp.zeros_like(g, shape=(self.num, g.shape[-1]), order="C")
         else:
             gw.fill(0)
         gw[rows] = sums
@@ -44,6 +46,14 @@ class Embedding(Node):
         else:  # its own memory: gflat may be a view of a gradient other nodes receive (not when reshape copied)
             values = gflat.copy() if xp.may_share_memory(gflat, g) else gflat
         return SparseCOO(flat.astype(xp.int64)[None, :], values, (self.num, gflat.shape[1]))
+
+
+def check_dense_under_create_graph(g, name: str) -> None:
+    """A sparse weight gradient is a SparseCOO of plain arrays: under create_graph (g recorded) it cannot be
+    recorded, so say so (PyTorch differentiates it)."""
+    if is_recorded(g):
+        raise HigherOrderError(f"{name}(sparse=True) cannot be differentiated twice in ember: its sparse weight "
+                               "gradient cannot be recorded under create_graph=True; use sparse=False")
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

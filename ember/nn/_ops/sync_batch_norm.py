@@ -2,6 +2,8 @@
 
 Forward: each rank sums its own part of every channel; two all-reduces give the global mean and then the global
 biased variance (two passes, as a single process computes them, so 2 ranks x batch B match one process x 2B).
+Under create_graph the gradients are recorded without a derivative of their own, as PyTorch's SyncBatchNorm's
+(whose backward ops have none): differentiating them again raises PyTorch's error.
 Backward: the input gradient needs the means of ``g * w`` and ``g * w * xhat`` over the whole global batch, so their
 per-channel sums are all-reduced too (summed, as PyTorch does: each rank's input gradient then includes what
 the other ranks' losses contribute through the shared statistics). Weight and bias gradients stay local sums;
@@ -14,6 +16,8 @@ from ..._backend import xp
 from ..._creation import from_numpy
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from ...autograd.no_derivative import gradient_without_derivative
+from ...autograd.recorded import is_recorded
 from .norm import _update_running
 
 
@@ -46,6 +50,12 @@ class SyncBatchNorm(Node):
         return out
 
     def backward(self, g):
+        if is_recorded(g):  # as PyTorch's, whose backward's ops have no derivative: the gradient as plain arrays
+            recorded_w = self.saved[2]
+            self.saved = tuple(a.t._data if is_recorded(a) else a for a in self.saved)
+            grads = self.backward(g.t._data)
+            return tuple(None if a is None else
+                         gradient_without_derivative(a, "batch_norm_backward_elemt", g, recorded_w) for a in grads)
         xhat, invstd, w = self.saved
         axes, shape = self.axes, self.shape
         gx = gw = gb = None

@@ -1,0 +1,99 @@
+"""Gradients inside vmap: what ``torch.func.grad`` composed with ``vmap`` (per-example gradients) needs.
+
+ember's backward runs on whole arrays, not through vmap's rules, so ``vmap(grad(f))`` gets per-example gradients
+this way: the tensors ``grad`` differentiates with respect to become leaves batched at every active vmap level
+(``grad_leaf``: an unbatched parameter is expanded to the batch, a view), so each example's function has its own
+parameters, as it has in PyTorch; the batched computation is recorded like any other; ``autograd_grad``
+differentiates the batch of outputs (one seed per example) with respect to those batched leaves, and each
+example's gradient is its own slice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import autograd
+from .._backend import xp
+from .._tensor import Tensor
+from ._batched import BatchedTensor, _State, visible_levels, wrap
+
+
+def _unwrap_all(t: Tensor) -> tuple[Tensor, list[int]]:
+    """The plain tensor under ``t``'s wrappers and the levels it is batched at (its leading dims, lowest first)."""
+    levels = []
+    while type(t) is BatchedTensor:
+        levels.append(t._level)
+        t = t._value
+    return t, levels[::-1]
+
+
+def _rewrap(core: Tensor, levels: list[int]) -> Tensor:
+    for level in levels:
+        core = wrap(core, level)
+    return core
+
+
+def grad_leaf(t: Tensor) -> Tensor:
+    """A new leaf that requires grad, standing for ``t`` in a function being differentiated: inside vmap, batched at
+    every active level (an unbatched ``t`` expanded to the batch without a copy), so that each example's gradient is
+    its own. Outside vmap: ``t.detach().requires_grad_()``."""
+    core, levels = _unwrap_all(t)
+    active = visible_levels()
+    array = core.detach()._data
+    for position, level in enumerate(active):
+        if level not in levels:
+            size = _State.levels[level - 1].size
+            array = xp.broadcast_to(xp.expand_dims(array, position), array.shape[:position] + (size,) +
+                                    array.shape[position:])
+    leaf = Tensor._make(array)
+    leaf.requires_grad_()
+    return _rewrap(leaf, active)
+
+
+def autograd_grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs=None,
+                  retain_graph: bool | None = None, create_graph: bool = False,
+                  allow_unused: bool | None = None) -> tuple:
+    """``torch.autograd.grad`` of possibly batched outputs with respect to possibly batched inputs (leaves made by
+    ``grad_leaf``): per example, as PyTorch computes it inside vmap. Implicit seeds need each example's output to
+    be a scalar, as PyTorch's."""
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    roots, seeds = [], []
+    given = [None] * len(outputs) if grad_outputs is None else \
+        ([grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs))
+    seed_levels = {tuple(_unwrap_all(g)[1]) for g in given if g is not None}
+    if all(not _unwrap_all(t)[1] for t in (*outputs, *inputs)) and seed_levels - {()}:
+        return _batch_of_seeds(outputs, inputs, given, max(seed_levels, key=len), retain_graph, allow_unused)
+    for out, seed in zip(outputs, given):
+        core, levels = _unwrap_all(out)
+        if seed is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            seed = Tensor._make(xp.ones(core._data.shape, dtype=core._data.dtype))
+        else:
+            seed_core, seed_levels = _unwrap_all(seed)
+            seed = seed_core if seed_levels == levels else Tensor._make(
+                xp.array(xp.broadcast_to(seed_core._data, core._data.shape)))
+        roots.append(core)
+        seeds.append(seed)
+    cores = [_unwrap_all(t) for t in inputs]
+    grads = autograd.grad(roots, [c for c, _ in cores], grad_outputs=seeds, retain_graph=retain_graph,
+                          create_graph=create_graph, allow_unused=allow_unused)
+    return tuple(None if g is None else _rewrap(g, levels) for g, (_, levels) in zip(grads, cores))
+
+
+def _batch_of_seeds(outputs, inputs, given, levels, retain_graph, allow_unused) -> tuple:
+    """Vector-Jacobian products of plain outputs for a batch of seeds (``vjp`` under vmap, a Jacobian's rows):
+    autograd.grad with ``is_grads_batched``, the seeds' vmap levels flattened into its one batch dim."""
+    lead = tuple(_State.levels[level - 1].size for level in levels)
+    flat = []
+    for out, seed in zip(outputs, given):
+        core, seed_levels = _unwrap_all(seed if seed is not None else Tensor._make(xp.ones(out._data.shape,
+                                                                                            out._data.dtype)))
+        if tuple(seed_levels) != tuple(levels):
+            core = Tensor._make(xp.broadcast_to(core._data, lead + tuple(out._data.shape)))
+        flat.append(core.reshape(-1, *out._data.shape))
+    grads = autograd.grad(outputs, inputs, grad_outputs=flat, retain_graph=retain_graph, allow_unused=allow_unused,
+                          is_grads_batched=True)
+    return tuple(None if g is None else _rewrap(g.reshape(*lead, *g.shape[1:]), list(levels)) for g in grads)

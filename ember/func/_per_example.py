@@ -1,0 +1,134 @@
+"""Linear and convolution with per-example weights that are one weight expanded: per-sample gradients' ops.
+
+Under ``vmap(grad(loss))`` every example's parameters are the same values (``grad_leaf`` expands them to the
+batch without a copy: batch stride 0), but each example needs its own gradient. These nodes compute the forward
+and the input gradient with the one shared weight (one large GEMM / convolution over the whole batch, as an
+unbatched layer) and only the weight gradient per example (a batched product of each example's output gradient
+with its own inputs), which is what PyTorch's per-sample gradients compute too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._backend import xp
+from .._parallel import gemm_block, matmul_blocks, parallel_for
+from ..autograd.graph import Node
+from ..nn._ops.conv import offsets, out_size, pad_spatial, window
+
+
+def _matmul(a, b):
+    """``a @ b`` (2-d, or stacks with equal leading dims) with every GEMM on one OpenBLAS thread (``gemm_block``)
+    and the work split over ember's threads: by the stack's first dim, or by columns. OpenBLAS's own threads meet
+    once per GEMM, which for a stack of small GEMMs costs more than the GEMMs on a busy machine."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    out = xp.empty((*a.shape[:-1], n), xp.result_type(a, b))
+    block = gemm_block(m, k, n)
+    if a.ndim > 2 and a.shape[0] > 1:
+        def run(lo: int, hi: int) -> None:
+            matmul_blocks(a[lo:hi], b[lo:hi], out[lo:hi], block)
+
+        parallel_for(run, a.shape[0], out.size + b.size)
+    elif block == 0:  # one very wide GEMM: OpenBLAS's threads, once
+        xp.matmul(a, b, out=out)
+    else:
+        def run(lo: int, hi: int) -> None:
+            matmul_blocks(a, b[..., lo:hi], out[..., lo:hi], block)
+
+        parallel_for(run, n, out.size + b.size)
+    return out
+
+
+def shares_one_weight(value) -> bool:
+    """Whether a batch value is a plain tensor whose examples are one array (batch stride 0)."""
+    from .._tensor import Tensor
+
+    return type(value) is Tensor and value._data.ndim > 0 and value._data.strides[0] == 0
+
+
+class PerExampleLinear(Node):
+    """x (B, L, in) @ w[b].T + b[b] for w (B, out, in) with one weight in every example."""
+
+    float32_compute = True
+
+    def forward(self, x, w, b):
+        batch, rows = x.shape[0], x.shape[1]
+        shared = w[0]
+        out = _matmul(x.reshape(batch * rows, -1), shared.T).reshape(batch, rows, shared.shape[0])
+        if b is not None:
+            out += b[:, None, :]
+        self.saved = (x, shared)
+        return out
+
+    def backward(self, g):
+        x, shared = self.saved
+        nx, nw, nb = self.needs_input_grad
+        gx = _matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
+        gw = _matmul(g.transpose(0, 2, 1), x) if nw else None
+        gb = g.sum(1) if nb else None
+        return gx, gw, gb
+
+
+def _im2col(x, kernel, stride, dilation, pads):
+    """x (M, C, *sp) -> (cols (C, *k, M, *out), out): each example's columns one contiguous block per channel and
+    offset, so that an example's column matrix is a strided 2-d view (no copy for its weight gradient)."""
+    xpad = pad_spatial(x, pads)
+    out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
+    cols = xp.empty((x.shape[1], *kernel, x.shape[0], *out_sp), x.dtype)
+    for offs in offsets(kernel):
+        cols[(slice(None), *offs)] = xpad[window(offs, out_sp, stride, dilation, 2, 0)].swapaxes(0, 1)
+    return cols, out_sp
+
+
+def _input_grad(gm, shared, x_shape, stride, pads, dilation, groups: int):
+    """dL/dx from the output gradient gm (O, B, N, *out) and the shared weight: the columns' gradient (one GEMM),
+    added back where im2col took each kernel offset's block (col2im)."""
+    o, kernel = shared.shape[0], shared.shape[2:]
+    out_sp = gm.shape[3:]
+    c = shared.shape[1] * groups
+    wt = shared.reshape(groups, o // groups, -1).transpose(0, 2, 1)  # (G, C/G * k, O/G)
+    gcols = _matmul(wt, gm.reshape(groups, o // groups, -1)).reshape(c, *kernel, -1, *out_sp)
+    padded = [s + lo + hi for s, (lo, hi) in zip(x_shape[3:], pads)]
+    gpad = xp.zeros((c, gcols.shape[len(kernel) + 1], *padded), gm.dtype)
+    for offs in offsets(kernel):
+        gpad[window(offs, out_sp, stride, dilation, 2, 0)] += gcols[(slice(None), *offs)]
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x_shape[3:], pads))
+    return gpad[(slice(None), slice(None), *inner)].swapaxes(0, 1).reshape(x_shape)
+
+
+class PerExampleConv(Node):
+    """Convolution of x (B, N, C, *sp) with w (B, O, C/G, *k) holding one weight in every example."""
+
+    float32_compute = True
+
+    def forward(self, x, w, b, stride, pads, dilation, groups):
+        batch, n = x.shape[:2]
+        shared = w[0]
+        o, kernel = shared.shape[0], shared.shape[2:]
+        cols, out_sp = _im2col(x.reshape(batch * n, *x.shape[2:]), kernel, stride, dilation, pads)
+        positions = batch * n * math.prod(out_sp)
+        out = _matmul(shared.reshape(groups, o // groups, -1), cols.reshape(groups, -1, positions))
+        out = out.reshape(o, batch, n, *out_sp)
+        if b is not None:
+            out += b.T.reshape(o, batch, *(1,) * (len(out_sp) + 1))
+        self.saved = (cols, shared)
+        self.meta = (x.shape, stride, pads, dilation, groups)
+        return out.transpose(1, 2, 0, *range(3, out.ndim))  # (B, N, O, *out)
+
+    def backward(self, g):
+        cols, shared = self.saved
+        x_shape, stride, pads, dilation, groups = self.meta
+        nx, nw, nb = self.needs_input_grad
+        batch, n, o = g.shape[:3]
+        gm = xp.ascontiguousarray(g.transpose(2, 0, 1, *range(3, g.ndim)))  # (O, B, N, *out)
+        gx = gw = gb = None
+        if nx:
+            gx = _input_grad(gm, shared, x_shape, stride, pads, dilation, groups)
+        if nw:  # per example and group: its output gradient (O/G, positions) @ its columns (positions, C/G * k)
+            per_group = shared[0].size
+            gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)
+            cmat = cols.reshape(groups, per_group, batch, -1).transpose(2, 0, 3, 1)
+            gw = _matmul(gmat, cmat).reshape(batch, *shared.shape)
+        if nb:
+            gb = gm.reshape(o, batch, -1).sum(-1).T
+        return gx, gw, gb
