@@ -22,7 +22,7 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
   and ``J v = B(v)``: the backward formula run on the tangent (broadcast to the output), one input at a time.
   This costs one backward of the op;
 - any other op: the backward formula is run once on a placeholder cotangent ``g`` that is recorded
-  (``recorded.py``, as under ``create_graph``; the op's saved arrays stay constants), which records the linear
+  (``recorded.py``, as under ``create_graph``; the op's saved arrays are constants), which records the linear
   map ``g -> J^T g`` as a small graph, and that graph is transposed by one backward pass from the tangents:
   ``d<J^T g, v>/dg = J v``. This costs about two backwards of the op plus recording. An op whose backward
   formula cannot be recorded raises ``HigherOrderError`` naming it.
@@ -246,6 +246,10 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
         g = Tensor._make(xp.ones_like(out._data))  # any value (B is linear); not 0, so a lost recording shows
         g._requires_grad = True
         cotangents.append(g)
+    saved = node.saved
+    if isinstance(saved, tuple):  # as under create_graph, the formula sees recorded arrays, here constants
+        node.saved = tuple(RecordedArray(Tensor._make(a)) if isinstance(a, xp.ndarray) and a.dtype.kind in "fc"
+                           else a for a in saved)
     with running(node.name()):
         try:
             grads = node.backward(*[None if g is None else RecordedArray(g) for g in cotangents])
@@ -253,6 +257,8 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
             if "RecordedArray" not in str(err):
                 raise
             raise _not_recorded(node, f"an array attribute ({err})") from None
+        finally:
+            node.saved = saved
     if isinstance(grads, RecordedArray) or not isinstance(grads, (tuple, list)):
         grads = (grads,)
     roots = []
