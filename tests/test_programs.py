@@ -42,6 +42,7 @@ CASES = [
     ("tcn-weight-norm", ["tcn_weight_norm.py"], 1),
     ("diffusion-2d", ["diffusion_2d.py"], 1),
     ("jacobians-hessians", ["jacobians_hessians.py"], 1),
+    ("forward-mode-jvp", ["forward_mode_jvp.py"], 1),
     ("hf-gpt2-eager", ["hf_models.py", "--model", "gpt2", "--attention", "eager"], 1),
     ("hf-gpt2-sdpa", ["hf_models.py", "--model", "gpt2"], 1),
     ("hf-llama-sdpa", ["hf_models.py", "--model", "llama"], 1),

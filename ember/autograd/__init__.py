@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .._backend import xp
 from .._sparse import SparseCOO, as_tensor
 from .._tensor import Tensor
+from . import forward_ad
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
@@ -129,9 +130,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for i, t in enumerate(inputs):
         if not t._requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    roots = _make_roots(outputs, grad_outputs, create_graph)
+    # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
+    # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.
+    tangents_only = not create_graph and forward_ad.has_tangent(*outputs)
+    recorded = create_graph or tangents_only
+    roots = _make_roots(outputs, grad_outputs, recorded)
     edges = [t._edge() for t in inputs]
-    captured = run_backward(roots, retain_graph, capture=set(edges), accumulate=False, create_graph=create_graph)
+    captured = run_backward(roots, retain_graph, capture=set(edges), accumulate=False, create_graph=recorded)
     result = []
     for i, (t, edge) in enumerate(zip(inputs, edges)):
         g = captured.get(edge)
@@ -147,7 +152,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         if g is None:
             result.append(None)
         elif type(g) is RecordedArray:  # create_graph: the gradient is a tensor of the graph
-            result.append(g.t)
+            result.append(forward_ad.detached(g.t) if tangents_only else g.t)
         elif create_graph:  # a constant gradient (the formula did not depend on anything recorded)
             result.append(Tensor._make(xp.array(g, copy=True)))
         else:

@@ -1,20 +1,27 @@
-"""Jacobian-vector products by the double-backward trick, the one place forward-mode products are made.
+"""Jacobian-vector products: forward-mode AD where it applies, else the double-backward trick.
 
-``torch.autograd.functional.jvp`` (PyTorch's too), ``torch.func.jvp``, ``jacfwd`` and the forward-mode strategy of
-``torch.autograd.functional.jacobian`` get ``J v`` here. The vector-Jacobian product ``g(u) = u^T J`` is linear in
-``u``, so differentiating ``g(u) . v`` with respect to ``u`` gives ``J v``: one backward with ``create_graph=True``
-from dummy cotangents ``u`` (zeros: the value of ``u`` never enters the result, it only has to be finite), then one
-backward of that graph per tangent ``v``. PyTorch's ``torch.func`` computes these products with forward-mode
-dual numbers instead; the results are equal, the cost is a backward pass more. When ember has forward-mode AD, this
-module is what changes.
+``torch.func.jvp`` and ``torch.autograd.functional.jvp`` run the function once on dual inputs (``dual_inputs``,
+``forward_ad.py``): each op computes its output's tangent as it runs, no backward pass. That applies when no
+forward-mode level is entered already (PyTorch's one level at a time; nested transforms) and the tangents are
+real; the results are constants, so where they must be differentiable again (``create_graph``, or a ``jvp``
+inside a reverse-mode transform) the trick below is used instead.
+
+The double-backward trick (``forward_products``), for those cases and for ``jacfwd``, ``hessian``, ``linearize``
+and the forward-mode strategy of ``torch.autograd.functional.jacobian``, which push many tangents through one
+recorded graph (forward mode would run the function once per tangent; PyTorch batches the tangents with vmap):
+the vector-Jacobian product ``g(u) = u^T J`` is linear in ``u``, so differentiating ``g(u) . v`` with respect to
+``u`` gives ``J v``: one backward with ``create_graph=True`` from dummy cotangents ``u`` (zeros: the value of
+``u`` never enters the result, it only has to be finite), then one backward of that graph per tangent ``v``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from .._tensor import Tensor
+from . import forward_ad, graph
 
 
 class ForwardProducts(NamedTuple):
@@ -52,3 +59,22 @@ def forward_products(outputs: Sequence[Tensor], inputs: Sequence[Tensor]) -> For
         return tuple(result)
 
     return ForwardProducts(push, dummies, tuple(vjps))
+
+
+def forward_mode_applies(tensors: Sequence[Tensor]) -> bool:
+    """Whether ``dual_inputs`` can make duals of ``tensors`` (primals and tangents): no level is entered already
+    and all are real floating point."""
+    return graph._dual_level is None and all(t.is_floating_point() for t in tensors)
+
+
+@contextlib.contextmanager
+def dual_inputs(inputs: Sequence[Tensor], tangents: Sequence[Tensor]) -> Iterator[list[Tensor]]:
+    """Inside a forward-mode level: ``inputs`` as dual tensors with ``tangents``; read the outputs' tangents
+    with ``tangent_of`` before the block ends (the level drops them)."""
+    with forward_ad.dual_level():
+        yield [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
+
+
+def tangent_of(t: Tensor) -> Tensor | None:
+    """The tangent of an output computed from ``dual_inputs`` (None: it does not depend on them)."""
+    return forward_ad.unpack_dual(t).tangent

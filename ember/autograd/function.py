@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from . import forward_ad
 from .grad_mode import _GradState, no_grad
 from .graph import Node
 from .recorded import RecordedArray
@@ -31,8 +32,14 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         self._to_save = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Tensors for ``jvp`` (forward-mode AD), read there through ``saved_tensors``."""
+        self._to_save_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
+        if getattr(self, "_in_jvp", False):  # forward mode: what forward saved with save_for_forward
+            return tuple(getattr(self, "_to_save_forward", ()))
         node = self._node
         if node.saved is None:
             from .graph import _RELEASED_MSG
@@ -94,6 +101,12 @@ class Function:
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("subclasses of Function must implement backward(ctx, ...)")
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """Forward mode: the outputs' tangents from the inputs' (one per input, zeros where an input has none)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
@@ -101,11 +114,17 @@ class Function:
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = needs
         record = _GradState.enabled and any(needs)
-        with no_grad():
+        dual = forward_ad.has_tangent(*tensor_args)
+        if dual and cls.jvp is Function.jvp:
+            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                      "with forward mode AD.")
+        with no_grad(), forward_ad.suspended():  # (forward mode: the Function's jvp gives the tangents)
             outputs = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         if not record:
+            if dual:
+                forward_ad.function_jvp(cls, ctx, args, outs)
             return outputs
         node = _FunctionNode()
         node.ctx, node.fn_class = ctx, cls
@@ -129,4 +148,6 @@ class Function:
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._link(args, needs, [r for r in results if isinstance(r, Tensor)])
+        if dual:
+            forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)

@@ -9,7 +9,8 @@ tensors, tuples where they were tuples (the Jacobian of output ``i`` with respec
   can be differentiated again (with respect to ``inputs`` that require grad and to tensors ``func`` captures).
 - ``strict=True`` raises where a result would be all zeros because an output does not depend on an input (with
   PyTorch's messages); ``strict=False`` returns the zeros.
-- ``jvp`` and ``hvp`` use the double-backward trick (PyTorch's do too), so they need ``func`` twice differentiable.
+- ``hvp`` uses the double-backward trick (PyTorch's does too), so it needs ``func`` twice differentiable; so does
+  ``jvp`` with ``create_graph`` or ``strict`` (otherwise it runs ``func`` on forward-mode dual inputs).
 
 ``vectorize=True`` is accepted and gives the same results; PyTorch batches the rows of the Jacobian with vmap,
 ember computes them one after another. ``strategy="forward-mode"`` computes columns with Jacobian-vector products
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ._jvp import forward_products
+from ._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
 from ._rows import basis_row, stack_rows
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -183,10 +184,14 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
-    """``(func(*inputs), J v)``: the Jacobian-vector product, one result per output, by the double-backward trick
-    (as PyTorch's). ``v`` (one tensor per input) may be None only for a single one-element input."""
+    """``(func(*inputs), J v)``: the Jacobian-vector product, one result per output. ``v`` (one tensor per input)
+    may be None only for a single one-element input. PyTorch's uses the double-backward trick; ember runs ``func``
+    on forward-mode dual inputs (same results, no backward pass), and uses the trick where the results must be
+    differentiable (``create_graph``) and under ``strict`` (whose errors name its stages)."""
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        if not (create_graph or strict) and forward_mode_applies(inputs):
+            return _forward_mode_jvp(func, inputs, v, is_inputs_tuple)
         inputs = _preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp", "inputs")
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
@@ -199,6 +204,18 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                                   create_graph, "back_trick")
     return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
             _unpack(_postprocess(products, create_graph), is_outputs_tuple))
+
+
+def _forward_mode_jvp(func: Callable, inputs: tuple, v, is_inputs_tuple: bool) -> tuple[Any, Any]:
+    """``jvp`` by forward-mode AD (see ``jvp``)."""
+    inputs = _preprocess(inputs, create_graph=False, need_graph=False)
+    v = _prepare_v(v, inputs, is_inputs_tuple, False, "jvp", "inputs")
+    tangents = v if v is not None else tuple(i.new_ones(i.shape) for i in inputs)
+    with dual_inputs(inputs, tangents) as duals:
+        is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
+        products = _fill_in_zeros(tuple(tangent_of(o) for o in outputs), outputs, False, False, "back_trick")
+    return (_unpack(_postprocess(outputs, False), is_outputs_tuple),
+            _unpack(_postprocess(products, False), is_outputs_tuple))
 
 
 def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):

@@ -39,6 +39,15 @@ _RELEASED_MSG = (
 
 _sequence = itertools.count()
 
+# The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
+_dual_level = None
+
+
+def set_dual_level(level) -> None:
+    """Enter (a ``forward_ad`` level) or leave (None) forward-mode AD: ops then propagate their inputs' tangents."""
+    global _dual_level
+    _dual_level = level
+
 
 def shape_error(op: str, arrays, err: Exception) -> Exception:
     """PyTorch's RuntimeError for operands of ``op`` that cannot broadcast; otherwise ``err`` unchanged."""
@@ -77,6 +86,17 @@ class Node:
     # node keeps its inputs and parameters (``_rerun``).
     rerun_for_higher_order = False
     float32_compute = False  # True: half-precision inputs computed in float32, as PyTorch's CPU kernel (lowp.py)
+    # True for an elementwise op: output element k depends only on element k of each (broadcast) input, so each
+    # input's Jacobian is diagonal and equals its transpose; forward-mode AD then runs backward on the tangent.
+    diagonal_jacobian = False
+    # True for an op whose forward is linear in each tensor input with the others fixed (matmul, convolution),
+    # except the input at ``bias_input`` (None allowed in its place), added to the result: forward-mode AD then
+    # applies forward itself to one tangent at a time.
+    multilinear = False
+    bias_input: int | None = None
+    # True for an op linear in its floating inputs jointly (sums, concatenation, gathers, average pooling):
+    # forward-mode AD applies forward to the tangents (zeros for an input without one).
+    linear = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
 
     def __init__(self) -> None:
@@ -111,6 +131,8 @@ class Node:
         else:
             arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         node.needs_input_grad = needs
+        level = _dual_level
+        tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
         quiet = quiet_enter()  # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own)
         if cls.float32_compute:
             node.half_dtype, arrays = lowp.widen(arrays)
@@ -127,6 +149,8 @@ class Node:
             src = inputs[0]
             result._vc = src._vc
             result._base = src._base if src._base is not None else src
+        if tangents is not None:
+            level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
             if result._data is not out and node.saved:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
@@ -335,6 +359,8 @@ class MultiOutputNode(Node):
             if True not in needs:
                 needs = None
         node.needs_input_grad = needs
+        level = _dual_level
+        tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         if cls.float32_compute:
             node.half_dtype, arrays = lowp.widen(arrays)
@@ -345,6 +371,8 @@ class MultiOutputNode(Node):
         grad_fn = node if needs is not None else None
         results = tuple(None if a is None else Tensor._make(a, grad_fn if np_kind(a.dtype) == "f" else None, nr)
                         for nr, a in enumerate(outs))
+        if tangents is not None:
+            level.push(node, arrays, params, tangents, results, needs)
         if needs is not None:
             node._link(inputs, needs, [r for r in results if r is not None])
             if cls.rerun_for_higher_order:

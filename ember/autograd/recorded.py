@@ -696,6 +696,7 @@ def recorded_saved(node) -> tuple:
     input's through the input's own edge, an output's through ``node`` itself (so a formula that reads
     ``exp(x)`` differentiates through ``exp`` again), an input that needs no gradient as a constant."""
     from .._tensor import Tensor
+    from . import forward_ad, graph
 
     saved = node.saved
     out = list(saved)
@@ -710,6 +711,8 @@ def recorded_saved(node) -> tuple:
         else:
             t = Tensor._make(value, source[0], source[1])
         t._vc = counter
+        if graph._dual_level is not None:
+            forward_ad.carry_saved_tangent(value, t)
         recorded = RecordedArray(t)
         for j, v in enumerate(saved):
             if v is value:

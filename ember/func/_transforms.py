@@ -8,8 +8,10 @@ see ``_scope.py`` for how a transform keeps to its own inputs. Differences from 
 - ``jacrev`` computes the Jacobian one row (one backward pass) per output element, ``jacfwd`` one column per
   input element; PyTorch batches them with vmap. ``chunk_size`` and ``randomness`` are accepted and checked;
   ``f`` runs once per call, so random operations in it draw once (as PyTorch's ``randomness="same"``).
-- ``jvp``, ``jacfwd``, ``linearize`` and ``hessian`` get Jacobian-vector products by the double-backward trick
-  (``ember/autograd/_jvp.py``), not forward-mode dual numbers: same results, needs ``f`` twice differentiable.
+- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's; ``jacfwd``, ``linearize`` and ``hessian``
+  (and ``jvp`` where its results must be differentiable again, inside a reverse-mode transform) get their
+  Jacobian-vector products by the double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f``
+  twice differentiable.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd._jvp import forward_products
+from ..autograd._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
 from ..autograd._rows import basis_row, stack_rows
+from ..autograd.forward_ad import check_dual
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
 from ._scope import (
@@ -149,18 +152,28 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
         for t in flat:
             if not isinstance(t, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got {type(t)}")
-    _check_dual(flat_primals, flat_tangents)
+    for p, t in zip(flat_primals, flat_tangents):
+        check_dual(p, t)
     with Scope() as scope:
         flat_diff = [scope.differentiable(t) for t in flat_primals]
-        flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
-        products = forward_products(flat_out, flat_diff)
-        scope.own(products.dummies)
+        forward_mode = (not push_basis and forward_mode_applies(flat_diff + flat_tangents)
+                        and not scope.reaches_outer(flat_tangents))
+        if forward_mode:  # the function runs on dual inputs: each op computes its tangent (_jvp.py)
+            with dual_inputs(flat_diff, flat_tangents) as duals:
+                flat_out, out_spec, aux = _call(scope, func, primals, argnums, duals, primals_spec, has_aux, api)
+                out_tangents = [tangent_of(o) for o in flat_out]
+        else:
+            flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
         outputs_outer = scope.reaches_outer(flat_out)
+        if not forward_mode or outputs_outer:  # tangents that must be differentiable: the double-backward trick
+            products = forward_products(flat_out, flat_diff)
+            scope.own(products.dummies)
 
         def push(flat_tangents) -> list:
             record = outputs_outer or scope.reaches_outer(flat_tangents)
+            pushed = out_tangents if forward_mode and not record else products.push(flat_tangents, create_graph=record)
             out = []
-            for o, t in zip(flat_out, products.push(flat_tangents, create_graph=record)):
+            for o, t in zip(flat_out, pushed):
                 if t is None:
                     if strict:
                         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent "
@@ -174,18 +187,6 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
         primals_out = scope.unwrap(tree_unflatten(flat_out, out_spec))
         tangents_out = tree_unflatten(push(flat_tangents), out_spec)
     return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
-
-
-def _check_dual(flat_primals: list, flat_tangents: list) -> None:
-    """PyTorch's errors for a primal and tangent that cannot make a dual number (``forward_ad.make_dual``)."""
-    for p, t in zip(flat_primals, flat_tangents):
-        for what, x in (("primal", p), ("tangent", t)):
-            if not (x.is_floating_point() or x.is_complex()):
-                raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
-        if t.shape != p.shape:
-            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
-                               f"forward gradient is of size {list(t.shape)}.")
 
 
 def jvp(func: Callable, primals: tuple, tangents: Any, *, strict: bool = False, has_aux: bool = False):

@@ -81,6 +81,8 @@ def _float_operands(a, b):
 
 # --------------------------------------------------------------------- cast
 class ToCopy(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, dtype):
         self.src = x.dtype
         if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, NumPy's ComplexWarning silenced
@@ -108,6 +110,8 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 # --------------------------------------------------------------------- binary arithmetic
 class Add(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         return a + b
 
@@ -116,6 +120,8 @@ class Add(Node):
 
 
 class Sub(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         return a - b
 
@@ -124,6 +130,8 @@ class Sub(Node):
 
 
 class Mul(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return a * b
@@ -137,6 +145,8 @@ class Mul(Node):
 
 
 class Div(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return a / b
@@ -152,6 +162,8 @@ class Div(Node):
 
 
 class Pow(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         out = a**b
         self.saved = (a, b, out)
@@ -178,6 +190,8 @@ class Pow(Node):
 
 
 class Remainder(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.remainder(a, b)
@@ -189,6 +203,8 @@ class Remainder(Node):
 
 
 class Maximum(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.maximum(a, b)
@@ -201,6 +217,8 @@ class Maximum(Node):
 
 
 class Minimum(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.minimum(a, b)

@@ -106,6 +106,8 @@ def _family64(n: int, x):
 class _GammaFamily(Node):
     """psi^(n)(x) (n = -1: lgamma), computed in float64; its derivative is psi^(n+1)(x)."""
 
+    diagonal_jacobian = True
+
     def forward(self, x, n):
         self.saved, self.n = (x,), n
         return _family64(n, x.astype(xp.float64)).astype(x.dtype)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
@@ -121,8 +122,8 @@ def _write_back(x: Tensor, op, *others) -> Tensor:
     tracked = _GradState.enabled and (
         x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     check_inplace(x, tracked)
-    if tracked:
-        return _rebase(x, op(_snapshot(x)))
+    if tracked or forward_ad.has_tangent(x, *others):
+        return _rebase(x, op(_snapshot(x)), tracked)
     with no_grad():
         result = op(x)
     _check_cast(result._data.dtype, x)

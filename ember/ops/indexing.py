@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dtype import category_dtype, scalar_category
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from .elementwise import cast, promote
@@ -61,6 +62,8 @@ class BasicIndex(Node):
 
 
 class AdvancedIndex(Node):
+    linear = True
+
     def forward(self, x, idx):
         self.shape, self.idx = x.shape, idx
         return x[idx]
@@ -150,6 +153,7 @@ def setitem(x: Tensor, idx, value) -> None:
             f"indexed result of a tensor of shape {list(x._data.shape)} ({err})"
         ) from None
     x._bump_version()
+    forward_ad.write_tangent_at(x, idx, value)
     if tracked:
         node = IndexPut()
         node.idx = idx
@@ -180,6 +184,8 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 
 class Gather(Node):
+    linear = True
+
     def forward(self, x, index, dim):
         self.shape, self.index, self.dim = x.shape, index, dim
         # an index smaller than x in another dimension reads that leading block (NumPy would broadcast it)
@@ -295,6 +301,8 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 class Where(Node):
+    diagonal_jacobian = True
+
     def forward(self, cond, a, b):
         self.cond = cond
         return xp.where(cond, a, b)

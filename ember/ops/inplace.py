@@ -15,6 +15,7 @@ from __future__ import annotations
 from .._backend import quiet, xp
 from .._dtype import np_kind
 from .._tensor import Tensor
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, leaf_edge
 from ..random import rng_of
@@ -29,18 +30,22 @@ def _snapshot(x: Tensor) -> Tensor:
     snap._requires_grad = x._requires_grad
     if x.grad_fn is None and x._requires_grad:
         snap._grad_accumulator = leaf_edge(x)[0]  # the snapshot's gradient goes to x
+    forward_ad.share_tangent(x, snap)
     return snap
 
 
-def _rebase(x: Tensor, result: Tensor) -> Tensor:
+def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
+    """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD)."""
     if result._data.shape != x._data.shape:
         raise RuntimeError(
             f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
         )
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
-    x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
+    if tracked:
+        x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
     x._bump_version()
+    forward_ad.write_tangent(x, result)
     return x
 
 
@@ -61,8 +66,8 @@ def _tracked(x: Tensor, other=None) -> bool:
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
-    if tracked:
-        return _rebase(x, op(_snapshot(x), other))
+    if tracked or forward_ad.has_tangent(x, other):
+        return _rebase(x, op(_snapshot(x), other), tracked)
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray):
         _check_cast(o.dtype, x)
@@ -118,8 +123,8 @@ def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
 def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
     tracked = _tracked(x)
     check_inplace(x, tracked)
-    if tracked:
-        return _rebase(x, op(_snapshot(x)))
+    if tracked or forward_ad.has_tangent(x):
+        return _rebase(x, op(_snapshot(x)), tracked)
     with quiet():
         array_fn(x._data)
     x._bump_version()
@@ -172,8 +177,8 @@ def _fill_with(x: Tensor, values) -> Tensor:
     """Replace every element of x by ``values`` (broadcast)."""
     tracked = _tracked(x)
     check_inplace(x, tracked)
-    if tracked:
-        return _rebase(x, Fill.apply(_snapshot(x), values=values))
+    if tracked or forward_ad.has_tangent(x):
+        return _rebase(x, Fill.apply(_snapshot(x), values=values), tracked)
     x._data[...] = values
     x._bump_version()
     return x
@@ -209,8 +214,8 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         ) from None
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
-    if tracked:
-        return _rebase(x, CopyFrom.apply(_snapshot(x), src))
+    if tracked or forward_ad.has_tangent(x, src):
+        return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
         xp.copyto(x._data, src._data, casting="unsafe")
     x._bump_version()

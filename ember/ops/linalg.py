@@ -11,6 +11,7 @@ from .elementwise import promote
 
 class MatMul(Node):
     float32_compute = True
+    multilinear = True
 
     def forward(self, a, b):
         self.saved = (a, b)

@@ -12,6 +12,8 @@ from ..autograd.graph import Node
 
 
 class Triangle(Node):
+    linear = True
+
     def forward(self, x, diagonal, upper):
         self.diagonal, self.upper = diagonal, upper
         return _triangle(x, diagonal, upper)

@@ -12,6 +12,8 @@ from ..autograd.graph import Node
 
 
 class Roll(Node):
+    linear = True
+
     def forward(self, x, shifts, dims):
         self.shifts, self.dims, self.shape = shifts, dims, x.shape
         if dims is None:  # roll the flattened tensor, then restore the shape

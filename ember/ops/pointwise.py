@@ -25,6 +25,8 @@ from .unary import _unary, clamp
 # Complex inputs: each derivative below is an analytic function with real coefficients, so its conjugate
 # (PyTorch's gradient is grad * conj(f'(z))) is the same function of conj(z).
 class Tan(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.tan(x)
         self.saved = (out,)
@@ -36,6 +38,8 @@ class Tan(Node):
 
 
 class Atan(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arctan(x)
@@ -46,6 +50,8 @@ class Atan(Node):
 
 
 class Asin(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arcsin(x)
@@ -56,6 +62,8 @@ class Asin(Node):
 
 
 class Acos(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arccos(x)
@@ -66,6 +74,8 @@ class Acos(Node):
 
 
 class Sinh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.sinh(x)
@@ -75,6 +85,8 @@ class Sinh(Node):
 
 
 class Cosh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.cosh(x)
@@ -84,6 +96,8 @@ class Cosh(Node):
 
 
 class Asinh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arcsinh(x)
@@ -94,6 +108,8 @@ class Asinh(Node):
 
 
 class Acosh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arccosh(x)
@@ -106,6 +122,8 @@ class Acosh(Node):
 
 
 class Atanh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.arctanh(x)
@@ -116,6 +134,8 @@ class Atanh(Node):
 
 
 class Log2(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log2(x)
@@ -125,6 +145,8 @@ class Log2(Node):
 
 
 class Log10(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log10(x)
@@ -134,6 +156,8 @@ class Log10(Node):
 
 
 class Expm1(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.expm1(x)
         self.saved = (out,)
@@ -144,6 +168,8 @@ class Expm1(Node):
 
 
 class Exp2(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.exp2(x)
         self.saved = (out,)
@@ -171,6 +197,8 @@ def _erf_kernel(x, kernel, exact):
 
 
 class Erf(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return _erf_kernel(x, erf_into, _erf)
@@ -181,6 +209,8 @@ class Erf(Node):
 
 
 class Erfc(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return _erf_kernel(x, erfc_into, _erfc)
@@ -206,6 +236,8 @@ def _erfinv(y):
 
 
 class Erfinv(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = _erfinv(x).astype(x.dtype) if x.size else xp.empty_like(x)
         self.saved = (out,)
@@ -217,6 +249,8 @@ class Erfinv(Node):
 
 
 class Logit(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, eps):
         self.saved, self.eps = (x,), eps
         if eps is not None:
@@ -232,6 +266,8 @@ class Logit(Node):
 
 
 class Atan2(Node):
+    diagonal_jacobian = True
+
     def forward(self, y, x):
         self.saved = (y, x)
         return xp.arctan2(y, x)
@@ -300,6 +336,8 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 
 class NanToNum(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, nan, posinf, neginf):
         self.keep = xp.isfinite(x)
         return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
@@ -317,6 +355,8 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
 
 
 class LogAddExp(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         out = xp.logaddexp(a, b)
         self.saved = (a, b, out)
@@ -328,6 +368,8 @@ class LogAddExp(Node):
 
 
 class Hypot(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         out = xp.hypot(a, b)
         self.saved = (a, b, out)
@@ -339,6 +381,8 @@ class Hypot(Node):
 
 
 class Fmod(Node):
+    diagonal_jacobian = True
+
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.fmod(a, b)

@@ -51,6 +51,7 @@ def _expand_back(g, shape, axes, keepdim: bool):
 
 
 class Sum(Node):
+    linear = True
     float32_compute = True
 
     def forward(self, x, axes, keepdim):
@@ -63,6 +64,7 @@ class Sum(Node):
 
 
 class Mean(Node):
+    linear = True
     float32_compute = True
 
     def forward(self, x, axes, keepdim):
@@ -369,6 +371,7 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 class CumSum(Node):
+    linear = True
     float32_compute = True
 
     def forward(self, x, dim):

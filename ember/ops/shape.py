@@ -223,6 +223,8 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 
 class Contiguous(Node):
+    linear = True
+
     def forward(self, x):
         return xp.ascontiguousarray(x)
 
@@ -235,6 +237,8 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
 
 
 class Cat(Node):
+    linear = True
+
     def forward(self, *arrays, dim, skip):
         self.dim, self.skip = dim, skip
         kept = [a for i, a in enumerate(arrays) if i not in skip] if skip else arrays
@@ -350,6 +354,8 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 
 
 class Flip(Node):
+    linear = True
+
     def forward(self, x, dims):
         self.dims = dims
         return xp.flip(x, dims).copy()  # PyTorch's flip copies: writes to the result must not reach x
@@ -364,6 +370,8 @@ def flip(x: Tensor, dims) -> Tensor:
 
 
 class Repeat(Node):
+    linear = True
+
     def forward(self, x, reps):
         self.in_shape = (1,) * (len(reps) - x.ndim) + x.shape
         self.reps = reps

@@ -18,6 +18,8 @@ from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
 
 class Neg(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         return -x
 
@@ -26,6 +28,8 @@ class Neg(Node):
 
 
 class Exp(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.exp(x)
         self.saved = (out,)
@@ -36,6 +40,8 @@ class Exp(Node):
 
 
 class Log(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log(x)
@@ -45,6 +51,8 @@ class Log(Node):
 
 
 class Log1p(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.log1p(x)
@@ -54,6 +62,8 @@ class Log1p(Node):
 
 
 class Sqrt(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.sqrt(x)
         self.saved = (out,)
@@ -64,6 +74,8 @@ class Sqrt(Node):
 
 
 class Rsqrt(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = 1 / xp.sqrt(x)
         self.saved = (out,)
@@ -75,6 +87,8 @@ class Rsqrt(Node):
 
 
 class Sin(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.sin(x)
@@ -84,6 +98,8 @@ class Sin(Node):
 
 
 class Cos(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.cos(x)
@@ -93,6 +109,8 @@ class Cos(Node):
 
 
 class Tanh(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = xp.tanh(x)
         self.saved = (out,)
@@ -104,6 +122,8 @@ class Tanh(Node):
 
 
 class Sigmoid(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         # split by sign so exp never overflows
         out = xp.empty_like(x)
@@ -120,6 +140,7 @@ class Sigmoid(Node):
 
 
 class Relu(Node):
+    diagonal_jacobian = True
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
         if x.dtype.kind in "bc":  # PyTorch's errors
@@ -147,6 +168,8 @@ class Relu(Node):
 
 
 class Abs(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         self.saved = (x,)
         return xp.abs(x)
@@ -157,6 +180,8 @@ class Abs(Node):
 
 
 class Reciprocal(Node):
+    diagonal_jacobian = True
+
     def forward(self, x):
         out = 1 / x
         self.saved = (out,)
@@ -168,6 +193,8 @@ class Reciprocal(Node):
 
 
 class Clamp(Node):
+    diagonal_jacobian = True
+
     def forward(self, x, lo, hi):
         self.saved = (x,)
         self.lo, self.hi = lo, hi
@@ -185,6 +212,7 @@ class Clamp(Node):
 
 class ZeroGrad(Node):
     """Piecewise-constant ops (sign, floor, ceil, round, trunc): gradient zero, as in PyTorch."""
+    diagonal_jacobian = True
 
     def forward(self, x, fn):
         self.shape = x.shape

@@ -7,6 +7,7 @@ place in the graph); its version counter is bumped, as PyTorch does.
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
 from . import shape
 from .indexing import check_inplace
@@ -23,6 +24,7 @@ def _view_inplace(x: Tensor, op) -> Tensor:
         with no_grad():
             view = op(x)
     x._data = view._data  # same storage, new shape and strides
+    forward_ad.share_tangent(view, x)
     x._vc[0] += 1
     return x
 

@@ -27,6 +27,7 @@ from ...ops.erf import half_erfc_abs_into
 class Pointwise(Node):
     """A piecewise-linear activation: f' (saved) is piecewise constant."""
 
+    diagonal_jacobian = True
     float32_compute = True
 
     def forward(self, x, fn, params):

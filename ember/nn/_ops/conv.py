@@ -252,6 +252,8 @@ def from_batch_last(a):
 
 class ConvNd(Node):
     float32_compute = True
+    multilinear = True
+    bias_input = 2
 
     def forward(self, x, w, b, stride, pads, dilation, groups):
         nd = x.ndim - 2

@@ -14,6 +14,8 @@ from ...ops.activation import col_sums
 
 class Linear(Node):
     float32_compute = True
+    multilinear = True
+    bias_input = 2
 
     def forward(self, x, w, b):
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower

@@ -133,6 +133,7 @@ class MaxPoolNd(Node):
 
 
 class AvgPoolNd(Node):
+    linear = True
     float32_compute = True
 
     def forward(self, x, kernel, stride, pads, divisor):

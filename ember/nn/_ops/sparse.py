@@ -12,6 +12,8 @@ from ...random import rng_of
 
 
 class Embedding(Node):
+    linear = True
+
     def forward(self, w, idx, padding_idx, scale_grad_by_freq, sparse=False):
         self.saved, self.num = (idx,), w.shape[0]
         self.padding_idx, self.scale, self.sparse = padding_idx, scale_grad_by_freq, sparse
