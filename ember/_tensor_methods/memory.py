@@ -27,3 +27,28 @@ class MemoryMethods:
 
     def stride(self, dim: int | None = None) -> Any:
         return ops.storage.stride(self, dim)
+
+    def share_memory_(self) -> Any:
+        """Move the storage into shared memory (every view of it moves too); see ``ember/_shared_memory.py``."""
+        from .._shared_memory import share_memory_
+
+        share_memory_([self])
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory."""
+        from .._shared_memory import is_shared
+
+        return is_shared(self)
+
+    def resize_(self, *sizes, memory_format=None) -> Any:
+        """A new shape over the same storage, grown if needed (PyTorch's semantics; ``ember/_resize.py``)."""
+        from .._resize import resize_
+
+        return resize_(self, *sizes, memory_format=memory_format)
+
+    def resize_as_(self, other, memory_format=None) -> Any:
+        """``resize_(other.shape)``."""
+        from .._resize import resize_as_
+
+        return resize_as_(self, other, memory_format=memory_format)
