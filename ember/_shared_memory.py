@@ -102,8 +102,7 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
     if not moved:
         return
     del layout
-    # References to a root that is some tensor's whole ``_data``: that slot, ``moved``, getrefcount's argument.
-    alone = all(id(t._data) in moved and sys.getrefcount(t._data) == 3 for t in tensors)
+    alone = all(id(t._data) in moved and sys.getrefcount(t._data) == _ALONE_REFS for t in tensors)
     for t in tensors if alone else (o for o in gc.get_objects() if issubclass(type(o), Tensor)):
         if t.is_sparse:
             continue
@@ -112,6 +111,22 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
         if entry is not None and entry[0] is layout[0]:
             _, offset, shape, strides = layout
             t._data = view_into(entry[1], t.dtype, offset, shape, strides)
+
+
+class _Holder:
+    __slots__ = ("_data",)
+
+
+def _count_alone_refs() -> int:
+    """What ``sys.getrefcount`` says in ``move_storages`` of a root held by one tensor's ``_data`` and by ``moved``
+    only (measured, as interpreters differ in the references a call holds)."""
+    holder = _Holder()
+    holder._data = object()
+    moved = {id(holder._data): (holder._data, None)}  # noqa: F841  (holds the reference being counted)
+    return sys.getrefcount(holder._data)
+
+
+_ALONE_REFS = _count_alone_refs()
 
 
 def _into_shared(root):
