@@ -21,6 +21,7 @@ import sys
 from ._backend import xp
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
+from .storage import root_array
 
 
 def _sizes(sizes: tuple) -> tuple[int, ...]:
@@ -58,7 +59,7 @@ def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
         if is_shared(t):
             raise RuntimeError("Trying to resize storage that is not resizable")
         move_storages([t], lambda old: _grown(old, needed))
-    t._data = view_into(storage_bytes(layout_in_storage(t._data)[0]), t.dtype, offset, shape,
+    t._data = view_into(storage_bytes(root_array(t._data)), t.dtype, offset, shape,
                         _contiguous_strides(shape, t._data.itemsize))
     return t
 

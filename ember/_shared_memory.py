@@ -35,7 +35,7 @@ from multiprocessing import reduction as _reduction
 from ._backend import xp
 from ._tensor import Tensor
 from ._tensor_pickle import extra_state, layout_in_storage, rebuild, reduce_tensor, storage_bytes, view_into
-from .storage import root_array
+from .storage import data_ptr, root_array
 
 
 class _Segment(mmap.mmap):
@@ -107,14 +107,17 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
         if t.is_sparse:
             continue
         layout = layout_in_storage(t._data)
-        entry = moved.get(id(layout[0])) if layout is not None else None
-        if entry is not None and entry[0] is layout[0]:
-            _, offset, shape, strides = layout
+        if layout is None:
+            continue
+        root, offset, shape, strides = layout
+        entry = moved.get(id(root))
+        if entry is not None and entry[0] is root:
             t._data = view_into(entry[1], t.dtype, offset, shape, strides)
 
 
 class _Holder:
     __slots__ = ("_data",)
+    _data: object
 
 
 def _count_alone_refs() -> int:
@@ -155,9 +158,9 @@ def _reduce_shared(t: Tensor):
     if t.is_sparse:
         return reduce_tensor(t)
     share_memory_([t])
-    _, offset, shape, strides = layout_in_storage(t._data)
+    offset = data_ptr(t._data) - data_ptr(root_array(t._data))
     state = {"requires_grad": t.requires_grad, **extra_state(t)}
-    return _rebuild_shared, (type(t), _segment_of(t._data), t.dtype, offset, shape, strides, state)
+    return _rebuild_shared, (type(t), _segment_of(t._data), t.dtype, offset, t._data.shape, t._data.strides, state)
 
 
 def _rebuild_shared(cls, root, dtype, offset: int, shape: tuple, strides: tuple, state: dict):
@@ -175,7 +178,8 @@ def _rebuild_segment(dup_fd, nbytes: int):
     root = _mapped.get(_file_id(fd))
     if root is None:
         return _map(fd, nbytes)
-    if _segment_of(root).fd != fd:  # mapped here already (a storage this process sent, or received before)
+    segment = _segment_of(root)
+    if segment is None or segment.fd != fd:  # mapped here already (a storage this process sent, or received before)
         os.close(fd)
     return root
 
