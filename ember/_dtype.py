@@ -36,7 +36,7 @@ class dtype:
         return f"ember.{self.name}"
 
     def __reduce__(self):
-        return self.name
+        return "bool_" if self.name == "bool" else self.name  # the module-level name it unpickles to
 
 
 bool_ = dtype("bool", xp.bool_, 0)

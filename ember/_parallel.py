@@ -88,6 +88,17 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child has none of its parent's threads: the pool it inherited would take work and never run it
+    (a Hogwild worker hung in its first large op). The child starts its own pool when it needs one."""
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> None:
     _in_worker.active = True
     quiet = quiet_enter()  # a worker thread starts with NumPy's default error state, not the caller's

@@ -12,6 +12,7 @@ a node saw when it saved the tensor.
 
 from __future__ import annotations
 
+import copy
 import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -367,17 +368,26 @@ class Tensor(
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        from ._shared_memory import register
+
+        register(cls)  # multiprocessing sends it as shared memory, as it sends a Tensor
+
     def __reduce_ex__(self, proto):
-        raise TypeError(
-            "ember tensors are not picklable on purpose: save them with ember.save(), "
-            "whose format cannot run code when loaded"
-        )
+        """``pickle``: a copy of the data, its strides and offset, dtype, class and ``requires_grad``."""
+        from ._tensor_pickle import reduce_tensor
+
+        return reduce_tensor(self)
 
     def __deepcopy__(self, memo):
-        out = _copy_of(self)
-        out._requires_grad = self._requires_grad if self.grad_fn is None else False
+        """A copy of the data (views copied together share it) and of ``.grad``; a non-leaf is refused."""
+        from ._tensor_pickle import deepcopy_array
+
+        out = (type(self) if self.is_sparse else Tensor)._make(deepcopy_array(self, memo))
+        out._requires_grad = self._requires_grad
         if self._grad is not None:
-            out._grad = _copy_of(self._grad)
+            out._grad = copy.deepcopy(self._grad, memo)
         memo[id(self)] = out
         return out
 
@@ -403,11 +413,6 @@ class Tensor(
 
     def pin_memory(self) -> Tensor:
         return self
-
-
-def _copy_of(t: Tensor) -> Tensor:
-    """A detached copy of ``t``'s data (a sparse tensor stays sparse): deepcopy's, for a tensor and its .grad."""
-    return (type(t) if t.is_sparse else Tensor)._make(t._data.copy())
 
 
 _ndarray, _scalar = xp.ndarray, xp.generic

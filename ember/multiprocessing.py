@@ -6,9 +6,17 @@ Every name of Python's module (``Process``, ``Queue``, ``Pool``, ``get_context``
 them and re-raises a child's exception in the parent (``ProcessRaisedException``,
 carrying the child's traceback), as PyTorch's.
 
-Differences from PyTorch: ember tensors cannot be pickled, so they cannot be sent
-through a Queue or passed to a child (send NumPy arrays, ``t.numpy()``); the
-sharing-strategy functions are accepted and change nothing.
+Tensors cross processes as PyTorch's do (``ember/_shared_memory.py``, set up by
+``import ember`` as ``import torch`` does): one sent through a ``Queue`` or
+``Pipe``, or passed to a ``Process`` started with "spawn" or "forkserver" (or to
+``spawn``), arrives as the same memory, moved into shared memory first; a
+process forked after ``t.share_memory_()`` / ``model.share_memory()`` writes the
+parent's memory (Hogwild training). A sender must stay alive until its tensors
+have been received.
+
+Differences from PyTorch: memory is always shared through file descriptors
+(PyTorch's default ``file_descriptor`` strategy); ``set_sharing_strategy("file_system")``
+is accepted and changes nothing.
 """
 
 from __future__ import annotations
@@ -133,7 +141,7 @@ def get_sharing_strategy() -> str:
 
 
 def set_sharing_strategy(new_strategy: str) -> None:
-    """Accepted for compatibility; ember tensors are never shared between processes."""
+    """Accepted for compatibility; ember always shares tensors through file descriptors ("file_descriptor")."""
     global _strategy
     if new_strategy not in _STRATEGIES:
         raise AssertionError(f"unknown sharing strategy {new_strategy!r}; expected one of {sorted(_STRATEGIES)}")

@@ -125,11 +125,11 @@ def test_missing_tensor_method_names_the_torch_feature():
 
 
 def test_missing_module_method_names_the_torch_feature():
-    assert hasattr(torch.nn.Linear(1, 1), "share_memory")
+    assert hasattr(torch.nn.Linear(1, 1), "ipu")
     layer = ember.nn.Linear(1, 1)
-    with pytest.raises(MissingFeatureError, match=r"'Linear' object has no attribute 'share_memory': "
-                                                  r"torch\.nn\.Module\.share_memory is not implemented in ember"):
-        layer.share_memory()
+    with pytest.raises(MissingFeatureError, match=r"'Linear' object has no attribute 'ipu': "
+                                                  r"torch\.nn\.Module\.ipu is not implemented in ember"):
+        layer.ipu()
     with pytest.raises(AttributeError, match="'Linear' object has no attribute 'wieght'") as info:
         layer.wieght  # noqa: B018
     assert type(info.value) is AttributeError  # a typo is not a missing feature
@@ -157,7 +157,7 @@ def run_compat(tmp_path, code: str):
     ("import torch\ntorch.nn.utils.no_such_util", "torch.nn.utils.no_such_util is not implemented in ember"),
     ("import torch\ntorch.quantization.quantize", "torch.quantization is not implemented in ember"),
     ("import torch\ntorch.ones(2).corrcoef()", "torch.Tensor.corrcoef is not implemented in ember"),
-    ("import torch\ntorch.nn.Linear(1, 1).share_memory()", "torch.nn.Module.share_memory is not implemented"),
+    ("import torch\ntorch.nn.Linear(1, 1).ipu()", "torch.nn.Module.ipu is not implemented"),
 ])
 def test_missing_names_reached_as_attributes_after_plain_import_torch(tmp_path, code, message):
     out = run_compat(tmp_path, code)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ops
 
 if TYPE_CHECKING:
+    from .._tensor import Tensor
     from ..storage import TypedStorage, UntypedStorage
 
 
@@ -27,3 +28,28 @@ class MemoryMethods:
 
     def stride(self, dim: int | None = None) -> Any:
         return ops.storage.stride(self, dim)
+
+    def share_memory_(self) -> Tensor:
+        """Move the storage into shared memory (every view of it moves too); see ``ember/_shared_memory.py``."""
+        from .._shared_memory import share_memory_
+
+        share_memory_([self])  # type: ignore[list-item]
+        return self  # type: ignore[return-value]
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory."""
+        from .._shared_memory import is_shared
+
+        return is_shared(self)  # type: ignore[arg-type]
+
+    def resize_(self, *sizes, memory_format=None) -> Tensor:
+        """A new shape over the same storage, grown if needed (PyTorch's semantics; ``ember/_resize.py``)."""
+        from .._resize import resize_
+
+        return resize_(self, *sizes, memory_format=memory_format)  # type: ignore[arg-type]
+
+    def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:
+        """``resize_(other.shape)``."""
+        from .._resize import resize_as_
+
+        return resize_as_(self, other, memory_format=memory_format)  # type: ignore[arg-type]

@@ -10,7 +10,6 @@ program and trust each other. Nothing here reads or writes files; checkpoints st
 
 from __future__ import annotations
 
-import io
 import pickle
 import time
 from datetime import timedelta
@@ -18,7 +17,6 @@ from typing import Any
 
 from .._backend import xp
 from .._creation import from_numpy
-from .._tensor import Tensor
 from . import collectives, p2p
 from .process_group import ProcessGroup
 
@@ -26,25 +24,8 @@ from .process_group import ProcessGroup
 _MONITORED_BARRIER_TAG = 0x6D62
 
 
-def _rebuild_tensor(array, requires_grad: bool) -> Tensor:
-    t = from_numpy(array)
-    t.requires_grad_(requires_grad)
-    return t
-
-
-class _Pickler(pickle.Pickler):
-    """pickle, with tensors (which refuse plain pickling, to keep them out of files) sent as their arrays."""
-
-    def reducer_override(self, obj):
-        if isinstance(obj, Tensor):
-            return _rebuild_tensor, (obj.detach()._data, obj.requires_grad and obj.is_leaf)
-        return NotImplemented
-
-
 def _encode(obj: Any) -> Any:
-    buffer = io.BytesIO()
-    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return xp.frombuffer(buffer.getvalue(), dtype=xp.uint8).copy()
+    return xp.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=xp.uint8).copy()
 
 
 def _decode(payload, size: int) -> Any:

@@ -13,6 +13,7 @@ from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
 from ..ops.unary import sigmoid, tanh
 from ._ops.activation import elu, gelu, hardtanh, leaky_relu, logsigmoid, relu6, silu, softplus
+from ._ops.activation_inplace import celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_, selu_, threshold_
 from ._ops.activation_more import (
     celu,
     glu,
@@ -91,6 +92,7 @@ __all__ = [
     "embedding_bag", "ctc_loss", "local_response_norm",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "fold", "unfold", "grid_sample", "affine_grid",
+    "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._creation import as_array
 from .._tensor import Tensor
+from .._tensor_pickle import deepcopy_array
 
 
 class Parameter(Tensor):
@@ -27,7 +28,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
-        out = Parameter(self._data.copy(), self._requires_grad)  # PyTorch's copy leaves .grad behind
+        out = Parameter(Tensor._make(deepcopy_array(self, memo)), self._requires_grad)  # PyTorch's leaves .grad
         memo[id(self)] = out
         return out
 
@@ -53,7 +54,7 @@ class Buffer(Tensor):
         self.persistent = persistent
 
     def __deepcopy__(self, memo):
-        out = Buffer(Tensor._make(self._data.copy()), persistent=self.persistent)
+        out = Buffer(Tensor._make(deepcopy_array(self, memo)), persistent=self.persistent)
         out.requires_grad = self.requires_grad
         memo[id(self)] = out
         return out

@@ -437,6 +437,19 @@ class Module:
     def cpu(self) -> Module:
         return self
 
+    def share_memory(self) -> Module:
+        """Move every parameter, gradient and buffer into shared memory (``Tensor.share_memory_``), in place:
+        processes forked afterwards, or sent the module, update the same weights (Hogwild training)."""
+        from ..._shared_memory import share_memory_
+
+        tensors = []
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is not None:
+                    tensors += [t] if t._grad is None else [t, t._grad]
+        share_memory_(tensors)
+        return self
+
     def type(self, dst_type) -> Module:
         """Every parameter and buffer (integer buffers too) cast to ``dst_type``: a dtype, a legacy tensor type
         (``torch.DoubleTensor``) or its name, as PyTorch."""

@@ -1,0 +1,93 @@
+"""``Tensor.resize_`` / ``resize_as_``: give a tensor a new shape over its storage, growing the storage if needed.
+
+PyTorch's semantics: the same shape changes nothing (strides stay); another shape
+makes the tensor contiguous at its storage offset, keeping the data already
+there (shrinking keeps the prefix, in memory order); elements past the end of
+the storage are uninitialised, and the storage grows for every tensor that
+shares it (a view grown past its base makes the base's storage grow too; the
+base keeps its shape). A tensor that requires grad refuses; so does the
+storage of a tensor in shared memory, which cannot grow.
+
+Difference from PyTorch: the storage of a tensor made by ``from_numpy`` grows
+(PyTorch refuses: NumPy owns that memory); the tensor then no longer shares the
+array's memory.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+
+from ._backend import xp
+from ._tensor import Tensor
+from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
+from .storage import root_array
+
+
+def _sizes(sizes: tuple) -> tuple[int, ...]:
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    try:
+        shape = tuple(operator.index(s) for s in sizes)
+    except TypeError:
+        kinds = ", ".join(type(s).__name__ for s in sizes)
+        raise TypeError(f"resize_(): argument 'size' must be tuple of ints, but found element types ({kinds})") \
+            from None
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    return shape
+
+
+def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
+    """``t.resize_(*sizes)``; ``memory_format`` is accepted (ember's tensors are row-major)."""
+    if t.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if t.is_sparse:
+        raise RuntimeError("resize_ is not supported on a sparse COO tensor in ember; use sparse_resize_ in PyTorch")
+    shape = _sizes(sizes)
+    if shape == t._data.shape:
+        return t
+    layout = layout_in_storage(t._data)
+    if layout is None:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    offset, storage_nbytes = layout[1], layout[0].nbytes
+    del layout  # (move_storages counts the references to the storage)
+    needed = offset + _numel(shape) * t._data.itemsize
+    if needed > storage_nbytes:
+        from ._shared_memory import is_shared, move_storages
+
+        if is_shared(t):
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        move_storages([t], lambda old: _grown(old, needed))
+    t._data = view_into(storage_bytes(root_array(t._data)), t.dtype, offset, shape,
+                        _contiguous_strides(shape, t._data.itemsize))
+    return t
+
+
+def _contiguous_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _numel(shape: tuple) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    if n > sys.maxsize:
+        raise RuntimeError("numel: integer multiplication overflow")
+    return n
+
+
+def _grown(root, nbytes: int):
+    """A new storage of ``nbytes`` that starts with ``root``'s bytes (the rest uninitialised)."""
+    grown = xp.empty(nbytes, dtype=xp.uint8)
+    grown[: root.nbytes] = storage_bytes(root)
+    return grown
+
+
+def resize_as_(t: Tensor, other: Tensor, memory_format=None) -> Tensor:
+    """``t.resize_as_(other)``: ``t.resize_(other.shape)`` (``t`` keeps its dtype)."""
+    return resize_(t, tuple(other.shape), memory_format=memory_format)

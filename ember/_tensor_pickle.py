@@ -1,0 +1,118 @@
+"""How ``pickle`` and ``copy.deepcopy`` see a tensor (PyTorch's semantics).
+
+``pickle.dumps(t)`` copies the bytes of ``t``'s whole storage together with
+where ``t`` lies in it (storage offset, shape, strides), as PyTorch pickles a
+storage and a view of it: a loaded view has the strides and ``storage_offset``
+it had, in a storage of its own. The dtype (bfloat16 included), the class
+(``Parameter``, ``nn.Buffer``, a subclass) and ``requires_grad`` come back;
+``.grad`` does not (PyTorch leaves it behind too). A non-leaf tensor that
+requires grad loads as a leaf that requires grad, as in PyTorch.
+
+Sending a tensor to another process through ``ember.multiprocessing`` shares its
+memory instead of copying it (``ember/_shared_memory.py``). Checkpoints written
+by ``ember.save`` never hold pickled tensors: ``ember.load`` runs no code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtype
+from ._backend import xp
+from .storage import data_ptr, root_array
+
+
+def layout_in_storage(array) -> tuple[Any, int, tuple, tuple] | None:
+    """``(root, byte offset, shape, byte strides)`` of ``array`` in the memory it lies in; None when that memory
+    is not one contiguous block (then its bytes cannot be copied in memory order)."""
+    root = root_array(array)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return None
+    return root, data_ptr(array) - data_ptr(root), array.shape, array.strides
+
+
+def storage_bytes(root):
+    """``root``'s memory as flat uint8, in memory order, sharing it (``root`` is contiguous)."""
+    return root.reshape(-1, order="A").view(xp.uint8)
+
+
+def view_into(buffer, dtype: _dtype.dtype, offset: int, shape: tuple, strides: tuple):
+    """The array of ``dtype`` at byte ``offset`` of the uint8 array ``buffer`` with byte ``strides``, sharing it."""
+    return xp.ndarray(shape, dtype=dtype.np, buffer=buffer, offset=offset, strides=strides)
+
+
+def reduce_tensor(t) -> tuple:
+    """``t.__reduce_ex__``: rebuild from a copy of the storage's bytes and ``t``'s place in it."""
+    from ._sparse import SparseTensor
+
+    if isinstance(t, SparseTensor):
+        coo = t._data
+        return _rebuild_sparse, (type(t), coo.indices, coo.values, coo.shape, coo.coalesced)
+    layout = layout_in_storage(t._data)
+    if layout is None:  # memory NumPy lent from elsewhere in pieces: send this tensor's own elements
+        array = xp.ascontiguousarray(t._data)
+        layout = array, 0, array.shape, array.strides
+    root, offset, shape, strides = layout
+    state = {"requires_grad": t.requires_grad, **extra_state(t)}
+    return _rebuild_tensor, (type(t), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
+
+
+_NON_LEAF_DEEPCOPY = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+
+
+def deepcopy_array(t, memo: dict):
+    """The array of ``copy.deepcopy(t)``: a copy of ``t``'s storage, made once per deepcopy (views copied together
+    share the new storage, as in PyTorch), with ``t``'s offset and strides. A non-leaf tensor is refused as
+    PyTorch refuses it."""
+    if t.grad_fn is not None:
+        raise RuntimeError(_NON_LEAF_DEEPCOPY)
+    layout = None if t.is_sparse else layout_in_storage(t._data)
+    if layout is None:
+        return t._data.copy()
+    root, offset, shape, strides = layout
+    copied = memo.get(id(root))
+    if copied is None:
+        copied = memo[id(root)] = storage_bytes(root).copy()
+        memo.setdefault(id(memo), []).append(root)  # keeps id(root) from being reused while the memo lives
+    return view_into(copied, t.dtype, offset, shape, strides)
+
+
+def extra_state(t) -> dict:
+    """A subclass's own attributes (its ``__dict__`` and the slots it adds), which PyTorch pickles as well."""
+    from ._tensor import Tensor
+
+    state = dict(getattr(t, "__dict__", {}))
+    for klass in type(t).__mro__:
+        if klass is Tensor:
+            break
+        for name in klass.__dict__.get("__slots__", ()):
+            if not name.startswith("__") and hasattr(t, name):
+                state[name] = getattr(t, name)
+    return state
+
+
+def rebuild(cls, array, state: dict):
+    """A tensor of class ``cls`` around ``array`` (a leaf), with ``state``'s ``requires_grad`` and attributes."""
+    from ._tensor import _fill
+
+    t = cls.__new__(cls)
+    _fill(t, array, None, 0)
+    state = dict(state)
+    t.requires_grad = state.pop("requires_grad")
+    for name, value in state.items():
+        setattr(t, name, value)
+    return t
+
+
+def _rebuild_tensor(cls, buffer, dtype: _dtype.dtype, offset: int, shape: tuple, strides: tuple, state: dict):
+    return rebuild(cls, view_into(buffer, dtype, offset, shape, strides), state)
+
+
+def _rebuild_sparse(cls, indices, values, shape: tuple, coalesced: bool):
+    from ._sparse import SparseCOO
+
+    return cls.wrap(SparseCOO(indices, values, shape, coalesced))
