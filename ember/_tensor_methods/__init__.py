@@ -1,11 +1,41 @@
 """The Tensor methods, one mixin per op family (mirroring ``ember/ops/*.py``); ``Tensor`` inherits them all.
 
 Each method calls its op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path, and is defined (and annotated)
-in a class, so type checkers see it. A mixin module looks ``ops`` up when a method runs: ``ember/ops`` imports
-``Tensor``, so it cannot be imported before this class exists (``ember/__init__.py`` imports ``ops`` first).
-A new Tensor method goes into the mixin of its op's family.
+in a class, so type checkers see it. The mixins do not import ``ember.ops`` (it builds on ``Tensor``, so the import
+graph would be a circle): ``ember.ops`` binds itself into each mixin module's ``ops`` global when it has loaded
+(``bind_ops``; ``_bind.py``). A new Tensor method goes into the mixin of its op's family.
 """
 
+from __future__ import annotations
+
+import types
+
+from . import (
+    activation,
+    complex,
+    conversion,
+    cumulative,
+    distance,
+    elementwise,
+    gamma_fns,
+    index_update,
+    indexing,
+    inplace,
+    linalg,
+    linalg_compat,
+    lookup,
+    matrix,
+    memory,
+    movement,
+    pointwise,
+    reduction,
+    sampling,
+    shape,
+    sorting,
+    statistics,
+    unary,
+    view_inplace,
+)
 from .activation import ActivationMethods
 from .complex import ComplexMethods
 from .conversion import ConversionMethods
@@ -38,3 +68,15 @@ __all__ = [
     "MemoryMethods", "MovementMethods", "PointwiseMethods", "ReductionMethods", "SamplingMethods", "ShapeMethods",
     "SortingMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
 ]
+
+_MIXIN_MODULES = (
+    activation, complex, conversion, cumulative, distance, elementwise, gamma_fns, index_update, indexing, inplace,
+    linalg, linalg_compat, lookup, matrix, memory, movement, pointwise, reduction, sampling, shape, sorting,
+    statistics, unary, view_inplace,
+)
+
+
+def bind_ops(ops_package: types.ModuleType) -> None:
+    """Point every mixin's ``ops`` at the ``ember.ops`` package (called once, by ``ember/ops/__init__.py``)."""
+    for module in _MIXIN_MODULES:
+        module.ops = ops_package  # type: ignore[attr-defined]
