@@ -251,3 +251,19 @@ def test_the_checker_fails_on_what_is_not_there():
             check_name(wrong)
     check_name("engine.sum_to_shape")
     check_name("GradStore.issue_zeros")
+
+
+def test_grad_is_set_where_the_document_says():
+    paragraph = DOC.split("Apart from the user (Tensor's `grad` setter)", 1)[1].split("Nothing reads", 1)[0]
+    documented = {t.split(".")[-1] for t in backticked(paragraph) if re.fullmatch(r"[\w.]+", t)}
+    setters = set()
+    for path in EMBER.rglob("*.py"):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+                    if any(isinstance(t, ast.Attribute) and t.attr == "_grad" for t in targets):
+                        setters.add(fn.name)
+    # Tensor's own: the setter itself, a new tensor's empty slot (_fill), a deep copy's copy of the gradient
+    assert setters - {"grad", "_fill", "__deepcopy__"} <= documented, setters - documented
+    assert {"set_first_grad", "issue_zeros", "adopt", "zero_grads", "_add_sparse", "accumulate_recorded"} <= setters
