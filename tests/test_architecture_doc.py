@@ -266,4 +266,5 @@ def test_grad_is_set_where_the_document_says():
                         setters.add(fn.name)
     # Tensor's own: the setter itself, a new tensor's empty slot (_fill), a deep copy's copy of the gradient
     assert setters - {"grad", "_fill", "__deepcopy__"} <= documented, setters - documented
-    assert {"set_first_grad", "issue_zeros", "adopt", "zero_grads", "_add_sparse", "accumulate_recorded"} <= setters
+    assert {"set_first_grad", "issue_zeros", "adopt", "zero_grads", "accumulate_sparse", "add_to_grad",
+            "accumulate_recorded"} <= setters
