@@ -27,8 +27,8 @@ def run_family(family: str, nproc: int, tmp_path_factory):
     if family not in _runs:
         out = tmp_path_factory.mktemp("ranks")
         cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), "--timeout", "170",
-               "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join("tests", "ranks", family)]
-        env = {**os.environ, "PYTHONPATH": ROOT, "RANK_RESULTS_DIR": str(out)}
+               "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "rank_plugin", os.path.join("tests", "ranks", family)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, RANKS]), "RANK_RESULTS_DIR": str(out)}
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
         results: dict = {}
         for rank in range(nproc):
