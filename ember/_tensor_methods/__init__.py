@@ -8,34 +8,9 @@ graph would be a circle): ``ember.ops`` binds itself into each mixin module's ``
 
 from __future__ import annotations
 
+import sys
 import types
 
-from . import (
-    activation,
-    complex,
-    conversion,
-    cumulative,
-    distance,
-    elementwise,
-    gamma_fns,
-    index_update,
-    indexing,
-    inplace,
-    linalg,
-    linalg_compat,
-    lookup,
-    matrix,
-    memory,
-    movement,
-    pointwise,
-    reduction,
-    sampling,
-    shape,
-    sorting,
-    statistics,
-    unary,
-    view_inplace,
-)
 from .activation import ActivationMethods
 from .complex import ComplexMethods
 from .conversion import ConversionMethods
@@ -69,14 +44,15 @@ __all__ = [
     "SortingMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
 ]
 
-_MIXIN_MODULES = (
-    activation, complex, conversion, cumulative, distance, elementwise, gamma_fns, index_update, indexing, inplace,
-    linalg, linalg_compat, lookup, matrix, memory, movement, pointwise, reduction, sampling, shape, sorting,
-    statistics, unary, view_inplace,
+MIXINS = (
+    ActivationMethods, ComplexMethods, ConversionMethods, CumulativeMethods, DistanceMethods, ElementwiseMethods,
+    GammaMethods, IndexUpdateMethods, IndexingMethods, InplaceMethods, LinalgCompatMethods, LinalgMethods,
+    LookupMethods, MatrixMethods, MemoryMethods, MovementMethods, PointwiseMethods, ReductionMethods, SamplingMethods,
+    ShapeMethods, SortingMethods, StatisticsMethods, UnaryMethods, ViewInplaceMethods,
 )
 
 
 def bind_ops(ops_package: types.ModuleType) -> None:
-    """Point every mixin's ``ops`` at the ``ember.ops`` package (called once, by ``ember/ops/__init__.py``)."""
-    for module in _MIXIN_MODULES:
-        module.ops = ops_package  # type: ignore[attr-defined]
+    """Point every mixin module's ``ops`` at the ``ember.ops`` package (called once, by ``ember/ops/__init__.py``)."""
+    for mixin in MIXINS:
+        sys.modules[mixin.__module__].ops = ops_package  # type: ignore[attr-defined]
