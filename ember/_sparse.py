@@ -112,6 +112,21 @@ class SparseCOO:
     __radd__ = __add__
 
 
+def accumulate_sparse(t: Tensor, grad: SparseCOO) -> None:
+    """``t.grad += grad`` for a sparse gradient (autograd's ``add_to_grad`` finds this by the gradient's type), as
+    PyTorch accumulates: a first one is taken as it is (backward made it for this leaf), sparse into sparse
+    concatenates the entries (in place), sparse into dense adds the rows."""
+    current = t._grad
+    if current is None:
+        t._grad = SparseTensor.wrap(grad if grad.dtype == t._data.dtype else grad.cast(t._data.dtype))
+    elif not current.is_sparse:
+        grad.add_into(current._data)
+        current._bump_version()
+    else:
+        current._data = current._data + grad
+        current._bump_version()
+
+
 def update_rows(p, g: SparseCOO, values, alpha: float) -> None:
     """``p[rows] += alpha * values`` on the rows of the coalesced (distinct indices) ``g``: only those rows are
     read and written (a gather, the update, a scatter)."""

@@ -52,6 +52,32 @@ from ._tensor_methods import (
 )
 
 
+class _AutogradHooks:
+    """What Tensor needs of autograd, installed by ``ember.autograd`` when it loads (``install_autograd``).
+
+    Tensor knows the edge protocol — a non-leaf's gradient flows to ``(grad_fn, _output_nr)``, a leaf's to its
+    accumulator — but not the graph or the engine, which build on Tensor: this module imports neither.
+    """
+
+    __slots__ = ("leaf_edge", "backward")
+
+    def __init__(self) -> None:
+        def not_loaded(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("ember.autograd is not loaded: import ember before using its tensors")
+
+        self.leaf_edge: Callable[[Tensor], tuple] = not_loaded
+        self.backward: Callable[..., None] = not_loaded
+
+
+_autograd = _AutogradHooks()
+
+
+def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], backward: Callable[..., None]) -> None:
+    """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``backward``: ``ember.autograd.backward``."""
+    _autograd.leaf_edge = leaf_edge
+    _autograd.backward = backward
+
+
 @accept_numpy_names  # x.sum(axis=0, keepdims=True), as PyTorch's native ops accept
 class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
@@ -282,9 +308,7 @@ class Tensor(
         """Where this tensor's gradient flows: (node, output_nr)."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        from .autograd.graph import leaf_edge
-
-        return leaf_edge(self)
+        return _autograd.leaf_edge(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
@@ -296,9 +320,7 @@ class Tensor(
             create_graph: not supported (ember does not differentiate through backward).
             inputs: accumulate only into these leaves.
         """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     # ----------------------------------------------------------------- conversion
     def item(self):

@@ -1,10 +1,15 @@
 """The Tensor methods, one mixin per op family (mirroring ``ember/ops/*.py``); ``Tensor`` inherits them all.
 
 Each method calls its op, so ``x.f(...)`` and ``ember.f(x, ...)`` are one code path, and is defined (and annotated)
-in a class, so type checkers see it. A mixin module looks ``ops`` up when a method runs: ``ember/ops`` imports
-``Tensor``, so it cannot be imported before this class exists (``ember/__init__.py`` imports ``ops`` first).
-A new Tensor method goes into the mixin of its op's family.
+in a class, so type checkers see it. The mixins do not import ``ember.ops`` (it builds on ``Tensor``, so the import
+graph would be a circle): ``ember.ops`` binds itself into each mixin module's ``ops`` global when it has loaded
+(``bind_ops``; ``_bind.py``). A new Tensor method goes into the mixin of its op's family.
 """
+
+from __future__ import annotations
+
+import sys
+import types
 
 from .activation import ActivationMethods
 from .complex import ComplexMethods
@@ -38,3 +43,16 @@ __all__ = [
     "MemoryMethods", "MovementMethods", "PointwiseMethods", "ReductionMethods", "SamplingMethods", "ShapeMethods",
     "SortingMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
 ]
+
+MIXINS = (
+    ActivationMethods, ComplexMethods, ConversionMethods, CumulativeMethods, DistanceMethods, ElementwiseMethods,
+    GammaMethods, IndexUpdateMethods, IndexingMethods, InplaceMethods, LinalgCompatMethods, LinalgMethods,
+    LookupMethods, MatrixMethods, MemoryMethods, MovementMethods, PointwiseMethods, ReductionMethods, SamplingMethods,
+    ShapeMethods, SortingMethods, StatisticsMethods, UnaryMethods, ViewInplaceMethods,
+)
+
+
+def bind_ops(ops_package: types.ModuleType) -> None:
+    """Point every mixin module's ``ops`` at the ``ember.ops`` package (called once, by ``ember/ops/__init__.py``)."""
+    for mixin in MIXINS:
+        sys.modules[mixin.__module__].ops = ops_package  # type: ignore[attr-defined]

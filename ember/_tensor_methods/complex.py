@@ -6,10 +6,13 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING
 
-from .. import _dtype, ops
+from .. import _dtype
 
 if TYPE_CHECKING:
+    from .. import ops
     from .._tensor import Tensor
+else:
+    from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
 class ComplexMethods:

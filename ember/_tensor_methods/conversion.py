@@ -10,11 +10,14 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from .. import _dtype, ops
+from .. import _dtype
 from .._backend import xp
 
 if TYPE_CHECKING:
+    from .. import ops
     from .._tensor import Tensor
+else:
+    from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
 class ConversionMethods:

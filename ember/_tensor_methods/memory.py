@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import ops
-
 if TYPE_CHECKING:
+    from .. import ops
     from .._tensor import Tensor
     from ..storage import TypedStorage, UntypedStorage
+else:
+    from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
 class MemoryMethods:

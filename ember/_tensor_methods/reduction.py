@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import ops
-
 if TYPE_CHECKING:
+    from .. import ops
     from .._tensor import Tensor
+else:
+    from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
 class ReductionMethods:

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 
 from .._backend import xp
 from .._sparse import SparseCOO, as_tensor
-from .._tensor import Tensor
+from .._tensor import Tensor, install_autograd
 from . import forward_ad
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node, add_to_grad
+from .graph import Node, add_to_grad, leaf_edge
 from .recorded import RecordedArray
 from .variable import Variable
 
@@ -181,6 +181,9 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, mat
             stacked.append(Tensor._make(xp.stack([g._data for g in per_input])))
     return tuple(stacked)
 
+
+# Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.
+install_autograd(leaf_edge=leaf_edge, backward=backward)
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (as PyTorch: the functions)

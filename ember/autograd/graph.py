@@ -22,7 +22,7 @@ from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
-from .._sparse import SparseCOO, SparseTensor
+from .._sparse import SparseCOO, accumulate_sparse
 from .._tensor import Tensor
 from . import lowp, saved_hooks
 from .grad_mode import _GradState
@@ -290,31 +290,21 @@ def add_to_grad(t: Tensor, grad) -> None:
     into a new array; later ones add in place and bump the gradient's version.
     """
     current = t._grad
-    if type(grad) is RecordedArray:
-        accumulate_recorded(t, grad)
-    elif type(grad) is SparseCOO or (current is not None and current.is_sparse):
-        _add_sparse(t, current, grad)
+    accumulate = _ACCUMULATE_BY_KIND.get(type(grad))
+    if accumulate is not None:
+        accumulate(t, grad)
     elif current is None:
         set_first_grad(t, grad)
+    elif current.is_sparse:  # a dense gradient into a sparse .grad: a new dense .grad, as PyTorch
+        t._grad = Tensor._make(grad + current._data)
     else:
         current._data += grad
         current._bump_version()
 
 
-def _add_sparse(t: Tensor, current: Tensor | None, grad) -> None:
-    """``add_to_grad`` where the gradient or ``.grad`` is sparse (Embedding(sparse=True)), as PyTorch accumulates:
-    sparse into sparse concatenates the entries (in place), sparse into dense adds the rows, dense into sparse
-    makes a new dense ``.grad``. A first sparse gradient is taken as it is: backward made it for this leaf."""
-    if current is None:
-        t._grad = SparseTensor.wrap(grad if grad.dtype == t._data.dtype else grad.cast(t._data.dtype))
-    elif not current.is_sparse:
-        grad.add_into(current._data)
-        current._bump_version()
-    elif type(grad) is SparseCOO:
-        current._data = current._data + grad
-        current._bump_version()
-    else:
-        t._grad = Tensor._make(grad + current._data)
+# Gradients that are not plain arrays accumulate by their own kind's rule, found by type: a recorded gradient
+# under create_graph (recorded.py), a sparse COO gradient of Embedding(sparse=True) (ember/_sparse.py).
+_ACCUMULATE_BY_KIND = {RecordedArray: accumulate_recorded, SparseCOO: accumulate_sparse}
 
 
 def leaf_slot_to_fill(node: Node, i: int):

@@ -116,7 +116,13 @@ def assign_buckets(stores: Sequence[GradStore], names: Sequence[str], cap_bytes:
 
 
 class Reducer:
-    """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel."""
+    """Averages (or sums) gradients across ranks during backward. One per DistributedDataParallel.
+
+    What DistributedDataParallel uses, and all it uses (tests/test_architecture_doc.py checks): the constructor's
+    keyword arguments; ``prepare_for_backward()`` before a synchronised backward; ``set_divisor(n)`` /
+    ``reset_divisor()`` and ``shadow_backward()`` for ``join()``; ``register_comm_hook(state, hook)``;
+    ``bucket_sizes()``; ``close()``. The buckets, the store and the lockstep table are the reducer's own.
+    """
 
     def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, *,
                  bucket_cap_mb: float = 25.0, find_unused_parameters: bool = False,
@@ -430,6 +436,10 @@ class Reducer:
                 f"{self.comm.rank}: another rank did not take part (it stopped, is stuck, or ran a different "
                 f"number of backward passes). {err}"
             ) from err
+
+    def bucket_sizes(self) -> list[int]:
+        """Bytes in each gradient bucket, in launch order."""
+        return [b.nbytes for b in self.buckets]
 
     def close(self) -> None:
         """Remove the gradient hooks (the model is no longer synchronised)."""

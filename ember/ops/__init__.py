@@ -9,11 +9,14 @@ one code path.
 
 from __future__ import annotations
 
+import sys
+
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
 from .._device import check_device
 from .._legacy import type_
 from .._tensor import Tensor
+from .._tensor_methods import bind_ops
 from ..autograd.graph import Node
 from . import (
     activation,
@@ -120,3 +123,7 @@ def __getattr__(name: str):
 
     found = library.namespace(name)
     return found if found is not None else module_getattr(__name__)(name)
+
+
+# Tensor's methods call the ops through this package; Tensor cannot import it (ops build on Tensor).
+bind_ops(sys.modules[__name__])

@@ -309,7 +309,7 @@ class DistributedDataParallel(Module):
     @property
     def bucket_sizes(self) -> list[int]:
         """Bytes in each gradient bucket, in launch order."""
-        return [b.nbytes for b in self.reducer.buckets]
+        return self.reducer.bucket_sizes()
 
     def __del__(self) -> None:
         reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
