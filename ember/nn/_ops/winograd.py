@@ -21,11 +21,8 @@ A^T = [[1, 1, 1, 0], [0, 1, -1, -1]].
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._kernels.policy import policy
 from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
-
-# about this many input elements (C * rows * W * N) per band: measured fastest on the 16-64 channel
-# layers of a CIFAR ResNet (smaller bands pay NumPy's per-call cost, larger ones fall out of cache)
-_BAND_ELEMENTS = 1 << 15
 
 
 def applies(xb, w, stride, dilation, groups: int) -> bool:
@@ -44,8 +41,8 @@ def applies(xb, w, stride, dilation, groups: int) -> bool:
 
 
 def _bands(c: int, th: int, tw: int, n: int) -> int:
-    """Tile rows per band."""
-    return max(1, min(th, _BAND_ELEMENTS // max(1, c * 2 * tw * n)))
+    """Tile rows per band (about ``policy.winograd_band_elements`` input elements each)."""
+    return max(1, min(th, policy.winograd_band_elements // max(1, c * 2 * tw * n)))
 
 
 def _even(a, th: int, tw: int, extra: int):
