@@ -5,9 +5,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
+import ember
 from ember._kernels import KernelPolicy, policy
 from ember.nn._ops import conv, resample, winograd
 
@@ -52,3 +54,58 @@ def test_no_module_level_switches_in_the_ops(module):
     switches = [n for n, v in vars(module).items() if n.isupper() or (n.startswith("_") and n[1:].isupper())
                 if isinstance(v, (bool, int)) and not isinstance(v, type)]
     assert not switches
+
+
+# ---------------------------------------------------------------------------------------------- compiled kernels
+compiled_only = pytest.mark.skipif(not policy.use_compiled(), reason="numba is not installed (or EMBER_KERNELS=numpy)")
+
+
+def both_ways(fn):
+    """fn() under the compiled kernels and under the NumPy reference kernels."""
+    with policy.override(compiled=True):
+        fast = fn()
+    with policy.override(compiled=False):
+        ref = fn()
+    return fast, ref
+
+
+def assert_same_bits(fast, ref):
+    for a, r in zip(fast, ref):
+        assert a.dtype == r.dtype and a.shape == r.shape
+        np.testing.assert_array_equal(a, r)
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("c, o, hw, n", [(16, 16, 8, 32), (8, 24, 7, 33), (20, 12, (9, 14), 40), (64, 64, 6, 32)])
+def test_winograd_transforms_same_bits_as_numpy(dtype, c, o, hw, n):
+    """Forward and weight gradient (input, output and gradient transforms) of a band-split Winograd convolution."""
+    h, w = hw if isinstance(hw, tuple) else (hw, hw)
+    rng = np.random.default_rng(3)
+    xb = rng.standard_normal((c, h + 2, w + 2, n)).astype(dtype)
+    wt = rng.standard_normal((o, c, 3, 3)).astype(dtype)
+    g = rng.standard_normal((o, h, w, n)).astype(dtype)
+    xb[0, 1, 1, 0], g[0, 0, 0, 1] = np.inf, np.nan  # non-finite values travel the same way
+
+    def run():
+        with policy.override(winograd_band_elements=1 << 12), np.errstate(all="ignore"):  # several bands
+            out, tiles = winograd.conv3x3(xb, wt, keep_tiles=True)
+            return out, winograd.weight_grad3x3(tiles, g)
+
+    assert_same_bits(*both_ways(run))
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lookups, vocab", [(1000, 50), (5000, 100000), (64, 3)])
+def test_embedding_scatter_add_same_bits_as_segment_sums(dtype, lookups, vocab):
+    rng = np.random.default_rng(1)
+    idx = rng.integers(0, vocab, (lookups // 8, 8))
+    g = rng.standard_normal((*idx.shape, 16)).astype(dtype)
+
+    def run():
+        w = ember.zeros(vocab, 16, dtype=getattr(ember, np.dtype(dtype).name), requires_grad=True)
+        ember.nn.functional.embedding(ember.tensor(idx), w).backward(ember.tensor(g))
+        return (w.grad.numpy(),)
+
+    assert_same_bits(*both_ways(run))

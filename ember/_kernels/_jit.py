@@ -12,6 +12,7 @@ compare bit for bit with the NumPy reference where the arithmetic is the same.
 
 from __future__ import annotations
 
+import types
 import warnings
 from collections.abc import Callable
 
@@ -39,21 +40,39 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
 
     ``fn`` stays callable as ``kernel.py`` (the interpreted loop, for debugging). The caller decides whether the
     kernel runs (``policy.use_compiled()``); calling it when numba cannot be imported raises RuntimeError.
+    ``@kernel.inline`` marks a scalar helper that kernels of the same module call: it is compiled into them
+    (and calls no other helper).
     """
 
-    def __init__(self, fn: Callable) -> None:
+    def __init__(self, fn: Callable, inline: bool = False) -> None:
         self.py = fn
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
+        self._inline = inline
         self._compiled: Callable | None = None
 
-    def __call__(self, *args):
-        compiled = self._compiled
-        if compiled is None:
+    @classmethod
+    def inline(cls, fn: Callable) -> kernel:
+        return cls(fn, inline=True)
+
+    def compiled(self) -> Callable:
+        """The numba dispatcher (compiled on its first call, or loaded from the cache)."""
+        if self._compiled is None:
             numba = load_numba()
             if numba is None:
                 raise RuntimeError(f"kernel {self.__name__} needs numba, which could not be imported ({_failed})")
-            compiled = self._compiled = numba.njit(nogil=True, cache=True)(self.py)
-        return compiled(*args)
+            # the helpers a kernel calls, as dispatchers numba can compile into it (helpers call no helpers)
+            names = dict(self.py.__globals__)
+            if not self._inline:
+                names.update((k, v.compiled()) for k, v in names.items() if isinstance(v, kernel) and v._inline)
+            fn = types.FunctionType(self.py.__code__, names, self.py.__name__, self.py.__defaults__)
+            fn.__module__, fn.__qualname__, fn.__doc__ = self.py.__module__, self.py.__qualname__, self.py.__doc__
+            options = {"inline": "always"} if self._inline else {"nogil": True, "cache": True}
+            self._compiled = numba.njit(**options)(fn)
+        return self._compiled
+
+    def __call__(self, *args):
+        compiled = self._compiled
+        return (compiled if compiled is not None else self.compiled())(*args)
 
 
 __all__ = ["kernel", "load_numba"]

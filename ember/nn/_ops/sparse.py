@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._kernels import embedding as compiled
+from ..._kernels.policy import policy
 from ..._sparse import SparseCOO
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
@@ -21,13 +23,12 @@ class Embedding(Node):
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
         if self.sparse:
             return self._sparse_grad(flat, gflat, g), None
-        rows, sums = _segment_sum(flat, gflat, self.scale)
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
         if gw is None:
             gw = xp.zeros((self.num, g.shape[-1]), dtype=g.dtype)
         else:
             gw.fill(0)
-        gw[rows] = sums
+        _add_rows(gw, flat, gflat, self.scale)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw, None
@@ -42,6 +43,16 @@ class Embedding(Node):
         else:  # its own memory: gflat may be a view of a gradient other nodes receive (not when reshape copied)
             values = gflat.copy() if xp.may_share_memory(gflat, g) else gflat
         return SparseCOO(flat.astype(xp.int64)[None, :], values, (self.num, gflat.shape[1]))
+
+
+def _add_rows(out, flat, rows_of, scale_by_freq: bool) -> None:
+    """out[flat[i]] += rows_of[i] for every i (divided by each index's count when ``scale_by_freq``) into a
+    zeroed ``out``: a compiled scatter-add, or the reference's segment sums (the same bits)."""
+    if not scale_by_freq and policy.use_compiled():
+        compiled.scatter_add_rows(out, flat, rows_of)
+        return
+    rows, sums = _segment_sum(flat, rows_of, scale_by_freq)
+    out[rows] = sums
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
