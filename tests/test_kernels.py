@@ -109,3 +109,32 @@ def test_embedding_scatter_add_same_bits_as_segment_sums(dtype, lookups, vocab):
         return (w.grad.numpy(),)
 
     assert_same_bits(*both_ways(run))
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                    {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1)}])
+def test_max_pool2d_batch_last_same_as_numpy(dtype, kwargs):
+    """Forward (values, the first maximum's index, NaN windows) the same bits; the gradient the same values where
+    windows do not overlap, to rounding where they do (contributions added in another order)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((8, 6, 10, 9)).astype(dtype)
+    x[0, 0, 0, :2] = 1.5  # a tie
+    x[1, 2, 4, 4] = np.nan
+    xb = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)  # batch-last, as after a conv
+    g = None
+
+    def run():
+        nonlocal g
+        t = ember.tensor(xb, requires_grad=True)
+        out, idx = ember.nn.functional.max_pool2d(t, return_indices=True, **kwargs)
+        if g is None:
+            g = rng.standard_normal(tuple(out.shape)).astype(dtype)
+        out.backward(ember.tensor(g))
+        return out.detach().numpy(), idx.numpy(), t.grad.numpy()
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast[:2], ref[:2])
+    overlap = kwargs.get("stride", kwargs["kernel_size"]) != kwargs["kernel_size"] or "dilation" in kwargs
+    np.testing.assert_allclose(fast[2], ref[2], rtol=1e-6 if overlap else 0, atol=1e-6 if overlap else 0)
