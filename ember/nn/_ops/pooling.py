@@ -72,7 +72,8 @@ def _bl(a):
 
 def _compiled_2d(*arrays) -> bool:
     """Whether the compiled 2-d kernels take arrays (N, C, H, W): batch-last in memory, a float dtype."""
-    return (arrays[0].ndim == 4 and arrays[0].dtype.kind == "f" and all(_bl(a).flags.c_contiguous for a in arrays)
+    return (arrays[0].ndim == 4 and arrays[0].dtype in (xp.float32, xp.float64)
+            and all(_bl(a).flags.c_contiguous for a in arrays)
             and policy.use_compiled())
 
 

@@ -48,7 +48,7 @@ class Embedding(Node):
 def _add_rows(out, flat, rows_of, scale_by_freq: bool) -> None:
     """out[flat[i]] += rows_of[i] for every i (divided by each index's count when ``scale_by_freq``) into a
     zeroed ``out``: a compiled scatter-add, or the reference's segment sums (the same bits)."""
-    if not scale_by_freq and policy.use_compiled():
+    if not scale_by_freq and out.dtype in (xp.float32, xp.float64) and policy.use_compiled():
         compiled.scatter_add_rows(out, flat, rows_of)
         return
     rows, sums = _segment_sum(flat, rows_of, scale_by_freq)
