@@ -169,3 +169,24 @@ def test_gelu_compiled_matches_numpy_and_torch(need_grad):
         np.testing.assert_allclose(a, r, rtol=0, atol=5e-7)
         finite = np.isfinite(e)
         np.testing.assert_allclose(a[finite], e[finite], rtol=1e-6, atol=5e-7)
+
+
+@compiled_only
+@pytest.mark.parametrize("name, kwargs", [("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1}),
+                                          ("Adam", {"lr": 1e-3}), ("Adagrad", {"lr": 0.1}), ("Adadelta", {})])
+def test_optimizer_updates_same_bits_as_numpy(name, kwargs):
+    """Three steps of each optimizer on float32 parameters (one large enough to be split into blocks)."""
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal((700, 600)).astype(np.float32), rng.standard_normal(17).astype(np.float32)]
+    grads = [[rng.standard_normal(v.shape).astype(np.float32) for v in values] for _ in range(3)]
+
+    def run():
+        params = [ember.tensor(v.copy(), requires_grad=True) for v in values]
+        opt = getattr(ember.optim, name)(params, **kwargs)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = ember.tensor(g)
+            opt.step()
+        return [p.detach().numpy() for p in params]
+
+    assert_same_bits(*both_ways(run))
