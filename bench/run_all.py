@@ -6,6 +6,7 @@
     python bench/run_all.py --unset-openblas-env # drop OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in the children
     python bench/run_all.py --threads 1 --cpu-time --workloads lstm_lm20  # CPU time, on a busy machine
     python bench/run_all.py --threads 1 2 --workloads models --no-import-rss  # the newer models, 1 and 2 threads
+    python bench/run_all.py --numpy-kernels ...   # ember on its NumPy kernels instead of the compiled ones
 
 Step times: one child process imports both frameworks with the same BLAS / intra-op thread
 count (default: PyTorch's own default, ``torch.get_num_threads()``), warms both up, then runs
@@ -168,6 +169,8 @@ def main() -> None:
                         help="time steps by the process's CPU time, not the wall clock (a machine shared with other "
                              "work; use with --threads 1, where no thread spins waiting for another)")
     parser.add_argument("--memory-steps", type=int, default=0, help="run only the long memory check, this many steps")
+    parser.add_argument("--numpy-kernels", action="store_true",
+                        help="ember on its NumPy kernels (EMBER_KERNELS=numpy in the children), not the compiled ones")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -187,6 +190,8 @@ def main() -> None:
             env.pop(k, None)
     if args.cpu_time:
         env["EMBER_BENCH_CPU_TIME"] = "1"
+    if args.numpy_kernels:
+        env["EMBER_KERNELS"] = "numpy"
     thread_counts = args.threads
     if thread_counts is None:
         out = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,

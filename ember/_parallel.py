@@ -4,7 +4,7 @@ NumPy releases the GIL inside its ufunc loops and reductions, so the pieces of o
 computed by a few Python threads run at the same time. ``parallel_for`` splits a range of rows
 into one chunk per thread, runs all but the last in a small pool and the last on the calling
 thread, and returns when every chunk is done. Small arrays run on the calling thread only: a
-hand-off to the pool costs about 10-20 µs.
+hand-off to the pool costs about 10-20 µs. The thresholds are fields of ``ember._kernels.policy``.
 
 The thread count follows PyTorch's rules: ``OMP_NUM_THREADS`` at start-up, else the number of
 cores; ``ember.set_num_threads(n)`` changes it. The BLAS library's own threads (matrix
@@ -22,17 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from ._backend import quiet_enter, quiet_exit, xp
-
-# Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32
-# takes ~15-30 µs, about the cost of handing a chunk to the pool and waiting for it). For
-# kernels whose chunks are a few long NumPy/BLAS calls: convolution bands, pooling, BatchNorm.
-MIN_PARALLEL_ELEMENTS = 1 << 16
-# The same for elementwise kernels of many short passes (``parallel_rows`` and the helpers on
-# it). Every NumPy call takes the GIL back when it returns, so two threads making ~20 calls each
-# hand the GIL to each other ~40 times per kernel: measured on 2 cores, softmax and LayerNorm on
-# 128 Ki elements took 1.7-1.9x as long on two threads as on one, broke even near 256 Ki and
-# won from 512 Ki (LayerNorm 2.06 -> 1.52 ms, GELU 1.73 -> 1.12 ms).
-MIN_ELEMENTWISE_ELEMENTS = 1 << 19
+from ._kernels.policy import policy
 
 
 def _threads_from_env() -> int:
@@ -43,13 +33,6 @@ def _threads_from_env() -> int:
     return os.cpu_count() or 1
 
 
-# OpenBLAS may thread a GEMM itself once M * N * K exceeds this (OpenBLAS 0.3.31 at 2 threads, per-thread CPU time:
-# (16 x 144) @ (144 x 1024), (64 x 64) @ (64 x 256) and (32 x 256) @ (256 x 64) ran on both threads, and the last at
-# 2.6x the CPU time of one thread; every shape of 2**18 or less ran on one). Kernels keep such GEMMs out of
-# parallel_for (in blocks below this, or from the calling thread), so that ember's threads do not start
-# OpenBLAS's. (OpenBLAS's workers, once a GEMM elsewhere has used them, still poll for about 0.1 s after it,
-# sharing a core with ember's second thread.)
-BLAS_THREADED_MNK = 1 << 18
 
 _num_threads = _threads_from_env()
 _pool: ThreadPoolExecutor | None = None
@@ -111,9 +94,9 @@ def _run_in_worker(fn: Callable[[int, int], None], start: int, stop: int) -> Non
 
 def chunks_for(rows: int, elements: int, min_elements: int | None = None) -> int:
     """How many chunks a kernel over ``rows`` rows and ``elements`` elements in all should use
-    (one below ``min_elements``, default ``MIN_PARALLEL_ELEMENTS``)."""
+    (one below ``min_elements``, default ``policy.min_parallel_elements``)."""
     threads = _num_threads
-    least = MIN_PARALLEL_ELEMENTS if min_elements is None else min_elements
+    least = policy.min_parallel_elements if min_elements is None else min_elements
     if threads <= 1 or rows < 2 or elements < least or getattr(_in_worker, "active", False):
         return 1
     return min(threads, rows, max(1, elements // (least // 2)))
@@ -122,7 +105,7 @@ def chunks_for(rows: int, elements: int, min_elements: int | None = None) -> int
 def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_elements: int | None = None) -> None:
     """Call ``fn(start, stop)`` over ``range(rows)`` split into chunks, in parallel when large.
 
-    ``elements`` is the work's total size; below ``min_elements`` (default ``MIN_PARALLEL_ELEMENTS``)
+    ``elements`` is the work's total size; below ``min_elements`` (default ``policy.min_parallel_elements``)
     it runs on the calling thread. Chunk boundaries depend on the thread count, so ``fn`` must
     compute each row independently of the others. An exception in any chunk is raised here after
     every chunk has finished.
@@ -162,7 +145,7 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     """Call ``fn(*pieces)`` on matching row ranges of same-length arrays (split along axis 0), in parallel.
 
     For kernels written as in-place ufuncs on views: ``fn(x[a:b], out[a:b])``. ``None`` entries
-    are passed through unchanged (an optional argument). Threads from ``MIN_ELEMENTWISE_ELEMENTS``.
+    are passed through unchanged (an optional argument). Threads from ``policy.min_elementwise_elements``.
     Arrays that are not all NumPy arrays (``_plain``) are given to ``fn`` whole.
     """
     first = next(a for a in arrays if a is not None)
@@ -174,7 +157,7 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     def run(start: int, stop: int) -> None:
         fn(*(a if a is None else a[start:stop] for a in arrays))
 
-    parallel_for(run, rows, first.size, MIN_ELEMENTWISE_ELEMENTS)
+    parallel_for(run, rows, first.size, policy.min_elementwise_elements)
 
 
 def multiply(a, b):
@@ -187,14 +170,8 @@ def multiply(a, b):
     return out
 
 
-# Kernels that make many passes over arrays larger than the caches (an optimizer update over an embedding table,
-# GELU over a large activation) work on pieces of about this many bytes per array: a piece stays in cache across
-# the passes instead of being streamed from memory once per pass.
-BLOCK_BYTES = 1 << 20
-
-
 def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
-    """``parallel_rows``, with each thread's rows further cut into blocks of about ``BLOCK_BYTES`` per array.
+    """``parallel_rows``, with each thread's rows further cut into blocks of about ``policy.block_bytes`` per array.
 
     For elementwise kernels of many passes (each row computed independently): measured on a 6.4M-element
     Adam update, 15.4 -> 11.3 ms at one thread; GELU over 2M float32, 8.8 -> 6.7 ms.
@@ -206,7 +183,7 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     def blocks(*parts) -> None:
         first = next(a for a in parts if a is not None)
         n = first.shape[0] if first.ndim else 1
-        step = max(1, BLOCK_BYTES * n // max(1, first.nbytes))
+        step = max(1, policy.block_bytes * n // max(1, first.nbytes))
         if first.ndim == 0 or n <= step:
             fn(*parts)
             return
@@ -246,9 +223,10 @@ def gemm_block(m: int, k: int, n: int) -> int | None:
     """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
     thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
     It depends on the shape alone, so blocked results are the same for any thread count."""
-    if m * k * n <= BLAS_THREADED_MNK:
+    limit = policy.blas_threaded_mnk  # the largest GEMM OpenBLAS keeps on one thread
+    if m * k * n <= limit:
         return None
-    block = BLAS_THREADED_MNK // (k * min(m, n))
+    block = limit // (k * min(m, n))
     return block if block >= _MIN_GEMM_BLOCK else 0
 
 
@@ -265,6 +243,5 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
             xp.matmul(a[..., j:j + block, :], b, out=out[..., j:j + block, :])
 
 
-__all__ = ["BLAS_THREADED_MNK", "BLOCK_BYTES", "MIN_ELEMENTWISE_ELEMENTS", "MIN_PARALLEL_ELEMENTS", "chunks_for",
-           "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks", "parallel_flat",
-           "parallel_for", "parallel_rows", "set_num_threads"]
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks",
+           "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Each supported Python (3.10, 3.12, 3.13 here; 3.11 runs the test suite): a fresh virtual environment, ember
-# installed from this checkout with its own dependencies only (NumPy, ml_dtypes; a regular install), and a tiny
-# model trained from outside the checkout. A version whose interpreter is not on this machine is skipped with
+# installed from this checkout with its own dependencies only (NumPy, ml_dtypes, numba and its llvmlite; a regular
+# install), a tiny model trained from outside the checkout, and one compiled kernel run (numba loads and compiles).
+# A version whose interpreter is not on this machine is skipped with
 # the reason printed. Exits non-zero if any version found fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ import sys
 import ember
 import ember.nn as nn
 
+assert "numba" not in sys.modules, "import ember imported numba"
+
 assert importlib.resources.files("ember").joinpath("py.typed").is_file(), "py.typed is not installed"
 ember.manual_seed(0)
 model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
@@ -45,7 +48,12 @@ for _ in range(100):
     optimizer.step()
     losses.append(loss.item())
 assert losses[-1] < losses[0] / 10, losses
-print(f"Python {sys.version.split()[0]}: ember from {ember.__file__}, loss {losses[0]:.3f} -> {losses[-1]:.4f}")
+gelu = ember.nn.functional.gelu(ember.tensor([-3.0, 0.5, 3.0]))  # float32 GELU: a compiled kernel
+from ember._kernels import policy
+assert policy.use_compiled() and "numba" in sys.modules, "the compiled kernels did not load"
+assert max(abs(a - b) for a, b in zip(gelu.tolist(), [-0.0040496, 0.3457312, 2.9959502])) < 1e-6, gelu
+print(f"Python {sys.version.split()[0]}: ember from {ember.__file__}, loss {losses[0]:.3f} -> {losses[-1]:.4f}, "
+      f"numba {sys.modules['numba'].__version__}")
 PY
 
 failed=0
@@ -54,10 +62,10 @@ for v in 3.10 3.12 3.13; do
         echo "[check_pythons] Python $v: skipped, no python$v interpreter on this machine"
         continue
     fi
-    echo "[check_pythons] Python $v ($py): fresh venv, pip install ember (NumPy and ml_dtypes only), train a tiny model"
+    echo "[check_pythons] Python $v ($py): fresh venv, pip install ember (NumPy, ml_dtypes, numba only), train a tiny model"
     if "$py" -m venv "$work/venv$v" \
         && "$work/venv$v/bin/python" -m pip install -q "$work/src" \
-        && extra="$("$work/venv$v/bin/python" -m pip list --format=freeze | grep -v -i -E '^(ember|numpy|ml[-_]dtypes|pip|setuptools)==' || true)" \
+        && extra="$("$work/venv$v/bin/python" -m pip list --format=freeze | grep -v -i -E '^(ember|numpy|ml[-_]dtypes|numba|llvmlite|pip|setuptools)==' || true)" \
         && { [ -z "$extra" ] || { echo "unexpected packages installed: $extra" >&2; false; }; } \
         && (cd "$work" && "$work/venv$v/bin/python" tiny.py); then
         :

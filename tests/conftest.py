@@ -37,16 +37,6 @@ def rng():
 
 
 @pytest.fixture(autouse=True)
-def _split_elementwise_kernels_from_small_sizes(monkeypatch):
-    """Elementwise kernels split over threads from 64 Ki elements in the tests (512 Ki in use), so
-    the tests' inputs, a few hundred Ki at most, take the threaded paths their results must not
-    depend on. The threshold decides only whether a kernel splits, never what it computes."""
-    from ember import _parallel
-
-    monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", _parallel.MIN_PARALLEL_ELEMENTS)
-
-
-@pytest.fixture(autouse=True)
 def _training_loop_warnings_as_they_were():
     """ember's training-loop warnings (``ember.diagnostics``), switched on by a test, are switched back after it:
     left on, they would fire in later tests, whose programs were not written for them."""
@@ -64,10 +54,16 @@ def _training_loop_warnings_as_they_were():
 
 
 @pytest.fixture
-def threads():
-    """Restores ember's thread count after a test that changes it (``ember.set_num_threads``)."""
+def threads(monkeypatch):
+    """For a test that changes ember's thread count (``ember.set_num_threads``): restores it after, and splits
+    elementwise kernels over threads from 64 Ki elements (512 Ki shipped) for the test's duration, so that its
+    inputs, a few hundred Ki at most, take the threaded paths whose results must not depend on the count. The
+    threshold decides only whether a kernel splits, never what it computes; every other test runs at the shipped
+    settings."""
     import ember
+    from ember._kernels import policy
 
+    monkeypatch.setattr(policy, "min_elementwise_elements", policy.min_parallel_elements)
     saved = ember.get_num_threads()
     yield
     ember.set_num_threads(saved)

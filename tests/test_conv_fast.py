@@ -9,6 +9,7 @@ from oracle import assert_close
 
 import ember
 from ember import _parallel
+from ember._kernels import policy
 from ember.nn._ops import conv, winograd
 
 
@@ -64,7 +65,7 @@ def test_winograd_path_equals_im2col_reference(monkeypatch, shape, o, padding):
     hw = [n + 2 * padding - 2 for n in shape[2:]]
     up = rng.standard_normal((shape[0], o, *hw))
     fast = _conv_grads(x, w, b, up, padding)
-    monkeypatch.setattr(conv, "_FORCE_IM2COL", True)
+    monkeypatch.setattr(policy, "winograd", False)
     ref = _conv_grads(x, w, b, up, padding)
     for a, r in zip(fast, ref):
         np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-12)
@@ -122,7 +123,7 @@ def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
     """Bands of tile rows split over threads: forward and every gradient have the same bits for any count, and
     PyTorch's values."""
     if limit is not None:
-        monkeypatch.setattr(_parallel, "BLAS_THREADED_MNK", limit)
+        monkeypatch.setattr(policy, "blas_threaded_mnk", limit)
         t = hw // 2
         assert _parallel.gemm_block(c, c, winograd._bands(c, t, t, 32) * t * 32) == 0
     x, w, b, rng = _data((32, c, hw, hw), c, np.float32)
@@ -182,7 +183,7 @@ def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, pad
 def test_gemm_blocks_keep_each_gemm_small_and_equal_matmul():
     """gemm_block: no blocks below the OpenBLAS threading size, blocks along the longer output side above it, none
     narrower than 8; matmul_blocks computes the same product."""
-    limit = _parallel.BLAS_THREADED_MNK
+    limit = policy.blas_threaded_mnk
     assert _parallel.gemm_block(16, 16, 1024) is None and 16 * 16 * 1024 <= limit
     block = _parallel.gemm_block(64, 64, 256)
     assert block and 64 * 64 * block <= limit

@@ -11,7 +11,7 @@ from nn_oracle import compare_module
 from oracle import check, make_inputs
 
 import ember
-from ember._parallel import MIN_PARALLEL_ELEMENTS
+from ember._kernels import policy
 from ember.ops import activation as act
 
 RNG = np.random.default_rng(7)
@@ -196,7 +196,7 @@ def test_sparse_update_rows_equals_fancy_indexed_update(sparse_dims):
 
 # ---------------------------------------------------------------- the same bits at every thread count
 # Each kernel's elementwise steps are split along rows among ember.set_num_threads(n) threads; inputs here have
-# enough elements (>= 3 * MIN_PARALLEL_ELEMENTS / 2) for three chunks at three threads.
+# enough elements (>= 3 * policy.min_parallel_elements / 2) for three chunks at three threads.
 THREADS = (1, 2, 3)
 
 def _f(m):
@@ -264,7 +264,7 @@ def test_threaded_kernel_same_bits_at_1_2_3_threads(name, threads):
     fn, specs = THREADED[name]
     largest = {"sdpa_causal": 2 * 3 * 130 * 130, "sdpa_float_mask": 2 * 3 * 130 * 130,  # the scores
                "linear_bias": 40 * 30 * 101}.get(name) or max(a.size for a in make_inputs(specs))
-    assert largest >= 3 * MIN_PARALLEL_ELEMENTS // 2
+    assert largest >= 3 * policy.min_parallel_elements // 2
     _assert_same_bits_at_every_thread_count(lambda: _outputs_and_grads(fn, specs))
 
 

@@ -20,6 +20,7 @@ import torch
 from oracle import assert_close
 
 import ember
+from ember._kernels import policy
 from ember.autograd.grad_store import GradStore, flat_grads
 
 SHAPES = [(4, 3), (3,), (2, 2, 2), (), (5,)]
@@ -529,7 +530,6 @@ def test_stride1_input_gradient_as_a_convolution_equals_col2im_and_torch(monkeyp
                                                                        groups):
     """A stride-1 convolution's input gradient is computed as a convolution of the output gradient with the flipped
     kernel; it equals the col2im (scatter-add) reference and PyTorch, values and gradients."""
-    from ember.nn._ops import conv
 
     rng = np.random.default_rng(4)
     x = rng.standard_normal((3, 6) + (7, 6)[:nd]).astype(np.float32)
@@ -544,7 +544,7 @@ def test_stride1_input_gradient_as_a_convolution_equals_col2im_and_torch(monkeyp
     to.backward(torch.tensor(up))
     grads = []
     for force in (False, True):
-        monkeypatch.setattr(conv, "_FORCE_COL2IM", force)
+        monkeypatch.setattr(policy, "transposed_as_conv", not force)
         ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
         eo = fe(ex, ew, eb, padding=padding, dilation=dilation, groups=groups)
         assert_close(eo, to, atol=1e-4)

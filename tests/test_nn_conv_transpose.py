@@ -9,6 +9,7 @@ from oracle import check
 
 import ember
 import ember.nn as nn
+from ember._kernels import policy
 from ember.nn._ops import conv, winograd
 
 TOL = {np.float32: dict(atol=2e-4, rtol=1e-4), np.float64: dict(atol=1e-10, rtol=1e-10)}
@@ -50,7 +51,7 @@ def test_conv_transpose2d_stride1_3x3_takes_winograd(monkeypatch, dtype):
 
 def test_conv_transpose_col2im_reference(monkeypatch):
     """The stride-1 forward pinned to the col2im path gives the same values."""
-    monkeypatch.setattr(conv, "_FORCE_COL2IM", True)
+    monkeypatch.setattr(policy, "transposed_as_conv", False)
     check(_fn("conv_transpose2d", padding=1, output_padding=1, dilation=2), [(2, 3, 5, 4), (3, 4, 3, 3), (4,)],
           dtype=np.float64, **TOL[np.float64])
 
@@ -182,9 +183,8 @@ def test_input_modified_in_place_after_use_is_an_error():
 def test_wide_gemm_layout(monkeypatch, fn, x, w, kwargs):
     """GEMMs too wide for one OpenBLAS thread take the flat column layout (one GEMM instead of one per output
     row): forced here on small shapes; values and gradients as PyTorch's."""
-    from ember import _parallel
 
-    monkeypatch.setattr(_parallel, "BLAS_THREADED_MNK", 1)
+    monkeypatch.setattr(policy, "blas_threaded_mnk", 1)
     layouts = []
     stacked = conv._stacked
     monkeypatch.setattr(conv, "_stacked", lambda *a: layouts.append(stacked(*a)) or layouts[-1])

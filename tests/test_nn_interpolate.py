@@ -11,6 +11,7 @@ from oracle import assert_close, check
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
+from ember._kernels import policy
 from ember.nn._ops import resample
 
 DTYPES = [np.float32, np.float64]
@@ -37,7 +38,7 @@ def _cases():
 @pytest.fixture(params=["dense", "taps"])
 def path(request, monkeypatch):
     """Both resampling paths: the dense matrices and the gathers (PyTorch's arithmetic, the reference)."""
-    monkeypatch.setattr(resample, "_FORCE_TAPS", request.param == "taps")
+    monkeypatch.setattr(policy, "dense_resample", request.param == "dense")
     return request.param
 
 
@@ -52,8 +53,8 @@ def test_interpolate_matches_torch(shape, kw, dtype, path):
 def test_interpolate_wider_than_a_dense_axis_takes_the_taps(monkeypatch, mode):
     calls = []
     monkeypatch.setattr(resample, "_gather", lambda *a, f=resample._gather: calls.append(1) or f(*a))
-    check(lambda m, x: m.nn.functional.interpolate(x, size=(3, resample.DENSE_MAX_IN + 20), mode=mode),
-          [(1, 2, 5, resample.DENSE_MAX_IN + 1)])
+    check(lambda m, x: m.nn.functional.interpolate(x, size=(3, policy.dense_resample_max_in + 20), mode=mode),
+          [(1, 2, 5, policy.dense_resample_max_in + 1)])
     assert calls
 
 

@@ -8,6 +8,7 @@ import torch
 
 import ember
 from ember import _parallel
+from ember._kernels import policy
 
 
 def test_set_num_threads_matches_torch_errors(threads):
@@ -112,9 +113,9 @@ def test_parallel_blocks_every_row_once_in_cache_sized_blocks(threads, n, shape)
     _parallel.parallel_blocks(fn, x, out)
     np.testing.assert_array_equal(out, x + 1)  # every row exactly once
     row_bytes = x.nbytes // len(x) if x.ndim else x.nbytes
-    assert max(pieces) <= max(_parallel.BLOCK_BYTES, row_bytes)
-    if x.nbytes > 2 * _parallel.BLOCK_BYTES:
-        assert len(pieces) >= x.nbytes // _parallel.BLOCK_BYTES
+    assert max(pieces) <= max(policy.block_bytes, row_bytes)
+    if x.nbytes > 2 * policy.block_bytes:
+        assert len(pieces) >= x.nbytes // policy.block_bytes
 
 
 @pytest.mark.parametrize("code, env, expected", [
@@ -135,7 +136,7 @@ def test_openblas_thread_timeout_set_before_numpy_loads(code, env, expected):
 
 
 def test_elementwise_kernels_split_only_from_their_own_threshold(threads, monkeypatch):
-    monkeypatch.setattr(_parallel, "MIN_ELEMENTWISE_ELEMENTS", 1 << 19)  # the value in use (conftest lowers it)
+    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 19)  # the shipped value (`threads` lowers it)
     ember.set_num_threads(2)
     for rows, expected in ((200, 1), (600, 2)):  # x 1000 elements: below and above 512 Ki
         calls: list[int] = []

@@ -15,6 +15,7 @@ from conftest import ROOT
 import ember
 import ember.nn.functional as F
 from ember import _parallel
+from ember._kernels import policy
 
 # What a process looks like from the outside: printed as JSON by a subprocess before and after `import ember`
 # and a training step.
@@ -131,7 +132,7 @@ def test_ember_computes_inf_and_nan_silently(name):
 def test_kernel_threads_compute_silently(threads):
     ember.set_num_threads(2)
     x = ember.tensor(np.full((4096, 64), np.inf, dtype=np.float32))
-    assert _parallel.chunks_for(4096, x.numel(), _parallel.MIN_ELEMENTWISE_ELEMENTS) == 2
+    assert _parallel.chunks_for(4096, x.numel(), policy.min_elementwise_elements) == 2
     with np.errstate(all="warn"), warnings.catch_warnings():
         warnings.simplefilter("error")
         out = F.softmax(x, dim=1)  # inf - inf in every row, on both threads

@@ -48,6 +48,8 @@ from typing import Any
 from .. import _trace
 from .._backend import quiet, xp
 from .._dtype import get_default_dtype, np_kind
+from .._kernels import optim as compiled
+from .._kernels.policy import policy
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..autograd.grad_store import build_stores, zero_grads
@@ -466,9 +468,13 @@ def adam_family_decay(group: dict[str, Any]) -> tuple[float | None, float]:
 
 
 def add_scaled(y, x, alpha: float, tmp) -> None:
-    """``y += alpha * x`` in place; ``tmp`` (same shape, may be ``x`` when x is scratch) holds the product."""
+    """``y += alpha * x`` in place; ``tmp`` (same shape, may be ``x`` when x is scratch) holds the product (on the
+    NumPy path; the compiled kernel makes one pass, with the same bits)."""
     if alpha == 1:
         y += x
+    elif (y.dtype in (xp.float32, xp.float64) and x.dtype == y.dtype and x.shape == y.shape and y.flags.c_contiguous
+          and x.flags.c_contiguous and policy.use_compiled()):
+        compiled.add_scaled(y.reshape(-1), x.reshape(-1), y.dtype.type(alpha))
     else:
         xp.multiply(x, alpha, out=tmp)
         y += tmp

@@ -16,7 +16,9 @@ import math
 
 from ... import _dtype
 from ..._backend import xp
-from ..._parallel import multiply, parallel_blocks
+from ..._kernels import activation as compiled
+from ..._kernels.policy import policy
+from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import RecordedArray, is_recorded
@@ -139,6 +141,10 @@ def _gelu(x, need, approximate):
     # cache-sized blocks.
     out = xp.empty(x.shape, x.dtype)
     deriv = xp.empty(x.shape, x.dtype) if need else None
+    if approximate != "tanh" and x.dtype == xp.float32 and policy.use_compiled():  # one pass, no blocks
+        flat_deriv = xp.empty(0, x.dtype) if deriv is None else deriv.reshape(-1)
+        parallel_rows(compiled.gelu_erf, x.reshape(-1), out.reshape(-1), flat_deriv)
+        return out, deriv
     kernel = _gelu_tanh_into if approximate == "tanh" else _gelu_erf_into
     parallel_blocks(kernel, x.reshape(-1), out.reshape(-1), None if deriv is None else deriv.reshape(-1))
     return out, deriv

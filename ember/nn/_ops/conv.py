@@ -22,6 +22,7 @@ import math
 
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._kernels.policy import policy
 from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -222,7 +223,7 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     unread ones get a zero gradient. This is also the forward of the transposed convolution."""
     o, kernel = w.shape[0], w.shape[2:]
     tpads = _transposed_pads(pads, kernel, stride, dilation)
-    if tpads is not None and not _FORCE_COL2IM:
+    if tpads is not None and policy.transposed_as_conv:
         # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
         gpad = _batch_last_padded(from_batch_last(gb_last), tpads)
         gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
@@ -285,13 +286,9 @@ class ConvNd(Node):
         return gx, gw, gb
 
 
-_FORCE_COL2IM = False  # tests set it to pin the transposed-convolution input gradient to the col2im reference
-_FORCE_IM2COL = False  # tests set it to pin the Winograd path to the im2col reference
-
-
 def _winograd(xb, w, stride, dilation, groups: int) -> bool:
     """Whether the batch-last convolution of xb (C, *padded, N) with w takes Winograd F(2x2, 3x3)."""
-    return not _FORCE_IM2COL and winograd.applies(xb, w, stride, dilation, groups)
+    return policy.winograd and winograd.applies(xb, w, stride, dilation, groups)
 
 
 def _col2im(gcols, padded_shape, out_sp, stride, dilation, s: int):

@@ -17,6 +17,8 @@ from functools import partial
 
 from ..._backend import xp
 from ..._dtype import np_kind
+from ..._kernels import norm as compiled
+from ..._kernels.policy import policy
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -255,6 +257,8 @@ class LayerNorm(Node):
             self.saved = (xhat, invstd, w)
             out = xhat * w.reshape(-1) if w is not None else xhat
             return (out + b.reshape(-1) if b is not None else out).reshape(x.shape)
+        if _compiled_rows(x2, w, b):
+            return self._forward_compiled(x2, w, b, eps, x.shape, norm)
         scale = x.dtype.type(1 / feat if feat else float("nan"))  # an empty mean is NaN, as PyTorch's
         mean = row_sums(x2, 1)
         mean *= scale
@@ -270,6 +274,18 @@ class LayerNorm(Node):
         self.saved = (xhat, invstd, w)
         return sq.reshape(x.shape)
 
+    def _forward_compiled(self, x2, w, b, eps, shape, norm):
+        """The forward by the compiled row kernel (rows split over threads)."""
+        xhat, out, invstd = xp.empty_like(x2), xp.empty_like(x2), xp.empty((x2.shape[0], 1), x2.dtype)
+        wf, bf = _flat_or_empty(w, x2.dtype), _flat_or_empty(b, x2.dtype)
+
+        def run(lo: int, hi: int) -> None:
+            compiled.layer_norm(x2[lo:hi], wf, bf, eps, xhat[lo:hi], invstd[lo:hi], out[lo:hi])
+
+        parallel_for(run, x2.shape[0], x2.size)
+        self.saved, self.shape, self.norm = (xhat, invstd, w), shape, norm
+        return out.reshape(shape)
+
     def backward(self, g):
         xhat, invstd, w = self.saved
         nx, nw, nb = self.needs_input_grad
@@ -280,6 +296,16 @@ class LayerNorm(Node):
             gxhat = g2 * w.reshape(-1) if w is not None else g2
             return (_normalized_grad(gxhat, xhat, invstd, 1).reshape(self.shape) if nx else None), gw, gb
         gxh = xp.empty_like(xhat)  # g * xhat: summed over rows for the weight, over features for x
+        if nx and _compiled_rows(xhat, w, None) and g2.dtype == xhat.dtype and g2.flags.c_contiguous:
+            gx = xp.empty_like(xhat)
+            wf = _flat_or_empty(w, xhat.dtype)
+
+            def run(lo: int, hi: int) -> None:
+                compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, gxh[lo:hi], gx[lo:hi])
+
+            parallel_for(run, xhat.shape[0], xhat.size)
+            return (gx.reshape(self.shape), col_sums(gxh).reshape(self.norm) if nw else None,
+                    col_sums(g2).reshape(self.norm) if nb else None)
         parallel_rows(xp.multiply, g2, xhat, gxh)
         gw = col_sums(gxh).reshape(self.norm) if nw else None
         gb = col_sums(g2).reshape(self.norm) if nb else None
@@ -298,6 +324,17 @@ class LayerNorm(Node):
                           gxh, gx)
             gx = gx.reshape(self.shape)
         return gx, gw, gb
+
+
+def _compiled_rows(x2, w, b) -> bool:
+    """Whether LayerNorm's compiled row kernels take x2 (rows, features) with weight w and bias b."""
+    return (x2.dtype in (xp.float32, xp.float64) and x2.shape[1] > 0 and x2.flags.c_contiguous
+            and all(a is None or a.dtype == x2.dtype for a in (w, b)) and policy.use_compiled())
+
+
+def _flat_or_empty(a, dtype):
+    """A per-feature parameter as a contiguous 1-D array; an empty one for None (the kernels' "no parameter")."""
+    return xp.empty(0, dtype) if a is None else xp.ascontiguousarray(a.reshape(-1))
 
 
 def _center_square(x, mean, xc, sq) -> None:

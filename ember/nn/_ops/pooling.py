@@ -13,6 +13,8 @@ import math
 
 from ..._backend import xp
 from ..._dtype import np_kind
+from ..._kernels import pooling as compiled
+from ..._kernels.policy import policy
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -70,6 +72,34 @@ def _copy_as(a, like):
     return out
 
 
+def _bl(a):
+    """(N, C, H, W) -> its (C, H, W, N) view."""
+    return a.transpose(1, 2, 3, 0)
+
+
+def _compiled_2d(*arrays) -> bool:
+    """Whether the compiled 2-d kernels take arrays (N, C, H, W): batch-last in memory, a float dtype."""
+    return (not is_recorded(*arrays) and arrays[0].ndim == 4 and arrays[0].dtype in (xp.float32, xp.float64)
+            and all(_bl(a).flags.c_contiguous for a in arrays)
+            and policy.use_compiled())
+
+
+def _running_max(views, out, arg, c0: int, c1: int) -> None:
+    """The reference max pooling of channels c0..c1: the running maximum over the window offsets' ``views``; arg =
+    the offset of the first maximum: offsets come in increasing order, so it is the largest offset that beat the
+    running maximum (uint8 max, no masks)."""
+    o, a = out[:, c0:c1], arg[:, c0:c1]
+    o[...] = views[0][:, c0:c1]
+    a[...] = 0
+    step = xp.empty_like(a)
+    for i, view in enumerate(views[1:], 1):
+        v = view[:, c0:c1]
+        better = v > o
+        xp.maximum(o, v, out=o)  # propagates NaN, as PyTorch's max pooling does
+        xp.multiply(better, i, out=step, casting="unsafe")
+        xp.maximum(a, step, out=a)
+
+
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
         xpad = pad_spatial(x, pads, -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min)
@@ -78,20 +108,12 @@ class MaxPoolNd(Node):
         out = xp.empty_like(views[0])  # the input's memory order
         arg = xp.empty_like(out, dtype=xp.min_scalar_type(len(views) - 1))
 
-        # running maximum over the window offsets; arg = the offset of the first maximum: offsets come in
-        # increasing order, so it is the largest offset that beat the running maximum (uint8 max, no masks);
-        # channels split over threads
-        def run(c0: int, c1: int) -> None:
-            o, a = out[:, c0:c1], arg[:, c0:c1]
-            o[...] = views[0][:, c0:c1]
-            a[...] = 0
-            step = xp.empty_like(a)
-            for i, view in enumerate(views[1:], 1):
-                v = view[:, c0:c1]
-                better = v > o
-                xp.maximum(o, v, out=o)  # propagates NaN, as PyTorch's max pooling does
-                xp.multiply(better, i, out=step, casting="unsafe")
-                xp.maximum(a, step, out=a)
+        if _compiled_2d(xpad, out):
+            def run(c0: int, c1: int) -> None:
+                compiled.max_pool2d(_bl(xpad)[c0:c1], *kernel, *stride, *dilation, _bl(out)[c0:c1], _bl(arg)[c0:c1])
+        else:
+            def run(c0: int, c1: int) -> None:
+                _running_max(views, out, arg, c0, c1)
 
         parallel_for(run, x.shape[1], out.size * len(views))
         if xp.isnan(out.sum()):  # one cheap pass that is NaN if any output is: point arg at each window's NaN
@@ -112,6 +134,16 @@ class MaxPoolNd(Node):
         # e.g. from a Flatten: one conversion, then every pass is in one layout (create_graph: no layouts)
         if not is_recorded(g) and _layout(g) != _layout(arg):
             g = _copy_as(g, arg)
+        if _compiled_2d(g, arg):
+            gx = xp.zeros_like(g, shape=padded_shape)
+
+            def add(c0: int, c1: int) -> None:
+                compiled.max_pool2d_grad(_bl(g)[c0:c1], _bl(arg)[c0:c1], kernel[1], *stride, *dilation,
+                                         _bl(gx)[c0:c1])
+
+            parallel_for(add, padded_shape[1], g.size)
+            return (crop_spatial(gx, pads),)
+
         def parts(c0: int, c1: int):
             gc, ac = g[:, c0:c1], arg[:, c0:c1]
             return ((gc, ac == i) for i in range(math.prod(kernel)))

@@ -20,13 +20,10 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp
+from ..._kernels.policy import policy
 from ..._parallel import gemm_block, matmul_blocks, parallel_for
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
-
-# Axes longer than this take the taps even for finite values: a dense row costs 2 * in flops for K taps' work.
-DENSE_MAX_IN = 320
-_FORCE_TAPS = False  # tests set it to pin the dense path to the taps reference
 
 
 class AxisMap:
@@ -129,7 +126,7 @@ def _scatter(g, amap: AxisMap, axis: int):
 
 
 def _dense_ok(maps) -> bool:
-    return not _FORCE_TAPS and all(m.n_in <= DENSE_MAX_IN for m in maps)
+    return policy.dense_resample and all(m.n_in <= policy.dense_resample_max_in for m in maps)
 
 
 class Resample(Node):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._kernels import embedding as compiled
+from ..._kernels.policy import policy
 from ..._sparse import SparseCOO
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
@@ -25,13 +27,12 @@ class Embedding(Node):
         if self.sparse:
             check_dense_under_create_graph(g, "embedding")
             return self._sparse_grad(flat, gflat, g), None
-        rows, sums = _segment_sum(flat, gflat, self.scale)
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
         if gw is None:  # (zeros_like: under create_graph, a recorded buffer)
             gw = xp.zeros_like(g, shape=(self.num, g.shape[-1]), order="C")
         else:
             gw.fill(0)
-        gw[rows] = sums
+        _add_rows(gw, flat, gflat, self.scale)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw, None
@@ -54,6 +55,17 @@ def check_dense_under_create_graph(g, name: str) -> None:
     if is_recorded(g):
         raise HigherOrderError(f"{name}(sparse=True) cannot be differentiated twice in ember: its sparse weight "
                                "gradient cannot be recorded under create_graph=True; use sparse=False")
+
+
+def _add_rows(out, flat, rows_of, scale_by_freq: bool) -> None:
+    """out[flat[i]] += rows_of[i] for every i (divided by each index's count when ``scale_by_freq``) into a
+    zeroed ``out``: a compiled scatter-add, or the reference's segment sums (the same bits)."""
+    if (not scale_by_freq and out.dtype in (xp.float32, xp.float64) and not is_recorded(rows_of)
+            and policy.use_compiled()):
+        compiled.scatter_add_rows(out, flat, rows_of)
+        return
+    rows, sums = _segment_sum(flat, rows_of, scale_by_freq)
+    out[rows] = sums
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

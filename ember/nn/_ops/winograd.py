@@ -21,11 +21,9 @@ A^T = [[1, 1, 1, 0], [0, 1, -1, -1]].
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._kernels import winograd as compiled
+from ..._kernels.policy import policy
 from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
-
-# about this many input elements (C * rows * W * N) per band: measured fastest on the 16-64 channel
-# layers of a CIFAR ResNet (smaller bands pay NumPy's per-call cost, larger ones fall out of cache)
-_BAND_ELEMENTS = 1 << 15
 
 
 def applies(xb, w, stride, dilation, groups: int) -> bool:
@@ -44,8 +42,8 @@ def applies(xb, w, stride, dilation, groups: int) -> bool:
 
 
 def _bands(c: int, th: int, tw: int, n: int) -> int:
-    """Tile rows per band."""
-    return max(1, min(th, _BAND_ELEMENTS // max(1, c * 2 * tw * n)))
+    """Tile rows per band (about ``policy.winograd_band_elements`` input elements each)."""
+    return max(1, min(th, policy.winograd_band_elements // max(1, c * 2 * tw * n)))
 
 
 def _even(a, th: int, tw: int, extra: int):
@@ -58,8 +56,17 @@ def _even(a, th: int, tw: int, extra: int):
     return out
 
 
-def _input_tiles(xs, k: int, tw: int):
-    """B^T d B for the k tile rows of xs (C, 2k + 2, 2 tw + 2, N): V (4, 4, C, k, tw, N)."""
+def _input_tiles(xb, t0: int, k: int, tw: int):
+    """B^T d B for the k tile rows from tile row t0 of xb (C, H, W, N): V (4, 4, C, k, tw, N)."""
+    if policy.use_compiled():
+        v = xp.empty((4, 4, xb.shape[0], k, tw, xb.shape[3]), xb.dtype)
+        compiled.input_tiles(xb, t0, v)
+        return v
+    return _input_tiles_numpy(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
+
+
+def _input_tiles_numpy(xs, k: int, tw: int):
+    """The reference: B^T d B for the k tile rows of xs (C, 2k + 2, 2 tw + 2, N), in 8 NumPy passes."""
     c, n = xs.shape[0], xs.shape[3]
     e = [xs[:, :, j:j + 2 * tw:2] for j in range(4)]  # tile column j of every tile: (C, 2k + 2, tw, N)
     r = xp.empty((4, c, 2 * k + 2, tw, n), xs.dtype)  # columns transformed (d B)
@@ -118,6 +125,48 @@ def _weight_grad_untiles(du):
     return r.transpose(2, 3, 1, 0)
 
 
+def _output_tiles(m, t0: int, out) -> None:
+    """out[:, t0:t0 + k] = A^T m A for the tile GEMMs' result m (4, 4, O, k, tw, N); out (O, th, 2, tw, 2, N)."""
+    if policy.use_compiled():
+        compiled.output_tiles(m, t0, out)
+        return
+    # rows first (whole contiguous blocks), then columns into the output's 2x2 slots
+    s = xp.empty((2, *m.shape[1:]), m.dtype)
+    xp.add(m[0], m[1], out=s[0])
+    s[0] += m[2]
+    xp.subtract(m[1], m[2], out=s[1])
+    s[1] -= m[3]
+    ob = out[:, t0:t0 + m.shape[3]]
+    for a in range(2):
+        t = ob[:, :, a, :, 0]
+        xp.add(s[a, 0], s[a, 1], out=t)
+        t += s[a, 2]
+        t = ob[:, :, a, :, 1]
+        xp.subtract(s[a, 1], s[a, 2], out=t)
+        t -= s[a, 3]
+
+
+def _grad_tiles(g6, t0: int, k: int):
+    """A g A^T for the 2x2 blocks of tile rows t0..t0 + k of g6 (O, th, 2, tw, 2, N): dM (4, 4, O, k, tw, N)."""
+    o, tw, n = g6.shape[0], g6.shape[3], g6.shape[5]
+    dm = xp.empty((4, 4, o, k, tw, n), g6.dtype)
+    if policy.use_compiled():
+        compiled.grad_tiles(g6, t0, dm)
+        return dm
+    gt = g6[:, t0:t0 + k]
+    # rows (tile row a of g -> 4) then columns; A = [[1, 0], [1, 1], [1, -1], [0, -1]]
+    q = xp.empty((4, o, k, tw, 2, n), g6.dtype)
+    q[0] = gt[:, :, 0]
+    xp.add(gt[:, :, 0], gt[:, :, 1], out=q[1])
+    xp.subtract(gt[:, :, 0], gt[:, :, 1], out=q[2])
+    xp.negative(gt[:, :, 1], out=q[3])
+    dm[:, 0] = q[:, :, :, :, 0]
+    xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
+    xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
+    xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
+    return dm
+
+
 def _split(nbands: int, elements: int, block) -> bool:
     """Whether the bands run split over threads: not when a tile GEMM is too wide to keep on one OpenBLAS thread
     (``gemm_block`` 0), whose own threads then share the cores."""
@@ -145,26 +194,12 @@ def conv3x3(xb, w, keep_tiles: bool = False):
         for band in range(b0, b1):
             t0 = band * tb
             k = min(tb, th - t0)
-            v = _input_tiles(xb[:, 2 * t0:2 * t0 + 2 * k + 2], k, tw)
+            v = _input_tiles(xb, t0, k, tw)
             if tiles is not None:
                 tiles[band] = v
             m = xp.empty((16, o, k * tw * n), xb.dtype)
             matmul_blocks(u, v.reshape(16, c, -1), m, block)
-            m = m.reshape(4, 4, o, k, tw, n)
-            # A^T m A: rows first (whole contiguous blocks), then columns into the output's 2x2 slots
-            s = xp.empty((2, 4, o, k, tw, n), xb.dtype)
-            xp.add(m[0], m[1], out=s[0])
-            s[0] += m[2]
-            xp.subtract(m[1], m[2], out=s[1])
-            s[1] -= m[3]
-            ob = out[:, t0:t0 + k]
-            for a in range(2):
-                t = ob[:, :, a, :, 0]
-                xp.add(s[a, 0], s[a, 1], out=t)
-                t += s[a, 2]
-                t = ob[:, :, a, :, 1]
-                xp.subtract(s[a, 1], s[a, 2], out=t)
-                t -= s[a, 3]
+            _output_tiles(m.reshape(4, 4, o, k, tw, n), t0, out)
 
     if split:
         parallel_for(run, nbands, out.size)
@@ -194,19 +229,7 @@ def weight_grad3x3(tiles, gb):
         for band in range(b0, b1):
             t0 = band * tb
             v = tiles[band]
-            k = v.shape[3]
-            gt = g6[:, t0:t0 + k]
-            # A g A^T: rows (tile row a of g -> 4) then columns; A = [[1, 0], [1, 1], [1, -1], [0, -1]]
-            q = xp.empty((4, o, k, tw, 2, n), gb.dtype)
-            q[0] = gt[:, :, 0]
-            xp.add(gt[:, :, 0], gt[:, :, 1], out=q[1])
-            xp.subtract(gt[:, :, 0], gt[:, :, 1], out=q[2])
-            xp.negative(gt[:, :, 1], out=q[3])
-            dm = xp.empty((4, 4, o, k, tw, n), gb.dtype)
-            dm[:, 0] = q[:, :, :, :, 0]
-            xp.add(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 1])
-            xp.subtract(q[:, :, :, :, 0], q[:, :, :, :, 1], out=dm[:, 2])
-            xp.negative(q[:, :, :, :, 1], out=dm[:, 3])
+            dm = _grad_tiles(g6, t0, v.shape[3])
             matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
 
     if split:

@@ -1,0 +1,82 @@
+"""numba, loaded on the first compiled kernel a program runs (never at ``import ember``: numba's import alone takes
+0.1-0.2 s), and the ``kernel`` decorator that compiles a loop on its first call.
+
+Every kernel is compiled ``nogil=True`` (ember's thread pool runs them on several cores at once) and
+``cache=True``: the machine code is kept on disk and loaded by later processes in a fraction of the compile time.
+Where the cache lives is numba's choice, in this order: ``NUMBA_CACHE_DIR`` when set; else ``__pycache__`` beside
+``ember/_kernels``'s sources; else, when that directory is not writable (an install in a read-only location),
+numba's user-wide cache directory (``~/.cache/numba`` on Linux, the platform's user cache folder elsewhere).
+No ``fastmath``: the kernels round as IEEE arithmetic written in that order does, which is what lets their tests
+compare bit for bit with the NumPy reference where the arithmetic is the same; ``error_model="numpy"``: a division
+by zero gives inf or NaN, as in NumPy.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+from collections.abc import Callable
+
+_numba = None
+_failed: str | None = None
+
+
+def load_numba():
+    """The numba module, imported on the first call; None (with one warning) when it cannot be imported."""
+    global _numba, _failed
+    if _numba is None and _failed is None:
+        try:
+            import numba
+        except Exception as exc:  # noqa: BLE001 - a broken install is as absent: the NumPy kernels run
+            _failed = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"ember's compiled kernels are off: numba could not be imported ({_failed}); "
+                          "the NumPy kernels run instead", RuntimeWarning, stacklevel=3)
+        else:
+            _numba = numba
+    return _numba
+
+
+class kernel:  # noqa: N801 - used as a decorator, like numba.njit
+    """A numba kernel: ``fn`` (plain Python on arrays and numbers) compiled on its first call.
+
+    ``fn`` stays callable as ``kernel.py`` (the interpreted loop, for debugging). The caller decides whether the
+    kernel runs (``policy.use_compiled()``); calling it when numba cannot be imported raises RuntimeError.
+    ``@kernel.inline`` marks a helper that kernels (and helpers) of the same module call: it is compiled into
+    them.
+    """
+
+    def __init__(self, fn: Callable, inline: bool = False) -> None:
+        self.py = fn
+        self.__name__, self.__doc__ = fn.__name__, fn.__doc__
+        self._inline = inline
+        self._compiled: Callable | None = None
+
+    @classmethod
+    def inline(cls, fn: Callable) -> kernel:
+        return cls(fn, inline=True)
+
+    def compiled(self) -> Callable:
+        """The numba dispatcher (compiled on its first call, or loaded from the cache)."""
+        if self._compiled is None:
+            numba = load_numba()
+            if numba is None:
+                raise RuntimeError(f"kernel {self.__name__} needs numba, which could not be imported ({_failed})")
+            # the helpers it calls, as dispatchers numba can compile into it
+            names = dict(self.py.__globals__)
+            called = self.py.__code__.co_names
+            names.update((k, v.compiled()) for k, v in names.items()
+                         if isinstance(v, kernel) and v._inline and v is not self and k in called)
+            fn = types.FunctionType(self.py.__code__, names, self.py.__name__, self.py.__defaults__)
+            fn.__module__, fn.__qualname__, fn.__doc__ = self.py.__module__, self.py.__qualname__, self.py.__doc__
+            options = {"inline": "always"} if self._inline else {"nogil": True, "cache": True}
+            # error_model "numpy": x / 0 is inf or NaN as in NumPy (no ZeroDivisionError check, which would keep
+            # every loop with a division from vectorising: measured 10x slower)
+            self._compiled = numba.njit(error_model="numpy", **options)(fn)
+        return self._compiled
+
+    def __call__(self, *args):
+        compiled = self._compiled
+        return (compiled if compiled is not None else self.compiled())(*args)
+
+
+__all__ = ["kernel", "load_numba"]

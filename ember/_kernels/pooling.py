@@ -1,0 +1,45 @@
+"""2-d max pooling on batch-last arrays (numba): the counterpart of the per-offset NumPy passes in
+``ember/nn/_ops/pooling.py`` (the reference). Arrays are (C, H, W, N) in memory, the layout ember's convolutions
+produce, so the batch is the inner, contiguous loop. Forward keeps the reference's running maximum and "first
+maximum wins" rule (NaN propagates, and ``_nan_args`` points NaN windows at their NaN afterwards, on both paths):
+the same bits. Backward adds each output's gradient at its maximum: the same values; where windows overlap, a
+position's several contributions are added in output order instead of offset order.
+"""
+
+from __future__ import annotations
+
+from ._jit import kernel
+
+
+@kernel
+def max_pool2d(x, kh, kw, sh, sw, dh, dw, out, arg):
+    """out[c, i, j, n] = max over the (kh, kw) window at (i sh, j sw) with dilation (dh, dw) of x (C, H, W, N);
+    arg: the window offset (row-major) of the first maximum."""
+    c_, ho, wo, n = out.shape
+    for c in range(c_):
+        for i in range(ho):
+            for j in range(wo):
+                for q in range(n):
+                    out[c, i, j, q] = x[c, i * sh, j * sw, q]
+                    arg[c, i, j, q] = 0
+                for k in range(1, kh * kw):
+                    r, s = i * sh + (k // kw) * dh, j * sw + (k % kw) * dw
+                    for q in range(n):
+                        v, m = x[c, r, s, q], out[c, i, j, q]
+                        if v > m:
+                            out[c, i, j, q] = v
+                            arg[c, i, j, q] = k
+                        elif v != v:  # NaN wins (the reference's maximum propagates it)
+                            out[c, i, j, q] = v
+
+
+@kernel
+def max_pool2d_grad(g, arg, kw, sh, sw, dh, dw, gx):
+    """gx[c, (window of output i, j at offset arg)] += g[c, i, j, n] for the zeroed gx (C, Hp, Wp, N)."""
+    c_, ho, wo, n = g.shape
+    for c in range(c_):
+        for i in range(ho):
+            for j in range(wo):
+                for q in range(n):
+                    k = arg[c, i, j, q]
+                    gx[c, i * sh + (k // kw) * dh, j * sw + (k % kw) * dw, q] += g[c, i, j, q]
