@@ -54,6 +54,7 @@ CASES = [
     ("maml-second-order", ["maml.py"], 1),
     ("maml-first-order", ["maml.py", "--first-order", "--steps", "8"], 1),
     ("wgan-gp-conv-critic", ["wgan_gp.py"], 1),
+    ("per-sample-grads-vmap", ["per_sample_grads.py"], 1),
 ]
 
 
