@@ -1,6 +1,6 @@
 """Mutation sampling: how many one-line mutations of ember's core does the test suite catch?
 
-    .venv-test/bin/python scripts/mutation_sample.py --sample 100 --seed 0 [--jobs 1] [--only optim]
+    .venv-test/bin/python scripts/mutation_sample.py --sample 100 --seed 0 [--only optim]
 
 Each mutant changes one expression on one line of a core module (an arithmetic or comparison operator swapped,
 a constant changed, a boolean flipped, a ``not`` dropped, a ``min``/``max`` swapped) — the kind of slip that
@@ -40,6 +40,10 @@ TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py"],
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py"],
+    "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
+                                   "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py"],
+    "ember/autograd/functional.py": ["tests/test_autograd_functional.py", "tests/test_func_transforms.py"],
+    "ember/func/_transforms.py": ["tests/test_func_transforms.py", "tests/test_autograd_functional.py"],
     "ember/ops/elementwise.py": ["tests/test_ops_elementwise.py"],
     "ember/ops/unary.py": ["tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py"],
     "ember/ops/reduction.py": ["tests/test_ops_reduction.py"],

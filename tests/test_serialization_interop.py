@@ -72,6 +72,12 @@ def test_torch_save_files_load_with_their_values_and_types():
     np.testing.assert_array_equal(out["tensors"]["view"].numpy(), (src["view"] + 1).numpy())
 
 
+def test_bytes_in_a_torch_file_load_as_torch_loads_them():
+    # pickle protocol 2 writes bytes as _codecs.encode(text, "latin1"); PyTorch's weights_only loader reads them
+    obj = {"blob": bytes(range(256)), "nested": [b"\x00ab"]}
+    assert ember.load(torch_bytes(obj)) == torch.load(torch_bytes(obj), weights_only=True) == obj
+
+
 def test_optimizer_state_dicts_load_and_resume_like_pytorch():
     torch.manual_seed(0)
     tmodel = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
