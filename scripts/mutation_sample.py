@@ -170,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=100, help="mutants to run (default 100)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the sample's first N mutants (to split one sample over several runs)")
     parser.add_argument("--only", default="", help="only modules whose path contains this text")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per mutant's tests (timeout = caught)")
     parser.add_argument("--json", default="", help="write the results here too")
@@ -181,13 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     scratch_root = tempfile.mkdtemp(prefix="ember-mutants-")
     scratch = os.path.join(scratch_root, "ember")
     subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", scratch, "HEAD"], check=True)
-    results, started = [], time.monotonic()
+    results, skipped, started = [], 0, time.monotonic()
     try:
         for mutant in pool:
-            if len(results) >= args.sample:
+            if len(results) >= args.sample - args.skip:
                 break
             original = _apply(scratch, mutant)
             if original is None:
+                continue
+            if skipped < args.skip:
+                skipped += 1
+                with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
+                    f.write(original)
                 continue
             try:
                 mutant["outcome"] = run_tests(scratch, TARGETS[mutant["file"]], args.timeout)
