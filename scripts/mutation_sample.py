@@ -53,7 +53,7 @@ TARGETS = {
     "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py", "tests/test_nn_instance_norm.py"],
     "ember/nn/_ops/activation.py": ["tests/test_nn_layers.py"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
-    "ember/optim/adam.py": _OPTIM_TESTS,
+    "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
                                  "tests/test_grad_store.py"],
     "ember/optim/_helpers.py": _OPTIM_TESTS,
