@@ -51,7 +51,7 @@ def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
     if layout is None:
         raise RuntimeError("Trying to resize storage that is not resizable")
     offset, storage_nbytes = layout[1], layout[0].nbytes
-    del layout  # (move_storages counts the references to the storage)
+    del layout
     needed = offset + _numel(shape) * t._data.itemsize
     if needed > storage_nbytes:
         from ._shared_memory import is_shared, move_storages

@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import sys
 import tempfile
 import weakref
 from collections.abc import Iterable
@@ -90,7 +89,8 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
     """Give each distinct storage of ``tensors`` the new root ``make_root(old_root)`` returns, and rebind every
     tensor of the process that lies in one of those storages to the same view of its new root.
 
-    The heap is searched (``gc``, once) unless each storage is used by nothing but one of ``tensors`` itself."""
+    Every tensor of the process is found by one search of the heap (``gc``): moving a storage is rare (share_memory_,
+    a growing resize_), and ember decides nothing by reference counts."""
     tensors = list(tensors)
     moved: dict[int, tuple] = {}  # id(old root) -> (old root, new root)
     for t in tensors:
@@ -102,8 +102,7 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
     if not moved:
         return
     del layout
-    alone = all(id(t._data) in moved and sys.getrefcount(t._data) == _ALONE_REFS for t in tensors)
-    for t in tensors if alone else (o for o in gc.get_objects() if issubclass(type(o), Tensor)):
+    for t in (o for o in gc.get_objects() if issubclass(type(o), Tensor)):
         if t.is_sparse:
             continue
         layout = layout_in_storage(t._data)
@@ -113,23 +112,6 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
         entry = moved.get(id(root))
         if entry is not None and entry[0] is root:
             t._data = view_into(entry[1], t.dtype, offset, shape, strides)
-
-
-class _Holder:
-    __slots__ = ("_data",)
-    _data: object
-
-
-def _count_alone_refs() -> int:
-    """What ``sys.getrefcount`` says in ``move_storages`` of a root held by one tensor's ``_data`` and by ``moved``
-    only (measured, as interpreters differ in the references a call holds)."""
-    holder = _Holder()
-    holder._data = object()
-    moved = {id(holder._data): (holder._data, None)}  # noqa: F841  (holds the reference being counted)
-    return sys.getrefcount(holder._data)
-
-
-_ALONE_REFS = _count_alone_refs()
 
 
 def _into_shared(root):

@@ -306,3 +306,19 @@ def test_orderings_and_roundings_refuse_complex_as_pytorch(call):
     with pytest.raises(te.type):
         call(ember, ember.tensor([1j, 2]))
     assert (ember.tensor([1j, 2]) == ember.tensor([1j, 0])).tolist() == [True, False]  # equality is fine
+
+
+
+def test_abs_and_polar_gradients_at_complex_zero_are_zero_as_torch():
+    # d|z| is sgn(z) = z/|z|, taken as 0 at z = 0 (PyTorch's choice, so a zero entry adds nothing)
+    values = np.array([0j, 3 + 4j, -1 - 1j], dtype=np.complex128)
+    grads = {}
+    for m in (ember, torch):
+        z = m.tensor(values, requires_grad=True)
+        r = m.tensor([0.0, 2.0, 1.0], dtype=m.float64, requires_grad=True)
+        theta = m.tensor([0.3, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        (z.abs() * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        (m.polar(r, theta) * m.tensor([1 + 2j, 1j, -1.0], dtype=m.complex128)).real.sum().backward()
+        grads[m] = (z.grad, r.grad, theta.grad)
+    for mine, theirs in zip(grads[ember], grads[torch]):
+        assert_close(mine, theirs)

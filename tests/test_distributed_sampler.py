@@ -71,3 +71,24 @@ def test_with_dataloader():
     expected = list(TorchSampler(range(10), num_replicas=2, rank=1, shuffle=False))
     assert [int(i) for b in batches for i in b] == expected
     assert torch.equal(torch.tensor(expected), torch.tensor([1, 3, 5, 7, 9]))
+
+
+def test_what_is_not_given_comes_from_the_process_group():
+    # as PyTorch's: num_replicas and rank default to the process group's, each on its own
+    import socket
+
+    import ember.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{port}")
+    try:
+        given_replicas = DistributedSampler(range(10), num_replicas=3)
+        given_rank = DistributedSampler(range(10), num_replicas=3, rank=2)
+        only_rank = DistributedSampler(range(10), rank=0)
+    finally:
+        dist.destroy_process_group()
+    assert (given_replicas.num_replicas, given_replicas.rank) == (3, 0)
+    assert (given_rank.num_replicas, given_rank.rank) == (3, 2)
+    assert (only_rank.num_replicas, only_rank.rank) == (1, 0)

@@ -1,6 +1,8 @@
 """``torch.func``'s autodiff transforms (grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, linearize)
 against PyTorch on the same inputs: values, structures, ``argnums``, ``has_aux``, errors, composition."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -184,6 +186,21 @@ def test_linearize():
     _run(call)
     x = arrays((3,))[0]
     same_error(lambda m: m.func.linearize(lambda a: a.sin(), m.tensor(x))[1](m.ones(4)))
+
+
+def test_linearize_of_an_output_independent_of_the_input_is_zero():
+    # not an error (linearize is not jvp(strict=True)); PyTorch's tangent of a constant comes back as a
+    # Parameter, so requires_grad is not compared
+    x, v = arrays((3,), (3,), seed=3)
+
+    def call(m):
+        _, fn = m.func.linearize(lambda a: (a.sin(), m.ones(2, dtype=m.float64), a.sum() * 0), m.tensor(x))
+        return fn(m.tensor(v))
+
+    with warnings.catch_warnings():  # PyTorch warns (torch.jit.script, constant folding) inside linearize
+        warnings.simplefilter("ignore")
+        theirs = call(torch)
+    assert_same(call(ember), theirs, grad_state=False)
 
 
 def test_func_namespace_matches_pytorch():

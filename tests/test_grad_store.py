@@ -163,3 +163,18 @@ def test_autograd_grad_and_backward_inputs_leave_held_results_alone():
     params[0].grad = None
     _backward(model, ember, 5.0)
     assert np.array_equal(g.numpy(), before) and np.array_equal(kept.numpy(), kept_values)
+
+
+def test_zeros_for_an_unused_parameter_never_overwrite_a_held_grad():
+    """DDP's unused parameter gets zeros in its slot (issue_zeros); when the slot is still the .grad a user holds
+    from the last step (separate mode), the user's tensor keeps its values and nothing is issued."""
+    model, _ = _models()
+    ember.optim.SGD(model.parameters(), lr=0.1)
+    w = model[0].weight
+    store, i = w._grad_slot
+    _backward(model, ember)
+    held, before = w.grad, w.grad.numpy().copy()
+    w.grad = None  # dropped by the user, still held
+    assert store.issue_zeros(i) is None
+    np.testing.assert_array_equal(held.numpy(), before)
+    assert w.grad is None

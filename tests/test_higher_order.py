@@ -189,3 +189,20 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
         h.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             lib.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+@pytest.mark.parametrize("name,call", [
+    ("max, all, keepdims", lambda a: np.max(a, keepdims=True)),
+    ("amin, all, keepdims", lambda a: np.amin(a, keepdims=True)),
+    ("max, axis", lambda a: np.max(a, axis=1, keepdims=True)),
+    ("repeat, flat", lambda a: np.repeat(a, 2)),
+    ("repeat, axis 0", lambda a: np.repeat(a, 2, axis=0)),
+    ("repeat, axis 1", lambda a: np.repeat(a, 3, axis=1)),
+])
+def test_formulas_recorded_namespace_computes_as_numpy(name, call):
+    """A backward formula is written once against NumPy's functions; under create_graph they run on recorded
+    tensors and must give NumPy's results (here also for the forms no formula uses yet)."""
+    from ember.autograd.recorded import RecordedArray
+
+    x = np.arange(6.0).reshape(2, 3)
+    got = call(RecordedArray(ember.tensor(x)))
+    assert isinstance(got, RecordedArray), name
+    np.testing.assert_array_equal(got.t.numpy(), call(x), err_msg=name)

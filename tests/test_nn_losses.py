@@ -75,6 +75,9 @@ def test_legacy_size_average():
         warnings.simplefilter("ignore")
         check(lambda m, x, y: m.nn.MSELoss(size_average=False)(x, y), [(3, 4), (3, 4)])
         check(lambda m, x, y: m.nn.functional.l1_loss(x, y, reduce=False), [(3, 4), (3, 4)])
+        # the flag not given takes PyTorch's default (size_average=True: a mean; reduce=True)
+        check(lambda m, x, y: m.nn.MSELoss(reduce=True)(x, y), [(3, 4), (3, 4)])
+        check(lambda m, x, y: m.nn.functional.l1_loss(x, y, size_average=True), [(3, 4), (3, 4)])
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

@@ -1,5 +1,7 @@
 """Elementwise ops against PyTorch: values, gradients, broadcasting, type promotion, errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -394,3 +396,22 @@ def test_bad_operand_type():
         ember.ones(2) + "a"
     with pytest.raises(TypeError):
         ember.ones(2) * [1, 2]
+
+
+
+# --------------------------------------------------------------------- casts
+@pytest.mark.parametrize("src,dst", [("complex64", "float32"), ("complex128", "float16"), ("float64", "float32"),
+                                     ("float32", "complex64"), ("int64", "float32")])
+def test_casts_warn_only_when_they_drop_the_imaginary_part(src, dst):
+    # PyTorch warns (once per process, so its warning is not compared here) "Casting complex values to real
+    # discards the imaginary part"; any other cast is silent
+    values = np.array([1.5 + 2j, -3 - 0.5j]) if src.startswith("complex") else np.array([1.5, -3.0])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = ember.tensor(values.astype(src)).to(getattr(ember, dst))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_close(out, torch.tensor(values.astype(src)).to(getattr(torch, dst)))
+    drops = src.startswith("complex") and not dst.startswith("complex")
+    assert [(w.category, str(w.message)) for w in rec] == \
+        ([(UserWarning, "Casting complex values to real discards the imaginary part")] if drops else [])

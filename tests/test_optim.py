@@ -163,6 +163,18 @@ def test_param_groups_layout_matches_torch(name):
             getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
 
 
+OPTIMIZERS = sorted(n for n in dir(torch.optim) if isinstance(getattr(torch.optim, n), type)
+                    and issubclass(getattr(torch.optim, n), torch.optim.Optimizer) and hasattr(ember.optim, n)
+                    and n != "Optimizer")
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_every_optimizers_defaults_match_torch(name):
+    # a script that relies on the default lr, eps, betas, ... must get PyTorch's numbers
+    assert getattr(ember.optim, name)([ember.zeros(1, requires_grad=True)]).defaults == \
+        getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
+
+
 @pytest.mark.parametrize("name,kwargs", CASES[::3])
 def test_closure_returns_loss_and_matches(name, kwargs):
     e = trajectory(ember, name, kwargs, closure=True)

@@ -78,3 +78,13 @@ def test_every_pytorch_ddp_argument_is_acted_on_ignored_or_unsupported():
                 "gradient_as_bucket_view", "forward_sync_buffers"}
     assert theirs == ignored | unsupported | acted_on
     assert all(reason for reason in ember_ddp.IGNORED_ARGUMENTS.values())
+
+
+def test_a_sparse_gradient_is_refused_naming_the_parameter():
+    # PyTorch's DDP all-gathers sparse gradients; ember's says it does not rather than all-reduce them wrongly
+    model = ember.nn.Sequential(ember.nn.Embedding(10, 3, sparse=True))
+    named = list(model.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], SimpleNamespace(size=2, rank=0))
+    r.prepare_for_backward()
+    with pytest.raises(RuntimeError, match=r"parameter 0\.weight got a sparse gradient.*use sparse=False"):
+        model(ember.tensor([1, 2])).sum().backward()

@@ -170,11 +170,11 @@ def test_file_object_at_an_offset():
 
 
 # ------------------------------------------------------------------------ refusing foreign files
-def load_error(data: bytes, tmp_path, name="bad.pt"):
+def load_error(data: bytes, tmp_path, name="bad.pt", **load_kwargs):
     path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(RuntimeError) as e:
-        ember.load(path)
+        ember.load(path, **load_kwargs)
     assert name in str(e.value)  # names the file
     return str(e.value)
 
@@ -227,6 +227,18 @@ def test_pickle_payloads_are_refused(tmp_path, capsys):
 ])
 def test_malformed_manifests_are_refused(manifest, tmp_path):
     load_error(forge(manifest, [npy(np.zeros(2, np.float32))]), tmp_path)
+
+
+@pytest.mark.parametrize("key,entry,says", [("parameters", ["weight", 3], "parameter 'weight' is a int"),
+                                             ("buffers", ["running", "x"], "buffer 'running' is a str"),
+                                             ("modules", ["sub", {"array": 0}], "module 'sub' is a Parameter")])
+def test_a_module_member_of_the_wrong_kind_is_named(key, entry, says, tmp_path):
+    buf = io.BytesIO()
+    ember.save(ember.nn.Linear(2, 1), buf)
+    with zipfile.ZipFile(buf) as zf:
+        manifest, arrays = json.loads(zf.read("ember.json")), [zf.read(f"arrays/{i}.npy") for i in range(2)]
+    manifest["root"]["module"][key] = [entry]
+    assert says in load_error(forge(manifest, arrays), tmp_path, weights_only=False)
 
 
 def test_unsupported_payloads_are_refused(tmp_path):

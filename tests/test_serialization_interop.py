@@ -72,6 +72,24 @@ def test_torch_save_files_load_with_their_values_and_types():
     np.testing.assert_array_equal(out["tensors"]["view"].numpy(), (src["view"] + 1).numpy())
 
 
+def test_bytes_in_a_torch_file_load_as_torch_loads_them():
+    # pickle protocol 2 writes bytes as _codecs.encode(text, "latin1"); PyTorch's weights_only loader reads them
+    obj = {"blob": bytes(range(256)), "nested": [b"\x00ab"]}
+    assert ember.load(torch_bytes(obj)) == torch.load(torch_bytes(obj), weights_only=True) == obj
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_torch_files_of_every_pickle_protocol_load(protocol):
+    # protocol 4 and later frame the pickle (FRAME opcode with an 8-byte length)
+    obj = {"w": torch.arange(6.0).reshape(2, 3), "meta": [1, "s", (2.5, None)]}
+    buf = io.BytesIO()
+    torch.save(obj, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    out = ember.load(buf)
+    assert_same(out["w"], obj["w"])
+    assert out["meta"] == obj["meta"]
+
+
 def test_optimizer_state_dicts_load_and_resume_like_pytorch():
     torch.manual_seed(0)
     tmodel = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
