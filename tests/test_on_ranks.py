@@ -18,7 +18,8 @@ _runs: dict = {}
 
 
 def names_in(family: str) -> list[str]:
-    tree = ast.parse(open(os.path.join(RANKS, family)).read())
+    with open(os.path.join(RANKS, family)) as f:
+        tree = ast.parse(f.read())
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
 
 
