@@ -55,6 +55,7 @@ CASES = [
     ("maml-first-order", ["maml.py", "--first-order", "--steps", "8"], 1),
     ("wgan-gp-conv-critic", ["wgan_gp.py"], 1),
     ("per-sample-grads-vmap", ["per_sample_grads.py"], 1),
+    ("vit-einops", ["vit_einops.py"], 1),
 ]
 
 
