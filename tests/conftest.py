@@ -37,6 +37,17 @@ def rng():
 
 
 @pytest.fixture(autouse=True)
+def _environment_as_it_was():
+    """The process environment restored after each test: what a test sets (init_process_group exports RANK and
+    WORLD_SIZE, as a launcher would) must not reach the processes later tests start."""
+    before = dict(os.environ)
+    yield
+    if os.environ != before:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+@pytest.fixture(autouse=True)
 def _training_loop_warnings_as_they_were():
     """ember's training-loop warnings (``ember.diagnostics``), switched on by a test, are switched back after it:
     left on, they would fire in later tests, whose programs were not written for them."""

@@ -1,5 +1,7 @@
 """DistributedSampler against torch's: exact indices without shuffling, structure with it."""
 
+import os
+
 import pytest
 import torch
 from torch.utils.data.distributed import DistributedSampler as TorchSampler
@@ -82,6 +84,7 @@ def test_what_is_not_given_comes_from_the_process_group():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    environ = dict(os.environ)  # init_process_group exports RANK/WORLD_SIZE, as a launcher would: not for later tests
     dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{port}")
     try:
         given_replicas = DistributedSampler(range(10), num_replicas=3)
@@ -89,6 +92,8 @@ def test_what_is_not_given_comes_from_the_process_group():
         only_rank = DistributedSampler(range(10), rank=0)
     finally:
         dist.destroy_process_group()
+        os.environ.clear()
+        os.environ.update(environ)
     assert (given_replicas.num_replicas, given_replicas.rank) == (3, 0)
     assert (given_rank.num_replicas, given_rank.rank) == (3, 2)
     assert (only_rank.num_replicas, only_rank.rank) == (1, 0)
