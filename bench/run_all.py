@@ -36,7 +36,8 @@ TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16":
 GROUPS = {"default": ["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"],
           "models": ["gpt16", "gpt8x128", "gpt_infer64", "resnet32", "emb_sgd", "emb_adam", "mlp1", "op_add"],
           "embedding": ["emb_sgd", "emb_adam", "emb_sgd_sparse", "emb_sparseadam"],
-          "layers": ["convt32"], "vision": ["upsample_bilinear", "upsample_nearest"], "func": ["per_sample_grads64", "wgan_gp32"]}
+          "layers": ["convt32"], "vision": ["upsample_bilinear", "upsample_nearest"],
+          "func": ["per_sample_grads64", "wgan_gp32"]}
 GROUPS["all"] = list(dict.fromkeys(GROUPS["default"] + GROUPS["models"] + GROUPS["embedding"] + GROUPS["layers"]
                                    + GROUPS["vision"] + GROUPS["func"]))
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
