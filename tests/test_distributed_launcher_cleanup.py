@@ -94,9 +94,9 @@ def test_a_stopped_job_leaves_no_topology_file(stop, mpich_writes_files, tmp_pat
     reader = threading.Thread(target=lambda: out.extend(launcher.stdout), daemon=True)
     reader.start()
     try:
-        wait_until(lambda: len(ranks(token)) == 2, 30, "both ranks")
+        wait_until(lambda: len(ranks(token)) == 2, 90, "both ranks")  # (generous: a loaded machine starts slowly)
         # Past MPI_Init (where a proxy writes its file) once a rank has said it is initialised.
-        wait_until(lambda: sum("initialised" in line for line in out) == 2 or launcher.poll() is not None, 30,
+        wait_until(lambda: sum("initialised" in line for line in out) == 2 or launcher.poll() is not None, 90,
                    "both ranks to initialise")
         proxies = {parent(parent(rank)) for rank in ranks(token)}  # rank <- supervisor <- MPICH's proxy
         files = set().union(*map(topology_files, proxies))

@@ -18,6 +18,7 @@ parser.add_argument("--steps", type=int, default=6)
 parser.add_argument("--critic-iters", type=int, default=3)
 parser.add_argument("--batch", type=int, default=16)
 args = parser.parse_args()
+torch.set_default_dtype(torch.float64)  # the critic loss is a difference of means: float32 rounding would show
 Z, LAMBDA = 16, 10.0
 
 
@@ -52,7 +53,7 @@ def real_batch(gen, n):
     yy, xx = np.mgrid[0:16, 0:16]
     cy, cx = gen.uniform(4, 12, (2, n, 1, 1))
     img = np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 8.0) * 2 - 1
-    return torch.tensor(img[:, None], dtype=torch.float32)
+    return torch.tensor(img[:, None], dtype=torch.get_default_dtype())
 
 
 def gradient_penalty(critic, real, fake, alpha):
@@ -71,15 +72,15 @@ data = rng(0)
 for step in range(args.steps):
     for _ in range(args.critic_iters):
         real = real_batch(data, args.batch)
-        z = torch.tensor(data.standard_normal((args.batch, Z)), dtype=torch.float32)
-        alpha = torch.tensor(data.uniform(0, 1, (args.batch, 1, 1, 1)), dtype=torch.float32)
+        z = torch.tensor(data.standard_normal((args.batch, Z)), dtype=torch.get_default_dtype())
+        alpha = torch.tensor(data.uniform(0, 1, (args.batch, 1, 1, 1)), dtype=torch.get_default_dtype())
         fake = generator(z).detach()
         gp = gradient_penalty(critic, real, fake, alpha)
         loss_c = critic(fake).mean() - critic(real).mean() + LAMBDA * gp
         opt_c.zero_grad()
         loss_c.backward()
         opt_c.step()
-    z = torch.tensor(data.standard_normal((args.batch, Z)), dtype=torch.float32)
+    z = torch.tensor(data.standard_normal((args.batch, Z)), dtype=torch.get_default_dtype())
     loss_g = -critic(generator(z)).mean()
     opt_g.zero_grad()
     loss_g.backward()
