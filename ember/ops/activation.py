@@ -10,7 +10,7 @@ from .._backend import xp
 from .._parallel import parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from ..autograd.recorded import HigherOrderError, RecordedArray, is_recorded
+from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast
 
 
@@ -130,16 +130,6 @@ def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
 
-def _recorded_output(node):
-    """The saved output, recorded. A half-precision input's output was computed in float32 and rounded after the
-    node saved it: the saved array is then not the output, and a constant would be silently wrong."""
-    (y,) = node.saved
-    if not is_recorded(y):
-        raise HigherOrderError(f"{node.name()} cannot be differentiated twice in ember for a {node.half_dtype} input "
-                               "(its output is computed in float32): convert the input to float32 first")
-    return y
-
-
 class Softmax(Node):
     float32_compute = True
 
@@ -153,7 +143,7 @@ class Softmax(Node):
 
     def backward(self, g):  # dx = y * (g - sum(g * y))
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
-            y = _recorded_output(self)
+            y = self.saved[0]  # the output itself, recorded (run_recorded refuses half-precision input first)
             return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
         y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
@@ -175,7 +165,7 @@ class LogSoftmax(Node):
 
     def backward(self, g):  # dx = g - softmax * sum(g)
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
-            y = _recorded_output(self)
+            y = self.saved[0]  # the output itself, recorded (run_recorded refuses half-precision input first)
             return (g - xp.exp(y) * g.sum(axis=self.dim, keepdims=True),)
         out = _as_rows(self.saved[0], self.dim)[0]  # (out again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
