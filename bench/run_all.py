@@ -31,10 +31,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16": 1.0, "import": 0.2, "rss": 1 / 3,
            "gpt8x128": 1.0, "gpt_infer64": 1.0, "resnet32": 1.0, "emb_sgd": 1.0, "emb_adam": 1.0, "mlp1": 1.0,
            "op_add": 1.0, "emb_sgd_sparse": 1.0, "emb_sparseadam": 1.0, "convt32": 1.0,
-           "upsample_bilinear": 1.0, "upsample_nearest": 1.0, "wgan_gp32": 1.0, "per_sample_grads64": 1.0}
+           "upsample_bilinear": 1.0, "upsample_nearest": 1.0, "wgan_gp32": 1.0, "per_sample_grads64": 1.0,
+           "llama16": 1.0}
 # names --workloads accepts for several rows at once
 GROUPS = {"default": ["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"],
-          "models": ["gpt16", "gpt8x128", "gpt_infer64", "resnet32", "emb_sgd", "emb_adam", "mlp1", "op_add"],
+          "models": ["gpt16", "gpt8x128", "gpt_infer64", "resnet32", "emb_sgd", "emb_adam", "mlp1", "op_add",
+                     "llama16"],
           "embedding": ["emb_sgd", "emb_adam", "emb_sgd_sparse", "emb_sparseadam"],
           "layers": ["convt32"], "vision": ["upsample_bilinear", "upsample_nearest"],
           "func": ["per_sample_grads64", "wgan_gp32"]}
@@ -186,6 +188,9 @@ def main() -> None:
         return
 
     env = dict(os.environ)
+    # the children run from bench/: put this checkout first, so they measure its ember, not an installed one
+    checkout = os.path.dirname(HERE)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p)
     if args.unset_openblas_env:
         for k in BLAS_ENV:
             env.pop(k, None)

@@ -8,6 +8,7 @@ frameworks run identical programs on identical data.
 from __future__ import annotations
 
 import numpy as np
+from llama import llama_model
 
 
 def _data(fw, batch: int, shape: tuple, seed: int):
@@ -180,7 +181,11 @@ def gpt_model(fw, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 
 def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64, width: int = 128, heads: int = 4,
               layers: int = 2):
     """The GPT-style model on random characters: next-token cross-entropy, AdamW."""
-    model = gpt_model(fw, seed, vocab, block, width, heads, layers)
+    return _lm_step(fw, gpt_model(fw, seed, vocab, block, width, heads, layers), batch, seed, vocab, block)
+
+
+def _lm_step(fw, model, batch: int, seed: int, vocab: int, block: int):
+    """The language-model step on 8 batches of random tokens: next-token cross-entropy, AdamW(lr=3e-4)."""
     optimizer = fw.optim.AdamW(model.parameters(), lr=3e-4)
     rng = np.random.default_rng(seed)
     tokens = [rng.integers(0, vocab, (batch, block + 1)) for _ in range(8)]
@@ -195,6 +200,11 @@ def build_gpt(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64, w
         return loss
 
     return step
+
+
+def build_llama(fw, batch: int, seed: int = 0, vocab: int = 65, block: int = 64):
+    """The LLaMA-style model of ``bench/llama.py`` (width 128, 4 heads, 4 layers, SwiGLU hidden 352)."""
+    return _lm_step(fw, llama_model(fw, seed, vocab, block), batch, seed, vocab, block)
 
 
 def build_gpt_large(fw, batch: int, seed: int = 0):
@@ -463,6 +473,7 @@ WORKLOADS = {
     "upsample_bilinear": (build_upsample, 16, "bilinear 32->64, (16,64), fwd+bwd"),
     "upsample_nearest": (build_upsample_nearest, 16, "nearest 32->64, (16,64), fwd+bwd"),
     "wgan_gp32": (build_wgan_gp_critic, 32, "WGAN-GP critic step (penalty), b32"),
+    "llama16": (build_llama, 16, "LLaMA-style step, 16x64, 4 layers"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

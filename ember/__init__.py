@@ -89,18 +89,20 @@ from ._flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
-from ._layout import sparse_coo, strided
+from ._layout import sparse_coo, sparse_csc, sparse_csr, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._missing import MissingFeatureError
 from ._size import Size
 from ._sparse import sparse_coo_tensor
+from ._sparse_compressed import sparse_csc_tensor, sparse_csr_tensor
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import addcdiv, addcmul, clone
-from .ops.activation import log_softmax, softmax
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .ops import addcdiv, addcmul, clone, dequantize
+from .ops.activation import _softmax_backward_data, log_softmax, softmax
 from .ops.complex import (
     adjoint,
     angle,
@@ -175,6 +177,7 @@ from .ops.linalg import (
     baddbmm,
     bmm,
     dot,
+    ger,
     inner,
     kron,
     matmul,
@@ -313,6 +316,7 @@ from .ops.statistics import (
     std_mean,
     var_mean,
 )
+from .ops.strided import as_strided
 from .ops.unary import (
     abs,
     ceil,
@@ -361,7 +365,19 @@ from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
     ShortTensor,
     set_default_tensor_type,
 )
-from .storage import TypedStorage, UntypedStorage  # noqa: E402
+from .storage import (  # noqa: E402  (and the legacy typed storages)
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+    TypedStorage,
+    UntypedStorage,
+)
 
 
 def is_tensor(obj) -> bool:
@@ -370,6 +386,18 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """A sparse matrix times a dense one (``torch.sparse.mm``)."""
+    from .sparse import mm
+
+    return mm(input, mat2)
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: the same data, cut from the graph."""
+    return input.detach()
 
 
 def is_floating_point(input: Tensor) -> bool:
@@ -387,6 +415,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     from ._dtype import promote_types as _pt
 
     return _pt(a, b)
+
+
+def _assert(condition, message: str) -> None:
+    """``torch._assert``: AssertionError(message) unless ``condition`` (symbolic tracing records the call); also
+    under ``python -O``."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def set_num_threads(n: int) -> None:
@@ -411,7 +446,7 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
-         "vmap": "func"}
+         "vmap": "func", "Future": "futures"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -454,6 +489,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     )
     from .fft._stft import istft, stft
     from .func import vmap
+    from .futures import Future
     from .serialization import load, save
 
     __version__: str
@@ -466,6 +502,8 @@ else:
         # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
         if name in _LAZY:
             return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        if name in ("_dynamo", "_inductor"):  # as PyTorch loads them: on first use
+            return importlib.import_module(f"{__name__}.{name}")
         return _module_getattr(name)
 
 
@@ -480,6 +518,11 @@ from ._arg_aliases import with_numpy_names as _with_numpy_names  # noqa: E402
 for _name, _fn in list(globals().items()):
     if not _name.startswith("_") and callable(_fn) and not isinstance(_fn, type):
         globals()[_name] = _with_numpy_names(_name, _fn)
+
+# PyTorch's out= keyword on the functions that take it
+from ._out import add_out_keyword as _add_out_keyword  # noqa: E402
+
+_add_out_keyword(globals())
 
 # The training-loop warnings (ember.diagnostics) attach to public hooks only when enabled: by
 # ``ember.diagnostics.enable()``, by ``python -m ember.compat``, or here, by EMBER_DIAGNOSTICS=1.
@@ -504,13 +547,14 @@ __all__ = [
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
-    "frac", "from_file", "from_numpy", "full", "full_like", "func", "futures", "gather", "ge", "Generator",
+    "frac", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge", "Generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
     "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
-    "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
+    "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
+    "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
     "isclose", "isfinite", "isin", "isinf", "isnan", "istft",
     "jit", "kaiser_window", "kron", "kthvalue", "le", "lerp", "less",
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",
@@ -538,4 +582,7 @@ __all__ = [
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
+    "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
+    "LongStorage", "ShortStorage", "as_strided", "dequantize",
+    "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
 ]

@@ -18,6 +18,7 @@ and the variable is unset; ``EMBER_BLAS_TUNING=0`` turns it off. (docs/api.md,
 "Process-wide settings", lists every setting of this kind.)
 """
 
+import functools
 import os
 import sys
 
@@ -31,12 +32,9 @@ import numpy as xp  # noqa: E402 (after the OpenBLAS setting above, which it rea
 try:  # NumPy >= 2: the error state is one context variable; setting it to a prepared value costs ~0.1 µs
     from numpy._core.umath import _extobj_contextvar, _make_extobj
 
-    _IGNORE = _make_extobj(all="ignore")
-
-    def quiet_enter():
-        """Start ignoring floating-point errors in this context; returns the token for ``quiet_exit``."""
-        return _extobj_contextvar.set(_IGNORE)
-
+    # quiet_enter(): start ignoring floating-point errors in this context; returns the token for ``quiet_exit``.
+    # (A partial, not a def: every recorded op calls it, and a C call costs no Python frame.)
+    quiet_enter = functools.partial(_extobj_contextvar.set, _make_extobj(all="ignore"))
     quiet_exit = _extobj_contextvar.reset
 except ImportError:  # another array module or NumPy layout: the public context manager (~1 µs)
     def quiet_enter():

@@ -1,4 +1,5 @@
-"""``torch.strided`` / ``torch.sparse_coo``: how a tensor's elements are stored (``Tensor.layout``)."""
+"""``torch.strided`` / ``torch.sparse_coo`` / ``torch.sparse_csr`` / ``torch.sparse_csc``: how a tensor's
+elements are stored (``Tensor.layout``)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,5 @@ class Layout:
 
 strided = Layout("strided")
 sparse_coo = Layout("sparse_coo")
+sparse_csr = Layout("sparse_csr")
+sparse_csc = Layout("sparse_csc")

@@ -20,6 +20,7 @@ from ._backend import xp
 from ._device import check_device
 from ._size import Size
 from ._tensor import Tensor
+from .storage import TypedStorage
 
 
 def _is_size(args: tuple) -> bool:
@@ -47,6 +48,12 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
                 raise TypeError(f"{name}(tensor) expected a {dtype.name} tensor (got {data.dtype.name}); "
                                 f"convert it with tensor.to(torch.{dtype.name})")
             return data._data, data
+        if isinstance(data, TypedStorage):  # a tensor over the storage's memory (ByteTensor(ByteStorage(...)))
+            if data.dtype != dtype:
+                raise RuntimeError(f"Expected a Storage of type {_dtype.SCALAR_TYPE_NAMES[dtype.name]} or an "
+                                   f"UntypedStorage, but got type {_dtype.SCALAR_TYPE_NAMES[data.dtype.name]} "
+                                   "for argument 1 'storage'")
+            return data._elements(), None
         if isinstance(data, str):
             raise TypeError(f"new(): invalid data type 'str' in {name}()")
         if isinstance(data, (Sequence, xp.ndarray)) and not isinstance(data, (bytes, bytearray)):

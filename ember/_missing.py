@@ -87,6 +87,15 @@ def _names_in(module) -> list[str]:
     return names
 
 
+# PyTorch features ember leaves out on purpose, and why (docs/api.md, "Out of scope").
+OUT_OF_SCOPE = {
+    "torch._scaled_mm": "its float8 operands are dtypes ember names but does not hold (NumPy has no float8 "
+                        "arithmetic); multiply in bfloat16 or float32 instead",
+    "torch._C": "it is PyTorch's binding to its C++ core, which ember does not have (ember is NumPy underneath); "
+                "use the public torch API the private name stands behind",
+}
+
+
 def module_getattr(module_name: str, torch_name: str | None = None):
     """A module-level ``__getattr__`` for ``module_name``: lazy submodules, else ``torch.X`` is not implemented.
 
@@ -95,6 +104,9 @@ def module_getattr(module_name: str, torch_name: str | None = None):
     torch_name = torch_name or "torch" + module_name[len("ember"):]
 
     def __getattr__(name: str):
+        if f"{torch_name}.{name}" in OUT_OF_SCOPE:
+            raise MissingFeatureError(f"{torch_name}.{name} is not implemented in ember: "
+                                      f"{OUT_OF_SCOPE[f'{torch_name}.{name}']}")
         if name.startswith("_"):  # private names and protocol probes (__path__, __wrapped__): the usual error
             raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
         module = sys.modules.get(module_name)

@@ -141,11 +141,12 @@ def _plain(arrays) -> bool:
     return True
 
 
-def parallel_rows(fn: Callable[..., None], *arrays) -> None:
+def parallel_rows(fn: Callable[..., None], *arrays, min_elements: int | None = None) -> None:
     """Call ``fn(*pieces)`` on matching row ranges of same-length arrays (split along axis 0), in parallel.
 
     For kernels written as in-place ufuncs on views: ``fn(x[a:b], out[a:b])``. ``None`` entries
-    are passed through unchanged (an optional argument). Threads from ``policy.min_elementwise_elements``.
+    are passed through unchanged (an optional argument). Threads from ``min_elements`` elements, by default
+    ``policy.min_elementwise_elements`` (NumPy passes; a compiled kernel passes ``policy.min_parallel_elements``).
     Arrays that are not all NumPy arrays (``_plain``) are given to ``fn`` whole.
     """
     first = next(a for a in arrays if a is not None)
@@ -157,7 +158,7 @@ def parallel_rows(fn: Callable[..., None], *arrays) -> None:
     def run(start: int, stop: int) -> None:
         fn(*(a if a is None else a[start:stop] for a in arrays))
 
-    parallel_for(run, rows, first.size, policy.min_elementwise_elements)
+    parallel_for(run, rows, first.size, policy.min_elementwise_elements if min_elements is None else min_elements)
 
 
 def multiply(a, b):
@@ -165,8 +166,10 @@ def multiply(a, b):
     otherwise (broadcasting, mixed dtypes, a recorded array under create_graph) the plain product."""
     if type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.shape != b.shape or a.dtype != b.dtype:
         return a * b
-    out = xp.empty(a.shape, a.dtype)
-    parallel_rows(xp.multiply, a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    # In a's memory order: a batch-last gradient (behind a convolution) times a batch-last derivative stays
+    # batch-last, with no copy to C order of either (reshape(-1) of such a view copies) nor of the result.
+    out = xp.empty_like(a)
+    parallel_flat(xp.multiply, a, b, out)
     return out
 
 
@@ -193,7 +196,7 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(blocks, *arrays)
 
 
-def parallel_flat(fn: Callable[..., None], *arrays) -> None:
+def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = None) -> None:
     """Call ``fn(*pieces)`` on matching chunks of same-shape arrays that share one memory order, in parallel.
 
     For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
@@ -212,7 +215,7 @@ def parallel_flat(fn: Callable[..., None], *arrays) -> None:
             fn(*arrays)
             return
         flats.append(t.reshape(-1))
-    parallel_rows(fn, *flats)
+    parallel_rows(fn, *flats, min_elements=min_elements)
 
 
 # Narrower blocks than this cost more than they save: such GEMMs are left whole (to OpenBLAS's threads).
@@ -222,9 +225,10 @@ _MIN_GEMM_BLOCK = 8
 def gemm_block(m: int, k: int, n: int) -> int | None:
     """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
     thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
-    It depends on the shape alone, so blocked results are the same for any thread count."""
+    It depends on the shape and OpenBLAS's thread count (``policy.blas_threads``, fixed at start-up; at 1 every
+    GEMM is None: whole), never on ember's, so blocked results are the same for any count of ember's threads."""
     limit = policy.blas_threaded_mnk  # the largest GEMM OpenBLAS keeps on one thread
-    if m * k * n <= limit:
+    if m * k * n <= limit or policy.blas_threads == 1:
         return None
     block = limit // (k * min(m, n))
     return block if block >= _MIN_GEMM_BLOCK else 0

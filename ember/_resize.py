@@ -91,3 +91,27 @@ def _grown(root, nbytes: int):
 def resize_as_(t: Tensor, other: Tensor, memory_format=None) -> Tensor:
     """``t.resize_as_(other)``: ``t.resize_(other.shape)`` (``t`` keeps its dtype)."""
     return resize_(t, tuple(other.shape), memory_format=memory_format)
+
+
+def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
+    """``t.set_(source)``: ``t`` becomes ``source``'s data (same storage, shape and strides; writes through either
+    show in both); ``t.set_()``: an empty tensor. As PyTorch, a leaf that requires grad refuses (outside no_grad),
+    and the dtypes must match. Differences from PyTorch: a storage as ``source`` is not supported, nor a tensor
+    that is part of a recorded graph."""
+    from .autograd.grad_mode import is_grad_enabled
+
+    if t.requires_grad and is_grad_enabled():
+        if t.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError("set_ on a tensor that is part of a recorded graph is not supported by ember")
+    if source is None:
+        t._data = xp.empty((0,), t._data.dtype)
+        t._bump_version()
+        return t
+    if not isinstance(source, Tensor):
+        raise NotImplementedError(f"set_({type(source).__name__}): ember sets a tensor from another tensor only")
+    if source._data.dtype != t._data.dtype:
+        raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {t.dtype}")
+    t._data, t._vc = source._data, source._vc  # an alias: in-place changes through either bump one version
+    t._bump_version()
+    return t

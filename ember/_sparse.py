@@ -15,7 +15,10 @@ concatenates their entries.
 from __future__ import annotations
 
 from ._backend import xp
+from ._kernels import embedding as compiled
+from ._kernels.policy import policy
 from ._layout import Layout, sparse_coo, strided
+from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
@@ -81,7 +84,7 @@ class SparseCOO:
             return self
         sparse = self.indices.shape[0]
         keys = xp.ravel_multi_index(tuple(self.indices), self.shape[:sparse]) if sparse > 1 else self.indices[0]
-        rows, sums = segment_sum(keys, self.values.reshape(self.nnz, -1))
+        rows, sums = coalesce_rows(keys, self.values.reshape(self.nnz, -1), int(xp.prod(self.shape[:sparse])))
         indices = xp.stack(xp.unravel_index(rows, self.shape[:sparse])) if sparse > 1 else rows[None, :]
         return SparseCOO(indices.astype(xp.int64), sums.reshape((rows.size, *self.shape[sparse:])), self.shape, True)
 
@@ -127,9 +130,33 @@ def accumulate_sparse(t: Tensor, grad: SparseCOO) -> None:
         current._bump_version()
 
 
+def compiled_rows(values) -> bool:
+    """Whether the compiled row kernels take ``values``: float32/64 rows (2-d) of a plain array, kernels on."""
+    return (type(values) is xp.ndarray and values.dtype in (xp.float32, xp.float64) and values.ndim == 2
+            and policy.use_compiled())
+
+
+def coalesce_rows(keys, values, num: int):
+    """``segment_sum(keys, values)`` for keys in [0, num): the compiled kernels (the same bits; the sums split among
+    the intra-op threads by rows) when the table is small enough to mark (``policy.coalesce_table_ratio`` rows
+    per key), else the reference's sort."""
+    if not (compiled_rows(values) and 1 < keys.size and num <= policy.coalesce_table_ratio * keys.size):
+        return segment_sum(keys, values)
+    rows, where = compiled.distinct_rows(keys, num)
+    sums = xp.empty((rows.size, values.shape[1]), values.dtype)
+    parallel_for(lambda lo, hi: compiled.sum_rows(keys, values, where, sums, lo, hi), rows.size, values.size)
+    return rows, sums
+
+
 def update_rows(p, g: SparseCOO, values, alpha: float) -> None:
     """``p[rows] += alpha * values`` on the rows of the coalesced (distinct indices) ``g``: only those rows are
-    read and written (a gather, the update, a scatter)."""
+    read and written (a gather, the update, a scatter; compiled: one pass, the same bits, split among the
+    intra-op threads by rows)."""
+    if (g.indices.shape[0] == 1 and p.ndim == 2 and type(p) is xp.ndarray and p.dtype == values.dtype
+            and p.flags.c_contiguous and compiled_rows(values)):
+        rows, alpha = g.indices[0], p.dtype.type(alpha)
+        parallel_for(lambda lo, hi: compiled.add_rows_scaled(p, rows, values, alpha, lo, hi), rows.size, values.size)
+        return
     if g.indices.shape[0] == 1:
         rows = g.indices[0]
         part = xp.take(p, rows, axis=0)  # (faster than p[rows] for whole rows)

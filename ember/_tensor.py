@@ -101,6 +101,7 @@ class Tensor(
         "_retains_grad",
         "_grad_slot",
         "__weakref__",
+        "__dict__",  # a program's own attributes (``param.sequence_parallel = True``), as PyTorch allows
     )
 
     # Tensors win over NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor.__radd__).
@@ -410,6 +411,8 @@ class Tensor(
         out._requires_grad = self._requires_grad
         if self._grad is not None:
             out._grad = copy.deepcopy(self._grad, memo)
+        if self.__dict__:  # a program's own attributes, copied as PyTorch copies them
+            out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         memo[id(self)] = out
         return out
 

@@ -32,4 +32,21 @@ def _no_accelerator(*args, **kwargs):
 
 current_device_index = current_device_idx = set_device_index = set_device_idx = synchronize = _no_accelerator
 
+
+
+class device_index:  # noqa: N801 (PyTorch's name)
+    """Context manager switching the accelerator's device index: ``device_index(None)`` does nothing, as in
+    PyTorch; an index raises PyTorch's RuntimeError on entering (there is no accelerator)."""
+
+    def __init__(self, device: int | None, /) -> None:
+        self.idx = device
+
+    def __enter__(self) -> None:
+        if self.idx is not None:
+            _no_accelerator()
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
 __getattr__ = module_getattr(__name__)

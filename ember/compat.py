@@ -24,7 +24,7 @@ module raises ModuleNotFoundError("torch.xpu is not implemented in ember ..."),
 a missing attribute of an ember package (``torch.nn``, ``torch.optim`` ...) raises AttributeError("torch.nn.X is
 not implemented in ember ..."), and ``from torch.nn import X`` for a missing X
 gets the same sentence appended to its ImportError (when run by ``python -m ember.compat``).
-``import torchvision`` gives ``ember.vision`` (transforms, datasets, models, utils) the same way.
+``import torchvision`` gives ``ember.vision`` (transforms, datasets, models, ops, utils) the same way.
 Libraries with compiled extensions built against PyTorch's C++ core (torchaudio, xformers, ...) cannot run
 on ember: importing one raises ModuleNotFoundError saying what ember offers instead. Pure-Python libraries on
 the torch API (transformers, einops, ...) run on ember as far as the torch features they reach are
@@ -49,11 +49,6 @@ _SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat_shim")
 _ALIAS, _TARGET = "torch", "ember"
 # PyTorch-world package -> the ember package that stands in for it (``torchvision.X`` is ``ember.vision.X``).
 _ALIASES = {_ALIAS: _TARGET, "torchvision": "ember.vision"}
-# Aliased modules ember refuses on purpose: compiled kernels with no NumPy counterpart here.
-_REFUSED = {
-    "torchvision.ops": "torchvision.ops (nms, roi_align, roi_pool, deform_conv2d, ...) are compiled detection "
-                       "kernels that ember does not implement",
-}
 
 
 def _alias_of(name: str) -> str | None:
@@ -117,8 +112,6 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         torch_name = module.__name__
-        if torch_name in _REFUSED:
-            raise ModuleNotFoundError(f"{_REFUSED[torch_name]} (python -m ember.compat)", name=torch_name)
         target = _ember_name(torch_name)
         try:
             ember_module = importlib.import_module(target)

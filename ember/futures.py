@@ -41,8 +41,13 @@ class Future:
         return self._value is not _PENDING or self._exception is not None
 
     def _resolve_work(self) -> None:
-        self._work.wait()
-        self._finish(self._work.result())
+        try:
+            self._work.wait()
+            result = self._work.result()
+        except Exception as e:  # noqa: BLE001  (a failed operation, e.g. an RPC: raised to whoever waits)
+            self.set_exception(e)
+        else:
+            self._finish(result)
 
     def wait(self) -> Any:
         """Block until the value is available and return it (re-raises the exception of a failed callback)."""

@@ -37,6 +37,15 @@ def trace(func: Any, example_inputs=None, *args: Any, **kwargs: Any) -> Any:
     return func
 
 
+class TracerWarning(Warning):
+    """``torch.jit.TracerWarning``: PyTorch's warning that a traced value was turned into a constant. ember's
+    ``jit.trace`` runs nothing, so ember never emits it; programs filter or catch it by this class."""
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        """Ignore TracerWarnings raised from library code (PyTorch's helper; ember has none to ignore)."""
+
+
 def script_if_tracing(fn: Callable) -> Callable:
     return fn
 
@@ -69,6 +78,12 @@ def _no_torchscript(name: str):
 save = _no_torchscript("save")
 load = _no_torchscript("load")
 freeze = _no_torchscript("freeze")
+
+
+def _overload(func: Callable) -> Callable:
+    """``@torch.jit._overload``: declares a TorchScript overload signature; ember does not script, so the
+    function is returned as it is (its body, ``...`` or ``pass``, is never meant to be called)."""
+    return func
 
 
 class ScriptModule:

@@ -115,8 +115,47 @@ class _Namespace:
         return op
 
 
-def namespace(name: str) -> _Namespace | None:
-    """``torch.ops.<name>`` if ``custom_op`` made an operator in that namespace, else None."""
+class _OpPacket:
+    """``torch.ops.aten.<name>``: one of ember's built-in ops, callable, with its ``overloads()``; an overload
+    (``.Scalar``, ``.default``) is the same op (ember dispatches on the arguments)."""
+
+    def __init__(self, name: str, fn: Callable, overloads: list[str]) -> None:
+        self._name, self._fn, self._overloads = name, fn, overloads
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def overloads(self) -> list[str]:
+        return list(self._overloads)
+
+    def __getattr__(self, overload: str) -> Callable:
+        if overload.startswith("_") or overload not in self._overloads:
+            raise AttributeError(f"The underlying op of 'aten.{self._name}' has no overload name '{overload}'")
+        return self._fn
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='aten.{self._name}')>"
+
+
+class _Aten:
+    """``torch.ops.aten``: of PyTorch's built-in operators, the ``_foreach_*`` ones (optimizers reach them here)."""
+
+    def __getattr__(self, name: str) -> _OpPacket:
+        from .ops import foreach
+
+        if name in foreach.FUNCTIONS:
+            return _OpPacket(name, foreach.FUNCTIONS[name], foreach.overloads(name))
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from ._missing import missing
+
+        raise missing("'_OpNamespace' 'aten' object", f"torch.ops.aten.{name}")
+
+
+def namespace(name: str) -> _Namespace | _Aten | None:
+    """``torch.ops.<name>`` if ``custom_op`` made an operator in that namespace (or it is ``aten``), else None."""
+    if name == "aten":
+        return _Aten()
     return _Namespace(name) if any(q.partition("::")[0] == name for q in _OPS) else None
 
 

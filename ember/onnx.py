@@ -6,7 +6,17 @@ branches); ``export`` raises NotImplementedError naming what to do instead.
 
 from __future__ import annotations
 
+import enum
+
 from ._missing import module_getattr
+
+
+class TrainingMode(enum.IntEnum):
+    """``torch.onnx.TrainingMode``: which mode an export records (named for export code; ember does not export)."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 
 def is_in_onnx_export() -> bool:

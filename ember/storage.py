@@ -124,6 +124,71 @@ class TypedStorage:
         return f"TypedStorage(size={self.size()}, dtype={self.dtype}, device=cpu)"
 
 
+class _LegacyStorage(TypedStorage):
+    """``torch.ByteStorage`` & co.: a storage of one dtype, made from a size, a sequence or a buffer.
+
+    ``ByteStorage(n)`` holds ``n`` elements (zeros; PyTorch leaves them uninitialised), ``ByteStorage([1, 2])``
+    the values given; ``ByteTensor(storage)`` is a tensor over the storage's memory (writes show in both).
+    """
+
+    _DTYPE: _dtype.dtype
+
+    def __init__(self, data=0) -> None:
+        size = isinstance(data, int) and not isinstance(data, bool)
+        root = xp.zeros(data, self._DTYPE.np) if size else xp.array(data, dtype=self._DTYPE.np).reshape(-1)
+        super().__init__(root, self._DTYPE)
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order: str | None = None, count: int = -1, offset: int = 0):
+        """A storage holding a copy of ``buffer``'s bytes from ``offset`` (in bytes) read as ``count`` elements
+        (-1: to the end) in ``byte_order`` ("native", "little" or "big"; required for elements wider than a
+        byte, as PyTorch requires it)."""
+        dt = xp.dtype(cls._DTYPE.np)
+        if dt.itemsize > 1:
+            if byte_order is None:
+                raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+            if byte_order not in _BYTE_ORDERS:
+                raise ValueError(f"invalid byte_order '{byte_order}' (expected 'little', 'big', or 'native')")
+            dt = dt.newbyteorder(_BYTE_ORDERS[byte_order])
+        size = len(memoryview(buffer).cast("B"))
+        if not 0 <= offset <= size:
+            raise ValueError(f"offset must be non-negative and no greater than buffer length ({size}), "
+                             f"but got {offset}")
+        if count < 0:
+            if (size - offset) % dt.itemsize:
+                raise ValueError(f"buffer size ({size - offset}) must be a multiple of element size ({dt.itemsize})")
+            count = (size - offset) // dt.itemsize
+        elif offset + count * dt.itemsize > size:
+            raise ValueError(f"buffer has only {(size - offset) // dt.itemsize} elements after offset {offset}, "
+                             f"but specified a size of {count}")
+        values = xp.frombuffer(buffer, dtype=dt, count=count, offset=offset)
+        storage = cls.__new__(cls)
+        TypedStorage.__init__(storage, values.astype(cls._DTYPE.np), cls._DTYPE)  # a copy, in native order
+        return storage
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self.size()}, dtype={self.dtype}, device=cpu)"
+
+
+_BYTE_ORDERS = {"native": "=", "little": "<", "big": ">"}
+
+
+def _legacy_storage(name: str, dtype: _dtype.dtype) -> type:
+    return type(name, (_LegacyStorage,), {"_DTYPE": dtype, "__module__": "ember", "__qualname__": name,
+                                          "__doc__": f"``torch.{name}``: a storage of {dtype.name} elements."})
+
+
+ByteStorage = _legacy_storage("ByteStorage", _dtype.uint8)
+CharStorage = _legacy_storage("CharStorage", _dtype.int8)
+ShortStorage = _legacy_storage("ShortStorage", _dtype.int16)
+IntStorage = _legacy_storage("IntStorage", _dtype.int32)
+LongStorage = _legacy_storage("LongStorage", _dtype.int64)
+HalfStorage = _legacy_storage("HalfStorage", _dtype.float16)
+FloatStorage = _legacy_storage("FloatStorage", _dtype.float32)
+DoubleStorage = _legacy_storage("DoubleStorage", _dtype.float64)
+BoolStorage = _legacy_storage("BoolStorage", _dtype.bool_)
+
+
 def untyped_storage(x) -> UntypedStorage:
     """``x.untyped_storage()``: the bytes ``x`` and its views live in."""
     return UntypedStorage(root_array(x._data))

@@ -108,6 +108,8 @@ def _object(dotted: str):
     for i in range(len(dotted.split(".")), 0, -1):
         prefix = ".".join(dotted.split(".")[:i])
         modules = BY_SUFFIX.get(prefix, [])
+        if f"ember.{prefix}" in modules:  # ``autograd.grad`` is ember.autograd's, not ember.distributed.autograd's
+            modules = [f"ember.{prefix}"]
         if len(set(modules)) == 1:
             return _getattrs(importlib.import_module(modules[0]), dotted.split(".")[i:])
     homes = sorted(set(CLASSES.get(head, [])))

@@ -111,6 +111,30 @@ def test_jvp_and_its_errors():
     _run(lambda m, F, xs: F.jvp(lambda a, b: a * 2, (xs[0], xs[0]), (xs[0], xs[0])))
 
 
+def test_jvp_runs_func_on_fresh_inputs_that_require_grad():
+    """As PyTorch's, ``func`` gets inputs detached from the caller's and requiring grad, so it may differentiate
+    inside (the jvp of a gradient: a Hessian-vector product) and its graph does not reach the caller's tensors."""
+    v = arrays((3,), seed=6)[0]
+
+    def call(m, F, xs):
+        x, w = xs
+        seen = []
+
+        def grad_of(a):
+            y = (m.tanh(w @ a) ** 2).sum()
+            seen.append(a.requires_grad)
+            if x.requires_grad:  # the caller's x is not in func's graph
+                seen.append(m.autograd.grad(y, x, retain_graph=True, allow_unused=True)[0] is None)
+            return m.autograd.grad(y, a, create_graph=True)[0]
+
+        out = F.jvp(grad_of, x, m.tensor(v))
+        assert seen == [True] + [True] * x.requires_grad
+        return out
+
+    _run(call)
+    _run(call, requires_grad=True)
+
+
 @pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
 def test_jacobian_forward_mode_and_hessian(strategy):
     _run(lambda m, F, xs: F.jacobian(vector_mlp(m), tuple(xs), vectorize=True, strategy=strategy))
@@ -130,6 +154,8 @@ def test_hvp_vhp(name):
     same_error(lambda m: getattr(m.autograd.functional, name)(lambda a: a * 2, m.tensor(x), m.ones(3)))
     same_error(lambda m: getattr(m.autograd.functional, name)(lambda a: (a * 2).sum(), m.tensor(x), m.ones(3),
                                                               strict=True))
+    # a one-element tuple is not a single Tensor, even holding one scalar
+    same_error(lambda m: getattr(m.autograd.functional, name)(lambda a: ((a * 2).sum(),), m.tensor(x), m.ones(3)))
 
 
 def test_strict_hessian_errors():

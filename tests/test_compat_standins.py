@@ -49,6 +49,10 @@ def test_accelerator_answers_as_torch_without_one():
         assert lib.accelerator.device_count() == 0
         with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available."):
             lib.accelerator.current_device_index()
+        with lib.accelerator.device_index(None):  # no switch asked for: nothing to do
+            pass
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device"), lib.accelerator.device_index(0):
+            pass
 
 
 def test_cpu_module_answers_as_torch():
@@ -336,3 +340,96 @@ def test_memory_formats_are_accepted_and_change_no_values():
             np.testing.assert_array_equal(y.numpy(), data)
         layer = lib.nn.Conv2d(3, 2, 3).to(memory_format=lib.channels_last)
         assert tuple(layer(x).shape) == (2, 2, 2, 3)
+
+
+def test_cuda_rng_setters_do_nothing_as_on_a_cpu_only_pytorch():
+    for m in (torch, ember):
+        assert m.cuda.set_rng_state(m.get_rng_state()) is None
+        assert m.cuda.set_rng_state_all(m.cuda.get_rng_state_all()) is None
+        assert m.cuda.get_rng_state_all() == []
+
+
+def test_tracer_warning_is_a_warning_to_filter():
+    import warnings
+
+    assert issubclass(ember.jit.TracerWarning, Warning)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=ember.jit.TracerWarning)
+        warnings.warn("traced a constant", ember.jit.TracerWarning, stacklevel=1)  # filtered: no error
+    ember.jit.TracerWarning.ignore_lib_warnings()
+
+
+def test_future_at_the_top_level_is_torch_futures_future():
+    assert ember.Future is ember.futures.Future
+    assert issubclass(torch.futures.Future, torch.Future)
+
+
+def test_cpp_extension_has_no_toolkit_and_refuses_to_build():
+    import torch.utils.cpp_extension as t_ext
+
+    import ember.utils.cpp_extension as e_ext
+
+    for name in ("CUDA_HOME", "ROCM_HOME", "HIP_HOME"):
+        assert getattr(e_ext, name) is getattr(t_ext, name) is None
+    for build in (lambda: e_ext.load("fused", sources=["fused.cpp"]), lambda: e_ext.load_inline("x", "int f();"),
+                  lambda: e_ext.CppExtension("x", ["x.cpp"]), lambda: e_ext.CUDAExtension("x", ["x.cu"]),
+                  lambda: e_ext.BuildExtension.with_options(use_ninja=False)()):
+        with pytest.raises(ember.MissingFeatureError, match="torch.utils.cpp_extension"):
+            build()
+
+
+def test_scaled_mm_is_out_of_scope_with_the_reason():
+    assert hasattr(torch, "_scaled_mm") and not hasattr(ember, "_scaled_mm")
+    with pytest.raises(ember.MissingFeatureError, match="float8"):
+        ember._scaled_mm(None, None)
+
+
+def test_torch_c_is_out_of_scope_with_the_reason():
+    # programs reach private C++ bindings (torch._C._jit_get_operation): ember's error says why there is none,
+    # and hasattr stays False (the error is an AttributeError)
+    assert hasattr(torch, "_C") and not hasattr(ember, "_C")
+    with pytest.raises(ember.MissingFeatureError, match="C\\+\\+ core"):
+        ember._C._jit_get_operation("aten::add")
+
+
+def test_small_names_layer_code_imports():
+    import torch.nn.modules.utils as t_utils
+    import torch.optim.optimizer as t_optimizer
+
+    import ember.nn.modules.utils as e_utils
+    import ember.optim.optimizer as e_optimizer
+
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for value in (3, (1, 2), [4, 5, 6]):
+            assert getattr(e_utils, name)(value) == getattr(t_utils, name)(value)
+    assert e_utils._ntuple(5)(1) == t_utils._ntuple(5)(1)
+    assert e_utils._reverse_repeat_tuple((1, 2), 2) == t_utils._reverse_repeat_tuple((1, 2), 2)
+    assert e_optimizer.StateDict == t_optimizer.StateDict
+    for name in ("EVAL", "PRESERVE", "TRAINING"):
+        assert int(getattr(ember.onnx.TrainingMode, name)) == int(getattr(torch.onnx.TrainingMode, name))
+    layer = ember.nn.modules.linear.NonDynamicallyQuantizableLinear(3, 2)
+    assert isinstance(layer, ember.nn.Linear) and repr(layer) == repr(
+        torch.nn.modules.linear.NonDynamicallyQuantizableLinear(3, 2))
+
+
+@pytest.mark.parametrize("name", ["gt_", "ge_", "lt_", "le_", "eq_", "ne_"])
+@pytest.mark.parametrize("dtype,other", [("float32", 0.5), ("int64", 1), ("float32", "tensor"), ("bool", True)])
+def test_comparisons_in_place_as_pytorch(name, dtype, other):
+    data = np.array([[0, 1, 2], [2, 1, 0]], dtype=dtype)
+    results = []
+    for m in (torch, ember):
+        x = m.tensor(data)
+        o = m.tensor(np.array([1, 1, 0], dtype=dtype)) if isinstance(other, str) else other
+        assert getattr(x, name)(o) is x
+        results.append(x)
+    assert str(results[1].dtype)[6:] == str(results[0].dtype)[6:]
+    np.testing.assert_array_equal(results[1].numpy(), results[0].numpy())
+
+
+def test_ger_and_detach_at_the_top_level():
+    a, b = np.arange(3.0), np.arange(2.0)
+    np.testing.assert_array_equal(ember.ger(ember.tensor(a), ember.tensor(b)).numpy(), torch.ger(torch.tensor(a),
+                                                                                                  torch.tensor(b)))
+    np.testing.assert_array_equal(ember.tensor(a).ger(ember.tensor(b)).numpy(), np.outer(a, b))
+    x = ember.ones(2, requires_grad=True) * 2
+    assert not ember.detach(x).requires_grad and ember.detach(x).tolist() == [2.0, 2.0]

@@ -10,7 +10,7 @@ from oracle import assert_close
 import ember
 from ember import _parallel
 from ember._kernels import policy
-from ember.nn._ops import conv, winograd
+from ember.nn._ops import conv, conv_layout, winograd
 
 
 def _conv_grads(x, w, b, up, padding, batch_last=True):
@@ -37,10 +37,14 @@ def _data(shape, o, dtype, seed=0, bias=True):
     ((64, 8, 4, 4), 8, 1, False),     # few channels, large batch
     ((32, 16, 3, 4), 16, 3, True),    # padding beyond the kernel's reach: the input gradient takes col2im
 ])
-def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias):
-    """Shapes that take the Winograd path (asserted): output, input, weight and bias gradients equal PyTorch's."""
+@pytest.mark.parametrize("direct", [True, False])
+def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias, direct):
+    """Shapes that take the Winograd path (asserted): output, input, weight and bias gradients equal PyTorch's,
+    with the transforms reading and writing (N, C, H, W) directly (``direct``, where compiled) or between layout
+    copies."""
+    monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
     calls = []
-    for name in ("conv3x3", "weight_grad3x3"):
+    for name in ("conv3x3_nchw", "weight_grad3x3_nchw", "conv3x3", "weight_grad3x3"):
         fn = getattr(winograd, name)
         monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     x, w, b, rng = _data(shape, o, dtype, bias=bias)
@@ -49,9 +53,11 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     to = torch.nn.functional.conv2d(tx, tw, tb, padding=padding)
     up = rng.standard_normal(tuple(to.shape)).astype(dtype)
     to.backward(torch.tensor(up))
-    ours = _conv_grads(x, w, b, up, padding)
-    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach)
-    assert calls == ["conv3x3", "weight_grad3x3"] + (["conv3x3"] if padding <= 2 else [])
+    ours = _conv_grads(x, w, b, up, padding, batch_last=not direct)  # the direct path takes contiguous inputs
+    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach); narrow
+    # images (or no compiled kernels) take the batch-last transforms between one layout copy each way
+    layout = "_nchw" if direct and policy.use_compiled() else ""
+    assert calls == [f"conv3x3{layout}", f"weight_grad3x3{layout}"] + ([f"conv3x3{layout}"] if padding <= 2 else [])
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])
     for name, a, t in zip(("output", "input grad", "weight grad", "bias grad"), ours, theirs):
@@ -81,7 +87,7 @@ def test_kernels_match_torch_on_any_shape(dtype, n, c, o, h, w):
     to = torch.nn.functional.conv2d(tx, tw, padding=1)
     up = rng.standard_normal(tuple(to.shape)).astype(dtype)
     to.backward(torch.tensor(up))
-    xb = conv._batch_last_padded(x, ((1, 1), (1, 1)))
+    xb = conv_layout.batch_last_padded(x, ((1, 1), (1, 1)))
     tol = dict(atol=1e-5, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-12, rtol=1e-12)
     out, tiles = winograd.conv3x3(xb, wt, keep_tiles=True)
     assert out.flags.c_contiguous and out.dtype == dtype
@@ -113,15 +119,20 @@ def test_router_leaves_small_and_other_convolutions_to_im2col():
     assert not winograd.applies(xb(32, 16, np.float16), w(16, 16, dtype=np.float16), (1, 1), (1, 1), 1)
 
 
-@pytest.mark.parametrize("c,hw,limit", [
-    (16, 24, None),     # 6 bands: one per thread and more; whole tile GEMMs
-    (64, 8, None),      # 2 bands whose tile GEMMs run in blocks (64 columns forward, 16 rows for the weight gradient)
-    (96, 6, None),      # blocks that do not divide the GEMM
-    (64, 8, 1 << 14),   # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands one after another
+@pytest.mark.parametrize("c,hw,limit,direct", [
+    (16, 24, None, None),   # (N, C, H, W) direct: bands of samples, one per thread and more; whole tile GEMMs
+    (16, 24, None, False),  # batch-last: 6 bands of tile rows
+    (64, 8, None, None),    # 2 bands whose tile GEMMs run in blocks (64 columns forward, 16 rows for the weight grad)
+    (64, 8, None, True),    # direct, blocks
+    (96, 6, None, None),    # blocks that do not divide the GEMM
+    (64, 8, 1 << 14, None),  # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands one after another
 ])
-def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
-    """Bands of tile rows split over threads: forward and every gradient have the same bits for any count, and
-    PyTorch's values."""
+def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit, direct):
+    """Bands of tile rows (batch-last) or of samples ((N, C, H, W) direct; ``direct`` None: the shipped choice) split
+    over threads: forward and every gradient have the same bits for any count, and PyTorch's values."""
+    monkeypatch.setattr(policy, "blas_threads", 2)  # (OpenBLAS on one thread: no GEMM blocks at all)
+    if direct is not None:
+        monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
     if limit is not None:
         monkeypatch.setattr(policy, "blas_threaded_mnk", limit)
         t = hw // 2
@@ -150,14 +161,14 @@ def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit):
     (2, 2, 1, 0, 1),   # its 1x1 strided shortcut
     (2, 1, 3, 1, 1),   # the RGB stem (3 channels: im2col), stride-1 input gradient as a convolution
     (2, 1, 3, 1, 2),   # groups
-    (1, 1, 5, 2, 1),   # 1-d: one block, nothing split
+    (1, 1, 5, 2, 1),   # 1-d, a batch of 33: weight gradient blocks of 5 samples, the last of 3
 ])
 def test_im2col_path_same_bits_at_1_2_3_threads(threads, nd, stride, kernel, padding, groups):
-    """im2col and the per-row GEMMs, the weight gradient's per-row products and col2im (by channel) split over
-    threads: the same bits for any count, and PyTorch's values."""
+    """im2col, the per-sample GEMMs and col2im (by sample), and the weight gradient's per-sample products (summed in
+    blocks of samples) split over threads: the same bits for any count, and PyTorch's values."""
     rng = np.random.default_rng(3)
     c = 3 if kernel == 3 and stride == 1 and groups == 1 else 8
-    shape = (32, c, 24, 24) if nd == 2 else (32, c, 300)
+    shape = (32, c, 24, 24) if nd == 2 else (33, c, 300)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal((16, c // groups) + (kernel,) * nd) / 3).astype(np.float32)
     f_ours, f_torch = (ember.nn.functional.conv2d, torch.nn.functional.conv2d) if nd == 2 else \
@@ -184,6 +195,13 @@ def test_gemm_blocks_keep_each_gemm_small_and_equal_matmul():
     """gemm_block: no blocks below the OpenBLAS threading size, blocks along the longer output side above it, none
     narrower than 8; matmul_blocks computes the same product."""
     limit = policy.blas_threaded_mnk
+    with policy.override(blas_threads=1):  # OpenBLAS on one thread: every GEMM whole
+        assert _parallel.gemm_block(64, 64, 256) is None and _parallel.gemm_block(192, 192, 256) is None
+    with policy.override(blas_threads=2):
+        _check_gemm_blocks(limit)
+
+
+def _check_gemm_blocks(limit: int) -> None:
     assert _parallel.gemm_block(16, 16, 1024) is None and 16 * 16 * 1024 <= limit
     block = _parallel.gemm_block(64, 64, 256)
     assert block and 64 * 64 * block <= limit
@@ -195,3 +213,60 @@ def test_gemm_blocks_keep_each_gemm_small_and_equal_matmul():
         out = np.empty((3, m, n))
         _parallel.matmul_blocks(a, b, out, _parallel.gemm_block(m, k, n))
         np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("o,c,kernel,hw,stride,padding,dilation,groups", [
+    (128, 64, 4, (16, 16), 2, 1, 1, 1),  # the DCGAN generator layer (a transposed convolution's forward)
+    (128, 64, 3, (9, 9), 2, 0, 2, 1),
+    (192, 128, 4, (6, 16), 3, 2, 1, 2),  # groups
+])
+def test_col2im_by_rows_same_bits_as_whole_matrix(threads, o, c, kernel, hw, stride, padding, dilation, groups):
+    """A wide row GEMM's col2im runs one output row at a time at one thread (``_col2im_rows``), after the whole
+    column matrix's GEMM at two: the same bits as ``_col2im`` of the whole matrix either way."""
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((o, c // groups, kernel, kernel)).astype(np.float32)
+    gb = rng.standard_normal((o, *hw, 32)).astype(np.float32)
+    in_sp = tuple((n - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 for n in hw)
+    pads, st, dil = ((padding, padding),) * 2, (stride,) * 2, (dilation,) * 2
+    assert conv._stacked(c // groups * kernel * kernel, o // groups, hw, 32) == 0  # the wide case
+    wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    gm = conv._out_rows(gb, 0, groups)
+    gcols = np.matmul(wt, gm).reshape(c, kernel, kernel, *hw, 32)
+    padded = (c, *(n + 2 * padding for n in in_sp), 32)
+    ref = conv.crop_spatial(conv._col2im(gcols, padded, hw, st, dil, 0), pads, lead=1)
+    for n in (1, 2):
+        ember.set_num_threads(n)
+        np.testing.assert_array_equal(conv.input_grad(gb, w, in_sp, st, pads, dil, groups), ref)
+
+
+@pytest.mark.parametrize("shape,o,kernel,stride,padding,batch_last", [
+    ((32, 32, 16, 16), 16, 4, 2, 1, True),   # a WGAN critic's 4x4 stride-2 convolutions: to 8x8 and 4x4 positions
+    ((16, 8, 8, 8), 12, 4, 2, 1, True),
+    ((8, 6, 16, 16), 8, 3, 2, 1, True),      # a ResNet stage's strided 3x3 to 8x8
+    ((8, 6, 18, 18), 8, 3, 2, 1, False),     # 9x9 = 81 positions: one GEMM per sample
+    ((8, 6, 16, 16), 8, 1, 2, 0, False),     # 1x1: no column matrix to widen, the per-sample GEMMs stay
+])
+def test_few_positions_compute_batch_last(shape, o, kernel, stride, padding, batch_last):
+    """Convolutions with at most ``policy.batch_last_max_positions`` output positions per sample take the batch-last
+    im2col (one GEMM per output row over the batch): output and gradients equal PyTorch's and the (N, C, H, W)
+    path's, and the output is contiguous as PyTorch's."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((o, shape[1], kernel, kernel)) / kernel).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    to = torch.nn.functional.conv2d(tx, tw, tb, stride=stride, padding=padding)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    results = []
+    for limit in (policy.batch_last_max_positions, 0):
+        with policy.override(batch_last_max_positions=limit):
+            ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
+            eo = ember.nn.functional.conv2d(ex, ew, eb, stride=stride, padding=padding)
+            assert (eo.grad_fn.meta[-1] != conv._NCHW) == (batch_last and limit > 0)
+            assert eo.is_contiguous() and eo.stride() == to.stride()
+            eo.backward(ember.tensor(up))
+            results.append([eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy(), eb.grad.numpy()])
+    for a, r, t in zip(*results, (to, tx.grad, tw.grad, tb.grad)):
+        assert_close(a, t, atol=1e-5 * float(t.detach().abs().max()), rtol=1e-4)
+        np.testing.assert_allclose(a, r, atol=1e-5 * float(np.abs(r).max()), rtol=1e-4)

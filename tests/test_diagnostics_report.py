@@ -146,6 +146,28 @@ def test_set_detect_anomaly_and_the_decorator():
     assert inside() and not ember.autograd.is_anomaly_enabled()
 
 
+@pytest.mark.filterwarnings("ignore")  # torch's anomaly mode warns with the forward trace
+def test_check_nan_false_keeps_anomaly_mode_on_without_the_nan_check_as_torch():
+    # detect_anomaly(check_nan=False) turns anomaly mode on (traces recorded, is_anomaly_enabled True) but lets
+    # NaN gradients through; set_detect_anomaly also takes check_nan and is a context manager as well as a call.
+    outcomes = []
+    for m in (ember, torch):
+        x = m.tensor([0.0, 1.0], requires_grad=True)
+        with m.autograd.detect_anomaly(check_nan=False):
+            enabled, checking = m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled()
+            (x.sqrt() * 0).sum().backward()
+        with m.autograd.set_detect_anomaly(True, check_nan=False) as ctx:
+            inside = (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled(), ctx)
+        after = (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled())
+        m.autograd.set_detect_anomaly(True)
+        called = (m.is_anomaly_enabled(), m.is_anomaly_check_nan_enabled())
+        m.autograd.set_detect_anomaly(False)
+        outcomes.append((enabled, checking, np.isnan(x.grad.numpy()).tolist(), inside, after, called,
+                         m.is_anomaly_enabled()))
+    assert outcomes[0] == outcomes[1] == (True, False, [True, False], (True, False, None), (False, True),
+                                          (True, True), False)
+
+
 def test_anomaly_on_a_graph_built_before_it_was_enabled():
     x = ember.tensor([0.0], requires_grad=True)
     loss = (x.sqrt() * 0).sum()

@@ -1,5 +1,6 @@
-"""ember.distributed: collectives on real ranks (dist_scripts/collectives.py checks each against its
-definition) and the errors that need no ranks (before init, nccl, no mpi4py)."""
+"""ember.distributed: collectives on real ranks (the tests of tests/ranks/rank_collectives.py check each against its
+definition; tests/test_on_ranks.py runs them under the launcher, here under plain mpiexec and in one process) and
+the errors that need no ranks (before init, nccl, no mpi4py)."""
 
 import os
 import subprocess
@@ -12,7 +13,7 @@ import ember.distributed as dist
 from ember.distributed import comm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "collectives.py")
+FAMILY = os.path.join(ROOT, "tests", "ranks", "rank_collectives.py")
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 needs_mpi = pytest.mark.skipif(not comm.is_available(), reason="mpi4py not installed")
 
@@ -25,28 +26,24 @@ def run(cmd, extra_env=None):
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
 
 
-@needs_mpi
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_collectives_under_the_launcher(nproc):
-    p = run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", str(nproc), "--timeout", "45", SCRIPT],
-            {"EMBER_EXPECT_LAUNCHER": "1"})
-    assert p.returncode == 0, p.stdout + p.stderr
-    for r in range(nproc):
-        assert f"collectives ok rank {r} of {nproc}" in p.stdout
+def run_family(launch):
+    """tests/ranks/rank_collectives.py's tests, started by ``launch`` (mpiexec's arguments, or none)."""
+    cmd = [*launch, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rank_plugin", FAMILY]
+    return run(cmd, {"PYTHONPATH": os.pathsep.join([ROOT, os.path.dirname(FAMILY)])})
 
 
 @needs_mpi
 def test_collectives_under_plain_mpiexec():
     # no launcher: init_process_group takes rank/size from MPI and sets RANK, LOCAL_RANK, ... itself
-    p = run([MPIEXEC, "-n", "2", sys.executable, SCRIPT])
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "collectives ok rank 1 of 2" in p.stdout
+    p = run_family([MPIEXEC, "-n", "2"])
+    assert p.returncode == 0 and " passed" in p.stdout and "failed" not in p.stdout, p.stdout + p.stderr
 
 
 @needs_mpi
 def test_single_process_without_launcher():
-    p = run([sys.executable, SCRIPT])
-    assert p.returncode == 0 and "collectives ok rank 0 of 1" in p.stdout, p.stdout + p.stderr
+    p = run_family([])
+    assert p.returncode == 0 and " passed" in p.stdout, p.stdout + p.stderr
+    assert "skipped" in p.stdout, "the tests that need 2 ranks are skipped in one process"
 
 
 @needs_mpi
@@ -100,3 +97,22 @@ def test_availability_flags():
     assert dist.is_gloo_available() == dist.is_mpi_available() == comm.is_available()
     assert not dist.is_nccl_available()
     assert {op.name for op in dist.ReduceOp} >= {"SUM", "AVG", "PRODUCT", "MIN", "MAX"}
+
+
+def test_backend_names_and_default_backend_for_device_as_pytorch():
+    import torch.distributed as tdist
+
+    import ember
+
+    for name in ("UNDEFINED", "GLOO", "NCCL", "UCC", "MPI", "XCCL", "FAKE"):
+        assert getattr(dist.Backend, name) == getattr(tdist.Backend, name)
+    for name in ("GLOO", "nccl", "Mpi", "custom"):
+        assert dist.Backend(name) == tdist.Backend(name)
+    with pytest.raises(ValueError):
+        dist.Backend(3)
+    for device in ("cpu", "cuda", "cuda:1", "mps"):
+        assert dist.get_default_backend_for_device(device) == tdist.get_default_backend_for_device(device)
+    assert dist.get_default_backend_for_device(ember.device("cpu")) == "gloo"
+    for m in (dist, tdist):
+        with pytest.raises(ValueError):
+            m.get_default_backend_for_device("meta")

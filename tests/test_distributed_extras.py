@@ -1,5 +1,8 @@
-"""Distributed features beyond plain DDP on 2 and 3 real ranks (scripts in tests/dist_scripts/): object
-collectives and monitored_barrier, SyncBatchNorm, ZeroRedundancyOptimizer, DDP communication hooks."""
+"""Distributed features beyond plain DDP: what a job does when a rank stays away from a monitored_barrier or a
+communication hook is out of step (scripts in tests/dist_scripts/), and SyncBatchNorm without a process group.
+On every rank of a job, as ordinary tests (tests/test_on_ranks.py runs them): object collectives
+(tests/ranks/rank_object_collectives.py), SyncBatchNorm (rank_sync_batchnorm.py), ZeroRedundancyOptimizer
+(rank_zero.py), DDP communication hooks and PowerSGD (rank_comm_hooks.py)."""
 
 import os
 import subprocess
@@ -21,32 +24,12 @@ def _launch_script(name, nproc, *args, timeout=150):
                           text=True, timeout=timeout)
 
 
-def launch(nproc, *args):
-    return _launch_script("object_collectives.py", nproc, *args, timeout=90)
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_object_collectives_round_trip_nested_values(nproc):
-    p = launch(nproc)
-    assert p.returncode == 0, p.stdout + p.stderr
-    for r in range(nproc):
-        assert f"object collectives ok rank {r} of {nproc}" in p.stdout
-
-
 @pytest.mark.parametrize("nproc", [2, 3])
 def test_monitored_barrier_names_the_rank_that_did_not_arrive(nproc):
-    p = launch(nproc, "missing")
+    p = _launch_script("monitored_barrier_missing.py", nproc, timeout=90)
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"rank 0 raised: monitored_barrier: ranks [{nproc - 1}] failed to pass monitored_barrier" in p.stdout, \
         p.stdout + p.stderr
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_sync_batchnorm_equals_batchnorm_on_the_global_batch(nproc):
-    p = _launch_script("sync_batchnorm.py", nproc, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    for r in range(nproc):
-        assert f"sync batchnorm ok rank {r} of {nproc}" in p.stdout
 
 
 def test_sync_batchnorm_without_a_process_group_is_batchnorm():
@@ -85,32 +68,7 @@ def test_convert_sync_batchnorm_keeps_parameters_and_pytorchs_keys():
     assert isinstance(ember.nn.SyncBatchNorm.convert_sync_batchnorm(ember.nn.BatchNorm1d(4)), ember.nn.SyncBatchNorm)
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_zero_redundancy_optimizer_matches_the_unsharded_optimizer(nproc):
-    p = _launch_script("zero.py", nproc, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    for r in range(nproc):
-        assert f"zero ok rank {r} of {nproc}" in p.stdout
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_comm_hooks_against_the_default_path(nproc):
-    """allreduce_hook bit for bit, fp16/bf16 within their precision, full-rank PowerSGD equal, misuse refused."""
-    p = _launch_script("comm_hooks.py", nproc)
-    assert p.returncode == 0, p.stdout + p.stderr
-    for r in range(nproc):
-        assert f"comm hooks ok rank {r} of {nproc}" in p.stdout
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_powersgd_trains_digits_within_one_and_a_half_points(nproc):
-    pytest.importorskip("sklearn")
-    p = _launch_script("powersgd_digits.py", nproc)
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "powerSGD digits ok rank 0" in p.stdout
-
-
 def test_a_hook_out_of_step_is_named_not_a_hang():
-    p = _launch_script("comm_hooks.py", 2, "diverge", timeout=60)
+    p = _launch_script("hook_out_of_step.py", 2, timeout=60)
     assert p.returncode != 0
     assert "did NOT arrive" in p.stdout + p.stderr and "out of step across ranks went unnoticed" not in p.stderr

@@ -574,3 +574,39 @@ def test_biject_to_and_transform_to():
     _close(e, t)
     with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
         D.biject_to(D.constraints.boolean)
+
+
+@pytest.mark.parametrize("shapes", [((2, 4), (4, 2), (4,)), ((4,), (3, 4, 1), (2, 1, 4))])
+def test_lowrank_multivariate_normal(shapes):
+    """Scores, moments and matrices (by Woodbury, never the full covariance) and their parameter gradients."""
+    loc, factor, diag = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1]), pos(*shapes[2])
+    dists, params = [], []
+    for m in (ember, torch):
+        p = [m.tensor(loc, requires_grad=True), m.tensor(factor, requires_grad=True), m.tensor(diag, requires_grad=True)]
+        dists.append(m.distributions.LowRankMultivariateNormal(*p))
+        params.append(p)
+    e_d, t_d = dists
+    values = RNG.standard_normal((5,) + tuple(t_d.batch_shape) + (4,))
+    _compare_scores("LowRankMultivariateNormal", e_d, t_d, params[0], params[1], ember.tensor(values),
+                    torch.tensor(values))
+    for attr in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        _close(getattr(e_d, attr), getattr(t_d, attr), atol=1e-9, msg=f"LowRankMVN.{attr}")
+    ex, tx = e_d.expand((6,) + tuple(t_d.batch_shape)), t_d.expand((6,) + tuple(t_d.batch_shape))
+    _close(ex.log_prob(ember.tensor(values[:1])), tx.log_prob(torch.tensor(values[:1])))
+    assert tuple(ex.rsample((2,)).shape) == tuple(tx.rsample((2,)).shape)
+
+
+def test_lowrank_multivariate_normal_samples_and_errors():
+    ember.manual_seed(3)
+    factor, diag = RNG.standard_normal((3, 1)), pos(3)
+    d = ember.distributions.LowRankMultivariateNormal(ember.zeros(3, dtype=ember.float64), ember.tensor(factor),
+                                                      ember.tensor(diag))
+    x = d.sample((N,)).numpy()
+    np.testing.assert_allclose(np.cov(x.T), factor @ factor.T + np.diag(diag), rtol=0.05, atol=0.05)
+    for m in (torch, ember):
+        with pytest.raises(ValueError):
+            m.distributions.LowRankMultivariateNormal(m.zeros(3), m.zeros(2, 1), m.ones(3))  # factor not 3 x m
+        with pytest.raises(ValueError):
+            m.distributions.LowRankMultivariateNormal(m.zeros(3), m.zeros(3, 1), m.ones(2))
+        with pytest.raises(ValueError):
+            m.distributions.LowRankMultivariateNormal(m.zeros(()), m.zeros(3, 1), m.ones(3))

@@ -234,7 +234,11 @@ THREADED = {
                         [(2, 3, 130, 16)] * 3 + [(130, 130)]),
     "layer_norm": (lambda m, x, w, b: _f(m).layer_norm(x, (211,), w, b), [(5, 100, 211), (211,), (211,)]),
     "layer_norm_plain": (lambda m, x: _f(m).layer_norm(x, (211,)), [(5, 100, 211)]),
+    "rms_norm": (lambda m, x, w: _f(m).rms_norm(x, (211,), w, 1e-5), [(5, 100, 211), (211,)]),
+    "silu": (lambda m, x: _f(m).silu(x), [(4, 100, 257)]),
     "linear_bias": (lambda m, x, w, b: _f(m).linear(x, w, b), [(40, 30, 97), (101, 97), (101,)]),
+    # more outputs than inputs: the bias rides in the GEMM as an extra input column
+    "linear_bias_column": (lambda m, x, w, b: _f(m).linear(x, w, b), [(8, 80, 48), (160, 48), (160,)]),
     "cross_entropy": (lambda m, x: _f(m).cross_entropy(x, m.tensor(_TARGET), m.tensor(_CLASS_W), ignore_index=3,
                                                         label_smoothing=0.1), [(1600, 65)]),
 }
@@ -263,7 +267,7 @@ def _assert_same_bits_at_every_thread_count(run):
 def test_threaded_kernel_same_bits_at_1_2_3_threads(name, threads):
     fn, specs = THREADED[name]
     largest = {"sdpa_causal": 2 * 3 * 130 * 130, "sdpa_float_mask": 2 * 3 * 130 * 130,  # the scores
-               "linear_bias": 40 * 30 * 101}.get(name) or max(a.size for a in make_inputs(specs))
+               "linear_bias": 40 * 30 * 101, "linear_bias_column": 8 * 80 * 160}.get(name) or max(a.size for a in make_inputs(specs))
     assert largest >= 3 * policy.min_parallel_elements // 2
     _assert_same_bits_at_every_thread_count(lambda: _outputs_and_grads(fn, specs))
 

@@ -44,6 +44,8 @@ CONFIGS = [
     ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
     ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
     ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict(lr=0.05, etas=(0.4, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, t0=3, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -128,6 +130,10 @@ TORCH_CONFIGS = [
     ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), eps=1e-4)),
     ("RAdam", dict(lr=0.05, weight_decay=0.1, maximize=True)),
     ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, betas=(0.8, 0.9))),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.1), step_sizes=(1e-2, 0.1), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, t0=3, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -399,6 +405,46 @@ def test_conv_pool_stack_matches_torch(inplace):
         assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
 
 
+def _batch_last(x):
+    """x (N, C, H, W) as a view of a (C, H, W, N) array, as ember's convolutions produce."""
+    return np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+
+
+@pytest.mark.parametrize("slope", [0.2, 0.0, 1.0, 1.5, -0.3])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_leaky_relu_keeps_the_batch_last_layout_and_matches_torch(slope, requires_grad):
+    """LeakyReLU of a convolution's batch-last output stays batch-last (no pass in C order); values at +-0, inf
+    and NaN, and the gradient (slope where x <= 0), as PyTorch's."""
+    x = np.random.default_rng(6).standard_normal((3, 4, 5, 6)).astype(np.float32)
+    x[0, 0, 0, :5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    ex = ember.tensor(_batch_last(x), requires_grad=requires_grad)
+    tx = torch.tensor(x, requires_grad=requires_grad)
+    eo, to = ember.nn.functional.leaky_relu(ex, slope), torch.nn.functional.leaky_relu(tx, slope)
+    assert eo._data.transpose(1, 2, 3, 0).flags.c_contiguous
+    np.testing.assert_array_equal(eo.detach().numpy(), to.detach().numpy())
+    assert np.array_equal(np.signbit(eo.detach().numpy()), np.signbit(to.detach().numpy()))
+    if requires_grad:
+        g = np.random.default_rng(7).standard_normal(x.shape).astype(np.float32)
+        eo.backward(ember.tensor(_batch_last(g)))
+        to.backward(torch.tensor(g))
+        np.testing.assert_array_equal(ex.grad.numpy(), tx.grad.numpy())
+
+
+def test_backward_products_keep_their_operands_memory_order():
+    """The threaded product of a backward (gradient times saved derivative) allocates in its operands' order:
+    batch-last operands give a batch-last result (no copies); other pairs the plain product."""
+    from ember._parallel import multiply
+
+    rng = np.random.default_rng(8)
+    a, b = (_batch_last(rng.standard_normal((2, 3, 4, 5)).astype(np.float32)) for _ in range(2))
+    out = multiply(a, b)
+    assert out.transpose(1, 2, 3, 0).flags.c_contiguous
+    np.testing.assert_array_equal(out, a * b)
+    c = np.ascontiguousarray(b)
+    np.testing.assert_array_equal(multiply(a, c), a * c)
+    np.testing.assert_array_equal(multiply(a[:, :, ::2], c[:, :, ::2]), a[:, :, ::2] * c[:, :, ::2])
+
+
 @pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 1, 1, 1), (3, 2, 1, 2), (2, 3, 0, 1)])
 def test_max_pool_ties_go_to_the_first_maximum_like_torch(kernel, stride, padding, dilation):
     rng = np.random.default_rng(1)
@@ -502,20 +548,29 @@ def _resblock(fw):
     return Net()
 
 
-def test_resnet_block_gradients_stay_batch_last_and_match_torch():
-    """conv -> BN -> in-place ReLU -> residual add -> global average pool: the gradient reaching a convolution's
-    backward is batch-last (no re-layout copy), and every value and gradient equals PyTorch's."""
+def test_resnet_block_layouts_and_gradients_match_torch():
+    """conv -> BN -> in-place ReLU -> residual add -> global average pool: the convolution's output and the gradient
+    reaching its backward are laid out as PyTorch's (contiguous (N, C, H, W)), and every value and gradient equals
+    PyTorch's."""
     x = np.random.default_rng(3).standard_normal((5, 3, 6, 6)).astype(np.float32)
     tm, em = _resblock(torch), _resblock(ember)
     _copy_into(em, tm)
     ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     eo, to = em(ex), tm(tx)
-    layouts = []
-    em.conv_out.register_hook(lambda g: layouts.append(g._data.transpose(1, 2, 3, 0).flags.c_contiguous))
+    assert em.conv_out.is_contiguous() and em.conv_out.stride() == tm.conv_out.stride()
+    layouts = {}
+
+    def record(name):
+        def hook(g) -> None:
+            layouts[name] = (g.is_contiguous(), g.stride())
+        return hook
+
+    em.conv_out.register_hook(record("ember"))
+    tm.conv_out.register_hook(record("torch"))
     assert_close(eo, to, atol=1e-5)
     eo.square().sum().backward()
     to.square().sum().backward()
-    assert layouts == [True]
+    assert layouts["ember"] == layouts["torch"] == (True, tm.conv_out.stride())
     assert_close(ex.grad, tx.grad, atol=1e-5)
     for p, q in zip(em.parameters(), tm.parameters()):
         assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)

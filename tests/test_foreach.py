@@ -100,3 +100,26 @@ def test_list_lengths_must_match():
     for m in (ember, torch):
         with pytest.raises(RuntimeError, match="Tensor lists must have the same number of tensors, got 1 and 2"):
             m._foreach_add([m.ones(2)], [m.ones(2), m.ones(2)])
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_aten_packet_lists_pytorchs_overloads(name):
+    """torch.ops.aten._foreach_*: the overloads PyTorch lists (less _foreach_pow's ScalarAndTensor, a scalar base
+    ember's op does not take), each one callable."""
+    e_packet, t_packet = getattr(ember.ops.aten, name), getattr(torch.ops.aten, name)
+    expected = sorted(o for o in t_packet.overloads() if o != "ScalarAndTensor")
+    assert sorted(e_packet.overloads()) == expected
+    assert getattr(e_packet, expected[0]) is FUNCTIONS[name]
+    with pytest.raises(AttributeError):
+        e_packet.NoSuchOverload()
+
+
+def test_aten_packet_runs_the_op_as_timm_calls_it():
+    e, t = _lists()
+    assert "Scalar" in ember.ops.aten._foreach_maximum_.overloads()
+    ember.ops.aten._foreach_maximum_(e, 1.2)
+    torch.ops.aten._foreach_maximum_(t, 1.2)
+    for a, b in zip(e, t):
+        assert_close(a, b)
+    with pytest.raises(AttributeError, match="torch.ops.aten.not_an_op"):
+        ember.ops.aten.not_an_op()

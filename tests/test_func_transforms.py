@@ -109,6 +109,7 @@ def test_jacrev_has_aux_chunk_size_and_errors():
     same_error(lambda m: m.func.jacrev(lambda a: a, chunk_size=0), ValueError)
     x = arrays((3,))[0]
     same_error(lambda m: m.func.jacrev(lambda a: a)(m.tensor(x, dtype=m.complex128)))
+    same_error(lambda m: m.func.jacrev(lambda a: a.to(m.complex128) * 2)(m.tensor(x)))  # a complex output
 
 
 def test_jacrev_of_a_network_through_functional_call():

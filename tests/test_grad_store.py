@@ -1,5 +1,5 @@
 """The gradient store (ember/autograd/grad_store.py): where ``.grad`` lives, in both modes, with PyTorch's
-semantics for held, replaced and accumulated gradients. (Under DDP on real ranks: tests/ddp_scripts.)"""
+semantics for held, replaced and accumulated gradients. (Under DDP on real ranks: tests/ranks/rank_ddp.py.)"""
 
 import pathlib
 
@@ -178,3 +178,37 @@ def test_zeros_for_an_unused_parameter_never_overwrite_a_held_grad():
     assert store.issue_zeros(i) is None
     np.testing.assert_array_equal(held.numpy(), before)
     assert w.grad is None
+
+
+def test_view_mode_adopts_an_assigned_grad_keeping_its_values_and_zeros_for_none():
+    """DDP with gradient_as_bucket_view takes each parameter's ``.grad`` into its slot before reducing a bucket
+    in place (``adopt``): an assigned ``.grad`` keeps its values, now in the store; a missing one becomes
+    zeros there."""
+    model, _ = _models()
+    params = list(model.parameters())
+    store = GradStore(params, as_view=True)
+    assigned = np.arange(params[0].numel(), dtype=np.float32).reshape(params[0].shape)
+    params[0].grad = ember.tensor(assigned)
+    assert not store.holds(0, params[0].grad) and params[1].grad is None
+    store.adopt(0)
+    store.adopt(1)
+    for i in (0, 1):
+        assert store.holds(i, params[i].grad)
+    np.testing.assert_array_equal(params[0].grad.numpy(), assigned)
+    np.testing.assert_array_equal(params[1].grad.numpy(), np.zeros(params[1].shape, np.float32))
+
+
+def test_a_weight_used_twice_gets_one_lent_slot_and_the_sum_of_both_gradients():
+    """Two embedding lookups of one weight (in a store) in one graph: the first backward builds its gradient in
+    the weight's lent slot, so the second must build its own array, not overwrite the first's."""
+    ember.manual_seed(0)
+    emb = ember.nn.Embedding(6, 3)
+    temb = torch.nn.Embedding(6, 3)
+    with torch.no_grad():
+        temb.weight.copy_(torch.tensor(emb.weight.detach().numpy()))
+    ember.optim.SGD(emb.parameters(), lr=0.1)
+    assert emb.weight._grad_slot is not None
+    i, j = [[0, 1, 1]], [[2, 1, 5]]
+    for fw, m in ((ember, emb), (torch, temb)):
+        (m(fw.tensor(i)).square().sum() + 3 * m(fw.tensor(j)).sum()).backward()
+    assert_close(emb.weight.grad, temb.weight.grad)

@@ -226,6 +226,7 @@ def test_the_graph_finds_a_circle(tmp_path):
 TENSOR_LAYER_LATE_IMPORTS = {
     "ember._legacy",       # Tensor(2, 3) / x.type("torch.FloatTensor"): the legacy constructors build on Tensor
     "ember._sparse",       # x.to_sparse(): SparseTensor is a Tensor subclass
+    "ember._sparse_compressed",  # x.to_sparse_csr(): likewise
     "ember.fft._stft",     # x.stft(): ember.fft loads on first use
     "ember.utils.hooks",   # register_hook's RemovableHandle (ember.utils would load with Tensor otherwise)
     "ember._tensor_str",   # repr

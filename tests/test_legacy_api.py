@@ -225,3 +225,45 @@ def test_variable_execution_engine_queues_callbacks():
         x.register_hook(queue_from_hook(lib, ran))
         (x * 2).sum().backward()
         assert ran == [0]
+
+
+# ---------------------------------------------------------------- legacy typed storages
+
+STORAGE_CASES = [
+    ("ByteStorage", b"abc", None, -1, 0),
+    ("ByteStorage", bytearray(b"abcdef"), "middle", 2, 1),  # byte_order is not looked at for one-byte elements
+    ("FloatStorage", np.arange(3, dtype="<f4").tobytes(), "little", -1, 0),
+    ("FloatStorage", np.arange(3, dtype=">f4").tobytes(), "big", 2, 4),
+    ("LongStorage", np.arange(3, dtype=np.int64).tobytes(), "native", -1, 8),
+    ("ShortStorage", np.arange(3, dtype="<i2").tobytes(), "little", -1, 0),
+]
+
+
+@pytest.mark.parametrize("name,buffer,order,count,offset", STORAGE_CASES)
+def test_storage_from_buffer_as_pytorch(name, buffer, order, count, offset):
+    order = () if order is None else (order,)
+    t = getattr(torch, name).from_buffer(buffer, *order, count=count, offset=offset)
+    e = getattr(ember, name).from_buffer(buffer, *order, count=count, offset=offset)
+    assert e.tolist() == t.tolist() and e.size() == t.size() and str(e.dtype)[6:] == str(t.dtype)[6:]
+    tensor = torch.ByteTensor if name == "ByteStorage" else getattr(torch, name.replace("Storage", "Tensor"))
+    np.testing.assert_array_equal(getattr(ember, tensor.__name__)(e).numpy(), tensor(t).numpy())
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_storage_from_buffer_errors_and_sharing(m):
+    with pytest.raises(RuntimeError):  # wider elements need the byte order
+        m.FloatStorage.from_buffer(b"\0" * 8)
+    with pytest.raises(ValueError):  # not a whole number of elements
+        m.FloatStorage.from_buffer(b"\0" * 6, "little")
+    with pytest.raises(ValueError):  # more elements asked for than there are
+        m.ByteStorage.from_buffer(b"abc", count=5)
+    with pytest.raises(ValueError):
+        m.ByteStorage.from_buffer(b"abc", offset=10)
+    with pytest.raises(RuntimeError):  # a storage of another dtype
+        m.ByteTensor(m.FloatStorage(2))
+    buffer = bytearray(b"ab")
+    storage = m.ByteStorage.from_buffer(buffer)
+    t = m.ByteTensor(storage)
+    t[0] = 5  # the tensor writes the storage's memory, a copy of the buffer's
+    assert storage.tolist() == [5, 98] and buffer == bytearray(b"ab")
+    assert m.ByteStorage(3).size() == 3 and m.LongStorage([1, 2]).tolist() == [1, 2]

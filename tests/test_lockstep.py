@@ -1,4 +1,5 @@
-"""Lockstep safety: NaN gradients, ranks out of step and missing ranks end loudly and quickly, never hang."""
+"""Lockstep safety: ranks out of step and missing ranks end the job loudly and quickly, never hang. (NaN gradients on
+one rank, uneven inputs under Join and the replica checksum: tests/ranks/rank_lockstep.py, on every rank.)"""
 
 import os
 import subprocess
@@ -11,7 +12,7 @@ pytest.importorskip("mpi4py")
 
 from conftest import ROOT  # noqa: E402
 
-SCRIPT = os.path.join("tests", "ddp_scripts", "lockstep.py")
+SCRIPT = os.path.join("tests", "dist_scripts", "lockstep_hangs.py")
 
 
 def launch(mode, nproc=2, timeout=60):
@@ -21,13 +22,6 @@ def launch(mode, nproc=2, timeout=60):
     proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True,
                           timeout=timeout)
     return proc, time.monotonic() - start
-
-
-@pytest.mark.parametrize("mode", ["nan_skip", "nan_raise"])
-def test_nonfinite_gradients_on_one_rank_are_handled_on_every_rank(mode):
-    proc, _ = launch(mode)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count(f"lockstep {mode} ok") == 2
 
 
 def test_seed_nan_skipping_loop_is_named_instead_of_hanging():
@@ -60,16 +54,6 @@ def test_an_extra_batch_names_where_the_other_rank_went():
     assert "rank 1 failed" in proc.stderr and "timed out after 4 s" in proc.stderr, proc.stderr
     assert "rank 0 did NOT arrive" in proc.stderr and "it is waiting in barrier" in proc.stderr \
         and "on another communicator" in proc.stderr, proc.stderr
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-@pytest.mark.parametrize("mode", ["join", "diverge"])
-def test_uneven_inputs_join_and_replica_checksum(mode, nproc):
-    """join: ranks with fewer batches finish while the others go on (zeros contributed), matching a replay;
-    diverge: the periodic checksum names the parameter and the rank that drifted."""
-    proc, _ = launch(mode, nproc)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count(f"lockstep {mode} ok") == nproc
 
 
 def test_watchdog_reports_name_a_rank_that_issued_another_collective():

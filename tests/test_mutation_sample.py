@@ -41,3 +41,49 @@ def test_apply_writes_exactly_one_change_and_returns_the_original(tmp_path):
     changed = (tmp_path / "m.py").read_text().splitlines()
     assert changed[7] == "    return min(a, b) - 1"
     assert [a for a, b in zip(changed, SOURCE.splitlines()) if a != b] == ["    return min(a, b) - 1"]
+
+
+def _judge(tmp_path, monkeypatch, unmutated_s, outcomes):
+    """Limits.judge on a mutant whose test runs give ``outcomes`` in turn; (outcome, limits asked, mutant)."""
+    path = "ember/ops/reduction.py"
+    (tmp_path / "ember" / "ops").mkdir(parents=True)
+    (tmp_path / path).write_text("mutated\n")
+    asked = []
+
+    def fake_run(scratch, tests, timeout):
+        asked.append(timeout)
+        assert (tmp_path / path).read_text() == ("original\n" if len(asked) == 2 and unmutated_s is None else
+                                                 "mutated\n")
+        return outcomes.pop(0)
+
+    monkeypatch.setattr(mutation_sample, "run_tests", fake_run)
+    limits = mutation_sample.Limits(str(tmp_path), timeout=150, factor=4)
+    if unmutated_s is not None:
+        limits.baseline[path] = unmutated_s
+    mutant = {"file": path}
+    return limits.judge(mutant, "original\n"), asked, mutant
+
+
+def test_a_run_past_the_limit_on_a_slow_machine_is_run_again_with_a_limit_from_the_unmutated_time(
+        tmp_path, monkeypatch):
+    outcome, asked, mutant = _judge(tmp_path, monkeypatch, 100.0, ["timeout", "survived"])
+    assert (outcome, asked) == ("survived", [150, 400.0])
+    assert (mutant["unmutated_s"], mutant["limit_s"]) == (100.0, 400.0)
+
+
+def test_a_run_past_the_factor_times_the_unmutated_time_is_a_timeout(tmp_path, monkeypatch):
+    assert _judge(tmp_path, monkeypatch, 10.0, ["timeout"])[:2] == ("timeout", [150])
+    # the unmutated tests timed on the original file (a fast pass here), the mutated file then put back
+    outcome, asked, mutant = _judge(tmp_path / "b", monkeypatch, None, ["timeout", "survived"])
+    assert (outcome, asked, mutant["limit_s"]) == ("timeout", [150, 600], 150)
+    assert (tmp_path / "b" / mutant["file"]).read_text() == "mutated\n"
+
+
+def test_an_outcome_within_the_limit_is_final(tmp_path, monkeypatch):
+    assert _judge(tmp_path, monkeypatch, None, ["caught"])[:2] == ("caught", [150])
+
+
+def test_a_timeout_of_a_module_whose_unmutated_tests_do_not_pass_in_time_is_unjudged(tmp_path, monkeypatch):
+    outcome, asked, mutant = _judge(tmp_path, monkeypatch, None, ["timeout", "timeout"])
+    assert (outcome, asked) == ("unjudged", [150, 600])
+    assert (tmp_path / mutant["file"]).read_text() == "mutated\n"

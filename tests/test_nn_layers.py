@@ -346,3 +346,18 @@ def test_local_response_norm(size, shape):
     kwargs = dict(alpha=0.5, beta=0.75, k=1.5)  # alpha large enough for every window's term to show
     compare_module(nn.LocalResponseNorm(size, **kwargs), torch.nn.LocalResponseNorm(size, **kwargs), randn(*shape),
                    atol=1e-5)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("module,shape", [("BatchNorm1d", (0, 3)), ("BatchNorm2d", (0, 3, 4, 4))])
+def test_batch_norm_of_an_empty_batch_as_pytorch(module, shape, affine):
+    """An empty batch: an empty output, and (affine) a graph to the weight and bias, whose gradients are zeros."""
+    results = []
+    for fw in (torch, ember):
+        bn = getattr(fw.nn, module)(3, affine=affine)
+        x = fw.zeros(*shape, requires_grad=True)
+        y = bn(x)
+        y.sum().backward()
+        grads = [bn.weight.grad.tolist(), bn.bias.grad.tolist()] if affine else [bn.weight, bn.bias]
+        results.append((tuple(y.shape), tuple(x.grad.shape), grads))
+    assert results[0] == results[1]

@@ -57,6 +57,24 @@ def test_losses_without_grad_compute_no_derivative(monkeypatch):
 def test_regression_losses(name, kwargs, reduction):
     loss_check(name, [(4, 5), (4, 5)], reduction, **kwargs)
     loss_check(name, [(7,), (7,)], reduction, **kwargs)
+    loss_check(name, [(1,), (1,)], reduction, **kwargs)  # one element: the mean's gradient is divided by 1
+    loss_check(name, [(), ()], reduction, **kwargs)
+
+
+@pytest.mark.parametrize("name,kwargs", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.0}),
+                                         ("smooth_l1_loss", {}), ("huber_loss", {})])
+@pytest.mark.parametrize("needs", [(True, False), (False, True)])
+def test_regression_losses_with_one_side_requiring_grad(name, kwargs, needs):
+    """Only the input (the usual case: a fixed target) or only the target requires grad: its gradient is
+    computed alone, as in PyTorch."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    grads = []
+    for m in (ember, torch):
+        a, b = (m.tensor(v, requires_grad=n) for v, n in zip((x, y), needs))
+        getattr(m.nn.functional, name)(a, b, **kwargs).backward()
+        grads.append((a if needs[0] else b).grad)
+    assert_close(*grads)
 
 
 def test_regression_modules_and_broadcast_warning():
@@ -169,6 +187,18 @@ def test_cross_entropy_all_ignored_and_errors():
         nn.functional.cross_entropy(x, ember.tensor([0, 1, 2]), label_smoothing=1.5)
 
 
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("target_shape", [(3, 1), (3, 2)])
+def test_a_class_index_target_of_more_dims_is_refused_as_pytorch_does(name, target_shape):
+    """Input (N, C) takes a target of shape (N,): PyTorch refuses an (N, 1) target (multi-target) rather than
+    flattening it, however its batch dim matches."""
+    x, t = np.random.default_rng(0).standard_normal((3, 4)), np.zeros(target_shape, dtype=np.int64)
+    with pytest.raises(RuntimeError, match="multi-target"):
+        getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
+    with pytest.raises(RuntimeError, match=rf"expected target size \[3\], got \[{target_shape[0]}, {target_shape[1]}\]"):
+        getattr(nn.functional, name)(ember.tensor(x), ember.tensor(t))
+
 def test_cross_entropy_float64_and_state_dict():
     check(lambda m, x: m.nn.functional.cross_entropy(x, m.tensor([1, 0, 2])), [(3, 3)], dtype=np.float64,
           atol=1e-10)
@@ -207,6 +237,24 @@ def test_kl_div(reduction, log_target, rng):
               [x, y])
 
 
+
+@pytest.mark.parametrize("reduction", ["sum", "batchmean"])
+def test_kl_div_gradient_of_a_zero_target_is_zero(reduction):
+    """A zero target's own gradient is 0 in ember, NaN in PyTorch (a documented difference); every other
+    element's gradient, and the input's, are PyTorch's."""
+    x = np.log([[0.2, 0.5, 0.3], [0.6, 0.3, 0.1]])
+    y = np.array([[0.0, 0.4, 0.6], [0.7, 0.0, 0.3]])
+    zero = y == 0
+    grads = []
+    for m in (torch, ember):
+        a, b = m.tensor(x, requires_grad=True), m.tensor(y, requires_grad=True)
+        m.nn.functional.kl_div(a, b, reduction=reduction).backward()
+        grads.append((a.grad.numpy(), b.grad.numpy()))
+    (tx, ty), (ex, ey) = grads
+    assert np.isnan(ty[zero]).all() and (ey[zero] == 0).all()
+    np.testing.assert_allclose(ey[~zero], ty[~zero], rtol=1e-12)
+    np.testing.assert_allclose(ex, tx, rtol=1e-12)
+
 def test_losses_are_one_node():
     x = ember.randn(4, 3, requires_grad=True)
     assert type(nn.functional.cross_entropy(x, ember.tensor([0, 1, 2, 0])).grad_fn).__name__ == "CrossEntropy"
@@ -227,3 +275,13 @@ def test_ignored_targets_never_index_a_class(name):
     inf = float("-inf")
     for logits, target in (([[-1.0], [-2.0], [0.5]], [0, -100, 0]), ([[-1.0, inf], [0.0, inf]], [0, -100])):
         check(lambda m, x, t=target: getattr(m.nn.functional, name)(x, m.tensor(t)), [np.array(logits, np.float32)])
+
+
+def test_loss_warnings_point_at_the_caller():
+    """kl_div's reduction="mean" and a broadcast target warn as PyTorch does, attributed to the line that called
+    the loss (not to ember's autocast wrapper around it)."""
+    with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size") as record:
+        nn.functional.kl_div(ember.zeros(2, 3), ember.ones(2, 3) / 3)
+    with pytest.warns(UserWarning, match="using a target size") as broadcast:
+        nn.functional.mse_loss(ember.zeros(2, 3), ember.zeros(3))
+    assert [w.filename for w in [*record, *broadcast]] == [__file__] * 2

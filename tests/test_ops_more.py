@@ -207,6 +207,8 @@ def test_tensordot_kron_vdot_complex_and_errors():
     for bad in [lambda m: m.tensordot(m.ones(2, 3), m.ones(4, 2), dims=1),
                 lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=-1),
                 lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=3),
+                lambda m: m.tensordot(m.ones(2, 3, 4), m.ones(4), dims=2),  # more dims than b alone has
+                lambda m: m.tensordot(m.ones(4), m.ones(4, 3, 2), dims=2),  # ... than a alone has
                 lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=([0], [0, 1])),
                 lambda m: m.vdot(m.ones(2, 2), m.ones(2))]:
         with pytest.raises(RuntimeError) as expected:
@@ -291,3 +293,17 @@ def test_functional_distances_and_zero_vectors():
 ])
 def test_errors_like_torch(make):
     raises_like_torch(make)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_backward_data_as_pytorch(dim):
+    """torch._softmax_backward_data (custom softmax autograd Functions call it): values and its own gradients."""
+    check(lambda m, g, x: m._softmax_backward_data(g, m.softmax(x, dim), dim, g.dtype), [(3, 4), (3, 4)],
+          dtype=np.float64)
+
+
+def test_jit_overload_returns_the_function():
+    def f(x: int) -> int:
+        return x
+
+    assert ember.jit._overload(f) is f

@@ -118,3 +118,14 @@ def test_lerp_dtype_mismatch_raises_like_torch():
         torch.lerp(torch.ones(2), torch.ones(2, dtype=torch.float64), 0.5)
     with pytest.raises(RuntimeError):
         ember.lerp(ember.ones(2), ember.ones(2, dtype=ember.float64), 0.5)
+
+
+@pytest.mark.parametrize("bounds", [{"min": 1.5}, {"max": 2.5}, {"min": 1.5, "max": 3}, {"min": 0, "max": 2.5}],
+                         ids=str)
+def test_clamp_of_an_integer_tensor_with_one_float_bound_is_floating(bounds):
+    """An integer tensor clamped with a float bound, on either side or on one of two, becomes floating
+    (the default dtype), as in PyTorch."""
+    want = torch.clamp(torch.tensor([0, 1, 2, 3, 4]), **bounds)
+    got = ember.clamp(ember.tensor([0, 1, 2, 3, 4]), **bounds)
+    assert want.dtype == torch.float32 and got.dtype == ember.float32
+    assert got.tolist() == want.tolist()

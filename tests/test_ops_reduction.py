@@ -204,3 +204,39 @@ def test_empty_max_dim_ok_when_other_dim_empty():
 
 def test_mean_of_empty_is_nan():
     assert_close(ember.ones(0).mean(), torch.ones(0).mean())
+
+
+@pytest.mark.parametrize("op", ["var", "std", "norm"])
+def test_complex_var_std_norm_are_real_and_match_torch(op):
+    """A complex input's variance, standard deviation and norm use |x - mean|^2 (real and imaginary parts
+    squared and added), and are real, as in PyTorch."""
+    rng = np.random.default_rng(0)
+    z = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    for dim in (None, 1):
+        want = getattr(torch.tensor(z), op)() if dim is None else getattr(torch.tensor(z), op)(dim)
+        got = getattr(ember.tensor(z), op)() if dim is None else getattr(ember.tensor(z), op)(dim)
+        assert got.dtype == ember.float32 and want.dtype == torch.float32
+        assert_close(got, want)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_extreme_along_the_only_dim_and_of_a_scalar(op, keepdim):
+    """Along the one dim of a 1-d tensor the index of the extreme (not 0); a 0-d tensor's is 0, as in PyTorch."""
+    for values, dim in (([1.0, 3.0, -2.0, 3.0, 0.5], 0), ([1.0, 3.0, -2.0, 3.0, 0.5], -1), (2.5, 0), (2.5, -1)):
+        want = getattr(torch, op)(torch.tensor(values), dim, keepdim)
+        got = getattr(ember, op)(ember.tensor(values), dim, keepdim)
+        assert got.dtype == ember.int64 and got.shape == want.shape and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype,pair", [("float16", [1000.0, 1000.5]), ("bfloat16", [1000.0, 1004.0])])
+def test_half_precision_var_and_std_compute_in_float32_as_pytorch(dtype, pair):
+    """The mean of these values falls halfway between two of the dtype's numbers: computed in the half dtype
+    (NumPy's loops) it rounds to one of them and the variance doubles; PyTorch computes in float32 and rounds
+    the result once, and so does ember."""
+    values = pair * 4
+    t, e = torch.tensor(values, dtype=getattr(torch, dtype)), ember.tensor(values, dtype=getattr(ember, dtype))
+    for name, kwargs in [("var", {}), ("std", {"correction": 0}), ("var", {"dim": 0, "keepdim": True})]:
+        mine, theirs = getattr(e, name)(**kwargs), getattr(t, name)(**kwargs)
+        assert str(mine.dtype) == str(theirs.dtype).replace("torch", "ember")
+        assert mine.float().tolist() == theirs.float().tolist(), (name, kwargs)

@@ -171,3 +171,37 @@ def test_split_takes_pytorchs_keyword_names():
         a, b = x.split(split_size=[2, 3], dim=-1)  # the method's name (as in mamba-minimal's model)
         c, d = m.split(x, split_size_or_sections=[2, 3], dim=1)  # the function's
         assert (a.shape[1], b.shape[1], c.shape[1], d.shape[1]) == (2, 3, 2, 3)
+
+
+# ---------------------------------------------------------------- as_strided
+
+AS_STRIDED = [
+    ((12,), (3, 2), (1, 3), 1),
+    ((12,), (2, 2), (1, 1), None),  # overlapping windows: their gradients add up
+    ((3, 4), (3, 3), (4, 1), None),
+    ((3, 4), (2, 2, 2), (4, 1, 2), 2),
+    ((3, 4), (0, 3), (3, 1), None),
+    ((3, 4), (), (), 5),
+]
+
+
+@pytest.mark.parametrize("shape,size,stride,offset", AS_STRIDED)
+def test_as_strided_values_and_gradients(shape, size, stride, offset):
+    check(lambda m, x: m.as_strided(x * 1, size, stride, offset), [shape])  # x * 1: the view's own storage
+    check(lambda m, x: (x * 1).as_strided(size, stride, offset) ** 2, [shape])
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_as_strided_views_the_storage_from_the_tensors_own_offset(m):
+    base = m.arange(12.0)
+    view = base[2:]
+    assert view.as_strided((2, 2), (1, 1)).tolist() == [[2.0, 3.0], [3.0, 4.0]]  # from where view starts
+    assert view.as_strided((2,), (1,), 0).tolist() == [0.0, 1.0]  # an explicit offset counts from the storage
+    strided = base.as_strided((3, 2), (1, 3), 1)
+    assert strided.stride() == (1, 3) and strided.storage_offset() == 1 and not strided.is_contiguous()
+    strided[0, 1] = 100.0  # shares memory with base
+    assert base[4].item() == 100.0
+    for bad in (lambda: base.as_strided((5, 5), (5, 1)), lambda: base.as_strided((2,), (-1,)),
+                lambda: base.as_strided((2, 2), (1,))):
+        with pytest.raises(RuntimeError):
+            bad()

@@ -15,6 +15,7 @@ from test_optim import (
     train,
     trajectory,
 )
+from test_optim_rprop_asgd import GROUPS as RPROP_ASGD_GROUPS
 
 import ember
 
@@ -65,6 +66,14 @@ def test_long_trajectory_matches_torch(name, kwargs):
                            atol=2e-6, rtol=2e-5)
 
 
+@pytest.mark.parametrize("foreach", [None, False])  # the fast update and the reference single-tensor step
+def test_radam_rectifies_only_past_five(foreach):
+    """PyTorch rectifies RAdam's step only when rho_t > 5 (strictly): with this beta2, rho_t is exactly 5.0 at
+    step 6, so that step must be the un-rectified momentum step, as torch's."""
+    kwargs = {"lr": 0.05, "betas": (0.9, 0.8397685748659791), "foreach": foreach}  # rho_6 == 5.0 exactly
+    assert_same_trajectory(trajectory(ember, "RAdam", kwargs), trajectory(torch, "RAdam", kwargs))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_float64_trajectory(name):
     kwargs = {"lr": 0.05, "weight_decay": 0.01}
@@ -83,10 +92,11 @@ GROUPS = {
 }
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + list(RPROP_ASGD_GROUPS))
 def test_param_groups_with_different_options(name):
-    e = trajectory(ember, name, {"lr": 0.01}, groups=GROUPS[name])
-    assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, groups=GROUPS[name]))
+    groups = {**GROUPS, **RPROP_ASGD_GROUPS}[name]
+    e = trajectory(ember, name, {"lr": 0.01}, groups=groups)
+    assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, groups=groups))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -156,10 +166,23 @@ def test_bad_arguments_raise_like_torch(make):
     raises_like_torch(make)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + list(RPROP_ASGD_GROUPS))
 def test_implementation_switches(name):
     cls = getattr(ember.optim, name)
     opt = cls([ember.zeros(1, requires_grad=True)], foreach=False, capturable=False)
     assert opt.param_groups[0]["foreach"] is False and opt.param_groups[0]["differentiable"] is False
     with pytest.raises(NotImplementedError):
         cls([ember.zeros(1, requires_grad=True)], differentiable=True)
+
+
+def test_group_tensors_by_device_and_dtype_as_pytorch():
+    """Optimizer._group_tensors_by_device_and_dtype (timm's foreach optimizers call it)."""
+    results = []
+    for m in (torch, ember):
+        a = [m.ones(2), m.ones(2, dtype=m.float64), m.zeros(1)]
+        b = [m.ones(2) * 2, None, m.zeros(1) + 3]
+        for with_indices in (True, False):
+            groups = m.optim.Optimizer._group_tensors_by_device_and_dtype([a, b], with_indices=with_indices)
+            results.append({str(dtype)[6:]: ([[None if t is None else t.tolist() for t in lst] for lst in lists], idx)
+                            for (device, dtype), (lists, idx) in groups.items()})
+    assert results[:2] == results[2:]

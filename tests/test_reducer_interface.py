@@ -1,6 +1,6 @@
 """DistributedDataParallel ↔ Reducer: keyword-only construction with named defaults, settings through
 methods, a gradient store built at construction, and PyTorch's DDP arguments each either acted on,
-listed as ignored, or listed as unsupported. (Behaviour on real ranks: tests/test_ddp.py.)"""
+listed as ignored, or listed as unsupported. (Behaviour on real ranks: tests/ranks/rank_ddp.py.)"""
 
 import inspect
 from types import SimpleNamespace
@@ -66,6 +66,16 @@ def test_each_bucket_is_a_slice_of_the_gradient_store_built_at_construction():
         region = store.region(bucket.lo, bucket.hi)
         assert region is not None and np.shares_memory(region, store.flat)
         assert all(np.shares_memory(p.grad._data, region) for p in bucket.params)
+
+
+def test_each_bucket_names_its_own_parameters():
+    """The names DDP's errors give for a bucket's slot (a parameter with no gradient, a sparse gradient) are
+    the names of exactly that bucket's parameters, in slot order, in buckets cut at the cap and not."""
+    r, model = reducer(bucket_cap_mb=0.5)
+    name_of = {id(p): n for n, p in model.named_parameters()}
+    assert len(r.buckets) >= 2
+    for bucket in r.buckets:
+        assert bucket.names == [name_of[id(p)] for p in bucket.params]
 
 
 def test_every_pytorch_ddp_argument_is_acted_on_ignored_or_unsupported():

@@ -124,3 +124,21 @@ def test_inplace_activation_on_a_leaf_that_requires_grad_is_refused():
     for lib in (ember, torch):
         with pytest.raises(RuntimeError):
             lib.nn.functional.relu_(lib.ones(2, requires_grad=True))
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_set_makes_the_tensor_share_the_sources_data(m):
+    a, b = m.zeros(3), m.arange(4.0).reshape(2, 2).t()
+    assert a.set_(b) is a
+    assert tuple(a.shape) == (2, 2) and a.stride() == b.stride() and a.data_ptr() == b.data_ptr()
+    b[0, 0] = 9.0
+    assert a[0, 0].item() == 9.0
+    assert tuple(a.set_().shape) == (0,)
+    with pytest.raises(RuntimeError):  # another dtype
+        a.set_(m.zeros(2, dtype=m.int64))
+    p = m.nn.Parameter(m.ones(2, 3).t())
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        p.set_(p.contiguous())
+    with m.no_grad():
+        p.set_(p.contiguous())
+    assert p.is_contiguous() and p.requires_grad and isinstance(p, m.nn.Parameter)

@@ -351,3 +351,24 @@ def test_load_refuses_a_manifest_nested_past_the_bound(node):
         else:
             with pytest.raises(RuntimeError, match=f"nests deeper than {MAX_DEPTH} levels"):
                 ember.load(io.BytesIO(buf.getvalue()))
+
+
+def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypatch, tmp_path):
+    """zipfile cannot switch a member to ZIP64 once writing, so a member that can pass ZIP64_LIMIT (2 GiB - 1)
+    is opened with force_zip64: an array a few bytes under 2 GiB is, with its .npy header. (A broadcast array and
+    a stubbed write_array keep the test small.)"""
+    import zipfile
+
+    opened = {}
+    real_open = zipfile.ZipFile.open
+
+    def spy(self, name, mode="r", pwd=None, *, force_zip64=False):
+        opened[getattr(name, "filename", name)] = force_zip64
+        return real_open(self, name, mode, pwd, force_zip64=force_zip64)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    monkeypatch.setattr(np.lib.format, "write_array", lambda member, a, allow_pickle: member.write(b"\0"))
+    big = np.broadcast_to(np.zeros(1, np.uint8), (zipfile.ZIP64_LIMIT - 16,))
+    ember.save({"big": big, "small": np.zeros(3)}, tmp_path / "f.pt")
+    assert {k: v for k, v in opened.items() if k.startswith("arrays/")} == {"arrays/0.npy": True,
+                                                                            "arrays/1.npy": False}

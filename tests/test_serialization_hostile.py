@@ -5,6 +5,7 @@ value, an unbounded allocation or an internal object handed to the caller. The c
 process under a memory limit, so a regression fails the test instead of the test run.
 """
 
+import collections
 import io
 import json
 import os
@@ -269,6 +270,9 @@ CRAFTED = {
     "MEMOIZE on an empty stack": (b"\x80\x04\x94K\x05.", "stack underflow"),
     "REDUCE on an empty stack": (b"\x80\x02K\x01R.", "stack underflow"),
     "APPENDS without a mark": (b"\x80\x02K\x01e.", "no mark"),
+    "REDUCE on a number": (b"\x80\x02K\x01)R.", "REDUCE on something that is not an allowed global"),
+    "REDUCE with arguments not a tuple": (b"\x80\x02ccollections\nOrderedDict\nK\x01R.",
+                                          "REDUCE on something that is not an allowed global"),
 }
 
 
@@ -278,9 +282,11 @@ def test_crafted_and_truncated_pickles_are_refused_with_the_reason(name):
     refused(torch_file(pkl), reason)
 
 
-@pytest.mark.parametrize("pkl", [b"\x80\x02K\x05q\x00.", b"\x80\x04K\x05\x94.", b"\x80\x04K\x05\x94h\x00\x86."])
+@pytest.mark.parametrize("pkl", [b"\x80\x02K\x05q\x00.", b"\x80\x04K\x05\x94.", b"\x80\x04K\x05\x94h\x00\x86.",
+                                 b"\x80\x02K\x05q\x05h\x05\x86.", b"\x80\x02K\x05q\x00K\x06q\x07\x86h\x07\x86."])
 def test_memo_opcodes_on_a_value_load(pkl):
-    """BINPUT (protocol 2, torch.save's) and MEMOIZE (protocol 4) memoize the top of the stack; GET reads it."""
+    """BINPUT (protocol 2, torch.save's) and MEMOIZE (protocol 4) memoize the top of the stack; GET reads it.
+    Keys need not count 0, 1, 2, ... (the last two: 5 first; 0, then 7)."""
     assert ember.load(io.BytesIO(torch_file(pkl))) == pickle.loads(pkl)
 
 
@@ -298,3 +304,37 @@ def torch_bytes_of(obj, **kwargs) -> bytes:
     buf = io.BytesIO()
     torch.save(obj, buf, **kwargs)
     return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------------ views of a storage
+class _View:
+    """Pickles as torch.save pickles a tensor: ``_rebuild_tensor_v2`` over storage "0" (4 float32 elements)."""
+
+    def __init__(self, offset: int, size: tuple, stride: tuple):
+        self.args = (offset, size, stride)
+
+    def __reduce__(self):
+        return torch._utils._rebuild_tensor_v2, (_View, *self.args, False, collections.OrderedDict())
+
+
+class _StoragePickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        return ("storage", torch.FloatStorage, "0", "cpu", 4) if obj is _View else None
+
+
+@pytest.mark.parametrize("offset,size,stride", [
+    (0, (4,), (1,)), (3, (1,), (1,)), (0, (2, 2), (2, 1)), (0, (2, 3), (0, 1)),  # within the storage
+    (0, (5,), (1,)), (1, (4,), (1,)), (0, (2, 2), (3, 1)), (4, (1,), (1,)),  # one element past its end
+])
+def test_a_view_reaching_past_its_storage_is_refused_as_pytorch_does(offset, size, stride):
+    """The last element a view reads, ``offset + sum((n - 1) * stride)``, must lie inside its storage (else the
+    strided view would read memory past it); PyTorch refuses the same files and loads the others alike."""
+    buf = io.BytesIO()
+    _StoragePickler(buf, protocol=2).dump(_View(offset, size, stride))
+    data = torch_file(buf.getvalue(), {"archive/data/0": struct.pack("<4f", 0, 1, 2, 3)})
+    try:
+        expected = torch.load(io.BytesIO(data))
+    except RuntimeError:
+        refused(data, "reaches outside its storage of 4 elements")
+    else:
+        assert ember.load(io.BytesIO(data)).tolist() == expected.tolist()

@@ -53,6 +53,26 @@ def varied_tensors() -> dict:
     return out
 
 
+class _OrderedDictOfItems:
+    """Pickles as ``OrderedDict([(key, value), ...])``: one REDUCE argument, the items (torch.save writes
+    ``OrderedDict()`` then SETITEMS, but weights_only=True accepts either)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __reduce__(self):
+        return OrderedDict, (self.items,)
+
+
+def test_ordered_dict_built_from_one_argument_loads_as_torch_does():
+    obj = {"od": _OrderedDictOfItems([("w", torch.arange(3.0)), ("n", 2)])}
+    want = torch.load(torch_bytes(obj), weights_only=True)["od"]
+    out = ember.load(torch_bytes(obj))["od"]
+    assert type(out) is OrderedDict and list(out) == list(want) == ["w", "n"]
+    assert_same(out["w"], want["w"])
+    assert out["n"] == want["n"] == 2
+
+
 def test_torch_save_files_load_with_their_values_and_types():
     src = varied_tensors()
     nested = {"tensors": src, "meta": [1, 2.5, "s", None, True, (1, (2, "x")), {3: "int key"}, -(2**70)],
@@ -71,6 +91,26 @@ def test_torch_save_files_load_with_their_values_and_types():
     out["tensors"]["torch.float32"].add_(1.0)
     np.testing.assert_array_equal(out["tensors"]["view"].numpy(), (src["view"] + 1).numpy())
 
+
+
+def test_loaded_views_take_in_place_writes_where_pytorch_does():
+    """A loaded tensor is written in place as in PyTorch, unless two of its elements share memory (an expanded
+    dim of size 2 or more): PyTorch refuses that write, ember too (the view is read-only), whatever the dim."""
+    base = torch.arange(12.0)
+    src = {"plain": base.reshape(3, 4), "t": base.reshape(3, 4).t(), "step": base[::3], "size1_dim": base[:3][None],
+           "expanded2": base[:3].expand(2, 3), "expanded_last": base[:2, None].expand(2, 2),
+           "expanded3": base[:2].expand(3, 2)}
+    theirs, ours = torch.load(torch_bytes(src)), ember.load(torch_bytes(src))
+    for k in src:
+        try:
+            theirs[k].add_(1)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                ours[k].add_(1)
+        else:
+            ours[k].add_(1)
+        assert_same(ours[k], theirs[k])
+    assert_same(ours["plain"], theirs["plain"])  # (all share one storage: every write shows through)
 
 def test_bytes_in_a_torch_file_load_as_torch_loads_them():
     # pickle protocol 2 writes bytes as _codecs.encode(text, "latin1"); PyTorch's weights_only loader reads them

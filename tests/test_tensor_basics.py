@@ -282,3 +282,22 @@ def test_contains_as_pytorch():
     for m in (ember, torch):
         with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
             None in m.tensor(values)  # noqa: B015
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "uint8", "bool"])
+def test_dequantize_of_an_ordinary_tensor_as_pytorch(dtype):
+    """No quantized tensors: float32 comes back as itself, any other dtype as its float32 conversion."""
+    t = torch.ones(3, dtype=getattr(torch, dtype))
+    e = ember.ones(3, dtype=getattr(ember, dtype))
+    assert (e.dequantize() is e) == (t.dequantize() is t)
+    assert str(ember.dequantize(e).dtype)[6:] == str(torch.dequantize(t).dtype)[6:]
+    assert e.dequantize().tolist() == t.dequantize().tolist()
+
+
+@pytest.mark.parametrize("name", ["indices", "values", "coalesce", "is_coalesced"])
+def test_sparse_parts_of_a_dense_tensor_refused_as_pytorch(name):
+    with pytest.raises(RuntimeError) as t_err:
+        getattr(torch.ones(2), name)()
+    with pytest.raises(RuntimeError) as e_err:
+        getattr(ember.ones(2), name)()
+    assert str(e_err.value) == str(t_err.value)

@@ -100,3 +100,25 @@ def test_train_step_runs():
     loss.backward()
     opt.step()
     assert model.conv1.weight.grad is not None and model.bn1.num_batches_tracked.item() == 1
+
+
+def test_intermediate_layer_getter_returns_the_named_children_outputs():
+    from ember.vision.models._utils import IntermediateLayerGetter
+
+    ember.manual_seed(0)
+    model = models.resnet18()
+    getter = IntermediateLayerGetter(model, return_layers={"layer2": "feat2", "layer4": "out"})
+    assert list(getter.keys()) == ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"]
+    assert set(getter.state_dict()) == {k for k in model.state_dict() if not k.startswith("fc.")}
+    model.eval()
+    getter.eval()
+    x = ember.randn(1, 3, 64, 64)
+    out = getter(x)
+    assert list(out) == ["feat2", "out"]
+    assert tuple(out["feat2"].shape) == (1, 128, 8, 8) and tuple(out["out"].shape) == (1, 512, 2, 2)
+    expected = model.layer4(model.layer3(model.layer2(model.layer1(model.maxpool(model.relu(model.bn1(
+        model.conv1(x))))))))
+    assert out["out"].equal(expected)
+    assert list(IntermediateLayerGetter(model, {"layer1": "a"}).keys())[-1] == "layer1"
+    with pytest.raises(ValueError, match="return_layers are not present in model"):
+        IntermediateLayerGetter(model, {"layer9": "x"})

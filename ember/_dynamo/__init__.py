@@ -2,7 +2,8 @@
 
 ember compiles nothing (see ``ember.compile``), so these answer as PyTorch does outside a compiled region:
 ``is_compiling()`` is False, ``disable`` returns the function as it is, ``reset`` has no caches to clear, and
-the tracing markers (``assume_constant_result``, ``allow_in_graph``) return their function.
+the tracing markers (``assume_constant_result``, ``allow_in_graph``) return their function; ``config`` keeps the
+flags programs set (``recompile_limit``).
 """
 
 from __future__ import annotations

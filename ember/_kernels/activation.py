@@ -1,11 +1,11 @@
-"""GELU (erf form) in one pass (numba): the counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py``
-(about 20 NumPy passes, the reference). Same formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with
-t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun 7.1.26, |error of erf| < 1.5e-7), computed in float64 and
-rounded once to float32, so results are within a float32 ulp or two of the reference's float32 arithmetic.
+"""ReLU's gradient and GELU (erf form) in one pass each (numba). ReLU's: the counterpart of the mask-then-multiply
+passes in ``ember/ops/unary.py`` (``Relu.backward``), the same arithmetic, so the same bits. GELU's: the
+counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference).
+Same formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun
+7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to float32, so results are within a float32
+ulp or two of the reference's float32 arithmetic.
 
-numba vectorises arithmetic but not calls into the C library's ``exp``, so ``exp`` is written out as vector math
-libraries do: y = k ln 2 + r with |r| <= ln 2 / 2, e^r by its Taylor polynomial to r^7 (truncation below
-float32's rounding), and 2^k built from its bits (an int32 block viewed as float32).
+exp is ``rows.exp_split``.
 """
 
 from __future__ import annotations
@@ -15,20 +15,17 @@ import math
 import numpy as np
 
 from ._jit import kernel
+from .rows import exp_split
 
 _BLOCK = 256  # elements per inner block: the exponent bits and e^r stay in the L1 cache between the loops
 _F = np.float32  # float32 constants keep the arithmetic in float32 (a Python float would make it float64)
-_LOG2E = _F(1 / math.log(2))
-_LN2_HI = _F(0.693359375)  # ln 2 in two parts (Cody & Waite): k * _LN2_HI is exact for |k| < 2^8
-_LN2_LO = _F(-2.12194440e-4)
-_EXP = tuple(_F(1 / math.factorial(n)) for n in range(7, -1, -1))  # Taylor coefficients of e^r, highest first
-_HALF, _ONE, _FLOOR = _F(0.5), _F(1), _F(-87.0)  # exp(y) for y below _FLOOR: 0 (2^k would be subnormal)
+_HALF, _ONE = _F(0.5), _F(1)
 _T = _F(0.3275911 * math.sqrt(0.5))
 _INV_SQRT_2PI = _F(1 / math.sqrt(2 * math.pi))
 _AS = tuple(_F(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))  # highest first
 
 
-@kernel
+@kernel.fused
 def gelu_erf(x, out, d):
     """out = x Phi(x) and, when d is as long as x, d = Phi(x) + x phi(x): 1-D float32 arrays."""
     n = x.shape[0]
@@ -58,17 +55,7 @@ def _exp_half_square(xs, e, bits):
     """exp(-x^2 / 2) = e 2^k, k in ``bits`` as a float32's exponent field (0 where exp underflows, and NaN)."""
     for i in range(xs.shape[0]):
         v = xs[i]
-        y = -_HALF * v * v
-        normal = y > _FLOOR  # (False for NaN)
-        y = y if normal else _FLOOR
-        k = np.int32(_HALF - y * _LOG2E)  # -k: round to nearest (the argument is >= 0: truncation is floor)
-        kf = _F(k)
-        r = (y + kf * _LN2_HI) + kf * _LN2_LO
-        p = _EXP[0]
-        for c in _EXP[1:]:
-            p = p * r + c
-        e[i] = p
-        bits[i] = (np.int32(127) - k) << np.int32(23) if normal else np.int32(0)
+        e[i], bits[i] = exp_split(-_HALF * v * v)
 
 
 @kernel.inline
@@ -80,3 +67,54 @@ def _phi(v, ex):
         q = q * t + c
     q = _HALF * q * t * ex  # Phi(-|v|)
     return (_ONE - q) if v >= 0 else q
+
+
+@kernel
+def leaky_relu(x, slope, one, out, d):
+    """out = x where x > 0, else x * slope; when d is as long as x, d = one or slope there (the derivative): 1-D
+    arrays, ``slope`` and ``one`` scalars of x's dtype. One pass for the NumPy reference's three or four
+    (``_leaky_relu`` in ``ember/nn/_ops/activation.py``), the same bits."""
+    need = d.shape[0] == x.shape[0]
+    for i in range(x.shape[0]):
+        v = x[i]
+        pos = v > 0
+        out[i] = v if pos else v * slope
+        if need:
+            d[i] = one if pos else slope
+
+
+@kernel.fused
+def silu(x, out, d):
+    """out = x sigmoid(x) and, when d is as long as x, d = s (1 + x (1 - s)), s = sigmoid(x): 1-D float32 arrays.
+    sigmoid(x) from e = exp(-|x|) <= 1: 1 / (1 + e) for x >= 0, e / (1 + e) below (no overflow); e is 0 below
+    -87 (``exp_split``), so sigmoid(x) there is 0 where PyTorch keeps a subnormal."""
+    n = x.shape[0]
+    e = np.empty(_BLOCK, np.float32)
+    bits = np.empty(_BLOCK, np.int32)
+    scale = bits.view(np.float32)  # 2^k
+    for b0 in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - b0)
+        xs, os = x[b0:b0 + m], out[b0:b0 + m]  # (slices: indexing x[b0 + i] measured 3x slower)
+        for i in range(m):
+            e[i], bits[i] = exp_split(-abs(xs[i]))
+        if d.shape[0] == n:
+            ds = d[b0:b0 + m]
+            for i in range(m):
+                v = xs[i]
+                ex = e[i] * scale[i]
+                s = (_ONE if v >= 0 else ex) / (_ONE + ex)
+                os[i] = v * s
+                ds[i] = s * (_ONE + v * (_ONE - s))
+        else:
+            for i in range(m):
+                v = xs[i]
+                ex = e[i] * scale[i]
+                os[i] = v * ((_ONE if v >= 0 else ex) / (_ONE + ex))
+
+
+@kernel
+def relu_grad(g, out, gx):
+    """gx = g times 1.0 where out != 0 (also where out is NaN), else times 0.0 (0 * NaN is NaN, as the reference's
+    product): 1-D arrays."""
+    for i in range(g.shape[0]):
+        gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]

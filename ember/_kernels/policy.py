@@ -1,6 +1,7 @@
 """The one object that decides which kernel runs: compiled (numba) or NumPy, threaded or not, and the convolution's
-algorithm (Winograd or im2col, the transposed-convolution gradient as a convolution or by col2im, interpolation's
-dense matrices or taps). Every threshold a kernel consults lives here, with the measurement behind it.
+algorithm (Winograd or im2col, the transposed-convolution gradient as a convolution or by col2im, the DCGAN
+transposed convolution by Winograd or col2im, interpolation's dense matrices or taps). Every threshold a kernel
+consults lives here, with the measurement behind it.
 
 ``ember._kernels.policy`` is the process's instance. Its fields are plain attributes; ``policy.override(...)``
 changes some for a ``with`` block and restores them after (how tests pin a path or lower a threshold for
@@ -23,6 +24,16 @@ def _compiled_from_env() -> bool:
     return os.environ.get("EMBER_KERNELS", "").strip().lower() != "numpy"
 
 
+def _blas_threads_from_env() -> int:
+    """OpenBLAS's thread count as it reads it at start-up: OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS,
+    else the cores."""
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
 @dataclass
 class KernelPolicy:
     """Which kernel runs. Every field only picks a path or a split: never what a kernel computes beyond rounding
@@ -33,7 +44,9 @@ class KernelPolicy:
     compiled: bool = field(default_factory=_compiled_from_env)
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
-    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, BatchNorm.
+    # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, BatchNorm, and the compiled row kernels
+    # (softmax, LayerNorm, RMSNorm, GELU, SiLU: 64 Ki elements take them 33-60 µs at one thread, so two chunks
+    # save about as much as the hand-off costs and larger arrays gain).
     min_parallel_elements: int = 1 << 16
     # The same for NumPy elementwise kernels of many short passes. Every NumPy call takes the GIL back when it
     # returns, so two threads making ~20 calls each hand the GIL to each other ~40 times per kernel: measured on
@@ -48,19 +61,54 @@ class KernelPolicy:
     # the last at 2.6x the CPU time of one thread; every shape of 2**18 or less ran on one). Kernels keep such
     # GEMMs out of ember's threads (in blocks below this, or from the calling thread).
     blas_threaded_mnk: int = 1 << 18
+    # OpenBLAS's own threads (fixed at start-up). At 1 no GEMM is split into blocks: it cannot thread anyway, and
+    # blocks of 8-32 columns ran a strided convolution's GEMMs at 60-80 % of one whole GEMM's speed.
+    blas_threads: int = field(default_factory=_blas_threads_from_env)
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers
     # (smaller bands pay NumPy's per-call cost, larger ones fall out of cache).
     winograd_band_elements: int = 1 << 15
+    # From this many tile columns per row (output width / 2) Winograd reads and writes (N, C, H, W) arrays directly
+    # (its ``*_nchw`` transforms, a row at a time); narrower images take the batch-last transforms between layout
+    # copies, where a row's few elements cost less than a loop's overhead. Measured on the CIFAR ResNet step
+    # (batch 32; 32x32, 16x16 and 8x8 images: 16, 8 and 4 tiles), 1 thread, per-step CPU time min / lower
+    # quartile (a loaded machine): direct from 16 tiles 97.7 / 101.3 ms, from 8 93.4 / 96.9, from 4 94.9 / 97.6,
+    # never 108.3 / 113.3.
+    winograd_nchw_min_tiles: int = 8
     # A stride-1 convolution's input gradient (and a stride-1 transposed convolution's forward) as a convolution
     # with the flipped kernel; False: col2im's scatter-add, the general path.
     transposed_as_conv: bool = True
+    # An im2col convolution (a kernel of more than one element) with at most this many output positions per sample
+    # computes batch-last, one GEMM per output row over the whole batch, instead of in (N, C, *spatial) layout with
+    # one GEMM per sample: GEMMs of 16-64 columns ran at half speed (a WGAN critic's 4x4 stride-2 convolutions to
+    # 8x8 and 4x4, a ResNet's stride-2 3x3 to 8x8), more than the layout copies cost. 0: always (N, C, *spatial).
+    batch_last_max_positions: int = 64
+    # The DCGAN transposed convolution (4x4 kernel, stride 2, padding 1) by Winograd F(4, 2) per output phase
+    # (``conv_transpose_winograd.py``: 0.39x the GEMM work in each direction); False: col2im / im2col. Only with
+    # at least ``_min_channels`` channels in and out and N * C_in * C_out * H * W of at least ``_min_work``:
+    # measured fwd + bwd at one thread, Winograd against col2im: (64, 512, 4, 4) -> 256 channels 143 vs 161 ms,
+    # (64, 256, 8, 8) -> 128 101 vs 162, (32, 128, 8, 8) -> 64 19.3 vs 23.4; even at (8, 128, 16, 16) -> 64 and
+    # (32, 32, 16, 16) -> 16 (24.3 vs 24.6, 11.7 vs 11.9); slower for a 3-channel output layer ((64, 64, 32, 32)
+    # 94 vs 48 ms: 100 GEMMs of 3 rows) and for small layers ((16, 32, 4, 4) -> 16: 0.55 vs 0.37 ms).
+    transposed_winograd: bool = True
+    transposed_winograd_min_channels: int = 64
+    transposed_winograd_min_work: int = 1 << 24
     # Interpolation along an axis of at most this many input positions multiplies by a dense resampling matrix;
     # longer axes (or ``dense_resample`` False) gather and weight the taps: a dense row costs 2 * in flops for
     # the K taps' work.
     dense_resample: bool = True
     dense_resample_max_in: int = 320
+    # One-pass kernels that only save NumPy a pass or two (optimizer updates, ReLU's gradient) take the NumPy path on
+    # fewer elements than this: a pass over 16 Ki float32 takes a few microseconds either way, while the first
+    # compiled kernel a process runs costs numba's import and the kernel's load from its cache (0.4-0.5 s on an
+    # idle 2-core machine): a toy model's first ``step()`` paid it.
+    min_compiled_elements: int = 1 << 14
+    # A sparse gradient of nnz entries over a table of up to this many rows per entry is coalesced by the compiled
+    # kernel, which marks every table row (``embedding.distinct_rows``); sparser ones are sorted (the reference).
+    # 8192 entries of 128 float32, one thread: marked 0.20 / 0.35 / 0.58 / 1.01 ms at 6 / 32 / 64 / 128 rows per
+    # entry, sorted 0.7-1.1 ms.
+    coalesce_table_ratio: int = 64
 
     @contextlib.contextmanager
     def override(self, **changes) -> Iterator[KernelPolicy]:
@@ -77,6 +125,11 @@ class KernelPolicy:
         finally:
             for name, value in saved.items():
                 setattr(self, name, value)
+
+    def compiles(self, elements: int, least: int) -> bool:
+        """``use_compiled()`` for a kernel over ``elements`` values that is worth compiling from ``least`` on
+        (below it, the NumPy path runs and numba is not loaded)."""
+        return elements >= least and self.use_compiled()
 
     def use_compiled(self) -> bool:
         """Whether compiled kernels run now: ``compiled`` is on and numba imports (the first call imports it, so

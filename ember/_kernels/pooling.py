@@ -3,10 +3,13 @@
 produce, so the batch is the inner, contiguous loop. Forward keeps the reference's running maximum and "first
 maximum wins" rule (NaN propagates, and ``_nan_args`` points NaN windows at their NaN afterwards, on both paths):
 the same bits. Backward adds each output's gradient at its maximum: the same values; where windows overlap, a
-position's several contributions are added in output order instead of offset order.
+position's several contributions are added in output order instead of offset order. ``max_pool2d_planes_grad``
+is that backward for arrays whose rows are innermost in memory (NCHW, or vmap's per-example (C, N, H, W)).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._jit import kernel
 
@@ -43,3 +46,23 @@ def max_pool2d_grad(g, arg, kw, sh, sw, dh, dw, gx):
                 for q in range(n):
                     k = arg[c, i, j, q]
                     gx[c, i * sh + (k // kw) * dh, j * sw + (k % kw) * dw, q] += g[c, i, j, q]
+
+
+@kernel
+def max_pool2d_planes_grad(g, arg, kw, sh, sw, dh, dw, gx):
+    """``max_pool2d_grad`` on (A, B, H, W) arrays whose rows are innermost in memory (an (N, C, H, W) array in its
+    memory order: C-contiguous, or (C, N, H, W) as vmap's per-example convolutions leave it), any strides; gx
+    zeroed."""
+    a_, b_, ho, wo = g.shape
+    taps = kw * gx.shape[2]  # at least the window's offsets (kh <= the padded height)
+    rows = np.empty(taps, np.int64)  # each offset's row and column shift: no division per element
+    cols = np.empty(taps, np.int64)
+    for k in range(taps):
+        rows[k] = (k // kw) * dh
+        cols[k] = (k % kw) * dw
+    for a in range(a_):
+        for b in range(b_):
+            for i in range(ho):
+                for j in range(wo):
+                    k = arg[a, b, i, j]
+                    gx[a, b, i * sh + rows[k], j * sw + cols[k]] += g[a, b, i, j]

@@ -10,6 +10,8 @@ innermost and vectorised), rereading its few inputs from that tile row, which st
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import kernel
 
 # B^T (and, applied to columns, B): row a of B^T d is d[_P[a]] - d[_Q[a]] where _NEG[a], else d[_P[a]] + d[_Q[a]]
@@ -93,3 +95,137 @@ def _row(g0, g1, a):
     if a == 2:
         return g0 - g1
     return -g1
+
+
+# (N, C, H, W) in and out, no layout copies: the tiles of a band of samples, V[a, b, c, q, i, j] for sample q, tile
+# row i, tile column j (the GEMMs do not care in which order the tiles stand). An image is read and written a row
+# at a time, as it lies; rows are kept split by parity (even rows, odd rows), so that the passes between tile rows
+# run over a whole plane's tiles in one loop (a loop per 4-16 element row cost more than its work on 8x8 and
+# 16x16 images). Same arithmetic in the same order as the batch-last kernels above and the NumPy reference: the
+# same bits. Loops index with unsigned counters where a signed one would keep them from vectorising (numba's
+# negative-index wraparound).
+@kernel
+def input_tiles_nchw(x, top, left, n0, v):
+    """v[a, b, c, q, i, j] = (B^T d B)[a, b] for the 4x4 tile d at padded rows 2 i, columns 2 j of sample n0 + q of
+    x (N, C, H, W) padded by ``top`` rows and ``left`` columns (zero outside x): v (4, 4, C, nb, th, tw)."""
+    c_, nb, th, tw = v.shape[2], v.shape[3], v.shape[4], v.shape[5]
+    h_, w_ = x.shape[2], x.shape[3]
+    hp, wp = 2 * th + 2, 2 * tw + 2
+    p = np.zeros((2, (th + 1) * wp), x.dtype)  # a padded plane, even and odd rows (its borders stay zero)
+    r = np.empty((4, 2, (th + 1) * tw), x.dtype)  # d B per column b of B, for the even and the odd padded rows
+    vf = v.reshape(4, 4, c_, nb, th * tw)
+    lo_w, hi_w = max(0, left), min(wp, left + w_)  # the padded columns x covers
+    run, twu, span = np.uint64(max(0, hi_w - lo_w)), np.uint64(tw), np.uint64(th * tw)
+    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
+    for q in range(nb):
+        for c in range(c_):
+            xs = x[n0 + q, c]
+            for rr in range(hp):
+                xr = rr - top
+                dst = p[rr % 2, rr // 2 * wp + lo_w:]
+                if xr < 0 or xr >= h_:
+                    for s in range(run):
+                        dst[s] = 0
+                else:
+                    src = xs[xr, lo_w - left:]
+                    for s in range(run):
+                        dst[s] = src[s]
+            for par in range(2):
+                pp, r0, r1, r2, r3 = p[par], r[0, par], r[1, par], r[2, par], r[3, par]
+                for k in range(th + 1):
+                    base, o = np.uint64(k * wp), np.uint64(k * tw)
+                    for j in range(twu):
+                        s = base + two * j
+                        r0[o + j] = pp[s] - pp[s + two]
+                        r1[o + j] = pp[s + one] + pp[s + two]
+                        r2[o + j] = pp[s + two] - pp[s + one]
+                        r3[o + j] = pp[s + one] - pp[s + three]
+            for b in range(4):
+                # tile row i reads padded rows 2i, 2i + 1, 2i + 2, 2i + 3: even[i], odd[i], even[i + 1], odd[i + 1]
+                ev, od = r[b, 0], r[b, 1]
+                v0, v1, v2, v3 = vf[0, b, c, q], vf[1, b, c, q], vf[2, b, c, q], vf[3, b, c, q]
+                for t in range(span):
+                    v0[t] = ev[t] - ev[t + twu]
+                    v1[t] = od[t] + ev[t + twu]
+                    v2[t] = ev[t + twu] - od[t]
+                    v3[t] = od[t] - od[t + twu]
+
+
+@kernel
+def output_tiles_nchw(m, bias, n0, out):
+    """out[n0 + q, o, 2 i + a, 2 j + b] = (A^T m A)[a, b] (+ bias[o] when bias is not empty) for the tile GEMMs'
+    result m (4, 4, O, nb, th, tw), cropped to out (N, O, Ho, Wo). Rows first (A^T m), then columns."""
+    o_, nb, th, tw = m.shape[2], m.shape[3], m.shape[4], m.shape[5]
+    ho, wo = out.shape[2], out.shape[3]
+    s = np.empty((2, 4, th * tw), m.dtype)  # A^T m for a plane's tiles
+    mf = m.reshape(4, 4, o_, nb, th * tw)
+    full, span = np.uint64(wo // 2), np.uint64(th * tw)  # full: tile columns whose both output columns exist
+    one, two = np.uint64(1), np.uint64(2)
+    for q in range(nb):
+        for o in range(o_):
+            for b in range(4):
+                m0, m1, m2, m3 = mf[0, b, o, q], mf[1, b, o, q], mf[2, b, o, q], mf[3, b, o, q]
+                s0, s1 = s[0, b], s[1, b]
+                for t in range(span):
+                    s0[t] = m0[t] + m1[t] + m2[t]
+                    s1[t] = m1[t] - m2[t] - m3[t]
+            plane = out[n0 + q, o]
+            for i in range(th):
+                k = np.uint64(i * tw)
+                for a in range(2):
+                    if 2 * i + a >= ho:
+                        break
+                    row, t0, t1, t2, t3 = plane[2 * i + a], s[a, 0], s[a, 1], s[a, 2], s[a, 3]
+                    if bias.shape[0]:
+                        bo = bias[o]
+                        for j in range(full):
+                            row[two * j] = (t0[k + j] + t1[k + j] + t2[k + j]) + bo
+                            row[two * j + one] = (t1[k + j] - t2[k + j] - t3[k + j]) + bo
+                        if wo % 2:
+                            row[two * full] = (t0[k + full] + t1[k + full] + t2[k + full]) + bo
+                    else:
+                        for j in range(full):
+                            row[two * j] = t0[k + j] + t1[k + j] + t2[k + j]
+                            row[two * j + one] = t1[k + j] - t2[k + j] - t3[k + j]
+                        if wo % 2:
+                            row[two * full] = t0[k + full] + t1[k + full] + t2[k + full]
+
+
+@kernel
+def grad_tiles_nchw(g, n0, dm):
+    """dm[a, b, o, q, i, j] = (A g A^T)[a, b] for the 2x2 block of g (N, O, Ho, Wo) at rows 2 i, columns 2 j of
+    sample n0 + q (zero beyond g): dm (4, 4, O, nb, th, tw). Rows first (A g: g0, g0 + g1, g0 - g1, -g1), then
+    columns, as ``grad_tiles``."""
+    o_, nb, th, tw = dm.shape[2], dm.shape[3], dm.shape[4], dm.shape[5]
+    ho, wo = g.shape[2], g.shape[3]
+    p = np.zeros((2, th * 2 * tw), g.dtype)  # the plane's even and odd rows, zero-extended to 2 tw columns
+    r = np.empty((4, th * 2 * tw), g.dtype)  # A times them
+    dmf = dm.reshape(4, 4, o_, nb, th * tw)
+    run, rows, span = np.uint64(wo), np.uint64(th * 2 * tw), np.uint64(th * tw)
+    one, two = np.uint64(1), np.uint64(2)
+    e, od = p[0], p[1]
+    for q in range(nb):
+        for o in range(o_):
+            for rr in range(2 * th):
+                dst = p[rr % 2, rr // 2 * 2 * tw:]
+                if rr < ho:
+                    src = g[n0 + q, o, rr]
+                    for s in range(run):
+                        dst[s] = src[s]
+                else:
+                    for s in range(run):
+                        dst[s] = 0
+            r0, r1, r2, r3 = r[0], r[1], r[2], r[3]
+            for u in range(rows):
+                r0[u] = e[u]
+                r1[u] = e[u] + od[u]
+                r2[u] = e[u] - od[u]
+                r3[u] = -od[u]
+            for a in range(4):
+                ra = r[a]  # columns 2 j and 2 j + 1 of tile t: ra[2 t], ra[2 t + 1]
+                d0, d1, d2, d3 = dmf[a, 0, o, q], dmf[a, 1, o, q], dmf[a, 2, o, q], dmf[a, 3, o, q]
+                for t in range(span):
+                    d0[t] = ra[two * t]
+                    d1[t] = ra[two * t] + ra[two * t + one]
+                    d2[t] = ra[two * t] - ra[two * t + one]
+                    d3[t] = -ra[two * t + one]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _dtype
 from .._backend import xp
+from .._layout import sparse_csc, sparse_csr
 
 if TYPE_CHECKING:
     from .. import ops
@@ -87,6 +88,48 @@ class ConversionMethods:
 
         array, source = legacy_array(args, device, self.dtype, "new", typed=True)  # type: ignore[attr-defined]
         return source if source is not None else Tensor._make(array)
+
+    def dequantize(self) -> Tensor:
+        return ops.dequantize(self)  # type: ignore[arg-type]
+
+    # A sparse tensor's parts (ember/_sparse.py's SparseTensor); a dense tensor has none, as in PyTorch
+    def indices(self) -> Tensor:
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> Tensor:
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> Tensor:
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def is_coalesced(self) -> builtins.bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    @property
+    def is_sparse_csr(self) -> builtins.bool:
+        return False
+
+    def crow_indices(self) -> Tensor:
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got Strided")
+
+    def col_indices(self) -> Tensor:
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got Strided")
+
+    def ccol_indices(self) -> Tensor:
+        raise RuntimeError("ccol_indices expected sparse column compressed tensor layout but got Strided")
+
+    def row_indices(self) -> Tensor:
+        raise RuntimeError("row_indices expected sparse column compressed tensor layout but got Strided")
+
+    def to_sparse_csr(self, dense_dim=None) -> Any:
+        from .._sparse_compressed import to_sparse_compressed
+
+        return to_sparse_compressed(self, sparse_csr)  # type: ignore[arg-type]
+
+    def to_sparse_csc(self, dense_dim=None) -> Any:
+        from .._sparse_compressed import to_sparse_compressed
+
+        return to_sparse_compressed(self, sparse_csc)  # type: ignore[arg-type]
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         return self if dtype is None else ops.elementwise.cast(self, dtype)  # type: ignore[return-value]

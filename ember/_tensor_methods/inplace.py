@@ -34,6 +34,26 @@ class InplaceMethods:
     def pow_(self, other) -> Tensor:
         return ops.inplace.pow_(self, other)
 
+    def gt_(self, other) -> Tensor:
+        return ops.inplace.gt_(self, other)
+
+    def ge_(self, other) -> Tensor:
+        return ops.inplace.ge_(self, other)
+
+    def lt_(self, other) -> Tensor:
+        return ops.inplace.lt_(self, other)
+
+    def le_(self, other) -> Tensor:
+        return ops.inplace.le_(self, other)
+
+    def eq_(self, other) -> Tensor:
+        return ops.inplace.eq_(self, other)
+
+    def ne_(self, other) -> Tensor:
+        return ops.inplace.ne_(self, other)
+
+    greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
+
     def addcmul_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
         return ops.inplace.addcmul_(self, t1, t2, value=value)
 

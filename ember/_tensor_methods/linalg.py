@@ -37,6 +37,8 @@ class LinalgMethods:
     def outer(self, b: Tensor) -> Tensor:
         return ops.linalg.outer(self, b)
 
+    ger = outer
+
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         return ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 

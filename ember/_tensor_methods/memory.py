@@ -54,3 +54,9 @@ class MemoryMethods:
         from .._resize import resize_as_
 
         return resize_as_(self, other, memory_format=memory_format)  # type: ignore[arg-type]
+
+    def set_(self, source: Tensor | None = None) -> Tensor:
+        """``self`` becomes ``source``'s data (same storage, shape and strides); no argument: empty."""
+        from .._resize import set_
+
+        return set_(self, source)  # type: ignore[arg-type]

@@ -37,6 +37,9 @@ class ShapeMethods:
     def t(self) -> Tensor:
         return ops.shape.t(self)
 
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+        return ops.strided.as_strided(self, size, stride, storage_offset)
+
     def expand(self, *sizes, size=None) -> Tensor:
         return ops.shape.expand(self, *sizes, size=size)
 

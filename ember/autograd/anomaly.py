@@ -15,33 +15,55 @@ from .grad_mode import _GradState, _ThreadGradState
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that turns anomaly detection on inside it."""
+    """Context manager (and decorator) that turns anomaly detection on inside it: each node records the forward
+    stack that created it, and, with ``check_nan=True`` (the default), backward raises at the first gradient with
+    NaN or inf. ``check_nan=False`` keeps the traces (they appear in other autograd errors) without the check."""
 
     def __init__(self, check_nan: bool = True) -> None:
-        self._mode = check_nan
+        self._check_nan = check_nan
 
     def __enter__(self) -> None:
-        self._prev = _GradState.anomaly
-        _ThreadGradState.anomaly = self._mode  # process-wide, as PyTorch's
+        self._prev = (_GradState.anomaly, _GradState.anomaly_check_nan)
+        _set(True, self._check_nan)
 
     def __exit__(self, *exc) -> None:
-        _ThreadGradState.anomaly = self._prev
+        _set(*self._prev)
 
     def __call__(self, fn):
         def wrapper(*args, **kwargs):
-            with detect_anomaly(self._mode):
+            with detect_anomaly(self._check_nan):
                 return fn(*args, **kwargs)
 
         return wrapper
 
 
-def set_detect_anomaly(mode: bool) -> None:
-    """Turn anomaly detection on or off for the whole process."""
-    _ThreadGradState.anomaly = bool(mode)
+class set_detect_anomaly:
+    """Turn anomaly detection on or off for the whole process (``check_nan`` as in :class:`detect_anomaly`).
+    Takes effect when called; used as a context manager, the previous setting comes back at its end."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._prev = (_GradState.anomaly, _GradState.anomaly_check_nan)
+        _set(bool(mode), bool(check_nan))
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _set(*self._prev)
+
+
+def _set(mode: bool, check_nan: bool) -> None:
+    # process-wide, as PyTorch's: set on the class, read through any thread's state
+    _ThreadGradState.anomaly, _ThreadGradState.anomaly_check_nan = mode, check_nan
 
 
 def is_anomaly_enabled() -> bool:
     return _GradState.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether backward checks gradients for NaN and inf while anomaly detection is on."""
+    return _GradState.anomaly_check_nan
 
 
 def record_creation(node) -> None:

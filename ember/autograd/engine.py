@@ -7,6 +7,9 @@
     3. free each node's saved arrays once it has run (unless retain_graph)
     4. when the queue is empty, run the callbacks queued during this backward
 
+With inputs given (autograd.grad, backward(inputs=...)) only the nodes on a path to them run, each computing only
+the input gradients on such paths (``_reaching``), as PyTorch's engine does.
+
 Iterative and deterministic: the same graph runs its nodes, and so fires its
 hooks, in the same order in every process — what data-parallel training needs.
 """
@@ -72,6 +75,51 @@ def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
                 seen.add(child)
                 stack.append(child)
     return deps
+
+
+def _reaching(roots: list[Node], targets: set) -> set:
+    """The nodes from which some node of ``targets`` can be reached (the targets included): with ``inputs`` given
+    (autograd.grad, backward(inputs=...)) only these run, and only their inputs on such paths get gradients,
+    as PyTorch's engine computes just what reaches the inputs (a penalty's input gradient takes no weight
+    gradients)."""
+    reach = set(targets)
+    done: set = set()
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:  # every child is finished (a DAG: a pending child would close a cycle)
+                if node not in reach:
+                    for edge in node.next_edges:
+                        if edge is not None and edge[0] in reach:
+                            reach.add(node)
+                            break
+                continue
+            if node in done:
+                continue
+            done.add(node)
+            stack.append((node, True))
+            for edge in node.next_edges:
+                if edge is not None and edge[0] not in done:
+                    stack.append((edge[0], False))
+    return reach
+
+
+def _run_pruned(node: Node, grads: list, reach: set, traced: bool, create_graph: bool) -> list:
+    """``_run_node`` with the inputs whose edges reach no captured edge marked as needing no gradient (so the
+    formula skips them), and any gradient it still returns for them dropped."""
+    needs = getattr(node, "needs_input_grad", None)  # (a custom Function's node keeps its flags on its ctx)
+    wanted = [e is not None and e[0] in reach for e in node.next_edges]
+    if True not in wanted:
+        return [None] * len(wanted)
+    if needs is None or False not in wanted:
+        return _run_node(node, grads, traced, create_graph)
+    node.needs_input_grad = tuple(bool(n) and w for n, w in zip(needs, wanted))
+    try:
+        input_grads = _run_node(node, grads, traced, create_graph)
+    finally:
+        node.needs_input_grad = needs
+    return [g if w else None for g, w in zip(input_grads, wanted)]
 
 
 def _call_pre_hooks(node: Node, grads: list) -> None:
@@ -162,7 +210,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
         input_grads = lowp.narrow(input_grads, node.half_dtype)
     if started is not None:
         trace.finish(node.name(), "backward", started)
-    if _GradState.anomaly:
+    if _GradState.anomaly and _GradState.anomaly_check_nan:
         from .anomaly import check_grads
 
         check_grads(node, input_grads)
@@ -180,6 +228,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
+    reach = None if capture is None else _reaching(list(walk.buffers), {node for node, _ in capture})
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     stack = _callbacks.stack
@@ -199,7 +248,10 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            input_grads = _run_node(node, grads, started is not None, create_graph)
+            if reach is None:
+                input_grads = _run_node(node, grads, started is not None, create_graph)
+            else:
+                input_grads = _run_pruned(node, grads, reach, started is not None, create_graph)
             if not retain_graph:
                 node.release()
             walk.send(node, input_grads)

@@ -208,7 +208,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def _forward_mode_jvp(func: Callable, inputs: tuple, v, is_inputs_tuple: bool) -> tuple[Any, Any]:
     """``jvp`` by forward-mode AD (see ``jvp``)."""
-    inputs = _preprocess(inputs, create_graph=False, need_graph=False)
+    # requiring grad, as PyTorch's inputs to func: func may differentiate inside (the jvp of a gradient)
+    inputs = _preprocess(inputs, create_graph=False, need_graph=True)
     v = _prepare_v(v, inputs, is_inputs_tuple, False, "jvp", "inputs")
     tangents = v if v is not None else tuple(i.new_ones(i.shape) for i in inputs)
     with dual_inputs(inputs, tangents) as duals:

@@ -27,6 +27,7 @@ class _ThreadGradState(threading.local):
     higher_order = False
     # Process-wide (set on the class by ember.autograd.set_detect_anomaly, read through any thread's state).
     anomaly = False
+    anomaly_check_nan = True  # with anomaly on: backward checks each gradient for NaN/inf
 
 
 _GradState = _ThreadGradState()

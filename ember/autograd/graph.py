@@ -18,12 +18,13 @@ import sys
 import weakref
 from types import SimpleNamespace
 
+from .. import _dtype
 from .. import _trace as trace
-from .._backend import quiet_enter, quiet_exit
+from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
-from .._tensor import Tensor
+from .._tensor import Tensor, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState
 from .grad_store import set_first_grad
@@ -38,9 +39,14 @@ _RELEASED_MSG = (
 )
 
 _sequence = itertools.count()
+_new_object = object.__new__
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
+# Set once a DTensor exists (ember/distributed/tensor): called with (op class, inputs, params) before each op, it
+# returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
+# DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
+_dtensor_dispatch = None
 
 
 def set_dual_level(level) -> None:
@@ -98,8 +104,13 @@ class Node:
     # forward-mode AD applies forward to the tangents (zeros for an input without one).
     linear = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
+    # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s
+    # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
+    # is neither held (memory) nor version-checked, so changing that tensor in place before backward is fine.
+    saved_for: tuple[tuple[int, ...], ...] | None = None
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # (``apply`` makes its nodes without calling this: it sets the same field)
         self.saved = ()
 
     # Subclasses implement these two, next to each other.
@@ -112,20 +123,16 @@ class Node:
     @classmethod
     def apply(cls, *inputs, **params) -> Tensor:
         """Run the op on tensors (non-tensor inputs pass through unchanged) and record it."""
+        if _dtensor_dispatch is not None and (out := _dtensor_dispatch(cls, inputs, params)) is not None:
+            return out
         # Plain loops and lists, not generator expressions: recording is per op, so this is the
-        # hot path of every small-tensor program (a generator costs a frame per element).
-        node = cls()
-        arrays = []
+        # hot path of every small-tensor program (a generator costs a frame per element). The node is made
+        # without a call to __init__ (a Python frame per op): its one field is set here.
+        node = _new_object(cls)
+        node.saved = ()
         needs = None
         if _GradState.enabled:
-            flags = []
-            for t in inputs:
-                if isinstance(t, Tensor):
-                    arrays.append(t._data)
-                    flags.append(t._requires_grad)
-                else:
-                    arrays.append(t)
-                    flags.append(False)
+            arrays, flags, edges, shapes = _inputs_and_edges(inputs)
             if True in flags:
                 needs = tuple(flags)
         else:
@@ -137,14 +144,15 @@ class Node:
         if cls.float32_compute:
             node.half_dtype, arrays = lowp.widen(arrays)
         try:
-            out = node.forward(*arrays, **params)
+            out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
             raise shape_error(cls.__name__.lower(), arrays, err) from None
         finally:
             quiet_exit(quiet)
         if node.half_dtype is not None:
             out = lowp.narrow(out, node.half_dtype)
-        result = Tensor._make(out, node if needs is not None else None)
+        result = _new_object(Tensor)  # (Tensor._make without its call)
+        _fill(result, out, node if needs is not None else None, 0)
         if cls.is_view:
             src = inputs[0]
             result._vc = src._vc
@@ -156,30 +164,35 @@ class Node:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
-            node._link(inputs, needs, result)
+            node._record(inputs, needs, result, edges, shapes)
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return result
 
     def _link(self, inputs, needs, outputs) -> None:
-        self.seq = next(_sequence)
+        """Record this node as the maker of ``outputs`` (a tensor or a list of them) from ``inputs``, of which those
+        flagged in ``needs`` need a gradient."""
         edges = []
         shapes = []
         for t, n in zip(inputs, needs):
             if n:
-                fn = t.grad_fn
-                if fn is not None:
-                    edges.append((fn, t._output_nr))
-                else:
-                    acc = t._grad_accumulator
-                    edges.append((acc, 0) if acc is not None else leaf_edge(t))
+                edges.append(input_edge(t))
                 shapes.append(t._data.shape)
             else:
                 edges.append(None)
                 shapes.append(None)
+        self._record(inputs, needs, outputs, edges, shapes)
+
+    def _record(self, inputs, needs, outputs, edges: list, shapes: list) -> None:
+        """``_link`` given each input's edge and shape (None for an input that needs no gradient): the sequence
+        number, the edges, and the versions of what backward will read."""
+        self.seq = next(_sequence)
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
         saved = self.saved
+        # an entry with no reader at all (a one-operand einsum's operand) is unread even when every gradient is
+        if saved and self.saved_for is not None and (False in needs or () in self.saved_for):
+            saved = self.saved = _drop_unread(saved, self.saved_for, needs)
         if saved:
             # Remember the version of every tensor whose storage backward will read, and where the tensor
             # came from: its edge for an input (None when it needs no gradient), its output number for an
@@ -208,7 +221,7 @@ class Node:
         hooks = saved_hooks.active()
         if hooks is None:
             return
-        self.saved = saved_hooks.pack_saved(self.saved, hooks)
+        self.saved = saved_hooks.pack_saved(self.saved, hooks, Unread)
         self._saved_versions = tuple((c, v, SimpleNamespace(dtype=a.dtype, shape=a.shape), source)
                                      for c, v, a, source in self._saved_versions)
         self._packed = True
@@ -234,15 +247,9 @@ class Node:
     def check_saved_versions(self) -> None:
         if self.saved is None:
             raise RuntimeError(_RELEASED_MSG)
-        for counter, version, array, _source in self._saved_versions:
+        for counter, version, array, source in self._saved_versions:
             if counter[0] != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an "
-                    f"inplace operation: [{array.dtype} {list(array.shape)}], saved by "
-                    f"{self.name()}, is at version {counter[0]}; expected version {version} "
-                    "instead. Hint: the in-place change happened between forward and backward; "
-                    "use an out-of-place op (x = x + 1) or clone the tensor first."
-                )
+                raise RuntimeError(_modified_message(self, array, source, counter[0], version))
 
     def keep_for_rerun(self, inputs, params: dict) -> None:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
@@ -342,6 +349,8 @@ class MultiOutputNode(Node):
     def apply(cls, *inputs, **params) -> tuple:
         """Node.apply for several outputs: a tuple of tensors (None where forward returned None). Integer
         outputs (pivots, indices) carry no gradient."""
+        if _dtensor_dispatch is not None and (out := _dtensor_dispatch(cls, inputs, params)) is not None:
+            return out
         node = cls()
         needs = None
         if _GradState.enabled:
@@ -368,6 +377,73 @@ class MultiOutputNode(Node):
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return results
+
+
+def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
+    """``saved`` with each array that no gradient to be computed reads swapped for a stand-in of its shape and
+    dtype (a formula may still ask an unread operand's ``ndim`` or ``shape``) that holds one element: NaN for
+    floating dtypes, so a formula that wrongly read the values would give a visibly wrong gradient."""
+    # Plain loops, no generators: this runs on every recorded Mul/MatMul/Linear with a constant operand.
+    dropped = []
+    for k, r in enumerate(readers):
+        for i in r:
+            if needs[i]:
+                break
+        else:
+            dropped.append(k)
+    if not dropped:
+        return saved
+    out = list(saved)
+    for k in dropped:
+        a = saved[k]
+        if not isinstance(a, xp.ndarray):
+            continue
+        for j, s in enumerate(saved):
+            if s is a and j not in dropped:  # the same array, read for a needed gradient: it stays
+                break
+        else:
+            out[k] = _stand_in(a.shape, a.dtype)
+    return tuple(out)
+
+
+_STAND_INS: dict = {}
+
+
+def _stand_in(shape: tuple, dtype):
+    """A read-only array of ``shape`` and ``dtype`` over one element (all strides 0), NaN where the dtype has
+    it, else 0; shared by every node that drops an entry of that shape and dtype (a step's shapes repeat)."""
+    key = (shape, dtype)
+    arr = _STAND_INS.get(key)
+    if arr is None:
+        if len(_STAND_INS) >= 512:  # many distinct shapes (varying lengths): start over, not grow without bound
+            _STAND_INS.clear()
+        fill = xp.full(1, xp.nan if dtype.kind in "fc" else 0, dtype=dtype)
+        arr = _STAND_INS[key] = Unread(shape, dtype, buffer=fill, strides=(0,) * len(shape))
+        arr.flags.writeable = False
+    return arr
+
+
+class Unread(xp.ndarray):
+    """The stand-in for a saved entry that no computed gradient reads (``Node.saved_for``): not a saved tensor,
+    so saved-tensor hooks do not see it."""
+
+
+def _modified_message(node: Node, array, source, version: int, expected: int) -> str:
+    """PyTorch's error for a saved tensor changed in place before backward: its type and shape, the op whose
+    output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
+    after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
+    name = _dtype.SCALAR_TYPE_NAMES.get(array.dtype.name, str(array.dtype))
+    what = f"[torch.{name}Tensor {list(array.shape)}]"
+    edge = (node, source[0]) if isinstance(source[0], int) else source[0]
+    if edge is not None and not isinstance(edge[0], AccumulateGrad):
+        creator = edge[0].name()
+        what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"
+    hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
+            "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
+            "enable anomaly detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what} is at version {version}; expected version {expected} instead. Hint: {hint}")
 
 
 class AccumulateGrad(Node):
@@ -417,6 +493,41 @@ class AccumulateGrad(Node):
                 hook(var)
             trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()
+
+
+def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
+    """An op's inputs under grad mode, in one pass: the arrays (a non-tensor passes through), whether each needs a
+    gradient, and for each that does its edge (``input_edge``) and shape (None for the others)."""
+    # Plain loops and lists, not generator expressions: every recorded op runs this.
+    arrays = []
+    flags = []
+    edges = []
+    shapes = []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            a = t._data
+            arrays.append(a)
+            if t._requires_grad:
+                flags.append(True)
+                edges.append(input_edge(t))
+                shapes.append(a.shape)
+                continue
+        else:
+            arrays.append(t)
+        flags.append(False)
+        edges.append(None)
+        shapes.append(None)
+    return arrays, flags, edges, shapes
+
+
+def input_edge(t: Tensor) -> tuple:
+    """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
+    (AccumulateGrad, 0)."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._grad_accumulator
+    return (acc, 0) if acc is not None else leaf_edge(t)
 
 
 def leaf_edge(t: Tensor) -> tuple:

@@ -406,9 +406,10 @@ _UFUNCS: dict[str, Callable] = {
     "arccosh": _unary("acosh"),
     "arctanh": _unary("atanh"),
 }
-for _name in ("exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "sin", "cos", "tan", "sinh",
-              "cosh", "tanh"):
+for _name in ("exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
+              "tanh"):
     _UFUNCS[_name] = _unary(_name)
+_UFUNCS["cbrt"] = lambda x: _E().sign(x) * _E().abs(x) ** (1 / 3)  # (PyTorch has no cbrt; real for x < 0 too)
 
 _CONSTANT_UFUNCS = frozenset(
     getattr(xp, n) for n in (

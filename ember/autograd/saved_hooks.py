@@ -49,10 +49,12 @@ class _Packed:
         self.value, self.unpack = value, unpack
 
 
-def pack_saved(saved: tuple, hooks: tuple[Callable, Callable]) -> tuple:
-    """``saved`` with every array replaced by its packed form."""
+def pack_saved(saved: tuple, hooks: tuple[Callable, Callable], unread: type) -> tuple:
+    """``saved`` with every array replaced by its packed form (not the stand-ins, of type ``unread``, for
+    entries that no computed gradient reads: PyTorch does not save those)."""
     pack, unpack = hooks
-    return tuple(_Packed(pack(Tensor._make(a)), unpack) if isinstance(a, xp.ndarray) else a for a in saved)
+    return tuple(_Packed(pack(Tensor._make(a)), unpack) if isinstance(a, xp.ndarray) and type(a) is not unread
+                 else a for a in saved)
 
 
 def unpack_saved(saved: tuple) -> tuple:

@@ -100,6 +100,14 @@ def get_rng_state_all() -> list:
     return []
 
 
+def set_rng_state(new_state, device="cuda") -> None:
+    """Nothing to set: as on a CPU-only PyTorch, which defers the call until CUDA starts (it never does)."""
+
+
+def set_rng_state_all(new_states) -> None:
+    """Nothing to set (see ``set_rng_state``)."""
+
+
 def _unavailable(name: str):
     def fn(*args, **kwargs):
         try:

@@ -18,6 +18,7 @@ from .collectives import (
     all_gather_into_tensor,
     all_reduce,
     all_to_all,
+    all_to_all_single,
     barrier,
     broadcast,
     gather,
@@ -28,6 +29,7 @@ from .collectives import (
 )
 from .comm import Work
 from .consistency import collective_checks_enabled, set_collective_checks
+from .device_mesh import DeviceMesh, init_device_mesh
 from .object_collectives import (
     all_gather_object,
     broadcast_object_list,
@@ -37,11 +39,13 @@ from .object_collectives import (
 )
 from .p2p import irecv, isend, recv, send
 from .process_group import (
+    Backend,
     GroupMember,
     ProcessGroup,
     default_group,
     destroy_process_group,
     get_backend,
+    get_default_backend_for_device,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -53,6 +57,8 @@ from .process_group import (
     is_mpi_available,
     is_nccl_available,
     new_group,
+    new_subgroups,
+    new_subgroups_by_enumeration,
 )
 from .reduce_op import ReduceOp
 
@@ -64,6 +70,8 @@ __all__ = [
     "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend",
     "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
     "set_collective_checks",
+    "Backend", "get_default_backend_for_device", "new_subgroups", "new_subgroups_by_enumeration", "DeviceMesh",
+    "init_device_mesh", "all_to_all_single",
 ]
 
 

@@ -244,6 +244,58 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     return _finish(work, async_op, list(output_tensor_list), _copy_rows(buffer, output_tensor_list))
 
 
+def _split_sizes(op: str, name: str, tensor: Tensor, sizes, parts: int) -> list[int]:
+    """The dim-0 block sizes of ``tensor``: ``sizes`` checked, or ``parts`` equal blocks when it is None."""
+    rows = tensor._data.shape[0] if tensor._data.ndim else 0
+    if sizes is None:
+        if tensor._data.ndim == 0 or rows % parts:
+            raise ValueError(f"{op}: {name} of shape {tuple(tensor._data.shape)} does not split into {parts} equal "
+                             "blocks along dim 0; give its split sizes")
+        return [rows // parts] * parts
+    sizes = [int(s) for s in sizes]
+    if len(sizes) != parts or any(s < 0 for s in sizes) or sum(sizes) != rows:
+        raise ValueError(f"{op}: {name} split sizes {sizes} must be {parts} non-negative sizes adding up to its "
+                         f"dim 0 ({rows})")
+    return sizes
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[int] | None = None,
+                      input_split_sizes: list[int] | None = None, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Block ``j`` of ``input`` (split along dim 0 by ``input_split_sizes``, or in equal blocks) on rank ``i``
+    goes to block ``i`` of ``output`` (split by ``output_split_sizes``) on rank ``j``.
+
+    Blocks of unequal sizes travel padded to the largest block of any rank (one extra small all-reduce).
+    """
+    if (pg := _member(group, "all_to_all_single")) is None:
+        return None
+    n = pg.size()
+    with Agreement(pg, "all_to_all_single"):
+        check_tensor("all_to_all_single", "input", input)
+        check_tensor("all_to_all_single", "output", output)
+        if output._data.dtype != input._data.dtype or output._data.shape[1:] != input._data.shape[1:]:
+            raise ValueError(f"all_to_all_single: output ({output.dtype}, {tuple(output.shape)}) and input "
+                             f"({input.dtype}, {tuple(input.shape)}) must share dtype and the sizes past dim 0")
+        ins = _split_sizes("all_to_all_single", "input", input, input_split_sizes, n)
+        outs = _split_sizes("all_to_all_single", "output", output, output_split_sizes, n)
+    block = xp.asarray([max(ins + outs)], dtype=xp.int64)
+    pg.comm.iallreduce_(block, ReduceOp.MAX).wait()
+    rest = input._data.shape[1:]
+    send = xp.zeros((n, int(block[0])) + rest, dtype=input._data.dtype)
+    for j, start in enumerate(_starts(ins)):
+        send[j, :ins[j]] = input._data[start:start + ins[j]]
+    buffer = xp.empty_like(send)
+
+    def copy_out():
+        for i, start in enumerate(_starts(outs)):
+            output._data[start:start + outs[i]] = buffer[i, :outs[i]]
+    return _finish(pg.comm.ialltoall(send, buffer), async_op, [output], copy_out)
+
+
+def _starts(sizes: list[int]) -> list[int]:
+    return [sum(sizes[:i]) for i in range(len(sizes))]
+
+
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids=None) -> Work | None:
     """Wait until every rank of the group has reached the barrier."""
     if (pg := _member(group, "barrier")) is None:

@@ -378,6 +378,13 @@ class Communicator:
 
         return work.then(done)
 
+    def probe(self, tag: int) -> tuple[int, int] | None:
+        """``(source, bytes)`` of a message with ``tag`` waiting to be received from any rank; None when none is."""
+        status = _MPI.Status()
+        if not self._comm.Iprobe(source=_MPI.ANY_SOURCE, tag=tag, status=status):
+            return None
+        return status.Get_source(), status.Get_count(_MPI.BYTE)
+
     def ibarrier(self) -> Work:
         return self._work(self._comm.Ibarrier(), "barrier")
 

@@ -25,7 +25,8 @@ from .reduce_op import ReduceOp
 _MAX_DIMS = 32
 _HEADER = 6  # ok, collective, op, root, dtype, ndim; then the shape, padded with -1
 _KINDS = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce", "reduce_scatter",
-          "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "barrier")
+          "reduce_scatter_tensor", "gather", "scatter", "all_to_all", "barrier",
+          "all_to_all_single")
 _OPS = tuple(ReduceOp)
 _CODED_DTYPES = (*ALL_DTYPES, bfloat16)
 _DTYPE_CODES = {d.name: i for i, d in enumerate(_CODED_DTYPES)}  # by name: bfloat16's array type loads lazily

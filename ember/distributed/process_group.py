@@ -13,6 +13,7 @@ import os
 import warnings
 from datetime import timedelta
 
+from .._device import device as _device
 from . import _env, _errors, comm
 
 _CPU_BACKENDS = ("mpi", "gloo")
@@ -193,6 +194,44 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, 
     return ProcessGroup(sub, _cpu_backend(backend) if backend is not None else world.backend, members)
 
 
+def new_subgroups_by_enumeration(ranks_per_subgroup_list: list[list[int]], timeout: timedelta | None = None,
+                                 backend: str | None = None, pg_options=None, group_desc: str | None = None
+                                 ) -> tuple[ProcessGroup | None, list[ProcessGroup]]:
+    """A group for each list of ranks (disjoint lists), made by every rank: (this rank's group, all of them)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen: dict[int, list[int]] = {}
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {seen[r]} and {list(ranks)}")
+            seen[r] = list(ranks)
+    me = default_group("new_subgroups").rank()
+    subgroups = [new_group(ranks, timeout=timeout, backend=backend) for ranks in ranks_per_subgroup_list]
+    current = next((g for g, ranks in zip(subgroups, ranks_per_subgroup_list) if me in ranks), None)
+    return current, subgroups
+
+
+def new_subgroups(group_size: int | None = None, group: ProcessGroup | None = None, timeout: timedelta | None = None,
+                  backend: str | None = None, pg_options=None, group_desc: str | None = None
+                  ) -> tuple[ProcessGroup | None, list[ProcessGroup]]:
+    """``group`` (default: the world) cut into consecutive groups of ``group_size`` ranks, made by every rank:
+    (this rank's group, all of them). ``group_size`` is required: PyTorch's default, the GPUs per node, does not
+    exist on the CPU (the same ValueError as a PyTorch without CUDA)."""
+    if group_size is None:
+        raise ValueError("Default group size only takes effect when CUDA is available.If your subgroup using a "
+                         "backend that does not depend on CUDA,please pass in 'group_size' correctly.")
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    ranks = list(resolve(group, "new_subgroups").ranks)
+    if len(ranks) < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({len(ranks)})")
+    if len(ranks) % group_size:
+        raise ValueError(f"The world size ({len(ranks)}) must be divisible by '{group_size=}'")
+    return new_subgroups_by_enumeration([ranks[i:i + group_size] for i in range(0, len(ranks), group_size)],
+                                        timeout=timeout, backend=backend)
+
+
 def get_rank(group: ProcessGroup | None = None) -> int:
     """This process's rank in ``group`` (default: the world); -1 if it is not a member."""
     return resolve(group, "get_rank").rank()
@@ -210,3 +249,33 @@ def get_backend(group: ProcessGroup | None = None) -> str:
 
 def get_process_group_ranks(group: ProcessGroup) -> list[int]:
     return list(resolve(group, "get_process_group_ranks").ranks)
+
+
+class Backend(str):
+    """``torch.distributed.Backend``: the backend names as constants (``Backend.GLOO == "gloo"``);
+    ``Backend("GLOO")`` is the name in lower case. ember runs ``"mpi"`` and ``"gloo"`` (one CPU engine)."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    XCCL = "xccl"
+    FAKE = "fake"
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
+
+    def __new__(cls, name: str) -> str:  # type: ignore[misc]  (PyTorch's returns the plain name too)
+        if not isinstance(name, str):
+            raise ValueError("Backend constructor parameter must be string-ish")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        return name.lower() if value == Backend.UNDEFINED else value
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend PyTorch pairs with a device type: "gloo" for "cpu" (ember's CPU engine runs it), "nccl" for
+    "cuda" (which ember then refuses in init_process_group, having no GPU)."""
+
+    kind = (device if hasattr(device, "type") else _device(device) if isinstance(device, str) else device).type
+    if kind not in Backend.default_device_backend_map:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return Backend.default_device_backend_map[kind]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._kernels import im2col as compiled
+from .._kernels.policy import policy
 from .._parallel import gemm_block, matmul_blocks, parallel_for
 from ..autograd.graph import Node
 from ..nn._ops.conv import offsets, out_size, pad_spatial, window
@@ -64,7 +66,9 @@ class PerExampleLinear(Node):
         x, shared = self.saved
         nx, nw, nb = self.needs_input_grad
         gx = _matmul(g.reshape(-1, g.shape[-1]), shared).reshape(x.shape) if nx else None
-        gw = _matmul(g.transpose(0, 2, 1), x) if nw else None
+        gw = None
+        if nw:  # one row per example (a classifier's head): an outer product, which as a GEMM of inner size 1 is slow
+            gw = g.transpose(0, 2, 1) * x if x.shape[1] == 1 else _matmul(g.transpose(0, 2, 1), x)
         gb = g.sum(1) if nb else None
         return gx, gw, gb
 
@@ -75,9 +79,23 @@ def _im2col(x, kernel, stride, dilation, pads):
     xpad = pad_spatial(x, pads)
     out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
     cols = xp.empty((x.shape[1], *kernel, x.shape[0], *out_sp), x.dtype)
+    # (the compiled im2col on these strided views took twice as long as NumPy's copy per kernel offset)
     for offs in offsets(kernel):
         cols[(slice(None), *offs)] = xpad[window(offs, out_sp, stride, dilation, 2, 0)].swapaxes(0, 1)
     return cols, out_sp
+
+
+def _compiled(*arrays) -> bool:
+    """Whether the compiled 2-d col2im takes these plain float32/float64 arrays."""
+    return (len(arrays[0].shape) == 4 and all(type(a) is xp.ndarray and a.dtype in (xp.float32, xp.float64)
+                                               for a in arrays) and policy.use_compiled())
+
+
+def _by_channel(cols):
+    """gcols (C, kh, kw, M, Ho, Wo) as the (C, M, kh, kw, Ho, Wo) view: the column layout of the compiled
+    (N, C, H, W) col2im, with this module's channels in the place of its samples and the examples in the place of
+    its channels."""
+    return cols.transpose(0, 3, 1, 2, 4, 5)
 
 
 def _input_grad(gm, shared, x_shape, stride, pads, dilation, groups: int):
@@ -90,8 +108,14 @@ def _input_grad(gm, shared, x_shape, stride, pads, dilation, groups: int):
     gcols = _matmul(wt, gm.reshape(groups, o // groups, -1)).reshape(c, *kernel, -1, *out_sp)
     padded = [s + lo + hi for s, (lo, hi) in zip(x_shape[3:], pads)]
     gpad = xp.zeros((c, gcols.shape[len(kernel) + 1], *padded), gm.dtype)
-    for offs in offsets(kernel):
-        gpad[window(offs, out_sp, stride, dilation, 2, 0)] += gcols[(slice(None), *offs)]
+    if _compiled(gpad, gcols):  # one pass (3.5 ms against 4.2 for NumPy's per-offset adds on 16 -> 32 channels,
+        # 14 x 14, 64 examples), each element's terms added in the same (kernel offset) order: the same bits
+        src = _by_channel(gcols)
+        parallel_for(lambda c0, c1: compiled.col2im2d_nchw(src[c0:c1], *stride, *dilation, gpad[c0:c1]), c,
+                     gcols.size)
+    else:
+        for offs in offsets(kernel):
+            gpad[window(offs, out_sp, stride, dilation, 2, 0)] += gcols[(slice(None), *offs)]
     inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x_shape[3:], pads))
     return gpad[(slice(None), slice(None), *inner)].swapaxes(0, 1).reshape(x_shape)
 
@@ -128,7 +152,11 @@ class PerExampleConv(Node):
             per_group = shared[0].size
             gmat = gm.reshape(groups, o // groups, batch, -1).transpose(2, 0, 1, 3)
             cmat = cols.reshape(groups, per_group, batch, -1).transpose(2, 0, 3, 1)
-            gw = _matmul(gmat, cmat).reshape(batch, *shared.shape)
+            if per_group > o // groups:  # the longer output side as the GEMM's rows (as conv.weight_grad)
+                gw = _matmul(cmat.swapaxes(-1, -2), gmat.swapaxes(-1, -2)).swapaxes(-1, -2)
+                gw = gw.reshape(batch, *shared.shape)
+            else:
+                gw = _matmul(gmat, cmat).reshape(batch, *shared.shape)
         if nb:
             gb = gm.reshape(o, batch, -1).sum(-1).T
         return gx, gw, gb

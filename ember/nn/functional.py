@@ -17,6 +17,7 @@ from ._ops.activation_inplace import celu_, elu_, hardtanh_, leaky_relu_, relu_,
 from ._ops.activation_more import (
     celu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -30,6 +31,7 @@ from ._ops.activation_more import (
     tanhshrink,
     threshold,
 )
+from ._ops.adaptive_max_pool import adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d
 from ._ops.attention import scaled_dot_product_attention
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
@@ -56,10 +58,13 @@ from ._ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ._ops.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
 )
 from ._ops.sparse import dropout, dropout2d, embedding, one_hot
 
@@ -93,6 +98,8 @@ __all__ = [
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "fold", "unfold", "grid_sample", "affine_grid",
     "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
+    "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "adaptive_max_pool3d", "gumbel_softmax",
 ]
 
 

@@ -17,6 +17,11 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
+    def __new__(cls, data=None, requires_grad: bool = True):
+        # A DTensor's parameter is a DTensor too (ember.distributed.tensor), as PyTorch's is.
+        as_parameter = getattr(type(data), "_as_parameter", None)
+        return as_parameter(data) if as_parameter is not None and cls is Parameter else super().__new__(cls)
+
     def __init__(self, data=None, requires_grad: bool = True) -> None:
         if data is None:
             array = xp.empty(0, dtype=xp.float32)

@@ -39,6 +39,7 @@ from . import (
     shape,
     sorting,
     statistics,
+    strided,
     unary,
     view_inplace,
 )
@@ -74,6 +75,13 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     check_device(device)
     out = cast(x, dtype) if dtype is not None else x
     return clone(out) if copy and out is x else out
+
+
+def dequantize(x: Tensor) -> Tensor:
+    """A quantized tensor's float32 values; ember has no quantized tensors, so as PyTorch does for the others:
+    a float32 tensor itself, any other the float32 conversion (differentiable here; PyTorch's derivative of it
+    is not implemented)."""
+    return x if x._data.dtype == xp.float32 else cast(x, _dtype.float32)
 
 
 def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = False, size=None) -> Tensor:
@@ -112,8 +120,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
            "gamma_fns", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup", "matrix",
-           "movement", "new_filled", "new_full", "new_tensor", "pointwise", "reduction", "sampling", "shape",
-           "sorting", "statistics", "storage", "to", "type_", "unary", "view_inplace"]
+           "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction", "sampling",
+           "shape", "sorting", "statistics", "storage", "strided", "to", "type_", "unary", "view_inplace"]
 
 
 def __getattr__(name: str):

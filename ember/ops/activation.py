@@ -7,7 +7,9 @@ from functools import partial
 
 from .. import _dtype
 from .._backend import xp
-from .._parallel import parallel_rows
+from .._kernels import softmax as compiled
+from .._kernels.policy import policy
+from .._parallel import parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -48,7 +50,13 @@ def col_sums(a):
 _MIN_ROW_SUM = 2.0 ** -16
 
 
-def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) -> None:
+def compiled_softmax(x) -> bool:
+    """Whether the compiled softmax kernels take the rows x (float32 NumPy arrays)."""
+    return type(x) is xp.ndarray and x.dtype == xp.float32 and policy.use_compiled()
+
+
+def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, causal: int = 0,
+                 scale: float = 1.0) -> None:
     """Softmax (with ``log``, log-softmax) of each row of the 2-D C-contiguous array ``x``, written into ``out``.
 
     The shift that keeps exp from overflowing is x's global max: one fast reduction instead of a per-row one
@@ -58,10 +66,23 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False) ->
     per-row shift) bounds the relative error: ~1e-6 in float32. Rows are computed independently (row sums by
     einsum, per row), so they are split among the intra-op threads with the same bits for any thread count.
     ``empty_rows_zero``: a row of -inf gives zeros (scaled_dot_product_attention) instead of nan (softmax).
+    ``causal`` > 0 (only where ``compiled_softmax(x)``): the rows are blocks of ``causal`` queries, row i of
+    each keeping keys j <= i (zeros beyond), as if an additive causal mask had been added to x. ``scale`` > 0
+    (only there too): the softmax of x * scale.
     Half precision is computed in float32.
     """
     if not x.size:
         return
+    if not log and compiled_softmax(x):  # one pass per row (ember/_kernels/softmax.py)
+        shift = xp.max(x)
+
+        def run(lo: int, hi: int) -> None:
+            compiled.softmax(x[lo:hi], out[lo:hi], shift, x.dtype.type(scale), causal, lo, empty_rows_zero)
+
+        parallel_for(run, x.shape[0], x.size)
+        return
+    if causal or scale != 1:
+        raise ValueError("softmax_rows: causal rows and a scale need the compiled kernel (mask and scale x instead)")
     if x.dtype.itemsize < 4:
         wide = xp.empty(x.shape, xp.float32)
         softmax_rows(x.astype(xp.float32), wide, log=log, empty_rows_zero=empty_rows_zero)
@@ -94,12 +115,18 @@ def _softmax_chunk(x, out, shift, log: bool, empty_rows_zero: bool) -> None:
         out *= xp.divide(1, s, out=s)  # one division per row, then multiplies
 
 
-def softmax_vjp(g, y, out) -> None:
-    """out = y * (g - rowsum(g * y)) for 2-D C-contiguous rows (out may be g): softmax's vector-Jacobian
-    product, each row on its own (callers split rows among the intra-op threads)."""
+def softmax_vjp(g, y, out, scale=None) -> None:
+    """out = y * (g - rowsum(g * y)) (times ``scale``, a scalar of g's dtype, if given) for 2-D C-contiguous rows
+    (out may be g): softmax's vector-Jacobian product, each row on its own (callers split rows among the intra-op
+    threads)."""
+    if compiled_softmax(g) and y.dtype == g.dtype and out.dtype == g.dtype:
+        compiled.softmax_vjp(g, y, out, g.dtype.type(1) if scale is None else scale)
+        return
     dot = xp.einsum("ij,ij->i", g, y)[:, None]
     xp.subtract(g, dot, out=out)
     out *= y
+    if scale is not None:
+        out *= scale
 
 
 def _log_softmax_backward_chunk(g, logp, out) -> None:
@@ -148,7 +175,8 @@ class Softmax(Node):
         y2 = _as_rows(self.saved[0], self.dim)[0]  # (y2 again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(y2.shape, g2.dtype)
-        parallel_rows(softmax_vjp, g2, _wide(y2), dx)
+        parallel_rows(softmax_vjp, g2, _wide(y2), dx,
+                      min_elements=policy.min_parallel_elements if compiled_softmax(g2) else None)
         return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 
@@ -202,3 +230,10 @@ def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
 def log_softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     x, d = _softmax_input(x, dim, dtype)
     return LogSoftmax.apply(x, dim=d)
+
+
+def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:
+    """``torch._softmax_backward_data``: softmax's input gradient from its output ``y`` and the output's
+    gradient ``g``, ``y * (g - sum(g * y, dim))``, differentiable (custom softmax autograd Functions call it).
+    Difference from PyTorch: the result keeps ``grad_output``'s dtype whatever ``input_dtype`` says."""
+    return output * (grad_output - (grad_output * output).sum(dim, keepdim=True))

@@ -24,6 +24,8 @@ class Einsum(Node):
 
     def forward(self, *arrays, inputs, output):
         self.saved, self.inputs, self.output = arrays, inputs, output
+        # each operand is read for the others' gradients (its own reads only its shape)
+        self.saved_for = tuple(tuple(j for j in range(len(arrays)) if j != k) for k in range(len(arrays)))
         return xp.einsum(",".join(inputs) + "->" + output, *arrays)
 
     def backward(self, g):

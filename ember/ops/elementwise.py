@@ -131,6 +131,7 @@ class Sub(Node):
 
 class Mul(Node):
     diagonal_jacobian = True
+    saved_for = ((1,), (0,))  # a for b's gradient, b for a's
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -146,6 +147,7 @@ class Mul(Node):
 
 class Div(Node):
     diagonal_jacobian = True
+    saved_for = ((1,), (0, 1))  # a for b's gradient, b for both
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -231,9 +233,14 @@ class Minimum(Node):
 
 def add(a, b, *, alpha=1):
     if alpha != 1:
-        b = mul(b, alpha)
+        b = _scaled(b, alpha)
     a, b = promote(a, b)
     return Add.apply(a, b)
+
+
+def _scaled(b, alpha):
+    """``alpha * b`` of add/sub: a Python number stays one (a weak scalar in promotion)."""
+    return mul(b, alpha) if isinstance(b, Tensor) else b * alpha
 
 
 def _is_bool(v) -> bool:
@@ -248,7 +255,7 @@ def sub(a, b, *, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha != 1:
-        b = mul(b, alpha)
+        b = _scaled(b, alpha)
     a, b = promote(a, b)
     return Sub.apply(a, b)
 

@@ -103,3 +103,23 @@ def _foreach_norm(self, ord=2, dtype=None) -> tuple:
 
 
 FUNCTIONS.update(_foreach_zero_=_foreach_zero_, _foreach_copy_=_foreach_copy_, _foreach_norm=_foreach_norm)
+
+
+# torch.ops.aten.<name>.overloads() of these ops (timm asks whether the Scalar form exists): the in-place forms'
+# overloads that ember's foreach ops accept; an out-of-place form adds an ``_out`` variant of each.
+_SCALAR_LIST = ("Scalar", "List", "ScalarList")
+_OVERLOADS_INPLACE = {**{n: _SCALAR_LIST for n in _BINARY}, "lerp": _SCALAR_LIST,
+                      **{n: (*_SCALAR_LIST, "Tensor") for n in ("add", "mul", "div")},
+                      **{n: ("Scalar", "ScalarList", "Tensor") for n in ("addcmul", "addcdiv")}}
+
+
+def overloads(name: str) -> list[str]:
+    """The overload names of ``torch.ops.aten.<name>`` for one of ``FUNCTIONS``."""
+    inplace = name.endswith("_")
+    base = name.removeprefix("_foreach_").removesuffix("_")
+    if name == "_foreach_norm":
+        return ["Scalar", "Scalar_out"]
+    names = list(_OVERLOADS_INPLACE.get(base, ("default",)))
+    if inplace:
+        return names
+    return [v for n in names for v in (n, "out" if n == "default" else f"{n}_out")]

@@ -112,6 +112,34 @@ def pow_(x: Tensor, other) -> Tensor:
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 
+def _compare_inplace(x: Tensor, other, ufunc, op) -> Tensor:
+    """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
+    tracked = _tracked(x, other)
+    check_inplace(x, tracked)
+    if tracked:
+        return _rebase(x, op(_snapshot(x), other), tracked)
+    o = other._data if isinstance(other, Tensor) else other
+    if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}")
+    ufunc(x._data, o, out=x._data, casting="unsafe")
+    x._bump_version()
+    return x
+
+
+def _comparison_(name: str, ufunc, op):
+    def compare_(x: Tensor, other) -> Tensor:
+        return _compare_inplace(x, other, ufunc, op)
+
+    compare_.__name__ = compare_.__qualname__ = name
+    return compare_
+
+
+gt_, ge_ = _comparison_("gt_", xp.greater, ew.gt), _comparison_("ge_", xp.greater_equal, ew.ge)
+lt_, le_ = _comparison_("lt_", xp.less, ew.lt), _comparison_("le_", xp.less_equal, ew.le)
+eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equal, ew.ne)
+
+
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     return add_(x, ew.mul(t1, t2), alpha=value)
 

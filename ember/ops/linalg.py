@@ -12,6 +12,7 @@ from .elementwise import promote
 class MatMul(Node):
     float32_compute = True
     multilinear = True
+    saved_for = ((1,), (0,))  # a for b's gradient, b for a's (an unread one still gives its ndim)
 
     def forward(self, a, b):
         self.saved = (a, b)
@@ -60,6 +61,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         )
     if a._data.dtype != b._data.dtype:
         a, b = promote(a, b)
+    if a._data.ndim == 1 and b._data.ndim >= 3 and a._requires_grad:
+        # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so changing
+        # b in place before backward is allowed and a's gradient reads the values b had: the same
+        b = b.clone()
     return MatMul.apply(a, b)
 
 
@@ -108,6 +113,9 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     from .shape import unsqueeze
 
     return mul(unsqueeze(a, 1), unsqueeze(b, 0))
+
+
+ger = outer  # PyTorch's older name of outer
 
 
 def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tensor:

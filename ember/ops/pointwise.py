@@ -369,6 +369,7 @@ class LogAddExp(Node):
 
 class Hypot(Node):
     diagonal_jacobian = True
+    saved_for = ((0,), (1,), (0, 1))  # each input for its own gradient, the output for both
 
     def forward(self, a, b):
         out = xp.hypot(a, b)
@@ -377,7 +378,8 @@ class Hypot(Node):
 
     def backward(self, g):  # d/da = a / out
         a, b, out = self.saved
-        return g * a / out, g * b / out
+        na, nb = self.needs_input_grad
+        return (g * a / out if na else None), (g * b / out if nb else None)
 
 
 class Fmod(Node):

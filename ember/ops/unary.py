@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import xp
+from .._kernels import activation as compiled
+from .._kernels.policy import policy
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -156,14 +158,20 @@ class Relu(Node):
         if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product
             return (g * (out != 0),)
         gx = xp.empty_like(out, dtype=g.dtype)
+        # one compiled pass (the same bits) for float arrays of one dtype; it pays threads from a smaller size
+        fast = (g.dtype == out.dtype and g.dtype in (xp.float32, xp.float64)
+                and policy.compiles(out.size, policy.min_compiled_elements))
 
         def grad(go, o, d):
+            if fast and go.ndim == 1:  # (parallel_flat's pieces; arrays it cannot flatten come whole)
+                compiled.relu_grad(go, o, d)
+                return
             # the mask in place (1.0 / 0.0), then times g; out != 0 is PyTorch's "not out <= 0" since out >= 0 or
             # NaN: the gradient passes where the output is NaN
             xp.not_equal(o, 0, out=d)
             d *= go
 
-        parallel_flat(grad, g, out, gx)
+        parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None)
         return (gx,)
 
 

@@ -8,16 +8,19 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "swa_utils",
-           "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "SparseAdam"]
+           "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "SparseAdam",
+           "Rprop", "ASGD"]
 
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402

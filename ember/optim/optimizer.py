@@ -43,7 +43,7 @@ import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 from .. import _trace
 from .._backend import quiet, xp
@@ -58,6 +58,9 @@ from ..utils.hooks import RemovableHandle
 
 # What an optimizer takes as ``params``: tensors, parameter groups (dicts), or (name, tensor) pairs.
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+
+
+StateDict: TypeAlias = dict[str, Any]  # what Optimizer.state_dict() returns, as PyTorch names its type
 
 
 class Optimizer:
@@ -346,6 +349,20 @@ class Optimizer:
             new_groups.append(new)
         self.state, self.param_groups = state, new_groups
 
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist: list, with_indices: bool = False) -> dict:
+        """PyTorch's grouping for foreach updates: {(device, dtype) of the first list's tensor: (the lists'
+        entries at those positions, the positions if ``with_indices``)}; optimizers written for PyTorch's
+        foreach path (timm's) call it."""
+        groups: dict = {}
+        for i, t in enumerate(tensorlistlist[0]):
+            lists, indices = groups.setdefault((t.device, t.dtype), ([[] for _ in tensorlistlist], []))
+            for out, source in zip(lists, tensorlistlist):
+                out.append(source[i])
+            if with_indices:
+                indices.append(i)
+        return groups
+
 
 def _patch_step_function(cls: type) -> None:
     """Make ``cls.step`` run the step hooks, once per class, as PyTorch's ``Optimizer.__init__`` does
@@ -473,7 +490,7 @@ def add_scaled(y, x, alpha: float, tmp) -> None:
     if alpha == 1:
         y += x
     elif (y.dtype in (xp.float32, xp.float64) and x.dtype == y.dtype and x.shape == y.shape and y.flags.c_contiguous
-          and x.flags.c_contiguous and policy.use_compiled()):
+          and x.flags.c_contiguous and policy.compiles(y.size, policy.min_compiled_elements)):
         compiled.add_scaled(y.reshape(-1), x.reshape(-1), y.dtype.type(alpha))
     else:
         xp.multiply(x, alpha, out=tmp)

@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._backend import xp
-from .._sparse import update_rows
+from .._kernels import embedding as compiled
+from .._parallel import parallel_for
+from .._sparse import compiled_rows, update_rows
 from .._tensor import Tensor
 from ._helpers import check_betas
 from .optimizer import Optimizer, check_nonneg
@@ -62,11 +64,18 @@ class SparseAdam(Optimizer):
         g = g.coalesce()
         rows, values = tuple(g.indices), (-g.values if group["maximize"] else g.values)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+        if (len(rows) == 1 and p.ndim == 2 and p.dtype == values.dtype and compiled_rows(values)
+                and all(a.flags.c_contiguous for a in (p, m, v))):
+            # one pass over each row, the same arithmetic (the same bits), split among the threads by rows
+            c = p.dtype.type
+            args = (rows[0], values, c(1 - beta1), c(1 - beta2), c(-step_size), c(group["eps"]))
+            parallel_for(lambda lo, hi: compiled.sparse_adam_rows(p, m, v, *args, lo, hi), rows[0].size, values.size)
+            return
         m_rows = m[rows]
         m_rows += (values - m_rows) * (1 - beta1)
         m[rows] = m_rows
         v_rows = v[rows]
         v_rows += (values * values - v_rows) * (1 - beta2)
         v[rows] = v_rows
-        step_size = group["lr"] * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
         update_rows(p, g, m_rows / (xp.sqrt(v_rows) + group["eps"]), -step_size)

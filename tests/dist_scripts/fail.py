@@ -45,7 +45,9 @@ if me == bad and mode == "_exit0":
     os._exit(0)
 if mode == "last_exit0":  # the others return; RANK then ends with os._exit(0): a success
     if me == bad:
-        time.sleep(2)
+        # "then": 8 s for the others to finish MPI's finalisation first (2 s was not enough on a loaded machine;
+        # a rank that ends without finalising while another still finalises leaves that one waiting)
+        time.sleep(8)
         os._exit(0)
     sys.exit(0)
 if mode == "sleepchild":  # a process of the rank's own (a data loader worker, say) must be stopped with it

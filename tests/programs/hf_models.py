@@ -7,16 +7,10 @@ with transformers' generate.
 """
 
 import argparse
-import sys
 
-# ember's torch.distributed (over MPI) has no DTensor or DeviceMesh, which transformers imports whenever
-# torch.distributed.is_available(); without mpi4py, ember answers as a PyTorch build without distributed support.
-# PyTorch's own answer does not depend on mpi4py.
-sys.modules["mpi4py"] = None
-
-import torch  # noqa: E402
-from _support import rng, same_weights  # noqa: E402
-from transformers import (  # noqa: E402
+import torch
+from _support import rng, same_weights
+from transformers import (
     BertConfig,
     BertForMaskedLM,
     GPT2Config,
@@ -24,7 +18,7 @@ from transformers import (  # noqa: E402
     LlamaConfig,
     LlamaForCausalLM,
 )
-from transformers.utils import logging  # noqa: E402
+from transformers.utils import logging
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--model", default="gpt2", choices=["gpt2", "llama", "bert"])

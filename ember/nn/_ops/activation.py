@@ -115,9 +115,21 @@ def sigmoid_array(x):
 
 
 def _leaky_relu(x, need, slope):
+    s = _scalar(x, slope)
+    if type(x) is xp.ndarray and x.dtype in (xp.float32, xp.float64) and x.flags.c_contiguous and policy.use_compiled():
+        # one pass instead of three or four (0.20 -> 0.05 ms on a WGAN critic's first (32, 32, 16, 16) activation)
+        out = xp.empty_like(x)
+        d = xp.empty_like(x) if need else xp.empty(0, x.dtype)
+        parallel_rows(lambda xs, os, ds: compiled.leaky_relu(xs, s, _scalar(x, 1), os, ds), x.reshape(-1),
+                      out.reshape(-1), d.reshape(-1))
+        return out, (d if need else None)
+    # Ufuncs only, no ``where``: they keep x's memory order (a convolution's output is a batch-last view), while
+    # ``where`` writes C order and ``copyto(where=)`` is a slow masked loop (6x the time on a conv2d output).
     pos = x > 0
-    out = xp.where(pos, x, x * _scalar(x, slope))
-    return out, (xp.where(pos, _scalar(x, 1), _scalar(x, slope)) if need else None)
+    if not need and 0 < slope <= 1:  # (not 0: inf * 0 is NaN)
+        return xp.maximum(x, x * s), None  # x * s <= x exactly where x > 0; NaN propagates
+    d = xp.add(pos, xp.multiply(xp.logical_not(pos), s))  # 1 or slope, exactly (one term is 0)
+    return x * d, (d if need else None)
 
 
 def _gelu_recorded(x, approximate):
@@ -139,20 +151,29 @@ def _gelu(x, need, approximate):
     # runs on the largest activations of a transformer, where a temporary per operation costs as much as the
     # math. Every element is independent, so the flat arrays are split among the intra-op threads, and into
     # cache-sized blocks.
+    if approximate != "tanh" and x.dtype == xp.float32 and policy.use_compiled():  # one pass, no blocks
+        return _compiled_pointwise(compiled.gelu_erf, x, need)
     out = xp.empty(x.shape, x.dtype)
     deriv = xp.empty(x.shape, x.dtype) if need else None
-    if approximate != "tanh" and x.dtype == xp.float32 and policy.use_compiled():  # one pass, no blocks
-        flat_deriv = xp.empty(0, x.dtype) if deriv is None else deriv.reshape(-1)
-        parallel_rows(compiled.gelu_erf, x.reshape(-1), out.reshape(-1), flat_deriv)
-        return out, deriv
     kernel = _gelu_tanh_into if approximate == "tanh" else _gelu_erf_into
     parallel_blocks(kernel, x.reshape(-1), out.reshape(-1), None if deriv is None else deriv.reshape(-1))
     return out, deriv
 
 
 def _silu(x, need):
+    if type(x) is xp.ndarray and x.dtype == xp.float32 and policy.use_compiled():  # one pass
+        return _compiled_pointwise(compiled.silu, x, need)
     s = sigmoid_array(x)
     return x * s, (s * (1 + x * (1 - s)) if need else None)
+
+
+def _compiled_pointwise(kernel, x, need):
+    """(f(x), f'(x) if need) by a compiled kernel(x, out, d) on flat float32 arrays, split among the threads."""
+    out = xp.empty(x.shape, x.dtype)
+    deriv = xp.empty(x.shape, x.dtype) if need else None
+    flat_deriv = xp.empty(0, x.dtype) if deriv is None else deriv.reshape(-1)
+    parallel_rows(kernel, x.reshape(-1), out.reshape(-1), flat_deriv, min_elements=policy.min_parallel_elements)
+    return out, deriv
 
 
 def _elu(x, need, alpha):

@@ -13,21 +13,13 @@ there is ``padding - output_padding`` (negative: the convolution reads only a pr
 from __future__ import annotations
 
 from ..._autocast import lower_precision
-from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
-from .conv import (
-    _batch_last_padded,
-    batched,
-    forward_batch_last,
-    from_batch_last,
-    input_grad,
-    ntuple,
-    to_batch_last,
-    weight_grad,
-)
+from . import conv_transpose_winograd
+from .conv import batched, forward_batch_last, input_grad, ntuple, weight_grad
+from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
 
@@ -35,37 +27,39 @@ class ConvTransposeNd(Node):
     float32_compute = True
 
     def forward(self, x, w, b, stride, pads, dilation, groups, out_sp):
+        if conv_transpose_winograd.applies(x, w, stride, pads, dilation, groups):
+            out, tiles = conv_transpose_winograd.forward(x, w, b)
+            self.saved = (x, tiles, w)  # tiles: the transformed input and weight, in xb's place
+            self.meta = (stride, pads, dilation, groups, True)
+            return out
         xb = to_batch_last(x)  # (C_in, *in, N)
         out = input_grad(xb, w, out_sp, stride, pads, dilation, groups)  # (C_out, *out, N)
-        bias = None if b is None else b.reshape(-1, *(1,) * (out.ndim - 1))
-        if not out.flags.c_contiguous:  # a crop of col2im's padded result: contiguous for the layers after it
-            out = out + bias if bias is not None else xp.ascontiguousarray(out)
-        elif bias is not None:
-            out += bias
         self.saved = (x, xb, w)  # x itself too: backward's check that it was not modified in place since
-        self.meta = (stride, pads, dilation, groups)
-        return from_batch_last(out)
+        self.meta = (stride, pads, dilation, groups, False)
+        return to_nchw(out, b)  # contiguous (N, C_out, *out), as PyTorch's
 
     def backward(self, g):
         x, xb, w = self.saved
-        stride, pads, dilation, groups = self.meta
+        stride, pads, dilation, groups, winograd = self.meta
         if is_recorded(g):  # create_graph: the kernels below cannot record themselves; convolutions of g instead
             from . import conv_higher_order  # (imports this module)
 
             return conv_higher_order.conv_transpose_backward(g, x, w, self.needs_input_grad, stride, pads, dilation,
                                                              groups)
+        if winograd:
+            return conv_transpose_winograd.backward(g, xb, w, self.needs_input_grad)
         nx, nw, nb = self.needs_input_grad
         gx = gw = gb = None
         cropped = any(hi < 0 for _, hi in pads)
         if nx or nw:
             # the convolution of g: where the padding is negative, g's last rows were never written from x (crop)
             g_read = g[(slice(None),) * 2 + tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(g.shape[2:], pads))]
-            gpad = _batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
+            gpad = batch_last_padded(g_read, tuple((lo, max(hi, 0)) for lo, hi in pads))
             if nb and not cropped:  # the padded copy holds all of g (and zeros): its channel rows give the bias grad
                 gb = row_sums(gpad.reshape(gpad.shape[0], -1), 1).reshape(-1)
             dxb, cols, layout = forward_batch_last(gpad, w, stride, dilation, groups, keep_tiles=bool(nw))
             if nx:
-                gx = from_batch_last(dxb)
+                gx = to_nchw(dxb)
             if nw:
                 gw = weight_grad(cols, xb, w.shape, groups, layout)
         if nb and gb is None:

@@ -4,7 +4,7 @@ unfold: (N, C, H, W) -> (N, C * kh * kw, L), column l holding the (padded, dilat
 position in row-major order; channel-major rows (c, ki, kj). fold is its adjoint: each column's values are added
 back where its block sits, overlaps summed, padding cropped. So each one's gradient is the other: the gradient
 of unfold is fold of the gradient, and the gradient of fold is unfold of it. Both loop over the kh * kw kernel
-offsets, one strided window (``conv.window``) of the whole batch per offset; fold reuses pooling's scatter of
+offsets, one strided window (``conv_geometry.window``) of the whole batch per offset; fold reuses pooling's scatter of
 windows (channels split over threads).
 """
 
@@ -15,7 +15,7 @@ import math
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
-from .conv import crop_spatial, offsets, out_size, pad_spatial, window
+from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
 from .pooling import _scatter
 
 

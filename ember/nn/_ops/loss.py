@@ -80,7 +80,7 @@ def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, sa
                              f"({input.shape}) is deprecated. Please ensure they have the same size.")
         warnings.warn(f"{name}: using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to broadcasting. Please "
-                      "ensure they have the same size.", stacklevel=3)
+                      "ensure they have the same size.", stacklevel=4)  # past the loss and its autocast wrapper
     if not input.is_floating_point():
         raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
     if target._data.dtype != input._data.dtype:
@@ -230,5 +230,5 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition.",
-                      stacklevel=2)
+                      stacklevel=3)  # past the autocast wrapper
     return _pointwise("kl_div", input, target, _kl_div, reduction, log_target)

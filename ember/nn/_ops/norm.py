@@ -17,6 +17,7 @@ from functools import partial
 
 from ..._backend import xp
 from ..._dtype import np_kind
+from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for, parallel_rows
@@ -115,72 +116,113 @@ class BatchNorm(Node):
             gb = gb_.reshape(-1)
         return gx, gw, gb, None, None
 
-    # Training mode on an input whose channels are each one contiguous block (the batch-last layout convolutions
-    # produce, or N == 1): every statistic is a BLAS dot over a channel's row, elementwise passes work on rows,
-    # and channels are split over threads (each row's arithmetic is the same whatever the split).
+    # Training mode on an input whose memory is (B, C, M) planes: channels each one contiguous block (B = 1: the
+    # batch-last layout convolutions compute in, or N == 1) or a contiguous (N, C, *) array (B = N, M = prod(*)).
+    # The reference: every statistic is a sum of BLAS dots over a channel's B rows and elementwise passes work on
+    # rows; the compiled kernels (``_kernels/batch_norm.py``) make fewer passes. Both keep x and the mean for the
+    # backward (as PyTorch, which also reports an in-place change of x before it), not x - mean. Channels are
+    # split over threads either way (each channel's arithmetic is the same whatever the split).
     def _forward_rows(self, x, w, b, eps, stats):
-        rows = x.transpose(self.perm).reshape(x.shape[1], -1)
-        c, m = rows.shape
-        xc, out, ones = xp.empty_like(rows), xp.empty_like(rows), xp.ones(m, x.dtype)
+        rows = _as_planes(x, self.perm)
+        _, c, m = rows.shape
+        m *= rows.shape[0]
+        out = xp.empty_like(rows)
         mean, var = xp.empty(c, x.dtype), xp.empty(c, x.dtype)
+        if _compiled(rows, w, b):
+            w_, b_ = (xp.empty(0, x.dtype) if a is None else a for a in (w, b))
+            parallel_for(lambda lo, hi: compiled_bn.forward(rows, w_, b_, eps, lo, hi, mean, var, out), c, rows.size)
+        else:
+            xc, ones = xp.empty_like(rows), xp.ones(rows.shape[2], x.dtype)
 
-        def run(lo: int, hi: int) -> None:
-            r, d = rows[lo:hi], xc[lo:hi]
-            xp.divide(xp.vecdot(r, ones), m, out=mean[lo:hi])
-            xp.subtract(r, mean[lo:hi, None], out=d)
-            xp.divide(xp.vecdot(d, d), m, out=var[lo:hi])
-            scale = 1 / xp.sqrt(var[lo:hi] + x.dtype.type(eps))
-            if w is not None:
-                scale *= w[lo:hi]
-            xp.multiply(d, scale[:, None], out=out[lo:hi])
-            if b is not None:
-                out[lo:hi] += b[lo:hi, None]
+            def run(lo: int, hi: int) -> None:
+                r, d = rows[:, lo:hi], xc[:, lo:hi]
+                xp.divide(xp.vecdot(r, ones).sum(0), m, out=mean[lo:hi])
+                xp.subtract(r, mean[lo:hi, None], out=d)
+                xp.divide(xp.vecdot(d, d).sum(0), m, out=var[lo:hi])
+                scale = 1 / xp.sqrt(var[lo:hi] + x.dtype.type(eps))
+                if w is not None:
+                    scale *= w[lo:hi]
+                xp.multiply(d, scale[:, None], out=out[:, lo:hi])
+                if b is not None:
+                    out[:, lo:hi] += b[lo:hi, None]
 
-        parallel_for(run, c, rows.size)
+            parallel_for(run, c, rows.size)
         if stats is not None:
             stats.extend((mean, var))
         invstd = 1 / xp.sqrt(var + x.dtype.type(eps))
-        self.saved = (xc, invstd, w)
-        return _from_rows(out, x.shape, self.perm)
+        self.saved = (x, invstd, w, mean)
+        return _from_planes(out, x.shape, self.perm)
 
     def _backward_rows(self, g):
         # with xhat = xc * invstd and a = w * invstd:
         #   dx = a g - (a invstd^2 sum(g xc) / M) xc - a sum(g) / M,  dw = invstd sum(g xc),  db = sum(g)
-        xc, invstd, w = self.saved
+        x, invstd, w, mean = self.saved
         nx, nw, nb = self.needs_input_grad[:3]
-        gr = g.transpose(self.perm)
-        gr = (gr if gr.flags.c_contiguous else xp.ascontiguousarray(gr)).reshape(xc.shape)
-        c, m = xc.shape
-        ones, a = xp.ones(m, xc.dtype), invstd * w if w is not None else invstd
+        gr, xc = _as_planes(g, self.perm, copy=True), _as_planes(x, self.perm)  # xc: x until centred below
+        c, m = xc.shape[1], xc.shape[0] * xc.shape[2]
+        a = invstd * w if w is not None else invstd
         gsum, gdot = xp.empty(c, xc.dtype), xp.empty(c, xc.dtype)
         gx = xp.empty_like(xc) if nx else None
+        if _compiled(gr, xc, a):
+            out = xp.empty((0, 0, 0), xc.dtype) if gx is None else gx
+            parallel_for(lambda lo, hi: compiled_bn.backward(gr, xc, mean, a, invstd, lo, hi, gsum, gdot, out),
+                         c, xc.size)
+        else:
+            xc = xc - mean[:, None]
+            ones = xp.ones(xc.shape[2], xc.dtype)
 
-        def run(lo: int, hi: int) -> None:  # channels lo..hi: their sums, then their rows of dx
-            r = gr[lo:hi]
-            xp.vecdot(r, ones, out=gsum[lo:hi])
-            xp.vecdot(r, xc[lo:hi], out=gdot[lo:hi])
-            if gx is not None:
-                ac = a[lo:hi]
-                k1, k2 = ac * invstd[lo:hi] ** 2 * gdot[lo:hi] / m, ac * gsum[lo:hi] / m
-                d = gx[lo:hi]
-                xp.multiply(r, ac[:, None], out=d)
-                t = xc[lo:hi] * k1[:, None]
-                t += k2[:, None]
-                d -= t
+            def run(lo: int, hi: int) -> None:  # channels lo..hi: their sums, then their rows of dx
+                r = gr[:, lo:hi]
+                xp.sum(xp.vecdot(r, ones), 0, out=gsum[lo:hi])
+                xp.sum(xp.vecdot(r, xc[:, lo:hi]), 0, out=gdot[lo:hi])
+                if gx is not None:
+                    ac = a[lo:hi]
+                    k1, k2 = ac * invstd[lo:hi] ** 2 * gdot[lo:hi] / m, ac * gsum[lo:hi] / m
+                    d = gx[:, lo:hi]
+                    xp.multiply(r, ac[:, None], out=d)
+                    t = xc[:, lo:hi] * k1[:, None]
+                    t += k2[:, None]
+                    d -= t
 
-        parallel_for(run, c, xc.size)
-        gx = _from_rows(gx, g.shape, self.perm) if nx else None
+            parallel_for(run, c, xc.size)
+        gx = _from_planes(gx, g.shape, self.perm) if nx else None
         return gx, invstd * gdot if nw else None, gsum if nb else None, None, None
 
 
+def _compiled(*arrays) -> bool:
+    """Whether BatchNorm's compiled channel kernels take these planes and per-channel arrays (None: absent): plain
+    C-contiguous float32/float64 NumPy arrays of one dtype."""
+    dtype = arrays[0].dtype
+    return (dtype in (xp.float32, xp.float64) and all(a is None or (type(a) is xp.ndarray and a.dtype == dtype
+                                                                    and a.flags.c_contiguous) for a in arrays)
+            and policy.use_compiled())
+
+
 def _channel_major(x):
-    """The axis order that shows x's memory as (C, rest), C-contiguous, so that each channel is one row; None when
-    x's memory does not keep channels apart (then BatchNorm reduces over the (N, C, *) axes)."""
+    """How x's memory shows as (B, C, M) planes, C-contiguous: the axis order that makes it (C, rest) (B = 1, each
+    channel one row), "planes" for a contiguous (N, C, *) array with spatial dims (B = N); None when x's memory
+    keeps channels apart in neither way (then BatchNorm reduces over the (N, C, *) axes)."""
     if x.ndim < 2 or not x.size:
         return None
     rest = sorted((i for i in range(x.ndim) if i != 1), key=lambda i: -x.strides[i])
     perm = (1, *rest)
-    return perm if x.transpose(perm).flags.c_contiguous else None
+    if x.transpose(perm).flags.c_contiguous:
+        return perm
+    return "planes" if x.ndim > 2 and x.flags.c_contiguous else None
+
+
+def _as_planes(a, layout, copy: bool = False):
+    """a as its (B, C, M) planes (``_channel_major``'s layout); ``copy``: copy a laid out otherwise into it."""
+    if layout == "planes":
+        a = a if a.flags.c_contiguous else xp.ascontiguousarray(a)
+        return a.reshape(a.shape[0], a.shape[1], -1)
+    r = a.transpose(layout)
+    return (r if r.flags.c_contiguous or not copy else xp.ascontiguousarray(r)).reshape(1, a.shape[1], -1)
+
+
+def _from_planes(p, shape, layout):
+    """(B, C, M) planes back as an array of x's shape (a view, x's memory order)."""
+    return p.reshape(shape) if layout == "planes" else _from_rows(p[0], shape, layout)
 
 
 def _from_rows(rows, shape, perm):
@@ -276,13 +318,7 @@ class LayerNorm(Node):
 
     def _forward_compiled(self, x2, w, b, eps, shape, norm):
         """The forward by the compiled row kernel (rows split over threads)."""
-        xhat, out, invstd = xp.empty_like(x2), xp.empty_like(x2), xp.empty((x2.shape[0], 1), x2.dtype)
-        wf, bf = _flat_or_empty(w, x2.dtype), _flat_or_empty(b, x2.dtype)
-
-        def run(lo: int, hi: int) -> None:
-            compiled.layer_norm(x2[lo:hi], wf, bf, eps, xhat[lo:hi], invstd[lo:hi], out[lo:hi])
-
-        parallel_for(run, x2.shape[0], x2.size)
+        out, xhat, invstd = _compiled_norm_rows(x2, w, b, eps, True, self.needs_input_grad is not None)
         self.saved, self.shape, self.norm = (xhat, invstd, w), shape, norm
         return out.reshape(shape)
 
@@ -301,7 +337,7 @@ class LayerNorm(Node):
             wf = _flat_or_empty(w, xhat.dtype)
 
             def run(lo: int, hi: int) -> None:
-                compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, gxh[lo:hi], gx[lo:hi])
+                compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, True, gxh[lo:hi], gx[lo:hi])
 
             parallel_for(run, xhat.shape[0], xhat.size)
             return (gx.reshape(self.shape), col_sums(gxh).reshape(self.norm) if nw else None,
@@ -330,6 +366,25 @@ def _compiled_rows(x2, w, b) -> bool:
     """Whether LayerNorm's compiled row kernels take x2 (rows, features) with weight w and bias b."""
     return (x2.dtype in (xp.float32, xp.float64) and x2.shape[1] > 0 and x2.flags.c_contiguous
             and all(a is None or a.dtype == x2.dtype for a in (w, b)) and policy.use_compiled())
+
+
+def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
+    """(out, xhat, invstd) of LayerNorm (``center``) or RMSNorm on the rows x2 by the compiled kernel, rows split
+    over threads. Without ``keep`` (no gradient: no_grad, or no input that requires one) xhat and invstd are one
+    row of scratch per chunk, not kept (None)."""
+    out = xp.empty_like(x2)
+    xhat, invstd = (xp.empty_like(x2), xp.empty((x2.shape[0], 1), x2.dtype)) if keep else (None, None)
+    wf, bf = _flat_or_empty(w, x2.dtype), _flat_or_empty(b, x2.dtype)
+
+    def run(lo: int, hi: int) -> None:
+        if keep:
+            compiled.layer_norm(x2[lo:hi], wf, bf, eps, center, xhat[lo:hi], invstd[lo:hi], out[lo:hi])
+        else:
+            compiled.layer_norm(x2[lo:hi], wf, bf, eps, center, xp.empty((1, x2.shape[1]), x2.dtype),
+                                xp.empty((1, 1), x2.dtype), out[lo:hi])
+
+    parallel_for(run, x2.shape[0], x2.size)
+    return out, xhat, invstd
 
 
 def _flat_or_empty(a, dtype):
@@ -393,19 +448,38 @@ class RMSNorm(Node):
     def forward(self, x, w, k, eps):
         feat = math.prod(x.shape[x.ndim - k:])
         x2 = x.reshape(-1, feat) if x.size else x.reshape(math.prod(x.shape[:x.ndim - k]), feat)
+        self.shape, self.norm = x.shape, x.shape[x.ndim - k:]
+        if not is_recorded(x2) and x2.size and _compiled_rows(x2, w, None):
+            return self._forward_compiled(x2, w, eps)
         ms = row_sums(x2 * x2, 1)
         ms *= x.dtype.type(1 / feat if feat else float("nan"))
         ms += x.dtype.type(eps)
         invrms = 1 / xp.sqrt(ms)
         xhat = x2 * invrms
-        self.saved, self.shape, self.norm = (xhat, invrms, w), x.shape, x.shape[x.ndim - k:]
+        self.saved = (xhat, invrms, w)
         return (xhat * w.reshape(-1) if w is not None else xhat).reshape(x.shape)
+
+    def _forward_compiled(self, x2, w, eps):
+        """The forward by LayerNorm's compiled row kernel without centering (rows split over threads)."""
+        out, xhat, invrms = _compiled_norm_rows(x2, w, None, eps, False, self.needs_input_grad is not None)
+        self.saved = (xhat, invrms, w)
+        return out.reshape(self.shape)
 
     def backward(self, g):
         # dx = invrms * (gxhat - xhat * mean(gxhat * xhat)), gxhat = g * w; dw = sum over rows of g * xhat
         xhat, invrms, w = self.saved
         nx, nw = self.needs_input_grad
         g2 = g.reshape(xhat.shape)
+        if nx and not is_recorded(g2) and _compiled_rows(xhat, w, None) and g2.dtype == xhat.dtype \
+                and g2.flags.c_contiguous:
+            gx, gxh = xp.empty_like(xhat), xp.empty_like(xhat)
+            wf = _flat_or_empty(w, xhat.dtype)
+
+            def run(lo: int, hi: int) -> None:
+                compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invrms[lo:hi], wf, False, gxh[lo:hi], gx[lo:hi])
+
+            parallel_for(run, xhat.shape[0], xhat.size)
+            return gx.reshape(self.shape), (col_sums(gxh).reshape(self.norm) if nw else None)
         gw = col_sums(g2 * xhat).reshape(self.norm) if nw else None
         gx = None
         if nx:

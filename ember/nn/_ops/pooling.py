@@ -1,9 +1,9 @@
-"""Pooling: max and average (1-d, 2-d) over sliding windows, adaptive average by pooling matrices.
+"""Pooling: max and average (1-d, 2-d, 3-d) over sliding windows, adaptive average by pooling matrices.
 
-Max and average pooling loop over the prod(kernel) offsets of a window (``conv.offsets``):
+Max and average pooling loop over the prod(kernel) offsets of a window (``conv_geometry.offsets``):
 each offset is one strided view of the input covering every output position at once, so
-the work is a few whole-array NumPy calls per offset, in the input's memory layout (which
-keeps a conv stack's batch-last layout, see ``conv.py``). Adaptive average pooling is
+the work is a few whole-array NumPy calls per offset, in the input's memory layout (a
+batch-last input stays batch-last and takes the compiled 2-d max pooling). Adaptive average pooling is
 separable, so it is a matrix product per spatial dim: ``P_h @ x @ P_w^T``.
 """
 
@@ -19,7 +19,8 @@ from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
-from .conv import crop_spatial, ntuple, offsets, out_size, pad_spatial, window
+from .conv import ntuple
+from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
 
 
 def _overlap(kernel, stride, dilation) -> bool:
@@ -84,6 +85,21 @@ def _compiled_2d(*arrays) -> bool:
             and policy.use_compiled())
 
 
+def _planes_order(*arrays) -> list | None:
+    """The axis order (outer two in memory order, then H, W) in which the compiled "planes" gradient kernel takes
+    arrays (N, C, H, W) whose rows are innermost in memory and whose outer two dims are in one order for all (as
+    vmap's per-example convolutions leave their (C, N, H, W) outputs); None where it does not apply. (Forward has
+    no such kernel: NumPy's passes over whole rows, the reference, were faster than a compiled loop here.)"""
+    first = arrays[0]
+    if (is_recorded(*arrays) or first.ndim != 4 or first.dtype not in (xp.float32, xp.float64)
+            or not policy.use_compiled()):
+        return None
+    order = _layout(first)
+    if order[2:] != [2, 3] or any(_layout(a) != order or a.strides[-1] != a.itemsize for a in arrays):
+        return None
+    return order
+
+
 def _running_max(views, out, arg, c0: int, c1: int) -> None:
     """The reference max pooling of channels c0..c1: the running maximum over the window offsets' ``views``; arg =
     the offset of the first maximum: offsets come in increasing order, so it is the largest offset that beat the
@@ -142,6 +158,16 @@ class MaxPoolNd(Node):
                                          _bl(gx)[c0:c1])
 
             parallel_for(add, padded_shape[1], g.size)
+            return (crop_spatial(gx, pads),)
+        planes = _planes_order(g, arg)
+        if planes is not None:
+            gx = xp.zeros_like(g, shape=padded_shape)
+            go, ao, gxo = g.transpose(planes), arg.transpose(planes), gx.transpose(planes)
+
+            def add(c0: int, c1: int) -> None:
+                compiled.max_pool2d_planes_grad(go[c0:c1], ao[c0:c1], kernel[1], *stride, *dilation, gxo[c0:c1])
+
+            parallel_for(add, g.shape[planes[0]], g.size)
             return (crop_spatial(gx, pads),)
 
         def parts(c0: int, c1: int):
@@ -263,6 +289,12 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over windows of (N, C, D, H, W); ``stride`` defaults to ``kernel_size``; padding counts as -inf."""
+    return max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
 def _window_counts(n, k, s, pads, limit_lo, limit_hi):
     """How many positions of [limit_lo, limit_hi) (input coordinates) each 1-d window covers."""
     lo, hi = pads
@@ -306,23 +338,33 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over windows of (N, C, D, H, W); ``stride`` defaults to ``kernel_size``."""
+    return avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
 class AdaptiveAvgPool(Node):
     float32_compute = True
 
     def forward(self, x, mats):
         self.mats, self.layout = mats, _layout(x)
         out = xp.matmul(x, mats[-1].T)
-        if len(mats) == 2:
-            out = xp.matmul(mats[0], out)
+        if len(mats) >= 2:
+            out = xp.matmul(mats[-2], out)
+        if len(mats) == 3:  # depth: the product on the axis swapped next to the last
+            out = xp.matmul(mats[0], out.swapaxes(-3, -2)).swapaxes(-3, -2)
         return out
 
     def backward(self, g):
         mats = self.mats
-        if len(mats) == 2:
-            g = xp.matmul(mats[0].T, g)
+        if len(mats) == 3:
+            g = xp.matmul(mats[0].T, g.swapaxes(-3, -2)).swapaxes(-3, -2)
+        if len(mats) >= 2:
+            g = xp.matmul(mats[-2].T, g)
         if is_recorded(g):  # create_graph: a plain product (no out=)
             return (xp.matmul(g, mats[-1]),)
-        # in the input's memory layout: a batch-last conv stack below keeps its layout in backward too
+        # in the input's memory layout: a batch-last input keeps its layout in backward too
         order, shape = self.layout, g.shape[:-1] + mats[-1].shape[1:]
         gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))
         xp.matmul(g, mats[-1], out=gx)
@@ -362,3 +404,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average (N, C, H, W) into ``output_size`` bins per spatial dim; None keeps that dim's size."""
     return adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average (N, C, D, H, W) into ``output_size`` bins per spatial dim; None keeps that dim's size."""
+    return adaptive_avg_pool(input, output_size, 3)

@@ -7,7 +7,7 @@ with fixed weights, the same for every row of the other axes. An axis's map is k
   (the positions only grow with o). Forward is K gathers; backward adds the gradient back with ``add.reduceat``
   over the runs of equal positions (no scatter-add). This is PyTorch's arithmetic: a NaN or inf stays local.
 - dense: the (out, in) interpolation matrix. Forward and backward are one matrix product per axis over the whole
-  array (in the array's own memory order, so a batch-last conv stack keeps its layout), several times faster
+  array (in the array's own memory order, so a batch-last input keeps its layout), several times faster
   than the gathers on the small images CNNs see. A matrix multiplies every input by every weight, zeros
   included, so ``0 * inf`` would spread a non-finite value along the whole line: the dense path is used only
   for finite values (checked first) and axes short enough that the wasted zeros are cheap.

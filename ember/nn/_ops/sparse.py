@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._kernels import embedding as compiled
-from ..._kernels.policy import policy
-from ..._sparse import SparseCOO
+from ..._parallel import parallel_for
+from ..._sparse import SparseCOO, compiled_rows
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, leaf_slot_to_fill
@@ -19,6 +19,11 @@ class Embedding(Node):
     def forward(self, w, idx, padding_idx, scale_grad_by_freq, sparse=False):
         self.saved, self.num = (idx,), w.shape[0]
         self.padding_idx, self.scale, self.sparse = padding_idx, scale_grad_by_freq, sparse
+        if compiled_rows(w) and w.flags.c_contiguous:  # split among the threads by lookups
+            flat = idx.reshape(-1)
+            out = xp.empty((flat.size, w.shape[1]), w.dtype)
+            parallel_for(lambda lo, hi: compiled.gather_rows(w, flat, out, lo, hi), flat.size, out.size)
+            return out.reshape((*idx.shape, w.shape[1]))
         return xp.take(w, idx, axis=0)  # (w[idx], faster for whole rows)
 
     def backward(self, g):
@@ -28,11 +33,7 @@ class Embedding(Node):
             check_dense_under_create_graph(g, "embedding")
             return self._sparse_grad(flat, gflat, g), None
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
-        if gw is None:  # (zeros_like: under create_graph, a recorded buffer)
-            gw = xp.zeros_like(g, shape=(self.num, g.shape[-1]), order="C")
-        else:
-            gw.fill(0)
-        _add_rows(gw, flat, gflat, self.scale)
+        gw = _dense_grad(gw, self.num, flat, gflat, self.scale)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return gw, None
@@ -57,15 +58,23 @@ def check_dense_under_create_graph(g, name: str) -> None:
                                "gradient cannot be recorded under create_graph=True; use sparse=False")
 
 
-def _add_rows(out, flat, rows_of, scale_by_freq: bool) -> None:
-    """out[flat[i]] += rows_of[i] for every i (divided by each index's count when ``scale_by_freq``) into a
-    zeroed ``out``: a compiled scatter-add, or the reference's segment sums (the same bits)."""
-    if (not scale_by_freq and out.dtype in (xp.float32, xp.float64) and not is_recorded(rows_of)
-            and policy.use_compiled()):
-        compiled.scatter_add_rows(out, flat, rows_of)
-        return
+def _dense_grad(out, num: int, flat, rows_of, scale_by_freq: bool):
+    """The (num, D) gradient of a lookup: zeros, then out[flat[i]] += rows_of[i] for every i (divided by each
+    index's count when ``scale_by_freq``), in ``out`` when given (whatever it holds) else in a new array. A
+    compiled zero-and-scatter-add split among the intra-op threads by table rows, or the reference's segment sums
+    (the same bits)."""
+    if not scale_by_freq and compiled_rows(rows_of):
+        if out is None:
+            out = xp.empty((num, rows_of.shape[1]), rows_of.dtype)
+        parallel_for(lambda lo, hi: compiled.zero_scatter_add_rows(out, flat, rows_of, lo, hi), num, out.size)
+        return out
+    if out is None:  # (zeros_like: under create_graph, a recorded buffer)
+        out = xp.zeros_like(rows_of, shape=(num, rows_of.shape[1]), order="C")
+    else:
+        out.fill(0)
     rows, sums = _segment_sum(flat, rows_of, scale_by_freq)
     out[rows] = sums
+    return out
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

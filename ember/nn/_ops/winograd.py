@@ -12,6 +12,11 @@ so ``parallel_for`` splits them over threads and the result has the same bits fo
 count. The band size depends on the shape only, and so do the blocks a tile GEMM runs in when
 OpenBLAS would otherwise thread it itself (``_parallel.gemm_block``).
 
+``conv3x3_nchw`` / ``weight_grad3x3_nchw`` take and return PyTorch's (N, C, H, W) layout (what ``ConvNd``
+calls): with compiled kernels and images of at least ``policy.winograd_nchw_min_tiles`` tile columns, the
+transforms read and write that layout directly over bands of samples (no layout copies); otherwise they wrap
+the batch-last path in ``conv_layout``'s copies (the reference composition).
+
 Matrices (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2015):
 B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
 G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]],
@@ -24,6 +29,7 @@ from ..._backend import xp
 from ..._kernels import winograd as compiled
 from ..._kernels.policy import policy
 from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
+from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 
 
 def applies(xb, w, stride, dilation, groups: int) -> bool:
@@ -173,6 +179,56 @@ def _split(nbands: int, elements: int, block) -> bool:
     return block != 0 and chunks_for(nbands, elements) > 1
 
 
+def _forward_bands(w, units: int, per: int, cols: int, tiles_of, store, keep_tiles: bool, size: int):
+    """The forward's band loop over ``units`` (tile rows, or samples) in bands of ``per`` (``cols`` tiles each):
+    V = ``tiles_of(start, count)`` (4, 4, C, count, ...), the 16 tile GEMMs with U = G w G^T, and
+    ``store(m, start)`` of their result m (4, 4, O, count, ...). Returns the bands' V (a list) when
+    ``keep_tiles``, else None. ``size``: the output's elements (the threading decision)."""
+    o, c = w.shape[:2]
+    u = _weight_tiles(w)
+    nbands = -(-units // per)
+    tiles = [None] * nbands if keep_tiles else None
+    block = gemm_block(o, c, cols)
+
+    def run(b0: int, b1: int) -> None:
+        for band in range(b0, b1):
+            start = band * per
+            v = tiles_of(start, min(per, units - start))
+            if tiles is not None:
+                tiles[band] = v
+            m = xp.empty((16, o, v[0, 0].size // c), v.dtype)
+            matmul_blocks(u, v.reshape(16, c, -1), m, block)
+            store(m.reshape(4, 4, o, *v.shape[3:]), start)
+
+    if _split(nbands, size, block):
+        parallel_for(run, nbands, size)
+    else:
+        run(0, nbands)
+    return tiles
+
+
+def _weight_grad_bands(tiles, o: int, grads_of, size: int):
+    """The weight gradient's band loop: per band, dM = ``grads_of(start, count)`` (4, 4, O, *tiles) times the
+    band's kept V (4, 4, C, count, ...), summed over bands in band order (whatever the thread count):
+    (O, C, 3, 3)."""
+    c, per, nbands = tiles[0].shape[2], tiles[0].shape[3], len(tiles)
+    partial = xp.empty((nbands, 16, o, c), tiles[0].dtype)
+    block = gemm_block(o, tiles[0][0, 0].size // c, c)
+
+    def run(b0: int, b1: int) -> None:
+        for band in range(b0, b1):
+            v = tiles[band]
+            dm = grads_of(band * per, v.shape[3])
+            matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
+
+    if _split(nbands, size, block):
+        parallel_for(run, nbands, size)
+    else:
+        run(0, nbands)
+    du = partial.sum(0) if nbands > 1 else partial[0]
+    return _weight_grad_untiles(du).astype(tiles[0].dtype)
+
+
 def conv3x3(xb, w, keep_tiles: bool = False):
     """Cross-correlate padded batch-last xb (C, Hp, Wp, N) with w (O, C, 3, 3): (out (O, Hp - 2, Wp - 2, N),
     contiguous, tiles). ``tiles`` (the transformed input, one array per band, for ``weight_grad3x3``) is None
@@ -182,29 +238,10 @@ def conv3x3(xb, w, keep_tiles: bool = False):
     ho, wo = hp - 2, wp - 2
     th, tw = (ho + 1) // 2, (wo + 1) // 2
     xb = _even(xb, th, tw, 2)
-    u = _weight_tiles(w)
     out = xp.empty((o, th, 2, tw, 2, n), xb.dtype)
     tb = _bands(c, th, tw, n)
-    nbands = -(-th // tb)
-    tiles = [None] * nbands if keep_tiles else None
-    block = gemm_block(o, c, tb * tw * n)
-    split = _split(nbands, out.size, block)
-
-    def run(b0: int, b1: int) -> None:
-        for band in range(b0, b1):
-            t0 = band * tb
-            k = min(tb, th - t0)
-            v = _input_tiles(xb, t0, k, tw)
-            if tiles is not None:
-                tiles[band] = v
-            m = xp.empty((16, o, k * tw * n), xb.dtype)
-            matmul_blocks(u, v.reshape(16, c, -1), m, block)
-            _output_tiles(m.reshape(4, 4, o, k, tw, n), t0, out)
-
-    if split:
-        parallel_for(run, nbands, out.size)
-    else:
-        run(0, nbands)
+    tiles = _forward_bands(w, th, tb, tb * tw * n, lambda t0, k: _input_tiles(xb, t0, k, tw),
+                           lambda m, t0: _output_tiles(m, t0, out), keep_tiles, out.size)
     out = out.reshape(o, 2 * th, 2 * tw, n)
     return (out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])), tiles
 
@@ -215,26 +252,80 @@ def weight_grad3x3(tiles, gb):
     With m = U * V (per tile position) and y = A^T m A, the gradient of U at position p is
     sum over tiles of (A g A^T)_p V_p^T, and dw = G^T dU G.
     """
-    c = tiles[0].shape[2]
     o, ho, wo, n = gb.shape
     th, tw = (ho + 1) // 2, (wo + 1) // 2
-    gb = _even(gb, th, tw, 0)
-    tb, nbands = tiles[0].shape[3], len(tiles)
-    partial = xp.empty((nbands, 16, o, c), gb.dtype)
-    g6 = gb.reshape(o, th, 2, tw, 2, n)
-    block = gemm_block(o, tb * tw * n, c)
-    split = _split(nbands, gb.size, block)
+    g6 = _even(gb, th, tw, 0).reshape(o, th, 2, tw, 2, n)
+    return _weight_grad_bands(tiles, o, lambda t0, k: _grad_tiles(g6, t0, k), gb.size)
 
-    def run(b0: int, b1: int) -> None:
-        for band in range(b0, b1):
-            t0 = band * tb
-            v = tiles[band]
-            dm = _grad_tiles(g6, t0, v.shape[3])
-            matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
 
-    if split:
-        parallel_for(run, nbands, gb.size)
-    else:
-        run(0, nbands)
-    du = partial.sum(0) if nbands > 1 else partial[0]  # band order, whatever the thread count
-    return _weight_grad_untiles(du).astype(gb.dtype)
+# (N, C, H, W) in and out, with no layout copies (compiled only): bands of samples, whose tiles the compiled
+# ``*_nchw`` transforms read from and write to PyTorch's layout directly, row by row. The tile GEMMs and the
+# transforms' arithmetic are the batch-last path's, so the convolution's values are the same bits; its weight
+# gradient sums the tiles in another order (to rounding). Without compiled kernels these take the reference
+# composition: ``conv_layout``'s copies around the batch-last path.
+def _nchw_compiled(*arrays) -> bool:
+    """Whether the (N, C, H, W) path takes these arrays (None: absent): C-contiguous float32/float64 NumPy arrays
+    of one dtype, compiled kernels on."""
+    dtype = arrays[0].dtype
+    return (all(a is None or (type(a) is xp.ndarray and a.dtype == dtype and a.flags.c_contiguous) for a in arrays)
+            and dtype in (xp.float32, xp.float64) and policy.use_compiled())
+
+
+def _samples_per_band(c: int, th: int, tw: int, n: int) -> int:
+    """Samples per band of the (N, C, H, W) path (about ``policy.winograd_band_elements`` input elements each)."""
+    return max(1, min(n, policy.winograd_band_elements // max(1, c * 4 * th * tw)))
+
+
+def direct_nchw(x, w, pads, bias=None) -> bool:
+    """Whether ``conv3x3_nchw`` computes in (N, C, H, W) itself: compiled kernels, and images of at least
+    ``policy.winograd_nchw_min_tiles`` tile columns; narrower ones go between batch-last copies."""
+    (left, right) = pads[1]
+    tiles_across = (x.shape[3] + left + right - 1) // 2
+    return tiles_across >= policy.winograd_nchw_min_tiles and _nchw_compiled(x, w, bias)
+
+
+def conv3x3_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
+    """Cross-correlate x (N, C, H, W) padded by ``pads`` ((top, bottom), (left, right)) with w (O, C, 3, 3), plus
+    ``bias`` (O,) when given: (out (N, O, Ho, Wo), contiguous, tiles for ``weight_grad3x3_nchw``: None unless
+    ``keep_tiles``)."""
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    (top, bottom), (left, right) = pads
+    ho, wo = h + top + bottom - 2, wd + left + right - 2
+    th, tw = (ho + 1) // 2, (wo + 1) // 2
+    if not direct_nchw(x, w, pads, bias):
+        out, tiles = conv3x3(batch_last_padded(x, pads), w, keep_tiles)
+        return to_nchw(out, bias), tiles
+    out = xp.empty((n, o, ho, wo), x.dtype)
+    b = xp.empty(0, x.dtype) if bias is None else bias
+    per = _samples_per_band(c, th, tw, n)
+
+    def tiles_of(n0: int, count: int):
+        v = xp.empty((4, 4, c, count, th, tw), x.dtype)
+        compiled.input_tiles_nchw(x, top, left, n0, v)
+        return v
+
+    tiles = _forward_bands(w, n, per, per * th * tw, tiles_of,
+                           lambda m, n0: compiled.output_tiles_nchw(m, b, n0, out), keep_tiles, out.size)
+    return out, None if tiles is None else SampleTiles(tiles)
+
+
+class SampleTiles(list):
+    """``conv3x3_nchw``'s kept tiles by bands of samples, V (4, 4, C, count, th, tw) each (its compiled path; the
+    reference's are a plain list of tile-row bands, ``conv3x3``'s)."""
+
+
+def weight_grad3x3_nchw(tiles, g):
+    """dL/dw of ``conv3x3_nchw`` from its kept ``tiles`` and the output gradient g (N, O, Ho, Wo): (O, C, 3, 3)."""
+    if not isinstance(tiles, SampleTiles):
+        return weight_grad3x3(tiles, to_batch_last(g))
+    g = xp.ascontiguousarray(g, dtype=tiles[0].dtype)
+    o, ho, wo = g.shape[1:]
+    th, tw = (ho + 1) // 2, (wo + 1) // 2
+
+    def grads_of(n0: int, count: int):
+        dm = xp.empty((4, 4, o, count, th, tw), g.dtype)
+        compiled.grad_tiles_nchw(g, n0, dm)
+        return dm
+
+    return _weight_grad_bands(tiles, o, grads_of, g.size)

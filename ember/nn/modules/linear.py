@@ -56,6 +56,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """``Linear`` under the name MultiheadAttention's output projection has in PyTorch (a marker for its
+    quantization tools; ember does not quantize, so it is the plain layer)."""
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b with A (out_features, in1_features, in2_features); init U(+-1/sqrt(in1_features))."""
 

@@ -1,8 +1,9 @@
-"""Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d."""
+"""Pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from .._ops.adaptive_max_pool import adaptive_max_pool
 from .._ops.conv import ntuple
 from .._ops.pooling import adaptive_avg_pool, avg_pool, max_pool
 from .module import Module
@@ -38,6 +39,12 @@ class MaxPool2d(_MaxPoolNd):
     """Max over windows of (N, C, H, W); stride defaults to kernel_size."""
 
     _nd = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over windows of (N, C, D, H, W); stride defaults to kernel_size."""
+
+    _nd = 3
 
 
 class _AvgPoolNd(Module):
@@ -78,6 +85,12 @@ class AvgPool2d(_AvgPoolNd):
     _nd = 2
 
 
+class AvgPool3d(_AvgPoolNd):
+    """Mean over windows of (N, C, D, H, W); stride defaults to kernel_size."""
+
+    _nd = 3
+
+
 class _AdaptiveAvgPoolNd(Module):
     _nd = 0
 
@@ -102,3 +115,41 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average (N, C, H, W) into output_size bins per spatial dim (None keeps a dim's size)."""
 
     _nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average (N, C, D, H, W) into output_size bins per spatial dim (None keeps a dim's size)."""
+
+    _nd = 3
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _nd = 0
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor):
+        return adaptive_max_pool(input, self.output_size, self._nd, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """The maximum of each of output_size bins of (N, C, L)."""
+
+    _nd = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """The maximum of each bin of (N, C, H, W), output_size bins per spatial dim (None keeps a dim's size)."""
+
+    _nd = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """The maximum of each bin of (N, C, D, H, W)."""
+
+    _nd = 3

@@ -179,17 +179,7 @@ class DistributedDataParallel(Module):
         _trace.finish("broadcast buffers", "ddp", started)
 
     def _broadcast_from_rank0(self, tensors) -> None:
-        """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast (the bytes of all of them)."""
-        if self._comm.size == 1 or not tensors:
-            return
-        flat = xp.concatenate([xp.ascontiguousarray(t._data).reshape(-1).view(xp.uint8) for t in tensors])
-        self._comm.broadcast_(flat, 0)
-        offset = 0
-        for t in tensors:
-            n = t._data.nbytes
-            t._data[...] = flat[offset:offset + n].view(t._data.dtype).reshape(t._data.shape)
-            t._bump_version()
-            offset += n
+        broadcast_from_rank0(self._comm, tensors)
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
@@ -315,6 +305,21 @@ class DistributedDataParallel(Module):
         reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
         if reducer is not None:
             reducer.close()
+
+
+def broadcast_from_rank0(comm, tensors) -> None:
+    """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast over ``comm`` (the bytes of all of
+    them; FullyShardedDataParallel's ``sync_module_states`` uses it too)."""
+    if comm.size == 1 or not tensors:
+        return
+    flat = xp.concatenate([xp.ascontiguousarray(t._data).reshape(-1).view(xp.uint8) for t in tensors])
+    comm.broadcast_(flat, 0)
+    offset = 0
+    for t in tensors:
+        n = t._data.nbytes
+        t._data[...] = flat[offset:offset + n].view(t._data.dtype).reshape(t._data.shape)
+        t._bump_version()
+        offset += n
 
 
 def _allgather_json(comm, value) -> list:

@@ -21,13 +21,19 @@ _Params = Tensor | Iterable[Tensor]
 def _grads(parameters: _Params, what: str = "") -> list:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p._grad for p in parameters if p._grad is not None]
+    # a DTensor parameter's gradient as a DTensor, whose norm is its global value's (_global_norm)
+    grads = [(p.grad if _global_norm(p) else p._grad) for p in parameters if p._grad is not None]
     if what and any(g.is_sparse for g in grads):
         shapes = [list(g.shape) for g in grads if g.is_sparse]
         raise NotImplementedError(f"{what}: the gradients of the parameters of shape {shapes} are sparse "
                                   f"(Embedding(sparse=True)); PyTorch's {what} does not support sparse gradients "
                                   "either. Use sparse=False, or clip grad.coalesce().values() yourself")
     return grads
+
+
+def _global_norm(t: Tensor):
+    """A DTensor's ``_global_norm(norm_type, norm_of)`` (ember.distributed.tensor), else None."""
+    return getattr(type(t), "_global_norm", None)
 
 
 def _norm_of(a, norm_type: float):
@@ -47,11 +53,13 @@ def get_total_norm(tensors: _Params, norm_type: float = 2.0, error_if_nonfinite:
     """The norm of the norms of ``tensors`` (the norm of all their elements together), as a 0-d tensor."""
     if isinstance(tensors, Tensor):
         tensors = [tensors]
-    arrays = [t._data for t in tensors if t is not None and t._data.size]
     norm_type = float(norm_type)
-    if not arrays:
+    # a DTensor's norm is its global value's: every rank takes part, whatever its piece holds
+    norms = [t._global_norm(norm_type, _norm_of) if _global_norm(t) else _norm_of(t._data, norm_type)
+             for t in tensors if t is not None and (t._data.size or _global_norm(t))]
+    if not norms:
         return Tensor._make(xp.asarray(0.0, dtype=xp.float32))
-    norms = xp.stack([_norm_of(a, norm_type) for a in arrays])
+    norms = xp.stack(norms)
     total = xp.asarray(_norm_of(norms, norm_type))
     if error_if_nonfinite and not xp.isfinite(total):
         raise RuntimeError(
@@ -108,7 +116,7 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     started = _trace.start()
     parameters = _listed(parameters, "clip_grad_norm_", max_norm)
     grads = _grads(parameters, "clip_grad_norm_")
-    flat = _flat(parameters)
+    flat = _flat(parameters) if not any(_global_norm(g) for g in grads) else None
     total = get_total_norm([Tensor._make(flat)] if flat is not None else grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     _trace.finish("clip_grad_norm_", "optim", started)

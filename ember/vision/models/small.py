@@ -8,6 +8,7 @@ import ember
 
 from ... import nn
 from ..._tensor import Tensor
+from ..ops.misc import Conv2dNormActivation
 from ._api import build, weights_enum
 
 
@@ -40,18 +41,9 @@ def _make_divisible(v: float, divisor: int, min_value: int | None = None) -> int
     return new_v + divisor if new_v < 0.9 * v else new_v
 
 
-class Conv2dNormActivation(nn.Sequential):
-    """Conv2d (no bias, 'same' padding) + BatchNorm2d + ReLU6, as torchvision.ops.misc's block."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3, stride: int = 1,
-                 groups: int = 1, norm_layer=None, activation_layer=nn.ReLU6) -> None:
-        norm_layer = norm_layer or nn.BatchNorm2d
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, (kernel_size - 1) // 2, groups=groups,
-                            bias=False), norm_layer(out_channels)]
-        if activation_layer is not None:
-            layers.append(activation_layer(inplace=True))
-        super().__init__(*layers)
-        self.out_channels = out_channels
+def _conv_bn_relu6(in_channels: int, out_channels: int, **kwargs: Any) -> Conv2dNormActivation:
+    """MobileNetV2's Conv2d + BatchNorm2d + ReLU6 block."""
+    return Conv2dNormActivation(in_channels, out_channels, activation_layer=nn.ReLU6, **kwargs)
 
 
 class InvertedResidual(nn.Module):
@@ -64,8 +56,8 @@ class InvertedResidual(nn.Module):
         self.use_res_connect = stride == 1 and inp == oup
         layers: list[nn.Module] = []
         if expand_ratio != 1:
-            layers.append(Conv2dNormActivation(inp, hidden_dim, kernel_size=1, norm_layer=norm_layer))
-        layers += [Conv2dNormActivation(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim,
+            layers.append(_conv_bn_relu6(inp, hidden_dim, kernel_size=1, norm_layer=norm_layer))
+        layers += [_conv_bn_relu6(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim,
                                         norm_layer=norm_layer),
                    nn.Conv2d(hidden_dim, oup, 1, 1, 0, bias=False), norm_layer(oup)]
         self.conv = nn.Sequential(*layers)
@@ -88,14 +80,14 @@ class MobileNetV2(nn.Module):
             raise ValueError(f"inverted_residual_setting should be non-empty or a 4-element list, got {setting}")
         input_channel = _make_divisible(32 * width_mult, round_nearest)
         self.last_channel = _make_divisible(1280 * max(1.0, width_mult), round_nearest)
-        features: list[nn.Module] = [Conv2dNormActivation(3, input_channel, stride=2, norm_layer=norm_layer)]
+        features: list[nn.Module] = [_conv_bn_relu6(3, input_channel, stride=2, norm_layer=norm_layer)]
         for t, c, n, s in setting:
             output_channel = _make_divisible(c * width_mult, round_nearest)
             for i in range(n):
                 features.append(block(input_channel, output_channel, s if i == 0 else 1, expand_ratio=t,
                                       norm_layer=norm_layer))
                 input_channel = output_channel
-        features.append(Conv2dNormActivation(input_channel, self.last_channel, kernel_size=1, norm_layer=norm_layer))
+        features.append(_conv_bn_relu6(input_channel, self.last_channel, kernel_size=1, norm_layer=norm_layer))
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
         for m in self.modules():

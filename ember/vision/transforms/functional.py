@@ -19,6 +19,7 @@ from ..._missing import module_getattr as _module_getattr
 from ..._tensor import Tensor
 from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t
+from ._point import erase, invert, solarize  # noqa: F401 (torchvision.transforms.functional names)
 
 
 class InterpolationMode(Enum):

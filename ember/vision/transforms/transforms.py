@@ -17,6 +17,7 @@ import ember
 
 from ... import nn
 from . import functional as F
+from ._point import random_area_and_ratio
 from .functional import InterpolationMode, _pair
 
 
@@ -250,8 +251,7 @@ class RandomResizedCrop(nn.Module):
         area = height * width
         log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
         for _ in range(10):
-            target_area = area * ember.empty(1).uniform_(scale[0], scale[1]).item()
-            aspect_ratio = math.exp(ember.empty(1).uniform_(log_ratio[0], log_ratio[1]).item())
+            target_area, aspect_ratio = random_area_and_ratio(area, scale, log_ratio)
             w = int(round(math.sqrt(target_area * aspect_ratio)))
             h = int(round(math.sqrt(target_area / aspect_ratio)))
             if 0 < w <= width and 0 < h <= height:

@@ -1,0 +1,77 @@
+"""Softmax forward and its vector-Jacobian product, one row at a time (numba): the counterparts of
+``_softmax_chunk`` and ``softmax_vjp`` in ``ember/ops/activation.py`` (the NumPy reference: a shift by the global
+max, then 4-5 passes). Here each row is exponentiated, summed (float64) and scaled while it is in the L1 cache.
+Causal attention's mask is applied by length: row i of each (L, S) block keeps keys j <= i (the rest of the row is
+0), so the scores need no -inf mask added first (NumPy's exp of -inf entries takes its slow path: softmax over
+causally masked scores measured 4x the time of unmasked ones). Results agree with the reference to float32
+rounding (a different exp and summation order), not bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from .rows import exp_split, row_dot, row_sum
+
+_F = np.float32
+_MIN_ROW_SUM = 2.0 ** -16  # as ``ember.ops.activation._MIN_ROW_SUM``
+
+
+@kernel.fused
+def softmax(x, out, shift, scale, block_rows, first_row, empty_zero):
+    """out = softmax of each row of x * scale (R, S; float32; scale > 0: attention's, folded in here rather than
+    a pass over the queries), computed as exp((x - shift) * scale) / sum with ``shift`` x's
+    global max (one fast NumPy pass: a row's own max is the slowest part of a row kernel); a row whose sum comes
+    out below 2**-16 (its scale far below the max, -inf rows, NaN) is redone with its own max, as in the NumPy
+    reference. ``block_rows`` > 0: causal, row r keeps its first (first_row + r) % block_rows + 1 entries (the rest are
+0; ``first_row``: x's first row in the whole array, when x is a chunk of it). A
+    row whose kept entries are all -inf gives zeros when ``empty_zero`` (scaled_dot_product_attention), NaN
+    otherwise (softmax)."""
+    r_, n = x.shape
+    bits = np.empty(n, np.int32)
+    two_k = bits.view(np.float32)
+    for r in range(r_):  # (2-D indexing: a row view per row costs reference-count updates worth ~30 % here)
+        valid = n if block_rows == 0 else min(n, (first_row + r) % block_rows + 1)
+        # exp over whole vectors (16 lanes) past ``valid``, zeroed after: a remainder loop would run scalar
+        _exp_shifted(x, out, r, min(n, (valid + 15) // 16 * 16), shift, scale, bits, two_k)
+        total = row_sum(out, r, valid)
+        if not total >= _MIN_ROW_SUM:  # (also NaN)
+            m = x[r, 0]
+            for j in range(1, valid):
+                v = x[r, j]
+                m = v if (v > m or v != v) else m  # a NaN stays
+            if m == -np.inf:
+                fill = _F(0) if empty_zero else _F(np.nan)
+                for j in range(n):
+                    out[r, j] = fill
+                continue
+            _exp_shifted(x, out, r, valid, m, scale, bits, two_k)
+            total = row_sum(out, r, valid)
+        inv = _F(1.0 / total)
+        for j in range(valid):
+            out[r, j] *= inv
+        for j in range(valid, n):
+            out[r, j] = _F(0)
+
+
+@kernel.inline
+def _exp_shifted(x, out, r, width, shift, scale, bits, two_k):
+    """out[r, :width] = exp((x[r, :width] - shift) * scale)."""
+    for j in range(width):
+        v = (x[r, j] - shift) * scale
+        p, bits[j] = exp_split(v)
+        out[r, j] = p if v == v else v  # exp(NaN) (a NaN entry, or inf - inf): NaN
+    for j in range(width):
+        out[r, j] *= two_k[j]
+
+
+@kernel
+def softmax_vjp(g, y, out, scale):
+    """out = (g - rowsum(g * y)) * y * scale per row (out may be g): softmax's vector-Jacobian product, times
+    attention's scale (1 for softmax)."""
+    r_, n = g.shape
+    for r in range(r_):
+        d = _F(row_dot(g, r, y, r, n))
+        for j in range(n):
+            out[r, j] = (g[r, j] - d) * y[r, j] * scale

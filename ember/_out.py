@@ -1,0 +1,124 @@
+"""``out=``: PyTorch's functions that write their result into a given tensor (``torch.max(x, out=m)``).
+
+One wrapper, applied to the top-level functions listed below (``ember/__init__.py``). The result is computed as
+usual, then written into ``out``, which is returned (a tuple of ``out`` tensors for ops returning several, as
+``torch.max(x, dim, out=(values, indices))``). As in PyTorch:
+
+- ``out`` is resized to the result's shape; resizing one that has elements warns (PyTorch deprecates it), an
+  empty one is resized silently;
+- ``sum``/``prod``/``cumsum``/``cumprod`` compute in ``out``'s dtype (its ``dtype=``); for the others, its dtype
+  must be one the result can be cast to (pointwise ops and most reductions: ``RuntimeError``
+  "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``: ``TypeError``), or
+  exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
+  ``clamp``, ...);
+- the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+
+from ._backend import xp
+from ._dtype import SCALAR_TYPE_NAMES
+from ._tensor import Tensor
+from .autograd.grad_mode import is_grad_enabled
+
+# result dtype converted to out's when castable (same_kind), as PyTorch's TensorIterator ops do
+CASTING = frozenset("""
+abs absolute acos acosh add arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh
+bitwise_and bitwise_not bitwise_or bitwise_xor ceil cos cosh cumprod cumsum deg2rad digamma div divide eq erf erfc
+erfinv exp exp2 expm1 floor floor_divide fmax fmin fmod frac ge greater greater_equal gt hypot le lerp less
+less_equal lgamma log log10 log1p log2 logaddexp logsumexp logical_and logical_not logical_or logical_xor logit lt
+max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
+sigmoid sign sin
+sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack
+""".split())
+# result dtype must equal out's
+EXACT = frozenset("""
+addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
+where norm
+""".split())
+TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
+# out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
+DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"})
+
+
+def _dtype_name(d) -> str:
+    return SCALAR_TYPE_NAMES.get(d.name, d.name)
+
+
+def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
+    src, dst = result._data.dtype, out._data.dtype
+    if exact:
+        if src != dst:
+            raise RuntimeError(f"{name}(): expected out tensor to have dtype {_dtype_name(result.dtype)}, "
+                               f"but got {_dtype_name(out.dtype)} instead")
+    elif not xp.can_cast(src, dst, casting="same_kind"):
+        error = TypeError if name in TYPE_ERROR_OPS else RuntimeError
+        raise error(f"{name}(): result type {_dtype_name(result.dtype)} can't be cast to the desired output "
+                    f"type {_dtype_name(out.dtype)}")
+
+
+def _write(name: str, result: Tensor, out, exact: bool) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    _check_dtype(name, result, out, exact)
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
+                f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "
+                "future PyTorch release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                UserWarning, stacklevel=4)
+        out.resize_(tuple(result.shape))
+    out.copy_(result)
+    return out
+
+
+def _requires_grad(args, kwargs) -> bool:
+    def any_grad(v) -> bool:
+        if isinstance(v, Tensor):
+            return v.requires_grad
+        return isinstance(v, (list, tuple)) and any(any_grad(e) for e in v)
+
+    return any(any_grad(v) for v in (*args, *kwargs.values()))
+
+
+def with_out(name: str, fn: Callable) -> Callable:
+    """``fn`` also taking PyTorch's keyword ``out=`` (see the module's docstring)."""
+
+    @functools.wraps(fn)
+    def writing_out(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if is_grad_enabled() and _requires_grad(args, kwargs):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        if name in DTYPE_FROM_OUT and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        result = fn(*args, **kwargs)
+        if isinstance(result, tuple):  # (values, indices) and the like: out is a tuple of as many tensors
+            if not isinstance(out, (tuple, list)) or len(out) != len(result):
+                raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
+            written = [_write(name, r, o, True) for r, o in zip(result, out)]  # PyTorch checks these exactly
+            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        if isinstance(out, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        return _write(name, result, out, name in EXACT)
+
+    params = list(inspect.signature(fn).parameters.values())
+    keyword = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+    writing_out.__signature__ = inspect.Signature([p for p in params if p.kind is not p.VAR_KEYWORD] + [keyword] + tail)
+    return writing_out
+
+
+def add_out_keyword(namespace: dict) -> None:
+    """Wrap the listed functions of ``namespace`` (ember's top level) with ``with_out``."""
+    for name in sorted(CASTING | EXACT):
+        if name in namespace:
+            namespace[name] = with_out(name, namespace[name])

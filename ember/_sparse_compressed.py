@@ -1,0 +1,210 @@
+"""Compressed sparse matrices: ``torch.sparse_csr`` / ``torch.sparse_csc`` (graph libraries keep adjacency
+matrices so).
+
+A 2-d matrix stored as compressed indices (``crow_indices``: where each row's entries start, one more than the
+rows; CSC: ``ccol_indices`` per column), plain indices (``col_indices`` / ``row_indices``) and ``values``, as
+PyTorch stores it. ``to_dense()`` gives an ordinary tensor, ``csr @ dense`` (``csr.matmul``/``csr.mm``) the
+product, differentiable with respect to the dense operand, summed entry by entry (never densified).
+
+Differences from PyTorch: 2-d matrices only (no batch or dense dims, no block layouts); the sparse tensor itself
+never requires grad; other ops on one raise NotImplementedError, as for ember's sparse COO tensors.
+"""
+
+from __future__ import annotations
+
+from ._backend import xp
+from ._layout import Layout, sparse_csc, sparse_csr, strided
+from ._tensor import Tensor, _fill
+
+_NAMES = {sparse_csr: ("crow_indices", "col_indices"), sparse_csc: ("ccol_indices", "row_indices")}
+_SUPPORTED = "crow_indices/col_indices (CSR), ccol_indices/row_indices (CSC), values, to_dense, @ a dense matrix"
+
+
+class Compressed:
+    """The arrays of a compressed sparse matrix of ``shape`` in ``layout`` (what the Tensor holds)."""
+
+    __slots__ = ("compressed", "plain", "values", "shape", "layout")
+
+    def __init__(self, compressed, plain, values, shape: tuple, layout: Layout) -> None:
+        self.compressed, self.plain, self.values = compressed, plain, values
+        self.shape, self.layout = tuple(shape), layout
+
+    def __getattr__(self, name: str):  # an array method an op tried to call on a compressed sparse tensor
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(f"'{name}' is not supported on a {self.layout.name} tensor (ember supports "
+                                  f"{_SUPPORTED}); call .to_dense() first")
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    def coo(self):
+        """(rows, cols) of every stored entry, in storage order."""
+        counts = xp.diff(self.compressed)
+        outer = xp.repeat(xp.arange(len(counts)), counts)
+        return (outer, self.plain) if self.layout is sparse_csr else (self.plain, outer)
+
+    def to_dense(self):
+        out = xp.zeros(self.shape, self.values.dtype)
+        xp.add.at(out, self.coo(), self.values)
+        return out
+
+
+class SparseCompressedTensor(Tensor):
+    """A sparse CSR or CSC matrix (``layout=torch.sparse_csr`` / ``torch.sparse_csc``)."""
+
+    __slots__ = ()
+    is_sparse = False  # as PyTorch's: is_sparse answers for the COO layout only
+
+    @classmethod
+    def wrap(cls, arrays: Compressed) -> SparseCompressedTensor:
+        t = cls.__new__(cls)
+        _fill(t, arrays, None, 0)
+        return t
+
+    @property
+    def layout(self) -> Layout:
+        return self._data.layout
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return self._data.layout is sparse_csr
+
+    def __repr__(self) -> str:
+        c = self._data
+        first, second = _NAMES[c.layout]
+        return (f"tensor({first}={Tensor._make(c.compressed)!r},\n       {second}={Tensor._make(c.plain)!r},\n"
+                f"       values={Tensor._make(c.values)!r}, size={c.shape}, nnz={len(c.values)},\n"
+                f"       layout={c.layout!r})")
+
+    def numpy(self, *, force: bool = False):
+        name = "SparseCsr" if self._data.layout is sparse_csr else "SparseCsc"
+        raise TypeError(f"can't convert {name} layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def _part(self, name: str, array) -> Tensor:
+        if name not in _NAMES[self._data.layout]:
+            kind = "row" if name in _NAMES[sparse_csr] else "column"
+            raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got "
+                               f"{'SparseCsr' if self._data.layout is sparse_csr else 'SparseCsc'}")
+        return Tensor._make(array)
+
+    def crow_indices(self) -> Tensor:
+        return self._part("crow_indices", self._data.compressed)
+
+    def col_indices(self) -> Tensor:
+        return self._part("col_indices", self._data.plain)
+
+    def ccol_indices(self) -> Tensor:
+        return self._part("ccol_indices", self._data.compressed)
+
+    def row_indices(self) -> Tensor:
+        return self._part("row_indices", self._data.plain)
+
+    def values(self) -> Tensor:
+        return Tensor._make(self._data.values)
+
+    def _nnz(self) -> int:
+        return len(self._data.values)
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        out = self._data.to_dense()
+        return Tensor._make(out if dtype is None else out.astype(dtype.np))
+
+    def matmul(self, other: Tensor) -> Tensor:
+        """``self @ other`` for a dense ``other`` (n x k, or n): each stored entry's row of ``other``, scaled
+        and summed into its output row; differentiable with respect to ``other``."""
+        c = self._data
+        check_product(c.layout.name, c.shape, other)
+        return entries_matmul(*c.coo(), c.values, c.shape[0], other)
+
+    mm = __matmul__ = matmul
+
+
+def check_product(name: str, shape: tuple, other) -> None:
+    """A sparse (n x m) matrix times ``other``: a dense m x k matrix or m-vector, else PyTorch's errors."""
+    if not isinstance(other, Tensor) or other.layout is not strided:
+        raise NotImplementedError(f"{name} @ a sparse tensor is not supported by ember; multiply by a dense tensor")
+    if len(shape) != 2 or other.ndim not in (1, 2) or other.shape[0] != shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(str(n) for n in shape)} and "
+                           f"{'x'.join(str(n) for n in other.shape)})")
+
+
+def entries_matmul(rows, cols, values, n_rows: int, other: Tensor) -> Tensor:
+    """The product of the n_rows x m matrix with entries ``values`` at (``rows``, ``cols``) (repeats add up)
+    and a dense ``other``: each entry's row of ``other``, scaled, summed into its output row; differentiable
+    with respect to ``other`` (ember's own index_select / index_add)."""
+    from .ops.index_update import index_add
+    from .ops.indexing import index_select
+
+    vector = other.ndim == 1
+    dense = other.unsqueeze(1) if vector else other
+    parts = index_select(dense, 0, Tensor._make(cols)) * Tensor._make(values.astype(dense._data.dtype))[:, None]
+    out = index_add(dense.new_zeros((n_rows, dense.shape[1])), 0, Tensor._make(rows), parts)
+    return out.squeeze(1) if vector else out
+
+
+def _compress(outer, inner, values, n_outer: int):
+    order = xp.lexsort((inner, outer))
+    compressed = xp.concatenate([[0], xp.cumsum(xp.bincount(outer, minlength=n_outer))]).astype(xp.int64)
+    return compressed, inner[order].astype(xp.int64), values[order]
+
+
+def to_sparse_compressed(x: Tensor, layout: Layout) -> SparseCompressedTensor:
+    """A 2-d dense tensor as CSR or CSC (its nonzeros, in row- or column-major order)."""
+    if isinstance(x, SparseCompressedTensor):
+        if x.layout is layout:
+            return x
+        x = x.to_dense()
+    elif x.is_sparse:
+        x = x.to_dense()
+    if x.ndim != 2:
+        raise NotImplementedError(f"to_{layout.name}: ember converts 2-d matrices only, got {x.ndim} dimensions")
+    data = x._data
+    rows, cols = xp.nonzero(data)
+    outer, inner, n = (rows, cols, data.shape[0]) if layout is sparse_csr else (cols, rows, data.shape[1])
+    compressed, plain, values = _compress(outer, inner, data[rows, cols], n)
+    return SparseCompressedTensor.wrap(Compressed(compressed, plain, values.copy(), data.shape, layout))
+
+
+def _compressed_tensor(layout: Layout, compressed, plain, values, size, dtype) -> SparseCompressedTensor:
+    from ._creation import tensor as _tensor
+
+    arrays = [a._data if isinstance(a, Tensor) else _tensor(a)._data for a in (compressed, plain)]
+    vals = values._data if isinstance(values, Tensor) else _tensor(values, dtype=dtype)._data
+    if dtype is not None:
+        vals = vals.astype(dtype.np)
+    comp, plain_idx = (a.astype(xp.int64) for a in arrays)
+    if comp.ndim != 1 or plain_idx.ndim != 1 or vals.ndim != 1:
+        raise NotImplementedError(f"sparse_{layout.name[7:]}_tensor: ember holds 2-d matrices only (1-d index "
+                                  "and value tensors)")
+    if len(plain_idx) != len(vals):
+        raise RuntimeError(f"{_NAMES[layout][1]} and values must have the same number of elements, but got "
+                           f"{len(plain_idx)} and {len(vals)}")
+    if size is None:  # the compressed dim from the index pointers, the other from the largest index
+        n_plain = int(plain_idx.max()) + 1 if len(plain_idx) else 0
+        size = (len(comp) - 1, n_plain) if layout is sparse_csr else (n_plain, len(comp) - 1)
+    return SparseCompressedTensor.wrap(Compressed(comp, plain_idx, vals.copy(), tuple(int(n) for n in size), layout))
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory: bool = False, requires_grad: bool = False, check_invariants=None
+                      ) -> SparseCompressedTensor:
+    """A CSR matrix from its row pointers, column indices and values (size inferred when omitted), as
+    ``torch.sparse_csr_tensor``. ``requires_grad=True`` is not supported (see the module docstring)."""
+    if requires_grad:
+        raise NotImplementedError("sparse_csr_tensor(requires_grad=True) is not supported by ember")
+    return _compressed_tensor(sparse_csr, crow_indices, col_indices, values, size, dtype)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory: bool = False, requires_grad: bool = False, check_invariants=None
+                      ) -> SparseCompressedTensor:
+    """A CSC matrix from its column pointers, row indices and values, as ``torch.sparse_csc_tensor``."""
+    if requires_grad:
+        raise NotImplementedError("sparse_csc_tensor(requires_grad=True) is not supported by ember")
+    return _compressed_tensor(sparse_csc, ccol_indices, row_indices, values, size, dtype)

@@ -1,0 +1,89 @@
+"""The convolution's two layouts and the copies between them.
+
+ember's transposed convolutions and its Winograd convolutions of narrow images compute on *batch-last* arrays,
+(C, *spatial, N) in memory (see ``conv.py``: Winograd's transforms and the batch-last im2col then run over long
+contiguous runs; the other convolutions compute in PyTorch's layout, ``conv_nchw.py`` and ``winograd.py``), but
+they take and return (N, C, *spatial) arrays laid out as PyTorch's are: a convolution's output is contiguous,
+``is_contiguous()`` is True and its strides equal PyTorch's, so ``view``, ``flatten`` and code that checks strides
+see what they see in PyTorch. So each such convolution converts twice per direction: its input into a padded
+batch-last copy (a copy im2col needed anyway for the padding) and its result back into (N, C, *spatial) (with
+the bias added on the way).
+
+The NumPy copies here are the reference; ``ember/_kernels/conv.py`` has compiled ones (a NumPy transposing copy
+walks one side with a stride of N or C * H * W elements, at a fifth of a plain copy's speed), chosen by
+``policy.use_compiled()`` for float32/float64 arrays of at most 3 spatial dims. Both give the same bits.
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._kernels import conv as compiled
+from ..._kernels.policy import policy
+from ..._parallel import parallel_for
+
+
+def _compiled(*arrays) -> bool:
+    """Whether the compiled copies take these (plain NumPy, float32/float64, at most 3 spatial dims) arrays."""
+    return (all(type(a) is xp.ndarray and a.dtype in (xp.float32, xp.float64) and a.ndim <= 5 for a in arrays)
+            and policy.use_compiled())
+
+
+def _as_3d(shape) -> tuple:
+    """(lead, lead2, *sp) with sp of 1-3 dims -> the same with 3 spatial dims (unit dims in front)."""
+    return (*shape[:2], *(1,) * (5 - len(shape)), *shape[2:])
+
+
+def from_batch_last(a):
+    """(C, *sp, N) -> its (N, C, *sp) view."""
+    return a.transpose(a.ndim - 1, *range(a.ndim - 1))
+
+
+def to_nchw(a, bias=None):
+    """Batch-last a (C, *sp, N) -> a new contiguous (N, C, *sp) array, plus ``bias`` (C,) per channel when given."""
+    out = xp.empty((a.shape[-1], *a.shape[:-1]), a.dtype)
+    if a.flags.c_contiguous and _compiled(a, out) and (bias is None or bias.dtype == a.dtype):
+        src, dst = a.reshape(a.shape[0], -1, a.shape[-1]), out.reshape(*out.shape[:2], -1)
+        b = xp.empty(0, a.dtype) if bias is None else xp.ascontiguousarray(bias)
+        parallel_for(lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), a.shape[0], a.size)
+        return out
+    if bias is None:
+        out[...] = from_batch_last(a)
+    else:
+        xp.add(from_batch_last(a), bias.reshape(-1, *(1,) * (a.ndim - 2)), out=out)
+    return out
+
+
+def batch_last_padded(x, pads):
+    """(N, C, *sp) -> padded (C, *padded, N), contiguous: a view when x already is batch-last and unpadded."""
+    xb = x.transpose(*range(1, x.ndim), 0)
+    padded = any(lo or hi for lo, hi in pads)
+    if not padded and xb.flags.c_contiguous:
+        return xb
+    shape = (xb.shape[0], *(n + lo + hi for n, (lo, hi) in zip(xb.shape[1:-1], pads)), xb.shape[-1])
+    if x.flags.c_contiguous and _compiled(x):
+        out = xp.empty(shape, x.dtype)
+        x5 = x.reshape(_as_3d(x.shape))
+        o5 = out.reshape(shape[0], *(1,) * (5 - len(shape)), *shape[1:])
+        lo = (0,) * (3 - len(pads)) + tuple(lo for lo, _ in pads)
+        parallel_for(lambda c0, c1: compiled.to_batch_last_padded(x5, *lo, c0, c1, o5), shape[0], out.size)
+        return out
+    if not padded:
+        return xp.ascontiguousarray(xb)
+    out = xp.empty(shape, xb.dtype)
+    inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(xb.shape[1:-1], pads))
+
+    def run(c0: int, c1: int) -> None:  # channels c0..c1: zero the border only, then copy the interior
+        o = out[c0:c1]
+        for d, (lo, hi) in enumerate(pads):
+            lead = (slice(None),) * (d + 1)
+            o[lead + (slice(0, lo),)] = 0
+            o[lead + (slice(o.shape[d + 1] - hi, None),)] = 0
+        o[(slice(None),) + inner] = xb[c0:c1]
+
+    parallel_for(run, xb.shape[0], out.size)
+    return out
+
+
+def to_batch_last(g):
+    """(N, C, *sp) -> a contiguous (C, *sp, N): free when g is batch-last already."""
+    return batch_last_padded(g, ((0, 0),) * (g.ndim - 2))

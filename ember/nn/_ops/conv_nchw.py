@@ -1,0 +1,120 @@
+"""Convolution by im2col in PyTorch's layout: (N, C, *spatial) in, contiguous (N, O, *out) out, no transposes.
+
+Every sample's column matrix cols[n] (C * prod(k) by prod(out)) is built from its padded input and multiplied
+by the weight (O by C * prod(k)) straight into out[n] (O by prod(out)), which is that sample's block of the
+(N, O, *out) output. Samples are split over threads in blocks: a block's copies and GEMMs run back to back while
+its columns are still in cache, and each sample's GEMM is its own, so the bits do not depend on the thread count.
+The gradients stay in this layout too:
+
+- dW = sum over samples of g[n] (O by prod(out)) @ cols[n]^T, one GEMM per sample, summed in a fixed order;
+- dx: for stride 1 a convolution of the padded output gradient with the flipped kernel (``conv.py`` explains;
+  it takes Winograd where that applies), else dcols[n] = W^T @ g[n] added back where im2col took it (col2im).
+
+This replaces ``conv.py``'s batch-last im2col for the forward convolution (which needed four transposing copies
+per convolution, ``conv_layout.py``); Winograd, convolutions with at most ``policy.batch_last_max_positions`` output
+positions per sample (GEMMs that narrow ran at half speed) and the transposed convolution keep the batch-last
+layout.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._backend import xp
+from ..._kernels import im2col as compiled
+from ..._kernels.policy import policy
+from ..._parallel import gemm_block, matmul_blocks, parallel_for
+from .conv_geometry import crop_spatial, offsets, out_size, window
+
+
+def forward(xpad, w, b, stride, dilation, groups: int):
+    """Cross-correlate the padded xpad (N, C, *padded) with w (O, C/G, *k), plus b (O,) when given: (out
+    (N, O, *out), contiguous; cols (N, C, *k, *out), what ``weight_grad`` reads)."""
+    n, c = xpad.shape[:2]
+    o, kernel = w.shape[0], w.shape[2:]
+    out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
+    cols = xp.empty((n, c, *kernel, *out_sp), xpad.dtype)
+    out = xp.empty((n, o, *out_sp), xpad.dtype)
+    wm = w.reshape(groups, o // groups, -1)
+    cm = cols.reshape(n, groups, -1, math.prod(out_sp))
+    om = out.reshape(n, groups, o // groups, -1)
+    windows = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]  # views
+    block = gemm_block(wm.shape[-2], wm.shape[-1], cm.shape[-1])
+    bias = None if b is None else b.reshape(groups, o // groups, 1)
+
+    fast = _compiled(xpad, cols)
+
+    def run(lo: int, hi: int) -> None:  # samples lo..hi: im2col, then each sample's GEMM into its output block
+        if fast:
+            compiled.im2col2d_nchw(xpad[lo:hi], *stride, *dilation, cols[lo:hi])
+        else:
+            for offs, src in zip(offsets(kernel), windows):
+                cols[(slice(lo, hi), slice(None)) + offs] = src[lo:hi]
+        matmul_blocks(wm, cm[lo:hi], om[lo:hi], block)
+        if bias is not None:
+            om[lo:hi] += bias
+
+    parallel_for(run, n, cols.size + out.size)
+    return out, cols
+
+
+_WEIGHT_GRAD_BLOCKS = 8  # partial sums of the weight gradient: at most this many weight-sized arrays
+
+
+def weight_grad(cols, g, w_shape, groups: int):
+    """dL/dw of ``forward`` from its ``cols`` and the output gradient g (N, O, *out): per group, the sum over
+    samples of g[n] @ cols[n]^T. The samples are summed in up to 8 blocks (in parallel; the block sums are then
+    added in block order), one sample after another within a block: the bits depend on the batch size only, never
+    on the thread count, and the memory on the weight's size only."""
+    n, o = g.shape[:2]
+    gm = g.reshape(n, groups, o // groups, -1)
+    cm = cols.reshape(n, groups, -1, gm.shape[-1]).swapaxes(-1, -2)
+    size = -(-n // _WEIGHT_GRAD_BLOCKS)  # samples per block
+    partial = xp.empty((-(-n // size), groups, o // groups, cm.shape[-1]), g.dtype)
+    gemm = gemm_block(gm.shape[-2], gm.shape[-1], cm.shape[-1])
+
+    def run(b0: int, b1: int) -> None:  # blocks b0..b1
+        step = xp.empty_like(partial[0])
+        for b in range(b0, b1):
+            matmul_blocks(gm[b * size], cm[b * size], partial[b], gemm)
+            for i in range(b * size + 1, min(n, (b + 1) * size)):
+                matmul_blocks(gm[i], cm[i], step, gemm)
+                partial[b] += step
+
+    parallel_for(run, partial.shape[0], cols.size + g.size)
+    return partial.sum(0).reshape(w_shape)
+
+
+def input_grad(g, w, in_sp, stride, pads, dilation, groups: int):
+    """dL/dx (N, C, *in_sp), contiguous, of a convolution with w (O, C/G, *k) from its output gradient g
+    (N, O, *out): col2im of each sample's W^T @ g[n]. ``pads`` are the convolution's ((lo, hi), ...)."""
+    n, o = g.shape[:2]
+    kernel, out_sp = w.shape[2:], g.shape[2:]
+    c = w.shape[1] * groups
+    gxpad = xp.zeros((n, c, *(s + lo + hi for s, (lo, hi) in zip(in_sp, pads))), g.dtype)
+    wt = w.reshape(groups, o // groups, -1).swapaxes(-1, -2)  # (G, C/G * prod(k), O/G)
+    gm = g.reshape(n, groups, o // groups, -1)
+    dcols = xp.empty((n, groups, wt.shape[-2], gm.shape[-1]), g.dtype)
+    dview = dcols.reshape(n, c, *kernel, *out_sp)
+    block = gemm_block(wt.shape[-2], wt.shape[-1], gm.shape[-1])
+    fast = _compiled(gxpad, dcols)
+
+    def run(lo: int, hi: int) -> None:  # samples lo..hi: their column gradients, added back in kernel offset order
+        matmul_blocks(wt, gm[lo:hi], dcols[lo:hi], block)
+        dst = gxpad[lo:hi]
+        if fast:
+            compiled.col2im2d_nchw(dview[lo:hi], *stride, *dilation, dst)
+            return
+        for offs in offsets(kernel):
+            dst[window(offs, out_sp, stride, dilation, 2, 0)] += dview[(slice(lo, hi), slice(None)) + offs]
+
+    parallel_for(run, n, dcols.size + gxpad.size)
+    gx = crop_spatial(gxpad, pads)
+    return gx if gx.flags.c_contiguous else xp.ascontiguousarray(gx)
+
+
+def _compiled(*arrays) -> bool:
+    """Whether the compiled im2col / col2im take these arrays: a 2-d convolution's, plain float32/float64 NumPy
+    arrays, C-contiguous."""
+    return (arrays[0].ndim == 4 and all(type(a) is xp.ndarray and a.dtype in (xp.float32, xp.float64)
+                                        and a.flags.c_contiguous for a in arrays) and policy.use_compiled())

@@ -1,0 +1,207 @@
+"""The DCGAN transposed convolution (4x4 kernel, stride 2, padding 1) by Winograd F(4, 2) per output phase.
+
+Each output phase (even/odd row, even/odd column) of ``conv_transpose2d(x, w, stride=2, padding=1)`` with a 4x4
+kernel is a stride-1 correlation of x padded by 1 with a 2x2 sub-kernel: along a dim, out[2t] = xp[t] w3 +
+xp[t+1] w1 and out[2t+1] = xp[t+1] w2 + xp[t+2] w0 (xp: x padded by 1). Winograd F(4, 2) gives 4 outputs of a
+2-tap filter from 5 multiplies instead of 8: ``y = A^T [(G f) * (B^T d)]`` for 5 inputs d, with (interpolation
+points 0, 1, -1, 2 and infinity)
+
+    A^T = [[1, 1, 1, 1, 0], [0, 1, -1, 2, 0], [0, 1, 1, 4, 0], [0, 1, -1, 8, 1]],
+    G = [[1/2, 0], [-1/2, -1/2], [-1/6, 1/6], [1/6, 1/3], [0, 1]],
+    B^T = [[2, -1, -2, 1, 0], [0, -2, -1, 1, 0], [0, 2, -3, 1, 0], [0, -1, 0, 1, 0], [0, 2, -1, -2, 1]].
+
+Per dim a tile (index a) of 8 outputs, out[8a .. 8a + 7] (4 of each phase), reads xp[4a .. 4a + 5]: 10
+transformed values (5 per phase), so 2-d tiles of 8x8 outputs take 100 products where direct arithmetic takes
+256 (sizes that are not multiples of 4 pad x, and the output gradient, with zeros to whole tiles), and each of
+the layer's three products (forward, weight gradient, input gradient) is one stack of 100 GEMMs with 0.39x the
+work of col2im/im2col: U_k (O x C) @ V_k (C x tiles * N), dU_k = dM_k V_k^T, dV_k = U_k^T dM_k.
+
+Every transform is a 1-d *tiled* product along one dim, run once per dim (rows, then columns) on batch-last arrays
+(C, H, W, N), as in ``conv.py``: ``_tile`` (tile a's value k = sum_j mat[k, j] src[step a + j]: the input transform
+and the output gradient's) and its transpose ``_untile`` (the output transform and the input gradient's, adding
+overlapping tiles and dropping the padding). Both are NumPy here (the reference) and compiled in
+``ember/_kernels/conv_transpose.py`` (the same bits), split over threads by rows.
+"""
+
+from __future__ import annotations
+
+from ..._backend import xp
+from ..._kernels import conv_transpose as compiled
+from ..._kernels.policy import policy
+from ..._parallel import parallel_for
+from .conv import _row_matmul
+from .conv_layout import batch_last_padded, to_nchw
+
+_AT = ((1, 1, 1, 1, 0), (0, 1, -1, 2, 0), (0, 1, 1, 4, 0), (0, 1, -1, 8, 1))
+_G = ((1 / 2, 0), (-1 / 2, -1 / 2), (-1 / 6, 1 / 6), (1 / 6, 1 / 3), (0, 1))
+_BT = ((2, -1, -2, 1, 0), (0, -2, -1, 1, 0), (0, 2, -3, 1, 0), (0, -1, 0, 1, 0), (0, 2, -1, -2, 1))
+_TAPS = ((3, 1), (2, 0))  # per phase: the kernel taps its 2-tap filter (f0, f1) reads
+
+
+def _input_matrix(dtype):
+    """(10, 6): transformed value 5 phase + p of a tile from xp[4a .. 4a + 5] (phase 1 reads one position on)."""
+    d = xp.zeros((10, 6), dtype)
+    for phase in range(2):
+        d[5 * phase:5 * phase + 5, phase:phase + 5] = _BT
+    return d
+
+
+def _output_matrix(dtype):
+    """(10, 8): the weight of product 5 phase + p in a tile's output 2i + phase (A^T per phase)."""
+    o = xp.zeros((10, 8), dtype)
+    for phase in range(2):
+        for i in range(4):
+            o[5 * phase:5 * phase + 5, 2 * i + phase] = _AT[i]
+    return o
+
+
+def _kernel_matrix(dtype):
+    """(100, 16): row 10 kw + kh holds U's coefficients of the 16 kernel taps (G per phase, per dim)."""
+    g = xp.zeros((10, 4), xp.float64)
+    for phase, taps in enumerate(_TAPS):
+        for p in range(5):
+            for t, coef in zip(taps, _G[p]):
+                g[5 * phase + p, t] = coef
+    return (g[None, :, :, None] * g[:, None, None, :]).reshape(100, 16).astype(dtype)
+
+
+# Winograd runs where its products number at most 1/1.5 of direct arithmetic's (16 per input position): tiles
+# cover 4 x 4 inputs, so a 5 x 5 input (4 tiles, 400 products against 400) stays with col2im, 4 x 4 (100 against
+# 256) and 8 x 8 (400 against 1024) take it. The transforms cost a few memory passes besides.
+_MIN_SAVING = 1.5
+
+
+def applies(x, w, stride, pads, dilation, groups: int) -> bool:
+    """Whether conv_transpose of x (N, C, H, W) with w (C, O, kh, kw) takes this path: 2-d, 4x4, stride 2, padding 1,
+    no output_padding, dilation 1, one group, float32/float64, ``policy.transposed_winograd``, an input large
+    enough to save work (``_MIN_SAVING``) and a layer large enough for the transforms to pay (the policy's
+    ``transposed_winograd_min_channels`` and ``_min_work``)."""
+    if not (x.ndim == 4 and x.shape[2] and x.shape[3]):
+        return False
+    n, c, h, wd = x.shape
+    tiles = -(-h // 4) * -(-wd // 4)
+    return (policy.transposed_winograd and tuple(w.shape[2:]) == (4, 4) and tuple(stride) == (2, 2)
+            and tuple(pads) == ((1, 1), (1, 1)) and tuple(dilation) == (1, 1) and groups == 1
+            and 16 * h * wd >= _MIN_SAVING * 100 * tiles and x.dtype in (xp.float32, xp.float64)
+            and min(c, w.shape[1]) >= policy.transposed_winograd_min_channels
+            and n * c * w.shape[1] * h * wd >= policy.transposed_winograd_min_work
+            and w.dtype == x.dtype)
+
+
+def _tile_ref(src, mat, step: int, dst) -> None:
+    """dst[k, r, a, x, n] = sum_j mat[k, j] src[r, step a + j, x, n] over the nonzero mat[k, j], j ascending."""
+    count = dst.shape[2]
+    for k in range(mat.shape[0]):
+        first = True
+        for j in range(mat.shape[1]):
+            if mat[k, j] == 0:
+                continue
+            term = mat[k, j] * src[:, j:j + step * (count - 1) + 1:step]
+            if first:
+                dst[k] = term
+            else:
+                dst[k] += term
+            first = False
+
+
+def _untile_ref(src, mat, step: int, off: int, dst) -> None:
+    """dst[r, step a + j - off, x, n] += sum_k mat[k, j] src[k, r, a, x, n] (k ascending, the nonzero mat[k, j]) for
+    j ascending, from zero; positions outside dst are dropped."""
+    count, length = src.shape[2], dst.shape[1]
+    dst[...] = 0
+    for j in range(mat.shape[1]):
+        ks = [k for k in range(mat.shape[0]) if mat[k, j] != 0]
+        if not ks:
+            continue
+        lo = max(0, -((j - off) // step))  # the first tile whose position is >= 0
+        hi = min(count, (length - 1 - j + off) // step + 1)  # one past the last whose position is < length
+        if hi <= lo:
+            continue
+        t = mat[ks[0], j] * src[ks[0], :, lo:hi]
+        for k in ks[1:]:
+            t += mat[k, j] * src[k, :, lo:hi]
+        start = step * lo + j - off
+        dst[:, start:start + step * (hi - lo - 1) + 1:step] += t
+
+
+def _tile(src, mat, step: int, count: int):
+    """src (R, L, X, N) -> (K, R, count, X, N): the tiled product along dim 1 (see ``_tile_ref``)."""
+    r, _, x, n = src.shape
+    dst = xp.empty((mat.shape[0], r, count, x, n), src.dtype)
+    if policy.use_compiled():
+        src3, dst4 = src.reshape(r, src.shape[1], -1), dst.reshape(*dst.shape[:3], -1)
+        parallel_for(lambda lo, hi: compiled.tile(src3, mat, step, lo, hi, dst4), r, dst.size)
+    else:
+        parallel_for(lambda lo, hi: _tile_ref(src[lo:hi], mat, step, dst[:, lo:hi]), r, dst.size)
+    return dst
+
+
+def _untile(src, mat, step: int, off: int, length: int):
+    """src (K, R, A, X, N) -> (R, length, X, N): the transposed tiled product along dim 2 (see ``_untile_ref``)."""
+    _, r, _, x, n = src.shape
+    dst = xp.empty((r, length, x, n), src.dtype)
+    if policy.use_compiled():
+        src4, dst3 = src.reshape(*src.shape[:3], -1), dst.reshape(r, length, -1)
+        parallel_for(lambda lo, hi: compiled.untile(src4, mat, step, off, lo, hi, dst3), r, src.size)
+    else:
+        parallel_for(lambda lo, hi: _untile_ref(src[:, lo:hi], mat, step, off, dst[lo:hi]), r, src.size)
+    return dst
+
+
+def _by_rows(a):
+    """(K, R, A, L, N) as (K * R * A, L, 1, N), a view: the next pass's rows."""
+    return a.reshape(-1, a.shape[3], 1, a.shape[4])
+
+
+def _weights(w):
+    """U (100, O, C) from w (C, O, 4, 4)."""
+    c, o = w.shape[:2]
+    u = _kernel_matrix(w.dtype) @ w.reshape(c * o, 16).T  # (100, C * O)
+    return xp.ascontiguousarray(u.reshape(100, c, o).transpose(0, 2, 1))
+
+
+def _stack_matmul(a, b):
+    """The 100 GEMMs a_k @ b_k, split over threads by k; with OpenBLAS on several threads each runs in blocks it
+    keeps on one (``_parallel.gemm_block``): its own threads would meet once per GEMM, 300 times a step."""
+    return _row_matmul(a, b, (a.shape[0], a.shape[1], b.shape[2]), a.dtype, 1)
+
+
+def forward(x, w, b):
+    """conv_transpose2d(x, w, b, stride=2, padding=1) of x (N, C, H, W): (out (N, O, 2H, 2W), what ``backward``
+    takes: the transformed input V (100, C, A * B * N) and weight U (100, O, C); A = ceil(H / 4), B = ceil(W / 4))."""
+    n, c, h, wd = x.shape
+    a, bb, o = -(-h // 4), -(-wd // 4), w.shape[1]
+    d = _input_matrix(x.dtype)
+    xb = batch_last_padded(x, ((1, 4 * a + 1 - h), (1, 4 * bb + 1 - wd)))  # (C, 4A + 2, 4B + 2, N)
+    rows = _tile(xb, d, 4, a)  # (10, C, A, 4B + 2, N)
+    v = _tile(_by_rows(rows), d, 4, bb).reshape(100, c, -1)  # (10 kw + kh, C, A * B * N)
+    u = _weights(w)
+    m = _stack_matmul(u, v)  # (100, O, A * B * N)
+    out_m = _output_matrix(x.dtype)
+    cols = _untile(m.reshape(10, 10 * o * a, bb, 1, n), out_m, 8, 0, 2 * wd)  # (10 kh * O * A, 2W, 1, N)
+    out = _untile(cols.reshape(10, o, a, 2 * wd, n), out_m, 8, 0, 2 * h)  # (O, 2H, 2W, N)
+    return to_nchw(out, b), (v, u)
+
+
+def backward(g, saved, w, needs):
+    """(dx, dw, db) of ``forward`` for the output gradient g (N, O, 2H, 2W); ``needs`` says which."""
+    nx, nw, nb = needs
+    v, u = saved
+    n, o, h2, w2 = g.shape
+    a, bb, c = -(-h2 // 8), -(-w2 // 8), w.shape[0]
+    gb = batch_last_padded(g, ((0, 8 * a - h2), (0, 8 * bb - w2)))  # (O, 8A, 8B, N), zeros past g
+    out_m = _output_matrix(g.dtype)
+    rows = _tile(gb, out_m, 8, a)  # (10, O, A, 8B, N)
+    dm = _tile(_by_rows(rows), out_m, 8, bb).reshape(100, o, -1)  # (10 kw + kh, O, A * B * N)
+    gx = gw = db = None
+    if nw:
+        du = _stack_matmul(v, dm.transpose(0, 2, 1))  # dU^T (100, C, O): 5 % faster than dM V^T here
+        gw = xp.ascontiguousarray((_kernel_matrix(g.dtype).T @ du.reshape(100, c * o)).T).reshape(w.shape)
+    if nx:
+        dv = _stack_matmul(u.transpose(0, 2, 1), dm)  # (100, C, A * B * N)
+        d = _input_matrix(g.dtype)
+        cols = _untile(dv.reshape(10, 10 * c * a, bb, 1, n), d, 4, 1, w2 // 2)  # (10 kh * C * A, W, 1, N)
+        gx = to_nchw(_untile(cols.reshape(10, c, a, w2 // 2, n), d, 4, 1, h2 // 2))  # (C, H, W, N) -> NCHW
+    if nb:  # a tile's 8 positions along a dim sum to its uses (phase 0, point 1) and (1, 1): 4 of the 100 dM
+        db = dm[[11, 16, 61, 66]].sum(axis=(0, 2))
+    return gx, gw, db

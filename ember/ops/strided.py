@@ -1,0 +1,61 @@
+"""``as_strided``: a view of a tensor's storage with the sizes and strides given.
+
+The view starts at ``storage_offset`` elements into the storage (default: where the tensor starts) and steps
+``stride[d]`` elements along dimension ``d``, as PyTorch's ``as_strided`` does; it shares memory with the
+tensor (writes show in both) and must lie inside the storage. Its gradient is PyTorch's: the output's gradient
+summed into the storage positions it was read from (an element read twice gets both), then read back at the
+input's positions.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from ..storage import _bytes_of, data_ptr, root_array
+
+
+def _storage_positions(numel: int, size, stride, offset: int):
+    """The storage index of each element of a (size, stride, offset) view of ``numel`` elements."""
+    flat = xp.arange(numel, dtype=xp.int64)
+    return xp.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride))
+
+
+class AsStrided(Node):
+    is_view = True
+
+    def forward(self, x, size, stride, storage_offset):
+        root, itemsize = root_array(x), x.itemsize
+        own_offset = (data_ptr(x) - data_ptr(root)) // itemsize
+        offset = own_offset if storage_offset is None else storage_offset
+        numel = root.nbytes // itemsize
+        needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+        if needed > numel:
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+                               f"and itemsize {itemsize} requiring a storage size of {needed * itemsize} are out "
+                               f"of bounds for storage of size {root.nbytes}")
+        self.input = (x.shape, tuple(s // itemsize for s in x.strides), own_offset, numel)
+        self.output = (size, stride, offset)
+        elements = _bytes_of(root)[offset * itemsize:numel * itemsize].view(x.dtype)
+        # an ndarray over ``elements`` (not stride_tricks.as_strided, whose result hides its base): the view's
+        # base chain leads to the storage, so storage_offset(), data_ptr() and sharing answer as PyTorch's
+        return xp.ndarray(size, x.dtype, buffer=elements, strides=tuple(s * itemsize for s in stride))
+
+    def backward(self, g):
+        shape, strides, own_offset, numel = self.input
+        storage_grad = xp.zeros(numel, dtype=g.dtype)
+        xp.add.at(storage_grad, _storage_positions(numel, *self.output).reshape(-1), g.reshape(-1))
+        return (storage_grad[_storage_positions(numel, shape, strides, own_offset)],)
+
+
+def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of ``x``'s storage with ``size`` and ``stride`` (in elements), from ``storage_offset``."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} != {len(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    if storage_offset is not None and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    return AsStrided.apply(x, size=size, stride=stride, storage_offset=storage_offset)

@@ -1,0 +1,328 @@
+"""Every collective against its definition, on however many ranks the job has (2 and 3 by tests/test_on_ranks.py;
+tests/test_distributed_collectives.py also runs this file under plain mpiexec and in one process).
+
+Rank r's input is a known function of r, so each rank computes every expected result itself with NumPy. Each test
+runs all its collectives and collects what differs, then asserts once, so a wrong result on one rank never leaves
+the others waiting in a collective it skipped.
+"""
+
+import os
+
+import numpy as np
+import pytest
+from rank_plugin import init_group
+
+import ember
+from ember.distributed import ReduceOp
+
+DTYPES = (np.float32, np.float64, np.int64)
+OPS = (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX)
+ALL = np.stack  # readability: ALL([value(r) for r in ranks])
+
+
+def value(r, dtype, shape=(2, 3)):
+    """Rank r's input: distinct per rank, negative entries included, small enough for PRODUCT."""
+    return (np.arange(np.prod(shape)).reshape(shape) % 4 - 1 + r * 2).astype(dtype)
+
+
+def reduced(stack, op, world):
+    if op is ReduceOp.AVG:
+        total = stack.sum(0)
+        return total / world if stack.dtype.kind == "f" else (np.trunc(total / world)).astype(stack.dtype)
+    fn = {ReduceOp.SUM: np.sum, ReduceOp.PRODUCT: np.prod, ReduceOp.MAX: np.max, ReduceOp.MIN: np.min}[op]
+    return fn(stack, axis=0).astype(stack.dtype)
+
+
+class Expect:
+    """Collects the differences of a test's results from their definitions; ``done()`` asserts there were none."""
+
+    def __init__(self):
+        self.problems = []
+
+    def __call__(self, actual, expected, what):
+        a = actual.numpy() if isinstance(actual, ember.Tensor) else actual
+        if a.dtype != expected.dtype:
+            self.problems.append(f"{what}: dtype {a.dtype} != {expected.dtype}")
+        elif a.shape != expected.shape:
+            self.problems.append(f"{what}: shape {a.shape} != {expected.shape}")
+        elif not np.allclose(a, expected, rtol=1e-6):
+            self.problems.append(f"{what}: {a} != {expected}")
+
+    def true(self, cond, what):
+        if not cond:
+            self.problems.append(what)
+
+    def done(self):
+        assert not self.problems, "\n".join(self.problems)
+
+
+def error_of(call):
+    """The exception ``call()`` raises, or None."""
+    try:
+        call()
+    except Exception as err:  # noqa: BLE001 - the caller checks its type
+        return err
+    return None
+
+
+def test_the_environment_a_pytorch_script_expects(rank, world, process_group):
+    # set by the launcher, or (under plain mpiexec, in one process) by init_process_group from MPI's rank and size
+    assert os.environ["RANK"] == str(rank) and os.environ["WORLD_SIZE"] == str(world)
+    assert os.environ["LOCAL_RANK"] == str(rank) and os.environ["LOCAL_WORLD_SIZE"] == str(world)
+    if os.environ.get("EMBER_EXPECT_LAUNCHER"):
+        assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["MASTER_PORT"] == "29500", os.environ
+        assert os.environ["MASTER_ADDR"] == "127.0.0.1"
+    assert process_group.is_initialized() and process_group.group.WORLD is process_group.default_group()
+    assert process_group.comm.thread_level() == "multiple"  # the DDP reducer communicates from a background thread
+
+
+def test_all_reduce_every_op_and_dtype_blocking_and_async(rank, world, process_group):
+    expect = Expect()
+    for dtype in DTYPES:
+        stack = ALL([value(r, dtype) for r in range(world)])
+        for op in OPS:
+            t = ember.tensor(value(rank, dtype))
+            version = t._version
+            expect.true(process_group.all_reduce(t, op=op) is None, "all_reduce returns None")
+            expect(t, reduced(stack, op, world), f"all_reduce {op} {dtype.__name__}")
+            expect.true(t._version > version, "an in-place collective must bump the version counter")
+            t = ember.tensor(value(rank, dtype))
+            work = process_group.all_reduce(t, op=op, async_op=True)
+            expect.true(work.wait() is True and work.is_completed(), "wait() returns True, then is_completed()")
+            expect(t, reduced(stack, op, world), f"async all_reduce {op} {dtype.__name__}")
+            expect.true(work.result()[0] is t, "result() holds the tensor")
+    # polling is_completed() until done also finishes the op (AVG's division included)
+    t = ember.tensor(value(rank, np.float32))
+    work = process_group.all_reduce(t, op=ReduceOp.AVG, async_op=True)
+    while not work.is_completed():
+        pass
+    expect(t, reduced(ALL([value(r, np.float32) for r in range(world)]), ReduceOp.AVG, world), "polled AVG")
+    # 0-d tensors and bool (logical or / and)
+    t = ember.tensor(float(rank))
+    process_group.all_reduce(t)
+    expect(t, np.array(sum(range(world)), np.float32), "0-d all_reduce")
+    b = ember.tensor([rank == 0, True])
+    process_group.all_reduce(b, op=ReduceOp.MIN)
+    expect(b, np.array([world == 1, True]), "bool MIN = and")
+    expect.done()
+
+
+def test_broadcast_from_every_source(rank, world, process_group):
+    expect = Expect()
+    for src in range(world):
+        for dtype in DTYPES:
+            t = ember.tensor(value(rank, dtype))
+            process_group.broadcast(t, src=src)
+            expect(t, value(src, dtype), f"broadcast src={src}")
+    t = ember.tensor(value(rank, np.float64))
+    process_group.broadcast(t, group_src=world - 1, async_op=True).wait()
+    expect(t, value(world - 1, np.float64), "async broadcast group_src")
+    expect.done()
+
+
+def test_all_gather_and_all_gather_into_tensor(rank, world, process_group):
+    expect = Expect()
+    for dtype in DTYPES:
+        outs = [ember.zeros(2, 3, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype) for _ in range(world)]
+        process_group.all_gather(outs, ember.tensor(value(rank, dtype)))
+        for r in range(world):
+            expect(outs[r], value(r, dtype), f"all_gather[{r}] {dtype.__name__}")
+    cat = ember.zeros(2 * world, 3)
+    process_group.all_gather_into_tensor(cat, ember.tensor(value(rank, np.float32)))
+    expect(cat, np.concatenate([value(r, np.float32) for r in range(world)]), "all_gather_into_tensor concat")
+    stacked = ember.zeros(world, 2, 3)
+    process_group.all_gather_into_tensor(stacked, ember.tensor(value(rank, np.float32)), async_op=True).wait()
+    expect(stacked, ALL([value(r, np.float32) for r in range(world)]), "all_gather_into_tensor stacked")
+    expect.done()
+
+
+def test_reduce_changes_only_dst(rank, world, process_group):
+    expect = Expect()
+    for dst in (0, world - 1):
+        for op in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.AVG):
+            t = ember.tensor(value(rank, np.float64))
+            process_group.reduce(t, dst=dst, op=op)
+            want = reduced(ALL([value(r, np.float64) for r in range(world)]), op, world) if rank == dst \
+                else value(rank, np.float64)
+            expect(t, want, f"reduce dst={dst} {op}")
+    expect.done()
+
+
+def test_reduce_scatter_gives_rank_r_block_r_of_the_reduction(rank, world, process_group):
+    expect = Expect()
+    for op in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MIN):
+        for dtype in DTYPES:
+            blocks = [ALL([value(r * 10 + b, dtype) for b in range(world)]) for r in range(world)]  # rank r's input
+            out = ember.zeros(2, 3, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype)
+            process_group.reduce_scatter_tensor(out, ember.tensor(blocks[rank].reshape(world * 2, 3)), op=op)
+            expect(out, reduced(ALL([blocks[r][rank] for r in range(world)]), op, world), f"reduce_scatter_tensor {op}")
+            out2 = ember.zeros_like(out)
+            process_group.reduce_scatter(out2, [ember.tensor(x) for x in blocks[rank]], op=op)
+            expect(out2, out.numpy(), f"reduce_scatter {op}")
+    expect.done()
+
+
+def test_gather_scatter_and_all_to_all(rank, world, process_group):
+    expect = Expect()
+    for root in (0, world - 1):
+        gl = [ember.zeros(2, 3) for _ in range(world)] if rank == root else None
+        process_group.gather(ember.tensor(value(rank, np.float32)), gl, dst=root)
+        if rank == root:
+            for r in range(world):
+                expect(gl[r], value(r, np.float32), f"gather dst={root} [{r}]")
+        sl = [ember.tensor(value(10 + r, np.int64)) for r in range(world)] if rank == root else None
+        t = ember.zeros(2, 3, dtype=ember.int64)
+        process_group.scatter(t, sl, src=root)
+        expect(t, value(10 + rank, np.int64), f"scatter src={root}")
+    # all_to_all: output[j] on rank i = input[i] of rank j
+    ins = [ember.tensor(value(100 * rank + j, np.float32)) for j in range(world)]
+    outs = [ember.zeros(2, 3) for _ in range(world)]
+    process_group.all_to_all(outs, ins)
+    for j in range(world):
+        expect(outs[j], value(100 * j + rank, np.float32), f"all_to_all[{j}]")
+    expect.done()
+
+
+@pytest.mark.min_world(2)
+def test_point_to_point_in_a_ring_and_a_receive_that_times_out(rank, world, process_group):
+    expect = Expect()
+    nxt, prv = (rank + 1) % world, (rank - 1) % world
+    got = ember.zeros(2, 3)
+    sends = process_group.isend(ember.tensor(value(rank, np.float32)), dst=nxt)
+    expect.true(process_group.recv(got, src=None) == prv, "recv reports the sender")
+    sends.wait()
+    expect(got, value(prv, np.float32), "ring recv")
+    req = process_group.irecv(got, src=prv, tag=7)
+    process_group.send(ember.tensor(value(rank + 50, np.float32)), dst=nxt, tag=7)
+    req.wait()
+    expect(got, value(prv + 50, np.float32), "ring irecv")
+    expect.true(req.result() == prv, "irecv's result is the sender")
+    # a wait that runs out raises (naming the op and rank), and can be waited on again
+    if rank == 0:
+        late = process_group.irecv(got, src=1, tag=9)
+        err = error_of(lambda: late.wait(timeout=0.2))
+        expect.true(isinstance(err, RuntimeError) and "recv timed out" in str(err) and "rank 0" in str(err),
+                    f"a recv with no sender must time out naming the op and rank: {err!r}")
+    process_group.barrier()
+    if rank == 1:
+        process_group.send(ember.full((2, 3), 9.0), dst=0, tag=9)
+    if rank == 0:
+        late.wait()
+        expect(got, np.full((2, 3), 9.0, np.float32), "late recv")
+    expect.done()
+
+
+def test_barrier_and_a_subgroup(rank, world, process_group):
+    expect = Expect()
+    process_group.barrier()
+    process_group.barrier(async_op=True).wait()
+    members = sorted({0, world - 1})
+    sub = process_group.new_group(members)
+    t = ember.ones(3)
+    result = process_group.all_reduce(t, group=sub)
+    if rank in members:
+        expect(t, np.full(3, float(len(members)), np.float32), "all_reduce in a group")
+        expect.true(process_group.get_rank(sub) == members.index(rank)
+                    and process_group.get_world_size(sub) == len(members), "rank and size in the group")
+        t = ember.tensor(float(rank))
+        process_group.broadcast(t, src=world - 1, group=sub)  # src is a global rank
+        expect(t, np.array(world - 1, np.float32), "broadcast in a group")
+    else:
+        expect.true(result is None and process_group.get_rank(sub) == -1 and process_group.get_world_size(sub) == -1,
+                    "a non-member gets None and -1")
+        expect.true(t.tolist() == [1.0, 1.0, 1.0], "a non-member's tensor unchanged")
+    expect.done()
+
+
+def test_new_subgroups_are_consecutive_blocks_and_bad_sizes_raise(rank, world, process_group):
+    expect = Expect()
+    for size in [1] + ([2] if world % 2 == 0 else []) + ([world] if world > 2 else []):
+        cur, subs = process_group.new_subgroups(group_size=size)
+        expect.true(len(subs) == world // size and process_group.get_world_size(cur) == size,
+                    f"new_subgroups({size}): {len(subs)} groups, own of size {process_group.get_world_size(cur)}")
+        t = ember.tensor(float(rank))
+        process_group.all_reduce(t, group=cur)
+        first = rank - rank % size
+        expect(t, np.array(float(sum(range(first, first + size))), np.float32), f"all_reduce in new_subgroups({size})")
+    for bad in (None, 0, world + 1) + ((2,) if world % 2 else ()):
+        expect.true(isinstance(error_of(lambda bad=bad: process_group.new_subgroups(group_size=bad)), ValueError),
+                    f"new_subgroups(group_size={bad}) raises ValueError")
+    cur, subs = process_group.new_subgroups_by_enumeration([[r] for r in range(world)])
+    expect.true(process_group.get_process_group_ranks(cur) == [rank] and len(subs) == world,
+                "new_subgroups_by_enumeration: one group per rank")
+    expect.done()
+
+
+@pytest.mark.min_world(2)
+def test_mismatched_calls_raise_on_every_rank_and_the_group_stays_usable(rank, world, process_group):
+    dist = process_group
+    cases = [
+        ("shape", lambda: dist.all_reduce(ember.zeros(rank + 1)), ["rank 0", "shape [1]", "shape [2]"]),
+        ("dtype", lambda: dist.all_reduce(ember.zeros(2, dtype=ember.float64 if rank else ember.float32)),
+         ["float32", "float64"]),
+        ("op", lambda: dist.all_reduce(ember.zeros(2), op=ReduceOp.MAX if rank else ReduceOp.SUM), ["MAX", "SUM"]),
+        ("root", lambda: dist.broadcast(ember.zeros(2), src=rank % 2), ["root=0", "root=1"]),
+        ("collective", lambda: dist.all_reduce(ember.zeros(2)) if rank else dist.broadcast(ember.zeros(2), src=0),
+         ["all_reduce", "broadcast"]),
+        ("all_gather input", lambda: dist.all_gather([ember.zeros(rank + 1) for _ in range(world)],
+                                                     ember.zeros(rank + 1)), ["shape [1]", "shape [2]"]),
+    ]
+    errors = [(name, error_of(call), words) for name, call, words in cases]
+    # one rank's bad argument: it raises its own error, the others learn of it
+    bad = error_of(lambda: dist.all_reduce(ember.zeros(3, 4).t() if rank == 1 else ember.zeros(4, 3)))
+    t = ember.ones(2)
+    dist.all_reduce(t)
+    for name, err, words in errors:
+        assert isinstance(err, RuntimeError), f"mismatched {name} must raise RuntimeError, got {err!r}"
+        assert all(w in str(err) for w in words), f"{name}: {err}"
+    assert isinstance(bad, (ValueError, RuntimeError)), f"bad argument on rank 1 must raise, got {bad!r}"
+    assert ("contiguous" in str(bad)) if rank == 1 else "rank(s) [1] passed invalid arguments" in str(bad), bad
+    assert t.tolist() == [float(world)] * 2, f"all_reduce after the errors: {t.tolist()}"
+
+
+def test_local_argument_errors(world, process_group):
+    dist = process_group
+    for call, exc, words in [
+        (lambda: dist.all_reduce([1.0]), TypeError, "must be an ember Tensor"),
+        (lambda: dist.all_reduce(ember.ones(2), op="sum"), TypeError, "ReduceOp"),
+        (lambda: dist.broadcast(ember.ones(2)), ValueError, "exactly one of src"),
+        (lambda: dist.broadcast(ember.ones(2), src=world), ValueError, "not a rank of the group"),
+        (lambda: dist.all_gather([ember.ones(2)] * (world + 1), ember.ones(2)), ValueError, f"list of {world} tensors"),
+        (lambda: dist.all_gather_into_tensor(ember.ones(world + 1, 2), ember.ones(2)), ValueError, "must have shape"),
+        (lambda: dist.init_process_group("gloo"), ValueError, "twice"),  # a second init
+    ]:
+        with pytest.raises(exc, match=words):
+            call()
+
+
+def test_without_checks_the_results_are_the_same(rank, world, process_group):
+    # the hot path the reducer uses skips the cross-rank argument checks
+    process_group.set_collective_checks(False)
+    try:
+        t = ember.tensor(value(rank, np.float32))
+        process_group.all_reduce(t)
+    finally:
+        process_group.set_collective_checks(True)
+    expect = Expect()
+    expect(t, reduced(ALL([value(r, np.float32) for r in range(world)]), ReduceOp.SUM, world), "all_reduce unchecked")
+    expect.done()
+
+
+def test_destroy_then_init_again_with_another_backend(process_group):
+    dist = process_group
+    dist.destroy_process_group()
+    try:
+        after_destroy = dist.is_initialized()
+        init_group("gloo")
+        gloo = dist.get_backend()
+        t = ember.ones(2)
+        dist.all_reduce(t)
+        dist.destroy_process_group()
+        dist.init_process_group()  # re-initialising after destroy works (MPI itself stays up)
+        default = dist.get_backend()
+        dist.destroy_process_group()
+    finally:
+        if not dist.is_initialized():
+            init_group()  # as the process_group fixture left it, for the tests after this one
+    assert not after_destroy and gloo == "gloo" and default == "mpi", (after_destroy, gloo, default)
+    assert t.tolist() == [float(dist.get_world_size())] * 2

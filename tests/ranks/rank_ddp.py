@@ -1,0 +1,296 @@
+"""DistributedDataParallel on every rank (run at 2 and 3 ranks by tests/test_on_ranks.py).
+
+Each test compares DDP with what one process computes on the whole global batch: every rank computes that
+reference itself, since all data comes from fixed seeds. Full-batch equivalence (SGD+momentum, Adam), no_sync,
+sum reduction, buckets overlapping backward, bucket views and assigned gradients, parameter groups, buffers,
+unused parameters, a backward without DDP's forward after one with it, mismatched models.
+"""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.diagnostics import trace
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+
+def make_model(seed=0, width=16):
+    ember.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, width), nn.Tanh(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3))
+
+
+def batch(step, n):
+    rng = np.random.default_rng(1000 + step)
+    return ember.tensor(rng.standard_normal((n, 8)).astype(np.float32)), \
+        ember.tensor(rng.standard_normal((n, 3)).astype(np.float32))
+
+
+def params_of(model):
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def grads_of(model):
+    return [p.grad.numpy().copy() for p in model.parameters()]
+
+
+def train(model, optimizer, steps, per_rank, rank, world, shard, first=0):
+    for step in range(first, first + steps):
+        x, y = batch(step, per_rank * world)
+        if shard:
+            x, y = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+
+def gather(process_group, t):
+    out = [ember.zeros_like(t) for _ in range(process_group.get_world_size())]
+    process_group.all_gather(out, t)
+    return out
+
+
+def all_close(a, b, atol):
+    return all(np.allclose(p, q, atol=atol) for p, q in zip(a, b))
+
+
+@pytest.fixture
+def data(rank, world):
+    """The global batch of step 0 (8 rows per rank) and this rank's rows of it."""
+    x, y = batch(0, 8 * world)
+    return x, y, slice(rank * 8, (rank + 1) * 8)
+
+
+def local_grads(model, data):
+    x, y, mine = data
+    model.zero_grad()
+    nn.functional.mse_loss(model(x[mine]), y[mine]).backward()
+    return grads_of(model)
+
+
+OPTIMIZERS = {"SGD": lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9),
+              "Adam": lambda ps: ember.optim.Adam(ps, lr=0.01),
+              "Adam foreach=False": lambda ps: ember.optim.Adam(ps, lr=0.01, foreach=False)}
+
+
+@pytest.mark.parametrize("label", list(OPTIMIZERS))
+def test_world_ranks_of_batch_b_equal_one_process_on_the_whole_batch(label, rank, world, process_group):
+    # The gradients lie end to end in the buffer DDP laid out at construction and are reduced in place, whichever
+    # path the optimizer takes (flat, or per-parameter with foreach=False).
+    make_opt = OPTIMIZERS[label]
+    reference = make_model()
+    train(reference, make_opt(reference.parameters()), 5, 4, rank, world, shard=False)
+    ember.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
+    ddp = DDP(make_model(seed=0 if rank == 0 else 99))
+    opt = make_opt(ddp.parameters())
+    train(ddp, opt, 1, 4, rank, world, shard=True)
+    first_in_place = [b.in_place for b in ddp.reducer.buckets]
+    train(ddp, opt, 4, 4, rank, world, shard=True, first=1)
+    flat = ember.cat([p.detach().reshape(-1) for p in ddp.parameters()])
+    gathered = gather(process_group, flat)
+    assert all(first_in_place), f"the first step's buckets reduced in place: {first_in_place}"
+    assert all(b.in_place for b in ddp.reducer.buckets), "later steps' buckets not reduced in place"
+    assert all_close(params_of(reference), params_of(ddp), 1e-5), "DDP's parameters differ from the full batch's"
+    assert all(ember.equal(gathered[0], g) for g in gathered), "replicas differ"
+
+
+@pytest.mark.min_world(2)
+def test_no_sync_accumulation_equals_the_same_batch_without_it(rank, world, data):
+    x, y, mine = data
+    ddp = DDP(make_model())
+    ddp.zero_grad()
+    with ddp.no_sync():
+        (nn.functional.mse_loss(ddp(x[mine][:4]), y[mine][:4]) / 2).backward()
+    local_after_no_sync = grads_of(ddp)
+    (nn.functional.mse_loss(ddp(x[mine][4:]), y[mine][4:]) / 2).backward()
+    accumulated = grads_of(ddp)
+    in_place = [(b.in_place, b.staging is None) for b in ddp.reducer.buckets]
+    whole = local_grads(ddp, data)
+    reference = make_model()
+    nn.functional.mse_loss(reference(x), y).backward()
+    assert all(a and s for a, s in in_place), f"accumulation not reduced in place (in place, no staging): {in_place}"
+    assert all_close(accumulated, whole, 1e-6), "no_sync accumulation differs from the whole local batch"
+    assert all_close(grads_of(reference), whole, 1e-6), "DDP's gradient is not the global mean"
+    assert not all_close(local_after_no_sync, whole, 1e-6), "no_sync communicated: its gradient is already global"
+
+
+def test_sum_reduction_gives_world_times_the_mean(world, data):
+    mean = local_grads(DDP(make_model()), data)
+    summed = local_grads(DDP(make_model(), grad_reduction="sum"), data)
+    assert all(np.allclose(world * m, s, atol=1e-5) for m, s in zip(mean, summed)), "sum != world x mean"
+
+
+def test_several_buckets_are_launched_in_order_while_backward_runs(data):
+    x, y, mine = data
+    wide = DDP(make_model(width=256), bucket_cap_mb=0.05)
+    with trace.record() as tr:
+        nn.functional.mse_loss(wide(x[mine]), y[mine]).backward()
+    reduces = tr.spans("ddp", "all-reduce")
+    backward = tr.spans("autograd", "backward")
+    assert len(wide.bucket_sizes) >= 3, f"several buckets expected, got {wide.bucket_sizes}"
+    assert len(reduces) == len(wide.bucket_sizes), f"{len(reduces)} all-reduces for {len(wide.bucket_sizes)} buckets"
+    assert backward and reduces[0]["ts"] < backward[0]["ts"] + backward[0]["dur"], \
+        "the first all-reduce must start before backward ends"
+    assert [e["args"]["bucket"] for e in reduces] == list(range(len(reduces))), "buckets launched out of order"
+
+
+def test_gradient_as_bucket_view_gives_the_same_gradients(data):
+    expected = local_grads(DDP(make_model()), data)
+    viewed = DDP(make_model(), gradient_as_bucket_view=True)
+    for _ in range(2):
+        got = local_grads(viewed, data)
+    assert all_close(expected, got, 1e-6), "gradient_as_bucket_view changed the gradients"
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_a_held_grad_across_zero_grad_behaves_as_in_pytorch(as_view, data):
+    # by default a .grad held across zero_grad() keeps its values; with gradient_as_bucket_view=True it is the
+    # bucket's memory, so it sees the next step's values
+    x, y, mine = data
+    m = DDP(make_model(), gradient_as_bucket_view=as_view)
+    nn.functional.mse_loss(m(x[mine]), y[mine]).backward()
+    held = m.module[0].weight.grad
+    before = held.numpy().copy()
+    m.zero_grad()
+    nn.functional.mse_loss(m(x[mine]), 3 * y[mine]).backward()
+    now = m.module[0].weight.grad.numpy()
+    assert not np.allclose(before, now), "the second step must change the gradient"
+    if as_view:
+        assert np.array_equal(held.numpy(), now), "bucket view: a held grad must see the next step"
+    else:
+        assert np.array_equal(held.numpy(), before), "separate: a held grad must keep its values"
+    assert all(b.in_place for b in m.reducer.buckets), "not reduced in place"
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_an_assigned_grad_is_reduced(as_view, data):
+    # backward adds into a .grad the user assigned and DDP reduces it through a copy (PyTorch copies too); it stays
+    # the user's tensor by default and becomes the bucket's view with gradient_as_bucket_view=True
+    x, y, mine = data
+    local_ref = make_model()
+    nn.functional.mse_loss(local_ref(x), y).backward()  # the global mean gradient (whole batch, one process)
+    m = DDP(make_model(), gradient_as_bucket_view=as_view)
+    mine_grad = ember.ones(*m.module[0].weight.shape)
+    m.module[0].weight.grad = mine_grad
+    nn.functional.mse_loss(m(x[mine]), y[mine]).backward()
+    got = m.module[0].weight.grad
+    assert (got is not mine_grad) == as_view, f"the assigned tensor {'kept' if as_view else 'replaced'}"
+    assert np.allclose(got.numpy(), 1 + local_ref[0].weight.grad.numpy(), atol=1e-5), \
+        "the assigned grad plus the global mean expected"
+
+
+def two_groups(model):
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    return ember.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": [p for p in model.parameters() if p.dim() < 2], "weight_decay": 0.0}],
+                             lr=0.01)
+
+
+def test_two_parameter_groups_step_on_the_reduced_grads_where_they_lie(rank, world):
+    # weight decay on matrices only, as nanoGPT: every bucket is reduced in place, the optimizer steps each
+    # parameter on the reduced .grad where it lies (no copy), and the result is one process's on the whole batch
+    reference = make_model(width=64)
+    train(reference, two_groups(reference), 3, 4, rank, world, shard=False)
+    grouped = DDP(make_model(width=64), bucket_cap_mb=0.01)
+    grouped_opt = two_groups(grouped)
+    stores = {p._grad_slot[0] for p in grouped.parameters()}
+    train(grouped, grouped_opt, 3, 4, rank, world, shard=True)
+    buckets = grouped.reducer.buckets
+    regions = [(b, b.store.region(b.lo, b.hi)) for b in buckets]
+    assert len(stores) == 1 and len(buckets) >= 2, f"{len(stores)} stores, {len(buckets)} buckets"
+    assert all(r is not None for _, r in regions), "a bucket is not a slice of the store"
+    assert all(np.shares_memory(p.grad._data, r) for b, r in regions for p in b.params), \
+        "a gradient does not lie in its bucket's slice"
+    assert all(b.in_place and b.staging is None for b in buckets), "not reduced in place"
+    assert all_close(params_of(reference), params_of(grouped), 1e-5), "DDP's parameters differ from the full batch's"
+
+
+def with_batchnorm(**kwargs):
+    ember.manual_seed(0)
+    return DDP(nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)), **kwargs)
+
+
+@pytest.mark.min_world(2)
+def test_buffers_follow_rank_0_in_grad_mode_forwards(process_group, data):
+    x, _, mine = data
+    bn = with_batchnorm()
+    bn(x[mine])  # in training mode each rank updates the running stats from its own shard
+    before = gather(process_group, bn.module[1].running_mean.detach().clone())
+    bn.eval()
+    with ember.no_grad():
+        bn(x[mine])  # no backward follows: as in PyTorch, nothing is communicated
+    local = gather(process_group, bn.module[1].running_mean.detach().clone())
+    bn(x[mine])  # grad mode on: the forward first copies rank 0's buffers to every rank
+    after = gather(process_group, bn.module[1].running_mean.detach().clone())
+    assert not ember.equal(before[0], before[1]), "the shards must give different local statistics"
+    assert all(ember.equal(a, b) for a, b in zip(local, before)), "a no_grad forward must leave buffers local"
+    assert all(ember.equal(a, before[0]) for a in after), "buffers must follow rank 0"
+    assert list(bn.state_dict())[0] == "module.0.weight" and list(bn.module.state_dict())[0] == "0.weight", \
+        "state_dict keys as PyTorch's"
+
+
+@pytest.mark.min_world(2)
+def test_forward_sync_buffers_false_keeps_buffers_local(process_group, data):
+    x, _, mine = data
+    quiet = with_batchnorm(forward_sync_buffers=False)
+    quiet(x[mine])
+    quiet(x[mine])  # forward_sync_buffers=False: forwards never copy rank 0's buffers
+    stats = gather(process_group, quiet.module[1].running_mean.detach().clone())
+    assert not ember.equal(stats[0], stats[1]), "rank 0's buffers were copied"
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used = nn.Linear(8, 3)
+        self.unused = nn.Linear(8, 3)
+
+    def forward(self, inp):
+        return self.used(inp)
+
+
+def test_a_parameter_without_gradient_is_named(data):
+    x, y, mine = data
+    strict = DDP(TwoHeads())
+    with pytest.raises(RuntimeError) as raised:
+        nn.functional.mse_loss(strict(x[mine]), y[mine]).backward()
+    assert "unused.weight" in str(raised.value) and "find_unused_parameters" in str(raised.value), raised.value
+
+
+def test_find_unused_parameters_reduces_zeros(data):
+    x, y, mine = data
+    lenient = DDP(TwoHeads(), find_unused_parameters=True)
+    nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()
+    assert float(lenient.module.unused.weight.grad.abs().sum()) == 0.0, "the unused parameter's grad is not zero"
+    assert all(b.in_place for b in lenient.reducer.buckets), "not reduced in place"
+
+
+
+
+class WithTable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear, self.table = nn.Linear(8, 3), nn.Embedding(10, 3)
+
+    def forward(self, inp, idx):
+        return self.linear(inp) + self.table(idx).sum()
+
+
+def test_a_backward_after_ddps_without_its_forward_keeps_gradients_local(rank, data):
+    """Once a DDP backward has ended, a backward with no DDP forward before it leaves its gradients alone, as
+    PyTorch's: even a sparse one, which a DDP backward would refuse."""
+    x, y, mine = data
+    model = DDP(WithTable())
+    nn.functional.mse_loss(model(x[mine], ember.tensor([rank])), y[mine]).backward()
+    model.zero_grad()
+    weight = model.module.table.weight
+    nn.functional.embedding(ember.tensor([rank, rank]), weight, sparse=True).sum().backward()
+    assert weight.grad.is_sparse
+    dense = weight.grad.to_dense()
+    assert dense[rank].tolist() == [2.0] * 3 and float(dense.sum()) == 6.0
+
+@pytest.mark.min_world(2)
+def test_different_models_on_different_ranks_name_rank_and_parameter(rank):
+    with pytest.raises(RuntimeError) as raised:
+        DDP(nn.Linear(8, 3 if rank == 0 else 4))
+    assert "rank 1" in str(raised.value) and "'weight'" in str(raised.value), raised.value

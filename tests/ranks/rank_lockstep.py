@@ -1,0 +1,119 @@
+"""Lockstep safety under DDP that ends normally on every rank (run at 2 and 3 ranks by tests/test_on_ranks.py):
+non-finite gradients on one rank, uneven inputs under Join, the periodic replica checksum. The scenarios that must
+end the job (a rank out of step, one that never arrives) are tests/dist_scripts/lockstep_hangs.py's."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.distributed.algorithms import Join
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+criterion = nn.MSELoss()
+
+
+def build():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+
+
+def batch(step, rank):
+    rng = np.random.default_rng(100 * step + rank)
+    return ember.tensor(rng.standard_normal((8, 4)).astype(np.float32)), \
+        ember.tensor(rng.standard_normal((8, 1)).astype(np.float32))
+
+
+def flat(model):
+    return ember.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def replicas_identical(model, process_group, world):
+    mine = flat(model)
+    every = [ember.zeros_like(mine) for _ in range(world)]
+    process_group.all_gather(every, mine)
+    return all(ember.equal(every[0], t) for t in every)
+
+
+def test_nonfinite_gradients_on_one_rank_skip_the_step_on_every_rank(rank, world, process_group):
+    model = DDP(build(), nonfinite_grads="skip")
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
+    facts = []
+    for step in range(3):
+        x, y = batch(step, rank)
+        if step == 1 and rank == 1:
+            x[0, 0] = float("nan")  # a bad sample on one rank only
+        before = flat(model).clone()
+        optimizer.zero_grad()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            criterion(model(x), y).backward()
+        optimizer.step()
+        messages = [str(w.message) for w in caught if "non-finite" in str(w.message)]
+        facts.append((step, messages, [p.grad is None for p in model.parameters()], ember.equal(before, flat(model)),
+                      replicas_identical(model, process_group, world)))
+    for step, messages, no_grads, unchanged, identical in facts:
+        if step == 1:
+            assert len(messages) == 1 and "rank(s) [1]" in messages[0], f"step 1 warnings: {messages}"
+            assert all(no_grads), "the skipped step must leave every .grad None"
+            assert unchanged, "the step was not skipped"
+        else:
+            assert not messages, f"step {step} warned: {messages}"
+            assert not unchanged, f"a good step ({step}) must update"
+        assert identical, f"replicas differ after step {step}"
+
+
+def test_nonfinite_gradients_on_one_rank_raise_on_every_rank(rank):
+    model = DDP(build(), nonfinite_grads="raise")
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        x, y = batch(step, rank)
+        if step == 1 and rank == 1:
+            x[0, 0] = float("nan")
+        optimizer.zero_grad()
+        if step == 1:
+            with pytest.raises(RuntimeError) as raised:
+                criterion(model(x), y).backward()
+            assert "rank(s) [1]" in str(raised.value) and "non-finite" in str(raised.value), raised.value
+        else:  # a good step neither raises nor warns (a warning fails the test)
+            criterion(model(x), y).backward()
+            optimizer.step()
+
+
+def test_uneven_inputs_under_join_match_a_replay_of_every_rank(rank, world):
+    # rank r has 2 + r batches; the joined ranks contribute zeros, gradients divided by the world size
+    model = DDP(build())
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
+    reference = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    reference.load_state_dict(model.module.state_dict())
+    ref_opt = ember.optim.SGD(reference.parameters(), lr=0.1)
+    with Join([model]):
+        for step in range(2 + rank):
+            x, y = batch(step, rank)
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+    # the reference replays every rank's batches: step s averages the ranks that still had data
+    for step in range(2 + world - 1):
+        ref_opt.zero_grad()
+        total = sum(criterion(reference(x), y) / world for x, y in (batch(step, r) for r in range(world)
+                                                                      if step < 2 + r))
+        total.backward()
+        ref_opt.step()
+    if rank == world - 1:  # the rank that trained every step took every update
+        assert all(np.allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
+                   for p, q in zip(model.parameters(), reference.parameters())), "Join's result differs from a replay"
+
+
+def test_the_periodic_replica_check_names_the_parameter_and_rank_that_drifted(rank):
+    checked = DDP(nn.Linear(4, 2), replica_check_interval=2)
+    x, _ = batch(0, rank)
+    checked(x)
+    if rank == 1:
+        with ember.no_grad():
+            checked.module.bias.add_(1.0)  # an update on one rank only
+    with pytest.raises(RuntimeError) as raised:
+        checked(x)  # the second forward runs the periodic check
+    assert "'bias' differs from rank 0's on rank(s) [1]" in str(raised.value), raised.value

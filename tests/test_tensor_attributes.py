@@ -1,0 +1,44 @@
+"""Programs set their own attributes on tensors and parameters, as PyTorch allows: Megatron-style
+``param.sequence_parallel = True``, a ``_no_weight_decay`` flag read when building parameter groups, a name for
+logging. A view or a result of an op does not inherit them, as in PyTorch."""
+
+import pickle
+
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("fw", [torch, ember], ids=["torch", "ember"])
+def test_attributes_set_on_tensors_and_parameters_are_kept_and_not_inherited(fw):
+    layer = fw.nn.Linear(3, 2)
+    layer.weight.sequence_parallel = True
+    layer.bias._no_weight_decay = True
+    decay = [n for n, p in layer.named_parameters() if not getattr(p, "_no_weight_decay", False)]
+    assert decay == ["weight"] and layer.weight.sequence_parallel is True
+    t = fw.zeros(4)
+    t.label = "activations"
+    assert t.label == "activations" and t.__dict__ == {"label": "activations"}
+    assert not hasattr(t.view(2, 2), "label") and not hasattr(t + 1, "label")
+    with pytest.raises(AttributeError, match="has no attribute 'misspelt'"):
+        t.misspelt  # noqa: B018 - reading an attribute never set is still an error
+
+
+def test_a_parameter_keeps_its_attributes_through_pickle_as_in_pytorch():
+    for fw in (torch, ember):
+        p = fw.nn.Parameter(fw.ones(2))
+        p.tag = "shared"
+        q = pickle.loads(pickle.dumps(p))
+        assert q.tag == "shared" and isinstance(q, fw.nn.Parameter), fw.__name__
+
+
+def test_deepcopy_copies_a_tensors_attributes_as_pytorch_does():
+    import copy
+
+    for fw in (torch, ember):
+        t, p = fw.zeros(2), fw.nn.Parameter(fw.zeros(2))
+        t.label, p.label = ["x"], "y"
+        t2 = copy.deepcopy(t)
+        assert t2.label == ["x"] and t2.label is not t.label, fw.__name__
+        assert getattr(copy.deepcopy(p), "label", None) is None, fw.__name__  # PyTorch's Parameter drops them
