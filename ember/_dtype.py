@@ -174,6 +174,19 @@ def np_kind(d) -> str:
     return "f" if k == "V" and d.name == "bfloat16" else k
 
 
+def can_cast_result(src, dst) -> bool:
+    """Whether an op's result of array dtype ``src`` may be written into a tensor of array dtype ``dst`` (in-place
+    ops, ``out=``): PyTorch's rule, which refuses only complex into real, floating into integral or bool, and
+    anything but bool into bool. Integer narrowing (int64 into uint8) is allowed, as PyTorch does; NumPy's
+    "same_kind" would refuse it."""
+    src_kind, dst_kind = np_kind(xp.dtype(src)), np_kind(xp.dtype(dst))
+    if src_kind == "c":
+        return dst_kind == "c"
+    if src_kind == "f":
+        return dst_kind in "fc"
+    return dst_kind != "b" or src_kind == "b"
+
+
 def to_np(d):
     """Array-module dtype for an ember dtype (also accepts NumPy dtypes, names and Python types)."""
     if isinstance(d, dtype):

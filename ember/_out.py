@@ -21,8 +21,7 @@ import inspect
 import warnings
 from collections.abc import Callable
 
-from ._backend import xp
-from ._dtype import SCALAR_TYPE_NAMES
+from ._dtype import SCALAR_TYPE_NAMES, can_cast_result
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
 
@@ -56,7 +55,7 @@ def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
         if src != dst:
             raise RuntimeError(f"{name}(): expected out tensor to have dtype {_dtype_name(result.dtype)}, "
                                f"but got {_dtype_name(out.dtype)} instead")
-    elif not xp.can_cast(src, dst, casting="same_kind"):
+    elif not can_cast_result(src, dst):
         error = TypeError if name in TYPE_ERROR_OPS else RuntimeError
         raise error(f"{name}(): result type {_dtype_name(result.dtype)} can't be cast to the desired output "
                     f"type {_dtype_name(out.dtype)}")

@@ -92,6 +92,21 @@ class ElementwiseMethods:
     def __ror__(self, other) -> Tensor:
         return ops.elementwise.bitwise_or(other, self)
 
+    def __rxor__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_xor(other, self)
+
+    def __lshift__(self, b) -> Tensor:
+        return ops.elementwise.bitwise_left_shift(self, b)
+
+    def __rshift__(self, b) -> Tensor:
+        return ops.elementwise.bitwise_right_shift(self, b)
+
+    def __rlshift__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_right_shift(other, self)
+
     def __invert__(self) -> Tensor:
         return ops.elementwise.bitwise_not(self)
 
@@ -165,3 +180,5 @@ class ElementwiseMethods:
     bitwise_or = __or__
     bitwise_xor = __xor__
     bitwise_not = __invert__
+    bitwise_left_shift = __lshift__
+    bitwise_right_shift = __rshift__

@@ -60,6 +60,24 @@ class InplaceMethods:
     def addcdiv_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
         return ops.inplace.addcdiv_(self, t1, t2, value=value)
 
+    def __iand__(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: t & other, other)
+
+    def __ior__(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: t | other, other)
+
+    def __ixor__(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: t ^ other, other)
+
+    def __ilshift__(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: t << other, other)
+
+    def __irshift__(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: t >> other, other)
+
+    bitwise_and_, bitwise_or_, bitwise_xor_ = __iand__, __ior__, __ixor__
+    bitwise_left_shift_, bitwise_right_shift_ = __ilshift__, __irshift__
+
     def clamp_(self, min=None, max=None) -> Tensor:
         return ops.inplace.clamp_(self, min, max)
 

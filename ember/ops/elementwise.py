@@ -366,6 +366,27 @@ logical_and, logical_or, logical_xor = (_logical(f) for f in (xp.logical_and, xp
 bitwise_and, bitwise_or, bitwise_xor = (_logical(f) for f in (xp.bitwise_and, xp.bitwise_or, xp.bitwise_xor))
 
 
+def _shift(fn, kernel: str):
+    """Bit shifts of integer tensors. A shift by a negative count or by the type's width or more gives 0 for a left
+    shift and the sign (0 or -1) for a right shift, as PyTorch; NumPy's shifts do the same."""
+    def op(a, b):
+        if not isinstance(b, (Tensor, int)) and not isinstance(b, xp.integer):
+            if isinstance(b, float):
+                raise NotImplementedError(f"\"{kernel}\" not implemented for 'Float'")
+            return NotImplemented
+        a, b = promote(a, b)
+        for t in (a, b):
+            if isinstance(t, Tensor) and t._data.dtype.kind not in "iu":
+                raise NotImplementedError(
+                    f"\"{kernel}\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[t.dtype.name]}'")
+        return _no_grad_binary(fn, a, b)
+
+    return op
+
+
+bitwise_left_shift, bitwise_right_shift = _shift(xp.left_shift, "lshift_cpu"), _shift(xp.right_shift, "rshift_cpu")
+
+
 def logical_not(a: Tensor) -> Tensor:
     return Tensor._make(xp.logical_not(a._data))
 

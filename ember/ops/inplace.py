@@ -13,7 +13,7 @@ value notices.
 from __future__ import annotations
 
 from .._backend import quiet, xp
-from .._dtype import np_kind
+from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, np_kind
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -50,12 +50,10 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
 
 
 def _check_cast(src_dtype, x: Tensor) -> None:
-    if not xp.can_cast(src_dtype, x._data.dtype, casting="same_kind"):
-        from .._dtype import from_np
-
+    if not can_cast_result(src_dtype, x._data.dtype):
         raise RuntimeError(
-            f"result type {from_np(src_dtype).name.capitalize()} can't be cast to the desired output "
-            f"type {x.dtype.name.capitalize()}"
+            f"result type {SCALAR_TYPE_NAMES[from_np(src_dtype).name]} can't be cast to the desired output "
+            f"type {SCALAR_TYPE_NAMES[x.dtype.name]}"
         )
 
 
