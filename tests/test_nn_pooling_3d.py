@@ -84,3 +84,30 @@ def test_gumbel_softmax_is_the_softmax_of_gumbel_perturbed_logits():
     for m in (torch, ember):
         with pytest.warns(UserWarning, match="eps"):
             m.nn.functional.gumbel_softmax(m.zeros(3), eps=1e-5)
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                                  "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"])
+@pytest.mark.parametrize("shape,output_size", [((2, 3, 4, 5, 6), 0), ((0, 3, 4, 5, 6), 2), ((2, 3, 4, 5, 6), -1),
+                                               ((2, 3, 0, 5, 6), 2)])
+def test_adaptive_pools_at_zero_and_negative_sizes(name, shape, output_size):
+    """A zero output size or an empty batch gives an empty result as PyTorch's; a negative size and an empty
+    spatial input dimension are PyTorch's errors (its text where it names the pool's own check)."""
+    nd = int(name[-2])
+    shape = shape[:2 + nd]
+    results = []
+    for lib in (torch, ember):
+        x = lib.ones(shape, requires_grad=True)
+        try:
+            out = getattr(lib.nn.functional, name)(x, output_size)
+        except RuntimeError as err:
+            # compared word for word in 2-d: PyTorch's 1-d pools run its 2-d ones (their texts name those), its
+            # 3-d text spaces the sizes unevenly, its max pools' negative-size text comes from allocating the result
+            same_text = nd == 2 and ("avg" in name or "empty" in str(err))
+            results.append(("error", str(err) if same_text else "error"))
+            continue
+        if shape[0] == 0:  # an empty batch trains: the gradient is the input's (empty) shape
+            out.sum().backward()
+            assert tuple(x.grad.shape) == shape
+        results.append(("shape", tuple(out.shape)))
+    assert results[1] == results[0]

@@ -14,6 +14,7 @@ import itertools
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
+from .pooling import adaptive_output_size
 
 
 def _bins(n: int, m: int) -> list[tuple[int, int]]:
@@ -56,14 +57,11 @@ def adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool 
     name = f"adaptive_max_pool{nd}d"
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
-    size = input._data.shape[-nd:]
-    out = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
-    if len(out) != nd:
-        raise ValueError(f"{name}: output_size must have {nd} elements, got {output_size}")
-    out = tuple(n if o is None else int(o) for n, o in zip(size, out))
-    if any(o <= 0 for o in out) or any(n == 0 for n in size):
-        raise RuntimeError(f"{name}(): expected non-empty input and a positive output size, got input "
-                           f"{list(input.shape)} and output_size {list(out)}")
+    out = adaptive_output_size(name, input, output_size, nd)
+    if 0 in out or input._data.size == 0:  # an empty result, on the graph (an empty batch still trains)
+        empty_shape = input._data.shape[:-nd] + out
+        result = input.flatten()[:0].reshape(empty_shape)
+        return (result, Tensor._make(xp.zeros(empty_shape, xp.int64))) if return_indices else result
     result = AdaptiveMaxPool.apply(input, output_size=out)
     if not return_indices:
         return result

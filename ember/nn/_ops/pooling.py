@@ -380,18 +380,31 @@ def _adaptive_matrix(n: int, m: int, dtype):
     return (inside / (end - start)[:, None]).astype(dtype)
 
 
+def adaptive_output_size(name: str, input: Tensor, output_size, nd: int) -> tuple:
+    """The adaptive pools' output size, ``None`` entries taken from the input, checked as PyTorch checks it: a
+    negative size or an empty spatial input dimension is an error; a zero size gives an empty result."""
+    size = input._data.shape[-nd:]
+    out = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    if len(out) != nd:
+        raise ValueError(f"{name}: output_size must have {nd} elements, got {output_size}")
+    out = tuple(n if o is None else int(o) for n, o in zip(size, out))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, out))}}}")
+    for dim, n in enumerate(input._data.shape):
+        if n == 0 and dim >= input._data.ndim - nd:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {dim} being empty")
+    return out
+
+
 def adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_avg_pool{nd}d: expected {nd + 1}D or {nd + 2}D input, got {list(input.shape)}")
     if not input.is_floating_point():
         raise RuntimeError(f"adaptive_avg_pool{nd}d: expected a floating point input, got {input.dtype}")
+    out = adaptive_output_size(f"adaptive_avg_pool{nd}d", input, output_size, nd)
     size = input._data.shape[-nd:]
-    out = (output_size,) * nd if isinstance(output_size, int) or output_size is None else tuple(output_size)
-    if len(out) != nd:
-        raise ValueError(f"adaptive_avg_pool{nd}d: output_size must have {nd} elements, got {output_size}")
-    out = tuple(n if o is None else o for n, o in zip(size, out))
-    if any(o <= 0 for o in out):
-        raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be positive, got {out}")
     mats = tuple(_adaptive_matrix(n, o, input._data.dtype) for n, o in zip(size, out))
     return AdaptiveAvgPool.apply(input, mats=mats)
 
