@@ -51,6 +51,16 @@ from ._ops.loss import (
     mse_loss,
     smooth_l1_loss,
 )
+from ._ops.loss_likelihood import gaussian_nll_loss, poisson_nll_loss
+from ._ops.loss_margin import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from ._ops.loss_multiclass import multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss
 from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._ops.padding import pad
@@ -100,6 +110,9 @@ __all__ = [
     "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
     "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool3d", "gumbel_softmax",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "poisson_nll_loss", "gaussian_nll_loss",
 ]
 
 

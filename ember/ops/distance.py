@@ -10,17 +10,19 @@ from .._backend import xp
 from .._tensor import Tensor
 from .elementwise import add, div, mul, sub
 from .reduction import norm, sum
-from .shape import unsqueeze
+from .shape import expand, unsqueeze
 from .unary import clamp
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """x1 . x2 / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, the inputs broadcast together."""
+    """x1 . x2 / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, the inputs broadcast together first (a
+    size-1 ``dim`` is repeated before the norms are taken, as in PyTorch)."""
     try:
-        xp.broadcast_shapes(x1._data.shape, x2._data.shape)
+        shape = xp.broadcast_shapes(x1._data.shape, x2._data.shape)
     except ValueError:
         raise RuntimeError(f"cosine_similarity: the shapes {list(x1.shape)} and {list(x2.shape)} do not broadcast") \
             from None
+    x1, x2 = expand(x1, shape), expand(x2, shape)
     n1 = clamp(norm(x1, 2, dim, keepdim=True), min=eps)
     n2 = clamp(norm(x2, 2, dim, keepdim=True), min=eps)
     return sum(mul(div(x1, n1), div(x2, n2)), dim)

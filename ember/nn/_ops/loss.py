@@ -14,6 +14,7 @@ from ... import _warnings
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._tensor import Tensor
+from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from .activation import sigmoid_array
@@ -25,17 +26,38 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     """The reduction named by PyTorch's deprecated size_average/reduce flags (when either is given)."""
     if size_average is None and reduce is None:
         return reduction
-    # at the user's line, whether a functional or a loss module's constructor (however deep) was called
-    _warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean'/'sum'/'none' "
-                   "instead.")
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return "none" if not reduce else "mean" if size_average else "sum"
+    reduction = "none" if not reduce else "mean" if size_average else "sum"
+    # at the user's line, whether a functional or a loss module's constructor (however deep) was called
+    _warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.")
+    return reduction
 
 
 def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
     if reduction not in allowed:
         raise ValueError(f"{reduction} is not a valid value for reduction (expected one of {', '.join(allowed)})")
+
+
+def checked_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction the arguments name (the legacy flags, when given, first); ValueError if not one of PyTorch's."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return reduction
+
+
+def refuse_grad(op: str, argument: str, t: Tensor | None) -> None:
+    """PyTorch's error for an argument its op has no derivative for, when that argument requires grad."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument '{argument}'. This "
+                           "input cannot have requires_grad True.")
+
+
+def reduce_loss(loss: Tensor, reduction: str) -> Tensor:
+    """A composed loss's elementwise terms reduced: their mean, their sum, or themselves ('none')."""
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
 
 
 def scalar_result(total, dtype):
