@@ -201,57 +201,57 @@ def test_prepend_and_removal():
     assert order == ["pb", "pa", "b", "a", "pb", "b", "pb", "b"]
 
 
-def test_errors_as_pytorch():
-    for lib in (torch, ember):
-        lin = lib.nn.Linear(3, 2).double()
-        x = lib.tensor(X, requires_grad=True)
-        h = lin.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
-        with pytest.raises(RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but "
-                                               "expected 1"):
-            lin(x).sum().backward()
-        h.remove()
-        h = lin.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
-        with pytest.raises(RuntimeError, match="Backward pre hook returned an invalid number of grad_output, got 2"):
-            lin(x).sum().backward()
-        h.remove()
-        h = lin.register_full_backward_hook(lambda m, gi, go: (lib.ones(2, 2, dtype=lib.float64),))
-        with pytest.raises(RuntimeError, match="has changed the size of value"):
-            lin(x).sum().backward()
-        h.remove()
-        h = lin.register_full_backward_hook(lambda m, gi, go: (lib.ones(4, 3, dtype=lib.float64),))
-        with pytest.raises(RuntimeError, match="no input requires gradient should always return None"):
-            with pytest.warns(UserWarning, match="no inputs require gradients"):
-                lin(lib.tensor(X)).sum().backward()
-        h.remove()
-        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks on "
-                                               "a single Module"):
-            lin.register_backward_hook(lambda m, gi, go: None)
-        relu = lib.nn.ReLU()
-        relu.register_backward_hook(lambda m, gi, go: None)
-        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
-            relu.register_full_backward_hook(lambda m, gi, go: None)
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_errors_as_pytorch(lib):
+    lin = lib.nn.Linear(3, 2).double()
+    x = lib.tensor(X, requires_grad=True)
+    h = lin.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but "
+                                           "expected 1"):
+        lin(x).sum().backward()
+    h.remove()
+    h = lin.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+    with pytest.raises(RuntimeError, match="Backward pre hook returned an invalid number of grad_output, got 2"):
+        lin(x).sum().backward()
+    h.remove()
+    h = lin.register_full_backward_hook(lambda m, gi, go: (lib.ones(2, 2, dtype=lib.float64),))
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
+        lin(x).sum().backward()
+    h.remove()
+    h = lin.register_full_backward_hook(lambda m, gi, go: (lib.ones(4, 3, dtype=lib.float64),))
+    with pytest.raises(RuntimeError, match="no input requires gradient should always return None"):
+        with pytest.warns(UserWarning, match="no inputs require gradients"):
+            lin(lib.tensor(X)).sum().backward()
+    h.remove()
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks on "
+                                           "a single Module"):
+        lin.register_backward_hook(lambda m, gi, go: None)
+    relu = lib.nn.ReLU()
+    relu.register_backward_hook(lambda m, gi, go: None)
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+        relu.register_full_backward_hook(lambda m, gi, go: None)
 
 
 @pytest.mark.parametrize("where", ["output", "first layer", "after hooked layer"])
-def test_in_place_change_of_a_hooked_tensor_is_pytorchs_error(where):
-    for lib in (torch, ember):
-        nn = lib.nn
-        x = lib.tensor(X, requires_grad=True) * 1
-        if where == "output":
-            lin = nn.Linear(3, 2).double()
-            lin.register_full_backward_hook(lambda m, gi, go: None)
-            run = lambda: lin(x).relu_()  # noqa: E731
-        elif where == "first layer":
-            seq = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(3, 2)).double()
-            seq.register_full_backward_hook(lambda m, gi, go: None)
-            run = lambda: seq(x)  # noqa: E731
-        else:
-            seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True)).double()
-            seq[0].register_full_backward_hook(lambda m, gi, go: None)
-            run = lambda: seq(x)  # noqa: E731
-        with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view and is being modified "
-                                               "inplace"):
-            run()
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_in_place_change_of_a_hooked_tensor_is_pytorchs_error(lib, where):
+    nn = lib.nn
+    x = lib.tensor(X, requires_grad=True) * 1
+    if where == "output":
+        lin = nn.Linear(3, 2).double()
+        lin.register_full_backward_hook(lambda m, gi, go: None)
+        run = lambda: lin(x).relu_()  # noqa: E731
+    elif where == "first layer":
+        seq = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(3, 2)).double()
+        seq.register_full_backward_hook(lambda m, gi, go: None)
+        run = lambda: seq(x)  # noqa: E731
+    else:
+        seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True)).double()
+        seq[0].register_full_backward_hook(lambda m, gi, go: None)
+        run = lambda: seq(x)  # noqa: E731
+    with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view and is being modified "
+                                           "inplace"):
+        run()
 
 
 def test_in_place_relu_inside_a_hooked_module():
@@ -300,15 +300,15 @@ def test_global_hooks_run_before_the_modules_own(global_hook_kind):
     assert [e[0] for e in log][:3] == ["gpre", "gpre", "global"]
 
 
-def test_no_hooks_under_no_grad():
-    for lib in (torch, ember):
-        lin = lib.nn.Linear(3, 2).double()
-        calls = []
-        lin.register_full_backward_hook(lambda m, gi, go: calls.append(1))
-        x = lib.tensor(X, requires_grad=True)
-        with lib.no_grad():
-            y = lin(x)
-        assert not y.requires_grad and calls == []
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_no_hooks_under_no_grad(lib):
+    lin = lib.nn.Linear(3, 2).double()
+    calls = []
+    lin.register_full_backward_hook(lambda m, gi, go: calls.append(1))
+    x = lib.tensor(X, requires_grad=True)
+    with lib.no_grad():
+        y = lin(x)
+    assert not y.requires_grad and calls == []
 
 
 def test_second_order_gradients_through_hooks():
@@ -408,21 +408,21 @@ def test_deprecated_hook_on_an_activation_matches_pytorch():
     both(build, program)
 
 
-def test_deprecated_hook_warns_where_pytorch_does():
-    for lib in (torch, ember):
-        lin = lib.nn.Linear(3, 2).double()
-        lin.register_backward_hook(lambda m, gi, go: None)
-        with pytest.warns(FutureWarning, match="the forward contains multiple autograd Nodes"):
-            lin(lib.tensor(X, requires_grad=True))
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_deprecated_hook_warns_where_pytorch_does(lib):
+    lin = lib.nn.Linear(3, 2).double()
+    lin.register_backward_hook(lambda m, gi, go: None)
+    with pytest.warns(FutureWarning, match="the forward contains multiple autograd Nodes"):
+        lin(lib.tensor(X, requires_grad=True))
 
-        class Pair(lib.nn.Module):
-            def forward(self, a):
-                return a * 2, a + 1
+    class Pair(lib.nn.Module):
+        def forward(self, a):
+            return a * 2, a + 1
 
-        pair = Pair()
-        pair.register_backward_hook(lambda m, gi, go: None)
-        with pytest.warns(FutureWarning, match="outputs are generated by different autograd Nodes"):
-            pair(lib.tensor(X, requires_grad=True))
+    pair = Pair()
+    pair.register_backward_hook(lambda m, gi, go: None)
+    with pytest.warns(FutureWarning, match="outputs are generated by different autograd Nodes"):
+        pair(lib.tensor(X, requires_grad=True))
 
 
 def test_global_deprecated_hook(global_hook_kind):
@@ -440,19 +440,19 @@ def test_global_deprecated_hook(global_hook_kind):
     both(mlp, program)
 
 
-def test_dict_output_warns_and_calls_no_hook():
-    for lib in (torch, ember):
-        class D(lib.nn.Module):
-            def forward(self, a):
-                return {"a": a * 2}
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_dict_output_warns_and_calls_no_hook(lib):
+    class D(lib.nn.Module):
+        def forward(self, a):
+            return {"a": a * 2}
 
-        calls = []
-        d = D()
-        d.register_full_backward_hook(lambda m, gi, go: calls.append(1))
-        with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple of Tensors"):
-            out = d(lib.tensor(X, requires_grad=True))
-        out["a"].sum().backward()
-        assert calls == []
+    calls = []
+    d = D()
+    d.register_full_backward_hook(lambda m, gi, go: calls.append(1))
+    with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple of Tensors"):
+        out = d(lib.tensor(X, requires_grad=True))
+    out["a"].sum().backward()
+    assert calls == []
 
 
 def test_node_register_hook():

@@ -163,11 +163,15 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        full, legacy = self._backward_hooks_by_kind()
-        pre = _hooks.module_backward_pre_hooks + self._backward_pre_hooks
-        backward_hook = BackwardHook(self, full, pre) if full or pre else None
-        if backward_hook is not None:
-            args = backward_hook.setup_input_hook(args)
+        backward_hook: BackwardHook | None = None
+        legacy: list = []
+        if self._backward_hooks or self._backward_pre_hooks or _hooks.module_backward_hooks \
+                or _hooks.module_backward_pre_hooks:
+            full, legacy = self._backward_hooks_by_kind()
+            pre = _hooks.module_backward_pre_hooks + self._backward_pre_hooks
+            if full or pre:  # (the hooks as they are now: removing one later does not change this call's)
+                backward_hook = BackwardHook(self, full, pre)
+                args = backward_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook, with_kwargs in tuple(self._forward_hooks):
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
