@@ -180,6 +180,20 @@ def test_pre_hook_replaces_grad_output_for_module_and_hooks():
     both(mlp, program)
 
 
+def test_pre_hook_dropping_every_grad_output():
+    """No gradient flows into the module, yet its input hooks fire, with zeros, as PyTorch's engine runs them."""
+    def program(lib, model):
+        log = []
+        model[0].register_full_backward_pre_hook(lambda m, go: (None,))
+        model[0].register_full_backward_hook(recorder(log, "first"))
+        x = lib.tensor(X, requires_grad=True)
+        model(x).sum().backward()
+        return log, x.grad, model[0].weight.grad, model[2].weight.grad
+
+    log, x_grad, weight_grad, _ = both(mlp, program)
+    assert np.all(x_grad == 0) and weight_grad is None and log[0][3] == [None]
+
+
 def test_prepend_and_removal():
     def program(lib, model):
         order = []

@@ -197,11 +197,13 @@ class _Walk:
                 self._release(child)
 
     def _release(self, node: Node) -> None:
-        """``node``'s count reached 0: ready if it got a gradient; else skip it and release what it points at."""
+        """``node``'s count reached 0: ready if it got a gradient (or runs without one: ``Node.runs_without_gradient``);
+        else skip it and release what it points at."""
         stack = [node]
         while stack:
             n = stack.pop()
-            if n in self.buffers:
+            if n in self.buffers or n.runs_without_gradient:
+                self.buffers.setdefault(n, [None] * n.num_outputs)
                 heapq.heappush(self.ready, (-n.seq, next(self.order), n))
                 continue
             for edge in n.next_edges:  # all of n's gradients were None: it never runs

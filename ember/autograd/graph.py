@@ -107,6 +107,9 @@ class Node:
     # True for a node whose outputs are its inputs returned as they are (sharing their storage), as PyTorch's views
     # made in a custom Function: changing one in place while recording is PyTorch's error (ops/indexing.py).
     returns_inputs = False
+    # True for a node that runs even when every gradient reaching it is None (as PyTorch's engine runs every node
+    # it reaches): the inputs' node of a module with backward hooks, whose hooks then fire (with zeros).
+    runs_without_gradient = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
     # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
     # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s

@@ -44,7 +44,8 @@ class BackwardHookFunction(Node):
         """``tensors`` with those that require grad replaced by outputs of one new node (sharing storage and
         version counter); the others unchanged, as PyTorch's non-differentiable outputs."""
         node = cls()
-        node.on_backward, node.materialize = on_backward, materialize
+        node.on_backward = on_backward
+        node.materialize = node.runs_without_gradient = materialize
         node.num_outputs = len(tensors)
         needs = tuple(t._requires_grad for t in tensors)
         node.needs_input_grad = needs
