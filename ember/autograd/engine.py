@@ -26,7 +26,7 @@ from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
 from .grad_mode import _GradState
 from .graph import AccumulateGrad, Node, add_to_grad
-from .recorded import hook_argument, hook_result, run_recorded
+from .recorded import RecordedArray, hook_argument, hook_result, run_recorded
 
 
 class _Callbacks(threading.local):
@@ -132,6 +132,24 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
                 grads[nr] = hook_result(replaced, grads[nr])
 
 
+def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -> list:
+    """``Node.register_hook`` hooks: each gets the input gradients (summed to the inputs' shapes; None for an input
+    that needs none) and the output gradients, and may return new input gradients."""
+    wrap = RecordedArray if create_graph else None
+    grad_inputs = tuple(None if e is None or g is None else hook_argument(sum_to_shape(g, s))
+                        for e, s, g in zip(node.next_edges, node.input_shapes, input_grads))
+    grad_outputs = tuple(None if g is None else hook_argument(g) for g in grads)
+    for hook in tuple(node._post_hooks):
+        out = hook(grad_inputs, grad_outputs)
+        if out is None:
+            continue
+        if len(out) != len(grad_inputs):
+            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect "
+                               f"number of values (got {len(out)}, but expected {len(grad_inputs)})")
+        grad_inputs = tuple(out)
+    return [None if t is None else wrap(t) if wrap is not None else t._data for t in grad_inputs]
+
+
 def _retain_grads(node: Node, grads: list) -> None:
     for nr, ref in node._retained.items():
         tensor = ref()
@@ -179,11 +197,13 @@ class _Walk:
                 self._release(child)
 
     def _release(self, node: Node) -> None:
-        """``node``'s count reached 0: ready if it got a gradient; else skip it and release what it points at."""
+        """``node``'s count reached 0: ready if it got a gradient (or runs without one: ``Node.runs_without_gradient``);
+        else skip it and release what it points at."""
         stack = [node]
         while stack:
             n = stack.pop()
-            if n in self.buffers:
+            if n in self.buffers or n.runs_without_gradient:
+                self.buffers.setdefault(n, [None] * n.num_outputs)
                 heapq.heappush(self.ready, (-n.seq, next(self.order), n))
                 continue
             for edge in n.next_edges:  # all of n's gradients were None: it never runs
@@ -252,6 +272,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:
                 input_grads = _run_pruned(node, grads, reach, started is not None, create_graph)
+            if node._post_hooks:
+                input_grads = _call_post_hooks(node, grads, input_grads, create_graph)
             if not retain_graph:
                 node.release()
             walk.send(node, input_grads)

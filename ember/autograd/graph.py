@@ -83,6 +83,7 @@ class Node:
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
     _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
+    _post_hooks = None  # [hook(grad_inputs, grad_outputs)] (register_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
     _packed = False  # saved holds what saved-tensor hooks packed (unpack_saved before backward)
@@ -103,6 +104,12 @@ class Node:
     # True for an op linear in its floating inputs jointly (sums, concatenation, gathers, average pooling):
     # forward-mode AD applies forward to the tangents (zeros for an input without one).
     linear = False
+    # True for a node whose outputs are its inputs returned as they are (sharing their storage), as PyTorch's views
+    # made in a custom Function: changing one in place while recording is PyTorch's error (ops/indexing.py).
+    returns_inputs = False
+    # True for a node that runs even when every gradient reaching it is None (as PyTorch's engine runs every node
+    # it reaches): the inputs' node of a module with backward hooks, whose hooks then fire (with zeros).
+    runs_without_gradient = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
     # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
     # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s
@@ -282,6 +289,16 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, []), hook)
+
+    def register_hook(self, fn):
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward (one gradient per input and per
+        output, None where there is none); a returned tuple replaces ``grad_inputs``. As PyTorch's
+        ``Node.register_hook``."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._post_hooks is None:
+            self._post_hooks = []
+        return RemovableHandle(self._post_hooks, fn)
 
     def retain_grad_of(self, tensor: Tensor) -> None:
         if self._retained is None:

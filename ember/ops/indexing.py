@@ -106,6 +106,14 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
         check_writable(x)
     if not _GradState.enabled:
         return
+    if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
+        raise RuntimeError(
+            f"Output {x._output_nr} of {x.grad_fn.name().removesuffix('Backward')} is a view and is being modified "
+            "inplace. This view was created inside a custom Function (or because an input was returned as-is) and "
+            "the autograd logic to handle view+inplace would override the custom backward associated with the "
+            "custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+            "cloning the output of the custom Function."
+        )
     if x._requires_grad and x.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

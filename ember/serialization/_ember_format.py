@@ -103,7 +103,9 @@ class Encoder:
 
     def _module(self, m) -> dict:
         d = dict(m.__dict__)
-        hooks = [k for k in ("_forward_pre_hooks", "_forward_hooks") if d.pop(k, None)]
+        hooks = [k for k in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+                 if d.pop(k, None)]
+        d.pop("_is_full_backward_hook", None)
         if hooks:
             raise TypeError(f"ember.save cannot store a {_type_name(m)} with {' and '.join(hooks)} registered: "
                             "hooks are code; remove them, or save the module's state_dict()")

@@ -35,6 +35,10 @@ optimizer_step_pre_hooks: list = []   # hook(optimizer, args, kwargs) -> None | 
 optimizer_step_post_hooks: list = []  # hook(optimizer, args, kwargs)
 module_parameter_registration_hooks: list = []  # hook(module, name, param) -> None | new param
 module_module_registration_hooks: list = []  # hook(module, name, submodule) -> None | new submodule
+# ``register_module_full_backward_hook`` (or the deprecated ``register_module_backward_hook``; one kind only) and
+# ``register_module_full_backward_pre_hook``: hook(module, grad_input, grad_output) / hook(module, grad_output)
+module_backward_hooks: list = []
+module_backward_pre_hooks: list = []
 # ember extension (PyTorch has no equivalent), used by the training-loop diagnostics:
 # hook(what, params, limit) where ``what`` names a function that edits gradients in place:
 # "zero_grad" calls it after clearing the ``.grad`` of ``params`` (limit None); "clip_grad_norm_" and

@@ -9,6 +9,8 @@ plain attributes (``self.training``, hyper-parameters) cost nothing extra.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,6 +25,7 @@ from ...autograd.grad_store import zero_grads
 from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
+from ._backward_hook import BackwardHook, warn_non_full
 
 
 def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
@@ -35,6 +38,34 @@ def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
     """Call ``hook(module, name, submodule)`` whenever any module registers a child module; a returned
     module is registered instead."""
     return RemovableHandle(_hooks.module_module_registration_hooks, hook)
+
+
+_global_is_full_backward_hook: bool | None = None  # which kind of global backward hook was registered, once one was
+
+
+def _global_backward_kind(full: bool) -> None:
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_hook`` for every module: called before each module's own hooks."""
+    _global_backward_kind(True)
+    return RemovableHandle(_hooks.module_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_full_backward_pre_hook`` for every module: called before each module's own pre-hooks."""
+    return RemovableHandle(_hooks.module_backward_pre_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The deprecated ``Module.register_backward_hook`` for every module (see there)."""
+    _global_backward_kind(False)
+    return RemovableHandle(_hooks.module_backward_hooks, hook)
 
 
 def _registered(hooks: list, module, name: str, value):
@@ -104,6 +135,9 @@ class Module:
         d["_modules"] = {}
         d["_forward_pre_hooks"] = []
         d["_forward_hooks"] = []
+        d["_backward_pre_hooks"] = []
+        d["_backward_hooks"] = []
+        d["_is_full_backward_hook"] = None  # which kind of backward hook was registered, once one was
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -112,7 +146,8 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
         # Typed as returning a Tensor, what nearly every module returns; the few whose forward returns a tuple
         # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
-        if not (self._forward_pre_hooks or self._forward_hooks or _trace.State.active):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active):
             return self.forward(*args, **kwargs)
         started = _trace.start()  # a forward span, while a trace is recording
         for hook, with_kwargs in tuple(self._forward_pre_hooks):
@@ -128,11 +163,27 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_hook: BackwardHook | None = None
+        legacy: list = []
+        if self._backward_hooks or self._backward_pre_hooks or _hooks.module_backward_hooks \
+                or _hooks.module_backward_pre_hooks:
+            full, legacy = self._backward_hooks_by_kind()
+            pre = _hooks.module_backward_pre_hooks + self._backward_pre_hooks
+            if full or pre:  # (the hooks as they are now: removing one later does not change this call's)
+                backward_hook = BackwardHook(self, full, pre)
+                args = backward_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook, with_kwargs in tuple(self._forward_hooks):
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_hook is not None:
+            if not isinstance(output, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(output)}", stacklevel=2)
+            output = backward_hook.setup_output_hook(output)
+        if legacy:
+            self._attach_legacy_hooks(legacy, args, output)
         if started is not None:
             _trace.finish(_trace.module_label(self), "forward", started)
         return output
@@ -142,6 +193,61 @@ class Module:
         if prepend:
             hooks.insert(0, hooks.pop())
         return handle
+
+    def _backward_hooks_by_kind(self) -> tuple[list, list]:
+        """(full backward hooks, deprecated ones) for a call: the global ones first, as PyTorch."""
+        full: list = []
+        legacy: list = []
+        (full if _global_is_full_backward_hook else legacy).extend(_hooks.module_backward_hooks)
+        (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks)
+        return full, legacy
+
+    def _attach_legacy_hooks(self, hooks: list, args: tuple, output) -> None:
+        """The deprecated hooks become post-hooks of the node that made the first tensor of the output."""
+        var = output
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+        if var.grad_fn is None:
+            return
+        for hook in hooks:
+            var.grad_fn.register_hook(functools.partial(hook, self))
+        warn_non_full(args, output, var.grad_fn)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` once per backward through each call of this module.
+
+        ``grad_input`` has one entry per positional argument of the call: the gradient w.r.t. it, or None (an
+        argument that is not a tensor or does not require grad; keyword arguments are not seen); ``grad_output``
+        one per output (one tensor or a tuple). A returned tuple of the same length replaces ``grad_input``.
+        As PyTorch, the hooked call passes its tensor arguments and outputs through an identity node
+        (``BackwardHookFunctionBackward``): modifying one of them in place while recording (an in-place ReLU
+        right after, or first in, the module) is a RuntimeError; when no input requires grad the hook fires with
+        the output gradients (grad_input all None) and warns.
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients w.r.t. this module's outputs are computed, before
+        they flow into it; a returned tuple of the same length replaces ``grad_output`` (for the module and its
+        full backward hooks)."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated (use ``register_full_backward_hook``): ``hook(module, grad_input, grad_output)`` with the
+        gradients of the last op of forward (the node that made the output's first tensor): its inputs' and
+        outputs' gradients, not necessarily the module's. A returned tuple replaces that op's input gradients.
+        ember's ops are not always PyTorch's (its ``Linear`` is one op of input, weight and bias, PyTorch's an
+        addmm of bias, input and the weight's transpose); PyTorch warns (FutureWarning) wherever that op's
+        inputs are not the module's, and so does ember."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        return RemovableHandle(self._backward_hooks, hook)
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
