@@ -52,6 +52,9 @@ class Scope:
         """``x`` as a new tensor the transform differentiates with respect to."""
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        from ._basis import refuse_reverse_mode
+
+        refuse_reverse_mode()
         if _under_vmap():  # per-example gradients: a leaf batched at every vmap level (func/_batched_grad.py)
             from ._batched_grad import _unwrap_all, grad_leaf
 

@@ -26,6 +26,7 @@ from ..autograd._rows import basis_row, stack_rows
 from ..autograd.forward_ad import check_dual
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
+from ._basis import applies, forward_columns
 from ._scope import (
     ArgNums,
     Scope,
@@ -243,21 +244,44 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
         error_if_complex("jacfwd", args, is_input=True)
         primals = args if argnums is None else slice_argnums(args, argnums)
         flat_primals, primals_spec = tree_flatten(primals)
-        # primals stand in for tangents: only their structure is checked when the basis is pushed later
-        flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
-        error_if_complex("jacfwd", flat_out, is_input=False)
-        total = sum(p.nelement() for p in flat_primals)
-        with scope:
-            columns = [push(basis_row(flat_primals, k)) for k in range(total)]
-            per_output = [stack_rows([c[i] for c in columns], o) for i, o in enumerate(flat_out)]
+        api = "jvp(f, primals, tangents)"
+
+        def call(flat: list) -> tuple[list, Any, Any]:
+            output = func(*replace_argnums(args, argnums, tree_unflatten(flat, primals_spec)))
+            aux = None
+            if has_aux:
+                output, aux = split_aux(output, api)
+            flat_out, out_spec = tensor_outputs(output, api)
+            error_if_complex("jacfwd", flat_out, is_input=False)
+            return flat_out, out_spec, aux
+
+        batched = forward_columns(call, flat_primals, randomness) if applies(flat_primals) else None
+        if batched is not None:
+            columns, out_spec, aux = batched.tangents, batched.out_spec, batched.aux
+        else:
+            columns, out_spec, aux = _columns_one_by_one(func, args, argnums, flat_primals, has_aux)
         numels = [p.nelement() for p in flat_primals]
-        blocks = [[part.movedim(0, -1).reshape(o.shape + p.shape) for o, part in
-                   zip(flat_out, [col.split(numels, dim=0)[j] for col in per_output])]
+        blocks = [[part.movedim(0, -1).reshape(col.shape[1:] + p.shape) for col, part in
+                   zip(columns, [col.split(numels, dim=0)[j] for col in columns])]
                   for j, p in enumerate(flat_primals)]
-        result = _nest(blocks, flat_out, primals_spec, out_spec)
+        result = _nest(blocks, columns, primals_spec, out_spec)
         return (result, aux) if has_aux else result
 
     return wrapper
+
+
+def _columns_one_by_one(func: Callable, args: tuple, argnums: ArgNums, flat_primals: list, has_aux: bool):
+    """``jacfwd``'s columns where the batched forward mode does not apply (``_basis.py``): one Jacobian-vector
+    product per input element through one recorded graph, by the double-backward trick, so that the Jacobian is
+    differentiable again. ``(columns, output structure, aux)``, column tensors shaped ``(n, *output.shape)``."""
+    primals = slice_argnums(args, argnums)
+    # primals stand in for tangents: only their structure is checked when the basis is pushed later
+    flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
+    error_if_complex("jacfwd", flat_out, is_input=False)
+    total = sum(p.nelement() for p in flat_primals)
+    with scope:
+        columns = [push(basis_row(flat_primals, k)) for k in range(total)]
+        return [stack_rows([c[i] for c in columns], o) for i, o in enumerate(flat_out)], out_spec, aux
 
 
 def hessian(func: Callable, argnums: ArgNums = 0) -> Callable:
