@@ -78,13 +78,10 @@ def forward_columns(call: Callable[[list], tuple[list, Any, Any]], inputs: Seque
     found: dict[str, Any] = {}
 
     def body(*duals):
-        _running.append(True)
         try:
             flat_out, out_spec, aux = call(list(duals))
         except (NoBatchingRule, HigherOrderError) as missing:  # no batching rule, or no forward-mode rule for
             raise Unbatched from missing  # a batched op: the caller's path (not vmap's run once per example)
-        finally:
-            _running.pop()
         aux_leaves, aux_spec = tree_flatten(aux)
         found["out_spec"], found["aux_spec"], found["aux"] = out_spec, aux_spec, aux_leaves
         return flat_out, [a for a in aux_leaves if isinstance(a, Tensor)]
@@ -112,11 +109,3 @@ class Unbatched(BaseException):  # noqa: N818  (BaseException: no ``except Excep
     """The function cannot run batched over the basis (see ``forward_columns``)."""
 
 
-_running: list[bool] = []  # entries while a function runs batched over the basis
-
-
-def refuse_reverse_mode() -> None:
-    """Raise ``Unbatched`` where a reverse-mode transform starts inside a batched run (``_scope.py``):
-    forward-over-reverse runs one column at a time instead."""
-    if _running:
-        raise Unbatched

@@ -30,6 +30,7 @@ from ._basis import applies, forward_columns
 from ._scope import (
     ArgNums,
     Scope,
+    _under_vmap,
     error_if_complex,
     replace_argnums,
     slice_argnums,
@@ -215,7 +216,7 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
         flat_primals, primals_spec = tree_flatten(slice_argnums(args, argnums))
         total = sum(o.nelement() for o in flat_out)
         rows = [tree_flatten(vjp_fn(tree_unflatten(basis_row(flat_out, k), out_spec)))[0] for k in range(total)]
-        per_input = [stack_rows([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
+        per_input = [_stacked([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
         numels = [o.nelement() for o in flat_out]
         blocks = [[part.view(o.shape + p.shape) for part, o in zip(stacked.split(numels, dim=0), flat_out)]
                   for stacked, p in zip(per_input, flat_primals)]
@@ -223,6 +224,16 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
         return (result, aux[0]) if has_aux else result
 
     return wrapper
+
+
+def _stacked(rows: list, ref: Tensor) -> Tensor:
+    """``stack_rows`` (``autograd/_rows.py``); under vmap, where the rows are examples' rows (and ``ref``'s new
+    zeros are not batched), ``stack``, which has a batching rule."""
+    if rows and _under_vmap():
+        from .. import stack
+
+        return stack(rows)
+    return stack_rows(rows, ref)
 
 
 def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
