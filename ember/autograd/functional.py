@@ -13,8 +13,12 @@ tensors, tuples where they were tuples (the Jacobian of output ``i`` with respec
   ``jvp`` with ``create_graph`` or ``strict`` (otherwise it runs ``func`` on forward-mode dual inputs).
 
 ``vectorize=True`` is accepted and gives the same results; PyTorch batches the rows of the Jacobian with vmap,
-ember computes them one after another. ``strategy="forward-mode"`` computes columns with Jacobian-vector products
-(by the double-backward trick, see ``ember/autograd/_jvp.py``); as PyTorch, it needs ``vectorize=True``.
+ember computes them one after another. ``strategy="forward-mode"`` (as PyTorch, it needs ``vectorize=True``)
+gets all the columns from one forward-mode run of ``func`` under vmap over the whole basis, as PyTorch's (random
+operations refused, as PyTorch's); where that cannot apply (a forward-mode level entered already, an op without
+a batching rule or without a forward-mode rule of its batched form, such as the reverse-mode Jacobian inside
+``hessian(..., outer_jacobian_strategy="forward-mode")``), columns come one at a time by the double-backward
+trick (``ember/autograd/_jvp.py``).
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ Inputs and outputs may be pytrees (tuples, lists, dicts of tensors) as in PyTorc
 PyTorch's have, and compose (``jacrev(jacrev(f))``, ``grad(grad(f))``, a loss of ``grad(f)(x)`` backpropagated):
 see ``_scope.py`` for how a transform keeps to its own inputs. Differences from PyTorch, on purpose:
 
-- ``jacrev`` computes the Jacobian one row (one backward pass) per output element, ``jacfwd`` one column per
-  input element; PyTorch batches them with vmap. ``chunk_size`` and ``randomness`` are accepted and checked;
-  ``f`` runs once per call, so random operations in it draw once (as PyTorch's ``randomness="same"``).
-- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's; ``jacfwd``, ``linearize`` and ``hessian``
-  (and ``jvp`` where its results must be differentiable again, inside a reverse-mode transform) get their
-  Jacobian-vector products by the double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f``
-  twice differentiable.
+- ``jacrev`` computes the Jacobian one row (one backward pass) per output element; PyTorch batches the rows
+  with vmap. ``chunk_size`` is accepted and checked.
+- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's. ``jacfwd`` (so ``hessian``) runs ``f``
+  once under vmap over the whole tangent basis, as PyTorch's, its primal batched too (``_basis.py``); where
+  that cannot apply (see ``jacfwd``), and for ``linearize`` (and ``jvp`` where its results must be
+  differentiable again, inside a reverse-mode transform), Jacobian-vector products come from the
+  double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f`` twice differentiable.
 """
 
 from __future__ import annotations
@@ -246,7 +246,16 @@ def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
 
 def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
     """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, built
-    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s."""
+    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s; ``aux`` (with
+    ``has_aux``) is the first basis vector's, as PyTorch's.
+
+    ``func`` runs once, under ``vmap`` over the basis with ``randomness`` (``'error'``: a random op raises, as
+    PyTorch's), on dual tensors: every column in one forward-mode pass, no backward pass (``_basis.py``). The
+    columns come one at a time instead, each a backward pass of the double-backward trick, where the Jacobian
+    must stay differentiable (grad enabled and the inputs, or tensors ``func`` captures, require grad), inside
+    another ``jacfwd`` (one forward-mode level at a time), and where an op inside has no batching rule or no
+    forward-mode rule of its batched form; ``func`` has then already run once, and runs again, drawing random
+    numbers once whatever ``randomness`` (PyTorch's ``'same'``)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
