@@ -11,17 +11,8 @@ import ember.autograd
 import ember.autograd.engine
 import ember.func._basis
 import ember.func._transforms
-from tests.autodiff_oracle import arrays, assert_same, both, mlp, same_error, vector_mlp
-
-SHAPES = ((3,), (4, 3), (4,), (2, 4))
-
-
-def _run(call, shapes=SHAPES, requires_grad=False):
-    theirs, mine = both(arrays(*shapes), requires_grad)
-    t = call(torch, theirs)
-    e = call(ember, mine)
-    assert_same(e, t)
-    return e, t
+from tests.autodiff_oracle import arrays, mlp, same_error, vector_mlp
+from tests.test_func_transforms import _run
 
 
 @pytest.fixture
