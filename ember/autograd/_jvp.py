@@ -6,9 +6,10 @@ forward-mode level is entered already (PyTorch's one level at a time; nested tra
 real; the results are constants, so where they must be differentiable again (``create_graph``, or a ``jvp``
 inside a reverse-mode transform) the trick below is used instead.
 
-The double-backward trick (``forward_products``), for those cases and for ``jacfwd``, ``hessian``, ``linearize``
-and the forward-mode strategy of ``torch.autograd.functional.jacobian``, which push many tangents through one
-recorded graph (forward mode would run the function once per tangent; PyTorch batches the tangents with vmap):
+The double-backward trick (``forward_products``), for those cases, for ``linearize``, and for ``jacfwd``,
+``hessian`` and the forward-mode strategy of ``torch.autograd.functional.jacobian`` where their one forward-mode
+run over the whole basis (``ember/func/_basis.py``) cannot apply; they push many tangents through one recorded
+graph:
 the vector-Jacobian product ``g(u) = u^T J`` is linear in ``u``, so differentiating ``g(u) . v`` with respect to
 ``u`` gives ``J v``: one backward with ``create_graph=True`` from dummy cotangents ``u`` (zeros: the value of
 ``u`` never enters the result, it only has to be finite), then one backward of that graph per tangent ``v``.

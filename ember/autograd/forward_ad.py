@@ -450,6 +450,15 @@ def share_tangent(src: Tensor, dst: Tensor) -> None:
         level.set(dst, tangent)
 
 
+def carry_tangent(src: Tensor, dst: Tensor, reshape) -> None:
+    """``dst`` (made from ``src``'s array by ``reshape``, outside the recorded ops) takes ``src``'s tangent made the
+    same way."""
+    level = graph._dual_level
+    tangent = None if level is None else level.get(src)
+    if tangent is not None:
+        level.set(dst, Tensor._make(reshape(tangent._data)))
+
+
 def write_tangent(x: Tensor, result: Tensor) -> None:
     """After ``x`` took ``result``'s value in place: ``x``'s tangent takes ``result``'s, in place (so that views
     of ``x`` and its base see it, as PyTorch's)."""

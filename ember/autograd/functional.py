@@ -13,8 +13,12 @@ tensors, tuples where they were tuples (the Jacobian of output ``i`` with respec
   ``jvp`` with ``create_graph`` or ``strict`` (otherwise it runs ``func`` on forward-mode dual inputs).
 
 ``vectorize=True`` is accepted and gives the same results; PyTorch batches the rows of the Jacobian with vmap,
-ember computes them one after another. ``strategy="forward-mode"`` computes columns with Jacobian-vector products
-(by the double-backward trick, see ``ember/autograd/_jvp.py``); as PyTorch, it needs ``vectorize=True``.
+ember computes them one after another. ``strategy="forward-mode"`` (as PyTorch, it needs ``vectorize=True``)
+gets all the columns from one forward-mode run of ``func`` under vmap over the whole basis, as PyTorch's (random
+operations refused, as PyTorch's); where that cannot apply (a forward-mode level entered already, an op without
+a batching rule or without a forward-mode rule of its batched form, such as the reverse-mode Jacobian inside
+``hessian(..., outer_jacobian_strategy="forward-mode")``), columns come one at a time by the double-backward
+trick (``ember/autograd/_jvp.py``).
 """
 
 from __future__ import annotations
@@ -220,7 +224,9 @@ def _forward_mode_jvp(func: Callable, inputs: tuple, v, is_inputs_tuple: bool) -
 
 
 def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
-    """The Jacobian column by column from Jacobian-vector products (``strategy="forward-mode"``)."""
+    """The Jacobian column by column from Jacobian-vector products (``strategy="forward-mode"``): all columns from
+    one forward-mode run over the whole basis where it applies (``ember/func/_basis.py``), else one column at a
+    time by the double-backward trick."""
     if strict:
         raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
                            'not supported together (yet). Please either set `strict=False` or '
@@ -228,25 +234,39 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
                                   "implemented for `vectorize=True`.")
+    from ..func._basis import forward_columns
+
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+
+    def call(flat: list) -> tuple[list, bool, None]:
+        is_outputs_tuple, outputs = _as_tuple(func(*flat), "outputs of the user-provided function", "jacobian")
+        return list(outputs), is_outputs_tuple, None
+
+    with enable_grad():  # (the results are detached: no need for them to be differentiable)
+        batched = forward_columns(call, inputs, "error", differentiable=False) if forward_mode_applies(inputs) \
+            else None
+    if batched is not None:
+        columns, is_outputs_tuple = batched.tangents, batched.out_spec
+    else:
+        columns, is_outputs_tuple = _columns_one_by_one(func, inputs)
+    numels = [inp.nelement() for inp in inputs]
+    jac = [[part.movedim(0, -1).reshape(col.shape[1:] + inp.shape).detach()
+            for part, inp in zip(col.split(numels, dim=0), inputs)] for col in columns]
+    # Lists, not tuples, where outputs or inputs are tuples: PyTorch's forward-mode path returns lists.
+    return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _columns_one_by_one(func: Callable, inputs: tuple) -> tuple[list, bool]:
+    """The forward-mode Jacobian's columns by the double-backward trick, one per input element: per output, a
+    tensor ``(n, *output.shape)``; and whether the outputs were a tuple."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _preprocess(inputs, create_graph=False, need_graph=True)
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
         push = forward_products(outputs, inputs).push
     total = sum(i.nelement() for i in inputs)
     columns = [_fill_in_zeros(push(basis_row(inputs, k)), outputs, False, False, "back_trick")
                for k in range(total)]
-    jac = []
-    for i, out in enumerate(outputs):
-        per_input, start = [], 0
-        for inp in inputs:
-            cols = [c[i] for c in columns[start:start + inp.nelement()]]
-            stacked = stack_rows(cols, out).reshape(inp.nelement(), out.nelement())
-            per_input.append(stacked.t().reshape(out.shape + inp.shape).detach())
-            start += inp.nelement()
-        jac.append(per_input)
-    # Lists, not tuples, where outputs or inputs are tuples: PyTorch's forward-mode path returns lists.
-    return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
+    return [stack_rows([c[i] for c in columns], out) for i, out in enumerate(outputs)], is_outputs_tuple
 
 
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,

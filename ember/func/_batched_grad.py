@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from .. import autograd
 from .._backend import xp
 from .._tensor import Tensor
+from ..autograd import forward_ad
 from ._batched import BatchedTensor, _State, visible_levels, wrap
 
 
@@ -39,14 +40,18 @@ def grad_leaf(t: Tensor) -> Tensor:
     its own. Outside vmap: ``t.detach().requires_grad_()``."""
     core, levels = _unwrap_all(t)
     active = visible_levels()
-    array = core.detach()._data
-    for position, level in enumerate(active):
-        if level not in levels:
-            size = _State.levels[level - 1].size
-            array = xp.broadcast_to(xp.expand_dims(array, position), array.shape[:position] + (size,) +
-                                    array.shape[position:])
-    leaf = Tensor._make(array)
+
+    def batched(array):
+        for position, level in enumerate(active):
+            if level not in levels:
+                size = _State.levels[level - 1].size
+                array = xp.broadcast_to(xp.expand_dims(array, position), array.shape[:position] + (size,) +
+                                        array.shape[position:])
+        return array
+
+    leaf = Tensor._make(batched(core.detach()._data))
     leaf.requires_grad_()
+    forward_ad.carry_tangent(core, leaf, batched)  # (forward-over-reverse under vmap: jacfwd(grad(f)))
     return _rewrap(leaf, active)
 
 

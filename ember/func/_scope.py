@@ -28,6 +28,15 @@ def _under_vmap() -> bool:
     return bool(visible_levels())
 
 
+def _detached(t: Tensor) -> Tensor:
+    """``t.detach()`` keeping a forward-mode tangent (an enclosing ``jacfwd``'s), also under vmap."""
+    from ..autograd.forward_ad import detached
+    from ._batched_grad import _rewrap, _unwrap_all
+
+    core, levels = _unwrap_all(t)
+    return _rewrap(detached(core), levels)
+
+
 class Scope:
     """One application of a transform: its fresh inputs and whether gradients must be recorded for outer use."""
 
@@ -98,7 +107,7 @@ class Scope:
     def unwrap(self, tree: Any) -> Any:
         """``tree`` with each tensor detached unless it reaches outside the scope (see ``reaches_outer``)."""
         return tree_map(lambda t: t if isinstance(t, Tensor) and self.reaches_outer([t]) else
-                        t.detach() if isinstance(t, Tensor) else t, tree)
+                        _detached(t) if isinstance(t, Tensor) else t, tree)
 
     def grad(self, outputs: list, inputs: list, cotangents: list | None = None, *, retain_graph: bool = False,
              create_graph: bool | None = None) -> tuple:

@@ -5,13 +5,13 @@ Inputs and outputs may be pytrees (tuples, lists, dicts of tensors) as in PyTorc
 PyTorch's have, and compose (``jacrev(jacrev(f))``, ``grad(grad(f))``, a loss of ``grad(f)(x)`` backpropagated):
 see ``_scope.py`` for how a transform keeps to its own inputs. Differences from PyTorch, on purpose:
 
-- ``jacrev`` computes the Jacobian one row (one backward pass) per output element, ``jacfwd`` one column per
-  input element; PyTorch batches them with vmap. ``chunk_size`` and ``randomness`` are accepted and checked;
-  ``f`` runs once per call, so random operations in it draw once (as PyTorch's ``randomness="same"``).
-- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's; ``jacfwd``, ``linearize`` and ``hessian``
-  (and ``jvp`` where its results must be differentiable again, inside a reverse-mode transform) get their
-  Jacobian-vector products by the double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f``
-  twice differentiable.
+- ``jacrev`` computes the Jacobian one row (one backward pass) per output element; PyTorch batches the rows
+  with vmap. ``chunk_size`` is accepted and checked.
+- ``jvp`` runs ``f`` once on forward-mode dual tensors, as PyTorch's. ``jacfwd`` (so ``hessian``) runs ``f``
+  once under vmap over the whole tangent basis, as PyTorch's, its primal batched too (``_basis.py``); where
+  that cannot apply (see ``jacfwd``), and for ``linearize`` (and ``jvp`` where its results must be
+  differentiable again, inside a reverse-mode transform), Jacobian-vector products come from the
+  double-backward trick (``ember/autograd/_jvp.py``): same results, needs ``f`` twice differentiable.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from ..autograd._rows import basis_row, stack_rows
 from ..autograd.forward_ad import check_dual
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
+from ._basis import applies, forward_columns
 from ._scope import (
     ArgNums,
     Scope,
+    _under_vmap,
     error_if_complex,
     replace_argnums,
     slice_argnums,
@@ -214,7 +216,7 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
         flat_primals, primals_spec = tree_flatten(slice_argnums(args, argnums))
         total = sum(o.nelement() for o in flat_out)
         rows = [tree_flatten(vjp_fn(tree_unflatten(basis_row(flat_out, k), out_spec)))[0] for k in range(total)]
-        per_input = [stack_rows([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
+        per_input = [_stacked([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
         numels = [o.nelement() for o in flat_out]
         blocks = [[part.view(o.shape + p.shape) for part, o in zip(stacked.split(numels, dim=0), flat_out)]
                   for stacked, p in zip(per_input, flat_primals)]
@@ -222,6 +224,16 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
         return (result, aux[0]) if has_aux else result
 
     return wrapper
+
+
+def _stacked(rows: list, ref: Tensor) -> Tensor:
+    """``stack_rows`` (``autograd/_rows.py``); under vmap, where the rows are examples' rows (and ``ref``'s new
+    zeros are not batched), ``stack``, which has a batching rule."""
+    if rows and _under_vmap():
+        from .. import stack
+
+        return stack(rows)
+    return stack_rows(rows, ref)
 
 
 def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
@@ -234,7 +246,16 @@ def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:
 
 def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
     """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, built
-    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s."""
+    from Jacobian-vector products (one per input element); shapes and structure as ``jacrev``'s; ``aux`` (with
+    ``has_aux``) is the first basis vector's, as PyTorch's.
+
+    ``func`` runs once, under ``vmap`` over the basis with ``randomness`` (``'error'``: a random op raises, as
+    PyTorch's), on dual tensors: every column in one forward-mode pass, no backward pass (``_basis.py``). The
+    columns come one at a time instead, each a backward pass of the double-backward trick, where the Jacobian
+    must stay differentiable (grad enabled and the inputs, or tensors ``func`` captures, require grad), inside
+    another ``jacfwd`` (one forward-mode level at a time), and where an op inside has no batching rule or no
+    forward-mode rule of its batched form; ``func`` has then already run once, and runs again, drawing random
+    numbers once whatever ``randomness`` (PyTorch's ``'same'``)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
@@ -243,21 +264,44 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
         error_if_complex("jacfwd", args, is_input=True)
         primals = args if argnums is None else slice_argnums(args, argnums)
         flat_primals, primals_spec = tree_flatten(primals)
-        # primals stand in for tangents: only their structure is checked when the basis is pushed later
-        flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
-        error_if_complex("jacfwd", flat_out, is_input=False)
-        total = sum(p.nelement() for p in flat_primals)
-        with scope:
-            columns = [push(basis_row(flat_primals, k)) for k in range(total)]
-            per_output = [stack_rows([c[i] for c in columns], o) for i, o in enumerate(flat_out)]
+        api = "jvp(f, primals, tangents)"
+
+        def call(flat: list) -> tuple[list, Any, Any]:
+            output = func(*replace_argnums(args, argnums, tree_unflatten(flat, primals_spec)))
+            aux = None
+            if has_aux:
+                output, aux = split_aux(output, api)
+            flat_out, out_spec = tensor_outputs(output, api)
+            error_if_complex("jacfwd", flat_out, is_input=False)
+            return flat_out, out_spec, aux
+
+        batched = forward_columns(call, flat_primals, randomness) if applies(flat_primals) else None
+        if batched is not None:
+            columns, out_spec, aux = batched.tangents, batched.out_spec, batched.aux
+        else:
+            columns, out_spec, aux = _columns_one_by_one(func, args, argnums, flat_primals, has_aux)
         numels = [p.nelement() for p in flat_primals]
-        blocks = [[part.movedim(0, -1).reshape(o.shape + p.shape) for o, part in
-                   zip(flat_out, [col.split(numels, dim=0)[j] for col in per_output])]
+        blocks = [[part.movedim(0, -1).reshape(col.shape[1:] + p.shape) for col, part in
+                   zip(columns, [col.split(numels, dim=0)[j] for col in columns])]
                   for j, p in enumerate(flat_primals)]
-        result = _nest(blocks, flat_out, primals_spec, out_spec)
+        result = _nest(blocks, columns, primals_spec, out_spec)
         return (result, aux) if has_aux else result
 
     return wrapper
+
+
+def _columns_one_by_one(func: Callable, args: tuple, argnums: ArgNums, flat_primals: list, has_aux: bool):
+    """``jacfwd``'s columns where the batched forward mode does not apply (``_basis.py``): one Jacobian-vector
+    product per input element through one recorded graph, by the double-backward trick, so that the Jacobian is
+    differentiable again. ``(columns, output structure, aux)``, column tensors shaped ``(n, *output.shape)``."""
+    primals = slice_argnums(args, argnums)
+    # primals stand in for tangents: only their structure is checked when the basis is pushed later
+    flat_out, out_spec, push, aux, scope = _jvp(func, args, primals, argnums, False, has_aux, push_basis=True)
+    error_if_complex("jacfwd", flat_out, is_input=False)
+    total = sum(p.nelement() for p in flat_primals)
+    with scope:
+        columns = [push(basis_row(flat_primals, k)) for k in range(total)]
+        return [stack_rows([c[i] for c in columns], o) for i, o in enumerate(flat_out)], out_spec, aux
 
 
 def hessian(func: Callable, argnums: ArgNums = 0) -> Callable:

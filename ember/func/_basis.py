@@ -1,0 +1,111 @@
+"""Jacobians by forward mode over the whole standard basis at once, as PyTorch's ``vmap`` of ``jvp``.
+
+``jacfwd`` (so ``hessian``) and the forward-mode strategy of ``torch.autograd.functional.jacobian`` need one
+Jacobian-vector product per input element. ``forward_columns`` gets them all from one run of the function: each
+input becomes a dual tensor (``autograd/forward_ad.py``) whose primal is the input expanded, without a copy, to
+one copy per basis vector and whose tangent is the basis (``n`` one-hot vectors for ``n`` input elements), and the
+function runs once under ``vmap`` over that batch (``_vmap.py``). Every op then runs once on the whole batch
+(through its batching rule) and computes its tangent once for all ``n`` basis vectors, so the outputs' tangents
+are the ``n`` columns of the Jacobian; no backward pass runs (unless an op's own forward-mode rule needs one,
+``forward_ad.py``).
+
+It applies where forward mode can: no forward-mode level is entered already (``jacfwd(jacfwd(f))``'s inner one)
+and the inputs are real floating point. Its results are constants: where they must stay differentiable (the
+inputs require grad, or the outputs depend on tensors that do, with grad enabled) the callers use the
+double-backward trick instead (``autograd/_jvp.py``), one column at a time; so they do where an op inside the
+function has no batching rule or no forward-mode rule for its batched form, and where it starts a reverse-mode
+transform (``jacfwd(grad(f))``, ``hessian``), rather than vmap's run of the whole function once per example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._creation import eye, zeros
+from .._tensor import Tensor
+from ..autograd import forward_ad
+from ..autograd._jvp import forward_mode_applies
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.recorded import HigherOrderError
+from ..utils._pytree import tree_flatten, tree_unflatten
+from ._batched import NoBatchingRule
+from ._batched_grad import _rewrap, _unwrap_all
+from ._vmap import vmap
+
+
+class Columns:
+    """What ``forward_columns`` returns: ``tangents[i]`` has shape ``(n, *output_i.shape)``, row ``k`` the
+    Jacobian-vector product of output ``i`` with basis vector ``k``; ``aux`` is the first example's."""
+
+    def __init__(self, tangents: list[Tensor], out_spec: Any, aux: Any) -> None:
+        self.tangents, self.out_spec, self.aux = tangents, out_spec, aux
+
+
+def applies(inputs: Sequence[Tensor]) -> bool:
+    """Whether ``forward_columns`` can run for ``inputs``: forward mode applies, and the Jacobian need not be
+    differentiable with respect to them (grad disabled, or none requires grad)."""
+    return forward_mode_applies(inputs) and not (is_grad_enabled() and any(t.requires_grad for t in inputs))
+
+
+def _dual(primal: Tensor, basis: Tensor) -> Tensor:
+    """``primal`` expanded to one copy per basis vector along a new first (logical) dim, with ``basis`` (``(n,
+    *primal.shape)``) as its tangent; under an enclosing ``vmap`` the dual is made on the batch value, whose
+    leading dims are that vmap's."""
+    core, levels = _unwrap_all(primal)
+    shape = (*core.shape[:len(levels)], *basis.shape)
+    expanded = core.detach().unsqueeze(len(levels)).expand(*shape)
+    return _rewrap(forward_ad.make_dual(expanded, basis.expand(*shape)), levels)
+
+
+def _tangent(output: Tensor) -> Tensor:
+    """The tangent of a batched output (zeros where it depends on no input)."""
+    core, levels = _unwrap_all(output)
+    tangent = forward_ad.unpack_dual(core).tangent
+    if tangent is None:
+        return output.new_zeros(output.shape)
+    return _rewrap(tangent, levels)
+
+
+def forward_columns(call: Callable[[list], tuple[list, Any, Any]], inputs: Sequence[Tensor], randomness: str,
+                    differentiable: bool = True) -> Columns | None:
+    """The Jacobian's columns of ``call`` at ``inputs`` from one batched forward-mode run (see the module
+    docstring). ``call(flat_inputs)`` returns ``(flat tensor outputs, their structure, aux)``; ``randomness`` is
+    vmap's (PyTorch's ``jacfwd`` passes its own). With ``differentiable``: None where the outputs depend on tensors
+    that require grad, with grad enabled (the caller then computes a Jacobian differentiable with respect to them).
+    """
+    n = sum(t.nelement() for t in inputs)
+    found: dict[str, Any] = {}
+
+    def body(*duals):
+        try:
+            flat_out, out_spec, aux = call(list(duals))
+        except (NoBatchingRule, HigherOrderError) as missing:  # no batching rule, or no forward-mode rule for
+            raise Unbatched from missing  # a batched op: the caller's path (not vmap's run once per example)
+        aux_leaves, aux_spec = tree_flatten(aux)
+        found["out_spec"], found["aux_spec"], found["aux"] = out_spec, aux_spec, aux_leaves
+        return flat_out, [a for a in aux_leaves if isinstance(a, Tensor)]
+
+    with forward_ad.dual_level():
+        duals, offset = [], 0
+        for t in inputs:  # input t's part of the identity: rows offset .. offset + t.nelement()
+            basis = zeros((n, t.nelement()), dtype=t.dtype)
+            basis[offset:offset + t.nelement()] = eye(t.nelement(), dtype=t.dtype)
+            duals.append(_dual(t, basis.view(n, *t.shape)))
+            offset += t.nelement()
+        try:
+            flat_out, aux_tensors = vmap(body, randomness=randomness)(*duals)
+        except Unbatched:
+            return None
+        if differentiable and is_grad_enabled() and any(_unwrap_all(o)[0].requires_grad for o in flat_out):
+            return None
+        tangents = [_tangent(o) for o in flat_out]
+    firsts = iter([a[0] for a in aux_tensors])  # every example's aux is the same: PyTorch returns the first
+    aux_leaves = [next(firsts) if isinstance(a, Tensor) else a for a in found["aux"]]
+    return Columns(tangents, found["out_spec"], tree_unflatten(aux_leaves, found["aux_spec"]))
+
+
+class Unbatched(BaseException):  # noqa: N818  (BaseException: no ``except Exception`` in the function swallows it)
+    """The function cannot run batched over the basis (see ``forward_columns``)."""
+
+
