@@ -37,6 +37,7 @@ from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
 from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._ops.ctc import ctc_loss
+from ._ops.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._ops.embedding_bag import embedding_bag
 from ._ops.fold import fold, unfold
 from ._ops.grid_sample import affine_grid, grid_sample
@@ -66,7 +67,7 @@ from ._ops.pooling import (
     max_pool2d,
     max_pool3d,
 )
-from ._ops.sparse import dropout, dropout2d, embedding, one_hot
+from ._ops.sparse import embedding, one_hot
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -100,6 +101,7 @@ __all__ = [
     "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
     "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool3d", "gumbel_softmax",
+    "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 
