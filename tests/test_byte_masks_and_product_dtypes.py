@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from oracle import outcomes
 
 import ember
 
@@ -14,18 +15,8 @@ U8_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dt
 
 
 def both(fn):
-    """fn(module) for ember and torch: (result or exception, warning texts) each."""
-    out = []
-    for m in (ember, torch):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                r = fn(m)
-                r = r.detach().numpy() if hasattr(r, "detach") else r
-            except Exception as err:  # noqa: BLE001 - compared with torch's
-                r = err
-        out.append((r, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]))
-    return out
+    """``outcomes`` with tensors as NumPy arrays."""
+    return [(r.detach().numpy() if hasattr(r, "detach") else r, w) for r, w in outcomes(fn)]
 
 
 def mask(m, values):

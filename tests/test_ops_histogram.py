@@ -6,22 +6,9 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from oracle import outcomes
 
 import ember
-
-
-def both(fn):
-    """fn(module) for ember and torch: (result or exception, warning texts) each."""
-    out = []
-    for m in (ember, torch):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                r = fn(m)
-            except Exception as err:  # noqa: BLE001 - compared with torch's
-                r = err
-        out.append((r, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]))
-    return out
 
 
 def same(e, t):
@@ -53,10 +40,10 @@ DATA = {
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("bins, lo, hi", [(4, 0, 0), (7, 0, 0), (4, 0.0, 3.0), (3, -1, 1), (1, 0, 0)])
 def test_histc_like_torch(data, dtype, bins, lo, hi):
-    (e, ew), (t, tw) = both(lambda m: m.histc(m.tensor(DATA[data], dtype=getattr(m, dtype)), bins, lo, hi))
+    (e, ew), (t, tw) = outcomes(lambda m: m.histc(m.tensor(DATA[data], dtype=getattr(m, dtype)), bins, lo, hi))
     same(e, t)
     assert ew == tw == []
-    (e, _), (t, _) = both(lambda m: m.tensor(DATA[data], dtype=getattr(m, dtype)).histc(bins, min=lo, max=hi))
+    (e, _), (t, _) = outcomes(lambda m: m.tensor(DATA[data], dtype=getattr(m, dtype)).histc(bins, min=lo, max=hi))
     same(e, t)
 
 
@@ -71,7 +58,7 @@ def test_histc_like_torch(data, dtype, bins, lo, hi):
     lambda m: m.histc(m.tensor([1.0, 2.0], requires_grad=True), 3),  # not differentiable
 ])
 def test_histc_edge_cases_like_torch(case):
-    (e, _), (t, _) = both(case)
+    (e, _), (t, _) = outcomes(case)
     same(e, t)
     if isinstance(t, RuntimeError) and "nan" not in str(t):
         assert str(e) == str(t)
@@ -92,7 +79,7 @@ def test_histogram_like_torch(data, dtype, kw):
         if args.pop("weight", False):
             args["weight"] = m.arange(x.numel(), dtype=x.dtype).reshape(x.shape) * 0.5 + 1
         return m.histogram(x, **args)
-    (e, ew), (t, tw) = both(fn)
+    (e, ew), (t, tw) = outcomes(fn)
     if data == "empty" and kw.get("density"):  # 0 / 0 in both
         assert np.isnan(e.hist.numpy()).all() == np.isnan(t.hist.numpy()).all()
         same(e.bin_edges, t.bin_edges)
@@ -103,7 +90,7 @@ def test_histogram_like_torch(data, dtype, kw):
 
 
 def test_histogram_method_like_torch():
-    (e, _), (t, _) = both(lambda m: m.tensor([1.0, 2.0, 5.0]).histogram(3, range=(0.0, 6.0)))
+    (e, _), (t, _) = outcomes(lambda m: m.tensor([1.0, 2.0, 5.0]).histogram(3, range=(0.0, 6.0)))
     same(tuple(e), tuple(t))
 
 
@@ -119,7 +106,7 @@ def test_histogram_method_like_torch():
     lambda m: m.histogram(m.tensor([1.0, 2.0]), m.tensor([0.0, 3.0, 1.0])),  # edges not increasing
 ])
 def test_histogram_errors_like_torch(case):
-    (e, _), (t, _) = both(case)
+    (e, _), (t, _) = outcomes(case)
     if isinstance(t, Exception):
         assert type(e) is type(t) and str(e) == str(t)
     else:
@@ -138,7 +125,7 @@ def test_range_like_torch(args, kw):
     def fn(m):
         k = {key: getattr(m, v) if key == "dtype" else v for key, v in kw.items()}
         return m.range(*args, **k)
-    (e, ew), (t, tw) = both(fn)
+    (e, ew), (t, tw) = outcomes(fn)
     assert ew == tw
     if isinstance(t, Exception):
         assert type(e) is type(t) and str(e) == str(t)
@@ -178,7 +165,7 @@ def test_chain_matmul_like_torch_warning_once(monkeypatch):
 def test_chain_matmul_errors_like_torch(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        (e, _), (t, _) = both(case)
+        (e, _), (t, _) = outcomes(case)
     assert type(e) is type(t) is RuntimeError
     if "chain_matmul" in str(t) or "dimension" in str(t):
         assert str(e) == str(t)
@@ -189,7 +176,7 @@ def test_chain_matmul_errors_like_torch(case):
 def test_typename_of_tensors_like_torch(name):
     dtypes = {"FloatTensor": "float32", "LongTensor": "int64", "BoolTensor": "bool", "DoubleTensor": "float64",
               "HalfTensor": "float16", "ComplexFloatTensor": "complex64", "BFloat16Tensor": "bfloat16"}
-    (e, _), (t, _) = both(lambda m: m.typename(m.zeros(2, dtype=getattr(m, dtypes[name]))))
+    (e, _), (t, _) = outcomes(lambda m: m.typename(m.zeros(2, dtype=getattr(m, dtypes[name]))))
     assert e == t == f"torch.{name}"
 
 
