@@ -39,6 +39,7 @@ from ._creation import (
     randn,
     randn_like,
     randperm,
+    range,
     tensor,
     zeros,
     zeros_like,
@@ -158,6 +159,7 @@ from .ops.elementwise import (
     true_divide,
 )
 from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
+from .ops.histogram import histc, histogram
 from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.indexing import (
     gather,
@@ -178,6 +180,7 @@ from .ops.linalg import (
     addr,
     baddbmm,
     bmm,
+    chain_matmul,
     dot,
     ger,
     inner,
@@ -386,6 +389,22 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def typename(obj: _typing.Any, /) -> str:
+    """The fully qualified name of ``obj``'s type: a tensor's ``type()`` (``'torch.FloatTensor'``, as PyTorch
+    names it), else ``module.qualname`` of ``obj`` (a class or function) or of its class (builtins unqualified).
+    ember's own classes are named by their ember modules."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def numel(input: Tensor) -> int:
     return input.numel()
 
@@ -588,4 +607,5 @@ __all__ = [
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
+    "histc", "histogram", "range", "chain_matmul", "typename",
 ]

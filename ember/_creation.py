@@ -311,6 +311,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 
 @_allocating
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """start, start + step, ... up to and including ``end`` (PyTorch's deprecated ``torch.range``, with its
+    warning): ``floor((end - start) / step) + 1`` values, of the default float dtype unless ``dtype`` is given."""
+    from ._warnings import warn
+
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warn("torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
+         "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).")
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int((end - start) / step) + 1  # (computed in double, as PyTorch's)
+    dt = xp.dtype(_dt(dtype))
+    arr = start + xp.arange(n, dtype=xp.float64 if np_kind(dt) in "fc" else xp.int64) * step
+    return _finish(arr.astype(dt), requires_grad, device)
+
+
+@_allocating
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     arr = xp.linspace(float(start), float(end), int(steps), dtype=xp.float64).astype(_dt(dtype))
     return _finish(arr, requires_grad, device)

@@ -177,6 +177,7 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> 
 
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
+    from ._dtype import CPP_TYPE_NAMES
     from .ops.shape import squeeze, unsqueeze
 
     tensors = list(tensors)
@@ -188,6 +189,9 @@ def multi_dot(tensors) -> Tensor:
     for i, t in enumerate(chain):
         if t._data.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i]._data.ndim}D")
+        if t.dtype != chain[0].dtype:  # (PyTorch's matrix products do not promote)
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{CPP_TYPE_NAMES[chain[0].dtype.name]} and tensor {i} {CPP_TYPE_NAMES[t.dtype.name]}")
     out = chain[0]
     for t in chain[1:]:
         out = matmul(out, t)
@@ -197,10 +201,17 @@ def multi_dot(tensors) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """sum(x * y) over ``dim`` (the operands broadcast)."""
+    """sum(conj(x) * y) over ``dim`` (the operands broadcast; of one dtype, as PyTorch requires)."""
+    from ._dtype import SCALAR_TYPE_NAMES
     from .ops.reduction import sum
 
-    return sum(x * y, dim)
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]} and y of type {SCALAR_TYPE_NAMES[y.dtype.name]} instead")
+    return sum((x.conj() if x.is_complex() else x) * y, dim)
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:

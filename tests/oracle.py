@@ -82,3 +82,20 @@ def check(fn, specs, *, dtype=np.float32, atol=1e-5, rtol=1e-4, grad=True, posit
         else:
             assert ei.grad is not None, f"input {i}: ember computed no grad"
             assert_close(ei.grad, ti.grad, atol, rtol, msg=f"grad of input {i}")
+
+
+def outcomes(fn):
+    """``fn(module)`` for ember and for torch: per module, (its result or the exception it raised, the warnings it
+    gave as (category, text), the text without PyTorch's "(Triggered internally ...)" suffix)."""
+    import warnings
+
+    out = []
+    for m in (ember, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                r = fn(m)
+            except Exception as err:  # noqa: BLE001 - the callers compare it with torch's
+                r = err
+        out.append((r, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]))
+    return out

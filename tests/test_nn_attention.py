@@ -100,7 +100,7 @@ def test_sdpa_dropout():
     ember.manual_seed(1)
     out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
     ember.manual_seed(1)  # the same draw as the op's dropout mask
-    from ember.nn._ops.sparse import dropout_mask
+    from ember.nn._ops.dropout import dropout_mask
     dmask = ember.tensor(dropout_mask((2, 6, 6), 0.5, np.float32))
     assert set(np.unique(dmask.numpy())) <= {0.0, 2.0}
     ref = (ember.softmax(q @ k.transpose(-1, -2) / np.sqrt(8), -1) * dmask) @ v

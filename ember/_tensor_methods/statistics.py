@@ -14,6 +14,13 @@ else:
 class StatisticsMethods:
     __slots__ = ()
 
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        return ops.histogram.histc(self, bins, min, max)
+
+    def histogram(self, bins=100, *, range: tuple[float, float] | None = None, weight: Tensor | None = None,
+                  density: bool = False) -> Any:
+        return ops.histogram.histogram(self, bins, range=range, weight=weight, density=density)
+
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         return ops.statistics.median(self, dim, keepdim)
 

@@ -37,6 +37,7 @@ from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
 from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._ops.ctc import ctc_loss
+from ._ops.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._ops.embedding_bag import embedding_bag
 from ._ops.fold import fold, unfold
 from ._ops.grid_sample import affine_grid, grid_sample
@@ -76,7 +77,7 @@ from ._ops.pooling import (
     max_pool2d,
     max_pool3d,
 )
-from ._ops.sparse import dropout, dropout2d, embedding, one_hot
+from ._ops.sparse import embedding, one_hot
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -113,6 +114,7 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "gaussian_nll_loss",
+    "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 

@@ -25,6 +25,7 @@ from . import (
     distance,
     elementwise,
     gamma_fns,
+    histogram,
     index_update,
     indexing,
     inplace,
@@ -119,9 +120,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
-           "gamma_fns", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup", "matrix",
-           "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction", "sampling",
-           "shape", "sorting", "statistics", "storage", "strided", "to", "type_", "unary", "view_inplace"]
+           "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
+           "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction",
+           "sampling", "shape", "sorting", "statistics", "storage", "strided", "to", "type_", "unary", "view_inplace"]
 
 
 def __getattr__(name: str):

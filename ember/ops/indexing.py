@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dtype import category_dtype, scalar_category
 from .._tensor import Tensor, _wrap_dim
+from .._warnings import warn
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
@@ -19,10 +20,14 @@ from .elementwise import cast, promote
 def _index_part(i):
     if isinstance(i, Tensor):
         a = i._data
-        if a.dtype.kind not in "biu":
+        if a.dtype.kind not in "biu" or a.dtype.kind == "i" and a.dtype.itemsize == 1:
             raise IndexError(
                 f"tensors used as indices must be long, int, byte or bool tensors, got {i.dtype}"
             )
+        if a.dtype == xp.uint8:  # a byte tensor is a mask, as PyTorch (which warns, except for a 0-d one)
+            if a.ndim:
+                warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.")
+            return a.astype(bool)
         return a
     if isinstance(i, (list, range)):
         a = xp.asarray(i)
@@ -140,7 +145,16 @@ def check_writable(x: Tensor) -> None:
                        "clone() it before writing in place")
 
 
+def _check_byte_mask_fill(idx, value) -> None:
+    """PyTorch fills through one byte mask with a scalar by masked_fill_, which refuses a byte mask."""
+    tensors = [i for i in (idx if isinstance(idx, tuple) else (idx,)) if isinstance(i, Tensor)]
+    if (len(tensors) == 1 and tensors[0]._data.dtype == xp.uint8 and tensors[0]._data.ndim
+            and (not isinstance(value, Tensor) or value._data.ndim == 0)):
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
 def setitem(x: Tensor, idx, value) -> None:
+    _check_byte_mask_fill(idx, value)
     idx = convert_index(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     check_inplace(x, tracked)

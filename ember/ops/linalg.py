@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from .._tensor import Tensor
+from .._warnings import warn
 from ..autograd.graph import Node
-from .elementwise import promote
 
 
 class MatMul(Node):
@@ -59,13 +60,42 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, sa))} and "
             f"{'x'.join(map(str, sb))}): inner dimensions {k_a} and {k_b} differ"
         )
-    if a._data.dtype != b._data.dtype:
-        a, b = promote(a, b)
+    if a.dtype != b.dtype:  # PyTorch's matrix products do not promote
+        da, db = a.dtype.name, b.dtype.name
+        if len(sa) == 1 and len(sb) == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {SCALAR_TYPE_NAMES[da]} "
+                               f"and {SCALAR_TYPE_NAMES[db]}")
+        if len(sb) > 2:  # (PyTorch's batched kernel; a batch times one matrix is folded into one mm)
+            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
+                           f"{CPP_TYPE_NAMES[db]}")
     if a._data.ndim == 1 and b._data.ndim >= 3 and a._requires_grad:
         # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so changing
         # b in place before backward is allowed and a's gradient reads the values b had: the same
         b = b.clone()
     return MatMul.apply(a, b)
+
+
+_chain_matmul_warned = False
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of 2-D matrices (PyTorch's deprecated form of ``linalg.multi_dot``; it warns once per process,
+    as PyTorch)."""
+    global _chain_matmul_warned
+    from ..linalg import multi_dot
+
+    if not _chain_matmul_warned:
+        _chain_matmul_warned = True
+        warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+             "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+             "parameters.")
+    for t in matrices:
+        if t._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t._data.ndim}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    return matrices[0].contiguous().clone() if len(matrices) == 1 else multi_dot(matrices)
 
 
 def _check_dims(name: str, t: Tensor, nd: int) -> None:
@@ -118,10 +148,15 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 ger = outer  # PyTorch's older name of outer
 
 
-def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str) -> Tensor:
-    """beta * input + alpha * product; with beta == 0, input is ignored (its nan/inf do not propagate)."""
+def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str, same_dtype: bool = True) -> Tensor:
+    """beta * input + alpha * product; with beta == 0, input is ignored (its nan/inf do not propagate).
+    ``same_dtype``: input must have the product's dtype (PyTorch's addmm family does not promote; addr does)."""
     from .elementwise import add, mul
     from .shape import expand
+
+    if same_dtype and input.dtype != product.dtype:
+        raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
+                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[product.dtype.name]}")
 
     try:
         xp.broadcast_shapes(input._data.shape, product._data.shape)
@@ -168,7 +203,12 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     """beta * input + alpha * outer(vec1, vec2)."""
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
-    return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr")
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr", same_dtype=False)
+
+
+def _check_both_dtypes(a: Tensor, b: Tensor) -> None:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"both inputs should have same dtype (got {a.dtype} and {b.dtype})")
 
 
 def inner(a: Tensor, b: Tensor) -> Tensor:
@@ -178,6 +218,7 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
 
     if a._data.ndim == 0 or b._data.ndim == 0:
         return mul(a, b)
+    _check_both_dtypes(a, b)
     lead_a, lead_b = a._data.shape[:-1], b._data.shape[:-1]
     out = matmul(reshape(a, -1, a._data.shape[-1]), reshape(b, -1, b._data.shape[-1]).mT)
     return reshape(out, lead_a + lead_b)
@@ -199,6 +240,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     from .._tensor import _wrap_dim
     from .shape import permute, reshape
 
+    _check_both_dtypes(a, b)
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, Tensor):
         dims = dims.tolist()

@@ -23,7 +23,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.activation import compiled_softmax, softmax, softmax_rows, softmax_vjp
-from .sparse import _check_p, dropout_mask
+from .dropout import _check_p, dropout_mask
 
 _CAUSAL: dict = {}  # (L, S, dtype) -> additive mask: 0 where key j <= query i, -inf above the diagonal
 

@@ -18,9 +18,9 @@ from ..._tensor import Tensor
 from ...ops.activation import softmax
 from ...ops.shape import cat
 from .attention import scaled_dot_product_attention
+from .dropout import dropout
 from .linear import linear
 from .padding import pad
-from .sparse import dropout
 
 
 def canonical_mask(mask: Tensor | None, name: str, dtype) -> Tensor | None:

@@ -1,4 +1,4 @@
-"""Embedding lookup, one_hot, and dropout (random masks from ember's global generator)."""
+"""Embedding lookup and one_hot."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, leaf_slot_to_fill
 from ...autograd.recorded import HigherOrderError, is_recorded
-from ...random import rng_of
 
 
 class Embedding(Node):
@@ -126,48 +125,3 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     out = xp.zeros((*idx.shape, num_classes), dtype=xp.int64)
     xp.put_along_axis(out, idx[..., None].astype(xp.intp), 1, -1)
     return Tensor._make(out)
-
-
-class Dropout(Node):
-    def forward(self, x, mask):
-        self.saved = (mask,)
-        return x * mask
-
-    def backward(self, g):
-        return (g * self.saved[0],)
-
-
-def dropout_mask(shape, p: float, dtype):
-    """Keep each element with probability 1 - p, scaled by 1 / (1 - p) so the expectation is unchanged."""
-    if p == 1:
-        return xp.zeros(shape, dtype=dtype)
-    keep = rng_of(None).random(shape, dtype=xp.float32) >= p
-    return xp.multiply(keep, 1 / (1 - p), dtype=dtype)
-
-
-def _check_p(p: float) -> None:
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _dropout_with_shape(input: Tensor, p: float, training: bool, inplace: bool, mask_shape) -> Tensor:
-    _check_p(p)
-    if not training or p == 0:
-        return input
-    mask = dropout_mask(mask_shape, p, input._data.dtype)
-    if inplace:
-        return input.mul_(Tensor._make(mask))
-    return Dropout.apply(input, mask)
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability p (training only) and scale the rest by 1/(1-p)."""
-    return _dropout_with_shape(input, p, training, inplace, input._data.shape)
-
-
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) (or unbatched (C, H, W)) input with probability p."""
-    if input._data.ndim not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {list(input.shape)}")
-    shape = input._data.shape[:-2] + (1, 1)
-    return _dropout_with_shape(input, p, training, inplace, shape)

@@ -16,8 +16,8 @@ from ..._tensor import Tensor
 from ...ops.indexing import index_select
 from ...ops.shape import cat, stack
 from .. import init
+from .._ops.dropout import dropout as _dropout
 from .._ops.rnn import GATES, rnn_layer
-from .._ops.sparse import dropout as _dropout
 from ..utils.rnn import PackedSequence
 from .linear import _empty_param
 from .module import Module
