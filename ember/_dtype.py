@@ -139,6 +139,11 @@ SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "
                      "complex128": "ComplexDouble"}
 
 
+def not_implemented_for(op: str, d: dtype, error: type[Exception] = NotImplementedError) -> Exception:
+    """PyTorch's error for a kernel that has no version for dtype ``d``: ``"op" not implemented for 'Long'``."""
+    return error(f"\"{op}\" not implemented for '{SCALAR_TYPE_NAMES[d.name]}'")
+
+
 def get_default_dtype() -> dtype:
     """The dtype of floating tensors created from Python floats (float32)."""
     return _default_float
