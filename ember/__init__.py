@@ -406,6 +406,9 @@ def typename(obj: _typing.Any, /) -> str:
 
 
 def numel(input: Tensor) -> int:
+    """The number of elements of ``input`` (a tensor: anything else is PyTorch's TypeError)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return input.numel()
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _dtype
+from . import _dtype, _warnings
 from ._backend import quiet, xp
 from ._device import check_device
 from ._dtype import np_kind
@@ -108,10 +109,13 @@ def _flat(data):
 
 
 def _unwrap(data):
+    """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number."""
     if isinstance(data, (list, tuple)):
         return [_unwrap(x) for x in data]
     if isinstance(data, Tensor):
-        return data._data
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data._data.reshape(())
     return data
 
 
@@ -123,8 +127,16 @@ def _finish(array, requires_grad: bool, device=None) -> Tensor:
     return t
 
 
+_COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than {}(sourceTensor)."
+)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data``."""
+    """A new tensor holding a copy of ``data`` (a tensor: copied, with PyTorch's warning to use clone)."""
+    if isinstance(data, Tensor):
+        _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
     return _finish(xp.array(as_array(data, dtype), copy=True), requires_grad, device)
 
 
@@ -152,7 +164,10 @@ def _size(size, keyword=None) -> tuple:
         size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    out = tuple(int(s) for s in size)
+    try:
+        out = tuple(operator.index(s) for s in size)
+    except TypeError:  # (a float or a string size: PyTorch's TypeError)
+        raise TypeError(f"the size must be a tuple of ints, got {tuple(size)!r}") from None
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
@@ -215,10 +230,11 @@ def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: 
     return _finish(xp.full(shape, fill_value, dtype=dt), requires_grad, device)
 
 
-def _float_dt(dtype, name: str):
+def _float_dt(dtype, kernel: str):
+    """The array dtype of a random floating-point draw; another dtype is PyTorch's error naming its ``kernel``."""
     dt = _dt(dtype)
     if np_kind(xp.dtype(dt)) not in "fc":
-        raise RuntimeError(f"{name}: expected a floating point or complex dtype, got {_dtype.from_np(xp.dtype(dt))}")
+        raise _dtype.not_implemented_for(kernel, _dtype.from_np(xp.dtype(dt)))
     return dt
 
 
@@ -235,7 +251,7 @@ def _sample(draw, shape: tuple, dt, scale: float):
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples. A complex dtype draws real and imaginary parts each of variance 1/2
     (so that E|z|^2 = 1), as PyTorch."""
-    dt = _float_dt(dtype, "randn")
+    dt = _float_dt(dtype, "normal_kernel_cpu")
     draw = functools.partial(rng_of(generator).standard_normal, dtype=xp.float64)
     return _finish(_sample(draw, _size(sizes, size), dt, math.sqrt(0.5)), requires_grad, device)
 
@@ -243,7 +259,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
 @_allocating
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch)."""
-    dt = _float_dt(dtype, "rand")
+    dt = _float_dt(dtype, "check_uniform_bounds")
     draw = functools.partial(rng_of(generator).random, dtype=xp.float64)
     return _finish(_sample(draw, _size(sizes, size), dt, 1.0), requires_grad, device)
 
@@ -287,6 +303,11 @@ def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, requires
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+    """Draws of N(mean, std^2): ``mean``/``std`` numbers (then ``size`` is the shape) or tensors (broadcast);
+    a negative std is PyTorch's RuntimeError."""
+    from .ops.inplace import check_normal_std
+
+    check_normal_std(std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
@@ -303,6 +324,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
     n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
@@ -333,6 +356,8 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: 
 
 @_allocating
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if int(steps) < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     arr = xp.linspace(float(start), float(end), int(steps), dtype=xp.float64).astype(_dt(dtype))
     return _finish(arr, requires_grad, device)
 

@@ -41,13 +41,18 @@ class device:
 CPU = device("cpu")
 
 
+class _NoDeviceError(RuntimeError, AssertionError):
+    """A device ember does not have: an AssertionError as PyTorch's CPU build raises ("Torch not compiled with
+    CUDA enabled"), and a RuntimeError as its GPU build raises where no GPU is found."""
+
+
 def check_device(dev) -> None:
     """Raise a clear error for any device other than the CPU."""
     if dev is None:
         return
     d = dev if isinstance(dev, device) else device(dev)
     if d.type != "cpu":
-        raise RuntimeError(
+        raise _NoDeviceError(
             f"ember computes on the CPU only, but device '{d}' was requested: no {d.type.upper()} "
             f"is available to ember. Use device='cpu' (ember.cuda.is_available() is False)."
         )

@@ -143,6 +143,11 @@ CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char
                   "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+def not_implemented_for(op: str, d: dtype, error: type[Exception] = NotImplementedError) -> Exception:
+    """PyTorch's error for a kernel that has no version for dtype ``d``: ``"op" not implemented for 'Long'``."""
+    return error(f"\"{op}\" not implemented for '{SCALAR_TYPE_NAMES[d.name]}'")
+
+
 def get_default_dtype() -> dtype:
     """The dtype of floating tensors created from Python floats (float32)."""
     return _default_float

@@ -145,7 +145,11 @@ _TYPE_BY_STRING = {f"torch.{t.__name__}": t for t in _TYPES}
 
 def set_default_tensor_type(t) -> None:
     """``torch.set_default_tensor_type(torch.DoubleTensor)`` (or its name): the default float dtype becomes
-    that type's; a CUDA type is PyTorch's TypeError. (PyTorch also warns that this is deprecated.)"""
+    that type's; a CUDA type is PyTorch's TypeError. Deprecated: warns once, as PyTorch."""
+    from . import _warnings
+
+    _warnings.warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                        "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
     if isinstance(t, str):
         if t.startswith("torch.cuda."):
             raise TypeError(f"type {t} not available: ember computes on the CPU")

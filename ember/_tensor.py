@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _dtype
+from . import _dtype, _warnings
 from ._arg_aliases import accept_numpy_names
 from ._backend import xp
 from ._device import CPU, check_device
@@ -221,6 +221,13 @@ class Tensor(
 
     @property
     def grad(self) -> Tensor | None:
+        """The accumulated gradient; None, with PyTorch's warning, on a non-leaf that does not retain it."""
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            _warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                           "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                           "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+                           "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+                           "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
         return self._grad
 
     @grad.setter
@@ -264,6 +271,16 @@ class Tensor(
         return out
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place; a view is PyTorch's RuntimeError (``detach()`` it)."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        return self._detach_in_place()
+
+    def _detach_in_place(self) -> Tensor:
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -348,11 +365,18 @@ class Tensor(
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def _python_number(self):
+        """The one element, for ``float(t)``, ``int(t)``: more elements are PyTorch's ValueError (``item()``'s
+        is a RuntimeError)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_number())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_number())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

@@ -27,3 +27,14 @@ def user_stacklevel(skip: int = 1) -> int:
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn(message, category)`` attributed to the user's line that led into ember."""
     warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+_warned_once: set[str] = set()
+
+
+def warn_once(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
+    whatever the warning filters did with that first one)."""
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, category, stacklevel=user_stacklevel())

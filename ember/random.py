@@ -7,6 +7,8 @@ different generator); the distributions are the same.
 
 from __future__ import annotations
 
+import operator
+
 from ._backend import xp
 
 # PyTorch's default CPU seed: without manual_seed, runs are still repeatable.
@@ -21,7 +23,10 @@ class Generator:
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
-        seed = int(seed)
+        try:
+            seed = operator.index(seed)  # (PyTorch's module-level manual_seed converts with int() first)
+        except TypeError:
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
         self._seed = seed
         self.rng = xp.random.Generator(xp.random.PCG64(seed & 0xFFFF_FFFF_FFFF_FFFF))
         return self
@@ -70,8 +75,8 @@ default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the global generator; returns it."""
-    return default_generator.manual_seed(seed)
+    """Seed the global generator with ``int(seed)``; returns it."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

@@ -160,15 +160,6 @@ def test_disabled_grad_scaler_is_the_identity(make):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
 
-def test_cuda_amp_grad_scaler_is_silent_in_ember():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        ember.cuda.amp.GradScaler()
-        ember.amp.GradScaler()
-        with ember.cuda.amp.autocast():
-            pass
-
-
 def test_cpu_amp_grad_scaler_scales():
     for lib in (torch, ember):
         with warnings.catch_warnings():

@@ -282,6 +282,6 @@ def test_loss_warnings_point_at_the_caller():
     the loss (not to ember's autocast wrapper around it)."""
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size") as record:
         nn.functional.kl_div(ember.zeros(2, 3), ember.ones(2, 3) / 3)
-    with pytest.warns(UserWarning, match="using a target size") as broadcast:
+    with pytest.warns(UserWarning, match="Using a target size") as broadcast:
         nn.functional.mse_loss(ember.zeros(2, 3), ember.zeros(3))
     assert [w.filename for w in [*record, *broadcast]] == [__file__] * 2

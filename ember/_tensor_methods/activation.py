@@ -14,8 +14,8 @@ else:
 class ActivationMethods:
     __slots__ = ()
 
-    def softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+    def softmax(self, dim: int, dtype=None) -> Tensor:
         return ops.activation.softmax(self, dim, dtype)
 
-    def log_softmax(self, dim: int | None = None, dtype=None) -> Tensor:
+    def log_softmax(self, dim: int, dtype=None) -> Tensor:
         return ops.activation.log_softmax(self, dim, dtype)

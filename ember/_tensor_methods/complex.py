@@ -36,11 +36,11 @@ class ComplexMethods:
 
     @property
     def mH(self) -> Tensor:
-        return ops.complex.adjoint(self)
+        return ops.complex.conj_transpose(self, "mH")
 
     @property
     def H(self) -> Tensor:
-        return ops.complex.adjoint(self)
+        return ops.complex.H(self)
 
     def adjoint(self) -> Tensor:
         return ops.complex.adjoint(self)

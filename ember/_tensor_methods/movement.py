@@ -20,8 +20,10 @@ class MovementMethods:
     def repeat_interleave(self, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
         return ops.movement.repeat_interleave(self, repeats, dim, output_size=output_size)
 
-    def tile(self, dims) -> Tensor:
-        return ops.movement.tile(self, dims)
+    def tile(self, *dims, **kwargs) -> Tensor:
+        """``tile(2, 3)``, ``tile((2, 3))`` or ``tile(dims=(2, 3))``, as PyTorch's method takes any."""
+        return ops.movement.tile(self, kwargs.pop("dims") if "dims" in kwargs else dims[0] if len(dims) == 1 else dims,
+                                 **kwargs)
 
     def movedim(self, source, destination) -> Tensor:
         return ops.movement.movedim(self, source, destination)

@@ -92,4 +92,4 @@ class ShapeMethods:
 
     @property
     def mT(self) -> Tensor:
-        return ops.shape.transpose(self, -2, -1)
+        return ops.shape.mT(self)

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .. import _dtype
+from .. import _dtype, _warnings
 from .._autocast import get as _get
 from .._device import device
 
@@ -78,11 +78,12 @@ class autocast:
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = bool(enabled)
         if device_type != "cpu":
+            if self._enabled and device_type == "cuda":
+                _warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
             self._enabled = False  # no GPU: PyTorch disables the region too
         elif self._enabled and self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                          "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
-                          stacklevel=2)
+            _warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                           "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.")
             self._enabled = False
         self._saved: list[list] = []
 

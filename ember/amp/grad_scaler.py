@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -40,6 +41,8 @@ class GradScaler:
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
         self._device = device
         self._enabled = bool(enabled) and device != "cuda"  # ember has no GPU: PyTorch disables it then
+        if enabled and device == "cuda":
+            _warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
         if self._enabled:
             if growth_factor <= 1.0:
                 raise AssertionError("The growth factor must be > 1.0.")

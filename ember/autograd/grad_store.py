@@ -215,7 +215,7 @@ def zero_grads(params: list, set_to_none: bool) -> None:
             g.zero_()
         else:
             if g.grad_fn is not None:
-                g.detach_()
+                g._detach_in_place()
             g._data.fill(0)
             g._bump_version()
     for store in stores:

@@ -15,7 +15,7 @@ from .._backend import xp
 from .._creation import ones
 from .._dtype import np_kind
 from .._tensor import Tensor
-from .._warnings import warn
+from .._warnings import warn, warn_once
 from ..nn._ops.padding import pad as _pad
 from ..ops.complex import view_as_real
 from ..ops.elementwise import cast, div, mul
@@ -53,16 +53,17 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
          onesided: bool | None = None, return_complex: bool | None = None, align_to_window: bool | None = None
          ) -> Tensor:
     """The short-time Fourier transform of a 1-D signal or a (batch, time) batch: (batch?, n_freq, n_frames)."""
+    if window is None:  # (PyTorch warns first, once per process)
+        warn_once("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
+                  "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to "
+                  "reduce spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
+                  "`window=torch.ones(n_fft, device=<device>)`.")
     complex_input = input._data.dtype.kind == "c" or window is not None and window._data.dtype.kind == "c"
     if return_complex is None and not complex_input:
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
     if input._data.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input._data.ndim}D")
-    if window is None:
-        warn("A window was not provided. A rectangular window will be applied, which is known to cause spectral "
-             "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
-             "spectral leakage.", UserWarning)
     batched = input._data.ndim == 2
     x = input if batched else reshape(input, (1, -1))
     if np_kind(x._data.dtype) not in "fc":
@@ -88,8 +89,9 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     if not batched:
         out = reshape(out, out._data.shape[1:])
     if not return_complex:
-        warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return complex "
-             "tensors for all inputs, and return_complex=False will raise an error.", UserWarning)
+        warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                  "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can still "
+                  "call torch.view_as_real on the complex output to recover the old return format.")
         return view_as_real(out)
     return out
 
@@ -99,6 +101,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
           length: int | None = None, return_complex: bool = False) -> Tensor:
     """The inverse of ``stft`` by windowed overlap-add, divided by the overlapped squared window (which must not
     vanish anywhere: PyTorch's "window overlap add min" error)."""
+    if window is None:
+        warn_once("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                  "used by stft to make the inversion lossless.To suppress this warning and use a rectangular window, "
+                  "explicitly set `window=torch.ones(n_fft, device=<device>)`.")
     if input._data.dtype.kind != "c":
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")

@@ -7,7 +7,6 @@ elementwise basics (relu, tanh, sigmoid, softmax) are ember's core ops.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..ops.activation import log_softmax, softmax
 from ..ops.distance import cosine_similarity, pairwise_distance, pdist
 from ..ops.reduction import norm as _norm
 from ..ops.unary import relu as _relu
@@ -21,10 +20,12 @@ from ._ops.activation_more import (
     hardshrink,
     hardsigmoid,
     hardswish,
+    log_softmax,
     mish,
     prelu,
     rrelu,
     selu,
+    softmax,
     softmin,
     softshrink,
     softsign,

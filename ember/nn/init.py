@@ -9,10 +9,11 @@ PyTorch's (another generator); the distributions are the same.
 from __future__ import annotations
 
 import math
-import warnings
 
+from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
+from ..ops.inplace import check_normal_std, check_uniform_bounds
 from ..random import rng_of
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -48,11 +49,13 @@ def _fill(tensor: Tensor, values) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
+    check_uniform_bounds(tensor, a, b)
     return _fill(tensor, rng_of(generator).uniform(a, b, tensor._data.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
+    check_normal_std(std)
     return _fill(tensor, rng_of(generator).normal(mean, std, tensor._data.shape))
 
 
@@ -61,6 +64,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     """Fill with N(mean, std^2) restricted to [a, b] (absolute bounds), by redrawing values outside."""
     if a >= b:
         raise ValueError(f"trunc_normal_: a ({a}) must be less than b ({b})")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        _warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                       "be incorrect.")
     rng = rng_of(generator)
     values = rng.normal(mean, std, tensor._data.shape)
     bad = (values < a) | (values > b)
@@ -153,7 +159,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        _warnings.warn("Initializing zero-element tensors is a no-op")
         return None
     return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
 

@@ -101,9 +101,13 @@ def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_g
 
 
 def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    from .._creation import tensor
+    """A copy of ``data`` with ``x``'s dtype by default (a tensor: with PyTorch's warning to use clone)."""
+    from .. import _warnings
+    from .._creation import _COPY_CONSTRUCT_WARNING, _finish, as_array
 
-    return tensor(data, dtype=dtype or x.dtype, requires_grad=requires_grad)
+    if isinstance(data, Tensor):
+        _warnings.warn(_COPY_CONSTRUCT_WARNING.format("tensor.new_tensor"))
+    return _finish(xp.array(as_array(data, dtype or x.dtype), copy=True), requires_grad, device)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:

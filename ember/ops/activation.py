@@ -13,7 +13,7 @@ from .._parallel import parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..autograd.recorded import RecordedArray, is_recorded
-from .elementwise import cast
+from .elementwise import cast, not_implemented_for
 
 
 def row_sums(a, dim):
@@ -212,23 +212,24 @@ def log_softmax_array(x, dim):
     return restore(out)
 
 
-def _softmax_input(x: Tensor, dim, dtype):
+def _softmax_input(x: Tensor, dim, dtype, name):
     if dtype is not None:
         x = cast(x, dtype if isinstance(dtype, _dtype.dtype) else _dtype.from_np(_dtype.to_np(dtype)))
-    if not x.is_floating_point():
-        raise RuntimeError(f"softmax expects a floating point tensor, got {x.dtype}")
-    if dim is None:  # PyTorch's legacy implicit dim
-        dim = 0 if x._data.ndim in (0, 1, 3) else 1
-    return x, _wrap_dim(dim, x._data.ndim)
+    d = _wrap_dim(dim, x._data.ndim)
+    if not x.is_floating_point():  # PyTorch names the kernel it has no integer version of
+        raise not_implemented_for(f"{name}_{'lastdim_' if d == max(x._data.ndim - 1, 0) else ''}kernel_impl", x.dtype)
+    return x, d
 
 
-def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
-    x, d = _softmax_input(x, dim, dtype)
+def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
+    """softmax along ``dim`` (required, as ``torch.softmax``'s; ``nn.functional.softmax`` has the implicit one)."""
+    x, d = _softmax_input(x, dim, dtype, "softmax")
     return Softmax.apply(x, dim=d)
 
 
-def log_softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
-    x, d = _softmax_input(x, dim, dtype)
+def log_softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
+    """log softmax along ``dim`` (required, as ``torch.log_softmax``'s)."""
+    x, d = _softmax_input(x, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, dim=d)
 
 

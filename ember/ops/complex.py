@@ -261,11 +261,28 @@ def sgn(input: Tensor) -> Tensor:
     return div(input, where(r == 0, 1.0, r))
 
 
+def conj_transpose(input: Tensor, name: str) -> Tensor:
+    """The conjugate transpose of the last two dimensions, checked as PyTorch's ``name`` (mH, H, adjoint())
+    checks it (on 0-D input, deprecated: ``conj``)."""
+    from .shape import matrices_only, transpose
+
+    if not matrices_only(input, name, "Consider using x.conj()."):
+        return conj(input)
+    return transpose(conj(input), -2, -1)
+
+
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions (``mH``)."""
-    from .shape import transpose
+    return conj_transpose(input, "adjoint()")
 
-    return transpose(conj(input), -2, -1)
+
+def H(input: Tensor) -> Tensor:
+    """``Tensor.H``: the conjugate transpose of a matrix (of 2-D input only; 0-D input, deprecated: ``conj``)."""
+    if input._data.ndim not in (0, 2):
+        batches = " For batches of matrices, consider using tensor.mH" if input._data.ndim > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {input._data.ndim}-D tensor."
+                           + batches)
+    return conj_transpose(input, "H")
 
 
 def set_real(x: Tensor, value) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._backend import quiet, xp
-from .._dtype import np_kind
+from .._dtype import not_implemented_for, np_kind
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error
 
@@ -65,7 +65,7 @@ def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedEr
     """PyTorch's error for an op without a complex version (NumPy would order complex numbers lexicographically,
     or round their parts)."""
     if t._data.dtype.kind == "c":
-        raise error(f"\"{op}\" not implemented for '{_dtype.SCALAR_TYPE_NAMES[t.dtype.name]}'")
+        raise not_implemented_for(op, t.dtype, error)
 
 
 def _float_operands(a, b):
@@ -362,8 +362,19 @@ def _logical(fn):
     return op
 
 
+def _bitwise(fn):
+    def op(a, b):
+        a, b = promote(a, b)
+        t = a if isinstance(a, Tensor) else b
+        if t._data.dtype.kind in "fc":  # PyTorch has no floating-point bitwise kernel (NumPy's TypeError otherwise)
+            raise not_implemented_for(f"{fn.__name__}_cpu", t.dtype)
+        return _no_grad_binary(fn, a, b)
+
+    return op
+
+
 logical_and, logical_or, logical_xor = (_logical(f) for f in (xp.logical_and, xp.logical_or, xp.logical_xor))
-bitwise_and, bitwise_or, bitwise_xor = (_logical(f) for f in (xp.bitwise_and, xp.bitwise_or, xp.bitwise_xor))
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(f) for f in (xp.bitwise_and, xp.bitwise_or, xp.bitwise_xor))
 
 
 def _shift(fn, kernel: str):
@@ -414,11 +425,15 @@ def equal(a: Tensor, b: Tensor) -> bool:
 
 
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    bd = b._data if isinstance(b, Tensor) else b
-    return bool(xp.allclose(a._data, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """Whether ``isclose`` holds everywhere."""
+    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError."""
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
+                           f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
     bd = b._data if isinstance(b, Tensor) else b
     return Tensor._make(xp.isclose(a._data, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

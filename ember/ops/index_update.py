@@ -32,6 +32,9 @@ def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
     idx = index._data.reshape(-1).astype(xp.int64)
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d, negative)
     if why:
+        if name == "index_add" and not (x._data.ndim > 1 and d in (0, x._data.ndim - 1)):
+            # PyTorch adds slice by slice here (not by its scatter kernel), with the IndexError of indexing
+            raise IndexError(f"index out of range in self: {name}_(): {why}")
         raise error(f"{name}_(): {why}")
     return d, idx
 

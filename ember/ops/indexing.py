@@ -297,6 +297,8 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     """Out-of-place scatter (no gradient to ``src`` through overwritten duplicates)."""
     idx = _check_index(index, "scatter")
     d = _wrap_dim(dim, x._data.ndim)
+    if isinstance(src, Tensor) and src._data.dtype != x._data.dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and {src.dtype}")
     check_scatter_index(x, d, idx, src._data if isinstance(src, Tensor) else None)
     out = x.clone()
     grids = list(xp.indices(idx.shape, sparse=True))
@@ -371,6 +373,8 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', type(mask))}")
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 

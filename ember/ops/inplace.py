@@ -13,7 +13,7 @@ value notices.
 from __future__ import annotations
 
 from .._backend import quiet, xp
-from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, np_kind
+from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, get_default_dtype, not_implemented_for, np_kind
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -146,7 +146,10 @@ def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     return add_(x, ew.div(t1, t2), alpha=value)
 
 
-def _unary_inplace(x: Tensor, op, array_fn) -> Tensor:
+def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
+    """``x.op_()``; ``floating``: the op's result is floating point, which an integer ``x`` cannot hold."""
+    if floating:
+        _check_cast(get_default_dtype().np, x)
     tracked = _tracked(x)
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x):
@@ -170,19 +173,19 @@ def neg_(x: Tensor) -> Tensor:
 
 
 def exp_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, un.exp, lambda a: xp.exp(a, out=a))
+    return _unary_inplace(x, un.exp, lambda a: xp.exp(a, out=a), floating=True)
 
 
 def sqrt_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, un.sqrt, lambda a: xp.sqrt(a, out=a))
+    return _unary_inplace(x, un.sqrt, lambda a: xp.sqrt(a, out=a), floating=True)
 
 
 def sigmoid_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, un.sigmoid, lambda a: a.__setitem__(..., un.Sigmoid().forward(a)))
+    return _unary_inplace(x, un.sigmoid, lambda a: a.__setitem__(..., un.Sigmoid().forward(a)), floating=True)
 
 
 def tanh_(x: Tensor) -> Tensor:
-    return _unary_inplace(x, un.tanh, lambda a: xp.tanh(a, out=a))
+    return _unary_inplace(x, un.tanh, lambda a: xp.tanh(a, out=a), floating=True)
 
 
 def abs_(x: Tensor) -> Tensor:
@@ -248,11 +251,32 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     return x
 
 
+def check_normal_std(std) -> None:
+    """PyTorch's RuntimeError for a normal distribution's negative ``std`` (a number or a tensor)."""
+    if isinstance(std, Tensor):
+        if std._data.size and (std._data < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def check_uniform_bounds(x: Tensor, a: float, b: float) -> None:
+    """PyTorch's errors for ``uniform_``: bounds out of order, or an integer tensor."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    if np_kind(x._data.dtype) not in "fc":
+        raise not_implemented_for("check_uniform_bounds", x.dtype)
+
+
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    check_normal_std(std)
+    if np_kind(x._data.dtype) not in "fc":
+        raise not_implemented_for("normal_kernel_cpu", x.dtype)
     return _fill_with(x, rng_of(generator).standard_normal(x._data.shape) * std + mean)
 
 
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    check_uniform_bounds(x, a, b)
     return _fill_with(x, rng_of(generator).uniform(a, b, x._data.shape))
 
 
@@ -260,6 +284,8 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0."""
     if isinstance(p, Tensor):
         p = p._data
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
 
 
@@ -270,6 +296,8 @@ def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None)
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
 
 

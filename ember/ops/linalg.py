@@ -139,8 +139,13 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
     from .elementwise import mul
     from .shape import unsqueeze
+
+    for name, t in (("self", a), ("vec2", b)):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
 
     return mul(unsqueeze(a, 1), unsqueeze(b, 0))
 

@@ -51,7 +51,15 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
-    """``(LU, pivots)`` (and ``infos`` when ``get_infos``): ``torch.lu``, which is ``linalg.lu_factor_ex``."""
+    """``(LU, pivots)`` (and ``infos`` when ``get_infos``): ``torch.lu``, which is ``linalg.lu_factor_ex``
+    (PyTorch warns once that it is deprecated)."""
+    from .. import _warnings
+
+    _warnings.warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+                        "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
+                        "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+                        "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+                        "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
     out = lu_factor_ex(A, pivot=pivot)
     if get_infos:
         return out.LU, out.pivots, out.info
@@ -93,11 +101,11 @@ def qr(input: Tensor, some: bool = True):
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """``torch.cross``: along ``dim``, by default the first dimension of size 3 (``linalg.cross`` uses -1)."""
     if dim is None:
-        import warnings
+        from .. import _warnings
 
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
-                      "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
-                      "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        _warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                       "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                       "agree with that of linalg.cross in a future release.")
         dim = next((i for i, n in enumerate(input._data.shape) if n == 3), -1)
     return _cross(input, other, dim=dim)
 

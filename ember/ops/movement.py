@@ -82,7 +82,11 @@ def tile(x: Tensor, dims) -> Tensor:
     from .shape import repeat
 
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
-    return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+    dims = (1,) * (x._data.ndim - len(dims)) + dims
+    if any(n < 0 for n in dims):
+        shape = [n * s for n, s in zip(dims, (1,) * (len(dims) - x._data.ndim) + x._data.shape)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
+    return repeat(x, dims)
 
 
 def movedim(x: Tensor, source, destination) -> Tensor:
@@ -132,11 +136,17 @@ def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(parts)
 
 
-def meshgrid(*tensors, indexing: str = "ij") -> tuple:
-    """Coordinate grids from 1-D tensors: output i varies along dimension i (``"ij"``, the default),
-    or with the first two dimensions swapped (``"xy"``, Cartesian)."""
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D tensors: output i varies along dimension i (``"ij"``, the default, which
+    PyTorch warns (once) it will stop being: pass it), or with the first two dimensions swapped (``"xy"``,
+    Cartesian)."""
+    from .. import _warnings
     from .shape import expand, reshape
 
+    if indexing is None:
+        _warnings.warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+                            "argument.")
+        indexing = "ij"
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):

@@ -7,9 +7,10 @@ dims as size 1. Backward re-inserts the reduced dims and broadcasts.
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 
-from .. import _dtype
+from .. import _dtype, _warnings
 from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import np_kind
@@ -155,13 +156,12 @@ class Var(Node):
     rerun_for_higher_order = True  # backward reads x - mean (recomputed on recorded inputs under create_graph)
 
     def forward(self, x, axes, correction, keepdim):
-        mean = xp.mean(x, axis=axes, keepdims=True)
-        n = x.size if axes is None else int(xp.prod([x.shape[a] for a in axes]))
-        self.saved = (x - mean,)
-        self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
-        diff = self.saved[0]
-        sq = _abs2(diff)
-        with xp.errstate(divide="ignore", invalid="ignore"):
+        n = _reduced_count(x.shape, axes)
+        with xp.errstate(divide="ignore", invalid="ignore"):  # (NumPy's mean warns of an empty slice)
+            mean = xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n)
+            self.saved = (x - mean,)
+            self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
+            sq = _abs2(self.saved[0])
             return xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
 
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
@@ -169,6 +169,11 @@ class Var(Node):
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
         with xp.errstate(divide="ignore", invalid="ignore"):
             return (g * diff * (2 / diff.real.dtype.type(self.denom)),)
+
+
+def _reduced_count(shape, axes) -> int:
+    """How many elements each output of a reduction over ``axes`` (None: all) of ``shape`` combines."""
+    return int(math.prod(shape if axes is None else [shape[a] for a in axes]))
 
 
 def _abs2(a):
@@ -285,20 +290,33 @@ def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg_extreme("argmin", x, dim, keepdim, False)
 
 
-def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> Tensor:
+    """The variance over ``dim`` with ``correction`` (default 1: Bessel's). Where the degrees of freedom
+    (elements per output less ``correction``) are <= 0 it is inf or NaN, with PyTorch's warning naming the
+    function ``name`` the user called (var, std, var_mean, std_mean)."""
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
-    return Var.apply(x, axes=_axes(dim, x._data.ndim), correction=correction, keepdim=keepdim)
+    axes = _axes(dim, x._data.ndim)
+    if _reduced_count(x._data.shape, axes) - correction <= 0:
+        _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                       "reduction factor (input numel divided by output numel).")
+    return Var.apply(x, axes=axes, correction=correction, keepdim=keepdim)
+
+
+def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The variance over ``dim`` (``variance``)."""
+    return variance(x, dim, unbiased, keepdim, correction, "var")
 
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The square root of the variance over ``dim`` (``variance``)."""
     from .unary import sqrt
 
-    return sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+    return sqrt(variance(x, dim, unbiased, keepdim, correction, "std"))
 
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:

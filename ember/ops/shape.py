@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import functools
 
+from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
@@ -154,7 +155,35 @@ def t(x: Tensor) -> Tensor:
 
 
 def T(x: Tensor) -> Tensor:
+    """``Tensor.T``: the dimensions reversed, with PyTorch's (once per process) deprecation warnings for other
+    than 2-D tensors."""
+    if x._data.ndim == 0:
+        _warnings.warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    elif x._data.ndim != 2:
+        _warnings.warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                            "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                            "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                            "dimensions of a tensor.")
     return Permute.apply(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
+
+
+def matrices_only(x: Tensor, name: str, identity_on_0d: str) -> bool:
+    """PyTorch's check of ``tensor.<name>`` (mT, mH, adjoint()) on matrices or batches of them: 1-D input is a
+    RuntimeError; 0-D input is deprecated (warned once) and False is returned: the op is ``identity_on_0d``."""
+    if x._data.ndim == 0:
+        _warnings.warn_once(f"{'' if name.endswith(')') else 'Tensor.'}{name} is deprecated on 0-D tensors. "
+                            f"{identity_on_0d}")
+        return False
+    if x._data.ndim == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return True
+
+
+def mT(x: Tensor) -> Tensor:
+    """``Tensor.mT``: the last two dimensions swapped."""
+    if matrices_only(x, "mT", "This function is the identity in these cases."):
+        return transpose(x, -2, -1)
+    return Permute.apply(x, dims=())
 
 
 class Expand(Node):
@@ -254,8 +283,8 @@ class Cat(Node):
 
 def _common(tensors, name: str) -> list:
     tensors = list(tensors)
-    if not tensors:
-        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
+    if not tensors:  # (PyTorch's cat raises a ValueError, its stack a RuntimeError)
+        raise (RuntimeError if name == "stack" else ValueError)(f"{name}(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
@@ -366,7 +395,11 @@ class Flip(Node):
 
 def flip(x: Tensor, dims) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return Flip.apply(x, dims=tuple(_wrap_dim(d, x._data.ndim) for d in dims))
+    wrapped = tuple(_wrap_dim(d, x._data.ndim) for d in dims)
+    for d in set(wrapped):
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return Flip.apply(x, dims=wrapped)
 
 
 class Repeat(Node):

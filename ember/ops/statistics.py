@@ -7,8 +7,9 @@ from collections import namedtuple
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
-from .reduction import _axes, amax, amin, mean, std, var
+from .reduction import _axes, amax, amin, mean, variance
 from .sorting import _order, _take
+from .unary import sqrt
 
 _Median = namedtuple("median", ["values", "indices"])
 _Kth = namedtuple("kthvalue", ["values", "indices"])
@@ -148,12 +149,12 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(std, mean) over ``dim``, as two tensors."""
-    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+    return sqrt(variance(x, dim, unbiased, keepdim, correction, "std_mean")), mean(x, dim, keepdim)
 
 
 def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(var, mean) over ``dim``, as two tensors."""
-    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), mean(x, dim, keepdim)
 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:

@@ -40,12 +40,11 @@ does) runs them; the LR schedulers' step-order check and the training-loop diagn
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
-from .. import _trace
+from .. import _trace, _warnings
 from .._backend import quiet, xp
 from .._dtype import get_default_dtype, np_kind
 from .._kernels import optim as compiled
@@ -168,11 +167,8 @@ class Optimizer:
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
         if len(set(params)) != len(params):
-            warnings.warn(
-                "optimizer contains a parameter group with duplicate parameters; the duplicates are "
-                "updated more than once per step",
-                stacklevel=3,
-            )
+            _warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information")
         seen = {p for group in self.param_groups for p in group["params"]}
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")

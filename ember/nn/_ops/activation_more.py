@@ -8,12 +8,14 @@ kernel assigns the point to (noted per function).
 
 from __future__ import annotations
 
+from ... import _warnings
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
-from ...ops.activation import softmax
+from ...ops.activation import log_softmax as _log_softmax
+from ...ops.activation import softmax as _softmax
 from ...ops.unary import sigmoid
 from ...random import rng_of
 from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, sigmoid_array
@@ -186,9 +188,30 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return _maybe_inplace(input, _apply(input, _random_slope, slope, smooth=False), inplace)
 
 
+def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:
+    """``dim``, or PyTorch's deprecated implicit choice when it is None (0 for 0-, 1- and 3-D input, else 1),
+    with PyTorch's deprecation warning at the user's line."""
+    if dim is not None:
+        return dim
+    _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                   "Change the call to include dim=X as an argument.")
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax along ``dim``; None (deprecated) warns and picks PyTorch's implicit dim. ``_stacklevel`` is
+    accepted for PyTorch's signature and unused: the warning always names the user's line."""
+    return _softmax(input, _implicit_dim("softmax", input, dim), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log softmax along ``dim``; None warns and picks the implicit dim, as ``softmax``."""
+    return _log_softmax(input, _implicit_dim("log_softmax", input, dim), dtype)
+
+
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax(-x) along ``dim``."""
-    return softmax(-input, dim, dtype)
+    """softmax(-x) along ``dim``; None warns and picks the implicit dim, as ``softmax``."""
+    return _softmax(-input, _implicit_dim("softmin", input, dim), dtype)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
@@ -202,7 +225,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     gumbels = -empty_like(logits).exponential_().log()
-    y_soft = softmax((logits + gumbels) / tau, dim)
+    y_soft = _softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]

@@ -370,6 +370,16 @@ def ntuple(value, n: int, name: str) -> tuple:
     return value
 
 
+def strides_and_dilations(stride, dilation, nd: int) -> tuple:
+    """(stride, dilation) as nd-tuples, after PyTorch's checks that they are positive."""
+    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"non-positive stride is not supported (got stride={list(stride)})")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    return stride, dilation
+
+
 def conv_pads(padding, kernel, stride, dilation) -> tuple:
     """((lo, hi), ...) for an int/tuple padding or 'same'/'valid'."""
     nd = len(kernel)
@@ -403,7 +413,7 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
     """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
     name = f"conv{nd}d"
     input, unbatched = batched(input, weight, nd, name, "out, in/groups, *kernel")
-    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    stride, dilation = strides_and_dilations(stride, dilation, nd)
     kernel = weight._data.shape[2:]
     pads = conv_pads(padding, kernel, stride, dilation)
     c = input._data.shape[1]

@@ -18,7 +18,7 @@ from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
 from . import conv_transpose_winograd
-from .conv import batched, forward_batch_last, input_grad, ntuple, weight_grad
+from .conv import batched, forward_batch_last, input_grad, ntuple, strides_and_dilations, weight_grad
 from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
@@ -79,7 +79,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
     input, unbatched = batched(input, weight, nd, name, "in, out/groups, *kernel")
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
-    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    stride, dilation = strides_and_dilations(stride, dilation, nd)
     padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
     _check_positive("stride", stride, 1)
     _check_positive("dilation", dilation, 1)

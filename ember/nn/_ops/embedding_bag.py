@@ -138,9 +138,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                                   "GitHub.")
     num = weight._data.shape[0]
     flat = idx.reshape(-1).astype(xp.intp)
-    if flat.size and (flat.min() < 0 or flat.max() >= num):
-        raise IndexError(f"index out of range in self: embedding_bag indices must be in [0, {num}), got min "
-                         f"{flat.min()} max {flat.max()}")
+    bad = xp.flatnonzero((flat < 0) | (flat >= num)) if flat.size else ()
+    if len(bad):  # (a RuntimeError in PyTorch, unlike embedding's IndexError)
+        raise RuntimeError(f"Index {bad[0]} of input takes value {flat[bad[0]]} which is not in the valid range "
+                           f"[0, {num})")
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)
     if padding_idx is not None:

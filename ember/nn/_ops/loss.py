@@ -8,15 +8,15 @@ weights), 'sum', 'none' (and 'batchmean' for kl_div). Legacy ``size_average`` /
 
 from __future__ import annotations
 
-import warnings
-
 from ... import _warnings
 from ..._autocast import full_precision
 from ..._backend import xp
+from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
+from ...ops.elementwise import not_implemented_for
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -93,17 +93,46 @@ class PointwiseLoss(Node):
         return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
 
 
-def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False) -> Tensor:
+def _type_name(t: Tensor) -> str:
+    """PyTorch's name of a tensor's scalar type in its messages: 'Float', 'Long'."""
+    return SCALAR_TYPE_NAMES[t.dtype.name]
+
+
+def _same_size(input: Tensor, target: Tensor) -> None:
+    if input._data.shape != target._data.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+
+
+def _broadcast_weight(weight: Tensor | None, target: Tensor):
+    """A loss's ``weight`` array, refused as PyTorch refuses it when it does not broadcast with the target."""
+    if weight is None:
+        return None
+    try:
+        xp.broadcast_shapes(weight._data.shape, target._data.shape)
+    except ValueError:
+        raise RuntimeError(f"the weight of shape {tuple(weight.shape)} does not broadcast to the target's shape "
+                           f"{tuple(target.shape)}") from None
+    return weight._data
+
+
+def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False,
+               warn_size: bool = False, kernel: str | None = None) -> Tensor:
+    """The loss node on ``input`` and ``target`` (cast to input's dtype), after PyTorch's checks: a target of
+    another shape is an error (``same_shape``), or warned about (``warn_size``: the regression losses); integer
+    input is PyTorch's NotImplementedError naming its CPU ``kernel`` (RuntimeError where it has none)."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
     if input._data.shape != target._data.shape:
         if same_shape:
-            raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
-                             f"({input.shape}) is deprecated. Please ensure they have the same size.")
-        warnings.warn(f"{name}: using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. Please "
-                      "ensure they have the same size.", stacklevel=4)  # past the loss and its autocast wrapper
+            _same_size(input, target)
+        if warn_size:  # at the user's line, through a loss module too
+            _warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                           f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                           "Please ensure they have the same size.")
     if not input.is_floating_point():
+        if kernel is not None:
+            raise not_implemented_for(kernel, input.dtype)
         raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
     if target._data.dtype != input._data.dtype:
         target = target.to(input.dtype)
@@ -178,7 +207,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (x - y)^2."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    return _pointwise("mse_loss", input, target, _mse, reduction)
+    return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu")
 
 
 @full_precision
@@ -186,7 +215,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     """Mean absolute error |x - y| (gradient sign(x - y), 0 at ties)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    return _pointwise("l1_loss", input, target, _l1, reduction)
+    return _pointwise("l1_loss", input, target, _l1, reduction, warn_size=True)
 
 
 @full_precision
@@ -198,8 +227,10 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got {beta}")
     if beta == 0:
-        return _pointwise("smooth_l1_loss", input, target, _l1, reduction)
-    return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta)
+        return _pointwise("smooth_l1_loss", input, target, _l1, reduction, warn_size=True,
+                          kernel="smooth_l1_cpu")
+    return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta, warn_size=True,
+                      kernel="smooth_l1_cpu")
 
 
 @full_precision
@@ -208,7 +239,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
-    return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0)
+    return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0, warn_size=True,
+                      kernel="huber_cpu")
 
 
 @full_precision
@@ -217,12 +249,16 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1]; logs clamped at -100."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    _same_size(input, target)
+    w = _broadcast_weight(weight, target)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_type_name(target)} but expected {_type_name(input)}")
     x = input._data
     if x.size and (x.min() < 0 or x.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
                            "probabilities; use binary_cross_entropy_with_logits for raw scores)")
-    w = weight._data if weight is not None else None
-    return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True)
+    return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True,
+                      kernel="binary_cross_entropy")
 
 
 @full_precision
@@ -235,9 +271,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     _check_reduction(reduction)
     if input._data.shape != target._data.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    w = weight._data if weight is not None else None
+    if input.is_floating_point() and not target.is_floating_point():
+        raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output type "
+                           f"{_type_name(target)}")
+    w = _broadcast_weight(weight, target)
     pw = pos_weight._data if pos_weight is not None else None
-    return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw)
+    return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw,
+                      kernel="log_sigmoid_cpu")
 
 
 @full_precision
@@ -250,7 +290,9 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition.",
-                      stacklevel=3)  # past the autocast wrapper
+        _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    if not (input.is_floating_point() and target.is_floating_point()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     return _pointwise("kl_div", input, target, _kl_div, reduction, log_target)

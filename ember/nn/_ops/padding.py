@@ -73,7 +73,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     pad = tuple(int(p) for p in pad)
     nd = input._data.ndim
     if len(pad) % 2:
-        raise ValueError(f"Padding length must be divisible by 2, got pad={pad}")
+        raise RuntimeError(f"Padding length must be divisible by 2, got pad={pad}")
     if len(pad) // 2 > nd:
         raise ValueError(f"Padding length too large: pad={pad} pads {len(pad) // 2} dims of a {nd}-D input")
     widths = [(0, 0)] * nd

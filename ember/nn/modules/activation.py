@@ -105,7 +105,7 @@ class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if min_val > max_val:
-            raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:

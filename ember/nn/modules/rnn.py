@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from ... import _creation
+from ... import _creation, _warnings
 from ..._tensor import Tensor
 from ...ops.indexing import index_select
 from ...ops.shape import cat, stack
@@ -51,9 +50,9 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and "
-                          f"num_layers={num_layers}", stacklevel=2)
+            _warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                           f"expects num_layers greater than 1, but got dropout={dropout} and "
+                           f"num_layers={num_layers}")
         for name, value in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from ... import _creation
+from ... import _creation, _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from .. import functional as F
@@ -163,11 +163,28 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+def _why_not_nested(layer: Module) -> str:
+    """Why PyTorch's TransformerEncoder would not take its nested-tensor route with ``layer`` ("" if it would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    reasons = [(layer.norm_first, "norm_first was True"),
+               (not attn.batch_first, "self_attn.batch_first was not True(use batch_first for better inference "
+                                      "performance)"),
+               (not attn._qkv_same_embed_dim, "self_attn._qkv_same_embed_dim was not True"),
+               (attn.in_proj_bias is None, "self_attn was passed bias=False"),
+               (not layer.activation_relu_or_gelu, "activation_relu_or_gelu was not True"),
+               (layer.norm1.eps != layer.norm2.eps, "norm1.eps was not equal to encoder_layer.norm2.eps"),
+               (attn.num_heads % 2 == 1, "self_attn.num_heads is odd")]
+    return next((f"encoder_layer.{why}" for failed, why in reasons if failed), "")
+
+
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer`` (``layers.0`` ...), then ``norm`` if given.
 
     ``is_causal=None`` detects whether ``mask`` is the square subsequent mask. ``enable_nested_tensor``
-    and ``mask_check`` are accepted and have no effect (no nested tensors in ember).
+    and ``mask_check`` have no effect (no nested tensors in ember), but PyTorch's warning that the layer
+    does not allow its nested-tensor route is given, and ``use_nested_tensor`` is set, as PyTorch's.
     """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
@@ -177,8 +194,11 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        why_not = _why_not_nested(encoder_layer)
+        self.use_nested_tensor = enable_nested_tensor and not why_not
         self.mask_check = mask_check
+        if enable_nested_tensor and why_not:
+            _warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}")
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ... import _trace
-from ..._backend import xp
+from ... import _trace, _warnings
+from ..._backend import quiet, xp
 from ..._tensor import Tensor
 from ...autograd.grad_store import flat_grads
 from ...utils import hooks as _hooks
@@ -55,12 +55,12 @@ def get_total_norm(tensors: _Params, norm_type: float = 2.0, error_if_nonfinite:
         tensors = [tensors]
     norm_type = float(norm_type)
     # a DTensor's norm is its global value's: every rank takes part, whatever its piece holds
-    norms = [t._global_norm(norm_type, _norm_of) if _global_norm(t) else _norm_of(t._data, norm_type)
-             for t in tensors if t is not None and (t._data.size or _global_norm(t))]
-    if not norms:
-        return Tensor._make(xp.asarray(0.0, dtype=xp.float32))
-    norms = xp.stack(norms)
-    total = xp.asarray(_norm_of(norms, norm_type))
+    with quiet():  # an infinite or NaN gradient makes the norm inf or NaN, silently as in PyTorch
+        norms = [t._global_norm(norm_type, _norm_of) if _global_norm(t) else _norm_of(t._data, norm_type)
+                 for t in tensors if t is not None and (t._data.size or _global_norm(t))]
+        if not norms:
+            return Tensor._make(xp.asarray(0.0, dtype=xp.float32))
+        total = xp.asarray(_norm_of(xp.stack(norms), norm_type))
     if error_if_nonfinite and not xp.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
@@ -83,8 +83,9 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
     if coef == 1.0:  # multiplying by 1 would change nothing but the version counters
         return
     flat = _flat(parameters)
-    for a in [flat] if flat is not None else (g._data for g in grads):
-        a *= a.dtype.type(coef)
+    with quiet():  # an infinite gradient times a zero coefficient is NaN, silently as in PyTorch
+        for a in [flat] if flat is not None else (g._data for g in grads):
+            a *= a.dtype.type(coef)
     for g in grads:
         g._bump_version()
 
@@ -121,6 +122,14 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     clip_grads_with_norm_(parameters, max_norm, total)
     _trace.finish("clip_grad_norm_", "optim", started)
     return total
+
+
+def clip_grad_norm(parameters: _Params, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """The deprecated spelling of ``clip_grad_norm_`` (the same in-place clipping), with PyTorch's FutureWarning."""
+    _warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                   FutureWarning)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:

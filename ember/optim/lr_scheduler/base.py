@@ -10,22 +10,40 @@ as a function of ``last_epoch`` and ``base_lrs``) serves ``step(epoch)`` and
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
+from ... import _warnings
 from ..optimizer import Optimizer, register_optimizer_step_pre_hook
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
     "Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different "
-    "from None, the closed form is used instead of the new chainable form, where available."
+    "from None, the closed form is used instead of the new chainable form, where available. Please open an "
+    "issue if you are unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
 )
 
 STEP_ORDER_WARNING = (
     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you "
     "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to "
-    "do this will result in PyTorch skipping the first value of the learning rate schedule."
+    "do this will result in PyTorch skipping the first value of the learning rate schedule. See more details "
+    "at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
 )
+
+_F = TypeVar("_F", bound=Callable)
+
+
+def warns_outside_step(get_lr: _F) -> _F:
+    """A scheduler's ``get_lr``, which warns (as PyTorch's do) when called other than by ``step()``: the
+    learning rates it computes are those of the next step, the current ones are ``get_last_lr()``."""
+    @functools.wraps(get_lr)
+    def checked(self):
+        if not getattr(self, "_get_lr_called_within_step", False):
+            _warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.")
+        return get_lr(self)
+
+    return cast(_F, checked)
 
 
 
@@ -108,22 +126,30 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or, deprecated, jump to ``epoch``) and set each group's ``'lr'``."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(STEP_ORDER_WARNING, UserWarning, stacklevel=2)
+            _warnings.warn(STEP_ORDER_WARNING)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _warnings.warn(EPOCH_DEPRECATION_WARNING)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            values = self._lrs_of_step()
         else:
             self.last_epoch = epoch
-            values = self._closed_form_lr() if hasattr(self, "_closed_form_lr") else self.get_lr()
+            values = self._closed_form_lr() if hasattr(self, "_closed_form_lr") else self._lrs_of_step()
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = group_values(self.optimizer, "lr")
+
+    def _lrs_of_step(self) -> list[float]:
+        """``get_lr()`` called by a step (which does not warn)."""
+        self._get_lr_called_within_step = True
+        try:
+            return self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
 
     def state_dict(self) -> dict[str, Any]:
         """Every attribute except the optimizer."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..optimizer import Optimizer
-from .base import LRScheduler, check_optimizer, per_group
+from .base import LRScheduler, check_optimizer, per_group, warns_outside_step
 
 
 def _cos_anneal(start: float, end: float, pct: float) -> float:
@@ -35,6 +35,7 @@ class CosineAnnealingLR(LRScheduler):
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         e, T, lo = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
@@ -78,6 +79,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         return [_cos_anneal(base, self.eta_min, self.T_cur / self.T_i) for base in self.base_lrs]
 
@@ -94,7 +96,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self._seek(epoch)
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        for group, lr in zip(self.optimizer.param_groups, self._lrs_of_step()):
             group["lr"] = lr
         self._last_lr = self._current_lrs()
 
@@ -180,6 +182,7 @@ class OneCycleLR(LRScheduler):
         else:
             group["momentum"] = value
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         step = self.last_epoch
         if step > self.total_steps:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..optimizer import Optimizer
-from .base import LRScheduler
+from .base import LRScheduler, warns_outside_step
 
 
 class _LambdaBase(LRScheduler):
@@ -54,6 +54,7 @@ class LambdaLR(_LambdaBase):
                  last_epoch: int = -1) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
@@ -68,6 +69,7 @@ class MultiplicativeLR(_LambdaBase):
                  last_epoch: int = -1) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         if self._is_initial:
             return self._current_lrs()
@@ -89,6 +91,7 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size:
             return self._current_lrs()
@@ -114,6 +117,7 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         hits = self.milestones.get(self.last_epoch, 0)
         return self._scaled(self.gamma**hits) if hits else self._current_lrs()
@@ -141,6 +145,7 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0:
             return self._scaled(self.factor)
@@ -178,6 +183,7 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0:
             return self._scaled(self.start_factor)
@@ -205,6 +211,7 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
+    @warns_outside_step
     def get_lr(self) -> list[float]:
         return self._current_lrs() if self._is_initial else self._scaled(self.gamma)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, SupportsFloat
 
+from ... import _warnings
 from ..optimizer import Optimizer
 from .base import EPOCH_DEPRECATION_WARNING, LRScheduler, check_optimizer, group_values
 
@@ -84,7 +84,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _warnings.warn(EPOCH_DEPRECATION_WARNING)
         self.last_epoch = epoch
         if self.is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...random import Generator
@@ -102,6 +103,12 @@ class DataLoader:
         super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator:
+        if self.pin_memory:  # PyTorch's warnings at each iteration (ember has no accelerator to pin for)
+            if self.pin_memory_device:
+                _warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                               f"ignore pin_memory_device='{self.pin_memory_device}'.")
+            _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                           "memory won't be used.")
         if self._iterable:
             return self._iter_stream()
         if self._can_index_tensors():
