@@ -572,6 +572,18 @@ def test_grad_fn_names_and_next_functions():
     assert acc.name() == "AccumulateGrad" and acc.variable is x
 
 
+def test_next_functions_of_inputs_without_grad_match_pytorch():
+    """An input that needs no gradient (a constant tensor, a Python scalar) is ``(None, 0)`` in
+    ``next_functions``, in its operand's place, as PyTorch's."""
+    def layout(m):
+        x = m.ones(4, requires_grad=True)
+        y = m.ones(4)
+        return [[(fn is None, nr) for fn, nr in out.grad_fn.next_functions]
+                for out in (x * y, y * x, x * 2, y / x, m.maximum(y, x))]
+
+    assert layout(ember) == layout(torch)
+
+
 def test_leaf_accumulator_is_kept_and_forms_no_cycle():
     import gc
     import weakref

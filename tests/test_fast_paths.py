@@ -134,6 +134,17 @@ TORCH_CONFIGS = [
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.1), step_sizes=(1e-2, 0.1), maximize=True)),
     ("ASGD", dict()),
     ("ASGD", dict(lr=0.05, lambd=0.1, alpha=0.5, t0=3, weight_decay=0.1, maximize=True)),
+    # an eps as large as the gradients' root mean square: a wrong sign or place of eps in a denominator shows
+    # (PyTorch's defaults, 1e-8 to 1e-6, leave it below the comparison's tolerance)
+    ("Adam", dict(lr=0.01, eps=0.5)),
+    ("Adam", dict(lr=0.01, eps=0.5, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01, eps=0.5)),
+    ("RMSprop", dict(lr=0.01, eps=0.5, centered=True, momentum=0.5)),
+    ("Adagrad", dict(lr=0.1, eps=0.5)),
+    ("Adadelta", dict(lr=1.0, eps=0.5)),
+    ("Adamax", dict(lr=0.05, eps=0.5)),
+    ("NAdam", dict(lr=0.05, eps=0.5)),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), eps=0.5)),
 ]
 
 

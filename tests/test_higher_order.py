@@ -237,6 +237,21 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("pad", lambda a: np.pad(a, ((0, 1), (2, 0)))),
     ("var", lambda a: np.var(a, axis=1)),
     ("broadcast_to", lambda a: np.broadcast_to(a, (3, 2, 3))),
+    # each function's default arguments too (a form no formula may use yet)
+    ("where", lambda a: np.where(a > 2, a, a * 2)),
+    ("take_along_axis", lambda a: np.take_along_axis(a, np.array([[2, 0], [1, 1]]), axis=1)),
+    ("flip, all", lambda a: np.flip(a)),
+    ("var, ddof", lambda a: np.var(a, axis=0, ddof=1)),
+    ("cumsum, flat", lambda a: np.cumsum(a)),
+    ("clip, upper only", lambda a: np.clip(a, None, 3)),
+    ("diagonal", lambda a: np.diagonal(a)),
+    ("diagonal, offset", lambda a: np.diagonal(a, 1)),
+    ("cross, last axis", lambda a: np.cross(a, a * a)),
+    ("cross, axis", lambda a: np.cross(np.swapaxes(a, 0, 1), np.swapaxes(a * a, 0, 1), axis=0)),
+    ("reshape", lambda a: np.reshape(a, (3, 2))),
+    ("copy", lambda a: np.copy(a)),
+    ("dot", lambda a: np.dot(a, np.ones((3, 2)))),
+    ("real", lambda a: np.real(a)),
 ])
 def test_formulas_recorded_namespace_computes_as_numpy(name, call):
     """A backward formula is written once against NumPy's functions; under create_graph they run on recorded

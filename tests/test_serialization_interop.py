@@ -77,7 +77,8 @@ def test_torch_save_files_load_with_their_values_and_types():
     src = varied_tensors()
     nested = {"tensors": src, "meta": [1, 2.5, "s", None, True, (1, (2, "x")), {3: "int key"}, -(2**70)],
               "ordered": OrderedDict(b=torch.ones(1), a=2), "dtype": torch.float16, "device": torch.device("cpu"),
-              "devices": [torch.device("cuda", 1), torch.device("cpu", 0), torch.device("meta")]}
+              "devices": [torch.device("cuda", 1), torch.device("cpu", 0), torch.device("meta")],
+              "shapes": [torch.Size([2, 3]), torch.Size([])]}
     out = ember.load(torch_bytes(nested))
     for k, t in src.items():
         assert_same(out["tensors"][k], t)
@@ -87,6 +88,8 @@ def test_torch_save_files_load_with_their_values_and_types():
     assert out["dtype"] is ember.float16 and out["device"] == ember.device("cpu")
     # a device with an index pickles as (type, index)
     assert out["devices"] == [ember.device("cuda", 1), ember.device("cpu", 0), ember.device("meta")]
+    # a torch.Size loads as ember.Size, as torch.load gives torch.Size
+    assert out["shapes"] == [(2, 3), ()] and all(type(s) is ember.Size for s in out["shapes"])
     # views of one storage share memory, as in PyTorch
     out["tensors"]["torch.float32"].add_(1.0)
     np.testing.assert_array_equal(out["tensors"]["view"].numpy(), (src["view"] + 1).numpy())

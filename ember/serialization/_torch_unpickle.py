@@ -19,6 +19,7 @@ from .. import _dtype
 from .._backend import xp
 from .._device import device as _device_type
 from .._dtype import np_kind
+from .._size import Size
 from .._tensor import Tensor
 from ._archive import Archive, Fail, checked_count
 from ._globals import WeightsOnlyError
@@ -175,7 +176,7 @@ class Unpickler:
             self.bounds.made([], items)  # depth and internal objects checked before anything is hashed
             return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
-            return args[0]
+            return self.bounds.new(Size(args[0]))  # torch.load gives a torch.Size, not the plain tuple
         if path == "torch.device" and 1 <= len(args) <= 2 and isinstance(args[0], str):
             return self.bounds.new(_device_type(args[0] if len(args) == 1 else f"{args[0]}:{args[1]}"))
         if path == "_codecs.encode" and len(args) == 2 and args[1] == "latin1" and isinstance(args[0], str):
