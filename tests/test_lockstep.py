@@ -30,7 +30,7 @@ def test_seed_nan_skipping_loop_is_named_instead_of_hanging():
     assert proc.returncode != 0
     assert "out of step" in proc.stderr and "Rank(s) [1] ran a DDP forward without the synchronised backward" \
         in proc.stderr, proc.stderr
-    assert seconds < 4, "detected at the first mismatched all-reduce, well within the 4 s timeout"
+    assert seconds < 20, "detected at the first mismatched all-reduce, well within the script's 30 s timeout"
 
 
 @pytest.mark.parametrize("mode,absent", [
