@@ -13,7 +13,6 @@ import builtins
 from ._backend import xp
 from ._missing import module_getattr
 from ._sparse import SparseCOO, SparseTensor
-from ._sparse_compressed import SparseCompressedTensor, check_product, entries_matmul
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = ["mm", "sum"]
@@ -26,15 +25,7 @@ def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
     """
     if reduce != "sum":
         raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}): ember computes only the sum")
-    if isinstance(mat1, SparseCompressedTensor):
-        return mat1.matmul(mat2)
-    if not isinstance(mat1, SparseTensor):
-        return mat1 @ mat2  # a dense mat1: the ordinary product, as PyTorch's falls back to it
-    c = mat1._data
-    check_product("sparse_coo", c.shape, mat2)
-    if c.values.ndim != 1:
-        raise NotImplementedError("torch.sparse.mm: ember multiplies 2-d sparse matrices without dense dims")
-    return entries_matmul(c.indices[0], c.indices[1], c.values, c.shape[0], mat2)
+    return mat1 @ mat2  # matmul multiplies a sparse operand entry by entry (two dense: the ordinary product)
 
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
+from .._layout import strided
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import promote
@@ -49,6 +50,10 @@ class MatMul(Node):
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul expects two tensors")
+    if a.layout is not strided or b.layout is not strided:  # a sparse COO/CSR/CSC matrix times a dense one
+        from .._sparse_compressed import sparse_product
+
+        return sparse_product(a, b)
     sa, sb = a._data.shape, b._data.shape
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
