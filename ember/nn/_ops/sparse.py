@@ -8,6 +8,7 @@ from ..._parallel import parallel_for
 from ..._sparse import SparseCOO, compiled_rows
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
+from ..._warnings import warn
 from ...autograd.graph import Node, leaf_slot_to_fill
 from ...autograd.recorded import HigherOrderError, is_recorded
 from ...random import rng_of
@@ -166,8 +167,24 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) (or unbatched (C, H, W)) input with probability p."""
-    if input._data.ndim not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {list(input.shape)}")
-    shape = input._data.shape[:-2] + (1, 1)
+    """Zero whole channels of (N, C, H, W) input with probability p (training only), the rest scaled by 1/(1-p).
+
+    As PyTorch: a 3-D input is taken as (N, C, L) and warned of; other ranks are warned of as deprecated and
+    dropped per (N, C) channel all the same (a 2-D input element by element); fewer than 2 dims is an error."""
+    _check_p(p)
+    ndim = input._data.ndim
+    if ndim == 3:
+        warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+             "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+             "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+             "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+             "instead.")
+    elif ndim != 4:
+        warn(f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in an error "
+             "in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+             "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a "
+             "channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
+    if training and ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = input._data.shape[:2] + (1,) * (ndim - 2)
     return _dropout_with_shape(input, p, training, inplace, shape)
