@@ -293,6 +293,33 @@ def test_sparse_casts_and_dense_plus_sparse_promote_like_torch(cast):
             assert_close(e, t)
 
 
+@pytest.mark.parametrize("name", ["FloatTensor", "DoubleTensor", "LongTensor"])
+def test_legacy_sparse_constructors_like_torch(name):
+    """``torch.sparse.FloatTensor(indices, values, size)`` (old GCN code), ``(indices, values)``, ``(*sizes)`` and
+    ``()``: PyTorch's tensors (the values keep their dtype) and deprecation warnings (each form's once a process,
+    in both), ``isinstance`` by dtype."""
+    import warnings
+
+    made = {}
+    for m in (ember, torch):
+        idx, vals = m.tensor([[0, 1, 1], [2, 0, 2]]), m.tensor([1.5, 2.0, -3.0])
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cls = getattr(m.sparse, name)
+            out = (cls(idx, vals, m.Size([2, 4])), cls(idx, vals.double()), cls(2, 5), cls(m.Size([3])), cls())
+        made[m] = out, [str(w.message) for w in seen]
+        assert isinstance(out[2], cls) and not isinstance(m.ones(1), cls)
+        assert isinstance(out[0], m.sparse.FloatTensor) and isinstance(out[1], m.sparse.DoubleTensor)  # values'
+    (e_out, e_warns), (t_out, t_warns) = made[ember], made[torch]
+    assert [w.split(" (Triggered")[0] for w in t_warns] == e_warns
+    for e, t in zip(e_out, t_out):
+        assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+        _same_sparse(e, t)
+    assert repr(ember.sparse.FloatTensor) == repr(torch.sparse.FloatTensor)
+    with pytest.raises(TypeError):
+        ember.sparse.FloatTensor("x")
+
+
 def test_ddp_refuses_sparse_gradients_naming_the_parameter():
     model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Embedding(5, 2, sparse=True))
     with pytest.raises(RuntimeError, match=r"DistributedDataParallel: 1\.weight would get sparse gradients"):
