@@ -103,8 +103,8 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
-    _check_dims("dot", a, 1)
-    _check_dims("dot", b, 1)
+    if a._data.ndim != 1 or b._data.ndim != 1:  # (older PyTorch flattened; old attention code calls it on rows)
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src [{b._data.shape[0]}] "
