@@ -123,6 +123,16 @@ def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0
     return total
 
 
+def clip_grad_norm(parameters: _Params, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """PyTorch's deprecated name of ``clip_grad_norm_`` (the same clipping, with PyTorch's FutureWarning)."""
+    from ..._warnings import warn
+
+    warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+         FutureWarning)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters: _Params, clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
     started = _trace.start()
