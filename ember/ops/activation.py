@@ -212,23 +212,33 @@ def log_softmax_array(x, dim):
     return restore(out)
 
 
-def _softmax_input(x: Tensor, dim, dtype):
+def implicit_dim(x: Tensor, name: str) -> int:
+    """PyTorch's legacy dim of ``F.softmax(x)`` without one (0 for 0-, 1- and 3-d input, else 1), and its
+    deprecation warning naming ``name``."""
+    from .._warnings import warn
+
+    warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+         "argument.")
+    return 0 if x._data.ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(x: Tensor, dim, dtype, name: str):
     if dtype is not None:
         x = cast(x, dtype if isinstance(dtype, _dtype.dtype) else _dtype.from_np(_dtype.to_np(dtype)))
     if not x.is_floating_point():
         raise RuntimeError(f"softmax expects a floating point tensor, got {x.dtype}")
-    if dim is None:  # PyTorch's legacy implicit dim
-        dim = 0 if x._data.ndim in (0, 1, 3) else 1
+    if dim is None:
+        dim = implicit_dim(x, name)
     return x, _wrap_dim(dim, x._data.ndim)
 
 
 def softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
-    x, d = _softmax_input(x, dim, dtype)
+    x, d = _softmax_input(x, dim, dtype, "softmax")
     return Softmax.apply(x, dim=d)
 
 
 def log_softmax(x: Tensor, dim: int | None = None, dtype=None) -> Tensor:
-    x, d = _softmax_input(x, dim, dtype)
+    x, d = _softmax_input(x, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, dim=d)
 
 

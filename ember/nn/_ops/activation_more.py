@@ -13,7 +13,7 @@ from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
-from ...ops.activation import softmax
+from ...ops.activation import implicit_dim, softmax
 from ...ops.unary import sigmoid
 from ...random import rng_of
 from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, sigmoid_array
@@ -187,7 +187,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax(-x) along ``dim``."""
+    """softmax(-x) along ``dim`` (PyTorch's legacy implicit dim, with its warning, when None)."""
+    if dim is None:
+        dim = implicit_dim(input, "softmin")
     return softmax(-input, dim, dtype)
 
 
