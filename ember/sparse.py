@@ -14,7 +14,7 @@ import builtins
 
 from . import _dtype
 from ._backend import xp
-from ._legacy import _is_size
+from ._legacy import _TYPES, _is_size
 from ._missing import module_getattr
 from ._size import Size
 from ._sparse import SparseCOO, SparseTensor, sparse_coo_tensor
@@ -110,15 +110,9 @@ def _legacy_sparse_type(name: str, dtype: _dtype.dtype) -> _LegacySparseType:
     return _LegacySparseType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "ember.sparse"})
 
 
-FloatTensor = _legacy_sparse_type("FloatTensor", _dtype.float32)
-DoubleTensor = _legacy_sparse_type("DoubleTensor", _dtype.float64)
-HalfTensor = _legacy_sparse_type("HalfTensor", _dtype.float16)
-BFloat16Tensor = _legacy_sparse_type("BFloat16Tensor", _dtype.bfloat16)
-ByteTensor = _legacy_sparse_type("ByteTensor", _dtype.uint8)
-CharTensor = _legacy_sparse_type("CharTensor", _dtype.int8)
-ShortTensor = _legacy_sparse_type("ShortTensor", _dtype.int16)
-IntTensor = _legacy_sparse_type("IntTensor", _dtype.int32)
-LongTensor = _legacy_sparse_type("LongTensor", _dtype.int64)
+# The dense legacy types' names and dtypes, in their order (BoolTensor has no sparse counterpart in PyTorch).
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+ LongTensor) = (_legacy_sparse_type(t.__name__, t.dtype) for t in _TYPES if t.__name__ != "BoolTensor")
 
 
 __getattr__ = module_getattr(__name__)
