@@ -139,7 +139,7 @@ def test_gather_of_a_sub_block_has_pytorchs_gradient():
     np.testing.assert_array_equal(xs[ember].grad.numpy(), xs[torch].grad.numpy())
 
 
-@pytest.mark.parametrize("index", [0, -1, slice(0, 1), (0,), [0], None, ..., (), True])
+@pytest.mark.parametrize("index", [0, -1, 2, slice(0, 1), (0,), [0], None, ..., (), True])
 def test_indexing_a_zero_dim_tensor_as_in_pytorch(index):
     """Old code's ``loss.data[0]`` gets PyTorch's message pointing at ``.item()``; a slice gets its own."""
     results = []

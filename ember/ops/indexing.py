@@ -83,6 +83,8 @@ def _zero_dim_error(x: Tensor, idx) -> IndexError | None:
     if x._data.ndim or isinstance(idx, bool):
         return None
     if isinstance(idx, int):
+        if idx:
+            return IndexError(f"index {idx} is out of bounds for dimension 0 with size 0")
         return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                           "in C++ to convert a 0-dim tensor to a number")
     return IndexError("slice() cannot be applied to a 0-dim tensor.") if isinstance(idx, slice) else None
