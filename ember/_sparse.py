@@ -114,6 +114,9 @@ class SparseCOO:
 
     __radd__ = __add__
 
+    def __rsub__(self, other):  # dense - sparse: dense
+        return self.with_values(-self.values) + other
+
 
 def accumulate_sparse(t: Tensor, grad: SparseCOO) -> None:
     """``t.grad += grad`` for a sparse gradient (autograd's ``add_to_grad`` finds this by the gradient's type), as

@@ -4,7 +4,8 @@ matrices so).
 A 2-d matrix stored as compressed indices (``crow_indices``: where each row's entries start, one more than the
 rows; CSC: ``ccol_indices`` per column), plain indices (``col_indices`` / ``row_indices``) and ``values``, as
 PyTorch stores it. ``to_dense()`` gives an ordinary tensor, ``csr @ dense`` (``csr.matmul``/``csr.mm``) the
-product, differentiable with respect to the dense operand, summed entry by entry (never densified).
+product (and ``dense @ csr``), differentiable with respect to the dense operand, summed entry by entry (never
+densified).
 
 Differences from PyTorch: 2-d matrices only (no batch or dense dims, no block layouts); the sparse tensor itself
 never requires grad; other ops on one raise NotImplementedError, as for ember's sparse COO tensors.
@@ -115,23 +116,39 @@ class SparseCompressedTensor(Tensor):
         out = self._data.to_dense()
         return Tensor._make(out if dtype is None else out.astype(dtype.np))
 
-    def matmul(self, other: Tensor) -> Tensor:
-        """``self @ other`` for a dense ``other`` (n x k, or n): each stored entry's row of ``other``, scaled
-        and summed into its output row; differentiable with respect to ``other``."""
-        c = self._data
-        check_product(c.layout.name, c.shape, other)
-        return entries_matmul(*c.coo(), c.values, c.shape[0], other)
-
-    mm = __matmul__ = matmul
 
 
-def check_product(name: str, shape: tuple, other) -> None:
-    """A sparse (n x m) matrix times ``other``: a dense m x k matrix or m-vector, else PyTorch's errors."""
-    if not isinstance(other, Tensor) or other.layout is not strided:
-        raise NotImplementedError(f"{name} @ a sparse tensor is not supported by ember; multiply by a dense tensor")
-    if len(shape) != 2 or other.ndim not in (1, 2) or other.shape[0] != shape[1]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(str(n) for n in shape)} and "
-                           f"{'x'.join(str(n) for n in other.shape)})")
+def entries(m: Tensor) -> tuple:
+    """(rows, cols, values, shape) of the stored entries of a sparse 2-d COO, CSR or CSC matrix."""
+    c = m._data
+    if isinstance(m, SparseCompressedTensor):
+        return (*c.coo(), c.values, c.shape)
+    if len(c.shape) != 2 or c.values.ndim != 1:
+        raise NotImplementedError(f"a sparse COO tensor of shape {list(c.shape)} in a matrix product: ember "
+                                  "multiplies 2-d sparse matrices without dense dims")
+    return c.indices[0], c.indices[1], c.values, c.shape
+
+
+def sparse_product(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` where one operand is a sparse (COO, CSR or CSC) matrix and the other a dense matrix or vector,
+    as PyTorch computes it: a dense result, differentiable with respect to the dense operand. The sparse one is
+    never densified: each stored entry scales one row (``sparse @ dense``) or column (``dense @ sparse``)."""
+    if b.layout is strided:  # sparse @ dense (n x m @ m x k, or an m-vector)
+        rows, cols, values, shape = entries(a)
+        _check_product(shape, b.shape, b.ndim in (1, 2) and b.shape[0] == shape[1])
+        return entries_matmul(rows, cols, values, shape[0], b)
+    if a.layout is not strided:
+        raise NotImplementedError(f"{a.layout.name} @ {b.layout.name}: ember multiplies a sparse matrix by a "
+                                  "dense one only; call .to_dense() on one of them")
+    rows, cols, values, shape = entries(b)  # dense @ sparse = (sparse^T @ dense^T)^T
+    _check_product(a.shape, shape, a.ndim in (1, 2) and a.shape[-1] == shape[0])
+    return entries_matmul(cols, rows, values, shape[1], a.t()).t()
+
+
+def _check_product(shape1: tuple, shape2: tuple, fits: bool) -> None:
+    if not fits:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(str(n) for n in shape1)} and "
+                           f"{'x'.join(str(n) for n in shape2)})")
 
 
 def entries_matmul(rows, cols, values, n_rows: int, other: Tensor) -> Tensor:

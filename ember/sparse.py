@@ -4,19 +4,25 @@ matrices, see ``ember/_sparse.py`` and ``ember/_sparse_compressed.py``).
 ``mm(sparse, dense)`` is the matrix product, differentiable with respect to the dense operand (the sparse one
 never requires grad in ember); ``sum(sparse, dim)`` sums a COO tensor over all or some dimensions, as PyTorch:
 a dense 0-d tensor for all, else a coalesced sparse tensor over the sparse dimensions left (dense once none is).
+``FloatTensor`` and the other legacy sparse types build COO tensors as PyTorch's (old GCN code calls
+``torch.sparse.FloatTensor(indices, values, size)``), with PyTorch's deprecation warning.
 """
 
 from __future__ import annotations
 
 import builtins
 
+from . import _dtype
 from ._backend import xp
+from ._legacy import _TYPES, _is_size
 from ._missing import module_getattr
-from ._sparse import SparseCOO, SparseTensor
-from ._sparse_compressed import SparseCompressedTensor, check_product, entries_matmul
+from ._size import Size
+from ._sparse import SparseCOO, SparseTensor, sparse_coo_tensor
 from ._tensor import Tensor, _wrap_dim
+from ._warnings import warn
 
-__all__ = ["mm", "sum"]
+__all__ = ["mm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+           "ShortTensor", "IntTensor", "LongTensor"]
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
@@ -26,15 +32,7 @@ def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
     """
     if reduce != "sum":
         raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}): ember computes only the sum")
-    if isinstance(mat1, SparseCompressedTensor):
-        return mat1.matmul(mat2)
-    if not isinstance(mat1, SparseTensor):
-        return mat1 @ mat2  # a dense mat1: the ordinary product, as PyTorch's falls back to it
-    c = mat1._data
-    check_product("sparse_coo", c.shape, mat2)
-    if c.values.ndim != 1:
-        raise NotImplementedError("torch.sparse.mm: ember multiplies 2-d sparse matrices without dense dims")
-    return entries_matmul(c.indices[0], c.indices[1], c.values, c.shape[0], mat2)
+    return mat1 @ mat2  # matmul multiplies a sparse operand entry by entry (two dense: the ordinary product)
 
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
@@ -57,6 +55,64 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:
     return SparseTensor.wrap(SparseCOO(c.indices[keep], values, shape).coalesce())
 
 
+
+
+class _LegacySparseType(type):
+    """The metaclass of ``torch.sparse.FloatTensor`` and friends: construction and ``isinstance`` by dtype."""
+
+    dtype: _dtype.dtype
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, SparseTensor) and obj._data.dtype == cls.dtype.np
+
+    def __subclasscheck__(cls, sub) -> builtins.bool:
+        return sub is cls
+
+    def __call__(cls, *args, device=None) -> SparseTensor:
+        """``(indices, values[, size])``: as ``torch.sparse_coo_tensor`` (the dtype is the values', as PyTorch
+        keeps it); ``(*sizes)`` or ``()``: an empty sparse tensor of the type's dtype."""
+        if not args or _is_size(args):
+            _deprecated("shape, " if args else "", "shape, " if args else "(0,), ")
+            size = (0,) if not args else tuple(args[0]) if isinstance(args[0], Size) else args
+            return SparseTensor.wrap(SparseCOO(xp.zeros((len(size), 0), xp.int64), xp.zeros((0,), cls.dtype.np),
+                                               tuple(size), True))
+        if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):
+            given = "shape, " if len(args) == 3 else ""
+            _deprecated(f"indices, values, {given}", f"indices, values, {given}")
+            return sparse_coo_tensor(*args, device=device)
+        kinds = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"torch.sparse.{cls.__name__}() received an invalid combination of arguments - got "
+                        f"({kinds}); expected (indices, values), (indices, values, size) or sizes (ints)")
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.sparse.{cls.__name__}'>"
+
+
+_WARNED: set[str] = set()
+
+
+def _deprecated(given: str, instead: str) -> None:
+    """PyTorch's deprecation warning for a legacy sparse constructor, once per process for each form (as its
+    C++ warns once)."""
+    message = (f"torch.sparse.SparseTensor({given}*, device=) is deprecated.  Please use "
+               f"torch.sparse_coo_tensor({instead}dtype=, device=).")
+    if not given:
+        message = "torch.sparse.SparseTensor() is deprecated.  Please use torch.sparse_coo_tensor((0,), dtype=)."
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
+
+
+def _legacy_sparse_type(name: str, dtype: _dtype.dtype) -> _LegacySparseType:
+    doc = (f"``torch.sparse.{name}``: ``{name}(indices, values, size)`` is a sparse COO tensor, ``{name}(*sizes)`` "
+           f"an empty one of {dtype.name}; ``isinstance(x, torch.sparse.{name})`` is True for sparse "
+           f"{dtype.name} tensors.")
+    return _LegacySparseType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "ember.sparse"})
+
+
+# The dense legacy types' names and dtypes, in their order (BoolTensor has no sparse counterpart in PyTorch).
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+ LongTensor) = (_legacy_sparse_type(t.__name__, t.dtype) for t in _TYPES if t.__name__ != "BoolTensor")
 
 
 __getattr__ = module_getattr(__name__)

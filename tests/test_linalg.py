@@ -274,3 +274,15 @@ def test_vander():
     assert e.tolist() == t.tolist() and e.dtype == ember.int64
     errs = _errors(lambda m, x: m.linalg.vander(x, N=1), np.ones(2))
     assert str(errs[0]) == str(errs[1])
+
+
+@pytest.mark.parametrize("shapes", [((3,), (1, 3)), ((1, 3), (1, 3)), ((), (3,)), ((3,), (4,))])
+def test_dot_refuses_what_pytorch_refuses_with_its_message(shapes):
+    """Old attention code calls ``hidden.dot(energy)`` on (1, n) rows: PyTorch's RuntimeError, its words."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as err:
+            m.dot(m.ones(shapes[0]), m.ones(shapes[1]))
+        errors.append(str(err.value))
+    if shapes[0] != (3,) or shapes[1] != (4,):  # (the length mismatch has ember's own wording)
+        assert errors[0] == errors[1]

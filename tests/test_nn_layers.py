@@ -298,6 +298,32 @@ def test_dropout2d_zeroes_channels():
     assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
 
 
+@pytest.mark.parametrize("shape", [(40, 30), (6, 40, 3), (2, 30, 2, 2, 2), (7,), ()])
+def test_dropout2d_other_ranks_as_pytorch(shape):
+    """PyTorch drops (N, C) channels of any input of 2 dims or more: a 3-D input is (N, C, L), not (C, H, W),
+    and other ranks than 3 and 4 are warned of as deprecated; fewer than 2 dims is an error in training."""
+    import warnings
+
+    caught = {}
+    for m in (torch, ember):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                out = m.nn.Dropout2d(0.5)(m.ones(shape)).numpy()
+            except RuntimeError as e:
+                out = str(e)
+            assert m.nn.functional.dropout2d(m.ones(shape), training=False).shape == m.ones(shape).shape
+        caught[m] = ([(w.category, str(w.message)) for w in seen], out)
+    assert caught[ember][0] == caught[torch][0]
+    out = caught[ember][1]
+    if len(shape) < 2:
+        assert out == caught[torch][1] == "Feature dropout requires at least 2 dimensions in the input"
+        return
+    per_channel = out.reshape(shape[0], shape[1], -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))  # whole (N, C) channels
+    assert 0 < (per_channel == 0).mean() < 1
+
+
 def test_flatten_unflatten():
     compare_module(nn.Flatten(), torch.nn.Flatten(), randn(2, 3, 4))
     compare_module(nn.Flatten(0, 1), torch.nn.Flatten(0, 1), randn(2, 3, 4))

@@ -310,3 +310,22 @@ def test_buffer_assignment_registers_as_pytorch():
         assert not isinstance(mod.kept * 2, m.nn.Buffer)
         copied = copy.deepcopy(mod)
         assert list(copied.state_dict()) == ["kept"] and not copied.scratch.persistent
+
+
+def test_reassigned_child_parameter_and_buffer_keep_their_place_as_pytorch():
+    """``model.conv1 = nn.Conv2d(...)`` (adapting a model zoo network to one input channel) keeps ``conv1`` first
+    among the children, so ``nn.Sequential(*model.children())`` still runs it first; likewise a parameter or
+    buffer assigned again keeps its place in ``state_dict``. One moved to another store goes last there."""
+    orders = []
+    for m in (ember, torch):
+        mod = m.nn.Module()
+        mod.a, mod.b, mod.c = m.nn.Linear(1, 1), m.nn.ReLU(), m.nn.Linear(1, 1)
+        mod.p, mod.q = m.nn.Parameter(m.zeros(1)), m.nn.Parameter(m.zeros(1))
+        mod.r, mod.s = m.nn.Buffer(m.zeros(1)), m.nn.Buffer(m.zeros(1))
+        mod.a = m.nn.Linear(2, 2)
+        mod.p = m.nn.Parameter(m.ones(2))
+        mod.r = m.nn.Buffer(m.ones(2), persistent=False)
+        mod.b = m.nn.Parameter(m.ones(3))  # child -> parameter: gone from the children, last of the parameters
+        orders.append(([n for n, _ in mod.named_children()], list(mod._parameters), list(mod._buffers),
+                       list(mod.state_dict()), mod.a.in_features, tuple(mod.p.shape)))
+    assert orders[0] == orders[1]

@@ -32,6 +32,19 @@ def test_clip_grad_norm(norm_type, max_norm, rng):
         assert_close(ep.grad, tp.grad)
 
 
+def test_deprecated_clip_grad_norm_clips_and_warns_as_pytorch(rng):
+    e, t = paired_params(rng)
+    with pytest.warns(FutureWarning) as e_warned:
+        en = nn.utils.clip_grad_norm(e, 0.5, 1.0)
+    with pytest.warns(FutureWarning) as t_warned:
+        tn = torch.nn.utils.clip_grad_norm(t, 0.5, 1.0)
+    assert [str(w.message) for w in e_warned] == [str(w.message) for w in t_warned]
+    assert e_warned[0].filename == __file__  # attributed to the caller's line
+    assert_close(en, tn)
+    for ep, tp in zip(e, t):
+        assert_close(ep.grad, tp.grad)
+
+
 def test_clip_grad_norm_edge_cases(rng):
     e, _ = paired_params(rng)
     e[0].grad = None

@@ -137,3 +137,15 @@ def test_gather_of_a_sub_block_has_pytorchs_gradient():
         out = x.gather(1, m.tensor([[0, 3, 3], [1, 1, 2]]))
         out.backward(m.arange(6.0, dtype=m.float64).reshape(2, 3))
     np.testing.assert_array_equal(xs[ember].grad.numpy(), xs[torch].grad.numpy())
+
+
+@pytest.mark.parametrize("index", [0, -1, 2, slice(0, 1), (0,), [0], None, ..., (), True])
+def test_indexing_a_zero_dim_tensor_as_in_pytorch(index):
+    """Old code's ``loss.data[0]`` gets PyTorch's message pointing at ``.item()``; a slice gets its own."""
+    results = []
+    for m in (torch, ember):
+        try:
+            results.append(tuple(m.tensor(3.0)[index].shape))
+        except IndexError as err:
+            results.append(str(err) if isinstance(index, (int, slice)) else "IndexError")
+    assert results[0] == results[1]

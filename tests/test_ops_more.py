@@ -307,3 +307,22 @@ def test_jit_overload_returns_the_function():
         return x
 
     assert ember.jit._overload(f) is f
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 4), (2, 3, 4, 2)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin", "Softmax", "LogSoftmax", "Softmin"])
+def test_implicit_softmax_dim_as_pytorch(shape, name):
+    """``F.softmax(x)`` without ``dim`` (old attention code): PyTorch's legacy dim (0 for 1-d and 3-d input,
+    else 1), its deprecation warning naming the function, and its values."""
+    import warnings
+
+    x = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for m, F in ((torch, TF), (ember, EF)):
+        fn = getattr(F, name) if name[0].islower() else getattr(m.nn, name)()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out = fn(m.tensor(x))
+        results.append((out, [str(w.message) for w in seen]))
+    assert_close(results[1][0], results[0][0])
+    assert results[1][1] == results[0][1] and len(results[0][1]) == 1

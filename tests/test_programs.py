@@ -59,6 +59,8 @@ CASES = [
     ("per-sample-grads-vmap", ["per_sample_grads.py"], 1),
     ("vit-einops", ["vit_einops.py"], 1),
     ("fx-passes", ["fx_passes.py"], 1),
+    ("graph-networks-sparse", ["graph_networks.py"], 1),
+    ("style-transfer-superres", ["style_superres.py"], 1),
     ("fsdp-gpt-full-shard", ["fsdp_gpt.py"], 2),
     ("fsdp-gpt-shard-grad-op-orig-params", ["fsdp_gpt.py", "--strategy", "SHARD_GRAD_OP", "--use-orig-params"], 2),
     ("fsdp-gpt-no-shard", ["fsdp_gpt.py", "--strategy", "NO_SHARD"], 2),

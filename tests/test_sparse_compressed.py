@@ -98,6 +98,44 @@ def test_sparse_mm_and_spmm(kind, fn):
     assert_close(results[1][1], results[0][1])
 
 
+PRODUCTS = {
+    "@": lambda m, a, x: a @ x, "mm": lambda m, a, x: m.mm(a, x), "matmul": lambda m, a, x: m.matmul(a, x),
+    ".mm": lambda m, a, x: a.mm(x), ".matmul": lambda m, a, x: a.matmul(x),
+    "dense @": lambda m, a, x: x.t() @ a, "dense mm": lambda m, a, x: m.mm(x.t(), a),
+}
+
+
+@pytest.mark.parametrize("kind", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("product", list(PRODUCTS))
+@pytest.mark.parametrize("width", [2, None])
+def test_every_spelling_of_a_sparse_dense_product(kind, product, width):
+    """``sparse @ dense``, ``torch.mm``/``torch.matmul`` and the methods, and ``dense @ sparse`` (graph
+    programs write ``adj @ h`` or ``torch.mm(adj, h)``), with the dense operand's gradient, as PyTorch."""
+    if width is None and "mm" in product:
+        pytest.skip("mm takes matrices only")
+    w = np.random.default_rng(0).standard_normal((3,) if width is None else (3, width))
+    results = []
+    for m in (torch, ember):
+        a = m.sparse_coo_tensor(m.tensor(COO[0]), m.tensor(COO[1]), (3, 3))
+        a = a if kind == "coo" else getattr(a.to_dense(), f"to_sparse_{kind}")()
+        x = m.tensor(w, requires_grad=True)
+        out = PRODUCTS[product](m, a, x)
+        (out * m.arange(1.0, out.numel() + 1, dtype=out.dtype).reshape(out.shape)).sum().backward()
+        results.append((out, x.grad))
+    assert results[1][0].layout is ember.strided
+    assert_close(results[1][0], results[0][0])
+    assert_close(results[1][1], results[0][1])
+
+
+def test_sparse_dense_product_errors():
+    a = ember.sparse_coo_tensor(ember.tensor(COO[0]), ember.tensor(COO[1]), (3, 3))
+    for bad in (lambda: a @ ember.ones(2, 2), lambda: ember.ones(2, 2) @ a, lambda: ember.mm(ember.ones(3, 2), a)):
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            bad()
+    with pytest.raises(NotImplementedError):
+        a @ a
+
+
 @pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 1)])
 def test_sparse_sum_as_pytorch(dim):
     results = []

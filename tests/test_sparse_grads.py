@@ -247,8 +247,7 @@ def test_hooks_autograd_grad_and_anomaly_with_sparse_grads():
         g.numpy()
     with pytest.raises(NotImplementedError, match="'sum' is not supported on a sparse COO tensor"):
         g.sum()
-    with pytest.raises(NotImplementedError, match="not supported on a sparse COO tensor"):
-        g.double()  # (never a dense tensor around sparse data)
+    assert g.double().is_sparse and g.double().dtype == ember.float64  # a cast keeps it sparse
 
 
 def test_sparse_coo_tensor_like_torch():
@@ -272,6 +271,53 @@ def test_sparse_coo_tensor_like_torch():
     s = ember.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (3,))
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
         s.add(ember.ones(3))
+
+
+@pytest.mark.parametrize("cast", ["double", "half", "long", "to", "type"])
+def test_sparse_casts_and_dense_plus_sparse_promote_like_torch(cast):
+    """A cast keeps a sparse tensor sparse (its values cast); ``dense + sparse`` of two dtypes promotes the sparse
+    operand, as graph programs add an int64 adjacency to ``torch.eye``."""
+    results = []
+    for m in (ember, torch):
+        s = m.sparse_coo_tensor([[0, 1, 2], [1, 2, 1]], [2, 3, 4], (3, 3), dtype=m.int64)
+        converted = {"double": lambda s, m: s.double(), "half": lambda s, m: s.half(),
+                     "long": lambda s, m: s.float().long(), "to": lambda s, m: s.to(m.float32),
+                     "type": lambda s, m: s.type(m.float64)}[cast](s, m)
+        results.append((converted, m.eye(3) + s, m.eye(3, dtype=m.float64) * 0.5 - s))
+    for e, t in zip(*results):
+        assert e.dtype.name == str(t.dtype).split(".")[1]
+        if t.is_sparse:
+            _same_sparse(e, t)
+        else:
+            assert e.layout is ember.strided
+            assert_close(e, t)
+
+
+@pytest.mark.parametrize("name", ["FloatTensor", "DoubleTensor", "LongTensor"])
+def test_legacy_sparse_constructors_like_torch(name):
+    """``torch.sparse.FloatTensor(indices, values, size)`` (old GCN code), ``(indices, values)``, ``(*sizes)`` and
+    ``()``: PyTorch's tensors (the values keep their dtype) and deprecation warnings (each form's once a process,
+    in both), ``isinstance`` by dtype."""
+    import warnings
+
+    made = {}
+    for m in (ember, torch):
+        idx, vals = m.tensor([[0, 1, 1], [2, 0, 2]]), m.tensor([1.5, 2.0, -3.0])
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cls = getattr(m.sparse, name)
+            out = (cls(idx, vals, m.Size([2, 4])), cls(idx, vals.double()), cls(2, 5), cls(m.Size([3])), cls())
+        made[m] = out, [str(w.message) for w in seen]
+        assert isinstance(out[2], cls) and not isinstance(m.ones(1), cls)
+        assert isinstance(out[0], m.sparse.FloatTensor) and isinstance(out[1], m.sparse.DoubleTensor)  # values'
+    (e_out, e_warns), (t_out, t_warns) = made[ember], made[torch]
+    assert [w.split(" (Triggered")[0] for w in t_warns] == e_warns
+    for e, t in zip(e_out, t_out):
+        assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+        _same_sparse(e, t)
+    assert repr(ember.sparse.FloatTensor) == repr(torch.sparse.FloatTensor)
+    with pytest.raises(TypeError):
+        ember.sparse.FloatTensor("x")
 
 
 def test_ddp_refuses_sparse_gradients_naming_the_parameter():

@@ -102,6 +102,8 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     """``t`` in ``dtype`` (the same tensor if it already is)."""
     if t._data.dtype == dtype.np:
         return t
+    if t.is_sparse:  # a sparse COO tensor (dense + sparse promotes it, .double()): its values cast, unrecorded
+        return type(t).wrap(t._data.cast(dtype.np))
     out = ToCopy.apply(t, dtype=dtype.np)
     if dtype._category < 2 and out.grad_fn is not None:
         out.grad_fn, out._requires_grad = None, False

@@ -83,14 +83,26 @@ def _bounds_error(x: Tensor, err: IndexError) -> IndexError:
     return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
 
 
+def _zero_dim_error(x: Tensor, idx) -> IndexError | None:
+    """PyTorch's own messages for an int or a slice into a 0-d tensor (old code's ``loss.data[0]``)."""
+    if x._data.ndim or isinstance(idx, bool):
+        return None
+    if isinstance(idx, int):
+        if idx:
+            return IndexError(f"index {idx} is out of bounds for dimension 0 with size 0")
+        return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                          "in C++ to convert a 0-dim tensor to a number")
+    return IndexError("slice() cannot be applied to a 0-dim tensor.") if isinstance(idx, slice) else None
+
+
 def getitem(x: Tensor, idx) -> Tensor:
-    idx = convert_index(idx)
+    raw, idx = idx, convert_index(idx)
     try:
         if _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
         return AdvancedIndex.apply(x, idx=idx)
     except IndexError as err:
-        raise _bounds_error(x, err) from None
+        raise (_zero_dim_error(x, raw) or _bounds_error(x, err)) from None
 
 
 class IndexPut(Node):

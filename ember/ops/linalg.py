@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from .._layout import strided
 from .._tensor import Tensor
 from .._warnings import warn
 from ..autograd.graph import Node
@@ -50,6 +51,10 @@ class MatMul(Node):
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul expects two tensors")
+    if a.layout is not strided or b.layout is not strided:  # a sparse COO/CSR/CSC matrix times a dense one
+        from .._sparse_compressed import sparse_product
+
+        return sparse_product(a, b)
     sa, sb = a._data.shape, b._data.shape
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
@@ -128,8 +133,8 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
-    _check_dims("dot", a, 1)
-    _check_dims("dot", b, 1)
+    if a._data.ndim != 1 or b._data.ndim != 1:  # (older PyTorch flattened; old attention code calls it on rows)
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src [{b._data.shape[0]}] "

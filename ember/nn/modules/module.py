@@ -309,7 +309,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, "_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -321,12 +321,12 @@ class Module:
         elif isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): register_buffer, as PyTorch
             if "_buffers" not in d:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, "_buffers")
             self.register_buffer(name, value, value.persistent)
         elif isinstance(value, Module):
             if "_modules" not in d:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, "_modules")
             if _hooks.module_module_registration_hooks:
                 value = _registered(_hooks.module_module_registration_hooks, self, name, value)
             d["_modules"][name] = value
@@ -346,12 +346,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Drop ``name`` from every store before it is registered in another one."""
+    def _forget(self, name: str, keep: str) -> None:
+        """Drop ``name`` from every store but ``keep``, where it is registered next: a child, parameter or buffer
+        assigned again keeps its place (``model.conv1 = nn.Conv2d(...)`` stays first in ``children()``)."""
         d = self.__dict__
         d.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
-            d[store].pop(name, None)
+            if store != keep:
+                d[store].pop(name, None)
         d["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name: str) -> Tensor | Module:  # PyTorch's type: a misspelt method call is an error
