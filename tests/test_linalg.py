@@ -111,6 +111,7 @@ def test_eigh_gauge_invariant(uplo):
     check(lambda m, x: m.linalg.eigvalsh(x, UPLO=uplo), [a], dtype=F64, atol=1e-8)
 
 
+@pytest.mark.filterwarnings("ignore:torch.lu is deprecated")  # x.lu() warns once per process (tests elsewhere)
 @pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3)])
 def test_lu(shape):
     a = RNG.standard_normal(shape)
