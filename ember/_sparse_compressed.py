@@ -14,6 +14,7 @@ never requires grad; other ops on one raise NotImplementedError, as for ember's 
 from __future__ import annotations
 
 from ._backend import xp
+from ._dtype import SCALAR_TYPE_NAMES
 from ._layout import Layout, sparse_csc, sparse_csr, strided
 from ._tensor import Tensor, _fill
 
@@ -132,7 +133,12 @@ def entries(m: Tensor) -> tuple:
 def sparse_product(a: Tensor, b: Tensor) -> Tensor:
     """``a @ b`` where one operand is a sparse (COO, CSR or CSC) matrix and the other a dense matrix or vector,
     as PyTorch computes it: a dense result, differentiable with respect to the dense operand. The sparse one is
-    never densified: each stored entry scales one row (``sparse @ dense``) or column (``dense @ sparse``)."""
+    never densified: each stored entry scales one row (``sparse @ dense``) or column (``dense @ sparse``).
+    Both operands must have one dtype, as for dense products."""
+    if a.dtype != b.dtype:
+        sparse, dense = (a, b) if b.layout is strided else (b, a)
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[sparse.dtype.name]} but found "
+                           f"{SCALAR_TYPE_NAMES[dense.dtype.name]}")
     if b.layout is strided:  # sparse @ dense (n x m @ m x k, or an m-vector)
         rows, cols, values, shape = entries(a)
         _check_product(shape, b.shape, b.ndim in (1, 2) and b.shape[0] == shape[1])

@@ -171,3 +171,50 @@ def test_autograd_functional_forward_mode_jacobian_is_batched(paths):
     with pytest.raises(RuntimeError, match="random"):
         torch.autograd.functional.jacobian(lambda a: a * torch.rand(3, dtype=torch.float64), torch.tensor(x),
                                            vectorize=True, strategy="forward-mode")
+
+
+PRIMAL_READERS = {  # functions that read an input's value: PyTorch's jacfwd batches the tangents only, so they run
+    "float": lambda m, x: x * float(x.sum()),
+    "item": lambda m, x: x.sin() * x.sum().item(),
+    "control_flow": lambda m, x: x ** 3 if x.sum() > 0 else x ** 2,
+}
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True to a scalar")  # PyTorch's hessian
+@pytest.mark.parametrize("name", list(PRIMAL_READERS))
+def test_jacfwd_of_a_function_reading_its_input_falls_back_with_pytorchs_result(paths, name):
+    f = PRIMAL_READERS[name]
+    _run(lambda m, xs: m.func.jacfwd(lambda x: f(m, x))(xs[0]), ((4,),))
+    _run(lambda m, xs: m.func.hessian(lambda x: f(m, x).sum())(xs[0]), ((3,),))
+    _run(lambda m, xs: m.autograd.functional.jacobian(lambda x: f(m, x), xs[0], strategy="forward-mode",
+                                                       vectorize=True), ((3,),))
+
+
+COMPLEX_INSIDE = {  # real inputs and outputs, complex steps between: each tangent through a complex op
+    "times_complex": lambda m, x: (x * (1 + 2j)).abs(),
+    "cast_then_scale": lambda m, x: (x.to(m.complex128) * (1 - 3j)).imag,
+    "exp_of_imaginary": lambda m, x: (x * 1j).exp().real * x,
+    "rfft_magnitude": lambda m, x: m.fft.rfft(x).abs(),
+    "polar_angle": lambda m, x: m.polar(x.exp(), x).angle(),
+}
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # ops whose vmap runs once per example
+@pytest.mark.parametrize("name", list(COMPLEX_INSIDE))
+def test_jacfwd_through_complex_intermediates(name):
+    f = COMPLEX_INSIDE[name]
+    _run(lambda m, xs: m.func.jacfwd(lambda x: f(m, x))(xs[0]), ((5,),))
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_INSIDE))
+def test_forward_mode_tangents_through_complex_ops(name):
+    """One tangent through each complex step, as PyTorch's forward-mode AD computes it (a complex derivative
+    enters PyTorch's backward formulas conjugated, so those ops' tangents cannot come from them directly)."""
+    f = COMPLEX_INSIDE[name]
+
+    def call(m, xs):
+        fa = m.autograd.forward_ad
+        with fa.dual_level():
+            return fa.unpack_dual(f(m, fa.make_dual(xs[0], xs[1]))).tangent
+
+    _run(call, ((5,), (5,)))

@@ -205,3 +205,23 @@ def test_alpha_dropout_defaults_to_eval_like_torch():
     assert ember.nn.functional.alpha_dropout(x) is x
     assert ember.nn.functional.feature_alpha_dropout(x) is x
     assert ember.nn.functional.dropout(x).numpy().tolist() != x.numpy().tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.nn.functional.dropout(x),
+    lambda lib, x: lib.nn.functional.alpha_dropout(x, training=True),
+    lambda lib, x: lib.nn.functional.dropout2d(x.reshape(2, 3, 2, 2)),
+    lambda lib, x: lib.nn.functional.dropout(x, training=False),
+    lambda lib, x: lib.nn.functional.dropout(x, p=0.0),
+])
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_dropout_of_integer_or_bool_input_as_pytorch(call, dtype):
+    """Training dropout of integers raises PyTorch's cast error; identity cases return the input."""
+    outcomes = []
+    for lib in (torch, ember):
+        x = lib.ones(24, dtype=getattr(lib, dtype))
+        try:
+            outcomes.append(("value", call(lib, x).tolist()))
+        except RuntimeError as err:  # (PyTorch's alpha dropout of bools names an intermediate Long)
+            outcomes.append(("error", str(err) if dtype == "int64" else "cast error"))
+    assert outcomes[1] == outcomes[0]

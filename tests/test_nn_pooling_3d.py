@@ -89,7 +89,7 @@ def test_gumbel_softmax_is_the_softmax_of_gumbel_perturbed_logits():
 @pytest.mark.parametrize("name", ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
                                   "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"])
 @pytest.mark.parametrize("shape,output_size", [((2, 3, 4, 5, 6), 0), ((0, 3, 4, 5, 6), 2), ((2, 3, 4, 5, 6), -1),
-                                               ((2, 3, 0, 5, 6), 2)])
+                                               ((2, 3, 0, 5, 6), 2), ((2, 0, 4, 5, 6), 2)])
 def test_adaptive_pools_at_zero_and_negative_sizes(name, shape, output_size):
     """A zero output size or an empty batch gives an empty result as PyTorch's; a negative size and an empty
     spatial input dimension are PyTorch's errors (its text where it names the pool's own check)."""

@@ -129,7 +129,10 @@ def test_every_spelling_of_a_sparse_dense_product(kind, product, width):
 
 def test_sparse_dense_product_errors():
     a = ember.sparse_coo_tensor(ember.tensor(COO[0]), ember.tensor(COO[1]), (3, 3))
-    for bad in (lambda: a @ ember.ones(2, 2), lambda: ember.ones(2, 2) @ a, lambda: ember.mm(ember.ones(3, 2), a)):
+    def ones(*shape):
+        return ember.ones(*shape, dtype=a.dtype)
+
+    for bad in (lambda: a @ ones(2, 2), lambda: ones(2, 2) @ a, lambda: ember.mm(ones(3, 2), a)):
         with pytest.raises(RuntimeError, match="cannot be multiplied"):
             bad()
     with pytest.raises(NotImplementedError):
@@ -158,3 +161,21 @@ def test_sparse_sum_over_a_dense_dim_and_with_dtype():
     assert ember.sparse.sum(a, dtype=ember.float32).dtype == ember.float32
     with pytest.raises(NotImplementedError):
         ember.sparse.mm(a, ember.ones(2, 2), "max")
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+@pytest.mark.parametrize("sparse_left", [True, False])
+def test_sparse_products_refuse_mixed_dtypes_as_pytorch(layout, sparse_left):
+    """A float64 sparse matrix times a float32 dense one raises PyTorch's error (it was silently float32)."""
+    messages = []
+    for lib in (torch, ember):
+        sparse = lib.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2), dtype=lib.float64)
+        if layout == "csr":
+            sparse = sparse.to_sparse_csr()
+        dense = lib.ones(2, 2)
+        with pytest.raises(RuntimeError) as caught:
+            _ = sparse @ dense if sparse_left else dense @ sparse
+        messages.append(str(caught.value))
+    if layout == "coo":  # (PyTorch's CSR kernels name the two types in either order)
+        assert messages[1] == messages[0]
+    assert "Double" in messages[1] and "Float" in messages[1]

@@ -20,7 +20,9 @@ formula, chosen per op at the moment it runs (``Node.apply`` hands each op whose
   tangent enters as the bias of a forward on zeros). This costs one forward of the op per tangent;
 - an elementwise op (``Node.diagonal_jacobian``): each input's Jacobian is diagonal, so equal to its transpose,
   and ``J v = B(v)``: the backward formula run on the tangent (broadcast to the output), one input at a time.
-  This costs one backward of the op;
+  This costs one backward of the op. It holds for real derivatives only (a complex one enters PyTorch's backward
+  conjugated, and a real-complex step is not complex-linear): with complex tangents or outputs the op takes the
+  next, general path;
 - any other op: the backward formula is run once on a placeholder cotangent ``g`` that is recorded
   (``recorded.py``, as under ``create_graph``; the op's saved arrays are constants), which records the linear
   map ``g -> J^T g`` as a small graph, and that graph is transposed by one backward pass from the tangents:
@@ -143,7 +145,7 @@ class _Level:
             elif node.multilinear:
                 _GradState.enabled = False
                 out_tangents = [_multilinear(node, arrays, params, tangents)]
-            elif node.diagonal_jacobian:
+            elif node.diagonal_jacobian and not _touches_complex(tangents, outs):
                 _GradState.enabled = _GradState.higher_order = False
                 out_tangents = [_diagonal(node, tangents, outs[0]._data)]
             else:
@@ -216,6 +218,15 @@ def _multilinear(node, arrays: list, params: dict, tangents: list):
         part = fresh.forward(*args, **params)
         total = part if total is None else total + part
     return total
+
+
+def _touches_complex(tangents: list, outs: tuple) -> bool:
+    """Whether an op's tangents or outputs are complex. ``_diagonal`` reads the backward formula as the Jacobian
+    itself, true of a real derivative only: a complex one enters PyTorch's backward conjugated (``g *
+    conj(f'(z))``), and a complex-to-real or real-to-complex step is not even complex-linear; those ops take the
+    transposed formula instead, which is exact for any real-linear Jacobian."""
+    return any(isinstance(v, xp.ndarray) and v.dtype.kind == "c" for v in tangents) or any(
+        out is not None and out._data.dtype.kind == "c" for out in outs)
 
 
 def _diagonal(node, tangents: list, out):

@@ -29,7 +29,7 @@ from ..autograd._jvp import forward_mode_applies
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.recorded import HigherOrderError
 from ..utils._pytree import tree_flatten, tree_unflatten
-from ._batched import NoBatchingRule
+from ._batched import NoBatchingRule, PerExampleValue
 from ._batched_grad import _rewrap, _unwrap_all
 from ._vmap import vmap
 
@@ -80,8 +80,10 @@ def forward_columns(call: Callable[[list], tuple[list, Any, Any]], inputs: Seque
     def body(*duals):
         try:
             flat_out, out_spec, aux = call(list(duals))
-        except (NoBatchingRule, HigherOrderError) as missing:  # no batching rule, or no forward-mode rule for
-            raise Unbatched from missing  # a batched op: the caller's path (not vmap's run once per example)
+        except (NoBatchingRule, HigherOrderError, PerExampleValue) as missing:  # no batching rule, no forward-mode
+            # rule for a batched op, or the function reads an input's value (``float(x.sum())``, ``if x.sum() > 0``,
+            # which PyTorch's jacfwd allows: it batches the tangents only): the caller's path, one column at a time
+            raise Unbatched from missing
         aux_leaves, aux_spec = tree_flatten(aux)
         found["out_spec"], found["aux_spec"], found["aux"] = out_spec, aux_spec, aux_leaves
         return flat_out, [a for a in aux_leaves if isinstance(a, Tensor)]

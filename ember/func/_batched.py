@@ -30,6 +30,12 @@ from .._size import Size
 from .._tensor import Tensor
 
 
+class PerExampleValue(RuntimeError):
+    """PyTorch's vmap error for code that needs a batched tensor's value as a Python object (``.item()``,
+    ``if x:``, ``.tolist()``, ``.numpy()``): one value per example, which vmap cannot give. Its own class so that
+    ``jacfwd``'s batched run (``_basis.py``) can tell it from the function's other errors and fall back."""
+
+
 class NoBatchingRule(BaseException):  # noqa: N818  (BaseException: no ``except Exception`` in ember swallows it)
     """Raised where code without a batching rule reads a BatchedTensor's array; vmap (of that level) catches it
     and runs the function once per example."""
@@ -210,23 +216,23 @@ class BatchedTensor(Tensor):
         return repr(self) if not spec else format(self._value, spec)
 
     def item(self):
-        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+        raise PerExampleValue("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
                            "calling .item() on a Tensor, please try to rewrite what you're doing with other "
                            "operations.")
 
     def __bool__(self) -> bool:
-        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+        raise PerExampleValue("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
                            "flow. We don't support that yet, please shout over at "
                            "https://github.com/pytorch/functorch/issues/257 .")
 
     def tolist(self):
-        raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor, which turns its values into "
+        raise PerExampleValue("vmap: It looks like you're calling .tolist() on a Tensor, which turns its values into "
                            "Python numbers; vmap cannot batch that. Return the tensor from the function instead.")
 
     __int__ = __float__ = __index__ = item
 
     def numpy(self, *, force: bool = False):
-        raise RuntimeError("vmap: .numpy() on a Tensor inside vmap has no value per example; return the tensor "
+        raise PerExampleValue("vmap: .numpy() on a Tensor inside vmap has no value per example; return the tensor "
                            "from the function and convert the result instead.")
 
     def backward(self, *args, **kwargs) -> None:

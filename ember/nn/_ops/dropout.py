@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp
+from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ..._warnings import warn
 from ...autograd.graph import Node
@@ -60,6 +61,9 @@ def _apply(input: Tensor, p: float, training: bool, inplace: bool, feature: bool
     _check_p(p)
     if not training or p == 0 or input._data.size == 0:
         return input
+    if not input.is_floating_point():  # PyTorch scales by a float mask, which it cannot write into integers
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{SCALAR_TYPE_NAMES[input.dtype.name]}")
     if p == 1:  # zero, for the alpha variants too
         zero = Tensor._make(xp.zeros((), dtype=input._data.dtype))
         return input.mul_(zero) if inplace else input * zero

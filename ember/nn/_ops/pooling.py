@@ -391,8 +391,11 @@ def adaptive_output_size(name: str, input: Tensor, output_size, nd: int) -> tupl
     if any(o < 0 for o in out):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
                            f"{{{', '.join(map(str, out))}}}")
+    # PyTorch's max pools and 3-d average pool refuse every empty non-batch dim, its 1-d/2-d average pools the
+    # spatial ones only (zero channels give an empty result)
+    first = input._data.ndim - nd if name.startswith("adaptive_avg") and nd < 3 else int(input._data.ndim == nd + 2)
     for dim, n in enumerate(input._data.shape):
-        if n == 0 and dim >= input._data.ndim - nd:
+        if n == 0 and dim >= first:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {list(input.shape)} with dimension {dim} being empty")
     return out
