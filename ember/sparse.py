@@ -19,7 +19,7 @@ from ._missing import module_getattr
 from ._size import Size
 from ._sparse import SparseCOO, SparseTensor, sparse_coo_tensor
 from ._tensor import Tensor, _wrap_dim
-from ._warnings import warn
+from ._warnings import warn_once
 
 __all__ = ["mm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
            "ShortTensor", "IntTensor", "LongTensor"]
@@ -88,9 +88,6 @@ class _LegacySparseType(type):
         return f"<class 'torch.sparse.{cls.__name__}'>"
 
 
-_WARNED: set[str] = set()
-
-
 def _deprecated(given: str, instead: str) -> None:
     """PyTorch's deprecation warning for a legacy sparse constructor, once per process for each form (as its
     C++ warns once)."""
@@ -98,9 +95,7 @@ def _deprecated(given: str, instead: str) -> None:
                f"torch.sparse_coo_tensor({instead}dtype=, device=).")
     if not given:
         message = "torch.sparse.SparseTensor() is deprecated.  Please use torch.sparse_coo_tensor((0,), dtype=)."
-    if message not in _WARNED:
-        _WARNED.add(message)
-        warn(message)
+    warn_once(message)
 
 
 def _legacy_sparse_type(name: str, dtype: _dtype.dtype) -> _LegacySparseType:

@@ -141,9 +141,7 @@ CHAIN = "torch.chain_matmul is deprecated and will be removed in a future PyTorc
 
 
 def test_chain_matmul_like_torch_warning_once(monkeypatch):
-    import ember.ops.linalg as L
-
-    monkeypatch.setattr(L, "_chain_matmul_warned", False)
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())  # as in a fresh process
     rng = np.random.default_rng(0)
     mats = [rng.standard_normal(s) for s in [(2, 3), (3, 4), (4, 5)]]
     with pytest.warns(UserWarning) as caught:

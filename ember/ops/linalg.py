@@ -7,7 +7,7 @@ from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from .._layout import strided
 from .._tensor import Tensor
-from .._warnings import warn
+from .._warnings import warn_once
 from ..autograd.graph import Node
 
 
@@ -81,20 +81,14 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return MatMul.apply(a, b)
 
 
-_chain_matmul_warned = False
-
-
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """The product of 2-D matrices (PyTorch's deprecated form of ``linalg.multi_dot``; it warns once per process,
     as PyTorch)."""
-    global _chain_matmul_warned
     from ..linalg import multi_dot
 
-    if not _chain_matmul_warned:
-        _chain_matmul_warned = True
-        warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-             "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-             "parameters.")
+    warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+              "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+              "parameters.")
     for t in matrices:
         if t._data.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {t._data.ndim}, expected 2 instead.")
