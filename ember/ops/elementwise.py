@@ -387,6 +387,8 @@ def _shift(fn, kernel: str):
             if isinstance(b, float):
                 raise NotImplementedError(f"\"{kernel}\" not implemented for 'Float'")
             return NotImplemented
+        if isinstance(b, int) and not 0 <= b < 64:  # any such count shifts everything out: 64 fits every dtype
+            b = 64
         a, b = promote(a, b)
         for t in (a, b):
             if isinstance(t, Tensor) and t._data.dtype.kind not in "iu":
