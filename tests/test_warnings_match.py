@@ -213,6 +213,7 @@ ONCE = {
     "stft without a window": "m.stft(m.ones(64), 16, return_complex=True)",
     "stft return_complex=False": "m.stft(m.ones(64), 16, window=m.ones(16), return_complex=False)",
     "istft without a window": "m.istft(m.ones(9, 5, dtype=m.complex64), 16)",
+    "where with a uint8 condition": "m.where(m.tensor([1, 0], dtype=m.uint8), m.ones(2), m.zeros(2))",
 }
 
 SCRIPT = """

@@ -8,9 +8,9 @@ backward accumulates repeated indices (``x[[0, 0]]`` sends both gradients to row
 from __future__ import annotations
 
 from .._backend import xp
-from .._dtype import category_dtype, scalar_category
+from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._tensor import Tensor, _wrap_dim
-from .._warnings import warn
+from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
@@ -351,8 +351,14 @@ class Where(Node):
 def where(condition: Tensor, input=None, other=None):
     if input is None and other is None:
         return tuple(Tensor._make(i.astype(xp.int64)) for i in xp.nonzero(condition._data))
+    if isinstance(condition, Tensor) and condition._data.dtype == xp.uint8:  # as PyTorch: a mask, warned once
+        warn_once("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                  "future version of PyTorch. Use a boolean condition instead.")
+        condition = Tensor._make(condition._data != 0)
     if not isinstance(condition, Tensor) or condition._data.dtype != xp.bool_:
-        raise RuntimeError("where expected condition to be a boolean tensor")
+        got = f", but got a tensor with dtype {SCALAR_TYPE_NAMES[condition.dtype.name]}" \
+            if isinstance(condition, Tensor) else ""
+        raise RuntimeError(f"where expected condition to be a boolean tensor{got}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = Tensor._make(xp.asarray(input, dtype=category_dtype(scalar_category(input)).np))
     a, b = promote(input, other)
