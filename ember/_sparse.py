@@ -344,6 +344,12 @@ class SparseTensor(Tensor):
 
     __add__ = add
 
+    def sub(self, other, *, alpha: float = 1) -> SparseTensor:
+        """``self - alpha * other`` for a sparse ``other`` (PyTorch refuses a dense one with add's message)."""
+        return SparseTensor.wrap(self._sum(other, "add", -alpha))
+
+    __sub__ = sub
+
     def _sparse(self, other, op: str, alpha: float) -> SparseCOO:
         if not isinstance(other, SparseTensor):
             raise RuntimeError(f"{op}(sparse, dense) is not supported. Use add(dense, sparse) instead.")

@@ -377,3 +377,17 @@ def test_grad_report_reads_a_sparse_gradient_as_the_dense_one():
     (row,) = grad_report(emb)
     dense = emb.weight.grad.to_dense()
     assert row.norm == pytest.approx(float(dense.norm())) and row.mean == pytest.approx(float(dense.mean()))
+
+
+def test_sparse_minus_sparse_and_sparse_minus_dense_as_pytorch():
+    """``s - t`` and ``s.sub(t, alpha=)`` of sparse tensors are sparse; ``s - dense`` raises PyTorch's error (it
+    leaked NumPy's TypeError)."""
+    results = []
+    for m in (torch, ember):
+        s = m.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+        t = m.sparse_coo_tensor([[0], [1]], [5.0], (2, 2))
+        with pytest.raises(RuntimeError) as caught:
+            _ = s - m.ones(2, 2)
+        results.append(((s - t).to_dense().tolist(), s.sub(t, alpha=2).to_dense().tolist(), (s - t).is_sparse,
+                        str(caught.value)))
+    assert results[1] == results[0]
