@@ -354,3 +354,20 @@ def test_ember_save_outside_the_compat_runner_writes_embers_format():
     ember.save({"w": ember.ones(2)}, buf)
     with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zf:
         assert not any(n.endswith("data.pkl") for n in zf.namelist())
+
+
+@pytest.mark.parametrize("fmt", ["ember", "torch"])
+def test_a_size_saved_loads_as_a_size(tmp_path, fmt):
+    """``ember.save`` keeps an ``ember.Size`` a Size (it was stored as a plain tuple), in ember's format and in
+    PyTorch's, where ``torch.load`` gives a ``torch.Size``; a plain tuple stays a tuple."""
+    obj = {"shape": ember.ones(2, 3).shape, "empty": ember.Size([]), "nested": [ember.Size([4])], "plain": (1, 2)}
+    path = tmp_path / "sizes.pt"
+    ember.save(obj, path, format=fmt)
+    back = ember.load(path)
+    assert back == obj
+    assert [type(back[k]) for k in ("shape", "empty", "plain")] == [ember.Size, ember.Size, tuple]
+    assert type(back["nested"][0]) is ember.Size
+    if fmt == "torch":
+        theirs = torch.load(path)
+        assert type(theirs["shape"]) is torch.Size and theirs["shape"] == torch.Size([2, 3])
+        assert type(theirs["plain"]) is tuple

@@ -3,7 +3,7 @@
 ``ember.json``
     ``{"format": "ember.save", "version": 1, "root": NODE, "arrays": [ENTRY, ...]}``.
     A NODE is a JSON ``null``/bool/int/float/string for the same Python value, or
-    a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``,
+    a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``, ``{"size": [INT...]}`` (an ``ember.Size``),
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
     (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
     ``{"global": "module.qualname"}`` (a class or function, by reference) or
@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
 from . import _globals
@@ -73,6 +74,8 @@ class Encoder:
             return {"array": self._payload(obj)}
         if isinstance(obj, _dtype.dtype):
             return {"dtype": obj.name}
+        if isinstance(obj, Size):  # a tensor's shape stays a Size, as torch.save keeps torch.Size
+            return {"size": [int(n) for n in obj]}
         if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
             return {"global": _globals.path_of(obj)}
         module_class = _module_class()
@@ -207,6 +210,8 @@ class Decoder:
             if value not in self._loaded:
                 self._loaded[value] = self._array(value)
             return self._loaded[value]
+        if tag == "size" and isinstance(value, list) and all(type(n) is int and n >= 0 for n in value):
+            return Size(value)
         if tag == "dtype" and isinstance(value, str) and isinstance(getattr(_dtype, value, None), _dtype.dtype):
             return getattr(_dtype, value)
         if tag == "global" and isinstance(value, str):

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
 from ._archive import MAX_DEPTH, Archive, Fail, too_deep
@@ -79,6 +80,11 @@ class _Pickler:
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
+        elif isinstance(obj, Size):  # torch.Size((2, 3)): torch.load gives a torch.Size back
+            self.glob("torch", "Size")
+            self.out += b"("
+            self.container(tuple(int(n) for n in obj))
+            self.out += b"tR"
         elif isinstance(obj, (tuple, list, dict)):
             if self.depth == MAX_DEPTH:
                 raise too_deep("ember.save(format='torch')")
