@@ -147,7 +147,10 @@ def sparse_product(a: Tensor, b: Tensor) -> Tensor:
         raise NotImplementedError(f"{a.layout.name} @ {b.layout.name}: ember multiplies a sparse matrix by a "
                                   "dense one only; call .to_dense() on one of them")
     rows, cols, values, shape = entries(b)  # dense @ sparse = (sparse^T @ dense^T)^T
-    _check_product(a.shape, shape, a.ndim in (1, 2) and a.shape[-1] == shape[0])
+    _check_product(a.shape, shape, a.ndim >= 1 and a.shape[-1] == shape[0])
+    if a.ndim > 2:  # a batch of matrices times one sparse matrix (``@``, as PyTorch's): their rows stacked
+        flat = entries_matmul(cols, rows, values, shape[1], a.reshape(-1, shape[0]).t()).t()
+        return flat.reshape(*a.shape[:-1], shape[1])
     return entries_matmul(cols, rows, values, shape[1], a.t()).t()
 
 

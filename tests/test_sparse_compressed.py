@@ -179,3 +179,18 @@ def test_sparse_products_refuse_mixed_dtypes_as_pytorch(layout, sparse_left):
     if layout == "coo":  # (PyTorch's CSR kernels name the two types in either order)
         assert messages[1] == messages[0]
     assert "Double" in messages[1] and "Float" in messages[1]
+
+
+def test_batched_dense_at_sparse_as_pytorch():
+    """A batch of dense matrices ``@`` one sparse matrix: values and the dense operand's gradient."""
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((5, 4, 2))
+    got = []
+    for lib in (torch, ember):
+        s = lib.sparse_coo_tensor([[0, 1, 1], [1, 0, 2]], [1.0, 2.0, -3.0], (2, 3), dtype=lib.float64)
+        a = lib.tensor(dense, requires_grad=True)
+        out = a @ s
+        (out * out).sum().backward()
+        got.append((out.detach().numpy(), a.grad.numpy()))
+    for e, t in zip(got[1], got[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-12)
