@@ -106,6 +106,21 @@ def encoder(m, **kw):
     return m.nn.TransformerEncoder(m.nn.TransformerEncoderLayer(4, kw.pop("nhead", 2), **kw), 2)
 
 
+PADDING = [[False, False, True], [False, False, False]]
+
+
+def attention_with_masks(m, attn_mask):
+    x = m.ones(2, 3, 8)
+    return m.nn.MultiheadAttention(8, 2, batch_first=True)(x, x, x, key_padding_mask=m.tensor(PADDING),
+                                                            attn_mask=attn_mask)
+
+
+def encoder_with_masks(m, mask):
+    layer = m.nn.TransformerEncoderLayer(8, 2, batch_first=True)
+    return m.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)(m.ones(2, 3, 8), mask=mask,
+                                                                          src_key_padding_mask=m.tensor(PADDING))
+
+
 WARNS = {
     "F.softmax implicit dim": lambda m: F(m).softmax(m.ones(2, 3)),
     "F.softmax implicit dim 1-D": lambda m: F(m).softmax(m.ones(3)),
@@ -164,6 +179,8 @@ WARNS = {
     "TransformerEncoder odd heads": lambda m: encoder(m, batch_first=True, nhead=1),
     "upsample deprecated": lambda m: F(m).upsample(m.ones(1, 1, 4), scale_factor=2),
     "weight_norm deprecated": lambda m: m.nn.utils.weight_norm(m.nn.Linear(2, 2)),
+    "MultiheadAttention mismatched masks": lambda m: attention_with_masks(m, m.zeros(3, 3)),
+    "TransformerEncoder mismatched masks": lambda m: encoder_with_masks(m, m.zeros(3, 3)),
 }
 
 SILENT = {
@@ -186,6 +203,8 @@ SILENT = {
     "TransformerEncoder fast-path layer": lambda m: encoder(m, batch_first=True),
     "amp.GradScaler cuda disabled": lambda m: m.amp.GradScaler("cuda", enabled=False),
     "DataLoader without pin_memory": lambda m: list(m.utils.data.DataLoader([m.ones(2)])),
+    "MultiheadAttention masks of one type": lambda m: attention_with_masks(m, m.zeros(3, 3, dtype=m.bool)),
+    "TransformerEncoder masks of one type": lambda m: encoder_with_masks(m, m.zeros(3, 3, dtype=m.bool)),
 }
 
 

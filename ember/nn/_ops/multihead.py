@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ... import _dtype
+from ... import _dtype, _warnings
 from ..._backend import xp
 from ..._dtype import np_kind
 from ..._tensor import Tensor
@@ -23,10 +23,15 @@ from .linear import linear
 from .padding import pad
 
 
-def canonical_mask(mask: Tensor | None, name: str, dtype) -> Tensor | None:
-    """A bool mask (True = masked out) as a float mask of ``dtype`` (-inf where True); float masks unchanged."""
+def canonical_mask(mask: Tensor | None, name: str, dtype, other: Tensor | None = None,
+                   other_name: str = "") -> Tensor | None:
+    """A bool mask (True = masked out) as a float mask of ``dtype`` (-inf where True); float masks unchanged.
+    With ``other``, the mask used beside it: a different dtype gets PyTorch's deprecation warning."""
     if mask is None:
         return None
+    if other is not None and other.dtype != mask.dtype:
+        _warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                       "instead.")
     m = mask._data
     if m.dtype == xp.bool_:
         dt = _dtype.to_np(dtype)
@@ -105,7 +110,7 @@ def multi_head_attention_forward(
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", query.dtype, attn_mask, "attn_mask")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")

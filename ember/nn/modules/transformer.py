@@ -202,7 +202,7 @@ class TransformerEncoder(Module):
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
-        src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask", src.dtype)
+        src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask", src.dtype, mask, "mask")
         mask = canonical_mask(mask, "mask", src.dtype)
         first = self.layers[0] if len(self.layers) else None
         batch_first = getattr(getattr(first, "self_attn", None), "batch_first", False)
