@@ -181,6 +181,8 @@ WARNS = {
     "weight_norm deprecated": lambda m: m.nn.utils.weight_norm(m.nn.Linear(2, 2)),
     "MultiheadAttention mismatched masks": lambda m: attention_with_masks(m, m.zeros(3, 3)),
     "TransformerEncoder mismatched masks": lambda m: encoder_with_masks(m, m.zeros(3, 3)),
+    "TransformerEncoderLayer mismatched masks": lambda m: m.nn.TransformerEncoderLayer(8, 2, batch_first=True)(
+        m.ones(2, 3, 8), src_mask=m.zeros(3, 3), src_key_padding_mask=m.tensor(PADDING)),
 }
 
 SILENT = {

@@ -99,6 +99,8 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
+        src_key_padding_mask = canonical_mask(src_key_padding_mask, "src_key_padding_mask", src.dtype, src_mask,
+                                              "src_mask")
         x = _residual(src, self.norm1, self.norm_first,
                       lambda h: self._sa_block(h, src_mask, src_key_padding_mask, is_causal))
         return _residual(x, self.norm2, self.norm_first, self._ff_block)
