@@ -145,3 +145,55 @@ def test_elementwise_kernels_split_only_from_their_own_threshold(threads, monkey
     calls = []  # parallel_for's own threshold stays 64 Ki (convolution bands, pooling)
     _parallel.parallel_for(lambda a, b: calls.append(b - a), 200, elements=200 * 1000)
     assert len(calls) == 2
+
+
+def test_stack_matmul_splits_small_products_with_the_bits_of_one_thread(threads, monkeypatch):
+    """A stack of small GEMMs (attention's per-head products) is split along its first dim among the threads; each
+    product is the same single-threaded GEMM, so the result equals one thread's and NumPy's bit for bit."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 3, 16, 8)).astype(np.float32)
+    b = rng.standard_normal((6, 3, 8, 12)).astype(np.float32)
+    expected = np.matmul(a, b)
+    seen: list[tuple[int, int]] = []
+    real_for = _parallel.parallel_for
+
+    def spy(fn, rows, elements, min_elements=None):
+        seen.append((rows, elements))
+        return real_for(fn, rows, elements, min_elements)
+
+    monkeypatch.setattr(_parallel, "parallel_for", spy)
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        with policy.override(min_parallel_elements=64):
+            np.testing.assert_array_equal(_parallel.stack_matmul(a, b), expected)
+            np.testing.assert_array_equal(_parallel.stack_matmul(a.swapaxes(-1, -2).copy().swapaxes(-1, -2), b),
+                                          expected)  # a transposed view: the same products
+    assert seen and all(rows == 6 for rows, _ in seen)  # split along the first dim (threads > 1)
+    seen.clear()
+    # the plain product: broadcast stacks, mixed dtypes, products OpenBLAS may thread itself, one thread
+    np.testing.assert_array_equal(_parallel.stack_matmul(a, b[0]), np.matmul(a, b[0]))
+    np.testing.assert_array_equal(_parallel.stack_matmul(a, b.astype(np.float64)), np.matmul(a, b.astype(np.float64)))
+    with policy.override(blas_threaded_mnk=16 * 8 * 12 - 1):
+        np.testing.assert_array_equal(_parallel.stack_matmul(a, b), expected)
+    assert not seen
+    with pytest.raises(ValueError):  # NumPy's own error for mismatched inner dims
+        _parallel.stack_matmul(a, b.swapaxes(-1, -2))
+
+
+def test_attention_and_matmul_same_bits_at_1_2_3_threads(threads):
+    """Scaled dot-product attention and a batched ``@`` (forward and backward) give one thread's bits on more."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((8, 2, 32, 16)).astype(np.float32) for _ in range(4)]
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        with policy.override(min_parallel_elements=64):
+            q, k, v = (ember.tensor(a, requires_grad=True) for a in arrays[:3])
+            y = ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            z = (q @ k.transpose(-1, -2)) @ v
+            (y * ember.tensor(arrays[3])).sum().backward(retain_graph=True)
+            (z * ember.tensor(arrays[3])).sum().backward()
+            results.append([t.detach().numpy().copy() for t in (y, z, q.grad, k.grad, v.grad)])
+    for other in results[1:]:
+        for r, o in zip(results[0], other):
+            np.testing.assert_array_equal(r, o)

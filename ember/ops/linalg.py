@@ -6,6 +6,7 @@ from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from .._layout import strided
+from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..autograd.graph import Node
@@ -18,7 +19,7 @@ class MatMul(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return xp.matmul(a, b)
+        return stack_matmul(a, b)
 
     def backward(self, g):
         a, b = self.saved
@@ -37,11 +38,11 @@ class MatMul(Node):
         if a.dtype.kind == "c":  # complex: dL/dA = G B^H, dL/dB = A^H G
             a2, b2 = a2.conj(), b2.conj()
         if na:  # dL/dA = G B^T
-            ga = xp.matmul(g2, xp.swapaxes(b2, -1, -2))
+            ga = stack_matmul(g2, xp.swapaxes(b2, -1, -2))
             if a.ndim == 1:
                 ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
         if nb:  # dL/dB = A^T G
-            gb = xp.matmul(xp.swapaxes(a2, -1, -2), g2)
+            gb = stack_matmul(xp.swapaxes(a2, -1, -2), g2)
             if b.ndim == 1:
                 gb = gb.reshape(gb.shape[:-1])
         return ga, gb

@@ -17,7 +17,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import np_kind
 from ..._kernels.policy import policy
-from ..._parallel import parallel_rows
+from ..._parallel import parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -67,7 +67,7 @@ class ScaledDotProductAttention(Node):
         # of a (B, S, H, E) projection took 1.9 (GPT-style heads of 64 x 32, batch 64; the copy: 0.1 ms)
         plain = compiled_softmax(q) and type(kr) is xp.ndarray  # (under create_graph some inputs are recorded)
         fold = plain and mask is None and scale > 0
-        s = xp.matmul(q if fold else q * q.dtype.type(scale), _contiguous(xp.swapaxes(kr, -1, -2)))
+        s = stack_matmul(q if fold else q * q.dtype.type(scale), _contiguous(xp.swapaxes(kr, -1, -2)))
         by_length = causal and plain  # the compiled kernel keeps keys j <= i: no -inf mask to add
         if causal and not by_length:
             s += causal_additive_mask(s.shape[-2], s.shape[-1], s.dtype)
@@ -77,7 +77,7 @@ class ScaledDotProductAttention(Node):
         pd = p if dmask is None else p * dmask
         self.saved = (q, k, v, p, dmask)
         self.scale, self.groups = scale, groups
-        return xp.matmul(pd, vr)
+        return stack_matmul(pd, vr)
 
     def backward(self, g):
         q, k, v, p, dmask = self.saved
@@ -87,9 +87,9 @@ class ScaledDotProductAttention(Node):
         gq = gk = gv = gmask = None
         if nv:  # dV = P_dropped^T G
             pd = p if dmask is None else p * dmask
-            gv = _sum_head_groups(xp.matmul(xp.swapaxes(pd, -1, -2), g), groups)
+            gv = _sum_head_groups(stack_matmul(xp.swapaxes(pd, -1, -2), g), groups)
         if nq or nk or nmask:
-            gp = xp.matmul(g, xp.swapaxes(vr, -1, -2))  # dP = G V^T (through the dropout mask)
+            gp = stack_matmul(g, xp.swapaxes(vr, -1, -2))  # dP = G V^T (through the dropout mask)
             if nmask:
                 gmask = xp.empty_like(gp) if (nq or nk) else gp
             scale = gp.dtype.type(self.scale) if (nq or nk) else None
@@ -105,9 +105,9 @@ class ScaledDotProductAttention(Node):
                               gmask.reshape(-1, n) if nmask and gmask is not gp else None,
                               min_elements=policy.min_parallel_elements if compiled_softmax(gp) else None)
             if nq:  # dQ = dS K * scale
-                gq = xp.matmul(gp, kr)
+                gq = stack_matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale
-                gk = _sum_head_groups(xp.matmul(xp.swapaxes(gp, -1, -2), q), groups)
+                gk = _sum_head_groups(stack_matmul(xp.swapaxes(gp, -1, -2), q), groups)
         return gq, gk, gv, gmask, None
 
 
