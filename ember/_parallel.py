@@ -249,27 +249,25 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
 
 def stack_matmul(a, b):
     """``numpy.matmul(a, b)`` of two stacks of matrices with the same leading dims, the stack split along its first
-    dim among the intra-op threads (attention's per-head products).
+    dim among the intra-op threads (attention's per-head products, per-example weights under vmap).
 
-    NumPy runs a stack's products one after another on the calling thread, and OpenBLAS keeps each product that
-    small on one of its threads, so without this a stack of small GEMMs uses one core however many there are.
-    Only where every product is one OpenBLAS keeps on one thread (``policy.blas_threaded_mnk``): then each product is
-    the same single-threaded GEMM whichever thread runs it, and the bits do not depend on the thread count. Other
-    operands (broadcast stacks, mixed or non-float dtypes, recorded arrays under create_graph) take the plain
-    ``numpy.matmul``."""
+    NumPy runs a stack's products one after another on the calling thread, and OpenBLAS keeps each small product on
+    one of its threads, so a stack of small GEMMs used one core however many there were; OpenBLAS's own threads, for
+    a larger product, meet once per product (for a stack of them that costs more than the GEMMs on a busy machine).
+    So every product runs in ``gemm_block`` blocks that OpenBLAS keeps on one thread. The blocks depend on OpenBLAS's
+    thread count only, never on ember's: the bits are the same for any ``set_num_threads``. Other operands
+    (broadcast stacks, mixed or non-float dtypes, recorded arrays under create_graph) take the plain ``numpy.matmul``.
+    """
     if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]
-            or a.dtype != b.dtype or a.dtype not in (xp.float32, xp.float64) or _num_threads <= 1):
-        return xp.matmul(a, b)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if m * k * n > policy.blas_threaded_mnk or b.shape[-2] != k:
-        return xp.matmul(a, b)  # (OpenBLAS threads such a product itself; a mismatch raises NumPy's error here)
-    out = xp.empty((*a.shape[:-1], n), a.dtype)
-    count = out.size // (m * n) if m * n else 0
+            or a.dtype != b.dtype or a.dtype not in (xp.float32, xp.float64) or b.shape[-2] != a.shape[-1]):
+        return xp.matmul(a, b)  # (a mismatch of the inner dims raises NumPy's error here)
+    out = xp.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
+    block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
 
     def run(lo: int, hi: int) -> None:
-        xp.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi])
+        matmul_blocks(a[lo:hi], b[lo:hi], out[lo:hi], block)
 
-    parallel_for(run, a.shape[0], count * (m * k + k * n + m * n))
+    parallel_for(run, a.shape[0], a.size + b.size + out.size)
     return out
 
 
