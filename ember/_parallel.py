@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from ._backend import quiet_enter, quiet_exit, xp
 from ._kernels.policy import policy
@@ -35,9 +34,8 @@ def _threads_from_env() -> int:
 
 
 _num_threads = _threads_from_env()
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+_workers: list[_Worker] = []
+_pool_lock = threading.Lock()  # held by the thread whose chunks the workers run (one caller at a time)
 _in_worker = threading.local()
 
 
@@ -59,23 +57,55 @@ def set_num_threads(n: int) -> None:
     _num_threads = n
 
 
-def _get_pool(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:
-            old = _pool
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ember-intra-op")
-            _pool_size = workers
-            if old is not None:
-                old.shutdown(wait=False)
-        return _pool
+class _Worker:
+    """One intra-op thread: it waits on a lock for a chunk, runs it, and releases another lock when done.
+
+    A hand-off is two lock operations, each in C without the GIL while it waits: about a third of the calling
+    thread's time that a ``concurrent.futures`` pool took (a future, a work item, a queue and a condition per
+    chunk; measured 32 against 12 us of the caller's CPU time per hand-off on a loaded 2-core machine). A daemon
+    thread: at exit it is blocked on its lock, never inside a chunk (the caller waits for every chunk)."""
+
+    def __init__(self, index: int) -> None:
+        self.start, self.done = threading.Lock(), threading.Lock()
+        self.start.acquire()
+        self.done.acquire()
+        self.task: tuple | None = None
+        self.error: BaseException | None = None
+        threading.Thread(target=self._loop, name=f"ember-intra-op_{index}", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self.start.acquire()
+            fn, start, stop = self.task
+            self.task = None
+            try:
+                _run_in_worker(fn, start, stop)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
+                self.error = exc
+            self.done.release()
+
+    def submit(self, fn: Callable[[int, int], None], start: int, stop: int) -> None:
+        self.error = None
+        self.task = (fn, start, stop)
+        self.start.release()
+
+    def wait(self) -> BaseException | None:
+        """Block until the chunk is done; its exception, if it raised one."""
+        self.done.acquire()
+        return self.error
+
+
+def _get_workers(count: int) -> list[_Worker]:
+    while len(_workers) < count:  # (only the caller holding _pool_lock gets here)
+        _workers.append(_Worker(len(_workers)))
+    return _workers[:count]
 
 
 def _forget_pool_in_child() -> None:
-    """A forked child has none of its parent's threads: the pool it inherited would take work and never run it
-    (a Hogwild worker hung in its first large op). The child starts its own pool when it needs one."""
-    global _pool, _pool_size, _pool_lock
-    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+    """A forked child has none of its parent's threads: the workers it inherited would take work and never run it
+    (a Hogwild worker hung in its first large op). The child starts its own workers when it needs them."""
+    global _workers, _pool_lock
+    _workers, _pool_lock = [], threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -111,22 +141,23 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
     every chunk has finished.
     """
     k = chunks_for(rows, elements, min_elements)
-    if k == 1:
+    if k == 1 or not _pool_lock.acquire(blocking=False):  # small, or the workers serve another caller: inline
         fn(0, rows)
         return
-    bounds = [rows * i // k for i in range(k + 1)]
-    pool = _get_pool(k - 1)
-    futures = [pool.submit(_run_in_worker, fn, bounds[i], bounds[i + 1]) for i in range(k - 1)]
-    error: BaseException | None = None
     try:
-        fn(bounds[k - 1], bounds[k])
-    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the other chunks finish
-        error = exc
-    for future in futures:
+        bounds = [rows * i // k for i in range(k + 1)]
+        workers = _get_workers(k - 1)
+        for i, worker in enumerate(workers):
+            worker.submit(fn, bounds[i], bounds[i + 1])
+        error: BaseException | None = None
         try:
-            future.result()
-        except BaseException as exc:  # noqa: BLE001
-            error = error or exc
+            fn(bounds[k - 1], bounds[k])
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, after the other chunks finish
+            error = exc
+        for worker in workers:
+            error = error or worker.wait()
+    finally:
+        _pool_lock.release()
     if error is not None:
         raise error
 
