@@ -186,14 +186,20 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
             for i, (g, t) in enumerate(zip(grads, listed)):
                 if g is None and not (allow_unused or materialize_grads):
                     raise _unused(i, t)
-            return tuple(g if g is not None or not materialize_grads else
-                         Tensor._make(xp.zeros((n, *t._data.shape), t._data.dtype)) for g, t in zip(grads, listed))
+            return tuple(_unbatched_zeros(t) if g is None and materialize_grads else g
+                         for g, t in zip(grads, listed))
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else retain_graph,
-                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
-            for b in range(n)]
+                 create_graph=create_graph, allow_unused=allow_unused or materialize_grads) for b in range(n)]
     from .. import stack
 
-    return tuple(None if any(g is None for g in per_input) else stack(per_input) for per_input in zip(*rows))
+    return tuple((_unbatched_zeros(t) if materialize_grads else None) if any(g is None for g in per_input) else
+                 stack(per_input) for per_input, t in zip(zip(*rows), listed))
+
+
+def _unbatched_zeros(t: Tensor) -> Tensor:
+    """``materialize_grads``' zeros for an unused input under ``is_grads_batched``: shaped as the input, without
+    the batch dimension, as PyTorch's."""
+    return Tensor._make(xp.zeros_like(t._data))
 
 
 # Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.
