@@ -234,3 +234,21 @@ def test_jacobians_through_fft_abs(transform):
         return [getattr(m.func, transform)(lambda a, f=f: f(m, a))(xs[0]) for f in fs]
 
     _run(call, (3, 8), atol=1e-12)
+
+
+@pytest.mark.parametrize("retain_graph", [False, True])
+def test_is_grads_batched_frees_the_graph_unless_retained(paths, retain_graph):
+    def call(m):
+        x = m.ones(3, dtype=m.float64, requires_grad=True)
+        y = x.exp() * 2
+        m.autograd.grad(y, x, m.eye(3, dtype=m.float64), is_grads_batched=True, retain_graph=retain_graph)
+        return m.autograd.grad(y.sum(), x)
+
+    if retain_graph:
+        assert_same(call(ember), call(torch))
+    else:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            call(torch)
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            call(ember)
+    assert paths["batched"] == [True]
