@@ -138,7 +138,7 @@ class BatchedTensor(Tensor):
             core = core._value
         return xp.broadcast_to(xp.empty((), dtype=core._data.dtype), self.shape)
 
-    def _spread(self, plain: Tensor) -> BatchedTensor:
+    def _spread(self, plain: Tensor) -> Tensor:
         """A copy of ``plain`` (not batched) for every example of this tensor's batch, at each of its levels: a
         buffer that the examples' values can be written into in place (a backward formula run on a batch of
         cotangents, ``autograd/recorded.py``)."""
