@@ -110,8 +110,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     As PyTorch's: ``only_inputs`` is deprecated and ignored (with PyTorch's warning when False);
     ``allow_unused`` (default False, True under ``materialize_grads``) returns None for an input the outputs do
     not depend on, ``materialize_grads`` zeros instead; ``is_grads_batched`` treats the first dimension of every
-    ``grad_outputs`` as a batch and returns gradients with that batch dimension (ember computes the batch one
-    element after another; PyTorch uses vmap).
+    ``grad_outputs`` as a batch and returns gradients with that batch dimension, from one backward pass over the
+    whole batch as PyTorch's vmap gives (one pass per batch element where a backward formula cannot run batched:
+    ``func/_batched_vjp.py``).
     """
     if retain_graph is None:
         retain_graph = create_graph
@@ -123,7 +124,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
     if is_grads_batched:
-        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads)
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -144,11 +146,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             if materialize_grads:
                 g = xp.zeros_like(t._data)
             elif not allow_unused:
-                raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}, shape {list(t.shape)}) appears "
-                    "to not have been used in the graph. Set allow_unused=True if this is the "
-                    "desired behavior."
-                )
+                raise _unused(i, t)
         if g is None:
             result.append(None)
         elif type(g) is RecordedArray:  # create_graph: the gradient is a tensor of the graph
@@ -160,8 +158,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     return tuple(result)
 
 
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads) -> tuple:
-    """``grad(..., is_grads_batched=True)``: one vector-Jacobian product per batch element, stacked."""
+def _unused(i: int, t: Tensor) -> RuntimeError:
+    return RuntimeError(f"One of the differentiated Tensors (input {i}, shape {list(t.shape)}) appears to not have "
+                        "been used in the graph. Set allow_unused=True if this is the desired behavior.")
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """``grad(..., is_grads_batched=True)``: the vector-Jacobian products for every cotangent of the batch, from
+    one backward walk over the whole batch (``func/_batched_vjp.py``) where it applies, else one walk per
+    cotangent; stacked."""
+    from ..func._batched_vjp import applies, batched_vjp
+
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or [])
     if len(grad_outputs) != len(outputs) or any(not isinstance(g, Tensor) for g in grad_outputs):
@@ -171,15 +179,27 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, mat
         raise RuntimeError("grad(is_grads_batched=True): every grad_outputs tensor must have the same leading "
                            f"(batch) dimension, got shapes {[list(g.shape) for g in grad_outputs]}")
     n = batch.pop()
+    listed = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if n and all(t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+        grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
+        if grads is not None:
+            for i, (g, t) in enumerate(zip(grads, listed)):
+                if g is None and not (allow_unused or materialize_grads):
+                    raise _unused(i, t)
+            return tuple(_unbatched_zeros(t) if g is None and materialize_grads else g
+                         for g, t in zip(grads, listed))
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else retain_graph,
-                 allow_unused=allow_unused, materialize_grads=materialize_grads) for b in range(n)]
-    stacked = []
-    for per_input in zip(*rows):
-        if any(g is None for g in per_input):
-            stacked.append(None)
-        else:
-            stacked.append(Tensor._make(xp.stack([g._data for g in per_input])))
-    return tuple(stacked)
+                 create_graph=create_graph, allow_unused=allow_unused or materialize_grads) for b in range(n)]
+    from .. import stack
+
+    return tuple((_unbatched_zeros(t) if materialize_grads else None) if any(g is None for g in per_input) else
+                 stack(per_input) for per_input, t in zip(zip(*rows), listed))
+
+
+def _unbatched_zeros(t: Tensor) -> Tensor:
+    """``materialize_grads``' zeros for an unused input under ``is_grads_batched``: shaped as the input, without
+    the batch dimension, as PyTorch's."""
+    return Tensor._make(xp.zeros_like(t._data))
 
 
 # Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.

@@ -1,14 +1,29 @@
-"""Jacobians assembled one row (or column) at a time, for ``torch.autograd.functional`` and ``torch.func``.
+"""The standard basis that Jacobians are assembled from, for ``torch.autograd.functional`` and ``torch.func``.
 
-PyTorch batches the rows with vmap over the standard basis; ember computes them one after another: ``basis_row``
-gives the ``k``-th basis vector split across several tensors, ``stack_rows`` puts the results together.
+``basis`` gives the whole basis at once (what a backward or forward pass batched over it takes,
+``func/_batched_vjp.py``, ``func/_basis.py``); where that cannot apply, rows (or columns) come one at a time:
+``basis_row`` gives the ``k``-th basis vector split across several tensors, ``stack_rows`` puts the results
+together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._backend import xp
+from .._dtype import to_np
 from .._tensor import Tensor
+
+
+def basis(tensors: Sequence[Tensor]) -> list[Tensor]:
+    """The identity over the ``n`` concatenated elements of ``tensors``, split as ``tensors``: tensor ``i``'s part
+    has shape ``(n, *tensors[i].shape)``, its row ``k`` that part of the ``k``-th basis vector."""
+    n = sum(t.nelement() for t in tensors)
+    parts, offset = [], 0
+    for t in tensors:  # rows offset .. offset + t.nelement() are t's: ones where row - column == offset
+        parts.append(Tensor._make(xp.eye(n, t.nelement(), k=-offset, dtype=to_np(t.dtype)).reshape(n, *t.shape)))
+        offset += t.nelement()
+    return parts
 
 
 def basis_row(tensors: Sequence[Tensor], k: int) -> list[Tensor]:

@@ -238,13 +238,15 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
 
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
-                 capture: dict | None = None, accumulate: bool = True, create_graph: bool = False) -> dict:
+                 capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
+                 grad_mode: bool | None = None) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
     With ``accumulate=False`` leaf accumulators are not run (nothing is written to .grad).
     With ``create_graph`` the gradients are recorded tensors (``RecordedArray``; the roots' gradients must be
-    too) and the gradient computation is itself part of the graph.
+    too) and the gradient computation is itself part of the graph; ``grad_mode=False`` runs those formulas on
+    tensors without recording them (the backward over a batch of cotangents, ``func/_batched_vjp.py``).
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -254,7 +256,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     stack = _callbacks.stack
     stack.append(callbacks)
     prev_grad_mode, prev_higher_order = _GradState.enabled, _GradState.higher_order
-    _GradState.enabled = _GradState.higher_order = create_graph  # backward math is recorded only for create_graph
+    _GradState.enabled = create_graph if grad_mode is None else grad_mode  # backward math is recorded only for
+    _GradState.higher_order = create_graph  # create_graph
     started = trace.start()
     quiet = quiet_enter()  # backward formulas and accumulation, like forward, make inf/nan silently (ember._backend)
     try:

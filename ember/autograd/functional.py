@@ -12,13 +12,14 @@ tensors, tuples where they were tuples (the Jacobian of output ``i`` with respec
 - ``hvp`` uses the double-backward trick (PyTorch's does too), so it needs ``func`` twice differentiable; so does
   ``jvp`` with ``create_graph`` or ``strict`` (otherwise it runs ``func`` on forward-mode dual inputs).
 
-``vectorize=True`` is accepted and gives the same results; PyTorch batches the rows of the Jacobian with vmap,
-ember computes them one after another. ``strategy="forward-mode"`` (as PyTorch, it needs ``vectorize=True``)
-gets all the columns from one forward-mode run of ``func`` under vmap over the whole basis, as PyTorch's (random
-operations refused, as PyTorch's); where that cannot apply (a forward-mode level entered already, an op without
-a batching rule or without a forward-mode rule of its batched form, such as the reverse-mode Jacobian inside
-``hessian(..., outer_jacobian_strategy="forward-mode")``), columns come one at a time by the double-backward
-trick (``ember/autograd/_jvp.py``).
+``vectorize=True`` computes the reverse-mode Jacobian from one backward pass over the whole standard basis of the
+outputs, as PyTorch's vmap does (``autograd.grad``'s ``is_grads_batched``; one pass per row where a backward formula
+cannot run batched); ``vectorize=False`` one backward pass per output element. ``strategy="forward-mode"`` (as
+PyTorch, it needs ``vectorize=True``) gets all the columns from one forward-mode run of ``func`` under vmap over
+the whole basis, as PyTorch's (random operations refused, as PyTorch's); where that cannot apply (a forward-mode
+level entered already, an op without a batching rule or without a forward-mode rule of its batched form, such as
+the reverse-mode Jacobian inside ``hessian(..., outer_jacobian_strategy="forward-mode")``), columns come one at a
+time by the double-backward trick (``ember/autograd/_jvp.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
-from ._rows import basis_row, stack_rows
+from ._rows import basis, basis_row, stack_rows
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -109,7 +110,7 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
 
 
 def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool = False,
-          retain_graph: bool | None = None) -> tuple:
+          retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """``autograd.grad`` skipping outputs that do not require grad (None for every input if none does)."""
     from . import grad
 
@@ -118,7 +119,7 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool =
     if not pairs:
         return (None,) * len(inputs)
     return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True, create_graph=create_graph,
-                retain_graph=retain_graph)
+                retain_graph=retain_graph, is_grads_batched=is_grads_batched)
 
 
 _MISSING = {
@@ -295,24 +296,41 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
-        jac = []
-        for i, out in enumerate(outputs):
-            rows: list[list] = [[] for _ in inputs]
-            for k in range(out.nelement()):  # row k: the gradient of element k (a one-hot cotangent)
-                grads = _grad((out,), inputs, tuple(basis_row((out,), k)), retain_graph=True,
-                              create_graph=create_graph)
-                for j, (g, inp) in enumerate(zip(grads, inputs)):
-                    if g is None:
-                        if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
-                                               f"{j}. This is not allowed in strict mode.")
-                        g = inp.new_zeros(inp.shape)
-                    elif strict and create_graph and not g.requires_grad:
-                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
-                                           f"{i}. This is not allowed in strict mode when create_graph=True.")
-                    rows[j].append(g)
-            jac.append(tuple(stack_rows(r, inp).view(out.shape + inp.shape) for r, inp in zip(rows, inputs)))
+        jac = _jacobian_vectorized(outputs, inputs, create_graph) if vectorize else \
+            [_jacobian_rows(i, out, inputs, create_graph, strict) for i, out in enumerate(outputs)]
         return _unpack(_postprocess(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
+    """Output ``i``'s blocks of the reverse-mode Jacobian (a tuple over the inputs), one backward pass per element
+    of ``out`` (``vectorize=False``), with PyTorch's ``strict`` errors."""
+    rows: list[list] = [[] for _ in inputs]
+    for k in range(out.nelement()):  # row k: the gradient of element k (a one-hot cotangent)
+        grads = _grad((out,), inputs, tuple(basis_row((out,), k)), retain_graph=True, create_graph=create_graph)
+        for j, (g, inp) in enumerate(zip(grads, inputs)):
+            if g is None:
+                if strict:
+                    raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. "
+                                       "This is not allowed in strict mode.")
+                g = inp.new_zeros(inp.shape)
+            elif strict and create_graph and not g.requires_grad:
+                raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
+                                   "is not allowed in strict mode when create_graph=True.")
+            rows[j].append(g)
+    return tuple(stack_rows(r, inp).view(out.shape + inp.shape) for r, inp in zip(rows, inputs))
+
+
+def _jacobian_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> list:
+    """The reverse-mode Jacobian's blocks (per output, a tuple over the inputs) from one backward pass over the
+    whole standard basis of the outputs (``autograd.grad``'s ``is_grads_batched``), as PyTorch's ``vectorize``."""
+    grads = _grad(outputs, inputs, basis(outputs), create_graph=create_graph, retain_graph=True,
+                  is_grads_batched=True)
+    numels = [out.nelement() for out in outputs]
+    total = sum(numels)
+    per_input = [(g if g is not None else inp.new_zeros((total, *inp.shape))).split(numels)
+                 for g, inp in zip(grads, inputs)]
+    return [tuple(rows[i].view(out.shape + inp.shape) for rows, inp in zip(per_input, inputs))
+            for i, out in enumerate(outputs)]
 
 
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,

@@ -90,6 +90,23 @@ def _data(value):
     return value.t._data if type(value) is RecordedArray else value
 
 
+def _array(t):
+    """The array a formula's questions about ``t`` (shape, ndim, size, dtype) are about: ``t``'s own; for a tensor
+    standing for one example under vmap (``func/_batched.py``: a batched backward), a value-less array with the
+    example's shape and dtype."""
+    from .._tensor import Tensor
+
+    if type(t) is Tensor:
+        return t._data
+    example = getattr(type(t), "_example_array", None)
+    return t._data if example is None else example(t)
+
+
+def _meta(value):
+    """``_array`` of a formula operand (a recorded array's tensor, or a plain array as it is)."""
+    return _array(value.t) if type(value) is RecordedArray else value
+
+
 def _wrap(value):
     from .._tensor import Tensor
 
@@ -118,22 +135,22 @@ class RecordedArray:
     # ------------------------------------------------------------ metadata (plain values)
     @property
     def shape(self) -> tuple:
-        return self.t._data.shape
+        return _array(self.t).shape
 
     @property
     def ndim(self) -> int:
-        return self.t._data.ndim
+        return _array(self.t).ndim
 
     @property
     def size(self) -> int:
-        return self.t._data.size
+        return _array(self.t).size
 
     @property
     def dtype(self):
-        return self.t._data.dtype
+        return _array(self.t).dtype
 
     def __len__(self) -> int:
-        return len(self.t._data)
+        return len(_array(self.t))
 
     def __repr__(self) -> str:
         return f"RecordedArray({self.t!r})"
@@ -253,8 +270,15 @@ class RecordedArray:
 
     def __setitem__(self, index, value) -> None:
         # Functional update: the formula's buffer becomes a new recorded tensor (clone, then write).
-        out = self.t.clone()
-        out[_index(index)] = _tensor(value)
+        from .._tensor import Tensor
+
+        value = _tensor(value)
+        spread = getattr(type(value), "_spread", None)
+        if spread is not None and type(self.t) is Tensor:  # a batched cotangent's values: one buffer per example
+            out = spread(value, self.t)
+        else:
+            out = self.t.clone()
+        out[_index(index)] = value
         self.t = out
 
     # ------------------------------------------------------------ array methods
@@ -425,9 +449,9 @@ def _both_tensors(a, b):
     from .._tensor import Tensor
 
     if not isinstance(a, Tensor):
-        a = Tensor._make(xp.asarray(a, dtype=b._data.dtype))
+        a = Tensor._make(xp.asarray(a, dtype=_array(b).dtype))
     if not isinstance(b, Tensor):
-        b = Tensor._make(xp.asarray(b, dtype=a._data.dtype))
+        b = Tensor._make(xp.asarray(b, dtype=_array(a).dtype))
     return a, b
 
 
@@ -436,8 +460,8 @@ def _like(value, a, dtype=None, shape=None):
     """``zeros_like``-style constants: a recorded array (so a formula may write recorded values into it)."""
     from .._tensor import Tensor
 
-    shape = _data(a).shape if shape is None else shape
-    return RecordedArray(Tensor._make(xp.full(shape, value, dtype=_data(a).dtype if dtype is None else dtype)))
+    shape = _meta(a).shape if shape is None else shape
+    return RecordedArray(Tensor._make(xp.full(shape, value, dtype=_meta(a).dtype if dtype is None else dtype)))
 
 
 def _where(cond, a=None, b=None):
@@ -489,13 +513,13 @@ def _take(a, indices, axis=None, **kwargs):
     if axis is None:
         return _wrap(_tensor(a).reshape(-1)[idx])
     return _wrap(_E().index_select(_tensor(a), axis, idx.reshape(-1)).reshape(
-        _data(a).shape[:axis] + idx.shape + _data(a).shape[axis + 1:]))
+        _meta(a).shape[:axis] + idx.shape + _meta(a).shape[axis + 1:]))
 
 
 def _pad(a, pad_width, mode="constant", constant_values=0):
     if mode != "constant":
         raise _fail(f"numpy.pad(mode={mode!r})")
-    n = _data(a).ndim
+    n = _meta(a).ndim
     widths = xp.broadcast_to(xp.asarray(pad_width, dtype=int), (n, 2))
     flat = [int(v) for pair in widths[::-1] for v in pair]  # PyTorch's order: last dimension first
     return _wrap(_E().nn.functional.pad(_tensor(a), flat, value=constant_values))
@@ -518,7 +542,7 @@ def _clip(a, a_min=None, a_max=None, **kw):
 
 
 def _flip(a, axis=None):
-    dims = tuple(range(_data(a).ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    dims = tuple(range(_meta(a).ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
     return _wrap(_E().flip(_tensor(a), dims))
 
 
@@ -629,14 +653,14 @@ _FUNCTIONS: dict[str, Callable] = {
     "amin": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amin", axis, keepdims),
     "min": lambda a, axis=None, out=None, keepdims=False, **kw: _extreme(_as_recorded(a), "amin", axis, keepdims),
     "dot": lambda a, b, out=None: _binary("matmul", a, b),
-    "shape": lambda a: _data(a).shape,
-    "ndim": lambda a: _data(a).ndim,
-    "size": lambda a, axis=None: _data(a).size if axis is None else _data(a).shape[axis],
-    "result_type": lambda *args: xp.result_type(*[_data(a) for a in args]),
+    "shape": lambda a: _meta(a).shape,
+    "ndim": lambda a: _meta(a).ndim,
+    "size": lambda a, axis=None: _meta(a).size if axis is None else _meta(a).shape[axis],
+    "result_type": lambda *args: xp.result_type(*[_meta(a) for a in args]),
     "may_share_memory": lambda a, b, max_work=None: False,
     "shares_memory": lambda a, b, max_work=None: False,
-    "iscomplexobj": lambda x: _data(x).dtype.kind == "c",
-    "isrealobj": lambda x: _data(x).dtype.kind != "c",
+    "iscomplexobj": lambda x: _meta(x).dtype.kind == "c",
+    "isrealobj": lambda x: _meta(x).dtype.kind != "c",
     "cumprod": _cumprod,
     "put_along_axis": _put_along_axis,
     "roll": _roll,

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._creation import eye, zeros
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd._jvp import forward_mode_applies
+from ..autograd._rows import basis
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.recorded import HigherOrderError
 from ..utils._pytree import tree_flatten, tree_unflatten
@@ -74,7 +74,6 @@ def forward_columns(call: Callable[[list], tuple[list, Any, Any]], inputs: Seque
     vmap's (PyTorch's ``jacfwd`` passes its own). With ``differentiable``: None where the outputs depend on tensors
     that require grad, with grad enabled (the caller then computes a Jacobian differentiable with respect to them).
     """
-    n = sum(t.nelement() for t in inputs)
     found: dict[str, Any] = {}
 
     def body(*duals):
@@ -89,12 +88,7 @@ def forward_columns(call: Callable[[list], tuple[list, Any, Any]], inputs: Seque
         return flat_out, [a for a in aux_leaves if isinstance(a, Tensor)]
 
     with forward_ad.dual_level():
-        duals, offset = [], 0
-        for t in inputs:  # input t's part of the identity: rows offset .. offset + t.nelement()
-            basis = zeros((n, t.nelement()), dtype=t.dtype)
-            basis[offset:offset + t.nelement()] = eye(t.nelement(), dtype=t.dtype)
-            duals.append(_dual(t, basis.view(n, *t.shape)))
-            offset += t.nelement()
+        duals = [_dual(t, part) for t, part in zip(inputs, basis(inputs))]
         try:
             flat_out, aux_tensors = vmap(body, randomness=randomness)(*duals)
         except Unbatched:

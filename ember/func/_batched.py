@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._backend import xp
 from .._size import Size
 from .._tensor import Tensor
 
@@ -128,6 +129,28 @@ class BatchedTensor(Tensor):
     @property
     def shape(self) -> Size:
         return Size(self._value.shape[1:])
+
+    def _example_array(self):
+        """A value-less array with the example's shape and dtype: what a backward formula run on batched
+        cotangents (``autograd/recorded.py``) asks about its operand."""
+        core = self._value
+        while type(core) is BatchedTensor:
+            core = core._value
+        return xp.broadcast_to(xp.empty((), dtype=core._data.dtype), self.shape)
+
+    def _spread(self, plain: Tensor) -> Tensor:
+        """A copy of ``plain`` (not batched) for every example of this tensor's batch, at each of its levels: a
+        buffer that the examples' values can be written into in place (a backward formula run on a batch of
+        cotangents, ``autograd/recorded.py``)."""
+        levels, core = [], self
+        while type(core) is BatchedTensor:
+            levels.append(core._level)
+            core = core._value
+        sizes = tuple(core.shape[:len(levels)])
+        out = plain.reshape(*[1] * len(levels), *plain.shape).expand(*sizes, *plain.shape).clone()
+        for level in reversed(levels):  # the lowest level's dim first
+            out = wrap(out, level)
+        return out
 
     def size(self, dim: int | None = None):
         shape = self._value.shape[1:]

@@ -57,13 +57,15 @@ def grad_leaf(t: Tensor) -> Tensor:
 
 def autograd_grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs=None,
                   retain_graph: bool | None = None, create_graph: bool = False,
-                  allow_unused: bool | None = None) -> tuple:
+                  allow_unused: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """``torch.autograd.grad`` of possibly batched outputs with respect to possibly batched inputs (leaves made by
     ``grad_leaf``): per example, as PyTorch computes it inside vmap. Implicit seeds need each example's output to
-    be a scalar, as PyTorch's."""
+    be a scalar, as PyTorch's. ``is_grads_batched``: ``grad_outputs`` (plain tensors) hold a batch of cotangents
+    along their first dim, the same for every example (``jacrev`` inside vmap)."""
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = [inputs] if single else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if is_grads_batched:
+        return _cotangent_batch(outputs, inputs, list(grad_outputs), retain_graph, create_graph, allow_unused)
     roots, seeds = [], []
     given = [None] * len(outputs) if grad_outputs is None else \
         ([grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs))
@@ -102,3 +104,27 @@ def _batch_of_seeds(outputs, inputs, given, levels, retain_graph, allow_unused) 
     grads = autograd.grad(outputs, inputs, grad_outputs=flat, retain_graph=retain_graph, allow_unused=allow_unused,
                           is_grads_batched=True)
     return tuple(None if g is None else _rewrap(g.reshape(*lead, *g.shape[1:]), list(levels)) for g in grads)
+
+
+def _cotangent_batch(outputs, inputs, seeds, retain_graph, create_graph, allow_unused) -> tuple:
+    """``autograd_grad`` with ``is_grads_batched``: each seed ``(n, *output.shape)`` broadcast over the output's vmap
+    levels, one ``autograd.grad(is_grads_batched=True)`` of the plain tensors under the wrappers, and each
+    gradient's batch of ``n`` put after its levels (logically ``(n, *input.shape)``). Seeds batched at vmap levels
+    themselves go one cotangent at a time."""
+    from .. import stack
+
+    if any(_unwrap_all(s)[1] for s in seeds):
+        rows = [autograd_grad(outputs, inputs, [s[k] for s in seeds], retain_graph=True, create_graph=create_graph,
+                              allow_unused=allow_unused) for k in range(seeds[0].shape[0])]
+        return tuple(None if any(g is None for g in per_input) else stack(per_input) for per_input in zip(*rows))
+    roots, broadcast = [], []
+    for out, seed in zip(outputs, seeds):
+        core, levels = _unwrap_all(out)
+        lead = len(core.shape) - out.dim()
+        roots.append(core)
+        broadcast.append(seed.reshape(seed.shape[0], *[1] * lead, *seed.shape[1:]).expand(seed.shape[0], *core.shape))
+    cores = [_unwrap_all(t) for t in inputs]
+    grads = autograd.grad(roots, [c for c, _ in cores], grad_outputs=broadcast, retain_graph=retain_graph,
+                          create_graph=create_graph, allow_unused=allow_unused, is_grads_batched=True)
+    return tuple(None if g is None else _rewrap(g.movedim(0, len(levels)), levels)
+                 for g, (_, levels) in zip(grads, cores))

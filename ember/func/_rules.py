@@ -93,6 +93,7 @@ _UNARY = (
     "atan arcsin arccos arctan sinh cosh tanh asinh acosh atanh arcsinh arccosh arctanh sigmoid relu erf erfc erfinv "
     "floor ceil round trunc fix frac sign sgn reciprocal logit nan_to_num isnan isinf isfinite isposinf isneginf "
     "lgamma digamma i0 sinc deg2rad rad2deg signbit conj angle logical_not bitwise_not polygamma mvlgamma "
+    "real imag resolve_conj resolve_neg conj_physical view_as_real view_as_complex "
     "float double half bfloat16 int long short bool byte char to type clone detach contiguous cpu "
     "zeros_like ones_like full_like empty_like __neg__ __pos__ __abs__ __invert__ "
     "F.relu F.relu6 F.elu F.selu F.celu F.gelu F.silu F.mish F.leaky_relu F.hardtanh F.hardsigmoid F.hardswish "

@@ -156,7 +156,12 @@ def setitem(name, op, level, args, kwargs):
     value, batched = peel(target, level)
     src, src_batched = peel(source, level)
     index = index if isinstance(index, tuple) else (index,)
-    if not batched or any(peel(i, level)[1] for i in index) or any(_is_array(i) for i in index):
+    advanced = [k for k, i in enumerate(index) if _is_array(i) or isinstance(i, int)]
+    arrays = [i for i in index if _is_array(i)]
+    if not batched or any(peel(i, level)[1] for i in index) or any(getattr(i, "dtype", None) == E.bool or
+                                                                    isinstance(i, list) for i in arrays) or \
+            (arrays and advanced[-1] - advanced[0] + 1 != len(advanced)):
+        # (advanced indices next to each other keep their dims in place, after the batch dim)
         return loop(name, op, level, args, kwargs)
     region = value[(slice(None), *index)]
     value[(slice(None), *index)] = pad(src, region.ndim - 1) if src_batched else source

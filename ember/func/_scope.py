@@ -110,23 +110,27 @@ class Scope:
                         _detached(t) if isinstance(t, Tensor) else t, tree)
 
     def grad(self, outputs: list, inputs: list, cotangents: list | None = None, *, retain_graph: bool = False,
-             create_graph: bool | None = None) -> tuple:
+             create_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
         """d(outputs)/d(inputs), zeros for an input the outputs do not reach (PyTorch's transforms never give
-        None). ``create_graph=None``: record only if the outputs or cotangents reach outside the scope."""
-        from .. import zeros_like
+        None). ``create_graph=None``: record only if the outputs or cotangents reach outside the scope.
+        ``is_grads_batched``: the cotangents hold a batch of ``n`` along their first dim, and each gradient has it
+        (``autograd.grad``'s, one backward pass over the whole batch)."""
+        from .. import zeros
         from ..autograd import grad
 
         cotangents = [None] * len(outputs) if cotangents is None else list(cotangents)
+        lead = (cotangents[0].shape[0],) if is_grads_batched else ()
         pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
-        if not pairs:
-            return tuple(zeros_like(i) for i in inputs)
-        if create_graph is None:
-            create_graph = self.reaches_outer([o for o, _ in pairs] + [c for _, c in pairs])
-        if _under_vmap():  # one backward for the whole batch, each example's gradient its own slice
-            from ._batched_grad import autograd_grad as grad
-        grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph or create_graph,
-                     create_graph=create_graph, allow_unused=True)
-        return tuple(zeros_like(i) if g is None else g for g, i in zip(grads, inputs))
+        if pairs:
+            if create_graph is None:
+                create_graph = self.reaches_outer([o for o, _ in pairs] + [c for _, c in pairs])
+            if _under_vmap():  # one backward for the whole batch, each example's gradient its own slice
+                from ._batched_grad import autograd_grad as grad
+            grads = grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=retain_graph or
+                         create_graph, create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
+        else:
+            grads = (None,) * len(inputs)
+        return tuple(zeros(*lead, *i.shape, dtype=i.dtype) if g is None else g for g, i in zip(grads, inputs))
 
 
 def _wrap_argnum(argnum: Any, num_args: int) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
-from ..autograd._rows import basis_row, stack_rows
+from ..autograd._rows import basis, basis_row, stack_rows
 from ..autograd.forward_ad import check_dual
 from ..autograd.grad_mode import is_grad_enabled
 from ..utils._pytree import tree_flatten, tree_unflatten, treespec_pprint
@@ -30,7 +30,6 @@ from ._basis import applies, forward_columns
 from ._scope import (
     ArgNums,
     Scope,
-    _under_vmap,
     error_if_complex,
     replace_argnums,
     slice_argnums,
@@ -99,8 +98,10 @@ def _call(scope: Scope, func: Callable, args: tuple, argnums: ArgNums | None, fl
     return flat_out, out_spec, aux
 
 
-def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool):
-    """``vjp`` differentiating only the arguments ``argnums`` names (all for None); ``jacrev`` is built on it."""
+def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool, batched: bool = False):
+    """``vjp`` differentiating only the arguments ``argnums`` names (all for None); ``jacrev`` is built on it. With
+    ``batched``, ``vjp_fn`` takes a batch of cotangents along their first dim and runs one backward pass over
+    them all (``autograd.grad``'s ``is_grads_batched``)."""
     api = "vjp(f, *primals)"
     with Scope() as scope:
         flat_diff, diff_spec = tree_flatten(primals if argnums is None else slice_argnums(primals, argnums))
@@ -122,7 +123,8 @@ def _vjp(func: Callable, primals: tuple, argnums: ArgNums | None, has_aux: bool)
         record = is_grad_enabled() if create_graph is None else create_graph
         record = record and (outputs_outer or scope.reaches_outer(flat_cot))
         return scope.unwrap(tree_unflatten(list(scope.grad(flat_out, flat_diff, flat_cot, retain_graph=retain_graph,
-                                                           create_graph=record)), diff_spec))
+                                                           create_graph=record, is_grads_batched=batched)),
+                                           diff_spec))
 
     return (results, vjp_fn, aux) if has_aux else (results, vjp_fn)
 
@@ -202,21 +204,28 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
            _preallocate_and_copy: bool = False) -> Callable:
     """A function returning the Jacobian of ``func`` with respect to the argument(s) ``argnums`` names, by
     reverse mode: for an output ``o`` and input ``i`` the block has shape ``o.shape + i.shape``; the result nests
-    the output's structure around the inputs' (``result[out][in]``), as PyTorch's. ``chunk_size`` is accepted
-    (rows are computed one at a time whatever it is)."""
+    the output's structure around the inputs' (``result[out][in]``), as PyTorch's.
+
+    As PyTorch's, the backward pass runs once over the whole standard basis of the outputs (``chunk_size``: at most
+    that many basis vectors per pass), each op of the backward formulas running once on the batch through its
+    batching rule (``_batched_vjp.py``); where a formula cannot run batched, one backward pass per output element.
+    """
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args):
         error_if_complex("jacrev", args, is_input=True)
-        output, vjp_fn, *aux = _vjp(func, args, argnums, has_aux)
+        output, vjp_fn, *aux = _vjp(func, args, argnums, has_aux, batched=True)
         flat_out, out_spec = tree_flatten(output)
         error_if_complex("jacrev", flat_out, is_input=False)
         flat_primals, primals_spec = tree_flatten(slice_argnums(args, argnums))
-        total = sum(o.nelement() for o in flat_out)
-        rows = [tree_flatten(vjp_fn(tree_unflatten(basis_row(flat_out, k), out_spec)))[0] for k in range(total)]
-        per_input = [_stacked([r[j] for r in rows], p) for j, p in enumerate(flat_primals)]
+        cotangents = basis(flat_out)
+        total = cotangents[0].shape[0]
+        step = total if chunk_size is None else max(1, min(chunk_size, total))
+        chunks = [tree_flatten(vjp_fn(tree_unflatten([c[start:start + step] for c in cotangents], out_spec)))[0]
+                  for start in range(0, total, step)] if total else []
+        per_input = [_joined([c[j] for c in chunks], p, total) for j, p in enumerate(flat_primals)]
         numels = [o.nelement() for o in flat_out]
         blocks = [[part.view(o.shape + p.shape) for part, o in zip(stacked.split(numels, dim=0), flat_out)]
                   for stacked, p in zip(per_input, flat_primals)]
@@ -226,14 +235,14 @@ def jacrev(func: Callable, argnums: ArgNums = 0, *, has_aux: bool = False, chunk
     return wrapper
 
 
-def _stacked(rows: list, ref: Tensor) -> Tensor:
-    """``stack_rows`` (``autograd/_rows.py``); under vmap, where the rows are examples' rows (and ``ref``'s new
-    zeros are not batched), ``stack``, which has a batching rule."""
-    if rows and _under_vmap():
-        from .. import stack
+def _joined(chunks: list, ref: Tensor, total: int) -> Tensor:
+    """The rows of one input's Jacobian from ``chunks`` (each ``(rows, *ref.shape)``): one chunk as it is, several
+    concatenated; ``(0, *ref.shape)`` for an output without elements."""
+    from .. import cat, zeros
 
-        return stack(rows)
-    return stack_rows(rows, ref)
+    if not chunks:
+        return zeros(total, *ref.shape, dtype=ref.dtype)
+    return chunks[0] if len(chunks) == 1 else cat(chunks)
 
 
 def _nest(blocks: list, flat_out: list, primals_spec, out_spec) -> Any:

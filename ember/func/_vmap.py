@@ -15,7 +15,7 @@ from typing import Any
 from .. import random as _random
 from .._tensor import Tensor
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
-from . import _patching, _rules, _rules_nn, _rules_random, _rules_shape  # noqa: F401  (the rules register themselves)
+from . import _patching, _rules, _rules_fft, _rules_nn, _rules_random, _rules_shape  # noqa: F401  (rules register)
 from ._batched import BatchedTensor, NoBatchingRule, _Level, _State, wrap
 
 __all__ = ["vmap"]
