@@ -206,12 +206,22 @@ class Node:
             # output. (counter, version, array, source): no reference to the tensor itself, so an output
             # that saves itself does not form a tensor -> node -> tensor cycle; the source is what
             # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
-            where = {id(s): k for k, s in enumerate(saved)}  # (a position in saved: hooks may pack the array)
-            entries = [(t._vc, t._vc[0], t._data, (edges[i], where[id(t._data)]))
-                       for i, t in enumerate(inputs) if isinstance(t, Tensor) and id(t._data) in where]
+            # (a position in saved: hooks may pack the array). Plain loops, no comprehensions: every recorded op
+            # that saves a tensor runs this, and a comprehension costs a frame.
+            where = {}
+            k = 0
+            for a in saved:
+                where[id(a)] = k
+                k += 1
+            entries = []
+            i = 0
+            for t in inputs:
+                if isinstance(t, Tensor) and (k := where.get(id(t._data))) is not None:
+                    entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                if id(t._data) in where:
-                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, where[id(t._data)])))
+                if (k := where.get(id(t._data))) is not None:
+                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, k)))
             self._saved_versions = tuple(entries)
             if saved_hooks.stack_in_use():
                 self._pack_saved()
