@@ -226,6 +226,11 @@ def build_gpt_infer(fw, batch: int, seed: int = 0, vocab: int = 65, block: int =
     return step
 
 
+def build_gpt_tiny(fw, batch: int, seed: int = 0):
+    """The GPT-style step on tiny tensors: width 32, 2 heads, 2 layers, 16 tokens (per-op overhead dominates)."""
+    return build_gpt(fw, batch, seed, block=16, width=32, heads=2)
+
+
 def resnet_model(fw, seed: int = 0, widths: tuple = (16, 32, 64), blocks: int = 2, classes: int = 10):
     """A CIFAR-style ResNet: a 3x3 stem conv, then per width ``blocks`` basic blocks (two 3x3 conv +
     BatchNorm2d, ReLU, identity shortcut; the first block of a later stage halves the size with stride 2 and
@@ -461,6 +466,8 @@ WORKLOADS = {
     "gpt16": (build_gpt, 16, "GPT-style step, batch 16x64"),
     "gpt8x128": (build_gpt_large, 8, "GPT step, 8x128, w256, 4 layers"),
     "gpt_infer64": (build_gpt_infer, 64, "GPT inference, batch 64x64"),
+    "gpt_infer1": (build_gpt_infer, 1, "GPT inference, batch 1x64"),
+    "gpt_tiny": (build_gpt_tiny, 4, "GPT step, 4x16, w32, 2 heads"),
     "resnet32": (build_resnet, 32, "ResNet-style step, batch 32"),
     "emb_sgd": (build_embedding, 256, "Embedding step, SGD, batch 256"),
     "emb_adam": (build_embedding_adam, 256, "Embedding step, Adam, bat. 256"),

@@ -180,8 +180,11 @@ def parallel_rows(fn: Callable[..., None], *arrays, min_elements: int | None = N
     ``policy.min_elementwise_elements`` (NumPy passes; a compiled kernel passes ``policy.min_parallel_elements``).
     Arrays that are not all NumPy arrays (``_plain``) are given to ``fn`` whole.
     """
-    first = next(a for a in arrays if a is not None)
-    if first.ndim == 0 or not _plain(arrays):
+    first = arrays[0] if arrays[0] is not None else next(a for a in arrays if a is not None)
+    least = policy.min_elementwise_elements if min_elements is None else min_elements
+    # One chunk (a small array: most arrays of a small-tensor program) is the whole arrays: called at once, with
+    # none of the splitting's cost (a few µs per op).
+    if first.size < least or first.ndim == 0 or not _plain(arrays):
         fn(*arrays)
         return
     rows = first.shape[0]
@@ -189,7 +192,7 @@ def parallel_rows(fn: Callable[..., None], *arrays, min_elements: int | None = N
     def run(start: int, stop: int) -> None:
         fn(*(a if a is None else a[start:stop] for a in arrays))
 
-    parallel_for(run, rows, first.size, policy.min_elementwise_elements if min_elements is None else min_elements)
+    parallel_for(run, rows, first.size, least)
 
 
 def multiply(a, b):
@@ -210,8 +213,9 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     For elementwise kernels of many passes (each row computed independently): measured on a 6.4M-element
     Adam update, 15.4 -> 11.3 ms at one thread; GELU over 2M float32, 8.8 -> 6.7 ms.
     """
-    if not _plain(arrays):
-        fn(*arrays)
+    first = arrays[0]
+    if (first.size < policy.min_elementwise_elements and first.nbytes <= policy.block_bytes) or not _plain(arrays):
+        fn(*arrays)  # one chunk of one block (a small array): at once
         return
 
     def blocks(*parts) -> None:
@@ -232,10 +236,12 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
 
     For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
     (N, C, H, W) view): each array's memory is split into contiguous chunks. When some array is not a
-    permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays.
+    permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays; so it does below
+    ``min_elements`` (``parallel_rows``'s default), where there is one chunk, with none of the splitting's cost.
     """
     first = arrays[0]
-    if not _plain(arrays):
+    if first.size < (policy.min_elementwise_elements if min_elements is None else min_elements) \
+            or not _plain(arrays):
         fn(*arrays)
         return
     order = sorted(range(first.ndim), key=lambda i: -first.strides[i])

@@ -36,6 +36,11 @@ def broadcast_mismatch(shapes) -> str | None:
     broadcast so far, "tensor b" the next one; the dimension is counted in the broadcast result.
     """
     acc = tuple(shapes[0])
+    for shape in shapes[1:]:  # the common case, shapes all equal, without the loops below
+        if shape != acc:
+            break
+    else:
+        return None
     for shape in shapes[1:]:
         nd = max(len(acc), len(shape))
         a = (1,) * (nd - len(acc)) + acc

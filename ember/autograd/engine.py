@@ -24,7 +24,7 @@ from collections.abc import Callable
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
-from .grad_mode import _GradState
+from .grad_mode import _GradState, _ThreadGradState
 from .graph import AccumulateGrad, Node, add_to_grad
 from .recorded import RecordedArray, hook_argument, hook_result, run_recorded
 
@@ -230,7 +230,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
         input_grads = lowp.narrow(input_grads, node.half_dtype)
     if started is not None:
         trace.finish(node.name(), "backward", started)
-    if _GradState.anomaly and _GradState.anomaly_check_nan:
+    if _ThreadGradState.anomaly and _ThreadGradState.anomaly_check_nan:  # (process-wide: on the class)
         from .anomaly import check_grads
 
         check_grads(node, input_grads)

@@ -26,7 +26,7 @@ from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
 from .._tensor import Tensor, _fill
 from . import lowp, saved_hooks
-from .grad_mode import _GradState
+from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
 from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
@@ -78,7 +78,9 @@ class Node:
         "__weakref__",
     )
 
-    is_view = False  # output shares storage (and version counter) with input 0
+    # The output shares storage (and version counter) with input 0; forward only makes a view (no arithmetic, so
+    # no floating-point errors to silence: apply skips NumPy's error state around it).
+    is_view = False
     num_outputs = 1
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
@@ -143,21 +145,27 @@ class Node:
             if True in flags:
                 needs = tuple(flags)
         else:
-            arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+            arrays = []
+            for t in inputs:
+                arrays.append(t._data if isinstance(t, Tensor) else t)
         node.needs_input_grad = needs
         level = _dual_level
         tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
-        quiet = quiet_enter()  # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own)
+        # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
+        quiet = None if cls.is_view else quiet_enter()
+        half = None
         if cls.float32_compute:
-            node.half_dtype, arrays = lowp.widen(arrays)
+            half, arrays = lowp.widen(arrays)
+            node.half_dtype = half
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
             raise shape_error(cls.__name__.lower(), arrays, err) from None
         finally:
-            quiet_exit(quiet)
-        if node.half_dtype is not None:
-            out = lowp.narrow(out, node.half_dtype)
+            if quiet is not None:
+                quiet_exit(quiet)
+        if half is not None:
+            out = lowp.narrow(out, half)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         _fill(result, out, node if needs is not None else None, 0)
         if cls.is_view:
@@ -206,18 +214,28 @@ class Node:
             # output. (counter, version, array, source): no reference to the tensor itself, so an output
             # that saves itself does not form a tensor -> node -> tensor cycle; the source is what
             # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
-            where = {id(s): k for k, s in enumerate(saved)}  # (a position in saved: hooks may pack the array)
-            entries = [(t._vc, t._vc[0], t._data, (edges[i], where[id(t._data)]))
-                       for i, t in enumerate(inputs) if isinstance(t, Tensor) and id(t._data) in where]
+            # (a position in saved: hooks may pack the array). Plain loops, no comprehensions: every recorded op
+            # that saves a tensor runs this, and a comprehension costs a frame.
+            where = {}
+            k = 0
+            for a in saved:
+                where[id(a)] = k
+                k += 1
+            entries = []
+            i = 0
+            for t in inputs:
+                if isinstance(t, Tensor) and (k := where.get(id(t._data))) is not None:
+                    entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                if id(t._data) in where:
-                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, where[id(t._data)])))
+                if (k := where.get(id(t._data))) is not None:
+                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, k)))
             self._saved_versions = tuple(entries)
             if saved_hooks.stack_in_use():
                 self._pack_saved()
         else:
             self._saved_versions = ()
-        if _GradState.anomaly:
+        if _ThreadGradState.anomaly:  # (process-wide, on the class: read there, not through the thread's state)
             from .anomaly import record_creation
 
             record_creation(self)

@@ -20,10 +20,15 @@ def widen(arrays: list) -> tuple:
     2-byte dtype; (None, arrays) otherwise (a float32 operand already makes the op compute in float32)."""
     low = None
     for a in arrays:
-        if isinstance(a, xp.ndarray) and np_kind(a.dtype) in "fc":
-            if a.dtype.itemsize != 2 or (low is not None and low != a.dtype):
-                return None, arrays
-            low = a.dtype
+        if isinstance(a, xp.ndarray):
+            dt = a.dtype
+            if dt.itemsize != 2:  # (every op on float32/float64 arrays: decided without np_kind's call)
+                if dt.kind in "fc":
+                    return None, arrays
+            elif np_kind(dt) in "fc":
+                if low is not None and low != dt:
+                    return None, arrays
+                low = dt
     return (None, arrays) if low is None else (low, to_float32(arrays, low))
 
 

@@ -26,7 +26,10 @@ def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
         shape = (keyword,)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    for s in shape:  # (plain ints, the usual case, as they are: no generator and int() per size)
+        if s.__class__ is not int:
+            return tuple(int(s) for s in shape)
+    return tuple(shape)
 
 
 def _infer_shape(shape: tuple, numel: int, src: tuple) -> tuple:

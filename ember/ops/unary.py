@@ -149,7 +149,8 @@ class Relu(Node):
             raise (RuntimeError("Boolean inputs not supported for relu") if x.dtype == xp.bool_ else
                    NotImplementedError("clamp is not supported for complex types"))
         out = xp.empty_like(x)
-        parallel_flat(lambda a, o: xp.maximum(a, 0, out=o), x, out)
+        zero = _zero(x.dtype)
+        parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out)
         self.saved = (out,)
         return out
 
@@ -173,6 +174,19 @@ class Relu(Node):
 
         parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None)
         return (gx,)
+
+
+_ZEROS: dict = {}
+
+
+def _zero(dtype):
+    """A 0-d zero of ``dtype``, made once: a ufunc given the Python number 0 converts it on every call, which on a
+    small array costs more than the ufunc's own work."""
+    zero = _ZEROS.get(dtype)
+    if zero is None:
+        zero = _ZEROS[dtype] = xp.zeros((), dtype)
+        zero.flags.writeable = False
+    return zero
 
 
 class Abs(Node):

@@ -80,13 +80,14 @@ def _matmul_bias_column(x2, w, b):
 
 
 def _check_same_dtype(name: str, *tensors) -> None:
-    dts = {t._data.dtype for t in tensors if t is not None}
-    if len(dts) > 1:
-        raise RuntimeError(
-            f"{name}: expected all inputs to have the same dtype, got "
-            + ", ".join(str(t.dtype) for t in tensors if t is not None)
-            + "; cast them first (e.g. x.float())"
-        )
+    dt = tensors[0]._data.dtype
+    for t in tensors:  # (a plain loop, no set of dtypes: this runs on every linear and convolution)
+        if t is not None and t._data.dtype != dt:
+            raise RuntimeError(
+                f"{name}: expected all inputs to have the same dtype, got "
+                + ", ".join(str(t.dtype) for t in tensors if t is not None)
+                + "; cast them first (e.g. x.float())"
+            )
 
 
 @lower_precision
