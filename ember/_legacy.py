@@ -165,19 +165,24 @@ def set_default_tensor_type(t) -> None:
 
 def type_(x: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """``x.type()``: PyTorch's type string (``"torch.FloatTensor"``); ``x.type(t)``: ``x`` cast to ``t``, a dtype,
-    a legacy type (``torch.LongTensor``) or its string; ``x`` itself when it already is that type."""
+    a legacy type (``torch.LongTensor``) or its string, or ``torch.Tensor`` (the default float dtype, as PyTorch's
+    default tensor type); ``x`` itself when it already is that type."""
     from .ops.elementwise import cast
 
     if dtype is None:  # every dtype's string is its scalar type's name, "Tensor" appended
         return f"torch.{_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}Tensor"
     if isinstance(dtype, _CudaTensorType) or isinstance(dtype, str) and dtype.startswith("torch.cuda."):
         check_device("cuda")
+    if dtype is Tensor or dtype == "torch.Tensor":  # the default tensor type: the default float dtype
+        dtype = _dtype.get_default_dtype()
     if isinstance(dtype, str):
         if dtype not in _TYPE_BY_STRING:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _TYPE_BY_STRING[dtype]
     if isinstance(dtype, _LegacyTensorType):
         dtype = dtype.dtype
+    if isinstance(dtype, type):  # a class that is no tensor type (PyTorch's ValueError)
+        raise ValueError(f"invalid type: '{dtype.__name__}'")
     if not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"type() expects a dtype, a tensor type such as torch.FloatTensor, or its name; "
                         f"got {type(dtype).__name__}")

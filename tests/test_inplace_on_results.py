@@ -66,3 +66,50 @@ def test_expand_with_repeats_refuses_in_place_writes_as_pytorch():
     for m in (ember, torch):
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
             m.ones(1, 3).expand(2, 3).add_(1)
+
+
+# Results an in-place op (``nn.ReLU(inplace=True)`` after a norm layer, ``y += 1``) then modifies while they need a
+# gradient: values and gradients as PyTorch's.
+GRAD_RESULTS = {
+    "instance_norm2d": lambda m, x: m.nn.functional.instance_norm(x),
+    "instance_norm1d_affine": lambda m, x: m.nn.functional.instance_norm(
+        x.flatten(2), weight=m.linspace(0.5, 2.0, 4, dtype=x.dtype), bias=m.linspace(-1.0, 1.0, 4, dtype=x.dtype)),
+    "pixel_shuffle": lambda m, x: m.nn.functional.pixel_shuffle(x * 1, 2),
+    "pixel_unshuffle": lambda m, x: m.nn.functional.pixel_unshuffle(x * 1, 2),
+    "bilinear": lambda m, x: m.nn.functional.bilinear(x, x, m.ones(3, 6, 6, dtype=x.dtype) / 6),
+    "transpose_reshape": lambda m, x: (x * 2).transpose(1, 3).reshape(2, -1),  # a copy, no view
+}
+
+
+@pytest.mark.parametrize("inplace", ["relu_", "iadd", "mul_"])
+@pytest.mark.parametrize("name", sorted(GRAD_RESULTS))
+def test_results_needing_a_gradient_take_in_place_ops_as_pytorch(name, inplace):
+    data = np.random.default_rng(0).standard_normal((2, 4, 6, 6))
+    outs, grads = [], []
+    for m in (ember, torch):
+        x = m.tensor(data, requires_grad=True)
+        y = GRAD_RESULTS[name](m, x)
+        if inplace == "relu_":
+            y.relu_()
+        elif inplace == "iadd":
+            y += 1
+        else:
+            y.mul_(y.detach() + 0.5)
+        (y * m.tensor(np.linspace(-1, 1, y.numel()).reshape(y.shape))).sum().backward()
+        outs.append(y)
+        grads.append(x.grad)
+    assert_close(*outs)
+    assert_close(*grads)
+
+
+def test_reshape_that_copies_is_no_view_and_a_contiguous_reshape_is():
+    """PyTorch's reshape is a view when strides allow it and a copy otherwise: writes to the copy leave the
+    source alone, writes to the view reach it."""
+    for m in (ember, torch):
+        a = m.arange(6.0).reshape(2, 3)
+        copy = a.t().reshape(-1)
+        copy += 100
+        assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+        a.reshape(3, 2).add_(1)
+        assert a.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+        assert a.t().reshape(-1)._version == 0  # a new tensor: not the source's version counter

@@ -479,3 +479,23 @@ def test_a_toy_models_first_step_does_not_load_numba():
     small, big = out.stdout.split("\n")[:2]
     assert small == "False"
     assert big == ("True -0.5" if policy.use_compiled() else "False -0.5")  # EMBER_KERNELS=numpy: never loaded
+
+
+def test_numba_compiler_logs_stay_out_of_a_programs_debug_log():
+    """A program logging at DEBUG (``logging.basicConfig(level=logging.DEBUG)``, a training log) gets its own lines,
+    not numba's compiler traces; a level the program gave numba's logger itself is kept."""
+    code = (
+        "import logging, sys\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format='%(name)s %(message)s')\n"
+        "from ember._kernels._jit import load_numba\n"
+        "numba = load_numba()\n"
+        "numba.njit(lambda x: x * 3 + 1)(2)\n"
+        "logging.getLogger('train').debug('step 1')\n"
+        "print(logging.getLogger('numba').level)\n"
+    )
+    lines = _run(code, NUMBA_DISABLE_CACHE="1").splitlines()
+    assert lines == ["train step 1", str(30)], lines[:5]
+    kept = _run("import logging; logging.getLogger('numba').setLevel(logging.INFO)\n"
+                "from ember._kernels._jit import load_numba; load_numba()\n"
+                "print(logging.getLogger('numba').level)")
+    assert kept == "20"

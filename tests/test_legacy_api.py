@@ -135,6 +135,37 @@ def test_type_returns_self_when_already_that_type_and_rejects_bad_names():
         ember.ones(1).type("torch.cuda.FloatTensor")
 
 
+@pytest.mark.parametrize("default", ["float32", "float64"])
+@pytest.mark.parametrize("source", ["int64", "float64", "float32"])
+def test_type_of_torch_tensor_is_the_default_float_dtype_like_torch(default, source):
+    """``x.type(torch.Tensor)`` (GAN scripts' ``Tensor = torch.cuda.FloatTensor if cuda else torch.Tensor``) casts
+    to the default tensor type, the default float dtype; so does its name."""
+    results = {}
+    for lib in (torch, ember):
+        previous = lib.get_default_dtype()
+        lib.set_default_dtype(getattr(lib, default))
+        try:
+            x = lib.tensor([1.7, -2.0, 3.0], dtype=getattr(lib, source))
+            results[lib] = (x.type(lib.Tensor), x.type("torch.Tensor"), x)
+        finally:
+            lib.set_default_dtype(previous)
+    for e, t in zip(results[ember], results[torch]):
+        same(e, t)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    if source == default:
+        assert results[ember][0] is results[ember][2] and results[torch][0] is results[torch][2]
+
+
+def test_type_rejects_classes_and_objects_that_are_no_tensor_types_like_torch():
+    for lib in (torch, ember):
+        x = lib.ones(2)
+        for cls in (lib.nn.Module, int):
+            with pytest.raises(ValueError, match=f"invalid type: '{cls.__name__}'"):
+                x.type(cls)
+        with pytest.raises(TypeError):
+            x.type(3)
+
+
 # --------------------------------------------------------------------------------------------- Variable
 def test_variable_returns_a_detached_tensor_sharing_storage():
     for lib in (torch, ember):

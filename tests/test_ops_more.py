@@ -1,4 +1,4 @@
-"""cumprod/cummax/cummin/diff, repeat_interleave/tile/movedim/tensor_split/meshgrid, the addmm family, inner,
+"""cumprod/cummax/cummin/diff, repeat_interleave/tile/movedim/tensor_split/meshgrid/cartesian_prod, the addmm family, inner,
 trace/tril_indices/triu_indices, median/kthvalue/std_mean/var_mean/count_nonzero/aminmax, addcmul/addcdiv,
 cosine_similarity/pairwise_distance/cdist/dist against PyTorch."""
 
@@ -81,6 +81,25 @@ def test_repeat_interleave_counts_only():
 def test_meshgrid(indexing):
     check(lambda m, a, b, c: m.meshgrid(a, b, c, indexing=indexing), [(2,), (3,), (4,)])
     check(lambda m, a, b: m.meshgrid([a, b], indexing=indexing), [(3,), ()])
+
+
+def test_cartesian_prod_values_and_gradients():
+    check(lambda m, a, b, c: m.cartesian_prod(a, b, c) * m.arange(3.0), [(2,), (3,), (4,)])
+    check(lambda m, a, b: m.cartesian_prod(a, b), [(3,), (0,)])
+    check(lambda m, a: m.cartesian_prod(a) * 2, [(4,)])
+    ints = [lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])) for lib in (ember, torch)]
+    assert_close(*ints)
+    one = ember.tensor([1.0, 2.0])
+    assert ember.cartesian_prod(one) is one  # a single tensor comes back as it is, as PyTorch's
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.cartesian_prod(m.ones(2, 2)), lambda m: m.cartesian_prod(m.ones(()), m.ones(2)),
+    lambda m: m.cartesian_prod(m.ones(2), m.tensor([1, 2])), lambda m: m.cartesian_prod(),
+])
+def test_cartesian_prod_errors_like_torch(make):
+    ours, theirs = raises_like_torch(make)
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("fn,specs", [

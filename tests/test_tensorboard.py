@@ -124,3 +124,23 @@ def test_without_tensorboardx_the_import_names_the_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert "ImportError:" in out.stdout and "pip install tensorboardX" in out.stdout, out.stdout + out.stderr
+
+
+def test_writer_attributes_are_pytorchs(tmp_path, monkeypatch):
+    """Programs read ``writer.log_dir`` (a log file beside the events) and the writer's other arguments back."""
+    pytest.importorskip("tensorboardX")
+    torch_tb = pytest.importorskip("torch.utils.tensorboard")
+    from ember.utils.tensorboard import SummaryWriter
+
+    kwargs = dict(max_queue=5, flush_secs=7, filename_suffix=".s")
+    writers = [cls(str(tmp_path / name), **kwargs) for name, cls in (("e", SummaryWriter),
+                                                                      ("t", torch_tb.SummaryWriter))]
+    for w, name in zip(writers, "et"):
+        assert w.log_dir == str(tmp_path / name)
+        assert (w.max_queue, w.flush_secs, w.filename_suffix) == (5, 7, ".s")
+        w.close()
+    monkeypatch.chdir(tmp_path)
+    default = SummaryWriter(comment="_c")
+    default.close()
+    assert default.log_dir == default.get_logdir() and default.log_dir.startswith("runs")
+    assert default.log_dir.endswith("_c")

@@ -19,6 +19,7 @@ threads.
 
 from __future__ import annotations
 
+import logging
 import types
 import warnings
 from collections.abc import Callable
@@ -39,7 +40,17 @@ def load_numba():
                           "the NumPy kernels run instead", RuntimeWarning, stacklevel=3)
         else:
             _numba = numba
+            quiet_compiler_logs()
     return _numba
+
+
+def quiet_compiler_logs() -> None:
+    """numba logs each compilation step at DEBUG: a program's ``logging.basicConfig(level=logging.DEBUG)`` (its
+    own training log, as under PyTorch) would fill with thousands of compiler lines. Its loggers pass warnings
+    only, unless the program set their level itself."""
+    log = logging.getLogger("numba")
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.WARNING)
 
 
 class kernel:  # noqa: N801 - used as a decorator, like numba.njit

@@ -167,6 +167,24 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     return tuple(out)
 
 
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """The Cartesian product of 1-D tensors as rows, in ``itertools.product`` order: shape (N1 * ... * Nk, k); a
+    single tensor is returned as it is. The rows are meshgrid's flattened grids stacked, so gradients flow to every
+    input."""
+    from .shape import reshape, stack
+
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    if len({t.dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    return stack([reshape(g, -1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
 def fliplr(x: Tensor) -> Tensor:
     """Flip the columns (dimension 1) of a tensor of at least 2 dimensions."""
     from .shape import flip

@@ -63,9 +63,34 @@ class Reshape(Node):
         return (g.reshape(self.shape),)
 
 
+class ReshapeCopy(Reshape):
+    """A reshape that is no view: of a layout no strides can express (``x.t().reshape(-1)``, a copy as PyTorch's),
+    or of an intermediate its calling op made and alone holds (``reshape_owned``)."""
+    is_view = False
+
+
+def _viewable(a, shape: tuple) -> bool:
+    """Whether NumPy can give ``a`` the ``shape`` without copying."""
+    if a.flags.c_contiguous or a.size <= 1:
+        return True
+    v = a.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return False
+    return True
+
+
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     shape = _infer_shape(_shape_arg(sizes, shape, "shape"), x._data.size, x._data.shape)
-    return Reshape.apply(x, shape=shape)
+    return (Reshape if _viewable(x._data, shape) else ReshapeCopy).apply(x, shape=shape)
+
+
+def reshape_owned(x: Tensor, *shape: int) -> Tensor:
+    """``x``, a fresh result its caller made and alone holds, reshaped without making the result a view of it (as
+    PyTorch's ``_unsafe_view``): the caller returns a tensor that in-place ops modify like any other, where ember's
+    views of a tensor needing a gradient refuse them."""
+    return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
 
 
 def view(x: Tensor, *shape, size=None) -> Tensor:

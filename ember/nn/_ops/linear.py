@@ -10,6 +10,7 @@ from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.activation import col_sums
+from ...ops.shape import reshape_owned
 
 
 class Linear(Node):
@@ -143,4 +144,4 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     _check_same_dtype("bilinear", input1, input2, weight, bias)
     lead = input1.shape[:-1]
     out = Bilinear.apply(input1.reshape(-1, i1), input2.reshape(-1, i2), weight, bias)
-    return out.reshape(*lead, o)
+    return reshape_owned(out, *lead, o)

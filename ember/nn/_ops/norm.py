@@ -25,6 +25,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
+from ...ops.shape import reshape_owned
 from .padding import pad
 
 
@@ -572,7 +573,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         for buf, rep in zip((running_mean, running_var), rows):
             buf._data[...] = rep._data.reshape(n, c).mean(0)
             buf._bump_version()
-    return out.reshape(shape)
+    return reshape_owned(out, *shape)
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:

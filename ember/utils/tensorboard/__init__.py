@@ -67,6 +67,12 @@ def _make_writer_class(base):
         def get_logdir(self) -> str:
             return self.logdir
 
+        # PyTorch's writer keeps its arguments as attributes (``writer.log_dir`` names the run's folder)
+        log_dir = property(get_logdir, doc="The folder the event files go to.")
+        max_queue = property(lambda self: self._max_queue)
+        flush_secs = property(lambda self: self._flush_secs)
+        filename_suffix = property(lambda self: self._filename_suffix)
+
         def add_hparams(self, hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None,
                         run_name: str | None = None, global_step: int | None = None) -> None:
             """As PyTorch: the hyperparameters and metrics of one run, written in a sub-directory ``run_name``
