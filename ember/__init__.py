@@ -470,7 +470,7 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
-         "vmap": "func", "Future": "futures"}
+         "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -515,6 +515,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     from .func import vmap
     from .futures import Future
     from .serialization import load, save
+    from .utils.dlpack import from_dlpack
 
     __version__: str
 else:
@@ -572,7 +573,8 @@ __all__ = [
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
-    "frac", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge", "Generator",
+    "frac", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge",
+    "Generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
