@@ -3,6 +3,7 @@ cpu, version, and the bfloat16 dtype; each answers as torch does on a CPU-only m
 
 import operator
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -121,6 +122,21 @@ def test_named_dtypes_without_tensors_as_pytorch(name):
         (theirs.itemsize, theirs.is_floating_point, theirs.is_signed, theirs.is_complex)
     with pytest.raises(TypeError, match=f"ember has no {name} tensors"):
         ember.zeros(2, dtype=ours)
+
+
+@pytest.mark.parametrize("name", ["qint8", "quint8", "qint32", "quint4x2", "quint2x4"])
+def test_quantized_dtypes_are_named_without_tensors_as_pytorch(name):
+    ours, theirs = getattr(ember, name), getattr(torch, name)
+    assert (repr(ours), ours.itemsize, ours.is_floating_point, ours.is_complex) == \
+        (repr(theirs).replace("torch", "ember"), theirs.itemsize, theirs.is_floating_point, theirs.is_complex)
+    with pytest.raises(RuntimeError, match="not supported for quantized types") as t_err:
+        _ = theirs.is_signed
+    with pytest.raises(RuntimeError) as e_err:
+        _ = ours.is_signed
+    assert str(e_err.value) == str(t_err.value)
+    with pytest.raises(TypeError, match=f"ember has no {name} tensors"):
+        ember.zeros(2, dtype=ours)
+    assert pickle.loads(pickle.dumps(ours)) is ours
 
 
 def test_version_module_and_comparisons():

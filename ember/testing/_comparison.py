@@ -24,6 +24,9 @@ _DTYPE_PRECISIONS = {
     _dtype.float64: (1e-7, 1e-7), _dtype.complex32: (0.001, 1e-5), _dtype.complex64: (1.3e-6, 1e-5),
     _dtype.complex128: (1e-7, 1e-7),
 }
+# quantized dtypes (named only in ember) take float32's, as PyTorch compares their dequantized values
+_DTYPE_PRECISIONS.update({d: _DTYPE_PRECISIONS[_dtype.float32] for d in (
+    _dtype.quint8, _dtype.quint2x4, _dtype.quint4x2, _dtype.qint8, _dtype.qint32)})
 _BY_NAME = {d.name: tolerances for d, tolerances in _DTYPE_PRECISIONS.items()}
 
 
