@@ -400,6 +400,19 @@ def test_scaled_mm_is_out_of_scope_with_the_reason():
         ember._scaled_mm(None, None)
 
 
+def test_nested_tensors_are_out_of_scope_with_the_reason():
+    assert hasattr(torch, "nested") and hasattr(torch, "jagged")
+    assert not hasattr(ember, "nested") and not hasattr(ember, "jagged")
+    with pytest.raises(ember.MissingFeatureError, match="pad_sequence"):
+        ember.nested.nested_tensor([ember.ones(2), ember.ones(3)])
+    with pytest.raises(ember.MissingFeatureError, match="layout of nested"):
+        _ = ember.jagged
+    # the float8 matrix product that stays out of scope runs on PyTorch's CPU too
+    a = torch.ones(16, 16).to(torch.float8_e4m3fn)
+    assert torch._scaled_mm(a, a.t(), scale_a=torch.tensor(1.0), scale_b=torch.tensor(1.0),
+                            out_dtype=torch.float32).shape == (16, 16)
+
+
 def test_torch_c_is_out_of_scope_with_the_reason():
     # programs reach private C++ bindings (torch._C._jit_get_operation): ember's error says why there is none,
     # and hasattr stays False (the error is an AttributeError)
