@@ -89,12 +89,15 @@ from ._dtype import (
 from ._flags import (
     are_deterministic_algorithms_enabled,
     get_default_device,
+    get_deterministic_debug_mode,
     get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled,
     set_default_device,
+    set_deterministic_debug_mode,
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._layout import Layout as layout
 from ._layout import sparse_coo, sparse_csc, sparse_csr, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._missing import MissingFeatureError
@@ -141,6 +144,7 @@ from .ops.elementwise import (
     div,
     eq,
     equal,
+    float_power,
     floor_divide,
     ge,
     gt,
@@ -148,6 +152,9 @@ from .ops.elementwise import (
     isfinite,
     isinf,
     isnan,
+    isneginf,
+    isposinf,
+    isreal,
     le,
     logical_and,
     logical_not,
@@ -216,12 +223,13 @@ from .ops.linalg_compat import (
     svd,
     triangular_solve,
 )
-from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
+from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique, unique_consecutive
 from .ops.matrix import diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
 from .ops.movement import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
+    cartesian_prod,
     column_stack,
     dstack,
     fliplr,
@@ -298,12 +306,14 @@ from .ops.shape import (
     chunk,
     concat,
     concatenate,
+    expand_copy,
     flatten,
     flip,
     hstack,
     permute,
     reshape,
     split,
+    split_with_sizes,
     squeeze,
     stack,
     t,
@@ -392,6 +402,11 @@ from .storage import (  # noqa: E402  (and the legacy typed storages)
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_storage(obj) -> bool:
+    """Whether ``obj`` is a storage (``TypedStorage``, ``UntypedStorage`` or a legacy typed storage)."""
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def typename(obj: _typing.Any, /) -> str:
@@ -614,7 +629,9 @@ __all__ = [
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
-    "qint8", "quint8", "qint32", "quint4x2", "quint2x4",
+    "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
+    "unique_consecutive", "cartesian_prod", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
+    "set_deterministic_debug_mode", "layout", "is_storage",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",

@@ -474,6 +474,11 @@ class Tensor(
     def pin_memory(self) -> Tensor:
         return self
 
+    def is_pinned(self, device=None) -> bool:
+        """False: ember's tensors are ordinary CPU memory (``pin_memory`` has nothing to pin), as a tensor that
+        was never pinned in PyTorch."""
+        return False
+
 
 _ndarray, _scalar = xp.ndarray, xp.generic
 

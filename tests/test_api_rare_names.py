@@ -141,3 +141,141 @@ def test_dlpack_errors_as_torch():
         torch.utils.dlpack.to_dlpack(np.ones(2))
     assert list(dlpack.DLDeviceType.__members__.items()) == [
         (k, int(v)) for k, v in torch.utils.dlpack.DLDeviceType.__members__.items()]
+
+
+# ---------------------------------------------------------------- small functions
+
+V = np.array([1.5, np.inf, -np.inf, np.nan, 0.0, -2.0], dtype=np.float32)
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf", "isreal"])
+def test_value_tests_as_torch(name):
+    for values in (V, V.astype(np.float64), np.array([1, -3], dtype=np.int64)):
+        assert_close(getattr(ember, name)(ember.tensor(values)), getattr(torch, name)(torch.tensor(values)))
+        assert_close(getattr(ember.tensor(values), name)(), getattr(torch.tensor(values), name)())
+    c = np.array([1 + 0j, 1j, np.inf + 0j], dtype=np.complex64)
+    if name == "isreal":
+        assert_close(ember.isreal(ember.tensor(c)), torch.isreal(torch.tensor(c)))
+    else:
+        with pytest.raises(RuntimeError, match="does not support complex inputs") as t_err:
+            getattr(torch, name)(torch.tensor(c))
+        with pytest.raises(RuntimeError) as e_err:
+            getattr(ember, name)(ember.tensor(c))
+        assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, a, b: m.float_power(a, b), lambda m, a, b: m.float_power(a, 2), lambda m, a, b: a.float_power(b),
+    lambda m, a, b: m.float_power(a, 0.5), lambda m, a, b: m.float_power(a.to(m.float32), b.to(m.float32)),
+])
+def test_float_power_values_and_gradients_as_torch(make):
+    a, b = np.array([0.5, 2.0, 3.0]), np.array([1.5, -1.0, 2.0])
+    te, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ee, eb = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    t, e = make(torch, te, tb), make(ember, ee, eb)
+    assert e.dtype == ember.float64 and t.dtype == torch.float64
+    assert_close(e, t)
+    t.sum().backward()
+    e.sum().backward()
+    assert_close(ee.grad, te.grad)
+    if tb.grad is not None:
+        assert_close(eb.grad, tb.grad)
+    assert_close(ember.float_power(ember.tensor([2, 3]), 3), torch.float_power(torch.tensor([2, 3]), 3))
+    assert_close(ember.float_power(ember.tensor([2.0]), ember.tensor([1j])),
+                 torch.float_power(torch.tensor([2.0]), torch.tensor([1j])))
+
+
+def test_cartesian_prod_values_gradients_and_errors_as_torch():
+    a, b, c = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]), np.array([6.0])
+    ts = [torch.tensor(x, requires_grad=True) for x in (a, b, c)]
+    es = [ember.tensor(x, requires_grad=True) for x in (a, b, c)]
+    t, e = torch.cartesian_prod(*ts), ember.cartesian_prod(*es)
+    assert_close(e, t)
+    weights = np.arange(t.numel(), dtype=np.float64).reshape(t.shape)
+    (t * torch.tensor(weights)).sum().backward()
+    (e * ember.tensor(weights)).sum().backward()
+    for x, y in zip(es, ts):
+        assert_close(x.grad, y.grad)
+    assert_close(ember.cartesian_prod(ember.tensor(b)), torch.cartesian_prod(torch.tensor(b)))
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 2\]"):
+        torch.cartesian_prod(torch.ones(2, 2), torch.ones(2))
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 2\]"):
+        ember.cartesian_prod(ember.ones(2, 2), ember.ones(2))
+
+
+@pytest.mark.parametrize("values, dim", [
+    ([1, 1, 2, 2, 3, 1, 1, 2], None), ([], None), ([[1, 1], [2, 2]], None), ([5], None),
+    ([[1, 2], [1, 2], [3, 4], [1, 2]], 0), ([[1, 1, 2], [3, 3, 4]], 1), ([[1, 1, 2], [3, 3, 4]], -1),
+    ([[[1.0, 1.0]], [[1.0, 1.0]]], 0),
+])
+@pytest.mark.parametrize("inverse, counts", [(False, False), (True, False), (False, True), (True, True)])
+def test_unique_consecutive_as_torch(values, dim, inverse, counts):
+    a = np.array(values, dtype=np.float32 if values and isinstance(np.ravel(values)[0], float) else np.int64)
+    e = ember.unique_consecutive(ember.tensor(a), return_inverse=inverse, return_counts=counts, dim=dim)
+    t = torch.unique_consecutive(torch.tensor(a), return_inverse=inverse, return_counts=counts, dim=dim)
+    for x, y in zip(*((e, t) if isinstance(t, tuple) else ((e,), (t,)))):
+        assert_close(x, y)
+    assert_close(ember.tensor(a).unique_consecutive(dim=dim), torch.tensor(a).unique_consecutive(dim=dim))
+
+
+def test_split_with_sizes_and_expand_copy_as_torch():
+    a = np.arange(10.0).reshape(5, 2)
+    for m in (ember, torch):
+        assert isinstance(m.split_with_sizes(m.tensor(a), [2, 3]), tuple)
+    for x, y in zip(ember.split_with_sizes(ember.tensor(a), [1, 1], dim=1), torch.tensor(a).split_with_sizes([1, 1], 1)):
+        assert_close(x, y)
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=r"expects split_sizes to sum exactly to 5 .*split_sizes=\[2, 2\]"):
+            lib.split_with_sizes(lib.tensor(a), [2, 2])
+    te, ee = torch.tensor([[1.0], [2.0]], requires_grad=True), ember.tensor([[1.0], [2.0]], requires_grad=True)
+    t, e = torch.expand_copy(te, (2, 3)), ember.expand_copy(ee, (2, 3))
+    assert_close(e, t)
+    assert e.is_contiguous() and not np.shares_memory(e.numpy(force=True), ee.numpy(force=True))
+    (t * torch.arange(6.0).reshape(2, 3)).sum().backward()
+    (e * ember.arange(6.0).reshape(2, 3)).sum().backward()
+    assert_close(ee.grad, te.grad)
+
+
+def test_deterministic_debug_mode_as_torch():
+    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    try:
+        for mode in ("warn", 2, "default", 1, "error", 0):
+            torch.set_deterministic_debug_mode(mode)
+            ember.set_deterministic_debug_mode(mode)
+            assert ember.get_deterministic_debug_mode() == torch.get_deterministic_debug_mode()
+            assert ember.are_deterministic_algorithms_enabled() == torch.are_deterministic_algorithms_enabled()
+            assert ember.is_deterministic_algorithms_warn_only_enabled() == \
+                torch.is_deterministic_algorithms_warn_only_enabled()
+        for bad, error in (("loud", RuntimeError), (3, RuntimeError), (1.0, TypeError)):
+            with pytest.raises(error) as t_err:
+                torch.set_deterministic_debug_mode(bad)
+            with pytest.raises(error) as e_err:
+                ember.set_deterministic_debug_mode(bad)
+            assert str(e_err.value) == str(t_err.value)
+    finally:
+        torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+        ember.use_deterministic_algorithms(False)
+
+
+def test_log_normal_fills_as_torch():
+    ember.manual_seed(0)
+    e = ember.empty(200_000, dtype=ember.float64).log_normal_(0.5, 0.25)
+    logs = np.log(e.numpy())
+    assert abs(logs.mean() - 0.5) < 0.005 and abs(logs.std() - 0.25) < 0.005
+    t = torch.empty(5).log_normal_()
+    assert (t > 0).all() and (ember.empty(5).log_normal_().numpy() > 0).all()  # the defaults, mean 1, std 2
+    with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0, but found std=0"):
+        torch.ones(2).log_normal_(std=0)
+    with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0, but found std=0"):
+        ember.ones(2).log_normal_(std=0)
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_is_pinned_layout_and_is_storage_as_torch():
+    assert ember.ones(2).is_pinned() is torch.ones(2).is_pinned() is False
+    assert isinstance(ember.strided, ember.layout) and isinstance(torch.strided, torch.layout)
+    assert isinstance(ember.sparse_coo, ember.layout) and not isinstance("strided", ember.layout)
+    for lib in (ember, torch):
+        t = lib.ones(2)
+        assert lib.is_storage(t.untyped_storage()) and lib.is_storage(lib.FloatStorage(2))
+        assert not lib.is_storage(t) and not lib.is_storage(np.ones(2))

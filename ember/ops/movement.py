@@ -167,6 +167,19 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     return tuple(out)
 
 
+def cartesian_prod(*tensors) -> Tensor:
+    """Every combination of one element from each 1-D tensor, one per row (itertools.product's order), as
+    PyTorch's; one tensor is returned as it is."""
+    from .shape import reshape, stack
+
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
 def fliplr(x: Tensor) -> Tensor:
     """Flip the columns (dimension 1) of a tensor of at least 2 dimensions."""
     from .shape import flip
