@@ -279,3 +279,27 @@ def test_is_pinned_layout_and_is_storage_as_torch():
         t = lib.ones(2)
         assert lib.is_storage(t.untyped_storage()) and lib.is_storage(lib.FloatStorage(2))
         assert not lib.is_storage(t) and not lib.is_storage(np.ones(2))
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, -2.0), (0, 1)])
+def test_addmm_in_place_values_and_gradients_as_torch(beta, alpha):
+    rng = np.random.default_rng(0)
+    c, a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 4)), rng.standard_normal((4, 3))
+    results = []
+    for lib in (torch, ember):
+        leaves = [lib.tensor(v, requires_grad=True) for v in (c, a, b)]
+        x = leaves[0] * 1.0  # a non-leaf, written in place
+        out = x.addmm_(leaves[1], leaves[2], beta=beta, alpha=alpha)
+        assert out is x
+        (out * lib.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+        results.append((out.detach(), [t.grad for t in leaves]))
+    assert_close(results[1][0], results[0][0])
+    for e, t in zip(results[1][1], results[0][1]):
+        assert_close(e, t)
+    plain = ember.tensor(c)  # no graph: written in memory
+    plain.addmm_(ember.tensor(a), ember.tensor(b))
+    assert_close(plain, torch.tensor(c).addmm_(torch.tensor(a), torch.tensor(b)))
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=r"Bad in-place call: input tensor size \[1, 3\] and output tensor "
+                                               r"size \[2, 3\] should match"):
+            lib.ones(1, 3).addmm_(lib.ones(2, 2), lib.ones(2, 3))
