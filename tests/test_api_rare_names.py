@@ -303,3 +303,42 @@ def test_addmm_in_place_values_and_gradients_as_torch(beta, alpha):
         with pytest.raises(RuntimeError, match=r"Bad in-place call: input tensor size \[1, 3\] and output tensor "
                                                r"size \[2, 3\] should match"):
             lib.ones(1, 3).addmm_(lib.ones(2, 2), lib.ones(2, 3))
+
+
+def _cube_function(lib, decorate):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @decorate
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            assert not lib.is_grad_enabled()  # once_differentiable runs backward under no_grad
+            return grad * 3 * x ** 2
+
+    return Cube
+
+
+def test_once_differentiable_as_torch():
+    a = np.array([0.5, -2.0, 3.0])
+    results = []
+    for lib, decorate in ((torch, torch.autograd.function.once_differentiable),
+                          (ember, ember.autograd.function.once_differentiable)):
+        cube = _cube_function(lib, decorate)
+        x = lib.tensor(a, requires_grad=True)
+        (g,) = lib.autograd.grad(cube.apply(x).sum(), x)
+        assert not g.requires_grad
+        (g1,) = lib.autograd.grad(cube.apply(x).sum(), x, create_graph=True)
+        assert not g1.requires_grad  # no input of backward requires grad: plain results
+        v = lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64, requires_grad=True)
+        (g2,) = lib.autograd.grad(cube.apply(x), x, grad_outputs=v, create_graph=True)
+        assert g2.requires_grad and g2.grad_fn is not None
+        with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with "
+                                               "@once_differentiable"):
+            g2.sum().backward()
+        results.append((g, g2.detach()))
+    assert_close(results[1][0], results[0][0])
+    assert_close(results[1][1], results[0][1])
