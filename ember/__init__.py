@@ -221,6 +221,7 @@ from .ops.linalg_compat import (
     qr,
     slogdet,
     svd,
+    symeig,
     triangular_solve,
 )
 from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique, unique_consecutive
@@ -299,7 +300,7 @@ from .ops.reduction import (
     sum,
     var,
 )
-from .ops.sampling import bernoulli, multinomial
+from .ops.sampling import bernoulli, binomial, multinomial
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -631,7 +632,7 @@ __all__ = [
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
     "unique_consecutive", "cartesian_prod", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
-    "set_deterministic_debug_mode", "layout", "is_storage",
+    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",

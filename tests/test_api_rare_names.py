@@ -342,3 +342,54 @@ def test_once_differentiable_as_torch():
         results.append((g, g2.detach()))
     assert_close(results[1][0], results[0][0])
     assert_close(results[1][1], results[0][1])
+
+
+def test_binomial_as_torch():
+    ember.manual_seed(0)
+    count, prob = np.full(200_000, 10.0, dtype=np.float32), np.full(200_000, 0.3, dtype=np.float32)
+    e = ember.binomial(ember.tensor(count), ember.tensor(prob))
+    assert e.dtype == ember.float32 and torch.binomial(torch.tensor(count[:2]), torch.tensor(prob[:2])).dtype == torch.float32
+    assert abs(float(e.mean()) - 3.0) < 0.02 and abs(float(e.var()) - 2.1) < 0.05
+    assert (e.numpy() == np.round(e.numpy())).all() and e.numpy().min() >= 0 and e.numpy().max() <= 10
+    edge = np.array([5.0, 5.0, 0.0]), np.array([1.5, -0.5, 0.5])
+    assert_close(ember.binomial(*(ember.tensor(v) for v in edge)), torch.binomial(*(torch.tensor(v) for v in edge)))
+    for bad, error in (((np.array([10]), np.array([0.5])), ValueError),
+                       ((np.array([10.0], dtype=np.float32), np.array([0.5])), RuntimeError)):
+        with pytest.raises(error) as t_err:
+            torch.binomial(*(torch.tensor(v) for v in bad))
+        with pytest.raises(error) as e_err:
+            ember.binomial(*(ember.tensor(v) for v in bad))
+        assert str(e_err.value) == str(t_err.value)
+
+
+def test_fork_rng_restores_the_generator_as_torch():
+    for lib in (torch, ember):
+        lib.manual_seed(3)
+        with lib.random.fork_rng(devices=[]):
+            inside = lib.rand(4)
+        after = lib.rand(4)
+        assert_close(after, inside)  # the same draws: the state was restored
+        with lib.random.fork_rng(enabled=False):
+            lib.rand(4)
+        assert not lib.equal(lib.rand(4), after)
+    with pytest.raises(RuntimeError, match="only the CPU"):
+        with ember.random.fork_rng(devices=[0]):
+            pass
+
+
+def test_symeig_is_removed_as_in_torch():
+    with pytest.raises(RuntimeError) as t_err:
+        torch.symeig(torch.eye(2), eigenvectors=True)
+    with pytest.raises(RuntimeError) as e_err:
+        ember.symeig(ember.eye(2), eigenvectors=True)
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_init_device_mesh_where_torch_distributed_tensor_has_it():
+    import torch.distributed.tensor
+
+    import ember.distributed.device_mesh
+    import ember.distributed.tensor
+
+    assert torch.distributed.tensor.init_device_mesh is torch.distributed.device_mesh.init_device_mesh
+    assert ember.distributed.tensor.init_device_mesh is ember.distributed.device_mesh.init_device_mesh
