@@ -71,6 +71,11 @@ from ._dtype import (
     int32,
     int64,
     long,
+    qint8,
+    qint32,
+    quint2x4,
+    quint4x2,
+    quint8,
     set_default_dtype,
     short,
     uint8,
@@ -84,12 +89,15 @@ from ._dtype import (
 from ._flags import (
     are_deterministic_algorithms_enabled,
     get_default_device,
+    get_deterministic_debug_mode,
     get_float32_matmul_precision,
     is_deterministic_algorithms_warn_only_enabled,
     set_default_device,
+    set_deterministic_debug_mode,
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._layout import Layout as layout
 from ._layout import sparse_coo, sparse_csc, sparse_csr, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._missing import MissingFeatureError
@@ -136,6 +144,7 @@ from .ops.elementwise import (
     div,
     eq,
     equal,
+    float_power,
     floor_divide,
     ge,
     gt,
@@ -143,6 +152,9 @@ from .ops.elementwise import (
     isfinite,
     isinf,
     isnan,
+    isneginf,
+    isposinf,
+    isreal,
     le,
     logical_and,
     logical_not,
@@ -209,9 +221,10 @@ from .ops.linalg_compat import (
     qr,
     slogdet,
     svd,
+    symeig,
     triangular_solve,
 )
-from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique
+from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique, unique_consecutive
 from .ops.matrix import diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
 from .ops.movement import (
     atleast_1d,
@@ -287,19 +300,21 @@ from .ops.reduction import (
     sum,
     var,
 )
-from .ops.sampling import bernoulli, multinomial
+from .ops.sampling import bernoulli, binomial, multinomial
 from .ops.shape import (
     broadcast_to,
     cat,
     chunk,
     concat,
     concatenate,
+    expand_copy,
     flatten,
     flip,
     hstack,
     permute,
     reshape,
     split,
+    split_with_sizes,
     squeeze,
     stack,
     t,
@@ -390,6 +405,11 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def is_storage(obj) -> bool:
+    """Whether ``obj`` is a storage (``TypedStorage``, ``UntypedStorage`` or a legacy typed storage)."""
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
 def typename(obj: _typing.Any, /) -> str:
     """The fully qualified name of ``obj``'s type: a tensor's ``type()`` (``'torch.FloatTensor'``, as PyTorch
     names it), else ``module.qualname`` of ``obj`` (a class or function) or of its class (builtins unqualified).
@@ -471,7 +491,7 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
-         "vmap": "func", "Future": "futures"}
+         "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -516,6 +536,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     from .func import vmap
     from .futures import Future
     from .serialization import load, save
+    from .utils.dlpack import from_dlpack
 
     __version__: str
 else:
@@ -573,7 +594,8 @@ __all__ = [
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
-    "frac", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge", "Generator",
+    "frac", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge",
+    "Generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
@@ -608,6 +630,9 @@ __all__ = [
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
+    "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
+    "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
+    "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",

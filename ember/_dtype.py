@@ -110,6 +110,26 @@ class _NoArrayDtype(dtype):
         )
 
 
+class _QuantizedDtype(_NoArrayDtype):
+    """A quantized dtype of PyTorch (``torch.qint8``): named, so that programs that mention it (a quantization
+    config, a dtype table) run; ember has no quantized tensors."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int) -> None:
+        self.name, self.itemsize, self._category = name, itemsize, 1
+        self.is_floating_point = self.is_complex = False
+
+    @property
+    def is_signed(self) -> bool:
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+    @property
+    def np(self):
+        raise TypeError(f"ember has no {self.name} tensors (ember has no quantized tensors; PyTorch deprecates "
+                        "creating them); keep the float32 tensor, or use ember.int8 for its integer values")
+
+
 bfloat16 = _LazyDtype("bfloat16", 2, 2, _load_bfloat16)
 complex32 = _LazyDtype("complex32", 4, 3, _no_array("complex32"))
 # 8-bit floats (weight formats of quantised checkpoints) and the wide unsigned integers (safetensors' U16/U32/U64)
@@ -120,6 +140,8 @@ float8_e5m2fnuz = _NoArrayDtype("float8_e5m2fnuz", 1, 2)
 uint16 = _NoArrayDtype("uint16", 2, 1, signed=False)
 uint32 = _NoArrayDtype("uint32", 4, 1, signed=False)
 uint64 = _NoArrayDtype("uint64", 8, 1, signed=False)
+qint8, quint8, qint32 = _QuantizedDtype("qint8", 1), _QuantizedDtype("quint8", 1), _QuantizedDtype("qint32", 4)
+quint4x2, quint2x4 = _QuantizedDtype("quint4x2", 1), _QuantizedDtype("quint2x4", 1)
 
 # PyTorch's aliases
 half, float, double = float16, float32, float64

@@ -28,6 +28,27 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
     return _state["warn_only"]
 
 
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """"default"/0: deterministic algorithms off; "warn"/1: on, warning only; "error"/2: on (as
+    ``use_deterministic_algorithms``)."""
+    if not isinstance(debug_mode, (int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        modes = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2, as ``set_deterministic_debug_mode`` takes them."""
+    return 0 if not _state["deterministic"] else 1 if _state["warn_only"] else 2
+
+
 def set_float32_matmul_precision(precision: str) -> None:
     """Record "highest", "high" or "medium" (ember always computes float32 matmuls in float32, i.e. "highest")."""
     if precision not in _PRECISIONS:

@@ -91,6 +91,10 @@ def _names_in(module) -> list[str]:
 OUT_OF_SCOPE = {
     "torch._scaled_mm": "its float8 operands are dtypes ember names but does not hold (NumPy has no float8 "
                         "arithmetic); multiply in bfloat16 or float32 instead",
+    "torch.nested": "nested (ragged) tensors are a tensor kind of their own, with their own kernels for each op; "
+                    "pad the sequences (torch.nn.utils.rnn.pad_sequence) and pass a mask instead",
+    "torch.jagged": "it is the layout of nested (ragged) tensors, which ember does not have; pad the sequences "
+                    "(torch.nn.utils.rnn.pad_sequence) and pass a mask instead",
     "torch._C": "it is PyTorch's binding to its C++ core, which ember does not have (ember is NumPy underneath); "
                 "use the public torch API the private name stands behind",
 }

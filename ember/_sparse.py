@@ -22,7 +22,7 @@ from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
-              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors")
+              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask")
 
 
 class SparseCOO:
@@ -240,6 +240,12 @@ class SparseTensor(Tensor):
     def is_contiguous(self) -> bool:
         raise RuntimeError("is_contiguous: sparse tensors do not have is_contiguous")
 
+    @property
+    def nbytes(self) -> int:
+        raise RuntimeError("nbytes is not defined for sparse tensors.  If you want the size of the constituent "
+                           "tensors, add the nbytes of the indices and values.  If you want the size of the  "
+                           "equivalent dense tensor, multiply numel() by element_size()")
+
     # ----------------------------------------------------------------- the COO view
     def is_coalesced(self) -> bool:
         return self._data.coalesced
@@ -436,6 +442,27 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
     return SparseTensor.wrap(SparseCOO(indices, values.copy(), data.shape, True))
 
 
+def sparse_mask(x: Tensor, mask) -> SparseTensor:
+    """``x``'s entries at ``mask``'s indices, a sparse COO tensor with those indices (repeats and order kept,
+    coalesced when ``mask`` is) and ``x``'s dtype; ``mask``'s values are ignored, as ``Tensor.sparse_mask``.
+    Difference from PyTorch: not recorded by autograd (ember's sparse tensors never join a graph).
+    """
+    from .autograd import is_grad_enabled
+
+    if not isinstance(mask, SparseTensor):
+        raise NotImplementedError(f"sparse_mask: mask must be a sparse COO tensor, got the {mask.layout} layout")
+    c = mask._data
+    if tuple(x.shape) != tuple(c.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(x.shape)} "
+                           f"but mask has size {list(c.shape)}")
+    if x._requires_grad and is_grad_enabled():
+        raise NotImplementedError("sparse_mask of a tensor that requires grad: ember's sparse tensors are never "
+                                  "part of a recorded graph; call it on x.detach()")
+    dense = x._data.to_dense() if x.is_sparse else x._data
+    values = dense[tuple(c.indices)]  # (nnz, *dense dims): one row per index of mask, repeats included
+    return SparseTensor.wrap(SparseCOO(c.indices.copy(), values, c.shape, c.coalesced))
+
+
 def save_error() -> NotImplementedError:
     """What ``ember.save`` raises for a sparse tensor."""
     return NotImplementedError("ember.save cannot store a sparse COO tensor (a sparse .grad, or SGD's "
@@ -448,4 +475,4 @@ def as_tensor(grad) -> Tensor:
 
 
 __all__ = ["Layout", "SparseCOO", "SparseTensor", "as_tensor", "sparse_coo", "sparse_coo_tensor", "strided",
-           "segment_sum", "to_sparse"]
+           "segment_sum", "sparse_mask", "to_sparse"]

@@ -175,6 +175,17 @@ class Tensor(
     def element_size(self) -> int:
         return self._data.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element, as ``element_size()``."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """``numel() * element_size()``: the bytes of the elements the tensor shows (a view or an expanded tensor
+        counts its own elements, not its storage's), as PyTorch's."""
+        return int(self._data.size) * self._data.itemsize
+
     def is_floating_point(self) -> bool:
         return np_kind(self._data.dtype) == "f"
 
@@ -462,6 +473,11 @@ class Tensor(
 
     def pin_memory(self) -> Tensor:
         return self
+
+    def is_pinned(self, device=None) -> bool:
+        """False: ember's tensors are ordinary CPU memory (``pin_memory`` has nothing to pin), as a tensor that
+        was never pinned in PyTorch."""
+        return False
 
 
 _ndarray, _scalar = xp.ndarray, xp.generic

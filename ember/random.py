@@ -7,7 +7,9 @@ different generator); the distributions are the same.
 
 from __future__ import annotations
 
+import contextlib
 import operator
+from collections.abc import Iterator
 
 from ._backend import xp
 
@@ -94,6 +96,25 @@ def get_rng_state():
 
 def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _devices_kw: str = "devices",
+             device_type: str | None = None) -> Iterator[None]:
+    """Restore the global generator's state on leaving: random draws inside do not change the numbers drawn
+    after, as PyTorch's. ``enabled=False`` does nothing. ember has only the CPU: ``devices`` must be None or
+    empty (PyTorch forks the accelerators' generators too)."""
+    if not enabled:
+        yield
+        return
+    if devices is not None and list(devices):
+        raise RuntimeError(f"{_caller}: ember has only the CPU, whose generator is always forked; pass "
+                           f"{_devices_kw}=[] or leave it None (got {list(devices)})")
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
 
 
 def rng_of(generator: Generator | None):

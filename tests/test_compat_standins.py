@@ -3,6 +3,7 @@ cpu, version, and the bfloat16 dtype; each answers as torch does on a CPU-only m
 
 import operator
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -121,6 +122,21 @@ def test_named_dtypes_without_tensors_as_pytorch(name):
         (theirs.itemsize, theirs.is_floating_point, theirs.is_signed, theirs.is_complex)
     with pytest.raises(TypeError, match=f"ember has no {name} tensors"):
         ember.zeros(2, dtype=ours)
+
+
+@pytest.mark.parametrize("name", ["qint8", "quint8", "qint32", "quint4x2", "quint2x4"])
+def test_quantized_dtypes_are_named_without_tensors_as_pytorch(name):
+    ours, theirs = getattr(ember, name), getattr(torch, name)
+    assert (repr(ours), ours.itemsize, ours.is_floating_point, ours.is_complex) == \
+        (repr(theirs).replace("torch", "ember"), theirs.itemsize, theirs.is_floating_point, theirs.is_complex)
+    with pytest.raises(RuntimeError, match="not supported for quantized types") as t_err:
+        _ = theirs.is_signed
+    with pytest.raises(RuntimeError) as e_err:
+        _ = ours.is_signed
+    assert str(e_err.value) == str(t_err.value)
+    with pytest.raises(TypeError, match=f"ember has no {name} tensors"):
+        ember.zeros(2, dtype=ours)
+    assert pickle.loads(pickle.dumps(ours)) is ours
 
 
 def test_version_module_and_comparisons():
@@ -382,6 +398,19 @@ def test_scaled_mm_is_out_of_scope_with_the_reason():
     assert hasattr(torch, "_scaled_mm") and not hasattr(ember, "_scaled_mm")
     with pytest.raises(ember.MissingFeatureError, match="float8"):
         ember._scaled_mm(None, None)
+
+
+def test_nested_tensors_are_out_of_scope_with_the_reason():
+    assert hasattr(torch, "nested") and hasattr(torch, "jagged")
+    assert not hasattr(ember, "nested") and not hasattr(ember, "jagged")
+    with pytest.raises(ember.MissingFeatureError, match="pad_sequence"):
+        ember.nested.nested_tensor([ember.ones(2), ember.ones(3)])
+    with pytest.raises(ember.MissingFeatureError, match="layout of nested"):
+        _ = ember.jagged
+    # the float8 matrix product that stays out of scope runs on PyTorch's CPU too
+    a = torch.ones(16, 16).to(torch.float8_e4m3fn)
+    assert torch._scaled_mm(a, a.t(), scale_a=torch.tensor(1.0), scale_b=torch.tensor(1.0),
+                            out_dtype=torch.float32).shape == (16, 16)
 
 
 def test_torch_c_is_out_of_scope_with_the_reason():

@@ -116,3 +116,27 @@ def test_latest_checkpoint_skips_incomplete_steps_and_old_ones_can_be_removed(tm
     removed = dcp.remove_incomplete_checkpoints(tmp_path)
     assert sorted(removed) == [str(tmp_path / "step_3")]  # newer incomplete ones may still be being written
     assert sorted(os.listdir(tmp_path)) == ["notes", "step_10", "step_12", "step_14", "step_2", "step_5"]
+
+
+def test_deprecated_save_state_dict_and_load_state_dict_as_pytorchs(tmp_path):
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    messages, results = [], []
+    for lib, mod in ((torch, tdcp), (ember, dcp)):
+        path = str(tmp_path / lib.__name__)
+        target = {"w": lib.zeros(2, 3), "step": 0}
+        with pytest.warns(FutureWarning) as record:
+            metadata = mod.save_state_dict({"w": lib.tensor(values), "step": 7}, mod.FileSystemWriter(path),
+                                           no_dist=True)
+            mod.load_state_dict(target, storage_reader=mod.FileSystemReader(path), no_dist=True)
+        assert {w.filename for w in record} == {__file__}  # the caller's line
+        messages.append([str(w.message) for w in record])
+        assert sorted(metadata.state_dict_metadata if lib is torch else metadata.storage_data) == ["step", "w"]
+        results.append((target["w"].numpy().copy(), target["step"]))
+    assert messages[0] == messages[1]
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1] == 7
+    for name in ("save_state_dict", "load_state_dict"):
+        assert list(inspect.signature(getattr(dcp, name)).parameters) == list(
+            inspect.signature(getattr(tdcp, name)).parameters)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="coordinator is rank 0"):
+        dcp.save_state_dict({"w": ember.ones(1)}, dcp.FileSystemWriter(tmp_path / "x"), coordinator_rank=1,
+                            no_dist=True)

@@ -235,6 +235,7 @@ TENSOR_LAYER_LATE_IMPORTS = {
     "ember._tensor_pickle",  # pickling a tensor (rare; the reductions for multiprocessing live there)
     "ember._resize",       # x.resize_() (its storage rules)
     "ember._shared_memory",  # x.share_memory_() (the shared mapping)
+    "ember.utils.dlpack",  # x.__dlpack_device__() (DLPack's device enum)
 }
 
 

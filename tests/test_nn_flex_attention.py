@@ -103,3 +103,40 @@ def test_flex_attention_defaults_and_aux_as_pytorch():
                                   tfa.create_mask(causal, 1, 1, 4, 5, device="cpu").numpy())
     with pytest.raises(ValueError, match="enable_gqa=True"):
         efa.flex_attention(ember.ones(1, 2, 3, 4), ember.ones(1, 1, 3, 4), ember.ones(1, 1, 3, 4))
+
+
+@pytest.mark.parametrize("shape,block", [((2, 2, 13, 11), 4), ((1, 3, 8, 8), (2, 4))])
+@pytest.mark.parametrize("with_full", [True, False])
+def test_block_mask_from_kv_blocks_as_pytorch(shape, block, with_full):
+    B, H, L, S = shape
+    made = tfa.create_block_mask(window_and_pad(torch.tensor([S, S - 3])), B, H, L, S, device="cpu",
+                                 BLOCK_SIZE=block)
+    parts = [made.kv_num_blocks, made.kv_indices] + ([made.full_kv_num_blocks, made.full_kv_indices]
+                                                     if with_full else [])
+    theirs = tfa.BlockMask.from_kv_blocks(*parts, BLOCK_SIZE=block, mask_mod=made.mask_mod, seq_lengths=(L, S))
+    ours = efa.BlockMask.from_kv_blocks(*(ember.tensor(p.numpy()) for p in parts), BLOCK_SIZE=block,
+                                        mask_mod=window_and_pad(ember.tensor([S, S - 3])), seq_lengths=(L, S))
+    np.testing.assert_array_equal(ours.to_dense().numpy(), theirs.to_dense().numpy())
+    for name in ("kv_num_blocks", "q_num_blocks") + (("full_kv_num_blocks", "full_q_num_blocks") if with_full else ()):
+        np.testing.assert_array_equal(getattr(ours, name).numpy(), getattr(theirs, name).numpy(), err_msg=name)
+    assert ours.shape == theirs.shape and ours.BLOCK_SIZE == theirs.BLOCK_SIZE
+    assert ours.sparsity() == pytest.approx(theirs.sparsity())
+    if with_full:  # the same mask as create_block_mask's, so the same attention
+        q, k, v = (ember.tensor(np.random.default_rng(i).standard_normal((B, H, n, 4)), dtype=ember.float32)
+                   for i, n in ((0, L), (1, S), (2, S)))
+        direct = efa.create_block_mask(window_and_pad(ember.tensor([S, S - 3])), B, H, L, S, BLOCK_SIZE=block)
+        np.testing.assert_array_equal(efa.flex_attention(q, k, v, block_mask=ours).numpy(),
+                                      efa.flex_attention(q, k, v, block_mask=direct).numpy())
+
+
+def test_block_mask_from_kv_blocks_defaults_and_errors_as_pytorch():
+    num, idx = torch.tensor([[[1, 2]]], dtype=torch.int32), torch.tensor([[[[0, 1], [1, 0]]]], dtype=torch.int32)
+    theirs = tfa.BlockMask.from_kv_blocks(num, idx, BLOCK_SIZE=(2, 3))
+    ours = efa.BlockMask.from_kv_blocks(ember.tensor(num.numpy()), ember.tensor(idx.numpy()), BLOCK_SIZE=(2, 3))
+    assert ours.shape == theirs.shape == (1, 1, 4, 6) and ours.mask_mod is efa.noop_mask
+    np.testing.assert_array_equal(ours.to_dense().numpy(), theirs.to_dense().numpy())
+    for lib, fa in ((torch, tfa), (ember, efa)):
+        with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+            fa.BlockMask.from_kv_blocks(lib.tensor([1]), lib.tensor([0]))
+        with pytest.raises(AssertionError, match="both provided or omitted"):
+            fa.BlockMask.from_kv_blocks(lib.tensor([[1]]), lib.tensor([[0]]), full_kv_num_blocks=lib.tensor([[1]]))

@@ -137,3 +137,27 @@ def test_seed_reproducible():
     a = arr(nn.Linear(4, 4).weight).copy()
     ember.manual_seed(7)
     np.testing.assert_array_equal(arr(nn.Linear(4, 4).weight), a)
+
+
+@pytest.mark.parametrize("old, args, kwargs", [
+    ("constant", (0.5,), {}), ("uniform", (), {"a": -1.0, "b": 1.0}), ("normal", (), {"std": 0.02}),
+    ("eye", (), {}), ("dirac", (), {}), ("xavier_uniform", (), {"gain": 2.0}), ("xavier_normal", (), {}),
+    ("kaiming_uniform", (), {"mode": "fan_out"}), ("kaiming_normal", (), {"mode": "fan_out"}),
+    ("orthogonal", (), {}), ("sparse", (0.5,), {}),
+])
+def test_deprecated_spellings_warn_as_torch_and_fill_as_the_scheme(old, args, kwargs):
+    shape = (4, 3, 3) if old == "dirac" else (6, 4)
+    t = torch.empty(*shape)
+    with pytest.warns(FutureWarning) as torch_record:
+        getattr(torch.nn.init, old)(t, *args, **kwargs)
+    e = ember.empty(*shape)
+    with pytest.warns(FutureWarning) as ember_record:
+        out = getattr(init, old)(e, *args, **kwargs)
+    assert [str(w.message) for w in ember_record] == [str(w.message) for w in torch_record]
+    assert ember_record[0].filename == __file__  # the caller's line, as PyTorch's stacklevel=2
+    assert out is e
+    ember.manual_seed(0)
+    expected = getattr(init, old + "_")(ember.empty(*shape), *args, **kwargs)
+    np.testing.assert_array_equal(arr(e), arr(expected))
+    if old in ("constant", "eye", "dirac"):  # deterministic: equal to torch's
+        np.testing.assert_array_equal(arr(e), t.numpy())

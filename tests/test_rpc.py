@@ -21,6 +21,15 @@ from ember.distributed.rpc import _wire
 SCRIPT = os.path.join(ROOT, "tests", "dist_scripts", "rpc_lifecycle.py")
 
 
+def test_async_execution_marks_the_function_as_pytorch():
+    def fn(x):
+        return x
+
+    ours, theirs = rpc.functions.async_execution(fn), torch_rpc.functions.async_execution(fn)
+    assert ours._wrapped_async_rpc_function is theirs._wrapped_async_rpc_function is fn
+    assert ours.__name__ == theirs.__name__ == "fn" and ours(3) == theirs(3) == 3
+
+
 def test_names_and_defaults_match_pytorch():
     assert ember.Future is ember.futures.Future and hasattr(torch, "Future")
     for name in ("DEFAULT_RPC_TIMEOUT_SEC", "UNSET_RPC_TIMEOUT", "DEFAULT_NUM_WORKER_THREADS", "DEFAULT_INIT_METHOD",
@@ -130,6 +139,35 @@ with dist_autograd.context() as cid:
     dist_autograd.backward(cid, [y.sum()])
     print("grad", dist_autograd.get_gradients(cid)[x].tolist())
 print("rref", rpc.remote("solo", ember.ones, args=(2,)).to_here().tolist(), rpc.RRef(3).to_here())
+
+
+@rpc.functions.async_execution
+def doubled_sum(x, y):  # the reply waits for the chained call's Future
+    return rpc.rpc_async("solo", ember.add, args=(x, y)).then(lambda fut: fut.wait() * 2)
+
+
+@rpc.functions.async_execution
+def not_a_future(x):
+    return x
+
+
+@rpc.functions.async_execution
+def failing(x):
+    fut = ember.futures.Future()
+    fut.set_exception(ValueError("no value"))
+    return fut
+
+
+assert isinstance(doubled_sum(ember.ones(2), 1), ember.futures.Future)  # a direct call: the Future itself
+print("async", rpc.rpc_sync("solo", doubled_sum, args=(ember.ones(2), 1)).tolist(),
+      rpc.rpc_async("solo", doubled_sum, args=(ember.ones(1), 2)).wait().tolist(),
+      rpc.remote("solo", doubled_sum, args=(ember.zeros(1), 3)).to_here().tolist())
+for f, error, text in ((not_a_future, RuntimeError, "must return a torch.futures.Future, got int"),
+                       (failing, ValueError, "no value")):
+    try:
+        rpc.rpc_sync("solo", f, args=(1,))
+    except error as e:
+        print(type(e).__name__, text in str(e))
 rpc.shutdown()
 print("done")
 """
@@ -142,4 +180,6 @@ def test_one_worker_without_a_launcher():
     out = subprocess.run([sys.executable, "-c", SOLO], cwd=ROOT, env={**env, "PYTHONPATH": ROOT},
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split("\n")[:3] == ["grad [2.0, 4.0]", "rref [1.0, 1.0] 3", "done"]
+    assert out.stdout.split("\n")[:6] == [
+        "grad [2.0, 4.0]", "rref [1.0, 1.0] 3", "async [4.0, 4.0] [6.0] [6.0]",
+        "RuntimeError True", "ValueError True", "done"]

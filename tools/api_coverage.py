@@ -15,17 +15,26 @@ records what each file uses:
   other imported modules, such as ``np.mean``, and literals are skipped);
 - keyword arguments of those calls: ``torch.sum(keepdim=)``, ``.view(size=)``.
 
+Each entry gets the installed PyTorch's verdict: a keyword that PyTorch's own function or method does
+not accept is not PyTorch's (the call's receiver was something else: Lightning's ``self.log(prog_bar=)``,
+``list.sort(key=)``, NumPy's ``.repeat(axis=)``). PyTorch's C functions and Tensor methods have no
+Python signature: their keywords come from the type stubs PyTorch ships (``torch/_C/__init__.pyi``,
+``torch/_C/_VariableFunctions.pyi``, ...), read with :mod:`ast`, plus the NumPy spellings
+(``axis=``, ``keepdims=``) its argument parser maps.
+
 It writes the derived tables (no code of the corpus): ``usage.tsv`` (each entry with its
-occurrences and number of files), ``files.tsv`` (for each anonymous file id, the entries the
+occurrences, number of files and PyTorch's verdict), ``files.tsv`` (for each anonymous file id, the entries the
 file uses, as row numbers of usage.tsv), ``repos.tsv`` (repositories, commits, files scanned)
 and ``coverage.json`` (the figures against the current ember).
 
-``measure`` (needs only ember and the tables): resolves each entry in ember and returns the
-share of entries, of occurrences and of files whose every entry ember has. A keyword counts
+``measure`` (needs only ember and the tables): resolves each of PyTorch's entries in ember and
+returns the share of entries, of occurrences and of files whose every PyTorch entry ember has;
+the entries that are not PyTorch's are listed apart and left out of every figure. A keyword counts
 as supported when ember's callable accepts it (a parameter of that name, or ``**kwargs``).
 
     python tools/api_coverage.py scan /work/corpus docs/coverage
     python tools/api_coverage.py report docs/coverage          # figures and top missing, no corpus
+    python tools/api_coverage.py rejudge docs/coverage         # PyTorch's verdicts again, no corpus
 """
 
 from __future__ import annotations
@@ -49,6 +58,9 @@ itertools functools collections logging pickle shutil glob argparse subprocess c
 # Tensor method names that, called in public code, are nearly always a builtin's: dict.values(),
 # list.index(), queue.put(), PIL's Image.resize().
 NOT_TENSOR_METHODS = frozenset({"values", "index", "put", "resize"})
+# The NumPy keyword spellings PyTorch's argument parser accepts for its native ops' own names
+# (``x.sum(axis=0)``, ``torch.add(x1=a, x2=b)``); the type stubs list only the own names.
+NUMPY_SPELLINGS = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
 
 # ---------------------------------------------------------------- resolution (torch or ember)
@@ -79,18 +91,71 @@ def resolve(root: str, dotted: str):
 def accepts_keyword(fn, keyword: str) -> bool:
     """Whether calling ``fn`` with ``keyword=`` is accepted: a parameter of that name or ``**kwargs``.
 
-    A callable without a Python signature (a C builtin) is given the benefit of the doubt.
+    A callable without a Python signature (a C builtin) is judged by PyTorch's type stubs, which
+    list every overload's parameters, plus the NumPy spellings PyTorch's argument parser maps for
+    every native op; one that no stub names is given the benefit of the doubt.
     """
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return True
+        overloads = _stub_overloads(fn)
+        own = NUMPY_SPELLINGS.get(keyword, keyword)
+        return overloads is None or any(keyword in o or own in o or "**" in o for o in overloads)
     for p in sig.parameters.values():
         if p.kind is p.VAR_KEYWORD:
             return True
         if p.name == keyword and p.kind is not p.POSITIONAL_ONLY:
             return True
     return False
+
+
+_STUBS: dict[tuple[str, str], list[set[str]]] | None = None
+
+
+def _stub_overloads(fn) -> list[set[str]] | None:
+    """The keywords each overload of a torch C builtin accepts (``"**"`` for ``**kwargs``), from the
+    ``.pyi`` stubs PyTorch ships; None when ``fn`` is not torch's or no stub describes it."""
+    owner = getattr(fn, "__objclass__", None)  # a method descriptor: torch._C.TensorBase.sum
+    module = owner.__module__ if owner is not None else getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if not (isinstance(module, str) and isinstance(qualname, str) and module.partition(".")[0] == "torch"):
+        return None
+    cls, _, name = qualname.rpartition(".")
+    if cls == "_VariableFunctionsClass":  # torch.sum and the other torch.* builtins
+        module, qualname = "torch._C._VariableFunctions", name
+    return _stubs().get((module, qualname))
+
+
+def _stubs() -> dict[tuple[str, str], list[set[str]]]:
+    """``(module, "Class.method" or "function")`` -> the keyword sets of its overloads, from every
+    ``.pyi`` file of the installed PyTorch (parsed with :mod:`ast`, nothing imported)."""
+    global _STUBS
+    if _STUBS is None:
+        _STUBS = {}
+        root = Path(sys.modules["torch"].__file__).parent
+        for path in root.rglob("*.pyi"):
+            parts = path.relative_to(root.parent).with_suffix("").parts
+            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                for fn, owner in ([(node, None)] if not isinstance(node, ast.ClassDef) else
+                                  [(f, node) for f in node.body]):
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        key = (module, fn.name if owner is None else f"{owner.name}.{fn.name}")
+                        _STUBS.setdefault(key, []).append(_stub_keywords(fn, method=owner is not None))
+    return _STUBS
+
+
+def _stub_keywords(fn: ast.FunctionDef, method: bool) -> set[str]:
+    a = fn.args
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    named = a.args[1:] if method and not static and a.args else a.args
+    # before "/" and, by the stubs' older convention, "__x" names are positional-only
+    keywords = {p.arg for p in [*named, *a.kwonlyargs] if not p.arg.startswith("__")}
+    return keywords | ({"**"} if a.kwarg else set())
 
 
 # Entries: "torch.nn.functional.relu" (a name), ".view[T]" / ".eval[M]" / ".to[TM]" (a method of
@@ -253,22 +318,18 @@ def scan(corpus: Path, out: Path, limit: int = MAX_FILES_PER_REPO) -> None:
         kept = [Counter(f) for p, f in scanned if p in chosen]
         per_file += kept
         repos.append((repo, commit.strip(), len(kept)))
-    # Only what the installed PyTorch has: a chain into a user's own attribute is not PyTorch API.
-    import torch
-
-    valid = {e for e in set().union(*per_file) if has_entry(e, "torch")}
+    # Only what the installed PyTorch names: a chain into a user's own attribute is not PyTorch API.
+    named = {e for e in set().union(*per_file) if has_entry(_without_keyword(e), "torch")}
     occurrences, files = Counter(), Counter()
     for c in per_file:
         for e, n in c.items():
-            if e in valid:
+            if e in named:
                 occurrences[e] += n
                 files[e] += 1
-    entries = sorted(valid, key=lambda e: (-files[e], -occurrences[e], e))
+    entries = sorted(named, key=lambda e: (-files[e], -occurrences[e], e))
     row = {e: i for i, e in enumerate(entries)}
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "usage.tsv", "w") as f:
-        f.write("# entry\tfiles\toccurrences  (row numbers, from 0, are the ids files.tsv uses)\n")
-        f.writelines(f"{e}\t{files[e]}\t{occurrences[e]}\n" for e in entries)
+    _write_usage(out, [(e, files[e], occurrences[e]) for e in entries])
     with open(out / "files.tsv", "w") as f:
         f.write("# file\tentries it uses (usage.tsv rows)\n")
         for i, c in enumerate(per_file):
@@ -276,36 +337,74 @@ def scan(corpus: Path, out: Path, limit: int = MAX_FILES_PER_REPO) -> None:
     with open(out / "repos.tsv", "w") as f:
         f.write(f"# repository\tcommit\tfiles scanned (at most {limit}; files that import torch)\n")
         f.writelines(f"{r}\t{c}\t{n}\n" for r, c, n in repos)
+    _write_figures(out)
+
+
+def _without_keyword(entry: str) -> str:
+    return entry[:-2].partition("(")[0] if entry.endswith("=)") else entry
+
+
+def _write_usage(out: Path, rows: list[tuple[str, int, int]]) -> None:
+    """usage.tsv, with the verdict of the installed PyTorch on each entry: ``no`` for a keyword
+    that PyTorch's own function or method does not accept (Lightning's ``self.log(prog_bar=)``,
+    ``list.sort(key=)``, NumPy's ``.repeat(axis=)``: the receiver was not a tensor)."""
+    with open(out / "usage.tsv", "w") as f:
+        f.write("# entry\tfiles\toccurrences\tPyTorch's (no: PyTorch itself lacks it; not counted)"
+                "  (row numbers, from 0, are the ids files.tsv uses)\n")
+        f.writelines(f"{e}\t{n_files}\t{n}\t{'yes' if has_entry(e, 'torch') else 'no'}\n" for e, n_files, n in rows)
+
+
+def _write_figures(out: Path) -> None:
+    import torch
+
     figures = measure(out)
-    del figures["missing"]
+    del figures["missing"], figures["not_pytorch"]
     figures["torch_version"] = torch.__version__.split("+")[0]
     (out / "coverage.json").write_text(json.dumps(figures, indent=1) + "\n")
 
 
+def rejudge(tables: Path) -> None:
+    """Re-derive the verdicts of committed tables against the installed PyTorch, without the corpus:
+    usage.tsv names every entry, so its verdict column and coverage.json are rewritten (files.tsv,
+    whose row numbers do not change, is kept)."""
+    usage, _ = load(tables)
+    _write_usage(tables, [(e, n_files, n) for e, n_files, n, _ in usage])
+    _write_figures(tables)
+
+
 # ---------------------------------------------------------------- measurement (ember and the tables only)
 
-def load(tables: Path) -> tuple[list[tuple[str, int, int]], list[list[int]]]:
-    """usage.tsv rows ``(entry, files, occurrences)`` and, per file, the rows it uses."""
-    usage = [(e, int(f), int(n)) for e, f, n in (
-        line.split("\t") for line in (tables / "usage.tsv").read_text().split("\n") if line and line[0] != "#")]
+def load(tables: Path) -> tuple[list[tuple[str, int, int, bool]], list[list[int]]]:
+    """usage.tsv rows ``(entry, files, occurrences, PyTorch's)`` and, per file, the rows it uses.
+
+    Tables without the verdict column (written before it existed) read as all PyTorch's."""
+    usage = []
+    for line in (tables / "usage.tsv").read_text().split("\n"):
+        if line and line[0] != "#":
+            e, n_files, n, *verdict = line.split("\t")
+            usage.append((e, int(n_files), int(n), verdict != ["no"]))
     files = [[int(r) for r in rows.split()] for _, _, rows in (
         line.partition("\t") for line in (tables / "files.tsv").read_text().split("\n") if line and line[0] != "#")]
     return usage, files
 
 
 def measure(tables: Path) -> dict:
-    """The coverage figures (percent, one decimal) and the missing entries, most used first."""
+    """The coverage figures (percent, one decimal) over PyTorch's entries, the missing ones, most used
+    first, and the entries PyTorch itself does not have (left out of the figures)."""
     usage, files = load(tables)
-    have = [has_entry(e) for e, _, _ in usage]
+    have = [not torch_has or has_entry(e) for e, _, _, torch_has in usage]
+    counted = [(e, f, n, h) for (e, f, n, torch_has), h in zip(usage, have) if torch_has]
     covered_files = sum(all(have[r] for r in rows) for rows in files)
-    total_occ = sum(n for _, _, n in usage)
+    total_occ = sum(n for _, _, n, _ in counted)
     pct = lambda a, b: round(100 * a / b, 1)  # noqa: E731
     return {
-        "files": len(files), "entries": len(usage), "occurrences": total_occ,
+        "files": len(files), "entries": len(counted), "occurrences": total_occ,
         "files_covered_pct": pct(covered_files, len(files)),
-        "entries_covered_pct": pct(sum(have), len(usage)),
-        "occurrences_covered_pct": pct(sum(n for (_, _, n), h in zip(usage, have) if h), total_occ),
-        "missing": [(e, f) for (e, f, _), h in zip(usage, have) if not h],
+        "entries_covered_pct": pct(sum(h for *_, h in counted), len(counted)),
+        "occurrences_covered_pct": pct(sum(n for _, _, n, h in counted if h), total_occ),
+        "entries_not_pytorch": len(usage) - len(counted),
+        "missing": [(e, f) for e, f, _, h in counted if not h],
+        "not_pytorch": [(e, f) for e, f, _, torch_has in usage if not torch_has],
     }
 
 
@@ -319,15 +418,23 @@ def main(argv: list[str] | None = None) -> None:
     r = sub.add_parser("report", help="figures and the most used missing entries, from the tables")
     r.add_argument("tables", type=Path)
     r.add_argument("--top", type=int, default=50)
+    j = sub.add_parser("rejudge", help="re-derive the tables' PyTorch verdicts and figures (no corpus)")
+    j.add_argument("tables", type=Path)
     args = parser.parse_args(argv)
     if args.cmd == "scan":
         scan(args.corpus, args.out, args.max_files_per_repo)
         args.tables, args.top = args.out, 50
+    elif args.cmd == "rejudge":
+        rejudge(args.tables)
+        args.top = 50
     figures = measure(args.tables)
-    missing = figures.pop("missing")
+    missing, not_pytorch = figures.pop("missing"), figures.pop("not_pytorch")
     print(json.dumps(figures, indent=1))
     print(f"\nmost used missing ({len(missing)} in all): files  entry")
     for e, f in missing[:args.top]:
+        print(f"{f:6d}  {e}")
+    print(f"\nnot PyTorch's, left out of the figures ({len(not_pytorch)} in all): files  entry")
+    for e, f in not_pytorch[:args.top]:
         print(f"{f:6d}  {e}")
 
 

@@ -140,6 +140,24 @@ class ConversionMethods:
 
         return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
 
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[builtins.int, builtins.int] | None = None,
+                   dl_device: Any = None, copy: builtins.bool | None = None) -> Any:
+        """A DLPack capsule sharing this tensor's memory (the DLPack protocol; ``stream`` is ignored on the
+        CPU); a tensor that requires grad is refused, as in PyTorch."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[Any, builtins.int]:
+        from ..utils.dlpack import DLDeviceType
+
+        return (DLDeviceType.kDLCPU, 0)
+
+    def sparse_mask(self, mask: Tensor) -> Any:
+        from .._sparse import sparse_mask
+
+        return sparse_mask(self, mask)  # type: ignore[arg-type]
+
     def to_sparse_coo(self) -> Any:
         from .._sparse import to_sparse
 

@@ -161,6 +161,18 @@ class ElementwiseMethods:
     def isfinite(self) -> Tensor:
         return ops.elementwise.isfinite(self)
 
+    def isposinf(self) -> Tensor:
+        return ops.elementwise.isposinf(self)
+
+    def isneginf(self) -> Tensor:
+        return ops.elementwise.isneginf(self)
+
+    def isreal(self) -> Tensor:
+        return ops.elementwise.isreal(self)
+
+    def float_power(self, exponent) -> Tensor:
+        return ops.elementwise.float_power(self, exponent)
+
     def equal(self, b: Tensor) -> bool:
         return ops.elementwise.equal(self, b)
 

@@ -128,6 +128,9 @@ class InplaceMethods:
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.exponential_(self, lambd, generator=generator)
 
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+        return ops.inplace.log_normal_(self, mean, std, generator=generator)
+
     def log_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.log)
 

@@ -42,6 +42,14 @@ class LinalgMethods:
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
         return ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+        """``addmm`` written into this tensor, which must have the product's shape (no broadcasting in place)."""
+        out = (mat1.shape[0], mat2.shape[-1]) if mat1.dim() == 2 and mat2.dim() == 2 else None
+        if out is not None and tuple(self.shape) != out:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                               f"{list(out)} should match")
+        return ops.inplace.pointwise_(self, ops.linalg.addmm, mat1, mat2, beta=beta, alpha=alpha)
+
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
         return ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 

@@ -18,6 +18,10 @@ class LookupMethods:
                dim: int | None = None) -> Any:
         return ops.lookup.unique(self, sorted, return_inverse, return_counts, dim)
 
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        return ops.lookup.unique_consecutive(self, return_inverse, return_counts, dim)
+
     def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
         return ops.lookup.bincount(self, weights, minlength)
 

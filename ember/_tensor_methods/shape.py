@@ -58,6 +58,9 @@ class ShapeMethods:
     def contiguous(self, memory_format=None) -> Tensor:
         return ops.shape.contiguous(self, memory_format)
 
+    def split_with_sizes(self, split_sizes: list[int], dim: int = 0) -> tuple[Tensor, ...]:
+        return ops.shape.split_with_sizes(self, split_sizes, dim)
+
     def split(self, split_size: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
         """``split_size``: PyTorch's name for the parameter of the method (``torch.split`` calls it
         ``split_size_or_sections``)."""

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
@@ -151,3 +153,33 @@ class Function:
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)
+
+
+class _DelayedError(Function):
+    """Passes its inputs through; its backward raises: the second derivative of a ``once_differentiable``
+    backward."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *outputs: Any) -> Any:
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(fn: Callable) -> Callable:
+    """Mark a ``Function``'s ``backward`` as not differentiable, as PyTorch's: it runs under ``no_grad``, and
+    under ``create_graph`` its results (when an input requires grad) raise RuntimeError if differentiated."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        with no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not _GradState.enabled or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        aliases = [None if o is None else o.detach().requires_grad_(True)
+                   for o in (outputs if isinstance(outputs, tuple) else (outputs,))]
+        return _DelayedError.apply(*aliases)
+
+    return wrapper

@@ -8,7 +8,10 @@ PyTorch's (another generator); the distributions are the same.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from .. import _warnings
 from .._backend import xp
@@ -204,6 +207,38 @@ def init_fan_in_uniform_(weight: Tensor, bias: Tensor | None) -> None:
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
 
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _deprecated_alias(scheme: Callable[_P, _R]) -> Callable[_P, _R]:
+    """PyTorch's old name of ``scheme`` without the trailing underscore (``constant`` for ``constant_``):
+    the same function, warning a FutureWarning at the caller's line as PyTorch's does."""
+    new_name = scheme.__name__
+    old_name = new_name[:-1]
+
+    @functools.wraps(scheme)
+    def alias(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        _warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning)
+        return scheme(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old_name
+    alias.__doc__ = f"Deprecated name of :func:`{new_name}` (PyTorch warns a FutureWarning; so does ember)."
+    return alias
+
+
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+sparse = _deprecated_alias(sparse_)
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 

@@ -423,6 +423,31 @@ def isfinite(x: Tensor) -> Tensor:
     return Tensor._make(xp.isfinite(x._data))
 
 
+def isposinf(x: Tensor) -> Tensor:
+    if x.is_complex():
+        raise RuntimeError("isposinf does not support complex inputs.")
+    return Tensor._make(xp.isposinf(x._data))
+
+
+def isneginf(x: Tensor) -> Tensor:
+    if x.is_complex():
+        raise RuntimeError("isneginf does not support complex inputs.")
+    return Tensor._make(xp.isneginf(x._data))
+
+
+def isreal(x: Tensor) -> Tensor:
+    """Whether each element has no imaginary part (True everywhere for a real tensor)."""
+    return Tensor._make(x._data.imag == 0 if x.is_complex() else xp.ones(x._data.shape, dtype=bool))
+
+
+def float_power(a, b) -> Tensor:
+    """``a ** b`` computed in double precision (float64, or complex128 when either is complex), as PyTorch's."""
+    wide = _dtype.complex128 if any(isinstance(v, complex) or isinstance(v, Tensor) and v.is_complex()
+                                    for v in (a, b)) else _dtype.float64
+    a, b = (v.to(wide) if isinstance(v, Tensor) else v for v in (a, b))
+    return pow(a, b)
+
+
 def equal(a: Tensor, b: Tensor) -> bool:
     """True if both tensors have the same shape and elements."""
     return a._data.shape == b._data.shape and bool(xp.array_equal(a._data, b._data))

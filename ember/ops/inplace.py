@@ -301,6 +301,13 @@ def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
 
 
+def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fill with exp(N(mean, std^2)) draws."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _fill_with(x, rng_of(generator).lognormal(mean, std, x._data.shape))
+
+
 def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:
     """``x.op_(*args)`` for a pointwise ``op`` (``x.log_()``): recorded or plain, like the ones above."""
     return _unary_inplace(x, lambda t: op(t, *args, **kwargs),

@@ -81,6 +81,16 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
+    """Removed from PyTorch (since 1.9): raises its RuntimeError, which says what replaces it."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed. The default behavior has changed "
+        "from using the upper triangular portion of the matrix by default to using the lower triangular portion."
+        "\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' "
+        "if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
+        "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd`` (deprecated in PyTorch): ``(U, S, V)`` with V, not V^T; zeros for U and V without
     ``compute_uv``."""

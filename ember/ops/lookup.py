@@ -33,6 +33,29 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    """The values (or slices along ``dim``) with each run of equal consecutive ones collapsed to one, optionally
+    with, for each input element (slice), the index of its run (``return_inverse``) and each run's length
+    (``return_counts``), as PyTorch's."""
+    a = x._data
+    axis = None if dim is None else _wrap_dim(dim, a.ndim)
+    rows = a.reshape(-1) if axis is None else xp.moveaxis(a, axis, 0).reshape(a.shape[axis], -1)
+    changed = xp.ones(len(rows), dtype=bool)
+    if len(rows) > 1:
+        step = rows[1:] != rows[:-1]
+        changed[1:] = step if axis is None else step.any(axis=1)
+    starts = xp.flatnonzero(changed)
+    values = a.reshape(-1)[starts] if axis is None else xp.take(a, starts, axis=axis)
+    out = [Tensor._make(values)]
+    if return_inverse:
+        inverse = xp.cumsum(changed) - 1
+        out.append(_int64(inverse.reshape(a.shape) if axis is None else inverse))
+    if return_counts:
+        out.append(_int64(xp.diff(xp.append(starts, len(rows)))))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Occurrences of each value 0..max(x) in a 1-D non-negative integer tensor (summed ``weights`` when given)."""
     a = x._data

@@ -62,6 +62,19 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     return Tensor._make(out.astype(xp.int64).reshape(w.shape[:-1] + (num_samples,)))
 
 
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Draws of Binomial(count, prob), elementwise (count and prob broadcast), in ``count``'s dtype; a
+    probability outside [0, 1] counts as the nearer end, as in PyTorch."""
+    names = _dtype.SCALAR_TYPE_NAMES
+    if np_kind(count._data.dtype) != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {names[count.dtype.name]}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {names[prob.dtype.name]} but expected {names[count.dtype.name]}")
+    p = xp.clip(prob._data.astype(xp.float64), 0.0, 1.0)
+    draws = rng_of(generator).binomial(count._data.astype(xp.int64), p)
+    return Tensor._make(xp.asarray(draws).astype(count._data.dtype))
+
+
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype."""
     probs = input._data if p is None else xp.full(input._data.shape, p)

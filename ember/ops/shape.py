@@ -394,6 +394,16 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+def split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """``split`` into pieces of the given sizes, which must sum to the size of ``dim``."""
+    return split(x, list(split_sizes), dim)
+
+
+def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
+    """``x.expand(size)`` in memory of its own (PyTorch's copy variant of the view)."""
+    return expand(x, size=tuple(size)).clone()
+
+
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")

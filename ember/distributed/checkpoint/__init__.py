@@ -13,12 +13,12 @@ latest complete checkpoint in a folder of step directories and remove the incomp
 """
 
 from .filesystem import FileSystemReader, FileSystemWriter, Metadata
-from .state_dict_loader import load
-from .state_dict_saver import save
+from .state_dict_loader import load, load_state_dict
+from .state_dict_saver import save, save_state_dict
 from .steps import latest_checkpoint, remove_incomplete_checkpoints
 
-__all__ = ["FileSystemReader", "FileSystemWriter", "Metadata", "latest_checkpoint", "load",
-           "remove_incomplete_checkpoints", "save"]
+__all__ = ["FileSystemReader", "FileSystemWriter", "Metadata", "latest_checkpoint", "load", "load_state_dict",
+           "remove_incomplete_checkpoints", "save", "save_state_dict"]
 
 from ..._missing import module_getattr as _module_getattr  # noqa: E402
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
+from ... import _warnings
 from .. import process_group
 from ..process_group import ProcessGroup
 
@@ -27,10 +27,18 @@ def group(process_group_arg: ProcessGroup | None, no_dist: bool, what: str) -> P
     if no_dist:
         return None
     if not process_group.is_initialized():
-        warnings.warn(f"ember.distributed is not initialized; assuming the intent is to {what} in a single "
-                      "process.", UserWarning, stacklevel=3)
+        _warnings.warn(f"ember.distributed is not initialized; assuming the intent is to {what} in a single "
+                       "process.", UserWarning)
         return None
     return process_group.resolve(process_group_arg, f"dcp.{what}")
+
+
+def coordinator_is_rank_0(coordinator_rank: int, what: str) -> None:
+    """ember's checkpoints are coordinated by rank 0 (it writes ``.metadata``); PyTorch's deprecated
+    ``save_state_dict``/``load_state_dict`` let another rank coordinate."""
+    if coordinator_rank != 0:
+        raise ValueError(f"dcp.{what}: coordinator_rank={coordinator_rank}: ember's coordinator is rank 0 "
+                         "(pass coordinator_rank=0, or use save/load)")
 
 
 def is_stateful(value: Any) -> bool:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ... import _tensor, autograd
+from ... import _tensor, _warnings, autograd
 from ..process_group import ProcessGroup
-from ._common import group, is_stateful, storage
+from ._common import coordinator_is_rank_0, group, is_stateful, storage
 from .filesystem import FileSystemReader
 
 
@@ -46,6 +46,17 @@ def load(state_dict: dict[str, Any], *, checkpoint_id: str | os.PathLike | None 
             value.load_state_dict(_fill(value.state_dict(), stored, key))
         else:
             state_dict[key] = _fill(value, stored, key)
+
+
+def load_state_dict(state_dict: dict[str, Any], storage_reader: FileSystemReader,
+                    process_group: ProcessGroup | None = None, coordinator_rank: int = 0, no_dist: bool = False,
+                    planner: None = None) -> None:
+    """PyTorch's deprecated name of ``load`` (a FutureWarning, as PyTorch's): ``load`` from ``storage_reader``.
+    ``coordinator_rank`` must be 0, ember's coordinator."""
+    _warnings.warn("`load_state_dict` is deprecated and will be removed in future versions. Please use `load` "
+                   "instead.", FutureWarning)
+    coordinator_is_rank_0(coordinator_rank, "load_state_dict")
+    load(state_dict, storage_reader=storage_reader, planner=planner, process_group=process_group, no_dist=no_dist)
 
 
 def _fill(target: Any, stored: Any, path: str) -> Any:

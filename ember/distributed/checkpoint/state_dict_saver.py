@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ... import _warnings
 from .. import object_collectives
 from ..process_group import ProcessGroup
-from ._common import group, is_stateful, storage
+from ._common import coordinator_is_rank_0, group, is_stateful, storage
 from .filesystem import FileSystemWriter, Metadata, part_name
 
 
@@ -65,6 +66,18 @@ def save(state_dict: dict[str, Any], *, checkpoint_id: str | os.PathLike | None 
         raise RuntimeError(f"{where}: writing .metadata failed on rank 0 ({finished}); the checkpoint is "
                            "incomplete and will not be loaded")
     return metadata
+
+
+def save_state_dict(state_dict: dict[str, Any], storage_writer: FileSystemWriter,
+                    process_group: ProcessGroup | None = None, coordinator_rank: int = 0, no_dist: bool = False,
+                    planner: None = None) -> Metadata:
+    """PyTorch's deprecated name of ``save`` (a FutureWarning, as PyTorch's): ``save`` to ``storage_writer``.
+    ``coordinator_rank`` must be 0, ember's coordinator."""
+    _warnings.warn("`save_state_dict` is deprecated and will be removed in future versions.Please use `save` "
+                   "instead.", FutureWarning)  # (sic: PyTorch's text has no space after the period)
+    coordinator_is_rank_0(coordinator_rank, "save_state_dict")
+    return save(state_dict, storage_writer=storage_writer, planner=planner, process_group=process_group,
+                no_dist=no_dist)
 
 
 def _attempt(fn, *args) -> str | None:

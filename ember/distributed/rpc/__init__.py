@@ -8,11 +8,12 @@
 
 Layers: ``constants.py`` and ``options.py`` (defaults, backend names, options), ``agent.py`` (the MPI agent:
 listener thread and call pool), ``_wire.py`` (what is pickled), ``api.py`` (init/shutdown/calls), ``rref.py``
-(RRef, ``remote``) and ``_grad_context.py`` (what ``ember.distributed.autograd`` records as tensors cross
-workers). See docs/api.md, "RPC", for the threading model and the differences from PyTorch.
+(RRef, ``remote``), ``functions.py`` (``async_execution``) and ``_grad_context.py`` (what
+``ember.distributed.autograd`` records as tensors cross workers). See docs/api.md, "RPC", for the threading
+model and the differences from PyTorch.
 """
 
-from . import constants
+from . import constants, functions
 from .agent import WorkerInfo
 from .api import get_worker_info, init_rpc, is_initialized, rpc_async, rpc_sync, shutdown
 from .options import BackendType, RpcBackendOptions, TensorPipeRpcBackendOptions
@@ -27,8 +28,8 @@ def is_available() -> bool:
 
 
 __all__ = ["BackendType", "RRef", "RpcBackendOptions", "TensorPipeRpcBackendOptions", "WorkerInfo", "constants",
-           "get_worker_info", "init_rpc", "is_available", "is_initialized", "remote", "rpc_async", "rpc_sync",
-           "shutdown"]
+           "functions", "get_worker_info", "init_rpc", "is_available", "is_initialized", "remote", "rpc_async",
+           "rpc_sync", "shutdown"]
 
 
 from ..._missing import module_getattr as _module_getattr  # noqa: E402

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..._backend import xp
 from .. import comm
-from . import _grad_context, _wire
+from . import _grad_context, _wire, functions
 
 _TAG = 0x5250  # every RPC message (the communicator is the agent's own)
 NAME_BYTES = 128  # a worker name's limit, for the exchange of names at start
@@ -205,7 +205,7 @@ class Agent:
             with _grad_context.entered(context_id) as context:
                 try:
                     func, args, kwargs = _wire.loads(body)
-                    ok, value = True, func(*args, **kwargs)
+                    ok, value = True, functions.result_of(func, func(*args, **kwargs))
                 except Exception as e:  # noqa: BLE001  (sent back to the caller, as PyTorch does)
                     ok, value = False, _wire.RemoteException.of(e, self.info)
                 if rref_id is not None:  # remote(): the value stays here; the reply only confirms it

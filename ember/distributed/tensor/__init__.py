@@ -7,6 +7,7 @@
 What is supported, and what raises: docs/api.md ("DeviceMesh, DTensor and tensor parallel").
 """
 
+from ..device_mesh import init_device_mesh  # noqa: F401  (PyTorch's path to it too)
 from . import _methods
 from ._api import DTensor, distribute_tensor
 from ._factories import empty, full, ones, rand, randn, zeros

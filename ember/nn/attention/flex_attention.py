@@ -73,6 +73,17 @@ def _dense_to_ordered(blocks) -> tuple[Tensor, Tensor]:
     return tensor(blocks.sum(-1).astype(xp.int32)), tensor(order.astype(xp.int32))
 
 
+def _ordered_to_dense(num_blocks: Tensor, indices: Tensor):
+    """The (B, H, query blocks, key blocks) booleans whose set blocks are, per row, the first ``num_blocks``
+    entries of ``indices`` (the inverse of ``_dense_to_ordered``)."""
+    idx = indices._data.astype(xp.int64)
+    n = idx.shape[-1]
+    used = xp.arange(n) < xp.asarray(num_blocks._data)[..., None]
+    dense = xp.zeros((*idx.shape[:-1], n + 1), dtype=bool)  # the entries past a row's count land in column n
+    xp.put_along_axis(dense, xp.where(used, idx, n), True, axis=-1)
+    return dense[..., :n]
+
+
 class BlockMask:
     """A block-sparse attention mask: for each (batch, head, query block), the key blocks that are partial
     (``kv_num_blocks``, ``kv_indices``) and full (``full_kv_num_blocks``, ``full_kv_indices``), the same by key
@@ -86,6 +97,34 @@ class BlockMask:
         self.full_kv_num_blocks, self.full_kv_indices = _dense_to_ordered(full)
         self.q_num_blocks, self.q_indices = _dense_to_ordered(xp.swapaxes(partial, -1, -2))
         self.full_q_num_blocks, self.full_q_indices = _dense_to_ordered(xp.swapaxes(full, -1, -2))
+
+    @classmethod
+    def from_kv_blocks(cls, kv_num_blocks: Tensor, kv_indices: Tensor, full_kv_num_blocks: Tensor | None = None,
+                       full_kv_indices: Tensor | None = None,
+                       BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_SPARSE_BLOCK_SIZE,
+                       mask_mod: Callable | None = None, seq_lengths: tuple[int, int] | None = None,
+                       compute_q_blocks: bool = True) -> BlockMask:
+        """The ``BlockMask`` whose partial (and full) key blocks, per query block, are the first
+        ``kv_num_blocks`` entries of ``kv_indices`` (B, H, query blocks, key blocks), as PyTorch's.
+        ``mask_mod`` defaults to ``noop_mask``, ``seq_lengths`` to the blocks times ``BLOCK_SIZE``. The by-key
+        summaries (``q_*``) are always computed (``compute_q_blocks`` has nothing to save).
+
+        Difference from PyTorch: the block tensors must have PyTorch's usual 4 dimensions (B, H, ...)."""
+        if kv_indices.dim() < 2:
+            raise RuntimeError("BlockMask must have at least 2 dimensions")
+        if (full_kv_num_blocks is None) != (full_kv_indices is None):
+            raise AssertionError("full_kv_num_blocks and full_kv_indices must be both provided or omitted")
+        if kv_indices.dim() != 4:
+            raise NotImplementedError(f"BlockMask.from_kv_blocks: ember takes (B, H, query blocks, key blocks) "
+                                      f"indices, got {kv_indices.dim()} dimensions; add the batch and head ones")
+        block = _block_size(BLOCK_SIZE)
+        nq, nkv = kv_indices.shape[-2:]
+        if seq_lengths is None:
+            seq_lengths = (nq * block[0], nkv * block[1])
+        partial = _ordered_to_dense(kv_num_blocks, kv_indices)
+        full = xp.zeros_like(partial) if full_kv_indices is None else _ordered_to_dense(full_kv_num_blocks,
+                                                                                        full_kv_indices)
+        return cls(partial, full, tuple(seq_lengths), block, noop_mask if mask_mod is None else mask_mod)
 
     @property
     def shape(self) -> tuple[int, int, int, int]:

@@ -1,4 +1,4 @@
-"""``ember.testing``: ``assert_close``, as ``torch.testing``.
+"""``ember.testing._comparison``: ``assert_close`` and its default tolerances, as ``torch.testing._comparison``.
 
 Compares tensors (NumPy arrays too), Python numbers, and sequences and mappings of them, element by
 element: ``|actual - expected| <= atol + rtol * |expected|``, with PyTorch's default tolerances for the
@@ -10,25 +10,52 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._backend import xp
-from ._dtype import np_kind
-from ._missing import module_getattr
-from ._tensor import Tensor
+from .. import _dtype
+from .._backend import xp
+from .._dtype import np_kind
+from .._missing import module_getattr
+from .._tensor import Tensor
 
-__all__ = ["assert_close", "assert_allclose"]
+__all__ = ["assert_close", "assert_allclose", "default_tolerances"]
 
-# dtype name -> (rtol, atol), PyTorch's defaults; every other dtype compares exactly
-_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
-               "float64": (1e-7, 1e-7)}
+# dtype -> (rtol, atol), PyTorch's defaults; every other dtype compares exactly
+_DTYPE_PRECISIONS = {
+    _dtype.float16: (0.001, 1e-5), _dtype.bfloat16: (0.016, 1e-5), _dtype.float32: (1.3e-6, 1e-5),
+    _dtype.float64: (1e-7, 1e-7), _dtype.complex32: (0.001, 1e-5), _dtype.complex64: (1.3e-6, 1e-5),
+    _dtype.complex128: (1e-7, 1e-7),
+}
+# quantized dtypes (named only in ember) take float32's, as PyTorch compares their dequantized values
+_DTYPE_PRECISIONS.update({d: _DTYPE_PRECISIONS[_dtype.float32] for d in (
+    _dtype.quint8, _dtype.quint2x4, _dtype.quint4x2, _dtype.qint8, _dtype.qint32)})
+_BY_NAME = {d.name: tolerances for d, tolerances in _DTYPE_PRECISIONS.items()}
+
+
+def default_tolerances(*inputs: Tensor | _dtype.dtype,
+                       dtype_precisions: dict[_dtype.dtype, tuple[float, float]] | None = None) -> tuple[float, float]:
+    """The loosest ``(rtol, atol)`` of the inputs' dtypes (tensors or dtypes), from ``dtype_precisions``
+    (default: ``assert_close``'s table; a dtype it lacks counts as ``(0.0, 0.0)``), as PyTorch's."""
+    dtypes = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            dtypes.append(x.dtype)
+        elif isinstance(x, _dtype.dtype):
+            dtypes.append(x)
+        else:
+            raise TypeError(f"Expected a torch.Tensor or a torch.dtype, but got {type(x)} instead.")
+    precisions = dtype_precisions or _DTYPE_PRECISIONS
+    rtols, atols = zip(*[precisions.get(d, (0.0, 0.0)) for d in dtypes], strict=True)
+    return max(rtols), max(atols)
 
 
 def _tolerances(*dtypes) -> tuple[float, float]:
-    pairs = [_TOLERANCES.get(xp.dtype(d).name, (0.0, 0.0)) for d in dtypes]
+    """``default_tolerances`` of NumPy dtypes (the arrays compared)."""
+    pairs = [_BY_NAME.get(xp.dtype(d).name, (0.0, 0.0)) for d in dtypes]
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
 def _number(v, dtype) -> Any:
-    return bool(v) if dtype.kind == "b" else int(v) if dtype.kind in "iu" else float(v)
+    return bool(v) if dtype.kind == "b" else int(v) if dtype.kind in "iu" else complex(v) if dtype.kind == "c" \
+        else float(v)
 
 
 def _where(path: list) -> str:
@@ -42,18 +69,21 @@ def _fail(text: str, msg: str | Callable[[str], str] | None, path: list):
 
 def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool, check_dtype: bool, msg) -> None:
     if a.shape != e.shape:
-        from ._size import Size
+        from .._size import Size
 
         _fail(f"The values for attribute 'shape' do not match: {Size(a.shape)!r} != {Size(e.shape)!r}.", msg, path)
     if check_dtype and a.dtype != e.dtype:
-        from ._dtype import from_np
+        from .._dtype import from_np
 
         _fail(f"The values for attribute 'dtype' do not match: {from_np(a.dtype)!r} != {from_np(e.dtype)!r}.",
               msg, path)
     if rtol is None:
         rtol, atol = _tolerances(a.dtype, e.dtype)
     both = xp.promote_types(a.dtype, e.dtype)  # integers and bools compare in the default float dtype, as PyTorch
-    work = xp.float64 if scalar else xp.promote_types(both, xp.float32) if np_kind(both) == "f" else xp.float32
+    if both.kind == "c":  # complex values compare by the modulus of their difference, as PyTorch's isclose
+        work = xp.complex128 if scalar else xp.promote_types(both, xp.complex64)
+    else:
+        work = xp.float64 if scalar else xp.promote_types(both, xp.float32) if np_kind(both) == "f" else xp.float32
     af, ef = a.astype(work), e.astype(work)
     with xp.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN (told apart below), not a warning
         diff = xp.abs(af - ef)
@@ -66,7 +96,7 @@ def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool,
     close = "close" if (rtol or atol) else "equal"
     with xp.errstate(divide="ignore", invalid="ignore"):
         rel = diff / xp.abs(ef)
-    exact = both
+    exact = both if both.kind != "c" else xp.dtype(xp.float64)  # the differences of complex values are real
     if scalar:
         rel_v = float(rel.reshape(-1)[0])
         abs_v = _number(diff.reshape(-1)[0], exact if exact.kind != "b" else xp.dtype(int))
@@ -93,7 +123,7 @@ def _compare_arrays(a, e, scalar: bool, path: list, rtol, atol, equal_nan: bool,
 
 def _compare(actual, expected, path: list, **options) -> None:
     tensor_like = (Tensor, xp.ndarray)
-    number = (bool, int, float)
+    number = (bool, int, float, complex)
     if isinstance(actual, tensor_like) and isinstance(expected, tensor_like):
         a = actual._data if isinstance(actual, Tensor) else actual
         e = expected._data if isinstance(expected, Tensor) else expected
@@ -127,8 +157,10 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
                  msg: str | Callable[[str], str] | None = None) -> None:
     """Raise AssertionError unless ``actual`` and ``expected`` are close, as ``torch.testing.assert_close``:
     same shapes (and dtypes, unless ``check_dtype=False``), every element within ``atol + rtol * |expected|``
-    (default tolerances by dtype: float32 1.3e-6 / 1e-5, float64 1e-7 / 1e-7, float16 1e-3 / 1e-5, exact
-    otherwise); NaNs equal only with ``equal_nan``. Sequences and mappings compare item by item.
+    (default tolerances by dtype, ``default_tolerances``: float32 and complex64 1.3e-6 / 1e-5, float64 and
+    complex128 1e-7 / 1e-7, float16 1e-3 / 1e-5, bfloat16 1.6e-2 / 1e-5, exact otherwise; complex values by
+    the modulus of their difference); NaNs equal only with ``equal_nan``. Sequences and mappings compare item
+    by item.
     Tensors are all on the CPU, so ``check_device``, ``check_layout`` and ``check_stride`` have nothing to check.
     """
     if (rtol is None) != (atol is None):
@@ -141,11 +173,11 @@ def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol:
                     equal_nan: bool = True, msg: str = "") -> None:
     """PyTorch's deprecated form: ``assert_close`` without the dtype check, NaNs equal by default."""
     if not isinstance(actual, (Tensor, xp.ndarray)):
-        from ._creation import tensor
+        from .._creation import tensor
 
         actual = tensor(actual)
     if not isinstance(expected, (Tensor, xp.ndarray)):
-        from ._creation import tensor
+        from .._creation import tensor
 
         expected = tensor(expected, dtype=actual.dtype if isinstance(actual, Tensor) else None)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None)
