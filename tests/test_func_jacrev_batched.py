@@ -252,3 +252,17 @@ def test_is_grads_batched_frees_the_graph_unless_retained(paths, retain_graph):
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             call(ember)
     assert paths["batched"] == [True]
+
+
+def test_is_grads_batched_frees_only_the_nodes_it_ran():
+    """Without retain_graph the batched walk frees what it ran, as PyTorch's: a branch to another input keeps its
+    saved tensors for a later backward."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        z = lib.tensor([0.5, 0.25, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x.exp() + z.sin()
+        gx = lib.autograd.grad(y, x, lib.eye(3, dtype=lib.float64), is_grads_batched=True)[0]
+        return gx, lib.autograd.grad(y.sum(), z)[0]
+
+    for ours, theirs in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
