@@ -9,9 +9,8 @@ formula runs once, through its batching rule, on all ``n`` cotangents at once. T
 mode on) only where the results must stay differentiable (``create_graph``) or carry forward-mode tangents.
 
 Where that cannot apply (a formula step without a recorded counterpart, an ember path without a batching rule, a
-formula that needs a cotangent's value as a Python object), ``batched_vjp`` returns None and the callers compute
-the products one cotangent at a time, as before. An op of a formula that has no batching rule runs once per
-cotangent, with vmap's performance warning, as in PyTorch.
+formula that needs a cotangent's value as a Python object, a formula op without a batching rule), ``batched_vjp``
+returns None and the callers compute the products one cotangent at a time, as before, without a warning.
 """
 
 from __future__ import annotations
@@ -50,6 +49,9 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
 
     def body(*cotangents):
         level = len(_State.levels)
+        # A formula op without a batching rule sends the whole walk back to one pass per cotangent, silently, as
+        # before: looping that op would warn of vmap's fallback where PyTorch has a rule (index_put, scatter).
+        _State.levels[level - 1].no_loop = True
         roots = [(o._edge(), RecordedArray(c)) for o, c in zip(outputs, cotangents)]
         try:
             captured = engine.run_backward(roots, True, capture=set(edges), accumulate=False, create_graph=True,
