@@ -144,19 +144,27 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
     if k == 1 or not _pool_lock.acquire(blocking=False):  # small, or the workers serve another caller: inline
         fn(0, rows)
         return
+    error: BaseException | None = None
+    submitted: list[_Worker] = []
     try:
         bounds = [rows * i // k for i in range(k + 1)]
-        workers = _get_workers(k - 1)
-        for i, worker in enumerate(workers):
+        for i, worker in enumerate(_get_workers(k - 1)):
             worker.submit(fn, bounds[i], bounds[i + 1])
-        error: BaseException | None = None
-        try:
-            fn(bounds[k - 1], bounds[k])
-        except BaseException as exc:  # noqa: BLE001 - re-raised below, after the other chunks finish
-            error = exc
-        for worker in workers:
-            error = error or worker.wait()
+            submitted.append(worker)
+        fn(bounds[k - 1], bounds[k])
+    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the other chunks finish
+        error = exc
     finally:
+        # Every handed-off chunk is waited for, whatever happened here (an exception in a chunk, Ctrl-C while
+        # waiting): a worker whose "done" was never taken would answer the next caller's wait before its chunk ran.
+        for worker in submitted:
+            while True:
+                try:
+                    failed = worker.wait()
+                    break
+                except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt while waiting: wait on
+                    error = error or exc
+            error = error or failed
         _pool_lock.release()
     if error is not None:
         raise error

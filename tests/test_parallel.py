@@ -203,3 +203,32 @@ def test_attention_and_matmul_same_bits_at_1_2_3_threads(threads):
     for other in results[1:]:
         for r, o in zip(results[0], other):
             np.testing.assert_array_equal(r, o)
+
+
+@pytest.mark.parametrize("failing_chunk", ["caller", "worker"])
+def test_an_exception_in_a_chunk_leaves_the_workers_in_step(threads, failing_chunk):
+    """After a chunk raises (the caller's own or a worker's, as a Ctrl-C in the caller's chunk does), parallel_for
+    still waits for every chunk: the next call returns only when all its rows are written."""
+    import time
+
+    ember.set_num_threads(3)
+
+    def failing(lo, hi):
+        if (hi == 30) == (failing_chunk == "caller"):
+            raise ValueError("boom")
+        time.sleep(0.02)
+
+    out = np.zeros(30)
+
+    def fill(lo, hi):
+        if hi != 30:
+            time.sleep(0.02)
+        out[lo:hi] = 1
+
+    for _ in range(3):
+        with pytest.raises(ValueError, match="boom"):
+            _parallel.parallel_for(failing, 30, elements=10**7)
+        for _ in range(3):
+            out[:] = 0
+            _parallel.parallel_for(fill, 30, elements=10**7)
+            assert out.sum() == 30

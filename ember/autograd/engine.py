@@ -239,7 +239,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
-                 grad_mode: bool | None = None) -> dict:
+                 grad_mode: bool | None = None, ran: list | None = None) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
@@ -247,6 +247,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     With ``create_graph`` the gradients are recorded tensors (``RecordedArray``; the roots' gradients must be
     too) and the gradient computation is itself part of the graph; ``grad_mode=False`` runs those formulas on
     tensors without recording them (the backward over a batch of cotangents, ``func/_batched_vjp.py``).
+    ``ran`` (a list) gets every node whose backward ran, for a caller that frees them later.
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -279,6 +280,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 input_grads = _call_post_hooks(node, grads, input_grads, create_graph)
             if not retain_graph:
                 node.release()
+            elif ran is not None:
+                ran.append(node)
             walk.send(node, input_grads)
         _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
         trace.finish("backward", "autograd", started)

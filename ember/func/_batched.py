@@ -47,11 +47,12 @@ class NoBatchingRule(BaseException):  # noqa: N818  (BaseException: no ``except 
 
 
 class _Level:
-    __slots__ = ("size", "randomness", "per_example")
+    __slots__ = ("size", "randomness", "per_example", "no_loop")
 
     def __init__(self, size: int, randomness: str) -> None:
         self.size, self.randomness = size, randomness
         self.per_example = False  # running its function once per example (the fallback): nothing batched at it
+        self.no_loop = False  # an op without a rule raises NoBatchingRule instead of looping (_batched_vjp.py)
 
 
 class _ThreadState(threading.local):
@@ -386,6 +387,8 @@ def _slice(x, level: int, i: int):
 
 def loop(name: str, op: Callable, level: int, args: tuple, kwargs: dict):
     """PyTorch's slow fallback: ``op`` once per example, results stacked along a new batch dimension."""
+    if _State.levels[level - 1].no_loop:
+        raise NoBatchingRule(level, name)
     warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
                   f"{name}. ember runs it once per example of the vmapped batch and stacks the results.",
                   UserWarning, stacklevel=4)

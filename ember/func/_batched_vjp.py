@@ -9,9 +9,8 @@ formula runs once, through its batching rule, on all ``n`` cotangents at once. T
 mode on) only where the results must stay differentiable (``create_graph``) or carry forward-mode tangents.
 
 Where that cannot apply (a formula step without a recorded counterpart, an ember path without a batching rule, a
-formula that needs a cotangent's value as a Python object), ``batched_vjp`` returns None and the callers compute
-the products one cotangent at a time, as before. An op of a formula that has no batching rule runs once per
-cotangent, with vmap's performance warning, as in PyTorch.
+formula that needs a cotangent's value as a Python object, a formula op without a batching rule), ``batched_vjp``
+returns None and the callers compute the products one cotangent at a time, as before, without a warning.
 """
 
 from __future__ import annotations
@@ -46,13 +45,17 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
     tangents_only = not create_graph and forward_ad.has_tangent(*outputs)
     edges = [t._edge() for t in inputs]
     found: list[int] = []
+    ran: list[Node] = []
 
     def body(*cotangents):
         level = len(_State.levels)
+        # A formula op without a batching rule sends the whole walk back to one pass per cotangent, silently, as
+        # before: looping that op would warn of vmap's fallback where PyTorch has a rule (index_put, scatter).
+        _State.levels[level - 1].no_loop = True
         roots = [(o._edge(), RecordedArray(c)) for o, c in zip(outputs, cotangents)]
         try:
             captured = engine.run_backward(roots, True, capture=set(edges), accumulate=False, create_graph=True,
-                                    grad_mode=create_graph or tangents_only)
+                                           grad_mode=create_graph or tangents_only, ran=ran)
         except (NoBatchingRule, HigherOrderError, PerExampleValue) as missing:
             if isinstance(missing, NoBatchingRule) and missing.level != level:
                 raise  # an enclosing vmap's batch: that vmap's fallback
@@ -65,22 +68,11 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
         results = vmap(body)(*seeds)
     except Unbatched:
         return None
-    if not retain_graph:
-        _release([o.grad_fn for o in outputs if o.grad_fn is not None])
+    if not retain_graph:  # free what the walk ran, as a walk without retain_graph would have (no more: a branch
+        for node in ran:  # to other inputs, the graph below an input, stay for a later backward, as in PyTorch)
+            node.release()
     grads: list[Tensor | None] = [None] * len(inputs)
     for i, g in zip(found, results):
         grads[i] = forward_ad.detached(g) if tangents_only else g
     return grads
 
-
-def _release(roots: list[Node]) -> None:
-    """Free the saved arrays of every node the walk from ``roots`` reached, as a walk without ``retain_graph``
-    would have (the batched walk kept them in case it had to be redone one cotangent at a time)."""
-    seen, stack = set(roots), list(roots)
-    while stack:
-        node = stack.pop()
-        node.release()
-        for edge in node.next_edges:
-            if edge is not None and edge[0] not in seen:
-                seen.add(edge[0])
-                stack.append(edge[0])
