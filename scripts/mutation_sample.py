@@ -39,8 +39,11 @@ from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# every public callable's defaults against PyTorch's (the behavioural tests pass their options explicitly)
+_DEFAULTS = "tests/test_api_defaults.py"
+
 # the optimizers' tests: options and errors, and the fast update against the reference and PyTorch
-_OPTIM_TESTS = ["tests/test_optim.py", "tests/test_optim_more.py",
+_OPTIM_TESTS = ["tests/test_optim.py", "tests/test_optim_more.py", _DEFAULTS,
                 "tests/test_fast_paths.py::test_fast_step_matches_reference",
                 "tests/test_fast_paths.py::test_fast_and_reference_steps_match_torch"]
 
@@ -55,28 +58,33 @@ _HALF = "tests/test_bfloat16.py"
 _BROADCAST_ERRORS = ["tests/test_ops_elementwise.py::test_broadcast_error_names_shapes",
                      "tests/test_ops_elementwise.py::test_broadcast_error_message"]
 
+# forward-mode AD of every elementwise, linear and multilinear op takes the path its class declares
+_DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded_backward"
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
-    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF],
+    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", _HALF, *_BROADCAST_ERRORS],
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
                                    "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py"],
-    "ember/autograd/functional.py": ["tests/test_autograd_functional.py", "tests/test_func_transforms.py"],
-    "ember/func/_transforms.py": ["tests/test_func_transforms.py", "tests/test_autograd_functional.py"],
-    "ember/ops/elementwise.py": ["tests/test_ops_elementwise.py", "tests/test_complex.py"],
-    "ember/ops/unary.py": ["tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py", "tests/test_complex.py"],
-    "ember/ops/reduction.py": ["tests/test_ops_reduction.py", _HALF,
+    "ember/autograd/functional.py": [_DEFAULTS, "tests/test_autograd_functional.py", "tests/test_func_transforms.py"],
+    "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py"],
+    "ember/ops/elementwise.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_complex.py"],
+    "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
+                           "tests/test_complex.py"],
+    "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch"],
-    "ember/ops/linalg.py": ["tests/test_ops_matrix_sort.py", "tests/test_ops_more.py", _HALF],
-    "ember/nn/_ops/loss.py": ["tests/test_nn_losses.py", _HALF],
-    "ember/nn/_ops/classification.py": ["tests/test_nn_losses.py", _HALF],
-    "ember/nn/_ops/norm.py": ["tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
+    "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_matrix_sort.py", "tests/test_ops_more.py", _HALF],
+    "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF],
+    "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF],
+    "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm"],
-    "ember/nn/_ops/activation.py": ["tests/test_nn_layers.py", "tests/test_higher_order_pointwise.py",
-                                    "tests/test_higher_order_nn.py", _HALF, _COMPILED_VS_NUMPY % "gelu"],
+    "ember/nn/_ops/activation.py": [_DECLARED_PATHS, _DEFAULTS, "tests/test_nn_layers.py",
+                                    "tests/test_higher_order_pointwise.py", "tests/test_higher_order_nn.py", _HALF,
+                                    _COMPILED_VS_NUMPY % "gelu"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
@@ -89,8 +97,8 @@ TARGETS = {
     "ember/optim/adamax.py": _OPTIM_TESTS,
     "ember/optim/nadam.py": _OPTIM_TESTS,
     "ember/optim/radam.py": _OPTIM_TESTS,
-    "ember/utils/data/sampler.py": ["tests/test_data_samplers.py", "tests/test_data.py"],
-    "ember/utils/data/distributed.py": ["tests/test_distributed_sampler.py"],
+    "ember/utils/data/sampler.py": [_DEFAULTS, "tests/test_data_samplers.py", "tests/test_data.py"],
+    "ember/utils/data/distributed.py": [_DEFAULTS, "tests/test_distributed_sampler.py"],
     "ember/serialization/_torch_unpickle.py": ["tests/test_serialization_interop.py",
                                                "tests/test_serialization_hostile.py"],
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py", "tests/test_bfloat16_checkpoints.py",

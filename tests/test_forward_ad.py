@@ -314,3 +314,47 @@ def test_custom_function_jvp_as_pytorch(requires_grad):
         fwad = lib.autograd.forward_ad
         with fwad.dual_level(), pytest.raises(NotImplementedError, match="You must implement the jvp function"):
             _custom_function(lib, False).apply(fwad.make_dual(lib.ones(2), lib.ones(2)), 2.0)
+
+
+# every elementwise op (``diagonal_jacobian``: its backward formula run once on the tangent), linear op (its forward
+# on the tangent) and multilinear op: the paths forward_ad.py promises these ops, none of which records a backward
+DECLARED_PATHS = {
+    "unary": (lambda m, a: (-m.exp(a) + m.log(a) + m.log1p(a) + m.sqrt(a) + m.rsqrt(a) + m.sin(a) + m.cos(a)
+                            + m.tanh(a) + m.sigmoid(a) + m.relu(a - 1) + (a - 1).abs() + m.reciprocal(a)
+                            + a.clamp(0.5, 1.5) + m.floor(a) + a.sign()), [(3, 4)]),
+    "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b
+               + m.maximum(a, b) + m.minimum(a, b), [(3, 4), (4,)]),
+    "activations": (lambda m, a: _f(m).hardtanh(a - 1) + _f(m).leaky_relu(a - 1, 0.2) + _f(m).elu(a - 1)
+                    + _f(m).silu(a) + _f(m).softplus(a), [(3, 4)]),
+    "linear_and_multilinear": (lambda m, a, b: (a @ b).sum(0) + (a @ b).mean(1).sum() + (a @ b).cumsum(1).sum(0),
+                               [(3, 4), (4, 5)]),
+}
+
+
+def test_declared_paths_run_no_recorded_backward(monkeypatch):
+    """Each op above takes the path its class declares (``diagonal_jacobian``, ``linear``, ``multilinear``): one
+    backward or forward of the op, not the general path that records its backward formula and transposes it
+    (about two backwards plus recording); every elementwise class of the core op modules is among them, and the
+    tangents are PyTorch's."""
+    from ember.autograd import forward_ad
+    from ember.autograd.graph import Node
+    from ember.nn._ops import activation
+    from ember.ops import elementwise, unary
+
+    diagonal, seen = forward_ad._diagonal, set()
+
+    def spy(node, *args):
+        seen.add(type(node))
+        return diagonal(node, *args)
+
+    def refuse(node, *args):
+        raise AssertionError(f"{type(node).__name__}'s tangent took the recorded (transposed) path")
+
+    monkeypatch.setattr(forward_ad, "_diagonal", spy)
+    monkeypatch.setattr(forward_ad, "_transposed", refuse)
+    for fn, specs in DECLARED_PATHS.values():
+        check_forward(fn, specs, positive=True)
+    elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()
+                           if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__
+                           and cls.diagonal_jacobian}
+    assert elementwise_classes and elementwise_classes <= seen, elementwise_classes - seen

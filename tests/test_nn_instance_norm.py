@@ -87,3 +87,29 @@ def test_local_response_norm(dtype, shape, size):
     assert repr(em) == repr(tm)
     with pytest.raises(ValueError, match="Expected 3D or higher dimensionality input"):
         em(ember.randn(2, 3))
+
+
+@pytest.mark.parametrize("given", ["mean", "var", "neither"])
+@pytest.mark.parametrize("fn,kwargs", [("batch_norm", {"training": True}), ("batch_norm", {"training": False}),
+                                       ("instance_norm", {"use_input_stats": True}),
+                                       ("instance_norm", {"use_input_stats": False})])
+def test_running_statistics_both_or_neither_as_pytorch(fn, kwargs, given):
+    """Only one of running_mean and running_var refused with PyTorch's error and message (ValueError when the batch
+    statistics are used, RuntimeError when the running ones are needed), as is neither where they are needed;
+    neither with batch statistics normalises and updates nothing."""
+    x = randn(2, 3, 4, dtype=np.float64)
+
+    def call(m):
+        stats = {"running_mean": m.zeros(3, dtype=m.float64) if given == "mean" else None,
+                 "running_var": m.ones(3, dtype=m.float64) if given == "var" else None}
+        return getattr(m.nn.functional, fn)(m.tensor(x), **stats, **kwargs)
+
+    try:
+        expected = call(torch)
+    except (ValueError, RuntimeError) as e:
+        with pytest.raises(type(e)) as mine:
+            call(ember)
+        assert str(mine.value) == str(e)
+    else:
+        assert given == "neither"
+        np.testing.assert_allclose(call(ember).numpy(), expected.numpy(), atol=1e-12)

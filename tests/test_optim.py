@@ -335,6 +335,41 @@ def test_load_state_dict_mismatch_errors():
         ember.optim.SGD(p[:2]).load_state_dict(saved)
 
 
+@pytest.mark.parametrize("name", ["Adam", "SGD", "RMSprop"])
+def test_state_of_another_shape_is_refused_at_load(name):
+    """A state dict from another model: PyTorch loads it and its next step() fails broadcasting the state against
+    the gradient; ember refuses it at load_state_dict, naming the parameter and both shapes."""
+    kwargs = {"momentum": 0.9} if name == "SGD" else {}
+
+    def state_of(m, shape):
+        w = m.ones(shape, requires_grad=True)
+        opt = getattr(m.optim, name)([w], lr=0.1, **kwargs)
+        (w * w).sum().backward()
+        opt.step()
+        return opt.state_dict()
+
+    def load_and_step(m):
+        w = m.ones(3, requires_grad=True)
+        opt = getattr(m.optim, name)([w], lr=0.1, **kwargs)
+        opt.load_state_dict(state_of(m, (2,)))
+        (w * w).sum().backward()
+        opt.step()
+
+    with pytest.raises(RuntimeError):
+        load_and_step(torch)
+    with pytest.raises(RuntimeError, match=r"state '\w+' of parameter 0 has shape \[2\], but the parameter has "
+                                           r"shape \[3\]"):
+        load_and_step(ember)
+    # LBFGS's state spans every parameter at once: its flat history loads into a model whose shapes differ
+    w = ember.ones(2, 3, requires_grad=True)
+    lbfgs = ember.optim.LBFGS([w])
+    lbfgs.step(lambda: (w * w).sum().backward() or (w * w).sum())
+    other = ember.ones(3, 2, requires_grad=True)
+    again = ember.optim.LBFGS([other])
+    again.load_state_dict(lbfgs.state_dict())
+    assert again.state[other]["d"].shape == (6,)
+
+
 def test_step_bumps_version_and_keeps_storage():
     p = ember.tensor([1.0, 2.0], requires_grad=True)
     data = p._data

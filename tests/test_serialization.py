@@ -229,6 +229,16 @@ def test_malformed_manifests_are_refused(manifest, tmp_path):
     load_error(forge(manifest, [npy(np.zeros(2, np.float32))]), tmp_path)
 
 
+@pytest.mark.parametrize("root", [{"pickle": "builtins.print"}, {"dtype": "builtins.print"},
+                                  {"array": "builtins.print"}, {"module_ref": "collections.OrderedDict"}])
+def test_only_a_global_entry_names_a_global(root, tmp_path):
+    """A string under any other tag is no class or function to import, even with weights_only=False (where a
+    "global" entry would import it): the entry is refused as unexpected."""
+    manifest = {"format": "ember.save", "version": 1, "root": root, "arrays": []}
+    message = load_error(forge(manifest), tmp_path, weights_only=False)
+    assert "unexpected entry" in message and repr(root)[:40] in message
+
+
 @pytest.mark.parametrize("key,entry,says", [("parameters", ["weight", 3], "parameter 'weight' is a int"),
                                              ("buffers", ["running", "x"], "buffer 'running' is a str"),
                                              ("modules", ["sub", {"array": 0}], "module 'sub' is a Parameter")])

@@ -338,3 +338,15 @@ def test_a_view_reaching_past_its_storage_is_refused_as_pytorch_does(offset, siz
         refused(data, "reaches outside its storage of 4 elements")
     else:
         assert ember.load(io.BytesIO(data)).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("offset,size,stride", [(3, (4,), (-1,)), (3, (2,), (-2,)), (3, (2, 2), (1, -1))])
+def test_a_view_with_a_negative_stride_is_refused_as_pytorch_does(offset, size, stride):
+    """Every element of these lies inside the storage (a reversed view), but a stride must not be negative:
+    PyTorch refuses the file ("Storage size calculation overflowed"), and so does ember."""
+    buf = io.BytesIO()
+    _StoragePickler(buf, protocol=2).dump(_View(offset, size, stride))
+    data = torch_file(buf.getvalue(), {"archive/data/0": struct.pack("<4f", 0, 1, 2, 3)})
+    with pytest.raises(RuntimeError, match="overflowed"):
+        torch.load(io.BytesIO(data))
+    refused(data, "malformed arguments")

@@ -235,9 +235,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) of (N, C, *) input.
 
-    ``training=True`` (or no running stats) uses the batch mean and biased variance and, if
-    running stats are given, updates them in place: ``running = (1 - momentum) * running +
-    momentum * batch`` with the *unbiased* batch variance, as PyTorch does.
+    ``training=True`` uses the batch mean and biased variance and, if running stats are given (both or
+    neither), updates them in place: ``running = (1 - momentum) * running + momentum * batch`` with the
+    *unbiased* batch variance, as PyTorch does; ``training=False`` normalises with the running stats, which
+    must then be given (PyTorch's errors otherwise).
     """
     x = input._data
     if x.ndim < 2:
@@ -247,16 +248,20 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     ("bias", bias)):
         if t is not None and t._data.shape != (c,):
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
-    use_batch = training or running_mean is None or running_var is None
+    if training and (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     count = x.size // c if c else 0
     if count == 0:  # an empty batch: an empty result, running stats untouched, as in PyTorch
         return _affine_only(input, weight, bias)
-    if use_batch and count == 1 and training:
+    if training and count == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    update = use_batch and training and running_mean is not None
+    update = training and running_mean is not None
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
-    mean = None if use_batch else running_mean._data
-    var = None if use_batch else running_var._data
+    mean = None if training else running_mean._data
+    var = None if training else running_var._data
     out = BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
@@ -559,6 +564,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if len(shape) < 2:
         raise ValueError(f"instance_norm: expected input with at least 2 dims (N, C, ...), got {list(shape)}")
     if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     if math.prod(shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(shape)}")
