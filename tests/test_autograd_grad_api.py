@@ -112,3 +112,21 @@ def test_gradgradcheck_compares_second_order_gradients_with_finite_differences(m
     assert m.autograd.gradgradcheck(wrong, (x,), raise_exception=False, fast_mode=fast_mode) is False
     with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
         m.autograd.gradgradcheck(wrong, (x,), fast_mode=fast_mode)
+
+
+def test_a_gradient_of_another_real_dtype_is_cast_to_the_outputs_as_pytorch():
+    """PyTorch casts a real grad_output to its output's dtype (float64 or int64 cotangent, float32 output: float32
+    gradients, differentiable under create_graph) and refuses a dtype mismatch involving a complex tensor."""
+    results = {}
+    for fw in (torch, ember):
+        w = fw.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (g64,) = fw.autograd.grad(w * w, w, fw.tensor([1.0, 0.5, 2.0], dtype=fw.float64))
+        (gint,) = fw.autograd.grad(w * 3, w, fw.ones(3, dtype=fw.int64))
+        v = fw.tensor([1.0, 2.0, 4.0], dtype=fw.float64, requires_grad=True)
+        (gv,) = fw.autograd.grad(w * w, w, v, create_graph=True)
+        (hv,) = fw.autograd.grad(gv.sum(), v)
+        with pytest.raises(RuntimeError, match="both grad_output and output are required to have the same dtype"):
+            fw.autograd.grad(w * 2, w, fw.ones(3, dtype=fw.complex64))
+        results[fw.__name__] = [(str(t.dtype).split(".")[-1], t.detach().numpy().tolist()) for t in (g64, gint, gv, hv)]
+    assert results["ember"] == results["torch"]
+    assert results["ember"][0][0] == "float32" and results["ember"][3][0] == "float64"

@@ -68,6 +68,19 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
                     f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                     f"output[{i}] has a shape of {list(t._data.shape)}."
                 )
+            if g.dtype != t._data.dtype:  # PyTorch casts a real gradient to its output's dtype
+                if g.dtype.kind == "c" or t._data.dtype.kind == "c":
+                    given = grad_tensors[i].dtype if isinstance(grad_tensors[i], Tensor) else g.dtype
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have the same dtype. "
+                        f"Mismatch in dtype: grad_output[{i}] has a dtype of {given} and output[{i}] has a dtype "
+                        f"of {t.dtype}."
+                    )
+                user = grad_tensors[i]
+                if create_graph and isinstance(user, Tensor):  # the cast is differentiable, as PyTorch's .to
+                    roots.append((t._edge(), RecordedArray(user.to(t.dtype))))
+                    continue
+                g = g.astype(t._data.dtype)
         if create_graph:  # the gradient is a recorded tensor: grad_outputs that require grad are differentiated too
             user = grad_tensors[i]
             g = RecordedArray(user if isinstance(user, Tensor) and user._data is g else Tensor._make(g))
