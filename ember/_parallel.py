@@ -60,11 +60,10 @@ def set_num_threads(n: int) -> None:
 class _Worker:
     """One intra-op thread: it waits on a lock for a chunk, runs it, and releases another lock when done.
 
-    A hand-off is two lock operations, each in C without the GIL while it waits: about a third of the calling
-    thread's time that a ``concurrent.futures`` pool took (a future, a work item, a queue and a condition per
-    chunk): a whole ``parallel_for`` of two chunks measured 32 against 20 us of the caller's CPU time on a loaded
-    2-core machine, the hand-off itself 12 us. A daemon
-    thread: at exit it is blocked on its lock, never inside a chunk (the caller waits for every chunk)."""
+    A hand-off is two lock operations, each in C without the GIL while it waits, where a ``concurrent.futures``
+    pool took a future, a work item, a queue and a condition per chunk: a whole ``parallel_for`` of two chunks
+    measured 20 against 32 us of the caller's CPU time on a loaded 2-core machine (the hand-off itself 12 us). A
+    daemon thread: at exit it is blocked on its lock, never inside a chunk (the caller waits for every chunk)."""
 
     def __init__(self, index: int) -> None:
         self.start, self.done = threading.Lock(), threading.Lock()
