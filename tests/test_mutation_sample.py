@@ -3,6 +3,7 @@
 import importlib.util
 import os
 
+import pytest
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("mutation_sample", os.path.join(ROOT, "scripts", "mutation_sample.py"))
@@ -87,3 +88,26 @@ def test_a_timeout_of_a_module_whose_unmutated_tests_do_not_pass_in_time_is_unju
     outcome, asked, mutant = _judge(tmp_path, monkeypatch, None, ["timeout", "timeout"])
     assert (outcome, asked) == ("unjudged", [150, 600])
     assert (tmp_path / mutant["file"]).read_text() == "mutated\n"
+
+
+def test_every_mapped_test_exists():
+    """A file or test named in TARGETS that pytest cannot find exits with a usage error, which the script would
+    otherwise count as every mutant of that module caught (a renamed test did that to activation.py's mutants)."""
+    import ast
+
+    for module, tests in mutation_sample.TARGETS.items():
+        assert os.path.exists(os.path.join(ROOT, module)), module
+        for test in tests:
+            path, _, name = test.partition("::")
+            assert os.path.exists(os.path.join(ROOT, path)), test
+            if name:
+                with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                    tree = ast.parse(f.read())
+                assert name in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, test
+
+
+def test_a_test_pytest_cannot_find_is_an_error_not_a_caught_mutant(tmp_path):
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    assert mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_a"], 60) == "survived"
+    with pytest.raises(RuntimeError, match="exit status 4"):
+        mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_renamed"], 60)
