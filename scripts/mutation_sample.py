@@ -191,12 +191,14 @@ def _apply(scratch: str, mutant: dict) -> str | None:
     return original
 
 
-def run_tests(scratch: str, tests: list[str], timeout: float) -> str:
-    """'caught', 'survived' or 'timeout' for the mutant now in ``scratch``."""
+def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None = None) -> str:
+    """'caught', 'survived' or 'timeout' for the mutant now in ``scratch``; ``info["failed"]`` is set to the
+    test that caught it (pytest's summary line: the first failure, as ``-x`` stops there)."""
+    # nothing is written: a mutated module's bytecode must never outlive it (see _precompile for what is read)
     env = dict(os.environ, PYTHONPATH=scratch, PYTHONDONTWRITEBYTECODE="1")
     # the suite's warning filters apply (pyproject.toml: a stray warning fails its test), so a mutant that makes
     # ember warn on a correct program is caught as the suite catches it
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:cacheprovider", *tests]
     try:
         out = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -206,7 +208,25 @@ def run_tests(scratch: str, tests: list[str], timeout: float) -> str:
     if out.returncode in (4, 5):
         raise RuntimeError(f"pytest could not run {' '.join(tests)} (exit status {out.returncode}):\n"
                            + out.stdout[-2000:] + out.stderr[-2000:])
-    return "survived" if out.returncode == 0 else "caught"
+    if out.returncode == 0:
+        return "survived"
+    if info is not None:
+        failed = [line for line in out.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+        info["failed"] = failed[0].split(" - ")[0][:300] if failed else f"exit status {out.returncode}"
+    return "caught"
+
+
+def _precompile(scratch: str) -> None:
+    """Bytecode for the scratch copy, written once so that each run does not compile ember and rewrite the test
+    files again (seconds per run). ember's is checked by the source's hash, not its time stamp: a mutant of the
+    same size written within the second of the checkout would otherwise run the original's bytecode, and a
+    mutated module's hash differs, so it is compiled afresh each run. The test files, never mutated, get pytest's
+    rewritten bytecode from one collection."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "ember"],
+                   cwd=scratch, check=True, capture_output=True)
+    tests = sorted({t.split("::")[0] for ts in TARGETS.values() for t in ts})
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *tests],
+                   cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), capture_output=True, check=False)
 
 
 class Limits:
@@ -229,7 +249,7 @@ class Limits:
 
     def judge(self, mutant: dict, original: str) -> str:
         """Run the mutant (already written); a run past the limit is retried with a limit from the baseline."""
-        outcome = run_tests(self.scratch, TARGETS[mutant["file"]], self.timeout)
+        outcome = run_tests(self.scratch, TARGETS[mutant["file"]], self.timeout, mutant)
         if outcome != "timeout":
             return outcome
         path = os.path.join(self.scratch, mutant["file"])
@@ -244,7 +264,7 @@ class Limits:
         mutant["limit_s"] = round(limit, 1)
         if limit <= self.timeout:  # it already ran past the factor times the unmutated time
             return "timeout"
-        return run_tests(self.scratch, TARGETS[mutant["file"]], limit)
+        return run_tests(self.scratch, TARGETS[mutant["file"]], limit, mutant)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch_root = tempfile.mkdtemp(prefix="ember-mutants-")
     scratch = os.path.join(scratch_root, "ember")
     subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", scratch, "HEAD"], check=True)
+    _precompile(scratch)
     results, skipped, started = [], 0, time.monotonic()
     limits = Limits(scratch, args.timeout, args.hang_factor)
     try:
@@ -291,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(original)
                 continue
             try:
+                began = time.monotonic()
                 mutant["outcome"] = limits.judge(mutant, original)
+                mutant["seconds"] = round(time.monotonic() - began, 1)
             finally:
                 with open(os.path.join(scratch, mutant["file"]), "w", encoding="utf-8") as f:
                     f.write(original)

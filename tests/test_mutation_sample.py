@@ -51,7 +51,7 @@ def _judge(tmp_path, monkeypatch, unmutated_s, outcomes):
     (tmp_path / path).write_text("mutated\n")
     asked = []
 
-    def fake_run(scratch, tests, timeout):
+    def fake_run(scratch, tests, timeout, info=None):
         asked.append(timeout)
         assert (tmp_path / path).read_text() == ("original\n" if len(asked) == 2 and unmutated_s is None else
                                                  "mutated\n")
@@ -106,8 +106,11 @@ def test_every_mapped_test_exists():
                 assert name in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, test
 
 
-def test_a_test_pytest_cannot_find_is_an_error_not_a_caught_mutant(tmp_path):
-    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+def test_the_failing_test_is_recorded_and_a_test_pytest_cannot_find_is_an_error(tmp_path):
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    assert False\n")
     assert mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_a"], 60) == "survived"
+    info = {}
+    assert mutation_sample.run_tests(str(tmp_path), ["test_a.py"], 60, info) == "caught"
+    assert info == {"failed": "FAILED test_a.py::test_b"}
     with pytest.raises(RuntimeError, match="exit status 4"):
         mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_renamed"], 60)
