@@ -65,6 +65,18 @@ def test_nested_structures_and_python_values(tmp_path):
     assert nan != nan
 
 
+def test_sizes_load_as_sizes(tmp_path):
+    """A tensor's shape is saved as an ``ember.Size`` and loads as one, as ``torch.load`` gives a ``torch.Size``;
+    a size entry holding anything but non-negative integers is refused."""
+    t = ember.zeros(2, 0, 3)
+    out = round_trip({"shape": t.shape, "sizes": [ember.Size([]), ember.Size([4, 1])]}, "path", tmp_path)
+    assert type(out["shape"]) is ember.Size and out["shape"] == (2, 0, 3)
+    assert [type(s) for s in out["sizes"]] == [ember.Size] * 2 and out["sizes"] == [(), (4, 1)]
+    for bad in ([2, -1], [1.5], [True], "12"):
+        manifest = {"format": "ember.save", "version": 1, "root": {"size": bad}, "arrays": []}
+        assert "unexpected entry" in load_error(forge(manifest), tmp_path)
+
+
 def test_requires_grad_and_identity_are_kept():
     w = ember.randn(3, requires_grad=True)
     y = w * 2  # not a leaf: loads as a leaf that requires grad, as torch.load does
