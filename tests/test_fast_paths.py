@@ -145,6 +145,22 @@ TORCH_CONFIGS = [
     ("Adamax", dict(lr=0.05, eps=0.5)),
     ("NAdam", dict(lr=0.05, eps=0.5)),
     ("RAdam", dict(lr=0.05, betas=(0.5, 0.8), eps=0.5)),
+    # a weight decay of exactly 1: a test `weight_decay != 0` turned into `!= 1` (or a factor 1 - lr * wd into
+    # 1 + ...) skips or flips the decay there alone, and the configurations above all use 0.01 to 0.2
+    ("SGD", dict(lr=0.1, weight_decay=1.0)),
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=1.0)),
+    ("Adam", dict(lr=0.01, weight_decay=1.0)),
+    ("Adam", dict(lr=0.01, weight_decay=1.0, decoupled_weight_decay=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=1.0)),
+    ("RMSprop", dict(lr=0.01, weight_decay=1.0)),
+    ("Adagrad", dict(lr=0.1, weight_decay=1.0)),
+    ("Adadelta", dict(lr=1.0, weight_decay=1.0)),
+    ("Adamax", dict(lr=0.05, weight_decay=1.0)),
+    ("NAdam", dict(lr=0.05, weight_decay=1.0)),
+    ("NAdam", dict(lr=0.05, weight_decay=1.0, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.05, weight_decay=1.0)),
+    ("RAdam", dict(lr=0.05, weight_decay=1.0, decoupled_weight_decay=True)),
+    ("ASGD", dict(lr=0.05, weight_decay=1.0)),
 ]
 
 

@@ -63,6 +63,19 @@ def test_functional(dtype):
           [(2, 3, 6), (3,), (3,)], dtype=dtype, **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_functional_of_an_input_without_spatial_dims(dtype):
+    """(N, C): with the running statistics (use_input_stats=False) it is normalised as PyTorch's; in training it
+    is PyTorch's error, one spatial element being too few."""
+    rm, rv = np.full(3, 0.5, dtype), np.full(3, 2.0, dtype)
+    check(lambda m, x, w, b: m.nn.functional.instance_norm(x, m.tensor(rm), m.tensor(rv), w, b,
+                                                           use_input_stats=False),
+          [(2, 3), (3,), (3,)], dtype=dtype, **TOL[dtype])
+    with pytest.raises(ValueError, match=r"Expected more than 1 spatial element when training, got input size "
+                                         r".*\[2, 3\]"):
+        nn.functional.instance_norm(ember.randn(2, 3))
+
+
 def test_errors():
     with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
         nn.InstanceNorm2d(3)(ember.randn(2, 3, 1, 1))
