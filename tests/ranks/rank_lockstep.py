@@ -37,7 +37,10 @@ def replicas_identical(model, process_group, world):
     return all(ember.equal(every[0], t) for t in every)
 
 
-def test_nonfinite_gradients_on_one_rank_skip_the_step_on_every_rank(rank, world, process_group):
+@pytest.mark.parametrize("by_hand", [False, True], ids=["in_store", "by_hand"])
+def test_nonfinite_gradients_on_one_rank_skip_the_step_on_every_rank(rank, world, process_group, by_hand):
+    """``by_hand``: each ``.grad`` assigned before backward, so that the buckets are reduced in a staging copy
+    (copied back into the gradients at the end of backward, which a skipped step must not do)."""
     model = DDP(build(), nonfinite_grads="skip")
     optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
     facts = []
@@ -47,6 +50,9 @@ def test_nonfinite_gradients_on_one_rank_skip_the_step_on_every_rank(rank, world
             x[0, 0] = float("nan")  # a bad sample on one rank only
         before = flat(model).clone()
         optimizer.zero_grad()
+        if by_hand:
+            for p in model.parameters():
+                p.grad = ember.zeros_like(p)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             criterion(model(x), y).backward()
