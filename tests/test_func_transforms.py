@@ -156,6 +156,22 @@ def test_jacfwd_matches_and_equals_jacrev(argnums):
     _run(lambda m, xs: m.func.jacfwd(lambda a: (a.exp(), {"s": a.sum()}), has_aux=True)(xs[0]))
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("reads_a_value", [False, True])
+def test_jacfwd_of_an_output_independent_of_the_input_is_zero(requires_grad, reads_a_value):
+    """Zeros, not jvp(strict=True)'s error, on each of jacfwd's paths: the batched forward mode, and one column at
+    a time (an input that requires grad, whose Jacobian stays differentiable, or a function reading its input's
+    value)."""
+
+    def call(m, xs):
+        def f(a):
+            return a.sin() * (float(a.sum()) if reads_a_value else 1.0), m.ones(2, dtype=a.dtype)
+
+        return m.func.jacfwd(f)(xs[0])
+
+    _run(call, shapes=((3,),), requires_grad=requires_grad)
+
+
 def test_hessian_and_compositions():
     def call(m, xs):
         f = mlp(m)

@@ -120,6 +120,15 @@ def test_scaled_products(fn, specs):
     check(fn, specs)
 
 
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((2, 1, 4, 3), (3,)),
+                                   ((3,), (4, 3, 2)), ((3,), (2, 1, 3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
+                                   ((2, 3), (5, 3, 4)), ((2, 1, 2, 3), (4, 3, 1)), ((4, 1, 3), (4, 3, 1))])
+def test_matmul_of_every_pairing_of_ranks(sa, sb):
+    """Values and both gradients against PyTorch: vectors on either side (a row on the left, a column on the
+    right) against matrices and batches, batches broadcast, and a size-1 row or column."""
+    check(lambda m, a, b: m.matmul(a, b), [sa, sb])
+
+
 def test_beta_zero_ignores_nan_input():
     i = np.full((2, 2), np.nan, dtype=np.float32)
     a, b = np.eye(2, dtype=np.float32), np.ones((2, 2), dtype=np.float32)
