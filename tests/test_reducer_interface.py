@@ -98,3 +98,39 @@ def test_a_sparse_gradient_is_refused_naming_the_parameter():
     r.prepare_for_backward()
     with pytest.raises(RuntimeError, match=r"parameter 0\.weight got a sparse gradient.*use sparse=False"):
         model(ember.tensor([1, 2])).sum().backward()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_buckets_fill_to_their_cap_from_the_last_parameter(seed):
+    """Cut from the last parameter backwards, each bucket takes parameters while they fit its cap (the first
+    bucket's own, smaller cap; then ``cap_bytes``), a parameter larger than the cap alone; a dtype change (a new
+    store) ends a bucket. Sizes that exactly fill a cap are drawn often."""
+    from ember.autograd.grad_store import build_stores
+    from ember.distributed.reducer import assign_buckets
+
+    rng = np.random.default_rng(seed)
+    dtypes = [np.float32] * 7 + [np.float64] * 5 + [np.float32] * 4
+    params = [ember.zeros(int(rng.choice([1, 2, 4, 8, 16, 24])), dtype=ember.float32 if d == np.float32 else
+                          ember.float64, requires_grad=True) for d in dtypes]
+    names = [f"p{i}" for i in range(len(params))]
+    stores = build_stores(params)
+    cap, first_cap = 64, 32
+    buckets = assign_buckets(stores, names, cap, first_cap)
+    slots = [(s, i) for s in reversed(stores) for i in reversed(range(len(s)))]  # the order buckets are cut in
+    nbytes = {(s, i): (s.offsets[i + 1] - s.offsets[i]) * s.dtype.itemsize for s, i in slots}
+    at = 0
+    for k, b in enumerate(buckets):
+        taken = [(b.store, i) for i in reversed(range(b.lo, b.hi))]
+        assert taken == slots[at:at + len(taken)] and b.names == names_of(stores, names, b)
+        at += len(taken)
+        limit = first_cap if k == 0 else cap
+        size = sum(nbytes[s] for s in taken)
+        assert size <= limit or len(taken) == 1, (k, size, limit)
+        if at < len(slots) and slots[at][0] is b.store:  # cut inside a store: the next parameter did not fit
+            assert size + nbytes[slots[at]] > limit, (k, size, nbytes[slots[at]], limit)
+    assert at == len(slots)
+
+
+def names_of(stores, names, bucket):
+    start = sum(len(s) for s in stores[:next(i for i, s in enumerate(stores) if s is bucket.store)])
+    return names[start + bucket.lo:start + bucket.hi]
