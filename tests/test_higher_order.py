@@ -252,6 +252,12 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("copy", lambda a: np.copy(a)),
     ("dot", lambda a: np.dot(a, np.ones((3, 2)))),
     ("real", lambda a: np.real(a)),
+    ("cumprod, flat", lambda a: np.cumprod(a + 1)),
+    ("roll, flat", lambda a: np.roll(a, 2)),
+    ("squeeze, all", lambda a: np.squeeze(np.expand_dims(a, (0, 2)))),
+    ("imag", lambda a: np.imag(a * (1 + 2j))),
+    ("conj", lambda a: np.conj(a)),
+    ("conjugate", lambda a: np.conjugate(a)),
 ])
 def test_formulas_recorded_namespace_computes_as_numpy(name, call):
     """A backward formula is written once against NumPy's functions; under create_graph they run on recorded
