@@ -75,6 +75,8 @@ MISTAKES = {
     "isclose of two dtypes": lambda m: m.isclose(m.ones(2, dtype=m.long), m.ones(2)),
     "allclose of two dtypes": lambda m: m.allclose(m.ones(2), m.ones(2, dtype=m.float64)),
     "Hardtanh bounds out of order": lambda m: m.nn.Hardtanh(2, 1),
+    "Hardtanh bounds equal": lambda m: m.nn.Hardtanh(0.5, 0.5),  # (the function takes equal bounds)
+    "hardtanh bounds out of order": lambda m: m.nn.functional.hardtanh(m.ones(2), 2, 1),
     "Generator seed of a float": lambda m: m.Generator().manual_seed(1.5),
     "manual_seed of a string": lambda m: m.manual_seed("x"),
     "to cuda": lambda m: m.ones(2).to("cuda"),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from nn_oracle import compare_module
-from oracle import assert_close
+from oracle import assert_close, check
 
 import ember
 import ember.nn as nn
@@ -247,6 +247,14 @@ def test_activation(name, kwargs):
     compare_module(em, tm, x, atol=2e-6)
     compare_module(em.double(), tm.double(), x.astype(np.float64), atol=1e-6)
     assert repr(em) == repr(tm)
+
+
+def test_hardtanh_of_equal_bounds_is_that_constant():
+    """F.hardtanh takes min_val == max_val (a constant, gradient 0 everywhere), as PyTorch's function does; its
+    module refuses them (tests/test_errors_match.py)."""
+    x = randn(3, 4)
+    x[0, :3] = [0.5, 0.0, 1.0]  # at the bound
+    check(lambda m, a: m.nn.functional.hardtanh(a, 0.5, 0.5), [x])
 
 
 @pytest.mark.parametrize("name", ["ReLU", "LeakyReLU", "SiLU", "ELU", "Hardtanh"])
