@@ -77,6 +77,9 @@ MISTAKES = {
     "Hardtanh bounds out of order": lambda m: m.nn.Hardtanh(2, 1),
     "Hardtanh bounds equal": lambda m: m.nn.Hardtanh(0.5, 0.5),  # (the function takes equal bounds)
     "hardtanh bounds out of order": lambda m: m.nn.functional.hardtanh(m.ones(2), 2, 1),
+    "instance_norm of a vector": lambda m: m.nn.functional.instance_norm(m.ones(4)),
+    "instance_norm of a vector, running statistics": lambda m: m.nn.functional.instance_norm(
+        m.ones(4), m.zeros(4), m.ones(4), use_input_stats=False),
     "Generator seed of a float": lambda m: m.Generator().manual_seed(1.5),
     "manual_seed of a string": lambda m: m.manual_seed("x"),
     "to cuda": lambda m: m.ones(2).to("cuda"),

@@ -561,8 +561,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     statistics (the same for every sample).
     """
     shape = input._data.shape
-    if len(shape) < 2:
-        raise ValueError(f"instance_norm: expected input with at least 2 dims (N, C, ...), got {list(shape)}")
+    if len(shape) < 2:  # PyTorch's type: its training check's ValueError, else an IndexError (no dim 1)
+        raise (ValueError if use_input_stats else IndexError)(f"instance_norm: expected (N, C, ...), got {list(shape)}")
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
