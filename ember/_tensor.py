@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _dtype, _warnings
-from ._arg_aliases import accept_numpy_names
+from ._arg_aliases import accept_torch_names_in_methods
 from ._backend import xp
 from ._device import CPU, check_device
 from ._dtype import np_kind
@@ -78,7 +78,7 @@ def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], backward: Callable
     _autograd.backward = backward
 
 
-@accept_numpy_names  # x.sum(axis=0, keepdims=True), as PyTorch's native ops accept
+@accept_torch_names_in_methods  # x.mul(other=y), x.sum(axis=0, keepdims=True), as PyTorch accepts
 class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
     CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
