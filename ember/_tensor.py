@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,10 @@ def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], backward: Callable
     """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``backward``: ``ember.autograd.backward``."""
     _autograd.leaf_edge = leaf_edge
     _autograd.backward = backward
+
+
+# PyTorch's warning for the pre-0.4 volatile flag (Variable(x, volatile=True), x.volatile = True)
+VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
 
 @accept_torch_names_in_methods  # x.mul(other=y), x.sum(axis=0, keepdims=True), as PyTorch accepts
@@ -229,6 +234,17 @@ class Tensor(
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def volatile(self) -> bool:
+        """Always False, with PyTorch's warning: ``volatile`` (before PyTorch 0.4) has no effect; setting it only
+        warns (``with torch.no_grad():`` is what it meant)."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value: bool) -> None:
+        warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
 
     @property
     def grad(self) -> Tensor | None:

@@ -196,6 +196,16 @@ def test_variable_errors_and_volatile_warning_like_torch():
             lib.autograd.Variable(lib.ones(2), volatile=False)
 
 
+def test_volatile_attribute_warns_and_is_false_like_torch():
+    for lib in (torch, ember):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
+            assert x.volatile is False
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            x.volatile = True
+        assert x.requires_grad
+
+
 # ----------------------------------------------------------------------------------- storage, data_ptr
 @pytest.mark.parametrize("view", [
     lambda x: x, lambda x: x[1:], lambda x: x.t(), lambda x: x[:, 1], lambda x: x.reshape(-1)[2:5],
