@@ -125,7 +125,16 @@ def accept_torch_names(namespace: dict, prefix: str = "") -> None:
     name under ``torch``, ``"linalg."``)."""
     for name, fn in list(namespace.items()):
         if not name.startswith("_") and callable(fn) and not isinstance(fn, type):
-            namespace[name] = with_torch_names(prefix + name, fn)
+            wrapped = with_torch_names(prefix + name, fn)
+            if wrapped is not fn:
+                _named_where_reachable(wrapped, namespace["__name__"], name)
+            namespace[name] = wrapped
+
+
+def _named_where_reachable(wrapper: Callable, module: str, qualname: str) -> None:
+    """Pickle finds a function by its ``__module__`` and ``__qualname__`` and insists on the same object there: the
+    wrapper's are where it is installed (``functools.wraps`` gave it the wrapped function's, which holds that)."""
+    wrapper.__module__, wrapper.__qualname__ = module, qualname
 
 
 def accept_torch_names_in_methods(cls: _C) -> _C:
@@ -137,5 +146,6 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
         if isinstance(method, FunctionType):
             wrapped = with_torch_names(name, method, method=True)
             if wrapped is not method:
+                _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)
     return cls

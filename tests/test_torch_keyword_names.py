@@ -164,3 +164,11 @@ def test_methods_take_pytorchs_keyword_names():
 ])
 def test_method_calls_with_pytorchs_keyword_names(call):
     assert_close(call(ember.tensor(X)), call(torch.tensor(X)))
+
+
+def test_wrapped_functions_pickle_by_reference_as_pytorchs():
+    import pickle
+
+    for lib in (torch, ember):
+        for fn in (lib.sum, lib.gather, lib.exp, lib.Tensor.mul, lib.linalg.cholesky, lib.nn.functional.one_hot):
+            assert pickle.loads(pickle.dumps(fn)) is fn
