@@ -558,12 +558,11 @@ from .ops.foreach import FUNCTIONS as _FOREACH  # noqa: E402
 
 globals().update(_FOREACH)
 
-# NumPy's keyword spellings (axis=, keepdims=) for the functions PyTorch implements natively
-from ._arg_aliases import with_numpy_names as _with_numpy_names  # noqa: E402
+# PyTorch's keyword names (torch.gather(input=x, ...)) and NumPy's spellings (axis=, keepdims=) for the functions
+# PyTorch implements natively
+from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 
-for _name, _fn in list(globals().items()):
-    if not _name.startswith("_") and callable(_fn) and not isinstance(_fn, type):
-        globals()[_name] = _with_numpy_names(_name, _fn)
+_accept_torch_names(globals())
 
 # PyTorch's out= keyword on the functions that take it
 from ._out import add_out_keyword as _add_out_keyword  # noqa: E402

@@ -1,11 +1,20 @@
-"""NumPy's keyword spellings that PyTorch accepts for its native ops: ``axis=`` for ``dim=`` and
-``keepdims=`` for ``keepdim=`` (``x.sum(axis=0, keepdims=True)``, ``torch.cumprod(x, axis=1)``).
+"""PyTorch's keyword names where ember's parameters are named otherwise, and NumPy's spellings that PyTorch accepts.
+
+PyTorch names the tensor a function works on ``input`` (``torch.gather(input=x, dim=1, index=i)``,
+``torch.add(input=a, other=b)``, ``torch.mm(input=a, mat2=b)``); ember's functions call it ``x``, ``a``, ``t`` or
+``A``. ``torch_keyword_names`` gives, for one function, PyTorch's names for those parameters, and the wrapper below
+accepts them (tests/test_torch_keyword_names.py checks the names against PyTorch's own signatures).
+
+NumPy's spellings: ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (``x.sum(axis=0, keepdims=True)``,
+``torch.cumprod(x, axis=1)``).
 
 PyTorch's argument parser maps these for every op it implements natively, whatever the op; its ops
 written in Python (``torch.norm``, ``torch.split``, ``torch.unique``, ``Tensor.unflatten``) take only
 PyTorch's own names. ember does the same with one wrapper, applied to the Tensor class's methods once, when
-the class is defined (``accept_numpy_names`` on ``Tensor``), and to its top-level functions (``ember/__init__.py``).
-Type checkers see the methods' own signatures (PyTorch's stubs do not list the NumPy spellings either).
+the class is defined (``accept_torch_names_in_methods`` on ``Tensor``), and to the functions of ``ember``,
+``ember.linalg``, ``ember.special``, ``ember.fft`` and ``ember.nn.functional`` (``accept_torch_names``); it takes
+PyTorch's names above too. Type checkers see the functions' own signatures (PyTorch's stubs do not list the
+NumPy spellings either).
 """
 
 from __future__ import annotations
@@ -22,49 +31,121 @@ ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 PYTHON_LEVEL = frozenset({"norm", "split", "unique"})  # PyTorch's Python ops: no NumPy spellings
 
 
-def _rename(name: str, kwargs: dict) -> dict:
-    for alias, own in ALIASES.items():
+# ember's names for the tensor a function works on, which PyTorch calls ``input``
+INPUT_NAMES = frozenset({"x", "a", "t", "A", "tensor", "B", "b", "L"})
+# ember's names for a second tensor operand (after one of INPUT_NAMES), which PyTorch calls ``other``
+OTHER_NAMES = frozenset({"b", "v", "L"})
+# where PyTorch's names for those differ (by the function's name under ``torch``; None: ember's names are PyTorch's)
+FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "tensor": None, "as_tensor": None,
+         "tensordot": None, "lu": None, "set_default_tensor_type": None, "linalg.solve": None,
+         "linalg.solve_ex": None, "linalg.vecdot": None, "linalg.cross": None, "linalg.lu_solve": None,
+         "linalg.householder_product": None, "linalg.tensorsolve": None, "linalg.ldl_solve": None,
+         "linalg.vander": None, "linalg.multi_dot": None, "linalg.tensorinv": None, "linalg.diagonal": None,
+         "linalg.eig": None, "linalg.eigvals": None, "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
+         "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
+         "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None, "linalg.ldl_factor": None,
+         "linalg.ldl_factor_ex": None}
+SECOND = {"mm": "mat2", "bmm": "mat2", "outer": "vec2", "ger": "vec2", "dot": "tensor", "pow": "exponent",
+          "float_power": "exponent", "mv": "vec", "cholesky_solve": "input2", "linalg.lstsq": "b",
+          "promote_types": "type2", "result_type": "other"}
+# other parameters PyTorch names differently (pinv's rcond is PyTorch's NumPy-compatible name for rtol)
+OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size": "shape"},
+          "max": {"other": "dim"}, "min": {"other": "dim"}, "scatter": {"value": "src"},
+          "isin": {"test_element": "test_elements"}, "dist": {"input": "x1", "other": "x2"},
+          "linalg.pinv": {"rcond": "rtol"},
+          "swapaxes_": {"axis0": "dim0", "axis1": "dim1"}, "addcdiv_": {"tensor1": "t1", "tensor2": "t2"},
+          "addcmul_": {"tensor1": "t1", "tensor2": "t2"}, "copy_": {"other": "src"}, "pow_": {"exponent": "other"},
+          "resize_as_": {"the_template": "other"},
+          "tensor_split": {"sections": "indices_or_sections", "indices": "indices_or_sections",
+                           "tensor_indices_or_sections": "indices_or_sections"}}
+
+
+def torch_keyword_names(qualname: str, params, method: bool = False) -> dict[str, str]:
+    """PyTorch's keyword names for the parameters ember names otherwise, each mapped to ember's name, for the
+    function ``qualname`` (``"gather"``, ``"linalg.inv"``, ``"nn.functional.one_hot"``; a Tensor ``method``:
+    its name, ``"mul"``) whose parameters (``inspect.signature(fn).parameters``) are ``params``; the NumPy
+    spellings included where PyTorch takes them."""
+    name = qualname.rpartition(".")[2]
+    names: dict[str, str] = {}
+    positional = [p.name for p in params.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    if positional and (method or positional[0] in INPUT_NAMES):
+        first = None if method else FIRST.get(qualname, "input")
+        if first is not None:
+            names[first] = positional[0]
+        if (method or first is not None) and len(positional) > 1 and (
+                positional[1] in OTHER_NAMES or qualname in SECOND):
+            names[SECOND.get(qualname, "other")] = positional[1]
+    names.update(OTHERS.get(qualname, {}))
+    if name not in PYTHON_LEVEL:
+        names.update({alias: own for alias, own in ALIASES.items() if own in params})
+    return {alias: own for alias, own in names.items() if alias != own and alias not in params and own in params}
+
+
+def _rename(name: str, kwargs: dict, names: dict[str, str]) -> dict:
+    for alias, own in names.items():
         if alias in kwargs:
             if own in kwargs:
-                raise TypeError(f"{name}() got both '{own}' and its NumPy spelling '{alias}'")
+                spelling = "NumPy spelling" if alias in ALIASES else "PyTorch name"
+                raise TypeError(f"{name}() got both '{own}' and its {spelling} '{alias}'")
             kwargs[own] = kwargs.pop(alias)
     return kwargs
 
 
-def with_numpy_names(name: str, fn: Callable) -> Callable:
-    """``fn``, also accepting ``axis=``/``keepdims=`` when it has ``dim``/``keepdim`` (else ``fn`` itself)."""
-    if name in PYTHON_LEVEL or name.startswith("__") or not callable(fn):
+def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Callable:
+    """``fn``, also accepting PyTorch's names for its parameters (``torch_keyword_names``) and NumPy's
+    ``axis=``/``keepdims=``; ``fn`` itself when it needs none."""
+    name = qualname.rpartition(".")[2]
+    if name.startswith("__") or not callable(fn):
         return fn
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return fn
-    if "dim" not in params and "keepdim" not in params:
+    names = torch_keyword_names(qualname, params, method)
+    if not names:
         return fn
 
     @functools.wraps(fn)
-    def accepting_numpy_names(*args, **kwargs):
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            _rename(name, kwargs)
+    def accepting_torch_names(*args, **kwargs):
+        if kwargs and not names.keys().isdisjoint(kwargs):
+            _rename(name, kwargs, names)
         return fn(*args, **kwargs)
 
-    # inspect.signature tells what the wrapper accepts: fn's parameters and the NumPy spellings
-    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None)
-             for alias, own in ALIASES.items() if own in params]
+    # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
+    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names]
     listed = list(params.values())
     tail = [p for p in listed if p.kind is p.VAR_KEYWORD]
-    accepting_numpy_names.__signature__ = inspect.Signature(
+    accepting_torch_names.__signature__ = inspect.Signature(
         [p for p in listed if p.kind is not p.VAR_KEYWORD] + extra + tail)
-    return accepting_numpy_names
+    return accepting_torch_names
 
 
-def accept_numpy_names(cls: _C) -> _C:
-    """Class decorator: each method of ``cls`` (its own and its mixins') that has ``dim``/``keepdim`` also takes
-    ``axis=``/``keepdims=``; the others are left as they are."""
+def accept_torch_names(namespace: dict, prefix: str = "") -> None:
+    """Wrap each public function of a module's ``namespace`` with ``with_torch_names`` (``prefix``: the module's
+    name under ``torch``, ``"linalg."``)."""
+    for name, fn in list(namespace.items()):
+        if not name.startswith("_") and callable(fn) and not isinstance(fn, type):
+            wrapped = with_torch_names(prefix + name, fn)
+            if wrapped is not fn:
+                _named_where_reachable(wrapped, namespace["__name__"], name)
+            namespace[name] = wrapped
+
+
+def _named_where_reachable(wrapper: Callable, module: str, qualname: str) -> None:
+    """Pickle finds a function by its ``__module__`` and ``__qualname__`` and insists on the same object there: the
+    wrapper's are where it is installed (``functools.wraps`` gave it the wrapped function's, which holds that)."""
+    wrapper.__module__, wrapper.__qualname__ = module, qualname
+
+
+def accept_torch_names_in_methods(cls: _C) -> _C:
+    """Class decorator: each method of ``cls`` (its own and its mixins') also takes PyTorch's names for its
+    parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the others are
+    left as they are."""
     for name in dir(cls):
         method = inspect.getattr_static(cls, name)
         if isinstance(method, FunctionType):
-            wrapped = with_numpy_names(name, method)
+            wrapped = with_torch_names(name, method, method=True)
             if wrapped is not method:
+                _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)
     return cls

@@ -100,6 +100,11 @@ OUT_OF_SCOPE = {
 }
 
 
+# PyTorch's modules that import ``torch`` itself, so that ``torch.sparse.torch`` is ``torch`` (capsule-network code
+# writes ``torch.sparse.torch.eye(n)`` for one-hot rows)
+IMPORT_TORCH = frozenset({"torch.sparse", "torch.nn.functional", "torch.fft", "torch.special", "torch.autograd"})
+
+
 def module_getattr(module_name: str, torch_name: str | None = None):
     """A module-level ``__getattr__`` for ``module_name``: lazy submodules, else ``torch.X`` is not implemented.
 
@@ -113,6 +118,8 @@ def module_getattr(module_name: str, torch_name: str | None = None):
                                       f"{OUT_OF_SCOPE[f'{torch_name}.{name}']}")
         if name.startswith("_"):  # private names and protocol probes (__path__, __wrapped__): the usual error
             raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        if name == "torch" and torch_name in IMPORT_TORCH:
+            return sys.modules[module_name.partition(".")[0]]
         module = sys.modules.get(module_name)
         if getattr(module, "__path__", None) is not None and importlib.util.find_spec(f"{module_name}.{name}"):
             return importlib.import_module(f"{module_name}.{name}")

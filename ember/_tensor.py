@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import copy
 import numbers
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _dtype, _warnings
-from ._arg_aliases import accept_numpy_names
+from ._arg_aliases import accept_torch_names_in_methods
 from ._backend import xp
 from ._device import CPU, check_device
 from ._dtype import np_kind
@@ -78,7 +79,11 @@ def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], backward: Callable
     _autograd.backward = backward
 
 
-@accept_numpy_names  # x.sum(axis=0, keepdims=True), as PyTorch's native ops accept
+# PyTorch's warning for the pre-0.4 volatile flag (Variable(x, volatile=True), x.volatile = True)
+VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
+
+
+@accept_torch_names_in_methods  # x.mul(other=y), x.sum(axis=0, keepdims=True), as PyTorch accepts
 class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
     CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
@@ -229,6 +234,17 @@ class Tensor(
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def volatile(self) -> bool:
+        """Always False, with PyTorch's warning: ``volatile`` (before PyTorch 0.4) has no effect; setting it only
+        warns (``with torch.no_grad():`` is what it meant)."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value: bool) -> None:
+        warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
 
     @property
     def grad(self) -> Tensor | None:

@@ -267,4 +267,8 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _diagonal(A, offset, dim1, dim2)
 
 
+from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+
+_accept_torch_names(globals(), "linalg.")  # PyTorch's keyword names: linalg.cholesky(input=A)
+
 __getattr__ = module_getattr(__name__)

@@ -27,4 +27,8 @@ def ndtr(input: Tensor) -> Tensor:
 __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax", "logit",
            "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "softmax", "xlog1py", "xlogy"]
 
+from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+
+_accept_torch_names(globals(), "special.")  # PyTorch's keyword names: special.logit(input=x)
+
 __getattr__ = module_getattr(__name__)

@@ -116,11 +116,11 @@ def test_every_native_op_with_a_dim_takes_axis():
                 continue
             native = type(getattr(t_owner, name, None)).__name__ in ("builtin_function_or_method", "method_descriptor")
             if "dim" in params and native:
-                wrappers = []  # the NumPy-names wrapper, possibly under out='s (ember/_out.py)
+                wrappers = []  # the PyTorch-names wrapper (NumPy spellings too), possibly under out='s (ember/_out.py)
                 while fn is not None:
                     wrappers.append(getattr(getattr(fn, "__code__", None), "co_name", None))
                     fn = getattr(fn, "__wrapped__", None) if wrappers[-1] == "writing_out" else None
-                assert "accepting_numpy_names" in wrappers, f"{owner.__name__}.{name}"
+                assert "accepting_torch_names" in wrappers, f"{owner.__name__}.{name}"
 
 
 def test_sdpa_kernel_sets_the_switches_for_the_block_as_pytorch():

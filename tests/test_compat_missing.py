@@ -200,3 +200,17 @@ def test_submodule_spelling_under_compat(tmp_path):
                                "import torch\nprint(torch.nn.modules.linear.Linear is torch.nn.Linear)\n")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["DistributedSampler", "True"]
+
+
+@pytest.mark.parametrize("module", ["sparse", "nn.functional", "fft", "special", "autograd"])
+def test_modules_that_import_torch_reach_it_as_pytorchs(module):
+    # capsule-network code writes torch.sparse.torch.eye(n) for one-hot rows
+    def sub(root):
+        for part in module.split("."):
+            root = getattr(root, part)
+        return root
+
+    assert sub(torch).torch is torch
+    assert sub(ember).torch is ember
+    onehot = [sub(lib).torch.eye(3).index_select(0, lib.tensor([2, 0])) for lib in (torch, ember)]
+    assert onehot[0].tolist() == onehot[1].tolist()

@@ -272,3 +272,24 @@ def test_few_positions_compute_batch_last(shape, o, kernel, stride, padding, bat
     for a, r, t in zip(*results, (to, tx.grad, tw.grad, tb.grad)):
         assert_close(a, t, atol=1e-5 * float(t.detach().abs().max()), rtol=1e-4)
         np.testing.assert_allclose(a, r, atol=1e-5 * float(np.abs(r).max()), rtol=1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: (m.nn.Conv2d(3, 4, 3, padding=1), (0, 3, 5, 5)),
+    lambda m: (m.nn.Conv1d(3, 2, 3, stride=2), (0, 3, 7)),
+    lambda m: (m.nn.Conv3d(2, 2, 2, groups=2), (0, 2, 3, 3, 3)),
+    lambda m: (m.nn.ConvTranspose2d(3, 2, 3, stride=2, output_padding=1), (0, 3, 4, 4)),
+])
+def test_an_empty_batch_gives_an_empty_output_and_zero_gradients_as_pytorch(make):
+    outs = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        layer, shape = make(lib)
+        x = lib.zeros(shape, requires_grad=True)
+        out = layer(x)
+        (out.sum() + layer.weight.sum()).backward()  # the weight's gradient: ones, plus none from the batch
+        outs.append((out.shape, x.grad.shape, layer.weight.grad.numpy(), layer.bias.grad.numpy()))
+    (ts, tgs, tw, tb), (es, egs, ew, eb) = outs
+    assert tuple(es) == tuple(ts) and tuple(egs) == tuple(tgs)
+    np.testing.assert_array_equal(ew, tw)
+    np.testing.assert_array_equal(eb, tb)

@@ -196,6 +196,16 @@ def test_variable_errors_and_volatile_warning_like_torch():
             lib.autograd.Variable(lib.ones(2), volatile=False)
 
 
+def test_volatile_attribute_warns_and_is_false_like_torch():
+    for lib in (torch, ember):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match=r"volatile was removed \(Variable.volatile is always False\)"):
+            assert x.volatile is False
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            x.volatile = True
+        assert x.requires_grad
+
+
 # ----------------------------------------------------------------------------------- storage, data_ptr
 @pytest.mark.parametrize("view", [
     lambda x: x, lambda x: x[1:], lambda x: x.t(), lambda x: x[:, 1], lambda x: x.reshape(-1)[2:5],
@@ -298,3 +308,17 @@ def test_storage_from_buffer_errors_and_sharing(m):
     t[0] = 5  # the tensor writes the storage's memory, a copy of the buffer's
     assert storage.tolist() == [5, 98] and buffer == bytearray(b"ab")
     assert m.ByteStorage(3).size() == 3 and m.LongStorage([1, 2]).tolist() == [1, 2]
+
+
+def test_legacy_function_instance_call_is_pytorchs_runtime_error():
+    # pygcn-era code: SparseMM()(adj, x) with a non-static forward
+    for lib in (torch, ember):
+        class Double(lib.autograd.Function):
+            def forward(self, a):
+                return a * 2
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # PyTorch's notice on instantiating
+            legacy = Double()
+        with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method"):
+            legacy(lib.ones(2))

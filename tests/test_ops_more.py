@@ -83,6 +83,16 @@ def test_meshgrid(indexing):
     check(lambda m, a, b: m.meshgrid([a, b], indexing=indexing), [(3,), ()])
 
 
+@pytest.mark.parametrize("dtypes", [("int64", "float32"), ("int32", "int64"), ("float32", "float64")])
+def test_meshgrid_of_mixed_dtypes_is_an_error_as_pytorchs(dtypes):
+    for lib in (torch, ember):
+        a, b = (lib.ones(2, dtype=getattr(lib, d)) for d in dtypes)
+        with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
+            lib.meshgrid(a, b, indexing="ij")
+        with pytest.raises(RuntimeError, match="meshgrid expects a non-empty TensorList"):
+            lib.meshgrid([], indexing="ij")
+
+
 def test_cartesian_prod_values_and_gradients():
     check(lambda m, a, b, c: m.cartesian_prod(a, b, c) * m.arange(3.0), [(2,), (3,), (4,)])
     check(lambda m, a, b: m.cartesian_prod(a, b), [(3,), (0,)])

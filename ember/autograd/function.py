@@ -109,6 +109,12 @@ class Function:
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   "forward mode AD.")
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # PyTorch before 0.4 called an instance (``MyFunction()(x)``, a non-static forward); PyTorch now refuses it
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()

@@ -3,14 +3,15 @@
 Since PyTorch 0.4 tensors are variables: ``Variable(t)`` returns a new tensor
 sharing ``t``'s storage, detached from its graph, with ``requires_grad`` as
 given, and ``isinstance(x, Variable)`` is True for every tensor. ``volatile=True``
-warns that it has no effect (use ``no_grad()``), as in PyTorch.
+warns that it has no effect (use ``no_grad()``), as in PyTorch; so do reading ``x.volatile`` (always False) and
+setting it.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from .._tensor import Tensor
+from .._tensor import VOLATILE_REMOVED, Tensor
 from .engine import queue_callback
 
 
@@ -32,8 +33,7 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if volatile:
-            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
-                          UserWarning, stacklevel=2)
+            warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
         if data is None:
             data = Tensor()
         if not isinstance(data, Tensor):

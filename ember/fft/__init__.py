@@ -241,4 +241,8 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     return _shift(input, dim, -1)
 
 
+from .._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+
+_accept_torch_names(globals(), "fft.")  # PyTorch's keyword names: fft.fft(input=x)
+
 __getattr__ = module_getattr(__name__)

@@ -119,6 +119,9 @@ __all__ = [
 ]
 
 
+from .._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 from .._missing import module_getattr as _module_getattr  # noqa: E402
+
+_accept_torch_names(globals(), "nn.functional.")  # PyTorch's keyword names: one_hot(input=t)
 
 __getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks

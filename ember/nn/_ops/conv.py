@@ -18,6 +18,7 @@ Pooling and fold reuse ``offsets`` and ``window`` (``conv_geometry.py``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 
 from ..._autocast import lower_precision
@@ -28,6 +29,7 @@ from ..._parallel import gemm_block, get_num_threads, matmul_blocks, parallel_fo
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
+from ...ops.shape import cat
 from . import conv_nchw, winograd
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
 from .conv_layout import batch_last_padded, from_batch_last, to_batch_last, to_nchw
@@ -409,6 +411,12 @@ def batched(input: Tensor, weight: Tensor, nd: int, name: str, layout: str) -> t
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
+def empty_batch(run: Callable[[Tensor], Tensor], input: Tensor) -> Tensor:
+    """PyTorch's (transposed) convolution of an empty batch (N = 0): an empty output, an empty input gradient and
+    zero weight and bias gradients; ``run`` (the node on a batch) sees one zero sample, of which none is kept."""
+    return run(cat([input, input.new_zeros((1, *input.shape[1:]))]))[:0]
+
+
 def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
     """Shared body of conv1d/2d/3d: validate, add the batch dim if missing, run the node."""
     name = f"conv{nd}d"
@@ -428,7 +436,10 @@ def conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups:
                            f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be greater than actual "
                            "input size")
     _check_same_dtype(name, input, weight, bias)
-    out = ConvNd.apply(input, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
+    def run(x: Tensor) -> Tensor:
+        return ConvNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups)
+
+    out = empty_batch(run, input) if input._data.shape[0] == 0 else run(input)
     return out.squeeze(0) if unbatched else out
 
 

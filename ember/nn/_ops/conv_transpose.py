@@ -18,7 +18,7 @@ from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
 from . import conv_transpose_winograd
-from .conv import batched, forward_batch_last, input_grad, ntuple, strides_and_dilations, weight_grad
+from .conv import batched, empty_batch, forward_batch_last, input_grad, ntuple, strides_and_dilations, weight_grad
 from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
@@ -106,8 +106,11 @@ def conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_
                            f"size per channel: ({' x '.join(map(str, out_sp))}). Output size is too small")
     _check_same_dtype(name, input, weight, bias)
     pads = tuple((p, p - op) for p, op in zip(padding, output_padding))
-    out = ConvTransposeNd.apply(input, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups,
-                                out_sp=out_sp)
+    def run(x: Tensor) -> Tensor:
+        return ConvTransposeNd.apply(x, weight, bias, stride=stride, pads=pads, dilation=dilation, groups=groups,
+                                     out_sp=out_sp)
+
+    out = empty_batch(run, input) if input._data.shape[0] == 0 else run(input)
     return out.squeeze(0) if unbatched else out
 
 
