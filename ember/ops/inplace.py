@@ -21,6 +21,7 @@ from ..autograd.graph import Node, leaf_edge
 from ..random import rng_of
 from . import elementwise as ew
 from . import unary as un
+from .copy_slices import take_history
 from .indexing import check_inplace
 
 
@@ -42,9 +43,9 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
         )
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
-    if tracked:
-        x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
     x._bump_version()
+    if tracked:
+        take_history(x, result)  # (a view's base takes the change: copy_slices.py)
     forward_ad.write_tangent(x, result)
     return x
 
