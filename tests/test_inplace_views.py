@@ -39,12 +39,19 @@ CASES = {
     "setitem_on_view": lambda m, x, v: (lambda y: (y[1].__setitem__(slice(1, 3), v), y)[1])(x * 1),
     "setitem_mask_on_view": lambda m, x: (lambda y: (y[:, 2:].__setitem__(y[:, 2:] < 0, 0.0), y)[1])(x * 1),
     "addcmul_": lambda m, x, a, b: (lambda y: (y[0].addcmul_(a, b, value=0.5), y)[1])(x * 1),
+    "F_elu_inplace": lambda m, x: (lambda y: (m.nn.functional.elu(y[:, 1:], inplace=True), y)[1])(x * 1),
+    "F_leaky_relu_": lambda m, x: (lambda y: (m.nn.functional.leaky_relu_(y.t()[1:], 0.2), y)[1])(x * 1),
+    "index_add_": lambda m, x, s: (lambda y: (y[1:].index_add_(1, m.tensor([0, 3]), s), y)[1])(x * 1),
+    "unsqueeze__then_mul_": lambda m, x: (lambda y, v: (v.unsqueeze_(0), v.mul_(2), y)[2])(*(lambda y: (y, y[1]))(x * 1)),
+    "advanced_index_iadd": lambda m, x, v: (lambda y: (y.__setitem__((slice(None), [0, 2]),
+                                                                       y[:, [0, 2]] + v), y)[1])(x * 1),
     # views of views, several ops in a row, base and view both used afterwards
     "view_of_view": lambda m, x: (lambda y: (y[1:][:, 1:].t()[0].mul_(5), y)[1])(x * 1),
     "two_views_in_a_row": lambda m, x, w: _two_views(x * 1, w),
     "base_and_view_used": lambda m, x: _base_and_view(x * 1),
     "view_used_after_base_changed": lambda m, x: _view_after_base(x * 1),
     "overlapping_views": lambda m, x: _overlapping(x * 1),
+    "shape_change_keeps_memory": lambda m, x: _shape_change(x * 1),
     # the base needs no gradient; the other operand does
     "base_without_grad": lambda m, x, w: _zeros_base(m, x, w),
 }
@@ -80,6 +87,13 @@ def _overlapping(y):
     return b * 1, y
 
 
+def _shape_change(y):
+    v = y[0]
+    y.unsqueeze_(0)  # same memory, new shape: v still sees y's later writes
+    y.mul_(2)
+    return v * 1, y
+
+
 def _zeros_base(m, x, w):
     out = m.zeros(3, 4)
     out[:, 0].copy_(w[:3])
@@ -90,7 +104,7 @@ def _zeros_base(m, x, w):
 SPECS = {
     "iadd_setitem": [(3, 4), (3,)], "view_add_other": [(3, 4), (3,)], "narrow_copy_": [(3, 4), (3, 2)],
     "scatter_": [(3, 4), (2, 2)], "setitem_on_view": [(3, 4), (2,)], "addcmul_": [(3, 4), (4,), (4,)],
-    "two_views_in_a_row": [(3, 4), (4,)], "base_without_grad": [(3, 4), (4,)],
+    "two_views_in_a_row": [(3, 4), (4,)], "index_add_": [(3, 4), (2, 2)], "advanced_index_iadd": [(3, 4), (3, 2)], "base_without_grad": [(3, 4), (4,)],
 }
 
 

@@ -25,9 +25,10 @@ from .copy_slices import take_history
 from .indexing import check_inplace
 
 
-def _snapshot(x: Tensor) -> Tensor:
-    """A copy of x's current value that carries x's place in the graph."""
-    snap = Tensor._make(x._data.copy(order="K"), x.grad_fn, x._output_nr)  # keeps x's memory layout
+def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
+    """A copy of x's current value that carries x's place in the graph (``copy=False``: x's own memory, for an op
+    that only makes a view of it)."""
+    snap = Tensor._make(x._data.copy(order="K") if copy else x._data, x.grad_fn, x._output_nr)  # keeps the layout
     snap._requires_grad = x._requires_grad
     if x.grad_fn is None and x._requires_grad:
         snap._grad_accumulator = leaf_edge(x)[0]  # the snapshot's gradient goes to x
