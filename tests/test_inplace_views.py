@@ -51,6 +51,8 @@ CASES = {
     "base_and_view_used": lambda m, x: _base_and_view(x * 1),
     "view_used_after_base_changed": lambda m, x: _view_after_base(x * 1),
     "overlapping_views": lambda m, x: _overlapping(x * 1),
+    "view_made_before_another_changed": lambda m, x, w: _stale_then_inplace(x * 1, w),
+    "non_contiguous_base": lambda m, x, w: (lambda y: (y[1:, ::2].mul_(w[:2]), y)[1])(x.t() * 1),
     "shape_change_keeps_memory": lambda m, x: _shape_change(x * 1),
     # the base needs no gradient; the other operand does
     "base_without_grad": lambda m, x, w: _zeros_base(m, x, w),
@@ -94,6 +96,13 @@ def _shape_change(y):
     return v * 1, y
 
 
+def _stale_then_inplace(y, w):
+    a, b = y[0], y[:, 1]
+    a.mul_(2)  # b[0] changes; b's grad_fn is out of date
+    b.add_(w[:3])
+    return y, a * b[0]
+
+
 def _zeros_base(m, x, w):
     out = m.zeros(3, 4)
     out[:, 0].copy_(w[:3])
@@ -104,7 +113,8 @@ def _zeros_base(m, x, w):
 SPECS = {
     "iadd_setitem": [(3, 4), (3,)], "view_add_other": [(3, 4), (3,)], "narrow_copy_": [(3, 4), (3, 2)],
     "scatter_": [(3, 4), (2, 2)], "setitem_on_view": [(3, 4), (2,)], "addcmul_": [(3, 4), (4,), (4,)],
-    "two_views_in_a_row": [(3, 4), (4,)], "index_add_": [(3, 4), (2, 2)], "advanced_index_iadd": [(3, 4), (3, 2)], "base_without_grad": [(3, 4), (4,)],
+    "two_views_in_a_row": [(3, 4), (4,)], "index_add_": [(3, 4), (2, 2)], "view_made_before_another_changed": [(3, 4), (4,)],
+    "non_contiguous_base": [(3, 4), (4,)], "advanced_index_iadd": [(3, 4), (3, 2)], "base_without_grad": [(3, 4), (4,)],
 }
 
 

@@ -75,28 +75,26 @@ def view_positions(view: Tensor, base: Tensor):
             f"ember does not support in-place operations that need a gradient on a view of another dtype than "
             f"its base ({view.dtype} of {base.dtype}: view_as_real, view(dtype), .real); clone() the view first"
         )
-    item = b.itemsize
+    item, step = b.itemsize, xp.dtype(xp.int64).itemsize
     offset, rem = divmod(data_ptr(v) - data_ptr(b), item)
     if rem or any(s < 0 or s % item for s in v.strides + b.strides):
         raise RuntimeError("ember cannot locate this view inside its base (negative or unaligned strides); "
                            "clone() the view before modifying it in place")
-    step = xp.dtype(xp.int64).itemsize
-    span = 1 + sum((n - 1) * s // item for n, s in zip(b.shape, b.strides)) if b.size else 0
-    if b.flags.c_contiguous:
-        lookup = xp.arange(b.size, dtype=xp.int64)  # the base's element k is k elements in
-    else:  # base element at each memory offset (-1 where the base has none)
-        lookup = xp.full(span, -1, dtype=xp.int64)
-        xp.lib.stride_tricks.as_strided(lookup, b.shape, tuple(s // item * step for s in b.strides))[...] = (
-            xp.arange(b.size, dtype=xp.int64).reshape(b.shape))
-    extent = offset + sum((n - 1) * s // item for n, s in zip(v.shape, v.strides)) if v.size else offset
-    if v.size and not (0 <= offset and extent < lookup.size):
-        raise RuntimeError("ember cannot locate this view inside its base (its memory is no longer the base's); "
-                           "clone() the view before modifying it in place")
     if not v.size:
         return xp.zeros(v.shape, dtype=xp.int64)
+    if b.flags.c_contiguous:
+        lookup = xp.arange(b.size, dtype=xp.int64)  # the base's element k is k elements in
+    else:  # the base's element at each offset of its memory span (-1 where it has none)
+        lookup = xp.full(1 + sum((n - 1) * s // item for n, s in zip(b.shape, b.strides)), -1, dtype=xp.int64)
+        xp.lib.stride_tricks.as_strided(lookup, b.shape, tuple(s // item * step for s in b.strides))[...] = (
+            xp.arange(b.size, dtype=xp.int64).reshape(b.shape))
+    last = offset + sum((n - 1) * s // item for n, s in zip(v.shape, v.strides))
+    if offset < 0 or last >= lookup.size:
+        raise RuntimeError("ember cannot locate this view inside its base (its memory is no longer the base's); "
+                           "clone() the view before modifying it in place")
     positions = xp.lib.stride_tricks.as_strided(
         lookup[offset:], v.shape, tuple(s // item * step for s in v.strides)).copy()
-    if lookup is not None and not b.flags.c_contiguous and (positions < 0).any():
+    if not b.flags.c_contiguous and (positions < 0).any():
         raise RuntimeError("ember cannot locate this view inside its base; clone() the view first")
     return positions
 
