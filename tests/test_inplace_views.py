@@ -197,8 +197,9 @@ def test_second_derivative_through_copy_slices():
 
 
 def test_forward_mode_through_view_inplace():
-    import ember.autograd.forward_ad as efwd
     import torch.autograd.forward_ad as tfwd
+
+    import ember.autograd.forward_ad as efwd
 
     res = []
     for m, fwd in ((ember, efwd), (torch, tfwd)):

@@ -89,8 +89,8 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
 
 def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     """``x``, a fresh result its caller made and alone holds, reshaped without making the result a view of it (as
-    PyTorch's ``_unsafe_view``): the caller returns a tensor that in-place ops modify like any other, where ember's
-    views of a tensor needing a gradient refuse them."""
+    PyTorch's ``_unsafe_view``): the caller returns a tensor that is no view, as PyTorch's (in-place ops on it
+    rewrite its own history, not a base's)."""
     return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
 
 
