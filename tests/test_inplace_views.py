@@ -31,6 +31,8 @@ CASES = {
     "sub_div_pow": lambda m, x: (lambda y: (y[1:].sub_(0.5).div_(2).pow_(2), y)[1])(x * 1),
     "clamp_mul_tanh": lambda m, x: (lambda y: (y[:, 1:3].clamp_(-0.5, 0.5).mul_(3).tanh_(), y)[1])(x * 1),
     "sigmoid_": lambda m, x: (lambda y: (y[1].sigmoid_(), y)[1])(x * 1),
+    "gt_": lambda m, x: (lambda y: (y[0].gt_(0), y * y)[1])(x * 1),  # no gradient through the region
+    "copy_constant": lambda m, x: (lambda y: (y[:, 1].copy_(m.tensor([7.0, 8.0, 9.0])), y)[1])(x * 1),
     "fill_": lambda m, x: (lambda y: (y[2].fill_(7.0), y)[1])(x * 1),
     "masked_fill_": lambda m, x: (lambda y: (y[:, 1:].masked_fill_(y[:, 1:] > 0, 0.25), y)[1])(x * 1),
     "index_fill_": lambda m, x: (lambda y: (y[1:].index_fill_(1, m.tensor([0, 2]), -1.0), y)[1])(x * 1),

@@ -162,12 +162,12 @@ def take_history(x: Tensor, result: Tensor) -> None:
     if base is None:
         x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
         return
-    if not result._requires_grad:
+    needs = (base._requires_grad, result._requires_grad)
+    if True not in needs:
         return
     positions = view_positions(x, base)
-    node = CopySlices()
+    node = CopySlices()  # (also when only the base needs a gradient: the region's old values get none)
     node.positions, node.base_shape = positions, base._data.shape
-    needs = (base._requires_grad, True)
     node.needs_input_grad = needs
     node._link((base, result), needs, (base,))
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
