@@ -31,6 +31,8 @@ CASES = {
     "sub_div_pow": lambda m, x: (lambda y: (y[1:].sub_(0.5).div_(2).pow_(2), y)[1])(x * 1),
     "clamp_mul_tanh": lambda m, x: (lambda y: (y[:, 1:3].clamp_(-0.5, 0.5).mul_(3).tanh_(), y)[1])(x * 1),
     "sigmoid_": lambda m, x: (lambda y: (y[1].sigmoid_(), y)[1])(x * 1),
+    "element_mul_": lambda m, x: (lambda y: (y[1, 2].mul_(3), y)[1])(x * 1),  # a 0-d view
+    "elements_with_other": lambda m, x, w: (lambda y: (y[1, 2].add_(w[0]), y[0, 0].mul_(w[1]), y)[2])(x * 1),
     "gt_": lambda m, x: (lambda y: (y[0].gt_(0), y * y)[1])(x * 1),  # no gradient through the region
     "copy_constant": lambda m, x: (lambda y: (y[:, 1].copy_(m.tensor([7.0, 8.0, 9.0])), y)[1])(x * 1),
     "fill_": lambda m, x: (lambda y: (y[2].fill_(7.0), y)[1])(x * 1),
@@ -115,7 +117,7 @@ def _zeros_base(m, x, w):
 SPECS = {
     "iadd_setitem": [(3, 4), (3,)], "view_add_other": [(3, 4), (3,)], "narrow_copy_": [(3, 4), (3, 2)],
     "scatter_": [(3, 4), (2, 2)], "setitem_on_view": [(3, 4), (2,)], "addcmul_": [(3, 4), (4,), (4,)],
-    "two_views_in_a_row": [(3, 4), (4,)], "index_add_": [(3, 4), (2, 2)], "view_made_before_another_changed": [(3, 4), (4,)],
+    "two_views_in_a_row": [(3, 4), (4,)], "index_add_": [(3, 4), (2, 2)], "elements_with_other": [(3, 4), (2,)], "view_made_before_another_changed": [(3, 4), (4,)],
     "non_contiguous_base": [(3, 4), (4,)], "advanced_index_iadd": [(3, 4), (3, 2)], "base_without_grad": [(3, 4), (4,)],
 }
 
@@ -265,6 +267,16 @@ def test_saved_tensor_changed_through_a_view_is_detected():
         y[1].add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             (w.sum() + z.sum()).backward()
+
+
+def test_an_element_is_a_view():
+    """``y[i, j]`` shares y's memory, as PyTorch's (NumPy's own answer is a copied scalar)."""
+    for m in (ember, torch):
+        y = m.zeros(2, 3)
+        y[1, 2].add_(5)
+        v = y[0, 0]
+        v.fill_(2)
+        assert y.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 5.0]], m
 
 
 def test_no_grad_writes_through_views_stay_untracked():

@@ -59,7 +59,10 @@ class BasicIndex(Node):
 
     def forward(self, x, idx):
         self.shape, self.dtype, self.idx = x.shape, x.dtype, idx
-        return x[idx]
+        out = x[idx]
+        if out.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar, where PyTorch's is a view
+            out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
+        return out
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)  # (zeros_like: under create_graph, a recorded buffer)
