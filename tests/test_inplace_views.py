@@ -300,3 +300,32 @@ def test_view_grad_fn_follows_the_base_after_the_base_changes():
         (v * 2).sum().backward()
         grads.append(x.grad)
     assert_close(grads[0], grads[1])
+
+
+_VIEWS = [lambda y, r: y[r % 3], lambda y, r: y[:, r % 4], lambda y, r: y.t(), lambda y, r: y.view(-1)[r % 5:r % 5 + 4],
+          lambda y, r: y[1:, 1:3], lambda y, r: y.diagonal(), lambda y, r: y.unsqueeze(0)[0, :2],
+          lambda y, r: y.narrow(1, 1, 2).t()]
+_OPS = [lambda v, w: v.mul_(w[:v.shape[-1]] if v.dim() else w[0]),
+        lambda v, w: v.add_(0.5),
+        lambda v, w: v.copy_(w[:v.shape[-1]] if v.dim() else w[1]),
+        lambda v, w: v.zero_(),
+        lambda v, w: v.__iadd__(w[:v.shape[-1]] * 2 if v.dim() else w[2]),
+        lambda v, w: v.__setitem__(..., w[3] * 2)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_sequences_of_views_changed_in_place(seed):
+    """Five in-place ops, each through a random view of the same base, some views kept and used at the end, the base
+    itself sometimes changed in between: the loss and both leaves' gradients as PyTorch's."""
+    def program(m, x, w):
+        rnd = __import__("random").Random(seed)
+        y, kept = x * 1, []
+        for _ in range(5):
+            v = _VIEWS[rnd.randrange(len(_VIEWS))](y, rnd.randrange(10))
+            if rnd.random() < 0.3:
+                kept.append(v)
+            _OPS[rnd.randrange(len(_OPS))](v, w)
+            if rnd.random() < 0.2:
+                y.mul_(1.5)
+        return (y * y).sum() + sum((k * k).sum() for k in kept)
+    check(program, [(3, 4), (4,)], dtype=np.float64, seed=seed)
