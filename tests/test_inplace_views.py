@@ -218,6 +218,23 @@ def test_forward_mode_through_view_inplace():
     assert_close(res[0][1], res[1][1])
 
 
+def test_forward_mode_tangent_written_into_a_base_without_one():
+    import ember.autograd.forward_ad as efwd
+    import torch.autograd.forward_ad as tfwd
+
+    res = []
+    for m, fwd in ((ember, efwd), (torch, tfwd)):
+        with fwd.dual_level():
+            d = fwd.make_dual(m.tensor([1.0, 2.0]), m.tensor([0.5, -1.0]))
+            y = m.zeros(3, 2)
+            y[1].copy_(d)
+            y.t()[0].mul_(d[1])
+            y[2] += d
+            res.append(tuple(t.clone() for t in fwd.unpack_dual(y)))
+    assert_close(res[0][0], res[1][0])
+    assert_close(res[0][1], res[1][1])
+
+
 def _same_error(fn):
     (e, _), (t, _) = outcomes(fn)
     assert isinstance(t, RuntimeError) and type(e) is type(t), (e, t)
