@@ -99,7 +99,8 @@ class Tensor(
         "_vc",
         "_base",
         "_view_version",  # (views only, as _view_creation) the version their grad_fn is current at
-        "_view_creation",  # (views only) None, "no_grad" or (function name, output number): ops/copy_slices.py
+        "_view_creation",  # (views only) None, "no_grad", (function name, output number) or ("of", the one of the
+        # view it was made from, its own op's name): for PyTorch's in-place errors (ops/copy_slices.py)
         "_grad_accumulator",
         "_hooks",
         "_post_acc_hooks",

@@ -219,8 +219,9 @@ def test_forward_mode_through_view_inplace():
 
 
 def test_forward_mode_tangent_written_into_a_base_without_one():
-    import ember.autograd.forward_ad as efwd
     import torch.autograd.forward_ad as tfwd
+
+    import ember.autograd.forward_ad as efwd
 
     res = []
     for m, fwd in ((ember, efwd), (torch, tfwd)):
@@ -265,6 +266,23 @@ def test_multiple_output_views_are_pytorchs_error(split):
                  "chunk": lambda: y.chunk(2)}[split]()
         parts[1].add_(1)
     _same_error(fn)
+
+
+def test_views_of_such_views_are_pytorchs_error():
+    """A view of an unbind output, or of a view made in no_grad mode: PyTorch names the later view's op (its own
+    name for it: Slice where ember's is BasicIndex), then says the same."""
+    def of_unbind(m):
+        (m.randn(3, 4, requires_grad=True) * 1).unbind(0)[0][1:].mul_(2)
+
+    def of_no_grad(m):
+        y = m.randn(3, 4, requires_grad=True) * 1
+        with m.no_grad():
+            v = y[0]
+        v[1:].mul_(2)
+    for fn in (of_unbind, of_no_grad):
+        (e, _), (t, _) = outcomes(fn)
+        assert isinstance(e, RuntimeError) and isinstance(t, RuntimeError), (e, t)
+        assert str(e).replace("BasicIndex", "Slice") == str(t)
 
 
 def test_view_of_a_leaf_still_refused():

@@ -176,7 +176,13 @@ class Node:
             result._vc = src._vc
             result._base = src._base if src._base is not None else src
             result._view_version = src._vc[0]  # its grad_fn reads the base's history as of this version
-            result._view_creation = None if _GradState.enabled else "no_grad"  # (ops/copy_slices.py)
+            # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
+            if not _GradState.enabled:
+                result._view_creation = "no_grad"
+            elif src._base is None or src._view_creation is None:
+                result._view_creation = None
+            else:
+                result._view_creation = ("of", src._view_creation, cls.__name__)
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:

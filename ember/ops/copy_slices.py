@@ -30,13 +30,6 @@ from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from ..storage import data_ptr
 
-_NO_GRAD_VIEW_MSG = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
-    "(if you want the inplace to be tracked)."
-)
-
 
 class AsStridedView(Node):
     """A view's history read from its base's: the view's gradient scattered into the base's shape."""
@@ -130,26 +123,35 @@ def check_view_inplace(x: Tensor, tracked: bool) -> None:
         return
     creation = x._view_creation
     if creation is not None:
-        if creation is NO_GRAD_VIEW:
-            raise RuntimeError(_NO_GRAD_VIEW_MSG)
-        name, output_nr = creation
-        raise RuntimeError(
-            f"Output {output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be modified "
-            "inplace. You should replace the inplace operation by an out-of-place one."
-        )
+        raise RuntimeError(_creation_error(x, creation))
     if tracked and x._view_version != x._vc[0]:
         refresh_view(x)
 
 
-NO_GRAD_VIEW = "no_grad"  # Tensor._view_creation of a view made in no_grad mode
+def _creation_error(x: Tensor, creation) -> str:
+    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one."""
+    derived = type(creation) is tuple and creation[0] == "of"
+    op = creation[2] if derived else None  # the op that made this view
+    while type(creation) is tuple and creation[0] == "of":
+        creation = creation[1]
+    if creation == "no_grad":
+        made = "A view was created in no_grad mode" if not derived else (
+            f"Output {x._output_nr} of {op} is a view of a view which was created in no_grad mode")
+        return (f"{made} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
+                "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                "(if you want the inplace to be tracked).")
+    name, output_nr = (op, x._output_nr) if derived else creation
+    return (f"Output {output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
 def mark_multi_output_views(outputs: tuple, name: str) -> tuple:
     """Mark the views a function returns together (``unbind``, ``split``), which PyTorch forbids changing in place."""
     if _GradState.enabled:
         for i, out in enumerate(outputs):
-            if out._base is not None and out._view_creation is None:
+            if out._base is not None and out._view_creation is None:  # (else it is a view of such a view)
                 out._view_creation = (name, i)
     return outputs
 
