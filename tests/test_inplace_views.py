@@ -364,3 +364,27 @@ def test_random_sequences_of_views_changed_in_place(seed):
                 y.mul_(1.5)
         return (y * y).sum() + sum((k * k).sum() for k in kept)
     check(program, [(3, 4), (4,)], dtype=np.float64, seed=seed)
+
+
+def test_retained_gradient_follows_the_tensor_changed_in_place():
+    """``retain_grad`` keeps the gradient of the tensor's value now: after an in-place op (on it, or through its
+    view, or on the view itself) that of the new value, as PyTorch's."""
+    grads = []
+    for m in (ember, torch):
+        x = m.ones(2, 3, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        y[0].mul_(2)
+        (y * y).sum().backward()
+        z = x * 1
+        z.retain_grad()
+        z.mul_(2)
+        (z * z).sum().backward()
+        u = x * 1
+        v = u[1]
+        v.retain_grad()
+        v.mul_(3)
+        (v * u).sum().backward()
+        grads.append((y.grad, z.grad, v.grad))
+    for e, t in zip(*grads):
+        assert_close(e, t)
