@@ -98,11 +98,11 @@ def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
     node.positions, node.base_shape, node.base_numel = positions, base._data.shape, base._data.size
     node.needs_input_grad = (True,)
     node._link((base,), (True,), (view,))
-    _set_history(view, node, 0, True)
+    set_history(view, node, 0, True)
     view._view_version = view._vc[0]
 
 
-def _set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None:
+def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None:
     """``t`` takes a new place in the graph; a retained gradient (``retain_grad``) moves with it, as PyTorch's
     does: it is the gradient of the tensor's value now."""
     old = t.grad_fn
@@ -176,7 +176,7 @@ def take_history(x: Tensor, result: Tensor) -> None:
     and reads its own from the base's new history."""
     base = x._base
     if base is None:
-        _set_history(x, result.grad_fn, result._output_nr, result._requires_grad)
+        set_history(x, result.grad_fn, result._output_nr, result._requires_grad)
         return
     needs = (base._requires_grad, result._requires_grad)
     if True not in needs:
@@ -186,5 +186,5 @@ def take_history(x: Tensor, result: Tensor) -> None:
     node.positions, node.base_shape = positions, base._data.shape
     node.needs_input_grad = needs
     node._link((base, result), needs, (base,))
-    _set_history(base, node, 0, True)
+    set_history(base, node, 0, True)
     _view_of_base(x, base, positions)
