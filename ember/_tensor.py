@@ -60,7 +60,7 @@ class _AutogradHooks:
     accumulator — but not the graph or the engine, which build on Tensor: this module imports neither.
     """
 
-    __slots__ = ("leaf_edge", "backward")
+    __slots__ = ("leaf_edge", "input_edge", "backward")
 
     def __init__(self) -> None:
         def not_loaded(*args: Any, **kwargs: Any) -> Any:
@@ -73,9 +73,12 @@ class _AutogradHooks:
 _autograd = _AutogradHooks()
 
 
-def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], backward: Callable[..., None]) -> None:
-    """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``backward``: ``ember.autograd.backward``."""
+def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], input_edge: Callable[[Tensor], tuple],
+                     backward: Callable[..., None]) -> None:
+    """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``input_edge(t)``: any tensor's edge (a
+    view's grad_fn made current first); ``backward``: ``ember.autograd.backward``."""
     _autograd.leaf_edge = leaf_edge
+    _autograd.input_edge = input_edge
     _autograd.backward = backward
 
 
@@ -100,6 +103,9 @@ class Tensor(
         "_output_nr",
         "_vc",
         "_base",
+        "_view_version",  # (views only, as _view_creation) the version their grad_fn is current at
+        "_view_creation",  # (views only) None, "no_grad", (function name, output number) or ("of", the one of the
+        # view it was made from, its own op's name): for PyTorch's in-place errors (ops/copy_slices.py)
         "_grad_accumulator",
         "_hooks",
         "_post_acc_hooks",
@@ -351,9 +357,9 @@ class Tensor(
 
     def _edge(self):
         """Where this tensor's gradient flows: (node, output_nr)."""
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and self._base is None:
             return (self.grad_fn, self._output_nr)
-        return _autograd.leaf_edge(self)
+        return _autograd.input_edge(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:

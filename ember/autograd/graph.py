@@ -47,6 +47,9 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
+# ops/copy_slices.py's refresh_view(view) -> edge: an out-of-date view's grad_fn made again from its base's history
+# (installed when ember.ops loads).
+refresh_view = None
 
 
 def set_dual_level(level) -> None:
@@ -172,6 +175,14 @@ class Node:
             src = inputs[0]
             result._vc = src._vc
             result._base = src._base if src._base is not None else src
+            result._view_version = src._vc[0]  # its grad_fn reads the base's history as of this version
+            # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
+            if not _GradState.enabled:
+                result._view_creation = "no_grad"
+            elif src._base is None or src._view_creation is None:
+                result._view_creation = None
+            else:
+                result._view_creation = ("of", src._view_creation, cls.__name__)
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
@@ -557,9 +568,11 @@ def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
 
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
-    (AccumulateGrad, 0)."""
+    (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
     fn = t.grad_fn
     if fn is not None:
+        if t._base is not None and t._view_version != t._vc[0]:
+            return refresh_view(t)
         return (fn, t._output_nr)
     acc = t._grad_accumulator
     return (acc, 0) if acc is not None else leaf_edge(t)

@@ -14,6 +14,7 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
+from .copy_slices import check_view_inplace, take_history
 from .elementwise import cast, promote
 
 
@@ -58,7 +59,10 @@ class BasicIndex(Node):
 
     def forward(self, x, idx):
         self.shape, self.dtype, self.idx = x.shape, x.dtype, idx
-        return x[idx]
+        out = x[idx]
+        if out.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar, where PyTorch's is a view
+            out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
+        return out
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)  # (zeros_like: under create_graph, a recorded buffer)
@@ -118,7 +122,7 @@ class IndexPut(Node):
 
 
 def check_inplace(x: Tensor, tracked: bool) -> None:
-    """PyTorch's rules for in-place ops, with ember's one restriction on views."""
+    """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py)."""
     if not x._data.flags.writeable:
         check_writable(x)
     if not _GradState.enabled:
@@ -137,13 +141,10 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
             "Wrap the update in `with ember.no_grad():` (as optimizers do) or use an out-of-place op."
         )
     base = x._base
-    if base is not None and base._requires_grad and base.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if tracked and base is not None:
-        raise RuntimeError(
-            "ember does not support in-place operations on a view (slice, reshape, transpose...) "
-            "when the result needs a gradient; use an out-of-place op (y = y + 1) or clone() the view first"
-        )
+    if base is not None:
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        check_view_inplace(x, tracked)
 
 
 def check_writable(x: Tensor) -> None:
@@ -195,7 +196,7 @@ def setitem(x: Tensor, idx, value) -> None:
         needs = (x._requires_grad, isinstance(value, Tensor) and value._requires_grad)
         node.needs_input_grad = needs
         node._link(inputs, needs, ())
-        x.grad_fn, x._output_nr, x._requires_grad = node, 0, True
+        take_history(x, Tensor._make(x._data, node))
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:

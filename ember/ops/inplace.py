@@ -21,12 +21,14 @@ from ..autograd.graph import Node, leaf_edge
 from ..random import rng_of
 from . import elementwise as ew
 from . import unary as un
+from .copy_slices import take_history
 from .indexing import check_inplace
 
 
-def _snapshot(x: Tensor) -> Tensor:
-    """A copy of x's current value that carries x's place in the graph."""
-    snap = Tensor._make(x._data.copy(order="K"), x.grad_fn, x._output_nr)  # keeps x's memory layout
+def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
+    """A copy of x's current value that carries x's place in the graph (``copy=False``: x's own memory, for an op
+    that only makes a view of it)."""
+    snap = Tensor._make(x._data.copy(order="K") if copy else x._data, x.grad_fn, x._output_nr)  # keeps the layout
     snap._requires_grad = x._requires_grad
     if x.grad_fn is None and x._requires_grad:
         snap._grad_accumulator = leaf_edge(x)[0]  # the snapshot's gradient goes to x
@@ -42,9 +44,9 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
         )
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
-    if tracked:
-        x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, result._requires_grad
     x._bump_version()
+    if tracked:
+        take_history(x, result)  # (a view's base takes the change: copy_slices.py)
     forward_ad.write_tangent(x, result)
     return x
 

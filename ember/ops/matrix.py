@@ -65,9 +65,14 @@ def _diagonal_positions(shape, offset: int, dim1: int, dim2: int):
 
 
 class Diagonal(Node):
+    is_view = True
+
     def forward(self, x, offset, dim1, dim2):
         self.shape, self.offset, self.dims = x.shape, offset, (dim1, dim2)
-        return xp.diagonal(x, offset, dim1, dim2).copy()
+        out = xp.diagonal(x, offset, dim1, dim2)
+        if x.flags.writeable:  # NumPy's diagonal view is read-only; PyTorch's is written through like any view
+            out.flags.writeable = True
+        return out
 
     def backward(self, g):  # g goes back onto the diagonal, zeros elsewhere
         d1, d2 = self.dims
@@ -79,10 +84,8 @@ class Diagonal(Node):
 
 
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The ``offset`` diagonal of dims ``dim1``/``dim2``, as a new last dimension.
-
-    Difference from PyTorch: the result is a copy, not a view (writes to it do not reach ``x``).
-    """
+    """The ``offset`` diagonal of dims ``dim1``/``dim2``, as a new last dimension: a view of ``x``, as PyTorch's
+    (writes to it reach ``x``)."""
     nd = x._data.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     if d1 == d2:

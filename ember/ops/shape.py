@@ -14,6 +14,7 @@ from .._backend import xp
 from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
+from .copy_slices import mark_multi_output_views
 from .elementwise import cast
 
 
@@ -88,8 +89,8 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
 
 def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     """``x``, a fresh result its caller made and alone holds, reshaped without making the result a view of it (as
-    PyTorch's ``_unsafe_view``): the caller returns a tensor that in-place ops modify like any other, where ember's
-    views of a tensor needing a gradient refuse them."""
+    PyTorch's ``_unsafe_view``): the caller returns a tensor that is no view, as PyTorch's (in-place ops on it
+    rewrite its own history, not a base's)."""
     return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
 
 
@@ -391,7 +392,7 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for s in sizes:
         out.append(narrow(x, d, start, s))
         start += s
-    return tuple(out)
+    return mark_multi_output_views(tuple(out), "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
 
 
 def split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -417,7 +418,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     from .indexing import select
 
     d = _wrap_dim(dim, x._data.ndim)
-    return tuple(select(x, d, i) for i in range(x._data.shape[d]))
+    return mark_multi_output_views(tuple(select(x, d, i) for i in range(x._data.shape[d])), "Unbind")
 
 
 class Flip(Node):

@@ -18,7 +18,7 @@ def _view_inplace(x: Tensor, op) -> Tensor:
     tracked = _GradState.enabled and x._requires_grad
     check_inplace(x, tracked)
     if tracked:
-        view = op(_snapshot(x))
+        view = op(_snapshot(x, copy=False))  # (a view of x's memory: x keeps sharing it with its views and base)
         x.grad_fn, x._output_nr = view.grad_fn, view._output_nr
     else:
         with no_grad():

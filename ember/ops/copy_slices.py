@@ -1,0 +1,190 @@
+"""In-place ops on views of tensors that need a gradient: PyTorch's view+inplace (its ``CopySlices`` node).
+
+A view shares its base's memory (``Tensor._base`` is the root base, ``_vc`` their one version counter), so an
+in-place op through a view changes the base. Its history is rewritten as PyTorch's is:
+
+- the view's old value is read from the base's current history (``AsStridedView``: the base's gradient at
+  the view's positions), the op runs out of place on it (``inplace.py``), and the result's values are written
+  into the view's memory;
+- the base takes a ``CopySlices`` node whose inputs are the base's old history and the op's result: of the
+  base's gradient, the view's region goes to the result (and through the op's backward, then ``AsStridedView``,
+  back to the old base), the rest straight to the old base;
+- the view's ``grad_fn`` becomes an ``AsStridedView`` of the base's new history.
+
+Every other view of the base is then out of date: the version it was made at (``Tensor._view_version``) is no
+longer the counter's, and the first time it is an op's input (``graph.input_edge``) or a backward root its
+``grad_fn`` is made again from its base the same way (PyTorch regenerates it on access).
+
+The positions of a view inside its base are one integer array (``view_positions``: the flat index in the base of
+each of the view's elements), found from the two arrays' addresses and strides, so every view op (slices,
+``view``, ``t``, ``diagonal``, ``unsqueeze``, ``narrow``, ``as_strided``...) is handled by the one mechanism.
+Both nodes' backward formulas are array indexing, recorded under ``create_graph`` like any formula.
+"""
+
+from __future__ import annotations
+
+from .._backend import xp
+from .._tensor import Tensor
+from ..autograd import graph
+from ..autograd.grad_mode import _GradState
+from ..autograd.graph import Node
+from ..storage import data_ptr
+
+
+class AsStridedView(Node):
+    """A view's history read from its base's: the view's gradient scattered into the base's shape."""
+
+    def backward(self, g):
+        out = xp.zeros_like(g, shape=(self.base_numel,))  # (zeros_like: under create_graph, a recorded buffer)
+        out[self.positions] = g  # a writable view holds each base element once: no repeats to accumulate
+        return (out.reshape(self.base_shape),)
+
+    def name(self) -> str:
+        return "AsStridedBackward0"  # PyTorch's name for a view's regenerated grad_fn
+
+
+class CopySlices(Node):
+    """The base after an in-place op on its view: inputs (the base's old history, the op's result)."""
+
+    def backward(self, g):
+        flat = g.reshape(-1)
+        g_base = None
+        if self.needs_input_grad[0]:
+            g_base = flat.copy()  # (reshape may have given g's own memory, which other consumers read)
+            g_base[self.positions] = 0  # the view's region was overwritten: its old values get nothing here
+            g_base = g_base.reshape(self.base_shape)
+        g_view = flat[self.positions] if self.needs_input_grad[1] else None
+        return g_base, g_view
+
+    def name(self) -> str:
+        return "CopySlices"  # PyTorch's name
+
+
+def view_positions(view: Tensor, base: Tensor):
+    """The flat (C-order) index in ``base`` of each element of ``view`` (an int64 array of the view's shape)."""
+    v, b = view._data, base._data
+    if v.dtype != b.dtype:
+        raise RuntimeError(
+            f"ember does not support in-place operations that need a gradient on a view of another dtype than "
+            f"its base ({view.dtype} of {base.dtype}: view_as_real, view(dtype), .real); clone() the view first"
+        )
+    item, step = b.itemsize, xp.dtype(xp.int64).itemsize
+    offset, rem = divmod(data_ptr(v) - data_ptr(b), item)
+    if rem or any(s < 0 or s % item for s in v.strides + b.strides):
+        raise RuntimeError("ember cannot locate this view inside its base (negative or unaligned strides); "
+                           "clone() the view before modifying it in place")
+    if not v.size:
+        return xp.zeros(v.shape, dtype=xp.int64)
+    if b.flags.c_contiguous:
+        lookup = xp.arange(b.size, dtype=xp.int64)  # the base's element k is k elements in
+    else:  # the base's element at each offset of its memory span (-1 where it has none)
+        lookup = xp.full(1 + sum((n - 1) * s // item for n, s in zip(b.shape, b.strides)), -1, dtype=xp.int64)
+        xp.lib.stride_tricks.as_strided(lookup, b.shape, tuple(s // item * step for s in b.strides))[...] = (
+            xp.arange(b.size, dtype=xp.int64).reshape(b.shape))
+    last = offset + sum((n - 1) * s // item for n, s in zip(v.shape, v.strides))
+    if offset < 0 or last >= lookup.size:
+        raise RuntimeError("ember cannot locate this view inside its base (its memory is no longer the base's); "
+                           "clone() the view before modifying it in place")
+    positions = xp.lib.stride_tricks.as_strided(
+        lookup[offset:], v.shape, tuple(s // item * step for s in v.strides)).copy()
+    if not b.flags.c_contiguous and (positions < 0).any():
+        raise RuntimeError("ember cannot locate this view inside its base; clone() the view first")
+    return positions
+
+
+def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
+    """Give ``view`` the history of its region of ``base`` (an ``AsStridedView`` node), current at this version."""
+    node = AsStridedView()
+    node.positions, node.base_shape, node.base_numel = positions, base._data.shape, base._data.size
+    node.needs_input_grad = (True,)
+    node._link((base,), (True,), (view,))
+    set_history(view, node, 0, True)
+    view._view_version = view._vc[0]
+
+
+def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None:
+    """``t`` takes a new place in the graph; a retained gradient (``retain_grad``) moves with it, as PyTorch's
+    does: it is the gradient of the tensor's value now."""
+    old = t.grad_fn
+    t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+    if t._retains_grad and old is not grad_fn:
+        if old is not None and old._retained:
+            for nr, ref in list(old._retained.items()):
+                if ref() is t:
+                    del old._retained[nr]
+        if grad_fn is not None:
+            grad_fn.retain_grad_of(t)
+
+
+def refresh_view(view: Tensor):
+    """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient);
+    returns the view's edge."""
+    base = view._base
+    if base._requires_grad:
+        _view_of_base(view, base, view_positions(view, base))
+    else:
+        view._view_version = view._vc[0]
+    return (view.grad_fn, view._output_nr) if view.grad_fn is not None else graph.input_edge(view)
+
+
+graph.refresh_view = refresh_view  # (graph.input_edge calls it for an out-of-date view)
+
+
+def check_view_inplace(x: Tensor, tracked: bool) -> None:
+    """PyTorch's errors for a view changed in place under grad mode, then the view's history made current."""
+    base = x._base
+    if not (tracked or base._requires_grad):
+        return
+    creation = x._view_creation
+    if creation is not None:
+        raise RuntimeError(_creation_error(x, creation))
+    if tracked and x._view_version != x._vc[0]:
+        refresh_view(x)
+
+
+def _creation_error(x: Tensor, creation) -> str:
+    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one."""
+    derived = type(creation) is tuple and creation[0] == "of"
+    op = creation[2] if derived else None  # the op that made this view
+    while type(creation) is tuple and creation[0] == "of":
+        creation = creation[1]
+    if creation == "no_grad":
+        made = "A view was created in no_grad mode" if not derived else (
+            f"Output {x._output_nr} of {op} is a view of a view which was created in no_grad mode")
+        return (f"{made} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
+                "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                "(if you want the inplace to be tracked).")
+    name, output_nr = (op, x._output_nr) if derived else creation
+    return (f"Output {output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+def mark_multi_output_views(outputs: tuple, name: str) -> tuple:
+    """Mark the views a function returns together (``unbind``, ``split``), which PyTorch forbids changing in place."""
+    if _GradState.enabled:
+        for i, out in enumerate(outputs):
+            if out._base is not None and out._view_creation is None:  # (else it is a view of such a view)
+                out._view_creation = (name, i)
+    return outputs
+
+
+def take_history(x: Tensor, result: Tensor) -> None:
+    """After an in-place op on ``x`` whose recorded result is ``result`` (``x``'s data already updated and its
+    version bumped): ``x`` takes the result's place in the graph. A view passes it to its base (``CopySlices``)
+    and reads its own from the base's new history."""
+    base = x._base
+    if base is None:
+        set_history(x, result.grad_fn, result._output_nr, result._requires_grad)
+        return
+    needs = (base._requires_grad, result._requires_grad)
+    if True not in needs:
+        return
+    positions = view_positions(x, base)
+    node = CopySlices()  # (also when only the base needs a gradient: the region's old values get none)
+    node.positions, node.base_shape = positions, base._data.shape
+    node.needs_input_grad = needs
+    node._link((base, result), needs, (base,))
+    set_history(base, node, 0, True)
+    _view_of_base(x, base, positions)
