@@ -104,3 +104,33 @@ def test_transposed_convolution_under_vmap(name, op, x_shape, w_shape, kw, batch
                            in_dims=(x_dims, w_dims, 0))(*xs)
 
     assert_same(call(ember, mine), call(torch, theirs))
+
+
+def test_is_grads_batched_through_convolutions_stays_differentiable(paths):  # noqa: F811
+    def call(m, xs):
+        x, w1, w2 = (t.requires_grad_() for t in xs)
+        F = m.nn.functional
+        y = F.conv_transpose1d(F.conv1d(x, w1, padding=1).tanh(), w2, stride=2)
+        seeds = m.tensor(arrays((3, *y.shape), seed=2)[0])
+        gx, gw1 = m.autograd.grad(y, (x, w1), seeds, is_grads_batched=True, create_graph=True)
+        return gx, gw1, m.autograd.grad((gx * gx).sum() + (gw1 * gw1).sum(), (w1, w2))
+
+    theirs, mine = both(arrays((2, 3, 5), (4, 3, 3), (4, 2, 3)))
+    assert_same(call(ember, mine), call(torch, theirs))
+    assert paths["batched"] == [True]
+
+
+def test_an_ensemble_of_transposed_convolution_layers_under_vmap():
+    """functional_call over stacked parameters: one grouped transposed convolution (no per-example loop)."""
+    def call(m):
+        layers = [_layer(m, "ConvTranspose2d") for _ in range(3)]
+        for i, layer in enumerate(layers):
+            with (torch.no_grad() if m is torch else ember.no_grad()):
+                for p, a in zip(layer.parameters(), arrays(*(tuple(p.shape) for p in layer.parameters()), seed=i)):
+                    p.copy_(m.tensor(a))
+        params = {k: m.stack([dict(layer.named_parameters())[k].detach() for layer in layers])
+                  for k in dict(layers[0].named_parameters())}
+        x = m.tensor(arrays((2, 3, 3, 3), seed=7)[0])
+        return m.func.vmap(lambda p: m.func.functional_call(layers[0], p, (x,)))(params)
+
+    assert_same(call(ember), call(torch))
