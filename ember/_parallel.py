@@ -295,7 +295,7 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
 
 def stack_matmul(a, b):
     """``numpy.matmul(a, b)`` of two stacks of matrices with the same leading dims, the stack split along its first
-    dim among the intra-op threads (attention's per-head products, per-example weights under vmap).
+    dim of more than one among the intra-op threads (attention's per-head products, per-example weights under vmap).
 
     NumPy runs a stack's products one after another on the calling thread, and OpenBLAS keeps each small product on
     one of its threads, so a stack of small GEMMs used one core however many there were; OpenBLAS's own threads, for
@@ -310,13 +310,16 @@ def stack_matmul(a, b):
     block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
     if block == 0:  # products too wide for blocks: each on OpenBLAS's threads, from this thread alone
         return xp.matmul(a, b)
+    shape = (*a.shape[:-1], b.shape[-1])
+    while a.ndim > 3 and a.shape[0] == 1:  # a stack of one ((1, H, T, T) attention at batch 1): split the next dim
+        a, b = a[0], b[0]
     out = xp.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
 
     def run(lo: int, hi: int) -> None:
         matmul_blocks(a[lo:hi], b[lo:hi], out[lo:hi], block)
 
     parallel_for(run, a.shape[0], a.size + b.size + out.size)
-    return out
+    return out.reshape(shape)
 
 
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks",

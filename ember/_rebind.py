@@ -21,7 +21,11 @@ from collections.abc import Callable
 NAMESPACES = (("ember", ""), ("ember.nn.functional", "F."), ("ember.special", "special."),
               ("ember.linalg", "linalg."), ("ember.fft", "fft."))
 # Ops that layers call directly rather than through torch.nn.functional: (module, name, key).
-INTERNAL = (("ember.nn._ops.conv", "conv", "conv_nd"), ("ember.nn._ops.pooling", "max_pool", "max_pool_nd"),
+INTERNAL = (("ember.nn._ops.conv", "conv", "conv_nd"),
+            ("ember.nn._ops.conv_transpose", "conv_transpose", "conv_transpose_nd"),
+            ("ember.nn._ops.conv_higher_order", "conv_padded", "conv_padded"),
+            ("ember.nn._ops.conv_higher_order", "conv_transpose_padded", "conv_transpose_padded"),
+            ("ember.nn._ops.pooling", "max_pool", "max_pool_nd"),
             ("ember.nn._ops.pooling", "avg_pool", "avg_pool_nd"),
             ("ember.nn._ops.pooling", "adaptive_avg_pool", "adaptive_avg_pool_nd"))
 

@@ -146,12 +146,12 @@ def test_vmap_of_jacrev_and_jacrev_of_vmap(paths):
 
 
 def test_jacrev_falls_back_to_rows_where_a_formula_cannot_run_batched(paths):
-    # convolution's higher-order formulas call the convolution nodes directly (no batching rule): one pass per row
+    # advanced indexing's gradient is an index_put, which has no batching rule yet: one pass per row
     def call(m, xs):
-        return m.func.jacrev(lambda i, k: m.nn.functional.conv2d(i, k, padding=1).tanh(), argnums=(0, 1))(*xs)
+        return m.func.jacrev(lambda x, k: (x[[0, 2, 2], 1:3] * k).tanh(), argnums=(0, 1))(*xs)
 
-    _run(call, (1, 2, 3, 3), (2, 2, 2, 2))
-    assert paths["batched"] == [False] and paths["backward"] == 1 + 2 * 4 * 4
+    _run(call, (3, 4), (3, 2))
+    assert paths["batched"] == [False] and paths["backward"] == 1 + 3 * 2
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
@@ -279,3 +279,35 @@ def test_formulas_without_a_batching_rule_fall_back_without_a_warning(name, f):
     for jac in (lambda lib, t: lib.func.jacrev(lambda v: f(lib, v))(t),
                 lambda lib, t: lib.autograd.functional.jacobian(lambda v: f(lib, v), t, vectorize=True)):
         np.testing.assert_allclose(jac(ember, ember.tensor(x)).numpy(), jac(torch, torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["batched walk", "one walk per row"])
+def test_is_grads_batched_runs_hooks_once_on_the_batch(paths, batched):
+    """PyTorch runs a tensor's and a node's hooks once, on the batch of gradients. Where a formula below the hooks
+    has no batching rule (advanced indexing's index_put) ember walks once per row: the hooks run once per row then,
+    never once more for the batched walk that could not finish."""
+    def call(lib):
+        x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = (x if batched else x[[0, 2, 1]]).exp()
+        calls = []
+        y.register_hook(lambda g: calls.append(tuple(g.shape)) or g * 10)
+        z = y * 2
+        z.grad_fn.register_hook(lambda gi, go: calls.append("node"))
+        (g,) = lib.autograd.grad(z, x, lib.eye(3, dtype=lib.float64), is_grads_batched=True)
+        return g, calls
+
+    (mine, my_calls), (theirs, their_calls) = call(ember), call(torch)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-14)
+    assert their_calls == ["node", (3,)]
+    assert my_calls == their_calls * (1 if batched else 3)
+    assert paths["batched"] == [batched]
+
+
+def test_is_grads_batched_of_an_empty_batch():
+    def call(lib):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        return lib.autograd.grad(x.exp(), x, lib.zeros(0, 3, dtype=lib.float64), is_grads_batched=True)
+
+    for lib in (torch, ember):
+        with pytest.raises(IndexError, match="index 0 is out of bounds for dimension 0 with size 0"):
+            call(lib)

@@ -325,21 +325,25 @@ def _planes_layout(x, layout: str):
 @pytest.mark.parametrize("layout", ["nchw", "cnhw", "padded_rows"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
-                                    {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1)}])
+                                    {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1)},
+                                    {"kernel_size": 2, "stride": 1, "padding": 1},
+                                    {"kernel_size": 2, "stride": (1, 3), "dilation": (2, 1), "ceil_mode": True}])
 def test_max_pool2d_planes_same_as_numpy(monkeypatch, layout, dtype, kwargs):
     """Inputs whose rows are innermost in memory take the "planes" gradient kernel (its output gradient in the same
-    layout): the reference's values, to rounding where windows overlap; PyTorch's values (forward: the reference
-    on both paths)."""
+    layout), and for 2x2 windows the "planes" forward kernel: forward the reference's bits (ties, NaN windows),
+    the gradient its values, to rounding where windows overlap; PyTorch's values."""
     import torch
 
     from ember._kernels import pooling
 
     calls = []
-    fn = pooling.max_pool2d_planes_grad
-    monkeypatch.setattr(pooling, "max_pool2d_planes_grad", lambda *a: calls.append(1) or fn(*a))
+    fn, forward = pooling.max_pool2d_planes_grad, pooling.max_pool2d_planes_2x2
+    monkeypatch.setattr(pooling, "max_pool2d_planes_grad", lambda *a: calls.append("grad") or fn(*a))
+    monkeypatch.setattr(pooling, "max_pool2d_planes_2x2", lambda *a: calls.append("forward") or forward(*a))
     x = _pool_input((6, 5, 10, 9), dtype, 3)
+    x[2, 1, 3:5, 3:5] = -2.0  # a window of four equal values: the first offset wins
     fast, g = _max_pool_both_ways(x, kwargs, lambda a: _planes_layout(a, layout))
-    assert calls
+    assert set(calls) == ({"grad", "forward"} if kwargs["kernel_size"] == 2 else {"grad"})
     tx = torch.tensor(x, requires_grad=True)
     tout = torch.nn.functional.max_pool2d(tx, **kwargs)
     tout.backward(torch.tensor(g))

@@ -184,6 +184,15 @@ def test_stack_matmul_splits_the_stack_with_the_bits_of_one_thread(threads, monk
     assert not seen
     with pytest.raises(ValueError):  # NumPy's own error for mismatched inner dims
         _parallel.stack_matmul(a, b.swapaxes(-1, -2))
+    # a stack of one (attention's (1, H, T, T) at batch 1): split along the next dim, the same bits
+    ember.set_num_threads(2)
+    with policy.override(min_parallel_elements=64):
+        for lead in ((1,), (1, 1)):
+            one_a, one_b = a[:1].reshape(*lead, *a.shape[1:]), b[:1].reshape(*lead, *b.shape[1:])
+            got = _parallel.stack_matmul(one_a, one_b)
+            assert got.shape == (*lead, 3, 16, 12)
+            np.testing.assert_array_equal(got, expected[:1].reshape(got.shape))
+    assert seen == [3, 3]
 
 
 def test_attention_and_matmul_same_bits_at_1_2_3_threads(threads):

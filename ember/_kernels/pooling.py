@@ -4,7 +4,9 @@ produce, so the batch is the inner, contiguous loop. Forward keeps the reference
 maximum wins" rule (NaN propagates, and ``_nan_args`` points NaN windows at their NaN afterwards, on both paths):
 the same bits. Backward adds each output's gradient at its maximum: the same values; where windows overlap, a
 position's several contributions are added in output order instead of offset order. ``max_pool2d_planes_grad``
-is that backward for arrays whose rows are innermost in memory (NCHW, or vmap's per-example (C, N, H, W)).
+is that backward for arrays whose rows are innermost in memory (NCHW, or vmap's per-example (C, N, H, W)), and
+``max_pool2d_planes_2x2`` the forward of 2x2 windows there (unrolled: a loop over a runtime count of offsets,
+measured, ran no faster than NumPy's per-offset passes).
 """
 
 from __future__ import annotations
@@ -34,6 +36,39 @@ def max_pool2d(x, kh, kw, sh, sw, dh, dw, out, arg):
                             arg[c, i, j, q] = k
                         elif v != v:  # NaN wins (the reference's maximum propagates it)
                             out[c, i, j, q] = v
+
+
+@kernel
+def max_pool2d_planes_2x2(x, sh, sw, dh, dw, out, arg):
+    """``max_pool2d`` of 2x2 windows on (A, B, H, W) arrays whose rows are innermost in memory: out[a, b, i, j] =
+    the maximum of x's window at (i sh, j sw), dilation (dh, dw), NaN where the window holds one; arg the offset
+    (row-major) of the first maximum. Each window's offsets are compared in order with ``>``, as the reference's
+    running maximum (no branch on NaN in that chain: a NaN window's output is set after, its arg by the caller)."""
+    a_, b_, ho, wo = out.shape
+    for a in range(a_):
+        for b in range(b_):
+            for i in range(ho):
+                r0 = i * sh
+                r1 = r0 + dh
+                for j in range(wo):
+                    c0 = j * sw
+                    c1 = c0 + dw
+                    v0, v1, v2, v3 = x[a, b, r0, c0], x[a, b, r0, c1], x[a, b, r1, c0], x[a, b, r1, c1]
+                    m = v0
+                    best = 0
+                    if v1 > m:
+                        m = v1
+                        best = 1
+                    if v2 > m:
+                        m = v2
+                        best = 2
+                    if v3 > m:
+                        m = v3
+                        best = 3
+                    if (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3):
+                        m = v0 + v1 + v2 + v3  # NaN
+                    out[a, b, i, j] = m
+                    arg[a, b, i, j] = best
 
 
 @kernel

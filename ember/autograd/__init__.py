@@ -192,8 +192,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         raise RuntimeError("grad(is_grads_batched=True): every grad_outputs tensor must have the same leading "
                            f"(batch) dimension, got shapes {[list(g.shape) for g in grad_outputs]}")
     n = batch.pop()
+    if n == 0:  # PyTorch reads each batch's first cotangent to check it against its output
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     listed = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if n and all(t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
+    if all(t._requires_grad for t in listed) and applies(outputs, listed, grad_outputs):
         grads = batched_vjp(outputs, listed, grad_outputs, retain_graph, create_graph)
         if grads is not None:
             for i, (g, t) in enumerate(zip(grads, listed)):

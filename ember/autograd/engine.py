@@ -77,6 +77,13 @@ def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
     return deps
 
 
+def has_hooks(roots: list[Node]) -> bool:
+    """Whether a backward from ``roots`` would run anything besides the formulas: a node's pre- or post-hooks
+    (tensor hooks included) or a retained gradient."""
+    nodes = [*roots, *_count_dependencies(roots)]
+    return any(n._pre_hooks or n._post_hooks or n._retained for n in nodes)
+
+
 def _reaching(roots: list[Node], targets: set) -> set:
     """The nodes from which some node of ``targets`` can be reached (the targets included): with ``inputs`` given
     (autograd.grad, backward(inputs=...)) only these run, and only their inputs on such paths get gradients,
@@ -239,7 +246,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
-                 grad_mode: bool | None = None, ran: list | None = None) -> dict:
+                 grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
@@ -247,7 +254,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     With ``create_graph`` the gradients are recorded tensors (``RecordedArray``; the roots' gradients must be
     too) and the gradient computation is itself part of the graph; ``grad_mode=False`` runs those formulas on
     tensors without recording them (the backward over a batch of cotangents, ``func/_batched_vjp.py``).
-    ``ran`` (a list) gets every node whose backward ran, for a caller that frees them later.
+    ``ran`` (a list) gets every node whose backward ran, for a caller that frees them later. ``hooks=False``
+    runs the formulas only: no hooks, no retained gradients (a trial walk, ``func/_batched_vjp.py``).
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -264,9 +272,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     try:
         while walk.ready:
             node, grads = walk.pop()
-            if node._pre_hooks:
+            if node._pre_hooks and hooks:
                 _call_pre_hooks(node, grads)
-            if node._retained:
+            if node._retained and hooks:
                 _retain_grads(node, grads)
             if capture is not None:
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
@@ -276,7 +284,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:
                 input_grads = _run_pruned(node, grads, reach, started is not None, create_graph)
-            if node._post_hooks:
+            if node._post_hooks and hooks:
                 input_grads = _call_post_hooks(node, grads, input_grads, create_graph)
             if not retain_graph:
                 node.release()

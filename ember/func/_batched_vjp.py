@@ -11,10 +11,16 @@ mode on) only where the results must stay differentiable (``create_graph``) or c
 Where that cannot apply (a formula step without a recorded counterpart, an ember path without a batching rule, a
 formula that needs a cotangent's value as a Python object, a formula op without a batching rule), ``batched_vjp``
 returns None and the callers compute the products one cotangent at a time, as before, without a warning.
+
+Hooks (tensor and node hooks, retained gradients) run once, on the batch, as PyTorch's: where the graph has any,
+a first walk runs the formulas alone, so that a walk that cannot run batched has run no hook before the callers'
+walks one cotangent at a time run them (once per cotangent, never once more); where it can, a second walk runs
+them with the formulas.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from .._tensor import Tensor
@@ -47,7 +53,9 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
     found: list[int] = []
     ran: list[Node] = []
 
-    def body(*cotangents):
+    def body(hooks, *cotangents):
+        found.clear()
+        ran.clear()
         level = len(_State.levels)
         # A formula op without a batching rule sends the whole walk back to one pass per cotangent, silently, as
         # before: looping that op would warn of vmap's fallback where PyTorch has a rule (index_put, scatter).
@@ -55,7 +63,7 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
         roots = [(o._edge(), RecordedArray(c)) for o, c in zip(outputs, cotangents)]
         try:
             captured = engine.run_backward(roots, True, capture=set(edges), accumulate=False, create_graph=True,
-                                           grad_mode=create_graph or tangents_only, ran=ran)
+                                           grad_mode=create_graph or tangents_only, ran=ran, hooks=hooks)
         except (NoBatchingRule, HigherOrderError, PerExampleValue) as missing:
             if isinstance(missing, NoBatchingRule) and missing.level != level:
                 raise  # an enclosing vmap's batch: that vmap's fallback
@@ -65,7 +73,9 @@ def batched_vjp(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequ
         return [g.t if type(g) is RecordedArray else Tensor._make(g) for g in grads if g is not None]
 
     try:
-        results = vmap(body)(*seeds)
+        if engine.has_hooks([o._edge()[0] for o in outputs]):
+            vmap(functools.partial(body, False))(*seeds)  # the trial: may it run batched?
+        results = vmap(functools.partial(body, True))(*seeds)
     except Unbatched:
         return None
     if not retain_graph:  # free what the walk ran, as a walk without retain_graph would have (no more: a branch

@@ -49,17 +49,25 @@ def linear(name, op, level, args, kwargs):
 
 
 # ----------------------------------------------------------------------------- convolution
-_CONV_ND = {"F.conv1d": 1, "F.conv2d": 2, "F.conv3d": 3}
+_CONV_ND = {"F.conv1d": 1, "F.conv2d": 2, "F.conv3d": 3,
+            "F.conv_transpose1d": 1, "F.conv_transpose2d": 2, "F.conv_transpose3d": 3}
+# the layers' ops (nd an argument) and the convolutions of the formulas under create_graph (conv_higher_order.py:
+# per-dim (lo, hi) padding, no bias, always (N, C, *spatial))
+_CONV_INTERNAL = ("conv_nd", "conv_transpose_nd", "conv_padded", "conv_transpose_padded")
 
 
-@rule(*_CONV_ND, "conv_nd")
+@rule(*_CONV_ND, *_CONV_INTERNAL)
 def conv(name, op, level, args, kwargs):
+    """Convolutions and transposed convolutions: a batched input alone is merged into N; batched weights run as
+    one grouped convolution, the examples' channels side by side (the same reshapes for both: a transposed
+    convolution's weight (C_in, C_out/G, *k) groups along C_in as a convolution's (C_out, C_in/G, *k) along
+    C_out)."""
     bound = _bind(op, args, kwargs)
     p = bound.arguments
-    nd = p["nd"] if name == "conv_nd" else _CONV_ND[name]
     x, w, b = p["input"], p["weight"], p.get("bias")
     wv, w_batched = peel(w, level)
-    if _any_batched(level, b) and not (w_batched and shares_one_weight(wv)):
+    nd = _CONV_ND[name] if name in _CONV_ND else p["nd"] if "nd" in p else logical_ndim(w, level) - 2
+    if _any_batched(level, b) and not (w_batched and shares_one_weight(wv) and "transpose" not in name):
         p["bias"] = None
         out = conv(name, op, level, bound.args, bound.kwargs)
         return out + b.reshape(-1, *(1,) * nd)
@@ -75,7 +83,8 @@ def conv(name, op, level, args, kwargs):
     xv = batched_value(x, level)
     if example:
         xv = xv.unsqueeze(1)
-    if shares_one_weight(wv) and type(xv) is Tensor:  # per-sample gradients: the shared weight's convolution
+    if shares_one_weight(wv) and type(xv) is Tensor and "padding" in p and "transpose" not in name:
+        # per-sample gradients: the shared weight's convolution
         stride, dilation = ntuple(p["stride"], nd, "stride"), ntuple(p["dilation"], nd, "dilation")
         pads = conv_pads(p["padding"], wv.shape[3:], stride, dilation)
         bias = None if b is None else batched_value(b, level)
@@ -85,8 +94,8 @@ def conv(name, op, level, args, kwargs):
     n, c = xv.shape[1], xv.shape[2]
     xg = xv.movedim(0, 1).reshape(n, bsz * c, *xv.shape[3:])
     wg = wv.reshape(bsz * wv.shape[1], *wv.shape[2:])
-    bias = None if b is None else batched_value(b, level).reshape(-1)
-    out = _call(op, bound, input=xg, weight=wg, bias=bias, groups=bsz * groups)
+    changes = {} if "bias" not in p else {"bias": None if b is None else batched_value(b, level).reshape(-1)}
+    out = _call(op, bound, input=xg, weight=wg, groups=bsz * groups, **changes)
     out = out.reshape(n, bsz, -1, *out.shape[2:]).movedim(1, 0)
     return wrap(out.squeeze(1) if example else out, level)
 

@@ -13,6 +13,10 @@ convolution nodes, which are differentiable, to any order (their backward comes 
   convolution's weight gradient with g as the input and x as the output gradient.
 
 This is how PyTorch's ``convolution_backward`` is differentiated too (its double backward is convolutions).
+
+The convolutions go through ``conv_padded`` and ``conv_transpose_padded``, module functions that vmap rebinds
+(``_rebind.INTERNAL``) to their batching rule: a batched backward walk (``jacrev``, ``is_grads_batched``, under
+``vmap``) runs each formula's convolution once on the whole batch of cotangents.
 """
 
 from __future__ import annotations
@@ -28,6 +32,18 @@ def _t(a) -> Tensor:
     return a.t if type(a) is RecordedArray else Tensor._make(a)
 
 
+def conv_padded(input: Tensor, weight: Tensor, stride, pads, dilation, groups: int) -> Tensor:
+    """The convolution node of (N, C, *in) with (O, C/G, *k) at per-dim (lo, hi) padding, no bias."""
+    return ConvNd.apply(input, weight, None, stride=stride, pads=pads, dilation=dilation, groups=groups)
+
+
+def conv_transpose_padded(input: Tensor, weight: Tensor, stride, pads, dilation, groups: int, out_sp) -> Tensor:
+    """The transposed-convolution node of (N, C, *in) with (C, O/G, *k) to (N, O, *out_sp) at per-dim (lo, hi)
+    padding of the convolution it transposes, no bias."""
+    return ConvTransposeNd.apply(input, weight, None, stride=stride, pads=pads, dilation=dilation, groups=groups,
+                                 out_sp=tuple(out_sp))
+
+
 def _bias_grad(g: Tensor) -> Tensor:
     return g.sum(dim=(0, *range(2, g.ndim)))
 
@@ -38,7 +54,7 @@ def weight_grad(x: Tensor, g: Tensor, kernel, stride, pads, dilation, groups: in
     nd = len(sp)
     # images (C/G, G * N, *in): xi[cg, gi * N + n] = x[n, gi * C/G + cg]; filters (O, N, *out): g's batch and channels
     xi = x.reshape(n, groups, c // groups, *sp).permute(2, 1, 0, *range(3, 3 + nd)).reshape(c // groups, -1, *sp)
-    out = ConvNd.apply(xi, g.transpose(0, 1), None, stride=dilation, pads=pads, dilation=stride, groups=groups)
+    out = conv_padded(xi, g.transpose(0, 1), dilation, pads, stride, groups)
     # out[cg, o, k] reads x at k * dilation + p * stride: the weight gradient, for k up to the kernel's extent
     return out[(slice(None), slice(None)) + tuple(slice(0, k) for k in kernel)].transpose(0, 1)
 
@@ -48,7 +64,7 @@ def _conv_cropped(g: Tensor, w: Tensor, stride, pads, dilation, groups: int):
     (the convolution, the cropped g, its non-negative padding)."""
     g = g[(slice(None),) * 2 + tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(g.shape[2:], pads))]
     pads = tuple((lo, max(hi, 0)) for lo, hi in pads)
-    return ConvNd.apply(g, w, None, stride=stride, pads=pads, dilation=dilation, groups=groups), g, pads
+    return conv_padded(g, w, stride, pads, dilation, groups), g, pads
 
 
 def conv_backward(g, x, w, needs, stride, pads, dilation, groups: int) -> tuple:
@@ -57,8 +73,7 @@ def conv_backward(g, x, w, needs, stride, pads, dilation, groups: int) -> tuple:
     nx, nw, nb = needs
     gx = gw = gb = None
     if nx:
-        gx = ConvTransposeNd.apply(g, w, None, stride=stride, pads=pads, dilation=dilation, groups=groups,
-                                   out_sp=tuple(x.shape[2:]))
+        gx = conv_transpose_padded(g, w, stride, pads, dilation, groups, tuple(x.shape[2:]))
     if nw:
         gw = weight_grad(x, g, tuple(w.shape[2:]), stride, pads, dilation, groups)
     if nb:

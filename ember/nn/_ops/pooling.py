@@ -88,8 +88,8 @@ def _compiled_2d(*arrays) -> bool:
 def _planes_order(*arrays) -> list | None:
     """The axis order (outer two in memory order, then H, W) in which the compiled "planes" gradient kernel takes
     arrays (N, C, H, W) whose rows are innermost in memory and whose outer two dims are in one order for all (as
-    vmap's per-example convolutions leave their (C, N, H, W) outputs); None where it does not apply. (Forward has
-    no such kernel: NumPy's passes over whole rows, the reference, were faster than a compiled loop here.)"""
+    vmap's per-example convolutions leave their (C, N, H, W) outputs); None where it does not apply. (Forward's
+    kernel takes 2x2 windows only: a loop over a runtime count of offsets ran no faster than NumPy's passes.)"""
     first = arrays[0]
     if (is_recorded(*arrays) or first.ndim != 4 or first.dtype not in (xp.float32, xp.float64)
             or not policy.use_compiled()):
@@ -124,14 +124,22 @@ class MaxPoolNd(Node):
         out = xp.empty_like(views[0])  # the input's memory order
         arg = xp.empty_like(out, dtype=xp.min_scalar_type(len(views) - 1))
 
+        planes = _planes_order(xpad, out) if tuple(kernel) == (2, 2) else None
+        rows = x.shape[1]
         if _compiled_2d(xpad, out):
             def run(c0: int, c1: int) -> None:
                 compiled.max_pool2d(_bl(xpad)[c0:c1], *kernel, *stride, *dilation, _bl(out)[c0:c1], _bl(arg)[c0:c1])
+        elif planes is not None:  # rows innermost (NCHW, vmap's (C, N, H, W)): 2x2 windows compiled
+            xo, oo, ao = xpad.transpose(planes), out.transpose(planes), arg.transpose(planes)
+            rows = xo.shape[0]
+
+            def run(c0: int, c1: int) -> None:
+                compiled.max_pool2d_planes_2x2(xo[c0:c1], *stride, *dilation, oo[c0:c1], ao[c0:c1])
         else:
             def run(c0: int, c1: int) -> None:
                 _running_max(views, out, arg, c0, c1)
 
-        parallel_for(run, x.shape[1], out.size * len(views))
+        parallel_for(run, rows, out.size * len(views))
         if xp.isnan(out.sum()):  # one cheap pass that is NaN if any output is: point arg at each window's NaN
             self._nan_args(xpad, out, arg, kernel, stride, dilation)
         self.saved = (arg,)
