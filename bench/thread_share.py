@@ -1,15 +1,17 @@
 """ember alone: how much of a step's CPU time runs on the calling thread while the other cores idle.
 
     python bench/thread_share.py --threads 2 resnet32 cnn64 convt32
-    python bench/thread_share.py --threads 2 --ops resnet32        # and per op (forward / backward) and phase
+    python bench/thread_share.py --threads 2 --ops resnet32        # and per op (forward / backward)
+    PYTHONPATH=../other-checkout python bench/thread_share.py ...  # another checkout's ember, to compare
 
 Wall-clock ratios at two threads are unreliable on a shared machine; CPU time per thread is not: the kernel counts
 each thread's time on a core (``/proc/self/task/*/schedstat``, nanoseconds) whatever else the machine runs. For
-each workload (``workloads.py``): the calling thread's CPU time per step (``main``), the CPU time of every other
-thread of the process (``others``: ember's workers, OpenBLAS's threads), and ``main - others``, the calling
-thread's time that no other thread matched (a lower bound on the time that ran on one core: with perfectly split
-work, main and others would be equal). OpenBLAS's threads spin a while after a threaded GEMM before they sleep;
-that spin counts as theirs.
+each workload (``workloads.py``), per step: the calling thread's CPU time (``main``), that of ember's workers and
+that of every other thread of the process (OpenBLAS's), and ``main - workers``, the calling thread's time that no
+worker matched: a lower bound on the time the step ran on one core (with work split evenly over two threads, main
+and workers would be equal). OpenBLAS's threads spin a while after a threaded GEMM before they sleep (unless
+``OPENBLAS_THREAD_TIMEOUT`` is small: this script sets 4, as ember does when it is imported before NumPy, and
+run_all.py); that spin counts as theirs.
 
 ``--ops`` also times every op's forward and backward (each ``Node`` subclass), the optimizer's step, and the rest
 (the autograd engine, Python between ops) on the calling thread's and ember's workers' CPU clocks, and prints them
@@ -26,7 +28,10 @@ import threading
 import time
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+if not os.environ.get("PYTHONPATH"):  # this checkout's ember (PYTHONPATH=another/checkout measures that one's)
+    sys.path.insert(1, os.path.dirname(HERE))
 
 
 def _task_times() -> dict[int, int]:
