@@ -293,6 +293,37 @@ def matmul_blocks(a, b, out, block: int | None) -> None:
             xp.matmul(a[..., j:j + block, :], b, out=out[..., j:j + block, :])
 
 
+def matmul(a, b):
+    """``numpy.matmul(a, b)`` of two float matrices (or stacks of one: leading dims of 1) of one dtype, as blocks of
+    output columns (n >= m) or rows that OpenBLAS keeps on one thread (``gemm_block``), the blocks split among the
+    intra-op threads. A GEMM OpenBLAS would thread itself wakes its threads, which then spin for a while after it
+    (measured: a small CNN's one Linear kept OpenBLAS's second thread busy for the whole step, on the core ember's
+    worker needed). The blocks depend on the shape and OpenBLAS's thread count only: the same bits for any
+    ``set_num_threads``. Products too wide for blocks, small ones (one thread anyway) and other operands take the
+    plain ``numpy.matmul``."""
+    if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype
+            or a.dtype not in (xp.float32, xp.float64) or b.shape[-2] != a.shape[-1]
+            or any(d != 1 for d in a.shape[:-2] + b.shape[:-2])):
+        return xp.matmul(a, b)
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    block = gemm_block(m, k, n)
+    if not block:  # small (one OpenBLAS thread anyway), or too wide for blocks: OpenBLAS's threads, once
+        return xp.matmul(a, b)
+    out = xp.empty((*(a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]), m, n), a.dtype)
+    cols = n >= m
+    count = -(-(n if cols else m) // block)
+
+    def run(lo: int, hi: int) -> None:
+        for i in range(lo * block, min(hi * block, n if cols else m), block):
+            if cols:
+                xp.matmul(a, b[..., i:i + block], out=out[..., i:i + block])
+            else:
+                xp.matmul(a[..., i:i + block, :], b, out=out[..., i:i + block, :])
+
+    parallel_for(run, count, a.size + b.size + out.size)
+    return out
+
+
 def stack_matmul(a, b):
     """``numpy.matmul(a, b)`` of two stacks of matrices with the same leading dims, the stack split along its first
     dim of more than one among the intra-op threads (attention's per-head products, per-example weights under vmap).
@@ -322,5 +353,5 @@ def stack_matmul(a, b):
     return out.reshape(shape)
 
 
-__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul_blocks", "multiply", "parallel_blocks",
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply", "parallel_blocks",
            "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads", "stack_matmul"]

@@ -97,6 +97,27 @@ def test_winograd_transforms_same_bits_as_numpy(dtype, c, o, hw, n):
 
 @compiled_only
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("o, c", [(16, 16), (24, 8), (3, 5)])
+def test_winograd_filter_transforms_same_bits_as_numpy(dtype, o, c):
+    """G w G^T and G^T dU G (float64 inside, rounded once): the compiled passes give the reference's bits, for
+    non-finite values, values whose float64 sums round, and a weight given as a non-contiguous view."""
+    rng = np.random.default_rng(8)
+    w = (rng.standard_normal((c, o, 3, 3)) * 10.0 ** rng.integers(-30, 30, (c, o, 3, 3))).astype(dtype)
+    w = w.swapaxes(0, 1)  # (O, C, 3, 3), not contiguous
+    du = (rng.standard_normal((16, o, c)) * 10.0 ** rng.integers(-30, 30, (16, o, c))).astype(dtype)
+    w[0, 0, 1, 1], du[5, 0, 0], du[6, 1, 0] = np.nan, np.inf, -np.inf
+
+    def run():
+        with np.errstate(all="ignore"):
+            return winograd._weight_tiles(w), winograd._weight_grad_untiles(du)
+
+    fast, ref = both_ways(run)
+    assert_same_bits(fast, ref)
+    assert fast[0].shape == (16, o, c) and fast[1].shape == (o, c, 3, 3)
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("c, o, hw, n, pads", [(16, 16, 8, 32, 1), (8, 24, 7, 3, 1), (5, 3, (9, 14), 2, 0),
                                                (3, 5, (6, 3), 4, 2)])
 def test_winograd_nchw_transforms_same_bits_as_numpy(dtype, c, o, hw, n, pads):

@@ -195,6 +195,96 @@ def test_stack_matmul_splits_the_stack_with_the_bits_of_one_thread(threads, monk
     assert seen == [3, 3]
 
 
+@pytest.mark.parametrize("m, k, n", [(64, 1568, 10), (10, 64, 1568), (37, 50, 301)])
+def test_matmul_in_blocks_on_several_threads_with_the_bits_of_one(threads, m, k, n):
+    """A GEMM OpenBLAS would thread itself runs in blocks of rows (n < m) or columns it keeps on one thread, the
+    blocks split over ember's threads: the same bits at 1, 2 and 3 threads, and more than one thread takes part."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    names: set[str] = set()
+    real_matmul = np.matmul
+
+    def spy(x, y, out=None):
+        names.add(threading.current_thread().name)
+        return real_matmul(x, y, out=out)
+
+    results = []
+    with policy.override(blas_threaded_mnk=m * k * n // 4, blas_threads=2, min_parallel_elements=64):
+        for count in (1, 2, 3):
+            ember.set_num_threads(count)
+            names.clear()
+            _parallel.xp.matmul = spy
+            try:
+                # and a transposed view (OpenBLAS's other packing: its own bits, at every count)
+                results.append((_parallel.matmul(a, b), _parallel.matmul(a.T.copy().T, b)))
+            finally:
+                _parallel.xp.matmul = real_matmul
+            assert (len(names) > 1) == (count > 1)
+    for other in results[1:]:
+        for r, o in zip(results[0], other):
+            np.testing.assert_array_equal(o, r)
+    results = [r[0] for r in results]
+    np.testing.assert_allclose(results[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    with policy.override(blas_threaded_mnk=m * k * n // 4, blas_threads=2, min_parallel_elements=64):
+        np.testing.assert_array_equal(_parallel.matmul(a[None], b), results[0][None])  # a stack of one: blocked
+        # the plain product: mixed dtypes, a stack of several
+        np.testing.assert_array_equal(_parallel.matmul(a, b.astype(np.float64)), np.matmul(a, b.astype(np.float64)))
+        np.testing.assert_array_equal(_parallel.matmul(np.stack([a, a]), b), np.matmul(np.stack([a, a]), b))
+    with policy.override(blas_threaded_mnk=m * k * n):  # a product OpenBLAS keeps on one thread: whole
+        np.testing.assert_array_equal(_parallel.matmul(a, b), np.matmul(a, b))
+
+
+def test_linear_same_bits_at_1_2_3_threads_with_blocked_gemms(threads):
+    """Linear's three GEMMs (forward, input and weight gradients) of a mid-sized layer, which ``matmul`` splits into
+    blocks over ember's threads: the bits of one thread at any count, and PyTorch's values."""
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((64, 392)).astype(np.float32), rng.standard_normal((10, 392)).astype(np.float32)
+    bias, up = rng.standard_normal(10).astype(np.float32), rng.standard_normal((64, 10)).astype(np.float32)
+    results = []
+    with policy.override(blas_threaded_mnk=1 << 16, blas_threads=2, min_parallel_elements=64):
+        for count in (1, 2, 3):
+            ember.set_num_threads(count)
+            ex, ew, eb = (ember.tensor(v, requires_grad=True) for v in (x, w, bias))
+            y = ember.nn.functional.linear(ex, ew, eb)
+            y.backward(ember.tensor(up))
+            results.append([t.detach().numpy().copy() for t in (y, ex.grad, ew.grad, eb.grad)])
+    for other in results[1:]:
+        for r, o in zip(results[0], other):
+            np.testing.assert_array_equal(r, o)
+    tx, tw, tb = (torch.tensor(v, requires_grad=True) for v in (x, w, bias))
+    ty = torch.nn.functional.linear(tx, tw, tb)
+    ty.backward(torch.tensor(up))
+    for r, t in zip(results[0], (ty, tx.grad, tw.grad, tb.grad)):
+        np.testing.assert_allclose(r, t.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_relu_forward_splits_from_the_one_call_threshold(threads, monkeypatch):
+    """ReLU's forward is one NumPy call per chunk: it splits over threads from ``min_parallel_elements`` (a CNN's
+    (64, 32, 14, 14) activation ran on one core under the 512 Ki threshold of many-pass kernels), with the bits of
+    one thread, NaN included."""
+    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 19)  # the shipped value (`threads` lowers it)
+    x = np.random.default_rng(7).standard_normal((64, 32, 14, 14)).astype(np.float32)  # 392 Ki elements
+    x[0, 0, 0, :3] = (np.nan, -0.0, 0.0)
+    names: set[str] = set()
+    real_maximum = np.maximum
+
+    def spy(*args, **kwargs):
+        names.add(threading.current_thread().name)
+        return real_maximum(*args, **kwargs)
+
+    results = []
+    for count in (1, 2, 3):
+        ember.set_num_threads(count)
+        names.clear()
+        monkeypatch.setattr(np, "maximum", spy)
+        results.append(ember.relu(ember.tensor(x)).numpy())
+        monkeypatch.setattr(np, "maximum", real_maximum)
+        assert (len(names) > 1) == (count > 1)
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+    np.testing.assert_array_equal(results[0], torch.relu(torch.tensor(x)).numpy())
+
+
 def test_attention_and_matmul_same_bits_at_1_2_3_threads(threads):
     """Scaled dot-product attention and a batched ``@`` (forward and backward) give one thread's bits on more."""
     rng = np.random.default_rng(4)

@@ -97,6 +97,67 @@ def _row(g0, g1, a):
     return -g1
 
 
+# The filter transforms, in float64 and rounded once to the output's dtype, as the reference (``_weight_tiles``,
+# ``_weight_grad_untiles``: a dozen NumPy passes over (3, 3, O, C) blocks, 40-190 us a layer at a CIFAR ResNet's
+# sizes, on the calling thread). One output channel at a time, through a (16, C) scratch block: U's 16 planes lie
+# O * C elements apart (a power of two: the same cache sets), so each plane's row is read or written in one run.
+@kernel
+def weight_tiles(w, u):
+    """u[4 i + j, o, c] = (G w[o, c] G^T)[i, j] for w (O, C, 3, 3): u (16, O, C). Along the kernel's rows first
+    (per column: G times it), then along the columns, each as the reference's ``_g_first``."""
+    o_, c_ = w.shape[0], w.shape[1]
+    t = np.empty((4, 3), np.float64)
+    row = np.empty((16, c_), u.dtype)
+    for o in range(o_):
+        for c in range(c_):
+            f = w[o, c]
+            for k in range(3):
+                a0, a1, a2 = np.float64(f[0, k]), np.float64(f[1, k]), np.float64(f[2, k])
+                s = a0 + a2
+                t[0, k] = a0
+                t[1, k] = (s + a1) * 0.5
+                t[2, k] = (s - a1) * 0.5
+                t[3, k] = a2
+            for i in range(4):
+                a0, a1, a2 = t[i, 0], t[i, 1], t[i, 2]
+                s = a0 + a2
+                row[4 * i, c] = a0
+                row[4 * i + 1, c] = (s + a1) * 0.5
+                row[4 * i + 2, c] = (s - a1) * 0.5
+                row[4 * i + 3, c] = a2
+        for p in range(16):
+            u[p, o] = row[p]
+
+
+@kernel
+def weight_grad_untiles(du, out):
+    """out[o, c, l, k] = (G^T dU[:, o, c] G)[l, k] for dU (16, O, C) (tile positions row-major): out (O, C, 3, 3).
+    Along the tile rows first (per tile column: G^T times it), then along the columns, each as the reference's
+    ``_gt_first``."""
+    o_, c_ = du.shape[1], du.shape[2]
+    t = np.empty((3, 4), np.float64)
+    row = np.empty((16, c_), np.float64)
+    for o in range(o_):
+        for p in range(16):
+            src = du[p, o]
+            for c in range(c_):
+                row[p, c] = src[c]
+        for c in range(c_):
+            for j in range(4):
+                d0, d1, d2, d3 = row[j, c], row[4 + j, c], row[8 + j, c], row[12 + j, c]
+                s = (d1 + d2) * 0.5
+                t[0, j] = d0 + s
+                t[1, j] = (d1 - d2) * 0.5
+                t[2, j] = s + d3
+            r = out[o, c]
+            for l_ in range(3):
+                a0, a1, a2, a3 = t[l_, 0], t[l_, 1], t[l_, 2], t[l_, 3]
+                s = (a1 + a2) * 0.5
+                r[l_, 0] = a0 + s
+                r[l_, 1] = (a1 - a2) * 0.5
+                r[l_, 2] = s + a3
+
+
 # (N, C, H, W) in and out, no layout copies: the tiles of a band of samples, V[a, b, c, q, i, j] for sample q, tile
 # row i, tile column j (the GEMMs do not care in which order the tiles stand). An image is read and written a row
 # at a time, as it lies; rows are kept split by parity (even rows, odd rows), so that the passes between tile rows

@@ -14,27 +14,18 @@ import math
 from .._backend import xp
 from .._kernels import im2col as compiled
 from .._kernels.policy import policy
-from .._parallel import gemm_block, matmul_blocks, parallel_for, stack_matmul
+from .._parallel import matmul, parallel_for, stack_matmul
 from ..autograd.graph import Node
 from ..nn._ops.conv import offsets, out_size, pad_spatial, window
 
 
 def _matmul(a, b):
     """``a @ b`` (2-d, or stacks with equal leading dims) with every GEMM on one OpenBLAS thread (``gemm_block``)
-    and the work split over ember's threads: by the stack's first dim (``stack_matmul``), or by columns."""
+    and the work split over ember's threads: by the stack's first dim (``stack_matmul``), or by blocks of columns
+    or rows (``matmul``)."""
     if a.ndim > 2 and a.shape[0] > 1:
         return stack_matmul(a, b)
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    out = xp.empty((*a.shape[:-1], n), xp.result_type(a, b))
-    block = gemm_block(m, k, n)
-    if block == 0:  # one very wide GEMM: OpenBLAS's threads, once
-        xp.matmul(a, b, out=out)
-    else:
-        def run(lo: int, hi: int) -> None:
-            matmul_blocks(a, b[..., lo:hi], out[..., lo:hi], block)
-
-        parallel_for(run, n, out.size + b.size)
-    return out
+    return matmul(a, b)
 
 
 def shares_one_weight(value) -> bool:

@@ -150,7 +150,8 @@ class Relu(Node):
                    NotImplementedError("clamp is not supported for complex types"))
         out = xp.empty_like(x)
         zero = _zero(x.dtype)
-        parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out)
+        # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
+        parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements)
         self.saved = (out,)
         return out
 

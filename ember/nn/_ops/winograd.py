@@ -119,16 +119,24 @@ def _gt_first(a):
 # (and slower so) for a few thousand filters, competing with ember's threads.
 def _weight_tiles(w):
     """G w G^T for w (O, C, 3, 3): U (16, O, C), tile positions row-major."""
+    if policy.use_compiled():  # one compiled pass, the same bits
+        u = xp.empty((16, *w.shape[:2]), w.dtype)
+        compiled.weight_tiles(xp.ascontiguousarray(w), u)
+        return u
     a = xp.ascontiguousarray(w.transpose(2, 3, 0, 1), dtype=xp.float64)  # (kh, kw, O, C)
     u = _g_first(_g_first(a).swapaxes(0, 1)).swapaxes(0, 1)  # (i, j, O, C)
     return xp.ascontiguousarray(u, dtype=w.dtype).reshape(16, *w.shape[:2])
 
 
 def _weight_grad_untiles(du):
-    """G^T dU G for dU (16, O, C) (tile positions row-major), in float64: (O, C, 3, 3)."""
+    """G^T dU G for dU (16, O, C) (tile positions row-major), in float64 rounded to du's dtype: (O, C, 3, 3)."""
+    if policy.use_compiled():  # one compiled pass, the same bits
+        out = xp.empty((*du.shape[1:], 3, 3), du.dtype)
+        compiled.weight_grad_untiles(xp.ascontiguousarray(du), out)
+        return out
     d = du.reshape(4, 4, *du.shape[1:]).astype(xp.float64)  # (i, j, O, C)
     r = _gt_first(_gt_first(d).swapaxes(0, 1))  # (l, k, O, C)
-    return r.transpose(2, 3, 1, 0)
+    return r.transpose(2, 3, 1, 0).astype(du.dtype)
 
 
 def _output_tiles(m, t0: int, out) -> None:
@@ -226,7 +234,7 @@ def _weight_grad_bands(tiles, o: int, grads_of, size: int):
     else:
         run(0, nbands)
     du = partial.sum(0) if nbands > 1 else partial[0]
-    return _weight_grad_untiles(du).astype(tiles[0].dtype)
+    return _weight_grad_untiles(du)
 
 
 def conv3x3(xb, w, keep_tiles: bool = False):
