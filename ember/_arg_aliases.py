@@ -84,6 +84,9 @@ def torch_keyword_names(qualname: str, params, method: bool = False) -> dict[str
 def _rename(name: str, kwargs: dict, names: dict[str, str]) -> dict:
     for alias, own in names.items():
         if alias in kwargs:
+            if kwargs[alias] is None:  # the wrapper's own default, which a bound call's apply_defaults() passes
+                del kwargs[alias]
+                continue
             if own in kwargs:
                 spelling = "NumPy spelling" if alias in ALIASES else "PyTorch name"
                 raise TypeError(f"{name}() got both '{own}' and its {spelling} '{alias}'")

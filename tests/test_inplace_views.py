@@ -388,3 +388,44 @@ def test_retained_gradient_follows_the_tensor_changed_in_place():
         grads.append((y.grad, z.grad, v.grad))
     for e, t in zip(*grads):
         assert_close(e, t)
+
+
+@pytest.mark.parametrize("case", ["expand_after_mul_", "expand_after_setitem", "as_strided_overlap"])
+def test_overlapping_view_after_its_base_changed_sums_its_gradients(case):
+    """A view holding one base element at several positions (expand, an overlapping as_strided), read after its
+    base changed in place: its regenerated history sums the gradients of the repeated positions, as PyTorch's."""
+    grads = []
+    for m in (torch, ember):
+        if case == "expand_after_mul_":
+            w = m.ones(1, 3, requires_grad=True)
+            b = w * 1
+            v = b.expand(4, 3)
+            b.mul_(2)
+        elif case == "expand_after_setitem":
+            w = m.arange(4.0, requires_grad=True)
+            b = w * 1
+            v = b[None].expand(2, 4)
+            b[0] = 5.0
+        else:
+            w = m.arange(3.0, requires_grad=True)
+            b = w * 1
+            v = b.as_strided((2, 2), (1, 1))
+            b.mul_(3)
+        (v * m.arange(1.0, v.numel() + 1).reshape(v.shape)).sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0])
+
+
+def test_rows_written_into_a_buffer_through_views_match_pytorch():
+    """A (T, N) buffer filled row by row through views (``h[i].copy_(...)``): every row's gradient reaches its source."""
+    results = []
+    for m in (torch, ember):
+        w = m.from_numpy(np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)).requires_grad_()
+        h = m.zeros(5, 4, 6)
+        for i in range(5):
+            h[i].copy_(w * i)
+        h[1:3, :, 2].mul_(w[:, 0])
+        (h * h).sum().backward()
+        results.append((h.detach().numpy(), w.grad.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5)

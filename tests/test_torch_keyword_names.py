@@ -172,3 +172,15 @@ def test_wrapped_functions_pickle_by_reference_as_pytorchs():
     for lib in (torch, ember):
         for fn in (lib.sum, lib.gather, lib.exp, lib.Tensor.mul, lib.linalg.cholesky, lib.nn.functional.one_hot):
             assert pickle.loads(pickle.dumps(fn)) is fn
+
+
+def test_functions_taking_torch_names_run_under_vmap():
+    """vmap's rules bind a call to the function's signature and pass every default back by name: the other names the
+    wrapper lists (``axis=None``) must not collide with the parameter given positionally."""
+    x = np.random.default_rng(0).standard_normal((3, 2, 4, 6)).astype(np.float32)
+    for name, call in [("cosine_similarity", lambda m, a: m.nn.functional.cosine_similarity(a, a * 2 + 1, dim=1)),
+                       ("pairwise_distance", lambda m, a: m.nn.functional.pairwise_distance(a, a * 2)),
+                       ("top-level cosine_similarity", lambda m, a: m.cosine_similarity(a, a - 1, dim=1))]:
+        want = torch.vmap(lambda a, call=call: call(torch, a))(torch.from_numpy(x)).numpy()
+        got = ember.vmap(lambda a, call=call: call(ember, a))(ember.from_numpy(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)

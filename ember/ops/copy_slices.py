@@ -36,7 +36,10 @@ class AsStridedView(Node):
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=(self.base_numel,))  # (zeros_like: under create_graph, a recorded buffer)
-        out[self.positions] = g  # a writable view holds each base element once: no repeats to accumulate
+        if self.overlapping:  # expand() / as_strided: one base element at several positions sums their gradients
+            xp.add.at(out, self.positions.reshape(-1), g.reshape(-1))
+        else:
+            out[self.positions] = g
         return (out.reshape(self.base_shape),)
 
     def name(self) -> str:
@@ -75,27 +78,43 @@ def view_positions(view: Tensor, base: Tensor):
                            "clone() the view before modifying it in place")
     if not v.size:
         return xp.zeros(v.shape, dtype=xp.int64)
-    if b.flags.c_contiguous:
-        lookup = xp.arange(b.size, dtype=xp.int64)  # the base's element k is k elements in
-    else:  # the base's element at each offset of its memory span (-1 where it has none)
+    lookup = None
+    if not b.flags.c_contiguous:  # the base's element at each offset of its memory span (-1 where it has none)
         lookup = xp.full(1 + sum((n - 1) * s // item for n, s in zip(b.shape, b.strides)), -1, dtype=xp.int64)
         xp.lib.stride_tricks.as_strided(lookup, b.shape, tuple(s // item * step for s in b.strides))[...] = (
             xp.arange(b.size, dtype=xp.int64).reshape(b.shape))
     last = offset + sum((n - 1) * s // item for n, s in zip(v.shape, v.strides))
-    if offset < 0 or last >= lookup.size:
+    if offset < 0 or last >= (b.size if lookup is None else lookup.size):
         raise RuntimeError("ember cannot locate this view inside its base (its memory is no longer the base's); "
                            "clone() the view before modifying it in place")
+    if lookup is None:  # a C-contiguous base's element k is k elements in: the view's offsets are its positions
+        positions = xp.full(v.shape, offset, dtype=xp.int64)  # (work of the view's size, not the base's)
+        for d, (n, s) in enumerate(zip(v.shape, v.strides)):
+            positions += (xp.arange(n, dtype=xp.int64) * (s // item)).reshape((-1,) + (1,) * (v.ndim - d - 1))
+        return positions
     positions = xp.lib.stride_tricks.as_strided(
         lookup[offset:], v.shape, tuple(s // item * step for s in v.strides)).copy()
-    if not b.flags.c_contiguous and (positions < 0).any():
+    if (positions < 0).any():
         raise RuntimeError("ember cannot locate this view inside its base; clone() the view first")
     return positions
+
+
+def _may_overlap(a) -> bool:
+    """Whether two elements of ``a`` may share memory (a stride 0 of ``expand``, an overlapping ``as_strided``):
+    False when, its dimensions sorted by stride, each stride reaches past the span of the smaller ones."""
+    span = a.itemsize
+    for stride, n in sorted((abs(s), n) for n, s in zip(a.shape, a.strides) if n > 1):
+        if stride < span:
+            return True
+        span = stride * (n - 1) + span
+    return False
 
 
 def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
     """Give ``view`` the history of its region of ``base`` (an ``AsStridedView`` node), current at this version."""
     node = AsStridedView()
     node.positions, node.base_shape, node.base_numel = positions, base._data.shape, base._data.size
+    node.overlapping = _may_overlap(view._data)
     node.needs_input_grad = (True,)
     node._link((base,), (True,), (view,))
     set_history(view, node, 0, True)
