@@ -47,9 +47,11 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
-# ops/copy_slices.py's refresh_view(view) -> edge: an out-of-date view's grad_fn made again from its base's history
-# (installed when ember.ops loads).
+# ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history, and
+# watch_view(view): a view made in grad mode of a base that needs no gradient, noted so that it follows the base once
+# the base needs one (installed when ember.ops loads).
 refresh_view = None
+watch_view = None
 
 
 def set_dual_level(level) -> None:
@@ -181,6 +183,8 @@ class Node:
                 result._view_creation = "no_grad"
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
+                if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
+                    watch_view(result)
             else:
                 result._view_creation = ("of", src._view_creation, cls.__name__)
         if tangents is not None:
@@ -569,13 +573,25 @@ def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
     (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
-    fn = t.grad_fn
+    fn = t._grad_fn
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
-            return refresh_view(t)
+            refresh_view(t)
+            fn = t._grad_fn
         return (fn, t._output_nr)
     acc = t._grad_accumulator
-    return (acc, 0) if acc is not None else leaf_edge(t)
+    if acc is not None:
+        return (acc, 0)
+    if t._base is not None and t._view_version != t._vc[0]:  # a view made before its base needed a gradient
+        refresh_view(t)
+        if t._grad_fn is not None:
+            return (t._grad_fn, t._output_nr)
+    return leaf_edge(t)
+
+
+def refresh_stale_view(t: Tensor) -> None:
+    """``Tensor.grad_fn``'s way to ``refresh_view`` (installed after this module loads)."""
+    refresh_view(t)
 
 
 def leaf_edge(t: Tensor) -> tuple:

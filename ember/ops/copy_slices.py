@@ -23,6 +23,8 @@ Both nodes' backward formulas are array indexing, recorded under ``create_graph`
 
 from __future__ import annotations
 
+import weakref
+
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd import graph
@@ -123,9 +125,11 @@ def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
 
 def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None:
     """``t`` takes a new place in the graph; a retained gradient (``retain_grad``) moves with it, as PyTorch's
-    does: it is the gradient of the tensor's value now."""
-    old = t.grad_fn
-    t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+    does: it is the gradient of the tensor's value now. A base that first needs a gradient passes it to its views."""
+    old, had_grad = t._grad_fn, t._requires_grad
+    t._grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+    if requires_grad and not had_grad and t._base is None:
+        follow_base(t)  # the views made of it before now need a gradient too
     if t._retains_grad and old is not grad_fn:
         if old is not None and old._retained:
             for nr, ref in list(old._retained.items()):
@@ -135,18 +139,59 @@ def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None
             grad_fn.retain_grad_of(t)
 
 
-def refresh_view(view: Tensor):
-    """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient);
-    returns the view's edge."""
+def refresh_view(view: Tensor) -> None:
+    """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient; the
+    view then needs one too), as PyTorch does on access; PyTorch's error for a view it forbids that for."""
     base = view._base
+    if view._view_creation is not None:
+        raise RuntimeError(_creation_error(view, view._view_creation, indirect=True))
     if base._requires_grad:
         _view_of_base(view, base, view_positions(view, base))
     else:
         view._view_version = view._vc[0]
-    return (view.grad_fn, view._output_nr) if view.grad_fn is not None else graph.input_edge(view)
 
 
-graph.refresh_view = refresh_view  # (graph.input_edge calls it for an out-of-date view)
+class _Watched:
+    """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
+    counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
+    of its views), they need one too (``follow_base``)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list = []
+        self.limit = 32
+
+
+def watch_view(view: Tensor) -> None:
+    """Note ``view`` (made in grad mode, of a base that needs no gradient) with its base's version counter."""
+    if view._data.dtype.kind not in "fc":  # (an integer base never takes a gradient)
+        return
+    vc = view._vc
+    if len(vc) == 1:
+        vc.append(_Watched())
+    watched = vc[1]
+    refs = watched.refs
+    refs.append(weakref.ref(view))
+    if len(refs) > watched.limit:  # drop the dead ones, so a long-lived base sliced every step does not grow
+        refs[:] = [r for r in refs if r() is not None]
+        watched.limit = max(32, 2 * len(refs))
+
+
+def follow_base(base: Tensor) -> None:
+    """``base`` (a root) now needs a gradient: so do the views watched for it. Their ``grad_fn`` is made from the
+    base's history when first read (``refresh_view``: their version is behind, an in-place op having moved it)."""
+    vc = base._vc
+    if len(vc) == 1:
+        return
+    watched = vc.pop()
+    for ref in watched.refs:
+        v = ref()
+        if v is not None and v._base is base and v._view_creation is None and v._grad_fn is None:
+            v._requires_grad = True
+
+
+graph.refresh_view, graph.watch_view = refresh_view, watch_view  # (called from graph.input_edge and Node.apply)
 
 
 def check_view_inplace(x: Tensor, tracked: bool) -> None:
@@ -161,21 +206,24 @@ def check_view_inplace(x: Tensor, tracked: bool) -> None:
         refresh_view(x)
 
 
-def _creation_error(x: Tensor, creation) -> str:
-    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one."""
+def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
+    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one,
+    changed in place (``indirect``: used after its base or another view of it was)."""
     derived = type(creation) is tuple and creation[0] == "of"
     op = creation[2] if derived else None  # the op that made this view
     while type(creation) is tuple and creation[0] == "of":
         creation = creation[1]
+    # (indirect: its base or another of the base's views was changed in place, and the view is now used)
+    changed = "its base or another view of its base has been modified" if indirect else "is being modified"
     if creation == "no_grad":
         made = "A view was created in no_grad mode" if not derived else (
             f"Output {x._output_nr} of {op} is a view of a view which was created in no_grad mode")
-        return (f"{made} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
+        return (f"{made} and {changed} inplace with grad mode enabled. Given that this use case is ambiguous "
                 "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
                 "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
                 "(if you want the inplace to be tracked).")
     name, output_nr = (op, x._output_nr) if derived else creation
-    return (f"Output {output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+    return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view is the output of a "
             "function that returns multiple views. Such functions do not allow the output views to be modified "
             "inplace. You should replace the inplace operation by an out-of-place one.")
 
