@@ -47,11 +47,9 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
-# ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history, and
-# watch_view(view): a view made in grad mode of a base that needs no gradient, noted so that it follows the base once
-# the base needs one (installed when ember.ops loads).
+# ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
+# (installed when ember.ops loads).
 refresh_view = None
-watch_view = None
 
 
 def set_dual_level(level) -> None:
@@ -427,6 +425,33 @@ class MultiOutputNode(Node):
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return results
+
+
+class _Watched:
+    """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
+    counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
+    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list = []
+        self.limit = 32
+
+
+def watch_view(view: Tensor) -> None:
+    """Note ``view`` (made in grad mode, of a base that needs no gradient) with its base's version counter."""
+    if view._data.dtype.kind not in "fc":  # (an integer base never takes a gradient)
+        return
+    vc = view._vc
+    if len(vc) == 1:
+        vc.append(_Watched())
+    watched = vc[1]
+    refs = watched.refs
+    refs.append(weakref.ref(view))
+    if len(refs) > watched.limit:  # drop the dead ones, so a long-lived base sliced every step does not grow
+        refs[:] = [r for r in refs if r() is not None]
+        watched.limit = max(32, 2 * len(refs))
 
 
 def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:

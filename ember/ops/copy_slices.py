@@ -23,8 +23,6 @@ Both nodes' backward formulas are array indexing, recorded under ``create_graph`
 
 from __future__ import annotations
 
-import weakref
-
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd import graph
@@ -151,36 +149,10 @@ def refresh_view(view: Tensor) -> None:
         view._view_version = view._vc[0]
 
 
-class _Watched:
-    """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
-    counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
-    of its views), they need one too (``follow_base``)."""
-
-    __slots__ = ("refs", "limit")
-
-    def __init__(self) -> None:
-        self.refs: list = []
-        self.limit = 32
-
-
-def watch_view(view: Tensor) -> None:
-    """Note ``view`` (made in grad mode, of a base that needs no gradient) with its base's version counter."""
-    if view._data.dtype.kind not in "fc":  # (an integer base never takes a gradient)
-        return
-    vc = view._vc
-    if len(vc) == 1:
-        vc.append(_Watched())
-    watched = vc[1]
-    refs = watched.refs
-    refs.append(weakref.ref(view))
-    if len(refs) > watched.limit:  # drop the dead ones, so a long-lived base sliced every step does not grow
-        refs[:] = [r for r in refs if r() is not None]
-        watched.limit = max(32, 2 * len(refs))
-
-
 def follow_base(base: Tensor) -> None:
-    """``base`` (a root) now needs a gradient: so do the views watched for it. Their ``grad_fn`` is made from the
-    base's history when first read (``refresh_view``: their version is behind, an in-place op having moved it)."""
+    """``base`` (a root) now needs a gradient: so do the views made of it in grad mode before (``graph.watch_view``).
+    Their ``grad_fn`` is made from the base's history when first read (``refresh_view``: their version is behind,
+    the in-place op having moved it)."""
     vc = base._vc
     if len(vc) == 1:
         return
@@ -191,7 +163,7 @@ def follow_base(base: Tensor) -> None:
             v._requires_grad = True
 
 
-graph.refresh_view, graph.watch_view = refresh_view, watch_view  # (called from graph.input_edge and Node.apply)
+graph.refresh_view = refresh_view  # (called from graph.input_edge and Tensor.grad_fn)
 
 
 def check_view_inplace(x: Tensor, tracked: bool) -> None:
