@@ -87,7 +87,8 @@ class Node:
     num_outputs = 1
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
-    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
+    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook: a tensor's hooks, Tensor.register_hook)
+    _prehooks = None  # [hook(grad_outputs)] (register_prehook: the node's own, after the tensors')
     _post_hooks = None  # [hook(grad_inputs, grad_outputs)] (register_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
@@ -321,6 +322,19 @@ class Node:
             self._pre_hooks = {}
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, []), hook)
 
+    def register_prehook(self, fn):
+        """Call ``fn(grad_outputs)`` before this node's backward runs (a tuple: one gradient per output, None where
+        there is none), after the hooks of the tensors it made (``Tensor.register_hook``) and their retained
+        gradients; a returned tuple (or list) of as many replaces ``grad_outputs``, None keeps them. As PyTorch's
+        ``Node.register_prehook``: the hooks run in the order registered, each given the previous one's result;
+        ``autograd.grad`` captures an input's gradient before them (and a leaf's accumulator does not run there).
+        Returns a handle whose ``remove()`` unregisters ``fn``."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._prehooks is None:
+            self._prehooks = []
+        return RemovableHandle(self._prehooks, fn)
+
     def register_hook(self, fn):
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward (one gradient per input and per
         output, None where there is none); a returned tuple replaces ``grad_inputs``. As PyTorch's
@@ -372,7 +386,7 @@ def leaf_slot_to_fill(node: Node, i: int):
     if edge is None or _GradState.higher_order:  # (create_graph: gradients are recorded tensors, not arrays)
         return None
     acc = edge[0]
-    if type(acc) is not AccumulateGrad or acc._pre_hooks:
+    if type(acc) is not AccumulateGrad or acc._pre_hooks or acc._prehooks:
         return None
     var = acc.variable
     if var is None or var._grad is not None or var._grad_slot is None or hooks_may_keep(var):
