@@ -15,7 +15,7 @@ Every other view of the base is then out of date: the version it was made at (``
 longer the counter's, and the first time it is an op's input (``graph.input_edge``) or a backward root its
 ``grad_fn`` is made again from its base the same way (PyTorch regenerates it on access).
 
-The positions of a view inside its base are one integer array (``view_positions``: the flat index in the base of
+The positions of a view inside its base are one integer array (``view_region``: the flat index in the base of
 each of the view's elements), found from the two arrays' addresses and strides, so every view op (slices,
 ``view``, ``t``, ``diagonal``, ``unsqueeze``, ``narrow``, ``as_strided``...) is handled by the one mechanism.
 Both nodes' backward formulas are array indexing, recorded under ``create_graph`` like any formula.
@@ -23,24 +23,32 @@ Both nodes' backward formulas are array indexing, recorded under ``create_graph`
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from ..storage import data_ptr
+from .complex import complex_view, real_view
 
 
 class AsStridedView(Node):
     """A view's history read from its base's: the view's gradient scattered into the base's shape."""
 
+    parts = None  # (view complex, base complex) for a view of another dtype (``view_region``)
+
     def backward(self, g):
+        if self.parts is not None and self.parts[0]:
+            g = real_view(g)
         out = xp.zeros_like(g, shape=(self.base_numel,))  # (zeros_like: under create_graph, a recorded buffer)
         if self.overlapping:  # expand() / as_strided: one base element at several positions sums their gradients
             xp.add.at(out, self.positions.reshape(-1), g.reshape(-1))
         else:
             out[self.positions] = g
-        return (out.reshape(self.base_shape),)
+        out = out.reshape(self.base_shape)
+        return (complex_view(out) if self.parts is not None and self.parts[1] else out,)
 
     def name(self) -> str:
         return "AsStridedBackward0"  # PyTorch's name for a view's regenerated grad_fn
@@ -49,28 +57,52 @@ class AsStridedView(Node):
 class CopySlices(Node):
     """The base after an in-place op on its view: inputs (the base's old history, the op's result)."""
 
+    parts = None  # as AsStridedView's
+
     def backward(self, g):
-        flat = g.reshape(-1)
-        g_base = None
+        view_complex, base_complex = self.parts or (False, False)
+        flat = (real_view(g) if base_complex else g).reshape(-1)
+        g_base = g_view = None
         if self.needs_input_grad[0]:
             g_base = flat.copy()  # (reshape may have given g's own memory, which other consumers read)
             g_base[self.positions] = 0  # the view's region was overwritten: its old values get nothing here
             g_base = g_base.reshape(self.base_shape)
-        g_view = flat[self.positions] if self.needs_input_grad[1] else None
+            if base_complex:
+                g_base = complex_view(g_base)
+        if self.needs_input_grad[1]:
+            g_view = flat[self.positions]
+            if view_complex:
+                g_view = complex_view(g_view)
         return g_base, g_view
 
     def name(self) -> str:
         return "CopySlices"  # PyTorch's name
 
 
-def view_positions(view: Tensor, base: Tensor):
-    """The flat (C-order) index in ``base`` of each element of ``view`` (an int64 array of the view's shape)."""
+def view_region(view: Tensor, base: Tensor) -> tuple:
+    """Where ``view`` lies in ``base``: (positions, the base's shape, parts). ``positions`` is the flat (C-order)
+    index in ``base`` of each element of ``view`` (an int64 array of the view's shape), parts None. A view of
+    another dtype of the same real type (``view_as_real``, ``.real``/``.imag`` of a complex base,
+    ``view_as_complex`` of a real one) is located in the base's real parts: positions and shape count real
+    elements (a complex array is its (real, imaginary) pairs, one more dimension of 2), and parts says which of
+    the two is complex, (view, base); gradients are read and written through the same pairs."""
     v, b = view._data, base._data
-    if v.dtype != b.dtype:
+    if v.dtype == b.dtype:
+        return _positions(v, b), b.shape, None
+    if v.dtype.kind not in "fc" or b.dtype.kind not in "fc" or xp.finfo(v.dtype).dtype != xp.finfo(b.dtype).dtype:
         raise RuntimeError(
             f"ember does not support in-place operations that need a gradient on a view of another dtype than "
-            f"its base ({view.dtype} of {base.dtype}: view_as_real, view(dtype), .real); clone() the view first"
-        )
+            f"its base ({view.dtype} of {base.dtype}, as x.view(dtype) makes); clone() the view first")
+    vu, bu = _real_parts(v), _real_parts(b)
+    return _positions(vu, bu), bu.shape, (v.dtype.kind == "c", b.dtype.kind == "c")
+
+
+def _real_parts(a):
+    return real_view(a) if a.dtype.kind == "c" else a
+
+
+def _positions(v, b):
+    """``view_region``'s positions of array ``v`` in array ``b`` (one dtype)."""
     item, step = b.itemsize, xp.dtype(xp.int64).itemsize
     offset, rem = divmod(data_ptr(v) - data_ptr(b), item)
     if rem or any(s < 0 or s % item for s in v.strides + b.strides):
@@ -110,11 +142,12 @@ def _may_overlap(a) -> bool:
     return False
 
 
-def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
+def _view_of_base(view: Tensor, base: Tensor, region: tuple) -> None:
     """Give ``view`` the history of its region of ``base`` (an ``AsStridedView`` node), current at this version."""
     node = AsStridedView()
-    node.positions, node.base_shape, node.base_numel = positions, base._data.shape, base._data.size
-    node.overlapping = _may_overlap(view._data)
+    node.positions, node.base_shape, node.parts = region
+    node.base_numel = math.prod(node.base_shape)
+    node.overlapping = _may_overlap(view._data if node.parts is None else _real_parts(view._data))
     node.needs_input_grad = (True,)
     node._link((base,), (True,), (view,))
     set_history(view, node, 0, True)
@@ -144,7 +177,7 @@ def refresh_view(view: Tensor) -> None:
     if view._view_creation is not None:
         raise RuntimeError(_creation_error(view, view._view_creation, indirect=True))
     if base._requires_grad:
-        _view_of_base(view, base, view_positions(view, base))
+        _view_of_base(view, base, view_region(view, base))
     else:
         view._view_version = view._vc[0]
 
@@ -220,10 +253,10 @@ def take_history(x: Tensor, result: Tensor) -> None:
     needs = (base._requires_grad, result._requires_grad)
     if True not in needs:
         return
-    positions = view_positions(x, base)
+    region = view_region(x, base)
     node = CopySlices()  # (also when only the base needs a gradient: the region's old values get none)
-    node.positions, node.base_shape = positions, base._data.shape
+    node.positions, node.base_shape, node.parts = region
     node.needs_input_grad = needs
     node._link((base, result), needs, (base,))
     set_history(base, node, 0, True)
-    _view_of_base(x, base, positions)
+    _view_of_base(x, base, region)
