@@ -133,3 +133,18 @@ def test_many_short_lived_views_of_a_long_lived_base_are_not_kept():
         (mask[:t % 8 + 1, :t % 8 + 1] * 2).sum()
     watched = mask._vc[1] if len(mask._vc) > 1 else None
     assert watched is None or len(watched.refs) <= 2 * watched.limit
+
+
+def test_views_of_a_detached_alias_follow_their_own_base():
+    """``d = base.detach()`` shares base's version counter: base first needing a gradient moves base's views, not
+    d's; d's follow d when it needs one."""
+    seen = []
+    for m in (ember, torch):
+        base = m.zeros(4)
+        d = base.detach()
+        dv, v = d[:2], base[2:]
+        base.add_(m.ones(4, requires_grad=True))
+        first = (v.requires_grad, dv.requires_grad)
+        d.mul_(m.full((4,), 2.0, requires_grad=True))
+        seen.append((first, dv.requires_grad, dv.grad_fn.name()))
+    assert seen[0] == seen[1] == ((True, False), True, "AsStridedBackward0"), seen

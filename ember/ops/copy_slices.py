@@ -189,11 +189,19 @@ def follow_base(base: Tensor) -> None:
     vc = base._vc
     if len(vc) == 1:
         return
-    watched = vc.pop()
-    for ref in watched.refs:
+    kept = []  # (views of another tensor sharing the counter, a detach() of the base: still watched for theirs)
+    for ref in vc[1].refs:
         v = ref()
-        if v is not None and v._base is base and v._view_creation is None and v._grad_fn is None:
+        if v is None:
+            continue
+        if v._base is not base:
+            kept.append(ref)
+        elif v._view_creation is None and v._grad_fn is None:
             v._requires_grad = True
+    if kept:
+        vc[1].refs = kept
+    else:
+        del vc[1]
 
 
 graph.refresh_view = refresh_view  # (called from graph.input_edge and Tensor.grad_fn)
