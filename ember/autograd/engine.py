@@ -81,7 +81,7 @@ def has_hooks(roots: list[Node]) -> bool:
     """Whether a backward from ``roots`` would run anything besides the formulas: a node's pre- or post-hooks
     (tensor hooks included) or a retained gradient."""
     nodes = [*roots, *_count_dependencies(roots)]
-    return any(n._pre_hooks or n._prehooks or n._post_hooks or n._retained for n in nodes)
+    return any(n._pre_hooks or n._node_pre_hooks or n._post_hooks or n._retained for n in nodes)
 
 
 def _reaching(roots: list[Node], targets: set) -> set:
@@ -139,12 +139,12 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
                 grads[nr] = hook_result(replaced, grads[nr])
 
 
-def _call_prehooks(node: Node, grads: list) -> list:
+def _call_node_pre_hooks(node: Node, grads: list) -> list:
     """``Node.register_prehook`` hooks: each gets the output gradients (None where there is none) and may return
     new ones, as many."""
     grad_outputs = tuple(None if g is None else hook_argument(g) for g in grads)
     changed = False
-    for hook in tuple(node._prehooks):
+    for hook in tuple(node._node_pre_hooks):
         out = hook(grad_outputs)
         if out is None:
             continue
@@ -301,8 +301,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            if node._prehooks and hooks:
-                grads = _call_prehooks(node, grads)
+            if node._node_pre_hooks and hooks:
+                grads = _call_node_pre_hooks(node, grads)
             if reach is None:
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:

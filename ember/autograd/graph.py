@@ -88,7 +88,7 @@ class Node:
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
     _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook: a tensor's hooks, Tensor.register_hook)
-    _prehooks = None  # [hook(grad_outputs)] (register_prehook: the node's own, after the tensors')
+    _node_pre_hooks = None  # [hook(grad_outputs)] (register_prehook: the node's own, after the tensors')
     _post_hooks = None  # [hook(grad_inputs, grad_outputs)] (register_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
@@ -331,9 +331,9 @@ class Node:
         Returns a handle whose ``remove()`` unregisters ``fn``."""
         from ..utils.hooks import RemovableHandle
 
-        if self._prehooks is None:
-            self._prehooks = []
-        return RemovableHandle(self._prehooks, fn)
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        return RemovableHandle(self._node_pre_hooks, fn)
 
     def register_hook(self, fn):
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward (one gradient per input and per
@@ -386,7 +386,7 @@ def leaf_slot_to_fill(node: Node, i: int):
     if edge is None or _GradState.higher_order:  # (create_graph: gradients are recorded tensors, not arrays)
         return None
     acc = edge[0]
-    if type(acc) is not AccumulateGrad or acc._pre_hooks or acc._prehooks:
+    if type(acc) is not AccumulateGrad or acc._pre_hooks or acc._node_pre_hooks:
         return None
     var = acc.variable
     if var is None or var._grad is not None or var._grad_slot is None or hooks_may_keep(var):

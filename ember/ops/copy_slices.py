@@ -90,9 +90,8 @@ def view_region(view: Tensor, base: Tensor) -> tuple:
     if v.dtype == b.dtype:
         return _positions(v, b), b.shape, None
     if v.dtype.kind not in "fc" or b.dtype.kind not in "fc" or xp.finfo(v.dtype).dtype != xp.finfo(b.dtype).dtype:
-        raise RuntimeError(
-            f"ember does not support in-place operations that need a gradient on a view of another dtype than "
-            f"its base ({view.dtype} of {base.dtype}, as x.view(dtype) makes); clone() the view first")
+        raise RuntimeError(f"ember cannot locate a {view.dtype} view inside its {base.dtype} base; clone() the view "
+                           "before modifying it in place")
     vu, bu = _real_parts(v), _real_parts(b)
     return _positions(vu, bu), bu.shape, (v.dtype.kind == "c", b.dtype.kind == "c")
 
