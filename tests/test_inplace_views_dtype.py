@@ -112,3 +112,10 @@ def test_view_dtype_reinterprets_the_bits_without_a_gradient():
 def test_view_dtype_errors_as_pytorchs(make):
     (e, _), (t, _) = outcomes(make)
     assert isinstance(t, RuntimeError) and type(e) is type(t) and str(e) == str(t), (e, t)
+
+
+# Found by review: an empty tensor's element-size-changing view (NumPy gives it strides of 0).
+@pytest.mark.parametrize("shape, dtype", [((0,), "float64"), ((0, 3), "float16"), ((2, 0), "int8")])
+def test_view_dtype_of_an_empty_tensor(shape, dtype):
+    shapes = [tuple(fw.zeros(*shape).view(getattr(fw, dtype)).shape) for fw in (torch, ember)]
+    assert shapes[0] == shapes[1]

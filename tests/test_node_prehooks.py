@@ -89,3 +89,29 @@ def test_prehook_returning_the_wrong_thing_is_pytorchs_error(bad):
         y.sum().backward()
     (e, _), (t, _) = outcomes(fn)
     assert type(e) is type(t) and str(e) == str(t), (e, t)
+
+
+# Found by review: a pre-hook returning None for the only gradient, or another shape or dtype.
+def test_prehook_taking_the_gradient_away_runs_nothing_below():
+    for fw in (torch, ember):
+        x = fw.randn(2, requires_grad=True)
+        y = x * x
+        y.grad_fn.register_prehook(lambda go: (None,))
+        y.sum().backward()
+        assert x.grad is None
+
+
+@pytest.mark.parametrize("change, message", [(lambda g: g[:1], "has changed the size of value"),
+                                             (lambda g: g.double(), r"has changed the type of value \(was "
+                                                                    r"torch.FloatTensor got torch.DoubleTensor\)")])
+def test_prehook_changing_shape_or_dtype_is_refused(change, message):
+    for fw in (torch, ember):
+        x = fw.randn(2, requires_grad=True)
+        y = x * x
+
+        def hook(go):
+            return (change(go[0]),)
+
+        y.grad_fn.register_prehook(hook)
+        with pytest.raises(RuntimeError, match="hook 'hook' " + message):
+            y.sum().backward()

@@ -150,9 +150,17 @@ def _call_node_pre_hooks(node: Node, grads: list) -> list:
             continue
         if not isinstance(out, (tuple, list)):
             raise TypeError(f"expected tuple, but hook returned '{type(out).__name__}'")
+        name = getattr(hook, "__name__", type(hook).__name__)
         if len(out) != len(grad_outputs):
-            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect "
+            raise RuntimeError(f"hook '{name}' has returned an incorrect "
                                f"number of values (got {len(out)}, but expected {len(grad_outputs)})")
+        for was, new in zip(grad_outputs, out):
+            if was is None or new is None:
+                continue
+            if tuple(new.shape) != tuple(was.shape):
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+            if new.dtype != was.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {was.type()} got {new.type()})")
         grad_outputs, changed = tuple(out), True
     if not changed:
         return grads
@@ -303,7 +311,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                     continue
             if node._node_pre_hooks and hooks:
                 grads = _call_node_pre_hooks(node, grads)
-            if reach is None:
+            if node._node_pre_hooks and hooks and all(g is None for g in grads) and not node.runs_without_gradient:
+                input_grads = [None] * len(node.next_edges)  # the pre-hooks took every gradient: nothing to run
+            elif reach is None:
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:
                 input_grads = _run_pruned(node, grads, reach, started is not None, create_graph)

@@ -128,7 +128,7 @@ def view_dtype(x: Tensor, dtype) -> Tensor:
                 "(different element sizes)")
         if a.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        if a.strides[-1] != src and a.shape[-1] != 1:
+        if a.strides[-1] != src and a.shape[-1] != 1 and a.size:  # (NumPy gives an empty array's strides as 0)
             raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {a.strides[-1] // src}")
         if dst > src:
             ratio = dst // src
