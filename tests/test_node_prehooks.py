@@ -115,3 +115,39 @@ def test_prehook_changing_shape_or_dtype_is_refused(change, message):
         y.grad_fn.register_prehook(hook)
         with pytest.raises(RuntimeError, match="hook 'hook' " + message):
             y.sum().backward()
+
+
+def test_a_handle_removes_its_own_registration_once():
+    """The same function registered twice: removing one handle twice leaves the other's (PyTorch's); a removed
+    handle lets go of its hook."""
+    import gc
+    import weakref
+
+    grads = []
+    for fw in (torch, ember):
+        x = fw.ones(2, requires_grad=True)
+        y = x * 1
+
+        def times_ten(g):
+            return g * 10
+
+        h1 = y.register_hook(times_ten)
+        y.register_hook(times_ten)
+        h1.remove()
+        h1.remove()
+        y.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [10.0, 10.0]
+
+    class Hook:
+        def __call__(self, g):
+            return g
+
+    hook = Hook()
+    probe = weakref.ref(hook)
+    z = ember.ones(2, requires_grad=True) * 1
+    handle = z.register_hook(hook)
+    handle.remove()
+    del hook
+    gc.collect()
+    assert probe() is None
