@@ -13,7 +13,7 @@ from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
 from .loss import _check_reduction, legacy_reduction, scalar_result
@@ -194,12 +194,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
     x, t, out_shape = _rows("cross_entropy", input, target, weight)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
+    # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
+    # probability target is a new tensor there)
     if t.is_floating_point():
         out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction)
+        version_checked(out, weight, None if label_smoothing else target)
     else:
         _check_classes(t._data, x._data.shape[1], ignore_index)
         out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
                                  reduction=reduction)
+        version_checked(out, weight, target)
     return out.reshape(out_shape) if reduction == "none" else out
 
 
@@ -214,5 +218,5 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"nll_loss: expected class-index target of dtype int64, got {t.dtype}")
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    out = NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction)
+    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight, target)
     return out.reshape(out_shape) if reduction == "none" else out
