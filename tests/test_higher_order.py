@@ -258,6 +258,11 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("imag", lambda a: np.imag(a * (1 + 2j))),
     ("conj", lambda a: np.conj(a)),
     ("conjugate", lambda a: np.conjugate(a)),
+    # the transposing attributes and methods on more than two dimensions (the last two axes, or the ones named)
+    ("mT, 3-d", lambda a: a.reshape(1, 2, 3).mT),
+    ("T, 3-d", lambda a: a.reshape(1, 2, 3).T),
+    ("swapaxes, 3-d", lambda a: a.reshape(1, 2, 3).swapaxes(0, 2)),
+    ("transpose, 3-d", lambda a: a.reshape(1, 2, 3).transpose(2, 0, 1)),
 ])
 def test_formulas_recorded_namespace_computes_as_numpy(name, call):
     """A backward formula is written once against NumPy's functions; under create_graph they run on recorded
