@@ -198,7 +198,7 @@ class IndexAccumulate(Node):
 def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
     ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
-    from .indexing import convert_index, setitem
+    from .indexing import _index_tensors, convert_index, setitem
 
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
@@ -210,7 +210,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         return out
     idx = convert_index(tuple(indices))
     try:
-        return version_checked(IndexAccumulate.apply(x, values, indices=idx), *indices, reader=1)
+        return version_checked(IndexAccumulate.apply(x, values, indices=idx), *_index_tensors(tuple(indices)), reader=1)
     except IndexError as err:  # past the end (a negative index counts from the end, as in PyTorch)
         raise IndexError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
     except ValueError as err:

@@ -162,7 +162,7 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
         raise RuntimeError(f"{name}: expected class-index target of dtype int64, got {target.dtype}")
     if target._data.dtype not in (xp.int64, xp.uint8):  # PyTorch's kernels take these two only
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE_NAMES[target.dtype.name]}")
-    n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 1
+    n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 0  # (PyTorch's 0 for 0-d)
     if input._data.ndim > 1 and n_in != n_t:
         raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
     expected = (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
