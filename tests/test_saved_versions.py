@@ -23,13 +23,14 @@ IDX = np.array([[0, 2, 1], [1, 1, 0], [2, 0, 0], [1, 2, 2]])  # valid along eith
 MASK = np.array([[True, False, True], [False, False, True], [True, True, False], [False, True, False]])
 PROB = _RNG.uniform(0.1, 0.9, (4, 3))
 W3 = np.array([0.5, 2.0, 1.5])
+SRC = _RNG.standard_normal((4, 3))
 
 
 def _args(m, dtype):
     return {"idx": m.tensor(IDX), "row": m.tensor(IDX[:, 0].copy()), "mask": m.tensor(MASK),
             "cls": m.tensor(np.array([0, 2, 1, 2])), "p": m.tensor(PROB, dtype=dtype),
             "p01": m.tensor((PROB > 0.5).astype(np.float64), dtype=dtype), "w": m.tensor(W3, dtype=dtype),
-            "src": m.tensor(_RNG.standard_normal((4, 3)), dtype=dtype, requires_grad=True),
+            "src": m.tensor(SRC, dtype=dtype, requires_grad=True),
             "bags": m.tensor(np.array([0, 1, 3]))}
 
 
@@ -90,6 +91,12 @@ CASES = {
     "multi_margin_target": (lambda m, x, a: _f(m).multi_margin_loss(x, a["cls"]), "cls"),
     "multi_margin_weight": (lambda m, x, a: _f(m).multi_margin_loss(x, a["cls"], weight=a["w"]), "w"),
     "multilabel_margin_target": (lambda m, x, a: _f(m).multilabel_margin_loss(x, a["idx"]), "idx"),
+    # losses composed of ops: what those ops save
+    "soft_margin_target": (lambda m, x, a: _f(m).soft_margin_loss(x, a["p"]), "p"),
+    "poisson_nll_target": (lambda m, x, a: _f(m).poisson_nll_loss(x, a["p"]), "p"),
+    "gaussian_nll_var": (lambda m, x, a: _f(m).gaussian_nll_loss(x, a["src"], a["p"]), "p"),
+    "cosine_embedding_target": (lambda m, x, a: _f(m).cosine_embedding_loss(x, a["src"], a["cls"] - 1), "cls"),
+    "margin_ranking_target": (lambda m, x, a: _f(m).margin_ranking_loss(x, a["src"], a["p"]), "p"),
 }
 
 
