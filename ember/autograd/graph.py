@@ -297,8 +297,11 @@ class Node:
         which PyTorch saves for backward, so that changing one in place before backward is its error instead of
         a gradient computed from the new values. (Entries with no position in ``saved``: not handed to the
         formula as tensors under create_graph, where they carry no gradient.)"""
-        entries = [(t._vc, t._vc[0], t._data, (None, None)) for t in tensors if t is not None]
-        self._saved_versions = (*self._saved_versions, *entries)
+        entries = self._saved_versions
+        for t in tensors:  # (a plain loop: a comprehension costs a frame, on every recorded gather or loss)
+            if t is not None:
+                entries += ((t._vc, t._vc[0], t._data, (None, None)),)
+        self._saved_versions = entries
 
     def output_written_to(self, result: Tensor, x: Tensor) -> None:
         """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
@@ -307,7 +310,11 @@ class Node:
         old = result._vc
         if old is x._vc:
             return
-        self._saved_versions = tuple((x._vc, x._vc[0], *e[2:]) if e[0] is old else e for e in self._saved_versions)
+        entries = self._saved_versions
+        for k, e in enumerate(entries):
+            if e[0] is old:
+                entries = entries[:k] + ((x._vc, x._vc[0], e[2], e[3]),) + entries[k + 1:]
+        self._saved_versions = entries
 
     def keep_for_rerun(self, inputs, params: dict) -> None:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
