@@ -193,7 +193,7 @@ class Node:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
-            node._record(inputs, needs, result, edges, shapes)
+            node._record(inputs, needs, result, edges, shapes, arrays if half is not None else None)
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return result
@@ -212,9 +212,11 @@ class Node:
                 shapes.append(None)
         self._record(inputs, needs, outputs, edges, shapes)
 
-    def _record(self, inputs, needs, outputs, edges: list, shapes: list) -> None:
+    def _record(self, inputs, needs, outputs, edges: list, shapes: list, arrays: list | None = None) -> None:
         """``_link`` given each input's edge and shape (None for an input that needs no gradient): the sequence
-        number, the edges, and the versions of what backward will read."""
+        number, the edges, and the versions of what backward will read. ``arrays``: what forward received in
+        the inputs' place when not their own arrays (float32 copies of half-precision inputs, ``lowp.py``): a
+        saved copy stands for its tensor, whose version is checked."""
         self.seq = next(_sequence)
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
@@ -238,8 +240,10 @@ class Node:
             entries = []
             i = 0
             for t in inputs:
-                if isinstance(t, Tensor) and (k := where.get(id(t._data))) is not None:
-                    entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                if isinstance(t, Tensor):
+                    k = where.get(id(t._data if arrays is None else arrays[i]))
+                    if k is not None:
+                        entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
                 i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
                 if (k := where.get(id(t._data))) is not None:
@@ -289,6 +293,31 @@ class Node:
         for counter, version, array, source in self._saved_versions:
             if counter[0] != version:
                 raise RuntimeError(_modified_message(self, array, source, counter[0], version))
+
+    def check_versions_of(self, *tensors) -> None:
+        """Check at backward, as if saved, the versions of ``tensors`` (None entries skipped): arguments the
+        formula reads that reached forward as parameters or derived arrays (an index, a class weight, a mask),
+        which PyTorch saves for backward, so that changing one in place before backward is its error instead of
+        a gradient computed from the new values. (Entries with no position in ``saved``: not handed to the
+        formula as tensors under create_graph, where they carry no gradient.)"""
+        entries = self._saved_versions
+        for t in tensors:  # (a plain loop: a comprehension costs a frame, on every recorded gather or loss)
+            if t is not None:
+                entries += ((t._vc, t._vc[0], t._data, (None, None)),)
+        self._saved_versions = entries
+
+    def output_written_to(self, result: Tensor, x: Tensor) -> None:
+        """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
+        PyTorch saves an in-place op's output as ``x`` itself, a saved ``result`` is checked at ``x``'s version
+        from now on, so that changing ``x`` in place again before backward is PyTorch's error."""
+        old = result._vc
+        if old is x._vc:
+            return
+        entries = self._saved_versions
+        for k, e in enumerate(entries):
+            if e[0] is old:
+                entries = entries[:k] + ((x._vc, x._vc[0], e[2], e[3]),) + entries[k + 1:]
+        self._saved_versions = entries
 
     def keep_for_rerun(self, inputs, params: dict) -> None:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
@@ -349,6 +378,17 @@ class Node:
         if self._retained is None:
             self._retained = {}
         self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+
+def version_checked(out: Tensor, *tensors, reader: int | None = None) -> Tensor:
+    """``out``, whose node (when recorded) checks the versions of ``tensors`` at backward as if saved
+    (``Node.check_versions_of``): an op's arguments that reach its formula as parameters or derived arrays.
+    ``reader``: only when the gradient of input ``reader`` is computed (the one formula that reads them), as
+    PyTorch saves them only then."""
+    node = out.grad_fn
+    if node is not None and (reader is None or node.needs_input_grad[reader]):
+        node.check_versions_of(*tensors)
+    return out
 
 
 def add_to_grad(t: Tensor, grad) -> None:
@@ -522,7 +562,9 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
     after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
     name = _dtype.SCALAR_TYPE_NAMES.get(array.dtype.name, str(array.dtype))
-    what = f"[torch.{name}Tensor {list(array.shape)}]"
+    # PyTorch's legacy tensor type name, where the dtype has one (bool, bfloat16 and complex have none)
+    legacy = array.dtype.kind in "fiu" and name != "BFloat16"
+    what = f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} {list(array.shape)}]"
     edge = (node, source[0]) if isinstance(source[0], int) else source[0]
     if edge is not None and not isinstance(edge[0], AccumulateGrad):
         creator = edge[0].name()
