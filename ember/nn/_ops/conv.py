@@ -25,7 +25,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
-from ..._parallel import gemm_block, get_num_threads, matmul_blocks, parallel_for
+from ..._parallel import gemm_block, get_num_threads, matmul_blocks, one_blas_thread, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
@@ -214,6 +214,7 @@ class ConvNd(Node):
     multilinear = True
     bias_input = 2
 
+    @one_blas_thread
     def forward(self, x, w, b, stride, pads, dilation, groups):
         needs = self.needs_input_grad
         wino = _winograd(x.transpose(*range(1, x.ndim), 0), w, stride, dilation, groups)  # decided on shapes only
@@ -232,6 +233,7 @@ class ConvNd(Node):
         self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
         return out
 
+    @one_blas_thread
     def backward(self, g):
         cols, w, x = self.saved  # cols: the Winograd input tiles instead, on that path
         in_sp, stride, pads, dilation, groups, layout = self.meta
