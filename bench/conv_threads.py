@@ -40,6 +40,11 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(1, os.path.dirname(HERE))
 
 
+def _process_ns() -> int:
+    """CPU time of every thread of the process (ns)."""
+    return time.clock_gettime_ns(time.CLOCK_PROCESS_CPUTIME_ID)
+
+
 def _openblas_setter():
     """NumPy's OpenBLAS ``set_num_threads`` (the symbol's name depends on the build)."""
     import numpy
@@ -117,6 +122,18 @@ class SubSteps:
             for attr in ("matmul_blocks", "matmul"):
                 if hasattr(mod, attr):
                     setattr(mod, attr, self.kernel(f"{label} ({attr})", getattr(mod, attr)))
+        from ember import _parallel
+
+        submit = _parallel._Worker.submit
+
+        def counted(worker, *args):  # hand-offs to ember's workers (CPU time of the submitting call)
+            t0 = time.thread_time_ns()
+            submit(worker, *args)
+            row = self.totals["hand-offs (submit)"]
+            row[0] += time.thread_time_ns() - t0
+            row[2] += 1
+
+        _parallel._Worker.submit = counted
         seen, todo = set(), [Node]
         while todo:
             for sub in todo.pop().__subclasses__():
@@ -163,25 +180,29 @@ def main() -> None:
     subs.worker_clocks = [time.pthread_getcpuclockid(t.ident) for t in threading.enumerate()
                           if t.name.startswith("ember-intra-op")]
     rounds: dict[str, list[dict[str, list[int]]]] = {c: [] for c in args.configs}
-    whole: dict[str, list[tuple[float, float]]] = {c: [] for c in args.configs}
+    whole: dict[str, list[tuple[float, float, float]]] = {c: [] for c in args.configs}
     for r in range(args.rounds):
         for cfg in (args.configs if r % 2 == 0 else args.configs[::-1]):
             configure(cfg)
             subs.totals.clear()
+            a0 = _process_ns()
             m0 = time.thread_time_ns()
             w0 = sum(time.clock_gettime_ns(c) for c in subs.worker_clocks)
             for i in range(args.steps):
                 step(i)
             m1 = time.thread_time_ns()
             w1 = sum(time.clock_gettime_ns(c) for c in subs.worker_clocks)
-            whole[cfg].append(((m1 - m0) / args.steps / 1e6, (w1 - w0) / args.steps / 1e6))
+            a1 = _process_ns()
+            others = (a1 - a0) - (m1 - m0) - (w1 - w0)  # OpenBLAS's threads (and numba's, Python's others)
+            whole[cfg].append(((m1 - m0) / args.steps / 1e6, (w1 - w0) / args.steps / 1e6, others / args.steps / 1e6))
             rounds[cfg].append({k: list(v) for k, v in subs.totals.items()})
     print(f"{args.workload} ({label}); ms of CPU per step, medians of {args.rounds} rounds x {args.steps} steps; "
           f"load {os.getloadavg()[0]:.1f}")
     for cfg in args.configs:
         m = statistics.median(w[0] for w in whole[cfg])
         wk = statistics.median(w[1] for w in whole[cfg])
-        print(f"  config {cfg}: main {m:.2f} + workers {wk:.2f} = {m + wk:.2f}")
+        ot = statistics.median(w[2] for w in whole[cfg])
+        print(f"  config {cfg}: main {m:.2f} + workers {wk:.2f} + other threads {ot:.2f} = {m + wk + ot:.2f}")
     labels = sorted({k for c in args.configs for rd in rounds[c] for k in rd})
 
     def med(cfg: str, key: str, i: int) -> float:

@@ -16,6 +16,7 @@ rows that are computed independently (no reduction across a split).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -306,7 +307,7 @@ _blas_threads_before = 0  # OpenBLAS's count when the first of them opened
 
 def _enter_one_blas_thread() -> bool:
     global _openblas, _one_thread_depth, _blas_threads_before
-    if policy.blas_threads == 1 or not policy.conv_one_blas_thread:
+    if policy.blas_threads == 1 or not policy.one_blas_thread:
         return False
     if _openblas is False:
         _openblas = _find_openblas()
@@ -333,7 +334,7 @@ def one_blas_thread(fn: Callable) -> Callable:
     """``fn`` (a convolution's forward or backward) run with OpenBLAS on one thread, so that every GEMM in it runs
     whole on whichever of ember's threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored
     after. Where that count cannot be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or
-    ``policy.conv_one_blas_thread`` is False, ``fn`` runs as it is and its GEMMs in blocks.
+    ``policy.one_blas_thread`` is False, ``fn`` runs as it is and its GEMMs in blocks.
 
     Why: GEMMs cut into blocks that OpenBLAS keeps on one thread ran at 60-65 % of a whole GEMM's speed (a DCGAN
     layer's tile GEMMs in blocks of 32 columns), and GEMMs left to OpenBLAS's threads keep the calling thread
@@ -341,6 +342,7 @@ def one_blas_thread(fn: Callable) -> Callable:
     one OpenBLAS thread too. Nested and concurrent uses keep it at one until the last ends. The bits do not depend
     on ember's thread count: every GEMM inside is whole on one OpenBLAS thread, for any count."""
 
+    @functools.wraps(fn)
     def run(*args, **kwargs):
         if not _enter_one_blas_thread():
             return fn(*args, **kwargs)
@@ -349,8 +351,21 @@ def one_blas_thread(fn: Callable) -> Callable:
         finally:
             _exit_one_blas_thread()
 
-    run.__name__, run.__qualname__, run.__doc__, run.__wrapped__ = fn.__name__, fn.__qualname__, fn.__doc__, fn
     return run
+
+
+_matmul_one_blas_thread = one_blas_thread(xp.matmul)
+
+
+def blas_matmul(a, b):
+    """``numpy.matmul(a, b)`` of 2-d operands (Linear's GEMMs): on OpenBLAS's threads, except a GEMM small enough
+    that waking OpenBLAS's other thread costs more than it saves (more than ``policy.blas_threaded_mnk``, where
+    OpenBLAS would thread it, and at most ``policy.one_blas_thread_max_mnk`` multiply-adds), which runs with
+    OpenBLAS on one thread (``one_blas_thread``). Chosen by the shape alone: the same bits for any thread count."""
+    mnk = a.shape[0] * a.shape[-1] * b.shape[-1] if a.ndim == 2 and b.ndim == 2 else 0
+    if policy.blas_threaded_mnk < mnk <= policy.one_blas_thread_max_mnk:
+        return _matmul_one_blas_thread(a, b)
+    return xp.matmul(a, b)
 
 
 def gemm_block(m: int, k: int, n: int) -> int | None:
@@ -439,5 +454,6 @@ def stack_matmul(a, b):
     return out.reshape(shape)
 
 
-__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply", "one_blas_thread",
-           "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads", "stack_matmul"]
+__all__ = ["blas_matmul", "chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
+           "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads",
+           "stack_matmul"]

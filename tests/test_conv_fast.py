@@ -133,7 +133,7 @@ def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit, direct, 
     """Bands of tile rows (batch-last) or of samples ((N, C, H, W) direct; ``direct`` None: the shipped choice) split
     over threads: forward and every gradient have the same bits for any count, and PyTorch's values."""
     monkeypatch.setattr(policy, "blas_threads", 2)  # (OpenBLAS on one thread: no GEMM blocks at all)
-    monkeypatch.setattr(policy, "conv_one_blas_thread", one_blas)
+    monkeypatch.setattr(policy, "one_blas_thread", one_blas)
     if direct is not None:
         monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
     if limit is not None:

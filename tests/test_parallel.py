@@ -344,7 +344,7 @@ def openblas(monkeypatch):
     before = found[1]()
     found[0](2)
     monkeypatch.setattr(policy, "blas_threads", 2)
-    monkeypatch.setattr(policy, "conv_one_blas_thread", True)
+    monkeypatch.setattr(policy, "one_blas_thread", True)
     yield found
     found[0](before)
 
@@ -371,7 +371,7 @@ def test_one_blas_thread_sets_openblas_to_one_and_restores_it(openblas):
         outer(True)
     assert seen == [("inner", 1, None), ("outer", 1, None)] * 2
     assert openblas[1]() == 2 and _parallel.gemm_block(64, 128, 512) == policy.blas_threaded_mnk // (128 * 64)
-    with policy.override(conv_one_blas_thread=False):
+    with policy.override(one_blas_thread=False):
         inner()
     assert seen[-1] == ("inner", 2, policy.blas_threaded_mnk // (128 * 64))
 
@@ -416,3 +416,40 @@ def test_convolution_gemms_run_whole_on_one_openblas_thread(threads, openblas, m
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
+
+
+def test_small_linear_gemms_run_on_one_openblas_thread(openblas, monkeypatch):
+    """Linear's GEMMs above OpenBLAS's threading size and at most ``one_blas_thread_max_mnk`` multiply-adds run with
+    OpenBLAS on one thread (a small CNN's Linear(1568, 10): waking OpenBLAS's other thread cost 4-100x the GEMM),
+    larger ones on its threads; PyTorch's values and gradients either way, OpenBLAS's count restored after."""
+    from ember.nn._ops import linear
+
+    counts = []
+    real = _parallel.xp.matmul
+
+    class Spy:  # numpy with a matmul that records OpenBLAS's thread count at each call
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def matmul(a, b, *args, **kwargs):
+            counts.append(openblas[1]())
+            return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(_parallel, "xp", Spy())
+    monkeypatch.setattr(_parallel, "_matmul_one_blas_thread", _parallel.one_blas_thread(Spy.matmul))
+    assert linear.blas_matmul is _parallel.blas_matmul
+    rng = np.random.default_rng(0)
+    for features, expected in ((10, 1), (512, 2)):  # 64 x 1568 x 10: 1.0 M multiply-adds; x 512: 51 M
+        x = rng.standard_normal((64, 1568)).astype(np.float32)
+        w = (rng.standard_normal((features, 1568)) / 40).astype(np.float32)
+        up = rng.standard_normal((64, features)).astype(np.float32)
+        counts.clear()
+        ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        ember.nn.functional.linear(ex, ew).backward(ember.tensor(up))
+        assert counts == [expected] * 3  # forward, input and weight gradients
+        tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+        torch.nn.functional.linear(tx, tw).backward(torch.tensor(up))
+        for a, t in ((ex.grad, tx.grad), (ew.grad, tw.grad)):
+            np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-4, atol=1e-4)
+    assert openblas[1]() == 2
