@@ -12,12 +12,14 @@ what the kernel counts for that thread, whatever else the machine runs; wall clo
 The process starts with OpenBLAS on 2 threads (as ``bench/run_all.py --threads 2``). Configurations, switched
 between rounds: ``1``: ember on 1 thread, OpenBLAS set to 1 thread at run time and ``policy.blas_threads`` 1 (as
 ``--threads 1``: every GEMM whole, on one core); ``2``: ember and OpenBLAS on 2 (as ``--threads 2``); ``2b``: ember
-on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks).
+on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` now gives
+every convolution in config ``2``; ``PYTHONPATH`` set to an older checkout shows the difference).
 
 Sub-steps: the compiled kernels (im2col / col2im, Winograd transforms, layout copies, BatchNorm, ReLU), the GEMMs
 (``matmul_blocks`` as each module calls it, labelled by module), and each autograd op's forward / backward as a
 whole (``op:``, the calling thread's and the workers' CPU clocks around it; what no sub-step accounts for is
-Python between them, hand-offs and NumPy passes).
+Python between them, hand-offs and NumPy passes), and the hand-offs to ember's workers (the calling thread's CPU in
+``submit``).
 """
 
 from __future__ import annotations
