@@ -13,7 +13,8 @@ The process starts with OpenBLAS on 2 threads (as ``bench/run_all.py --threads 2
 between rounds: ``1``: ember on 1 thread, OpenBLAS set to 1 thread at run time and ``policy.blas_threads`` 1 (as
 ``--threads 1``: every GEMM whole, on one core); ``2``: ember and OpenBLAS on 2 (as ``--threads 2``); ``2b``: ember
 on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` now gives
-every convolution in config ``2``; ``PYTHONPATH`` set to an older checkout shows the difference).
+every convolution in config ``2``); ``2o``: config ``2`` with ``policy.one_blas_thread`` off (GEMMs in blocks or on
+OpenBLAS's threads, as before it).
 
 Sub-steps: the compiled kernels (im2col / col2im, Winograd transforms, layout copies, BatchNorm, ReLU), the GEMMs
 (``matmul_blocks`` as each module calls it, labelled by module), and each autograd op's forward / backward as a
@@ -170,10 +171,11 @@ def main() -> None:
     step = build(ember, batch)
 
     def configure(cfg: str) -> None:
-        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1)}[cfg]
+        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2)}[cfg]
         ember.set_num_threads(threads)
         blas(blas_threads)
         policy.blas_threads = blas_threads
+        policy.one_blas_thread = cfg != "2o"
 
     for cfg in args.configs:
         configure(cfg)
