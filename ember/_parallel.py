@@ -374,8 +374,13 @@ def gemm_block(m: int, k: int, n: int) -> int | None:
     It depends on the shape and OpenBLAS's thread count (``policy.blas_threads``, fixed at start-up; at 1 every
     GEMM is None: whole; inside ``one_blas_thread``, None too), never on ember's, so blocked results are the same
     for any count of ember's threads."""
+    return None if _one_thread_depth else _blas_block(m, k, n)
+
+
+def _blas_block(m: int, k: int, n: int) -> int | None:
+    """``gemm_block`` by the shape and ``policy.blas_threads`` alone (inside ``one_blas_thread`` too)."""
     limit = policy.blas_threaded_mnk  # the largest GEMM OpenBLAS keeps on one thread
-    if m * k * n <= limit or policy.blas_threads == 1 or _one_thread_depth:
+    if m * k * n <= limit or policy.blas_threads == 1:
         return None
     block = limit // (k * min(m, n))
     return block if block >= _MIN_GEMM_BLOCK else 0
@@ -407,7 +412,7 @@ def matmul(a, b):
             or any(d != 1 for d in a.shape[:-2] + b.shape[:-2])):
         return xp.matmul(a, b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    block = gemm_block(m, k, n)
+    block = _blas_block(m, k, n)  # (inside ``one_blas_thread`` too: the blocks are what splits it over the pool)
     if not block:  # small (one OpenBLAS thread anyway), or too wide for blocks: OpenBLAS's threads, once
         return xp.matmul(a, b)
     out = xp.empty((*(a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]), m, n), a.dtype)
