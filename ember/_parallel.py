@@ -275,8 +275,8 @@ _MIN_GEMM_BLOCK = 8
 
 def _find_openblas() -> tuple | None:
     """(set_num_threads, get_num_threads) of the OpenBLAS NumPy loaded, or None where it cannot be found: found by
-    its path in ``/proc/self/maps`` (Linux) and the names OpenBLAS builds give them (NumPy's wheels prefix and
-    suffix them)."""
+    its path in ``/proc/self/maps`` (Linux; one under NumPy's directory first, where SciPy's own is loaded too) and
+    the names OpenBLAS builds give them (NumPy's wheels prefix and suffix them)."""
     import ctypes
 
     try:
@@ -284,7 +284,7 @@ def _find_openblas() -> tuple | None:
             paths = {line.split()[-1] for line in f if "openblas" in line.rsplit("/", 1)[-1].lower()}
     except OSError:
         return None
-    for path in sorted(paths):
+    for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -363,7 +363,7 @@ def blas_matmul(a, b):
     OpenBLAS would thread it, and at most ``policy.one_blas_thread_max_mnk`` multiply-adds), which runs with
     OpenBLAS on one thread (``one_blas_thread``). Chosen by the shape alone: the same bits for any thread count."""
     mnk = a.shape[0] * a.shape[-1] * b.shape[-1] if a.ndim == 2 and b.ndim == 2 else 0
-    if policy.blas_threaded_mnk < mnk <= policy.one_blas_thread_max_mnk:
+    if policy.blas_threaded_mnk < mnk <= policy.one_blas_thread_max_mnk and policy.blas_threads > 1:
         return _matmul_one_blas_thread(a, b)
     return xp.matmul(a, b)
 
