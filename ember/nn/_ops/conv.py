@@ -11,7 +11,10 @@ layout each of the prod(kernel) shifted windows of the input is a block whose ro
 per output row, ``_conv_batch_last``).
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
 with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
-Output rows (im2col) and channels (col2im, padding) are split over threads.
+Output rows (im2col) and channels (col2im, padding) are split over threads. ``ConvNd``'s forward and backward
+run with OpenBLAS set to one thread (``_parallel.one_blas_thread``), so every GEMM runs whole on the ember thread
+that computes it; where OpenBLAS's count cannot be set at run time, the GEMMs it would thread run in
+``gemm_block`` blocks (or, too wide for those, on its threads).
 Pooling and fold reuse ``offsets`` and ``window`` (``conv_geometry.py``).
 """
 
