@@ -125,11 +125,14 @@ def _untile_ref(src, mat, step: int, off: int, dst) -> None:
 
 
 def _tile(src, mat, step: int, count: int):
-    """src (R, L, X, N) -> (K, R, count, X, N): the tiled product along dim 1 (see ``_tile_ref``; the NumPy path
-    of ``_tile2d``)."""
+    """src (R, L, X, N) -> (K, R, count, X, N): the tiled product along dim 1 (see ``_tile_ref``)."""
     r, _, x, n = src.shape
     dst = xp.empty((mat.shape[0], r, count, x, n), src.dtype)
-    parallel_for(lambda lo, hi: _tile_ref(src[lo:hi], mat, step, dst[:, lo:hi]), r, dst.size)
+    if policy.use_compiled():
+        src3, dst4 = src.reshape(r, src.shape[1], -1), dst.reshape(*dst.shape[:3], -1)
+        parallel_for(lambda lo, hi: compiled.tile(src3, mat, step, lo, hi, dst4), r, dst.size)
+    else:
+        parallel_for(lambda lo, hi: _tile_ref(src[lo:hi], mat, step, dst[:, lo:hi]), r, dst.size)
     return dst
 
 
@@ -142,20 +145,6 @@ def _untile(src, mat, step: int, off: int, length: int):
         parallel_for(lambda lo, hi: compiled.untile(src4, mat, step, off, lo, hi, dst3), r, src.size)
     else:
         parallel_for(lambda lo, hi: _untile_ref(src[:, lo:hi], mat, step, off, dst[lo:hi]), r, src.size)
-    return dst
-
-
-def _tile2d(src, mat, step: int, counts):
-    """src (R, L1, L2, N) -> (K, K, R, A, B, N), A, B = ``counts``: ``_tile`` along dim 1, then along dim 2 of its
-    result (index k2 * K + k1: the second pass's coefficient first). Compiled: both passes per row (channel) in one
-    kernel, the intermediate kept in cache (``tile2d``); NumPy: the two ``_tile`` passes (the reference)."""
-    r, _, _, n = src.shape
-    k = mat.shape[0]
-    if not policy.use_compiled():
-        rows = _tile(src, mat, step, counts[0])  # (K, R, A, L2, N)
-        return _tile(_by_rows(rows), mat, step, counts[1]).reshape(k, k, r, *counts, n)
-    dst = xp.empty((k, k, r, *counts, n), src.dtype)
-    parallel_for(lambda lo, hi: compiled.tile2d(src, mat, step, lo, hi, dst), r, dst.size)
     return dst
 
 
@@ -184,7 +173,8 @@ def forward(x, w, b):
     a, bb, o = -(-h // 4), -(-wd // 4), w.shape[1]
     d = _input_matrix(x.dtype)
     xb = batch_last_padded(x, ((1, 4 * a + 1 - h), (1, 4 * bb + 1 - wd)))  # (C, 4A + 2, 4B + 2, N)
-    v = _tile2d(xb, d, 4, (a, bb)).reshape(100, c, -1)  # (10 kw + kh, C, A * B * N)
+    rows = _tile(xb, d, 4, a)  # (10, C, A, 4B + 2, N)
+    v = _tile(_by_rows(rows), d, 4, bb).reshape(100, c, -1)  # (10 kw + kh, C, A * B * N)
     u = _weights(w)
     m = _stack_matmul(u, v)  # (100, O, A * B * N)
     out_m = _output_matrix(x.dtype)
@@ -201,7 +191,8 @@ def backward(g, saved, w, needs):
     a, bb, c = -(-h2 // 8), -(-w2 // 8), w.shape[0]
     gb = batch_last_padded(g, ((0, 8 * a - h2), (0, 8 * bb - w2)))  # (O, 8A, 8B, N), zeros past g
     out_m = _output_matrix(g.dtype)
-    dm = _tile2d(gb, out_m, 8, (a, bb)).reshape(100, o, -1)  # (10 kw + kh, O, A * B * N)
+    rows = _tile(gb, out_m, 8, a)  # (10, O, A, 8B, N)
+    dm = _tile(_by_rows(rows), out_m, 8, bb).reshape(100, o, -1)  # (10 kw + kh, O, A * B * N)
     gx = gw = db = None
     if nw:
         du = _stack_matmul(v, dm.transpose(0, 2, 1))  # dU^T (100, C, O): 5 % faster than dM V^T here
