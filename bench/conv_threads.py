@@ -108,6 +108,7 @@ class SubSteps:
         import ember.nn._ops.conv as conv
         import ember.nn._ops.conv_nchw as conv_nchw
         import ember.nn._ops.conv_transpose_winograd as ctw
+        import ember.func._per_example as per_example
         import ember.nn._ops.winograd as winograd
         from ember._kernels import _jit
         from ember.autograd.graph import Node
@@ -121,8 +122,9 @@ class SubSteps:
                 if isinstance(value, _jit.kernel) and not (value._inline or value._reduction):
                     setattr(mod, attr, self.kernel(f"{info.name}.{attr}", value))
         for mod, label in ((conv, "gemm conv (batch-last)"), (conv_nchw, "gemm conv_nchw"),
-                           (winograd, "gemm winograd"), (ctw, "gemm convT winograd")):
-            for attr in ("matmul_blocks", "matmul"):
+                           (winograd, "gemm winograd"), (ctw, "gemm convT winograd"),
+                           (per_example, "gemm per-example")):
+            for attr in ("matmul_blocks", "matmul", "stack_matmul"):
                 if hasattr(mod, attr):
                     setattr(mod, attr, self.kernel(f"{label} ({attr})", getattr(mod, attr)))
         from ember import _parallel
