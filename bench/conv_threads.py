@@ -105,10 +105,10 @@ class SubSteps:
 
     def install(self) -> None:
         import ember._kernels as kernels_pkg
+        import ember.func._per_example as per_example
         import ember.nn._ops.conv as conv
         import ember.nn._ops.conv_nchw as conv_nchw
         import ember.nn._ops.conv_transpose_winograd as ctw
-        import ember.func._per_example as per_example
         import ember.nn._ops.winograd as winograd
         from ember._kernels import _jit
         from ember.autograd.graph import Node

@@ -301,7 +301,7 @@ def _find_openblas() -> tuple | None:
 
 _openblas: tuple | None | bool = False  # (set, get) once looked up (None: not found); False: not yet
 _one_thread_lock = threading.Lock()
-_one_thread_depth = 0  # how many ``one_blas_thread`` blocks are open, in any thread
+_one_thread_depth = 0  # how many ``on_one_blas_thread`` calls are running, in any thread
 _blas_threads_before = 0  # OpenBLAS's count when the first of them opened
 
 
@@ -330,41 +330,48 @@ def _exit_one_blas_thread() -> None:
             _openblas[0](_blas_threads_before)
 
 
-def one_blas_thread(fn: Callable) -> Callable:
-    """``fn`` (a convolution's forward or backward) run with OpenBLAS on one thread, so that every GEMM in it runs
-    whole on whichever of ember's threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored
-    after. Where that count cannot be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or
-    ``policy.one_blas_thread`` is False, ``fn`` runs as it is and its GEMMs in blocks.
+def on_one_blas_thread(fn: Callable, *args):
+    """``fn(*args)`` run with OpenBLAS on one thread, so that every GEMM in it runs whole on whichever of ember's
+    threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored after. Where that count cannot
+    be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or ``policy.one_blas_thread`` is
+    False, ``fn`` runs as it is (its GEMMs in blocks or on OpenBLAS's threads).
 
     Why: GEMMs cut into blocks that OpenBLAS keeps on one thread ran at 60-65 % of a whole GEMM's speed (a DCGAN
     layer's tile GEMMs in blocks of 32 columns), and GEMMs left to OpenBLAS's threads keep the calling thread
     spinning while it waits for them. The count is the process's: a GEMM another thread runs meanwhile runs on
     one OpenBLAS thread too. Nested and concurrent uses keep it at one until the last ends. The bits do not depend
     on ember's thread count: every GEMM inside is whole on one OpenBLAS thread, for any count."""
+    if not _enter_one_blas_thread():
+        return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        _exit_one_blas_thread()
 
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        if not _enter_one_blas_thread():
-            return fn(*args, **kwargs)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _exit_one_blas_thread()
+
+def one_blas_thread(method: Callable) -> Callable:
+    """A convolution node's ``forward(self, x, ...)`` or ``backward(self, g, ...)`` run ``on_one_blas_thread``, unless
+    its batch (x's or g's first dim) is one sample: ember's threads split a convolution by samples, bands or rows,
+    but one sample's GEMMs are most of the work, which OpenBLAS's threads split (inference on one large image), so
+    it runs as it is. Decided on the shape alone: the same bits for any count of ember's threads."""
+
+    @functools.wraps(method)
+    def run(self, first, *args, **kwargs):
+        if first.shape[0] == 1:
+            return method(self, first, *args, **kwargs)
+        return on_one_blas_thread(functools.partial(method, **kwargs) if kwargs else method, self, first, *args)
 
     return run
-
-
-_matmul_one_blas_thread = one_blas_thread(xp.matmul)
 
 
 def blas_matmul(a, b):
     """``numpy.matmul(a, b)`` of 2-d operands (Linear's GEMMs): on OpenBLAS's threads, except a GEMM small enough
     that waking OpenBLAS's other thread costs more than it saves (more than ``policy.blas_threaded_mnk``, where
     OpenBLAS would thread it, and at most ``policy.one_blas_thread_max_mnk`` multiply-adds), which runs with
-    OpenBLAS on one thread (``one_blas_thread``). Chosen by the shape alone: the same bits for any thread count."""
+    OpenBLAS on one thread (``on_one_blas_thread``). Chosen by the shape alone: the same bits for any thread count."""
     mnk = a.shape[0] * a.shape[-1] * b.shape[-1] if a.ndim == 2 and b.ndim == 2 else 0
     if policy.blas_threaded_mnk < mnk <= policy.one_blas_thread_max_mnk and policy.blas_threads > 1:
-        return _matmul_one_blas_thread(a, b)
+        return on_one_blas_thread(xp.matmul, a, b)
     return xp.matmul(a, b)
 
 
@@ -372,13 +379,13 @@ def gemm_block(m: int, k: int, n: int) -> int | None:
     """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
     thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
     It depends on the shape and OpenBLAS's thread count (``policy.blas_threads``, fixed at start-up; at 1 every
-    GEMM is None: whole; inside ``one_blas_thread``, None too), never on ember's, so blocked results are the same
+    GEMM is None: whole; inside ``on_one_blas_thread``, None too), never on ember's, so blocked results are the same
     for any count of ember's threads."""
     return None if _one_thread_depth else _blas_block(m, k, n)
 
 
 def _blas_block(m: int, k: int, n: int) -> int | None:
-    """``gemm_block`` by the shape and ``policy.blas_threads`` alone (inside ``one_blas_thread`` too)."""
+    """``gemm_block`` by the shape and ``policy.blas_threads`` alone (inside ``on_one_blas_thread`` too)."""
     limit = policy.blas_threaded_mnk  # the largest GEMM OpenBLAS keeps on one thread
     if m * k * n <= limit or policy.blas_threads == 1:
         return None
@@ -412,7 +419,7 @@ def matmul(a, b):
             or any(d != 1 for d in a.shape[:-2] + b.shape[:-2])):
         return xp.matmul(a, b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    block = _blas_block(m, k, n)  # (inside ``one_blas_thread`` too: the blocks are what splits it over the pool)
+    block = _blas_block(m, k, n)  # (inside ``on_one_blas_thread`` too: the blocks are what splits it over the pool)
     if not block:  # small (one OpenBLAS thread anyway), or too wide for blocks: OpenBLAS's threads, once
         return xp.matmul(a, b)
     out = xp.empty((*(a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]), m, n), a.dtype)
@@ -460,5 +467,5 @@ def stack_matmul(a, b):
 
 
 __all__ = ["blas_matmul", "chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
-           "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads",
-           "stack_matmul"]
+           "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows",
+           "set_num_threads", "stack_matmul"]

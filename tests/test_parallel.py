@@ -354,26 +354,40 @@ def test_one_blas_thread_sets_openblas_to_one_and_restores_it(openblas):
     ends, an exception too; after: OpenBLAS's count and the blocks as before."""
     seen = []
 
-    @_parallel.one_blas_thread
     def inner():
         seen.append(("inner", openblas[1](), _parallel.gemm_block(64, 128, 512)))
 
-    @_parallel.one_blas_thread
     def outer(fail: bool):
-        inner()
+        _parallel.on_one_blas_thread(inner)
         seen.append(("outer", openblas[1](), _parallel.gemm_block(64, 128, 512)))
         if fail:
             raise ValueError("in the block")
 
     assert _parallel.gemm_block(64, 128, 512) == policy.blas_threaded_mnk // (128 * 64)
-    outer(False)
+    _parallel.on_one_blas_thread(outer, False)
     with pytest.raises(ValueError):
-        outer(True)
+        _parallel.on_one_blas_thread(outer, True)
     assert seen == [("inner", 1, None), ("outer", 1, None)] * 2
     assert openblas[1]() == 2 and _parallel.gemm_block(64, 128, 512) == policy.blas_threaded_mnk // (128 * 64)
     with policy.override(one_blas_thread=False):
-        inner()
+        _parallel.on_one_blas_thread(inner)
     assert seen[-1] == ("inner", 2, policy.blas_threaded_mnk // (128 * 64))
+
+
+def test_a_convolution_of_one_sample_keeps_openblas_threads(openblas, monkeypatch):
+    """One sample's GEMMs are most of its convolution's work: OpenBLAS's threads split them (inference on one large
+    image), as before ``one_blas_thread``; a batch of two runs on one OpenBLAS thread."""
+    from ember.nn._ops import conv_nchw
+
+    seen = []
+    real = conv_nchw.matmul_blocks
+    monkeypatch.setattr(conv_nchw, "matmul_blocks",
+                        lambda a, b, out, block: seen.append((batch, openblas[1]())) or real(a, b, out, block))
+    w = ember.randn(64, 64, 3, 3)
+    for batch in (1, 2):
+        ember.nn.functional.conv2d(ember.randn(batch, 64, 40, 40), w, stride=2, padding=1)  # im2col per sample
+    assert sorted(set(seen)) == [(1, 2), (2, 1)]
+    assert openblas[1]() == 2
 
 
 @pytest.mark.parametrize("fn,x,w,kwargs", [
@@ -437,7 +451,6 @@ def test_small_linear_gemms_run_on_one_openblas_thread(openblas, monkeypatch):
             return real(a, b, *args, **kwargs)
 
     monkeypatch.setattr(_parallel, "xp", Spy())
-    monkeypatch.setattr(_parallel, "_matmul_one_blas_thread", _parallel.one_blas_thread(Spy.matmul))
     assert linear.blas_matmul is _parallel.blas_matmul
     rng = np.random.default_rng(0)
     for features, expected in ((10, 1), (512, 2)):  # 64 x 1568 x 10: 1.0 M multiply-adds; x 512: 51 M
