@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 
 from ._backend import quiet_enter, quiet_exit, xp
+from ._kernels import openblas
 from ._kernels.policy import policy
 
 
@@ -105,12 +106,8 @@ def _get_workers(count: int) -> list[_Worker]:
 def _forget_pool_in_child() -> None:
     """A forked child has none of its parent's threads: the workers it inherited would take work and never run it
     (a Hogwild worker hung in its first large op). The child starts its own workers when it needs them."""
-    global _workers, _pool_lock, _one_thread_lock, _one_thread_depth
-    _workers, _pool_lock, _one_thread_lock = [], threading.Lock(), threading.Lock()
-    if _one_thread_depth:  # forked while another thread ran a convolution: OpenBLAS's count as before it
-        _one_thread_depth = 0
-        if _openblas and _blas_threads_before != 1:
-            _openblas[0](_blas_threads_before)
+    global _workers, _pool_lock
+    _workers, _pool_lock = [], threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -273,80 +270,23 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
 _MIN_GEMM_BLOCK = 8
 
 
-def _find_openblas() -> tuple | None:
-    """(set_num_threads, get_num_threads) of the OpenBLAS NumPy loaded, or None where it cannot be found: found by
-    its path in ``/proc/self/maps`` (Linux; one under NumPy's directory first, where SciPy's own is loaded too) and
-    the names OpenBLAS builds give them (NumPy's wheels prefix and suffix them)."""
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return None
-    for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", "_64_", ""):
-                setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                if setter is not None and getter is not None:
-                    setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
-                    return setter, getter
-    return None
-
-
-_openblas: tuple | None | bool = False  # (set, get) once looked up (None: not found); False: not yet
-_one_thread_lock = threading.Lock()
-_one_thread_depth = 0  # how many ``on_one_blas_thread`` calls are running, in any thread
-_blas_threads_before = 0  # OpenBLAS's count when the first of them opened
-
-
-def _enter_one_blas_thread() -> bool:
-    global _openblas, _one_thread_depth, _blas_threads_before
-    if policy.blas_threads == 1 or not policy.one_blas_thread:
-        return False
-    if _openblas is False:
-        _openblas = _find_openblas()
-    if _openblas is None:
-        return False
-    with _one_thread_lock:
-        if _one_thread_depth == 0:
-            _blas_threads_before = _openblas[1]()
-            if _blas_threads_before != 1:
-                _openblas[0](1)
-        _one_thread_depth += 1
-    return True
-
-
-def _exit_one_blas_thread() -> None:
-    global _one_thread_depth
-    with _one_thread_lock:
-        _one_thread_depth -= 1
-        if _one_thread_depth == 0 and _blas_threads_before != 1:
-            _openblas[0](_blas_threads_before)
-
-
 def on_one_blas_thread(fn: Callable, *args):
-    """``fn(*args)`` run with OpenBLAS on one thread, so that every GEMM in it runs whole on whichever of ember's
-    threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored after. Where that count cannot
-    be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or ``policy.one_blas_thread`` is
-    False, ``fn`` runs as it is (its GEMMs in blocks or on OpenBLAS's threads).
+    """``fn(*args)`` run with OpenBLAS held to one thread (``_kernels.openblas.hold``), so that every GEMM in it runs
+    whole on whichever of ember's threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored
+    after. Where that count cannot be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or
+    ``policy.one_blas_thread`` is False, ``fn`` runs as it is (its GEMMs in blocks or on OpenBLAS's threads).
 
     Why: GEMMs cut into blocks that OpenBLAS keeps on one thread ran at 60-65 % of a whole GEMM's speed (a DCGAN
     layer's tile GEMMs in blocks of 32 columns), and GEMMs left to OpenBLAS's threads keep the calling thread
     spinning while it waits for them. The count is the process's: a GEMM another thread runs meanwhile runs on
     one OpenBLAS thread too. Nested and concurrent uses keep it at one until the last ends. The bits do not depend
     on ember's thread count: every GEMM inside is whole on one OpenBLAS thread, for any count."""
-    if not _enter_one_blas_thread():
+    if policy.blas_threads == 1 or not policy.one_blas_thread or not openblas.hold():
         return fn(*args)
     try:
         return fn(*args)
     finally:
-        _exit_one_blas_thread()
+        openblas.release()
 
 
 def one_blas_thread(method: Callable) -> Callable:
@@ -364,24 +304,13 @@ def one_blas_thread(method: Callable) -> Callable:
     return run
 
 
-def blas_matmul(a, b):
-    """``numpy.matmul(a, b)`` of 2-d operands (Linear's GEMMs): on OpenBLAS's threads, except a GEMM small enough
-    that waking OpenBLAS's other thread costs more than it saves (more than ``policy.blas_threaded_mnk``, where
-    OpenBLAS would thread it, and at most ``policy.one_blas_thread_max_mnk`` multiply-adds), which runs with
-    OpenBLAS on one thread (``on_one_blas_thread``). Chosen by the shape alone: the same bits for any thread count."""
-    mnk = a.shape[0] * a.shape[-1] * b.shape[-1] if a.ndim == 2 and b.ndim == 2 else 0
-    if policy.blas_threaded_mnk < mnk <= policy.one_blas_thread_max_mnk and policy.blas_threads > 1:
-        return on_one_blas_thread(xp.matmul, a, b)
-    return xp.matmul(a, b)
-
-
 def gemm_block(m: int, k: int, n: int) -> int | None:
     """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
     thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
     It depends on the shape and OpenBLAS's thread count (``policy.blas_threads``, fixed at start-up; at 1 every
-    GEMM is None: whole; inside ``on_one_blas_thread``, None too), never on ember's, so blocked results are the same
-    for any count of ember's threads."""
-    return None if _one_thread_depth else _blas_block(m, k, n)
+    GEMM is None: whole; while OpenBLAS is held to one thread, inside ``on_one_blas_thread``, None too), never on
+    ember's, so blocked results are the same for any count of ember's threads."""
+    return None if openblas.held() else _blas_block(m, k, n)
 
 
 def _blas_block(m: int, k: int, n: int) -> int | None:
@@ -466,6 +395,6 @@ def stack_matmul(a, b):
     return out.reshape(shape)
 
 
-__all__ = ["blas_matmul", "chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows",
            "set_num_threads", "stack_matmul"]

@@ -338,8 +338,10 @@ def test_an_exception_in_a_chunk_leaves_the_workers_in_step(threads, failing_chu
 @pytest.fixture
 def openblas(monkeypatch):
     """NumPy's OpenBLAS (set, get) at two threads for the test, restored after; skips where it cannot be found."""
-    found = _parallel._find_openblas()
-    if found is None:
+    from ember._kernels import openblas
+
+    found = openblas.functions()
+    if not found:
         pytest.skip("NumPy's OpenBLAS cannot be found and set at run time here")
     before = found[1]()
     found[0](2)
@@ -430,39 +432,3 @@ def test_convolution_gemms_run_whole_on_one_openblas_thread(threads, openblas, m
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
-
-
-def test_small_linear_gemms_run_on_one_openblas_thread(openblas, monkeypatch):
-    """Linear's GEMMs above OpenBLAS's threading size and at most ``one_blas_thread_max_mnk`` multiply-adds run with
-    OpenBLAS on one thread (a small CNN's Linear(1568, 10): waking OpenBLAS's other thread cost 4-100x the GEMM),
-    larger ones on its threads; PyTorch's values and gradients either way, OpenBLAS's count restored after."""
-    from ember.nn._ops import linear
-
-    counts = []
-    real = _parallel.xp.matmul
-
-    class Spy:  # numpy with a matmul that records OpenBLAS's thread count at each call
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-        @staticmethod
-        def matmul(a, b, *args, **kwargs):
-            counts.append(openblas[1]())
-            return real(a, b, *args, **kwargs)
-
-    monkeypatch.setattr(_parallel, "xp", Spy())
-    assert linear.blas_matmul is _parallel.blas_matmul
-    rng = np.random.default_rng(0)
-    for features, expected in ((10, 1), (512, 2)):  # 64 x 1568 x 10: 1.0 M multiply-adds; x 512: 51 M
-        x = rng.standard_normal((64, 1568)).astype(np.float32)
-        w = (rng.standard_normal((features, 1568)) / 40).astype(np.float32)
-        up = rng.standard_normal((64, features)).astype(np.float32)
-        counts.clear()
-        ex, ew = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
-        ember.nn.functional.linear(ex, ew).backward(ember.tensor(up))
-        assert counts == [expected] * 3  # forward, input and weight gradients
-        tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-        torch.nn.functional.linear(tx, tw).backward(torch.tensor(up))
-        for a, t in ((ex.grad, tx.grad), (ew.grad, tw.grad)):
-            np.testing.assert_allclose(a.numpy(), t.numpy(), rtol=1e-4, atol=1e-4)
-    assert openblas[1]() == 2

@@ -64,22 +64,18 @@ class KernelPolicy:
     # OpenBLAS's own threads (fixed at start-up). At 1 no GEMM is split into blocks: it cannot thread anyway, and
     # blocks of 8-32 columns ran a strided convolution's GEMMs at 60-80 % of one whole GEMM's speed.
     blas_threads: int = field(default_factory=_blas_threads_from_env)
-    # A convolution (forward or backward) of more than one sample sets OpenBLAS to one thread while it runs
-    # (``_parallel.one_blas_thread``, where NumPy's OpenBLAS can be found and set at run time), so its GEMMs run whole
-    # on whichever of ember's threads computes them, instead of in ``gemm_block`` blocks or on OpenBLAS's threads
-    # (one sample's convolution keeps them: its GEMMs are most of its work). Measured per-thread CPU time at
-    # two threads (ember's and OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's
-    # ConvTranspose2d fwd + bwd 122 -> 86 ms (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of
-    # 32 columns), the WGAN-GP critic step 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning
-    # while it waited). False: the blocks, and Linear's GEMMs all on OpenBLAS's threads.
+    # A convolution (forward or backward) of more than one sample holds OpenBLAS to one thread while it runs
+    # (``_parallel.one_blas_thread``, through ``openblas.hold``), so its GEMMs run whole on whichever of ember's
+    # threads computes them, instead of in ``gemm_block`` blocks or on OpenBLAS's threads (one sample's convolution
+    # keeps them: its GEMMs are most of its work). Measured per-thread CPU time at two threads (ember's and
+    # OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's ConvTranspose2d fwd + bwd 122 -> 86 ms
+    # (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of 32 columns), the WGAN-GP critic step
+    # 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning while it waited). False: the blocks.
     one_blas_thread: bool = True
-    # Linear's GEMMs of more than ``blas_threaded_mnk`` and at most this many multiply-adds run with OpenBLAS set to
-    # one thread too (a few tens of µs of work: less than waking and meeting its other thread costs); larger ones
-    # on OpenBLAS's threads. A small CNN's classifier, Linear(1568, 10) at batch 64 (1.0 M multiply-adds per GEMM),
-    # measured per GEMM with OpenBLAS on one and on two threads (loaded machine, CPU time of all threads): 30-52 us
-    # against 200-5400 us. The MLP's (from 32 x 256 by 256 x 256, 2.1 M) and the GPT-style step's stay threaded, as
-    # measured best for them on the idle machine.
-    one_blas_thread_max_mnk: int = 1 << 20
+    # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
+    # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
+    # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
+    blas_one_thread_mnk: int = 1 << 22
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers
