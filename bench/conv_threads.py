@@ -49,7 +49,14 @@ def _process_ns() -> int:
 
 
 def _openblas_setter():
-    """NumPy's OpenBLAS ``set_num_threads`` (the symbol's name depends on the build)."""
+    """NumPy's OpenBLAS ``set_num_threads``: the one ember holds to one thread (``ember._kernels.openblas``), else
+    found here (the symbol's name depends on the build)."""
+    try:
+        from ember._kernels import openblas
+    except ImportError:  # (an older checkout)
+        openblas = None
+    if openblas is not None and openblas.functions():
+        return openblas.functions()[0]
     import numpy
 
     libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "*openblas*"))
