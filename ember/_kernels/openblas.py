@@ -5,7 +5,9 @@ second thread and meeting it again costs more than the thread saves: measured on
 forward at batch 1 (64 rows; Linear GEMMs of 0.5-4 M multiply-adds) took 2.2 ms of wall clock at two threads and
 1.5 ms at one, its calling thread waiting while OpenBLAS's other thread worked. ``matmul`` runs such mid-sized GEMMs
 with OpenBLAS held to one thread (up to ``policy.blas_one_thread_mnk``) and restores the count after: two calls
-into the library of about 0.3 µs each, against GEMMs of 20 µs and more.
+into the library of about 0.3 µs each, against GEMMs of 20 µs and more. ``hold`` / ``release`` hold it around more
+than one GEMM: a convolution's whole forward or backward (``_parallel.one_blas_thread``), whose GEMMs ember's own
+threads share out.
 
 The library is NumPy's own (the ``scipy-openblas`` wheels NumPy ships, or a system OpenBLAS it was built with),
 found among the shared libraries the process has loaded. Where there is none (another BLAS, another platform),
@@ -81,30 +83,49 @@ def one_thread(m: int, k: int, n: int) -> bool:
     return policy.blas_threads > 1 and policy.blas_threaded_mnk < m * k * n <= policy.blas_one_thread_mnk
 
 
-def matmul(a, b):
-    """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
-    thread. The result depends on the shapes and the policy only (OpenBLAS's threaded double-precision GEMM sums
-    some shapes in another order, so held and threaded differ by rounding), never on ember's thread count."""
-    if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2
-            or not one_thread(a.shape[0], a.shape[1], b.shape[1])):
-        return xp.matmul(a, b)
+def hold() -> bool:
+    """Hold OpenBLAS to one thread until the matching ``release``; False (nothing held, no ``release`` to call) where
+    there is no OpenBLAS to call. Holds nest and may come from several threads at once: the count set before the
+    first is restored when the last is released."""
     found = functions()
     if not found:
-        return xp.matmul(a, b)
+        return False
     global _held, _held_from
     setter, getter = found
     with _lock:
         if _held == 0:
             _held_from = getter()
-            setter(1)
+            if _held_from != 1:
+                setter(1)
         _held += 1
+    return True
+
+
+def held() -> bool:
+    """Whether OpenBLAS is held to one thread now (by any thread)."""
+    return _held > 0
+
+
+def release() -> None:
+    """End one ``hold``."""
+    global _held
+    with _lock:
+        _held -= 1
+        if _held == 0 and _held_from != 1:
+            _functions[0](_held_from)
+
+
+def matmul(a, b):
+    """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
+    thread. The result depends on the shapes and the policy only (OpenBLAS's threaded double-precision GEMM sums
+    some shapes in another order, so held and threaded differ by rounding), never on ember's thread count."""
+    if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2
+            or not one_thread(a.shape[0], a.shape[1], b.shape[1]) or not hold()):
+        return xp.matmul(a, b)
     try:
         return xp.matmul(a, b)
     finally:
-        with _lock:
-            _held -= 1
-            if _held == 0:
-                setter(_held_from)
+        release()
 
 
-__all__ = ["functions", "matmul", "one_thread"]
+__all__ = ["functions", "held", "hold", "matmul", "one_thread", "release"]
