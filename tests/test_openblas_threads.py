@@ -108,3 +108,23 @@ def test_linear_runs_its_gemms_held(monkeypatch, two_blas_threads):
         layer(x).sum().backward()
     assert spy.seen == [1, 1, 1]  # forward, the input's gradient, the weight's gradient
     assert two_blas_threads() == 2
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_child_forked_while_held_gets_the_count_back(two_blas_threads):
+    import os
+    import warnings
+
+    assert openblas.hold()
+    try:
+        with warnings.catch_warnings():  # (Python 3.12+ warns of fork in a process with threads; this child execs nothing)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: nothing holds OpenBLAS here
+            ok = not openblas.held() and openblas.functions()[1]() == 2
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        openblas.release()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert two_blas_threads() == 2

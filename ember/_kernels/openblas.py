@@ -115,6 +115,21 @@ def release() -> None:
             _functions[0](_held_from)
 
 
+def _release_all_in_child() -> None:
+    """A child forked while a GEMM held OpenBLAS has none of the holding threads: it gets the count back at once
+    (else its OpenBLAS stayed on one thread for good) and a fresh lock (the parent's may have been taken)."""
+    global _held, _lock
+    _lock = threading.Lock()
+    if _held:
+        _held = 0
+        if _held_from != 1 and _functions:
+            _functions[0](_held_from)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_release_all_in_child)
+
+
 def matmul(a, b):
     """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
     thread. The result depends on the shapes and the policy only (OpenBLAS's threaded double-precision GEMM sums
