@@ -8,6 +8,8 @@ results, and changes nothing in ember.
 
 from __future__ import annotations
 
+from ._shown_name import package_name
+
 
 class memory_format:
     """A tensor memory layout name, like ``torch.memory_format``."""
@@ -18,7 +20,7 @@ class memory_format:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"ember.{self.name}"
+        return f"{package_name()}.{self.name}"
 
     def __reduce__(self):
         return self.name

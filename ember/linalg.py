@@ -19,12 +19,13 @@ from .ops.decompositions import (
     lu_factor,
     lu_factor_ex,
     qr,
-    result,
     svd,
     svdvals,
 )
 from .ops.linalg import matmul
-from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, slogdet, solve, solve_triangular
+from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, solve, solve_triangular
+from .ops.solve import slogdet as _slogdet
+from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
@@ -162,6 +163,11 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     rank = matrix_rank(A, rtol=rtol)
     return result("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"),
                   (squeeze(x, -1) if vector else x, empty, rank, empty))
+
+
+def slogdet(A: Tensor):
+    """(sign, log|det|) of each square matrix, as ``torch.slogdet`` (named ``return_types.linalg_slogdet`` here)."""
+    return result("linalg_slogdet", ("sign", "logabsdet"), _slogdet(A))
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:

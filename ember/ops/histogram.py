@@ -10,13 +10,13 @@ PyTorch's does), given edges by binary search. Counts are summed in float64 and 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
+from .. import return_types
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor
 
-_Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+_Histogram = return_types.histogram
 
 
 def _check_floating(input: Tensor, kernel: str) -> None:
