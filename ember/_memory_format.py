@@ -26,6 +26,20 @@ class memory_format:
         return self.name
 
 
+def strides_in_channels_last_order(a, fmt: memory_format) -> bool:
+    """Whether array ``a``'s strides are ``fmt``'s (channels_last: 4 dims, channels_last_3d: 5) without gaps:
+    channels fastest, then the spatial dims from last to first, then the batch (size-1 dims are free)."""
+    if a.ndim != (4 if fmt.name == "channels_last" else 5):
+        return False
+    expected = 1
+    for d in (1, *range(a.ndim - 1, 1, -1), 0):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected * a.itemsize:
+                return False
+            expected *= a.shape[d]
+    return True
+
+
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

@@ -170,9 +170,14 @@ def slogdet(A: Tensor):
     return result("linalg_slogdet", ("sign", "logabsdet"), _slogdet(A))
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``)."""
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
+    """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``). ``tol`` is
+    PyTorch's deprecated NumPy-compatible spelling: ``atol=tol, rtol=0``."""
     check_matrix(A, "linalg.matrix_rank", square=False)
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.matrix_rank() takes tol or atol/rtol, not both")
+        atol, rtol = tol, 0.0
     a = A._data
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
     if rtol is None:

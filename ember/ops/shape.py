@@ -94,13 +94,17 @@ def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
 
 
-def view(x: Tensor, *shape, size=None) -> Tensor:
+def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    if dtype is not None:
+        if shape or size is not None:
+            raise TypeError("view() takes either a shape or a dtype, not both")
+        return view_as_dtype(x, dtype)
     if size is not None:
         shape = _shape_arg(shape, size)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
-        return cast(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+        return view_as_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
     if not x._data.flags.c_contiguous and x._data.size > 1:
         target = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
         try:  # a view is possible when the strides allow it without a copy
@@ -112,6 +116,34 @@ def view(x: Tensor, *shape, size=None) -> Tensor:
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
     return reshape(x, *shape)
+
+
+def view_as_dtype(x: Tensor, dtype) -> Tensor:
+    """``x.view(dtype)``: the same bytes read as ``dtype`` (no conversion), sharing ``x``'s storage and version
+    counter. With a different element size the last dimension (stride 1) is split or merged, as PyTorch does; the
+    result is outside the graph (PyTorch's is not differentiable either)."""
+    from .._dtype import SCALAR_TYPE_NAMES, from_np
+
+    a, new = x._data, dtype.np
+    old_size, new_size = a.itemsize, new.itemsize
+    if old_size != new_size:
+        what = (f"to view {SCALAR_TYPE_NAMES[from_np(a.dtype).name]} as {SCALAR_TYPE_NAMES[dtype.name]} "
+                "(different element sizes)")
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        strides = [s // old_size for s in a.strides]
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if new_size > old_size:
+            ratio = new_size // old_size
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}")
+            for d, s in enumerate(strides[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {s}")
+    out = Tensor._make(a.view(new))
+    out._vc = x._vc
+    return out
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
