@@ -64,6 +64,10 @@ class KernelPolicy:
     # OpenBLAS's own threads (fixed at start-up). At 1 no GEMM is split into blocks: it cannot thread anyway, and
     # blocks of 8-32 columns ran a strided convolution's GEMMs at 60-80 % of one whole GEMM's speed.
     blas_threads: int = field(default_factory=_blas_threads_from_env)
+    # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
+    # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
+    # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
+    blas_one_thread_mnk: int = 1 << 22
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers

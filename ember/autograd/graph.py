@@ -47,7 +47,7 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
-# ops/copy_slices.py's refresh_view(view) -> edge: an out-of-date view's grad_fn made again from its base's history
+# ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
 
@@ -87,7 +87,8 @@ class Node:
     num_outputs = 1
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
-    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
+    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook: a tensor's hooks, Tensor.register_hook)
+    _node_pre_hooks = None  # [hook(grad_outputs)] (register_prehook: the node's own, after the tensors')
     _post_hooks = None  # [hook(grad_inputs, grad_outputs)] (register_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
@@ -181,6 +182,8 @@ class Node:
                 result._view_creation = "no_grad"
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
+                if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
+                    watch_view(result)
             else:
                 result._view_creation = ("of", src._view_creation, cls.__name__)
         if tangents is not None:
@@ -319,6 +322,19 @@ class Node:
             self._pre_hooks = {}
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, []), hook)
 
+    def register_prehook(self, fn):
+        """Call ``fn(grad_outputs)`` before this node's backward runs (a tuple: one gradient per output, None where
+        there is none), after the hooks of the tensors it made (``Tensor.register_hook``) and their retained
+        gradients; a returned tuple (or list) of as many replaces ``grad_outputs``, None keeps them. As PyTorch's
+        ``Node.register_prehook``: the hooks run in the order registered, each given the previous one's result;
+        ``autograd.grad`` captures an input's gradient before them (and a leaf's accumulator does not run there).
+        Returns a handle whose ``remove()`` unregisters ``fn``."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        return RemovableHandle(self._node_pre_hooks, fn)
+
     def register_hook(self, fn):
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward (one gradient per input and per
         output, None where there is none); a returned tuple replaces ``grad_inputs``. As PyTorch's
@@ -370,7 +386,7 @@ def leaf_slot_to_fill(node: Node, i: int):
     if edge is None or _GradState.higher_order:  # (create_graph: gradients are recorded tensors, not arrays)
         return None
     acc = edge[0]
-    if type(acc) is not AccumulateGrad or acc._pre_hooks:
+    if type(acc) is not AccumulateGrad or acc._pre_hooks or acc._node_pre_hooks:
         return None
     var = acc.variable
     if var is None or var._grad is not None or var._grad_slot is None or hooks_may_keep(var):
@@ -423,6 +439,33 @@ class MultiOutputNode(Node):
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return results
+
+
+class _Watched:
+    """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
+    counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
+    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list = []
+        self.limit = 32
+
+
+def watch_view(view: Tensor) -> None:
+    """Note ``view`` (made in grad mode, of a base that needs no gradient) with its base's version counter."""
+    if view._data.dtype.kind not in "fc":  # (an integer base never takes a gradient)
+        return
+    vc = view._vc
+    if len(vc) == 1:
+        vc.append(_Watched())
+    watched = vc[1]
+    refs = watched.refs
+    refs.append(weakref.ref(view))
+    if len(refs) > watched.limit:  # drop the dead ones, so a long-lived base sliced every step does not grow
+        refs[:] = [r for r in refs if r() is not None]
+        watched.limit = max(32, 2 * len(refs))
 
 
 def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
@@ -569,13 +612,25 @@ def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
     (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
-    fn = t.grad_fn
+    fn = t._grad_fn
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
-            return refresh_view(t)
+            refresh_view(t)
+            fn = t._grad_fn
         return (fn, t._output_nr)
     acc = t._grad_accumulator
-    return (acc, 0) if acc is not None else leaf_edge(t)
+    if acc is not None:
+        return (acc, 0)
+    if t._base is not None and t._view_version != t._vc[0]:  # a view made before its base needed a gradient
+        refresh_view(t)
+        if t._grad_fn is not None:
+            return (t._grad_fn, t._output_nr)
+    return leaf_edge(t)
+
+
+def refresh_stale_view(t: Tensor) -> None:
+    """``Tensor.grad_fn``'s way to ``refresh_view`` (installed after this module loads)."""
+    refresh_view(t)
 
 
 def leaf_edge(t: Tensor) -> tuple:

@@ -98,13 +98,13 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
     if dtype is not None:
         if shape or size is not None:
             raise TypeError("view() takes either a shape or a dtype, not both")
-        return view_as_dtype(x, dtype)
+        return view_dtype(x, dtype)
     if size is not None:
         shape = _shape_arg(shape, size)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
-        return view_as_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+        return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
     if not x._data.flags.c_contiguous and x._data.size > 1:
         target = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
         try:  # a view is possible when the strides allow it without a copy
@@ -118,31 +118,39 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
     return reshape(x, *shape)
 
 
-def view_as_dtype(x: Tensor, dtype) -> Tensor:
-    """``x.view(dtype)``: the same bytes read as ``dtype`` (no conversion), sharing ``x``'s storage and version
-    counter. With a different element size the last dimension (stride 1) is split or merged, as PyTorch does; the
-    result is outside the graph (PyTorch's is not differentiable either)."""
-    from .._dtype import SCALAR_TYPE_NAMES, from_np
+def view_dtype(x: Tensor, dtype) -> Tensor:
+    """``x.view(dtype)``: ``x``'s memory read as ``dtype`` (its bits, not its values converted), as PyTorch's: the
+    last dimension scaled by the ratio of the element sizes (then it must have stride 1, and a larger element
+    must not start mid-way). It shares ``x``'s memory and version counter but, as PyTorch's, takes no gradient
+    (the bits of one dtype say nothing differentiable about another's)."""
+    from .._dtype import SCALAR_TYPE_NAMES
 
-    a, new = x._data, dtype.np
-    old_size, new_size = a.itemsize, new.itemsize
-    if old_size != new_size:
-        what = (f"to view {SCALAR_TYPE_NAMES[from_np(a.dtype).name]} as {SCALAR_TYPE_NAMES[dtype.name]} "
+    a = x._data
+    src, dst = a.dtype.itemsize, dtype.np.itemsize
+    if src != dst:
+        what = (f"to view {SCALAR_TYPE_NAMES[x.dtype.name]} as {SCALAR_TYPE_NAMES[dtype.name]} "
                 "(different element sizes)")
         if a.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        strides = [s // old_size for s in a.strides]
-        if strides[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
-        if new_size > old_size:
-            ratio = new_size // old_size
+        if a.strides[-1] != src and a.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {a.strides[-1] // src}")
+        if dst > src:
+            ratio = dst // src
             if a.shape[-1] % ratio:
                 raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}")
-            for d, s in enumerate(strides[:-1]):
-                if s % ratio:
-                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {s}")
-    out = Tensor._make(a.view(new))
-    out._vc = x._vc
+            from ..storage import data_ptr, root_array
+
+            offset = (data_ptr(a) - data_ptr(root_array(a))) // src
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for d in range(a.ndim - 1):
+                if (a.strides[d] // src) % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got "
+                                       f"{a.strides[d] // src}")
+    if src != dst and a.strides[-1] != src:  # (a last dimension of 1 at another stride: NumPy wants it unit)
+        a = xp.lib.stride_tricks.as_strided(a, a.shape, a.strides[:-1] + (src,))
+    out = Tensor._make(a.view(dtype.np))
+    out._vc = x._vc  # in-place changes through either bump the one version
     return out
 
 
