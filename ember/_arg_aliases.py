@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 from collections.abc import Callable
 from types import FunctionType
 from typing import TypeVar
@@ -56,6 +57,9 @@ OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size
           "swapaxes_": {"axis0": "dim0", "axis1": "dim1"}, "addcdiv_": {"tensor1": "t1", "tensor2": "t2"},
           "addcmul_": {"tensor1": "t1", "tensor2": "t2"}, "copy_": {"other": "src"}, "pow_": {"exponent": "other"},
           "resize_as_": {"the_template": "other"},
+          # from= is a Python keyword: written only as random_(**{"from": 2, "to": 9}); it works, but no signature
+          # can list it
+          "random_": {"from": "low", "to": "high"}, "uniform_": {"from": "a", "to": "b"},
           "tensor_split": {"sections": "indices_or_sections", "indices": "indices_or_sections",
                            "tensor_indices_or_sections": "indices_or_sections"}}
 
@@ -115,7 +119,8 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
         return fn(*args, **kwargs)
 
     # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
-    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names]
+    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names
+             if not keyword.iskeyword(alias)]
     listed = list(params.values())
     tail = [p for p in listed if p.kind is p.VAR_KEYWORD]
     accepting_torch_names.__signature__ = inspect.Signature(

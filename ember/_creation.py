@@ -354,11 +354,68 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: 
     return _finish(arr.astype(dt), requires_grad, device)
 
 
+def _fused_multiply_add(a, b, c):
+    """``a * b + c`` with one rounding, on float64 arrays (the exact product and sum by Dekker's and Knuth's
+    error-free transformations: NumPy has no fused multiply-add)."""
+    p = a * b
+    split = 134217729.0  # 2**27 + 1: each factor as a high and a low half whose products are exact
+    ah = split * a - (split * a - a)
+    bh = split * b - (split * b - b)
+    product_error = ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+    s = p + c
+    back = s - p
+    sum_error = (p - (s - back)) + (c - back)
+    return s + (product_error + sum_error)
+
+
+def linspace_values(start, end, steps: int, np_dtype):
+    """PyTorch's CPU linspace, value for value: ``step = (end - start) / (steps - 1)`` in the result's precision
+    (double for integers), the first ``steps // 2`` values counted up from ``start`` and the rest down from
+    ``end``, each by one fused multiply-add, as its kernel is compiled (NumPy's linspace rounds otherwise: one
+    unit in the last place apart in about half the values, which moves a sampling grid across pixel edges)."""
+    dt = xp.dtype(np_dtype)
+    if steps == 1:
+        return xp.full(1, start, dtype=dt)
+    if dt.kind == "c":
+        return xp.linspace(start, end, steps, dtype=dt)
+    if dt.itemsize == 2 and dt.kind != "i":  # float16 / bfloat16
+        return _linspace_half(start, end, steps, dt)
+    work = xp.float64 if dt == xp.float64 or dt.kind in "iub" else xp.float32
+    # the ends in the result's dtype first (an integer result truncates them), the step then in ``work``
+    first, last = (float(xp.asarray(v, dtype=dt if dt.kind in "iu" else work)) for v in (start, end))
+    step = float(xp.asarray((xp.asarray(last, work) - xp.asarray(first, work)) / work(steps - 1), dtype=work))
+    i = xp.arange(steps, dtype=xp.float64)
+    up = i < steps // 2
+    counts = xp.where(up, i, steps - 1 - i)
+    if work is xp.float32:  # the float32 product is exact in float64: one rounding of the sum, then to float32
+        values = xp.where(up, first + step * counts, last - step * counts)
+    else:
+        values = xp.where(up, _fused_multiply_add(xp.full(steps, step), counts, xp.full(steps, first)),
+                          _fused_multiply_add(xp.full(steps, -step), counts, xp.full(steps, last)))
+    with quiet():
+        return values.astype(work).astype(dt)
+
+
+def _linspace_half(start, end, steps: int, dt):
+    """linspace_values for float16 / bfloat16: PyTorch's half-precision arithmetic rounds after each operation
+    (no fused multiply-add), and the count multiplying the step is itself rounded to the dtype first."""
+    def rounded(v):
+        return xp.asarray(v, dtype=xp.float32).astype(dt).astype(xp.float32)
+
+    first, last = rounded(start), rounded(end)
+    step = rounded(rounded(last - first) / xp.float32(steps - 1))
+    i = xp.arange(steps)
+    up = i < steps // 2
+    product = rounded(step * rounded(xp.where(up, i, steps - 1 - i)))
+    return xp.where(up, rounded(first + product), rounded(last - product)).astype(dt)
+
+
 @_allocating
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if int(steps) < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
-    arr = xp.linspace(float(start), float(end), int(steps), dtype=xp.float64).astype(_dt(dtype))
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    arr = linspace_values(start, end, int(steps), _dt(dtype)) if int(steps) else xp.zeros(0, _dt(dtype))
     return _finish(arr, requires_grad, device)
 
 

@@ -16,6 +16,7 @@ more than the rest of ``import ember``. Its NumPy dtype has kind "V", so code as
 from __future__ import annotations
 
 from ._backend import xp
+from ._shown_name import package_name
 
 
 class dtype:
@@ -33,7 +34,7 @@ class dtype:
         self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
-        return f"ember.{self.name}"
+        return f"{package_name()}.{self.name}"
 
     def __reduce__(self):
         return "bool_" if self.name == "bool" else self.name  # the module-level name it unpickles to

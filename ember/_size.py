@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from typing import SupportsIndex, overload
 
+from ._shown_name import package_name
+
 
 class Size(tuple[int, ...]):
     """The shape of a tensor; a tuple of ints."""
 
     def __repr__(self) -> str:
-        return f"ember.Size({list(self)})"
+        return f"{package_name()}.Size({list(self)})"
 
     def numel(self) -> int:
         return math.prod(self)

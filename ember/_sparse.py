@@ -14,6 +14,8 @@ concatenates their entries.
 
 from __future__ import annotations
 
+import math
+
 from ._backend import xp
 from ._kernels import embedding as compiled
 from ._kernels.policy import policy
@@ -230,9 +232,17 @@ class SparseTensor(Tensor):
         return sparse_coo
 
     def __repr__(self) -> str:
+        # PyTorch's layout: the indices' and values' elements aligned under their first, no dtype of their own
+        from ._tensor_str import array_text, dtype_is_shown
+
         c = self._data
-        return (f"tensor(indices={Tensor._make(c.indices)!r},\n       values={Tensor._make(c.values)!r},\n"
-                f"       size={tuple(c.shape)}, nnz={c.nnz}, layout=torch.sparse_coo)")
+        parts = []
+        for name, a in (("indices", c.indices), ("values", c.values)):
+            text = array_text(a, len(f"tensor({name}=tensor("))
+            parts.append(f"{name}=tensor({text}{f', size={tuple(a.shape)}' if a.size == 0 else ''})")
+        dtype = f"dtype={self.dtype}, " if dtype_is_shown(self.dtype) else ""
+        return (f"tensor({parts[0]},\n       {parts[1]},\n"
+                f"       size={tuple(c.shape)}, nnz={c.nnz}, {dtype}layout=torch.sparse_coo)")
 
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
@@ -436,7 +446,8 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
     if not 0 <= sd <= data.ndim:
         raise RuntimeError(f"sparse_dim must be in [0, {data.ndim}] for a tensor of {data.ndim} dimensions, "
                            f"got {sd}")
-    nonzero = (data != 0).reshape(data.shape[:sd] + (-1,)).any(-1)  # a slice over the dense dims counts once
+    # a slice over the dense dims counts once (spelled out: -1 cannot be inferred in an empty array's shape)
+    nonzero = (data != 0).reshape(data.shape[:sd] + (math.prod(data.shape[sd:]),)).any(-1)
     indices = xp.stack(xp.nonzero(nonzero)).astype(xp.int64) if sd else xp.zeros((0, 1), xp.int64)
     values = data[nonzero] if sd else data[None]
     return SparseTensor.wrap(SparseCOO(indices, values.copy(), data.shape, True))

@@ -22,8 +22,10 @@ from . import _dtype, _warnings
 from ._arg_aliases import accept_torch_names_in_methods
 from ._backend import xp
 from ._device import CPU, check_device
+from ._device import device as _device_type
 from ._dtype import np_kind
 from ._layout import strided
+from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
 from ._size import Size
 from ._tensor_methods import (
     ActivationMethods,
@@ -206,7 +208,11 @@ class Tensor(
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in row-major order without gaps; with ``memory_format=torch.channels_last``
+        (or ``channels_last_3d``), in that order instead (channels fastest), as PyTorch's strides would say."""
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            return strides_in_channels_last_order(self._data, memory_format)
         return bool(self._data.flags.c_contiguous)
 
     def __len__(self) -> int:
@@ -511,7 +517,18 @@ class Tensor(
         check_device("cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
         return self
 
-    def pin_memory(self) -> Tensor:
+    def pin_memory(self, device=None) -> Tensor:
+        """``self``: ember's tensors are ordinary CPU memory, which its data loading reads as PyTorch's pinned
+        memory. ``device`` is PyTorch's deprecated argument (a DeprecationWarning, as there); the CPU is no
+        accelerator to pin for (PyTorch's RuntimeError)."""
+        if device is not None:
+            import warnings
+
+            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                          "argument.", DeprecationWarning, stacklevel=2)
+            if (device if isinstance(device, _device_type) else _device_type(device)).type == "cpu":
+                raise RuntimeError("CPU device type not an accelerator.")
+            check_device(device)
         return self
 
     def is_pinned(self, device=None) -> bool:

@@ -124,6 +124,23 @@ def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(out) + ")"
 
 
+def array_text(a, indent: int) -> str:
+    """The elements of array ``a`` as PyTorch prints a tensor's inside ``tensor(...)``, continuation lines indented
+    by ``indent`` (no dtype or size suffix; an empty array is ``[]``)."""
+    if a.size == 0:
+        return "[]"
+    summarize = a.size > _PRINT["threshold"]
+    shown = (_summarized(a, _PRINT["edgeitems"]) if summarize else a).reshape(-1)
+    fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(shown)
+    return fmt.format(a.item()) if a.ndim == 0 else _body(a, fmt, indent, summarize)
+
+
+def dtype_is_shown(dt) -> bool:
+    """Whether a non-empty tensor's repr names its dtype: not when its values imply it (the default floating and
+    complex dtypes, int64, bool)."""
+    return dt not in (_dtype.get_default_dtype(), _dtype.category_dtype(3), _dtype.int64, _dtype.bool_)
+
+
 def tensor_repr(t) -> str:
     a = t._data
     prefix = "tensor("
@@ -136,11 +153,8 @@ def tensor_repr(t) -> str:
         if dt is not _dtype.get_default_dtype():  # nothing to infer the dtype from
             suffixes.append(f"dtype={dt}")
     else:
-        summarize = a.size > _PRINT["threshold"]
-        shown = (_summarized(a, _PRINT["edgeitems"]) if summarize else a).reshape(-1)
-        fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(shown)
-        body = fmt.format(a.item()) if a.ndim == 0 else _body(a, fmt, len(prefix), summarize)
-        if dt not in (_dtype.get_default_dtype(), _dtype.category_dtype(3), _dtype.int64, _dtype.bool_):
+        body = array_text(a, len(prefix))
+        if dtype_is_shown(dt):
             suffixes.append(f"dtype={dt}")
     try:
         fn = t.grad_fn

@@ -28,8 +28,9 @@ gets the same sentence appended to its ImportError (when run by ``python -m embe
 Libraries with compiled extensions built against PyTorch's C++ core (torchaudio, xformers, ...) cannot run
 on ember: importing one raises ModuleNotFoundError saying what ember offers instead. Pure-Python libraries on
 the torch API (transformers, einops, ...) run on ember as far as the torch features they reach are
-implemented. ``torch.__version__`` is ember's PyTorch-style version (``ember.version``), and child processes
-started with multiprocessing's "spawn" method import ``torch`` as ember too.
+implemented. Printed objects read as under PyTorch (``torch.Size([2, 3])``, ``torch.float32``,
+``torch.return_types.max(...)``). ``torch.__version__`` is ember's PyTorch-style version (``ember.version``),
+and child processes started with multiprocessing's "spawn" method import ``torch`` as ember too.
 """
 
 from __future__ import annotations

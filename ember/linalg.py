@@ -19,12 +19,13 @@ from .ops.decompositions import (
     lu_factor,
     lu_factor_ex,
     qr,
-    result,
     svd,
     svdvals,
 )
 from .ops.linalg import matmul
-from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, slogdet, solve, solve_triangular
+from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, solve, solve_triangular
+from .ops.solve import slogdet as _slogdet
+from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
@@ -164,9 +165,19 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
                   (squeeze(x, -1) if vector else x, empty, rank, empty))
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``)."""
+def slogdet(A: Tensor):
+    """(sign, log|det|) of each square matrix, as ``torch.slogdet`` (named ``return_types.linalg_slogdet`` here)."""
+    return result("linalg_slogdet", ("sign", "logabsdet"), _slogdet(A))
+
+
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
+    """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``). ``tol`` is
+    PyTorch's deprecated NumPy-compatible spelling: ``atol=tol, rtol=0``."""
     check_matrix(A, "linalg.matrix_rank", square=False)
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.matrix_rank() takes tol or atol/rtol, not both")
+        atol, rtol = tol, 0.0
     a = A._data
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
     if rtol is None:

@@ -160,6 +160,35 @@ def run_compat(tmp_path, source):
                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=60, cwd=tmp_path)
 
 
+PRINTS = """
+    import pickle
+    import torch
+    x = torch.ones(2, 3, dtype=torch.float64)
+    print(x.shape, x.dtype, x.size(), torch.bfloat16, x.layout, torch.channels_last, x.device)
+    print(x, repr(torch.float16), str(torch.int64), [torch.Size([1]), torch.float32])
+    print(x.max(0))
+    print(torch.sort(torch.tensor([3.0, 1.0])), torch.tensor([2, 1]).min(0), torch.cummin(torch.ones(2), 0))
+    print(torch.linalg.slogdet(torch.eye(2)), torch.slogdet(torch.eye(2)), torch.linalg.svd(torch.eye(2)))
+    print(torch.aminmax(x), torch.tensor([1.0, 2.0]).topk(1), torch.tensor([1.0, 2.0]).median(0))
+    print(pickle.loads(pickle.dumps(torch.tensor([1.0, 2.0]).kthvalue(1))))
+    print(torch.tensor([1.0], dtype=torch.bfloat16), torch.tensor([1, 2], dtype=torch.int32))
+    print(torch.zeros(2, 0).to_sparse(), torch.arange(12.0).reshape(3, 4).to_sparse())
+    print(torch.tensor([[0, 2], [3, 0]]).to_sparse(), torch.eye(2, dtype=torch.float64).to_sparse())
+"""
+
+
+def test_printed_objects_read_as_under_pytorch(tmp_path):
+    # A program's output under python -m ember.compat is PyTorch's: torch.Size, torch.float32,
+    # torch.return_types.max(...), the sparse layout, not ember's names.
+    script = tmp_path / "prints.py"
+    script.write_text(textwrap.dedent(PRINTS))
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    got = run_compat(tmp_path, PRINTS)
+    assert want.returncode == 0 and got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+    assert "torch." not in repr(ember.max(ember.ones(2, 2), 0)) + repr(ember.Size([1])) + repr(ember.float32)
+
+
 def test_typical_preamble_runs_under_compat(tmp_path):
     out = run_compat(tmp_path, """
         import torch
@@ -184,7 +213,7 @@ def test_typical_preamble_runs_under_compat(tmp_path):
         print(device, dtype, torch.version.cuda, torch.accelerator.current_accelerator(), mp.cpu_count() > 0)
     """)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["cpu", "ember.float32", "None", "None", "True"]
+    assert out.stdout.split() == ["cpu", "torch.float32", "None", "None", "True"]  # printed as under PyTorch
     assert out.stderr == ""  # no warning on a correct program
 
 

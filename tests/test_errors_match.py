@@ -244,3 +244,43 @@ def test_raises_torch_type(call):
     assert isinstance(got, builtin_base(type(expected))), \
         f"ember raised {type(got).__name__} ({got}), PyTorch {type(expected).__name__} ({expected})"
     assert str(got) or isinstance(got, KeyError), "ember's error says nothing"
+
+
+NORM_DTYPE_MISTAKES = {
+    # a float64 batch (NumPy's default) through float32 layers, and parameters of another dtype
+    "batch_norm float64 input": lambda m: m.nn.BatchNorm1d(4)(m.ones(3, 4, dtype=m.float64)),
+    "batch_norm eval float64 input": lambda m: m.nn.BatchNorm2d(4).eval()(m.ones(2, 4, 3, 3, dtype=m.float64)),
+    "batch_norm float64 running stats": lambda m: F(m).batch_norm(m.ones(3, 4), m.zeros(4, dtype=m.float64),
+                                                                  m.ones(4, dtype=m.float64), training=True),
+    "batch_norm bfloat16 weight": lambda m: F(m).batch_norm(m.ones(3, 4), None, None, m.ones(4, dtype=m.bfloat16),
+                                                            training=True),
+    "batch_norm weight float64, running float32": lambda m: F(m).batch_norm(
+        m.ones(3, 4, dtype=m.float64), m.zeros(4), m.ones(4), m.ones(4, dtype=m.float64), training=True),
+    "layer_norm float64 input": lambda m: m.nn.LayerNorm(3)(m.ones(2, 3, dtype=m.float64)),
+    "layer_norm float64 weight": lambda m: F(m).layer_norm(m.ones(2, 3), (3,), m.ones(3, dtype=m.float64)),
+    "group_norm float64 input": lambda m: m.nn.GroupNorm(2, 4)(m.ones(2, 4, 3, dtype=m.float64)),
+    "instance_norm float64 input": lambda m: m.nn.InstanceNorm1d(4, affine=True)(m.ones(2, 4, 3, dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("call", NORM_DTYPE_MISTAKES.values(), ids=NORM_DTYPE_MISTAKES.keys())
+def test_normalisation_parameter_dtypes_as_pytorchs_kernels(call):
+    want, got = raised(torch, call), raised(ember, call)
+    assert want is not None and got is not None, (want, got)
+    assert type(got) is type(want) and str(got) == str(want)
+
+
+def test_normalisation_of_half_precision_input_with_float32_parameters_runs():
+    # mixed precision: computed in float32, the result in the input's dtype
+    import numpy as np
+
+    data = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(data).bfloat16()
+        outs = [lib.nn.BatchNorm1d(4)(x[:, :, 0]), lib.nn.BatchNorm1d(4)(x), lib.nn.GroupNorm(2, 4)(x),
+                lib.nn.LayerNorm(5)(x.half()), F(lib).batch_norm(x.double(), None, None, training=True)]
+        assert [o.dtype for o in outs] == [lib.bfloat16] * 3 + [lib.float16, lib.float64]
+        results.append([o.float().detach().numpy() for o in outs])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)

@@ -105,3 +105,22 @@ def test_grid_sample_errors_as_torch(call, err, match):
 def test_grid_sample_dtype_mismatch_is_a_clear_error():
     with pytest.raises(RuntimeError, match="same dtype"):
         F.grid_sample(ember.zeros(1, 1, 2, 2), ember.zeros(1, 1, 1, 2, dtype=ember.float64), align_corners=False)
+
+
+def test_identity_transform_grid_and_its_gradient_as_pytorchs():
+    # The spatial-transformer idiom: theta starts at the identity, so affine_grid's points fall on pixel centres,
+    # where bilinear sampling's gradient in the grid changes with the side of the centre a point rounds to. ember's
+    # grid must be PyTorch's to the last bit (its linspace), else theta's gradient differs in its leading digits.
+    rs = np.random.default_rng(0)
+    x = rs.standard_normal((2, 1, 14, 14)).astype(np.float32)
+    weights = rs.standard_normal((2, 1, 14, 14)).astype(np.float32)
+    theta = np.tile(np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32), (2, 1, 1))
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(theta, requires_grad=True)
+        grid = lib.nn.functional.affine_grid(t, (2, 1, 14, 14), align_corners=False)
+        out = lib.nn.functional.grid_sample(lib.tensor(x), grid, align_corners=False)
+        (out * lib.tensor(weights)).sum().backward()
+        results.append((grid.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-4)

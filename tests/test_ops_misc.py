@@ -214,3 +214,15 @@ def test_in_place_views(name, args):
 
 def test_in_place_view_on_leaf_requiring_grad_raises_like_torch():
     raises_like_torch(lambda m: m.ones(2, requires_grad=True).unsqueeze_(0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "float16", "bfloat16"])
+def test_linspace_is_pytorchs_to_the_last_bit(dtype):
+    # PyTorch's CPU kernel counts up from start for the first half and down from end for the rest, one fused
+    # multiply-add each (half precision: rounded after each operation); NumPy's values differ by one unit in the
+    # last place in about half the elements.
+    for steps in [*range(0, 40), 100, 257, 1001, 4097]:
+        for start, end in [(-1, 1), (0, 1), (1e-4, 0.02), (-3.5, 10), (0, 999), (10, -2.5), (0.3, 0.7)]:
+            want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).float().numpy()
+            got = ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).float().numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {start} {end} {steps}")

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from test_data_samplers import raises_like_torch
 
 import ember
@@ -127,3 +128,21 @@ def test_bernoulli_in_place_with_a_probability_tensor():
     probs = ember.tensor([0.0, 0.25, 1.0])
     x = ember.zeros(N, 3).bernoulli_(probs)
     np.testing.assert_allclose(x.numpy().mean(axis=0), [0.0, 0.25, 1.0], atol=TOL)
+
+
+RANDOM_BOUNDS = {"float32": 2**24, "float64": 2**53, "float16": 2**11, "bfloat16": 2**8, "int64": 2**63 - 1,
+                 "int32": 2**31 - 1, "int16": 2**15 - 1, "uint8": 255, "int8": 127, "bool": 1}
+
+
+@pytest.mark.parametrize("name", RANDOM_BOUNDS)
+def test_random_without_bounds_spans_the_dtypes_range(name):
+    # PyTorch: 0 to 2**mantissa digits for floating types (inclusive), 0 to the largest value for integers
+    bound = RANDOM_BOUNDS[name]
+    for lib in (torch, ember):
+        values = lib.empty(100000, dtype=getattr(lib, name)).random_().double()
+        low, high = values.min().item(), values.max().item()
+        assert 0 <= low and high <= bound, lib
+        if bound <= 2**16:  # every value is likely drawn, the bound itself too
+            assert low == 0 and high == bound, lib
+        else:
+            assert high > 0.99 * bound, lib

@@ -205,3 +205,4 @@ def test_as_strided_views_the_storage_from_the_tensors_own_offset(m):
                 lambda: base.as_strided((2, 2), (1,))):
         with pytest.raises(RuntimeError):
             bad()
+

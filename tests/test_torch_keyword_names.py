@@ -66,8 +66,7 @@ def test_leading_parameters_take_pytorchs_keyword_names():
         accepted = set(inspect.signature(fn).parameters)
         for names, _ in overloads:
             missing += [f"{qualname}({n}=)" for n in names[:2] if n not in accepted]
-    # matrix_rank's tol= is PyTorch's deprecated spelling, which ember does not take
-    assert sorted(set(missing)) == ["linalg.matrix_rank(tol=)"]
+    assert not missing, sorted(set(missing))
 
 
 def test_the_names_added_are_pytorchs():
@@ -147,13 +146,10 @@ def test_methods_take_pytorchs_keyword_names():
             own = set(inspect.signature(inspect.unwrap(fn)).parameters) | {"axis", "keepdims"}
             wrong += [f"Tensor.{name}({n}=)" for n in accepted - own - pytorch]
     assert not wrong, wrong
-    # PyTorch's names that ember's methods do not take: from= and to= (Python keywords, so never written as
-    # keywords), view(dtype=) and resize_(size=) (ember reads them positionally), split(split_sizes=) (PyTorch's
-    # Python-level split does not take it either), is_contiguous(memory_format=), pin_memory(device=)
-    assert sorted(set(missing)) == [
-        "Tensor.is_contiguous(memory_format=)", "Tensor.pin_memory(device=)", "Tensor.random_(from=)",
-        "Tensor.random_(to=)", "Tensor.resize_(size=)", "Tensor.split(split_sizes=)", "Tensor.uniform_(from=)",
-        "Tensor.view(dtype=)"]
+    # PyTorch's names that ember's methods' signatures do not list: from= (a Python keyword, which no signature can
+    # list; random_(**{"from": 2, "to": 5}) works, test_from_and_to_by_keyword), split(split_sizes=) (PyTorch's
+    # Python-level split does not take it either)
+    assert sorted(set(missing)) == ["Tensor.random_(from=)", "Tensor.split(split_sizes=)", "Tensor.uniform_(from=)"]
 
 
 @pytest.mark.parametrize("call", [
@@ -164,6 +160,48 @@ def test_methods_take_pytorchs_keyword_names():
 ])
 def test_method_calls_with_pytorchs_keyword_names(call):
     assert_close(call(ember.tensor(X)), call(torch.tensor(X)))
+
+
+def test_from_and_to_by_keyword():
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        x = lib.zeros(2000)
+        x.random_(**{"from": 3, "to": 7})
+        assert set(x.tolist()) == {3.0, 4.0, 5.0, 6.0}, lib
+        x.random_(to=2)
+        assert set(x.tolist()) == {0.0, 1.0}, lib
+        x.uniform_(**{"from": 2.0, "to": 2.5})
+        assert 2.0 <= x.min().item() < 2.01 and 2.49 < x.max().item() < 2.5, lib
+
+
+def test_matrix_rank_tol_is_an_absolute_tolerance():
+    a = np.array([[1.0, 2.0], [2.0, 4.0001]], dtype=np.float32)
+    for call in (lambda m, t: m.linalg.matrix_rank(t, tol=1e-3), lambda m, t: m.linalg.matrix_rank(t, tol=1e-5),
+                 lambda m, t: m.linalg.matrix_rank(t, 1e-3), lambda m, t: m.linalg.matrix_rank(t, 1e-3, True),
+                 lambda m, t: m.linalg.matrix_rank(t, tol=0.0)):
+        assert call(ember, ember.tensor(a)).item() == call(torch, torch.tensor(a)).item()
+    with pytest.raises(TypeError):
+        ember.linalg.matrix_rank(ember.tensor(a), tol=1e-3, atol=1.0)
+
+
+def test_resize_view_is_contiguous_pin_memory_by_keyword():
+    for lib in (torch, ember):
+        x = lib.arange(6.0)
+        assert tuple(x.resize_(size=(2, 3)).shape) == (2, 3)
+        assert x.view(dtype=lib.int32).tolist() == torch.arange(6.0).view(torch.int32).view(2, 3).tolist()
+        nchw = lib.ones(2, 3, 4, 5)
+        nhwc = nchw.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        assert [t.is_contiguous(memory_format=f) for t in (nchw, nhwc, nhwc.permute(0, 2, 3, 1))
+                for f in (lib.contiguous_format, lib.channels_last, lib.channels_last_3d)] == \
+            [True, False, False, False, True, False, True, False, False], lib
+        volume = lib.ones(2, 3, 4, 5, 6).permute(0, 2, 3, 4, 1).contiguous().permute(0, 4, 1, 2, 3)
+        assert volume.is_contiguous(memory_format=lib.channels_last_3d) and not volume.is_contiguous()
+        assert lib.ones(2, 1, 4, 5).is_contiguous(memory_format=lib.channels_last)  # size-1 channels: both orders
+        assert not lib.ones(0, 3, 4, 5).is_contiguous(memory_format=lib.channels_last)
+        with pytest.warns(DeprecationWarning) as warned, \
+                pytest.raises(RuntimeError, match="CPU device type not an accelerator"):
+            lib.ones(2).pin_memory(device="cpu")
+        assert "The argument 'device' of Tensor.pin_memory() is deprecated" in str(warned[0].message)
 
 
 def test_wrapped_functions_pickle_by_reference_as_pytorchs():

@@ -209,3 +209,53 @@ def test_building_blocks_have_torchvisions_keys_and_shapes():
     mlp = ops.MLP(6, [5, 4], dropout=0.1)
     assert [type(m).__name__ for m in mlp] == ["Linear", "ReLU", "Dropout", "Linear", "Dropout"]
     assert tuple(ops.Permute([0, 2, 3, 1])(ember.zeros(1, 2, 3, 4)).shape) == (1, 3, 4, 2)
+
+
+def torchvision_box_losses(b1, b2, eps=1e-7):
+    """torchvision.ops' generalized / distance / complete box-IoU losses (giou_loss.py, diou_loss.py, ciou_loss.py)
+    in plain torch: torchvision cannot be installed next to the oracle torch here."""
+    x1, y1, x2, y2 = b1.unbind(-1)
+    x1g, y1g, x2g, y2g = b2.unbind(-1)
+    xk1, yk1, xk2, yk2 = torch.max(x1, x1g), torch.max(y1, y1g), torch.min(x2, x2g), torch.min(y2, y2g)
+    inter = torch.zeros_like(x1)
+    mask = (yk2 > yk1) & (xk2 > xk1)
+    inter[mask] = (xk2[mask] - xk1[mask]) * (yk2[mask] - yk1[mask])
+    union = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - inter
+    iou = inter / (union + eps)
+    xc1, yc1, xc2, yc2 = torch.min(x1, x1g), torch.min(y1, y1g), torch.max(x2, x2g), torch.max(y2, y2g)
+    area_c = (xc2 - xc1) * (yc2 - yc1)
+    giou = 1 - (iou - (area_c - union) / (area_c + eps))
+    diag = (xc2 - xc1) ** 2 + (yc2 - yc1) ** 2 + eps
+    centres = ((x2 + x1) / 2 - (x1g + x2g) / 2) ** 2 + ((y2 + y1) / 2 - (y1g + y2g) / 2) ** 2
+    diou = 1 - iou + centres / diag
+    v = (4 / (np.pi ** 2)) * torch.pow(torch.atan((x2g - x1g) / (y2g - y1g)) - torch.atan((x2 - x1) / (y2 - y1)), 2)
+    with torch.no_grad():
+        alpha = v / (1 - iou + v + eps)
+    return {"generalized_box_iou_loss": giou, "distance_box_iou_loss": diou, "complete_box_iou_loss": diou + alpha * v}
+
+
+@pytest.mark.parametrize("name", ["generalized_box_iou_loss", "distance_box_iou_loss", "complete_box_iou_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_box_iou_losses_values_and_gradients(name, reduction):
+    a, b = random_boxes(9), random_boxes(9)  # overlapping and disjoint pairs
+    (ea, ta), (eb, tb) = pair(a, True), pair(b, True)
+    want = torchvision_box_losses(ta, tb)[name]
+    want = {"none": want, "mean": want.mean(), "sum": want.sum()}[reduction]
+    got = getattr(ops, name)(ea, eb, reduction=reduction)
+    close(got, want)
+    w = RNG.standard_normal(tuple(want.shape)).astype(np.float32)
+    (got * ember.tensor(w)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    close(ea.grad, ta.grad)
+    close(eb.grad, tb.grad)
+
+
+def test_box_iou_losses_empty_integer_and_bad_reduction():
+    empty = ember.zeros(0, 4, requires_grad=True)
+    loss = ops.generalized_box_iou_loss(empty, empty, reduction="mean")
+    assert loss.item() == 0.0 and loss.requires_grad  # 0 * sum: a graph, no NaN
+    boxes = ember.tensor([[0, 0, 4, 4], [2, 2, 6, 6]])
+    assert ops.distance_box_iou_loss(boxes, boxes.flip(0)).dtype == ember.float32
+    assert ops.generalized_box_iou_loss(boxes, boxes).abs().max().item() < 1e-6
+    with pytest.raises(ValueError, match="Invalid Value for arg 'reduction'"):
+        ops.complete_box_iou_loss(boxes, boxes, reduction="avg")

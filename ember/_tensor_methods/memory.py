@@ -43,10 +43,15 @@ class MemoryMethods:
 
         return is_shared(self)  # type: ignore[arg-type]
 
-    def resize_(self, *sizes, memory_format=None) -> Tensor:
-        """A new shape over the same storage, grown if needed (PyTorch's semantics; ``ember/_resize.py``)."""
+    def resize_(self, *sizes, size=None, memory_format=None) -> Tensor:
+        """A new shape over the same storage, grown if needed (PyTorch's semantics; ``ember/_resize.py``); the
+        shape given as numbers, one tuple, or ``size=``."""
         from .._resize import resize_
 
+        if size is not None:
+            if sizes:
+                raise TypeError("resize_() got the shape both as positional arguments and as 'size'")
+            sizes = (size,)
         return resize_(self, *sizes, memory_format=memory_format)  # type: ignore[arg-type]
 
     def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:

@@ -17,8 +17,9 @@ class ShapeMethods:
     def reshape(self, *sizes, shape=None) -> Tensor:
         return ops.shape.reshape(self, *sizes, shape=shape)
 
-    def view(self, *shape, size=None) -> Tensor:
-        return ops.shape.view(self, *shape, size=size)
+    def view(self, *shape, size=None, dtype=None) -> Tensor:
+        """``self`` with another shape over the same storage, or (given a dtype) its bytes read as that dtype."""
+        return ops.shape.view(self, *shape, size=size, dtype=dtype)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return ops.shape.flatten(self, start_dim, end_dim)

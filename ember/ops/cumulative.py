@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from .. import return_types
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast
-
-_ValuesIndices = namedtuple("cummax", ["values", "indices"])
 
 
 class CumProd(Node):
@@ -60,7 +57,7 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
 
     a = x._data
     if a.ndim == 0:
-        return _ValuesIndices(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+        return getattr(return_types, name)(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
     d = _wrap_dim(dim, a.ndim)
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
@@ -75,7 +72,7 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         best = xp.where(take, cur, best)
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = xp.moveaxis(idx, -1, d)
-    return _ValuesIndices(Gather.apply(x, index=idx, dim=d), Tensor._make(idx))
+    return getattr(return_types, name)(Gather.apply(x, index=idx, dim=d), Tensor._make(idx))
 
 
 def cummax(x: Tensor, dim: int):

@@ -7,23 +7,11 @@ for losses that do not depend on the vectors' signs, as in PyTorch.
 
 from __future__ import annotations
 
-from collections import namedtuple
-from functools import cache
-
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node
+from ..return_types import result
 from .solve import LinAlgError, _batch_prefix, check_matrix, mT
-
-
-@cache
-def _result_type(name: str, fields: tuple):
-    return namedtuple(name, fields)
-
-
-def result(name: str, fields: tuple, values):
-    """The named tuple PyTorch returns (``torch.return_types.<name>``)."""
-    return _result_type(name, fields)(*values)
 
 
 def _diag(a):

@@ -10,13 +10,13 @@ PyTorch's does), given edges by binary search. Counts are summed in float64 and 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
+from .. import return_types
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor
 
-_Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+_Histogram = return_types.histogram
 
 
 def _check_floating(input: Tensor, kernel: str) -> None:
@@ -30,15 +30,10 @@ def _check_bins(bins: int) -> None:
 
 
 def _equal_edges(left: float, right: float, bins: int, dtype):
-    """PyTorch's linspace(left, right, bins + 1) in ``dtype``: from the left for the first half of the points,
-    from the right for the rest (so both ends are exact)."""
-    steps = bins + 1
-    step = (xp.asarray(right, dtype) - xp.asarray(left, dtype)) / dtype.type(steps - 1)
-    i = xp.arange(steps)
-    half = steps // 2
-    from_left = xp.asarray(left, dtype) + step * i[:half].astype(dtype)
-    from_right = xp.asarray(right, dtype) - step * (steps - 1 - i[half:]).astype(dtype)
-    return xp.concatenate([from_left, from_right]).astype(dtype)
+    """PyTorch's edges: its linspace(left, right, bins + 1) in ``dtype``, to the last bit."""
+    from .._creation import linspace_values
+
+    return linspace_values(float(left), float(right), bins + 1, dtype)
 
 
 def _bin_of(x, edges, equal: bool, local_search: bool):

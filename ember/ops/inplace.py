@@ -293,10 +293,23 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
     return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
 
 
+def _random_bound(dtype) -> int:
+    """The largest value ``random_()`` draws for ``dtype``, as PyTorch: 2**mantissa digits for floating types
+    (every integer up to it is exact), the largest value for integers, 1 for bool."""
+    if dtype.kind == "b":
+        return 1
+    if dtype.kind in "iu":
+        return int(xp.iinfo(dtype).max)
+    return 2 ** (int(xp.finfo(dtype).nmant) + 1)
+
+
 def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    """Integers uniform in [low, high); one argument is ``high`` (``x.random_(10)``: 0 to 9, PyTorch's
+    ``random_(to)``); none: 0 to the dtype's bound (``_random_bound``) inclusive."""
     if high is None:
-        low, high = 0, low if low else 2**24
-    return _fill_with(x, rng_of(generator).integers(low, high, x._data.shape))
+        low, high = (0, low) if low else (0, _random_bound(x._data.dtype) + 1)
+    return _fill_with(x, rng_of(generator).integers(low, high, x._data.shape, dtype=xp.int64 if high <= 2**63 - 1
+                                                    else xp.uint64))
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:

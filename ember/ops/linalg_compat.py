@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..return_types import result
 from .decompositions import cholesky as _cholesky
-from .decompositions import lu_factor_ex, lu_unpack, result
+from .decompositions import lu_factor_ex, lu_unpack
 from .decompositions import qr as _qr
 from .decompositions import svd as _svd
 from .linalg import matmul

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 
-from .. import _dtype, _warnings
+from .. import _dtype, _warnings, return_types
 from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import np_kind
@@ -184,7 +183,6 @@ def _abs2(a):
     return a.real * a.real + a.imag * a.imag if a.dtype.kind == "c" else a * a
 
 
-_ValuesIndices = namedtuple("return_types", ["values", "indices"])
 
 
 def _reduce(cls, x: Tensor, dim, keepdim: bool) -> Tensor:
@@ -231,11 +229,11 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
         values = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
-        return _ValuesIndices(values, Tensor._make(xp.zeros((), dtype=xp.int64)))
+        return (return_types.max if largest else return_types.min)(values, Tensor._make(xp.zeros((), dtype=xp.int64)))
     values = MaxMinDim.apply(x, dim=d, keepdim=keepdim, largest=largest)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
-    return _ValuesIndices(values, Tensor._make(indices))
+    return (return_types.max if largest else return_types.min)(values, Tensor._make(indices))
 
 
 def _argext(a, dim, keepdim, largest):

@@ -94,7 +94,11 @@ def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
 
 
-def view(x: Tensor, *shape, size=None) -> Tensor:
+def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    if dtype is not None:
+        if shape or size is not None:
+            raise TypeError("view() takes either a shape or a dtype, not both")
+        return view_dtype(x, dtype)
     if size is not None:
         shape = _shape_arg(shape, size)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):

@@ -11,6 +11,7 @@ from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node
 from ..autograd.recorded import value_of
+from ..return_types import result
 
 
 class LinAlgError(RuntimeError):
@@ -220,8 +221,6 @@ class SlogDet(MultiOutputNode):
 
 def slogdet(A: Tensor):
     """(sign, log|det|) of each square matrix, as the named tuple ``(sign, logabsdet)``."""
-    from .decompositions import result
-
     check_matrix(A, "linalg.slogdet")
     return result("slogdet", ("sign", "logabsdet"), SlogDet.apply(A))
 

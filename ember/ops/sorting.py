@@ -8,15 +8,14 @@ positions (repeated picks accumulate). NaN sorts as the largest value, as in PyT
 from __future__ import annotations
 
 import operator
-from collections import namedtuple
 
+from .. import return_types
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from .elementwise import refuse_complex
 from .indexing import Gather
 
-_Sort = namedtuple("sort", ["values", "indices"])
-_TopK = namedtuple("topk", ["values", "indices"])
+_Sort, _TopK = return_types.sort, return_types.topk
 
 
 def _order(a, axis: int, descending: bool):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from .. import return_types
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
@@ -11,10 +10,7 @@ from .reduction import _axes, amax, amin, mean, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
-_Median = namedtuple("median", ["values", "indices"])
-_Kth = namedtuple("kthvalue", ["values", "indices"])
-_MinMax = namedtuple("aminmax", ["min", "max"])
-_Mode = namedtuple("mode", ["values", "indices"])
+_Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
 
 def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: bool = False):

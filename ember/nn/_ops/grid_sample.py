@@ -231,7 +231,9 @@ def _linspace(n: int, align_corners: bool, dtype):
     """PyTorch's base coordinates along a dim of n pixels: -1..1 (pixel centres) or scaled to the pixel edges."""
     if n <= 1:
         return xp.zeros(1, dtype)
-    r = xp.linspace(-1, 1, n, dtype=dtype)
+    from ..._creation import linspace_values
+
+    r = linspace_values(-1, 1, n, dtype)  # PyTorch's values to the last bit: grid points at pixel centres stay there
     return r if align_corners else r * (n - 1) / n
 
 

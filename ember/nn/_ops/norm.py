@@ -16,7 +16,7 @@ import math
 from functools import partial
 
 from ..._backend import xp
-from ..._dtype import np_kind
+from ..._dtype import SCALAR_TYPE_NAMES, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
@@ -250,6 +250,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError(f"batch_norm: {name} should contain {c} elements not {t._data.size}")
     if training and (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
+    mixed = check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if not training and t is None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
@@ -265,7 +266,34 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     out = BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
-    return out
+    return in_input_dtype(out, input, mixed)
+
+
+def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
+    """PyTorch's CPU normalisation kernels' dtype rule: the parameters (weight, bias, running statistics) have the
+    input's dtype, or (mixed) the input is bfloat16 / float16 and every parameter float32. A float64 batch through a
+    float32 layer is PyTorch's RuntimeError, not a float64 result. True when mixed: the result then has the
+    input's dtype (computed in float32, rounded once: ``in_input_dtype``)."""
+    given = [p for p in params if p is not None]
+    if not given:
+        return False
+    x = input._data.dtype
+    if given[0]._data.dtype == x:  # not mixed: a later parameter of another dtype is the kernel's error
+        for p in given[1:]:
+            if p._data.dtype != x:
+                raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+                                   f"{SCALAR_TYPE_NAMES[p.dtype.name]}")
+        return False
+    if any(p._data.dtype != xp.float32 for p in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if not (x.itemsize == 2 and np_kind(x) == "f"):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
+
+
+def in_input_dtype(out: Tensor, input: Tensor, mixed: bool) -> Tensor:
+    """A mixed-precision normalisation's float32 result in the input's half dtype, as PyTorch returns it."""
+    return out.to(input.dtype) if mixed and out.dtype != input.dtype else out
 
 
 def _affine_only(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -443,7 +471,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
-    return LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps)
+    mixed = check_parameter_dtypes(input, weight, bias)
+    return in_input_dtype(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input, mixed)
 
 
 class RMSNorm(Node):
@@ -547,7 +576,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    return GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps)
+    mixed = check_parameter_dtypes(input, weight, bias)
+    return in_input_dtype(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps), input, mixed)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,

@@ -2,7 +2,8 @@
 
 Differences from PyTorch, all documented on ``DataLoader``: there are no worker
 processes (``num_workers > 0`` loads in the calling process, with the same
-results), ``pin_memory`` is a no-op (ember tensors live in ordinary CPU memory),
+batches; an IterableDataset's workers are run there as PyTorch runs them),
+``pin_memory`` is a no-op (ember tensors live in ordinary CPU memory),
 and the shuffled order differs from PyTorch's for the same seed (a different
 random generator) while being just as reproducible.
 """
@@ -18,6 +19,7 @@ from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...random import Generator
+from . import _workers
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -26,9 +28,11 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
 
 
-def get_worker_info() -> None:
-    """Always None: ember's DataLoader has no worker processes, so code runs as in PyTorch's main process."""
-    return None
+def get_worker_info() -> _workers.WorkerInfo | None:
+    """Inside the code of a DataLoader worker over an IterableDataset (its ``__iter__``, ``worker_init_fn``, the
+    collate function): that worker's id, number of workers, seed and dataset copy; None elsewhere, as in PyTorch's
+    main process (ember runs the workers in this process: ``_workers``)."""
+    return _workers.current()
 
 
 class DataLoader:
@@ -42,9 +46,11 @@ class DataLoader:
         sampler: the order of indices (exclusive with ``shuffle``).
         batch_sampler: yields whole lists of indices (exclusive with batch_size, shuffle,
             sampler and drop_last).
-        num_workers: accepted; values > 0 load in this process (ember has no worker
-            processes), giving the same batches. ``worker_init_fn`` is then never called and
-            ``get_worker_info()`` is None, as in PyTorch's main process.
+        num_workers: values > 0 load in this process (ember has no worker processes), giving
+            PyTorch's batches: a map-style dataset's do not depend on workers (``worker_init_fn`` is
+            then never called); an ``IterableDataset`` is run as PyTorch's workers run it, one copy
+            per worker with ``get_worker_info()`` telling its id, their batches in turn
+            (``ember/utils/data/_workers.py``).
         collate_fn: merges a list of samples into a batch (default ``default_collate``).
         pin_memory: accepted, no effect (ember tensors are already in host memory).
         drop_last: drop the last incomplete batch (default False).
@@ -110,7 +116,7 @@ class DataLoader:
             _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                            "memory won't be used.")
         if self._iterable:
-            return self._iter_stream()
+            return self._iter_workers() if self.num_workers > 0 else self._iter_stream()
         if self._can_index_tensors():
             return self._iter_tensor_batches()
         return self._iter_indexed()
@@ -146,6 +152,19 @@ class DataLoader:
             if len(batch) < self.batch_size and self.drop_last:
                 return
             yield collate(batch)
+
+    def _iter_workers(self) -> Iterator:
+        """An IterableDataset with ``num_workers > 0``: PyTorch's workers' batches, run in this process. A fresh
+        set of workers (dataset copies, seeds, ``worker_init_fn``) each epoch; persistent workers keep theirs."""
+        pool = getattr(self, "_worker_pool", None)
+        if pool is None or not self.persistent_workers:
+            base_seed = int(Tensor._make(xp.zeros((), xp.int64)).random_(generator=self.generator).item())
+            pool = [_workers.Worker(self.dataset, w, self.num_workers, base_seed, self.worker_init_fn)
+                    for w in range(self.num_workers)]
+            if self.persistent_workers:
+                self._worker_pool = pool
+        batch_size = self.batch_size if self._auto_collation else None
+        return _workers.worker_batches(pool, self.prefetch_factor or 2, batch_size, self.drop_last, self.collate_fn)
 
     def _can_index_tensors(self) -> bool:
         """Whether the TensorDataset fast path gives exactly what the general path would."""
