@@ -24,6 +24,7 @@ from ember.diagnostics import TrainingLoopWarning, set_warnings
 def diagnostics_on():
     set_warnings(True)
     yield
+    set_warnings(False, "missing_grad")
     set_warnings(True)
 
 
@@ -321,6 +322,7 @@ def test_parameter_changed_before_forward_or_after_step_is_silent():
 
 # ----------------------------------------------------------------------------- 9. no gradient for some
 def test_parameters_cut_off_by_detach_are_named():
+    set_warnings(True, "missing_grad")  # opt-in
     model, (x, y) = mlp(), data()
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
     with caught() as w:
@@ -352,7 +354,16 @@ def test_unused_branch_is_named_with_zeroed_gradients_too():
             opt.zero_grad(set_to_none=False)
             loss_of(model, x, y).backward()
             opt.step()
+    assert w.messages == []  # opt-in: an unused layer is as often intended (a WaveNet's last residual projection)
+    set_warnings(True, "missing_grad")
+    with caught() as w:
+        for _ in range(2):
+            opt.zero_grad(set_to_none=False)
+            loss_of(model, x, y).backward()
+            opt.step()
     assert len(w.messages) == 1 and "head_b.weight, head_b.bias received no gradient" in w.messages[0]
+    set_warnings(True)  # without kinds: the opt-in kind stays as named
+    assert ember.diagnostics.warnings_enabled("missing_grad")
 
 
 def test_frozen_parameters_are_never_reported():

@@ -139,11 +139,15 @@ def test_none_grad_skipped_and_closure_returns_loss(name):
     e = trajectory(ember, name, {"lr": 0.01}, closure=True)
     assert_same_trajectory(e, trajectory(torch, name, {"lr": 0.01}, closure=True))
     ember.diagnostics.enable()
+    ember.diagnostics.set_warnings(True, "missing_grad")  # opt-in
     p, q = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
     opt = getattr(ember.optim, name)([p, q], lr=0.1)
     (p * 2).sum().backward()
-    with pytest.warns(ember.diagnostics.TrainingLoopWarning, match="received no gradient"):
-        opt.step()
+    try:
+        with pytest.warns(ember.diagnostics.TrainingLoopWarning, match="received no gradient"):
+            opt.step()
+    finally:
+        ember.diagnostics.set_warnings(False, "missing_grad")
     assert q.tolist() == [1.0, 1.0] and q not in opt.state
     assert p.tolist() != [1.0, 1.0]
 

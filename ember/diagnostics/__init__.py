@@ -30,7 +30,8 @@ _trace.module_label = module_label
 
 
 def enable() -> None:
-    """Turn every training-loop warning on: register the checks on ember's public hooks (once per process).
+    """Turn the training-loop warnings on (all but the opt-in ``missing_grad``): register the checks on ember's
+    public hooks (once per process).
 
     Call it before the model is built: the checks name parameters and watch their gradients from the
     moment a module registers them. ``EMBER_DIAGNOSTICS=1`` makes ``import ember`` call it, and

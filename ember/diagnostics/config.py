@@ -1,8 +1,9 @@
 """The training-loop warnings: their category, their kinds, the switches, and show-once.
 
 They are off until enabled (``ember.diagnostics.enable()``, ``python -m ember.compat``, or
-``EMBER_DIAGNOSTICS=1``); then every kind is on and each is shown once per process for a given set
-of parameters. ``set_warnings`` (in ``ember.diagnostics``) switches all or some of them at run time.
+``EMBER_DIAGNOSTICS=1``); then every kind but the opt-in ones (``OPT_IN``) is on, and each is shown once per
+process for a given set of parameters. ``set_warnings`` (in ``ember.diagnostics``) switches all or some of them at
+run time.
 Filter them like any warning: ``warnings.simplefilter("ignore", ember.diagnostics.TrainingLoopWarning)``.
 """
 
@@ -27,6 +28,10 @@ KINDS = {
     "missing_grad": "some parameters got no gradient while others did",
 }
 _BIT = {kind: 1 << i for i, kind in enumerate(KINDS)}
+# Kinds that ``enable()`` (and ``set_warnings(True)`` without kinds) leaves off: they fire on correct programs
+# as often as on mistakes (a WaveNet's last residual projection that nothing reads, experts a router did not pick,
+# a pretrained head kept but unused), so they are on only when named: ``set_warnings(True, "missing_grad")``.
+OPT_IN = frozenset({"missing_grad"})
 
 enabled: dict[str, bool] = dict.fromkeys(KINDS, False)  # until enable() / set_warnings(True)
 

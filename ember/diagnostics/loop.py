@@ -39,7 +39,9 @@ on: bool = any(config.enabled.values())
 
 
 def set_warnings(enabled: bool = True, *kinds: str) -> None:
-    """Switch the training-loop warnings on or off: all of them, or only the named ``kinds``.
+    """Switch the training-loop warnings on or off: all of them, or only the named ``kinds``. Without kinds,
+    "on" leaves the opt-in kinds (``missing_grad``: it fires on correct programs too) as they are; name them to
+    turn them on.
 
     Kinds: ``step_without_backward``, ``clip_after_step``, ``grad_not_zeroed``,
     ``param_changed_before_step``, ``missing_grad``. Turning checks back on forgets what was
@@ -50,7 +52,7 @@ def set_warnings(enabled: bool = True, *kinds: str) -> None:
     if enabled:
         install()
     was_on = on
-    for kind in kinds or config.KINDS:
+    for kind in kinds or [k for k in config.KINDS if not (enabled and k in config.OPT_IN)]:
         config.enabled[kind] = bool(enabled)
     on = any(config.enabled.values())
     if on and not was_on:
