@@ -29,6 +29,7 @@ from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
 from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
+from .saved_hooks import _stack as _saved_hooks_stack
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
 _RELEASED_MSG = (
@@ -143,12 +144,39 @@ class Node:
         node = _new_object(cls)
         node.saved = ()
         needs = None
+        arrays = []
         if _GradState.enabled:
-            arrays, flags, edges, shapes = _inputs_and_edges(inputs)
-            if True in flags:
+            # The inputs in one pass, inline (a call is a frame): the arrays, whether each needs a gradient, and
+            # for each that does its edge (``input_edge``) and shape (None for the others).
+            flags = []
+            edges = []
+            shapes = []
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    a = t._data
+                    arrays.append(a)
+                    if t._requires_grad:
+                        needs = True
+                        flags.append(True)
+                        # input_edge's common cases inline: a leaf with its AccumulateGrad, a result that is no view
+                        fn = t.grad_fn
+                        if fn is None:
+                            fn = t._grad_accumulator
+                            edges.append((fn, 0) if fn is not None else leaf_edge(t))
+                        elif t._base is None:
+                            edges.append((fn, t._output_nr))
+                        else:
+                            edges.append(input_edge(t))
+                        shapes.append(a.shape)
+                        continue
+                else:
+                    arrays.append(t)
+                flags.append(False)
+                edges.append(None)
+                shapes.append(None)
+            if needs is not None:
                 needs = tuple(flags)
         else:
-            arrays = []
             for t in inputs:
                 arrays.append(t._data if isinstance(t, Tensor) else t)
         node.needs_input_grad = needs
@@ -225,24 +253,30 @@ class Node:
             # output. (counter, version, array, source): no reference to the tensor itself, so an output
             # that saves itself does not form a tensor -> node -> tensor cycle; the source is what
             # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
-            # (a position in saved: hooks may pack the array). Plain loops, no comprehensions: every recorded op
-            # that saves a tensor runs this, and a comprehension costs a frame.
-            where = {}
-            k = 0
-            for a in saved:
-                where[id(a)] = k
-                k += 1
+            # (a position in saved: hooks may pack the array). Plain loops and identity tests, no comprehensions,
+            # dict or id(): every recorded op that saves a tensor runs this, on a few entries.
             entries = []
             i = 0
             for t in inputs:
-                if isinstance(t, Tensor) and (k := where.get(id(t._data))) is not None:
-                    entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                if isinstance(t, Tensor):
+                    a = t._data
+                    k = 0
+                    for s in saved:
+                        if s is a:
+                            entries.append((t._vc, t._vc[0], a, (edges[i], k)))
+                            break
+                        k += 1
                 i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                if (k := where.get(id(t._data))) is not None:
-                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, k)))
+                a = t._data
+                k = 0
+                for s in saved:
+                    if s is a:
+                        entries.append((t._vc, t._vc[0], a, (t._output_nr, k)))
+                        break
+                    k += 1
             self._saved_versions = tuple(entries)
-            if saved_hooks.stack_in_use():
+            if _saved_hooks_stack.hooks:  # (saved_hooks.stack_in_use() without its frame)
                 self._pack_saved()
         else:
             self._saved_versions = ()
@@ -539,31 +573,6 @@ class AccumulateGrad(Node):
                 hook(var)
             trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()
-
-
-def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
-    """An op's inputs under grad mode, in one pass: the arrays (a non-tensor passes through), whether each needs a
-    gradient, and for each that does its edge (``input_edge``) and shape (None for the others)."""
-    # Plain loops and lists, not generator expressions: every recorded op runs this.
-    arrays = []
-    flags = []
-    edges = []
-    shapes = []
-    for t in inputs:
-        if isinstance(t, Tensor):
-            a = t._data
-            arrays.append(a)
-            if t._requires_grad:
-                flags.append(True)
-                edges.append(input_edge(t))
-                shapes.append(a.shape)
-                continue
-        else:
-            arrays.append(t)
-        flags.append(False)
-        edges.append(None)
-        shapes.append(None)
-    return arrays, flags, edges, shapes
 
 
 def input_edge(t: Tensor) -> tuple:
