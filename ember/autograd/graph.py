@@ -41,6 +41,7 @@ _RELEASED_MSG = (
 
 _sequence = itertools.count()
 _new_object = object.__new__
+_ndarray = xp.ndarray
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
@@ -183,11 +184,15 @@ class Node:
         level = _dual_level
         tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
         # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
-        quiet = None if cls.is_view else quiet_enter()
+        is_view = cls.is_view
+        quiet = None if is_view else quiet_enter()
         half = None
         if cls.float32_compute:
-            half, arrays = lowp.widen(arrays)
-            node.half_dtype = half
+            a = arrays[0] if arrays else None
+            # a float32/float64 first input decides it without widen's call (widen would answer None at once)
+            if a.__class__ is not _ndarray or a.dtype.itemsize == 2 or a.dtype.kind not in "fc":
+                half, arrays = lowp.widen(arrays)
+                node.half_dtype = half
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
@@ -199,7 +204,7 @@ class Node:
             out = lowp.narrow(out, half)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         _fill(result, out, node if needs is not None else None, 0)
-        if cls.is_view:
+        if is_view:
             src = inputs[0]
             result._vc = src._vc
             result._base = src._base if src._base is not None else src

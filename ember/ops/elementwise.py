@@ -236,7 +236,9 @@ class Minimum(Node):
 def add(a, b, *, alpha=1):
     if alpha != 1:
         b = _scaled(b, alpha)
-    a, b = promote(a, b)
+    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+        a, b = promote(a, b)
     return Add.apply(a, b)
 
 
@@ -263,7 +265,8 @@ def sub(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    a, b = promote(a, b)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+        a, b = promote(a, b)  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
 
