@@ -146,7 +146,8 @@ class Node:
         node.saved = ()
         needs = None
         arrays = []
-        if _GradState.enabled:
+        enabled = _GradState.enabled  # (a thread-local: read once)
+        if enabled:
             # The inputs in one pass, inline (a call is a frame): the arrays, whether each needs a gradient, and
             # for each that does its edge (``input_edge``) and shape (None for the others).
             flags = []
@@ -210,7 +211,7 @@ class Node:
             result._base = src._base if src._base is not None else src
             result._view_version = src._vc[0]  # its grad_fn reads the base's history as of this version
             # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
-            if not _GradState.enabled:
+            if not enabled:
                 result._view_creation = "no_grad"
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None

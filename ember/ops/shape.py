@@ -376,7 +376,7 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import narrow
+    from .indexing import BasicIndex
 
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
@@ -393,8 +393,9 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
     out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, d, start, s))
+    lead = (slice(None),) * d
+    for s in sizes:  # narrow's view of each piece, its bounds checked above
+        out.append(BasicIndex.apply(x, idx=lead + (slice(start, start + s),)))
         start += s
     return mark_multi_output_views(tuple(out), "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
 
