@@ -36,6 +36,8 @@ def promote(a, b):
         target = _result_dtype(a, b)
         return cast(a, target), cast(b, target)
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
+    if (s.__class__ is float or s.__class__ is int) and t._data.dtype.kind in "fc":
+        return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
         s = s.item()
     elif not isinstance(s, (int, float, bool, complex)):
