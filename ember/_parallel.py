@@ -16,11 +16,13 @@ rows that are computed independently (no reduction across a split).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
 
 from ._backend import quiet_enter, quiet_exit, xp
+from ._kernels import openblas
 from ._kernels.policy import policy
 
 
@@ -268,11 +270,51 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
 _MIN_GEMM_BLOCK = 8
 
 
+def on_one_blas_thread(fn: Callable, *args):
+    """``fn(*args)`` run with OpenBLAS held to one thread (``_kernels.openblas.hold``), so that every GEMM in it runs
+    whole on whichever of ember's threads computes it (``gemm_block`` is None inside); OpenBLAS's count is restored
+    after. Where that count cannot be set at run time (no OpenBLAS found), or OpenBLAS has one thread anyway, or
+    ``policy.one_blas_thread`` is False, ``fn`` runs as it is (its GEMMs in blocks or on OpenBLAS's threads).
+
+    Why: GEMMs cut into blocks that OpenBLAS keeps on one thread ran at 60-65 % of a whole GEMM's speed (a DCGAN
+    layer's tile GEMMs in blocks of 32 columns), and GEMMs left to OpenBLAS's threads keep the calling thread
+    spinning while it waits for them. The count is the process's: a GEMM another thread runs meanwhile runs on
+    one OpenBLAS thread too. Nested and concurrent uses keep it at one until the last ends. The bits do not depend
+    on ember's thread count: every GEMM inside is whole on one OpenBLAS thread, for any count."""
+    if policy.blas_threads == 1 or not policy.one_blas_thread or not openblas.hold():
+        return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        openblas.release()
+
+
+def one_blas_thread(method: Callable) -> Callable:
+    """A convolution node's ``forward(self, x, ...)`` or ``backward(self, g, ...)`` run ``on_one_blas_thread``, unless
+    its batch (x's or g's first dim) is one sample: ember's threads split a convolution by samples, bands or rows,
+    but one sample's GEMMs are most of the work, which OpenBLAS's threads split (inference on one large image), so
+    it runs as it is. Decided on the shape alone: the same bits for any count of ember's threads."""
+
+    @functools.wraps(method)
+    def run(self, first, *args, **kwargs):
+        if first.shape[0] == 1:
+            return method(self, first, *args, **kwargs)
+        return on_one_blas_thread(functools.partial(method, **kwargs) if kwargs else method, self, first, *args)
+
+    return run
+
+
 def gemm_block(m: int, k: int, n: int) -> int | None:
     """The block of output columns (n >= m) or rows (n < m) that keeps an (m x k) @ (k x n) GEMM on one OpenBLAS
     thread: None when the whole GEMM already is, 0 when the blocks would be narrower than 8 (a very wide GEMM).
     It depends on the shape and OpenBLAS's thread count (``policy.blas_threads``, fixed at start-up; at 1 every
-    GEMM is None: whole), never on ember's, so blocked results are the same for any count of ember's threads."""
+    GEMM is None: whole; while OpenBLAS is held to one thread, inside ``on_one_blas_thread``, None too), never on
+    ember's, so blocked results are the same for any count of ember's threads."""
+    return None if openblas.held() else _blas_block(m, k, n)
+
+
+def _blas_block(m: int, k: int, n: int) -> int | None:
+    """``gemm_block`` by the shape and ``policy.blas_threads`` alone (inside ``on_one_blas_thread`` too)."""
     limit = policy.blas_threaded_mnk  # the largest GEMM OpenBLAS keeps on one thread
     if m * k * n <= limit or policy.blas_threads == 1:
         return None
@@ -306,7 +348,7 @@ def matmul(a, b):
             or any(d != 1 for d in a.shape[:-2] + b.shape[:-2])):
         return xp.matmul(a, b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    block = gemm_block(m, k, n)
+    block = _blas_block(m, k, n)  # (inside ``on_one_blas_thread`` too: the blocks are what splits it over the pool)
     if not block:  # small (one OpenBLAS thread anyway), or too wide for blocks: OpenBLAS's threads, once
         return xp.matmul(a, b)
     out = xp.empty((*(a.shape[:-2] if a.ndim >= b.ndim else b.shape[:-2]), m, n), a.dtype)
@@ -353,5 +395,6 @@ def stack_matmul(a, b):
     return out.reshape(shape)
 
 
-__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply", "parallel_blocks",
-           "parallel_flat", "parallel_for", "parallel_rows", "set_num_threads", "stack_matmul"]
+__all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
+           "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows",
+           "set_num_threads", "stack_matmul"]

@@ -60,13 +60,14 @@ class _AutogradHooks:
     accumulator — but not the graph or the engine, which build on Tensor: this module imports neither.
     """
 
-    __slots__ = ("leaf_edge", "input_edge", "backward")
+    __slots__ = ("leaf_edge", "input_edge", "refresh_view", "backward")
 
     def __init__(self) -> None:
         def not_loaded(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("ember.autograd is not loaded: import ember before using its tensors")
 
         self.leaf_edge: Callable[[Tensor], tuple] = not_loaded
+        self.refresh_view: Callable[[Tensor], None] = not_loaded
         self.backward: Callable[..., None] = not_loaded
 
 
@@ -74,11 +75,13 @@ _autograd = _AutogradHooks()
 
 
 def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], input_edge: Callable[[Tensor], tuple],
-                     backward: Callable[..., None]) -> None:
+                     refresh_view: Callable[[Tensor], None], backward: Callable[..., None]) -> None:
     """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``input_edge(t)``: any tensor's edge (a
-    view's grad_fn made current first); ``backward``: ``ember.autograd.backward``."""
+    view's grad_fn made current first); ``refresh_view(t)``: an out-of-date view's grad_fn made again from its
+    base's history; ``backward``: ``ember.autograd.backward``."""
     _autograd.leaf_edge = leaf_edge
     _autograd.input_edge = input_edge
+    _autograd.refresh_view = refresh_view
     _autograd.backward = backward
 
 
@@ -99,7 +102,7 @@ class Tensor(
         "_data",
         "_requires_grad",
         "_grad",
-        "grad_fn",
+        "_grad_fn",  # (``grad_fn``: a view out of date since its base changed in place reads it again first)
         "_output_nr",
         "_vc",
         "_base",
@@ -238,6 +241,21 @@ class Tensor(
         return self
 
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf). A view whose base (or another view of it) changed in
+        place since its ``grad_fn`` was made reads it again from the base's history, as PyTorch regenerates it:
+        a view made before its base first needed a gradient then needs one too."""
+        fn = self._grad_fn
+        if self._base is not None and self._view_version != self._vc[0] and (fn is not None or self._requires_grad):
+            _autograd.refresh_view(self)
+            return self._grad_fn
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        self._grad_fn = fn
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -357,8 +375,8 @@ class Tensor(
 
     def _edge(self):
         """Where this tensor's gradient flows: (node, output_nr)."""
-        if self.grad_fn is not None and self._base is None:
-            return (self.grad_fn, self._output_nr)
+        if self._grad_fn is not None and self._base is None:
+            return (self._grad_fn, self._output_nr)
         return _autograd.input_edge(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -513,7 +531,7 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
         array = xp.array(array)
     t._data = array
     t._grad = None
-    t.grad_fn = grad_fn
+    t._grad_fn = grad_fn
     t._output_nr = output_nr
     t._vc = [0]
     t._base = None

@@ -142,8 +142,13 @@ def tensor_repr(t) -> str:
         body = fmt.format(a.item()) if a.ndim == 0 else _body(a, fmt, len(prefix), summarize)
         if dt not in (_dtype.get_default_dtype(), _dtype.category_dtype(3), _dtype.int64, _dtype.bool_):
             suffixes.append(f"dtype={dt}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._requires_grad:
+    try:
+        fn = t.grad_fn
+    except RuntimeError:  # a view that cannot be regenerated (an output of split changed in place): PyTorch's text
+        suffixes.append("grad_fn=<Invalid>")
+        fn = False
+    if fn is not None and fn is not False:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif fn is None and t._requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, len(prefix))

@@ -64,6 +64,20 @@ def _training_loop_warnings_as_they_were():
             set_warnings(True, *on)
 
 
+@pytest.fixture(autouse=True)
+def _distribution_validation_as_it_was():
+    """The distributions' default argument validation (PyTorch's and ember's) restored after each test. PyTorch
+    switches its own off the first time anything in the process compiles (torch._dynamo's patch, which
+    torch.compile and the eager flex_attention run): the oracle would then accept what it refuses alone."""
+    classes = [sys.modules[name].distributions.Distribution for name in ("torch", "ember")
+               if name in sys.modules and hasattr(sys.modules[name], "distributions")]
+    before = [c._validate_args for c in classes]
+    yield
+    for c, was in zip(classes, before):
+        if c._validate_args != was:
+            c.set_default_validate_args(was)
+
+
 @pytest.fixture
 def threads(monkeypatch):
     """For a test that changes ember's thread count (``ember.set_num_threads``): restores it after, and splits

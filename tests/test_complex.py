@@ -179,6 +179,24 @@ def test_backward_of_complex_output_needs_a_gradient():
         z.sum().backward()
 
 
+@pytest.mark.parametrize("src,dst", [("complex64", "complex128"), ("complex128", "complex64"),
+                                     ("float32", "complex64"), ("float64", "complex128"), ("float32", "float64")])
+def test_cast_gradient_keeps_what_the_source_dtype_holds(src, dst):
+    """The gradient of a cast is cast back: a complex source keeps its gradient's imaginary part, a real source
+    of a complex result gets the real part (as PyTorch)."""
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j] if "complex" in src else [1.0, -2.0, 0.5]),
+                     dtype=getattr(m, src), requires_grad=True)
+        y = x.to(getattr(m, dst))
+        w = m.tensor(np.array([2 - 1j, 0.5 + 3j, 1j]) if "complex" in dst else np.array([2.0, 0.5, -1.0]),
+                     dtype=getattr(m, dst))
+        (y * w).abs().sum().backward()
+        grads.append(x.grad)
+    assert grads[0].dtype == getattr(ember, src)
+    assert_close(grads[0], grads[1], atol=1e-5, rtol=1e-5)
+
+
 def test_casting_complex_to_real_warns_and_keeps_real_part():
     with pytest.warns(UserWarning, match="discards the imaginary part"):
         x = ember.tensor([1 + 2j]).float()

@@ -119,18 +119,21 @@ def test_router_leaves_small_and_other_convolutions_to_im2col():
     assert not winograd.applies(xb(32, 16, np.float16), w(16, 16, dtype=np.float16), (1, 1), (1, 1), 1)
 
 
-@pytest.mark.parametrize("c,hw,limit,direct", [
-    (16, 24, None, None),   # (N, C, H, W) direct: bands of samples, one per thread and more; whole tile GEMMs
-    (16, 24, None, False),  # batch-last: 6 bands of tile rows
-    (64, 8, None, None),    # 2 bands whose tile GEMMs run in blocks (64 columns forward, 16 rows for the weight grad)
-    (64, 8, None, True),    # direct, blocks
-    (96, 6, None, None),    # blocks that do not divide the GEMM
-    (64, 8, 1 << 14, None),  # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands one after another
+@pytest.mark.parametrize("c,hw,limit,direct,one_blas", [
+    (16, 24, None, None, True),   # (N, C, H, W) direct: bands of samples, one per thread and more; whole tile GEMMs
+    (16, 24, None, False, True),  # batch-last: 6 bands of tile rows
+    (64, 8, None, None, True),    # 2 bands, whole tile GEMMs on one OpenBLAS thread (one_blas_thread)
+    (64, 8, None, None, False),   # ... in blocks (64 columns forward, 16 rows for the weight grad)
+    (64, 8, None, True, False),   # direct, blocks
+    (96, 6, None, None, False),   # blocks that do not divide the GEMM
+    (64, 8, 1 << 14, None, False),  # GEMMs too wide for blocks (a smaller OpenBLAS threading size): bands in turn
+    (64, 8, 1 << 14, None, True),   # ... split over threads all the same, each GEMM on one OpenBLAS thread
 ])
-def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit, direct):
+def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit, direct, one_blas):
     """Bands of tile rows (batch-last) or of samples ((N, C, H, W) direct; ``direct`` None: the shipped choice) split
     over threads: forward and every gradient have the same bits for any count, and PyTorch's values."""
     monkeypatch.setattr(policy, "blas_threads", 2)  # (OpenBLAS on one thread: no GEMM blocks at all)
+    monkeypatch.setattr(policy, "one_blas_thread", one_blas)
     if direct is not None:
         monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
     if limit is not None:

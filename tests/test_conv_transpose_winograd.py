@@ -173,11 +173,12 @@ def test_compiled_transforms_same_bits_as_numpy(traced, monkeypatch, dtype, shap
         np.testing.assert_array_equal(a, r)
 
 
-@pytest.mark.parametrize("blas_threads", [1, 2])
-def test_same_bits_at_1_2_3_threads(threads, traced, monkeypatch, blas_threads):
-    """Transforms split by rows and the GEMM stack by product (in blocks OpenBLAS keeps on one thread when it has
-    several): the same bits for any count of ember's threads."""
+@pytest.mark.parametrize("blas_threads,one_blas", [(1, True), (2, True), (2, False)])
+def test_same_bits_at_1_2_3_threads(threads, traced, monkeypatch, blas_threads, one_blas):
+    """Transforms split by rows and the GEMM stack by product (with OpenBLAS set to one thread, or in blocks it keeps
+    on one thread when it has several): the same bits for any count of ember's threads."""
     monkeypatch.setattr(policy, "blas_threads", blas_threads)
+    monkeypatch.setattr(policy, "one_blas_thread", one_blas)
     monkeypatch.setattr(policy, "min_parallel_elements", 1 << 10)
     data = _data((8, 16, 8, 8), 32, np.float32)
     results = []

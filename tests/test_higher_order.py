@@ -258,6 +258,11 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("imag", lambda a: np.imag(a * (1 + 2j))),
     ("conj", lambda a: np.conj(a)),
     ("conjugate", lambda a: np.conjugate(a)),
+    # the transposing attributes and methods on more than two dimensions (the last two axes, or the ones named)
+    ("mT, 3-d", lambda a: a.reshape(1, 2, 3).mT),
+    ("T, 3-d", lambda a: a.reshape(1, 2, 3).T),
+    ("swapaxes, 3-d", lambda a: a.reshape(1, 2, 3).swapaxes(0, 2)),
+    ("transpose, 3-d", lambda a: a.reshape(1, 2, 3).transpose(2, 0, 1)),
 ])
 def test_formulas_recorded_namespace_computes_as_numpy(name, call):
     """A backward formula is written once against NumPy's functions; under create_graph they run on recorded
@@ -288,3 +293,32 @@ def test_every_recorded_ufunc_computes_as_numpy():
         if ufunc.nin == 2:  # a plain array on one side
             np.testing.assert_allclose(ufunc(x, RecordedArray(ember.tensor(b))).t.numpy(), ufunc(x, b), rtol=1e-13,
                                        err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv", "pow", "matmul", "eq", "ne", "lt", "le", "gt", "ge"])
+def test_every_recorded_operator_computes_as_numpy(op):
+    """A formula's operators on recorded arrays (recorded on the left, on the right, on both sides) give NumPy's
+    values, on operands with ties (so that a strict comparison and a non-strict one differ) and NumPy's dtype."""
+    import operator
+
+    from ember.autograd.recorded import RecordedArray
+
+    fn = getattr(operator, op)
+    a = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [2.0, 2.0, 2.0]])
+    b = np.array([[1.0, 3.0, 2.0], [3.0, 1.0, 1.0], [2.0, 0.5, 4.0]])  # equal to a at four positions
+    for left, right in ((RecordedArray(ember.tensor(a)), b), (a, RecordedArray(ember.tensor(b))),
+                        (RecordedArray(ember.tensor(a)), RecordedArray(ember.tensor(b)))):
+        got = fn(left, right)
+        got = got.t.numpy() if isinstance(got, RecordedArray) else np.asarray(got)
+        np.testing.assert_array_equal(got, fn(a, b), err_msg=op, strict=True)
+
+
+@pytest.mark.parametrize("op", ["neg", "pos", "abs"])
+def test_every_recorded_unary_operator_computes_as_numpy(op):
+    import operator
+
+    from ember.autograd.recorded import RecordedArray
+
+    a = np.array([[-1.5, 0.0, 2.0]])
+    got = getattr(operator, op)(RecordedArray(ember.tensor(a)))
+    np.testing.assert_array_equal(got.t.numpy(), getattr(operator, op)(a), strict=True)

@@ -187,6 +187,7 @@ def test_wide_gemm_layout(monkeypatch, fn, x, w, kwargs):
 
     monkeypatch.setattr(policy, "blas_threaded_mnk", 1)
     monkeypatch.setattr(policy, "blas_threads", 2)  # (OpenBLAS on one thread never blocks a GEMM)
+    monkeypatch.setattr(policy, "one_blas_thread", False)  # (nor does a convolution that sets it to one)
     layouts = []
     stacked = conv._stacked
     monkeypatch.setattr(conv, "_stacked", lambda *a: layouts.append(stacked(*a)) or layouts[-1])

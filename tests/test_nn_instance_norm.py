@@ -76,6 +76,27 @@ def test_functional_of_an_input_without_spatial_dims(dtype):
         nn.functional.instance_norm(ember.randn(2, 3))
 
 
+def _instance_norm_error(m, shape, use_input_stats):
+    running = {} if use_input_stats else {"running_mean": m.zeros(5), "running_var": m.ones(5)}
+    with pytest.raises(Exception) as info:
+        m.nn.functional.instance_norm(m.ones(shape), use_input_stats=use_input_stats, **running)
+    return info.type, str(info.value).replace("torch.Size(", "").replace("])", "]")
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("shape", [(5,), (), (2, 5), (2, 5, 1), (1, 5, 1, 1)])
+def test_functional_errors_for_too_few_dims_or_positions_as_pytorch(shape, use_input_stats):
+    """Training needs more than one spatial position per instance, checked first (also for 1-D and 0-d input:
+    PyTorch's ValueError); with the running statistics a 1-D or 0-d input is PyTorch's IndexError, and one
+    position per channel is normalised."""
+    if not use_input_stats and len(shape) >= 2:
+        rm, rv = np.full(5, 0.5, np.float32), np.full(5, 2.0, np.float32)
+        check(lambda m, x: m.nn.functional.instance_norm(x, m.tensor(rm), m.tensor(rv), use_input_stats=False),
+              [shape], atol=1e-5, rtol=1e-5)
+        return
+    assert _instance_norm_error(ember, shape, use_input_stats) == _instance_norm_error(torch, shape, use_input_stats)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
         nn.InstanceNorm2d(3)(ember.randn(2, 3, 1, 1))

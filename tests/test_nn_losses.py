@@ -77,6 +77,40 @@ def test_regression_losses_with_one_side_requiring_grad(name, kwargs, needs):
     assert_close(*grads)
 
 
+@pytest.mark.parametrize("name,kwargs", [("huber_loss", {"delta": 0.0}), ("huber_loss", {"delta": -0.5}),
+                                         ("huber_loss", {"delta": 1e-30}), ("smooth_l1_loss", {"beta": -0.5}),
+                                         ("smooth_l1_loss", {"beta": 1e-30})])
+def test_regression_loss_parameter_at_its_bound_as_pytorch(name, kwargs):
+    """huber_loss refuses delta <= 0 (0 included) and smooth_l1_loss only beta < 0, with PyTorch's messages; a
+    tiny positive value is taken."""
+    outcomes = []
+    for m in (ember, torch):
+        x, y = m.tensor([0.5, -1.0, 2.0]), m.tensor([0.0, 1.0, 2.0])
+        try:
+            outcomes.append(float(getattr(m.nn.functional, name)(x, y, **kwargs)))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    if isinstance(outcomes[1], float):
+        assert outcomes[0] == pytest.approx(outcomes[1])
+    else:  # (ember's message adds the value given)
+        assert isinstance(outcomes[0], str) and outcomes[0].startswith(outcomes[1].rstrip("."))
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("shape,target", [((1, 3), ()), ((2, 3), ()), ((1, 3, 2), ()), ((2, 3), (3,)),
+                                          ((1, 3), (1, 1)), ((3,), ())])
+def test_class_index_target_batch_errors_as_pytorch(name, shape, target):
+    """A target whose batch does not match the input's (a 0-d one counting as batch 0, as PyTorch's message
+    says) is PyTorch's ValueError; an unbatched (C,) input takes a 0-d target."""
+    outcomes = []
+    for m in (ember, torch):
+        try:
+            outcomes.append(float(getattr(m.nn.functional, name)(m.zeros(shape), m.zeros(target, dtype=m.int64))))
+        except (ValueError, RuntimeError) as err:
+            outcomes.append((type(err), str(err).split(" (")[0] if type(err) is ValueError else None))
+    assert outcomes[0] == pytest.approx(outcomes[1]) if isinstance(outcomes[1], float) else outcomes[0] == outcomes[1]
+
+
 def test_regression_modules_and_broadcast_warning():
     for cls, kwargs in [("MSELoss", {}), ("L1Loss", {"reduction": "sum"}), ("SmoothL1Loss", {"beta": 2.0}),
                         ("HuberLoss", {"delta": 0.5})]:

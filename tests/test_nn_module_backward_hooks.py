@@ -482,6 +482,24 @@ def test_node_register_hook():
     both(lambda lib: lib.nn.Identity(), program)
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "matmul"])
+@pytest.mark.parametrize("needs", [(True, False), (False, True)])
+def test_node_register_hook_with_one_input_needing_no_gradient(op, needs):
+    """grad_inputs holds None for the input that needs no gradient (whatever the formula computed for it) and
+    the gradient, summed to its shape, for the other, as PyTorch's."""
+    def program(lib, model):
+        log = []
+        a = lib.tensor(X, requires_grad=needs[0])
+        b = lib.tensor(X[:1] + 1, requires_grad=needs[1])  # (broadcast: the gradient is summed to b's shape)
+        y = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
+             "matmul": lambda: a @ b.mT}[op]()
+        y.grad_fn.register_hook(lambda gi, go: log.append((list(gi), list(go))))
+        (y ** 2).sum().backward()
+        return log, a.grad, b.grad
+
+    both(lambda lib: lib.nn.Identity(), program)
+
+
 def test_a_module_with_backward_hooks_cannot_be_saved(tmp_path):
     lin = ember.nn.Linear(3, 2)
     lin.register_full_backward_hook(lambda m, gi, go: None)

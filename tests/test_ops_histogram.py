@@ -158,6 +158,24 @@ def test_chain_matmul_like_torch_warning_once(monkeypatch):
         np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
 
 
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_chain_matmul_of_each_count_against_torch(count):
+    """The product and every factor's gradient, for one to four matrices, as PyTorch's."""
+    rng = np.random.default_rng(count)
+    dims = [2, 3, 4, 3, 2][:count + 1]
+    mats = [rng.standard_normal((dims[i], dims[i + 1])) for i in range(count)]
+    upstream = rng.standard_normal((dims[0], dims[-1]))
+    results = []
+    for m in (ember, torch):
+        ts = [m.tensor(a, requires_grad=True) for a in mats]
+        out = m.chain_matmul(*ts)
+        (out * m.tensor(upstream)).sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-12)
+
+
 @pytest.mark.parametrize("case", [lambda m: m.chain_matmul(), lambda m: m.chain_matmul(m.ones(3), m.ones(3, 4)),
                                   lambda m: m.chain_matmul(m.ones(2, 3), m.ones(4, 4))])
 def test_chain_matmul_errors_like_torch(case):

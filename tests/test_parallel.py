@@ -333,3 +333,102 @@ def test_an_exception_in_a_chunk_leaves_the_workers_in_step(threads, failing_chu
             out[:] = 0
             _parallel.parallel_for(fill, 30, elements=10**7)
             assert out.sum() == 30
+
+
+@pytest.fixture
+def openblas(monkeypatch):
+    """NumPy's OpenBLAS (set, get) at two threads for the test, restored after; skips where it cannot be found."""
+    from ember._kernels import openblas
+
+    found = openblas.functions()
+    if not found:
+        pytest.skip("NumPy's OpenBLAS cannot be found and set at run time here")
+    before = found[1]()
+    found[0](2)
+    monkeypatch.setattr(policy, "blas_threads", 2)
+    monkeypatch.setattr(policy, "one_blas_thread", True)
+    yield found
+    found[0](before)
+
+
+def test_one_blas_thread_sets_openblas_to_one_and_restores_it(openblas):
+    """Inside: OpenBLAS on one thread and no GEMM blocks (whole GEMMs); nested blocks keep it until the outer one
+    ends, an exception too; after: OpenBLAS's count and the blocks as before."""
+    seen = []
+
+    def inner():
+        seen.append(("inner", openblas[1](), _parallel.gemm_block(64, 128, 512)))
+
+    def outer(fail: bool):
+        _parallel.on_one_blas_thread(inner)
+        seen.append(("outer", openblas[1](), _parallel.gemm_block(64, 128, 512)))
+        if fail:
+            raise ValueError("in the block")
+
+    assert _parallel.gemm_block(64, 128, 512) == policy.blas_threaded_mnk // (128 * 64)
+    _parallel.on_one_blas_thread(outer, False)
+    with pytest.raises(ValueError):
+        _parallel.on_one_blas_thread(outer, True)
+    assert seen == [("inner", 1, None), ("outer", 1, None)] * 2
+    assert openblas[1]() == 2 and _parallel.gemm_block(64, 128, 512) == policy.blas_threaded_mnk // (128 * 64)
+    with policy.override(one_blas_thread=False):
+        _parallel.on_one_blas_thread(inner)
+    assert seen[-1] == ("inner", 2, policy.blas_threaded_mnk // (128 * 64))
+
+
+def test_a_convolution_of_one_sample_keeps_openblas_threads(openblas, monkeypatch):
+    """One sample's GEMMs are most of its convolution's work: OpenBLAS's threads split them (inference on one large
+    image), as before ``one_blas_thread``; a batch of two runs on one OpenBLAS thread."""
+    from ember.nn._ops import conv_nchw
+
+    seen = []
+    real = conv_nchw.matmul_blocks
+    monkeypatch.setattr(conv_nchw, "matmul_blocks",
+                        lambda a, b, out, block: seen.append((batch, openblas[1]())) or real(a, b, out, block))
+    w = ember.randn(64, 64, 3, 3)
+    for batch in (1, 2):
+        ember.nn.functional.conv2d(ember.randn(batch, 64, 40, 40), w, stride=2, padding=1)  # im2col per sample
+    assert sorted(set(seen)) == [(1, 2), (2, 1)]
+    assert openblas[1]() == 2
+
+
+@pytest.mark.parametrize("fn,x,w,kwargs", [
+    ("conv_transpose2d", (32, 64, 8, 8), (64, 64, 4, 4), {"stride": 2, "padding": 1}),  # the DCGAN layer (Winograd)
+    ("conv2d", (32, 64, 8, 8), (64, 64, 3, 3), {"padding": 1}),                         # Winograd, batch-last
+    ("conv2d", (32, 16, 16, 16), (32, 16, 3, 3), {"stride": 2, "padding": 1}),          # im2col (N, C, H, W)
+    ("conv2d", (32, 16, 16, 16), (32, 16, 4, 4), {"stride": 2, "padding": 1}),          # im2col batch-last
+])
+def test_convolution_gemms_run_whole_on_one_openblas_thread(threads, openblas, monkeypatch, fn, x, w, kwargs):
+    """With OpenBLAS on two threads, a convolution's GEMMs (forward and backward) run whole, with OpenBLAS on one
+    thread while they run, split over ember's threads with the same bits for 1, 2 and 3 of them, PyTorch's values;
+    OpenBLAS's count is back to two after. (GEMMs cut into blocks OpenBLAS keeps on one thread ran at 60-65 % of a
+    whole GEMM's speed; GEMMs on OpenBLAS's threads kept the calling thread spinning.)"""
+    from ember.nn._ops import conv, conv_nchw, winograd
+
+    monkeypatch.setattr(policy, "blas_threaded_mnk", 1 << 12)  # every GEMM here would be blocked or threaded
+    calls = []
+    for mod in (conv, conv_nchw, winograd):
+        real = mod.matmul_blocks
+        monkeypatch.setattr(mod, "matmul_blocks",
+                            lambda a, b, out, block, real=real: calls.append((block, openblas[1]())) or
+                            real(a, b, out, block))
+    rng = np.random.default_rng(0)
+    xs, ws = rng.standard_normal(x).astype(np.float32), (rng.standard_normal(w) / 8).astype(np.float32)
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    to = getattr(torch.nn.functional, fn)(tx, tw, **kwargs)
+    up = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(up))
+    results = []
+    for n in (1, 2, 3):
+        ember.set_num_threads(n)
+        ex, ew = ember.tensor(xs, requires_grad=True), ember.tensor(ws, requires_grad=True)
+        eo = getattr(ember.nn.functional, fn)(ex, ew, **kwargs)
+        eo.backward(ember.tensor(up))
+        results.append([eo.detach().numpy(), ex.grad.numpy(), ew.grad.numpy()])
+    assert calls and set(calls) == {(None, 1)}
+    assert openblas[1]() == 2
+    for a, t in zip(results[0], (to, tx.grad, tw.grad)):
+        np.testing.assert_allclose(a, t.detach().numpy(), atol=1e-5 * float(t.detach().abs().max()), rtol=1e-4)
+    for other in results[1:]:
+        for a, r in zip(other, results[0]):
+            np.testing.assert_array_equal(a, r)

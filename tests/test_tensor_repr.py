@@ -62,3 +62,15 @@ def test_set_printoptions_precision():
     finally:
         ember.set_printoptions(precision=4)
         torch.set_printoptions(precision=4)
+
+
+def test_repr_of_a_split_output_whose_base_changed_in_place():
+    """PyTorch prints such a view (its grad_fn cannot be regenerated) with grad_fn=<Invalid>; reading it raised."""
+    texts = []
+    for fw in (torch, ember):
+        p = fw.ones(2, 2, requires_grad=True)
+        b = p * 1
+        a, _ = b.chunk(2)
+        b.mul_(2)
+        texts.append(repr(a))
+    assert texts[0] == texts[1] == "tensor([[2., 2.]], grad_fn=<Invalid>)"

@@ -64,6 +64,18 @@ class KernelPolicy:
     # OpenBLAS's own threads (fixed at start-up). At 1 no GEMM is split into blocks: it cannot thread anyway, and
     # blocks of 8-32 columns ran a strided convolution's GEMMs at 60-80 % of one whole GEMM's speed.
     blas_threads: int = field(default_factory=_blas_threads_from_env)
+    # A convolution (forward or backward) of more than one sample holds OpenBLAS to one thread while it runs
+    # (``_parallel.one_blas_thread``, through ``openblas.hold``), so its GEMMs run whole on whichever of ember's
+    # threads computes them, instead of in ``gemm_block`` blocks or on OpenBLAS's threads (one sample's convolution
+    # keeps them: its GEMMs are most of its work). Measured per-thread CPU time at two threads (ember's and
+    # OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's ConvTranspose2d fwd + bwd 122 -> 86 ms
+    # (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of 32 columns), the WGAN-GP critic step
+    # 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning while it waited). False: the blocks.
+    one_blas_thread: bool = True
+    # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
+    # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
+    # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
+    blas_one_thread_mnk: int = 1 << 22
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers

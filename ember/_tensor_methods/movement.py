@@ -43,4 +43,4 @@ class MovementMethods:
         return ops.movement.rot90(self, k, dims)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        return ops.movement.unfold(self, dimension, size, step)
+        return ops.strided.unfold(self, dimension, size, step)

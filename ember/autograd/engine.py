@@ -81,7 +81,7 @@ def has_hooks(roots: list[Node]) -> bool:
     """Whether a backward from ``roots`` would run anything besides the formulas: a node's pre- or post-hooks
     (tensor hooks included) or a retained gradient."""
     nodes = [*roots, *_count_dependencies(roots)]
-    return any(n._pre_hooks or n._post_hooks or n._retained for n in nodes)
+    return any(n._pre_hooks or n._node_pre_hooks or n._post_hooks or n._retained for n in nodes)
 
 
 def _reaching(roots: list[Node], targets: set) -> set:
@@ -137,6 +137,35 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
             replaced = hook(hook_argument(grads[nr]))
             if replaced is not None:
                 grads[nr] = hook_result(replaced, grads[nr])
+
+
+def _call_node_pre_hooks(node: Node, grads: list) -> list:
+    """``Node.register_prehook`` hooks: each gets the output gradients (None where there is none) and may return
+    new ones, as many."""
+    grad_outputs = tuple(None if g is None else hook_argument(g) for g in grads)
+    changed = False
+    for hook in tuple(node._node_pre_hooks):
+        out = hook(grad_outputs)
+        if out is None:
+            continue
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"expected tuple, but hook returned '{type(out).__name__}'")
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if len(out) != len(grad_outputs):
+            raise RuntimeError(f"hook '{name}' has returned an incorrect "
+                               f"number of values (got {len(out)}, but expected {len(grad_outputs)})")
+        for was, new in zip(grad_outputs, out):
+            if was is None or new is None:
+                continue
+            if tuple(new.shape) != tuple(was.shape):
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+            if new.dtype != was.dtype:
+                raise RuntimeError(f"hook '{name}' has changed the type of value (was {was.type()} got {new.type()})")
+        grad_outputs, changed = tuple(out), True
+    if not changed:
+        return grads
+    recorded = any(type(g) is RecordedArray for g in grads)  # (create_graph: the walk carries recorded tensors)
+    return [None if t is None else RecordedArray(t) if recorded else t._data for t in grad_outputs]
 
 
 def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -> list:
@@ -280,7 +309,11 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            if reach is None:
+            if node._node_pre_hooks and hooks:
+                grads = _call_node_pre_hooks(node, grads)
+            if node._node_pre_hooks and hooks and all(g is None for g in grads) and not node.runs_without_gradient:
+                input_grads = [None] * len(node.next_edges)  # the pre-hooks took every gradient: nothing to run
+            elif reach is None:
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:
                 input_grads = _run_pruned(node, grads, reach, started is not None, create_graph)

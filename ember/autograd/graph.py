@@ -49,7 +49,7 @@ _dual_level = None
 # returns the DTensor result of an op that has a sharding rule (F.relu(dt), F.linear), None when no input is a
 # DTensor, and refuses any other op on a DTensor instead of computing on the local piece alone.
 _dtensor_dispatch = None
-# ops/copy_slices.py's refresh_view(view) -> edge: an out-of-date view's grad_fn made again from its base's history
+# ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
 
@@ -89,7 +89,8 @@ class Node:
     num_outputs = 1
     # Rarely set, so class-level defaults (an instance sets its own in its __dict__): a node is
     # made per recorded op, and every attribute set in __init__ is paid on every op.
-    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook)
+    _pre_hooks = None  # {output_nr: [hook]} (register_pre_hook: a tensor's hooks, Tensor.register_hook)
+    _node_pre_hooks = None  # [hook(grad_outputs)] (register_prehook: the node's own, after the tensors')
     _post_hooks = None  # [hook(grad_inputs, grad_outputs)] (register_hook)
     _retained = None  # {output_nr: weakref to a tensor that retains its grad}
     _trace = None  # the creation stack, under anomaly detection
@@ -161,10 +162,10 @@ class Node:
                         needs = True
                         flags.append(True)
                         # input_edge's common cases inline: a leaf with its AccumulateGrad, a result that is no view
-                        fn = t.grad_fn
+                        fn = t._grad_fn
                         if fn is None:
                             fn = t._grad_accumulator
-                            edges.append((fn, 0) if fn is not None else leaf_edge(t))
+                            edges.append((fn, 0) if fn is not None else input_edge(t))
                         elif t._base is None:
                             edges.append((fn, t._output_nr))
                         else:
@@ -215,6 +216,8 @@ class Node:
                 result._view_creation = "no_grad"
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
+                if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
+                    watch_view(result)
             else:
                 result._view_creation = ("of", src._view_creation, cls.__name__)
         if tangents is not None:
@@ -224,7 +227,7 @@ class Node:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
-            node._record(inputs, needs, result, edges, shapes)
+            node._record(inputs, needs, result, edges, shapes, arrays if half is not None else None)
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return result
@@ -243,9 +246,11 @@ class Node:
                 shapes.append(None)
         self._record(inputs, needs, outputs, edges, shapes)
 
-    def _record(self, inputs, needs, outputs, edges: list, shapes: list) -> None:
+    def _record(self, inputs, needs, outputs, edges: list, shapes: list, arrays: list | None = None) -> None:
         """``_link`` given each input's edge and shape (None for an input that needs no gradient): the sequence
-        number, the edges, and the versions of what backward will read."""
+        number, the edges, and the versions of what backward will read. ``arrays``: what forward received in
+        the inputs' place when not their own arrays (float32 copies of half-precision inputs, ``lowp.py``): a
+        saved copy stands for its tensor, whose version is checked."""
         self.seq = next(_sequence)
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
@@ -265,11 +270,11 @@ class Node:
             i = 0
             for t in inputs:
                 if isinstance(t, Tensor):
-                    a = t._data
+                    a = t._data if arrays is None else arrays[i]  # (a float32 copy stands for its tensor)
                     k = 0
                     for s in saved:
                         if s is a:
-                            entries.append((t._vc, t._vc[0], a, (edges[i], k)))
+                            entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
                             break
                         k += 1
                 i += 1
@@ -327,6 +332,31 @@ class Node:
             if counter[0] != version:
                 raise RuntimeError(_modified_message(self, array, source, counter[0], version))
 
+    def check_versions_of(self, *tensors) -> None:
+        """Check at backward, as if saved, the versions of ``tensors`` (None entries skipped): arguments the
+        formula reads that reached forward as parameters or derived arrays (an index, a class weight, a mask),
+        which PyTorch saves for backward, so that changing one in place before backward is its error instead of
+        a gradient computed from the new values. (Entries with no position in ``saved``: not handed to the
+        formula as tensors under create_graph, where they carry no gradient.)"""
+        entries = self._saved_versions
+        for t in tensors:  # (a plain loop: a comprehension costs a frame, on every recorded gather or loss)
+            if t is not None:
+                entries += ((t._vc, t._vc[0], t._data, (None, None)),)
+        self._saved_versions = entries
+
+    def output_written_to(self, result: Tensor, x: Tensor) -> None:
+        """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
+        PyTorch saves an in-place op's output as ``x`` itself, a saved ``result`` is checked at ``x``'s version
+        from now on, so that changing ``x`` in place again before backward is PyTorch's error."""
+        old = result._vc
+        if old is x._vc:
+            return
+        entries = self._saved_versions
+        for k, e in enumerate(entries):
+            if e[0] is old:
+                entries = entries[:k] + ((x._vc, x._vc[0], e[2], e[3]),) + entries[k + 1:]
+        self._saved_versions = entries
+
     def keep_for_rerun(self, inputs, params: dict) -> None:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
         their versions now, so that an in-place change before the rerun is the usual error, not silently new
@@ -359,6 +389,19 @@ class Node:
             self._pre_hooks = {}
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, []), hook)
 
+    def register_prehook(self, fn):
+        """Call ``fn(grad_outputs)`` before this node's backward runs (a tuple: one gradient per output, None where
+        there is none), after the hooks of the tensors it made (``Tensor.register_hook``) and their retained
+        gradients; a returned tuple (or list) of as many replaces ``grad_outputs``, None keeps them. As PyTorch's
+        ``Node.register_prehook``: the hooks run in the order registered, each given the previous one's result;
+        ``autograd.grad`` captures an input's gradient before them (and a leaf's accumulator does not run there).
+        Returns a handle whose ``remove()`` unregisters ``fn``."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        return RemovableHandle(self._node_pre_hooks, fn)
+
     def register_hook(self, fn):
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward (one gradient per input and per
         output, None where there is none); a returned tuple replaces ``grad_inputs``. As PyTorch's
@@ -373,6 +416,17 @@ class Node:
         if self._retained is None:
             self._retained = {}
         self._retained[tensor._output_nr] = weakref.ref(tensor)
+
+
+def version_checked(out: Tensor, *tensors, reader: int | None = None) -> Tensor:
+    """``out``, whose node (when recorded) checks the versions of ``tensors`` at backward as if saved
+    (``Node.check_versions_of``): an op's arguments that reach its formula as parameters or derived arrays.
+    ``reader``: only when the gradient of input ``reader`` is computed (the one formula that reads them), as
+    PyTorch saves them only then."""
+    node = out.grad_fn
+    if node is not None and (reader is None or node.needs_input_grad[reader]):
+        node.check_versions_of(*tensors)
+    return out
 
 
 def add_to_grad(t: Tensor, grad) -> None:
@@ -410,7 +464,7 @@ def leaf_slot_to_fill(node: Node, i: int):
     if edge is None or _GradState.higher_order:  # (create_graph: gradients are recorded tensors, not arrays)
         return None
     acc = edge[0]
-    if type(acc) is not AccumulateGrad or acc._pre_hooks:
+    if type(acc) is not AccumulateGrad or acc._pre_hooks or acc._node_pre_hooks:
         return None
     var = acc.variable
     if var is None or var._grad is not None or var._grad_slot is None or hooks_may_keep(var):
@@ -463,6 +517,33 @@ class MultiOutputNode(Node):
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return results
+
+
+class _Watched:
+    """The views made in grad mode of a base that needed no gradient (weak references), kept with the version
+    counter they share with it (``Tensor._vc[1]``): when the base first needs one (an in-place op through it or any
+    of its views), they need one too (``ops/copy_slices.py``: ``follow_base``)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list = []
+        self.limit = 32
+
+
+def watch_view(view: Tensor) -> None:
+    """Note ``view`` (made in grad mode, of a base that needs no gradient) with its base's version counter."""
+    if view._data.dtype.kind not in "fc":  # (an integer base never takes a gradient)
+        return
+    vc = view._vc
+    if len(vc) == 1:
+        vc.append(_Watched())
+    watched = vc[1]
+    refs = watched.refs
+    refs.append(weakref.ref(view))
+    if len(refs) > watched.limit:  # drop the dead ones, so a long-lived base sliced every step does not grow
+        refs[:] = [r for r in refs if r() is not None]
+        watched.limit = max(32, 2 * len(refs))
 
 
 def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
@@ -519,7 +600,9 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
     after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
     name = _dtype.SCALAR_TYPE_NAMES.get(array.dtype.name, str(array.dtype))
-    what = f"[torch.{name}Tensor {list(array.shape)}]"
+    # PyTorch's legacy tensor type name, where the dtype has one (bool, bfloat16 and complex have none)
+    legacy = array.dtype.kind in "fiu" and name != "BFloat16"
+    what = f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} {list(array.shape)}]"
     edge = (node, source[0]) if isinstance(source[0], int) else source[0]
     if edge is not None and not isinstance(edge[0], AccumulateGrad):
         creator = edge[0].name()
@@ -584,13 +667,25 @@ class AccumulateGrad(Node):
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
     (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
-    fn = t.grad_fn
+    fn = t._grad_fn
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
-            return refresh_view(t)
+            refresh_view(t)
+            fn = t._grad_fn
         return (fn, t._output_nr)
     acc = t._grad_accumulator
-    return (acc, 0) if acc is not None else leaf_edge(t)
+    if acc is not None:
+        return (acc, 0)
+    if t._base is not None and t._view_version != t._vc[0]:  # a view made before its base needed a gradient
+        refresh_view(t)
+        if t._grad_fn is not None:
+            return (t._grad_fn, t._output_nr)
+    return leaf_edge(t)
+
+
+def refresh_stale_view(t: Tensor) -> None:
+    """``Tensor.grad_fn``'s way to ``refresh_view`` (installed after this module loads)."""
+    refresh_view(t)
 
 
 def leaf_edge(t: Tensor) -> tuple:

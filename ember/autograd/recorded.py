@@ -726,6 +726,8 @@ def recorded_saved(node) -> tuple:
     saved = node.saved
     out = list(saved)
     for counter, _version, _array, (source, k) in node._saved_versions:
+        if k is None:  # a tensor only version-checked (Node.check_versions_of)
+            continue
         value = saved[k]
         if type(value) is RecordedArray or value.dtype.kind in "biu":  # integers and masks carry no gradient
             continue

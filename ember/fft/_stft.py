@@ -20,8 +20,8 @@ from ..nn._ops.padding import pad as _pad
 from ..ops.complex import view_as_real
 from ..ops.elementwise import cast, div, mul
 from ..ops.index_update import index_add
-from ..ops.movement import unfold
 from ..ops.shape import reshape, transpose
+from ..ops.strided import unfold
 from . import fft, ifft, irfft, rfft
 
 

@@ -222,6 +222,10 @@ class BatchedTensor(Tensor):
         return self._value.grad_fn
 
     @property
+    def _grad_fn(self):  # (ember's own code reads the slot, as _requires_grad)
+        return self._value._grad_fn
+
+    @property
     def is_leaf(self) -> bool:
         return self._value.is_leaf
 

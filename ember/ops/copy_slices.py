@@ -15,7 +15,7 @@ Every other view of the base is then out of date: the version it was made at (``
 longer the counter's, and the first time it is an op's input (``graph.input_edge``) or a backward root its
 ``grad_fn`` is made again from its base the same way (PyTorch regenerates it on access).
 
-The positions of a view inside its base are one integer array (``view_positions``: the flat index in the base of
+The positions of a view inside its base are one integer array (``view_region``: the flat index in the base of
 each of the view's elements), found from the two arrays' addresses and strides, so every view op (slices,
 ``view``, ``t``, ``diagonal``, ``unsqueeze``, ``narrow``, ``as_strided``...) is handled by the one mechanism.
 Both nodes' backward formulas are array indexing, recorded under ``create_graph`` like any formula.
@@ -23,24 +23,32 @@ Both nodes' backward formulas are array indexing, recorded under ``create_graph`
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node
 from ..storage import data_ptr
+from .complex import complex_view, real_view
 
 
 class AsStridedView(Node):
     """A view's history read from its base's: the view's gradient scattered into the base's shape."""
 
+    parts = None  # (view complex, base complex) for a view of another dtype (``view_region``)
+
     def backward(self, g):
+        if self.parts is not None and self.parts[0]:
+            g = real_view(g)
         out = xp.zeros_like(g, shape=(self.base_numel,))  # (zeros_like: under create_graph, a recorded buffer)
         if self.overlapping:  # expand() / as_strided: one base element at several positions sums their gradients
             xp.add.at(out, self.positions.reshape(-1), g.reshape(-1))
         else:
             out[self.positions] = g
-        return (out.reshape(self.base_shape),)
+        out = out.reshape(self.base_shape)
+        return (complex_view(out) if self.parts is not None and self.parts[1] else out,)
 
     def name(self) -> str:
         return "AsStridedBackward0"  # PyTorch's name for a view's regenerated grad_fn
@@ -49,28 +57,51 @@ class AsStridedView(Node):
 class CopySlices(Node):
     """The base after an in-place op on its view: inputs (the base's old history, the op's result)."""
 
+    parts = None  # as AsStridedView's
+
     def backward(self, g):
-        flat = g.reshape(-1)
-        g_base = None
+        view_complex, base_complex = self.parts or (False, False)
+        flat = (real_view(g) if base_complex else g).reshape(-1)
+        g_base = g_view = None
         if self.needs_input_grad[0]:
             g_base = flat.copy()  # (reshape may have given g's own memory, which other consumers read)
             g_base[self.positions] = 0  # the view's region was overwritten: its old values get nothing here
             g_base = g_base.reshape(self.base_shape)
-        g_view = flat[self.positions] if self.needs_input_grad[1] else None
+            if base_complex:
+                g_base = complex_view(g_base)
+        if self.needs_input_grad[1]:
+            g_view = flat[self.positions]
+            if view_complex:
+                g_view = complex_view(g_view)
         return g_base, g_view
 
     def name(self) -> str:
         return "CopySlices"  # PyTorch's name
 
 
-def view_positions(view: Tensor, base: Tensor):
-    """The flat (C-order) index in ``base`` of each element of ``view`` (an int64 array of the view's shape)."""
+def view_region(view: Tensor, base: Tensor) -> tuple:
+    """Where ``view`` lies in ``base``: (positions, the base's shape, parts). ``positions`` is the flat (C-order)
+    index in ``base`` of each element of ``view`` (an int64 array of the view's shape), parts None. A view of
+    another dtype of the same real type (``view_as_real``, ``.real``/``.imag`` of a complex base,
+    ``view_as_complex`` of a real one) is located in the base's real parts: positions and shape count real
+    elements (a complex array is its (real, imaginary) pairs, one more dimension of 2), and parts says which of
+    the two is complex, (view, base); gradients are read and written through the same pairs."""
     v, b = view._data, base._data
-    if v.dtype != b.dtype:
-        raise RuntimeError(
-            f"ember does not support in-place operations that need a gradient on a view of another dtype than "
-            f"its base ({view.dtype} of {base.dtype}: view_as_real, view(dtype), .real); clone() the view first"
-        )
+    if v.dtype == b.dtype:
+        return _positions(v, b), b.shape, None
+    if v.dtype.kind not in "fc" or b.dtype.kind not in "fc" or xp.finfo(v.dtype).dtype != xp.finfo(b.dtype).dtype:
+        raise RuntimeError(f"ember cannot locate a {view.dtype} view inside its {base.dtype} base; clone() the view "
+                           "before modifying it in place")
+    vu, bu = _real_parts(v), _real_parts(b)
+    return _positions(vu, bu), bu.shape, (v.dtype.kind == "c", b.dtype.kind == "c")
+
+
+def _real_parts(a):
+    return real_view(a) if a.dtype.kind == "c" else a
+
+
+def _positions(v, b):
+    """``view_region``'s positions of array ``v`` in array ``b`` (one dtype)."""
     item, step = b.itemsize, xp.dtype(xp.int64).itemsize
     offset, rem = divmod(data_ptr(v) - data_ptr(b), item)
     if rem or any(s < 0 or s % item for s in v.strides + b.strides):
@@ -110,11 +141,12 @@ def _may_overlap(a) -> bool:
     return False
 
 
-def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
+def _view_of_base(view: Tensor, base: Tensor, region: tuple) -> None:
     """Give ``view`` the history of its region of ``base`` (an ``AsStridedView`` node), current at this version."""
     node = AsStridedView()
-    node.positions, node.base_shape, node.base_numel = positions, base._data.shape, base._data.size
-    node.overlapping = _may_overlap(view._data)
+    node.positions, node.base_shape, node.parts = region
+    node.base_numel = math.prod(node.base_shape)
+    node.overlapping = _may_overlap(view._data if node.parts is None else _real_parts(view._data))
     node.needs_input_grad = (True,)
     node._link((base,), (True,), (view,))
     set_history(view, node, 0, True)
@@ -123,9 +155,11 @@ def _view_of_base(view: Tensor, base: Tensor, positions) -> None:
 
 def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None:
     """``t`` takes a new place in the graph; a retained gradient (``retain_grad``) moves with it, as PyTorch's
-    does: it is the gradient of the tensor's value now."""
-    old = t.grad_fn
-    t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+    does: it is the gradient of the tensor's value now. A base that first needs a gradient passes it to its views."""
+    old, had_grad = t._grad_fn, t._requires_grad
+    t._grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+    if requires_grad and not had_grad and t._base is None:
+        follow_base(t)  # the views made of it before now need a gradient too
     if t._retains_grad and old is not grad_fn:
         if old is not None and old._retained:
             for nr, ref in list(old._retained.items()):
@@ -135,18 +169,41 @@ def set_history(t: Tensor, grad_fn, output_nr: int, requires_grad: bool) -> None
             grad_fn.retain_grad_of(t)
 
 
-def refresh_view(view: Tensor):
-    """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient);
-    returns the view's edge."""
+def refresh_view(view: Tensor) -> None:
+    """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient; the
+    view then needs one too), as PyTorch does on access; PyTorch's error for a view it forbids that for."""
     base = view._base
+    if view._view_creation is not None:
+        raise RuntimeError(_creation_error(view, view._view_creation, indirect=True))
     if base._requires_grad:
-        _view_of_base(view, base, view_positions(view, base))
+        _view_of_base(view, base, view_region(view, base))
     else:
         view._view_version = view._vc[0]
-    return (view.grad_fn, view._output_nr) if view.grad_fn is not None else graph.input_edge(view)
 
 
-graph.refresh_view = refresh_view  # (graph.input_edge calls it for an out-of-date view)
+def follow_base(base: Tensor) -> None:
+    """``base`` (a root) now needs a gradient: so do the views made of it in grad mode before (``graph.watch_view``).
+    Their ``grad_fn`` is made from the base's history when first read (``refresh_view``: their version is behind,
+    the in-place op having moved it)."""
+    vc = base._vc
+    if len(vc) == 1:
+        return
+    kept = []  # (views of another tensor sharing the counter, a detach() of the base: still watched for theirs)
+    for ref in vc[1].refs:
+        v = ref()
+        if v is None:
+            continue
+        if v._base is not base:
+            kept.append(ref)
+        elif v._view_creation is None and v._grad_fn is None:
+            v._requires_grad = True
+    if kept:
+        vc[1].refs = kept
+    else:
+        del vc[1]
+
+
+graph.refresh_view = refresh_view  # (called from graph.input_edge and Tensor.grad_fn)
 
 
 def check_view_inplace(x: Tensor, tracked: bool) -> None:
@@ -161,21 +218,24 @@ def check_view_inplace(x: Tensor, tracked: bool) -> None:
         refresh_view(x)
 
 
-def _creation_error(x: Tensor, creation) -> str:
-    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one."""
+def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
+    """PyTorch's message for a view made in no_grad mode or returned with others (``unbind``), or a view of one,
+    changed in place (``indirect``: used after its base or another view of it was)."""
     derived = type(creation) is tuple and creation[0] == "of"
     op = creation[2] if derived else None  # the op that made this view
     while type(creation) is tuple and creation[0] == "of":
         creation = creation[1]
+    # (indirect: its base or another of the base's views was changed in place, and the view is now used)
+    changed = "its base or another view of its base has been modified" if indirect else "is being modified"
     if creation == "no_grad":
         made = "A view was created in no_grad mode" if not derived else (
             f"Output {x._output_nr} of {op} is a view of a view which was created in no_grad mode")
-        return (f"{made} and is being modified inplace with grad mode enabled. Given that this use case is ambiguous "
+        return (f"{made} and {changed} inplace with grad mode enabled. Given that this use case is ambiguous "
                 "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
                 "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
                 "(if you want the inplace to be tracked).")
     name, output_nr = (op, x._output_nr) if derived else creation
-    return (f"Output {output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+    return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view is the output of a "
             "function that returns multiple views. Such functions do not allow the output views to be modified "
             "inplace. You should replace the inplace operation by an out-of-place one.")
 
@@ -200,10 +260,10 @@ def take_history(x: Tensor, result: Tensor) -> None:
     needs = (base._requires_grad, result._requires_grad)
     if True not in needs:
         return
-    positions = view_positions(x, base)
+    region = view_region(x, base)
     node = CopySlices()  # (also when only the base needs a gradient: the region's old values get none)
-    node.positions, node.base_shape = positions, base._data.shape
+    node.positions, node.base_shape, node.parts = region
     node.needs_input_grad = needs
     node._link((base, result), needs, (base,))
     set_history(base, node, 0, True)
-    _view_of_base(x, base, positions)
+    _view_of_base(x, base, region)

@@ -169,6 +169,7 @@ class Div(Node):
 
 class Pow(Node):
     diagonal_jacobian = True
+    saved_for = ((0, 1), (0, 1), (1,))  # the output only for the exponent's gradient, as PyTorch saves it
 
     def forward(self, a, b):
         out = a**b

@@ -11,7 +11,7 @@ from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
 from .inplace import _check_cast, _rebase, _snapshot
 
@@ -98,14 +98,14 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     d, idx = _index_arg(x, dim, index, "index_add")
     _check_source(x, d, idx, source, "index_add")
-    return IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha)
+    return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, reader=1)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """x with the slices at ``index`` along ``dim`` replaced by ``source``'s slices, in order."""
     d, idx = _index_arg(x, dim, index, "index_copy")
     _check_source(x, d, idx, source, "index_copy")
-    return IndexCopy.apply(x, source, dim=d, index=idx)
+    return version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
@@ -115,8 +115,8 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
-        return IndexFill.apply(x, value, dim=d, index=idx)
-    return IndexFill.apply(x, xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx)
+        return version_checked(IndexFill.apply(x, value, dim=d, index=idx), index)
+    return version_checked(IndexFill.apply(x, xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)
 
 
 # ----------------------------------------------------------------- in-place forms
@@ -198,7 +198,7 @@ class IndexAccumulate(Node):
 def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
     ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
-    from .indexing import convert_index, setitem
+    from .indexing import _index_tensors, convert_index, setitem
 
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
@@ -210,7 +210,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         return out
     idx = convert_index(tuple(indices))
     try:
-        return IndexAccumulate.apply(x, values, indices=idx)
+        return version_checked(IndexAccumulate.apply(x, values, indices=idx), *_index_tensors(tuple(indices)), reader=1)
     except IndexError as err:  # past the end (a negative index counts from the end, as in PyTorch)
         raise IndexError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
     except ValueError as err:
@@ -240,7 +240,7 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out = expand(x, shape).clone()
     setitem(out, Tensor._make(m), reshape(source, -1)[:n])
-    return out
+    return version_checked(out, mask)
 
 
 def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:

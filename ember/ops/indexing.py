@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from .copy_slices import check_view_inplace, take_history
 from .elementwise import cast, promote
 
@@ -99,6 +99,11 @@ def _zero_dim_error(x: Tensor, idx) -> IndexError | None:
     return IndexError("slice() cannot be applied to a 0-dim tensor.") if isinstance(idx, slice) else None
 
 
+def _index_tensors(idx) -> list:
+    """The tensors of an index expression (PyTorch saves them for the gradient of indexing and index_put)."""
+    return [i for i in (idx if isinstance(idx, tuple) else (idx,)) if isinstance(i, Tensor)]
+
+
 # The parts of a basic index that need no conversion (by exact class: a bool is no int here, it is advanced).
 _PLAIN_PARTS = frozenset({int, slice, type(None), type(Ellipsis)})
 
@@ -119,7 +124,7 @@ def getitem(x: Tensor, idx) -> Tensor:
     try:
         if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
-        return AdvancedIndex.apply(x, idx=idx)
+        return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
         raise (_zero_dim_error(x, raw) or _bounds_error(x, err)) from None
 
@@ -183,7 +188,7 @@ def _check_byte_mask_fill(idx, value) -> None:
 
 def setitem(x: Tensor, idx, value) -> None:
     _check_byte_mask_fill(idx, value)
-    idx = convert_index(idx)
+    raw, idx = idx, convert_index(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
@@ -211,6 +216,7 @@ def setitem(x: Tensor, idx, value) -> None:
         needs = (x._requires_grad, isinstance(value, Tensor) and value._requires_grad)
         node.needs_input_grad = needs
         node._link(inputs, needs, ())
+        node.check_versions_of(*_index_tensors(raw))
         take_history(x, Tensor._make(x._data, node))
 
 
@@ -299,7 +305,7 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.ndim != x._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     check_scatter_index(x, d, idx)
-    return Gather.apply(x, index=idx, dim=d)
+    return version_checked(Gather.apply(x, index=idx, dim=d), index)
 
 
 class ScatterAdd(Node):
@@ -318,7 +324,7 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     check_scatter_index(x, _wrap_dim(dim, x._data.ndim), idx, src._data)
     if src._data.shape != idx.shape:  # as in PyTorch, only src's leading part (index's shape) is used
         src = src[tuple(slice(0, n) for n in idx.shape)]
-    return ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim))
+    return version_checked(ScatterAdd.apply(x, src, index=idx, dim=_wrap_dim(dim, x._data.ndim)), index, reader=1)
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
@@ -333,7 +339,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     grids[d] = idx
     vals = src[tuple(slice(0, n) for n in idx.shape)] if isinstance(src, Tensor) else src
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
-    return out
+    return version_checked(out, index)
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -349,19 +355,20 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
             f"INDICES element is out of DATA bounds: {why}")
-    return AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),))
+    return version_checked(AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),)), index)
 
 
 class Where(Node):
     diagonal_jacobian = True
 
     def forward(self, cond, a, b):
-        self.cond = cond
+        self.saved = (cond,)  # (saved: version-checked, as PyTorch saves the condition)
         return xp.where(cond, a, b)
 
     def backward(self, g):
+        (cond,) = self.saved
         na, nb = self.needs_input_grad[1:]
-        return None, (g * self.cond if na else None), (g * ~self.cond if nb else None)
+        return None, (g * cond if na else None), (g * ~cond if nb else None)
 
 
 def where(condition: Tensor, input=None, other=None):
@@ -412,4 +419,4 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 
-    return getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape)))
+    return version_checked(getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape))), mask)

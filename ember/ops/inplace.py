@@ -47,6 +47,8 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
     x._bump_version()
     if tracked:
         take_history(x, result)  # (a view's base takes the change: copy_slices.py)
+        if result.grad_fn is not None:  # its saved output is x now (relu_, exp_, sigmoid_ ...)
+            result.grad_fn.output_written_to(result, x)
     forward_ad.write_tangent(x, result)
     return x
 

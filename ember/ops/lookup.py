@@ -8,6 +8,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import version_checked
 from .indexing import Gather
 
 
@@ -133,7 +134,8 @@ def take(x: Tensor, index: Tensor) -> Tensor:
         raise IndexError(f"out of range: tried to access index {int(idx.max() if idx.max() >= n else idx.min())} "
                          f"on a tensor of {n} elements.")
     flat = reshape(x, -1)
-    return reshape(Gather.apply(flat, index=(idx.reshape(-1) % max(n, 1)).astype(xp.int64), dim=0), idx.shape)
+    out = Gather.apply(flat, index=(idx.reshape(-1) % max(n, 1)).astype(xp.int64), dim=0)
+    return reshape(version_checked(out, index), idx.shape)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
@@ -143,7 +145,8 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     if indices._data.dtype.kind not in "iu":
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype}")
     if dim is None:
-        return Gather.apply(reshape(x, -1), index=indices._data.reshape(-1).astype(xp.int64), dim=0)
+        return version_checked(Gather.apply(reshape(x, -1), index=indices._data.reshape(-1).astype(xp.int64), dim=0),
+                               indices)
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim != indices._data.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
@@ -154,4 +157,4 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     ids_target = [ids[i] if i == d else shape[i] for i in range(len(shape))]
     src = expand(x, xs_target) if xs_target != xs else x
     idx = xp.broadcast_to(indices._data, ids_target).astype(xp.int64)
-    return Gather.apply(src, index=idx, dim=d)
+    return Gather.apply(src, index=idx, dim=d)  # (a broadcast copy of the indices: PyTorch saves that, too)

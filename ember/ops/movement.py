@@ -280,33 +280,3 @@ def dstack(tensors) -> Tensor:
     from .shape import cat
 
     return cat([atleast_3d(t) for t in tensors], 2)
-
-
-def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """Every window of ``size`` consecutive slices along ``dimension``, ``step`` apart; the windows replace
-    that dimension and their contents become a new last dimension.
-
-    Difference from PyTorch: the result is a copy, not a view.
-    """
-    from .indexing import index_select
-    from .shape import reshape
-
-    if x._data.ndim == 0:
-        _wrap_dim(dimension, 0)
-        if size > 1:
-            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
-        return reshape(x, (1,))
-    d = _wrap_dim(dimension, x._data.ndim)
-    n = x._data.shape[d]
-    if size > n:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    if size < 0:
-        raise RuntimeError(f"size is {size} but must be >= 0")
-    count = (n - size) // step + 1
-    index = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
-    windows = index_select(x, d, Tensor._make(index.astype(xp.int64)))  # its gradient sums the overlaps
-    shape = x._data.shape
-    windows = reshape(windows, shape[:d] + (count, size) + shape[d + 1:])
-    return movedim(windows, d + 1, -1)

@@ -103,7 +103,7 @@ def view(x: Tensor, *shape, size=None) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
-        return cast(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
+        return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
     a = x._data
     target = _infer_shape(_shape_arg(shape), a.size, a)
     if not a.flags.c_contiguous and a.size > 1:
@@ -116,6 +116,42 @@ def view(x: Tensor, *shape, size=None) -> Tensor:
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
     return Reshape.apply(x, shape=target)  # (reshape's test of the layout passed above)
+
+
+def view_dtype(x: Tensor, dtype) -> Tensor:
+    """``x.view(dtype)``: ``x``'s memory read as ``dtype`` (its bits, not its values converted), as PyTorch's: the
+    last dimension scaled by the ratio of the element sizes (then it must have stride 1, and a larger element
+    must not start mid-way). It shares ``x``'s memory and version counter but, as PyTorch's, takes no gradient
+    (the bits of one dtype say nothing differentiable about another's)."""
+    from .._dtype import SCALAR_TYPE_NAMES
+
+    a = x._data
+    src, dst = a.dtype.itemsize, dtype.np.itemsize
+    if src != dst:
+        what = (f"to view {SCALAR_TYPE_NAMES[x.dtype.name]} as {SCALAR_TYPE_NAMES[dtype.name]} "
+                "(different element sizes)")
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if a.strides[-1] != src and a.shape[-1] != 1 and a.size:  # (NumPy gives an empty array's strides as 0)
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {a.strides[-1] // src}")
+        if dst > src:
+            ratio = dst // src
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}")
+            from ..storage import data_ptr, root_array
+
+            offset = (data_ptr(a) - data_ptr(root_array(a))) // src
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for d in range(a.ndim - 1):
+                if (a.strides[d] // src) % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got "
+                                       f"{a.strides[d] // src}")
+    if src != dst and a.strides[-1] != src:  # (a last dimension of 1 at another stride: NumPy wants it unit)
+        a = xp.lib.stride_tricks.as_strided(a, a.shape, a.strides[:-1] + (src,))
+    out = Tensor._make(a.view(dtype.np))
+    out._vc = x._vc  # in-place changes through either bump the one version
+    return out
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -10,7 +10,7 @@ input's positions.
 from __future__ import annotations
 
 from .._backend import xp
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..storage import _bytes_of, data_ptr, root_array
 
@@ -59,3 +59,61 @@ def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Te
     if storage_offset is not None and storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     return AsStrided.apply(x, size=size, stride=stride, storage_offset=storage_offset)
+
+
+def strided_view(x, shape: tuple, strides: tuple):
+    """An array of ``shape`` and byte ``strides`` over ``x``'s memory, starting at ``x``'s first element, whose
+    base chain leads to the storage (as ``AsStrided``'s)."""
+    root = root_array(x)
+    if not x.size or not (root.flags.c_contiguous or root.flags.f_contiguous):  # (no flat bytes to lie over)
+        return xp.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    out = xp.ndarray(shape, x.dtype, buffer=_bytes_of(root), offset=data_ptr(x) - data_ptr(root), strides=strides)
+    if not x.flags.writeable:
+        out.flags.writeable = False
+    return out
+
+
+class Unfold(Node):
+    """``Tensor.unfold``: the windows of ``size`` elements ``step`` apart along ``dim`` as a new last dimension,
+    a view (each window's elements are ``x``'s); windows that overlap share elements."""
+
+    is_view = True
+
+    def forward(self, x, dim, size, step):
+        self.args = (x.shape, dim, size, step)
+        if x.ndim == 0:
+            return strided_view(x, (size,), (x.itemsize,))
+        count = (x.shape[dim] - size) // step + 1
+        s = x.strides
+        return strided_view(x, x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,),
+                            s[:dim] + (s[dim] * step,) + s[dim + 1:] + (s[dim],))
+
+    def backward(self, g):
+        shape, dim, size, step = self.args
+        if not shape:
+            return (g.sum(),)
+        out = xp.zeros_like(g, shape=shape)
+        count = g.shape[dim]
+        lead = (slice(None),) * dim
+        for j in range(size):  # the j-th element of every window: positions j, j + step, ... (distinct)
+            out[lead + (slice(j, j + (count - 1) * step + 1, step),)] += g[..., j]
+        return (out,)
+
+    def name(self) -> str:
+        return "UnfoldBackward0"
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` consecutive slices along ``dimension``, ``step`` apart: the windows replace that
+    dimension and their contents become a new last dimension. A view of ``x``, as PyTorch's (writes through it
+    reach ``x``; overlapping windows share elements); a 0-d ``x`` gives a 1-d view of ``size`` (0 or 1)."""
+    ndim = x._data.ndim
+    d = _wrap_dim(dimension, ndim)
+    n = x._data.shape[d] if ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    return Unfold.apply(x, dim=d, size=size, step=step)

@@ -9,13 +9,22 @@ class RemovableHandle:
     """Removes its hook from the list it was added to when ``remove()`` is called."""
 
     def __init__(self, hooks: list, hook: Any) -> None:
-        self._hooks = hooks
+        self._hooks: list | None = hooks
         self._hook = hook
         hooks.append(hook)
 
     def remove(self) -> None:
-        try:
-            self._hooks.remove(self._hook)
+        """Remove this registration (once: a second call does nothing, as PyTorch's, even when the same function was
+        registered again through another handle), and let go of the hook."""
+        if self._hooks is None:
+            return
+        hooks, hook, self._hooks, self._hook = self._hooks, self._hook, None, None
+        for i, h in enumerate(hooks):
+            if h is hook:
+                del hooks[i]
+                return
+        try:  # a list that wraps its hooks (an equal entry, not the same object)
+            hooks.remove(hook)
         except ValueError:
             pass
 

@@ -43,6 +43,18 @@ def test_allreduce_hook_equals_the_default_path_bit_for_bit(rank):
     assert all(same), f"allreduce_hook differs from the default at steps {[i for i, s in enumerate(same) if not s]}"
 
 
+def test_a_hook_whose_future_holds_a_new_tensor(rank):
+    """A Future's tensor that is not the bucket's own buffer is copied into it (as PyTorch's reducer does): here
+    twice the average, exactly."""
+    plain = DDP(build(), bucket_cap_mb=0.001)
+    hooked = DDP(build(), bucket_cap_mb=0.001)
+    hooked.register_comm_hook(None, lambda state, bucket: default_hooks.allreduce_hook(state, bucket).then(
+        lambda fut: fut.value() * 2))
+    for step in range(2):
+        for a, b in zip(grads_after(plain, step, rank), grads_after(hooked, step, rank)):
+            np.testing.assert_array_equal(b, 2 * a)
+
+
 @pytest.mark.parametrize("name,rtol", [("fp16", 2e-3), ("bf16", 2e-2)])
 def test_compression_hooks_within_their_precision(name, rtol, rank, process_group):
     hook = {"fp16": default_hooks.fp16_compress_hook, "bf16": default_hooks.bf16_compress_hook}[name]

@@ -13,7 +13,7 @@ from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
 from .loss import _check_reduction, legacy_reduction, scalar_result
@@ -162,7 +162,7 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
         raise RuntimeError(f"{name}: expected class-index target of dtype int64, got {target.dtype}")
     if target._data.dtype not in (xp.int64, xp.uint8):  # PyTorch's kernels take these two only
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE_NAMES[target.dtype.name]}")
-    n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 1
+    n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 0  # (PyTorch's 0 for 0-d)
     if input._data.ndim > 1 and n_in != n_t:
         raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
     expected = (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
@@ -194,12 +194,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
     x, t, out_shape = _rows("cross_entropy", input, target, weight)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
+    # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
+    # probability target is a new tensor there)
     if t.is_floating_point():
         out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction)
+        version_checked(out, weight, None if label_smoothing else target)
     else:
         _check_classes(t._data, x._data.shape[1], ignore_index)
         out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
                                  reduction=reduction)
+        version_checked(out, weight, target)
     return out.reshape(out_shape) if reduction == "none" else out
 
 
@@ -214,5 +218,5 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"nll_loss: expected class-index target of dtype int64, got {t.dtype}")
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    out = NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction)
+    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight, target)
     return out.reshape(out_shape) if reduction == "none" else out

@@ -11,7 +11,10 @@ layout each of the prod(kernel) shifted windows of the input is a block whose ro
 per output row, ``_conv_batch_last``).
 The input gradient of a stride-1 convolution is itself a convolution (of the padded output gradient
 with the flipped kernel), which avoids col2im's scatter-add; other strides use col2im.
-Output rows (im2col) and channels (col2im, padding) are split over threads.
+Output rows (im2col) and channels (col2im, padding) are split over threads. ``ConvNd``'s forward and backward
+run with OpenBLAS set to one thread (``_parallel.one_blas_thread``), so every GEMM runs whole on the ember thread
+that computes it; where OpenBLAS's count cannot be set at run time, the GEMMs it would thread run in
+``gemm_block`` blocks (or, too wide for those, on its threads).
 Pooling and fold reuse ``offsets`` and ``window`` (``conv_geometry.py``).
 """
 
@@ -25,7 +28,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
-from ..._parallel import gemm_block, get_num_threads, matmul_blocks, parallel_for
+from ..._parallel import gemm_block, get_num_threads, matmul_blocks, one_blas_thread, parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
@@ -214,6 +217,7 @@ class ConvNd(Node):
     multilinear = True
     bias_input = 2
 
+    @one_blas_thread
     def forward(self, x, w, b, stride, pads, dilation, groups):
         needs = self.needs_input_grad
         wino = _winograd(x.transpose(*range(1, x.ndim), 0), w, stride, dilation, groups)  # decided on shapes only
@@ -232,6 +236,7 @@ class ConvNd(Node):
         self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
         return out
 
+    @one_blas_thread
     def backward(self, g):
         cols, w, x = self.saved  # cols: the Winograd input tiles instead, on that path
         in_sp, stride, pads, dilation, groups, layout = self.meta

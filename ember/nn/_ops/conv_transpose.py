@@ -13,6 +13,7 @@ there is ``padding - output_padding`` (negative: the convolution reads only a pr
 from __future__ import annotations
 
 from ..._autocast import lower_precision
+from ..._parallel import one_blas_thread
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
@@ -26,6 +27,7 @@ from .linear import _check_same_dtype
 class ConvTransposeNd(Node):
     float32_compute = True
 
+    @one_blas_thread
     def forward(self, x, w, b, stride, pads, dilation, groups, out_sp):
         if conv_transpose_winograd.applies(x, w, stride, pads, dilation, groups):
             out, tiles = conv_transpose_winograd.forward(x, w, b)
@@ -38,6 +40,7 @@ class ConvTransposeNd(Node):
         self.meta = (stride, pads, dilation, groups, False)
         return to_nchw(out, b)  # contiguous (N, C_out, *out), as PyTorch's
 
+    @one_blas_thread
     def backward(self, g):
         x, xb, w = self.saved
         stride, pads, dilation, groups, winograd = self.meta

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from .sparse import _renorm_rows, check_dense_under_create_graph
 
 _MODES = ("sum", "mean", "max")
@@ -152,5 +152,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         psw = None if psw is None else psw.reshape(-1)[Tensor._make(xp.flatnonzero(keep))]
     elif psw is not None:
         psw = psw.reshape(-1)
-    return EmbeddingBag.apply(weight, psw, idx=flat, bag=bag, num_bags=num_bags, mode=mode,
-                              scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
+    out = EmbeddingBag.apply(weight, psw, idx=flat, bag=bag, num_bags=num_bags, mode=mode,
+                             scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
+    # the indices as PyTorch saves them: flattened, a view of a contiguous input (a copy of another)
+    return version_checked(out, input if input._data.ndim == 1 or input._data.flags.c_contiguous else None, offsets)

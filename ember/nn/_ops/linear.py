@@ -6,6 +6,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._kernels.openblas import matmul as gemm
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -24,9 +25,9 @@ class Linear(Node):
             self.saved = (x, w)
             return _matmul_bias_column(x.reshape(-1, x.shape[-1]), w, b).reshape(*x.shape[:-1], w.shape[0])
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
-            out = xp.matmul(x.reshape(-1, x.shape[-1]), w.T).reshape(*x.shape[:-1], w.shape[0])
+            out = gemm(x.reshape(-1, x.shape[-1]), w.T).reshape(*x.shape[:-1], w.shape[0])
         else:
-            out = xp.matmul(x, w.T)
+            out = gemm(x, w.T)
         if b is not None:
             if out.ndim >= 2:  # rows split among the intra-op threads
                 parallel_rows(partial(_add_in_place, b=b), out.reshape(-1, out.shape[-1]))
@@ -39,14 +40,14 @@ class Linear(Node):
         x, w = self.saved
         nx, nw, nb = self.needs_input_grad
         g2 = g.reshape(-1, g.shape[-1])
-        gx = xp.matmul(g2, w).reshape(x.shape) if nx else None
+        gx = gemm(g2, w).reshape(x.shape) if nx else None
         gw = None
         if nw:  # dW = g^T x over all rows
             x2 = x.reshape(-1, x.shape[-1])
             # One row: an outer product, the same products. NumPy's matmul with inner dimension 1 takes
             # a non-BLAS loop (225 us at 256 x 784); dot sends it to BLAS's GEMM (33 us; a broadcast
             # multiply takes 55 us).
-            gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else xp.matmul(g2.T, x2)
+            gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
         gb = col_sums(g2) if nb else None
         return gx, gw, gb
 
@@ -77,7 +78,7 @@ def _matmul_bias_column(x2, w, b):
     wa = xp.empty((w.shape[0], k + 1), w.dtype)
     wa[:, :k] = w
     wa[:, k] = b
-    return xp.matmul(xa, wa.T)
+    return gemm(xa, wa.T)
 
 
 def _check_same_dtype(name: str, *tensors) -> None:

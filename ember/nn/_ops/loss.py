@@ -14,7 +14,7 @@ from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.elementwise import not_implemented_for
 from .activation import sigmoid_array
@@ -117,10 +117,12 @@ def _broadcast_weight(weight: Tensor | None, target: Tensor):
 
 
 def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False,
-               warn_size: bool = False, kernel: str | None = None) -> Tensor:
+               warn_size: bool = False, kernel: str | None = None, saved: tuple = ()) -> Tensor:
     """The loss node on ``input`` and ``target`` (cast to input's dtype), after PyTorch's checks: a target of
     another shape is an error (``same_shape``), or warned about (``warn_size``: the regression losses); integer
-    input is PyTorch's NotImplementedError naming its CPU ``kernel`` (RuntimeError where it has none)."""
+    input is PyTorch's NotImplementedError naming its CPU ``kernel`` (RuntimeError where it has none).
+    ``saved``: the tensors PyTorch saves for this loss's backward (the target, the weights), whose change in place
+    before backward is its error (the node keeps derivatives computed in forward, so they are checked, not read)."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
     if input._data.shape != target._data.shape:
@@ -136,7 +138,7 @@ def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, sa
         raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
     if target._data.dtype != input._data.dtype:
         target = target.to(input.dtype)
-    return PointwiseLoss.apply(input, target, fn=fn, reduction=reduction, params=params)
+    return version_checked(PointwiseLoss.apply(input, target, fn=fn, reduction=reduction, params=params), *saved)
 
 
 def _mse(x, t, nx, nt):
@@ -207,7 +209,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (x - y)^2."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu")
+    return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu", saved=(target,))
 
 
 @full_precision
@@ -230,7 +232,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
         return _pointwise("smooth_l1_loss", input, target, _l1, reduction, warn_size=True,
                           kernel="smooth_l1_cpu")
     return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta, warn_size=True,
-                      kernel="smooth_l1_cpu")
+                      kernel="smooth_l1_cpu", saved=(target,))
 
 
 @full_precision
@@ -240,7 +242,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
     return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0, warn_size=True,
-                      kernel="huber_cpu")
+                      kernel="huber_cpu", saved=(target,))
 
 
 @full_precision
@@ -258,7 +260,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
                            "probabilities; use binary_cross_entropy_with_logits for raw scores)")
     return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True,
-                      kernel="binary_cross_entropy")
+                      kernel="binary_cross_entropy", saved=(target, weight))
 
 
 @full_precision
@@ -277,7 +279,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     w = _broadcast_weight(weight, target)
     pw = pos_weight._data if pos_weight is not None else None
     return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw,
-                      kernel="log_sigmoid_cpu")
+                      kernel="log_sigmoid_cpu", saved=(target, weight, pos_weight))
 
 
 @full_precision
@@ -295,4 +297,4 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
                        "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
     if not (input.is_floating_point() and target.is_floating_point()):
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target)
+    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target, saved=() if log_target else (target,))

@@ -11,6 +11,7 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, int64
 from ..._tensor import Tensor
+from ...autograd.graph import version_checked
 from ...ops.indexing import where
 from .activation import logsigmoid
 from .loss import checked_reduction, reduce_loss, refuse_grad
@@ -68,7 +69,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None:
         z = z * weight[chosen]
     loss = where(Tensor._make(xp.arange(c) != t[:, None]), z, 0).sum(1) / c
-    return reduce_loss(loss.reshape(target.shape), reduction)  # (N,) for a 1-D target, () for a 0-d one
+    # (N,) for a 1-D target, () for a 0-d one; the target and weight checked at backward, as PyTorch saves them
+    return version_checked(reduce_loss(loss.reshape(target.shape), reduction), target, weight)
 
 
 @full_precision
@@ -97,7 +99,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     z = 1 - x.gather(1, chosen).unsqueeze(2) + x.unsqueeze(1)  # (N, K, C): 1 - x[j] + x[d]
     pairs = Tensor._make(listed[:, :k, None] & ~is_target[:, None, :])
     loss = where(pairs, z.relu(), 0).sum((1, 2)) / c
-    return reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction)
+    # the target checked at backward, as PyTorch saves it
+    return version_checked(reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction), target)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

@@ -564,14 +564,15 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     statistics (the same for every sample).
     """
     shape = input._data.shape
-    if len(shape) < 2:  # PyTorch's type: its training check's ValueError, else an IndexError (no dim 1)
-        raise (ValueError if use_input_stats else IndexError)(f"instance_norm: expected (N, C, ...), got {list(shape)}")
+    if use_input_stats and math.prod(shape[2:]) == 1:  # (also an input of fewer than 2 dims, as PyTorch checks)
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(shape)}")
+    if len(shape) < 2:  # PyTorch's IndexError for the channel dim it reads
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions" if not shape else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    if math.prod(shape[2:]) == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(shape)}")
     n, c = shape[:2]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t._data.shape != (c,):

@@ -118,7 +118,8 @@ def _running_max(views, out, arg, c0: int, c1: int) -> None:
 
 class MaxPoolNd(Node):
     def forward(self, x, kernel, stride, pads, dilation):
-        xpad = pad_spatial(x, pads, -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min)
+        fill = -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min
+        xpad = pad_spatial(x, pads, fill)
         out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
         views = [xpad[window(offs, out_sp, stride, dilation, 2, 0)] for offs in offsets(kernel)]
         out = xp.empty_like(views[0])  # the input's memory order
@@ -142,6 +143,8 @@ class MaxPoolNd(Node):
         parallel_for(run, rows, out.size * len(views))
         if xp.isnan(out.sum()):  # one cheap pass that is NaN if any output is: point arg at each window's NaN
             self._nan_args(xpad, out, arg, kernel, stride, dilation)
+        if any(lo or hi for lo, hi in pads) and (out == fill).any():
+            self._padding_args(x.shape[2:], out == fill, arg, kernel, stride, pads, dilation)
         self.saved = (arg,)
         self.meta = (xpad.shape, kernel, stride, pads, dilation)
         return out
@@ -151,6 +154,24 @@ class MaxPoolNd(Node):
         nan = xp.isnan(out)
         for i, offs in enumerate(offsets(kernel)):  # the last NaN of a window wins, as in PyTorch
             arg[nan & xp.isnan(xpad[window(offs, out.shape[2:], stride, dilation, 2, 0)])] = i
+
+    @staticmethod
+    def _padding_args(in_spatial, lowest, arg, kernel, stride, pads, dilation) -> None:
+        """A window whose maximum is the padding's value (every element inside the input -inf, or the lowest
+        integer) may have taken a padding position: PyTorch's index (and gradient) is then the window's first
+        element inside the input, where its kernel starts."""
+        koff = xp.unravel_index(arg, kernel)
+        inside = xp.ones(arg.shape, dtype=bool)
+        first = []
+        for d in range(len(kernel)):
+            shape = [1] * arg.ndim
+            shape[2 + d] = arg.shape[2 + d]
+            start = (xp.arange(arg.shape[2 + d]) * stride[d] - pads[d][0]).reshape(shape)
+            at = start + koff[d] * dilation[d]
+            inside &= (at >= 0) & (at < in_spatial[d])
+            first.append(xp.broadcast_to(xp.maximum(dilation[d] - 1 - start, 0) // dilation[d], arg.shape))
+        fix = lowest & ~inside
+        arg[fix] = xp.ravel_multi_index(tuple(f[fix] for f in first), kernel)
 
     def backward(self, g):
         (arg,) = self.saved

@@ -8,7 +8,7 @@ from ..._parallel import parallel_for
 from ..._sparse import SparseCOO, compiled_rows
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
-from ...autograd.graph import Node, leaf_slot_to_fill
+from ...autograd.graph import Node, leaf_slot_to_fill, version_checked
 from ...autograd.recorded import HigherOrderError, is_recorded
 
 
@@ -98,8 +98,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx += num if padding_idx < 0 else 0
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    return Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
-                           sparse=bool(sparse))
+    out = Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
+                          sparse=bool(sparse))
+    return version_checked(out, input)
 
 
 def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:

@@ -10,7 +10,8 @@ tile rows so that a band's transformed input and GEMM result stay in cache; band
 independent (the weight gradient keeps one partial sum per band and adds them in band order),
 so ``parallel_for`` splits them over threads and the result has the same bits for any thread
 count. The band size depends on the shape only, and so do the blocks a tile GEMM runs in when
-OpenBLAS would otherwise thread it itself (``_parallel.gemm_block``).
+OpenBLAS would otherwise thread it itself (``_parallel.gemm_block``; none inside ``ConvNd``, which sets OpenBLAS to
+one thread where it can: ``_parallel.one_blas_thread``).
 
 ``conv3x3_nchw`` / ``weight_grad3x3_nchw`` take and return PyTorch's (N, C, H, W) layout (what ``ConvNd``
 calls): with compiled kernels and images of at least ``policy.winograd_nchw_min_tiles`` tile columns, the
