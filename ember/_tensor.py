@@ -562,7 +562,7 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
-    n = max(ndim, 1)
+    n = ndim if ndim > 0 else 1  # (not max(): a builtin call per dim argument of every op)
     if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"

@@ -29,6 +29,7 @@ from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
 from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
+from .saved_hooks import _stack as _saved_hooks_stack
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
 _RELEASED_MSG = (
@@ -40,6 +41,7 @@ _RELEASED_MSG = (
 
 _sequence = itertools.count()
 _new_object = object.__new__
+_ndarray = xp.ndarray
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
@@ -144,23 +146,55 @@ class Node:
         node = _new_object(cls)
         node.saved = ()
         needs = None
-        if _GradState.enabled:
-            arrays, flags, edges, shapes = _inputs_and_edges(inputs)
-            if True in flags:
+        arrays = []
+        enabled = _GradState.enabled  # (a thread-local: read once)
+        if enabled:
+            # The inputs in one pass, inline (a call is a frame): the arrays, whether each needs a gradient, and
+            # for each that does its edge (``input_edge``) and shape (None for the others).
+            flags = []
+            edges = []
+            shapes = []
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    a = t._data
+                    arrays.append(a)
+                    if t._requires_grad:
+                        needs = True
+                        flags.append(True)
+                        # input_edge's common cases inline: a leaf with its AccumulateGrad, a result that is no view
+                        fn = t._grad_fn
+                        if fn is None:
+                            fn = t._grad_accumulator
+                            edges.append((fn, 0) if fn is not None else input_edge(t))
+                        elif t._base is None:
+                            edges.append((fn, t._output_nr))
+                        else:
+                            edges.append(input_edge(t))
+                        shapes.append(a.shape)
+                        continue
+                else:
+                    arrays.append(t)
+                flags.append(False)
+                edges.append(None)
+                shapes.append(None)
+            if needs is not None:
                 needs = tuple(flags)
         else:
-            arrays = []
             for t in inputs:
                 arrays.append(t._data if isinstance(t, Tensor) else t)
         node.needs_input_grad = needs
         level = _dual_level
         tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
         # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
-        quiet = None if cls.is_view else quiet_enter()
+        is_view = cls.is_view
+        quiet = None if is_view else quiet_enter()
         half = None
         if cls.float32_compute:
-            half, arrays = lowp.widen(arrays)
-            node.half_dtype = half
+            a = arrays[0] if arrays else None
+            # a float32/float64 first input decides it without widen's call (widen would answer None at once)
+            if a.__class__ is not _ndarray or a.dtype.itemsize == 2 or a.dtype.kind not in "fc":
+                half, arrays = lowp.widen(arrays)
+                node.half_dtype = half
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
@@ -172,13 +206,13 @@ class Node:
             out = lowp.narrow(out, half)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         _fill(result, out, node if needs is not None else None, 0)
-        if cls.is_view:
+        if is_view:
             src = inputs[0]
             result._vc = src._vc
             result._base = src._base if src._base is not None else src
             result._view_version = src._vc[0]  # its grad_fn reads the base's history as of this version
             # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
-            if not _GradState.enabled:
+            if not enabled:
                 result._view_creation = "no_grad"
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
@@ -230,26 +264,30 @@ class Node:
             # output. (counter, version, array, source): no reference to the tensor itself, so an output
             # that saves itself does not form a tensor -> node -> tensor cycle; the source is what
             # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
-            # (a position in saved: hooks may pack the array). Plain loops, no comprehensions: every recorded op
-            # that saves a tensor runs this, and a comprehension costs a frame.
-            where = {}
-            k = 0
-            for a in saved:
-                where[id(a)] = k
-                k += 1
+            # (a position in saved: hooks may pack the array). Plain loops and identity tests, no comprehensions,
+            # dict or id(): every recorded op that saves a tensor runs this, on a few entries.
             entries = []
             i = 0
             for t in inputs:
                 if isinstance(t, Tensor):
-                    k = where.get(id(t._data if arrays is None else arrays[i]))
-                    if k is not None:
-                        entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                    a = t._data if arrays is None else arrays[i]  # (a float32 copy stands for its tensor)
+                    k = 0
+                    for s in saved:
+                        if s is a:
+                            entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                            break
+                        k += 1
                 i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-                if (k := where.get(id(t._data))) is not None:
-                    entries.append((t._vc, t._vc[0], t._data, (t._output_nr, k)))
+                a = t._data
+                k = 0
+                for s in saved:
+                    if s is a:
+                        entries.append((t._vc, t._vc[0], a, (t._output_nr, k)))
+                        break
+                    k += 1
             self._saved_versions = tuple(entries)
-            if saved_hooks.stack_in_use():
+            if _saved_hooks_stack.hooks:  # (saved_hooks.stack_in_use() without its frame)
                 self._pack_saved()
         else:
             self._saved_versions = ()
@@ -624,31 +662,6 @@ class AccumulateGrad(Node):
                 hook(var)
             trace.finish("post-accumulate-grad hooks", "hooks", started)
         return ()
-
-
-def _inputs_and_edges(inputs: tuple) -> tuple[list, list, list, list]:
-    """An op's inputs under grad mode, in one pass: the arrays (a non-tensor passes through), whether each needs a
-    gradient, and for each that does its edge (``input_edge``) and shape (None for the others)."""
-    # Plain loops and lists, not generator expressions: every recorded op runs this.
-    arrays = []
-    flags = []
-    edges = []
-    shapes = []
-    for t in inputs:
-        if isinstance(t, Tensor):
-            a = t._data
-            arrays.append(a)
-            if t._requires_grad:
-                flags.append(True)
-                edges.append(input_edge(t))
-                shapes.append(a.shape)
-                continue
-        else:
-            arrays.append(t)
-        flags.append(False)
-        edges.append(None)
-        shapes.append(None)
-    return arrays, flags, edges, shapes
 
 
 def input_edge(t: Tensor) -> tuple:

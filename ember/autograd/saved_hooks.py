@@ -5,8 +5,8 @@ While the context is active, every array a recorded op saves for its backward is
 ``unpack_hook`` turns it back into the tensor. Activation checkpointing (``ember.utils.checkpoint``) is
 built on this: its pack hook keeps an index and drops the array, its unpack hook recomputes the forward.
 
-The hooks apply where ops record: ``Node._link`` packs (only when a context is active: one list check per
-recorded op otherwise), the engine unpacks (``unpack_saved``). Contexts nest; the innermost applies.
+The hooks apply where ops record: ``Node._record`` packs (only when a context is active: one list check per
+recorded op otherwise, ``_stack.hooks``), the engine unpacks (``unpack_saved``). Contexts nest; the innermost applies.
 As in PyTorch, they belong to the thread that entered them.
 """
 
@@ -27,11 +27,6 @@ class _Stack(threading.local):
 
 
 _stack = _Stack()
-
-
-def stack_in_use() -> bool:
-    """Whether any saved-tensor hooks context (or a disabling one) is active in this thread."""
-    return bool(_stack.hooks)
 
 
 def active():

@@ -36,6 +36,8 @@ def promote(a, b):
         target = _result_dtype(a, b)
         return cast(a, target), cast(b, target)
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
+    if (s.__class__ is float or s.__class__ is int) and t._data.dtype.kind in "fc":
+        return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
         s = s.item()
     elif not isinstance(s, (int, float, bool, complex)):
@@ -237,7 +239,9 @@ class Minimum(Node):
 def add(a, b, *, alpha=1):
     if alpha != 1:
         b = _scaled(b, alpha)
-    a, b = promote(a, b)
+    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+        a, b = promote(a, b)
     return Add.apply(a, b)
 
 
@@ -264,7 +268,8 @@ def sub(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    a, b = promote(a, b)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+        a, b = promote(a, b)  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
 

@@ -104,10 +104,25 @@ def _index_tensors(idx) -> list:
     return [i for i in (idx if isinstance(idx, tuple) else (idx,)) if isinstance(i, Tensor)]
 
 
+# The parts of a basic index that need no conversion (by exact class: a bool is no int here, it is advanced).
+_PLAIN_PARTS = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
 def getitem(x: Tensor, idx) -> Tensor:
-    raw, idx = idx, convert_index(idx)
+    raw = idx
+    # x[1], x[:2], x[:, 0]: a basic index of plain parts is already NumPy's, without convert_index and _is_basic
+    # (a generator each, a frame per part)
+    plain = idx.__class__ in _PLAIN_PARTS
+    if not plain and idx.__class__ is tuple:
+        plain = True
+        for part in idx:
+            if part.__class__ not in _PLAIN_PARTS:
+                plain = False
+                break
+    if not plain:
+        idx = convert_index(idx)
     try:
-        if _is_basic(idx):
+        if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:

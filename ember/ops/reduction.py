@@ -58,8 +58,9 @@ class Sum(Node):
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         if type(x) is not xp.ndarray:  # a recorded array (create_graph), forward-mode tangents of one
             return x.sum(axis=axes, keepdims=keepdim)
-        # the ufunc's reduce, which numpy.sum and ndarray.sum reach through Python-level wrappers (a µs per op)
-        return xp.add.reduce(x, axis=axes, keepdims=keepdim)
+        # the ufunc's reduce, which numpy.sum and ndarray.sum reach through Python-level wrappers (a µs per op);
+        # out=... answers a full reduction with a 0-d array, not a scalar the tensor would copy into one
+        return xp.add.reduce(x, axes, None, keepdims=keepdim, out=...)
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim)
@@ -185,16 +186,12 @@ def _abs2(a):
 
 
 
-def _reduce(cls, x: Tensor, dim, keepdim: bool) -> Tensor:
-    return cls.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
-
-
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
     elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         x = cast(x, _dtype.int64)  # PyTorch sums integers and bools as int64
-    return _reduce(Sum, x, dim, keepdim)
+    return Sum.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -205,14 +202,14 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {x.dtype.name.capitalize()}"
         )
-    return _reduce(Mean, x, dim, keepdim)
+    return Mean.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 @full_precision
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
-    return _reduce(Prod, x, dim, keepdim)
+    return Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):

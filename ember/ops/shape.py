@@ -33,7 +33,9 @@ def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
     return tuple(shape)
 
 
-def _infer_shape(shape: tuple, numel: int, src: tuple) -> tuple:
+def _infer_shape(shape: tuple, numel: int, src) -> tuple:
+    """``shape`` with its -1 worked out, checked against ``numel`` elements (of the array ``src``, named in the
+    error)."""
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -48,7 +50,7 @@ def _infer_shape(shape: tuple, numel: int, src: tuple) -> tuple:
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
         raise RuntimeError(
-            f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src)})"
+            f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src.shape)})"
         )
     return shape
 
@@ -83,15 +85,16 @@ def _viewable(a, shape: tuple) -> bool:
 
 
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
-    shape = _infer_shape(_shape_arg(sizes, shape, "shape"), x._data.size, x._data.shape)
-    return (Reshape if _viewable(x._data, shape) else ReshapeCopy).apply(x, shape=shape)
+    a = x._data
+    shape = _infer_shape(_shape_arg(sizes, shape, "shape"), a.size, a)
+    return (Reshape if _viewable(a, shape) else ReshapeCopy).apply(x, shape=shape)
 
 
 def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     """``x``, a fresh result its caller made and alone holds, reshaped without making the result a view of it (as
     PyTorch's ``_unsafe_view``): the caller returns a tensor that is no view, as PyTorch's (in-place ops on it
     rewrite its own history, not a base's)."""
-    return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data.shape))
+    return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data))
 
 
 def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
@@ -105,17 +108,18 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
         from .. import _dtype
 
         return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
-    if not x._data.flags.c_contiguous and x._data.size > 1:
-        target = _infer_shape(_shape_arg(shape), x._data.size, x._data.shape)
+    a = x._data
+    target = _infer_shape(_shape_arg(shape), a.size, a)
+    if not a.flags.c_contiguous and a.size > 1:
         try:  # a view is possible when the strides allow it without a copy
-            v = x._data.view()
+            v = a.view()
             v.shape = target
         except AttributeError:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
-    return reshape(x, *shape)
+    return Reshape.apply(x, shape=target)  # (reshape's test of the layout passed above)
 
 
 def view_dtype(x: Tensor, dtype) -> Tensor:
@@ -412,7 +416,7 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import narrow
+    from .indexing import BasicIndex
 
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
@@ -429,8 +433,9 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
     out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, d, start, s))
+    lead = (slice(None),) * d
+    for s in sizes:  # narrow's view of each piece, its bounds checked above
+        out.append(BasicIndex.apply(x, idx=lead + (slice(start, start + s),)))
         start += s
     return mark_multi_output_views(tuple(out), "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
 

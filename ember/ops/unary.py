@@ -148,10 +148,15 @@ class Relu(Node):
         if x.dtype.kind in "bc":  # PyTorch's errors
             raise (RuntimeError("Boolean inputs not supported for relu") if x.dtype == xp.bool_ else
                    NotImplementedError("clamp is not supported for complex types"))
-        out = xp.empty_like(x)
-        zero = _zero(x.dtype)
-        # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
-        parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements)
+        zero = _ZEROS.get(x.dtype)
+        if zero is None:
+            zero = _zero(x.dtype)
+        if x.size < policy.min_parallel_elements:  # one chunk (as parallel_flat would make), without its calls
+            out = xp.maximum(x, zero)  # (in x's memory order, as empty_like's)
+        else:
+            out = xp.empty_like(x)
+            # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
+            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements)
         self.saved = (out,)
         return out
 

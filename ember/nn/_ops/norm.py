@@ -398,8 +398,9 @@ class LayerNorm(Node):
 
 def _compiled_rows(x2, w, b) -> bool:
     """Whether LayerNorm's compiled row kernels take x2 (rows, features) with weight w and bias b."""
-    return (x2.dtype in (xp.float32, xp.float64) and x2.shape[1] > 0 and x2.flags.c_contiguous
-            and all(a is None or a.dtype == x2.dtype for a in (w, b)) and policy.use_compiled())
+    dt = x2.dtype  # (plain tests, no generator: every LayerNorm/RMSNorm call asks)
+    return (dt in (xp.float32, xp.float64) and x2.shape[1] > 0 and x2.flags.c_contiguous
+            and (w is None or w.dtype == dt) and (b is None or b.dtype == dt) and policy.use_compiled())
 
 
 def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
@@ -423,7 +424,9 @@ def _compiled_norm_rows(x2, w, b, eps, center: bool, keep: bool):
 
 def _flat_or_empty(a, dtype):
     """A per-feature parameter as a contiguous 1-D array; an empty one for None (the kernels' "no parameter")."""
-    return xp.empty(0, dtype) if a is None else xp.ascontiguousarray(a.reshape(-1))
+    if a is None:
+        return xp.empty(0, dtype)
+    return a if a.ndim == 1 and a.flags.c_contiguous else xp.ascontiguousarray(a.reshape(-1))
 
 
 def _center_square(x, mean, xc, sq) -> None:
