@@ -98,3 +98,12 @@ def test_saved_versions_still_catch_in_place_changes():
     x.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# Found by review: pieces cut without narrow's checks took a negative size as a slice from the end.
+@pytest.mark.parametrize("sizes, dim", [([-1, 4], 0), ([4, -1], 0), ([2, -1, 2], 1)])
+def test_split_refuses_negative_sizes(sizes, dim):
+    for fw in (torch, ember):
+        x = fw.arange(9.0).reshape(3, 3) if dim else fw.arange(3.0)
+        with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes have only non-negative"):
+            x.split(sizes, dim)

@@ -427,6 +427,9 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
         sizes = list(split_size_or_sections)
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if builtins.sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
