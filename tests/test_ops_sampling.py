@@ -139,10 +139,11 @@ def test_random_without_bounds_spans_the_dtypes_range(name):
     # PyTorch: 0 to 2**mantissa digits for floating types (inclusive), 0 to the largest value for integers
     bound = RANDOM_BOUNDS[name]
     for lib in (torch, ember):
+        lib.manual_seed(0)
         values = lib.empty(100000, dtype=getattr(lib, name)).random_().double()
         low, high = values.min().item(), values.max().item()
         assert 0 <= low and high <= bound, lib
-        if bound <= 2**16:  # every value is likely drawn, the bound itself too
+        if bound <= 2**12:  # every value is drawn (a value is missed with odds e**-24 or less), the bound too
             assert low == 0 and high == bound, lib
-        else:
-            assert high > 0.99 * bound, lib
+        else:  # (int16's 32768 values: one is missed in 100,000 draws with odds e**-3)
+            assert high > 0.99 * bound and low < 0.01 * bound, lib

@@ -107,3 +107,16 @@ def test_split_refuses_negative_sizes(sizes, dim):
         x = fw.arange(9.0).reshape(3, 3) if dim else fw.arange(3.0)
         with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes have only non-negative"):
             x.split(sizes, dim)
+
+
+# Found by review: NumPy's negative steps reversed silently where PyTorch refuses them.
+@pytest.mark.parametrize("key", [(slice(None, None, -1),), (slice(None), slice(None, None, -2)),
+                                 (slice(None, None, 0),), (Ellipsis, slice(2, 0, -1))])
+def test_slices_with_a_step_below_one_are_refused(key):
+    for fw in (torch, ember):
+        x = fw.arange(6.0).reshape(2, 3)
+        message = "slice step cannot be zero" if key[-1].step == 0 else "step must be greater than zero"
+        with pytest.raises(ValueError, match=message):
+            x[key]
+        with pytest.raises(ValueError, match=message):
+            x[key] = 1.0

@@ -108,6 +108,13 @@ def _index_tensors(idx) -> list:
 _PLAIN_PARTS = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
+def _check_steps(idx) -> None:
+    """PyTorch's slices step forward only (NumPy's negative steps would reverse silently)."""
+    for part in idx if idx.__class__ is tuple else (idx,):
+        if part.__class__ is slice and part.step is not None and part.step <= 0:
+            raise ValueError("slice step cannot be zero" if part.step == 0 else "step must be greater than zero")
+
+
 def getitem(x: Tensor, idx) -> Tensor:
     raw = idx
     # x[1], x[:2], x[:, 0]: a basic index of plain parts is already NumPy's, without convert_index and _is_basic
@@ -121,6 +128,7 @@ def getitem(x: Tensor, idx) -> Tensor:
                 break
     if not plain:
         idx = convert_index(idx)
+    _check_steps(idx)
     try:
         if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
@@ -189,6 +197,7 @@ def _check_byte_mask_fill(idx, value) -> None:
 def setitem(x: Tensor, idx, value) -> None:
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
+    _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
