@@ -65,7 +65,8 @@ _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded
 
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
-    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py"],
+    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
+                                 "tests/test_diagnostics_report.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS],
