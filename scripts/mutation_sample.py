@@ -63,13 +63,17 @@ _BROADCAST_ERRORS = ["tests/test_ops_elementwise.py::test_broadcast_error_names_
 # forward-mode AD of every elementwise, linear and multilinear op takes the path its class declares
 _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded_backward"
 
+# a parameter whose slot no longer fits its data: graph.py's leaf_slot_to_fill lends it none
+_OUTSIDE_THE_STORE = ("tests/test_grad_store.py::"
+                      "test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store")
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
                                  "tests/test_diagnostics_report.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
-                                *_BROADCAST_ERRORS],
+                                *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE],
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
                                    "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py"],

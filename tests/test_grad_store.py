@@ -103,6 +103,26 @@ def test_zeroing_in_place_leaves_a_grad_without_history_or_requires_grad(how, ki
     assert seen[torch][:5] == (True, True, False, True, [[0.0, 0.0]])
 
 
+def test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store():
+    """``p.data = ...`` of another shape after the store was built: the parameter's slot no longer fits, so the
+    backward that may build a gradient in the slot (Embedding's weight) makes its own array; two steps match
+    PyTorch's."""
+    w = np.arange(15, dtype=np.float32).reshape(5, 3) / 7
+    res = {}
+    for fw in (ember, torch):
+        emb = fw.nn.Embedding(5, 3)
+        opt = fw.optim.SGD(emb.parameters(), lr=0.1)  # (ember: the weight gets its gradient store's slot)
+        emb.weight.data = fw.tensor(np.concatenate([w, w[:2]]))
+        for _ in range(2):
+            opt.zero_grad()
+            emb(fw.tensor([0, 6, 6, 2])).pow(2).sum().backward()
+            opt.step()
+        res[fw] = (emb.weight.detach(), emb.weight.grad)
+    assert tuple(res[ember][1].shape) == (7, 3)
+    for e, t in zip(res[ember], res[torch]):
+        assert_close(e, t)
+
+
 def test_a_grad_held_by_a_user_splits_nothing_when_zero_grad_cleared_only_it():
     model, _ = _models()
     params = list(model.parameters())
