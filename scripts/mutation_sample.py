@@ -63,12 +63,17 @@ _BROADCAST_ERRORS = ["tests/test_ops_elementwise.py::test_broadcast_error_names_
 # forward-mode AD of every elementwise, linear and multilinear op takes the path its class declares
 _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded_backward"
 
+# a parameter whose slot no longer fits its data: graph.py's leaf_slot_to_fill lends it none
+_OUTSIDE_THE_STORE = ("tests/test_grad_store.py::"
+                      "test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store")
+
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
-    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py"],
+    "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
+                                 "tests/test_diagnostics_report.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
-                                *_BROADCAST_ERRORS],
+                                *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE],
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
                                    "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py"],
@@ -84,7 +89,8 @@ TARGETS = {
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
                             "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch"],
-    "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py"],
+    "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
+                              "tests/test_warnings_match.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,

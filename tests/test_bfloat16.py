@@ -24,6 +24,8 @@ F_OPS = {
     "silu": lambda m, x, y: m.nn.functional.silu(x),
     "softmax": lambda m, x, y: x.softmax(-1), "log_softmax": lambda m, x, y: x.log_softmax(-1),
     "layer_norm": lambda m, x, y: m.nn.functional.layer_norm(x, (16,), y[0], y[1]),
+    "rms_norm": lambda m, x, y: m.nn.functional.rms_norm(x * 3 + 1, (16,), y[0]),
+    "rms_norm_plain": lambda m, x, y: m.nn.functional.rms_norm(x, (6, 16)),
     "cross_entropy": lambda m, x, y: m.nn.functional.cross_entropy(x, m.tensor([1, 2, 3, 0, 5, 7])),
     "mse": lambda m, x, y: m.nn.functional.mse_loss(x, y),
     "conv1d": lambda m, x, y: m.nn.functional.conv1d(x[None], y.reshape(6, 16, 1)[:, :6].reshape(6, 6, 1) * 0 +

@@ -340,3 +340,15 @@ def test_abs_and_polar_gradients_at_complex_zero_are_zero_as_torch():
         grads[m] = (z.grad, r.grad, theta.grad)
     for mine, theirs in zip(grads[ember], grads[torch]):
         assert_close(mine, theirs)
+
+
+@pytest.mark.parametrize("side", ["base", "exponent"])
+def test_float_power_of_a_complex_tensor_is_complex128_as_torch(side):
+    """A complex tensor on either side makes float_power compute in complex128 (a real scalar on the other)."""
+    z = np.array([1 + 1j, 2 - 1j, -0.5 + 2j], dtype=np.complex64)
+    outs = []
+    for m in (ember, torch):
+        t = m.tensor(z)
+        outs.append(m.float_power(t, 2.5) if side == "base" else m.float_power(1.5, t))
+    assert str(outs[0].dtype).split(".")[-1] == str(outs[1].dtype).split(".")[-1] == "complex128"
+    assert_close(outs[0], outs[1])

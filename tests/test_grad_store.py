@@ -75,6 +75,54 @@ def test_held_grad_after_zero_grad_behaves_as_in_torch(set_to_none):
     assert_close(model[0].weight.grad, tmodel[0].weight.grad)
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True:UserWarning")
+@pytest.mark.parametrize("kind", ["create_graph", "requires_grad"])
+@pytest.mark.parametrize("how", ["optimizer", "module"])
+def test_zeroing_in_place_leaves_a_grad_without_history_or_requires_grad(how, kind):
+    """zero_grad(set_to_none=False) of a .grad with history (a create_graph backward's) detaches it in place, and
+    of one assigned requiring grad turns requires_grad off, as PyTorch: the same tensor, zeros, a leaf; the next
+    backward accumulates into it as PyTorch's."""
+    seen = {}
+    for fw in (ember, torch):
+        lin = fw.nn.Linear(2, 1)
+        with fw.no_grad():
+            lin.weight.copy_(fw.tensor([[0.5, -1.5]]))
+            lin.bias.fill_(0.25)
+        opt = fw.optim.SGD(lin.parameters(), lr=0.1)
+        if kind == "create_graph":
+            (lin(fw.ones(1, 2)) ** 2).sum().backward(create_graph=True)
+        else:
+            lin.weight.grad = fw.ones(1, 2, requires_grad=True)
+        held = lin.weight.grad
+        (opt if how == "optimizer" else lin).zero_grad(set_to_none=False)
+        g = lin.weight.grad
+        seen[fw] = (g is held, g.grad_fn is None, g.requires_grad, g.is_leaf, g.tolist())
+        (lin(fw.tensor([[1.0, 2.0]])) ** 2).sum().backward()
+        seen[fw] += (lin.weight.grad is held, lin.weight.grad.requires_grad, lin.weight.grad.tolist())
+    assert seen[ember] == seen[torch]
+    assert seen[torch][:5] == (True, True, False, True, [[0.0, 0.0]])
+
+
+def test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store():
+    """``p.data = ...`` of another shape after the store was built: the parameter's slot no longer fits, so the
+    backward that may build a gradient in the slot (Embedding's weight) makes its own array; two steps match
+    PyTorch's."""
+    w = np.arange(15, dtype=np.float32).reshape(5, 3) / 7
+    res = {}
+    for fw in (ember, torch):
+        emb = fw.nn.Embedding(5, 3)
+        opt = fw.optim.SGD(emb.parameters(), lr=0.1)  # (ember: the weight gets its gradient store's slot)
+        emb.weight.data = fw.tensor(np.concatenate([w, w[:2]]))
+        for _ in range(2):
+            opt.zero_grad()
+            emb(fw.tensor([0, 6, 6, 2])).pow(2).sum().backward()
+            opt.step()
+        res[fw] = (emb.weight.detach(), emb.weight.grad)
+    assert tuple(res[ember][1].shape) == (7, 3)
+    for e, t in zip(res[ember], res[torch]):
+        assert_close(e, t)
+
+
 def test_a_grad_held_by_a_user_splits_nothing_when_zero_grad_cleared_only_it():
     model, _ = _models()
     params = list(model.parameters())

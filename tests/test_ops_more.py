@@ -364,3 +364,10 @@ def test_implicit_softmax_dim_as_pytorch(shape, name):
         results.append((out, [str(w.message) for w in seen]))
     assert_close(results[1][0], results[0][0])
     assert results[1][1] == results[0][1] and len(results[0][1]) == 1
+
+
+@pytest.mark.parametrize("shapes", [((2,), ()), ((), (2,)), ((), ()), ((), (2, 3))])
+def test_tensordot_with_a_0d_operand_matches_torch(shapes):
+    """dims=0 with a 0-d operand on either side (or both): an outer product with a scalar, values and
+    gradients."""
+    check(lambda m, a, b: m.tensordot(a, b, dims=0), list(shapes))

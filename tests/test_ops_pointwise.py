@@ -129,3 +129,18 @@ def test_clamp_of_an_integer_tensor_with_one_float_bound_is_floating(bounds):
     got = ember.clamp(ember.tensor([0, 1, 2, 3, 4]), **bounds)
     assert want.dtype == torch.float32 and got.dtype == ember.float32
     assert got.tolist() == want.tolist()
+
+
+def test_relu_gradient_under_create_graph_matches_torch():
+    """relu's backward recorded under create_graph (the gradient mask out != 0) at outputs of 0, 1 and others:
+    the gradient and a gradient of it, against PyTorch."""
+    values = np.array([-2.0, 0.0, 1.0, 0.5, 3.0])
+    res = []
+    for m in (ember, torch):
+        x = m.tensor(values, requires_grad=True)
+        v = m.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad((m.relu(x) * v).sum(), x, create_graph=True)
+        (gv,) = m.autograd.grad((g * g).sum(), v)
+        res.append((g.detach(), gv))
+    for e, t in zip(*res):
+        assert_close(e, t)

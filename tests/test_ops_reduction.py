@@ -240,3 +240,15 @@ def test_half_precision_var_and_std_compute_in_float32_as_pytorch(dtype, pair):
         mine, theirs = getattr(e, name)(**kwargs), getattr(t, name)(**kwargs)
         assert str(mine.dtype) == str(theirs.dtype).replace("torch", "ember")
         assert mine.float().tolist() == theirs.float().tolist(), (name, kwargs)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_prod_gradient_over_a_dim_of_size_one_with_zeros_matches_torch(dim):
+    """prod over a dim of size 1 of a tensor holding zeros: each element is its own product, gradient 1."""
+    values = np.array([[0.0], [2.0], [3.0]]) if dim == 1 else np.array([[0.0, 2.0, 3.0]])
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(values, requires_grad=True)
+        (x.prod(dim) * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        grads.append(x.grad)
+    assert_close(grads[0], grads[1])

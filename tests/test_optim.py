@@ -526,3 +526,22 @@ def test_custom_optimizer_subclass():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.optim.lr_scheduler.StepLR(opt, 2).step()
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("SGD", {"momentum": 0.9}), ("RMSprop", {"centered": True})])
+def test_loaded_state_takes_the_parameters_float_dtype_as_torch(name, kwargs):
+    """A state dict saved for float64 parameters, loaded for float32 ones: each floating state tensor is cast to
+    the parameter's dtype ("step" kept as saved), as PyTorch's load_state_dict."""
+    dtypes = {}
+    for m in (torch, ember):
+        src = m.nn.Linear(2, 1).double()
+        opt = getattr(m.optim, name)(src.parameters(), lr=0.1, **kwargs)
+        src(m.ones(1, 2, dtype=m.float64)).sum().backward()
+        opt.step()
+        dst = m.nn.Linear(2, 1)
+        loaded = getattr(m.optim, name)(dst.parameters(), lr=0.1, **kwargs)
+        loaded.load_state_dict(opt.state_dict())
+        dtypes[m] = {k: str(v.dtype).split(".")[-1] for k, v in loaded.state[dst.weight].items()
+                     if isinstance(v, m.Tensor)}
+    assert dtypes[ember] == dtypes[torch]
+    assert any(v == "float32" for v in dtypes[torch].values())

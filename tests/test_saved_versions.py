@@ -97,6 +97,17 @@ CASES = {
     "gaussian_nll_var": (lambda m, x, a: _f(m).gaussian_nll_loss(x, a["src"], a["p"]), "p"),
     "cosine_embedding_target": (lambda m, x, a: _f(m).cosine_embedding_loss(x, a["src"], a["cls"] - 1), "cls"),
     "margin_ranking_target": (lambda m, x, a: _f(m).margin_ranking_loss(x, a["src"], a["p"]), "p"),
+    # cdist and dist save both operands whichever needs a gradient (cdist in each of its computations)
+    "cdist_x2": (lambda m, x, a: m.cdist(x, a["p"]), "p"),
+    "cdist_x1": (lambda m, x, a: m.cdist(a["p"], x, p=1.0), "p"),
+    "cdist_inf": (lambda m, x, a: m.cdist(x, a["p"], p=float("inf")), "p"),
+    "cdist_mm": (lambda m, x, a: m.cdist(x.repeat(8, 1), a["p"]), "p"),
+    "cdist_batched": (lambda m, x, a: m.cdist(x[None], a["p"][None], p=0.5), "p"),
+    "dist": (lambda m, x, a: m.dist(x, a["p"]), "p"),
+    "dist_x1": (lambda m, x, a: m.dist(a["p"], x, 3), "p"),
+    # composed in PyTorch too: what their ops save (the difference, not the operands)
+    "pairwise_distance": (lambda m, x, a: _f(m).pairwise_distance(x, a["p"]), "p"),
+    "cosine_similarity": (lambda m, x, a: _f(m).cosine_similarity(x, a["p"]), "p"),
 }
 
 

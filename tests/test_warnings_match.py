@@ -132,6 +132,8 @@ WARNS = {
     "mse_loss target size": lambda m: F(m).mse_loss(m.ones(3, 1), m.ones(3)),
     "l1_loss target size": lambda m: F(m).l1_loss(m.ones(2, 3), m.ones(3)),
     "smooth_l1_loss target size": lambda m: F(m).smooth_l1_loss(m.ones(3, 1), m.ones(3)),
+    "smooth_l1_loss beta 0 target size": lambda m: F(m).smooth_l1_loss(m.ones(3, 1), m.ones(3), beta=0.0),
+    "HuberLoss target size": lambda m: m.nn.HuberLoss(delta=0.5)(m.ones(2, 3), m.ones(1, 3)),
     "huber_loss target size": lambda m: F(m).huber_loss(m.ones(3, 1), m.ones(3)),
     "MSELoss target size": lambda m: m.nn.MSELoss()(m.ones(3, 1), m.ones(3)),
     "L1Loss target size not broadcastable": lambda m: m.nn.L1Loss()(m.ones(3), m.ones(4)),

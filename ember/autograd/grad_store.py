@@ -201,7 +201,8 @@ def build_stores(params: list, *, as_view: bool = False, reuse: bool = False) ->
 
 def zero_grads(params: list, set_to_none: bool) -> None:
     """``zero_grad`` of an optimizer or a module: ``.grad`` set to None (and stores whose gradients are all
-    cleared let their buffer go), or zeroed in place (a sparse one keeps no entries), as in PyTorch."""
+    cleared let their buffer go), or zeroed in place (a sparse one keeps no entries; a dense one left with no
+    history and not requiring grad), as in PyTorch."""
     stores = set()
     for p in params:
         g = p._grad
@@ -214,8 +215,7 @@ def zero_grads(params: list, set_to_none: bool) -> None:
         elif g.is_sparse:
             g.zero_()
         else:
-            if g.grad_fn is not None:
-                g._detach_in_place()
+            g._detach_in_place()  # as PyTorch's detach_() of one with history, requires_grad_(False) of a leaf
             g._data.fill(0)
             g._bump_version()
     for store in stores:

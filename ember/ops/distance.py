@@ -8,6 +8,7 @@ from __future__ import annotations
 from .._autocast import full_precision
 from .._backend import xp
 from .._tensor import Tensor
+from ..autograd.graph import version_checked
 from .elementwise import add, div, mul, sub
 from .reduction import norm, sum
 from .shape import expand, unsqueeze
@@ -37,19 +38,21 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 @full_precision
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M):
-    a (..., P, R) tensor."""
+    a (..., P, R) tensor. Both operands are version-checked at backward, whichever needs a gradient, as PyTorch
+    saves both: one changed in place before backward is its "modified by an inplace operation" error."""
     if x1._data.ndim < 2 or x2._data.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1._data.ndim}D, "
                            f"X2 got: {x2._data.ndim}D")
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
-    return norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p, -1)
+    return version_checked(norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p, -1), x1, x2)
 
 
 def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of ``x1 - x2`` over all elements."""
-    return norm(sub(x1, x2), p)
+    """The p-norm of ``x1 - x2`` over all elements. Both operands are version-checked at backward, as in
+    ``cdist``."""
+    return version_checked(norm(sub(x1, x2), p), x1, x2)
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:

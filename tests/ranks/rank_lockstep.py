@@ -88,6 +88,22 @@ def test_nonfinite_gradients_on_one_rank_raise_on_every_rank(rank):
             optimizer.step()
 
 
+@pytest.mark.parametrize("bad", ["first", "last"])
+def test_nonfinite_gradients_in_one_bucket_of_several_raise_on_every_rank(rank, bad):
+    """Buckets of one parameter each: the non-finite gradient is in the bucket reduced first (the last layer's
+    bias) or last (the first layer's weight), the others finite; no later bucket may clear what an earlier one
+    found."""
+    model = DDP(build(), nonfinite_grads="raise", bucket_cap_mb=1e-5)
+    assert len(model.reducer.buckets) == 4
+    target = model.module[2].bias if bad == "first" else model.module[0].weight
+    if rank == 1:
+        target.register_hook(lambda g: g * float("nan"))
+    x, y = batch(0, rank)
+    with pytest.raises(RuntimeError) as raised:
+        criterion(model(x), y).backward()
+    assert "rank(s) [1]" in str(raised.value) and "non-finite" in str(raised.value), raised.value
+
+
 def test_uneven_inputs_under_join_match_a_replay_of_every_rank(rank, world):
     # rank r has 2 + r batches; the joined ranks contribute zeros, gradients divided by the world size
     model = DDP(build())
