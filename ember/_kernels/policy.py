@@ -71,11 +71,17 @@ class KernelPolicy:
     # OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's ConvTranspose2d fwd + bwd 122 -> 86 ms
     # (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of 32 columns), the WGAN-GP critic step
     # 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning while it waited). False: the blocks.
-    one_blas_thread: bool = True
+    # OFF: on the idle machine, wall clock at two threads, alternating with the code before, holding took the
+    # ResNet-style step from 74-108 to 315-329 ms, the WGAN-GP critic from 63-69 to 121-132 and the DCGAN layer
+    # from 60-86 to 103-117 (and PyTorch's own step beside it slowed too): raising OpenBLAS's count again after each
+    # hold costs far more wall clock than the per-thread CPU time on a loaded machine showed.
+    one_blas_thread: bool = False
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
     # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
-    blas_one_thread_mnk: int = 1 << 22
+    # 0 (off): held at 1 << 22, the idle two-thread check showed no gain at batch 1 (2.5-4.4 ms against 2.5-4.0) and
+    # the LLaMA-style step slower (102 against 80-85 ms), for the same reason as ``one_blas_thread``.
+    blas_one_thread_mnk: int = 0
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers
