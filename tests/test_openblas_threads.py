@@ -128,3 +128,10 @@ def test_a_child_forked_while_held_gets_the_count_back(two_blas_threads):
         openblas.release()
     assert os.waitstatus_to_exitcode(status) == 0
     assert two_blas_threads() == 2
+
+
+def test_numpys_own_openblas_is_the_one_held():
+    """SciPy ships another OpenBLAS: holding that one left NumPy's threads as they were."""
+    pytest.importorskip("scipy.linalg")
+    first = openblas._candidate_paths()[0]
+    assert "numpy" in first and "scipy.libs" not in first

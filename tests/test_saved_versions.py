@@ -234,3 +234,50 @@ def test_a_half_precision_operand_changed_before_backward(name, dtype):
     fn, *shapes = HALF[name]
     _compare(_run_half(ember, fn, shapes, getattr(ember, dtype)), _run_half(torch, fn, shapes, getattr(torch, dtype)),
              tol=1e-2)
+
+
+# Found by review: PyTorch programs these checks refused.
+def _counter_index(fw):
+    x = fw.randn(5, 3, requires_grad=True)
+    i = fw.tensor(2)
+    y = x[i] * 2
+    z = x[:, fw.tensor(1, dtype=fw.int32)] * 3
+    i += 1
+    (y.sum() + z.sum()).backward()
+    w = fw.randn(3, requires_grad=True)
+    out, t = fw.zeros(4, 3), fw.tensor(0)
+    for k in range(4):
+        out[t] = w * k
+        t += 1
+    out.sum().backward()
+    return x.grad, w.grad
+
+
+def _erfinv_then_add(fw):
+    a = fw.rand(4, requires_grad=True)
+    x = a * 0.5 + 0.25
+    y = x.erfinv_()
+    y.add_(1)
+    y.sum().backward()
+    return a.grad
+
+
+def _gather_under_save_on_cpu(fw):
+    x = fw.randn(3, 4, requires_grad=True)
+    i = fw.tensor([[0], [2], [1]])
+    with fw.autograd.graph.save_on_cpu():
+        loss = x.gather(1, i).sum()
+    i.zero_()
+    loss.backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("program", [_counter_index, _erfinv_then_add, _gather_under_save_on_cpu])
+def test_programs_pytorch_runs_are_not_refused(program):
+    torch.manual_seed(0)
+    expected = program(torch)
+    ember.manual_seed(0)
+    got = program(ember)
+    for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
+        assert g is not None and e is not None
+        assert g.shape == e.shape

@@ -39,19 +39,20 @@ _held_from = 1
 
 
 def _candidate_paths() -> list[str]:
-    """Shared libraries named like OpenBLAS: those the process has mapped (Linux), then those NumPy's wheel ships."""
+    """Shared libraries named like OpenBLAS: NumPy's wheel's own first (SciPy ships another OpenBLAS, which holding
+    would leave NumPy's threads as they are), then those the process has mapped (Linux: a system OpenBLAS)."""
+    site = os.path.dirname(os.path.dirname(xp.__file__))
     paths: list[str] = []
+    for folder in (os.path.join(site, "numpy.libs"), os.path.join(os.path.dirname(xp.__file__), ".dylibs")):
+        paths += sorted(glob.glob(os.path.join(folder, "*openblas*")))
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 path = line.rsplit(" ", 1)[-1].strip()
-                if "openblas" in os.path.basename(path).lower() and path not in paths:
+                if "openblas" in os.path.basename(path).lower() and "scipy.libs" not in path and path not in paths:
                     paths.append(path)
     except OSError:
         pass
-    site = os.path.dirname(os.path.dirname(xp.__file__))
-    for folder in (os.path.join(site, "numpy.libs"), os.path.join(os.path.dirname(xp.__file__), ".dylibs")):
-        paths += [p for p in sorted(glob.glob(os.path.join(folder, "*openblas*"))) if p not in paths]
     return paths
 
 

@@ -338,18 +338,25 @@ class Node:
         which PyTorch saves for backward, so that changing one in place before backward is its error instead of
         a gradient computed from the new values. (Entries with no position in ``saved``: not handed to the
         formula as tensors under create_graph, where they carry no gradient.)"""
+        if self._packed or _saved_hooks_stack.hooks:  # saved through saved-tensor hooks: PyTorch checks none there
+            return
         entries = self._saved_versions
         for t in tensors:  # (a plain loop: a comprehension costs a frame, on every recorded gather or loss)
             if t is not None:
                 entries += ((t._vc, t._vc[0], t._data, (None, None)),)
         self._saved_versions = entries
 
+    # Whether PyTorch's formula for this op saves its output (exp, sigmoid, tanh, relu ...): an in-place use then
+    # checks it at the written tensor. False for an op ember computes from its output where PyTorch recomputes from
+    # a saved input (erfinv): changing the written tensor again is fine there (ember's saved output is a copy).
+    saved_output_is_pytorchs = True
+
     def output_written_to(self, result: Tensor, x: Tensor) -> None:
         """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
         PyTorch saves an in-place op's output as ``x`` itself, a saved ``result`` is checked at ``x``'s version
         from now on, so that changing ``x`` in place again before backward is PyTorch's error."""
         old = result._vc
-        if old is x._vc:
+        if old is x._vc or not self.saved_output_is_pytorchs:
             return
         entries = self._saved_versions
         for k, e in enumerate(entries):

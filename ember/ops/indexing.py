@@ -29,6 +29,8 @@ def _index_part(i):
             if a.ndim:
                 warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.")
             return a.astype(bool)
+        if a.ndim == 0:  # a plain number to PyTorch (x[t] is a select, a view), read now: the tensor may move later
+            return bool(a) if a.dtype.kind == "b" else int(a)
         return a
     if isinstance(i, (list, range)):
         a = xp.asarray(i)
@@ -101,7 +103,9 @@ def _zero_dim_error(x: Tensor, idx) -> IndexError | None:
 
 def _index_tensors(idx) -> list:
     """The tensors of an index expression (PyTorch saves them for the gradient of indexing and index_put)."""
-    return [i for i in (idx if isinstance(idx, tuple) else (idx,)) if isinstance(i, Tensor)]
+    # (a 0-d integer or bool tensor is a plain number to PyTorch's indexing: nothing saved, a loop's counter may move)
+    return [i for i in (idx if isinstance(idx, tuple) else (idx,))
+            if isinstance(i, Tensor) and (i._data.ndim or i._data.dtype.kind == "f")]
 
 
 # The parts of a basic index that need no conversion (by exact class: a bool is no int here, it is advanced).

@@ -237,6 +237,7 @@ def _erfinv(y):
 
 class Erfinv(Node):
     diagonal_jacobian = True
+    saved_output_is_pytorchs = False  # (PyTorch's formula recomputes erfinv from its saved input)
 
     def forward(self, x):
         out = _erfinv(x).astype(x.dtype) if x.size else xp.empty_like(x)
