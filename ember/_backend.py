@@ -63,4 +63,15 @@ class quiet:
         quiet_exit(self._token)
 
 
-__all__ = ["xp"]
+def _ufunc_out_ellipsis() -> bool:
+    """Whether ufuncs take ``out=...`` (NumPy 2.3 on): a full reduction then answers a 0-d array, not a scalar."""
+    try:
+        xp.add.reduce(xp.zeros(1), None, None, keepdims=False, out=...)
+    except TypeError:
+        return False
+    return True
+
+
+ufunc_out_ellipsis = _ufunc_out_ellipsis()
+
+__all__ = ["xp", "ufunc_out_ellipsis"]

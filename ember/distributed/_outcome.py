@@ -105,6 +105,12 @@ def all_finished(run_dir: str, world: int) -> bool:
                for r in range(world))
 
 
+def ended_without_finalising(run_dir: str, world: int) -> list[int]:
+    """The ranks that exited with 0 without returning from the script (os._exit(0)): they never finalised MPI."""
+    return [r for r in range(world)
+            if _records.read(run_dir, r, "done") is None and (_ended(run_dir, r) or (1,))[0] == 0]
+
+
 def describe(found: list[Failure], run_dir: str, world: int) -> list[str]:
     """The launcher's lines: the first failure, then what happened to the others because of it."""
     first, later = found[0], [f for f in found[1:] if f.own]

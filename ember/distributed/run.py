@@ -46,6 +46,9 @@ from ._launch_args import parse
 from ._records import RUN_DIR_VAR
 
 _FLUSH_S = 1.0  # how long a failed job may take to stop by itself (MPI_Abort), flushing its output
+# how long ranks whose script returned may stay in their teardown once another rank ended with os._exit(0),
+# which never finalises MPI: a rank in MPI's finalisation can wait for that one forever
+_TEARDOWN_GRACE_S = 10.0
 _AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_agent.py")
 
 
@@ -160,7 +163,7 @@ def _stop_on_signal(job: Job, signals: _Signals, grace: float, world: int) -> _R
 
 
 def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals) -> _Result:
-    python, gone = not args.no_python, set()
+    python, gone, finished_at = not args.no_python, set(), None
     while True:
         if signals.received:
             return _stop_on_signal(job, signals, args.grace_period, world)
@@ -175,6 +178,10 @@ def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals
                 return _Result("failed", found)
             done = python and _outcome.all_finished(job.run_dir, world)
             return _Result("ended", returncode=0 if done else job.proc.returncode)
+        if python and _outcome.all_finished(job.run_dir, world) and _outcome.ended_without_finalising(job.run_dir, world):
+            finished_at = finished_at or time.monotonic()
+            if time.monotonic() - finished_at > _TEARDOWN_GRACE_S:
+                return _Result("ended", returncode=0)  # the scripts all ended; what is left waits for nothing
         if deadline is not None and time.monotonic() > deadline:
             return _Result("timeout", running=job.running_ranks())
         running = set(job.running_ranks())

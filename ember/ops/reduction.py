@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype, _warnings, return_types
 from .._autocast import full_precision
-from .._backend import xp
+from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
@@ -59,8 +59,10 @@ class Sum(Node):
         if type(x) is not xp.ndarray:  # a recorded array (create_graph), forward-mode tangents of one
             return x.sum(axis=axes, keepdims=keepdim)
         # the ufunc's reduce, which numpy.sum and ndarray.sum reach through Python-level wrappers (a µs per op);
-        # out=... answers a full reduction with a 0-d array, not a scalar the tensor would copy into one
-        return xp.add.reduce(x, axes, None, keepdims=keepdim, out=...)
+        # out=... (NumPy 2.3 on) answers a full reduction with a 0-d array, not a scalar the tensor would copy
+        if ufunc_out_ellipsis:
+            return xp.add.reduce(x, axes, None, keepdims=keepdim, out=...)
+        return xp.add.reduce(x, axes, None, keepdims=keepdim)
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim)
