@@ -178,7 +178,8 @@ def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals
                 return _Result("failed", found)
             done = python and _outcome.all_finished(job.run_dir, world)
             return _Result("ended", returncode=0 if done else job.proc.returncode)
-        if python and _outcome.all_finished(job.run_dir, world) and _outcome.ended_without_finalising(job.run_dir, world):
+        if python and _outcome.all_finished(job.run_dir, world) \
+                and _outcome.ended_without_finalising(job.run_dir, world):
             finished_at = finished_at or time.monotonic()
             if time.monotonic() - finished_at > _TEARDOWN_GRACE_S:
                 return _Result("ended", returncode=0)  # the scripts all ended; what is left waits for nothing
