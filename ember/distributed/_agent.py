@@ -8,7 +8,7 @@ milliseconds. It
   launcher's process tree never leaves a rank running; it leads a process group,
   which the launcher kills to stop the rank's own children too;
 - sets PyTorch's and torchrun's variables for the rank (``_env.py``), starts it
-  (``python -m ember.distributed._bootstrap target...``, or the executable itself with
+  (``python -m ember.distributed._bootstrap target...`` in effect, or the executable itself with
   ``--no-python``), with stdout/stderr redirected to or teed into per-rank log files;
 - forwards SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 to it;
 - records its pids and, when it ends, its exact exit status and the time
@@ -37,6 +37,16 @@ except ImportError:  # run as a script: its directory is sys.path[0]
 _PR_SET_PDEATHSIG = 1
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 _libc = ctypes.CDLL(None, use_errno=True)
+# The rank's start, as ``python -m ember.distributed._bootstrap target...`` (sys.path[0] the working directory, as
+# -m makes it), except that a Ctrl-C (SIGINT, forwarded by the launcher) arriving while ember still imports ends
+# the rank quietly with 130, as one arriving later does, instead of with a traceback of the import.
+_START = ("import os, sys\n"
+          "sys.path[0] = os.getcwd()\n"
+          "try:\n"
+          "    from ember.distributed._bootstrap import main\n"
+          "except KeyboardInterrupt:\n"
+          "    os._exit(130)\n"
+          "sys.exit(main(sys.argv[1:]))\n")
 
 
 def die_with_parent() -> None:
@@ -127,7 +137,7 @@ def main(argv: list[str]) -> None:
     _env.export_torch_env()
     _env.drop_no_topology_file(os.environ.get(_records.RUN_DIR_VAR))
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    command = target if args.no_python else [sys.executable, "-m", "ember.distributed._bootstrap", *target]
+    command = target if args.no_python else [sys.executable, "-c", _START, *target]
     kwargs, threads, to_close = _streams(args, rank, local_rank)
     try:  # close_fds=False: the rank inherits what mpiexec gave us (PMI_FD, the MPI library's connection)
         child = subprocess.Popen(command, close_fds=False, preexec_fn=die_with_parent, **kwargs)
