@@ -56,6 +56,7 @@ class Rebinding:
         self._targets: dict[int, tuple[object, str]] = {}
         # id(module globals) -> (module globals, {name: original}, {name: stand-in})
         self._bindings: dict[int, tuple[dict, dict, dict]] = {}
+        self._foreign: list[int] = []  # the keys of ``_bindings`` that are not ember modules' (rebound for one entry)
         self._scanned: set[str] = set()
         self._stand_ins: dict[int, object] = {}
         self._depth = 0  # entries running, in all threads (stand-ins pass other threads' plain calls through)
@@ -106,6 +107,8 @@ class Rebinding:
             for namespace in extra:
                 if id(namespace) not in self._bindings:
                     self._bind(namespace)
+                    if id(namespace) in self._bindings and not str(namespace.get("__name__", "")).startswith("ember"):
+                        self._foreign.append(id(namespace))
             for namespace, _, stand_ins in self._bindings.values():
                 namespace.update(stand_ins)
 
@@ -127,6 +130,6 @@ class Rebinding:
                 for namespace, originals, _ in self._bindings.values():
                     namespace.update(originals)
                 # A user's module globals are rebound for one entry only: forget them (ember's stay cached).
-                for key in [k for k, (ns, _, _) in self._bindings.items()
-                            if not str(ns.get("__name__", "")).startswith("ember")]:
-                    del self._bindings[key]
+                for key in self._foreign:
+                    self._bindings.pop(key, None)
+                self._foreign.clear()

@@ -130,3 +130,41 @@ def test_a_gradient_of_another_real_dtype_is_cast_to_the_outputs_as_pytorch():
         results[fw.__name__] = [(str(t.dtype).split(".")[-1], t.detach().numpy().tolist()) for t in (g64, gint, gv, hv)]
     assert results["ember"] == results["torch"]
     assert results["ember"][0][0] == "float32" and results["ember"][3][0] == "float64"
+
+
+def _twice_keeping_gradient(m, made: list):
+    class Twice(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            made.append(g * 2)
+            return made[-1]
+
+    return Twice
+
+
+def test_grad_returns_the_computed_gradient_and_copies_what_may_share_memory():
+    """As PyTorch's, ``grad`` returns the gradient a backward made (no copy: per-sample gradients are megabytes);
+    what may share memory with something else is copied: the grad_outputs passed through unchanged (PyTorch
+    returns them themselves), a sum's broadcast gradient (stride 0 in PyTorch), an input listed twice."""
+    for m in (torch, ember):
+        made: list = []
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (g,) = m.autograd.grad(_twice_keeping_gradient(m, made).apply(x), x, m.ones(3))
+        assert g.data_ptr() == made[0].data_ptr()  # the backward's own tensor, as PyTorch returns it
+        g += 1  # and it is writeable
+        np.testing.assert_array_equal(made[0].numpy(), [3.0, 3.0, 3.0])
+    v = ember.ones(3)
+    x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = ember.autograd.grad(x + 0, x, v)  # addition passes grad_outputs through: a copy, not v's memory
+    g += 1
+    np.testing.assert_array_equal(v.numpy(), [1.0, 1.0, 1.0])
+    (g,) = ember.autograd.grad(x.sum(), x)  # a broadcast gradient: a writeable copy
+    g += 1
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0, 2.0])
+    a, b = ember.autograd.grad((x * 3).sum(), [x, x])
+    a += 1
+    np.testing.assert_array_equal(b.numpy(), [3.0, 3.0, 3.0])

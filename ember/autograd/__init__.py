@@ -153,6 +153,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     edges = [t._edge() for t in inputs]
     captured = run_backward(roots, retain_graph, capture=set(edges), accumulate=False, create_graph=recorded)
     result = []
+    given = [g for _, g in roots]  # the caller's grad_outputs (or the implicit ones): always returned as copies
     for i, (t, edge) in enumerate(zip(inputs, edges)):
         g = captured.get(edge)
         if g is None:
@@ -166,9 +167,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             result.append(forward_ad.detached(g.t) if tangents_only else g.t)
         elif create_graph:  # a constant gradient (the formula did not depend on anything recorded)
             result.append(Tensor._make(xp.array(g, copy=True)))
+        elif _own_array(g, given):
+            given.append(g)  # (an input listed twice gets a copy the second time)
+            result.append(Tensor._make(g))
         else:
             result.append(as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
     return tuple(result)
+
+
+def _own_array(g, given: list) -> bool:
+    """Whether ``grad`` may return the gradient array its backward formulas made rather than a copy: a writeable
+    array holding its own memory (not a view of a saved array or of another gradient, not a broadcast), and none
+    of ``given`` (the grad_outputs, which a formula such as addition's passes through unchanged, and the arrays
+    already returned). PyTorch returns the computed tensor itself in every case; copying only the arrays that may
+    share memory keeps per-sample gradients (a few MB per call) from being copied once more."""
+    if type(g) is not xp.ndarray or g.base is not None or not g.flags.writeable:
+        return False
+    for a in given:
+        if a is g:
+            return False
+    return True
 
 
 def _unused(i: int, t: Tensor) -> RuntimeError:
