@@ -103,6 +103,19 @@ def test_creation_errors():
         ember.zeros(2, device="cuda")
 
 
+
+@pytest.mark.parametrize("device,probe", [("cuda", "ember.cuda.is_available()"), ("cuda:1", "ember.cuda.is_available()"),
+                                          ("mps", "ember.backends.mps.is_available()"), ("meta", "no meta device")])
+def test_a_device_ember_lacks_is_named_with_what_to_check(device, probe):
+    """Each device's error points at its own availability check (not CUDA's for mps); a meta tensor says what ember
+    lacks. The check it names answers False, as the message says."""
+    for make in (lambda: ember.zeros(2, device=device), lambda: ember.ones(2).to(device)):
+        with pytest.raises(RuntimeError) as e:
+            make()
+        assert f"'{device}' was requested" in str(e.value) and probe in str(e.value)
+    assert ember.cuda.is_available() is ember.backends.mps.is_available() is False
+
+
 # --------------------------------------------------------------------- random
 @pytest.mark.parametrize("fn", [
     lambda: ember.randn(3, 4), lambda: ember.rand(5), lambda: ember.randint(0, 10, (6,)), lambda: ember.randperm(8),
