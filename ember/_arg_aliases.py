@@ -98,6 +98,19 @@ def _rename(name: str, kwargs: dict, names: dict[str, str]) -> dict:
     return kwargs
 
 
+def _refuse_non_tensor(name: str, argument: str, value) -> None:
+    """PyTorch's TypeError for a function's tensor argument given something else (a NumPy array, a list), where
+    ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor."""
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return
+    kind = type(value)
+    shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    hint = " (convert it with ember.from_numpy or ember.as_tensor)" if kind.__module__ == "numpy" else ""
+    raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not {shown}{hint}") from None
+
+
 def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Callable:
     """``fn``, also accepting PyTorch's names for its parameters (``torch_keyword_names``) and NumPy's
     ``axis=``/``keepdims=``; ``fn`` itself when it needs none."""
@@ -112,11 +125,19 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     if not names:
         return fn
 
+    first = next((alias for alias, own in names.items() if own == next(iter(params), None)), None)
+
     @functools.wraps(fn)
     def accepting_torch_names(*args, **kwargs):
         if kwargs and not names.keys().isdisjoint(kwargs):
             _rename(name, kwargs, names)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as e:
+            if first is None or not args or getattr(e, "obj", None) is not args[0]:
+                raise
+            _refuse_non_tensor(name, first, args[0])
+            raise
 
     # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
     extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names

@@ -40,10 +40,17 @@ def _as_array(data, dtype=None):
         return arr.astype(npdt) if npdt is not None and arr.dtype != npdt else arr
     if isinstance(data, xp.ndarray):
         arr = data
-    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        arr = xp.array(_unwrap(data))
     else:
-        arr = xp.asarray(data)
+        try:
+            if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+                arr = xp.array(_unwrap(data))
+            else:
+                arr = xp.asarray(data)
+        except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
+            ragged = _ragged(data) if isinstance(data, (list, tuple)) else None
+            if ragged is None:
+                raise
+            raise ragged from None
     if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
@@ -60,6 +67,39 @@ def _as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _is_sequence(x) -> bool:
+    return isinstance(x, (list, tuple, Tensor, xp.ndarray)) and getattr(x, "ndim", 1) > 0
+
+
+def _ragged(data) -> Exception | None:
+    """PyTorch's error for nested sequences that are not rectangular: the shape is read along the first
+    elements, then every sequence is checked against it, depth first (None where nothing is ragged)."""
+    shape, x = [], data
+    while _is_sequence(x):
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    scalar_error = "must be real number, not {}" if isinstance(x, (float, complex)) else \
+        "'{}' object cannot be interpreted as an integer"
+
+    def walk(seq, dim: int) -> Exception | None:
+        if dim == len(shape):
+            if _is_sequence(seq):  # a sequence where the first elements had a number
+                return TypeError(scalar_error.format(type(seq).__name__) +
+                                 f" (a sequence at dim {dim}, where the first elements have a number: nested "
+                                 "lists must be rectangular)")
+            return None
+        if not _is_sequence(seq):
+            return TypeError(f"not a sequence (got {type(seq).__name__} at dim {dim}, where a sequence of length "
+                             f"{shape[dim]} was expected: nested lists must be rectangular)")
+        if len(seq) != shape[dim]:
+            return ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(seq)})")
+        return next((e for e in (walk(item, dim + 1) for item in seq) if e is not None), None)
+
+    return walk(data, 0)
 
 
 def _not_numeric(data) -> Exception:

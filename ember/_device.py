@@ -52,7 +52,11 @@ def check_device(dev) -> None:
         return
     d = dev if isinstance(dev, device) else device(dev)
     if d.type != "cpu":
-        raise _NoDeviceError(
-            f"ember computes on the CPU only, but device '{d}' was requested: no {d.type.upper()} "
-            f"is available to ember. Use device='cpu' (ember.cuda.is_available() is False)."
-        )
+        if d.type == "meta":
+            why = ("ember has no meta device (tensors with a shape and no data, for building large models before "
+                   "loading their weights): create them on the CPU")
+        else:
+            probe = {"cuda": "cuda", "mps": "backends.mps"}.get(d.type)
+            why = f"no {d.type.upper()} is available to ember. Use device='cpu'" + (
+                f" (ember.{probe}.is_available() is False)" if probe else "")
+        raise _NoDeviceError(f"ember computes on the CPU only, but device '{d}' was requested: {why}.")

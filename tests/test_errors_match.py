@@ -3,6 +3,7 @@ arguments; both must raise, ember an exception of (a subclass of) the built-in t
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -284,3 +285,36 @@ def test_normalisation_of_half_precision_input_with_float32_parameters_runs():
         results.append([o.float().detach().numpy() for o in outs])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
+ARRAY = np.ones((2, 3, 4, 4), dtype=np.float32)
+MODULE_CALLS_WITH_AN_ARRAY = {
+    "Linear": lambda m: m.nn.Linear(4, 2)(ARRAY),
+    "Conv2d": lambda m: m.nn.Conv2d(3, 2, 3)(ARRAY),
+    "BatchNorm2d": lambda m: m.nn.BatchNorm2d(3)(ARRAY),
+    "Sequential": lambda m: m.nn.Sequential(m.nn.Linear(4, 2), m.nn.ReLU())(ARRAY),
+    "LSTM": lambda m: m.nn.LSTM(4, 2)(ARRAY[0, 0]),
+    "Embedding": lambda m: m.nn.Embedding(3, 2)(np.array([1])),
+    "CrossEntropyLoss": lambda m: m.nn.CrossEntropyLoss()(ARRAY[0, 0], np.array([0, 1, 2, 3])),
+    "Linear of a list": lambda m: m.nn.Linear(1, 1)([[1.0]]),
+}
+
+
+@pytest.mark.parametrize("call", MODULE_CALLS_WITH_AN_ARRAY.values(), ids=MODULE_CALLS_WITH_AN_ARRAY.keys())
+def test_a_module_called_with_a_numpy_array_names_the_conversion(call):
+    """A NumPy batch fed to a model: PyTorch's exception type (its ops' TypeError, or the AttributeError of modules
+    that read input.dim() first), and a message naming the module and how to convert (not ndarray's missing
+    '_data')."""
+    want, got = raised(torch, call), raised(ember, call)
+    assert want is not None and isinstance(got, builtin_base(type(want))), (want, got)
+    assert isinstance(got, TypeError) and "must be Tensor, not" in str(got) and "ember.from_numpy" in str(got)
+
+
+@pytest.mark.parametrize("name,args", [("sum", ()), ("sigmoid", ()), ("softmax", (1,)), ("exp", ())])
+@pytest.mark.parametrize("data", [ARRAY, [1.0, 2.0]], ids=["ndarray", "list"])
+def test_a_function_given_an_array_for_its_tensor_says_so_as_pytorch_does(name, args, data):
+    with pytest.raises(TypeError) as want:
+        getattr(torch, name)(data, *args)
+    with pytest.raises(TypeError) as got:
+        getattr(ember, name)(data, *args)
+    assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))

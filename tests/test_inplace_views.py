@@ -429,3 +429,29 @@ def test_rows_written_into_a_buffer_through_views_match_pytorch():
         results.append((h.detach().numpy(), w.grad.numpy()))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5)
+
+
+SETITEM_INDICES = [0, (0, 1), None, True, slice(1, None), (slice(None), 1), (Ellipsis, 1), (0, [0]),
+                   slice(None), Ellipsis, slice(0, 3), slice(0, 5), [0], (slice(None), [0]), "mask", "int0d", "bool0d"]
+
+
+@pytest.mark.parametrize("idx", SETITEM_INDICES, ids=repr)
+def test_writing_into_a_leaf_by_indexing_names_the_view_as_pytorch_does(idx):
+    """``w[idx] = v`` on a leaf that requires grad: PyTorch writes a number, None, a bool or a narrower slice
+    through a view (\"a view of a leaf Variable\"), whole slices and index tensors into the leaf itself."""
+    def attempt(m):
+        x = m.ones(3, 3, requires_grad=True)
+        if isinstance(idx, str):
+            i = {"mask": x > 0, "int0d": m.tensor(0), "bool0d": m.tensor(True)}[idx]
+        elif isinstance(idx, tuple) and isinstance(idx[-1], list):
+            i = (*idx[:-1], m.tensor(idx[-1]))
+        else:
+            i = idx
+        with pytest.raises(RuntimeError) as e:
+            x[i] = 2.0
+        return str(e.value)
+
+    want, got = attempt(torch), attempt(ember)
+    assert got.startswith(want.removesuffix(".")), (got, want)
+    assert got.startswith("a view of") == want.startswith("a view of")
+    assert "no_grad()" in got

@@ -233,6 +233,53 @@ def test_a_class_index_target_of_more_dims_is_refused_as_pytorch_does(name, targ
     with pytest.raises(RuntimeError, match=rf"expected target size \[3\], got \[{target_shape[0]}, {target_shape[1]}\]"):
         getattr(nn.functional, name)(ember.tensor(x), ember.tensor(t))
 
+# (input shape, target shape, target dtype): common mistakes with class targets
+TARGET_MISTAKES = [
+    ((4, 3), (4,), "float32"),    # class indices left floating (e.g. read from a float array)
+    ((4, 3), (4,), "float64"),
+    ((2, 3, 5), (2, 5), "float32"),
+    ((4, 3), (4,), "bool"),
+    ((4, 3), (4,), "int32"),
+    ((4, 3), (4, 3), "int64"),    # a one-hot target left integer
+    ((3,), (3,), "int64"),        # unbatched input, several targets
+    ((3,), (2,), "int64"),
+    ((3,), (1, 1), "int64"),
+    ((4, 3), (5,), "float32"),    # the batch mismatch is reported before the dtype
+]
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("in_shape,t_shape,t_dtype", TARGET_MISTAKES)
+def test_class_target_mistakes_are_refused_with_pytorchs_error(name, in_shape, t_shape, t_dtype):
+    """The error type and PyTorch's message begin ember's (which may add what to do); a target of the input's shape
+    is cross_entropy's class probabilities, any other its class indices, whose dtype is checked after the shapes."""
+    x = np.random.default_rng(0).standard_normal(in_shape).astype(np.float32)
+    t = np.zeros(t_shape, dtype=t_dtype)
+    try:
+        getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
+    except (RuntimeError, ValueError) as e:
+        expected = e
+    else:  # nll_loss reads an unbatched input's target of the input's shape as indices: PyTorch refuses it too
+        pytest.fail("PyTorch accepted it")
+    with pytest.raises(type(expected)) as got:
+        getattr(nn.functional, name)(ember.tensor(x), ember.tensor(t))
+    if "multi-target" not in str(expected) or in_shape == (3,):  # (N, C)'s (N, 1) target: ember names the size
+        assert str(got.value).startswith(str(expected)), (str(got.value), str(expected))
+    if "dtype" in str(expected):
+        assert ".long()" in str(got.value) or ".float()" in str(got.value)
+
+
+def test_unbatched_class_index_target_of_shape_1_is_one_index():
+    """An unbatched (C,) input takes its class index 0-d or of shape (1,), as PyTorch does: the same loss."""
+    x = np.random.default_rng(1).standard_normal(5).astype(np.float32)
+    for name in ("cross_entropy", "nll_loss"):
+        for t in ([3], 3):
+            want = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t), reduction="none")
+            got = getattr(nn.functional, name)(ember.tensor(x), ember.tensor(t), reduction="none")
+            assert got.shape == want.shape == ()
+            assert_close(got, want)
+
+
 def test_cross_entropy_float64_and_state_dict():
     check(lambda m, x: m.nn.functional.cross_entropy(x, m.tensor([1, 0, 2])), [(3, 3)], dtype=np.float64,
           atol=1e-10)

@@ -415,3 +415,14 @@ def test_casts_warn_only_when_they_drop_the_imaginary_part(src, dst):
     drops = src.startswith("complex") and not dst.startswith("complex")
     assert [(w.category, str(w.message)) for w in rec] == \
         ([(UserWarning, "Casting complex values to real discards the imaginary part")] if drops else [])
+
+
+@pytest.mark.parametrize("expr", [lambda m, t, a: t + a, lambda m, t, a: a + t, lambda m, t, a: t * a,
+                                  lambda m, t, a: t.sub(a), lambda m, t, a: m.add(t, a)])
+def test_a_numpy_array_operand_is_refused_saying_how_to_convert_it(expr):
+    """PyTorch wraps NumPy's result of `tensor + array` (no gradient; an error when the tensor requires grad) and
+    refuses `array + tensor`: ember refuses both and names the conversion."""
+    with pytest.raises(TypeError, match=r"NumPy array .* ember\.from_numpy\(array\)"):
+        expr(ember, ember.ones(2), np.ones(2))
+    assert_close(expr(ember, ember.ones(2), ember.from_numpy(np.ones(2))),
+                 expr(torch, torch.ones(2), torch.from_numpy(np.ones(2))))

@@ -252,3 +252,19 @@ def test_prod_gradient_over_a_dim_of_size_one_with_zeros_matches_torch(dim):
         (x.prod(dim) * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
         grads.append(x.grad)
     assert_close(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("as_keyword", [False, True])
+def test_mean_of_integers_is_refused_naming_the_dtype_as_pytorch_does(dtype, as_keyword):
+    """PyTorch's message names the dtype by its C++ name (Long, Int, Byte...) and says whether it was the input's
+    dtype or the one passed as dtype=."""
+    def call(m):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        return x.float().mean(dtype=getattr(m, dtype)) if as_keyword else x.mean()
+
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(ember)
+    assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))

@@ -371,3 +371,15 @@ def test_a_size_saved_loads_as_a_size(tmp_path, fmt):
         theirs = torch.load(path)
         assert type(theirs["shape"]) is torch.Size and theirs["shape"] == torch.Size([2, 3])
         assert type(theirs["plain"]) is tuple
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_a_whole_pytorch_model_is_refused_naming_its_class_and_what_to_save_instead(tmp_path, weights_only):
+    """torch.save(model, f) pickles the module's class, which ember never imports from a PyTorch file, even with
+    weights_only=False: the error says so (not that weights-only loading was asked for) and names state_dict()."""
+    torch.save(torch.nn.Sequential(torch.nn.Linear(2, 2)), tmp_path / "whole.pt")
+    with pytest.raises(RuntimeError) as e:
+        ember.load(tmp_path / "whole.pt", weights_only=weights_only)
+    msg = str(e.value)
+    assert "torch.nn.modules.container.Sequential" in msg and "even with weights_only=False" in msg
+    assert "state_dict()" in msg

@@ -18,6 +18,26 @@ import ember
 def test_tensor_dtype_inference(data):
     assert_close(ember.tensor(data), torch.tensor(data))
 
+@pytest.mark.parametrize("data", [
+    [[1, 2], [3]], [[1, 2], (3, 4, 5)], [[1], []], [[[1, 2], [3, 4]], [[1, 2], [3]]], [[1, 2], 3], [[[1]], [2]],
+    [1, [2, 3]], [[1, 2], [3, [4]]], [1.0, [2.0, 3.0]], [[1, 2], np.array([3, 4, 5])],
+], ids=repr)
+def test_nested_lists_that_are_not_rectangular_are_refused_as_pytorch_does(data):
+    """PyTorch's error type and words (NumPy's would speak of an "inhomogeneous shape"), naming the dimension."""
+    with pytest.raises((TypeError, ValueError)) as want:
+        torch.tensor(data)
+    with pytest.raises(type(want.value)) as got:
+        ember.tensor(data)
+    assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))
+
+
+def test_a_list_of_tensors_with_several_elements_keeps_its_error():
+    with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+        ember.tensor([ember.randn(2), ember.randn(2)])
+    with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 3\)"):
+        ember.tensor([[1, 2], ember.tensor([3, 4, 5])])
+
+
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool"])
 def test_tensor_explicit_dtype(dtype):
@@ -81,6 +101,19 @@ def test_creation_errors():
         ember.arange(0, 5, 0)
     with pytest.raises(RuntimeError, match="cuda"):
         ember.zeros(2, device="cuda")
+
+
+
+@pytest.mark.parametrize("device,probe", [("cuda", "ember.cuda.is_available()"), ("cuda:1", "ember.cuda.is_available()"),
+                                          ("mps", "ember.backends.mps.is_available()"), ("meta", "no meta device")])
+def test_a_device_ember_lacks_is_named_with_what_to_check(device, probe):
+    """Each device's error points at its own availability check (not CUDA's for mps); a meta tensor says what ember
+    lacks. The check it names answers False, as the message says."""
+    for make in (lambda: ember.zeros(2, device=device), lambda: ember.ones(2).to(device)):
+        with pytest.raises(RuntimeError) as e:
+            make()
+        assert f"'{device}' was requested" in str(e.value) and probe in str(e.value)
+    assert ember.cuda.is_available() is ember.backends.mps.is_available() is False
 
 
 # --------------------------------------------------------------------- random

@@ -40,6 +40,9 @@ def promote(a, b):
         return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
         s = s.item()
+    elif isinstance(s, xp.ndarray):  # PyTorch hands `tensor + array` to NumPy and wraps NumPy's result, ungraded
+        raise TypeError("a NumPy array cannot be an operand of a tensor op; convert it first with "
+                        "ember.from_numpy(array) (shares its memory) or ember.as_tensor(array, dtype=...)")
     elif not isinstance(s, (int, float, bool, complex)):
         raise TypeError(f"unsupported operand type for a tensor op: {type(s).__name__}")
     cat = _dtype.scalar_category(s)

@@ -153,6 +153,27 @@ class IndexPut(Node):
         return gx, gv
 
 
+_LEAF_IN_PLACE = ("leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
+                  "`with ember.no_grad():` (as optimizers do) or use an out-of-place op.")
+
+
+def _indexes_a_view(x: Tensor, idx) -> bool:
+    """Whether ``x[idx] = v`` writes through a view of ``x`` in PyTorch: its basic indices (a number, None, a
+    bool, a 0-d tensor, a slice narrower than its dimension) are applied first as a view; whole-dimension slices,
+    Ellipsis and index tensors or lists leave ``x`` itself, written by index_put_."""
+    dim = 0
+    for i in idx if isinstance(idx, tuple) else (idx,):
+        if i is None or isinstance(i, (bool, int)) or isinstance(i, Tensor) and i._data.ndim == 0:
+            return True
+        if isinstance(i, slice):
+            if dim is not None and dim < x._data.ndim and i.indices(x._data.shape[dim]) != (0, x._data.shape[dim], 1):
+                return True
+            dim = None if dim is None else dim + 1
+        else:  # Ellipsis, an index tensor or list: the dimensions that follow are no longer counted
+            dim = None
+    return False
+
+
 def check_inplace(x: Tensor, tracked: bool) -> None:
     """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py)."""
     if not x._data.flags.writeable:
@@ -168,14 +189,11 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
             "cloning the output of the custom Function."
         )
     if x._requires_grad and x.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation. "
-            "Wrap the update in `with ember.no_grad():` (as optimizers do) or use an out-of-place op."
-        )
+        raise RuntimeError(f"a {_LEAF_IN_PLACE}")
     base = x._base
     if base is not None:
         if base._requires_grad and base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(f"a view of a {_LEAF_IN_PLACE}")
         check_view_inplace(x, tracked)
 
 
@@ -203,6 +221,8 @@ def setitem(x: Tensor, idx, value) -> None:
     raw, idx = idx, convert_index(idx)
     _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
+    if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
+        raise RuntimeError(f"a view of a {_LEAF_IN_PLACE}")
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
         varr = value._data

@@ -12,7 +12,7 @@ import math
 from .. import _dtype, _warnings, return_types
 from .._autocast import full_precision
 from .._backend import ufunc_out_ellipsis, xp
-from .._dtype import np_kind
+from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from .elementwise import cast, conj_if_complex, refuse_complex
@@ -201,8 +201,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         x = cast(x, dtype)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
-            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {x.dtype.name.capitalize()}"
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be either "
+            f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[x.dtype.name]} (call .float() first, "
+            "or pass a floating dtype=)"
         )
     return Mean.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
 

@@ -146,9 +146,10 @@ class Unpickler:
                       f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
         if path not in _ALLOWED:
             raise WeightsOnlyError(
-                f"{self.what}: the file's pickle names {path}, which weights-only loading does not allow "
-                "(only tensors, storages, OrderedDict, dtypes, devices and plain containers are read; ember never "
-                "imports or runs anything from a PyTorch file). Load it in PyTorch and save its state_dict()"
+                f"{self.what}: the file's pickle names {path}, which ember's weights-only reader of PyTorch files "
+                "does not build, even with weights_only=False (only tensors, storages, OrderedDict, dtypes, devices "
+                "and plain containers are read; ember never imports or runs anything from a PyTorch file). Load it "
+                "in PyTorch and save its state_dict() (for a whole model saved by torch.save(model, f))"
             )
         dtype_name = path.removeprefix("torch.")
         if dtype_name in _DTYPES:

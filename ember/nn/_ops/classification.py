@@ -134,6 +134,12 @@ class NLL(Node):
         return gx, None
 
 
+def _index_target_shape(input: Tensor) -> tuple[int, ...]:
+    """The shape of a class-index target for ``input``: (N, d1, ...) for (N, C, d1, ...), () for (C,)."""
+    shape = input._data.shape
+    return (shape[0], *shape[2:]) if len(shape) > 1 else ()
+
+
 def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
     x = input
@@ -146,10 +152,20 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     if weight is not None and weight._data.shape != (c,):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
                            f"weight tensor of shape: {list(weight.shape)}")
-    soft = target.is_floating_point()
-    if soft and target._data.shape != input._data.shape:
-        raise RuntimeError(f"{name}: class-probability target must have the input's shape {list(input.shape)}, "
-                           f"got {list(target.shape)}")
+    # PyTorch's rule: a target of the input's shape holds class probabilities (cross_entropy only), any other
+    # holds class indices; the dtype is checked after the shapes, as PyTorch's kernels do
+    soft = name == "cross_entropy" and target._data.shape == input._data.shape
+    if soft and not target.is_floating_point():
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{SCALAR_TYPE_NAMES[target.dtype.name]} (a target of the input's shape "
+                           f"{list(input.shape)} holds class probabilities: call .float() on a one-hot target, or "
+                           f"pass class indices of shape {list(_index_target_shape(input))} instead)")
+    if x._data.ndim == 1 and not soft:  # unbatched (C,): one class index, 0-d or of shape (1,) as PyTorch takes
+        if target._data.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target._data.size != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target._data.size}")
+        target = target.reshape(())
     if x._data.ndim == 1:
         x, target = x.unsqueeze(0), target.unsqueeze(0)
     elif x._data.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
@@ -157,17 +173,20 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
         if soft:
             target = target.permute(0, *range(2, target._data.ndim), 1).reshape(-1, c)
     if soft:
-        return x, target, (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
-    if target._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}: expected class-index target of dtype int64, got {target.dtype}")
-    if target._data.dtype not in (xp.int64, xp.uint8):  # PyTorch's kernels take these two only
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE_NAMES[target.dtype.name]}")
+        return x, target, _index_target_shape(input)
     n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 0  # (PyTorch's 0 for 0-d)
     if input._data.ndim > 1 and n_in != n_t:
         raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
-    expected = (input._data.shape[0], *input._data.shape[2:]) if input._data.ndim > 1 else ()
+    expected = _index_target_shape(input)
     if input._data.ndim > 1 and target._data.shape != expected:
         raise RuntimeError(f"{name}: expected target size {list(expected)}, got {list(target.shape)}")
+    if target._data.dtype not in (xp.int64, xp.uint8):  # PyTorch's kernels take these two only
+        hint = "class indices must be int64 (call .long() on the target)"
+        if target.is_floating_point() and name == "cross_entropy":
+            hint += (f"; a floating target holds class probabilities and then has the input's shape "
+                     f"{list(input.shape)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{SCALAR_TYPE_NAMES[target.dtype.name]} ({hint})")
     return x, target.reshape(-1), expected
 
 
@@ -214,8 +233,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     x, t, out_shape = _rows("nll_loss", input, target, weight)
-    if t.is_floating_point():
-        raise RuntimeError(f"nll_loss: expected class-index target of dtype int64, got {t.dtype}")
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight, target)

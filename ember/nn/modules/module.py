@@ -112,6 +112,23 @@ def _check_name(kind: str, self: Module, name, store: str) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
+class _NotATensorError(TypeError, AttributeError):
+    """A module given a NumPy array or a list: a TypeError, as PyTorch's ops refuse such an argument, and an
+    AttributeError, as PyTorch's modules that read ``input.dim()`` first raise."""
+
+
+def _refuse_non_tensor_input(module, args: tuple, error: AttributeError) -> None:
+    """Raise, where a module's forward met a NumPy array or a list it was given where it reads a tensor's attribute,
+    the error naming the module and the conversion (nothing otherwise: ``error`` propagates)."""
+    obj = getattr(error, "obj", None)
+    position = next((i for i, a in enumerate(args) if a is obj), None)
+    if position is None or not isinstance(obj, (xp.ndarray, list, tuple)):
+        return
+    kind = "numpy.ndarray" if isinstance(obj, xp.ndarray) else type(obj).__name__
+    raise _NotATensorError(f"{type(module).__name__}: argument {position + 1} of the call must be Tensor, not "
+                           f"{kind}; convert it first with ember.from_numpy(array) or ember.as_tensor(data)") from error
+
+
 class Module:
     """Base class for all layers and models; subclasses define ``forward``.
 
@@ -148,7 +165,11 @@ class Module:
         # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active):
-            return self.forward(*args, **kwargs)
+            try:
+                return self.forward(*args, **kwargs)
+            except AttributeError as e:
+                _refuse_non_tensor_input(self, args, e)
+                raise
         started = _trace.start()  # a forward span, while a trace is recording
         for hook, with_kwargs in tuple(self._forward_pre_hooks):
             if with_kwargs:
@@ -172,7 +193,11 @@ class Module:
             if full or pre:  # (the hooks as they are now: removing one later does not change this call's)
                 backward_hook = BackwardHook(self, full, pre)
                 args = backward_hook.setup_input_hook(args)
-        output = self.forward(*args, **kwargs)
+        try:
+            output = self.forward(*args, **kwargs)
+        except AttributeError as e:
+            _refuse_non_tensor_input(self, args, e)
+            raise
         for hook, with_kwargs in tuple(self._forward_hooks):
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
