@@ -348,8 +348,8 @@ def test_jit_freeze_and_optimize_for_inference_as_pytorch():
         outs.append((want, frozen(lib.tensor(x)).detach().numpy(), fast(lib.tensor(x)).detach().numpy()))
         np.testing.assert_allclose(outs[-1][1], want, rtol=1e-6)
         np.testing.assert_allclose(outs[-1][2], before, rtol=1e-6)
-    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-6)  # the same weights: the same outputs
-    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-6)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)  # the same weights: the same outputs
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
 
 
 # -------------------------------------------------------------------------------------------- profiler

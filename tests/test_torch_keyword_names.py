@@ -164,7 +164,7 @@ def test_methods_take_pytorchs_keyword_names():
 @pytest.mark.parametrize("call", [
     lambda x: x.mul(other=x), lambda x: x.sub(other=x, alpha=3), lambda x: x.mm(mat2=x.t()),
     lambda x: x.pow(exponent=3), lambda x: x.swapaxes(axis0=0, axis1=1), lambda x: x.maximum(other=x * 2),
-    lambda x: x.tensor_split(sections=2, dim=1)[0], lambda x: x.clone().addcmul_(tensor1=x, tensor2=x),
+    lambda x: x.tensor_split(sections=2, dim=1)[0], lambda x: x.hsplit(indices=[1])[1], lambda x: x.clone().addcmul_(tensor1=x, tensor2=x),
     lambda x: x.clone().copy_(other=x * 2), lambda x: x.clone().pow_(exponent=2),
 ])
 def test_method_calls_with_pytorchs_keyword_names(call):
