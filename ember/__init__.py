@@ -232,9 +232,11 @@ from .ops.movement import (
     atleast_3d,
     cartesian_prod,
     column_stack,
+    dsplit,
     dstack,
     fliplr,
     flipud,
+    hsplit,
     meshgrid,
     moveaxis,
     movedim,
@@ -243,6 +245,7 @@ from .ops.movement import (
     rot90,
     tensor_split,
     tile,
+    vsplit,
 )
 from .ops.pointwise import (
     acos,
@@ -623,7 +626,7 @@ __all__ = [
     "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
     "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
     "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
-    "tanh", "Tensor", "tensor", "tensor_split", "tensordot", "testing",
+    "tanh", "Tensor", "tensor", "tensor_split", "hsplit", "vsplit", "dsplit", "tensordot", "testing",
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",

@@ -61,7 +61,9 @@ OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size
           # can list it
           "random_": {"from": "low", "to": "high"}, "uniform_": {"from": "a", "to": "b"},
           "tensor_split": {"sections": "indices_or_sections", "indices": "indices_or_sections",
-                           "tensor_indices_or_sections": "indices_or_sections"}}
+                           "tensor_indices_or_sections": "indices_or_sections"},
+          **{name: {"sections": "indices_or_sections", "indices": "indices_or_sections"}
+             for name in ("hsplit", "vsplit", "dsplit")}}
 
 
 def torch_keyword_names(qualname: str, params, method: bool = False) -> dict[str, str]:

@@ -358,9 +358,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
 
 
 @_allocating
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``arange(end)``, ``arange(start, end[, step])``; ``arange(end=n)`` starts at 0, as PyTorch's."""
     if end is None:
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:
+        start = 0
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")

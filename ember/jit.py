@@ -5,8 +5,8 @@ always runs the Python code) and decorates helpers with ``@torch.jit.script``,
 ``@torch.jit.ignore``, ``@torch.jit.unused`` or ``@torch.jit.export``; those
 return the function unchanged, so the model computes what its Python says.
 ``script(model)`` and ``trace(model, example_inputs)`` likewise return the model
-itself. Saving or loading TorchScript (``save``, ``load``) raises
-NotImplementedError: there is no TorchScript to save.
+itself, and so does ``freeze`` (of a module in eval mode, as PyTorch's); ``optimize_for_inference`` a copy.
+Saving or loading TorchScript (``save``, ``load``) raises NotImplementedError: there is no TorchScript to save.
 """
 
 from __future__ import annotations
@@ -77,7 +77,28 @@ def _no_torchscript(name: str):
 
 save = _no_torchscript("save")
 load = _no_torchscript("load")
-freeze = _no_torchscript("freeze")
+
+
+def freeze(mod: Any, preserved_attrs: Any = None, optimize_numerics: bool = True) -> Any:
+    """``mod`` itself (a module in eval mode, as PyTorch requires), as ``script`` returns it: it computes what
+    ``mod`` computes, in-place changes to its weights included, as PyTorch's frozen module, whose inlined weights
+    share the model's memory. (PyTorch's frozen module lists no parameters; ``mod`` still does.)"""
+    if getattr(mod, "training", False):
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() on "
+                           "your module before freezing.")
+    return mod
+
+
+def optimize_for_inference(mod: Any, other_methods: Any = None) -> Any:
+    """A copy of ``mod`` (in eval mode) computing what ``mod`` computes now: PyTorch's folds the weights into new
+    constants, which later changes to the model's weights do not reach (it also fuses ops for speed; ember runs the
+    same Python)."""
+    import copy
+
+    frozen = copy.deepcopy(freeze(mod))
+    for p in frozen.parameters():
+        p.requires_grad_(False)
+    return frozen
 
 
 def _overload(func: Callable) -> Callable:

@@ -552,6 +552,48 @@ def test_custom_function():
         assert Cube.apply(x, 1.0).grad_fn is None
 
 
+def test_custom_function_with_setup_context_as_pytorch():
+    """PyTorch 2's style: forward takes no ctx; setup_context(ctx, inputs, output) fills it (no_grad in both)."""
+    def fn(m):
+        class ScaledTanh(m.autograd.Function):
+            @staticmethod
+            def forward(x, scale):
+                assert not m.is_grad_enabled()
+                return m.tanh(x) * scale
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                assert not m.is_grad_enabled()
+                x, scale = inputs
+                ctx.save_for_backward(x, output)
+                ctx.scale = scale
+
+            @staticmethod
+            def backward(ctx, g):
+                x, out = ctx.saved_tensors
+                return g * (ctx.scale - out * out / ctx.scale), None
+
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = ScaledTanh.apply(x, 1.5)
+        (y * y).sum().backward()
+        return y, x.grad, type(y.grad_fn).__name__
+    (ey, eg, ename), (ty, tg, tname) = both(fn)
+    assert_close(ey.detach(), ty.detach())
+    assert_close(eg, tg)
+    assert ename == tname == "ScaledTanhBackward"
+
+
+def test_custom_function_node_class_is_named_after_the_function():
+    nodes = []
+    for m in (ember, torch):
+        y = _cube(m).apply(m.ones(2, requires_grad=True), 1.0)
+        nodes.append(y.grad_fn)
+    assert [type(n).__name__ for n in nodes] == ["CubeBackward", "CubeBackward"]
+    assert repr(nodes[0]).startswith("<ember.autograd.function.CubeBackward object at ")
+    assert repr(nodes[1]).startswith("<torch.autograd.function.CubeBackward object at ")
+    assert isinstance(nodes[0], _cube(ember)._backward_cls.__mro__[1])  # (every Function's nodes share one base)
+
+
 def test_custom_function_saved_tensor_modified():
     x = ember.ones(2, requires_grad=True)
     h = x * 1

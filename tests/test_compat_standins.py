@@ -322,6 +322,36 @@ def test_jit_names_model_code_uses():
         ember.jit.save(model, "m.pt")
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")  # torch's (script, freeze, ...)
+def test_jit_freeze_and_optimize_for_inference_as_pytorch():
+    """A frozen (eval-mode) model computes what the model computes, later in-place changes to its weights included
+    (PyTorch's inlined constants share the weights' memory), an optimize_for_inference one what it computed then;
+    a model in training mode is PyTorch's RuntimeError."""
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    outs = []
+    weights = None
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 4), lib.nn.Dropout(0.5), lib.nn.Linear(4, 1))
+        if weights is None:
+            weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
+        with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+            lib.jit.freeze(lib.jit.script(model))
+        model.eval()
+        frozen = lib.jit.freeze(lib.jit.script(model))
+        fast = lib.jit.optimize_for_inference(lib.jit.script(model))
+        before = frozen(lib.tensor(x)).detach().numpy()
+        np.testing.assert_allclose(before, model(lib.tensor(x)).detach().numpy(), rtol=1e-6)
+        with lib.no_grad():
+            model[0].weight.mul_(0.5)
+        want = model(lib.tensor(x)).detach().numpy()
+        outs.append((want, frozen(lib.tensor(x)).detach().numpy(), fast(lib.tensor(x)).detach().numpy()))
+        np.testing.assert_allclose(outs[-1][1], want, rtol=1e-6)
+        np.testing.assert_allclose(outs[-1][2], before, rtol=1e-6)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-6)  # the same weights: the same outputs
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
+
+
 # -------------------------------------------------------------------------------------------- profiler
 def test_profiler_records_user_annotations_and_exports_a_chrome_trace(tmp_path):
     import json

@@ -113,3 +113,25 @@ def test_reshape_that_copies_is_no_view_and_a_contiguous_reshape_is():
         a.reshape(3, 2).add_(1)
         assert a.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
         assert a.t().reshape(-1)._version == 0  # a new tensor: not the source's version counter
+
+
+def test_apply_calls_a_python_function_per_element_as_pytorch():
+    """Old programs binarise with ``t.apply_(lambda x: 0 if x < 0.5 else 1)``: values in the tensor's dtype (a float
+    result in an integer tensor truncated), views write through to their base, a tensor needing grad is refused."""
+    out = []
+    for m in (torch, ember):
+        f = m.tensor([[0.2, 0.7, 0.5], [0.9, 0.1, 0.4]])
+        i = m.tensor([1, 2, 3])
+        base = m.zeros(2, 3)
+        r = f.apply_(lambda v: 0 if v < 0.5 else 1)
+        base[1].apply_(lambda v: v + 2.5)
+        empty = m.zeros(0, 3).apply_(lambda v: v + 1)
+        with pytest.raises(RuntimeError, match="Can't call apply_"):
+            m.ones(2, requires_grad=True).apply_(lambda v: v)
+        out.append((r is f, f.numpy(), i.apply_(lambda v: v * 2.7).numpy(), base.numpy(), tuple(empty.shape)))
+    (t_same, *t_rest), (e_same, *e_rest) = out
+    assert t_same and e_same
+    for a, b in zip(t_rest[:3], e_rest[:3]):
+        np.testing.assert_array_equal(b, a)
+        assert b.dtype == a.dtype
+    assert t_rest[3] == e_rest[3]

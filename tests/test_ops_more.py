@@ -68,6 +68,11 @@ def test_cumulative_dtypes_and_ties():
     (lambda m, x: m.tensor_split(x, [1, 4], dim=1), [(2, 6)]),
     (lambda m, x: x.tensor_split((2, 1, 9)), [(5,)]),
     (lambda m, x: x.tensor_split(4, dim=1), [(2, 3)]),
+    (lambda m, x: m.hsplit(x, 3), [(2, 6, 2)]),
+    (lambda m, x: x.hsplit([1, 4]), [(6,)]),
+    (lambda m, x: m.vsplit(x, [1]), [(3, 2)]),
+    (lambda m, x: x.vsplit(2), [(4, 3)]),
+    (lambda m, x: m.dsplit(x, 2), [(2, 3, 4)]),
 ])
 def test_movement(fn, specs):
     check(lambda m, x: tuple(fn(m, x)) if isinstance(fn(m, x), tuple) else fn(m, x), specs)
@@ -320,6 +325,10 @@ def test_functional_distances_and_zero_vectors():
     lambda m: m.movedim(m.ones(2, 3), (0, 1), (1,)),
     lambda m: m.movedim(m.ones(2, 3), (0, 0), (1, 0)),
     lambda m: m.ones(3).tensor_split(0),
+    lambda m: m.hsplit(m.ones(2, 6), 4),
+    lambda m: m.vsplit(m.ones(3), 1),
+    lambda m: m.dsplit(m.ones(2, 3), 1),
+    lambda m: m.hsplit(m.tensor(1.0), 1),
     lambda m: m.meshgrid(m.ones(2, 2), m.ones(2), indexing="ij"),
     lambda m: m.meshgrid(m.ones(2), indexing="yx"),
     lambda m: m.addmm(m.ones(3, 3), m.ones(2, 3), m.ones(3, 4)),

@@ -100,11 +100,20 @@ IDX = np.array([[0, 2], [1, 0]])
     lambda m, x, s, i: m.linalg.cholesky(input=s),
     lambda m, x, s, i: m.linalg.vector_norm(input=x, ord=3),
     lambda m, x, s, i: m.special.logit(input=x.sigmoid()),
+    lambda m, x, s, i: m.arange(end=5),
+    lambda m, x, s, i: m.arange(end=2.5, dtype=m.float64),
+    lambda m, x, s, i: m.arange(start=1, end=10, step=3),
 ])
 def test_calls_with_pytorchs_keyword_names(call):
     want = call(torch, torch.tensor(X), torch.tensor(S), torch.tensor(IDX))
     got = call(ember, ember.tensor(X), ember.tensor(S), ember.tensor(IDX))
     assert_close(got, want)
+
+
+def test_arange_without_end_is_a_type_error():
+    for m in (torch, ember):
+        with pytest.raises(TypeError, match="end"):
+            m.arange()
 
 
 def test_a_parameter_given_twice_is_a_type_error():
@@ -155,7 +164,7 @@ def test_methods_take_pytorchs_keyword_names():
 @pytest.mark.parametrize("call", [
     lambda x: x.mul(other=x), lambda x: x.sub(other=x, alpha=3), lambda x: x.mm(mat2=x.t()),
     lambda x: x.pow(exponent=3), lambda x: x.swapaxes(axis0=0, axis1=1), lambda x: x.maximum(other=x * 2),
-    lambda x: x.tensor_split(sections=2, dim=1)[0], lambda x: x.clone().addcmul_(tensor1=x, tensor2=x),
+    lambda x: x.tensor_split(sections=2, dim=1)[0], lambda x: x.hsplit(indices=[1])[1], lambda x: x.clone().addcmul_(tensor1=x, tensor2=x),
     lambda x: x.clone().copy_(other=x * 2), lambda x: x.clone().pow_(exponent=2),
 ])
 def test_method_calls_with_pytorchs_keyword_names(call):

@@ -110,6 +110,11 @@ class InplaceMethods:
     def zero_(self) -> Tensor:
         return ops.inplace.zero_(self)
 
+    def apply_(self, callable) -> Tensor:
+        """``callable`` on each element (a Python number), the results written back in this tensor's dtype; only
+        on a tensor that requires no grad, as PyTorch's (one Python call per element, slow there too)."""
+        return ops.inplace.apply_(self, callable)
+
     def copy_(self, src, non_blocking: bool = False) -> Tensor:
         return ops.inplace.copy_(self, src, non_blocking)
 

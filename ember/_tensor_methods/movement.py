@@ -33,6 +33,15 @@ class MovementMethods:
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
         return ops.movement.tensor_split(self, indices_or_sections, dim)
 
+    def hsplit(self, indices_or_sections) -> tuple[Tensor, ...]:
+        return ops.movement.hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections) -> tuple[Tensor, ...]:
+        return ops.movement.vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections) -> tuple[Tensor, ...]:
+        return ops.movement.dsplit(self, indices_or_sections)
+
     def fliplr(self) -> Tensor:
         return ops.movement.fliplr(self)
 

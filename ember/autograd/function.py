@@ -67,6 +67,11 @@ class _FunctionNode(Node):
     def name(self) -> str:
         return f"{self.fn_class.__name__}Backward"
 
+    def __repr__(self) -> str:  # (PyTorch's: a Python class of torch.autograd.function, the default repr)
+        from .._shown_name import package_name
+
+        return f"<{package_name()}.autograd.function.{self.name()} object at {hex(id(self))}>"
+
     def backward(self, *grads):
         from .._backend import xp
 
@@ -93,7 +98,14 @@ class _FunctionNode(Node):
 
 
 class Function:
-    """Base class for custom autograd ops; subclass and define static ``forward``/``backward``."""
+    """Base class for custom autograd ops; subclass and define static ``forward``/``backward``. Each subclass's
+    graph nodes are of its own class ``<Name>Backward`` (``_backward_cls``), as PyTorch's."""
+
+    _backward_cls: type = _FunctionNode
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (_FunctionNode,), {"__module__": __name__})
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
@@ -102,6 +114,12 @@ class Function:
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError("subclasses of Function must implement backward(ctx, ...)")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """Optional (PyTorch 2's style): defined, ``forward`` takes no ``ctx`` and this fills it from the
+        inputs and the output, both under no_grad as ``forward``."""
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
@@ -127,14 +145,18 @@ class Function:
             raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                       "with forward mode AD.")
         with no_grad(), forward_ad.suspended():  # (forward mode: the Function's jvp gives the tangents)
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                outputs = cls.forward(ctx, *args, **kwargs)
+            else:  # forward without ctx, then setup_context(ctx, inputs, output)
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         if not record:
             if dual:
                 forward_ad.function_jvp(cls, ctx, args, outs)
             return outputs
-        node = _FunctionNode()
+        node = cls._backward_cls()
         node.ctx, node.fn_class = ctx, cls
         ctx._node = node
         node.num_outputs = len(outs)

@@ -219,7 +219,10 @@ class Node:
                 if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
                     watch_view(result)
             else:
-                result._view_creation = ("of", src._view_creation, cls.__name__)
+                # (PyTorch's label of the op in its message: SliceBackward0 -> Slice, SqueezeBackward1 -> Squeeze1)
+                label = node.name()
+                label = label[:-9] if label.endswith("Backward0") else label.replace("Backward", "")
+                result._view_creation = ("of", src._view_creation, label)
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
         if needs is not None:
@@ -316,7 +319,10 @@ class Node:
 
     # ----------------------------------------------------------------- engine helpers
     def name(self) -> str:
-        return f"{type(self).__name__}Backward0"
+        """PyTorch's name of the node: the class's own when it is one (``SplitBackward0``), else the class name
+        with ``Backward0`` added."""
+        n = type(self).__name__
+        return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"

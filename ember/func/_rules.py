@@ -160,7 +160,8 @@ _DIM_OPS = {
     **{n: (1, "dim", "keep") for n in "softmax log_softmax cumsum cumprod logcumsumexp cummax cummin sort argsort "
        "unbind select narrow mode".split()},
     **{n: (2, "dim", "keep") for n in "topk kthvalue split chunk tensor_split split_with_sizes".split()},
-    "diff": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "roll": (2, "dims", "flat"),
+    "diff": (2, "dim", "keep"), "unflatten": (1, "dim", "keep"), "unfold": (1, "dimension", "keep"),
+    "roll": (2, "dims", "flat"),
     "flip": (1, "dims", "keep"), "F.softmax": (1, "dim", "legacy"), "F.log_softmax": (1, "dim", "legacy"),
     "F.softmin": (1, "dim", "legacy"), "F.normalize": (2, "dim", "keep"), "diagonal": (2, "dim1", "keep"),
     "special.logsumexp": (1, "dim", "tuple"), "linalg.vector_norm": (2, "dim", "tuple"),
@@ -178,6 +179,10 @@ def along_dim(name, op, level, args, kwargs):
     if name in ("max", "min") and isinstance(_arg(args, kwargs, 1, "other"), Tensor):
         return pointwise(name, op, level, args, kwargs)
     if not batched or any(peel(a, level)[1] for a in (*args[1:], *kwargs.values())):
+        return loop(name, op, level, args, kwargs)
+    if n == 0 and name == "unfold":  # a 0-d example's one window (size 1) is 1-d; its checks run on a stand-in
+        if tuple(op(value.new_zeros(()), *args[1:], **kwargs).shape) == (1,):
+            return wrap(value.unsqueeze(-1), level)
         return loop(name, op, level, args, kwargs)
     if n == 0:  # a 0-d example: as a 1-element 1-d one, the results 0-d again
         out = along_dim(name, op, level, (wrap(value.unsqueeze(-1), level), *args[1:]), kwargs)

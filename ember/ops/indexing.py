@@ -71,6 +71,46 @@ class BasicIndex(Node):
         out[self.idx] = g
         return (out,)
 
+    def name(self) -> str:
+        """PyTorch's name for ``x[idx]``'s node: that of the last step its indexing takes (an int selects, a slice
+        slices, None unsqueezes; full slices in a tuple and ``...`` are no step: an alias)."""
+        if type(self) is not BasicIndex:  # (a named subclass: split's pieces, narrow, select)
+            return Node.name(self)
+        idx = self.idx
+        if idx.__class__ is not tuple:
+            last = _STEP_NAMES.get(idx.__class__, "Alias")
+        else:
+            last = "Alias"
+            for part in idx:
+                if part.__class__ is slice and part == _ALL and len(idx) > 1:
+                    continue
+                last = _STEP_NAMES.get(part.__class__, last)
+        return f"{last}Backward0"
+
+
+_ALL = slice(None)
+_STEP_NAMES = {int: "Select", slice: "Slice", type(None): "Unsqueeze"}
+
+
+class SliceBackward0(BasicIndex):
+    """``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name."""
+
+
+class SelectBackward0(BasicIndex):
+    """``select``."""
+
+
+class SplitBackward0(BasicIndex):
+    """The pieces of ``split(size)`` and ``chunk``."""
+
+
+class SplitWithSizesBackward0(BasicIndex):
+    """The pieces of ``split([sizes])``."""
+
+
+class UnbindBackward0(BasicIndex):
+    """The pieces of ``unbind``."""
+
 
 class AdvancedIndex(Node):
     linear = True
@@ -261,7 +301,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
-    return BasicIndex.apply(x, idx=idx)
+    return SliceBackward0.apply(x, idx=idx)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -269,7 +309,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     n = x._data.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x.shape)} at dimension {d}")
-    return BasicIndex.apply(x, idx=(slice(None),) * d + (index,))
+    return SelectBackward0.apply(x, idx=(slice(None),) * d + (index,))
 
 
 class Gather(Node):

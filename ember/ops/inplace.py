@@ -227,6 +227,16 @@ def zero_(x: Tensor) -> Tensor:
     return _fill_with(x, 0)
 
 
+def apply_(x: Tensor, callable) -> Tensor:
+    """``callable`` on each element (as a Python number), the results written back in ``x``'s dtype (a float
+    result in an integer tensor truncated, as PyTorch's); refused on a tensor that requires grad, as PyTorch."""
+    if x._requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
+    a = x._data
+    values = xp.array([callable(v) for v in a.ravel().tolist()]).reshape(a.shape)
+    return _fill_with(x, values.astype(a.dtype))
+
+
 class CopyFrom(Node):
     def forward(self, x, src):
         return xp.broadcast_to(src, x.shape).astype(x.dtype)

@@ -136,6 +136,33 @@ def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(parts)
 
 
+def _directional_split(name: str, min_dims: int, x: Tensor, indices_or_sections) -> tuple:
+    """``hsplit`` / ``vsplit`` / ``dsplit``: ``tensor_split`` along dimension 1 (0 for 1-D input), 0 or 2, a
+    number of sections that must divide the dimension, as PyTorch's."""
+    nd = x._data.ndim
+    if nd < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
+                           f"with {nd} dimensions!")
+    d = {"hsplit": 1 if nd > 1 else 0, "vsplit": 0, "dsplit": 2}[name]
+    if isinstance(indices_or_sections, int) and (indices_or_sections == 0
+                                                 or x._data.shape[d] % indices_or_sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                           f"{x._data.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+    return tensor_split(x, indices_or_sections, d)
+
+
+def hsplit(x: Tensor, indices_or_sections) -> tuple:
+    return _directional_split("hsplit", 1, x, indices_or_sections)
+
+
+def vsplit(x: Tensor, indices_or_sections) -> tuple:
+    return _directional_split("vsplit", 2, x, indices_or_sections)
+
+
+def dsplit(x: Tensor, indices_or_sections) -> tuple:
+    return _directional_split("dsplit", 3, x, indices_or_sections)
+
+
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     """Coordinate grids from 1-D tensors: output i varies along dimension i (``"ij"``, the default, which
     PyTorch warns (once) it will stop being: pass it), or with the first two dimensions swapped (``"xy"``,

@@ -72,6 +72,31 @@ class ReshapeCopy(Reshape):
     is_view = False
 
 
+# The reshapes under PyTorch's node names (``type(y.grad_fn).__name__``, ``repr``, a printed tensor's grad_fn=)
+class ViewBackward0(Reshape):
+    """``view``, ``reshape`` (as a view), ``flatten``, ``unflatten``."""
+
+
+class UnsafeViewBackward0(ReshapeCopy):
+    """``reshape`` that copies."""
+
+
+class UnsqueezeBackward0(Reshape):
+    """``unsqueeze``."""
+
+
+class SqueezeBackward0(Reshape):
+    """``squeeze()``."""
+
+
+class SqueezeBackward1(Reshape):
+    """``squeeze(dim)``."""
+
+
+class SqueezeBackward2(Reshape):
+    """``squeeze(dims)``."""
+
+
 def _viewable(a, shape: tuple) -> bool:
     """Whether NumPy can give ``a`` the ``shape`` without copying."""
     if a.flags.c_contiguous or a.size <= 1:
@@ -87,14 +112,14 @@ def _viewable(a, shape: tuple) -> bool:
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     a = x._data
     shape = _infer_shape(_shape_arg(sizes, shape, "shape"), a.size, a)
-    return (Reshape if _viewable(a, shape) else ReshapeCopy).apply(x, shape=shape)
+    return (ViewBackward0 if _viewable(a, shape) else UnsafeViewBackward0).apply(x, shape=shape)
 
 
 def reshape_owned(x: Tensor, *shape: int) -> Tensor:
     """``x``, a fresh result its caller made and alone holds, reshaped without making the result a view of it (as
     PyTorch's ``_unsafe_view``): the caller returns a tensor that is no view, as PyTorch's (in-place ops on it
     rewrite its own history, not a base's)."""
-    return ReshapeCopy.apply(x, shape=_infer_shape(shape, x._data.size, x._data))
+    return UnsafeViewBackward0.apply(x, shape=_infer_shape(shape, x._data.size, x._data))
 
 
 def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
@@ -119,7 +144,7 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
-    return Reshape.apply(x, shape=target)  # (reshape's test of the layout passed above)
+    return ViewBackward0.apply(x, shape=target)  # (reshape's test of the layout passed above)
 
 
 def view_dtype(x: Tensor, dtype) -> Tensor:
@@ -196,6 +221,18 @@ class Permute(Node):
         return (g.transpose(inverse),)
 
 
+class PermuteBackward0(Permute):
+    """``permute``, ``T``, ``movedim``: the node under PyTorch's name."""
+
+
+class TransposeBackward0(Permute):
+    """``transpose``, ``swapaxes``, ``mT``: the node under PyTorch's name."""
+
+
+class TBackward0(Permute):
+    """``t``."""
+
+
 def permute(x: Tensor, *sizes, dims=None) -> Tensor:
     dims = _shape_arg(sizes, dims, "dims")
     nd = x._data.ndim
@@ -208,7 +245,7 @@ def permute(x: Tensor, *sizes, dims=None) -> Tensor:
     dims = tuple(_wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
-    return Permute.apply(x, dims=dims)
+    return PermuteBackward0.apply(x, dims=dims)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -218,13 +255,13 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return Permute.apply(x, dims=tuple(dims))
+    return TransposeBackward0.apply(x, dims=tuple(dims))
 
 
 def t(x: Tensor) -> Tensor:
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return transpose(x, 0, 1) if x._data.ndim == 2 else x
+    return TBackward0.apply(x, dims=(1, 0)) if x._data.ndim == 2 else x
 
 
 def T(x: Tensor) -> Tensor:
@@ -237,7 +274,7 @@ def T(x: Tensor) -> Tensor:
                             "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
                             "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
                             "dimensions of a tensor.")
-    return Permute.apply(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
+    return PermuteBackward0.apply(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
 
 
 def matrices_only(x: Tensor, name: str, identity_on_0d: str) -> bool:
@@ -274,6 +311,10 @@ class Expand(Node):
         return (g,)  # the engine sums it back to the input's shape
 
 
+class ExpandBackward0(Expand):
+    """``expand``'s node under PyTorch's name."""
+
+
 def expand(x: Tensor, *sizes, size=None) -> Tensor:
     sizes = _shape_arg(sizes, size)
     shp = x._data.shape
@@ -296,7 +337,7 @@ def expand(x: Tensor, *sizes, size=None) -> Tensor:
                 f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shp)}"
             )
         target.append(s)
-    return Expand.apply(x, shape=tuple(target))
+    return ExpandBackward0.apply(x, shape=tuple(target))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -311,17 +352,19 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
     shp = x._data.shape
     if dim is None:
         new = tuple(s for s in shp if s != 1)
+        node = SqueezeBackward0
     else:
         dims = {_wrap_dim(d, len(shp)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
         new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
-    return Reshape.apply(x, shape=new)
+        node = SqueezeBackward2 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    return node.apply(x, shape=new)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     nd = x._data.ndim + 1
     d = _wrap_dim(dim, nd)
     shp = x._data.shape
-    return Reshape.apply(x, shape=shp[:d] + (1,) + shp[d:])
+    return UnsqueezeBackward0.apply(x, shape=shp[:d] + (1,) + shp[d:])
 
 
 class Contiguous(Node):
@@ -334,8 +377,12 @@ class Contiguous(Node):
         return (g,)
 
 
+class CloneBackward0(Contiguous):
+    """``contiguous`` of a tensor that is not: PyTorch's node is a clone's."""
+
+
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
-    return x if x._data.flags.c_contiguous else Contiguous.apply(x)
+    return x if x._data.flags.c_contiguous else CloneBackward0.apply(x)
 
 
 class Cat(Node):
@@ -368,7 +415,20 @@ def _common(tensors, name: str) -> list:
     return tensors
 
 
+class StackBackward0(Cat):
+    """``stack``'s concatenation of its unsqueezed inputs, under PyTorch's node name."""
+
+
+class CatBackward0(Cat):
+    """``cat``'s node under PyTorch's name."""
+
+
 def cat(tensors, dim: int = 0) -> Tensor:
+    return _concatenated(tensors, dim, CatBackward0)
+
+
+def _concatenated(tensors, dim: int, node: type) -> Tensor:
+    """``cat``, its node of class ``node`` (``stack``'s is named as PyTorch's)."""
     tensors = _common(tensors, "cat")
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
     skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
@@ -387,7 +447,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
             )
-    return Cat.apply(*tensors, dim=d, skip=skip)
+    return node.apply(*tensors, dim=d, skip=skip)
 
 
 concat = concatenate = cat
@@ -403,7 +463,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 f"{list(t._data.shape)} at entry {i}"
             )
     d = _wrap_dim(dim, len(ref) + 1)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    return _concatenated([unsqueeze(t, d) for t in tensors], d, StackBackward0)
 
 
 def hstack(tensors) -> Tensor:
@@ -416,7 +476,7 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import BasicIndex
+    from .indexing import SplitBackward0, SplitWithSizesBackward0
 
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
@@ -437,10 +497,11 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             )
     out, start = [], 0
     lead = (slice(None),) * d
+    piece = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
     for s in sizes:  # narrow's view of each piece, its bounds checked above
-        out.append(BasicIndex.apply(x, idx=lead + (slice(start, start + s),)))
+        out.append(piece.apply(x, idx=lead + (slice(start, start + s),)))
         start += s
-    return mark_multi_output_views(tuple(out), "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
+    return mark_multi_output_views(tuple(out), piece.__name__.removesuffix("Backward0"))
 
 
 def split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -463,10 +524,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    from .indexing import select
+    from .indexing import UnbindBackward0
 
     d = _wrap_dim(dim, x._data.ndim)
-    return mark_multi_output_views(tuple(select(x, d, i) for i in range(x._data.shape[d])), "Unbind")
+    lead = (slice(None),) * d
+    return mark_multi_output_views(tuple(UnbindBackward0.apply(x, idx=lead + (i,)) for i in range(x._data.shape[d])),
+                                   "Unbind")
 
 
 class Flip(Node):
