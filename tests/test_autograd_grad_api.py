@@ -168,3 +168,22 @@ def test_grad_returns_the_computed_gradient_and_copies_what_may_share_memory():
     a, b = ember.autograd.grad((x * 3).sum(), [x, x])
     a += 1
     np.testing.assert_array_equal(b.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_grad_of_a_leaf_runs_its_tensor_hooks_as_pytorch_does():
+    """autograd.grad runs the hooks registered on a leaf input, in order, and returns what they make; the leaf's
+    .grad and its post-accumulate-grad hooks are left alone."""
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        seen, after = [], []
+        x.register_hook(lambda g: g * 2)
+        x.register_hook(lambda g: seen.append(g.detach().clone()))
+        x.register_post_accumulate_grad_hook(lambda t: after.append(1))
+        g, = m.autograd.grad((x * x).sum(), [x])
+        return g.numpy(), [s.numpy() for s in seen], x.grad, after
+
+    (g, seen, grad, after), (tg, tseen, tgrad, tafter) = run(ember), run(torch)
+    np.testing.assert_allclose(g, tg)
+    assert len(seen) == len(tseen) == 1
+    np.testing.assert_allclose(seen[0], tseen[0])
+    assert grad is None and tgrad is None and after == tafter == []

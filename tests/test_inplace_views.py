@@ -432,7 +432,10 @@ def test_rows_written_into_a_buffer_through_views_match_pytorch():
 
 
 SETITEM_INDICES = [0, (0, 1), None, True, slice(1, None), (slice(None), 1), (Ellipsis, 1), (0, [0]),
-                   slice(None), Ellipsis, slice(0, 3), slice(0, 5), [0], (slice(None), [0]), "mask", "int0d", "bool0d"]
+                   slice(None), Ellipsis, slice(0, 3), slice(0, 5), [0], (slice(None), [0]), "mask", "int0d", "bool0d",
+                   ([0], slice(1, None)), (Ellipsis, slice(1, None)), ([0], Ellipsis, slice(1, None)),
+                   (slice(1, None), Ellipsis), (Ellipsis, [0], slice(0, 3)), ([0], slice(0, 3)), ("row", slice(0, 2)),
+                   ("row", slice(0, 3))]
 
 
 @pytest.mark.parametrize("idx", SETITEM_INDICES, ids=repr)
@@ -443,6 +446,8 @@ def test_writing_into_a_leaf_by_indexing_names_the_view_as_pytorch_does(idx):
         x = m.ones(3, 3, requires_grad=True)
         if isinstance(idx, str):
             i = {"mask": x > 0, "int0d": m.tensor(0), "bool0d": m.tensor(True)}[idx]
+        elif isinstance(idx, tuple) and idx[0] == "row":  # a 1-d boolean mask, then a slice
+            i = (m.tensor([True, False, True]), *idx[1:])
         elif isinstance(idx, tuple) and isinstance(idx[-1], list):
             i = (*idx[:-1], m.tensor(idx[-1]))
         else:

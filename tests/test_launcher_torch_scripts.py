@@ -88,3 +88,24 @@ def test_compat_runner_names_a_missing_torch_module(module, expected):
                          timeout=60, env=ENV)
     assert out.returncode == 1 and expected in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("safe_path", ["", "1"])
+def test_the_rank_starter_leaves_sys_path_as_python_m_bootstrap_does(tmp_path, safe_path):
+    """The rank supervisor starts a rank with a small -c starter standing for ``python -m
+    ember.distributed._bootstrap``: the script sees the same sys.path, also under PYTHONSAFEPATH (where -m adds no
+    working directory and the first PYTHONPATH entry must stay first)."""
+    from ember.distributed._agent import _START
+
+    (tmp_path / "show_path.py").write_text("import json, sys\nprint(json.dumps([sys.argv, sys.path]))\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), ROOT]), "PYTHONSAFEPATH": safe_path,
+           "RANK": "0", "WORLD_SIZE": "1", "EMBER_RUN_DIR": str(tmp_path)}
+    seen = []
+    for start in (["-m", "ember.distributed._bootstrap"], ["-c", _START]):
+        out = subprocess.run([sys.executable, *start, "-m", "show_path", "a"], capture_output=True, text=True,
+                             timeout=60, env=env, cwd=cwd)
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout)
+    assert seen[1] == seen[0]

@@ -306,9 +306,12 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             if node._retained and hooks:
                 _retain_grads(node, grads)
             if capture is not None:
-                captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
-                if type(node) is AccumulateGrad and not accumulate:
+                if type(node) is AccumulateGrad and not accumulate:  # autograd.grad of a leaf: its hooks, no .grad
+                    if hooks and grads[0] is not None:
+                        grads = [node.hooked(grads[0], accumulating=False)]
+                    captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                     continue
+                captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
             if node._node_pre_hooks and hooks:
                 grads = _call_node_pre_hooks(node, grads)
             if node._node_pre_hooks and hooks and all(g is None for g in grads) and not node.runs_without_gradient:

@@ -657,15 +657,27 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "AccumulateGrad"
 
+    def hooked(self, grad, accumulating: bool = True):
+        """``grad`` after the leaf's tensor hooks (``register_hook``), each of which may replace it: backward runs
+        them before accumulating, autograd.grad (``accumulating=False``) before returning the leaf's gradient, as
+        PyTorch does, except ember's own hooks marked ``accumulation_only`` (they watch ``.grad``)."""
+        var = self._variable_ref()
+        if var is None or not var._hooks:
+            return grad
+        for hook in tuple(var._hooks):
+            if not accumulating and getattr(hook, "accumulation_only", False):
+                continue
+            replaced = hook(hook_argument(grad))
+            if replaced is not None:
+                grad = hook_result(replaced, grad)
+        return grad
+
     def backward(self, grad):
         var = self._variable_ref()
         if var is None:
             return ()
         if var._hooks:  # (a leaf whose hooks may keep the gradient never gets its slot lent: leaf_slot_to_fill)
-            for hook in tuple(var._hooks):
-                replaced = hook(hook_argument(grad))
-                if replaced is not None:
-                    grad = hook_result(replaced, grad)
+            grad = self.hooked(grad)
             if type(grad) is SparseCOO and var._grad is None and hooks_may_keep(var):
                 grad = grad.copy()  # taken as it is by add_to_grad, and a hook may have kept it
         add_to_grad(var, grad)

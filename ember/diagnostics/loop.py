@@ -68,6 +68,7 @@ class _Watch:
 
     __slots__ = ("ref", "rec")
     reads_only = True  # never keeps or replaces the gradient: backward may still build it in its store slot
+    accumulation_only = True  # watches .grad: autograd.grad, which leaves .grad alone, does not run it
 
     def __init__(self, param, rec: Record) -> None:
         self.ref = weakref.ref(param)

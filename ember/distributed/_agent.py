@@ -38,10 +38,12 @@ _PR_SET_PDEATHSIG = 1
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 _libc = ctypes.CDLL(None, use_errno=True)
 # The rank's start, as ``python -m ember.distributed._bootstrap target...`` (sys.path[0] the working directory, as
-# -m makes it), except that a Ctrl-C (SIGINT, forwarded by the launcher) arriving while ember still imports ends
-# the rank quietly with 130, as one arriving later does, instead of with a traceback of the import.
+# -m makes it: -c puts '' there, and nothing under -P or PYTHONSAFEPATH, where sys.path[0] is then the first
+# PYTHONPATH entry and must stay), except that a Ctrl-C (SIGINT, forwarded by the launcher) arriving while ember
+# still imports ends the rank quietly with 130, as one arriving later does, instead of with a traceback of the import.
 _START = ("import os, sys\n"
-          "sys.path[0] = os.getcwd()\n"
+          "if not sys.flags.safe_path:\n"
+          "    sys.path[0] = os.getcwd()\n"
           "try:\n"
           "    from ember.distributed._bootstrap import main\n"
           "except KeyboardInterrupt:\n"

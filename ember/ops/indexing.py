@@ -199,18 +199,34 @@ _LEAF_IN_PLACE = ("leaf Variable that requires grad is being used in an in-place
 
 def _indexes_a_view(x: Tensor, idx) -> bool:
     """Whether ``x[idx] = v`` writes through a view of ``x`` in PyTorch: its basic indices (a number, None, a
-    bool, a 0-d tensor, a slice narrower than its dimension) are applied first as a view; whole-dimension slices,
-    Ellipsis and index tensors or lists leave ``x`` itself, written by index_put_."""
-    dim = 0
-    for i in idx if isinstance(idx, tuple) else (idx,):
-        if i is None or isinstance(i, (bool, int)) or isinstance(i, Tensor) and i._data.ndim == 0:
+    bool, a 0-d tensor, a slice narrower than its dimension) are applied first as a view, wherever they stand
+    among index tensors; whole-dimension slices, Ellipsis and index tensors or lists leave ``x`` itself, written
+    by index_put_."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for i in items:
+        if i is None or isinstance(i, (bool, int, xp.integer)) or isinstance(i, Tensor) and i._data.ndim == 0:
             return True
-        if isinstance(i, slice):
-            if dim is not None and dim < x._data.ndim and i.indices(x._data.shape[dim]) != (0, x._data.shape[dim], 1):
-                return True
-            dim = None if dim is None else dim + 1
-        else:  # Ellipsis, an index tensor or list: the dimensions that follow are no longer counted
-            dim = None
+
+    def spans(i) -> int:  # the dimensions of x an index takes: a boolean mask's own, one for anything else
+        data = i._data if isinstance(i, Tensor) else i
+        return data.ndim if isinstance(data, xp.ndarray) and data.dtype == xp.bool_ else 1
+
+    def narrows(i, dim: int) -> bool:
+        return isinstance(i, slice) and 0 <= dim < x._data.ndim and \
+            i.indices(x._data.shape[dim]) != (0, x._data.shape[dim], 1)
+
+    # the dimensions are counted from the front up to an Ellipsis, from the back after it
+    end = next((k for k, i in enumerate(items) if i is Ellipsis), len(items))
+    dim = 0
+    for i in items[:end]:
+        if narrows(i, dim):
+            return True
+        dim += spans(i)
+    dim = x._data.ndim
+    for i in reversed(items[end + 1:]):
+        dim -= spans(i)
+        if narrows(i, dim):
+            return True
     return False
 
 
