@@ -111,6 +111,11 @@ def ended_without_finalising(run_dir: str, world: int) -> list[int]:
             if _records.read(run_dir, r, "done") is None and (_ended(run_dir, r) or (1,))[0] == 0]
 
 
+def all_finalizing(run_dir: str, ranks: list[int]) -> bool:
+    """Every one of ``ranks`` is in MPI's finalisation: its script and its threads have ended."""
+    return all(_records.read(run_dir, r, "finalizing") is not None for r in ranks)
+
+
 def describe(found: list[Failure], run_dir: str, world: int) -> list[str]:
     """The launcher's lines: the first failure, then what happened to the others because of it."""
     first, later = found[0], [f for f in found[1:] if f.own]

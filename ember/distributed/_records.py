@@ -9,6 +9,7 @@ own (one per restart attempt); each rank R writes there:
 - ``R.error``  (rank) the script raised or exited non-zero: "code time", the one-line
   reason, then the report the rank printed (``[ember rank R] ...`` lines);
 - ``R.done``   (rank) the script returned (or exited 0): "time";
+- ``R.finalizing`` (rank) MPI's finalisation starts (the script and its threads have ended): "time";
 - ``R.exit``   (supervisor) the rank's process ended: "returncode time" (a negative
   code is the signal that killed it, as in ``subprocess``).
 

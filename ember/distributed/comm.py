@@ -34,6 +34,7 @@ from functools import partial
 
 from .._backend import xp
 from .._dtype import np_kind
+from . import _records
 from .reduce_op import ReduceOp
 
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
@@ -105,6 +106,7 @@ def is_initialized() -> bool:
 def _finalize() -> None:
     stop_watchdog()
     if is_initialized():
+        _records.write_rank("finalizing", _records.now())  # the launcher: this rank's own work has ended
         _MPI.Finalize()
 
 

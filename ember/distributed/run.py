@@ -46,8 +46,8 @@ from ._launch_args import parse
 from ._records import RUN_DIR_VAR
 
 _FLUSH_S = 1.0  # how long a failed job may take to stop by itself (MPI_Abort), flushing its output
-# how long ranks whose script returned may stay in their teardown once another rank ended with os._exit(0),
-# which never finalises MPI: a rank in MPI's finalisation can wait for that one forever
+# how long ranks in MPI's finalisation (their script and its threads ended) may stay there once another rank
+# ended with os._exit(0), which never finalises MPI: they can wait for that one forever
 _TEARDOWN_GRACE_S = 10.0
 _AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_agent.py")
 
@@ -179,7 +179,8 @@ def _watch(job: Job, args, world: int, deadline: float | None, signals: _Signals
             done = python and _outcome.all_finished(job.run_dir, world)
             return _Result("ended", returncode=0 if done else job.proc.returncode)
         if python and _outcome.all_finished(job.run_dir, world) \
-                and _outcome.ended_without_finalising(job.run_dir, world):
+                and _outcome.ended_without_finalising(job.run_dir, world) \
+                and _outcome.all_finalizing(job.run_dir, job.running_ranks()):
             finished_at = finished_at or time.monotonic()
             if time.monotonic() - finished_at > _TEARDOWN_GRACE_S:
                 return _Result("ended", returncode=0)  # the scripts all ended; what is left waits for nothing
