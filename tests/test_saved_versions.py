@@ -31,7 +31,17 @@ def _args(m, dtype):
             "cls": m.tensor(np.array([0, 2, 1, 2])), "p": m.tensor(PROB, dtype=dtype),
             "p01": m.tensor((PROB > 0.5).astype(np.float64), dtype=dtype), "w": m.tensor(W3, dtype=dtype),
             "src": m.tensor(SRC, dtype=dtype, requires_grad=True),
-            "bags": m.tensor(np.array([0, 1, 3]))}
+            "bags": m.tensor(np.array([0, 1, 3])),
+            # (N, d) = (4, 2) class indices, a transposed (non-contiguous) one and a contiguous one
+            "cls_t": m.tensor(CLS_T).t(), "cls_c": m.tensor(CLS_T.T.copy())}
+
+
+CLS_T = np.array([[0, 2, 1, 2], [1, 0, 2, 1]])
+
+
+def _spatial(x, *d):
+    """(4, 3) scores as (N, C, *d) = (4, 3, *d) input."""
+    return x.reshape(4, 3, *(1,) * len(d)).expand(4, 3, *d)
 
 
 def _f(m):
@@ -76,6 +86,19 @@ CASES = {
         lambda m, x, a: _f(m).cross_entropy(x, a["p"], weight=a["w"], label_smoothing=0.2), "w"),
     "nll_weight": (lambda m, x, a: _f(m).nll_loss(x, a["cls"], weight=a["w"], reduction="none"), "w"),
     "nll_target": (lambda m, x, a: _f(m).nll_loss(x, a["cls"]), "cls"),
+    # (N, C, d) and (N, C, d1, d2, d3) input: PyTorch saves target.contiguous() (a copy of a non-contiguous
+    # target, free to change); (N, C, H, W) input saves the target itself
+    "cross_entropy_3d_target_noncontiguous": (lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_t"]), "cls_t"),
+    "cross_entropy_3d_target_contiguous": (lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_c"]), "cls_c"),
+    "cross_entropy_3d_target_smoothing": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_t"], label_smoothing=0.1), "cls_t"),
+    "cross_entropy_4d_target_noncontiguous": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2, 1), a["cls_t"][..., None], reduction="none"), "cls_t"),
+    "cross_entropy_5d_target_noncontiguous": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2, 1, 1), a["cls_t"][..., None, None]), "cls_t"),
+    "nll_3d_target_noncontiguous": (
+        lambda m, x, a: _f(m).nll_loss(_spatial(x, 2), a["cls_t"], weight=a["w"], reduction="none"), "cls_t"),
+    "nll_3d_target_contiguous": (lambda m, x, a: _f(m).nll_loss(_spatial(x, 2), a["cls_c"]), "cls_c"),
     "mse_target": (lambda m, x, a: _f(m).mse_loss(x, a["p"]), "p"),
     "l1_target": (lambda m, x, a: _f(m).l1_loss(x, a["p"]), "p"),
     "smooth_l1_target": (lambda m, x, a: _f(m).smooth_l1_loss(x, a["p"], beta=0.5), "p"),
