@@ -67,7 +67,17 @@ CASES = {
     "index_bool": (lambda m, x, a: x[a["mask"]], "mask"),
     "index_put": (lambda m, x, a: x.index_put((a["row"][2:],), a["src"][0]), "row"),
     "index_put_acc": (lambda m, x, a: x.index_put((a["row"],), a["src"][0], accumulate=True), "row"),
+    "index_put_acc_values_no_grad": (
+        lambda m, x, a: x.index_put((a["row"],), a["src"][0].detach(), accumulate=True), "row"),
+    "index_put_acc_two": (lambda m, x, a: x.index_put((a["row"], a["row"]), a["p"][0, 0], accumulate=True), "row"),
+    "index_put__acc_two": (
+        lambda m, x, a: x.clone().index_put_((a["row"], a["row"]), a["p"][0, 0], accumulate=True), "row"),
     "setitem": (lambda m, x, a: _setitem(x.clone(), a["row"][2:], a["src"][0]), "row"),
+    # a list of index tensors is PyTorch's tuple of them (with a deprecation warning)
+    "index_list": (lambda m, x, a: _listed(lambda: x[[a["row"], a["row"]]]), "row"),
+    "index_list_one": (lambda m, x, a: _listed(lambda: x[[a["row"]]]), "row"),
+    "setitem_list": (lambda m, x, a: _listed(lambda: _setitem(x.clone(), [a["row"][2:], a["row"][:2]], a["src"][0, 0])),
+                     "row"),
     "masked_fill": (lambda m, x, a: x.masked_fill(a["mask"], 0.25), "mask"),
     "masked_select": (lambda m, x, a: x.masked_select(a["mask"]), "mask"),
     "masked_scatter": (lambda m, x, a: x.masked_scatter(a["mask"], a["src"]), "mask"),
@@ -132,6 +142,11 @@ CASES = {
     "pairwise_distance": (lambda m, x, a: _f(m).pairwise_distance(x, a["p"]), "p"),
     "cosine_similarity": (lambda m, x, a: _f(m).cosine_similarity(x, a["p"]), "p"),
 }
+
+
+def _listed(fn):
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        return fn()
 
 
 def _setitem(t, i, v):
