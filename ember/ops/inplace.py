@@ -114,12 +114,30 @@ def pow_(x: Tensor, other) -> Tensor:
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 
-def _compare_inplace(x: Tensor, other, ufunc, op) -> Tensor:
+class ComparisonInPlace(Node):
+    """``x.gt_(other)`` & co. recorded: as PyTorch's, the result (1/0 in ``x``'s dtype) keeps requiring a
+    gradient, and the gradient of each operand is zeros (the comparison is piecewise constant)."""
+
+    def forward(self, x, other, value, op):
+        # PyTorch's node names: GtBackward0 with a number for ``other``, GtBackward1 with a tensor
+        self.op_name = f"{op.capitalize()}Backward{1 if isinstance(other, xp.ndarray) else 0}"
+        return value.astype(x.dtype)
+
+    def backward(self, g):
+        return tuple(xp.zeros_like(g) if need else None for need in self.needs_input_grad[:2])
+
+    def name(self) -> str:
+        return self.op_name
+
+
+def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
     if tracked:
-        return _rebase(x, op(_snapshot(x), other), tracked)
+        snap = _snapshot(x, copy=False)
+        value = op(snap, other)._data
+        return _rebase(x, ComparisonInPlace.apply(snap, other, value=value, op=name[:2]), tracked)
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
@@ -131,7 +149,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 def _comparison_(name: str, ufunc, op):
     def compare_(x: Tensor, other) -> Tensor:
-        return _compare_inplace(x, other, ufunc, op)
+        return _compare_inplace(x, other, ufunc, op, name)
 
     compare_.__name__ = compare_.__qualname__ = name
     return compare_
