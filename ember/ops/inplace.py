@@ -12,6 +12,8 @@ value notices.
 
 from __future__ import annotations
 
+from types import EllipsisType
+
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, get_default_dtype, not_implemented_for, np_kind
 from .._tensor import Tensor
@@ -23,6 +25,7 @@ from . import elementwise as ew
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
+from .sampling import random_range
 
 
 def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
@@ -321,13 +324,17 @@ def _random_bound(dtype) -> int:
     return 2 ** (int(xp.finfo(dtype).nmant) + 1)
 
 
-def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
-    """Integers uniform in [low, high); one argument is ``high`` (``x.random_(10)``: 0 to 9, PyTorch's
-    ``random_(to)``); none: 0 to the dtype's bound (``_random_bound``) inclusive."""
-    if high is None:
-        low, high = (0, low) if low else (0, _random_bound(x._data.dtype) + 1)
-    return _fill_with(x, rng_of(generator).integers(low, high, x._data.shape, dtype=xp.int64 if high <= 2**63 - 1
-                                                    else xp.uint64))
+def random_(x: Tensor, low: int | None = None, high: int | None | EllipsisType = ..., *, generator=None) -> Tensor:
+    """Integers drawn uniformly, as PyTorch's overloads: ``random_()`` 0 to the dtype's bound inclusive
+    (``_random_bound``); ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``;
+    ``random_(from, None)`` ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
+    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``high=...``: not given.)"""
+    args = tuple(a for a in (low, high) if a is not ...)
+    bounds = random_range(x, args, low, high)
+    low, to_inc = (0, _random_bound(x._data.dtype)) if bounds is None else bounds
+    values = rng_of(generator).integers(low, to_inc, x._data.shape, dtype=xp.int64 if to_inc <= 2**63 - 1
+                                        else xp.uint64, endpoint=True)
+    return _fill_with(x, values)
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
