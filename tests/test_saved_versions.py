@@ -319,3 +319,70 @@ def test_programs_pytorch_runs_are_not_refused(program):
     for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
         assert g is not None and e is not None
         assert g.shape == e.shape
+
+
+def _act(name, **kw):
+    return lambda m, x: getattr(m.nn.functional, name)(x, **kw)
+
+
+# op(m, x) -> y: whether PyTorch saves x (its input) or y (its output) decides which change in place before
+# backward is its error
+SAVES = {
+    "exp": lambda m, x: x.exp(), "expm1": lambda m, x: x.expm1(), "sigmoid": lambda m, x: x.sigmoid(),
+    "tanh": lambda m, x: x.tanh(), "softplus": _act("softplus"), "softplus_beta": _act("softplus", beta=2.0),
+    "logaddexp": lambda m, x: m.logaddexp(x, SRC_T(m)), "logaddexp_both": lambda m, x: m.logaddexp(x, x * 2),
+    "logaddexp2": lambda m, x: m.logaddexp2(SRC_T(m), x), "hypot": lambda m, x: m.hypot(x, SRC_T(m)),
+    "atan2": lambda m, x: m.atan2(x, SRC_T(m)),
+    # a Python number first
+    "rpow_int": lambda m, x: 2**x, "rpow_float": lambda m, x: 2.5**x, "pow_number_tensor": lambda m, x: m.pow(2, x),
+    "rsub": lambda m, x: 2 - x, "rtruediv": lambda m, x: 2 / x, "rtruediv_int": lambda m, x: 3 / x,
+    "rmul": lambda m, x: 2 * x, "pow_tensor_scalar": lambda m, x: x**2.0,
+    "pow_tensor_tensor": lambda m, x: x.abs() ** SRC_T(m), "pow_tensor_tensor_x": lambda m, x: x ** SRC_T(m).round(),
+    # activations saving their input (leaky_relu ... a formula of x), and tanhshrink (x - tanh(x): its output)
+    **{name: _act(name) for name in ("leaky_relu", "gelu", "silu", "elu", "hardtanh", "relu6", "logsigmoid",
+                                     "hardswish", "hardsigmoid", "mish", "softsign", "softshrink", "hardshrink",
+                                     "selu", "celu", "tanhshrink", "relu")},
+    "gelu_tanh": _act("gelu", approximate="tanh"), "threshold": lambda m, x: m.nn.functional.threshold(x, 0.1, 0.0),
+    "rrelu_eval": _act("rrelu"),
+}
+
+
+def SRC_T(m):  # noqa: N802  (a constant operand)
+    return m.tensor(SRC + 0.5, dtype=m.float64)
+
+
+def _run_saves(m, fn, changed):
+    leaf = m.tensor(X, dtype=m.float64, requires_grad=True)
+    x = leaf * 1
+    y = fn(m, x)
+    if changed != "none":
+        (x if changed == "input" else y).mul_(0.5)
+    try:
+        (y * m.linspace(0.5, 2.0, 12, dtype=m.float64).reshape(4, 3)).sum().backward()
+    except RuntimeError as err:
+        return str(err), None
+    return None, [leaf.grad, None]
+
+
+@pytest.mark.parametrize("changed", ["input", "output"])
+@pytest.mark.parametrize("name", list(SAVES))
+def test_an_input_or_output_changed_in_place_before_backward(name, changed):
+    """PyTorch's error exactly where its formula saved the tensor changed (logaddexp, softplus and the activations
+    save their inputs, exp/sigmoid/tanh their outputs, ``2 ** x`` both, ``2 / x`` is ``x.reciprocal() * 2``)."""
+    _compare(_run_saves(ember, SAVES[name], changed), _run_saves(torch, SAVES[name], changed), tol=1e-7)
+
+
+# in-place activations (inplace=True): the input is their output, saved where PyTorch's formula reads it
+INPLACE_ACTS = ["leaky_relu", "elu", "selu", "celu", "rrelu", "silu", "hardtanh", "relu6", "hardswish",
+                "hardsigmoid", "mish", "relu"]
+
+
+@pytest.mark.parametrize("then", ["mul_", "no_change"])
+@pytest.mark.parametrize("name", INPLACE_ACTS)
+def test_an_inplace_activation_result_changed_again_before_backward(name, then):
+    def fn(m, x):
+        y = getattr(m.nn.functional, name)(x, inplace=True)
+        if then == "mul_":
+            y.mul_(2.0)
+        return y
+    _compare(_run_saves(ember, fn, "none"), _run_saves(torch, fn, "none"))

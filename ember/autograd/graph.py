@@ -358,6 +358,12 @@ class Node:
                 entries += ((t._vc, t._vc[0], t._data, (None, None)),)
         self._saved_versions = entries
 
+    def forget_versions_of(self, t: Tensor) -> None:
+        """Drop the version checks of ``t`` (its version counter's entries): ``t`` was changed in place by the op
+        itself (an activation with ``inplace=True`` writes its result into its input)."""
+        counter = t._vc
+        self._saved_versions = tuple(e for e in self._saved_versions if e[0] is not counter)
+
     # Whether PyTorch's formula for this op saves its output (exp, sigmoid, tanh, relu ...): an in-place use then
     # checks it at the written tensor. False for an op ember computes from its output where PyTorch recomputes from
     # a saved input (erfinv): changing the written tensor again is fine there (ember's saved output is a copy).

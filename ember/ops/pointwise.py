@@ -356,16 +356,21 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
 
 
 class LogAddExp(Node):
+    """log(exp(a) + exp(b)); ``base=2``: log2(2**a + 2**b). As PyTorch's, the gradients are formulas of the inputs
+    (saved), not of the output, which may then change in place before backward."""
+
     diagonal_jacobian = True
 
-    def forward(self, a, b):
-        out = xp.logaddexp(a, b)
-        self.saved = (a, b, out)
-        return out
+    def forward(self, a, b, base):
+        self.saved = (a, b)
+        self.base = base
+        return xp.logaddexp(a, b) if base is None else xp.logaddexp2(a, b)
 
-    def backward(self, g):  # d/da = exp(a - out), d/db = exp(b - out)
-        a, b, out = self.saved
-        return g * xp.exp(a - out), g * xp.exp(b - out)
+    def backward(self, g):  # d/da = 1 / (1 + e^(b - a)) (2^(b - a) for base 2), as PyTorch writes it
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        grow = xp.exp if self.base is None else xp.exp2
+        return (g / (1 + grow(b - a)) if na else None), (g / (1 + grow(a - b)) if nb else None)
 
 
 class Hypot(Node):
@@ -398,7 +403,13 @@ class Fmod(Node):
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """log(exp(input) + exp(other)), computed without overflow."""
     a, b = _float_operands(input, other)
-    return LogAddExp.apply(a, b)
+    return LogAddExp.apply(a, b, base=None)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2**input + 2**other), computed without overflow."""
+    a, b = _float_operands(input, other)
+    return LogAddExp.apply(a, b, base=2)
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
