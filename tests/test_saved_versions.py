@@ -344,6 +344,23 @@ SAVES = {
                                      "selu", "celu", "tanhshrink", "relu")},
     "gelu_tanh": _act("gelu", approximate="tanh"), "threshold": lambda m, x: m.nn.functional.threshold(x, 0.1, 0.0),
     "rrelu_eval": _act("rrelu"),
+    # reductions and others whose saved tensors ember's formulas do not read as such
+    "var": lambda m, x: x.var(0), "std": lambda m, x: x.std(), "var_mean": lambda m, x: m.var_mean(x, 1)[0],
+    "std_mean": lambda m, x: m.std_mean(x)[0], "amax": lambda m, x: x.amax(1), "amin": lambda m, x: x.amin(),
+    "max": lambda m, x: x.max(), "min": lambda m, x: x.min(), "max_dim": lambda m, x: x.max(1)[0],
+    "norm1": lambda m, x: x.norm(p=1), "norm3": lambda m, x: x.norm(p=3, dim=1), "norm0": lambda m, x: x.norm(p=0),
+    "norm_inf": lambda m, x: x.norm(p=float("inf")), "norm2": lambda m, x: x.norm(dim=0),
+    "median": lambda m, x: x.median(), "median_dim": lambda m, x: x.median(1)[0],
+    "cummax": lambda m, x: x.cummax(1)[0], "cummin": lambda m, x: x.cummin(0)[0],
+    "nansum": lambda m, x: x.nansum(1), "nanmean": lambda m, x: x.nanmean(),
+    "xlogy": lambda m, x: m.xlogy(x, SRC_T(m)), "xlogy_other": lambda m, x: m.xlogy(SRC_T(m), x.abs()),
+    "xlog1py": lambda m, x: m.special.xlog1py(x, SRC_T(m)),
+    "lerp_weight": lambda m, x: m.lerp(SRC_T(m), SRC_T(m) * 2, x), "lerp_end": lambda m, x: m.lerp(SRC_T(m), x, 0.3),
+    "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (3,)),
+    "erfinv": lambda m, x: (x * 0.3).erfinv(), "sgn": lambda m, x: x.sgn(), "sign": lambda m, x: x.sign(),
+    "fmod": lambda m, x: m.fmod(x, 0.25), "fmod_tensor": lambda m, x: m.fmod(x, SRC_T(m)),
+    "fmod_divisor": lambda m, x: m.fmod(SRC_T(m), x), "remainder": lambda m, x: m.remainder(x, 0.25),
+    "remainder_tensor": lambda m, x: m.remainder(x, SRC_T(m)),
 }
 
 
@@ -358,7 +375,7 @@ def _run_saves(m, fn, changed):
     if changed != "none":
         (x if changed == "input" else y).mul_(0.5)
     try:
-        (y * m.linspace(0.5, 2.0, 12, dtype=m.float64).reshape(4, 3)).sum().backward()
+        (y * m.linspace(0.5, 2.0, y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
     except RuntimeError as err:
         return str(err), None
     return None, [leaf.grad, None]

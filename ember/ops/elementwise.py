@@ -199,7 +199,7 @@ class Pow(Node):
 
 class Remainder(Node):
     diagonal_jacobian = True
-
+    saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.remainder(a, b)

@@ -22,7 +22,7 @@ from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
 from ...ops.shape import reshape_owned
@@ -475,7 +475,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
-    return in_input_dtype(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input, mixed)
+    # (PyTorch saves the input; the node keeps the normalised rows)
+    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input)
+    return in_input_dtype(out, input, mixed)
 
 
 class RMSNorm(Node):
