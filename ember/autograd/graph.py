@@ -364,17 +364,12 @@ class Node:
         counter = t._vc
         self._saved_versions = tuple(e for e in self._saved_versions if e[0] is not counter)
 
-    # Whether PyTorch's formula for this op saves its output (exp, sigmoid, tanh, relu ...): an in-place use then
-    # checks it at the written tensor. False for an op ember computes from its output where PyTorch recomputes from
-    # a saved input (erfinv): changing the written tensor again is fine there (ember's saved output is a copy).
-    saved_output_is_pytorchs = True
-
     def output_written_to(self, result: Tensor, x: Tensor) -> None:
         """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
         PyTorch saves an in-place op's output as ``x`` itself, a saved ``result`` is checked at ``x``'s version
         from now on, so that changing ``x`` in place again before backward is PyTorch's error."""
         old = result._vc
-        if old is x._vc or not self.saved_output_is_pytorchs:
+        if old is x._vc:
             return
         entries = self._saved_versions
         for k, e in enumerate(entries):
