@@ -361,6 +361,15 @@ SAVES = {
     "fmod": lambda m, x: m.fmod(x, 0.25), "fmod_tensor": lambda m, x: m.fmod(x, SRC_T(m)),
     "fmod_divisor": lambda m, x: m.fmod(SRC_T(m), x), "remainder": lambda m, x: m.remainder(x, 0.25),
     "remainder_tensor": lambda m, x: m.remainder(x, SRC_T(m)),
+    # normalisations, losses and pooling whose nodes keep derived arrays: PyTorch saves their input
+    "group_norm": lambda m, x: _f(m).group_norm(x, 3), "rms_norm": lambda m, x: _f(m).rms_norm(x, (3,)),
+    "batch_norm": lambda m, x: _f(m).batch_norm(x, None, None, training=True),
+    "batch_norm_eval": lambda m, x: _f(m).batch_norm(x, m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64)),
+    "mse": lambda m, x: _f(m).mse_loss(x, SRC_T(m)), "l1": lambda m, x: _f(m).l1_loss(x, SRC_T(m)),
+    "smooth_l1": lambda m, x: _f(m).smooth_l1_loss(x, SRC_T(m), reduction="none"),
+    "huber": lambda m, x: _f(m).huber_loss(x, SRC_T(m)), "kl_div": lambda m, x: _f(m).kl_div(x, SRC_T(m).abs(), reduction="sum"),
+    "bce_logits": lambda m, x: _f(m).binary_cross_entropy_with_logits(x, SRC_T(m).sigmoid()),
+    "max_pool": lambda m, x: _f(m).max_pool1d(x[None], 2), "avg_pool": lambda m, x: _f(m).avg_pool1d(x[None], 2),
 }
 
 
