@@ -30,7 +30,8 @@ CASTING = frozenset("""
 abs absolute acos acosh add arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh
 bitwise_and bitwise_not bitwise_or bitwise_xor ceil cos cosh cumprod cumsum deg2rad digamma div divide eq erf erfc
 erfinv exp exp2 expm1 floor floor_divide fmax fmin fmod frac ge greater greater_equal gt hypot le lerp less
-less_equal lgamma log log10 log1p log2 logaddexp logsumexp logical_and logical_not logical_or logical_xor logit lt
+less_equal lgamma log log10 log1p log2 logaddexp logaddexp2 logsumexp logical_and logical_not logical_or logical_xor
+logit lt
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack

@@ -67,6 +67,7 @@ CASES = {
     "where_clamp": (lambda m, a, b: m.where(a > 0, a, b).clamp(-0.5, 0.7), [(3, 4), (3, 4)]),
     "abs_neg": (lambda m, a: (-a).abs(), [(7,)]),
     "atan2_hypot": (lambda m, a, b: m.atan2(a, b) + m.hypot(a, b), [(4,), (4,)]),
+    "logaddexp": (lambda m, a, b: m.logaddexp(a, b) + m.logaddexp2(a, b), [(4,), (4,)]),
     "floor_sign": (lambda m, a: m.floor(a) + a.sign() + a, [(5,)]),
     "cast": (lambda m, a: a.to(m.float32).to(m.float64) * 0 + a.to(m.float64), [(4,)]),
     # activations

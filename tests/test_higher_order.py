@@ -322,3 +322,40 @@ def test_every_recorded_unary_operator_computes_as_numpy(op):
     a = np.array([[-1.5, 0.0, 2.0]])
     got = getattr(operator, op)(RecordedArray(ember.tensor(a)))
     np.testing.assert_array_equal(got.t.numpy(), getattr(operator, op)(a), strict=True)
+
+
+_SAME_ARRAY = {  # inputs that share one array: each saved entry is differentiated through its own input
+    "x*x": lambda m, x: x * x,
+    "x.detach()*x": lambda m, x: x.detach() * x,
+    "x*x.detach()": lambda m, x: x * x.detach(),
+    "atan2(x, x.detach())": lambda m, x: m.atan2(x, x.detach()),
+    "atan2(x.detach(), x)": lambda m, x: m.atan2(x.detach(), x),
+    "hypot(x, x)": lambda m, x: m.hypot(x, x + 1),
+    "x.detach()*x*x": lambda m, x: m.mul(x.detach(), x) * x,
+    "abs(x)**abs(x)": lambda m, x: x.abs() ** x.abs(),
+}
+
+
+def _second_order(m, fn, hooks: bool):
+    x = m.tensor([0.5, -1.5, 2.0], dtype=m.float64, requires_grad=True)
+    if hooks:  # a pack hook that copies: the two entries of x * x are packed apart
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            y = fn(m, x)
+    else:
+        y = fn(m, x)
+    (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+    if not g.requires_grad:
+        return g, None
+    (gg,) = m.autograd.grad((g * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum(), x, allow_unused=True)
+    return g, gg
+
+
+@pytest.mark.parametrize("hooks", [False, True])
+@pytest.mark.parametrize("name", list(_SAME_ARRAY))
+def test_second_order_of_inputs_sharing_an_array(name, hooks):
+    (eg, egg), (tg, tgg) = (_second_order(m, _SAME_ARRAY[name], hooks) for m in (ember, torch))
+    assert_close(eg, tg)
+    assert eg.requires_grad == tg.requires_grad
+    assert (egg is None) == (tgg is None)
+    if tgg is not None:
+        assert_close(egg, tgg)

@@ -118,6 +118,7 @@ BINARY = {
     "atan2": (lambda m, x, y: m.atan2(x, y), XY, {}),
     "hypot": (lambda m, x, y: m.hypot(x, y), XY, {}),
     "logaddexp": (lambda m, x, y: m.logaddexp(x, y), XY, {}),
+    "logaddexp2": (lambda m, x, y: m.logaddexp2(x, y), XY, {}),
     "xlogy": (lambda m, x, y: m.xlogy(x, y), XY, {"positive": True}),
     "xlogy scalar": (lambda m, y: m.xlogy(2.0, y), X, {"positive": True}),
     "special.xlogy": (lambda m, x, y: m.special.xlogy(x, y), XY, {"positive": True}),

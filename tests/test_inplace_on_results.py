@@ -135,3 +135,33 @@ def test_apply_calls_a_python_function_per_element_as_pytorch():
         np.testing.assert_array_equal(b, a)
         assert b.dtype == a.dtype
     assert t_rest[3] == e_rest[3]
+
+
+def _compare_in_place(m, name, other, where):
+    """``x.<name>(other)`` on a result needing a gradient (``where='result'``), on a view of one, or on a view of a
+    tensor that needs none with a tensor ``other`` that does: (requires_grad, grad_fn name, values, gradients)."""
+    leaf = m.tensor([0.5, -1.5, 2.0, 0.0], requires_grad=True)
+    o = 0.0 if other == "number" else m.tensor([0.5, 0.0, 3.0, 0.0], requires_grad=other == "tensor_req") * 1
+    if where == "result":
+        base = x = leaf * 2
+    else:
+        base = leaf * 2 if where == "view" else m.tensor([0.5, -1.5, 2.0, 0.0])
+        x = base[1:]
+        o = o if other == "number" else o[1:]
+    r = getattr(x, name)(o)
+    assert r is x
+    state = (r.requires_grad, r.grad_fn.name() if r.grad_fn is not None else None, r.tolist())
+    inputs = [t for t in (leaf, o) if isinstance(t, m.Tensor) and t.requires_grad]
+    if not base.requires_grad:
+        return state, None
+    grads = m.autograd.grad((base * m.arange(4.0)).sum(), inputs, allow_unused=True)
+    return state, [None if g is None else g.tolist() for g in grads]
+
+
+@pytest.mark.parametrize("where", ["result", "view", "view_of_a_tensor_without_grad"])
+@pytest.mark.parametrize("other", ["number", "tensor", "tensor_req"])
+@pytest.mark.parametrize("name", ["gt_", "ge_", "lt_", "le_", "eq_", "ne_"])
+def test_comparisons_in_place_on_tensors_needing_a_gradient(name, other, where):
+    """As PyTorch: the result keeps requiring a gradient (GtBackward0 with a number, GtBackward1 with a tensor),
+    and both operands' gradients are zeros."""
+    assert _compare_in_place(ember, name, other, where) == _compare_in_place(torch, name, other, where)

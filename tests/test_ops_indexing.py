@@ -30,6 +30,33 @@ def test_getitem_tensor_indices(idx):
     check(lambda m, x: x[idx(m)], [(3, 4)])
 
 
+# a list holding a tensor, a sequence, a slice, ... or None is PyTorch's tuple of indices (with its deprecation
+# warning); a list of numbers is one index
+LISTS_AS_TUPLES = [
+    lambda m: [m.tensor([0, 2]), m.tensor([1, 3])], lambda m: [m.tensor([0, 2])], lambda m: [[0, 2], [1, 3]],
+    lambda m: [[0, 1]], lambda m: [0, slice(1, 3)], lambda m: [None, 0], lambda m: [Ellipsis, 1],
+    lambda m: [m.tensor([[0], [2]]), [1, 3]],
+]
+
+
+@pytest.mark.parametrize("idx", LISTS_AS_TUPLES)
+def test_getitem_list_read_as_a_tuple(idx):
+    def fn(m, x):
+        with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+            return x[idx(m)]
+    check(fn, [(3, 4)])
+
+
+@pytest.mark.parametrize("idx", LISTS_AS_TUPLES)
+def test_setitem_list_read_as_a_tuple(idx):
+    def fn(m, x, v):
+        y = x * 1
+        with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+            y[idx(m)] = v
+        return y
+    check(fn, [(3, 4), ()])
+
+
 def test_getitem_bool_mask_from_data():
     check(lambda m, x: x[x > 0], [(3, 4)])
     check(lambda m, x: x[(x > 0).all(1)], [(3, 4)])

@@ -69,6 +69,8 @@ INF = np.array([[1.0, np.nan, np.inf], [-np.inf, -2.0, 0.5]], dtype=np.float32)
     (lambda m, x: x.nan_to_num(nan=1.0, posinf=2.0, neginf=-3.0), [INF]),
     (lambda m, a, b: m.logaddexp(a, b), [(3, 4), (4,)]),
     (lambda m, a, b: a.logaddexp(b * 100), [(3, 4), (3, 4)]),
+    (lambda m, a, b: m.logaddexp2(a, b), [(3, 4), (4,)]),
+    (lambda m, a, b: a.logaddexp2(b * 100), [(3, 4), (3, 4)]),
     (lambda m, a, b: m.hypot(a, b), [(3, 4), (3, 4)]),
     (lambda m, a, b: m.fmod(a, b.exp() + 0.5), [(3, 4), (3, 4)]),
     (lambda m, a, b: a.fmod(1.5) + b, [(3, 4), (3, 4)]),

@@ -1,5 +1,7 @@
 """multinomial and bernoulli: the distributions PyTorch draws from (not its random stream), shapes, dtypes, errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -147,3 +149,80 @@ def test_random_without_bounds_spans_the_dtypes_range(name):
             assert low == 0 and high == bound, lib
         else:  # (int16's 32768 values: one is missed in 100,000 draws with odds e**-3)
             assert high > 0.99 * bound and low < 0.01 * bound, lib
+
+
+# (args of random_, {dtype: the inclusive range drawn, or the error PyTorch raises}); dtypes not named draw
+# from the default (lo, hi)
+_I64 = 2**63 - 1
+RANDOM_CASES = [
+    ((5,), {"default": (0, 4), "bool": RuntimeError}),  # random_(to)
+    ((0,), {"default": RuntimeError}),  # from=0 >= to=0
+    ((-3,), {"default": RuntimeError}),
+    ((2, 5), {"default": (2, 4), "bool": RuntimeError}),
+    ((-3, 3), {"default": (-3, 2), "uint8": RuntimeError, "bool": RuntimeError}),
+    ((5, 2), {"default": RuntimeError}),
+    ((3, 3), {"default": RuntimeError}),
+    ((0, 2), {"default": (0, 1)}),
+    ((300,), {"default": (0, 299), "int8": RuntimeError, "uint8": RuntimeError, "bool": RuntimeError,
+              "bfloat16": (0, 296)}),  # bfloat16: to moved below 299's rounding up to 300
+    ((-128, 128), {"default": (-128, 127), "uint8": RuntimeError, "bool": RuntimeError}),
+    ((-129, 0), {"default": (-129, -1), "int8": RuntimeError, "uint8": RuntimeError, "bool": RuntimeError}),
+    ((0, 257), {"default": (0, 256), "int8": RuntimeError, "uint8": RuntimeError, "bool": RuntimeError}),
+    # random_(from, None): from ``from`` to the dtype's largest value (2**digits for a floating dtype)
+    ((5, None), {"int8": (5, 127), "uint8": (5, 255), "int16": (5, 2**15 - 1), "int32": (5, 2**31 - 1), "int64": (5, _I64),
+                 "float16": (5, 2**11), "bfloat16": (5, 2**8), "float32": (5, 2**24), "float64": (5, 2**53),
+                 "bool": RuntimeError}),
+    ((-5, None), {"int8": (-5, 127), "uint8": RuntimeError, "int16": (-5, 2**15 - 1), "int32": (-5, 2**31 - 1),
+                  "int64": (-5, _I64),
+                  "float16": (-5, 2**11), "bfloat16": (-5, 2**8), "float32": (-5, 2**24), "float64": (-5, 2**53),
+                  "bool": RuntimeError}),
+    ((2**24, None), {"default": RuntimeError, "int32": (2**24, 2**31 - 1), "int64": (2**24, _I64),
+                     "float64": (2**24, 2**53)}),
+    ((0, 2**53 + 4), {"default": RuntimeError, "int64": (0, 2**53 + 3), "float32": (0, 2**53 + 4),
+                      "float64": (0, 2**53 + 2), "bfloat16": (0, 2**53)}),  # (past 2**digits: a warning)
+    ((1, 2**60), {"default": RuntimeError, "int64": (1, 2**60 - 1), "float32": (1, 2**60), "float64": (1, 2**60),
+                  "bfloat16": (1, 2**60)}),
+    ((1.0,), {"default": TypeError}), ((True,), {"default": TypeError}), ((0, 2.5), {"default": TypeError}),
+    ((0, 2**63), {"default": ValueError}), ((2**63,), {"default": ValueError}),
+]
+
+
+def _random_outcome(lib, dtype: str, args):
+    """(error type and message, warnings, (min, max) of many draws)."""
+    lib.manual_seed(0)
+    x = lib.zeros(20000, dtype=getattr(lib, dtype))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            x.random_(*args)
+        except (RuntimeError, TypeError, ValueError) as err:
+            return type(err), str(err), None
+    said = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+    values = x.double()
+    return None, said, (values.min().item(), values.max().item())
+
+
+@pytest.mark.parametrize("dtype", list(RANDOM_BOUNDS))
+@pytest.mark.parametrize("args,expected", RANDOM_CASES, ids=[repr(c[0]) for c in RANDOM_CASES])
+def test_random_from_to_ranges_and_errors_as_pytorch(dtype, args, expected):
+    """random_(to), random_(from, to) and random_(from, None): PyTorch's ranges per dtype (not its values), its
+    errors for empty or unrepresentable ranges and for arguments that are no int64, its precision warning."""
+    want = expected.get(dtype, expected.get("default"))
+    e_err, e_said, e_range = _random_outcome(ember, dtype, args)
+    t_err, t_said, t_range = _random_outcome(torch, dtype, args)
+    if isinstance(want, type):
+        assert t_err is want and e_err is want, (t_said, e_said)
+        if want is RuntimeError:
+            assert e_said == t_said
+        else:
+            assert e_said.split(" - got")[0] == t_said.split(" - got")[0] if want is TypeError else e_said == t_said
+        return
+    assert e_err is None and t_err is None, (t_said, e_said)
+    assert e_said == t_said  # the precision warning, or none
+    lo, hi = want
+    for drawn in (e_range, t_range):
+        assert lo <= drawn[0] and drawn[1] <= hi
+        if hi - lo <= 300:  # 20,000 draws: every value is drawn
+            assert drawn == (lo, hi)
+        else:
+            assert drawn[0] < lo + 0.01 * (hi - lo) and drawn[1] > hi - 0.01 * (hi - lo)

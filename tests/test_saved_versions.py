@@ -31,7 +31,17 @@ def _args(m, dtype):
             "cls": m.tensor(np.array([0, 2, 1, 2])), "p": m.tensor(PROB, dtype=dtype),
             "p01": m.tensor((PROB > 0.5).astype(np.float64), dtype=dtype), "w": m.tensor(W3, dtype=dtype),
             "src": m.tensor(SRC, dtype=dtype, requires_grad=True),
-            "bags": m.tensor(np.array([0, 1, 3]))}
+            "bags": m.tensor(np.array([0, 1, 3])),
+            # (N, d) = (4, 2) class indices, a transposed (non-contiguous) one and a contiguous one
+            "cls_t": m.tensor(CLS_T).t(), "cls_c": m.tensor(CLS_T.T.copy())}
+
+
+CLS_T = np.array([[0, 2, 1, 2], [1, 0, 2, 1]])
+
+
+def _spatial(x, *d):
+    """(4, 3) scores as (N, C, *d) = (4, 3, *d) input."""
+    return x.reshape(4, 3, *(1,) * len(d)).expand(4, 3, *d)
 
 
 def _f(m):
@@ -57,7 +67,17 @@ CASES = {
     "index_bool": (lambda m, x, a: x[a["mask"]], "mask"),
     "index_put": (lambda m, x, a: x.index_put((a["row"][2:],), a["src"][0]), "row"),
     "index_put_acc": (lambda m, x, a: x.index_put((a["row"],), a["src"][0], accumulate=True), "row"),
+    "index_put_acc_values_no_grad": (
+        lambda m, x, a: x.index_put((a["row"],), a["src"][0].detach(), accumulate=True), "row"),
+    "index_put_acc_two": (lambda m, x, a: x.index_put((a["row"], a["row"]), a["p"][0, 0], accumulate=True), "row"),
+    "index_put__acc_two": (
+        lambda m, x, a: x.clone().index_put_((a["row"], a["row"]), a["p"][0, 0], accumulate=True), "row"),
     "setitem": (lambda m, x, a: _setitem(x.clone(), a["row"][2:], a["src"][0]), "row"),
+    # a list of index tensors is PyTorch's tuple of them (with a deprecation warning)
+    "index_list": (lambda m, x, a: _listed(lambda: x[[a["row"], a["row"]]]), "row"),
+    "index_list_one": (lambda m, x, a: _listed(lambda: x[[a["row"]]]), "row"),
+    "setitem_list": (lambda m, x, a: _listed(lambda: _setitem(x.clone(), [a["row"][2:], a["row"][:2]], a["src"][0, 0])),
+                     "row"),
     "masked_fill": (lambda m, x, a: x.masked_fill(a["mask"], 0.25), "mask"),
     "masked_select": (lambda m, x, a: x.masked_select(a["mask"]), "mask"),
     "masked_scatter": (lambda m, x, a: x.masked_scatter(a["mask"], a["src"]), "mask"),
@@ -76,6 +96,19 @@ CASES = {
         lambda m, x, a: _f(m).cross_entropy(x, a["p"], weight=a["w"], label_smoothing=0.2), "w"),
     "nll_weight": (lambda m, x, a: _f(m).nll_loss(x, a["cls"], weight=a["w"], reduction="none"), "w"),
     "nll_target": (lambda m, x, a: _f(m).nll_loss(x, a["cls"]), "cls"),
+    # (N, C, d) and (N, C, d1, d2, d3) input: PyTorch saves target.contiguous() (a copy of a non-contiguous
+    # target, free to change); (N, C, H, W) input saves the target itself
+    "cross_entropy_3d_target_noncontiguous": (lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_t"]), "cls_t"),
+    "cross_entropy_3d_target_contiguous": (lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_c"]), "cls_c"),
+    "cross_entropy_3d_target_smoothing": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2), a["cls_t"], label_smoothing=0.1), "cls_t"),
+    "cross_entropy_4d_target_noncontiguous": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2, 1), a["cls_t"][..., None], reduction="none"), "cls_t"),
+    "cross_entropy_5d_target_noncontiguous": (
+        lambda m, x, a: _f(m).cross_entropy(_spatial(x, 2, 1, 1), a["cls_t"][..., None, None]), "cls_t"),
+    "nll_3d_target_noncontiguous": (
+        lambda m, x, a: _f(m).nll_loss(_spatial(x, 2), a["cls_t"], weight=a["w"], reduction="none"), "cls_t"),
+    "nll_3d_target_contiguous": (lambda m, x, a: _f(m).nll_loss(_spatial(x, 2), a["cls_c"]), "cls_c"),
     "mse_target": (lambda m, x, a: _f(m).mse_loss(x, a["p"]), "p"),
     "l1_target": (lambda m, x, a: _f(m).l1_loss(x, a["p"]), "p"),
     "smooth_l1_target": (lambda m, x, a: _f(m).smooth_l1_loss(x, a["p"], beta=0.5), "p"),
@@ -109,6 +142,11 @@ CASES = {
     "pairwise_distance": (lambda m, x, a: _f(m).pairwise_distance(x, a["p"]), "p"),
     "cosine_similarity": (lambda m, x, a: _f(m).cosine_similarity(x, a["p"]), "p"),
 }
+
+
+def _listed(fn):
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        return fn()
 
 
 def _setitem(t, i, v):
@@ -281,3 +319,96 @@ def test_programs_pytorch_runs_are_not_refused(program):
     for e, g in zip(expected if isinstance(expected, tuple) else (expected,), got if isinstance(got, tuple) else (got,)):
         assert g is not None and e is not None
         assert g.shape == e.shape
+
+
+def _act(name, **kw):
+    return lambda m, x: getattr(m.nn.functional, name)(x, **kw)
+
+
+# op(m, x) -> y: whether PyTorch saves x (its input) or y (its output) decides which change in place before
+# backward is its error
+SAVES = {
+    "exp": lambda m, x: x.exp(), "expm1": lambda m, x: x.expm1(), "sigmoid": lambda m, x: x.sigmoid(),
+    "tanh": lambda m, x: x.tanh(), "softplus": _act("softplus"), "softplus_beta": _act("softplus", beta=2.0),
+    "logaddexp": lambda m, x: m.logaddexp(x, SRC_T(m)), "logaddexp_both": lambda m, x: m.logaddexp(x, x * 2),
+    "logaddexp2": lambda m, x: m.logaddexp2(SRC_T(m), x), "hypot": lambda m, x: m.hypot(x, SRC_T(m)),
+    "atan2": lambda m, x: m.atan2(x, SRC_T(m)),
+    # a Python number first
+    "rpow_int": lambda m, x: 2**x, "rpow_float": lambda m, x: 2.5**x, "pow_number_tensor": lambda m, x: m.pow(2, x),
+    "rsub": lambda m, x: 2 - x, "rtruediv": lambda m, x: 2 / x, "rtruediv_int": lambda m, x: 3 / x,
+    "rmul": lambda m, x: 2 * x, "pow_tensor_scalar": lambda m, x: x**2.0,
+    "pow_tensor_tensor": lambda m, x: x.abs() ** SRC_T(m), "pow_tensor_tensor_x": lambda m, x: x ** SRC_T(m).round(),
+    # activations saving their input (leaky_relu ... a formula of x), and tanhshrink (x - tanh(x): its output)
+    **{name: _act(name) for name in ("leaky_relu", "gelu", "silu", "elu", "hardtanh", "relu6", "logsigmoid",
+                                     "hardswish", "hardsigmoid", "mish", "softsign", "softshrink", "hardshrink",
+                                     "selu", "celu", "tanhshrink", "relu")},
+    "gelu_tanh": _act("gelu", approximate="tanh"), "threshold": lambda m, x: m.nn.functional.threshold(x, 0.1, 0.0),
+    "rrelu_eval": _act("rrelu"),
+    # reductions and others whose saved tensors ember's formulas do not read as such
+    "var": lambda m, x: x.var(0), "std": lambda m, x: x.std(), "var_mean": lambda m, x: m.var_mean(x, 1)[0],
+    "std_mean": lambda m, x: m.std_mean(x)[0], "amax": lambda m, x: x.amax(1), "amin": lambda m, x: x.amin(),
+    "max": lambda m, x: x.max(), "min": lambda m, x: x.min(), "max_dim": lambda m, x: x.max(1)[0],
+    "norm1": lambda m, x: x.norm(p=1), "norm3": lambda m, x: x.norm(p=3, dim=1), "norm0": lambda m, x: x.norm(p=0),
+    "norm_inf": lambda m, x: x.norm(p=float("inf")), "norm2": lambda m, x: x.norm(dim=0),
+    "median": lambda m, x: x.median(), "median_dim": lambda m, x: x.median(1)[0],
+    "cummax": lambda m, x: x.cummax(1)[0], "cummin": lambda m, x: x.cummin(0)[0],
+    "nansum": lambda m, x: x.nansum(1), "nanmean": lambda m, x: x.nanmean(),
+    "xlogy": lambda m, x: m.xlogy(x, SRC_T(m)), "xlogy_other": lambda m, x: m.xlogy(SRC_T(m), x.abs()),
+    "xlog1py": lambda m, x: m.special.xlog1py(x, SRC_T(m)),
+    "lerp_weight": lambda m, x: m.lerp(SRC_T(m), SRC_T(m) * 2, x), "lerp_end": lambda m, x: m.lerp(SRC_T(m), x, 0.3),
+    "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (3,)),
+    "erfinv": lambda m, x: (x * 0.3).erfinv(), "sgn": lambda m, x: x.sgn(), "sign": lambda m, x: x.sign(),
+    "fmod": lambda m, x: m.fmod(x, 0.25), "fmod_tensor": lambda m, x: m.fmod(x, SRC_T(m)),
+    "fmod_divisor": lambda m, x: m.fmod(SRC_T(m), x), "remainder": lambda m, x: m.remainder(x, 0.25),
+    "remainder_tensor": lambda m, x: m.remainder(x, SRC_T(m)),
+    # normalisations, losses and pooling whose nodes keep derived arrays: PyTorch saves their input
+    "group_norm": lambda m, x: _f(m).group_norm(x, 3), "rms_norm": lambda m, x: _f(m).rms_norm(x, (3,)),
+    "batch_norm": lambda m, x: _f(m).batch_norm(x, None, None, training=True),
+    "batch_norm_eval": lambda m, x: _f(m).batch_norm(x, m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64)),
+    "mse": lambda m, x: _f(m).mse_loss(x, SRC_T(m)), "l1": lambda m, x: _f(m).l1_loss(x, SRC_T(m)),
+    "smooth_l1": lambda m, x: _f(m).smooth_l1_loss(x, SRC_T(m), reduction="none"),
+    "huber": lambda m, x: _f(m).huber_loss(x, SRC_T(m)), "kl_div": lambda m, x: _f(m).kl_div(x, SRC_T(m).abs(), reduction="sum"),
+    "bce_logits": lambda m, x: _f(m).binary_cross_entropy_with_logits(x, SRC_T(m).sigmoid()),
+    "max_pool": lambda m, x: _f(m).max_pool1d(x[None], 2), "avg_pool": lambda m, x: _f(m).avg_pool1d(x[None], 2),
+}
+
+
+def SRC_T(m):  # noqa: N802  (a constant operand)
+    return m.tensor(SRC + 0.5, dtype=m.float64)
+
+
+def _run_saves(m, fn, changed):
+    leaf = m.tensor(X, dtype=m.float64, requires_grad=True)
+    x = leaf * 1
+    y = fn(m, x)
+    if changed != "none":
+        (x if changed == "input" else y).mul_(0.5)
+    try:
+        (y * m.linspace(0.5, 2.0, y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+    except RuntimeError as err:
+        return str(err), None
+    return None, [leaf.grad, None]
+
+
+@pytest.mark.parametrize("changed", ["input", "output"])
+@pytest.mark.parametrize("name", list(SAVES))
+def test_an_input_or_output_changed_in_place_before_backward(name, changed):
+    """PyTorch's error exactly where its formula saved the tensor changed (logaddexp, softplus and the activations
+    save their inputs, exp/sigmoid/tanh their outputs, ``2 ** x`` both, ``2 / x`` is ``x.reciprocal() * 2``)."""
+    _compare(_run_saves(ember, SAVES[name], changed), _run_saves(torch, SAVES[name], changed), tol=1e-7)
+
+
+# in-place activations (inplace=True): the input is their output, saved where PyTorch's formula reads it
+INPLACE_ACTS = ["leaky_relu", "elu", "selu", "celu", "rrelu", "silu", "hardtanh", "relu6", "hardswish",
+                "hardsigmoid", "mish", "relu"]
+
+
+@pytest.mark.parametrize("then", ["mul_", "no_change"])
+@pytest.mark.parametrize("name", INPLACE_ACTS)
+def test_an_inplace_activation_result_changed_again_before_backward(name, then):
+    def fn(m, x):
+        y = getattr(m.nn.functional, name)(x, inplace=True)
+        if then == "mul_":
+            y.mul_(2.0)
+        return y
+    _compare(_run_saves(ember, fn, "none"), _run_saves(torch, fn, "none"))

@@ -95,6 +95,21 @@ def test_two_backwards_concatenate_and_zero_grad(set_to_none):
     assert emb.weight.grad._nnz() == 0
 
 
+@pytest.mark.parametrize("by", ["module", "optimizer"])
+def test_zero_grad_keeps_a_sparse_grad_zeroed_and_detached(by):
+    """A sparse .grad that requires grad (``requires_grad_()`` on it) is zeroed in place and stops requiring
+    grad, as PyTorch's zero_grad(set_to_none=False) detaches every gradient it keeps."""
+    results = []
+    for fw in (ember, torch):
+        emb = fw.nn.Embedding(VOCAB, DIM, sparse=True)
+        emb(fw.tensor([1, 4, 4])).sum().backward()
+        grad = emb.weight.grad.requires_grad_()
+        (emb if by == "module" else fw.optim.SGD(emb.parameters(), lr=0.1)).zero_grad(set_to_none=False)
+        assert emb.weight.grad is grad
+        results.append((grad.requires_grad, grad.is_sparse, grad._nnz(), tuple(grad.shape)))
+    assert results[0] == results[1] == (False, True, 0, (VOCAB, DIM))
+
+
 def test_sparse_and_dense_gradients_of_one_weight_add_up_dense():
     (emb, _), (temb, _) = _emb(ember), _emb(torch)
     for fw, m in ((ember, emb), (torch, temb)):

@@ -36,7 +36,9 @@ class ElementwiseMethods:
         return ops.elementwise.div(self, b, rounding_mode=rounding_mode)
 
     def __rtruediv__(self, other) -> Tensor:
-        return ops.elementwise.div(other, self)
+        # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
+        # reciprocal, not x, which may then change in place before backward)
+        return ops.elementwise.mul(self.reciprocal(), other)
 
     def __floordiv__(self, b) -> Tensor:
         return ops.elementwise.floor_divide(self, b)

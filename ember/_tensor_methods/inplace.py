@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import EllipsisType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class InplaceMethods:
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         return ops.inplace.bernoulli_(self, p, generator=generator)
 
-    def random_(self, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    def random_(self, low: int | None = None, high: int | None | EllipsisType = ..., *, generator=None) -> Tensor:
         return ops.inplace.random_(self, low, high, generator=generator)
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:

@@ -115,6 +115,9 @@ class PointwiseMethods:
     def logaddexp(self, other: Tensor) -> Tensor:
         return ops.pointwise.logaddexp(self, other)
 
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        return ops.pointwise.logaddexp2(self, other)
+
     def hypot(self, other: Tensor) -> Tensor:
         return ops.pointwise.hypot(self, other)
 

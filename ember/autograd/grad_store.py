@@ -201,8 +201,8 @@ def build_stores(params: list, *, as_view: bool = False, reuse: bool = False) ->
 
 def zero_grads(params: list, set_to_none: bool) -> None:
     """``zero_grad`` of an optimizer or a module: ``.grad`` set to None (and stores whose gradients are all
-    cleared let their buffer go), or zeroed in place (a sparse one keeps no entries; a dense one left with no
-    history and not requiring grad), as in PyTorch."""
+    cleared let their buffer go), or zeroed in place (a sparse one keeps no entries), each left with no
+    history and not requiring grad, as in PyTorch."""
     stores = set()
     for p in params:
         g = p._grad
@@ -212,11 +212,12 @@ def zero_grads(params: list, set_to_none: bool) -> None:
             p._grad = None
             if p._grad_slot is not None:
                 stores.add(p._grad_slot[0])
-        elif g.is_sparse:
-            g.zero_()
         else:
             g._detach_in_place()  # as PyTorch's detach_() of one with history, requires_grad_(False) of a leaf
-            g._data.fill(0)
-            g._bump_version()
+            if g.is_sparse:
+                g.zero_()
+            else:
+                g._data.fill(0)
+                g._bump_version()
     for store in stores:
         store.release_if_cleared()

@@ -269,17 +269,29 @@ class Node:
             # create_graph needs to give the formula that array as a tensor of the graph (recorded.py).
             # (a position in saved: hooks may pack the array). Plain loops and identity tests, no comprehensions,
             # dict or id(): every recorded op that saves a tensor runs this, on a few entries.
+            # Inputs sharing one array (x * x, x.detach() * x) each get their own entry: an input saved at its
+            # own position in ``saved`` (forward saves its inputs in order) takes that one, any other the first
+            # match no other input took; so each entry is differentiated through the input it is (create_graph,
+            # recorded.py), also when saved-tensor hooks pack the entries apart.
             entries = []
+            n = len(saved)
             i = 0
+            taken = None
             for t in inputs:
                 if isinstance(t, Tensor):
                     a = t._data if arrays is None else arrays[i]  # (a float32 copy stands for its tensor)
-                    k = 0
-                    for s in saved:
-                        if s is a:
-                            entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
-                            break
-                        k += 1
+                    if i < n and saved[i] is a:
+                        entries.append((t._vc, t._vc[0], t._data, (edges[i], i)))
+                    else:
+                        if taken is None:
+                            taken = _own_positions(inputs, saved, arrays)
+                        k = 0
+                        for s in saved:
+                            if s is a and k not in taken:
+                                entries.append((t._vc, t._vc[0], t._data, (edges[i], k)))
+                                taken.add(k)
+                                break
+                            k += 1
                 i += 1
             for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
                 a = t._data
@@ -352,17 +364,18 @@ class Node:
                 entries += ((t._vc, t._vc[0], t._data, (None, None)),)
         self._saved_versions = entries
 
-    # Whether PyTorch's formula for this op saves its output (exp, sigmoid, tanh, relu ...): an in-place use then
-    # checks it at the written tensor. False for an op ember computes from its output where PyTorch recomputes from
-    # a saved input (erfinv): changing the written tensor again is fine there (ember's saved output is a copy).
-    saved_output_is_pytorchs = True
+    def forget_versions_of(self, t: Tensor) -> None:
+        """Drop the version checks of ``t`` (its version counter's entries): ``t`` was changed in place by the op
+        itself (an activation with ``inplace=True`` writes its result into its input)."""
+        counter = t._vc
+        self._saved_versions = tuple(e for e in self._saved_versions if e[0] is not counter)
 
     def output_written_to(self, result: Tensor, x: Tensor) -> None:
         """This node's output ``result`` was written into ``x`` by an in-place op (``ops/inplace.py``): as
         PyTorch saves an in-place op's output as ``x`` itself, a saved ``result`` is checked at ``x``'s version
         from now on, so that changing ``x`` in place again before backward is PyTorch's error."""
         old = result._vc
-        if old is x._vc or not self.saved_output_is_pytorchs:
+        if old is x._vc:
             return
         entries = self._saved_versions
         for k, e in enumerate(entries):
@@ -601,6 +614,15 @@ def _stand_in(shape: tuple, dtype):
         arr = _STAND_INS[key] = Unread(shape, dtype, buffer=fill, strides=(0,) * len(shape))
         arr.flags.writeable = False
     return arr
+
+
+def _own_positions(inputs, saved, arrays) -> set:
+    """The positions in ``saved`` that hold an input's array at the input's own position (Node._record)."""
+    taken = set()
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and i < len(saved) and saved[i] is (t._data if arrays is None else arrays[i]):
+            taken.add(i)
+    return taken
 
 
 class Unread(xp.ndarray):

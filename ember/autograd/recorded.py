@@ -725,7 +725,10 @@ def recorded_saved(node) -> tuple:
 
     saved = node.saved
     out = list(saved)
-    for counter, _version, _array, (source, k) in node._saved_versions:
+    entries = node._saved_versions
+    # the positions with an entry of their own: another entry of the same array (x * x) does not take them
+    own = {e[3][1] for e in entries}
+    for counter, _version, _array, (source, k) in entries:
         if k is None:  # a tensor only version-checked (Node.check_versions_of)
             continue
         value = saved[k]
@@ -741,8 +744,9 @@ def recorded_saved(node) -> tuple:
         if graph._dual_level is not None:
             forward_ad.carry_saved_tangent(value, t)
         recorded = RecordedArray(t)
+        out[k] = recorded
         for j, v in enumerate(saved):
-            if v is value:
+            if v is value and j not in own:
                 out[j] = recorded
     return tuple(out)
 

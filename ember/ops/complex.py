@@ -250,9 +250,11 @@ def angle(input: Tensor) -> Tensor:
 def sgn(input: Tensor) -> Tensor:
     """``z / |z|`` (0 at 0) for complex tensors, ``sign`` for real ones."""
     if input._data.dtype.kind != "c":
+        from ..autograd.graph import version_checked
         from .unary import sign
 
-        return sign(input)
+        out = sign(input)
+        return version_checked(out, input, out)  # (PyTorch's sgn, unlike sign, saves its input and result)
     from .elementwise import div
     from .indexing import where
     from .unary import abs as abs_

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import return_types
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from .elementwise import cast
 
 
@@ -72,7 +72,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         best = xp.where(take, cur, best)
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = xp.moveaxis(idx, -1, d)
-    return getattr(return_types, name)(Gather.apply(x, index=idx, dim=d), Tensor._make(idx))
+    # (PyTorch's cummax/cummin save their input)
+    return getattr(return_types, name)(version_checked(Gather.apply(x, index=idx, dim=d), x), Tensor._make(idx))
 
 
 def cummax(x: Tensor, dim: int):

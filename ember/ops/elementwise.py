@@ -172,15 +172,16 @@ class Div(Node):
 
 class Pow(Node):
     diagonal_jacobian = True
-    saved_for = ((0, 1), (0, 1), (1,))  # the output only for the exponent's gradient, as PyTorch saves it
 
     def forward(self, a, b):
         out = a**b
-        self.saved = (a, b, out)
+        # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
+        # PyTorch saves it (x ** 2.0 saves x alone, x ** t and 2 ** t their output too)
+        self.saved = (a, b, out) if isinstance(b, xp.ndarray) else (a, b)
         return out
 
     def backward(self, g):
-        a, b, out = self.saved
+        a, b = self.saved[:2]
         na, nb = self.needs_input_grad
         ga = gb = None
         # (complex: times the conjugates of these derivatives)
@@ -194,14 +195,14 @@ class Pow(Node):
                 log_a = xp.log(a)
                 if isinstance(log_a, xp.generic):  # a Python number's log stays a weak scalar (float32 stays float32)
                     log_a = log_a.item()
-                gb = g * conj_if_complex(out * log_a)
+                gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
 
 
 class Remainder(Node):
     diagonal_jacobian = True
-
+    saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.remainder(a, b)

@@ -15,7 +15,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import _float_operands, cast, is_inexact
 
@@ -176,7 +176,8 @@ def _x_times(input, other, fn) -> Tensor:
     input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=xp.float64))
                     for t in _float_operands(input, other))
     prod = input * fn(other)
-    return where((input == 0) & ~other.isnan(), 0.0, prod)
+    # (PyTorch's formula saves both operands)
+    return version_checked(where((input == 0) & ~other.isnan(), 0.0, prod), input, other)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:

@@ -210,7 +210,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         return out
     idx = convert_index(tuple(indices))
     try:
-        return version_checked(IndexAccumulate.apply(x, values, indices=idx), *_index_tensors(tuple(indices)), reader=1)
+        return version_checked(IndexAccumulate.apply(x, values, indices=idx), *_index_tensors(tuple(indices)))
     except IndexError as err:  # past the end (a negative index counts from the end, as in PyTorch)
         raise IndexError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
     except ValueError as err:

@@ -43,6 +43,21 @@ def _index_part(i):
     return i
 
 
+def sequence_as_tuple(idx):
+    """``idx``, or ``tuple(idx)`` for a list PyTorch reads as several indices, one per dimension (with its
+    deprecation warning): a list shorter than 32 holding a tensor, a sequence, a slice, ``...`` or None
+    (``x[[i, j]]`` is ``x[i, j]``, ``x[[[0, 1]]]`` is ``x[[0, 1]]``); a list of numbers stays one index."""
+    if idx.__class__ is not list or len(idx) >= 32:
+        return idx
+    for part in idx:
+        if isinstance(part, (Tensor, list, tuple, range, slice, xp.ndarray)) or part is None or part is Ellipsis:
+            warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                 "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                 "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result")
+            return tuple(idx)
+    return idx
+
+
 def convert_index(idx):
     """Turn an ember index expression into one the array module understands."""
     if isinstance(idx, tuple):
@@ -171,6 +186,7 @@ def getitem(x: Tensor, idx) -> Tensor:
                 plain = False
                 break
     if not plain:
+        raw = idx = sequence_as_tuple(idx)
         idx = convert_index(idx)
     _check_steps(idx)
     try:
@@ -273,6 +289,7 @@ def _check_byte_mask_fill(idx, value) -> None:
 
 
 def setitem(x: Tensor, idx, value) -> None:
+    idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
     _check_steps(idx)

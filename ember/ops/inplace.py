@@ -12,6 +12,8 @@ value notices.
 
 from __future__ import annotations
 
+from types import EllipsisType
+
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, get_default_dtype, not_implemented_for, np_kind
 from .._tensor import Tensor
@@ -23,6 +25,7 @@ from . import elementwise as ew
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
+from .sampling import random_range
 
 
 def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
@@ -114,12 +117,30 @@ def pow_(x: Tensor, other) -> Tensor:
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 
-def _compare_inplace(x: Tensor, other, ufunc, op) -> Tensor:
+class ComparisonInPlace(Node):
+    """``x.gt_(other)`` & co. recorded: as PyTorch's, the result (1/0 in ``x``'s dtype) keeps requiring a
+    gradient, and the gradient of each operand is zeros (the comparison is piecewise constant)."""
+
+    def forward(self, x, other, value, op):
+        # PyTorch's node names: GtBackward0 with a number for ``other``, GtBackward1 with a tensor
+        self.op_name = f"{op.capitalize()}Backward{1 if isinstance(other, xp.ndarray) else 0}"
+        return value.astype(x.dtype)
+
+    def backward(self, g):
+        return tuple(xp.zeros_like(g) if need else None for need in self.needs_input_grad[:2])
+
+    def name(self) -> str:
+        return self.op_name
+
+
+def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
     if tracked:
-        return _rebase(x, op(_snapshot(x), other), tracked)
+        snap = _snapshot(x, copy=False)
+        value = op(snap, other)._data
+        return _rebase(x, ComparisonInPlace.apply(snap, other, value=value, op=name[:2]), tracked)
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
@@ -131,7 +152,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 def _comparison_(name: str, ufunc, op):
     def compare_(x: Tensor, other) -> Tensor:
-        return _compare_inplace(x, other, ufunc, op)
+        return _compare_inplace(x, other, ufunc, op, name)
 
     compare_.__name__ = compare_.__qualname__ = name
     return compare_
@@ -313,13 +334,17 @@ def _random_bound(dtype) -> int:
     return 2 ** (int(xp.finfo(dtype).nmant) + 1)
 
 
-def random_(x: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
-    """Integers uniform in [low, high); one argument is ``high`` (``x.random_(10)``: 0 to 9, PyTorch's
-    ``random_(to)``); none: 0 to the dtype's bound (``_random_bound``) inclusive."""
-    if high is None:
-        low, high = (0, low) if low else (0, _random_bound(x._data.dtype) + 1)
-    return _fill_with(x, rng_of(generator).integers(low, high, x._data.shape, dtype=xp.int64 if high <= 2**63 - 1
-                                                    else xp.uint64))
+def random_(x: Tensor, low: int | None = None, high: int | None | EllipsisType = ..., *, generator=None) -> Tensor:
+    """Integers drawn uniformly, as PyTorch's overloads: ``random_()`` 0 to the dtype's bound inclusive
+    (``_random_bound``); ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``;
+    ``random_(from, None)`` ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
+    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``high=...``: not given.)"""
+    args = tuple(a for a in (low, high) if a is not ...)
+    bounds = random_range(x, args, low, high)
+    low, to_inc = (0, _random_bound(x._data.dtype)) if bounds is None else bounds
+    values = rng_of(generator).integers(low, to_inc, x._data.shape, dtype=xp.int64 if to_inc <= 2**63 - 1
+                                        else xp.uint64, endpoint=True)
+    return _fill_with(x, values)
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:

@@ -16,7 +16,8 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
+from ..autograd.recorded import RecordedArray
 from .elementwise import _float_operands, add, cast, conj_if_complex, mul, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
@@ -237,15 +238,15 @@ def _erfinv(y):
 
 class Erfinv(Node):
     diagonal_jacobian = True
-    saved_output_is_pytorchs = False  # (PyTorch's formula recomputes erfinv from its saved input)
 
     def forward(self, x):
-        out = _erfinv(x).astype(x.dtype) if x.size else xp.empty_like(x)
-        self.saved = (out,)
-        return out
+        self.saved = (x,)  # as PyTorch: its input (the output may change in place), erfinv recomputed from it
+        return _erfinv(x).astype(x.dtype) if x.size else xp.empty_like(x)
 
     def backward(self, g):  # sqrt(pi)/2 exp(erfinv(x)^2)
-        out = self.saved[0]
+        x = self.saved[0]
+        # (under create_graph x is recorded: erfinv(x) is then this op again, differentiable)
+        out = RecordedArray(erfinv(x.t)) if type(x) is RecordedArray else _erfinv(x).astype(x.dtype)
         return (g * (xp.exp(out * out) / _TWO_OVER_SQRT_PI),)
 
 
@@ -322,7 +323,9 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast)."""
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
-    return add(input, mul(weight, sub(end, input)))
+    out = add(input, mul(weight, sub(end, input)))
+    # (PyTorch's formula saves a tensor weight, read by the gradients of input and end)
+    return version_checked(out, weight) if isinstance(weight, Tensor) else out
 
 
 
@@ -356,16 +359,21 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
 
 
 class LogAddExp(Node):
+    """log(exp(a) + exp(b)); ``base=2``: log2(2**a + 2**b). As PyTorch's, the gradients are formulas of the inputs
+    (saved), not of the output, which may then change in place before backward."""
+
     diagonal_jacobian = True
 
-    def forward(self, a, b):
-        out = xp.logaddexp(a, b)
-        self.saved = (a, b, out)
-        return out
+    def forward(self, a, b, base):
+        self.saved = (a, b)
+        self.base = base
+        return xp.logaddexp(a, b) if base is None else xp.logaddexp2(a, b)
 
-    def backward(self, g):  # d/da = exp(a - out), d/db = exp(b - out)
-        a, b, out = self.saved
-        return g * xp.exp(a - out), g * xp.exp(b - out)
+    def backward(self, g):  # d/da = 1 / (1 + e^(b - a)) (2^(b - a) for base 2), as PyTorch writes it
+        a, b = self.saved
+        na, nb = self.needs_input_grad
+        grow = xp.exp if self.base is None else xp.exp2
+        return (g / (1 + grow(b - a)) if na else None), (g / (1 + grow(a - b)) if nb else None)
 
 
 class Hypot(Node):
@@ -385,7 +393,7 @@ class Hypot(Node):
 
 class Fmod(Node):
     diagonal_jacobian = True
-
+    saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
     def forward(self, a, b):
         self.saved = (a, b)
         return xp.fmod(a, b)
@@ -398,7 +406,13 @@ class Fmod(Node):
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """log(exp(input) + exp(other)), computed without overflow."""
     a, b = _float_operands(input, other)
-    return LogAddExp.apply(a, b)
+    return LogAddExp.apply(a, b, base=None)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2**input + 2**other), computed without overflow."""
+    a, b = _float_operands(input, other)
+    return LogAddExp.apply(a, b, base=2)
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:

@@ -14,7 +14,7 @@ from .._autocast import full_precision
 from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from .elementwise import cast, conj_if_complex, refuse_complex
 
 
@@ -225,7 +225,8 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
                 f"{'max' if largest else 'min'}(): Expected reduction dim to be specified for "
                 "input.numel() == 0. Specify the reduction dim with the 'dim' argument."
             )
-        return Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+        out = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+        return version_checked(out, out)  # (as amax: PyTorch saves the result)
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
         values = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
@@ -257,7 +258,9 @@ def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     refuse_complex(x, name)
     axes = _axes(dim, x._data.ndim)
     _check_nonempty(name, x._data, axes)
-    return Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
+    out = Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
+    # PyTorch saves the result (the node keeps it with the reduced axes, not the tensor returned)
+    return version_checked(out, out)
 
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
@@ -305,7 +308,8 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> 
     if _reduced_count(x._data.shape, axes) - correction <= 0:
         _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                        "reduction factor (input numel divided by output numel).")
-    return Var.apply(x, axes=axes, correction=correction, keepdim=keepdim)
+    # (PyTorch's var saves its input; the node keeps x - mean)
+    return version_checked(Var.apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -336,10 +340,12 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     if p in (float("inf"), "inf"):
         return amax(abs(x), dim if dim is not None else (), keepdim)
     if p == 1:
-        return sum(abs(x), dim, keepdim)
-    if p == 0:  # the number of non-zero elements
-        return sum(sign(abs(x)), dim, keepdim)
-    return pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+        out = sum(abs(x), dim, keepdim)
+    elif p == 0:  # the number of non-zero elements
+        out = sum(sign(abs(x)), dim, keepdim)
+    else:
+        out = pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
+    return version_checked(out, x, out)  # (PyTorch's norm saves its input and its result)
 
 
 class Norm2(Node):

@@ -1,4 +1,5 @@
-"""Random sampling ops: multinomial, bernoulli, and other draws that take a tensor of parameters.
+"""Random sampling ops: multinomial, bernoulli, and other draws that take a tensor of parameters; the ranges
+(and PyTorch's checks of them) of ``random_``.
 
 Draws come from ember's generators (``ember.random``): the same distributions as
 PyTorch, not the same numbers. No gradient flows through a sample.
@@ -84,3 +85,109 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = rng_of(generator).random(input._data.shape) < probs
     return Tensor._make(draws.astype(input._data.dtype))
+
+
+# PyTorch's names of the element types in random_'s range errors and warnings (C++ type names)
+_C_TYPE_NAMES = {"int8": "signed char", "uint8": "unsigned char", "int16": "short int", "uint16": "short unsigned int",
+                 "int32": "int", "uint32": "unsigned int", "int64": "long int", "uint64": "long unsigned int",
+                 "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                 "float64": "double"}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _as_int64(value, args) -> int:
+    """An int argument of random_ as PyTorch's argument parser takes it: an integer (no bool, no float) that
+    fits int64."""
+    if isinstance(value, bool) or not isinstance(value, (int, xp.integer)):
+        got = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), but expected one "
+                        "of: (*, torch.Generator generator = None), (int from, int to, *, torch.Generator generator "
+                        "= None), (int to, *, torch.Generator generator = None)")
+    value = int(value)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise ValueError("Overflow when unpacking long long")
+    return value
+
+
+def _in_dtype(value: int, np_dtype) -> float | None:
+    """``value`` rounded to the floating dtype, as PyTorch's cast (None when it overflows the dtype)."""
+    with xp.errstate(over="ignore"):
+        v = float(xp.asarray(float(value)).astype(np_dtype))
+    return v if xp.isfinite(v) else None
+
+
+def _update_from(low: int, np_dtype, digits: int) -> int:
+    """PyTorch's ``update_from``: a ``from`` that rounds down in the dtype moves up to the next value it holds."""
+    rounded = _in_dtype(low + 1, np_dtype)
+    # (a value past the dtype's range is infinite there, which PyTorch's cast back to int64 makes int64's lowest:
+    # then "from is out of bounds")
+    rounded = _INT64_MIN if rounded is None else int(rounded)
+    if rounded < low:
+        return rounded + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    return low
+
+
+def _update_to(high: int, np_dtype, digits: int) -> int:
+    """PyTorch's ``update_to``: a ``to`` whose ``to - 1`` rounds up in the dtype moves down below it."""
+    rounded = _in_dtype(high - 1, np_dtype)
+    if rounded is not None and int(rounded) >= high:
+        return int(rounded) - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    return high
+
+
+def random_range(x: Tensor, args: tuple, low, high) -> tuple[int, int] | None:  # (high ...: not given)
+    """The inclusive range [from, to_inc] of ``x.random_(...)``, with PyTorch's checks: ``random_()`` (both None:
+    the dtype's own range, returned as None), ``random_(to)`` (``high`` only), ``random_(from, to)``, and
+    ``random_(from, None)`` (from ``from`` to the dtype's largest value: 2**mantissa digits for a floating dtype).
+    For a floating dtype, a bound the dtype cannot hold is moved to one it can, and a bound past 2**digits is
+    PyTorch's warning (the draws are no longer uniform there)."""
+    from .._warnings import warn
+
+    np_dtype = x._data.dtype
+    name = _dtype.from_np(np_dtype).name
+    kind = np_kind(np_dtype)
+    type_name = _C_TYPE_NAMES.get(name)
+    floating = kind == "f"
+    digits = int(xp.finfo(np_dtype).nmant) + 1 if floating else 0
+    if low is None and high is ...:  # random_()
+        if kind not in "fiub" or name in ("uint16", "uint32", "uint64"):
+            raise _dtype.not_implemented_for("random_kernel_cpu", _dtype.from_np(np_dtype))
+        return None
+    if type_name is None:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    if high is ... or low is None:  # random_(to)
+        low, high = 0, _as_int64(high if low is None else low, args)
+    else:
+        low = _as_int64(low, args)
+        high = None if high is None else _as_int64(high, args)
+    if high is not None:  # [from, to)
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        if floating:
+            low, high = _update_from(low, np_dtype, digits), _update_to(high, np_dtype, digits)
+            if not low < high:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                                   f"but got from={low} >= to={high}")
+        to_inc = high - 1
+    elif low == _INT64_MIN:  # every int64
+        return _INT64_MIN, _INT64_MAX
+    elif floating:
+        to_inc = min(1 << digits, _INT64_MAX)
+        low = _update_from(low, np_dtype, digits)
+        if not low < to_inc:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+                               f"to dtype, but got from={low} > to_inc={to_inc}")
+    else:
+        to_inc = 1 if kind == "b" else int(xp.iinfo(np_dtype).max)
+    lo, hi = ((float(xp.finfo(np_dtype).min), float(xp.finfo(np_dtype).max)) if floating else
+              (0, 1) if kind == "b" else (int(xp.iinfo(np_dtype).min), int(xp.iinfo(np_dtype).max)))
+    for value, what in ((low, "from"), (to_inc, "to - 1")):
+        if not lo <= value <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {type_name}")
+    if floating:
+        for value, what in ((low, "from"), (to_inc, "to - 1")):
+            if not -(1 << digits) <= value <= 1 << digits:
+                warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {type_name} "
+                     "can support discrete uniform distribution only within this range. This warning will become "
+                     "an error in version 1.7 release, please fix the code in advance")
+    return low, to_inc

@@ -6,6 +6,7 @@ from .. import return_types
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import version_checked
 from .reduction import _axes, amax, amin, mean, variance
 from .sorting import _order, _take
 from .unary import sqrt
@@ -41,7 +42,8 @@ def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
         flat = x.reshape(-1)
         if flat._data.size == 0:
             return Tensor._make(xp.array(xp.nan, dtype=x._data.dtype))
-        return _kth_along(flat, (flat._data.size - 1) // 2, 0, False, _Median, nan_wins=True).values
+        values = _kth_along(flat, (flat._data.size - 1) // 2, 0, False, _Median, nan_wins=True).values
+        return version_checked(values, x, values)  # (PyTorch's median() saves its input and its result)
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
     if n == 0:
@@ -171,7 +173,8 @@ def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
     if not x.is_floating_point():
         return sum(x, dim, keepdim, dtype=dtype)
-    return sum(where(Tensor._make(xp.isnan(x._data)), 0.0, x), dim, keepdim, dtype=dtype)
+    # (PyTorch's nansum saves its input)
+    return version_checked(sum(where(Tensor._make(xp.isnan(x._data)), 0.0, x), dim, keepdim, dtype=dtype), x)
 
 
 def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

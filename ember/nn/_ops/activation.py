@@ -20,7 +20,7 @@ from ..._kernels import activation as compiled
 from ..._kernels.policy import policy
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.elementwise import cast
 from ...ops.erf import half_erfc_abs_into
@@ -47,10 +47,13 @@ class SmoothPointwise(Pointwise):
     rerun_for_higher_order = True
 
 
-def _apply(x: Tensor, fn, *params, smooth: bool = True) -> Tensor:
+def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True) -> Tensor:
+    """``fn``'s activation of ``x``. ``saves_input``: PyTorch's formula reads ``x`` (saved: changing it in place
+    before backward is its error), as every activation's here but tanhshrink's (composed there: x - tanh(x))."""
     if not x.is_floating_point():
         x = cast(x, _dtype.get_default_dtype())
-    return (SmoothPointwise if smooth else Pointwise).apply(x, fn=fn, params=params)
+    out = (SmoothPointwise if smooth else Pointwise).apply(x, fn=fn, params=params)
+    return version_checked(out, x) if saves_input else out
 
 
 def _scalar(x, value: float):
@@ -204,7 +207,7 @@ def _logsigmoid(x, need):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """max(0, x) + negative_slope * min(0, x)."""
-    return _maybe_inplace(input, _apply(input, _leaky_relu, negative_slope, smooth=False), inplace)
+    return _maybe_inplace(input, _apply(input, _leaky_relu, negative_slope, smooth=False), inplace, result_saved=True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -221,7 +224,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    return _maybe_inplace(input, _apply(input, _elu, alpha), inplace)
+    return _maybe_inplace(input, _apply(input, _elu, alpha), inplace, result_saved=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -245,10 +248,12 @@ def logsigmoid(input: Tensor) -> Tensor:
     return _apply(input, _logsigmoid)
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False) -> Tensor:
     """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase). copy_ overwrites
     the input, so a node that reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's
-    in-place activations keep the original input for their gradient)."""
+    in-place activations keep the original input for their gradient). The input's version is then checked as
+    PyTorch's in-place form saves it: ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result,
+    the input now: changing it again is the error), else not at all."""
     if not inplace:
         return out
     node = out.grad_fn
@@ -256,4 +261,9 @@ def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
         from ...ops.inplace import _snapshot
 
         node.keep_for_rerun((_snapshot(input),), node._rerun[1])
-    return input.copy_(out)
+    input.copy_(out)
+    if node is not None:
+        node.forget_versions_of(input)
+        if result_saved:
+            node.check_versions_of(input)
+    return input

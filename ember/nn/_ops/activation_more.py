@@ -143,7 +143,7 @@ def softsign(input: Tensor) -> Tensor:
 
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
-    return _apply(input, _tanhshrink)
+    return _apply(input, _tanhshrink, saves_input=False)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -165,14 +165,14 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
-    return _maybe_inplace(input, _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return _maybe_inplace(input, _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace, result_saved=True)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _maybe_inplace(input, _apply(input, _exp_linear, alpha, 1.0, 1 / alpha), inplace)
+    return _maybe_inplace(input, _apply(input, _exp_linear, alpha, 1.0, 1 / alpha), inplace, result_saved=True)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -182,10 +182,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False), inplace)
+        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False), inplace,
+                              result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     slope = rng_of(None).uniform(lower, upper, input._data.shape).astype(dtype)
-    return _maybe_inplace(input, _apply(input, _random_slope, slope, smooth=False), inplace)
+    return _maybe_inplace(input, _apply(input, _random_slope, slope, smooth=False), inplace, result_saved=True)
 
 
 def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:

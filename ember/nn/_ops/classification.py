@@ -190,6 +190,17 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     return x, target.reshape(-1), expected
 
 
+def _saved_target(input: Tensor, target: Tensor) -> Tensor | None:
+    """The class-index target as PyTorch's loss saves it for backward (None: a copy of it, free to change in
+    place before backward). For (N, C, d) input and (N, C, d1, d2, d3, ...) input PyTorch folds the target
+    into 2-D positions through ``target.contiguous()``, a copy of a non-contiguous target; (N, C), (C,) and
+    (N, C, H, W) input save the target itself."""
+    nd = input._data.ndim
+    if (nd == 3 or nd > 4) and not target.is_contiguous():
+        return None
+    return target
+
+
 def _check_classes(t, c: int, ignore_index: int) -> None:
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bad.any():
@@ -222,7 +233,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         _check_classes(t._data, x._data.shape[1], ignore_index)
         out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
                                  reduction=reduction)
-        version_checked(out, weight, target)
+        version_checked(out, weight, _saved_target(input, target))
     return out.reshape(out_shape) if reduction == "none" else out
 
 
@@ -235,5 +246,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     x, t, out_shape = _rows("nll_loss", input, target, weight)
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight, target)
+    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight,
+                          _saved_target(input, target))
     return out.reshape(out_shape) if reduction == "none" else out

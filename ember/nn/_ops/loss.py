@@ -121,8 +121,9 @@ def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, sa
     """The loss node on ``input`` and ``target`` (cast to input's dtype), after PyTorch's checks: a target of
     another shape is an error (``same_shape``), or warned about (``warn_size``: the regression losses); integer
     input is PyTorch's NotImplementedError naming its CPU ``kernel`` (RuntimeError where it has none).
-    ``saved``: the tensors PyTorch saves for this loss's backward (the target, the weights), whose change in place
-    before backward is its error (the node keeps derivatives computed in forward, so they are checked, not read)."""
+    ``saved``: the tensors PyTorch saves for this loss's backward (the input, the target, the weights), whose change
+    in place before backward is its error (the node keeps derivatives computed in forward, so they are checked, not
+    read)."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
     if input._data.shape != target._data.shape:
@@ -209,7 +210,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (x - y)^2."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu", saved=(target,))
+    return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu",
+                      saved=(input, target))
 
 
 @full_precision
@@ -232,7 +234,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
         return _pointwise("smooth_l1_loss", input, target, _l1, reduction, warn_size=True,
                           kernel="smooth_l1_cpu")
     return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta, warn_size=True,
-                      kernel="smooth_l1_cpu", saved=(target,))
+                      kernel="smooth_l1_cpu", saved=(input, target))
 
 
 @full_precision
@@ -242,7 +244,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
     return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0, warn_size=True,
-                      kernel="huber_cpu", saved=(target,))
+                      kernel="huber_cpu", saved=(input, target))
 
 
 @full_precision
@@ -260,7 +262,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
                            "probabilities; use binary_cross_entropy_with_logits for raw scores)")
     return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True,
-                      kernel="binary_cross_entropy", saved=(target, weight))
+                      kernel="binary_cross_entropy", saved=(input, target, weight))
 
 
 @full_precision
@@ -279,7 +281,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     w = _broadcast_weight(weight, target)
     pw = pos_weight._data if pos_weight is not None else None
     return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw,
-                      kernel="log_sigmoid_cpu", saved=(target, weight, pos_weight))
+                      kernel="log_sigmoid_cpu", saved=(input, target, weight, pos_weight))
 
 
 @full_precision

@@ -22,7 +22,7 @@ from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
 from ...ops.shape import reshape_owned
@@ -263,7 +263,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if training else running_mean._data
     var = None if training else running_var._data
-    out = BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats)
+    out = version_checked(BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats), input)  # (saved)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
@@ -475,7 +475,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     """Normalise over the trailing ``normalized_shape`` dims, then scale by weight and shift by bias."""
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
-    return in_input_dtype(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input, mixed)
+    # (PyTorch saves the input; the node keeps the normalised rows)
+    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input)
+    return in_input_dtype(out, input, mixed)
 
 
 class RMSNorm(Node):
@@ -536,7 +538,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
         raise NotImplementedError(f"\"rms_norm\" not implemented for '{input.dtype.name}'")
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
-    return RMSNorm.apply(input, weight, k=len(shape), eps=eps)
+    return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input)  # (PyTorch saves the input)
 
 
 class GroupNorm(Node):
@@ -580,7 +582,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     mixed = check_parameter_dtypes(input, weight, bias)
-    return in_input_dtype(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps), input, mixed)
+    out = version_checked(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps), input)  # (saved)
+    return in_input_dtype(out, input, mixed)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,

@@ -17,7 +17,7 @@ from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from .conv import ntuple
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
@@ -295,7 +295,8 @@ def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilati
 
     def run(x):
         pads = _pool_pads(x._data.shape[2:], kernel, stride, padding, dilation, ceil_mode)
-        out = MaxPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+        # (PyTorch saves the input)
+        out = version_checked(MaxPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation), x)
         if not return_indices:
             return out
         node = out.grad_fn or MaxPoolNd()
@@ -350,7 +351,8 @@ def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_m
                 lim = (-p[0], n + p[0]) if count_include_pad else (0, n)
                 counts = _window_counts(n, k, s, p, *lim).astype(x._data.dtype)
                 divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - d))
-        return AvgPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, divisor=divisor)
+        # (PyTorch saves the input)
+        return version_checked(AvgPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, divisor=divisor), x)
 
     return _batched(input, nd, run)
 
