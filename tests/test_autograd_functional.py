@@ -198,3 +198,25 @@ def test_strict_with_create_graph_rejects_a_linear_function():
                                                        strict=True))
     same_error(lambda m: m.autograd.functional.vhp(lambda a: (a * a).sum(), m.tensor(x), m.ones(3),
                                                    create_graph=True, strict=True))
+
+
+@pytest.mark.parametrize("path", ["reverse", "reverse-vectorized", "forward", "hessian-reverse",
+                                  "hessian-forward-vectorized"])
+def test_a_block_independent_of_an_input_is_zeros_on_every_path(path):
+    """An output (or a gradient) that does not depend on an input gives a zero block, as PyTorch's, on each of
+    jacobian's and hessian's paths: one backward pass per row, one batched backward, one batched forward-mode run,
+    and the one-column-at-a-time double-backward trick (the forward-mode outer Jacobian of hessian, whose inner
+    reverse-mode Jacobian cannot run under forward-mode vmap)."""
+    def call(m, F, xs):
+        if path.startswith("hessian"):
+            # x enters linearly: its gradient is a constant, its rows and columns of the Hessian zeros
+            f = lambda x, w: x.sum() + (w.tanh() ** 3).sum() + 0 * x[0]  # noqa: E731
+            return F.hessian(f, tuple(xs), vectorize=path == "hessian-forward-vectorized",
+                             outer_jacobian_strategy="forward-mode" if "forward" in path else "reverse-mode")
+        f = lambda x, w: (m.tanh(w @ x), w.exp().sum(), m.ones(2) * 3)  # noqa: E731  (no x; neither)
+        return F.jacobian(f, tuple(xs), vectorize=path != "reverse",
+                          strategy="forward-mode" if path == "forward" else "reverse-mode")
+
+    e, _ = _run(call, grad_state=False)
+    flat = [b for row in e for b in row]
+    assert any(not b.any() for b in flat) and any(b.any() for b in flat)
