@@ -164,12 +164,15 @@ def test_strict_hessian_errors():
     same_error(lambda m: m.autograd.functional.hessian(lambda a: a * 2, m.tensor(x)))
 
 
-def test_create_graph_results_differentiate_again():
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_create_graph_results_differentiate_again(vectorize):
+    """The results of create_graph=True carry a graph through func's own (its saved outputs): one backward pass
+    per row, or one batched pass over the whole basis, must keep func's graph for that second differentiation."""
     def call(m, F, xs):
         x, w = xs
-        jac = F.jacobian(lambda a: m.tanh(w @ a), x, create_graph=True)
+        jac = F.jacobian(lambda a: m.tanh(w @ a), x, create_graph=True, vectorize=vectorize)
         _, vj = F.vjp(lambda a: m.sigmoid(w @ a).sum(), x, create_graph=True)
-        h = F.hessian(lambda a: (m.tanh(w @ a) ** 2).sum(), x, create_graph=True)
+        h = F.hessian(lambda a: (m.tanh(w @ a) ** 2).sum(), x, create_graph=True, vectorize=vectorize)
         assert jac.requires_grad and vj.requires_grad and h.requires_grad
         return m.autograd.grad((jac.pow(2).sum() + vj.sum() + h.sum()), (x, w))
 
