@@ -134,3 +134,40 @@ def test_buckets_fill_to_their_cap_from_the_last_parameter(seed):
 def names_of(stores, names, bucket):
     start = sum(len(s) for s in stores[:next(i for i, s in enumerate(stores) if s is bucket.store)])
     return names[start + bucket.lo:start + bucket.hi]
+
+
+class OneRank:
+    """A communicator of one rank (an all-reduce is the identity) that records, for each all-reduce it is asked
+    to start, which parameters' gradients had landed by then."""
+
+    size, rank = 1, 0
+
+    def __init__(self, landed: list):
+        self.landed, self.started = landed, []
+
+    def iallreduce_(self, array, op):
+        self.started.append(list(self.landed))
+        return SimpleNamespace(is_completed=lambda: True, wait=lambda: None)
+
+
+@pytest.mark.parametrize("cap_mb", [0.5, 0.2])
+def test_each_bucket_is_launched_once_it_and_those_before_it_are_complete(cap_mb):
+    """A bucket's all-reduce starts in the hook of the gradient that completes it and the buckets before it (they
+    start in order on every rank): the overlap with the rest of backward that buckets exist for, not with some
+    later gradient's hook or at the end of backward. The lockstep table's all-reduce comes last."""
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+    named = list(model.named_parameters())
+    landed: list[str] = []
+    for n, p in named:  # registered before the reducer's hooks, so they run first
+        p.register_post_accumulate_grad_hook(lambda p, n=n: landed.append(n))
+    comm = OneRank(landed)
+    r = Reducer([p for _, p in named], [n for n, _ in named], comm, bucket_cap_mb=cap_mb)
+    assert len(r.buckets) >= 2 and any(len(b.params) >= 2 for b in r.buckets)
+    r.prepare_for_backward()
+    model(ember.randn(2, 300)).sum().backward()
+    assert len(comm.started) == len(r.buckets) + 1 and comm.started[-1] == landed  # the table after every bucket
+    needed: set[str] = set()
+    for bucket, seen in zip(r.buckets, comm.started):
+        needed |= set(bucket.names)
+        assert len(seen) == 1 + max(landed.index(n) for n in needed), (bucket.names, seen)
