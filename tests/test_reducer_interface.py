@@ -171,3 +171,18 @@ def test_each_bucket_is_launched_once_it_and_those_before_it_are_complete(cap_mb
     for bucket, seen in zip(r.buckets, comm.started):
         needed |= set(bucket.names)
         assert len(seen) == 1 + max(landed.index(n) for n in needed), (bucket.names, seen)
+
+
+@pytest.mark.parametrize("unused", [1, 9, 10, 11, 25])
+def test_the_parameters_without_gradient_are_named_ten_at_most(unused):
+    """A backward that leaves parameters without a gradient (find_unused_parameters=False) is refused naming the
+    first ten of them (here one bucket's, in slot order), with " ..." only when there are more."""
+    params = [ember.zeros(3, requires_grad=True) for _ in range(unused + 1)]
+    names = [f"p{i}" for i in range(len(params))]
+    r = Reducer(params, names, OneRank([]))
+    r.prepare_for_backward()
+    with pytest.raises(RuntimeError) as raised:
+        (params[0] * 2).sum().backward()
+    listed = ", ".join(names[1:11]) + (" ..." if unused > 10 else "")
+    assert f"{unused} parameter(s) received no gradient in this backward on rank 0: {listed}. Every" \
+        in str(raised.value), str(raised.value)
