@@ -223,3 +223,23 @@ def test_a_block_independent_of_an_input_is_zeros_on_every_path(path):
     e, _ = _run(call, grad_state=False)
     flat = [b for row in e for b in row]
     assert any(not b.any() for b in flat) and any(b.any() for b in flat)
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "jvp-create_graph", "jacobian", "jacobian-vectorized", "hessian",
+                                  "hvp", "vhp"])
+def test_a_function_of_no_input_gives_zeros(name):
+    """func's output does not depend on the inputs (it does not require grad at all): without strict, every
+    function gives PyTorch's zeros (no backward pass has anything to differentiate)."""
+    v = arrays((3,), seed=4)[0]
+
+    def call(m, F, xs):
+        x = xs[0]
+        const = lambda a: (m.ones(3, dtype=m.float64) * 2).sum() if name in ("hessian", "hvp", "vhp") \
+            else m.ones(3, dtype=m.float64) * 2  # noqa: E731
+        if name.startswith("jacobian"):
+            return F.jacobian(const, x, vectorize=name.endswith("vectorized"))
+        if name == "hessian":
+            return F.hessian(const, x)
+        return getattr(F, name.split("-")[0])(const, x, m.tensor(v), create_graph=name.endswith("create_graph"))
+
+    _run(call, shapes=((3,),))
