@@ -186,3 +186,29 @@ def test_the_parameters_without_gradient_are_named_ten_at_most(unused):
     listed = ", ".join(names[1:11]) + (" ..." if unused > 10 else "")
     assert f"{unused} parameter(s) received no gradient in this backward on rank 0: {listed}. Every" \
         in str(raised.value), str(raised.value)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view):
+    """A ``.grad`` assigned by hand is not in its store slot: backward adds into it and its bucket is reduced
+    through a staging copy (or, with gradient_as_bucket_view, the slot adopts it), each parameter's piece of
+    that copy at its own offset in the bucket, in every bucket (not only the one that starts at slot 0)."""
+    def model():
+        ember.manual_seed(0)
+        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+
+    x = ember.randn(2, 300)
+    ref = model()
+    ref(x).sum().backward()
+    m = model()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
+                gradient_as_bucket_view=as_view)
+    assert len(r.buckets) >= 3 and any(b.lo > 0 and len(b.params) >= 2 for b in r.buckets)
+    for k, (_, p) in enumerate(named):
+        p.grad = ember.full(p.shape, float(k + 1))
+    r.prepare_for_backward()
+    m(x).sum().backward()
+    assert [b.in_place for b in r.buckets] == [as_view] * len(r.buckets)  # (staged, or adopted and in place)
+    for k, ((n, p), q) in enumerate(zip(named, ref.parameters())):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + (k + 1), rtol=1e-6, err_msg=n)
