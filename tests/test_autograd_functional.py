@@ -164,12 +164,15 @@ def test_strict_hessian_errors():
     same_error(lambda m: m.autograd.functional.hessian(lambda a: a * 2, m.tensor(x)))
 
 
-def test_create_graph_results_differentiate_again():
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_create_graph_results_differentiate_again(vectorize):
+    """The results of create_graph=True carry a graph through func's own (its saved outputs): one backward pass
+    per row, or one batched pass over the whole basis, must keep func's graph for that second differentiation."""
     def call(m, F, xs):
         x, w = xs
-        jac = F.jacobian(lambda a: m.tanh(w @ a), x, create_graph=True)
+        jac = F.jacobian(lambda a: m.tanh(w @ a), x, create_graph=True, vectorize=vectorize)
         _, vj = F.vjp(lambda a: m.sigmoid(w @ a).sum(), x, create_graph=True)
-        h = F.hessian(lambda a: (m.tanh(w @ a) ** 2).sum(), x, create_graph=True)
+        h = F.hessian(lambda a: (m.tanh(w @ a) ** 2).sum(), x, create_graph=True, vectorize=vectorize)
         assert jac.requires_grad and vj.requires_grad and h.requires_grad
         return m.autograd.grad((jac.pow(2).sum() + vj.sum() + h.sum()), (x, w))
 
@@ -198,3 +201,45 @@ def test_strict_with_create_graph_rejects_a_linear_function():
                                                        strict=True))
     same_error(lambda m: m.autograd.functional.vhp(lambda a: (a * a).sum(), m.tensor(x), m.ones(3),
                                                    create_graph=True, strict=True))
+
+
+@pytest.mark.parametrize("path", ["reverse", "reverse-vectorized", "forward", "hessian-reverse",
+                                  "hessian-forward-vectorized"])
+def test_a_block_independent_of_an_input_is_zeros_on_every_path(path):
+    """An output (or a gradient) that does not depend on an input gives a zero block, as PyTorch's, on each of
+    jacobian's and hessian's paths: one backward pass per row, one batched backward, one batched forward-mode run,
+    and the one-column-at-a-time double-backward trick (the forward-mode outer Jacobian of hessian, whose inner
+    reverse-mode Jacobian cannot run under forward-mode vmap)."""
+    def call(m, F, xs):
+        if path.startswith("hessian"):
+            # x enters linearly: its gradient is a constant, its rows and columns of the Hessian zeros
+            f = lambda x, w: x.sum() + (w.tanh() ** 3).sum() + 0 * x[0]  # noqa: E731
+            return F.hessian(f, tuple(xs), vectorize=path == "hessian-forward-vectorized",
+                             outer_jacobian_strategy="forward-mode" if "forward" in path else "reverse-mode")
+        f = lambda x, w: (m.tanh(w @ x), w.exp().sum(), m.ones(2) * 3)  # noqa: E731  (no x; neither)
+        return F.jacobian(f, tuple(xs), vectorize=path != "reverse",
+                          strategy="forward-mode" if path == "forward" else "reverse-mode")
+
+    e, _ = _run(call, grad_state=False)
+    flat = [b for row in e for b in row]
+    assert any(not b.any() for b in flat) and any(b.any() for b in flat)
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "jvp-create_graph", "jacobian", "jacobian-vectorized", "hessian",
+                                  "hvp", "vhp"])
+def test_a_function_of_no_input_gives_zeros(name):
+    """func's output does not depend on the inputs (it does not require grad at all): without strict, every
+    function gives PyTorch's zeros (no backward pass has anything to differentiate)."""
+    v = arrays((3,), seed=4)[0]
+
+    def call(m, F, xs):
+        x = xs[0]
+        const = lambda a: (m.ones(3, dtype=m.float64) * 2).sum() if name in ("hessian", "hvp", "vhp") \
+            else m.ones(3, dtype=m.float64) * 2  # noqa: E731
+        if name.startswith("jacobian"):
+            return F.jacobian(const, x, vectorize=name.endswith("vectorized"))
+        if name == "hessian":
+            return F.hessian(const, x)
+        return getattr(F, name.split("-")[0])(const, x, m.tensor(v), create_graph=name.endswith("create_graph"))
+
+    _run(call, shapes=((3,),))

@@ -263,6 +263,11 @@ def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     ("T, 3-d", lambda a: a.reshape(1, 2, 3).T),
     ("swapaxes, 3-d", lambda a: a.reshape(1, 2, 3).swapaxes(0, 2)),
     ("transpose, 3-d", lambda a: a.reshape(1, 2, 3).transpose(2, 0, 1)),
+    # axes as NumPy gives them: its integers, an array (an inverse permutation by argsort), a list, None
+    ("transpose, NumPy integers", lambda a: a.reshape(1, 2, 3).transpose(*np.array([2, 0, 1]))),
+    ("transpose, an array", lambda a: a.reshape(1, 2, 3).transpose(np.argsort([1, 2, 0]))),
+    ("transpose, a list", lambda a: a.reshape(1, 2, 3).transpose([1, 2, 0])),
+    ("transpose, None", lambda a: a.reshape(1, 2, 3).transpose(None)),
 ])
 def test_formulas_recorded_namespace_computes_as_numpy(name, call):
     """A backward formula is written once against NumPy's functions; under create_graph they run on recorded

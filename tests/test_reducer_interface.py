@@ -134,3 +134,81 @@ def test_buckets_fill_to_their_cap_from_the_last_parameter(seed):
 def names_of(stores, names, bucket):
     start = sum(len(s) for s in stores[:next(i for i, s in enumerate(stores) if s is bucket.store)])
     return names[start + bucket.lo:start + bucket.hi]
+
+
+class OneRank:
+    """A communicator of one rank (an all-reduce is the identity) that records, for each all-reduce it is asked
+    to start, which parameters' gradients had landed by then."""
+
+    size, rank = 1, 0
+
+    def __init__(self, landed: list):
+        self.landed, self.started = landed, []
+
+    def iallreduce_(self, array, op):
+        self.started.append(list(self.landed))
+        return SimpleNamespace(is_completed=lambda: True, wait=lambda: None)
+
+
+@pytest.mark.parametrize("cap_mb", [0.5, 0.2])
+def test_each_bucket_is_launched_once_it_and_those_before_it_are_complete(cap_mb):
+    """A bucket's all-reduce starts in the hook of the gradient that completes it and the buckets before it (they
+    start in order on every rank): the overlap with the rest of backward that buckets exist for, not with some
+    later gradient's hook or at the end of backward. The lockstep table's all-reduce comes last."""
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+    named = list(model.named_parameters())
+    landed: list[str] = []
+    for n, p in named:  # registered before the reducer's hooks, so they run first
+        p.register_post_accumulate_grad_hook(lambda p, n=n: landed.append(n))
+    comm = OneRank(landed)
+    r = Reducer([p for _, p in named], [n for n, _ in named], comm, bucket_cap_mb=cap_mb)
+    assert len(r.buckets) >= 2 and any(len(b.params) >= 2 for b in r.buckets)
+    r.prepare_for_backward()
+    model(ember.randn(2, 300)).sum().backward()
+    assert len(comm.started) == len(r.buckets) + 1 and comm.started[-1] == landed  # the table after every bucket
+    needed: set[str] = set()
+    for bucket, seen in zip(r.buckets, comm.started):
+        needed |= set(bucket.names)
+        assert len(seen) == 1 + max(landed.index(n) for n in needed), (bucket.names, seen)
+
+
+@pytest.mark.parametrize("unused", [1, 9, 10, 11, 25])
+def test_the_parameters_without_gradient_are_named_ten_at_most(unused):
+    """A backward that leaves parameters without a gradient (find_unused_parameters=False) is refused naming the
+    first ten of them (here one bucket's, in slot order), with " ..." only when there are more."""
+    params = [ember.zeros(3, requires_grad=True) for _ in range(unused + 1)]
+    names = [f"p{i}" for i in range(len(params))]
+    r = Reducer(params, names, OneRank([]))
+    r.prepare_for_backward()
+    with pytest.raises(RuntimeError) as raised:
+        (params[0] * 2).sum().backward()
+    listed = ", ".join(names[1:11]) + (" ..." if unused > 10 else "")
+    assert f"{unused} parameter(s) received no gradient in this backward on rank 0: {listed}. Every" \
+        in str(raised.value), str(raised.value)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view):
+    """A ``.grad`` assigned by hand is not in its store slot: backward adds into it and its bucket is reduced
+    through a staging copy (or, with gradient_as_bucket_view, the slot adopts it), each parameter's piece of
+    that copy at its own offset in the bucket, in every bucket (not only the one that starts at slot 0)."""
+    def model():
+        ember.manual_seed(0)
+        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+
+    x = ember.randn(2, 300)
+    ref = model()
+    ref(x).sum().backward()
+    m = model()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
+                gradient_as_bucket_view=as_view)
+    assert len(r.buckets) >= 3 and any(b.lo > 0 and len(b.params) >= 2 for b in r.buckets)
+    for k, (_, p) in enumerate(named):
+        p.grad = ember.full(p.shape, float(k + 1))
+    r.prepare_for_backward()
+    m(x).sum().backward()
+    assert [b.in_place for b in r.buckets] == [as_view] * len(r.buckets)  # (staged, or adopted and in place)
+    for k, ((n, p), q) in enumerate(zip(named, ref.parameters())):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + (k + 1), rtol=1e-6, err_msg=n)

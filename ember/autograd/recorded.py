@@ -306,7 +306,7 @@ class RecordedArray:
         return RecordedArray(self.t.reshape(tuple(shape)))
 
     def transpose(self, *axes):
-        if not axes or axes == (None,):
+        if not axes or (len(axes) == 1 and axes[0] is None):  # (not ``== (None,)``: an array of axes has no truth)
             axes = tuple(range(self.ndim - 1, -1, -1))
         elif len(axes) == 1 and not isinstance(axes[0], int):
             axes = tuple(axes[0])
