@@ -583,6 +583,31 @@ def test_custom_function_with_setup_context_as_pytorch():
     assert ename == tname == "ScaledTanhBackward"
 
 
+def test_custom_function_setup_context_sees_defaults_and_keywords():
+    """PyTorch binds apply's arguments to forward's signature: setup_context's inputs hold the defaults and the
+    keyword arguments, in forward's order."""
+    def fn(m, **kw):
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(x, scale=2.0):
+                return x * scale
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, scale = inputs
+                ctx.scale = scale
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.scale, None
+
+        x = m.ones(3, requires_grad=True)
+        Scale.apply(x, **kw).sum().backward()
+        return x.grad
+    for kw in ({}, {"scale": 3.0}):
+        assert_close(fn(ember, **kw), fn(torch, **kw))
+
+
 def test_custom_function_node_class_is_named_after_the_function():
     nodes = []
     for m in (ember, torch):

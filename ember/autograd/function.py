@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -135,6 +136,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx_style = cls.setup_context is Function.setup_context
+        if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -145,7 +151,7 @@ class Function:
             raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                       "with forward mode AD.")
         with no_grad(), forward_ad.suspended():  # (forward mode: the Function's jvp gives the tangents)
-            if cls.setup_context is Function.setup_context:
+            if ctx_style:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:  # forward without ctx, then setup_context(ctx, inputs, output)
                 outputs = cls.forward(*args, **kwargs)
