@@ -608,6 +608,54 @@ def test_custom_function_setup_context_sees_defaults_and_keywords():
         assert_close(fn(ember, **kw), fn(torch, **kw))
 
 
+@pytest.mark.parametrize("style", ["ctx", "setup_context"])
+def test_custom_function_mark_dirty_gradient_reaches_the_input_history(style):
+    """An input modified in place, marked dirty and returned: the output is that tensor, and its gradient goes
+    through the Function's backward to the history the input had (here x * 1, so to x)."""
+    def fn(m):
+        if style == "ctx":
+            class Triple(m.autograd.Function):
+                @staticmethod
+                def forward(ctx, y, w):
+                    y.mul_(w)
+                    ctx.mark_dirty(y)
+                    ctx.save_for_backward(w)
+                    return y
+
+                @staticmethod
+                def backward(ctx, g):
+                    w, = ctx.saved_tensors
+                    return g * w, (g * 7).sum()
+        else:
+            class Triple(m.autograd.Function):
+                @staticmethod
+                def forward(y, w):
+                    return y.mul_(w)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.mark_dirty(inputs[0])
+                    ctx.save_for_backward(inputs[1])
+
+                @staticmethod
+                def backward(ctx, g):
+                    w, = ctx.saved_tensors
+                    return g * w, (g * 7).sum()
+
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = m.tensor(3.0, requires_grad=True)
+        y = x * 1
+        z = Triple.apply(y, w)
+        (z * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return z is y, x.grad, w.grad, z.grad_fn.name()
+    (e_same, e_gx, e_gw, e_name), (t_same, t_gx, t_gw, t_name) = fn(ember), fn(torch)
+    assert e_same and t_same
+    assert e_gx is not None
+    assert_close(e_gx, t_gx)
+    assert_close(e_gw, t_gw)
+    assert e_name == t_name == "TripleBackward"
+
+
 def test_custom_function_node_class_is_named_after_the_function():
     nodes = []
     for m in (ember, torch):

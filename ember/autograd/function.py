@@ -25,7 +25,7 @@ from typing import Any
 from .._tensor import Tensor
 from . import forward_ad
 from .grad_mode import _GradState, no_grad
-from .graph import Node
+from .graph import Node, input_edge
 from .recorded import RecordedArray
 
 
@@ -170,6 +170,10 @@ class Function:
         node.saved = tuple(None if t is None else t._data for t in getattr(ctx, "_to_save", ()))
         non_diff = getattr(ctx, "_non_differentiable", set())
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
+        # the inputs' edges before an output takes this node as its history: an input modified in place
+        # (mark_dirty) and returned is both, and its gradient goes on to the history it had
+        edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
+        shapes = [a._data.shape if n else None for a, n in zip(args, needs)]
         results = []
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor) or id(o) in non_diff:
@@ -183,7 +187,7 @@ class Function:
                     else Tensor._make(o._data)
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
-        node._link(args, needs, [r for r in results if isinstance(r, Tensor)])
+        node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)
