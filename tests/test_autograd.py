@@ -656,6 +656,39 @@ def test_custom_function_mark_dirty_gradient_reaches_the_input_history(style):
     assert e_name == t_name == "TripleBackward"
 
 
+def test_custom_function_mark_dirty_on_a_view_rewrites_the_base_history():
+    """A view marked dirty: as an in-place op on a view, the base takes the Function's result in the view's region
+    (PyTorch's CopySlices), and the rest of the base's gradient goes straight to its old history."""
+    def fn(m):
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, y, w):
+                y.mul_(w)
+                ctx.mark_dirty(y)
+                ctx.save_for_backward(w)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                w, = ctx.saved_tensors
+                return g * w, (g * 7).sum()
+
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = m.tensor(3.0, requires_grad=True)
+        base = x * 1
+        y = base[1:]
+        z = Scale.apply(y, w)
+        (base * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return z is y, base.detach(), x.grad, w.grad, type(base.grad_fn).__name__
+    (e_same, e_base, e_gx, e_gw, e_fn), (t_same, t_base, t_gx, t_gw, t_fn) = fn(ember), fn(torch)
+    assert e_same and t_same
+    assert e_fn == t_fn == "CopySlices"
+    assert_close(e_base, t_base)
+    assert e_gx is not None
+    assert_close(e_gx, t_gx)
+    assert_close(e_gw, t_gw)
+
+
 def test_custom_function_node_class_is_named_after_the_function():
     nodes = []
     for m in (ember, torch):

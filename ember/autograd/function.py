@@ -25,6 +25,7 @@ from typing import Any
 from .._tensor import Tensor
 from . import forward_ad
 from .grad_mode import _GradState, no_grad
+from . import graph
 from .graph import Node, input_edge
 from .recorded import RecordedArray
 
@@ -174,12 +175,16 @@ class Function:
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
         shapes = [a._data.shape if n else None for a, n in zip(args, needs)]
-        results = []
+        results, dirty_views = [], []
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor) or id(o) in non_diff:
                 results.append(o)
                 continue
-            if id(o) in dirty:  # modified in place: the same tensor object gets new history
+            if id(o) in dirty and o._base is not None:  # a view modified in place: its base takes the change
+                o._bump_version()
+                res = Tensor._make(o._data)
+                dirty_views.append((i, o, res))
+            elif id(o) in dirty:  # modified in place: the same tensor object gets new history
                 o._bump_version()
                 res = o
             else:
@@ -188,6 +193,9 @@ class Function:
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
+        for i, view, res in dirty_views:  # (as an in-place op on a view: CopySlices on the base, the view read from it)
+            graph.take_history(view, res)
+            results[i] = view
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)
