@@ -23,9 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from . import forward_ad
+from . import forward_ad, graph
 from .grad_mode import _GradState, no_grad
-from . import graph
 from .graph import Node, input_edge
 from .recorded import RecordedArray
 
