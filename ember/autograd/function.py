@@ -98,6 +98,11 @@ class _FunctionNode(Node):
         return tuple(r._data if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
 
 
+@functools.lru_cache(maxsize=256)
+def _forward_signature(forward: Callable) -> inspect.Signature:
+    return inspect.signature(forward)
+
+
 class Function:
     """Base class for custom autograd ops; subclass and define static ``forward``/``backward``. Each subclass's
     graph nodes are of its own class ``<Name>Backward`` (``_backward_cls``), as PyTorch's."""
@@ -138,9 +143,11 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx_style = cls.setup_context is Function.setup_context
         if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
-            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
-            bound.apply_defaults()
-            args, kwargs = bound.args, bound.kwargs
+            signature = _forward_signature(cls.forward)
+            if kwargs or len(args) < len(signature.parameters):  # (else the arguments are forward's already)
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                args, kwargs = bound.args, bound.kwargs
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
