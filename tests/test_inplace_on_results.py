@@ -135,3 +135,16 @@ def test_apply_calls_a_python_function_per_element_as_pytorch():
         np.testing.assert_array_equal(b, a)
         assert b.dtype == a.dtype
     assert t_rest[3] == e_rest[3]
+
+
+@pytest.mark.parametrize("result", [None, "a", [1], 1 + 2j])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_apply_refuses_a_result_that_is_no_real_number_as_pytorch(result, dtype):
+    """PyTorch's TypeError for a callable returning None, a string, a list or (into a real tensor) a complex;
+    NumPy would have written nan or warned."""
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(TypeError) as err:
+            m.tensor([1, 2], dtype=getattr(m, dtype)).apply_(lambda v: result)
+        messages.append(str(err.value))
+    assert messages[1] == messages[0]
