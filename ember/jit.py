@@ -90,12 +90,14 @@ def freeze(mod: Any, preserved_attrs: Any = None, optimize_numerics: bool = True
 
 
 def optimize_for_inference(mod: Any, other_methods: Any = None) -> Any:
-    """A copy of ``mod`` (in eval mode) computing what ``mod`` computes now: PyTorch's folds the weights into new
-    constants, which later changes to the model's weights do not reach (it also fuses ops for speed; ember runs the
-    same Python)."""
+    """A copy of ``mod``, in eval mode, computing what ``mod`` computes in eval mode now: PyTorch's folds the
+    weights into new constants, which later changes to the model's weights do not reach (it also fuses ops for
+    speed; ember runs the same Python). A module in training mode is put in eval mode first, as PyTorch's; ``mod``
+    itself is left as it is (PyTorch's changes its scripted copy's mode)."""
     import copy
 
-    frozen = copy.deepcopy(freeze(mod))
+    frozen = copy.deepcopy(mod)
+    frozen = freeze(frozen.eval() if hasattr(frozen, "eval") else frozen)
     for p in frozen.parameters():
         p.requires_grad_(False)
     return frozen

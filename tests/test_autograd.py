@@ -583,6 +583,112 @@ def test_custom_function_with_setup_context_as_pytorch():
     assert ename == tname == "ScaledTanhBackward"
 
 
+def test_custom_function_setup_context_sees_defaults_and_keywords():
+    """PyTorch binds apply's arguments to forward's signature: setup_context's inputs hold the defaults and the
+    keyword arguments, in forward's order."""
+    def fn(m, **kw):
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(x, scale=2.0):
+                return x * scale
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, scale = inputs
+                ctx.scale = scale
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.scale, None
+
+        x = m.ones(3, requires_grad=True)
+        Scale.apply(x, **kw).sum().backward()
+        return x.grad
+    for kw in ({}, {"scale": 3.0}):
+        assert_close(fn(ember, **kw), fn(torch, **kw))
+
+
+@pytest.mark.parametrize("style", ["ctx", "setup_context"])
+def test_custom_function_mark_dirty_gradient_reaches_the_input_history(style):
+    """An input modified in place, marked dirty and returned: the output is that tensor, and its gradient goes
+    through the Function's backward to the history the input had (here x * 1, so to x)."""
+    def fn(m):
+        if style == "ctx":
+            class Triple(m.autograd.Function):
+                @staticmethod
+                def forward(ctx, y, w):
+                    y.mul_(w)
+                    ctx.mark_dirty(y)
+                    ctx.save_for_backward(w)
+                    return y
+
+                @staticmethod
+                def backward(ctx, g):
+                    w, = ctx.saved_tensors
+                    return g * w, (g * 7).sum()
+        else:
+            class Triple(m.autograd.Function):
+                @staticmethod
+                def forward(y, w):
+                    return y.mul_(w)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.mark_dirty(inputs[0])
+                    ctx.save_for_backward(inputs[1])
+
+                @staticmethod
+                def backward(ctx, g):
+                    w, = ctx.saved_tensors
+                    return g * w, (g * 7).sum()
+
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = m.tensor(3.0, requires_grad=True)
+        y = x * 1
+        z = Triple.apply(y, w)
+        (z * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return z is y, x.grad, w.grad, z.grad_fn.name()
+    (e_same, e_gx, e_gw, e_name), (t_same, t_gx, t_gw, t_name) = fn(ember), fn(torch)
+    assert e_same and t_same
+    assert e_gx is not None
+    assert_close(e_gx, t_gx)
+    assert_close(e_gw, t_gw)
+    assert e_name == t_name == "TripleBackward"
+
+
+def test_custom_function_mark_dirty_on_a_view_rewrites_the_base_history():
+    """A view marked dirty: as an in-place op on a view, the base takes the Function's result in the view's region
+    (PyTorch's CopySlices), and the rest of the base's gradient goes straight to its old history."""
+    def fn(m):
+        class Scale(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, y, w):
+                y.mul_(w)
+                ctx.mark_dirty(y)
+                ctx.save_for_backward(w)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                w, = ctx.saved_tensors
+                return g * w, (g * 7).sum()
+
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = m.tensor(3.0, requires_grad=True)
+        base = x * 1
+        y = base[1:]
+        z = Scale.apply(y, w)
+        (base * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return z is y, base.detach(), x.grad, w.grad, type(base.grad_fn).__name__
+    (e_same, e_base, e_gx, e_gw, e_fn), (t_same, t_base, t_gx, t_gw, t_fn) = fn(ember), fn(torch)
+    assert e_same and t_same
+    assert e_fn == t_fn == "CopySlices"
+    assert_close(e_base, t_base)
+    assert e_gx is not None
+    assert_close(e_gx, t_gx)
+    assert_close(e_gw, t_gw)
+
+
 def test_custom_function_node_class_is_named_after_the_function():
     nodes = []
     for m in (ember, torch):

@@ -352,6 +352,24 @@ def test_jit_freeze_and_optimize_for_inference_as_pytorch():
     np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")  # torch's (script, optimize_for_inference)
+def test_jit_optimize_for_inference_of_a_training_model_as_pytorch():
+    """PyTorch's optimize_for_inference puts a model in training mode in eval mode before freezing it (no error);
+    the result computes the eval-mode model's outputs (dropout off)."""
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    weights, outs = None, []
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 4), lib.nn.Dropout(0.5), lib.nn.Linear(4, 1))
+        if weights is None:
+            weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
+        fast = lib.jit.optimize_for_inference(lib.jit.script(model))
+        assert model.training
+        outs.append(fast(lib.tensor(x)).detach().numpy())
+        np.testing.assert_allclose(outs[-1], model.eval()(lib.tensor(x)).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
+
 # -------------------------------------------------------------------------------------------- profiler
 def test_profiler_records_user_annotations_and_exports_a_chrome_trace(tmp_path):
     import json

@@ -172,6 +172,7 @@ def test_dim_out_of_range_is_pytorchs_index_error():
     lambda m, F: lambda x: x.unfold(2, 2, 1).sum(-1) + x.unfold(-1, 3, 2)[..., :1, :].sum(),
     lambda m, F: lambda x: x.unfold(0, 2, 2) * x.unfold(dimension=0, size=2, step=2),
     lambda m, F: lambda x: x[0, 0].unfold(0, 5, 5) + x.sum().unfold(0, 1, 1),
+    lambda m, F: lambda x: (x.sum().unfold(0, 0, 1), x.sum().unfold(0, 0, 2), x.sum().unfold(0, 1, 3)),
     lambda m, F: lambda x: x.movedim(0, -1),
     lambda m, F: lambda x: x.t() if x.ndim == 2 else x[0].t(),
     lambda m, F: lambda x: x.contiguous().clone().detach(),

@@ -165,3 +165,16 @@ def test_comparisons_in_place_on_tensors_needing_a_gradient(name, other, where):
     """As PyTorch: the result keeps requiring a gradient (GtBackward0 with a number, GtBackward1 with a tensor),
     and both operands' gradients are zeros."""
     assert _compare_in_place(ember, name, other, where) == _compare_in_place(torch, name, other, where)
+
+
+@pytest.mark.parametrize("result", [None, "a", [1], 1 + 2j])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_apply_refuses_a_result_that_is_no_real_number_as_pytorch(result, dtype):
+    """PyTorch's TypeError for a callable returning None, a string, a list or (into a real tensor) a complex;
+    NumPy would have written nan or warned."""
+    messages = []
+    for m in (torch, ember):
+        with pytest.raises(TypeError) as err:
+            m.tensor([1, 2], dtype=getattr(m, dtype)).apply_(lambda v: result)
+        messages.append(str(err.value))
+    assert messages[1] == messages[0]

@@ -18,13 +18,14 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from . import forward_ad
+from . import forward_ad, graph
 from .grad_mode import _GradState, no_grad
-from .graph import Node
+from .graph import Node, input_edge
 from .recorded import RecordedArray
 
 
@@ -97,6 +98,11 @@ class _FunctionNode(Node):
         return tuple(r._data if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
 
 
+@functools.lru_cache(maxsize=256)
+def _forward_signature(forward: Callable) -> inspect.Signature:
+    return inspect.signature(forward)
+
+
 class Function:
     """Base class for custom autograd ops; subclass and define static ``forward``/``backward``. Each subclass's
     graph nodes are of its own class ``<Name>Backward`` (``_backward_cls``), as PyTorch's."""
@@ -135,6 +141,13 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx_style = cls.setup_context is Function.setup_context
+        if not ctx_style:  # PyTorch 2's style: the inputs setup_context sees are forward's, defaults filled in
+            signature = _forward_signature(cls.forward)
+            if kwargs or len(args) < len(signature.parameters):  # (else the arguments are forward's already)
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                args, kwargs = bound.args, bound.kwargs
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -145,7 +158,7 @@ class Function:
             raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                       "with forward mode AD.")
         with no_grad(), forward_ad.suspended():  # (forward mode: the Function's jvp gives the tangents)
-            if cls.setup_context is Function.setup_context:
+            if ctx_style:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:  # forward without ctx, then setup_context(ctx, inputs, output)
                 outputs = cls.forward(*args, **kwargs)
@@ -164,12 +177,20 @@ class Function:
         node.saved = tuple(None if t is None else t._data for t in getattr(ctx, "_to_save", ()))
         non_diff = getattr(ctx, "_non_differentiable", set())
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
-        results = []
+        # the inputs' edges before an output takes this node as its history: an input modified in place
+        # (mark_dirty) and returned is both, and its gradient goes on to the history it had
+        edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
+        shapes = [a._data.shape if n else None for a, n in zip(args, needs)]
+        results, dirty_views = [], []
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor) or id(o) in non_diff:
                 results.append(o)
                 continue
-            if id(o) in dirty:  # modified in place: the same tensor object gets new history
+            if id(o) in dirty and o._base is not None:  # a view modified in place: its base takes the change
+                o._bump_version()
+                res = Tensor._make(o._data)
+                dirty_views.append((i, o, res))
+            elif id(o) in dirty:  # modified in place: the same tensor object gets new history
                 o._bump_version()
                 res = o
             else:
@@ -177,7 +198,10 @@ class Function:
                     else Tensor._make(o._data)
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
-        node._link(args, needs, [r for r in results if isinstance(r, Tensor)])
+        node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
+        for i, view, res in dirty_views:  # (as an in-place op on a view: CopySlices on the base, the view read from it)
+            graph.take_history(view, res)
+            results[i] = view
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)
         return results[0] if single else tuple(results)

@@ -52,6 +52,9 @@ _dtensor_dispatch = None
 # ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
+# ops/copy_slices.py's take_history(x, result): a tensor changed in place takes the result's place in the graph, a
+# view passing it to its base (a custom Function's mark_dirty input; installed when ember.ops loads)
+take_history = None
 
 
 def set_dual_level(level) -> None:

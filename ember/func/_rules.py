@@ -180,10 +180,10 @@ def along_dim(name, op, level, args, kwargs):
         return pointwise(name, op, level, args, kwargs)
     if not batched or any(peel(a, level)[1] for a in (*args[1:], *kwargs.values())):
         return loop(name, op, level, args, kwargs)
-    if n == 0 and name == "unfold":  # a 0-d example's one window (size 1) is 1-d; its checks run on a stand-in
-        if tuple(op(value.new_zeros(()), *args[1:], **kwargs).shape) == (1,):
-            return wrap(value.unsqueeze(-1), level)
-        return loop(name, op, level, args, kwargs)
+    if n == 0 and name == "unfold":  # PyTorch's rule: a 0-d example as a 1-element 1-d one, a last dim of 1 dropped
+        op(value.new_zeros(()), *args[1:], **kwargs)  # (a 0-d example's checks, on a stand-in)
+        windows = value.unsqueeze(-1).unfold(-1, _arg(args, kwargs, 2, "size"), _arg(args, kwargs, 3, "step"))
+        return wrap(windows.squeeze(-1), level)
     if n == 0:  # a 0-d example: as a 1-element 1-d one, the results 0-d again
         out = along_dim(name, op, level, (wrap(value.unsqueeze(-1), level), *args[1:]), kwargs)
         return _as_scalars(out, value.shape, level)

@@ -267,3 +267,6 @@ def take_history(x: Tensor, result: Tensor) -> None:
     node._link((base, result), needs, (base,))
     set_history(base, node, 0, True)
     _view_of_base(x, base, region)
+
+
+graph.take_history = take_history  # (called from a custom Function's apply, for a view marked dirty)

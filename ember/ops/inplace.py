@@ -254,7 +254,14 @@ def apply_(x: Tensor, callable) -> Tensor:
     if x._requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
     a = x._data
-    values = xp.array([callable(v) for v in a.ravel().tolist()]).reshape(a.shape)
+    results = [callable(v) for v in a.ravel().tolist()]
+    numbers = (bool, int, float, complex) if a.dtype.kind == "c" else (bool, int, float)
+    for r in results:  # (NumPy would take None as nan, a complex with a warning, a string as a number)
+        if not (isinstance(r, numbers) or hasattr(r, "__float__") or isinstance(r, Tensor) and r.numel() == 1):
+            name = type(r).__name__
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer" if a.dtype.kind in "iub"
+                            else f"must be real number, not {name}")
+    values = xp.array([r.item() if isinstance(r, Tensor) else r for r in results]).reshape(a.shape)
     return _fill_with(x, values.astype(a.dtype))
 
 
