@@ -1,6 +1,7 @@
 """Tensor attributes, conversions, creation functions, random seeding and in-place ops, against PyTorch."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -24,7 +25,11 @@ def test_tensor_dtype_inference(data):
 ], ids=repr)
 def test_nested_lists_that_are_not_rectangular_are_refused_as_pytorch_does(data):
     """PyTorch's error type and words (NumPy's would speak of an "inhomogeneous shape"), naming the dimension."""
-    with pytest.raises((TypeError, ValueError)) as want:
+    # PyTorch warns once per process about a list holding NumPy arrays ("extremely slow"), from C++: under the
+    # suite's filterwarnings=error that warning raised inside its converter, and the whole test process ended
+    # with exit status 1 and no summary (twice, at this test, in whole-suite runs). Its error is what is compared.
+    with warnings.catch_warnings(), pytest.raises((TypeError, ValueError)) as want:
+        warnings.simplefilter("ignore")
         torch.tensor(data)
     with pytest.raises(type(want.value)) as got:
         ember.tensor(data)
