@@ -111,6 +111,8 @@ class SubSteps:
         return timed
 
     def install(self) -> None:
+        from _node_phases import wrap_node_phases
+
         import ember._kernels as kernels_pkg
         import ember.func._per_example as per_example
         import ember.nn._ops.conv as conv
@@ -118,7 +120,6 @@ class SubSteps:
         import ember.nn._ops.conv_transpose_winograd as ctw
         import ember.nn._ops.winograd as winograd
         from ember._kernels import _jit
-        from ember.autograd.graph import Node
 
         # every compiled kernel its callers reach through its module (``compiled.input_tiles(...)``)
         for info in pkgutil.iter_modules(kernels_pkg.__path__):
@@ -146,16 +147,7 @@ class SubSteps:
             row[2] += 1
 
         _parallel._Worker.submit = counted
-        seen, todo = set(), [Node]
-        while todo:
-            for sub in todo.pop().__subclasses__():
-                if sub not in seen:
-                    seen.add(sub)
-                    todo.append(sub)
-        for cls in seen:
-            for phase in ("forward", "backward"):
-                if phase in cls.__dict__:
-                    setattr(cls, phase, self.op(f"op:{cls.__name__}.{phase}", cls.__dict__[phase]))
+        wrap_node_phases(lambda name, fn: self.op(f"op:{name}", fn))
 
 
 def main() -> None:

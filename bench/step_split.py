@@ -87,20 +87,12 @@ class Split:
                 setattr(module, name, timed)
 
     def install(self) -> None:
+        from _node_phases import wrap_node_phases
+
         from ember._kernels import _jit
-        from ember.autograd.graph import Node
         from ember.func import _patching
 
-        seen, todo = set(), [Node]
-        while todo:
-            for sub in todo.pop().__subclasses__():
-                if sub not in seen:
-                    seen.add(sub)
-                    todo.append(sub)
-        for cls in seen:
-            for phase in ("forward", "backward"):
-                if phase in cls.__dict__:
-                    setattr(cls, phase, self.wrap(f"{cls.__name__}.{phase}", cls.__dict__[phase]))
+        wrap_node_phases(self.wrap)
         for module_name, name in GEMMS:
             self.rebind_everywhere(module_name, name, "GEMM")
         for module_name, qualname in PYTHON:

@@ -99,20 +99,11 @@ class OpMeter:
         return timed
 
     def install(self) -> None:
-        from ember.autograd.graph import Node
+        from _node_phases import wrap_node_phases
+
         from ember.optim import Optimizer
 
-        seen, todo = set(), [Node]
-        while todo:
-            cls = todo.pop()
-            for sub in cls.__subclasses__():
-                if sub not in seen:
-                    seen.add(sub)
-                    todo.append(sub)
-        for cls in seen:
-            for phase in ("forward", "backward"):
-                if phase in cls.__dict__:
-                    setattr(cls, phase, self.wrap(f"{cls.__name__}.{phase}", cls.__dict__[phase]))
+        wrap_node_phases(self.wrap)
         for cls in [Optimizer, *Optimizer.__subclasses__()]:
             if "step" in cls.__dict__:
                 cls.step = self.wrap(f"{cls.__name__}.step", cls.__dict__["step"])
