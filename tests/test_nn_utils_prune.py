@@ -70,8 +70,9 @@ def test_importance_scores_global_and_custom_mask():
     tprune.global_unstructured([(tm, "weight"), (tm2, "weight"), (tm2, "bias")], tprune.L1Unstructured, amount=0.4)
     same_state(em, tm)
     same_state(em2, tm2)
-    assert isinstance(em2._forward_pre_hooks[0][0], prune.CustomFromMask)
-    assert isinstance(em._forward_pre_hooks[0][0], prune.PruningContainer) and len(em._forward_pre_hooks[0][0]) == 2
+    assert isinstance(next(iter(em2._forward_pre_hooks.values())), prune.CustomFromMask)
+    container = next(iter(em._forward_pre_hooks.values()))
+    assert isinstance(container, prune.PruningContainer) and len(container) == 2
     mask = np.array([[1, 0, 1, 0, 1]] * 4, dtype=np.float32)
     em3, tm3 = pair("linear")
     prune.custom_from_mask(em3, "weight", ember.tensor(mask))

@@ -108,7 +108,9 @@ class Encoder:
         d = dict(m.__dict__)
         hooks = [k for k in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
                  if d.pop(k, None)]
-        d.pop("_is_full_backward_hook", None)
+        for k in ("_is_full_backward_hook", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                  "_forward_hooks_always_called"):
+            d.pop(k, None)
         if hooks:
             raise TypeError(f"ember.save cannot store a {_type_name(m)} with {' and '.join(hooks)} registered: "
                             "hooks are code; remove them, or save the module's state_dict()")

@@ -2,21 +2,61 @@
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
+
+_UNSET = object()
+
+
+def _ref(d: Any) -> Callable[[], Any]:
+    """A weak reference to ``d`` where it takes one (an OrderedDict), else a strong one (a plain dict)."""
+    try:
+        return weakref.ref(d)
+    except TypeError:
+        return lambda: d
 
 
 class RemovableHandle:
-    """Removes its hook from the list it was added to when ``remove()`` is called."""
+    """What every ``register_*hook`` returns: ``remove()`` (or leaving a ``with`` block) unregisters the hook.
 
-    def __init__(self, hooks: list, hook: Any) -> None:
-        self._hooks: list | None = hooks
-        self._hook = hook
-        hooks.append(hook)
+    PyTorch's form: ``RemovableHandle(hooks_dict, *, extra_dict=None)`` takes the next ``id``; the caller files its
+    hook as ``hooks_dict[handle.id]`` (a module's ``_forward_hooks`` and the like are such dicts), and ``remove()``
+    deletes that key from ``hooks_dict`` and from each ``extra_dict`` (one dict or a list of them: flags such as
+    "called with kwargs"). The handle refers to the dicts weakly, as PyTorch's, where they allow it (OrderedDicts).
+    ember's own hook lists (a tensor's, a node's, an optimizer's) use ``RemovableHandle(hooks_list, hook)``, which
+    appends ``hook`` and removes that entry. Either way a second ``remove()`` does nothing.
+    """
+
+    id: int
+    next_id: int = 0
+
+    def __init__(self, hooks: Any, hook: Any = _UNSET, *, extra_dict: Any = None) -> None:
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if isinstance(hooks, list):
+            if hook is _UNSET:
+                raise TypeError("RemovableHandle(list) needs the hook to add to it")
+            self._hooks: list | None = hooks
+            self._hook = hook
+            hooks.append(hook)
+            return
+        if hook is not _UNSET:
+            raise TypeError("RemovableHandle(hooks_dict) takes no hook: file it as hooks_dict[handle.id]")
+        self._hooks = None
+        self.hooks_dict_ref = _ref(hooks)
+        extras = [] if extra_dict is None else extra_dict if isinstance(extra_dict, list) else [extra_dict]
+        self.extra_dict_ref = tuple(_ref(d) for d in extras)
 
     def remove(self) -> None:
         """Remove this registration (once: a second call does nothing, as PyTorch's, even when the same function was
         registered again through another handle), and let go of the hook."""
-        if self._hooks is None:
+        if self._hooks is None:  # PyTorch's form (or a list entry already removed)
+            for ref in (getattr(self, "hooks_dict_ref", None), *getattr(self, "extra_dict_ref", ())):
+                d = ref() if ref is not None else None
+                if d is not None:
+                    d.pop(self.id, None)
             return
         hooks, hook, self._hooks, self._hook = self._hooks, self._hook, None, None
         for i, h in enumerate(hooks):
@@ -48,6 +88,13 @@ module_module_registration_hooks: list = []  # hook(module, name, submodule) -> 
 # ``register_module_full_backward_pre_hook``: hook(module, grad_input, grad_output) / hook(module, grad_output)
 module_backward_hooks: list = []
 module_backward_pre_hooks: list = []
+# ``register_module_forward_pre_hook`` / ``register_module_forward_hook``: as PyTorch's globals, dicts from a
+# handle's id to hook(module, args) / hook(module, args, output) (or with kwargs before output), called before each
+# module's own; the extra dicts hold the ids registered ``with_kwargs`` and ``always_call``.
+module_forward_pre_hooks: OrderedDict = OrderedDict()
+module_forward_hooks: OrderedDict = OrderedDict()
+module_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+module_forward_hooks_always_called: OrderedDict = OrderedDict()
 # ember extension (PyTorch has no equivalent), used by the training-loop diagnostics:
 # hook(what, params, limit) where ``what`` names a function that edits gradients in place:
 # "zero_grad" calls it after clearing the ``.grad`` of ``params`` (limit None); "clip_grad_norm_" and

@@ -40,6 +40,20 @@ def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
     return RemovableHandle(_hooks.module_module_registration_hooks, hook)
 
 
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``Module.register_forward_pre_hook`` for every module: ``hook(module, args)``, called before each module's
+    own pre-hooks; may return new args."""
+    return Module._add_hook(_hooks.module_forward_pre_hooks, hook, False)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``Module.register_forward_hook`` for every module, called before each module's own forward hooks."""
+    return Module._add_hook(_hooks.module_forward_hooks, hook, False,
+                            ((_hooks.module_forward_hooks_with_kwargs, with_kwargs),
+                             (_hooks.module_forward_hooks_always_called, always_call)))
+
+
 _global_is_full_backward_hook: bool | None = None  # which kind of global backward hook was registered, once one was
 
 
@@ -150,11 +164,39 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_pre_hooks"] = []
-        d["_forward_hooks"] = []
-        d["_backward_pre_hooks"] = []
-        d["_backward_hooks"] = []
+        # Hooks as PyTorch keeps them (code that reads or edits them, such as ``_forward_pre_hooks.items()``, runs
+        # unchanged): dicts from a handle's id to the hook, with the ids registered ``with_kwargs`` / ``always_call``.
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
         d["_is_full_backward_hook"] = None  # which kind of backward hook was registered, once one was
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (``copy.deepcopy``, ``pickle``): the state as saved; a module pickled by an earlier ember, which
+        kept its hooks in lists, gets them as dicts (and the flag dicts it lacks)."""
+        self.__dict__.update(state)
+        d = self.__dict__
+        for name in ("_forward_pre_hooks", "_forward_hooks"):
+            if isinstance(d.get(name), list):
+                entries, d[name] = d[name], OrderedDict()
+                flags = d.setdefault(name + "_with_kwargs", OrderedDict())
+                for hook, with_kwargs in entries:
+                    handle = self._add_hook(d[name], hook, False)
+                    if with_kwargs:
+                        flags[handle.id] = True
+        for name in ("_backward_pre_hooks", "_backward_hooks"):
+            if isinstance(d.get(name), list):
+                entries, d[name] = d[name], OrderedDict()
+                for hook in entries:
+                    self._add_hook(d[name], hook, False)
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_pre_hooks",
+                     "_backward_hooks"):
+            d.setdefault(name, OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -164,15 +206,29 @@ class Module:
         # Typed as returning a Tensor, what nearly every module returns; the few whose forward returns a tuple
         # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active):
+                or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active
+                or _hooks.module_forward_pre_hooks or _hooks.module_forward_hooks):
             try:
                 return self.forward(*args, **kwargs)
             except AttributeError as e:
                 _refuse_non_tensor_input(self, args, e)
                 raise
         started = _trace.start()  # a forward span, while a trace is recording
-        for hook, with_kwargs in tuple(self._forward_pre_hooks):
-            if with_kwargs:
+        called: set = set()  # the always_call forward hooks run so far, not run again if forward then raises
+        try:
+            output = self._call_with_hooks(args, kwargs, called)
+        except Exception:
+            self._run_always_called_hooks(args, kwargs, called)
+            raise
+        if started is not None:
+            _trace.finish(_trace.module_label(self), "forward", started)
+        return output
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict, called: set):
+        global_pre = _hooks.module_forward_pre_hooks
+        for hook_id, hook in (*global_pre.items(), *self._forward_pre_hooks.items()) if global_pre \
+                else tuple(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
@@ -189,7 +245,7 @@ class Module:
         if self._backward_hooks or self._backward_pre_hooks or _hooks.module_backward_hooks \
                 or _hooks.module_backward_pre_hooks:
             full, legacy = self._backward_hooks_by_kind()
-            pre = _hooks.module_backward_pre_hooks + self._backward_pre_hooks
+            pre = _hooks.module_backward_pre_hooks + list(self._backward_pre_hooks.values())
             if full or pre:  # (the hooks as they are now: removing one later does not change this call's)
                 backward_hook = BackwardHook(self, full, pre)
                 args = backward_hook.setup_input_hook(args)
@@ -198,25 +254,54 @@ class Module:
         except AttributeError as e:
             _refuse_non_tensor_input(self, args, e)
             raise
-        for hook, with_kwargs in tuple(self._forward_hooks):
+        for hook_id, hook, with_kwargs in self._forward_hooks_now():
+            if hook_id in self._forward_hooks_always_called or hook_id in _hooks.module_forward_hooks_always_called:
+                called.add(hook_id)
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
                 output = result
         if backward_hook is not None:
             if not isinstance(output, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                              f"Tensors but received {type(output)}", stacklevel=2)
+                              f"Tensors but received {type(output)}", stacklevel=3)
             output = backward_hook.setup_output_hook(output)
         if legacy:
             self._attach_legacy_hooks(legacy, args, output)
-        if started is not None:
-            _trace.finish(_trace.module_label(self), "forward", started)
         return output
 
-    def _add_hook(self, hooks: list, entry, prepend: bool) -> RemovableHandle:
-        handle = RemovableHandle(hooks, entry)
+    def _forward_hooks_now(self) -> list:
+        """(id, hook, with_kwargs) of every forward hook to run now: the global ones first, as PyTorch."""
+        return [*((i, h, i in _hooks.module_forward_hooks_with_kwargs) for i, h in _hooks.module_forward_hooks.items()),
+                *((i, h, i in self._forward_hooks_with_kwargs) for i, h in self._forward_hooks.items())]
+
+    def _run_always_called_hooks(self, args: tuple, kwargs: dict, called: set) -> None:
+        """After forward (or a hook) raised: the forward hooks registered with ``always_call=True`` that have not run,
+        with the output None; an exception in one is a warning, as PyTorch (the first error propagates)."""
+        always = (_hooks.module_forward_hooks_always_called, self._forward_hooks_always_called)
+        output = None
+        for hook_id, hook, with_kwargs in self._forward_hooks_now():
+            if hook_id in called or not any(hook_id in a for a in always):
+                continue
+            try:
+                result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+                if result is not None:
+                    output = result
+            except Exception as e:  # noqa: BLE001 - the forward's error is the one raised
+                kind = "global module" if hook_id in _hooks.module_forward_hooks else "module"
+                warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that was silenced "
+                              f"as another error was raised in forward: {e}", stacklevel=4)
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool, flags: tuple = ()) -> RemovableHandle:
+        """File ``hook`` in ``hooks`` under a new handle's id (first with ``prepend``); ``flags``: (dict, set?) pairs,
+        the id added to each dict whose flag is true (with_kwargs, always_call), removed with the hook."""
+        handle = RemovableHandle(hooks, extra_dict=[d for d, _ in flags] or None)
+        hooks[handle.id] = hook
         if prepend:
-            hooks.insert(0, hooks.pop())
+            hooks.move_to_end(handle.id, last=False)
+        for d, on in flags:
+            if on:
+                d[handle.id] = True
         return handle
 
     def _backward_hooks_by_kind(self) -> tuple[list, list]:
@@ -224,7 +309,7 @@ class Module:
         full: list = []
         legacy: list = []
         (full if _global_is_full_backward_hook else legacy).extend(_hooks.module_backward_hooks)
-        (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks)
+        (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
         return full, legacy
 
     def _attach_legacy_hooks(self, hooks: list, args: tuple, output) -> None:
@@ -272,17 +357,23 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
                                "Please use only one of them.")
         self.__dict__["_is_full_backward_hook"] = False
-        return RemovableHandle(self._backward_hooks, hook)
+        return self._add_hook(self._backward_hooks, hook, False)
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
-        """``hook(module, args)`` (or ``hook(module, args, kwargs)``) before forward; may return new args."""
-        return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)``) before forward; may return new args (with
+        kwargs: None or a tuple ``(new_args, new_kwargs)``). Filed in ``self._forward_pre_hooks`` under the handle's
+        id, as PyTorch's."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False) -> RemovableHandle:
-        """``hook(module, args, output)`` (or with kwargs before output) after forward; may return a new output."""
-        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (or with kwargs before output) after forward; may return a new output.
+        ``always_call``: also called, with output None, when forward (or an earlier hook) raises."""
+        return self._add_hook(self._forward_hooks, hook, prepend,
+                              ((self._forward_hooks_with_kwargs, with_kwargs),
+                               (self._forward_hooks_always_called, always_call)))
 
     # ------------------------------------------------------------------ registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:

@@ -27,8 +27,8 @@ __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructu
 
 
 def _pruning_hooks(module: Module, name: str | None = None) -> list[int]:
-    """Indices in ``module``'s forward pre-hooks of its pruning methods (for tensor ``name``, if given)."""
-    return [i for i, (hook, _) in enumerate(module._forward_pre_hooks)
+    """The ids in ``module``'s forward pre-hooks of its pruning methods (for tensor ``name``, if given)."""
+    return [i for i, hook in module._forward_pre_hooks.items()
             if isinstance(hook, BasePruningMethod) and (name is None or hook._tensor_name == name)]
 
 
@@ -58,7 +58,7 @@ class BasePruningMethod(ABC):
         if len(found) > 1:
             raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of module "
                                  f"{module}. Use a PruningContainer.")
-        old_method = module._forward_pre_hooks.pop(found[0])[0] if found else None
+        old_method = module._forward_pre_hooks.pop(found[0]) if found else None
         method = new = cls(*args, **kwargs)
         new._tensor_name = name
         if isinstance(old_method, PruningContainer):
@@ -375,7 +375,7 @@ def remove(module: Module, name: str) -> Module:
     found = _pruning_hooks(module, name)
     if not found:
         raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
-    hook, _ = module._forward_pre_hooks.pop(found[0])
+    hook = module._forward_pre_hooks.pop(found[0])
     hook.remove(module)
     return module
 

@@ -36,10 +36,10 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
 
 
 def _find_hook(module: Module, kind: type, name: str):
-    """The (index, hook) of ``module``'s forward pre-hook of class ``kind`` for parameter ``name``, or None."""
-    for i, (hook, _) in enumerate(module._forward_pre_hooks):
+    """The (id, hook) of ``module``'s forward pre-hook of class ``kind`` for parameter ``name``, or None."""
+    for hook_id, hook in module._forward_pre_hooks.items():
         if isinstance(hook, kind) and hook.name == name:
-            return i, hook
+            return hook_id, hook
     return None
 
 
@@ -49,9 +49,9 @@ def _remove_hook(module: Module, kind: type, name: str, what: str) -> Module:
     found = _find_hook(module, kind, name)
     if found is None:
         raise ValueError(f"{what} of '{name}' not found in {module}")
-    index, hook = found
+    hook_id, hook = found
     hook.remove(module)
-    del module._forward_pre_hooks[index]
+    del module._forward_pre_hooks[hook_id]
     return module
 
 

@@ -1,0 +1,220 @@
+"""A module's hooks kept as PyTorch keeps them: dicts from a handle's id to the hook, with the ids registered
+``with_kwargs`` / ``always_call`` in their own dicts. Public code reads and edits them directly (removing a weight-norm
+hook by iterating ``_forward_pre_hooks.items()``, ``_forward_hooks.clear()``), so each case runs the same program
+under torch and ember and compares what it sees."""
+
+import copy
+import warnings
+from collections import OrderedDict
+
+import pytest
+import torch
+
+import ember
+from ember.utils.hooks import RemovableHandle
+
+FRAMEWORKS = [torch, ember]
+
+
+def _hooked(fw, log):
+    m = fw.nn.Linear(2, 2)
+    handles = [
+        m.register_forward_pre_hook(lambda mod, a: log.append("pre")),
+        m.register_forward_pre_hook(lambda mod, a, k: log.append("pre_kw"), with_kwargs=True, prepend=True),
+        m.register_forward_hook(lambda mod, a, o: log.append("post")),
+        m.register_forward_hook(lambda mod, a, k, o: log.append("post_kw_always"), with_kwargs=True, always_call=True),
+    ]
+    return m, handles
+
+
+def _seen(fw):
+    log = []
+    m, handles = _hooked(fw, log)
+    ids = [h.id for h in handles]
+    out = {
+        "types": [type(m.__dict__[k]).__name__ for k in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                                                         "_forward_hooks", "_forward_hooks_with_kwargs",
+                                                         "_forward_hooks_always_called", "_backward_pre_hooks",
+                                                         "_backward_hooks")],
+        # keys as positions of the handles' ids (the ids themselves are process-wide counters)
+        "pre_keys": [ids.index(k) for k in m._forward_pre_hooks],
+        "pre_kw": [ids.index(k) for k in m._forward_pre_hooks_with_kwargs],
+        "post_keys": [ids.index(k) for k in m._forward_hooks],
+        "post_kw": [ids.index(k) for k in m._forward_hooks_with_kwargs],
+        "always": [ids.index(k) for k in m._forward_hooks_always_called],
+        "ids_increase": ids == sorted(ids) and len(set(ids)) == 4,
+    }
+    m(fw.ones(1, 2))
+    out["order"] = list(log)
+    log.clear()
+    with pytest.raises(RuntimeError):
+        m(fw.ones(1, 3))  # forward raises: only the always_call hook runs after it
+    out["on_error"] = list(log)
+    for h in handles[1:]:
+        h.remove()
+        h.remove()  # a second remove does nothing
+    out["after_remove"] = [len(m.__dict__[k]) for k in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                                                         "_forward_hooks", "_forward_hooks_with_kwargs",
+                                                         "_forward_hooks_always_called")]
+    m._forward_pre_hooks.clear()  # as public code turns hooks off
+    log.clear()
+    m(fw.ones(1, 2))
+    out["after_clear"] = list(log)
+    return out
+
+
+def test_hook_dicts_as_pytorch():
+    assert _seen(ember) == _seen(torch)
+
+
+def test_public_idiom_removing_a_hook_by_iterating_the_dict():
+    def program(fw):
+        calls = []
+
+        class Scale:
+            def __call__(self, mod, args):
+                calls.append("scale")
+                return (args[0] * 2,)
+
+        m = fw.nn.Linear(3, 1)
+        m.register_forward_pre_hook(Scale())
+        m.register_forward_pre_hook(lambda mod, a: calls.append("other"))
+        before = m(fw.ones(1, 3)).item()
+        for k, hook in list(m._forward_pre_hooks.items()):
+            if isinstance(hook, Scale):
+                del m._forward_pre_hooks[k]
+        after = m(fw.ones(1, 3)).item()
+        return calls, len(m._forward_pre_hooks), round(before - 2 * after + m.bias.item(), 5)
+
+    torch.manual_seed(0)
+    ember.manual_seed(0)
+    got, want = program(ember), program(torch)
+    assert got[:2] == want[:2] == (["scale", "other", "other"], 1)
+    assert got[2] == pytest.approx(0.0, abs=1e-5)  # before = w·2 + b, after = w·1 + b
+
+
+def test_weight_norm_hook_found_in_the_dict_and_removed():
+    for fw in FRAMEWORKS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # PyTorch's deprecation of the old weight_norm
+            m = fw.nn.utils.weight_norm(fw.nn.Linear(2, 2))
+        hooks = list(m._forward_pre_hooks.values())
+        assert [type(h).__name__ for h in hooks] == ["WeightNorm"], fw.__name__
+        fw.nn.utils.remove_weight_norm(m)
+        assert len(m._forward_pre_hooks) == 0 and isinstance(m.weight, fw.nn.Parameter)
+
+
+def test_global_forward_hooks_run_first_and_are_removed():
+    def program(fw):
+        log = []
+        mod = fw.nn.modules.module
+        m = fw.nn.Linear(2, 2)
+        m.register_forward_pre_hook(lambda mm, a: log.append("own_pre"))
+        m.register_forward_hook(lambda mm, a, o: log.append("own_post"))
+        g1 = mod.register_module_forward_pre_hook(lambda mm, a: log.append("global_pre"))
+        g2 = mod.register_module_forward_hook(lambda mm, a, k, o: log.append(("global_post", sorted(k))),
+                                              with_kwargs=True)
+        try:
+            m(fw.ones(1, 2))
+        finally:
+            g1.remove()
+            g2.remove()
+        m(fw.ones(1, 2))
+        return log
+
+    assert program(ember) == program(torch)
+
+
+def test_global_forward_pre_hook_replaces_args():
+    for fw in FRAMEWORKS:
+        m = fw.nn.Identity()
+        h = fw.nn.modules.module.register_module_forward_pre_hook(lambda mm, a: (a[0] + 1,))
+        try:
+            assert m(fw.zeros(2)).tolist() == [1.0, 1.0], fw.__name__
+        finally:
+            h.remove()
+        assert m(fw.zeros(2)).tolist() == [0.0, 0.0]
+
+
+def test_always_call_hook_that_raises_is_a_warning_and_the_forward_error_propagates():
+    for fw in FRAMEWORKS:
+        m = fw.nn.Linear(2, 2)
+
+        def bad(mod, args, out):
+            raise ValueError("hook failed")
+
+        m.register_forward_hook(bad, always_call=True)
+        with pytest.warns(UserWarning, match="always_call=True.*hook failed"):
+            with pytest.raises(RuntimeError):
+                m(fw.ones(1, 5))
+
+
+def test_always_call_hook_not_run_twice_when_a_later_hook_raises():
+    for fw in FRAMEWORKS:
+        log = []
+        m = fw.nn.Linear(2, 2)
+        m.register_forward_hook(lambda mod, a, o, log=log: log.append(o is None), always_call=True)
+
+        def later(mod, a, o):
+            raise KeyError("later")
+
+        m.register_forward_hook(later)
+        with pytest.raises(KeyError):
+            m(fw.ones(1, 2))
+        assert log == [False], fw.__name__
+
+
+def test_removable_handle_pytorch_form():
+    for handle_cls in (torch.utils.hooks.RemovableHandle, RemovableHandle):
+        hooks, flags, more = OrderedDict(), OrderedDict(), OrderedDict()
+        h = handle_cls(hooks, extra_dict=[flags, more])
+        hooks[h.id] = print
+        flags[h.id] = more[h.id] = True
+        h2 = handle_cls(hooks, extra_dict=flags)
+        assert h2.id == h.id + 1
+        hooks[h2.id] = len
+        with h:
+            pass  # leaving the block removes it
+        assert list(hooks.values()) == [len] and not flags and not more
+        h2.remove()
+        h2.remove()
+        assert not hooks
+
+
+def test_removable_handle_does_not_keep_the_dicts_alive():
+    import gc
+    import weakref
+
+    hooks = OrderedDict()
+    h = RemovableHandle(hooks)
+    ref = weakref.ref(hooks)
+    del hooks
+    gc.collect()
+    assert ref() is None
+    h.remove()  # nothing left to remove from: quiet
+
+
+def test_deepcopy_keeps_hooks_and_flags():
+    for fw in FRAMEWORKS:
+        log = []
+        m, _ = _hooked(fw, log)
+        m2 = copy.deepcopy(m)
+        m2(fw.ones(1, 2))
+        assert log == ["pre_kw", "pre", "post", "post_kw_always"], fw.__name__
+
+
+def test_module_state_with_hook_lists_from_an_earlier_ember_is_upgraded():
+    m = ember.nn.Linear(2, 2)
+    log = []
+    state = dict(m.__dict__)
+    for k in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+        del state[k]
+    state["_forward_pre_hooks"] = [(lambda mod, a: log.append("pre"), False),
+                                   (lambda mod, a, k: log.append("pre_kw"), True)]
+    state["_forward_hooks"] = [(lambda mod, a, o: log.append("post"), False)]
+    state["_backward_hooks"] = []
+    restored = ember.nn.Linear.__new__(ember.nn.Linear)
+    restored.__setstate__(state)
+    restored(ember.ones(1, 2))
+    assert log == ["pre", "pre_kw", "post"]
+    assert isinstance(restored._forward_hooks, OrderedDict) and len(restored._forward_pre_hooks_with_kwargs) == 1
