@@ -6,7 +6,9 @@ always runs the Python code) and decorates helpers with ``@torch.jit.script``,
 return the function unchanged, so the model computes what its Python says.
 ``script(model)`` and ``trace(model, example_inputs)`` likewise return the model
 itself, and so does ``freeze`` (of a module in eval mode, as PyTorch's); ``optimize_for_inference`` a copy.
-Saving or loading TorchScript (``save``, ``load``) raises NotImplementedError: there is no TorchScript to save.
+``save`` writes the module as ``ember.save`` writes one (its class's import path and its state, no code) and ``load``
+rebuilds it from its class; a TorchScript archive written by PyTorch holds TorchScript code, which ember cannot run,
+and loading one is a RuntimeError that says how to load its weights instead.
 """
 
 from __future__ import annotations
@@ -63,20 +65,46 @@ def annotate(the_type: Any, the_value: Any) -> Any:
     return the_value
 
 
-def _no_torchscript(name: str):
-    def fn(*args: Any, **kwargs: Any):
-        raise NotImplementedError(
-            f"torch.jit.{name} is not implemented in ember: ember has no TorchScript. Save the weights with "
-            "torch.save(model.state_dict(), path) and rebuild the model from its Python class."
-        )
+def save(m: Any, f: Any, _extra_files: dict | None = None) -> None:
+    """Write ``m`` (a scripted or traced module, which in ember is the module itself) to ``f`` as ``ember.save``
+    writes a module: its class's import path, parameters, buffers and attributes.
 
-    fn.__name__ = name
-    fn.__doc__ = f"Raises NotImplementedError: ember has no TorchScript to {name}."
-    return fn
+    Differences from PyTorch: the file holds no code, so ``jit.load`` rebuilds the module from its Python class, which
+    must be importable where the file is loaded (in the program that saved it, a class defined in ``__main__`` is);
+    the file is ember's, not a TorchScript archive PyTorch can load; a scripted function (not a module) and
+    ``_extra_files`` are refused (TypeError, NotImplementedError) rather than dropped.
+    """
+    from .nn import Module
+    from .serialization import save as save_object
+
+    if not isinstance(m, Module):
+        raise TypeError(f"jit.save expects a scripted or traced module, got {type(m).__name__}: ember saves modules "
+                        "(their class and state); a function is its Python code and needs no saving")
+    if _extra_files:
+        raise NotImplementedError("jit.save(_extra_files=...): ember's saved modules hold no extra files; save "
+                                  "them beside the module")
+    save_object(m, f)
 
 
-save = _no_torchscript("save")
-load = _no_torchscript("load")
+def load(f: Any, map_location: Any = None, _extra_files: dict | None = None, _restore_shapes: bool = False) -> Any:
+    """Read a module written by ``jit.save``: rebuilt from its class (which the file names and must be importable),
+    with its parameters, buffers, attributes and training mode; ``map_location`` as ``ember.load``'s.
+
+    A TorchScript archive written by PyTorch is a RuntimeError: its module is TorchScript code, which ember cannot
+    run (build the model from its Python class and load the archive's weights instead). Loading imports the modules
+    the file names, as ``ember.load(f, weights_only=False)``: load only files you trust (as with PyTorch's
+    ``jit.load``, which runs the archive's code).
+    """
+    from .nn import Module
+    from .serialization import load as load_object
+
+    if _extra_files:
+        raise NotImplementedError("jit.load(_extra_files=...): ember's saved modules hold no extra files")
+    m = load_object(f, map_location=map_location, weights_only=False)
+    if not isinstance(m, Module):
+        raise RuntimeError(f"jit.load({f!r}): the file holds a {type(m).__name__}, not a module written by "
+                           "jit.save; read it with ember.load")
+    return m
 
 
 def freeze(mod: Any, preserved_attrs: Any = None, optimize_numerics: bool = True) -> Any:

@@ -318,8 +318,51 @@ def test_jit_names_model_code_uses():
     model = ember.nn.Linear(2, 1)
     assert ember.jit.script(model) is model and ember.jit.trace(model, ember.ones(1, 2)) is model
     assert ember.jit.ignore(drop=True)(len) is len
-    with pytest.raises(NotImplementedError, match="torch.jit.save is not implemented in ember"):
-        ember.jit.save(model, "m.pt")
+
+
+class _JitNet(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(3, 2)
+        self.register_buffer("shift", ember.arange(2.0))
+        self.scale = 1.5
+
+    def forward(self, x):
+        return self.fc(x) * self.scale + self.shift
+
+
+def test_jit_save_then_load_gives_the_module_back(tmp_path):
+    """Train, ``jit.save(jit.script(model))``, ``jit.load`` and predict, as PyTorch programs do: the module comes
+    back from its class with its parameters, buffers, attributes and mode."""
+    model = _JitNet().eval()
+    path = tmp_path / "scripted.pt"
+    ember.jit.save(ember.jit.script(model), str(path))
+    loaded = ember.jit.load(str(path), map_location="cpu")
+    x = ember.randn(4, 3)
+    assert type(loaded) is _JitNet and loaded.training is False and loaded.scale == 1.5
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+    assert loaded.fc.weight is not model.fc.weight
+
+
+def test_jit_save_refuses_what_it_would_lose(tmp_path):
+    with pytest.raises(TypeError, match="expects a scripted or traced module"):
+        ember.jit.save(ember.jit.script(lambda x: x), str(tmp_path / "f.pt"))
+    with pytest.raises(NotImplementedError, match="_extra_files"):
+        ember.jit.save(_JitNet(), str(tmp_path / "m.pt"), _extra_files={"meta.txt": "1"})
+    ember.save({"w": ember.ones(1)}, str(tmp_path / "d.pt"))
+    with pytest.raises(RuntimeError, match="not a module written by jit.save"):
+        ember.jit.load(str(tmp_path / "d.pt"))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
+def test_torchscript_archive_from_pytorch_is_a_clear_error(tmp_path):
+    """A TorchScript archive holds TorchScript code: ember.load and jit.load say so and how to load the weights,
+    where ember.load spoke of compressed members."""
+    path = tmp_path / "ts.pt"
+    torch.jit.save(torch.jit.trace(torch.nn.Linear(3, 2), torch.ones(1, 3)), str(path))
+    for load in (ember.load, ember.jit.load):
+        with pytest.raises(RuntimeError, match=r"TorchScript archive \(torch.jit.save\).*load_state_dict"):
+            load(str(path))
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")  # torch's (script, freeze, ...)

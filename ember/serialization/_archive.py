@@ -41,6 +41,11 @@ class Archive:
         self.file_size = fh.tell()
         fh.seek(start)
         self.zf = zipfile.ZipFile(fh)
+        if any("code/__torch__" in name for name in self.zf.namelist()):  # (its code members are compressed)
+            fail("it is a TorchScript archive (torch.jit.save); its model is TorchScript code, which ember cannot "
+                 "run. Build the model from its Python class and load the weights: in PyTorch, "
+                 "torch.save(torch.jit.load(path).state_dict(), 'weights.pt'), then "
+                 "model.load_state_dict(ember.load('weights.pt'))")
         self.infos: dict[str, zipfile.ZipInfo] = {}
         for info in self.zf.infolist():
             name = info.filename
