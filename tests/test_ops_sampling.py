@@ -226,3 +226,13 @@ def test_random_from_to_ranges_and_errors_as_pytorch(dtype, args, expected):
             assert drawn == (lo, hi)
         else:
             assert drawn[0] < lo + 0.01 * (hi - lo) and drawn[1] > hi - 0.01 * (hi - lo)
+
+
+def test_random_from_keyword_needs_to_as_pytorch():
+    """``random_(from=k)`` alone matches none of PyTorch's overloads (TypeError); ember took ``k`` as ``to`` and drew
+    from 0 to k - 1."""
+    for fw in (torch, ember):
+        with pytest.raises(TypeError):
+            fw.zeros(4).random_(**{"from": 3})
+        drawn = fw.zeros(200).random_(**{"from": 3, "to": 6})
+        assert drawn.min().item() >= 3 and drawn.max().item() <= 5
