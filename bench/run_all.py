@@ -163,6 +163,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15, help="alternating timing rounds per workload")
     parser.add_argument("--steps", type=int, default=20, help="training steps per timing round")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes for import time and RSS")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="fresh processes for the step rows (each alternating ember and PyTorch); the ratio "
+                             "shown is the median of theirs, with their range")
     parser.add_argument("--threads", type=int, nargs="+", default=None,
                         help="thread counts, one table each (e.g. 1 2); default: torch.get_num_threads()")
     parser.add_argument("--no-import-rss", action="store_true", help="only the step rows")
@@ -230,13 +233,21 @@ def table(args, names: list[str], env: dict, threads: int, import_rss: bool) -> 
 
     rounds, repeats = (5, 3) if args.quick else (args.rounds, args.repeats)
     print("machine:", machine(env, threads))
-    print(f"{'workload':<36}{'PyTorch':>12}{'ember':>12}{'ratio':>8}{'target':>8}")
-    steps = run_child(["--child", "steps", str(rounds), str(args.steps), *names], env)
+    spread = args.processes > 1
+    print(f"{'workload':<36}{'PyTorch':>12}{'ember':>12}{'ratio':>8}{'target':>8}"
+          + (f"  ratio range over {args.processes} processes" if spread else ""))
+    # Two-thread figures move by 20-40 % from one process to the next on a 2-core VM (where each process's threads
+    # land, how its memory is laid out), more than between rounds inside one: --processes runs the alternating
+    # rounds in several fresh processes and shows the median of their ratios and the range.
+    runs = [run_child(["--child", "steps", str(rounds), str(args.steps), *names], env) for _ in range(args.processes)]
     for name in names:
         unit, factor = UNITS.get(name, ("ms", 1.0))
-        t, e = steps[name]["torch"] * factor, steps[name]["ember"] * factor
-        print(f"{WORKLOADS[name][2] + f' ({unit})':<36}{t:>12.3f}{e:>12.3f}{e / t:>8.2f}{TARGETS[name]:>8.2f}",
-              flush=True)
+        t = statistics.median(r[name]["torch"] for r in runs) * factor
+        e = statistics.median(r[name]["ember"] for r in runs) * factor
+        ratios = sorted(r[name]["ember"] / r[name]["torch"] for r in runs)
+        ratio = statistics.median(ratios)
+        print(f"{WORKLOADS[name][2] + f' ({unit})':<36}{t:>12.3f}{e:>12.3f}{ratio:>8.2f}{TARGETS[name]:>8.2f}"
+              + (f"  {ratios[0]:.2f}-{ratios[-1]:.2f}" if spread else ""), flush=True)
     if not import_rss:
         return
     imp = alternate(lambda fw: import_time(fw, env), repeats)
