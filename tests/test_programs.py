@@ -26,6 +26,8 @@ CASES = [
     ("gpt-ddp-flag", ["gpt_char_ddp.py", "--accumulate", "flag"], 2),
     ("gpt-ddp-no_sync", ["gpt_char_ddp.py", "--accumulate", "no_sync"], 2),
     ("rpc-parameter-server", ["rpc_parameter_server.py"], 3),
+    ("ddp-unused-parameters-moe", ["ddp_unused_params.py"], 2),
+    ("ddp-unused-parameters-moe-3-ranks", ["ddp_unused_params.py"], 3),
     ("lstm-lm-packed", ["lstm_lm.py"], 1),
     ("lstm-tagger", ["tagger.py"], 1),
     ("transformer", ["transformer_lm.py"], 1),

@@ -51,7 +51,8 @@ IGNORED_ARGUMENTS = {
     "dim": "one process per replica: inputs are never scattered over devices",
     "check_reduction": "deprecated and without effect in PyTorch too",
     "static_graph": "nothing to learn from a static graph: buckets are fixed at construction",
-    "skip_all_reduce_unused_params": "unused parameters are an error, or reduced as zeros (find_unused_parameters)",
+    "skip_all_reduce_unused_params": "unused parameters are an error, or (find_unused_parameters) left untouched when "
+                                     "no rank used them",
     "batched_grad_copy": "gradients are reduced in place in the optimizer's flat buffer when they lie there",
 }
 # PyTorch's arguments that raise NotImplementedError when given (other than their default).
@@ -70,8 +71,10 @@ class DistributedDataParallel(Module):
             construction and at the start of each forward that a synchronised backward will follow
             (grad mode on, outside ``no_sync()``), as PyTorch does (default True).
         forward_sync_buffers: when given, whether forwards copy the buffers (construction always does).
-        find_unused_parameters: allow parameters that get no gradient in an iteration;
-            they are reduced as zeros (default False: such a parameter is an error naming it).
+        find_unused_parameters: allow parameters that get no gradient in an iteration (default False:
+            such a parameter is an error naming it). As in PyTorch, one that no rank used since the last
+            synchronised backward (``no_sync()`` backwards count) keeps its ``.grad`` as it was (None stays
+            None); one that some rank used is averaged, the others contributing their ``.grad`` or zeros.
         gradient_as_bucket_view: let ``.grad`` be views into the bucket buffers (saves a copy
             per parameter and step; default False).
         process_group: the group to reduce over (default: the world).
