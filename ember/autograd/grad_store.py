@@ -30,7 +30,8 @@ into a bucket to reduce it and back (PyTorch copies too). When gradients are rec
 
 Who sets ``.grad`` (besides the user): ``set_first_grad`` (backward's first gradient, and DDP's rare path),
 ``GradStore.issue_zeros`` / ``GradStore.retract`` / ``GradStore.adopt`` (DDP: an unused parameter's zeros, taken
-back when no rank used it; a foreign gradient taken into view mode's bucket) and ``zero_grads``, all here; sparse gradients (graph.py) live outside stores.
+back when no rank used it; a foreign gradient taken into view mode's bucket) and ``zero_grads``, all here;
+sparse gradients (graph.py) live outside stores.
 """
 
 from __future__ import annotations
