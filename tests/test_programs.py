@@ -28,6 +28,8 @@ CASES = [
     ("rpc-parameter-server", ["rpc_parameter_server.py"], 3),
     ("ddp-unused-parameters-moe", ["ddp_unused_params.py"], 2),
     ("ddp-unused-parameters-moe-3-ranks", ["ddp_unused_params.py"], 3),
+    ("ddp-join-uneven-inputs", ["ddp_join_uneven.py"], 2),
+    ("ddp-join-uneven-inputs-3-ranks", ["ddp_join_uneven.py"], 3),
     ("lstm-lm-packed", ["lstm_lm.py"], 1),
     ("lstm-tagger", ["tagger.py"], 1),
     ("transformer", ["transformer_lm.py"], 1),

@@ -169,28 +169,27 @@ class DistributedDataParallel(Module):
                         "must wrap the same model"
                     )
 
-    def _sync_module_state(self, buffers: bool) -> None:
-        """Copy rank 0's parameters (and buffers) to every rank, in one broadcast."""
+    def _sync_module_state(self, buffers: bool, root: int = 0) -> None:
+        """Copy rank ``root``'s parameters (and buffers) to every rank, in one broadcast."""
         tensors = list(self.module.parameters())
         if buffers:
             tensors += [b for b in self.module.buffers() if b is not None]
-        self._broadcast_from_rank0(tensors)
+        broadcast_from_rank0(self._comm, tensors, root)
 
-    def _sync_buffers(self) -> None:
+    def _sync_buffers(self, root: int = 0) -> None:
+        """Copy rank ``root``'s buffers to every rank (0; inside ``join()``, the highest rank still training)."""
         started = _trace.start()
-        self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
+        broadcast_from_rank0(self._comm, [b for b in self.module.buffers() if b is not None], root)
         _trace.finish("broadcast buffers", "ddp", started)
-
-    def _broadcast_from_rank0(self, tensors) -> None:
-        broadcast_from_rank0(self._comm, tensors)
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
         # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
         # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
         will_sync = _GradState.enabled and self.require_backward_grad_sync
+        root = 0  # whose buffers every rank takes
         if self._joining:
-            active, _ = self._join_round(1, will_sync)
+            active, _, root = self._join_round(1, will_sync)
             if will_sync and not self._divide_by_initial_world_size:
                 self.reducer.set_divisor(active)
         elif will_sync:  # (ranks that joined run fewer forwards: no periodic check inside join())
@@ -199,7 +198,7 @@ class DistributedDataParallel(Module):
                 self.check_replicas()
         if will_sync:
             if self.broadcast_buffers:
-                self._sync_buffers()
+                self._sync_buffers(root)
             self.reducer.prepare_for_backward()
         return self.module(*inputs, **kwargs)
 
@@ -212,7 +211,11 @@ class DistributedDataParallel(Module):
         Inside the block every forward first counts the ranks still training. A rank whose
         loop has ended waits at the end of the block, taking part in the others' collectives
         with zero gradients, until every rank has left its loop. Gradients are divided by the
-        initial world size (default) or by the number of ranks still training.
+        initial world size (default) or by the number of ranks still training. As in PyTorch,
+        forwards take the buffers of the highest rank still training (rank 0 may have stopped),
+        and at the end of the block every rank takes the parameters (and, with
+        ``broadcast_buffers``, the buffers) of the highest rank among those that ran out of data
+        last: ranks that stopped early skipped the last optimizer steps.
         """
         if not enable:
             yield
@@ -220,24 +223,33 @@ class DistributedDataParallel(Module):
         if throw_on_early_termination:
             raise NotImplementedError("join(throw_on_early_termination=True) is not supported by ember")
         self._joining, self._divide_by_initial_world_size = True, divide_by_initial_world_size
+        last_joiner = True  # no other rank was still training when this one ran out of data
         try:
             yield
             while True:  # this rank is out of data: shadow the others until all are
-                active, syncing = self._join_round(0, False)
+                active, syncing, root = self._join_round(0, False)
                 if active == 0:
                     break
+                last_joiner = False
                 if syncing:
                     if self.broadcast_buffers:
-                        self._sync_buffers()
+                        self._sync_buffers(root)
                     self.reducer.shadow_backward()
+            authority = xp.array([self._comm.rank if last_joiner else -1], dtype=xp.int64)
+            self._comm.allreduce_(authority, dist.ReduceOp.MAX)
+            self._sync_module_state(self.broadcast_buffers, int(authority[0]))
         finally:
             self._joining = False
             self.reducer.reset_divisor()
 
-    def _join_round(self, active: int, will_sync: bool) -> tuple[int, int]:
-        counts = xp.array([active, int(will_sync)], dtype=xp.int64)
+    def _join_round(self, active: int, will_sync: bool) -> tuple[int, int, int]:
+        """One round of ``join()``'s bookkeeping, one all-reduce: (ranks still training, ranks about to synchronise
+        a backward, the highest rank still training, -1 when none)."""
+        counts = xp.zeros(2 + self._comm.size, dtype=xp.int64)
+        counts[0], counts[1], counts[2 + self._comm.rank] = active, int(will_sync), active
         self._comm.allreduce_(counts)
-        return int(counts[0]), int(counts[1])
+        training = xp.flatnonzero(counts[2:])
+        return int(counts[0]), int(counts[1]), int(training[-1]) if training.size else -1
 
     # ------------------------------------------------------------------ replica checksums
     def check_replicas(self) -> None:
@@ -310,13 +322,13 @@ class DistributedDataParallel(Module):
             reducer.close()
 
 
-def broadcast_from_rank0(comm, tensors) -> None:
-    """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast over ``comm`` (the bytes of all of
-    them; FullyShardedDataParallel's ``sync_module_states`` uses it too)."""
+def broadcast_from_rank0(comm, tensors, root: int = 0) -> None:
+    """Copy rank 0's (or rank ``root``'s) values of ``tensors`` into every rank's, in one broadcast over ``comm``
+    (the bytes of all of them; FullyShardedDataParallel's ``sync_module_states`` uses it too)."""
     if comm.size == 1 or not tensors:
         return
     flat = xp.concatenate([xp.ascontiguousarray(t._data).reshape(-1).view(xp.uint8) for t in tensors])
-    comm.broadcast_(flat, 0)
+    comm.broadcast_(flat, root)
     offset = 0
     for t in tensors:
         n = t._data.nbytes
