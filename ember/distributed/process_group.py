@@ -81,6 +81,12 @@ def is_initialized() -> bool:
     return _world is not None
 
 
+def is_torchelastic_launched() -> bool:
+    """Whether a torchrun-style launcher started this process: ember's launcher sets ``TORCHELASTIC_RUN_ID`` as
+    torchrun does (PyTorch's test)."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
 def default_group(op: str = "this function") -> ProcessGroup:
     """The world group; a clear error before ``init_process_group``."""
     if _world is None:

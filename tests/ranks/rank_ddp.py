@@ -276,6 +276,15 @@ def test_find_unused_parameters_leaves_a_parameter_no_rank_used_without_grad(dat
 
 
 
+def test_device_ids_of_a_gpu_script_are_pytorchs_value_error_on_every_rank(rank):
+    """``DDP(model, device_ids=[local_rank])`` on a CPU module is PyTorch's ValueError, on every rank (ember
+    accepted it on rank 0 and refused it on the others)."""
+    for ids, out in (([rank], None), ([rank], rank), (["cpu"], None), (None, 1)):
+        with pytest.raises(ValueError, match="device_ids and output_device arguments only work with"):
+            DDP(nn.Linear(2, 2), device_ids=ids, output_device=out)
+    assert isinstance(DDP(nn.Linear(2, 2), device_ids=[], output_device=0), DDP)
+
+
 @pytest.mark.min_world(2)
 def test_ranks_that_disagree_on_find_unused_parameters_are_told_not_left_waiting(data):
     """find_unused_parameters adds an all-reduce behind the lockstep table: ranks that disagree on it must learn it

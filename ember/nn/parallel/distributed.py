@@ -46,8 +46,8 @@ from ..modules.sparse import Embedding
 
 # PyTorch's arguments that ember accepts and does not act on, and why.
 IGNORED_ARGUMENTS = {
-    "device_ids": "CPU only: there is one device per process (a CUDA device raises)",
-    "output_device": "CPU only: outputs stay where the module put them",
+    "device_ids": "CPU only: None or empty, as PyTorch requires for a CPU module (others raise ValueError)",
+    "output_device": "CPU only: None (or 0), as PyTorch requires for a CPU module",
     "dim": "one process per replica: inputs are never scattered over devices",
     "check_reduction": "deprecated and without effect in PyTorch too",
     "static_graph": "nothing to learn from a static graph: buckets are fixed at construction",
@@ -65,7 +65,7 @@ class DistributedDataParallel(Module):
 
     Args:
         module: the model (identical architecture on every rank).
-        device_ids, output_device: accepted for compatibility (CPU only).
+        device_ids, output_device: None (CPU only): as PyTorch for a CPU module, others raise ValueError.
         bucket_cap_mb: bucket size in MiB (default 25; the first bucket is at most 1 MiB).
         broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank at
             construction and at the start of each forward that a synchronised backward will follow
@@ -113,9 +113,12 @@ class DistributedDataParallel(Module):
         broadcast_buffers = init_sync_buffers if forward_sync_buffers is None else broadcast_buffers
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
-        if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
-                                          for d in device_ids):
-            raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
+        if device_ids or output_device:  # PyTorch's test for a CPU module (so output_device=0 passes, as there)
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with single-device/"
+                f"multiple-device GPU modules, but got device_ids {device_ids}, output_device {output_device}, and "
+                "a module on the CPU: ember runs on the CPU (as PyTorch does for a CPU module, pass device_ids=None; "
+                "the `device_ids=[local_rank]` of a GPU script otherwise fails on every rank)")
         sparse = [f"{m}.weight" if m else "weight" for m, sub in module.named_modules()
                   if isinstance(sub, Embedding) and sub.sparse]
         if sparse:  # the same modules on every rank: every rank refuses here, before any communication
