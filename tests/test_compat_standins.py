@@ -541,6 +541,57 @@ def test_torch_c_is_out_of_scope_with_the_reason():
         ember._C._jit_get_operation("aten::add")
 
 
+def test_consume_prefix_in_state_dict_as_pytorchs():
+    """How a DistributedDataParallel checkpoint (keys ``module.*``) is loaded into the plain model."""
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present as theirs
+
+    from ember.nn.modules.utils import consume_prefix_in_state_dict_if_present as ours
+
+    for prefix in ("module.", "mod", "x."):
+        mine = {"module.a": 1, "b": 2, "module.c.d": 3, "modulee": 4}
+        expected = dict(mine)
+        ours(mine, prefix)
+        theirs(expected, prefix)
+        assert list(mine.items()) == list(expected.items()), prefix
+    model = ember.nn.Linear(3, 2)
+    state = {f"module.{k}": v for k, v in model.state_dict().items()}
+    ours(state, "module.")
+    ember.nn.Linear(3, 2).load_state_dict(state)
+
+
+def test_torchrun_scripts_record_decorator_passes_results_and_errors_through():
+    import ember.distributed.elastic.multiprocessing.errors as errors
+
+    @errors.record
+    def main(x, scale=2):
+        """The script's main."""
+        if x < 0:
+            raise ValueError("negative")
+        return x * scale
+
+    assert main(3, scale=3) == 9 and main.__name__ == "main" and main.__doc__ == "The script's main."
+    with pytest.raises(ValueError, match="negative"):
+        main(-1)
+    out = subprocess.run([sys.executable, "-m", "ember.compat", "-c",
+                          "from torch.distributed.elastic.multiprocessing.errors import record\n"
+                          "print(record(lambda: 'ran')())"],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0 and out.stdout.strip() == "ran", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("run_id", [None, "none", "job7"])
+def test_is_torchelastic_launched_reads_the_run_id_as_pytorchs(run_id, monkeypatch):
+    import torch.distributed as tdist
+
+    import ember.distributed as edist
+
+    if run_id is None:
+        monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    else:
+        monkeypatch.setenv("TORCHELASTIC_RUN_ID", run_id)
+    assert edist.is_torchelastic_launched() is tdist.is_torchelastic_launched() is (run_id is not None)
+
+
 def test_small_names_layer_code_imports():
     import torch.nn.modules.utils as t_utils
     import torch.optim.optimizer as t_optimizer

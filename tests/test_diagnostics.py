@@ -116,6 +116,31 @@ def test_seed_train_loop_runs_without_training_loop_warnings():
 
 
 # ----------------------------------------------------------------------------- 5. step without backward
+class Lookahead(ember.optim.Optimizer):
+    """A wrapper whose step runs another optimizer's step (as ZeroRedundancyOptimizer, timm's Lookahead, SAM)."""
+
+    def __init__(self, params, inner_class, **options):
+        super().__init__(params, {})
+        self.inner = inner_class(self.param_groups[0]["params"], **options)
+
+    def step(self, closure=None):
+        return self.inner.step()
+
+
+def test_an_optimizer_stepping_inside_another_ones_step_is_checked_once():
+    model = nn.Linear(3, 2)
+    optimizer = Lookahead(model.parameters(), ember.optim.AdamW, lr=0.01)
+    with caught() as w:
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(ember.randn(4, 3)).sum().backward()
+            optimizer.step()
+    assert w.messages == []
+    with caught() as w:
+        optimizer.step()  # a real mistake is still reported, once, by the outer optimizer
+    assert len(w.messages) == 1 and "Lookahead.step() found only gradients" in w.messages[0], w.messages
+
+
 def test_step_without_backward_warns_once_naming_the_optimizer():
     model, (x, y) = mlp(), data()
     opt = ember.optim.Adam(model.parameters())

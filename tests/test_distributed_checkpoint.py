@@ -71,6 +71,41 @@ def test_modules_and_optimizers_are_saved_and_restored_through_their_state_dicts
     assert loaded.keys() == saved.keys() and ember.equal(loaded[0]["exp_avg"], saved[0]["exp_avg"])
 
 
+def test_pytorchs_stateful_protocol_and_its_tutorial_appstate(tmp_path):
+    """PyTorch's dcp tutorial imports ``Stateful`` from ``torch.distributed.checkpoint.stateful`` and wraps the
+    model and optimizer in an ``AppState(Stateful)`` built on ``get_state_dict``/``set_state_dict``."""
+    from torch.distributed.checkpoint.stateful import Stateful as TorchStateful
+
+    from ember.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    from ember.distributed.checkpoint.stateful import Stateful
+
+    for ours, theirs in ((ember.nn.Linear(2, 2), torch.nn.Linear(2, 2)), ({}, {}), (object(), object())):
+        assert isinstance(ours, Stateful) == isinstance(theirs, TorchStateful)
+
+    class AppState(Stateful):
+        def __init__(self, model, optimizer):
+            self.model, self.optimizer = model, optimizer
+
+        def state_dict(self):
+            model_state, optimizer_state = get_state_dict(self.model, self.optimizer)
+            return {"model": model_state, "optim": optimizer_state}
+
+        def load_state_dict(self, state_dict):
+            set_state_dict(self.model, self.optimizer, model_state_dict=state_dict["model"],
+                           optim_state_dict=state_dict["optim"])
+
+    model = ember.nn.Linear(3, 2)
+    optimizer = ember.optim.Adam(model.parameters(), lr=0.1)
+    model(ember.randn(4, 3)).sum().backward()
+    optimizer.step()
+    dcp.save({"app": AppState(model, optimizer)}, checkpoint_id=tmp_path, no_dist=True)
+    fresh = ember.nn.Linear(3, 2)
+    fresh_optimizer = ember.optim.Adam(fresh.parameters(), lr=0.1)
+    dcp.load({"app": AppState(fresh, fresh_optimizer)}, checkpoint_id=tmp_path, no_dist=True)
+    assert all(ember.equal(a, b) for a, b in zip(model.parameters(), fresh.parameters()))
+    assert ember.equal(fresh_optimizer.state_dict()["state"][0]["exp_avg"], optimizer.state_dict()["state"][0]["exp_avg"])
+
+
 def test_an_uninitialized_process_group_saves_alone_with_pytorchs_warning(tmp_path):
     with pytest.warns(UserWarning, match="single process"):
         dcp.save({"x": ember.ones(1)}, checkpoint_id=tmp_path)

@@ -55,6 +55,18 @@ def test_world_size_env_without_mpi_ranks_is_explained():
     assert "ember.distributed.run" in p.stderr
 
 
+@needs_mpi
+@pytest.mark.parametrize("extra", [{}, {"WORLD_SIZE": "1"}])
+def test_a_rank_env_that_mpi_contradicts_is_explained(extra):
+    """A RANK left in the environment (exported for another job) would make a script that reads it (nanoGPT's
+    ``master_process = int(os.environ['RANK']) == 0``) disagree with get_rank(): PyTorch refuses RANK without a
+    matching WORLD_SIZE; ember says what MPI sees."""
+    code = "import ember.distributed as d; d.init_process_group('gloo')"
+    p = run([sys.executable, "-c", code], {"RANK": "1", **extra})
+    assert p.returncode != 0
+    assert "RANK=1 in the environment but MPI says this process is rank 0 of 1" in p.stderr, p.stderr
+
+
 def test_collective_before_init_is_a_clear_error():
     assert not dist.is_initialized()
     import ember

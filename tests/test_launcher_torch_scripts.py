@@ -43,6 +43,21 @@ def test_torchrun_spelling_under_the_compat_runner_runs_every_rank_on_ember(tmp_
         assert f"rank {rank}: torch is ember, sum 3, args ['--lr', '0.1']" in out.stdout, out.stdout
 
 
+def test_a_failing_torch_script_under_the_compat_runner_shows_only_its_own_frames(tmp_path):
+    """The traceback a failing rank prints starts in the user's script: the compat runner's and runpy's frames
+    (eight lines before the first line of the user's) are ember's start-up, as _bootstrap's are."""
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\ndist.init_process_group('gloo')\n"
+                      "if dist.get_rank() == 1:\n    raise ValueError('bad batch')\ndist.barrier()\n")
+    out = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", "--timeout", "60",
+                          "-m", "ember.compat", str(script)], capture_output=True, text=True, timeout=120, env=ENV,
+                         cwd=str(tmp_path))
+    report = [line for line in out.stderr.splitlines() if line.startswith("[ember rank 1]")]
+    assert out.returncode != 0 and report[-1] == "[ember rank 1] ValueError: bad batch", out.stderr
+    assert report[:2] == ["[ember rank 1] Traceback (most recent call last):",
+                          f'[ember rank 1]   File "{script}", line 4, in <module>'], out.stderr
+
+
 def test_each_rank_runs_a_script_through_the_compat_runner_only_when_asked_or_torch_is_missing(monkeypatch):
     args = parse(["--nproc-per-node", "2", "train.py", "--lr", "1"])
     assert rank_target(args) == ["train.py", "--lr", "1"]  # PyTorch installed, launcher not under compat

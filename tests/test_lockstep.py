@@ -56,6 +56,17 @@ def test_an_extra_batch_names_where_the_other_rank_went():
         and "on another communicator" in proc.stderr, proc.stderr
 
 
+def test_a_rank_that_finished_its_script_is_named_as_finished():
+    # rank 1 runs one more batch after rank 0 has returned from its script: rank 0 cannot answer any more, and the
+    # report says it finished (from the launcher's records) rather than that it died or is stuck
+    proc, seconds = launch("extra_batch_finished")
+    assert proc.returncode != 0
+    assert "rank 0 did not answer: it has finished its script" in proc.stderr \
+        and "ran more batches or collectives than it" in proc.stderr, proc.stderr
+    assert "stuck in native code" not in proc.stderr, proc.stderr
+    assert seconds < 30, f"the job must end soon after the 4 s timeout, took {seconds:.1f} s"
+
+
 def test_watchdog_reports_name_a_rank_that_issued_another_collective():
     """The report's sentences, from given answers (the ranks' own states), without MPI."""
     from ember.distributed.watchdog import Watchdog

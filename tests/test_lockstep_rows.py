@@ -44,7 +44,7 @@ def test_a_rank_ahead_is_named_as_the_one_that_skipped_backward():
 @pytest.mark.parametrize("other", [(5, 3, 99, False), (5, 2, 12, False)])
 def test_different_buckets_are_reported(other):
     message = lockstep.out_of_step(summed([(5, 2, 99, False), other]))
-    assert "disagree on the gradient buckets" in message and "models or bucket_cap_mb differ" in message
+    assert "disagree on the gradient buckets" in message and "models, bucket_cap_mb or find_unused_parameters differ" in message
     assert f"rank(s) [1]: {other[1]} bucket(s), layout {other[2]}" in message
 
 

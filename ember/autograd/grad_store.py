@@ -29,8 +29,9 @@ into a bucket to reduce it and back (PyTorch copies too). When gradients are rec
 (``create_graph=True``), they are to bypass the store: ``set_first_grad`` takes plain arrays only.
 
 Who sets ``.grad`` (besides the user): ``set_first_grad`` (backward's first gradient, and DDP's rare path),
-``GradStore.issue_zeros`` / ``GradStore.adopt`` (DDP: an unused parameter's zeros, a foreign gradient taken
-into view mode's bucket) and ``zero_grads``, all here; sparse gradients (graph.py) live outside stores.
+``GradStore.issue_zeros`` / ``GradStore.retract`` / ``GradStore.adopt`` (DDP: an unused parameter's zeros, taken
+back when no rank used it; a foreign gradient taken into view mode's bucket) and ``zero_grads``, all here;
+sparse gradients (graph.py) live outside stores.
 """
 
 from __future__ import annotations
@@ -126,6 +127,14 @@ class GradStore:
         self.state[i] = ISSUED
         p._grad = Tensor._make(self.views[i])
         return p._grad
+
+    def retract(self, i: int) -> None:
+        """Undo ``issue_zeros``: slot ``i``'s parameter has no ``.grad`` again and the slot is free (DDP: a parameter
+        that no rank used keeps the None it had, as in PyTorch)."""
+        p = self._params[i]()
+        if p is not None and self.holds(i, p._grad):
+            p._grad = None
+            self.state[i] = FREE
 
     def holds(self, i: int, grad: Tensor | None) -> bool:
         """Whether ``grad`` is slot ``i`` of the current generation."""

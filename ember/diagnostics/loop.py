@@ -7,7 +7,7 @@ few attribute reads per parameter while nothing is wrong:
         adding into gradients step() already applied? (marks p tainted; reported at the step that
         would apply them again)                                             grad_not_zeroed
         (remembers p's version, marks p fresh)
-    global optimizer step pre-hook       -> _check_step(optimizer)
+    global optimizer step pre-hook       -> _check_step(optimizer) (not for one stepping inside another's step)
         tainted gradients about to be applied again?                        grad_not_zeroed
         no new gradient at all?                                             step_without_backward
         p changed in place since its backward?                              param_changed_before_step
@@ -114,8 +114,17 @@ def _warn_not_zeroed(optimizer, params: list) -> None:
 
 
 # ----------------------------------------------------------------------------- step
+_outer_step: list = [None]  # a weak reference to the optimizer whose step the checks last saw begin
+
+
 def _step_pre_hook(optimizer, args: tuple, kwargs: dict) -> None:
-    """Global optimizer step pre-hook: the checks, unless a closure computes the gradients inside the step."""
+    """Global optimizer step pre-hook: the checks, unless a closure computes the gradients inside the step, or
+    this optimizer steps inside another one's step (ZeroRedundancyOptimizer's shard, a Lookahead's or SAM's base
+    optimizer): the outer step was checked, and its gradients marked applied, a moment ago."""
+    outer = _outer_step[0]() if _outer_step[0] is not None else None
+    if outer is not None and outer is not optimizer and outer.__dict__.get("_stepping"):
+        return
+    _outer_step[0] = weakref.ref(optimizer)
     if on and (len(args) < 2 or args[1] is None) and kwargs.get("closure") is None:  # args[0]: the optimizer
         _check_step(optimizer)
 

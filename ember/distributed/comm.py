@@ -170,9 +170,9 @@ class Work:
     what a timeout error calls the operation.
     """
 
-    __slots__ = ("_test", "name", "_comm", "_steps", "_result", "_done", "seq")
+    __slots__ = ("_test", "name", "_comm", "_steps", "_result", "_done", "seq", "_buffers")
 
-    def __init__(self, request, name: str, comm: Communicator, status=None) -> None:
+    def __init__(self, request, name: str, comm: Communicator, status=None, buffers: tuple = ()) -> None:
         # True once the request is complete (filling ``status``, when given). Tested directly:
         # Testall over a one-element list converts the list on every poll, which slowed each
         # round of a polled all-reduce.
@@ -182,6 +182,10 @@ class Work:
         self._steps: list[Callable[[], None]] = []
         self._result = None
         self._done = False
+        # The arrays MPI reads and writes until the operation completes. mpi4py keeps no reference to a
+        # nonblocking collective's buffers: a temporary one (a joined rank's zero bucket) would be freed while
+        # MPI still wrote into it (a crash, or another array's memory overwritten).
+        self._buffers = buffers
         if name not in _POINT_TO_POINT:  # only collectives are numbered alike on every rank
             comm.issued += 1
             comm.recent[comm.issued % RECENT] = (comm.issued, name)
@@ -241,6 +245,7 @@ class Work:
 
     def _complete(self) -> None:
         self._done = True
+        self._buffers = ()
         for step in self._steps:
             step()
 
@@ -312,9 +317,9 @@ class Communicator:
             return None
         return Communicator(sub, self.timeout)
 
-    def _work(self, request, name: str, status=None, nbytes: int = 0) -> Work:
+    def _work(self, request, name: str, status=None, nbytes: int = 0, buffers: tuple = ()) -> Work:
         self.payload_bytes += nbytes
-        return Work(request, name, self, status)
+        return Work(request, name, self, status, buffers)
 
     def _reduced(self, work: Work, op: ReduceOp, array) -> Work:
         if op is ReduceOp.AVG:
@@ -325,52 +330,52 @@ class Communicator:
     def iallreduce_(self, array, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``array`` over all ranks, result in ``array`` on every rank."""
         req = self._comm.Iallreduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype))
-        return self._reduced(self._work(req, "all_reduce", nbytes=array.nbytes), op, array)
+        return self._reduced(self._work(req, "all_reduce", nbytes=array.nbytes, buffers=(array,)), op, array)
 
     def ibroadcast_(self, array, root: int) -> Work:
         """Copy ``array`` of rank ``root`` into ``array`` on every rank."""
         return self._work(self._comm.Ibcast(array, root=root), "broadcast",
-                          nbytes=array.nbytes if self.rank == root else 0)
+                          nbytes=array.nbytes if self.rank == root else 0, buffers=(array,))
 
     def iallgather(self, send, recv) -> Work:
         """Every rank's ``send`` into ``recv`` (``size`` times as many elements), in rank order."""
-        return self._work(self._comm.Iallgather(send, recv), "all_gather", nbytes=send.nbytes)
+        return self._work(self._comm.Iallgather(send, recv), "all_gather", nbytes=send.nbytes, buffers=(send, recv))
 
     def ireduce_(self, array, op: ReduceOp, root: int) -> Work:
         """Reduce ``array`` over all ranks into ``array`` of rank ``root`` (the others' are left as they were)."""
         if self.rank == root:
             req = self._comm.Ireduce(_MPI.IN_PLACE, array, op=_mpi_op(op, array.dtype), root=root)
-            return self._reduced(self._work(req, "reduce", nbytes=array.nbytes), op, array)
+            return self._reduced(self._work(req, "reduce", nbytes=array.nbytes, buffers=(array,)), op, array)
         return self._work(self._comm.Ireduce(array, None, op=_mpi_op(op, array.dtype), root=root), "reduce",
-                          nbytes=array.nbytes)
+                          nbytes=array.nbytes, buffers=(array,))
 
     def igather(self, send, recv, root: int) -> Work:
         """Every rank's ``send`` into ``recv`` of rank ``root`` (``recv`` is ignored elsewhere)."""
         return self._work(self._comm.Igather(send, recv if self.rank == root else None, root=root), "gather",
-                          nbytes=send.nbytes)
+                          nbytes=send.nbytes, buffers=(send, recv))
 
     def iscatter(self, send, recv, root: int) -> Work:
         """Slice ``i`` of ``send`` on rank ``root`` into ``recv`` of rank ``i``."""
         return self._work(self._comm.Iscatter(send if self.rank == root else None, recv, root=root), "scatter",
-                          nbytes=send.nbytes if self.rank == root else 0)
+                          nbytes=send.nbytes if self.rank == root else 0, buffers=(send, recv))
 
     def ireduce_scatter(self, send, recv, op: ReduceOp = ReduceOp.SUM) -> Work:
         """Reduce ``send`` over all ranks; rank ``i`` receives slice ``i`` of the result in ``recv``."""
         req = self._comm.Ireduce_scatter_block(send, recv, op=_mpi_op(op, send.dtype))
-        return self._reduced(self._work(req, "reduce_scatter", nbytes=send.nbytes), op, recv)
+        return self._reduced(self._work(req, "reduce_scatter", nbytes=send.nbytes, buffers=(send, recv)), op, recv)
 
     def ialltoall(self, send, recv) -> Work:
         """Slice ``j`` of ``send`` on rank ``i`` goes to slice ``i`` of ``recv`` on rank ``j``."""
-        return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes)
+        return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
 
     def isend(self, array, dst: int, tag: int = 0) -> Work:
-        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes)
+        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes, buffers=(array,))
 
     def irecv(self, array, src: int | None = None, tag: int = 0) -> Work:
         """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""
         status = _MPI.Status()
         source = _MPI.ANY_SOURCE if src is None else src
-        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", status)
+        work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", status, buffers=(array,))
 
         def done():
             if status.Get_count(_MPI.BYTE) != array.nbytes:  # a shorter message would leave stale data

@@ -39,8 +39,9 @@ def new_table(world: int):
     return xp.zeros((world, FIELDS), dtype=xp.int64)
 
 
-def layout_hash(buckets: list[tuple[list[tuple], str]]) -> int:
-    """A number that differs when the buckets' parameter shapes or dtypes differ: ``[(shapes, dtype), ...]``."""
+def layout_hash(buckets: list) -> int:
+    """A number that differs when the buckets' parameter shapes or dtypes differ: ``[(shapes, dtype), ...]`` (and
+    whatever else is appended to that list that every rank must agree on)."""
     return zlib.crc32(repr(buckets).encode())
 
 
@@ -89,8 +90,8 @@ def out_of_step(table) -> str | None:
         )
     parts = "; ".join(f"rank(s) {r}: {row[_BUCKETS]} bucket(s), layout {row[_LAYOUT]}" for row, r in groups.items())
     return (
-        f"DistributedDataParallel: ranks disagree on the gradient buckets ({parts}): the models or "
-        "bucket_cap_mb differ between ranks, so gradients would be mixed up."
+        f"DistributedDataParallel: ranks disagree on the gradient buckets ({parts}): the models, "
+        "bucket_cap_mb or find_unused_parameters differ between ranks, so gradients would be mixed up."
     )
 
 

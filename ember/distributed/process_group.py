@@ -81,6 +81,12 @@ def is_initialized() -> bool:
     return _world is not None
 
 
+def is_torchelastic_launched() -> bool:
+    """Whether a torchrun-style launcher started this process: ember's launcher sets ``TORCHELASTIC_RUN_ID`` as
+    torchrun does (PyTorch's test)."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
 def default_group(op: str = "this function") -> ProcessGroup:
     """The world group; a clear error before ``init_process_group``."""
     if _world is None:
@@ -159,6 +165,14 @@ def _check_matches(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> 
             f"init_process_group: WORLD_SIZE={env_size} in the environment but MPI started {mpi_size} "
             "process(es): ember's ranks are MPI processes; start them with `python -m ember.distributed.run "
             f"--nproc-per-node {env_size} script.py` or `mpiexec -n {env_size} python script.py`"
+        )
+    env_rank = os.environ.get("RANK")
+    if env_rank is not None and int(env_rank) != mpi_rank:  # a script reading RANK would disagree with get_rank()
+        raise RuntimeError(
+            f"init_process_group: RANK={env_rank} in the environment but MPI says this process is rank {mpi_rank} "
+            f"of {mpi_size}: a RANK left from another job? Unset it; ember's launcher sets RANK for each rank "
+            "(`python -m ember.distributed.run --nproc-per-node N script.py`), and init_process_group sets it "
+            "from MPI under `mpiexec -n N python script.py`"
         )
     if world_size not in (-1, mpi_size):
         raise ValueError(f"init_process_group: world_size={world_size} but MPI started {mpi_size} process(es)")

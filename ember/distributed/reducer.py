@@ -5,17 +5,20 @@
             bucket complete? ──▶ _launch_ready_buckets(): strictly in bucket order
                  _gradients_of(bucket): the bucket's slice of the gradient store built at
                  construction, where backward wrote the gradients (reduced in place; a missing
-                 gradient is zeros in its slot); only when one is not there (a .grad assigned by
-                 hand, or kept from before a zero_grad that cleared only some), a staging copy;
-                 times 1/world
+                 gradient is its .grad as it was, or zeros in its slot); only when one is not there
+                 (a .grad assigned by hand, or kept from before a zero_grad that cleared only some),
+                 a staging copy; times 1/world
                  └ MPI_Iallreduce of the gradients (nonblocking); behind the last bucket, the
-                   backward's lockstep table (lockstep.py)
+                   backward's lockstep table (lockstep.py) and, with find_unused_parameters, how
+                   many ranks used each parameter
             _progress(): test the all-reduces in flight (MPI moves data only inside MPI calls)
             (the table also carries each rank's wait and step time: straggler.py notices a slow rank)
       └ end of backward (queue_callback) ──▶ _finalize_backward()
-            parameters with no gradient: error, or zeros with find_unused_parameters
+            parameters with no gradient: error, or (find_unused_parameters) reduced as they are
             wait for every bucket (bounded by the process group's timeout)
-            .grad = the reduced values (already, when reduced in place; else copied from the staging copy)
+            .grad = the reduced values (already, when reduced in place; else copied from the staging copy),
+            except for a parameter no rank used since the last synchronised backward: its .grad stays as it
+            was (None stays None), as PyTorch leaves it
 
 Buckets are fixed at construction: contiguous slices of the gradient store
 (``autograd/grad_store.py``, parameters in registration order, one store per run
@@ -145,7 +148,7 @@ class Reducer:
         self.buckets = assign_buckets(self.grad_stores, names, int(bucket_cap_mb * (1 << 20)))
         self.table = lockstep.new_table(self.world)
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.dtype))
-                                            for b in self.buckets])
+                                            for b in self.buckets] + [find_unused_parameters])
         self._table_work = None  # the table's all-reduce in flight
         self.stragglers = StragglerMonitor(self.world)
         self._forward_at: float | None = None  # when the previous DDP forward began (perf_counter)
@@ -163,6 +166,17 @@ class Reducer:
         self._in_flight: list[Bucket] = []
         self.iteration = 0
         self._comm_hook = None  # (state, hook) from register_comm_hook
+        # find_unused_parameters, PyTorch's rule: which parameters this rank used since the last synchronised
+        # backward (a no_sync() backward, or one without DDP's forward, counts); summed over the ranks behind the
+        # lockstep table. A parameter no rank used keeps its .grad as it was before the backward: ``_before``
+        # holds, per flat index (bucket by bucket, slot by slot), what to put back (None: it had no gradient).
+        self._first = [0]
+        for bucket in self.buckets:
+            self._first.append(self._first[-1] + len(bucket.params))
+        self._used = xp.zeros(self._first[-1], xp.int32)
+        self._used_counts = None  # this backward's sum over the ranks (in flight, then read)
+        self._used_work = None
+        self._before: dict = {}
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in params]
 
     # ------------------------------------------------------------------ settings
@@ -215,12 +229,14 @@ class Reducer:
         self._next_launch = 0
         self._nonfinite = False
         self._callback_queued = False
+        self._before = {}
         self._armed = True
 
     def shadow_backward(self) -> None:
         """For a rank that has joined (run out of data): take part in one backward's all-reduces with zeros."""
         self.reduce_all()
         self._check_lockstep(joined=True)
+        self._unused_everywhere()
 
     def reduce_all(self) -> None:
         """All-reduce zeros for every bucket (a joined rank's part), as a backward does once all gradients
@@ -234,17 +250,18 @@ class Reducer:
 
     def _on_grad_ready(self, param: Tensor) -> None:
         """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
+        bucket, slot = self._where[id(param)]
+        if self.find_unused:
+            self._used[self._first[bucket.index] + slot] = 1
         if not self._armed:
             return  # no_sync(), or a backward with no DDP forward before it: gradients stay local
         if param._grad is not None and param._grad.is_sparse:  # F.embedding(..., sparse=True) in a forward
-            bucket, slot = self._where[id(param)]
             raise RuntimeError(f"DistributedDataParallel: parameter {bucket.names[slot]} got a sparse gradient, "
                                "which ember's DistributedDataParallel does not all-reduce (PyTorch all-gathers "
                                "sparse gradients); use sparse=False")
         if not self._callback_queued:
             queue_callback(self._finalize_backward)
             self._callback_queued = True
-        bucket, slot = self._where[id(param)]
         if self._ready[bucket.index][slot]:
             return
         self._ready[bucket.index][slot] = True
@@ -283,13 +300,19 @@ class Reducer:
                 lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
                                self._nonfinite, self._wait_us, self._step_us)
                 self._table_work = self.comm.iallreduce_(self.table, ReduceOp.SUM)
+                if self.find_unused:  # (a joined rank used nothing)
+                    self._used_counts = self._used.copy() if from_params else xp.zeros_like(self._used)
+                    self._used[...] = 0
+                    self._used_work = self.comm.iallreduce_(self._used_counts, ReduceOp.SUM)
 
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
 
         Normally the bucket's slice of the gradient store (autograd/grad_store.py), where backward
         wrote the gradients: reduced in place, nothing copied in or out. A parameter that got no
-        gradient in this backward (find_unused_parameters) contributes zeros, written in its slot.
+        gradient in this backward (find_unused_parameters) contributes its ``.grad`` as it is (one
+        accumulated under no_sync(), or left from before), or zeros written in its slot when it has none,
+        as PyTorch does; what it had is noted, to be put back if no rank used it.
         Only when a gradient is not in its slot (one assigned by hand, one kept from before a
         zero_grad that cleared only some): with ``gradient_as_bucket_view`` it is copied into its
         slot, which becomes its ``.grad`` (as PyTorch does); else the bucket is gathered into a
@@ -299,13 +322,17 @@ class Reducer:
         factor = 1.0 if self._comm_hook is not None else self.scale  # a communication hook averages itself
         store, ready = bucket.store, self._ready[bucket.index]
         if not all(ready):
+            first = self._first[bucket.index] - bucket.lo
             for i, (p, done) in enumerate(zip(bucket.params, ready), bucket.lo):
                 if done:
                     continue
                 if p._grad is None:
+                    self._before[first + i] = None
                     store.issue_zeros(i)
-                elif store.holds(i, p._grad):
-                    p._grad._data.fill(0)
+                elif store.holds(i, p._grad) and not store.as_view and not self._used[first + i]:
+                    # reduced in place below: keep its values (in view mode PyTorch's .grad, a view of the bucket,
+                    # holds the reduced values too)
+                    self._before[first + i] = p._grad._data.copy()
         region = store.region(bucket.lo, bucket.hi)
         if region is None and store.as_view:  # (adopt never fails in this mode)
             for i, p in enumerate(bucket.params, bucket.lo):
@@ -361,28 +388,48 @@ class Reducer:
                 f"DistributedDataParallel: {len(names)} parameter(s) received no gradient in this backward on "
                 f"rank {self.comm.rank}: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''}. "
                 "Every rank must reduce every parameter. If these parameters are unused in some iterations "
-                "(an unused branch, a detached or frozen part), pass find_unused_parameters=True (ember then "
-                "reduces them as zeros); otherwise make the loss depend on them or set requires_grad=False "
-                "before wrapping the model."
+                "(an unused branch, a detached or frozen part), pass find_unused_parameters=True (a parameter "
+                "no rank used then keeps its .grad as it was, None after zero_grad(), as in PyTorch); otherwise "
+                "make the loss depend on them or set requires_grad=False before wrapping the model."
             )
-        for bucket, _ in missing:  # reduced as zeros (see _gradients_of)
+        for bucket, _ in missing:  # reduced as they are (see _gradients_of)
             bucket.pending -= 1
         self._launch_ready_buckets()
         self._wait_all()
         started = trace.start()
         synchronised = self._check_lockstep()
+        unused = self._unused_everywhere()
         trace.finish("read lockstep table", "ddp", started)
         if not synchronised:
             return
+        for bucket, slot in missing:  # PyTorch leaves the .grad of a parameter no rank used untouched
+            index = self._first[bucket.index] + slot
+            if index not in unused or index not in self._before:
+                continue  # (a .grad assigned by hand: its staging copy is not copied back, below)
+            if self._before[index] is None:
+                bucket.store.retract(bucket.lo + slot)
+            else:
+                bucket.params[slot]._grad._data[...] = self._before[index]
         for bucket in self.buckets:
             if bucket.staging is None:
                 continue  # the gradients themselves were reduced
             for i, p in enumerate(bucket.params, bucket.lo):
+                if self._first[bucket.index] + i - bucket.lo in unused:
+                    continue
                 reduced = bucket.piece(bucket.staging, i)
                 if p._grad is None:
                     set_first_grad(p, reduced)
                 else:
                     p._grad._data[...] = reduced
+
+    def _unused_everywhere(self) -> set[int]:
+        """With find_unused_parameters: the flat indices of the parameters no rank used since the last
+        synchronised backward (waits for the count's all-reduce, which follows the lockstep table's)."""
+        if self._used_work is None:
+            return set()
+        self._wait(self._used_work, "the all-reduce of which parameters each rank used")
+        self._used_work = None
+        return {int(i) for i in xp.flatnonzero(self._used_counts == 0)}
 
     def _check_lockstep(self, joined: bool = False) -> bool:
         """Read the backward's rank table. False when this step's gradients must be dropped on every rank."""

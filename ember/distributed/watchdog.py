@@ -25,10 +25,24 @@ import threading
 import time
 
 from .._backend import xp
+from . import _records
 
 _QUERY, _REPLY = 7301, 7302
 _REPLY_BYTES = 512
 _POLL_S = 0.02
+
+
+def _silent(rank: int) -> str:
+    """Why ``rank`` does not answer, from what it left for the launcher (``_records.py``) when it can be seen."""
+    where = _records.run_dir()
+    if where is not None and _records.read(where, rank, "done") is not None:
+        return ("it has finished its script (it returned from it, leaving the process group), so it will never "
+                "join this collective: this rank ran more batches or collectives than it (uneven data: "
+                "DistributedSampler or the same number of batches on every rank, or `with model.join():`), or "
+                "this collective is called on some ranks only (under `if rank == 0:`)")
+    if where is not None and _records.read(where, rank, "error") is not None:
+        return "it failed (ember.distributed.run names how)"
+    return "it died, or is stuck in native code holding the GIL"
 
 
 class Watchdog:
@@ -95,7 +109,7 @@ class Watchdog:
         for r, state in sorted(self.ask(comm.index, comm.world_ranks, op_number).items()):
             rank = f"rank {r}"
             if state is None:
-                lines.append(f"{rank} did not answer: it died, or is stuck in native code holding the GIL")
+                lines.append(f"{rank} did not answer: {_silent(r)}")
                 continue
             theirs = state.get("op")
             if state["issued"] >= op_number and theirs in (None, op_name):

@@ -59,6 +59,15 @@ elif mode in ("extra_batch", "extra_batch_late_barrier"):
         time.sleep(1.5)
     dist.barrier()
 
+elif mode == "extra_batch_finished":
+    # rank 1 has one more batch than rank 0, which finishes its script (destroy_process_group, then returns)
+    for step in range(3 + rank):
+        x, y = batch(step)
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    dist.destroy_process_group()
+
 elif mode == "stuck":
     x, y = batch(0)
     if rank == 1:

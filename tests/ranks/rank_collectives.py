@@ -326,3 +326,23 @@ def test_destroy_then_init_again_with_another_backend(process_group):
             init_group()  # as the process_group fixture left it, for the tests after this one
     assert not after_destroy and gloo == "gloo" and default == "mpi", (after_destroy, gloo, default)
     assert t.tolist() == [float(dist.get_world_size())] * 2
+
+
+def test_a_nonblocking_operation_keeps_its_arrays_alive_until_it_completes(process_group, rank, world):
+    """mpi4py keeps no reference to a nonblocking collective's arrays: the Work must, or a temporary array (a joined
+    DDP rank's zero bucket) is freed while MPI still writes into it, which crashed a rank with SIGSEGV."""
+    import gc
+    import weakref
+
+    comm = process_group.default_group().comm
+    first, second = np.full(1 << 15, float(rank + 1)), np.full(1 << 15, float(rank + 1))
+    alive = [weakref.ref(first), weakref.ref(second)]
+    works = [comm.iallreduce_(first), comm.ibroadcast_(second, 0)]
+    del first, second
+    gc.collect()
+    held = [ref() is not None for ref in alive]
+    results = [ref() for ref in alive]
+    for work in works:
+        work.wait()
+    assert held == [True, True], "an array was freed before its operation completed"
+    assert results[0][0] == world * (world + 1) / 2 and results[1][0] == 1.0

@@ -257,14 +257,42 @@ def test_a_parameter_without_gradient_is_named(data):
     assert "unused.weight" in str(raised.value) and "find_unused_parameters" in str(raised.value), raised.value
 
 
-def test_find_unused_parameters_reduces_zeros(data):
+def test_find_unused_parameters_leaves_a_parameter_no_rank_used_without_grad(data):
+    """PyTorch's rule: a parameter no rank used keeps .grad None (the optimizer then skips it); the others are
+    still reduced in place (the unused one's slot holds zeros meanwhile). tests/programs/ddp_unused_params.py
+    compares the whole rule with PyTorch's."""
     x, y, mine = data
     lenient = DDP(TwoHeads(), find_unused_parameters=True)
     nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()
-    assert float(lenient.module.unused.weight.grad.abs().sum()) == 0.0, "the unused parameter's grad is not zero"
+    assert lenient.module.unused.weight.grad is None and lenient.module.unused.bias.grad is None
     assert all(b.in_place for b in lenient.reducer.buckets), "not reduced in place"
+    optimizer = ember.optim.SGD(lenient.parameters(), lr=0.1, momentum=0.9)
+    optimizer.step()
+    optimizer.zero_grad()
+    nn.functional.mse_loss(lenient(x[mine]), y[mine]).backward()  # the freed slot is filled again next time
+    assert lenient.module.unused.weight.grad is None and lenient.module.used.weight.grad is not None
+    assert all(b.in_place for b in lenient.reducer.buckets), "not reduced in place after a step"
 
 
+
+
+def test_device_ids_of_a_gpu_script_are_pytorchs_value_error_on_every_rank(rank):
+    """``DDP(model, device_ids=[local_rank])`` on a CPU module is PyTorch's ValueError, on every rank (ember
+    accepted it on rank 0 and refused it on the others)."""
+    for ids, out in (([rank], None), ([rank], rank), (["cpu"], None), (None, 1)):
+        with pytest.raises(ValueError, match="device_ids and output_device arguments only work with"):
+            DDP(nn.Linear(2, 2), device_ids=ids, output_device=out)
+    assert isinstance(DDP(nn.Linear(2, 2), device_ids=[], output_device=0), DDP)
+
+
+@pytest.mark.min_world(2)
+def test_ranks_that_disagree_on_find_unused_parameters_are_told_not_left_waiting(data):
+    """find_unused_parameters adds an all-reduce behind the lockstep table: ranks that disagree on it must learn it
+    from the table (every rank, the same error) rather than wait for a collective the others never start."""
+    x, y, mine = data
+    model = DDP(make_model(), find_unused_parameters=ember.distributed.get_rank() == 0)
+    with pytest.raises(RuntimeError, match="find_unused_parameters differ between ranks"):
+        nn.functional.mse_loss(model(x[mine]), y[mine]).backward()
 
 
 class WithTable(nn.Module):

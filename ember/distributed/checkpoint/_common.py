@@ -8,6 +8,7 @@ from typing import Any
 from ... import _warnings
 from .. import process_group
 from ..process_group import ProcessGroup
+from .stateful import Stateful
 
 
 def storage(kind: type, what: str, checkpoint_id: str | os.PathLike | None, given: Any):
@@ -42,6 +43,6 @@ def coordinator_is_rank_0(coordinator_rank: int, what: str) -> None:
 
 
 def is_stateful(value: Any) -> bool:
-    """PyTorch's ``Stateful`` protocol: a module, optimizer or scheduler is saved through its ``state_dict()``
-    and restored through its ``load_state_dict``."""
-    return callable(getattr(value, "state_dict", None)) and callable(getattr(value, "load_state_dict", None))
+    """PyTorch's ``Stateful`` protocol (``stateful.py``): a module, optimizer or scheduler is saved through its
+    ``state_dict()`` and restored through its ``load_state_dict``."""
+    return isinstance(value, Stateful)

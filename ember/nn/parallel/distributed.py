@@ -46,12 +46,13 @@ from ..modules.sparse import Embedding
 
 # PyTorch's arguments that ember accepts and does not act on, and why.
 IGNORED_ARGUMENTS = {
-    "device_ids": "CPU only: there is one device per process (a CUDA device raises)",
-    "output_device": "CPU only: outputs stay where the module put them",
+    "device_ids": "CPU only: None or empty, as PyTorch requires for a CPU module (others raise ValueError)",
+    "output_device": "CPU only: None (or 0), as PyTorch requires for a CPU module",
     "dim": "one process per replica: inputs are never scattered over devices",
     "check_reduction": "deprecated and without effect in PyTorch too",
     "static_graph": "nothing to learn from a static graph: buckets are fixed at construction",
-    "skip_all_reduce_unused_params": "unused parameters are an error, or reduced as zeros (find_unused_parameters)",
+    "skip_all_reduce_unused_params": "unused parameters are an error, or (find_unused_parameters) left untouched when "
+                                     "no rank used them",
     "batched_grad_copy": "gradients are reduced in place in the optimizer's flat buffer when they lie there",
 }
 # PyTorch's arguments that raise NotImplementedError when given (other than their default).
@@ -64,14 +65,16 @@ class DistributedDataParallel(Module):
 
     Args:
         module: the model (identical architecture on every rank).
-        device_ids, output_device: accepted for compatibility (CPU only).
+        device_ids, output_device: None (CPU only): as PyTorch for a CPU module, others raise ValueError.
         bucket_cap_mb: bucket size in MiB (default 25; the first bucket is at most 1 MiB).
         broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to every rank at
             construction and at the start of each forward that a synchronised backward will follow
             (grad mode on, outside ``no_sync()``), as PyTorch does (default True).
         forward_sync_buffers: when given, whether forwards copy the buffers (construction always does).
-        find_unused_parameters: allow parameters that get no gradient in an iteration;
-            they are reduced as zeros (default False: such a parameter is an error naming it).
+        find_unused_parameters: allow parameters that get no gradient in an iteration (default False:
+            such a parameter is an error naming it). As in PyTorch, one that no rank used since the last
+            synchronised backward (``no_sync()`` backwards count) keeps its ``.grad`` as it was (None stays
+            None); one that some rank used is averaged, the others contributing their ``.grad`` or zeros.
         gradient_as_bucket_view: let ``.grad`` be views into the bucket buffers (saves a copy
             per parameter and step; default False).
         process_group: the group to reduce over (default: the world).
@@ -110,9 +113,12 @@ class DistributedDataParallel(Module):
         broadcast_buffers = init_sync_buffers if forward_sync_buffers is None else broadcast_buffers
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel expects an ember.nn.Module, got {type(module).__name__}")
-        if device_ids is not None and any(str(d).startswith("cuda") or isinstance(d, int) and d > 0
-                                          for d in device_ids):
-            raise RuntimeError("DistributedDataParallel: ember runs on the CPU; pass device_ids=None")
+        if device_ids or output_device:  # PyTorch's test for a CPU module (so output_device=0 passes, as there)
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with single-device/"
+                f"multiple-device GPU modules, but got device_ids {device_ids}, output_device {output_device}, and "
+                "a module on the CPU: ember runs on the CPU (as PyTorch does for a CPU module, pass device_ids=None; "
+                "the `device_ids=[local_rank]` of a GPU script otherwise fails on every rank)")
         sparse = [f"{m}.weight" if m else "weight" for m, sub in module.named_modules()
                   if isinstance(sub, Embedding) and sub.sparse]
         if sparse:  # the same modules on every rank: every rank refuses here, before any communication
@@ -166,28 +172,27 @@ class DistributedDataParallel(Module):
                         "must wrap the same model"
                     )
 
-    def _sync_module_state(self, buffers: bool) -> None:
-        """Copy rank 0's parameters (and buffers) to every rank, in one broadcast."""
+    def _sync_module_state(self, buffers: bool, root: int = 0) -> None:
+        """Copy rank ``root``'s parameters (and buffers) to every rank, in one broadcast."""
         tensors = list(self.module.parameters())
         if buffers:
             tensors += [b for b in self.module.buffers() if b is not None]
-        self._broadcast_from_rank0(tensors)
+        broadcast_from_rank0(self._comm, tensors, root)
 
-    def _sync_buffers(self) -> None:
+    def _sync_buffers(self, root: int = 0) -> None:
+        """Copy rank ``root``'s buffers to every rank (0; inside ``join()``, the highest rank still training)."""
         started = _trace.start()
-        self._broadcast_from_rank0([b for b in self.module.buffers() if b is not None])
+        broadcast_from_rank0(self._comm, [b for b in self.module.buffers() if b is not None], root)
         _trace.finish("broadcast buffers", "ddp", started)
-
-    def _broadcast_from_rank0(self, tensors) -> None:
-        broadcast_from_rank0(self._comm, tensors)
 
     # ------------------------------------------------------------------ training
     def forward(self, *inputs, **kwargs):
         # As in PyTorch, only a forward that a synchronised backward will follow communicates: an
         # evaluation under no_grad() (on rank 0 only, say) or inside no_sync() stays local.
         will_sync = _GradState.enabled and self.require_backward_grad_sync
+        root = 0  # whose buffers every rank takes
         if self._joining:
-            active, _ = self._join_round(1, will_sync)
+            active, _, root = self._join_round(1, will_sync)
             if will_sync and not self._divide_by_initial_world_size:
                 self.reducer.set_divisor(active)
         elif will_sync:  # (ranks that joined run fewer forwards: no periodic check inside join())
@@ -196,7 +201,7 @@ class DistributedDataParallel(Module):
                 self.check_replicas()
         if will_sync:
             if self.broadcast_buffers:
-                self._sync_buffers()
+                self._sync_buffers(root)
             self.reducer.prepare_for_backward()
         return self.module(*inputs, **kwargs)
 
@@ -209,7 +214,11 @@ class DistributedDataParallel(Module):
         Inside the block every forward first counts the ranks still training. A rank whose
         loop has ended waits at the end of the block, taking part in the others' collectives
         with zero gradients, until every rank has left its loop. Gradients are divided by the
-        initial world size (default) or by the number of ranks still training.
+        initial world size (default) or by the number of ranks still training. As in PyTorch,
+        forwards take the buffers of the highest rank still training (rank 0 may have stopped),
+        and at the end of the block every rank takes the parameters (and, with
+        ``broadcast_buffers``, the buffers) of the highest rank among those that ran out of data
+        last: ranks that stopped early skipped the last optimizer steps.
         """
         if not enable:
             yield
@@ -217,24 +226,33 @@ class DistributedDataParallel(Module):
         if throw_on_early_termination:
             raise NotImplementedError("join(throw_on_early_termination=True) is not supported by ember")
         self._joining, self._divide_by_initial_world_size = True, divide_by_initial_world_size
+        last_joiner = True  # no other rank was still training when this one ran out of data
         try:
             yield
             while True:  # this rank is out of data: shadow the others until all are
-                active, syncing = self._join_round(0, False)
+                active, syncing, root = self._join_round(0, False)
                 if active == 0:
                     break
+                last_joiner = False
                 if syncing:
                     if self.broadcast_buffers:
-                        self._sync_buffers()
+                        self._sync_buffers(root)
                     self.reducer.shadow_backward()
+            authority = xp.array([self._comm.rank if last_joiner else -1], dtype=xp.int64)
+            self._comm.allreduce_(authority, dist.ReduceOp.MAX)
+            self._sync_module_state(self.broadcast_buffers, int(authority[0]))
         finally:
             self._joining = False
             self.reducer.reset_divisor()
 
-    def _join_round(self, active: int, will_sync: bool) -> tuple[int, int]:
-        counts = xp.array([active, int(will_sync)], dtype=xp.int64)
+    def _join_round(self, active: int, will_sync: bool) -> tuple[int, int, int]:
+        """One round of ``join()``'s bookkeeping, one all-reduce: (ranks still training, ranks about to synchronise
+        a backward, the highest rank still training, -1 when none)."""
+        counts = xp.zeros(2 + self._comm.size, dtype=xp.int64)
+        counts[0], counts[1], counts[2 + self._comm.rank] = active, int(will_sync), active
         self._comm.allreduce_(counts)
-        return int(counts[0]), int(counts[1])
+        training = xp.flatnonzero(counts[2:])
+        return int(counts[0]), int(counts[1]), int(training[-1]) if training.size else -1
 
     # ------------------------------------------------------------------ replica checksums
     def check_replicas(self) -> None:
@@ -307,13 +325,13 @@ class DistributedDataParallel(Module):
             reducer.close()
 
 
-def broadcast_from_rank0(comm, tensors) -> None:
-    """Copy rank 0's values of ``tensors`` into every rank's, in one broadcast over ``comm`` (the bytes of all of
-    them; FullyShardedDataParallel's ``sync_module_states`` uses it too)."""
+def broadcast_from_rank0(comm, tensors, root: int = 0) -> None:
+    """Copy rank 0's (or rank ``root``'s) values of ``tensors`` into every rank's, in one broadcast over ``comm``
+    (the bytes of all of them; FullyShardedDataParallel's ``sync_module_states`` uses it too)."""
     if comm.size == 1 or not tensors:
         return
     flat = xp.concatenate([xp.ascontiguousarray(t._data).reshape(-1).view(xp.uint8) for t in tensors])
-    comm.broadcast_(flat, 0)
+    comm.broadcast_(flat, root)
     offset = 0
     for t in tensors:
         n = t._data.nbytes

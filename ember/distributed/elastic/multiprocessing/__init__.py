@@ -1,0 +1,2 @@
+"""``ember.distributed.elastic.multiprocessing``: ``errors.record`` (PyTorch's ``torch.distributed.elastic.
+multiprocessing``)."""
