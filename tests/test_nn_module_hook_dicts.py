@@ -283,3 +283,15 @@ def test_unpickled_module_hook_ids_are_not_reused():
     finally:
         RemovableHandle.next_id = max(counter, RemovableHandle.next_id)
     assert list(restored._forward_hooks.values()) == [_forward_hook_for_pickle, print]
+
+
+def test_global_forward_hook_dicts_under_pytorchs_private_names():
+    for fw in FRAMEWORKS:
+        mod = fw.nn.modules.module
+        h = mod.register_module_forward_hook(print, with_kwargs=True, always_call=True)
+        try:
+            assert mod._global_forward_hooks[h.id] is print, fw.__name__
+            assert h.id in mod._global_forward_hooks_with_kwargs and h.id in mod._global_forward_hooks_always_called
+        finally:
+            h.remove()
+        assert h.id not in mod._global_forward_hooks and not mod._global_forward_hooks_always_called

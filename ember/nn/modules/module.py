@@ -27,6 +27,16 @@ from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook, warn_non_full
 
+# The process-wide module-call hooks (ember.utils.hooks owns them; mutated there, never rebound) under module globals:
+# PyTorch's names for the forward ones, which are its id-keyed dicts, and a plain global load each on the fast path of
+# ``Module.__call__`` (an attribute of ``_hooks`` costs one more lookup per check per call).
+_global_forward_pre_hooks = _hooks.module_forward_pre_hooks
+_global_forward_hooks = _hooks.module_forward_hooks
+_global_forward_hooks_with_kwargs = _hooks.module_forward_hooks_with_kwargs
+_global_forward_hooks_always_called = _hooks.module_forward_hooks_always_called
+_module_backward_hooks = _hooks.module_backward_hooks  # lists in ember
+_module_backward_pre_hooks = _hooks.module_backward_pre_hooks
+
 
 def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
     """Call ``hook(module, name, param)`` whenever any module registers a parameter; a returned
@@ -225,8 +235,8 @@ class Module:
         # Typed as returning a Tensor, what nearly every module returns; the few whose forward returns a tuple
         # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active
-                or _hooks.module_forward_pre_hooks or _hooks.module_forward_hooks):
+                or _global_forward_pre_hooks or _global_forward_hooks or _module_backward_hooks
+                or _module_backward_pre_hooks or _trace.State.active):
             try:
                 return self.forward(*args, **kwargs)
             except AttributeError as e:
