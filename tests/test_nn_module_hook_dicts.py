@@ -295,3 +295,16 @@ def test_global_forward_hook_dicts_under_pytorchs_private_names():
         finally:
             h.remove()
         assert h.id not in mod._global_forward_hooks and not mod._global_forward_hooks_always_called
+
+
+def test_always_call_hook_warning_points_at_the_modules_caller():
+    m = ember.nn.Linear(2, 2)
+
+    def bad(mod, args, out):
+        raise ValueError("hook failed")
+
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning, match="always_call") as record:
+        with pytest.raises(RuntimeError):
+            m(ember.ones(1, 5))
+    assert record[0].filename == __file__

@@ -320,7 +320,7 @@ class Module:
             except Exception as e:  # noqa: BLE001 - the forward's error is the one raised
                 kind = "global module" if hook_id in _hooks.module_forward_hooks else "module"
                 warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that was silenced "
-                              f"as another error was raised in forward: {e}", stacklevel=4)
+                              f"as another error was raised in forward: {e}", stacklevel=3)
 
     @staticmethod
     def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool, flags: tuple = ()) -> RemovableHandle:
