@@ -308,3 +308,11 @@ def test_always_call_hook_warning_points_at_the_modules_caller():
         with pytest.raises(RuntimeError):
             m(ember.ones(1, 5))
     assert record[0].filename == __file__
+
+
+def test_kwargs_pre_hook_returning_something_else_is_pytorchs_error():
+    for fw in FRAMEWORKS:
+        m = fw.nn.Identity()
+        m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
+        with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, new_kwargs\), but got 5"):
+            m(fw.ones(1))

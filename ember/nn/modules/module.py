@@ -263,7 +263,7 @@ class Module:
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
                         raise RuntimeError(
-                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), got {result}."
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}."
                         )
                     args, kwargs = call.args, call.kwargs = result
             else:
