@@ -179,6 +179,8 @@ def main() -> None:
                         help="ember on its NumPy kernels (EMBER_KERNELS=numpy in the children), not the compiled ones")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.processes < 1:  # (no process: no step time to take a median of)
+        parser.error(f"--processes must be at least 1, got {args.processes}")
 
     if args.child:  # inside a child process: do one measurement, print JSON
         kind, *rest = args.child

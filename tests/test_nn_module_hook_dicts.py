@@ -218,3 +218,101 @@ def test_module_state_with_hook_lists_from_an_earlier_ember_is_upgraded():
     restored(ember.ones(1, 2))
     assert log == ["pre", "pre_kw", "post"]
     assert isinstance(restored._forward_hooks, OrderedDict) and len(restored._forward_pre_hooks_with_kwargs) == 1
+
+
+def test_always_call_hook_sees_the_arguments_the_pre_hooks_left_and_the_output_so_far():
+    class Failing:
+        def forward(self, x, k=0):
+            raise KeyError("forward failed")
+
+    def program(fw):
+        seen = []
+        m = fw.nn.Identity()
+        m.register_forward_pre_hook(lambda mod, a: (a[0] * 2,))
+
+        def bad(mod, a, o):
+            raise ValueError("hook failed")
+
+        m.register_forward_hook(bad)
+        m.register_forward_hook(lambda mod, a, o: seen.append((a[0].tolist(), o.tolist())), always_call=True)
+        with pytest.raises(ValueError):
+            m(fw.ones(2))  # a hook raised after forward: the always_call hook gets forward's output
+        f = type("F", (fw.nn.Module,), {"forward": Failing.forward})()
+        f.register_forward_pre_hook(lambda mod, a, kw: ((a[0] + 1,), {"k": 5}), with_kwargs=True)
+        f.register_forward_hook(lambda mod, a, kw, o: seen.append((a[0].tolist(), kw, o)), with_kwargs=True,
+                                always_call=True)
+        with pytest.raises(KeyError):
+            f(fw.ones(2))  # forward raised: output None, args and kwargs as the pre-hook replaced them
+        return seen
+
+    assert program(ember) == program(torch) == [([2.0, 2.0], [2.0, 2.0]), ([2.0, 2.0], {"k": 5}, None)]
+
+
+def _forward_hook_for_pickle(mod, args, out):
+    return None
+
+
+def test_handle_copied_or_pickled_with_its_module_removes_the_copys_hook():
+    import pickle
+
+    for fw in FRAMEWORKS:
+        m = fw.nn.Linear(2, 2)
+        h = m.register_forward_hook(_forward_hook_for_pickle, with_kwargs=True)
+        m2, h2 = copy.deepcopy((m, h))
+        h2.remove()
+        assert (len(m._forward_hooks), len(m2._forward_hooks), len(m2._forward_hooks_with_kwargs)) == (1, 0, 0), fw
+        m3, h3 = pickle.loads(pickle.dumps((m, h)))
+        assert h3.id == h.id
+        h3.remove()
+        assert (len(m._forward_hooks), len(m3._forward_hooks), len(m3._forward_hooks_with_kwargs)) == (1, 0, 0), fw
+        h4 = pickle.loads(pickle.dumps(h))  # alone: its dicts die with the unpickling, a removal does nothing
+        h4.remove()
+        assert len(m._forward_hooks) == 1
+        assert fw.nn.Linear(1, 1).register_forward_hook(print).id > h.id  # ids are not reused
+
+
+def test_unpickled_module_hook_ids_are_not_reused():
+    m = ember.nn.Linear(2, 2)
+    h = m.register_forward_hook(_forward_hook_for_pickle)
+    restored = ember.nn.Linear.__new__(ember.nn.Linear)
+    counter = RemovableHandle.next_id
+    RemovableHandle.next_id = h.id  # as in a fresh process, where the counter starts again
+    try:
+        restored.__setstate__(dict(m.__dict__))
+        restored.register_forward_hook(print)
+    finally:
+        RemovableHandle.next_id = max(counter, RemovableHandle.next_id)
+    assert list(restored._forward_hooks.values()) == [_forward_hook_for_pickle, print]
+
+
+def test_global_forward_hook_dicts_under_pytorchs_private_names():
+    for fw in FRAMEWORKS:
+        mod = fw.nn.modules.module
+        h = mod.register_module_forward_hook(print, with_kwargs=True, always_call=True)
+        try:
+            assert mod._global_forward_hooks[h.id] is print, fw.__name__
+            assert h.id in mod._global_forward_hooks_with_kwargs and h.id in mod._global_forward_hooks_always_called
+        finally:
+            h.remove()
+        assert h.id not in mod._global_forward_hooks and not mod._global_forward_hooks_always_called
+
+
+def test_always_call_hook_warning_points_at_the_modules_caller():
+    m = ember.nn.Linear(2, 2)
+
+    def bad(mod, args, out):
+        raise ValueError("hook failed")
+
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning, match="always_call") as record:
+        with pytest.raises(RuntimeError):
+            m(ember.ones(1, 5))
+    assert record[0].filename == __file__
+
+
+def test_kwargs_pre_hook_returning_something_else_is_pytorchs_error():
+    for fw in FRAMEWORKS:
+        m = fw.nn.Identity()
+        m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
+        with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, new_kwargs\), but got 5"):
+            m(fw.ones(1))

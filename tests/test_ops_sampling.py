@@ -236,3 +236,12 @@ def test_random_from_keyword_needs_to_as_pytorch():
             fw.zeros(4).random_(**{"from": 3})
         drawn = fw.zeros(200).random_(**{"from": 3, "to": 6})
         assert drawn.min().item() >= 3 and drawn.max().item() <= 5
+
+
+def test_random_from_keyword_with_to_none_draws_up_to_the_dtype_bound_as_pytorch():
+    """``random_(**{"from": k, "to": None})`` is PyTorch's ``random_(from, None)``: ``k`` up to the dtype's largest
+    value (2**24 for float32); ember lost ``to=None`` and refused the call as ``from=`` alone."""
+    for fw in (torch, ember):
+        drawn = fw.zeros(200).random_(**{"from": 2, "to": None})
+        assert drawn.min().item() >= 2 and 1000 < drawn.max().item() <= 2 ** 24, fw.__name__
+        assert fw.zeros(200).random_(to=3).max().item() <= 2

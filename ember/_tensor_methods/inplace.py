@@ -128,9 +128,9 @@ class InplaceMethods:
     def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
         return ops.inplace.bernoulli_(self, p, generator=generator)
 
-    def random_(self, low: int | None = None, high: int | None | EllipsisType = ..., *, generator=None,
+    def random_(self, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
                 from_: int | None | EllipsisType = ...) -> Tensor:
-        return ops.inplace.random_(self, low, high, generator=generator, from_=from_)
+        return ops.inplace.random_(self, low, to, generator=generator, from_=from_)
 
     def exponential_(self, lambd: float = 1.0, *, generator=None) -> Tensor:
         return ops.inplace.exponential_(self, lambd, generator=generator)

@@ -341,20 +341,21 @@ def _random_bound(dtype) -> int:
     return 2 ** (int(xp.finfo(dtype).nmant) + 1)
 
 
-def random_(x: Tensor, low: int | None = None, high: int | None | EllipsisType = ..., *, generator=None,
+def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
             from_: int | None | EllipsisType = ...) -> Tensor:
     """Integers drawn uniformly, as PyTorch's overloads: ``random_()`` 0 to the dtype's bound inclusive
     (``_random_bound``); ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``;
     ``random_(from, None)`` ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
-    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``high=...``: not given; ``from_``: the
-    keyword ``from=``, a Python keyword, which PyTorch takes only together with ``to``.)"""
+    Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``to=...``: not given, ``to=None``:
+    up to the dtype's largest value; ``from_``: the keyword ``from=``, a Python keyword, which PyTorch takes only
+    together with ``to``.)"""
     if from_ is not ...:
-        if low is not None or high is ...:
+        if low is not None or to is ...:
             raise TypeError("random_() received an invalid combination of arguments: from= is accepted only with "
                             "to= (random_(from, to)); random_(to) draws from 0 to to - 1")
         low = from_
-    args = tuple(a for a in (low, high) if a is not ...)
-    bounds = random_range(x, args, low, high)
+    args = tuple(a for a in (low, to) if a is not ...)
+    bounds = random_range(x, args, low, to)
     low, to_inc = (0, _random_bound(x._data.dtype)) if bounds is None else bounds
     values = rng_of(generator).integers(low, to_inc, x._data.shape, dtype=xp.int64 if to_inc <= 2**63 - 1
                                         else xp.uint64, endpoint=True)

@@ -68,6 +68,24 @@ class RemovableHandle:
         except ValueError:
             pass
 
+    def __getstate__(self) -> dict:
+        """Pickled (or deep-copied) with the dicts it removes from, as PyTorch's: a module copied together with
+        its handle (``copy.deepcopy((module, handle))``) gets a handle that removes the copy's hook."""
+        state = dict(self.__dict__)
+        if "hooks_dict_ref" in state:
+            state["hooks_dict_ref"] = self.hooks_dict_ref()
+            state["extra_dict_ref"] = tuple(ref() for ref in self.extra_dict_ref)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if "hooks_dict_ref" in state:
+            hooks = state["hooks_dict_ref"]
+            # a dict already gone when pickled: a dead reference, as PyTorch's
+            state["hooks_dict_ref"] = _ref(OrderedDict() if hooks is None else hooks)
+            state["extra_dict_ref"] = tuple(_ref(d) for d in state["extra_dict_ref"] if d is not None)
+        self.__dict__.update(state)
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)  # new handles do not reuse its id
+
     def __enter__(self) -> RemovableHandle:
         return self
 

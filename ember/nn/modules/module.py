@@ -27,6 +27,16 @@ from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook, warn_non_full
 
+# The process-wide module-call hooks (ember.utils.hooks owns them; mutated there, never rebound) under module globals:
+# PyTorch's names for the forward ones, which are its id-keyed dicts, and a plain global load each on the fast path of
+# ``Module.__call__`` (an attribute of ``_hooks`` costs one more lookup per check per call).
+_global_forward_pre_hooks = _hooks.module_forward_pre_hooks
+_global_forward_hooks = _hooks.module_forward_hooks
+_global_forward_hooks_with_kwargs = _hooks.module_forward_hooks_with_kwargs
+_global_forward_hooks_always_called = _hooks.module_forward_hooks_always_called
+_module_backward_hooks = _hooks.module_backward_hooks  # lists in ember
+_module_backward_pre_hooks = _hooks.module_backward_pre_hooks
+
 
 def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
     """Call ``hook(module, name, param)`` whenever any module registers a parameter; a returned
@@ -143,6 +153,19 @@ def _refuse_non_tensor_input(module, args: tuple, error: AttributeError) -> None
                            f"{kind}; convert it first with ember.from_numpy(array) or ember.as_tensor(data)") from error
 
 
+class _HookedCall:
+    """One module call with hooks, as far as it got: the arguments as the pre-hooks (and backward hooks) left them,
+    the output so far and the ids of the ``always_call`` forward hooks run, for those hooks if the call raises."""
+
+    __slots__ = ("args", "kwargs", "output", "called")
+
+    def __init__(self, args: tuple, kwargs: dict) -> None:
+        self.args = args
+        self.kwargs = kwargs
+        self.output: Any = None
+        self.called: set = set()
+
+
 class Module:
     """Base class for all layers and models; subclasses define ``forward``.
 
@@ -197,6 +220,12 @@ class Module:
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_pre_hooks",
                      "_backward_hooks"):
             d.setdefault(name, OrderedDict())
+        # ids filed in another process: handles made from now on take later ones (a new hook under an unpickled
+        # hook's id would replace it)
+        ids = [i for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+               for i in d[name] if isinstance(i, int)]
+        if ids:
+            RemovableHandle.next_id = max(RemovableHandle.next_id, max(ids) + 1)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -206,25 +235,26 @@ class Module:
         # Typed as returning a Tensor, what nearly every module returns; the few whose forward returns a tuple
         # (RNN, LSTM, GRU, LSTMCell, MultiheadAttention) declare their own __call__ for type checkers.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _hooks.module_backward_hooks or _hooks.module_backward_pre_hooks or _trace.State.active
-                or _hooks.module_forward_pre_hooks or _hooks.module_forward_hooks):
+                or _global_forward_pre_hooks or _global_forward_hooks or _module_backward_hooks
+                or _module_backward_pre_hooks or _trace.State.active):
             try:
                 return self.forward(*args, **kwargs)
             except AttributeError as e:
                 _refuse_non_tensor_input(self, args, e)
                 raise
         started = _trace.start()  # a forward span, while a trace is recording
-        called: set = set()  # the always_call forward hooks run so far, not run again if forward then raises
+        call = _HookedCall(args, kwargs)
         try:
-            output = self._call_with_hooks(args, kwargs, called)
+            output = self._call_with_hooks(call)
         except Exception:
-            self._run_always_called_hooks(args, kwargs, called)
+            self._run_always_called_hooks(call)
             raise
         if started is not None:
             _trace.finish(_trace.module_label(self), "forward", started)
         return output
 
-    def _call_with_hooks(self, args: tuple, kwargs: dict, called: set):
+    def _call_with_hooks(self, call: _HookedCall):
+        args, kwargs = call.args, call.kwargs
         global_pre = _hooks.module_forward_pre_hooks
         for hook_id, hook in (*global_pre.items(), *self._forward_pre_hooks.items()) if global_pre \
                 else tuple(self._forward_pre_hooks.items()):
@@ -233,13 +263,13 @@ class Module:
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
                         raise RuntimeError(
-                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), got {result}."
+                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {result}."
                         )
-                    args, kwargs = result
+                    args, kwargs = call.args, call.kwargs = result
             else:
                 result = hook(self, args)
                 if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
+                    args = call.args = result if isinstance(result, tuple) else (result,)
         backward_hook: BackwardHook | None = None
         legacy: list = []
         if self._backward_hooks or self._backward_pre_hooks or _hooks.module_backward_hooks \
@@ -248,18 +278,18 @@ class Module:
             pre = _hooks.module_backward_pre_hooks + list(self._backward_pre_hooks.values())
             if full or pre:  # (the hooks as they are now: removing one later does not change this call's)
                 backward_hook = BackwardHook(self, full, pre)
-                args = backward_hook.setup_input_hook(args)
+                args = call.args = backward_hook.setup_input_hook(args)
         try:
-            output = self.forward(*args, **kwargs)
+            output = call.output = self.forward(*args, **kwargs)
         except AttributeError as e:
             _refuse_non_tensor_input(self, args, e)
             raise
         for hook_id, hook, with_kwargs in self._forward_hooks_now():
             if hook_id in self._forward_hooks_always_called or hook_id in _hooks.module_forward_hooks_always_called:
-                called.add(hook_id)
+                call.called.add(hook_id)
             result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
             if result is not None:
-                output = result
+                output = call.output = result
         if backward_hook is not None:
             if not isinstance(output, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
@@ -274,13 +304,14 @@ class Module:
         return [*((i, h, i in _hooks.module_forward_hooks_with_kwargs) for i, h in _hooks.module_forward_hooks.items()),
                 *((i, h, i in self._forward_hooks_with_kwargs) for i, h in self._forward_hooks.items())]
 
-    def _run_always_called_hooks(self, args: tuple, kwargs: dict, called: set) -> None:
+    def _run_always_called_hooks(self, call: _HookedCall) -> None:
         """After forward (or a hook) raised: the forward hooks registered with ``always_call=True`` that have not run,
-        with the output None; an exception in one is a warning, as PyTorch (the first error propagates)."""
+        as PyTorch: with the arguments as the pre-hooks left them and the output so far (None when forward raised);
+        an exception in one is a warning (the first error propagates)."""
         always = (_hooks.module_forward_hooks_always_called, self._forward_hooks_always_called)
-        output = None
+        args, kwargs, output = call.args, call.kwargs, call.output
         for hook_id, hook, with_kwargs in self._forward_hooks_now():
-            if hook_id in called or not any(hook_id in a for a in always):
+            if hook_id in call.called or not any(hook_id in a for a in always):
                 continue
             try:
                 result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
@@ -289,7 +320,7 @@ class Module:
             except Exception as e:  # noqa: BLE001 - the forward's error is the one raised
                 kind = "global module" if hook_id in _hooks.module_forward_hooks else "module"
                 warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that was silenced "
-                              f"as another error was raised in forward: {e}", stacklevel=4)
+                              f"as another error was raised in forward: {e}", stacklevel=3)
 
     @staticmethod
     def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool, flags: tuple = ()) -> RemovableHandle:
@@ -370,7 +401,8 @@ class Module:
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output)`` (or with kwargs before output) after forward; may return a new output.
-        ``always_call``: also called, with output None, when forward (or an earlier hook) raises."""
+        ``always_call``: also called when forward (or a hook) raises, with the output so far (None when forward
+        raised); an exception it raises then is a warning."""
         return self._add_hook(self._forward_hooks, hook, prepend,
                               ((self._forward_hooks_with_kwargs, with_kwargs),
                                (self._forward_hooks_always_called, always_call)))
