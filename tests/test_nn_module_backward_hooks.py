@@ -287,7 +287,7 @@ def test_in_place_relu_inside_a_hooked_module():
 def global_hook_kind(monkeypatch):
     """Which kind of global backward hook was registered is process state in both frameworks (it stays once
     set): each test that registers one starts from none and leaves it as it was."""
-    for module in (torch.nn.modules.module, ember.nn.modules.module):
+    for module in (torch.nn.modules.module, ember.nn.modules._calling):
         monkeypatch.setattr(module, "_global_is_full_backward_hook", None)
 
 
