@@ -172,7 +172,15 @@ from .ops.elementwise import (
 )
 from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
-from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
+from .ops.index_update import (
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    index_reduce,
+    masked_scatter,
+    scatter_reduce,
+)
 from .ops.indexing import (
     gather,
     index_select,
@@ -602,7 +610,8 @@ __all__ = [
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
-    "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
+    "index_fill", "index_reduce", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner",
+    "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
     "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
@@ -621,7 +630,8 @@ __all__ = [
     "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
-    "scatter_add", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled", "set_default_device",
+    "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled",
+    "set_default_device",
     "set_default_dtype", "set_default_tensor_type", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin",
     "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
