@@ -204,3 +204,38 @@ def test_ml_dtypes_arrays_become_bfloat16_tensors():
         t = make(a)
         assert t.dtype == ember.bfloat16 and t.tolist() == [1.5, -2.0, 3.25]
     assert ember.from_numpy(a)._data is a  # shares memory, as from_numpy does
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name,shapes", [
+    ("addmm", [(64,), (32, 20), (20, 64)]), ("baddbmm", [(3, 4, 5), (3, 4, 6), (3, 6, 5)]),
+    ("addbmm", [(4, 5), (3, 4, 6), (3, 6, 5)]), ("addmv", [(4,), (4, 6), (6,)]),
+])
+def test_addmm_family_rounds_once_as_torch(name, shapes, dtype):
+    """Half-precision addmm/baddbmm/addmv sum the product and the input in float32 and round once (rounding the
+    product first differs by an ulp in many entries); addbmm adds one batch entry at a time. Gradients too."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    for kw in ({}, {"beta": 0.5, "alpha": 2.0}):
+        outs = []
+        for m in (ember, torch):
+            ins = [m.tensor(a).to(getattr(m, dtype)).requires_grad_() for a in arrays]
+            out = getattr(m, name)(*ins, **kw)
+            out.backward(m.ones_like(out))
+            outs.append([out] + [t.grad for t in ins])
+        for e, t in zip(*outs):
+            np.testing.assert_array_equal(e.detach().float().numpy(), t.detach().float().numpy())
+
+
+def test_layer_norm_of_bfloat16_through_float32_parameters_computes_in_float32():
+    """A bfloat16 input through a float32 LayerNorm (autocast's mixed case) is normalised in float32 and rounded
+    once, with or without the affine parameters."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32) * 5
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    for args in ((), (w, b)):
+        e = ember.nn.functional.layer_norm(ember.tensor(x).bfloat16(), (64,), *map(ember.tensor, args))
+        t = torch.nn.functional.layer_norm(torch.tensor(x).bfloat16(), (64,), *map(torch.tensor, args))
+        assert e.dtype == ember.bfloat16
+        diff = np.abs(e.float().numpy() - t.float().numpy()) / np.abs(t.float().numpy()).clip(1e-3)
+        assert diff.max() <= 2 ** -8  # within one bfloat16 rounding
