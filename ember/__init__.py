@@ -129,7 +129,7 @@ from .ops.complex import (
     view_as_complex,
     view_as_real,
 )
-from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
+from .ops.cumulative import cummax, cummin, cumprod, cumulative_trapezoid, diff, logcumsumexp, trapezoid, trapz
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance, pdist
 from .ops.einsum import einsum
 from .ops.elementwise import (
@@ -600,7 +600,8 @@ __all__ = [
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
-    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum", "det",
+    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
@@ -638,7 +639,8 @@ __all__ = [
     "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
     "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
     "tanh", "Tensor", "tensor", "tensor_split", "hsplit", "vsplit", "dsplit", "tensordot", "testing",
-    "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
+    "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril",
+    "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",

@@ -216,6 +216,10 @@ def test_dirac_init_errors_as_pytorch():
 @pytest.mark.parametrize("call", [
     lambda m, y, x: m.trapezoid(y), lambda m, y, x: m.trapezoid(y, dx=0.5), lambda m, y, x: m.trapezoid(y, dim=0),
     lambda m, y, x: m.trapezoid(y, x[0]), lambda m, y, x: m.trapezoid(y, x),
+    lambda m, y, x: m.trapz(y, x[0]), lambda m, y, x: m.trapz(y, dx=2.0, dim=0),
+    lambda m, y, x: m.cumulative_trapezoid(y), lambda m, y, x: m.cumulative_trapezoid(y, x, dim=-1),
+    lambda m, y, x: m.cumulative_trapezoid(y, x[1], dim=1), lambda m, y, x: m.cumulative_trapezoid(y, dx=0.5, dim=0),
+    lambda m, y, x: m.cumulative_trapezoid(y[:, :1]), lambda m, y, x: m.cumulative_trapezoid(y[:, :0]),
 ])
 def test_trapezoid_values_and_gradients_as_pytorch(call):
     from oracle import check
