@@ -239,3 +239,29 @@ def test_layer_norm_of_bfloat16_through_float32_parameters_computes_in_float32()
         assert e.dtype == ember.bfloat16
         diff = np.abs(e.float().numpy() - t.float().numpy()) / np.abs(t.float().numpy()).clip(1e-3)
         assert diff.max() <= 2 ** -8  # within one bfloat16 rounding
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_layer_norm_mixed_precision_gradients_as_torch(dtype):
+    """autocast's mixed LayerNorm (half input, float32 weight and bias) in backward: the input's gradient is
+    rounded to the input's dtype before the layer below uses it, and the weight and bias gradients are accumulated
+    row by row in the input's dtype, as PyTorch's (one-thread) CPU kernel does: bit for bit."""
+    rng = np.random.default_rng(0)
+    x, lin_w = rng.standard_normal((32, 20)).astype(np.float32), rng.standard_normal((16, 20)).astype(np.float32)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    gy = rng.standard_normal((32, 16)).astype(np.float32)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        grads = []
+        for m in (ember, torch):
+            params = [m.tensor(a, requires_grad=True) for a in (lin_w, w, b)]
+            h = m.tensor(x).to(getattr(m, dtype)) @ params[0].to(getattr(m, dtype)).T
+            y = m.nn.functional.layer_norm(h, (16,), params[1], params[2])
+            assert y.dtype == getattr(m, dtype)
+            y.backward(m.tensor(gy).to(getattr(m, dtype)))
+            grads.append([p.grad for p in params])
+    finally:
+        torch.set_num_threads(threads)
+    for e, t in zip(*grads):
+        np.testing.assert_array_equal(e.numpy(), t.numpy())

@@ -51,3 +51,18 @@ def narrow(out, low):
     if isinstance(out, (xp.ndarray, xp.generic)) and out.dtype == xp.float32:
         return out.astype(low)
     return out
+
+
+def half_positions(arrays) -> tuple:
+    """(the half dtype, the positions of ``arrays`` holding it): where widen made float32 copies of a mixed op's
+    half-precision inputs."""
+    at = tuple(i for i, a in enumerate(arrays) if isinstance(a, xp.ndarray) and a.dtype.itemsize == 2
+               and np_kind(a.dtype) in "fc")
+    return arrays[at[0]].dtype, at
+
+
+def narrow_at(grads, low, at: tuple):
+    """``grads`` (a tuple, one per input) with the float32 gradients at positions ``at`` rounded to ``low``."""
+    if not isinstance(grads, (tuple, list)):
+        return narrow(grads, low) if 0 in at else grads
+    return type(grads)(narrow(g, low) if i in at else g for i, g in enumerate(grads))
