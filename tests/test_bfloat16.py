@@ -265,3 +265,24 @@ def test_layer_norm_mixed_precision_gradients_as_torch(dtype):
         torch.set_num_threads(threads)
     for e, t in zip(*grads):
         np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_layer_norm_bfloat16_accumulation_kernel_matches_reference():
+    """The compiled row accumulation of the mixed LayerNorm's parameter gradients rounds as the NumPy reference
+    (ml_dtypes) does, infinities and NaN included."""
+    from ember._kernels import norm as compiled
+    from ember._kernels.policy import policy
+
+    if not policy.use_compiled():
+        pytest.skip("numba kernels are off")
+    rng = np.random.default_rng(1)
+    terms = (rng.standard_normal((300, 37)) * 10.0 ** rng.integers(-3, 4, (300, 37))).astype(np.float32)
+    terms[5, 3], terms[7, 4], terms[9, 5] = np.inf, -np.inf, np.nan
+    terms[2, 6] = terms[3, 6] = np.float32(3e38)
+    acc = np.zeros(37, np.float32)
+    compiled.accumulate_rows_bf16(terms, acc)
+    ref = np.zeros(37, pytest.importorskip("ml_dtypes").bfloat16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for row in terms:
+            ref = (ref.astype(np.float32) + row).astype(ref.dtype)
+    np.testing.assert_array_equal(acc, ref.astype(np.float32))

@@ -401,6 +401,11 @@ class LayerNorm(Node):
         order); the sums here do the same, so that mixed-precision training follows PyTorch step for step."""
         if self.accumulate is None:
             return col_sums(terms).reshape(self.norm)
+        if self.accumulate.name == "bfloat16" and terms.dtype == xp.float32 and terms.flags.c_contiguous \
+                and policy.use_compiled():
+            acc32 = xp.zeros(terms.shape[1], xp.float32)
+            compiled.accumulate_rows_bf16(terms, acc32)
+            return acc32.reshape(self.norm)
         acc = xp.zeros(terms.shape[1], dtype=self.accumulate)
         for row in terms:
             acc = (acc.astype(xp.float32) + row).astype(self.accumulate)
