@@ -41,6 +41,9 @@ class IndexUpdateMethods:
     def masked_fill_(self, mask: Tensor, value) -> Tensor:
         return ops.index_update.masked_fill_(self, mask, value)
 
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+        return ops.index_update.fill_diagonal_(self, fill_value, wrap)
+
     def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
         return ops.index_update.masked_scatter(self, mask, source)
 

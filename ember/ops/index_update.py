@@ -140,6 +140,21 @@ def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     return _write_back(x, lambda t: masked_fill(t, mask, value), value)
 
 
+def fill_diagonal_(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (every index equal) of a tensor of 2 or more dimensions, all of one length beyond 2,
+    to ``fill_value``, in place; ``wrap`` continues the diagonal of a tall matrix below its first square block
+    every ``columns + 1`` rows, as PyTorch (and ``numpy.fill_diagonal``) do. The filled positions pass no
+    gradient back."""
+    shape = x._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = xp.zeros(shape, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=wrap)
+    return masked_fill_(x, Tensor._make(mask), fill_value)
+
+
 def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
     """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead."""
     src = value if src is None else src
