@@ -129,7 +129,7 @@ from .ops.complex import (
     view_as_complex,
     view_as_real,
 )
-from .ops.cumulative import cummax, cummin, cumprod, diff, logcumsumexp, trapezoid
+from .ops.cumulative import cummax, cummin, cumprod, cumulative_trapezoid, diff, logcumsumexp, trapezoid, trapz
 from .ops.distance import cdist, cosine_similarity, dist, pairwise_distance, pdist
 from .ops.einsum import einsum
 from .ops.elementwise import (
@@ -172,7 +172,15 @@ from .ops.elementwise import (
 )
 from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
-from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
+from .ops.index_update import (
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    index_reduce,
+    masked_scatter,
+    scatter_reduce,
+)
 from .ops.indexing import (
     gather,
     index_select,
@@ -265,6 +273,7 @@ from .ops.pointwise import (
     clamp_max,
     clamp_min,
     cosh,
+    deg2rad,
     erf,
     erfc,
     erfinv,
@@ -282,6 +291,7 @@ from .ops.pointwise import (
     logaddexp2,
     logit,
     nan_to_num,
+    rad2deg,
     sgn,
     sinh,
     tan,
@@ -592,7 +602,8 @@ __all__ = [
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
-    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum", "det",
+    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "deg2rad", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
@@ -602,7 +613,8 @@ __all__ = [
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "iinfo", "imag", "index_add", "index_copy",
-    "index_fill", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner", "int", "int16",
+    "index_fill", "index_reduce", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner",
+    "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
     "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
@@ -618,17 +630,19 @@ __all__ = [
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
     "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
-    "randint", "randint_like",
+    "randint", "randint_like", "rad2deg",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
-    "scatter_add", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled", "set_default_device",
+    "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled",
+    "set_default_device",
     "set_default_dtype", "set_default_tensor_type", "set_float32_matmul_precision", "set_grad_enabled",
     "set_num_threads", "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "sin",
     "sinh", "Size", "slogdet", "softmax", "sort", "sparse_coo", "sparse_coo_tensor", "special", "split", "sqrt",
     "square", "squeeze", "stack", "std", "std_mean", "stft", "storage", "strided", "sub", "subtract", "sum", "svd",
     "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan",
     "tanh", "Tensor", "tensor", "tensor_split", "hsplit", "vsplit", "dsplit", "tensordot", "testing",
-    "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "triangular_solve", "tril", "tril_indices",
+    "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril",
+    "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",

@@ -216,6 +216,10 @@ def test_dirac_init_errors_as_pytorch():
 @pytest.mark.parametrize("call", [
     lambda m, y, x: m.trapezoid(y), lambda m, y, x: m.trapezoid(y, dx=0.5), lambda m, y, x: m.trapezoid(y, dim=0),
     lambda m, y, x: m.trapezoid(y, x[0]), lambda m, y, x: m.trapezoid(y, x),
+    lambda m, y, x: m.trapz(y, x[0]), lambda m, y, x: m.trapz(y, dx=2.0, dim=0),
+    lambda m, y, x: m.cumulative_trapezoid(y), lambda m, y, x: m.cumulative_trapezoid(y, x, dim=-1),
+    lambda m, y, x: m.cumulative_trapezoid(y, x[1], dim=1), lambda m, y, x: m.cumulative_trapezoid(y, dx=0.5, dim=0),
+    lambda m, y, x: m.cumulative_trapezoid(y[:, :1]), lambda m, y, x: m.cumulative_trapezoid(y[:, :0]),
 ])
 def test_trapezoid_values_and_gradients_as_pytorch(call):
     from oracle import check
@@ -264,3 +268,16 @@ def test_cuda_device_context_as_pytorch_without_cuda():
     with pytest.raises(RuntimeError, match="needs a CUDA device"):
         with ember.cuda.device("cuda:1"):
             pass
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.rad2deg(x), lambda m, x: x.deg2rad(), lambda m, x: (x * 1).rad2deg_(), lambda m, x: (x * 1).deg2rad_(),
+])
+def test_rad2deg_deg2rad_as_pytorch(call):
+    from oracle import check
+
+    check(call, [(3, 4)])
+    for m in (ember, torch):  # integers become the default float dtype
+        assert m.rad2deg(m.tensor([1, 2])).dtype == m.float32 and m.deg2rad(m.tensor([180])).dtype == m.float32
+    assert ember.rad2deg(ember.tensor([1.0], dtype=ember.float64)).tolist() == \
+        torch.rad2deg(torch.tensor([1.0], dtype=torch.float64)).tolist()

@@ -204,3 +204,85 @@ def test_ml_dtypes_arrays_become_bfloat16_tensors():
         t = make(a)
         assert t.dtype == ember.bfloat16 and t.tolist() == [1.5, -2.0, 3.25]
     assert ember.from_numpy(a)._data is a  # shares memory, as from_numpy does
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name,shapes", [
+    ("addmm", [(64,), (32, 20), (20, 64)]), ("baddbmm", [(3, 4, 5), (3, 4, 6), (3, 6, 5)]),
+    ("addbmm", [(4, 5), (3, 4, 6), (3, 6, 5)]), ("addmv", [(4,), (4, 6), (6,)]),
+])
+def test_addmm_family_rounds_once_as_torch(name, shapes, dtype):
+    """Half-precision addmm/baddbmm/addmv sum the product and the input in float32 and round once (rounding the
+    product first differs by an ulp in many entries); addbmm adds one batch entry at a time. Gradients too."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    for kw in ({}, {"beta": 0.5, "alpha": 2.0}):
+        outs = []
+        for m in (ember, torch):
+            ins = [m.tensor(a).to(getattr(m, dtype)).requires_grad_() for a in arrays]
+            out = getattr(m, name)(*ins, **kw)
+            out.backward(m.ones_like(out))
+            outs.append([out] + [t.grad for t in ins])
+        for e, t in zip(*outs):
+            np.testing.assert_array_equal(e.detach().float().numpy(), t.detach().float().numpy())
+
+
+def test_layer_norm_of_bfloat16_through_float32_parameters_computes_in_float32():
+    """A bfloat16 input through a float32 LayerNorm (autocast's mixed case) is normalised in float32 and rounded
+    once, with or without the affine parameters."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32) * 5
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    for args in ((), (w, b)):
+        e = ember.nn.functional.layer_norm(ember.tensor(x).bfloat16(), (64,), *map(ember.tensor, args))
+        t = torch.nn.functional.layer_norm(torch.tensor(x).bfloat16(), (64,), *map(torch.tensor, args))
+        assert e.dtype == ember.bfloat16
+        diff = np.abs(e.float().numpy() - t.float().numpy()) / np.abs(t.float().numpy()).clip(1e-3)
+        assert diff.max() <= 2 ** -8  # within one bfloat16 rounding
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_layer_norm_mixed_precision_gradients_as_torch(dtype):
+    """autocast's mixed LayerNorm (half input, float32 weight and bias) in backward: the input's gradient is
+    rounded to the input's dtype before the layer below uses it, and the weight and bias gradients are accumulated
+    row by row in the input's dtype, as PyTorch's (one-thread) CPU kernel does: bit for bit."""
+    rng = np.random.default_rng(0)
+    x, lin_w = rng.standard_normal((32, 20)).astype(np.float32), rng.standard_normal((16, 20)).astype(np.float32)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    gy = rng.standard_normal((32, 16)).astype(np.float32)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        grads = []
+        for m in (ember, torch):
+            params = [m.tensor(a, requires_grad=True) for a in (lin_w, w, b)]
+            h = m.tensor(x).to(getattr(m, dtype)) @ params[0].to(getattr(m, dtype)).T
+            y = m.nn.functional.layer_norm(h, (16,), params[1], params[2])
+            assert y.dtype == getattr(m, dtype)
+            y.backward(m.tensor(gy).to(getattr(m, dtype)))
+            grads.append([p.grad for p in params])
+    finally:
+        torch.set_num_threads(threads)
+    for e, t in zip(*grads):
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_layer_norm_bfloat16_accumulation_kernel_matches_reference():
+    """The compiled row accumulation of the mixed LayerNorm's parameter gradients rounds as the NumPy reference
+    (ml_dtypes) does, infinities and NaN included."""
+    from ember._kernels import norm as compiled
+    from ember._kernels.policy import policy
+
+    if not policy.use_compiled():
+        pytest.skip("numba kernels are off")
+    rng = np.random.default_rng(1)
+    terms = (rng.standard_normal((300, 37)) * 10.0 ** rng.integers(-3, 4, (300, 37))).astype(np.float32)
+    terms[5, 3], terms[7, 4], terms[9, 5] = np.inf, -np.inf, np.nan
+    terms[2, 6] = terms[3, 6] = np.float32(3e38)
+    acc = np.zeros(37, np.float32)
+    compiled.accumulate_rows_bf16(terms, acc)
+    ref = np.zeros(37, pytest.importorskip("ml_dtypes").bfloat16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for row in terms:
+            ref = (ref.astype(np.float32) + row).astype(ref.dtype)
+    np.testing.assert_array_equal(acc, ref.astype(np.float32))

@@ -124,3 +124,26 @@ def test_index_put(accumulate):
     t.index_put_((torch.tensor(rows), torch.tensor(cols)), torch.tensor(5.0, dtype=torch.float64),
                  accumulate=accumulate)
     assert_close(e, t)
+
+
+@pytest.mark.parametrize("shape,value,wrap", [((3, 3), 5.0, False), ((7, 3), 1.0, True), ((7, 3), 1.0, False),
+                                              ((3, 5), -2.0, True), ((2, 2, 2), 4.0, False), ((4, 4), float("-inf"), False)])
+def test_fill_diagonal_as_torch(shape, value, wrap):
+    a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    outs = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = x * 2
+        assert y.fill_diagonal_(value, wrap=wrap) is y
+        (y * m.tensor(a)).masked_fill(y.isinf(), 0).sum().backward()
+        outs.append((y, x.grad))
+    for e, t in zip(*outs):
+        assert_close(e, t)
+    assert_close(ember.zeros(3, 3, dtype=ember.long).fill_diagonal_(7), torch.zeros(3, 3, dtype=torch.long).fill_diagonal_(7))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3, 4)])
+def test_fill_diagonal_errors_as_torch(shape):
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="dimensions"):
+            m.zeros(shape).fill_diagonal_(1)

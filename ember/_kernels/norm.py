@@ -72,3 +72,21 @@ def layer_norm_grad(g, xhat, invstd, w, center, gw_rows, gx):
         for j in range(f):
             gx[r, j] = (gx[r, j] - m1 - xhat[r, j] * m2) * inv
 
+
+
+@kernel
+def accumulate_rows_bf16(terms, acc):
+    """acc (F,) += each row of terms (R, F) in turn, every partial sum rounded to bfloat16 (to nearest, ties to
+    even; NaN stays NaN), acc holding bfloat16 values as float32: PyTorch's CPU LayerNorm weight and bias gradients
+    of a bfloat16 input (``LayerNorm._param_grad``, the reference, rounds through ml_dtypes)."""
+    bits = acc.view(np.uint32)
+    for i in range(terms.shape[0]):
+        for j in range(terms.shape[1]):
+            acc[j] = acc[j] + terms[i, j]
+            b = bits[j]
+            if (b & np.uint32(0x7F800000)) == np.uint32(0x7F800000):  # inf stays, NaN becomes the quiet NaN
+                if b & np.uint32(0x007FFFFF):
+                    b = b | np.uint32(0x00400000)
+            else:
+                b = b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1))
+            bits[j] = b & np.uint32(0xFFFF0000)

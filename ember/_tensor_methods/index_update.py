@@ -41,6 +41,9 @@ class IndexUpdateMethods:
     def masked_fill_(self, mask: Tensor, value) -> Tensor:
         return ops.index_update.masked_fill_(self, mask, value)
 
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+        return ops.index_update.fill_diagonal_(self, fill_value, wrap)
+
     def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
         return ops.index_update.masked_scatter(self, mask, source)
 
@@ -52,3 +55,19 @@ class IndexUpdateMethods:
 
     def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
         return ops.index_update.scatter_add_(self, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        return ops.index_update.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+        return ops.index_update.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+
+    def index_reduce(self, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                     include_self: bool = True) -> Tensor:
+        return ops.index_update.index_reduce(self, dim, index, source, reduce, include_self=include_self)
+
+    def index_reduce_(self, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                      include_self: bool = True) -> Tensor:
+        return ops.index_update.index_reduce_(self, dim, index, source, reduce, include_self=include_self)

@@ -264,6 +264,8 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
         input_grads = node.backward(grads[0]) if node.num_outputs == 1 else node.backward(*grads)
     if node.half_dtype is not None:
         input_grads = lowp.narrow(input_grads, node.half_dtype)
+    elif node.half_inputs is not None:
+        input_grads = lowp.narrow_at(input_grads, *node.half_inputs)
     if started is not None:
         trace.finish(node.name(), "backward", started)
     if _ThreadGradState.anomaly and _ThreadGradState.anomaly_check_nan:  # (process-wide: on the class)

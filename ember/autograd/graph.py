@@ -122,6 +122,9 @@ class Node:
     # it reaches): the inputs' node of a module with backward hooks, whose hooks then fire (with zeros).
     runs_without_gradient = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
+    # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
+    half_inputs = None
     # Which inputs' gradients read each entry of ``saved``: one tuple of input positions per saved entry, or None
     # (every entry is read whichever gradients are computed). As PyTorch (which saves ``other`` for ``self``'s
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
@@ -196,8 +199,11 @@ class Node:
             a = arrays[0] if arrays else None
             # a float32/float64 first input decides it without widen's call (widen would answer None at once)
             if a.__class__ is not _ndarray or a.dtype.itemsize == 2 or a.dtype.kind not in "fc":
-                half, arrays = lowp.widen(arrays)
-                node.half_dtype = half
+                widened = lowp.widen(arrays)
+                half = node.half_dtype = widened[0]
+                if half is None and widened[1] is not arrays:  # half inputs through float32 parameters
+                    node.half_inputs = lowp.half_positions(arrays)
+                arrays = widened[1]
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's

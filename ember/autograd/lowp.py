@@ -17,19 +17,26 @@ from .._dtype import np_kind
 
 def widen(arrays: list) -> tuple:
     """(half dtype, arrays with that dtype's arrays as float32) when every floating array has the same
-    2-byte dtype; (None, arrays) otherwise (a float32 operand already makes the op compute in float32)."""
-    low = None
+    2-byte dtype. Mixed with float32 arrays (a bfloat16 input through a float32 layer's parameters): (None,
+    arrays with the half ones as float32): the op computes in float32 and returns float32, which its caller
+    rounds (PyTorch's mixed-dtype kernels), never with half-precision buffers made from the half input.
+    (None, arrays) otherwise."""
+    low, mixed = None, False
     for a in arrays:
         if isinstance(a, xp.ndarray):
             dt = a.dtype
             if dt.itemsize != 2:  # (every op on float32/float64 arrays: decided without np_kind's call)
                 if dt.kind in "fc":
-                    return None, arrays
+                    if dt != xp.float32:
+                        return None, arrays
+                    mixed = True
             elif np_kind(dt) in "fc":
                 if low is not None and low != dt:
                     return None, arrays
                 low = dt
-    return (None, arrays) if low is None else (low, to_float32(arrays, low))
+    if low is None:
+        return None, arrays
+    return (None if mixed else low), to_float32(arrays, low)
 
 
 def to_float32(arrays, low) -> list:
@@ -44,3 +51,18 @@ def narrow(out, low):
     if isinstance(out, (xp.ndarray, xp.generic)) and out.dtype == xp.float32:
         return out.astype(low)
     return out
+
+
+def half_positions(arrays) -> tuple:
+    """(the half dtype, the positions of ``arrays`` holding it): where widen made float32 copies of a mixed op's
+    half-precision inputs."""
+    at = tuple(i for i, a in enumerate(arrays) if isinstance(a, xp.ndarray) and a.dtype.itemsize == 2
+               and np_kind(a.dtype) in "fc")
+    return arrays[at[0]].dtype, at
+
+
+def narrow_at(grads, low, at: tuple):
+    """``grads`` (a tuple, one per input) with the float32 gradients at positions ``at`` rounded to ``low``."""
+    if not isinstance(grads, (tuple, list)):
+        return narrow(grads, low) if 0 in at else grads
+    return type(grads)(narrow(g, low) if i in at else g for i, g in enumerate(grads))

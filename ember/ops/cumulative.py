@@ -140,22 +140,46 @@ def logcumsumexp(x: Tensor, dim: int) -> Tensor:
     return LogCumSumExp.apply(x, dim=_wrap_dim(dim, x._data.ndim))
 
 
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
-    """The trapezoidal rule along ``dim``: ``sum((x[i+1] - x[i]) * (y[i+1] + y[i]) / 2)``, with spacing ``dx``
-    (default 1) when no sample points ``x`` are given, as ``torch.trapezoid``; differentiable in ``y`` and ``x``."""
+def _trapezoid_areas(y: Tensor, x: Tensor | None, dx: float | None, d: int, name: str) -> Tensor:
+    """The area of each interval along ``d``: ``(x[i+1] - x[i]) * (y[i+1] + y[i]) / 2`` (spacing ``dx``, default 1,
+    without sample points ``x``)."""
     from .indexing import narrow
-    from .reduction import sum as sum_
 
-    d = _wrap_dim(dim, y._data.ndim)
     n = y._data.shape[d]
-    if n == 0:
-        return sum_(y, d)
     pairs = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
     if x is None:
-        return sum_(pairs, d) * ((1.0 if dx is None else dx) / 2)
+        return pairs * ((1.0 if dx is None else dx) / 2)
     if dx is not None:
-        raise TypeError("trapezoid() received both sample points x and a spacing dx")
+        raise TypeError(f"{name}() received both sample points x and a spacing dx")
     spacing = diff(x, dim=-1 if x._data.ndim == 1 else d)
     if x._data.ndim == 1 and y._data.ndim > 1:  # 1-d sample points lie along dim
         spacing = spacing.reshape([n - 1 if i == d else 1 for i in range(y._data.ndim)])
-    return sum_(spacing * pairs, d) / 2
+    return spacing * pairs / 2
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: ``sum((x[i+1] - x[i]) * (y[i+1] + y[i]) / 2)``, with spacing ``dx``
+    (default 1) when no sample points ``x`` are given, as ``torch.trapezoid``; differentiable in ``y`` and ``x``."""
+    from .reduction import sum as sum_
+
+    d = _wrap_dim(dim, y._data.ndim)
+    if y._data.shape[d] == 0:
+        return sum_(y, d)
+    return sum_(_trapezoid_areas(y, x, dx, d, "trapezoid"), d)
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """PyTorch's older name of ``trapezoid``."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim``: one entry fewer than ``y`` there, entry i the area up to
+    sample i + 1 (``torch.cumulative_trapezoid``)."""
+    from .indexing import narrow
+    from .reduction import cumsum
+
+    d = _wrap_dim(dim, y._data.ndim)
+    if y._data.shape[d] == 0:
+        return narrow(y, d, 0, 0) * 1
+    return cumsum(_trapezoid_areas(y, x, dx, d, "cumulative_trapezoid"), d)

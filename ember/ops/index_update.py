@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
+from .._warnings import warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, version_checked
@@ -18,7 +19,7 @@ from .inplace import _check_cast, _rebase, _snapshot
 # PyTorch's errors for an index outside the dimension and for one that is not a vector, and whether it counts
 # negative indices from the end
 _BOUNDS = {"index_add": (RuntimeError, IndexError, False), "index_copy": (IndexError, IndexError, False),
-           "index_fill": (IndexError, RuntimeError, True)}
+           "index_fill": (IndexError, RuntimeError, True), "index_reduce": (IndexError, IndexError, False)}
 
 
 def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
@@ -139,6 +140,21 @@ def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     return _write_back(x, lambda t: masked_fill(t, mask, value), value)
 
 
+def fill_diagonal_(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (every index equal) of a tensor of 2 or more dimensions, all of one length beyond 2,
+    to ``fill_value``, in place; ``wrap`` continues the diagonal of a tall matrix below its first square block
+    every ``columns + 1`` rows, as PyTorch (and ``numpy.fill_diagonal``) do. The filled positions pass no
+    gradient back."""
+    shape = x._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = xp.zeros(shape, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=wrap)
+    return masked_fill_(x, Tensor._make(mask), fill_value)
+
+
 def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
     """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead."""
     src = value if src is None else src
@@ -248,3 +264,141 @@ def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError(f"masked_scatter_: the mask of shape {list(mask.shape)} does not broadcast to the "
                            f"tensor's shape {list(x.shape)}")
     return _write_back(x, lambda t: masked_scatter(t, mask, source), source)
+
+
+# ----------------------------------------------------------------- scatter_reduce / index_reduce
+_REDUCE_UFUNC = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}
+
+
+def _identity(reduce: str, dtype):
+    """The value a position starts from when ``include_self=False``: nothing of the old value remains."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    info = xp.finfo(dtype) if dtype.kind in "fc" else xp.iinfo(dtype) if dtype.kind in "iu" else None
+    if dtype.kind == "b":
+        return reduce == "amin"
+    if dtype.kind == "f":
+        return -xp.inf if reduce == "amax" else xp.inf
+    return info.min if reduce == "amax" else info.max
+
+
+def _leading(a, shape):
+    """The leading block of ``a`` that an index of ``shape`` covers (PyTorch reads only that part)."""
+    return a[tuple(slice(0, n) for n in shape)]
+
+
+def _scatter_reduced(x, src, at, reduce, include_self):
+    """x with src reduced into positions ``at`` (a tuple of index arrays): the forward of scatter_reduce."""
+    out = x.copy()
+    if not include_self:
+        out[at] = _identity(reduce, x.dtype)
+    _REDUCE_UFUNC[reduce].at(out, at, src)
+    if reduce == "mean":
+        count = xp.ones_like(out) if include_self else xp.zeros_like(out)
+        xp.add.at(count, at, 1)
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype, copy=False)
+    return out
+
+
+class ScatterReduce(Node):
+    """PyTorch's scatter_reduce and its backward (``scatter_reduce_backward``): ties in amax/amin share the
+    gradient evenly among the values equal to the result, the old value counted even when ``include_self=False``
+    (as PyTorch counts it); prod divides out each factor, a single zero factor getting the product of the others."""
+
+    def forward(self, x, src, at, reduce, include_self):
+        self.at, self.reduce, self.include_self = at, reduce, include_self
+        out = _scatter_reduced(x, src, at, reduce, include_self)
+        if reduce in ("amax", "amin", "prod"):
+            self.x, self.src, self.out = x, src, out
+        return out
+
+    def backward(self, g):
+        at, reduce = self.at, self.reduce
+        if reduce == "sum":
+            gx, gsrc = g.copy(), g[at]
+        elif reduce == "mean":
+            count = xp.ones_like(g) if self.include_self else xp.zeros_like(g)
+            xp.add.at(count, at, 1)
+            count[count == 0] = 1
+            gx = g / count
+            gsrc = gx[at]
+        elif reduce in ("amax", "amin"):
+            x, src, out = self.x, self.src, self.out
+            x_is = (x == out).astype(g.dtype)
+            src_is = (src == out[at]).astype(g.dtype)
+            n = x_is.copy()
+            xp.add.at(n, at, src_is)
+            share = g / n
+            gx, gsrc = x_is * share, src_is * share[at]
+        else:  # prod
+            x, src, out = self.x, self.src, self.out
+            masked_x = xp.where(x == 0, 1, x)
+            gx = g * _scatter_reduced(masked_x, src, at, "prod", self.include_self) / masked_x
+            src_zero = src == 0
+            zeros = xp.zeros_like(g)
+            xp.add.at(zeros, at, src_zero.astype(g.dtype))
+            single_zero = src_zero & (zeros[at] == 1)
+            others = _scatter_reduced(x, xp.where(single_zero, 1, src), at, "prod", self.include_self)
+            gsrc = xp.where(single_zero, (g * others)[at], (g * out)[at] / xp.where(src_zero, 1, src))
+        if not self.include_self:
+            gx[at] = 0
+        return gx, gsrc
+
+
+
+
+def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """x with ``src`` reduced ("sum", "prod", "mean", "amax", "amin") into the positions ``index`` names along
+    ``dim``; ``include_self=False`` leaves x's old value out of the positions scattered to. Differentiable in
+    both (PyTorch's backward, ties included)."""
+    from .indexing import _check_index
+
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's forward takes the older names too
+    if reduce not in _REDUCE_UFUNC:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    idx = _check_index(index, "scatter_reduce")
+    if src._data.dtype != x._data.dtype:
+        raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and "
+                           f"{src.dtype}")
+    d = _wrap_dim(dim, x._data.ndim)
+    if idx.ndim != x._data.ndim or src._data.ndim != x._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    check_scatter_index(x, d, idx, src._data)
+    if src._data.shape != idx.shape:
+        src = src[tuple(slice(0, n) for n in idx.shape)]
+    grids = list(xp.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    out = ScatterReduce.apply(x, src, at=tuple(grids), reduce=reduce, include_self=include_self)
+    return version_checked(out, index, reader=1)
+
+
+def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    return _write_back(x, lambda t: scatter_reduce(t, dim, index, src, reduce, include_self=include_self), src)
+
+
+def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """x with the slices of ``source`` reduced ("prod", "mean", "amax", "amin") into the slices ``index`` names
+    along ``dim``: scatter_reduce with the index repeated across the other dimensions."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    warn_once("index_reduce() is in beta and the API may change at any time.")
+    d, idx = _index_arg(x, dim, index, "index_reduce")
+    _check_source(x, d, idx, source, "index_reduce")
+    if x._data.ndim == 0:
+        return scatter_reduce(x.reshape(1), 0, index.reshape(1), source.reshape(1), reduce,
+                              include_self=include_self).reshape(())
+    shape = [1] * x._data.ndim
+    shape[d] = idx.size
+    full = Tensor._make(xp.broadcast_to(idx.reshape(shape), source._data.shape))
+    return version_checked(scatter_reduce(x, d, full, source, reduce, include_self=include_self), index)
+
+
+def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    return _write_back(x, lambda t: index_reduce(t, dim, index, source, reduce, include_self=include_self), source)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, float32
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -179,29 +179,52 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str, same_dty
     return add(input if beta == 1 else mul(input, beta), scaled)
 
 
+def _rounded_once(op, input: Tensor, a: Tensor, b: Tensor, beta, alpha) -> Tensor | None:
+    """``op`` (addmm, baddbmm, addmv) of bfloat16/float16 operands as PyTorch's CPU kernels compute it: the
+    product and the added input summed in float32 and rounded once (a product rounded before the sum rounds
+    twice); None for other dtypes. Differentiable through the casts (gradients rounded once too)."""
+    from .elementwise import cast
+
+    low = a.dtype
+    if a._data.dtype.itemsize != 2 or not low.is_floating_point or input.dtype != low or b.dtype != low:
+        return None
+    f32 = [cast(t, float32) for t in (input, a, b)]
+    return cast(op(*f32, beta=beta, alpha=alpha), low)
+
+
 @lower_precision
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
-    return _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
+    out = _rounded_once(addmm, input, mat1, mat2, beta, alpha)
+    return out if out is not None else _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
 
 
 @lower_precision
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+    out = _rounded_once(baddbmm, input, batch1, batch2, beta, alpha)
+    return out if out is not None else _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
 @lower_precision
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]. In bfloat16/float16, as PyTorch's CPU
+    kernel: beta * input, then one addmm per batch entry (each rounded once)."""
     from .reduction import sum
 
+    if batch1._data.dtype.itemsize == 2 and batch1.dtype.is_floating_point and input.dtype == batch1.dtype \
+            and batch1._data.ndim == 3 and batch1.shape[0]:
+        out = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for i in range(1, batch1.shape[0]):
+            out = addmm(out, batch1[i], batch2[i], alpha=alpha)
+        return out
     return _scaled_sum(input, sum(bmm(batch1, batch2), 0), beta, alpha, "addbmm")
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
-    return _scaled_sum(input, mv(mat, vec), beta, alpha, "addmv")
+    out = _rounded_once(addmv, input, mat, vec, beta, alpha)
+    return out if out is not None else _scaled_sum(input, mv(mat, vec), beta, alpha, "addmv")
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:

@@ -323,11 +323,11 @@ class LayerNorm(Node):
     float32_compute = True
     rerun_for_higher_order = True
 
-    def forward(self, x, w, b, k, eps):
+    def forward(self, x, w, b, k, eps, accumulate=None):
         lead, norm = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
         feat = math.prod(norm)
         x2 = x.reshape(math.prod(lead), feat)
-        self.shape, self.norm = x.shape, norm
+        self.shape, self.norm, self.accumulate = x.shape, norm, accumulate
         if is_recorded(x):
             xhat, invstd = _normalize(x2, 1, eps)
             self.saved = (xhat, invstd, w)
@@ -374,11 +374,10 @@ class LayerNorm(Node):
                 compiled.layer_norm_grad(g2[lo:hi], xhat[lo:hi], invstd[lo:hi], wf, True, gxh[lo:hi], gx[lo:hi])
 
             parallel_for(run, xhat.shape[0], xhat.size)
-            return (gx.reshape(self.shape), col_sums(gxh).reshape(self.norm) if nw else None,
-                    col_sums(g2).reshape(self.norm) if nb else None)
+            return (gx.reshape(self.shape), self._param_grad(gxh) if nw else None, self._param_grad(g2) if nb else None)
         parallel_rows(xp.multiply, g2, xhat, gxh)
-        gw = col_sums(gxh).reshape(self.norm) if nw else None
-        gb = col_sums(g2).reshape(self.norm) if nb else None
+        gw = self._param_grad(gxh) if nw else None
+        gb = self._param_grad(g2) if nb else None
         gx = None
         if nx:
             # dx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w
@@ -394,6 +393,23 @@ class LayerNorm(Node):
                           gxh, gx)
             gx = gx.reshape(self.shape)
         return gx, gw, gb
+
+    def _param_grad(self, terms):
+        """The weight's (``terms`` = g * xhat) or the bias's (``terms`` = g) gradient: the column sums of the
+        (rows, features) ``terms``. For a half-precision input through float32 parameters, PyTorch's CPU kernel
+        accumulates them row by row in a buffer of the input's dtype, rounding each partial sum (one thread's
+        order); the sums here do the same, so that mixed-precision training follows PyTorch step for step."""
+        if self.accumulate is None:
+            return col_sums(terms).reshape(self.norm)
+        if self.accumulate.name == "bfloat16" and terms.dtype == xp.float32 and terms.flags.c_contiguous \
+                and policy.use_compiled():
+            acc32 = xp.zeros(terms.shape[1], xp.float32)
+            compiled.accumulate_rows_bf16(terms, acc32)
+            return acc32.reshape(self.norm)
+        acc = xp.zeros(terms.shape[1], dtype=self.accumulate)
+        for row in terms:
+            acc = (acc.astype(xp.float32) + row).astype(self.accumulate)
+        return acc.astype(xp.float32).reshape(self.norm)
 
 
 def _compiled_rows(x2, w, b) -> bool:
@@ -476,7 +492,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
     # (PyTorch saves the input; the node keeps the normalised rows)
-    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input)
+    accumulate = input._data.dtype if mixed else None
+    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input)
     return in_input_dtype(out, input, mixed)
 
 
