@@ -395,3 +395,29 @@ def test_batch_norm_of_an_empty_batch_as_pytorch(module, shape, affine):
         grads = [bn.weight.grad.tolist(), bn.bias.grad.tolist()] if affine else [bn.weight, bn.bias]
         results.append((tuple(y.shape), tuple(x.grad.shape), grads))
     assert results[0] == results[1]
+
+
+def test_norm_shape_and_dtype_errors_as_pytorch():
+    """Channels not divisible into groups, an input whose trailing dims are not normalized_shape, an integral
+    input to rms_norm: PyTorch's errors and messages."""
+    for m in (torch, ember):
+        F = m.nn.functional
+        with pytest.raises(RuntimeError, match=r"Expected number of channels in input to be divisible by "
+                                               r"num_groups, but got input of shape \[2, 3, 4\] and num_groups=2"):
+            F.group_norm(m.ones(2, 3, 4), 2)
+        with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], "
+                                               r"but got input of size\[2, 3\]"):
+            F.layer_norm(m.ones(2, 3), (4,))
+        with pytest.raises(NotImplementedError, match="\"rms_norm\" not implemented for 'Long'"):
+            F.rms_norm(m.ones(2, 3, dtype=m.int64), (3,))
+        with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+            F.batch_norm(m.ones(2, 3), m.zeros(4), m.ones(3))
+
+
+def test_local_response_norm_of_an_empty_batch_is_empty_as_pytorch():
+    for m in (torch, ember):
+        x = m.ones(0, 3, 4, requires_grad=True)
+        out = m.nn.functional.local_response_norm(x, 2)
+        assert tuple(out.shape) == (0, 3, 4)
+        out.sum().backward()
+        assert tuple(x.grad.shape) == (0, 3, 4)

@@ -366,3 +366,23 @@ def test_loss_warnings_point_at_the_caller():
     with pytest.warns(UserWarning, match="Using a target size") as broadcast:
         nn.functional.mse_loss(ember.zeros(2, 3), ember.zeros(3))
     assert [w.filename for w in [*record, *broadcast]] == [__file__] * 2
+
+
+def test_loss_dtype_errors_and_target_cast_as_pytorch():
+    """Integral input to kl_div, a target of another dtype to binary_cross_entropy (and an integral one to the
+    logits form): PyTorch's errors; a regression loss casts a target of another floating dtype to the input's."""
+    for m in (torch, ember):
+        F = m.nn.functional
+        with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
+            F.kl_div(m.tensor([1, 2]), m.tensor([1, 2]), reduction="sum")
+        with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+            F.binary_cross_entropy(m.tensor([0.5, 0.2]), m.tensor([1.0, 0.0], dtype=m.float64))
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            F.binary_cross_entropy_with_logits(m.tensor([0.5, -0.2]), m.tensor([1, 0]))
+    x = np.array([1.0, 2.0, -3.0])
+    t = np.array([0.5, 2.5, 1.0], dtype=np.float32)
+    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"):
+        got = getattr(ember.nn.functional, name)(ember.tensor(x), ember.tensor(t))
+        want = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
+        assert got.dtype == ember.float64 and want.dtype == torch.float64
+        assert_close(got, want)

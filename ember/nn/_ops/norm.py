@@ -16,7 +16,7 @@ import math
 from functools import partial
 
 from ..._backend import xp
-from ..._dtype import SCALAR_TYPE_NAMES, np_kind
+from ..._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
@@ -535,7 +535,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     ``eps=None`` is the machine epsilon of the input's dtype (``finfo(input.dtype).eps``), as PyTorch."""
     shape = _normalized_shape("rms_norm", input, normalized_shape, weight=weight)
     if np_kind(input._data.dtype) != "f":
-        raise NotImplementedError(f"\"rms_norm\" not implemented for '{input.dtype.name}'")
+        raise not_implemented_for("rms_norm", input.dtype)
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
     return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input)  # (PyTorch saves the input)
