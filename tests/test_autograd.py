@@ -881,3 +881,26 @@ def test_a_broadcast_gradient_from_a_custom_function_is_summed_to_its_input_as_i
         return b.grad.numpy()
 
     np.testing.assert_array_equal(run(ember), run(torch))
+
+
+def test_a_node_post_hook_returning_the_wrong_number_of_gradients_is_pytorchs_error():
+    for m in (torch, ember):
+        x = m.ones(2, requires_grad=True)
+        y = (x * 2).sum()
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], grad_inputs[0]))
+        with pytest.raises(RuntimeError, match=r"hook '<lambda>' has returned an incorrect number of values "
+                                               r"\(got 2, but expected 1\)"):
+            y.backward()
+
+
+def test_grad_of_several_outputs_skips_a_root_that_reaches_no_input_as_pytorch():
+    """autograd.grad of two roots, one of which does not depend on the input: that root's node runs pruned (no
+    gradient computed), the other's gradient is the answer, and the unrelated leaf gets no .grad."""
+    got = {}
+    for m in (torch, ember):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        z = m.tensor([3.0], requires_grad=True)
+        (gx,) = m.autograd.grad([(x * x).sum(), (z * 3).sum()], [x])
+        got[m] = gx.numpy().tolist()
+        assert z.grad is None
+    assert got[ember] == got[torch] == [2.0, 4.0]
