@@ -386,3 +386,29 @@ def test_loss_dtype_errors_and_target_cast_as_pytorch():
         want = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
         assert got.dtype == ember.float64 and want.dtype == torch.float64
         assert_close(got, want)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_second_order_with_weights_and_smoothing_as_pytorch(smoothing):
+    """The gradient of cross_entropy's gradient (create_graph: the backward formula recorded) against PyTorch's,
+    with class weights, an ignored target and label smoothing."""
+    rng = np.random.default_rng(3)
+    x, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    t, w = np.array([0, 2, 1, 2]), np.array([0.5, 2.0, 1.0])
+    out = {}
+    for m in (torch, ember):
+        xt = m.tensor(x, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(xt, m.tensor(t), weight=m.tensor(w), ignore_index=1,
+                                             label_smoothing=smoothing)
+        (g,) = m.autograd.grad(loss, xt, create_graph=True)
+        (g * m.tensor(v)).sum().backward()
+        out[m] = (g.detach().numpy(), xt.grad.numpy())
+    for e, t_ in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(e, t_, rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_of_integer_scores_is_pytorchs_error_type():
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.cross_entropy(torch.tensor([[1, 2]]), torch.tensor([0]))
+    with pytest.raises(NotImplementedError, match="cross_entropy: input must hold floating-point scores"):
+        ember.nn.functional.cross_entropy(ember.tensor([[1, 2]]), ember.tensor([0]))
