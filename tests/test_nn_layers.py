@@ -421,3 +421,31 @@ def test_local_response_norm_of_an_empty_batch_is_empty_as_pytorch():
         assert tuple(out.shape) == (0, 3, 4)
         out.sum().backward()
         assert tuple(x.grad.shape) == (0, 3, 4)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", ["layer_norm", "group_norm", "batch_norm", "instance_norm"])
+def test_half_input_with_float32_parameters_is_normalised_in_float32_as_pytorch(op, dtype):
+    """PyTorch's mixed-dtype normalisation (a half input, float32 weight and bias) computes in float32 and
+    rounds the result (and the input's gradient) once to the input's dtype. Rows of nearly equal values need
+    float32: their variance is below the half type's resolution of the mean."""
+    rng = np.random.default_rng(0)
+    x = (1 + 0.01 * rng.standard_normal((4, 6, 5))).astype(np.float32)
+    g = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    n = 5 if op == "layer_norm" else 6
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    call = {"layer_norm": lambda F, t, w, b: F.layer_norm(t, (5,), w, b),
+            "group_norm": lambda F, t, w, b: F.group_norm(t, 3, w, b),
+            "batch_norm": lambda F, t, w, b: F.batch_norm(t, None, None, w, b, training=True),
+            "instance_norm": lambda F, t, w, b: F.instance_norm(t, weight=w, bias=b)}[op]
+    got = {}
+    for m in (torch, ember):
+        xt = m.tensor(x).to(getattr(m, dtype)).requires_grad_()
+        wt, bt = m.tensor(w, requires_grad=True), m.tensor(b, requires_grad=True)
+        out = call(m.nn.functional, xt, wt, bt)
+        assert out.dtype == xt.dtype
+        out.backward(m.tensor(g).to(out.dtype))
+        assert xt.grad.dtype == xt.dtype
+        got[m] = [t.detach().float().numpy() for t in (out, xt.grad, wt.grad, bt.grad)]
+    for e, t in zip(got[ember], got[torch]):
+        np.testing.assert_allclose(e, t, rtol=2e-2, atol=2e-2 * np.abs(t).max())

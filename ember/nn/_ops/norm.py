@@ -263,7 +263,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if training else running_mean._data
     var = None if training else running_var._data
-    out = version_checked(BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats), input)  # (saved)
+    out = version_checked(BatchNorm.apply(_widened(input, mixed), weight, bias, mean, var, eps=eps, stats=stats),
+                          input)  # (saved)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
@@ -289,6 +290,13 @@ def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
     if not (x.itemsize == 2 and np_kind(x) == "f"):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return True
+
+
+def _widened(input: Tensor, mixed: bool) -> Tensor:
+    """A mixed-precision normalisation's input as float32 (a recorded cast: its gradient is rounded back to the
+    input's dtype once): the node then computes every statistic in float32, as PyTorch's mixed kernels do. (The
+    node's own half-precision widening leaves alone an op that has a float32 operand, which the parameters are.)"""
+    return input.float() if mixed else input
 
 
 def in_input_dtype(out: Tensor, input: Tensor, mixed: bool) -> Tensor:
@@ -476,7 +484,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
     # (PyTorch saves the input; the node keeps the normalised rows)
-    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps), input)
+    out = version_checked(LayerNorm.apply(_widened(input, mixed), weight, bias, k=len(shape), eps=eps), input)
     return in_input_dtype(out, input, mixed)
 
 
@@ -582,7 +590,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     mixed = check_parameter_dtypes(input, weight, bias)
-    out = version_checked(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps), input)  # (saved)
+    out = version_checked(GroupNorm.apply(_widened(input, mixed), weight, bias, groups=num_groups, eps=eps),
+                          input)  # (saved)
     return in_input_dtype(out, input, mixed)
 
 
