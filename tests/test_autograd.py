@@ -904,3 +904,31 @@ def test_grad_of_several_outputs_skips_a_root_that_reaches_no_input_as_pytorch()
         got[m] = gx.numpy().tolist()
         assert z.grad is None
     assert got[ember] == got[torch] == [2.0, 4.0]
+
+
+def _view_of_a_split_output(m):
+    p, _ = m.ones(4, requires_grad=True).clone().split(2)
+    p[:1].mul_(2)
+
+
+def _view_of_a_no_grad_view(m):
+    x = m.ones(4, requires_grad=True).clone()
+    with m.no_grad():
+        v = x[:2]
+    v.unsqueeze(0).mul_(2)
+
+
+def _view_of_an_unbind_output(m):
+    p, _ = m.ones(1, 4, 2, requires_grad=True).clone().unbind(2)
+    p.squeeze(0).add_(1)
+
+
+@pytest.mark.parametrize("case", [_view_of_a_split_output, _view_of_a_no_grad_view, _view_of_an_unbind_output])
+def test_in_place_on_a_view_of_a_view_names_the_last_view_op_as_pytorch(case):
+    """A view of a view inherits how the first was made (an output of a multi-view op, or made under no_grad):
+    writing it in place is PyTorch's error, word for word, naming the last view's op as PyTorch labels it."""
+    with pytest.raises(RuntimeError) as want:
+        case(torch)
+    with pytest.raises(RuntimeError) as got:
+        case(ember)
+    assert str(got.value) == str(want.value)
