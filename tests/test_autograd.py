@@ -881,3 +881,54 @@ def test_a_broadcast_gradient_from_a_custom_function_is_summed_to_its_input_as_i
         return b.grad.numpy()
 
     np.testing.assert_array_equal(run(ember), run(torch))
+
+
+def test_a_node_post_hook_returning_the_wrong_number_of_gradients_is_pytorchs_error():
+    for m in (torch, ember):
+        x = m.ones(2, requires_grad=True)
+        y = (x * 2).sum()
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], grad_inputs[0]))
+        with pytest.raises(RuntimeError, match=r"hook '<lambda>' has returned an incorrect number of values "
+                                               r"\(got 2, but expected 1\)"):
+            y.backward()
+
+
+def test_grad_of_several_outputs_skips_a_root_that_reaches_no_input_as_pytorch():
+    """autograd.grad of two roots, one of which does not depend on the input: that root's node runs pruned (no
+    gradient computed), the other's gradient is the answer, and the unrelated leaf gets no .grad."""
+    got = {}
+    for m in (torch, ember):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        z = m.tensor([3.0], requires_grad=True)
+        (gx,) = m.autograd.grad([(x * x).sum(), (z * 3).sum()], [x])
+        got[m] = gx.numpy().tolist()
+        assert z.grad is None
+    assert got[ember] == got[torch] == [2.0, 4.0]
+
+
+def _view_of_a_split_output(m):
+    p, _ = m.ones(4, requires_grad=True).clone().split(2)
+    p[:1].mul_(2)
+
+
+def _view_of_a_no_grad_view(m):
+    x = m.ones(4, requires_grad=True).clone()
+    with m.no_grad():
+        v = x[:2]
+    v.unsqueeze(0).mul_(2)
+
+
+def _view_of_an_unbind_output(m):
+    p, _ = m.ones(1, 4, 2, requires_grad=True).clone().unbind(2)
+    p.squeeze(0).add_(1)
+
+
+@pytest.mark.parametrize("case", [_view_of_a_split_output, _view_of_a_no_grad_view, _view_of_an_unbind_output])
+def test_in_place_on_a_view_of_a_view_names_the_last_view_op_as_pytorch(case):
+    """A view of a view inherits how the first was made (an output of a multi-view op, or made under no_grad):
+    writing it in place is PyTorch's error, word for word, naming the last view's op as PyTorch labels it."""
+    with pytest.raises(RuntimeError) as want:
+        case(torch)
+    with pytest.raises(RuntimeError) as got:
+        case(ember)
+    assert str(got.value) == str(want.value)

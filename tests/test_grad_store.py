@@ -260,3 +260,29 @@ def test_a_weight_used_twice_gets_one_lent_slot_and_the_sum_of_both_gradients():
     for fw, m in ((ember, emb), (torch, temb)):
         (m(fw.tensor(i)).square().sum() + 3 * m(fw.tensor(j)).sum()).backward()
     assert_close(emb.weight.grad, temb.weight.grad)
+
+
+def test_zero_grad_keeping_a_sparse_gradient_zeroes_it_in_place_as_pytorch():
+    """zero_grad(set_to_none=False) on an embedding's sparse gradient: still sparse, all zeros, and the next
+    backward accumulates into it as PyTorch's."""
+    out = {}
+    for m in (torch, ember):
+        m.manual_seed(0)
+        emb = m.nn.Embedding(5, 3, sparse=True)
+        with m.no_grad():
+            emb.weight.copy_(m.arange(15.0).reshape(5, 3))
+        opt = m.optim.SGD(emb.parameters(), lr=0.1)
+        (emb(m.tensor([1, 3])) ** 2).sum().backward()
+        opt.zero_grad(set_to_none=False)
+        g = emb.weight.grad
+        assert g.is_sparse and not g.to_dense().any()
+        (emb(m.tensor([3, 4])) * 2).sum().backward()
+        out[m] = emb.weight.grad.to_dense().numpy().copy()
+    np.testing.assert_array_equal(out[ember], out[torch])
+
+
+def test_a_store_needs_parameters_of_one_dtype():
+    with pytest.raises(ValueError, match="needs at least one parameter"):
+        GradStore([])
+    with pytest.raises(ValueError, match="one dtype"):
+        GradStore([ember.nn.Parameter(ember.ones(2)), ember.nn.Parameter(ember.ones(2, dtype=ember.float64))])

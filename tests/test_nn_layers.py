@@ -395,3 +395,57 @@ def test_batch_norm_of_an_empty_batch_as_pytorch(module, shape, affine):
         grads = [bn.weight.grad.tolist(), bn.bias.grad.tolist()] if affine else [bn.weight, bn.bias]
         results.append((tuple(y.shape), tuple(x.grad.shape), grads))
     assert results[0] == results[1]
+
+
+def test_norm_shape_and_dtype_errors_as_pytorch():
+    """Channels not divisible into groups, an input whose trailing dims are not normalized_shape, an integral
+    input to rms_norm: PyTorch's errors and messages."""
+    for m in (torch, ember):
+        F = m.nn.functional
+        with pytest.raises(RuntimeError, match=r"Expected number of channels in input to be divisible by "
+                                               r"num_groups, but got input of shape \[2, 3, 4\] and num_groups=2"):
+            F.group_norm(m.ones(2, 3, 4), 2)
+        with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], "
+                                               r"but got input of size\[2, 3\]"):
+            F.layer_norm(m.ones(2, 3), (4,))
+        with pytest.raises(NotImplementedError, match="\"rms_norm\" not implemented for 'Long'"):
+            F.rms_norm(m.ones(2, 3, dtype=m.int64), (3,))
+        with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+            F.batch_norm(m.ones(2, 3), m.zeros(4), m.ones(3))
+
+
+def test_local_response_norm_of_an_empty_batch_is_empty_as_pytorch():
+    for m in (torch, ember):
+        x = m.ones(0, 3, 4, requires_grad=True)
+        out = m.nn.functional.local_response_norm(x, 2)
+        assert tuple(out.shape) == (0, 3, 4)
+        out.sum().backward()
+        assert tuple(x.grad.shape) == (0, 3, 4)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", ["layer_norm", "group_norm", "batch_norm", "instance_norm"])
+def test_half_input_with_float32_parameters_is_normalised_in_float32_as_pytorch(op, dtype):
+    """PyTorch's mixed-dtype normalisation (a half input, float32 weight and bias) computes in float32 and
+    rounds the result (and the input's gradient) once to the input's dtype. Rows of nearly equal values need
+    float32: their variance is below the half type's resolution of the mean."""
+    rng = np.random.default_rng(0)
+    x = (1 + 0.01 * rng.standard_normal((4, 6, 5))).astype(np.float32)
+    g = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    n = 5 if op == "layer_norm" else 6
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    call = {"layer_norm": lambda F, t, w, b: F.layer_norm(t, (5,), w, b),
+            "group_norm": lambda F, t, w, b: F.group_norm(t, 3, w, b),
+            "batch_norm": lambda F, t, w, b: F.batch_norm(t, None, None, w, b, training=True),
+            "instance_norm": lambda F, t, w, b: F.instance_norm(t, weight=w, bias=b)}[op]
+    got = {}
+    for m in (torch, ember):
+        xt = m.tensor(x).to(getattr(m, dtype)).requires_grad_()
+        wt, bt = m.tensor(w, requires_grad=True), m.tensor(b, requires_grad=True)
+        out = call(m.nn.functional, xt, wt, bt)
+        assert out.dtype == xt.dtype
+        out.backward(m.tensor(g).to(out.dtype))
+        assert xt.grad.dtype == xt.dtype
+        got[m] = [t.detach().float().numpy() for t in (out, xt.grad, wt.grad, bt.grad)]
+    for e, t in zip(got[ember], got[torch]):
+        np.testing.assert_allclose(e, t, rtol=2e-2, atol=2e-2 * np.abs(t).max())

@@ -366,3 +366,53 @@ def test_loss_warnings_point_at_the_caller():
     with pytest.warns(UserWarning, match="Using a target size") as broadcast:
         nn.functional.mse_loss(ember.zeros(2, 3), ember.zeros(3))
     assert [w.filename for w in [*record, *broadcast]] == [__file__] * 2
+
+
+def test_loss_dtype_errors_and_target_cast_as_pytorch():
+    """Integral input to kl_div, a target of another dtype to binary_cross_entropy (and an integral one to the
+    logits form): PyTorch's errors; a regression loss casts a target of another floating dtype to the input's."""
+    for m in (torch, ember):
+        F = m.nn.functional
+        with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
+            F.kl_div(m.tensor([1, 2]), m.tensor([1, 2]), reduction="sum")
+        with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+            F.binary_cross_entropy(m.tensor([0.5, 0.2]), m.tensor([1.0, 0.0], dtype=m.float64))
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            F.binary_cross_entropy_with_logits(m.tensor([0.5, -0.2]), m.tensor([1, 0]))
+    # (a float64 target of a float32 input: PyTorch's huber_loss keeps float32, its mse, l1 and smooth_l1 promote
+    # to float64; ember's keep float32)
+    for xd, td, names in ((np.float64, np.float32, ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")),
+                          (np.float32, np.float64, ("huber_loss",))):
+        x = np.array([1.0, 2.0, -3.0], dtype=xd)
+        t = np.array([0.5, 2.5, 1.0 / 3.0], dtype=td)
+        for name in names:
+            got = getattr(ember.nn.functional, name)(ember.tensor(x), ember.tensor(t))
+            want = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t))
+            assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == np.dtype(xd).name
+            assert_close(got, want)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_second_order_with_weights_and_smoothing_as_pytorch(smoothing):
+    """The gradient of cross_entropy's gradient (create_graph: the backward formula recorded) against PyTorch's,
+    with class weights, an ignored target and label smoothing."""
+    rng = np.random.default_rng(3)
+    x, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    t, w = np.array([0, 2, 1, 2]), np.array([0.5, 2.0, 1.0])
+    out = {}
+    for m in (torch, ember):
+        xt = m.tensor(x, requires_grad=True)
+        loss = m.nn.functional.cross_entropy(xt, m.tensor(t), weight=m.tensor(w), ignore_index=1,
+                                             label_smoothing=smoothing)
+        (g,) = m.autograd.grad(loss, xt, create_graph=True)
+        (g * m.tensor(v)).sum().backward()
+        out[m] = (g.detach().numpy(), xt.grad.numpy())
+    for e, t_ in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(e, t_, rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_of_integer_scores_is_pytorchs_error_type():
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.cross_entropy(torch.tensor([[1, 2]]), torch.tensor([0]))
+    with pytest.raises(NotImplementedError, match="cross_entropy: input must hold floating-point scores"):
+        ember.nn.functional.cross_entropy(ember.tensor([[1, 2]]), ember.tensor([0]))

@@ -426,3 +426,35 @@ def test_a_numpy_array_operand_is_refused_saying_how_to_convert_it(expr):
         expr(ember, ember.ones(2), np.ones(2))
     assert_close(expr(ember, ember.ones(2), ember.from_numpy(np.ones(2))),
                  expr(torch, torch.ones(2), torch.from_numpy(np.ones(2))))
+
+
+_ELEMENTWISE_ERRORS = {
+    "div's rounding_mode": lambda m: m.div(m.ones(2), m.ones(2), rounding_mode="round"),
+    "bitwise of floats": lambda m: m.bitwise_and(m.ones(2), m.ones(2)),
+    "shift by a float": lambda m: m.tensor([1, 2]) << 1.5,
+    "isposinf of complex": lambda m: m.isposinf(m.ones(2, dtype=m.complex64)),
+    "isneginf of complex": lambda m: m.isneginf(m.ones(2, dtype=m.complex64)),
+    "isclose of two dtypes": lambda m: m.isclose(m.ones(2), m.ones(2, dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("case", list(_ELEMENTWISE_ERRORS))
+def test_elementwise_errors_as_pytorch(case):
+    """PyTorch's error type and message, word for word."""
+    make = _ELEMENTWISE_ERRORS[case]
+    with pytest.raises(Exception) as want:
+        make(torch)
+    with pytest.raises(type(want.value)) as got:
+        make(ember)
+    assert str(got.value) == str(want.value)
+
+
+def test_true_divide_and_isreal_as_pytorch():
+    """true_divide is div (integers divide to floats); isreal of a real tensor is True everywhere, NaN included."""
+    a, b = np.array([1, 3, -7]), np.array([2, 2, 2])
+    assert_close(ember.true_divide(ember.tensor(a), ember.tensor(b)), torch.true_divide(torch.tensor(a),
+                                                                                        torch.tensor(b)))
+    x = np.array([1.0, np.nan, -np.inf])
+    assert ember.isreal(ember.tensor(x)).tolist() == torch.isreal(torch.tensor(x)).tolist() == [True] * 3
+    z = np.array([1 + 0j, 2 + 1j])
+    assert ember.isreal(ember.tensor(z)).tolist() == torch.isreal(torch.tensor(z)).tolist() == [True, False]

@@ -380,3 +380,45 @@ def test_tensordot_with_a_0d_operand_matches_torch(shapes):
     """dims=0 with a 0-d operand on either side (or both): an outer product with a scalar, values and
     gradients."""
     check(lambda m, a, b: m.tensordot(a, b, dims=0), list(shapes))
+
+
+_MATRIX_PRODUCT_ERRORS = {  # the call, and the part of PyTorch's message ember's repeats (None: all of it)
+    "matmul of a 0-d": (lambda m: m.matmul(m.tensor(2.0), m.ones(3)), None),
+    "matmul inner sizes": (lambda m: m.matmul(m.ones(2, 3), m.ones(4, 2)),
+                           "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x2)"),
+    "matmul of vectors' dtypes": (lambda m: m.matmul(m.ones(3), m.ones(3, dtype=m.float64)), None),
+    "matmul of matrices' dtypes": (lambda m: m.matmul(m.ones(2, 3), m.ones(3, 2, dtype=m.float64)), None),
+    "chain_matmul of none": (lambda m: m.chain_matmul(), None),
+    "chain_matmul of a 3-d": (lambda m: m.chain_matmul(m.ones(2, 2, 2), m.ones(2, 2)), None),
+    "bmm batch sizes": (lambda m: m.bmm(m.ones(2, 2, 3), m.ones(3, 3, 2)), ""),  # (ember's words: its own)
+    "bmm of a 2-d": (lambda m: m.bmm(m.ones(2, 3), m.ones(3, 3, 2)), ""),
+    "dot of a 2-d": (lambda m: m.dot(m.ones(2, 2), m.ones(2)), None),
+    "dot lengths": (lambda m: m.dot(m.ones(3), m.ones(2)), "inconsistent tensor size, expected tensor [3] and src "
+                                                           "[2] to have the same number of elements"),
+    "vdot dtypes": (lambda m: m.vdot(m.ones(3), m.ones(3, dtype=m.float64)), None),
+    "outer of a 2-d": (lambda m: m.outer(m.ones(2, 2), m.ones(2)), None),
+    "addmm dtypes": (lambda m: m.addmm(m.ones(2, 2, dtype=m.float64), m.ones(2, 3), m.ones(3, 2)),
+                     "must have the same dtype, but got Double and Float"),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
+@pytest.mark.parametrize("case", list(_MATRIX_PRODUCT_ERRORS))
+def test_matrix_product_errors_as_pytorch(case):
+    """Each matrix product's refusal of operands PyTorch refuses: its error type, and its message (or the part of
+    it that ember's repeats, where ember's words differ; bmm's own words only)."""
+    make, part = _MATRIX_PRODUCT_ERRORS[case]
+    got, want = raises_like_torch(make, RuntimeError)
+    if part is None:
+        assert got == want
+    elif not part:
+        assert got.startswith("bmm: ")
+    else:
+        assert part in got and part in want
+
+
+@pytest.mark.parametrize("dims", [1, [[1], [0]]])
+def test_tensordot_takes_its_dims_as_a_tensor_as_pytorch(dims):
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    assert_close(ember.tensordot(ember.tensor(a), ember.tensor(b), dims=ember.tensor(dims)),
+                 torch.tensordot(torch.tensor(a), torch.tensor(b), dims=torch.tensor(dims)))

@@ -268,3 +268,15 @@ def test_mean_of_integers_is_refused_naming_the_dtype_as_pytorch_does(dtype, as_
     with pytest.raises(RuntimeError) as got:
         call(ember)
     assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))
+
+
+@pytest.mark.parametrize("op", ["prod", "cumsum", "norm"])
+def test_dtype_argument_casts_before_reducing_as_pytorch(op):
+    """``dtype=`` casts the input first (an integer input reduced in float64), as PyTorch's."""
+    x = np.array([[1, 2, 4], [3, 0, 2], [5, 1, 1]], dtype=np.int32)
+    call = {"prod": lambda m, t: m.prod(t, 1, dtype=m.float64),
+            "cumsum": lambda m, t: m.cumsum(t, 1, dtype=m.float64),
+            "norm": lambda m, t: m.norm(t.float(), 3, 1, dtype=m.float64)}[op]
+    got, want = call(ember, ember.tensor(x)), call(torch, torch.tensor(x))
+    assert got.dtype == ember.float64 and want.dtype == torch.float64
+    assert_close(got, want)

@@ -545,3 +545,53 @@ def test_loaded_state_takes_the_parameters_float_dtype_as_torch(name, kwargs):
                      if isinstance(v, m.Tensor)}
     assert dtypes[ember] == dtypes[torch]
     assert any(v == "float32" for v in dtypes[torch].values())
+
+
+def test_add_param_group_and_named_params_refuse_as_pytorch():
+    """A group that is not a dict, and parameters of which only some are named: PyTorch's errors."""
+    for m in (torch, ember):
+        opt = m.optim.SGD([m.nn.Parameter(m.ones(2))], lr=0.1)
+        with pytest.raises(TypeError, match="param_group must be a dict, but got .*list"):
+            opt.add_param_group([m.nn.Parameter(m.ones(1))])
+        with pytest.raises(ValueError, match="all optimizer params should be with/without names. Some param names "
+                                             "are missing"):
+            m.optim.SGD([("a", m.nn.Parameter(m.ones(1))), m.nn.Parameter(m.ones(1))], lr=0.1)
+
+
+def test_a_pickled_optimizer_keeps_its_state_and_steps_on_as_pytorchs():
+    """An optimizer pickled after a step (its momentum buffers, options and hooks' lists restored) continues the
+    same trajectory as PyTorch's pickled one."""
+    import pickle
+
+    out = {}
+    for m in (torch, ember):
+        w = m.nn.Parameter(m.tensor([1.0, -2.0, 3.0]))
+        opt = m.optim.SGD([w], lr=0.1, momentum=0.9)
+        w.grad = m.tensor([0.5, 0.25, -1.0])
+        opt.step()
+        copy = pickle.loads(pickle.dumps(opt))
+        (w2,) = copy.param_groups[0]["params"]
+        copy.register_step_post_hook(lambda *a: None)  # the restored object takes hooks
+        for _ in range(2):
+            w2.grad = m.tensor([0.5, 0.25, -1.0])
+            copy.step()
+        out[m] = (w2.detach().numpy().copy(), copy.state[w2]["momentum_buffer"].numpy().copy(),
+                  w.detach().numpy().copy())
+    for e, t in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(e, t, rtol=1e-6)
+    assert not np.allclose(out[ember][0], out[ember][2])  # the copy stepped, the original did not
+
+
+def test_load_state_dict_keeps_unknown_state_keys_and_the_groups_parameter_names_as_pytorch():
+    """State under a key that names no parameter is kept as it is; a saved group without ``param_names`` keeps
+    the loading optimizer's names (PyTorch's ``load_state_dict``)."""
+    got = {}
+    for m in (torch, ember):
+        plain = m.optim.Adam([m.nn.Parameter(m.ones(2))], lr=0.1)
+        sd = plain.state_dict()
+        sd["state"][7] = {"note": 3}
+        named = m.optim.Adam([("w", m.nn.Parameter(m.zeros(2)))], lr=0.5)
+        named.load_state_dict(sd)
+        out = named.state_dict()
+        got[m] = (out["state"].get(7), out["param_groups"][0].get("param_names"), out["param_groups"][0]["lr"])
+    assert got[ember] == got[torch] == ({"note": 3}, ["w"], 0.1)

@@ -394,3 +394,50 @@ def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypa
     ember.save({"big": big, "small": np.zeros(3)}, tmp_path / "f.pt")
     assert {k: v for k, v in opened.items() if k.startswith("arrays/")} == {"arrays/0.npy": True,
                                                                             "arrays/1.npy": False}
+
+
+def _linear_manifest(**changes):
+    buf = io.BytesIO()
+    ember.save(ember.nn.Linear(2, 1), buf)
+    with zipfile.ZipFile(buf) as zf:
+        manifest, arrays = json.loads(zf.read("ember.json")), [zf.read(f"arrays/{i}.npy") for i in range(2)]
+    manifest["root"]["module"].update(changes)
+    return manifest, arrays
+
+
+@pytest.mark.parametrize("case,says", [
+    ("arrays not a list", "ember.json has no list of arrays"),
+    ("no root", "ember.json has no root object"),
+    ("dict of triples", "malformed key/value pairs"),
+    ("module without class", "a module entry in ember.json has no class path"),
+    ("non_persistent not strings", "malformed list of non-persistent buffers"),
+    ("attribute naming a member", "invalid attribute name '_parameters'"),
+    ("attribute named by a number", "invalid attribute name '3'"),
+    ("a float16 said to be bfloat16", "malformed description"),
+    ("a dtype other than bfloat16", "malformed description"),
+])
+def test_each_malformed_manifest_is_refused_naming_what_is_wrong(case, says, tmp_path):
+    """Each way ember.json can be malformed is refused with its own message (never a Python error from inside
+    the decoder), before anything is built from it."""
+    arrays = []
+    head = {"format": "ember.save", "version": 1}
+    if case == "arrays not a list":
+        manifest = {**head, "root": 1, "arrays": {"0": 1}}
+    elif case == "no root":
+        manifest = {**head, "arrays": []}
+    elif case == "dict of triples":
+        manifest = {**head, "root": {"dict": [["a", 1, 2]]}, "arrays": []}
+    elif case == "module without class":
+        manifest, arrays = _linear_manifest(**{"class": None})
+    elif case == "non_persistent not strings":
+        manifest, arrays = _linear_manifest(non_persistent=[1])
+    elif case == "attribute naming a member":
+        manifest, arrays = _linear_manifest(attrs=[["_parameters", 2]])  # (a name the module state already took)
+    elif case == "attribute named by a number":
+        manifest, arrays = _linear_manifest(attrs=[[3, 2]])
+    else:
+        dtype = "bfloat16" if case.startswith("a float16") else "float16"
+        manifest = {**head, "root": {"array": 0}, "arrays": [{"kind": "tensor", "requires_grad": False,
+                                                               "dtype": dtype}]}
+        arrays = [npy(np.zeros(2, np.float16 if case.startswith("a float16") else np.uint16))]
+    assert says in load_error(forge(manifest, arrays), tmp_path, weights_only=False)

@@ -383,3 +383,20 @@ def test_a_whole_pytorch_model_is_refused_naming_its_class_and_what_to_save_inst
     msg = str(e.value)
     assert "torch.nn.modules.container.Sequential" in msg and "even with weights_only=False" in msg
     assert "state_dict()" in msg
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_sets_and_frozensets_in_a_torch_checkpoint_load_as_pytorchs_unpickler_reads_them(protocol):
+    """Sets in a torch.save file (protocol 2: REDUCE of builtins.set/frozenset; 4: EMPTY_SET and ADDITEMS; its
+    FROZENSET opcode ember refuses, as PyTorch's weights-only reader refuses every protocol 4 file) load as
+    PyTorch's full unpickler (the oracle for this trusted file) loads them, next to a tensor."""
+    obj = {"s": {1, 2, 3}, "e": set(), "t": torch.arange(3.0), "n": [(1, 2), [3]]}
+    if protocol == 2:
+        obj["f"] = frozenset({"a", "b"})
+    buf = io.BytesIO()
+    torch.save(obj, buf, pickle_protocol=protocol)
+    want = torch.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    got = ember.load(io.BytesIO(buf.getvalue()))
+    assert type(got["s"]) is set and (protocol != 2 or type(got["f"]) is frozenset)
+    assert {k: v for k, v in got.items() if k != "t"} == {k: v for k, v in want.items() if k != "t"}
+    np.testing.assert_array_equal(got["t"].numpy(), want["t"].numpy())

@@ -285,7 +285,7 @@ def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode == "trunc":
         a, b = _integer_division_operands("div_trunc_cpu", a, b)
         return _no_grad_binary(_trunc_divide, a, b)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 def true_divide(a, b):

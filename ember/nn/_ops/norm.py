@@ -16,7 +16,7 @@ import math
 from functools import partial
 
 from ..._backend import xp
-from ..._dtype import SCALAR_TYPE_NAMES, np_kind
+from ..._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
@@ -263,7 +263,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if training else running_mean._data
     var = None if training else running_var._data
-    out = version_checked(BatchNorm.apply(input, weight, bias, mean, var, eps=eps, stats=stats), input)  # (saved)
+    out = version_checked(BatchNorm.apply(_widened(input, mixed), weight, bias, mean, var, eps=eps, stats=stats),
+                          input)  # (saved)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
@@ -289,6 +290,13 @@ def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:
     if not (x.itemsize == 2 and np_kind(x) == "f"):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return True
+
+
+def _widened(input: Tensor, mixed: bool) -> Tensor:
+    """A mixed-precision normalisation's input as float32 (a recorded cast: its gradient is rounded back to the
+    input's dtype once): the node then computes every statistic in float32, as PyTorch's mixed kernels do. (The
+    node's own half-precision widening leaves alone an op that has a float32 operand, which the parameters are.)"""
+    return input.float() if mixed else input
 
 
 def in_input_dtype(out: Tensor, input: Tensor, mixed: bool) -> Tensor:
@@ -552,7 +560,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     ``eps=None`` is the machine epsilon of the input's dtype (``finfo(input.dtype).eps``), as PyTorch."""
     shape = _normalized_shape("rms_norm", input, normalized_shape, weight=weight)
     if np_kind(input._data.dtype) != "f":
-        raise NotImplementedError(f"\"rms_norm\" not implemented for '{input.dtype.name}'")
+        raise not_implemented_for("rms_norm", input.dtype)
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
     return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input)  # (PyTorch saves the input)
@@ -599,7 +607,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     mixed = check_parameter_dtypes(input, weight, bias)
-    out = version_checked(GroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps), input)  # (saved)
+    out = version_checked(GroupNorm.apply(_widened(input, mixed), weight, bias, groups=num_groups, eps=eps),
+                          input)  # (saved)
     return in_input_dtype(out, input, mixed)
 
 
