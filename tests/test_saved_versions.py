@@ -370,6 +370,8 @@ SAVES = {
     "huber": lambda m, x: _f(m).huber_loss(x, SRC_T(m)), "kl_div": lambda m, x: _f(m).kl_div(x, SRC_T(m).abs(), reduction="sum"),
     "bce_logits": lambda m, x: _f(m).binary_cross_entropy_with_logits(x, SRC_T(m).sigmoid()),
     "max_pool": lambda m, x: _f(m).max_pool1d(x[None], 2), "avg_pool": lambda m, x: _f(m).avg_pool1d(x[None], 2),
+    # pdist: PyTorch saves its input and its result, whatever p (ember composes it of an index and a norm)
+    **{f"pdist_{p}": (lambda m, x, p=p: _f(m).pdist(x, p)) for p in (2.0, 1.0, 0.5, 0.0, 3.0, float("inf"))},
 }
 
 
