@@ -110,8 +110,11 @@ def test_weighted_random_sampler_argument_errors_match_torch(args, kwargs):
     assert msgs[0] == msgs[1]
 
 
-@pytest.mark.parametrize("weights,n,replacement", [([1.0, -1.0], 2, True), ([1.0, 0.0, 0.0], 4, False),
-                                                   ([0.0, 0.0], 1, True)])
+@pytest.mark.parametrize("weights,n,replacement", [
+    ([1.0, -1.0], 2, True), ([1.0, 0.0, 0.0], 4, False), ([0.0, 0.0], 1, True),
+    # each check on its own: a negative weight with a positive sum, a non-finite weight and no negative one
+    *[(w, 2, r) for w in ([1.0, -1.0, 2.0], [1.0, float("inf")], [1.0, float("nan")], [-1.0, -2.0])
+      for r in (True, False)]])
 def test_weighted_random_sampler_invalid_distributions(weights, n, replacement):
     raises_like_torch(lambda m: list(m.utils.data.WeightedRandomSampler(weights, n, replacement=replacement)),
                       RuntimeError)

@@ -66,3 +66,12 @@ def test_indexing_node_name_is_pytorchs(expr):
     t, e = _pair(lambda x: eval(expr))
     assert e.grad_fn.name() == t.grad_fn.name()
     assert repr(e).split("grad_fn=")[1] == repr(t).split("grad_fn=")[1]
+
+
+# nodes whose class names end in a digit without being PyTorch's "...Backward<N>" (Atan2, Exp2, Expm1, Log10, Log2):
+# their name gets "Backward0" as every other's
+@pytest.mark.parametrize("expr", ["m.atan2(x, x + 1)", "m.exp2(x)", "m.expm1(x)", "m.log10(x + 1)", "m.log2(x + 1)"])
+def test_a_node_class_named_with_a_final_digit_is_named_as_pytorchs(expr):
+    t, e = _pair(lambda x: eval(expr, {"m": torch_or_ember(x), "x": x}))
+    assert e.grad_fn.name() == t.grad_fn.name()
+    assert repr(e).split("grad_fn=")[1] == repr(t).split("grad_fn=")[1]

@@ -286,3 +286,28 @@ def test_a_store_needs_parameters_of_one_dtype():
         GradStore([])
     with pytest.raises(ValueError, match="one dtype"):
         GradStore([ember.nn.Parameter(ember.ones(2)), ember.nn.Parameter(ember.ones(2, dtype=ember.float64))])
+
+
+@pytest.mark.parametrize("pick", [(0, 1, 2, 3), (0, 1), (1, 0, 2, 3), (0, 3, 2, 1), (0, 1, 2, 4), (0, 5, 2, 3),
+                                  (0, 1, 0, 3), (2, 3, 0, 1)])
+def test_clip_grad_norm_of_parameters_that_are_not_one_stores_slots_in_order(pick):
+    """clip_grad_norm_ works on a store's one flat array only when the parameters are exactly its slots in order;
+    any other list (a store's slots in another order, a parameter from another store or from none, one twice,
+    a store's first slots only) clips each gradient as PyTorch does."""
+    model, tmodel = _models()
+    extra, textra = ember.nn.Linear(4, 5), torch.nn.Linear(4, 5)  # an optimizer of its own, and a parameter of none
+    with torch.no_grad():
+        for p, q in zip(extra.parameters(), textra.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    ember.optim.SGD(model.parameters(), lr=0.1)  # the store of the model's 4 parameters, in order
+    ember.optim.SGD([extra.weight], lr=0.1)
+    for m, net, ex in ((ember, model, extra), (torch, tmodel, textra)):
+        _backward(net, m)
+        (ex(m.tensor(X)).sum() * 3).backward()
+    params = [*model.parameters(), extra.weight, extra.bias]
+    tparams = [*tmodel.parameters(), textra.weight, textra.bias]
+    total = ember.nn.utils.clip_grad_norm_([params[i] for i in pick], 0.5)
+    ttotal = torch.nn.utils.clip_grad_norm_([tparams[i] for i in pick], 0.5)
+    assert_close(total, ttotal, atol=1e-5, rtol=1e-5)
+    for p, q in zip(params, tparams):
+        assert_close(p.grad, q.grad, atol=1e-6, rtol=1e-5)

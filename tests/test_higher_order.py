@@ -364,3 +364,29 @@ def test_second_order_of_inputs_sharing_an_array(name, hooks):
     assert (egg is None) == (tgg is None)
     if tgg is not None:
         assert_close(egg, tgg)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("result_type, plain first", lambda a, p: np.result_type(p.astype(np.float32), a)),
+    ("result_type, recorded first", lambda a, p: np.result_type(a, p.astype(np.int64))),
+    ("shape of each", lambda a, p: np.shape(a) + np.shape(p)),
+    ("ndim, size", lambda a, p: (np.ndim(a), np.size(a), np.ndim(p), np.size(p))),
+    ("concatenate", lambda a, p: np.concatenate([p, a], axis=0)),
+    ("stack", lambda a, p: np.stack([a, p], axis=1)),
+    ("where, plain branch", lambda a, p: np.where(p > 2, a, p)),
+    ("add, plain left", lambda a, p: np.add(p, a)),
+    ("maximum", lambda a, p: np.maximum(a, p)),
+    ("take", lambda a, p: np.take(a, np.array([[1], [0]]), axis=0)),
+    ("zeros_like of the recorded, shaped as the plain", lambda a, p: np.zeros_like(a, shape=np.shape(p))),
+])
+def test_recorded_namespace_with_a_plain_operand_computes_as_numpy(name, call):
+    """Formulas mix recorded arrays with plain ones (a saved mask, a constant): each function given both, either
+    first, gives NumPy's result, and its metadata (shape, ndim, dtype) reads the plain array as it is."""
+    from ember.autograd.recorded import RecordedArray
+
+    x, p = np.arange(6.0).reshape(2, 3), np.linspace(0.5, 4.0, 6).reshape(2, 3)
+    got, want = call(RecordedArray(ember.tensor(x)), p), call(x, p)
+    if isinstance(got, RecordedArray):
+        np.testing.assert_array_equal(got.t.numpy(), want, err_msg=name, strict=True)
+    else:
+        assert got == want, name

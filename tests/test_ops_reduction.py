@@ -280,3 +280,42 @@ def test_dtype_argument_casts_before_reducing_as_pytorch(op):
     got, want = call(ember, ember.tensor(x)), call(torch, torch.tensor(x))
     assert got.dtype == ember.float64 and want.dtype == torch.float64
     assert_close(got, want)
+
+
+# every op that takes a dim, on a 0-d tensor: PyTorch takes dim 0 and -1 as the scalar's one "dim" and refuses 1
+# and -2 (IndexError); ember's ops that reshape a scalar to one element first must check the dim against 0 dims
+_ZERO_D_DIM_OPS = {
+    "sum": lambda x, d: x.sum(d), "mean": lambda x, d: x.mean(d), "prod": lambda x, d: x.prod(d),
+    "nansum": lambda x, d: x.nansum(d), "nanmean": lambda x, d: x.nanmean(d),
+    "amax": lambda x, d: x.amax(d), "amin": lambda x, d: x.amin(d), "max": lambda x, d: x.max(d).values,
+    "min": lambda x, d: x.min(d).values, "argmax": lambda x, d: x.argmax(d), "argmin": lambda x, d: x.argmin(d),
+    "logsumexp": lambda x, d: x.logsumexp(d), "var": lambda x, d: x.var(d, correction=0),
+    "std": lambda x, d: x.std(d, correction=0), "norm": lambda x, d: x.norm(dim=d), "all": lambda x, d: x.all(d),
+    "any": lambda x, d: x.any(d), "count_nonzero": lambda x, d: x.count_nonzero(d),
+    "cumsum": lambda x, d: x.cumsum(d), "cumprod": lambda x, d: x.cumprod(d),
+    "logcumsumexp": lambda x, d: x.logcumsumexp(d), "cummax": lambda x, d: x.cummax(d).values,
+    "cummin": lambda x, d: x.cummin(d).values, "softmax": lambda x, d: x.softmax(d),
+    "log_softmax": lambda x, d: x.log_softmax(d), "median": lambda x, d: x.median(d).values,
+    "sort": lambda x, d: x.sort(d).values, "argsort": lambda x, d: x.argsort(d),
+    "topk": lambda x, d: x.topk(1, d).values, "kthvalue": lambda x, d: x.kthvalue(1, d).values,
+    "flip": lambda x, d: x.flip(d), "squeeze": lambda x, d: x.squeeze(d), "unsqueeze": lambda x, d: x.unsqueeze(d),
+    "unbind": lambda x, d: x.unsqueeze(0).unbind(d)[0], "narrow": lambda x, d: x.narrow(d, 0, 1),
+}
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1, -2])
+@pytest.mark.parametrize("name", list(_ZERO_D_DIM_OPS))
+def test_an_op_along_a_dim_of_a_0d_tensor_as_pytorch(name, dim):
+    fn = _ZERO_D_DIM_OPS[name]
+    results = []
+    for m in (ember, torch):
+        try:
+            results.append(fn(m.tensor(2.5), dim))
+        except (IndexError, RuntimeError) as err:
+            results.append(type(err))
+    e, t = results
+    if isinstance(t, type):
+        assert e is t, f"ember gave {e!r} where PyTorch raised {t.__name__}"
+    else:
+        assert not isinstance(e, type), f"ember raised {e.__name__} where PyTorch gave {t}"
+        assert_close(e, t)

@@ -138,6 +138,24 @@ CASES = {
     "cdist_batched": (lambda m, x, a: m.cdist(x[None], a["p"][None], p=0.5), "p"),
     "dist": (lambda m, x, a: m.dist(x, a["p"]), "p"),
     "dist_x1": (lambda m, x, a: m.dist(a["p"], x, 3), "p"),
+    # tensor bounds of clamp (PyTorch saves them for the mask), out of place and in place
+    "clamp_min_tensor": (lambda m, x, a: x.clamp(min=a["p"]), "p"),
+    "clamp_max_tensor": (lambda m, x, a: x.clamp(max=a["p"]), "p"),
+    "clamp_both_tensors": (lambda m, x, a: x.clamp(a["p"] - 1, a["p"]), "p"),
+    "clamp_min_fn": (lambda m, x, a: m.clamp_min(x, a["p"]), "p"),
+    "clamp_max_fn": (lambda m, x, a: m.clamp_max(x, a["p"]), "p"),
+    "clamp_inplace": (lambda m, x, a: (x * 1).clamp_(min=a["p"]), "p"),
+    # lerp's weight needing a gradient reads end - input: PyTorch saves both
+    "lerp_end_for_weight": (lambda m, x, a: m.lerp(x, a["p"], a["src"] * 0.3), "p"),
+    "lerp_input_for_weight": (lambda m, x, a: m.lerp(a["p"], x, a["src"] * 0.3), "p"),
+    "lerp_inplace_end": (lambda m, x, a: (x * 1).lerp_(a["p"], a["src"] * 0.3), "p"),
+    # index_add's and index_copy's source needing a gradient: PyTorch saves it (its formula expands to its shape)
+    "index_add_source": (lambda m, x, a: x.index_add(0, a["row"][:2], a["src"][:2]), "src"),
+    "index_add_alpha_source": (lambda m, x, a: x.index_add(0, a["row"][:2], a["src"][:2], alpha=2.0), "src"),
+    "index_add_inplace_source": (lambda m, x, a: (x * 1).index_add_(0, a["row"][:2], a["src"][:2]), "src"),
+    "index_copy_source": (lambda m, x, a: x.index_copy(0, a["row"][2:], a["src"][:2]), "src"),
+    "index_add_source_no_grad": (lambda m, x, a: x.index_add(0, a["row"][:2], a["p"][:2]), "p"),
+    "index_copy_source_no_grad": (lambda m, x, a: x.index_copy(0, a["row"][2:], a["p"][:2]), "p"),
     # composed in PyTorch too: what their ops save (the difference, not the operands)
     "pairwise_distance": (lambda m, x, a: _f(m).pairwise_distance(x, a["p"]), "p"),
     "cosine_similarity": (lambda m, x, a: _f(m).cosine_similarity(x, a["p"]), "p"),
@@ -370,6 +388,8 @@ SAVES = {
     "huber": lambda m, x: _f(m).huber_loss(x, SRC_T(m)), "kl_div": lambda m, x: _f(m).kl_div(x, SRC_T(m).abs(), reduction="sum"),
     "bce_logits": lambda m, x: _f(m).binary_cross_entropy_with_logits(x, SRC_T(m).sigmoid()),
     "max_pool": lambda m, x: _f(m).max_pool1d(x[None], 2), "avg_pool": lambda m, x: _f(m).avg_pool1d(x[None], 2),
+    # pdist: PyTorch saves its input and its result, whatever p (ember composes it of an index and a norm)
+    **{f"pdist_{p}": (lambda m, x, p=p: _f(m).pdist(x, p)) for p in (2.0, 1.0, 0.5, 0.0, 3.0, float("inf"))},
 }
 
 

@@ -56,9 +56,9 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     from .indexing import Gather
 
     a = x._data
+    d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     if a.ndim == 0:
         return getattr(return_types, name)(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
-    d = _wrap_dim(dim, a.ndim)
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
     best = am[..., :1].copy() if am.shape[-1] else am[..., :0]

@@ -58,7 +58,8 @@ def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The p-norm distance between each pair of rows ``i < j`` of an N x M tensor, in row-major order of the pairs
     (N (N - 1) / 2 values). Composed of an index and a vector norm, so it differentiates twice (PyTorch's pdist
-    backward has no derivative)."""
+    backward has no derivative). The input is version-checked at backward, as PyTorch saves it: changed in place
+    before backward, it is PyTorch's "modified by an inplace operation" error."""
     from .indexing import index_select
 
     if input._data.ndim != 2:
@@ -67,4 +68,4 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = xp.triu_indices(input._data.shape[0], 1)
     pairs = sub(index_select(input, 0, Tensor._make(i)), index_select(input, 0, Tensor._make(j)))
-    return norm(pairs, p, -1)
+    return version_checked(norm(pairs, p, -1), input)

@@ -99,14 +99,16 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     d, idx = _index_arg(x, dim, index, "index_add")
     _check_source(x, d, idx, source, "index_add")
-    return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, reader=1)
+    # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)
+    return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, source, reader=1)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """x with the slices at ``index`` along ``dim`` replaced by ``source``'s slices, in order."""
     d, idx = _index_arg(x, dim, index, "index_copy")
     _check_source(x, d, idx, source, "index_copy")
-    return version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
+    out = version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
+    return version_checked(out, source, reader=1)  # (as index_add's)
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:

@@ -327,6 +327,8 @@ def setitem(x: Tensor, idx, value) -> None:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    if x._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
     if start < 0:

@@ -324,8 +324,11 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
     out = add(input, mul(weight, sub(end, input)))
-    # (PyTorch's formula saves a tensor weight, read by the gradients of input and end)
-    return version_checked(out, weight) if isinstance(weight, Tensor) else out
+    if not isinstance(weight, Tensor):
+        return out
+    # PyTorch's formula saves a tensor weight, read by the gradients of input and end, and for the weight's own
+    # gradient (end - input) input and end: here they reach it as their difference
+    return version_checked(out, weight, *((input, end) if weight._requires_grad else ()))
 
 
 

@@ -549,7 +549,7 @@ def flip(x: Tensor, dims) -> Tensor:
     for d in set(wrapped):
         if wrapped.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return Flip.apply(x, dims=wrapped)
+    return Flip.apply(x, dims=wrapped if x._data.ndim else ())  # (a scalar's dim 0 or -1: nothing to flip)
 
 
 class Repeat(Node):

@@ -49,9 +49,9 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     """
     refuse_complex(x, "sort", RuntimeError)
     a = x._data
+    d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     if a.ndim == 0:
         return _scalar(x, _Sort)
-    d = _wrap_dim(dim, a.ndim)
     idx = _order(a, d, descending).astype(xp.int64)
     return _Sort(_take(x, idx, d), Tensor._make(idx))
 
@@ -75,7 +75,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     """
     refuse_complex(x, "topk", RuntimeError)
     a = x._data
-    n = a.shape[_wrap_dim(dim, a.ndim)] if a.ndim else 1
+    d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
+    n = a.shape[d] if a.ndim else 1
     try:
         k = operator.index(k.item() if isinstance(k, Tensor) else k)
     except TypeError:
@@ -84,7 +85,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
     if a.ndim == 0:
         return _scalar(x, _TopK)
-    d = _wrap_dim(dim, a.ndim)
     idx = _order(a, d, largest)
     idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
     return _TopK(_take(x, idx, d), Tensor._make(idx))

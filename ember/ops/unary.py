@@ -14,7 +14,7 @@ from .._kernels import activation as compiled
 from .._kernels.policy import policy
 from .._parallel import parallel_flat
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, version_checked
 from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
@@ -323,7 +323,8 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
             x = cast(x, _dtype.get_default_dtype())
-    return Clamp.apply(x, lo=lo, hi=hi)
+    # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
+    return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
 
 
 clip = clamp

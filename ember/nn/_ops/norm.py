@@ -573,22 +573,23 @@ class GroupNorm(Node):
     def forward(self, x, w, b, groups, eps):
         n, c = x.shape[:2]
         shape = (1, c) + (1,) * (x.ndim - 2)
-        xhat, invstd = _normalize(x.reshape(n, groups, -1), -1, eps)
+        rows = (n, groups, c // groups * math.prod(x.shape[2:]))  # (each group's values; not -1: an empty batch)
+        xhat, invstd = _normalize(x.reshape(rows), -1, eps)
         xhat = xhat.reshape(x.shape)
         out = xhat * w.reshape(shape) if w is not None else xhat.copy()
         if b is not None:
             out += b.reshape(shape)
-        self.saved, self.meta = (xhat, invstd, w), (groups, shape)
+        self.saved, self.meta = (xhat, invstd, w), (rows, shape)
         return out
 
     def backward(self, g):
         xhat, invstd, w = self.saved
-        groups, shape = self.meta
+        rows, shape = self.meta
         nx, nw, nb = self.needs_input_grad
         axes = (0, *range(2, g.ndim))
         gx = gw = gb = None
         if nx:
-            gxhat = (g * w.reshape(shape) if w is not None else g).reshape(g.shape[0], groups, -1)
+            gxhat = (g * w.reshape(shape) if w is not None else g).reshape(rows)
             gx = _normalized_grad(gxhat, xhat.reshape(gxhat.shape), invstd, -1).reshape(g.shape)
         if nw:
             gw = (g * xhat).sum(axis=axes)
@@ -602,7 +603,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     """Normalise (N, C, *) over each group of C/num_groups channels (and all spatial positions)."""
     if input._data.ndim < 2:
         raise RuntimeError(f"group_norm: expected input with at least 2 dims (N, C, ...), got {list(input.shape)}")
-    c = input._data.shape[1]
+    shape = input._data.shape
+    c = shape[1]
+    if shape[0] * c // num_groups * math.prod(shape[2:]) == 1:  # (PyTorch's check of the (N * C / G, G, *) view)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[shape[0] * c // num_groups, num_groups, *shape[2:]]}")
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
