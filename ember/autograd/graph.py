@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from .. import _dtype
 from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
+from .._arg_aliases import NotATensorError
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
@@ -42,6 +43,14 @@ _RELEASED_MSG = (
 _sequence = itertools.count()
 _new_object = object.__new__
 _ndarray = xp.ndarray
+
+
+def _refuse_array(cls: type) -> None:
+    """PyTorch's TypeError for an op given a NumPy array where its tensor goes (``F.relu(array)``): an op's first
+    input is always a tensor (ember's own code passes plain arrays only after it), so a NumPy array there is the
+    caller's; PyTorch converts none silently."""
+    raise NotATensorError(f"{cls.__name__}(): argument 'input' (position 1) must be Tensor, not numpy.ndarray "
+                          "(convert it with ember.from_numpy or ember.as_tensor)")
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
@@ -146,6 +155,8 @@ class Node:
         # Plain loops and lists, not generator expressions: recording is per op, so this is the
         # hot path of every small-tensor program (a generator costs a frame per element). The node is made
         # without a call to __init__ (a Python frame per op): its one field is set here.
+        if inputs and inputs[0].__class__ is _ndarray:
+            _refuse_array(cls)
         node = _new_object(cls)
         node.saved = ()
         needs = None
@@ -520,6 +531,8 @@ class MultiOutputNode(Node):
         outputs (pivots, indices) carry no gradient."""
         if _dtensor_dispatch is not None and (out := _dtensor_dispatch(cls, inputs, params)) is not None:
             return out
+        if inputs and inputs[0].__class__ is _ndarray:
+            _refuse_array(cls)
         node = cls()
         needs = None
         if _GradState.enabled:

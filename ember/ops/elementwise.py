@@ -362,9 +362,32 @@ def _compare(fn, ordering: str | None = None):
     return op
 
 
-eq, ne = _compare(xp.equal), _compare(xp.not_equal)
-lt, le, gt, ge = (_compare(f, name) for f, name in ((xp.less, "lt"), (xp.less_equal, "le"), (xp.greater, "gt"),
-                                                     (xp.greater_equal, "ge")))
+# the operators (Tensor.__eq__ ...): NotImplemented for an operand of another kind, for Python to try its own
+operator_eq, operator_ne = _compare(xp.equal), _compare(xp.not_equal)
+operator_lt, operator_le, operator_gt, operator_ge = (
+    _compare(f, name) for f, name in ((xp.less, "lt"), (xp.less_equal, "le"), (xp.greater, "gt"),
+                                      (xp.greater_equal, "ge")))
+
+
+def _comparison_function(operator, name: str):
+    """``torch.eq`` / ``Tensor.eq`` and the others: the operator's result, PyTorch's TypeError where the operator
+    gives NotImplemented (``t.eq("a")``, ``t.lt(array)``; ``t == "a"`` is False)."""
+    def op(a, b):
+        out = operator(a, b)
+        if out is NotImplemented:
+            kind = type(b)
+            shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {shown}), but "
+                            "expected (Tensor input, Tensor other) or (Tensor input, Number other)")
+        return out
+
+    op.__name__ = name
+    return op
+
+
+eq, ne, lt, le, gt, ge = (_comparison_function(operator, name) for operator, name in (
+    (operator_eq, "eq"), (operator_ne, "ne"), (operator_lt, "lt"), (operator_le, "le"), (operator_gt, "gt"),
+    (operator_ge, "ge")))
 
 
 def _logical(fn):
