@@ -20,8 +20,8 @@ from types import SimpleNamespace
 
 from .. import _dtype
 from .. import _trace as trace
-from .._backend import quiet_enter, quiet_exit, xp
 from .._arg_aliases import NotATensorError
+from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
