@@ -47,10 +47,17 @@ def _as_array(data, dtype=None):
             else:
                 arr = xp.asarray(data)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
-            ragged = _ragged(data) if isinstance(data, (list, tuple)) else None
-            if ragged is None:
+            if not isinstance(data, (list, tuple)):
                 raise
-            raise ragged from None
+            shape = _first_shape(data)
+            if 0 not in shape:
+                ragged = _ragged(data, shape)
+                if ragged is None:
+                    raise
+                raise ragged from None
+            # PyTorch reads the shape along the first elements and, with nothing to store, checks no more:
+            # [[], [1]] is an empty (2, 0) tensor of the default float dtype (complex if a number is)
+            arr = xp.empty(shape, dtype=_empty_nested_dtype(data))
     if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
@@ -73,13 +80,41 @@ def _is_sequence(x) -> bool:
     return isinstance(x, (list, tuple, Tensor, xp.ndarray)) and getattr(x, "ndim", 1) > 0
 
 
-def _ragged(data) -> Exception | None:
-    """PyTorch's error for nested sequences that are not rectangular: the shape is read along the first
-    elements, then every sequence is checked against it, depth first (None where nothing is ragged)."""
+def _first_shape(data) -> list[int]:
+    """The shape of nested sequences as PyTorch reads it: along the first elements."""
     shape, x = [], data
     while _is_sequence(x):
         shape.append(len(x))
         if not len(x):
+            break
+        x = x[0]
+    return shape
+
+
+def _empty_nested_dtype(data):
+    """The dtype of an empty tensor from ragged nested sequences (PyTorch's inference over every element, an empty
+    sequence counting as a float): float64 or complex128, narrowed to the default dtypes by ``as_array``."""
+    leaves = list(_flat(data))
+    odd = [x for x in leaves if not isinstance(x, (bool, int, float, complex, Tensor, xp.generic, xp.ndarray))]
+    if odd and isinstance(odd[0], (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(odd[0]).__name__}'")
+    if odd:
+        raise _not_numeric(data)
+    def is_complex(x) -> bool:
+        if isinstance(x, Tensor):
+            return x.dtype.is_complex
+        return x.dtype.kind == "c" if isinstance(x, xp.ndarray) else isinstance(x, (complex, xp.complexfloating))
+
+    return xp.complex128 if any(is_complex(x) for x in leaves) else xp.float64
+
+
+def _ragged(data, shape: list[int]) -> Exception | None:
+    """PyTorch's error for nested sequences that are not rectangular: the shape is read along the first
+    elements (``_first_shape``), then every sequence is checked against it, depth first (None where nothing is
+    ragged)."""
+    x = data
+    for _ in shape:
+        if not _is_sequence(x) or not len(x):
             break
         x = x[0]
     scalar_error = "must be real number, not {}" if isinstance(x, (float, complex)) else \
