@@ -329,6 +329,7 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
+from .ops.special_fns import deg2rad, i0, rad2deg, renorm, rsub, sinc
 from .ops.statistics import (
     aminmax,
     count_nonzero,
@@ -635,6 +636,7 @@ __all__ = [
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
+    "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
     "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",

@@ -49,6 +49,7 @@ from ._tensor_methods import (
     SamplingMethods,
     ShapeMethods,
     SortingMethods,
+    SpecialMethods,
     StatisticsMethods,
     UnaryMethods,
     ViewInplaceMethods,
@@ -104,7 +105,7 @@ class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
     CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
     LookupMethods, LinalgMethods, LinalgCompatMethods, MatrixMethods, DistanceMethods, SortingMethods,
-    SamplingMethods, InplaceMethods, GammaMethods, ComplexMethods, ConversionMethods, MemoryMethods,
+    SamplingMethods, InplaceMethods, GammaMethods, SpecialMethods, ComplexMethods, ConversionMethods, MemoryMethods,
 ):
     """A multi-dimensional array that can record the operations applied to it."""
 

@@ -39,6 +39,7 @@ from . import (
     sampling,
     shape,
     sorting,
+    special_fns,
     statistics,
     strided,
     unary,
@@ -126,7 +127,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
            "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
            "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction",
-           "sampling", "shape", "sorting", "statistics", "storage", "strided", "to", "type_", "unary", "view_inplace"]
+           "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to", "type_", "unary",
+           "view_inplace"]
 
 
 def __getattr__(name: str):
