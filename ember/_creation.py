@@ -392,24 +392,59 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     return Tensor._make((rng_of(generator).standard_normal(_size((size,))) * std + mean).astype(_dt(dtype)))
 
 
+class _NotGiven:
+    """The default of an argument PyTorch's overloads tell apart by whether it was given (``arange``'s)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
+_ARANGE_POSITIONS = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}
+
+
+def _arange_combination_error(args: tuple, given: dict) -> TypeError:
+    shown = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in given.items()]
+    return TypeError(f"arange() received an invalid combination of arguments - got ({', '.join(shown)}), but "
+                     "expected one of: (Number end), (Number start, Number end), (Number start, Number end, Number "
+                     "step), each with the keywords dtype, device, requires_grad, out")
+
+
 @_allocating
-def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """``arange(end)``, ``arange(start, end[, step])``; ``arange(end=n)`` starts at 0, as PyTorch's."""
-    if end is None:
-        if start is None:
+def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """``arange(end)``, ``arange(start, end[, step])``, each argument positional or keyword: PyTorch's three
+    overloads, so ``arange(end=n)`` starts at 0 and ``step`` needs ``start`` (``arange(5, step=2)`` and
+    ``arange(start=5)`` are TypeErrors, as PyTorch's)."""
+    keywords = {k: v for k, v in (("start", start), ("end", end), ("step", step)) if v is not _NOT_GIVEN}
+    # one positional argument is end, or start where end is a keyword (arange(0, end=5))
+    names = ("start",) if len(args) == 1 and "end" in keywords else _ARANGE_POSITIONS.get(len(args), ())
+    if len(args) > 3 or any(name in keywords for name in names) or (names == ("end",) and keywords):
+        raise _arange_combination_error(args, keywords)
+    values = dict(zip(names, args), **keywords)
+    if "end" not in values:
+        if values:
             raise TypeError('arange() missing 1 required positional arguments: "end"')
-        start, end = 0, start
-    elif start is None:
-        start = 0
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
+        raise _arange_combination_error(args, keywords)
+    if "step" in values and "start" not in values:
+        raise _arange_combination_error(args, keywords)
+    for name, v in values.items():
+        if v is None:
+            raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
+    first, last, by = (v.item() if isinstance(v, Tensor) else v
+                       for v in (values.get("start", 0), values["end"], values.get("step", 1)))
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise RuntimeError(f"unsupported range: {first} -> {last}")
+    if by == 0:
         raise RuntimeError("step must be nonzero")
-    if (vals[1] - vals[0]) * vals[2] < 0:
+    if (last - first) * by < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
-    n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
-    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * vals[2])
+        dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in (first, last, by)) else _dtype.int64
+    if xp.dtype(_dt(dtype)) == xp.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    n = max(math.ceil((last - first) / by), 0)
+    arr = (first + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * by)
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
 
