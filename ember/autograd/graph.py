@@ -49,7 +49,7 @@ def _refuse_array(cls: type) -> None:
     """PyTorch's TypeError for an op given a NumPy array where its tensor goes (``F.relu(array)``): an op's first
     input is always a tensor (ember's own code passes plain arrays only after it), so a NumPy array there is the
     caller's; PyTorch converts none silently."""
-    raise NotATensorError(f"{cls.__name__}(): argument 'input' (position 1) must be Tensor, not numpy.ndarray "
+    raise NotATensorError(f"{cls.__qualname__.lower()}(): argument 'input' (position 1) must be Tensor, not numpy.ndarray "
                           "(convert it with ember.from_numpy or ember.as_tensor)")
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
@@ -79,6 +79,17 @@ def shape_error(op: str, arrays, err: Exception) -> Exception:
     if msg is None:
         return err
     return RuntimeError(f"{msg} (in {op}, operand shapes: {', '.join(str(list(s)) for s in shapes)})")
+
+
+def torch_named(name: str):
+    """Class decorator: the node's type reads as PyTorch's (``type(y.grad_fn).__name__``, ``repr``, a printed
+    tensor's ``grad_fn=<AddBackward0>``); its ``__qualname__`` keeps ember's name, by which ember's own tables
+    (DTensor's sharding rules) find it."""
+    def rename(cls: type) -> type:
+        cls.__name__ = name
+        return cls
+
+    return rename
 
 
 class Node:
@@ -212,7 +223,7 @@ class Node:
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
-            raise shape_error(cls.__name__.lower(), arrays, err) from None
+            raise shape_error(cls.__qualname__.lower(), arrays, err) from None
         finally:
             if quiet is not None:
                 quiet_exit(quiet)

@@ -17,7 +17,7 @@ from .._device import check_device
 from .._legacy import type_
 from .._tensor import Tensor
 from .._tensor_methods import bind_ops
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from . import (
     activation,
     complex,
@@ -48,6 +48,7 @@ from . import (
 from .elementwise import cast
 
 
+@torch_named("CloneBackward0")
 class Clone(Node):
     diagonal_jacobian = True
 

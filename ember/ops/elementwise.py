@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._tensor import Tensor
-from ..autograd.graph import Node, shape_error
+from ..autograd.graph import Node, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
@@ -116,6 +116,7 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 
 # --------------------------------------------------------------------- binary arithmetic
+@torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
 
@@ -126,6 +127,7 @@ class Add(Node):
         return g, g
 
 
+@torch_named("SubBackward0")
 class Sub(Node):
     diagonal_jacobian = True
 
@@ -136,6 +138,7 @@ class Sub(Node):
         return g, (-g if self.needs_input_grad[1] else None)
 
 
+@torch_named("MulBackward0")
 class Mul(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0,))  # a for b's gradient, b for a's
@@ -152,6 +155,7 @@ class Mul(Node):
         return (g * b if na else None), (g * a if nb else None)
 
 
+@torch_named("DivBackward0")
 class Div(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0, 1))  # a for b's gradient, b for both
@@ -170,6 +174,7 @@ class Div(Node):
         return ga, gb
 
 
+@torch_named("PowBackward0")
 class Pow(Node):
     diagonal_jacobian = True
 
@@ -213,6 +218,7 @@ class Remainder(Node):
         return (g if na else None), (-g * xp.floor_divide(a, b) if nb else None)
 
 
+@torch_named("MaximumBackward0")
 class Maximum(Node):
     diagonal_jacobian = True
 

@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .copy_slices import check_view_inplace, take_history
 from .elementwise import cast, promote
 
@@ -367,6 +367,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     return SelectBackward0.apply(x, idx=(slice(None),) * d + (index,))
 
 
+@torch_named("GatherBackward0")
 class Gather(Node):
     linear = True
 
@@ -486,6 +487,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return version_checked(AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),)), index)
 
 
+@torch_named("WhereBackward0")
 class Where(Node):
     diagonal_jacobian = True
 
@@ -530,8 +532,13 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         value = cast(value, x.dtype)
-        return Where.apply(mask, value, x)
-    return Where.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+        return _MaskedFill.apply(mask, value, x)
+    return _MaskedFill.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+
+
+@torch_named("MaskedFillBackward0")
+class _MaskedFill(Where):
+    """``masked_fill``'s node under PyTorch's name (names only: ``where``'s formula)."""
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
