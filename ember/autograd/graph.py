@@ -49,8 +49,8 @@ def _refuse_array(cls: type) -> None:
     """PyTorch's TypeError for an op given a NumPy array where its tensor goes (``F.relu(array)``): an op's first
     input is always a tensor (ember's own code passes plain arrays only after it), so a NumPy array there is the
     caller's; PyTorch converts none silently."""
-    raise NotATensorError(f"{cls.__qualname__.lower()}(): argument 'input' (position 1) must be Tensor, not numpy.ndarray "
-                          "(convert it with ember.from_numpy or ember.as_tensor)")
+    raise NotATensorError(f"{cls.__qualname__.lower()}(): argument 'input' (position 1) must be Tensor, not "
+                          "numpy.ndarray (convert it with ember.from_numpy or ember.as_tensor)")
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
