@@ -12,7 +12,7 @@ PyTorch's):
 - log_ndtr: log1p(-erfc(x/sqrt 2)/2) for x >= -1, log(erfcx(-x/sqrt 2)/2) - x^2/2 below (no underflow).
 - ndtri: Abramowitz & Stegun 26.2.23's estimate (error < 4.5e-4), then Newton's steps on log_ndtr.
 
-Gradients are PyTorch's formulas. Second derivatives are not implemented (PyTorch's error when taken).
+Gradients are PyTorch's formulas, computed by ember's ops under ``create_graph`` (so differentiable again).
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from ..autograd.no_derivative import gradient_without_derivative
-from ..autograd.recorded import is_recorded
+from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, is_inexact
 from .pointwise import _erfc
 
@@ -154,14 +153,35 @@ class _Special(Node):
 
     def backward(self, g):
         x = self.saved[0]
-        plain = x.t._data if is_recorded(x) else x
+        if is_recorded(x):  # create_graph: the derivative by ember's ops, recorded (differentiable again)
+            return (g * RecordedArray(_recorded_derivative(self.function, x.t)),)
         value, derivative = _FUNCTIONS[self.function]
-        x64 = plain.astype(xp.float64)
+        x64 = x.astype(xp.float64)
         with xp.errstate(all="ignore"):
-            d = derivative(x64, value(x64)).astype(plain.dtype)
-        if is_recorded(x):  # the second derivative: PyTorch's error when taken
-            d = gradient_without_derivative(d, f"special_{self.function}_backward", x)
-        return (g * d,)
+            return (g * derivative(x64, value(x64)).astype(x.dtype),)
+
+
+def _recorded_derivative(function: str, t: Tensor) -> Tensor:
+    """The derivative of ``function`` at the tensor ``t`` by ember's ops (``_FUNCTIONS``' formulas, recorded)."""
+    from .indexing import where
+
+    nonzero = t.abs() > 0
+    safe = where(nonzero, t, 1.0)
+    if function == "i0":
+        return i1(t)
+    if function == "i0e":
+        return i1e(t) - t.sign() * i0e(t)
+    if function == "i1":
+        return where(nonzero, i0(t) - i1(t) / safe, 0.5)
+    if function == "i1e":
+        return where(nonzero, i0e(t) - i1e(t) * (t.sign() + 1 / safe), 0.5)
+    if function == "erfcx":
+        return 2 * t * erfcx(t) - 2 / math.sqrt(math.pi)
+    if function == "log_ndtr":
+        return (-t * t / 2 - log_ndtr(t)).exp() / _SQRT_2PI
+    if function == "ndtri":
+        return _SQRT_2PI * (ndtri(t) ** 2 / 2).exp()
+    return -(1 + t.log())  # entr
 
 
 def _special_node(function: str, torch_name: str) -> type[Node]:
