@@ -273,7 +273,6 @@ from .ops.pointwise import (
     clamp_max,
     clamp_min,
     cosh,
-    deg2rad,
     erf,
     erfc,
     erfinv,
@@ -291,7 +290,6 @@ from .ops.pointwise import (
     logaddexp2,
     logit,
     nan_to_num,
-    rad2deg,
     sgn,
     sinh,
     tan,
@@ -339,6 +337,7 @@ from .ops.shape import (
     vstack,
 )
 from .ops.sorting import argsort, msort, sort, topk
+from .ops.special_fns import deg2rad, i0, rad2deg, renorm, rsub, sinc
 from .ops.statistics import (
     aminmax,
     count_nonzero,
@@ -603,7 +602,7 @@ __all__ = [
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
     "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
-    "cumulative_trapezoid", "deg2rad", "det",
+    "cumulative_trapezoid", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
@@ -630,7 +629,7 @@ __all__ = [
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
     "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
-    "randint", "randint_like", "rad2deg",
+    "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
     "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled",
@@ -649,6 +648,7 @@ __all__ = [
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",
+    "deg2rad", "rad2deg", "sinc", "i0", "renorm", "rsub",
     "set_deterministic_debug_mode", "layout", "is_storage", "binomial", "symeig",
     "BoolStorage", "ByteStorage", "CharStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage", "as_strided", "dequantize",

@@ -100,6 +100,11 @@ def _rename(name: str, kwargs: dict, names: dict[str, str]) -> dict:
     return kwargs
 
 
+class NotATensorError(TypeError):
+    """An op's first input was not a tensor (``autograd.graph.Node.apply``): the function wrapping the op names
+    itself and its argument in the message instead, as PyTorch's does."""
+
+
 def _refuse_non_tensor(name: str, argument: str, value) -> None:
     """PyTorch's TypeError for a function's tensor argument given something else (a NumPy array, a list), where
     ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor."""
@@ -125,7 +130,10 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
         return fn
     names = torch_keyword_names(qualname, params, method)
     if not names:
-        return fn
+        positional = next(iter(params.values()), None)
+        if method or positional is None or positional.name != "input" or positional.kind is positional.KEYWORD_ONLY:
+            return fn
+        return _refusing_non_tensors(name, fn)
 
     first = next((alias for alias, own in names.items() if own == next(iter(params), None)), None)
 
@@ -140,6 +148,11 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
                 raise
             _refuse_non_tensor(name, first, args[0])
             raise
+        except NotATensorError:
+            if first is None or not args:
+                raise
+            _refuse_non_tensor(name, first, args[0])
+            raise
 
     # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
     extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names
@@ -149,6 +162,23 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     accepting_torch_names.__signature__ = inspect.Signature(
         [p for p in listed if p.kind is not p.VAR_KEYWORD] + extra + tail)
     return accepting_torch_names
+
+
+def _refusing_non_tensors(name: str, fn: Callable) -> Callable:
+    """``fn`` (whose first parameter is PyTorch's ``input``) raising PyTorch's TypeError when that argument is no
+    tensor and ``fn`` failed on it (``F.gelu(array)``: an AttributeError of ``input.dtype``, or the op's refusal)."""
+
+    @functools.wraps(fn)
+    def refusing_non_tensors(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (AttributeError, NotATensorError) as e:
+            if not args or (isinstance(e, AttributeError) and getattr(e, "obj", None) is not args[0]):
+                raise
+            _refuse_non_tensor(name, "input", args[0])
+            raise
+
+    return refusing_non_tensors
 
 
 def accept_torch_names(namespace: dict, prefix: str = "") -> None:

@@ -47,10 +47,17 @@ def _as_array(data, dtype=None):
             else:
                 arr = xp.asarray(data)
         except ValueError:  # NumPy's "inhomogeneous shape": name the sequence as PyTorch does
-            ragged = _ragged(data) if isinstance(data, (list, tuple)) else None
-            if ragged is None:
+            if not isinstance(data, (list, tuple)):
                 raise
-            raise ragged from None
+            shape = _first_shape(data)
+            if 0 not in shape:
+                ragged = _ragged(data, shape)
+                if ragged is None:
+                    raise
+                raise ragged from None
+            # PyTorch reads the shape along the first elements and, with nothing to store, checks no more:
+            # [[], [1]] is an empty (2, 0) tensor of the default float dtype (complex if a number is)
+            arr = xp.empty(shape, dtype=_empty_nested_dtype(data))
     if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
@@ -73,13 +80,41 @@ def _is_sequence(x) -> bool:
     return isinstance(x, (list, tuple, Tensor, xp.ndarray)) and getattr(x, "ndim", 1) > 0
 
 
-def _ragged(data) -> Exception | None:
-    """PyTorch's error for nested sequences that are not rectangular: the shape is read along the first
-    elements, then every sequence is checked against it, depth first (None where nothing is ragged)."""
+def _first_shape(data) -> list[int]:
+    """The shape of nested sequences as PyTorch reads it: along the first elements."""
     shape, x = [], data
     while _is_sequence(x):
         shape.append(len(x))
         if not len(x):
+            break
+        x = x[0]
+    return shape
+
+
+def _empty_nested_dtype(data):
+    """The dtype of an empty tensor from ragged nested sequences (PyTorch's inference over every element, an empty
+    sequence counting as a float): float64 or complex128, narrowed to the default dtypes by ``as_array``."""
+    leaves = list(_flat(data))
+    odd = [x for x in leaves if not isinstance(x, (bool, int, float, complex, Tensor, xp.generic, xp.ndarray))]
+    if odd and isinstance(odd[0], (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(odd[0]).__name__}'")
+    if odd:
+        raise _not_numeric(data)
+    def is_complex(x) -> bool:
+        if isinstance(x, Tensor):
+            return x.dtype.is_complex
+        return x.dtype.kind == "c" if isinstance(x, xp.ndarray) else isinstance(x, (complex, xp.complexfloating))
+
+    return xp.complex128 if any(is_complex(x) for x in leaves) else xp.float64
+
+
+def _ragged(data, shape: list[int]) -> Exception | None:
+    """PyTorch's error for nested sequences that are not rectangular: the shape is read along the first
+    elements (``_first_shape``), then every sequence is checked against it, depth first (None where nothing is
+    ragged)."""
+    x = data
+    for _ in shape:
+        if not _is_sequence(x) or not len(x):
             break
         x = x[0]
     scalar_error = "must be real number, not {}" if isinstance(x, (float, complex)) else \
@@ -357,24 +392,59 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     return Tensor._make((rng_of(generator).standard_normal(_size((size,))) * std + mean).astype(_dt(dtype)))
 
 
+class _NotGiven:
+    """The default of an argument PyTorch's overloads tell apart by whether it was given (``arange``'s)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
+_ARANGE_POSITIONS = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}
+
+
+def _arange_combination_error(args: tuple, given: dict) -> TypeError:
+    shown = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in given.items()]
+    return TypeError(f"arange() received an invalid combination of arguments - got ({', '.join(shown)}), but "
+                     "expected one of: (Number end), (Number start, Number end), (Number start, Number end, Number "
+                     "step), each with the keywords dtype, device, requires_grad, out")
+
+
 @_allocating
-def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """``arange(end)``, ``arange(start, end[, step])``; ``arange(end=n)`` starts at 0, as PyTorch's."""
-    if end is None:
-        if start is None:
+def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """``arange(end)``, ``arange(start, end[, step])``, each argument positional or keyword: PyTorch's three
+    overloads, so ``arange(end=n)`` starts at 0 and ``step`` needs ``start`` (``arange(5, step=2)`` and
+    ``arange(start=5)`` are TypeErrors, as PyTorch's)."""
+    keywords = {k: v for k, v in (("start", start), ("end", end), ("step", step)) if v is not _NOT_GIVEN}
+    # one positional argument is end, or start where end is a keyword (arange(0, end=5))
+    names = ("start",) if len(args) == 1 and "end" in keywords else _ARANGE_POSITIONS.get(len(args), ())
+    if len(args) > 3 or any(name in keywords for name in names) or (names == ("end",) and keywords):
+        raise _arange_combination_error(args, keywords)
+    values = dict(zip(names, args), **keywords)
+    if "end" not in values:
+        if values:
             raise TypeError('arange() missing 1 required positional arguments: "end"')
-        start, end = 0, start
-    elif start is None:
-        start = 0
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
+        raise _arange_combination_error(args, keywords)
+    if "step" in values and "start" not in values:
+        raise _arange_combination_error(args, keywords)
+    for name, v in values.items():
+        if v is None:
+            raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
+    first, last, by = (v.item() if isinstance(v, Tensor) else v
+                       for v in (values.get("start", 0), values["end"], values.get("step", 1)))
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise RuntimeError(f"unsupported range: {first} -> {last}")
+    if by == 0:
         raise RuntimeError("step must be nonzero")
-    if (vals[1] - vals[0]) * vals[2] < 0:
+    if (last - first) * by < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dtype.int64
-    n = max(math.ceil((vals[1] - vals[0]) / vals[2]), 0)
-    arr = (vals[0] + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * vals[2])
+        dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in (first, last, by)) else _dtype.int64
+    if xp.dtype(_dt(dtype)) == xp.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    n = max(math.ceil((last - first) / by), 0)
+    arr = (first + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * by)
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
 

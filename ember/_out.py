@@ -34,7 +34,7 @@ less_equal lgamma log log10 log1p log2 logaddexp logaddexp2 logsumexp logical_an
 logit lt
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
-sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack
+sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
@@ -43,7 +43,7 @@ where norm
 """.split())
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
-DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"})
+DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
 
 
 def _dtype_name(d) -> str:

@@ -49,6 +49,7 @@ from ._tensor_methods import (
     SamplingMethods,
     ShapeMethods,
     SortingMethods,
+    SpecialMethods,
     StatisticsMethods,
     UnaryMethods,
     ViewInplaceMethods,
@@ -62,7 +63,7 @@ class _AutogradHooks:
     accumulator — but not the graph or the engine, which build on Tensor: this module imports neither.
     """
 
-    __slots__ = ("leaf_edge", "input_edge", "refresh_view", "backward")
+    __slots__ = ("leaf_edge", "input_edge", "refresh_view", "backward", "is_grad_enabled")
 
     def __init__(self) -> None:
         def not_loaded(*args: Any, **kwargs: Any) -> Any:
@@ -71,20 +72,28 @@ class _AutogradHooks:
         self.leaf_edge: Callable[[Tensor], tuple] = not_loaded
         self.refresh_view: Callable[[Tensor], None] = not_loaded
         self.backward: Callable[..., None] = not_loaded
+        self.is_grad_enabled: Callable[[], bool] = not_loaded
 
 
 _autograd = _AutogradHooks()
 
 
 def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], input_edge: Callable[[Tensor], tuple],
-                     refresh_view: Callable[[Tensor], None], backward: Callable[..., None]) -> None:
+                     refresh_view: Callable[[Tensor], None], backward: Callable[..., None],
+                     is_grad_enabled: Callable[[], bool]) -> None:
     """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``input_edge(t)``: any tensor's edge (a
     view's grad_fn made current first); ``refresh_view(t)``: an out-of-date view's grad_fn made again from its
-    base's history; ``backward``: ``ember.autograd.backward``."""
+    base's history; ``backward``: ``ember.autograd.backward``; ``is_grad_enabled``: this thread's grad mode."""
     _autograd.leaf_edge = leaf_edge
     _autograd.input_edge = input_edge
     _autograd.refresh_view = refresh_view
     _autograd.backward = backward
+    _autograd.is_grad_enabled = is_grad_enabled
+
+
+# PyTorch's warning (once per process) when float(t) or complex(t) reads a tensor that requires grad
+SCALAR_OF_GRAD_TENSOR = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                         "Consider using tensor.detach() first.")
 
 
 # PyTorch's warning for the pre-0.4 volatile flag (Variable(x, volatile=True), x.volatile = True)
@@ -96,7 +105,7 @@ class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,
     CumulativeMethods, ShapeMethods, ViewInplaceMethods, MovementMethods, IndexingMethods, IndexUpdateMethods,
     LookupMethods, LinalgMethods, LinalgCompatMethods, MatrixMethods, DistanceMethods, SortingMethods,
-    SamplingMethods, InplaceMethods, GammaMethods, ComplexMethods, ConversionMethods, MemoryMethods,
+    SamplingMethods, InplaceMethods, GammaMethods, SpecialMethods, ComplexMethods, ConversionMethods, MemoryMethods,
 ):
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -429,7 +438,14 @@ class Tensor(
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
+    def _warn_scalar_of_grad_tensor(self) -> None:
+        """PyTorch warns, once per process, when ``float(t)`` or ``complex(t)`` reads a tensor that requires grad
+        in grad mode (the number leaves the graph); ``int(t)``, ``bool(t)``, ``t.item()`` never warn."""
+        if self._requires_grad and _autograd.is_grad_enabled():
+            _warnings.warn_once(SCALAR_OF_GRAD_TENSOR)
+
     def __float__(self) -> float:
+        self._warn_scalar_of_grad_tensor()
         return float(self._python_number())
 
     def __int__(self) -> int:

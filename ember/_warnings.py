@@ -8,9 +8,12 @@ message carries the user's file and line.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
 
 _EMBER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -30,11 +33,25 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 
 
 _warned_once: set[str] = set()
+_muted = threading.local()  # .messages: the frozenset of messages ``warn_once`` skips on this thread
+
+
+@contextlib.contextmanager
+def muted(message: str) -> Iterator[None]:
+    """Within, on this thread, ``warn_once(message)`` neither warns nor uses up its once: for ember's own stand-ins
+    of PyTorch's tensors (a transform's inputs made to require grad where PyTorch's see none) on which PyTorch
+    would not warn."""
+    saved = getattr(_muted, "messages", frozenset())
+    _muted.messages = saved | {message}
+    try:
+        yield
+    finally:
+        _muted.messages = saved
 
 
 def warn_once(message: str, category: type[Warning] = UserWarning) -> None:
     """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
     whatever the warning filters did with that first one)."""
-    if message not in _warned_once:
+    if message not in _warned_once and message not in getattr(_muted, "messages", ()):
         _warned_once.add(message)
         warnings.warn(message, category, stacklevel=user_stacklevel())

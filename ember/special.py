@@ -1,6 +1,7 @@
 """``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
-``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (Bessel
-functions, zeta, the incomplete gamma functions, ...) are not implemented."""
+``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (the Bessel
+functions J, Y, K and Airy's, the orthogonal polynomials, zeta, the incomplete gamma functions) are not
+implemented (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .ops.gamma_fns import lgamma as gammaln
 from .ops.gamma_fns import mvlgamma as multigammaln
 from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, logit
 from .ops.reduction import logsumexp
+from .ops.special_fns import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri, sinc
 from .ops.unary import log1p, round
 from .ops.unary import sigmoid as expit
 
@@ -24,8 +26,9 @@ def ndtr(input: Tensor) -> Tensor:
     return erfc(input * -math.sqrt(0.5)) * 0.5
 
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax", "logit",
-           "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
+           "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 

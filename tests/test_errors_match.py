@@ -318,3 +318,35 @@ def test_a_function_given_an_array_for_its_tensor_says_so_as_pytorch_does(name, 
     with pytest.raises(TypeError) as got:
         getattr(ember, name)(data, *args)
     assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))
+
+
+# ops whose first input is a NumPy array: PyTorch converts none silently (ember used to compute on the array for
+# ops that reach their node directly, and to raise AttributeError for functionals reading input.dtype first)
+FUNCTIONS_GIVEN_AN_ARRAY = {
+    "relu": lambda m: m.relu(ARRAY), "F.relu": lambda m: F(m).relu(ARRAY), "F.gelu": lambda m: F(m).gelu(ARRAY),
+    "F.silu": lambda m: F(m).silu(ARRAY), "F.elu": lambda m: F(m).elu(ARRAY),
+    "F.leaky_relu": lambda m: F(m).leaky_relu(ARRAY), "F.hardtanh": lambda m: F(m).hardtanh(ARRAY),
+    "F.linear": lambda m: F(m).linear(ARRAY, m.ones(2, 4)), "F.dropout": lambda m: F(m).dropout(ARRAY),
+    "F.pad": lambda m: F(m).pad(ARRAY, (1, 1)), "F.relu of a float": lambda m: F(m).relu(1.0),
+    "ReLU module": lambda m: m.nn.ReLU()(ARRAY),
+}
+
+
+@pytest.mark.parametrize("call", FUNCTIONS_GIVEN_AN_ARRAY.values(), ids=FUNCTIONS_GIVEN_AN_ARRAY.keys())
+def test_an_op_given_an_array_for_its_input_raises_typeerror_as_torch(call):
+    want, got = raised(torch, call), raised(ember, call)
+    assert isinstance(want, TypeError), want
+    assert isinstance(got, TypeError) and "must be Tensor, not" in str(got), got
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge", "greater_equal", "less_equal", "not_equal"])
+@pytest.mark.parametrize("other", [ARRAY[0, 0, 0], "a", None, [1.0, 1.0, 1.0, 1.0]], ids=["ndarray", "str", "None",
+                                                                                        "list"])
+def test_comparison_functions_refuse_other_operands_as_torch(name, other):
+    """``t.eq(x)`` / ``torch.eq(t, x)`` of something no tensor or number: TypeError (ember's returned
+    NotImplemented); the operators keep Python's fallback (``t == "a"`` is False)."""
+    for call in (lambda m: getattr(m.ones(4), name)(other), lambda m: getattr(m, name)(m.ones(4), other)):
+        want, got = raised(torch, call), raised(ember, call)
+        assert isinstance(want, TypeError) and isinstance(got, TypeError), (want, got)
+    assert (ember.ones(4) == "a") is False and (ember.ones(4) != None) is True  # noqa: E711
+    assert (torch.ones(4) == "a") is False and (torch.ones(4) != None) is True  # noqa: E711

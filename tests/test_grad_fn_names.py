@@ -1,4 +1,4 @@
-"""The nodes of view and shape ops carry PyTorch's names: ``type(y.grad_fn).__name__``, ``repr(y.grad_fn)`` and
+"""The nodes of view and shape ops, and of the common ops (``OPS``), carry PyTorch's names: ``type(y.grad_fn).__name__``, ``repr(y.grad_fn)`` and
 a printed tensor's ``grad_fn=<...>`` read as under PyTorch (programs print them; error messages name them)."""
 
 import pytest
@@ -75,3 +75,50 @@ def test_a_node_class_named_with_a_final_digit_is_named_as_pytorchs(expr):
     t, e = _pair(lambda x: eval(expr, {"m": torch_or_ember(x), "x": x}))
     assert e.grad_fn.name() == t.grad_fn.name()
     assert repr(e).split("grad_fn=")[1] == repr(t).split("grad_fn=")[1]
+
+
+# Common ops whose node reads as PyTorch's (``type(y.grad_fn).__name__``); x, y: (3, 4) float64 leaves. (Ops ember
+# computes in one fused node where PyTorch's last node depends on the call, F.linear, the losses, or as a
+# composition, lerp, addcmul, std, are not listed.)
+OPS = {
+    "add": lambda m, x, y: x + y, "sub": lambda m, x, y: x - y, "mul": lambda m, x, y: x * y,
+    "div": lambda m, x, y: x / y, "add_scalar": lambda m, x, y: x + 1, "mul_scalar": lambda m, x, y: x * 2,
+    "neg": lambda m, x, y: -x, "pow": lambda m, x, y: x ** 2, "exp": lambda m, x, y: x.exp(),
+    "log": lambda m, x, y: x.abs().log(), "sqrt": lambda m, x, y: x.abs().sqrt(), "abs": lambda m, x, y: x.abs(),
+    "sin": lambda m, x, y: x.sin(), "cos": lambda m, x, y: x.cos(), "tanh": lambda m, x, y: x.tanh(),
+    "sigmoid": lambda m, x, y: x.sigmoid(), "relu": lambda m, x, y: x.relu(),
+    "F.relu": lambda m, x, y: m.nn.functional.relu(x), "reciprocal": lambda m, x, y: x.reciprocal(),
+    "rsqrt": lambda m, x, y: x.abs().rsqrt(), "log1p": lambda m, x, y: x.abs().log1p(),
+    "softmax": lambda m, x, y: x.softmax(-1), "log_softmax": lambda m, x, y: x.log_softmax(-1),
+    "sum": lambda m, x, y: x.sum(), "sum_dim": lambda m, x, y: x.sum(0), "sum_dims": lambda m, x, y: x.sum((0, 1)),
+    "mean": lambda m, x, y: x.mean(), "mean_dim": lambda m, x, y: x.mean(1), "var": lambda m, x, y: x.var(),
+    "prod": lambda m, x, y: x.prod(), "logsumexp": lambda m, x, y: x.logsumexp(-1), "cumsum": lambda m, x, y: x.cumsum(0),
+    "mm": lambda m, x, y: x.mm(y.t()), "matmul 2-D": lambda m, x, y: x @ y.t(), "matmul 1-D": lambda m, x, y: x[0] @ y[0],
+    "matmul 2-D by 1-D": lambda m, x, y: x @ y[0], "matmul 1-D by 2-D": lambda m, x, y: x[0] @ y.t(),
+    "matmul 3-D": lambda m, x, y: x.unsqueeze(0) @ y.t().unsqueeze(0),
+    "matmul 3-D by 2-D": lambda m, x, y: x.unsqueeze(0).expand(2, 3, 4) @ y.t(),
+    "matmul 2-D by 3-D": lambda m, x, y: x @ y.t().unsqueeze(0),
+    "bmm": lambda m, x, y: m.bmm(x.unsqueeze(0), y.t().unsqueeze(0)), "mv": lambda m, x, y: x.mv(y[0]),
+    "dot": lambda m, x, y: x[0].dot(y[0]), "masked_fill": lambda m, x, y: x.masked_fill(x > 0, 0.0),
+    "where": lambda m, x, y: m.where(x > 0, x, y), "clamp": lambda m, x, y: x.clamp(-1, 1),
+    "clamp_min": lambda m, x, y: x.clamp(min=0), "maximum": lambda m, x, y: m.maximum(x, y),
+    "gather": lambda m, x, y: x.gather(1, m.zeros(3, 2, dtype=m.long)),
+    "embedding": lambda m, x, y: m.nn.functional.embedding(m.tensor([0, 1]), x),
+    "layer_norm": lambda m, x, y: m.nn.functional.layer_norm(x, (4,)), "repeat": lambda m, x, y: x.repeat(2, 1),
+    "flip": lambda m, x, y: x.flip(0), "roll": lambda m, x, y: x.roll(1, 0), "clone": lambda m, x, y: x.clone(),
+    "pad": lambda m, x, y: m.nn.functional.pad(x, (1, 1)), "outer": lambda m, x, y: m.outer(x[0], y[0]),
+    "sinc": lambda m, x, y: x.sinc(), "deg2rad": lambda m, x, y: x.deg2rad(),
+}
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_common_op_node_names_are_pytorchs(op):
+    names, reprs = [], []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0, 3.0], [1.5, 2.5, -0.5, 1.0], [-2.0, 0.25, 1.0, -3.0]], dtype=m.float64,
+                     requires_grad=True)
+        y = (x * 0.5 + 1).detach().requires_grad_()
+        out = OPS[op](m, x, y)
+        names.append(type(out.grad_fn).__name__)
+        reprs.append(repr(out.grad_fn).split(" object at")[0])
+    assert names[1] == names[0] and reprs[1] == reprs[0]

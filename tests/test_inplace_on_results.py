@@ -68,6 +68,52 @@ def test_expand_with_repeats_refuses_in_place_writes_as_pytorch():
             m.ones(1, 3).expand(2, 3).add_(1)
 
 
+# In-place writes to an expanded tensor PyTorch allows (one number through the shared elements: fill_, zero_; a part
+# of it whose elements do not overlap: any op) and those it refuses (ops reading the elements, fill_ of a tensor)
+EXPANDED_WRITES = {
+    "fill_": lambda m, e: e.fill_(2.5),
+    "zero_": lambda m, e: e.zero_(),
+    "fill_ of a row (stride 0)": lambda m, e: e[0].fill_(3.0),
+    "fill_ of the transpose": lambda m, e: e.t().fill_(4.0),
+    "add_ of a column (no overlap)": lambda m, e: e[:, :1].add_(2.0),
+    "mul_ of a column (no overlap)": lambda m, e: e[:, 1:2].mul_(3.0),
+    "add_": lambda m, e: e.add_(1.0),
+    "copy_": lambda m, e: e.copy_(m.zeros(3, 4)),
+    "fill_ of a 0-d tensor": lambda m, e: e.fill_(m.tensor(7.0)),
+    "exp_": lambda m, e: e.exp_(),
+    "normal_": lambda m, e: e.normal_(),
+}
+
+
+@pytest.mark.parametrize("write", EXPANDED_WRITES.values(), ids=EXPANDED_WRITES.keys())
+def test_writes_to_an_expanded_tensor_as_pytorch(write):
+    results = []
+    for m in (torch, ember):
+        base = m.tensor([[1.0], [2.0], [3.0]])
+        try:
+            write(m, base.expand(3, 4))
+            results.append(base)
+        except RuntimeError as e:
+            results.append(str(e))
+    if isinstance(results[0], str):
+        assert isinstance(results[1], str) and "more than one element of the written-to tensor" in results[1]
+    else:
+        assert_close(results[1], results[0])
+
+
+def test_filling_an_expanded_tensor_leaves_it_read_only_and_keeps_read_only_memory_refused():
+    e = ember.ones(3, 1).expand(3, 4)
+    e.fill_(2.0)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        e.add_(1)  # (the fill made it writable only while it wrote)
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    with pytest.raises(RuntimeError, match="read-only"):
+        ember.from_numpy(frozen).fill_(2.0)
+    with pytest.raises(RuntimeError, match="read-only"):
+        ember.from_numpy(frozen)[:2].add_(2.0)
+
+
 # Results an in-place op (``nn.ReLU(inplace=True)`` after a norm layer, ``y += 1``) then modifies while they need a
 # gradient: values and gradients as PyTorch's.
 GRAD_RESULTS = {

@@ -194,7 +194,7 @@ def test_closure_runs_with_grad_enabled():
 
     with ember.no_grad():
         loss = opt.step(closure)
-    assert float(loss) == 5.0
+    assert loss.item() == 5.0
     np.testing.assert_allclose(p.detach().numpy(), [0.8, 1.6], rtol=1e-6)
 
 

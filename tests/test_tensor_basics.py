@@ -36,6 +36,28 @@ def test_nested_lists_that_are_not_rectangular_are_refused_as_pytorch_does(data)
     assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))
 
 
+@pytest.mark.parametrize("data", [
+    [[], [1]], [[[]], [[1]]], [[], 1], [(), [1, 2]], [[], [True]], [[], [1 + 2j]], [[], [[1, 2], [3]]],
+    [[], [ember.tensor(1)]], [[], ember.ones(3)],
+], ids=repr)
+def test_ragged_lists_with_an_empty_first_row_are_empty_tensors_as_pytorch(data):
+    """PyTorch reads the shape along the first elements and, with nothing to store, checks no other: an empty
+    tensor of the default float dtype (complex where a number is)."""
+    as_torch = [[torch.tensor(1)] if isinstance(x, list) and x and isinstance(x[0], ember.Tensor) else
+                torch.ones(3) if isinstance(x, ember.Tensor) else x for x in data]
+    want, got = torch.tensor(as_torch), ember.tensor(data)
+    assert tuple(got.shape) == tuple(want.shape) and str(got.dtype) == str(want.dtype).replace("torch", "ember")
+
+
+@pytest.mark.parametrize("data", [[[], ["a"]], [[], [None]]], ids=repr)
+def test_ragged_empty_lists_of_non_numbers_are_refused_as_pytorch(data):
+    with pytest.raises((TypeError, RuntimeError)) as want:
+        torch.tensor(data)
+    with pytest.raises(type(want.value)) as got:
+        ember.tensor(data)
+    assert str(got.value) == str(want.value)
+
+
 def test_a_list_of_tensors_with_several_elements_keeps_its_error():
     with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
         ember.tensor([ember.randn(2), ember.randn(2)])

@@ -116,6 +116,33 @@ def test_arange_without_end_is_a_type_error():
             m.arange()
 
 
+ARANGE_FORMS = ["5", "end=5", "0, end=5", "start=1, end=5", "1, 5, step=2", "start=1, end=5, step=2", "end=5.5",
+                 "start=0., end=1., step=0.25", "5, 1, -1", "1, 5, 2, dtype=m.float64", "start=2, end=5, dtype=m.float32",
+                 "m.tensor(5)", "0, m.tensor(3.5)", "True", "5, out=m.empty(5, dtype=m.float64)",
+                 "1, 4, out=m.empty(0, dtype=m.int32)",
+                 # PyTorch's errors: its overloads are (end), (start, end), (start, end, step)
+                 "start=5", "5, step=2", "step=2, end=5", "5, start=1", "1, 5, end=3", "1, 2, 3, 4", "None",
+                 "5, None", "end=None", "float('inf')", "float('nan')", "0, 5, 0", "5, 1", "5, dtype=m.bool",
+                 "0, 5, 1, m.int32"]
+
+
+@pytest.mark.parametrize("form", ARANGE_FORMS)
+def test_arange_forms_as_torch(form):
+    def call(m):
+        try:
+            return eval(f"m.arange({form})")
+        except Exception as e:  # noqa: BLE001 - the type is compared
+            return e
+
+    want, got = call(torch), call(ember)
+    if isinstance(want, Exception):
+        base = next(b for b in type(want).__mro__ if b.__module__ == "builtins")
+        assert isinstance(got, base), (want, got)
+    else:
+        assert not isinstance(got, Exception), got
+        assert got.tolist() == want.tolist() and str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+
+
 def test_a_parameter_given_twice_is_a_type_error():
     with pytest.raises(TypeError):
         torch.exp(torch.tensor(X), input=torch.tensor(X))

@@ -73,11 +73,11 @@ def test_outputs_equal_torch_with_copied_weights(name, size):
 def test_initialisation_follows_torchvision():
     ember.manual_seed(0)
     m = models.resnet18(zero_init_residual=True)
-    assert float(m.layer1[0].bn2.weight.abs().sum()) == 0 and float(m.bn1.weight.mean()) == 1
+    assert m.layer1[0].bn2.weight.abs().sum().item() == 0 and m.bn1.weight.mean().item() == 1
     fan_out = 64 * 7 * 7  # kaiming_normal_(mode="fan_out", relu): std sqrt(2 / fan_out)
-    assert abs(float(m.conv1.weight.std()) - (2 / fan_out) ** 0.5) < 0.1 * (2 / fan_out) ** 0.5
+    assert abs(m.conv1.weight.std().item() - (2 / fan_out) ** 0.5) < 0.1 * (2 / fan_out) ** 0.5
     mobile = models.mobilenet_v2()
-    assert float(mobile.classifier[1].bias.abs().sum()) == 0 and float(mobile.classifier[1].weight.std()) < 0.012
+    assert mobile.classifier[1].bias.abs().sum().item() == 0 and mobile.classifier[1].weight.std().item() < 0.012
 
 
 def test_pretrained_weights_are_refused_with_a_way_out():

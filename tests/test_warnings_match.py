@@ -277,3 +277,57 @@ def test_once_per_process_as_torch(once_results, name):
     assert len(expected[0]) == 1 and expected[1] == [], "PyTorch no longer warns once here"
     assert [w[:2] for w in got[0]] == [w[:2] for w in expected[0]] and got[1] == []
     assert got[0][0][2] == script
+
+
+SCALAR_SCRIPT = """
+import json, warnings
+import torch
+import ember
+
+
+def run(m):
+    x = m.tensor(2.5, requires_grad=True)
+    steps = {
+        "float in no_grad": lambda: m.no_grad().__enter__() and None,
+        "int": lambda: int(x), "item": lambda: x.item(), "bool": lambda: bool(x), "tolist": lambda: x.tolist(),
+        "float of a tensor not requiring grad": lambda: float(m.tensor(1.0)),
+        "complex of a two-element tensor": lambda: complex(m.ones(2, requires_grad=True)),
+        "complex": lambda: complex(x), "float after complex": lambda: float(x),
+    }
+    seen = []
+    for name, step in steps.items():
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            try:
+                if name == "float in no_grad":
+                    with m.no_grad():
+                        float(x)
+                else:
+                    step()
+                error = None
+            except Exception as e:
+                error = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"][0]
+        seen.append([name, error, [(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename)
+                                   for w in record]])
+    return seen
+
+
+print(json.dumps({"torch": run(torch), "ember": run(ember)}))
+"""
+
+
+def test_scalar_of_a_grad_tensor_warns_once_as_torch(tmp_path):
+    """float(t) / complex(t) of a tensor requiring grad in grad mode: PyTorch's UserWarning, once per process (a
+    warning comes before a two-element tensor's error; no_grad mode, int(), item(), bool() neither warn nor use up
+    the once)."""
+    script = tmp_path / "scalar.py"
+    script.write_text(SCALAR_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert [[n, e, [w[:2] for w in ws]] for n, e, ws in results["ember"]] == \
+        [[n, e, [w[:2] for w in ws]] for n, e, ws in results["torch"]]
+    warned = [ws for _, _, ws in results["ember"] if ws]
+    assert len(warned) == 1 and warned[0][0][0] == "UserWarning" and warned[0][0][2] == str(script)
+    assert warned[0][0][1].startswith("Converting a tensor with requires_grad=True to a scalar")

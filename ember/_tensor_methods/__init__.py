@@ -32,6 +32,7 @@ from .reduction import ReductionMethods
 from .sampling import SamplingMethods
 from .shape import ShapeMethods
 from .sorting import SortingMethods
+from .special_fns import SpecialMethods
 from .statistics import StatisticsMethods
 from .unary import UnaryMethods
 from .view_inplace import ViewInplaceMethods
@@ -41,14 +42,14 @@ __all__ = [
     "ElementwiseMethods", "GammaMethods", "IndexUpdateMethods", "IndexingMethods", "InplaceMethods",
     "LinalgCompatMethods", "LinalgMethods", "LookupMethods", "MatrixMethods",
     "MemoryMethods", "MovementMethods", "PointwiseMethods", "ReductionMethods", "SamplingMethods", "ShapeMethods",
-    "SortingMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
+    "SortingMethods", "SpecialMethods", "StatisticsMethods", "UnaryMethods", "ViewInplaceMethods",
 ]
 
 MIXINS = (
     ActivationMethods, ComplexMethods, ConversionMethods, CumulativeMethods, DistanceMethods, ElementwiseMethods,
     GammaMethods, IndexUpdateMethods, IndexingMethods, InplaceMethods, LinalgCompatMethods, LinalgMethods,
     LookupMethods, MatrixMethods, MemoryMethods, MovementMethods, PointwiseMethods, ReductionMethods, SamplingMethods,
-    ShapeMethods, SortingMethods, StatisticsMethods, UnaryMethods, ViewInplaceMethods,
+    ShapeMethods, SortingMethods, SpecialMethods, StatisticsMethods, UnaryMethods, ViewInplaceMethods,
 )
 
 

@@ -67,7 +67,8 @@ class ComplexMethods:
         return ops.complex.angle(self)
 
     def __complex__(self) -> builtins.complex:
-        return builtins.complex(self.item())  # type: ignore[attr-defined]
+        self._warn_scalar_of_grad_tensor()  # type: ignore[attr-defined]
+        return builtins.complex(self._python_number())  # type: ignore[attr-defined]
 
     def cfloat(self, memory_format=None) -> Tensor:
         return ops.elementwise.cast(self, _dtype.complex64)

@@ -62,22 +62,22 @@ class ElementwiseMethods:
         return self  # type: ignore[return-value]
 
     def __eq__(self, b) -> Tensor:  # type: ignore[override]
-        return ops.elementwise.eq(self, b)
+        return ops.elementwise.operator_eq(self, b)
 
     def __ne__(self, b) -> Tensor:  # type: ignore[override]
-        return ops.elementwise.ne(self, b)
+        return ops.elementwise.operator_ne(self, b)
 
     def __lt__(self, b) -> Tensor:
-        return ops.elementwise.lt(self, b)
+        return ops.elementwise.operator_lt(self, b)
 
     def __le__(self, b) -> Tensor:
-        return ops.elementwise.le(self, b)
+        return ops.elementwise.operator_le(self, b)
 
     def __gt__(self, b) -> Tensor:
-        return ops.elementwise.gt(self, b)
+        return ops.elementwise.operator_gt(self, b)
 
     def __ge__(self, b) -> Tensor:
-        return ops.elementwise.ge(self, b)
+        return ops.elementwise.operator_ge(self, b)
 
     def __and__(self, b) -> Tensor:
         return ops.elementwise.bitwise_and(self, b)
@@ -133,14 +133,25 @@ class ElementwiseMethods:
     def minimum(self, b: Tensor) -> Tensor:
         return ops.elementwise.minimum(self, b)
 
-    eq = __eq__
-    ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
-    greater = __gt__
-    less = __lt__
+    def eq(self, b) -> Tensor:
+        return ops.elementwise.eq(self, b)
+
+    def ne(self, b) -> Tensor:
+        return ops.elementwise.ne(self, b)
+
+    def lt(self, b) -> Tensor:
+        return ops.elementwise.lt(self, b)
+
+    def le(self, b) -> Tensor:
+        return ops.elementwise.le(self, b)
+
+    def gt(self, b) -> Tensor:
+        return ops.elementwise.gt(self, b)
+
+    def ge(self, b) -> Tensor:
+        return ops.elementwise.ge(self, b)
+
+    greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
     def logical_and(self, b) -> Tensor:
         return ops.elementwise.logical_and(self, b)

@@ -121,18 +121,6 @@ class PointwiseMethods:
     def hypot(self, other: Tensor) -> Tensor:
         return ops.pointwise.hypot(self, other)
 
-    def rad2deg(self) -> Tensor:
-        return ops.pointwise.rad2deg(self)
-
-    def deg2rad(self) -> Tensor:
-        return ops.pointwise.deg2rad(self)
-
-    def rad2deg_(self) -> Tensor:
-        return ops.index_update._write_back(self, ops.pointwise.rad2deg)
-
-    def deg2rad_(self) -> Tensor:
-        return ops.index_update._write_back(self, ops.pointwise.deg2rad)
-
     def fmod(self, other) -> Tensor:
         return ops.pointwise.fmod(self, other)
 

@@ -236,7 +236,8 @@ def _unbatched_zeros(t: Tensor) -> Tensor:
 
 
 # Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.
-install_autograd(leaf_edge=leaf_edge, input_edge=input_edge, refresh_view=refresh_stale_view, backward=backward)
+install_autograd(leaf_edge=leaf_edge, input_edge=input_edge, refresh_view=refresh_stale_view, backward=backward,
+                 is_grad_enabled=is_grad_enabled)
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (as PyTorch: the functions)

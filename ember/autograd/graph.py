@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 from .. import _dtype
 from .. import _trace as trace
+from .._arg_aliases import NotATensorError
 from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
 from .._size import broadcast_mismatch
@@ -42,6 +43,14 @@ _RELEASED_MSG = (
 _sequence = itertools.count()
 _new_object = object.__new__
 _ndarray = xp.ndarray
+
+
+def _refuse_array(cls: type) -> None:
+    """PyTorch's TypeError for an op given a NumPy array where its tensor goes (``F.relu(array)``): an op's first
+    input is always a tensor (ember's own code passes plain arrays only after it), so a NumPy array there is the
+    caller's; PyTorch converts none silently."""
+    raise NotATensorError(f"{cls.__qualname__.lower()}(): argument 'input' (position 1) must be Tensor, not "
+                          "numpy.ndarray (convert it with ember.from_numpy or ember.as_tensor)")
 
 # The entered forward-mode AD level (forward_ad.py), None when none is: the one check every recorded op pays.
 _dual_level = None
@@ -70,6 +79,17 @@ def shape_error(op: str, arrays, err: Exception) -> Exception:
     if msg is None:
         return err
     return RuntimeError(f"{msg} (in {op}, operand shapes: {', '.join(str(list(s)) for s in shapes)})")
+
+
+def torch_named(name: str):
+    """Class decorator: the node's type reads as PyTorch's (``type(y.grad_fn).__name__``, ``repr``, a printed
+    tensor's ``grad_fn=<AddBackward0>``); its ``__qualname__`` keeps ember's name, by which ember's own tables
+    (DTensor's sharding rules) find it."""
+    def rename(cls: type) -> type:
+        cls.__name__ = name
+        return cls
+
+    return rename
 
 
 class Node:
@@ -149,6 +169,8 @@ class Node:
         # Plain loops and lists, not generator expressions: recording is per op, so this is the
         # hot path of every small-tensor program (a generator costs a frame per element). The node is made
         # without a call to __init__ (a Python frame per op): its one field is set here.
+        if inputs and inputs[0].__class__ is _ndarray:
+            _refuse_array(cls)
         node = _new_object(cls)
         node.saved = ()
         needs = None
@@ -207,7 +229,7 @@ class Node:
         try:
             out = node.forward(*arrays, **params) if params else node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
-            raise shape_error(cls.__name__.lower(), arrays, err) from None
+            raise shape_error(cls.__qualname__.lower(), arrays, err) from None
         finally:
             if quiet is not None:
                 quiet_exit(quiet)
@@ -526,6 +548,8 @@ class MultiOutputNode(Node):
         outputs (pivots, indices) carry no gradient."""
         if _dtensor_dispatch is not None and (out := _dtensor_dispatch(cls, inputs, params)) is not None:
             return out
+        if inputs and inputs[0].__class__ is _ndarray:
+            _refuse_array(cls)
         node = cls()
         needs = None
         if _GradState.enabled:

@@ -13,7 +13,7 @@ from .recorded import RecordedArray
 
 
 class _NotImplemented(Node):
-    def forward(self, grad, *depends_on, op: str):
+    def forward(self, *depends_on, grad, op: str):
         self.op = op
         return grad
 
@@ -28,4 +28,4 @@ def gradient_without_derivative(grad, op: str, *depends_on) -> RecordedArray:
     """``grad`` (a plain array) as a recorded gradient of the recorded arrays ``depends_on`` (plain ones and None
     are skipped) whose derivative is not implemented: ``op`` names PyTorch's backward op in the error."""
     tensors = [d.t for d in depends_on if type(d) is RecordedArray]
-    return RecordedArray(_NotImplemented.apply(grad, *tensors, op=op))
+    return RecordedArray(_NotImplemented.apply(*tensors, grad=grad, op=op))

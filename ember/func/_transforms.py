@@ -20,7 +20,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
+from .._tensor import SCALAR_OF_GRAD_TENSOR, Tensor
+from .._warnings import muted
 from ..autograd._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
 from ..autograd._rows import basis, basis_row, stack_rows
 from ..autograd.forward_ad import check_dual
@@ -166,8 +167,9 @@ def _jvp(func: Callable, primals: Any, tangents: Any, argnums: ArgNums | None, s
             with dual_inputs(flat_diff, flat_tangents) as duals:
                 flat_out, out_spec, aux = _call(scope, func, primals, argnums, duals, primals_spec, has_aux, api)
                 out_tangents = [tangent_of(o) for o in flat_out]
-        else:
-            flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
+        else:  # inputs made to require grad, where PyTorch's forward mode gives dual tensors: float() of them is silent
+            with muted(SCALAR_OF_GRAD_TENSOR):
+                flat_out, out_spec, aux = _call(scope, func, primals, argnums, flat_diff, primals_spec, has_aux, api)
         outputs_outer = scope.reaches_outer(flat_out)
         if not forward_mode or outputs_outer:  # tangents that must be differentiable: the double-backward trick
             products = forward_products(flat_out, flat_diff)

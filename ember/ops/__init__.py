@@ -17,7 +17,7 @@ from .._device import check_device
 from .._legacy import type_
 from .._tensor import Tensor
 from .._tensor_methods import bind_ops
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from . import (
     activation,
     complex,
@@ -39,6 +39,7 @@ from . import (
     sampling,
     shape,
     sorting,
+    special_fns,
     statistics,
     strided,
     unary,
@@ -47,6 +48,7 @@ from . import (
 from .elementwise import cast
 
 
+@torch_named("CloneBackward0")
 class Clone(Node):
     diagonal_jacobian = True
 
@@ -126,7 +128,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
            "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
            "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction",
-           "sampling", "shape", "sorting", "statistics", "storage", "strided", "to", "type_", "unary", "view_inplace"]
+           "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to", "type_", "unary",
+           "view_inplace"]
 
 
 def __getattr__(name: str):

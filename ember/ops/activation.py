@@ -11,7 +11,7 @@ from .._kernels import softmax as compiled
 from .._kernels.policy import policy
 from .._parallel import parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, not_implemented_for
 
@@ -157,6 +157,7 @@ def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
 
+@torch_named("SoftmaxBackward0")
 class Softmax(Node):
     float32_compute = True
 
@@ -180,6 +181,7 @@ class Softmax(Node):
         return (self.restore(dx.astype(y2.dtype, copy=False)),)
 
 
+@torch_named("LogSoftmaxBackward0")
 class LogSoftmax(Node):
     float32_compute = True
 

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._tensor import Tensor
-from ..autograd.graph import Node, shape_error
+from ..autograd.graph import Node, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
@@ -116,6 +116,7 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 
 # --------------------------------------------------------------------- binary arithmetic
+@torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
 
@@ -126,6 +127,7 @@ class Add(Node):
         return g, g
 
 
+@torch_named("SubBackward0")
 class Sub(Node):
     diagonal_jacobian = True
 
@@ -136,6 +138,7 @@ class Sub(Node):
         return g, (-g if self.needs_input_grad[1] else None)
 
 
+@torch_named("MulBackward0")
 class Mul(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0,))  # a for b's gradient, b for a's
@@ -152,6 +155,7 @@ class Mul(Node):
         return (g * b if na else None), (g * a if nb else None)
 
 
+@torch_named("DivBackward0")
 class Div(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (0, 1))  # a for b's gradient, b for both
@@ -170,6 +174,7 @@ class Div(Node):
         return ga, gb
 
 
+@torch_named("PowBackward0")
 class Pow(Node):
     diagonal_jacobian = True
 
@@ -213,6 +218,7 @@ class Remainder(Node):
         return (g if na else None), (-g * xp.floor_divide(a, b) if nb else None)
 
 
+@torch_named("MaximumBackward0")
 class Maximum(Node):
     diagonal_jacobian = True
 
@@ -362,9 +368,32 @@ def _compare(fn, ordering: str | None = None):
     return op
 
 
-eq, ne = _compare(xp.equal), _compare(xp.not_equal)
-lt, le, gt, ge = (_compare(f, name) for f, name in ((xp.less, "lt"), (xp.less_equal, "le"), (xp.greater, "gt"),
-                                                     (xp.greater_equal, "ge")))
+# the operators (Tensor.__eq__ ...): NotImplemented for an operand of another kind, for Python to try its own
+operator_eq, operator_ne = _compare(xp.equal), _compare(xp.not_equal)
+operator_lt, operator_le, operator_gt, operator_ge = (
+    _compare(f, name) for f, name in ((xp.less, "lt"), (xp.less_equal, "le"), (xp.greater, "gt"),
+                                      (xp.greater_equal, "ge")))
+
+
+def _comparison_function(operator, name: str):
+    """``torch.eq`` / ``Tensor.eq`` and the others: the operator's result, PyTorch's TypeError where the operator
+    gives NotImplemented (``t.eq("a")``, ``t.lt(array)``; ``t == "a"`` is False)."""
+    def op(a, b):
+        out = operator(a, b)
+        if out is NotImplemented:
+            kind = type(b)
+            shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {shown}), but "
+                            "expected (Tensor input, Tensor other) or (Tensor input, Number other)")
+        return out
+
+    op.__name__ = name
+    return op
+
+
+eq, ne, lt, le, gt, ge = (_comparison_function(operator, name) for operator, name in (
+    (operator_eq, "eq"), (operator_ne, "ne"), (operator_lt, "lt"), (operator_le, "le"), (operator_gt, "gt"),
+    (operator_ge, "ge")))
 
 
 def _logical(fn):

@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .copy_slices import check_view_inplace, take_history
 from .elementwise import cast, promote
 
@@ -246,10 +246,11 @@ def _indexes_a_view(x: Tensor, idx) -> bool:
     return False
 
 
-def check_inplace(x: Tensor, tracked: bool) -> None:
-    """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py)."""
+def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
+    """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py).
+    ``overlap_ok``: the op writes one value through elements that share memory (``fill_``), which PyTorch allows."""
     if not x._data.flags.writeable:
-        check_writable(x)
+        check_writable(x, overlap_ok)
     if not _GradState.enabled:
         return
     if tracked and x.grad_fn is not None and x.grad_fn.returns_inputs:
@@ -269,13 +270,34 @@ def check_inplace(x: Tensor, tracked: bool) -> None:
         check_view_inplace(x, tracked)
 
 
-def check_writable(x: Tensor) -> None:
-    """An expanded tensor (elements sharing memory) or a read-only array cannot be written in place."""
-    if any(s == 0 and n > 1 for n, s in zip(x._data.shape, x._data.strides)):
+def _memory_writable(a) -> bool:
+    """Whether the memory under a read-only view is writable: its owner (the end of its ``base`` chain) is, so the
+    view is read-only only as ``expand``'s broadcast made it (not a read-only NumPy array, nor ember's constants)."""
+    while isinstance(a.base, xp.ndarray):
+        a = a.base
+    return a.flags.writeable
+
+
+def _overlaps(a) -> bool:
+    """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``)."""
+    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
+def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
+    """An expanded tensor (elements sharing memory) or a read-only array cannot be written in place; a part of an
+    expanded tensor whose elements do not overlap can (made writable here), and, with ``overlap_ok``, an expanded
+    one (its writer makes it writable while it writes: ``inplace._fill_with``), as PyTorch."""
+    a = x._data
+    overlapping = _overlaps(a)
+    if overlapping and not overlap_ok:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation."
         )
+    if _memory_writable(a):
+        if not overlapping:
+            a.flags.writeable = True
+        return
     raise RuntimeError("the tensor's memory is read-only (a tensor made from a read-only NumPy array?); "
                        "clone() it before writing in place")
 
@@ -347,6 +369,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     return SelectBackward0.apply(x, idx=(slice(None),) * d + (index,))
 
 
+@torch_named("GatherBackward0")
 class Gather(Node):
     linear = True
 
@@ -466,6 +489,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return version_checked(AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),)), index)
 
 
+@torch_named("WhereBackward0")
 class Where(Node):
     diagonal_jacobian = True
 
@@ -510,8 +534,13 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         value = cast(value, x.dtype)
-        return Where.apply(mask, value, x)
-    return Where.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+        return _MaskedFill.apply(mask, value, x)
+    return _MaskedFill.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+
+
+@torch_named("MaskedFillBackward0")
+class _MaskedFill(Where):
+    """``masked_fill``'s node under PyTorch's name (names only: ``where``'s formula)."""
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):

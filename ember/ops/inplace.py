@@ -227,25 +227,35 @@ class Fill(Node):
         return (xp.zeros_like(g),)
 
 
-def _fill_with(x: Tensor, values) -> Tensor:
-    """Replace every element of x by ``values`` (broadcast)."""
+def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
+    """Replace every element of x by ``values`` (broadcast). With ``overlap_ok`` (a number: PyTorch's fill_ and
+    zero_, not fill_ of a tensor, which is a copy_) an expanded tensor (elements sharing memory) is filled too, when
+    nothing is recorded (one value reaches each location)."""
     tracked = _tracked(x)
-    check_inplace(x, tracked)
+    check_inplace(x, tracked, overlap_ok=overlap_ok and not tracked)
     if tracked or forward_ad.has_tangent(x):
         return _rebase(x, Fill.apply(_snapshot(x), values=values), tracked)
-    x._data[...] = values
+    a = x._data
+    if a.flags.writeable:
+        a[...] = values
+    else:  # (check_inplace allowed it: an expanded tensor of writable memory)
+        a.flags.writeable = True
+        try:
+            a[...] = values
+        finally:
+            a.flags.writeable = False
     x._bump_version()
     return x
 
 
 def fill_(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
-        value = value._data
-    return _fill_with(x, value)
+        return _fill_with(x, value._data)
+    return _fill_with(x, value, overlap_ok=True)
 
 
 def zero_(x: Tensor) -> Tensor:
-    return _fill_with(x, 0)
+    return _fill_with(x, 0, overlap_ok=True)
 
 
 def apply_(x: Tensor, callable) -> Tensor:

@@ -9,7 +9,7 @@ from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 
 
 class MatMul(Node):
@@ -48,8 +48,54 @@ class MatMul(Node):
         return ga, gb
 
 
+# matmul's node under PyTorch's name for each form of the product (names only: one node, one formula)
+@torch_named("MmBackward0")
+class _MatrixTimesMatrix(MatMul):
+    pass
+
+
+@torch_named("DotBackward0")
+class _VectorDotVector(MatMul):
+    pass
+
+
+@torch_named("MvBackward0")
+class _MatrixTimesVector(MatMul):
+    pass
+
+
+@torch_named("BmmBackward0")
+class _BatchTimesBatch(MatMul):
+    pass
+
+
+@torch_named("SqueezeBackward4")
+class _VectorTimesMatrix(MatMul):
+    pass
+
+
+@torch_named("CloneBackward0")
+class _MatrixTimesBatch(MatMul):
+    pass
+
+
+@torch_named("UnsafeViewBackward0")
+class _Batched(MatMul):  # (PyTorch folds the batches into one matrix product and views the result)
+    pass
+
+
+_NODE_BY_NDIMS = {(2, 2): _MatrixTimesMatrix, (1, 1): _VectorDotVector, (2, 1): _MatrixTimesVector,
+                  (1, 2): _VectorTimesMatrix, (2, 3): _MatrixTimesBatch}
+
+
 @lower_precision
 def matmul(a: Tensor, b: Tensor) -> Tensor:
+    return _matmul(a, b)
+
+
+def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
+    """``matmul``; ``node``: the node class (its PyTorch name) where the caller knows it (``bmm``), else the one
+    of the operands' dimensions."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul expects two tensors")
     if a.layout is not strided or b.layout is not strided:  # a sparse COO/CSR/CSC matrix times a dense one
@@ -79,7 +125,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so changing
         # b in place before backward is allowed and a's gradient reads the values b had: the same
         b = b.clone()
-    return MatMul.apply(a, b)
+    if node is None:
+        node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
+    return node.apply(a, b)
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
@@ -118,7 +166,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     _check_dims("bmm", b, 3)
     if a._data.shape[0] != b._data.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {a._data.shape[0]} and {b._data.shape[0]}")
-    return matmul(a, b)
+    return _matmul(a, b, _BatchTimesBatch)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 
 
+@torch_named("RollBackward0")
 class Roll(Node):
     linear = True
 

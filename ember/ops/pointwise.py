@@ -424,16 +424,6 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     return Hypot.apply(a, b)
 
 
-def rad2deg(input: Tensor) -> Tensor:
-    """Angles in radians to degrees (integers and bools become the default float dtype, as in PyTorch)."""
-    return mul(_float_operands(input, 1.0)[0], 180.0 / math.pi)
-
-
-def deg2rad(input: Tensor) -> Tensor:
-    """Angles in degrees to radians (integers and bools become the default float dtype, as in PyTorch)."""
-    return mul(_float_operands(input, 1.0)[0], math.pi / 180.0)
-
-
 def fmod(input: Tensor, other) -> Tensor:
     """The remainder of truncated division: it has the sign of ``input`` (``remainder`` takes ``other``'s)."""
     from .elementwise import promote

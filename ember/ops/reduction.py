@@ -14,7 +14,7 @@ from .._autocast import full_precision
 from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .elementwise import cast, conj_if_complex, refuse_complex
 
 
@@ -50,6 +50,7 @@ def _expand_back(g, shape, axes, keepdim: bool):
     return g
 
 
+@torch_named("SumBackward0")
 class Sum(Node):
     linear = True
     float32_compute = True
@@ -69,6 +70,7 @@ class Sum(Node):
         return (xp.broadcast_to(g, self.shape),)
 
 
+@torch_named("MeanBackward0")
 class Mean(Node):
     linear = True
     float32_compute = True
@@ -85,6 +87,18 @@ class Mean(Node):
         return (xp.broadcast_to(g, self.shape),)
 
 
+# sum / mean over given dimensions, under PyTorch's names for that overload (names only)
+@torch_named("SumBackward1")
+class _SumOverDims(Sum):
+    pass
+
+
+@torch_named("MeanBackward1")
+class _MeanOverDims(Mean):
+    pass
+
+
+@torch_named("ProdBackward0")
 class Prod(Node):
     float32_compute = True
 
@@ -156,6 +170,7 @@ class MaxMinDim(Node):
         return (out,)
 
 
+@torch_named("VarBackward0")
 class Var(Node):
     float32_compute = True
     rerun_for_higher_order = True  # backward reads x - mean (recomputed on recorded inputs under create_graph)
@@ -193,7 +208,9 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         x = cast(x, dtype)
     elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         x = cast(x, _dtype.int64)  # PyTorch sums integers and bools as int64
-    return Sum.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
+    if dim is None:
+        return Sum.apply(x, axes=None, keepdim=keepdim)
+    return _SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -205,7 +222,9 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[x.dtype.name]} (call .float() first, "
             "or pass a floating dtype=)"
         )
-    return Mean.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
+    if dim is None:
+        return Mean.apply(x, axes=None, keepdim=keepdim)
+    return _MeanOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 @full_precision
@@ -365,6 +384,7 @@ class Norm2(Node):
             return (xp.where(out == 0, 0, g * x / out),)
 
 
+@torch_named("LogsumexpBackward0")
 class LogSumExp(Node):
     float32_compute = True
 
@@ -395,6 +415,7 @@ def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return Tensor._make(xp.asarray(xp.any(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim)))
 
 
+@torch_named("CumsumBackward0")
 class CumSum(Node):
     linear = True
     float32_compute = True

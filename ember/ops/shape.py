@@ -13,7 +13,7 @@ from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from .copy_slices import mark_multi_output_views
 from .elementwise import cast
 
@@ -532,6 +532,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
                                    "Unbind")
 
 
+@torch_named("FlipBackward0")
 class Flip(Node):
     linear = True
 
@@ -552,6 +553,7 @@ def flip(x: Tensor, dims) -> Tensor:
     return Flip.apply(x, dims=wrapped if x._data.ndim else ())  # (a scalar's dim 0 or -1: nothing to flip)
 
 
+@torch_named("RepeatBackward0")
 class Repeat(Node):
     linear = True
 

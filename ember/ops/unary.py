@@ -14,11 +14,12 @@ from .._kernels import activation as compiled
 from .._kernels.policy import policy
 from .._parallel import parallel_flat
 from .._tensor import Tensor
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
 
 
+@torch_named("NegBackward0")
 class Neg(Node):
     diagonal_jacobian = True
 
@@ -29,6 +30,7 @@ class Neg(Node):
         return (-g,)
 
 
+@torch_named("ExpBackward0")
 class Exp(Node):
     diagonal_jacobian = True
 
@@ -41,6 +43,7 @@ class Exp(Node):
         return (g * conj_if_complex(self.saved[0]),)
 
 
+@torch_named("LogBackward0")
 class Log(Node):
     diagonal_jacobian = True
 
@@ -52,6 +55,7 @@ class Log(Node):
         return (g / conj_if_complex(self.saved[0]),)
 
 
+@torch_named("Log1PBackward0")
 class Log1p(Node):
     diagonal_jacobian = True
 
@@ -63,6 +67,7 @@ class Log1p(Node):
         return (g / conj_if_complex(1 + self.saved[0]),)
 
 
+@torch_named("SqrtBackward0")
 class Sqrt(Node):
     diagonal_jacobian = True
 
@@ -75,6 +80,7 @@ class Sqrt(Node):
         return (g / conj_if_complex(2 * self.saved[0]),)
 
 
+@torch_named("RsqrtBackward0")
 class Rsqrt(Node):
     diagonal_jacobian = True
 
@@ -88,6 +94,7 @@ class Rsqrt(Node):
         return (-0.5 * g * out * out * out,)
 
 
+@torch_named("SinBackward0")
 class Sin(Node):
     diagonal_jacobian = True
 
@@ -99,6 +106,7 @@ class Sin(Node):
         return (g * conj_if_complex(xp.cos(self.saved[0])),)
 
 
+@torch_named("CosBackward0")
 class Cos(Node):
     diagonal_jacobian = True
 
@@ -110,6 +118,7 @@ class Cos(Node):
         return (-g * conj_if_complex(xp.sin(self.saved[0])),)
 
 
+@torch_named("TanhBackward0")
 class Tanh(Node):
     diagonal_jacobian = True
 
@@ -123,6 +132,7 @@ class Tanh(Node):
         return (g * (1 - out * out),)
 
 
+@torch_named("SigmoidBackward0")
 class Sigmoid(Node):
     diagonal_jacobian = True
 
@@ -141,6 +151,7 @@ class Sigmoid(Node):
         return (g * out * (1 - out),)
 
 
+@torch_named("ReluBackward0")
 class Relu(Node):
     diagonal_jacobian = True
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
@@ -195,6 +206,7 @@ def _zero(dtype):
     return zero
 
 
+@torch_named("AbsBackward0")
 class Abs(Node):
     diagonal_jacobian = True
 
@@ -207,6 +219,7 @@ class Abs(Node):
         return (g * (sgn_array(x) if x.dtype.kind == "c" else xp.sign(x)),)
 
 
+@torch_named("ReciprocalBackward0")
 class Reciprocal(Node):
     diagonal_jacobian = True
 
@@ -220,6 +233,7 @@ class Reciprocal(Node):
         return (-g * out * out,)
 
 
+@torch_named("ClampBackward1")
 class Clamp(Node):
     diagonal_jacobian = True
 
@@ -263,7 +277,7 @@ def _unary(cls, float_only: bool = True):
             x = cast(x, _dtype.get_default_dtype())
         return cls.apply(x)
 
-    op.__name__ = cls.__name__.lower()
+    op.__name__ = cls.__qualname__.lower()
     return op
 
 

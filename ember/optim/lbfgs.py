@@ -12,7 +12,7 @@ from typing import Any
 
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, check_nonneg
 
 
@@ -89,7 +89,8 @@ class LBFGS(Optimizer):
 
     def _evaluate(self, closure: Callable) -> float:
         with enable_grad():
-            return float(closure())
+            loss = closure()
+        return _value(loss)
 
     # ----------------------------------------------------------------- step
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
@@ -106,7 +107,7 @@ class LBFGS(Optimizer):
 
         with enable_grad():
             orig_loss = closure()
-        loss = float(orig_loss)
+        loss = _value(orig_loss)
         evals = 1
         state["func_evals"] += 1
         g = self._flat_grad()
@@ -289,3 +290,10 @@ def strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e
             bracket[low] = (t, f_new, g_new, gtd_new)
     t, f_new, g_new, _ = bracket[low]
     return f_new, g_new, t, evals
+
+
+def _value(loss: Any) -> float:
+    """The closure's loss as a float, read in no-grad mode as PyTorch's step reads it (``float()`` of a loss that
+    requires grad warns in grad mode)."""
+    with no_grad():
+        return float(loss)

@@ -38,9 +38,11 @@ def _dispatch(op_class, inputs, params):
             break
     else:
         return None
-    rule = _FUNCTIONS.get(op_class.__name__)
+    # (by ember's class names: __name__ is PyTorch's node name, AddBackward0; a node's variants are subclasses)
+    own = next((c.__qualname__ for c in op_class.__mro__ if c.__qualname__ in _FUNCTIONS), op_class.__qualname__)
+    rule = _FUNCTIONS.get(own)
     if rule is None or params:
-        raise NotImplementedError(unsupported(op_class.__name__.lower(), inputs))
+        raise NotImplementedError(unsupported(own.lower(), inputs))
     return rule(*inputs)
 
 

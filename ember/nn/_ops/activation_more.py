@@ -219,12 +219,11 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     """softmax((logits + g) / tau) along ``dim``, ``g`` Gumbel(0, 1) noise from ember's generator; ``hard``: the
     one-hot of its maximum in the forward pass, the soft sample's gradient in backward (straight through).
     ``eps`` is deprecated and unused, as in PyTorch (which warns when it is given)."""
-    import warnings
 
     from ..._creation import empty_like, zeros_like
 
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        _warnings.warn("`eps` parameter is deprecated and has no effect.")
     gumbels = -empty_like(logits).exponential_().log()
     y_soft = _softmax((logits + gumbels) / tau, dim)
     if not hard:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 
+from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -200,7 +200,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _warnings.warn(_ALIGN_WARNING)
         align_corners = False
     ishape, gshape = list(input.shape), list(grid.shape)
     nd = len(ishape)
@@ -242,7 +242,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     W) (3-D: theta (N, 3, 4), size (N, C, D, H, W), grid (N, D, H, W, 3)): grid = theta @ (x, y(, z), 1) over the
     output's base coordinates. Differentiable in theta."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _warnings.warn(_ALIGN_WARNING)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -257,9 +257,9 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
                                   f"respectively. Got size {size}.")
     spatial = size[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+        _warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
-                      "affine_grid for details.", stacklevel=2)
+                      "affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     dtype = theta._data.dtype

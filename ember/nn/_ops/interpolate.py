@@ -20,8 +20,8 @@ The resampling itself is ``resample.py`` (one separable map per axis, dense or b
 from __future__ import annotations
 
 import math
-import warnings
 
+from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from .resample import AxisMap, Resample
@@ -238,20 +238,18 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None
              ) -> Tensor:
     """Deprecated spelling of ``interpolate`` (PyTorch warns, then resizes)."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    _warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+    _warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+    _warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 

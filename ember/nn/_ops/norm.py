@@ -22,7 +22,7 @@ from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
 from ...ops.shape import reshape_owned
@@ -322,6 +322,7 @@ def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, mome
         buf._bump_version()
 
 
+@torch_named("NativeLayerNormBackward0")
 class LayerNorm(Node):
     """Works on x as (rows, features): the per-row sums that involve the weight, and the per-feature sums for
     the weight and bias gradients, are matrix-vector products (BLAS, threaded) on the whole arrays instead of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 
 _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -55,6 +55,7 @@ def _fold(g, d: int, n: int, lo: int, hi: int, mode: str):
     return core
 
 
+@torch_named("ConstantPadNdBackward0")
 class ConstantPad(Node):
     def forward(self, x, widths, value):
         self.widths = widths

@@ -8,10 +8,11 @@ from ..._parallel import parallel_for
 from ..._sparse import SparseCOO, compiled_rows
 from ..._sparse import segment_sum as _segment_sum
 from ..._tensor import Tensor
-from ...autograd.graph import Node, leaf_slot_to_fill, version_checked
+from ...autograd.graph import Node, leaf_slot_to_fill, torch_named, version_checked
 from ...autograd.recorded import HigherOrderError, is_recorded
 
 
+@torch_named("EmbeddingBackward0")
 class Embedding(Node):
     linear = True
 
