@@ -45,6 +45,21 @@ def test_torchrun_variables_and_rendezvous_flags(tmp_path):
         assert env["OMP_NUM_THREADS"] == os.environ.get("OMP_NUM_THREADS", "1")
 
 
+def test_launcher_replaces_rank_variables_left_in_its_environment(tmp_path):
+    # A shell (or an outer job) that exported RANK & co.: torchrun gives each worker its own values; so must ember's
+    # launcher, else every rank kept the stale RANK and init_process_group refused it on the ranks it contradicts.
+    stale = {"RANK": "1", "WORLD_SIZE": "5", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "7", "GROUP_RANK": "4",
+             "ROLE_RANK": "6", "ROLE_WORLD_SIZE": "9"}
+    p = subprocess.run([*LAUNCHER, "--timeout", "60", "--nproc-per-node", "2", os.path.join(SCRIPTS, "env.py"),
+                        str(tmp_path), "init"], cwd=ROOT, env={**ENV, **stale}, capture_output=True, text=True,
+                       timeout=90)
+    assert p.returncode == 0, p.stderr
+    for rank, env in enumerate(rank_env(tmp_path, 2)):
+        assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"], env["GROUP_RANK"],
+                env["ROLE_RANK"], env["ROLE_WORLD_SIZE"]) == (str(rank), "2", str(rank), "2", "0", str(rank), "2")
+        assert env["before"]["RANK"] == str(rank)
+
+
 def test_plain_mpiexec_sets_what_docs_say(tmp_path):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = {k: v for k, v in ENV.items() if k not in ("OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT")}

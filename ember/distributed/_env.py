@@ -19,6 +19,9 @@ _LAUNCHER_VARS = (
     ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
 )
 TORCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+# What each rank derives for itself (TORCH_VARS, then ``elastic_env``'s per-rank ones): ``ember.distributed.run``
+# removes them from the environment it starts the ranks with, as torchrun gives each worker its own values.
+PER_RANK_VARS = (*TORCH_VARS, "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
 HWLOC_XMLFILE = "HWLOC_XMLFILE"
 
 

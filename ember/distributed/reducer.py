@@ -399,17 +399,18 @@ class Reducer:
         started = trace.start()
         synchronised = self._check_lockstep()
         unused = self._unused_everywhere()
+        before, self._before = self._before, {}  # (its copies are not kept until the next backward)
         trace.finish("read lockstep table", "ddp", started)
         if not synchronised:
             return
         for bucket, slot in missing:  # PyTorch leaves the .grad of a parameter no rank used untouched
             index = self._first[bucket.index] + slot
-            if index not in unused or index not in self._before:
+            if index not in unused or index not in before:
                 continue  # (a .grad assigned by hand: its staging copy is not copied back, below)
-            if self._before[index] is None:
+            if before[index] is None:
                 bucket.store.retract(bucket.lo + slot)
             else:
-                bucket.params[slot]._grad._data[...] = self._before[index]
+                bucket.params[slot]._grad._data[...] = before[index]
         for bucket in self.buckets:
             if bucket.staging is None:
                 continue  # the gradients themselves were reduced

@@ -40,7 +40,7 @@ import time
 
 from . import _outcome
 from ._bootstrap import on_ember
-from ._env import HWLOC_XMLFILE, no_topology_file
+from ._env import HWLOC_XMLFILE, PER_RANK_VARS, no_topology_file
 from ._job import Guard, Job
 from ._launch_args import parse
 from ._records import RUN_DIR_VAR
@@ -115,7 +115,9 @@ def rank_target(args) -> list[str]:
 
 
 def _environment(args, hosts: list[str], run_dir: str, attempt: int) -> dict[str, str]:
-    env = dict(os.environ)
+    # Each rank sets RANK & co. from MPI where unset: values left in this environment (a shell's export, an outer
+    # job's) would be every rank's, the same stale RANK on all of them.
+    env = {name: value for name, value in os.environ.items() if name not in PER_RANK_VARS}
     env.setdefault("OMP_NUM_THREADS", "1")
     env["MASTER_ADDR"] = args.master_addr or (hosts[0] if hosts else "127.0.0.1")
     env["MASTER_PORT"] = str(args.master_port)

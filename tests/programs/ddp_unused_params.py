@@ -118,4 +118,15 @@ gathered = [torch.zeros_like(weights) for _ in range(world)]
 dist.all_gather(gathered, weights)
 if rank == 0:
     print(f"world={world} replicas identical: {all(torch.equal(g, gathered[0]) for g in gathered)}")
+
+# static_graph=True without find_unused_parameters: PyTorch learns in the first iteration which parameters the
+# (fixed) graph never uses; they keep their .grad (None), the others are averaged.
+net = Experts()
+fill(net)
+model = DDP(net, static_graph=True)
+for step in range(3):
+    model.zero_grad()
+    x, _ = batch(20 + step, 0)
+    model(x, [0, 2]).sum().backward()
+    show(f"static graph step {step}", model)
 dist.destroy_process_group()
