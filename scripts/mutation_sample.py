@@ -74,7 +74,8 @@ _OUTSIDE_THE_STORE = ("tests/test_grad_store.py::"
 # module (relative to the repository) -> the test files (or pytest node ids) that cover it
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
-                                 "tests/test_diagnostics_report.py", "tests/test_autograd_pruning.py"],
+                                 "tests/test_diagnostics_report.py", "tests/test_autograd_pruning.py",
+                                 "tests/test_node_prehooks.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE,
