@@ -29,6 +29,9 @@ class GammaMethods:
     def xlogy(self, other) -> Tensor:
         return ops.gamma_fns.xlogy(self, other)
 
+    def xlogy_(self, other) -> Tensor:
+        return ops.index_update._write_back(self, lambda t: ops.gamma_fns.xlogy(t, other), other)
+
     def lgamma_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.gamma_fns.lgamma)
 

@@ -130,6 +130,23 @@ class PointwiseMethods:
     def fmin(self, other: Tensor) -> Tensor:
         return ops.pointwise.fmin(self, other)
 
+    def copysign(self, other) -> Tensor:
+        return ops.pointwise.copysign(self, other)
+
+    def copysign_(self, other) -> Tensor:
+        pw = ops.pointwise
+        return ops.index_update._write_back(self, lambda t: pw.copysign(t, other), other)
+
+    def atan2_(self, other) -> Tensor:
+        pw = ops.pointwise
+        return ops.index_update._write_back(self, lambda t: pw.atan2(t, other), other)
+
+    arctan2_ = atan2_
+
+    def hypot_(self, other) -> Tensor:
+        pw = ops.pointwise
+        return ops.index_update._write_back(self, lambda t: pw.hypot(t, other), other)
+
     def fmod_(self, other) -> Tensor:
         pw = ops.pointwise
         return ops.index_update._write_back(self, lambda t: pw.fmod(t, other), other)

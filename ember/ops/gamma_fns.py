@@ -15,7 +15,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import _float_operands, cast, is_inexact
 
@@ -158,26 +158,47 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 def xlogy(input, other) -> Tensor:
     """input * log(other), and 0 where input is 0 (even where other is 0 or inf); nan stays nan."""
-    from .unary import log
-
-    return _x_times(input, other, log)
+    return _x_times(input, other, log1p=False)
 
 
 def xlog1py(input, other) -> Tensor:
     """input * log1p(other), and 0 where input is 0 (even where other is -1 or inf); nan stays nan."""
-    from .unary import log1p
-
-    return _x_times(input, other, log1p)
+    return _x_times(input, other, log1p=True)
 
 
-def _x_times(input, other, fn) -> Tensor:
-    from .indexing import where
+@torch_named("XlogyBackward0")
+class XLogY(Node):
+    """``x * log(y)`` (``log1p``: ``x * log1p(y)``), 0 where x is 0 and y is not nan. PyTorch's derivatives:
+    d/dx = xlogy(g, y), 0 where x == 0 and y <= 0 (y <= -1 for log1p); d/dy = g * x / y (/ (y + 1))."""
+    diagonal_jacobian = True
+    saved_for = ((0, 1), (0, 1))
+    log1p = False
 
+    def forward(self, x, y):
+        self.saved = (x, y)
+        return xp.where((x == 0) & ~xp.isnan(y), 0, x * (xp.log1p(y) if self.log1p else xp.log(y)))
+
+    def backward(self, g):
+        x, y = self.saved
+        nx, ny = self.needs_input_grad
+        gx = gy = None
+        if nx:
+            gx = xp.where((g == 0) & ~xp.isnan(y), 0, g * (xp.log1p(y) if self.log1p else xp.log(y)))
+            gx = xp.where((x == 0) & (y <= (-1 if self.log1p else 0)), 0, gx)
+        if ny:
+            gy = g * x / (y + 1 if self.log1p else y)
+        return gx, gy
+
+
+@torch_named("SpecialXlog1PyBackward0")
+class XLog1PY(XLogY):
+    log1p = True
+
+
+def _x_times(input, other, log1p: bool) -> Tensor:
     input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=xp.float64))
                     for t in _float_operands(input, other))
-    prod = input * fn(other)
-    # (PyTorch's formula saves both operands)
-    return version_checked(where((input == 0) & ~other.isnan(), 0.0, prod), input, other)
+    return (XLog1PY if log1p else XLogY).apply(input, other)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:

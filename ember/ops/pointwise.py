@@ -394,6 +394,21 @@ class Hypot(Node):
         return (g * a / out if na else None), (g * b / out if nb else None)
 
 
+class Copysign(Node):
+    diagonal_jacobian = True
+    saved_for = ((0,), (0,))  # the input and the result, both for the input's gradient (the sign source gets zeros)
+
+    def forward(self, a, b):
+        out = xp.copysign(a, b)
+        self.saved = (a, out)
+        return out
+
+    def backward(self, g):  # d/da = out / a (+-1), 0 where a == 0, as PyTorch; the sign source: zeros
+        a, out = self.saved
+        na, nb = self.needs_input_grad
+        return (g * xp.where(a == 0, 0, out / a) if na else None), (xp.zeros_like(g) if nb else None)
+
+
 class Fmod(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
@@ -422,6 +437,13 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     """sqrt(input^2 + other^2), computed without overflow."""
     a, b = _float_operands(input, other)
     return Hypot.apply(a, b)
+
+
+def copysign(input: Tensor, other) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other`` (a tensor or a number; -0.0 counts as negative), in a
+    floating dtype (integers and bools give the default one)."""
+    a, b = _float_operands(input, other)
+    return Copysign.apply(a, b)
 
 
 def fmod(input: Tensor, other) -> Tensor:
