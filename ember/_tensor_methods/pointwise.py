@@ -11,6 +11,11 @@ else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
+def _in_place(x: Tensor, op, other) -> Tensor:
+    """``x.op_(other)``: x <- op(x, other), recorded when x or ``other`` needs a gradient (``_write_back``)."""
+    return ops.index_update._write_back(x, lambda t: op(t, other), other)
+
+
 class PointwiseMethods:
     __slots__ = ()
 
@@ -102,12 +107,10 @@ class PointwiseMethods:
         return ops.index_update._write_back(self, lambda t: pw.lerp(t, end, weight), end, weight)
 
     def clamp_min_(self, min) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.clamp_min(t, min), min)
+        return _in_place(self, ops.pointwise.clamp_min, min)
 
     def clamp_max_(self, max) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.clamp_max(t, max), max)
+        return _in_place(self, ops.pointwise.clamp_max, max)
 
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
         return ops.pointwise.nan_to_num(self, nan, posinf, neginf)
@@ -134,19 +137,15 @@ class PointwiseMethods:
         return ops.pointwise.copysign(self, other)
 
     def copysign_(self, other) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.copysign(t, other), other)
+        return _in_place(self, ops.pointwise.copysign, other)
 
     def atan2_(self, other) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.atan2(t, other), other)
+        return _in_place(self, ops.pointwise.atan2, other)
 
     arctan2_ = atan2_
 
     def hypot_(self, other) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.hypot(t, other), other)
+        return _in_place(self, ops.pointwise.hypot, other)
 
     def fmod_(self, other) -> Tensor:
-        pw = ops.pointwise
-        return ops.index_update._write_back(self, lambda t: pw.fmod(t, other), other)
+        return _in_place(self, ops.pointwise.fmod, other)
