@@ -138,7 +138,8 @@ def upgrade_hook_state(d: dict) -> None:
 class HooksMixin:
     """``Module``'s hook methods: registration, and a call with hooks (see the module docstring)."""
 
-    __slots__ = ()
+    # (no __slots__: Module's layout stays a plain class's, which a class made at run time from Module and another
+    # plain class, as fully_shard's FSDP<Name>, needs for ``__class__`` assignment)
 
     def _call_with_hooks(self, call: _HookedCall):
         args, kwargs = call.args, call.kwargs
