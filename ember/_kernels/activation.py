@@ -1,4 +1,5 @@
-"""ReLU's gradient and GELU (erf form) in one pass each (numba). ReLU's: the counterpart of the mask-then-multiply
+"""ReLU's gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one pass each (numba).
+ReLU's: the counterpart of the mask-then-multiply
 passes in ``ember/ops/unary.py`` (``Relu.backward``), the same arithmetic, so the same bits. GELU's: the
 counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference).
 Same formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun
@@ -48,6 +49,24 @@ def gelu_erf(x, out, d):
             for i in range(m):
                 v = xs[i]
                 os[i] = v * _phi(v, e[i] * scale[i])
+
+
+@kernel
+def gelu_erf64(x, out, d):
+    """``gelu_erf`` for float64, with the C library's erfc (the polynomial's 1.5e-7 is far above float64's
+    rounding): out = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, and, when d is as long as x, d = Phi(x) + x phi(x)."""
+    n = x.shape[0]
+    full = d.shape[0] == n
+    for i in range(n):
+        v = x[i]
+        cdf = math.erfc(v * -_SQRT_HALF64) * 0.5
+        out[i] = v * cdf
+        if full:  # the NumPy reference's order of operations (its exp may differ from the C library's by an ulp)
+            d[i] = math.exp(v * v * -0.5) * v * _INV_SQRT_2PI64 + cdf
+
+
+_SQRT_HALF64 = math.sqrt(0.5)
+_INV_SQRT_2PI64 = 1 / math.sqrt(2 * math.pi)
 
 
 @kernel.inline
