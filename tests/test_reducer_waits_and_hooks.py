@@ -1,21 +1,14 @@
-"""DDP's reducer (``ember/distributed/reducer.py``) in this process, on a communicator of ranks that all compute the same, against
-PyTorch's DistributedDataParallel on a gloo group of one rank in the same process: PyTorch's rule for parameters
-a backward did not use (``find_unused_parameters=True``: a ``.grad`` left from before is kept, None stays None),
-through gradients reduced in place, gradients assigned by hand (reduced through a staging copy, or adopted by
-the bucket view), several buckets; and the reducer's errors (a collective that does not complete, a
-communication hook's wrong result, a hook registered late). The same on several ranks: tests/ranks/rank_ddp.py
-and tests/programs/ddp_unused_params.py."""
+"""DDP's reducer (``ember/distributed/reducer.py``) in this process, on a stand-in communicator: a collective that
+does not complete, named with DDP's iteration and the rank; a communication hook's bucket (not divided by the
+world size) and its result; a hook registered twice or late. On real ranks, against PyTorch's DDP:
+tests/ranks/rank_ddp_vs_torch.py."""
 
 from __future__ import annotations
 
-import socket
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
-import torch.distributed as tdist
-from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
 import ember
 from ember.distributed.reducer import Reducer
@@ -47,32 +40,6 @@ class Twins:
         return SimpleNamespace(is_completed=lambda: role not in self.failing, wait=wait)
 
 
-@pytest.fixture(scope="module")
-def torch_group():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
-    yield
-    tdist.destroy_process_group()
-
-
-def heads(m):
-    """A trunk and three heads; ``use`` picks the heads a forward goes through (the others get no gradient)."""
-
-    class Heads(m.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.trunk = m.nn.Linear(3, 4)
-            self.a, self.b, self.c = m.nn.Linear(4, 2), m.nn.Linear(4, 2), m.nn.Linear(4, 2)
-
-        def forward(self, x, use):
-            h = self.trunk(x).tanh()
-            return sum((getattr(self, k)(h) for k in use), m.zeros(x.shape[0], 2, dtype=x.dtype))
-
-    return Heads().double()
-
-
 class EmberDDP:
     """What ember's DistributedDataParallel does around the reducer on one rank: ``prepare_for_backward`` before
     each forward whose backward is synchronised."""
@@ -85,71 +52,6 @@ class EmberDDP:
     def __call__(self, *args):
         self.reducer.prepare_for_backward()
         return self.module(*args)
-
-
-def x_of(step):
-    return np.random.default_rng(step).standard_normal((5, 3))
-
-
-# each step: (the heads the forward uses, what happens to the gradients before it)
-STEPS = [
-    (("a", "b"), None),
-    (("a",), "zero_grad(set_to_none=False)"),  # b and c unused: b's zeros kept, c stays None
-    (("a",), "add to b's grad"),  # a held gradient of an unused parameter keeps its values
-    (("a", "c"), "zero_grad()"),  # b, set to None, stays None
-    (("b",), "assign a's and c's grads"),  # assigned by hand: a (unused) keeps it, c (unused) too
-    (("a", "b", "c"), "assign b's grad"),  # an assigned gradient of a used parameter: the sum
-    (("c",), None),  # accumulated over the step before (no zero_grad)
-]
-
-
-def _prepare(m, model, what):
-    if what == "zero_grad(set_to_none=False)":
-        model.zero_grad(set_to_none=False)
-    elif what == "zero_grad()":
-        model.zero_grad()
-    elif what == "add to b's grad":
-        with m.no_grad():
-            model.b.weight.grad.add_(3.0)
-    elif what == "assign a's and c's grads":
-        model.a.weight.grad = m.full((2, 4), 2.0, dtype=m.float64)
-        model.c.bias.grad = m.full((2,), -1.0, dtype=m.float64)
-    elif what == "assign b's grad":
-        model.b.weight.grad = m.full((2, 4), 0.5, dtype=m.float64)
-
-
-def _run(m, ddp, model, optimizer):
-    """Each step: the gradients after backward (None or values, by name), then the parameters after the step."""
-    seen = []
-    for step, (use, what) in enumerate(STEPS):
-        _prepare(m, model, what)
-        ddp(m.tensor(x_of(step)), use).pow(2).sum().backward()
-        seen.append({n: None if p.grad is None else p.grad.detach().numpy().copy()
-                     for n, p in model.named_parameters()})
-        optimizer.step()
-        seen.append({n: p.detach().numpy().copy() for n, p in model.named_parameters()})
-    return seen
-
-
-@pytest.mark.filterwarnings("ignore:find_unused_parameters=True was specified")
-@pytest.mark.parametrize("as_view", [False, True])
-@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])  # one bucket; four
-def test_unused_held_and_assigned_gradients_step_as_pytorchs_ddp(torch_group, as_view, cap_mb):
-    ember_model, torch_model = heads(ember), heads(torch)
-    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
-    theirs = _run(torch, TorchDDP(torch_model, find_unused_parameters=True, gradient_as_bucket_view=as_view,
-                                  bucket_cap_mb=cap_mb),
-                  torch_model, torch.optim.SGD(torch_model.parameters(), lr=0.1, momentum=0.9))
-    ddp = EmberDDP(ember_model, Twins(), find_unused_parameters=True, gradient_as_bucket_view=as_view,
-                   bucket_cap_mb=cap_mb)
-    assert (len(ddp.reducer.buckets) == 1) == (cap_mb == 25.0)
-    mine = _run(ember, ddp, ember_model, ember.optim.SGD(ember_model.parameters(), lr=0.1, momentum=0.9))
-    for k, (got, want) in enumerate(zip(mine, theirs)):
-        where = f"step {k // 2} ({STEPS[k // 2]}), {'gradients' if k % 2 == 0 else 'parameters'}"
-        assert [n for n, v in got.items() if v is None] == [n for n, v in want.items() if v is None], where
-        for n, v in want.items():
-            if v is not None:
-                np.testing.assert_allclose(got[n], v, rtol=1e-12, atol=1e-12, err_msg=f"{where}: {n}")
 
 
 @pytest.mark.parametrize("failing,find_unused,what", [
