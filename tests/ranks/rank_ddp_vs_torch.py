@@ -103,3 +103,52 @@ def test_parameters_used_on_some_ranks_or_none_step_as_pytorchs_ddp(ranks, as_vi
                      if v is not None and got[n] is not None and not np.allclose(got[n], v, rtol=1e-12, atol=1e-12)]
     assert (len(ddp.reducer.buckets) == 1) == (cap_mb == 25.0)
     assert not problems, "\n".join(problems[:5])
+
+
+def mixed(m):
+    """A float64 trunk and a float32 head (a gradient store, and buckets, of its own)."""
+
+    class Mixed(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = m.nn.Linear(3, 4).double()
+            self.head = m.nn.Linear(4, 2)
+
+        def forward(self, x, use_head):
+            h = self.trunk(x).tanh()
+            return h.sum() + (self.head(h.float()).double().pow(2).sum() if use_head else 0)
+
+    return Mixed()
+
+
+@pytest.mark.filterwarnings("ignore:find_unused_parameters=True was specified")
+@pytest.mark.parametrize("as_view", [False, True])
+def test_a_store_no_gradient_reached_yet_on_this_rank_takes_the_others_mean(ranks, as_view):
+    """The first backward on rank 1 reaches none of the float32 head's parameters, which rank 0 uses: rank 1's
+    head gets the mean of the ranks' gradients (its own counted as zeros) as its first .grad, as PyTorch's."""
+    rank, _ = ranks
+    uses = [(True, False), (True, True), (False, True)]  # per step: (rank 0, rank 1)
+    results = []
+    for m, wrap in ((torch, TorchDDP), (ember, DDP)):
+        m.manual_seed(0)
+        model = mixed(m)
+        if m is ember:
+            model.load_state_dict({k: ember.tensor(v) for k, v in reference.items()})
+        else:
+            reference = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}  # (before training)
+        ddp = wrap(model, find_unused_parameters=True, gradient_as_bucket_view=as_view)
+        optimizer = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        seen = []
+        for step, use in enumerate(uses):
+            optimizer.zero_grad()
+            x = m.tensor(np.random.default_rng(10 * step + rank).standard_normal((5, 3)))
+            ddp(x, use[min(rank, 1)]).backward()
+            seen.append([None if p.grad is None else p.grad.detach().numpy().copy() for p in model.parameters()])
+            optimizer.step()
+            seen.append([p.detach().numpy().copy() for p in model.parameters()])
+        results.append(seen)
+    theirs, mine = results
+    problems = [f"rank {rank}, {k}, parameter {j}: {g} != {w}" for k, (got, want) in enumerate(zip(mine, theirs))
+                for j, (g, w) in enumerate(zip(got, want))
+                if (g is None) != (w is None) or (w is not None and not np.allclose(g, w, rtol=1e-6, atol=1e-7))]
+    assert not problems, "\n".join(problems[:5])
