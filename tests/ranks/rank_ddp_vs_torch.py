@@ -128,14 +128,10 @@ def test_a_store_no_gradient_reached_yet_on_this_rank_takes_the_others_mean(rank
     head gets the mean of the ranks' gradients (its own counted as zeros) as its first .grad, as PyTorch's."""
     rank, _ = ranks
     uses = [(True, False), (True, True), (False, True)]  # per step: (rank 0, rank 1)
+    torch_model, ember_model = mixed(torch), mixed(ember)
+    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
     results = []
-    for m, wrap in ((torch, TorchDDP), (ember, DDP)):
-        m.manual_seed(0)
-        model = mixed(m)
-        if m is ember:
-            model.load_state_dict({k: ember.tensor(v) for k, v in reference.items()})
-        else:
-            reference = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}  # (before training)
+    for m, wrap, model in ((torch, TorchDDP, torch_model), (ember, DDP, ember_model)):
         ddp = wrap(model, find_unused_parameters=True, gradient_as_bucket_view=as_view)
         optimizer = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         seen = []
