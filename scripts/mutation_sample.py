@@ -84,9 +84,16 @@ TARGETS = {
                                 "tests/test_grad_fn_names.py"],
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py"],
     "ember/autograd/recorded.py": ["tests/test_higher_order.py", "tests/test_higher_order_tensor.py",
-                                   "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py"],
+                                   "tests/test_higher_order_nn.py", "tests/test_higher_order_conv.py",
+                                   "tests/test_higher_order_recorded.py",
+                                   # (a batched cotangent's example shape and buffers: jacrev's one backward pass;
+                                   # a saved tensor's tangent under forward mode: hessian)
+                                   "tests/test_func_jacrev_batched.py::test_jacrev_of_an_mlp_is_one_backward_pass",
+                                   "tests/test_func_jacrev_batched.py::test_jacrev_of_cross_entropy_and_losses",
+                                   "tests/test_func_transforms.py::test_hessian_and_compositions"],
     "ember/autograd/functional.py": [_DEFAULTS, "tests/test_autograd_functional.py", "tests/test_func_transforms.py"],
-    "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py"],
+    "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
+                                  "tests/test_func_transforms_edges.py"],
     "ember/ops/elementwise.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_complex.py",
                                  "tests/test_saved_for_grad.py", "tests/test_saved_versions.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
@@ -133,8 +140,9 @@ TARGETS = {
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py", "tests/test_bfloat16_checkpoints.py",
                                             "tests/test_serialization_modules.py"],
     # (the straggler test reads each step's time from the lockstep table the reducer fills)
+    # (test_on_ranks.py runs tests/ranks/rank_ddp_vs_torch.py: DDP against PyTorch's on the same ranks)
     "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_on_ranks.py",
-                                     "tests/test_distributed_straggler.py"],
+                                     "tests/test_distributed_straggler.py", "tests/test_reducer_waits_and_hooks.py"],
     "ember/distributed/lockstep.py": ["tests/test_lockstep.py", "tests/test_on_ranks.py",
                                       "tests/test_distributed_straggler.py"],
 }

@@ -20,6 +20,7 @@ RANKS = os.path.join(ROOT, "tests", "ranks")
 FAMILIES = {  # file: the world sizes it runs at
     "rank_ddp.py": (2, 3),
     "rank_ddp_eval.py": (2,),
+    "rank_ddp_vs_torch.py": (2,),
     "rank_lockstep.py": (2, 3),
     "rank_collectives.py": (2, 3),
     "rank_funcol_vs_torch.py": (2, 3),

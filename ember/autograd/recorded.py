@@ -177,9 +177,9 @@ class RecordedArray:
             return _wrap(_ACCUMULATE[ufunc.__name__](_tensor(inputs[0]), kwargs.get("axis", 0)))
         if method != "__call__":
             raise _fail(f"numpy.{ufunc.__name__}.{method}")
-        kwargs.pop("out", None)
-        if kwargs.pop("dtype", None) is not None or kwargs:
-            raise _fail(f"numpy.{ufunc.__name__} with arguments {sorted(kwargs)}")
+        given = sorted(k for k, v in kwargs.items() if v is not None or k not in ("out", "dtype"))
+        if given:  # (a dtype= too: the recorded op computes in its operands' type)
+            raise _fail(f"numpy.{ufunc.__name__} with arguments {given}")
         if ufunc in _CONSTANT_UFUNCS:  # piecewise-constant results: no gradient flows through them
             return ufunc(*[_data(a) for a in inputs])
         impl = _UFUNCS.get(ufunc.__name__)

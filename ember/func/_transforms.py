@@ -267,11 +267,12 @@ def jacfwd(func: Callable, argnums: ArgNums = 0, has_aux: bool = False, *, rando
     another ``jacfwd`` (one forward-mode level at a time), and where an op inside has no batching rule or no
     forward-mode rule of its batched form; ``func`` has then already run once, and runs again, drawing random
     numbers once whatever ``randomness`` (PyTorch's ``'same'``)."""
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
     @functools.wraps(func)
     def wrapper(*args):
+        if randomness not in ("error", "different", "same"):  # (PyTorch checks it when called, not when built)
+            raise RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. "
+                               f"Got {randomness}")
         error_if_complex("jacfwd", args, is_input=True)
         primals = args if argnums is None else slice_argnums(args, argnums)
         flat_primals, primals_spec = tree_flatten(primals)

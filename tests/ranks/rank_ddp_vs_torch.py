@@ -1,0 +1,150 @@
+"""DistributedDataParallel next to PyTorch's on the same ranks (each rank also joins a PyTorch gloo group), with
+``find_unused_parameters=True``: parameters used on every rank, on some, on none; gradients held across
+``zero_grad(set_to_none=False)``, added to by hand on one rank, assigned by hand (not in the gradient store: a
+staging copy, or the bucket view adopting them), None; one bucket and several. After every backward each rank's
+gradients (None or values) and, after each SGD-with-momentum step, its parameters equal PyTorch's.
+(Run on 2 ranks by tests/test_on_ranks.py.)"""
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as tdist
+from rank_plugin import join_torch_gloo
+from torch.nn.parallel import DistributedDataParallel as TorchDDP
+
+import ember
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+
+@pytest.fixture(scope="module")
+def ranks(process_group):
+    join_torch_gloo(process_group)
+    yield process_group.get_rank(), process_group.get_world_size()
+    tdist.destroy_process_group()
+
+
+def heads(m):
+    """A trunk and three heads; a forward goes through the heads it is given (the others get no gradient)."""
+
+    class Heads(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = m.nn.Linear(3, 4)
+            self.a, self.b, self.c = m.nn.Linear(4, 2), m.nn.Linear(4, 2), m.nn.Linear(4, 2)
+
+        def forward(self, x, use):
+            h = self.trunk(x).tanh()
+            return sum((getattr(self, k)(h) for k in use), m.zeros(x.shape[0], 2, dtype=x.dtype))
+
+    return Heads().double()
+
+
+# each step: what is done to the gradients before it (on rank 0, on the others), the heads used (likewise)
+STEPS = [
+    ((None, None), ("ab", "ab")),
+    (("zero_grad(set_to_none=False)",) * 2, ("a", "ab")),  # b used on some ranks: rank 0 gives its zeros
+    (("add to b's grad", None), ("a", "a")),  # b and c used by no rank: each keeps its own (c: None)
+    (("zero_grad()",) * 2, ("ac", "a")),  # c used on rank 0 only: the others' None becomes the mean
+    (("assign a's and c's grads",) * 2, ("b", "b")),  # assigned, then unused everywhere: each keeps its own
+    (("zero_grad()", "zero_grad(), assign b's grad"), ("abc", "b")),  # a, c staged with no .grad on rank 1
+    ((None, None), ("c", "a")),  # accumulated over the step before
+]
+
+
+def _prepare(m, model, what, rank):
+    if what is None:
+        return
+    if what.startswith("zero_grad(set_to_none=False)"):
+        model.zero_grad(set_to_none=False)
+    elif what.startswith("zero_grad()"):
+        model.zero_grad()
+    if what == "add to b's grad":
+        with m.no_grad():
+            model.b.weight.grad.add_(3.0)
+    elif what == "assign a's and c's grads":
+        model.a.weight.grad = m.full((2, 4), 2.0 + rank, dtype=m.float64)
+        model.c.bias.grad = m.full((2,), -1.0 - rank, dtype=m.float64)
+    elif what.endswith("assign b's grad"):
+        model.b.weight.grad = m.full((2, 4), 0.5, dtype=m.float64)
+
+
+def _run(m, ddp, model, optimizer, rank):
+    seen = []
+    for step, (prepare, use) in enumerate(STEPS):
+        _prepare(m, model, prepare[min(rank, 1)], rank)
+        x = m.tensor(np.random.default_rng(10 * step + rank).standard_normal((5, 3)))
+        ddp(x, use[min(rank, 1)]).pow(2).sum().backward()
+        seen.append({n: None if p.grad is None else p.grad.detach().numpy().copy()
+                     for n, p in model.named_parameters()})
+        optimizer.step()
+        seen.append({n: p.detach().numpy().copy() for n, p in model.named_parameters()})
+    return seen
+
+
+@pytest.mark.filterwarnings("ignore:find_unused_parameters=True was specified")
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("cap_mb", [25.0, 1e-4])  # one bucket; four
+def test_parameters_used_on_some_ranks_or_none_step_as_pytorchs_ddp(ranks, as_view, cap_mb):
+    rank, _ = ranks
+    torch_model, ember_model = heads(torch), heads(ember)
+    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
+    kwargs = dict(find_unused_parameters=True, gradient_as_bucket_view=as_view, bucket_cap_mb=cap_mb)
+    theirs = _run(torch, TorchDDP(torch_model, **kwargs), torch_model,
+                  torch.optim.SGD(torch_model.parameters(), lr=0.1, momentum=0.9), rank)
+    ddp = DDP(ember_model, **kwargs)
+    mine = _run(ember, ddp, ember_model, ember.optim.SGD(ember_model.parameters(), lr=0.1, momentum=0.9), rank)
+    problems = []
+    for k, (got, want) in enumerate(zip(mine, theirs)):
+        where = f"rank {rank}, step {k // 2} {STEPS[k // 2]}, {'gradients' if k % 2 == 0 else 'parameters'}"
+        nones = [n for n, v in got.items() if v is None], [n for n, v in want.items() if v is None]
+        if nones[0] != nones[1]:
+            problems.append(f"{where}: None for {nones[0]}, PyTorch's for {nones[1]}")
+        problems += [f"{where}: {n}: {got[n]} != {v}" for n, v in want.items()
+                     if v is not None and got[n] is not None and not np.allclose(got[n], v, rtol=1e-12, atol=1e-12)]
+    assert (len(ddp.reducer.buckets) == 1) == (cap_mb == 25.0)
+    assert not problems, "\n".join(problems[:5])
+
+
+def mixed(m):
+    """A float64 trunk and a float32 head (a gradient store, and buckets, of its own)."""
+
+    class Mixed(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = m.nn.Linear(3, 4).double()
+            self.head = m.nn.Linear(4, 2)
+
+        def forward(self, x, use_head):
+            h = self.trunk(x).tanh()
+            return h.sum() + (self.head(h.float()).double().pow(2).sum() if use_head else 0)
+
+    return Mixed()
+
+
+@pytest.mark.filterwarnings("ignore:find_unused_parameters=True was specified")
+@pytest.mark.parametrize("as_view", [False, True])
+def test_a_store_no_gradient_reached_yet_on_this_rank_takes_the_others_mean(ranks, as_view):
+    """The first backward on rank 1 reaches none of the float32 head's parameters, which rank 0 uses: rank 1's
+    head gets the mean of the ranks' gradients (its own counted as zeros) as its first .grad, as PyTorch's."""
+    rank, _ = ranks
+    uses = [(True, False), (True, True), (False, True)]  # per step: (rank 0, rank 1)
+    torch_model, ember_model = mixed(torch), mixed(ember)
+    ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
+    results = []
+    for m, wrap, model in ((torch, TorchDDP, torch_model), (ember, DDP, ember_model)):
+        ddp = wrap(model, find_unused_parameters=True, gradient_as_bucket_view=as_view)
+        optimizer = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        seen = []
+        for step, use in enumerate(uses):
+            optimizer.zero_grad()
+            x = m.tensor(np.random.default_rng(10 * step + rank).standard_normal((5, 3)))
+            ddp(x, use[min(rank, 1)]).backward()
+            seen.append([None if p.grad is None else p.grad.detach().numpy().copy() for p in model.parameters()])
+            optimizer.step()
+            seen.append([p.detach().numpy().copy() for p in model.parameters()])
+        results.append(seen)
+    theirs, mine = results
+    problems = [f"rank {rank}, {k}, parameter {j}: {g} != {w}" for k, (got, want) in enumerate(zip(mine, theirs))
+                for j, (g, w) in enumerate(zip(got, want))
+                if (g is None) != (w is None) or (w is not None and not np.allclose(g, w, rtol=1e-6, atol=1e-7))]
+    assert not problems, "\n".join(problems[:5])

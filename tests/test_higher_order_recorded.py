@@ -1,0 +1,134 @@
+"""The recorded stand-ins a backward formula computes on under create_graph (``ember/autograd/recorded.py``): the
+forms of its namespace no formula uses yet, values and gradients against PyTorch's equivalent ops; NumPy's answers
+for its metadata; and every formula step that cannot be recorded failing with ``HigherOrderError``, naming the node
+and the step (never computing a constant, silently not differentiable)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember.autograd.recorded import HigherOrderError, RecordedArray, running
+
+# ties in every row and column, so that min/max must share the gradient among equal values as PyTorch's amin/amax
+X = np.array([[3.0, 1.0, 3.0], [1.0, 2.0, 1.0]])
+W = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]])
+
+# (a NumPy form a formula may write, PyTorch's op computing the same on a tensor)
+FORMS = {
+    "min method, axis": (lambda a: a.min(axis=0), lambda t: t.amin(0)),
+    "min method, all": (lambda a: a.min(), lambda t: t.amin()),
+    "min method, keepdims": (lambda a: a.min(axis=1, keepdims=True), lambda t: t.amin(1, keepdim=True)),
+    "max method, axis": (lambda a: a.max(axis=1), lambda t: t.amax(1)),
+    "max method, all, keepdims": (lambda a: a.max(keepdims=True), lambda t: t.amax((0, 1), keepdim=True)),
+    "dot method": (lambda a: a.dot(W.T), lambda t: t @ torch.tensor(W.T)),
+    "dot method, recorded on both sides": (lambda a: a.dot(a.T), lambda t: t @ t.T),
+    "mean function, axis": (lambda a: np.mean(a, axis=1), lambda t: t.mean(1)),
+    "mean function, all": (lambda a: np.mean(a), lambda t: t.mean()),
+    "mean function, keepdims": (lambda a: np.mean(a, axis=0, keepdims=True), lambda t: t.mean(0, keepdim=True)),
+    "take, flat": (lambda a: np.take(a, [4, 0, 4]), lambda t: t.reshape(-1)[[4, 0, 4]]),
+    "take, flat, 2-d indices": (lambda a: np.take(a, np.array([[5, 1], [1, 0]])),
+                                lambda t: t.reshape(-1)[torch.tensor([[5, 1], [1, 0]])]),
+    "number ** recorded": (lambda a: 2.0 ** a, lambda t: 2.0 ** t),
+    "number ** recorded, integer base": (lambda a: 3 ** a, lambda t: 3 ** t),
+}
+
+
+def _weights(shape) -> np.ndarray:
+    return np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape)
+
+
+@pytest.mark.parametrize("name", list(FORMS))
+def test_a_form_no_formula_uses_yet_computes_and_differentiates_as_pytorch(name):
+    """NumPy's values (dtype and shape too), and the recorded result's gradient equals PyTorch's of the same op:
+    what a formula written with this form would give under create_graph."""
+    form, op = FORMS[name]
+    x = ember.tensor(X, requires_grad=True)
+    got = form(RecordedArray(x))
+    assert type(got) is RecordedArray, name
+    np.testing.assert_array_equal(got.t.detach().numpy(), form(X), err_msg=name, strict=True)
+    t = torch.tensor(X, requires_grad=True)
+    want = op(t)
+    w = _weights(want.shape)
+    (got.t * ember.tensor(w)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    assert_close(x.grad, t.grad, msg=name)
+
+
+@pytest.mark.parametrize("sections,axis", [(3, 1), (2, 0), ([1], 1), ([0, 2], 1), (np.array([1]), 0)])
+@pytest.mark.parametrize("split", ["split", "array_split"])
+def test_split_by_a_count_or_by_indices_computes_and_differentiates_as_pytorch(split, sections, axis):
+    """``numpy.split``/``array_split`` by a number of equal sections or at indices: NumPy's pieces, each
+    differentiable as PyTorch's ``tensor_split``."""
+    x = ember.tensor(X, requires_grad=True)
+    got = getattr(np, split)(RecordedArray(x), sections, axis=axis)
+    want = getattr(np, split)(X, sections, axis=axis)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert type(g) is RecordedArray
+        np.testing.assert_array_equal(g.t.detach().numpy(), w, strict=True)
+    t = torch.tensor(X, requires_grad=True)
+    theirs = torch.tensor_split(t, list(sections) if not isinstance(sections, int) else sections, dim=axis)
+    sum(((g.t * ember.tensor(_weights(g.shape) + k)).sum() for k, g in enumerate(got)), ember.tensor(0.0)).backward()
+    sum((p * torch.tensor(_weights(tuple(p.shape)) + k)).sum() for k, p in enumerate(theirs)).backward()
+    assert_close(x.grad, t.grad)
+
+
+def test_metadata_questions_are_answered_as_numpy():
+    """What a formula asks of an array without computing on it: its length, truth (one element), the indices of
+    its non-zero entries (``where`` with a condition only: constants, not recorded), and a readable repr."""
+    r = RecordedArray(ember.tensor(X))
+    assert len(r) == len(X) == 2
+    assert len(RecordedArray(ember.tensor(X.T))) == 3
+    for v in (0.0, 2.5, -1.0):
+        assert bool(RecordedArray(ember.tensor([v]))) is bool(np.array([v]))
+    for got, want in zip(np.where(r > 1.5), np.where(X > 1.5)):
+        np.testing.assert_array_equal(got, want, strict=True)
+    for got, want in zip(np.where(r), np.where(X)):
+        np.testing.assert_array_equal(got, want, strict=True)
+    assert repr(r) == f"RecordedArray({ember.tensor(X)!r})"
+
+
+_PLAIN = X.copy()
+# (a formula step that cannot be recorded, what the error names)
+UNRECORDABLE = {
+    "item()": (lambda r: r.item(), "a conversion to a Python number (item())"),
+    "float()": (lambda r: float(r[0, 0]), "a conversion to a Python number (float())"),
+    "a plain array of it": (lambda r: np.asarray(r), "a conversion to a plain NumPy array"),
+    "a ufunc writing into out=": (lambda r: np.exp(r, out=np.empty((2, 3))),
+                                  "numpy.exp(..., out=...) (writing into an array)"),
+    "a ufunc's reduce": (lambda r: np.add.reduce(r), "numpy.add.reduce"),
+    "a ufunc's outer": (lambda r: np.multiply.outer(r, r), "numpy.multiply.outer"),
+    "accumulate of a ufunc without a cumulative op": (lambda r: np.add.accumulate(r), "numpy.add.accumulate"),
+    "a ufunc with where=": (lambda r: np.add(r, 1.0, where=X > 1), "numpy.add with arguments ['where']"),
+    "a ufunc with dtype=": (lambda r: np.multiply(r, 2.0, dtype=np.float32), "numpy.multiply with arguments ['dtype']"),
+    "a ufunc with no recorded op": (lambda r: np.deg2rad(r), "numpy.deg2rad"),
+    "add.at into a plain array": (lambda r: np.add.at(_PLAIN.copy(), [0], r[0]), "numpy.add.at into a plain array"),
+    "another ufunc's at": (lambda r: np.multiply.at(r, [0], 2.0), "numpy.multiply.at into a plain array"),
+    "pad other than constant": (lambda r: np.pad(r, 1, mode="edge"), "numpy.pad(mode='edge')"),
+    "put_along_axis into a plain array": (lambda r: np.put_along_axis(_PLAIN.copy(), np.array([[0], [1]]), r[:, :1],
+                                                                      axis=1), "numpy.put_along_axis into a plain array"),
+    "a function with no recorded op": (lambda r: np.median(r), "numpy.median"),
+    "a linalg function with no recorded op": (lambda r: np.linalg.pinv(r), "numpy.linalg.pinv"),
+    "an fft function with no recorded op": (lambda r: np.fft.hfft(r), "numpy.fft.hfft"),
+}
+
+
+@pytest.mark.parametrize("name", list(UNRECORDABLE))
+def test_an_unrecordable_formula_step_fails_naming_the_node_and_the_step(name):
+    step, what = UNRECORDABLE[name]
+    r = RecordedArray(ember.tensor(X, requires_grad=True))
+    tail = ("which has no recorded counterpart (create_graph=True needs every step of the formula recorded)")
+    with running("OuterBackward0"):
+        with pytest.raises(HigherOrderError) as raised, running("FooBackward0"):
+            step(r)
+        assert str(raised.value) == f"FooBackward0 cannot be differentiated twice in ember yet: its gradient " \
+                                    f"formula uses {what}, {tail}"
+        with pytest.raises(HigherOrderError, match="^OuterBackward0 cannot"):  # the enclosing name is back
+            step(r)
+    with pytest.raises(HigherOrderError, match="^a backward formula cannot"):  # outside any node's formula
+        step(r)
+    assert isinstance(raised.value, RuntimeError)  # (PyTorch's error type for what it cannot differentiate)

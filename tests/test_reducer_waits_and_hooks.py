@@ -1,0 +1,128 @@
+"""DDP's reducer (``ember/distributed/reducer.py``) in this process, on a stand-in communicator: a collective that
+does not complete, named with DDP's iteration and the rank; a communication hook's bucket (not divided by the
+world size) and its result; a hook registered twice or late. On real ranks, against PyTorch's DDP:
+tests/ranks/rank_ddp_vs_torch.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import ember
+from ember.distributed.reducer import Reducer
+
+
+class Twins:
+    """A communicator of ``size`` ranks that all compute what this one does (rank 0): a bucket's or the used
+    counts' all-reduce multiplies by ``size``, the lockstep table's gives every rank this rank's row; each is
+    complete at once, except the ones ``failing`` names ("bucket", "table", "used"), whose wait raises as a
+    timed-out collective's does."""
+
+    rank = 0
+
+    def __init__(self, size: int = 1):
+        self.size = size
+        self.failing: tuple = ()
+
+    def iallreduce_(self, array, op):
+        role = "table" if array.ndim == 2 else "used" if array.dtype == np.int32 else "bucket"
+        if role == "table":
+            array[...] = array[self.rank]
+        else:
+            array *= self.size
+
+        def wait():
+            if role in self.failing:
+                raise RuntimeError(f"the {role} collective timed out")
+
+        return SimpleNamespace(is_completed=lambda: role not in self.failing, wait=wait)
+
+
+class EmberDDP:
+    """What ember's DistributedDataParallel does around the reducer on one rank: ``prepare_for_backward`` before
+    each forward whose backward is synchronised."""
+
+    def __init__(self, module, comm, **kwargs):
+        self.module = module
+        named = list(module.named_parameters())
+        self.reducer = Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs)
+
+    def __call__(self, *args):
+        self.reducer.prepare_for_backward()
+        return self.module(*args)
+
+
+@pytest.mark.parametrize("failing,find_unused,what", [
+    (("bucket",), False, "the all-reduce of gradient bucket 0"),
+    (("table",), False, "the all-reduce of the lockstep table"),
+    (("used",), True, "the all-reduce of which parameters each rank used"),
+])
+def test_a_collective_that_does_not_complete_is_named_with_the_iteration_and_rank(failing, find_unused, what):
+    """A wait that fails (the process group's timeout: another rank stopped or ran other collectives) names the
+    collective, DDP's iteration and this rank, and keeps the communicator's own message and exception."""
+    ember.manual_seed(0)
+    model = ember.nn.Linear(3, 2)
+    ddp = EmberDDP(model, Twins(), find_unused_parameters=find_unused)
+    for _ in range(2):  # iterations 1 and 2 complete
+        model.zero_grad()
+        ddp(ember.ones(1, 3)).sum().backward()
+    ddp.reducer.comm.failing = failing
+    model.zero_grad()
+    with pytest.raises(RuntimeError) as raised:
+        ddp(ember.ones(1, 3)).sum().backward()
+    assert str(raised.value) == (
+        f"DistributedDataParallel: {what} (iteration 3) did not complete on rank 0: another rank did not take part "
+        f"(it stopped, is stuck, or ran a different number of backward passes). the {failing[0]} collective timed out")
+    assert isinstance(raised.value.__cause__, RuntimeError)
+
+
+def _future_of(value):
+    fut = ember.futures.Future()
+    fut.set_result(value)
+    return fut
+
+
+def test_a_communication_hook_sees_the_unscaled_bucket_and_its_result_is_the_gradient():
+    """The hook gets the bucket's local gradients, not divided by the world size, and its Future's tensor (a new
+    one, or the bucket itself changed in place) becomes the gradients; a Future of anything else is refused."""
+    ember.manual_seed(0)
+    x = ember.ones(2, 3)
+    ref = ember.nn.Linear(3, 2)
+    ref(x).sum().backward()
+    want = [p.grad.numpy().copy() for p in ref.parameters()]
+
+    for hook, factor in ((lambda state, b: _future_of(b.buffer() * 3.0), 3.0),
+                         (lambda state, b: _future_of(b.buffer().mul_(2.0)), 2.0)):
+        ember.manual_seed(0)
+        model = ember.nn.Linear(3, 2)
+        ddp = EmberDDP(model, Twins(2))  # (two ranks' sum, never divided by 2: the hook averages if it wants)
+        ddp.reducer.register_comm_hook(None, hook)
+        ddp(x).sum().backward()
+        for p, w in zip(model.parameters(), want):
+            np.testing.assert_allclose(p.grad.numpy(), w * factor, rtol=1e-6)
+
+    for result, held in ((ember.zeros(3), "Tensor"), ([1.0], "list")):
+        ember.manual_seed(0)
+        model = ember.nn.Linear(3, 2)
+        ddp = EmberDDP(model, Twins())
+        ddp.reducer.register_comm_hook(None, lambda state, b, result=result: _future_of(result))
+        with pytest.raises(RuntimeError, match=rf"^DistributedDataParallel: the communication hook's Future for "
+                                               rf"bucket 0 holds {held}, not the bucket's 8 reduced values$"):
+            ddp(x).sum().backward()
+
+
+def test_a_communication_hook_is_registered_once_before_the_first_forward():
+    """PyTorch's message for a second hook; a hook after DDP's first forward is refused (PyTorch's documentation
+    asks for it before backward; ember keeps every bucket of every backward on one hook)."""
+    model = ember.nn.Linear(3, 2)
+    ddp = EmberDDP(model, Twins())
+    ddp.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
+    with pytest.raises(RuntimeError, match=r"^register_comm_hook or register_builtin_comm_hook can only be called "
+                                           r"once\.$"):
+        ddp.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
+    late = EmberDDP(ember.nn.Linear(3, 2), Twins())
+    late(ember.ones(1, 3)).sum().backward()
+    with pytest.raises(RuntimeError, match="^register_comm_hook must be called before the first forward"):
+        late.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
