@@ -181,8 +181,8 @@ def test_train_eval_zero_grad_requires_grad_apply():
 
 def test_train_calls_each_childs_train_override():
     """A parent's eval()/train() reaches a child's overridden train(mode), as in PyTorch (loralib merges there)."""
-    seen = {}
-    for m in (torch, ember):
+
+    def observe(m):
         calls = []
 
         class Merging(m.nn.Linear):
@@ -194,8 +194,9 @@ def test_train_calls_each_childs_train_override():
         model.eval()
         model.train()
         model.train(False)
-        seen[m.__name__] = (calls, model.training, model[0][0].training)
-    assert seen["ember"] == seen["torch"] == ([False, True, False], False, False)
+        return calls, model.training, model[0][0].training
+
+    assert observe(ember) == observe(torch) == ([False, True, False], False, False)
 
 
 def test_to_double_float():

@@ -10,8 +10,8 @@ returns.
 from __future__ import annotations
 
 from .._missing import module_getattr
-from . import eval_frame
 from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, reset
+from . import eval_frame
 
 __all__ = ["eval_frame", "allow_in_graph", "assume_constant_result", "disable", "is_compiling", "reset"]
 

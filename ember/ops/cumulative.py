@@ -8,7 +8,6 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, version_checked
 from .elementwise import cast, conj_if_complex
 
-
 # PyTorch's CPU cumsum/cumprod carry their running value in at::acc_type: double for float32, complex<double> for
 # complex64 (each output rounded once); half-precision inputs, already widened to float32 by the node, in float32
 _ACCUMULATE = {"f": xp.float64, "F": xp.complex128}
