@@ -244,9 +244,10 @@ def test_start_up_switches_answer_as_torch():
         ember.set_default_device("cuda")
 
 
-def test_compile_returns_the_model_and_works_as_a_decorator():
+def test_compile_wraps_a_module_as_pytorch_and_returns_a_function_itself():
     model = ember.nn.Linear(2, 2)
-    assert ember.compile(model) is model and ember.compile(model, mode="max-autotune", fullgraph=True) is model
+    compiled = ember.compile(model, mode="max-autotune", fullgraph=True)
+    assert isinstance(compiled, ember._dynamo.eval_frame.OptimizedModule) and compiled._orig_mod is model
 
     @ember.compile
     def f(x):
@@ -259,6 +260,41 @@ def test_compile_returns_the_model_and_works_as_a_decorator():
     assert f(ember.ones(1)).item() == 2.0 and g(ember.ones(1)).item() == 2.0
     with pytest.raises(RuntimeError, match="expects a callable"):
         ember.compile(3)
+
+
+def test_compiled_module_is_laid_out_as_pytorchs_optimized_module():
+    """torch.compile(module) holds the module as ``_orig_mod``: prefixed state_dict keys (checkpoints of compiled
+    models), attributes and the training flag read and written through, len, hooks of the original run, copies."""
+    import copy
+    import io
+    import warnings
+
+    def observe(m):
+        inner = m.nn.Sequential(m.nn.Linear(2, 3), m.nn.BatchNorm1d(3))
+        calls = []
+        handle = inner.register_forward_hook(lambda *a: calls.append(1))
+        c = m.compile(inner)
+        c.eval()
+        c.flag = 7
+        out = c(m.ones(4, 2))
+        handle.remove()  # (a local lambda cannot be pickled)
+        buf = io.BytesIO()
+        m.save(c, buf)
+        buf.seek(0)
+        loaded = m.load(buf, weights_only=False)
+        twin = copy.deepcopy(c)
+        seen = (list(c.state_dict()), c._orig_mod is inner, inner.flag, "flag" in c.__dict__, inner.training,
+                c.training, inner[1].training, len(c), calls, tuple(out.shape), type(loaded).__name__,
+                type(twin._orig_mod).__name__, [n for n, _ in c.named_children()], repr(c).splitlines()[:2])
+        c.train()
+        del c.flag
+        return seen + (inner.training, c.training, hasattr(inner, "flag"))
+
+    with warnings.catch_warnings():  # PyTorch's dynamo warns of jit.script_method as it loads
+        warnings.simplefilter("ignore", DeprecationWarning)
+        reference = observe(torch)
+    assert observe(ember) == reference
+    assert reference[0][0] == "_orig_mod.0.weight"
 
 
 def test_data_parallel_without_gpu_is_the_module_as_in_torch():

@@ -179,6 +179,26 @@ def test_train_eval_zero_grad_requires_grad_apply():
     assert seen[-1] == "MLPModel" and seen[0] == "Linear"
 
 
+def test_train_calls_each_childs_train_override():
+    """A parent's eval()/train() reaches a child's overridden train(mode), as in PyTorch (loralib merges there)."""
+
+    def observe(m):
+        calls = []
+
+        class Merging(m.nn.Linear):
+            def train(self, mode=True):
+                calls.append(mode)
+                return super().train(mode)
+
+        model = m.nn.Sequential(m.nn.Sequential(Merging(2, 2)), m.nn.ReLU())
+        model.eval()
+        model.train()
+        model.train(False)
+        return calls, model.training, model[0][0].training
+
+    assert observe(ember) == observe(torch) == ([False, True, False], False, False)
+
+
 def test_to_double_float():
     e = mlp(ember).double()
     assert all(p.dtype == ember.float64 for p in e.parameters())

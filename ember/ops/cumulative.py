@@ -6,23 +6,37 @@ from .. import return_types
 from .._backend import xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, version_checked
-from .elementwise import cast
+from .elementwise import cast, conj_if_complex
+
+# PyTorch's CPU cumsum/cumprod carry their running value in at::acc_type: double for float32, complex<double> for
+# complex64 (each output rounded once); half-precision inputs, already widened to float32 by the node, in float32
+_ACCUMULATE = {"f": xp.float64, "F": xp.complex128}
+
+
+def running(fn, a, axis: int, half=None):
+    """``fn`` (``xp.cumsum`` or ``xp.cumprod``) of ``a`` along ``axis``, accumulated as PyTorch's CPU kernel does;
+    ``half``: the half dtype a float32_compute node widened ``a`` from (accumulated in float32 then)."""
+    wide = None if half is not None else _ACCUMULATE.get(a.dtype.char)
+    if wide is None:
+        return fn(a, axis=axis)
+    return fn(a, axis=axis, dtype=wide).astype(a.dtype, copy=False)
 
 
 class CumProd(Node):
     float32_compute = True
 
     def forward(self, x, dim):
-        out = xp.cumprod(x, axis=dim)
+        out = running(xp.cumprod, x, dim, self.half_dtype)
         self.saved, self.dim = (x, out), dim
         return out
 
     def backward(self, g):
-        # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i: grad_i = sum_{j >= i} g_j out_j / x_i
-        x, out = self.saved
+        # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i: grad_i = sum_{j >= i} g_j out_j / x_i, with the
+        # factors conjugated for complex inputs (PyTorch's convention: grad * conj(derivative))
+        x, out = (conj_if_complex(a) for a in self.saved)
         d = self.dim
         if not (x == 0).any():
-            return (_reverse_cumsum(g * out, d) / x,)
+            return (_reverse_cumsum(g * out, d, self.half_dtype) / x,)
         # with zeros, divide nothing: one pass per position i along dim (only when zeros are present)
         xm, gm = xp.moveaxis(x, d, -1), xp.moveaxis(g, d, -1)
         grad = xp.zeros_like(xm)
@@ -34,8 +48,8 @@ class CumProd(Node):
         return (xp.moveaxis(grad, -1, d),)
 
 
-def _reverse_cumsum(a, axis):
-    return xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis), axis)
+def _reverse_cumsum(a, axis, half=None):
+    return xp.flip(running(xp.cumsum, xp.flip(a, axis), axis, half), axis)
 
 
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:

@@ -15,6 +15,7 @@ from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
+from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
 
 
@@ -422,10 +423,10 @@ class CumSum(Node):
 
     def forward(self, x, dim):
         self.dim = dim
-        return xp.cumsum(x, axis=dim)
+        return running(xp.cumsum, x, dim, self.half_dtype)
 
     def backward(self, g):  # reverse cumulative sum
-        return (xp.flip(xp.cumsum(xp.flip(g, self.dim), axis=self.dim), self.dim),)
+        return (_reverse_cumsum(g, self.dim, self.half_dtype),)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:

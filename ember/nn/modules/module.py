@@ -377,11 +377,14 @@ class Module(HooksMixin):
 
     # ------------------------------------------------------------------ modes and conversion
     def train(self, mode: bool = True) -> Module:
-        """Set training mode on this module and its descendants (Dropout, BatchNorm behave differently)."""
+        """Set training mode on this module and its descendants (Dropout, BatchNorm behave differently). As in
+        PyTorch, each child's own ``train(mode)`` is called, so a subclass overriding ``train`` (LoRA layers that
+        merge their factors on ``eval()``) sees a parent's ``eval()``/``train()``."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
-            m.__dict__["training"] = mode
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
 
     def eval(self) -> Module:
