@@ -28,7 +28,9 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 
@@ -56,6 +58,13 @@ _POLLS_PER_YIELD = 32
 
 # bool tensors: MPI defines only the logical ops on them.
 _BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
+# Operations MPI may still be reading or writing after their owner let go of them (a Work dropped before it completed:
+# a wait that timed out, an async_op never waited for; the watchdog's withdrawn questions): (test, arrays). mpi4py
+# keeps no reference to a nonblocking collective's arrays, and a dropped point-to-point request takes its arrays with
+# it while the message may still arrive (into freed memory: another array's data overwritten, or a crash). Each stays
+# here until MPI reports it complete (tested whenever a new operation starts) or MPI is finalized.
+_orphans: deque = deque()
+_reaping = threading.Lock()
 _MPI_OP_NAMES = {"sum": "SUM", "avg": "SUM", "product": "PROD", "min": "MIN", "max": "MAX",
                  "band": "BAND", "bor": "BOR", "bxor": "BXOR", "lor": "LOR", "land": "LAND"}
 
@@ -103,11 +112,32 @@ def is_initialized() -> bool:
     return _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized()
 
 
+def keep_until_complete(test: Callable[[], bool], arrays: tuple = ()) -> None:
+    """Keep ``arrays`` alive until ``test()`` (a request's ``Test``) says MPI has finished with them, or MPI ends:
+    for a nonblocking operation its owner abandons before it completed (cancelled or timed out)."""
+    _orphans.append((test, arrays))
+
+
+def _reap_orphans() -> None:
+    """Let go of the abandoned operations MPI has finished with (one thread at a time; the others skip)."""
+    if not _reaping.acquire(blocking=False):
+        return
+    try:
+        if is_initialized():
+            for _ in range(len(_orphans)):
+                entry = _orphans.popleft()
+                if not entry[0]():
+                    _orphans.append(entry)
+    finally:
+        _reaping.release()
+
+
 def _finalize() -> None:
     stop_watchdog()
     if is_initialized():
+        _reap_orphans()
         _records.write_rank("finalizing", _records.now())  # the launcher: this rank's own work has ended
-        _MPI.Finalize()
+        _MPI.Finalize()  # (what is still in _orphans is never touched by MPI again)
 
 
 def abort(code: int = 1) -> None:
@@ -249,6 +279,11 @@ class Work:
         for step in self._steps:
             step()
 
+    def __del__(self) -> None:
+        # Dropped before it completed (its wait timed out, or nobody waited): MPI may still use its arrays.
+        if not getattr(self, "_done", True):
+            keep_until_complete(self._test, self._buffers)
+
     def is_success(self) -> bool:
         return self._done
 
@@ -319,6 +354,8 @@ class Communicator:
 
     def _work(self, request, name: str, status=None, nbytes: int = 0, buffers: tuple = ()) -> Work:
         self.payload_bytes += nbytes
+        if _orphans:
+            _reap_orphans()
         return Work(request, name, self, status, buffers)
 
     def _reduced(self, work: Work, op: ReduceOp, array) -> Work:
