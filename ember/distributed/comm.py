@@ -36,13 +36,14 @@ from functools import partial
 
 from .._backend import xp
 from .._dtype import np_kind
-from . import _records
+from . import _records, watchdog
 from .reduce_op import ReduceOp
 
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
 
 _MPI = None  # the mpi4py.MPI module, once loaded
 _registry: dict[int, Communicator] = {}  # every live communicator by creation number (see watchdog.py)
+_freed: dict[int, tuple[int, str | None]] = {}  # a freed communicator's (operations issued, the last one's name)
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
@@ -55,6 +56,11 @@ _SPIN_S = 0.05
 # blocking waits yield every 1000 polls (MPIR_CVAR_POLLS_BEFORE_YIELD); fewer polls between
 # yields keep ranks oversubscribed on a core (more ranks than cores) moving.
 _POLLS_PER_YIELD = 32
+
+# How often a wait past its first moments looks whether a rank of the group has finished its script without joining
+# the operation (the launcher's records, watchdog.finished_without): it will never join, and the wait fails then,
+# naming it, instead of at the timeout.
+_PEERS_EVERY_S = 0.1
 
 # bool tensors: MPI defines only the logical ops on them.
 _BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
@@ -140,6 +146,14 @@ def _finalize() -> None:
         _MPI.Finalize()  # (what is still in _orphans is never touched by MPI again)
 
 
+def operations_issued() -> dict[int, tuple[int, str | None]]:
+    """Per communicator (by creation number, live or freed): how many collectives this rank issued on it and the
+    last one's name. What a rank that finished its script leaves for the others (``_errors.record_done``)."""
+    issued = dict(_freed)
+    issued.update({index: (c.issued, c.name_of(c.issued)) for index, c in list(_registry.items())})
+    return issued
+
+
 def abort(code: int = 1) -> None:
     """End every rank of the job (MPI_Abort): after a failure the others must not wait for this one."""
     if is_initialized():
@@ -156,9 +170,7 @@ def start_watchdog() -> None:
     """Start the responder that lets a timed-out rank learn which ranks did not arrive (once per process)."""
     global _watchdog
     if _watchdog is None:
-        from .watchdog import Watchdog
-
-        _watchdog = Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry)
+        _watchdog = watchdog.Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry)
 
 
 def stop_watchdog() -> None:
@@ -261,8 +273,15 @@ class Work:
             os.sched_yield()
             now = time.monotonic()
         pause = 0.0
+        look_at = now + _PEERS_EVERY_S if self.name not in _POINT_TO_POINT else float("inf")
         while not test():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now >= look_at:  # a rank that has finished without joining this operation never will
+                look_at = now + _PEERS_EVERY_S
+                gone = watchdog.finished_without(self._comm, self.seq, self.name)
+                if gone:
+                    raise RuntimeError(gone)
+            if now > deadline:
                 who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""
                 raise RuntimeError(
                     f"ember.distributed: {self.name} timed out after {limit:g} s on rank "
@@ -340,6 +359,7 @@ class Communicator:
         return entry[1] if entry is not None and entry[0] == number else None
 
     def free(self) -> None:
+        _freed[self.index] = (self.issued, self.name_of(self.issued))
         _registry.pop(self.index, None)
         self._comm.Free()
 

@@ -25,12 +25,16 @@ import threading
 import time
 
 from .._backend import xp
-from . import _records
-from .comm import keep_until_complete
+from . import _records, comm
 
 _QUERY, _REPLY = 7301, 7302
 _REPLY_BYTES = 512
 _POLL_S = 0.02
+
+
+_UNEVEN = ("this rank ran more batches or collectives than it (uneven data: DistributedSampler or the same number of "
+           "batches on every rank, or `with model.join():`), or this collective is called on some ranks only (under "
+           "`if rank == 0:`)")
 
 
 def _silent(rank: int) -> str:
@@ -38,12 +42,42 @@ def _silent(rank: int) -> str:
     where = _records.run_dir()
     if where is not None and _records.read(where, rank, "done") is not None:
         return ("it has finished its script (it returned from it, leaving the process group), so it will never "
-                "join this collective: this rank ran more batches or collectives than it (uneven data: "
-                "DistributedSampler or the same number of batches on every rank, or `with model.join():`), or "
-                "this collective is called on some ranks only (under `if rank == 0:`)")
+                f"join this collective: {_UNEVEN}")
     if where is not None and _records.read(where, rank, "error") is not None:
         return "it failed (ember.distributed.run names how)"
     return "it died, or is stuck in native code holding the GIL"
+
+
+def done_record() -> str:
+    """What a rank that returned from its script leaves for the launcher and the other ranks (``R.done``): the time,
+    then per communicator how many collectives it issued there and the last one's name."""
+    issued = {str(index): list(state) for index, state in comm.operations_issued().items()}
+    return f"{_records.now()}\n{json.dumps(issued)}"
+
+
+def finished_without(group, number: int, name: str) -> str | None:
+    """Why this rank's collective ``number`` (``name``) on communicator ``group`` can never complete, when another
+    rank of it has finished its script having issued fewer collectives there (from its ``done`` record); None when
+    none has, or the launcher's records cannot be seen (plain mpiexec, another node): the timeout then tells."""
+    where = _records.run_dir()
+    if where is None:
+        return None
+    for rank in group.world_ranks:
+        record = _records.read(where, rank, "done") if rank != group.world_rank else None
+        if record is None:
+            continue
+        try:
+            issued, last = json.loads(record.split("\n", 1)[1])[str(group.index)]
+        except (IndexError, KeyError, ValueError):  # (a record without the counts: nothing to conclude)
+            continue
+        if issued >= number:
+            continue  # it issued this one: its part is under way
+        did = f"its last was #{issued}, {last}" if issued else "none"
+        return (f"ember.distributed: {name} (operation #{number} on its communicator) cannot complete on rank "
+                f"{group.world_rank} (group of {group.size}): rank {rank} has finished its script (it returned "
+                f"from it) having issued {issued} operation(s) on this communicator ({did}), so it will never join "
+                f"this one: {_UNEVEN}.")
+    return None
 
 
 class Watchdog:
@@ -111,12 +145,12 @@ class Watchdog:
             time.sleep(0.005)
         for r, (req, buffer) in pending.items():  # never answered: withdraw the receive
             req.Cancel()
-            keep_until_complete(req.Test, (buffer,))
+            comm.keep_until_complete(req.Test, (buffer,))
             answers[r] = None
         for req in sends:
             if not req.Test():  # (a query to a rank that never took it)
                 req.Cancel()
-                keep_until_complete(req.Test, (query,))
+                comm.keep_until_complete(req.Test, (query,))
         return answers
 
     def _receive(self, rank: int):
