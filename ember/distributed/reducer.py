@@ -339,6 +339,7 @@ class Reducer:
         factor = 1.0 if self._comm_hook is not None else self.scale  # a communication hook averages itself
         store, ready = bucket.store, self._ready[bucket.index]
         if not all(ready):
+            self._refuse_reshaped(bucket)
             first = self._first[bucket.index] - bucket.lo
             for i, (p, done) in enumerate(zip(bucket.params, ready), bucket.lo):
                 if done:
@@ -359,12 +360,28 @@ class Reducer:
         if region is not None:
             bucket.in_place = True
         else:
+            self._refuse_reshaped(bucket)
             region = bucket.staging = xp.empty(bucket.numel, bucket.dtype)
             for i, p in enumerate(bucket.params, bucket.lo):
                 bucket.piece(region, i)[...] = 0 if p._grad is None else p._grad._data
         if factor != 1.0:
             xp.multiply(region, region.dtype.type(factor), out=region)
         return region
+
+    @staticmethod
+    def _refuse_reshaped(bucket: Bucket) -> None:
+        """A parameter whose shape changed since wrapping (``p.data = ...``) no longer fits its bucket: name it.
+        (A changed dtype still fits: its gradient is reduced in the bucket's dtype and copied back, as PyTorch
+        does.)"""
+        for i, p in enumerate(bucket.params, bucket.lo):
+            if p is not None and p._data.shape != bucket.store.shapes[i]:
+                name = bucket.names[i - bucket.lo]
+                raise RuntimeError(
+                    f"DistributedDataParallel: parameter {name} has shape {list(p._data.shape)}, but it had shape "
+                    f"{list(bucket.store.shapes[i])} when the model was wrapped, which its gradient bucket was laid "
+                    "out for: a parameter's shape changed after wrapping (p.data = ... with another shape, a layer "
+                    "resized). PyTorch fails too (its autograd reports an invalid gradient shape). Change the model "
+                    "before wrapping it, or wrap it again.")
 
     def _run_comm_hook(self, bucket: Bucket, grads):
         """Hand ``grads`` (the bucket's gradients end to end) to the communication hook; its Future."""

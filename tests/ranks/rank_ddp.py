@@ -384,3 +384,34 @@ def test_a_static_graph_that_changes_raises_pytorchs_error_on_every_rank(rank, d
     if rank in changed:
         assert ("b.weight got a gradient, which it did not" if change != "unused_later" else
                 "b.weight got no gradient, which it did in the first iteration") in text, text
+
+
+@pytest.mark.parametrize("used", [True, False], ids=["used", "unused"])
+def test_a_parameter_reshaped_after_wrapping_is_named(data, used):
+    """``p.data = ...`` with another shape after wrapping: the parameter no longer fits its gradient bucket. Every
+    rank names it at that backward, whether it got a gradient (which could not be copied into the bucket) or not
+    (find_unused_parameters: zeros of its old shape were set as its .grad)."""
+    x, y, mine = data
+    model = DDP(Branches(), find_unused_parameters=True)
+    model.module.b.weight.data = ember.zeros(4, 8)
+    model.module.b.bias.data = ember.zeros(4)
+    if used:
+        model.module.c.weight.data = ember.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"parameter b\.(weight|bias) has shape \[4(, 8)?\], but it had shape "
+                                           r"\[8(, 8)?\] when the model was wrapped"):
+        nn.functional.mse_loss(model(x[mine], used), y[mine]).backward()
+
+
+@pytest.mark.min_world(2)
+def test_a_parameter_whose_dtype_changed_after_wrapping_gets_a_gradient_of_its_dtype(rank, world, data):
+    """model.double() after wrapping: the gradients are reduced in the buckets' float32 and copied back, as PyTorch
+    does; a parameter only rank 0 used gets, on the other ranks too, the average in its own dtype (it got the
+    bucket's float32 zeros-slot before)."""
+    x, y, mine = data
+    model = DDP(Branches(), find_unused_parameters=True)
+    model.double()
+    nn.functional.mse_loss(model(x[mine].double(), rank == 0), y[mine].double()).backward()
+    b = model.module.b.weight.grad
+    every = gather(ember.distributed, b)
+    assert b.dtype == ember.float64 and b.shape == (8, 8), (b.dtype, b.shape)
+    assert all(np.array_equal(g.numpy(), every[0].numpy()) for g in every) and float(b.abs().sum()) > 0
