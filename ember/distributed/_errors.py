@@ -14,7 +14,6 @@ import traceback
 
 from . import _records, comm
 from ._records import RUN_DIR_VAR, record_path  # noqa: F401  (the launcher's names for them)
-from .watchdog import done_record
 
 _BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap.py")
 _COMPAT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat.py")  # a torch script's
@@ -84,7 +83,7 @@ def record_init(timeout_s: float) -> None:
 def record_done(rank: int) -> None:
     """The script returned (or exited 0); with how far it went on each communicator, which lets a rank still waiting
     for it in a collective fail at once (``watchdog.finished_without``)."""
-    _records.write(rank, "done", done_record())
+    _records.write(rank, "done", _records.done_text(comm.operations_issued()))
 
 
 def install_excepthook(rank: int) -> None:

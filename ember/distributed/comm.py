@@ -170,7 +170,7 @@ def start_watchdog() -> None:
     """Start the responder that lets a timed-out rank learn which ranks did not arrive (once per process)."""
     global _watchdog
     if _watchdog is None:
-        _watchdog = watchdog.Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry)
+        _watchdog = watchdog.Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry, keep_until_complete)
 
 
 def stop_watchdog() -> None:

@@ -25,7 +25,7 @@ import threading
 import time
 
 from .._backend import xp
-from . import _records, comm
+from . import _records
 
 _QUERY, _REPLY = 7301, 7302
 _REPLY_BYTES = 512
@@ -48,13 +48,6 @@ def _silent(rank: int) -> str:
     return "it died, or is stuck in native code holding the GIL"
 
 
-def done_record() -> str:
-    """What a rank that returned from its script leaves for the launcher and the other ranks (``R.done``): the time,
-    then per communicator how many collectives it issued there and the last one's name."""
-    issued = {str(index): list(state) for index, state in comm.operations_issued().items()}
-    return f"{_records.now()}\n{json.dumps(issued)}"
-
-
 def finished_without(group, number: int, name: str) -> str | None:
     """Why this rank's collective ``number`` (``name``) on communicator ``group`` can never complete, when another
     rank of it has finished its script having issued fewer collectives there (from its ``done`` record); None when
@@ -66,9 +59,8 @@ def finished_without(group, number: int, name: str) -> str | None:
         record = _records.read(where, rank, "done") if rank != group.world_rank else None
         if record is None:
             continue
-        try:
-            issued, last = json.loads(record.split("\n", 1)[1])[str(group.index)]
-        except (IndexError, KeyError, ValueError):  # (a record without the counts: nothing to conclude)
+        issued, last = _records.done_counts(record).get(group.index, (None, None))
+        if issued is None:  # (a record without the counts: nothing to conclude)
             continue
         if issued >= number:
             continue  # it issued this one: its part is under way
@@ -83,8 +75,9 @@ def finished_without(group, number: int, name: str) -> str | None:
 class Watchdog:
     """The responder thread plus ``report()`` for timeout messages."""
 
-    def __init__(self, mpi, mpi_comm, registry: dict) -> None:
+    def __init__(self, mpi, mpi_comm, registry: dict, keep_until_complete) -> None:
         self._mpi = mpi
+        self._keep = keep_until_complete  # comm.keep_until_complete: for the receives and queries it withdraws
         self._comm = mpi_comm
         self._registry = registry  # communicator index -> Communicator (comm.py keeps it)
         self.rank = mpi_comm.Get_rank()
@@ -145,12 +138,12 @@ class Watchdog:
             time.sleep(0.005)
         for r, (req, buffer) in pending.items():  # never answered: withdraw the receive
             req.Cancel()
-            comm.keep_until_complete(req.Test, (buffer,))
+            self._keep(req.Test, (buffer,))
             answers[r] = None
         for req in sends:
             if not req.Test():  # (a query to a rank that never took it)
                 req.Cancel()
-                comm.keep_until_complete(req.Test, (query,))
+                self._keep(req.Test, (query,))
         return answers
 
     def _receive(self, rank: int):
