@@ -57,14 +57,31 @@ def test_an_extra_batch_names_where_the_other_rank_went():
 
 
 def test_a_rank_that_finished_its_script_is_named_as_finished():
-    # rank 1 runs one more batch after rank 0 has returned from its script: rank 0 cannot answer any more, and the
-    # report says it finished (from the launcher's records) rather than that it died or is stuck
+    # rank 1 runs one more batch after rank 0 has returned from its script (after destroy_process_group): rank 1
+    # learns it from rank 0's record at once, naming what rank 0 did last, rather than that it died or is stuck
     proc, seconds = launch("extra_batch_finished")
     assert proc.returncode != 0
-    assert "rank 0 did not answer: it has finished its script" in proc.stderr \
+    assert "rank 0 has finished its script (it returned from it) having issued 6 operation(s) on this " \
+        "communicator (its last was #6, all_reduce), so it will never join this one" in proc.stderr \
         and "ran more batches or collectives than it" in proc.stderr, proc.stderr
-    assert "stuck in native code" not in proc.stderr, proc.stderr
-    assert seconds < 30, f"the job must end soon after the 4 s timeout, took {seconds:.1f} s"
+    assert "stuck in native code" not in proc.stderr and "timed out" not in proc.stderr, proc.stderr
+    assert seconds < 30, f"the job must end well before the 4 s timeout's report, took {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_ranks_waiting_for_one_that_finished_fail_at_once_not_at_the_timeout(nproc):
+    # the last rank runs one batch fewer and returns from its script; the others wait for it in their last
+    # backward's all-reduce, with a 60 s timeout: they fail as soon as it has finished, naming it and its last
+    # collective (started with the job, so the deadline includes the ranks' start-up)
+    proc, seconds = launch("fewer_batches", nproc=nproc, timeout=90)
+    last = nproc - 1
+    assert proc.returncode != 0
+    assert f"rank {last} has finished its script (it returned from it) having issued 4 operation(s) on this " \
+        "communicator (its last was #4, all_reduce), so it will never join this one" in proc.stderr, proc.stderr
+    assert "DistributedDataParallel: the all-reduce of gradient bucket 0 (iteration 3) did not complete" \
+        in proc.stderr and "timed out" not in proc.stderr, proc.stderr
+    assert f"rank {last} failed" not in proc.stderr, proc.stderr
+    assert seconds < 25, f"the job must end long before the 60 s timeout, took {seconds:.1f} s"
 
 
 def test_watchdog_reports_name_a_rank_that_issued_another_collective():

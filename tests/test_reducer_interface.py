@@ -30,7 +30,7 @@ def test_construction_is_keyword_only_with_named_defaults():
     defaults = {k: v.default for k, v in inspect.signature(Reducer).parameters.items()
                 if v.kind is inspect.Parameter.KEYWORD_ONLY}
     assert defaults == {"bucket_cap_mb": 25.0, "find_unused_parameters": False, "gradient_as_bucket_view": False,
-                        "grad_reduction": "mean", "nonfinite_grads": "skip"}
+                        "grad_reduction": "mean", "nonfinite_grads": "skip", "static_graph": False}
     assert r.scale == 0.25 and r.nonfinite_policy == "skip"
 
 
@@ -85,7 +85,7 @@ def test_every_pytorch_ddp_argument_is_acted_on_ignored_or_unsupported():
     ignored, unsupported = set(ember_ddp.IGNORED_ARGUMENTS), set(ember_ddp.UNSUPPORTED_ARGUMENTS)
     assert ignored <= theirs and unsupported <= theirs and not ignored & unsupported
     acted_on = {"module", "broadcast_buffers", "init_sync", "process_group", "bucket_cap_mb", "find_unused_parameters",
-                "gradient_as_bucket_view", "forward_sync_buffers"}
+                "gradient_as_bucket_view", "forward_sync_buffers", "static_graph"}
     assert theirs == ignored | unsupported | acted_on
     assert all(reason for reason in ember_ddp.IGNORED_ARGUMENTS.values())
 

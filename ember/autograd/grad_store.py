@@ -119,9 +119,10 @@ class GradStore:
 
     def issue_zeros(self, i: int) -> Tensor | None:
         """Slot ``i`` filled with zeros as its parameter's new ``.grad`` (DDP's unused parameter, which has none),
-        returned; None (nothing set) when that would start a new generation."""
+        returned; None (nothing set) when that would start a new generation, or when the slot no longer fits the
+        parameter (its shape or dtype changed since the store was built: its gradients live outside the store)."""
         p = self._params[i]()
-        if p is None or self.flat is None or (self.state[i] == ISSUED and not self.as_view):
+        if p is None or self.flat is None or (self.state[i] == ISSUED and not self.as_view) or self.slot_of(p) is None:
             return None
         self.views[i].fill(0)
         self.state[i] = ISSUED

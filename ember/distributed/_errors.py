@@ -81,8 +81,9 @@ def record_init(timeout_s: float) -> None:
 
 
 def record_done(rank: int) -> None:
-    """The script returned (or exited 0)."""
-    _records.write(rank, "done", _records.now())
+    """The script returned (or exited 0); with how far it went on each communicator, which lets a rank still waiting
+    for it in a collective fail at once (``watchdog.finished_without``)."""
+    _records.write(rank, "done", _records.done_text(comm.operations_issued()))
 
 
 def install_excepthook(rank: int) -> None:

@@ -8,7 +8,8 @@ own (one per restart attempt); each rank R writes there:
 - ``R.init``   (rank) ``init_process_group`` started: "timeout_s time";
 - ``R.error``  (rank) the script raised or exited non-zero: "code time", the one-line
   reason, then the report the rank printed (``[ember rank R] ...`` lines);
-- ``R.done``   (rank) the script returned (or exited 0): "time";
+- ``R.done``   (rank) the script returned (or exited 0): "time", then a JSON line: per communicator (creation
+  number) how many collectives it issued there and the last one's name (``done_text``);
 - ``R.finalizing`` (rank) MPI's finalisation starts (the script and its threads have ended): "time";
 - ``R.exit``   (supervisor) the rank's process ended: "returncode time" (a negative
   code is the signal that killed it, as in ``subprocess``).
@@ -19,6 +20,7 @@ tell which rank failed first. Outside the launcher (plain mpiexec) nothing is wr
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -66,3 +68,16 @@ def read(run_dir: str, rank: int, kind: str) -> str | None:
 
 def now() -> str:
     return repr(time.monotonic())
+
+
+def done_text(issued: dict) -> str:
+    """A ``done`` record: the time, then ``issued`` ({communicator number: (collectives issued, last one's name)})."""
+    return f"{now()}\n{json.dumps({str(index): list(state) for index, state in issued.items()})}"
+
+
+def done_counts(record: str) -> dict:
+    """``done_text``'s ``issued`` back from a record ({} for a record without it)."""
+    try:
+        return {int(index): tuple(state) for index, state in json.loads(record.split("\n", 1)[1]).items()}
+    except (IndexError, ValueError, TypeError, AttributeError):
+        return {}

@@ -28,19 +28,22 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 
 from .._backend import xp
 from .._dtype import np_kind
-from . import _records
+from . import _records, watchdog
 from .reduce_op import ReduceOp
 
 INSTALL_HINT = "ember.distributed needs mpi4py and an MPI library: pip install mpi4py mpich"
 
 _MPI = None  # the mpi4py.MPI module, once loaded
 _registry: dict[int, Communicator] = {}  # every live communicator by creation number (see watchdog.py)
+_freed: dict[int, tuple[int, str | None]] = {}  # a freed communicator's (operations issued, the last one's name)
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
@@ -54,8 +57,20 @@ _SPIN_S = 0.05
 # yields keep ranks oversubscribed on a core (more ranks than cores) moving.
 _POLLS_PER_YIELD = 32
 
+# How often a wait past its first moments looks whether a rank of the group has finished its script without joining
+# the operation (the launcher's records, watchdog.finished_without): it will never join, and the wait fails then,
+# naming it, instead of at the timeout.
+_PEERS_EVERY_S = 0.1
+
 # bool tensors: MPI defines only the logical ops on them.
 _BOOL_OPS = {"sum": "lor", "max": "lor", "product": "land", "min": "land"}
+# Operations MPI may still be reading or writing after their owner let go of them (a Work dropped before it completed:
+# a wait that timed out, an async_op never waited for; the watchdog's withdrawn questions): (test, arrays). mpi4py
+# keeps no reference to a nonblocking collective's arrays, and a dropped point-to-point request takes its arrays with
+# it while the message may still arrive (into freed memory: another array's data overwritten, or a crash). Each stays
+# here until MPI reports it complete (tested whenever a new operation starts) or MPI is finalized.
+_orphans: deque = deque()
+_reaping = threading.Lock()
 _MPI_OP_NAMES = {"sum": "SUM", "avg": "SUM", "product": "PROD", "min": "MIN", "max": "MAX",
                  "band": "BAND", "bor": "BOR", "bxor": "BXOR", "lor": "LOR", "land": "LAND"}
 
@@ -103,11 +118,40 @@ def is_initialized() -> bool:
     return _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized()
 
 
+def keep_until_complete(test: Callable[[], bool], arrays: tuple = ()) -> None:
+    """Keep ``arrays`` alive until ``test()`` (a request's ``Test``) says MPI has finished with them, or MPI ends:
+    for a nonblocking operation its owner abandons before it completed (cancelled or timed out)."""
+    _orphans.append((test, arrays))
+
+
+def _reap_orphans() -> None:
+    """Let go of the abandoned operations MPI has finished with (one thread at a time; the others skip)."""
+    if not _reaping.acquire(blocking=False):
+        return
+    try:
+        if is_initialized():
+            for _ in range(len(_orphans)):
+                entry = _orphans.popleft()
+                if not entry[0]():
+                    _orphans.append(entry)
+    finally:
+        _reaping.release()
+
+
 def _finalize() -> None:
     stop_watchdog()
     if is_initialized():
+        _reap_orphans()
         _records.write_rank("finalizing", _records.now())  # the launcher: this rank's own work has ended
-        _MPI.Finalize()
+        _MPI.Finalize()  # (what is still in _orphans is never touched by MPI again)
+
+
+def operations_issued() -> dict[int, tuple[int, str | None]]:
+    """Per communicator (by creation number, live or freed): how many collectives this rank issued on it and the
+    last one's name. What a rank that finished its script leaves for the others (``_errors.record_done``)."""
+    issued = dict(_freed)
+    issued.update({index: (c.issued, c.name_of(c.issued)) for index, c in list(_registry.items())})
+    return issued
 
 
 def abort(code: int = 1) -> None:
@@ -126,9 +170,7 @@ def start_watchdog() -> None:
     """Start the responder that lets a timed-out rank learn which ranks did not arrive (once per process)."""
     global _watchdog
     if _watchdog is None:
-        from .watchdog import Watchdog
-
-        _watchdog = Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry)
+        _watchdog = watchdog.Watchdog(_MPI, _MPI.COMM_WORLD.Dup(), _registry, keep_until_complete)
 
 
 def stop_watchdog() -> None:
@@ -231,8 +273,15 @@ class Work:
             os.sched_yield()
             now = time.monotonic()
         pause = 0.0
+        look_at = now + _PEERS_EVERY_S if self.name not in _POINT_TO_POINT else float("inf")
         while not test():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now >= look_at:  # a rank that has finished without joining this operation never will
+                look_at = now + _PEERS_EVERY_S
+                gone = watchdog.finished_without(self._comm, self.seq, self.name)
+                if gone:
+                    raise RuntimeError(gone)
+            if now > deadline:
                 who = _watchdog.report(self._comm, self.seq, self.name) if _watchdog is not None else ""
                 raise RuntimeError(
                     f"ember.distributed: {self.name} timed out after {limit:g} s on rank "
@@ -248,6 +297,11 @@ class Work:
         self._buffers = ()
         for step in self._steps:
             step()
+
+    def __del__(self) -> None:
+        # Dropped before it completed (its wait timed out, or nobody waited): MPI may still use its arrays.
+        if not getattr(self, "_done", True):
+            keep_until_complete(self._test, self._buffers)
 
     def is_success(self) -> bool:
         return self._done
@@ -305,6 +359,7 @@ class Communicator:
         return entry[1] if entry is not None and entry[0] == number else None
 
     def free(self) -> None:
+        _freed[self.index] = (self.issued, self.name_of(self.issued))
         _registry.pop(self.index, None)
         self._comm.Free()
 
@@ -319,6 +374,8 @@ class Communicator:
 
     def _work(self, request, name: str, status=None, nbytes: int = 0, buffers: tuple = ()) -> Work:
         self.payload_bytes += nbytes
+        if _orphans:
+            _reap_orphans()
         return Work(request, name, self, status, buffers)
 
     def _reduced(self, work: Work, op: ReduceOp, array) -> Work:

@@ -3,7 +3,8 @@
 Every backward has one small table, one row per rank::
 
     [iteration, number of buckets, bucket layout hash, non-finite flag,
-     previous backward's wait for the all-reduces (us), previous iteration's time (us)]
+     previous backward's wait for the all-reduces (us), previous iteration's time (us),
+     graph-changed flag]
 
 A rank zeroes the table and writes only its own row; a SUM all-reduce of the
 table, started right behind the last bucket's gradients (nonblocking, so it
@@ -17,7 +18,11 @@ reads the same table and so reaches the same verdict:
   rank skips the optimizer step together (or raises), so the replicas stay
   identical.
 
-The last two columns are not checks: they let every rank see every rank's
+- a non-zero graph-changed flag: under ``static_graph=True`` that rank's backward
+  used a parameter its first backward did not, or the other way round — every rank
+  raises PyTorch's error together.
+
+The timing columns are not checks: they let every rank see every rank's
 waiting, which is how a straggler is noticed (``straggler.py``).
 
 One table per backward, not one per bucket: a model with many buckets still pays
@@ -30,8 +35,8 @@ import zlib
 
 from .._backend import xp
 
-FIELDS = 6
-_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE, _WAIT_US, _STEP_US = range(FIELDS)
+FIELDS = 7
+_ITERATION, _BUCKETS, _LAYOUT, _NONFINITE, _WAIT_US, _STEP_US, _GRAPH_CHANGED = range(FIELDS)
 
 
 def new_table(world: int):
@@ -46,10 +51,10 @@ def layout_hash(buckets: list) -> int:
 
 
 def stamp(table, rank: int, iteration: int, buckets: int, layout: int, nonfinite: bool, wait_us: int = 0,
-          step_us: int = 0) -> None:
+          step_us: int = 0, graph_changed: bool = False) -> None:
     """Write this rank's row (and zeros for every other rank)."""
     table[...] = 0
-    table[rank] = (iteration, buckets, layout, int(nonfinite), wait_us, step_us)
+    table[rank] = (iteration, buckets, layout, int(nonfinite), wait_us, step_us, int(graph_changed))
 
 
 def has_nonfinite(grads) -> bool:
@@ -98,6 +103,11 @@ def out_of_step(table) -> str | None:
 def nonfinite_ranks(table) -> list[int]:
     """Ranks whose gradients held NaN or inf in this backward."""
     return [rank for rank, flag in enumerate(table[:, _NONFINITE]) if flag != 0]
+
+
+def graph_changed_ranks(table) -> list[int]:
+    """Ranks whose backward used other parameters than their first one did (``static_graph=True``)."""
+    return [rank for rank, flag in enumerate(table[:, _GRAPH_CHANGED]) if flag != 0]
 
 
 def timings(table) -> tuple[list[int], list[int]]:

@@ -130,12 +130,19 @@ class Reducer:
     def __init__(self, params: Sequence[Tensor], names: Sequence[str], comm: Communicator, *,
                  bucket_cap_mb: float = 25.0, find_unused_parameters: bool = False,
                  gradient_as_bucket_view: bool = False, grad_reduction: str = "mean",
-                 nonfinite_grads: str = "skip") -> None:
+                 nonfinite_grads: str = "skip", static_graph: bool = False) -> None:
         if grad_reduction not in ("mean", "sum"):
             raise ValueError(f"grad_reduction must be 'mean' or 'sum', got {grad_reduction!r}")
         self.comm = comm
         self.world = comm.size
         self.find_unused = find_unused_parameters
+        # static_graph, PyTorch's rule: the first synchronised backward finds (with find_unused_parameters' count)
+        # which parameters the graph does not use; later backwards trust that and skip the count's all-reduce, and
+        # a backward whose parameters differ from the first's raises PyTorch's error on every rank (lockstep table).
+        self.static = static_graph
+        self._static_unused: set[int] | None = None  # flat indices this rank's first backward did not use
+        self._static_unused_everywhere: set[int] = set()  # those no rank used in the first backward
+        self._graph_changed: list[str] = []  # this backward, under a static graph: what differs from the first
         self.as_view = gradient_as_bucket_view
         self.averages = grad_reduction == "mean"
         self.scale = 1.0 / self.world if self.averages else 1.0  # what gradients are multiplied by before the sum
@@ -148,7 +155,7 @@ class Reducer:
         self.buckets = assign_buckets(self.grad_stores, names, int(bucket_cap_mb * (1 << 20)))
         self.table = lockstep.new_table(self.world)
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.dtype))
-                                            for b in self.buckets] + [find_unused_parameters])
+                                            for b in self.buckets] + [find_unused_parameters, static_graph])
         self._table_work = None  # the table's all-reduce in flight
         self.stragglers = StragglerMonitor(self.world)
         self._forward_at: float | None = None  # when the previous DDP forward began (perf_counter)
@@ -251,10 +258,13 @@ class Reducer:
     def _on_grad_ready(self, param: Tensor) -> None:
         """Post-accumulate-grad hook: ``param.grad`` is final for this backward."""
         bucket, slot = self._where[id(param)]
-        if self.find_unused:
+        if self._counts_used():
             self._used[self._first[bucket.index] + slot] = 1
         if not self._armed:
             return  # no_sync(), or a backward with no DDP forward before it: gradients stay local
+        if self._static_unused is not None and self._first[bucket.index] + slot in self._static_unused:
+            self._graph_changed.append(f"{bucket.names[slot]} got a gradient, which it did not in the first "
+                                       "iteration")
         if param._grad is not None and param._grad.is_sparse:  # F.embedding(..., sparse=True) in a forward
             raise RuntimeError(f"DistributedDataParallel: parameter {bucket.names[slot]} got a sparse gradient, "
                                "which ember's DistributedDataParallel does not all-reduce (PyTorch all-gathers "
@@ -298,12 +308,19 @@ class Reducer:
             self._next_launch += 1
             if self._next_launch == len(self.buckets):
                 lockstep.stamp(self.table, self.comm.rank, self.iteration, len(self.buckets), self.layout,
-                               self._nonfinite, self._wait_us, self._step_us)
+                               self._nonfinite, self._wait_us, self._step_us, bool(self._graph_changed))
                 self._table_work = self.comm.iallreduce_(self.table, ReduceOp.SUM)
-                if self.find_unused:  # (a joined rank used nothing)
+                if self._counts_used():  # (a joined rank used nothing)
                     self._used_counts = self._used.copy() if from_params else xp.zeros_like(self._used)
                     self._used[...] = 0
                     self._used_work = self.comm.iallreduce_(self._used_counts, ReduceOp.SUM)
+
+    def _counts_used(self) -> bool:
+        """Whether this backward counts which parameters each rank used (find_unused_parameters; static_graph
+        until its first synchronised backward has ended)."""
+        if self.static:  # (it takes precedence over find_unused_parameters, as in PyTorch)
+            return self._static_unused is None
+        return self.find_unused
 
     def _gradients_of(self, bucket: Bucket):
         """The array to all-reduce for ``bucket``, already multiplied by the 1/world scale.
@@ -322,6 +339,7 @@ class Reducer:
         factor = 1.0 if self._comm_hook is not None else self.scale  # a communication hook averages itself
         store, ready = bucket.store, self._ready[bucket.index]
         if not all(ready):
+            self._refuse_reshaped(bucket)
             first = self._first[bucket.index] - bucket.lo
             for i, (p, done) in enumerate(zip(bucket.params, ready), bucket.lo):
                 if done:
@@ -342,12 +360,28 @@ class Reducer:
         if region is not None:
             bucket.in_place = True
         else:
+            self._refuse_reshaped(bucket)
             region = bucket.staging = xp.empty(bucket.numel, bucket.dtype)
             for i, p in enumerate(bucket.params, bucket.lo):
                 bucket.piece(region, i)[...] = 0 if p._grad is None else p._grad._data
         if factor != 1.0:
             xp.multiply(region, region.dtype.type(factor), out=region)
         return region
+
+    @staticmethod
+    def _refuse_reshaped(bucket: Bucket) -> None:
+        """A parameter whose shape changed since wrapping (``p.data = ...``) no longer fits its bucket: name it.
+        (A changed dtype still fits: its gradient is reduced in the bucket's dtype and copied back, as PyTorch
+        does.)"""
+        for i, p in enumerate(bucket.params, bucket.lo):
+            if p is not None and p._data.shape != bucket.store.shapes[i]:
+                name = bucket.names[i - bucket.lo]
+                raise RuntimeError(
+                    f"DistributedDataParallel: parameter {name} has shape {list(p._data.shape)}, but it had shape "
+                    f"{list(bucket.store.shapes[i])} when the model was wrapped, which its gradient bucket was laid "
+                    "out for: a parameter's shape changed after wrapping (p.data = ... with another shape, a layer "
+                    "resized). PyTorch fails too (its autograd reports an invalid gradient shape). Change the model "
+                    "before wrapping it, or wrap it again.")
 
     def _run_comm_hook(self, bucket: Bucket, grads):
         """Hand ``grads`` (the bucket's gradients end to end) to the communication hook; its Future."""
@@ -382,7 +416,10 @@ class Reducer:
         """End of backward: every bucket reduced, every ``.grad`` holding the result."""
         self._armed = False
         missing = [(b, s) for b in self.buckets for s, ready in enumerate(self._ready[b.index]) if not ready]
-        if missing and not self.find_unused:
+        if self._static_unused is not None:  # static graph: the same parameters as in the first backward
+            self._graph_changed += [f"{b.names[s]} got no gradient, which it did in the first iteration"
+                                    for b, s in missing if self._first[b.index] + s not in self._static_unused]
+        elif missing and not (self.find_unused or self.static):
             names = [b.names[s] for b, s in missing]
             raise RuntimeError(
                 f"DistributedDataParallel: {len(names)} parameter(s) received no gradient in this backward on "
@@ -399,6 +436,9 @@ class Reducer:
         started = trace.start()
         synchronised = self._check_lockstep()
         unused = self._unused_everywhere()
+        if self.static and self._static_unused is None:  # the first synchronised backward of a static graph
+            self._static_unused = {self._first[b.index] + s for b, s in missing}
+            self._static_unused_everywhere = unused
         before, self._before = self._before, {}  # (its copies are not kept until the next backward)
         trace.finish("read lockstep table", "ddp", started)
         if not synchronised:
@@ -425,9 +465,10 @@ class Reducer:
 
     def _unused_everywhere(self) -> set[int]:
         """With find_unused_parameters: the flat indices of the parameters no rank used since the last
-        synchronised backward (waits for the count's all-reduce, which follows the lockstep table's)."""
+        synchronised backward (waits for the count's all-reduce, which follows the lockstep table's); with a static
+        graph after its first backward, those no rank used in that one."""
         if self._used_work is None:
-            return set()
+            return self._static_unused_everywhere
         self._wait(self._used_work, "the all-reduce of which parameters each rank used")
         self._used_work = None
         return {int(i) for i in xp.flatnonzero(self._used_counts == 0)}
@@ -437,6 +478,15 @@ class Reducer:
         problem = lockstep.out_of_step(self.table)
         if problem:
             raise RuntimeError(problem)
+        changed, mine, self._graph_changed = lockstep.graph_changed_ranks(self.table), self._graph_changed, []
+        if changed:
+            here = f"; on this rank: {'; '.join(mine[:5])}{' ...' if len(mine) > 5 else ''}" if mine else ""
+            raise RuntimeError(
+                "Your training graph has changed in this iteration, e.g., one parameter is unused in first iteration, "
+                "but then got used in the second iteration, or the other way round. this is not compatible with "
+                f"static_graph set to True. (DistributedDataParallel(static_graph=True), iteration {self.iteration}: "
+                f"the graph changed on rank(s) {changed}{here}. Every rank raises this; pass "
+                "find_unused_parameters=True instead of static_graph=True when the parameters used vary.)")
         if not joined:
             self.stragglers.observe(*lockstep.timings(self.table))
         bad = lockstep.nonfinite_ranks(self.table)

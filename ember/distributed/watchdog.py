@@ -32,48 +32,79 @@ _REPLY_BYTES = 512
 _POLL_S = 0.02
 
 
+_UNEVEN = ("this rank ran more batches or collectives than it (uneven data: DistributedSampler or the same number of "
+           "batches on every rank, or `with model.join():`), or this collective is called on some ranks only (under "
+           "`if rank == 0:`)")
+
+
 def _silent(rank: int) -> str:
     """Why ``rank`` does not answer, from what it left for the launcher (``_records.py``) when it can be seen."""
     where = _records.run_dir()
     if where is not None and _records.read(where, rank, "done") is not None:
         return ("it has finished its script (it returned from it, leaving the process group), so it will never "
-                "join this collective: this rank ran more batches or collectives than it (uneven data: "
-                "DistributedSampler or the same number of batches on every rank, or `with model.join():`), or "
-                "this collective is called on some ranks only (under `if rank == 0:`)")
+                f"join this collective: {_UNEVEN}")
     if where is not None and _records.read(where, rank, "error") is not None:
         return "it failed (ember.distributed.run names how)"
     return "it died, or is stuck in native code holding the GIL"
 
 
+def finished_without(group, number: int, name: str) -> str | None:
+    """Why this rank's collective ``number`` (``name``) on communicator ``group`` can never complete, when another
+    rank of it has finished its script having issued fewer collectives there (from its ``done`` record); None when
+    none has, or the launcher's records cannot be seen (plain mpiexec, another node): the timeout then tells."""
+    where = _records.run_dir()
+    if where is None:
+        return None
+    for rank in group.world_ranks:
+        record = _records.read(where, rank, "done") if rank != group.world_rank else None
+        if record is None:
+            continue
+        issued, last = _records.done_counts(record).get(group.index, (None, None))
+        if issued is None:  # (a record without the counts: nothing to conclude)
+            continue
+        if issued >= number:
+            continue  # it issued this one: its part is under way
+        did = f"its last was #{issued}, {last}" if issued else "none"
+        return (f"ember.distributed: {name} (operation #{number} on its communicator) cannot complete on rank "
+                f"{group.world_rank} (group of {group.size}): rank {rank} has finished its script (it returned "
+                f"from it) having issued {issued} operation(s) on this communicator ({did}), so it will never join "
+                f"this one: {_UNEVEN}.")
+    return None
+
+
 class Watchdog:
     """The responder thread plus ``report()`` for timeout messages."""
 
-    def __init__(self, mpi, mpi_comm, registry: dict) -> None:
+    def __init__(self, mpi, mpi_comm, registry: dict, keep_until_complete) -> None:
         self._mpi = mpi
+        self._keep = keep_until_complete  # comm.keep_until_complete: for the receives and queries it withdraws
         self._comm = mpi_comm
         self._registry = registry  # communicator index -> Communicator (comm.py keeps it)
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
+        self._serial = 0  # the number of this rank's latest question (answers carry it back)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="ember-watchdog", daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
         status = self._mpi.Status()
-        query = xp.empty(2, dtype=xp.int64)
+        query = xp.empty(3, dtype=xp.int64)
         while not self._stop.is_set():
             while self._comm.Iprobe(source=self._mpi.ANY_SOURCE, tag=_QUERY, status=status):
                 source = status.Get_source()
                 self._comm.Recv(query, source=source, tag=_QUERY)
-                self._comm.Send(self._describe(int(query[0]), int(query[1])), dest=source, tag=_REPLY)
+                answer = self._describe(int(query[0]), int(query[1]), int(query[2]))
+                self._comm.Send(answer, dest=source, tag=_REPLY)
             time.sleep(_POLL_S)
 
-    def _describe(self, index: int, number: int):
-        """This rank's state on communicator ``index``, and the name of its operation ``number`` there."""
+    def _describe(self, index: int, number: int, serial: int = 0):
+        """This rank's state on communicator ``index``, and the name of its operation ``number`` there, as the
+        answer to question ``serial``."""
         comm = self._registry.get(index)
-        state = {"issued": -1, "waiting": None, "op": None}
+        state = {"serial": serial, "issued": -1, "waiting": None, "op": None}
         if comm is not None:
-            state = {"issued": comm.issued, "waiting": comm.waiting, "op": comm.name_of(number)}
+            state.update(issued=comm.issued, waiting=comm.waiting, op=comm.name_of(number))
         elsewhere = [other.waiting[1] for other in list(self._registry.values())
                      if other is not comm and other.waiting is not None]
         state["elsewhere"] = elsewhere[0][:200] if elsewhere else None  # where it waits instead
@@ -82,26 +113,43 @@ class Watchdog:
 
     def ask(self, index: int, ranks: list[int], number: int = 0, timeout: float = 3.0) -> dict[int, dict | None]:
         """The state of each of ``ranks`` (world ranks) on communicator ``index``, with the name of its operation
-        ``number`` there (None: no answer in time)."""
+        ``number`` there (None: no answer in time).
+
+        A rank that answers too late answers into the void: its receive is withdrawn (its buffer kept until MPI
+        has let go of it, ``comm.keep_until_complete``), and the late answer, carrying the number of the question
+        it answers, is recognised and dropped by a later ``ask`` rather than taken for the answer to its own."""
         others = [r for r in ranks if r != self.rank]
-        query = xp.array([index, number], dtype=xp.int64)
+        self._serial += 1
+        query = xp.array([index, number, self._serial], dtype=xp.int64)
         sends = [self._comm.Isend(query, dest=r, tag=_QUERY) for r in others]
-        buffers = {r: xp.empty(_REPLY_BYTES, dtype=xp.uint8) for r in others}
-        recvs = {r: self._comm.Irecv(buffers[r], source=r, tag=_REPLY) for r in others}
+        pending = {r: self._receive(r) for r in others}
         deadline = time.monotonic() + timeout
         answers: dict[int, dict | None] = {}
-        while recvs and time.monotonic() < deadline:
-            for r in [r for r, req in recvs.items() if req.Test()]:
-                answers[r] = json.loads(bytes(buffers[r]).decode().strip())
-                del recvs[r]
+        while pending and time.monotonic() < deadline:
+            for r, (req, buffer) in list(pending.items()):
+                if not req.Test():
+                    continue
+                answer = json.loads(bytes(buffer).decode().strip())
+                if answer.pop("serial", None) == self._serial:
+                    answers[r] = answer
+                    del pending[r]
+                else:  # a late answer to an earlier question: wait for the answer to this one
+                    pending[r] = self._receive(r)
             time.sleep(0.005)
-        for r, req in recvs.items():  # never answered: withdraw the receive
+        for r, (req, buffer) in pending.items():  # never answered: withdraw the receive
             req.Cancel()
+            self._keep(req.Test, (buffer,))
             answers[r] = None
         for req in sends:
-            if not req.Test():
+            if not req.Test():  # (a query to a rank that never took it)
                 req.Cancel()
+                self._keep(req.Test, (query,))
         return answers
+
+    def _receive(self, rank: int):
+        """A posted receive for ``rank``'s answer, and its buffer."""
+        buffer = xp.empty(_REPLY_BYTES, dtype=xp.uint8)
+        return self._comm.Irecv(buffer, source=rank, tag=_REPLY), buffer
 
     def report(self, comm, op_number: int, op_name: str) -> str:
         """A sentence per other rank: did it reach operation ``op_number`` of ``comm``, and if not, why."""

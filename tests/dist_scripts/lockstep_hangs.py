@@ -18,7 +18,7 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 mode = sys.argv[1]
 # seed_nan_loop's mismatch is found at the first all-reduce, not by a timeout: a timeout far longer than the job's
 # start-up on a loaded machine lets its test tell the two apart; the other modes end by the 4 s timeout
-TIMEOUT_S = 30 if mode == "seed_nan_loop" else 4
+TIMEOUT_S = 30 if mode == "seed_nan_loop" else 60 if mode == "fewer_batches" else 4
 dist.init_process_group("mpi", timeout=timedelta(seconds=TIMEOUT_S))
 rank, world = dist.get_rank(), dist.get_world_size()
 ember.manual_seed(0)
@@ -67,6 +67,17 @@ elif mode == "extra_batch_finished":
         criterion(model(x), y).backward()
         optimizer.step()
     dist.destroy_process_group()
+
+elif mode == "fewer_batches":
+    # the last rank has one batch fewer and returns from its script (no destroy_process_group); the others wait
+    # for it in their last backward's all-reduce: they fail as soon as it has finished, not at the 60 s timeout
+    for step in range(3 - (rank == world - 1)):
+        x, y = batch(step)
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    if rank == world - 1:
+        print(f"rank {rank} finished at {time.monotonic()!r}", flush=True)
 
 elif mode == "stuck":
     x, y = batch(0)

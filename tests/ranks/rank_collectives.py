@@ -346,3 +346,62 @@ def test_a_nonblocking_operation_keeps_its_arrays_alive_until_it_completes(proce
         work.wait()
     assert held == [True, True], "an array was freed before its operation completed"
     assert results[0][0] == world * (world + 1) / 2 and results[1][0] == 1.0
+
+
+def test_an_operation_dropped_before_it_completed_keeps_its_arrays_until_mpi_is_done(process_group, rank):
+    """A Work let go before its operation completed (a wait that timed out, an async_op never waited for): MPI may
+    still write into its arrays, so they stay alive until MPI reports the operation done. Here a receive is dropped
+    before its message is sent: the message lands in the kept array (it used to land in freed memory, which another
+    array may use by then), which is let go once MPI has finished the receive."""
+    import gc
+    import weakref
+
+    from ember.distributed import comm as comm_module
+
+    comm = process_group.default_group().comm
+    inbox = np.zeros(64, dtype=np.uint8)
+    alive = weakref.ref(inbox)
+    work = comm.irecv(inbox, src=comm.rank, tag=4242)
+    del inbox, work
+    gc.collect()
+    held = alive() is not None
+    comm.isend(np.arange(64, dtype=np.uint8), comm.rank, tag=4242).wait()
+    process_group.barrier()  # (each new operation lets go of the dropped ones MPI has finished)
+    gc.collect()
+    released = alive() is None
+    mine = [entry for entry in getattr(comm_module, "_orphans", ()) if any(a is alive() for a in entry[1])]
+    assert (held, released, mine) == (True, True, []), [entry[1] for entry in comm_module._orphans]
+
+
+@pytest.mark.min_world(2)
+def test_a_late_watchdog_answer_is_not_taken_for_the_answer_to_the_next_question(process_group, rank):
+    """Rank 1 answers rank 0's first question after rank 0 stopped waiting: that answer must not be read as the
+    answer to rank 0's next question (it describes rank 1 as it was then, one collective earlier)."""
+    import time
+
+    from ember.distributed import comm as comm_module
+
+    dog, comm = comm_module._watchdog, process_group.default_group().comm
+    if rank == 1:
+        def describe(*args, _slow=[True], _original=dog._describe):  # noqa: B006  (once)
+            answer = _original(*args)
+            if _slow:
+                _slow.clear()
+                time.sleep(1.0)
+            return answer
+        dog._describe = describe
+    process_group.barrier()
+    first = second = None
+    if rank == 0:
+        first = dog.ask(comm.index, [0, 1], comm.issued + 1, timeout=0.3)[1]  # rank 1 answers after 1 s
+    process_group.barrier()  # rank 1's late answer describes it before or inside this barrier
+    mine = comm.issued
+    if rank == 0:  # while rank 1 waits in the next barrier
+        time.sleep(1.2)  # (the late answer has arrived)
+        second = dog.ask(comm.index, [0, 1], mine, timeout=5.0)[1]
+    process_group.barrier()
+    if rank == 1:
+        del dog._describe
+    if rank == 0:
+        assert first is None, first
+        assert second is not None and second["waiting"] and second["waiting"][0] > mine, (second, mine)

@@ -322,3 +322,96 @@ def test_different_models_on_different_ranks_name_rank_and_parameter(rank):
     with pytest.raises(RuntimeError) as raised:
         DDP(nn.Linear(8, 3 if rank == 0 else 4))
     assert "rank 1" in str(raised.value) and "'weight'" in str(raised.value), raised.value
+
+
+class Branches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        ember.manual_seed(3)
+        self.a, self.b, self.c, self.never = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 3), nn.Linear(8, 3)
+
+    def forward(self, inp, use_b):
+        h = self.a(inp).tanh()
+        return self.c(self.b(h) if use_b else h)
+
+
+def test_static_graph_counts_the_used_parameters_in_its_first_backward_only(rank, data):
+    """PyTorch's static_graph: the first synchronised backward finds the parameters the graph does not use (one
+    extra all-reduce, as find_unused_parameters makes every backward); later ones communicate only the gradient
+    buckets and the lockstep table. The gradients are find_unused_parameters': ``b``, used on rank 0 only, is
+    averaged on every rank; ``never``, used by no rank, keeps .grad None."""
+    x, y, mine = data
+    model, reference = DDP(Branches(), static_graph=True), DDP(Branches(), find_unused_parameters=True)
+    issued, differ = [], []
+    for step in range(3):
+        grads = []
+        for m in (model, reference):
+            m.zero_grad()
+            before = m.reducer.comm.issued
+            nn.functional.mse_loss(m(x[mine] * (step + 1), rank == 0), y[mine]).backward()
+            if m is model:
+                issued.append(m.reducer.comm.issued - before)
+            grads.append([None if p.grad is None else p.grad.numpy().copy() for p in m.parameters()])
+        differ += [(step, i) for i, (g, r) in enumerate(zip(*grads))
+                   if (g is None) != (r is None) or (g is not None and not np.array_equal(g, r))]
+    buckets = len(model.reducer.buckets)
+    assert issued == [buckets + 2, buckets + 1, buckets + 1] and not differ, (issued, buckets, differ)
+    assert model.module.never.weight.grad is None and model.module.b.weight.grad is not None
+
+
+@pytest.mark.parametrize("change", ["used_later", "unused_later", "rank_1_only"])
+def test_a_static_graph_that_changes_raises_pytorchs_error_on_every_rank(rank, data, change):
+    """A backward whose parameters differ from the first's (``b`` used later, or no longer used; on every rank or
+    on rank 1 only) raises PyTorch's error at the end of that backward on every rank, rather than leave the ranks
+    that did not change waiting for a bucket (PyTorch raises on the changed ranks, and only at the next forward
+    for a parameter no longer used)."""
+    x, y, mine = data
+    model = DDP(Branches(), static_graph=True)
+    uses_b = {"used_later": lambda step: step >= 1, "unused_later": lambda step: step < 1,
+              "rank_1_only": lambda step: step >= 1 and rank == 1}[change]
+    errors = []
+    for step in range(2):
+        model.zero_grad()
+        try:
+            nn.functional.mse_loss(model(x[mine], uses_b(step)), y[mine]).backward()
+        except RuntimeError as err:
+            errors.append((step, str(err)))
+    assert [step for step, _ in errors] == [1], errors
+    text = errors[0][1]
+    assert text.startswith("Your training graph has changed in this iteration") and "static_graph" in text, text
+    changed = [0, 1, 2][:ember.distributed.get_world_size()] if change != "rank_1_only" else [1]
+    assert f"the graph changed on rank(s) {changed}" in text, text
+    if rank in changed:
+        assert ("b.weight got a gradient, which it did not" if change != "unused_later" else
+                "b.weight got no gradient, which it did in the first iteration") in text, text
+
+
+@pytest.mark.parametrize("used", [True, False], ids=["used", "unused"])
+def test_a_parameter_reshaped_after_wrapping_is_named(data, used):
+    """``p.data = ...`` with another shape after wrapping: the parameter no longer fits its gradient bucket. Every
+    rank names it at that backward, whether it got a gradient (which could not be copied into the bucket) or not
+    (find_unused_parameters: zeros of its old shape were set as its .grad)."""
+    x, y, mine = data
+    model = DDP(Branches(), find_unused_parameters=True)
+    model.module.b.weight.data = ember.zeros(4, 8)
+    model.module.b.bias.data = ember.zeros(4)
+    if used:
+        model.module.c.weight.data = ember.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"parameter b\.(weight|bias) has shape \[4(, 8)?\], but it had shape "
+                                           r"\[8(, 8)?\] when the model was wrapped"):
+        nn.functional.mse_loss(model(x[mine], used), y[mine]).backward()
+
+
+@pytest.mark.min_world(2)
+def test_a_parameter_whose_dtype_changed_after_wrapping_gets_a_gradient_of_its_dtype(rank, world, data):
+    """model.double() after wrapping: the gradients are reduced in the buckets' float32 and copied back, as PyTorch
+    does; a parameter only rank 0 used gets, on the other ranks too, the average in its own dtype (it got the
+    bucket's float32 zeros-slot before)."""
+    x, y, mine = data
+    model = DDP(Branches(), find_unused_parameters=True)
+    model.double()
+    nn.functional.mse_loss(model(x[mine].double(), rank == 0), y[mine].double()).backward()
+    b = model.module.b.weight.grad
+    every = gather(ember.distributed, b)
+    assert b.dtype == ember.float64 and b.shape == (8, 8), (b.dtype, b.shape)
+    assert all(np.array_equal(g.numpy(), every[0].numpy()) for g in every) and float(b.abs().sum()) > 0

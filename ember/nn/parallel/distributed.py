@@ -50,8 +50,6 @@ IGNORED_ARGUMENTS = {
     "output_device": "CPU only: None (or 0), as PyTorch requires for a CPU module",
     "dim": "one process per replica: inputs are never scattered over devices",
     "check_reduction": "deprecated and without effect in PyTorch too",
-    "static_graph": "buckets are fixed at construction; parameters the graph never uses are handled as with "
-                    "find_unused_parameters",
     "skip_all_reduce_unused_params": "unused parameters are an error, or (find_unused_parameters) left untouched when "
                                      "no rank used them",
     "batched_grad_copy": "gradients are reduced in place in the optimizer's flat buffer when they lie there",
@@ -78,8 +76,13 @@ class DistributedDataParallel(Module):
             None); one that some rank used is averaged, the others contributing their ``.grad`` or zeros.
         gradient_as_bucket_view: let ``.grad`` be views into the bucket buffers (saves a copy
             per parameter and step; default False).
-        static_graph: as in PyTorch, parameters that the (unchanging) graph never uses are allowed
-            and keep their ``.grad``, without ``find_unused_parameters`` (ember applies that rule).
+        static_graph: as in PyTorch, the graph is the same every iteration: the first synchronised
+            backward finds the parameters it does not use (as ``find_unused_parameters`` does, with one
+            extra small all-reduce); later backwards trust that and communicate only the gradients (and
+            the lockstep table). Parameters no rank used keep their ``.grad``; one that some rank used is
+            averaged. A backward that uses a parameter the first did not, or misses one it used, raises
+            PyTorch's "Your training graph has changed in this iteration" on every rank (PyTorch raises
+            it on the ranks concerned, and for a missed one only at the next forward).
         process_group: the group to reduce over (default: the world).
         grad_reduction: ``"mean"`` (default, PyTorch's behaviour) or ``"sum"`` (ember extension).
         nonfinite_grads: what to do when any rank's gradients hold NaN or inf (ember extension):
@@ -150,9 +153,7 @@ class DistributedDataParallel(Module):
             [p for _, p in named], [n for n, _ in named],
             dist.comm.world(self._comm.timeout) if group is dist.group.WORLD else self._comm,
             bucket_cap_mb=25.0 if bucket_cap_mb is None else bucket_cap_mb,
-            # static_graph: PyTorch finds the parameters a static graph never uses in its first iteration and leaves
-            # their .grad alone; the rule of find_unused_parameters, applied every iteration, gives the same.
-            find_unused_parameters=find_unused_parameters or static_graph,
+            find_unused_parameters=find_unused_parameters, static_graph=static_graph,
             gradient_as_bucket_view=gradient_as_bucket_view,
             grad_reduction=grad_reduction, nonfinite_grads=nonfinite_grads)
 
