@@ -44,7 +44,8 @@ def test_cpu_share_window_accounts_missing_ticks_and_other_processes(monkeypatch
 def _run_all(monkeypatch, window_shares):
     """bench/run_all.py as a module, its children's workloads replaced by one step function per framework that
     advances a fake clock (the first step by 0.25 s: compilation, the others by 2^-10 s, binary fractions so that
-    the arithmetic is exact) and records which framework ran; ``window_shares``: the CPU share each timing block's window reports in turn (None: no /proc/stat)."""
+    the arithmetic is exact) and records which framework ran; ``window_shares``: what each timing block's window
+    reports in turn: the CPU share, a pair (the share, the other processes' part), or None (no /proc/stat)."""
     import types
 
     sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -69,7 +70,7 @@ def _run_all(monkeypatch, window_shares):
     class Window:
         def measure(self):
             share = next(shares)
-            return None if share is None else (share, 0.0)
+            return share if share is None or isinstance(share, tuple) else (share, 0.0)
 
     monkeypatch.setitem(sys.modules, "workloads", types.SimpleNamespace(WORKLOADS={"fake": (build, 1, "fake")}))
     monkeypatch.setitem(sys.modules, "_cpu_share", types.SimpleNamespace(Window=Window))
@@ -125,3 +126,18 @@ def test_block_rounds_and_steps_it_cannot_honour_are_usage_errors(option, value,
     out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run_all.py"), option, value, "--threads", "1"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and message in out.stderr, out.stderr[-500:]
+
+
+def test_other_processes_busy_in_a_block_measure_the_round_again(monkeypatch):
+    """All the ticks accounted, but other processes used 0.4 of the CPUs (above ``OTHERS_LIMIT``) in one block."""
+    run_all, _ = _run_all(monkeypatch, [(1.0, 0.0), (1.0, 0.4), (1.0, 0.2), (1.0, 0.0), (1.0, 0.0), (1.0, 0.0)])
+    result = run_all.child_steps(["fake"], rounds=2, steps=4)["fake"]
+    assert result["kept"] == 2 and result["discarded"] == 1
+
+
+def test_cpu_time_rounds_are_never_measured_again(monkeypatch):
+    """(The process's CPU time does not count the time the host stopped it, nor other processes'.)"""
+    run_all, _ = _run_all(monkeypatch, [(0.5, 0.6)] * 4)
+    monkeypatch.setenv("EMBER_BENCH_CPU_TIME", "1")
+    result = run_all.child_steps(["fake"], rounds=2, steps=4)["fake"]
+    assert result["kept"] == 2 and result["discarded"] == 0
