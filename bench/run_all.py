@@ -52,14 +52,32 @@ OTHERS_LIMIT = 0.3
 
 
 # ----------------------------------------------------------------------------- children
+def warm_up(fns, steps: int, min_block: float) -> int:
+    """Run each step function a few times (first-step allocations, lazy layouts, caches) and return the steps per
+    timing block: ``steps``, or more, so that a block of the slowest lasts about ``min_block`` seconds. A step's
+    time is the median of the warm-up steps': the first one can take seconds (numba compiling a kernel or loading
+    it from its cache), and an average over it would leave a fast workload's blocks many times shorter than
+    ``min_block``, judged on a tick or two."""
+    block_steps = steps
+    for fn in fns:
+        per_step = []
+        for i in range(max(5, steps // 2)):
+            start = time.perf_counter()
+            fn(i)
+            per_step.append(time.perf_counter() - start)
+        block_steps = max(block_steps, math.ceil(min_block / max(statistics.median(per_step), 1e-9)))
+    return block_steps
+
+
 def child_steps(names: list[str], rounds: int, steps: int) -> dict:
     """Median ms/step of each workload under both frameworks (runs inside the timing child).
 
     Wall-clock rounds in which either block ran with less than ``EMBER_BENCH_MIN_SHARE`` of the machine's CPU
     ticks accounted (``_cpu_share``: the host stopped a vCPU), or with other processes using more than
-    ``OTHERS_LIMIT`` of them, are measured again, up to four times ``rounds`` in
-    all; each block runs at least ``EMBER_BENCH_MIN_BLOCK_S`` seconds (more steps for fast workloads), so that its
-    share is judged on enough ticks."""
+    ``OTHERS_LIMIT`` of them, are measured again (in the same order, so that the rounds kept still alternate
+    which framework runs first), up to four times ``rounds`` in all; each block runs at least
+    ``EMBER_BENCH_MIN_BLOCK_S`` seconds (more steps for fast workloads), so that its share is judged on enough
+    ticks."""
     import torch
     from _cpu_share import Window
     from workloads import WORKLOADS
@@ -76,18 +94,13 @@ def child_steps(names: list[str], rounds: int, steps: int) -> dict:
     for name in names:
         build, batch, _ = WORKLOADS[name]
         fns = {"torch": build(torch, batch), "ember": build(ember, batch)}
-        block_steps = steps
-        for fn in fns.values():  # warm-up: first-step allocations, lazy layouts, caches
-            start = time.perf_counter()
-            for i in range(max(5, steps // 2)):
-                fn(i)
-            per_step = (time.perf_counter() - start) / max(5, steps // 2)
-            block_steps = max(block_steps, math.ceil(min_block / max(per_step, 1e-9)))
+        block_steps = warm_up(fns.values(), steps, min_block)
         times: dict[str, list[float]] = {"torch": [], "ember": []}
         shares: list[float] = []
         discarded = attempts = 0
         while len(times["ember"]) < rounds and attempts < 4 * rounds:
-            order = ("torch", "ember") if attempts % 2 == 0 else ("ember", "torch")
+            # by the rounds kept, not the attempts: a round measured again keeps its order
+            order = ("torch", "ember") if len(times["ember"]) % 2 == 0 else ("ember", "torch")
             attempts += 1
             block: dict[str, float] = {}
             low = False
@@ -234,6 +247,11 @@ def main() -> None:
         parser.error(f"--processes must be at least 1, got {args.processes}")
     if not 0 <= args.min_cpu_share <= 1:  # (a share above 1 would discard every round)
         parser.error(f"--min-cpu-share must be between 0 and 1, got {args.min_cpu_share}")
+    if not 0 <= args.min_block_s < math.inf:  # (NaN or inf: no number of steps lasts that long)
+        parser.error(f"--min-block-s must be a finite number of seconds, 0 or more, got {args.min_block_s}")
+    for option in ("rounds", "steps"):  # (no round: no median; no step: no time per step)
+        if getattr(args, option) < 1:
+            parser.error(f"--{option} must be at least 1, got {getattr(args, option)}")
 
     if args.child:  # inside a child process: do one measurement, print JSON
         kind, *rest = args.child

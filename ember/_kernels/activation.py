@@ -1,10 +1,10 @@
 """ReLU's gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one pass each (numba).
-ReLU's: the counterpart of the mask-then-multiply
-passes in ``ember/ops/unary.py`` (``Relu.backward``), the same arithmetic, so the same bits. GELU's: the
-counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference).
-Same formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun
-7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to float32, so results are within a float32
-ulp or two of the reference's float32 arithmetic.
+ReLU's: the counterpart of the mask-then-multiply passes in ``ember/ops/unary.py`` (``Relu.backward``), the same
+arithmetic, so the same bits. GELU's: the counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py``
+(about 20 NumPy passes, the reference; ``gelu_erf64``'s is ``_gelu_erf64_into``). The float32 formula:
+Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun 7.1.26, |error of
+erf| < 1.5e-7), computed in float64 and rounded once to float32, so results are within a float32 ulp or two of the
+reference's float32 arithmetic.
 
 exp is ``rows.exp_split``.
 """
