@@ -95,3 +95,15 @@ def test_error_tells_every_difference_from_pytorch():
                          (np.nan, 1.0)]:
         assert _error(np.array([ours]), np.array([theirs]), eps) == np.inf, (ours, theirs)
     assert _error(np.array([1.0 + 4 * eps]), np.array([1.0]), eps) == 2
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gamma_family_at_infinity_and_signed_zero_as_pytorch(dtype):
+    """lgamma(inf) is inf (ember gave the series' inf - inf = nan); digamma's pole at 0 is -inf from +0 and +inf
+    from -0 (ember gave -inf for both), which is also lgamma's derivative there."""
+    x = np.array([np.inf, -np.inf, 0.0, -0.0, -1.0, -2.0, np.nan], dtype=dtype)
+    for name in ("lgamma", "digamma"):
+        ours = getattr(ember, name)(ember.tensor(x)).numpy()
+        theirs = getattr(torch, name)(torch.tensor(x)).numpy()
+        np.testing.assert_array_equal(ours, theirs, err_msg=name)
+        assert (np.signbit(ours) == np.signbit(theirs))[~np.isnan(theirs)].all(), name
