@@ -179,6 +179,7 @@ from .ops.index_update import (
     index_put,
     index_reduce,
     masked_scatter,
+    put,
     scatter_reduce,
 )
 from .ops.indexing import (
@@ -630,8 +631,8 @@ __all__ = [
     "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
-    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
-    "randint", "randint_like",
+    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile", "rand",
+    "rand_like", "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
     "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled",
