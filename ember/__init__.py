@@ -170,7 +170,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
-from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
+from .ops.gamma_fns import digamma, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
 from .ops.index_update import (
     index_add,
@@ -613,7 +613,8 @@ __all__ = [
     "Generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
-    "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "iinfo", "imag", "index_add",
+    "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "igamma", "igammac", "iinfo", "imag",
+    "index_add",
     "index_copy",
     "index_fill", "index_reduce", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner",
     "int", "int16",
