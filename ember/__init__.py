@@ -170,7 +170,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
-from .ops.gamma_fns import digamma, lgamma, mvlgamma, polygamma, xlogy
+from .ops.gamma_fns import digamma, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
 from .ops.index_update import (
     index_add,
@@ -179,6 +179,7 @@ from .ops.index_update import (
     index_put,
     index_reduce,
     masked_scatter,
+    put,
     scatter_reduce,
 )
 from .ops.indexing import (
@@ -612,7 +613,8 @@ __all__ = [
     "Generator",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "get_default_device", "get_default_dtype",
     "get_float32_matmul_precision", "get_num_threads", "get_rng_state", "greater", "greater_equal", "gt", "half",
-    "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "iinfo", "imag", "index_add",
+    "HalfTensor", "hamming_window", "hann_window", "hstack", "hypot", "copysign", "igamma", "igammac", "iinfo", "imag",
+    "index_add",
     "index_copy",
     "index_fill", "index_reduce", "index_put", "index_select", "inf", "inference_mode", "initial_seed", "inner",
     "int", "int16",
@@ -630,8 +632,8 @@ __all__ = [
     "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
-    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "qr", "quantile", "rand", "rand_like",
-    "randint", "randint_like",
+    "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile", "rand",
+    "rand_like", "randint", "randint_like",
     "randn", "randn_like", "random", "randperm", "real", "reciprocal", "relu", "remainder", "repeat_interleave",
     "reshape", "resolve_conj", "resolve_neg", "result_type", "roll", "rot90", "round", "rsqrt", "save", "scatter",
     "scatter_add", "scatter_reduce", "searchsorted", "seed", "select", "serialization", "set_autocast_enabled",

@@ -39,20 +39,17 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     """The ``ord``-norm of ``x`` as a vector over ``dim`` (all elements by default): sum(|x|^ord)^(1/ord),
     max |x| (inf), min |x| (-inf), the count of non-zeros (0)."""
     from .ops.elementwise import cast
-    from .ops.reduction import amin, norm
-    from .ops.unary import abs
+    from .ops.reduction import norm
 
     if not isinstance(ord, (int, float)) or isinstance(ord, bool):
         raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord!r}")
     if dtype is not None:
         x = cast(x, dtype)
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.name}")
     if isinstance(dim, int):
         dim = (dim,)
-    if ord == -_INF:
-        return amin(abs(x), dim if dim is not None else (), keepdim)
     return norm(x, ord, dim, keepdim)
 
 
@@ -92,10 +89,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                 out = unsqueeze(out, d)
         return out
     summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)  # 1: column sums (over rows); inf: row sums
-    sums = sum(abs(A), summed, keepdim=True)
+    sums = sum(abs(A), summed, keepdim=keepdim)
     ext = amax if ord > 0 else amin
-    out = ext(sums, other, keepdim=True)
-    return out if keepdim else out.squeeze((d0, d1))
+    return ext(sums, other if keepdim or other < summed else other - 1, keepdim=keepdim)  # (AmaxBackward0 last)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

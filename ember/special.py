@@ -1,6 +1,6 @@
 """``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
 ``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (the Bessel
-functions J, Y, K and Airy's, the orthogonal polynomials, zeta, the incomplete gamma functions) are not
+functions J, Y, K and Airy's, the orthogonal polynomials, zeta) are not
 implemented (docs/api.md)."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from ._tensor import Tensor
 from .ops.activation import log_softmax, softmax
 from .ops.gamma_fns import digamma, polygamma, xlog1py, xlogy
 from .ops.gamma_fns import digamma as psi
+from .ops.gamma_fns import igamma as gammainc
+from .ops.gamma_fns import igammac as gammaincc
 from .ops.gamma_fns import lgamma as gammaln
 from .ops.gamma_fns import mvlgamma as multigammaln
 from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, logit
@@ -26,7 +28,8 @@ def ndtr(input: Tensor) -> Tensor:
     return erfc(input * -math.sqrt(0.5)) * 0.5
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+           "gammaln", "i0", "i0e",
            "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
            "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 

@@ -26,6 +26,12 @@ class GammaMethods:
     def mvlgamma(self, p: int) -> Tensor:
         return ops.gamma_fns.mvlgamma(self, p)
 
+    def igamma(self, other: Tensor) -> Tensor:
+        return ops.gamma_fns.igamma(self, other)
+
+    def igammac(self, other: Tensor) -> Tensor:
+        return ops.gamma_fns.igammac(self, other)
+
     def xlogy(self, other) -> Tensor:
         return ops.gamma_fns.xlogy(self, other)
 

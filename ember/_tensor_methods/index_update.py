@@ -38,6 +38,12 @@ class IndexUpdateMethods:
     def index_put_(self, indices, values, accumulate: bool = False) -> Tensor:
         return ops.index_update.index_put_(self, indices, values, accumulate)
 
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        return ops.index_update.put(self, index, source, accumulate)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        return ops.index_update.put_(self, index, source, accumulate)
+
     def masked_fill_(self, mask: Tensor, value) -> Tensor:
         return ops.index_update.masked_fill_(self, mask, value)
 

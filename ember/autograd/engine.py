@@ -26,7 +26,7 @@ from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
 from .grad_mode import _GradState, _ThreadGradState
 from .graph import AccumulateGrad, Node, add_to_grad
-from .recorded import RecordedArray, hook_argument, hook_result, run_recorded
+from .recorded import RecordedArray, check_hook_value, hook_argument, hook_result, run_recorded
 
 
 class _Callbacks(threading.local):
@@ -134,9 +134,10 @@ def _call_pre_hooks(node: Node, grads: list) -> None:
         for hook in tuple(hooks):
             if grads[nr] is None:
                 continue
-            replaced = hook(hook_argument(grads[nr]))
+            was = hook_argument(grads[nr])
+            replaced = hook(was)
             if replaced is not None:
-                grads[nr] = hook_result(replaced, grads[nr])
+                grads[nr] = hook_result(hook, replaced, was, grads[nr])
 
 
 def _call_node_pre_hooks(node: Node, grads: list) -> list:
@@ -155,12 +156,8 @@ def _call_node_pre_hooks(node: Node, grads: list) -> list:
             raise RuntimeError(f"hook '{name}' has returned an incorrect "
                                f"number of values (got {len(out)}, but expected {len(grad_outputs)})")
         for was, new in zip(grad_outputs, out):
-            if was is None or new is None:
-                continue
-            if tuple(new.shape) != tuple(was.shape):
-                raise RuntimeError(f"hook '{name}' has changed the size of value")
-            if new.dtype != was.dtype:
-                raise RuntimeError(f"hook '{name}' has changed the type of value (was {was.type()} got {new.type()})")
+            if was is not None and new is not None:
+                check_hook_value(hook, was, new)
         grad_outputs, changed = tuple(out), True
     if not changed:
         return grads
@@ -182,6 +179,9 @@ def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -
         if len(out) != len(grad_inputs):
             raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect "
                                f"number of values (got {len(out)}, but expected {len(grad_inputs)})")
+        for was, new in zip(grad_inputs, out):
+            if was is not None and new is not None:
+                check_hook_value(hook, was, new)
         grad_inputs = tuple(out)
     return [None if t is None else wrap(t) if wrap is not None else t._data for t in grad_inputs]
 

@@ -86,16 +86,49 @@ class _FunctionNode(Node):
         else:
             with no_grad():
                 result = self.fn_class.backward(ctx, *grads)
-        if not isinstance(result, tuple):
-            result = (result,)
-        if len(result) < len(self.next_edges):
-            raise RuntimeError(
-                f"function {self.fn_class.__name__}.backward returned {len(result)} gradients, "
-                f"but forward took {len(self.next_edges)} inputs"
-            )
+        result = self._validated(result if isinstance(result, tuple) else (result,))
         if recorded:
-            return tuple(RecordedArray(r) if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
-        return tuple(r._data if isinstance(r, Tensor) else r for r in result[: len(self.next_edges)])
+            return tuple(None if r is None else RecordedArray(r) for r in result)
+        return tuple(None if r is None else r._data for r in result)
+
+    def _validated(self, result: tuple) -> list:
+        """PyTorch's checks on what the user's backward returned: one gradient per forward input (extra ones only
+        None), a tensor or None each, None for an input that is not a tensor; a gradient of an input that needs
+        one must have the input's shape or one it broadcasts to (summed down by the engine), and is cast to the
+        input's dtype (a complex gradient for a real input is an error). Gradients of inputs that need none are
+        dropped unchecked."""
+        n = len(self.next_edges)
+        if len(result) < n or (len(result) > n and any(r is not None for r in result[n:])):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(result)})")
+        out = []
+        index = 0  # (PyTorch's index: among the tensor inputs)
+        for i, (r, is_tensor, edge) in enumerate(zip(result, self.tensor_inputs, self.next_edges)):
+            if r is not None and not isinstance(r, Tensor):
+                kind = type(r)
+                named = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+                raise RuntimeError(f"expected Variable or None (got {named})")
+            if r is not None and not is_tensor:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+            if r is None or edge is None:
+                out.append(None)
+                index += is_tensor
+                continue
+            shape, dtype = self.input_shapes[i], self.input_dtypes[i]
+            got = tuple(r.shape)  # (not the array's: a batch of cotangents under vmap has a batch dim more)
+            lead = len(got) - len(shape)
+            if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, got[lead:])):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {index} - got "
+                                   f"{list(got)} but expected shape compatible with {list(shape)}")
+            if r.dtype != dtype:
+                if r.is_complex() and not dtype.is_complex:
+                    raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {index} - "
+                                       f"a complex gradient ({r.dtype}) for a real input")
+                r = r.to(dtype)
+            out.append(r)
+            index += 1
+        return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -181,6 +214,8 @@ class Function:
         # (mark_dirty) and returned is both, and its gradient goes on to the history it had
         edges = [input_edge(a) if n else None for a, n in zip(args, needs)]
         shapes = [a._data.shape if n else None for a, n in zip(args, needs)]
+        node.input_dtypes = [a.dtype if n else None for a, n in zip(args, needs)]
+        node.tensor_inputs = [isinstance(a, Tensor) for a in args]
         results, dirty_views = [], []
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor) or id(o) in non_diff:

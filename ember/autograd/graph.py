@@ -722,9 +722,10 @@ class AccumulateGrad(Node):
         for hook in tuple(var._hooks):
             if not accumulating and getattr(hook, "accumulation_only", False):
                 continue
-            replaced = hook(hook_argument(grad))
+            was = hook_argument(grad)
+            replaced = hook(was)
             if replaced is not None:
-                grad = hook_result(replaced, grad)
+                grad = hook_result(hook, replaced, was, grad)
         return grad
 
     def backward(self, grad):

@@ -783,8 +783,20 @@ def hook_argument(grad):
     return grad.t if type(grad) is RecordedArray else as_tensor(grad)
 
 
-def hook_result(replaced, grad):
-    """What a hook returned, back in the form the walk carries (recorded under create_graph)."""
+def check_hook_value(hook, was, new) -> None:
+    """PyTorch's checks on a gradient a hook returned in place of ``was`` (both tensors): the same size and the
+    same dtype, or RuntimeError naming the hook."""
+    if tuple(new.shape) != tuple(was.shape):
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has changed the size of value")
+    if new.dtype != was.dtype:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has changed the type of value "
+                           f"(was {was.type()} got {new.type()})")
+
+
+def hook_result(hook, replaced, was, grad):
+    """What ``hook`` returned in place of ``was`` (``grad`` as the hook received it), checked, back in the form
+    the walk carries (recorded under create_graph)."""
+    check_hook_value(hook, was, replaced)
     return RecordedArray(replaced) if type(grad) is RecordedArray else replaced._data
 
 

@@ -15,7 +15,7 @@ from ..autograd.graph import Node, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
-def _result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
+def result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
     """PyTorch's result_type for two tensors: 0-d tensors count only by category."""
     da, db = a.dtype, b.dtype
     if (a._data.ndim == 0) == (b._data.ndim == 0):
@@ -33,7 +33,7 @@ def promote(a, b):
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if a._data.dtype == b._data.dtype:
             return a, b
-        target = _result_dtype(a, b)
+        target = result_dtype(a, b)
         return cast(a, target), cast(b, target)
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
     if (s.__class__ is float or s.__class__ is int) and t._data.dtype.kind in "fc":

@@ -8,11 +8,12 @@ result's graph history, as ``inplace.py`` does) when it needs a gradient, plain 
 from __future__ import annotations
 
 from .._backend import xp
+from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
 from .inplace import _check_cast, _rebase, _snapshot
 
@@ -404,3 +405,64 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
 def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:
     return _write_back(x, lambda t: index_reduce(t, dim, index, source, reduce, include_self=include_self), source)
+
+
+@torch_named("PutBackward0")
+class Put(Node):
+    """``x`` seen as 1-D with ``source``'s elements written (added, when ``accumulate``) at ``index`` (wrapped to
+    non-negative): the gradient of ``x`` is ``g`` (zero where written, unless accumulated), ``source``'s is
+    ``g.take(index)``."""
+
+    def forward(self, x, source, index, accumulate):
+        out = x.reshape(-1).copy()
+        src = source.reshape(-1)
+        if accumulate:
+            xp.add.at(out, index, src)
+        else:
+            out[index] = src
+        self.index, self.accumulate, self.source_shape = index, accumulate, source.shape
+        return out.reshape(x.shape)
+
+    def backward(self, g):
+        nx, ns = self.needs_input_grad
+        gx = gs = None
+        if nx:
+            if self.accumulate:
+                gx = g
+            else:
+                written = xp.zeros(g.size, dtype=xp.bool_)
+                written[self.index] = True
+                gx = xp.where(written.reshape(g.shape), 0, g)
+        if ns:
+            gs = g.reshape(-1)[self.index].reshape(self.source_shape)
+        return gx, gs
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """``input`` seen as 1-D (row-major), with ``source``'s elements written at ``index`` (an int64 tensor of as
+    many elements, any shape; a negative index counts from the end), added when ``accumulate`` (repeated indices
+    then sum; without it, which repeated write stays is unspecified, as PyTorch's). PyTorch's errors: index not
+    int64, source of another dtype or element count, an index out of range (IndexError), an empty input."""
+    if index._data.dtype != xp.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and source.dtype = "
+                           f"{SCALAR_TYPE_NAMES[source.dtype.name]}")
+    idx = index._data.reshape(-1)
+    if source._data.size != idx.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._data.size}, index.numel() = {idx.size}")
+    n = input._data.size
+    if idx.size and n == 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of {n} elements.")
+    out = Put.apply(input, source, index=xp.where(idx < 0, idx + n, idx), accumulate=bool(accumulate))
+    return version_checked(out, index)
+
+
+def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """``put``, writing into ``input``."""
+    return _write_back(input, lambda t: put(t, index, source, accumulate), source)

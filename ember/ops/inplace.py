@@ -190,6 +190,7 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
 
 def relu_(x: Tensor) -> Tensor:
+    un.refuse_relu(x._data)
     return _unary_inplace(x, un.relu, lambda a: xp.maximum(a, 0, out=a))
 
 

@@ -136,8 +136,12 @@ def _prod_of_others(x, axes):
 class Extreme(Node):
     """max/min over axes: the gradient is split evenly among tied extremes (PyTorch's rule)."""
 
+    def name(self) -> str:  # (PyTorch's: max() / min() of all elements)
+        return "MaxBackward1" if self.fn is xp.max else "MinBackward1"
+
     def forward(self, x, fn, axes, keepdim):
         out = fn(x, axis=axes, keepdims=True)
+        self.fn = fn
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
@@ -274,11 +278,18 @@ def min(x: Tensor, dim=None, keepdim: bool = False):
     return _max_or_min(x, dim, keepdim, False, minimum)
 
 
+class AmaxAmin(Extreme):
+    """amax / amin: ``Extreme`` named as PyTorch's."""
+
+    def name(self) -> str:
+        return "AmaxBackward0" if self.fn is xp.max else "AminBackward0"
+
+
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
     refuse_complex(x, name)
     axes = _axes(dim, x._data.ndim)
     _check_nonempty(name, x._data, axes)
-    out = Extreme.apply(x, fn=fn, axes=axes, keepdim=keepdim)
+    out = AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
     # PyTorch saves the result (the node keeps it with the reduced axes, not the tensor returned)
     return version_checked(out, out)
 
@@ -345,44 +356,80 @@ def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm."""
-    from .elementwise import pow
-    from .unary import abs, sign
-
+    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm, "nuc" the nuclear norm of the
+    matrices over the last two dims (or ``dim``). One node, ``LinalgVectorNormBackward0`` as PyTorch's, for every
+    ``p``."""
     if dtype is not None:
         x = cast(x, dtype)
+    if p == "nuc":
+        from ..linalg import matrix_norm
+
+        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
         )
-    if p in ("fro", 2, 2.0):
-        return Norm2.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
-    if p in (float("inf"), "inf"):
-        return amax(abs(x), dim if dim is not None else (), keepdim)
-    if p == 1:
-        out = sum(abs(x), dim, keepdim)
-    elif p == 0:  # the number of non-zero elements
-        out = sum(sign(abs(x)), dim, keepdim)
-    else:
-        out = pow(sum(pow(abs(x), p), dim, keepdim), 1.0 / p)
-    return version_checked(out, x, out)  # (PyTorch's norm saves its input and its result)
+    order = 2.0 if p == "fro" else float(p)
+    return LinalgVectorNorm.apply(x, order=order, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
-class Norm2(Node):
+def _sgn(x):
+    """x / |x| (0 at 0): the sign of a real or complex array."""
+    if x.dtype.kind != "c":
+        return xp.sign(x)
+    a = xp.abs(x)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(a == 0, 0, x / xp.where(a == 0, 1, a))
+
+
+@torch_named("LinalgVectorNormBackward0")
+class LinalgVectorNorm(Node):
+    """The ``order``-norm over ``axes``: sqrt(sum |x|^2) (2), max / min |x| (inf / -inf), the count of non-zeros
+    (0), sum(|x|^p)^(1/p); PyTorch's gradients (inf: split evenly among the elements at the extreme)."""
     float32_compute = True
 
-    def forward(self, x, axes, keepdim):
-        out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
+    def forward(self, x, order, axes, keepdim):
+        if order == 2:
+            out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
+        else:
+            a = xp.abs(x)
+            if order == xp.inf:
+                out = xp.max(a, axis=axes, keepdims=keepdim)
+            elif order == -xp.inf:
+                out = xp.min(a, axis=axes, keepdims=keepdim)
+            elif order == 0:
+                out = xp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+            elif order == 1:
+                out = xp.sum(a, axis=axes, keepdims=keepdim)
+            else:
+                out = xp.sum(a ** order, axis=axes, keepdims=keepdim) ** (1 / order)
+        out = xp.asarray(out)
         self.saved = (x, out)
-        self.axes, self.keepdim = axes, keepdim
+        self.order, self.axes, self.keepdim = order, axes, keepdim
         return out
 
-    def backward(self, g):  # d||x||/dx = x / ||x|| (0 where the norm is 0)
+    def backward(self, g):
         x, out = self.saved
+        p = self.order
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
         out = _expand_back(out, x.shape, self.axes, self.keepdim)
+        if p == 0:
+            return (g * xp.zeros_like(xp.abs(x)),)
+        if p == 1:
+            return (g * _sgn(x),)
         with xp.errstate(divide="ignore", invalid="ignore"):
-            return (xp.where(out == 0, 0, g * x / out),)
+            if p == 2:  # d||x||/dx = x / ||x|| (0 where the norm is 0)
+                return (xp.where(out == 0, 0, g * x / out),)
+            a = xp.abs(x)
+            if p in (xp.inf, -xp.inf):
+                hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
+                count = xp.sum(hit, axis=self.axes, keepdims=True)
+                return (g * _sgn(x) * hit / count,)
+            if p < 1:
+                scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))
+                return (scaled * g * out ** (1 - p),)
+            scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+            return (scaled * xp.where(out == 0, 0, g / out ** (p - 1)),)
 
 
 @torch_named("LogsumexpBackward0")

@@ -7,6 +7,7 @@ of the transpose. ``ember.linalg`` is the public namespace; these are its kernel
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node
@@ -276,7 +277,8 @@ class Cross(Node):
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """The cross product of 3-vectors along ``dim`` (the operands broadcast, but must have as many dimensions)."""
+    """The cross product of 3-vectors along ``dim`` (the operands broadcast, but must have as many dimensions). As
+    PyTorch's, the two must have one dtype (no type promotion), not bool."""
     if input._data.ndim != other._data.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     nd = input._data.ndim
@@ -291,6 +293,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input._data.shape[d - nd] != 3 or other._data.shape[d - nd] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input._data.shape[d - nd]} and {other._data.shape[d - nd]}")
+    if input.dtype == _dtype.bool_:  # (PyTorch's kernel: no bool version, and no promotion)
+        raise _dtype.not_implemented_for("cross", input.dtype)
+    if other.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+                           f"{_dtype.SCALAR_TYPE_NAMES[other.dtype.name]}")
     from .shape import expand
 
     return Cross.apply(expand(input, shape), expand(other, shape), axis=d)

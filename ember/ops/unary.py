@@ -151,14 +151,19 @@ class Sigmoid(Node):
         return (g * out * (1 - out),)
 
 
+def refuse_relu(x) -> None:
+    """PyTorch's errors for relu (and relu_) of a bool or complex array."""
+    if x.dtype.kind in "bc":
+        raise (RuntimeError("Boolean inputs not supported for relu") if x.dtype == xp.bool_ else
+               NotImplementedError("clamp is not supported for complex types"))
+
+
 @torch_named("ReluBackward0")
 class Relu(Node):
     diagonal_jacobian = True
     # Both passes keep the input's memory order and are split over threads (parallel_flat).
     def forward(self, x):
-        if x.dtype.kind in "bc":  # PyTorch's errors
-            raise (RuntimeError("Boolean inputs not supported for relu") if x.dtype == xp.bool_ else
-                   NotImplementedError("clamp is not supported for complex types"))
+        refuse_relu(x)
         zero = _ZEROS.get(x.dtype)
         if zero is None:
             zero = _zero(x.dtype)
@@ -337,6 +342,10 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
             x = cast(x, _dtype.get_default_dtype())
+    elif x.dtype == _dtype.bool_ and any(type(b) is int for b in (lo, hi)):  # (PyTorch's result type: int64)
+        x = cast(x, _dtype.int64)
+    if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
+        lo, hi = (int(xp.asarray(b).astype(x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
 

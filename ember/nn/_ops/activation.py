@@ -22,7 +22,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
-from ...ops.elementwise import cast
+from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
 from ...ops.pointwise import _erfc
 
@@ -48,10 +48,15 @@ class SmoothPointwise(Pointwise):
     rerun_for_higher_order = True
 
 
-def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True) -> Tensor:
+def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True, kernel: str | None = None) -> Tensor:
     """``fn``'s activation of ``x``. ``saves_input``: PyTorch's formula reads ``x`` (saved: changing it in place
-    before backward is its error), as every activation's here but tanhshrink's (composed there: x - tanh(x))."""
+    before backward is its error), as every activation's here but tanhshrink's (composed there: x - tanh(x)).
+    ``kernel``: PyTorch's CPU kernel, which has no integer version (its NotImplementedError for an integer ``x``);
+    without one (PyTorch's activations composed of other ops: softsign, tanhshrink) an integer ``x`` is computed
+    in the default float dtype."""
     if not x.is_floating_point():
+        if kernel is not None:
+            raise not_implemented_for(kernel, x.dtype)
         x = cast(x, _dtype.get_default_dtype())
     out = (SmoothPointwise if smooth else Pointwise).apply(x, fn=fn, params=params)
     return version_checked(out, x) if saves_input else out
@@ -224,35 +229,41 @@ def _logsigmoid(x, need):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """max(0, x) + negative_slope * min(0, x)."""
-    return _maybe_inplace(input, _apply(input, _leaky_relu, negative_slope, smooth=False), inplace, result_saved=True)
+    out = _apply(input, _leaky_relu, negative_slope, smooth=False, kernel="leaky_relu_cpu")
+    return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x); ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
-    return _apply(input, _gelu, approximate)
+    return _apply(input, _gelu, approximate, kernel="GeluKernelImpl")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (a.k.a. swish)."""
-    return _maybe_inplace(input, _apply(input, _silu), inplace)
+    return _maybe_inplace(input, _apply(input, _silu, kernel="silu_cpu"), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    return _maybe_inplace(input, _apply(input, _elu, alpha), inplace, result_saved=True)
+    return _maybe_inplace(input, _apply(input, _elu, alpha, kernel="elu_cpu"), inplace, result_saved=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta; linear where beta * x > threshold."""
-    return _apply(input, _softplus, beta, threshold)
+    return _apply(input, _softplus, beta, threshold, kernel="softplus_cpu")
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """clamp(x, min_val, max_val); gradient 1 strictly inside, 0 at and beyond the bounds (as PyTorch)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    if not (input.is_floating_point() or input.is_complex()):  # integers: clamped in their own dtype, no gradient
+        if not input.dtype.is_signed and input.dtype != _dtype.bool_ and (int(min_val) < 0 or int(max_val) < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        lo, hi = integer_limits(input, "hardtanh", min_val, max_val)
+        return _maybe_inplace(input, Tensor._make(xp.clip(input._data, lo, hi)), inplace)
     return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val, smooth=False), inplace)
 
 
@@ -262,7 +273,15 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)), computed without overflow."""
-    return _apply(input, _logsigmoid)
+    return _apply(input, _logsigmoid, kernel="log_sigmoid_cpu")
+
+
+def integer_limits(x: Tensor, op: str, *limits: float) -> list:
+    """An integer ``x``'s clamping activation (hardtanh, threshold) keeps its dtype, as PyTorch's: the limits
+    converted to it (a float truncated toward zero); a bool ``x`` is PyTorch's error."""
+    if x.dtype == _dtype.bool_:
+        raise RuntimeError(f"Bool inputs not supported for {op}")
+    return [xp.asarray(int(v)).astype(x._data.dtype)[()] for v in limits]
 
 
 def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False) -> Tensor:

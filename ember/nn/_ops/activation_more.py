@@ -8,7 +8,7 @@ kernel assigns the point to (noted per function).
 
 from __future__ import annotations
 
-from ... import _warnings
+from ... import _dtype, _warnings
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._tensor import Tensor
@@ -16,9 +16,10 @@ from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
+from ...ops.elementwise import not_implemented_for
 from ...ops.unary import sigmoid
 from ...random import rng_of
-from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, sigmoid_array
+from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, integer_limits, sigmoid_array
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -123,26 +124,33 @@ def _random_slope(x, need, slope):
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6 (MobileNetV3)."""
-    return _maybe_inplace(input, _apply(input, _hardswish), inplace)
+    return _maybe_inplace(input, _apply(input, _hardswish, kernel="hardswish_cpu"), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    return _maybe_inplace(input, _apply(input, _hardsigmoid, smooth=False), inplace)
+    return _maybe_inplace(input, _apply(input, _hardsigmoid, smooth=False, kernel="hardsigmoid_cpu"), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _maybe_inplace(input, _apply(input, _mish), inplace)
+    return _maybe_inplace(input, _apply(input, _mish, kernel="mish_cpu"), inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|)."""
+    if input.dtype == _dtype.bool_:  # (PyTorch's composition: abs has no bool kernel)
+        raise not_implemented_for("abs_cpu", input.dtype)
+    if not (input.is_floating_point() or input.is_complex()):  # PyTorch's composition, |x| + 1 in x's dtype
+        return input / (input.abs() + 1)
     return _apply(input, _softsign)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
+    if input.dtype == _dtype.bool_:  # (PyTorch's composition: its subtraction's error)
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     return _apply(input, _tanhshrink, saves_input=False)
 
 
@@ -150,29 +158,36 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, inf) for input dtype {input.dtype}, but found {lambd}")
-    return _apply(input, _softshrink, lambd, smooth=False)
+    return _apply(input, _softshrink, lambd, smooth=False, kernel="softshrink_check")
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, 0 otherwise."""
-    return _apply(input, _hardshrink, lambd, smooth=False)
+    return _apply(input, _hardshrink, lambd, smooth=False, kernel="hardshrink_cpu")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, ``value`` otherwise."""
+    if not (input.is_floating_point() or input.is_complex()):  # integers: in their own dtype, no gradient
+        if input.dtype == _dtype.bool_:
+            raise not_implemented_for("threshold_cpu", input.dtype)
+        limit, fill = integer_limits(input, "threshold", threshold, value)
+        return _maybe_inplace(input, Tensor._make(xp.where(input._data > limit, input._data, fill)), inplace)
     return _maybe_inplace(input, _apply(input, _threshold, threshold, value, smooth=False), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
-    return _maybe_inplace(input, _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace, result_saved=True)
+    out = _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, kernel="elu_cpu")
+    return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _maybe_inplace(input, _apply(input, _exp_linear, alpha, 1.0, 1 / alpha), inplace, result_saved=True)
+    out = _apply(input, _exp_linear, alpha, 1.0, 1 / alpha, kernel="elu_cpu")
+    return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -182,11 +197,12 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return _maybe_inplace(input, _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False), inplace,
-                              result_saved=True)
+        out = _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False, kernel="leaky_relu_cpu")
+        return _maybe_inplace(input, out, inplace, result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     slope = rng_of(None).uniform(lower, upper, input._data.shape).astype(dtype)
-    return _maybe_inplace(input, _apply(input, _random_slope, slope, smooth=False), inplace, result_saved=True)
+    out = _apply(input, _random_slope, slope, smooth=False, kernel="leaky_relu_cpu")
+    return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:
@@ -235,6 +251,8 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), where a and b are the two halves of ``input`` along ``dim``."""
+    if not input.is_floating_point():
+        raise not_implemented_for("glu_cpu", input.dtype)
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = dim % input.ndim if -input.ndim <= dim < input.ndim else dim
@@ -276,6 +294,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x), weight with 1 element or one per channel (dim 1 of the input)."""
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_dtype.SCALAR_TYPE_NAMES[input.dtype.name]} "
+                           f"and {_dtype.SCALAR_TYPE_NAMES[weight.dtype.name]}")
     n = weight._data.size
     if n != 1:
         channels = input.shape[1] if input.ndim > 1 else 1

@@ -160,6 +160,9 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
                            f"{SCALAR_TYPE_NAMES[target.dtype.name]} (a target of the input's shape "
                            f"{list(input.shape)} holds class probabilities: call .float() on a one-hot target, or "
                            f"pass class indices of shape {list(_index_target_shape(input))} instead)")
+    if weight is not None and not soft and weight.dtype != input.dtype:  # (PyTorch's kernel takes no other)
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
+                           f"{SCALAR_TYPE_NAMES[weight.dtype.name]}")
     if x._data.ndim == 1 and not soft:  # unbatched (C,): one class index, 0-d or of shape (1,) as PyTorch takes
         if target._data.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")

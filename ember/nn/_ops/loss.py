@@ -8,15 +8,15 @@ weights), 'sum', 'none' (and 'batchmean' for kl_div). Legacy ``size_average`` /
 
 from __future__ import annotations
 
-from ... import _warnings
+from ... import _dtype, _warnings
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
-from ...ops.elementwise import not_implemented_for
+from ...ops.elementwise import cast, not_implemented_for, result_dtype
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -73,16 +73,16 @@ class PointwiseLoss(Node):
     float32_compute = True
     rerun_for_higher_order = True
 
-    def forward(self, x, t, fn, reduction, params):
+    def forward(self, x, t, fn, reduction, params, out_dtype=None):
         need = self.needs_input_grad or (False, False)
         loss, dx, dt = fn(x, t, need[0], need[1], *params)
         self.saved, self.reduction, self.shape = (dx, dt), reduction, loss.shape
         if reduction == "none":
-            return loss
+            return loss if out_dtype is None else loss.astype(out_dtype)
         total = loss.sum(dtype=loss.dtype)
         if reduction != "sum":
             total = total / loss.dtype.type(loss.shape[0] if reduction == "batchmean" else loss.size)
-        return scalar_result(total, loss.dtype)
+        return scalar_result(total if out_dtype is None else total.astype(out_dtype), out_dtype or loss.dtype)
 
     def backward(self, g):
         dx, dt = self.saved
@@ -91,6 +91,30 @@ class PointwiseLoss(Node):
         elif self.reduction == "batchmean":
             g = g / self.shape[0]
         return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
+
+
+def _named_loss(torch_name: str) -> type:
+    """A ``PointwiseLoss`` whose node reads as PyTorch's (``MseLossBackward0``)."""
+    return torch_named(torch_name)(type(torch_name[:-len("Backward0")], (PointwiseLoss,), {"__module__": __name__}))
+
+
+MseLoss = _named_loss("MseLossBackward0")
+SmoothL1Loss = _named_loss("SmoothL1LossBackward0")
+BinaryCrossEntropy = _named_loss("BinaryCrossEntropyBackward0")
+BinaryCrossEntropyWithLogits = _named_loss("BinaryCrossEntropyWithLogitsBackward0")
+KlDiv = _named_loss("KlDivBackward0")
+
+
+@torch_named("HuberLossBackward0")
+class HuberLoss(PointwiseLoss):
+    """huber_loss's node: PyTorch's backward kernel refuses a target of a dtype other than the input's (its
+    forward casts it), so this one does too (``mismatch``: the error, set by ``huber_loss``)."""
+    mismatch: str | None = None
+
+    def backward(self, g):
+        if self.mismatch is not None:
+            raise RuntimeError(self.mismatch)
+        return super().backward(g)
 
 
 def _type_name(t: Tensor) -> str:
@@ -116,41 +140,56 @@ def _broadcast_weight(weight: Tensor | None, target: Tensor):
     return weight._data
 
 
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    """PyTorch's warning for a regression loss's target of another shape (at the user's line, through a loss
+    module too)."""
+    if input._data.shape != target._data.shape:
+        _warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                       f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                       "Please ensure they have the same size.")
+
+
 def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False,
-               warn_size: bool = False, kernel: str | None = None, saved: tuple = ()) -> Tensor:
-    """The loss node on ``input`` and ``target`` (cast to input's dtype), after PyTorch's checks: a target of
-    another shape is an error (``same_shape``), or warned about (``warn_size``: the regression losses); integer
-    input is PyTorch's NotImplementedError naming its CPU ``kernel`` (RuntimeError where it has none).
-    ``saved``: the tensors PyTorch saves for this loss's backward (the input, the target, the weights), whose change
-    in place before backward is its error (the node keeps derivatives computed in forward, so they are checked, not
-    read)."""
+               warn_size: bool = False, kernel: str | None = None, saved: tuple = (), dtype_of: str = "promoted",
+               node: type | None = None) -> Tensor:
+    """The loss node (``node``, a ``PointwiseLoss`` named as PyTorch's) on ``input`` and ``target``, after PyTorch's
+    checks: a target of another shape is an error (``same_shape``), or warned about (``warn_size``: the regression
+    losses). The dtype it computes in and returns, as PyTorch's kernel (``dtype_of``): ``"promoted"``, the two
+    operands' result type (a float32 input with a float64 target gives float64; each gradient is cast back to its
+    operand's dtype), ``"input"`` (the target cast to the input's dtype) or ``"target"`` (computed in the result
+    type, returned in the target's dtype). A non-floating dtype to compute in is PyTorch's NotImplementedError
+    naming its CPU ``kernel`` (RuntimeError where it has none). ``saved``: the tensors PyTorch saves for this loss's
+    backward (the input, the target, the weights), whose change in place before backward is its error (the node
+    keeps derivatives computed in forward, so they are checked, not read)."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
     if input._data.shape != target._data.shape:
         if same_shape:
             _same_size(input, target)
-        if warn_size:  # at the user's line, through a loss module too
-            _warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                           f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                           "Please ensure they have the same size.")
-    if not input.is_floating_point():
+        if warn_size:
+            _warn_size(input, target)
+    if dtype_of == "target" and not input.is_floating_point() and kernel is not None:
+        raise not_implemented_for(kernel, input.dtype)
+    if input.dtype == target.dtype or dtype_of == "input":
+        dtype = input.dtype
+    else:  # (a loss that broadcasts its operands, as PyTorch's broadcast_tensors first, promotes a 0-d one fully)
+        dtype = _dtype.promote_types(input.dtype, target.dtype) if warn_size else result_dtype(input, target)
+    if dtype_of == "input" and result_dtype(input, target)._category > dtype._category:
+        raise RuntimeError(f"result type {SCALAR_TYPE_NAMES[result_dtype(input, target).name]} can't be cast to "
+                           f"the desired output type {_type_name(input)}")
+    if not dtype.is_floating_point:
         if kernel is not None:
-            raise not_implemented_for(kernel, input.dtype)
-        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
-    if target._data.dtype != input._data.dtype:
-        target = target.to(input.dtype)
-    return version_checked(PointwiseLoss.apply(input, target, fn=fn, reduction=reduction, params=params), *saved)
+            raise not_implemented_for(kernel, dtype)
+        raise RuntimeError(f"{name}: expected a floating point input, got {dtype}")
+    out_dtype = target._data.dtype if dtype_of == "target" and target.dtype != dtype else None
+    out = (node or PointwiseLoss).apply(cast(input, dtype), cast(target, dtype), fn=fn, reduction=reduction,
+                                        params=params, out_dtype=out_dtype)
+    return version_checked(out, *saved)
 
 
 def _mse(x, t, nx, nt):
     d = x - t
     return d * d, (2 * d if nx else None), (-2 * d if nt else None)
-
-
-def _l1(x, t, nx, nt):
-    d = x - t
-    s = xp.sign(d) if nx or nt else None
-    return xp.abs(d), s, (-s if nt else None)
 
 
 def _huber(x, t, nx, nt, delta, scale):
@@ -183,6 +222,7 @@ def _bce_logits(x, t, nx, nt, w, pos_weight):
         dx = sigmoid_array(x) - t if nx else None
         dt = -x if nt else None
     else:  # l = (1 - t) x + (1 + (pw - 1) t) log(1 + e^-x)
+        pos_weight = pos_weight.astype(x.dtype, copy=False)
         lw = 1 + (pos_weight - 1) * t
         loss = (1 - t) * x + lw * softplus_neg
         dx = (1 - t) - lw * sigmoid_array(-x) if nx else None
@@ -193,6 +233,7 @@ def _bce_logits(x, t, nx, nt, w, pos_weight):
 def _weighted(loss, dx, dt, w):
     if w is None:
         return loss, dx, dt
+    w = w.astype(loss.dtype, copy=False)  # (the weights take the loss's dtype, as PyTorch's in-place product)
     return loss * w, (dx * w if dx is not None else None), (dt * w if dt is not None else None)
 
 
@@ -211,15 +252,24 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     return _pointwise("mse_loss", input, target, _mse, reduction, warn_size=True, kernel="mse_cpu",
-                      saved=(input, target))
+                      saved=(input, target), node=MseLoss)
 
 
 @full_precision
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """Mean absolute error |x - y| (gradient sign(x - y), 0 at ties)."""
+    """Mean absolute error |x - y| (gradient sign(x - y), 0 at ties). As PyTorch's, ``(input - target).abs()``
+    reduced: its dtypes, errors (bool operands) and graph (``MeanBackward0`` over ``AbsBackward0``) are the
+    subtraction's, ``abs``'s and the reduction's; complex operands give a real loss."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    return _pointwise("l1_loss", input, target, _l1, reduction, warn_size=True)
+    if not isinstance(target, Tensor):
+        raise TypeError(f"l1_loss: target must be a Tensor, got {type(target).__name__}")
+    _warn_size(input, target)
+    if input.dtype != target.dtype and (input.ndim == 0) != (target.ndim == 0) and xp.bool_ not in (
+            input._data.dtype, target._data.dtype):  # (PyTorch broadcasts the two first: a 0-d one promotes fully)
+        dtype = _dtype.promote_types(input.dtype, target.dtype)
+        input, target = cast(input, dtype), cast(target, dtype)
+    return reduce_loss((input - target).abs(), reduction)
 
 
 @full_precision
@@ -231,10 +281,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got {beta}")
     if beta == 0:
-        return _pointwise("smooth_l1_loss", input, target, _l1, reduction, warn_size=True,
-                          kernel="smooth_l1_cpu")
+        return l1_loss(input, target, reduction=reduction)  # (as PyTorch's)
     return _pointwise("smooth_l1_loss", input, target, _huber, reduction, beta, 1 / beta, warn_size=True,
-                      kernel="smooth_l1_cpu", saved=(input, target))
+                      kernel="smooth_l1_cpu", saved=(input, target), node=SmoothL1Loss)
 
 
 @full_precision
@@ -243,8 +292,11 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
-    return _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0, warn_size=True,
-                      kernel="huber_cpu", saved=(input, target))
+    out = _pointwise("huber_loss", input, target, _huber, reduction, delta, 1.0, warn_size=True,
+                     kernel="huber_cpu", saved=(input, target), dtype_of="input", node=HuberLoss)
+    if target.dtype != input.dtype and type(out.grad_fn) is HuberLoss:
+        out.grad_fn.mismatch = f"Found dtype {_type_name(target)} but expected {_type_name(input)}"
+    return out
 
 
 @full_precision
@@ -262,7 +314,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
                            "probabilities; use binary_cross_entropy_with_logits for raw scores)")
     return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True,
-                      kernel="binary_cross_entropy", saved=(input, target, weight))
+                      kernel="binary_cross_entropy", saved=(input, target, weight), node=BinaryCrossEntropy)
 
 
 @full_precision
@@ -281,7 +333,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     w = _broadcast_weight(weight, target)
     pw = pos_weight._data if pos_weight is not None else None
     return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw,
-                      kernel="log_sigmoid_cpu", saved=(input, target, weight, pos_weight))
+                      kernel="log_sigmoid_cpu", saved=(input, target, weight, pos_weight), dtype_of="target",
+                      node=BinaryCrossEntropyWithLogits)
 
 
 @full_precision
@@ -297,6 +350,9 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
         _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                        "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                        "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if not (input.is_floating_point() and target.is_floating_point()):
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target, saved=() if log_target else (target,))
+    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target, saved=() if log_target else (target,),
+                      node=KlDiv)

@@ -22,7 +22,7 @@ from ..._tensor import Tensor
 from ...autograd import forward_ad
 from ...autograd.grad_mode import _GradState
 from ...autograd.graph import Node
-from ...autograd.recorded import RecordedArray, hook_argument
+from ...autograd.recorded import RecordedArray, check_hook_value, hook_argument
 
 
 class BackwardHookFunction(Node):
@@ -92,6 +92,8 @@ def _check_returned(hook, kind: str, out, expected: tuple, what: str) -> tuple:
             name = getattr(hook, "__name__", type(hook).__name__)
             raise RuntimeError(f"hook '{name}' has changed the size of value: it returned {what}[{i}] of shape "
                                f"{list(new.shape)} where the gradient has shape {list(old.shape)}")
+        if isinstance(new, Tensor) and old is not None:
+            check_hook_value(hook, old, new)
     return tuple(out)
 
 

@@ -1,0 +1,77 @@
+"""Norms as PyTorch's graph: every vector norm (x.norm(), torch.norm, linalg.vector_norm, linalg.norm of a vector,
+matrix_norm('fro')) is one LinalgVectorNormBackward0 node for every ord, with PyTorch's values and gradients (zeros,
+ties at the extreme, complex input, dims, keepdim, second order); the max/min-based matrix norms end in
+AmaxBackward0 / AminBackward0; x.norm(p='nuc') is the nuclear norm."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+INF = float("inf")
+X = np.array([[1.5, -2.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0], [-3.0, 3.0, 0.5, -0.25]])
+CALLS = {
+    "x.norm()": lambda m, x: x.norm(),
+    "norm(p=1)": lambda m, x: x.norm(p=1),
+    "norm(p=3, dim=1)": lambda m, x: x.norm(p=3, dim=1),
+    "norm(p=0.5, dim=1)": lambda m, x: x.norm(p=0.5, dim=1),
+    "norm(p=1.5, dim=0, keepdim)": lambda m, x: x.norm(p=1.5, dim=0, keepdim=True),
+    "norm(p=inf, dim=1)": lambda m, x: x.norm(p=INF, dim=1),
+    "norm(p=0)": lambda m, x: x.norm(p=0),
+    "norm('fro')": lambda m, x: x.norm(p="fro"),
+    "norm('nuc')": lambda m, x: x.norm(p="nuc"),
+    "torch.norm(x, 2, 0)": lambda m, x: m.norm(x, 2, 0),
+    "vector_norm": lambda m, x: m.linalg.vector_norm(x),
+    "vector_norm -inf dim 1": lambda m, x: m.linalg.vector_norm(x, -INF, dim=1),
+    "vector_norm inf": lambda m, x: m.linalg.vector_norm(x, INF),
+    "vector_norm 4 keepdim": lambda m, x: m.linalg.vector_norm(x, 4, dim=(0, 1), keepdim=True),
+    "linalg.norm": lambda m, x: m.linalg.norm(x),
+    "linalg.norm of a row, ord 3": lambda m, x: m.linalg.norm(x[2], 3),
+    "matrix_norm": lambda m, x: m.linalg.matrix_norm(x),
+    "matrix_norm 1": lambda m, x: m.linalg.matrix_norm(x, 1),
+    "matrix_norm -1": lambda m, x: m.linalg.matrix_norm(x, -1),
+    "matrix_norm inf keepdim": lambda m, x: m.linalg.matrix_norm(x, INF, keepdim=True),
+    "matrix_norm -inf": lambda m, x: m.linalg.matrix_norm(x, -INF),
+    "matrix_norm 2": lambda m, x: m.linalg.matrix_norm(x, 2),
+    "linalg.norm inf": lambda m, x: m.linalg.norm(x, INF),
+}
+
+
+W = np.random.default_rng(0).standard_normal(X.shape)
+
+
+def _run(m, call, complex_input=False):
+    x = m.tensor(X * (1 + 0.5j) if complex_input else X, requires_grad=True)
+    y = CALLS[call](m, x)
+    (g,) = m.autograd.grad(y.sum(), x, create_graph=True, allow_unused=True)
+    gg = None
+    if g is not None and g.requires_grad and not complex_input:
+        (gg,) = m.autograd.grad((g * m.tensor(W)).sum(), x, allow_unused=True)
+    arrays = [t if t is None else t.detach().numpy(**({"force": True} if m is torch else {})) for t in (y, g, gg)]
+    for i in (1, 2):
+        if arrays[i] is not None and not (np.abs(arrays[i]) > 1e-12).any():
+            arrays[i] = None  # (a zero derivative: PyTorch's ZeroTensor or unused input, ember's None or zeros)
+    return (y.grad_fn.name(), *arrays)
+
+
+@pytest.mark.parametrize("call", list(CALLS))
+def test_norm_node_values_and_gradients_as_pytorch(call):
+    ours, theirs = _run(ember, call), _run(torch, call)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", ["x.norm()", "norm(p=1)", "norm(p=3, dim=1)", "vector_norm inf", "norm(p=0)"])
+def test_norm_of_complex_input_as_pytorch(call):
+    ours, theirs = _run(ember, call, True), _run(torch, call, True)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:3], theirs[1:3]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
