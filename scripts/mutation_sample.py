@@ -67,6 +67,11 @@ _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded
 # every compiled activation/normalisation kernel against its NumPy path and PyTorch on edge shapes, and which path ran
 _COMPILED_PATHS = "tests/test_compiled_paths.py::test_%s_compiled_and_numpy_paths_match_torch"
 
+# the products that refuse two dtypes (PyTorch's messages), those that promote, and vecdot's conjugate
+_PRODUCT_DTYPES = [f"tests/test_byte_masks_and_product_dtypes.py::{t}" for t in (
+    "test_mixed_dtype_products_raise_like_torch", "test_products_that_promote_still_promote_like_torch",
+    "test_vecdot_conjugates_its_first_operand_like_torch")]
+
 # a parameter whose slot no longer fits its data: graph.py's leaf_slot_to_fill lends it none
 _OUTSIDE_THE_STORE = ("tests/test_grad_store.py::"
                       "test_a_parameter_given_data_of_another_shape_gets_its_gradients_outside_the_store")
@@ -104,7 +109,9 @@ TARGETS = {
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
-                            "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch"],
+                            "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
+                            # matrix products of two dtypes: PyTorch's errors, or its promotion (addr, outer, kron)
+                            *_PRODUCT_DTYPES],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py"],

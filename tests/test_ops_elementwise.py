@@ -85,6 +85,19 @@ def test_pow_zero_base_grad():
     check(lambda m, x: x ** 0, [a])
 
 
+def test_pow_grads_at_a_zero_base_for_every_kind_of_exponent():
+    """PyTorch's derivatives at base 0: d/db is 0 wherever b >= 0 (not only b >= 1, where a^b log a would be a NaN
+    too), a^b log a (an infinity) where b < 0; d/da is 0 at b == 0, b a^(b-1) (0 or an infinity) elsewhere; a
+    tensor base and a Python-number base alike."""
+    exponents = np.array([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 2.0, 3.0], dtype=np.float32)
+    zeros, twos = np.zeros_like(exponents), np.full_like(exponents, 2.0)
+    for base in (zeros, twos, -zeros):
+        check(lambda m, x, y: x ** y, [base, exponents])
+    check(lambda m, y: 0 ** y, [exponents])
+    check(lambda m, y: 0.0 ** y, [exponents])
+    check(lambda m, y: m.pow(0.0, y), [exponents])
+
+
 @pytest.mark.parametrize("fn", [
     lambda m, a: a + 2,
     lambda m, a: 2 + a,

@@ -528,23 +528,25 @@ def test_custom_optimizer_subclass():
         ember.optim.lr_scheduler.StepLR(opt, 2).step()
 
 
+@pytest.mark.parametrize("saved, loaded_as", [("float64", "float32"), ("float32", "float64")])
 @pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("SGD", {"momentum": 0.9}), ("RMSprop", {"centered": True})])
-def test_loaded_state_takes_the_parameters_float_dtype_as_torch(name, kwargs):
-    """A state dict saved for float64 parameters, loaded for float32 ones: each floating state tensor is cast to
-    the parameter's dtype ("step" kept as saved), as PyTorch's load_state_dict."""
+def test_loaded_state_takes_the_parameters_float_dtype_as_torch(name, kwargs, saved, loaded_as):
+    """A state dict saved for parameters of one float dtype, loaded for parameters of another: each floating state
+    tensor is cast to the parameter's dtype, "step" kept as saved (float32 either way), as PyTorch's
+    load_state_dict."""
     dtypes = {}
     for m in (torch, ember):
-        src = m.nn.Linear(2, 1).double()
+        src = m.nn.Linear(2, 1).to(getattr(m, saved))
         opt = getattr(m.optim, name)(src.parameters(), lr=0.1, **kwargs)
-        src(m.ones(1, 2, dtype=m.float64)).sum().backward()
+        src(m.ones(1, 2, dtype=getattr(m, saved))).sum().backward()
         opt.step()
-        dst = m.nn.Linear(2, 1)
+        dst = m.nn.Linear(2, 1).to(getattr(m, loaded_as))
         loaded = getattr(m.optim, name)(dst.parameters(), lr=0.1, **kwargs)
         loaded.load_state_dict(opt.state_dict())
         dtypes[m] = {k: str(v.dtype).split(".")[-1] for k, v in loaded.state[dst.weight].items()
                      if isinstance(v, m.Tensor)}
     assert dtypes[ember] == dtypes[torch]
-    assert any(v == "float32" for v in dtypes[torch].values())
+    assert any(v == loaded_as for v in dtypes[torch].values())
 
 
 def test_add_param_group_and_named_params_refuse_as_pytorch():

@@ -212,3 +212,49 @@ def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view
     assert [b.in_place for b in r.buckets] == [as_view] * len(r.buckets)  # (staged, or adopted and in place)
     for k, ((n, p), q) in enumerate(zip(named, ref.parameters())):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + (k + 1), rtol=1e-6, err_msg=n)
+
+
+class Skips(ember.nn.Module):
+    """Three layers; ``skip`` names one the forward leaves out (its parameters get no gradient)."""
+
+    def __init__(self):
+        super().__init__()
+        ember.manual_seed(0)
+        self.a, self.b, self.c = ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4)
+        self.skip = ""
+
+    def forward(self, x):
+        for name in "abc":
+            if name != self.skip:
+                x = getattr(self, name)(x)
+        return x
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("cap_mb", [0.2, 25.0])
+def test_find_unused_leaves_the_grad_of_what_no_rank_used_backward_after_backward(as_view, cap_mb):
+    """find_unused_parameters, PyTorch's rule: a parameter no rank used in a synchronised backward keeps its .grad
+    as it was (None after zero_grad()), in whichever bucket it lies (one starting past slot 0 included), and what
+    a backward used counts for that backward only; the used parameters get the reduced gradients (on one rank the
+    plain backward's)."""
+    x = ember.randn(2, 300)
+    m, ref = Skips(), Skips()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=cap_mb,
+                find_unused_parameters=True, gradient_as_bucket_view=as_view)
+    if cap_mb < 1:
+        slot = {id(p): i for i, (_, p) in enumerate(named)}
+        assert any(b.lo > 0 and slot[id(m.b.weight)] in range(b.lo, b.hi) for b in r.buckets)
+    for skip, zero in (("", False), ("b", True), ("b", False), ("", False), ("a", True), ("c", True), ("", False)):
+        if zero:
+            m.zero_grad()
+            ref.zero_grad()
+        m.skip = ref.skip = skip
+        r.prepare_for_backward()
+        m(x).sum().backward()
+        ref(x).sum().backward()
+        for (n, p), q in zip(named, ref.parameters()):
+            if q.grad is None:
+                assert p.grad is None, (skip, n)
+            else:
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")

@@ -350,3 +350,44 @@ def test_a_view_with_a_negative_stride_is_refused_as_pytorch_does(offset, size, 
     with pytest.raises(RuntimeError, match="overflowed"):
         torch.load(io.BytesIO(data))
     refused(data, "malformed arguments")
+
+
+# ------------------------------------------------------------------------------------ calls of the allowed globals
+def _text(s: str) -> bytes:
+    return b"X" + len(s.encode()).to_bytes(4, "little") + s.encode()
+
+
+def _call(module: str, name: str, args: bytes) -> bytes:
+    """A pickle calling ``module.name`` on the tuple whose opcodes are ``args`` (REDUCE)."""
+    return b"\x80\x02c" + module.encode() + b"\n" + name.encode() + b"\n(" + args + b"tR."
+
+
+WRONG_CALLS = {  # each a call PyTorch's weights_only loader refuses too (TypeError: the arguments do not fit)
+    "torch.device()": _call("torch", "device", b""),
+    "torch.device(str, int, str)": _call("torch", "device", _text("cpu") + b"K\x00" + _text("x")),
+    "torch.device(int, int, int)": _call("torch", "device", b"K\x00K\x00K\x00"),
+    "OrderedDict(list, list)": _call("collections", "OrderedDict", b"]]"),
+    "set(list, list)": _call("builtins", "set", b"]]"),
+    "torch.Size(tuple, tuple)": _call("torch", "Size", b"))"),
+    "_rebuild_tensor_v2 of 5": _call("torch._utils", "_rebuild_tensor_v2", b"K\x00" * 5),
+    "_rebuild_tensor_v2 of 8": _call("torch._utils", "_rebuild_tensor_v2", b"K\x00" * 8),
+    "_rebuild_parameter of 2": _call("torch._utils", "_rebuild_parameter", b"K\x00" * 2),
+    "_rebuild_parameter of 4": _call("torch._utils", "_rebuild_parameter", b"K\x00" * 4),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_CALLS)
+def test_an_allowed_global_called_with_arguments_it_does_not_take_is_refused_as_pytorch_does(name):
+    """Each allowed global's accepted argument counts are its own (no more, no fewer): outside them the call is
+    refused naming the global, where PyTorch's weights_only loader refuses it too (within them, the next test)."""
+    data = torch_file(WRONG_CALLS[name])
+    with pytest.raises((TypeError, pickle.UnpicklingError)):  # (the call's own TypeError)
+        torch.load(io.BytesIO(data), weights_only=True)
+    path = name.split("(")[0].split(" ")[0]
+    refused(data, rf"calls \S*{path.removeprefix('torch.')} with unexpected arguments")
+
+
+@pytest.mark.parametrize("args", [b"", b"K\x00", b"K\x03"])
+def test_a_device_of_one_or_two_arguments_loads_as_pytorchs(args):
+    data = torch_file(_call("torch", "device", _text("cpu") + args))
+    assert str(ember.load(io.BytesIO(data))) == str(torch.load(io.BytesIO(data), weights_only=True))

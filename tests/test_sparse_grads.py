@@ -208,6 +208,21 @@ def test_optimizers_without_a_sparse_path_raise_pytorchs_error(name, kwargs, spa
     assert str(mine.value).startswith(str(theirs.value))
 
 
+def test_sparse_adam_refuses_a_dense_gradient_in_a_group_that_asks_for_foreach_false():
+    """SparseAdam has no per-parameter reference step: a group given ``foreach=False`` (a key it keeps as given)
+    still refuses a dense gradient with PyTorch's error, and leaves the parameter, rather than skip the update."""
+    errors = {}
+    for fw in (ember, torch):
+        p = fw.nn.Parameter(fw.ones(3))
+        opt = fw.optim.SparseAdam([{"params": [p], "foreach": False}])
+        p.grad = fw.ones(3)
+        with pytest.raises(RuntimeError) as info:
+            opt.step()
+        errors[fw] = str(info.value)
+        assert p.tolist() == [1.0, 1.0, 1.0]
+    assert errors[ember] == errors[torch]
+
+
 @pytest.mark.parametrize("kwargs", [dict(lr=-1), dict(eps=-1), dict(betas=(1.0, 0.9)), dict(betas=(0.9, 1.5))])
 def test_sparse_adam_arguments(kwargs):
     p, tp = ember.zeros(2, requires_grad=True), torch.zeros(2, requires_grad=True)
