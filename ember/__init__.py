@@ -296,6 +296,7 @@ from .ops.pointwise import (
     sinh,
     tan,
 )
+from .ops.quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
 from .ops.reduction import (
     all,
     amax,
@@ -658,4 +659,5 @@ __all__ = [
     "LongStorage", "ShortStorage", "as_strided", "dequantize",
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
     "histc", "histogram", "range", "chain_matmul", "typename",
+    "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
 ]

@@ -93,6 +93,15 @@ SCHEDULERS = {
                                                   milestones=[4, 12]),
     "ChainedScheduler": lambda s, o: s.ChainedScheduler([s.ConstantLR(o, factor=0.1, total_iters=4),
                                                          s.ExponentialLR(o, gamma=0.9)]),
+    "CyclicLR": lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4),
+    "CyclicLR-triangular2": lambda s, o: s.CyclicLR(o, base_lr=[0.01, 0.001], max_lr=[0.1, 0.05], step_size_up=3,
+                                                    step_size_down=5, mode="triangular2", base_momentum=[0.7, 0.85]),
+    "CyclicLR-exp_range": lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range",
+                                                  gamma=0.9, cycle_momentum=False),
+    "CyclicLR-scale_fn": lambda s, o: s.CyclicLR(o, 0.02, 0.2, step_size_up=3, scale_fn=lambda x: 0.8 ** x,
+                                                 scale_mode="iterations"),
+    "PolynomialLR": lambda s, o: s.PolynomialLR(o),
+    "PolynomialLR-power": lambda s, o: s.PolynomialLR(o, total_iters=12, power=0.9),
     "Chained-cosine": lambda s, o: s.ChainedScheduler([s.CosineAnnealingLR(o, T_max=6),
                                                        s.MultiStepLR(o, [5, 9])], optimizer=o),
 }
@@ -102,6 +111,47 @@ SCHEDULERS = {
 def test_sequence_matches_torch(key):
     steps = 29 if key in ("OneCycleLR-linear", "OneCycleLR-3phase") else STEPS
     check(SCHEDULERS[key], steps=steps, opt_kwargs={"momentum": 0.9} if "OneCycle" in key else None)
+
+
+@pytest.mark.parametrize("name,kwargs", [("Adam", {"betas": (0.9, 0.99)}), ("SGD", {}), ("RMSprop", {"momentum": 0.5})])
+def test_cyclic_lr_cycles_momentum_of_each_optimizer(name, kwargs):
+    """betas[0] for Adam; SGD built without momentum gets one (PyTorch's CyclicLR sets it)."""
+    make = lambda s, o: s.CyclicLR(o, base_lr=0.001, max_lr=0.01, step_size_up=3, mode="triangular2")  # noqa: E731
+    check(make, name=name, opt_kwargs=kwargs)
+
+
+def test_cyclic_lr_errors_and_custom_scale_state():
+    for m in (ember, torch):
+        s = m.optim.lr_scheduler
+        with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+            s.CyclicLR(make_opt(m), 0.01, 0.1, mode="cosine")
+        with pytest.raises(ValueError, match="must support momentum or beta1"):
+            s.CyclicLR(make_opt(m, "Adagrad"), 0.01, 0.1)
+        with pytest.raises(ValueError, match="base_lr must have the same length as optimizer.param_groups"):
+            s.CyclicLR(make_opt(m), [0.01], 0.1)
+
+    class Halving:
+        def __init__(self):
+            self.rate = 0.5
+
+        def __call__(self, x):
+            return self.rate ** x
+
+    states = []
+    for m in (ember, torch):
+        fn = Halving()
+        sched = m.optim.lr_scheduler.CyclicLR(make_opt(m), 0.01, 0.1, step_size_up=2, scale_fn=fn)
+        state = sched.state_dict()
+        assert state["_scale_fn_custom"] == {"rate": 0.5}
+        states.append(sorted(state))
+        fn2 = Halving()
+        fn2.rate = 0.9
+        other = m.optim.lr_scheduler.CyclicLR(make_opt(m), 0.01, 0.1, step_size_up=2, scale_fn=fn2)
+        other.load_state_dict(state)
+        assert fn2.rate == 0.5
+        assert m.optim.lr_scheduler.CyclicLR(make_opt(m), 0.01, 0.1, scale_fn=lambda x: 1.0).state_dict()[
+            "_scale_fn_custom"] is None
+    assert states[0] == states[1]
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"anneal_strategy": "linear", "base_momentum": [0.7, 0.8]}])
@@ -228,7 +278,8 @@ _ARGS = {"CosineAnnealingLR": ["T_max"], "StepLR-gamma": ["step_size", "gamma"],
 
 
 @pytest.mark.parametrize("key", ["StepLR-gamma", "MultiStepLR", "LinearLR-args", "ConstantLR-args",
-                                 "CosineAnnealingLR-eta", "ExponentialLR", "WarmRestarts-mult"])
+                                 "CosineAnnealingLR-eta", "ExponentialLR", "WarmRestarts-mult",
+                                 "PolynomialLR-power"])
 def test_step_with_epoch_uses_closed_form(key):
     results = []
     for m in (ember, torch):
@@ -246,7 +297,7 @@ def test_step_with_epoch_uses_closed_form(key):
 
 
 @pytest.mark.parametrize("key", ["StepLR", "LambdaLR", "OneCycleLR-cos", "SequentialLR", "ChainedScheduler",
-                                 "WarmRestarts-mult"])
+                                 "WarmRestarts-mult", "CyclicLR-triangular2", "PolynomialLR"])
 def test_state_dict_round_trip(key):
     make = SCHEDULERS[key]
     full, _ = run(ember, make, steps=20, opt_kwargs={"momentum": 0.9})

@@ -84,8 +84,10 @@ def test_input_without_grad_gives_none_and_warns_as_pytorch():
         log = []
         model.register_full_backward_hook(recorder(log, "top"))
         model[0].register_full_backward_hook(recorder(log, "first"))
-        with pytest.warns(UserWarning, match="no inputs require gradients"):
+        with pytest.warns(UserWarning, match="no inputs require gradients") as record:
             model(lib.tensor(X)).sum().backward()
+        # attributed to the user's backward() line, as PyTorch's (so warning filters by module/line apply)
+        assert {w.filename for w in record} == {__file__}, [w.filename for w in record]
         return log, model[0].weight.grad
 
     log, _ = both(mlp, program)

@@ -35,6 +35,7 @@ from . import (
     matrix,
     movement,
     pointwise,
+    quantize,
     reduction,
     sampling,
     shape,
@@ -127,9 +128,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
            "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
-           "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "reduction",
-           "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to", "type_", "unary",
-           "view_inplace"]
+           "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "quantize",
+           "reduction", "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to",
+           "type_", "unary", "view_inplace"]
 
 
 def __getattr__(name: str):

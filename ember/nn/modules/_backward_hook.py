@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 
+from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd import forward_ad
@@ -145,10 +146,10 @@ class BackwardHook:
                 grad_outputs = _check_returned(hook, "pre hook", out, grad_outputs, "grad_output")
         self.grad_outputs = grad_outputs
         if self.input_index is None:
-            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
-                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
-                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
-                          stacklevel=2)
+            _warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                           "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                           "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                           "details.")
             grad_inputs = (None,) * self.n_inputs
             for hook in self.hooks:
                 res = hook(self.module, grad_inputs, grad_outputs)

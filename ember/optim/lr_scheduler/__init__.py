@@ -7,7 +7,8 @@ Call ``scheduler.step()`` once per epoch (``OneCycleLR``: once per batch) after 
 from .base import LRScheduler
 from .composite import ChainedScheduler, SequentialLR
 from .cosine import CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR
-from .decay import ConstantLR, ExponentialLR, LambdaLR, LinearLR, MultiplicativeLR, MultiStepLR, StepLR
+from .cyclic import CyclicLR
+from .decay import ConstantLR, ExponentialLR, LambdaLR, LinearLR, MultiplicativeLR, MultiStepLR, PolynomialLR, StepLR
 from .plateau import ReduceLROnPlateau
 
 _LRScheduler = LRScheduler  # the pre-2.0 name, still used by older code
@@ -15,7 +16,7 @@ _LRScheduler = LRScheduler  # the pre-2.0 name, still used by older code
 __all__ = [
     "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
     "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
-    "CosineAnnealingWarmRestarts", "OneCycleLR",
+    "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR", "PolynomialLR",
 ]
 
 

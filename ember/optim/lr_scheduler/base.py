@@ -78,6 +78,21 @@ def per_group(name: str, optimizer: Optimizer, value) -> list:
     return [value] * n
 
 
+def set_momentum(group: dict, value: float, use_beta1: bool) -> None:
+    """Set a group's momentum: ``betas[0]`` for Adam-like optimizers, else ``momentum`` (cycling schedulers)."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
+def check_cycles_momentum(optimizer: Optimizer) -> bool:
+    """For ``cycle_momentum=True``: whether the optimizer's momentum is ``betas[0]`` (else ``momentum``)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
+
+
 class LRScheduler:
     """Base class: adjusts each param group's ``'lr'`` once per ``step()``.
 

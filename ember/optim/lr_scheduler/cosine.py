@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..optimizer import Optimizer
-from .base import LRScheduler, check_optimizer, per_group, warns_outside_step
+from .base import LRScheduler, check_cycles_momentum, check_optimizer, per_group, set_momentum, warns_outside_step
 
 
 def _cos_anneal(start: float, end: float, pct: float) -> float:
@@ -165,22 +165,14 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = check_cycles_momentum(optimizer)
             if last_epoch == -1:
                 tops = per_group("max_momentum", optimizer, max_momentum)
                 bottoms = per_group("base_momentum", optimizer, base_momentum)
                 for group, top, bottom in zip(groups, tops, bottoms):
-                    self._set_momentum(group, top)
+                    set_momentum(group, top, self.use_beta1)
                     group["max_momentum"], group["base_momentum"] = top, bottom
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     @warns_outside_step
     def get_lr(self) -> list[float]:
@@ -197,7 +189,7 @@ class OneCycleLR(LRScheduler):
         for group in self.optimizer.param_groups:
             lrs.append(anneal(group[lr_from], group[lr_to], pct))
             if self.cycle_momentum:
-                self._set_momentum(group, anneal(group[m_from], group[m_to], pct))
+                set_momentum(group, anneal(group[m_from], group[m_to], pct), self.use_beta1)
         return lrs
 
 

@@ -1,4 +1,5 @@
-"""Schedulers that multiply the learning rate by a factor: lambda, step, multistep, constant, linear, exponential."""
+"""Schedulers that multiply the learning rate by a factor: lambda, step, multistep, constant, linear, exponential,
+polynomial."""
 
 from __future__ import annotations
 
@@ -217,3 +218,31 @@ class ExponentialLR(LRScheduler):
 
     def _closed_form_lr(self) -> list[float]:
         return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power: reaches 0 at ``total_iters``.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        total_iters: epochs over which the lr decays (default: 5).
+        power: the polynomial's power (default: 1.0, linear).
+        last_epoch: index of the last epoch (default: -1).
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    @warns_outside_step
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        # ratio of consecutive multipliers f(e) / f(e-1), f(e) = (1 - e / total) ** power
+        return self._scaled(((1.0 - self.last_epoch / self.total_iters)
+                             / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power)
+
+    def _closed_form_lr(self) -> list[float]:
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - done) ** self.power for base in self.base_lrs]
