@@ -17,6 +17,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
+from .unary import sign_array
 
 
 def _axes(dim, ndim: int):
@@ -376,7 +377,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 def _sgn(x):
     """x / |x| (0 at 0): the sign of a real or complex array."""
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return sign_array(x)
     a = xp.abs(x)
     with xp.errstate(divide="ignore", invalid="ignore"):
         return xp.where(a == 0, 0, x / xp.where(a == 0, 1, a))
