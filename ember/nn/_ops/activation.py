@@ -133,11 +133,13 @@ def _gelu_tanh_into(x, out, d) -> None:
     out *= x
 
 
-def sigmoid_array(x):
-    """The logistic function without overflow or cancellation: with e = exp(-|x|) <= 1, 1 / (1 + e) for x >= 0
-    and e / (1 + e) below, written max(e, [x >= 0]) / (1 + e) (a masked select is NumPy's slowest pass). The
-    tanh form (1 + tanh(x/2)) / 2 cancels for x << 0: 0 instead of 2e-9 at x = -20 in float32."""
-    e = xp.exp(-xp.abs(x))
+def sigmoid_array(x, e=None):
+    """The logistic function without overflow or cancellation: with e = exp(-|x|) <= 1 (``e`` if given: the
+    softplus-based activations have it already), 1 / (1 + e) for x >= 0 and e / (1 + e) below, written
+    max(e, [x >= 0]) / (1 + e) (a masked select is NumPy's slowest pass). The tanh form (1 + tanh(x/2)) / 2
+    cancels for x << 0: 0 instead of 2e-9 at x = -20 in float32."""
+    if e is None:
+        e = xp.exp(-xp.abs(x))
     return xp.maximum(e, x >= 0) / (1 + e)
 
 
@@ -236,9 +238,10 @@ def _softplus(x, need, beta, threshold):
     bx = x * _scalar(x, beta)
     linear = bx > threshold
     # log(1 + e^z) = max(z, 0) + log1p(e^-|z|) never overflows
-    soft = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / _scalar(x, beta)
+    e = xp.exp(-xp.abs(bx))
+    soft = (xp.maximum(bx, 0) + xp.log1p(e)) / _scalar(x, beta)
     out = xp.where(linear, x, soft)
-    return out, (xp.where(linear, _scalar(x, 1), sigmoid_array(bx)) if need else None)
+    return out, (xp.where(linear, _scalar(x, 1), sigmoid_array(bx, e)) if need else None)
 
 
 def _hardtanh(x, need, lo, hi):
@@ -248,8 +251,9 @@ def _hardtanh(x, need, lo, hi):
 
 
 def _logsigmoid(x, need):
-    out = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
-    return out, (sigmoid_array(-x) if need else None)
+    e = xp.exp(-xp.abs(x))
+    out = xp.minimum(x, 0) - xp.log1p(e)
+    return out, (sigmoid_array(-x, e) if need else None)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

@@ -61,8 +61,9 @@ def _hardsigmoid(x, need):
 
 def _mish(x, need):
     # x * tanh(softplus(x)); derivative tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)
-    t = xp.tanh(xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x))))  # softplus without overflow
-    return x * t, (t + x * sigmoid_array(x) * (1 - t * t) if need else None)
+    e = xp.exp(-xp.abs(x))
+    t = xp.tanh(xp.maximum(x, 0) + xp.log1p(e))  # softplus without overflow
+    return x * t, (t + x * sigmoid_array(x, e) * (1 - t * t) if need else None)
 
 
 def _softsign(x, need):
