@@ -349,8 +349,12 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
             x = cast(x, _dtype.get_default_dtype())
     elif x.dtype == _dtype.bool_ and any(type(b) is int for b in (lo, hi)):  # (PyTorch's result type: int64)
         x = cast(x, _dtype.int64)
+    elif not x.is_floating_point():  # a floating bound tensor promotes an integer x (PyTorch's result type)
+        for b in (min, max):
+            if isinstance(b, Tensor) and b.is_floating_point():
+                x = cast(x, _dtype.promote_types(x.dtype, b.dtype))
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
-        lo, hi = (int(xp.asarray(b).astype(x._data.dtype)) if type(b) is int else b for b in (lo, hi))
+        lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
 
