@@ -209,13 +209,16 @@ class Reducer:
         The hook gets the bucket's summed-up local gradients, not yet divided by the world size (it does its
         own averaging, as PyTorch's hooks do), and returns a Future of the reduced buffer. Hooks are called in
         bucket order during backward; their Futures are waited for in bucket order at the end of backward, so
-        collectives issued from ``then`` callbacks keep one order on every rank.
+        collectives issued from ``then`` callbacks keep one order on every rank. As PyTorch's, it may be called
+        after forwards and backwards have run (the next backward's buckets use it), once; not while a
+        backward's buckets are being reduced (some by the all-reduce, the others would take the hook).
         """
         if self._comm_hook is not None:
             raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
-        if self.iteration:
-            raise RuntimeError("register_comm_hook must be called before the first forward of the "
-                               "DistributedDataParallel model (the buckets of a backward all use one hook)")
+        if 0 < self._next_launch < len(self.buckets):
+            raise RuntimeError("register_comm_hook cannot be called while a backward of the DistributedDataParallel "
+                               f"model is reducing its gradient buckets ({self._next_launch} of "
+                               f"{len(self.buckets)} started); call it before or after that backward")
         self._comm_hook = (state, hook)
 
     # ------------------------------------------------------------------ per iteration
