@@ -140,3 +140,26 @@ def test_a_communication_hook_is_registered_once_at_any_point_between_backwards(
     busy.reducer._next_launch = 1  # (as in the middle of a backward's bucket launches)
     with pytest.raises(RuntimeError, match="^register_comm_hook cannot be called while a backward"):
         busy.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
+
+
+def test_a_gradient_made_final_twice_in_one_backward_is_pytorchs_error():
+    """A parameter used inside and outside a reentrant checkpoint gets its gradient made final by the checkpoint's
+    inner backward, then by the outer one: PyTorch's error (the first may be all-reduced already), naming the
+    parameter and its index; a non-reentrant checkpoint makes it final once."""
+    from ember.utils.checkpoint import checkpoint
+
+    for reentrant in (True, False):
+        ember.manual_seed(0)
+        model = ember.nn.ModuleDict({"a": ember.nn.Linear(3, 3), "b": ember.nn.Linear(3, 1)})
+        ddp = EmberDDP(model, Twins())
+        x = ember.randn(2, 3, requires_grad=True)
+        ddp.reducer.prepare_for_backward()  # (DDP's forward)
+        loss = model["b"](model["a"](checkpoint(model["a"], x, use_reentrant=reentrant))).sum()
+        if reentrant:
+            with pytest.raises(RuntimeError, match=r"^Expected to mark a variable ready only once\.(.|\n)*Parameter "
+                                                   r"at index [01] with name a\.(weight|bias) has been marked as "
+                                                   r"ready twice\. This means that multiple autograd engine  hooks"):
+                loss.backward()
+        else:
+            loss.backward()
+            assert all(all(r) for r in ddp.reducer._ready)
