@@ -110,6 +110,7 @@ from ._type_info import finfo, iinfo
 from ._windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .ops import addcdiv, addcmul, clone, dequantize
 from .ops.activation import _softmax_backward_data, log_softmax, softmax
 from .ops.complex import (
@@ -621,7 +622,7 @@ __all__ = [
     "int", "int16",
     "int32", "int64", "int8", "IntTensor", "inverse", "is_autocast_enabled", "is_complex", "is_conj",
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
-    "is_floating_point", "is_grad_enabled", "is_neg", "is_tensor",
+    "is_floating_point", "is_grad_enabled", "is_inference", "is_inference_mode_enabled", "is_neg", "is_tensor",
     "isclose", "isfinite", "isin", "isinf", "isnan", "istft",
     "jit", "kaiser_window", "kron", "kthvalue", "le", "lerp", "less",
     "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp",

@@ -219,6 +219,22 @@ def can_cast_result(src, dst) -> bool:
     return dst_kind != "b" or src_kind == "b"
 
 
+# the C++ names PyTorch's scalar conversion error gives its integer types
+_C_INTEGER_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                    "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
+def integer_scalar(value: int, np_dtype):
+    """A Python int as a scalar of the integer NumPy dtype ``np_dtype``, PyTorch's way: a negative value wraps
+    into an unsigned type (-1 -> 255) as long as its magnitude fits, anything else that does not fit is
+    PyTorch's RuntimeError (NumPy raises OverflowError for both)."""
+    info = xp.iinfo(np_dtype)
+    if value > info.max or (value < info.min if info.min < 0 else -value > info.max):
+        name = _C_INTEGER_NAMES.get(xp.dtype(np_dtype).name, xp.dtype(np_dtype).name)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return xp.asarray(value).astype(np_dtype)[()]
+
+
 def to_np(d):
     """Array-module dtype for an ember dtype (also accepts NumPy dtypes, names and Python types)."""
     if isinstance(d, dtype):

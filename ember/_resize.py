@@ -19,6 +19,7 @@ import operator
 import sys
 
 from ._backend import xp
+from ._inference import check_inplace as check_inference_inplace
 from ._tensor import Tensor
 from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
 from .storage import root_array
@@ -40,6 +41,7 @@ def _sizes(sizes: tuple) -> tuple[int, ...]:
 
 def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
     """``t.resize_(*sizes)``; ``memory_format`` is accepted (ember's tensors are row-major)."""
+    check_inference_inplace(t._vc)
     if t.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     if t.is_sparse:
@@ -100,6 +102,7 @@ def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
     that is part of a recorded graph."""
     from .autograd.grad_mode import is_grad_enabled
 
+    check_inference_inplace(t._vc)
     if t.requires_grad and is_grad_enabled():
         if t.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _dtype, _warnings
+from . import _dtype, _inference, _warnings
 from ._arg_aliases import accept_torch_names_in_methods
 from ._backend import xp
 from ._device import CPU, check_device
@@ -249,6 +249,8 @@ class Tensor(
                 f"only Tensors of floating point dtype can require gradients, but this tensor "
                 f"has dtype {self.dtype}; convert it first, e.g. t.float().requires_grad_()"
             )
+        if value and self._vc.__class__ is not list and not _inference.state.enabled:
+            raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -314,15 +316,26 @@ class Tensor(
 
     @property
     def _version(self) -> int:
+        if self._vc.__class__ is not list:
+            raise RuntimeError(_inference.NO_VERSION)
         return self._vc[0]
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: made under ``inference_mode()``, or a view of one. Outside
+        inference mode it cannot be changed in place, saved for backward or made to require grad."""
+        return self._vc.__class__ is not list
 
     def _bump_version(self) -> None:
         self._vc[0] += 1
 
     @property
     def data(self) -> Tensor:
-        """The same storage, detached from the graph; in-place changes through it are not tracked."""
-        return Tensor._make(self._data)
+        """The same storage, detached from the graph; in-place changes through it are not tracked (an inference
+        tensor's is one too)."""
+        out = Tensor._make(self._data)
+        if self._vc.__class__ is not list:
+            out._vc = _inference.InferenceCounter((0,))
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -554,6 +567,7 @@ class Tensor(
 
 
 _ndarray, _scalar = xp.ndarray, xp.generic
+_inference_active = _inference.active
 
 
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
@@ -566,7 +580,7 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     t._grad = None
     t._grad_fn = grad_fn
     t._output_nr = output_nr
-    t._vc = [0]
+    t._vc = [0] if not _inference_active[0] else _inference.new_counter()  # (an inference tensor's: _inference.py)
     t._base = None
     t._grad_accumulator = None  # the leaf's AccumulateGrad, made on its first recorded op
     t._hooks = None

@@ -113,16 +113,53 @@ def test_a_communication_hook_sees_the_unscaled_bucket_and_its_result_is_the_gra
             ddp(x).sum().backward()
 
 
-def test_a_communication_hook_is_registered_once_before_the_first_forward():
-    """PyTorch's message for a second hook; a hook after DDP's first forward is refused (PyTorch's documentation
-    asks for it before backward; ember keeps every bucket of every backward on one hook)."""
+def test_a_communication_hook_is_registered_once_at_any_point_between_backwards():
+    """PyTorch's message for a second hook; as PyTorch, a hook registered after forwards and backwards have run
+    is taken by the next backward (PyTorch 2.13 raises nothing there); not while a backward reduces its buckets."""
     model = ember.nn.Linear(3, 2)
     ddp = EmberDDP(model, Twins())
     ddp.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
     with pytest.raises(RuntimeError, match=r"^register_comm_hook or register_builtin_comm_hook can only be called "
                                            r"once\.$"):
         ddp.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
-    late = EmberDDP(ember.nn.Linear(3, 2), Twins())
-    late(ember.ones(1, 3)).sum().backward()
-    with pytest.raises(RuntimeError, match="^register_comm_hook must be called before the first forward"):
-        late.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
+    with pytest.raises(TypeError, match=r"^Communication hook must be callable\.$"):  # (PyTorch's, before any use)
+        ember.nn.parallel.DistributedDataParallel.register_comm_hook(SimpleNamespace(reducer=None), None, 3)
+    ember.manual_seed(0)
+    late_model = ember.nn.Linear(3, 2)
+    late = EmberDDP(late_model, Twins(2))
+    x = ember.ones(1, 3)
+    late(x).sum().backward()  # the built-in all-reduce: two equal ranks' mean, the local gradient
+    want = [p.grad.numpy().copy() for p in late_model.parameters()]
+    out = late(x)  # after a forward too
+    late.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer() * 3))  # (the hook's own result)
+    late_model.zero_grad()
+    out.sum().backward()
+    for p, w in zip(late_model.parameters(), want):
+        np.testing.assert_allclose(p.grad.numpy(), 3 * w, rtol=1e-6)
+    busy = EmberDDP(ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.Linear(3, 2)), Twins(), bucket_cap_mb=1e-6)
+    busy.reducer._next_launch = 1  # (as in the middle of a backward's bucket launches)
+    with pytest.raises(RuntimeError, match="^register_comm_hook cannot be called while a backward"):
+        busy.reducer.register_comm_hook(None, lambda state, b: _future_of(b.buffer()))
+
+
+def test_a_gradient_made_final_twice_in_one_backward_is_pytorchs_error():
+    """A parameter used inside and outside a reentrant checkpoint gets its gradient made final by the checkpoint's
+    inner backward, then by the outer one: PyTorch's error (the first may be all-reduced already), naming the
+    parameter and its index; a non-reentrant checkpoint makes it final once."""
+    from ember.utils.checkpoint import checkpoint
+
+    for reentrant in (True, False):
+        ember.manual_seed(0)
+        model = ember.nn.ModuleDict({"a": ember.nn.Linear(3, 3), "b": ember.nn.Linear(3, 1)})
+        ddp = EmberDDP(model, Twins())
+        x = ember.randn(2, 3, requires_grad=True)
+        ddp.reducer.prepare_for_backward()  # (DDP's forward)
+        loss = model["b"](model["a"](checkpoint(model["a"], x, use_reentrant=reentrant))).sum()
+        if reentrant:
+            with pytest.raises(RuntimeError, match=r"^Expected to mark a variable ready only once\.(.|\n)*Parameter "
+                                                   r"at index [01] with name a\.(weight|bias) has been marked as "
+                                                   r"ready twice\. This means that multiple autograd engine  hooks"):
+                loss.backward()
+        else:
+            loss.backward()
+            assert all(all(r) for r in ddp.reducer._ready)

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+from .. import _inference
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 _Mode = TypeVar("_Mode", bound="_BareDecoratable")
 
@@ -105,7 +107,50 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad`` (ember has no separate inference tensors). ``mode=False`` enables grad."""
+    """PyTorch's inference mode: grad mode off, and every tensor made inside is an inference tensor
+    (``Tensor.is_inference()``; ember/_inference.py), which outside inference mode cannot be changed in place,
+    saved for backward or made to require grad. ``mode=False`` turns both off for its block: grad mode on, new
+    tensors normal. A context manager and a decorator (also bare, ``@inference_mode``), as PyTorch's."""
 
-    def __init__(self, mode: bool = True) -> None:
-        self._target = not mode
+    def __new__(cls, mode: bool | Callable = True) -> Any:
+        self = super().__new__(cls)
+        if callable(mode):  # @inference_mode without parentheses
+            self.__init__()
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool | Callable = True) -> None:
+        self.mode = bool(mode) if not callable(mode) else True
+        self._target = not self.mode
+
+    def __enter__(self) -> None:
+        self._prev = (_GradState.enabled, _inference.set_enabled(self.mode))
+        _GradState.enabled = self._target
+
+    def __exit__(self, *exc: Any) -> None:
+        _GradState.enabled = self._prev[0]
+        _inference.set_enabled(self._prev[1])
+
+    def __call__(self, fn: _F) -> _F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether inference mode is on in this thread."""
+    return _inference.state.enabled
+
+
+def is_inference(input: Any) -> bool:
+    """``input.is_inference()``: whether ``input`` is an inference tensor (made under ``inference_mode()``)."""
+    from .._tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()

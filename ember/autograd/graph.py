@@ -18,7 +18,7 @@ import sys
 import weakref
 from types import SimpleNamespace
 
-from .. import _dtype
+from .. import _dtype, _inference
 from .. import _trace as trace
 from .._arg_aliases import NotATensorError
 from .._backend import quiet_enter, quiet_exit, xp
@@ -333,6 +333,9 @@ class Node:
                         break
                     k += 1
             self._saved_versions = tuple(entries)
+            for e in entries:  # an inference tensor's counter is no plain list (ember/_inference.py)
+                if e[0].__class__ is not list:
+                    raise RuntimeError(_inference.SAVED_FOR_BACKWARD)
             if _saved_hooks_stack.hooks:  # (saved_hooks.stack_in_use() without its frame)
                 self._pack_saved()
         else:
@@ -392,6 +395,8 @@ class Node:
         entries = self._saved_versions
         for t in tensors:  # (a plain loop: a comprehension costs a frame, on every recorded gather or loss)
             if t is not None:
+                if t._vc.__class__ is not list:
+                    raise RuntimeError(_inference.SAVED_FOR_BACKWARD)
                 entries += ((t._vc, t._vc[0], t._data, (None, None)),)
         self._saved_versions = entries
 

@@ -412,6 +412,8 @@ _UFUNCS: dict[str, Callable] = {
     "matmul": lambda a, b: _E().matmul(a, b),
     "maximum": lambda a, b: _E().maximum(*_both_tensors(a, b)),
     "minimum": lambda a, b: _E().minimum(*_both_tensors(a, b)),
+    "fmax": lambda a, b: _E().fmax(*_both_tensors(a, b)),
+    "fmin": lambda a, b: _E().fmin(*_both_tensors(a, b)),
     "arctan2": lambda a, b: _E().atan2(*_both_tensors(a, b)),
     "hypot": lambda a, b: _E().hypot(*_both_tensors(a, b)),
     "logaddexp": lambda a, b: _E().logaddexp(*_both_tensors(a, b)),

@@ -212,7 +212,7 @@ class Work:
     what a timeout error calls the operation.
     """
 
-    __slots__ = ("_test", "name", "_comm", "_steps", "_result", "_done", "seq", "_buffers")
+    __slots__ = ("_test", "name", "_comm", "_steps", "_result", "_done", "seq", "_buffers", "peer")
 
     def __init__(self, request, name: str, comm: Communicator, status=None, buffers: tuple = ()) -> None:
         # True once the request is complete (filling ``status``, when given). Tested directly:
@@ -232,6 +232,7 @@ class Work:
             comm.issued += 1
             comm.recent[comm.issued % RECENT] = (comm.issued, name)
         self.seq = comm.issued  # this operation's number on its communicator
+        self.peer: int | None = None  # a send's destination, a receive's source (None: any rank)
 
     def then(self, step: Callable[[], None]) -> Work:
         """Run ``step`` when the operation completes (at once if it already has)."""
@@ -273,12 +274,19 @@ class Work:
             os.sched_yield()
             now = time.monotonic()
         pause = 0.0
-        look_at = now + _PEERS_EVERY_S if self.name not in _POINT_TO_POINT else float("inf")
+        look_at = now + _PEERS_EVERY_S
+        peer_gone = 0  # consecutive looks that found a send's or receive's peer finished
         while not test():
             now = time.monotonic()
             if now >= look_at:  # a rank that has finished without joining this operation never will
                 look_at = now + _PEERS_EVERY_S
-                gone = watchdog.finished_without(self._comm, self.seq, self.name)
+                if self.name not in _POINT_TO_POINT:
+                    gone = watchdog.finished_without(self._comm, self.seq, self.name)
+                else:  # (seen twice, the operation still pending in between: a message its peer sent just
+                    # before finishing has had a look's time to arrive)
+                    gone = watchdog.peer_finished(self._comm, self.peer, self.name)
+                    peer_gone = peer_gone + 1 if gone else 0
+                    gone = gone if peer_gone >= 2 else None
                 if gone:
                     raise RuntimeError(gone)
             if now > deadline:
@@ -426,13 +434,16 @@ class Communicator:
         return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
 
     def isend(self, array, dst: int, tag: int = 0) -> Work:
-        return self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes, buffers=(array,))
+        work = self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes, buffers=(array,))
+        work.peer = dst
+        return work
 
     def irecv(self, array, src: int | None = None, tag: int = 0) -> Work:
         """Receive into ``array`` from ``src`` (any rank if None); ``result()`` is the sender's rank."""
         status = _MPI.Status()
         source = _MPI.ANY_SOURCE if src is None else src
         work = self._work(self._comm.Irecv(array, source=source, tag=tag), "recv", status, buffers=(array,))
+        work.peer = src
 
         def done():
             if status.Get_count(_MPI.BYTE) != array.nbytes:  # a shorter message would leave stale data

@@ -163,6 +163,7 @@ class Reducer:
         self._wait_us = 0  # how long the previous backward waited for the all-reduces
         self._nonfinite = False  # some bucket of this backward held NaN or inf (on this rank)
         self._where: dict[int, tuple[Bucket, int]] = {}
+        self._index = {id(p): i for i, p in enumerate(params)}  # (the position PyTorch's errors name)
         for bucket in self.buckets:
             for slot, p in enumerate(bucket.params):
                 self._where[id(p)] = (bucket, slot)
@@ -209,13 +210,16 @@ class Reducer:
         The hook gets the bucket's summed-up local gradients, not yet divided by the world size (it does its
         own averaging, as PyTorch's hooks do), and returns a Future of the reduced buffer. Hooks are called in
         bucket order during backward; their Futures are waited for in bucket order at the end of backward, so
-        collectives issued from ``then`` callbacks keep one order on every rank.
+        collectives issued from ``then`` callbacks keep one order on every rank. As PyTorch's, it may be called
+        after forwards and backwards have run (the next backward's buckets use it), once; not while a
+        backward's buckets are being reduced (some by the all-reduce, the others would take the hook).
         """
         if self._comm_hook is not None:
             raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
-        if self.iteration:
-            raise RuntimeError("register_comm_hook must be called before the first forward of the "
-                               "DistributedDataParallel model (the buckets of a backward all use one hook)")
+        if 0 < self._next_launch < len(self.buckets):
+            raise RuntimeError("register_comm_hook cannot be called while a backward of the DistributedDataParallel "
+                               f"model is reducing its gradient buckets ({self._next_launch} of "
+                               f"{len(self.buckets)} started); call it before or after that backward")
         self._comm_hook = (state, hook)
 
     # ------------------------------------------------------------------ per iteration
@@ -272,14 +276,37 @@ class Reducer:
         if not self._callback_queued:
             queue_callback(self._finalize_backward)
             self._callback_queued = True
-        if self._ready[bucket.index][slot]:
-            return
+        if self._ready[bucket.index][slot]:  # a second gradient in one backward: its bucket may be reduced already
+            raise RuntimeError(self._marked_twice(param, bucket.names[slot]))
         self._ready[bucket.index][slot] = True
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
         if self._in_flight:
             self._progress()
+
+    def _marked_twice(self, param: Tensor, name: str) -> str:
+        """PyTorch's error for a parameter whose gradient became final twice in one backward (a parameter used
+        inside and outside a reentrant checkpoint, or in two of them: each inner backward accumulates into it).
+        The first one may have been all-reduced already, so going on would leave the replicas' gradients apart.
+        Difference from PyTorch: ember's static_graph does not make it work (PyTorch counts each parameter's
+        gradients in the first iteration and waits for all of them)."""
+        static = ("\n(ember: static_graph=True does not support this yet; use "
+                  "torch.utils.checkpoint.checkpoint(..., use_reentrant=False).)" if self.static else "")
+        return (
+            "Expected to mark a variable ready only once. This error is caused by one of the following reasons: 1) "
+            "Use of a module parameter outside the `forward` function. Please make sure model parameters are not "
+            "shared across multiple concurrent forward-backward passes. or try to use _set_static_graph() as a "
+            "workaround if this module graph does not change during training loop.2) Reused parameters in multiple "
+            "reentrant backward passes. For example, if you use multiple `checkpoint` functions to wrap the same "
+            "part of your model, it would result in the same set of parameters been used by different reentrant "
+            "backward passes multiple times, and hence marking a variable ready multiple times. DDP does not "
+            "support such use cases in default. You can try to use _set_static_graph() as a workaround if your "
+            "module graph does not change over iterations.\n"
+            f"Parameter at index {self._index[id(param)]} with name {name} has been marked as ready twice. This "
+            "means that multiple autograd engine  hooks have fired for this particular parameter during this "
+            f"iteration.{static}"
+        )
 
     def _launch_ready_buckets(self, from_params: bool = True) -> None:
         """Start the all-reduces of every complete bucket whose predecessors have started.

@@ -72,6 +72,24 @@ def finished_without(group, number: int, name: str) -> str | None:
     return None
 
 
+def peer_finished(group, peer: int | None, name: str) -> str | None:
+    """Why this rank's ``name`` ("send" or "recv") with rank ``peer`` of communicator ``group`` (None: a receive
+    from any rank) can never complete: that rank (for any rank: every other one) has finished its script, from
+    its ``done`` record; None otherwise, or when the launcher's records cannot be seen (the timeout then tells)."""
+    where = _records.run_dir()
+    if where is None:
+        return None
+    others = [r for r in range(group.size) if r != group.rank] if peer is None else [peer]
+    if not others or any(_records.read(where, group.world_ranks[r], "done") is None for r in others):
+        return None
+    who = f"rank {peer}" if peer is not None else "every other rank"
+    direction = "from" if name == "recv" else "to"
+    what = "send what this rank receives" if name == "recv" else "receive what this rank sends"
+    return (f"ember.distributed: {name} {direction} {who} cannot complete on rank {group.world_rank} (group of "
+            f"{group.size}): {who} has finished its script (it returned from it) without a matching "
+            f"{'send' if name == 'recv' else 'recv'}, so it will never {what}.")
+
+
 class Watchdog:
     """The responder thread plus ``report()`` for timeout messages."""
 

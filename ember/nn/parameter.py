@@ -27,7 +27,11 @@ class Parameter(Tensor):
             array = xp.empty(0, dtype=xp.float32)
         else:
             array = data._data if isinstance(data, Tensor) else as_array(data)
-        self._init(array, requires_grad)
+        self._init(array)
+        if isinstance(data, Tensor) and data._vc.__class__ is not list:
+            self._vc = data._vc  # an inference tensor's parameter is one too (PyTorch's shares the tensor)
+        if requires_grad:
+            self.requires_grad = True
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

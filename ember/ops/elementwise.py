@@ -192,7 +192,7 @@ class Pow(Node):
         # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
             scalar = isinstance(b, (int, float, complex))
-            ga = g * conj_if_complex(b * a ** (b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
+            ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
@@ -203,6 +203,15 @@ class Pow(Node):
                 gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
+
+
+def _power(a, e):
+    """a ** e as PyTorch computes it: its kernel takes x ** -0.5 as 1 / sqrt(x) (NaN at -inf, -inf at -0.0, where
+    the C library's pow gives 0 and +inf); NumPy's power takes the other exponents PyTorch special-cases (0.5, 2,
+    -1, ...) to the same results already. (x ** 0.5's gradient reads x ** -0.5.)"""
+    if isinstance(e, (int, float)) and e == -0.5:
+        return 1 / xp.sqrt(a)
+    return a ** e
 
 
 class Remainder(Node):
@@ -228,9 +237,15 @@ class Maximum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        # ties split the gradient evenly, as PyTorch does (the weights in g's dtype: a float32 gradient stays one)
-        wa = (a > b) + g.dtype.type(0.5) * (a == b)
-        return g * wa, g * (1 - wa)
+        return _extremum_grads(g, a, b, a < b, a > b)
+
+
+def _extremum_grads(g, a, b, a_loses, b_loses):
+    """maximum's and minimum's input gradients, PyTorch's formula: ties split the gradient evenly, the losing side
+    gets none, and where either is NaN (no comparison holds) both get all of it. The weights are in g's dtype (a
+    float32 gradient stays one)."""
+    tie = g.dtype.type(0.5) * (a == b)
+    return g * (1 - tie - a_loses), g * (1 - tie - b_loses)
 
 
 class Minimum(Node):
@@ -242,8 +257,7 @@ class Minimum(Node):
 
     def backward(self, g):
         a, b = self.saved
-        wa = (a < b) + g.dtype.type(0.5) * (a == b)
-        return g * wa, g * (1 - wa)
+        return _extremum_grads(g, a, b, a > b, a < b)
 
 
 def add(a, b, *, alpha=1):

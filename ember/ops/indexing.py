@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
+from .._inference import check_inplace as check_inference_inplace
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -249,6 +250,8 @@ def _indexes_a_view(x: Tensor, idx) -> bool:
 def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py).
     ``overlap_ok``: the op writes one value through elements that share memory (``fill_``), which PyTorch allows."""
+    if x._vc.__class__ is not list:  # an inference tensor (ember/_inference.py)
+        check_inference_inplace(x._vc)
     if not x._data.flags.writeable:
         check_writable(x, overlap_ok)
     if not _GradState.enabled:

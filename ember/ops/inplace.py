@@ -15,7 +15,15 @@ from __future__ import annotations
 from types import EllipsisType
 
 from .._backend import quiet, xp
-from .._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_np, get_default_dtype, not_implemented_for, np_kind
+from .._dtype import (
+    SCALAR_TYPE_NAMES,
+    can_cast_result,
+    from_np,
+    get_default_dtype,
+    integer_scalar,
+    not_implemented_for,
+    np_kind,
+)
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -186,7 +194,18 @@ def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
 
 
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:
-    return _unary_inplace(x, lambda t: un.clamp(t, min, max), lambda a: xp.clip(a, min, max, out=a))
+    """``x.clamp_(min, max)``: ``clamp``'s result (its bounds converted and promoted as there) written into ``x``,
+    whose dtype must hold it (PyTorch's error otherwise: float bounds on an integer ``x``, int bounds on bool)."""
+
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+    def write(a):
+        result = un.clamp(Tensor._make(a), min, max)._data
+        _check_cast(result.dtype, x)
+        a[...] = result
+
+    return _unary_inplace(x, lambda t: un.clamp(t, min, max), write)
 
 
 def relu_(x: Tensor) -> Tensor:
@@ -252,6 +271,8 @@ def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
 def fill_(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         return _fill_with(x, value._data)
+    if type(value) is int and x._data.dtype.kind in "iu":  # PyTorch's conversion: -1 -> 255, 300 its error
+        value = integer_scalar(value, x._data.dtype)
     return _fill_with(x, value, overlap_ok=True)
 
 

@@ -5,10 +5,12 @@ Only ``take``/``take_along_dim`` carry a gradient (they gather); the others retu
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
-from .._dtype import np_kind
+from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import Gather
 
 
@@ -122,20 +124,32 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     return Tensor._make(xp.asarray(xp.isin(e, t, invert=invert)))
 
 
-def take(x: Tensor, index: Tensor) -> Tensor:
-    """Elements of ``x`` seen as 1-D, at ``index`` (the result has index's shape)."""
-    from .shape import reshape
+@torch_named("TakeBackward0")
+class Take(Node):
+    """x's elements, x seen as 1-D, at ``index`` (already in range, any shape); the gradient scatter-adds."""
 
+    linear = True
+
+    def forward(self, x, index):
+        self.shape, self.index = x.shape, index
+        return x.reshape(-1)[index]
+
+    def backward(self, g):
+        out = xp.zeros_like(g, shape=(math.prod(self.shape),))
+        xp.add.at(out, self.index, g)
+        return (out.reshape(self.shape),)
+
+
+def take(x: Tensor, index: Tensor) -> Tensor:
+    """Elements of ``x`` seen as 1-D, at ``index`` (int64, as PyTorch requires; the result has index's shape)."""
     idx = index._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    if idx.dtype != xp.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")
     n = x._data.size
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError(f"out of range: tried to access index {int(idx.max() if idx.max() >= n else idx.min())} "
                          f"on a tensor of {n} elements.")
-    flat = reshape(x, -1)
-    out = Gather.apply(flat, index=(idx.reshape(-1) % max(n, 1)).astype(xp.int64), dim=0)
-    return reshape(version_checked(out, index), idx.shape)
+    return version_checked(Take.apply(x, index=idx % max(n, 1)), index)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:

@@ -259,12 +259,13 @@ class Logit(Node):
             x = xp.clip(x, eps, 1 - eps)
         return xp.log(x / (1 - x))
 
-    def backward(self, g):  # 1 / (x (1 - x)); 0 where eps clamped x (strictly outside [eps, 1 - eps], as PyTorch)
+    def backward(self, g):
+        # PyTorch's kernel: g / (x (1 - x)), g * inf at 0 and 1 (x + 0 makes -0 a +0, whose product is +0), NaN
+        # outside [0, 1]; with eps, 0 where the forward clamped x (strictly outside [eps, 1 - eps]), and NaN at NaN
         x = self.saved[0]
-        grad = g / (x * (1 - x))
-        if self.eps is not None:
-            grad = xp.where((x < self.eps) | (x > 1 - self.eps), 0, grad).astype(g.dtype)
-        return (grad,)
+        grad = g / ((x + 0) * (1 - x))
+        lo, hi = (0, 1) if self.eps is None else (self.eps, 1 - self.eps)
+        return (xp.where((x < lo) | (x > hi), xp.nan if self.eps is None else 0, grad).astype(g.dtype, copy=False),)
 
 
 class Atan2(Node):

@@ -15,8 +15,10 @@ from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.recorded import is_recorded
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
+from .unary import sign_array
 
 
 def _axes(dim, ndim: int):
@@ -376,7 +378,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
 def _sgn(x):
     """x / |x| (0 at 0): the sign of a real or complex array."""
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return sign_array(x)
     a = xp.abs(x)
     with xp.errstate(divide="ignore", invalid="ignore"):
         return xp.where(a == 0, 0, x / xp.where(a == 0, 1, a))
@@ -389,47 +391,57 @@ class LinalgVectorNorm(Node):
     float32_compute = True
 
     def forward(self, x, order, axes, keepdim):
-        if order == 2:
-            out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
-        else:
-            a = xp.abs(x)
-            if order == xp.inf:
-                out = xp.max(a, axis=axes, keepdims=keepdim)
-            elif order == -xp.inf:
-                out = xp.min(a, axis=axes, keepdims=keepdim)
-            elif order == 0:
-                out = xp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
-            elif order == 1:
-                out = xp.sum(a, axis=axes, keepdims=keepdim)
-            else:
-                out = xp.sum(a ** order, axis=axes, keepdims=keepdim) ** (1 / order)
-        out = xp.asarray(out)
+        out = vector_norm_array(x, order, axes, keepdim)
         self.saved = (x, out)
         self.order, self.axes, self.keepdim = order, axes, keepdim
         return out
 
     def backward(self, g):
         x, out = self.saved
-        p = self.order
-        g = _expand_back(g, x.shape, self.axes, self.keepdim)
-        out = _expand_back(out, x.shape, self.axes, self.keepdim)
-        if p == 0:
-            return (g * xp.zeros_like(xp.abs(x)),)
-        if p == 1:
-            return (g * _sgn(x),)
-        with xp.errstate(divide="ignore", invalid="ignore"):
-            if p == 2:  # d||x||/dx = x / ||x|| (0 where the norm is 0)
-                return (xp.where(out == 0, 0, g * x / out),)
-            a = xp.abs(x)
-            if p in (xp.inf, -xp.inf):
-                hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
-                count = xp.sum(hit, axis=self.axes, keepdims=True)
-                return (g * _sgn(x) * hit / count,)
-            if p < 1:
-                scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))
-                return (scaled * g * out ** (1 - p),)
-            scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
-            return (scaled * xp.where(out == 0, 0, g / out ** (p - 1)),)
+        return (vector_norm_backward(g, x, out, self.order, self.axes, self.keepdim),)
+
+
+def vector_norm_array(x, order, axes, keepdim):
+    """The ``order``-norm of the array ``x`` over ``axes`` (LinalgVectorNorm's forward)."""
+    if order == 2:
+        out = xp.sqrt(xp.sum(_abs2(x), axis=axes, keepdims=keepdim))
+    else:
+        a = xp.abs(x)
+        if order == xp.inf:
+            out = xp.max(a, axis=axes, keepdims=keepdim)
+        elif order == -xp.inf:
+            out = xp.min(a, axis=axes, keepdims=keepdim)
+        elif order == 0:
+            out = xp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+        elif order == 1:
+            out = xp.sum(a, axis=axes, keepdims=keepdim)
+        else:
+            out = xp.sum(a ** order, axis=axes, keepdims=keepdim) ** (1 / order)
+    return out if is_recorded(out) else xp.asarray(out)  # (NumPy answers a full reduction with a scalar)
+
+
+def vector_norm_backward(g, x, out, p, axes, keepdim):
+    """The gradient of the ``p``-norm ``out`` of ``x`` over ``axes`` for the output gradient ``g`` (LinalgVectorNorm's
+    backward, also renorm's)."""
+    g = _expand_back(g, x.shape, axes, keepdim)
+    out = _expand_back(out, x.shape, axes, keepdim)
+    if p == 0:
+        return g * xp.zeros_like(xp.abs(x))
+    if p == 1:
+        return g * _sgn(x)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        if p == 2:  # d||x||/dx = x / ||x|| (0 where the norm is 0)
+            return xp.where(out == 0, 0, g * x / out)
+        a = xp.abs(x)
+        if p in (xp.inf, -xp.inf):
+            hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
+            count = xp.sum(hit, axis=axes, keepdims=True)
+            return g * _sgn(x) * hit / count
+        if p < 1:
+            scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))
+            return scaled * g * out ** (1 - p)
+        scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+        return scaled * xp.where(out == 0, 0, g / out ** (p - 1))
 
 
 @torch_named("LogsumexpBackward0")

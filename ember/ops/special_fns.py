@@ -22,10 +22,11 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
-from .elementwise import cast, is_inexact
+from .elementwise import cast, conj_if_complex, is_inexact
 from .pointwise import _erfc
+from .reduction import vector_norm_array, vector_norm_backward
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _SERIES_UP_TO = 30.0
@@ -298,12 +299,34 @@ def rsub(input: Tensor, other, alpha=1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
+@torch_named("RenormBackward0")
+class Renorm(Node):
+    """Each slice along ``dim`` scaled by maxnorm / (norm + 1e-7) where its p-norm exceeds maxnorm; PyTorch's
+    gradient (renorm_backward), which flows through the norms too."""
+
+    float32_compute = True
+    rerun_for_higher_order = True  # backward reads the norms, which depend on the input
+
+    def forward(self, x, p, axes, maxnorm):
+        norm = vector_norm_array(x, p, axes, True)
+        factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1)
+        if not is_recorded(factor):
+            factor = factor.astype(norm.dtype, copy=False)  # (a Python 1 and maxnorm would widen float32)
+        self.saved, self.norm, self.p, self.axes, self.maxnorm = (x,), norm, p, axes, maxnorm
+        return x * factor
+
+    def backward(self, g):
+        x, norm = self.saved[0], self.norm
+        along = xp.real(conj_if_complex(x) * g).sum(axis=self.axes, keepdims=True)
+        nb = vector_norm_backward(along, x, norm, self.p, self.axes, True)
+        inv = 1 / (norm + 1e-7)
+        factor = inv * self.maxnorm
+        return (xp.where(norm > self.maxnorm, factor * g - (factor * inv) * nb, g),)
+
+
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice ``input.select(dim, i)`` whose p-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``
     (by maxnorm / (norm + 1e-7), as PyTorch); the others unchanged. The gradient flows through the norms too."""
-    from .indexing import where
-    from .reduction import norm
-
     if not isinstance(input, Tensor):
         raise TypeError(f"renorm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if p <= 0:
@@ -313,6 +336,5 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if input.dim() <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     d = dim + input.dim() if dim < 0 else dim
-    norms = norm(input, p, dim=[i for i in range(input.dim()) if i != d], keepdim=True)
-    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return input * factor
+    axes = tuple(i for i in range(input.dim()) if i != d)
+    return Renorm.apply(input, p=float(p), axes=axes, maxnorm=maxnorm)

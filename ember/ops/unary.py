@@ -221,7 +221,7 @@ class Abs(Node):
 
     def backward(self, g):  # complex: |z|' is sgn(z) = z / |z| (0 at 0), as PyTorch
         x = self.saved[0]
-        return (g * (sgn_array(x) if x.dtype.kind == "c" else xp.sign(x)),)
+        return (g * (sgn_array(x) if x.dtype.kind == "c" else sign_array(x)),)
 
 
 @torch_named("ReciprocalBackward0")
@@ -267,6 +267,11 @@ class ZeroGrad(Node):
 
     def backward(self, g):
         return (xp.zeros_like(g),)
+
+
+def sign_array(x):
+    """The sign of a real array, PyTorch's: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN), in x's dtype."""
+    return xp.subtract(x > 0, x < 0, dtype=x.dtype)
 
 
 def sgn_array(z):
@@ -320,7 +325,7 @@ def sign(x: Tensor) -> Tensor:
     refuse_complex(x, "sign (use sgn for complex numbers)")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
         return Tensor._make(x._data.copy())
-    return ZeroGrad.apply(x, fn=xp.sign)
+    return ZeroGrad.apply(x, fn=sign_array)
 
 
 def round(x: Tensor, *, decimals: int = 0) -> Tensor:
@@ -344,8 +349,12 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
             x = cast(x, _dtype.get_default_dtype())
     elif x.dtype == _dtype.bool_ and any(type(b) is int for b in (lo, hi)):  # (PyTorch's result type: int64)
         x = cast(x, _dtype.int64)
+    elif not x.is_floating_point():  # a floating bound tensor promotes an integer x (PyTorch's result type)
+        for b in (min, max):
+            if isinstance(b, Tensor) and b.is_floating_point():
+                x = cast(x, _dtype.promote_types(x.dtype, b.dtype))
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
-        lo, hi = (int(xp.asarray(b).astype(x._data.dtype)) if type(b) is int else b for b in (lo, hi))
+        lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
 

@@ -415,3 +415,41 @@ def test_a_parameter_whose_dtype_changed_after_wrapping_gets_a_gradient_of_its_d
     every = gather(ember.distributed, b)
     assert b.dtype == ember.float64 and b.shape == (8, 8), (b.dtype, b.shape)
     assert all(np.array_equal(g.numpy(), every[0].numpy()) for g in every) and float(b.abs().sum()) > 0
+
+
+class SharedAcrossCheckpoint(nn.Module):
+    """``a`` used inside a checkpointed part and again outside it."""
+
+    def __init__(self, reentrant):
+        super().__init__()
+        self.a, self.b, self.reentrant = nn.Linear(8, 8), nn.Linear(8, 3), reentrant
+
+    def forward(self, x):
+        from ember.utils.checkpoint import checkpoint
+
+        h = checkpoint(self.a, x, use_reentrant=self.reentrant)
+        return self.b(self.a(h).tanh())
+
+
+@pytest.mark.parametrize("static_graph", [False, True])
+def test_a_parameter_shared_across_a_reentrant_checkpoint_is_pytorchs_error_on_every_rank(rank, data, static_graph):
+    # The reentrant checkpoint's inner backward makes a.weight's and a.bias's gradients final once, the outer
+    # backward again: reducing the first would leave the replicas apart, so every rank raises PyTorch's error
+    x, y, mine = data
+    ember.manual_seed(0)
+    ddp = DDP(SharedAcrossCheckpoint(reentrant=True), static_graph=static_graph)
+    xs = x[mine].clone().requires_grad_()
+    with pytest.raises(RuntimeError, match=r"^Expected to mark a variable ready only once\.(.|\n)*Parameter at index "
+                                           r"[01] with name a\.(weight|bias) has been marked as ready twice"):
+        nn.functional.mse_loss(ddp(xs), y[mine]).backward()
+
+
+def test_a_parameter_shared_across_a_non_reentrant_checkpoint_equals_one_process(rank, world, data):
+    x, y, mine = data
+    ember.manual_seed(0)
+    reference = SharedAcrossCheckpoint(reentrant=False)
+    nn.functional.mse_loss(reference(x), y).backward()
+    ember.manual_seed(0)
+    ddp = DDP(SharedAcrossCheckpoint(reentrant=False))
+    nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()
+    assert all_close(grads_of(reference), grads_of(ddp), 1e-6), "DDP's gradients differ from the whole batch's"

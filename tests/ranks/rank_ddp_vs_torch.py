@@ -128,6 +128,7 @@ def test_a_store_no_gradient_reached_yet_on_this_rank_takes_the_others_mean(rank
     head gets the mean of the ranks' gradients (its own counted as zeros) as its first .grad, as PyTorch's."""
     rank, _ = ranks
     uses = [(True, False), (True, True), (False, True)]  # per step: (rank 0, rank 1)
+    torch.manual_seed(0)  # (the same weights on every run: a float32 head's rounding then gives one verdict)
     torch_model, ember_model = mixed(torch), mixed(ember)
     ember_model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in torch_model.state_dict().items()})
     results = []

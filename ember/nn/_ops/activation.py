@@ -133,9 +133,14 @@ def _gelu_tanh_into(x, out, d) -> None:
     out *= x
 
 
-def sigmoid_array(x):
-    """Overflow-free logistic function: sigmoid(x) = (1 + tanh(x/2)) / 2."""
-    return _scalar(x, 0.5) * (1 + xp.tanh(_scalar(x, 0.5) * x))
+def sigmoid_array(x, e=None):
+    """The logistic function without overflow or cancellation: with e = exp(-|x|) <= 1 (``e`` if given: the
+    softplus-based activations have it already), 1 / (1 + e) for x >= 0 and e / (1 + e) below, written
+    max(e, [x >= 0]) / (1 + e) (a masked select is NumPy's slowest pass). The tanh form (1 + tanh(x/2)) / 2
+    cancels for x << 0: 0 instead of 2e-9 at x = -20 in float32."""
+    if e is None:
+        e = xp.exp(-xp.abs(x))
+    return xp.maximum(e, x >= 0) / (1 + e)
 
 
 def _leaky_relu(x, need, slope):
@@ -201,30 +206,54 @@ def _compiled_pointwise(kernel, x, need):
     return out, deriv
 
 
-def _elu(x, need, alpha):
-    pos = x > 0
-    neg = _scalar(x, alpha) * xp.expm1(xp.minimum(x, 0))
-    out = xp.where(pos, x, neg)
-    return out, (xp.where(pos, _scalar(x, 1), neg + _scalar(x, alpha)) if need else None)
+def exp_linear(x, need, alpha, scale, inner):
+    """PyTorch's ELU kernel, for ELU, SELU (fixed alpha and scale) and CELU (inner = 1 / alpha): scale * x for
+    x > 0, scale * alpha * expm1(x * inner) otherwise (expm1: exact near 0, where exp(x) - 1 cancels); the
+    derivative scale for x > 0 and for NaN (the kernel tests x <= 0), scale * alpha * inner * exp(x * inner)
+    otherwise. Written without masked selects (NumPy's where/copyto with a mask are the slowest passes here):
+    z = fmin(x, 0) * inner is 0 for x > 0 and for NaN, so the exponential terms are constants there."""
+    if is_recorded(x):  # create_graph: the same formula out of place
+        z = xp.fmin(x, 0) * inner
+        return (scale * alpha * xp.expm1(z) + scale * xp.maximum(x, 0),
+                scale * alpha * inner * xp.exp(z) + ~(x <= 0) * _scalar(x, scale * (1 - alpha * inner)))
+    z = xp.fmin(x, _scalar(x, 0))
+    if inner != 1:
+        z *= _scalar(x, inner)
+    out = xp.expm1(z)
+    out *= _scalar(x, alpha * scale)
+    pos = xp.maximum(x, _scalar(x, 0))  # (NaN propagates)
+    if scale != 1:
+        pos *= _scalar(x, scale)
+    out += pos
+    if not need:
+        return out, None
+    d = xp.exp(z, out=z)
+    d *= _scalar(x, scale * alpha * inner)
+    xp.multiply(~(x <= 0), _scalar(x, scale * (1 - alpha * inner)), out=pos)
+    d += pos
+    return out, d
 
 
 def _softplus(x, need, beta, threshold):
     bx = x * _scalar(x, beta)
     linear = bx > threshold
     # log(1 + e^z) = max(z, 0) + log1p(e^-|z|) never overflows
-    soft = (xp.maximum(bx, 0) + xp.log1p(xp.exp(-xp.abs(bx)))) / _scalar(x, beta)
+    e = xp.exp(-xp.abs(bx))
+    soft = (xp.maximum(bx, 0) + xp.log1p(e)) / _scalar(x, beta)
     out = xp.where(linear, x, soft)
-    return out, (xp.where(linear, _scalar(x, 1), sigmoid_array(bx)) if need else None)
+    return out, (xp.where(linear, _scalar(x, 1), sigmoid_array(bx, e)) if need else None)
 
 
 def _hardtanh(x, need, lo, hi):
+    # derivative 0 at and beyond the bounds, else 1: NaN takes the gradient, as PyTorch's kernel
     out = xp.clip(x, lo, hi)
-    return out, (((x > lo) & (x < hi)).astype(x.dtype) if need else None)
+    return out, (~((x <= lo) | (x >= hi))).astype(x.dtype) if need else None
 
 
 def _logsigmoid(x, need):
-    out = xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
-    return out, (sigmoid_array(-x) if need else None)
+    e = xp.exp(-xp.abs(x))
+    out = xp.minimum(x, 0) - xp.log1p(e)
+    return out, (sigmoid_array(-x, e) if need else None)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -247,7 +276,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    return _maybe_inplace(input, _apply(input, _elu, alpha, kernel="elu_cpu"), inplace, result_saved=True)
+    out = _apply(input, exp_linear, alpha, 1.0, 1.0, kernel="elu_cpu")
+    return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -19,28 +19,32 @@ from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
 from ...ops.unary import sigmoid
 from ...random import rng_of
-from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, integer_limits, sigmoid_array
+from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, exp_linear, integer_limits, sigmoid_array
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _hardswish(x, need):
-    # x * relu6(x + 3) / 6; derivative 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 for x >= 3 (as the sum
-    # [-3 < x < 3] (x / 3 + 1/2) + [x >= 3]: masked selects are NumPy's slowest passes here)
+    # x * relu6(x + 3) / 6; derivative, as PyTorch's kernel: 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, else 1
+    # (also at NaN), as the sum [|x| < 3] (c / 3 + 1/2) + [not x < 3] with c = x clamped to [-3, 3] by fmax/fmin
+    # (finite, also for NaN and infinities, so the product with the mask is 0 there: masked selects are NumPy's
+    # slowest passes here)
     if is_recorded(x):  # create_graph: the same formula out of place
-        inside = xp.abs(x) < 3
-        return x * xp.clip(x + 3, 0, 6) / 6, (x / 3 + 0.5) * inside + (x >= 3)
+        c = xp.fmin(xp.fmax(x, -3), 3)
+        return x * xp.clip(x + 3, 0, 6) / 6, (c / 3 + 0.5) * (xp.abs(x) < 3) + ~(x < 3)
     t = xp.add(x, _scalar(x, 3))
     xp.clip(t, 0, 6, out=t)
     t *= x
     t *= _scalar(x, 1 / 6)
     if not need:
         return t, None
-    d = xp.multiply(x, _scalar(x, 1 / 3))
+    d = xp.fmax(x, _scalar(x, -3))
+    xp.fmin(d, _scalar(x, 3), out=d)
+    d *= _scalar(x, 1 / 3)
     d += _scalar(x, 0.5)
     d *= xp.abs(x) < 3
-    d += x >= 3
+    d += ~(x < 3)
     return t, d
 
 
@@ -57,63 +61,40 @@ def _hardsigmoid(x, need):
 
 def _mish(x, need):
     # x * tanh(softplus(x)); derivative tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)
-    t = xp.tanh(xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x))))  # softplus without overflow
-    return x * t, (t + x * sigmoid_array(x) * (1 - t * t) if need else None)
+    e = xp.exp(-xp.abs(x))
+    t = xp.tanh(xp.maximum(x, 0) + xp.log1p(e))  # softplus without overflow
+    return x * t, (t + x * sigmoid_array(x, e) * (1 - t * t) if need else None)
 
 
 def _softsign(x, need):
-    d = 1 / (1 + xp.abs(x))
-    return x * d, (d * d if need else None)
+    # PyTorch composes x / (1 + |x|), so its gradient is that of the composition: 1 / b - |x / b| / b with
+    # b = 1 + |x| (0 once x / b rounds to +-1, NaN at +-inf, where x / b is inf / inf)
+    b = 1 + xp.abs(x)
+    y = x / b
+    return y, (1 / b - xp.abs(y) / b if need else None)
 
 
 def _tanhshrink(x, need):
     t = xp.tanh(x)
-    return x - t, (t * t if need else None)
+    return x - t, (1 - (1 - t * t) if need else None)  # (PyTorch differentiates the composition)
 
 
 def _softshrink(x, need, lambd):
-    # x - lambd above lambd, x + lambd below -lambd, 0 between (derivative 1 strictly outside [-lambd, lambd])
-    keep = xp.abs(x) > lambd
+    # x - lambd above lambd, x + lambd below -lambd, 0 between; derivative 1 outside [-lambd, lambd]. PyTorch's
+    # kernels test |x| <= lambd, so NaN is kept (out NaN, gradient passed), as in hardshrink and threshold.
+    keep = ~(xp.abs(x) <= lambd)
     out = xp.where(keep, x - xp.copysign(_scalar(x, lambd), x), _scalar(x, 0))
     return out, (keep.astype(x.dtype) if need else None)
 
 
 def _hardshrink(x, need, lambd):
-    keep = xp.abs(x) > lambd
+    keep = ~(xp.abs(x) <= lambd)
     return xp.where(keep, x, _scalar(x, 0)), (keep.astype(x.dtype) if need else None)
 
 
 def _threshold(x, need, threshold, value):
-    keep = x > threshold
+    keep = ~(x <= threshold)
     return xp.where(keep, x, _scalar(x, value)), (keep.astype(x.dtype) if need else None)
-
-
-def _exp_linear(x, need, alpha, scale, inner):
-    # scale * (x for x > 0, alpha * (exp(x * inner) - 1) for x <= 0): ELU's family (SELU: fixed alpha and scale,
-    # CELU: inner = 1 / alpha), written without masked selects (NumPy's where/copyto with a mask are the slowest
-    # passes here): scale * max(x, 0) + scale * alpha * (exp(min(x, 0) * inner) - 1), and the derivative
-    # scale * alpha * inner * exp(min(x, 0) * inner) + [x > 0] * scale * (1 - alpha * inner); at 0 it is the
-    # exponential side's, as PyTorch's
-    if is_recorded(x):  # create_graph: the same formula out of place
-        e = xp.exp(xp.minimum(x, 0) * inner)
-        return (scale * alpha * (e - 1) + scale * xp.maximum(x, 0),
-                scale * alpha * inner * e + (x > 0) * _scalar(x, scale * (1 - alpha * inner)))
-    e = xp.minimum(x, _scalar(x, 0))
-    if inner != 1:
-        e *= _scalar(x, inner)
-    xp.exp(e, out=e)
-    out = xp.subtract(e, _scalar(x, 1))
-    out *= _scalar(x, alpha * scale)
-    pos = xp.maximum(x, _scalar(x, 0))
-    if scale != 1:
-        pos *= _scalar(x, scale)
-    out += pos
-    if not need:
-        return out, None
-    e *= _scalar(x, scale * alpha * inner)
-    xp.multiply(x > 0, _scalar(x, scale * (1 - alpha * inner)), out=pos)
-    e += pos
-    return out, e
 
 
 def _random_slope(x, need, slope):
@@ -178,7 +159,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
-    out = _apply(input, _exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, kernel="elu_cpu")
+    out = _apply(input, exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
@@ -186,7 +167,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    out = _apply(input, _exp_linear, alpha, 1.0, 1 / alpha, kernel="elu_cpu")
+    out = _apply(input, exp_linear, alpha, 1.0, 1 / alpha, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 

@@ -35,8 +35,8 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
 
 
 def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
-    if reduction not in allowed:
-        raise ValueError(f"{reduction} is not a valid value for reduction (expected one of {', '.join(allowed)})")
+    if reduction not in allowed:  # (PyTorch's message)
+        raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def checked_reduction(size_average, reduce, reduction: str) -> str:
@@ -102,7 +102,6 @@ MseLoss = _named_loss("MseLossBackward0")
 SmoothL1Loss = _named_loss("SmoothL1LossBackward0")
 BinaryCrossEntropy = _named_loss("BinaryCrossEntropyBackward0")
 BinaryCrossEntropyWithLogits = _named_loss("BinaryCrossEntropyWithLogitsBackward0")
-KlDiv = _named_loss("KlDivBackward0")
 
 
 @torch_named("HuberLossBackward0")
@@ -237,15 +236,6 @@ def _weighted(loss, dx, dt, w):
     return loss * w, (dx * w if dx is not None else None), (dt * w if dt is not None else None)
 
 
-def _kl_div(x, t, nx, nt, log_target):
-    if log_target:
-        et = xp.exp(t)
-        return et * (t - x), (-et if nx else None), (et * (t - x + 1) if nt else None)
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        log_t = xp.where(t > 0, xp.log(t), 0)
-    return t * (log_t - x), (-t if nx else None), (xp.where(t > 0, log_t + 1 - x, 0) if nt else None)
-
-
 @full_precision
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Mean squared error (x - y)^2."""
@@ -342,17 +332,26 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
            log_target: bool = False) -> Tensor:
     """target * (log target - input), input being log-probabilities; 'batchmean' divides the sum by the batch size.
 
-    Where target == 0 the term is 0 and so is its gradient w.r.t. target (PyTorch gives NaN there).
+    Composed as PyTorch's: ``xlogy(t, t) - t * x`` (``exp(t) * (t - x)`` with ``log_target``), then reduced, so
+    its dtypes, graph (``SubBackward0``/``MulBackward0`` under ``MeanBackward0``, ``SumBackward0`` or, for
+    'batchmean', ``DivBackward0``) and gradients are those ops' (a zero target's own gradient is NaN, 0/0 in
+    xlogy's derivative, as PyTorch's).
     """
+    from ...ops.gamma_fns import xlogy
+
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                        "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                        "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"kl_div: target must be a Tensor, got {type(target).__name__}")
     if input.is_complex() or target.is_complex():
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if not (input.is_floating_point() and target.is_floating_point()):
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    return _pointwise("kl_div", input, target, _kl_div, reduction, log_target, saved=() if log_target else (target,),
-                      node=KlDiv)
+    loss = target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return reduce_loss(loss, reduction)

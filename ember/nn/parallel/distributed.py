@@ -306,12 +306,13 @@ class DistributedDataParallel(Module):
         ``is_last()``, ``set_buffer()``) holding this rank's gradients, not yet divided by the world size; the
         hook returns a ``torch.futures.Future`` whose value is the reduced buffer. Built-in hooks live in
         ``ember.distributed.algorithms.ddp_comm_hooks`` (``default_hooks.allreduce_hook``,
-        ``fp16_compress_hook``, ``bf16_compress_hook``, ``powerSGD_hook.powerSGD_hook``). Call it once, before
-        the first forward. Lockstep safety is kept: the non-finite scan and the per-backward rank table run as
-        without a hook.
+        ``fp16_compress_hook``, ``bf16_compress_hook``, ``powerSGD_hook.powerSGD_hook``). Call it once, on every
+        rank at the same point: before training or between iterations, as PyTorch allows (the next backward
+        uses it). Lockstep safety is kept: the non-finite scan and the per-backward rank table run as without a
+        hook.
         """
         if not callable(hook):
-            raise TypeError(f"register_comm_hook: hook must be callable, got {type(hook).__name__}")
+            raise TypeError("Communication hook must be callable.")
         try:
             arguments = len(inspect.signature(hook).parameters)
         except (TypeError, ValueError):

@@ -1,0 +1,175 @@
+"""Inference tensors against PyTorch: which tensors are (made under inference_mode, views of them, .data,
+detach), which are not (out-of-place results outside, clones, views of normal tensors, inference_mode(False)),
+and PyTorch's errors outside inference mode: in-place changes (raised before anything is written), saving one
+for backward, requires_grad, the version counter."""
+
+import operator
+import threading
+
+import pytest
+import torch
+
+import ember
+
+
+def _make(m):
+    n = m.ones(3)
+    with m.inference_mode():
+        x = m.ones(3)
+        state = {
+            "made inside": x.is_inference(),
+            "view of normal inside": n[:2].is_inference(),
+            "result of normal inside": (n * 2).is_inference(),
+            "mode on": m.is_inference_mode_enabled(),
+            "grad on": m.is_grad_enabled(),
+        }
+        with m.inference_mode(False):
+            state["made under mode=False"] = m.ones(1).is_inference()
+            state["mode=False: grad on"] = m.is_grad_enabled()
+        with m.no_grad():
+            state["made under no_grad inside"] = m.ones(1).is_inference()
+        x.add_(1)  # allowed inside
+        n.add_(1)
+    state.update({
+        "view outside": x[:2].is_inference(),
+        "detach": x.detach().is_inference(),
+        "data": x.data.is_inference(),
+        "result outside": (x * 2).is_inference(),
+        "clone": x.clone().is_inference(),
+        "torch.is_inference": m.is_inference(x),
+        "normal": m.is_inference(n),
+        "mode off": m.is_inference_mode_enabled(),
+        "value": x.tolist(),
+    })
+    return state
+
+
+def test_which_tensors_are_inference_tensors():
+    assert _make(ember) == _make(torch)
+
+
+def _error(fn, *args):
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 (the type and message are compared)
+        return type(e), str(e)
+    return None
+
+
+INPLACE = {
+    "add_": lambda m, x: x.add_(1), "mul_": lambda m, x: x.mul_(2), "zero_": lambda m, x: x.zero_(),
+    "copy_": lambda m, x: x.copy_(m.full((2, 3), 5.0)), "clamp_": lambda m, x: x.clamp_(0, 2.5),
+    "exp_": lambda m, x: x.exp_(), "setitem": lambda m, x: x.__setitem__((0, 0), 3.0),
+    "masked setitem": lambda m, x: x.__setitem__(x > 0, 3.0),
+    "index_add_": lambda m, x: x.index_add_(0, m.tensor([0]), m.ones(1, 3)),
+    "scatter_": lambda m, x: x.scatter_(0, m.tensor([[0, 0, 0]]), 9.0),
+    "masked_fill_": lambda m, x: x.masked_fill_(m.ones(2, 3, dtype=m.bool), 4.0),
+    "normal_": lambda m, x: x.normal_(), "uniform_": lambda m, x: x.uniform_(),
+    "transpose_": lambda m, x: x.transpose_(0, 1), "unsqueeze_": lambda m, x: x.unsqueeze_(0),
+    "resize_": lambda m, x: x.resize_(1), "view's mul_": lambda m, x: x[0].mul_(2),
+    "relu inplace": lambda m, x: m.nn.functional.relu(x, inplace=True),
+    "elu inplace": lambda m, x: m.nn.functional.elu(x, inplace=True),
+    "fill_diagonal_": lambda m, x: x.fill_diagonal_(0.0), "renorm_": lambda m, x: x.renorm_(1, 0, 0.1),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_inplace_outside_inference_mode_is_refused(name, grad_mode):
+    errors = []
+    for m in (ember, torch):
+        with m.inference_mode():
+            x = m.arange(6.0).reshape(2, 3) + 1
+        with m.set_grad_enabled(grad_mode):
+            errors.append(_error(INPLACE[name], m, x))
+        if m is ember:  # ember refuses before writing (PyTorch's kernel has written by then)
+            assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert errors[0] == errors[1]
+    assert errors[0][0] is RuntimeError and "Inplace update to inference tensor" in errors[0][1]
+
+
+SAVED = {
+    "w * x": lambda m, w, x: w * x, "x * w": lambda m, w, x: x * w, "w @ x": lambda m, w, x: w @ x,
+    "w.mul(view of x)": lambda m, w, x: w[:2] * x[:2], "w + x (nothing saved)": lambda m, w, x: w + x,
+    "softplus(w) + x": lambda m, w, x: m.nn.functional.softplus(w) + x,
+    "linear": lambda m, w, x: m.nn.functional.linear(x.reshape(1, 3), w.reshape(1, 3)),
+    "no_grad w * x": lambda m, w, x: m.no_grad()(lambda: w * x)(),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVED))
+def test_saved_for_backward_outside_inference_mode(name):
+    results = []
+    for m in (ember, torch):
+        w = m.ones(3, requires_grad=True)
+        with m.inference_mode():
+            x = m.full((3,), 2.0)
+        err = _error(SAVED[name], m, w, x)
+        results.append(err if err else SAVED[name](m, w, x).tolist())
+    assert results[0] == results[1]
+
+
+def test_saved_for_backward_under_inference_mode_false():
+    for m in (ember, torch):
+        w = m.ones(3, requires_grad=True)
+        with m.inference_mode():
+            x = m.ones(3)
+            with m.inference_mode(False):
+                assert _error(operator.mul, w, x)[1].startswith("Inference tensors cannot be saved for backward.")
+
+
+_version = operator.attrgetter("_version")
+
+
+def test_requires_grad_version_and_parameter():
+    for m in (ember, torch):
+        with m.inference_mode():
+            x = m.ones(3)
+            assert _error(_version, x) == (RuntimeError, "Inference tensors do not track version counter.")
+        msg = (RuntimeError, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        assert _error(x.requires_grad_) == msg
+        assert _error(m.nn.Parameter, x) == msg
+        x.requires_grad = False  # allowed
+        assert _error(_version, x) == (RuntimeError, "Inference tensors do not track version counter.")
+        assert _error(m.is_inference, 1) == (
+            TypeError, "is_inference(): argument 'input' (position 1) must be Tensor, not int")
+        with m.inference_mode():
+            y = m.ones(2)
+            y.requires_grad_()  # allowed inside
+        assert y.requires_grad and y.is_leaf
+
+
+def test_decorators_and_threads():
+    @ember.inference_mode
+    def bare():
+        return ember.ones(1).is_inference(), ember.is_grad_enabled()
+
+    @ember.inference_mode(False)
+    def off():
+        return ember.ones(1).is_inference(), ember.is_grad_enabled()
+
+    assert bare() == (True, False)
+    with ember.inference_mode():
+        assert off() == (False, True)
+        seen = []
+        t = threading.Thread(target=lambda: seen.append((ember.ones(1).is_inference(),
+                                                          ember.is_inference_mode_enabled())))
+        t.start()
+        t.join()
+        assert seen == [(False, False)]  # per thread, as PyTorch's
+    assert not ember.ones(1).is_inference() and not ember.is_inference_mode_enabled()
+
+
+def test_model_inference_then_training_on_fresh_tensors():
+    """The common pattern: evaluate under inference_mode, then train on normal tensors; and an inference
+    tensor used as an input of a model in training is PyTorch's error."""
+    ember.manual_seed(0)
+    model = ember.nn.Linear(3, 2)
+    with ember.inference_mode():
+        batch = ember.randn(4, 3)
+        out = model(batch)
+    assert out.is_inference() and not out.requires_grad
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        model(batch)
+    model(batch.clone()).sum().backward()
+    assert model.weight.grad is not None
