@@ -158,6 +158,7 @@ def test_sigmoid_focal_loss_values_and_gradients(alpha, gamma, reduction):
 
 
 def test_stochastic_depth_rows_batch_and_eval():
+    ember.manual_seed(0)  # the drop rate's bounds are 5 standard deviations wide: one fixed draw, the same verdict
     x = ember.ones(2000, 3)
     out = ops.stochastic_depth(x, 0.25, "row")
     rows = out.numpy()
