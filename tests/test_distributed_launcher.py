@@ -149,7 +149,9 @@ def test_job_timeout_stops_everything_without_mpich_banner():
     rc, err, seconds = launch("sleep", 0, flags=("--timeout", "3"))
     assert rc == 124 and "exceeded --timeout 3 s" in err, err
     assert "BAD TERMINATION" not in err and "ranks still running: [0, 1]" in err, err
-    assert seconds < 12
+    # stopped by the 3 s timeout, long before the ranks' 60 s sleep ends (start-up and teardown of two ranks took
+    # 12.1 s on a loaded 2-CPU machine: a 12 s bound measured the machine, not the launcher)
+    assert seconds < 30, seconds
 
 
 def test_output_filter_holds_back_only_mpich_banner():
