@@ -223,11 +223,13 @@ def _check_gemm_blocks(limit: int) -> None:
     (128, 64, 3, (9, 9), 2, 0, 2, 1),
     (192, 128, 4, (6, 16), 3, 2, 1, 2),  # groups
 ])
-def test_col2im_by_rows_same_bits_as_whole_matrix(threads, o, c, kernel, hw, stride, padding, dilation, groups):
+def test_col2im_by_rows_same_bits_as_whole_matrix(threads, monkeypatch, o, c, kernel, hw, stride, padding, dilation,
+                                                   groups):
     """A wide row GEMM's col2im runs one output row at a time at one thread (``_col2im_rows``), after the whole
     column matrix's GEMM at two: the same values as ``_col2im`` of the whole matrix either way. Small-integer
     inputs make every sum exact, so the comparison is bit for bit whatever order BLAS sums in (OpenBLAS's
     kernels for some CPUs round a block of columns differently from the whole matrix)."""
+    monkeypatch.setattr(policy, "blas_threads", 2)  # (OpenBLAS on one thread, as on a 1-CPU host: no wide case)
     rng = np.random.default_rng(8)
     w = rng.integers(-4, 5, (o, c // groups, kernel, kernel)).astype(np.float32)
     gb = rng.integers(-4, 5, (o, *hw, 32)).astype(np.float32)

@@ -396,6 +396,7 @@ def test_random_ops_raise_pytorchs_error_by_default(op):
 
 
 def test_randomness_different_and_same():
+    ember.manual_seed(0)  # one fixed draw: the verdict must not depend on what ran before
     x = ember.ones(6, 1000)
     different = vmap(lambda r: ember.nn.functional.dropout(r, 0.5), randomness="different")(x)
     assert not all(np.array_equal(different[0].numpy(), different[i].numpy()) for i in range(1, 6))

@@ -47,7 +47,7 @@ def test_box_area_iou_giou_values_and_gradients():
     assert tuple(e_iou.shape) == (7, 5) and e_iou.dtype == ember.float32
     close(e_iou, t_iou)
     close(e_giou, t_giou)
-    assert float(e_giou.min()) < 0 < float(e_iou.max())  # disjoint and overlapping pairs both present
+    assert e_giou.min().item() < 0 < e_iou.max().item()  # disjoint and overlapping pairs both present
     w = RNG.standard_normal((7, 5)).astype(np.float32)
     (e_iou * ember.tensor(w) + e_giou).sum().backward()
     (t_iou * torch.tensor(w) + t_giou).sum().backward()
@@ -158,6 +158,7 @@ def test_sigmoid_focal_loss_values_and_gradients(alpha, gamma, reduction):
 
 
 def test_stochastic_depth_rows_batch_and_eval():
+    ember.manual_seed(0)  # the drop rate's bounds are 5 standard deviations wide: one fixed draw, the same verdict
     x = ember.ones(2000, 3)
     out = ops.stochastic_depth(x, 0.25, "row")
     rows = out.numpy()

@@ -9,7 +9,9 @@ job with MPI_Abort so that no other rank waits for it.
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import time
 import traceback
 
 from . import _records, comm
@@ -54,15 +56,49 @@ def report_exit(rank: int, code: int) -> None:
     _abort(code)
 
 
+# How long a failing rank started by a plain mpiexec waits for its report to be read before it aborts the job.
+_REPORT_READ_S = 10.0
+
+
 def _abort(code: int) -> None:
     """MPI_Abort, after the report above. Under ember's launcher MPICH's own "Abort(1) on node ..." banner would
     only repeat the report (which the launcher also reads from the rank's record, should mpiexec not forward
     it), so standard error is closed to it; under a plain mpiexec the stream stays as it is, the console being
-    the report's only way out."""
+    the report's only way out, and the abort waits until the report has been read from it."""
     if comm.is_initialized() and os.environ.get(RUN_DIR_VAR):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
+    elif not os.environ.get(RUN_DIR_VAR):
+        _wait_until_read((1, 2), _REPORT_READ_S)
     comm.abort(code)
+
+
+def _wait_until_read(fds: tuple[int, ...], seconds: float) -> None:
+    """Return once the pipes among ``fds`` hold nothing unread (at most ``seconds``).
+
+    MPICH's mpiexec ends the job on the first MPI_Abort it hears of: it kills its proxies and exits at once, and
+    what a proxy had not yet taken from a rank's output pipe is never shown. The report is written before the
+    abort, but the two reach the proxy by different channels (a pipe, a socket) that nothing orders: a proxy not
+    scheduled in between (a loaded machine) can find both waiting and pass the abort on first, and the job ends
+    with an empty standard error. Once the pipe is empty the proxy has read the report, before the abort."""
+    try:
+        import fcntl
+        import termios
+    except ImportError:  # not a POSIX system: nothing to ask
+        return
+    deadline = time.monotonic() + seconds
+    for fd in fds:
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):  # a terminal or a file: written is shown
+                continue
+            unread = bytearray(4)
+            while True:
+                fcntl.ioctl(fd, termios.FIONREAD, unread)
+                if int.from_bytes(unread, sys.byteorder) == 0 or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.01)
+        except OSError:  # closed, or a system whose pipes do not answer FIONREAD: nothing to wait for
+            continue
 
 
 def report_interrupt(rank: int) -> None:

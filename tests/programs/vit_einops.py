@@ -1,6 +1,7 @@
 """A small vision transformer written with einops, as lucidrains/vit-pytorch writes it: patches cut by
 einops.layers.torch.Rearrange, attention heads split and merged with einops.rearrange, a class token repeated over
-the batch with einops.repeat; trained for a few AdamW steps on 16x16 images of two kinds (stripes or blobs).
+the batch with einops.repeat; trained for a few AdamW steps, the learning rate warmed up linearly as ViTs are, on
+16x16 images of two kinds (stripes or blobs).
 
     python vit_einops.py [--steps N]
 """
@@ -73,6 +74,9 @@ def batch(gen, n=16):
 model = ViT()
 same_weights(model)
 opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+# Adam's first steps move every weight by about lr, whatever the size of its gradient: at the full rate from step 0
+# the run hangs on gradients too small to have a reliable sign. Warm-up keeps those first steps small.
+warmup = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=4)
 gen = rng(0)
 for step in range(args.steps):
     x, y = batch(gen)
@@ -81,5 +85,6 @@ for step in range(args.steps):
     opt.zero_grad()
     loss.backward()
     opt.step()
+    warmup.step()
     acc = (logits.argmax(dim=-1) == y).float().mean()
     print(f"step {step} loss {loss.item():.6f} accuracy {acc.item():.4f}")
