@@ -603,14 +603,18 @@ def test_hand_built_proxies_record_functions_methods_and_layers_like_pytorch():
     np.testing.assert_allclose(got, gms[torch](*map(torch.tensor, xs)).numpy(), rtol=1e-6, atol=1e-7)
 
 
+def _concatenating(t):
+    class M(t.nn.Module):
+        def forward(self, x, y):
+            return t.cat([x, y])
+
+    return M
+
+
 def test_a_traced_module_called_on_a_proxy_is_inlined_into_the_graph():
     results = {}
     for t in (ember, torch):
-        class M(t.nn.Module):
-            def forward(self, x, y):
-                return t.cat([x, y])
-
-        traced = t.fx.symbolic_trace(M())
+        traced = t.fx.symbolic_trace(_concatenating(t)())
         act = t.fx.symbolic_trace(t.nn.LeakyReLU())
         out = next(n for n in traced.graph.nodes if n.op == "output")
         with traced.graph.inserting_before(out):
