@@ -182,6 +182,15 @@ class Tensor(
         return False
 
     @property
+    def is_cpu(self) -> bool:
+        return True
+
+    # The other devices' and layouts' flags, False as on PyTorch's dense CPU tensors (a device check such as
+    # ``if input.is_cuda or input.is_xpu`` runs the CPU path).
+    is_xpu = is_mps = is_meta = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_cuda
+    is_mkldnn = is_quantized = is_nested = is_cuda
+
+    @property
     def ndim(self) -> int:
         return self._data.ndim
 

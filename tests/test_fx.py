@@ -577,3 +577,64 @@ def test_pickle_graph_module_round_trip():
     gm.eval(), clone.eval()
     (x,) = _inputs(shapes, ember)
     np.testing.assert_allclose(clone(x).detach().numpy(), gm(x).detach().numpy(), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- Proxies built by hand, outside a trace
+def _graph_from_hand_built_proxies(t):
+    """A graph built with Proxies over placeholders: public functions, a Proxy's method and a layer's forward
+    called on them append nodes, as PyTorch's __torch_function__ does."""
+    g = t.fx.Graph()
+    tracer = t.fx.proxy.GraphAppendingTracer(g)
+    x, y = (t.fx.Proxy(g.placeholder(n), tracer) for n in ("x", "y"))
+    a = t.cat([x, y])
+    b = t.sigmoid(t.tanh(a))
+    c = b.mul(3.0)
+    d = t.nn.LeakyReLU(0.2)(c - 0.5)  # a layer's forward, inlined
+    g.output(d.node)
+    return t.fx.GraphModule(t.nn.Module(), g)
+
+
+def test_hand_built_proxies_record_functions_methods_and_layers_like_pytorch():
+    gms = {t: _graph_from_hand_built_proxies(t) for t in (ember, torch)}
+    assert nodes(gms[ember]) == nodes(gms[torch])
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((3, 3)).astype(np.float32) for _ in range(2)]
+    got = gms[ember](*map(ember.tensor, xs)).numpy()
+    np.testing.assert_allclose(got, gms[torch](*map(torch.tensor, xs)).numpy(), rtol=1e-6, atol=1e-7)
+
+
+def _concatenating(t):
+    class M(t.nn.Module):
+        def forward(self, x, y):
+            return t.cat([x, y])
+
+    return M
+
+
+def test_a_traced_module_called_on_a_proxy_is_inlined_into_the_graph():
+    results = {}
+    for t in (ember, torch):
+        traced = t.fx.symbolic_trace(_concatenating(t)())
+        act = t.fx.symbolic_trace(t.nn.LeakyReLU())
+        out = next(n for n in traced.graph.nodes if n.op == "output")
+        with traced.graph.inserting_before(out):
+            out.args = (act(t.fx.Proxy(out.all_input_nodes[0])).node,)
+        traced.recompile()
+        results[t] = traced
+    assert nodes(results[ember]) == nodes(results[torch])
+    x = np.array([[-2.0, 1.0]], np.float32)
+    assert results[ember](ember.tensor(x), ember.tensor(-x)).tolist() == \
+        results[torch](torch.tensor(x), torch.tensor(-x)).tolist()
+
+
+def test_stand_ins_leave_when_the_last_hand_built_proxy_is_freed():
+    import gc
+
+    relu, mul = ember.relu, ember.Tensor.mul
+    p = ember.fx.Proxy(ember.fx.Graph().placeholder("x"))
+    assert ember.relu is not relu and ember.Tensor.mul is not mul
+    q = ember.relu(p)
+    del p, q
+    gc.collect()
+    assert ember.relu is relu and ember.Tensor.mul is mul
+    assert ember.relu(ember.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]

@@ -157,3 +157,26 @@ def test_a_forged_class_path_is_refused_even_when_it_exists():
     buf.seek(0)
     with pytest.raises(RuntimeError, match="not an nn.Module subclass"):
         ember.load(buf, weights_only=False)
+
+
+def test_attention_model_loads_with_the_linear_modules_allowlist_pytorch_needs():
+    """A whole model with MultiheadAttention, allowlisted as PyTorch requires: its out_proj's class is the one
+    in torch.nn.modules.linear (MultiheadAttention's module only imports it)."""
+    from ember.nn.modules import activation, linear
+
+    assert activation.NonDynamicallyQuantizableLinear is linear.NonDynamicallyQuantizableLinear
+    assert torch.nn.modules.activation.NonDynamicallyQuantizableLinear is \
+        torch.nn.modules.linear.NonDynamicallyQuantizableLinear
+    ember.manual_seed(0)
+    model = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 1, enable_nested_tensor=False)
+    model.eval()
+    x = ember.randn(5, 3, 8)
+    expected = model(x).detach().numpy()
+    allow = [F.relu, nn.modules.activation.MultiheadAttention, nn.modules.container.ModuleList,
+             nn.modules.dropout.Dropout, nn.modules.linear.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear,
+             nn.modules.normalization.LayerNorm, nn.modules.transformer.TransformerEncoder,
+             nn.modules.transformer.TransformerEncoderLayer]
+    with safe_globals(allow):
+        out = ember.load(saved(model))
+    assert type(out.layers[0].self_attn.out_proj) is linear.NonDynamicallyQuantizableLinear
+    np.testing.assert_allclose(out(x).detach().numpy(), expected, rtol=1e-6, atol=1e-7)

@@ -42,3 +42,16 @@ def test_deepcopy_copies_a_tensors_attributes_as_pytorch_does():
         t2 = copy.deepcopy(t)
         assert t2.label == ["x"] and t2.label is not t.label, fw.__name__
         assert getattr(copy.deepcopy(p), "label", None) is None, fw.__name__  # PyTorch's Parameter drops them
+
+
+DEVICE_FLAGS = ("is_cpu", "is_cuda", "is_xpu", "is_mps", "is_meta", "is_xla", "is_ipu", "is_maia", "is_mtia",
+                "is_vulkan", "is_mkldnn", "is_quantized", "is_nested")
+
+
+def test_device_flags_answer_as_on_a_pytorch_cpu_tensor():
+    """A DCGAN-style device check, `if (input.is_cuda or input.is_xpu) and ngpu > 1`, takes the CPU path."""
+    for make in (lambda fw: fw.ones(2, 3), lambda fw: fw.nn.Parameter(fw.zeros(4)), lambda fw: fw.arange(3)[1:]):
+        e, t = make(ember), make(torch)
+        assert {f: getattr(e, f) for f in DEVICE_FLAGS} == {f: getattr(t, f) for f in DEVICE_FLAGS}
+    x = ember.ones(2)
+    assert not ((x.is_cuda or x.is_xpu) and 2 > 1)

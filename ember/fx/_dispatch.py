@@ -7,12 +7,17 @@ replaced by stand-ins (``ember/_rebind.py``, the mechanism vmap uses). A stand-i
 arguments (through lists, tuples and dicts): with one, it records ``call_function`` with the original function as
 the target; without, it calls the original. Tensor's methods are likewise replaced on the class while tracing
 (``tensor_method_stand_ins``), so that a real tensor's method given a Proxy (``self.mask.add(x)``,
-``buffer * x``) records ``call_method`` as PyTorch does. Outside tracing nothing is rebound, so the cost is zero.
+``buffer * x``) records ``call_method`` as PyTorch does. Outside tracing nothing is rebound, so the cost is zero,
+except while a Proxy built by hand lives (``Proxy(node, GraphAppendingTracer(graph))``, PyTorch's idiom for
+appending to a graph or inlining a function into one): ``hold`` keeps the stand-ins installed from the first such
+Proxy's creation until the last one is freed, so that ``torch.cat([p, q])`` on them records a node as in PyTorch.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
+import weakref
 
 from .._rebind import Rebinding
 from .node import map_aggregate
@@ -76,3 +81,41 @@ def tensor_method_stand_ins() -> dict[str, object]:
             if inspect.isfunction(original):
                 _tensor_stand_ins[name] = _method_stand_in(original, _OPERATOR_METHODS.get(name, name))
     return _tensor_stand_ins
+
+
+_held = [0, None]  # [hand-built Proxies alive, the Tensor methods replaced for them ({name: original})]
+_held_lock = threading.Lock()
+
+
+def hold(proxy: Proxy) -> None:
+    """Keep the stand-ins installed while ``proxy``, built by hand on a GraphAppendingTracer, is alive (see the
+    module docstring). Inside a trace they are installed already."""
+    from ._symbolic_trace import is_fx_tracing
+
+    if is_fx_tracing():
+        return
+    with _held_lock:
+        _held[0] += 1
+        if _held[0] == 1:
+            import inspect
+
+            from .._tensor import Tensor
+
+            rebinding.enter()
+            stand_ins = tensor_method_stand_ins()
+            _held[1] = {name: inspect.getattr_static(Tensor, name) for name in stand_ins}
+            for name, stand_in in stand_ins.items():
+                setattr(Tensor, name, stand_in)
+    weakref.finalize(proxy, _release)
+
+
+def _release() -> None:
+    with _held_lock:
+        _held[0] -= 1
+        if _held[0] == 0:
+            from .._tensor import Tensor
+
+            for name, original in _held[1].items():
+                setattr(Tensor, name, original)
+            _held[1] = None
+            rebinding.exit()

@@ -112,6 +112,10 @@ class Proxy:
     def __init__(self, node: Node, tracer: TracerBase | None = None) -> None:
         self.tracer = tracer if tracer is not None else GraphAppendingTracer(node.graph)
         self.node = node
+        if isinstance(self.tracer, GraphAppendingTracer):  # built by hand: what it is given records nodes
+            from ._dispatch import hold
+
+            hold(self)
 
     def __repr__(self) -> str:
         return f"Proxy({self.node.name})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init as _init
-from .linear import _empty_param
+from .linear import NonDynamicallyQuantizableLinear, _empty_param  # noqa: F401 (importable from here, as in PyTorch)
 from .module import Module
 
 

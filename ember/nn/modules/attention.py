@@ -7,12 +7,8 @@ from typing import TYPE_CHECKING, Any
 from ..._tensor import Tensor
 from .. import init
 from .._ops.multihead import multi_head_attention_forward
-from .linear import Linear, _empty_param
+from .linear import NonDynamicallyQuantizableLinear, _empty_param
 from .module import Module
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The output projection's class in PyTorch (a plain Linear; the name only matters to quantization)."""
 
 
 class MultiheadAttention(Module):
