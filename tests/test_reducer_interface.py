@@ -258,3 +258,16 @@ def test_find_unused_leaves_the_grad_of_what_no_rank_used_backward_after_backwar
                 assert p.grad is None, (skip, n)
             else:
                 np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+
+
+def test_the_first_bucket_is_pytorchs_small_one():
+    """PyTorch's DDP cuts its first bucket (the last parameters, whose gradients land first) at 1 MiB
+    (``dist._DEFAULT_FIRST_BUCKET_BYTES``), the others at ``bucket_cap_mb``: so does the reducer by default. Three
+    parameters of 0.6 MiB: the first bucket takes one of them (two would pass 1 MiB), the second the other two."""
+    from ember.distributed.reducer import FIRST_BUCKET_BYTES
+
+    assert FIRST_BUCKET_BYTES == torch.distributed._DEFAULT_FIRST_BUCKET_BYTES == 1 << 20
+    params = [ember.zeros(150_000, requires_grad=True) for _ in range(3)]  # 600,000 bytes each
+    r = Reducer(params, ["a", "b", "c"], SimpleNamespace(size=2, rank=0))
+    assert r.bucket_sizes() == [600_000, 1_200_000]
+    assert [b.names for b in r.buckets] == [["c"], ["a", "b"]]
