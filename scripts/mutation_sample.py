@@ -144,10 +144,11 @@ TARGETS = {
     "ember/optim/radam.py": _OPTIM_TESTS,
     "ember/utils/data/sampler.py": [_DEFAULTS, "tests/test_data_samplers.py", "tests/test_data.py"],
     "ember/utils/data/distributed.py": [_DEFAULTS, "tests/test_distributed_sampler.py"],
-    # (a file written on a big-endian machine: its storages byteswapped, bfloat16's refused)
-    "ember/serialization/_torch_unpickle.py": ["tests/test_serialization_interop.py",
-                                               "tests/test_serialization_hostile.py",
-                                               "tests/test_serialization_byteorder.py"],
+    # (first, as it takes seconds: a file written on a big-endian machine, its storages byteswapped, bfloat16's
+    # refused)
+    "ember/serialization/_torch_unpickle.py": ["tests/test_serialization_byteorder.py",
+                                               "tests/test_serialization_interop.py",
+                                               "tests/test_serialization_hostile.py"],
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py", "tests/test_bfloat16_checkpoints.py",
                                             "tests/test_serialization_modules.py"],
     # (the straggler test reads each step's time from the lockstep table the reducer fills)
