@@ -301,3 +301,26 @@ def test_a_grad_set_to_none_by_hand_and_unused_stays_none_and_its_old_tensor_unc
             else:
                 np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
         np.testing.assert_array_equal(held.numpy(), kept)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("cap_mb", [0.2, 25.0])
+def test_an_assigned_grad_of_a_parameter_no_rank_uses_is_left_as_assigned(as_view, cap_mb):
+    """find_unused_parameters: PyTorch leaves the ``.grad`` of a parameter no rank used untouched, also one the user
+    assigned by hand (which is not in its store slot: its bucket is reduced through a copy, or the slot adopts it
+    in view mode); the used parameters' gradients accumulate into what they had, as a plain model's."""
+    x = ember.randn(2, 300)
+    m, ref = Skips(), Skips()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=cap_mb,
+                find_unused_parameters=True, gradient_as_bucket_view=as_view)
+    for skip in ("b", "", "b"):
+        for model in (m, ref):
+            for k, p in enumerate(model.b.parameters()):
+                p.grad = ember.full(p.shape, float(k + 2))
+        m.skip = ref.skip = skip
+        r.prepare_for_backward()
+        m(x).sum().backward()
+        ref(x).sum().backward()
+        for (n, p), q in zip(named, ref.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
