@@ -263,7 +263,7 @@ def test_find_unused_leaves_the_grad_of_what_no_rank_used_backward_after_backwar
 def test_the_first_bucket_is_pytorchs_small_one():
     """PyTorch's DDP cuts its first bucket (the last parameters, whose gradients land first) at 1 MiB
     (``dist._DEFAULT_FIRST_BUCKET_BYTES``), the others at ``bucket_cap_mb``: so does the reducer by default. Three
-    parameters of 0.6 MiB: the first bucket takes one of them (two would pass 1 MiB), the second the other two."""
+    parameters of 600,000 bytes: the first bucket takes one of them (two would pass 1 MiB), the second the other two."""
     from ember.distributed.reducer import FIRST_BUCKET_BYTES
 
     assert FIRST_BUCKET_BYTES == torch.distributed._DEFAULT_FIRST_BUCKET_BYTES == 1 << 20
