@@ -92,6 +92,23 @@ def test_metadata_questions_are_answered_as_numpy():
     assert repr(r) == f"RecordedArray({ember.tensor(X)!r})"
 
 
+@pytest.mark.parametrize("other", ["number", "array", "recorded"])
+def test_comparisons_answer_as_numpy_at_ties_too(other):
+    """A formula's masks (``x >= 0``, ``a == m``, ``out != 0``): each of the six comparisons of a recorded array,
+    written either way round, against a number, a plain array and another recorded array, NumPy's answer (plain
+    boolean arrays, not recorded), where the operands tie as well as where they differ."""
+    import operator
+
+    r = RecordedArray(ember.tensor(X))
+    y = 1.0 if other == "number" else np.array([[3.0, 2.0, 1.0], [1.0, 1.0, 0.5]])
+    mine = RecordedArray(ember.tensor(y)) if other == "recorded" else y
+    assert (X == y).any() and (X != y).any()  # ties and differences both
+    for op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+        for got, want in ((op(r, mine), op(X, y)), (op(mine, r), op(y, X))):
+            assert type(got) is np.ndarray, op
+            np.testing.assert_array_equal(got, want, err_msg=op.__name__, strict=True)
+
+
 _PLAIN = X.copy()
 # (a formula step that cannot be recorded, what the error names)
 UNRECORDABLE = {

@@ -76,6 +76,54 @@ def test_integer_tensors_to_negative_integer_powers_raise_like_torch():
         ember.tensor([2, 3]) ** -1
 
 
+POW_DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64", "complex64"]
+POW_EXPONENTS = [True, False, 0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.0, 1 + 1j]
+
+
+def _pow_outcome(lib, base, exponent):
+    try:
+        out = base ** exponent
+    except Exception as err:  # noqa: BLE001 (the error's type is what is compared)
+        return type(err).__name__
+    return str(out.dtype).split(".")[-1], out.to(lib.complex128).tolist()
+
+
+@pytest.mark.parametrize("dtype", POW_DTYPES)
+def test_pow_of_every_dtype_to_every_kind_of_exponent_like_torch(dtype):
+    """Each branch pow takes by dtype: a bool tensor to a Python bool (PyTorch keeps bool: x ** True is x,
+    x ** False is all True) and to anything else (PyTorch's NotImplementedError), an integer tensor to a negative
+    integer (RuntimeError) or to a float (promoted), floats and complex; Python-number and tensor exponents of
+    each kind, and a Python number or a tensor of each dtype as the base of a tensor exponent. The result's
+    dtype, its values (to the result dtype's rounding) or the error's type, against PyTorch."""
+    values = [0, 1, 2, 3] if dtype != "bool" else [False, True, True, False]
+    if dtype == "complex64":  # (PyTorch's complex 0 ** tensor(0) is NaN, from exp(0 * log 0); ember's is 1)
+        values = [1, 2, 3, 0.5]
+
+    def base(lib):
+        return lib.tensor(values).to(getattr(lib, dtype))
+
+    # (float16 to a complex power is complex32 in PyTorch, which its CPU pow does not implement; ember has no
+    # complex32 and gives complex64)
+    exponents = [(e, e) for e in POW_EXPONENTS if not (dtype == "float16" and isinstance(e, complex))]
+    exponents += [(torch.tensor(e).to(getattr(torch, d)), ember.tensor(e).to(getattr(ember, d)))
+                  for e, d in ((True, "bool"), (False, "bool"), (2, "int64"), (2, "uint8"), (0.5, "float32"))]
+    for mine, theirs in [(m, t) for t, m in exponents]:
+        want, got = _pow_outcome(torch, base(torch), theirs), _pow_outcome(ember, base(ember), mine)
+        assert type(got) is type(want), (dtype, theirs, got, want)
+        if isinstance(want, str):
+            assert got == want, (dtype, theirs, got, want)
+            continue
+        assert got[0] == want[0], (dtype, theirs, got, want)
+        rtol = {"float16": 1e-3, "complex64": 1e-6, "float32": 1e-6}.get(want[0], 1e-12)
+        np.testing.assert_allclose(np.array(got[1]), np.array(want[1]), rtol=rtol, err_msg=f"{dtype} ** {theirs}")
+    for number in (True, 2, 0.5):  # a Python number to the power of a tensor of this dtype
+        want, got = _pow_outcome(torch, number, base(torch)), _pow_outcome(ember, number, base(ember))
+        assert type(got) is type(want) and (got == want if isinstance(want, str) else got[0] == want[0]), \
+            (number, dtype, got, want)
+        if not isinstance(want, str):
+            np.testing.assert_allclose(np.array(got[1]), np.array(want[1]), rtol=1e-6, err_msg=f"{number} ** {dtype}")
+
+
 def test_pow_zero_base_grad():
     # 0 ** 2 has gradient 0; 0 ** b w.r.t. b is 0 for b > 0 (PyTorch's convention)
     a = np.array([0.0, 1.0, 2.0], dtype=np.float32)

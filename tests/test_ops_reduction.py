@@ -355,3 +355,36 @@ def test_an_op_along_a_dim_of_a_0d_tensor_as_pytorch(name, dim):
     else:
         assert not isinstance(e, type), f"ember raised {e.__name__} where PyTorch gave {t}"
         assert_close(e, t)
+
+
+# every reduction that takes a list of dims
+_DIM_LIST_OPS = {
+    "sum": lambda m, x, d: m.sum(x, d), "sum method": lambda m, x, d: x.sum(d), "mean": lambda m, x, d: m.mean(x, d),
+    "mean keepdim": lambda m, x, d: m.mean(x, dim=d, keepdim=True), "amax": lambda m, x, d: m.amax(x, d),
+    "amin": lambda m, x, d: m.amin(x, d), "std": lambda m, x, d: m.std(x, d), "var": lambda m, x, d: m.var(x, d),
+    "var_mean": lambda m, x, d: m.var_mean(x, d), "std_mean": lambda m, x, d: m.std_mean(x, d),
+    "logsumexp": lambda m, x, d: m.logsumexp(x, d), "nansum": lambda m, x, d: m.nansum(x, d),
+    "nanmean": lambda m, x, d: m.nanmean(x, d), "count_nonzero": lambda m, x, d: m.count_nonzero(x, d),
+    "vector_norm": lambda m, x, d: m.linalg.vector_norm(x, dim=d), "any": lambda m, x, d: m.any(x, d),
+    "all": lambda m, x, d: m.all(x, d),
+}
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (0, -3), (1, 0, 1), (-1, 2), (2, 0, 1, 0)], ids=str)
+@pytest.mark.parametrize("name", list(_DIM_LIST_OPS))
+def test_a_dim_listed_twice_is_refused_as_pytorch(name, dims):
+    """A dim named twice (the same number, or a dim and its negative alias, adjacent or not once sorted) is
+    PyTorch's RuntimeError "dim d appears multiple times in the list of dims" (not NumPy's duplicate-axis
+    ValueError); the same dims without the repeat reduce as PyTorch's."""
+    op = _DIM_LIST_OPS[name]
+    x = np.arange(24.0).reshape(2, 3, 4) - 5
+    with pytest.raises(RuntimeError) as theirs:
+        op(torch, torch.tensor(x), dims)
+    with pytest.raises(RuntimeError) as ours:
+        op(ember, ember.tensor(x), dims)
+    assert str(ours.value) == str(theirs.value)
+    assert "appears multiple times in the list of dims" in str(ours.value)
+    once = tuple(dict.fromkeys(d % 3 for d in dims))
+    want, got = op(torch, torch.tensor(x), once), op(ember, ember.tensor(x), once)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert_close(g, w)

@@ -258,3 +258,69 @@ def test_find_unused_leaves_the_grad_of_what_no_rank_used_backward_after_backwar
                 assert p.grad is None, (skip, n)
             else:
                 np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+
+
+def test_the_first_bucket_is_pytorchs_small_one():
+    """PyTorch's DDP cuts its first bucket (the last parameters, whose gradients land first) at 1 MiB
+    (``dist._DEFAULT_FIRST_BUCKET_BYTES``), the others at ``bucket_cap_mb``: so does the reducer by default. Three
+    parameters of 600,000 bytes: the first bucket takes one of them (two would pass 1 MiB), the second the other two."""
+    from ember.distributed.reducer import FIRST_BUCKET_BYTES
+
+    assert FIRST_BUCKET_BYTES == torch.distributed._DEFAULT_FIRST_BUCKET_BYTES == 1 << 20
+    params = [ember.zeros(150_000, requires_grad=True) for _ in range(3)]  # 600,000 bytes each
+    r = Reducer(params, ["a", "b", "c"], SimpleNamespace(size=2, rank=0))
+    assert r.bucket_sizes() == [600_000, 1_200_000]
+    assert [b.names for b in r.buckets] == [["c"], ["a", "b"]]
+
+
+@pytest.mark.parametrize("cap_mb", [0.2, 25.0])
+def test_a_grad_set_to_none_by_hand_and_unused_stays_none_and_its_old_tensor_unchanged(cap_mb):
+    """find_unused_parameters: a parameter whose ``.grad`` the user set to None (not by zero_grad) and that no rank
+    uses in the next backward keeps None, as in PyTorch; and the tensor that was its ``.grad``, which the user
+    still holds, never changes afterwards (PyTorch gives the next gradient a new tensor), not even when a later
+    backward uses the parameter again. The gradients of the others as a plain model's, backward after backward."""
+    x = ember.randn(2, 300)
+    m, ref = Skips(), Skips()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=cap_mb,
+                find_unused_parameters=True)
+    r.prepare_for_backward()  # (a backward without it would count as using every parameter until the next)
+    for model in (m, ref):
+        model(x).sum().backward()
+    held = m.b.weight.grad
+    kept = held.numpy().copy()
+    m.b.weight.grad = ref.b.weight.grad = None
+    for skip in ("b", "", "b", ""):
+        m.skip = ref.skip = skip
+        r.prepare_for_backward()
+        m(x).sum().backward()
+        ref(x).sum().backward()
+        for (n, p), q in zip(named, ref.parameters()):
+            if q.grad is None:
+                assert p.grad is None, (skip, n)
+            else:
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+        np.testing.assert_array_equal(held.numpy(), kept)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+@pytest.mark.parametrize("cap_mb", [0.2, 25.0])
+def test_an_assigned_grad_of_a_parameter_no_rank_uses_is_left_as_assigned(as_view, cap_mb):
+    """find_unused_parameters: PyTorch leaves the ``.grad`` of a parameter no rank used untouched, also one the user
+    assigned by hand (which is not in its store slot: its bucket is reduced through a copy, or the slot adopts it
+    in view mode); the used parameters' gradients accumulate into what they had, as a plain model's."""
+    x = ember.randn(2, 300)
+    m, ref = Skips(), Skips()
+    named = list(m.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=cap_mb,
+                find_unused_parameters=True, gradient_as_bucket_view=as_view)
+    for skip in ("b", "", "b"):
+        for model in (m, ref):
+            for k, p in enumerate(model.b.parameters()):
+                p.grad = ember.full(p.shape, float(k + 2))
+        m.skip = ref.skip = skip
+        r.prepare_for_backward()
+        m(x).sum().backward()
+        ref(x).sum().backward()
+        for (n, p), q in zip(named, ref.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
