@@ -33,21 +33,42 @@ def _is_f64(dtype) -> bool:
     return np.dtype(dtype) == np.float64
 
 
-def write_in_memory_order(dst: np.ndarray, values: np.ndarray) -> None:
-    """Write flat ``values`` into ``dst`` in the order PyTorch's TensorIterator visits a strided tensor: memory
-    order (dimensions by decreasing stride), which is C order for a contiguous one."""
-    if dst.flags.c_contiguous or dst.ndim < 2:
-        dst[...] = values.reshape(dst.shape) if dst.ndim < 2 or dst.flags.c_contiguous else values
-        return
-    order = sorted(range(dst.ndim), key=lambda d: (dst.shape[d] != 1, abs(dst.strides[d])), reverse=True)
-    view = dst.transpose(order)
-    view[...] = values.reshape(view.shape)
+def in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """Flat ``values`` shaped as ``like`` so that ``like[...] = result`` writes them in the order PyTorch's
+    TensorIterator visits a strided tensor: memory order (dimensions by decreasing stride), which is C order for a
+    contiguous one."""
+    if like.ndim < 2 or like.flags.c_contiguous:
+        return values.reshape(like.shape)
+    order = sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
+    return values.reshape([like.shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def flat_in_memory_order(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The elements of ``arr`` (``like``'s shape) in ``like``'s memory order: ``in_memory_order``'s inverse."""
+    if like.ndim < 2 or like.flags.c_contiguous:
+        return arr.reshape(-1)
+    order = sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
+    return arr.transpose(order).reshape(-1)
+
+
+def floating(draw, shape: tuple, dtype) -> np.ndarray:
+    """``draw(n, float_dtype)`` (a flat array of n draws) as an array of ``shape`` and ``dtype``: a complex dtype
+    draws its real and imaginary parts as 2n interleaved values of its real type (PyTorch's ``view_as_real``);
+    float16 and bfloat16 are rounded from float32 draws (not PyTorch's streams for those types)."""
+    dt = np.dtype(dtype)
+    out = np.empty(shape, dt)  # first: an impossible size fails here, before any draw
+    n = out.size
+    if dt.kind == "c":
+        real = _F64 if dt == np.complex128 else _F32
+        out.reshape(-1).view(real)[...] = draw(2 * n, real)
+    else:
+        out.reshape(-1)[...] = draw(n, dt if dt in (np.float32, np.float64) else _F32)
+    return out
 
 
 # -- uniform ------------------------------------------------------------------------------------------------------
 def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
-    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values; other floating types are rounded from
-    float32 draws)."""
+    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
     if _is_f64(dtype):
         lo, hi = _F64(low), _F64(high)
         v = g.unit64(n)
@@ -162,6 +183,8 @@ def normal_scalar(g, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
 def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray:
     """``randint(low, high)`` / ``tensor.random_(low, high)``: ``u % (high - low) + low``."""
     span = (int(high) - int(low)) & ((1 << 64) - 1)
+    if span == 0:  # the whole int64 range: random64() as a signed number
+        return g.u64(n).view(np.int64).astype(dtype, copy=False)
     v = g.u64(n) if span >= _RANDOM64_RANGE else g.u32(n)
     v %= np.uint64(span)
     if span >= 1 << 63:
@@ -176,8 +199,8 @@ def random_full(g, n: int, dtype) -> np.ndarray:
     dt = np.dtype(dtype)
     if dt == np.float64:
         return (g.u64(n) % np.uint64((1 << 53) + 1)).astype(dt)
-    if dt.kind == "f":
-        digits = np.finfo(dt).nmant + 1
+    if dt.kind == "f" or dt.name == "bfloat16":
+        digits = 8 if dt.name == "bfloat16" else np.finfo(dt).nmant + 1
         return (g.u32(n) % np.uint64((1 << digits) + 1)).astype(dt)
     if dt == np.int64:
         return (g.u64(n) & np.uint64((1 << 63) - 1)).astype(dt)
