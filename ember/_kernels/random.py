@@ -73,6 +73,8 @@ _ONE, _HALF, _MINUS_TWO = _F(1), _F(0.5), _F(-2)
 _TWO_PI32, _TWO_PI = _F(2.0 * math.pi), 2.0 * math.pi
 _MIN_NORM = np.array(0x00800000, np.uint32).view(_F)[()]
 _SQRTHF, _LOG_Q1, _LOG_Q2 = _F(0.707106781186547524), _F(-2.12194440e-4), _F(0.693359375)
+_LOW29, _HALF29, _ONE_BIT = np.uint64((1 << 29) - 1), np.uint64(1 << 28), np.uint64(1)
+_EXP_SHIFT, _MANT_MASK, _HALF_BITS = np.uint32(23), np.uint32(0x807FFFFF), np.uint32(0x3F000000)
 _LOG_P = np.array([7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
                    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1], _F)
 _FOPI, _DP1, _DP2, _DP3 = _F(1.27323954473516), _F(-0.78515625), _F(-2.4187564849853515625e-4), \
@@ -84,30 +86,25 @@ _SIN0, _SIN1, _SIN2 = _F(-1.9515295891e-4), _F(8.3321608736e-3), _F(-1.666665461
 @kernel.inline
 def _fma32(a, b, c):
     """a * b + c rounded once to float32: the product is exact in float64, the float64 sum s rounds once, and only
-    an s lying exactly on a float32 midpoint needs its exact error (TwoSum) to round the right way: towards the
-    other neighbour when the error points there, else to nearest-even's choice (the two agree when the error is
-    zero)."""
+    an s lying exactly on a float32 midpoint (its 29 low bits 1000...0) needs its exact error (TwoSum) to round the
+    right way: s moved one float64 step towards the error first."""
     p = np.float64(a) * np.float64(b)
     s = p + np.float64(c)
-    r = np.float32(s)
-    d = s - np.float64(r)
-    if d != 0.0:
-        n = np.float32(s + d)  # the other float32 neighbour when s is their midpoint (then n - s == d exactly)
-        if np.float64(n) - s == d:
-            bb = s - p
-            t = (p - (s - bb)) + (np.float64(c) - bb)
-            if t != 0.0 and (t > 0.0) == (d > 0.0):
-                r = n
-    return r
+    bits = np.float64(s).view(np.uint64)
+    if (bits & _LOW29) == _HALF29:
+        bb = s - p
+        t = (p - (s - bb)) + (np.float64(c) - bb)
+        if t != 0.0:
+            away = np.uint64((t > 0.0) == (s > 0.0))  # towards the error: away from zero, or back
+            s = np.uint64(bits - _ONE_BIT + away + away).view(np.float64)
+    return np.float32(s)
 
 
 @kernel.inline
 def _log32(x):
-    if x < _MIN_NORM:
-        x = _MIN_NORM
-    f, e = math.frexp(np.float64(x))
-    m = np.float32(f)
-    ef = np.float32(e)
+    bits = np.float32(max(x, _MIN_NORM)).view(np.uint32)
+    ef = np.float32(np.int32(bits >> _EXP_SHIFT) - np.int32(0x7E))  # the exponent + 1
+    m = np.uint32((bits & _MANT_MASK) | _HALF_BITS).view(np.float32)  # the mantissa in [0.5, 1)
     if m < _SQRTHF:
         ef = ef - _ONE
         m = (m - _ONE) + m
