@@ -1,12 +1,13 @@
 """Random draws: ember against PyTorch, interleaved in one process (medians of repeated runs).
 
-    PYTHONPATH=<an ember checkout> python bench/random_draws.py [--repeat 7] [--no-gpt2]
+    PYTHONPATH=<an ember checkout> python bench/random_draws.py [--repeat 7] [--no-gpt2] [--cpu]
 
 Rows: randn(1M) float32 and float64, rand(1M), randint(0, 1000, 1M), randperm(60000), nn.Linear(1024, 1024)
 construction, dropout's forward on 1M float32 values (training), and one initialisation of a GPT-2-small-sized
 model (124M parameters: token and position embeddings, 12 blocks of attention and MLP Linears and LayerNorms),
 timed once. Run it against two checkouts (PYTHONPATH) to compare ember before and after a change: the PyTorch
-column of each run says how loaded the machine was.
+column of each run says how loaded the machine was. ``--cpu`` times the process's CPU time instead of wall clock:
+steadier on a machine shared with other work (every row runs on one thread).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--no-gpt2", action="store_true")
+    ap.add_argument("--cpu", action="store_true", help="process CPU time instead of wall clock")
     args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
     import torch
 
     import ember
@@ -64,18 +67,18 @@ def main() -> None:
     for _ in range(args.repeat):
         for name in table:
             for lib in libs:
-                start = time.perf_counter()
+                start = clock()
                 fns[lib][name]()
-                table[name][lib].append(time.perf_counter() - start)
+                table[name][lib].append(clock() - start)
     print(f"{'row':30s} {'ember ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
     for name, times in table.items():
         e, t = statistics.median(times["ember"]) * 1e3, statistics.median(times["torch"]) * 1e3
         print(f"{name:30s} {e:10.2f} {t:10.2f} {e / t:7.2f}")
     if not args.no_gpt2:
         for lib, m in libs.items():
-            start = time.perf_counter()
+            start = clock()
             model = gpt2_small(m)
-            took = time.perf_counter() - start
+            took = clock() - start
             count = sum(p.numel() for p in model.parameters())
             print(f"GPT-2-small init ({count / 1e6:.0f}M params), {lib}: {took:.2f} s")
             del model
