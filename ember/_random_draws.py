@@ -241,8 +241,11 @@ def randperm(g, n: int) -> np.ndarray:
 
 # -- others -------------------------------------------------------------------------------------------------------
 def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
-    """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform below p."""
-    return g.unit64(n) < float(p)
+    """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform k * 2**-53 below p, compared as
+    the integer k < ceil(p * 2**53) (the same test: p * 2**53 is exact)."""
+    bits = g.u64(n)
+    bits &= np.uint64((1 << 53) - 1)
+    return bits < np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
 
 
 def bernoulli_tensor(g, p: np.ndarray) -> np.ndarray:
