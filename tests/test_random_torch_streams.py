@@ -282,3 +282,16 @@ def test_large_draws_match(compiled):
     """Enough values for every rounding case of the float32 normal kernel's emulation to be likely met."""
     same(lambda m: (m.randn(1 << 18), m.empty(1 << 16).normal_(0.3, 1.7), m.randn(1 << 14, dtype=m.float64),
                     m.empty(1 << 14, dtype=m.float64).normal_(-1.0, 0.5)), seed=math.floor(1e6))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rrelu_slopes(dtype):
+    """One float64 uniform per element <= 0, in order (the positive ones draw nothing), as PyTorch's CPU kernel."""
+    x = np.linspace(-3, 2, 37).reshape(37, 1) * np.ones((1, 3))
+
+    def make(m):
+        xt = m.tensor(x, dtype=getattr(m, dtype), requires_grad=True)
+        out = m.nn.functional.rrelu(xt, 0.1, 0.9, training=True)
+        out.sum().backward()
+        return out, xt.grad, m.nn.RReLU()(xt[:, :2])
+    same(make)
