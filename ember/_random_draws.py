@@ -39,16 +39,20 @@ def in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
     contiguous one."""
     if like.ndim < 2 or like.flags.c_contiguous:
         return values.reshape(like.shape)
-    order = sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
+    order = _memory_order(like)
     return values.reshape([like.shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _memory_order(like: np.ndarray) -> list[int]:
+    """``like``'s dimensions from the slowest-moving in memory to the fastest (size-1 ones first)."""
+    return sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
 
 
 def flat_in_memory_order(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
     """The elements of ``arr`` (``like``'s shape) in ``like``'s memory order: ``in_memory_order``'s inverse."""
     if like.ndim < 2 or like.flags.c_contiguous:
         return arr.reshape(-1)
-    order = sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
-    return arr.transpose(order).reshape(-1)
+    return arr.transpose(_memory_order(like)).reshape(-1)
 
 
 def floating(draw, shape: tuple, dtype) -> np.ndarray:
