@@ -15,12 +15,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import _dtype, _warnings
+from . import _random_draws as _draws
 from ._backend import quiet, xp
 from ._device import check_device
 from ._dtype import np_kind
 from ._layout import strided
 from ._tensor import Tensor
-from .random import rng_of
+from .random import generator_of
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -313,36 +314,31 @@ def _float_dt(dtype, kernel: str):
     return dt
 
 
-def _sample(draw, shape: tuple, dt, scale: float):
-    """``draw(shape)`` (float64 samples) in dtype ``dt``; a complex ``dt`` takes real and imaginary parts
-    from two draws, each times ``scale``."""
-    if xp.dtype(dt).kind != "c":
-        return draw(shape).astype(dt)
-    parts = draw(shape + (2,)) * scale
-    return (parts[..., 0] + 1j * parts[..., 1]).astype(dt)
-
-
 @_allocating
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples. A complex dtype draws real and imaginary parts each of variance 1/2
-    (so that E|z|^2 = 1), as PyTorch."""
+    """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
+    and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
     dt = _float_dt(dtype, "normal_kernel_cpu")
-    draw = functools.partial(rng_of(generator).standard_normal, dtype=xp.float64)
-    return _finish(_sample(draw, _size(sizes, size), dt, math.sqrt(0.5)), requires_grad, device)
+    g = generator_of(generator)
+    std = math.sqrt(0.5) if xp.dtype(dt).kind == "c" else 1.0
+    arr = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real), _size(sizes, size), dt)
+    return _finish(arr, requires_grad, device)
 
 
 @_allocating
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch)."""
+    """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch): PyTorch's
+    numbers for the same seed."""
     dt = _float_dt(dtype, "check_uniform_bounds")
-    draw = functools.partial(rng_of(generator).random, dtype=xp.float64)
-    return _finish(_sample(draw, _size(sizes, size), dt, 1.0), requires_grad, device)
+    g = generator_of(generator)
+    arr = _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real), _size(sizes, size), dt)
+    return _finish(arr, requires_grad, device)
 
 
 @_allocating
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniform on [low, high)."""
+    """Integers uniform on [low, high): PyTorch's numbers for the same seed."""
     if size is None:  # randint(high, size)
         if not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -351,14 +347,15 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high = 0, low
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    arr = rng_of(generator).integers(low, high, size=_size((size,)), dtype=xp.int64)
-    return _finish(arr.astype(_dt(dtype, _dtype.int64)), requires_grad, device)
+    arr = xp.empty(_size((size,)), _dt(dtype, _dtype.int64))  # first: an impossible size fails before any draw
+    arr.reshape(-1)[...] = _draws.random_from_to(generator_of(generator), arr.size, low, high)
+    return _finish(arr, requires_grad, device)
 
 
 @_allocating
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A random permutation of 0..n-1."""
-    arr = rng_of(generator).permutation(int(n)).astype(_dt(dtype, _dtype.int64))
+    """A random permutation of 0..n-1: PyTorch's for the same seed."""
+    arr = _draws.randperm(generator_of(generator), int(n)).astype(_dt(dtype, _dtype.int64))
     return _finish(arr, requires_grad, device)
 
 
@@ -383,13 +380,20 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     from .ops.inplace import check_normal_std
 
     check_normal_std(std)
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+    g = generator_of(generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):  # PyTorch: normal_(0, std or 1), then * std, + mean
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
         shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
-        return Tensor._make((rng_of(generator).standard_normal(shape) * s + m).astype(dt))
-    return Tensor._make((rng_of(generator).standard_normal(_size((size,))) * std + mean).astype(_dt(dtype)))
+        scale = 1.0 if isinstance(std, Tensor) else float(std)
+        out = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, scale, real), tuple(shape), dt)
+        if isinstance(std, Tensor):
+            out = out * s.astype(dt, copy=False)
+        return Tensor._make((out + xp.asarray(m).astype(dt, copy=False)).astype(dt, copy=False))
+    shape = _size((size,))
+    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, _dt(dtype))
+    return Tensor._make(out)
 
 
 class _NotGiven:

@@ -1,83 +1,173 @@
-"""Random number generation: one global generator, seeded by ``manual_seed``.
+"""Random number generation: PyTorch's CPU generator, so that the same seed gives PyTorch's numbers.
 
-ember draws from NumPy's PCG64 bit generator, so the same seed gives the same
-numbers on every run and platform. The numbers differ from PyTorch's (a
-different generator); the distributions are the same.
+A ``Generator`` is PyTorch's ``CPUGeneratorImpl``: a Mersenne Twister (mt19937, NumPy's ``MT19937`` seeded as
+PyTorch seeds it: with the seed's low 32 bits; the 64-bit seed is kept for ``initial_seed``) and the cached second
+sample of the double-precision Box-Muller pair. ``torch.manual_seed(s); torch.randn(3)`` and ``ember.manual_seed(s);
+ember.randn(3)`` print the same numbers; the draws that follow PyTorch 2.13's CPU streams bit for bit, and those
+that keep a stream of their own, are listed in docs/api.md ("Random numbers"). ``get_rng_state`` /
+``set_rng_state`` use PyTorch's 5056-byte state, so a state saved by either loads in the other. The draws
+themselves (uniform, normal, integers, permutations...) are ``ember._random_draws``; the float arithmetic they need
+to match PyTorch's rounding is ``ember._random_math``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import operator
+import os
+import struct
 from collections.abc import Iterator
 
-from ._backend import xp
+import numpy as np
 
-# PyTorch's default CPU seed: without manual_seed, runs are still repeatable.
+# PyTorch's default CPU seed: without manual_seed, runs are still repeatable (and draw PyTorch's numbers).
 DEFAULT_SEED = 67280421310721
-_STATE_BYTES = 64  # get_state(): PCG64's state, increment, has_uint32, uinteger, 16 bytes each
+STATE_BYTES = 5056  # PyTorch's CPUGeneratorImplState (x86-64 layout), see get_state
+_OLD_PCG64_STATE_BYTES = 64  # what ember's get_rng_state returned before it used PyTorch's generator
+_MT_WORDS = 624
+
+
+def _to_seed(seed) -> int:
+    try:
+        seed = operator.index(seed)  # (PyTorch's module-level manual_seed converts with int() first)
+    except TypeError:
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
+    if not -(1 << 63) <= seed < (1 << 64):
+        raise ValueError("Overflow when unpacking long long")
+    return seed + (1 << 64) if seed < 0 else seed  # PyTorch keeps the seed as an unsigned 64-bit number
 
 
 class Generator:
-    """A random number generator (``ember.Generator``), usable for DataLoader shuffling."""
+    """A random number generator (``ember.Generator``): PyTorch's CPU generator, for every ``generator=``
+    argument (draws, DataLoader shuffling, ``random_split``). A new one is seeded with PyTorch's default seed."""
 
     def __init__(self, device: str = "cpu") -> None:
+        self._mt = np.random.MT19937(0)
+        self._numpy: np.random.Generator | None = None
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
-        try:
-            seed = operator.index(seed)  # (PyTorch's module-level manual_seed converts with int() first)
-        except TypeError:
-            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}") from None
-        self._seed = seed
-        self.rng = xp.random.Generator(xp.random.PCG64(seed & 0xFFFF_FFFF_FFFF_FFFF))
+        self._seed = _to_seed(seed)
+        self._mt._legacy_seeding(self._seed & 0xFFFF_FFFF)
+        self._fresh = True               # PyTorch writes next=0 into the state until the first draw
+        self._next_double: float | None = None  # the cached second Box-Muller sample (double)
+        self._next_float: float | None = None   # its float twin: kept in the state, never drawn on the CPU
         return self
 
     def seed(self) -> int:
-        s = int(xp.random.SeedSequence().entropy) & 0xFFFF_FFFF_FFFF_FFFF
+        """Seed from OS entropy (a non-deterministic 64-bit seed); returns it."""
+        s = int.from_bytes(os.urandom(8), "little")
         self.manual_seed(s)
         return s
 
     def initial_seed(self) -> int:
         return self._seed
 
+    # -- the raw streams -------------------------------------------------------------------------------------------
+    def u32(self, n: int) -> np.ndarray:
+        """``n`` draws of PyTorch's ``random()`` (32-bit words of the mt19937), as uint64."""
+        n = int(n)
+        if n:
+            self._fresh = False
+        return self._mt.random_raw(n)
+
+    def u64(self, n: int) -> np.ndarray:
+        """``n`` draws of PyTorch's ``random64()``: two words, the first one high."""
+        r = self.u32(2 * int(n))
+        hi = r[0::2]
+        hi <<= np.uint64(32)
+        hi |= r[1::2]
+        return hi
+
+    def unit32(self, n: int) -> np.ndarray:
+        """``n`` float32 uniforms on [0, 1) as PyTorch draws them: 24 bits of one word."""
+        r = self.u32(n)
+        r &= np.uint64(0xFFFFFF)
+        out = r.astype(np.float32)
+        out *= np.float32(2.0**-24)
+        return out
+
+    def unit64(self, n: int) -> np.ndarray:
+        """``n`` float64 uniforms on [0, 1) as PyTorch draws them: 53 bits of one ``random64()``."""
+        r = self.u64(n)
+        r &= np.uint64((1 << 53) - 1)
+        out = r.astype(np.float64)
+        out *= 2.0**-53
+        return out
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """A NumPy generator on this generator's mt19937, for the draws that keep ember's own algorithm (gamma,
+        Poisson, binomial, ...): they advance the same state (saved by ``get_state``) but not as PyTorch's do."""
+        if self._numpy is None:
+            self._numpy = np.random.Generator(self._mt)
+        self._fresh = False
+        return self._numpy
+
+    # -- state -----------------------------------------------------------------------------------------------------
     def get_state(self):
+        """PyTorch's 5056-byte state (a uint8 tensor): ``torch.Generator.set_state`` loads it, and the reverse.
+
+        Layout (little-endian): u64 seed; i32 left; i32 seeded; u64 next; 624 u64 mt words; f64 normal_x,
+        normal_y (the cached double normal), normal_rho; i32 its valid flag; 4 pad; f32 the cached float normal;
+        u8 its valid flag; 3 pad."""
         from ._tensor import Tensor
 
-        state = self.rng.bit_generator.state
-        words = [state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"]]
-        as_bytes = b"".join(int(w).to_bytes(16, "little") for w in words)
-        return Tensor._make(xp.frombuffer(as_bytes, dtype=xp.uint8).copy())
+        st = self._mt.state["state"]
+        pos = int(st["pos"])
+        b = bytearray(STATE_BYTES)
+        struct.pack_into("<QiiQ", b, 0, self._seed, _MT_WORDS + 1 - pos, 1, 0 if self._fresh else pos)
+        np.frombuffer(b, np.uint64, _MT_WORDS, 24)[:] = st["key"]
+        nd, nf = self._next_double, self._next_float
+        struct.pack_into("<dddi", b, 5016, 0.0, 0.0 if nd is None else nd, 0.0, nd is not None)
+        struct.pack_into("<f?", b, 5048, 0.0 if nf is None else nf, nf is not None)
+        return Tensor._make(np.frombuffer(bytes(b), dtype=np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
-        """Restore a state from ``get_state()``: a uint8 tensor of 64 bytes (PCG64's; PyTorch's do not fit)."""
+        """Restore a state from ``get_state()`` or from PyTorch's ``get_rng_state()`` (5056 bytes)."""
         from ._tensor import Tensor
 
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a ByteTensor, but got {type(new_state).__name__}")
-        if new_state._data.dtype != xp.uint8:
+        if new_state._data.dtype != np.uint8:
             raise TypeError(f"RNG state must be a ByteTensor (uint8), got {new_state.dtype}")
-        if new_state._data.size != _STATE_BYTES:
+        size = new_state._data.size
+        if size == _OLD_PCG64_STATE_BYTES:
             raise RuntimeError(
-                f"Expected an RNG state of size {_STATE_BYTES} (ember's PCG64 state, from get_state()) but found "
-                f"the input RNG state size to be {new_state._data.size}"
-            )
-        raw = bytes(new_state._data.tobytes())
-        words = [int.from_bytes(raw[i:i + 16], "little") for i in range(0, 64, 16)]
-        self.rng.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": words[0], "inc": words[1]},
-            "has_uint32": words[2],
-            "uinteger": words[3],
-        }
+                f"Expected a CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG state size to be "
+                f"{size}: this is the NumPy PCG64 state that ember saved before its generator became PyTorch's "
+                f"mt19937, and it cannot be continued. Seed instead (ember.manual_seed), or load a state saved "
+                f"by this ember or by PyTorch (torch.get_rng_state(), {STATE_BYTES} bytes)")
+        if size != STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG "
+                               f"state size to be {size}")
+        b = bytes(new_state._data.tobytes())
+        seed, left, seeded, nxt = struct.unpack_from("<QiiQ", b, 0)
+        key = np.frombuffer(b, np.uint64, _MT_WORDS, 24)
+        if not (seeded == 1 and 0 < left <= _MT_WORDS and nxt <= _MT_WORDS) or (key >> np.uint64(32)).any():
+            raise RuntimeError("Invalid mt19937 state")
+        self._mt.state = {"bit_generator": "MT19937",
+                          "state": {"key": key.astype(np.uint32), "pos": _MT_WORDS + 1 - left}}
+        self._seed = seed
+        self._fresh = left == 1 and nxt == 0
+        _, nd, _, nd_valid = struct.unpack_from("<dddi", b, 5016)
+        nf, nf_valid = struct.unpack_from("<f?", b, 5048)
+        self._next_double = nd if nd_valid else None
+        self._next_float = nf if nf_valid else None
         return self
 
 
 default_generator = Generator()
 
 
+def generator_of(generator: Generator | None) -> Generator:
+    """``generator``, or the global one when None."""
+    return default_generator if generator is None else generator
+
+
 def manual_seed(seed: int) -> Generator:
-    """Seed the global generator with ``int(seed)``; returns it."""
+    """Seed the global generator with ``int(seed)`` (as PyTorch: the same seed gives PyTorch's numbers); returns
+    it."""
     return default_generator.manual_seed(int(seed))
 
 
@@ -91,10 +181,12 @@ def initial_seed() -> int:
 
 
 def get_rng_state():
+    """The global generator's state: PyTorch's 5056 bytes (``torch.set_rng_state`` loads it)."""
     return default_generator.get_state()
 
 
 def set_rng_state(new_state) -> None:
+    """Restore the global generator from ``get_rng_state()``'s bytes, ember's or PyTorch's."""
     default_generator.set_state(new_state)
 
 
@@ -117,6 +209,7 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _dev
         set_rng_state(state)
 
 
-def rng_of(generator: Generator | None):
-    """The NumPy generator behind ``generator`` (the global one when None)."""
-    return (generator or default_generator).rng
+def rng_of(generator: Generator | None) -> np.random.Generator:
+    """The NumPy generator on ``generator``'s mt19937 (the global one when None), for the draws that keep ember's
+    own algorithm."""
+    return generator_of(generator).rng

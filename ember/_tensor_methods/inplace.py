@@ -138,6 +138,12 @@ class InplaceMethods:
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
         return ops.inplace.log_normal_(self, mean, std, generator=generator)
 
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
+        return ops.inplace.geometric_(self, p, generator=generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+        return ops.inplace.cauchy_(self, median, sigma, generator=generator)
+
     def log_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.log)
 

@@ -2,8 +2,13 @@
 
 Every function fills its tensor in place, outside autograd (as PyTorch does
 under ``no_grad``; the version counter is bumped), from ember's global
-generator (``ember.manual_seed``) and returns it. Numbers differ from
-PyTorch's (another generator); the distributions are the same.
+generator (``ember.manual_seed``) or the ``generator`` given, and returns it.
+The draws are PyTorch's for the same seed (its formulas for bounds and
+standard deviations, in its float arithmetic), bit for bit for float32 and
+float64 tensors, except ``orthogonal_``: its normal draw is PyTorch's, its QR
+is NumPy's LAPACK (a few float32 ulps from PyTorch's), and
+``trunc_normal_`` when [a, b] holds less than 30 % of the mass (a rejection
+test on ``log``, whose last bit may differ from PyTorch's vectorised one).
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ import math
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from .. import _random_draws as draws
 from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..ops.inplace import check_normal_std, check_uniform_bounds
-from ..random import rng_of
+from ..random import generator_of
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                 "conv_transpose3d", "sigmoid")
@@ -50,36 +56,74 @@ def _fill(tensor: Tensor, values) -> Tensor:
     return tensor
 
 
+def _draw(tensor: Tensor, draw, contiguous: bool | None = None):
+    """``draw(n, real_dtype, contiguous)``'s flat values shaped as ``tensor``, in its memory order."""
+    a = tensor._data
+    c = a.flags.c_contiguous if contiguous is None else contiguous
+    return draws.in_memory_order(draws.floating(lambda n, real: draw(n, real, c), (a.size,), a.dtype), a)
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
     check_uniform_bounds(tensor, a, b)
-    return _fill(tensor, rng_of(generator).uniform(a, b, tensor._data.shape))
+    g = generator_of(generator)
+    return _fill(tensor, _draw(tensor, lambda n, real, _: draws.uniform(g, n, a, b, real)))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
     check_normal_std(std)
-    return _fill(tensor, rng_of(generator).normal(mean, std, tensor._data.shape))
+    g = generator_of(generator)
+    return _fill(tensor, _draw(tensor, lambda n, real, c: draws.normal(g, n, mean, std, real, c)))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    """Fill with N(mean, std^2) restricted to [a, b] (absolute bounds), by redrawing values outside."""
+    """Fill with N(mean, std^2) restricted to [a, b] (absolute bounds), as PyTorch: when [a, b] holds more than
+    30 % of the mass, normal draws, then a whole fresh draw taken where values still fall outside, until none
+    does; otherwise uniform proposals on [a, b] accepted by a log-density test, redrawn where rejected."""
     if a >= b:
         raise ValueError(f"trunc_normal_: a ({a}) must be less than b ({b})")
     if mean < a - 2 * std or mean > b + 2 * std:
         _warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                        "be incorrect.")
-    rng = rng_of(generator)
-    values = rng.normal(mean, std, tensor._data.shape)
-    bad = (values < a) | (values > b)
-    for _ in range(1000):
-        if not bad.any():
-            break
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (values < a) | (values > b)
-    else:  # the interval holds almost no mass: the truncated law is then close to uniform on it
-        values[bad] = rng.uniform(a, b, int(bad.sum()))
+    g = generator_of(generator)
+    dt = tensor._data.dtype
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+        lo, hi = xp.asarray(a, dt), xp.asarray(b, dt)
+
+        def normal():
+            return _draw(tensor, lambda n, real, c: draws.normal(g, n, mean, std, real, c))
+
+        values = normal()
+        while True:
+            outside = (values < lo) | (values > hi)
+            if not outside.any():
+                break
+            values = xp.where(outside, normal(), values)
+        return _fill(tensor, values)
+    log_peak = xp.asarray(-0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2, dt)
+    m, s, half = xp.asarray(mean, dt), xp.asarray(std, dt), xp.asarray(-0.5, dt)
+
+    def proposal():
+        return _draw(tensor, lambda n, real, _: draws.uniform(g, n, a, b, real))
+
+    def rejected(candidates):  # log(u) > log_pdf(candidate) - log_pdf(mode), in the tensor's dtype
+        z = (candidates - m) / s
+        u = _draw(tensor, lambda n, real, _: draws.uniform(g, n, 0.0, 1.0, real))
+        with xp.errstate(divide="ignore"):
+            return xp.log(u) > (z * z) * half - log_peak
+
+    values = proposal()
+    pending = rejected(values)
+    while pending.any():
+        candidates = proposal()
+        values = xp.where(pending, candidates, values)
+        pending = xp.where(pending, rejected(candidates), pending)
     return _fill(tensor, values)
 
 
@@ -124,12 +168,13 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor._data.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
-    rng = rng_of(generator)
-    values = rng.normal(0.0, std, (rows, cols))
+    g = generator_of(generator)
+    normal_(tensor, 0.0, std, generator)
     num_zeros = int(math.ceil(sparsity * rows))
-    for col in range(cols):
-        values[rng.permutation(rows)[:num_zeros], col] = 0
-    return _fill(tensor, values)
+    for col in range(cols):  # PyTorch: one randperm of the rows per column, its first num_zeros zeroed
+        tensor._data[draws.randperm(g, rows)[:num_zeros], col] = 0
+    tensor._bump_version()
+    return tensor
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
@@ -150,7 +195,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    bound = math.sqrt(3.0) * (gain * math.sqrt(2.0 / float(fan_in + fan_out)))  # PyTorch's rounding steps
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -189,7 +234,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor._data.shape[0]
     cols = tensor._data.size // rows
-    flat = rng_of(generator).standard_normal((rows, cols))
+    g = generator_of(generator)  # PyTorch's normal draw of a new contiguous (rows, cols) tensor, then QR
+    flat = draws.floating(lambda n, real: draws.normal(g, n, 0.0, 1.0, real), (rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
     q, r = xp.linalg.qr(flat)

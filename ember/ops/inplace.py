@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from types import EllipsisType
 
+from .. import _random_draws as draws
 from .._backend import quiet, xp
 from .._dtype import (
     SCALAR_TYPE_NAMES,
@@ -28,12 +29,12 @@ from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, leaf_edge
-from ..random import rng_of
+from ..random import generator_of
 from . import elementwise as ew
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
-from .sampling import random_range
+from .sampling import _C_TYPE_NAMES, random_range
 
 
 def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
@@ -342,42 +343,50 @@ def check_uniform_bounds(x: Tensor, a: float, b: float) -> None:
         raise not_implemented_for("check_uniform_bounds", x.dtype)
 
 
+def _draw_into(x: Tensor, draw) -> Tensor:
+    """Fill x with ``draw(n, real_dtype)``'s flat values in memory order, as PyTorch's kernels fill a tensor."""
+    a = x._data
+    return _fill_with(x, draws.in_memory_order(draws.floating(draw, (a.size,), a.dtype), a))
+
+
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with N(mean, std^2) draws: PyTorch's numbers (float32/float64; a contiguous tensor of 16 or more
+    elements is filled in blocks, anything else by the scalar path in memory order). A complex tensor's real and
+    imaginary parts each get variance std^2 / 2."""
     check_normal_std(std)
     if np_kind(x._data.dtype) not in "fc":
         raise not_implemented_for("normal_kernel_cpu", x.dtype)
-    return _fill_with(x, rng_of(generator).standard_normal(x._data.shape) * std + mean)
+    g, contiguous = generator_of(generator), x._data.flags.c_contiguous
+    if np_kind(x._data.dtype) == "c":
+        std = std / 2**0.5
+    return _draw_into(x, lambda n, real: draws.normal(g, n, mean, std, real, contiguous))
 
 
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with draws uniform on [a, b): PyTorch's numbers (float32/float64)."""
     check_uniform_bounds(x, a, b)
-    return _fill_with(x, rng_of(generator).uniform(a, b, x._data.shape))
+    g = generator_of(generator)
+    return _draw_into(x, lambda n, real: draws.uniform(g, n, a, b, real))
 
 
 def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
-    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0."""
+    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0: PyTorch's
+    numbers (a number p compares a 53-bit uniform; a tensor p a 24-bit one, 53-bit when p is float64)."""
+    g, a = generator_of(generator), x._data
     if isinstance(p, Tensor):
-        p = p._data
-    elif not 0 <= p <= 1:
+        probs = draws.flat_in_memory_order(xp.broadcast_to(p._data, a.shape), a)
+        return _fill_with(x, draws.in_memory_order(draws.bernoulli_tensor(g, probs), a))
+    if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-    return _fill_with(x, rng_of(generator).random(x._data.shape) < p)
-
-
-def _random_bound(dtype) -> int:
-    """The largest value ``random_()`` draws for ``dtype``, as PyTorch: 2**mantissa digits for floating types
-    (every integer up to it is exact), the largest value for integers, 1 for bool."""
-    if dtype.kind == "b":
-        return 1
-    if dtype.kind in "iu":
-        return int(xp.iinfo(dtype).max)
-    return 2 ** (int(xp.finfo(dtype).nmant) + 1)
+    return _fill_with(x, draws.in_memory_order(draws.bernoulli_scalar(g, a.size, p), a))
 
 
 def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = ..., *, generator=None,
             from_: int | None | EllipsisType = ...) -> Tensor:
-    """Integers drawn uniformly, as PyTorch's overloads: ``random_()`` 0 to the dtype's bound inclusive
-    (``_random_bound``); ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``;
-    ``random_(from, None)`` ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
+    """Integers drawn uniformly (PyTorch's numbers), as PyTorch's overloads: ``random_()`` 0 to the dtype's bound
+    inclusive (2**mantissa digits for a floating dtype, the largest value for an integer one, 1 for bool);
+    ``random_(to)`` 0 to ``to - 1``; ``random_(from, to)`` ``from`` to ``to - 1``; ``random_(from, None)``
+    ``from`` to the dtype's largest value (2**mantissa digits for a floating dtype).
     Bounds the dtype cannot hold are PyTorch's errors (``random_range``). (``to=...``: not given, ``to=None``:
     up to the dtype's largest value; ``from_``: the keyword ``from=``, a Python keyword, which PyTorch takes only
     together with ``to``.)"""
@@ -388,23 +397,50 @@ def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = .
         low = from_
     args = tuple(a for a in (low, to) if a is not ...)
     bounds = random_range(x, args, low, to)
-    low, to_inc = (0, _random_bound(x._data.dtype)) if bounds is None else bounds
-    values = rng_of(generator).integers(low, to_inc, x._data.shape, dtype=xp.int64 if to_inc <= 2**63 - 1
-                                        else xp.uint64, endpoint=True)
-    return _fill_with(x, values)
+    g, a = generator_of(generator), x._data
+    if bounds is None:
+        values = draws.random_full(g, a.size, a.dtype)
+    else:
+        low, to_inc = bounds
+        values = draws.random_from_to(g, a.size, low, to_inc + 1, a.dtype)
+    return _fill_with(x, draws.in_memory_order(values, a))
+
+
+def _fill_float64(x: Tensor, values) -> Tensor:
+    """Fill x with float64 draws (PyTorch computes these in double and casts)."""
+    return _fill_with(x, draws.in_memory_order(values.astype(x._data.dtype), x._data))
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with Exp(lambd) draws: PyTorch's numbers."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill_with(x, rng_of(generator).exponential(1.0 / lambd, x._data.shape))
+    return _fill_float64(x, draws.exponential(generator_of(generator), x._data.size, lambd))
 
 
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
-    """Fill with exp(N(mean, std^2)) draws."""
+    """Fill with exp(N(mean, std^2)) draws: PyTorch's numbers (its scalar normal path, which shares the
+    generator's cached sample with ``normal_``'s)."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill_with(x, rng_of(generator).lognormal(mean, std, x._data.shape))
+    return _fill_float64(x, draws.log_normal(generator_of(generator), x._data.size, mean, std))
+
+
+def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _fill_float64(x, draws.geometric(generator_of(generator), x._data.size, p))
+
+
+def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with Cauchy(median, sigma) draws: PyTorch's numbers."""
+    if np_kind(x._data.dtype) != "f":
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_C_TYPE_NAMES[x._data.dtype.name]}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    return _fill_float64(x, draws.cauchy(generator_of(generator), x._data.size, median, sigma))
 
 
 def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:

@@ -1,17 +1,18 @@
 """Random sampling ops: multinomial, bernoulli, and other draws that take a tensor of parameters; the ranges
 (and PyTorch's checks of them) of ``random_``.
 
-Draws come from ember's generators (``ember.random``): the same distributions as
-PyTorch, not the same numbers. No gradient flows through a sample.
+Draws come from ember's generators (``ember.random``): multinomial and bernoulli draw PyTorch's numbers for the
+same seed; binomial keeps NumPy's algorithm (on the same generator state). No gradient flows through a sample.
 """
 
 from __future__ import annotations
 
 from .. import _dtype
+from .. import _random_draws as draws
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor
-from ..random import rng_of
+from ..random import generator_of, rng_of
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
@@ -37,30 +38,16 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
             f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
             f"(n_sample={num_samples}, prob_dist.size(-1)={n})"
         )
-    rows = w.reshape(-1, n).astype(xp.float64)
+    rows = w.reshape(-1, n)
     if rows.shape[0] == 0:
         return Tensor._make(xp.zeros(w.shape[:-1] + (num_samples,), dtype=xp.int64))
-    if not xp.isfinite(rows).all() or (rows < 0).any():
+    as64 = rows.astype(xp.float64)
+    if not xp.isfinite(as64).all() or (as64 < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    totals = rows.sum(axis=1, keepdims=True)
-    if (totals <= 0).any():
+    if (as64.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = rng_of(generator)
-    if replacement:
-        # inverse-CDF sampling: the first category whose cumulative share exceeds u ~ U[0, 1). Row r's
-        # shares are shifted to [r, r + 1] so that one search serves every row.
-        offsets = xp.arange(rows.shape[0])[:, None]
-        cdf = xp.cumsum(rows, axis=1) / totals + offsets
-        u = rng.random((rows.shape[0], num_samples)) + offsets
-        out = xp.searchsorted(cdf.reshape(-1), u.reshape(-1), side="right").reshape(u.shape) - offsets * n
-        out = xp.minimum(out, n - 1)  # rounding may leave the last share just under r + 1
-    else:
-        # Exponential races: category i finishes at E_i / w_i (E_i ~ Exp(1)); the order of finishing is
-        # a draw without replacement proportional to the weights. Zero weights finish last (at inf).
-        with xp.errstate(divide="ignore"):
-            times = rng.exponential(size=rows.shape) / rows
-        out = xp.argsort(times, axis=1, kind="stable")[:, :num_samples]
-    return Tensor._make(out.astype(xp.int64).reshape(w.shape[:-1] + (num_samples,)))
+    out = draws.multinomial(generator_of(generator), xp.ascontiguousarray(rows), num_samples, replacement)
+    return Tensor._make(out.reshape(w.shape[:-1] + (num_samples,)))
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
@@ -83,8 +70,12 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         raise NotImplementedError(f"bernoulli expects a floating-point probability tensor, got {input.dtype}")
     if ((probs < 0) | (probs > 1)).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = rng_of(generator).random(input._data.shape) < probs
-    return Tensor._make(draws.astype(input._data.dtype))
+    g, a = generator_of(generator), input._data
+    if p is None:
+        kept = draws.bernoulli_tensor(g, draws.flat_in_memory_order(a, a))
+    else:
+        kept = draws.bernoulli_scalar(g, a.size, p)
+    return Tensor._make(draws.in_memory_order(kept, a).astype(a.dtype))
 
 
 # PyTorch's names of the element types in random_'s range errors and warnings (C++ type names)

@@ -18,7 +18,7 @@ from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
 from ...ops.unary import sigmoid
-from ...random import rng_of
+from ...random import default_generator
 from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, exp_linear, integer_limits, sigmoid_array
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -174,14 +174,19 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: in training each element's negative slope is drawn from U(lower, upper) (ember's
-    generator); in eval the slope is (lower + upper) / 2."""
+    generator, PyTorch's draws: one float64 uniform per element <= 0, in order, from bounds rounded to the input's
+    float type); in eval the slope is (lower + upper) / 2."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         out = _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False, kernel="leaky_relu_cpu")
         return _maybe_inplace(input, out, inplace, result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
-    slope = rng_of(None).uniform(lower, upper, input._data.shape).astype(dtype)
+    op = xp.float64 if dtype == xp.float64 else xp.float32  # PyTorch's opmath type: the bounds are rounded to it
+    slope = xp.ones(input._data.shape, dtype)
+    negative = input._data <= 0
+    lo, hi = float(op(lower)), float(op(upper))  # PyTorch's u * (hi - lo) + lo here is not fused (plain x86-64 code)
+    slope[negative] = (default_generator.unit64(int(negative.sum())) * (hi - lo) + lo).astype(op).astype(dtype)
     out = _apply(input, _random_slope, slope, smooth=False, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 

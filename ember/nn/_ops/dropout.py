@@ -1,4 +1,8 @@
-"""Dropout and its variants (random masks from ember's global generator).
+"""Dropout and its variants (random masks from ember's global generator, PyTorch's for the same seed).
+
+The mask is PyTorch's CPU one: a Bernoulli(1 - p) draw per element (a 53-bit uniform below 1 - p, in memory
+order) scaled by the reciprocal 1 / (1 - p) rounded in the input's float type (float32 for narrower ones), as
+PyTorch's ``noise.bernoulli_(1 - p).div_(1 - p)`` multiplies by it.
 
 Element-wise: dropout, alpha_dropout. Channel-wise ("feature" dropout, one draw per (N, C) pair of an
 (N, C, *) input, as PyTorch's feature_dropout): dropout1d/2d/3d, feature_alpha_dropout. Each follows
@@ -11,12 +15,13 @@ from __future__ import annotations
 
 import math
 
+from ... import _random_draws as draws
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ..._warnings import warn
 from ...autograd.graph import Node
-from ...random import rng_of
+from ...random import default_generator
 
 # SELU's scale * alpha: alpha dropout sets dropped units to -_ALPHA (SELU's negative saturation) before its affine map
 _ALPHA = 1.7580993408473766
@@ -35,11 +40,21 @@ def dropout_mask(shape, p: float, dtype):
     """Keep each element with probability 1 - p, scaled by 1 / (1 - p) so the expectation is unchanged."""
     if p == 1:
         return xp.zeros(shape, dtype=dtype)
-    return xp.multiply(_keep(shape, p), 1 / (1 - p), dtype=dtype)
+    return xp.multiply(_keep(shape, p), _reciprocal(p, dtype), dtype=dtype)
 
 
-def _keep(shape, p: float):
-    return rng_of(None).random(shape, dtype=xp.float32) >= p
+def _reciprocal(p: float, dtype):
+    """1 / (1 - p) as PyTorch's division by a number computes it: in float32 for float32 (and narrower) masks,
+    in float64 for float64."""
+    op = xp.float64 if xp.dtype(dtype) == xp.float64 else xp.float32
+    return op(1) / op(1 - p)
+
+
+def _keep(shape, p: float, like=None):
+    """The kept elements (a bool array of ``shape``), drawn in ``like``'s memory order (C order without it)."""
+    kept = draws.bernoulli_scalar(default_generator, math.prod(shape), 1 - p)
+    return draws.in_memory_order(kept, like) if like is not None and like.shape == tuple(shape) else \
+        kept.reshape(shape)
 
 
 def _check_p(p: float) -> None:
@@ -71,10 +86,11 @@ def _apply(input: Tensor, p: float, training: bool, inplace: bool, feature: bool
     if feature:
         shape = _feature_shape(shape) if batched else _feature_shape((1, *shape))[1:]
     dtype = input._data.dtype
+    like = None if feature else input._data  # PyTorch's noise is empty_like(input): input's memory order
     if not alpha:
-        mask, shift = xp.multiply(_keep(shape, p), 1 / (1 - p), dtype=dtype), None
+        mask, shift = xp.multiply(_keep(shape, p, like), _reciprocal(p, dtype), dtype=dtype), None
     else:  # kept: a * x + alpha * a * p; dropped: -alpha * a * (1 - p): zero mean and unit variance kept
-        keep = _keep(shape, p).astype(dtype)
+        keep = _keep(shape, p, like).astype(dtype)
         a = 1 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
         mask = keep * xp.asarray(a, dtype)
         shift = Tensor._make((keep - 1) * xp.asarray(_ALPHA * a, dtype) + xp.asarray(_ALPHA * a * p, dtype))

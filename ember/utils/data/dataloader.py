@@ -3,9 +3,10 @@
 Differences from PyTorch, all documented on ``DataLoader``: there are no worker
 processes (``num_workers > 0`` loads in the calling process, with the same
 batches; an IterableDataset's workers are run there as PyTorch runs them),
-``pin_memory`` is a no-op (ember tensors live in ordinary CPU memory),
-and the shuffled order differs from PyTorch's for the same seed (a different
-random generator) while being just as reproducible.
+and ``pin_memory`` is a no-op (ember tensors live in ordinary CPU memory).
+The shuffled order is PyTorch's for the same seed, and each ``iter(loader)``
+advances the global generator as PyTorch's does (the workers' base seed, then
+the sampler's seed), so later draws match PyTorch's too.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ... import _random_draws as draws
 from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...random import Generator
+from ...random import Generator, generator_of
 from . import _workers
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, TensorDataset
@@ -115,8 +117,9 @@ class DataLoader:
                                f"ignore pin_memory_device='{self.pin_memory_device}'.")
             _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                            "memory won't be used.")
+        base_seed = self._base_seed()
         if self._iterable:
-            return self._iter_workers() if self.num_workers > 0 else self._iter_stream()
+            return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
         if self._can_index_tensors():
             return self._iter_tensor_batches()
         return self._iter_indexed()
@@ -153,12 +156,22 @@ class DataLoader:
                 return
             yield collate(batch)
 
-    def _iter_workers(self) -> Iterator:
+    def _base_seed(self) -> int:
+        """The workers' base seed, an int64 drawn from ``generator`` (the global one by default) each time an
+        iterator is made, as PyTorch's iterators do whatever ``num_workers`` is; persistent workers keep the
+        first one (PyTorch resets its iterator rather than making a new one)."""
+        seed = getattr(self, "_persistent_base_seed", None)
+        if seed is None:
+            seed = draws.int64_seed(generator_of(self.generator))
+            if self.persistent_workers and self.num_workers > 0:
+                self._persistent_base_seed = seed
+        return seed
+
+    def _iter_workers(self, base_seed: int) -> Iterator:
         """An IterableDataset with ``num_workers > 0``: PyTorch's workers' batches, run in this process. A fresh
         set of workers (dataset copies, seeds, ``worker_init_fn``) each epoch; persistent workers keep theirs."""
         pool = getattr(self, "_worker_pool", None)
         if pool is None or not self.persistent_workers:
-            base_seed = int(Tensor._make(xp.zeros((), xp.int64)).random_(generator=self.generator).item())
             pool = [_workers.Worker(self.dataset, w, self.num_workers, base_seed, self.worker_init_fn)
                     for w in range(self.num_workers)]
             if self.persistent_workers:

@@ -12,8 +12,9 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ... import _random_draws as draws
 from ..._tensor import Tensor
-from ...random import Generator, rng_of
+from ...random import Generator, generator_of
 
 
 class Dataset:
@@ -150,7 +151,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
         lengths: sizes of the splits, or fractions summing to 1 (floored, the
             remainder given one by one to the first splits, as PyTorch does).
         generator: the random source (default: the global generator). The split
-            is reproducible for a given seed; it differs from PyTorch's for the same seed.
+            is PyTorch's for the same seed (one randperm of the dataset on that generator).
     """
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -160,6 +161,6 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
             f"Sum of input lengths does not equal the length of the input dataset! "
             f"(lengths {list(lengths)} sum to {sum(lengths)}, the dataset has {n} samples)"
         )
-    perm = rng_of(generator).permutation(n).tolist()
+    perm = draws.randperm(generator_of(generator), n).tolist()
     ends = list(itertools.accumulate(lengths))
     return [Subset(dataset, perm[end - length:end]) for length, end in zip(lengths, ends)]

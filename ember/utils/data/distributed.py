@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sized
 
+from ... import _random_draws as draws
 from ..._backend import xp
 from ...random import Generator
 from .sampler import Sampler
@@ -32,8 +33,8 @@ class DistributedSampler(Sampler):
         DataLoader iterator): the permutation is seeded with ``seed + epoch``, so
         without it every epoch visits the samples in the same order.
 
-    Difference from PyTorch: the shuffled order comes from ember's generator, so it
-    differs from PyTorch's for the same seed (the partitioning is the same).
+    The shuffled order is PyTorch's for the same seed and epoch (a randperm on a
+    generator seeded with ``seed + epoch``).
 
     Example::
 
@@ -70,7 +71,7 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
-            order = Generator().manual_seed(self.seed + self.epoch).rng.permutation(n)
+            order = draws.randperm(Generator().manual_seed(self.seed + self.epoch), n)
         else:
             order = xp.arange(n)
         # resize repeats the list cyclically (the padding) or cuts it (drop_last) to total_size.

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
+from ... import _random_draws as draws
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...random import Generator, rng_of
+from ...random import Generator, default_generator, generator_of
 
 
 class Sampler:
@@ -38,7 +39,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-_CHUNK = 1 << 16  # indices drawn at once with replacement: 512 KiB
+_CHUNK = 32  # indices drawn at once with replacement, as PyTorch (num_samples may exceed memory)
 
 
 def _check_positive_int(name: str, value) -> None:
@@ -71,17 +72,21 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n, rng = len(self.data_source), rng_of(self.generator)
+        """PyTorch's order for the same seed: without a generator, each epoch seeds a fresh one from an int64
+        drawn from the global generator (when iteration starts); then randperm(n) per pass over the data, or
+        randint(n) in chunks of 32 with replacement."""
+        n = len(self.data_source)
+        g = self.generator
+        if g is None:
+            g = Generator().manual_seed(draws.int64_seed(default_generator))
         if self.replacement:
-            # In chunks, as PyTorch draws them: num_samples may be far larger than memory (int(1e10) would be
-            # 74.5 GiB at once). The generator's stream does not depend on the chunk size.
             for start in range(0, self.num_samples, _CHUNK):
-                yield from rng.integers(0, n, min(_CHUNK, self.num_samples - start)).tolist()
+                yield from draws.random_from_to(g, min(_CHUNK, self.num_samples - start), 0, n).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        if self.num_samples % n:
-            yield from rng.permutation(n)[:self.num_samples % n].tolist()
+            yield from draws.randperm(g, n).tolist()
+        # (drawn even when nothing of it is used, as PyTorch: a given generator advances by it)
+        yield from draws.randperm(g, n)[:self.num_samples % n].tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -95,7 +100,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in rng_of(self.generator).permutation(len(self.indices)).tolist():
+        for i in draws.randperm(generator_of(self.generator), len(self.indices)).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -129,14 +134,9 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        rng = rng_of(self.generator)
-        if self.replacement:
-            yield from rng.choice(len(self.weights), self.num_samples, p=self.weights / self.weights.sum()).tolist()
-            return
-        # Without replacement: the indices of the smallest Exp(1) / w keys; zero weights come last, as in PyTorch.
-        with xp.errstate(divide="ignore"):
-            keys = rng.standard_exponential(len(self.weights)) / self.weights
-        yield from xp.argsort(keys, kind="stable")[:self.num_samples].tolist()
+        # PyTorch's torch.multinomial of the float64 weights (zero weights come last without replacement)
+        yield from draws.multinomial(generator_of(self.generator), self.weights[None], self.num_samples,
+                                     self.replacement)[0].tolist()
 
     def __len__(self) -> int:
         return self.num_samples

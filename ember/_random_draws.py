@@ -1,0 +1,304 @@
+"""PyTorch 2.13's CPU random draws, from a ``Generator``'s mt19937 words, with PyTorch's arithmetic.
+
+Each function takes a ``ember.random.Generator`` and returns a flat NumPy array (the caller shapes it, or writes it
+in memory order with ``write_in_memory_order`` as PyTorch's TensorIterator fills a strided tensor). Written from
+PyTorch's behaviour (its sources read, none copied); tools/torch_rng holds the measurements behind each rule.
+
+- uniform: float32 takes 24 bits of one word, float64 53 bits of a ``random64()``; ``x * (to - from) + from`` in
+  the tensor's type, fused; a result equal to ``to`` becomes ``from``.
+- normal: a contiguous float32/float64 tensor of 16 or more elements is filled in blocks of 16 uniforms (Box-Muller
+  on u1 = 1 - u[j], u2 = u[j + 8]; a ragged tail redraws 16 fresh uniforms for the last 16 slots). float32 uses the
+  AVX2 kernel's Cephes log/sincos, float64 the C library's. Anything smaller or strided takes the double scalar
+  path: one pair per two values, the second cached in the generator (used by the next scalar draw, even in a later
+  call).
+- integers: ``u % range + low``, one word per value, two (``random64()``) when the range is at least 2**28.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._random_math import cephes_log32, cephes_sincos32, fma32, fma64, libm
+
+_F32 = np.float32
+_F64 = np.float64
+_TWO_PI = 2.0 * math.pi
+_RANDOM64_RANGE = 1 << 28  # uniform_int_from_to: from this range on, one random64() per value
+_HUGE_PERM = (2**32 - 1) // 20  # randperm switches to an inside-out shuffle on random64() from here
+
+
+def _is_f64(dtype) -> bool:
+    return np.dtype(dtype) == np.float64
+
+
+def in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """Flat ``values`` shaped as ``like`` so that ``like[...] = result`` writes them in the order PyTorch's
+    TensorIterator visits a strided tensor: memory order (dimensions by decreasing stride), which is C order for a
+    contiguous one."""
+    if like.ndim < 2 or like.flags.c_contiguous:
+        return values.reshape(like.shape)
+    order = _memory_order(like)
+    return values.reshape([like.shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _memory_order(like: np.ndarray) -> list[int]:
+    """``like``'s dimensions from the slowest-moving in memory to the fastest (size-1 ones first)."""
+    return sorted(range(like.ndim), key=lambda d: (like.shape[d] != 1, abs(like.strides[d])), reverse=True)
+
+
+def flat_in_memory_order(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The elements of ``arr`` (``like``'s shape) in ``like``'s memory order: ``in_memory_order``'s inverse."""
+    if like.ndim < 2 or like.flags.c_contiguous:
+        return arr.reshape(-1)
+    return arr.transpose(_memory_order(like)).reshape(-1)
+
+
+def floating(draw, shape: tuple, dtype) -> np.ndarray:
+    """``draw(n, float_dtype)`` (a flat array of n draws) as an array of ``shape`` and ``dtype``: a complex dtype
+    draws its real and imaginary parts as 2n interleaved values of its real type (PyTorch's ``view_as_real``);
+    float16 and bfloat16 are rounded from float32 draws (not PyTorch's streams for those types)."""
+    dt = np.dtype(dtype)
+    out = np.empty(shape, dt)  # first: an impossible size fails here, before any draw
+    n = out.size
+    if dt.kind == "c":
+        real = _F64 if dt == np.complex128 else _F32
+        out.reshape(-1).view(real)[...] = draw(2 * n, real)
+    else:
+        out.reshape(-1)[...] = draw(n, dt if dt in (np.float32, np.float64) else _F32)
+    return out
+
+
+# -- uniform ------------------------------------------------------------------------------------------------------
+def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
+    """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
+    if _is_f64(dtype):
+        lo, hi = _F64(low), _F64(high)
+        v = g.unit64(n)
+        if lo == 0:
+            if hi != 1:
+                v *= hi
+        else:
+            v = fma64(v, hi - lo, lo)
+    else:
+        lo, hi = _F32(low), _F32(high)
+        v = g.unit32(n)
+        if lo == 0:
+            if hi != 1:
+                v *= hi
+        else:
+            v = fma32(v, hi - lo, lo)
+    v[v == hi] = lo
+    return v.astype(dtype, copy=False)
+
+
+# -- normal -------------------------------------------------------------------------------------------------------
+def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True) -> np.ndarray:
+    """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor)."""
+    if n >= 16 and contiguous:
+        f64 = _is_f64(dtype)
+        data = g.unit64(n) if f64 else g.unit32(n)
+        full = n // 16 * 16
+        if full:
+            data[:full] = _fill16(data[:full], mean, std)
+        if n % 16:
+            data[n - 16:] = _fill16(g.unit64(16) if f64 else g.unit32(16), mean, std)
+        return data.astype(dtype, copy=False)
+    return normal_scalar(g, n, mean, std).astype(dtype)
+
+
+def _fill16(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """Normals from the uniforms d (flat, a multiple of 16 long), block by block, then scaled."""
+    from ._kernels.policy import policy
+
+    f64 = d.dtype == _F64
+    if policy.compiles(d.size, policy.min_compiled_elements):
+        from ._kernels import random as kernels
+
+        (kernels.normal16_f64 if f64 else kernels.normal16_f32)(d)
+        return _scale64(d, mean, std) if f64 else _scale32(d, mean, std)
+    d = d.reshape(-1, 16)
+    return (_fill16_f64(d, mean, std) if f64 else _fill16_f32(d, mean, std)).reshape(-1)
+
+
+def _fill16_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+    u1 = _F32(1) - d[:, :8]
+    log = cephes_log32(u1)
+    log *= _F32(-2)
+    rad = np.sqrt(log, out=log)
+    theta = d[:, 8:] * _F32(_TWO_PI)
+    s, c = cephes_sincos32(theta)
+    out = np.empty_like(d)
+    np.multiply(rad, c, out=out[:, :8])
+    np.multiply(rad, s, out=out[:, 8:])
+    return _scale32(out, mean, std)
+
+
+def _scale32(v: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """fma(v, std, mean) in float32."""
+    m, s = _F32(mean), _F32(std)
+    if m == 0:
+        return v if s == 1 else v * s
+    return fma32(v, s, m)
+
+
+def _fill16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+    rad = np.sqrt(-2.0 * libm("log", 1.0 - d[:, :8]))
+    theta = _TWO_PI * d[:, 8:]
+    out = np.empty_like(d)
+    np.multiply(rad, libm("cos", theta), out=out[:, :8])
+    np.multiply(rad, libm("sin", theta), out=out[:, 8:])
+    return _scale64(out, mean, std)
+
+
+def _scale64(v: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """fma(v, std, mean) in float64 (PyTorch's compiled ``v * std + mean``)."""
+    if mean == 0:
+        return v if std == 1 else v * _F64(std)
+    return fma64(v, std, mean)
+
+
+def normal_scalar(g, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+    """``n`` draws of PyTorch's ``normal_distribution<double>`` (float64): Box-Muller on two 53-bit uniforms,
+    ``r * cos`` returned and ``r * sin`` cached in the generator for the next draw."""
+    out = np.empty(n, _F64)
+    i = 0
+    if n and g._next_double is not None:
+        out[0] = g._next_double
+        g._next_double = None
+        i = 1
+    m = n - i
+    if m > 0:
+        pairs = (m + 1) // 2
+        u = g.unit64(2 * pairs)
+        r = np.sqrt(-2.0 * libm("log1p", -u[1::2]))
+        theta = _TWO_PI * u[0::2]
+        seq = np.empty(2 * pairs, _F64)
+        seq[0::2] = r * libm("cos", theta)
+        seq[1::2] = r * libm("sin", theta)
+        out[i:] = seq[:m]
+        if m % 2:
+            g._next_double = float(seq[-1])
+    return _scale64(out, float(mean), float(std))
+
+
+# -- integers -----------------------------------------------------------------------------------------------------
+def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray:
+    """``randint(low, high)`` / ``tensor.random_(low, high)``: ``u % (high - low) + low``."""
+    span = (int(high) - int(low)) & ((1 << 64) - 1)
+    if span == 0:  # the whole int64 range: random64() as a signed number
+        return g.u64(n).view(np.int64).astype(dtype, copy=False)
+    v = g.u64(n) if span >= _RANDOM64_RANGE else g.u32(n)
+    v %= np.uint64(span)
+    if span >= 1 << 63:
+        return (np.asarray(v, dtype=object) + int(low)).astype(dtype)
+    r = v.astype(np.int64)
+    r += np.int64(low)
+    return r.astype(dtype, copy=False)
+
+
+def random_full(g, n: int, dtype) -> np.ndarray:
+    """``tensor.random_()`` with no bounds: [0, max] of an integer type, [0, 2**mantissa] of a floating one."""
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        return (g.u64(n) % np.uint64((1 << 53) + 1)).astype(dt)
+    if dt.kind == "f" or dt.name == "bfloat16":
+        digits = 8 if dt.name == "bfloat16" else np.finfo(dt).nmant + 1
+        return (g.u32(n) % np.uint64((1 << digits) + 1)).astype(dt)
+    if dt == np.int64:
+        return (g.u64(n) & np.uint64((1 << 63) - 1)).astype(dt)
+    if dt == np.bool_:
+        return (g.u32(n) & np.uint64(1)).astype(dt)
+    return (g.u32(n) % np.uint64(int(np.iinfo(dt).max) + 1)).astype(dt)
+
+
+def int64_seed(g) -> int:
+    """``torch.empty((), dtype=torch.int64).random_()``: how PyTorch's data loading draws a seed."""
+    return int(random_full(g, 1, np.int64)[0])
+
+
+def randperm(g, n: int) -> np.ndarray:
+    """``randperm(n)`` (int64): Fisher-Yates, r[i] swapped with r[i + u % (n - i)], one word per step."""
+    n = int(n)
+    if n >= _HUGE_PERM:  # inside-out shuffle on random64() (PyTorch's choice for huge n)
+        z = (g.u64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64)
+        r = np.empty(n, np.int64)
+        for i in range(n):
+            r[i] = r[z[i]]
+            r[z[i]] = i
+        return r
+    r = np.arange(n, dtype=np.int64)
+    if n > 1:
+        offsets = (g.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).astype(np.int64)
+        from ._kernels.policy import policy
+
+        if policy.compiles(n, 1024):
+            from ._kernels.random import randperm_swaps
+
+            randperm_swaps(r, offsets)
+        else:
+            for i, k in enumerate((offsets + np.arange(n - 1)).tolist()):
+                r[i], r[k] = r[k], r[i]
+    return r
+
+
+# -- others -------------------------------------------------------------------------------------------------------
+def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
+    """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform k * 2**-53 below p, compared as
+    the integer k < ceil(p * 2**53) (the same test: p * 2**53 is exact)."""
+    bits = g.u64(n)
+    bits &= np.uint64((1 << 53) - 1)
+    return bits < np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
+
+
+def bernoulli_tensor(g, p: np.ndarray) -> np.ndarray:
+    """``torch.bernoulli(p)`` / ``tensor.bernoulli_(p_tensor)`` (a bool array of p's shape, p in C order): a
+    24-bit uniform below p for float32 (and narrower) probabilities, a 53-bit one for float64."""
+    if p.dtype == np.float64:
+        u = g.unit64(p.size)
+    else:
+        u = g.unit32(p.size)
+        p = p.astype(_F32, copy=False)
+    return (u < p.reshape(-1)).reshape(p.shape)
+
+
+def exponential(g, n: int, lambd: float) -> np.ndarray:
+    """``tensor.exponential_(lambd)`` in float64: ``-1 / lambd * log1p(-u)``."""
+    return (-1.0 / lambd) * libm("log1p", -g.unit64(n))
+
+
+def geometric(g, n: int, p: float) -> np.ndarray:
+    """``tensor.geometric_(p)`` in float64: ``ceil(log(u) / log1p(-p))``."""
+    return np.ceil(libm("log", g.unit64(n)) / math.log1p(-p))
+
+
+def cauchy(g, n: int, median: float, sigma: float) -> np.ndarray:
+    """``tensor.cauchy_(median, sigma)`` in float64: ``median + sigma * tan(pi * (u - 1/2))``."""
+    return median + sigma * libm("tan", math.pi * (g.unit64(n) - 0.5))
+
+
+def log_normal(g, n: int, mean: float, std: float) -> np.ndarray:
+    """``tensor.log_normal_(mean, std)`` in float64: exp of the scalar normal path (which uses the cached
+    sample)."""
+    return libm("exp", normal_scalar(g, n, mean, std))
+
+
+def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
+    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement, one 53-bit uniform
+    per sample searched in the row's normalised cumulative sum; without, the top ``num_samples`` of
+    ``probs / q`` with ``q = exponential_(1)`` drawn in probs' dtype over the whole array."""
+    rows = probs.shape[0]
+    out = np.empty((rows, num_samples), np.int64)
+    if replacement:
+        for i in range(rows):
+            cum = np.cumsum(probs[i], dtype=probs.dtype)
+            cum = cum / cum[-1]
+            cum[-1] = 1
+            out[i] = np.searchsorted(cum.astype(_F64), g.unit64(num_samples), side="left")
+        return out
+    q = exponential(g, probs.size, 1.0).astype(probs.dtype).reshape(probs.shape)
+    key = probs / q
+    for i in range(rows):
+        out[i] = np.argsort(-key[i], kind="stable")[:num_samples]
+    return out
