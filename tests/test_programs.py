@@ -4,7 +4,8 @@ Each program is run first under PyTorch, which saves its freshly initialised wei
 starts from them (tests/programs/_support.py); both see the same NumPy-generated batches. Their printed output
 must agree line by line: the same words, and every number equal to a relative 1e-5 (losses, accuracies, checksums)
 give or take one unit in the last printed digit (a value a hair from a rounding boundary prints differently).
-Lines that show random samples are compared by shape only (the two random streams differ on purpose).
+Lines that show random samples are compared by shape only: the generators are PyTorch's in both, but a token
+sampled from probabilities that agree only to rounding can differ.
 """
 
 import os
