@@ -73,22 +73,14 @@ def floating(draw, shape: tuple, dtype) -> np.ndarray:
 # -- uniform ------------------------------------------------------------------------------------------------------
 def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
     """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
-    if _is_f64(dtype):
-        lo, hi = _F64(low), _F64(high)
-        v = g.unit64(n)
-        if lo == 0:
-            if hi != 1:
-                v *= hi
-        else:
-            v = fma64(v, hi - lo, lo)
+    real, unit, fma = (_F64, g.unit64, fma64) if _is_f64(dtype) else (_F32, g.unit32, fma32)
+    lo, hi = real(low), real(high)
+    v = unit(n)
+    if lo == 0:
+        if hi != 1:
+            v *= hi
     else:
-        lo, hi = _F32(low), _F32(high)
-        v = g.unit32(n)
-        if lo == 0:
-            if hi != 1:
-                v *= hi
-        else:
-            v = fma32(v, hi - lo, lo)
+        v = fma(v, hi - lo, lo)
     v[v == hi] = lo
     return v.astype(dtype, copy=False)
 

@@ -253,11 +253,7 @@ def test_find_unused_leaves_the_grad_of_what_no_rank_used_backward_after_backwar
         r.prepare_for_backward()
         m(x).sum().backward()
         ref(x).sum().backward()
-        for (n, p), q in zip(named, ref.parameters()):
-            if q.grad is None:
-                assert p.grad is None, (skip, n)
-            else:
-                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+        _assert_grads_as_plain_model(named, ref, skip)
 
 
 def test_the_first_bucket_is_pytorchs_small_one():
@@ -295,11 +291,7 @@ def test_a_grad_set_to_none_by_hand_and_unused_stays_none_and_its_old_tensor_unc
         r.prepare_for_backward()
         m(x).sum().backward()
         ref(x).sum().backward()
-        for (n, p), q in zip(named, ref.parameters()):
-            if q.grad is None:
-                assert p.grad is None, (skip, n)
-            else:
-                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+        _assert_grads_as_plain_model(named, ref, skip)
         np.testing.assert_array_equal(held.numpy(), kept)
 
 
@@ -323,4 +315,13 @@ def test_an_assigned_grad_of_a_parameter_no_rank_uses_is_left_as_assigned(as_vie
         m(x).sum().backward()
         ref(x).sum().backward()
         for (n, p), q in zip(named, ref.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+
+
+def _assert_grads_as_plain_model(named, ref, skip):
+    """Each parameter's gradient as the plain model ``ref``'s: None where it has none, else equal."""
+    for (n, p), q in zip(named, ref.parameters()):
+        if q.grad is None:
+            assert p.grad is None, (skip, n)
+        else:
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
