@@ -487,10 +487,10 @@ def _assert(condition, message: str) -> None:
 
 
 def set_num_threads(n: int) -> None:
-    """Threads for ember's elementwise kernels, as ``torch.set_num_threads``.
+    """Threads for ember's kernels and its matrix multiplies, as ``torch.set_num_threads``.
 
-    Differs from PyTorch: the BLAS library's threads (matrix multiplies) are fixed at start-up by
-    ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``; this call does not change them.
+    The matrix multiplies are NumPy's: the call sets NumPy's OpenBLAS thread count too, so the user's own
+    NumPy products in this process follow it as well.
     """
     _parallel.set_num_threads(n)
 

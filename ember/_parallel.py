@@ -7,8 +7,8 @@ thread, and returns when every chunk is done. Small arrays run on the calling th
 hand-off to the pool costs about 10-20 µs. The thresholds are fields of ``ember._kernels.policy``.
 
 The thread count follows PyTorch's rules: ``OMP_NUM_THREADS`` at start-up, else the number of
-cores; ``ember.set_num_threads(n)`` changes it. The BLAS library's own threads (matrix
-multiplies) are set separately, by ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` before start-up.
+cores; ``ember.set_num_threads(n)`` changes it, and the BLAS library's threads (matrix multiplies,
+NumPy's OpenBLAS) with it, as PyTorch's call sets its BLAS threads too.
 
 Every kernel that uses this must give the same bits for any thread count: chunks are split along
 rows that are computed independently (no reduction across a split).
@@ -47,7 +47,8 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Set the threads ember's own kernels use, as ``torch.set_num_threads``.
+    """Set the threads ember's own kernels and NumPy's OpenBLAS use, as ``torch.set_num_threads`` sets
+    PyTorch's intra-op and BLAS threads (``openblas.set_threads``).
 
     Raises RuntimeError, as PyTorch does, for a count that is not a positive int.
     """
@@ -57,6 +58,7 @@ def set_num_threads(n: int) -> None:
     if n < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {n}")
     _num_threads = n
+    openblas.set_threads(n)
 
 
 class _Worker:

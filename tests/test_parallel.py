@@ -432,3 +432,30 @@ def test_convolution_gemms_run_whole_on_one_openblas_thread(threads, openblas, m
     for other in results[1:]:
         for a, r in zip(other, results[0]):
             np.testing.assert_array_equal(a, r)
+
+
+def test_set_num_threads_sets_numpys_openblas_as_torch_sets_its_blas():
+    """``torch.set_num_threads(1)`` (a common line in RL and multiprocessing code) keeps PyTorch's matrix
+    multiplies on one thread; ember's are NumPy's OpenBLAS, whose count the call sets too. Left at start-up,
+    a (97 x 51) @ (51 x 204) float64 GEMM of an LSTMCell ran on OpenBLAS's two threads, 100x slower than on one
+    while other processes kept the second core busy."""
+    from ember._kernels import openblas
+
+    found = openblas.functions()
+    if not found:
+        pytest.skip("no OpenBLAS library found in this process (another BLAS): nothing to set")
+    getter = found[1]
+    saved = ember.get_num_threads(), getter()
+    try:
+        for n in (1, 3, 2):
+            ember.set_num_threads(n)
+            assert getter() == n
+        # a hold (a GEMM kept on one thread) restores the count set while it was on, not the one before it
+        assert openblas.hold()
+        ember.set_num_threads(3)
+        assert getter() == 1
+        openblas.release()
+        assert getter() == 3
+    finally:
+        _parallel.set_num_threads(saved[0])
+        found[0](saved[1])

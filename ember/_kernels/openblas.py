@@ -120,6 +120,22 @@ def release() -> None:
             _functions[0](_held_from)
 
 
+def set_threads(n: int) -> None:
+    """Set OpenBLAS's thread count to ``n``, as ``torch.set_num_threads`` sets PyTorch's BLAS threads. While a
+    ``hold`` is on, the count its ``release`` restores becomes ``n`` instead. Nothing where there is no OpenBLAS
+    to call. ``policy.blas_threads`` (the start-up count) is left as it was: the GEMM blocks it decides, and so
+    the bits of a blocked GEMM, do not depend on this call."""
+    global _held_from
+    found = functions()
+    if not found:
+        return
+    with _lock:
+        if _held:
+            _held_from = n
+        else:
+            found[0](n)
+
+
 def _release_all_in_child() -> None:
     """A child forked while a GEMM held OpenBLAS has none of the holding threads: it gets the count back at once
     (else its OpenBLAS stayed on one thread for good) and a fresh lock (the parent's may have been taken)."""
@@ -137,8 +153,9 @@ if hasattr(os, "register_at_fork"):
 
 def matmul(a, b):
     """``numpy.matmul(a, b)``; for two plain matrices, a mid-sized GEMM (``one_thread``) with OpenBLAS held to one
-    thread. The result depends on the shapes and the policy only (OpenBLAS's threaded double-precision GEMM sums
-    some shapes in another order, so held and threaded differ by rounding), never on ember's thread count."""
+    thread. A held GEMM's result depends on the shapes and the policy only; one OpenBLAS threads runs on the count
+    ``ember.set_num_threads`` set last (OpenBLAS's threaded double-precision GEMM sums some shapes in another order,
+    so held and threaded, or two counts, differ by rounding)."""
     if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim != 2 or b.ndim != 2
             or not one_thread(a.shape[0], a.shape[1], b.shape[1]) or not hold()):
         return xp.matmul(a, b)
@@ -148,4 +165,4 @@ def matmul(a, b):
         release()
 
 
-__all__ = ["functions", "held", "hold", "matmul", "one_thread", "release"]
+__all__ = ["functions", "held", "hold", "matmul", "one_thread", "release", "set_threads"]
