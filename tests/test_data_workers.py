@@ -144,3 +144,46 @@ def test_workers_random_states_are_their_own():
     ember.manual_seed(5)
     ember.empty((), dtype=ember.int64).random_()  # the base seed the loader drew
     assert (np.random.random(), ember.rand(1).item()) == after
+
+
+def random_stream(data, lib, n):
+    """A sharded stream whose items are what a worker's random states give: its initial seed, Python's, NumPy's
+    and the framework's (``lib``: torch or ember) next numbers."""
+    import random
+
+    import numpy as np
+
+    class RandomStream(data.IterableDataset):
+        def __iter__(self):
+            info = data.get_worker_info()
+            for _ in range(info.id, n, info.num_workers):
+                yield [info.id, lib.initial_seed(), random.random(), float(np.random.random()),
+                       lib.rand(1).item(), lib.randint(0, 1000, (1,)).item()]
+
+    return RandomStream()
+
+
+def numpy_from_initial_seed(lib):
+    """The worker_init_fn idiom of PyTorch's documentation and many programs: NumPy seeded from the worker's seed."""
+    import numpy as np
+
+    def init(worker_id):
+        np.random.seed(lib.initial_seed() % 2**32)
+    return init
+
+
+@pytest.mark.parametrize("init", [None, numpy_from_initial_seed], ids=["no init", "numpy seeded from initial_seed"])
+def test_workers_random_states_are_pytorchs(init):
+    # each worker's Python, NumPy and framework random states are seeded as PyTorch's workers' are (the base seed
+    # drawn from the global generator), so a stream's random numbers are PyTorch's, with or without worker_init_fn
+    import torch
+
+    import ember
+
+    def run(lib, data):
+        lib.manual_seed(7)
+        kw = dict(batch_size=2, num_workers=2, worker_init_fn=None if init is None else init(lib))
+        epochs = [as_lists(data.DataLoader(random_stream(data, lib, 6), **kw)) for _ in range(2)]
+        return epochs, lib.rand(2).tolist()  # the global generator after: two base seeds drawn
+
+    assert run(ember, edata) == run(torch, tdata)

@@ -10,9 +10,10 @@ PyTorch.
 ember has no worker processes: ``worker_batches`` runs the same copies in this process, one batch at a time in
 that order, with ``get_worker_info()`` answering for the worker whose code is running (None outside), so a
 program gets PyTorch's batches in PyTorch's order. Each worker has its own Python, NumPy and ember random states,
-seeded with ``base_seed + id`` as PyTorch seeds its workers (their values differ from PyTorch's: a different
-generator), and ``worker_init_fn`` runs once per worker; the calling process's random states are left as they
-were. Map-style datasets need none of this: their batches do not depend on the workers.
+seeded as PyTorch seeds its workers (Python's and ember's with ``base_seed + id``, NumPy's with four words that
+mix ``base_seed`` and ``id``), so a worker draws PyTorch's numbers from each; ``worker_init_fn`` runs once per
+worker; the calling process's random states are left as they were. Map-style datasets need none of this: their
+batches do not depend on the workers.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def _set_random_states(states: tuple) -> None:
     ember_random.set_rng_state(states[2])
 
 
+def numpy_seed(base_seed: int, worker_id: int) -> numpy.ndarray:
+    """The seed PyTorch's worker gives ``numpy.random``: four 32-bit words that NumPy's ``SeedSequence`` makes of
+    the worker's id and the base seed's two halves (PyTorch's ``_generate_state`` computes the same words), so
+    that NumPy's stream differs from Python's ``random``, seeded with ``base_seed + id``."""
+    return numpy.random.SeedSequence([worker_id, base_seed & 0xFFFF_FFFF, base_seed >> 32, 0]).generate_state(4)
+
+
 class Worker:
     """One worker: its copy of the dataset, its random states, and the iterator of the current epoch."""
 
@@ -70,7 +78,7 @@ class Worker:
         caller = _random_states()
         try:
             random.seed(seed)
-            numpy.random.seed(seed % 2**32)
+            numpy.random.seed(numpy_seed(base_seed, worker_id))
             ember_random.manual_seed(seed)
             self._states = _random_states()
         finally:
