@@ -226,6 +226,17 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _dev
         set_rng_state(state)
 
 
+def swap_states(a: Generator, b: Generator) -> None:
+    """Exchange two generators' whole states (mt19937, seed, cached normals) in place, each object staying the
+    one its holders know: how a DataLoader worker's generator takes the global one's place while the worker's code
+    runs, without a round trip through the 5056 bytes."""
+    with a.lock, b.lock:
+        for name in ("_mt", "_numpy", "_seed", "_fresh", "_next_double", "_next_float"):
+            value = getattr(a, name)
+            setattr(a, name, getattr(b, name))
+            setattr(b, name, value)
+
+
 def rng_of(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator on ``generator``'s mt19937 (the global one when None), for the draws that keep ember's
     own algorithm."""
