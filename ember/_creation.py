@@ -319,8 +319,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
     dt = _float_dt(dtype, "normal_kernel_cpu")
-    g = generator_of(generator)
-    std = math.sqrt(0.5) if xp.dtype(dt).kind == "c" else 1.0
+    g, std = generator_of(generator), _draws.part_std(1.0, dt)
     arr = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real), _size(sizes, size), dt)
     return _finish(arr, requires_grad, device)
 
@@ -386,13 +385,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
         s = std._data if isinstance(std, Tensor) else std
         shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
-        scale = 1.0 if isinstance(std, Tensor) else float(std)
+        scale = _draws.part_std(1.0 if isinstance(std, Tensor) else float(std), dt)
         out = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, scale, real), tuple(shape), dt)
         if isinstance(std, Tensor):
             out = out * s.astype(dt, copy=False)
         return Tensor._make((out + xp.asarray(m).astype(dt, copy=False)).astype(dt, copy=False))
-    shape = _size((size,))
-    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, _dt(dtype))
+    shape, dt = _size((size,)), _dt(dtype)
+    std = _draws.part_std(std, dt)
+    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, dt)
     return Tensor._make(out)
 
 

@@ -84,6 +84,13 @@ def floating(draw, shape: tuple, dtype) -> np.ndarray:
     return out
 
 
+def part_std(std: float, dtype) -> float:
+    """The standard deviation of each part of a normal draw: ``std / sqrt(2)`` for a complex dtype (its real and
+    imaginary parts, so that E|z - mean|^2 = std^2; PyTorch divides so, which differs from ``std * sqrt(0.5)`` in
+    the last bit), ``std`` otherwise."""
+    return std / math.sqrt(2) if np.dtype(dtype).kind == "c" else std
+
+
 # -- uniform ------------------------------------------------------------------------------------------------------
 @holding_lock
 def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:

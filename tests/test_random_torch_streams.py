@@ -295,3 +295,22 @@ def test_rrelu_slopes(dtype):
         out.sum().backward()
         return out, xt.grad, m.nn.RReLU()(xt[:, :2])
     same(make)
+
+
+@pytest.mark.parametrize("n", [1, 3, 16, 17])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_normals(n, dtype, compiled):
+    # each part of a complex normal has PyTorch's std / sqrt(2) (not std * sqrt(0.5): one ulp apart in float64)
+    def make(m):
+        dt = getattr(m, dtype)
+        zeros = m.zeros(n, dtype=dt)
+        return tuple(m.view_as_real(z) for z in (
+            m.randn(n, dtype=dt), m.normal(1.0, 2.0, (n,), dtype=dt), m.normal(zeros, 2.0),
+            m.normal(zeros, m.full((n,), 3.0)), m.empty(n, dtype=dt).normal_(0.5, 2.0)))
+    same(make, seed=n)
+
+
+def test_complex_std_is_pytorchs_error():
+    for std in (ember.ones(2, dtype=ember.complex64), -ember.ones(2, dtype=ember.complex64)):
+        with pytest.raises(RuntimeError, match="normal expects standard deviation to be non-complex"):
+            ember.normal(ember.zeros(2), std)
