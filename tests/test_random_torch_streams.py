@@ -314,3 +314,39 @@ def test_complex_std_is_pytorchs_error():
     for std in (ember.ones(2, dtype=ember.complex64), -ember.ones(2, dtype=ember.complex64)):
         with pytest.raises(RuntimeError, match="normal expects standard deviation to be non-complex"):
             ember.normal(ember.zeros(2), std)
+
+
+LAYOUTS = {
+    "transposed": lambda m, dt: m.empty(20, 3, dtype=dt).t(),
+    "permuted 3-d": lambda m, dt: m.empty(2, 3, 4, dtype=dt).permute(2, 0, 1),
+    "channels last": lambda m, dt: m.empty(2, 3, 4, 5, dtype=dt).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+    "sliced, not dense": lambda m, dt: m.empty(6, 40, dtype=dt).t()[::2, 1:],
+    "size-1 dims": lambda m, dt: m.empty(3, 1, 20, dtype=dt).transpose(0, 2),
+    "expanded": lambda m, dt: m.empty(20, 1, dtype=dt).expand(20, 3),
+    "scalar": lambda m, dt: m.empty((), dtype=dt),
+    "empty": lambda m, dt: m.empty(0, 3, dtype=dt).t(),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_like_factories_draw_in_the_inputs_memory_order(layout, dtype, compiled):
+    # PyTorch's *_like keep a strided input's dimension order (empty_like's preserve_format) and fill the new
+    # tensor in memory order; a non-contiguous one takes the scalar normal path
+    def make(m):
+        dt = getattr(m, dtype)
+        t = LAYOUTS[layout](m, dt)
+        g = m.Generator().manual_seed(5)
+        return (m.rand_like(t), m.randn_like(t), m.randint_like(t, 3, 1000), m.randint_like(t, 7, dtype=m.int16),
+                m.randn_like(t, memory_format=m.contiguous_format), m.rand_like(t, generator=g),
+                m.randn_like(t, dtype=m.float64, generator=g), g.get_state())
+    same(make, seed=3)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 2, 4, 3)])
+def test_like_factories_in_a_named_memory_format(shape, compiled):
+    fmt = "channels_last" if len(shape) == 4 else "channels_last_3d"
+    same(lambda m: tuple(f(m.empty(shape), memory_format=getattr(m, fmt))
+                         for f in (m.rand_like, m.randn_like, lambda t, **k: m.randint_like(t, 9, **k))))
+    with pytest.raises(RuntimeError, match=f"required rank {len(shape)} tensor to use {fmt} format"):
+        ember.rand_like(ember.empty(2, 3), memory_format=getattr(ember, fmt))
