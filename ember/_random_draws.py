@@ -312,19 +312,20 @@ def log_normal(g, n: int, mean: float, std: float) -> np.ndarray:
 
 @holding_lock
 def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
-    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement, one 53-bit uniform
-    per sample searched in the row's normalised cumulative sum; without, the top ``num_samples`` of
-    ``probs / q`` with ``q = exponential_(1)`` drawn in probs' dtype over the whole array."""
+    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement and more than one
+    sample, one 53-bit uniform per sample searched in the row's normalised cumulative sum; otherwise (one sample
+    is drawn so either way) the top ``num_samples`` of ``probs / q`` with ``q = exponential_(1)`` drawn in probs'
+    dtype over the whole array, in probs' memory order (PyTorch's ``empty_like(probs)``)."""
     rows = probs.shape[0]
     out = np.empty((rows, num_samples), np.int64)
-    if replacement:
+    if replacement and num_samples > 1:
         for i in range(rows):
             cum = np.cumsum(probs[i], dtype=probs.dtype)
             cum = cum / cum[-1]
             cum[-1] = 1
             out[i] = np.searchsorted(cum.astype(_F64), g.unit64(num_samples), side="left")
         return out
-    q = exponential(g, probs.size, 1.0).astype(probs.dtype).reshape(probs.shape)
+    q = in_memory_order(exponential(g, probs.size, 1.0).astype(probs.dtype), probs)
     key = probs / q
     for i in range(rows):
         out[i] = np.argsort(-key[i], kind="stable")[:num_samples]

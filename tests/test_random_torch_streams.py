@@ -350,3 +350,18 @@ def test_like_factories_in_a_named_memory_format(shape, compiled):
                          for f in (m.rand_like, m.randn_like, lambda t, **k: m.randint_like(t, 9, **k))))
     with pytest.raises(RuntimeError, match=f"required rank {len(shape)} tensor to use {fmt} format"):
         ember.rand_like(ember.empty(2, 3), memory_format=getattr(ember, fmt))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sampling_ops_on_strided_inputs(dtype):
+    # bernoulli(p) fills a new row-major tensor whatever p's layout; multinomial draws its exponentials in the
+    # weights' memory order, and one sample with replacement takes that path too
+    def make(m):
+        dt = getattr(m, dtype)
+        p = m.linspace(0.05, 0.95, 12, dtype=dt).reshape(3, 4).t()
+        w = m.arange(1, 13, dtype=dt).reshape(3, 4).t()
+        return (m.bernoulli(p), m.bernoulli(p, 0.3), m.multinomial(w, 2), m.multinomial(w, 1),
+                m.multinomial(w, 1, replacement=True), m.multinomial(w[:, 0], 1, replacement=True),
+                m.multinomial(w, 3, replacement=True),
+                m.tensor(list(m.utils.data.WeightedRandomSampler([0.5, 1.0, 2.0], 1))))
+    same(make, seed=8)
