@@ -20,6 +20,7 @@ from ._backend import quiet, xp
 from ._device import check_device
 from ._dtype import np_kind
 from ._layout import strided
+from ._memory_format import channels_last, channels_last_3d, preserve_format
 from ._tensor import Tensor
 from .random import generator_of
 
@@ -319,8 +320,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
     dt = _float_dt(dtype, "normal_kernel_cpu")
-    g = generator_of(generator)
-    std = math.sqrt(0.5) if xp.dtype(dt).kind == "c" else 1.0
+    g, std = generator_of(generator), _draws.part_std(1.0, dt)
     arr = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real), _size(sizes, size), dt)
     return _finish(arr, requires_grad, device)
 
@@ -359,19 +359,57 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
     return _finish(arr, requires_grad, device)
 
 
-@_allocating
-def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return randn(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+def _drawn_like(t: Tensor, dt, memory_format, fill) -> Tensor:
+    """A new tensor of t's shape filled by the in-place draw ``fill``, laid out as PyTorch's ``empty_like`` lays it
+    (``preserve_format``: t's dimension order, so that a transposed t gets the draws in its memory order and, being
+    then non-contiguous, normals from the scalar path; ``contiguous_format``: row-major; ``channels_last(_3d)``:
+    channels fastest)."""
+    a = t._data
+    if memory_format is preserve_format:
+        return fill(Tensor._make(_draws.in_memory_order(xp.empty(a.size, dt), a)))
+    order = list(xp.arange(a.ndim))  # (this module's ``range`` is torch.range)
+    if memory_format in (channels_last, channels_last_3d):
+        rank = 4 if memory_format is channels_last else 5
+        if a.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+        order = [0, *order[2:], 1]
+    out = xp.empty([a.shape[d] for d in order], dt).transpose(xp.argsort(order))
+    return fill(Tensor._make(out))
 
 
 @_allocating
-def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return rand(t._data.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device)
+def randn_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=preserve_format) -> Tensor:
+    """``randn`` of t's shape (dtype: t's by default), drawn in the memory order of t's layout as PyTorch's."""
+    from .ops.inplace import normal_
+
+    dt = _float_dt(dtype or t.dtype, "normal_kernel_cpu")
+    out = _drawn_like(t, dt, memory_format, lambda x: normal_(x, generator=generator))
+    return _finish(out._data, requires_grad, device)
 
 
 @_allocating
-def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return randint(low, high, t._data.shape, dtype=dtype or t.dtype, device=device)
+def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=preserve_format) -> Tensor:
+    """``rand`` of t's shape (dtype: t's by default), drawn in the memory order of t's layout as PyTorch's."""
+    from .ops.inplace import uniform_
+
+    dt = _float_dt(dtype or t.dtype, "check_uniform_bounds")
+    out = _drawn_like(t, dt, memory_format, lambda x: uniform_(x, generator=generator))
+    return _finish(out._data, requires_grad, device)
+
+
+@_allocating
+def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
+    """``randint(low, high)`` of t's shape (``randint_like(t, high)``: from 0; dtype: t's by default), drawn in
+    the memory order of t's layout as PyTorch's."""
+    from .ops.inplace import random_
+
+    if high is None:
+        low, high = 0, low
+    out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, lambda x: random_(x, low, high, generator=generator))
+    return _finish(out._data, requires_grad, device)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
@@ -386,13 +424,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
         s = std._data if isinstance(std, Tensor) else std
         shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
-        scale = 1.0 if isinstance(std, Tensor) else float(std)
+        scale = _draws.part_std(1.0 if isinstance(std, Tensor) else float(std), dt)
         out = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, scale, real), tuple(shape), dt)
         if isinstance(std, Tensor):
             out = out * s.astype(dt, copy=False)
         return Tensor._make((out + xp.asarray(m).astype(dt, copy=False)).astype(dt, copy=False))
-    shape = _size((size,))
-    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, _dt(dtype))
+    shape, dt = _size((size,)), _dt(dtype)
+    std = _draws.part_std(std, dt)
+    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, dt)
     return Tensor._make(out)
 
 

@@ -12,10 +12,15 @@ PyTorch's behaviour (its sources read, none copied); tools/torch_rng holds the m
   path: one pair per two values, the second cached in the generator (used by the next scalar draw, even in a later
   call).
 - integers: ``u % range + low``, one word per value, two (``random64()``) when the range is at least 2**28.
+
+Each draw holds its generator's lock from its first word to its last (``holding_lock``), as PyTorch's kernels hold
+the generator's mutex: two threads drawing from one generator get the numbers of one draw after the other, never
+a block's tail or a cached normal taken by the other thread.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -27,6 +32,15 @@ _F64 = np.float64
 _TWO_PI = 2.0 * math.pi
 _RANDOM64_RANGE = 1 << 28  # uniform_int_from_to: from this range on, one random64() per value
 _HUGE_PERM = (2**32 - 1) // 20  # randperm switches to an inside-out shuffle on random64() from here
+
+
+def holding_lock(draw):
+    """``draw(g, ...)`` run while holding ``g.lock`` (re-entrant: a draw may call another on the same generator)."""
+    @functools.wraps(draw)
+    def locked(g, *args, **kwargs):
+        with g.lock:
+            return draw(g, *args, **kwargs)
+    return locked
 
 
 def _is_f64(dtype) -> bool:
@@ -70,7 +84,15 @@ def floating(draw, shape: tuple, dtype) -> np.ndarray:
     return out
 
 
+def part_std(std: float, dtype) -> float:
+    """The standard deviation of each part of a normal draw: ``std / sqrt(2)`` for a complex dtype (its real and
+    imaginary parts, so that E|z - mean|^2 = std^2; PyTorch divides so, which differs from ``std * sqrt(0.5)`` in
+    the last bit), ``std`` otherwise."""
+    return std / math.sqrt(2) if np.dtype(dtype).kind == "c" else std
+
+
 # -- uniform ------------------------------------------------------------------------------------------------------
+@holding_lock
 def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.ndarray:
     """``tensor.uniform_(low, high)`` / ``rand`` (float32 or float64 values)."""
     real, unit, fma = (_F64, g.unit64, fma64) if _is_f64(dtype) else (_F32, g.unit32, fma32)
@@ -86,6 +108,7 @@ def uniform(g, n: int, low: float = 0.0, high: float = 1.0, dtype=_F32) -> np.nd
 
 
 # -- normal -------------------------------------------------------------------------------------------------------
+@holding_lock
 def normal(g, n: int, mean: float = 0.0, std: float = 1.0, dtype=_F32, contiguous: bool = True) -> np.ndarray:
     """``tensor.normal_(mean, std)`` / ``randn`` over ``n`` elements (``contiguous``: of a contiguous tensor)."""
     if n >= 16 and contiguous:
@@ -151,6 +174,7 @@ def _scale64(v: np.ndarray, mean: float, std: float) -> np.ndarray:
     return fma64(v, std, mean)
 
 
+@holding_lock
 def normal_scalar(g, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
     """``n`` draws of PyTorch's ``normal_distribution<double>`` (float64): Box-Muller on two 53-bit uniforms,
     ``r * cos`` returned and ``r * sin`` cached in the generator for the next draw."""
@@ -176,6 +200,7 @@ def normal_scalar(g, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
 
 
 # -- integers -----------------------------------------------------------------------------------------------------
+@holding_lock
 def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray:
     """``randint(low, high)`` / ``tensor.random_(low, high)``: ``u % (high - low) + low``."""
     span = (int(high) - int(low)) & ((1 << 64) - 1)
@@ -190,6 +215,7 @@ def random_from_to(g, n: int, low: int, high: int, dtype=np.int64) -> np.ndarray
     return r.astype(dtype, copy=False)
 
 
+@holding_lock
 def random_full(g, n: int, dtype) -> np.ndarray:
     """``tensor.random_()`` with no bounds: [0, max] of an integer type, [0, 2**mantissa] of a floating one."""
     dt = np.dtype(dtype)
@@ -205,11 +231,13 @@ def random_full(g, n: int, dtype) -> np.ndarray:
     return (g.u32(n) % np.uint64(int(np.iinfo(dt).max) + 1)).astype(dt)
 
 
+@holding_lock
 def int64_seed(g) -> int:
     """``torch.empty((), dtype=torch.int64).random_()``: how PyTorch's data loading draws a seed."""
     return int(random_full(g, 1, np.int64)[0])
 
 
+@holding_lock
 def randperm(g, n: int) -> np.ndarray:
     """``randperm(n)`` (int64): Fisher-Yates, r[i] swapped with r[i + u % (n - i)], one word per step."""
     n = int(n)
@@ -236,6 +264,7 @@ def randperm(g, n: int) -> np.ndarray:
 
 
 # -- others -------------------------------------------------------------------------------------------------------
+@holding_lock
 def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
     """``tensor.bernoulli_(p)`` for a number p (a bool array): a 53-bit uniform k * 2**-53 below p, compared as
     the integer k < ceil(p * 2**53) (the same test: p * 2**53 is exact)."""
@@ -244,6 +273,7 @@ def bernoulli_scalar(g, n: int, p: float) -> np.ndarray:
     return bits < np.uint64(min(max(math.ceil(float(p) * 2.0**53), 0), 1 << 53))
 
 
+@holding_lock
 def bernoulli_tensor(g, p: np.ndarray) -> np.ndarray:
     """``torch.bernoulli(p)`` / ``tensor.bernoulli_(p_tensor)`` (a bool array of p's shape, p in C order): a
     24-bit uniform below p for float32 (and narrower) probabilities, a 53-bit one for float64."""
@@ -255,41 +285,47 @@ def bernoulli_tensor(g, p: np.ndarray) -> np.ndarray:
     return (u < p.reshape(-1)).reshape(p.shape)
 
 
+@holding_lock
 def exponential(g, n: int, lambd: float) -> np.ndarray:
     """``tensor.exponential_(lambd)`` in float64: ``-1 / lambd * log1p(-u)``."""
     return (-1.0 / lambd) * libm("log1p", -g.unit64(n))
 
 
+@holding_lock
 def geometric(g, n: int, p: float) -> np.ndarray:
     """``tensor.geometric_(p)`` in float64: ``ceil(log(u) / log1p(-p))``."""
     return np.ceil(libm("log", g.unit64(n)) / math.log1p(-p))
 
 
+@holding_lock
 def cauchy(g, n: int, median: float, sigma: float) -> np.ndarray:
     """``tensor.cauchy_(median, sigma)`` in float64: ``median + sigma * tan(pi * (u - 1/2))``."""
     return median + sigma * libm("tan", math.pi * (g.unit64(n) - 0.5))
 
 
+@holding_lock
 def log_normal(g, n: int, mean: float, std: float) -> np.ndarray:
     """``tensor.log_normal_(mean, std)`` in float64: exp of the scalar normal path (which uses the cached
     sample)."""
     return libm("exp", normal_scalar(g, n, mean, std))
 
 
+@holding_lock
 def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
-    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement, one 53-bit uniform
-    per sample searched in the row's normalised cumulative sum; without, the top ``num_samples`` of
-    ``probs / q`` with ``q = exponential_(1)`` drawn in probs' dtype over the whole array."""
+    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement and more than one
+    sample, one 53-bit uniform per sample searched in the row's normalised cumulative sum; otherwise (one sample
+    is drawn so either way) the top ``num_samples`` of ``probs / q`` with ``q = exponential_(1)`` drawn in probs'
+    dtype over the whole array, in probs' memory order (PyTorch's ``empty_like(probs)``)."""
     rows = probs.shape[0]
     out = np.empty((rows, num_samples), np.int64)
-    if replacement:
+    if replacement and num_samples > 1:
         for i in range(rows):
             cum = np.cumsum(probs[i], dtype=probs.dtype)
             cum = cum / cum[-1]
             cum[-1] = 1
             out[i] = np.searchsorted(cum.astype(_F64), g.unit64(num_samples), side="left")
         return out
-    q = exponential(g, probs.size, 1.0).astype(probs.dtype).reshape(probs.shape)
+    q = in_memory_order(exponential(g, probs.size, 1.0).astype(probs.dtype), probs)
     key = probs / q
     for i in range(rows):
         out[i] = np.argsort(-key[i], kind="stable")[:num_samples]

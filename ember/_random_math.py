@@ -20,7 +20,6 @@ the last bit). This module provides each as an exact emulation:
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -31,16 +30,17 @@ _HALF29 = np.uint64(1 << 28)       # ... set exactly at a float32 midpoint
 
 
 def fma32(a, b, c):
-    """``a * b + c`` with one rounding to float32 (a, b, c float32 arrays or numbers, broadcast)."""
+    """``a * b + c`` with one rounding to float32 (a, b, c float32 arrays or numbers, broadcast; numbers give a
+    float32 number)."""
     s = np.multiply(a, b, dtype=_F64)  # float32 * float32 is exact in float64
     s += c
+    scalar = s.ndim == 0
+    s = np.atleast_1d(s)
     out = s.astype(_F32)
-    mid = (s.view(np.uint64) & _LOW29) == _HALF29 if s.ndim else None
-    if mid is not None and mid.any():
+    mid = (s.view(np.uint64) & _LOW29) == _HALF29
+    if mid.any():
         _fix_midpoints(out, s, mid, a, b, c)
-    elif mid is None and (int(np.asarray(s).view(np.uint64)) & int(_LOW29)) == int(_HALF29):
-        out = _F32(float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))))
-    return out
+    return out[0] if scalar else out
 
 
 def _fix_midpoints(out, s, mid, a, b, c) -> None:
@@ -93,6 +93,8 @@ def fma64(a, b, c):
 
 
 def _exact_fma(x: float, y: float, z: float) -> float:
+    from fractions import Fraction  # rare: not imported with ember (it brings decimal)
+
     if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
         return x * y + z
     try:

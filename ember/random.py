@@ -16,6 +16,7 @@ import contextlib
 import operator
 import os
 import struct
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -44,14 +45,28 @@ class Generator:
     def __init__(self, device: str = "cpu") -> None:
         self._mt = np.random.MT19937(0)
         self._numpy: np.random.Generator | None = None
+        # Held by every draw (ember._random_draws.holding_lock), seeding and the state's reads and writes, as
+        # PyTorch's generator mutex: threads drawing at once see one draw after the other.
+        self.lock = threading.RLock()
         self.manual_seed(DEFAULT_SEED)
 
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()  # pickled (as torch.Generator is) without its lock
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
     def manual_seed(self, seed: int) -> Generator:
-        self._seed = _to_seed(seed)
-        self._mt._legacy_seeding(self._seed & 0xFFFF_FFFF)
-        self._fresh = True               # PyTorch writes next=0 into the state until the first draw
-        self._next_double: float | None = None  # the cached second Box-Muller sample (double)
-        self._next_float: float | None = None   # its float twin: kept in the state, never drawn on the CPU
+        seed = _to_seed(seed)
+        with self.lock:
+            self._seed = seed
+            self._mt._legacy_seeding(seed & 0xFFFF_FFFF)
+            self._fresh = True               # PyTorch writes next=0 into the state until the first draw
+            self._next_double: float | None = None  # the cached second Box-Muller sample (double)
+            self._next_float: float | None = None   # its float twin: kept in the state, never drawn on the CPU
         return self
 
     def seed(self) -> int:
@@ -113,12 +128,13 @@ class Generator:
         u8 its valid flag; 3 pad."""
         from ._tensor import Tensor
 
-        st = self._mt.state["state"]
+        with self.lock:
+            st = self._mt.state["state"]
+            seed, fresh, nd, nf = self._seed, self._fresh, self._next_double, self._next_float
         pos = int(st["pos"])
         b = bytearray(STATE_BYTES)
-        struct.pack_into("<QiiQ", b, 0, self._seed, _MT_WORDS + 1 - pos, 1, 0 if self._fresh else pos)
+        struct.pack_into("<QiiQ", b, 0, seed, _MT_WORDS + 1 - pos, 1, 0 if fresh else pos)
         np.frombuffer(b, np.uint64, _MT_WORDS, 24)[:] = st["key"]
-        nd, nf = self._next_double, self._next_float
         struct.pack_into("<dddi", b, 5016, 0.0, 0.0 if nd is None else nd, 0.0, nd is not None)
         struct.pack_into("<f?", b, 5048, 0.0 if nf is None else nf, nf is not None)
         return Tensor._make(np.frombuffer(bytes(b), dtype=np.uint8).copy())
@@ -146,14 +162,15 @@ class Generator:
         key = np.frombuffer(b, np.uint64, _MT_WORDS, 24)
         if not (seeded == 1 and 0 < left <= _MT_WORDS and nxt <= _MT_WORDS) or (key >> np.uint64(32)).any():
             raise RuntimeError("Invalid mt19937 state")
-        self._mt.state = {"bit_generator": "MT19937",
-                          "state": {"key": key.astype(np.uint32), "pos": _MT_WORDS + 1 - left}}
-        self._seed = seed
-        self._fresh = left == 1 and nxt == 0
         _, nd, _, nd_valid = struct.unpack_from("<dddi", b, 5016)
         nf, nf_valid = struct.unpack_from("<f?", b, 5048)
-        self._next_double = nd if nd_valid else None
-        self._next_float = nf if nf_valid else None
+        with self.lock:
+            self._mt.state = {"bit_generator": "MT19937",
+                              "state": {"key": key.astype(np.uint32), "pos": _MT_WORDS + 1 - left}}
+            self._seed = seed
+            self._fresh = left == 1 and nxt == 0
+            self._next_double = nd if nd_valid else None
+            self._next_float = nf if nf_valid else None
         return self
 
 
@@ -207,6 +224,17 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _dev
         yield
     finally:
         set_rng_state(state)
+
+
+def swap_states(a: Generator, b: Generator) -> None:
+    """Exchange two generators' whole states (mt19937, seed, cached normals) in place, each object staying the
+    one its holders know: how a DataLoader worker's generator takes the global one's place while the worker's code
+    runs, without a round trip through the 5056 bytes."""
+    with a.lock, b.lock:
+        for name in ("_mt", "_numpy", "_seed", "_fresh", "_next_double", "_next_float"):
+            value = getattr(a, name)
+            setattr(a, name, getattr(b, name))
+            setattr(b, name, value)
 
 
 def rng_of(generator: Generator | None) -> np.random.Generator:

@@ -42,6 +42,24 @@ def test_forward_backward_match_torch(targets, head_bias):
             _close(pe.grad, pt.grad)
 
 
+def test_a_cluster_with_no_hidden_units():
+    # in_features // div_value**2 == 0: the last cluster's projection is Linear(8, 0) then Linear(0, 10), as in
+    # PyTorch (which warns that initialising its zero-element weight is a no-op)
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        e, t = _pair(in_features=8, n_classes=20, cutoffs=(5, 10), div_value=4.0, head_bias=False)
+    x = np.random.default_rng(4).normal(size=(6, 8)).astype(np.float32)
+    targets = [3, 7, 19, 0, 12, 5]
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    oe, ot = e(xe, ember.tensor(targets)), t(xt, torch.tensor(targets))
+    _close(oe.output, ot.output)
+    oe.loss.backward()
+    ot.loss.backward()
+    _close(xe.grad, xt.grad)
+    for pe, pt in zip(e.parameters(), t.parameters()):
+        _close(pe.grad, pt.grad)
+    _close(e.log_prob(xe), t.log_prob(xt))
+
+
 def test_unbatched_log_prob_and_predict():
     e, t = _pair(in_features=8, n_classes=10, cutoffs=[4], div_value=4.0, head_bias=False)
     x = np.random.default_rng(3).normal(size=(16, 8)).astype(np.float32) * 3

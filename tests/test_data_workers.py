@@ -144,3 +144,97 @@ def test_workers_random_states_are_their_own():
     ember.manual_seed(5)
     ember.empty((), dtype=ember.int64).random_()  # the base seed the loader drew
     assert (np.random.random(), ember.rand(1).item()) == after
+
+
+def random_stream(data, lib, n):
+    """A sharded stream whose items are what a worker's random states give: its initial seed, Python's, NumPy's
+    and the framework's (``lib``: torch or ember) next numbers."""
+    import random
+
+    import numpy as np
+
+    class RandomStream(data.IterableDataset):
+        def __iter__(self):
+            info = data.get_worker_info()
+            for _ in range(info.id, n, info.num_workers):
+                yield [info.id, lib.initial_seed(), random.random(), float(np.random.random()),
+                       lib.rand(1).item(), lib.randint(0, 1000, (1,)).item()]
+
+    return RandomStream()
+
+
+def numpy_from_initial_seed(lib):
+    """The worker_init_fn idiom of PyTorch's documentation and many programs: NumPy seeded from the worker's seed."""
+    import numpy as np
+
+    def init(worker_id):
+        np.random.seed(lib.initial_seed() % 2**32)
+    return init
+
+
+@pytest.mark.parametrize("init", [None, numpy_from_initial_seed], ids=["no init", "numpy seeded from initial_seed"])
+def test_workers_random_states_are_pytorchs(init):
+    # each worker's Python, NumPy and framework random states are seeded as PyTorch's workers' are (the base seed
+    # drawn from the global generator), so a stream's random numbers are PyTorch's, with or without worker_init_fn
+    import torch
+
+    import ember
+
+    def run(lib, data):
+        lib.manual_seed(7)
+        kw = dict(batch_size=2, num_workers=2, worker_init_fn=None if init is None else init(lib))
+        epochs = [as_lists(data.DataLoader(random_stream(data, lib, 6), **kw)) for _ in range(2)]
+        return epochs, lib.rand(2).tolist()  # the global generator after: two base seeds drawn
+
+    assert run(ember, edata) == run(torch, tdata)
+
+
+def random_items(data, lib):
+    """A map-style dataset of 7 items whose __getitem__ draws as a random augmentation would, from the worker's
+    Python, NumPy and framework states, and reports the worker it ran in."""
+    import random
+
+    import numpy as np
+
+    class RandomItems(data.Dataset):
+        def __len__(self):
+            return 7
+
+        def __getitem__(self, i):
+            info = data.get_worker_info()
+            return [i, -1 if info is None else info.id, lib.initial_seed(), random.random(),
+                    float(np.random.random()), lib.rand(1).item(), lib.randint(0, 1000, (1,)).item()]
+
+    return RandomItems()
+
+
+MAP_CASES = {
+    "shuffled batches": dict(batch_size=2, shuffle=True, num_workers=2),
+    "three workers, drop_last": dict(batch_size=2, num_workers=3, drop_last=True),
+    "no batching": dict(batch_size=None, num_workers=2),
+    "persistent workers": dict(batch_size=3, shuffle=True, num_workers=2, persistent_workers=True),
+    "numpy seeded from initial_seed": dict(batch_size=2, num_workers=2, worker_init_fn=numpy_from_initial_seed),
+}
+
+
+@pytest.mark.parametrize("name", MAP_CASES)
+def test_map_style_workers_draw_pytorchs_numbers(name):
+    # PyTorch fetches (and collates) batch k in worker k % num_workers, with that worker's random states: a
+    # dataset's random augmentations draw the worker's numbers, not the calling process's
+    import torch
+
+    import ember
+
+    def run(lib, data):
+        kw = dict(MAP_CASES[name])
+        if "worker_init_fn" in kw:
+            kw["worker_init_fn"] = kw["worker_init_fn"](lib)
+        lib.manual_seed(11)
+        loader = data.DataLoader(random_items(data, lib), **kw)
+        epochs = [as_lists(loader) for _ in range(2)]
+        return epochs, lib.rand(2).tolist()  # the global generator after: base seeds and sampler seeds only
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's advice on this 2-core machine against 3 worker processes
+        want = run(torch, tdata)
+    assert run(ember, edata) == want

@@ -1,6 +1,6 @@
 """torch.fake_quantize_per_tensor_affine / fake_quantize_per_channel_affine against PyTorch: values bit for bit
-(float32 rounding of x * (1 / scale), half to even, PyTorch's saturation of NaN and infinities), the straight-through
-gradient masked outside [quant_min, quant_max], grad_fn names, and PyTorch's errors."""
+(x * (1 / scale) with a float32 reciprocal, rounded half to even, PyTorch's saturation of NaN and infinities), the
+straight-through gradient masked outside [quant_min, quant_max], grad_fn names, and PyTorch's errors."""
 
 import numpy as np
 import pytest
@@ -38,7 +38,7 @@ def _check(fn_e, fn_t, e, t):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("scale,zero_point,qmin,qmax", [(0.0371, 3, -128, 127), (0.1, 0, 0, 255), (1.0, -2, -8, 7),
-                                                        (0.25, 0, 0, 0)])
+                                                        (0.25, 0, 0, 0), (3.0, -2, -8, 7)])
 def test_per_tensor_matches_torch(dtype, scale, zero_point, qmin, qmax):
     a = _values((40, 50))
     _check(lambda x: ember.fake_quantize_per_tensor_affine(x, scale, zero_point, qmin, qmax),
@@ -53,6 +53,16 @@ def test_per_tensor_tensor_qparams_overload():
                             torch.tensor([0.5], dtype=torch.float64), torch.tensor([1]))]:
         _check(lambda x, s=se, z=ze: ember.fake_quantize_per_tensor_affine(x, s, z, 0, 255),
                lambda x, s=st, z=zt: torch.fake_quantize_per_tensor_affine(x, s, z, 0, 255), *_pair(a, "float32"))
+
+
+def test_tensor_qparams_take_a_zero_point_outside_the_range():
+    # PyTorch checks zero_point against [quant_min, quant_max] only in the overload taking numbers
+    a = [1.5, 40.0, -7.0]
+    _check(lambda x: ember.fake_quantize_per_tensor_affine(x, ember.tensor(3.0), ember.tensor(300), -8, 7),
+           lambda x: torch.fake_quantize_per_tensor_affine(x, torch.tensor(3.0), torch.tensor(300), -8, 7),
+           *_pair(a, "float32"))
+    with pytest.raises(RuntimeError, match="`zero_point` must be between `quant_min` and `quant_max`."):
+        ember.fake_quantize_per_tensor_affine(ember.tensor(a), 3.0, 300, -8, 7)
 
 
 def test_non_finite_and_huge_values_saturate_as_pytorch():

@@ -1,5 +1,7 @@
 """Every layer against torch with the same weights: outputs, input and parameter gradients, buffers."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -18,6 +20,17 @@ def randn(*shape, seed=0, dtype=np.float32):
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(shape, bias):
     compare_module(nn.Linear(3, 6, bias=bias), torch.nn.Linear(3, 6, bias=bias), randn(*shape))
+
+
+@pytest.mark.parametrize("in_f,out_f", [(0, 3), (3, 0), (0, 0)])
+@pytest.mark.parametrize("shape", [(4,), (2, 5), ()])
+def test_linear_with_no_features(in_f, out_f, shape):
+    # in_features or out_features 0 (an adaptive softmax cluster with no hidden units): empty rows, an empty
+    # output, zero gradients
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # both warn that initialising a zero-element weight is a no-op
+        em, tm = nn.Linear(in_f, out_f), torch.nn.Linear(in_f, out_f)
+    compare_module(em, tm, randn(*shape, in_f))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

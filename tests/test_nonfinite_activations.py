@@ -162,3 +162,36 @@ def test_small_negative_inputs_keep_their_precision():
         ey.sum().backward()
         np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=0, err_msg=name)
         np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=0, err_msg=name)
+
+
+_SECOND_ORDER = {
+    "softplus": lambda F, m, x: F.softplus(x),
+    "softplus_beta": lambda F, m, x: F.softplus(x, beta=2.0, threshold=5.0),
+    "logsigmoid": lambda F, m, x: F.logsigmoid(x),
+    "silu": lambda F, m, x: F.silu(x),
+    "mish": lambda F, m, x: F.mish(x),
+    "elu": lambda F, m, x: F.elu(x, 0.5),
+    "selu": lambda F, m, x: F.selu(x),
+    "celu": lambda F, m, x: F.celu(x, 2.0),
+    "bce_with_logits": lambda F, m, x: F.binary_cross_entropy_with_logits(x, m.full_like(x, 0.3), reduction="none"),
+}
+_SMOOTH_POINTS = [-3.0, -0.5, -1e-30, -0.0, 0.0, 1e-30, 0.5, 3.0]  # the kinks of the formulas' pieces at 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_SECOND_ORDER))
+def test_second_derivatives_at_zero_match_pytorch(name, dtype):
+    # differentiating the recorded derivative: the logistic function behind softplus, logsigmoid, silu, mish and
+    # BCE-with-logits has s' = 1/4 at 0 (its overflow-free form's max and |x| have kinks there), ELU's family
+    # takes x < 0 for its second derivative as PyTorch's (0 at x = 0, not half of alpha)
+    fn = _SECOND_ORDER[name]
+    want = []
+    for v in _SMOOTH_POINTS:  # PyTorch element by element (its scalar kernels)
+        tx = torch.tensor([v], dtype=_TORCH_DTYPES[dtype], requires_grad=True)
+        (tg,) = torch.autograd.grad(fn(TF, torch, tx).sum(), tx, create_graph=True)
+        (th,) = torch.autograd.grad(tg.sum(), tx)
+        want.append(th.item())
+    ex = ember.tensor(_SMOOTH_POINTS, dtype=getattr(ember, dtype), requires_grad=True)
+    (eg,) = ember.autograd.grad(fn(EF, ember, ex).sum(), ex, create_graph=True)
+    (eh,) = ember.autograd.grad(eg.sum(), ex)
+    _assert_same(name, "second derivative", eh.numpy().astype(np.float64), want, _RTOL[dtype], _ATOL[dtype])

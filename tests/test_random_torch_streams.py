@@ -295,3 +295,73 @@ def test_rrelu_slopes(dtype):
         out.sum().backward()
         return out, xt.grad, m.nn.RReLU()(xt[:, :2])
     same(make)
+
+
+@pytest.mark.parametrize("n", [1, 3, 16, 17])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_normals(n, dtype, compiled):
+    # each part of a complex normal has PyTorch's std / sqrt(2) (not std * sqrt(0.5): one ulp apart in float64)
+    def make(m):
+        dt = getattr(m, dtype)
+        zeros = m.zeros(n, dtype=dt)
+        return tuple(m.view_as_real(z) for z in (
+            m.randn(n, dtype=dt), m.normal(1.0, 2.0, (n,), dtype=dt), m.normal(zeros, 2.0),
+            m.normal(zeros, m.full((n,), 3.0)), m.empty(n, dtype=dt).normal_(0.5, 2.0)))
+    same(make, seed=n)
+
+
+def test_complex_std_is_pytorchs_error():
+    for std in (ember.ones(2, dtype=ember.complex64), -ember.ones(2, dtype=ember.complex64)):
+        with pytest.raises(RuntimeError, match="normal expects standard deviation to be non-complex"):
+            ember.normal(ember.zeros(2), std)
+
+
+LAYOUTS = {
+    "transposed": lambda m, dt: m.empty(20, 3, dtype=dt).t(),
+    "permuted 3-d": lambda m, dt: m.empty(2, 3, 4, dtype=dt).permute(2, 0, 1),
+    "channels last": lambda m, dt: m.empty(2, 3, 4, 5, dtype=dt).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+    "sliced, not dense": lambda m, dt: m.empty(6, 40, dtype=dt).t()[::2, 1:],
+    "size-1 dims": lambda m, dt: m.empty(3, 1, 20, dtype=dt).transpose(0, 2),
+    "expanded": lambda m, dt: m.empty(20, 1, dtype=dt).expand(20, 3),
+    "scalar": lambda m, dt: m.empty((), dtype=dt),
+    "empty": lambda m, dt: m.empty(0, 3, dtype=dt).t(),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_like_factories_draw_in_the_inputs_memory_order(layout, dtype, compiled):
+    # PyTorch's *_like keep a strided input's dimension order (empty_like's preserve_format) and fill the new
+    # tensor in memory order; a non-contiguous one takes the scalar normal path
+    def make(m):
+        dt = getattr(m, dtype)
+        t = LAYOUTS[layout](m, dt)
+        g = m.Generator().manual_seed(5)
+        return (m.rand_like(t), m.randn_like(t), m.randint_like(t, 3, 1000), m.randint_like(t, 7, dtype=m.int16),
+                m.randn_like(t, memory_format=m.contiguous_format), m.rand_like(t, generator=g),
+                m.randn_like(t, dtype=m.float64, generator=g), g.get_state())
+    same(make, seed=3)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 2, 4, 3)])
+def test_like_factories_in_a_named_memory_format(shape, compiled):
+    fmt = "channels_last" if len(shape) == 4 else "channels_last_3d"
+    same(lambda m: tuple(f(m.empty(shape), memory_format=getattr(m, fmt))
+                         for f in (m.rand_like, m.randn_like, lambda t, **k: m.randint_like(t, 9, **k))))
+    with pytest.raises(RuntimeError, match=f"required rank {len(shape)} tensor to use {fmt} format"):
+        ember.rand_like(ember.empty(2, 3), memory_format=getattr(ember, fmt))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sampling_ops_on_strided_inputs(dtype):
+    # bernoulli(p) fills a new row-major tensor whatever p's layout; multinomial draws its exponentials in the
+    # weights' memory order, and one sample with replacement takes that path too
+    def make(m):
+        dt = getattr(m, dtype)
+        p = m.linspace(0.05, 0.95, 12, dtype=dt).reshape(3, 4).t()
+        w = m.arange(1, 13, dtype=dt).reshape(3, 4).t()
+        return (m.bernoulli(p), m.bernoulli(p, 0.3), m.multinomial(w, 2), m.multinomial(w, 1),
+                m.multinomial(w, 1, replacement=True), m.multinomial(w[:, 0], 1, replacement=True),
+                m.multinomial(w, 3, replacement=True),
+                m.tensor(list(m.utils.data.WeightedRandomSampler([0.5, 1.0, 2.0], 1))))
+    same(make, seed=8)

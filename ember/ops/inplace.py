@@ -327,8 +327,11 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
 
 
 def check_normal_std(std) -> None:
-    """PyTorch's RuntimeError for a normal distribution's negative ``std`` (a number or a tensor)."""
+    """PyTorch's RuntimeError for a normal distribution's negative ``std`` (a number or a tensor) or complex
+    ``std`` tensor."""
     if isinstance(std, Tensor):
+        if np_kind(std._data.dtype) == "c":
+            raise RuntimeError("normal expects standard deviation to be non-complex")
         if std._data.size and (std._data < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
@@ -356,9 +359,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
     check_normal_std(std)
     if np_kind(x._data.dtype) not in "fc":
         raise not_implemented_for("normal_kernel_cpu", x.dtype)
-    g, contiguous = generator_of(generator), x._data.flags.c_contiguous
-    if np_kind(x._data.dtype) == "c":
-        std = std / 2**0.5
+    g, contiguous, std = generator_of(generator), x._data.flags.c_contiguous, draws.part_std(std, x._data.dtype)
     return _draw_into(x, lambda n, real: draws.normal(g, n, mean, std, real, contiguous))
 
 

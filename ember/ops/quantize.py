@@ -2,9 +2,10 @@
 (``fake_quantize_per_tensor_affine``, ``fake_quantize_per_channel_affine``), the gradient passed straight through
 where the rounded value lies inside [quant_min, quant_max] and zero outside, as PyTorch's cachemask kernels.
 
-The arithmetic is PyTorch's CPU kernels': x * (1 / scale) rounded half to even, in float32 for per-tensor
-quantization (half, bfloat16 and float64 inputs included: their result is the float32 one cast back), in the
-input's precision for per-channel quantization (half and bfloat16 through float32). Where the rounded value is NaN
+The arithmetic is PyTorch's CPU kernels': x * (1 / scale) rounded half to even, with 1 / scale a float32, the
+product in the input's precision (half and bfloat16 through float32); per-tensor quantization then scales the
+grid value back in float32 (a float64 input's result is that float32 value), per-channel in the input's
+precision. Where the rounded value is NaN
 or past int64's range, per-tensor quantization saturates (NaN to quant_min, the infinities to their end) and
 per-channel quantization takes quant_min, as PyTorch's int64 conversion on x86-64 does.
 """
@@ -88,12 +89,13 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor, zero_p
                         "Tensor scale, Tensor zero_point, int quant_min, int quant_max)")
     zero_point, quant_min, quant_max = int(zero_point), int(quant_min), int(quant_max)
     _check_range(quant_min, quant_max)
-    if not quant_min <= zero_point <= quant_max:
+    if not tensor_qparams and not quant_min <= zero_point <= quant_max:  # (the tensor overload does not check)
         raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
-    x = input._data.astype(xp.float32, copy=False)
+    product = xp.float64 if input.dtype == _dtype.float64 else xp.float32
+    x = input._data.astype(product, copy=False)
     s = xp.float32(scale)
     with xp.errstate(all="ignore"):
-        q = xp.rint(x * (xp.float32(1) / s)).astype(xp.float64) + zero_point
+        q = xp.rint(x * product(xp.float32(1) / s)).astype(xp.float64) + zero_point
     q = xp.where(xp.isnan(q), -xp.inf, q)  # saturating: NaN to quant_min, the infinities to their end
     node = (FakeQuantizePerTensorAffineCachemaskTensorQparamsBackward0 if tensor_qparams
             else FakeQuantizePerTensorAffineCachemaskBackward0)

@@ -46,7 +46,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (as64.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    out = draws.multinomial(generator_of(generator), xp.ascontiguousarray(rows), num_samples, replacement)
+    out = draws.multinomial(generator_of(generator), rows, num_samples, replacement)  # rows keeps w's layout
     return Tensor._make(out.reshape(w.shape[:-1] + (num_samples,)))
 
 
@@ -71,11 +71,13 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     if ((probs < 0) | (probs > 1)).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     g, a = generator_of(generator), input._data
+    # PyTorch fills a new contiguous tensor (empty_like with the legacy contiguous format): row-major order,
+    # whatever input's layout
     if p is None:
-        kept = draws.bernoulli_tensor(g, draws.flat_in_memory_order(a, a))
+        kept = draws.bernoulli_tensor(g, a)
     else:
-        kept = draws.bernoulli_scalar(g, a.size, p)
-    return Tensor._make(draws.in_memory_order(kept, a).astype(a.dtype))
+        kept = draws.bernoulli_scalar(g, a.size, p).reshape(a.shape)
+    return Tensor._make(kept.astype(a.dtype))
 
 
 # PyTorch's names of the element types in random_'s range errors and warnings (C++ type names)

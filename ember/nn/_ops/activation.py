@@ -22,6 +22,7 @@ from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
+from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
 from ...ops.erf import half_erfc_abs_into
 from ...ops.pointwise import _erfc
@@ -137,7 +138,11 @@ def sigmoid_array(x, e=None):
     """The logistic function without overflow or cancellation: with e = exp(-|x|) <= 1 (``e`` if given: the
     softplus-based activations have it already), 1 / (1 + e) for x >= 0 and e / (1 + e) below, written
     max(e, [x >= 0]) / (1 + e) (a masked select is NumPy's slowest pass). The tanh form (1 + tanh(x/2)) / 2
-    cancels for x << 0: 0 instead of 2e-9 at x = -20 in float32."""
+    cancels for x << 0: 0 instead of 2e-9 at x = -20 in float32. Recorded (create_graph), it is the sigmoid op,
+    whose derivative s (1 - s) holds everywhere: this form's max and |x| have kinks at 0, where differentiating
+    them would give 0 instead of 1/4 (wherever exp(-|x|) rounds to 1)."""
+    if is_recorded(x):
+        return RecordedArray(unary.sigmoid(x.t))
     if e is None:
         e = xp.exp(-xp.abs(x))
     return xp.maximum(e, x >= 0) / (1 + e)
@@ -213,7 +218,9 @@ def exp_linear(x, need, alpha, scale, inner):
     otherwise. Written without masked selects (NumPy's where/copyto with a mask are the slowest passes here):
     z = fmin(x, 0) * inner is 0 for x > 0 and for NaN, so the exponential terms are constants there."""
     if is_recorded(x):  # create_graph: the same formula out of place
-        z = xp.fmin(x, 0) * inner
+        # (x where x < 0, else 0, by a select: fmin's tie at x = 0 would pass half the gradient, where PyTorch's
+        # second derivative takes x < 0)
+        z = xp.where(x < 0, x, 0) * inner
         return (scale * alpha * xp.expm1(z) + scale * xp.maximum(x, 0),
                 scale * alpha * inner * xp.exp(z) + ~(x <= 0) * _scalar(x, scale * (1 - alpha * inner)))
     z = xp.fmin(x, _scalar(x, 0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 from ..._autocast import lower_precision
@@ -23,14 +24,14 @@ class Linear(Node):
     def forward(self, x, w, b):
         if b is not None and x.ndim >= 2 and _bias_column(x, w, b):
             self.saved = (x, w)
-            return _matmul_bias_column(x.reshape(-1, x.shape[-1]), w, b).reshape(*x.shape[:-1], w.shape[0])
+            return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
-            out = gemm(x.reshape(-1, x.shape[-1]), w.T).reshape(*x.shape[:-1], w.shape[0])
+            out = gemm(_as_rows(x), w.T).reshape(*x.shape[:-1], w.shape[0])
         else:
             out = gemm(x, w.T)
         if b is not None:
             if out.ndim >= 2:  # rows split among the intra-op threads
-                parallel_rows(partial(_add_in_place, b=b), out.reshape(-1, out.shape[-1]))
+                parallel_rows(partial(_add_in_place, b=b), _as_rows(out))
             else:
                 out += b
         self.saved = (x, w)
@@ -39,17 +40,23 @@ class Linear(Node):
     def backward(self, g):
         x, w = self.saved
         nx, nw, nb = self.needs_input_grad
-        g2 = g.reshape(-1, g.shape[-1])
+        g2 = _as_rows(g)
         gx = gemm(g2, w).reshape(x.shape) if nx else None
         gw = None
         if nw:  # dW = g^T x over all rows
-            x2 = x.reshape(-1, x.shape[-1])
+            x2 = _as_rows(x)
             # One row: an outer product, the same products. NumPy's matmul with inner dimension 1 takes
             # a non-BLAS loop (225 us at 256 x 784); dot sends it to BLAS's GEMM (33 us; a broadcast
             # multiply takes 55 us).
             gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
         gb = col_sums(g2) if nb else None
         return gx, gw, gb
+
+
+def _as_rows(a):
+    """``a`` as the 2-D array of its rows, also when the last dimension is empty (in_features or out_features 0),
+    where ``reshape(-1, 0)`` cannot infer the row count."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _add_in_place(rows, b) -> None:

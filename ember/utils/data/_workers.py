@@ -1,4 +1,4 @@
-"""In-process stand-ins for PyTorch's DataLoader workers over an IterableDataset.
+"""In-process stand-ins for PyTorch's DataLoader workers.
 
 PyTorch gives each of ``num_workers`` worker processes its own copy of an IterableDataset. Each worker iterates
 its copy (``get_worker_info()`` tells it its id, so that it can read its own shard of the stream), collates its own
@@ -10,9 +10,12 @@ PyTorch.
 ember has no worker processes: ``worker_batches`` runs the same copies in this process, one batch at a time in
 that order, with ``get_worker_info()`` answering for the worker whose code is running (None outside), so a
 program gets PyTorch's batches in PyTorch's order. Each worker has its own Python, NumPy and ember random states,
-seeded with ``base_seed + id`` as PyTorch seeds its workers (their values differ from PyTorch's: a different
-generator), and ``worker_init_fn`` runs once per worker; the calling process's random states are left as they
-were. Map-style datasets need none of this: their batches do not depend on the workers.
+seeded as PyTorch seeds its workers (Python's and ember's with ``base_seed + id``, NumPy's with four words that
+mix ``base_seed`` and ``id``), so a worker draws PyTorch's numbers from each; ``worker_init_fn`` runs once per
+worker; the calling process's random states are left as they were. A map-style dataset's batch k is fetched by
+worker k % num_workers with that worker's states (``Worker.run``), so its random augmentations draw PyTorch's
+numbers; its workers share the one dataset (nothing is iterated, so no copy is needed: a worker's changes to it
+are seen by the others, unlike PyTorch's copies).
 """
 
 from __future__ import annotations
@@ -50,46 +53,47 @@ def current() -> WorkerInfo | None:
     return _current[0]
 
 
-def _random_states() -> tuple:
-    return random.getstate(), numpy.random.get_state(), ember_random.get_rng_state()
-
-
-def _set_random_states(states: tuple) -> None:
+def _swap_random_states(states: list) -> None:
+    """Put ``states`` (Python's, NumPy's and an ember generator holding ember's) in place and the current ones
+    into ``states``."""
+    python, numpy_state = random.getstate(), numpy.random.get_state()
     random.setstate(states[0])
     numpy.random.set_state(states[1])
-    ember_random.set_rng_state(states[2])
+    states[0], states[1] = python, numpy_state
+    ember_random.swap_states(ember_random.default_generator, states[2])
+
+
+def numpy_seed(base_seed: int, worker_id: int) -> numpy.ndarray:
+    """The seed PyTorch's worker gives ``numpy.random``: four 32-bit words that NumPy's ``SeedSequence`` makes of
+    the worker's id and the base seed's two halves (PyTorch's ``_generate_state`` computes the same words), so
+    that NumPy's stream differs from Python's ``random``, seeded with ``base_seed + id``."""
+    return numpy.random.SeedSequence([worker_id, base_seed & 0xFFFF_FFFF, base_seed >> 32, 0]).generate_state(4)
 
 
 class Worker:
     """One worker: its copy of the dataset, its random states, and the iterator of the current epoch."""
 
     def __init__(self, dataset, worker_id: int, num_workers: int, base_seed: int,
-                 init_fn: Callable[[int], None] | None) -> None:
+                 init_fn: Callable[[int], None] | None, copy_dataset: bool = True) -> None:
         seed = base_seed + worker_id
-        self.info = WorkerInfo(worker_id, num_workers, seed, copy.deepcopy(dataset))
-        caller = _random_states()
-        try:
-            random.seed(seed)
-            numpy.random.seed(seed % 2**32)
-            ember_random.manual_seed(seed)
-            self._states = _random_states()
-        finally:
-            _set_random_states(caller)
+        self.info = WorkerInfo(worker_id, num_workers, seed, copy.deepcopy(dataset) if copy_dataset else dataset)
+        self._states = [random.Random(seed).getstate(),
+                        numpy.random.RandomState(numpy_seed(base_seed, worker_id)).get_state(),
+                        ember_random.Generator().manual_seed(seed)]
         self._iterator: Iterator | None = None
         if init_fn is not None:
-            self._run(init_fn, worker_id)
+            self.run(init_fn, worker_id)
 
-    def _run(self, fn: Callable, *args):
+    def run(self, fn: Callable, *args):
         """``fn(*args)`` as this worker's code: its worker info and random states in place meanwhile."""
-        caller, outer = _random_states(), _current[0]
-        _set_random_states(self._states)
+        outer = _current[0]
+        _swap_random_states(self._states)  # the caller's states are kept in self._states meanwhile
         _current[0] = self.info
         try:
             return fn(*args)
         finally:
-            self._states = _random_states()
             _current[0] = outer
-            _set_random_states(caller)
+            _swap_random_states(self._states)
 
     def start_epoch(self) -> None:
         self._iterator = None
@@ -97,7 +101,7 @@ class Worker:
     def next_batch(self, batch_size: int | None, drop_last: bool, collate: Callable):
         """The worker's next batch (or sample, without batching), collated in the worker; ``_END`` when its stream
         has ended."""
-        return self._run(self._next_batch, batch_size, drop_last, collate)
+        return self.run(self._next_batch, batch_size, drop_last, collate)
 
     def _next_batch(self, batch_size, drop_last, collate):
         if self._iterator is None:

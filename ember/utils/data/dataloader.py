@@ -31,8 +31,8 @@ _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dat
 
 
 def get_worker_info() -> _workers.WorkerInfo | None:
-    """Inside the code of a DataLoader worker over an IterableDataset (its ``__iter__``, ``worker_init_fn``, the
-    collate function): that worker's id, number of workers, seed and dataset copy; None elsewhere, as in PyTorch's
+    """Inside the code of a DataLoader worker (a dataset's ``__getitem__`` or ``__iter__``, ``worker_init_fn``, the
+    collate function): that worker's id, number of workers, seed and dataset; None elsewhere, as in PyTorch's
     main process (ember runs the workers in this process: ``_workers``)."""
     return _workers.current()
 
@@ -49,10 +49,11 @@ class DataLoader:
         batch_sampler: yields whole lists of indices (exclusive with batch_size, shuffle,
             sampler and drop_last).
         num_workers: values > 0 load in this process (ember has no worker processes), giving
-            PyTorch's batches: a map-style dataset's do not depend on workers (``worker_init_fn`` is
-            then never called); an ``IterableDataset`` is run as PyTorch's workers run it, one copy
-            per worker with ``get_worker_info()`` telling its id, their batches in turn
-            (``ember/utils/data/_workers.py``).
+            PyTorch's batches: each worker has its own random states seeded as PyTorch's, runs
+            ``worker_init_fn`` and has ``get_worker_info()`` tell its id; a map-style dataset's batch k
+            is fetched by worker k % num_workers (the workers share the dataset); an
+            ``IterableDataset`` is run as PyTorch's workers run it, one copy per worker, their batches
+            in turn (``ember/utils/data/_workers.py``).
         collate_fn: merges a list of samples into a batch (default ``default_collate``).
         pin_memory: accepted, no effect (ember tensors are already in host memory).
         drop_last: drop the last incomplete batch (default False).
@@ -122,7 +123,7 @@ class DataLoader:
             return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
         if self._can_index_tensors():
             return self._iter_tensor_batches()
-        return self._iter_indexed()
+        return self._iter_indexed_workers(base_seed) if self.num_workers > 0 else self._iter_indexed()
 
     def __len__(self) -> int:
         if not self._iterable:
@@ -133,16 +134,27 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     # ------------------------------------------------------------------ iteration paths
-    def _iter_indexed(self) -> Iterator:
-        """The general map-style path: fetch each sample, then collate the batch."""
+    def _fetch(self, index):
+        """One batch (a list of indices; a single index without batching) fetched and collated, as a PyTorch
+        worker fetches it."""
         dataset, collate = self.dataset, self.collate_fn
         if not self._auto_collation:
-            for idx in self.sampler:
-                yield collate(dataset[idx])
-            return
+            return collate(dataset[index])
         getitems = getattr(dataset, "__getitems__", None)  # a dataset's own batched fetch, as in PyTorch
-        for indices in self.batch_sampler:
-            yield collate(getitems(indices) if getitems else [dataset[i] for i in indices])
+        return collate(getitems(index) if getitems else [dataset[i] for i in index])
+
+    def _iter_indexed(self) -> Iterator:
+        """The general map-style path: fetch each sample, then collate the batch."""
+        for index in self.batch_sampler if self._auto_collation else self.sampler:
+            yield self._fetch(index)
+
+    def _iter_indexed_workers(self, base_seed: int) -> Iterator:
+        """A map-style dataset with ``num_workers > 0``: batch k is fetched and collated by worker k % num_workers
+        (PyTorch's round-robin, restarted each epoch), with that worker's random states and ``get_worker_info()``,
+        so random augmentations draw PyTorch's numbers and leave the calling process's states alone."""
+        pool = self._workers(base_seed, copy_dataset=False)
+        for k, index in enumerate(self.batch_sampler if self._auto_collation else self.sampler):
+            yield pool[k % len(pool)].run(self._fetch, index)
 
     def _iter_stream(self) -> Iterator:
         """An IterableDataset: samples as they come, grouped into batches when batching is on."""
@@ -167,22 +179,30 @@ class DataLoader:
                 self._persistent_base_seed = seed
         return seed
 
-    def _iter_workers(self, base_seed: int) -> Iterator:
-        """An IterableDataset with ``num_workers > 0``: PyTorch's workers' batches, run in this process. A fresh
-        set of workers (dataset copies, seeds, ``worker_init_fn``) each epoch; persistent workers keep theirs."""
+    def _workers(self, base_seed: int, copy_dataset: bool) -> list[_workers.Worker]:
+        """A fresh set of workers (seeds, ``worker_init_fn`` run; dataset copies if ``copy_dataset``) each epoch;
+        persistent workers keep theirs."""
         pool = getattr(self, "_worker_pool", None)
         if pool is None or not self.persistent_workers:
-            pool = [_workers.Worker(self.dataset, w, self.num_workers, base_seed, self.worker_init_fn)
+            pool = [_workers.Worker(self.dataset, w, self.num_workers, base_seed, self.worker_init_fn, copy_dataset)
                     for w in range(self.num_workers)]
             if self.persistent_workers:
                 self._worker_pool = pool
+        return pool
+
+    def _iter_workers(self, base_seed: int) -> Iterator:
+        """An IterableDataset with ``num_workers > 0``: PyTorch's workers' batches, run in this process, each
+        worker iterating its own copy of the stream."""
+        pool = self._workers(base_seed, copy_dataset=True)
         batch_size = self.batch_size if self._auto_collation else None
         return _workers.worker_batches(pool, self.prefetch_factor or 2, batch_size, self.drop_last, self.collate_fn)
 
     def _can_index_tensors(self) -> bool:
-        """Whether the TensorDataset fast path gives exactly what the general path would."""
+        """Whether the TensorDataset fast path gives exactly what the general path would (workers draw nothing
+        while fetching a TensorDataset's rows, but a ``worker_init_fn`` must still run in each)."""
         ds = self.dataset
         return (type(self.batch_sampler) is BatchSampler and self.collate_fn is default_collate
+                and (self.num_workers == 0 or self.worker_init_fn is None)
                 and isinstance(ds, TensorDataset) and type(ds).__getitem__ is TensorDataset.__getitem__
                 and getattr(ds, "__getitems__", None) is None
                 and not any(t._requires_grad for t in ds.tensors))
