@@ -425,3 +425,31 @@ def test_std_gradient_of_a_constant_input_is_zero_as_pytorch():
         ember.std(e, **kwargs).sum().backward()
         assert_close(e.grad, t.grad)
         assert type(ember.std(e, **kwargs).grad_fn).__name__ == "StdBackward0"
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as err:  # noqa: BLE001 (the error itself is what is compared)
+        return type(err).__name__, str(err)
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("dim", [(0,), [1], (0, 1)], ids=str)
+def test_aminmax_refuses_a_sequence_of_dims_as_pytorch(dim):
+    """PyTorch's aminmax reduces along one dim: a tuple or list is its argument parser's TypeError."""
+    values = [[1.0, 5.0], [3.0, -2.0]]
+    want = _error(lambda: torch.aminmax(torch.tensor(values), dim=dim))
+    assert want[0] == "TypeError"
+    assert _error(lambda: ember.aminmax(ember.tensor(values), dim=dim)) == want
+    assert ember.aminmax(ember.tensor(values), dim=1).max.tolist() == [5.0, 3.0]
+
+
+@pytest.mark.parametrize("p,dim", [("fro", (1, 0, 1)), ("fro", (0, 1, 2)), ("nuc", None), ("nuc", 1), ("abc", None),
+                                   (1, (1, 1)), ("fro", (1, 1))], ids=str)
+def test_norm_errors_for_dims_and_orders_as_pytorch(p, dim):
+    """torch.norm with a string order over more than two dims (or "nuc" over all dims of a 3-d tensor, or an
+    unknown order) asks linalg.matrix_norm, whose error names the dims as PyTorch's; a repeated dim of a vector
+    norm is the reduction's error."""
+    want = _error(lambda: torch.norm(torch.ones(2, 3, 4), p=p, dim=dim))
+    assert _error(lambda: ember.norm(ember.ones(2, 3, 4), p=p, dim=dim)) == want

@@ -392,15 +392,17 @@ def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm, "nuc" the nuclear norm of the
-    matrices over the last two dims (or ``dim``). One node, ``LinalgVectorNormBackward0`` as PyTorch's, for every
-    ``p``."""
+    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm (over at most two dims), "nuc"
+    the nuclear norm of the matrix over ``dim`` (a 2-d input's two dims by default). One node,
+    ``LinalgVectorNormBackward0`` as PyTorch's, for every ``p``."""
     if dtype is not None:
         x = cast(x, dtype)
-    if p == "nuc":
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         from ..linalg import matrix_norm
 
-        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
+        # as PyTorch's: "nuc", another name, or "fro" over more than two dims is a matrix norm (over every dim
+        # when none is given), whose errors these are
+        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"

@@ -160,7 +160,9 @@ def count_nonzero(x: Tensor, dim=None) -> Tensor:
 
 
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
-    """(min, max) over all elements or along ``dim``."""
+    """(min, max) over all elements or along the one dim ``dim`` (an int: a tuple is PyTorch's TypeError)."""
+    if dim is not None and not hasattr(dim, "__index__"):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     axes = () if dim is None else dim
     return _MinMax(amin(x, axes, keepdim), amax(x, axes, keepdim))
 
