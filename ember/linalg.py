@@ -57,10 +57,11 @@ def _matrix_dims(A: Tensor, dim, name: str) -> tuple[int, int]:
     nd = A._data.ndim
     if nd < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
     d = tuple(int(i) + nd if int(i) < 0 else int(i) for i in dim)
     if len(d) != 2 or d[0] == d[1]:
         raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})" if len(d) == 2 else
-                           f"{name}: dim must be a 2-tuple. Got {tuple(dim)}")
+                           f"{name}: dim must be a 2-tuple. Got {' '.join(str(i) for i in dim)}")
     return d
 
 
@@ -75,11 +76,11 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
 
     if dtype is not None:
         A = cast(A, dtype)
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, _INF, -_INF):  # (PyTorch checks the order before the dims)
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord not in ("nuc", 2, -2, 1, -1, _INF, -_INF):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     check_matrix(A, "linalg.matrix_norm", square=False)
     if ord in ("nuc", 2, -2):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))

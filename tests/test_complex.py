@@ -352,3 +352,40 @@ def test_float_power_of_a_complex_tensor_is_complex128_as_torch(side):
         outs.append(m.float_power(t, 2.5) if side == "base" else m.float_power(1.5, t))
     assert str(outs[0].dtype).split(".")[-1] == str(outs[1].dtype).split(".")[-1] == "complex128"
     assert_close(outs[0], outs[1])
+
+
+_ZERO_EXPONENTS = [0.0, 0j, 0, 1.0, 1j, -1.0, 2.0, 0.5, -0.5, 3.0, -2.0, 2 + 1j, -1 + 1j, 1e-3]
+
+
+@pytest.mark.parametrize("exponent", _ZERO_EXPONENTS, ids=repr)
+def test_complex_zero_to_a_power_as_pytorch(exponent):
+    """PyTorch computes a complex power of a tensor exponent as exp(b log a): at a zero base 0 ** 0 is NaN,
+    0 ** -1 is inf + NaN j and 0 ** 1 is -0j (NumPy's power: 1, NaN, 0); a Python-number exponent takes
+    PyTorch's special cases (1 at 0, the base itself at 1, products, square roots, reciprocals). Compared by
+    repr, so that NaN and the sign of zero count."""
+    base = [0j, complex(-0.0, 0.0)]
+    for m in (torch, ember):
+        z = m.tensor(base, dtype=m.complex64)
+        got = [repr((z ** m.tensor(exponent)).tolist()), repr((z[0] ** m.tensor(exponent)).tolist()),
+               repr((z ** exponent).tolist()), repr((m.zeros(2) ** m.tensor([exponent], dtype=m.complex64)).tolist())]
+        if m is torch:
+            want = got
+    assert got == want
+
+
+@pytest.mark.parametrize("case", ["tensor ** complex", "complex ** tensor", "0-d tensor ** complex",
+                                  "tensor ** 0-d complex tensor", "pow"])
+def test_float16_to_a_complex_power_is_refused_as_pytorch(case):
+    """float16 with a complex number promotes to complex32 in PyTorch (complex64 in ember), whose pow PyTorch has
+    no kernel for: NotImplementedError, not a complex64 result."""
+    def run(m):
+        h = m.tensor([1.0, 2.0], dtype=m.float16)
+        return {"tensor ** complex": lambda: h ** (1 + 2j), "complex ** tensor": lambda: (1 + 2j) ** h,
+                "0-d tensor ** complex": lambda: h[0] ** 1j, "pow": lambda: m.pow(h, 2j),
+                "tensor ** 0-d complex tensor": lambda: h ** m.tensor(1j)}[case]()
+    with pytest.raises(NotImplementedError, match="\"pow\" not implemented for 'ComplexHalf'"):
+        run(torch)
+    with pytest.raises(NotImplementedError, match="\"pow\" not implemented for 'ComplexHalf'"):
+        run(ember)
+    for m in (torch, ember):  # bfloat16 has no complex dtype of its own: complex64 in both
+        assert str((m.tensor([1.0], dtype=m.bfloat16) ** 1j).dtype).endswith("complex64")

@@ -388,3 +388,68 @@ def test_a_dim_listed_twice_is_refused_as_pytorch(name, dims):
     want, got = op(torch, torch.tensor(x), once), op(ember, ember.tensor(x), once)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert_close(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_std_of_values_whose_squares_pass_the_dtype_range_is_finite_as_pytorch(dtype):
+    """PyTorch accumulates a float32 (and a half) variance in float64 and takes the square root before rounding:
+    the standard deviation of values near 1e30 (float16: 1e3) is finite though their squares, and their variance,
+    are past the dtype's range; a variance whose terms overflow but whose value fits is finite too."""
+    big = 2.0**10 if dtype == "float16" else 2.0**100  # (means exact: the gradients' x - mean too)
+    # PyTorch's half-precision gradient formula rounds at each step, ember's once: a step's rounding apart
+    grad_rtol = {"float32": 1e-4, "float16": 2e-3, "bfloat16": 1.6e-2}[dtype]
+    cases = [[big, 2 * big, 3 * big], [[-3 * big, big, 2 * big], [big, 2 * big, 3 * big]]]
+    if dtype == "float32":
+        cases.append([1.5e19, -1.5e19, 0.0])  # the squares overflow float32, their mean does not
+    for values in cases:
+        t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+        e = ember.tensor(values, dtype=getattr(ember, dtype), requires_grad=True)
+        for name, kwargs in [("std", {}), ("var", {}), ("std", {"dim": -1}), ("std", {"dim": 0, "correction": 0}),
+                             ("var", {"dim": -1, "keepdim": True})]:
+            want, got = getattr(t, name)(**kwargs), getattr(e, name)(**kwargs)
+            assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+            assert_close(got.float(), want.float())
+            want_grad = torch.autograd.grad(want.sum(), t)[0]
+            (got_grad,) = ember.autograd.grad(got.sum(), e)
+            assert_close(got_grad.float(), want_grad.float(), rtol=grad_rtol)
+        assert_close(ember.std_mean(e.detach())[0].float(), torch.std_mean(t.detach())[0].float())
+    assert ember.std(ember.tensor([1e30, 2e30], dtype=ember.float32)).isfinite().item()
+
+
+def test_std_gradient_of_a_constant_input_is_zero_as_pytorch():
+    """Where the standard deviation is 0 PyTorch's gradient is 0 (not sqrt's infinite slope times 0, NaN); one
+    element (correction 1: NaN) keeps NaN."""
+    for values, kwargs in [([2.0, 2.0, 2.0], {}), ([[1.0, 1.0], [1.0, 3.0]], {"dim": 1}), ([5.0], {})]:
+        t, e = torch.tensor(values, requires_grad=True), ember.tensor(values, requires_grad=True)
+        torch.std(t, **kwargs).sum().backward()
+        ember.std(e, **kwargs).sum().backward()
+        assert_close(e.grad, t.grad)
+        assert type(ember.std(e, **kwargs).grad_fn).__name__ == "StdBackward0"
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as err:  # noqa: BLE001 (the error itself is what is compared)
+        return type(err).__name__, str(err)
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("dim", [(0,), [1], (0, 1)], ids=str)
+def test_aminmax_refuses_a_sequence_of_dims_as_pytorch(dim):
+    """PyTorch's aminmax reduces along one dim: a tuple or list is its argument parser's TypeError."""
+    values = [[1.0, 5.0], [3.0, -2.0]]
+    want = _error(lambda: torch.aminmax(torch.tensor(values), dim=dim))
+    assert want[0] == "TypeError"
+    assert _error(lambda: ember.aminmax(ember.tensor(values), dim=dim)) == want
+    assert ember.aminmax(ember.tensor(values), dim=1).max.tolist() == [5.0, 3.0]
+
+
+@pytest.mark.parametrize("p,dim", [("fro", (1, 0, 1)), ("fro", (0, 1, 2)), ("nuc", None), ("nuc", 1), ("abc", None),
+                                   (1, (1, 1)), ("fro", (1, 1))], ids=str)
+def test_norm_errors_for_dims_and_orders_as_pytorch(p, dim):
+    """torch.norm with a string order over more than two dims (or "nuc" over all dims of a 3-d tensor, or an
+    unknown order) asks linalg.matrix_norm, whose error names the dims as PyTorch's; a repeated dim of a vector
+    norm is the reduction's error."""
+    want = _error(lambda: torch.norm(torch.ones(2, 3, 4), p=p, dim=dim))
+    assert _error(lambda: ember.norm(ember.ones(2, 3, 4), p=p, dim=dim)) == want

@@ -144,3 +144,19 @@ def test_second_derivatives_match_torch(name):
         (gg,) = m.autograd.grad(g.sum(), x)
         outs.append(gg)
     assert_close(outs[1], outs[0], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["log_ndtr", "erfcx"])
+def test_log_ndtr_and_erfcx_gradients_at_huge_inputs_as_pytorch(name):
+    """PyTorch's gradients of log_ndtr and erfcx are formulas in the input's dtype on the result it returned:
+    where x * x overflows float32 (log_ndtr at -1e30) the gradient is NaN, and where exp(-x^2/2 - log_ndtr(x))
+    cancels (log_ndtr at -1e5) it is PyTorch's 1/sqrt(2 pi), not the float64 derivative. (erfcx at 1e30: 2 x
+    erfcx(x) - 2/sqrt(pi) cancels to within a float32 step of 1.13, hence the tolerance.)"""
+    values = [-3e38, -1e30, -1e5, -20.0, -1.0, 0.0, 1.0, 20.0, 1e5, 1e8, 1e30, 1e38, 3e38,
+              float("inf"), float("-inf"), float("nan")]
+    grads = []
+    for m in (torch, ember):
+        x = m.tensor(values, requires_grad=True)
+        getattr(m.special, name)(x).sum().backward()
+        grads.append(x.grad)
+    assert_close(grads[1], grads[0], atol=2.5e-7, rtol=1e-6)

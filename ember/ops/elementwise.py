@@ -180,6 +180,8 @@ class Pow(Node):
 
     def forward(self, a, b):
         out = a**b
+        if out.dtype.kind == "c":
+            out = _complex_zero_base(a, b, out)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
         # PyTorch saves it (x ** 2.0 saves x alone, x ** t and 2 ** t their output too)
         self.saved = (a, b, out) if isinstance(b, xp.ndarray) else (a, b)
@@ -203,6 +205,29 @@ class Pow(Node):
                 gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
+
+
+def _complex_zero_base(a, b, out):
+    """``out`` (= a ** b, complex, NumPy's) with its entries at a zero base as PyTorch's: its kernel computes
+    exp(b * log(a)) (the C library's cpow), so 0 ** 0 is NaN there, 0 ** -1 is inf + NaN j and 0 ** 1 is -0j, where
+    NumPy's power answers 1, NaN and 0; a Python-number exponent that PyTorch special-cases (0, 1, 2, 3, 0.5, and
+    their negatives) is computed as it does: 1, the base, products, a square root and their reciprocals."""
+    zero = xp.asarray(a) == 0  # (a Python-number base: 0j ** t)
+    if not zero.any():
+        return out
+    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if isinstance(b, xp.ndarray):
+            at = xp.exp(b * xp.log(a))
+        elif b == 0:
+            return out  # (1, as NumPy's)
+        elif b in (1, 2, 3, 0.5, -1, -2, -0.5):
+            base = xp.asarray(a, dtype=out.dtype)
+            m = -b if b < 0 else b
+            at = base if m == 1 else base * base if m == 2 else base * base * base if m == 3 else xp.sqrt(base)
+            at = 1 / at if b < 0 else at
+        else:
+            at = xp.exp(out.dtype.type(b) * xp.log(xp.asarray(a, dtype=out.dtype)))
+    return xp.where(zero, at, out).astype(out.dtype, copy=False)
 
 
 def _power(a, e):
@@ -316,7 +341,20 @@ def _trunc_divide(x, y):
     return xp.trunc(x / y).astype(xp.result_type(x, y))
 
 
+def _promotes_to_complex32(a, b) -> bool:
+    """Whether PyTorch's promotion of ``a`` and ``b`` gives complex32 (ember computes such results in complex64): a
+    float16 tensor with a complex Python number, or a dimensioned one with a 0-d complex tensor."""
+    t, s = (a, b) if isinstance(a, Tensor) and a._data.dtype == xp.float16 else (b, a)
+    if not isinstance(t, Tensor) or t._data.dtype != xp.float16:
+        return False
+    if isinstance(s, Tensor):
+        return s._data.dtype.kind == "c" and s._data.ndim == 0 and t._data.ndim != 0
+    return isinstance(s, complex)
+
+
 def pow(a, b):
+    if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
+        raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
     if np_kind(dt) not in "fc":

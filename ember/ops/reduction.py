@@ -179,23 +179,58 @@ class MaxMinDim(Node):
 
 @torch_named("VarBackward0")
 class Var(Node):
+    """The variance over ``axes``. float32 (and the half dtypes, computed in float32) accumulate in float64, as
+    PyTorch's CPU kernel does: squares past float32's range (values near 1e20 and beyond) still give a finite
+    variance where it fits, and a finite ``Std`` where only the square root fits."""
     float32_compute = True
     rerun_for_higher_order = True  # backward reads x - mean (recomputed on recorded inputs under create_graph)
 
     def forward(self, x, axes, correction, keepdim):
         n = _reduced_count(x.shape, axes)
-        with xp.errstate(divide="ignore", invalid="ignore"):  # (NumPy's mean warns of an empty slice)
-            mean = xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n)
-            self.saved = (x - mean,)
+        with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (NumPy's mean warns of an empty slice)
+            # backward's x - mean in x's dtype, as PyTorch's formula computes it
+            self.saved = (x - xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n),)
             self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
-            sq = _abs2(self.saved[0])
-            return xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
+            if x.dtype == xp.float32:  # (complex64 accumulates in float32, as PyTorch's)
+                wide = x.astype(xp.float64)
+                diff = wide - xp.sum(wide, axis=axes, keepdims=True) / n
+            else:
+                diff = self.saved[0]
+            sq = _abs2(diff)
+            var = xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
+            return self._finish(var).astype(x.real.dtype)
+
+    def _finish(self, var):
+        return var
 
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
-        (diff,) = self.saved
+        diff = self.saved[0]
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
         with xp.errstate(divide="ignore", invalid="ignore"):
             return (g * diff * (2 / diff.real.dtype.type(self.denom)),)
+
+
+@torch_named("StdBackward0")
+class Std(Var):
+    """The square root of ``Var``, taken before the result is rounded to float32 (PyTorch's order: the standard
+    deviation of values near 1e30 is finite though their variance is not)."""
+
+    def forward(self, x, axes, correction, keepdim):
+        out = super().forward(x, axes, correction, keepdim)
+        # backward reads the result as returned: rounded to the half dtype where the input was one
+        self.saved += (out if self.half_dtype is None else out.astype(self.half_dtype).astype(out.dtype),)
+        return out
+
+    def _finish(self, var):
+        return xp.sqrt(var)
+
+    def backward(self, g):
+        # d std / dx = d var / dx / (2 std), where std is 0 a zero gradient (PyTorch's masked_fill): a constant
+        # input's std is at its minimum, not at sqrt's infinite slope
+        out = self.saved[1]
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            g = xp.where(out == 0, 0, g / (out * 2))
+        return super().backward(g)
 
 
 def _reduced_count(shape, axes) -> int:
@@ -327,10 +362,10 @@ def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg_extreme("argmin", x, dim, keepdim, False)
 
 
-def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> Tensor:
-    """The variance over ``dim`` with ``correction`` (default 1: Bessel's). Where the degrees of freedom
-    (elements per output less ``correction``) are <= 0 it is inf or NaN, with PyTorch's warning naming the
-    function ``name`` the user called (var, std, var_mean, std_mean)."""
+def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, root: bool = False) -> Tensor:
+    """The variance (``root``: the standard deviation) over ``dim`` with ``correction`` (default 1: Bessel's).
+    Where the degrees of freedom (elements per output less ``correction``) are <= 0 it is inf or NaN, with
+    PyTorch's warning naming the function ``name`` the user called (var, std, var_mean, std_mean)."""
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
     if correction is None:
@@ -342,7 +377,8 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str) -> 
         _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                        "reduction factor (input numel divided by output numel).")
     # (PyTorch's var saves its input; the node keeps x - mean)
-    return version_checked(Var.apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
+    node = Std if root else Var
+    return version_checked(node.apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -352,21 +388,21 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
     """The square root of the variance over ``dim`` (``variance``)."""
-    from .unary import sqrt
-
-    return sqrt(variance(x, dim, unbiased, keepdim, correction, "std"))
+    return variance(x, dim, unbiased, keepdim, correction, "std", root=True)
 
 
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm, "nuc" the nuclear norm of the
-    matrices over the last two dims (or ``dim``). One node, ``LinalgVectorNormBackward0`` as PyTorch's, for every
-    ``p``."""
+    """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm (over at most two dims), "nuc"
+    the nuclear norm of the matrix over ``dim`` (a 2-d input's two dims by default). One node,
+    ``LinalgVectorNormBackward0`` as PyTorch's, for every ``p``."""
     if dtype is not None:
         x = cast(x, dtype)
-    if p == "nuc":
+    if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         from ..linalg import matrix_norm
 
-        return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim)
+        # as PyTorch's: "nuc", another name, or "fro" over more than two dims is a matrix norm (over every dim
+        # when none is given), whose errors these are
+        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"

@@ -133,15 +133,21 @@ _FUNCTIONS = {
     "i1": (_i1_64, lambda x, y: xp.where(~(xp.abs(x) > 0), 0.5, _i0_64(x) - y / xp.where(x == 0, 1, x))),
     "i1e": (_i1e64, lambda x, y: xp.where(~(xp.abs(x) > 0), 0.5,
                                           _i0e64(x) - y * (xp.sign(x) + 1 / xp.where(x == 0, 1, x)))),
-    "erfcx": (_erfcx64, lambda x, y: 2 * x * y - 2 / math.sqrt(math.pi)),
-    "log_ndtr": (_log_ndtr64, lambda x, y: xp.exp(-x * x / 2 - y) / _SQRT_2PI),
+    # (these two in the input's dtype from the result returned, as PyTorch's formulas: where x * x overflows
+    # float32 the gradient is PyTorch's NaN, and 2 x erfcx(x) cancels 2 / sqrt(pi) to PyTorch's 0 at 1e30)
+    "erfcx": (_erfcx64, lambda x, y: 2 * x * y - x.dtype.type(2 / math.sqrt(math.pi))),
+    "log_ndtr": (_log_ndtr64, lambda x, y: xp.exp(-(y + x * x / 2)) / x.dtype.type(_SQRT_2PI)),
     "ndtri": (_ndtri64, lambda x, y: _SQRT_2PI * xp.exp(y * y / 2)),
     "entr": (_entr64, lambda x, y: -(1 + xp.log(x))),
 }
 
 
+_IN_DTYPE = ("erfcx", "log_ndtr")  # the derivatives computed in the input's dtype from the result returned
+
+
 class _Special(Node):
-    """A function of ``_FUNCTIONS``, in float64; the gradient is its derivative there."""
+    """A function of ``_FUNCTIONS``, in float64; the gradient is its derivative there (``_IN_DTYPE``'s: in the
+    input's dtype, from the result returned)."""
 
     diagonal_jacobian = True
     function = ""
@@ -150,15 +156,20 @@ class _Special(Node):
         self.saved = (x,)
         value, _ = _FUNCTIONS[self.function]
         with xp.errstate(all="ignore"):
-            return value(x.astype(xp.float64)).astype(x.dtype)
+            out = value(x.astype(xp.float64)).astype(x.dtype)
+        if self.function in _IN_DTYPE:
+            self.result = out
+        return out
 
     def backward(self, g):
         x = self.saved[0]
         if is_recorded(x):  # create_graph: the derivative by ember's ops, recorded (differentiable again)
             return (g * RecordedArray(_recorded_derivative(self.function, x.t)),)
         value, derivative = _FUNCTIONS[self.function]
-        x64 = x.astype(xp.float64)
         with xp.errstate(all="ignore"):
+            if self.function in _IN_DTYPE:
+                return (g * derivative(x, self.result),)
+            x64 = x.astype(xp.float64)
             return (g * derivative(x64, value(x64)).astype(x.dtype),)
 
 

@@ -9,7 +9,6 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import version_checked
 from .reduction import _axes, amax, amin, mean, variance
 from .sorting import _order, _take
-from .unary import sqrt
 
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
@@ -147,7 +146,7 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(std, mean) over ``dim``, as two tensors."""
-    return sqrt(variance(x, dim, unbiased, keepdim, correction, "std_mean")), mean(x, dim, keepdim)
+    return variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True), mean(x, dim, keepdim)
 
 
 def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
@@ -161,7 +160,9 @@ def count_nonzero(x: Tensor, dim=None) -> Tensor:
 
 
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
-    """(min, max) over all elements or along ``dim``."""
+    """(min, max) over all elements or along the one dim ``dim`` (an int: a tuple is PyTorch's TypeError)."""
+    if dim is not None and not hasattr(dim, "__index__"):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     axes = () if dim is None else dim
     return _MinMax(amin(x, axes, keepdim), amax(x, axes, keepdim))
 

@@ -46,8 +46,15 @@ _SPARSE_MEMO_ENTRY = 128  # a dict entry, its int key, and the table's growth (o
 
 
 class _Storage(Internal):
-    def __init__(self, dtype, key: str, numel: int) -> None:
-        self.dtype, self.key, self.numel = dtype, key, numel
+    """A storage's file dtype (its byte order the file's), key and element count; ``view``: the dtype its
+    native-order elements are read as (bfloat16, stored as 16-bit words: ml_dtypes' bfloat16 has no byte order)."""
+
+    def __init__(self, dtype, key: str, numel: int, view=None) -> None:
+        self.dtype, self.key, self.numel, self.view = dtype, key, numel, view
+
+    def native(self):
+        """The dtype of the array read from the file."""
+        return self.dtype.newbyteorder("=") if self.view is None else self.view
 
 
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
@@ -199,8 +206,8 @@ class Unpickler:
                 and type(pid[4]) is int and pid[4] >= 0):
             self.fail(f"data.pkl has an unsupported persistent id {str(pid)[:80]}")
         dtype = _dtype.to_np(_STORAGES[pid[1].path.removeprefix("torch.")])
-        if self.big_endian and dtype.name == "bfloat16":  # ml_dtypes' bfloat16 has no byte order to swap
-            self.fail("the file holds big-endian bfloat16 data, which ember does not read")
+        if self.big_endian and dtype.name == "bfloat16":  # swapped as 16-bit words, then read as bfloat16
+            return _Storage(xp.dtype(">u2"), pid[2], pid[4], view=dtype)
         return _Storage(dtype.newbyteorder(">") if self.big_endian else dtype, pid[2], pid[4])
 
     def storage_array(self, s: _Storage):
@@ -213,9 +220,9 @@ class Unpickler:
             self.archive.read_into(name, out)
             if not s.dtype.isnative:
                 out = out.astype(s.dtype.newbyteorder("="))
-            self.storages[s.key] = out
+            self.storages[s.key] = out if s.view is None else out.view(s.view)
         array = self.storages[s.key]
-        if array.dtype != s.dtype.newbyteorder("="):
+        if array.dtype != s.native():
             self.fail(f"storage {s.key!r} is used with two dtypes")
         return array
 
