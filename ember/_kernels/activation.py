@@ -2,10 +2,10 @@
 ReLU's: the counterpart of the mask-then-multiply passes in ``ember/ops/unary.py`` (``Relu.backward``), the same
 arithmetic, so the same bits; ReLU's forward, of ``numpy.maximum(x, 0)`` (run only as ``kernel.parallel``, where
 numba's OpenMP threads split it; ember's own pool splits NumPy's maximum). GELU's: the counterpart of
-``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference; ``gelu_erf64``'s is ``_gelu_erf64_into``). The float32 formula:
-Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun 7.1.26, |error of
-erf| < 1.5e-7), computed in float64 and rounded once to float32, so results are within a float32 ulp or two of the
-reference's float32 arithmetic.
+``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference; ``gelu_erf64``'s is
+``_gelu_erf64_into``). The float32 formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2)
+(Abramowitz & Stegun 7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to float32, so results
+are within a float32 ulp or two of the reference's float32 arithmetic.
 
 exp is ``rows.exp_split``.
 """
