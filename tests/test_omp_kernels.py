@@ -109,6 +109,7 @@ def test_ops_on_omp_threads_give_the_bits_of_ember_pool(layout_t, dtype, threads
     calls = []
     use = _omp.use_threads
     monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
     with_omp = _step(x, layout_t)
     assert calls and set(calls) == {2}  # BatchNorm forward and backward, ReLU and its gradient took numba's threads
     calls.clear()
@@ -157,7 +158,7 @@ def compute():
 @pytest.mark.parametrize("env, code, expected", [
     ({"NUMBA_THREADING_LAYER": "workqueue"}, "", "False workqueue"),  # the program's choice stands (no start)
     ({}, "import numba; numba.config.THREADING_LAYER = 'workqueue'", "False workqueue"),
-    ({"EMBER_OMP_KERNELS": "0"}, "", "False default"),  # the switch: numba's layer left alone
+    ({"EMBER_OMP_KERNELS": ""}, "", "False default"),  # off by default: numba's layer left alone
     # libgomp.so.1 missing: numba's omppool does not import
     ({}, "import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
          "        if name == 'numba.np.ufunc.omppool': raise ImportError('libgomp.so.1: cannot open')\n"
@@ -172,8 +173,8 @@ y, gx = compute()
 from ember._kernels import policy
 import numba
 print(policy.use_omp(), numba.config.THREADING_LAYER, y.sum(), gx.sum())
-""", **env)
-    ref = _run(_CHECK + "y, gx = compute(); print(y.sum(), gx.sum())")
+""", **{"EMBER_OMP_KERNELS": "1", **env})
+    ref = _run(_CHECK + "y, gx = compute(); print(y.sum(), gx.sum())")  # (omp off: ember's pool)
     flag, layer, *sums = out.split()
     assert f"{flag} {layer}" == expected
     assert sums == ref.split()
@@ -197,5 +198,10 @@ import multiprocessing
 with multiprocessing.get_context("fork").Pool(2) as pool:
     rows = np.array(pool.map_async(child, range(4)).get(240))
 print(rows.shape, rows[:, 0].any(), rows[:, 1:].all())
-""")
+""", EMBER_OMP_KERNELS="1")
     assert out == "(4, 3) False True"
+
+
+@pytest.mark.parametrize("value, expected", [("", "False"), ("0", "False"), ("1", "True"), ("on", "True")])
+def test_ember_omp_kernels_env_sets_the_policy(value, expected):
+    assert _run("from ember._kernels import policy; print(policy.omp)", EMBER_OMP_KERNELS=value) == expected

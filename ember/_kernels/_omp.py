@@ -7,7 +7,8 @@ once over all their rows on that layer (``kernel.parallel``), instead of in chun
 
 Available when all of these hold, else the kernels run as before (serial compiled kernels split over ember's pool):
 
-- numba imports and ``policy.omp`` is on (``EMBER_OMP_KERNELS=0`` in the environment starts the process with it off);
+- numba imports and ``policy.omp`` is on (off by default; ``EMBER_OMP_KERNELS=1`` in the environment starts the
+  process with it on);
 - numba's ``omp`` layer loads: numba's wheels link the system's ``libgomp.so.1`` rather than ship it. The layer is
   chosen here (``numba.config.THREADING_LAYER = "omp"``) only when the program has not chosen one itself and numba
   has not started its threads yet; a program that chose another layer (``NUMBA_THREADING_LAYER``, or the config)
@@ -17,7 +18,8 @@ Available when all of these hold, else the kernels run as before (serial compile
   the serial kernels (``os.register_at_fork``).
 
 The decision is made once per process (the first parallel kernel that would run), and never warns: the fallback
-computes the same bits.
+computes the same bits. How long numba's OpenMP workers spin before they sleep is GNU OpenMP's, set by
+``OMP_WAIT_POLICY`` / ``GOMP_SPINCOUNT`` in the environment before the process starts.
 """
 
 from __future__ import annotations
