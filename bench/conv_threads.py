@@ -3,6 +3,7 @@ threads, in one process, alternating.
 
     python bench/conv_threads.py resnet32                  # 1 and 2 threads, per sub-step
     python bench/conv_threads.py --configs 1 2 2b resnet32  # and 2b: ember's 2 threads, OpenBLAS whole GEMMs on 1
+    python bench/conv_threads.py --configs 1 2 2m resnet32  # and 2m: numba's OpenMP threads where a kernel can
     PYTHONPATH=../other-checkout python bench/conv_threads.py resnet32   # another checkout's ember
 
 Why: at two threads a step's CPU time (calling thread + workers) exceeds its one-thread time; this says which
@@ -14,9 +15,10 @@ between rounds: ``1``: ember on 1 thread, OpenBLAS set to 1 thread at run time a
 ``--threads 1``: every GEMM whole, on one core); ``2``: ember and OpenBLAS on 2 (as ``--threads 2``); ``2b``: ember
 on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` gives every
 convolution when on); ``2o``: config ``2`` with ``policy.one_blas_thread`` the opposite of the shipped setting (``2``
-keeps it: off since it measured slower idle); ``2p``: config ``2`` with ``policy.omp`` off (every kernel split over
-ember's Python workers, none on numba's OpenMP threads). Each configuration's wall clock per step is printed too
-(on a shared machine it flatters hand-offs between threads: a wake to a busy core is cheap).
+keeps it: off since it measured slower idle); ``2m``: config ``2`` with ``policy.omp`` on (the kernels that have a
+``kernel.parallel`` form split over numba's OpenMP threads, not ember's Python workers). Each configuration's wall
+clock per step is printed too (on a shared machine it flatters hand-offs between threads: a wake to a busy core is
+cheap).
 
 Sub-steps: the compiled kernels (im2col / col2im, Winograd transforms, layout copies, BatchNorm, ReLU), the GEMMs
 (``matmul_blocks`` as each module calls it, labelled by module), and each autograd op's forward / backward as a
@@ -187,12 +189,12 @@ def main() -> None:
     shipped_hold = policy.one_blas_thread
 
     def configure(cfg: str) -> None:
-        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2), "2p": (2, 2)}[cfg]
+        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2), "2m": (2, 2)}[cfg]
         ember.set_num_threads(threads)
         blas(blas_threads)
         policy.blas_threads = blas_threads
         policy.one_blas_thread = shipped_hold != (cfg == "2o")
-        policy.omp = cfg != "2p"
+        policy.omp = cfg == "2m"
 
     for cfg in args.configs:
         configure(cfg)
