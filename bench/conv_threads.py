@@ -3,6 +3,7 @@ threads, in one process, alternating.
 
     python bench/conv_threads.py resnet32                  # 1 and 2 threads, per sub-step
     python bench/conv_threads.py --configs 1 2 2b resnet32  # and 2b: ember's 2 threads, OpenBLAS whole GEMMs on 1
+    python bench/conv_threads.py --configs 1 2 2m resnet32  # and 2m: numba's OpenMP threads where a kernel can
     PYTHONPATH=../other-checkout python bench/conv_threads.py resnet32   # another checkout's ember
 
 Why: at two threads a step's CPU time (calling thread + workers) exceeds its one-thread time; this says which
@@ -12,9 +13,12 @@ what the kernel counts for that thread, whatever else the machine runs; wall clo
 The process starts with OpenBLAS on 2 threads (as ``bench/run_all.py --threads 2``). Configurations, switched
 between rounds: ``1``: ember on 1 thread, OpenBLAS set to 1 thread at run time and ``policy.blas_threads`` 1 (as
 ``--threads 1``: every GEMM whole, on one core); ``2``: ember and OpenBLAS on 2 (as ``--threads 2``); ``2b``: ember
-on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` now gives
-every convolution in config ``2``); ``2o``: config ``2`` with ``policy.one_blas_thread`` off (GEMMs in blocks or on
-OpenBLAS's threads, as before it).
+on 2, OpenBLAS on 1 and ``policy.blas_threads`` 1 (no GEMM cut into blocks: what ``one_blas_thread`` gives every
+convolution when on); ``2o``: config ``2`` with ``policy.one_blas_thread`` the opposite of the shipped setting (``2``
+keeps it: off since it measured slower idle); ``2m``: config ``2`` with ``policy.omp`` on (the kernels that have a
+``kernel.parallel`` form split over numba's OpenMP threads, not ember's Python workers). Each configuration's wall
+clock per step is printed too (on a shared machine it flatters hand-offs between threads: a wake to a busy core is
+cheap).
 
 Sub-steps: the compiled kernels (im2col / col2im, Winograd transforms, layout copies, BatchNorm, ReLU), the GEMMs
 (``matmul_blocks`` as each module calls it, labelled by module), and each autograd op's forward / backward as a
@@ -89,6 +93,17 @@ class SubSteps:
                 row[0 if threading.get_ident() == self.main else 1] += time.thread_time_ns() - t0
                 row[2] += 1
 
+        if hasattr(fn, "compiled"):  # an ember kernel: its ``parallel`` dispatcher timed too (numba's OpenMP
+            subs = self             # threads' CPU is in "other threads", not in the kernel's row)
+
+            class Timed:
+                __call__ = staticmethod(timed)
+
+                @property
+                def parallel(self):
+                    return subs.kernel(label + " (omp)", fn.parallel)
+
+            return Timed()
         return timed
 
     def op(self, label: str, fn):
@@ -171,12 +186,15 @@ def main() -> None:
     build, batch, label = WORKLOADS[args.workload]
     step = build(ember, batch)
 
+    shipped_hold = policy.one_blas_thread
+
     def configure(cfg: str) -> None:
-        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2)}[cfg]
+        threads, blas_threads = {"1": (1, 1), "2": (2, 2), "2b": (2, 1), "2o": (2, 2), "2m": (2, 2)}[cfg]
         ember.set_num_threads(threads)
         blas(blas_threads)
         policy.blas_threads = blas_threads
-        policy.one_blas_thread = cfg != "2o"
+        policy.one_blas_thread = shipped_hold != (cfg == "2o")
+        policy.omp = cfg == "2m"
 
     for cfg in args.configs:
         configure(cfg)
@@ -185,11 +203,12 @@ def main() -> None:
     subs.worker_clocks = [time.pthread_getcpuclockid(t.ident) for t in threading.enumerate()
                           if t.name.startswith("ember-intra-op")]
     rounds: dict[str, list[dict[str, list[int]]]] = {c: [] for c in args.configs}
-    whole: dict[str, list[tuple[float, float, float]]] = {c: [] for c in args.configs}
+    whole: dict[str, list[tuple[float, float, float, float]]] = {c: [] for c in args.configs}
     for r in range(args.rounds):
         for cfg in (args.configs if r % 2 == 0 else args.configs[::-1]):
             configure(cfg)
             subs.totals.clear()
+            t0 = time.perf_counter_ns()
             a0 = _process_ns()
             m0 = time.thread_time_ns()
             w0 = sum(time.clock_gettime_ns(c) for c in subs.worker_clocks)
@@ -198,8 +217,10 @@ def main() -> None:
             m1 = time.thread_time_ns()
             w1 = sum(time.clock_gettime_ns(c) for c in subs.worker_clocks)
             a1 = _process_ns()
+            t1 = time.perf_counter_ns()
             others = (a1 - a0) - (m1 - m0) - (w1 - w0)  # OpenBLAS's threads (and numba's, Python's others)
-            whole[cfg].append(((m1 - m0) / args.steps / 1e6, (w1 - w0) / args.steps / 1e6, others / args.steps / 1e6))
+            whole[cfg].append(((m1 - m0) / args.steps / 1e6, (w1 - w0) / args.steps / 1e6, others / args.steps / 1e6,
+                               (t1 - t0) / args.steps / 1e6))
             rounds[cfg].append({k: list(v) for k, v in subs.totals.items()})
     print(f"{args.workload} ({label}); ms of CPU per step, medians of {args.rounds} rounds x {args.steps} steps; "
           f"load {os.getloadavg()[0]:.1f}")
@@ -207,7 +228,9 @@ def main() -> None:
         m = statistics.median(w[0] for w in whole[cfg])
         wk = statistics.median(w[1] for w in whole[cfg])
         ot = statistics.median(w[2] for w in whole[cfg])
-        print(f"  config {cfg}: main {m:.2f} + workers {wk:.2f} + other threads {ot:.2f} = {m + wk + ot:.2f}")
+        walls = sorted(w[3] for w in whole[cfg])
+        print(f"  config {cfg}: main {m:.2f} + workers {wk:.2f} + other threads {ot:.2f} = {m + wk + ot:.2f}; "
+              f"wall clock median {statistics.median(walls):.2f} (min {walls[0]:.2f}, max {walls[-1]:.2f})")
     labels = sorted({k for c in args.configs for rd in rounds[c] for k in rd})
 
     def med(cfg: str, key: str, i: int) -> float:

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from ._backend import quiet_enter, quiet_exit, xp
-from ._kernels import openblas
+from ._kernels import _omp, openblas
 from ._kernels.policy import policy
 
 
@@ -175,6 +175,19 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
         raise error
 
 
+def parallel_kernel(kern, call: Callable[..., None], rows: int, elements: int, min_elements: int | None = None) -> None:
+    """``call(k, start, stop)`` runs compiled kernel ``k`` over rows start..stop: split as ``parallel_for`` splits
+    them, but where ``policy.use_omp()``, as one call of ``kern.parallel`` over all rows (its ``prange`` loop on
+    numba's OpenMP threads, a few µs to start instead of a hand-off to ember's workers), else ``parallel_for`` over
+    ``kern`` itself. One chunk (small, one thread, inside a worker) calls ``kern`` on the calling thread either way.
+    The same bits for any split: ``kern``'s rows are computed independently."""
+    if chunks_for(rows, elements, min_elements) > 1 and policy.use_omp():
+        _omp.use_threads(_num_threads)
+        call(kern.parallel, 0, rows)
+    else:
+        parallel_for(lambda lo, hi: call(kern, lo, hi), rows, elements, min_elements)
+
+
 def _plain(arrays) -> bool:
     """Whether every array is a NumPy array. A recorded array (create_graph) is not cut into pieces: a piece of it
     is a new recorded array, so a kernel's writes into it would be lost; ``fn`` gets the whole arrays, and a kernel
@@ -244,17 +257,20 @@ def parallel_blocks(fn: Callable[..., None], *arrays) -> None:
     parallel_rows(blocks, *arrays)
 
 
-def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = None) -> None:
+def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = None, kern=None) -> None:
     """Call ``fn(*pieces)`` on matching chunks of same-shape arrays that share one memory order, in parallel.
 
     For elementwise kernels on arrays stored in any axis order (a batch-last (C, H, W, N) array behind an
     (N, C, H, W) view): each array's memory is split into contiguous chunks. When some array is not a
     permutation of a C-contiguous array with the others' axis order, ``fn`` gets the whole arrays; so it does below
     ``min_elements`` (``parallel_rows``'s default), where there is one chunk, with none of the splitting's cost.
+    ``kern``: a compiled kernel of 1-D arrays, elementwise over a ``prange`` loop, computing what ``fn`` does; where
+    the arrays would be split and ``policy.use_omp()``, ``kern.parallel`` runs once over the whole flattened arrays
+    on numba's OpenMP threads (``parallel_kernel``) instead of ``fn`` in chunks.
     """
     first = arrays[0]
-    if first.size < (policy.min_elementwise_elements if min_elements is None else min_elements) \
-            or not _plain(arrays):
+    least = policy.min_elementwise_elements if min_elements is None else min_elements
+    if first.size < least or not _plain(arrays):
         fn(*arrays)
         return
     order = sorted(range(first.ndim), key=lambda i: -first.strides[i])
@@ -265,6 +281,10 @@ def parallel_flat(fn: Callable[..., None], *arrays, min_elements: int | None = N
             fn(*arrays)
             return
         flats.append(t.reshape(-1))
+    if kern is not None and chunks_for(first.size, first.size, least) > 1 and policy.use_omp():
+        _omp.use_threads(_num_threads)
+        kern.parallel(*flats)
+        return
     parallel_rows(fn, *flats, min_elements=min_elements)
 
 
@@ -398,5 +418,5 @@ def stack_matmul(a, b):
 
 
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
-           "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for", "parallel_rows",
-           "set_num_threads", "stack_matmul"]
+           "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
+           "parallel_kernel", "parallel_rows", "set_num_threads", "stack_matmul"]

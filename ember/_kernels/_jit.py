@@ -15,6 +15,11 @@ reassociated, which lets LLVM add in vector lanes (measured 5-9x faster than a s
 measured 20 % faster); ``kernel.reassociating`` is a whole kernel compiled as a reduction is. Either way the
 arithmetic is fixed by the compiled code and a row's length, so results do not depend on how rows are split among
 threads.
+
+``kernel.parallel`` is the same kernel compiled with numba's ``parallel=True``: its ``prange`` loops (written over
+rows computed independently, each row's arithmetic the serial kernel's) run on numba's OpenMP threads, where
+``_omp.available()`` says they may (``_parallel.parallel_kernel`` decides). In the serial kernel and in ``kernel.py``
+``prange`` is ``range``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Callable
 
 _numba = None
 _failed: str | None = None
+prange = range  # the kernels' parallel loop: numba's ``prange`` in the ``parallel=True`` compilation only
 
 
 def load_numba():
@@ -69,6 +75,7 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
         self.__name__, self.__doc__ = fn.__name__, fn.__doc__
         self._inline, self._reduction, self._fused = inline, reduction, fused
         self._compiled: Callable | None = None
+        self._parallel: Callable | None = None
 
     @classmethod
     def inline(cls, fn: Callable) -> kernel:
@@ -88,30 +95,48 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
         may be reordered, which vectorises its sums (BatchNorm's per-channel sums: 4x a scalar chain)."""
         return cls(fn, reduction=True)
 
-    def compiled(self) -> Callable:
-        """The numba dispatcher (compiled on its first call, or loaded from the cache)."""
-        if self._compiled is None:
-            numba = load_numba()
-            if numba is None:
-                raise RuntimeError(f"kernel {self.__name__} needs numba, which could not be imported ({_failed})")
-            # the helpers it calls, as dispatchers numba can compile into it
-            names = dict(self.py.__globals__)
-            called = self.py.__code__.co_names
-            names.update((k, v.compiled()) for k, v in names.items()
-                         if isinstance(v, kernel) and (v._inline or v._reduction) and v is not self and k in called)
-            fn = types.FunctionType(self.py.__code__, names, self.py.__name__, self.py.__defaults__)
-            fn.__module__, fn.__qualname__, fn.__doc__ = self.py.__module__, self.py.__qualname__, self.py.__doc__
-            options = {"inline": "always"} if self._inline else {"nogil": True, "cache": True}
-            if self._reduction or self._fused:
-                options["fastmath"] = {"reassoc"} if self._reduction else {"contract"}
-            # error_model "numpy": x / 0 is inf or NaN as in NumPy (no ZeroDivisionError check, which would keep
-            # every loop with a division from vectorising: measured 10x slower)
-            self._compiled = numba.njit(error_model="numpy", **options)(fn)
-        return self._compiled
+    def compiled(self, parallel: bool = False) -> Callable:
+        """The numba dispatcher (compiled on its first call, or loaded from the cache); ``parallel``: the one
+        compiled with ``parallel=True``, its ``prange`` loops on numba's threads."""
+        done = self._parallel if parallel else self._compiled
+        if done is not None:
+            return done
+        numba = load_numba()
+        if numba is None:
+            raise RuntimeError(f"kernel {self.__name__} needs numba, which could not be imported ({_failed})")
+        # the helpers it calls, as dispatchers numba can compile into it
+        names = dict(self.py.__globals__)
+        called = self.py.__code__.co_names
+        names.update((k, v.compiled()) for k, v in names.items()
+                     if isinstance(v, kernel) and (v._inline or v._reduction) and v is not self and k in called)
+        fn = types.FunctionType(self.py.__code__, names, self.py.__name__, self.py.__defaults__)
+        fn.__module__, fn.__qualname__, fn.__doc__ = self.py.__module__, self.py.__qualname__, self.py.__doc__
+        options = {"inline": "always"} if self._inline else {"nogil": True, "cache": True}
+        if self._reduction or self._fused:
+            options["fastmath"] = {"reassoc"} if self._reduction else {"contract"}
+        if parallel:
+            names["prange"] = numba.prange
+            # its own name: numba's on-disk cache is keyed by the function's name and signature, not its flags
+            fn.__qualname__ += "__parallel"
+            options["parallel"] = True
+        # error_model "numpy": x / 0 is inf or NaN as in NumPy (no ZeroDivisionError check, which would keep
+        # every loop with a division from vectorising: measured 10x slower)
+        compiled = numba.njit(error_model="numpy", **options)(fn)
+        if parallel:
+            self._parallel = compiled
+        else:
+            self._compiled = compiled
+        return compiled
+
+    @property
+    def parallel(self) -> Callable:
+        """The kernel compiled with ``parallel=True`` (its ``prange`` loops on numba's threads)."""
+        done = self._parallel
+        return done if done is not None else self.compiled(parallel=True)
 
     def __call__(self, *args):
         compiled = self._compiled
         return (compiled if compiled is not None else self.compiled())(*args)
 
 
-__all__ = ["kernel", "load_numba"]
+__all__ = ["kernel", "load_numba", "prange"]

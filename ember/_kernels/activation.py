@@ -1,10 +1,11 @@
-"""ReLU's gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one pass each (numba).
+"""ReLU, its gradient and GELU (erf form; float32, and float64 by the C library's erfc) in one pass each (numba).
 ReLU's: the counterpart of the mask-then-multiply passes in ``ember/ops/unary.py`` (``Relu.backward``), the same
-arithmetic, so the same bits. GELU's: the counterpart of ``_gelu_erf_into`` in ``ember/nn/_ops/activation.py``
-(about 20 NumPy passes, the reference; ``gelu_erf64``'s is ``_gelu_erf64_into``). The float32 formula:
-Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2) (Abramowitz & Stegun 7.1.26, |error of
-erf| < 1.5e-7), computed in float64 and rounded once to float32, so results are within a float32 ulp or two of the
-reference's float32 arithmetic.
+arithmetic, so the same bits; ReLU's forward, of ``numpy.maximum(x, 0)`` (run only as ``kernel.parallel``, where
+numba's OpenMP threads split it; ember's own pool splits NumPy's maximum). GELU's: the counterpart of
+``_gelu_erf_into`` in ``ember/nn/_ops/activation.py`` (about 20 NumPy passes, the reference; ``gelu_erf64``'s is
+``_gelu_erf64_into``). The float32 formula: Phi(-|x|) = t poly(t) exp(-x^2/2) / 2 with t = 1 / (1 + p |x| / sqrt 2)
+(Abramowitz & Stegun 7.1.26, |error of erf| < 1.5e-7), computed in float64 and rounded once to float32, so results
+are within a float32 ulp or two of the reference's float32 arithmetic.
 
 exp is ``rows.exp_split``.
 """
@@ -15,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 from .rows import exp_split
 
 _BLOCK = 256  # elements per inner block: the exponent bits and e^r stay in the L1 cache between the loops
@@ -132,8 +133,17 @@ def silu(x, out, d):
 
 
 @kernel
+def relu(x, out):
+    """out = numpy.maximum(x, 0) of 1-D arrays: x where x > 0 or x is NaN (its sign kept), else +0.0 (also for
+    -0.0, which NumPy's maximum gives as the second operand, +0.0)."""
+    for i in prange(x.shape[0]):
+        v = x[i]
+        out[i] = v if not v <= 0 else 0.0
+
+
+@kernel
 def relu_grad(g, out, gx):
     """gx = g times 1.0 where out != 0 (also where out is NaN), else times 0.0 (0 * NaN is NaN, as the reference's
     product): 1-D arrays."""
-    for i in range(g.shape[0]):
+    for i in prange(g.shape[0]):
         gx[i] = (1.0 if out[i] != 0 else 0.0) * g[i]

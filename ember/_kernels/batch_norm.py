@@ -8,14 +8,15 @@ output) and write only the output, and the backward reads g and x twice (the sum
 one pass, dx in the next). A channel's planes stay in cache between its passes. Sums are accumulated in float64,
 vectorised (``kernel.reassociating``: as fast as the reference's BLAS dots), so results agree with the reference
 (float32 dots) to rounding, not bit for bit. Channels are independent: ``parallel_for`` splits them over
-threads, and a channel's arithmetic does not depend on the split.
+threads (or, as ``kernel.parallel``, the ``prange`` loop over channels runs on numba's OpenMP threads), and a
+channel's arithmetic does not depend on the split: each channel's sums stay on one thread, in the serial order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import kernel, prange
 
 
 @kernel.inline
@@ -37,8 +38,10 @@ def forward(x, w, b, eps, c0, c1, mean, var, out):
     w, b (C,) or empty for none; mean, var (C,) of x's dtype."""
     nb, m = x.shape[0], x.shape[2]
     count = nb * m
-    k = np.zeros(2, x.dtype)  # the channel's scale and shift in x's dtype, so the elementwise work rounds as x's
-    for c in range(c0, c1):
+    # each channel's scale and shift in x's dtype, so the elementwise work rounds as x's (a row per channel: the
+    # channels of a parallel loop write their own)
+    k = np.zeros((c1, 2), x.dtype)
+    for c in prange(c0, c1):
         s = 0.0
         for i in range(nb):
             s += _row_sum(x[i, c], x[i, c], 0, False)
@@ -49,10 +52,10 @@ def forward(x, w, b, eps, c0, c1, mean, var, out):
             ss += _row_sum(x[i, c], x[i, c], mu, True)
         var[c] = ss / count
         inv = 1.0 / np.sqrt(np.float64(var[c]) + eps)
-        k[0] = inv * w[c] if w.shape[0] else inv
+        k[c, 0] = inv * w[c] if w.shape[0] else inv
         if b.shape[0]:
-            k[1] = b[c]
-        k0, k1 = k[0], k[1]
+            k[c, 1] = b[c]
+        k0, k1 = k[c, 0], k[c, 1]
         for i in range(nb):
             xr, orow = x[i, c], out[i, c]
             for j in range(m):
@@ -66,8 +69,8 @@ def backward(g, x, mean, a, invstd, c0, c1, gsum, gdot, gx):
     (a = w invstd, per channel)."""
     nb, m = g.shape[0], g.shape[2]
     count = nb * m
-    k = np.empty(3, g.dtype)
-    for c in range(c0, c1):
+    k = np.empty((c1, 3), g.dtype)  # each channel's three factors in g's dtype (a row each, as forward's)
+    for c in prange(c0, c1):
         mu = mean[c]
         s = d = 0.0
         for i in range(nb):
@@ -77,14 +80,13 @@ def backward(g, x, mean, a, invstd, c0, c1, gsum, gdot, gx):
                 s += v
                 d += np.float64(v) * (xr[j] - mu)
         gsum[c], gdot[c] = s, d
-        if gx.shape[0] == 0:
-            continue
-        ac = np.float64(a[c])
-        k[0] = a[c]
-        k[1] = ac * np.float64(invstd[c]) ** 2 * d / count
-        k[2] = ac * s / count
-        k0, k1, k2 = k[0], k[1], k[2]
-        for i in range(nb):
-            gr, xr, outr = g[i, c], x[i, c], gx[i, c]
-            for j in range(m):
-                outr[j] = gr[j] * k0 - ((xr[j] - mu) * k1 + k2)
+        if gx.shape[0] != 0:
+            ac = np.float64(a[c])
+            k[c, 0] = a[c]
+            k[c, 1] = ac * np.float64(invstd[c]) ** 2 * d / count
+            k[c, 2] = ac * s / count
+            k0, k1, k2 = k[c, 0], k[c, 1], k[c, 2]
+            for i in range(nb):
+                gr, xr, outr = g[i, c], x[i, c], gx[i, c]
+                for j in range(m):
+                    outr[j] = gr[j] * k0 - ((xr[j] - mu) * k1 + k2)

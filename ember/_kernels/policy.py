@@ -5,9 +5,9 @@ consults lives here, with the measurement behind it.
 
 ``ember._kernels.policy`` is the process's instance. Its fields are plain attributes; ``policy.override(...)``
 changes some for a ``with`` block and restores them after (how tests pin a path or lower a threshold for
-themselves). Nothing here is read at import time but ``EMBER_KERNELS``: ``EMBER_KERNELS=numpy`` in the environment
-starts the process with the NumPy kernels (as when numba cannot be imported); ``policy.compiled = False`` does
-the same later.
+themselves). Nothing here is read at import time but ``EMBER_KERNELS`` and ``EMBER_OMP_KERNELS``:
+``EMBER_KERNELS=numpy`` in the environment starts the process with the NumPy kernels (as when numba cannot be
+imported); ``policy.compiled = False`` does the same later. ``EMBER_OMP_KERNELS=1`` starts it with ``omp`` on.
 """
 
 from __future__ import annotations
@@ -17,11 +17,16 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
+from . import _omp
 from ._jit import load_numba
 
 
 def _compiled_from_env() -> bool:
     return os.environ.get("EMBER_KERNELS", "").strip().lower() != "numpy"
+
+
+def _omp_from_env() -> bool:
+    return os.environ.get("EMBER_OMP_KERNELS", "").strip().lower() in ("1", "on", "true", "yes")
 
 
 def _blas_threads_from_env() -> int:
@@ -42,6 +47,15 @@ class KernelPolicy:
 
     # Compiled (numba) kernels where one exists and numba imports; False: the NumPy reference kernels everywhere.
     compiled: bool = field(default_factory=_compiled_from_env)
+    # Compiled kernels written with a ``prange`` loop split over threads as one parallel region on numba's OpenMP
+    # layer (``kernel.parallel``, ``_omp.py``: a few µs to start when its workers are spinning) where that layer
+    # loads, instead of in chunks over ember's Python workers (50-300 µs a hand-off on an idle VM). The same bits
+    # either way. OFF (``EMBER_OMP_KERNELS=1`` turns it on): on the shared 2-core machine (load 13-16, ``nice -15``)
+    # the ResNet-style step at two threads took 711-749 ms of CPU and 2.2-3.9 s of wall clock per step against
+    # 156-177 ms and 0.5-0.9 s with ember's pool (GNU OpenMP's workers spin after each region, on the core ember's
+    # own workers and OpenBLAS's need; PyTorch's OpenMP slowed the same way there: torch.exp at two threads 21 ms
+    # against 0.12 at one). Not yet measured on the idle machine (docs/benchmarks.md).
+    omp: bool = field(default_factory=_omp_from_env)
     # Below this many elements per call a kernel runs on one thread (a pass over 64 Ki float32 takes ~15-30 µs,
     # about the cost of handing a chunk to the pool and waiting for it). For kernels whose chunks are a few long
     # NumPy/BLAS calls or one compiled loop: convolution bands, pooling, BatchNorm, and the compiled row kernels
@@ -153,6 +167,11 @@ class KernelPolicy:
         """Whether compiled kernels run now: ``compiled`` is on and numba imports (the first call imports it, so
         call this only where a compiled kernel is about to run)."""
         return self.compiled and load_numba() is not None
+
+    def use_omp(self) -> bool:
+        """Whether ``kernel.parallel`` dispatchers run now (``omp`` and compiled kernels on, numba's OpenMP layer
+        loaded, not a forked child); the first call decides the layer (``_omp.available``)."""
+        return self.omp and self.use_compiled() and _omp.available()
 
 
 policy = KernelPolicy()

@@ -172,7 +172,8 @@ class Relu(Node):
         else:
             out = xp.empty_like(x)
             # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
-            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements)
+            parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements,
+                          kern=compiled.relu if x.dtype in (xp.float32, xp.float64) else None)
         self.saved = (out,)
         return out
 
@@ -194,7 +195,8 @@ class Relu(Node):
             xp.not_equal(o, 0, out=d)
             d *= go
 
-        parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None)
+        parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None,
+                      kern=compiled.relu_grad if fast else None)
         return (gx,)
 
 

@@ -20,7 +20,7 @@ from ..._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
-from ..._parallel import parallel_for, parallel_rows
+from ..._parallel import parallel_for, parallel_kernel, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
@@ -131,7 +131,8 @@ class BatchNorm(Node):
         mean, var = xp.empty(c, x.dtype), xp.empty(c, x.dtype)
         if _compiled(rows, w, b):
             w_, b_ = (xp.empty(0, x.dtype) if a is None else a for a in (w, b))
-            parallel_for(lambda lo, hi: compiled_bn.forward(rows, w_, b_, eps, lo, hi, mean, var, out), c, rows.size)
+            parallel_kernel(compiled_bn.forward, lambda k, lo, hi: k(rows, w_, b_, eps, lo, hi, mean, var, out), c,
+                            rows.size)
         else:
             xc, ones = xp.empty_like(rows), xp.ones(rows.shape[2], x.dtype)
 
@@ -166,8 +167,8 @@ class BatchNorm(Node):
         gx = xp.empty_like(xc) if nx else None
         if _compiled(gr, xc, a):
             out = xp.empty((0, 0, 0), xc.dtype) if gx is None else gx
-            parallel_for(lambda lo, hi: compiled_bn.backward(gr, xc, mean, a, invstd, lo, hi, gsum, gdot, out),
-                         c, xc.size)
+            parallel_kernel(compiled_bn.backward, lambda k, lo, hi: k(gr, xc, mean, a, invstd, lo, hi, gsum, gdot, out),
+                            c, xc.size)
         else:
             xc = xc - mean[:, None]
             ones = xp.ones(xc.shape[2], xc.dtype)

@@ -1,0 +1,207 @@
+"""Compiled kernels on numba's OpenMP threads (``kernel.parallel``, ``ember/_kernels/_omp.py``): the same bits as the
+serial kernels, the ops take that path at two threads and give the same bits as ember's own pool, forked children
+(DataLoader workers) run the serial kernels, and a process where numba's ``omp`` layer cannot be used (or the program
+chose another) falls back without a warning."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import ember
+from ember import _parallel
+from ember._kernels import _omp, policy
+from ember._kernels import activation as act
+from ember._kernels import batch_norm as bn
+
+compiled_only = pytest.mark.skipif(not policy.use_compiled(), reason="numba is not installed (or EMBER_KERNELS=numpy)")
+omp_only = pytest.mark.skipif(not (policy.use_compiled() and _omp.available()),
+                              reason="numba's omp threading layer is not available here (no libgomp.so.1?)")
+
+SIZES = [1, 7, 4097, 70001]
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+@pytest.fixture
+def two_threads():
+    _omp.use_threads(2)
+    yield
+    _omp.use_threads(ember.get_num_threads())
+
+
+@omp_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 3, 5), (2, 7, 4097), (3, 9, 1001)])
+def test_batch_norm_parallel_gives_the_serial_bits(shape, dtype, two_threads):
+    rng = np.random.default_rng(0)
+    c = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    a, invstd = rng.standard_normal(c).astype(dtype), np.abs(rng.standard_normal(c)).astype(dtype)
+    for w, b in ((rng.standard_normal(c).astype(dtype), rng.standard_normal(c).astype(dtype)),
+                 (np.empty(0, dtype), np.empty(0, dtype))):
+        results = []
+        for k in (bn.forward, bn.forward.parallel):
+            mean, var, out = np.empty(c, dtype), np.empty(c, dtype), np.empty_like(x)
+            k(x, w, b, 1e-5, 0, c, mean, var, out)
+            results.append((mean, var, out))
+        for k in (bn.backward, bn.backward.parallel):
+            gs, gd, gx = np.empty(c, dtype), np.empty(c, dtype), np.empty_like(x)
+            k(g, x, results[0][0], a, invstd, 0, c, gs, gd, gx)
+            results.append((gs, gd, gx))
+        for serial, parallel in ((results[0], results[1]), (results[2], results[3])):
+            for s, p in zip(serial, parallel):
+                assert np.array_equal(_bits(s), _bits(p))
+    # a channel range that is not the whole (the serial kernel's chunks): only those channels written
+    mean, var, out = np.full(c, 7, dtype), np.full(c, 7, dtype), np.full_like(x, 7)
+    bn.forward.parallel(x, np.empty(0, dtype), np.empty(0, dtype), 1e-5, c // 2, c, mean, var, out)
+    assert (mean[:c // 2] == 7).all() and (out[:, :c // 2] == 7).all() and not (out[:, c // 2:] == 7).any()
+
+
+@omp_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+def test_relu_kernels_parallel_give_the_serial_bits(n, dtype, two_threads):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype)
+    x[::5], x[1::7], x[2::11], x[3::13] = -0.0, np.nan, -np.nan, 0.0
+    ref = np.maximum(x, np.zeros((), dtype))
+    out = np.empty_like(x)
+    act.relu.parallel(x, out)
+    assert np.array_equal(_bits(out), _bits(ref))  # -0.0 -> +0.0 and NaN's sign as NumPy's maximum
+    g = rng.standard_normal(n).astype(dtype)
+    g[4::17] = np.inf
+    serial, parallel = np.empty_like(g), np.empty_like(g)
+    act.relu_grad(g, ref, serial)
+    act.relu_grad.parallel(g, ref, parallel)
+    assert np.array_equal(_bits(serial), _bits(parallel))
+
+
+def _step(x_np, layout_t):
+    """BatchNorm2d (training) then ReLU, forward and backward: the outputs and gradients as NumPy arrays."""
+    ember.manual_seed(0)
+    bn2d = ember.nn.BatchNorm2d(x_np.shape[1]).to(ember.float64 if x_np.dtype == np.float64 else ember.float32)
+    with ember.no_grad():
+        bn2d.weight.copy_(ember.linspace(0.5, 1.5, x_np.shape[1]))
+        bn2d.bias.copy_(ember.linspace(-0.2, 0.3, x_np.shape[1]))
+    x = ember.tensor(x_np)
+    if layout_t:  # batch-last memory behind an (N, C, H, W) view, as convolutions return it
+        x = ember.tensor(np.ascontiguousarray(x_np.transpose(1, 2, 3, 0))).permute(3, 0, 1, 2)
+    x.requires_grad_(True)
+    y = ember.relu(bn2d(x))
+    g = ember.tensor(np.random.default_rng(5).standard_normal(y.shape).astype(x_np.dtype))
+    y.backward(g)
+    return [t.detach().numpy().copy() for t in (y, x.grad, bn2d.weight.grad, bn2d.bias.grad)]
+
+
+@omp_only
+@pytest.mark.parametrize("layout_t", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ops_on_omp_threads_give_the_bits_of_ember_pool(layout_t, dtype, threads, monkeypatch):
+    x = np.random.default_rng(3).standard_normal((8, 16, 24, 40)).astype(dtype)  # 123 Ki elements: split at 2
+    ember.set_num_threads(2)
+    calls = []
+    use = _omp.use_threads
+    monkeypatch.setattr(_omp, "use_threads", lambda n: (calls.append(n), use(n)))
+    monkeypatch.setattr(policy, "omp", True)
+    with_omp = _step(x, layout_t)
+    assert calls and set(calls) == {2}  # BatchNorm forward and backward, ReLU and its gradient took numba's threads
+    calls.clear()
+    with policy.override(omp=False):
+        pool = _step(x, layout_t)
+    assert not calls
+    ember.set_num_threads(1)
+    one = _step(x, layout_t)
+    assert not calls  # one thread: the serial kernels
+    for a, b, c in zip(with_omp, pool, one):
+        assert np.array_equal(_bits(a), _bits(b)) and np.array_equal(_bits(a), _bits(c))
+
+
+@compiled_only
+def test_parallel_kernel_falls_back_to_the_pool(threads, monkeypatch):
+    """Where numba's omp layer is not available, the serial kernel runs in chunks over ember's pool."""
+    monkeypatch.setattr(_omp, "_available", False)
+    ember.set_num_threads(2)
+    spans = []
+    _parallel.parallel_kernel(bn.forward, lambda k, lo, hi: spans.append((k is bn.forward, lo, hi)), 4, 1 << 20)
+    assert sorted(spans) == [(True, 0, 2), (True, 2, 4)]
+
+
+def _run(code: str, **env) -> str:
+    base = {k: v for k, v in os.environ.items() if k not in ("EMBER_KERNELS", "EMBER_OMP_KERNELS",
+                                                              "NUMBA_THREADING_LAYER")}
+    out = subprocess.run([sys.executable, "-W", "error", "-c", code], env={**base, "PYTHONPATH": ROOT, **env},
+                         capture_output=True, text=True, timeout=300, check=True)
+    return out.stdout.strip()
+
+
+# x large enough to be split at two threads; the check is the same arithmetic as the test's parent computes
+_CHECK = """
+import numpy as np, ember
+ember.set_num_threads(2)
+x = np.random.default_rng(0).standard_normal((4, 8, 64, 64)).astype(np.float32)
+def compute():
+    t = ember.tensor(x).requires_grad_(True)
+    y = ember.relu(ember.nn.functional.batch_norm(t, None, None, training=True))
+    y.sum().backward()
+    return y.detach().numpy(), t.grad.numpy()
+"""
+
+
+@compiled_only
+@pytest.mark.parametrize("env, code, expected", [
+    ({"NUMBA_THREADING_LAYER": "workqueue"}, "", "False workqueue"),  # the program's choice stands (no start)
+    ({}, "import numba; numba.config.THREADING_LAYER = 'workqueue'", "False workqueue"),
+    ({"EMBER_OMP_KERNELS": ""}, "", "False default"),  # off by default: numba's layer left alone
+    # libgomp.so.1 missing: numba's omppool does not import
+    ({}, "import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+         "        if name == 'numba.np.ufunc.omppool': raise ImportError('libgomp.so.1: cannot open')\n"
+         "sys.meta_path.insert(0, Block())", "False default"),
+])
+def test_fallback_when_the_omp_layer_is_not_used(env, code, expected):
+    """ember's kernels keep ember's pool, compute the same bits, warn nothing (``-W error``), and leave numba's layer
+    as the program set it (``default`` when nothing chose one: the layer is picked by numba when it first starts)."""
+    out = _run(f"""{code}
+{_CHECK}
+y, gx = compute()
+from ember._kernels import policy
+import numba
+print(policy.use_omp(), numba.config.THREADING_LAYER, y.sum(), gx.sum())
+""", **{"EMBER_OMP_KERNELS": "1", **env})
+    ref = _run(_CHECK + "y, gx = compute(); print(y.sum(), gx.sum())")  # (omp off: ember's pool)
+    flag, layer, *sums = out.split()
+    assert f"{flag} {layer}" == expected
+    assert sums == ref.split()
+
+
+@omp_only
+def test_forked_children_compute_with_the_serial_kernels():
+    """GNU OpenMP is not fork-safe: after the parent ran parallel regions, a forked child that entered one would be
+    ended by numba (a PyTorch DataLoader's worker processes, a multiprocessing pool). Children run the serial kernels
+    (ember's own pool, restarted in the child) and compute the same bits as the parent."""
+    out = _run(_CHECK + """
+from ember._kernels import policy
+assert policy.use_omp()
+want = compute()  # the parent: numba's OpenMP threads ran
+
+def child(i):
+    y, gx = compute()
+    return policy.use_omp(), np.array_equal(y, want[0]), np.array_equal(gx, want[1])
+
+import multiprocessing
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    rows = np.array(pool.map_async(child, range(4)).get(240))
+print(rows.shape, rows[:, 0].any(), rows[:, 1:].all())
+""", EMBER_OMP_KERNELS="1")
+    assert out == "(4, 3) False True"
+
+
+@pytest.mark.parametrize("value, expected", [("", "False"), ("0", "False"), ("1", "True"), ("on", "True")])
+def test_ember_omp_kernels_env_sets_the_policy(value, expected):
+    assert _run("from ember._kernels import policy; print(policy.omp)", EMBER_OMP_KERNELS=value) == expected
