@@ -185,6 +185,19 @@ def _flat(data):
             yield x
 
 
+_ARRAYS_IN_LIST_WARNING = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the list to a "
+    "single numpy.ndarray with numpy.array() before converting to a tensor."
+)
+
+
+def warn_if_arrays_inside(data) -> None:
+    """PyTorch's once-per-process hint when the nested lists/tuples given to a tensor constructor hold NumPy
+    arrays (at any depth, 0-d ones too), which it converts one by one."""
+    if isinstance(data, (list, tuple)) and any(isinstance(x, xp.ndarray) for x in _flat(data)):
+        _warnings.warn_once(_ARRAYS_IN_LIST_WARNING)
+
+
 def _unwrap(data):
     """Nested lists with the tensors in them as scalars: PyTorch reads a tensor inside a list as a number."""
     if isinstance(data, (list, tuple)):
@@ -214,6 +227,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """A new tensor holding a copy of ``data`` (a tensor: copied, with PyTorch's warning to use clone)."""
     if isinstance(data, Tensor):
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
+    warn_if_arrays_inside(data)
     return _finish(xp.array(as_array(data, dtype), copy=True), requires_grad, device)
 
 
@@ -222,6 +236,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         check_device(device)
         return data
+    warn_if_arrays_inside(data)
     return _finish(as_array(data, dtype), False, device)
 
 

@@ -207,8 +207,17 @@ def run(script: str, args: list[str]) -> None:
     """Run ``script`` as ``python script args...`` would, with ember standing in for torch."""
     _prepare()
     sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    _named_import_errors(lambda: runpy.run_path(script, run_name="__main__"))
+    # Python names the script by its absolute path in __main__.__file__ (so in tracebacks and warnings) while
+    # sys.argv[0] stays as typed; runpy.run_path would set both to the path it is given.
+    path = os.path.abspath(script)
+    sys.path.insert(0, os.path.dirname(path))
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    main = ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __builtins__=__builtins__,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    _named_import_errors(lambda: exec(code, main.__dict__))
 
 
 def run_module(module: str, args: list[str]) -> None:

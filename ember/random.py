@@ -21,7 +21,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-# PyTorch's default CPU seed: without manual_seed, runs are still repeatable (and draw PyTorch's numbers).
+# A new torch.Generator's seed. ember's global generator starts from it too (PyTorch seeds its global generator
+# from the operating system instead), so that runs without manual_seed are repeatable.
 DEFAULT_SEED = 67280421310721
 STATE_BYTES = 5056  # PyTorch's CPUGeneratorImplState (x86-64 layout), see get_state
 _OLD_PCG64_STATE_BYTES = 64  # what ember's get_rng_state returned before it used PyTorch's generator

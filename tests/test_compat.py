@@ -56,6 +56,18 @@ def test_name_argv_and_script_directory_are_those_of_python_script(tmp_path):
     assert out.stdout.strip() == "__main__ ['--lr', '0.1', 'pos'] 42 True"
 
 
+def test_script_named_by_a_relative_path_sees_the_file_python_gives_it(tmp_path):
+    # Python makes __main__.__file__ (and so tracebacks and warnings) name the script by its absolute path, while
+    # sys.argv[0] keeps the path as typed; scripts build paths from os.path.dirname(__file__).
+    (tmp_path / "script.py").write_text("import os, sys\nprint(__file__, sys.argv[0], os.path.dirname(__file__))\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    outs = [subprocess.run([sys.executable, *runner, "script.py"], capture_output=True, text=True, cwd=tmp_path,
+                           env=env, timeout=60) for runner in ((), ("-m", "ember.compat"))]
+    assert outs[0].returncode == 0 and outs[1].returncode == 0, outs[1].stderr
+    assert outs[1].stdout == outs[0].stdout
+    assert outs[1].stdout.split()[1] == "script.py" and os.path.isabs(outs[1].stdout.split()[0])
+
+
 @pytest.mark.parametrize("code,message", [
     ("import torch.quantization", "ModuleNotFoundError: torch.quantization is not implemented in ember"),
     ("import torch\ntorch.quantization.quantize(None)", "torch.quantization is not implemented in ember"),

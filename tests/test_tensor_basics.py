@@ -31,7 +31,8 @@ def test_nested_lists_that_are_not_rectangular_are_refused_as_pytorch_does(data)
     with warnings.catch_warnings(), pytest.raises((TypeError, ValueError)) as want:
         warnings.simplefilter("ignore")
         torch.tensor(data)
-    with pytest.raises(type(want.value)) as got:
+    with warnings.catch_warnings(), pytest.raises(type(want.value)) as got:
+        warnings.simplefilter("ignore")  # ember gives that once-per-process hint too
         ember.tensor(data)
     assert str(got.value).startswith(str(want.value)), (str(got.value), str(want.value))
 
@@ -361,3 +362,41 @@ def test_sparse_parts_of_a_dense_tensor_refused_as_pytorch(name):
     with pytest.raises(RuntimeError) as e_err:
         getattr(ember.ones(2), name)()
     assert str(e_err.value) == str(t_err.value)
+
+
+_ARRAYS_CASES = [
+    lambda m: m.tensor([np.zeros(2), np.ones(2)]),
+    lambda m: m.tensor((np.zeros(2), np.ones(2))),
+    lambda m: m.tensor([[0.0, 0.0], np.ones(2)]),  # an array after plain numbers
+    lambda m: m.tensor([[np.zeros(2)]]),  # nested
+    lambda m: m.Tensor([np.zeros(2), np.ones(2)]),  # the legacy constructor
+    lambda m: m.as_tensor([np.zeros(2)]),
+    lambda m: m.tensor([np.float64(1.0), np.array(2.0)]),  # a 0-d array
+    lambda m: m.tensor([np.float64(1.0), 2.0]),  # NumPy scalars are not arrays: no warning
+    lambda m: m.tensor(np.zeros((2, 2))),
+    lambda m: m.tensor([[1.0, 2.0]]),
+]
+
+
+@pytest.mark.parametrize("make", _ARRAYS_CASES)
+def test_list_of_numpy_arrays_warns_once_as_pytorch(make):
+    # PyTorch's TORCH_WARN_ONCE hint; torch.set_warn_always makes PyTorch give it on every call (once per array
+    # met) to compare with.
+    from ember import _creation, _warnings
+
+    def hints(module):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            make(module)
+        return [str(w.message) for w in caught if "list of numpy.ndarrays" in str(w.message)]
+
+    was = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        expected = hints(torch)
+    finally:
+        torch.set_warn_always(was)
+    _warnings._warned_once.discard(_creation._ARRAYS_IN_LIST_WARNING)
+    got = hints(ember)
+    assert len(got) == min(len(expected), 1) and all(g in e for g, e in zip(got, expected))
+    assert hints(ember) == []  # once per process, as PyTorch's

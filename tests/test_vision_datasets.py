@@ -38,6 +38,17 @@ def test_mnist_transforms_and_loader(tmp_path):
     assert "Split: Test" in repr(ds)
 
 
+@pytest.mark.parametrize("old,new", [("train_data", "data"), ("test_data", "data"), ("train_labels", "targets"),
+                                     ("test_labels", "targets")])
+def test_mnist_old_attribute_names_warn_and_give_the_new(tmp_path, old, new):
+    # torchvision keeps these for scripts written before the rename (the MorvanZhou tutorials read test_data).
+    make_mnist(tmp_path)
+    ds = datasets.MNIST(tmp_path, train=True)
+    with pytest.warns(UserWarning, match=f"^{old} has been renamed {new}$"):
+        value = getattr(ds, old)
+    assert value is getattr(ds, new)
+
+
 def test_missing_dataset_names_the_files(tmp_path):
     with pytest.raises(RuntimeError, match="Dataset not found. You can use download=True") as e:
         datasets.MNIST(tmp_path, train=True)

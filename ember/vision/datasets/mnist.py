@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -86,6 +87,27 @@ class MNIST(VisionDataset):
         for filename in self.resources:
             if self._find(filename.removesuffix(".gz")) is None:
                 download_url([mirror + filename for mirror in self.mirrors], self.raw_folder, filename)
+
+    # torchvision's old names for data and targets, kept (with its warning) for scripts written against them.
+    @property
+    def train_labels(self) -> ember.Tensor:
+        warnings.warn("train_labels has been renamed targets", stacklevel=2)
+        return self.targets
+
+    @property
+    def test_labels(self) -> ember.Tensor:
+        warnings.warn("test_labels has been renamed targets", stacklevel=2)
+        return self.targets
+
+    @property
+    def train_data(self) -> ember.Tensor:
+        warnings.warn("train_data has been renamed data", stacklevel=2)
+        return self.data
+
+    @property
+    def test_data(self) -> ember.Tensor:
+        warnings.warn("test_data has been renamed data", stacklevel=2)
+        return self.data
 
     def __len__(self) -> int:
         return len(self.data)
