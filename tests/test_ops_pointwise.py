@@ -144,3 +144,22 @@ def test_relu_gradient_under_create_graph_matches_torch():
         res.append((g.detach(), gv))
     for e, t in zip(*res):
         assert_close(e, t)
+
+
+@pytest.mark.parametrize("x_dtype", ["int64", "uint8", "bool", "float16", "float32", "float64"])
+@pytest.mark.parametrize("bound_dtype", ["int32", "float32", "float64"])
+@pytest.mark.parametrize("bound_shape", ["1-d", "0-d", "min only", "max only"])
+def test_clamp_with_tensor_bounds_takes_pytorchs_result_type(x_dtype, bound_dtype, bound_shape):
+    """Tensor bounds (PyTorch's Tensor overload) promote as any operands do: the result type of the input and the
+    bounds, a 0-d bound by category only (an int32 bound of a uint8 input gives int32, a float64 one of a float16
+    input float64; a 0-d float64 bound of a float16 input keeps float16, of an integer input gives float64)."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([-3, 0, 2, 7]).to(getattr(m, x_dtype))
+        bd = getattr(m, bound_dtype)
+        lo = m.tensor(1.5 if bound_shape == "0-d" else [1.5, -1.0, 0.5, 2.5]).to(bd)
+        hi = m.tensor(5.5).to(bd) if bound_shape != "1-d" else m.tensor([5.5, 4.0, 1.0, 6.0]).to(bd)
+        lo, hi = {"min only": (lo, None), "max only": (None, hi)}.get(bound_shape, (lo, hi))
+        y = m.clamp(x, lo, hi)
+        outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
+    assert outcomes[1] == outcomes[0]

@@ -15,13 +15,17 @@ from ..autograd.graph import Node, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
-def result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
-    """PyTorch's result_type for two tensors: 0-d tensors count only by category."""
-    da, db = a.dtype, b.dtype
-    if (a._data.ndim == 0) == (b._data.ndim == 0):
-        return _dtype.promote_types(da, db)
-    dim_t, zero_t = (da, db) if b._data.ndim == 0 else (db, da)
-    return _dtype.combine_categories(dim_t, zero_t)
+def result_dtype(*tensors: Tensor) -> _dtype.dtype:
+    """PyTorch's result_type of tensors: those with dimensions promoted together, 0-d ones only by category."""
+    dim = zero = None
+    for t in tensors:
+        if t._data.ndim:
+            dim = t.dtype if dim is None else _dtype.promote_types(dim, t.dtype)
+        else:
+            zero = t.dtype if zero is None else _dtype.promote_types(zero, t.dtype)
+    if dim is None or zero is None:
+        return zero if dim is None else dim
+    return _dtype.combine_categories(dim, zero)
 
 
 def promote(a, b):
