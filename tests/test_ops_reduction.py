@@ -388,3 +388,24 @@ def test_a_dim_listed_twice_is_refused_as_pytorch(name, dims):
     want, got = op(torch, torch.tensor(x), once), op(ember, ember.tensor(x), once)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         assert_close(g, w)
+
+
+INTEGER_REDUCTIONS = {
+    "sum": lambda m, x: x.sum(), "prod": lambda m, x: x.prod(), "prod dim": lambda m, x: x.prod(0, keepdim=True),
+    "cumsum": lambda m, x: x.cumsum(0), "cumsum float64": lambda m, x: x.cumsum(0, dtype=m.float64),
+    "logsumexp": lambda m, x: m.logsumexp(x, 0), "all": lambda m, x: x.all(), "any dim": lambda m, x: x.any(0),
+    "all dim keepdim": lambda m, x: m.all(x, 0, keepdim=True), "square": lambda m, x: m.square(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32"])
+@pytest.mark.parametrize("name", list(INTEGER_REDUCTIONS))
+def test_reductions_of_integers_and_bools_take_pytorchs_dtype(name, dtype):
+    """sum, prod and cumsum accumulate integers and bools as int64 (uint8 too: NumPy's uint64 is no ember dtype),
+    logsumexp computes them in the default float dtype, all/any of uint8 stay uint8 (PyTorch's legacy), and a bool's
+    square is int64 (pow(x, 2)): the dtype and values as PyTorch's."""
+    outcomes = []
+    for m in (torch, ember):
+        y = INTEGER_REDUCTIONS[name](m, m.tensor([[3, 0], [-2, 1], [1, 2]]).to(getattr(m, dtype)))
+        outcomes.append((str(y.dtype).split(".")[1], np.round(np.array(y.double().tolist()), 4).tolist()))
+    assert outcomes[1] == outcomes[0]

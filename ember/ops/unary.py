@@ -372,6 +372,8 @@ def _bound(v):
 
 
 def square(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:  # PyTorch's square is pow(x, 2): a bool tensor's is int64
+        x = cast(x, _dtype.int64)
     return mul(x, x)
 
 
