@@ -183,7 +183,7 @@ class Pow(Node):
     diagonal_jacobian = True
 
     def forward(self, a, b):
-        out = a**b
+        out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
         # PyTorch saves it (x ** 2.0 saves x alone, x ** t and 2 ** t their output too)
         self.saved = (a, b, out) if isinstance(b, xp.ndarray) else (a, b)
@@ -207,6 +207,16 @@ class Pow(Node):
                 gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
+
+
+def _integer_power(a, e):
+    """a ** e for an integer exponent tensor. Where e < 0 PyTorch's integer kernel gives 1 for a base of 1, +-1 for
+    -1 (by e's parity) and 0 for any other base (0 too), where NumPy refuses the whole array."""
+    negative = e < 0
+    if not negative.any() or xp.result_type(a, e).kind not in "iu":
+        return a**e
+    out = a ** xp.where(negative, 0, e)
+    return xp.where(negative, xp.where(a == 1, 1, 0) + xp.where(a == -1, 1 - 2 * (e & 1), 0), out).astype(out.dtype)
 
 
 def _power(a, e):
