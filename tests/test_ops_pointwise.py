@@ -163,3 +163,20 @@ def test_clamp_with_tensor_bounds_takes_pytorchs_result_type(x_dtype, bound_dtyp
         y = m.clamp(x, lo, hi)
         outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
+# (no decimals=0: PyTorch's round(x) keeps an integer tensor, but round(x, decimals=0), its other overload, refuses it)
+@pytest.mark.parametrize("decimals", [None, 1, -1])
+def test_round_of_each_dtype_with_decimals_as_pytorch(dtype, decimals):
+    """round keeps an integer tensor, and refuses a bool tensor, and an integer one with decimals, with PyTorch's
+    NotImplementedError (NumPy would round a bool to float16 and an integer to its tens)."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([15, -26, 3, 0] if dtype[0] != "f" else [1.25, -2.65, 14.0, 0.0]).to(getattr(m, dtype))
+        try:
+            y = m.round(x) if decimals is None else m.round(x, decimals=decimals)
+            outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
+        except NotImplementedError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

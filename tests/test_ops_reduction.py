@@ -409,3 +409,16 @@ def test_reductions_of_integers_and_bools_take_pytorchs_dtype(name, dtype):
         y = INTEGER_REDUCTIONS[name](m, m.tensor([[3, 0], [-2, 1], [1, 2]]).to(getattr(m, dtype)))
         outcomes.append((str(y.dtype).split(".")[1], np.round(np.array(y.double().tolist()), 4).tolist()))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("call", ["argmax()", "argmin()", "argmax(0)", "argmin(0, keepdim=True)"])
+def test_argmax_and_argmin_refuse_bool_input_as_pytorch(call):
+    """PyTorch's argmax/argmin take no bool tensor (its RuntimeError and message); max/amax of bool still reduce."""
+    messages = []
+    for m in (torch, ember):
+        x = m.tensor([[True, False], [False, True]])
+        with pytest.raises(RuntimeError) as err:
+            eval(f"x.{call}")
+        messages.append(str(err.value))
+        assert x.max().item() is True and x.amax(0).tolist() == [True, True]
+    assert messages[0] == messages[1]

@@ -313,6 +313,8 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
     refuse_complex(x, name, RuntimeError)
     a = x._data
+    if a.dtype == xp.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if a.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")

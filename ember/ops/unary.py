@@ -330,6 +330,8 @@ def sign(x: Tensor) -> Tensor:
 
 def round(x: Tensor, *, decimals: int = 0) -> Tensor:
     refuse_complex(x, "round")
+    if x.dtype == _dtype.bool_ or (decimals and not x.is_floating_point()):  # (NumPy's round of bool is float16)
+        raise _dtype.not_implemented_for("round_vml_cpu" if decimals == 0 else "round_cpu", x.dtype)
     return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
 
 
