@@ -123,16 +123,16 @@ TARGETS = {
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
                               "tests/test_norm_edge_shapes.py", _COMPILED_PATHS % "batch_norm",
                               _COMPILED_PATHS % "row_norms"],
-    "ember/nn/_ops/activation.py": [_DECLARED_PATHS, _DEFAULTS, "tests/test_nn_layers.py",
-                                    "tests/test_higher_order_pointwise.py", "tests/test_higher_order_nn.py", _HALF,
+    # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
+    # refusal of negative limits on an unsigned type)
+    "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
+                                    "tests/test_nn_layers.py", "tests/test_higher_order_pointwise.py",
+                                    "tests/test_higher_order_nn.py", _HALF,
                                     _COMPILED_VS_NUMPY % "activation",
                                     "tests/test_kernels.py::test_leaky_relu_compiled_same_bits_as_numpy_and_torch",
                                     "tests/test_fast_paths.py::"
                                     "test_leaky_relu_keeps_the_batch_last_layout_and_matches_torch",
-                                    _COMPILED_PATHS % "pointwise", "tests/test_gelu_float64.py",
-                                    # (integer and bool inputs: hardtanh's limits in the input's dtype, PyTorch's
-                                    # refusal of negative limits on an unsigned type)
-                                    "tests/test_nn_activation_int.py"],
+                                    _COMPILED_PATHS % "pointwise", "tests/test_gelu_float64.py"],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",
