@@ -311,3 +311,23 @@ def test_clip_grad_norm_of_parameters_that_are_not_one_stores_slots_in_order(pic
     assert_close(total, ttotal, atol=1e-5, rtol=1e-5)
     for p, q in zip(params, tparams):
         assert_close(p.grad, q.grad, atol=1e-6, rtol=1e-5)
+
+
+# (not through a view's node: PyTorch's ViewBackward hands AccumulateGrad a new view of the caller's tensor, which it
+# steals by its reference count, so that .grad shares the caller's memory; ember keeps no reference counts and copies)
+@pytest.mark.parametrize("path", ["leaf", "clone", "sum"])
+def test_a_first_grad_is_a_copy_of_the_gradient_the_caller_holds(path):
+    """The first ``.grad`` of a leaf outside any store is its own array: PyTorch's AccumulateGrad clones a gradient
+    someone else still references (the tensor handed to ``backward``, passed through unchanged by a clone's node), so changing that tensor afterwards leaves ``.grad`` as it was, and changing ``.grad`` leaves the tensor."""
+    results = []
+    for m in (torch, ember):
+        x = m.tensor([1.0, -2.0, 3.0], dtype=m.float64, requires_grad=True)
+        g = m.tensor([0.5, 0.25, 2.0], dtype=m.float64)
+        y = {"leaf": x, "clone": x.clone(), "sum": x + 0}[path]
+        y.backward(g)
+        g.add_(10.0)
+        first = x.grad.tolist()
+        x.grad.mul_(2.0)
+        results.append((first, x.grad.tolist(), g.tolist()))
+    assert results[1] == results[0]
+    assert results[0][0] == [0.5, 0.25, 2.0]

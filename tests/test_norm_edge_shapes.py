@@ -25,6 +25,8 @@ FNS = {
     "local_response_norm": lambda m, x: _f(m).local_response_norm(x, 2),
     "local_response_norm_size3": lambda m, x: _f(m).local_response_norm(x, 3, alpha=0.5, beta=0.6, k=2.0),
     "group_norm_1": lambda m, x: _f(m).group_norm(x, 1),
+    # (two groups: N * C / G equals the spatial size on (1, 4, 2), which PyTorch's one-value check must not refuse)
+    "group_norm_2": lambda m, x: _f(m).group_norm(x, 2),
     "group_norm_c": lambda m, x: _f(m).group_norm(x, _c(x), m.linspace(0.5, 1.5, _c(x), dtype=m.float64),
                                                   m.linspace(-1.0, 1.0, _c(x), dtype=m.float64)),
     "instance_norm": lambda m, x: _f(m).instance_norm(x),
@@ -62,3 +64,15 @@ def test_normalisation_on_an_edge_shape_as_pytorch(name, shape):
     assert eg is not None, f"ember raised {ey.__name__} where PyTorch gave {ty}"
     assert_close(ey, ty, atol=1e-10, rtol=1e-10)
     assert_close(eg, tg, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape,groups", [((1, 2), 2), ((1, 2, 1), 2), ((1, 4), 4), ((1, 6, 1, 1), 6), ((1, 3), 3)],
+                         ids=str)
+def test_group_norm_of_one_value_per_group_refused_with_pytorchs_message(shape, groups):
+    """PyTorch's ValueError names the (N * C / G, G, *) view it checks; its message as PyTorch's."""
+    messages = []
+    for m in (ember, torch):
+        with pytest.raises(ValueError) as err:
+            _f(m).group_norm(m.ones(shape), groups)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

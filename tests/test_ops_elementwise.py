@@ -124,6 +124,21 @@ def test_pow_of_every_dtype_to_every_kind_of_exponent_like_torch(dtype):
             np.testing.assert_allclose(np.array(got[1]), np.array(want[1]), rtol=1e-6, err_msg=f"{number} ** {dtype}")
 
 
+@pytest.mark.parametrize("base_dtype", ["int64", "int8", "uint8", "int32", "bool", "float32"])
+@pytest.mark.parametrize("exp_dtype", ["int64", "int16", "int8"])
+def test_integer_tensor_to_negative_integer_tensor_powers_like_torch(base_dtype, exp_dtype):
+    """An integer tensor exponent with negative entries: PyTorch's integer kernel gives 1 for a base of 1, +-1 for
+    -1 by the exponent's parity and 0 for any other base (0 too), where NumPy refuses the whole array; a Python
+    integer base too (2 ** t). Floating results stay fractional."""
+    bases, exps = [2, 1, -1, 3, -2, 0, -1, 5], [-2, -1, -3, 0, -1, -1, -2, 2]
+    outcomes = []
+    for m in (torch, ember):
+        e = m.tensor(exps).to(getattr(m, exp_dtype))
+        b = m.tensor(bases).to(getattr(m, base_dtype))
+        outcomes.append([(str(r.dtype).split(".")[1], r.double().tolist()) for r in (b ** e, 2 ** e, (-1) ** e)])
+    assert outcomes[1] == outcomes[0]
+
+
 def test_pow_zero_base_grad():
     # 0 ** 2 has gradient 0; 0 ** b w.r.t. b is 0 for b > 0 (PyTorch's convention)
     a = np.array([0.0, 1.0, 2.0], dtype=np.float32)

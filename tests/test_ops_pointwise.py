@@ -144,3 +144,39 @@ def test_relu_gradient_under_create_graph_matches_torch():
         res.append((g.detach(), gv))
     for e, t in zip(*res):
         assert_close(e, t)
+
+
+@pytest.mark.parametrize("x_dtype", ["int64", "uint8", "bool", "float16", "float32", "float64"])
+@pytest.mark.parametrize("bound_dtype", ["int32", "float32", "float64"])
+@pytest.mark.parametrize("bound_shape", ["1-d", "0-d", "min only", "max only"])
+def test_clamp_with_tensor_bounds_takes_pytorchs_result_type(x_dtype, bound_dtype, bound_shape):
+    """Tensor bounds (PyTorch's Tensor overload) promote as any operands do: the result type of the input and the
+    bounds, a 0-d bound by category only (an int32 bound of a uint8 input gives int32, a float64 one of a float16
+    input float64; a 0-d float64 bound of a float16 input keeps float16, of an integer input gives float64)."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([-3, 0, 2, 7]).to(getattr(m, x_dtype))
+        bd = getattr(m, bound_dtype)
+        lo = m.tensor(1.5 if bound_shape == "0-d" else [1.5, -1.0, 0.5, 2.5]).to(bd)
+        hi = m.tensor(5.5).to(bd) if bound_shape != "1-d" else m.tensor([5.5, 4.0, 1.0, 6.0]).to(bd)
+        lo, hi = {"min only": (lo, None), "max only": (None, hi)}.get(bound_shape, (lo, hi))
+        y = m.clamp(x, lo, hi)
+        outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
+    assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
+# (no decimals=0: PyTorch's round(x) keeps an integer tensor, but round(x, decimals=0), its other overload, refuses it)
+@pytest.mark.parametrize("decimals", [None, 1, -1])
+def test_round_of_each_dtype_with_decimals_as_pytorch(dtype, decimals):
+    """round keeps an integer tensor, and refuses a bool tensor, and an integer one with decimals, with PyTorch's
+    NotImplementedError (NumPy would round a bool to float16 and an integer to its tens)."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([15, -26, 3, 0] if dtype[0] != "f" else [1.25, -2.65, 14.0, 0.0]).to(getattr(m, dtype))
+        try:
+            y = m.round(x) if decimals is None else m.round(x, decimals=decimals)
+            outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
+        except NotImplementedError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

@@ -453,3 +453,37 @@ def test_norm_errors_for_dims_and_orders_as_pytorch(p, dim):
     norm is the reduction's error."""
     want = _error(lambda: torch.norm(torch.ones(2, 3, 4), p=p, dim=dim))
     assert _error(lambda: ember.norm(ember.ones(2, 3, 4), p=p, dim=dim)) == want
+
+
+INTEGER_REDUCTIONS = {
+    "sum": lambda m, x: x.sum(), "prod": lambda m, x: x.prod(), "prod dim": lambda m, x: x.prod(0, keepdim=True),
+    "cumsum": lambda m, x: x.cumsum(0), "cumsum float64": lambda m, x: x.cumsum(0, dtype=m.float64),
+    "logsumexp": lambda m, x: m.logsumexp(x, 0), "all": lambda m, x: x.all(), "any dim": lambda m, x: x.any(0),
+    "all dim keepdim": lambda m, x: m.all(x, 0, keepdim=True), "square": lambda m, x: m.square(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32"])
+@pytest.mark.parametrize("name", list(INTEGER_REDUCTIONS))
+def test_reductions_of_integers_and_bools_take_pytorchs_dtype(name, dtype):
+    """sum, prod and cumsum accumulate integers and bools as int64 (uint8 too: NumPy's uint64 is no ember dtype),
+    logsumexp computes them in the default float dtype, all/any of uint8 stay uint8 (PyTorch's legacy), and a bool's
+    square is int64 (pow(x, 2)): the dtype and values as PyTorch's."""
+    outcomes = []
+    for m in (torch, ember):
+        y = INTEGER_REDUCTIONS[name](m, m.tensor([[3, 0], [-2, 1], [1, 2]]).to(getattr(m, dtype)))
+        outcomes.append((str(y.dtype).split(".")[1], np.round(np.array(y.double().tolist()), 4).tolist()))
+    assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("call", ["argmax()", "argmin()", "argmax(0)", "argmin(0, keepdim=True)"])
+def test_argmax_and_argmin_refuse_bool_input_as_pytorch(call):
+    """PyTorch's argmax/argmin take no bool tensor (its RuntimeError and message); max/amax of bool still reduce."""
+    messages = []
+    for m in (torch, ember):
+        x = m.tensor([[True, False], [False, True]])
+        with pytest.raises(RuntimeError) as err:
+            eval(f"x.{call}")
+        messages.append(str(err.value))
+        assert x.max().item() is True and x.amax(0).tolist() == [True, True]
+    assert messages[0] == messages[1]

@@ -15,13 +15,17 @@ from ..autograd.graph import Node, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
-def result_dtype(a: Tensor, b: Tensor) -> _dtype.dtype:
-    """PyTorch's result_type for two tensors: 0-d tensors count only by category."""
-    da, db = a.dtype, b.dtype
-    if (a._data.ndim == 0) == (b._data.ndim == 0):
-        return _dtype.promote_types(da, db)
-    dim_t, zero_t = (da, db) if b._data.ndim == 0 else (db, da)
-    return _dtype.combine_categories(dim_t, zero_t)
+def result_dtype(*tensors: Tensor) -> _dtype.dtype:
+    """PyTorch's result_type of tensors: those with dimensions promoted together, 0-d ones only by category."""
+    dim = zero = None
+    for t in tensors:
+        if t._data.ndim:
+            dim = t.dtype if dim is None else _dtype.promote_types(dim, t.dtype)
+        else:
+            zero = t.dtype if zero is None else _dtype.promote_types(zero, t.dtype)
+    if dim is None or zero is None:
+        return zero if dim is None else dim
+    return _dtype.combine_categories(dim, zero)
 
 
 def promote(a, b):
@@ -179,7 +183,7 @@ class Pow(Node):
     diagonal_jacobian = True
 
     def forward(self, a, b):
-        out = a**b
+        out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
         if out.dtype.kind == "c":
             out = _complex_zero_base(a, b, out)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
@@ -228,6 +232,16 @@ def _complex_zero_base(a, b, out):
         else:
             at = xp.exp(out.dtype.type(b) * xp.log(xp.asarray(a, dtype=out.dtype)))
     return xp.where(zero, at, out).astype(out.dtype, copy=False)
+
+
+def _integer_power(a, e):
+    """a ** e for an integer exponent tensor. Where e < 0 PyTorch's integer kernel gives 1 for a base of 1, +-1 for
+    -1 (by e's parity) and 0 for any other base (0 too), where NumPy refuses the whole array."""
+    negative = e < 0
+    if not negative.any() or xp.result_type(a, e).kind not in "iu":
+        return a**e
+    out = a ** xp.where(negative, 0, e)
+    return xp.where(negative, xp.where(a == 1, 1, 0) + xp.where(a == -1, 1 - 2 * (e & 1), 0), out).astype(out.dtype)
 
 
 def _power(a, e):

@@ -245,11 +245,18 @@ def _abs2(a):
 
 
 
-def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def _accumulated_as(x: Tensor, dtype) -> Tensor:
+    """``x`` cast to ``dtype`` when given, else integers and bools to int64: PyTorch's sum, prod and cumsum
+    accumulate them as int64 (NumPy's would make uint8's uint64, a dtype ember does not have)."""
     if dtype is not None:
-        x = cast(x, dtype)
-    elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
-        x = cast(x, _dtype.int64)  # PyTorch sums integers and bools as int64
+        return cast(x, dtype)
+    if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
+        return cast(x, _dtype.int64)
+    return x
+
+
+def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    x = _accumulated_as(x, dtype)
     if dim is None:
         return Sum.apply(x, axes=None, keepdim=keepdim)
     return _SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
@@ -271,8 +278,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 @full_precision
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    if dtype is not None:
-        x = cast(x, dtype)
+    x = _accumulated_as(x, dtype)
     return Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
@@ -342,6 +348,8 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
     refuse_complex(x, name, RuntimeError)
     a = x._data
+    if a.dtype == xp.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if a.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -500,15 +508,23 @@ class LogSumExp(Node):
 
 
 def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+    if np_kind(x._data.dtype) not in "fc":  # PyTorch computes integers and bools in the default float dtype
+        x = cast(x, _dtype.get_default_dtype())
     return LogSumExp.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
+def _truth(x: Tensor, out) -> Tensor:
+    """all/any's result: bool, but uint8 for a uint8 input (PyTorch's kept legacy)."""
+    out = xp.asarray(out)
+    return Tensor._make(out.astype(xp.uint8) if x._data.dtype == xp.uint8 else out)
+
+
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return Tensor._make(xp.asarray(xp.all(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim)))
+    return _truth(x, xp.all(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim))
 
 
 def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    return Tensor._make(xp.asarray(xp.any(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim)))
+    return _truth(x, xp.any(x._data, axis=_axes(dim, x._data.ndim), keepdims=keepdim))
 
 
 @torch_named("CumsumBackward0")
@@ -525,8 +541,7 @@ class CumSum(Node):
 
 
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
-    if dtype is not None:
-        x = cast(x, dtype)
+    x = _accumulated_as(x, dtype)
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)
         return CumSum.apply(x.reshape(1), dim=0).reshape(())

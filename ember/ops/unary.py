@@ -16,7 +16,7 @@ from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
-from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex
+from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
 
 
 @torch_named("NegBackward0")
@@ -332,6 +332,8 @@ def sign(x: Tensor) -> Tensor:
 
 def round(x: Tensor, *, decimals: int = 0) -> Tensor:
     refuse_complex(x, "round")
+    if x.dtype == _dtype.bool_ or (decimals and not x.is_floating_point()):  # (NumPy's round of bool is float16)
+        raise _dtype.not_implemented_for("round_vml_cpu" if decimals == 0 else "round_cpu", x.dtype)
     return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
 
 
@@ -351,10 +353,12 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
             x = cast(x, _dtype.get_default_dtype())
     elif x.dtype == _dtype.bool_ and any(type(b) is int for b in (lo, hi)):  # (PyTorch's result type: int64)
         x = cast(x, _dtype.int64)
-    elif not x.is_floating_point():  # a floating bound tensor promotes an integer x (PyTorch's result type)
-        for b in (min, max):
-            if isinstance(b, Tensor) and b.is_floating_point():
-                x = cast(x, _dtype.promote_types(x.dtype, b.dtype))
+    elif tensors := [b for b in (min, max) if isinstance(b, Tensor)]:
+        # PyTorch's Tensor overload: the result type of x and its bounds (a float64 bound of a float32 x gives
+        # float64, an int32 one of a uint8 x int32; 0-d bounds count by category only)
+        target = result_dtype(x, *tensors)
+        if target != x.dtype:
+            x = cast(x, target)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
@@ -372,6 +376,8 @@ def _bound(v):
 
 
 def square(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:  # PyTorch's square is pow(x, 2): a bool tensor's is int64
+        x = cast(x, _dtype.int64)
     return mul(x, x)
 
 
