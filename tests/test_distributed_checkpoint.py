@@ -118,10 +118,10 @@ import torch
 import torch.distributed.checkpoint as dcp
 
 np.random.seed(0)
-dcp.save({"w": torch.ones(2), "numpy_rng": np.random.get_state(legacy=False)}, checkpoint_id=sys.argv[1],
-         no_dist=True)
+folder = sys.argv[1] + "/ckpt"
+dcp.save({"w": torch.ones(2), "numpy_rng": np.random.get_state(legacy=False)}, checkpoint_id=folder, no_dist=True)
 state = {"w": torch.zeros(2), "numpy_rng": None}
-dcp.load(state, checkpoint_id=sys.argv[1], no_dist=True)
+dcp.load(state, checkpoint_id=folder, no_dist=True)
 np.random.set_state(state["numpy_rng"])
 print(state["w"].tolist(), np.random.randint(1000))
 """
@@ -131,15 +131,9 @@ def test_parts_under_the_compat_runner_are_embers_format_without_a_warning(tmp_p
     # A PyTorch script's torch.save writes PyTorch's format under the compat runner, but dcp's parts are read by
     # dcp only and may hold what that format cannot (NumPy's RNG state): no warning about a save the user did
     # not write.
-    import subprocess
-    import sys
+    from conftest import run_under_compat
 
-    from conftest import ROOT
-
-    script = tmp_path / "save.py"
-    script.write_text(_COMPAT_DCP_SAVE)
-    out = subprocess.run([sys.executable, "-m", "ember.compat", str(script), str(tmp_path / "ckpt")],
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    out = run_under_compat(_COMPAT_DCP_SAVE, tmp_path)
     assert out.returncode == 0, out.stderr
     assert "Warning" not in out.stderr, out.stderr
     np.random.seed(0)
