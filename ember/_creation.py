@@ -355,11 +355,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
             requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): PyTorch's numbers for the same seed."""
     if size is None:  # randint(high, size)
-        if not isinstance(high, (tuple, list)):
+        if high is None:
             raise TypeError("randint() missing required argument 'size'")
+        if not isinstance(high, (tuple, list)):  # randint(10, 5): PyTorch wants the size as a tuple
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                            f"{type(high).__name__}; write randint({low}, ({high},))")
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    elif not isinstance(size, (tuple, list)):  # randint(0, 10, 5)
+        raise TypeError(f"randint(): argument 'size' (position 3) must be tuple of ints, not {type(size).__name__}; "
+                        f"write randint({low}, {high}, ({size},))")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     arr = xp.empty(_size((size,)), _dt(dtype, _dtype.int64))  # first: an impossible size fails before any draw

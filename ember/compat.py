@@ -155,6 +155,13 @@ def is_active() -> bool:
     return any(isinstance(finder, _TorchAlias) for finder in sys.meta_path)
 
 
+def torch_means_ember() -> bool:
+    """Whether the program imported ``torch`` and got ember. Not so for a program written for ember (``import
+    ember as torch``) that the runner happens to run, as the launcher runs every rank's script where PyTorch is
+    not installed: such a program should behave as it does when started with ``python script.py``."""
+    return is_active() and sys.modules.get("torch") is sys.modules.get("ember")
+
+
 def _is_shim(module) -> bool:
     return os.path.dirname(os.path.dirname(getattr(module, "__file__", None) or "")) == _SHIM
 

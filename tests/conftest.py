@@ -24,6 +24,18 @@ def seed_example(name):
     return path
 
 
+def run_under_compat(source: str, folder, *args: str):
+    """Write ``source`` to ``folder``/script.py and run it with ``python -m ember.compat`` (this checkout's ember),
+    its arguments ``folder`` and ``args``; the CompletedProcess, its output as text."""
+    import subprocess
+
+    script = os.path.join(folder, "script.py")
+    with open(script, "w") as f:
+        f.write(source)
+    return subprocess.run([sys.executable, "-m", "ember.compat", script, str(folder), *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+
+
 def pytest_report_header(config):
     if not os.path.isdir(SEED_EXAMPLES):
         return [f"{SEED_EXAMPLES} not found: the tests that run those reference programs will skip "

@@ -77,6 +77,26 @@ def test_collective_before_init_is_a_clear_error():
             call()
 
 
+def test_before_init_under_a_launcher_the_error_does_not_suggest_the_launcher(monkeypatch):
+    # A script started by ember.distributed.run (or torchrun) that forgot init_process_group: RANK and WORLD_SIZE
+    # are set, so the fix is the call, not starting the ranks another way.
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as TorchDDP
+
+    import ember
+    from ember.nn.parallel import DistributedDataParallel
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError) as theirs:
+        TorchDDP(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="not been initialized.*init_process_group") as ours:
+        DistributedDataParallel(ember.nn.Linear(2, 2))
+    assert "not been initialized" in str(theirs.value) and "init_process_group" in str(theirs.value)
+    assert "started as rank 1 of 2 by a launcher" in str(ours.value)
+    assert "ember.distributed.run" not in str(ours.value)
+
+
 @pytest.mark.parametrize("backend", ["nccl", "NCCL", "cuda:nccl"])
 def test_nccl_fails_at_once(backend):
     with pytest.raises(RuntimeError, match="no GPU.*'gloo'"):

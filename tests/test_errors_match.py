@@ -308,6 +308,7 @@ def test_a_module_called_with_a_numpy_array_names_the_conversion(call):
     want, got = raised(torch, call), raised(ember, call)
     assert want is not None and isinstance(got, builtin_base(type(want))), (want, got)
     assert isinstance(got, TypeError) and "must be Tensor, not" in str(got) and "ember.from_numpy" in str(got)
+    assert got.__cause__ is None and got.__suppress_context__, "the traceback would show the array's missing _data"
 
 
 @pytest.mark.parametrize("name,args", [("sum", ()), ("sigmoid", ()), ("softmax", (1,)), ("exp", ())])

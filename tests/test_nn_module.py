@@ -130,6 +130,15 @@ def test_registration_rules():
         m.register_parameter("a.b", None)
     with pytest.raises(TypeError, match="is not a Module subclass"):
         m.add_module("x", 3)
+    # A class where an instance was meant (nn.Sequential(nn.Linear(2, 3), nn.ReLU)): PyTorch names the class,
+    # ember too, and says to instantiate it (not "builtins.type is not a Module subclass").
+    with pytest.raises(TypeError) as theirs:
+        torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU)
+    with pytest.raises(TypeError) as ours:
+        ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.ReLU)
+    assert str(theirs.value) == "torch.nn.modules.activation.ReLU is not a Module subclass"
+    assert str(ours.value).startswith("ember.nn.modules.activation.ReLU is not a Module subclass")
+    assert "ReLU(...)" in str(ours.value)
     with pytest.raises(TypeError, match="buffer"):
         m.register_buffer("b2", 3)
     with pytest.raises(AttributeError, match="'Module' object has no attribute 'nope'"):

@@ -83,6 +83,20 @@ def test_messages_name_the_index_and_the_dimension():
         x.index_copy_(0, ember.tensor([-1]), ember.ones(1, 4))
 
 
+@pytest.mark.parametrize("index", [(5,), (slice(None), 7), (1, -9)])
+def test_plain_indexing_past_the_end_says_dimension_as_pytorch(index):
+    for m in (torch, ember):
+        x = m.zeros(3, 4)
+        with pytest.raises(IndexError) as err:
+            x[index]
+        with pytest.raises(IndexError) as set_err:
+            x[index] = 1.0
+        if m is torch:
+            theirs, theirs_set = str(err.value), str(set_err.value)
+    assert str(err.value).startswith(theirs) and str(set_err.value).startswith(theirs_set), (err.value, theirs)
+    assert str(err.value).endswith("(indexing a tensor of shape [3, 4])")
+
+
 @pytest.mark.parametrize("padding_idx", [-4, -3, 2, 3])
 def test_embedding_padding_idx_must_be_a_row(padding_idx):
     def call(m):

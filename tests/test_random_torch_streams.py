@@ -365,3 +365,14 @@ def test_sampling_ops_on_strided_inputs(dtype):
                 m.multinomial(w, 3, replacement=True),
                 m.tensor(list(m.utils.data.WeightedRandomSampler([0.5, 1.0, 2.0], 1))))
     same(make, seed=8)
+
+
+@pytest.mark.parametrize("args", [(0, 10, 5), (10, 5)], ids=["low-high-int", "high-int"])
+def test_randint_size_as_an_int_is_pytorchs_typeerror(args):
+    # randint(10, 5) used to say "missing required argument 'size'" (a size was given, as an int) and
+    # randint(0, 10, 5) drew five numbers where PyTorch refuses the call.
+    with pytest.raises(TypeError):
+        torch.randint(*args)
+    with pytest.raises(TypeError, match=r"'size' \(position \d\) must be tuple of ints, not int"):
+        ember.randint(*args)
+    assert ember.randint(10, (5,)).shape == ember.randint(0, 10, [5]).shape == (5,)

@@ -332,12 +332,9 @@ print(model.eval()(x).sum().item())
 
 
 def test_torch_save_under_the_compat_runner_writes_a_file_pytorch_loads(tmp_path):
-    from conftest import ROOT
+    from conftest import run_under_compat
 
-    script = tmp_path / "save.py"
-    script.write_text(_COMPAT_SAVE)
-    out = subprocess.run([sys.executable, "-m", "ember.compat", str(script), str(tmp_path)], capture_output=True,
-                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    out = run_under_compat(_COMPAT_SAVE, tmp_path)
     assert out.returncode == 0, out.stderr
     assert "torch.save('" in out.stderr and "whole.pt') wrote ember's format" in out.stderr, out.stderr
     ckpt = torch.load(tmp_path / "ckpt.pt", weights_only=True)  # PyTorch reads it, weights-only
@@ -347,6 +344,30 @@ def test_torch_save_under_the_compat_runner_writes_a_file_pytorch_loads(tmp_path
     assert model.eval()(torch.ones(2, 3)).sum().item() == pytest.approx(float(out.stdout), rel=1e-6)
     whole = ember.load(tmp_path / "whole.pt", weights_only=False)
     assert isinstance(whole, nn.Sequential)
+
+
+_EMBER_SCRIPT_SAVE = """
+import sys
+import numpy as np
+import ember as torch
+
+torch.save([np.ones(3, dtype=np.float32)], sys.argv[1] + "/arrays.pt")
+torch.save({"w": torch.ones(2)}, sys.argv[1] + "/tensors.pt")
+"""
+
+
+def test_a_program_written_for_ember_saves_embers_format_under_the_compat_runner(tmp_path):
+    # The launcher runs every rank's script through the compat runner where PyTorch is not installed: a program
+    # that never imports torch must save as it does when run alone, without a warning about PyTorch's format.
+    from conftest import run_under_compat
+
+    out = run_under_compat(_EMBER_SCRIPT_SAVE, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Warning" not in out.stderr, out.stderr
+    for name in ("arrays.pt", "tensors.pt"):
+        with zipfile.ZipFile(tmp_path / name) as zf:
+            assert "ember.json" in zf.namelist() and not any(n.endswith("data.pkl") for n in zf.namelist())
+    np.testing.assert_array_equal(ember.load(tmp_path / "arrays.pt")[0], np.ones(3, dtype=np.float32))
 
 
 def test_ember_save_outside_the_compat_runner_writes_embers_format():

@@ -90,11 +90,15 @@ def is_torchelastic_launched() -> bool:
 def default_group(op: str = "this function") -> ProcessGroup:
     """The world group; a clear error before ``init_process_group``."""
     if _world is None:
-        raise ValueError(
-            f"{op}: the default process group has not been initialized; call "
-            "ember.distributed.init_process_group() first (and start the ranks with "
-            "`python -m ember.distributed.run --nproc-per-node N script.py` or mpiexec)"
-        )
+        rank, world = os.getenv("RANK"), os.getenv("WORLD_SIZE")
+        if rank is not None and world is not None:
+            # Started by a launcher already: pointing at the launcher would send the user in a circle.
+            how = (f"this process was started as rank {rank} of {world} by a launcher, but the ranks form a "
+                   "group only once each of them calls it")
+        else:
+            how = "and start the ranks with `python -m ember.distributed.run --nproc-per-node N script.py` or mpiexec"
+        raise ValueError(f"{op}: the default process group has not been initialized; call "
+                         f"ember.distributed.init_process_group() first ({how})")
     return _world
 
 

@@ -142,7 +142,9 @@ class AdvancedIndex(Node):
 
 
 def _bounds_error(x: Tensor, err: IndexError) -> IndexError:
-    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+    """NumPy's message in PyTorch's words ("dimension", not "axis"), with the tensor's shape."""
+    said = str(err).replace(" for axis ", " for dimension ")
+    return IndexError(f"{said} (indexing a tensor of shape {list(x._data.shape)})")
 
 
 def _zero_dim_error(x: Tensor, idx) -> IndexError | None:

@@ -82,10 +82,12 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
             for PyTorch compatibility and ignored (nothing is pickled).
         format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
             ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
-            None (default): ``"torch"`` when the program runs with ``torch`` meaning ember (``python -m
+            None (default): ``"torch"`` when the program imported ``torch`` and got ember (``python -m
             ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
-            otherwise. Under the compat runner an object PyTorch's format cannot hold without pickling code (a
-            whole ``nn.Module``, a NumPy array) is written in ember's format, with a warning saying so.
+            otherwise (a program written for ember, ``import ember as torch``, writes ember's format even when
+            the compat runner runs it, as the launcher does where PyTorch is not installed). In a program that
+            imported ``torch``, an object PyTorch's format cannot hold without pickling code (a whole
+            ``nn.Module``, a NumPy array) is written in ember's format, with a warning saying so.
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
@@ -110,7 +112,7 @@ def _default_writer(obj: Any, name: str):
     """The writer of ``save``'s default format (see ``save``)."""
     from .. import compat
 
-    if not compat.is_active():
+    if not compat.torch_means_ember():
         return _ember_format.writer(obj)
     try:
         return _torch_format.writer(obj)

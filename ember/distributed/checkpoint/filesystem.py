@@ -88,13 +88,16 @@ class FileSystemWriter(_Directory):
     def write_part(self, rank: int, entries: dict[str, Any]) -> str:
         """Write this rank's entries atomically; returns the part's file name."""
         name = part_name(rank)
-        serialization.save(entries, os.path.join(self.path, name))
+        # ember's format always: only this reader reads the parts (PyTorch's dcp has its own), and they may hold
+        # what PyTorch's zip format cannot (NumPy's RNG state), which under the compat runner would warn.
+        serialization.save(entries, os.path.join(self.path, name), format="ember")
         return name
 
     def finish(self, metadata: Metadata) -> None:
         """Mark the checkpoint complete (the coordinator, once every rank's part is on disk)."""
         serialization.save({"version": VERSION, "world_size": metadata.world_size,
-                            "storage_data": dict(metadata.storage_data)}, os.path.join(self.path, METADATA))
+                            "storage_data": dict(metadata.storage_data)}, os.path.join(self.path, METADATA),
+                           format="ember")
 
 
 class FileSystemReader(_Directory):

@@ -84,14 +84,15 @@ class _NotATensorError(TypeError, AttributeError):
 
 def _refuse_non_tensor_input(module, args: tuple, error: AttributeError) -> None:
     """Raise, where a module's forward met a NumPy array or a list it was given where it reads a tensor's attribute,
-    the error naming the module and the conversion (nothing otherwise: ``error`` propagates)."""
+    the error naming the module and the conversion (nothing otherwise: ``error`` propagates). Not chained to
+    ``error``: the array's missing ``_data`` is ember's internals, no help to the caller."""
     obj = getattr(error, "obj", None)
     position = next((i for i, a in enumerate(args) if a is obj), None)
     if position is None or not isinstance(obj, (xp.ndarray, list, tuple)):
         return
     kind = "numpy.ndarray" if isinstance(obj, xp.ndarray) else type(obj).__name__
     raise _NotATensorError(f"{type(module).__name__}: argument {position + 1} of the call must be Tensor, not "
-                           f"{kind}; convert it first with ember.from_numpy(array) or ember.as_tensor(data)") from error
+                           f"{kind}; convert it first with ember.from_numpy(array) or ember.as_tensor(data)") from None
 
 
 class _HookedCall:

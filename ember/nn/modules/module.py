@@ -202,6 +202,9 @@ class Module(HooksMixin):
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module under ``name`` (also what ``self.name = module`` does)."""
         if module is not None and not isinstance(module, Module):
+            if isinstance(module, type) and issubclass(module, Module):  # nn.ReLU where nn.ReLU() was meant
+                raise TypeError(f"{module.__module__}.{module.__qualname__} is not a Module subclass: it is the "
+                                f"class; pass an instance, {module.__name__}(...)")
             raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
         _check_name("module", self, name, "_modules")
         if module is not None and _hooks.module_module_registration_hooks:
