@@ -277,12 +277,13 @@ def log_normal(g, n: int, mean: float, std: float) -> np.ndarray:
 
 
 def multinomial(g, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
-    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement, one 53-bit uniform
-    per sample searched in the row's normalised cumulative sum; without, the top ``num_samples`` of
-    ``probs / q`` with ``q = exponential_(1)`` drawn in probs' dtype over the whole array."""
+    """``torch.multinomial`` on a 2-D array of non-negative weights (rows): with replacement and more than one
+    sample, one 53-bit uniform per sample searched in the row's normalised cumulative sum; without replacement,
+    or a single sample (PyTorch's fast path for both), the top ``num_samples`` of ``probs / q`` with
+    ``q = exponential_(1)`` drawn in probs' dtype over the whole array."""
     rows = probs.shape[0]
     out = np.empty((rows, num_samples), np.int64)
-    if replacement:
+    if replacement and num_samples > 1:
         for i in range(rows):
             cum = np.cumsum(probs[i], dtype=probs.dtype)
             cum = cum / cum[-1]

@@ -64,7 +64,9 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
-    """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype."""
+    """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype and is a
+    new contiguous tensor drawn in C order whatever ``input``'s strides (PyTorch's: a transposed or expanded
+    ``input`` gives the draws of its contiguous copy)."""
     probs = input._data if p is None else xp.full(input._data.shape, p)
     if p is None and np_kind(input._data.dtype) != "f":
         raise NotImplementedError(f"bernoulli expects a floating-point probability tensor, got {input.dtype}")
@@ -72,10 +74,10 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     g, a = generator_of(generator), input._data
     if p is None:
-        kept = draws.bernoulli_tensor(g, draws.flat_in_memory_order(a, a))
+        kept = draws.bernoulli_tensor(g, xp.ascontiguousarray(a))
     else:
-        kept = draws.bernoulli_scalar(g, a.size, p)
-    return Tensor._make(draws.in_memory_order(kept, a).astype(a.dtype))
+        kept = draws.bernoulli_scalar(g, a.size, p).reshape(a.shape)
+    return Tensor._make(kept.astype(a.dtype))
 
 
 # PyTorch's names of the element types in random_'s range errors and warnings (C++ type names)
