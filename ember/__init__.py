@@ -344,7 +344,9 @@ from .ops.sorting import argsort, msort, sort, topk
 from .ops.special_fns import deg2rad, i0, rad2deg, renorm, rsub, sinc
 from .ops.statistics import (
     aminmax,
+    corrcoef,
     count_nonzero,
+    cov,
     kthvalue,
     median,
     mode,
@@ -605,7 +607,8 @@ __all__ = [
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
     "complex64", "concat", "concatenate", "conj", "conj_physical", "contiguous_format", "cos", "cosh",
-    "cosine_similarity", "count_nonzero", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "corrcoef", "cosine_similarity", "count_nonzero", "cov", "cpu", "cross", "cuda", "cummax", "cummin", "cumprod",
+    "cumsum",
     "cumulative_trapezoid", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
     "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",

@@ -20,7 +20,7 @@ import functools
 import os
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _trace
 from ._missing import module_getattr
@@ -95,8 +95,22 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
     return handler
 
 
+class FunctionEventAvg(NamedTuple):
+    """One row of ``key_averages()``: the events named ``key``, how many (``count``) and their summed duration in
+    microseconds (``cpu_time_total``), read by PyTorch's attribute names (``e.key``, ``e.count``,
+    ``e.cpu_time_total``, ``e.cpu_time`` the average); a tuple too, ``(name, calls, total_us)``."""
+
+    key: str
+    count: int
+    cpu_time_total: float
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+
 class _KeyAverages(list):
-    """Events summed by name: ``(name, calls, total_us)``, largest total first."""
+    """Events summed by name (``FunctionEventAvg`` rows), largest total first."""
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kwargs: Any) -> str:
         rows = self[:row_limit] if row_limit and row_limit > 0 else list(self)
@@ -154,7 +168,8 @@ class profile:
             entry = totals.setdefault(event["name"], [0, 0.0])
             entry[0] += 1
             entry[1] += event.get("dur", 0.0)
-        rows = sorted(((name, calls, total) for name, (calls, total) in totals.items()), key=lambda r: -r[2])
+        rows = sorted((FunctionEventAvg(name, calls, total) for name, (calls, total) in totals.items()),
+                      key=lambda r: -r[2])
         return _KeyAverages(rows)
 
     def export_chrome_trace(self, path: str) -> None:

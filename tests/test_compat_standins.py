@@ -467,6 +467,9 @@ def test_profiler_records_user_annotations_and_exports_a_chrome_trace(tmp_path):
     table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
     assert "my_block" in table and table.splitlines()[0].split()[:2] == ["Name", "Calls"]
     assert dict((n, c) for n, c, _ in prof.key_averages())["my_block"] == 2
+    # PyTorch's rows are FunctionEventAvg objects read by attribute: {e.key for e in prof.key_averages()}
+    row = next(e for e in prof.key_averages() if e.key == "my_block")
+    assert row.count == 2 and row.cpu_time_total >= 0 and row.cpu_time == row.cpu_time_total / 2
 
 
 def test_record_function_is_free_outside_a_profile_and_works_as_a_decorator():

@@ -54,6 +54,9 @@ import ember
     (lambda m, x: x.contiguous(), (3, 4)),
     (lambda m, x: x.flip(0), (3, 4)),
     (lambda m, x: x.flip((0, 1)), (3, 4)),
+    (lambda m, x: x.flip(0, 1), (3, 4)),  # dims as separate arguments, as the method takes them
+    (lambda m, x: x.flip(-1, 0, 1), (2, 3, 4)),
+    (lambda m, x: x.flip(dims=[1]), (3, 4)),
     (lambda m, x: x.repeat(2, 3), (3, 4)),
     (lambda m, x: x.repeat(2, 1, 1), (3, 4)),
 ])
@@ -206,3 +209,12 @@ def test_as_strided_views_the_storage_from_the_tensors_own_offset(m):
         with pytest.raises(RuntimeError):
             bad()
 
+
+
+def test_flip_method_argument_errors():
+    for m in (ember, torch):
+        x = m.zeros(2, 3)
+        with pytest.raises(TypeError, match="missing 1 required positional"):
+            x.flip()
+        with pytest.raises(RuntimeError, match="appears multiple times"):
+            x.flip(0, 0)

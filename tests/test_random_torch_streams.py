@@ -102,6 +102,7 @@ def test_sampling_ops(dtype, compiled):
         dt = getattr(m, dtype)
         w = m.rand(3, 17, dtype=dt)
         return (m.multinomial(w, 5, replacement=True), m.multinomial(w, 5), m.multinomial(w[0], 1),
+                m.multinomial(w, 1, replacement=True), m.multinomial(w[1], 1, True),  # PyTorch's one-sample path
                 m.bernoulli(m.linspace(0, 1, 40, dtype=dt)), m.bernoulli(m.zeros(40, dtype=dt), 0.25),
                 m.normal(m.arange(20, dtype=dt), m.ones(20, dtype=dt) * 2), m.normal(m.arange(20, dtype=dt), 2.0),
                 m.normal(2.0, m.arange(20, dtype=dt)), m.normal(1.0, 3.0, (4, 5), dtype=dt))
@@ -376,3 +377,35 @@ def test_randint_size_as_an_int_is_pytorchs_typeerror(args):
     with pytest.raises(TypeError, match=r"'size' \(position \d\) must be tuple of ints, not int"):
         ember.randint(*args)
     assert ember.randint(10, (5,)).shape == ember.randint(0, 10, [5]).shape == (5,)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bernoulli_of_a_strided_input_draws_its_contiguous_copy(dtype, compiled):
+    # PyTorch's functional bernoulli writes a new contiguous tensor in C order, whatever the input's strides
+    # (an expanded probability tensor is what distributions.Bernoulli(p).sample((n,)) passes)
+    def make(m):
+        dt = getattr(m, dtype)
+        p = m.rand(5, 1, 4, dtype=dt)
+        a, b = m.bernoulli(p.expand(5, 3, 4)), m.bernoulli(p.expand(5, 3, 4).transpose(0, 2))
+        c = m.rand(4, 6, dtype=dt).t().bernoulli()
+        d = m.bernoulli(m.zeros(4, 6, dtype=dt).t(), 0.3)
+        assert a.is_contiguous() and b.is_contiguous() and c.is_contiguous() and d.is_contiguous()
+        return a, b, c, d
+    same(make)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_distribution_samples(dtype, compiled):
+    # PPO / REINFORCE programs sample actions through these: PyTorch's samples for the same seed
+    from torch import distributions as td
+
+    import ember.distributions as ed
+
+    def make(m):
+        d = ed if m is ember else td
+        p = m.rand(5, 4, dtype=getattr(m, dtype))
+        return (d.Categorical(probs=p).sample(), d.Categorical(logits=p).sample((2, 3)),
+                d.OneHotCategorical(probs=p).sample((2,)), d.Bernoulli(probs=p).sample((2,)),
+                d.Bernoulli(logits=p[0]).sample(), d.Geometric(p[0]).sample((3,)), d.Exponential(p[0] + 1).sample((2,)),
+                d.Exponential(p[1] + 1).rsample())
+    same(make)

@@ -73,7 +73,14 @@ class ShapeMethods:
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         return ops.shape.unbind(self, dim)
 
-    def flip(self, dims) -> Tensor:
+    def flip(self, *args, dims=None) -> Tensor:
+        """``x.flip(dims)``, ``x.flip(0, 1)`` or ``x.flip(dims=(0, 1))``, as PyTorch's method takes them."""
+        if dims is None:
+            if not args:
+                raise TypeError('flip() missing 1 required positional arguments: "dims"')
+            dims = args[0] if len(args) == 1 else args
+        elif args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
         return ops.shape.flip(self, dims)
 
     def repeat(self, *sizes, repeats=None) -> Tensor:

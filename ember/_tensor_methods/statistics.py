@@ -27,6 +27,12 @@ class StatisticsMethods:
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         return ops.statistics.kthvalue(self, k, dim, keepdim)
 
+    def cov(self, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+        return ops.statistics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> Tensor:
+        return ops.statistics.corrcoef(self)
+
     def count_nonzero(self, dim=None) -> Tensor:
         return ops.statistics.count_nonzero(self, dim)
 

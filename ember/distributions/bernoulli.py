@@ -5,9 +5,10 @@ from __future__ import annotations
 from numbers import Number
 
 from .._size import Size
+from ..ops.sampling import bernoulli
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import BinaryProbs, _draw, _probs_or_logits, broadcast_all
+from .utils import BinaryProbs, _probs_or_logits, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -43,7 +44,7 @@ class Bernoulli(BinaryProbs, ExponentialFamily):
 
     def sample(self, sample_shape=()):
         p = self.probs.detach().expand(tuple(self._extended_shape(sample_shape)))
-        return (_draw(p.dtype, "random", size=p.shape) < p).to(p.dtype)
+        return bernoulli(p)  # PyTorch's draw: the same seed gives PyTorch's samples
 
     def log_prob(self, value):
         from ..nn.functional import binary_cross_entropy_with_logits

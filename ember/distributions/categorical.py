@@ -7,19 +7,21 @@ from .._size import Size
 from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
-from .utils import _draw, _probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
 
 def sample_categorical(probs: Tensor, sample_shape) -> Tensor:
-    """Indices drawn from the last-dimension categorical ``probs``: one uniform per draw, inverse CDF."""
-    p = probs._data
-    cdf = xp.cumsum(p, -1)
-    cdf = cdf / cdf[..., -1:]
-    u = _draw(probs.dtype, "random", size=tuple(sample_shape) + p.shape[:-1])._data
-    idx = (cdf <= u[..., None]).sum(-1)
-    return Tensor._make(xp.minimum(idx, p.shape[-1] - 1).astype(xp.int64))
+    """Indices drawn from the last-dimension categorical ``probs``, as PyTorch draws them: every draw of every
+    distribution from one ``multinomial(probs_2d, n, replacement=True)`` (so the same seed gives PyTorch's
+    indices)."""
+    from ..ops.sampling import multinomial
+
+    n = int(xp.prod(tuple(sample_shape))) if len(tuple(sample_shape)) else 1
+    probs_2d = probs.reshape(-1, probs.shape[-1])
+    samples_2d = multinomial(probs_2d, n, True).T
+    return samples_2d.reshape(tuple(sample_shape) + tuple(probs.shape[:-1]))
 
 
 class CategoricalParams:

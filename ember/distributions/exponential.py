@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from .._creation import empty
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _draw, broadcast_params
+from .utils import broadcast_params
 
 __all__ = ["Exponential"]
 
@@ -40,7 +41,8 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=()):
-        return _draw(self.rate.dtype, "standard_exponential", size=self._extended_shape(sample_shape)) / self.rate
+        # PyTorch's draw (exponential_() in the rate's dtype): the same seed gives PyTorch's samples
+        return empty(tuple(self._extended_shape(sample_shape)), dtype=self.rate.dtype).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from numbers import Number
 
+from .._creation import empty
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import BinaryProbs, _draw, _probs_or_logits, broadcast_all
+from .utils import BinaryProbs, _probs_or_logits, broadcast_all
 
 __all__ = ["Geometric"]
 
@@ -46,7 +47,8 @@ class Geometric(BinaryProbs, Distribution):
         from .. import finfo
 
         p = self.probs.detach()
-        u = _draw(p.dtype, "random", size=self._extended_shape(sample_shape)).clamp(min=finfo(p.dtype).tiny)
+        # PyTorch's draw (uniform_(tiny, 1) in p's dtype): the same seed gives PyTorch's samples
+        u = empty(tuple(self._extended_shape(sample_shape)), dtype=p.dtype).uniform_(finfo(p.dtype).tiny, 1)
         return (u.log() / (-p).log1p()).floor()
 
     def log_prob(self, value):

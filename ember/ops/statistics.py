@@ -9,6 +9,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import version_checked
 from .reduction import _axes, amax, amin, mean, variance
 from .sorting import _order, _take
+from .unary import sqrt
 
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
@@ -187,3 +188,92 @@ def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
                           .astype(x._data.dtype))
     return div(nansum(x, dim, keepdim, dtype=dtype), counts)
+
+
+def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in ``x``'s rows (a 1-D ``x``: one variable), observations in
+    columns, as PyTorch's (and NumPy's ``cov``): ``correction`` 1 is the unbiased estimate, 0 the population one;
+    integer ``fweights`` repeat observations, floating ``aweights`` weight them. A 0-d result for one variable.
+    Composed of differentiable ops: gradients flow to ``x`` and to the weights."""
+    import warnings
+
+    from .elementwise import div, mul, sub
+    from .linalg import mm
+    from .reduction import sum
+    from .shape import squeeze, unsqueeze
+
+    if x.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {x.dim()} "
+                           "dimensions")
+    if x.dtype.name == "bool":
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    obs = x.reshape(1, -1) if x.dim() < 2 else x
+    n = obs.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.dim() > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{fweights.dim()} dimensions")
+        if fweights.is_floating_point() or fweights.is_complex() or fweights.dtype.name == "bool":
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{_c10_name(fweights)} dtype")
+        if fweights.numel() != n:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
+                               f"input but got {fweights.numel()} != {n}")
+        if n and bool((fweights._data < 0).any()):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        if aweights.dim() > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{aweights.dim()} dimensions")
+        if not aweights.is_floating_point():
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{_c10_name(aweights)} dtype")
+        if aweights.numel() != n:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
+                               f"input but got {aweights.numel()} != {n}")
+        if n and bool((aweights._data < 0).any()):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else mul(w, aweights)
+    w_sum = sum(w) if w is not None else Tensor._make(xp.asarray(n, dtype=xp.int64))
+    if w is not None and not bool(w_sum._data != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = div(sum(mul(obs, w) if w is not None else obs, 1), w_sum)
+    if w is not None and correction != 0 and aweights is not None:
+        norm_factor = sub(w_sum, div(mul(sum(mul(w, aweights)), correction), w_sum))
+    else:
+        norm_factor = sub(w_sum, correction)
+    if bool(norm_factor._data <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = Tensor._make(xp.zeros_like(norm_factor._data))
+    centred = sub(obs, unsqueeze(avg, 1))
+    weighted = mul(centred, w) if w is not None else centred
+    return squeeze(div(mm(centred, weighted.t().conj()), norm_factor))
+
+
+def corrcoef(x: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in ``x``'s rows (``cov`` normalised by the standard
+    deviations, clipped to [-1, 1] as PyTorch's); one variable: ``cov / cov`` (1, or NaN for a constant)."""
+    from .elementwise import div
+    from .unary import clamp
+
+    if x.dim() > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{x.dim()} dimensions")
+    c = cov(x)
+    if c.dim() == 0:
+        return div(c, c)
+    d = c.diagonal()
+    stddev = sqrt(d.real if d.is_complex() else d)
+    c = div(div(c, stddev.view(-1, 1)), stddev.view(1, -1))
+    if c.is_complex():
+        return c
+    return clamp(c, -1, 1)
+
+
+def _c10_name(t: Tensor) -> str:
+    from .._dtype import SCALAR_TYPE_NAMES
+
+    return SCALAR_TYPE_NAMES[t.dtype.name]
