@@ -180,3 +180,35 @@ def test_round_of_each_dtype_with_decimals_as_pytorch(dtype, decimals):
         except NotImplementedError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+_POINTWISE_OF_ONE = {
+    "relu": lambda m, x: m.relu(x), "sigmoid": lambda m, x: m.sigmoid(x), "exp": lambda m, x: m.exp(x),
+    "tanh": lambda m, x: m.tanh(x), "abs": lambda m, x: m.abs(x), "neg": lambda m, x: m.neg(x),
+    "square": lambda m, x: m.square(x), "round": lambda m, x: m.round(x), "sign": lambda m, x: m.sign(x),
+    "clamp": lambda m, x: m.clamp(x, -1.0, 1.0), "F.relu": lambda m, x: m.nn.functional.relu(x),
+    "F.leaky_relu": lambda m, x: m.nn.functional.leaky_relu(x, 0.1), "F.gelu": lambda m, x: m.nn.functional.gelu(x),
+    "F.silu": lambda m, x: m.nn.functional.silu(x), "F.elu": lambda m, x: m.nn.functional.elu(x),
+    "F.hardtanh": lambda m, x: m.nn.functional.hardtanh(x), "F.glu": lambda m, x: m.nn.functional.glu(x[..., :x.shape[-1] // 2 * 2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_POINTWISE_OF_ONE))
+# n * n elements: below, at and above the size from which relu splits its work over threads (65536)
+@pytest.mark.parametrize("n", [255, 256, 257])
+@pytest.mark.parametrize("broadcast", ["rows", "middle axis"])
+def test_pointwise_of_a_broadcast_input_is_laid_out_as_pytorchs(name, n, broadcast):
+    """The result of a pointwise op of an expanded input (an axis of stride 0) is stored in PyTorch's order, which
+    the broadcast axis does not decide: contiguous here, so that ``view`` of it works as in PyTorch (relu from
+    65536 elements and sigmoid, with glu through it, stored it column by column)."""
+    op = _POINTWISE_OF_ONE[name]
+    results = []
+    for m in (torch, ember):
+        if broadcast == "rows":
+            x = m.linspace(-3, 3, n).expand(n, n)
+        else:
+            x = m.linspace(-3, 3, 4 * n).reshape(4, 1, n).expand(4, n, n)
+        results.append(op(m, x))
+    want, got = results
+    assert got.stride() == want.stride() and got.is_contiguous() == want.is_contiguous()
+    assert_close(got.view(-1), want.view(-1), atol=1e-6)

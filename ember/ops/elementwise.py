@@ -70,6 +70,17 @@ def conj_if_complex(a):
     return a.conj() if a.dtype.kind == "c" else a  # an array (recorded under create_graph) or a NumPy scalar
 
 
+def empty_result(x):
+    """An uninitialised array shaped as ``x`` in the memory order a ufunc gives a result of ``x`` alone, which is
+    PyTorch's for an elementwise op: ``x``'s axis order, where an axis of stride 0 (a broadcast input, as ``expand``
+    makes) orders nothing. ``empty_like`` sorts such an axis innermost: relu of ``arange(n).expand(n, n)`` would
+    be stored column by column, a result PyTorch makes contiguous."""
+    if type(x) is not xp.ndarray or 0 not in x.strides:  # (the common case: empty_like's order is the ufunc's)
+        return xp.empty_like(x)
+    it = xp.nditer((x, None), flags=("zerosize_ok", "refs_ok"), op_flags=(("readonly",), ("writeonly", "allocate")))
+    return it.operands[1]
+
+
 def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedError) -> None:
     """PyTorch's error for an op without a complex version (NumPy would order complex numbers lexicographically,
     or round their parts)."""

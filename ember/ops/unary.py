@@ -16,7 +16,7 @@ from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
-from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import cast, conj_if_complex, empty_result, is_inexact, mul, refuse_complex, result_dtype
 
 
 @torch_named("NegBackward0")
@@ -138,7 +138,7 @@ class Sigmoid(Node):
 
     def forward(self, x):
         # split by sign so exp never overflows
-        out = xp.empty_like(x)
+        out = empty_result(x)
         pos = x >= 0
         out[pos] = 1 / (1 + xp.exp(-x[pos]))
         e = xp.exp(x[~pos])
@@ -170,7 +170,7 @@ class Relu(Node):
         if x.size < policy.min_parallel_elements:  # one chunk (as parallel_flat would make), without its calls
             out = xp.maximum(x, zero)  # (in x's memory order, as empty_like's)
         else:
-            out = xp.empty_like(x)
+            out = empty_result(x)
             # one NumPy call per chunk (not a kernel of many short passes): threads from the compiled kernels' size
             parallel_flat(lambda a, o: xp.maximum(a, zero, out=o), x, out, min_elements=policy.min_parallel_elements,
                           kern=compiled.relu if x.dtype in (xp.float32, xp.float64) else None)
