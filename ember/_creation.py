@@ -21,6 +21,7 @@ from ._device import check_device
 from ._dtype import np_kind
 from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, preserve_format
+from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._tensor import Tensor
 from .random import generator_of
 
@@ -456,14 +457,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tenso
     return Tensor._make(out)
 
 
-class _NotGiven:
-    """The default of an argument PyTorch's overloads tell apart by whether it was given (``arange``'s)."""
-
-    def __repr__(self) -> str:
-        return "<not given>"
-
-
-_NOT_GIVEN: Any = _NotGiven()
 _ARANGE_POSITIONS = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}
 
 

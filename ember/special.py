@@ -19,8 +19,15 @@ from .ops.gamma_fns import mvlgamma as multigammaln
 from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, logit
 from .ops.reduction import logsumexp
 from .ops.special_fns import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri, sinc
-from .ops.unary import log1p, round
+from .ops.unary import log1p
+from .ops.unary import round as _round
 from .ops.unary import sigmoid as expit
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """``torch.round``'s ``decimals`` overload, the only one ``special.round`` has: an integer tensor is refused
+    also without ``decimals``."""
+    return _round(input, decimals=decimals)
 
 
 def ndtr(input: Tensor) -> Tensor:

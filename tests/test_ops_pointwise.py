@@ -165,21 +165,44 @@ def test_clamp_with_tensor_bounds_takes_pytorchs_result_type(x_dtype, bound_dtyp
     assert outcomes[1] == outcomes[0]
 
 
-@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32", "float64"])
-# (no decimals=0: PyTorch's round(x) keeps an integer tensor, but round(x, decimals=0), its other overload, refuses it)
-@pytest.mark.parametrize("decimals", [None, 1, -1])
-def test_round_of_each_dtype_with_decimals_as_pytorch(dtype, decimals):
+_ROUNDS = {
+    "round": lambda m, x, kw: m.round(x, **kw), "special.round": lambda m, x, kw: m.special.round(x, **kw),
+    "Tensor.round": lambda m, x, kw: x.round(**kw), "Tensor.round_": lambda m, x, kw: x.clone().round_(**kw),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("decimals", [None, 0, 1, -1])
+@pytest.mark.parametrize("spelling", sorted(_ROUNDS))
+def test_round_of_each_dtype_with_decimals_as_pytorch(dtype, decimals, spelling):
     """round keeps an integer tensor, and refuses a bool tensor, and an integer one with decimals, with PyTorch's
-    NotImplementedError (NumPy would round a bool to float16 and an integer to its tens)."""
+    NotImplementedError (NumPy would round a bool to float16 and an integer to its tens). ``decimals=0`` is the
+    decimals overload too, which refuses integers, and ``special.round`` is that overload even without it."""
     outcomes = []
     for m in (torch, ember):
         x = m.tensor([15, -26, 3, 0] if dtype[0] != "f" else [1.25, -2.65, 14.0, 0.0]).to(getattr(m, dtype))
         try:
-            y = m.round(x) if decimals is None else m.round(x, decimals=decimals)
+            y = _ROUNDS[spelling](m, x, {} if decimals is None else {"decimals": decimals})
             outcomes.append((str(y.dtype).split(".")[1], y.double().tolist()))
         except NotImplementedError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("decimals", [-40, -3, -1, 0, 1, 2, 3, 5, 40])
+def test_round_to_decimals_is_pytorchs_bit_for_bit(dtype, decimals):
+    """To places, PyTorch computes rint(x * 10**d) / 10**d in float32 for float16 and bfloat16 inputs (NumPy's round
+    of float16 computes in float16: -2.65 to one place is -2.6 there, -2.7 in PyTorch), and in the input's dtype
+    otherwise; past the dtype's range the scale is inf (NaN, or the input rounded to 0 for d < 0)."""
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.uniform(-100, 100, 500), rng.uniform(-3, 3, 500),
+                             np.round(rng.uniform(-50, 50, 500), 1) + 0.05, np.arange(-200, 200) * 0.005,
+                             [-2.65, 0.0, -0.0, np.inf, -np.inf, np.nan, 6e4, 1e30, 1e-30]])
+    t = torch.round(torch.tensor(values).to(getattr(torch, dtype)), decimals=decimals)
+    e = ember.round(ember.tensor(values).to(getattr(ember, dtype)), decimals=decimals)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.double().numpy(), t.double().numpy())
 
 
 _POINTWISE_OF_ONE = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import EllipsisType
 from typing import TYPE_CHECKING
 
+from .._not_given import NOT_GIVEN
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -165,7 +167,7 @@ class InplaceMethods:
     def trunc_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.trunc)
 
-    def round_(self, *, decimals: int = 0) -> Tensor:
+    def round_(self, *, decimals: int = NOT_GIVEN) -> Tensor:
         return ops.inplace.pointwise_(self, ops.unary.round, decimals=decimals)
 
     def sign_(self) -> Tensor:

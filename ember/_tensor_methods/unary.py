@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._not_given import NOT_GIVEN
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -63,7 +65,7 @@ class UnaryMethods:
     def ceil(self) -> Tensor:
         return ops.unary.ceil(self)
 
-    def round(self, *, decimals: int = 0) -> Tensor:
+    def round(self, *, decimals: int = NOT_GIVEN) -> Tensor:
         return ops.unary.round(self, decimals=decimals)
 
     def trunc(self) -> Tensor:

@@ -12,6 +12,7 @@ from .. import _dtype
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
+from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
@@ -330,11 +331,26 @@ def sign(x: Tensor) -> Tensor:
     return ZeroGrad.apply(x, fn=sign_array)
 
 
-def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
+    """Round half to even; to ``decimals`` decimal places (negative: tens, hundreds, ...) when given. PyTorch's two
+    overloads: ``round(x)`` keeps an integer tensor, the ``decimals`` one (``decimals=0`` too) refuses it, and a bool
+    tensor is refused by both. To places as PyTorch's kernel: ``rint(x * 10**d) / 10**d`` (``rint(x / 10**-d) *
+    10**-d`` for d < 0), a float16 or bfloat16 input computed in float32 and rounded to its dtype once (NumPy's
+    round computes in float16: -2.65 to one place is -2.6 there, -2.7 in PyTorch)."""
     refuse_complex(x, "round")
-    if x.dtype == _dtype.bool_ or (decimals and not x.is_floating_point()):  # (NumPy's round of bool is float16)
-        raise _dtype.not_implemented_for("round_vml_cpu" if decimals == 0 else "round_cpu", x.dtype)
-    return ZeroGrad.apply(x, fn=lambda a: xp.round(a, decimals))
+    given = decimals is not NOT_GIVEN
+    if x.dtype == _dtype.bool_ or (given and not x.is_floating_point()):  # (NumPy's round of bool is float16)
+        raise _dtype.not_implemented_for("round_vml_cpu" if not given or decimals == 0 else "round_cpu", x.dtype)
+    if not given or decimals == 0:
+        return ZeroGrad.apply(x, fn=xp.round)
+    return ZeroGrad.apply(x, fn=lambda a: _round_to_places(a, decimals))
+
+
+def _round_to_places(a, decimals: int):
+    wide = a.astype(xp.float32) if a.dtype.itemsize == 2 else a  # (PyTorch's opmath type for half precision)
+    scale = wide.dtype.type(xp.float64(10.0) ** (-decimals if decimals < 0 else decimals))  # (inf past the range)
+    out = xp.rint(wide / scale) * scale if decimals < 0 else xp.rint(wide * scale) / scale
+    return out.astype(a.dtype, copy=False)
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
