@@ -15,11 +15,17 @@ _ACCUMULATE = {"f": xp.float64, "F": xp.complex128}
 
 def running(fn, a, axis: int, half=None):
     """``fn`` (``xp.cumsum`` or ``xp.cumprod``) of ``a`` along ``axis``, accumulated as PyTorch's CPU kernel does;
-    ``half``: the half dtype a float32_compute node widened ``a`` from (accumulated in float32 then)."""
+    ``half``: the half dtype a float32_compute node widened ``a`` from (accumulated in float32 then). C-contiguous,
+    as PyTorch's result is whatever the input's layout (NumPy keeps a transposed input's order)."""
     wide = None if half is not None else _ACCUMULATE.get(a.dtype.char)
     if wide is None:
-        return fn(a, axis=axis)
-    return fn(a, axis=axis, dtype=wide).astype(a.dtype, copy=False)
+        return c_order(fn(a, axis=axis))
+    return c_order(fn(a, axis=axis, dtype=wide).astype(a.dtype, copy=False))
+
+
+def c_order(a):
+    """``a`` C-contiguous (copied only when it is not; a recorded array of create_graph as it is)."""
+    return xp.ascontiguousarray(a) if type(a) is xp.ndarray and not a.flags.c_contiguous else a
 
 
 class CumProd(Node):
@@ -85,7 +91,7 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
             take[...] = True
         best = xp.where(take, cur, best)
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
-    idx = xp.moveaxis(idx, -1, d)
+    idx = c_order(xp.moveaxis(idx, -1, d))  # (PyTorch's results are contiguous: the values follow idx)
     # (PyTorch's cummax/cummin save their input)
     return getattr(return_types, name)(version_checked(Gather.apply(x, index=idx, dim=d), x), Tensor._make(idx))
 
@@ -127,7 +133,8 @@ class LogCumSumExp(Node):
     float32_compute = True
 
     def forward(self, x, dim):
-        out = xp.logaddexp.accumulate(x, axis=dim)  # running log-sum-exp, exact and overflow-free
+        # running log-sum-exp, exact and overflow-free; C-contiguous, as PyTorch's result
+        out = c_order(xp.logaddexp.accumulate(x, axis=dim))
         self.saved, self.dim = (x, out), dim
         return out
 
