@@ -104,7 +104,8 @@ def test_a_sparse_gradient_is_refused_naming_the_parameter():
 def test_buckets_fill_to_their_cap_from_the_last_parameter(seed):
     """Cut from the last parameter backwards, each bucket takes parameters while they fit its cap (the first
     bucket's own, smaller cap; then ``cap_bytes``), a parameter larger than the cap alone; a dtype change (a new
-    store) ends a bucket. Sizes that exactly fill a cap are drawn often."""
+    store) ends a bucket. Sizes that exactly fill a cap are drawn often. No bucket is empty (a parameter larger than
+    the cap at the start of a bucket opens none before its own), as none of PyTorch's is."""
     from ember.autograd.grad_store import build_stores
     from ember.distributed.reducer import assign_buckets
 
@@ -121,6 +122,7 @@ def test_buckets_fill_to_their_cap_from_the_last_parameter(seed):
     at = 0
     for k, b in enumerate(buckets):
         taken = [(b.store, i) for i in reversed(range(b.lo, b.hi))]
+        assert taken, (k, b.lo, b.hi)
         assert taken == slots[at:at + len(taken)] and b.names == names_of(stores, names, b)
         at += len(taken)
         limit = first_cap if k == 0 else cap
