@@ -534,3 +534,20 @@ def test_true_divide_and_isreal_as_pytorch():
     assert ember.isreal(ember.tensor(x)).tolist() == torch.isreal(torch.tensor(x)).tolist() == [True] * 3
     z = np.array([1 + 0j, 2 + 1j])
     assert ember.isreal(ember.tensor(z)).tolist() == torch.isreal(torch.tensor(z)).tolist() == [True, False]
+
+
+@pytest.mark.parametrize("count", [2, np.int64(2), np.uint8(1), np.int32(3), True, 1.5, np.float64(1.5)],
+                         ids=repr)
+@pytest.mark.parametrize("spelling", ["<<", ">>", "bitwise_left_shift", "bitwise_right_shift"])
+def test_shift_by_a_python_or_numpy_scalar_as_pytorch(count, spelling):
+    """A shift count given as a NumPy integer scalar shifts as a Python int does (a tensor of the input's dtype);
+    a float count is PyTorch's NotImplementedError, a NumPy float's too."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([1, 2, 8, -8])
+        try:
+            y = x << count if spelling == "<<" else x >> count if spelling == ">>" else getattr(m, spelling)(x, count)
+            outcomes.append((type(y).__name__, str(y.dtype).split(".")[1], y.tolist()))
+        except NotImplementedError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]
