@@ -349,3 +349,19 @@ def test_softmax_saves_its_output_so_an_in_place_change_to_it_is_caught(op):
         y.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu"])
+def test_elu_family_second_derivative_at_zero_as_pytorch(name):
+    """Under create_graph the ELU family's derivative selects x < 0 for its exponential branch, as PyTorch's
+    second derivative does: at x = 0 the gradient of that branch is not passed."""
+    x = np.array([-1.0, 0.0, 0.5, -0.0], dtype=np.float64)
+    results = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        kw = {"alpha": 2.0} if name == "celu" else {}
+        (g,) = m.autograd.grad(getattr(m.nn.functional, name)(t, **kw).sum(), t, create_graph=True)
+        (gg,) = m.autograd.grad((g * m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64)).sum(), t)
+        results.append((g.detach(), gg))
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, atol=1e-12)

@@ -528,3 +528,18 @@ def test_cumulative_gradients_of_a_transposed_input_as_pytorch(op):
         (out * (m.arange(12.0).reshape(4, 3) - 5)).sum().backward()
         grads.append(x.grad)
     assert_close(grads[1], grads[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 2.5, 3.0])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_p_norm_gradient_for_fractional_p_as_pytorch(p, dim):
+    """The p-norm's gradient sgn(x) |x|^(p-1) / ||x||^(p-1) on each of its branches (p < 1, 1 < p < 2, p > 2),
+    zeros among the entries."""
+    x = np.array([[0.5, -1.5, 0.0, 2.0], [-0.25, 0.0, 3.0, -1.0]], dtype=np.float64)
+    grads = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out = m.norm(t, p=p) if dim is None else m.norm(t, p=p, dim=dim)
+        (out * m.arange(1.0, out.numel() + 1, dtype=m.float64).reshape(out.shape)).sum().backward()
+        grads.append(t.grad)
+    assert_close(grads[1], grads[0], atol=1e-12, rtol=1e-10)
