@@ -327,3 +327,25 @@ def _assert_grads_as_plain_model(named, ref, skip):
             assert p.grad is None, (skip, n)
         else:
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=f"{skip} {n}")
+
+
+@pytest.mark.parametrize("used_later", [3, 4])
+def test_a_changed_static_graph_names_at_most_five_of_this_ranks_changes(used_later):
+    """static_graph: a backward whose parameters with gradients differ from the first iteration's is PyTorch's
+    error; ember's message adds what changed on this rank, the first five, then " ..." when there are more."""
+    layers = ember.nn.ModuleList([ember.nn.Linear(2, 2) for _ in range(4)])
+    named = list(layers.named_parameters())
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), static_graph=True)
+    for used in (1, used_later):
+        r.prepare_for_backward()
+        y = ember.ones(1, 2)
+        for layer in layers[:used]:
+            y = layer(y)
+        if used == 1:
+            y.sum().backward()
+    with pytest.raises(RuntimeError, match="Your training graph has changed in this iteration") as err:
+        y.sum().backward()
+    changes = 2 * (used_later - 1)  # a weight and a bias per layer the first iteration did not use
+    listed = str(err.value).split("; on this rank: ")[1].split(". Every rank")[0]
+    assert listed.count("got a gradient, which it did not in the first iteration") == min(changes, 5)
+    assert listed.endswith(" ...") == (changes > 5)
