@@ -275,6 +275,12 @@ def run_module(module: str, args: list[str]) -> None:
         module = target
     sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as Python does
     sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        found = False
+    if not found:  # Python's one line for `python -m nosuch`, not a traceback through the runner
+        raise SystemExit(f"{sys.executable}: No module named {module}")
     _named_import_errors(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
 
 

@@ -253,6 +253,12 @@ def test_an_uncaught_error_is_reported_from_the_program_on_as_python_does(tmp_pa
     assert lines[-1].startswith("RuntimeError: mat1 and mat2 shapes cannot be multiplied"), out.stderr
 
 
+@pytest.mark.parametrize("module", ["nosuch", "nosuch.sub"])
+def test_dash_m_of_a_missing_module_says_so_in_one_line_as_python_does(tmp_path, module):
+    out = run_python(tmp_path, "-m", "ember.compat", "-m", module)
+    assert out.returncode == 1 and out.stderr == f"{sys.executable}: No module named {module}\n", out.stderr
+
+
 def test_a_library_ember_cannot_run_is_reported_at_the_programs_import(tmp_path):
     out = run_script(tmp_path, "import torch\nimport torchaudio\n")
     assert out.returncode == 1
