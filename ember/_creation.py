@@ -67,6 +67,9 @@ def _as_array(data, dtype=None):
         raise _not_numeric(data)
     if npdt is not None:
         return arr.astype(npdt, copy=False)
+    if arr.size and isinstance(data, (list, tuple)) and any(
+            isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
+        return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
         if np_kind(arr.dtype) == "f":  # Python floats -> default float dtype (NumPy scalars keep theirs)
             return arr.astype(_dtype.get_default_dtype().np, copy=False)
@@ -77,6 +80,29 @@ def _as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _promoted_leaf_dtype(data) -> _dtype.dtype:
+    """PyTorch's dtype for nested lists that hold NumPy arrays or scalars, or tensors: each of those counts with
+    its own dtype, a Python number as a tensor made from it would get (bool, int64, the default float or
+    complex dtype), and the result is their promotion. So ``[np.float64(0.5), 1.0]`` and a list of float64
+    arrays are float64, a list of int32 arrays int32."""
+    result = None
+    for x in _flat(data):
+        if isinstance(x, Tensor):
+            leaf = x.dtype
+        elif isinstance(x, (xp.ndarray, xp.generic)):
+            leaf = _dtype.from_np(x.dtype)
+        elif isinstance(x, bool):
+            leaf = _dtype.bool_
+        elif isinstance(x, int):
+            leaf = _dtype.int64
+        elif isinstance(x, float):
+            leaf = _dtype.get_default_dtype()
+        else:
+            leaf = _dtype.category_dtype(3)
+        result = leaf if result is None else _dtype.promote_types(result, leaf)
+    return result
 
 
 def _is_sequence(x) -> bool:

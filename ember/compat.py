@@ -30,7 +30,8 @@ on ember: importing one raises ModuleNotFoundError saying what ember offers inst
 the torch API (transformers, einops, ...) run on ember as far as the torch features they reach are
 implemented. Printed objects read as under PyTorch (``torch.Size([2, 3])``, ``torch.float32``,
 ``torch.return_types.max(...)``). ``torch.__version__`` is ember's PyTorch-style version (``ember.version``),
-and child processes started with multiprocessing's "spawn" method import ``torch`` as ember too.
+and child processes started with multiprocessing's "spawn" method import ``torch`` as ember too. An exception
+the program leaves uncaught is reported from the program's first frame on, as ``python script.py`` reports it.
 """
 
 from __future__ import annotations
@@ -172,6 +173,34 @@ def _install_for_children() -> None:
         sys.path.insert(1, _SHIM)
 
 
+def program_frames(tb, runner_files: tuple[str, ...] = ()):
+    """``tb`` from the program's first frame on. The frames before it are the runner's (this file, runpy,
+    and ``runner_files``), not the program's; a traceback with no other frame is kept whole."""
+    start = tb
+    ours = (os.path.abspath(__file__), *runner_files)
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name not in ours and "runpy" not in name:
+            return tb
+        tb = tb.tb_next
+    return start
+
+
+def _install_program_traceback_hook() -> None:
+    """An exception the program leaves uncaught is reported from the program's first frame on, as
+    ``python script.py`` reports it, not from the runner's frames above it. Only for the process the runner
+    starts as a whole: a hook the program installs replaces this one, and the launcher's ranks report their
+    own failures (``ember.distributed._errors``)."""
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        tb = program_frames(tb)
+        # Python prints the exception's own __traceback__ rather than the one it is given
+        previous(exc_type, exc.with_traceback(tb) if isinstance(exc, BaseException) else exc, tb)
+
+    sys.excepthook = hook
+
+
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 
 
@@ -181,7 +210,8 @@ def _named_import_errors(run_program) -> None:
         run_program()
     except ImportError as e:
         if isinstance(e, ModuleNotFoundError) and (e.name or "").partition(".")[0] in _TORCH_LIBRARIES:
-            raise _library_missing(e.name) from None
+            # with the import's own traceback, so that the report points at the program's import line
+            raise _library_missing(e.name).with_traceback(e.__traceback__) from None
         found = _CANNOT_IMPORT.search(str(e))
         if found and found.group(2).split(".")[0] == _TARGET:
             # Python names the ember module; say which torch feature is missing (msg is what str() shows).
@@ -203,6 +233,7 @@ def _prepare() -> None:
     ``EMBER_DIAGNOSTICS=1``, with which ``import ember`` enables them)."""
     install()
     _install_for_children()
+    _install_program_traceback_hook()
     if os.environ.get("EMBER_DIAGNOSTICS", "1") != "0":
         os.environ["EMBER_DIAGNOSTICS"] = "1"
         import ember.diagnostics
@@ -244,6 +275,12 @@ def run_module(module: str, args: list[str]) -> None:
         module = target
     sys.argv = [module, *args]  # runpy puts the module's file in argv[0], as Python does
     sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        found = False
+    if not found:  # Python's one line for `python -m nosuch`, not a traceback through the runner
+        raise SystemExit(f"{sys.executable}: No module named {module}")
     _named_import_errors(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
 
 

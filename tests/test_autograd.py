@@ -105,6 +105,9 @@ def test_backward_without_grad_explains(make, why):
     with pytest.raises(RuntimeError, match="does not require grad") as err:
         make().backward()
     assert __import__("re").search(why, str(err.value))
+    # PyTorch's sentence, then the reason once (not "does not have a grad_fn: it has no grad_fn: ...")
+    assert str(err.value).startswith("element 0 of tensors does not require grad and does not have a grad_fn: ")
+    assert str(err.value).count("grad_fn") == 1, str(err.value)
 
 
 def _under_no_grad():

@@ -234,6 +234,38 @@ def test_dash_c_runs_code_as_python_does(tmp_path):
     assert out.returncode == 1 and "torch.nn.NoSuchLayer is not implemented in ember" in out.stderr
 
 
+FAILING = "import torch\ndef f():\n    return torch.ones(2) @ torch.ones(3)\nf()\n"
+
+
+@pytest.mark.parametrize("form", ["script", "-m", "-c"])
+def test_an_uncaught_error_is_reported_from_the_program_on_as_python_does(tmp_path, form):
+    """The traceback starts at the program's first frame, as under `python script.py`: the runner's frames
+    (ember/compat.py, runpy) above it are not the program's."""
+    (tmp_path / "failing.py").write_text(FAILING)
+    argv = {"script": ["failing.py"], "-m": ["-m", "failing"], "-c": ["-c", FAILING]}[form]
+    out = run_python(tmp_path, "-m", "ember.compat", *argv)
+    assert out.returncode == 1, out.stderr  # an uncaught exception's exit status, as Python's
+    where = {"script": f'"{tmp_path / "failing.py"}"', "-m": f'"{tmp_path / "failing.py"}"', "-c": '"<string>"'}[form]
+    lines = out.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[1] == f"  File {where}, line 4, in <module>", \
+        out.stderr
+    assert "compat.py" not in out.stderr and "runpy" not in out.stderr, out.stderr
+    assert lines[-1].startswith("RuntimeError: mat1 and mat2 shapes cannot be multiplied"), out.stderr
+
+
+@pytest.mark.parametrize("module", ["nosuch", "nosuch.sub"])
+def test_dash_m_of_a_missing_module_says_so_in_one_line_as_python_does(tmp_path, module):
+    out = run_python(tmp_path, "-m", "ember.compat", "-m", module)
+    assert out.returncode == 1 and out.stderr == f"{sys.executable}: No module named {module}\n", out.stderr
+
+
+def test_a_library_ember_cannot_run_is_reported_at_the_programs_import(tmp_path):
+    out = run_script(tmp_path, "import torch\nimport torchaudio\n")
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[1:3] == [f'  File "{tmp_path / "script.py"}", line 2, in <module>',
+                                            "    import torchaudio"], out.stderr
+
+
 @pytest.mark.parametrize("argv", [["-m"], ["-c"]])
 def test_dash_m_and_dash_c_need_an_argument(tmp_path, argv):
     out = run_python(tmp_path, "-m", "ember.compat", *argv)

@@ -85,6 +85,8 @@ def sample_kinds(m, i):
         "np_f64_scalar": np.float64(i),
         "str": f"s{i}",
         "tuple": (i, float(i)),
+        "tuple_str": (i, f"name{i}"),  # strings inside a sample's sequence collate to a tuple in PyTorch
+        "list_str": [f"a{i}", b"b"],
         "list": [m.tensor([i]), i],
         "point": Point(i, m.tensor(float(i))),
         "ordered": OrderedDict(a=i),
@@ -94,6 +96,13 @@ def sample_kinds(m, i):
 @pytest.mark.parametrize("batch_size", [1, 3, 4])
 def test_collation_of_every_kind_matches_torch(batch_size):
     e, t = run_both(lambda m: Samples(7, lambda i: sample_kinds(m, i)), batch_size=batch_size)
+    assert_same(e, t)
+
+
+def test_a_sample_of_tensor_and_name_batches_names_as_a_tuple_like_torch():
+    """The common (image, filename) sample: PyTorch batches the names as a tuple (they come from zip)."""
+    e, t = run_both(lambda m: Samples(5, lambda i: (m.full((2,), float(i)), f"img{i}.png")), batch_size=2)
+    assert isinstance(t[0][1], tuple)
     assert_same(e, t)
 
 

@@ -56,6 +56,17 @@ def test_world_size_env_without_mpi_ranks_is_explained():
 
 
 @needs_mpi
+def test_spawned_ranks_are_told_to_use_the_launcher():
+    """PyTorch's DDP tutorial starts its ranks with mp.spawn, each calling init_process_group(rank=, world_size=);
+    multiprocessing's children are not MPI ranks, and the error says how ember starts them instead."""
+    code = "import ember.distributed as d; d.init_process_group('gloo', rank=1, world_size=2)"
+    p = run([sys.executable, "-c", code], {})
+    assert p.returncode != 0
+    assert "ValueError: init_process_group: world_size=2 but MPI started 1 process(es)" in p.stderr, p.stderr
+    assert "mp.spawn" in p.stderr and "python -m ember.distributed.run --nproc-per-node 2" in p.stderr, p.stderr
+
+
+@needs_mpi
 @pytest.mark.parametrize("extra", [{}, {"WORLD_SIZE": "1"}])
 def test_a_rank_env_that_mpi_contradicts_is_explained(extra):
     """A RANK left in the environment (exported for another job) would make a script that reads it (nanoGPT's

@@ -185,6 +185,27 @@ def test_batchnorm_num_batches_tracked():
     assert bn.num_batches_tracked.item() == 3
 
 
+def test_batchnorm_loads_a_state_dict_without_num_batches_tracked_as_pytorch(tmp_path):
+    """Checkpoints from before PyTorch added num_batches_tracked (early pretrained weights), and state dicts rebuilt
+    key by key (which lose _metadata), load without it, the count staying; with _metadata saying version 2, the key
+    is missing as in PyTorch."""
+    for m in (torch, ember):
+        net = m.nn.Sequential(m.nn.Conv2d(1, 2, 1), m.nn.BatchNorm2d(2))
+        net[1].num_batches_tracked.fill_(7)
+        old = {k: v + 1 for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
+        assert str(net.load_state_dict(old)) == "<All keys matched successfully>"
+        assert net[1].num_batches_tracked.item() == 7 and net[1].running_var.tolist() == [2.0, 2.0]
+    path = str(tmp_path / "bn.pt")
+    sd = torch.nn.BatchNorm1d(2).state_dict()  # with PyTorch's _metadata: {"": {"version": 2}}
+    del sd["num_batches_tracked"]
+    torch.save(sd, path)
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'):
+            m.nn.BatchNorm1d(2).load_state_dict(m.load(path, weights_only=True))
+    assert ember.nn.BatchNorm1d(2, track_running_stats=False).load_state_dict(
+        {"weight": ember.ones(2), "bias": ember.zeros(2)}).missing_keys == []
+
+
 @pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), 5), ((7,), [7])])
 @pytest.mark.parametrize("layer,kwargs", [
     ("LayerNorm", {}), ("LayerNorm", {"elementwise_affine": False}), ("LayerNorm", {"bias": False}),

@@ -152,6 +152,19 @@ def test_bce_edges():
         nn.functional.binary_cross_entropy(ember.tensor([0.5, 0.5]), ember.tensor([1.0]))
 
 
+@pytest.mark.parametrize("x,y,which", [
+    ([0.2, 0.7], [0.0, 2.0], "target"),  # a class index passed where BCE wants a probability: no silent loss
+    ([0.2, 0.7], [-0.5, 1.0], "target"),
+    ([0.2, 0.7], [0.0, float("nan")], "target"),
+    ([0.2, float("nan")], [0.0, 1.0], "input"),
+    ([1.5, 0.7], [0.0, 2.0], "input"),  # the input is checked first, as in PyTorch
+])
+def test_bce_refuses_values_outside_0_1_as_pytorch(x, y, which):
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError, match=f"all elements of {which} should be between 0 and 1"):
+            m.nn.functional.binary_cross_entropy(m.tensor(x), m.tensor(y))
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_bce_with_logits(reduction, rng):
     x = (rng.standard_normal((5, 3)) * 10).astype(np.float32)  # large logits: stability

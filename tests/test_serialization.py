@@ -164,6 +164,23 @@ def test_map_location():
     assert_same_tensor(ember.load(buf, weights_only=False), t)
 
 
+def test_map_location_dict_maps_only_the_locations_it_names(tmp_path):
+    """A dict entry applies to storages saved at its key: PyTorch's DDP tutorial loads a CPU checkpoint with
+    {"cuda:0": "cuda:1"}, which PyTorch leaves unused; a "cpu" entry naming another device fails in both."""
+    path = str(tmp_path / "ckpt.pt")
+    torch.save({"w": torch.arange(3.0)}, path)
+    ember.save({"w": ember.arange(3.0)}, str(tmp_path / "ember.pt"))
+    tutorial = {"cuda:0": "cuda:1"}
+    assert torch.load(path, map_location=tutorial, weights_only=True)["w"].tolist() == [0.0, 1.0, 2.0]
+    for f in (path, str(tmp_path / "ember.pt")):
+        assert ember.load(f, map_location=tutorial)["w"].tolist() == [0.0, 1.0, 2.0]
+        assert ember.load(f, map_location={"cuda:0": "cpu", "cpu": "cpu"})["w"].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="CUDA"):
+        torch.load(path, map_location={"cpu": "cuda:0"}, weights_only=True)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        ember.load(path, map_location={"cpu": "cuda:0"})
+
+
 def test_pytorch_only_arguments_are_accepted(tmp_path):
     import pickle as pickle_module
 

@@ -19,6 +19,28 @@ import ember
 def test_tensor_dtype_inference(data):
     assert_close(ember.tensor(data), torch.tensor(data))
 
+
+@pytest.mark.parametrize("data", [
+    [np.ones(2), np.ones(2)], [np.ones(2, dtype=np.float32), np.ones(2)], [np.float64(1.0), np.float64(2.0)],
+    [np.float32(1.0), 2.0], [np.ones(2, dtype=np.int32), np.ones(2, dtype=np.int32)], [[np.float64(1.0)]],
+    [np.int64(3), 4], [1, np.float64(2.5)], [np.int32(1), 2], [np.int32(1), 2.0], [np.float16(1), 2.0],
+    [np.complex64(1j), 1.0], [np.float64(1), 1j], [np.uint8(1), np.int8(1)], [[1, 2], np.array([3, 4], np.int16)],
+    "float64 tensor in a list", "int32 tensors in a list",
+], ids=repr)
+@pytest.mark.parametrize("make", ["tensor", "as_tensor"])
+def test_lists_holding_numpy_values_or_tensors_keep_their_dtypes_as_pytorch(data, make):
+    """PyTorch counts a NumPy value (or tensor) inside a list with its own dtype and promotes: a list of
+    np.float64 values (np.mean's results) or float64 arrays is float64, not the default float32."""
+    def build(m):
+        d = data
+        if isinstance(data, str):
+            d = {"float64 tensor in a list": [m.tensor(1.0, dtype=m.float64), 2.0],
+                 "int32 tensors in a list": [m.tensor(1, dtype=m.int32)] * 2}[data]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's once-per-process "list of numpy.ndarrays" hint
+            return getattr(m, make)(d)
+    assert_close(build(ember), build(torch))
+
 @pytest.mark.parametrize("data", [
     [[1, 2], [3]], [[1, 2], (3, 4, 5)], [[1], []], [[[1, 2], [3, 4]], [[1, 2], [3]]], [[1, 2], 3], [[[1]], [2]],
     [1, [2, 3]], [[1, 2], [3, [4]]], [1.0, [2.0, 3.0]], [[1, 2], np.array([3, 4, 5])],

@@ -30,7 +30,7 @@ def _why_no_grad(t: Tensor) -> str:
     if not _GradState.enabled:
         return "backward was called inside a no_grad() region"
     return (
-        "it has no grad_fn: it was computed under no_grad()/inference_mode(), from detached "
+        "it was computed under no_grad()/inference_mode(), from detached "
         "tensors (.detach() cuts the graph), or only from tensors that never had requires_grad=True"
     )
 

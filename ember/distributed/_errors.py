@@ -18,7 +18,6 @@ from . import _records, comm
 from ._records import RUN_DIR_VAR, record_path  # noqa: F401  (the launcher's names for them)
 
 _BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap.py")
-_COMPAT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat.py")  # a torch script's
 
 
 def _report(rank: int, code: int, reason: str, text: str) -> None:
@@ -34,13 +33,9 @@ def _report(rank: int, code: int, reason: str, text: str) -> None:
 def _script_frames(tb):
     """``tb`` from the script's first frame on: the frames of the rank's start-up (``_bootstrap``, the compat
     runner, runpy) are ember's, not the user's."""
-    start = tb
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if name not in (_BOOTSTRAP, _COMPAT) and "runpy" not in name:
-            return tb
-        tb = tb.tb_next
-    return start
+    from ..compat import program_frames
+
+    return program_frames(tb, (_BOOTSTRAP,))
 
 
 def report_failure(rank: int, exc: BaseException, code: int = 1) -> None:

@@ -179,7 +179,14 @@ def _check_matches(mpi_rank: int, mpi_size: int, rank: int, world_size: int) -> 
             "from MPI under `mpiexec -n N python script.py`"
         )
     if world_size not in (-1, mpi_size):
-        raise ValueError(f"init_process_group: world_size={world_size} but MPI started {mpi_size} process(es)")
+        # The usual cause is PyTorch's mp.spawn pattern: processes that multiprocessing starts are not MPI ranks.
+        raise ValueError(
+            f"init_process_group: world_size={world_size} but MPI started {mpi_size} process(es): ember's ranks "
+            "are MPI processes, so processes started by torch.multiprocessing (mp.spawn, Process) cannot form a "
+            f"group. Start the ranks with `python -m ember.distributed.run --nproc-per-node {world_size} "
+            f"script.py` (or `mpiexec -n {world_size} python script.py`): each runs the script once, so call the "
+            "per-rank function there with dist.get_rank() instead of mp.spawn"
+        )
     if rank not in (-1, mpi_rank):
         raise ValueError(f"init_process_group: rank={rank} but MPI says this process is rank {mpi_rank}")
 

@@ -124,9 +124,19 @@ def _default_writer(obj: Any, name: str):
 
 
 def _check_map_location(map_location) -> None:
+    """Refuse a ``map_location`` that would put a loaded tensor on a device other than the CPU.
+
+    A dict maps the location a storage was saved at to where it goes, so only its "cpu" entry can
+    apply: ember loads every storage on the CPU, whatever location a PyTorch file records. Entries
+    for other locations, such as the ``{"cuda:0": f"cuda:{rank}"}`` of PyTorch's DDP tutorial, are
+    left unused, as PyTorch leaves them for the CPU tensors of a file saved on the CPU.
+    """
     if map_location is None or callable(map_location):
         return
-    targets = map_location.values() if isinstance(map_location, dict) else [map_location]
+    if isinstance(map_location, dict):
+        targets = [to for saved_at, to in map_location.items() if str(saved_at) == "cpu"]
+    else:
+        targets = [map_location]
     for target in targets:
         check_device(target)
 
@@ -150,9 +160,10 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
     """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
 
     Args:
-        map_location: None, "cpu", an ``ember.device``, or a dict of them; any other
-            device is an error (ember computes on the CPU). A callable is accepted and
-            not called (every tensor is loaded on the CPU).
+        map_location: None, "cpu", an ``ember.device``, or a dict from saved locations to them; any
+            other device is an error (ember computes on the CPU). A dict's entries for locations other
+            than "cpu" are not used (every storage is loaded on the CPU, as its "cpu" entry says). A
+            callable is accepted and not called (every tensor is loaded on the CPU).
         weights_only: True (default, as in PyTorch 2.6+): a saved module, class or function is rebuilt only
             if allowlisted (``add_safe_globals``/``safe_globals``), else a RuntimeError (also an
             ``UnpicklingError``) names it. False: classes and functions named in an ember file are imported

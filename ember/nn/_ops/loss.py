@@ -289,6 +289,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return out
 
 
+def _within_unit_interval(a) -> bool:
+    return bool(((a >= 0) & (a <= 1)).all())
+
+
 @full_precision
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
@@ -299,10 +303,13 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     w = _broadcast_weight(weight, target)
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_type_name(target)} but expected {_type_name(input)}")
-    x = input._data
-    if x.size and (x.min() < 0 or x.max() > 1):
+    # PyTorch's kernel checks each value (so a NaN fails too): a target outside [0, 1] would give a loss silently
+    if not _within_unit_interval(input._data):
         raise RuntimeError("all elements of input should be between 0 and 1 (binary_cross_entropy takes "
                            "probabilities; use binary_cross_entropy_with_logits for raw scores)")
+    if not _within_unit_interval(target._data):
+        raise RuntimeError("all elements of target should be between 0 and 1 (binary_cross_entropy's targets are "
+                           "probabilities: labels 0 and 1, or soft labels between them)")
     return _pointwise("binary_cross_entropy", input, target, _bce, reduction, w, same_shape=True,
                       kernel="binary_cross_entropy", saved=(input, target, weight), node=BinaryCrossEntropy)
 

@@ -7,7 +7,7 @@ sample element            batch
 Tensor                    ``stack`` along a new dim 0
 NumPy array / scalar      converted to tensors, then stacked (string/object arrays rejected)
 float / int / bool        float64 / int64 / bool tensor
-str, bytes                the list of them
+str, bytes                the batch as given: a list at the top, a tuple inside a sequence
 Mapping                   same mapping type, each key collated
 namedtuple                same namedtuple type, each field collated
 tuple                     a *list* of collated fields (as PyTorch, for backward compatibility)
@@ -59,7 +59,7 @@ def _rebuild_sequence(elem: Sequence, items: list) -> Any:
         return items
 
 
-def default_collate(batch: list) -> Any:
+def default_collate(batch: Sequence) -> Any:
     """Merge a list of samples into a batch (rules in the module docstring)."""
     elem = batch[0]
     if isinstance(elem, Tensor):
@@ -84,7 +84,8 @@ def default_collate(batch: list) -> Any:
             raise RuntimeError(
                 f"each element in list of batch should be of equal size (got sizes {[len(e) for e in batch]})"
             )
-        return _rebuild_sequence(elem, [default_collate(list(column)) for column in zip(*batch)])
+        # each column stays the tuple zip makes, as in PyTorch: a column of strings is batched as that tuple
+        return _rebuild_sequence(elem, [default_collate(column) for column in zip(*batch)])
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
 
 
