@@ -610,3 +610,31 @@ def test_lowrank_multivariate_normal_samples_and_errors():
             m.distributions.LowRankMultivariateNormal(m.zeros(3), m.zeros(3, 1), m.ones(2))
         with pytest.raises(ValueError):
             m.distributions.LowRankMultivariateNormal(m.zeros(()), m.zeros(3, 1), m.ones(3))
+
+
+@pytest.mark.parametrize("pair", ["lowrank-lowrank", "mvn-lowrank", "lowrank-mvn"])
+def test_kl_low_rank_multivariate_normal(pair):
+    """KL with a LowRankMultivariateNormal on either side (a low-rank variational posterior against a full-covariance
+    prior, or the reverse): PyTorch's closed forms, values and gradients."""
+    rng = np.random.default_rng(7)
+    loc_p, loc_q = rng.standard_normal((2, 4)), rng.standard_normal(4)
+    factor_p, factor_q = rng.standard_normal((2, 4, 2)), rng.standard_normal((4, 3))
+    diag_p, diag_q = rng.uniform(0.5, 2.0, (2, 4)), rng.uniform(0.5, 2.0, 4)
+    cov = spd(4)
+
+    def run(m):
+        D = m.distributions
+        lp, lq, fp = m.tensor(loc_p, requires_grad=True), m.tensor(loc_q), m.tensor(factor_p, requires_grad=True)
+        low_p = D.LowRankMultivariateNormal(lp, fp, m.tensor(diag_p))
+        low_q = D.LowRankMultivariateNormal(lq, m.tensor(factor_q), m.tensor(diag_q))
+        full_p, full_q = D.MultivariateNormal(lp, m.tensor(cov)), D.MultivariateNormal(lq, m.tensor(cov))
+        p, q = {"lowrank-lowrank": (low_p, low_q), "mvn-lowrank": (full_p, low_q), "lowrank-mvn": (low_p, full_q)}[pair]
+        kl = D.kl_divergence(p, q)
+        kl.sum().backward()
+        return kl, lp.grad, fp.grad
+
+    (ek, elg, efg), (tk, tlg, tfg) = run(ember), run(torch)
+    _close(ek, tk, atol=1e-10, msg=pair)
+    _close(elg, tlg, atol=1e-10, msg=pair)
+    if tfg is not None:
+        _close(efg, tfg, atol=1e-10, msg=pair)
