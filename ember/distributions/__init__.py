@@ -55,6 +55,7 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
@@ -65,7 +66,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategoricalStraightThrough", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "biject_to", "constraints",
+           "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
            "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
