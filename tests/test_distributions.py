@@ -662,3 +662,22 @@ def test_weibull_scores_moments_and_expand():
     for i, (e, t) in enumerate(zip(run(ember), run(torch))):
         _close(e, t, atol=1e-10, rtol=1e-9, msg=f"item {i}")
     assert isinstance(ember.distributions.Weibull(1.0, 2.0).expand((2,)), ember.distributions.Weibull)
+
+
+def test_half_cauchy_scores_moments_and_expand():
+    """HalfCauchy(scale) against PyTorch: log_prob (-inf below zero without validation) and its gradient, cdf/icdf,
+    mean (inf), mode, variance, entropy, expand."""
+    scale, x = np.array([0.5, 1.0, 3.0]), np.array([0.2, 1.5, 4.0])
+
+    def run(m):
+        s = m.tensor(scale, requires_grad=True)
+        d = m.distributions.HalfCauchy(s)
+        lp = d.log_prob(m.tensor(x))
+        lp.sum().backward()
+        loose = m.distributions.HalfCauchy(s.detach(), validate_args=False)
+        return [lp, s.grad, d.cdf(m.tensor(x)), d.icdf(m.tensor([0.1, 0.5, 0.9])), d.mean, d.mode, d.variance,
+                d.entropy(), d.expand((2, 3)).log_prob(m.tensor(x)), loose.log_prob(m.tensor([-1.0, 0.0, 1.0]))]
+
+    for i, (e, t) in enumerate(zip(run(ember), run(torch))):
+        _close(e, t, atol=1e-10, rtol=1e-9, msg=f"item {i}")
+    assert isinstance(ember.distributions.HalfCauchy(1.0).expand((2,)), ember.distributions.HalfCauchy)

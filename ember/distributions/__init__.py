@@ -19,6 +19,7 @@ from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -59,7 +60,7 @@ from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
-           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
+           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
            "IndependentTransform", "Laplace", "LogNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
            "MixtureSameFamily",
            "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
