@@ -58,3 +58,25 @@ def test_einsum_errors_like_torch(make):
 
 def test_einsum_matches_matmul_gradients_in_float64():
     check(lambda m, a, b: m.einsum("bij,bkj->bik", a, b), [(3, 4, 5), (3, 2, 5)], dtype=np.float64, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2], [0, 2]),  # explicit output
+    lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2]),  # implicit output
+    lambda m, a, b: m.einsum(a, [30, 1], b, [1, 2], [2, 30]),  # 26-51 are the lower-case letters
+])
+def test_einsum_sublist_form(make):
+    check(make, [(2, 3), (3, 4)])
+
+
+def test_einsum_sublist_form_with_ellipsis():
+    check(lambda m, a, b: m.einsum(a, [..., 0, 1], b, [..., 1, 2], [..., 0, 2]), [(2, 3, 4), (2, 4, 5)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.einsum(m.ones(2), [52]),
+    lambda m: m.einsum(m.ones(2)),
+    lambda m: m.einsum("i"),
+])
+def test_einsum_sublist_errors_like_torch(make):
+    raises_like_torch(make)

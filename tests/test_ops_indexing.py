@@ -232,6 +232,19 @@ def test_masked_select_and_nonzero():
     check(lambda m, x: x.nonzero(as_tuple=True), [np.array([[0, 1], [2, 0]])], grad=False)
 
 
+@pytest.mark.parametrize("value", [3.0, 0.0])
+def test_nonzero_of_a_zero_dimensional_tensor(value):
+    check(lambda m, x: m.nonzero(x), [np.array(value)], grad=False)  # (1, 0) or (0, 0)
+    check(lambda m, x: m.nonzero(x, as_tuple=True), [np.array(value)], grad=False)  # indexes it as one element
+
+
+@pytest.mark.parametrize("x", [np.array([[0.0, 1.5], [-2.0, 0.0]]), np.array([True, False, True]), np.array(3),
+                               np.zeros((2, 0, 3))], ids=["float", "bool", "scalar", "empty"])
+def test_argwhere(x):
+    check(lambda m, t: m.argwhere(t), [x], grad=False)
+    check(lambda m, t: t.argwhere(), [x], grad=False)
+
+
 def test_getitem_of_view_writes_through():
     x = ember.zeros(3, 4)
     row = x[1]

@@ -44,6 +44,9 @@ class IndexingMethods:
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         return ops.indexing.nonzero(self, as_tuple=as_tuple)
 
+    def argwhere(self) -> Tensor:
+        return ops.indexing.argwhere(self)
+
     def masked_select(self, mask: Tensor) -> Tensor:
         return ops.indexing.masked_select(self, mask)
 

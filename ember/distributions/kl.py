@@ -22,6 +22,7 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_mv
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -247,6 +248,76 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = _batch_trace_XXT(solve_triangular(q_tril, p_tril, upper=False))
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+def _lowrank_logdet(p):
+    """log|W W^T + D| by the matrix determinant lemma: log|C| + log|D| (C the capacitance matrix)."""
+    return 2 * p._capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + p._unbroadcasted_cov_diag.log().sum(-1)
+
+
+def _lowrank_mahalanobis(q, x):
+    """x^T inv(W W^T + D) x by the Woodbury identity."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(q._capacitance_tril, _batch_mv(W.mT / D.unsqueeze(-2), x))
+
+
+def _check_same_event(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes "
+                         "cannot be computed")
+
+
+def _woodbury_factor(q):
+    """A with inv(q's covariance) = inv(D) - A^T A."""
+    from ..linalg import solve_triangular
+
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return solve_triangular(q._capacitance_tril, W.mT / D.unsqueeze(-2), upper=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_same_event(p, q)
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # trace(inv(q_cov) p_cov) = trace([inv(qD) - A^T A] (pD + pW pW^T))
+    A = _woodbury_factor(q)
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_same_event(p, q)
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = _lowrank_logdet(q) - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # trace(inv(q_cov) p_tril p_tril^T) = trace([inv(qD) - A^T A] p_tril p_tril^T)
+    A = _woodbury_factor(q)
+    term2 = (_batch_trace_XXT(p_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(p_tril)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    from .. import diag_embed
+    from ..linalg import solve_triangular
+
+    _check_same_event(p, q)
+    term1 = 2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    # trace(inv(q_tril q_tril^T) (pW pW^T + pD))
+    batch = tuple(broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]))
+    n = p.event_shape[0]
+    q_tril = q._unbroadcasted_scale_tril.expand(batch + (n, n))
+    p_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    p_diag = diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term2 = (_batch_trace_XXT(solve_triangular(q_tril, p_factor, upper=False))
+             + _batch_trace_XXT(solve_triangular(q_tril, p_diag, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - n)
 
 
 @register_kl(Normal, Normal)

@@ -63,6 +63,8 @@ from ._ops.loss_margin import (
     triplet_margin_with_distance_loss,
 )
 from ._ops.loss_multiclass import multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss
+from ._ops.lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
+from ._ops.max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from ._ops.multihead import multi_head_attention_forward
 from ._ops.norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm
 from ._ops.padding import pad
@@ -111,7 +113,8 @@ __all__ = [
     "fold", "unfold", "grid_sample", "affine_grid",
     "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
     "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "adaptive_max_pool3d", "gumbel_softmax",
+    "adaptive_max_pool3d", "gumbel_softmax", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d",
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "gaussian_nll_loss",

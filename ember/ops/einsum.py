@@ -99,11 +99,37 @@ def _explicit(equation: str, shapes: list) -> tuple[list, str]:
     return expanded, output
 
 
+def _sublist_letters(sublist) -> str:
+    """The subscripts of one sublist: 0-25 are A-Z, 26-51 are a-z and ``Ellipsis`` is ``...``, as in PyTorch."""
+    letters = []
+    for n in sublist:
+        if n is Ellipsis:
+            letters.append("...")
+        elif isinstance(n, int) and 0 <= n < 52:
+            letters.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
+        else:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+    return "".join(letters)
+
+
 @lower_precision
-def einsum(equation: str, *operands) -> Tensor:
+def einsum(*args) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
-    (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list. All operands must
-    have the same dtype, as in PyTorch."""
+    (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list, or in the sublist form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (integers 0-51 and ``...`` as subscripts, an optional output
+    sublist last). All operands must have the same dtype, as in PyTorch."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):  # the sublist form: operand, subscripts, operand, subscripts, ..., [output]
+        equation = ",".join(_sublist_letters(s) for s in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + _sublist_letters(args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for i, t in enumerate(operands):

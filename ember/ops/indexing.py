@@ -549,10 +549,21 @@ class _MaskedFill(Where):
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):
+    """The indices of the non-zero elements: an (n, x.dim()) int64 tensor, or with ``as_tuple`` one index tensor
+    per dimension. A 0-d tensor gives an (n, 0) tensor (n is 1 or 0), or as a tuple one index tensor over it as if
+    it had one element, as in PyTorch."""
+    if x._data.ndim == 0:
+        hits = xp.nonzero(xp.reshape(x._data, (1,)))[0].astype(xp.int64)
+        return (Tensor._make(hits),) if as_tuple else Tensor._make(xp.zeros((hits.shape[0], 0), xp.int64))
     idx = xp.nonzero(x._data)
     if as_tuple:
         return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
     return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64))
+
+
+def argwhere(x: Tensor) -> Tensor:
+    """The indices of the non-zero elements, one row per element (int64, shape (n, x.dim())): ``nonzero(x)``."""
+    return nonzero(x)
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:

@@ -1,10 +1,13 @@
-"""Pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d."""
+"""Pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d,
+MaxUnpool1d/2d/3d, LPPool1d/2d/3d."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
 from .._ops.adaptive_max_pool import adaptive_max_pool
 from .._ops.conv import ntuple
+from .._ops.lp_pool import lp_pool
+from .._ops.max_unpool import max_unpool
 from .._ops.pooling import adaptive_avg_pool, avg_pool, max_pool
 from .module import Module
 
@@ -151,5 +154,72 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """The maximum of each bin of (N, C, D, H, W)."""
+
+    _nd = 3
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size, self._nd, "kernel_size")
+        self.stride = ntuple(stride if stride is not None else kernel_size, self._nd, "stride")
+        self.padding = ntuple(padding, self._nd, "padding")
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return max_unpool(input, indices, self._nd, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: each value written at its pooling index in zeros of (N, C, L_out)."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d: each value written at its pooling index in zeros of (N, C, H_out, W_out)."""
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d: each value written at its pooling index in zeros of (N, C, D, H, W)_out."""
+
+    _nd = 3
+
+
+class _LPPoolNd(Module):
+    _nd = 0
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool(input, self._nd, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """(sum of x^p over each window of (N, C, L))^(1/p); stride defaults to kernel_size, no padding."""
+
+    _nd = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """(sum of x^p over each window of (N, C, H, W))^(1/p); stride defaults to kernel_size, no padding."""
+
+    _nd = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """(sum of x^p over each window of (N, C, D, H, W))^(1/p); stride defaults to kernel_size, no padding."""
 
     _nd = 3
