@@ -24,7 +24,8 @@ from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
-              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask")
+              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t(_), "
+              "transpose(_), permute, T, mT")
 
 
 class SparseCOO:
@@ -86,7 +87,9 @@ class SparseCOO:
             return self
         sparse = self.indices.shape[0]
         keys = xp.ravel_multi_index(tuple(self.indices), self.shape[:sparse]) if sparse > 1 else self.indices[0]
-        rows, sums = coalesce_rows(keys, self.values.reshape(self.nnz, -1), int(xp.prod(self.shape[:sparse])))
+        # (the row length spelled out: -1 cannot be inferred in an empty array's shape)
+        flat = self.values.reshape(self.nnz, math.prod(self.shape[sparse:]))
+        rows, sums = coalesce_rows(keys, flat, int(xp.prod(self.shape[:sparse])))
         indices = xp.stack(xp.unravel_index(rows, self.shape[:sparse])) if sparse > 1 else rows[None, :]
         return SparseCOO(indices.astype(xp.int64), sums.reshape((rows.size, *self.shape[sparse:])), self.shape, True)
 
@@ -472,6 +475,57 @@ def sparse_mask(x: Tensor, mask) -> SparseTensor:
     dense = x._data.to_dense() if x.is_sparse else x._data
     values = dense[tuple(c.indices)]  # (nnz, *dense dims): one row per index of mask, repeats included
     return SparseTensor.wrap(SparseCOO(c.indices.copy(), values, c.shape, c.coalesced))
+
+
+def transpose(x: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
+    """``x`` with sparse dimensions ``dim0`` and ``dim1`` swapped, as PyTorch's sparse ``transpose``: a copy whose
+    index rows are swapped, marked uncoalesced (the order of its entries is no longer sorted) unless it has no
+    entries; the same dimension twice gives a plain copy. Transposing a dense dimension is a RuntimeError.
+    Difference from PyTorch: not recorded by autograd (ember's sparse tensors never join a graph)."""
+    from ._tensor import _wrap_dim
+
+    c = x._data
+    d0, d1 = _wrap_dim(dim0, c.ndim), _wrap_dim(dim1, c.ndim)
+    if d0 == d1:
+        return SparseTensor.wrap(c.copy())
+    sparse = c.indices.shape[0]
+    if d0 >= sparse or d1 >= sparse:
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sparse}, "
+                           f"d0: {d0}, d1: {d1}")
+    order = list(range(c.ndim))
+    order[d0], order[d1] = d1, d0
+    return SparseTensor.wrap(_reordered(c, order, c.values.copy(), c.coalesced and not c.nnz))
+
+
+def t(x: SparseTensor) -> SparseTensor:
+    """``x.t()`` of a sparse COO tensor: ``transpose(x, 0, 1)``, for at most 2 sparse and no dense dimensions."""
+    sparse, dense = x.sparse_dim(), x.dense_dim()
+    if sparse > 2 or dense:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got {sparse} sparse "
+                           f"and {dense} dense dimensions")
+    return transpose(x, 0, 0 if x._data.ndim < 2 else 1)
+
+
+def permute(x: SparseTensor, dims: tuple) -> SparseTensor:
+    """``x`` with its dimensions in the (checked, non-negative) order ``dims``, as PyTorch's sparse ``permute``
+    (and so ``.T``): index rows reordered, the values shared (their dense dimensions permuted), coalesced if ``x``
+    is and the first dimension stays first. Sparse and dense dimensions cannot trade places."""
+    c = x._data
+    sparse = c.indices.shape[0]
+    if any((d < sparse) != (i < sparse) for i, d in enumerate(dims)):
+        raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+                           "allowed.Only transpositions within sparse and dense dimensions are supported.")
+    values = c.values.transpose(0, *(d - sparse + 1 for d in dims[sparse:]))
+    return SparseTensor.wrap(_reordered(c, dims, values, c.coalesced and (not dims or dims[0] == 0)))
+
+
+def _reordered(c: SparseCOO, order, values, coalesced: bool) -> SparseCOO:
+    """``c``'s entries with dimension ``order[i]`` as dimension ``i`` (``order`` permutes the sparse dimensions
+    among themselves first), ``values`` and the coalesced flag as given (even for fewer than two entries)."""
+    sparse = c.indices.shape[0]
+    out = SparseCOO(c.indices[list(order[:sparse])], values, tuple(c.shape[d] for d in order))
+    out.coalesced = coalesced
+    return out
 
 
 def save_error() -> NotImplementedError:

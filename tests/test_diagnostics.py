@@ -154,6 +154,40 @@ def test_step_without_backward_warns_once_naming_the_optimizer():
     assert ".grad is None for all 4 parameters" in w.messages[0]
 
 
+def test_stepping_to_trace_a_learning_rate_schedule_is_silent():
+    """Stepping an optimizer and its scheduler with no forward pass, to list or plot the schedule, is a correct
+    program (PyTorch says nothing): no graph ever reached the parameters, so no backward was forgotten."""
+    for params in (mlp().parameters(), [ember.zeros(1, requires_grad=True)]):
+        opt = ember.optim.SGD(params, lr=0.1)
+        sched = ember.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+        lrs = []
+        with caught() as w:
+            for _ in range(10):
+                opt.step()
+                sched.step()
+                lrs.append(sched.get_last_lr()[0])
+        assert w.messages == []
+        topt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+        tsched = torch.optim.lr_scheduler.OneCycleLR(topt, max_lr=1.0, total_steps=10)
+        expected = []
+        for _ in range(10):
+            topt.step()
+            tsched.step()
+            expected.append(tsched.get_last_lr()[0])
+        np.testing.assert_allclose(lrs[:-1], expected[:-1], rtol=1e-12)
+
+
+def test_forward_without_backward_warns_even_when_a_scheduler_steps_too():
+    model, (x, y) = mlp(), data()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    sched = ember.optim.lr_scheduler.StepLR(opt, step_size=1)
+    with caught() as w:
+        loss_of(model, x, y)  # forward only: backward forgotten
+        opt.step()
+        sched.step()
+    assert len(w.messages) == 1 and "loss.backward()" in w.messages[0]
+
+
 def test_step_reapplying_gradients_of_the_previous_step_warns():
     model, (x, y) = mlp(), data()
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
@@ -434,13 +468,15 @@ def test_each_kind_once_per_parameter_set_then_again_for_new_parameters():
             model = mlp(seed) if seed else mlp()
             opt = ember.optim.SGD(model.parameters(), lr=0.1)
             for _ in range(3):
+                loss_of(model, x, y)
                 opt.step()  # without backward, every time
     assert len(w.messages) == 3  # one per model: parameters differ
 
 
 def test_warning_points_at_the_users_line():
-    model, _ = mlp(), data()
+    model, (x, y) = mlp(), data()
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y)
     with caught() as w:
         opt.step()
     assert w.all[0].filename == __file__
@@ -484,8 +520,9 @@ def test_turning_back_on_reports_nothing_stale():
 
 
 def test_warnings_filter_like_any_other():
-    model, _ = mlp(), data()
+    model, (x, y) = mlp(), data()
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    loss_of(model, x, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", TrainingLoopWarning)
         with pytest.raises(TrainingLoopWarning, match=r"Was loss.backward\(\) called"):

@@ -39,6 +39,7 @@ def finish(proc, deadline=90):
         out, err = proc.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # its own session: the launcher and its ranks
+        proc.communicate()  # reaped, its pipes closed (not left to the garbage collector, which warns)
         raise
     return proc.returncode, out + err
 

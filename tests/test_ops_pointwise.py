@@ -235,3 +235,58 @@ def test_pointwise_of_a_broadcast_input_is_laid_out_as_pytorchs(name, n, broadca
     want, got = results
     assert got.stride() == want.stride() and got.is_contiguous() == want.is_contiguous()
     assert_close(got.view(-1), want.view(-1), atol=1e-6)
+
+
+def _outcome(fn):
+    """(the dtype's name, the values) of ``fn()``, or (the exception's type name, its message)."""
+    try:
+        out = fn()
+    except Exception as err:  # noqa: BLE001 (compared with torch's)
+        return type(err).__name__, str(err)
+    return str(out.dtype).split(".")[-1], out.tolist()
+
+
+_INT_OPERANDS = {"int64": ([1, 2, 3], [3, 1, 0]), "int32": ([1, 2, 3], [3, 1, 0]), "uint8": ([1, 2, 3], [3, 1, 0]),
+                 "bool": ([True, False, True], [False, False, True])}
+_BINARY_ON_INTEGERS = {
+    "hypot": lambda m, x, y: m.hypot(x, y),
+    "logaddexp": lambda m, x, y: m.logaddexp(x, y),
+    "logaddexp2": lambda m, x, y: m.logaddexp2(x, y),
+    "logaddexp_method": lambda m, x, y: x.logaddexp(y),
+    "hypot_mixed_ints": lambda m, x, y: m.hypot(x, y.to(m.int16)),
+    "fmod": lambda m, x, y: m.fmod(x, y),
+    "lerp_tensor_weight": lambda m, x, y: m.lerp(x, y, m.ones_like(x)),
+    "lerp_0d_weight": lambda m, x, y: m.lerp(x, y, m.tensor(1, dtype=x.dtype)),
+    "lerp_scalar_weight": lambda m, x, y: m.lerp(x, y, 0.5),
+    "lerp_int_scalar_weight": lambda m, x, y: x.lerp(y, 1),
+    "lerp_float_end": lambda m, x, y: m.lerp(x, y.float(), 0.5),
+    "lerp_float_weight": lambda m, x, y: m.lerp(x, y, m.full((3,), 0.5)),
+    "hypot_scalar": lambda m, x, y: m.hypot(x, 2),
+    "logaddexp_scalar": lambda m, x, y: m.logaddexp(x, 2.0),
+    "atan2_scalar": lambda m, x, y: m.atan2(x, 2),
+    "fmax_scalar": lambda m, x, y: m.fmax(x, 2),
+    "fmin_scalar": lambda m, x, y: m.fmin(x, 2),
+    "xlogy_scalar": lambda m, x, y: m.xlogy(x, 2),
+    "xlogy_scalar_self": lambda m, x, y: m.xlogy(2, x),
+    "xlog1py_scalar": lambda m, x, y: m.special.xlog1py(x, 2),
+    "float_xlogy_scalar": lambda m, x, y: m.xlogy(x.float(), 2.5),
+    "hypot_float_other": lambda m, x, y: m.hypot(x, y.float()),
+}
+
+
+@pytest.mark.parametrize("op", list(_BINARY_ON_INTEGERS))
+@pytest.mark.parametrize("dtype", list(_INT_OPERANDS))
+def test_binary_ops_of_integer_and_bool_tensors_answer_or_refuse_as_pytorch(op, dtype):
+    """PyTorch has no integer kernels for hypot, logaddexp(2), lerp (NotImplementedError naming the kernel and
+    the dtype), refuses a Python number for the tensor operand of hypot, logaddexp, atan2, fmax, fmin (TypeError)
+    and gives xlogy of an integer tensor and a number the default float dtype: the same results, dtypes, error
+    types and messages."""
+    a, b = _INT_OPERANDS[dtype]
+    tx, ty = (torch.tensor(v, dtype=getattr(torch, dtype)) for v in (a, b))
+    ex, ey = (ember.tensor(v, dtype=getattr(ember, dtype)) for v in (a, b))
+    want = _outcome(lambda: _BINARY_ON_INTEGERS[op](torch, tx, ty))
+    got = _outcome(lambda: _BINARY_ON_INTEGERS[op](ember, ex, ey))
+    if want[0].startswith("float") and want[0] == got[0]:
+        assert_close(np.array(got[1]), np.array(want[1]))
+    else:
+        assert got == want

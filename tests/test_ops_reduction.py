@@ -416,6 +416,36 @@ def test_std_of_values_whose_squares_pass_the_dtype_range_is_finite_as_pytorch(d
     assert ember.std(ember.tensor([1e30, 2e30], dtype=ember.float32)).isfinite().item()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+@pytest.mark.parametrize("fn", ["std_mean", "var_mean"])
+def test_the_mean_std_mean_returns_is_finite_near_the_top_of_the_range_as_pytorch(fn, dtype):
+    """PyTorch computes std_mean's and var_mean's mean with the variance (in float64 for float32 and the half
+    dtypes, a running mean for float64): values near the dtype's largest have a finite mean there though their
+    sum overflows (mean() itself overflows, in both). Values, dtypes and the gradient through the mean match."""
+    top = float(torch.finfo(getattr(torch, dtype)).max)
+    rng = np.random.default_rng(0)
+    # (signs mixed but in float64, where PyTorch's running mean's x - mean overflows to NaN)
+    signs = np.sign(rng.uniform(-0.2, 1, (3, 4))) if dtype != "float64" else 1.0
+    values = (top * rng.uniform(0.9, 1.0, (3, 4)) * signs).tolist()
+    for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"dim": (0, 1), "correction": 0}):
+        t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+        e = ember.tensor(values, dtype=getattr(ember, dtype), requires_grad=True)
+        (tspread, tmean), (espread, emean) = getattr(torch, fn)(t, **kwargs), getattr(ember, fn)(e, **kwargs)
+        assert str(emean.dtype) == str(tmean.dtype).replace("torch", "ember")
+        assert tmean.isfinite().all() and emean.isfinite().all()
+        assert_close(emean.double(), tmean.double(), rtol=1e-2 if dtype in ("float16", "bfloat16") else 1e-6)
+        assert_close(espread.double(), tspread.double(), rtol=1e-2 if dtype in ("float16", "bfloat16") else 1e-6)
+        (want,) = torch.autograd.grad(tmean.sum(), t)
+        (got,) = ember.autograd.grad(emean.sum(), e)
+        assert_close(got.double(), want.double())
+    # away from the top: the same bits as torch's (float64: its running mean rounds differently, by an ulp)
+    usual = [[1.0, 2.0, 3.5], [-4.0, 0.25, 6.0]]
+    for kwargs in ({}, {"dim": 1}):
+        tmean = getattr(torch, fn)(torch.tensor(usual, dtype=getattr(torch, dtype)), **kwargs)[1]
+        emean = getattr(ember, fn)(ember.tensor(usual, dtype=getattr(ember, dtype)), **kwargs)[1]
+        assert_close(emean.double(), tmean.double(), rtol=1e-15 if dtype == "float64" else 0, atol=0)
+
+
 def test_std_gradient_of_a_constant_input_is_zero_as_pytorch():
     """Where the standard deviation is 0 PyTorch's gradient is 0 (not sqrt's infinite slope times 0, NaN); one
     element (correction 1: NaN) keeps NaN."""

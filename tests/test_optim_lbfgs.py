@@ -187,7 +187,9 @@ def test_bad_arguments_raise_like_torch(make):
 
 def test_step_needs_a_closure():
     ember.diagnostics.enable()
-    opt = ember.optim.LBFGS([ember.zeros(1, requires_grad=True)])
+    w = ember.zeros(1, requires_grad=True)
+    opt = ember.optim.LBFGS([w])
+    (w * 2).sum()  # a forward whose backward is missing: the diagnostics report it before the TypeError
     with pytest.raises(TypeError), pytest.warns(ember.diagnostics.TrainingLoopWarning, match="no gradient"):
         opt.step()
     with pytest.raises(TypeError):

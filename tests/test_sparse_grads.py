@@ -2,6 +2,7 @@
 zero_grad), the optimizers that take them (SGD, Adagrad, SparseAdam) stepped against torch, PyTorch's errors
 elsewhere, and torch.sparse_coo_tensor."""
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -421,3 +422,78 @@ def test_sparse_minus_sparse_and_sparse_minus_dense_as_pytorch():
         results.append(((s - t).to_dense().tolist(), s.sub(t, alpha=2).to_dense().tolist(), (s - t).is_sparse,
                         str(caught.value)))
     assert results[1] == results[0]
+
+
+_TRANSPOSES = {
+    "t": lambda s: s.t(),
+    "T": lambda s: s.T,
+    "mT": lambda s: s.mT,
+    "transpose": lambda s: s.transpose(0, 1),
+    "transpose_negative": lambda s: s.transpose(-1, 0),
+    "transpose_same_dim": lambda s: s.transpose(1, 1),
+    "functional_t": lambda s: s.t() if isinstance(s, torch.Tensor) else ember.t(s),
+    "functional_transpose": lambda s: (torch if isinstance(s, torch.Tensor) else ember).transpose(s, 1, 0),
+    "swapdims": lambda s: s.swapdims(0, 1),
+    "permute": lambda s: s.permute(1, 0),
+}
+
+
+def _coo(fw, indices, values, size, coalesce):
+    s = fw.sparse_coo_tensor(fw.tensor(indices), fw.tensor(values), size)
+    return s.coalesce() if coalesce else s
+
+
+@pytest.mark.parametrize("op", list(_TRANSPOSES))
+@pytest.mark.parametrize("entries", [([[0, 1, 1, 0], [2, 0, 2, 2]], [3.0, 4.0, 5.0, 6.0]), ([[1], [0]], [2.0]),
+                                     ([[], []], [])])
+@pytest.mark.parametrize("coalesce", [True, False])
+def test_transposes_of_a_sparse_matrix_like_torch(op, entries, coalesce):
+    """A GCN's adj.t(): indices, values, size and the coalesced flag as torch's (a transposed matrix is marked
+    uncoalesced, even of one entry), the input untouched."""
+    indices, values = entries
+    e, t = (_coo(fw, np.array(indices, np.int64).reshape(2, -1), np.array(values, np.float32), (2, 3), coalesce)
+            for fw in (ember, torch))
+    er, tr = _TRANSPOSES[op](e), _TRANSPOSES[op](t)
+    assert tuple(er.shape) == tuple(tr.shape)
+    _same_sparse(er, tr)
+    assert_close(er.to_dense(), tr.to_dense())
+    _same_sparse(e, t)  # the input is unchanged
+
+
+def test_transposes_of_sparse_tensors_with_more_dims_like_torch():
+    idx, vals = np.array([[0, 1], [1, 0], [2, 2]], np.int64), np.ones((2,), np.float32)
+    e, t = (fw.sparse_coo_tensor(fw.tensor(idx), fw.tensor(vals), (2, 2, 3)).coalesce() for fw in (ember, torch))
+    for op in (lambda s: s.transpose(0, 2), lambda s: s.permute(2, 0, 1), lambda s: s.mT):
+        _same_sparse(op(e), op(t))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # x.T of other than 2-D is deprecated: warned by both, as the dense one
+        _same_sparse(e.T, t.T)
+    hybrid = [fw.sparse_coo_tensor(fw.tensor(np.array([[0, 1]], np.int64)), fw.ones(2, 3), (2, 3))
+              for fw in (ember, torch)]  # one sparse and one dense dimension
+    for op, pair in ((lambda s: s.t(), hybrid), (lambda s: s.transpose(0, 1), hybrid), (lambda s: s.T, hybrid),
+                     (lambda s: s.permute(1, 0), hybrid), (lambda s: s.transpose(0, 2), hybrid),
+                     (lambda s: s.t(), (e, t))):
+        ee, te = (_error_of(op, s) for s in pair)
+        assert type(ee) is type(te) and str(ee) == str(te), (ee, te)
+    vector = [fw.sparse_coo_tensor(fw.tensor(np.array([[0, 2]], np.int64)), fw.tensor([1.0, 2.0]), (3,)).coalesce()
+              for fw in (ember, torch)]
+    _same_sparse(vector[0].t(), vector[1].t())
+    _same_sparse(vector[0].transpose(0, 0), vector[1].transpose(0, 0))
+
+
+def _error_of(fn, *args):
+    try:
+        fn(*args)
+    except Exception as err:  # noqa: BLE001 (compared with torch's)
+        return err
+    return None
+
+
+@pytest.mark.parametrize("op", ["t_", "transpose_"])
+def test_in_place_transposes_of_a_sparse_matrix_like_torch(op):
+    e, t = (_coo(fw, np.array([[0, 1, 1], [2, 0, 2]], np.int64), np.array([3.0, 4.0, 5.0], np.float32), (2, 3), True)
+            for fw in (ember, torch))
+    er, tr = (s.t_() if op == "t_" else s.transpose_(0, 1) for s in (e, t))
+    assert er is e and tr is t and tuple(e.shape) == (3, 2)
+    _same_sparse(e, t)
+    assert_close(e.to_dense(), t.to_dense())

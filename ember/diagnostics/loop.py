@@ -9,7 +9,7 @@ few attribute reads per parameter while nothing is wrong:
         (remembers p's version, marks p fresh)
     global optimizer step pre-hook       -> _check_step(optimizer) (not for one stepping inside another's step)
         tainted gradients about to be applied again?                        grad_not_zeroed
-        no new gradient at all?                                             step_without_backward
+        no new gradient at all, after a forward through them?               step_without_backward
         p changed in place since its backward?                              param_changed_before_step
         some params fresh, others without gradient?                         missing_grad
         (marks each grad as applied by this step)
@@ -188,6 +188,11 @@ def _warn_no_gradient(optimizer, name: str, spent) -> None:
     if not config.enabled["step_without_backward"]:
         return
     params = [p for group in optimizer.param_groups for p in group["params"]]
+    if not any(p._grad_accumulator is not None for p in params):
+        # No graph was ever recorded through these parameters (a leaf gets its accumulator on its first op
+        # that records one), so no backward can have been forgotten: stepping an optimizer and its scheduler
+        # with no forward pass is how programs list or plot a learning-rate schedule.
+        return
 
     def message() -> str:
         if spent:

@@ -203,8 +203,10 @@ class XLog1PY(XLogY):
 
 
 def _x_times(input, other, log1p: bool) -> Tensor:
-    input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=xp.float64))
-                    for t in _float_operands(input, other))
+    input, other = _float_operands(input, other)
+    # a number takes the tensor's (floating, promoted) dtype, as PyTorch's wrapped numbers do
+    dtype = (input if isinstance(input, Tensor) else other)._data.dtype
+    input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=dtype)) for t in (input, other))
     return (XLog1PY if log1p else XLogY).apply(input, other)
 
 

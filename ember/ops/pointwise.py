@@ -18,7 +18,7 @@ from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node, version_checked
 from ..autograd.recorded import RecordedArray
-from .elementwise import _float_operands, add, cast, conj_if_complex, mul, sub
+from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
@@ -313,6 +313,7 @@ def sgn(x: Tensor) -> Tensor:
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), elementwise with broadcasting, in (-pi, pi]."""
+    _tensor_other("atan2", other)
     y, x = _float_operands(input, other)
     return Atan2.apply(y, x)
 
@@ -321,9 +322,17 @@ arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
-    """input + weight * (end - input); ``weight`` a number or a tensor (broadcast)."""
+    """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
+    may differ). Floating and complex only: PyTorch has no integer or bool kernel (NotImplementedError)."""
+    names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
+        raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")
+    if isinstance(weight, Tensor) and weight._data.ndim and weight._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `weight` but got dtype "
+                           f"{names[weight.dtype.name]}")
+    if np_kind(input._data.dtype) not in "fc":
+        raise _dtype.not_implemented_for("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
+                                         input.dtype)
     out = add(input, mul(weight, sub(end, input)))
     if not isinstance(weight, Tensor):
         return out
@@ -423,21 +432,37 @@ class Fmod(Node):
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
-    """log(exp(input) + exp(other)), computed without overflow."""
-    a, b = _float_operands(input, other)
+    """log(exp(input) + exp(other)), computed without overflow; floating operands (after promotion) only."""
+    a, b = _floating_kernel_operands("logaddexp", input, other)
     return LogAddExp.apply(a, b, base=None)
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
-    """log2(2**input + 2**other), computed without overflow."""
-    a, b = _float_operands(input, other)
+    """log2(2**input + 2**other), computed without overflow; floating operands (after promotion) only."""
+    a, b = _floating_kernel_operands("logaddexp2", input, other)
     return LogAddExp.apply(a, b, base=2)
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
-    """sqrt(input^2 + other^2), computed without overflow."""
-    a, b = _float_operands(input, other)
+    """sqrt(input^2 + other^2), computed without overflow; floating operands (after promotion) only."""
+    a, b = _floating_kernel_operands("hypot", input, other)
     return Hypot.apply(a, b)
+
+
+def _tensor_other(name: str, other) -> None:
+    """PyTorch's TypeError for a number as the second operand of an op whose signature takes tensors only."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+
+
+def _floating_kernel_operands(name: str, input: Tensor, other: Tensor) -> tuple:
+    """The operands of an op PyTorch computes in floating dtypes only, promoted: integer or bool operands (both:
+    an integer and a float tensor promote to float) are its NotImplementedError, not a float result."""
+    _tensor_other(name, other)
+    a, b = promote(input, other)
+    if np_kind(a._data.dtype) != "f":
+        raise _dtype.not_implemented_for(f"{name}_cpu", a.dtype)
+    return a, b
 
 
 def copysign(input: Tensor, other) -> Tensor:
@@ -449,10 +474,11 @@ def copysign(input: Tensor, other) -> Tensor:
 
 def fmod(input: Tensor, other) -> Tensor:
     """The remainder of truncated division: it has the sign of ``input`` (``remainder`` takes ``other``'s)."""
-    from .elementwise import promote
-
     a, b = promote(input, other)
-    if np_kind((a if isinstance(a, Tensor) else b)._data.dtype) != "f":
+    kind = np_kind((a if isinstance(a, Tensor) else b)._data.dtype)
+    if kind == "b":
+        raise _dtype.not_implemented_for("fmod_cpu", _dtype.bool_)
+    if kind != "f":
         bd = b._data if isinstance(b, Tensor) else b
         if xp.any(xp.asarray(bd) == 0):
             raise RuntimeError("ZeroDivisionError")
@@ -466,6 +492,7 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     from .elementwise import maximum
     from .indexing import where
 
+    _tensor_other("fmax", other)
     a, b = input, other
     a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
     b_nan = Tensor._make(xp.isnan(b._data))
@@ -477,6 +504,7 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
     from .elementwise import minimum
     from .indexing import where
 
+    _tensor_other("fmin", other)
     a, b = input, other
     a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
     b_nan = Tensor._make(xp.isnan(b._data))

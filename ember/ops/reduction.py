@@ -78,12 +78,23 @@ class Mean(Node):
     linear = True
     float32_compute = True
 
-    def forward(self, x, axes, keepdim):
+    def forward(self, x, axes, keepdim, finite: bool = False):
+        """``finite``: the mean std_mean and var_mean return (``moments_mean``)."""
+        if finite and x.dtype == xp.float32:  # (the half dtypes arrive as float32)
+            return self.forward(x.astype(xp.float64), axes, keepdim, True).astype(xp.float32)
         # sum / count, as NumPy's mean computes it, without its warning for an empty input (nan, silently)
         total = xp.sum(x, axis=axes, keepdims=keepdim)
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         self.count = x.size // total.size if total.size else 1
-        return xp.true_divide(total, self.count, dtype=total.dtype)
+        out = xp.true_divide(total, self.count, dtype=total.dtype)
+        if finite and x.dtype == xp.float64 and not xp.isfinite(out).all():
+            # the sum overflowed, or the input holds inf/NaN: a sum of the elements scaled by a power of two
+            # (exactly) to at most 1/count of themselves cannot overflow; the mean is finite where it fits
+            scale = 2.0 ** -math.ceil(math.log2(self.count))
+            with xp.errstate(over="ignore", invalid="ignore"):
+                scaled = xp.sum(x * scale, axis=axes, keepdims=keepdim) / (self.count * scale)
+            out = xp.where(xp.isfinite(out), out, scaled)
+        return out
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
@@ -260,6 +271,15 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is None:
         return Sum.apply(x, axes=None, keepdim=keepdim)
     return _SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def moments_mean(x: Tensor, dim, keepdim: bool) -> Tensor:
+    """The mean std_mean and var_mean return with the spread, as PyTorch's: computed with the variance, in float64
+    for float32 and the half dtypes and as a running mean for float64, so it is finite wherever the mean fits
+    (values near the dtype's largest, whose sum overflows; ``mean()`` overflows there, as PyTorch's does)."""
+    if dim is None or isinstance(dim, bool):  # (std_mean(x, True): the old positional `unbiased`)
+        return Mean.apply(x, axes=None, keepdim=keepdim, finite=True)
+    return _MeanOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, finite=True)
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -245,10 +245,18 @@ def permute(x: Tensor, *sizes, dims=None) -> Tensor:
     dims = tuple(_wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
+    if x.is_sparse:
+        from .._sparse import permute as sparse_permute
+
+        return sparse_permute(x, dims)
     return PermuteBackward0.apply(x, dims=dims)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    if x.is_sparse:  # (a sparse COO tensor: its index rows swapped)
+        from .._sparse import transpose as sparse_transpose
+
+        return sparse_transpose(x, dim0, dim1)
     nd = x._data.ndim
     if nd == 0:
         return Permute.apply(x, dims=())
@@ -259,6 +267,10 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def t(x: Tensor) -> Tensor:
+    if x.is_sparse:
+        from .._sparse import t as sparse_t
+
+        return sparse_t(x)
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
     return TBackward0.apply(x, dims=(1, 0)) if x._data.ndim == 2 else x
@@ -274,7 +286,7 @@ def T(x: Tensor) -> Tensor:
                             "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
                             "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
                             "dimensions of a tensor.")
-    return PermuteBackward0.apply(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
+    return permute(x, dims=tuple(range(x._data.ndim - 1, -1, -1)))
 
 
 def matrices_only(x: Tensor, name: str, identity_on_0d: str) -> bool:

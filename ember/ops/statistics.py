@@ -7,7 +7,7 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import version_checked
-from .reduction import _axes, amax, amin, mean, variance
+from .reduction import _axes, amax, amin, moments_mean, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -147,12 +147,12 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(std, mean) over ``dim``, as two tensors."""
-    return variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True), mean(x, dim, keepdim)
+    return variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True), moments_mean(x, dim, keepdim)
 
 
 def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(var, mean) over ``dim``, as two tensors."""
-    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), mean(x, dim, keepdim)
+    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), moments_mean(x, dim, keepdim)
 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:

@@ -38,8 +38,15 @@ def squeeze_(x: Tensor, dim=None) -> Tensor:
 
 
 def t_(x: Tensor) -> Tensor:
-    return _view_inplace(x, shape.t)
+    return (_sparse_inplace if x.is_sparse else _view_inplace)(x, shape.t)
 
 
 def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    return _view_inplace(x, lambda t: shape.transpose(t, dim0, dim1))
+    return (_sparse_inplace if x.is_sparse else _view_inplace)(x, lambda t: shape.transpose(t, dim0, dim1))
+
+
+def _sparse_inplace(x: Tensor, op) -> Tensor:
+    """A sparse COO tensor takes the indices, values and size of ``op(x)`` (it never joins a graph)."""
+    x._data = op(x)._data
+    x._bump_version()
+    return x
