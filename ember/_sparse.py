@@ -24,7 +24,8 @@ from ._parallel import parallel_for
 from ._tensor import Tensor, _fill
 
 _SUPPORTED = ("coalesce, is_coalesced, indices, values, _indices, _values, _nnz, sparse_dim, dense_dim, to_dense, "
-              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask")
+              "clone, detach, zero_, mul(_), div(_), neg, add(_) of two sparse tensors, sparse_mask, t, transpose "
+              "of sparse dimensions")
 
 
 class SparseCOO:
@@ -291,6 +292,44 @@ class SparseTensor(Tensor):
 
     def dense_dim(self) -> int:
         return self._data.values.ndim - 1
+
+    # ----------------------------------------------------------------- transposes
+    def transpose(self, dim0: int, dim1: int) -> SparseTensor:
+        """The two sparse dimensions swapped: the index rows swapped, the values shared, uncoalesced (as
+        PyTorch marks every tensor it transposes, whatever its entries)."""
+        c = self._data
+        n, sd = len(c.shape), c.indices.shape[0]
+        d0, d1 = (d + n if d < 0 else d for d in (dim0, dim1))
+        if not (0 <= d0 < n and 0 <= d1 < n):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                             f"{dim0 if not 0 <= d0 < n else dim1})")
+        if d0 == d1:  # (an alias: PyTorch keeps it coalesced)
+            return SparseTensor.wrap(c)
+        if d0 >= sd or d1 >= sd:
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {sd}, "
+                               f"d0: {d0}, d1: {d1}")
+        indices, shape = c.indices.copy(), list(c.shape)
+        indices[[d0, d1]] = indices[[d1, d0]]
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        out = SparseCOO(indices, c.values, tuple(shape))
+        out.coalesced = False
+        return SparseTensor.wrap(out)
+
+    def t(self) -> SparseTensor:
+        c = self._data
+        sd, dd = c.indices.shape[0], c.values.ndim - 1
+        if sd > 2 or dd:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got {sd} sparse "
+                               f"and {dd} dense dimensions")
+        return self.transpose(0, -1) if len(c.shape) == 2 else self
+
+    @property
+    def T(self) -> SparseTensor:  # noqa: N802 (PyTorch's name)
+        return self.t()
+
+    @property
+    def mT(self) -> SparseTensor:  # noqa: N802 (PyTorch's name)
+        return self.transpose(-2, -1)
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         out = self._data.to_dense()

@@ -249,6 +249,8 @@ def permute(x: Tensor, *sizes, dims=None) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    if x.is_sparse:  # (torch.transpose of a sparse COO tensor: its own)
+        return x.transpose(dim0, dim1)
     nd = x._data.ndim
     if nd == 0:
         return Permute.apply(x, dims=())
@@ -259,6 +261,8 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def t(x: Tensor) -> Tensor:
+    if x.is_sparse:
+        return x.t()
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
     return TBackward0.apply(x, dims=(1, 0)) if x._data.ndim == 2 else x
