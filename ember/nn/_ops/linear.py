@@ -20,6 +20,7 @@ class Linear(Node):
     multilinear = True
     bias_input = 2
     saved_for = ((1,), (0,))  # x for w's gradient, w for x's (an unread x still gives its shape)
+    saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
 
     def forward(self, x, w, b):
         self._shown = _torch_node_name(x, b)
