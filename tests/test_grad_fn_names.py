@@ -122,3 +122,26 @@ def test_common_op_node_names_are_pytorchs(op):
         names.append(type(out.grad_fn).__name__)
         reprs.append(repr(out.grad_fn).split(" object at")[0])
     assert names[1] == names[0] and reprs[1] == reprs[0]
+
+
+# linear's node reads as the op PyTorch's linear ends in, which depends on the input's rank and layout and on
+# the bias (a printed ``nn.Linear`` output shows it: ``grad_fn=<AddmmBackward0>``).
+LINEAR_INPUTS = {
+    "1-D": lambda m: m.arange(3.0), "1-D strided": lambda m: m.arange(6.0)[::2], "2-D": lambda m: m.arange(12.0).reshape(4, 3),
+    "2-D transposed": lambda m: m.arange(12.0).reshape(3, 4).t(), "3-D": lambda m: m.arange(24.0).reshape(2, 4, 3),
+    "3-D transposed": lambda m: m.arange(24.0).reshape(4, 2, 3).transpose(0, 1),
+    "4-D": lambda m: m.arange(48.0).reshape(2, 2, 4, 3), "3-D empty": lambda m: m.zeros(0, 4, 3),
+    "3-D expanded": lambda m: m.arange(3.0).reshape(1, 1, 3).expand(2, 4, 3),
+}
+
+
+@pytest.mark.parametrize("bias", ["vector", "scalar", "none"])
+@pytest.mark.parametrize("inp", list(LINEAR_INPUTS))
+def test_linear_node_name_is_pytorchs(inp, bias):
+    names = []
+    for m in (torch, ember):
+        w = m.arange(6.0).reshape(2, 3).requires_grad_()
+        b = {"vector": m.ones(2), "scalar": m.tensor(1.0), "none": None}[bias]
+        out = m.nn.functional.linear(LINEAR_INPUTS[inp](m), w, b)
+        names.append((out.grad_fn.name(), repr(out.grad_fn).split(" object at")[0]))
+    assert names[1] == names[0]

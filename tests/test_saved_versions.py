@@ -432,3 +432,25 @@ def test_an_inplace_activation_result_changed_again_before_backward(name, then):
             y.mul_(2.0)
         return y
     _compare(_run_saves(ember, fn, "none"), _run_saves(torch, fn, "none"))
+
+
+@pytest.mark.parametrize("weight_grad", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 4, 3), (3,)])
+def test_a_linear_weight_stepped_before_backward_is_named_as_pytorchs_transpose(shape, bias, weight_grad):
+    # A GAN's optimizer step between a loss's two backward passes (retain_graph=True): PyTorch's linear saved
+    # weight.t() for its GEMM, so its error names that view, of the reversed shape ([in, out]), and, when the
+    # weight requires grad, the view's regenerated creator AsStrided.
+    messages = []
+    for m in (torch, ember):
+        m.manual_seed(0)
+        layer = m.nn.Linear(3, 2, bias=bias)
+        layer.weight.requires_grad_(weight_grad)
+        x = m.randn(*shape, requires_grad=True)
+        y = layer(x).sum()
+        with m.no_grad():
+            layer.weight.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as err:
+            y.backward()
+        messages.append(str(err.value))
+    assert messages[1] == messages[0]

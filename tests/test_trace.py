@@ -47,8 +47,8 @@ def test_a_step_records_forward_backward_clip_and_step_in_order():
     assert all(net["ts"] <= e["ts"] and e["ts"] + e["dur"] <= net["ts"] + net["dur"] for e in forward[1:])
     nodes = tr.spans("backward")
     names = [e["name"] for e in nodes]
-    assert names.count("AccumulateGrad") == 4 and names.count("LinearBackward0") == 2 and "ReluBackward0" in names
-    assert names.index("ReluBackward0") < names.index("LinearBackward0", 2)  # fc2's node, relu's, then fc1's
+    assert names.count("AccumulateGrad") == 4 and names.count("AddmmBackward0") == 2 and "ReluBackward0" in names
+    assert names.index("ReluBackward0") < names.index("AddmmBackward0", 2)  # fc2's node, relu's, then fc1's
     whole = tr.spans("autograd", "backward")
     assert len(whole) == 1
     start, end = whole[0]["ts"], whole[0]["ts"] + whole[0]["dur"]

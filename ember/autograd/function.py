@@ -22,11 +22,20 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from . import forward_ad, graph
 from .grad_mode import _GradState, no_grad
 from .graph import Node, input_edge
 from .recorded import RecordedArray
+
+
+def _saved_tensor(a) -> Tensor:
+    """The tensor a saved array is read back as: a sparse COO tensor's parts come back as a sparse tensor (its
+    ``_indices()``, ``t()``, products), any other array as a dense tensor."""
+    if type(a) is SparseCOO:
+        return SparseTensor.wrap(a)
+    return Tensor._make(a)
 
 
 class FunctionCtx:
@@ -50,7 +59,7 @@ class FunctionCtx:
             raise RuntimeError(_RELEASED_MSG)
         node.check_saved_versions()
         # (under create_graph, backward sees the graph's own tensors, so its result can be differentiated again)
-        return tuple(None if a is None else a.t if type(a) is RecordedArray else Tensor._make(a) for a in node.saved)
+        return tuple(None if a is None else a.t if type(a) is RecordedArray else _saved_tensor(a) for a in node.saved)
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self._non_differentiable = {id(t) for t in tensors}

@@ -150,6 +150,9 @@ class Node:
     # gradient only when ``self`` requires grad), an entry whose readers all need no gradient is not kept: it
     # is neither held (memory) nor version-checked, so changing that tensor in place before backward is fine.
     saved_for: tuple[tuple[int, ...], ...] | None = None
+    # Positions in ``saved`` of inputs PyTorch saves as their transpose (linear's weight, saved as ``weight.t()``
+    # for its GEMM): its error for one changed in place names that view, of the reversed shape.
+    saved_transposed: tuple[int, ...] = ()
 
     def __init__(self) -> None:  # (``apply`` makes its nodes without calling this: it sets the same field)
         self.saved = ()
@@ -675,9 +678,13 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     name = _dtype.SCALAR_TYPE_NAMES.get(array.dtype.name, str(array.dtype))
     # PyTorch's legacy tensor type name, where the dtype has one (bool, bfloat16 and complex have none)
     legacy = array.dtype.kind in "fiu" and name != "BFloat16"
-    what = f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} {list(array.shape)}]"
+    transposed = source[1] in node.saved_transposed
+    what = (f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} "
+            f"{list(array.shape)[::-1] if transposed else list(array.shape)}]")
     edge = (node, source[0]) if isinstance(source[0], int) else source[0]
-    if edge is not None and not isinstance(edge[0], AccumulateGrad):
+    if transposed and edge is not None:  # a view of a tensor that requires grad, its base changed: PyTorch
+        what += ", which is output 0 of AsStrided,"  # regenerates the view's grad_fn as AsStridedBackward0
+    elif edge is not None and not isinstance(edge[0], AccumulateGrad):
         creator = edge[0].name()
         what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "

@@ -20,8 +20,10 @@ class Linear(Node):
     multilinear = True
     bias_input = 2
     saved_for = ((1,), (0,))  # x for w's gradient, w for x's (an unread x still gives its shape)
+    saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
 
     def forward(self, x, w, b):
+        self._shown = _torch_node_name(x, b)
         if b is not None and x.ndim >= 2 and _bias_column(x, w, b):
             self.saved = (x, w)
             return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
@@ -51,6 +53,22 @@ class Linear(Node):
             gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
         gb = col_sums(g2) if nb else None
         return gx, gw, gb
+
+    def name(self) -> str:
+        return self._shown
+
+
+def _torch_node_name(x, b) -> str:
+    """The grad_fn PyTorch's ``linear`` ends in, which a printed output shows (``grad_fn=<AddmmBackward0>``): it
+    computes a 2-D input as addmm (mm without a bias), other inputs as a matmul of a 2-D view viewed back, a
+    bias added by addmm for a 1-D bias and a contiguous input, else by a separate add."""
+    if x.ndim == 2:
+        return "AddmmBackward0" if b is not None else "MmBackward0"
+    if b is None:
+        return "SqueezeBackward4" if x.ndim == 1 else "UnsafeViewBackward0"
+    if b.ndim == 1 and getattr(getattr(x, "flags", None), "c_contiguous", False):
+        return "ViewBackward0"
+    return "AddBackward0"
 
 
 def _as_rows(a):
