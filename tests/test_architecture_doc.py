@@ -266,8 +266,8 @@ def test_grad_is_set_where_the_document_says():
                     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
                     if any(isinstance(t, ast.Attribute) and t.attr == "_grad" for t in targets):
                         setters.add(fn.name)
-    # Tensor's own: the setter itself, a new tensor's empty slot (_fill; vmap's BatchedTensor's, func/_batched.wrap),
-    # a deep copy's copy of the gradient
-    assert setters - {"grad", "_fill", "wrap", "__deepcopy__"} <= documented, setters - documented
+    # Tensor's own: the setter itself, a new tensor's empty slot (_fill; Node.apply's result, _fill's work inline;
+    # vmap's BatchedTensor's, func/_batched.wrap), a deep copy's copy of the gradient
+    assert setters - {"grad", "_fill", "apply", "wrap", "__deepcopy__"} <= documented, setters - documented
     assert {"set_first_grad", "issue_zeros", "adopt", "zero_grads", "accumulate_sparse", "add_to_grad",
             "accumulate_recorded"} <= setters

@@ -935,3 +935,30 @@ def test_in_place_on_a_view_of_a_view_names_the_last_view_op_as_pytorch(case):
     with pytest.raises(RuntimeError) as got:
         case(ember)
     assert str(got.value) == str(want.value)
+
+
+def _select_of_a_split_output(m):
+    p, _ = m.ones(4, 3, requires_grad=True).clone().split(2)
+    p[0].mul_(2)
+
+
+def _slice_of_a_split_output(m):
+    p, _ = m.ones(4, 3, requires_grad=True).clone().split(2)
+    p[:1].mul_(2)
+
+
+def _transpose_of_a_split_output(m):
+    p, _ = m.ones(4, 3, requires_grad=True).clone().split(2)
+    p.transpose(0, 1).mul_(2)
+
+
+def test_view_of_a_view_labels_follow_each_op_and_index():
+    """The label of the last view op is worked out once per op class, except for indexing, whose label follows the
+    index (``x[0]``: Select, ``x[:1]``: Slice): each case, run twice in turns, gives PyTorch's message."""
+    cases = [_select_of_a_split_output, _slice_of_a_split_output, _transpose_of_a_split_output] * 2
+    for case in cases:
+        with pytest.raises(RuntimeError) as want:
+            case(torch)
+        with pytest.raises(RuntimeError) as got:
+            case(ember)
+        assert str(got.value) == str(want.value)

@@ -674,3 +674,23 @@ def test_batch_norm_fused_backward_equals_reference_and_torch(layout, affine, tr
         xhat, invstd = _normalize(x, axes, 1e-5)
         gxhat = up * (w.reshape(1, 4, 1, 1) if affine else 1)
         np.testing.assert_allclose(ex.grad.numpy(), _normalized_grad(gxhat, xhat, invstd, axes), atol=1e-5, rtol=1e-5)
+
+
+def test_op_result_has_every_field_a_made_tensor_has():
+    """``Node.apply`` sets a result's fields inline (``_tensor._fill``'s work without its call): an op's result,
+    recorded or not, has the same fields set, to the same values, as a tensor ``_fill`` makes."""
+    from ember._tensor import _fill
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = ember.tensor([3.0, 4.0])
+    made = object.__new__(ember.Tensor)
+    _fill(made, np.zeros(2, np.float32), None, 0)
+    slots = [s for s in ember.Tensor.__slots__ if s not in ("__weakref__", "__dict__")]
+    for result, grad_fn in ((x + y, True), (y + y, False)):
+        assert [hasattr(result, s) for s in slots] == [hasattr(made, s) for s in slots]
+        for s in slots:
+            if s not in ("_data", "_grad_fn", "_vc", "_requires_grad") and hasattr(made, s):
+                assert getattr(result, s) == getattr(made, s), s
+        assert result._vc == [0] and result._vc is not x._vc
+        assert (result._grad_fn is not None) is grad_fn and result._requires_grad is grad_fn
+        assert result._data.__class__ is np.ndarray

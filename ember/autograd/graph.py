@@ -23,6 +23,7 @@ from .. import _trace as trace
 from .._arg_aliases import NotATensorError
 from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
+from .._inference import active as _inference_active
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
 from .._tensor import Tensor, _fill
@@ -41,6 +42,8 @@ _RELEASED_MSG = (
 )
 
 _sequence = itertools.count()
+_view_labels: dict = {}  # view op class -> its label in PyTorch's in-place error messages
+_next_seq = _sequence.__next__  # (a bound C method: no lookup of the builtin ``next`` per recorded op)
 _new_object = object.__new__
 _ndarray = xp.ndarray
 
@@ -141,6 +144,8 @@ class Node:
     # True for a node that runs even when every gradient reaching it is None (as PyTorch's engine runs every node
     # it reaches): the inputs' node of a module with backward hooks, whose hooks then fire (with zeros).
     runs_without_gradient = False
+    # True for a view op whose PyTorch name depends on the node (``x[idx]``: Select, Slice, ...), not only its class
+    label_varies = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
     # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
     # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
@@ -230,7 +235,12 @@ class Node:
                     node.half_inputs = lowp.half_positions(arrays)
                 arrays = widened[1]
         try:
-            out = node.forward(*arrays, **params) if params else node.forward(*arrays)
+            if params:
+                out = node.forward(*arrays, **params)
+            elif len(arrays) == 2:  # (the binary operators: a list unpacked into a call makes a tuple, ~0.1 µs)
+                out = node.forward(arrays[0], arrays[1])
+            else:
+                out = node.forward(*arrays)
         except ValueError as err:  # zero cost on success; NumPy's broadcast errors become PyTorch's
             raise shape_error(cls.__qualname__.lower(), arrays, err) from None
         finally:
@@ -239,7 +249,22 @@ class Node:
         if half is not None:
             out = lowp.narrow(out, half)
         result = _new_object(Tensor)  # (Tensor._make without its call)
-        _fill(result, out, node if needs is not None else None, 0)
+        if out.__class__ is _ndarray and not _inference_active[0]:
+            # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
+            result._data = out
+            result._grad = None
+            result._grad_fn = node if needs is not None else None
+            result._output_nr = 0
+            result._vc = [0]
+            result._base = None
+            result._grad_accumulator = None
+            result._hooks = None
+            result._post_acc_hooks = None
+            result._retains_grad = False
+            result._grad_slot = None
+            result._requires_grad = needs is not None
+        else:
+            _fill(result, out, node if needs is not None else None, 0)
         if is_view:
             src = inputs[0]
             result._vc = src._vc
@@ -253,9 +278,14 @@ class Node:
                 if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
                     watch_view(result)
             else:
-                # (PyTorch's label of the op in its message: SliceBackward0 -> Slice, SqueezeBackward1 -> Squeeze1)
-                label = node.name()
-                label = label[:-9] if label.endswith("Backward0") else label.replace("Backward", "")
+                # (PyTorch's label of the op in its message: SliceBackward0 -> Slice, SqueezeBackward1 -> Squeeze1),
+                # worked out once per class: every view of a view in grad mode pays this line
+                label = _view_labels.get(cls) if not cls.label_varies else None
+                if label is None:
+                    label = node.name()
+                    label = label[:-9] if label.endswith("Backward0") else label.replace("Backward", "")
+                    if not cls.label_varies:
+                        _view_labels[cls] = label
                 result._view_creation = ("of", src._view_creation, label)
         if tangents is not None:
             level.push(node, arrays, params, tangents, result, needs)
@@ -264,7 +294,13 @@ class Node:
                 # NumPy answered a 0-d result with a scalar, which the tensor holds as an array: a saved output
                 # must be that array, for create_graph to read it as the output (recorded.py)
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
-            node._record(inputs, needs, result, edges, shapes, arrays if half is not None else None)
+            if node.saved or _ThreadGradState.anomaly:
+                node._record(inputs, needs, result, edges, shapes, arrays if half is not None else None)
+            else:  # _record's whole work for a node that saves nothing (add, views, sums), without its frame
+                node.seq = _next_seq()
+                node.next_edges = edges
+                node.input_shapes = shapes
+                node._saved_versions = ()
             if cls.rerun_for_higher_order:
                 node.keep_for_rerun(inputs, params)
         return result
@@ -288,7 +324,7 @@ class Node:
         number, the edges, and the versions of what backward will read. ``arrays``: what forward received in
         the inputs' place when not their own arrays (float32 copies of half-precision inputs, ``lowp.py``): a
         saved copy stands for its tensor, whose version is checked."""
-        self.seq = next(_sequence)
+        self.seq = _next_seq()
         self.next_edges = edges  # lists, not tuples: read-only after recording, and one copy fewer per op
         self.input_shapes = shapes
         saved = self.saved

@@ -74,6 +74,7 @@ def _is_basic(idx) -> bool:
 
 class BasicIndex(Node):
     is_view = True
+    label_varies = True  # (its name follows the index: name() below)
 
     def forward(self, x, idx):
         self.shape, self.dtype, self.idx = x.shape, x.dtype, idx

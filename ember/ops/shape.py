@@ -260,7 +260,9 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     nd = x._data.ndim
     if nd == 0:
         return Permute.apply(x, dims=())
-    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    # (dims already in range, the usual case, without _wrap_dim's calls: attention transposes several per layer)
+    d0 = dim0 if dim0.__class__ is int and 0 <= dim0 < nd else _wrap_dim(dim0, nd)
+    d1 = dim1 if dim1.__class__ is int and 0 <= dim1 < nd else _wrap_dim(dim1, nd)
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return TransposeBackward0.apply(x, dims=tuple(dims))
