@@ -166,6 +166,17 @@ def test_a_device_ember_lacks_is_named_with_what_to_check(device, probe):
     assert ember.cuda.is_available() is ember.backends.mps.is_available() is False
 
 
+@pytest.mark.parametrize("other", ["cpu", "auto", "cuda", "cpu:0", None, 1])
+def test_a_device_compared_with_a_non_device_is_unequal_as_in_pytorch(other):
+    """PyTorch's ``device.__eq__`` answers NotImplemented for anything but a device, so ``device('cpu') == 'cpu'``
+    is False, and a string that is no device name (stable-baselines3's ``device == "auto"``) is no error."""
+    for lib in (torch, ember):
+        d = lib.device("cpu")
+        assert (d == other) is (torch.device("cpu") == other) is False
+        assert (d != other) is (other != d) is True
+    assert ember.device("cpu") == ember.device("cpu") and ember.device("cpu") != ember.device("cpu", 0)
+
+
 # --------------------------------------------------------------------- random
 @pytest.mark.parametrize("fn", [
     lambda: ember.randn(3, 4), lambda: ember.rand(5), lambda: ember.randint(0, 10, (6,)), lambda: ember.randperm(8),
