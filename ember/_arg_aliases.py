@@ -105,7 +105,7 @@ class NotATensorError(TypeError):
     itself and its argument in the message instead, as PyTorch's does."""
 
 
-def _refuse_non_tensor(name: str, argument: str, value) -> None:
+def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> None:
     """PyTorch's TypeError for a function's tensor argument given something else (a NumPy array, a list), where
     ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor."""
     from ._tensor import Tensor
@@ -115,7 +115,8 @@ def _refuse_non_tensor(name: str, argument: str, value) -> None:
     kind = type(value)
     shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
     hint = " (convert it with ember.from_numpy or ember.as_tensor)" if kind.__module__ == "numpy" else ""
-    raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not {shown}{hint}") from None
+    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {shown}{hint}") \
+        from None
 
 
 def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Callable:

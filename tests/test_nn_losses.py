@@ -438,3 +438,20 @@ def test_cross_entropy_of_integer_scores_is_pytorchs_error_type():
         torch.nn.functional.cross_entropy(torch.tensor([[1, 2]]), torch.tensor([0]))
     with pytest.raises(NotImplementedError, match="cross_entropy: input must hold floating-point scores"):
         ember.nn.functional.cross_entropy(ember.tensor([[1, 2]]), ember.tensor([0]))
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, lib: F.binary_cross_entropy_with_logits(lib.zeros(3), lib.ones(3), pos_weight=np.float64(2.0)),
+    lambda F, lib: F.binary_cross_entropy_with_logits(lib.zeros(3), lib.ones(3), pos_weight=2.0),
+    lambda F, lib: F.binary_cross_entropy_with_logits(lib.zeros(3), lib.ones(3), weight=2.0),
+    lambda F, lib: F.cross_entropy(lib.zeros(2, 3), lib.tensor([0, 1]), weight=[1.0, 2.0, 3.0]),
+    lambda F, lib: F.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1]), weight=np.ones(3)),
+])
+def test_a_loss_weight_that_is_no_tensor_is_refused_with_pytorchs_type_error(call):
+    """A float or NumPy ``pos_weight``/``weight`` (the graph auto-encoder's ``pos_weight = float(...) / adj.sum()``)
+    is a TypeError that names the argument and its position, as PyTorch's, not an AttributeError from inside."""
+    with pytest.raises(TypeError) as expected:
+        call(torch.nn.functional, torch)
+    with pytest.raises(TypeError) as got:
+        call(ember.nn.functional, ember)
+    assert str(got.value).startswith(str(expected.value))

@@ -16,7 +16,7 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
-from .loss import _check_reduction, legacy_reduction, scalar_result
+from .loss import _check_reduction, legacy_reduction, optional_tensor, scalar_result
 
 
 def _target_weights(t, w, ignore_index: int, dtype):
@@ -225,6 +225,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if not label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
+    optional_tensor("cross_entropy_loss", "weight", 3, weight)
     x, t, out_shape = _rows("cross_entropy", input, target, weight)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
@@ -246,6 +247,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """-w[t] * input[t]: the negative log-likelihood of log-probabilities ``input`` (class dim 1)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    optional_tensor("nll_loss_nd", "weight", 3, weight)
     x, t, out_shape = _rows("nll_loss", input, target, weight)
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None

@@ -9,6 +9,7 @@ weights), 'sum', 'none' (and 'batchmean' for kl_div). Legacy ``size_average`` /
 from __future__ import annotations
 
 from ... import _dtype, _warnings
+from ..._arg_aliases import _refuse_non_tensor
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
@@ -125,6 +126,13 @@ def _same_size(input: Tensor, target: Tensor) -> None:
     if input._data.shape != target._data.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+
+
+def optional_tensor(kernel: str, argument: str, position: int, value) -> None:
+    """PyTorch's TypeError for an optional tensor argument (a loss's ``weight``) given a float, a list or a NumPy
+    value; ``kernel`` is the name PyTorch's message gives (its ATen operator's, not always the Python function's)."""
+    if value is not None:
+        _refuse_non_tensor(kernel, argument, value, position)
 
 
 def _broadcast_weight(weight: Tensor | None, target: Tensor):
@@ -327,6 +335,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if input.is_floating_point() and not target.is_floating_point():
         raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output type "
                            f"{_type_name(target)}")
+    optional_tensor("binary_cross_entropy_with_logits", "weight", 3, weight)
+    optional_tensor("binary_cross_entropy_with_logits", "pos_weight", 4, pos_weight)
     w = _broadcast_weight(weight, target)
     pw = pos_weight._data if pos_weight is not None else None
     return _pointwise("binary_cross_entropy_with_logits", input, target, _bce_logits, reduction, w, pw,
