@@ -153,3 +153,17 @@ def test_disable_saved_tensors_hooks_refuses_new_hooks():
             pass
     with saved_tensors_hooks(lambda t: t, lambda t: t):  # usable again after it
         pass
+
+
+def test_device_states_of_cpu_tensors_are_empty_and_restore_nothing_as_in_pytorch():
+    """Reversible layers (reformer_pytorch's) save ``get_device_states(*args)`` and hand it back to
+    ``set_device_states``: for CPU tensors PyTorch answers two empty lists, and restoring them does nothing."""
+    tc, ec = tcheck, echeck
+    assert tc.get_device_states(torch.ones(2), 3, (torch.zeros(1),)) == ([], [])
+    assert ec.get_device_states(ember.ones(2), 3, (ember.zeros(1),)) == ([], [])
+    state = ember.get_rng_state()
+    assert ec.set_device_states(*ec.get_device_states(ember.ones(2))) is None
+    assert ec.set_device_states([0], [state], device_type="meta") is None
+    assert ember.equal(ember.get_rng_state(), state)
+    with pytest.raises(RuntimeError, match="cuda:0"):
+        ec.set_device_states([0], [state])

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import random as _random
+from .._device import check_device
+from .._device import device as _device
 from .._missing import module_getattr
 from .._tensor import Tensor
 from ..autograd import backward as _backward
@@ -30,7 +32,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad
 from ..autograd.saved_hooks import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "get_device_states", "set_device_states"]
 
 _USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
@@ -184,6 +186,23 @@ def checkpoint_sequential(functions, segments: int, input: Tensor, use_reentrant
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run(end + 1, len(functions) - 1)(input)
+
+
+def get_device_states(*args) -> tuple[list[int], list[Tensor]]:
+    """The random states of the accelerators that ``args``' tensors are on, as ``(device ids, states)`` for
+    ``set_device_states`` (reversible layers save them to replay dropout in backward). Every ember tensor is on
+    the CPU, whose state ``ember.get_rng_state`` holds and which PyTorch leaves out too, so both lists are empty."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type: str | None = None) -> None:
+    """Restore the states ``get_device_states`` returned: nothing for its empty lists. A device id names an
+    accelerator ember lacks, refused as a CUDA device is (PyTorch's CPU build fails there as well, with an
+    AttributeError of its own); ``device_type="meta"`` does nothing, as in PyTorch."""
+    if device_type == "meta":
+        return
+    for index, _state in zip(devices, states, strict=False):
+        check_device(_device(device_type or "cuda", index))
 
 
 __getattr__ = module_getattr(__name__)
