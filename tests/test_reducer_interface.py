@@ -216,6 +216,39 @@ def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + (k + 1), rtol=1e-6, err_msg=n)
 
 
+@pytest.mark.parametrize("as_view", [False, True])
+def test_ddp_built_after_the_optimizer_reduces_in_the_optimizers_store(as_view):
+    """An optimizer built first gives the parameters a store in their order; DDP built on the same parameters
+    keeps it (separate mode): the gradients an earlier backward left there, held across
+    zero_grad(set_to_none=False), are the buckets' own memory and are reduced in place, with no staging copy
+    and no second gradient-sized buffer. With gradient_as_bucket_view DDP needs a store of its own (view mode),
+    and adopts the held gradients into it. Either way the values are the backward's."""
+    def model():
+        ember.manual_seed(0)
+        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+
+    x = ember.randn(2, 300)
+    ref = model()
+    ref(x).sum().backward()
+    m = model()
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+    named = list(m.named_parameters())
+    optimizers_store = named[0][1]._grad_slot[0]
+    m(x).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    held = [p.grad for _, p in named]
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
+                gradient_as_bucket_view=as_view)
+    assert len(r.buckets) >= 3 and len(r.grad_stores) == 1
+    assert (r.grad_stores[0] is optimizers_store) is not as_view
+    r.prepare_for_backward()
+    m(x).sum().backward()
+    assert all(b.in_place for b in r.buckets)
+    for (n, p), q, h in zip(named, ref.parameters(), held):
+        assert (p.grad is h) is not as_view, n
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=n)
+
+
 class Skips(ember.nn.Module):
     """Three layers; ``skip`` names one the forward leaves out (its parameters get no gradient)."""
 
