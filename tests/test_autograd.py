@@ -378,6 +378,25 @@ def test_an_op_goes_to_the_dtensor_hook_only_when_it_returns_a_result(monkeypatc
     assert ember.eye(5) * 2 is taken and tuple(ember.linalg.slogdet(ember.eye(5))) == (taken, taken)
     assert {"Mul", "SlogDet"} <= set(asked)
 
+@pytest.mark.parametrize("op", ["qr", "split"])
+def test_retained_outputs_where_only_some_get_a_gradient(op):
+    """retain_grad on every output of an op with several (qr's of one node, split's of a node each)
+    when backward reaches only the first: it gets its gradient, the others keep None, as PyTorch's (a retained
+    output of a node that runs without a gradient for it is skipped, not accumulated)."""
+    def fn(m):
+        x = m.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.1, 0.4, 4.0], [1.0, 0.0, 1.0]], requires_grad=True)
+        y = x * 2
+        outs = m.linalg.qr(y) if op == "qr" else y.split(2)
+        for t in outs:
+            t.retain_grad()
+        (outs[0] * 3).sum().backward()
+        return [t.grad for t in outs], x.grad
+    (ours, ox), (theirs, tx) = both(fn)
+    assert [g is None for g in ours] == [g is None for g in theirs] == [False] + [True] * (len(theirs) - 1)
+    assert_close(ours[0], theirs[0])
+    assert_close(ox, tx)
+
+
 def test_leaf_grads_land_as_soon_as_ready():
     # a leaf used only near the output is accumulated before the rest of the graph runs
     events = []
