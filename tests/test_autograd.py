@@ -981,3 +981,27 @@ def test_view_of_a_view_labels_follow_each_op_and_index():
         with pytest.raises(RuntimeError) as got:
             case(ember)
         assert str(got.value) == str(want.value)
+
+
+BROADCAST_SHAPES = [(), (1,), (3,), (4, 1), (1, 3), (1, 4, 3), (1, 4, 1), (2, 1, 1), (1, 1, 3), (2, 4, 3), (1, 1, 1, 1)]
+
+
+def test_gradients_of_broadcast_operands_are_summed_to_their_shapes_as_pytorchs():
+    """Every pair of shapes that broadcast (leading dims added, size-1 dims stretched, a size-1 leading dim of the
+    result, 0-d): each operand's gradient of a weighted product is the output's summed back to its shape
+    (engine.sum_to_shape), against PyTorch's."""
+    rng = np.random.default_rng(0)
+    for sa in BROADCAST_SHAPES:
+        for sb in BROADCAST_SHAPES:
+            try:
+                out_shape = np.broadcast_shapes(sa, sb)
+            except ValueError:
+                continue
+            a, b, c = rng.standard_normal(sa), rng.standard_normal(sb), rng.standard_normal(out_shape)
+            grads = []
+            for m in (ember, torch):
+                ta, tb = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+                (ta * tb * m.tensor(c)).sum().backward()
+                grads.append((ta.grad, tb.grad))
+            for ours, theirs in zip(*grads):
+                assert_close(ours, theirs, atol=1e-12, rtol=1e-12, msg=f"{sa} * {sb}")
