@@ -14,9 +14,14 @@ from ember.distributed.reducer import Reducer
 from ember.nn.parallel import distributed as ember_ddp
 
 
-def reducer(**kwargs):
+def three_linears():
+    """The model most tests here reduce (seeded: two of them are the same numbers)."""
     ember.manual_seed(0)
-    model = ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+    return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+
+
+def reducer(**kwargs):
+    model = three_linears()
     named = list(model.named_parameters())
     comm = SimpleNamespace(size=4, rank=0)  # construction reads only these
     return Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), model
@@ -195,14 +200,10 @@ def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view
     """A ``.grad`` assigned by hand is not in its store slot: backward adds into it and its bucket is reduced
     through a staging copy (or, with gradient_as_bucket_view, the slot adopts it), each parameter's piece of
     that copy at its own offset in the bucket, in every bucket (not only the one that starts at slot 0)."""
-    def model():
-        ember.manual_seed(0)
-        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
-
     x = ember.randn(2, 300)
-    ref = model()
+    ref = three_linears()
     ref(x).sum().backward()
-    m = model()
+    m = three_linears()
     named = list(m.named_parameters())
     r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
                 gradient_as_bucket_view=as_view)
@@ -223,14 +224,10 @@ def test_ddp_built_after_the_optimizer_reduces_in_the_optimizers_store(as_view):
     zero_grad(set_to_none=False), are the buckets' own memory and are reduced in place, with no staging copy
     and no second gradient-sized buffer. With gradient_as_bucket_view DDP needs a store of its own (view mode),
     and adopts the held gradients into it. Either way the values are the backward's."""
-    def model():
-        ember.manual_seed(0)
-        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
-
     x = ember.randn(2, 300)
-    ref = model()
+    ref = three_linears()
     ref(x).sum().backward()
-    m = model()
+    m = three_linears()
     opt = ember.optim.SGD(m.parameters(), lr=0.1)
     named = list(m.named_parameters())
     optimizers_store = named[0][1]._grad_slot[0]
