@@ -1,6 +1,8 @@
 """The autograd engine against PyTorch: accumulation, graph freeing, errors, grad modes, hooks, callbacks,
 version counters, autograd.grad and custom Functions."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -424,6 +426,32 @@ def test_queue_callback_runs_once_after_backward():
     (x * 2).sum().backward()
     assert events[-1] == ("callback", [4.0, 4.0]) and len(events) == 4
     assert ember.autograd.queue_callback is queue_callback
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_queued_callbacks_run_in_order_under_the_backwards_grad_mode(create_graph):
+    """Callbacks run once the backward is done, in the order queued, one queued by a callback after those queued
+    before it, each under the backward's grad mode (enabled only with create_graph), as PyTorch's engine runs
+    them."""
+    def fn(m, queue):
+        events = []
+        x = m.ones(2, requires_grad=True)
+
+        def hook(g):
+            events.append("hook")
+            queue(lambda: (events.append(("A", m.is_grad_enabled())), queue(lambda: events.append("D"))))
+            queue(lambda: events.append(("B", x.grad.tolist())))
+            queue(lambda: events.append("C"))
+
+        y = x * 2
+        y.register_hook(hook)
+        y.sum().backward(create_graph=create_graph)
+        return events
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (PyTorch: backward with create_graph=True on a leaf)
+        theirs = fn(torch, torch.autograd.Variable._execution_engine.queue_callback)
+    assert fn(ember, queue_callback) == theirs == ["hook", ("A", create_graph), ("B", [2.0, 2.0]), "C", "D"]
 
 
 def test_queue_callback_outside_backward_raises():
