@@ -1,6 +1,8 @@
 """The autograd engine against PyTorch: accumulation, graph freeing, errors, grad modes, hooks, callbacks,
 version counters, autograd.grad and custom Functions."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -378,6 +380,25 @@ def test_an_op_goes_to_the_dtensor_hook_only_when_it_returns_a_result(monkeypatc
     assert ember.eye(5) * 2 is taken and tuple(ember.linalg.slogdet(ember.eye(5))) == (taken, taken)
     assert {"Mul", "SlogDet"} <= set(asked)
 
+@pytest.mark.parametrize("op", ["qr", "split"])
+def test_retained_outputs_where_only_some_get_a_gradient(op):
+    """retain_grad on every output of an op with several (qr's of one node, split's of a node each)
+    when backward reaches only the first: it gets its gradient, the others keep None, as PyTorch's (a retained
+    output of a node that runs without a gradient for it is skipped, not accumulated)."""
+    def fn(m):
+        x = m.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.1, 0.4, 4.0], [1.0, 0.0, 1.0]], requires_grad=True)
+        y = x * 2
+        outs = m.linalg.qr(y) if op == "qr" else y.split(2)
+        for t in outs:
+            t.retain_grad()
+        (outs[0] * 3).sum().backward()
+        return [t.grad for t in outs], x.grad
+    (ours, ox), (theirs, tx) = both(fn)
+    assert [g is None for g in ours] == [g is None for g in theirs] == [False] + [True] * (len(theirs) - 1)
+    assert_close(ours[0], theirs[0])
+    assert_close(ox, tx)
+
+
 def test_leaf_grads_land_as_soon_as_ready():
     # a leaf used only near the output is accumulated before the rest of the graph runs
     events = []
@@ -405,6 +426,32 @@ def test_queue_callback_runs_once_after_backward():
     (x * 2).sum().backward()
     assert events[-1] == ("callback", [4.0, 4.0]) and len(events) == 4
     assert ember.autograd.queue_callback is queue_callback
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_queued_callbacks_run_in_order_under_the_backwards_grad_mode(create_graph):
+    """Callbacks run once the backward is done, in the order queued, one queued by a callback after those queued
+    before it, each under the backward's grad mode (enabled only with create_graph), as PyTorch's engine runs
+    them."""
+    def fn(m, queue):
+        events = []
+        x = m.ones(2, requires_grad=True)
+
+        def hook(g):
+            events.append("hook")
+            queue(lambda: (events.append(("A", m.is_grad_enabled())), queue(lambda: events.append("D"))))
+            queue(lambda: events.append(("B", x.grad.tolist())))
+            queue(lambda: events.append("C"))
+
+        y = x * 2
+        y.register_hook(hook)
+        y.sum().backward(create_graph=create_graph)
+        return events
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (PyTorch: backward with create_graph=True on a leaf)
+        theirs = fn(torch, torch.autograd.Variable._execution_engine.queue_callback)
+    assert fn(ember, queue_callback) == theirs == ["hook", ("A", create_graph), ("B", [2.0, 2.0]), "C", "D"]
 
 
 def test_queue_callback_outside_backward_raises():
@@ -962,3 +1009,27 @@ def test_view_of_a_view_labels_follow_each_op_and_index():
         with pytest.raises(RuntimeError) as got:
             case(ember)
         assert str(got.value) == str(want.value)
+
+
+BROADCAST_SHAPES = [(), (1,), (3,), (4, 1), (1, 3), (1, 4, 3), (1, 4, 1), (2, 1, 1), (1, 1, 3), (2, 4, 3), (1, 1, 1, 1)]
+
+
+def test_gradients_of_broadcast_operands_are_summed_to_their_shapes_as_pytorchs():
+    """Every pair of shapes that broadcast (leading dims added, size-1 dims stretched, a size-1 leading dim of the
+    result, 0-d): each operand's gradient of a weighted product is the output's summed back to its shape
+    (engine.sum_to_shape), against PyTorch's."""
+    rng = np.random.default_rng(0)
+    for sa in BROADCAST_SHAPES:
+        for sb in BROADCAST_SHAPES:
+            try:
+                out_shape = np.broadcast_shapes(sa, sb)
+            except ValueError:
+                continue
+            a, b, c = rng.standard_normal(sa), rng.standard_normal(sb), rng.standard_normal(out_shape)
+            grads = []
+            for m in (ember, torch):
+                ta, tb = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+                (ta * tb * m.tensor(c)).sum().backward()
+                grads.append((ta.grad, tb.grad))
+            for ours, theirs in zip(*grads):
+                assert_close(ours, theirs, atol=1e-12, rtol=1e-12, msg=f"{sa} * {sb}")

@@ -356,3 +356,32 @@ def test_embeddings_dense_gradient_is_built_in_its_slot_without_a_second_weight_
         assert flat_grads([emb.weight]) is emb.weight._grad_slot[0].flat
         opt.step()
         opt.zero_grad()
+
+
+@pytest.mark.parametrize("hook", ["tensor_hook", "accumulator_prehook"])
+def test_a_gradient_a_hook_keeps_is_not_the_memory_a_later_backward_adds_into(hook):
+    """A hook that keeps the gradient it is given (a tensor hook of Embedding's weight, or a pre-hook of the weight's
+    accumulator node) keeps it as it was: a second backward adding into ``.grad`` leaves it alone, as PyTorch's
+    (its AccumulateGrad copies a gradient something else still holds). So the store's slot is not lent to a
+    backward whose gradient such a hook sees (graph.py's leaf_slot_to_fill)."""
+    results = []
+    for m in (ember, torch):
+        m.manual_seed(0)
+        emb = m.nn.Embedding(10, 3)
+        m.optim.SGD(emb.parameters(), lr=0.1)  # (ember: the weight gets a gradient store, its slot lendable)
+        idx = m.tensor([1, 5, 5, 9])
+        kept = []
+        if hook == "tensor_hook":
+            emb.weight.register_hook(kept.append)
+        out = emb(idx)
+        if hook == "accumulator_prehook":
+            out.grad_fn.next_functions[0][0].register_prehook(lambda grads, kept=kept: kept.append(grads[0]))
+        (out * 2).sum().backward()
+        first = kept[0].clone()
+        emb(idx).sum().backward()
+        results.append((kept[0], first, emb.weight.grad))
+    (kept, first, grad), (tkept, tfirst, tgrad) = results
+    assert_close(first, tfirst)
+    assert_close(kept, first)
+    assert_close(kept, tkept)
+    assert_close(grad, tgrad)

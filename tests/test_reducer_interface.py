@@ -14,9 +14,14 @@ from ember.distributed.reducer import Reducer
 from ember.nn.parallel import distributed as ember_ddp
 
 
-def reducer(**kwargs):
+def three_linears():
+    """The model most tests here reduce (seeded: two of them are the same numbers)."""
     ember.manual_seed(0)
-    model = ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+    return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
+
+
+def reducer(**kwargs):
+    model = three_linears()
     named = list(model.named_parameters())
     comm = SimpleNamespace(size=4, rank=0)  # construction reads only these
     return Reducer([p for _, p in named], [n for n, _ in named], comm, **kwargs), model
@@ -195,14 +200,10 @@ def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view
     """A ``.grad`` assigned by hand is not in its store slot: backward adds into it and its bucket is reduced
     through a staging copy (or, with gradient_as_bucket_view, the slot adopts it), each parameter's piece of
     that copy at its own offset in the bucket, in every bucket (not only the one that starts at slot 0)."""
-    def model():
-        ember.manual_seed(0)
-        return ember.nn.Sequential(ember.nn.Linear(300, 300), ember.nn.Linear(300, 300), ember.nn.Linear(300, 4))
-
     x = ember.randn(2, 300)
-    ref = model()
+    ref = three_linears()
     ref(x).sum().backward()
-    m = model()
+    m = three_linears()
     named = list(m.named_parameters())
     r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
                 gradient_as_bucket_view=as_view)
@@ -214,6 +215,35 @@ def test_assigned_grads_in_every_bucket_are_reduced_through_their_copies(as_view
     assert [b.in_place for b in r.buckets] == [as_view] * len(r.buckets)  # (staged, or adopted and in place)
     for k, ((n, p), q) in enumerate(zip(named, ref.parameters())):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + (k + 1), rtol=1e-6, err_msg=n)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_ddp_built_after_the_optimizer_reduces_in_the_optimizers_store(as_view):
+    """An optimizer built first gives the parameters a store in their order; DDP built on the same parameters
+    keeps it (separate mode): the gradients an earlier backward left there, held across
+    zero_grad(set_to_none=False), are the buckets' own memory and are reduced in place, with no staging copy
+    and no second gradient-sized buffer. With gradient_as_bucket_view DDP needs a store of its own (view mode),
+    and adopts the held gradients into it. Either way the values are the backward's."""
+    x = ember.randn(2, 300)
+    ref = three_linears()
+    ref(x).sum().backward()
+    m = three_linears()
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+    named = list(m.named_parameters())
+    optimizers_store = named[0][1]._grad_slot[0]
+    m(x).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    held = [p.grad for _, p in named]
+    r = Reducer([p for _, p in named], [n for n, _ in named], OneRank([]), bucket_cap_mb=0.2,
+                gradient_as_bucket_view=as_view)
+    assert len(r.buckets) >= 3 and len(r.grad_stores) == 1
+    assert (r.grad_stores[0] is optimizers_store) is not as_view
+    r.prepare_for_backward()
+    m(x).sum().backward()
+    assert all(b.in_place for b in r.buckets)
+    for (n, p), q, h in zip(named, ref.parameters(), held):
+        assert (p.grad is h) is not as_view, n
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, err_msg=n)
 
 
 class Skips(ember.nn.Module):

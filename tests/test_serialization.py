@@ -270,7 +270,10 @@ def test_only_a_global_entry_names_a_global(root, tmp_path):
 
 @pytest.mark.parametrize("key,entry,says", [("parameters", ["weight", 3], "parameter 'weight' is a int"),
                                              ("buffers", ["running", "x"], "buffer 'running' is a str"),
-                                             ("modules", ["sub", {"array": 0}], "module 'sub' is a Parameter")])
+                                             ("modules", ["sub", {"array": 0}], "module 'sub' is a Parameter"),
+                                             # a hostile name is cut to its first 40 characters in the message
+                                             ("parameters", ["w" + "0123456789" * 6, 3],
+                                              f"parameter {'w' + '0123456789' * 3 + '012345678'!r} is a int")])
 def test_a_module_member_of_the_wrong_kind_is_named(key, entry, says, tmp_path):
     buf = io.BytesIO()
     ember.save(ember.nn.Linear(2, 1), buf)

@@ -273,6 +273,11 @@ CRAFTED = {
     "REDUCE on a number": (b"\x80\x02K\x01)R.", "REDUCE on something that is not an allowed global"),
     "REDUCE with arguments not a tuple": (b"\x80\x02ccollections\nOrderedDict\nK\x01R.",
                                           "REDUCE on something that is not an allowed global"),
+    # what STOP finds must be exactly one object: PyTorch's weights-only unpickler returns the top of the stack
+    # (2 and 1 below) and pops an empty stack (an IndexError); ember picks no value out of a malformed stack
+    "two objects at STOP": (b"\x80\x02K\x01K\x02.", "stack not empty at STOP"),
+    "a MARK left open at STOP": (b"\x80\x02(K\x01.", "stack not empty at STOP"),
+    "nothing at STOP": (b"\x80\x02.", "stack not empty at STOP"),
 }
 
 

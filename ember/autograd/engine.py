@@ -40,7 +40,8 @@ _callbacks = _Callbacks()
 
 
 def queue_callback(callback: Callable[[], None]) -> None:
-    """Run ``callback()`` once, when the backward that is running now (on this thread) finishes."""
+    """Run ``callback()`` once, when the backward that is running now (on this thread) finishes: after the callbacks
+    queued before it, under that backward's grad mode (enabled only with ``create_graph``), as PyTorch's."""
     if not _callbacks.stack:
         raise RuntimeError("queue_callback can only be called while a backward pass is running")
     _callbacks.stack[-1].append(callback)
@@ -329,9 +330,9 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
             elif ran is not None:
                 ran.append(node)
             walk.send(node, input_grads)
-        _GradState.enabled, _GradState.higher_order = prev_grad_mode, prev_higher_order
+        _GradState.higher_order = prev_higher_order
         trace.finish("backward", "autograd", started)
-        while callbacks:
+        while callbacks:  # (under the backward's grad mode, as PyTorch's engine runs them; restored below)
             callbacks.pop(0)()
     finally:
         quiet_exit(quiet)
