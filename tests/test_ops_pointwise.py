@@ -261,6 +261,10 @@ _BINARY_ON_INTEGERS = {
     "lerp_int_scalar_weight": lambda m, x, y: x.lerp(y, 1),
     "lerp_float_end": lambda m, x, y: m.lerp(x, y.float(), 0.5),
     "lerp_float_weight": lambda m, x, y: m.lerp(x, y, m.full((3,), 0.5)),
+    # a 0-d weight takes part in the promotion: a floating one gives a floating kernel (and result)
+    "lerp_0d_float_weight": lambda m, x, y: m.lerp(x, y, m.tensor(0.5)),
+    "lerp_0d_float64_weight": lambda m, x, y: m.lerp(x, y, m.tensor(0.25, dtype=m.float64)),
+    "lerp_0d_int_weight": lambda m, x, y: m.lerp(x, y, m.tensor(1)),
     "hypot_scalar": lambda m, x, y: m.hypot(x, 2),
     "logaddexp_scalar": lambda m, x, y: m.logaddexp(x, 2.0),
     "atan2_scalar": lambda m, x, y: m.atan2(x, 2),

@@ -18,7 +18,7 @@ from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node, version_checked
 from ..autograd.recorded import RecordedArray
-from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, sub
+from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, result_dtype, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
@@ -323,16 +323,20 @@ arctan2 = atan2
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
-    may differ). Floating and complex only: PyTorch has no integer or bool kernel (NotImplementedError)."""
+    may differ, and takes part in the promotion). Floating and complex results only: PyTorch has no integer or
+    bool kernel (NotImplementedError), though integer operands with a floating 0-d weight compute in its type."""
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")
     if isinstance(weight, Tensor) and weight._data.ndim and weight._data.dtype != input._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `weight` but got dtype "
                            f"{names[weight.dtype.name]}")
-    if np_kind(input._data.dtype) not in "fc":
+    kernel = result_dtype(input, weight) if isinstance(weight, Tensor) else input.dtype  # (the dtype it computes in)
+    if not (kernel.is_floating_point or kernel.is_complex):
         raise _dtype.not_implemented_for("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
-                                         input.dtype)
+                                         kernel)
+    if kernel != input.dtype:  # (integer operands: computed in the weight's type, not wrapped or refused first)
+        input, end = cast(input, kernel), cast(end, kernel)
     out = add(input, mul(weight, sub(end, input)))
     if not isinstance(weight, Tensor):
         return out
