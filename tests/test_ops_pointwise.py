@@ -1,6 +1,8 @@
 """More pointwise math (trig/hyperbolic, log2/log10/expm1/exp2, erf family, logit, atan2, lerp, clamp_min/max)
 against PyTorch: values, gradients, dtypes, edge shapes."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -294,3 +296,36 @@ def test_binary_ops_of_integer_and_bool_tensors_answer_or_refuse_as_pytorch(op, 
         assert_close(np.array(got[1]), np.array(want[1]))
     else:
         assert got == want
+
+
+@pytest.mark.parametrize("op", ["xlogy", "special.xlogy", "special.xlog1py"])
+@pytest.mark.parametrize("operands", [(2, 3), (2.0, 3.5), (True, 2)])
+def test_xlogy_of_two_numbers_is_a_type_error_as_pytorch(op, operands):
+    """PyTorch's overloads need a tensor operand: two numbers are its TypeError, not an internal error."""
+    def call(m):
+        fn = m
+        for part in op.split("."):
+            fn = getattr(fn, part)
+        return fn(*operands)
+
+    with pytest.raises(TypeError, match="received an invalid combination of arguments") as want:
+        call(torch)
+    with pytest.raises(type(want.value), match="received an invalid combination of arguments"):
+        call(ember)
+
+
+@pytest.mark.parametrize("op", ["xlogy", "special.xlog1py"])
+def test_xlogy_number_beyond_a_half_dtype_is_inf_without_warnings(op):
+    """A number takes the tensor's dtype (1e5 is inf in float16), as PyTorch's wrapped numbers do, silently."""
+    results = []
+    for m in (torch, ember):
+        fn = m
+        for part in op.split("."):
+            fn = getattr(fn, part)
+        x = m.tensor([1.0, 2.0, 0.0], dtype=m.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            results.append((fn(x, 1e5), fn(1e5, x), fn(x, -1e5)))
+    for got, want in zip(results[1], results[0]):
+        assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
