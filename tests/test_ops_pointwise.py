@@ -329,3 +329,34 @@ def test_xlogy_number_beyond_a_half_dtype_is_inf_without_warnings(op):
     for got, want in zip(results[1], results[0]):
         assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+_COMPLEX_LOGADDEXP = [complex(1, 2), complex(-3, 0.5), complex(float("inf"), 1), complex(float("-inf"), 2),
+                      complex(float("nan"), 0), complex(0.5, float("nan")), complex(2, -1), complex(float("inf"), -1)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logaddexp_of_complex_tensors_as_pytorch(dtype):
+    """PyTorch computes logaddexp of complex operands (log1p(exp(min - max)) + max by real part, its special cases
+    for infinities and NaN); logaddexp2 and hypot stay refused. Mixed with a float tensor, it promotes."""
+    got, want = [], []
+    for m, out in ((torch, want), (ember, got)):
+        a = m.tensor([[z] for z in _COMPLEX_LOGADDEXP], dtype=getattr(m, dtype))
+        b = m.tensor([_COMPLEX_LOGADDEXP], dtype=getattr(m, dtype))
+        out.append(m.logaddexp(a, b).numpy())
+        out.append(m.logaddexp(m.tensor([1.0, -2.0]), m.tensor([0.5j, 1 + 1j], dtype=getattr(m, dtype))).numpy())
+        for op in ("logaddexp2", "hypot"):
+            with pytest.raises(NotImplementedError) as err:
+                getattr(m, op)(a, b)
+            out.append(str(err.value))
+    for g, w in zip(got, want):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_logaddexp_complex_gradients_as_pytorch():
+    check(lambda m, a, b: m.logaddexp(a * (1 + 0.5j), b * (0.3 - 1j)).abs(), [(3, 4), (3, 4)], dtype=np.float64,
+          atol=1e-10)

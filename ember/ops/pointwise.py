@@ -384,13 +384,35 @@ class LogAddExp(Node):
     def forward(self, a, b, base):
         self.saved = (a, b)
         self.base = base
+        if a.dtype.kind == "c":
+            return _complex_logaddexp(a, b)
         return xp.logaddexp(a, b) if base is None else xp.logaddexp2(a, b)
 
     def backward(self, g):  # d/da = 1 / (1 + e^(b - a)) (2^(b - a) for base 2), as PyTorch writes it
         a, b = self.saved
         na, nb = self.needs_input_grad
         grow = xp.exp if self.base is None else xp.exp2
-        return (g / (1 + grow(b - a)) if na else None), (g / (1 + grow(a - b)) if nb else None)
+        # (conjugated for complex operands: PyTorch's gradients are of the conjugate Wirtinger kind)
+        return ((g / conj_if_complex(1 + grow(b - a)) if na else None),
+                (g / conj_if_complex(1 + grow(a - b)) if nb else None))
+
+
+def _complex_logaddexp(a, b):
+    """PyTorch's complex logaddexp: log1p(exp(min - max)) + max, min and max by real part; NaN in either operand
+    gives NaN + NaN j; equal infinite real parts give the smaller operand (-inf) or log(exp(a) + exp(b)) (+inf)."""
+    a, b = xp.broadcast_arrays(a, b)
+    a_first = a.real < b.real
+    lo, hi = xp.where(a_first, a, b), xp.where(a_first, b, a)
+    with xp.errstate(all="ignore"):
+        out = xp.log1p(xp.exp(lo - hi)) + hi
+        both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+        if both_inf.any():
+            out = xp.where(both_inf & (lo.real < 0), lo, out)
+            out = xp.where(both_inf & (lo.real > 0), xp.log(xp.exp(lo) + xp.exp(hi)), out)
+    nan = xp.isnan(a) | xp.isnan(b)
+    if nan.any():
+        out = xp.where(nan, xp.asarray(complex(math.nan, math.nan), dtype=out.dtype), out)
+    return out.astype(a.dtype, copy=False)
 
 
 class Hypot(Node):
@@ -436,7 +458,7 @@ class Fmod(Node):
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
-    """log(exp(input) + exp(other)), computed without overflow; floating operands (after promotion) only."""
+    """log(exp(input) + exp(other)), computed without overflow; floating or complex operands (after promotion)."""
     a, b = _floating_kernel_operands("logaddexp", input, other)
     return LogAddExp.apply(a, b, base=None)
 
@@ -464,7 +486,7 @@ def _floating_kernel_operands(name: str, input: Tensor, other: Tensor) -> tuple:
     an integer and a float tensor promote to float) are its NotImplementedError, not a float result."""
     _tensor_other(name, other)
     a, b = promote(input, other)
-    if np_kind(a._data.dtype) != "f":
+    if np_kind(a._data.dtype) not in ("fc" if name == "logaddexp" else "f"):  # (PyTorch's logaddexp takes complex)
         raise _dtype.not_implemented_for(f"{name}_cpu", a.dtype)
     return a, b
 
