@@ -118,3 +118,18 @@ def test_sparse_input_saved_for_backward_comes_back_sparse_under_create_graph():
         res.append((out, g_b, b.grad))
     for e, t in zip(res[1], res[0]):
         assert_close(e, t)
+
+
+def test_in_place_t_errors_name_t_underscore_as_pytorch():
+    """t_() of a tensor with too many (sparse or dense) dimensions: PyTorch's message names t_(), not t()."""
+    for make in (lambda m: m.ones(2, 3, 4), lambda m: m.sparse_coo_tensor(m.tensor([[0, 1], [1, 0]]), m.ones(2, 3),
+                                                                             (2, 2, 3))):
+        messages = []
+        for m in (torch, ember):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                x = make(m)
+            with pytest.raises(RuntimeError) as err:
+                x.t_()
+            messages.append(str(err.value))
+        assert messages[1] == messages[0]

@@ -271,12 +271,17 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def t(x: Tensor) -> Tensor:
+    return t_as(x, "t")
+
+
+def t_as(x: Tensor, name: str) -> Tensor:
+    """``x.t()``, its errors naming the method ``name`` (``t_`` for the in-place one), as PyTorch's."""
     if x.is_sparse:
         from .._sparse import t as sparse_t
 
-        return sparse_t(x)
+        return sparse_t(x, name)
     if x._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
     # (a 0-d or 1-d tensor: a view of it all the same, as PyTorch's)
     return TBackward0.apply(x, dims=(1, 0) if x._data.ndim == 2 else tuple(range(x._data.ndim)))
 
