@@ -67,7 +67,7 @@ def _as_array(data, dtype=None):
         raise _not_numeric(data)
     if npdt is not None:
         return arr.astype(npdt, copy=False)
-    if arr.size and isinstance(data, (list, tuple)) and any(
+    if isinstance(data, (list, tuple)) and any(
             isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
         return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
     if not isinstance(data, (xp.ndarray, xp.generic)):
@@ -85,11 +85,14 @@ def _as_array(data, dtype=None):
 def _promoted_leaf_dtype(data) -> _dtype.dtype:
     """PyTorch's dtype for nested lists that hold NumPy arrays or scalars, or tensors: each of those counts with
     its own dtype, a Python number as a tensor made from it would get (bool, int64, the default float or
-    complex dtype), and the result is their promotion. So ``[np.float64(0.5), 1.0]`` and a list of float64
-    arrays are float64, a list of int32 arrays int32."""
+    complex dtype), an empty list or tuple as the default float dtype, and the result is their promotion. So
+    ``[np.float64(0.5), 1.0]`` and a list of float64 arrays are float64, a list of int32 arrays int32 (also when
+    empty), ``[[], [np.int32(1)]]`` float32."""
     result = None
-    for x in _flat(data):
-        if isinstance(x, Tensor):
+    for x in _leaves_and_empty(data):
+        if x is None:  # an empty sequence
+            leaf = _dtype.get_default_dtype()
+        elif isinstance(x, Tensor):
             leaf = x.dtype
         elif isinstance(x, (xp.ndarray, xp.generic)):
             leaf = _dtype.from_np(x.dtype)
@@ -103,6 +106,18 @@ def _promoted_leaf_dtype(data) -> _dtype.dtype:
             leaf = _dtype.category_dtype(3)
         result = leaf if result is None else _dtype.promote_types(result, leaf)
     return result
+
+
+def _leaves_and_empty(data):
+    """``_flat``'s leaves, with None in the place of each empty list or tuple."""
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            if x:
+                yield from _leaves_and_empty(x)
+            else:
+                yield None
+        else:
+            yield x
 
 
 def _is_sequence(x) -> bool:

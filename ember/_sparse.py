@@ -497,12 +497,13 @@ def transpose(x: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     return SparseTensor.wrap(_reordered(c, order, c.values.copy(), c.coalesced and not c.nnz))
 
 
-def t(x: SparseTensor) -> SparseTensor:
-    """``x.t()`` of a sparse COO tensor: ``transpose(x, 0, 1)``, for at most 2 sparse and no dense dimensions."""
+def t(x: SparseTensor, name: str = "t") -> SparseTensor:
+    """``x.t()`` of a sparse COO tensor: ``transpose(x, 0, 1)``, for at most 2 sparse and no dense dimensions
+    (``name``: the method the error names)."""
     sparse, dense = x.sparse_dim(), x.dense_dim()
     if sparse > 2 or dense:
-        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got {sparse} sparse "
-                           f"and {dense} dense dimensions")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 sparse and 0 dense dimensions, but got {sparse} "
+                           f"sparse and {dense} dense dimensions")
     return transpose(x, 0, 0 if x._data.ndim < 2 else 1)
 
 

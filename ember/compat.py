@@ -177,10 +177,11 @@ def program_frames(tb, runner_files: tuple[str, ...] = ()):
     """``tb`` from the program's first frame on. The frames before it are the runner's (this file, runpy,
     and ``runner_files``), not the program's; a traceback with no other frame is kept whole."""
     start = tb
-    ours = (os.path.abspath(__file__), *runner_files)
+    # runpy's frames by its file's name (or the frozen module's), not by "runpy" in a path: a program may live in
+    # a folder named so
+    ours = (os.path.abspath(__file__), runpy.__file__, "<frozen runpy>", *runner_files)
     while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if name not in ours and "runpy" not in name:
+        if tb.tb_frame.f_code.co_filename not in ours:
             return tb
         tb = tb.tb_next
     return start

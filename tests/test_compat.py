@@ -253,6 +253,17 @@ def test_an_uncaught_error_is_reported_from_the_program_on_as_python_does(tmp_pa
     assert lines[-1].startswith("RuntimeError: mat1 and mat2 shapes cannot be multiplied"), out.stderr
 
 
+def test_a_program_in_a_folder_named_like_runpy_keeps_its_frames(tmp_path):
+    """Only runpy's own frames are the runner's: a program whose path merely contains "runpy" is reported from
+    its first frame on."""
+    folder = tmp_path / "runpy_experiments"
+    folder.mkdir()
+    (folder / "failing.py").write_text(FAILING)
+    out = run_python(folder, "-m", "ember.compat", "failing.py")
+    lines = out.stderr.splitlines()
+    assert out.returncode == 1 and lines[1] == f'  File "{folder / "failing.py"}", line 4, in <module>', out.stderr
+
+
 @pytest.mark.parametrize("module", ["nosuch", "nosuch.sub"])
 def test_dash_m_of_a_missing_module_says_so_in_one_line_as_python_does(tmp_path, module):
     out = run_python(tmp_path, "-m", "ember.compat", "-m", module)

@@ -1,6 +1,7 @@
 """Every layer against torch with the same weights: outputs, input and parameter gradients, buffers."""
 
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -204,6 +205,23 @@ def test_batchnorm_loads_a_state_dict_without_num_batches_tracked_as_pytorch(tmp
             m.nn.BatchNorm1d(2).load_state_dict(m.load(path, weights_only=True))
     assert ember.nn.BatchNorm1d(2, track_running_stats=False).load_state_dict(
         {"weight": ember.ones(2), "bias": ember.zeros(2)}).missing_keys == []
+
+
+def test_state_dict_metadata_records_module_versions_as_pytorch():
+    """state_dict() records each module's version in ``_metadata`` (BatchNorm's is 2), so a dict from it that lost
+    num_batches_tracked reports the key missing, as PyTorch, instead of being taken for an old checkpoint."""
+    got, want = (m.nn.Sequential(m.nn.Linear(2, 2), m.nn.BatchNorm1d(2), m.nn.InstanceNorm1d(2)).state_dict()
+                 for m in (ember, torch))
+    assert dict(got._metadata) == dict(want._metadata)
+    for m in (torch, ember):
+        net = m.nn.Sequential(m.nn.BatchNorm1d(2))
+        sd = net.state_dict()
+        del sd["0.num_batches_tracked"]
+        assert net.load_state_dict(sd, strict=False).missing_keys == ["0.num_batches_tracked"]
+        with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "0.num_batches_tracked"'):
+            net.load_state_dict(sd)
+        given = OrderedDict()  # a destination without _metadata gets none, as in PyTorch
+        assert net.state_dict(destination=given) is given and not hasattr(given, "_metadata")
 
 
 @pytest.mark.parametrize("shape,norm", [((4, 6), 6), ((2, 3, 4), (3, 4)), ((2, 3, 5), 5), ((7,), [7])])

@@ -54,3 +54,29 @@ def test_module_attributes_and_repr():
 ])
 def test_errors_like_torch(make):
     raises_like_torch(make)
+
+
+def _invalid_index(m, nd: int, bad: tuple):
+    """Unpooling with indices outside the output: the first invalid one in order is named."""
+    indices = m.zeros((2, 2) + (2,) * nd, dtype=m.int64)
+    flat = indices.view(-1)
+    for position, value in zip((3, 5, 7), bad):
+        flat[position] = value
+    return getattr(m.nn.functional, f"max_unpool{nd}d")(m.ones((2, 2) + (2,) * nd), indices, 2)
+
+
+@pytest.mark.parametrize("bad", [(-2, 1, 2), (70, 99, -3), (1, 2, 70)])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_invalid_index_message_names_an_invalid_index(bad, nd):
+    """An invalid index is named (a negative one, not the largest valid one), in PyTorch's message (a 1-d input's
+    volume reads Nx1, as its 2-d kernel's). Which of several PyTorch names depends on its threads' order."""
+    got, want = raises_like_torch(lambda m: _invalid_index(m, nd, bad))
+    assert got.startswith("Found an invalid max index: ") and got.endswith(want[want.index(" (output"):])
+    assert int(got.split(": ")[1].split(" ")[0]) in [b for b in bad if not 0 <= b < 4 ** nd]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_indices_must_be_int64(dtype):
+    got, want = raises_like_torch(lambda m: m.nn.functional.max_unpool1d(
+        m.ones(1, 1, 2), m.tensor([[[1, 2]]]).to(getattr(m, dtype)), 2))
+    assert got == want

@@ -64,6 +64,8 @@ def test_einsum_matches_matmul_gradients_in_float64():
     lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2], [0, 2]),  # explicit output
     lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2]),  # implicit output
     lambda m, a, b: m.einsum(a, [30, 1], b, [1, 2], [2, 30]),  # 26-51 are the lower-case letters
+    # any integer type: subscripts computed with NumPy (PyTorch compares and adds them as numbers)
+    lambda m, a, b: m.einsum(a, [np.int64(0), 1], b, list(np.arange(1, 3)), [0, 2]),
 ])
 def test_einsum_sublist_form(make):
     check(make, [(2, 3), (3, 4)])

@@ -1,6 +1,8 @@
 """More pointwise math (trig/hyperbolic, log2/log10/expm1/exp2, erf family, logit, atan2, lerp, clamp_min/max)
 against PyTorch: values, gradients, dtypes, edge shapes."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -261,6 +263,10 @@ _BINARY_ON_INTEGERS = {
     "lerp_int_scalar_weight": lambda m, x, y: x.lerp(y, 1),
     "lerp_float_end": lambda m, x, y: m.lerp(x, y.float(), 0.5),
     "lerp_float_weight": lambda m, x, y: m.lerp(x, y, m.full((3,), 0.5)),
+    # a 0-d weight takes part in the promotion: a floating one gives a floating kernel (and result)
+    "lerp_0d_float_weight": lambda m, x, y: m.lerp(x, y, m.tensor(0.5)),
+    "lerp_0d_float64_weight": lambda m, x, y: m.lerp(x, y, m.tensor(0.25, dtype=m.float64)),
+    "lerp_0d_int_weight": lambda m, x, y: m.lerp(x, y, m.tensor(1)),
     "hypot_scalar": lambda m, x, y: m.hypot(x, 2),
     "logaddexp_scalar": lambda m, x, y: m.logaddexp(x, 2.0),
     "atan2_scalar": lambda m, x, y: m.atan2(x, 2),
@@ -290,3 +296,67 @@ def test_binary_ops_of_integer_and_bool_tensors_answer_or_refuse_as_pytorch(op, 
         assert_close(np.array(got[1]), np.array(want[1]))
     else:
         assert got == want
+
+
+@pytest.mark.parametrize("op", ["xlogy", "special.xlogy", "special.xlog1py"])
+@pytest.mark.parametrize("operands", [(2, 3), (2.0, 3.5), (True, 2)])
+def test_xlogy_of_two_numbers_is_a_type_error_as_pytorch(op, operands):
+    """PyTorch's overloads need a tensor operand: two numbers are its TypeError, not an internal error."""
+    def call(m):
+        fn = m
+        for part in op.split("."):
+            fn = getattr(fn, part)
+        return fn(*operands)
+
+    with pytest.raises(TypeError, match="received an invalid combination of arguments") as want:
+        call(torch)
+    with pytest.raises(type(want.value), match="received an invalid combination of arguments"):
+        call(ember)
+
+
+@pytest.mark.parametrize("op", ["xlogy", "special.xlog1py"])
+def test_xlogy_number_beyond_a_half_dtype_is_inf_without_warnings(op):
+    """A number takes the tensor's dtype (1e5 is inf in float16), as PyTorch's wrapped numbers do, silently."""
+    results = []
+    for m in (torch, ember):
+        fn = m
+        for part in op.split("."):
+            fn = getattr(fn, part)
+        x = m.tensor([1.0, 2.0, 0.0], dtype=m.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            results.append((fn(x, 1e5), fn(1e5, x), fn(x, -1e5)))
+    for got, want in zip(results[1], results[0]):
+        assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+_COMPLEX_LOGADDEXP = [complex(1, 2), complex(-3, 0.5), complex(float("inf"), 1), complex(float("-inf"), 2),
+                      complex(float("nan"), 0), complex(0.5, float("nan")), complex(2, -1), complex(float("inf"), -1)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logaddexp_of_complex_tensors_as_pytorch(dtype):
+    """PyTorch computes logaddexp of complex operands (log1p(exp(min - max)) + max by real part, its special cases
+    for infinities and NaN); logaddexp2 and hypot stay refused. Mixed with a float tensor, it promotes."""
+    got, want = [], []
+    for m, out in ((torch, want), (ember, got)):
+        a = m.tensor([[z] for z in _COMPLEX_LOGADDEXP], dtype=getattr(m, dtype))
+        b = m.tensor([_COMPLEX_LOGADDEXP], dtype=getattr(m, dtype))
+        out.append(m.logaddexp(a, b).numpy())
+        out.append(m.logaddexp(m.tensor([1.0, -2.0]), m.tensor([0.5j, 1 + 1j], dtype=getattr(m, dtype))).numpy())
+        for op in ("logaddexp2", "hypot"):
+            with pytest.raises(NotImplementedError) as err:
+                getattr(m, op)(a, b)
+            out.append(str(err.value))
+    for g, w in zip(got, want):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_logaddexp_complex_gradients_as_pytorch():
+    check(lambda m, a, b: m.logaddexp(a * (1 + 0.5j), b * (0.3 - 1j)).abs(), [(3, 4), (3, 4)], dtype=np.float64,
+          atol=1e-10)

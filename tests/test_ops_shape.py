@@ -218,3 +218,23 @@ def test_flip_method_argument_errors():
             x.flip()
         with pytest.raises(RuntimeError, match="appears multiple times"):
             x.flip(0, 0)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: x.t(), lambda x: x.transpose(0, 0), lambda x: x.transpose(-1, -1), lambda x: x.transpose(-1, 0),
+    lambda x: x.transpose(0, 1), lambda x: x.transpose(1, 0),
+])
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_transposes_of_0d_and_1d_tensors_are_views_as_pytorch(op, shape):
+    """t() and transpose() of a 0-d or 1-d tensor: a new view with PyTorch's grad_fn (not the tensor itself), and
+    dims out of range are its IndexError (a 0-d tensor's range is [-1, 0])."""
+    outcomes = []
+    for m in (torch, ember):
+        x = m.ones(shape, requires_grad=True) * 2
+        try:
+            y = op(x)
+        except IndexError as err:
+            outcomes.append(("IndexError", str(err)))
+            continue
+        outcomes.append((tuple(y.shape), y is x, y._base is x, y.grad_fn.name()))
+    assert outcomes[1] == outcomes[0]

@@ -84,3 +84,52 @@ def test_sparse_tensor_saved_for_backward_comes_back_sparse():
         res.append((out, values.grad, b.grad))
     for e, t in zip(res[1], res[0]):
         assert_close(e, t)
+
+
+
+def _sparse_input_function(m):
+    class SparseTimesDense(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):  # the sparse matrix an input, saved as it came
+            ctx.save_for_backward(a, b)
+            return m.matmul(a, b)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            assert a.is_sparse
+            return None, a.t().matmul(grad_output)
+
+    return SparseTimesDense
+
+
+def test_sparse_input_saved_for_backward_comes_back_sparse_under_create_graph():
+    """A double-backward pass reads saved inputs as graph tensors: a sparse one still comes back sparse (a
+    constant: sparse tensors take no part in ember's graph), and the gradient can be differentiated again."""
+    res = []
+    for m in (torch, ember):
+        b = m.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0], [2.0, 1.0]], dtype=m.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = m.sparse_coo_tensor(m.tensor(INDICES), m.arange(4.0, dtype=m.float64), (3, 4))
+        out = _sparse_input_function(m).apply(a, b)
+        g_b, = m.autograd.grad((out * out).sum(), b, create_graph=True)
+        g_b.pow(2).sum().backward()
+        res.append((out, g_b, b.grad))
+    for e, t in zip(res[1], res[0]):
+        assert_close(e, t)
+
+
+def test_in_place_t_errors_name_t_underscore_as_pytorch():
+    """t_() of a tensor with too many (sparse or dense) dimensions: PyTorch's message names t_(), not t()."""
+    for make in (lambda m: m.ones(2, 3, 4), lambda m: m.sparse_coo_tensor(m.tensor([[0, 1], [1, 0]]), m.ones(2, 3),
+                                                                             (2, 2, 3))):
+        messages = []
+        for m in (torch, ember):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                x = make(m)
+            with pytest.raises(RuntimeError) as err:
+                x.t_()
+            messages.append(str(err.value))
+        assert messages[1] == messages[0]

@@ -25,6 +25,8 @@ def test_tensor_dtype_inference(data):
     [np.float32(1.0), 2.0], [np.ones(2, dtype=np.int32), np.ones(2, dtype=np.int32)], [[np.float64(1.0)]],
     [np.int64(3), 4], [1, np.float64(2.5)], [np.int32(1), 2], [np.int32(1), 2.0], [np.float16(1), 2.0],
     [np.complex64(1j), 1.0], [np.float64(1), 1j], [np.uint8(1), np.int8(1)], [[1, 2], np.array([3, 4], np.int16)],
+    [np.array([], dtype=np.int32)], [[np.array([], dtype=np.int32)]],  # no elements: still their dtype
+    [[], [np.int32(1)]], [(), [np.float64(1)]], [[], np.array([1, 2], np.int16)],  # [] counts as the default
     "float64 tensor in a list", "int32 tensors in a list",
 ], ids=repr)
 @pytest.mark.parametrize("make", ["tensor", "as_tensor"])

@@ -722,6 +722,7 @@ def recorded_saved(node) -> tuple:
     """``node.saved`` with every saved input and output array swapped for a recorded tensor of the graph: an
     input's through the input's own edge, an output's through ``node`` itself (so a formula that reads
     ``exp(x)`` differentiates through ``exp`` again), an input that needs no gradient as a constant."""
+    from .._sparse import SparseCOO
     from .._tensor import Tensor
     from . import forward_ad, graph
 
@@ -734,7 +735,8 @@ def recorded_saved(node) -> tuple:
         if k is None:  # a tensor only version-checked (Node.check_versions_of)
             continue
         value = saved[k]
-        if type(value) is RecordedArray or value.dtype.kind in "biu":  # integers and masks carry no gradient
+        # integers and masks carry no gradient; a sparse tensor takes no part in the graph (read back as itself)
+        if type(value) is RecordedArray or type(value) is SparseCOO or value.dtype.kind in "biu":
             continue
         if isinstance(source, int):
             t = Tensor._make(value, node, source)

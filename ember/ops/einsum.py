@@ -9,6 +9,7 @@ contracted with the other operands onto the operand's letters; a letter only tha
 
 from __future__ import annotations
 
+import operator
 import string
 
 from .._autocast import lower_precision
@@ -105,10 +106,11 @@ def _sublist_letters(sublist) -> str:
     for n in sublist:
         if n is Ellipsis:
             letters.append("...")
-        elif isinstance(n, int) and 0 <= n < 52:
-            letters.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
-        else:
+            continue
+        n = operator.index(n)  # (any integer: a NumPy one too, as PyTorch's arithmetic on it accepts)
+        if not 0 <= n < 52:
             raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        letters.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
     return "".join(letters)
 
 

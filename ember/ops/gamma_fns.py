@@ -203,10 +203,18 @@ class XLog1PY(XLogY):
 
 
 def _x_times(input, other, log1p: bool) -> Tensor:
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        got = ", ".join(type(t).__name__ for t in (input, other))
+        raise TypeError(f"{'xlog1py' if log1p else 'xlogy'}() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of: (Tensor input, Tensor other), (Number self, Tensor other), "
+                        "(Tensor self, Number other)")
     input, other = _float_operands(input, other)
-    # a number takes the tensor's (floating, promoted) dtype, as PyTorch's wrapped numbers do
+    # a number takes the tensor's (floating, promoted) dtype, as PyTorch's wrapped numbers do (beyond a half
+    # dtype's range it is inf there, silently: no NumPy overflow warning)
     dtype = (input if isinstance(input, Tensor) else other)._data.dtype
-    input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=dtype)) for t in (input, other))
+    with xp.errstate(over="ignore"):
+        input, other = (t if isinstance(t, Tensor) else Tensor._make(xp.asarray(t, dtype=dtype))
+                        for t in (input, other))
     return (XLog1PY if log1p else XLogY).apply(input, other)
 
 

@@ -18,7 +18,7 @@ from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node, version_checked
 from ..autograd.recorded import RecordedArray
-from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, sub
+from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, result_dtype, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
@@ -323,16 +323,20 @@ arctan2 = atan2
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
-    may differ). Floating and complex only: PyTorch has no integer or bool kernel (NotImplementedError)."""
+    may differ, and takes part in the promotion). Floating and complex results only: PyTorch has no integer or
+    bool kernel (NotImplementedError), though integer operands with a floating 0-d weight compute in its type."""
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")
     if isinstance(weight, Tensor) and weight._data.ndim and weight._data.dtype != input._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `weight` but got dtype "
                            f"{names[weight.dtype.name]}")
-    if np_kind(input._data.dtype) not in "fc":
+    kernel = result_dtype(input, weight) if isinstance(weight, Tensor) else input.dtype  # (the dtype it computes in)
+    if not (kernel.is_floating_point or kernel.is_complex):
         raise _dtype.not_implemented_for("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
-                                         input.dtype)
+                                         kernel)
+    if kernel != input.dtype:  # (integer operands: computed in the weight's type, not wrapped or refused first)
+        input, end = cast(input, kernel), cast(end, kernel)
     out = add(input, mul(weight, sub(end, input)))
     if not isinstance(weight, Tensor):
         return out
@@ -380,13 +384,35 @@ class LogAddExp(Node):
     def forward(self, a, b, base):
         self.saved = (a, b)
         self.base = base
+        if a.dtype.kind == "c":
+            return _complex_logaddexp(a, b)
         return xp.logaddexp(a, b) if base is None else xp.logaddexp2(a, b)
 
     def backward(self, g):  # d/da = 1 / (1 + e^(b - a)) (2^(b - a) for base 2), as PyTorch writes it
         a, b = self.saved
         na, nb = self.needs_input_grad
         grow = xp.exp if self.base is None else xp.exp2
-        return (g / (1 + grow(b - a)) if na else None), (g / (1 + grow(a - b)) if nb else None)
+        # (conjugated for complex operands: PyTorch's gradients are of the conjugate Wirtinger kind)
+        return ((g / conj_if_complex(1 + grow(b - a)) if na else None),
+                (g / conj_if_complex(1 + grow(a - b)) if nb else None))
+
+
+def _complex_logaddexp(a, b):
+    """PyTorch's complex logaddexp: log1p(exp(min - max)) + max, min and max by real part; NaN in either operand
+    gives NaN + NaN j; equal infinite real parts give the smaller operand (-inf) or log(exp(a) + exp(b)) (+inf)."""
+    a, b = xp.broadcast_arrays(a, b)
+    a_first = a.real < b.real
+    lo, hi = xp.where(a_first, a, b), xp.where(a_first, b, a)
+    with xp.errstate(all="ignore"):
+        out = xp.log1p(xp.exp(lo - hi)) + hi
+        both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+        if both_inf.any():
+            out = xp.where(both_inf & (lo.real < 0), lo, out)
+            out = xp.where(both_inf & (lo.real > 0), xp.log(xp.exp(lo) + xp.exp(hi)), out)
+    nan = xp.isnan(a) | xp.isnan(b)
+    if nan.any():
+        out = xp.where(nan, xp.asarray(complex(math.nan, math.nan), dtype=out.dtype), out)
+    return out.astype(a.dtype, copy=False)
 
 
 class Hypot(Node):
@@ -432,7 +458,7 @@ class Fmod(Node):
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
-    """log(exp(input) + exp(other)), computed without overflow; floating operands (after promotion) only."""
+    """log(exp(input) + exp(other)), computed without overflow; floating or complex operands (after promotion)."""
     a, b = _floating_kernel_operands("logaddexp", input, other)
     return LogAddExp.apply(a, b, base=None)
 
@@ -460,7 +486,7 @@ def _floating_kernel_operands(name: str, input: Tensor, other: Tensor) -> tuple:
     an integer and a float tensor promote to float) are its NotImplementedError, not a float result."""
     _tensor_other(name, other)
     a, b = promote(input, other)
-    if np_kind(a._data.dtype) != "f":
+    if np_kind(a._data.dtype) not in ("fc" if name == "logaddexp" else "f"):  # (PyTorch's logaddexp takes complex)
         raise _dtype.not_implemented_for(f"{name}_cpu", a.dtype)
     return a, b
 

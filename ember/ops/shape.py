@@ -258,8 +258,10 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
         return sparse_transpose(x, dim0, dim1)
     nd = x._data.ndim
-    if nd == 0:
-        return Permute.apply(x, dims=())
+    if nd == 0:  # (dims in [-1, 0] only, checked as PyTorch does)
+        _wrap_dim(dim0, 0)
+        _wrap_dim(dim1, 0)
+        return TransposeBackward0.apply(x, dims=())
     # (dims already in range, the usual case, without _wrap_dim's calls: attention transposes several per layer)
     d0 = dim0 if dim0.__class__ is int and 0 <= dim0 < nd else _wrap_dim(dim0, nd)
     d1 = dim1 if dim1.__class__ is int and 0 <= dim1 < nd else _wrap_dim(dim1, nd)
@@ -269,13 +271,19 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def t(x: Tensor) -> Tensor:
+    return t_as(x, "t")
+
+
+def t_as(x: Tensor, name: str) -> Tensor:
+    """``x.t()``, its errors naming the method ``name`` (``t_`` for the in-place one), as PyTorch's."""
     if x.is_sparse:
         from .._sparse import t as sparse_t
 
-        return sparse_t(x)
+        return sparse_t(x, name)
     if x._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return TBackward0.apply(x, dims=(1, 0)) if x._data.ndim == 2 else x
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+    # (a 0-d or 1-d tensor: a view of it all the same, as PyTorch's)
+    return TBackward0.apply(x, dims=(1, 0) if x._data.ndim == 2 else tuple(range(x._data.ndim)))
 
 
 def T(x: Tensor) -> Tensor:

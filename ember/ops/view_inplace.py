@@ -38,7 +38,7 @@ def squeeze_(x: Tensor, dim=None) -> Tensor:
 
 
 def t_(x: Tensor) -> Tensor:
-    return (_sparse_inplace if x.is_sparse else _view_inplace)(x, shape.t)
+    return (_sparse_inplace if x.is_sparse else _view_inplace)(x, lambda t: shape.t_as(t, "t_"))
 
 
 def transpose_(x: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ..._dtype import SCALAR_TYPE_NAMES, int64
 from ..._tensor import Tensor
 from .conv import ntuple
 
@@ -44,12 +45,17 @@ def max_unpool(input: Tensor, indices: Tensor, nd: int, kernel_size, stride=None
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    if indices.dtype != int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {SCALAR_TYPE_NAMES[indices.dtype.name]}")
     size = unpool_output_size(input, kernel, stride, padding, output_size)
     lead = tuple(input.shape[:-nd])
     flat_indices = indices.reshape(*lead, -1)
-    if flat_indices.numel() and (int(flat_indices.min()) < 0 or int(flat_indices.max()) >= math.prod(size)):
-        raise RuntimeError(f"Found an invalid max index: {int(flat_indices.max())} (output volumes are of size "
-                           f"{'x'.join(str(n) for n in size)}")
+    idx = flat_indices._data
+    invalid = ((idx < 0) | (idx >= math.prod(size))).reshape(-1)
+    if invalid.any():  # (the first in order, as PyTorch's loop meets it; a 1-d input is its 2-d kernel's Nx1)
+        shown = "x".join(str(n) for n in (size if nd > 1 else (*size, 1)))
+        raise RuntimeError(f"Found an invalid max index: {int(idx.reshape(-1)[invalid.argmax()])} (output volumes "
+                           f"are of size {shown})")
     out = input.new_zeros(*lead, math.prod(size))
     return out.scatter(-1, flat_indices, input.reshape(*lead, -1)).reshape(*lead, *size)
 

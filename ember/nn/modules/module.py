@@ -502,6 +502,10 @@ class Module(HooksMixin):
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # each module's version by prefix, as PyTorch's
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:  # (what load_state_dict reads to tell old layouts apart: _BatchNorm's)
+            metadata[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()

@@ -20,6 +20,7 @@ def _affine(module: Module, shape, enabled: bool, bias: bool, dtype, device) -> 
 
 class _BatchNorm(Module):
     _dims: tuple = ()
+    _version = 2  # (PyTorch's, since num_batches_tracked: a state dict of version 1 or none may lack it)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
