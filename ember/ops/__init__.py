@@ -24,11 +24,13 @@ from . import (
     cumulative,
     distance,
     elementwise,
+    float_parts,
     gamma_fns,
     histogram,
     index_update,
     indexing,
     inplace,
+    integer_fns,
     linalg,
     linalg_compat,
     lookup,
@@ -127,7 +129,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
-           "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
+           "float_parts", "gamma_fns", "histogram", "index_update", "indexing", "inplace", "integer_fns", "linalg",
+           "linalg_compat", "lookup",
            "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "quantize",
            "reduction", "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to",
            "type_", "unary", "view_inplace"]
