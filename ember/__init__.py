@@ -171,6 +171,7 @@ from .ops.elementwise import (
     sub,
     true_divide,
 )
+from .ops.float_parts import frexp, ldexp, ldexp_, nextafter
 from .ops.gamma_fns import digamma, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy
 from .ops.histogram import histc, histogram
 from .ops.index_update import (
@@ -196,6 +197,7 @@ from .ops.indexing import (
     select,
     where,
 )
+from .ops.integer_fns import gcd, lcm
 from .ops.linalg import (
     addbmm,
     addmm,
@@ -286,6 +288,7 @@ from .ops.pointwise import (
     fmin,
     fmod,
     frac,
+    heaviside,
     hypot,
     lerp,
     log2,
@@ -463,6 +466,16 @@ def spmm(input: Tensor, mat2: Tensor) -> Tensor:
 def detach(input: Tensor) -> Tensor:
     """``input.detach()``: the same data, cut from the graph."""
     return input.detach()
+
+
+def gcd_(input: Tensor, other: Tensor) -> Tensor:
+    """``input.gcd_(other)``: PyTorch's top-level spelling of the in-place form."""
+    return input.gcd_(other)
+
+
+def lcm_(input: Tensor, other: Tensor) -> Tensor:
+    """``input.lcm_(other)``."""
+    return input.lcm_(other)
 
 
 def is_floating_point(input: Tensor) -> bool:
@@ -666,4 +679,5 @@ __all__ = [
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
     "histc", "histogram", "range", "chain_matmul", "typename",
     "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
+    "heaviside", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "nextafter", "frexp",
 ]

@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 from . import _dtype, _warnings
 from . import _random_draws as _draws
 from ._backend import quiet, xp
-from ._device import check_device
+from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import channels_last, channels_last_3d, preserve_format
+from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format
+from ._meta import meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._tensor import Tensor
 from .random import generator_of
@@ -252,7 +253,9 @@ def _unwrap(data):
 
 
 def _finish(array, requires_grad: bool, device=None) -> Tensor:
-    check_device(device)
+    check_device(device, allow_meta=True)
+    if on_meta(device):  # (the meta device, given or the default: the shape and dtype, no data)
+        array = meta_array(array.shape, array.dtype)
     t = Tensor._make(array)
     if requires_grad:
         t.requires_grad = True
@@ -270,7 +273,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     if isinstance(data, Tensor):
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
     warn_if_arrays_inside(data)
-    return _finish(xp.array(as_array(data, dtype), copy=True), requires_grad, device)
+    array = as_array(data, dtype)  # (a copy: an expanded tensor's laid out contiguously, as PyTorch's)
+    return _finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else xp.array(array, copy=True),
+                   requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -1,4 +1,5 @@
-"""``ember.device``: ember computes on the CPU; "cuda" names a device it does not have."""
+"""``ember.device``: ember computes on the CPU; "cuda" names a device it does not have; "meta" makes tensors with
+a shape and a dtype and no data (``ember/_meta.py``)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,39 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with torch.device("meta"):``: the default device of the factories (``empty``, ``zeros``, a layer's
+        parameters ...) inside the block, as ``set_default_device``."""
+        check_device(self, allow_meta=True)
+        _entered.append(_default[0])
+        _default[0] = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _default[0] = _entered.pop()
+
 
 CPU = device("cpu")
+META = device("meta")
+_default = [CPU]  # the default device (set_default_device, a device's ``with`` block)
+_entered: list = []  # the defaults that the enclosing ``with device(...)`` blocks replaced
+
+
+def default_device() -> device:
+    return _default[0]
+
+
+def set_default(dev) -> None:
+    """``set_default_device``: None and the CPU restore the CPU; meta makes the factories' tensors meta ones."""
+    check_device(dev, allow_meta=True)
+    _default[0] = CPU if dev is None else dev if isinstance(dev, device) else device(dev)
+
+
+def on_meta(dev) -> bool:
+    """Whether a factory given ``device=dev`` makes a meta tensor (None: the default device decides)."""
+    if dev is None:
+        return _default[0].type == "meta"
+    return (dev.type if isinstance(dev, device) else str(dev).partition(":")[0]) == "meta"
 
 
 class _NoDeviceError(RuntimeError, AssertionError):
@@ -48,15 +80,16 @@ class _NoDeviceError(RuntimeError, AssertionError):
     CUDA enabled"), and a RuntimeError as its GPU build raises where no GPU is found."""
 
 
-def check_device(dev) -> None:
-    """Raise a clear error for any device other than the CPU."""
+def check_device(dev, allow_meta: bool = False) -> None:
+    """Raise a clear error for any device other than the CPU (and the meta device where the caller makes meta
+    tensors: ``allow_meta``)."""
     if dev is None:
         return
     d = dev if isinstance(dev, device) else device(dev)
-    if d.type != "cpu":
+    if d.type != "cpu" and not (allow_meta and d.type == "meta"):
         if d.type == "meta":
-            why = ("ember has no meta device (tensors with a shape and no data, for building large models before "
-                   "loading their weights): create them on the CPU")
+            why = ("ember makes meta tensors (a shape and no data) only in its factories (empty, zeros, a layer's "
+                   "parameters ...), Tensor.to and Module.to_empty: create this one on the CPU")
         else:
             probe = {"cuda": "cuda", "mps": "backends.mps"}.get(d.type)
             why = f"no {d.type.upper()} is available to ember. Use device='cpu'" + (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 
-from ._device import CPU, check_device
+from ._device import default_device, set_default
 from ._device import device as _device
 
 _state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest"}
@@ -63,9 +63,10 @@ def get_float32_matmul_precision() -> str:
 
 
 def set_default_device(device) -> None:
-    """Accepts None and the CPU (ember's only device); another device is ember's clear RuntimeError."""
-    check_device(device)
+    """Accepts None and the CPU (ember's only device), and the meta device (the factories then make meta
+    tensors: ``ember/_meta.py``); another device is ember's clear RuntimeError."""
+    set_default(device)
 
 
 def get_default_device() -> _device:
-    return CPU
+    return default_device()

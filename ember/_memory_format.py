@@ -8,6 +8,7 @@ results, and changes nothing in ember.
 
 from __future__ import annotations
 
+from ._backend import xp
 from ._shown_name import package_name
 
 
@@ -44,3 +45,28 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+
+
+def empty_result(x, *others, dtype=None):
+    """An uninitialised array of the broadcast shape of ``x`` and ``others`` (of ``dtype``, x's by default) in the
+    memory order a ufunc gives their result, which is PyTorch's for an elementwise op: the operands' axis order,
+    where an axis of stride 0 (a broadcast input, as ``expand`` makes) orders nothing. ``empty_like`` (and
+    ``astype``, and ``array(x)``) sort such an axis innermost: relu of ``arange(n).expand(n, n)`` would be stored
+    column by column, a result PyTorch makes contiguous."""
+    if not others and (type(x) is not xp.ndarray or 0 not in x.strides):  # (the common case: empty_like's order)
+        return xp.empty_like(x, dtype=dtype)
+    arrays = (x, *others)
+    it = xp.nditer((*arrays, None), flags=("zerosize_ok", "refs_ok"),
+                   op_flags=(*(("readonly",),) * len(arrays), ("writeonly", "allocate")),
+                   op_dtypes=(*(a.dtype for a in arrays), x.dtype if dtype is None else xp.dtype(dtype)))
+    return it.operands[-1]
+
+
+def astype_result(x, dtype):
+    """``x.astype(dtype)`` (a copy) laid out as ``empty_result`` lays out an elementwise result of ``x``: for the
+    ops that compute from a converted copy of their input (casts, float64 kernels, ``tensor(x)``)."""
+    if type(x) is not xp.ndarray or 0 not in x.strides:
+        return x.astype(dtype)
+    out = empty_result(x, dtype=dtype)
+    out[...] = x
+    return out

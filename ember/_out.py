@@ -35,12 +35,16 @@ logit lt
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
+gcd lcm ldexp nextafter
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
-where norm
+where norm heaviside frexp
 """.split())
+# PyTorch's own words for a dtype out cannot take, where they are not the generic ones
+DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors with different dtypes.",
+                  "ldexp": "ldexp can't be cast to the desired output type {out}"}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
@@ -52,6 +56,8 @@ def _dtype_name(d) -> str:
 
 def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
     src, dst = result._data.dtype, out._data.dtype
+    if name in DTYPE_MESSAGES and (src != dst if exact else not can_cast_result(src, dst)):
+        raise RuntimeError(DTYPE_MESSAGES[name].format(out=_dtype_name(out.dtype)))
     if exact:
         if src != dst:
             raise RuntimeError(f"{name}(): expected out tensor to have dtype {_dtype_name(result.dtype)}, "
@@ -98,6 +104,10 @@ def with_out(name: str, fn: Callable) -> Callable:
         if is_grad_enabled() and _requires_grad(args, kwargs):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
+        if name == "frexp" and isinstance(out, (tuple, list)) and len(out) == 2:
+            from .ops.float_parts import check_frexp_out
+
+            check_frexp_out(*args, out)  # (before computing: PyTorch's own messages)
         if name in DTYPE_FROM_OUT and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
         result = fn(*args, **kwargs)
@@ -105,7 +115,11 @@ def with_out(name: str, fn: Callable) -> Callable:
             if not isinstance(out, (tuple, list)) or len(out) != len(result):
                 raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} Tensors")
             written = [_write(name, r, o, True) for r, o in zip(result, out)]  # PyTorch checks these exactly
-            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+            if not hasattr(result, "_fields"):
+                return tuple(written)
+            from . import return_types  # (PyTorch's out= forms return their own named tuple: max_out, frexp_out)
+
+            return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         return _write(name, result, out, name in EXACT)

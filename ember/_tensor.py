@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from . import _dtype, _inference, _warnings
 from ._arg_aliases import accept_torch_names_in_methods
 from ._backend import xp
-from ._device import CPU, check_device
+from ._device import CPU, META, check_device
 from ._device import device as _device_type
 from ._dtype import np_kind
 from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
+from ._meta import is_meta, no_data_error
 from ._size import Size
 from ._tensor_methods import (
     ActivationMethods,
@@ -175,7 +176,9 @@ class Tensor(
 
     @property
     def device(self):
-        return CPU
+        if getattr(self._data, "base", None) is None:  # (not a view: not a meta tensor, decided at once)
+            return CPU
+        return META if is_meta(self._data) else CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -183,11 +186,15 @@ class Tensor(
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        return not is_meta(self._data)
+
+    @property
+    def is_meta(self) -> bool:
+        return is_meta(self._data)
 
     # The other devices' and layouts' flags, False as on PyTorch's dense CPU tensors (a device check such as
     # ``if input.is_cuda or input.is_xpu`` runs the CPU path).
-    is_xpu = is_mps = is_meta = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_cuda
+    is_xpu = is_mps = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_cuda
     is_mkldnn = is_quantized = is_nested = is_cuda
 
     @property
@@ -434,9 +441,13 @@ class Tensor(
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if is_meta(self._data):
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.item() if self._data.ndim == 0 else self._data.reshape(()).item()
 
     def tolist(self):
+        if is_meta(self._data):
+            raise no_data_error()
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False):
@@ -444,6 +455,9 @@ class Tensor(
         bfloat16; ``.float().numpy()`` gives its values)."""
         if self._data.dtype.name == "bfloat16":
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if is_meta(self._data):
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                            "host memory first.")
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
@@ -451,6 +465,8 @@ class Tensor(
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if is_meta(self._data):
+            raise no_data_error()
         return self._data if dtype is None else self._data.astype(dtype)
 
     def _python_number(self):
@@ -483,7 +499,7 @@ class Tensor(
             raise RuntimeError(
                 f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})"
             )
-        return bool(self._data.reshape(()).item())
+        return bool(self.item())
 
     def __hash__(self) -> int:
         return id(self)
@@ -501,9 +517,9 @@ class Tensor(
         return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self) -> str:
-        from ._tensor_str import tensor_repr
+        from ._tensor_str import meta_repr, tensor_repr
 
-        return tensor_repr(self)
+        return meta_repr(self) if is_meta(self._data) else tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
@@ -549,6 +565,8 @@ class Tensor(
 
     # ----------------------------------------------------------------- device moves
     def cpu(self) -> Tensor:
+        if is_meta(self._data):
+            raise no_data_error()
         return self
 
     def cuda(self, device=None, non_blocking: bool = False) -> Tensor:

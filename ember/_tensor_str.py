@@ -166,3 +166,18 @@ def tensor_repr(t) -> str:
     elif fn is None and t._requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def meta_repr(t) -> str:
+    """A meta tensor's repr, as PyTorch's: no values, its device, size and (when not the default) dtype."""
+    a = t._data
+    dt = _dtype.from_np(a.dtype)
+    parts = ["...", "device='meta'", f"size={tuple(a.shape)}"]
+    if dt is not _dtype.get_default_dtype():
+        parts.append(f"dtype={dt}")
+    fn = t.grad_fn
+    if fn is not None:
+        parts.append(f"grad_fn=<{fn.name()}>")
+    elif t._requires_grad:
+        parts.append("requires_grad=True")
+    return f"tensor({', '.join(parts)})"

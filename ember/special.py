@@ -1,6 +1,6 @@
 """``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
 ``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (the Bessel
-functions J, Y, K and Airy's, the orthogonal polynomials, zeta) are not
+functions J, Y, K and Airy's, the orthogonal polynomials) are not
 implemented (docs/api.md)."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .ops.special_fns import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri, sin
 from .ops.unary import log1p
 from .ops.unary import round as _round
 from .ops.unary import sigmoid as expit
+from .ops.zeta import zeta
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
@@ -38,7 +39,7 @@ def ndtr(input: Tensor) -> Tensor:
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
            "gammaln", "i0", "i0e",
            "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 

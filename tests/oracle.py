@@ -99,3 +99,10 @@ def outcomes(fn):
                 r = err
         out.append((r, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]))
     return out
+
+
+def assert_same_error(fn):
+    """``fn(module)`` raises for torch, and for ember the same exception type with the same message."""
+    (got, _), (want, _) = outcomes(fn)
+    assert isinstance(want, Exception), f"torch raised nothing: {want!r}"
+    assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))

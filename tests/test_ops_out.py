@@ -74,6 +74,7 @@ def test_max_min_with_dim_write_values_and_indices(m):
     values, indices = m.empty(0), m.empty(0, dtype=m.long)
     r = m.max(x, 1, keepdim=True, out=(values, indices))
     assert r[0] is values and r[1] is indices and r.values is values
+    assert type(r).__name__ == "max_out"  # PyTorch's out= form has its own named tuple
     assert_close(values, torch.tensor(X).max(1, keepdim=True).values)
     assert_close(indices, torch.tensor(X).max(1, keepdim=True).indices)
     with pytest.raises(RuntimeError):  # the values' dtype must be the input's exactly

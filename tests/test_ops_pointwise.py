@@ -239,6 +239,64 @@ def test_pointwise_of_a_broadcast_input_is_laid_out_as_pytorchs(name, n, broadca
     assert_close(got.view(-1), want.view(-1), atol=1e-6)
 
 
+# ops that compute from a converted copy of their input (float64 kernels, casts, tensor(x)) or allocate their
+# result themselves: each used to store an expanded input's broadcast axis innermost (NumPy's astype/empty_like)
+_CONVERTING = {
+    "erfinv": lambda m, x: m.erfinv(x), "i0": lambda m, x: m.i0(x), "special.i0e": lambda m, x: m.special.i0e(x),
+    "special.i1": lambda m, x: m.special.i1(x), "special.i1e": lambda m, x: m.special.i1e(x),
+    "nan_to_num": lambda m, x: m.nan_to_num(x), "special.entr": lambda m, x: m.special.entr(x),
+    "special.erfcx": lambda m, x: m.special.erfcx(x), "special.log_ndtr": lambda m, x: m.special.log_ndtr(x),
+    "special.ndtri": lambda m, x: m.special.ndtri(x), "double": lambda m, x: x.double(),
+    "long": lambda m, x: x.long(), "to_float16": lambda m, x: x.to(m.float16),
+    "tensor": lambda m, x: m.tensor(x.detach().numpy()) if m is ember else m.tensor(x.numpy()),
+    "ember.tensor_of_tensor": lambda m, x: x.detach().clone() if m is torch else _quiet_tensor(x),
+    "xlogy_number": lambda m, x: m.xlogy(x, 2.0), "special.zeta": lambda m, x: m.special.zeta(x + 2, 2.0),
+    "frexp": lambda m, x: m.frexp(x).mantissa,
+}
+
+
+def _quiet_tensor(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's copy-construct advice: the layout is what is tested)
+        return ember.tensor(x)
+
+
+@pytest.mark.parametrize("name", sorted(_CONVERTING))
+@pytest.mark.parametrize("broadcast", ["rows", "middle axis"])
+def test_converting_ops_of_a_broadcast_input_are_laid_out_as_pytorchs(name, broadcast):
+    op = _CONVERTING[name]
+    results = []
+    for m in (torch, ember):
+        if broadcast == "rows":
+            x = m.linspace(-3, 3, 7).expand(6, 7)
+        else:
+            x = m.linspace(-3, 3, 28).reshape(4, 1, 7).expand(4, 6, 7)
+        results.append(op(m, x))
+    want, got = results
+    assert got.stride() == want.stride() and got.is_contiguous() == want.is_contiguous()
+    np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-6, equal_nan=True)
+
+
+_TWO_OPERANDS = {
+    "xlogy": lambda m, x, y: m.xlogy(x, y), "xlogy_swapped": lambda m, x, y: m.xlogy(y, x),
+    "special.xlog1py": lambda m, x, y: m.special.xlog1py(x, y), "heaviside": lambda m, x, y: m.heaviside(x, y),
+    "heaviside_swapped": lambda m, x, y: m.heaviside(y, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TWO_OPERANDS))
+def test_binary_ops_of_a_broadcast_and_a_transposed_operand_are_laid_out_as_pytorchs(name):
+    """The broadcast operand orders nothing: the result follows the transposed one, as PyTorch's."""
+    results = []
+    for m in (torch, ember):
+        x = m.linspace(0.0, 3, 7).expand(7, 7)
+        y = (m.arange(49.0).reshape(7, 7) / 7 - 2).t()
+        results.append(_TWO_OPERANDS[name](m, x, y))
+    want, got = results
+    assert got.stride() == want.stride()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, equal_nan=True)
+
+
 def _outcome(fn):
     """(the dtype's name, the values) of ``fn()``, or (the exception's type name, its message)."""
     try:

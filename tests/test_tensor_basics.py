@@ -157,10 +157,10 @@ def test_creation_errors():
 
 
 @pytest.mark.parametrize("device,probe", [("cuda", "ember.cuda.is_available()"), ("cuda:1", "ember.cuda.is_available()"),
-                                          ("mps", "ember.backends.mps.is_available()"), ("meta", "no meta device")])
+                                          ("mps", "ember.backends.mps.is_available()")])
 def test_a_device_ember_lacks_is_named_with_what_to_check(device, probe):
-    """Each device's error points at its own availability check (not CUDA's for mps); a meta tensor says what ember
-    lacks. The check it names answers False, as the message says."""
+    """Each device's error points at its own availability check (not CUDA's for mps). The check it names answers
+    False, as the message says. (The meta device: tests/test_meta_device.py.)"""
     for make in (lambda: ember.zeros(2, device=device), lambda: ember.ones(2).to(device)):
         with pytest.raises(RuntimeError) as e:
             make()

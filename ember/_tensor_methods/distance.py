@@ -15,4 +15,5 @@ class DistanceMethods:
     __slots__ = ()
 
     def dist(self, x2: Tensor, p: float = 2) -> Tensor:
+        ops.elementwise.require_tensor("dist", x2, 1)
         return ops.distance.dist(self, x2, p)

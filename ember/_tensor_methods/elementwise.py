@@ -128,9 +128,11 @@ class ElementwiseMethods:
     pow = __pow__
 
     def maximum(self, b: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("maximum", b, 1)
         return ops.elementwise.maximum(self, b)
 
     def minimum(self, b: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("minimum", b, 1)
         return ops.elementwise.minimum(self, b)
 
     def eq(self, b) -> Tensor:
@@ -193,6 +195,7 @@ class ElementwiseMethods:
         return ops.elementwise.allclose(self, b, rtol, atol, equal_nan)
 
     def isclose(self, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        ops.elementwise.require_tensor("isclose", b, 1)
         return ops.elementwise.isclose(self, b, rtol, atol, equal_nan)
 
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:

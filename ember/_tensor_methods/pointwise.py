@@ -16,6 +16,14 @@ def _in_place(x: Tensor, op, other) -> Tensor:
     return ops.index_update._write_back(x, lambda t: op(t, other), other)
 
 
+def _integer_in_place(x: Tensor, op, other) -> Tensor:
+    """``x.gcd_(other)`` and ``lcm_``: as PyTorch, a promoted dtype ``x`` cannot hold is refused before the kernel's
+    own dtype check (an integer ``x`` with a float ``other``: the cast's error, not "not implemented")."""
+    if isinstance(other, type(x)):
+        ops.inplace._check_cast(ops.elementwise.result_dtype(x, other).np, x)
+    return _in_place(x, op, other)
+
+
 class PointwiseMethods:
     __slots__ = ()
 
@@ -89,6 +97,7 @@ class PointwiseMethods:
         return ops.pointwise.sgn(self)
 
     def atan2(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("atan2", other, 1)
         return ops.pointwise.atan2(self, other)
 
     arctan2 = atan2
@@ -116,21 +125,26 @@ class PointwiseMethods:
         return ops.pointwise.nan_to_num(self, nan, posinf, neginf)
 
     def logaddexp(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("logaddexp", other, 1)
         return ops.pointwise.logaddexp(self, other)
 
     def logaddexp2(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("logaddexp2", other, 1)
         return ops.pointwise.logaddexp2(self, other)
 
     def hypot(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("hypot", other, 1)
         return ops.pointwise.hypot(self, other)
 
     def fmod(self, other) -> Tensor:
         return ops.pointwise.fmod(self, other)
 
     def fmax(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("fmax", other, 1)
         return ops.pointwise.fmax(self, other)
 
     def fmin(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("fmin", other, 1)
         return ops.pointwise.fmin(self, other)
 
     def copysign(self, other) -> Tensor:
@@ -140,12 +154,59 @@ class PointwiseMethods:
         return _in_place(self, ops.pointwise.copysign, other)
 
     def atan2_(self, other) -> Tensor:
+        ops.elementwise.require_tensor("atan2_", other, 1)
         return _in_place(self, ops.pointwise.atan2, other)
 
     arctan2_ = atan2_
 
     def hypot_(self, other) -> Tensor:
+        ops.elementwise.require_tensor("hypot_", other, 1)
         return _in_place(self, ops.pointwise.hypot, other)
 
     def fmod_(self, other) -> Tensor:
         return _in_place(self, ops.pointwise.fmod, other)
+
+    def heaviside(self, values: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("heaviside", values, 1, "values")  # (a method: position 1)
+        return ops.pointwise.heaviside(self, values)
+
+    def heaviside_(self, values: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("heaviside_", values, 1, "values")  # (a method: position 1)
+        return _in_place(self, ops.pointwise.heaviside, values)
+
+    # (the number-theory and floating-point-parts ops, ops/integer_fns.py and ops/float_parts.py, have no mixin
+    # of their own: a few methods each)
+    def gcd(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("gcd", other, 1)
+        return ops.integer_fns.gcd(self, other)
+
+    def gcd_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("gcd_", other, 1)
+        return _integer_in_place(self, ops.integer_fns.gcd, other)
+
+    def lcm(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("lcm", other, 1)
+        return ops.integer_fns.lcm(self, other)
+
+    def lcm_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("lcm_", other, 1)
+        return _integer_in_place(self, ops.integer_fns.lcm, other)
+
+    def ldexp(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("ldexp", other, 1)
+        return ops.float_parts.ldexp(self, other)
+
+    def ldexp_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("ldexp_", other, 1)
+        return ops.float_parts.ldexp_(self, other)
+
+    def nextafter(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("nextafter", other, 1)
+        return ops.float_parts.nextafter(self, other)
+
+    def nextafter_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("nextafter_", other, 1)
+        return _in_place(self, ops.float_parts.nextafter, other)
+
+    def frexp(self):
+        return ops.float_parts.frexp(self)

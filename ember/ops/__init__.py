@@ -13,8 +13,9 @@ import sys
 
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
-from .._device import check_device
+from .._device import check_device, on_meta
 from .._legacy import type_
+from .._meta import is_meta, meta_array, no_data_error
 from .._tensor import Tensor
 from .._tensor_methods import bind_ops
 from ..autograd.graph import Node, torch_named
@@ -24,11 +25,13 @@ from . import (
     cumulative,
     distance,
     elementwise,
+    float_parts,
     gamma_fns,
     histogram,
     index_update,
     indexing,
     inplace,
+    integer_fns,
     linalg,
     linalg_compat,
     lookup,
@@ -76,7 +79,14 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
             dtype = a.dtype
         elif a is not None and not isinstance(a, bool):
             device = a
-    check_device(device)
+    check_device(device, allow_meta=True)
+    if is_meta(x._data) or on_meta(device or x.device):  # (a meta tensor in or out: no data is read)
+        if device is not None and not on_meta(device):
+            raise no_data_error()
+        target = x._data.dtype if dtype is None else dtype.np
+        if is_meta(x._data) and target == x._data.dtype and not copy:
+            return x
+        return Tensor._make(meta_array(x._data.shape, target))
     out = cast(x, dtype) if dtype is not None else x
     return clone(out) if copy and out is x else out
 
@@ -127,7 +137,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).
 __all__ = ["activation", "addcdiv", "addcmul", "clone", "complex", "cumulative", "distance", "elementwise",
-           "gamma_fns", "histogram", "index_update", "indexing", "inplace", "linalg", "linalg_compat", "lookup",
+           "float_parts", "gamma_fns", "histogram", "index_update", "indexing", "inplace", "integer_fns", "linalg",
+           "linalg_compat", "lookup",
            "matrix", "movement", "dequantize", "new_filled", "new_full", "new_tensor", "pointwise", "quantize",
            "reduction", "sampling", "shape", "sorting", "special_fns", "statistics", "storage", "strided", "to",
            "type_", "unary", "view_inplace"]

@@ -5,11 +5,13 @@ Composed from existing differentiable ops, so their gradients follow from those 
 
 from __future__ import annotations
 
+import numbers
+
 from .._autocast import full_precision
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import version_checked
-from .elementwise import add, div, mul, sub
+from .elementwise import add, div, mul, require_tensor, sub
 from .reduction import norm, sum
 from .shape import expand, unsqueeze
 from .unary import clamp
@@ -51,7 +53,12 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 
 def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``x1 - x2`` over all elements. Both operands are version-checked at backward, as in
-    ``cdist``."""
+    ``cdist``. As PyTorch's signature, ``x2`` must be a tensor and ``p`` a number (TypeError)."""
+    require_tensor("dist", x2)
+    if not isinstance(p, (numbers.Number, Tensor)):
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
+    if isinstance(p, complex):
+        raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     return version_checked(norm(sub(x1, x2), p), x1, x2)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
+from .._memory_format import astype_result
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error, torch_named
 
@@ -70,17 +71,6 @@ def conj_if_complex(a):
     return a.conj() if a.dtype.kind == "c" else a  # an array (recorded under create_graph) or a NumPy scalar
 
 
-def empty_result(x):
-    """An uninitialised array shaped as ``x`` in the memory order a ufunc gives a result of ``x`` alone, which is
-    PyTorch's for an elementwise op: ``x``'s axis order, where an axis of stride 0 (a broadcast input, as ``expand``
-    makes) orders nothing. ``empty_like`` sorts such an axis innermost: relu of ``arange(n).expand(n, n)`` would
-    be stored column by column, a result PyTorch makes contiguous."""
-    if type(x) is not xp.ndarray or 0 not in x.strides:  # (the common case: empty_like's order is the ufunc's)
-        return xp.empty_like(x)
-    it = xp.nditer((x, None), flags=("zerosize_ok", "refs_ok"), op_flags=(("readonly",), ("writeonly", "allocate")))
-    return it.operands[1]
-
-
 def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedError) -> None:
     """PyTorch's error for an op without a complex version (NumPy would order complex numbers lexicographically,
     or round their parts)."""
@@ -109,8 +99,8 @@ class ToCopy(Node):
             from .._warnings import warn
 
             warn("Casting complex values to real discards the imaginary part", UserWarning)
-            return x.real.astype(dtype)
-        return x.astype(dtype)
+            return astype_result(x.real, dtype)
+        return astype_result(x, dtype)  # (an expanded x: a contiguous copy, as PyTorch's)
 
     def backward(self, g):
         if g.dtype.kind == "c" and self.src.kind != "c":  # real -> complex: the real part flows back
@@ -411,16 +401,31 @@ def floor_divide(a, b):
     return _no_grad_binary(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
 
 
+def require_tensor(name: str, value, position: int = 2, argument: str = "other") -> None:
+    """PyTorch's TypeError for a number (or anything else) where its signature takes only a tensor: ``position``
+    counts from 1 among the function's arguments (a method's ``other`` is its position 1)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
 def maximum(a: Tensor, b: Tensor) -> Tensor:
-    a, b = promote(a, b)
-    refuse_complex(a, "maximum")
-    return Maximum.apply(a, b)
+    """The elementwise maximum (NaN propagates); both operands tensors, as PyTorch's signature."""
+    require_tensor("maximum", b)
+    return extreme(Maximum, a, b)
 
 
 def minimum(a: Tensor, b: Tensor) -> Tensor:
+    """The elementwise minimum (NaN propagates); both operands tensors, as PyTorch's signature."""
+    require_tensor("minimum", b)
+    return extreme(Minimum, a, b)
+
+
+def extreme(node: type[Node], a: Tensor, b) -> Tensor:
+    """maximum/minimum (``node``) of a tensor and a tensor or a number: ``clamp``'s bounds may be numbers."""
     a, b = promote(a, b)
-    refuse_complex(a, "minimum")
-    return Minimum.apply(a, b)
+    refuse_complex(a, node.__qualname__.lower())  # (torch_named keeps the qualname: "maximum")
+    return node.apply(a, b)
 
 
 def _no_grad_binary(fn, a, b) -> Tensor:
@@ -571,14 +576,16 @@ def equal(a: Tensor, b: Tensor) -> bool:
 
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether ``isclose`` holds everywhere."""
+    require_tensor("allclose", b)
     return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError."""
-    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+    """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError, a number for ``b``
+    its TypeError."""
+    require_tensor("isclose", b)
+    if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
-    bd = b._data if isinstance(b, Tensor) else b
-    return Tensor._make(xp.isclose(a._data, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

@@ -16,6 +16,7 @@ import math
 
 from .. import _dtype
 from .._backend import xp
+from .._memory_format import empty_result
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
@@ -183,7 +184,12 @@ class XLogY(Node):
 
     def forward(self, x, y):
         self.saved = (x, y)
-        return xp.where((x == 0) & ~xp.isnan(y), 0, x * (xp.log1p(y) if self.log1p else xp.log(y)))
+        # laid out by both operands' layouts, as PyTorch's (an expanded operand's broadcast axis orders nothing)
+        out = empty_result(x, y, dtype=xp.result_type(x, y))
+        (xp.log1p if self.log1p else xp.log)(y, out=out)
+        xp.multiply(x, out, out=out)
+        xp.copyto(out, 0, where=(x == 0) & ~xp.isnan(y))
+        return out
 
     def backward(self, g):
         x, y = self.saved

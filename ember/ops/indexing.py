@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
+from .._meta import is_meta
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -285,8 +286,9 @@ def _memory_writable(a) -> bool:
 
 
 def _overlaps(a) -> bool:
-    """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``)."""
-    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+    """Whether elements of the array share memory (a dimension of stride 0 and size > 1: ``expand``); a meta
+    tensor's do and are written in place freely (``ember/_meta.py``: there are no values)."""
+    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)) and not is_meta(a)
 
 
 def check_writable(x: Tensor, overlap_ok: bool = False) -> None:

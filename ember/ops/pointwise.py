@@ -14,11 +14,12 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
+from .._memory_format import astype_result, empty_result
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray
-from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, result_dtype, sub
+from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, require_tensor, result_dtype, sub
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
@@ -224,7 +225,7 @@ class Erfc(Node):
 def _erfinv(y):
     """The inverse of erf on [-1, 1] (nan outside): Winitzki's closed-form estimate, then Newton steps."""
     shape = y.shape
-    y = xp.atleast_1d(y).astype(xp.float64)
+    y = astype_result(xp.atleast_1d(y), xp.float64)
     a = 0.147
     ln = xp.log1p(-y * y)
     b = 2 / (math.pi * a) + ln / 2
@@ -361,7 +362,7 @@ class NanToNum(Node):
 
     def forward(self, x, nan, posinf, neginf):
         self.keep = xp.isfinite(x)
-        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+        return xp.nan_to_num(astype_result(x, x.dtype), copy=False, nan=nan, posinf=posinf, neginf=neginf)
 
     def backward(self, g):  # replaced elements are constants
         return (g * self.keep,)
@@ -477,8 +478,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 def _tensor_other(name: str, other) -> None:
     """PyTorch's TypeError for a number as the second operand of an op whose signature takes tensors only."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    require_tensor(name, other)
 
 
 def _floating_kernel_operands(name: str, input: Tensor, other: Tensor) -> tuple:
@@ -535,3 +535,34 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
     a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
     b_nan = Tensor._make(xp.isnan(b._data))
     return where(a_nan, b, where(b_nan, a, minimum(a, b)))
+
+
+@torch_named("NotImplemented")
+class Heaviside(Node):
+    """PyTorch records heaviside with no derivative: its grad_fn is a ``NotImplemented`` node whose backward
+    raises."""
+
+    diagonal_jacobian = True
+
+    def forward(self, x, values):
+        out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
+        xp.greater(x, 0, out=out, casting="unsafe")
+        xp.copyto(out, values, where=x == 0)
+        return out
+
+    def backward(self, g):
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 where ``input`` < 0 (and NaN), 1 where > 0, ``values`` (broadcast) where == 0. As
+    PyTorch's, both tensors must have one dtype (no promotion), not complex."""
+    require_tensor("heaviside", values, argument="values")
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return Heaviside.apply(input, values)

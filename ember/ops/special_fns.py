@@ -21,6 +21,7 @@ import math
 
 from .. import _dtype
 from .._backend import xp
+from .._memory_format import astype_result
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -156,7 +157,7 @@ class _Special(Node):
         self.saved = (x,)
         value, _ = _FUNCTIONS[self.function]
         with xp.errstate(all="ignore"):
-            out = value(x.astype(xp.float64)).astype(x.dtype)
+            out = value(astype_result(x, xp.float64)).astype(x.dtype)
         if self.function in _IN_DTYPE:
             self.result = out
         return out

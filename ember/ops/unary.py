@@ -12,12 +12,13 @@ from .. import _dtype
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
+from .._memory_format import empty_result
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
-from .elementwise import cast, conj_if_complex, empty_result, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
 
 
 @torch_named("NegBackward0")
@@ -359,10 +360,10 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if any(isinstance(b, Tensor) and b._requires_grad for b in (min, max)):
         # bounds that need a gradient: the bound gets it where it is the result
-        from .elementwise import maximum, minimum
+        from .elementwise import Maximum, Minimum, extreme
 
-        x = x if min is None else maximum(x, min)
-        return x if max is None else minimum(x, max)
+        x = x if min is None else extreme(Maximum, x, min)
+        return x if max is None else extreme(Minimum, x, max)
     lo, hi = _bound(min), _bound(max)
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():

@@ -15,8 +15,9 @@ from typing import Any
 
 from ... import _dtype, _trace
 from ..._backend import xp
-from ..._device import check_device
+from ..._device import check_device, on_meta
 from ..._dtype import float16, float32, float64, np_kind
+from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_store import zero_grads
@@ -435,13 +436,23 @@ class Module(HooksMixin):
                 dtype = a
             elif a is not None:
                 device = a
-        check_device(device)
+        check_device(device)  # (a module moves to the meta device through to_empty only)
+        if device is not None and any(is_meta(t._data) for t in (*self.parameters(), *self.buffers())):
+            raise NotImplementedError(
+                "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+                "torch.nn.Module.to() when moving module from meta to a different device.")
         if dtype is None:
             return self
         if not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
         target = dtype.np
-        return self._apply_to_tensors(lambda a: a.astype(target, copy=False) if np_kind(a.dtype) == "f" else a)
+
+        def convert(a):
+            if np_kind(a.dtype) != "f":
+                return a
+            return meta_array(a.shape, target) if is_meta(a) else a.astype(target, copy=False)
+
+        return self._apply_to_tensors(convert)
 
     def float(self) -> Module:
         return self.to(float32)
@@ -481,11 +492,18 @@ class Module(HooksMixin):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         return self._apply_to_tensors(lambda a: a.astype(target, copy=False))
 
-    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
-        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype (PyTorch's way
-        to materialise a module built on the meta device; here every module is on the CPU)."""
-        check_device(device)
-        return self._apply_to_tensors(xp.empty_like)
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype on ``device`` (a
+        required keyword, as PyTorch's; None: each on its own): PyTorch's way to materialise a module built on the
+        meta device, before initialising it or loading its weights."""
+        check_device(device, allow_meta=True)
+
+        def fresh(a):
+            if is_meta(a) if device is None else on_meta(device):
+                return meta_array(a.shape, a.dtype)
+            return xp.empty(a.shape, a.dtype) if is_meta(a) else xp.empty_like(a)
+
+        return self._apply_to_tensors(fresh)
 
     def compile(self, *args, **kwargs) -> None:
         """``torch.compile`` this module's forward in place: as ``ember.compile``, nothing is compiled and

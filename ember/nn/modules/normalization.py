@@ -101,6 +101,15 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+def _reset_affine(module: Module) -> None:
+    """A normalisation's ``reset_parameters``: weight ones, bias zeros (what a model built on the meta device
+    and given storage by ``to_empty`` calls to initialise them)."""
+    if getattr(module, "weight", None) is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims; weight ones, bias zeros."""
 
@@ -110,6 +119,9 @@ class LayerNorm(Module):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         _affine(self, shape, elementwise_affine, bias, dtype, device)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -130,6 +142,9 @@ class RMSNorm(Module):
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         _affine(self, shape, elementwise_affine, False, dtype, device)
 
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
+
     def forward(self, input: Tensor) -> Tensor:
         return rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
@@ -147,6 +162,9 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         _affine(self, (num_channels,), affine, bias, dtype, device)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -1,0 +1,132 @@
+"""The meta device against PyTorch: building a model under ``with device("meta")`` (shapes, dtypes, devices, no
+data), materialising it with ``Module.to_empty(device="cpu")`` and initialising it, the factories and
+``Tensor.to`` with ``device="meta"``, ``set_default_device``, and PyTorch's errors for reading a meta tensor's
+values or moving a meta module with ``to``."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_same_error
+
+import ember
+
+
+def build(fw):
+    class Net(fw.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = fw.nn.Linear(3, 4)
+            self.bn = fw.nn.BatchNorm1d(4)
+            self.norm = fw.nn.LayerNorm(4)
+            self.emb = fw.nn.Embedding(10, 3)
+            self.conv = fw.nn.Conv2d(3, 8, 3)
+            self.register_buffer("mask", fw.ones(4, dtype=fw.bool))
+
+        def forward(self, x):
+            return self.norm(self.bn(self.fc(x)))
+
+    return Net()
+
+
+def described(fw, module):
+    return {k: (tuple(v.shape), str(v.dtype).split(".")[-1], v.device.type, v.is_meta, v.requires_grad)
+            for k, v in module.state_dict(keep_vars=True).items()}
+
+
+def test_a_model_built_under_the_meta_device_as_pytorch():
+    seen = []
+    for fw in (ember, torch):
+        with fw.device("meta"):
+            assert fw.get_default_device().type == "meta"
+            net = build(fw)
+            loose = fw.tensor([1.0, 2.0])
+        assert fw.get_default_device().type == "cpu" and loose.is_meta
+        seen.append((described(fw, net), repr(net.fc.weight).replace("ember.", "torch.")))
+    assert seen[0] == seen[1]
+
+
+def test_to_empty_then_initialising_gives_pytorchs_model():
+    outs = []
+    for fw in (ember, torch):
+        with fw.device("meta"):
+            net = build(fw)
+        assert net.to_empty(device="cpu") is net
+        fw.manual_seed(0)
+        for m in net.modules():
+            if hasattr(m, "reset_parameters"):  # (LayerNorm's was missing in ember)
+                m.reset_parameters()
+        net.mask.fill_(True)
+        fw.manual_seed(1)
+        x = fw.randn(5, 3)
+        outs.append((described(fw, net), net.fc.weight.is_contiguous(), net(x).detach().numpy(),
+                     net.fc.weight.detach().numpy()))
+    (d, c, y, w), (td, tc, ty, tw) = outs
+    assert d == td and c == tc
+    np.testing.assert_allclose(w, tw, rtol=1e-6)
+    np.testing.assert_allclose(y, ty, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", ["empty", "zeros", "ones", "full", "randn", "arange", "tensor", "to", "to_dtype",
+                                  "view", "transpose", "parameter", "default_device"])
+def test_meta_tensors_as_pytorch(make):
+    def fn(fw):
+        x = fw.empty(2, 3, device="meta")
+        return {"empty": lambda: x, "zeros": lambda: fw.zeros(4, dtype=fw.int64, device="meta"),
+                "ones": lambda: fw.ones(2, 2, device=fw.device("meta")),
+                "full": lambda: fw.full((3,), 2.5, device="meta"), "randn": lambda: fw.randn(3, 2, device="meta"),
+                "arange": lambda: fw.arange(5, device="meta"), "tensor": lambda: fw.tensor([[1, 2]], device="meta"),
+                "to": lambda: fw.ones(2, 3).to("meta"), "to_dtype": lambda: x.to(fw.float64),
+                "view": lambda: x[1], "transpose": lambda: x.t(),
+                "parameter": lambda: fw.nn.Parameter(x), "default_device": lambda: default_meta(fw)}[make]()
+
+    got, want = fn(ember), fn(torch)
+    assert (tuple(got.shape), str(got.dtype).split(".")[-1], got.device.type, got.is_meta, got.is_cpu) == \
+        (tuple(want.shape), str(want.dtype).split(".")[-1], want.device.type, want.is_meta, want.is_cpu)
+    assert repr(got).replace("ember.", "torch.") == repr(want)
+
+
+def default_meta(fw):
+    fw.set_default_device("meta")
+    try:
+        return fw.empty(3)
+    finally:
+        fw.set_default_device(None)  # (torch: "cpu" would leave its device mode installed)
+
+
+@pytest.mark.parametrize("read", ["numpy", "tolist", "item", "item_one", "float", "bool", "cpu", "to_cpu",
+                                  "module_to_cpu"])
+def test_reading_a_meta_tensor_is_pytorchs_error(read):
+    def fn(fw):
+        x = fw.empty(2, 3, device="meta")
+        return {"numpy": lambda: x.numpy(), "tolist": lambda: x.tolist(), "item": lambda: x.item(),
+                "item_one": lambda: x[0, 0].item(), "float": lambda: float(x[0, 0]), "bool": lambda: bool(x[0, 0]),
+                "cpu": lambda: x.cpu(), "to_cpu": lambda: x.to("cpu"),
+                "module_to_cpu": lambda: fw.nn.Linear(2, 3, device="meta").to("cpu")}[read]()
+
+    assert_same_error(fn)
+
+
+def test_module_dtype_casts_and_to_empty_on_the_meta_device_as_pytorch():
+    seen = []
+    for fw in (ember, torch):
+        meta = fw.nn.Linear(2, 3, device="meta").to(fw.float64)
+        kept = fw.nn.Linear(2, 3, device="meta").to_empty(device=None)  # (each tensor stays where it is)
+        moved = fw.nn.Linear(2, 3).to_empty(device="meta")
+        seen.append([described(fw, m) for m in (meta, kept, moved)])
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", [lambda fw: fw.nn.LayerNorm(4), lambda fw: fw.nn.GroupNorm(2, 4),
+                                  lambda fw: fw.nn.RMSNorm(4), lambda fw: fw.nn.LayerNorm(4, bias=False)],
+                         ids=["LayerNorm", "GroupNorm", "RMSNorm", "LayerNorm_no_bias"])
+def test_normalisations_reset_their_parameters_as_pytorch(make):
+    """What initialises a normalisation built on the meta device: weight ones, bias zeros."""
+    seen = []
+    for fw in (ember, torch):
+        m = make(fw)
+        with fw.no_grad():
+            for p in m.parameters():
+                p.fill_(7.0)
+        m.reset_parameters()
+        seen.append({k: v.tolist() for k, v in m.state_dict().items()})
+    assert seen[0] == seen[1]
