@@ -1,0 +1,226 @@
+"""Pareto, Kumaraswamy, ContinuousBernoulli and FisherSnedecor against torch.distributions in float64: log_prob
+and its parameter gradients, moments, entropy, cdf/icdf, expand, shapes, validation, the KL pairs PyTorch
+registers for them, and draws (PyTorch's own numbers where the draw is a transform of uniform or exponential
+draws; the statistics of FisherSnedecor's, whose gamma draws are ember's)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+# name: (parameter arrays, values to score, quantiles for icdf); the ContinuousBernoulli probs straddle the
+# Taylor-expanded region around 1/2, the values include the support's ends
+CASES = {
+    "Pareto": ([np.array([0.5, 1.0, 2.0]), np.array([0.7, 2.5, 3.5])], np.array([0.6, 1.5, 4.0])),
+    "Kumaraswamy": ([np.array([0.5, 1.5, 3.0]), np.array([0.7, 2.0, 0.9])], np.array([0.2, 0.5, 0.9])),
+    "ContinuousBernoulli": ([np.array([0.1, 0.4995, 0.5, 0.7, 0.999])], np.array([0.2, 0.5, 0.9, 0.0, 1.0])),
+    "FisherSnedecor": ([np.array([1.5, 3.0, 6.0]), np.array([2.5, 5.0, 9.0])], np.array([0.2, 1.0, 3.0])),
+}
+QUANTILES = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+
+
+def _numpy(t):
+    if isinstance(t, (torch.Tensor, ember.Tensor)):
+        return t.detach().numpy()
+    return np.asarray(t)
+
+
+def _close(e, t, msg, atol=1e-10):
+    e, t = _numpy(e), _numpy(t)
+    assert e.shape == t.shape, f"{msg}: shape {e.shape} != {t.shape}"
+    assert e.dtype == t.dtype, f"{msg}: dtype {e.dtype} != {t.dtype}"
+    np.testing.assert_allclose(e, t, rtol=1e-9, atol=atol, err_msg=msg, equal_nan=True)
+
+
+def _optional(fn):
+    """fn()'s value, or the string "not implemented" (PyTorch's FisherSnedecor has no entropy, cdf or icdf)."""
+    try:
+        return fn()
+    except NotImplementedError:
+        return "not implemented"
+
+
+def _scores(m, name):
+    arrays, x = CASES[name]
+    params = [m.tensor(a, requires_grad=True) for a in arrays]
+    d = getattr(m.distributions, name)(*params)
+    lp = d.log_prob(m.tensor(x))
+    lp.sum().backward()
+    e = d.expand((2, len(x)))
+    q = m.tensor(QUANTILES[:len(x)])
+    return {"log_prob": lp, **{f"grad {i}": p.grad for i, p in enumerate(params)},
+            **{attr: _optional(lambda attr=attr: getattr(d, attr)) for attr in ("mean", "variance", "stddev", "mode")},
+            "entropy": _optional(d.entropy), "cdf": _optional(lambda: d.cdf(m.tensor(x))),
+            "icdf": _optional(lambda: d.icdf(q)), "expanded log_prob": e.log_prob(m.tensor(x)),
+            "shapes": (tuple(d.batch_shape), tuple(d.event_shape), tuple(e.batch_shape), tuple(d.sample((4,)).shape),
+                       tuple(d.rsample((2, 1)).shape), d.has_rsample, type(e).__name__)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_scores_moments_gradients_and_shapes(name):
+    t, e = _scores(torch, name), _scores(ember, name)
+    assert e.keys() == t.keys()
+    for key in t:
+        if isinstance(t[key], (str, tuple)):
+            assert e[key] == t[key], f"{name} {key}"
+        else:
+            _close(e[key], t[key], f"{name} {key}")
+
+
+@pytest.mark.parametrize("name", ["Pareto", "Kumaraswamy", "ContinuousBernoulli"])
+def test_draws_are_pytorchs_and_reparameterised(name):
+    """Transforms of uniform (Kumaraswamy, ContinuousBernoulli) or exponential (Pareto) draws: the same seed
+    gives PyTorch's numbers, and their gradients with respect to the parameters."""
+    out = []
+    for m in (torch, ember):
+        params = [m.tensor(a, requires_grad=True) for a in CASES[name][0]]
+        m.manual_seed(3)
+        draw = getattr(m.distributions, name)(*params).rsample((5,))
+        (draw * m.arange(1.0, 6.0, dtype=m.float64).unsqueeze(1)).sum().backward()
+        m.manual_seed(4)
+        plain = getattr(m.distributions, name)(*params).sample((2,))
+        out.append([draw, plain, plain.requires_grad, *[p.grad for p in params]])
+    t, e = out
+    assert e[2] is t[2] is False
+    for i in (0, 1, *range(3, len(t))):
+        _close(e[i], t[i], f"{name} item {i}")
+
+
+def test_float32_parameters_and_logits():
+    """float32 parameters give float32 scores (the same ones); ContinuousBernoulli from logits as from probs."""
+    out = []
+    for m in (torch, ember):
+        D = m.distributions
+        x = m.tensor([0.2, 0.6], dtype=m.float32)
+        cb = D.ContinuousBernoulli(logits=m.tensor([-1.5, 0.0], dtype=m.float64))
+        out.append([D.Pareto(m.tensor([0.1, 0.5]), m.tensor([2.0, 3.0])).log_prob(x),
+                    D.Kumaraswamy(m.tensor([1.5, 2.0]), m.tensor([2.0, 0.5])).log_prob(x),
+                    D.ContinuousBernoulli(m.tensor([0.3, 0.8])).log_prob(x),
+                    D.FisherSnedecor(m.tensor([3.0, 4.0]), m.tensor([5.0, 6.0])).log_prob(x),
+                    cb.log_prob(x.double()), cb.probs, cb.mean, cb.entropy(), cb.cdf(x.double()),
+                    D.ContinuousBernoulli(0.3).log_prob(m.tensor(0.4)), D.Pareto(1.0, 2.0).mean])
+    for i, (e, t) in enumerate(zip(out[1], out[0])):
+        _close(e, t, f"item {i}", atol=1e-6 if i < 4 or i == 9 else 1e-10)
+
+
+def test_fisher_snedecor_draws_follow_the_distribution():
+    """FisherSnedecor's draws (from ember's gamma stream): their mean and median, and a reparameterised
+    gradient whose average is d E[X] / d df2 = -2 / (df2 - 2)^2."""
+    n = 200_000
+    ember.manual_seed(0)
+    df1, df2 = ember.tensor([3.0, 8.0], dtype=ember.float64), ember.tensor([10.0, 20.0], dtype=ember.float64,
+                                                                           requires_grad=True)
+    d = ember.distributions.FisherSnedecor(df1, df2)
+    x = d.rsample((n,))
+    assert tuple(x.shape) == (n, 2) and x.dtype == ember.float64
+    mean, var = d.mean.detach().numpy(), d.variance.detach().numpy()
+    assert np.all(np.abs(x.detach().numpy().mean(0) - mean) < 5 * np.sqrt(var / n))
+    tmedian = torch.distributions.FisherSnedecor(torch.tensor([3.0, 8.0], dtype=torch.float64),
+                                                 torch.tensor([10.0, 20.0], dtype=torch.float64))
+    below = (x.detach().numpy() < np.array([0.8451, 0.9486])).mean(0)  # scipy's f.median for (3, 10), (8, 20)
+    np.testing.assert_allclose(below, 0.5, atol=0.01)
+    assert tmedian.log_prob(torch.tensor([0.8451, 0.9486], dtype=torch.float64)).isfinite().all()
+    x.mean(0).sum().backward()
+    np.testing.assert_allclose(df2.grad.numpy(), -2 / (np.array([10.0, 20.0]) - 2) ** 2, rtol=0.1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.distributions.Pareto(m.tensor([1.0]), m.tensor([-1.0])),
+    lambda m: m.distributions.Pareto(m.tensor([2.0]), m.tensor([1.0])).log_prob(m.tensor([1.0])),
+    lambda m: m.distributions.Kumaraswamy(m.tensor([0.0]), m.tensor([1.0])),
+    lambda m: m.distributions.Kumaraswamy(m.tensor([1.0]), m.tensor([1.0])).log_prob(m.tensor([1.5])),
+    lambda m: m.distributions.ContinuousBernoulli(m.tensor([1.5]), validate_args=True),
+    lambda m: m.distributions.ContinuousBernoulli(m.tensor([0.5]), m.tensor([0.0])),
+    lambda m: m.distributions.ContinuousBernoulli(m.tensor([0.3])).log_prob(m.tensor([-0.1])),
+    lambda m: m.distributions.FisherSnedecor(m.tensor([1.0]), m.tensor([0.0])),
+    lambda m: m.distributions.FisherSnedecor(m.tensor([1.0]), m.tensor([2.0])).log_prob(m.tensor([-1.0])),
+])
+def test_validation_errors_are_pytorchs(make):
+    with pytest.raises(ValueError) as te:
+        make(torch)
+    with pytest.raises(ValueError) as ee:
+        make(ember)
+    assert str(ee.value).split(":")[0].split("(")[0] == str(te.value).split(":")[0].split("(")[0]
+
+
+def test_supports_and_constraints():
+    # probs outside [0, 1] without validate_args: clamped without a check, as in PyTorch
+    for m in (torch, ember):
+        assert m.distributions.ContinuousBernoulli(m.tensor([1.5])).probs.item() == 1 - m.finfo(m.float32).eps
+    for m in (torch, ember):
+        D = m.distributions
+        p = D.Pareto(m.tensor([1.0, 2.0]), m.tensor([3.0, 3.0]))
+        assert p.support.check(m.tensor([1.0, 1.5])).tolist() == [True, False]
+        assert D.Pareto.arg_constraints.keys() == {"alpha", "scale"}
+        assert D.Kumaraswamy.support is D.constraints.unit_interval
+        assert D.ContinuousBernoulli.support is D.constraints.unit_interval
+        assert D.FisherSnedecor.support is D.constraints.positive
+        # the support feeds biject_to: an unconstrained value maps into it
+        assert D.biject_to(D.Kumaraswamy.support)(m.tensor(3.0)).item() < 1
+
+
+def _make(m, name, i):
+    """Two different instances of each family (i = 0, 1), (2,)-batched."""
+    t = lambda *v: m.tensor(v, dtype=m.float64)  # noqa: E731
+    return {
+        "Pareto": [lambda: m.distributions.Pareto(t(0.5, 1.0), t(3.0, 2.5)),
+                   lambda: m.distributions.Pareto(t(0.3, 2.0), t(1.5, 4.0))],
+        "ContinuousBernoulli": [lambda: m.distributions.ContinuousBernoulli(t(0.2, 0.5)),
+                                lambda: m.distributions.ContinuousBernoulli(logits=t(1.5, -0.7))],
+        "Normal": [lambda: m.distributions.Normal(t(0.5, -1.0), t(1.0, 2.0))] * 2,
+        "Exponential": [lambda: m.distributions.Exponential(t(0.7, 2.0))] * 2,
+        "Gamma": [lambda: m.distributions.Gamma(t(2.0, 0.5), t(1.5, 3.0))] * 2,
+        "Beta": [lambda: m.distributions.Beta(t(2.0, 0.5), t(1.5, 3.0))] * 2,
+        "Uniform": [lambda: m.distributions.Uniform(t(0.1, -1.0), t(0.8, 3.0)),
+                    lambda: m.distributions.Uniform(t(0.2, 1.5), t(0.6, 3.0))],
+        "Gumbel": [lambda: m.distributions.Gumbel(t(0.5, -1.0), t(1.0, 2.0))] * 2,
+        "Laplace": [lambda: m.distributions.Laplace(t(0.5, -1.0), t(1.0, 2.0))] * 2,
+    }[name][i]()
+
+
+# every pair PyTorch registers among these families (the new ones' pairs, and the infinite KLs of a
+# distribution on the real line or half-line to one on a part of it)
+FAMILIES = {"Pareto", "ContinuousBernoulli", "Normal", "Exponential", "Gamma", "Beta", "Uniform", "Gumbel", "Laplace"}
+KL_PAIRS = [(p, q) for (p, q) in sorted({(a.__name__, b.__name__) for a, b in torch.distributions.kl._KL_REGISTRY})
+            if {p, q} <= FAMILIES]
+
+
+@pytest.mark.parametrize("p, q", KL_PAIRS)
+def test_kl_divergence_pairs_pytorch_registers(p, q):
+    out = []
+    for m in (torch, ember):
+        dp = _make(m, p, 0)
+        dq = _make(m, q, 1)
+        out.append(m.distributions.kl_divergence(dp, dq))
+    _close(out[1], out[0], f"KL({p} || {q})", atol=1e-9)
+
+
+def test_kl_pareto_gradients_and_infinite_cases():
+    out = []
+    for m in (torch, ember):
+        scale = m.tensor([0.5, 1.0, 1.0], dtype=m.float64, requires_grad=True)
+        alpha = m.tensor([3.0, 0.8, 2.5], dtype=m.float64, requires_grad=True)
+        p = m.distributions.Pareto(scale, alpha)
+        kls = [m.distributions.kl_divergence(p, m.distributions.Pareto(m.tensor([0.3, 0.5, 2.0]), m.tensor(2.0))),
+               m.distributions.kl_divergence(p, m.distributions.Exponential(m.tensor(1.5, dtype=m.float64))),
+               m.distributions.kl_divergence(p, m.distributions.Normal(m.tensor(0.0), m.tensor(2.0)))]
+        total = sum(k.masked_fill(k.isinf(), 0).sum() for k in kls)
+        total.backward()
+        out.append(kls + [scale.grad, alpha.grad])
+    for i, (e, t) in enumerate(zip(out[1], out[0])):
+        _close(e, t, f"item {i}")
+    assert math.isinf(out[1][0][2].item()) and math.isinf(out[1][1][1].item())
+
+
+def test_every_pair_pytorch_registers_is_registered():
+    names = lambda registry: {(p.__name__, q.__name__) for p, q in registry}  # noqa: E731
+    # (other tests may register pairs of their own types)
+    assert names(torch.distributions.kl._KL_REGISTRY) <= names(ember.distributions.kl._KL_REGISTRY)
+    for m in (torch, ember):
+        D = m.distributions
+        p = D.Poisson(m.tensor([1.5, 2.0]))
+        assert D.kl_divergence(p, D.Bernoulli(m.tensor([0.3, 0.5]))).tolist() == [math.inf] * 2
+        assert D.kl_divergence(p, D.Binomial(3, m.tensor([0.3, 0.5]))).tolist() == [math.inf] * 2
