@@ -18,8 +18,15 @@ CASES = {
     "Kumaraswamy": ([np.array([0.5, 1.5, 3.0]), np.array([0.7, 2.0, 0.9])], np.array([0.2, 0.5, 0.9])),
     "ContinuousBernoulli": ([np.array([0.1, 0.4995, 0.5, 0.7, 0.999])], np.array([0.2, 0.5, 0.9, 0.0, 1.0])),
     "FisherSnedecor": ([np.array([1.5, 3.0, 6.0]), np.array([2.5, 5.0, 9.0])], np.array([0.2, 1.0, 3.0])),
+    "InverseGamma": ([np.array([0.7, 1.5, 3.0]), np.array([0.5, 2.0, 1.0])], np.array([0.2, 1.0, 3.0])),
+    "LogisticNormal": ([np.array([0.3, -1.0, 0.5]), np.array([0.5, 1.0, 2.0])],
+                       np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])),
+    # concentration 0 (the exponential limit), positive, and negative (a bounded support)
+    "GeneralizedPareto": ([np.array([0.0, 1.0, -1.0, 0.5]), np.array([1.0, 2.0, 0.5, 1.0]),
+                           np.array([0.0, 0.3, -0.4, 0.6])], np.array([0.5, 2.0, -0.5, 1.0])),
 }
 QUANTILES = np.array([0.1, 0.5, 0.9, 0.3, 0.7])
+DRAWN_AS_PYTORCH = ["Pareto", "Kumaraswamy", "ContinuousBernoulli", "GeneralizedPareto", "LogisticNormal"]
 
 
 def _numpy(t):
@@ -28,11 +35,11 @@ def _numpy(t):
     return np.asarray(t)
 
 
-def _close(e, t, msg, atol=1e-10):
+def _close(e, t, msg, atol=1e-10, rtol=1e-9):
     e, t = _numpy(e), _numpy(t)
     assert e.shape == t.shape, f"{msg}: shape {e.shape} != {t.shape}"
     assert e.dtype == t.dtype, f"{msg}: dtype {e.dtype} != {t.dtype}"
-    np.testing.assert_allclose(e, t, rtol=1e-9, atol=atol, err_msg=msg, equal_nan=True)
+    np.testing.assert_allclose(e, t, rtol=rtol, atol=atol, err_msg=msg, equal_nan=True)
 
 
 def _optional(fn):
@@ -43,8 +50,15 @@ def _optional(fn):
         return "not implemented"
 
 
+# PyTorch's GeneralizedPareto.log_prob refuses float64 parameters (isclose against a float32 zero): compared in
+# float32 (ember's float64 scores are checked against them in test_generalized_pareto_float64)
+FLOAT32 = {"GeneralizedPareto"}
+
+
 def _scores(m, name):
     arrays, x = CASES[name]
+    if name in FLOAT32:
+        arrays, x = [a.astype(np.float32) for a in arrays], x.astype(np.float32)
     params = [m.tensor(a, requires_grad=True) for a in arrays]
     d = getattr(m.distributions, name)(*params)
     lp = d.log_prob(m.tensor(x))
@@ -67,19 +81,31 @@ def test_scores_moments_gradients_and_shapes(name):
         if isinstance(t[key], (str, tuple)):
             assert e[key] == t[key], f"{name} {key}"
         else:
-            _close(e[key], t[key], f"{name} {key}")
+            _close(e[key], t[key], f"{name} {key}", **({"atol": 1e-6, "rtol": 1e-6} if name in FLOAT32 else {}))
 
 
-@pytest.mark.parametrize("name", ["Pareto", "Kumaraswamy", "ContinuousBernoulli"])
+def test_generalized_pareto_float64():
+    """ember's GeneralizedPareto scores float64 parameters (PyTorch's raises); they agree with float32's."""
+    arrays, x = CASES["GeneralizedPareto"]
+    d64 = ember.distributions.GeneralizedPareto(*[ember.tensor(a) for a in arrays])
+    d32 = ember.distributions.GeneralizedPareto(*[ember.tensor(a, dtype=ember.float32) for a in arrays])
+    for method in ("log_prob", "cdf", "log_survival_function"):
+        lp64, lp32 = getattr(d64, method)(ember.tensor(x)), getattr(d32, method)(ember.tensor(x, dtype=ember.float32))
+        assert lp64.dtype == ember.float64
+        np.testing.assert_allclose(lp64.numpy(), lp32.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", DRAWN_AS_PYTORCH)
 def test_draws_are_pytorchs_and_reparameterised(name):
-    """Transforms of uniform (Kumaraswamy, ContinuousBernoulli) or exponential (Pareto) draws: the same seed
-    gives PyTorch's numbers, and their gradients with respect to the parameters."""
+    """Transforms of uniform (Kumaraswamy, ContinuousBernoulli, GeneralizedPareto), exponential (Pareto) or
+    normal (LogisticNormal) draws: the same seed gives PyTorch's numbers, and their gradients with respect to
+    the parameters."""
     out = []
     for m in (torch, ember):
         params = [m.tensor(a, requires_grad=True) for a in CASES[name][0]]
         m.manual_seed(3)
         draw = getattr(m.distributions, name)(*params).rsample((5,))
-        (draw * m.arange(1.0, 6.0, dtype=m.float64).unsqueeze(1)).sum().backward()
+        (draw * m.arange(1.0, 6.0, dtype=m.float64).reshape(5, *[1] * (draw.dim() - 1))).sum().backward()
         m.manual_seed(4)
         plain = getattr(m.distributions, name)(*params).sample((2,))
         out.append([draw, plain, plain.requires_grad, *[p.grad for p in params]])
@@ -127,7 +153,29 @@ def test_fisher_snedecor_draws_follow_the_distribution():
     np.testing.assert_allclose(df2.grad.numpy(), -2 / (np.array([10.0, 20.0]) - 2) ** 2, rtol=0.1)
 
 
+def test_inverse_gamma_draws_follow_the_distribution():
+    """InverseGamma's draws (1 / ember's gamma draws): mean and variance, and a pathwise gradient whose average
+    is d E[X] / d rate = 1 / (concentration - 1)."""
+    n = 200_000
+    ember.manual_seed(1)
+    rate = ember.tensor([2.0, 0.5], dtype=ember.float64, requires_grad=True)
+    d = ember.distributions.InverseGamma(ember.tensor([5.0, 9.0], dtype=ember.float64), rate)
+    x = d.rsample((n,))
+    mean, var = d.mean.detach().numpy(), d.variance.detach().numpy()
+    assert np.all(np.abs(x.detach().numpy().mean(0) - mean) < 5 * np.sqrt(var / n))
+    np.testing.assert_allclose(x.detach().numpy().var(0), var, rtol=0.1)
+    x.mean(0).sum().backward()
+    np.testing.assert_allclose(rate.grad.numpy(), 1 / np.array([4.0, 8.0]), rtol=0.01)
+
+
 @pytest.mark.parametrize("make", [
+    lambda m: m.distributions.InverseGamma(m.tensor([1.0]), m.tensor([-1.0])),
+    lambda m: m.distributions.InverseGamma(m.tensor([1.0]), m.tensor([1.0])).log_prob(m.tensor([-1.0])),
+    lambda m: m.distributions.LogisticNormal(m.tensor([0.0]), m.tensor([0.0])),
+    lambda m: m.distributions.LogisticNormal(m.tensor([0.0]), m.tensor([1.0])).log_prob(m.tensor([0.5, 0.6])),
+    lambda m: m.distributions.GeneralizedPareto(m.tensor([0.0]), m.tensor([-1.0]), m.tensor([0.5])),
+    lambda m: m.distributions.GeneralizedPareto(m.tensor([0.0]), m.tensor([1.0]), m.tensor([-0.5])).log_prob(
+        m.tensor([3.0])),
     lambda m: m.distributions.Pareto(m.tensor([1.0]), m.tensor([-1.0])),
     lambda m: m.distributions.Pareto(m.tensor([2.0]), m.tensor([1.0])).log_prob(m.tensor([1.0])),
     lambda m: m.distributions.Kumaraswamy(m.tensor([0.0]), m.tensor([1.0])),
