@@ -272,3 +272,32 @@ def test_every_pair_pytorch_registers_is_registered():
         p = D.Poisson(m.tensor([1.5, 2.0]))
         assert D.kl_divergence(p, D.Bernoulli(m.tensor([0.3, 0.5]))).tolist() == [math.inf] * 2
         assert D.kl_divergence(p, D.Binomial(3, m.tensor([0.3, 0.5]))).tolist() == [math.inf] * 2
+
+
+def test_von_mises_scores_draws_and_expand():
+    """VonMises against PyTorch: log_prob and its gradients (PyTorch's Bessel approximations), the circular
+    variance, float64 draws of PyTorch's rejection sampler (its numbers for the same seed, in the parameters'
+    dtype, also for a near-zero float32 concentration), expand, and no rsample."""
+    def run(m):
+        loc = m.tensor([0.5, -2.0, 3.0], dtype=m.float64, requires_grad=True)
+        k = m.tensor([0.3, 2.0, 8.0], dtype=m.float64, requires_grad=True)
+        d = m.distributions.VonMises(loc, k)
+        lp = d.log_prob(m.tensor([0.1, 1.0, -3.0], dtype=m.float64))
+        lp.sum().backward()
+        m.manual_seed(2)
+        draws = d.sample((4,))
+        m.manual_seed(3)
+        d32 = m.distributions.VonMises(m.tensor([0.5, 1.0]), m.tensor([1e-6, 5.0]))
+        draws32 = d32.sample((3,))
+        e = d.expand((2, 3))
+        return [lp, loc.grad, k.grad, d.mean, d.mode, d.variance, draws, draws32,
+                e.log_prob(m.tensor([0.1, 1.0, -3.0], dtype=m.float64)), d32.log_prob(m.tensor([0.2, 0.3]))]
+
+    t, e = run(torch), run(ember)
+    for i, (a, b) in enumerate(zip(e, t)):
+        _close(a, b, f"item {i}", atol=1e-6 if i == 9 else 1e-10)
+    d = ember.distributions.VonMises(ember.tensor(0.0), ember.tensor(1.0))
+    assert not d.has_rsample and tuple(d.batch_shape) == () and d.sample().dtype == ember.float32
+    assert isinstance(d.expand((2,)), ember.distributions.VonMises)
+    with pytest.raises(ValueError):
+        ember.distributions.VonMises(ember.tensor([0.0]), ember.tensor([-1.0]))

@@ -1,8 +1,10 @@
 """``torch.distributions``: probability distributions, transforms and KL divergences, with PyTorch's classes,
 shape rules (sample_shape + batch_shape + event_shape), validation and reparameterised sampling.
 
-Draws come from ember's generator (``ember.manual_seed``), so they differ from PyTorch's numbers; their
-distributions are the same. Scores (``log_prob``, ``entropy``, ``cdf``, KL) are the same functions.
+Draws come from ember's generator (``ember.manual_seed``): those that transform its uniform, normal or
+exponential draws (Pareto, Kumaraswamy, ContinuousBernoulli, GeneralizedPareto, LogisticNormal, Weibull) and
+VonMises' rejection sampler are PyTorch's numbers for the same seed; others (gamma-based ones among them) differ
+from PyTorch's numbers, their distributions being the same. Scores (``log_prob``, ``entropy``, ``cdf``, KL) are the same functions.
 """
 
 from . import constraints, transforms
@@ -63,6 +65,7 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
@@ -74,8 +77,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform",
-           "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 
