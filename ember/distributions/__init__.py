@@ -4,7 +4,8 @@ shape rules (sample_shape + batch_shape + event_shape), validation and reparamet
 Draws come from ember's generator (``ember.manual_seed``): those that transform its uniform, normal or
 exponential draws (Pareto, Kumaraswamy, ContinuousBernoulli, GeneralizedPareto, LogisticNormal, Weibull) and
 VonMises' rejection sampler are PyTorch's numbers for the same seed; others (gamma-based ones among them) differ
-from PyTorch's numbers, their distributions being the same. Scores (``log_prob``, ``entropy``, ``cdf``, KL) are the same functions.
+from PyTorch's numbers, their distributions being the same. Scores (``log_prob``, ``entropy``, ``cdf``, KL) are
+the same functions.
 """
 
 from . import constraints, transforms

@@ -50,16 +50,7 @@ class ContinuousBernoulli(ExponentialFamily):
         super().__init__(Size() if scalar else self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(tuple(batch_shape))
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(tuple(batch_shape))
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"), copied=("_lims",))
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)

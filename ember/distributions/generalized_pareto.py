@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
-from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_params
 
 __all__ = ["GeneralizedPareto"]
 
@@ -31,18 +29,11 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None) -> None:
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        scalar = all(isinstance(v, Number) for v in (loc, scale, concentration))
-        super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
+        batch_shape = broadcast_params(self, loc=loc, scale=scale, concentration=concentration)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc, new.scale, new.concentration = (v.expand(tuple(batch_shape))
-                                                 for v in (self.loc, self.scale, self.concentration))
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
 
     def rsample(self, sample_shape=()):
         from .._creation import rand

@@ -113,12 +113,7 @@ class VonMises(Distribution):
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc, new.concentration = self.loc.expand(tuple(batch_shape)), self.concentration.expand(tuple(batch_shape))
-        super(VonMises, new).__init__(batch_shape, Size(), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, batch_shape, _instance, ("loc", "concentration"))
 
     @property
     def mean(self):
