@@ -301,3 +301,31 @@ def test_von_mises_scores_draws_and_expand():
     assert isinstance(d.expand((2,)), ember.distributions.VonMises)
     with pytest.raises(ValueError):
         ember.distributions.VonMises(ember.tensor([0.0]), ember.tensor([-1.0]))
+
+
+def test_cumulative_distribution_transform():
+    """CumulativeDistributionTransform: cdf forward, icdf inverse, log_prob as log |det J|, the base's support as
+    domain; a TransformedDistribution through it (a uniform on [0, 1]) scores and draws as PyTorch's."""
+    def run(m):
+        loc = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        base = m.distributions.Normal(loc, m.tensor([1.0, 2.0], dtype=m.float64))
+        t = m.distributions.transforms.CumulativeDistributionTransform(base)
+        x = m.tensor([0.3, 0.1], dtype=m.float64)
+        y = t(x)
+        ladj = t.log_abs_det_jacobian(x, y)
+        (y.sum() + ladj.sum()).backward()
+        td = m.distributions.TransformedDistribution(
+            m.distributions.Normal(m.tensor([0.0], dtype=m.float64), m.tensor([1.0], dtype=m.float64)),
+            [m.distributions.transforms.CumulativeDistributionTransform(
+                m.distributions.Normal(m.tensor([0.0], dtype=m.float64), m.tensor([1.0], dtype=m.float64)))])
+        m.manual_seed(0)
+        return [y, t.inv(y), ladj, loc.grad, td.log_prob(m.tensor([0.25], dtype=m.float64)), td.sample((3,)),
+                t.with_cache(1)(x)]
+
+    for i, (e, t) in enumerate(zip(run(ember), run(torch))):
+        _close(e, t, f"item {i}")
+    T = ember.distributions.transforms.CumulativeDistributionTransform
+    d = ember.distributions.Pareto(ember.tensor(1.0), ember.tensor(2.0))
+    assert T(d).domain.check(ember.tensor([0.5, 1.5])).tolist() == [False, True]
+    assert T(d).codomain is ember.distributions.constraints.unit_interval and T(d).sign == 1 and T(d).bijective
+    assert T(d).with_cache(0)._cache_size == 0 and T(d).with_cache(1)._cache_size == 1

@@ -13,10 +13,10 @@ from . import constraints
 from .transform_base import ComposeTransform, IndependentTransform, ReshapeTransform, Transform, identity_transform
 from .utils import broadcast_shapes, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
+           "TanhTransform", "Transform", "identity_transform"]
 
 
 class _Elementwise(Transform):
@@ -361,3 +361,35 @@ class PositiveDefiniteTransform(Transform):
         from ..linalg import cholesky
 
         return LowerCholeskyTransform().inv(cholesky(y))
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x): a univariate distribution's support onto [0, 1] (its inverse, the icdf, maps
+    uniform draws to the distribution; copulas are built from it). The log-determinant Jacobian is the density's
+    log, ``distribution.log_prob(x)``."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
