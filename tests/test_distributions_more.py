@@ -335,7 +335,45 @@ def test_pytorchs_public_names_are_there():
     """Every public name of torch.distributions (classes and their modules: ``distributions.chi2.Chi2``) but the
     ones docs/api.md lists as not implemented."""
     missing = {n for n in dir(torch.distributions) if not n.startswith("_")} - set(dir(ember.distributions))
-    assert missing == {"CatTransform", "CorrCholeskyTransform", "LKJCholesky", "StackTransform", "Wishart",
-                       "lkj_cholesky", "wishart"}
+    assert missing == {"CorrCholeskyTransform", "LKJCholesky", "Wishart", "lkj_cholesky", "wishart"}
     D = ember.distributions
     assert D.chi2.Chi2 is D.Chi2 and D.pareto.Pareto is D.Pareto and D.von_mises.VonMises is D.VonMises
+
+
+def test_cat_and_stack_transforms():
+    """CatTransform / StackTransform: forward, inverse, log-determinants (concatenated along a batch dim, summed
+    into an event dim), domains, and biject_to / transform_to of cat and stack constraints, as PyTorch's."""
+    x = np.array([[0.3, -1.2, 0.5, 2.0], [1.1, 0.4, -0.7, 0.2], [-0.5, 0.9, 1.3, -1.0]])
+
+    def run(m):
+        T, C = m.distributions.transforms, m.distributions.constraints
+        xt = m.tensor(x, requires_grad=True)
+        cat0 = T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)], dim=1, lengths=[1, 3])
+        cat1 = T.CatTransform([T.SigmoidTransform(), T.IndependentTransform(T.ExpTransform(), 1)], dim=1,
+                              lengths=[1, 3])
+        stack = T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.SigmoidTransform()], dim=0)
+        out = []
+        for t in (cat0, cat1, stack):
+            y = t(xt)
+            out += [y, t.log_abs_det_jacobian(xt, y), t.bijective, t.inv(y)]
+        (out[0].sum() + out[1].sum() + out[8].sum() + out[9].sum()).backward()
+        cons = C.cat([C.positive, C.real, C.interval(0.0, 1.0)], dim=1, lengths=[1, 2, 1])
+        stacked = C.stack([C.positive, C.unit_interval, C.real], dim=0)
+        z = m.tensor(x)
+        out += [xt.grad, m.distributions.biject_to(cons)(z), m.distributions.transform_to(stacked)(z),
+                cons.check(m.distributions.transform_to(cons)(z)).all().item(),
+                cat0.domain.check(z), stack.codomain.check(stack(z)), cat1.event_dim, cat0.with_cache(1)(z)]
+        return out
+
+    t, e = run(torch), run(ember)
+    assert len(e) == len(t)
+    for i, (a, b) in enumerate(zip(e, t)):
+        if isinstance(b, (bool, int)):
+            assert a == b, f"item {i}"
+        else:
+            _close(a, b, f"item {i}")
+    T = ember.distributions.transforms
+    with pytest.raises(AssertionError, match="must equal length 4"):
+        T.CatTransform([T.ExpTransform(), T.ExpTransform()], dim=1, lengths=[1, 3])(ember.zeros(2, 3))
+    with pytest.raises(AssertionError, match="out of range"):
+        T.StackTransform([T.ExpTransform()], dim=2)(ember.zeros(1, 3))

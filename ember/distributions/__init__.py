@@ -51,6 +51,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
     CumulativeDistributionTransform,
     ExpTransform,
@@ -62,6 +63,7 @@ from .transforms import (
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -71,18 +73,18 @@ from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
-           "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-           "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto",
-           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
-           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-           "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-           "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
-           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
-           "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
-           "transforms"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform",
+           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+           "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+           "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+           "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 

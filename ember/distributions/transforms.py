@@ -10,13 +10,21 @@ from numbers import Number
 
 from .._tensor import Tensor
 from . import constraints
-from .transform_base import ComposeTransform, IndependentTransform, ReshapeTransform, Transform, identity_transform
+from .transform_base import (
+    CatTransform,
+    ComposeTransform,
+    IndependentTransform,
+    ReshapeTransform,
+    StackTransform,
+    Transform,
+    identity_transform,
+)
 from .utils import broadcast_shapes, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
-           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
+           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform",
+           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 class _Elementwise(Transform):
