@@ -335,7 +335,7 @@ def test_pytorchs_public_names_are_there():
     """Every public name of torch.distributions (classes and their modules: ``distributions.chi2.Chi2``) but the
     ones docs/api.md lists as not implemented."""
     missing = {n for n in dir(torch.distributions) if not n.startswith("_")} - set(dir(ember.distributions))
-    assert missing == {"CorrCholeskyTransform", "LKJCholesky", "Wishart", "lkj_cholesky", "wishart"}
+    assert missing == {"LKJCholesky", "Wishart", "lkj_cholesky", "wishart"}
     D = ember.distributions
     assert D.chi2.Chi2 is D.Chi2 and D.pareto.Pareto is D.Pareto and D.von_mises.VonMises is D.VonMises
 
@@ -377,3 +377,31 @@ def test_cat_and_stack_transforms():
         T.CatTransform([T.ExpTransform(), T.ExpTransform()], dim=1, lengths=[1, 3])(ember.zeros(2, 3))
     with pytest.raises(AssertionError, match="out of range"):
         T.StackTransform([T.ExpTransform()], dim=2)(ember.zeros(1, 3))
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_corr_cholesky_transform(d):
+    """CorrCholeskyTransform against PyTorch: forward (a correlation Cholesky factor), inverse, the
+    log-determinant and their gradients, shapes, biject_to(corr_cholesky); tril_matrix_to_vec / vec_to_tril_matrix."""
+    x = np.random.default_rng(d).standard_normal((3, d * (d - 1) // 2))
+
+    def run(m):
+        T = m.distributions.transforms.CorrCholeskyTransform()
+        xt = m.tensor(x, requires_grad=True)
+        y = T(xt)
+        ladj = T.log_abs_det_jacobian(xt, y)
+        (y.sum() + ladj.sum()).backward()
+        U = m.distributions.utils
+        v = m.arange(1.0, 7.0)
+        return [y, ladj, xt.grad, T.inv(y), T.forward_shape((3, x.shape[1])), T.inverse_shape((3, d, d)),
+                m.distributions.constraints.corr_cholesky.check(y), type(m.distributions.biject_to(
+                    m.distributions.constraints.corr_cholesky)).__name__, U.vec_to_tril_matrix(v),
+                U.vec_to_tril_matrix(v, diag=-1), U.tril_matrix_to_vec(U.vec_to_tril_matrix(v, diag=-1), diag=-1)]
+
+    for i, (e, t) in enumerate(zip(run(ember), run(torch))):
+        if isinstance(t, (tuple, str)):
+            assert e == t, f"item {i}"
+        else:
+            _close(e, t, f"item {i}")
+    with pytest.raises(ValueError, match="cannot be expressed"):
+        ember.distributions.utils.vec_to_tril_matrix(ember.arange(5.0))
