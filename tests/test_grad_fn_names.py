@@ -145,3 +145,35 @@ def test_linear_node_name_is_pytorchs(inp, bias):
         out = m.nn.functional.linear(LINEAR_INPUTS[inp](m), w, b)
         names.append((out.grad_fn.name(), repr(out.grad_fn).split(" object at")[0]))
     assert names[1] == names[0]
+
+
+# A class loss's node reads as the node PyTorch's composition ends in: nll_loss's kernel (its 2-D one for inputs of
+# other ranks than 1 and 2, whose unreduced loss is viewed back except for (N, C, H, W)), the addition of a
+# label-smoothing term, the negation (and division by N for 'mean') of class-probability targets' sum.
+CLASS_LOSS_SHAPES = [(4, 3), (3,), (2, 3, 5), (2, 3, 4, 2), (2, 3, 2, 2, 2)]
+
+
+@pytest.mark.parametrize("target", ["indices", "probabilities"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", CLASS_LOSS_SHAPES)
+def test_cross_entropy_and_nll_loss_node_names_are_pytorchs(shape, reduction, smoothing, target):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    idx = rng.integers(0, 3, size=(shape[0], *shape[2:]) if len(shape) > 1 else ())
+    probs = rng.random(shape)
+    results = []
+    for m in (torch, ember):
+        inp = m.tensor(x, requires_grad=True)
+        t = m.tensor(idx) if target == "indices" else m.tensor(probs)
+        out = m.nn.functional.cross_entropy(inp, t, reduction=reduction, label_smoothing=smoothing)
+        shown = [out.grad_fn.name(), repr(out).split("grad_fn=")[1], tuple(out.shape)]
+        out.sum().backward()
+        if target == "indices" and not smoothing:
+            nll = m.nn.functional.nll_loss(inp.log_softmax(1 if len(shape) > 1 else 0), t, reduction=reduction)
+            shown += [nll.grad_fn.name(), tuple(nll.shape)]
+            nll.sum().backward()
+        results.append((shown, inp.grad.detach().numpy() if m is torch else inp.grad.numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10, atol=1e-12)

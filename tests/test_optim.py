@@ -175,6 +175,58 @@ def test_every_optimizers_defaults_match_torch(name):
         getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)]).defaults
 
 
+# options other than the defaults, for each optimizer (the key order may not depend on them, and the state's
+# may: momentum buffers, amsgrad's max, centered RMSprop's grad average)
+KEY_ORDER_OPTIONS = {
+    "SGD": {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1}, "Adam": {"amsgrad": True},
+    "AdamW": {"amsgrad": True, "weight_decay": 0.1}, "RMSprop": {"momentum": 0.9, "centered": True},
+    "Adagrad": {"lr_decay": 0.1, "initial_accumulator_value": 0.5}, "Adadelta": {"weight_decay": 0.1},
+    "Adamax": {"maximize": True}, "NAdam": {"decoupled_weight_decay": True, "weight_decay": 0.1},
+    "RAdam": {"decoupled_weight_decay": True, "weight_decay": 0.1}, "ASGD": {"t0": 1.0},
+    "Rprop": {"etas": (0.4, 1.1)}, "LBFGS": {"line_search_fn": "strong_wolfe", "history_size": 3},
+    "SparseAdam": {"betas": (0.8, 0.9)},
+}
+
+
+@pytest.mark.parametrize("options", ["default", "other"])
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_state_dict_key_order_is_torchs(name, options):
+    """A printed or diffed state_dict reads as PyTorch's: the keys of its groups (a group's own options first,
+    then the defaults, ``params`` last) and of each parameter's state come in PyTorch's order."""
+    kwargs = KEY_ORDER_OPTIONS[name] if options == "other" else {}
+    orders = [_key_orders(m, name, kwargs) for m in (torch, ember)]
+    assert orders[1] == orders[0]
+
+
+def _key_orders(m, name, kwargs):
+    """The key orders of framework ``m``'s optimizer ``name``: its state_dict's, its groups' before and after a
+    step (the state_dict's and its own), its defaults', each parameter's state's."""
+    if name == "SparseAdam":
+        emb = m.nn.Embedding(3, 2, sparse=True)
+        groups = [{"params": [emb.weight], "lr": 0.01}]
+
+        def loss_of():
+            return emb(m.tensor([0, 2])).sum()
+    else:
+        p, q = m.nn.Parameter(m.ones(3)), m.nn.Parameter(m.ones(2))
+        groups = [{"params": [p]}, {"eps": 1e-6, "params": [q], "lr": 0.01}] if name != "LBFGS" else [p, q]
+
+        def loss_of():
+            return (p * p).sum() + (q * q).sum() * 2
+    opt = getattr(m.optim, name)(groups, **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = loss_of()
+        loss.backward()
+        return loss
+    before = [list(g) for g in opt.state_dict()["param_groups"]]
+    opt.step(closure)
+    sd = opt.state_dict()
+    return (list(sd), before, [list(g) for g in sd["param_groups"]], [list(g) for g in opt.param_groups],
+            list(opt.defaults), {i: list(s) for i, s in sd["state"].items()})
+
+
 @pytest.mark.parametrize("name,kwargs", CASES[::3])
 def test_closure_returns_loss_and_matches(name, kwargs):
     e = trajectory(ember, name, kwargs, closure=True)

@@ -1,5 +1,5 @@
-"""``Gamma(concentration, rate)`` and ``Chi2(df)``; the reparameterised standard-gamma draw they share with
-Beta and Dirichlet."""
+"""``Gamma(concentration, rate)``; the reparameterised standard-gamma draw it shares with Chi2, Beta and
+Dirichlet."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from ..autograd.graph import Node
 from ..ops.gamma_fns import _lgamma64
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, broadcast_params
+from .utils import broadcast_params
 
-__all__ = ["Gamma", "Chi2"]
+__all__ = ["Gamma"]
 
 _TINY = 1e-300
 _MAX_STEPS = 2000  # enough for concentrations up to ~1e5
@@ -173,20 +173,3 @@ class Gamma(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
-
-
-class Chi2(Gamma):
-    """The chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args=None) -> None:
-        (df,) = broadcast_all(df)
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, self._get_checked_instance(Chi2, _instance))
-
-    @property
-    def df(self):
-        return self.concentration * 2

@@ -12,6 +12,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -26,6 +27,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_mv
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -435,18 +437,27 @@ def _kl_normal_laplace(p, q):
     return -scale_ratio.log() + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
+# p puts probability where q has none (q's support is a part of p's): KL(p || q) is inf, of p's batch shape
+_INFINITE_PAIRS = {
+    Normal: (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    Gumbel: (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    Laplace: (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    Gamma: (Beta, ContinuousBernoulli, Pareto, Uniform),
+    Exponential: (Beta, ContinuousBernoulli, Pareto, Uniform),
+    Pareto: (Beta, ContinuousBernoulli, Uniform),
+    Beta: (Pareto,),
+    ContinuousBernoulli: (Pareto,),
+    Poisson: (Bernoulli, Binomial),
+}
 
 
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
+def _kl_infinity(p, q):
+    return _infinite_like(p.mean)
+
+
+for _p, _qs in _INFINITE_PAIRS.items():
+    for _q in _qs:
+        register_kl(_p, _q)(_kl_infinity)
 
 
 @register_kl(Uniform, Beta)
@@ -481,3 +492,149 @@ def _kl_uniform_normal(p, q):
     t2 = common.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (p.concentration1.digamma() - (p.concentration1 + p.concentration0).digamma())
+    t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+    return -p.entropy() + t2 - t3 + t4
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    scale_rate_prod = p.rate * q.scale
+    loc_scale_ratio = q.loc / q.scale
+    t1 = scale_rate_prod.log() - 1
+    t2 = loc_scale_ratio.exp() * scale_rate_prod / (scale_rate_prod + 1)
+    return t1 - loc_scale_ratio + t2 + scale_rate_prod.reciprocal()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    beta_scale_prod = p.rate * q.scale
+    loc_scale_ratio = q.loc / q.scale
+    t1 = (p.concentration - 1) * p.concentration.digamma() - p.concentration.lgamma() - p.concentration
+    t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
+    t3 = loc_scale_ratio.exp() * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration) - loc_scale_ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    param_ratio = p.scale / q.scale
+    t1 = (param_ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (_EULER_GAMMA + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_scale_ratio = p.loc / q.scale
+    var_scale_sqr_ratio = (p.scale / q.scale).pow(2)
+    loc_scale_ratio = q.loc / q.scale
+    t1 = var_scale_sqr_ratio.log() * 0.5
+    t2 = mean_scale_ratio - loc_scale_ratio
+    t3 = (-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio).exp()
+    return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    common = q.scale / (p.high - p.low)
+    high_loc_diff, low_loc_diff = (p.high - q.loc) / q.scale, (p.low - q.loc) / q.scale
+    t1 = common.log() + 0.5 * (high_loc_diff + low_loc_diff)
+    return t1 - common * ((-high_loc_diff).exp() - (-low_loc_diff).exp())
+
+
+# Pareto and ContinuousBernoulli: PyTorch's closed forms, and inf where p's support reaches beyond q's
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _set(result, p.support.lower_bound < q.support.lower_bound, math.inf)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    scale_rate_prod = p.scale * q.rate
+    t1 = (p.alpha / scale_rate_prod).log()
+    t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
+    return _set(t1 - p.alpha.reciprocal() + t3 - 1, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _set(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    return _set(t1 - p.alpha.reciprocal() + (t3 + t4) / var_normal - 1, p.alpha <= 2, math.inf)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    support = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * support).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support) / support
+    return _set(t2 * (q.alpha + 1) - t1, p.low < q.support.lower_bound, math.inf)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+def _kl_to_continuous_bernoulli(p, q):
+    """KL(p || q) for a continuous Bernoulli q: -H(p) - E_p[x] logits_q - log(1 - probs_q) - log C(probs_q)."""
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _kl_to_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return _set(_kl_to_continuous_bernoulli(p, q), outside, math.inf)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).pow(2)) + q.scale.log()
+    t3 = (p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean) / (2.0 * q.scale.pow(2))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return _set(-p.entropy() + (q.high - q.low).log(), outside, math.inf)

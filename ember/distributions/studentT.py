@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from . import constraints
+from .chi2 import Chi2
 from .distribution import Distribution
-from .gamma import Chi2
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]

@@ -1,12 +1,14 @@
 """The structure of transforms: ``Transform`` (caching, inverse, shapes), the inverse of a transform, composition,
-``IndependentTransform`` and ``ReshapeTransform``. The concrete maps are in ``transforms.py``."""
+``IndependentTransform``, ``ReshapeTransform``, and ``CatTransform`` / ``StackTransform`` (transforms applied
+piecewise along a dimension). The concrete maps are in ``transforms.py``."""
 
 from __future__ import annotations
 
 from . import constraints
 from .utils import _sum_rightmost, lazy_property
 
-__all__ = ["ComposeTransform", "IndependentTransform", "ReshapeTransform", "Transform", "identity_transform"]
+__all__ = ["CatTransform", "ComposeTransform", "IndependentTransform", "ReshapeTransform", "StackTransform",
+           "Transform", "identity_transform"]
 
 
 class Transform:
@@ -337,3 +339,124 @@ class ReshapeTransform(Transform):
 
     def inverse_shape(self, shape):
         return tuple(shape[:len(shape) - len(self.out_shape)]) + tuple(self.in_shape)
+
+
+def _check_along(t, name: str, dim: int, size: int, what: str) -> None:
+    """PyTorch's AssertionErrors for a tensor ``t`` whose ``dim`` is out of range or not of ``size``."""
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != size:
+        raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {what} {size}")
+
+
+class _AlongTransform(Transform):
+    """``transforms`` applied to the pieces of the input along ``dim`` (CatTransform, StackTransform)."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+
+class CatTransform(_AlongTransform):
+    """``transforms[i]`` applied to the i-th piece (``lengths[i]`` long) of the input along ``dim``, the results
+    concatenated: a transform onto ``constraints.cat`` (what ``biject_to`` of such a constraint gives)."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        super().__init__(tseq, dim, cache_size)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+
+    @lazy_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, t, name: str):
+        _check_along(t, name, self.dim, self.length, "length")
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [t.narrow(self.dim, s, n) for s, n in zip(starts, self.lengths)]
+
+    def _call(self, x):
+        from .. import cat
+
+        return cat([t(p) for t, p in zip(self.transforms, self._pieces(x, "tensor"))], dim=self.dim)
+
+    def _inverse(self, y):
+        from .. import cat
+
+        return cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y, "tensor"))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        from .. import cat
+
+        terms = []
+        for t, xp_, yp in zip(self.transforms, self._pieces(x, "x"), self._pieces(y, "y")):
+            term = t.log_abs_det_jacobian(xp_, yp)
+            terms.append(_sum_rightmost(term, self.event_dim - t.event_dim) if t.event_dim < self.event_dim else term)
+        # concatenated where dim is a batch dim of the result, summed where it lies in the event
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return cat(terms, dim=dim) if dim < 0 else sum(terms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(_AlongTransform):
+    """``transforms[i]`` applied to the i-th slice of the input along ``dim``, the results stacked: a transform
+    onto ``constraints.stack``."""
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, t, name: str):
+        _check_along(t, name, self.dim, len(self.transforms), "len(transforms)")
+        return [t.select(self.dim, i) for i in range(t.size(self.dim))]
+
+    def _call(self, x):
+        from .. import stack
+
+        return stack([t(s) for t, s in zip(self.transforms, self._slices(x, "tensor"))], dim=self.dim)
+
+    def _inverse(self, y):
+        from .. import stack
+
+        return stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y, "tensor"))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        from .. import stack
+
+        return stack([t.log_abs_det_jacobian(a, b)
+                      for t, a, b in zip(self.transforms, self._slices(x, "x"), self._slices(y, "y"))], dim=self.dim)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)

@@ -10,13 +10,22 @@ from numbers import Number
 
 from .._tensor import Tensor
 from . import constraints
-from .transform_base import ComposeTransform, IndependentTransform, ReshapeTransform, Transform, identity_transform
+from .transform_base import (
+    CatTransform,
+    ComposeTransform,
+    IndependentTransform,
+    ReshapeTransform,
+    StackTransform,
+    Transform,
+    identity_transform,
+)
 from .utils import broadcast_shapes, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+           "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 class _Elementwise(Transform):
@@ -361,3 +370,99 @@ class PositiveDefiniteTransform(Transform):
         from ..linalg import cholesky
 
         return LowerCholeskyTransform().inv(cholesky(y))
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x): a univariate distribution's support onto [0, 1] (its inverse, the icdf, maps
+    uniform draws to the distribution; copulas are built from it). The log-determinant Jacobian is the density's
+    log, ``distribution.log_prob(x)``."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of D (D - 1) / 2 elements to Cholesky factors of D x D correlation matrices (lower
+    triangular, positive diagonal, rows of unit norm), as PyTorch's: tanh of the vector filled into the strict
+    lower triangle in row order, then a signed stick-breaking along each row. ``log_abs_det_jacobian`` is that
+    of x and the flattened strict lower triangle of y (the two spaces differ in dimension)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        from .. import eye, finfo
+        from ..nn.functional import pad
+        from .utils import vec_to_tril_matrix
+
+        x = x.tanh()
+        eps = finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # y = sign(r) sqrt(z * cumprod(1 - z)) = r * sqrt(cumprod(1 - z)) for z = r^2 (stick breaking on squares)
+        z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + eye(r.shape[-1], dtype=r.dtype)  # the diagonal is 1 before scaling
+        return r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        from ..nn.functional import pad
+        from .utils import tril_matrix_to_vec
+
+        y_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(y_cumsum_shifted, diag=-1).sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        from .utils import tril_matrix_to_vec
+
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        # diag=-2: no shift of the cumulative products needed (a 2 x 2 matrix too)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(y1m_cumsum, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + _softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)

@@ -11,7 +11,8 @@ from .._size import Size
 from .._tensor import Tensor
 from ..autograd import enable_grad
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property"]
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 
 def broadcast_shapes(*shapes) -> Size:
@@ -143,3 +144,36 @@ class BinaryProbs:
     @property
     def param_shape(self) -> Size:
         return self._param.size()
+
+
+def _tril_positions(n: int, diag: int):
+    """The flat positions (row-major) of the lower triangle of an n x n matrix below its ``diag``-th diagonal."""
+    rows, cols = xp.tril_indices(n, k=diag)
+    return rows * n + cols
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular elements (on and below diagonal ``diag``) of a (batch of) D x D matrices, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(*mat.shape[:-2], n * n)
+    return flat[..., Tensor._make(_tril_positions(n, diag))]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The (batch of) D x D lower-triangular matrices holding ``vec``'s elements in row order on and below diagonal
+    ``diag`` (zeros elsewhere); D solves D^2 + (1 + 2 diag) D - |diag| (diag + 1) = 2 len(vec). A gather from
+    [0, vec], so that it is differentiable."""
+    from .. import cat, zeros
+
+    m = vec.shape[-1]
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > float(xp.finfo(_dtype.to_np(vec.dtype)).eps):
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as the lower triangular part "
+                         "of a square D x D matrix.")
+    n = round(n)
+    index = xp.zeros(n * n, dtype=xp.int64)
+    index[_tril_positions(n, diag)] = xp.arange(1, m + 1)
+    padded = cat([zeros(*vec.shape[:-1], 1, dtype=vec.dtype), vec], -1)
+    return padded[..., Tensor._make(index)].reshape(*vec.shape[:-1], n, n)

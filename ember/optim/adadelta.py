@@ -43,8 +43,8 @@ class Adadelta(Optimizer):
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         check_nonneg(eps=eps, weight_decay=weight_decay)
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-                        **compat_options(differentiable, capturable=capturable, foreach=foreach))
+        defaults = compat_options(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                  capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

@@ -48,9 +48,9 @@ class Adagrad(Optimizer):
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
         check_nonneg(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                      initial_accumulator_value=initial_accumulator_value, eps=eps)
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
-                        **compat_options(differentiable, foreach=foreach, fused=fused))
+        defaults = compat_options(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                  initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                  maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

@@ -62,9 +62,10 @@ class Adam(Optimizer):
         check_nonneg(lr=lr, eps=eps)
         check_betas(betas)
         check_nonneg(weight_decay=weight_decay)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
-                        **compat_options(differentiable, foreach=foreach, capturable=capturable, fused=fused))
+        defaults = compat_options(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                  maximize=maximize, foreach=foreach, capturable=capturable,
+                                  differentiable=differentiable, fused=fused,
+                                  decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

@@ -42,8 +42,8 @@ class Adamax(Optimizer):
         check_nonneg(lr=lr, eps=eps)
         check_betas(betas)
         check_nonneg(weight_decay=weight_decay)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
-                        **compat_options(differentiable, foreach=foreach, capturable=capturable))
+        defaults = compat_options(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                  maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

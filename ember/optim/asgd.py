@@ -47,8 +47,8 @@ class ASGD(Optimizer):
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
         check_nonneg(lr=lr, weight_decay=weight_decay)
-        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                        **compat_options(differentiable, foreach=foreach, maximize=maximize, capturable=capturable))
+        defaults = compat_options(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                                  maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

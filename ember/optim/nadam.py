@@ -51,10 +51,10 @@ class NAdam(Optimizer):
         check_nonneg(lr=lr, eps=eps)
         check_betas(betas)
         check_nonneg(weight_decay=weight_decay, momentum_decay=momentum_decay)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                        maximize=maximize,
-                        **compat_options(differentiable, foreach=foreach, capturable=capturable))
+        defaults = compat_options(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                  momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                  maximize=maximize, foreach=foreach, capturable=capturable,
+                                  differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

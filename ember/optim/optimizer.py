@@ -212,12 +212,7 @@ class Optimizer:
             params = [p for p in group["params"] if p._grad is not None and not p._grad.is_sparse]
             if not params:
                 continue
-            states = []
-            for p in params:
-                state = self.state[p]
-                if not state:
-                    self._init_state(p._data, state, group)
-                states.append(state)
+            states = [self._state_of(p, group) for p in params]
             arrays, grads = [p._data for p in params], [p._grad._data for p in params]
             # complex parameters take the fast path, which updates their real views as PyTorch does
             reference = group.get("foreach") is False and not any(p.dtype.kind == "c" for p in arrays)
@@ -227,9 +222,22 @@ class Optimizer:
                         _update_as_real(self, p, g, state, group)
                     else:
                         self._update(p, g, state, group)
-            for p in params:
+            for p, state in zip(params, states):
+                if state:  # (a parameter whose update keeps nothing, SGD's without momentum, has no entry)
+                    self.state.setdefault(p, state)
                 p._bump_version()
         return loss
+
+    def _state_of(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
+        """Parameter ``p``'s state, initialised before its first update; a new one is not entered in ``self.state``
+        until the update has put something in it, so that ``state_dict()["state"]`` lists the parameters that have
+        state, as PyTorch's does."""
+        state = self.state.get(p)
+        if state is None:
+            state = {}
+        if not state:
+            self._init_state(p._data, state, group)
+        return state
 
     def _step_sparse(self, params: list, group: dict[str, Any]) -> None:
         """``_update_sparse`` on each of ``params`` (their gradients are sparse COO: ``ember._sparse``), or
@@ -237,10 +245,10 @@ class Optimizer:
         if not self._sparse_grads:
             raise RuntimeError(self._sparse_error or f"{type(self).__name__} does not support sparse gradients")
         for p in params:
-            state = self.state[p]
-            if not state:
-                self._init_state(p._data, state, group)
+            state = self._state_of(p, group)
             self._update_sparse(p._data, p._grad._data, state, group)
+            if state:
+                self.state.setdefault(p, state)
             p._bump_version()
 
     def _update_sparse(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
@@ -503,14 +511,15 @@ def check_nonneg(**values: float) -> None:
 _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
 
 
-def compat_options(differentiable: bool, **switches: bool | None) -> dict[str, Any]:
-    """PyTorch's implementation switches, kept in each group so state_dicts have PyTorch's keys.
+def compat_options(**defaults: Any) -> dict[str, Any]:
+    """An optimizer's defaults, in the order given: PyTorch's order, so that a printed or diffed
+    ``state_dict()["param_groups"]`` reads as PyTorch's.
 
-    ``foreach=False`` selects the readable per-parameter reference (``_single_tensor_*``) where an optimizer has
-    one (all but LBFGS and SparseAdam), otherwise the threaded in-place update runs;
-    ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating through ``step``)
-    is not supported.
+    They keep PyTorch's implementation switches: ``foreach=False`` selects the readable per-parameter reference
+    (``_single_tensor_*``) where an optimizer has one (all but LBFGS and SparseAdam), otherwise the threaded
+    in-place update runs; ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating
+    through ``step``) is not supported.
     """
-    if differentiable:
+    if defaults["differentiable"]:
         raise NotImplementedError("differentiable=True is not supported by ember's optimizers")
-    return {**switches, "differentiable": False}
+    return {**defaults, "differentiable": False}

@@ -46,9 +46,9 @@ class RMSprop(Optimizer):
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         check_nonneg(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, maximize=maximize,
-                        **compat_options(differentiable, capturable=capturable, foreach=foreach))
+        defaults = compat_options(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                  weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                  maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

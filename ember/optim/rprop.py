@@ -47,8 +47,8 @@ class Rprop(Optimizer):
         check_nonneg(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes,
-                        **compat_options(differentiable, foreach=foreach, maximize=maximize, capturable=capturable))
+        defaults = compat_options(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                                  differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
     def _init_state(self, p, state: dict[str, Any], group: dict[str, Any]) -> None:

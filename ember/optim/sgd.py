@@ -58,9 +58,9 @@ class SGD(Optimizer):
         check_nonneg(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize,
-                        **compat_options(differentiable, foreach=foreach, fused=fused))
+        defaults = compat_options(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                  nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                  differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _update(self, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ def _reduce_rows(loss, denom, reduction: str):
 
 
 def _row_grad(g, denom, reduction: str, ignored):
+    g = g.reshape(ignored.shape) if reduction == "none" else g  # (the node may give the loss the target's shape)
     """The upstream gradient for each row as a (M,) array; 0 on ignored rows (even when all are ignored)."""
     if reduction != "none":
         with xp.errstate(invalid="ignore", divide="ignore"):
@@ -43,11 +44,43 @@ def _row_grad(g, denom, reduction: str, ignored):
     return xp.where(ignored, g.dtype.type(0), g)
 
 
-class CrossEntropy(Node):
+class _ShownLoss(Node):
+    """A class loss's node, named as the node PyTorch's composition of the loss ends in (``shown``, set per call
+    by ``_shown_as``); with reduction 'none' its output has the target's shape (``shape``) where PyTorch's last
+    node gives it that shape itself."""
+    shown = "NllLossBackward0"
+
+    def name(self) -> str:
+        return self.shown
+
+    def shaped(self, loss, shown, shape):
+        self.shown = shown
+        return loss.reshape(shape) if shape is not None else loss
+
+
+def _shown_as(nd: int, soft: bool, smoothing: float, reduction: str) -> tuple[str | None, bool]:
+    """(the name of the node PyTorch's cross_entropy / nll_loss of an ``nd``-D input ends in, whether that node
+    gives a 'none' loss the target's shape). PyTorch computes a class-index loss with nll_loss, 2-D inputs (and
+    (C,)) by its 1-D kernel, (N, C, H, W) ones by its 2-D kernel and other ranks by that kernel on a 4-D view
+    of the input, whose unreduced loss it views back (``ViewBackward0``, None here); it adds a label-smoothing
+    term to the NLL (``AddBackward0``) and computes class-probability targets as -(target * log_softmax).sum(1),
+    divided by N for 'mean'."""
+    if soft:
+        return ("DivBackward1" if reduction == "mean" else "NegBackward0"), True
+    if smoothing:
+        return "AddBackward0", True
+    if nd <= 2:
+        return "NllLossBackward0", True
+    if nd == 4 or reduction != "none":
+        return "NllLoss2DBackward0", True
+    return None, False
+
+
+class CrossEntropy(_ShownLoss):
     float32_compute = True
     rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
-    def forward(self, x, t, w, ignore_index, smoothing, reduction):
+    def forward(self, x, t, w, ignore_index, smoothing, reduction, shown="NllLossBackward0", shape=None):
         m, c = x.shape
         logp = log_softmax_array(x, 1)
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
@@ -59,7 +92,7 @@ class CrossEntropy(Node):
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, w, smoothing, reduction)
         self.saved = (logp,)
-        return _reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction)
+        return self.shaped(_reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction), shown, shape)
 
     def backward(self, g):
         # d loss_i / dx_i = softmax_i * sum(q_i) - q_i, where q_i = (1-eps) w[t_i] onehot(t_i) + eps/C w (non-ignored)
@@ -92,19 +125,19 @@ def _exp_times(logp, c, out) -> None:
     out *= c
 
 
-class SoftCrossEntropy(Node):
+class SoftCrossEntropy(_ShownLoss):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
     float32_compute = True
     rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
-    def forward(self, x, y, w, smoothing, reduction):
+    def forward(self, x, y, w, smoothing, reduction, shown="NegBackward0", shape=None):
         c = x.shape[1]
         logp = log_softmax_array(x, 1)
         self.scale = 1 - smoothing
         ys = y * self.scale + smoothing / c if smoothing else y
         wy = ys * w if w is not None else ys
         self.saved, self.meta = (logp, wy), (w, reduction)
-        return _reduce_rows(-(wy * logp).sum(1), x.shape[0], reduction)
+        return self.shaped(_reduce_rows(-(wy * logp).sum(1), x.shape[0], reduction), shown, shape)
 
     def backward(self, g):
         logp, wy = self.saved
@@ -118,14 +151,14 @@ class SoftCrossEntropy(Node):
         return gx, gy, None
 
 
-class NLL(Node):
+class NLL(_ShownLoss):
     float32_compute = True
 
-    def forward(self, x, t, w, ignore_index, reduction):
+    def forward(self, x, t, w, ignore_index, reduction, shown="NllLossBackward0", shape=None):
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, reduction, x.shape)
-        return _reduce_rows(-wt * x[xp.arange(x.shape[0]), tt], self.denom, reduction)
+        return self.shaped(_reduce_rows(-wt * x[xp.arange(x.shape[0]), tt], self.denom, reduction), shown, shape)
 
     def backward(self, g):
         tt, wt, ignored, reduction, shape = self.meta
@@ -230,15 +263,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
     # probability target is a new tensor there)
-    if t.is_floating_point():
-        out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction)
+    soft = t.is_floating_point()
+    shown, own_shape = _shown_as(input._data.ndim, soft, label_smoothing, reduction)
+    shape = out_shape if reduction == "none" and own_shape else None
+    if soft:
+        out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction, shown=shown,
+                                     shape=shape)
         version_checked(out, weight, None if label_smoothing else target)
     else:
         _check_classes(t._data, x._data.shape[1], ignore_index)
         out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
-                                 reduction=reduction)
+                                 reduction=reduction, shown=shown, shape=shape)
         version_checked(out, weight, _saved_target(input, target))
-    return out.reshape(out_shape) if reduction == "none" else out
+    return out.reshape(out_shape) if reduction == "none" and not own_shape else out
 
 
 @full_precision
@@ -251,6 +288,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     x, t, out_shape = _rows("nll_loss", input, target, weight)
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction), weight,
-                          _saved_target(input, target))
-    return out.reshape(out_shape) if reduction == "none" else out
+    shown, own_shape = _shown_as(input._data.ndim, False, 0.0, reduction)
+    shape = out_shape if reduction == "none" and own_shape else None
+    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction, shown=shown,
+                                    shape=shape), weight, _saved_target(input, target))
+    return out.reshape(out_shape) if reduction == "none" and not own_shape else out
