@@ -9,6 +9,7 @@ the ops applied one by one, with the same results (and autograd) as the plain op
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from .._tensor import Tensor
 from . import addcdiv, addcmul
@@ -64,8 +65,11 @@ def _in_place(name: str, op: Callable, arity: int):
     return foreach_
 
 
-_BINARY = {"add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "maximum": ew.maximum,
-           "minimum": ew.minimum, "pow": ew.pow, "clamp_min": pw.clamp_min, "clamp_max": pw.clamp_max}
+# (the foreach maximum/minimum take a number as well: PyTorch's _foreach_maximum(tensors, 1.5), where its
+# torch.maximum takes tensors only)
+_BINARY = {"add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "maximum": partial(ew.extreme, ew.Maximum),
+           "minimum": partial(ew.extreme, ew.Minimum), "pow": ew.pow,
+           "clamp_min": pw.clamp_min, "clamp_max": pw.clamp_max}
 _UNARY = {"neg": un.neg, "sqrt": un.sqrt, "exp": un.exp, "log": un.log, "abs": un.abs, "sign": un.sign,
           "reciprocal": un.reciprocal, "sigmoid": un.sigmoid}
 
