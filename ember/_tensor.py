@@ -176,9 +176,7 @@ class Tensor(
 
     @property
     def device(self):
-        if getattr(self._data, "base", None) is None:  # (not a view: not a meta tensor, decided at once)
-            return CPU
-        return META if is_meta(self._data) else CPU
+        return META if is_meta(self._data) else CPU  # (a sparse tensor's data is no array: on the CPU)
 
     @property
     def is_cuda(self) -> bool:
