@@ -355,6 +355,38 @@ def _round_to_places(a, decimals: int):
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    """Each element kept within [min, max] (either bound None: that side open). The bounds are both numbers or both
+    tensors (broadcast against x), as PyTorch's two overloads take them: one of each is a TypeError."""
+    refuse_mixed_bounds("clamp", min, max)
+    return _clamp(x, min, max)
+
+
+def clip(x: Tensor, min=None, max=None) -> Tensor:
+    """``clamp``'s other name."""
+    refuse_mixed_bounds("clip", min, max)
+    return _clamp(x, min, max)
+
+
+def refuse_mixed_bounds(name: str, min, max, *, method: bool = False) -> None:
+    """PyTorch's TypeError for a tensor bound given with a number one (``clamp(x, t, 1.0)``): its clamp has a Tensor
+    overload and a Number overload, and such arguments match neither. ``method``: the message of ``x.clamp(...)``
+    (and of the in-place forms), whose overloads list no input."""
+    if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
+        return
+    kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in (min, max))
+    if method:
+        marked = kinds.replace(", ", "!, !")
+        why = f"      didn't match because some of the arguments have invalid types: (!{marked}!)\n"
+        expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
+    else:
+        kinds = f"Tensor, {kinds}"
+        expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
+                           for k in ("Tensor", "Number"))
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
+                    + expected)
+
+
+def _clamp(x: Tensor, min, max) -> Tensor:
     refuse_complex(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -380,9 +412,6 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
-
-
-clip = clamp
 
 
 def _bound(v):
