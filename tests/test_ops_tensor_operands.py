@@ -34,6 +34,8 @@ CALLS = {
     "allclose": lambda fw, x, v: fw.tensor(fw.allclose(x, v)),
     "maximum_first": lambda fw, x, v: fw.maximum(v, x),
     "isclose_first": lambda fw, x, v: fw.isclose(v, x),
+    "atan2": lambda fw, x, v: fw.atan2(x, v),
+    "arctan2": lambda fw, x, v: fw.arctan2(x, v),  # (its errors name it arctan2)
 }
 
 
@@ -44,6 +46,7 @@ def test_functions_refuse_a_number_as_pytorch(call, number):
 
 
 @pytest.mark.parametrize("method", ["maximum", "minimum", "isclose", "dist", "hypot", "hypot_", "atan2", "atan2_",
+                                    "arctan2", "arctan2_",
                                     "logaddexp", "logaddexp2", "fmax", "fmin", "nextafter", "nextafter_",
                                     "heaviside", "heaviside_", "ldexp", "ldexp_", "copysign"])
 def test_methods_refuse_a_number_as_pytorch(method):

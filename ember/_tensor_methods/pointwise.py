@@ -100,7 +100,9 @@ class PointwiseMethods:
         ops.elementwise.require_tensor("atan2", other, 1)
         return ops.pointwise.atan2(self, other)
 
-    arctan2 = atan2
+    def arctan2(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("arctan2", other, 1)
+        return ops.pointwise.arctan2(self, other)
 
     def lerp(self, end: Tensor, weight) -> Tensor:
         return ops.pointwise.lerp(self, end, weight)
@@ -157,7 +159,9 @@ class PointwiseMethods:
         ops.elementwise.require_tensor("atan2_", other, 1)
         return _in_place(self, ops.pointwise.atan2, other)
 
-    arctan2_ = atan2_
+    def arctan2_(self, other) -> Tensor:
+        ops.elementwise.require_tensor("arctan2_", other, 1)
+        return _in_place(self, ops.pointwise.arctan2, other)
 
     def hypot_(self, other) -> Tensor:
         ops.elementwise.require_tensor("hypot_", other, 1)

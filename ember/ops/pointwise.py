@@ -314,12 +314,18 @@ def sgn(x: Tensor) -> Tensor:
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), elementwise with broadcasting, in (-pi, pi]."""
-    _tensor_other("atan2", other)
+    return _atan2("atan2", input, other)
+
+
+def arctan2(input: Tensor, other: Tensor) -> Tensor:
+    """``atan2``'s other name (its errors name it so, as PyTorch's)."""
+    return _atan2("arctan2", input, other)
+
+
+def _atan2(name: str, input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other(name, other)
     y, x = _float_operands(input, other)
     return Atan2.apply(y, x)
-
-
-arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
