@@ -273,6 +273,37 @@ class ZeroGrad(Node):
         return (xp.zeros_like(g),)
 
 
+# each op's node under PyTorch's name (``round`` with ``decimals``: its second overload's)
+@torch_named("FloorBackward0")
+class Floor(ZeroGrad):
+    pass
+
+
+@torch_named("CeilBackward0")
+class Ceil(ZeroGrad):
+    pass
+
+
+@torch_named("TruncBackward0")
+class Trunc(ZeroGrad):
+    pass
+
+
+@torch_named("SignBackward0")
+class Sign(ZeroGrad):
+    pass
+
+
+@torch_named("RoundBackward0")
+class Round(ZeroGrad):
+    pass
+
+
+@torch_named("RoundBackward1")
+class RoundDecimals(ZeroGrad):
+    pass
+
+
 def sign_array(x):
     """The sign of a real array, PyTorch's: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN), in x's dtype."""
     return xp.subtract(x > 0, x < 0, dtype=x.dtype)
@@ -314,22 +345,22 @@ def neg(x: Tensor) -> Tensor:
     return Neg.apply(x)
 
 
-def _piecewise(fn):
+def _piecewise(fn, node: type[ZeroGrad]):
     def op(x: Tensor) -> Tensor:
         refuse_complex(x, fn.__name__)
-        return ZeroGrad.apply(x, fn=fn)
+        return node.apply(x, fn=fn)
 
     return op
 
 
-floor, ceil, trunc = (_piecewise(f) for f in (xp.floor, xp.ceil, xp.trunc))
+floor, ceil, trunc = (_piecewise(f, n) for f, n in ((xp.floor, Floor), (xp.ceil, Ceil), (xp.trunc, Trunc)))
 
 
 def sign(x: Tensor) -> Tensor:
     refuse_complex(x, "sign (use sgn for complex numbers)")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
         return Tensor._make(x._data.copy())
-    return ZeroGrad.apply(x, fn=sign_array)
+    return Sign.apply(x, fn=sign_array)
 
 
 def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
@@ -342,9 +373,11 @@ def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
     given = decimals is not NOT_GIVEN
     if x.dtype == _dtype.bool_ or (given and not x.is_floating_point()):  # (NumPy's round of bool is float16)
         raise _dtype.not_implemented_for("round_vml_cpu" if not given or decimals == 0 else "round_cpu", x.dtype)
-    if not given or decimals == 0:
-        return ZeroGrad.apply(x, fn=xp.round)
-    return ZeroGrad.apply(x, fn=lambda a: _round_to_places(a, decimals))
+    if not given:
+        return Round.apply(x, fn=xp.round)
+    if decimals == 0:  # (PyTorch's decimals overload, computed as the plain rounding)
+        return RoundDecimals.apply(x, fn=xp.round)
+    return RoundDecimals.apply(x, fn=lambda a: _round_to_places(a, decimals))
 
 
 def _round_to_places(a, decimals: int):
