@@ -108,6 +108,10 @@ OPS = {
     "flip": lambda m, x, y: x.flip(0), "roll": lambda m, x, y: x.roll(1, 0), "clone": lambda m, x, y: x.clone(),
     "pad": lambda m, x, y: m.nn.functional.pad(x, (1, 1)), "outer": lambda m, x, y: m.outer(x[0], y[0]),
     "sinc": lambda m, x, y: x.sinc(), "deg2rad": lambda m, x, y: x.deg2rad(),
+    "round": lambda m, x, y: x.round(), "round_decimals": lambda m, x, y: m.round(x, decimals=1),
+    "round_decimals_0": lambda m, x, y: x.round(decimals=0), "round_": lambda m, x, y: (x * 1).round_(),
+    "floor": lambda m, x, y: x.floor(), "ceil": lambda m, x, y: m.ceil(x), "trunc": lambda m, x, y: x.trunc(),
+    "sign": lambda m, x, y: x.sign(),
 }
 
 

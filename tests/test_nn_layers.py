@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from nn_oracle import compare_module
-from oracle import assert_close, check
+from oracle import assert_close, check, make_inputs
 
 import ember
 import ember.nn as nn
@@ -60,6 +60,47 @@ def test_linear_bad_input():
         nn.Linear(3, 2)(ember.randn(4, 5))
     with pytest.raises(RuntimeError, match="same dtype"):
         nn.Linear(3, 2)(ember.randn(4, 3).double())
+
+
+@pytest.mark.parametrize("x_shape,b_shape", [
+    ((3, 4), (1, 5)), ((3, 4), (3, 5)), ((3, 4), (3, 1)), ((3, 4), (1,)), ((3, 4), ()),
+    ((2, 3, 4), (1, 5)), ((2, 3, 4), (3, 5)), ((2, 3, 4), (2, 1, 5)), ((2, 3, 4), (6, 1)), ((2, 3, 4), (1, 1)),
+    ((2, 2, 3, 4), (2, 2, 3, 5)), ((4,), (1, 5)), ((4,), (1,)),
+])
+def test_linear_broadcast_bias(x_shape, b_shape):
+    # PyTorch's linear broadcasts the bias: against addmm's (rows, out_features) for a 2-D input or a bias of one
+    # dimension once its 1s are dropped, else against the output; the bias gradient is summed to the bias's shape
+    check(lambda m, x, w, b: m.nn.functional.linear(x, w, b), [x_shape, (5, 4), b_shape], dtype=np.float64)
+    e = ember.nn.functional.linear(ember.randn(*x_shape), ember.randn(5, 4), ember.randn(*b_shape, requires_grad=True))
+    t = torch.nn.functional.linear(torch.randn(x_shape), torch.randn(5, 4), torch.randn(b_shape, requires_grad=True))
+    assert e.grad_fn.name() == t.grad_fn.name()
+
+
+@pytest.mark.parametrize("x_shape,b_shape,transpose", [
+    ((3, 4), (1, 1, 5), False), ((3, 4), (2, 5), False), ((2, 3, 4), (1, 1, 5), False),
+    ((2, 3, 4), (3, 1), False), ((2, 3, 4), (2, 2, 3, 5), False), ((4,), (2, 5), False), ((2, 3, 4), (3, 5), True),
+])
+def test_linear_bias_that_does_not_broadcast(x_shape, b_shape, transpose):
+    def f(m, x, w, b):
+        return m.nn.functional.linear(x.transpose(0, 1) if transpose else x, w, b)
+
+    x, w, b = make_inputs([x_shape, (5, 4), b_shape])
+    with pytest.raises(RuntimeError):
+        f(torch, torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    with pytest.raises(RuntimeError, match="bias of shape"):
+        f(ember, ember.tensor(x), ember.tensor(w), ember.tensor(b))
+
+
+def test_linear_broadcast_bias_forward_ad():
+    x, w, b, tb = make_inputs([(2, 3, 4), (5, 4), (3, 5), (3, 5)], dtype=np.float64)
+    outs = []
+    for m in (ember, torch):
+        with m.autograd.forward_ad.dual_level():
+            bd = m.autograd.forward_ad.make_dual(m.tensor(b), m.tensor(tb))
+            y = m.nn.functional.linear(m.tensor(x), m.tensor(w), bd)
+            outs.append([m.autograd.forward_ad.unpack_dual(y).tangent.numpy(), y.detach().numpy()])
+    for a, e in zip(*outs):
+        np.testing.assert_allclose(a, e)
 
 
 def test_bilinear():

@@ -34,6 +34,8 @@ CALLS = {
     "allclose": lambda fw, x, v: fw.tensor(fw.allclose(x, v)),
     "maximum_first": lambda fw, x, v: fw.maximum(v, x),
     "isclose_first": lambda fw, x, v: fw.isclose(v, x),
+    "atan2": lambda fw, x, v: fw.atan2(x, v),
+    "arctan2": lambda fw, x, v: fw.arctan2(x, v),  # (its errors name it arctan2)
 }
 
 
@@ -44,6 +46,7 @@ def test_functions_refuse_a_number_as_pytorch(call, number):
 
 
 @pytest.mark.parametrize("method", ["maximum", "minimum", "isclose", "dist", "hypot", "hypot_", "atan2", "atan2_",
+                                    "arctan2", "arctan2_",
                                     "logaddexp", "logaddexp2", "fmax", "fmin", "nextafter", "nextafter_",
                                     "heaviside", "heaviside_", "ldexp", "ldexp_", "copysign"])
 def test_methods_refuse_a_number_as_pytorch(method):
@@ -61,18 +64,37 @@ def test_dist_order_as_pytorch(p):
                             fw.tensor(3.0) if isinstance(p, str) and p == "tensor" else p))
 
 
-def test_clamp_with_a_tensor_bound_that_needs_a_gradient_and_a_number_still_answers():
-    """clamp composes maximum/minimum where a bound needs a gradient, and ember still takes a number for the
-    other bound (PyTorch's signature refuses the mix: a known difference); the values and gradient are those of
-    PyTorch's clamp with both bounds tensors."""
+def test_clamp_with_a_tensor_bound_that_needs_a_gradient():
+    """clamp composes maximum/minimum where a bound needs a gradient: the values and gradient are PyTorch's."""
     results = []
     for fw in (ember, torch):
         lo = fw.tensor([0.5, -1.0, 0.0], requires_grad=True)
-        hi = 1.5 if fw is ember else fw.tensor(1.5)
-        y = fw.clamp(fw.tensor([0.0, 2.0, 3.0]), min=lo, max=hi)
+        y = fw.clamp(fw.tensor([0.0, 2.0, 3.0]), min=lo, max=fw.tensor(1.5))
         y.sum().backward()
         results.append((y.detach().tolist(), lo.grad.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda fw, x, t: fw.clamp(x, t, 2.0), lambda fw, x, t: fw.clamp(x, 0, t), lambda fw, x, t: fw.clip(x, t, True),
+    lambda fw, x, t: fw.clamp(x, t.requires_grad_(), 1.5), lambda fw, x, t: x.clamp(t, 2.0),
+    lambda fw, x, t: x.clip(2.0, t), lambda fw, x, t: x.clone().clamp_(t, 2), lambda fw, x, t: x.clone().clip_(1.0, t),
+])
+def test_clamp_refuses_a_tensor_bound_with_a_number_one(call):
+    # PyTorch's clamp has a Tensor-bounds overload and a Number-bounds one: a tensor with a number matches neither
+    outcomes = []
+    for fw in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            call(fw, fw.tensor([0.0, 2.0, 3.0]), fw.tensor([0.5, -1.0, 0.0]))
+        outcomes.append(str(info.value))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_clamp_refuses_a_tensor_bound_with_a_number_one_by_keyword():
+    # (PyTorch's message shows keywords as given, ``got (Tensor, max=float, min=Tensor)``; ember's as positions)
+    for fw in (ember, torch):
+        with pytest.raises(TypeError, match=r"^clamp\(\) received an invalid combination of arguments - got \(Tensor, "):
+            fw.clamp(fw.tensor([0.0, 2.0]), min=fw.tensor([0.5, 1.0], requires_grad=True), max=1.5)
 
 
 def test_tensor_operands_still_answer_as_pytorch():

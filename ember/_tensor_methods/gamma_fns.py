@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .pointwise import _cast_checked_in_place
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -36,7 +38,7 @@ class GammaMethods:
         return ops.gamma_fns.xlogy(self, other)
 
     def xlogy_(self, other) -> Tensor:
-        return ops.index_update._write_back(self, lambda t: ops.gamma_fns.xlogy(t, other), other)
+        return _cast_checked_in_place(self, ops.gamma_fns.xlogy, other)
 
     def lgamma_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.gamma_fns.lgamma)

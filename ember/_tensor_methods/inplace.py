@@ -82,9 +82,12 @@ class InplaceMethods:
     bitwise_left_shift_, bitwise_right_shift_ = __ilshift__, __irshift__
 
     def clamp_(self, min=None, max=None) -> Tensor:
+        ops.unary.refuse_mixed_bounds("clamp_", min, max, method=True)
         return ops.inplace.clamp_(self, min, max)
 
-    clip_ = clamp_
+    def clip_(self, min=None, max=None) -> Tensor:
+        ops.unary.refuse_mixed_bounds("clip_", min, max, method=True)
+        return ops.inplace.clamp_(self, min, max)
 
     def relu_(self) -> Tensor:
         return ops.inplace.relu_(self)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._backend import xp
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -16,9 +18,12 @@ def _in_place(x: Tensor, op, other) -> Tensor:
     return ops.index_update._write_back(x, lambda t: op(t, other), other)
 
 
-def _integer_in_place(x: Tensor, op, other) -> Tensor:
-    """``x.gcd_(other)`` and ``lcm_``: as PyTorch, a promoted dtype ``x`` cannot hold is refused before the kernel's
-    own dtype check (an integer ``x`` with a float ``other``: the cast's error, not "not implemented")."""
+def _cast_checked_in_place(x: Tensor, op, other) -> Tensor:
+    """``x.gcd_(other)``, ``fmod_``, ``atan2_``, ...: as PyTorch, a promoted dtype ``x`` cannot hold is refused
+    before the kernel's own dtype check (an integer ``x`` with a float ``other``, a real one with a complex
+    ``other``: the cast's error, not "not implemented"). A number counts as a 0-d tensor: by its category."""
+    if not isinstance(other, type(x)) and isinstance(other, (bool, int, float, complex)):
+        other = type(x)._make(xp.asarray(other))
     if isinstance(other, type(x)):
         ops.inplace._check_cast(ops.elementwise.result_dtype(x, other).np, x)
     return _in_place(x, op, other)
@@ -100,7 +105,9 @@ class PointwiseMethods:
         ops.elementwise.require_tensor("atan2", other, 1)
         return ops.pointwise.atan2(self, other)
 
-    arctan2 = atan2
+    def arctan2(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("arctan2", other, 1)
+        return ops.pointwise.arctan2(self, other)
 
     def lerp(self, end: Tensor, weight) -> Tensor:
         return ops.pointwise.lerp(self, end, weight)
@@ -151,20 +158,22 @@ class PointwiseMethods:
         return ops.pointwise.copysign(self, other)
 
     def copysign_(self, other) -> Tensor:
-        return _in_place(self, ops.pointwise.copysign, other)
+        return _cast_checked_in_place(self, ops.pointwise.copysign, other)
 
     def atan2_(self, other) -> Tensor:
         ops.elementwise.require_tensor("atan2_", other, 1)
-        return _in_place(self, ops.pointwise.atan2, other)
+        return _cast_checked_in_place(self, ops.pointwise.atan2, other)
 
-    arctan2_ = atan2_
+    def arctan2_(self, other) -> Tensor:
+        ops.elementwise.require_tensor("arctan2_", other, 1)
+        return _cast_checked_in_place(self, ops.pointwise.arctan2, other)
 
     def hypot_(self, other) -> Tensor:
         ops.elementwise.require_tensor("hypot_", other, 1)
         return _in_place(self, ops.pointwise.hypot, other)
 
     def fmod_(self, other) -> Tensor:
-        return _in_place(self, ops.pointwise.fmod, other)
+        return _cast_checked_in_place(self, ops.pointwise.fmod, other)
 
     def heaviside(self, values: Tensor) -> Tensor:
         ops.elementwise.require_tensor("heaviside", values, 1, "values")  # (a method: position 1)
@@ -182,7 +191,7 @@ class PointwiseMethods:
 
     def gcd_(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("gcd_", other, 1)
-        return _integer_in_place(self, ops.integer_fns.gcd, other)
+        return _cast_checked_in_place(self, ops.integer_fns.gcd, other)
 
     def lcm(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("lcm", other, 1)
@@ -190,7 +199,7 @@ class PointwiseMethods:
 
     def lcm_(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("lcm_", other, 1)
-        return _integer_in_place(self, ops.integer_fns.lcm, other)
+        return _cast_checked_in_place(self, ops.integer_fns.lcm, other)
 
     def ldexp(self, other: Tensor) -> Tensor:
         ops.elementwise.require_tensor("ldexp", other, 1)

@@ -75,9 +75,12 @@ class UnaryMethods:
         return ops.unary.reciprocal(self)
 
     def clamp(self, min=None, max=None) -> Tensor:
+        ops.unary.refuse_mixed_bounds("clamp", min, max, method=True)
         return ops.unary.clamp(self, min, max)
 
-    clip = clamp
+    def clip(self, min=None, max=None) -> Tensor:
+        ops.unary.refuse_mixed_bounds("clip", min, max, method=True)
+        return ops.unary.clamp(self, min, max)
 
     def square(self) -> Tensor:
         return ops.unary.square(self)

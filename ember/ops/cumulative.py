@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .. import return_types
+from .. import _dtype, return_types
 from .._backend import xp
+from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, version_checked
 from .elementwise import cast, conj_if_complex
@@ -154,11 +155,17 @@ class LogCumSumExp(Node):
 
 
 def logcumsumexp(x: Tensor, dim: int) -> Tensor:
-    """log(cumsum(exp(x))) along ``dim``, computed without overflow."""
+    """log(cumsum(exp(x))) along ``dim``, computed without overflow. Integer and bool tensors are PyTorch's
+    NotImplementedError (after the ``dim`` check). Differs from PyTorch: complex tensors, which PyTorch takes, are
+    a TypeError."""
+    d = _wrap_dim(dim, x._data.ndim)
+    if np_kind(x._data.dtype) != "f":
+        if np_kind(x._data.dtype) == "c":
+            raise TypeError(f"logcumsumexp of a complex tensor ({x.dtype}) is not supported in ember")
+        raise _dtype.not_implemented_for("logcumsumexp_out_cpu", x.dtype)
     if x._data.ndim == 0:
-        _wrap_dim(dim, 0)
         return x.clone()
-    return LogCumSumExp.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+    return LogCumSumExp.apply(x, dim=d)
 
 
 def _trapezoid_areas(y: Tensor, x: Tensor | None, dx: float | None, d: int, name: str) -> Tensor:

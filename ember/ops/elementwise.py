@@ -383,8 +383,9 @@ def pow(a, b):
 
 
 def _integer_division_operands(name: str, a, b):
-    """Promote; then PyTorch's errors for bool operands and integer division by zero."""
+    """Promote; then PyTorch's errors for complex or bool operands and integer division by zero."""
     a, b = promote(a, b)
+    refuse_complex(a if isinstance(a, Tensor) else b, name)
     kind = (a if isinstance(a, Tensor) else b)._data.dtype.kind
     if kind == "b":
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")

@@ -20,7 +20,7 @@ from .._memory_format import empty_result
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
-from .elementwise import _float_operands, cast, is_inexact
+from .elementwise import _float_operands, cast, is_inexact, refuse_complex
 
 _SHIFT_TO = 10.0
 
@@ -215,6 +215,7 @@ def _x_times(input, other, log1p: bool) -> Tensor:
                         f"({got}), but expected one of: (Tensor input, Tensor other), (Number self, Tensor other), "
                         "(Tensor self, Number other)")
     input, other = _float_operands(input, other)
+    refuse_complex(input if isinstance(input, Tensor) else other, "xlog1py_cpu" if log1p else "xlogy_cpu")
     # a number takes the tensor's (floating, promoted) dtype, as PyTorch's wrapped numbers do (beyond a half
     # dtype's range it is inf there, silently: no NumPy overflow warning)
     dtype = (input if isinstance(input, Tensor) else other)._data.dtype

@@ -130,13 +130,21 @@ def _write_back(x: Tensor, op, *others) -> Tensor:
         x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x, *others):
-        return _rebase(x, op(_snapshot(x)), tracked)
+        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked)
     with no_grad():
-        result = op(x)
+        result = _same_shape(op(x), x)
     _check_cast(result._data.dtype, x)
     x._data[...] = result._data
     x._vc[0] += 1
     return x
+
+
+def _same_shape(result: Tensor, x: Tensor) -> Tensor:
+    """``result``, refused as PyTorch refuses an in-place op whose operands broadcast beyond ``x``'s shape."""
+    if result._data.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(result._data.shape)}")
+    return result
 
 
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:

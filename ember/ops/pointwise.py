@@ -19,7 +19,18 @@ from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray
-from .elementwise import _float_operands, add, cast, conj_if_complex, mul, promote, require_tensor, result_dtype, sub
+from .elementwise import (
+    _float_operands,
+    add,
+    cast,
+    conj_if_complex,
+    mul,
+    promote,
+    refuse_complex,
+    require_tensor,
+    result_dtype,
+    sub,
+)
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
 
@@ -314,12 +325,19 @@ def sgn(x: Tensor) -> Tensor:
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), elementwise with broadcasting, in (-pi, pi]."""
-    _tensor_other("atan2", other)
+    return _atan2("atan2", input, other)
+
+
+def arctan2(input: Tensor, other: Tensor) -> Tensor:
+    """``atan2``'s other name (its errors name it so, as PyTorch's)."""
+    return _atan2("arctan2", input, other)
+
+
+def _atan2(name: str, input: Tensor, other: Tensor) -> Tensor:
+    _tensor_other(name, other)
     y, x = _float_operands(input, other)
+    refuse_complex(y, "atan2_cpu")  # (PyTorch's kernel name for both spellings)
     return Atan2.apply(y, x)
-
-
-arctan2 = atan2
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
@@ -495,12 +513,14 @@ def copysign(input: Tensor, other) -> Tensor:
     """The magnitude of ``input`` with the sign of ``other`` (a tensor or a number; -0.0 counts as negative), in a
     floating dtype (integers and bools give the default one)."""
     a, b = _float_operands(input, other)
+    refuse_complex(a if isinstance(a, Tensor) else b, "copysign_cpu")
     return Copysign.apply(a, b)
 
 
 def fmod(input: Tensor, other) -> Tensor:
     """The remainder of truncated division: it has the sign of ``input`` (``remainder`` takes ``other``'s)."""
     a, b = promote(input, other)
+    refuse_complex(a if isinstance(a, Tensor) else b, "fmod_cpu")  # (before the integer path's division check)
     kind = np_kind((a if isinstance(a, Tensor) else b)._data.dtype)
     if kind == "b":
         raise _dtype.not_implemented_for("fmod_cpu", _dtype.bool_)

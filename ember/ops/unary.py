@@ -273,6 +273,37 @@ class ZeroGrad(Node):
         return (xp.zeros_like(g),)
 
 
+# each op's node under PyTorch's name (``round`` with ``decimals``: its second overload's)
+@torch_named("FloorBackward0")
+class Floor(ZeroGrad):
+    pass
+
+
+@torch_named("CeilBackward0")
+class Ceil(ZeroGrad):
+    pass
+
+
+@torch_named("TruncBackward0")
+class Trunc(ZeroGrad):
+    pass
+
+
+@torch_named("SignBackward0")
+class Sign(ZeroGrad):
+    pass
+
+
+@torch_named("RoundBackward0")
+class Round(ZeroGrad):
+    pass
+
+
+@torch_named("RoundBackward1")
+class RoundDecimals(ZeroGrad):
+    pass
+
+
 def sign_array(x):
     """The sign of a real array, PyTorch's: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN), in x's dtype."""
     return xp.subtract(x > 0, x < 0, dtype=x.dtype)
@@ -314,22 +345,22 @@ def neg(x: Tensor) -> Tensor:
     return Neg.apply(x)
 
 
-def _piecewise(fn):
+def _piecewise(fn, node: type[ZeroGrad]):
     def op(x: Tensor) -> Tensor:
         refuse_complex(x, fn.__name__)
-        return ZeroGrad.apply(x, fn=fn)
+        return node.apply(x, fn=fn)
 
     return op
 
 
-floor, ceil, trunc = (_piecewise(f) for f in (xp.floor, xp.ceil, xp.trunc))
+floor, ceil, trunc = (_piecewise(f, n) for f, n in ((xp.floor, Floor), (xp.ceil, Ceil), (xp.trunc, Trunc)))
 
 
 def sign(x: Tensor) -> Tensor:
     refuse_complex(x, "sign (use sgn for complex numbers)")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
         return Tensor._make(x._data.copy())
-    return ZeroGrad.apply(x, fn=sign_array)
+    return Sign.apply(x, fn=sign_array)
 
 
 def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
@@ -342,9 +373,11 @@ def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
     given = decimals is not NOT_GIVEN
     if x.dtype == _dtype.bool_ or (given and not x.is_floating_point()):  # (NumPy's round of bool is float16)
         raise _dtype.not_implemented_for("round_vml_cpu" if not given or decimals == 0 else "round_cpu", x.dtype)
-    if not given or decimals == 0:
-        return ZeroGrad.apply(x, fn=xp.round)
-    return ZeroGrad.apply(x, fn=lambda a: _round_to_places(a, decimals))
+    if not given:
+        return Round.apply(x, fn=xp.round)
+    if decimals == 0:  # (PyTorch's decimals overload, computed as the plain rounding)
+        return RoundDecimals.apply(x, fn=xp.round)
+    return RoundDecimals.apply(x, fn=lambda a: _round_to_places(a, decimals))
 
 
 def _round_to_places(a, decimals: int):
@@ -355,6 +388,38 @@ def _round_to_places(a, decimals: int):
 
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    """Each element kept within [min, max] (either bound None: that side open). The bounds are both numbers or both
+    tensors (broadcast against x), as PyTorch's two overloads take them: one of each is a TypeError."""
+    refuse_mixed_bounds("clamp", min, max)
+    return _clamp(x, min, max)
+
+
+def clip(x: Tensor, min=None, max=None) -> Tensor:
+    """``clamp``'s other name."""
+    refuse_mixed_bounds("clip", min, max)
+    return _clamp(x, min, max)
+
+
+def refuse_mixed_bounds(name: str, min, max, *, method: bool = False) -> None:
+    """PyTorch's TypeError for a tensor bound given with a number one (``clamp(x, t, 1.0)``): its clamp has a Tensor
+    overload and a Number overload, and such arguments match neither. ``method``: the message of ``x.clamp(...)``
+    (and of the in-place forms), whose overloads list no input."""
+    if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
+        return
+    kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in (min, max))
+    if method:
+        marked = kinds.replace(", ", "!, !")
+        why = f"      didn't match because some of the arguments have invalid types: (!{marked}!)\n"
+        expected = "".join(f" * ({k} min = None, {k} max = None)\n{why}" for k in ("Tensor", "Number"))
+    else:
+        kinds = f"Tensor, {kinds}"
+        expected = "".join(f" * (Tensor input, {k} min = None, {k} max = None, *, Tensor out = None)\n"
+                           for k in ("Tensor", "Number"))
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
+                    + expected)
+
+
+def _clamp(x: Tensor, min, max) -> Tensor:
     refuse_complex(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -380,9 +445,6 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
-
-
-clip = clamp
 
 
 def _bound(v):

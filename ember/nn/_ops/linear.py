@@ -31,8 +31,12 @@ class Linear(Node):
             out = gemm(_as_rows(x), w.T).reshape(*x.shape[:-1], w.shape[0])
         else:
             out = gemm(x, w.T)
+        self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         if b is not None:
-            if out.ndim >= 2:  # rows split among the intra-op threads
+            if b.ndim >= 2:  # added over the 2-D rows or the whole output, as PyTorch adds it
+                self._bias_over = "rows" if x.ndim == 2 or _bias_fused(x, b) else "output"
+                (_as_rows(out) if self._bias_over == "rows" else out)[...] += b
+            elif out.ndim >= 2:  # rows split among the intra-op threads
                 parallel_rows(partial(_add_in_place, b=b), _as_rows(out))
             else:
                 out += b
@@ -51,7 +55,9 @@ class Linear(Node):
             # a non-BLAS loop (225 us at 256 x 784); dot sends it to BLAS's GEMM (33 us; a broadcast
             # multiply takes 55 us).
             gw = xp.dot(g2.reshape(-1, 1), x2) if g2.shape[0] == 1 else gemm(g2.T, x2)
-        gb = col_sums(g2) if nb else None
+        gb = None
+        if nb:  # a gradient of the rows' or the output's shape the engine sums down to the bias's shape
+            gb = col_sums(g2) if self._bias_over is None else g2 if self._bias_over == "rows" else g
         return gx, gw, gb
 
     def name(self) -> str:
@@ -61,14 +67,23 @@ class Linear(Node):
 def _torch_node_name(x, b) -> str:
     """The grad_fn PyTorch's ``linear`` ends in, which a printed output shows (``grad_fn=<AddmmBackward0>``): it
     computes a 2-D input as addmm (mm without a bias), other inputs as a matmul of a 2-D view viewed back, a
-    bias added by addmm for a 1-D bias and a contiguous input, else by a separate add."""
+    bias added by addmm where ``_bias_fused``, else by a separate add."""
     if x.ndim == 2:
         return "AddmmBackward0" if b is not None else "MmBackward0"
     if b is None:
         return "SqueezeBackward4" if x.ndim == 1 else "UnsafeViewBackward0"
-    if b.ndim == 1 and getattr(getattr(x, "flags", None), "c_contiguous", False):
-        return "ViewBackward0"
-    return "AddBackward0"
+    return "ViewBackward0" if _bias_fused(x, b) else "AddBackward0"
+
+
+def _bias_fused(x, b) -> bool:
+    """Whether PyTorch's ``linear`` adds the bias inside an addmm over the 2-D rows of a contiguous input of other
+    than 2 dimensions (the bias then broadcasts to (rows, out_features)), rather than adding it to the output after
+    a matmul: a bias of one dimension, or of one left when its size-1 dimensions are dropped."""
+    return (b.ndim == 1 or sum(n != 1 for n in b.shape) == 1) and _contiguous(b) and _contiguous(x)
+
+
+def _contiguous(a) -> bool:
+    return bool(getattr(getattr(a, "flags", None), "c_contiguous", False))
 
 
 def _as_rows(a):
@@ -131,9 +146,24 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"input {tuple(xs)} must end in in_features={in_f} of weight {tuple(weight.shape)}"
         )
     if bias is not None and bias._data.shape not in ((out_f,), ()):
-        raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match out_features {out_f}")
+        _check_bias(input._data, bias._data, out_f)
     _check_same_dtype("linear", input, weight, bias)
     return Linear.apply(input, weight, bias)
+
+
+def _check_bias(x, b, out_f: int) -> None:
+    """A bias broadcasts as PyTorch's ``linear`` broadcasts it: against the (rows, out_features) of its addmm (a
+    2-D input, or ``_bias_fused``), where it may have no more than 2 dimensions; else it is added in place to the
+    output, whose shape it may not grow."""
+    if x.ndim == 2 or _bias_fused(x, b):
+        target = (math.prod(x.shape[:-1]), out_f)
+    else:
+        target = (*x.shape[:-1], out_f)
+    if b.ndim > len(target) or any(n not in (1, t) for n, t in zip(b.shape[::-1], target[::-1])):
+        raise RuntimeError(
+            f"linear: bias of shape {tuple(b.shape)} does not broadcast to {target}, the shape it is added to "
+            f"(out_features {out_f})"
+        )
 
 
 class Bilinear(Node):
