@@ -30,7 +30,7 @@ from .._tensor import Tensor, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
-from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
+from .recorded import RecordedArray, accumulate_recorded, hooked_grad
 from .saved_hooks import _stack as _saved_hooks_stack
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
@@ -770,13 +770,12 @@ class AccumulateGrad(Node):
         for hook in tuple(var._hooks):
             if not accumulating and getattr(hook, "accumulation_only", False):
                 continue
-            was = hook_argument(grad)
-            replaced = hook(was)
-            if replaced is not None:
-                grad = hook_result(hook, replaced, was, grad)
+            grad = hooked_grad(hook, grad)
         return grad
 
     def backward(self, grad):
+        """Add ``grad`` into the leaf's ``.grad`` after its tensor hooks, then run its post-accumulate-grad hooks.
+        ``grad`` None (reached without a gradient): the hooks run all the same (with None), ``.grad`` is left."""
         var = self._variable_ref()
         if var is None:
             return ()
@@ -784,7 +783,8 @@ class AccumulateGrad(Node):
             grad = self.hooked(grad)
             if type(grad) is SparseCOO and var._grad is None and hooks_may_keep(var):
                 grad = grad.copy()  # taken as it is by add_to_grad, and a hook may have kept it
-        add_to_grad(var, grad)
+        if grad is not None:
+            add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()
             for hook in tuple(var._post_acc_hooks):
