@@ -273,6 +273,9 @@ class Node:
             # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
             if not enabled:
                 result._view_creation = "no_grad"
+                # as PyTorch: a view of a tensor that requires grad requires grad too, made under no_grad or not,
+                # a leaf without history (``input_edge``: its gradient goes nowhere)
+                result._requires_grad = src._requires_grad
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
                 if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
@@ -795,8 +798,12 @@ class AccumulateGrad(Node):
 
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
-    (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
+    (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first.
+    None for a view made under no_grad of a tensor that requires grad: it requires grad but, as in PyTorch, has
+    no history and no accumulator, so a gradient reaching it is dropped."""
     fn = t._grad_fn
+    if fn is None and t._base is not None and t._view_creation == "no_grad":
+        return None
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
             refresh_view(t)
