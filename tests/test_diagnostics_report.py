@@ -207,3 +207,25 @@ def test_one_element_gradient_shows_a_dash_for_std_without_a_warning():
     bias_line = next(line for line in out.getvalue().splitlines() if line.startswith("bias"))
     assert bias_line.split()[1:] == ["1", f"{rows['bias'].mean:.4e}", "—", f"{rows['bias'].norm:.4e}", "0.0%"]
     assert "nan" not in out.getvalue().lower()
+
+
+def _first_anomaly_line(m, values, dtype):
+    x = m.tensor(values, dtype=dtype, requires_grad=True)
+    with pytest.warns(UserWarning) if m is torch else _nothing(), m.autograd.detect_anomaly():
+        loss = x.log().abs().sum()  # d/dx at 0: inf (real), nan (complex, through abs)
+        try:
+            loss.backward()
+        except RuntimeError as err:
+            return str(err).splitlines()[0]
+    return x.grad.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_anomaly_mode_checks_nan_only_as_torch(dtype):
+    """An inf gradient is no anomaly (PyTorch checks isnan only); a NaN one is, complex gradients included."""
+    e, t = (_first_anomaly_line(m, [0.0, 1.0], getattr(m, dtype)) for m in (ember, torch))
+    assert e == t, (e, t)
+    if dtype == "float32":
+        assert t == [float("-inf"), 0.0]
+    else:
+        assert t == "Function 'AbsBackward0' returned nan values in its 0th output."

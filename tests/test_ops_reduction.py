@@ -573,3 +573,30 @@ def test_p_norm_gradient_for_fractional_p_as_pytorch(p, dim):
         (out * m.arange(1.0, out.numel() + 1, dtype=m.float64).reshape(out.shape)).sum().backward()
         grads.append(t.grad)
     assert_close(grads[1], grads[0], atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("fn", ["std_mean", "var_mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim", [None, 1, (0, 2), (1, 2)])
+def test_the_mean_std_mean_returns_over_infinities_is_pytorchs_running_mean(fn, dtype, dim):
+    """PyTorch's mean of std_mean / var_mean is a running (Welford) mean: an infinity stays only as the last element
+    of its slice (after finite ones), else it is NaN (``inf - inf``), unlike ``mean()``."""
+    values = np.ones((3, 4, 2))
+    for where in [(0, 0, 0), (2, 3, 1), (1, 3, 0), (1, 2, 1)]:
+        values[where] = np.inf
+    values[0, 3, 1] = -np.inf
+    got = []
+    for m in (ember, torch):
+        x = m.tensor(values, dtype=getattr(m, dtype))
+        got.append(getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim))
+    np.testing.assert_array_equal(got[0][1].numpy(), got[1][1].numpy())
+    np.testing.assert_array_equal(got[0][0].numpy(), got[1][0].numpy())
+
+
+@pytest.mark.parametrize("fn, name", [("std_mean", "StdMeanBackward0"), ("var_mean", "VarMeanBackward0")])
+def test_std_mean_and_var_mean_nodes_are_named_as_pytorchs(fn, name):
+    for dim in (None, 0):
+        for m in (ember, torch):
+            x = m.ones(3, 2, requires_grad=True)
+            spread, mean = getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim)
+            assert (spread.grad_fn.name(), mean.grad_fn.name()) == (name, name), m

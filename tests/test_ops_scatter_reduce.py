@@ -100,3 +100,29 @@ def test_older_reduce_names_and_beta_warning():
         ember.zeros(2).index_reduce(0, ember.tensor([1]), ember.ones(1), "amax")
     with pytest.raises(IndexError):
         ember.zeros(3).index_reduce(0, ember.tensor([5]), ember.ones(1), "prod")
+
+
+def _modified_before_backward(m, reduce, changed, in_place):
+    x = m.tensor(SELF, dtype=m.float64, requires_grad=True) * 1
+    s = m.tensor(SRC, dtype=m.float64, requires_grad=True) * 1
+    index = m.tensor(INDEX)
+    out = x.clone().scatter_reduce_(0, index, s, reduce) if in_place else x.scatter_reduce(0, index, s, reduce)
+    with m.no_grad():
+        {"self": x, "src": s, "result": out}[changed].add_(1)
+    try:
+        out.sum().backward()
+    except RuntimeError as err:
+        return str(err).split(", expected")[0]
+    return None
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod", "sum", "mean"])
+@pytest.mark.parametrize("changed, in_place", [("self", False), ("src", False), ("result", False),
+                                               ("src", True), ("result", True)])
+def test_saved_inputs_and_result_changed_in_place_raise(reduce, changed, in_place):
+    """PyTorch saves self, src and the result for every reduction: changing one in place before backward is its
+    "modified by an inplace operation" error, naming the same tensor (scatter_reduce_ writes its result into self,
+    whose old value is then no longer there to change)."""
+    e, t = (_modified_before_backward(m, reduce, changed, in_place) for m in (ember, torch))
+    assert t is not None and "modified by an inplace operation" in t
+    assert e == t

@@ -46,7 +46,7 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):
             raise TypeError(f"backward expects tensors, got {type(t).__name__}")
-        if not t._requires_grad:
+        if not t._requires_grad or t._edge() is None:  # (None: a view made under no_grad, which has no history)
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn: "
                 + _why_no_grad(t)
@@ -143,7 +143,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
     for i, t in enumerate(inputs):
-        if not t._requires_grad:
+        if not t._requires_grad or t._edge() is None:  # (None: a view made under no_grad, which has no history)
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
     # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.

@@ -1,4 +1,4 @@
-"""Anomaly detection: name the first op whose backward produced NaN or inf.
+"""Anomaly detection: name the first op whose backward produced NaN (inf passes, as in PyTorch).
 
 With ``set_detect_anomaly(True)`` every node remembers the stack where forward
 created it, and backward checks each gradient it computes. Costly: for
@@ -17,7 +17,8 @@ from .grad_mode import _GradState, _ThreadGradState
 class detect_anomaly:
     """Context manager (and decorator) that turns anomaly detection on inside it: each node records the forward
     stack that created it, and, with ``check_nan=True`` (the default), backward raises at the first gradient with
-    NaN or inf. ``check_nan=False`` keeps the traces (they appear in other autograd errors) without the check."""
+    NaN (real or complex; inf is no anomaly, as in PyTorch). ``check_nan=False`` keeps the traces (they appear in
+    other autograd errors) without the check."""
 
     def __init__(self, check_nan: bool = True) -> None:
         self._check_nan = check_nan
@@ -62,7 +63,7 @@ def is_anomaly_enabled() -> bool:
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether backward checks gradients for NaN and inf while anomaly detection is on."""
+    """Whether backward checks gradients for NaN while anomaly detection is on."""
     return _GradState.anomaly_check_nan
 
 
@@ -72,9 +73,9 @@ def record_creation(node) -> None:
 
 def check_grads(node, input_grads) -> None:
     for i, g in enumerate(input_grads):
-        if g is not None and np_kind(g.dtype) == "f" and not xp.isfinite(getattr(g, "values", g)).all():
+        if g is not None and np_kind(g.dtype) in ("f", "c") and xp.isnan(getattr(g, "values", g)).any():
             where = node._trace or "  (created before anomaly detection was enabled)\n"
             raise RuntimeError(
-                f"Function '{node.name()}' returned nan or inf values in its {i}th output.\n"
+                f"Function '{node.name()}' returned nan values in its {i}th output.\n"
                 f"The forward call that created it:\n{where}"
             )

@@ -26,7 +26,7 @@ from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
 from .grad_mode import _GradState, _ThreadGradState
 from .graph import AccumulateGrad, Node, add_to_grad
-from .recorded import RecordedArray, check_hook_value, hook_argument, hook_result, run_recorded
+from .recorded import RecordedArray, check_hook_value, hook_argument, hooked_grad, run_recorded
 
 
 class _Callbacks(threading.local):
@@ -131,14 +131,11 @@ def _run_pruned(node: Node, grads: list, reach: set, traced: bool, create_graph:
 
 
 def _call_pre_hooks(node: Node, grads: list) -> None:
+    """Tensor hooks (``register_hook``) of ``node``'s outputs. As PyTorch's, an output without a gradient (one
+    output of a multi-output node, or any below a custom Function's None) still calls its hooks, with None."""
     for nr, hooks in node._pre_hooks.items():
         for hook in tuple(hooks):
-            if grads[nr] is None:
-                continue
-            was = hook_argument(grads[nr])
-            replaced = hook(was)
-            if replaced is not None:
-                grads[nr] = hook_result(hook, replaced, was, grads[nr])
+            grads[nr] = hooked_grad(hook, grads[nr])
 
 
 def _call_node_pre_hooks(node: Node, grads: list) -> list:
@@ -197,9 +194,10 @@ def _retain_grads(node: Node, grads: list) -> None:
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
-    __slots__ = ("buffers", "deps", "ready", "order")
+    __slots__ = ("buffers", "deps", "ready", "order", "reach")
 
     def __init__(self, roots) -> None:
+        self.reach: set | None = None  # with inputs given: the nodes on a path to them (``_reaching``)
         self.buffers: dict[Node, list] = {}
         for (node, nr), grad in roots:
             self.add(node, nr, grad)
@@ -234,20 +232,33 @@ class _Walk:
                 self._release(child)
 
     def _release(self, node: Node) -> None:
-        """``node``'s count reached 0: ready if it got a gradient (or runs without one: ``Node.runs_without_gradient``);
-        else skip it and release what it points at."""
+        """``node``'s count reached 0: ready, even without any gradient (as PyTorch's engine runs every node it
+        reaches: its hooks fire with None, its saved tensors are checked, and it passes None on), except one that
+        autograd.grad does not need and got no gradient: skipped, releasing what it points at."""
         stack = [node]
         while stack:
             n = stack.pop()
-            if n in self.buffers or n.runs_without_gradient:
+            if n in self.buffers or self.reach is None or n in self.reach:
                 self.buffers.setdefault(n, [None] * n.num_outputs)
                 heapq.heappush(self.ready, (-n.seq, next(self.order), n))
                 continue
-            for edge in n.next_edges:  # all of n's gradients were None: it never runs
+            for edge in n.next_edges:  # outside what autograd.grad needs, without a gradient: it never runs
                 if edge is not None:
                     self.deps[edge[0]] -= 1
                     if self.deps[edge[0]] == 0:
                         stack.append(edge[0])
+
+
+def _run_without_gradient(node: Node, hooks: bool) -> list:
+    """A node reached without any gradient (or whose pre-hooks took them all): no formula runs, but, as in
+    PyTorch, its saved tensors are still checked for in-place changes, a leaf's accumulator still runs its hooks
+    (None for the gradient; ``.grad`` untouched), and it passes None to every input."""
+    if node._packed:
+        node.unpack_saved()
+    node.check_saved_versions()
+    if type(node) is AccumulateGrad and hooks:
+        node.backward(None)
+    return [None] * len(node.next_edges)
 
 
 def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
@@ -292,6 +303,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     """
     walk = _Walk(roots)
     reach = None if capture is None else _reaching(list(walk.buffers), {node for node, _ in capture})
+    walk.reach = reach
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     stack = _callbacks.stack
@@ -310,15 +322,15 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 _retain_grads(node, grads)
             if capture is not None:
                 if type(node) is AccumulateGrad and not accumulate:  # autograd.grad of a leaf: its hooks, no .grad
-                    if hooks and grads[0] is not None:
+                    if hooks:
                         grads = [node.hooked(grads[0], accumulating=False)]
                     captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                     continue
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
             if node._node_pre_hooks and hooks:
                 grads = _call_node_pre_hooks(node, grads)
-            if node._node_pre_hooks and hooks and all(g is None for g in grads) and not node.runs_without_gradient:
-                input_grads = [None] * len(node.next_edges)  # the pre-hooks took every gradient: nothing to run
+            if all(g is None for g in grads) and not node.runs_without_gradient:
+                input_grads = _run_without_gradient(node, hooks)
             elif reach is None:
                 input_grads = _run_node(node, grads, started is not None, create_graph)
             else:

@@ -30,7 +30,7 @@ from .._tensor import Tensor, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
-from .recorded import RecordedArray, accumulate_recorded, hook_argument, hook_result
+from .recorded import RecordedArray, accumulate_recorded, hooked_grad
 from .saved_hooks import _stack as _saved_hooks_stack
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401 (torch's names)
 
@@ -273,6 +273,9 @@ class Node:
             # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
             if not enabled:
                 result._view_creation = "no_grad"
+                # as PyTorch: a view of a tensor that requires grad requires grad too, made under no_grad or not,
+                # a leaf without history (``input_edge``: its gradient goes nowhere)
+                result._requires_grad = src._requires_grad
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
                 if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
@@ -770,13 +773,12 @@ class AccumulateGrad(Node):
         for hook in tuple(var._hooks):
             if not accumulating and getattr(hook, "accumulation_only", False):
                 continue
-            was = hook_argument(grad)
-            replaced = hook(was)
-            if replaced is not None:
-                grad = hook_result(hook, replaced, was, grad)
+            grad = hooked_grad(hook, grad)
         return grad
 
     def backward(self, grad):
+        """Add ``grad`` into the leaf's ``.grad`` after its tensor hooks, then run its post-accumulate-grad hooks.
+        ``grad`` None (reached without a gradient): the hooks run all the same (with None), ``.grad`` is left."""
         var = self._variable_ref()
         if var is None:
             return ()
@@ -784,7 +786,8 @@ class AccumulateGrad(Node):
             grad = self.hooked(grad)
             if type(grad) is SparseCOO and var._grad is None and hooks_may_keep(var):
                 grad = grad.copy()  # taken as it is by add_to_grad, and a hook may have kept it
-        add_to_grad(var, grad)
+        if grad is not None:
+            add_to_grad(var, grad)
         if var._post_acc_hooks:
             started = trace.start()
             for hook in tuple(var._post_acc_hooks):
@@ -795,8 +798,12 @@ class AccumulateGrad(Node):
 
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
-    (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first."""
+    (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first.
+    None for a view made under no_grad of a tensor that requires grad: it requires grad but, as in PyTorch, has
+    no history and no accumulator, so a gradient reaching it is dropped."""
     fn = t._grad_fn
+    if fn is None and t._base is not None and t._view_creation == "no_grad":
+        return None
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
             refresh_view(t)

@@ -797,6 +797,18 @@ def check_hook_value(hook, was, new) -> None:
                            f"(was {was.type()} got {new.type()})")
 
 
+def hooked_grad(hook, grad):
+    """``grad`` (in the walk's form; None where there is none) after the tensor hook ``hook``, which gets it (or
+    None) and may return a replacement; as PyTorch, a None gradient cannot be replaced by a tensor."""
+    was = None if grad is None else hook_argument(grad)
+    replaced = hook(was)
+    if replaced is None:
+        return grad
+    if grad is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    return hook_result(hook, replaced, was, grad)
+
+
 def hook_result(hook, replaced, was, grad):
     """What ``hook`` returned in place of ``was`` (``grad`` as the hook received it), checked, back in the form
     the walk carries (recorded under create_graph)."""

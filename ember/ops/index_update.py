@@ -322,8 +322,9 @@ class ScatterReduce(Node):
     def forward(self, x, src, at, reduce, include_self):
         self.at, self.reduce, self.include_self = at, reduce, include_self
         out = _scatter_reduced(x, src, at, reduce, include_self)
-        if reduce in ("amax", "amin", "prod"):
-            self.x, self.src, self.out = x, src, out
+        # saved for every reduction, as PyTorch saves self, src and the result: changing one in place before
+        # backward is its error, also for sum and mean, whose formulas read none of them
+        self.saved = (x, src, out)
         return out
 
     def backward(self, g):
@@ -337,7 +338,7 @@ class ScatterReduce(Node):
             gx = g / count
             gsrc = gx[at]
         elif reduce in ("amax", "amin"):
-            x, src, out = self.x, self.src, self.out
+            x, src, out = self.saved
             x_is = (x == out).astype(g.dtype)
             src_is = (src == out[at]).astype(g.dtype)
             n = x_is.copy()
@@ -345,7 +346,7 @@ class ScatterReduce(Node):
             share = g / n
             gx, gsrc = x_is * share, src_is * share[at]
         else:  # prod
-            x, src, out = self.x, self.src, self.out
+            x, src, out = self.saved
             masked_x = xp.where(x == 0, 1, x)
             gx = g * _scatter_reduced(masked_x, src, at, "prod", self.include_self) / masked_x
             src_zero = src == 0

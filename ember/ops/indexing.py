@@ -268,9 +268,11 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
             "custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
             "cloning the output of the custom Function."
         )
+    base = x._base
+    if base is not None and x._view_creation == "no_grad":  # (requires grad as its base does: this error first)
+        check_view_inplace(x, tracked)
     if x._requires_grad and x.grad_fn is None:
         raise RuntimeError(f"a {_LEAF_IN_PLACE}")
-    base = x._base
     if base is not None:
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(f"a view of a {_LEAF_IN_PLACE}")

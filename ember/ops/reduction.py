@@ -94,11 +94,29 @@ class Mean(Node):
             with xp.errstate(over="ignore", invalid="ignore"):
                 scaled = xp.sum(x * scale, axis=axes, keepdims=keepdim) / (self.count * scale)
             out = xp.where(xp.isfinite(out), out, scaled)
+            if xp.isinf(x).any():
+                out = _running_mean_of_infinite(x, axes, out)
         return out
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
         return (xp.broadcast_to(g, self.shape),)
+
+
+def _running_mean_of_infinite(x, axes, out):
+    """``out`` (the mean of ``x`` over ``axes``) where a reduced slice holds an infinity, as PyTorch's running
+    (Welford) mean gives it: the infinity when it is the slice's last element (in its order) and the others are
+    finite, else NaN, an infinity followed by any element making ``inf - inf`` or ``-inf + inf``."""
+    axes = tuple(range(x.ndim)) if axes is None else (axes,) if isinstance(axes, int) else tuple(axes)
+    if x.size == 0 or not axes:
+        return out
+    rows = xp.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim))).reshape(-1, math.prod(
+        x.shape[a] for a in axes))
+    last = rows[:, -1]
+    kept = xp.isinf(last) & xp.isfinite(rows[:, :-1]).all(axis=1)
+    infinite = xp.isinf(rows).any(axis=1)
+    flat = out.reshape(-1)
+    return xp.where(infinite, xp.where(kept, last, xp.nan), flat).astype(out.dtype, copy=False).reshape(out.shape)
 
 
 # sum / mean over given dimensions, under PyTorch's names for that overload (names only)
@@ -273,13 +291,16 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
 
 
-def moments_mean(x: Tensor, dim, keepdim: bool) -> Tensor:
-    """The mean std_mean and var_mean return with the spread, as PyTorch's: computed with the variance, in float64
-    for float32 and the half dtypes and as a running mean for float64, so it is finite wherever the mean fits
-    (values near the dtype's largest, whose sum overflows; ``mean()`` overflows there, as PyTorch's does)."""
+def moments_mean(x: Tensor, dim, keepdim: bool, name: str) -> Tensor:
+    """The mean std_mean and var_mean (``name``) return with the spread, as PyTorch's: computed with the variance,
+    in float64 for float32 and the half dtypes and as a running mean for float64, so it is finite wherever the mean
+    fits (values near the dtype's largest, whose sum overflows; ``mean()`` overflows there, as PyTorch's does), and
+    NaN where an infinity is followed by another element (``_running_mean_of_infinite``). Its node is named as
+    PyTorch's one node of both results (``VarMeanBackward0``), though ember's are two."""
+    node = _MOMENT_NODES[name][1]
     if dim is None or isinstance(dim, bool):  # (std_mean(x, True): the old positional `unbiased`)
-        return Mean.apply(x, axes=None, keepdim=keepdim, finite=True)
-    return _MeanOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, finite=True)
+        return node.apply(x, axes=None, keepdim=keepdim, finite=True)
+    return node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, finite=True)
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -405,8 +426,33 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
         _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                        "reduction factor (input numel divided by output numel).")
     # (PyTorch's var saves its input; the node keeps x - mean)
-    node = Std if root else Var
+    node = _MOMENT_NODES[name][0] if name in _MOMENT_NODES else Std if root else Var
     return version_checked(node.apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
+
+
+# var_mean / std_mean: their two results' nodes under the name of PyTorch's one node of both (names only)
+@torch_named("VarMeanBackward0")
+class _VarOfVarMean(Var):
+    pass
+
+
+@torch_named("VarMeanBackward0")
+class _MeanOfVarMean(Mean):
+    pass
+
+
+@torch_named("StdMeanBackward0")
+class _StdOfStdMean(Std):
+    pass
+
+
+@torch_named("StdMeanBackward0")
+class _MeanOfStdMean(Mean):
+    pass
+
+
+# name -> (the spread's node, the mean's node)
+_MOMENT_NODES = {"var_mean": (_VarOfVarMean, _MeanOfVarMean), "std_mean": (_StdOfStdMean, _MeanOfStdMean)}
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:

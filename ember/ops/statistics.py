@@ -147,12 +147,13 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(std, mean) over ``dim``, as two tensors."""
-    return variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True), moments_mean(x, dim, keepdim)
+    return (variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True),
+            moments_mean(x, dim, keepdim, "std_mean"))
 
 
 def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
     """(var, mean) over ``dim``, as two tensors."""
-    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), moments_mean(x, dim, keepdim)
+    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), moments_mean(x, dim, keepdim, "var_mean")
 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:

@@ -269,6 +269,8 @@ class FlatParamHandle:
 
     # ------------------------------------------------------------------ backward
     def _on_grad(self, leaf: Tensor) -> None:
+        if leaf._grad is None:  # reached without a gradient (below a custom Function's None): nothing to reduce
+            return
         grad = leaf._grad._data
         leaf.grad = None
         if not self.require_sync:
