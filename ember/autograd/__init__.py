@@ -13,7 +13,7 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node, add_to_grad, input_edge, leaf_edge, refresh_stale_view
+from .graph import Node, add_to_grad, input_edge, leaf_edge, made_without_history, refresh_stale_view
 from .recorded import RecordedArray
 from .variable import Variable
 
@@ -46,7 +46,7 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):
             raise TypeError(f"backward expects tensors, got {type(t).__name__}")
-        if not t._requires_grad or t._edge() is None:  # (None: a view made under no_grad, which has no history)
+        if not t._requires_grad or made_without_history(t):  # (None: a view made under no_grad, which has no history)
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn: "
                 + _why_no_grad(t)
@@ -143,7 +143,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
     for i, t in enumerate(inputs):
-        if not t._requires_grad or t._edge() is None:  # (None: a view made under no_grad, which has no history)
+        if not t._requires_grad or made_without_history(t):  # (None: a view made under no_grad, which has no history)
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
     # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.

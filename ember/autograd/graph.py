@@ -796,13 +796,19 @@ class AccumulateGrad(Node):
         return ()
 
 
+def made_without_history(t: Tensor) -> bool:
+    """Whether ``t`` is a view made under no_grad of a tensor that requires grad (a leaf without a grad_fn or an
+    accumulator: a gradient reaching it is dropped). Reads fields only: creates no accumulator."""
+    return t._grad_fn is None and t._base is not None and t._view_creation == "no_grad"  # (views only have the last)
+
+
 def input_edge(t: Tensor) -> tuple:
     """Where the gradient of ``t`` (which requires grad) goes: (its grad_fn, its output number), or a leaf's
     (AccumulateGrad, 0). A view whose base changed in place since its grad_fn was made gets a new one first.
     None for a view made under no_grad of a tensor that requires grad: it requires grad but, as in PyTorch, has
     no history and no accumulator, so a gradient reaching it is dropped."""
     fn = t._grad_fn
-    if fn is None and t._base is not None and t._view_creation == "no_grad":
+    if fn is None and made_without_history(t):
         return None
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:

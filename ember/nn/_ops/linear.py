@@ -24,6 +24,7 @@ class Linear(Node):
 
     def forward(self, x, w, b):
         self._shown = _torch_node_name(x, b)
+        self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         if b is not None and x.ndim >= 2 and _bias_column(x, w, b):
             self.saved = (x, w)
             return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
@@ -31,7 +32,6 @@ class Linear(Node):
             out = gemm(_as_rows(x), w.T).reshape(*x.shape[:-1], w.shape[0])
         else:
             out = gemm(x, w.T)
-        self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         if b is not None:
             if b.ndim >= 2:  # added over the 2-D rows or the whole output, as PyTorch adds it
                 self._bias_over = "rows" if x.ndim == 2 or _bias_fused(x, b) else "output"
