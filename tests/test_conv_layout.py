@@ -57,7 +57,10 @@ def test_output_and_gradients_laid_out_as_torch(compiled, bias, name, xs, ws, kw
                                         ((2, 3, 4, 5, 3), ((1, 0), (0, 0), (2, 2))), ((5, 4, 3, 3), ((0, 0),) * 2),
                                         # more samples than the kernels read row by row together: one plane each
                                         ((16, 4, 8, 8), ((1, 1), (1, 1))), ((9, 3, 2, 4, 5), ((0, 1), (1, 0), (2, 1))),
-                                        ((12, 2, 7), ((0, 0),))])
+                                        ((12, 2, 7), ((0, 0),)),
+                                        # whole 8 x 8 blocks of samples and columns, with rows and samples past them
+                                        ((19, 3, 5, 13), ((1, 1), (2, 0))), ((16, 2, 24), ((3, 1),)),
+                                        ((8, 2, 3, 4, 16), ((0, 1), (1, 1), (0, 0)))])
 def test_layout_copies_same_bits_compiled_and_numpy(dtype, shape, pads):
     """The compiled re-layouts (padded batch-last input, (N, C, *sp) output with bias) against the NumPy copies."""
     rng = np.random.default_rng(1)
