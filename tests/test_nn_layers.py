@@ -51,6 +51,28 @@ def test_linear_one_row_weight_grad_is_the_gemm(shape, dtype):
     assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(32, 2048), (5, 3, 2048), (2048,)])
+def test_linear_one_output_feature_input_grad_is_the_gemm(shape, dtype):
+    # One output feature (a critic's head) takes a broadcast multiply instead of matmul with inner dimension 1:
+    # the same products, so the input gradient equals the GEMM's bit for bit, and PyTorch's to rounding.
+    x, g = randn(*shape, dtype=dtype), randn(*shape[:-1], 1, seed=2, dtype=dtype)
+    lin, ref = nn.Linear(2048, 1), torch.nn.Linear(2048, 1)
+    lin.to(ember.float64 if dtype == np.float64 else ember.float32)
+    ref.to(torch.float64 if dtype == np.float64 else torch.float32)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+        ref.bias.copy_(torch.from_numpy(lin.bias.detach().numpy()))
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    lin(ex).backward(ember.tensor(g))
+    ref(tx).backward(torch.from_numpy(g))
+    gemm = np.matmul(g.reshape(-1, 1), lin.weight.detach().numpy()).reshape(shape)
+    np.testing.assert_array_equal(ex.grad.numpy(), gemm)
+    assert ex.grad.dtype == lin.weight.dtype and ex.grad.shape == tx.grad.shape
+    assert_close(ex.grad.numpy(), tx.grad.numpy())
+    assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())
+
+
 def test_linear_float64():
     compare_module(nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double(), randn(4, 3, dtype=np.float64))
 
