@@ -73,6 +73,27 @@ def test_linear_one_output_feature_input_grad_is_the_gemm(shape, dtype):
     assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())
 
 
+@pytest.mark.parametrize("out_f", [1, 10])
+def test_linear_gradient_of_a_mean_is_a_blas_product(out_f):
+    # out.mean()'s gradient reaches the Linear as a broadcast (zero strides), which NumPy's matmul computes in its
+    # own loop; the backward multiplies a contiguous copy instead: the weight gradient is BLAS's GEMM of it, bit for
+    # bit, and PyTorch's to rounding.
+    x = randn(32, 2048)
+    lin, ref = nn.Linear(2048, out_f), torch.nn.Linear(2048, out_f)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+        ref.bias.copy_(torch.from_numpy(lin.bias.detach().numpy()))
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    lin(ex).mean().backward()
+    ref(tx).mean().backward()
+    g = np.full((32, out_f), 1 / (32 * out_f), np.float32)
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), np.matmul(g.T, x))
+    np.testing.assert_array_equal(ex.grad.numpy(), np.matmul(g, lin.weight.detach().numpy()))
+    assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())
+    assert_close(ex.grad.numpy(), tx.grad.numpy())
+    assert_close(lin.bias.grad.numpy(), ref.bias.grad.numpy())
+
+
 def test_linear_float64():
     compare_module(nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double(), randn(4, 3, dtype=np.float64))
 
