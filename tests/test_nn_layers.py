@@ -57,6 +57,7 @@ def test_linear_one_output_feature_input_grad_is_the_gemm(shape, dtype):
     # One output feature (a critic's head) takes a broadcast multiply instead of matmul with inner dimension 1:
     # the same products, so the input gradient equals the GEMM's bit for bit, and PyTorch's to rounding.
     x, g = randn(*shape, dtype=dtype), randn(*shape[:-1], 1, seed=2, dtype=dtype)
+    g.reshape(-1)[0] = -0.0  # matmul sums products from +0.0: a -0.0 product gives +0.0 there, and here
     lin, ref = nn.Linear(2048, 1), torch.nn.Linear(2048, 1)
     lin.to(ember.float64 if dtype == np.float64 else ember.float32)
     ref.to(torch.float64 if dtype == np.float64 else torch.float32)
@@ -68,6 +69,7 @@ def test_linear_one_output_feature_input_grad_is_the_gemm(shape, dtype):
     ref(tx).backward(torch.from_numpy(g))
     gemm = np.matmul(g.reshape(-1, 1), lin.weight.detach().numpy()).reshape(shape)
     np.testing.assert_array_equal(ex.grad.numpy(), gemm)
+    np.testing.assert_array_equal(np.signbit(ex.grad.numpy()), np.signbit(gemm))
     assert ex.grad.dtype == lin.weight.dtype and ex.grad.shape == tx.grad.shape
     assert_close(ex.grad.numpy(), tx.grad.numpy())
     assert_close(lin.weight.grad.numpy(), ref.weight.grad.numpy())

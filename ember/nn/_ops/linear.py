@@ -51,9 +51,14 @@ class Linear(Node):
         if nx:
             # One output feature (a critic's or a regressor's head): an outer product, the same products.
             # NumPy's matmul with inner dimension 1 takes a non-BLAS loop (100 us at 32 x 2048); a broadcast
-            # multiply takes 19 us. (Recorded arrays, under create_graph, keep the matmul they record.)
-            outer = w.shape[0] == 1 and type(g2) is xp.ndarray and type(w) is xp.ndarray
-            gx = (g2 * w if outer else gemm(g2, w)).reshape(x.shape)
+            # multiply takes 19 us, and adding 0 gives a -0.0 product matmul's sum from +0.0: +0.0, as there.
+            # (Recorded arrays, under create_graph, keep the matmul they record.)
+            if w.shape[0] == 1 and type(g2) is xp.ndarray and type(w) is xp.ndarray:
+                gx = g2 * w
+                gx += 0.0
+            else:
+                gx = gemm(g2, w)
+            gx = gx.reshape(x.shape)
         gw = None
         if nw:  # dW = g^T x over all rows
             x2 = _as_rows(x)
