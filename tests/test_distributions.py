@@ -515,8 +515,7 @@ def test_reachable_under_compat_names():
     assert isinstance(ember.distributions.Normal(0.0, 1.0).log_prob(ember.tensor(0.0)).item(), float)
     assert math.isclose(ember.distributions.Normal(0.0, 1.0).log_prob(ember.tensor(0.0)).item(),
                         -0.5 * math.log(2 * math.pi), rel_tol=1e-6)
-    with pytest.raises(AttributeError, match="torch.distributions.Wishart is not implemented"):
-        ember.distributions.Wishart  # noqa: B018
+    assert ember.distributions.wishart.Wishart is ember.distributions.Wishart
 
 
 @pytest.mark.parametrize("kw", ["probs", "logits"])

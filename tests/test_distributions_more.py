@@ -332,10 +332,9 @@ def test_cumulative_distribution_transform():
 
 
 def test_pytorchs_public_names_are_there():
-    """Every public name of torch.distributions (classes and their modules: ``distributions.chi2.Chi2``) but the
-    ones docs/api.md lists as not implemented."""
+    """Every public name of torch.distributions (classes and their modules: ``distributions.chi2.Chi2``)."""
     missing = {n for n in dir(torch.distributions) if not n.startswith("_")} - set(dir(ember.distributions))
-    assert missing == {"Wishart", "wishart"}
+    assert missing == set()
     D = ember.distributions
     assert D.chi2.Chi2 is D.Chi2 and D.pareto.Pareto is D.Pareto and D.von_mises.VonMises is D.VonMises
 

@@ -4,57 +4,21 @@ from __future__ import annotations
 
 import math
 
-from . import constraints
+from ._half import _HalfDistribution
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(_HalfDistribution):
     """The half-normal distribution on x >= 0."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None) -> None:
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(HalfNormal, _instance))
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    _base_class = Normal
 
     @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self):
-        return self.scale * 0
-
-    @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        from ..ops.indexing import where
-
-        if self._validate_args:
-            self._validate_sample(value)
-        return where(value >= 0, self.base_dist.log_prob(value) + math.log(2), -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)

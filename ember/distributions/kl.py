@@ -194,7 +194,8 @@ def _kl_expfamily_expfamily(p, q):
                                   "computed using Bregman divergences")
     p_params = [n.detach().requires_grad_() for n in p._natural_params]
     lg = p._log_normalizer(*p_params)
-    grads = grad(lg.sum(), p_params)
+    # create_graph as PyTorch: the result holds lg, whose graph backward (a gradient with respect to q) runs again
+    grads = grad(lg.sum(), p_params, create_graph=True)
     result = q._log_normalizer(*q._natural_params) - lg
     for pn, qn, g in zip(p_params, q._natural_params, grads):
         result = result - _sum_rightmost((qn - pn) * g, len(q.event_shape))

@@ -28,6 +28,25 @@ def _precision_to_scale_tril(P):
     return solve_triangular(l_inv, eye(P.shape[-1], dtype=P.dtype), upper=False)
 
 
+def _the_matrix(covariance_matrix, precision_matrix, scale_tril, error=ValueError):
+    """(name, matrix) of the one parameterisation given (MultivariateNormal raises ValueError when not exactly
+    one is, Wishart AssertionError, as PyTorch's)."""
+    given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix), ("precision_matrix", precision_matrix),
+                                  ("scale_tril", scale_tril)) if m is not None]
+    if len(given) != 1:
+        raise error("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+    return given[0]
+
+
+def _scale_tril_from(name, matrix):
+    """The lower Cholesky factor of the covariance, from the parameterisation ``name`` (not broadcast)."""
+    from ..linalg import cholesky
+
+    if name == "scale_tril":
+        return matrix
+    return cholesky(matrix) if name == "covariance_matrix" else _precision_to_scale_tril(matrix)
+
+
 class MultivariateNormal(Distribution):
     """The multivariate normal with mean ``loc`` (..., n) and exactly one of the covariance matrix, the
     precision matrix or the lower-triangular ``scale_tril`` (covariance = scale_tril @ scale_tril.T)."""
@@ -39,15 +58,9 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None) -> None:
-        from ..linalg import cholesky
-
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix), ("scale_tril", scale_tril),
-                                      ("precision_matrix", precision_matrix)) if m is not None]
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        name, matrix = given[0]
+        name, matrix = _the_matrix(covariance_matrix, precision_matrix, scale_tril)
         if matrix.dim() < 2:
             what = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(f"{what} must be at least two-dimensional, with optional leading batch dimensions")
@@ -55,12 +68,7 @@ class MultivariateNormal(Distribution):
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = scale_tril
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_from(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(MultivariateNormal, batch_shape, _instance,

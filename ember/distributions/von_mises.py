@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .._size import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property
+from .utils import broadcast_params, lazy_property
 
 __all__ = ["VonMises"]
 
@@ -75,8 +74,7 @@ class VonMises(Distribution):
     has_rsample = False
 
     def __init__(self, loc, concentration, validate_args=None) -> None:
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        super().__init__(self.loc.shape, Size(), validate_args)
+        super().__init__(broadcast_params(self, loc=loc, concentration=concentration), validate_args=validate_args)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -68,6 +68,22 @@ def _residual(x: Tensor, norm: Module, norm_first: bool, block: Callable[[Tensor
     return x + block(norm(x)) if norm_first else norm(x + block(x))
 
 
+def _add_blocks(layer, n: int, d_model: int, dim_feedforward: int, dropout: float, activation,
+                layer_norm_eps: float, norm_first: bool, bias: bool, kw) -> None:
+    """An encoder or decoder layer's feed-forward block (linear1, dropout, linear2), its ``n`` residual blocks'
+    LayerNorms and Dropouts (norm1..n, dropout1..n) and its activation, registered in PyTorch's order (the
+    order of the state_dict's keys)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+    layer.norm_first = norm_first
+    for i in range(1, n + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    for i in range(1, n + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+    layer.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with dropout, a residual and LayerNorm.
 
@@ -83,15 +99,7 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        _add_blocks(self, 2, d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, kw)
         # PyTorch's flag for its fused inference path (kept for code that reads it): 1 relu, 2 gelu, 0 other
         act = self.activation
         self.activation_relu_or_gelu = 1 if act is F.relu or isinstance(act, ReLU) else (
@@ -130,17 +138,7 @@ class TransformerDecoderLayer(Module):
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
                                                  **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        _add_blocks(self, 3, d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, kw)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
