@@ -96,6 +96,19 @@ def test_ldexp_gradients_as_pytorch():
         same(ge, we, 1e-15)
 
 
+def test_ldexp_second_derivatives_as_pytorch():
+    # e's gradient g * out * ln 2 reads the output: differentiable again in x and in e
+    def fn(fw):
+        x = fw.tensor([1.5, -2.0, 0.25], dtype=fw.float64, requires_grad=True)
+        e = fw.tensor([3.0, -1.0, 0.5], dtype=fw.float64, requires_grad=True)
+        gx, ge = fw.autograd.grad(fw.ldexp(x, e).sum(), (x, e), create_graph=True)
+        return fw.autograd.grad((gx * ge).sum(), (x, e))
+
+    (gx, ge), (wx, we) = each(fn)
+    same(gx, wx, 1e-15)
+    same(ge, we, 1e-15)
+
+
 @pytest.mark.parametrize("case", ["number", "bool_exponent", "in_place_int", "out_int"])
 def test_ldexp_errors_as_pytorch(case):
     def fn(fw):

@@ -1,5 +1,7 @@
 """Reductions against PyTorch: dim as None/int/tuple, keepdim, ties, empty and 0-d inputs, dtypes, errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -591,6 +593,24 @@ def test_the_mean_std_mean_returns_over_infinities_is_pytorchs_running_mean(fn, 
         got.append(getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim))
     np.testing.assert_array_equal(got[0][1].numpy(), got[1][1].numpy())
     np.testing.assert_array_equal(got[0][0].numpy(), got[1][0].numpy())
+
+
+@pytest.mark.parametrize("fn", ["std_mean", "var_mean"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_std_mean_and_var_mean_of_an_empty_input_are_nan_as_pytorchs(fn, dtype, dim):
+    """An empty reduction gives NaN for both results (the mean of no elements) with PyTorch's warning about the
+    degrees of freedom; over a non-empty dim of an empty input the results are empty."""
+    got, warned = [], []
+    for m in (ember, torch):
+        x = m.zeros(0, 3, dtype=getattr(m, dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got.append([r.float().numpy() for r in (getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim))])
+        warned.append([str(w.message).split(" (Triggered internally")[0] for w in caught])
+    assert warned[0] == warned[1]
+    for g, w in zip(*got):
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("fn, name", [("std_mean", "StdMeanBackward0"), ("var_mean", "VarMeanBackward0")])

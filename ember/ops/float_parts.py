@@ -42,23 +42,24 @@ class Ldexp(Node):
     diagonal_jacobian = True
 
     def forward(self, x, e):
-        self.saved = (e,)
         if e.dtype.kind in "iub" and np_kind(x.dtype) == "f":
             out = _through_float32(xp.ldexp, x, e.astype(xp.int32))[0]
         else:
             out = (x * xp.exp2(e)).astype(x.dtype, copy=False)  # (an integer e of a complex x: x's dtype)
-        self.out = out
+        # (both saved: under create_graph the engine swaps saved arrays for recorded ones, so e's gradient
+        # g * out * ln 2 is differentiable again in x and e)
+        self.saved = (e, out)
         return out
 
     def backward(self, g):
-        (e,) = self.saved
+        e, out = self.saved
         nx, ne = self.needs_input_grad
         if e.dtype.kind in "iub":
             e = e.astype(xp.int64)
             scale = xp.where((e < 0) | (e > 63), 0, xp.left_shift(1, xp.clip(e, 0, 63))).astype(g.dtype)
         else:
             scale = xp.exp2(e)
-        return (g * scale if nx else None), (g * self.out * math.log(2) if ne else None)
+        return (g * scale if nx else None), (g * out * math.log(2) if ne else None)
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:

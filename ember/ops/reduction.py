@@ -87,7 +87,8 @@ class Mean(Node):
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         self.count = x.size // total.size if total.size else 1
         out = xp.true_divide(total, self.count, dtype=total.dtype)
-        if finite and x.dtype == xp.float64 and not xp.isfinite(out).all():
+        # (no elements: the mean is NaN, with no power of two to scale by)
+        if finite and x.dtype == xp.float64 and x.size and not xp.isfinite(out).all():
             # the sum overflowed, or the input holds inf/NaN: a sum of the elements scaled by a power of two
             # (exactly) to at most 1/count of themselves cannot overflow; the mean is finite where it fits
             scale = 2.0 ** -math.ceil(math.log2(self.count))
@@ -422,7 +423,8 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
     axes = _axes(dim, x._data.ndim)
-    if _reduced_count(x._data.shape, axes) - correction <= 0:
+    # (PyTorch's reduction factor is input numel over output numel: 0 for an empty input, whatever is reduced)
+    if (_reduced_count(x._data.shape, axes) if x._data.size else 0) - correction <= 0:
         _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                        "reduction factor (input numel divided by output numel).")
     # (PyTorch's var saves its input; the node keeps x - mean)
