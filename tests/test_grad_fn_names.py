@@ -221,3 +221,23 @@ def test_one_node_ops_composed_by_ember_read_as_pytorchs_node(op, reduction):
     assert (e_gg is None) == (t_gg is None)
     if t_gg is not None:
         np.testing.assert_allclose(e_gg, t_gg, rtol=1e-12, atol=1e-12)
+
+
+# linear algebra ops whose one node PyTorch names after the linalg function (torch.svd, torch.qr too)
+LINALG = {
+    "svd": lambda m, x: m.svd(x)[0], "linalg.svd": lambda m, x: m.linalg.svd(x)[1],
+    "svdvals": lambda m, x: m.linalg.svdvals(x), "linalg.qr": lambda m, x: m.linalg.qr(x)[1],
+    "slogdet": lambda m, x: m.slogdet(x)[1], "linalg.slogdet": lambda m, x: m.linalg.slogdet(x)[0],
+    "eigh": lambda m, x: m.linalg.eigh(x)[0], "eigvalsh": lambda m, x: m.linalg.eigvalsh(x), "det": lambda m, x: m.det(x),
+    "linalg.det": lambda m, x: m.linalg.det(x),
+}
+
+
+@pytest.mark.parametrize("op", list(LINALG))
+def test_linalg_node_names_are_pytorchs(op):
+    names = []
+    for m in (torch, ember):
+        x = m.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]], dtype=m.float64, requires_grad=True)
+        out = LINALG[op](m, x * 1)
+        names.append((type(out.grad_fn).__name__, repr(out.grad_fn).split(" object at")[0]))
+    assert names[1] == names[0]
