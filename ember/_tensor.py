@@ -64,7 +64,7 @@ class _AutogradHooks:
     accumulator — but not the graph or the engine, which build on Tensor: this module imports neither.
     """
 
-    __slots__ = ("leaf_edge", "input_edge", "refresh_view", "backward", "is_grad_enabled")
+    __slots__ = ("leaf_edge", "input_edge", "refresh_view", "base_requires_grad", "backward", "is_grad_enabled")
 
     def __init__(self) -> None:
         def not_loaded(*args: Any, **kwargs: Any) -> Any:
@@ -72,6 +72,7 @@ class _AutogradHooks:
 
         self.leaf_edge: Callable[[Tensor], tuple] = not_loaded
         self.refresh_view: Callable[[Tensor], None] = not_loaded
+        self.base_requires_grad: Callable[[Tensor], None] = not_loaded
         self.backward: Callable[..., None] = not_loaded
         self.is_grad_enabled: Callable[[], bool] = not_loaded
 
@@ -80,14 +81,16 @@ _autograd = _AutogradHooks()
 
 
 def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], input_edge: Callable[[Tensor], tuple],
-                     refresh_view: Callable[[Tensor], None], backward: Callable[..., None],
-                     is_grad_enabled: Callable[[], bool]) -> None:
+                     refresh_view: Callable[[Tensor], None], base_requires_grad: Callable[[Tensor], None],
+                     backward: Callable[..., None], is_grad_enabled: Callable[[], bool]) -> None:
     """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``input_edge(t)``: any tensor's edge (a
     view's grad_fn made current first); ``refresh_view(t)``: an out-of-date view's grad_fn made again from its
-    base's history; ``backward``: ``ember.autograd.backward``; ``is_grad_enabled``: this thread's grad mode."""
+    base's history; ``base_requires_grad(t)``: a root's views made under no_grad told that it now requires grad;
+    ``backward``: ``ember.autograd.backward``; ``is_grad_enabled``: this thread's grad mode."""
     _autograd.leaf_edge = leaf_edge
     _autograd.input_edge = input_edge
     _autograd.refresh_view = refresh_view
+    _autograd.base_requires_grad = base_requires_grad
     _autograd.backward = backward
     _autograd.is_grad_enabled = is_grad_enabled
 
@@ -265,6 +268,8 @@ class Tensor(
             )
         if value and self._vc.__class__ is not list and not _inference.state.enabled:
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
+        if value and not self._requires_grad and self._base is None:
+            _autograd.base_requires_grad(self)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

@@ -382,7 +382,7 @@ def test_an_op_goes_to_the_dtensor_hook_only_when_it_returns_a_result(monkeypatc
 
 @pytest.mark.parametrize("op", ["qr", "split"])
 def test_retained_outputs_where_only_some_get_a_gradient(op):
-    """retain_grad on every output of an op with several (qr's of one node, split's of a node each)
+    """retain_grad on every output of an op with several (qr's and split's, each of one node)
     when backward reaches only the first: it gets its gradient, the others keep None, as PyTorch's (a retained
     output of a node that runs without a gradient for it is skipped, not accumulated)."""
     def fn(m):

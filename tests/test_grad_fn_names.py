@@ -181,3 +181,63 @@ def test_cross_entropy_and_nll_loss_node_names_are_pytorchs(shape, reduction, sm
         results.append((shown, inp.grad.detach().numpy() if m is torch else inp.grad.numpy()))
     assert results[1][0] == results[0][0]
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10, atol=1e-12)
+
+
+# Losses PyTorch computes in one node of its own, which ember composes of several: the last one carries PyTorch's
+# name whatever the reduction; first- and second-order gradients are PyTorch's (PyTorch has no second order for
+# the margin losses of classes).
+ONE_NODE_LOSSES = {
+    "soft_margin_loss": lambda m, x: m.nn.functional.soft_margin_loss(
+        x, m.tensor([[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]], dtype=m.float64),
+        reduction=x.reduction),
+    "multi_margin_loss": lambda m, x: m.nn.functional.multi_margin_loss(x, m.tensor([0, 2, 3]), p=2,
+                                                                        reduction=x.reduction),
+    "multilabel_margin_loss": lambda m, x: m.nn.functional.multilabel_margin_loss(
+        x, m.tensor([[0, 1, -1, 0], [2, -1, 0, 0], [3, 0, 1, -1]]), reduction=x.reduction),
+    "frac": lambda m, x: (x * 1.7).frac(),
+}
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("op", list(ONE_NODE_LOSSES))
+def test_one_node_ops_composed_by_ember_read_as_pytorchs_node(op, reduction):
+    import numpy as np
+    results = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0, 3.0], [1.5, 2.5, -0.5, 1.0], [-2.0, 0.25, 1.0, -3.0]], dtype=m.float64,
+                     requires_grad=True)
+        x.reduction = reduction
+        out = ONE_NODE_LOSSES[op](m, x)
+        (g,) = m.autograd.grad((out * out).sum(), x, create_graph=True)
+        second = g.requires_grad and op in ("soft_margin_loss", "frac")
+        (gg,) = m.autograd.grad((g * g).sum(), x, allow_unused=True) if second else (None,)
+        results.append((type(out.grad_fn).__name__, repr(out.grad_fn).split(" object at")[0],
+                        repr(out).split("grad_fn=")[1], out.detach().numpy(), g.detach().numpy(),
+                        None if gg is None else gg.detach().numpy()))
+    (*t_names, t_out, t_g, t_gg), (*e_names, e_out, e_g, e_gg) = results
+    assert e_names == t_names
+    np.testing.assert_allclose(e_out, t_out, rtol=1e-12)
+    np.testing.assert_allclose(e_g, t_g, rtol=1e-12)
+    assert (e_gg is None) == (t_gg is None)
+    if t_gg is not None:
+        np.testing.assert_allclose(e_gg, t_gg, rtol=1e-12, atol=1e-12)
+
+
+# linear algebra ops whose one node PyTorch names after the linalg function (torch.svd, torch.qr too)
+LINALG = {
+    "svd": lambda m, x: m.svd(x)[0], "linalg.svd": lambda m, x: m.linalg.svd(x)[1],
+    "svdvals": lambda m, x: m.linalg.svdvals(x), "linalg.qr": lambda m, x: m.linalg.qr(x)[1],
+    "slogdet": lambda m, x: m.slogdet(x)[1], "linalg.slogdet": lambda m, x: m.linalg.slogdet(x)[0],
+    "eigh": lambda m, x: m.linalg.eigh(x)[0], "eigvalsh": lambda m, x: m.linalg.eigvalsh(x), "det": lambda m, x: m.det(x),
+    "linalg.det": lambda m, x: m.linalg.det(x),
+}
+
+
+@pytest.mark.parametrize("op", list(LINALG))
+def test_linalg_node_names_are_pytorchs(op):
+    names = []
+    for m in (torch, ember):
+        x = m.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]], dtype=m.float64, requires_grad=True)
+        out = LINALG[op](m, x * 1)
+        names.append((type(out.grad_fn).__name__, repr(out.grad_fn).split(" object at")[0]))
+    assert names[1] == names[0]

@@ -2,10 +2,12 @@
 Function whose backward returns None, the nodes still run (no formula), their tensor hooks, node pre- and
 post-hooks and a leaf's hooks fire with None, ``.grad`` stays None and saved tensors changed in place still
 raise; an output of a multi-output node (``linalg.qr``) that got no gradient calls its hooks with None, and a
-hook cannot replace a None gradient by a tensor."""
+hook cannot replace a None gradient by a tensor. split, chunk and unbind record one node for all their pieces, as
+PyTorch does, so an unused piece is such an output."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import ember
@@ -110,3 +112,41 @@ def _grad_of_unneeded(m):
 
 def test_autograd_grad_skips_nodes_it_does_not_need():
     assert _grad_of_unneeded(ember) == _grad_of_unneeded(torch) == ([], [2.0, 2.0, 2.0])
+
+
+# split / chunk / unbind: one node for all the pieces, as PyTorch's (SplitBackward0, SplitWithSizesBackward0,
+# UnbindBackward0), so an unused piece's hooks fire with None, its retained .grad stays None, and the input's
+# gradient has zeros where the unused pieces were
+PIECES = {
+    "split": lambda t: t.split(2, 1), "split_sizes": lambda t: t.split([1, 3], 1), "chunk": lambda t: t.chunk(2, 1),
+    "unbind": lambda t: t.unbind(0), "unbind_1": lambda t: t.unbind(1), "unbind to 0-d": lambda t: t[0].unbind(),
+}
+
+
+@pytest.mark.parametrize("op", list(PIECES))
+def test_pieces_share_one_node_and_unused_pieces_call_their_hooks_with_none(op):
+    got = []
+    for m in (torch, ember):
+        x = m.arange(12.0).reshape(3, 4).requires_grad_()
+        pieces = PIECES[op](x * 1)
+        node = pieces[0].grad_fn
+        seen = [node.name(), all(p.grad_fn is node for p in pieces),
+                [f.name() for f, _ in node.next_functions]]
+        calls = []
+        for i, p in enumerate(pieces):
+            p.register_hook(lambda g, i=i, calls=calls: calls.append((i, _shape(g))))
+        pieces[0].retain_grad()
+        (pieces[-1] * 3).sum().backward()
+        got.append((seen, calls, pieces[0].grad, x.grad.tolist()))
+    assert got[1] == got[0]
+
+
+def test_pieces_second_order_as_pytorchs():
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=m.float64, requires_grad=True)
+        a, b, c = (x ** 3).split([2, 2, 1])
+        (g,) = m.autograd.grad((a * b).sum() + c.sum() ** 2, x, create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        got.append((g.tolist(), gg.tolist()))
+    assert got[1] == got[0]

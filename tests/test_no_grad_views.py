@@ -62,3 +62,56 @@ def test_backward_from_it_is_refused():
     e, t = _error(lambda m: _made(m, True)[1].backward(m.ones(2)))
     assert t is not None and e is not None
     assert e.startswith(t), (e, t)
+
+
+def _state(m, t):
+    """(requires_grad, grad_fn's name or its error's kind) of ``t``: reading grad_fn may be PyTorch's error."""
+    try:
+        fn = t.grad_fn
+    except RuntimeError as e:
+        return t.requires_grad, "error: no_grad view" if "created in no_grad mode" in str(e) else str(e)
+    return t.requires_grad, None if fn is None else fn.name()
+
+
+def _later(m, case):
+    """A view made under no_grad, then what happens to its base (or another view of it) in grad mode."""
+    x = m.ones(2, 3, requires_grad=True)
+    if case == "root base of a view-leaf":  # requires_grad_() on a view: the root base is what counts
+        base = m.arange(6.0).reshape(2, 3).requires_grad_()
+        with m.no_grad():
+            v = base[1]
+        return v, v * 2
+    base = x * 1 if case in ("base changed", "sibling view changed") else m.zeros(2, 3)
+    with m.no_grad():
+        v = base[0]
+    if case == "base changed":
+        base.mul_(2)
+    elif case == "sibling view changed":
+        base[1].mul_(2)
+    elif case == "base made to require grad in place":
+        base[1] = x[0]
+    elif case == "base added a tensor that requires grad":
+        base.add_(x)
+    elif case == "base.requires_grad_()":
+        base.requires_grad_()
+    try:
+        y = v * 2
+    except RuntimeError as e:
+        y = "error: no_grad view" if "created in no_grad mode" in str(e) else str(e)
+    return v, y
+
+
+LATER = ["root base of a view-leaf", "base changed", "sibling view changed", "base made to require grad in place",
+         "base added a tensor that requires grad", "base.requires_grad_()"]
+
+
+@pytest.mark.parametrize("case", LATER)
+def test_requires_grad_follows_the_base_and_its_changes_are_pytorchs_error(case):
+    got = []
+    for m in (torch, ember):
+        v, y = _later(m, case)
+        seen = [_state(m, v), y if isinstance(y, str) else _state(m, y)]
+        if not isinstance(y, str) and y.grad_fn is not None:
+            seen.append([f is None for f, _ in y.grad_fn.next_functions])
+        got.append(seen)
+    assert got[1] == got[0]

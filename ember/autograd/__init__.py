@@ -13,7 +13,15 @@ from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node, add_to_grad, input_edge, leaf_edge, made_without_history, refresh_stale_view
+from .graph import (
+    Node,
+    add_to_grad,
+    base_requires_grad,
+    input_edge,
+    leaf_edge,
+    made_without_history,
+    refresh_stale_view,
+)
 from .recorded import RecordedArray
 from .variable import Variable
 
@@ -236,8 +244,8 @@ def _unbatched_zeros(t: Tensor) -> Tensor:
 
 
 # Tensor knows the edge protocol only; what makes a leaf's edge and runs backward is installed from here.
-install_autograd(leaf_edge=leaf_edge, input_edge=input_edge, refresh_view=refresh_stale_view, backward=backward,
-                 is_grad_enabled=is_grad_enabled)
+install_autograd(leaf_edge=leaf_edge, input_edge=input_edge, refresh_view=refresh_stale_view,
+                 base_requires_grad=base_requires_grad, backward=backward, is_grad_enabled=is_grad_enabled)
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (as PyTorch: the functions)

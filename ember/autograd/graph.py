@@ -64,6 +64,9 @@ _dtensor_dispatch = None
 # ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
+# ops/copy_slices.py's follow_base(base, no_grad_only): a root that now requires grad tells its views (installed when
+# ember.ops loads)
+follow_base = None
 # ops/copy_slices.py's take_history(x, result): a tensor changed in place takes the result's place in the graph, a
 # view passing it to its base (a custom Function's mark_dirty input; installed when ember.ops loads)
 take_history = None
@@ -93,6 +96,26 @@ def torch_named(name: str):
         return cls
 
     return rename
+
+
+_SHOWN_CLASSES: dict[tuple[type, str], type] = {}
+
+
+def shown_as(out: Tensor, name: str) -> Tensor:
+    """``out``, its node (when recorded) reading as ``name``: an op that PyTorch records as one node
+    (``SoftMarginLossBackward0``) and ember composes of several shows PyTorch's name on its last one. The node
+    becomes an instance of a subclass of its own class that only renames it (``torch_named``), so its
+    gradient, saved tensors and version checks stay as they were."""
+    node = out.grad_fn
+    if node is not None:
+        cls = type(node)
+        shown = _SHOWN_CLASSES.get((cls, name))
+        if shown is None:
+            shown = torch_named(name)(type(cls.__qualname__, (cls,), {"__slots__": (), "__module__": cls.__module__,
+                                                                     "__qualname__": cls.__qualname__}))
+            _SHOWN_CLASSES[cls, name] = shown
+        node.__class__ = shown
+    return out
 
 
 class Node:
@@ -274,8 +297,12 @@ class Node:
             if not enabled:
                 result._view_creation = "no_grad"
                 # as PyTorch: a view of a tensor that requires grad requires grad too, made under no_grad or not,
-                # a leaf without history (``input_edge``: its gradient goes nowhere)
-                result._requires_grad = src._requires_grad
+                # a leaf without history (``input_edge``: its gradient goes nowhere). PyTorch asks the root base
+                # (a view that was made a leaf by requires_grad_() passes nothing on), and asks it again later: a
+                # base that comes to require grad (an in-place op, requires_grad_()) tells its views (follow_base)
+                if not result._base._requires_grad:
+                    watch_view(result)
+                result._requires_grad = result._base._requires_grad
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
                 if needs is None:  # (its base needs no gradient now: it may later, through an in-place op)
@@ -809,6 +836,8 @@ def input_edge(t: Tensor) -> tuple:
     no history and no accumulator, so a gradient reaching it is dropped."""
     fn = t._grad_fn
     if fn is None and made_without_history(t):
+        if t._view_version != t._vc[0]:  # its base changed in place since: PyTorch's error (refresh_view)
+            refresh_view(t)
         return None
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
@@ -828,6 +857,13 @@ def input_edge(t: Tensor) -> tuple:
 def refresh_stale_view(t: Tensor) -> None:
     """``Tensor.grad_fn``'s way to ``refresh_view`` (installed after this module loads)."""
     refresh_view(t)
+
+
+def base_requires_grad(t: Tensor) -> None:
+    """``requires_grad_()``'s news for the views of ``t`` (a root that now requires grad): those made under
+    no_grad require grad too, as PyTorch's ask their base (``follow_base``, installed after this module loads)."""
+    if len(t._vc) > 1:
+        follow_base(t, no_grad_only=True)
 
 
 def leaf_edge(t: Tensor) -> tuple:

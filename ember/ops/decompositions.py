@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import MultiOutputNode, Node
+from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..return_types import result
 from .solve import LinAlgError, _batch_prefix, check_matrix, mT
 
@@ -124,6 +124,7 @@ def _qr_backward_tall(gq, gr, q, r):
     return _solve_lower_right(ga, mT(r))  # ga R^-T, with R^T lower triangular
 
 
+@torch_named("LinalgQrBackward0")
 class QR(MultiOutputNode):
     def forward(self, a, mode):
         q, r = xp.linalg.qr(a, mode=mode) if mode != "r" else (xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r"))
@@ -161,6 +162,7 @@ def qr(A: Tensor, mode: str = "reduced"):
 
 
 # ------------------------------------------------------------------ eigh
+@torch_named("LinalgEighBackward0")
 class Eigh(MultiOutputNode):
     def forward(self, a, uplo):
         w, v = xp.linalg.eigh(a, UPLO=uplo)
@@ -195,6 +197,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 
 
 # ------------------------------------------------------------------ SVD
+@torch_named("LinalgSvdBackward0")
 class SVD(MultiOutputNode):
     def forward(self, a, full_matrices):
         u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)

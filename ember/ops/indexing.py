@@ -14,9 +14,10 @@ from .._meta import is_meta
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
+from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, torch_named, version_checked
-from .copy_slices import check_view_inplace, take_history
+from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
 from .elementwise import cast, promote
 
 
@@ -119,15 +120,78 @@ class SelectBackward0(BasicIndex):
 
 
 class SplitBackward0(BasicIndex):
-    """The pieces of ``split(size)`` and ``chunk``."""
+    """A piece of ``split(size)`` and ``chunk`` recorded alone (a DTensor's, under forward AD: ``view_pieces``)."""
 
 
 class SplitWithSizesBackward0(BasicIndex):
-    """The pieces of ``split([sizes])``."""
+    """A piece of ``split([sizes])`` recorded alone."""
 
 
 class UnbindBackward0(BasicIndex):
-    """The pieces of ``unbind``."""
+    """A piece of ``unbind`` recorded alone."""
+
+
+class _Pieces(Node):
+    """split / chunk / unbind recorded as PyTorch records them: one node for all the pieces (``a.grad_fn is
+    b.grad_fn``), whose backward places the pieces' gradients in zeros of the input's shape; a piece that got
+    none (unused) leaves zeros, and its tensor hooks are called with None, as PyTorch calls them."""
+
+    def backward(self, *grads):
+        first = next(g for g in grads if g is not None)  # (the engine runs no node without any gradient)
+        out = xp.zeros_like(first, shape=self.shape)  # (zeros_like: under create_graph, a recorded buffer)
+        for idx, g in zip(self.idxs, grads):
+            if g is not None:
+                out[idx] = g
+        return (out,)
+
+
+@torch_named("SplitBackward0")
+class SplitPieces(_Pieces):
+    pass
+
+
+@torch_named("SplitWithSizesBackward0")
+class SplitWithSizesPieces(_Pieces):
+    pass
+
+
+@torch_named("UnbindBackward0")
+class UnbindPieces(_Pieces):
+    pass
+
+
+# the node of all the pieces -> the node of one piece alone, for what records views one node at a time
+_ALONE = {SplitPieces: SplitBackward0, SplitWithSizesPieces: SplitWithSizesBackward0, UnbindPieces: UnbindBackward0}
+
+
+def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
+    """The views ``x[idx]`` for each of ``idxs`` (basic indices), returned together as split / unbind return them:
+    recorded as one ``cls`` node (a ``_Pieces``) when ``x`` requires grad in grad mode, marked as PyTorch's
+    multi-output views (changing one in place is PyTorch's error). A DTensor and forward AD take
+    one view node per piece (``_ALONE``), as does a tensor that needs no gradient."""
+    label = cls.__name__.removesuffix("Backward0")
+    if not (_GradState.enabled and x._requires_grad) or type(x) is not Tensor or _graph._dual_level is not None:
+        alone = _ALONE[cls]
+        return mark_multi_output_views(tuple(alone.apply(x, idx=idx) for idx in idxs), label)
+    a = x._data
+    node = cls()
+    node.shape, node.idxs = a.shape, idxs
+    node.num_outputs = len(idxs)
+    node.needs_input_grad = (True,)
+    base = x._base if x._base is not None else x
+    of_view = x._base is not None and x._view_creation is not None
+    outs = []
+    for nr, idx in enumerate(idxs):
+        piece = a[idx]
+        if piece.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar; a view instead
+            piece = a[(*idx, ...)]
+        t = Tensor._make(piece, node, nr)
+        t._vc, t._base, t._view_version = x._vc, base, x._vc[0]
+        # a piece of a view of a multi-output view (or of a no_grad view) carries that history, as Node.apply's
+        t._view_creation = ("of", x._view_creation, label) if of_view else None
+        outs.append(t)
+    node._link((x,), (True,), outs)
+    return mark_multi_output_views(tuple(outs), label)
 
 
 class AdvancedIndex(Node):

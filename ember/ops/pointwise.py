@@ -307,13 +307,23 @@ def logit(x: Tensor, eps: float | None = None) -> Tensor:
     return Logit.apply(x, eps=eps)
 
 
+@torch_named("FracBackward0")
+class Frac(Node):
+    """x - trunc(x), one node as PyTorch's (``FracBackward0``): gradient 1."""
+    diagonal_jacobian = True
+
+    def forward(self, x):
+        return x - xp.trunc(x)
+
+    def backward(self, g):
+        return (g,)
+
+
 def frac(x: Tensor) -> Tensor:
     """x - trunc(x) (the sign of x kept); gradient 1."""
     if not x.is_floating_point():
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype.name.capitalize()}'")
-    from .unary import trunc
-
-    return sub(x, trunc(x))
+    return Frac.apply(x)
 
 
 def sgn(x: Tensor) -> Tensor:

@@ -14,7 +14,6 @@ from .._backend import xp
 from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
-from .copy_slices import mark_multi_output_views
 from .elementwise import cast
 
 
@@ -498,7 +497,7 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import SplitBackward0, SplitWithSizesBackward0
+    from .indexing import SplitPieces, SplitWithSizesPieces, view_pieces
 
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
@@ -517,13 +516,12 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
-    out, start = [], 0
+    idxs, start = [], 0
     lead = (slice(None),) * d
-    piece = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
     for s in sizes:  # narrow's view of each piece, its bounds checked above
-        out.append(piece.apply(x, idx=lead + (slice(start, start + s),)))
+        idxs.append(lead + (slice(start, start + s),))
         start += s
-    return mark_multi_output_views(tuple(out), piece.__name__.removesuffix("Backward0"))
+    return view_pieces(x, idxs, SplitPieces if isinstance(split_size_or_sections, int) else SplitWithSizesPieces)
 
 
 def split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -546,12 +544,11 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    from .indexing import UnbindBackward0
+    from .indexing import UnbindPieces, view_pieces
 
     d = _wrap_dim(dim, x._data.ndim)
     lead = (slice(None),) * d
-    return mark_multi_output_views(tuple(UnbindBackward0.apply(x, idx=lead + (i,)) for i in range(x._data.shape[d])),
-                                   "Unbind")
+    return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)
 
 
 @torch_named("FlipBackward0")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import MultiOutputNode, Node
+from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..autograd.recorded import value_of
 from ..return_types import result
 
@@ -189,6 +189,7 @@ def _adjugate_t(a):
     return sign[..., None, None] * (u * others[..., None, :]) @ vh
 
 
+@torch_named("LinalgDetBackward0")
 class Det(Node):
     def forward(self, a):
         out = xp.linalg.det(a)
@@ -208,6 +209,7 @@ def det(A: Tensor) -> Tensor:
     return Det.apply(A)
 
 
+@torch_named("LinalgSlogdetBackward0")
 class SlogDet(MultiOutputNode):
     def forward(self, a):
         sign, logabs = xp.linalg.slogdet(a)

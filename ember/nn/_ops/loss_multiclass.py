@@ -11,7 +11,7 @@ from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, int64
 from ..._tensor import Tensor
-from ...autograd.graph import version_checked
+from ...autograd.graph import shown_as, version_checked
 from ...ops.indexing import where
 from .activation import logsigmoid
 from .loss import checked_reduction, reduce_loss, refuse_grad
@@ -70,7 +70,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         z = z * weight[chosen]
     loss = where(Tensor._make(xp.arange(c) != t[:, None]), z, 0).sum(1) / c
     # (N,) for a 1-D target, () for a 0-d one; the target and weight checked at backward, as PyTorch saves them
-    return version_checked(reduce_loss(loss.reshape(target.shape), reduction), target, weight)
+    out = version_checked(reduce_loss(loss.reshape(target.shape), reduction), target, weight)
+    return shown_as(out, "MultiMarginLossBackward0")
 
 
 @full_precision
@@ -100,7 +101,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     pairs = Tensor._make(listed[:, :k, None] & ~is_target[:, None, :])
     loss = where(pairs, z.relu(), 0).sum((1, 2)) / c
     # the target checked at backward, as PyTorch saves it
-    return version_checked(reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction), target)
+    out = version_checked(reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction), target)
+    return shown_as(out, "MultilabelMarginLossBackward0")
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
