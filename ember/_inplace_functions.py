@@ -8,17 +8,22 @@ dropout forms are not provided; ``ember.nn.functional`` has them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._tensor import Tensor
+from ._tensor import Tensor
 
 
 def _method_form(name: str) -> Callable[..., Tensor]:
     def function(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return getattr(input, name)(*args, **kwargs)
 
+    # the method's parameters, ``self`` named ``input`` as PyTorch's functions name it (keyword calls and
+    # introspection see PyTorch's names)
+    method = inspect.signature(getattr(Tensor, name))
+    params = list(method.parameters.values())
+    function.__signature__ = method.replace(parameters=[params[0].replace(name="input"), *params[1:]])
     function.__name__ = function.__qualname__ = name
     function.__module__ = "ember"
     function.__doc__ = f"``input.{name}(...)``: writes the result into ``input`` and returns it."
