@@ -609,10 +609,11 @@ def _empty_strides(array):
 
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     """Set every field of a new tensor (the one place that lists them)."""
-    if array.__class__ is not _ndarray and isinstance(array, _scalar):
-        # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
-        # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
-        array = xp.array(array)
+    if array.__class__ is not _ndarray:
+        if isinstance(array, _scalar):
+            # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
+            # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
+            array = xp.array(array)
     elif not array.size and array.ndim and not any(array.strides):
         array = _empty_strides(array)
     t._data = array
