@@ -97,6 +97,68 @@ from ._flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._inplace_functions import (  # the top-level spellings of in-place methods: torch.clamp_(x, 0, 1)
+    abs_,
+    acos_,
+    acosh_,
+    arccos_,
+    arccosh_,
+    arcsin_,
+    arcsinh_,
+    arctan_,
+    arctanh_,
+    asin_,
+    asinh_,
+    atan_,
+    atanh_,
+    ceil_,
+    clamp_,
+    clamp_max_,
+    clamp_min_,
+    clip_,
+    cos_,
+    cosh_,
+    deg2rad_,
+    detach_,
+    erf_,
+    erfc_,
+    exp2_,
+    exp_,
+    expm1_,
+    fill_,
+    fix_,
+    floor_,
+    frac_,
+    gcd_,
+    i0_,
+    index_put_,
+    lcm_,
+    log1p_,
+    log2_,
+    log10_,
+    log_,
+    logit_,
+    nan_to_num_,
+    neg_,
+    negative_,
+    rad2deg_,
+    reciprocal_,
+    relu_,
+    resize_as_,
+    round_,
+    rsqrt_,
+    sigmoid_,
+    sin_,
+    sinc_,
+    sinh_,
+    sqrt_,
+    square_,
+    tan_,
+    tanh_,
+    trunc_,
+    xlogy_,
+    zero_,
+)
 from ._layout import Layout as layout
 from ._layout import sparse_coo, sparse_csc, sparse_csr, strided
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
@@ -468,16 +530,6 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-def gcd_(input: Tensor, other: Tensor) -> Tensor:
-    """``input.gcd_(other)``: PyTorch's top-level spelling of the in-place form."""
-    return input.gcd_(other)
-
-
-def lcm_(input: Tensor, other: Tensor) -> Tensor:
-    """``input.lcm_(other)``."""
-    return input.lcm_(other)
-
-
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
@@ -680,4 +732,10 @@ __all__ = [
     "histc", "histogram", "range", "chain_matmul", "typename",
     "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
     "heaviside", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "nextafter", "frexp",
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
+    "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "i0_", "index_put_", "log10_",
+    "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+    "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "trunc_", "xlogy_", "zero_",
 ]

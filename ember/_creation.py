@@ -6,6 +6,7 @@ the CPU is available) and ``requires_grad``.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import math
@@ -345,28 +346,83 @@ def _like(t: Tensor, dtype):
     return t._data.shape, _dt(dtype, t.dtype)
 
 
+def _preserved_strides(shape: tuple, strides: list[int]) -> list[int]:
+    """The element strides PyTorch's ``empty_like(preserve_format)`` gives a tensor of ``shape`` and ``strides``:
+    the same ones when they are non-overlapping and dense (a permuted contiguous layout), else dense ones in the
+    order of ``strides`` (``infer_dense_strides``: a stride of 0, as an expanded dimension's, leaves the order
+    there as it is)."""
+    dims = sorted((d for d in builtins.range(len(shape)) if shape[d] != 1), key=lambda d: strides[d])
+    expected = 1
+    for d in dims:
+        if strides[d] != expected:
+            break
+        expected *= shape[d]
+    else:
+        return strides
+    perm = list(reversed(builtins.range(len(shape))))  # fastest-moving first
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in builtins.range(1, len(perm)):  # (PyTorch's insertion sort, with its ambiguous comparisons)
+        d1 = i
+        for d0 in builtins.range(i - 1, -1, -1):
+            cmp = should_swap(perm[d0], perm[d1])
+            if cmp > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif cmp < 0:
+                break
+    out, step = [0] * len(shape), 1
+    for d in perm:
+        out[d] = step
+        step *= shape[d] if shape[d] > 1 else 1
+    return out
+
+
+def _empty_preserving(t: Tensor, dt, memory_format=None):
+    """An uninitialised array of t's shape and dtype ``dt`` laid out as PyTorch's ``empty_like(t)`` lays it: with
+    ``preserve_format`` (the default), t's strides when t is dense, else dense ones in t's dimension order
+    (``torch.empty_like(x.t())`` is transposed too); another format, row-major."""
+    a = t._data
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous or not a.size
+            or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
+        return xp.empty(a.shape, dt)
+    strides = _preserved_strides(a.shape, [s // a.itemsize for s in a.strides])
+    itemsize = xp.dtype(dt).itemsize
+    return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
+
+
 @_allocating
 def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    shape, dt = _like(t, dtype)
-    return _finish(xp.zeros(shape, dtype=dt), requires_grad, device)
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    out[...] = 0
+    return _finish(out, requires_grad, device)
 
 
 @_allocating
 def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    shape, dt = _like(t, dtype)
-    return _finish(xp.ones(shape, dtype=dt), requires_grad, device)
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    out[...] = 1
+    return _finish(out, requires_grad, device)
 
 
 @_allocating
 def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    shape, dt = _like(t, dtype)
-    return _finish(xp.empty(shape, dtype=dt), requires_grad, device)
+    return _finish(_empty_preserving(t, _like(t, dtype)[1], memory_format), requires_grad, device)
 
 
 @_allocating
-def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    shape, dt = _like(t, dtype)
-    return _finish(xp.full(shape, fill_value, dtype=dt), requires_grad, device)
+def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    out[...] = fill_value
+    return _finish(out, requires_grad, device)
 
 
 def _float_dt(dtype, kernel: str):
@@ -434,7 +490,7 @@ def _drawn_like(t: Tensor, dt, memory_format, fill) -> Tensor:
     channels fastest)."""
     a = t._data
     if memory_format is preserve_format:
-        return fill(Tensor._make(_draws.in_memory_order(xp.empty(a.size, dt), a)))
+        return fill(Tensor._make(_empty_preserving(t, dt)))
     order = list(xp.arange(a.ndim))  # (this module's ``range`` is torch.range)
     if memory_format in (channels_last, channels_last_3d):
         rank = 4 if memory_format is channels_last else 5

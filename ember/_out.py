@@ -10,7 +10,8 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   must be one the result can be cast to (pointwise ops and most reductions: ``RuntimeError``
   "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``: ``TypeError``), or
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
-  ``clamp``, ...);
+  ``clamp``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``, ``neg``, ``sign``, ...),
+  each refusal with PyTorch's message for that op;
 - the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``.
 """
 
@@ -40,14 +41,39 @@ gcd lcm ldexp nextafter
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
-where norm heaviside frexp
+where norm heaviside frexp abs absolute ceil floor trunc frac neg negative sign bitwise_not
 """.split())
+# PyTorch's words for an out whose dtype is not the result's, by op (the structured kernels and the matrix
+# products name C++ types; the pointwise ops keeping their input's dtype say "Found dtype ... but expected ...")
+_FOUND = "Found dtype {out} but expected {result}"
+_CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
+EXACT_MESSAGES = {
+    **dict.fromkeys("abs absolute ceil floor trunc frac neg negative sign round clamp clip bitwise_not".split(),
+                    _FOUND),
+    **dict.fromkeys("addmm bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
+    "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
+            "out's dtype.",
+    "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
+            "out's dtype.",
+    "index_select": "index_select(): self and result must have the same scalar type",
+    "masked_select": "masked_select(): self and result must have the same scalar type",
+    "take": "take(): self and out expected to have the same dtype, but got self.dtype = {result} and "
+            "out.dtype = {out}",
+    "where": "Expected out type to be {result} but got {out}",
+}
 # PyTorch's own words for a dtype out cannot take, where they are not the generic ones
 DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors with different dtypes.",
-                  "ldexp": "ldexp can't be cast to the desired output type {out}"}
+                  "ldexp": "ldexp can't be cast to the desired output type {out}",
+                  "logsumexp": "logsumexp(): Expected floating point type for result tensor, but got: {out}",
+                  **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
+                                  "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
+# c10's C++ spelling of each dtype, as PyTorch's typed checks print it
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _dtype_name(d) -> str:
@@ -56,16 +82,17 @@ def _dtype_name(d) -> str:
 
 def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
     src, dst = result._data.dtype, out._data.dtype
-    if name in DTYPE_MESSAGES and (src != dst if exact else not can_cast_result(src, dst)):
-        raise RuntimeError(DTYPE_MESSAGES[name].format(out=_dtype_name(out.dtype)))
-    if exact:
-        if src != dst:
-            raise RuntimeError(f"{name}(): expected out tensor to have dtype {_dtype_name(result.dtype)}, "
-                               f"but got {_dtype_name(out.dtype)} instead")
-    elif not can_cast_result(src, dst):
+    if exact and src == dst or not exact and can_cast_result(src, dst):
+        return
+    names = {"result": _dtype_name(result.dtype), "out": _dtype_name(out.dtype),
+             "result_cpp": _CPP_NAMES.get(result.dtype.name, result.dtype.name),
+             "out_cpp": _CPP_NAMES.get(out.dtype.name, out.dtype.name)}
+    if name in DTYPE_MESSAGES:
         error = TypeError if name in TYPE_ERROR_OPS else RuntimeError
-        raise error(f"{name}(): result type {_dtype_name(result.dtype)} can't be cast to the desired output "
-                    f"type {_dtype_name(out.dtype)}")
+        raise error(DTYPE_MESSAGES[name].format(**names))
+    if exact:
+        raise RuntimeError(EXACT_MESSAGES.get(name, _CPP).format(**names))
+    raise RuntimeError("result type {result} can't be cast to the desired output type {out}".format(**names))
 
 
 def _write(name: str, result: Tensor, out, exact: bool) -> Tensor:

@@ -600,12 +600,27 @@ _ndarray, _scalar = xp.ndarray, xp.generic
 _inference_active = _inference.active
 
 
+def _empty_strides(array):
+    """``array`` (which has no elements) with PyTorch's contiguous strides: NumPy makes every stride of a new empty
+    array 0, PyTorch computes them as for a non-empty tensor, a dimension of size 0 counted as 1
+    (``torch.empty(2, 0, 3).stride() == (3, 3, 1)``); views of it (transposes, permutes) then permute them as
+    PyTorch's do."""
+    strides, step = [], array.itemsize
+    for n in reversed(array.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return xp.lib.stride_tricks.as_strided(array, strides=tuple(reversed(strides)), writeable=array.flags.writeable)
+
+
 def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     """Set every field of a new tensor (the one place that lists them)."""
-    if array.__class__ is not _ndarray and isinstance(array, _scalar):
-        # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
-        # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
-        array = xp.array(array)
+    if array.__class__ is not _ndarray:
+        if isinstance(array, _scalar):
+            # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
+            # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
+            array = xp.array(array)
+    elif not array.size and array.ndim and not any(array.strides):
+        array = _empty_strides(array)
     t._data = array
     t._grad = None
     t._grad_fn = grad_fn

@@ -200,6 +200,37 @@ class InplaceMethods:
     def erf_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.erf)
 
+    def erfc_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.erfc)
+
+    def asin_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.asin)
+
+    def acos_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.acos)
+
+    def asinh_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.asinh)
+
+    def acosh_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.acosh)
+
+    def atanh_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.atanh)
+
+    def exp2_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.exp2)
+
+    def log2_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.log2)
+
+    def log10_(self) -> Tensor:
+        return ops.inplace.pointwise_(self, ops.pointwise.log10)
+
+    # PyTorch's NumPy-style aliases of the in-place forms
+    arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
+    negative_, fix_ = neg_, trunc_
+
     def erfinv_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.erfinv)
 

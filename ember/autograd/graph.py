@@ -26,7 +26,7 @@ from .._dtype import np_kind
 from .._inference import active as _inference_active
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
-from .._tensor import Tensor, _fill
+from .._tensor import Tensor, _empty_strides, _fill
 from . import lowp, saved_hooks
 from .grad_mode import _GradState, _ThreadGradState
 from .grad_store import set_first_grad
@@ -274,7 +274,7 @@ class Node:
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
-            result._data = out
+            result._data = out if out.size or not out.ndim or any(out.strides) else _empty_strides(out)
             result._grad = None
             result._grad_fn = node if needs is not None else None
             result._output_nr = 0

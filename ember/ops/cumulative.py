@@ -135,11 +135,18 @@ class LogCumSumExp(Node):
 
     def forward(self, x, dim):
         # running log-sum-exp, exact and overflow-free; C-contiguous, as PyTorch's result
-        out = c_order(xp.logaddexp.accumulate(x, axis=dim))
+        out = c_order(_complex_logcumsumexp(x, dim) if x.dtype.kind == "c" else xp.logaddexp.accumulate(x, axis=dim))
         self.saved, self.dim = (x, out), dim
         return out
 
     def backward(self, g):
+        if g.dtype.kind == "c":
+            # out_j = log sum_{i <= j} exp(x_i) is holomorphic: grad_i = sum_{j >= i} g_j conj(exp(x_i - out_j)),
+            # each term's exponent at most about 0 in real part (out_j's mass includes x_i's)
+            x, out = self.saved
+            d = self.dim
+            tail = xp.flip(xp.cumsum(xp.flip(g * xp.exp(-xp.conj(out)), d), axis=d), d)
+            return (xp.exp(xp.conj(x)) * tail,)
         # grad_i = sum_{j >= i} g_j exp(x_i - out_j) = exp(x_i + log sum_{j >= i} g_j exp(-out_j)); the sum is
         # taken in log space for the positive and the negative parts of g, so nothing overflows
         x, out = self.saved
@@ -154,14 +161,26 @@ class LogCumSumExp(Node):
         return (xp.exp(x + tail[0]) - xp.exp(x + tail[1]),)
 
 
+def _complex_logcumsumexp(x, dim: int):
+    """The running log-sum-exp of complex ``x`` as PyTorch's kernel: each step ``hi + log1p(exp(lo - hi))``, hi the
+    operand of larger real part (so nothing overflows), the imaginary part not wrapped into (-pi, pi]."""
+    out = xp.moveaxis(xp.array(x, copy=True), dim, 0)
+    with xp.errstate(invalid="ignore", over="ignore"):
+        for i in range(1, out.shape[0]):
+            a, b = out[i - 1], out[i]
+            swap = a.real < b.real
+            hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
+            step = hi + xp.log1p(xp.exp(lo - hi))
+            out[i] = xp.where(xp.isneginf(lo.real), hi, step)  # exp(-inf) adds nothing: hi as it is
+    return xp.moveaxis(out, 0, dim)
+
+
 def logcumsumexp(x: Tensor, dim: int) -> Tensor:
-    """log(cumsum(exp(x))) along ``dim``, computed without overflow. Integer and bool tensors are PyTorch's
-    NotImplementedError (after the ``dim`` check). Differs from PyTorch: complex tensors, which PyTorch takes, are
-    a TypeError."""
+    """log(cumsum(exp(x))) along ``dim``, computed without overflow; complex tensors as PyTorch's (the imaginary
+    part accumulated, not wrapped into (-pi, pi]). Integer and bool tensors are PyTorch's NotImplementedError
+    (after the ``dim`` check)."""
     d = _wrap_dim(dim, x._data.ndim)
-    if np_kind(x._data.dtype) != "f":
-        if np_kind(x._data.dtype) == "c":
-            raise TypeError(f"logcumsumexp of a complex tensor ({x.dtype}) is not supported in ember")
+    if np_kind(x._data.dtype) not in ("f", "c"):
         raise _dtype.not_implemented_for("logcumsumexp_out_cpu", x.dtype)
     if x._data.ndim == 0:
         return x.clone()

@@ -627,7 +627,11 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     idx = xp.nonzero(x._data)
     if as_tuple:
         return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
-    return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64))
+    # PyTorch's layout: column-major, strides (1, n) (one index column per dimension, each contiguous), the
+    # stride n kept as it is when n is 0
+    columns = xp.stack(idx).astype(xp.int64)
+    (ndim, n), step = columns.shape, columns.itemsize
+    return Tensor._make(xp.lib.stride_tricks.as_strided(columns, (n, ndim), (step, step * n)))
 
 
 def argwhere(x: Tensor) -> Tensor:

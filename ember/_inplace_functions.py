@@ -1,0 +1,92 @@
+"""PyTorch's top-level spellings of in-place Tensor methods: ``torch.clamp_(x, 0, 1)`` is ``x.clamp_(0, 1)``.
+
+Each function forwards to the method of the same name on its first argument, so both spellings share one
+implementation (the version counter, autograd's in-place checks, views, dtype rules). The in-place activations
+torch also exposes here (``torch.selu_``, ``torch.celu_``, ``torch.rrelu_``, ``torch.threshold_``) and the
+dropout forms are not provided; ``ember.nn.functional`` has them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ._tensor import Tensor
+
+
+def _method_form(name: str) -> Callable[..., Tensor]:
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return getattr(input, name)(*args, **kwargs)
+
+    # the method's parameters, ``self`` named ``input`` as PyTorch's functions name it (keyword calls and
+    # introspection see PyTorch's names)
+    method = inspect.signature(getattr(Tensor, name))
+    params = list(method.parameters.values())
+    function.__signature__ = method.replace(parameters=[params[0].replace(name="input"), *params[1:]])
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = "ember"
+    function.__doc__ = f"``input.{name}(...)``: writes the result into ``input`` and returns it."
+    return function
+
+
+abs_ = _method_form("abs_")
+acos_ = _method_form("acos_")
+acosh_ = _method_form("acosh_")
+arccos_ = _method_form("arccos_")
+arccosh_ = _method_form("arccosh_")
+arcsin_ = _method_form("arcsin_")
+arcsinh_ = _method_form("arcsinh_")
+arctan_ = _method_form("arctan_")
+arctanh_ = _method_form("arctanh_")
+asin_ = _method_form("asin_")
+asinh_ = _method_form("asinh_")
+atan_ = _method_form("atan_")
+atanh_ = _method_form("atanh_")
+ceil_ = _method_form("ceil_")
+clamp_ = _method_form("clamp_")
+clamp_max_ = _method_form("clamp_max_")
+clamp_min_ = _method_form("clamp_min_")
+clip_ = _method_form("clip_")
+cos_ = _method_form("cos_")
+cosh_ = _method_form("cosh_")
+deg2rad_ = _method_form("deg2rad_")
+detach_ = _method_form("detach_")
+erf_ = _method_form("erf_")
+erfc_ = _method_form("erfc_")
+exp2_ = _method_form("exp2_")
+exp_ = _method_form("exp_")
+expm1_ = _method_form("expm1_")
+fill_ = _method_form("fill_")
+fix_ = _method_form("fix_")
+floor_ = _method_form("floor_")
+frac_ = _method_form("frac_")
+i0_ = _method_form("i0_")
+index_put_ = _method_form("index_put_")
+log10_ = _method_form("log10_")
+log1p_ = _method_form("log1p_")
+log2_ = _method_form("log2_")
+log_ = _method_form("log_")
+logit_ = _method_form("logit_")
+nan_to_num_ = _method_form("nan_to_num_")
+neg_ = _method_form("neg_")
+negative_ = _method_form("negative_")
+rad2deg_ = _method_form("rad2deg_")
+reciprocal_ = _method_form("reciprocal_")
+relu_ = _method_form("relu_")
+resize_as_ = _method_form("resize_as_")
+round_ = _method_form("round_")
+rsqrt_ = _method_form("rsqrt_")
+sigmoid_ = _method_form("sigmoid_")
+sin_ = _method_form("sin_")
+sinc_ = _method_form("sinc_")
+sinh_ = _method_form("sinh_")
+sqrt_ = _method_form("sqrt_")
+square_ = _method_form("square_")
+tan_ = _method_form("tan_")
+tanh_ = _method_form("tanh_")
+trunc_ = _method_form("trunc_")
+xlogy_ = _method_form("xlogy_")
+zero_ = _method_form("zero_")
+gcd_ = _method_form("gcd_")
+lcm_ = _method_form("lcm_")
