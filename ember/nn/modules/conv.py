@@ -54,10 +54,15 @@ class _ConvNd(Module):
         init.init_fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        """This layer's convolution with a given weight and bias (PyTorch's hook for layers that wrap a
+        convolution and change its weight per call, as LoRA does: ``conv._conv_forward(x, w + delta, b)``)."""
         if self.padding_mode == "zeros":
-            return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
+            return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
         amounts = tuple(p for lo_hi in reversed(self._pads) for p in lo_hi)  # F.pad order: last dim first
-        return conv(pad(input, amounts, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
+        return conv(pad(input, amounts, mode=self.padding_mode), weight, bias, self.stride, 0,
                     self.dilation, self.groups, self._nd)
 
     def extra_repr(self) -> str:
