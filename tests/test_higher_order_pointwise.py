@@ -329,3 +329,26 @@ def test_hardsigmoid_second_order_is_zero_where_pytorch_has_no_formula():
 def test_second_order_matches_pytorch(name):
     fn, specs, kwargs = {**UNARY, **BINARY, **ACTIVATIONS, **COMPLEX, **FOREACH}[name]
     check_second_order(fn, specs, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "hardtanh", "relu"])
+def test_piecewise_linear_activation_keeps_only_its_derivative_not_its_input(name):
+    # f' of a piecewise-linear activation is piecewise constant, so its node keeps f' alone and never runs forward
+    # again under create_graph: the input, dropped by the caller, is freed before backward (a smooth activation's
+    # node keeps it for the rerun). The gradients are PyTorch's all the same.
+    import gc
+    import weakref
+
+    xs = np.array([[-2.0, -0.5, 0.0], [0.5, 1.5, 3.0]], dtype=np.float32)
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(xs, requires_grad=True)
+        h = x * 2
+        y = getattr(m.nn.functional, name)(h)
+        if m is ember:
+            gone = weakref.ref(h)
+            del h
+            gc.collect()
+            assert gone() is None
+        grads.append(m.autograd.grad((y * y).sum(), x)[0].detach().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
