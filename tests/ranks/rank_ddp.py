@@ -402,6 +402,20 @@ def test_a_parameter_reshaped_after_wrapping_is_named(data, used):
         nn.functional.mse_loss(model(x[mine], used), y[mine]).backward()
 
 
+def test_a_parameter_reshaped_after_wrapping_is_named_in_a_later_bucket(data):
+    """The same error when the reshaped parameter's bucket does not start at the first parameter (a small
+    ``bucket_cap_mb``: b.weight sits second in a bucket of slots 1..7), so its name is read at its place in that
+    bucket, not in the whole model."""
+    x, y, mine = data
+    model = DDP(Branches(), find_unused_parameters=True, bucket_cap_mb=0.0006)
+    (holder,) = [b for b in model.reducer.buckets if "b.weight" in b.names]
+    assert holder.lo > 0 and holder.names[0] != "b.weight", [(b.lo, b.names) for b in model.reducer.buckets]
+    model.module.b.weight.data = ember.zeros(4, 8)
+    with pytest.raises(RuntimeError, match=r"parameter b\.weight has shape \[4, 8\], but it had shape \[8, 8\] "
+                                           r"when the model was wrapped"):
+        nn.functional.mse_loss(model(x[mine], False), y[mine]).backward()
+
+
 @pytest.mark.min_world(2)
 def test_a_parameter_whose_dtype_changed_after_wrapping_gets_a_gradient_of_its_dtype(rank, world, data):
     """model.double() after wrapping: the gradients are reduced in the buckets' float32 and copied back, as PyTorch
