@@ -173,3 +173,10 @@ def test_second_derivative_goes_through_the_adjoint_collective(ranks):
     (egg,) = ember.autograd.grad(eg.sum(), ex)
     (tgg,) = torch.autograd.grad(tg.sum(), tx)
     close(egg, tgg)
+    e_out, t_out = enn.broadcast(ex ** 3, 1), quiet(tnn.broadcast, tx ** 3, 1)   # backward: reduce, zeroed off src
+    (eg,) = ember.autograd.grad((e_out * e_out).sum(), ex, create_graph=True)
+    (tg,) = torch.autograd.grad((t_out * t_out).sum(), tx, create_graph=True)
+    close(eg, tg)
+    (egg,) = ember.autograd.grad(eg.sum(), ex)
+    (tgg,) = torch.autograd.grad(tg.sum(), tx)
+    close(egg, tgg)

@@ -43,8 +43,8 @@ class _Broadcast(Function):
     @staticmethod
     def backward(ctx, grad):
         gx = _Reduce.apply(ctx.src, ReduceOp.SUM, ctx.group, grad)  # every rank joins the reduce
-        if get_rank() != ctx.src:  # only the source's input reached the outputs
-            gx = gx * 0
+        if get_rank() != ctx.src:  # only the source's input reached the outputs (zeros, whatever the reduce left)
+            gx.zero_()
         return None, None, gx
 
 
@@ -93,6 +93,7 @@ class _ReduceScatter(Function):
     @staticmethod
     def forward(ctx, op, group, output, *inputs):
         ctx.group = group
+        output = output.contiguous()  # (a strided output gets a contiguous copy filled, as in PyTorch)
         collectives.reduce_scatter(output, [t.detach().contiguous() for t in inputs], op=op, group=group)
         return output
 
