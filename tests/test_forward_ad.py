@@ -356,6 +356,10 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
     monkeypatch.setattr(forward_ad, "_transposed", refuse)
     for fn, specs in DECLARED_PATHS.values():
         check_forward(fn, specs, positive=True)
+    # a piecewise-linear activation's gradient recorded under create_graph (PiecewiseLinearGrad), forward over reverse
+    check_forward(lambda m, a, w: m.autograd.grad(_f(m).relu(a - 1) + _f(m).leaky_relu(a - 1, 0.2), a, w,
+                                                  create_graph=True)[0], [(3, 4), (3, 4)], positive=True,
+                  requires_grad=True)
     # (a base class whose ops each have a subclass, as ZeroGrad's, is covered by them)
     elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()
                            if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__

@@ -352,3 +352,42 @@ def test_piecewise_linear_activation_keeps_only_its_derivative_not_its_input(nam
             assert gone() is None
         grads.append(m.autograd.grad((y * y).sum(), x)[0].detach().numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+PIECEWISE_LINEAR = {
+    "relu": _f("relu"),
+    "relu method": lambda m, x: x.relu(),
+    "relu6": lambda m, x: m.nn.functional.relu6(4 * x),
+    "leaky_relu": _f("leaky_relu", 0.2),
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(2 * x, -1.5, 1.2),
+    "threshold": _f("threshold", 0.1, -2.0),
+    "hardshrink": _f("hardshrink", 0.3),
+    "softshrink": _f("softshrink", 0.3),
+    "rrelu eval": _f("rrelu", training=False),
+    "relu6 inplace": lambda m, x: m.nn.functional.relu6(x * 4, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", list(PIECEWISE_LINEAR))
+def test_piecewise_linear_activation_gradient_of_a_constant_cotangent_differentiates_again(name):
+    # The gradient (through sum(): a constant cotangent) requires grad, as PyTorch's (ThresholdBackwardBackward0 and
+    # kin); its gradient w.r.t. the input is zeros (f'' = 0) and w.r.t. the cotangent f'(x).
+    fn = PIECEWISE_LINEAR[name]
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 4))
+    u = rng.standard_normal((3, 4))
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        (g,) = m.autograd.grad(fn(m, x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        (gx,) = m.autograd.grad((g * m.tensor(u)).sum(), x)
+        v = m.ones(3, 4, dtype=m.float64, requires_grad=True)
+        (gv,) = m.autograd.grad(fn(m, x), x, v, create_graph=True)
+        (vv,) = m.autograd.grad((gv * m.tensor(u)).sum(), v)
+        results.append([t.detach().numpy() for t in (g, gx, vv)])
+    for e, t in zip(*results):
+        np.testing.assert_array_equal(e, t)
+    assert not results[0][1].any()
+    x = ember.tensor(a, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda t: fn(ember, t), (x,))

@@ -40,6 +40,22 @@ def test_slogdet_logdet_and_singular_det():
     check(lambda m, x: m.det(x), [sing], dtype=F64, atol=1e-8)
 
 
+def test_logdet_is_pytorchs_where_of_slogdet():
+    """A real logdet is PyTorch's where(sign == -1, nan, log|det|): its node is WhereBackward0 and a negative
+    determinant's matrix gets a zero gradient (log(sign) added to log|det| gave it A^-T)."""
+    a = well_conditioned(2, 3, 3)
+    a[0] *= -1
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.logdet(x)
+        assert y.grad_fn.name() == "WhereBackward0"
+        (g,) = m.autograd.grad(y[1], x)
+        results.append(g.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)
+    assert not results[0][0].any()
+
+
 @pytest.mark.parametrize("left", [True, False])
 def test_solve(left):
     a = well_conditioned(2, 3, 3)

@@ -477,6 +477,47 @@ def test_aminmax_refuses_a_sequence_of_dims_as_pytorch(dim):
     assert ember.aminmax(ember.tensor(values), dim=1).max.tolist() == [5.0, 3.0]
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}], ids=str)
+def test_aminmax_records_one_node_of_both_results_as_pytorch(kwargs):
+    """One AminmaxBackward0 for min and max; with only max used, min's tensor hooks are called with None, and the
+    gradient is max's alone (split evenly among ties)."""
+    values = [[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        mn, mx = m.aminmax(x, **kwargs)
+        assert mn.grad_fn is mx.grad_fn and mn.grad_fn.name() == "AminmaxBackward0"
+        seen = []
+        for name, t in (("min", mn), ("max", mx)):
+            t.register_hook(lambda g, name=name, seen=seen: seen.append((name, None if g is None else g.tolist())))
+        (g_max,) = m.autograd.grad((mx * 2).sum(), x, retain_graph=True)
+        (g_both,) = m.autograd.grad((mx * 2).sum() + (mn * 3).sum(), x)
+        results.append((g_max.tolist(), g_both.tolist(), seen))
+    assert results[0] == results[1]
+    assert results[0][2][0] == ("min", None)
+
+
+@pytest.mark.parametrize("which", ["min", "max"])
+def test_aminmax_result_changed_in_place_is_pytorchs_error(which):
+    messages = []
+    for m in (ember, torch):
+        x = m.tensor([[1.0, 3.0], [2.0, 0.0]], requires_grad=True)
+        out = m.aminmax(x, dim=1)
+        getattr(out, which).add_(1)
+        messages.append(_error(lambda out=out: out.max.sum().backward()))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("case", ["all of an empty tensor", "an empty dim", "complex"])
+def test_aminmax_errors_as_pytorch(case):
+    def call(m):
+        if case == "complex":
+            return m.aminmax(m.tensor([1 + 1j]))
+        return m.aminmax(m.zeros(0, 3), **({} if case.startswith("all") else {"dim": 0}))
+
+    assert _error(lambda: call(ember)) == _error(lambda: call(torch))
+
+
 @pytest.mark.parametrize("p,dim", [("fro", (1, 0, 1)), ("fro", (0, 1, 2)), ("nuc", None), ("nuc", 1), ("abc", None),
                                    (1, (1, 1)), ("fro", (1, 1))], ids=str)
 def test_norm_errors_for_dims_and_orders_as_pytorch(p, dim):

@@ -229,12 +229,17 @@ def slogdet(A: Tensor):
 
 
 def logdet(A: Tensor) -> Tensor:
-    """log(det(A)): nan where the determinant is negative, -inf where it is zero."""
+    """log(det(A)): nan where the determinant is negative, -inf where it is zero. As PyTorch's, a real ``A``'s is
+    ``where(sign == -1, nan, log|det|)`` (its node WhereBackward0; a negative determinant's gradient is zero), a
+    complex one's ``log(sign) + log|det|``."""
+    from .indexing import where
     from .unary import log
 
     check_matrix(A, "logdet")
     sign, logabs = SlogDet.apply(A)
-    return logabs + log(sign)
+    if A.is_complex():
+        return log(sign) + logabs
+    return where(Tensor._make(sign._data == -1), float("nan"), logabs)
 
 
 class Pinv(Node):

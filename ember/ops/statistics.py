@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from .. import return_types
 from .._backend import xp
-from .._dtype import np_kind
+from .._dtype import not_implemented_for, np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import version_checked
-from .reduction import _axes, amax, amin, moments_mean, variance
+from ..autograd.graph import MultiOutputNode, torch_named, version_checked
+from .reduction import _axes, _expand_back, moments_mean, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -161,12 +161,48 @@ def count_nonzero(x: Tensor, dim=None) -> Tensor:
     return Tensor._make(xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64))
 
 
+@torch_named("AminmaxBackward0")
+class Aminmax(MultiOutputNode):
+    """aminmax's one node of both results (``mn.grad_fn is mx.grad_fn``, as PyTorch's): each result's gradient is
+    split evenly among its tied extremes, as amin's and amax's; a result that got none adds nothing (its tensor
+    hooks are called with None, as PyTorch calls them)."""
+
+    def forward(self, x, axes, keepdim):
+        lo, hi = xp.min(x, axis=axes, keepdims=True), xp.max(x, axis=axes, keepdims=True)
+        if not keepdim:
+            lo, hi = (lo.reshape(()), hi.reshape(())) if axes is None else (lo.squeeze(axes), hi.squeeze(axes))
+        # the results as returned: PyTorch saves them, so changing one in place before backward is its error
+        self.saved = (x, lo, hi)
+        self.axes, self.keepdim = axes, keepdim
+        return lo, hi
+
+    def backward(self, g_min, g_max):
+        x, lo, hi = self.saved
+        total = None
+        for g, out in ((g_min, lo), (g_max, hi)):
+            if g is not None:
+                mask = x == _expand_back(out, x.shape, self.axes, self.keepdim)
+                part = mask * (_expand_back(g, x.shape, self.axes, self.keepdim) / mask.sum(axis=self.axes,
+                                                                                           keepdims=True))
+                total = part if total is None else total + part
+        return (total,)
+
+
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
     """(min, max) over all elements or along the one dim ``dim`` (an int: a tuple is PyTorch's TypeError)."""
     if dim is not None and not hasattr(dim, "__index__"):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
-    axes = () if dim is None else dim
-    return _MinMax(amin(x, axes, keepdim), amax(x, axes, keepdim))
+    a = x._data
+    if a.dtype.kind == "c":
+        raise not_implemented_for("aminmax_cpu", x.dtype)
+    axes = _axes(dim, a.ndim)
+    if a.size == 0:
+        if dim is None:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if axes is not None and a.shape[axes[0]] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {axes[0]} to have non-zero size.")
+    return _MinMax(*Aminmax.apply(x, axes=axes, keepdim=keepdim))
 
 
 def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

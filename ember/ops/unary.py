@@ -182,7 +182,7 @@ class Relu(Node):
     def backward(self, g):
         out = self.saved[0]
         if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product
-            return (g * (out != 0),)
+            return (piecewise_linear_grad(g, out != 0, out),)
         gx = xp.empty_like(out, dtype=g.dtype)
         # one compiled pass (the same bits) for float arrays of one dtype; it pays threads from a smaller size
         fast = (g.dtype == out.dtype and g.dtype in (xp.float32, xp.float64)
@@ -200,6 +200,34 @@ class Relu(Node):
         parallel_flat(grad, g, out, gx, min_elements=policy.min_parallel_elements if fast else None,
                       kern=compiled.relu_grad if fast else None)
         return (gx,)
+
+
+class PiecewiseLinearGrad(Node):
+    """``g * d``, ``d`` the derivative of a piecewise-linear function of ``x`` (relu, leaky_relu, hardtanh ...):
+    that function's gradient under create_graph. Linear in ``g``; ``x`` (or the function's output, which relu's
+    formula reads) is an input only so that the gradient depends on it, with derivative zero. As PyTorch's
+    ThresholdBackwardBackward0 and kin: the gradient requires grad even for a constant ``g``, and its own
+    gradient with respect to ``x`` is zeros (not None)."""
+
+    diagonal_jacobian = True
+
+    def forward(self, g, x, d):
+        self.d = d  # (not in ``saved``: no input's array, nothing to version-check)
+        return g * d
+
+    def backward(self, gg):
+        need_g, need_x = self.needs_input_grad
+        return (gg * self.d if need_g else None, xp.zeros_like(gg) if need_x else None)
+
+
+def piecewise_linear_grad(g, d, x):
+    """Under create_graph: the recorded ``g * d`` (``PiecewiseLinearGrad``), depending on ``x`` (a recorded array
+    or a tensor of the graph) with derivative zero."""
+    from ..autograd.recorded import RecordedArray
+
+    g = g.t if type(g) is RecordedArray else Tensor._make(g)
+    x = x.t if type(x) is RecordedArray else x
+    return RecordedArray(PiecewiseLinearGrad.apply(g, x, d=d))
 
 
 _ZEROS: dict = {}

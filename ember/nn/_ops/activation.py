@@ -5,9 +5,11 @@ Each activation is a function ``fn(x, need_grad, *params) -> (f(x), f'(x) or Non
 derivative alongside the forward reuses its intermediates (exp, tanh, ...).
 
 Gradients of gradients (``create_graph``): a piecewise-linear activation's f' is piecewise constant, so the
-saved f' is right as a constant (f'' = 0, as PyTorch's). A smooth one (``SmoothPointwise``) runs ``fn`` again
-on the recorded input, so that f'(x) is recorded; its kernels written with ``out=`` (GELU, Hardswish, SELU/CELU)
-then take the same formula in plain array expressions. Such a node keeps its input for this until backward.
+saved f' is right as a constant (f'' = 0, as PyTorch's); the product g * f' is still recorded as depending on x
+(``unary.PiecewiseLinearGrad``), so that it requires grad, as PyTorch's, even for a constant g. A smooth one
+(``SmoothPointwise``) runs ``fn`` again on the recorded input, so that f'(x) is recorded; its kernels written
+with ``out=`` (GELU, Hardswish, SELU/CELU) then take the same formula in plain array expressions. Such a node
+keeps its input for this until backward.
 """
 
 from __future__ import annotations
@@ -40,13 +42,25 @@ class Pointwise(Node):
         return out
 
     def backward(self, g):
+        if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
+            return (unary.piecewise_linear_grad(g, self.saved[0], _input_of(self, g)),)
         return (multiply(g, self.saved[0]),)  # split among the intra-op threads
+
+
+def _input_of(node: Node, g) -> Tensor:
+    """A tensor of the graph standing for ``node``'s input (its edge; its values, which the product's gradient
+    never reads, are not kept: the node saves f' alone)."""
+    fn, nr = node.next_edges[0]
+    return Tensor._make(xp.broadcast_to(xp.zeros((), g.dtype), g.shape), fn, nr)
 
 
 class SmoothPointwise(Pointwise):
     """A smooth activation: under create_graph f'(x) is computed again from the recorded input."""
 
     rerun_for_higher_order = True
+
+    def backward(self, g):
+        return (multiply(g, self.saved[0]),)  # (f'(x) recorded under create_graph: the rerun forward's)
 
 
 def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True, kernel: str | None = None) -> Tensor:
