@@ -7,10 +7,13 @@ one shared placeholder element (``_PLACEHOLDER``): it takes no memory whatever i
 (a layer's initialisation under ``device("meta")``) land in that element and mean nothing, and reading its values
 (``tolist``, ``item``, ``numpy``, printing them, moving it to the CPU) is PyTorch's error.
 
+A random fill of a meta tensor (``uniform_``, ``normal_``, the ``nn.init`` schemes, so a layer built under
+``device("meta")``) draws nothing, as PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta
+tensor's ``new_*`` tensors are meta tensors unless given another device, and ``Module.to("meta")`` moves a module
+there.
+
 Differences from PyTorch: an op on meta tensors computes on the placeholder and returns a CPU tensor of
-meaningless values (PyTorch computes only the result's shape and dtype, on the meta device); an initialisation
-under ``device("meta")`` still draws its random numbers (PyTorch's meta kernels draw none), so the random state
-afterwards differs.
+meaningless values (PyTorch computes only the result's shape and dtype, on the meta device).
 """
 
 from __future__ import annotations

@@ -130,3 +130,72 @@ def test_normalisations_reset_their_parameters_as_pytorch(make):
         m.reset_parameters()
         seen.append({k: v.tolist() for k, v in m.state_dict().items()})
     assert seen[0] == seen[1]
+
+
+def test_building_on_the_meta_device_draws_no_random_numbers():
+    """A program seeds once, builds on the meta device, materialises and initialises: its weights and the
+    numbers drawn afterwards are PyTorch's (PyTorch's meta kernels draw nothing)."""
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        with fw.device("meta"):
+            net = build(fw)
+        after_build = fw.rand(3).numpy()
+        net.to_empty(device="cpu")
+        net.apply(lambda m: m.reset_parameters() if hasattr(m, "reset_parameters") else None)
+        seen.append((after_build, net.fc.weight.detach().numpy(), net.conv.bias.detach().numpy(),
+                     net.emb.weight.detach().numpy(), fw.rand(2).numpy()))
+    for got, want in zip(*seen):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fill", ["uniform_", "normal_", "bernoulli_", "random_", "exponential_", "log_normal_",
+                                  "geometric_", "cauchy_", "init.uniform_", "init.normal_", "init.trunc_normal_",
+                                  "init.xavier_uniform_", "init.kaiming_normal_", "init.orthogonal_",
+                                  "init.sparse_"])
+def test_random_fills_of_a_meta_tensor_draw_nothing(fill):
+    args = {"bernoulli_": (0.5,), "random_": (0, 5), "geometric_": (0.3,), "init.sparse_": (0.5,)}.get(fill, ())
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        w = fw.empty(4, 5, device="meta")
+        if fill.startswith("init."):
+            out = getattr(fw.nn.init, fill[5:])(w, *args)
+        else:
+            out = getattr(w, fill)(*args)
+        seen.append((out is w, out.device.type, tuple(out.shape), fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"])
+@pytest.mark.parametrize("on", ["meta", "cpu"])
+@pytest.mark.parametrize("device", [None, "cpu", "meta"])
+def test_new_tensors_follow_their_device_or_the_given_one(make, on, device):
+    """``x.new_*(...)``: on ``device`` when given, else on ``x``'s device (not the default device)."""
+    seen = []
+    for fw in (ember, torch):
+        x = fw.empty(2, device=on)
+        kw = {} if device is None else {"device": device}
+        args = {"new_empty": (3,), "new_zeros": (3,), "new_ones": ((2, 1),), "new_full": ((3,), 2.0),
+                "new_tensor": ([1.0, 2.0],)}[make]
+        with fw.device("meta" if on == "cpu" else "cpu"):
+            out = getattr(x, make)(*args, **kw)
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1],
+                     None if out.is_meta or make == "new_empty" else out.tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_module_to_the_meta_device_then_back_as_pytorch():
+    """``Module.to("meta")`` (with or without a dtype), then ``to_empty(device="cpu")`` and an initialisation."""
+    seen = []
+    for fw in (ember, torch):
+        net = build(fw)
+        fw.manual_seed(0)
+        net(fw.randn(5, 3)).sum().backward()
+        moved = net.to("meta")
+        cast = build(fw).to("meta", fw.float64)
+        fw.manual_seed(1)
+        net.to_empty(device="cpu").fc.reset_parameters()
+        seen.append((moved is net, described(fw, cast), net.fc.weight.grad.device.type, described(fw, net),
+                     net.fc.weight.tolist()))
+    assert seen[0] == seen[1]
