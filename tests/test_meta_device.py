@@ -199,3 +199,36 @@ def test_module_to_the_meta_device_then_back_as_pytorch():
         seen.append((moved is net, described(fw, cast), net.fc.weight.grad.device.type, described(fw, net),
                      net.fc.weight.tolist()))
     assert seen[0] == seen[1]
+
+
+META_OPS = {
+    "add": lambda fw, x, w, i: x + 1, "mul": lambda fw, x, w, i: x * x, "int_add_float": lambda fw, x, w, i: i + 1.5,
+    "int_div": lambda fw, x, w, i: i / 2, "exp": lambda fw, x, w, i: x.exp(),
+    "relu": lambda fw, x, w, i: fw.nn.functional.relu(x), "gt": lambda fw, x, w, i: x > 0,
+    "where": lambda fw, x, w, i: fw.where(x > 0, x, 0.0), "matmul": lambda fw, x, w, i: x @ w.t(),
+    "linear": lambda fw, x, w, i: fw.nn.functional.linear(x, w, w[:, 0]),
+    "bmm": lambda fw, x, w, i: fw.bmm(x[None], w.t()[None]), "sum": lambda fw, x, w, i: x.sum(),
+    "sum_dim": lambda fw, x, w, i: x.sum(0), "mean_keepdim": lambda fw, x, w, i: x.mean(1, keepdim=True),
+    "int_sum": lambda fw, x, w, i: i.sum(), "max_dim": lambda fw, x, w, i: fw.stack(x.max(1)[:1]),
+    "max_indices": lambda fw, x, w, i: x.max(1)[1], "argmax": lambda fw, x, w, i: x.argmax(1),
+    "argmax_all": lambda fw, x, w, i: x.argmax(), "view": lambda fw, x, w, i: x.view(6),
+    "reshape": lambda fw, x, w, i: x.reshape(3, 2), "permute": lambda fw, x, w, i: x.permute(1, 0),
+    "contiguous": lambda fw, x, w, i: x.t().contiguous(), "cat": lambda fw, x, w, i: fw.cat([x, x]),
+    "softmax": lambda fw, x, w, i: x.softmax(-1), "layer_norm": lambda fw, x, w, i: fw.nn.functional.layer_norm(x, (3,)),
+    "double": lambda fw, x, w, i: x.double(), "slice": lambda fw, x, w, i: x[:, 1:],
+    "conv2d": lambda fw, x, w, i: fw.nn.functional.conv2d(x.reshape(1, 1, 2, 3), w.reshape(1, 1, 3, 4)[..., :2, :2]),
+    "linear_module": lambda fw, x, w, i: fw.nn.Linear(3, 4, device="meta")(x),
+}
+
+
+@pytest.mark.parametrize("op", list(META_OPS))
+def test_ops_on_meta_tensors_give_meta_tensors_as_pytorch(op):
+    """Elementwise ops, matmul/linear, reductions and views of meta tensors: meta tensors of PyTorch's shapes and
+    dtypes."""
+    seen = []
+    for fw in (ember, torch):
+        x, w = fw.empty(2, 3, device="meta"), fw.empty(4, 3, device="meta")
+        i = fw.empty(2, 3, dtype=fw.int64, device="meta")
+        out = META_OPS[op](fw, x, w, i)
+        seen.append((out.device.type, out.is_meta, tuple(out.shape), str(out.dtype).split(".")[-1]))
+    assert seen[0] == seen[1]
