@@ -89,7 +89,8 @@ def check_device(dev, allow_meta: bool = False) -> None:
     if d.type != "cpu" and not (allow_meta and d.type == "meta"):
         if d.type == "meta":
             why = ("ember makes meta tensors (a shape and no data) only in its factories (empty, zeros, a layer's "
-                   "parameters ...), Tensor.to and Module.to_empty: create this one on the CPU")
+                   "parameters ...), Tensor.new_*, Tensor.to, Module.to and Module.to_empty: create this one on the "
+                   "CPU")
         else:
             probe = {"cuda": "cuda", "mps": "backends.mps"}.get(d.type)
             why = f"no {d.type.upper()} is available to ember. Use device='cpu'" + (

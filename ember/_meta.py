@@ -7,10 +7,18 @@ one shared placeholder element (``_PLACEHOLDER``): it takes no memory whatever i
 (a layer's initialisation under ``device("meta")``) land in that element and mean nothing, and reading its values
 (``tolist``, ``item``, ``numpy``, printing them, moving it to the CPU) is PyTorch's error.
 
-Differences from PyTorch: an op on meta tensors computes on the placeholder and returns a CPU tensor of
-meaningless values (PyTorch computes only the result's shape and dtype, on the meta device); an initialisation
-under ``device("meta")`` still draws its random numbers (PyTorch's meta kernels draw none), so the random state
-afterwards differs.
+A random fill of a meta tensor (``uniform_``, ``normal_``, the ``nn.init`` schemes, so a layer built under
+``device("meta")``) draws nothing, as PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta
+tensor's ``new_*`` tensors are meta tensors unless given another device, and ``Module.to("meta")`` moves a module
+there.
+
+An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
+graph runs each op).
+
+Differences from PyTorch: such an op still computes, on the placeholder broadcast to its inputs' shapes, and
+only then drops its values (PyTorch computes only the result's shape and dtype), so it takes the time and, while
+it runs, the memory of the op on real data; an op written outside the graph's nodes may still return a CPU
+tensor of meaningless values.
 """
 
 from __future__ import annotations
@@ -19,10 +27,13 @@ import numpy as np
 
 # one element of the widest dtype (complex128), which every meta array views in its own dtype
 _PLACEHOLDER = np.zeros(16, np.uint8)
+# whether a meta array was ever made: until then an op need not look for meta inputs (``meta_results``)
+made = [False]
 
 
 def meta_array(shape, dtype) -> np.ndarray:
     """A writable array of ``shape`` and ``dtype`` that takes no memory: every element is the placeholder."""
+    made[0] = True
     dtype = np.dtype(dtype)
     element = _PLACEHOLDER[:dtype.itemsize].view(dtype).reshape(())
     return np.lib.stride_tricks.as_strided(element, tuple(shape), (0,) * len(shape), writeable=True)
@@ -36,3 +47,13 @@ def is_meta(array) -> bool:
 def no_data_error() -> NotImplementedError:
     """PyTorch's error for reading a meta tensor's values (``.cpu()``, ``.tolist()``, ``to("cpu")``)."""
     return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def meta_results(arrays, out):
+    """An op's result ``out`` (an array, or a tuple of arrays and Nones) as meta arrays of the same shapes and
+    dtypes where any of its input ``arrays`` is a meta tensor's: PyTorch's result on the meta device."""
+    if not made[0] or not any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
+        return out
+    if isinstance(out, tuple):
+        return tuple(None if o is None else meta_results(arrays, o) for o in out)
+    return out if is_meta(out) else meta_array(np.shape(out), out.dtype)

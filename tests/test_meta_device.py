@@ -130,3 +130,105 @@ def test_normalisations_reset_their_parameters_as_pytorch(make):
         m.reset_parameters()
         seen.append({k: v.tolist() for k, v in m.state_dict().items()})
     assert seen[0] == seen[1]
+
+
+def test_building_on_the_meta_device_draws_no_random_numbers():
+    """A program seeds once, builds on the meta device, materialises and initialises: its weights and the
+    numbers drawn afterwards are PyTorch's (PyTorch's meta kernels draw nothing)."""
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        with fw.device("meta"):
+            net = build(fw)
+        after_build = fw.rand(3).numpy()
+        net.to_empty(device="cpu")
+        net.apply(lambda m: m.reset_parameters() if hasattr(m, "reset_parameters") else None)
+        seen.append((after_build, net.fc.weight.detach().numpy(), net.conv.bias.detach().numpy(),
+                     net.emb.weight.detach().numpy(), fw.rand(2).numpy()))
+    for got, want in zip(*seen):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fill", ["uniform_", "normal_", "bernoulli_", "random_", "exponential_", "log_normal_",
+                                  "geometric_", "cauchy_", "init.uniform_", "init.normal_", "init.trunc_normal_",
+                                  "init.xavier_uniform_", "init.kaiming_normal_", "init.orthogonal_",
+                                  "init.sparse_"])
+def test_random_fills_of_a_meta_tensor_draw_nothing(fill):
+    args = {"bernoulli_": (0.5,), "random_": (0, 5), "geometric_": (0.3,), "init.sparse_": (0.5,)}.get(fill, ())
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        w = fw.empty(4, 5, device="meta")
+        if fill.startswith("init."):
+            out = getattr(fw.nn.init, fill[5:])(w, *args)
+        else:
+            out = getattr(w, fill)(*args)
+        seen.append((out is w, out.device.type, tuple(out.shape), fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"])
+@pytest.mark.parametrize("on", ["meta", "cpu"])
+@pytest.mark.parametrize("device", [None, "cpu", "meta"])
+def test_new_tensors_follow_their_device_or_the_given_one(make, on, device):
+    """``x.new_*(...)``: on ``device`` when given, else on ``x``'s device (not the default device)."""
+    seen = []
+    for fw in (ember, torch):
+        x = fw.empty(2, device=on)
+        kw = {} if device is None else {"device": device}
+        args = {"new_empty": (3,), "new_zeros": (3,), "new_ones": ((2, 1),), "new_full": ((3,), 2.0),
+                "new_tensor": ([1.0, 2.0],)}[make]
+        with fw.device("meta" if on == "cpu" else "cpu"):
+            out = getattr(x, make)(*args, **kw)
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1],
+                     None if out.is_meta or make == "new_empty" else out.tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_module_to_the_meta_device_then_back_as_pytorch():
+    """``Module.to("meta")`` (with or without a dtype), then ``to_empty(device="cpu")`` and an initialisation."""
+    seen = []
+    for fw in (ember, torch):
+        net = build(fw)
+        fw.manual_seed(0)
+        net(fw.randn(5, 3)).sum().backward()
+        moved = net.to("meta")
+        cast = build(fw).to("meta", fw.float64)
+        fw.manual_seed(1)
+        net.to_empty(device="cpu").fc.reset_parameters()
+        seen.append((moved is net, described(fw, cast), net.fc.weight.grad.device.type, described(fw, net),
+                     net.fc.weight.tolist()))
+    assert seen[0] == seen[1]
+
+
+META_OPS = {
+    "add": lambda fw, x, w, i: x + 1, "mul": lambda fw, x, w, i: x * x, "int_add_float": lambda fw, x, w, i: i + 1.5,
+    "int_div": lambda fw, x, w, i: i / 2, "exp": lambda fw, x, w, i: x.exp(),
+    "relu": lambda fw, x, w, i: fw.nn.functional.relu(x), "gt": lambda fw, x, w, i: x > 0,
+    "where": lambda fw, x, w, i: fw.where(x > 0, x, 0.0), "matmul": lambda fw, x, w, i: x @ w.t(),
+    "linear": lambda fw, x, w, i: fw.nn.functional.linear(x, w, w[:, 0]),
+    "bmm": lambda fw, x, w, i: fw.bmm(x[None], w.t()[None]), "sum": lambda fw, x, w, i: x.sum(),
+    "sum_dim": lambda fw, x, w, i: x.sum(0), "mean_keepdim": lambda fw, x, w, i: x.mean(1, keepdim=True),
+    "int_sum": lambda fw, x, w, i: i.sum(), "max_dim": lambda fw, x, w, i: fw.stack(x.max(1)[:1]),
+    "max_indices": lambda fw, x, w, i: x.max(1)[1], "argmax": lambda fw, x, w, i: x.argmax(1),
+    "argmax_all": lambda fw, x, w, i: x.argmax(), "view": lambda fw, x, w, i: x.view(6),
+    "reshape": lambda fw, x, w, i: x.reshape(3, 2), "permute": lambda fw, x, w, i: x.permute(1, 0),
+    "contiguous": lambda fw, x, w, i: x.t().contiguous(), "cat": lambda fw, x, w, i: fw.cat([x, x]),
+    "softmax": lambda fw, x, w, i: x.softmax(-1), "layer_norm": lambda fw, x, w, i: fw.nn.functional.layer_norm(x, (3,)),
+    "double": lambda fw, x, w, i: x.double(), "slice": lambda fw, x, w, i: x[:, 1:],
+    "conv2d": lambda fw, x, w, i: fw.nn.functional.conv2d(x.reshape(1, 1, 2, 3), w.reshape(1, 1, 3, 4)[..., :2, :2]),
+    "linear_module": lambda fw, x, w, i: fw.nn.Linear(3, 4, device="meta")(x),
+}
+
+
+@pytest.mark.parametrize("op", list(META_OPS))
+def test_ops_on_meta_tensors_give_meta_tensors_as_pytorch(op):
+    """Elementwise ops, matmul/linear, reductions and views of meta tensors: meta tensors of PyTorch's shapes and
+    dtypes."""
+    seen = []
+    for fw in (ember, torch):
+        x, w = fw.empty(2, 3, device="meta"), fw.empty(4, 3, device="meta")
+        i = fw.empty(2, 3, dtype=fw.int64, device="meta")
+        out = META_OPS[op](fw, x, w, i)
+        seen.append((out.device.type, out.is_meta, tuple(out.shape), str(out.dtype).split(".")[-1]))
+    assert seen[0] == seen[1]

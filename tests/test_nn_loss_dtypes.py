@@ -115,3 +115,25 @@ def test_loss_dtype_errors_as_pytorch(case):
             _refused(m, case)()
         outcomes.append((err.type, str(err.value).replace("torch", "ember")[:40]))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", ["bce", "bce weight", "logits", "logits weight", "logits pos_weight"])
+def test_bfloat16_binary_cross_entropy_bit_for_bit(case, reduction):
+    """PyTorch's bfloat16 kernels round each step to bfloat16 (log_sigmoid and sigmoid once, from float32): the
+    losses and the input's gradient are PyTorch's bit for bit, for every reduction."""
+    rng = np.random.default_rng(1)
+    p, y = rng.uniform(0.001, 0.999, 200), rng.uniform(0, 1, 200)
+    logits, w = rng.standard_normal(200) * 6, rng.uniform(0, 2, 200)
+    seen = []
+    for m in (ember, torch):
+        x = m.tensor(p if case.startswith("bce") else logits, dtype=m.bfloat16, requires_grad=True)
+        t = m.tensor(y, dtype=m.bfloat16)
+        kw = {k: m.tensor(w, dtype=m.bfloat16) for k in ("weight", "pos_weight") if k in case}
+        fn = m.nn.functional.binary_cross_entropy if case.startswith("bce") else \
+            m.nn.functional.binary_cross_entropy_with_logits
+        out = fn(x, t, reduction=reduction, **kw)
+        out.sum().backward()
+        seen.append((out.detach().float().numpy(), x.grad.float().numpy()))
+    for got, want in zip(*seen):
+        np.testing.assert_array_equal(got, want)

@@ -37,13 +37,13 @@ class ConversionMethods:
         return ops.elementwise.cast(self, other.dtype)
 
     def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
-        return ops.new_filled(self, xp.zeros, sizes, dtype, requires_grad, size)
+        return ops.new_filled(self, xp.zeros, sizes, dtype, requires_grad, size, device)
 
     def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
-        return ops.new_filled(self, xp.ones, sizes, dtype, requires_grad, size)
+        return ops.new_filled(self, xp.ones, sizes, dtype, requires_grad, size, device)
 
     def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
-        return ops.new_filled(self, xp.empty, sizes, dtype, requires_grad, size)
+        return ops.new_filled(self, xp.empty, sizes, dtype, requires_grad, size, device)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
         return ops.new_full(self, size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)

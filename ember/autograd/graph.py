@@ -24,6 +24,8 @@ from .._arg_aliases import NotATensorError
 from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
+from .._meta import made as _meta_made
+from .._meta import meta_results
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
 from .._tensor import Tensor, _empty_strides, _fill
@@ -271,6 +273,8 @@ class Node:
                 quiet_exit(quiet)
         if half is not None:
             out = lowp.narrow(out, half)
+        if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
+            out = meta_results(arrays, out)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
@@ -639,6 +643,8 @@ class MultiOutputNode(Node):
         outs = node.forward(*arrays, **params)
         if node.half_dtype is not None:
             outs = lowp.narrow(outs, node.half_dtype)
+        if _meta_made[0]:
+            outs = meta_results(arrays, tuple(outs))
         node.num_outputs = len(outs)
         grad_fn = node if needs is not None else None
         results = tuple(None if a is None else Tensor._make(a, grad_fn if np_kind(a.dtype) == "f" else None, nr)

@@ -2,7 +2,9 @@
 
 Every function fills its tensor in place, outside autograd (as PyTorch does
 under ``no_grad``; the version counter is bumped), from ember's global
-generator (``ember.manual_seed``) or the ``generator`` given, and returns it.
+generator (``ember.manual_seed``) or the ``generator`` given, and returns it;
+a meta tensor (``ember/_meta.py``) is returned as it is and nothing is drawn,
+as PyTorch's meta kernels draw nothing.
 The draws are PyTorch's for the same seed (its formulas for bounds and
 standard deviations, in its float arithmetic), bit for bit for float32 and
 float64 tensors, except ``orthogonal_``: its normal draw is PyTorch's, its QR
@@ -22,7 +24,7 @@ from .. import _random_draws as draws
 from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
-from ..ops.inplace import check_normal_std, check_uniform_bounds
+from ..ops.inplace import check_normal_std, check_uniform_bounds, draws_nothing
 from ..random import generator_of
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -66,6 +68,8 @@ def _draw(tensor: Tensor, draw, contiguous: bool | None = None):
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
     check_uniform_bounds(tensor, a, b)
+    if draws_nothing(tensor):
+        return tensor
     g = generator_of(generator)
     return _fill(tensor, _draw(tensor, lambda n, real, _: draws.uniform(g, n, a, b, real)))
 
@@ -73,6 +77,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
     check_normal_std(std)
+    if draws_nothing(tensor):
+        return tensor
     g = generator_of(generator)
     return _fill(tensor, _draw(tensor, lambda n, real, c: draws.normal(g, n, mean, std, real, c)))
 
@@ -87,6 +93,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         _warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                        "be incorrect.")
+    if draws_nothing(tensor):
+        return tensor
     g = generator_of(generator)
     dt = tensor._data.dtype
 
@@ -167,6 +175,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     (Martens, 2010)."""
     if tensor._data.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if draws_nothing(tensor):
+        return tensor
     rows, cols = tensor._data.shape
     g = generator_of(generator)
     normal_(tensor, 0.0, std, generator)
@@ -230,7 +240,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one (Saxe et al., 2013)."""
     if tensor._data.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor._data.size == 0:
+    if tensor._data.size == 0 or draws_nothing(tensor):
         return tensor
     rows = tensor._data.shape[0]
     cols = tensor._data.size // rows

@@ -98,29 +98,41 @@ def dequantize(x: Tensor) -> Tensor:
     return x if x._data.dtype == xp.float32 else cast(x, _dtype.float32)
 
 
-def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = False, size=None) -> Tensor:
+def _new_on_meta(x: Tensor, device) -> bool:
+    """Whether ``x.new_*(..., device=device)`` makes a meta tensor: on ``device`` when given, else on ``x``'s
+    device (as PyTorch, the default device set by ``with torch.device(...)`` does not apply to these)."""
+    check_device(device, allow_meta=True)
+    return on_meta(device) if device is not None else is_meta(x._data)
+
+
+def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = False, size=None,
+               device=None) -> Tensor:
     """``x.new_zeros(*sizes)`` (or ``size=``) and its kin: ``fill(shape, dtype)`` (``xp.zeros``, ``xp.ones``,
-    ``xp.empty``) in ``x``'s dtype unless ``dtype`` is given."""
+    ``xp.empty``) in ``x``'s dtype unless ``dtype`` is given, on ``x``'s device unless ``device`` is given."""
     from .._creation import _size
 
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-    t = Tensor._make(fill(_size(sizes, size), dt))
+    shape = _size(sizes, size)
+    t = Tensor._make(meta_array(shape, dt) if _new_on_meta(x, device) else fill(shape, dt))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-    return Tensor._make(xp.full(tuple(size), fill_value, dtype=dt)).requires_grad_(requires_grad)
+    data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else xp.full(tuple(size), fill_value, dtype=dt)
+    return Tensor._make(data).requires_grad_(requires_grad)
 
 
 def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A copy of ``data`` with ``x``'s dtype by default (a tensor: with PyTorch's warning to use clone)."""
+    """A copy of ``data`` with ``x``'s dtype and device by default (a tensor: with PyTorch's warning to use
+    clone)."""
     from .. import _warnings
     from .._creation import _COPY_CONSTRUCT_WARNING, _finish, as_array
 
     if isinstance(data, Tensor):
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("tensor.new_tensor"))
-    return _finish(xp.array(as_array(data, dtype or x.dtype), copy=True), requires_grad, device)
+    on = "meta" if _new_on_meta(x, device) else "cpu"
+    return _finish(xp.array(as_array(data, dtype or x.dtype), copy=True), requires_grad, on)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:

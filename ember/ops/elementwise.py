@@ -11,6 +11,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._memory_format import astype_result
+from .._meta import meta_results
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error, torch_named
 
@@ -434,7 +435,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
         with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
-            return Tensor._make(fn(*arrays))
+            return Tensor._make(meta_results(arrays, fn(*arrays)))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 

@@ -25,6 +25,7 @@ from .._dtype import (
     not_implemented_for,
     np_kind,
 )
+from .._meta import is_meta
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -346,6 +347,13 @@ def check_uniform_bounds(x: Tensor, a: float, b: float) -> None:
         raise not_implemented_for("check_uniform_bounds", x.dtype)
 
 
+def draws_nothing(x: Tensor) -> bool:
+    """Whether a random fill of ``x`` draws nothing: a meta tensor has no values to fill, and PyTorch's meta
+    kernels leave the generator's state as it was (a model built under ``device("meta")`` then initialised on
+    the CPU gets the same numbers as one built there)."""
+    return is_meta(x._data)
+
+
 def _draw_into(x: Tensor, draw) -> Tensor:
     """Fill x with ``draw(n, real_dtype)``'s flat values in memory order, as PyTorch's kernels fill a tensor."""
     a = x._data
@@ -359,6 +367,8 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
     check_normal_std(std)
     if np_kind(x._data.dtype) not in "fc":
         raise not_implemented_for("normal_kernel_cpu", x.dtype)
+    if draws_nothing(x):
+        return x
     g, contiguous, std = generator_of(generator), x._data.flags.c_contiguous, draws.part_std(std, x._data.dtype)
     return _draw_into(x, lambda n, real: draws.normal(g, n, mean, std, real, contiguous))
 
@@ -366,6 +376,8 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """Fill with draws uniform on [a, b): PyTorch's numbers (float32/float64)."""
     check_uniform_bounds(x, a, b)
+    if draws_nothing(x):
+        return x
     g = generator_of(generator)
     return _draw_into(x, lambda n, real: draws.uniform(g, n, a, b, real))
 
@@ -374,11 +386,13 @@ def bernoulli_(x: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to x's shape), else 0: PyTorch's
     numbers (a number p compares a 53-bit uniform; a tensor p a 24-bit one, 53-bit when p is float64)."""
     g, a = generator_of(generator), x._data
+    if not isinstance(p, Tensor) and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if draws_nothing(x):
+        return x
     if isinstance(p, Tensor):
         probs = draws.flat_in_memory_order(xp.broadcast_to(p._data, a.shape), a)
         return _fill_with(x, draws.in_memory_order(draws.bernoulli_tensor(g, probs), a))
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     return _fill_with(x, draws.in_memory_order(draws.bernoulli_scalar(g, a.size, p), a))
 
 
@@ -398,6 +412,8 @@ def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = .
         low = from_
     args = tuple(a for a in (low, to) if a is not ...)
     bounds = random_range(x, args, low, to)
+    if draws_nothing(x):
+        return x
     g, a = generator_of(generator), x._data
     if bounds is None:
         values = draws.random_full(g, a.size, a.dtype)
@@ -407,8 +423,11 @@ def random_(x: Tensor, low: int | None = None, to: int | None | EllipsisType = .
     return _fill_with(x, draws.in_memory_order(values, a))
 
 
-def _fill_float64(x: Tensor, values) -> Tensor:
-    """Fill x with float64 draws (PyTorch computes these in double and casts)."""
+def _fill_float64(x: Tensor, draw) -> Tensor:
+    """Fill x with ``draw(n)``'s float64 values (PyTorch computes these in double and casts)."""
+    if draws_nothing(x):
+        return x
+    values = draw(x._data.size)
     return _fill_with(x, draws.in_memory_order(values.astype(x._data.dtype), x._data))
 
 
@@ -416,7 +435,7 @@ def exponential_(x: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     """Fill with Exp(lambd) draws: PyTorch's numbers."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill_float64(x, draws.exponential(generator_of(generator), x._data.size, lambd))
+    return _fill_float64(x, lambda n: draws.exponential(generator_of(generator), n, lambd))
 
 
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
@@ -424,14 +443,14 @@ def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=Non
     generator's cached sample with ``normal_``'s)."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill_float64(x, draws.log_normal(generator_of(generator), x._data.size, mean, std))
+    return _fill_float64(x, lambda n: draws.log_normal(generator_of(generator), n, mean, std))
 
 
 def geometric_(x: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success: PyTorch's numbers."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill_float64(x, draws.geometric(generator_of(generator), x._data.size, p))
+    return _fill_float64(x, lambda n: draws.geometric(generator_of(generator), n, p))
 
 
 def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
@@ -441,7 +460,7 @@ def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=Non
                            f"point but you specified {_C_TYPE_NAMES[x._data.dtype.name]}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    return _fill_float64(x, draws.cauchy(generator_of(generator), x._data.size, median, sigma))
+    return _fill_float64(x, lambda n: draws.cauchy(generator_of(generator), n, median, sigma))
 
 
 def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:

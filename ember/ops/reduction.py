@@ -13,6 +13,7 @@ from .. import _dtype, _warnings, return_types
 from .._autocast import full_precision
 from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
+from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
@@ -343,7 +344,8 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     values = MaxMinDim.apply(x, dim=d, keepdim=keepdim, largest=largest)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
-    return (return_types.max if largest else return_types.min)(values, Tensor._make(indices))
+    return (return_types.max if largest else return_types.min)(values, Tensor._make(meta_results((x._data,),
+                                                                                                 indices)))
 
 
 def _argext(a, dim, keepdim, largest):
@@ -396,12 +398,12 @@ def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Ten
         if a.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         flat = _argext(a.reshape(-1), 0, False, largest)
-        return Tensor._make(flat.reshape((1,) * a.ndim) if keepdim else flat)
+        return Tensor._make(meta_results((a,), flat.reshape((1,) * a.ndim) if keepdim else flat))
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return Tensor._make(xp.zeros((), dtype=xp.int64))
     _check_nonempty(name, a, (d,))
-    return Tensor._make(_argext(a, d, keepdim, largest))
+    return Tensor._make(meta_results((a,), _argext(a, d, keepdim, largest)))
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

@@ -73,9 +73,15 @@ class PointwiseLoss(Node):
     on recorded inputs, so that they are recorded functions of x and t (every ``fn`` is plain array math)."""
     float32_compute = True
     rerun_for_higher_order = True
+    # whether ``fn`` takes a rounding function after its flags and PyTorch's kernel rounds each step of a half
+    # precision loss to that precision (its scalar_t arithmetic); the others compute in float32, rounded once
+    rounds_steps = False
+    half_dtype = None
 
     def forward(self, x, t, fn, reduction, params, out_dtype=None):
         need = self.needs_input_grad or (False, False)
+        if self.rounds_steps:
+            params = (_step_rounding(self.half_dtype), *params)
         loss, dx, dt = fn(x, t, need[0], need[1], *params)
         self.saved, self.reduction, self.shape = (dx, dt), reduction, loss.shape
         if reduction == "none":
@@ -87,11 +93,22 @@ class PointwiseLoss(Node):
 
     def backward(self, g):
         dx, dt = self.saved
+        if self.rounds_steps and self.half_dtype is not None:  # PyTorch's: (g * d), then its division by n
+            r = _step_rounding(self.half_dtype)
+            n = max(1, int(xp.prod(self.shape))) if self.reduction == "mean" else 1
+            return tuple(None if d is None else r(r(g * d) / d.dtype.type(n)) for d in (dx, dt))
         if self.reduction == "mean":
             g = g / max(1, int(xp.prod(self.shape)))
         elif self.reduction == "batchmean":
             g = g / self.shape[0]
         return (g * dx if dx is not None else None), (g * dt if dt is not None else None)
+
+
+def _step_rounding(half):
+    """A function rounding a float32 array to the half precision ``half`` (kept as float32), or the identity."""
+    if half is None:
+        return lambda a: a
+    return lambda a: a.astype(half).astype(xp.float32)
 
 
 def _named_loss(torch_name: str) -> type:
@@ -103,6 +120,7 @@ MseLoss = _named_loss("MseLossBackward0")
 SmoothL1Loss = _named_loss("SmoothL1LossBackward0")
 BinaryCrossEntropy = _named_loss("BinaryCrossEntropyBackward0")
 BinaryCrossEntropyWithLogits = _named_loss("BinaryCrossEntropyWithLogitsBackward0")
+BinaryCrossEntropy.rounds_steps = BinaryCrossEntropyWithLogits.rounds_steps = True
 
 
 @torch_named("HuberLossBackward0")
@@ -214,34 +232,45 @@ def _clamped_log(a):
         return xp.maximum(xp.log(a), a.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
 
 
-def _bce(x, t, nx, nt, w):
-    log_x, log_1mx = _clamped_log(x), _clamped_log(1 - x)
-    loss = -(t * log_x + (1 - t) * log_1mx)
-    dx = (x - t) / xp.maximum(x * (1 - x), x.dtype.type(1e-12)) if nx else None
-    dt = log_1mx - log_x if nt else None
-    return _weighted(loss, dx, dt, w)
+def _bce(x, t, nx, nt, r, w):
+    """PyTorch's kernel, each step rounded by ``r`` (a half precision's scalar arithmetic): (t - 1) max(log1p(-x),
+    -100) - t max(log x, -100); its gradient (x - t) / max((1 - x) x, 1e-12)."""
+    one = x.dtype.type(1)
+    with xp.errstate(divide="ignore"):
+        log_1mx = xp.maximum(r(xp.log1p(-x)), x.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
+    log_x = _clamped_log(x)
+    loss = r(r(r(t - one) * log_1mx) - r(t * r(log_x)))
+    dx = r(r(x - t) / xp.maximum(r(r(one - x) * x), r(x.dtype.type(1e-12)))) if nx else None
+    dt = r(log_1mx - r(log_x)) if nt else None
+    return _weighted(loss, dx, dt, w, r)
 
 
-def _bce_logits(x, t, nx, nt, w, pos_weight):
-    softplus_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))  # log(1 + e^-x), stable
+def _bce_logits(x, t, nx, nt, r, w, pos_weight):
+    """PyTorch's composition, each tensor op rounded by ``r``: (1 - t) x - log_sigmoid(x), log_sigmoid(x) weighed
+    by 1 + (pw - 1) t with ``pos_weight``; its gradient sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t."""
+    one = x.dtype.type(1)
+    log_sigmoid = r(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))))  # (stable; one rounding, as its kernel)
     if pos_weight is None:
-        loss = (1 - t) * x + softplus_neg
-        dx = sigmoid_array(x) - t if nx else None
+        loss = r(r(r(one - t) * x) - log_sigmoid)
+        dx = r(r(sigmoid_array(x)) - t) if nx else None
         dt = -x if nt else None
     else:  # l = (1 - t) x + (1 + (pw - 1) t) log(1 + e^-x)
         pos_weight = pos_weight.astype(x.dtype, copy=False)
-        lw = 1 + (pos_weight - 1) * t
-        loss = (1 - t) * x + lw * softplus_neg
-        dx = (1 - t) - lw * sigmoid_array(-x) if nx else None
-        dt = -x + (pos_weight - 1) * softplus_neg if nt else None
-    return _weighted(loss, dx, dt, w)
+        lw = r(r(r(pos_weight - one) * t) + one)
+        loss = r(r(r(one - t) * x) - r(log_sigmoid * lw))
+        pt = r(pos_weight * t)
+        dx = r(r(r(r(pt + one) - t) * r(sigmoid_array(x))) - pt) if nx else None
+        dt = r(-x - r((pos_weight - one) * log_sigmoid)) if nt else None
+    return _weighted(loss, dx, dt, w, r)
 
 
-def _weighted(loss, dx, dt, w):
+def _weighted(loss, dx, dt, w, r=None):
+    """The loss and its gradients times ``w`` (each product rounded by ``r`` when given)."""
     if w is None:
         return loss, dx, dt
+    r = r or (lambda a: a)
     w = w.astype(loss.dtype, copy=False)  # (the weights take the loss's dtype, as PyTorch's in-place product)
-    return loss * w, (dx * w if dx is not None else None), (dt * w if dt is not None else None)
+    return r(loss * w), (r(dx * w) if dx is not None else None), (r(dt * w) if dt is not None else None)
 
 
 @full_precision
@@ -304,7 +333,8 @@ def _within_unit_interval(a) -> bool:
 @full_precision
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
-    """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1]; logs clamped at -100."""
+    """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1]; logs clamped at -100. Half precision
+    operands are computed as PyTorch's kernel does, each step rounded to their dtype (bfloat16: PyTorch's bits)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _same_size(input, target)
@@ -327,7 +357,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one stable formula; ``pos_weight`` weighs positive targets
-    (broadcast along the last dim). ``weight`` and ``pos_weight`` receive no gradient."""
+    (broadcast along the last dim). ``weight`` and ``pos_weight`` receive no gradient. Half precision operands
+    round each of PyTorch's tensor steps to their dtype, as PyTorch (bfloat16: PyTorch's bits)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input._data.shape != target._data.shape:

@@ -427,7 +427,8 @@ class Module(HooksMixin):
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        """Move to a device (only the CPU exists) and/or cast floating parameters and buffers to a dtype."""
+        """Move to a device (the CPU, or the meta device: every parameter, gradient and buffer then keeps its shape
+        and dtype and drops its values) and/or cast floating parameters and buffers to a dtype."""
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, Tensor):
@@ -436,21 +437,24 @@ class Module(HooksMixin):
                 dtype = a
             elif a is not None:
                 device = a
-        check_device(device)  # (a module moves to the meta device through to_empty only)
-        if device is not None and any(is_meta(t._data) for t in (*self.parameters(), *self.buffers())):
+        check_device(device, allow_meta=True)
+        to_meta = device is not None and on_meta(device)
+        if device is not None and not to_meta and any(is_meta(t._data)
+                                                      for t in (*self.parameters(), *self.buffers())):
             raise NotImplementedError(
                 "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
                 "torch.nn.Module.to() when moving module from meta to a different device.")
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
-        target = dtype.np
+        if dtype is None and not to_meta:
+            return self
+        target = None if dtype is None else dtype.np
 
-        def convert(a):
-            if np_kind(a.dtype) != "f":
-                return a
-            return meta_array(a.shape, target) if is_meta(a) else a.astype(target, copy=False)
+        def convert(a):  # (to the meta device: every tensor keeps its shape and drops its values)
+            dt = target if target is not None and np_kind(a.dtype) == "f" else a.dtype
+            if to_meta or is_meta(a):
+                return meta_array(a.shape, dt)
+            return a.astype(dt, copy=False)
 
         return self._apply_to_tensors(convert)
 
