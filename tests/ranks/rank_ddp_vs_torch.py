@@ -8,19 +8,10 @@ gradients (None or values) and, after each SGD-with-momentum step, its parameter
 import numpy as np
 import pytest
 import torch
-import torch.distributed as tdist
-from rank_plugin import join_torch_gloo
 from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
 import ember
 from ember.nn.parallel import DistributedDataParallel as DDP
-
-
-@pytest.fixture(scope="module")
-def ranks(process_group):
-    join_torch_gloo(process_group)
-    yield process_group.get_rank(), process_group.get_world_size()
-    tdist.destroy_process_group()
 
 
 def heads(m):

@@ -11,20 +11,11 @@ import torch
 import torch.distributed as tdist
 import torch.distributed.nn as tnn
 from rank_funcol_vs_torch import close, data
-from rank_plugin import join_torch_gloo
 
 import ember
 import ember.distributed.nn as enn
 from ember.distributed import ReduceOp
 from ember.distributed.nn import functional as enn_functional
-
-
-@pytest.fixture(scope="module")
-def ranks(process_group):
-    """(rank, world size), each rank also in a PyTorch gloo group over the same ranks."""
-    join_torch_gloo(process_group)
-    yield process_group.get_rank(), process_group.get_world_size()
-    tdist.destroy_process_group()
 
 
 def both(x):

@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.distributed as tdist
 import torch.distributed._functional_collectives as tfc
-from rank_plugin import join_torch_gloo
 from torch.distributed.device_mesh import init_device_mesh as torch_mesh
 from torch.distributed.tensor import Replicate as TReplicate
 from torch.distributed.tensor import Shard as TShard
@@ -22,13 +21,6 @@ from ember.distributed.device_mesh import init_device_mesh
 from ember.distributed.tensor import Replicate, Shard, distribute_tensor
 from ember.distributed.tensor._utils import compute_local_shape_and_global_offset
 from ember.distributed.tensor.placement_types import _StridedShard
-
-
-@pytest.fixture(scope="module")
-def ranks(process_group):
-    join_torch_gloo(process_group)
-    yield process_group.get_rank(), process_group.get_world_size()
-    tdist.destroy_process_group()
 
 
 def data(rank, shape, seed=0):

@@ -77,6 +77,17 @@ def init_group(backend: str = "mpi"):
     return dist
 
 
+@pytest.fixture(scope="module")
+def ranks(process_group):
+    """(rank, world size), this rank also in a PyTorch gloo process group over the same ranks for the module's
+    tests (``join_torch_gloo``), left after them: for tests that compare ember's collectives with PyTorch's."""
+    import torch.distributed as tdist
+
+    join_torch_gloo(process_group)
+    yield process_group.get_rank(), process_group.get_world_size()
+    tdist.destroy_process_group()
+
+
 @pytest.fixture(scope="session")
 def process_group():
     dist = init_group()
