@@ -26,6 +26,8 @@ from collections.abc import Callable
 from types import FunctionType
 from typing import TypeVar
 
+from ._signatures import Kinds, parameter_kinds, with_keywords
+
 _C = TypeVar("_C", bound=type)
 
 ALIASES = {"axis": "dim", "keepdims": "keepdim"}
@@ -66,14 +68,14 @@ OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size
              for name in ("hsplit", "vsplit", "dsplit")}}
 
 
-def torch_keyword_names(qualname: str, params, method: bool = False) -> dict[str, str]:
+def torch_keyword_names(qualname: str, params: Kinds, method: bool = False) -> dict[str, str]:
     """PyTorch's keyword names for the parameters ember names otherwise, each mapped to ember's name, for the
     function ``qualname`` (``"gather"``, ``"linalg.inv"``, ``"nn.functional.one_hot"``; a Tensor ``method``:
-    its name, ``"mul"``) whose parameters (``inspect.signature(fn).parameters``) are ``params``; the NumPy
-    spellings included where PyTorch takes them."""
+    its name, ``"mul"``) whose parameters' names and kinds (``ember._signatures.parameter_kinds(fn)``) are
+    ``params``; the NumPy spellings included where PyTorch takes them."""
     name = qualname.rpartition(".")[2]
     names: dict[str, str] = {}
-    positional = [p.name for p in params.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    positional = [p for p, kind in params.items() if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
     if positional and (method or positional[0] in INPUT_NAMES):
         first = None if method else FIRST.get(qualname, "input")
         if first is not None:
@@ -126,13 +128,13 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
     if name.startswith("__") or not callable(fn):
         return fn
     try:
-        params = inspect.signature(fn).parameters
+        params = parameter_kinds(fn)
     except (TypeError, ValueError):
         return fn
     names = torch_keyword_names(qualname, params, method)
     if not names:
-        positional = next(iter(params.values()), None)
-        if method or positional is None or positional.name != "input" or positional.kind is positional.KEYWORD_ONLY:
+        first = next(iter(params), None)
+        if method or first != "input" or params[first] is inspect.Parameter.KEYWORD_ONLY:
             return fn
         return _refusing_non_tensors(name, fn)
 
@@ -156,12 +158,8 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
             raise
 
     # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
-    extra = [inspect.Parameter(alias, inspect.Parameter.KEYWORD_ONLY, default=None) for alias in names
-             if not keyword.iskeyword(alias)]
-    listed = list(params.values())
-    tail = [p for p in listed if p.kind is p.VAR_KEYWORD]
-    accepting_torch_names.__signature__ = inspect.Signature(
-        [p for p in listed if p.kind is not p.VAR_KEYWORD] + extra + tail)
+    accepting_torch_names.__signature__ = with_keywords(
+        fn, [(alias, None) for alias in names if not keyword.iskeyword(alias)])
     return accepting_torch_names
 
 
@@ -204,7 +202,10 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
     parameters (``x.mul(other=y)``) and, where it has ``dim``/``keepdim``, ``axis=``/``keepdims=``; the others are
     left as they are."""
     for name in dir(cls):
-        method = inspect.getattr_static(cls, name)
+        if name.startswith("__"):  # (with_torch_names leaves these as they are)
+            continue
+        # inspect.getattr_static(cls, name), as it finds a name dir(cls) lists, at a tenth of its cost
+        method = next(klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__)
         if isinstance(method, FunctionType):
             wrapped = with_torch_names(name, method, method=True)
             if wrapped is not method:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import math
 import operator
 import os
@@ -24,6 +23,7 @@ from ._layout import strided
 from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format
 from ._meta import meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
+from ._signatures import with_keywords
 from ._tensor import Tensor
 from .random import generator_of
 
@@ -213,11 +213,7 @@ def _allocating(fn: _F) -> _F:
                 raise
             raise RuntimeError(f"{fn.__name__}: storage size calculation overflowed ({e})") from None
 
-    params = list(inspect.signature(fn).parameters.values())
-    keywords = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d)
-                for n, d in (("layout", None), ("pin_memory", False))]
-    wrapper.__signature__ = inspect.Signature(
-        [p for p in params if p.kind is not p.VAR_KEYWORD] + keywords + [p for p in params if p.kind is p.VAR_KEYWORD])
+    wrapper.__signature__ = with_keywords(fn, [("layout", None), ("pin_memory", False)])
     return wrapper  # type: ignore[return-value]
 
 

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ._signatures import Kinds, on_first_read, parameter_kinds
 from ._tensor import Tensor
 
 
@@ -21,9 +22,17 @@ def _method_form(name: str) -> Callable[..., Tensor]:
 
     # the method's parameters, ``self`` named ``input`` as PyTorch's functions name it (keyword calls and
     # introspection see PyTorch's names)
-    method = inspect.signature(getattr(Tensor, name))
-    params = list(method.parameters.values())
-    function.__signature__ = method.replace(parameters=[params[0].replace(name="input"), *params[1:]])
+    def signature() -> inspect.Signature:
+        method = inspect.signature(getattr(Tensor, name))
+        params = list(method.parameters.values())
+        return method.replace(parameters=[params[0].replace(name="input"), *params[1:]])
+
+    def kinds() -> Kinds:
+        method = parameter_kinds(getattr(Tensor, name))
+        first = next(iter(method))
+        return {("input" if p == first else p): kind for p, kind in method.items()}
+
+    function.__signature__ = on_first_read(signature, kinds)
     function.__name__ = function.__qualname__ = name
     function.__module__ = "ember"
     function.__doc__ = f"``input.{name}(...)``: writes the result into ``input`` and returns it."

@@ -18,11 +18,11 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from collections.abc import Callable
 
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result
+from ._signatures import with_keywords
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
 
@@ -151,10 +151,7 @@ def with_out(name: str, fn: Callable) -> Callable:
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         return _write(name, result, out, name in EXACT)
 
-    params = list(inspect.signature(fn).parameters.values())
-    keyword = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
-    tail = [p for p in params if p.kind is p.VAR_KEYWORD]
-    writing_out.__signature__ = inspect.Signature([p for p in params if p.kind is not p.VAR_KEYWORD] + [keyword] + tail)
+    writing_out.__signature__ = with_keywords(fn, [("out", None)])
     return writing_out
 
 
