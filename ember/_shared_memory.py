@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import tempfile
 import weakref
 from collections.abc import Iterable
 from multiprocessing import reduction as _reduction
@@ -68,6 +67,8 @@ def _new_shared(nbytes: int):
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create("ember-shared-tensor", os.MFD_CLOEXEC)
     else:
+        import tempfile  # (here, not at the top: it costs ``import ember`` more than the rest of this module)
+
         with tempfile.TemporaryFile() as f:  # unlinked at once: only descriptors keep it
             fd = os.dup(f.fileno())
     os.ftruncate(fd, max(nbytes, 1))

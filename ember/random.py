@@ -18,6 +18,7 @@ import os
 import struct
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,15 +44,31 @@ class Generator:
     """A random number generator (``ember.Generator``): PyTorch's CPU generator, for every ``generator=``
     argument (draws, DataLoader shuffling, ``random_split``). A new one is seeded with PyTorch's default seed."""
 
+    _mt: np.random.MT19937  # (an annotation only: the instance makes it on first use)
+
     def __init__(self, device: str = "cpu") -> None:
-        self._mt = np.random.MT19937(0)
         self._numpy: np.random.Generator | None = None
         # Held by every draw (ember._random_draws.holding_lock), seeding and the state's reads and writes, as
         # PyTorch's generator mutex: threads drawing at once see one draw after the other.
         self.lock = threading.RLock()
-        self.manual_seed(DEFAULT_SEED)
+        self.manual_seed(DEFAULT_SEED)  # the mt19937 itself is made on first use (``__getattr__``)
+
+    if not TYPE_CHECKING:  # a type checker then flags a misspelt attribute instead of typing it Any
+        def __getattr__(self, name: str):
+            # Only reached while ``_mt`` is not made yet: a generator (the global one among them) makes its mt19937,
+            # seeded as ``manual_seed`` left it, on its first draw or state read, because NumPy's random module costs
+            # ``import ember`` more than a tenth of its time and a program that draws nothing never needs it.
+            if name != "_mt" or "lock" not in self.__dict__:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+            with self.lock:
+                if "_mt" not in self.__dict__:
+                    mt = np.random.MT19937(0)
+                    mt._legacy_seeding(self._seed & 0xFFFF_FFFF)
+                    self._mt = mt
+                return self.__dict__["_mt"]
 
     def __getstate__(self) -> dict:
+        self._mt  # noqa: B018  (made if it is not yet: the pickle holds the mt19937 whatever the generator's age)
         state = self.__dict__.copy()  # pickled (as torch.Generator is) without its lock
         del state["lock"]
         return state
@@ -64,7 +81,8 @@ class Generator:
         seed = _to_seed(seed)
         with self.lock:
             self._seed = seed
-            self._mt._legacy_seeding(seed & 0xFFFF_FFFF)
+            if "_mt" in self.__dict__:  # (else it is made seeded with _seed)
+                self._mt._legacy_seeding(seed & 0xFFFF_FFFF)
             self._fresh = True               # PyTorch writes next=0 into the state until the first draw
             self._next_double: float | None = None  # the cached second Box-Muller sample (double)
             self._next_float: float | None = None   # its float twin: kept in the state, never drawn on the CPU

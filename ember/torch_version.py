@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc|alpha|beta|c)[-_.]?(\d*))?(?:[-_.]?post[-_.]?(\d*))?"
-                      r"(?:[-_.]?dev[-_.]?(\d*))?(?:\+([a-z0-9.]+))?$", re.IGNORECASE)
+_VERSION = (r"^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc|alpha|beta|c)[-_.]?(\d*))?(?:[-_.]?post[-_.]?(\d*))?"
+            r"(?:[-_.]?dev[-_.]?(\d*))?(?:\+([a-z0-9.]+))?$")  # compiled on the first comparison, not at import
 _PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2}
 
 
 def _key(text: str):
     """A sortable key for a PEP 440 version, or None if ``text`` is not one."""
-    m = _VERSION.match(text.strip())
+    m = re.match(_VERSION, text.strip(), re.IGNORECASE)  # (re caches the compiled pattern)
     if m is None:
         return None
     release, pre, pre_n, post, dev, local = m.groups()

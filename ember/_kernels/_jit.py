@@ -24,7 +24,6 @@ rows computed independently, each row's arithmetic the serial kernel's) run on n
 
 from __future__ import annotations
 
-import logging
 import types
 import warnings
 from collections.abc import Callable
@@ -54,6 +53,8 @@ def quiet_compiler_logs() -> None:
     """numba logs each compilation step at DEBUG: a program's ``logging.basicConfig(level=logging.DEBUG)`` (its
     own training log, as under PyTorch) would fill with thousands of compiler lines. Its loggers pass warnings
     only, unless the program set their level itself."""
+    import logging  # (here: numba imports it anyway, and ``import ember`` need not)
+
     log = logging.getLogger("numba")
     if log.level == logging.NOTSET:
         log.setLevel(logging.WARNING)
