@@ -7,8 +7,6 @@ debugging only, as in PyTorch.
 
 from __future__ import annotations
 
-import traceback
-
 from .._backend import xp
 from .._dtype import np_kind
 from .grad_mode import _GradState, _ThreadGradState
@@ -68,6 +66,8 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def record_creation(node) -> None:
+    import traceback  # (here: only anomaly mode needs it)
+
     node._trace = "".join(traceback.format_stack()[:-3])
 
 

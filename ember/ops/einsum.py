@@ -10,7 +10,6 @@ contracted with the other operands onto the operand's letters; a letter only tha
 from __future__ import annotations
 
 import operator
-import string
 
 from .._autocast import lower_precision
 from .._backend import xp
@@ -57,6 +56,8 @@ class Einsum(Node):
 
 def _explicit(equation: str, shapes: list) -> tuple[list, str]:
     """(input subscripts, output subscripts) with letters only: ellipses expanded, implicit output made explicit."""
+    import string  # (here: its Template class compiles a pattern, which ``import ember`` need not pay)
+
     eq = equation.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
     inputs = lhs.split(",")
