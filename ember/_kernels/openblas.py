@@ -21,7 +21,6 @@ wall clock, raising OpenBLAS's count again after each hold left its threads busy
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
 import threading
 
@@ -41,6 +40,8 @@ _held_from = 1
 def _candidate_paths() -> list[str]:
     """Shared libraries named like OpenBLAS: NumPy's wheel's own first (SciPy ships another OpenBLAS, which holding
     would leave NumPy's threads as they are), then those the process has mapped (Linux: a system OpenBLAS)."""
+    import glob  # (here: found once, on the first hold, not at ``import ember``)
+
     site = os.path.dirname(os.path.dirname(xp.__file__))
     paths: list[str] = []
     for folder in (os.path.join(site, "numpy.libs"), os.path.join(os.path.dirname(xp.__file__), ".dylibs")):
