@@ -232,3 +232,39 @@ def test_ops_on_meta_tensors_give_meta_tensors_as_pytorch(op):
         out = META_OPS[op](fw, x, w, i)
         seen.append((out.device.type, out.is_meta, tuple(out.shape), str(out.dtype).split(".")[-1]))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+                                  "randint_like"])
+@pytest.mark.parametrize("on", ["meta", "cpu"])
+@pytest.mark.parametrize("device", [None, "cpu", "meta"])
+def test_like_tensors_follow_their_input_or_the_given_device(make, on, device):
+    """``*_like(x)``: on ``device`` when given, else on ``x``'s device (not the default device); a random one made
+    on the meta device draws nothing."""
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        x = fw.empty(2, 3, device=on)
+        kw = {} if device is None else {"device": device}
+        args = {"full_like": (2.0,), "randint_like": (5,)}.get(make, ())
+        with fw.device("meta" if on == "cpu" else "cpu"):
+            out = getattr(fw, make)(x, *args, **kw)
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1],
+                     None if out.is_meta or make == "empty_like" else out.tolist(), fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["rand", "randn", "randint", "randperm"])
+@pytest.mark.parametrize("default", [False, True])
+def test_random_factories_on_the_meta_device_draw_nothing(make, default):
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        args = {"randint": (0, 5, (2, 3)), "randperm": (6,)}.get(make, (2, 3))
+        if default:
+            with fw.device("meta"):
+                out = getattr(fw, make)(*args)
+        else:
+            out = getattr(fw, make)(*args, device="meta")
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1], fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
