@@ -42,7 +42,16 @@ def meta_array(shape, dtype) -> np.ndarray:
 
 def is_meta(array) -> bool:
     """Whether ``array`` is a meta tensor's (a view of the placeholder, as every view of one is)."""
-    return type(array) is np.ndarray and array.base is not None and np.may_share_memory(array, _PLACEHOLDER)
+    if type(array) is not np.ndarray or array.base is None:
+        return False
+    if array.size:
+        return np.may_share_memory(array, _PLACEHOLDER)
+    # (an array without elements shares no memory with anything: its chain of bases, which as_strided's views
+    # pass through, leads to the placeholder)
+    base = array.base
+    while base is not None and base is not _PLACEHOLDER:
+        base = getattr(base, "base", None)
+    return base is _PLACEHOLDER
 
 
 def no_data_error() -> NotImplementedError:

@@ -268,3 +268,14 @@ def test_random_factories_on_the_meta_device_draw_nothing(make, default):
             out = getattr(fw, make)(*args, device="meta")
         seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1], fw.rand(2).tolist()))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda fw: fw.empty(0, 3, device="meta"), lambda fw: fw.zeros(2, 0, device="meta") + 1,
+    lambda fw: fw.empty(2, 0, device="meta").sum(1), lambda fw: fw.empty(2, 0).to("meta"),
+    lambda fw: fw.empty(0, 100, device="meta")[:, 60:].t(), lambda fw: fw.empty(3, device="meta").new_zeros(0, 2),
+    lambda fw: fw.zeros_like(fw.empty(0, 2, device="meta")),
+], ids=["empty", "op", "reduction", "to", "slice", "new_zeros", "zeros_like"])
+def test_meta_tensors_without_elements_stay_meta(make):
+    seen = [(t.device.type, t.is_meta, tuple(t.shape)) for t in (make(ember), make(torch))]
+    assert seen[0] == seen[1]
