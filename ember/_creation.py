@@ -398,11 +398,14 @@ def _empty_preserving(t: Tensor, dt, memory_format=None, meta: bool = False):
     a = t._data
     if meta:
         return meta_array(a.shape, dt)
-    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous or not a.size
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size
             or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
         return xp.empty(a.shape, dt)
-    strides = _preserved_strides(a.shape, [s // a.itemsize for s in a.strides])
     itemsize = xp.dtype(dt).itemsize
+    if not a.size:  # (no elements: dense to PyTorch, whose *_like keeps the strides as they are)
+        return xp.lib.stride_tricks.as_strided(xp.empty(0, dt), a.shape, [s // a.itemsize * itemsize
+                                                                         for s in a.strides])
+    strides = _preserved_strides(a.shape, [s // a.itemsize for s in a.strides])
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
