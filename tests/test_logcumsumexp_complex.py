@@ -67,3 +67,12 @@ def test_nans_and_equal_infinities_as_pytorch():
         got, want = ember.logcumsumexp(e, 0).numpy(), torch.logcumsumexp(t, 0).numpy()
         for part in ("real", "imag"):  # (apart: NaN positions per part)
             np.testing.assert_array_equal(getattr(got, part), getattr(want, part), err_msg=f"{x} {part}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_node_reads_as_pytorchs(dtype):
+    names = []
+    for m in (torch, ember):
+        y = m.logcumsumexp(m.ones(3, dtype=getattr(m, dtype), requires_grad=True), 0)
+        names.append((type(y.grad_fn).__name__, y.grad_fn.name()))
+    assert names[0] == names[1] == ("LogcumsumexpBackward0",) * 2

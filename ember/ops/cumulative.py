@@ -6,7 +6,7 @@ from .. import _dtype, return_types
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex
 
@@ -131,6 +131,7 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
     return x
 
 
+@torch_named("LogcumsumexpBackward0")
 class LogCumSumExp(Node):
     float32_compute = True
 
