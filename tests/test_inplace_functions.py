@@ -96,3 +96,15 @@ def test_method_aliases_pytorch_has():
         getattr(t, name)()
         assert getattr(e, name)() is e
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["abs_", "neg_", "negative_"])
+def test_bool_input_refused_as_pytorch(name):
+    """The in-place forms refuse a bool tensor as the out-of-place ones do (abs_ kept it, neg_ raised NumPy's
+    TypeError)."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(Exception) as err:
+            getattr(m, name)(m.tensor([True, False]))
+        errors.append((type(err.value), str(err.value)))
+    assert errors[0] == errors[1]
