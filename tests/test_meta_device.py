@@ -279,3 +279,15 @@ def test_random_factories_on_the_meta_device_draw_nothing(make, default):
 def test_meta_tensors_without_elements_stay_meta(make):
     seen = [(t.device.type, t.is_meta, tuple(t.shape)) for t in (make(ember), make(torch))]
     assert seen[0] == seen[1]
+
+
+def test_gradients_of_meta_tensors_are_meta_tensors():
+    """backward's ``.grad`` and ``autograd.grad``'s results of meta leaves are on the meta device, as PyTorch's."""
+    seen = []
+    for fw in (ember, torch):
+        lin = fw.nn.Linear(2, 3, device="meta")
+        x = fw.empty(4, 2, device="meta", requires_grad=True)
+        lin(x).sum().backward()
+        (gx,) = fw.autograd.grad((x * 2).sum(), x)
+        seen.append([(t.device.type, tuple(t.shape)) for t in (lin.weight.grad, lin.bias.grad, x.grad, gx)])
+    assert seen[0] == seen[1]
