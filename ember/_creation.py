@@ -385,6 +385,17 @@ def _preserved_strides(shape: tuple, strides: list[int]) -> list[int]:
     return out
 
 
+def _row_major(a) -> bool:
+    """Whether ``a``'s strides are the row-major ones, a size-1 dimension's too (NumPy's C-contiguity ignores
+    those; PyTorch's *_like keeps them as a dense input's)."""
+    step = a.itemsize
+    for n, s in zip(reversed(a.shape), reversed(a.strides)):
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
 def _like_device(t: Tensor, device):
     """A ``*_like`` result's device: the one given, else t's own (not the default device, as PyTorch's)."""
     return device if device is not None else ("meta" if is_meta(t._data) else "cpu")
@@ -398,7 +409,7 @@ def _empty_preserving(t: Tensor, dt, memory_format=None, meta: bool = False):
     a = t._data
     if meta:
         return meta_array(a.shape, dt)
-    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)
             or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
         return xp.empty(a.shape, dt)
     itemsize = xp.dtype(dt).itemsize

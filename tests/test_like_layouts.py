@@ -17,6 +17,8 @@ INPUTS = {
     "sliced": lambda m: m.zeros(4, 6)[:, ::2],
     "sliced_transposed": lambda m: m.zeros(4, 6)[:, ::2].t(),
     "column": lambda m: m.zeros(3, 1).expand(3, 4),
+    "unit_dim_transposed": lambda m: m.zeros(3, 1).t(),
+    "unit_dim_permuted": lambda m: m.zeros(2, 3, 1).permute(2, 0, 1),
 }
 LIKE = {
     "empty_like": lambda m, x: m.empty_like(x),
