@@ -41,7 +41,7 @@ gcd lcm ldexp nextafter
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
-where norm heaviside frexp abs absolute ceil floor trunc frac neg negative sign bitwise_not
+where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -50,7 +50,7 @@ _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
 _FOUND = "Found dtype {out} but expected {result}"
 _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 EXACT_MESSAGES = {
-    **dict.fromkeys("abs absolute ceil floor trunc frac neg negative sign round clamp clip bitwise_not".split(),
+    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign round clamp clip bitwise_not".split(),
                     _FOUND),
     **dict.fromkeys("addmm bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "

@@ -108,3 +108,18 @@ def test_bool_input_refused_as_pytorch(name):
             getattr(m, name)(m.tensor([True, False]))
         errors.append((type(err.value), str(err.value)))
     assert errors[0] == errors[1]
+
+
+def test_fix_is_trunc_as_in_pytorch():
+    """torch.fix / Tensor.fix: trunc's alias, whose in-place forms (fix_) ember has as well."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([-1.5, 0.2, 2.7], requires_grad=True)
+        y = m.fix(x) + x.fix()
+        y.sum().backward()
+        out = m.empty(3)
+        m.fix(x.detach(), out=out)
+        with pytest.raises(RuntimeError) as err:
+            m.fix(x.detach(), out=m.empty(3, dtype=m.float64))
+        got.append((y.tolist(), x.grad.tolist(), out.tolist(), str(err.value)))
+    assert got[0] == got[1]
