@@ -322,7 +322,7 @@ class Frac(Node):
 def frac(x: Tensor) -> Tensor:
     """x - trunc(x) (the sign of x kept); gradient 1."""
     if not x.is_floating_point():
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype.name.capitalize()}'")
+        raise _dtype.not_implemented_for("frac_cpu", x.dtype)
     return Frac.apply(x)
 
 
