@@ -456,7 +456,7 @@ newaxis = None
 divide, multiply, subtract, negative = div, mul, sub, neg
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 swapaxes = transpose
-swapdims, absolute = transpose, abs
+swapdims, absolute, fix = transpose, abs, trunc
 
 from ._legacy import (  # noqa: E402  (PyTorch's legacy typed constructors)
     BFloat16Tensor,
@@ -718,7 +718,7 @@ __all__ = [
     "tanh", "Tensor", "tensor", "tensor_split", "hsplit", "vsplit", "dsplit", "tensordot", "testing",
     "tile", "topk", "torch_version", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril",
     "tril_indices",
-    "triu", "triu_indices", "true_divide", "trunc", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
+    "triu", "triu_indices", "true_divide", "trunc", "fix", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
     "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",

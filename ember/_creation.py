@@ -21,7 +21,7 @@ from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
 from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format
-from ._meta import meta_array
+from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._tensor import Tensor
@@ -381,42 +381,68 @@ def _preserved_strides(shape: tuple, strides: list[int]) -> list[int]:
     return out
 
 
-def _empty_preserving(t: Tensor, dt, memory_format=None):
+def _row_major(a) -> bool:
+    """Whether ``a``'s strides are the row-major ones, a size-1 dimension's too (NumPy's C-contiguity ignores
+    those; PyTorch's *_like keeps them as a dense input's)."""
+    step = a.itemsize
+    for n, s in zip(reversed(a.shape), reversed(a.strides)):
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
+def _like_device(t: Tensor, device):
+    """A ``*_like`` result's device: the one given, else t's own (not the default device, as PyTorch's)."""
+    return device if device is not None else ("meta" if is_meta(t._data) else "cpu")
+
+
+def _empty_preserving(t: Tensor, dt, memory_format=None, meta: bool = False):
     """An uninitialised array of t's shape and dtype ``dt`` laid out as PyTorch's ``empty_like(t)`` lays it: with
     ``preserve_format`` (the default), t's strides when t is dense, else dense ones in t's dimension order
-    (``torch.empty_like(x.t())`` is transposed too); another format, row-major."""
+    (``torch.empty_like(x.t())`` is transposed too); another format, row-major. ``meta``: a meta array (no
+    memory) of that shape."""
     a = t._data
-    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous or not a.size
+    if meta:
+        return meta_array(a.shape, dt)
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)
             or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
         return xp.empty(a.shape, dt)
-    strides = _preserved_strides(a.shape, [s // a.itemsize for s in a.strides])
     itemsize = xp.dtype(dt).itemsize
+    if not a.size:  # (no elements: dense to PyTorch, whose *_like keeps the strides as they are)
+        return xp.lib.stride_tricks.as_strided(xp.empty(0, dt), a.shape, [s // a.itemsize * itemsize
+                                                                         for s in a.strides])
+    strides = _preserved_strides(a.shape, [s // a.itemsize for s in a.strides])
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
 @_allocating
 def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    device = _like_device(t, device)
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
     out[...] = 0
     return _finish(out, requires_grad, device)
 
 
 @_allocating
 def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    device = _like_device(t, device)
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
     out[...] = 1
     return _finish(out, requires_grad, device)
 
 
 @_allocating
 def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _finish(_empty_preserving(t, _like(t, dtype)[1], memory_format), requires_grad, device)
+    device = _like_device(t, device)
+    return _finish(_empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device)), requires_grad, device)
 
 
 @_allocating
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format)
+    device = _like_device(t, device)
+    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
     out[...] = fill_value
     return _finish(out, requires_grad, device)
 
@@ -434,6 +460,8 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
     dt = _float_dt(dtype, "normal_kernel_cpu")
+    if on_meta(device):  # (PyTorch's meta kernels draw nothing)
+        return _finish(meta_array(_size(sizes, size), dt), requires_grad, device)
     g, std = generator_of(generator), _draws.part_std(1.0, dt)
     arr = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real), _size(sizes, size), dt)
     return _finish(arr, requires_grad, device)
@@ -444,6 +472,8 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch): PyTorch's
     numbers for the same seed."""
     dt = _float_dt(dtype, "check_uniform_bounds")
+    if on_meta(device):
+        return _finish(meta_array(_size(sizes, size), dt), requires_grad, device)
     g = generator_of(generator)
     arr = _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real), _size(sizes, size), dt)
     return _finish(arr, requires_grad, device)
@@ -467,6 +497,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                         f"write randint({low}, {high}, ({size},))")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if on_meta(device):
+        return _finish(meta_array(_size((size,)), _dt(dtype, _dtype.int64)), requires_grad, device)
     arr = xp.empty(_size((size,)), _dt(dtype, _dtype.int64))  # first: an impossible size fails before any draw
     arr.reshape(-1)[...] = _draws.random_from_to(generator_of(generator), arr.size, low, high)
     return _finish(arr, requires_grad, device)
@@ -475,26 +507,29 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 @_allocating
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1: PyTorch's for the same seed."""
+    if on_meta(device):
+        return _finish(meta_array((int(n),), _dt(dtype, _dtype.int64)), requires_grad, device)
     arr = _draws.randperm(generator_of(generator), int(n)).astype(_dt(dtype, _dtype.int64))
     return _finish(arr, requires_grad, device)
 
 
-def _drawn_like(t: Tensor, dt, memory_format, fill) -> Tensor:
+def _drawn_like(t: Tensor, dt, memory_format, fill, meta: bool = False) -> Tensor:
     """A new tensor of t's shape filled by the in-place draw ``fill``, laid out as PyTorch's ``empty_like`` lays it
     (``preserve_format``: t's dimension order, so that a transposed t gets the draws in its memory order and, being
     then non-contiguous, normals from the scalar path; ``contiguous_format``: row-major; ``channels_last(_3d)``:
-    channels fastest)."""
+    channels fastest). ``meta``: a meta tensor, drawn nothing (the random fills of a meta tensor draw none)."""
     a = t._data
     if memory_format is preserve_format:
-        return fill(Tensor._make(_empty_preserving(t, dt)))
+        return fill(Tensor._make(_empty_preserving(t, dt, meta=meta)))
     order = list(xp.arange(a.ndim))  # (this module's ``range`` is torch.range)
     if memory_format in (channels_last, channels_last_3d):
         rank = 4 if memory_format is channels_last else 5
         if a.ndim != rank:
             raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
         order = [0, *order[2:], 1]
-    out = xp.empty([a.shape[d] for d in order], dt).transpose(xp.argsort(order))
-    return fill(Tensor._make(out))
+    if meta:
+        return fill(Tensor._make(meta_array(a.shape, dt)))
+    return fill(Tensor._make(xp.empty([a.shape[d] for d in order], dt).transpose(xp.argsort(order))))
 
 
 @_allocating
@@ -504,7 +539,8 @@ def randn_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_g
     from .ops.inplace import normal_
 
     dt = _float_dt(dtype or t.dtype, "normal_kernel_cpu")
-    out = _drawn_like(t, dt, memory_format, lambda x: normal_(x, generator=generator))
+    device = _like_device(t, device)
+    out = _drawn_like(t, dt, memory_format, lambda x: normal_(x, generator=generator), on_meta(device))
     return _finish(out._data, requires_grad, device)
 
 
@@ -515,7 +551,8 @@ def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_gr
     from .ops.inplace import uniform_
 
     dt = _float_dt(dtype or t.dtype, "check_uniform_bounds")
-    out = _drawn_like(t, dt, memory_format, lambda x: uniform_(x, generator=generator))
+    device = _like_device(t, device)
+    out = _drawn_like(t, dt, memory_format, lambda x: uniform_(x, generator=generator), on_meta(device))
     return _finish(out._data, requires_grad, device)
 
 
@@ -528,7 +565,9 @@ def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, devic
 
     if high is None:
         low, high = 0, low
-    out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, lambda x: random_(x, low, high, generator=generator))
+    device = _like_device(t, device)
+    out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, lambda x: random_(x, low, high, generator=generator),
+                      on_meta(device))
     return _finish(out._data, requires_grad, device)
 
 

@@ -8,9 +8,10 @@ one shared placeholder element (``_PLACEHOLDER``): it takes no memory whatever i
 (``tolist``, ``item``, ``numpy``, printing them, moving it to the CPU) is PyTorch's error.
 
 A random fill of a meta tensor (``uniform_``, ``normal_``, the ``nn.init`` schemes, so a layer built under
-``device("meta")``) draws nothing, as PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta
-tensor's ``new_*`` tensors are meta tensors unless given another device, and ``Module.to("meta")`` moves a module
-there.
+``device("meta")``) and a random factory on the meta device (``randn``, ``rand_like``, ...) draw nothing, as
+PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta tensor's ``new_*`` and ``*_like`` tensors
+are meta tensors unless given another device (the default device does not decide them), and ``Module.to("meta")``
+moves a module there.
 
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op).
@@ -41,7 +42,16 @@ def meta_array(shape, dtype) -> np.ndarray:
 
 def is_meta(array) -> bool:
     """Whether ``array`` is a meta tensor's (a view of the placeholder, as every view of one is)."""
-    return type(array) is np.ndarray and array.base is not None and np.may_share_memory(array, _PLACEHOLDER)
+    if type(array) is not np.ndarray or array.base is None:
+        return False
+    if array.size:
+        return np.may_share_memory(array, _PLACEHOLDER)
+    # (an array without elements shares no memory with anything: its chain of bases, which as_strided's views
+    # pass through, leads to the placeholder)
+    base = array.base
+    while base is not None and base is not _PLACEHOLDER:
+        base = getattr(base, "base", None)
+    return base is _PLACEHOLDER
 
 
 def no_data_error() -> NotImplementedError:

@@ -41,14 +41,16 @@ gcd lcm ldexp nextafter
 # result dtype must equal out's
 EXACT = frozenset("""
 addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
-where norm heaviside frexp abs absolute ceil floor trunc frac neg negative sign bitwise_not
+where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not
 """.split())
+# of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
+_REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
 # PyTorch's words for an out whose dtype is not the result's, by op (the structured kernels and the matrix
 # products name C++ types; the pointwise ops keeping their input's dtype say "Found dtype ... but expected ...")
 _FOUND = "Found dtype {out} but expected {result}"
 _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 EXACT_MESSAGES = {
-    **dict.fromkeys("abs absolute ceil floor trunc frac neg negative sign round clamp clip bitwise_not".split(),
+    **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign round clamp clip bitwise_not".split(),
                     _FOUND),
     **dict.fromkeys("addmm bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
@@ -149,7 +151,10 @@ def with_out(name: str, fn: Callable) -> Callable:
             return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        return _write(name, result, out, name in EXACT)
+        # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)
+        source = args[0] if args else kwargs.get("input")
+        exact = name in EXACT and not (name in _REAL_OF_COMPLEX and result.dtype != getattr(source, "dtype", None))
+        return _write(name, result, out, exact)
 
     writing_out.__signature__ = with_keywords(fn, [("out", None)])
     return writing_out

@@ -389,3 +389,20 @@ def test_float16_to_a_complex_power_is_refused_as_pytorch(case):
         run(ember)
     for m in (torch, ember):  # bfloat16 has no complex dtype of its own: complex64 in both
         assert str((m.tensor([1.0], dtype=m.bfloat16) ** 1j).dtype).endswith("complex64")
+
+
+@pytest.mark.parametrize("out_features", [1, 3])
+@pytest.mark.parametrize("x_shape", [(4,), (2, 4), (2, 3, 4)], ids=str)
+def test_linear_gradients_of_complex_inputs_as_pytorch(out_features, x_shape):
+    """x @ W^T + b: x's gradient g @ conj(W), W's g^T @ conj(x), as matmul's (they lacked the conjugates)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape) + 1j * rng.standard_normal(x_shape)
+    w = rng.standard_normal((out_features, 4)) + 1j * rng.standard_normal((out_features, 4))
+    b = rng.standard_normal(out_features) + 1j * rng.standard_normal(out_features)
+    grads = []
+    for m in (torch, ember):
+        ts = [m.tensor(a, requires_grad=True) for a in (x, w, b)]
+        m.nn.functional.linear(*ts).abs().sum().backward()
+        grads.append([t.grad.resolve_conj().numpy() if m is torch else t.grad.numpy() for t in ts])
+    for want, got in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -150,3 +150,18 @@ def test_pieces_second_order_as_pytorchs():
         (gg,) = m.autograd.grad((g * g).sum(), x)
         got.append((g.tolist(), gg.tolist()))
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("op", ["split", "chunk", "unbind"])
+def test_pieces_of_a_parameter_share_one_node(op):
+    """A Parameter's pieces (``in_proj_weight.chunk(3)``) are one node's outputs too, as PyTorch's."""
+    got = []
+    for m in (torch, ember):
+        w = m.nn.Parameter(m.arange(12.0).reshape(4, 3))
+        pieces = PIECES[op](w)
+        node = pieces[0].grad_fn
+        seen = []
+        pieces[0].register_hook(lambda g, seen=seen: seen.append(_shape(g)))
+        pieces[-1].sum().backward()
+        got.append((node.name(), all(p.grad_fn is node for p in pieces), seen, w.grad.tolist()))
+    assert got[0] == got[1]

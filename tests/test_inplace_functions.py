@@ -96,3 +96,30 @@ def test_method_aliases_pytorch_has():
         getattr(t, name)()
         assert getattr(e, name)() is e
         np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["abs_", "neg_", "negative_"])
+def test_bool_input_refused_as_pytorch(name):
+    """The in-place forms refuse a bool tensor as the out-of-place ones do (abs_ kept it, neg_ raised NumPy's
+    TypeError)."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(Exception) as err:
+            getattr(m, name)(m.tensor([True, False]))
+        errors.append((type(err.value), str(err.value)))
+    assert errors[0] == errors[1]
+
+
+def test_fix_is_trunc_as_in_pytorch():
+    """torch.fix / Tensor.fix: trunc's alias, whose in-place forms (fix_) ember has as well."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([-1.5, 0.2, 2.7], requires_grad=True)
+        y = m.fix(x) + x.fix()
+        y.sum().backward()
+        out = m.empty(3)
+        m.fix(x.detach(), out=out)
+        with pytest.raises(RuntimeError) as err:
+            m.fix(x.detach(), out=m.empty(3, dtype=m.float64))
+        got.append((y.tolist(), x.grad.tolist(), out.tolist(), str(err.value)))
+    assert got[0] == got[1]

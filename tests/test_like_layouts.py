@@ -17,6 +17,8 @@ INPUTS = {
     "sliced": lambda m: m.zeros(4, 6)[:, ::2],
     "sliced_transposed": lambda m: m.zeros(4, 6)[:, ::2].t(),
     "column": lambda m: m.zeros(3, 1).expand(3, 4),
+    "unit_dim_transposed": lambda m: m.zeros(3, 1).t(),
+    "unit_dim_permuted": lambda m: m.zeros(2, 3, 1).permute(2, 0, 1),
 }
 LIKE = {
     "empty_like": lambda m, x: m.empty_like(x),
@@ -47,3 +49,18 @@ def test_other_memory_formats_stay_row_major():
     x = ember.zeros(2, 3).t()
     assert ember.empty_like(x, memory_format=ember.contiguous_format).stride() == (2, 1)
     assert ember.zeros_like(x, memory_format=ember.contiguous_format).is_contiguous()
+
+
+EMPTY_INPUTS = {
+    "transposed": lambda m: m.empty(0, 3).t(), "permuted": lambda m: m.empty(2, 0, 3).permute(2, 0, 1),
+    "sliced": lambda m: m.empty(0, 4)[:, ::2], "expanded": lambda m: m.empty(0, 1).expand(0, 3),
+    "unit_dims_permuted": lambda m: m.empty(1, 0, 3).permute(2, 1, 0), "narrowed_transposed": lambda m: m.empty(5, 4)[3:3].t(),
+}
+
+
+@pytest.mark.parametrize("like", sorted(LIKE))
+@pytest.mark.parametrize("name", sorted(EMPTY_INPUTS))
+def test_an_input_without_elements_keeps_its_strides_as_pytorchs(name, like):
+    """PyTorch counts a tensor of no elements as dense: its *_like keeps the input's strides, whatever they are."""
+    t, e = LIKE[like](torch, EMPTY_INPUTS[name](torch)), LIKE[like](ember, EMPTY_INPUTS[name](ember))
+    assert (e.shape, e.stride()) == (t.shape, t.stride())

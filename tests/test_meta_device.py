@@ -232,3 +232,62 @@ def test_ops_on_meta_tensors_give_meta_tensors_as_pytorch(op):
         out = META_OPS[op](fw, x, w, i)
         seen.append((out.device.type, out.is_meta, tuple(out.shape), str(out.dtype).split(".")[-1]))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+                                  "randint_like"])
+@pytest.mark.parametrize("on", ["meta", "cpu"])
+@pytest.mark.parametrize("device", [None, "cpu", "meta"])
+def test_like_tensors_follow_their_input_or_the_given_device(make, on, device):
+    """``*_like(x)``: on ``device`` when given, else on ``x``'s device (not the default device); a random one made
+    on the meta device draws nothing."""
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        x = fw.empty(2, 3, device=on)
+        kw = {} if device is None else {"device": device}
+        args = {"full_like": (2.0,), "randint_like": (5,)}.get(make, ())
+        with fw.device("meta" if on == "cpu" else "cpu"):
+            out = getattr(fw, make)(x, *args, **kw)
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1],
+                     None if out.is_meta or make == "empty_like" else out.tolist(), fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", ["rand", "randn", "randint", "randperm"])
+@pytest.mark.parametrize("default", [False, True])
+def test_random_factories_on_the_meta_device_draw_nothing(make, default):
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        args = {"randint": (0, 5, (2, 3)), "randperm": (6,)}.get(make, (2, 3))
+        if default:
+            with fw.device("meta"):
+                out = getattr(fw, make)(*args)
+        else:
+            out = getattr(fw, make)(*args, device="meta")
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1], fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda fw: fw.empty(0, 3, device="meta"), lambda fw: fw.zeros(2, 0, device="meta") + 1,
+    lambda fw: fw.empty(2, 0, device="meta").sum(1), lambda fw: fw.empty(2, 0).to("meta"),
+    lambda fw: fw.empty(0, 100, device="meta")[:, 60:].t(), lambda fw: fw.empty(3, device="meta").new_zeros(0, 2),
+    lambda fw: fw.zeros_like(fw.empty(0, 2, device="meta")),
+], ids=["empty", "op", "reduction", "to", "slice", "new_zeros", "zeros_like"])
+def test_meta_tensors_without_elements_stay_meta(make):
+    seen = [(t.device.type, t.is_meta, tuple(t.shape)) for t in (make(ember), make(torch))]
+    assert seen[0] == seen[1]
+
+
+def test_gradients_of_meta_tensors_are_meta_tensors():
+    """backward's ``.grad`` and ``autograd.grad``'s results of meta leaves are on the meta device, as PyTorch's."""
+    seen = []
+    for fw in (ember, torch):
+        lin = fw.nn.Linear(2, 3, device="meta")
+        x = fw.empty(4, 2, device="meta", requires_grad=True)
+        lin(x).sum().backward()
+        (gx,) = fw.autograd.grad((x * 2).sum(), x)
+        seen.append([(t.device.type, tuple(t.shape)) for t in (lin.weight.grad, lin.bias.grad, x.grad, gx)])
+    assert seen[0] == seen[1]

@@ -242,3 +242,9 @@ def test_heaviside_out_as_pytorch():
 
     same(*each(fn))
     assert math.isnan(ember.heaviside(ember.tensor([0.0]), ember.tensor([float("nan")])).item())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "complex64"])
+def test_frac_refuses_other_than_floating_dtypes_as_pytorch(dtype):
+    got, want = each(lambda fw: fw.frac(fw.tensor([1]).to(getattr(fw, dtype))))
+    assert got == want

@@ -73,6 +73,19 @@ def test_logit_gradient_at_the_eps_bounds_is_the_inner_one():
     check(lambda m, x: m.logit(x, 0.25), [np.array([0.25, 0.75, 0.1, 0.9, 0.5])], dtype=np.float64, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_logit_clamps_in_the_input_dtype_as_pytorch(dtype):
+    """eps and 1 - eps are taken in the input's dtype, as PyTorch's kernel takes them: a half-precision result
+    keeps its dtype (bfloat16's was float32, clamped at float32's 1 - eps)."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([0.05, 0.2, 0.5, 0.95, 0.99]).to(getattr(m, dtype)).requires_grad_()
+        y = m.logit(x, 0.3)
+        y.sum().backward()
+        got.append((str(y.dtype).split(".")[1], y.float().tolist(), x.grad.float().tolist()))
+    assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("fn,shapes", [
     (lambda m, y, x: m.atan2(y, x), [(3, 4), (3, 4)]),
     (lambda m, y, x: y.atan2(x), [(3, 1), (1, 4)]),

@@ -497,6 +497,20 @@ def test_aminmax_records_one_node_of_both_results_as_pytorch(kwargs):
     assert results[0][2][0] == ("min", None)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_aminmax_gradient_of_both_results_rounds_as_pytorchs(dtype):
+    """Where min and max tie (a constant slice), each result's share is divided in the input's dtype before the
+    two are added, as PyTorch's: the same bits (not the sum taken in float64 and rounded once)."""
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor([[1.0, 2.0]] * 3 + [[1.0, 2.5]] * 4, dtype=getattr(m, dtype), requires_grad=True)
+        for dim in (0, None):
+            mn, mx = m.aminmax(x[:3] if dim is None else x, dim=dim)
+            (g,) = m.autograd.grad((mn * 2).sum() + (mx * 3).sum(), x)
+            grads.append(g.float().tolist())
+    assert grads[:2] == grads[2:]
+
+
 @pytest.mark.parametrize("which", ["min", "max"])
 def test_aminmax_result_changed_in_place_is_pytorchs_error(which):
     messages = []

@@ -71,6 +71,8 @@ class UnaryMethods:
     def trunc(self) -> Tensor:
         return ops.unary.trunc(self)
 
+    fix = trunc  # (PyTorch's alias)
+
     def reciprocal(self) -> Tensor:
         return ops.unary.reciprocal(self)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
+from .. import _meta
 from .._backend import xp
 from .._sparse import SparseCOO, as_tensor
 from .._tensor import Tensor, install_autograd
@@ -180,6 +181,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             result.append(Tensor._make(g))
         else:
             result.append(as_tensor(g.copy() if type(g) is SparseCOO else xp.array(g, copy=True)))
+    if _meta.made[0]:  # a meta input's (constant) gradient is a meta tensor, as PyTorch's
+        result = [Tensor._make(_meta.meta_array(r.shape, r._data.dtype)) if r is not None and r.grad_fn is None
+                  and _meta.is_meta(t._data) else r for r, t in zip(result, inputs)]
     return tuple(result)
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import weakref
 
 from .._backend import xp
+from .._meta import meta_results
 from .._tensor import Tensor
 
 FREE, LENT, ISSUED = 0, 1, 2  # a slot's state in the current generation
@@ -170,7 +171,10 @@ def set_first_grad(t: Tensor, grad) -> None:
     that still fits ``t`` (``grad`` may be that slot's lent array: no copy), else a new array."""
     store = t._grad_slot[0] if t._grad_slot is not None else None
     i = store.slot_of(t) if store is not None else None
-    t._grad = store._issue(i, grad) if i is not None else Tensor._make(grad.astype(t._data.dtype, copy=True))
+    if i is not None:
+        t._grad = store._issue(i, grad)
+    else:  # (a meta tensor's gradient is a meta tensor: the formulas computed on its placeholder)
+        t._grad = Tensor._make(meta_results((t._data,), grad.astype(t._data.dtype, copy=True)))
 
 
 def store_of(params: list) -> GradStore | None:

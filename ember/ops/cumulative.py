@@ -6,7 +6,8 @@ from .. import _dtype, return_types
 from .._backend import xp
 from .._dtype import np_kind
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex
 
 # PyTorch's CPU cumsum/cumprod carry their running value in at::acc_type: double for float32, complex<double> for
@@ -130,6 +131,7 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
     return x
 
 
+@torch_named("LogcumsumexpBackward0")
 class LogCumSumExp(Node):
     float32_compute = True
 
@@ -141,12 +143,15 @@ class LogCumSumExp(Node):
 
     def backward(self, g):
         if g.dtype.kind == "c":
-            # out_j = log sum_{i <= j} exp(x_i) is holomorphic: grad_i = sum_{j >= i} g_j conj(exp(x_i - out_j)),
-            # each term's exponent at most about 0 in real part (out_j's mass includes x_i's)
+            # out_j = log sum_{i <= j} exp(x_i) is holomorphic: grad_i = conj(sum_{j >= i} conj(g_j) exp(x_i - out_j)),
+            # the sum taken in log space as PyTorch's (exp(x_i) alone overflows at a real part of about 710):
+            # conj(exp(x_i + reversed running log-sum-exp of log(conj(g_j)) - out_j))
             x, out = self.saved
             d = self.dim
-            tail = xp.flip(xp.cumsum(xp.flip(g * xp.exp(-xp.conj(out)), d), axis=d), d)
-            return (xp.exp(xp.conj(x)) * tail,)
+            with xp.errstate(divide="ignore", invalid="ignore"):  # (log 0 = -inf: a zero g_j adds nothing)
+                terms = xp.log(xp.conj(g)) - out
+            tail = xp.flip(_running_complex(xp.flip(terms, d), d), d)
+            return (xp.conj(xp.exp(x + tail)),)
         # grad_i = sum_{j >= i} g_j exp(x_i - out_j) = exp(x_i + log sum_{j >= i} g_j exp(-out_j)); the sum is
         # taken in log space for the positive and the negative parts of g, so nothing overflows
         x, out = self.saved
@@ -162,17 +167,28 @@ class LogCumSumExp(Node):
 
 
 def _complex_logcumsumexp(x, dim: int):
-    """The running log-sum-exp of complex ``x`` as PyTorch's kernel: each step ``hi + log1p(exp(lo - hi))``, hi the
-    operand of larger real part (so nothing overflows), the imaginary part not wrapped into (-pi, pi]."""
+    """The running log-sum-exp of complex ``x`` as PyTorch's kernel: from -inf + 0j, each step
+    ``hi + log1p(exp(lo - hi))``, hi the operand of larger real part (so nothing overflows), the imaginary part not
+    wrapped into (-pi, pi]; a NaN in either operand (real or imaginary part) gives nan + nanj, two -inf real parts
+    keep the running value, two +inf ones give log(exp(lo) + exp(hi))."""
     out = xp.moveaxis(xp.array(x, copy=True), dim, 0)
-    with xp.errstate(invalid="ignore", over="ignore"):
-        for i in range(1, out.shape[0]):
-            a, b = out[i - 1], out[i]
-            swap = a.real < b.real
-            hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
+    acc = xp.full(out.shape[1:], complex(-xp.inf, 0), out.dtype)
+    with xp.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for i in range(out.shape[0]):
+            new = out[i]
+            swap = new.real < acc.real
+            lo, hi = xp.where(swap, new, acc), xp.where(swap, acc, new)
             step = hi + xp.log1p(xp.exp(lo - hi))
-            out[i] = xp.where(xp.isneginf(lo.real), hi, step)  # exp(-inf) adds nothing: hi as it is
+            both_inf = ~xp.isfinite(lo.real) & (lo.real == hi.real)
+            step = xp.where(both_inf, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))), step)
+            acc = out[i] = xp.where(xp.isnan(new) | xp.isnan(acc), complex(xp.nan, xp.nan), step)
     return xp.moveaxis(out, 0, dim)
+
+
+def _running_complex(a, dim: int):
+    """The complex running log-sum-exp along ``dim`` of an array, or, under create_graph, of a recorded one (NumPy's
+    ``logaddexp.accumulate`` of it is ember's recorded ``logcumsumexp``)."""
+    return xp.logaddexp.accumulate(a, axis=dim) if is_recorded(a) else _complex_logcumsumexp(a, dim)
 
 
 def logcumsumexp(x: Tensor, dim: int) -> Tensor:

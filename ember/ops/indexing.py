@@ -170,7 +170,10 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     multi-output views (changing one in place is PyTorch's error). A DTensor and forward AD take
     one view node per piece (``_ALONE``), as does a tensor that needs no gradient."""
     label = cls.__name__.removesuffix("Backward0")
-    if not (_GradState.enabled and x._requires_grad) or type(x) is not Tensor or _graph._dual_level is not None:
+    # (a DTensor's ops go to its dispatcher, installed once one is made; other subclasses, a Parameter, are
+    # recorded as a plain tensor is)
+    dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None
+    if not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None:
         alone = _ALONE[cls]
         return mark_multi_output_views(tuple(alone.apply(x, idx=idx) for idx in idxs), label)
     a = x._data

@@ -216,6 +216,8 @@ def relu_(x: Tensor) -> Tensor:
 
 
 def neg_(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        un.neg(x)  # (PyTorch's error for a bool tensor, the out-of-place form's)
     return _unary_inplace(x, un.neg, lambda a: xp.negative(a, out=a))
 
 
@@ -236,6 +238,8 @@ def tanh_(x: Tensor) -> Tensor:
 
 
 def abs_(x: Tensor) -> Tensor:
+    if x._data.dtype == xp.bool_:
+        un.abs(x)  # (PyTorch's error for a bool tensor, the out-of-place form's)
     return _unary_inplace(x, un.abs, lambda a: xp.abs(a, out=a))
 
 

@@ -268,7 +268,7 @@ class Logit(Node):
     def forward(self, x, eps):
         self.saved, self.eps = (x,), eps
         if eps is not None:
-            x = xp.clip(x, eps, 1 - eps)
+            x = xp.clip(x, *_logit_bounds(x.dtype, eps)).astype(x.dtype, copy=False)  # (bfloat16's clip: float32)
         return xp.log(x / (1 - x))
 
     def backward(self, g):
@@ -276,8 +276,15 @@ class Logit(Node):
         # outside [0, 1]; with eps, 0 where the forward clamped x (strictly outside [eps, 1 - eps]), and NaN at NaN
         x = self.saved[0]
         grad = g / ((x + 0) * (1 - x))
-        lo, hi = (0, 1) if self.eps is None else (self.eps, 1 - self.eps)
+        lo, hi = (0, 1) if self.eps is None else _logit_bounds(x.dtype, self.eps)
         return (xp.where((x < lo) | (x > hi), xp.nan if self.eps is None else 0, grad).astype(g.dtype, copy=False),)
+
+
+def _logit_bounds(dtype, eps: float) -> tuple:
+    """logit's clamp bounds (eps, 1 - eps) in the input's dtype, as PyTorch's kernel computes them (bfloat16's
+    1 - 0.3 is 0.699219)."""
+    lo = dtype.type(eps)
+    return lo, dtype.type(1) - lo
 
 
 class Atan2(Node):
@@ -322,7 +329,7 @@ class Frac(Node):
 def frac(x: Tensor) -> Tensor:
     """x - trunc(x) (the sign of x kept); gradient 1."""
     if not x.is_floating_point():
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{x.dtype.name.capitalize()}'")
+        raise _dtype.not_implemented_for("frac_cpu", x.dtype)
     return Frac.apply(x)
 
 

@@ -182,8 +182,9 @@ class Aminmax(MultiOutputNode):
         for g, out in ((g_min, lo), (g_max, hi)):
             if g is not None:
                 mask = x == _expand_back(out, x.shape, self.axes, self.keepdim)
-                part = mask * (_expand_back(g, x.shape, self.axes, self.keepdim) / mask.sum(axis=self.axes,
-                                                                                           keepdims=True))
+                # (the count in g's dtype: each share rounded there before the two are added, as PyTorch's)
+                count = mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)
+                part = mask * (_expand_back(g, x.shape, self.axes, self.keepdim) / count)
                 total = part if total is None else total + part
         return (total,)
 

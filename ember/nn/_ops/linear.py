@@ -12,6 +12,7 @@ from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...ops.activation import col_sums
+from ...ops.elementwise import conj_if_complex
 from ...ops.shape import reshape_owned
 
 
@@ -46,6 +47,8 @@ class Linear(Node):
     def backward(self, g):
         x, w = self.saved
         nx, nw, nb = self.needs_input_grad
+        if g.dtype.kind == "c":  # complex: the conjugate factors, as matmul's (g @ conj(W), g^T @ conj(x))
+            x, w = conj_if_complex(x), conj_if_complex(w)
         g2 = _blas_operand(_as_rows(g))
         gx = None
         if nx:
