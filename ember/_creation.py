@@ -21,7 +21,7 @@ from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format
+from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format, via_float32
 from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._tensor import Tensor
@@ -42,7 +42,7 @@ def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
     if isinstance(data, Tensor):
         arr = data._data
-        return arr.astype(npdt) if npdt is not None and arr.dtype != npdt else arr
+        return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr
     if isinstance(data, xp.ndarray):
         arr = data
     else:
@@ -68,7 +68,7 @@ def _as_array(data, dtype=None):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)
     if npdt is not None:
-        return arr.astype(npdt, copy=False)
+        return via_float32(arr, npdt).astype(npdt, copy=False)
     if isinstance(data, (list, tuple)) and any(
             isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
         return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)

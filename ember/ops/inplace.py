@@ -25,6 +25,7 @@ from .._dtype import (
     not_implemented_for,
     np_kind,
 )
+from .._memory_format import via_float32
 from .._meta import is_meta
 from .._tensor import Tensor
 from ..autograd import forward_ad
@@ -301,7 +302,7 @@ def apply_(x: Tensor, callable) -> Tensor:
 
 class CopyFrom(Node):
     def forward(self, x, src):
-        return xp.broadcast_to(src, x.shape).astype(x.dtype)
+        return xp.broadcast_to(via_float32(src, x.dtype), x.shape).astype(x.dtype)
 
     def backward(self, g):
         return (xp.zeros_like(g) if self.needs_input_grad[0] else None), g
@@ -322,7 +323,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-        xp.copyto(x._data, src._data, casting="unsafe")
+        xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
     x._bump_version()
     return x
 
