@@ -132,6 +132,28 @@ def test_float64_into_half_precision_rounds_through_float32_as_torch(convert, dt
     assert values(e).tobytes() == values(t).tobytes()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", [
+    lambda m, x: x * 0.1, lambda m, x: 0.1 * x, lambda m, x: x / 0.3, lambda m, x: 0.3 / x,
+    lambda m, x: x.clone().mul_(0.1), lambda m, x: x.clone().div_(0.3), lambda m, x: m.mul(x, 3001),
+    lambda m, x: m.div(x, 2.7182818), lambda m, x: x / 0.0,
+], ids=["mul", "rmul", "div", "rdiv", "mul_", "div_", "mul_int", "div_e", "div_zero"])
+def test_half_precision_times_a_number_rounds_once_as_torch(op, dtype):
+    """A float16 / bfloat16 tensor times or divided by a Python number computes in float32 with the number rounded
+    to float32, as PyTorch's scalar kernels (NumPy rounds the number to the half precision first: a third of
+    ``x * 0.1`` an ulp off); its gradient too."""
+    x = np.random.default_rng(0).standard_normal(20000).astype(np.float32)
+    g = np.random.default_rng(1).standard_normal(20000).astype(np.float32)
+    seen = []
+    for m in (ember, torch):
+        t = m.tensor(x).to(getattr(m, dtype)).requires_grad_()
+        out = op(m, t)
+        if out.requires_grad:
+            out.backward(m.tensor(g).to(getattr(m, dtype)))
+        seen.append((values(out).tobytes(), None if t.grad is None else values(t.grad).tobytes()))
+    assert seen[0] == seen[1]
+
+
 def _assigned(x, v):
     x[:] = v
     return x

@@ -12,6 +12,7 @@ value notices.
 
 from __future__ import annotations
 
+import operator
 from types import EllipsisType
 
 from .. import _random_draws as draws
@@ -95,7 +96,10 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        if (ufunc is xp.multiply or ufunc is xp.true_divide) and ew.half_with_number(x._data, o):  # (in float32)
+            x._data[...] = ew.with_number(operator.mul if ufunc is xp.multiply else operator.truediv, x._data, o)
+        else:
+            ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
 
