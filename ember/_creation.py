@@ -20,7 +20,7 @@ from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format
+from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format, via_float32
 from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
@@ -42,7 +42,7 @@ def _as_array(data, dtype=None):
     npdt = _dtype.to_np(dtype)
     if isinstance(data, Tensor):
         arr = data._data
-        return arr.astype(npdt) if npdt is not None and arr.dtype != npdt else arr
+        return via_float32(arr, npdt).astype(npdt) if npdt is not None and arr.dtype != npdt else arr
     if isinstance(data, xp.ndarray):
         arr = data
     else:
@@ -68,7 +68,7 @@ def _as_array(data, dtype=None):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)
     if npdt is not None:
-        return arr.astype(npdt, copy=False)
+        return via_float32(arr, npdt).astype(npdt, copy=False)
     if isinstance(data, (list, tuple)) and any(
             isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
         return arr.astype(_dtype.to_np(_promoted_leaf_dtype(data)), copy=False)
@@ -342,6 +342,12 @@ def _like(t: Tensor, dtype):
     return t._data.shape, _dt(dtype, t.dtype)
 
 
+def _like_device(t: Tensor, device):
+    """A ``*_like`` factory's device: the given one, else t's (a meta tensor's is meta), never the default device
+    (PyTorch's ``*_like`` factories ignore ``torch.set_default_device`` and ``with torch.device(...)``)."""
+    return t.device if device is None else device
+
+
 def _preserved_strides(shape: tuple, strides: list[int]) -> list[int]:
     """The element strides PyTorch's ``empty_like(preserve_format)`` gives a tensor of ``shape`` and ``strides``:
     the same ones when they are non-overlapping and dense (a permuted contiguous layout), else dense ones in the
@@ -392,19 +398,11 @@ def _row_major(a) -> bool:
     return True
 
 
-def _like_device(t: Tensor, device):
-    """A ``*_like`` result's device: the one given, else t's own (not the default device, as PyTorch's)."""
-    return device if device is not None else ("meta" if is_meta(t._data) else "cpu")
-
-
-def _empty_preserving(t: Tensor, dt, memory_format=None, meta: bool = False):
+def _empty_preserving(t: Tensor, dt, memory_format=None):
     """An uninitialised array of t's shape and dtype ``dt`` laid out as PyTorch's ``empty_like(t)`` lays it: with
     ``preserve_format`` (the default), t's strides when t is dense, else dense ones in t's dimension order
-    (``torch.empty_like(x.t())`` is transposed too); another format, row-major. ``meta``: a meta array (no
-    memory) of that shape."""
+    (``torch.empty_like(x.t())`` is transposed too); another format, row-major."""
     a = t._data
-    if meta:
-        return meta_array(a.shape, dt)
     if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)
             or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
         return xp.empty(a.shape, dt)
@@ -416,35 +414,46 @@ def _empty_preserving(t: Tensor, dt, memory_format=None, meta: bool = False):
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
+def _empty_like_array(t: Tensor, dtype, memory_format, device):
+    """The array of a ``*_like`` factory: ``_empty_preserving``'s, or a meta array (no memory) when the result is
+    on the meta device."""
+    dt = _like(t, dtype)[1]
+    if on_meta(_like_device(t, device)):
+        return meta_array(t._data.shape, dt)
+    return _empty_preserving(t, dt, memory_format)
+
+
 @_allocating
 def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    device = _like_device(t, device)
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
+    out = _empty_like_array(t, dtype, memory_format, device)
     out[...] = 0
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad, _like_device(t, device))
 
 
 @_allocating
 def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    device = _like_device(t, device)
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
+    out = _empty_like_array(t, dtype, memory_format, device)
     out[...] = 1
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad, _like_device(t, device))
 
 
 @_allocating
 def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    device = _like_device(t, device)
-    return _finish(_empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device)), requires_grad, device)
+    return _finish(_empty_like_array(t, dtype, memory_format, device), requires_grad, _like_device(t, device))
 
 
 @_allocating
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    device = _like_device(t, device)
-    out = _empty_preserving(t, _like(t, dtype)[1], memory_format, on_meta(device))
+    out = _empty_like_array(t, dtype, memory_format, device)
     out[...] = fill_value
-    return _finish(out, requires_grad, device)
+    return _finish(out, requires_grad, _like_device(t, device))
+
+
+def _drawn(shape: tuple, dt, device, draw) -> Tensor:
+    """``draw()``'s array, or, on the meta device, a meta array of ``shape`` and ``dt``: PyTorch's meta kernels draw
+    nothing, so the generator's state is left as it was (and a meta tensor of any size takes no memory)."""
+    return meta_array(shape, dt) if on_meta(device) else draw()
 
 
 def _float_dt(dtype, kernel: str):
@@ -459,11 +468,10 @@ def _float_dt(dtype, kernel: str):
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
-    dt = _float_dt(dtype, "normal_kernel_cpu")
-    if on_meta(device):  # (PyTorch's meta kernels draw nothing)
-        return _finish(meta_array(_size(sizes, size), dt), requires_grad, device)
+    dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size(sizes, size)
     g, std = generator_of(generator), _draws.part_std(1.0, dt)
-    arr = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real), _size(sizes, size), dt)
+    arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real),
+                                                            shape, dt))
     return _finish(arr, requires_grad, device)
 
 
@@ -471,11 +479,9 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch): PyTorch's
     numbers for the same seed."""
-    dt = _float_dt(dtype, "check_uniform_bounds")
-    if on_meta(device):
-        return _finish(meta_array(_size(sizes, size), dt), requires_grad, device)
-    g = generator_of(generator)
-    arr = _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real), _size(sizes, size), dt)
+    dt, shape, g = _float_dt(dtype, "check_uniform_bounds"), _size(sizes, size), generator_of(generator)
+    arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real),
+                                                            shape, dt))
     return _finish(arr, requires_grad, device)
 
 
@@ -497,38 +503,42 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                         f"write randint({low}, {high}, ({size},))")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    if on_meta(device):
-        return _finish(meta_array(_size((size,)), _dt(dtype, _dtype.int64)), requires_grad, device)
-    arr = xp.empty(_size((size,)), _dt(dtype, _dtype.int64))  # first: an impossible size fails before any draw
-    arr.reshape(-1)[...] = _draws.random_from_to(generator_of(generator), arr.size, low, high)
-    return _finish(arr, requires_grad, device)
+    shape, dt = _size((size,)), _dt(dtype, _dtype.int64)
+
+    def draw():
+        arr = xp.empty(shape, dt)  # first: an impossible size fails before any draw
+        arr.reshape(-1)[...] = _draws.random_from_to(generator_of(generator), arr.size, low, high)
+        return arr
+    return _finish(_drawn(shape, dt, device, draw), requires_grad, device)
 
 
 @_allocating
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1: PyTorch's for the same seed."""
-    if on_meta(device):
-        return _finish(meta_array((int(n),), _dt(dtype, _dtype.int64)), requires_grad, device)
-    arr = _draws.randperm(generator_of(generator), int(n)).astype(_dt(dtype, _dtype.int64))
+    n, dt = int(n), _dt(dtype, _dtype.int64)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    arr = _drawn((n,), dt, device, lambda: _draws.randperm(generator_of(generator), n).astype(dt))
     return _finish(arr, requires_grad, device)
 
 
-def _drawn_like(t: Tensor, dt, memory_format, fill, meta: bool = False) -> Tensor:
+def _drawn_like(t: Tensor, dt, memory_format, device, fill) -> Tensor:
     """A new tensor of t's shape filled by the in-place draw ``fill``, laid out as PyTorch's ``empty_like`` lays it
     (``preserve_format``: t's dimension order, so that a transposed t gets the draws in its memory order and, being
     then non-contiguous, normals from the scalar path; ``contiguous_format``: row-major; ``channels_last(_3d)``:
-    channels fastest). ``meta``: a meta tensor, drawn nothing (the random fills of a meta tensor draw none)."""
+    channels fastest). On the meta device (``device``, else t's) ``fill`` gets a meta tensor, into which the in-place
+    draws draw nothing."""
     a = t._data
+    if on_meta(_like_device(t, device)):
+        return fill(Tensor._make(meta_array(a.shape, dt)))
     if memory_format is preserve_format:
-        return fill(Tensor._make(_empty_preserving(t, dt, meta=meta)))
+        return fill(Tensor._make(_empty_preserving(t, dt)))
     order = list(xp.arange(a.ndim))  # (this module's ``range`` is torch.range)
     if memory_format in (channels_last, channels_last_3d):
         rank = 4 if memory_format is channels_last else 5
         if a.ndim != rank:
             raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
         order = [0, *order[2:], 1]
-    if meta:
-        return fill(Tensor._make(meta_array(a.shape, dt)))
     return fill(Tensor._make(xp.empty([a.shape[d] for d in order], dt).transpose(xp.argsort(order))))
 
 
@@ -539,9 +549,8 @@ def randn_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_g
     from .ops.inplace import normal_
 
     dt = _float_dt(dtype or t.dtype, "normal_kernel_cpu")
-    device = _like_device(t, device)
-    out = _drawn_like(t, dt, memory_format, lambda x: normal_(x, generator=generator), on_meta(device))
-    return _finish(out._data, requires_grad, device)
+    out = _drawn_like(t, dt, memory_format, device, lambda x: normal_(x, generator=generator))
+    return _finish(out._data, requires_grad, _like_device(t, device))
 
 
 @_allocating
@@ -551,9 +560,8 @@ def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_gr
     from .ops.inplace import uniform_
 
     dt = _float_dt(dtype or t.dtype, "check_uniform_bounds")
-    device = _like_device(t, device)
-    out = _drawn_like(t, dt, memory_format, lambda x: uniform_(x, generator=generator), on_meta(device))
-    return _finish(out._data, requires_grad, device)
+    out = _drawn_like(t, dt, memory_format, device, lambda x: uniform_(x, generator=generator))
+    return _finish(out._data, requires_grad, _like_device(t, device))
 
 
 @_allocating
@@ -565,33 +573,42 @@ def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, devic
 
     if high is None:
         low, high = 0, low
-    device = _like_device(t, device)
-    out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, lambda x: random_(x, low, high, generator=generator),
-                      on_meta(device))
-    return _finish(out._data, requires_grad, device)
+    out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, device,
+                      lambda x: random_(x, low, high, generator=generator))
+    return _finish(out._data, requires_grad, _like_device(t, device))
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
-    """Draws of N(mean, std^2): ``mean``/``std`` numbers (then ``size`` is the shape) or tensors (broadcast);
-    a negative std is PyTorch's RuntimeError."""
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Draws of N(mean, std^2): ``mean``/``std`` numbers (then ``size`` is the shape, ``dtype``, ``device`` and
+    ``requires_grad`` the factory's) or tensors (broadcast); a negative std is PyTorch's RuntimeError. On the meta
+    device (a meta ``mean``/``std``, or ``device="meta"``) nothing is drawn, as PyTorch's meta kernels."""
     from .ops.inplace import check_normal_std
 
-    check_normal_std(std)
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if len(tensors) == 2 and mean.device != std.device:  # PyTorch's check: mean on std's device
+        raise RuntimeError(f"Tensor on device {mean.device} is not on the expected device {std.device}!")
+    meta = any(is_meta(t._data) for t in tensors)
+    if not (meta and isinstance(std, Tensor)):  # (a meta std has no values to check)
+        check_normal_std(std)
     g = generator_of(generator)
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):  # PyTorch: normal_(0, std or 1), then * std, + mean
+    if tensors:  # PyTorch: normal_(0, std or 1), then * std, + mean
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
-        shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
-        dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
+        shape = tuple(xp.broadcast_shapes(xp.shape(m), xp.shape(s)))
+        dt = tensors[0]._data.dtype
+        if meta:
+            return Tensor._make(meta_array(shape, dt))
         scale = _draws.part_std(1.0 if isinstance(std, Tensor) else float(std), dt)
-        out = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, scale, real), tuple(shape), dt)
+        out = _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, scale, real), shape, dt)
         if isinstance(std, Tensor):
             out = out * s.astype(dt, copy=False)
         return Tensor._make((out + xp.asarray(m).astype(dt, copy=False)).astype(dt, copy=False))
     shape, dt = _size((size,)), _dt(dtype)
     std = _draws.part_std(std, dt)
-    out = _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real), shape, dt)
-    return Tensor._make(out)
+    out = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.normal(g, n, mean, std, real),
+                                                            shape, dt))
+    return _finish(out, requires_grad, device)
 
 
 _ARANGE_POSITIONS = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}

@@ -62,9 +62,20 @@ def empty_result(x, *others, dtype=None):
     return it.operands[-1]
 
 
+def via_float32(x, dtype):
+    """``x`` ready for conversion to ``dtype``: float64 values headed for a half precision (float16, bfloat16) first
+    rounded to float32, as PyTorch's conversion goes through float (a float64 within float32's rounding of a
+    halfway point between two half values lands on the other side of it than NumPy's one rounding puts it)."""
+    if x.dtype == xp.float64 and xp.dtype(dtype).itemsize == 2 and xp.dtype(dtype).kind not in "iub":
+        return x.astype(xp.float32)
+    return x
+
+
 def astype_result(x, dtype):
     """``x.astype(dtype)`` (a copy) laid out as ``empty_result`` lays out an elementwise result of ``x``: for the
-    ops that compute from a converted copy of their input (casts, float64 kernels, ``tensor(x)``)."""
+    ops that compute from a converted copy of their input (casts, float64 kernels, ``tensor(x)``). float64 into a
+    half precision goes through float32, as PyTorch's (``via_float32``)."""
+    x = via_float32(x, dtype)
     if type(x) is not xp.ndarray or 0 not in x.strides:
         return x.astype(dtype)
     out = empty_result(x, dtype=dtype)

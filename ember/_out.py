@@ -12,7 +12,13 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
   ``clamp``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``, ``neg``, ``sign``, ...),
   each refusal with PyTorch's message for that op;
-- the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``.
+- the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``;
+- the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
+  ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
+  tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
+  input gives the dtype's lowest (highest) value rather than the error of ``max()`` without ``out=``.
+
+``with_out`` also serves ``torch.special``'s functions (``ember.special``), under PyTorch's names for them.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import functools
 import warnings
 from collections.abc import Callable
 
-from ._dtype import SCALAR_TYPE_NAMES, can_cast_result
+from ._backend import xp
+from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, np_kind
+from ._dtype import float32 as _float32
 from ._signatures import with_keywords
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
@@ -30,9 +38,9 @@ from .autograd.grad_mode import is_grad_enabled
 CASTING = frozenset("""
 abs absolute acos acosh add arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh
 bitwise_and bitwise_not bitwise_or bitwise_xor ceil cos cosh cumprod cumsum deg2rad digamma div divide eq erf erfc
-erfinv exp exp2 expm1 floor floor_divide fmax fmin fmod frac ge greater greater_equal gt hypot le lerp less
-less_equal lgamma log log10 log1p log2 logaddexp logaddexp2 logsumexp logical_and logical_not logical_or logical_xor
-logit lt
+erfinv exp exp2 expm1 floor floor_divide fmax fmin fmod frac ge greater greater_equal gt hypot i0 igamma igammac le
+lerp less less_equal lgamma log log10 log1p log2 logaddexp logaddexp2 logsumexp logical_and logical_not logical_or
+logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
@@ -63,9 +71,16 @@ EXACT_MESSAGES = {
             "out.dtype = {out}",
     "where": "Expected out type to be {result} but got {out}",
 }
+# max/min of all elements (max.unary_out): out's dtype is checked by PyTorch's canCast assertion, in its words
+_UNARY_CAN_CAST = ("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) to be "
+                   "true, but got false.  (Could this error message be improved?  If so, please report an "
+                   "enhancement request to PyTorch.)")
 # PyTorch's own words for a dtype out cannot take, where they are not the generic ones
 DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors with different dtypes.",
                   "ldexp": "ldexp can't be cast to the desired output type {out}",
+                  "max.unary_out": _UNARY_CAN_CAST, "min.unary_out": _UNARY_CAN_CAST,
+                  "mean.dtype_out": "mean.dtype_out(): input types can't be cast to the desired output type {out}",
+                  "mvlgamma": "mvlgamma: result type {result} can't be cast to the desired output type {result}",
                   "logsumexp": "logsumexp(): Expected floating point type for result tensor, but got: {out}",
                   **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
@@ -76,6 +91,90 @@ DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
               "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+# the reductions whose out= PyTorch's argument parser takes only in some overloads, and those overloads
+_OVERLOADS = {
+    "sum": [" * (Tensor input, *, torch.dtype dtype = None)\n",
+            " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, "
+            "Tensor out = None)\n"],
+    "prod": [" * (Tensor input, *, torch.dtype dtype = None)\n",
+             " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n"],
+    "max": [" * (Tensor input, *, Tensor out = None)\n", " * (Tensor input, Tensor other, *, Tensor out = None)\n",
+            " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n"],
+}
+_OVERLOADS["min"] = _OVERLOADS["max"]
+
+
+def _kind(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _no_such_overload(name: str, args, out, mismatch: bool = False) -> TypeError:
+    """PyTorch's TypeError for arguments that match none of ``name``'s overloads (``mismatch``: the first one is
+    marked as refusing the keyword ``out``)."""
+    got = ", ".join([_kind(a) for a in args] + [f"out={_kind(out)}"])
+    lines = _OVERLOADS[name]
+    marked = "      didn't match because some of the keywords were incorrect: out\n" if mismatch else ""
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + lines[0] + marked + "".join(lines[1:]))
+
+
+def _check_overload(name: str, args: tuple, kwargs: dict, out) -> bool:
+    """Refuse ``out`` where PyTorch's overload of ``name`` for these arguments has none (``_OVERLOADS``); whether
+    the call is ``max``/``min`` of all elements."""
+    if name in ("sum", "prod"):
+        if name == "prod" and "dim" in kwargs and kwargs["dim"] is None:
+            raise TypeError("prod(): argument 'dim' must be int, not NoneType")
+        if len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
+            if kwargs:  # (dtype= or keepdim=: the dim overload, missing its dim)
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+            raise _no_such_overload(name, args, out)
+        return False
+    if len(args) == 1 and not kwargs:  # max(x, out=t): one tensor
+        if not isinstance(out, Tensor):
+            raise _no_such_overload(name, args, out)
+        return True
+    if (len(args) > 1 and isinstance(args[1], Tensor)) or "other" in kwargs:  # max(x, y, out=t)
+        if not isinstance(out, Tensor):
+            raise _no_such_overload(name, args, out, mismatch=True)
+        return False
+    if isinstance(out, Tensor):  # max(x, dim, out=...): a tuple of values and indices
+        if len(args) == 2 and not kwargs:
+            raise _no_such_overload(name, args, out, mismatch=True)
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not Tensor")
+    if isinstance(out, (tuple, list)) and len(out) != 2:
+        raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
+    return False
+
+
+def _extreme_of_nothing(name: str, x: Tensor) -> Tensor:
+    """``max.unary_out``/``min.unary_out`` of an empty tensor: the reduction's identity in x's dtype (-inf/inf, an
+    integer dtype's lowest/highest, False/True), where PyTorch's ``max()`` without ``out=`` raises."""
+    dt = x._data.dtype
+    if dt == xp.bool_:
+        value = name == "min"
+    elif np_kind(dt) == "f":
+        value = -xp.inf if name == "max" else xp.inf
+    else:
+        info = xp.iinfo(dt)
+        value = info.min if name == "max" else info.max
+    return Tensor._make(xp.asarray(value, dtype=dt))
+
+
+def _mean_dtype(args: tuple, kwargs: dict, out: Tensor) -> None:
+    """PyTorch's mean into ``out``: a given ``dtype=`` must be out's; without one, a floating (complex) input's mean
+    is computed in out's floating (complex) dtype, in float32 for a half one (then rounded into it)."""
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        if dtype != out.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype.name]}, but got "
+                               f"{_CPP_NAMES[out.dtype.name]} instead")
+        return
+    x = args[0] if args else None
+    if isinstance(x, Tensor) and (x.is_floating_point() or x.is_complex()) and \
+            (out.is_floating_point() or out.is_complex()):
+        kwargs["dtype"] = _float32 if out.dtype.name in ("float16", "bfloat16") else out.dtype
 
 
 def _dtype_name(d) -> str:
@@ -97,9 +196,9 @@ def _check_dtype(name: str, result: Tensor, out: Tensor, exact: bool) -> None:
     raise RuntimeError("result type {result} can't be cast to the desired output type {out}".format(**names))
 
 
-def _write(name: str, result: Tensor, out, exact: bool) -> Tensor:
+def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None) -> Tensor:
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{shown or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_dtype(name, result, out, exact)
     if tuple(out.shape) != tuple(result.shape):
         if out.numel() != 0:
@@ -123,14 +222,18 @@ def _requires_grad(args, kwargs) -> bool:
     return any(any_grad(v) for v in (*args, *kwargs.values()))
 
 
-def with_out(name: str, fn: Callable) -> Callable:
-    """``fn`` also taking PyTorch's keyword ``out=`` (see the module's docstring)."""
+def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable: bool = False) -> Callable:
+    """``fn`` also taking PyTorch's keyword ``out=`` (see the module's docstring). ``name``: the op whose rules
+    apply and whose name PyTorch's autograd refusal gives; ``parsed``: the function's name in PyTorch's argument
+    errors, when another (``special_erf`` for ``erf``); ``differentiable``: no refusal under autograd (PyTorch's
+    composite functions, whose out= copies a differentiable result: ``special.ndtr``)."""
 
     @functools.wraps(fn)
     def writing_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if is_grad_enabled() and _requires_grad(args, kwargs):
+        unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
+        if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
         if name == "frexp" and isinstance(out, (tuple, list)) and len(out) == 2:
@@ -139,6 +242,12 @@ def with_out(name: str, fn: Callable) -> Callable:
             check_frexp_out(*args, out)  # (before computing: PyTorch's own messages)
         if name in DTYPE_FROM_OUT and isinstance(out, Tensor) and kwargs.get("dtype") is None:
             kwargs["dtype"] = out.dtype
+        if name == "mean" and isinstance(out, Tensor):
+            _mean_dtype(args, kwargs, out)
+        if unary:  # max.unary_out / min.unary_out
+            x = args[0]
+            result = _extreme_of_nothing(name, x) if x._data.size == 0 and not x.is_complex() else fn(x)
+            return _write(f"{name}.unary_out", result, out, False)
         result = fn(*args, **kwargs)
         if isinstance(result, tuple):  # (values, indices) and the like: out is a tuple of as many tensors
             if not isinstance(out, (tuple, list)) or len(out) != len(result):
@@ -150,11 +259,13 @@ def with_out(name: str, fn: Callable) -> Callable:
 
             return return_types.structseq(f"{type(result).__name__}_out", result._fields)(*written)
         if isinstance(out, (tuple, list)):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+            raise TypeError(f"{parsed or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if name == "mean" and len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
+            return _write("mean.dtype_out", result, out, False)  # (PyTorch's mean of all elements: its own words)
         # (abs of a complex tensor is real: its out is checked as a cast, as PyTorch's)
         source = args[0] if args else kwargs.get("input")
         exact = name in EXACT and not (name in _REAL_OF_COMPLEX and result.dtype != getattr(source, "dtype", None))
-        return _write(name, result, out, exact)
+        return _write(name, result, out, exact, parsed)
 
     writing_out.__signature__ = with_keywords(fn, [("out", None)])
     return writing_out

@@ -45,4 +45,24 @@ from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E40
 
 _accept_torch_names(globals(), "special.")  # PyTorch's keyword names: special.logit(input=x)
 
+# out=, which each function but softmax and log_softmax takes: under the name of the op PyTorch runs (its
+# rules for out's dtype, its words when the op is refused under autograd); ndtr, composite in PyTorch, is not refused
+_OUT_OPS = {"digamma": "digamma", "entr": "special_entr", "erf": "erf", "erfc": "erfc", "erfcx": "special_erfcx",
+            "erfinv": "erfinv", "exp2": "exp2", "expit": "sigmoid", "expm1": "expm1", "gammainc": "igamma",
+            "gammaincc": "igammac", "gammaln": "lgamma", "i0": "i0", "i0e": "special_i0e", "i1": "special_i1",
+            "i1e": "special_i1e", "log1p": "log1p", "log_ndtr": "special_log_ndtr", "logit": "logit",
+            "logsumexp": "logsumexp", "multigammaln": "mvlgamma", "ndtr": "special_ndtr", "ndtri": "special_ndtri",
+            "polygamma": "polygamma", "psi": "digamma", "round": "round", "sinc": "sinc",
+            "xlog1py": "special_xlog1py", "xlogy": "xlogy", "zeta": "special_zeta"}
+
+
+def _add_out() -> None:
+    from ._out import with_out
+
+    for name, op in _OUT_OPS.items():
+        globals()[name] = with_out(op, globals()[name], parsed=f"special_{name}", differentiable=name == "ndtr")
+
+
+_add_out()
+
 __getattr__ = module_getattr(__name__)

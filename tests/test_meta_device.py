@@ -254,22 +254,6 @@ def test_like_tensors_follow_their_input_or_the_given_device(make, on, device):
     assert seen[0] == seen[1]
 
 
-@pytest.mark.parametrize("make", ["rand", "randn", "randint", "randperm"])
-@pytest.mark.parametrize("default", [False, True])
-def test_random_factories_on_the_meta_device_draw_nothing(make, default):
-    seen = []
-    for fw in (ember, torch):
-        fw.manual_seed(0)
-        args = {"randint": (0, 5, (2, 3)), "randperm": (6,)}.get(make, (2, 3))
-        if default:
-            with fw.device("meta"):
-                out = getattr(fw, make)(*args)
-        else:
-            out = getattr(fw, make)(*args, device="meta")
-        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1], fw.rand(2).tolist()))
-    assert seen[0] == seen[1]
-
-
 @pytest.mark.parametrize("make", [
     lambda fw: fw.empty(0, 3, device="meta"), lambda fw: fw.zeros(2, 0, device="meta") + 1,
     lambda fw: fw.empty(2, 0, device="meta").sum(1), lambda fw: fw.empty(2, 0).to("meta"),
@@ -291,3 +275,67 @@ def test_gradients_of_meta_tensors_are_meta_tensors():
         (gx,) = fw.autograd.grad((x * 2).sum(), x)
         seen.append([(t.device.type, tuple(t.shape)) for t in (lin.weight.grad, lin.bias.grad, x.grad, gx)])
     assert seen[0] == seen[1]
+
+
+def _meta(fw, *shape, dtype=None):
+    return fw.ones(*shape, dtype=dtype, device="meta")
+
+
+META_RANDOM_OPS = {
+    "dropout": lambda fw: fw.nn.functional.dropout(_meta(fw, 3, 4), 0.5),
+    "dropout_inplace": lambda fw: fw.nn.functional.dropout(_meta(fw, 3, 4), 0.5, inplace=True),
+    "Dropout": lambda fw: fw.nn.Dropout(0.3)(_meta(fw, 3, 4)),
+    "dropout1d": lambda fw: fw.nn.functional.dropout1d(_meta(fw, 2, 3, 4), 0.5),
+    "dropout2d": lambda fw: fw.nn.functional.dropout2d(_meta(fw, 2, 3, 4, 4), 0.5),
+    "dropout3d": lambda fw: fw.nn.functional.dropout3d(_meta(fw, 2, 3, 2, 2, 2), 0.5),
+    "alpha_dropout": lambda fw: fw.nn.functional.alpha_dropout(_meta(fw, 3, 4), 0.5, True),
+    "feature_alpha_dropout": lambda fw: fw.nn.functional.feature_alpha_dropout(_meta(fw, 2, 3, 4), 0.5, True),
+    "sdpa_dropout": lambda fw: fw.nn.functional.scaled_dot_product_attention(
+        _meta(fw, 2, 3, 4), _meta(fw, 2, 5, 4), _meta(fw, 2, 5, 4), dropout_p=0.5),
+    "rrelu": lambda fw: fw.nn.functional.rrelu(_meta(fw, 3, 4), training=True),
+    "rrelu_": lambda fw: fw.nn.functional.rrelu_(_meta(fw, 3, 4), training=True),
+    "gumbel_softmax": lambda fw: fw.nn.functional.gumbel_softmax(_meta(fw, 3, 4)),
+    "rand": lambda fw: fw.rand(3, 4, device="meta"),
+    "rand_float64": lambda fw: fw.rand(3, 4, dtype=fw.float64, device="meta"),
+    "randint": lambda fw: fw.randint(0, 10, (3, 4), device="meta"),
+    "randperm": lambda fw: fw.randperm(7, device="meta"),
+    "randn_default_device": lambda fw: default_meta_draw(fw, lambda: fw.randn(2, 5)),
+    "rand_like": lambda fw: fw.rand_like(_meta(fw, 3, 4)),
+    "randn_like": lambda fw: fw.randn_like(_meta(fw, 3, 4, dtype=fw.float64)),
+    "randint_like": lambda fw: fw.randint_like(_meta(fw, 3, 4), 10),
+    "rand_like_to_meta": lambda fw: fw.rand_like(fw.ones(3, 4), device="meta"),
+    "bernoulli": lambda fw: fw.bernoulli(_meta(fw, 3, 4)),
+    "bernoulli_p": lambda fw: _meta(fw, 3, 4).bernoulli(0.3),
+    "normal_tensors": lambda fw: fw.normal(_meta(fw, 3, 1), _meta(fw, 4)),
+    "normal_tensor_mean": lambda fw: fw.normal(_meta(fw, 3, dtype=fw.float64), 2.0),
+    "normal_tensor_std": lambda fw: fw.normal(1.0, _meta(fw, 3)),
+    "normal_size": lambda fw: fw.normal(0.0, 1.0, (2, 3), device="meta", dtype=fw.float64),
+    "multinomial": lambda fw: fw.multinomial(_meta(fw, 2, 5), 3),
+    "multinomial_replacement": lambda fw: _meta(fw, 5).multinomial(8, True),
+}
+
+
+def default_meta_draw(fw, draw):
+    with fw.device("meta"):
+        return draw()
+
+
+@pytest.mark.parametrize("op", list(META_RANDOM_OPS))
+def test_random_ops_on_the_meta_device_draw_nothing(op):
+    """Random ops whose input or result is on the meta device: a meta tensor of PyTorch's shape and dtype, and no
+    number drawn (PyTorch's meta kernels): the generator's state afterwards is PyTorch's and the same as before."""
+    seen = []
+    for fw in (ember, torch):
+        fw.manual_seed(0)
+        before = fw.get_rng_state().clone()
+        out = META_RANDOM_OPS[op](fw)
+        unchanged = bool((fw.get_rng_state() == before).all())
+        seen.append((out.device.type, tuple(out.shape), str(out.dtype).split(".")[-1], unchanged,
+                     fw.rand(2).tolist()))
+    assert seen[0] == seen[1]
+    assert seen[0][3]
+
+
+def test_normal_of_tensors_on_two_devices_is_pytorchs_error():
+    assert_same_error(lambda fw: fw.normal(fw.zeros(3, device="meta"), fw.ones(3)))
+    assert_same_error(lambda fw: fw.normal(fw.zeros(3), fw.ones(3, device="meta")))

@@ -137,3 +137,29 @@ def test_bfloat16_binary_cross_entropy_bit_for_bit(case, reduction):
         seen.append((out.detach().float().numpy(), x.grad.float().numpy()))
     for got, want in zip(*seen):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", ["bce", "bce weight", "logits", "logits weight", "logits pos_weight"])
+def test_half_binary_cross_entropy_gradients_in_pytorchs_order(case, reduction, dtype):
+    """Under an upstream gradient g other than 1, PyTorch's half precision gradients are g (x - t) / max((1 - x) x,
+    eps) (g times the kernel's numerator, not its quotient), the target's -logit(x) g, and for the logits d g, each
+    then times the weight and divided for the mean, every step rounded: ember's are the same bits (the inputs from
+    float64 arrays, which PyTorch converts through float32)."""
+    rng = np.random.default_rng(3)
+    p, y = rng.uniform(0.001, 0.999, 2000), rng.uniform(0, 1, 2000)
+    logits, w, g = rng.standard_normal(2000) * 6, rng.uniform(0, 2, 2000), rng.uniform(0.1, 3, 2000)
+    seen = []
+    for m in (ember, torch):
+        dt = getattr(m, dtype)
+        x = m.tensor(p if case.startswith("bce") else logits, dtype=dt, requires_grad=True)
+        t = m.tensor(y, dtype=dt, requires_grad=True)
+        kw = {k: m.tensor(w, dtype=dt) for k in ("weight", "pos_weight") if k in case}
+        fn = m.nn.functional.binary_cross_entropy if case.startswith("bce") else \
+            m.nn.functional.binary_cross_entropy_with_logits
+        out = fn(x, t, reduction=reduction, **kw)
+        out.backward(m.tensor(g if reduction == "none" else g[0], dtype=dt))
+        seen.append([a.detach().float().numpy() for a in (out, x.grad, t.grad)])
+    for got, want in zip(*seen):
+        np.testing.assert_array_equal(got, want)

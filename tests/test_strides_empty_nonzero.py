@@ -47,3 +47,48 @@ def test_nonzero_result_is_usable_as_indices():
     np.testing.assert_array_equal((ei * 2).numpy(), (ti * 2).numpy())
     ei[0, 0] = 7  # writable, as PyTorch's
     assert ei[0, 0].item() == 7
+
+
+LAYOUTS = {
+    "contiguous": lambda m: m.arange(60.0).reshape(6, 10),
+    "transposed": lambda m: m.arange(60.0).reshape(6, 10).t(),
+    "permuted_3d": lambda m: m.arange(120.0).reshape(4, 5, 6).permute(2, 0, 1),
+    "stepped": lambda m: m.arange(120.0).reshape(12, 10)[::2, 1::3],
+}
+EMPTY_VIEWS = {
+    "step_2": lambda x: x[5:5:2], "then_empty": lambda x: x[::2][0:0], "columns": lambda x: x[:, 3:3:3],
+    "plain": lambda x: x[3:3], "backwards": lambda x: x[4:2:3], "past_the_end": lambda x: x[10:20:2],
+    "negative": lambda x: x[-1:-1:2], "both": lambda x: x[1:, 2:2:4], "rows_then_columns": lambda x: x[2:2:3, 1:],
+    "first_dim_then_step": lambda x: x[0:0:5, ::2], "ellipsis": lambda x: x[..., 2:2:2],
+    "select_then_slice": lambda x: x[1][3:3:2], "empty_then_step": lambda x: x[3:3][::2],
+    "empty_column_then_step": lambda x: x[:, 3:3][:, ::2], "none": lambda x: x[None, 2:2:2, None],
+    "narrow": lambda x: x.narrow(0, 2, 0), "narrow_columns": lambda x: x.narrow(1, 1, 0),
+    "split": lambda x: x.split([2, 0, x.shape[0] - 2])[1], "tensor_split": lambda x: x.tensor_split([3, 3])[1],
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("view", sorted(EMPTY_VIEWS))
+def test_empty_views_have_pytorchs_strides_and_offset(view, layout):
+    """A slice that selects nothing is still PyTorch's view: its stride multiplied by the step and its offset at
+    the slice's start (NumPy restarts an empty slice at offset 0 with step 1), for contiguous, transposed and
+    stepped inputs, through indexing, narrow and split; offsets inside the storage."""
+    seen = []
+    for m in (ember, torch):
+        base = LAYOUTS[layout](m)
+        v = EMPTY_VIEWS[view](base)
+        seen.append((tuple(v.shape), v.stride(), v.storage_offset(), v.is_contiguous(),
+                     v.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()))
+    if seen[1][2] > base.untyped_storage().nbytes() // 4:  # (float32 elements)
+        pytest.skip("PyTorch's view starts past the end of its storage, where ember keeps NumPy's offset")
+    assert seen[0] == seen[1]
+
+
+def test_empty_view_of_a_view_requiring_grad_is_pytorchs():
+    seen = []
+    for m in (ember, torch):
+        x = m.arange(12.0).reshape(3, 4).requires_grad_()
+        v = x[:, 3:3:2]
+        v.sum().backward()
+        seen.append((v.stride(), v.storage_offset(), v.grad_fn.name(), x.grad.tolist()))
+    assert seen[0] == seen[1]

@@ -40,14 +40,14 @@ def _check_op(op: str, reduce_op) -> None:
         raise TypeError(f"{op}: op must be an ember.distributed.ReduceOp, got {reduce_op!r}")
 
 
-def _check_list(op: str, name: str, tensors, like: Tensor, size: int) -> None:
-    """``tensors`` must be ``size`` contiguous tensors with ``like``'s shape and dtype."""
+def _check_list(op: str, name: str, tensors, like: Tensor, size: int, any_shape: bool = False) -> None:
+    """``tensors`` must be ``size`` contiguous tensors with ``like``'s shape and dtype (``any_shape``: its dtype)."""
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
         got = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
         raise ValueError(f"{op}: {name} must be a list of {size} tensors (one per rank of the group), got {got}")
     for i, t in enumerate(tensors):
         check_tensor(op, f"{name}[{i}]", t)
-        if t._data.shape != like._data.shape or t._data.dtype != like._data.dtype:
+        if (t._data.shape != like._data.shape and not any_shape) or t._data.dtype != like._data.dtype:
             raise ValueError(f"{op}: {name}[{i}] has shape {list(t.shape)} and dtype {t.dtype}, expected "
                              f"{list(like.shape)} and {like.dtype} like the tensor it pairs with")
 
@@ -226,22 +226,46 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
                group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """``output_tensor_list[j]`` on rank i receives ``input_tensor_list[i]`` of rank j.
 
-    Unlike PyTorch, every tensor (on every rank) must have the same shape and dtype.
+    As PyTorch's, the tensors may differ in shape: each output takes the elements of the input it receives (the
+    same number, checked across the ranks by one small exchange of the counts before the data moves, in one MPI
+    Alltoallv); every tensor of every rank has one dtype.
     """
     if (pg := _member(group, "all_to_all")) is None:
         return None
+    n = pg.size()
     with Agreement(pg, "all_to_all") as agree:
         if not isinstance(input_tensor_list, (list, tuple)) or not input_tensor_list:
-            raise ValueError(f"all_to_all: input_tensor_list must be a list of {pg.size()} tensors")
+            raise ValueError(f"all_to_all: input_tensor_list must be a list of {n} tensors")
         like = input_tensor_list[0]
         check_tensor("all_to_all", "input_tensor_list[0]", like)
-        _check_list("all_to_all", "input_tensor_list", input_tensor_list, like, pg.size())
-        _check_list("all_to_all", "output_tensor_list", output_tensor_list, like, pg.size())
-        agree.array = like._data
-    send = xp.stack([t._data for t in input_tensor_list])
-    buffer = xp.empty_like(send)
-    work = pg.comm.ialltoall(send, buffer)
-    return _finish(work, async_op, list(output_tensor_list), _copy_rows(buffer, output_tensor_list))
+        _check_list("all_to_all", "input_tensor_list", input_tensor_list, like, n, any_shape=True)
+        _check_list("all_to_all", "output_tensor_list", output_tensor_list, like, n, any_shape=True)
+        agree.array = xp.empty(0, like._data.dtype)  # (the ranks agree on the dtype; the counts are checked next)
+    sends = [t._data.size for t in input_tensor_list]
+    recvs = [t._data.size for t in output_tensor_list]
+    _check_counts(pg, sends, recvs)
+    send = xp.concatenate([t._data.reshape(-1) for t in input_tensor_list])
+    buffer = xp.empty(sum(recvs), dtype=send.dtype)
+
+    def copy_out():
+        for t, start, count in zip(output_tensor_list, _starts(recvs), recvs):
+            t._data[...] = buffer[start:start + count].reshape(t._data.shape)
+    return _finish(pg.comm.ialltoallv(send, sends, buffer, recvs), async_op, list(output_tensor_list), copy_out)
+
+
+def _check_counts(pg: ProcessGroup, sends: list[int], recvs: list[int]) -> None:
+    """Each rank's count of elements for peer j against j's count for it, both ways (a small all_to_all of the
+    counts); a mismatch is a ValueError on the two ranks concerned and an error on every other rank."""
+    mine = xp.asarray([sends, recvs], dtype=xp.int64).T.copy()  # row j: what I send j, what I expect from j
+    theirs = xp.empty_like(mine)
+    pg.comm.ialltoall(mine, theirs).wait()
+    with Agreement(pg, "all_to_all") as agree:
+        for peer, (sent, expected) in enumerate(theirs.tolist()):
+            if sent != recvs[peer] or expected != sends[peer]:
+                raise ValueError(f"all_to_all: output_tensor_list[{peer}] holds {recvs[peer]} elements and "
+                                 f"input_tensor_list[{peer}] {sends[peer]}, but rank {pg.ranks[peer]} sends {sent} "
+                                 f"and expects {expected}")
+        agree.array = xp.empty(0, xp.int64)
 
 
 def _split_sizes(op: str, name: str, tensor: Tensor, sizes, parts: int) -> list[int]:

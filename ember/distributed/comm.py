@@ -433,6 +433,14 @@ class Communicator:
         """Slice ``j`` of ``send`` on rank ``i`` goes to slice ``i`` of ``recv`` on rank ``j``."""
         return self._work(self._comm.Ialltoall(send, recv), "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
 
+    def ialltoallv(self, send, send_counts: list[int], recv, recv_counts: list[int]) -> Work:
+        """Block ``j`` of the flat ``send`` on rank ``i`` (``send_counts[j]`` elements, the blocks in rank order)
+        goes to block ``i`` of the flat ``recv`` on rank ``j`` (``recv_counts[i]`` elements)."""
+        def spec(buf, counts):
+            return [buf, (list(counts), [sum(counts[:i]) for i in range(len(counts))])]
+        req = self._comm.Ialltoallv(spec(send, send_counts), spec(recv, recv_counts))
+        return self._work(req, "all_to_all", nbytes=send.nbytes, buffers=(send, recv))
+
     def isend(self, array, dst: int, tag: int = 0) -> Work:
         work = self._work(self._comm.Isend(array, dest=dst, tag=tag), "send", nbytes=array.nbytes, buffers=(array,))
         work.peer = dst

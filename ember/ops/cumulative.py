@@ -64,6 +64,8 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``; integers and bools accumulate as int64, as in PyTorch."""
     from .. import _dtype
 
+    if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
+        raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
     if dtype is not None:
         x = cast(x, dtype)
     elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:

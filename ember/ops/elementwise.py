@@ -7,6 +7,8 @@ broadcast shape; the engine sums them down to each input's shape.
 
 from __future__ import annotations
 
+import operator
+
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
@@ -122,6 +124,27 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 
 # --------------------------------------------------------------------- binary arithmetic
+def half_with_number(a, b) -> bool:
+    """Whether ``a`` and ``b`` are a half precision array (float16, bfloat16) and a Python number, in either
+    order: PyTorch's kernels for a scalar operand compute those in float32, the number rounded to float32 and the
+    result rounded once (NumPy rounds the number to the half precision first, which changes the last bit of a
+    third of the products ``x * 0.1``)."""
+    arr, number = (a, b) if b.__class__ is float or b.__class__ is int else (b, a)
+    return (number.__class__ is float or number.__class__ is int) and arr.__class__ is xp.ndarray and \
+        arr.dtype.itemsize == 2 and arr.dtype.kind in "fV"
+
+
+def with_number(op, a, b):
+    """``op(a, b)`` (``operator.mul``, ``operator.truediv``), a half precision array with a Python number computed
+    as PyTorch's (``half_with_number``)."""
+    if not half_with_number(a, b):
+        return op(a, b)
+    arr = b if a.__class__ is float or a.__class__ is int else a
+    wide = arr.astype(xp.float32)
+    result = op(wide, xp.float32(b)) if arr is a else op(xp.float32(a), wide)
+    return result.astype(arr.dtype)
+
+
 @torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
@@ -151,14 +174,14 @@ class Mul(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return a * b
+        return with_number(operator.mul, a, b)
 
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: grad_a = g * conj(b), grad_b = g * conj(a)
             a, b = conj_if_complex(a), conj_if_complex(b)
-        return (g * b if na else None), (g * a if nb else None)
+        return (with_number(operator.mul, g, b) if na else None), (with_number(operator.mul, g, a) if nb else None)
 
 
 @torch_named("DivBackward0")
@@ -168,14 +191,14 @@ class Div(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return a / b
+        return with_number(operator.truediv, a, b)
 
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: the conjugates of the derivatives below
             a, b = conj_if_complex(a), conj_if_complex(b)
-        ga = g / b if na else None
+        ga = with_number(operator.truediv, g, b) if na else None
         gb = -g * a / (b * b) if nb else None  # d(a/b)/db = -a/b^2
         return ga, gb
 

@@ -7,9 +7,13 @@ backward accumulates repeated indices (``x[[0, 0]]`` sends both gradients to row
 
 from __future__ import annotations
 
+import builtins
+import operator
+
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
+from .._memory_format import via_float32
 from .._meta import is_meta
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -17,6 +21,7 @@ from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, torch_named, version_checked
+from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
 from .elementwise import cast, promote
 
@@ -74,16 +79,78 @@ def _is_basic(idx) -> bool:
                for p in parts)
 
 
+def _pytorch_view(x, idx) -> tuple[list, list, int]:
+    """The sizes, strides and storage offset (in elements, the offset from x's first element) of PyTorch's view
+    ``x[idx]`` for a basic index: its indexing's steps from left to right, an int selecting, a slice slicing (its
+    bounds clamped into the dimension, the stride multiplied by the step, the offset moved to its start, also
+    when it selects nothing), None unsqueezing (stride: the size times the stride of the dimension it goes
+    before, 1 at the end)."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    sizes, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    consumed = sum(p is not None and p is not Ellipsis for p in parts)
+    offset = d = 0
+    for p in parts:
+        if p is Ellipsis:
+            d += len(x.shape) - consumed
+        elif p is None:
+            sizes.insert(d, 1)
+            strides.insert(d, sizes[d + 1] * strides[d] if d < len(strides) else 1)
+            d += 1
+        elif p.__class__ is slice:
+            n, step = sizes[d], 1 if p.step is None else operator.index(p.step)
+            start = 0 if p.start is None else operator.index(p.start)
+            stop = n if p.stop is None else operator.index(p.stop)
+            start, stop = start + n if start < 0 else start, stop + n if stop < 0 else stop
+            start = builtins.min(builtins.max(start, 0), n)
+            stop = builtins.min(builtins.max(stop, start), n)
+            offset += start * strides[d]
+            sizes[d], strides[d] = (stop - start + step - 1) // step, strides[d] * step
+            d += 1
+        else:  # an int
+            i = operator.index(p)
+            offset += (i + sizes[d] if i < 0 else i) * strides[d]
+            del sizes[d], strides[d]
+    return sizes, strides, offset
+
+
+def _empty_view_as_pytorch(x, idx, out):
+    """``out = x[idx]`` selecting nothing, laid out as PyTorch's view (``_pytorch_view``): NumPy's empty slices
+    restart at the dimension's start with step 1 (``x[5:5:2]``: offset 0 and x's stride, where PyTorch's view
+    has offset 5 rows and twice the stride). Unchanged where it cannot be: a meta array, a storage that is not one
+    dense block, a negative stride, or an offset past the storage's end (PyTorch's ``x[::2][::2][5:5]`` of a short
+    x starts there)."""
+    if x.__class__ is not xp.ndarray or is_meta(x) or builtins.min(x.strides, default=0) < 0:
+        return out
+    root = root_array(x)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return out
+    sizes, strides, offset = _pytorch_view(x, idx)
+    start = data_ptr(x) - data_ptr(root) + offset * x.itemsize
+    if not 0 <= start <= root.nbytes:
+        return out
+    view = xp.ndarray(sizes, x.dtype, buffer=_bytes_of(root), offset=start, strides=[s * x.itemsize for s in strides])
+    view.flags.writeable = x.flags.writeable
+    return view
+
+
+def basic_view(x, idx):
+    """``x[idx]`` for a basic index, as PyTorch's view: always an array (NumPy's scalar of an int per dimension
+    is a 0-d view instead), an empty one with PyTorch's strides and offset."""
+    out = x[idx]
+    if out.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar, where PyTorch's is a view
+        out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
+    elif not out.size:
+        out = _empty_view_as_pytorch(x, idx, out)
+    return out
+
+
 class BasicIndex(Node):
     is_view = True
     label_varies = True  # (its name follows the index: name() below)
 
     def forward(self, x, idx):
         self.shape, self.dtype, self.idx = x.shape, x.dtype, idx
-        out = x[idx]
-        if out.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar, where PyTorch's is a view
-            out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
-        return out
+        return basic_view(x, idx)
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)  # (zeros_like: under create_graph, a recorded buffer)
@@ -185,10 +252,7 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     of_view = x._base is not None and x._view_creation is not None
     outs = []
     for nr, idx in enumerate(idxs):
-        piece = a[idx]
-        if piece.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar; a view instead
-            piece = a[(*idx, ...)]
-        t = Tensor._make(piece, node, nr)
+        t = Tensor._make(basic_view(a, idx), node, nr)
         t._vc, t._base, t._view_version = x._vc, base, x._vc[0]
         # a piece of a view of a multi-output view (or of a no_grad view) carries that history, as Node.apply's
         t._view_creation = ("of", x._view_creation, label) if of_view else None
@@ -401,6 +465,8 @@ def setitem(x: Tensor, idx, value) -> None:
         if varr.dtype != x._data.dtype and value._requires_grad:
             value = cast(value, x.dtype)
             varr = value._data
+        elif varr.__class__ is xp.ndarray:
+            varr = via_float32(varr, x._data.dtype)
     else:
         varr = value
     try:

@@ -12,6 +12,7 @@ value notices.
 
 from __future__ import annotations
 
+import operator
 from types import EllipsisType
 
 from .. import _random_draws as draws
@@ -25,6 +26,7 @@ from .._dtype import (
     not_implemented_for,
     np_kind,
 )
+from .._memory_format import via_float32
 from .._meta import is_meta
 from .._tensor import Tensor
 from ..autograd import forward_ad
@@ -94,7 +96,10 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        ufunc(x._data, o, out=x._data, casting="unsafe")
+        if (ufunc is xp.multiply or ufunc is xp.true_divide) and ew.half_with_number(x._data, o):  # (in float32)
+            x._data[...] = ew.with_number(operator.mul if ufunc is xp.multiply else operator.truediv, x._data, o)
+        else:
+            ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
 
@@ -305,7 +310,7 @@ def apply_(x: Tensor, callable) -> Tensor:
 
 class CopyFrom(Node):
     def forward(self, x, src):
-        return xp.broadcast_to(src, x.shape).astype(x.dtype)
+        return xp.broadcast_to(via_float32(src, x.dtype), x.shape).astype(x.dtype)
 
     def backward(self, g):
         return (xp.zeros_like(g) if self.needs_input_grad[0] else None), g
@@ -326,7 +331,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
-        xp.copyto(x._data, src._data, casting="unsafe")
+        xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
     x._bump_version()
     return x
 

@@ -170,8 +170,17 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
-    _check_dims("mv", a, 2)
-    _check_dims("mv", v, 1)
+    """Matrix times vector, with PyTorch's checks (its mv is addmv into a result of v's dtype: the dims, the sizes,
+    then the dtypes, each with addmv's words)."""
+    if a._data.ndim != 2 or v._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {v._data.ndim}")
+    (rows, cols), n = a._data.shape, v._data.shape[0]
+    if cols != n:
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({n})")
+    if a.dtype != v.dtype:
+        names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (v, a, v)]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
+                           f"{names[2]}")
     return matmul(a, v)
 
 

@@ -286,11 +286,17 @@ def _accumulated_as(x: Tensor, dtype) -> Tensor:
     return x
 
 
+def _in_bool(out: Tensor, x: Tensor) -> Tensor:
+    """A sum or product ``out`` of ``x`` accumulated as bool (``dtype=torch.bool``) as PyTorch's: a bool result
+    (any element non-zero for a sum, all for a product), where NumPy's counts them as integers."""
+    return cast(out, _dtype.bool_) if x._data.dtype == xp.bool_ else out
+
+
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     x = _accumulated_as(x, dtype)
     if dim is None:
-        return Sum.apply(x, axes=None, keepdim=keepdim)
-    return _SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+        return _in_bool(Sum.apply(x, axes=None, keepdim=keepdim), x)
+    return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def moments_mean(x: Tensor, dim, keepdim: bool, name: str) -> Tensor:
@@ -322,7 +328,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 @full_precision
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     x = _accumulated_as(x, dtype)
-    return Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return _in_bool(Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
@@ -611,6 +617,8 @@ class CumSum(Node):
 
 
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
+    if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running sum)
+        raise _dtype.not_implemented_for("cumsum_out_cpu", _dtype.bool_)
     x = _accumulated_as(x, dtype)
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)

@@ -3,6 +3,7 @@
 
 Draws come from ember's generators (``ember.random``): multinomial and bernoulli draw PyTorch's numbers for the
 same seed; binomial keeps NumPy's algorithm (on the same generator state). No gradient flows through a sample.
+A meta tensor's sample is a meta tensor, and draws nothing (as PyTorch's meta kernels): its values are not checked.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from .. import _dtype
 from .. import _random_draws as draws
 from .._backend import xp
 from .._dtype import np_kind
+from .._meta import is_meta, meta_array
 from .._tensor import Tensor
 from ..random import generator_of, rng_of
 
@@ -38,6 +40,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
             f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
             f"(n_sample={num_samples}, prob_dist.size(-1)={n})"
         )
+    if is_meta(w):
+        return Tensor._make(meta_array(w.shape[:-1] + (num_samples,), xp.int64))
     rows = w.reshape(-1, n)
     if rows.shape[0] == 0:
         return Tensor._make(xp.zeros(w.shape[:-1] + (num_samples,), dtype=xp.int64))
@@ -65,9 +69,11 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (or ``p`` when given), elementwise; the result has ``input``'s dtype."""
-    probs = input._data if p is None else xp.full(input._data.shape, p)
     if p is None and np_kind(input._data.dtype) != "f":
         raise NotImplementedError(f"bernoulli expects a floating-point probability tensor, got {input.dtype}")
+    if is_meta(input._data):
+        return Tensor._make(meta_array(input._data.shape, input._data.dtype))
+    probs = input._data if p is None else xp.full(input._data.shape, p)
     if ((probs < 0) | (probs > 1)).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     g, a = generator_of(generator), input._data

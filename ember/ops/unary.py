@@ -265,9 +265,9 @@ class Reciprocal(Node):
         self.saved = (out,)
         return out
 
-    def backward(self, g):
+    def backward(self, g):  # PyTorch's -grad * (result * result): the square first (its rounding, in half precision)
         out = conj_if_complex(self.saved[0])
-        return (-g * out * out,)
+        return (-g * (out * out),)
 
 
 @torch_named("ClampBackward1")

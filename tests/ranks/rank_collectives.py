@@ -184,6 +184,25 @@ def test_gather_scatter_and_all_to_all(rank, world, process_group):
 
 
 @pytest.mark.min_world(2)
+def test_all_to_all_of_blocks_that_do_not_pair_up(rank, world, process_group):
+    """Unequal blocks must pair up (what rank i sends rank j, j expects from i): rank 1 expecting one element too
+    many from rank 0 is a ValueError on ranks 0 and 1 and an error on every other; no rank moves data, and the
+    next collective works."""
+    ins = [ember.full((2,), float(rank)) for _ in range(world)]
+    outs = [ember.zeros(3 if rank == 1 and j == 0 else 2) for j in range(world)]
+    with pytest.raises((ValueError, RuntimeError)) as err:
+        process_group.all_to_all(outs, ins)
+    if rank in (0, 1):
+        assert isinstance(err.value, ValueError) and "rank" in str(err.value), err.value
+    else:
+        assert "passed invalid arguments" in str(err.value), err.value
+    assert all(o.sum().item() == 0 for o in outs)
+    t = ember.ones(2)
+    process_group.all_reduce(t)
+    assert t.tolist() == [float(world)] * 2
+
+
+@pytest.mark.min_world(2)
 def test_point_to_point_in_a_ring_and_a_receive_that_times_out(rank, world, process_group):
     expect = Expect()
     nxt, prv = (rank + 1) % world, (rank - 1) % world

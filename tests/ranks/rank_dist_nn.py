@@ -153,6 +153,22 @@ def test_all_to_all_values_and_gradients_match_pytorch(ranks):
     close(eg, tg)
 
 
+def test_all_to_all_of_tensors_of_different_shapes(ranks):
+    """PyTorch's all_to_all takes tensors of different sizes (on its MPI and NCCL backends; gloo's scatter-based
+    one refuses them, so the expected values are written out): rank r sends (r + j + 1) % 3 rows to rank j, an
+    empty block among them; the values, and the gradients travelling back (each input's: the weights its
+    receiver applied)."""
+    rank, n = ranks
+    rows = [[(r + j + 1) % 3 for j in range(n)] for r in range(n)]  # rows[r][j]: rank r to rank j
+    exs = [ember.tensor(data(rank, (rows[rank][j], 2), 70 + j), requires_grad=True) for j in range(n)]
+    e = enn.all_to_all([ember.empty(rows[j][rank], 2, dtype=ember.float64) for j in range(n)], exs)
+    for j, a in enumerate(e):
+        np.testing.assert_array_equal(a.detach().numpy(), data(j, (rows[j][rank], 2), 70 + rank))
+    weighted(e, [data(rank, (rows[j][rank], 2), 80 + j) for j in range(n)], ember).backward()
+    for j, a in enumerate(exs):
+        np.testing.assert_array_equal(a.grad.numpy(), data(j, (rows[rank][j], 2), 80 + rank))
+
+
 def test_second_derivative_goes_through_the_adjoint_collective(ranks):
     rank, n = ranks
     x = data(rank, (3,))

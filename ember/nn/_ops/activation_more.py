@@ -11,6 +11,7 @@ from __future__ import annotations
 from ... import _dtype, _warnings
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
@@ -183,10 +184,13 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         return _maybe_inplace(input, out, inplace, result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     op = xp.float64 if dtype == xp.float64 else xp.float32  # PyTorch's opmath type: the bounds are rounded to it
-    slope = xp.ones(input._data.shape, dtype)
-    negative = input._data <= 0
-    lo, hi = float(op(lower)), float(op(upper))  # PyTorch's u * (hi - lo) + lo here is not fused (plain x86-64 code)
-    slope[negative] = (default_generator.unit64(int(negative.sum())) * (hi - lo) + lo).astype(op).astype(dtype)
+    if is_meta(input._data):  # PyTorch's meta kernel draws no slopes: the generator is left as it was
+        slope = meta_array(input._data.shape, dtype)
+    else:
+        slope = xp.ones(input._data.shape, dtype)
+        negative = input._data <= 0
+        lo, hi = float(op(lower)), float(op(upper))  # PyTorch's u * (hi - lo) + lo is not fused (plain x86-64)
+        slope[negative] = (default_generator.unit64(int(negative.sum())) * (hi - lo) + lo).astype(op).astype(dtype)
     out = _apply(input, _random_slope, slope, smooth=False, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 

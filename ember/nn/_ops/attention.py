@@ -17,6 +17,7 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import np_kind
 from ..._kernels.policy import policy
+from ..._meta import is_meta
 from ..._parallel import parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
@@ -229,6 +230,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         q, k = query._data, key._data
         lead_k = k.shape[:-3] + (k.shape[-3] * groups,) if k.ndim >= 3 else ()
         shape = xp.broadcast_shapes(q.shape[:-2], lead_k) + (q.shape[-2], k.shape[-2])
-        dmask = dropout_mask(shape, dropout_p, xp.float32 if q.dtype.itemsize < 4 else q.dtype)
+        dmask = dropout_mask(shape, dropout_p, xp.float32 if q.dtype.itemsize < 4 else q.dtype,
+                             meta=any(is_meta(t._data) for t in (query, key, value)))
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, dmask, scale=float(scale),
                                            causal=bool(is_causal), groups=groups)

@@ -8,7 +8,8 @@ Element-wise: dropout, alpha_dropout. Channel-wise ("feature" dropout, one draw 
 (N, C, *) input, as PyTorch's feature_dropout): dropout1d/2d/3d, feature_alpha_dropout. Each follows
 PyTorch's order of checks: p in [0, 1] (ValueError), the rank warnings (also in eval mode), then the
 input unchanged when not training, p == 0 or the input is empty; p == 1 multiplies by zero (for the
-alpha variants too); only then is the mask drawn, feature masks needing at least 2 dimensions.
+alpha variants too); only then is the mask drawn, feature masks needing at least 2 dimensions. A meta
+tensor's mask is drawn from nothing (as PyTorch's meta kernels): the generator's state is left as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 from ... import _random_draws as draws
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
+from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ..._warnings import warn
 from ...autograd.graph import Node
@@ -36,8 +38,11 @@ class Dropout(Node):
         return (g * self.saved[0],)
 
 
-def dropout_mask(shape, p: float, dtype):
-    """Keep each element with probability 1 - p, scaled by 1 / (1 - p) so the expectation is unchanged."""
+def dropout_mask(shape, p: float, dtype, meta: bool = False):
+    """Keep each element with probability 1 - p, scaled by 1 / (1 - p) so the expectation is unchanged
+    (``meta``: a meta array of that shape, nothing drawn)."""
+    if meta:
+        return meta_array(shape, dtype)
     if p == 1:
         return xp.zeros(shape, dtype=dtype)
     return xp.multiply(_keep(shape, p), _reciprocal(p, dtype), dtype=dtype)
@@ -87,7 +92,9 @@ def _apply(input: Tensor, p: float, training: bool, inplace: bool, feature: bool
         shape = _feature_shape(shape) if batched else _feature_shape((1, *shape))[1:]
     dtype = input._data.dtype
     like = None if feature else input._data  # PyTorch's noise is empty_like(input): input's memory order
-    if not alpha:
+    if is_meta(input._data):  # only a shape: no mask is drawn, and the result is a meta tensor
+        mask, shift = meta_array(shape, dtype), Tensor._make(meta_array(shape, dtype)) if alpha else None
+    elif not alpha:
         mask, shift = xp.multiply(_keep(shape, p, like), _reciprocal(p, dtype), dtype=dtype), None
     else:  # kept: a * x + alpha * a * p; dropped: -alpha * a * (1 - p): zero mean and unit variance kept
         keep = _keep(shape, p, like).astype(dtype)

@@ -74,14 +74,16 @@ class PointwiseLoss(Node):
     float32_compute = True
     rerun_for_higher_order = True
     # whether ``fn`` takes a rounding function after its flags and PyTorch's kernel rounds each step of a half
-    # precision loss to that precision (its scalar_t arithmetic); the others compute in float32, rounded once
+    # precision loss to that precision (its scalar_t arithmetic); the others compute in float32, rounded once.
+    # Given one (a half precision operand; None otherwise), ``fn`` returns its derivatives as functions of the
+    # upstream gradient, which apply it where PyTorch's backward does (g (x - t) / den, not g ((x - t) / den))
     rounds_steps = False
     half_dtype = None
 
     def forward(self, x, t, fn, reduction, params, out_dtype=None):
         need = self.needs_input_grad or (False, False)
         if self.rounds_steps:
-            params = (_step_rounding(self.half_dtype), *params)
+            params = (None if self.half_dtype is None else _step_rounding(self.half_dtype), *params)
         loss, dx, dt = fn(x, t, need[0], need[1], *params)
         self.saved, self.reduction, self.shape = (dx, dt), reduction, loss.shape
         if reduction == "none":
@@ -93,10 +95,10 @@ class PointwiseLoss(Node):
 
     def backward(self, g):
         dx, dt = self.saved
-        if self.rounds_steps and self.half_dtype is not None:  # PyTorch's: (g * d), then its division by n
+        if self.rounds_steps and self.half_dtype is not None:  # PyTorch's: d(g), then its division by n
             r = _step_rounding(self.half_dtype)
-            n = max(1, int(xp.prod(self.shape))) if self.reduction == "mean" else 1
-            return tuple(None if d is None else r(r(g * d) / d.dtype.type(n)) for d in (dx, dt))
+            n = xp.float32(max(1, int(xp.prod(self.shape))) if self.reduction == "mean" else 1)
+            return tuple(None if d is None else r(d(g) / n) for d in (dx, dt))
         if self.reduction == "mean":
             g = g / max(1, int(xp.prod(self.shape)))
         elif self.reduction == "batchmean":
@@ -232,22 +234,40 @@ def _clamped_log(a):
         return xp.maximum(xp.log(a), a.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
 
 
+def _unrounded(a):
+    return a
+
+
 def _bce(x, t, nx, nt, r, w):
-    """PyTorch's kernel, each step rounded by ``r`` (a half precision's scalar arithmetic): (t - 1) max(log1p(-x),
-    -100) - t max(log x, -100); its gradient (x - t) / max((1 - x) x, 1e-12)."""
+    """PyTorch's kernel, each step rounded by ``r`` (a half precision's scalar arithmetic; None: no rounding):
+    (t - 1) max(log1p(-x), -100) - t max(log x, -100); its gradient (x - t) / max((1 - x) x, 1e-12), and the
+    target's log(1 - x) - log(x).
+
+    Rounded, the derivatives are functions of the upstream gradient g in PyTorch's order: its backward kernel's
+    g (x - t) / max(...), and the target's -logit(x) g (logit in the half precision's arithmetic, unclamped),
+    each then times the weight."""
+    steps, r = r is not None, r or _unrounded
     one = x.dtype.type(1)
     with xp.errstate(divide="ignore"):
         log_1mx = xp.maximum(r(xp.log1p(-x)), x.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
     log_x = _clamped_log(x)
     loss = r(r(r(t - one) * log_1mx) - r(t * r(log_x)))
-    dx = r(r(x - t) / xp.maximum(r(r(one - x) * x), r(x.dtype.type(1e-12)))) if nx else None
-    dt = r(log_1mx - r(log_x)) if nt else None
-    return _weighted(loss, dx, dt, w, r)
+    num, den = r(x - t), xp.maximum(r(r(one - x) * x), r(x.dtype.type(1e-12)))
+    if not steps:
+        return _weighted(loss, num / den if nx else None, log_1mx - log_x if nt else None, w)
+    with xp.errstate(divide="ignore"):
+        neg_logit = -r(xp.log(r(x / r(one - x))))
+    dx = (lambda g: _times(r(r(g * num) / den), w, r)) if nx else None
+    dt = (lambda g: _times(r(neg_logit * g), w, r)) if nt else None
+    return _times(loss, w, r), dx, dt
 
 
 def _bce_logits(x, t, nx, nt, r, w, pos_weight):
-    """PyTorch's composition, each tensor op rounded by ``r``: (1 - t) x - log_sigmoid(x), log_sigmoid(x) weighed
-    by 1 + (pw - 1) t with ``pos_weight``; its gradient sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t."""
+    """PyTorch's composition, each tensor op rounded by ``r`` (None: no rounding): (1 - t) x - log_sigmoid(x),
+    log_sigmoid(x) weighed by 1 + (pw - 1) t with ``pos_weight``; its gradient sigmoid(x) - t, or
+    (pw t + 1 - t) sigmoid(x) - pw t, and the target's -x, or log_sigmoid(-x) - pw log_sigmoid(x). Rounded, the
+    derivatives are functions of the upstream gradient: PyTorch's d * g, then times the weight."""
+    steps, r = r is not None, r or _unrounded
     one = x.dtype.type(1)
     log_sigmoid = r(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))))  # (stable; one rounding, as its kernel)
     if pos_weight is None:
@@ -260,17 +280,28 @@ def _bce_logits(x, t, nx, nt, r, w, pos_weight):
         loss = r(r(r(one - t) * x) - r(log_sigmoid * lw))
         pt = r(pos_weight * t)
         dx = r(r(r(r(pt + one) - t) * r(sigmoid_array(x))) - pt) if nx else None
-        dt = r(-x - r((pos_weight - one) * log_sigmoid)) if nt else None
-    return _weighted(loss, dx, dt, w, r)
+        if steps:  # PyTorch's log_sigmoid(-x) - log_sigmoid(x) pw, each rounded
+            dt = r(r(xp.minimum(-x, 0) - xp.log1p(xp.exp(-xp.abs(x)))) - r(log_sigmoid * pos_weight)) if nt else None
+        else:
+            dt = -x - (pos_weight - one) * log_sigmoid if nt else None
+    if not steps:
+        return _weighted(loss, dx, dt, w)
+    return (_times(loss, w, r), None if dx is None else (lambda g: _times(r(dx * g), w, r)),
+            None if dt is None else (lambda g: _times(r(dt * g), w, r)))
 
 
-def _weighted(loss, dx, dt, w, r=None):
-    """The loss and its gradients times ``w`` (each product rounded by ``r`` when given)."""
+def _times(a, w, r):
+    """``a`` times the weights ``w`` (in a's dtype, as PyTorch's in-place product), rounded by ``r``; ``a`` itself
+    when there are none."""
+    return a if w is None else r(a * w.astype(a.dtype, copy=False))
+
+
+def _weighted(loss, dx, dt, w):
+    """The loss and its gradients times ``w``."""
     if w is None:
         return loss, dx, dt
-    r = r or (lambda a: a)
-    w = w.astype(loss.dtype, copy=False)  # (the weights take the loss's dtype, as PyTorch's in-place product)
-    return r(loss * w), (r(dx * w) if dx is not None else None), (r(dt * w) if dt is not None else None)
+    return _times(loss, w, _unrounded), _times(dx, w, _unrounded) if dx is not None else None, \
+        _times(dt, w, _unrounded) if dt is not None else None
 
 
 @full_precision
