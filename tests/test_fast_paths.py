@@ -694,3 +694,65 @@ def test_op_result_has_every_field_a_made_tensor_has():
         assert result._vc == [0] and result._vc is not x._vc
         assert (result._grad_fn is not None) is grad_fn and result._requires_grad is grad_fn
         assert result._data.__class__ is np.ndarray
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "grad mode, of a split piece", "no_grad, leaf base"])
+def test_view_without_a_node_has_the_fields_apply_gives(mode):
+    """``view``, ``reshape``, ``transpose`` and ``split`` make a view that records nothing without its node
+    (``graph.unrecorded_view``): the same fields, to the same values, as ``Node.apply`` of the view's node gives,
+    and the same note of the view on its base's version counter (``watch_view``)."""
+    from ember.autograd.graph import unrecorded_view
+    from ember.ops.shape import TransposeBackward0, ViewBackward0
+
+    src = ember.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4), requires_grad=mode.endswith("leaf base"))
+    ctx = ember.no_grad() if mode.startswith("no_grad") else ember.enable_grad()
+    with ctx:
+        x = src.split(2, dim=2)[0] if mode.endswith("split piece") else src
+        shape = (6, x.shape[2])  # (a view of a split piece too)
+        ViewBackward0.apply(x, shape=shape)  # (apply works out a view of a view's label once: as it would have)
+        TransposeBackward0.apply(x, dims=(0, 2, 1))
+        cases = [(ViewBackward0, x._data.reshape, shape, dict(shape=shape)),
+                 (TransposeBackward0, x._data.transpose, (0, 2, 1), dict(dims=(0, 2, 1)))]
+        for cls, make, arg, params in cases:
+            watched = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            made = cls.apply(x, **params)
+            after_apply = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            fast = unrecorded_view(x, make, arg, cls)
+            assert fast is not None
+            after_fast = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            assert after_fast - after_apply == after_apply - watched
+            slots = [s for s in ember.Tensor.__slots__ if s not in ("__weakref__", "__dict__")]
+            assert [hasattr(fast, s) for s in slots] == [hasattr(made, s) for s in slots]
+            for s in slots:
+                if s == "_data":
+                    np.testing.assert_array_equal(fast._data, made._data)
+                    assert np.shares_memory(fast._data, src._data)
+                elif hasattr(made, s):
+                    a, b = getattr(fast, s), getattr(made, s)
+                    assert a is b or (not isinstance(a, ember.Tensor) and a == b), s
+            assert fast._vc is made._vc and fast._base is made._base and fast._grad_fn is None
+
+
+def test_views_that_record_keep_their_node():
+    """A view that records (of a tensor that needs a gradient, in grad mode) or of a Parameter is ``apply``'s, not
+    the node-less fast path's; its gradient and in-place rules are PyTorch's."""
+    from ember.autograd.graph import unrecorded_view
+    from ember.ops.shape import ViewBackward0
+
+    x = ember.tensor(np.ones((2, 3), np.float32), requires_grad=True)
+    assert unrecorded_view(x, x._data.reshape, (3, 2), ViewBackward0) is None
+    assert unrecorded_view(ember.nn.Parameter(x.detach()), x._data.reshape, (3, 2), ViewBackward0) is None
+    for e in (ember, torch):
+        a = e.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+        q, k = a.split(2, dim=0)
+        (q.view(6).transpose(0, 0) * 2).sum().backward()
+        if e is ember:
+            got = a.grad.numpy()
+        else:
+            np.testing.assert_array_equal(got, a.grad.numpy())
+    with ember.no_grad():
+        v = ember.ones(2, 3).view(3, 2)
+    w = ember.ones(2, 3, requires_grad=True)
+    with ember.no_grad():
+        vw = w.view(3, 2).transpose(0, 1)
+    assert not v.requires_grad and vw.requires_grad and vw.grad_fn is None and vw._base is w
