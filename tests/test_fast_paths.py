@@ -756,3 +756,76 @@ def test_views_that_record_keep_their_node():
     with ember.no_grad():
         vw = w.view(3, 2).transpose(0, 1)
     assert not v.requires_grad and vw.requires_grad and vw.grad_fn is None and vw._base is w
+
+
+def _layer_norm_run(fw, shape, change: bool, dtype: str = "float32"):
+    """A LayerNorm layer (its tuple shape, weight and bias: ``layer_norm``'s one-test path) on an input that
+    requires grad, the input changed in place before backward when ``change``: the output, the gradients, or
+    the error."""
+    rng = np.random.default_rng(5)
+    x = fw.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    ln = fw.nn.LayerNorm(shape[-1])
+    with fw.no_grad():
+        ln.weight.copy_(fw.tensor(rng.standard_normal(shape[-1]).astype(np.float32)))
+        ln.bias.copy_(fw.tensor(rng.standard_normal(shape[-1]).astype(np.float32)))
+    ln = ln.to(getattr(fw, dtype))
+    xi = x.to(getattr(fw, dtype))
+    out = ln(xi)
+    if change:
+        with fw.no_grad():
+            xi.mul_(2.0)
+    try:
+        out.float().sum().backward()
+    except RuntimeError as err:
+        return str(err).split(";")[0].split(":")[0], None
+    return out.detach().float().numpy(), [x.grad.numpy(), ln.weight.grad.float().numpy(), ln.bias.grad.float().numpy()]
+
+
+@pytest.mark.parametrize("change", [False, True])
+@pytest.mark.parametrize("shape", [(1, 120), (1, 64, 128), (128, 120), (3, 0, 5)])
+def test_layer_norm_layer_as_pytorch(shape, change):
+    """``layer_norm`` takes a layer's call (a tuple shape, weight and bias of it and of the input's dtype) through
+    one test instead of its argument checks: the same values and gradients as PyTorch's, and its error when the
+    input (which the node's formula stands for) is changed in place before backward."""
+    got, want = _layer_norm_run(ember, shape, change), _layer_norm_run(torch, shape, change)
+    if change:
+        assert want[1] is None and got == want
+        return
+    assert_close(got[0], want[0], atol=1e-5, rtol=1e-5)
+    for g, w in zip(got[1], want[1]):
+        assert_close(g, w, atol=1e-4, rtol=1e-5)
+
+
+def test_layer_norm_layer_path_is_the_checked_paths_bits():
+    """The one-test path gives the bits of the checked one (the shape as a list, or weight and bias apart)."""
+    rng = np.random.default_rng(6)
+    x = ember.tensor(rng.standard_normal((4, 7, 16)).astype(np.float32))
+    w = ember.tensor(rng.standard_normal(16).astype(np.float32))
+    b = ember.tensor(rng.standard_normal(16).astype(np.float32))
+    F = ember.nn.functional
+    fast = F.layer_norm(x, (16,), w, b)
+    np.testing.assert_array_equal(fast.numpy(), F.layer_norm(x, [16], w, b).numpy())
+    np.testing.assert_array_equal(fast.numpy(), F.layer_norm(x, ember.Size([16]), w, b).numpy())
+    tx, tw, tb = (torch.from_numpy(t.numpy()) for t in (x, w, b))
+    for bad in ((8,), (7, 16)):  # (a shape the input does not end in, weight and bias of another: the checks')
+        with pytest.raises(RuntimeError):
+            F.layer_norm(x, bad, w, b)
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.layer_norm(tx, bad, tw, tb)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 128, 5000])
+def test_linear_bias_add_below_the_threading_size_is_the_same(rows):
+    """A Linear's bias is added in one pass below the size its rows are split among threads at: the same bits
+    as the split pass (the rows' sums do not depend on the split), and PyTorch's values."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, 4)).astype(np.float32)
+    lin = ember.nn.Linear(4, 120)
+    want = x @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+    with policy.override(min_elementwise_elements=2):
+        split = lin(ember.tensor(x)).detach().numpy()
+    np.testing.assert_array_equal(lin(ember.tensor(x)).detach().numpy(), split)
+    np.testing.assert_array_equal(split, want)
+    t = torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(lin.weight.detach().numpy()),
+                                   torch.from_numpy(lin.bias.detach().numpy()))
+    assert_close(split, t.numpy(), atol=1e-5, rtol=1e-5)

@@ -8,6 +8,7 @@ from functools import partial
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._kernels.openblas import matmul as gemm
+from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -36,7 +37,7 @@ class Linear(Node):
             if b.ndim >= 2:  # added over the 2-D rows or the whole output, as PyTorch adds it
                 self._bias_over = "rows" if x.ndim == 2 or _bias_fused(x, b) else "output"
                 (_as_rows(out) if self._bias_over == "rows" else out)[...] += b
-            elif out.ndim >= 2:  # rows split among the intra-op threads
+            elif out.ndim >= 2 and out.size >= policy.min_elementwise_elements:  # rows split among the threads
                 parallel_rows(partial(_add_in_place, b=b), _as_rows(out))
             else:
                 out += b
