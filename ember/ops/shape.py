@@ -15,6 +15,7 @@ from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, unrecorded_view
 from .elementwise import cast
+from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, view_pieces
 
 
 def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
@@ -503,8 +504,6 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import SplitPieces, SplitWithSizesPieces, view_pieces
-
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -550,8 +549,6 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    from .indexing import UnbindPieces, view_pieces
-
     d = _wrap_dim(dim, x._data.ndim)
     lead = (slice(None),) * d
     return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)

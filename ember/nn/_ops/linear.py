@@ -26,7 +26,8 @@ class Linear(Node):
     def forward(self, x, w, b):
         self._shown = _torch_node_name(x, b)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
-        if b is not None and x.ndim >= 2 and _bias_column(x, w, b):
+        # (_bias_column's size test first, inline: a small Linear pays no call for it)
+        if b is not None and x.ndim >= 2 and x.size * w.shape[0] >= w.shape[1] << 16 and _bias_column(x, w, b):
             self.saved = (x, w)
             return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
@@ -169,7 +170,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is not None and bias._data.shape not in ((out_f,), ()):
         _check_bias(input._data, bias._data, out_f)
-    _check_same_dtype("linear", input, weight, bias)
+    dt = input._data.dtype
+    if weight._data.dtype != dt or bias is not None and bias._data.dtype != dt:
+        _check_same_dtype("linear", input, weight, bias)
     return Linear.apply(input, weight, bias)
 
 
