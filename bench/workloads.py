@@ -231,6 +231,38 @@ def build_gpt_tiny(fw, batch: int, seed: int = 0):
     return build_gpt(fw, batch, seed, block=16, width=32, heads=2)
 
 
+def build_pqn(fw, batch: int, seed: int = 0, obs: int = 4, actions: int = 2):
+    """A small Q-network as cleanrl's PQN builds it (Linear(4, 120), LayerNorm, ReLU, Linear(120, 84), LayerNorm,
+    ReLU, Linear(84, 2)) on CartPole-sized observations: one step is an action chosen for one observation under
+    no_grad (argmax of the Q-values) and a Q-learning update on ``batch`` transitions (the targets under no_grad,
+    the chosen actions' values gathered, MSE loss, Adam(lr=2.5e-4)). Per-op cost is most of its time."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(obs, 120), nn.LayerNorm(120), nn.ReLU(), nn.Linear(120, 84), nn.LayerNorm(84),
+                        nn.ReLU(), nn.Linear(84, actions))
+    optimizer = fw.optim.Adam(net.parameters(), lr=2.5e-4)
+    rng = np.random.default_rng(seed)
+    states = [fw.tensor(rng.standard_normal((1, obs)).astype(np.float32)) for _ in range(8)]
+    batches = [(fw.tensor(rng.standard_normal((batch, obs)).astype(np.float32)),
+                fw.tensor(rng.integers(0, actions, (batch, 1))),
+                fw.tensor(rng.standard_normal(batch).astype(np.float32)),
+                fw.tensor(rng.standard_normal((batch, obs)).astype(np.float32))) for _ in range(8)]
+
+    def step(i: int):
+        with fw.no_grad():
+            net(states[i % 8]).argmax(dim=1)
+        x, a, r, x_next = batches[i % 8]
+        with fw.no_grad():
+            target = r + 0.99 * net(x_next).max(dim=1).values
+        loss = fw.nn.functional.mse_loss(net(x).gather(1, a).squeeze(1), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 def resnet_model(fw, seed: int = 0, widths: tuple = (16, 32, 64), blocks: int = 2, classes: int = 10):
     """A CIFAR-style ResNet: a 3x3 stem conv, then per width ``blocks`` basic blocks (two 3x3 conv +
     BatchNorm2d, ReLU, identity shortcut; the first block of a later stage halves the size with stride 2 and
@@ -468,6 +500,7 @@ WORKLOADS = {
     "gpt_infer64": (build_gpt_infer, 64, "GPT inference, batch 64x64"),
     "gpt_infer1": (build_gpt_infer, 1, "GPT inference, batch 1x64"),
     "gpt_tiny": (build_gpt_tiny, 4, "GPT step, 4x16, w32, 2 heads"),
+    "pqn128": (build_pqn, 128, "PQN-style Q-net: act + update 128"),
     "resnet32": (build_resnet, 32, "ResNet-style step, batch 32"),
     "emb_sgd": (build_embedding, 256, "Embedding step, SGD, batch 256"),
     "emb_adam": (build_embedding_adam, 256, "Embedding step, Adam, bat. 256"),

@@ -17,6 +17,7 @@ rows that are computed independently (no reduction across a split).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -406,8 +407,13 @@ def stack_matmul(a, b):
     if block == 0:  # products too wide for blocks: each on OpenBLAS's threads, from this thread alone
         return xp.matmul(a, b)
     shape = (*a.shape[:-1], b.shape[-1])
+    a0, b0 = a, b
     while a.ndim > 3 and a.shape[0] == 1:  # a stack of one ((1, H, T, T) attention at batch 1): split the next dim
         a, b = a[0], b[0]
+    if block is None and chunks_for(a.shape[0], a.size + b.size + math.prod(a.shape[:-1]) * b.shape[-1]) == 1:
+        # one chunk of whole products (a few small heads, or one thread): NumPy's loop over the stack, the same
+        # GEMMs, without the chunking's closure and slices (4 heads of 64 x 32: 14.6 -> 11 us)
+        return xp.matmul(a0, b0)
     out = xp.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
 
     def run(lo: int, hi: int) -> None:

@@ -694,3 +694,138 @@ def test_op_result_has_every_field_a_made_tensor_has():
         assert result._vc == [0] and result._vc is not x._vc
         assert (result._grad_fn is not None) is grad_fn and result._requires_grad is grad_fn
         assert result._data.__class__ is np.ndarray
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "grad mode, of a split piece", "no_grad, leaf base"])
+def test_view_without_a_node_has_the_fields_apply_gives(mode):
+    """``view``, ``reshape``, ``transpose`` and ``split`` make a view that records nothing without its node
+    (``graph.unrecorded_view``): the same fields, to the same values, as ``Node.apply`` of the view's node gives,
+    and the same note of the view on its base's version counter (``watch_view``)."""
+    from ember.autograd.graph import unrecorded_view
+    from ember.ops.shape import TransposeBackward0, ViewBackward0
+
+    src = ember.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4), requires_grad=mode.endswith("leaf base"))
+    ctx = ember.no_grad() if mode.startswith("no_grad") else ember.enable_grad()
+    with ctx:
+        x = src.split(2, dim=2)[0] if mode.endswith("split piece") else src
+        shape = (6, x.shape[2])  # (a view of a split piece too)
+        ViewBackward0.apply(x, shape=shape)  # (apply works out a view of a view's label once: as it would have)
+        TransposeBackward0.apply(x, dims=(0, 2, 1))
+        cases = [(ViewBackward0, x._data.reshape, shape, dict(shape=shape)),
+                 (TransposeBackward0, x._data.transpose, (0, 2, 1), dict(dims=(0, 2, 1)))]
+        for cls, make, arg, params in cases:
+            watched = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            made = cls.apply(x, **params)
+            after_apply = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            fast = unrecorded_view(x, make, arg, cls)
+            assert fast is not None
+            after_fast = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            assert after_fast - after_apply == after_apply - watched
+            slots = [s for s in ember.Tensor.__slots__ if s not in ("__weakref__", "__dict__")]
+            assert [hasattr(fast, s) for s in slots] == [hasattr(made, s) for s in slots]
+            for s in slots:
+                if s == "_data":
+                    np.testing.assert_array_equal(fast._data, made._data)
+                    assert np.shares_memory(fast._data, src._data)
+                elif hasattr(made, s):
+                    a, b = getattr(fast, s), getattr(made, s)
+                    assert a is b or (not isinstance(a, ember.Tensor) and a == b), s
+            assert fast._vc is made._vc and fast._base is made._base and fast._grad_fn is None
+
+
+def test_views_that_record_keep_their_node():
+    """A view that records (of a tensor that needs a gradient, in grad mode) or of a Parameter is ``apply``'s, not
+    the node-less fast path's; its gradient and in-place rules are PyTorch's."""
+    from ember.autograd.graph import unrecorded_view
+    from ember.ops.shape import ViewBackward0
+
+    x = ember.tensor(np.ones((2, 3), np.float32), requires_grad=True)
+    assert unrecorded_view(x, x._data.reshape, (3, 2), ViewBackward0) is None
+    assert unrecorded_view(ember.nn.Parameter(x.detach()), x._data.reshape, (3, 2), ViewBackward0) is None
+    for e in (ember, torch):
+        a = e.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+        q, k = a.split(2, dim=0)
+        (q.view(6).transpose(0, 0) * 2).sum().backward()
+        if e is ember:
+            got = a.grad.numpy()
+        else:
+            np.testing.assert_array_equal(got, a.grad.numpy())
+    with ember.no_grad():
+        v = ember.ones(2, 3).view(3, 2)
+    w = ember.ones(2, 3, requires_grad=True)
+    with ember.no_grad():
+        vw = w.view(3, 2).transpose(0, 1)
+    assert not v.requires_grad and vw.requires_grad and vw.grad_fn is None and vw._base is w
+
+
+def _layer_norm_run(fw, shape, change: bool, dtype: str = "float32"):
+    """A LayerNorm layer (its tuple shape, weight and bias: ``layer_norm``'s one-test path) on an input that
+    requires grad, the input changed in place before backward when ``change``: the output, the gradients, or
+    the error."""
+    rng = np.random.default_rng(5)
+    x = fw.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    ln = fw.nn.LayerNorm(shape[-1])
+    with fw.no_grad():
+        ln.weight.copy_(fw.tensor(rng.standard_normal(shape[-1]).astype(np.float32)))
+        ln.bias.copy_(fw.tensor(rng.standard_normal(shape[-1]).astype(np.float32)))
+    ln = ln.to(getattr(fw, dtype))
+    xi = x.to(getattr(fw, dtype))
+    out = ln(xi)
+    if change:
+        with fw.no_grad():
+            xi.mul_(2.0)
+    try:
+        out.float().sum().backward()
+    except RuntimeError as err:
+        return str(err).split(";")[0].split(":")[0], None
+    return out.detach().float().numpy(), [x.grad.numpy(), ln.weight.grad.float().numpy(), ln.bias.grad.float().numpy()]
+
+
+@pytest.mark.parametrize("change", [False, True])
+@pytest.mark.parametrize("shape", [(1, 120), (1, 64, 128), (128, 120), (3, 0, 5)])
+def test_layer_norm_layer_as_pytorch(shape, change):
+    """``layer_norm`` takes a layer's call (a tuple shape, weight and bias of it and of the input's dtype) through
+    one test instead of its argument checks: the same values and gradients as PyTorch's, and its error when the
+    input (which the node's formula stands for) is changed in place before backward."""
+    got, want = _layer_norm_run(ember, shape, change), _layer_norm_run(torch, shape, change)
+    if change:
+        assert want[1] is None and got == want
+        return
+    assert_close(got[0], want[0], atol=1e-5, rtol=1e-5)
+    for g, w in zip(got[1], want[1]):
+        assert_close(g, w, atol=1e-4, rtol=1e-5)
+
+
+def test_layer_norm_layer_path_is_the_checked_paths_bits():
+    """The one-test path gives the bits of the checked one (the shape as a list, or weight and bias apart)."""
+    rng = np.random.default_rng(6)
+    x = ember.tensor(rng.standard_normal((4, 7, 16)).astype(np.float32))
+    w = ember.tensor(rng.standard_normal(16).astype(np.float32))
+    b = ember.tensor(rng.standard_normal(16).astype(np.float32))
+    F = ember.nn.functional
+    fast = F.layer_norm(x, (16,), w, b)
+    np.testing.assert_array_equal(fast.numpy(), F.layer_norm(x, [16], w, b).numpy())
+    np.testing.assert_array_equal(fast.numpy(), F.layer_norm(x, ember.Size([16]), w, b).numpy())
+    tx, tw, tb = (torch.from_numpy(t.numpy()) for t in (x, w, b))
+    for bad in ((8,), (7, 16)):  # (a shape the input does not end in, weight and bias of another: the checks')
+        with pytest.raises(RuntimeError):
+            F.layer_norm(x, bad, w, b)
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.layer_norm(tx, bad, tw, tb)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 128, 5000])
+def test_linear_bias_add_below_the_threading_size_is_the_same(rows):
+    """A Linear's bias is added in one pass below the size its rows are split among threads at: the same bits
+    as the split pass (the rows' sums do not depend on the split), and PyTorch's values."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, 4)).astype(np.float32)
+    lin = ember.nn.Linear(4, 120)
+    want = x @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+    with policy.override(min_elementwise_elements=2):
+        split = lin(ember.tensor(x)).detach().numpy()
+    np.testing.assert_array_equal(lin(ember.tensor(x)).detach().numpy(), split)
+    np.testing.assert_array_equal(split, want)
+    t = torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(lin.weight.detach().numpy()),
+                                   torch.from_numpy(lin.bias.detach().numpy()))
+    assert_close(split, t.numpy(), atol=1e-5, rtol=1e-5)

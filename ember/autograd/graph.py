@@ -685,6 +685,41 @@ def watch_view(view: Tensor) -> None:
         watched.limit = max(32, 2 * len(refs))
 
 
+def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
+    """``src``'s view over the array ``make(arg)`` (a NumPy view of ``src._data``: its ``reshape``, ``transpose``
+    or a slicing ``__getitem__``; ``cls``: the view node ``apply`` would run), made as ``Node.apply`` makes that
+    node's result where it records nothing: under ``no_grad``, or in grad mode of a tensor that needs no gradient.
+    The same fields, without the node, the inputs' loop and the call of the node's forward (attention's head split
+    and merge, 9-12 views per layer, pay these). None, calling nothing, where ``apply`` does more: a gradient to
+    record, a tensor subclass (a DTensor, a Parameter), forward AD, meta tensors, or a view of a view in grad mode
+    whose label ``apply`` has not worked out yet."""
+    enabled = _GradState.enabled
+    if enabled and src._requires_grad or src.__class__ is not Tensor or _dual_level is not None or _meta_made[0]:
+        return None
+    base = src._base
+    label = None
+    if enabled and base is not None and src._view_creation is not None:  # (apply's label, once worked out there)
+        label = _view_labels.get(cls) if not cls.label_varies else None
+        if label is None:
+            return None
+    result = _new_object(Tensor)
+    _fill(result, make(arg), None, 0)
+    result._vc = src._vc
+    result._base = root = base if base is not None else src
+    result._view_version = src._vc[0]
+    if not enabled:  # as apply's: a no_grad view requires grad as its root does, and follows it (watch_view)
+        result._view_creation = "no_grad"
+        if not root._requires_grad:
+            watch_view(result)
+        result._requires_grad = root._requires_grad
+    elif label is None:
+        result._view_creation = None
+        watch_view(result)  # (its base needs no gradient now: it may later, through an in-place op)
+    else:
+        result._view_creation = ("of", src._view_creation, label)
+    return result
+
+
 def _drop_unread(saved: tuple, readers: tuple, needs: tuple) -> tuple:
     """``saved`` with each array that no gradient to be computed reads swapped for a stand-in of its shape and
     dtype (a formula may still ask an unread operand's ``ndim`` or ``shape``) that holds one element: NaN for

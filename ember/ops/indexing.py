@@ -8,6 +8,7 @@ backward accumulates repeated indices (``x[[0, 0]]`` sends both gradients to row
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 from .._backend import xp
@@ -20,7 +21,7 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import Node, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
 from .elementwise import cast, promote
@@ -242,7 +243,14 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None
     if not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None:
         alone = _ALONE[cls]
-        return mark_multi_output_views(tuple(alone.apply(x, idx=idx) for idx in idxs), label)
+        # (split's pieces, slices of x, without their nodes where none is recorded: unbind's ints may need
+        # BasicIndex's care of a 0-d piece)
+        getitem = functools.partial(basic_view, x._data) if cls is not UnbindPieces else None
+        pieces = []
+        for idx in idxs:
+            piece = None if getitem is None else unrecorded_view(x, getitem, idx, alone)
+            pieces.append(piece if piece is not None else alone.apply(x, idx=idx))
+        return mark_multi_output_views(tuple(pieces), label)
     a = x._data
     node = cls()
     node.shape, node.idxs = a.shape, idxs

@@ -13,8 +13,9 @@ from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, torch_named, unrecorded_view
 from .elementwise import cast
+from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, view_pieces
 
 
 def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
@@ -111,7 +112,10 @@ def _viewable(a, shape: tuple) -> bool:
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     a = x._data
     shape = _infer_shape(_shape_arg(sizes, shape, "shape"), a.size, a)
-    return (ViewBackward0 if _viewable(a, shape) else UnsafeViewBackward0).apply(x, shape=shape)
+    if _viewable(a, shape):
+        out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+        return out if out is not None else ViewBackward0.apply(x, shape=shape)
+    return UnsafeViewBackward0.apply(x, shape=shape)
 
 
 def reshape_owned(x: Tensor, *shape: int) -> Tensor:
@@ -143,7 +147,8 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
-    return ViewBackward0.apply(x, shape=target)  # (reshape's test of the layout passed above)
+    out = unrecorded_view(x, a.reshape, target, ViewBackward0)  # (reshape's test of the layout passed above)
+    return out if out is not None else ViewBackward0.apply(x, shape=target)
 
 
 def view_dtype(x: Tensor, dtype) -> Tensor:
@@ -266,7 +271,9 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     d1 = dim1 if dim1.__class__ is int and 0 <= dim1 < nd else _wrap_dim(dim1, nd)
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return TransposeBackward0.apply(x, dims=tuple(dims))
+    dims = tuple(dims)
+    out = unrecorded_view(x, x._data.transpose, dims, TransposeBackward0)
+    return out if out is not None else TransposeBackward0.apply(x, dims=dims)
 
 
 def t(x: Tensor) -> Tensor:
@@ -497,8 +504,6 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    from .indexing import SplitPieces, SplitWithSizesPieces, view_pieces
-
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -544,8 +549,6 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    from .indexing import UnbindPieces, view_pieces
-
     d = _wrap_dim(dim, x._data.ndim)
     lead = (slice(None),) * d
     return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)

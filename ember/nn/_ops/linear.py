@@ -8,6 +8,7 @@ from functools import partial
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._kernels.openblas import matmul as gemm
+from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node
@@ -26,7 +27,8 @@ class Linear(Node):
     def forward(self, x, w, b):
         self._shown = _torch_node_name(x, b)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
-        if b is not None and x.ndim >= 2 and _bias_column(x, w, b):
+        # (_bias_column's size test first, inline: a small Linear pays no call for it)
+        if b is not None and x.ndim >= 2 and x.size * w.shape[0] >= w.shape[1] << 16 and _bias_column(x, w, b):
             self.saved = (x, w)
             return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
         if x.ndim > 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
@@ -37,7 +39,7 @@ class Linear(Node):
             if b.ndim >= 2:  # added over the 2-D rows or the whole output, as PyTorch adds it
                 self._bias_over = "rows" if x.ndim == 2 or _bias_fused(x, b) else "output"
                 (_as_rows(out) if self._bias_over == "rows" else out)[...] += b
-            elif out.ndim >= 2:  # rows split among the intra-op threads
+            elif out.ndim >= 2 and out.size >= policy.min_elementwise_elements:  # rows split among the threads
                 parallel_rows(partial(_add_in_place, b=b), _as_rows(out))
             else:
                 out += b
@@ -171,7 +173,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is not None and bias._data.shape not in ((out_f,), ()):
         _check_bias(input._data, bias._data, out_f)
-    _check_same_dtype("linear", input, weight, bias)
+    dt = input._data.dtype
+    if weight._data.dtype != dt or bias is not None and bias._data.dtype != dt:
+        _check_same_dtype("linear", input, weight, bias)
     return Linear.apply(input, weight, bias)
 
 
