@@ -241,3 +241,31 @@ def test_linalg_node_names_are_pytorchs(op):
         out = LINALG[op](m, x * 1)
         names.append((type(out.grad_fn).__name__, repr(out.grad_fn).split(" object at")[0]))
     assert names[1] == names[0]
+
+
+# The activations' nodes (ember's one node per activation: PyTorch's are one node too, but softsign's and
+# tanhshrink's, which PyTorch composes: their name is its last node's, whose two next functions ember's lacks)
+ACTIVATIONS = {
+    "gelu": lambda F, x: F.gelu(x), "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, x: F.silu(x), "elu": lambda F, x: F.elu(x), "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x), "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2),
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x), "softplus": lambda F, x: F.softplus(x),
+    "softplus_beta": lambda F, x: F.softplus(x, beta=2.0), "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x), "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "mish": lambda F, x: F.mish(x), "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "threshold": lambda F, x: F.threshold(x, 0.1, 0.0), "rrelu": lambda F, x: F.rrelu(x),
+    "rrelu_training": lambda F, x: F.rrelu(x, training=True), "prelu": lambda F, x: F.prelu(x, x.new_ones(1) * 0.25),
+    "relu": lambda F, x: F.relu(x), "sigmoid": lambda F, x: F.sigmoid(x), "tanh": lambda F, x: F.tanh(x),
+    "softsign": lambda F, x: F.softsign(x), "tanhshrink": lambda F, x: F.tanhshrink(x),
+}
+
+
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activation_node_names_are_pytorchs(op):
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [-3.0, 0.25, 4.0]], dtype=m.float64, requires_grad=True)
+        node = ACTIVATIONS[op](m.nn.functional, x).grad_fn
+        seen.append((node.name(), type(node).__name__, repr(node).split(" object at")[0],
+                     len(node.next_functions) if op not in ("softsign", "tanhshrink") else None))
+    assert seen[1] == seen[0]
