@@ -269,3 +269,30 @@ def test_activation_node_names_are_pytorchs(op):
         seen.append((node.name(), type(node).__name__, repr(node).split(" object at")[0],
                      len(node.next_functions) if op not in ("softsign", "tanhshrink") else None))
     assert seen[1] == seen[0]
+
+
+# where's and masked_fill's next functions: one per differentiable input, in PyTorch's order (the condition and
+# mask take no gradient and are no input of the node; masked_fill with a number has one input)
+NEXT_FUNCTIONS = {
+    "where": lambda m, x, y: m.where(x > 0, x, y), "where method": lambda m, x, y: x.where(x > 0, y),
+    "where number other": lambda m, x, y: m.where(x > 0, x, 0.0), "where number input": lambda m, x, y: m.where(x > 0, 1.0, y),
+    "where constant other": lambda m, x, y: m.where(x > 0, x, m.zeros(3, 4, dtype=m.float64)),
+    "masked_fill number": lambda m, x, y: x.masked_fill(x > 0, 0.0),
+    "masked_fill tensor": lambda m, x, y: x.masked_fill(x > 0, y[0, 0]),
+    "masked_fill constant tensor": lambda m, x, y: x.masked_fill(x > 0, m.tensor(2.0, dtype=m.float64)),
+    "masked_fill_": lambda m, x, y: (x * 1).masked_fill_(x > 0, 0.0),
+}
+
+
+@pytest.mark.parametrize("op", list(NEXT_FUNCTIONS))
+def test_where_and_masked_fill_next_functions_are_pytorchs(op):
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0, 3.0], [1.5, 2.5, -0.5, 1.0], [-2.0, 0.25, 1.0, -3.0]], dtype=m.float64,
+                     requires_grad=True)
+        y = (x * 0.5 + 1).detach().requires_grad_()
+        out = NEXT_FUNCTIONS[op](m, x, y)
+        (gx, gy) = m.autograd.grad(out, (x, y), m.ones_like(out) * 1.5, allow_unused=True, materialize_grads=True)
+        nexts = [None if f is None else f.name().split("::")[-1] for f, _ in out.grad_fn.next_functions]
+        seen.append((out.grad_fn.name(), nexts, gx.tolist(), gy.tolist()))
+    assert seen[1] == seen[0]
