@@ -229,7 +229,8 @@ LINALG = {
     "svdvals": lambda m, x: m.linalg.svdvals(x), "linalg.qr": lambda m, x: m.linalg.qr(x)[1],
     "slogdet": lambda m, x: m.slogdet(x)[1], "linalg.slogdet": lambda m, x: m.linalg.slogdet(x)[0],
     "eigh": lambda m, x: m.linalg.eigh(x)[0], "eigvalsh": lambda m, x: m.linalg.eigvalsh(x), "det": lambda m, x: m.det(x),
-    "linalg.det": lambda m, x: m.linalg.det(x),
+    "linalg.det": lambda m, x: m.linalg.det(x), "linalg.inv": lambda m, x: m.linalg.inv(x),
+    "inverse": lambda m, x: m.inverse(x), "linalg.solve": lambda m, x: m.linalg.solve(x, x * 2),
 }
 
 
