@@ -259,6 +259,11 @@ class Std(Var):
 
     def forward(self, x, axes, correction, keepdim):
         out = super().forward(x, axes, correction, keepdim)
+        if is_recorded(x):
+            # forward run again under create_graph: the result backward reads is a recorded std (this node's own
+            # gradient, zero where the std is 0, as PyTorch's saved result has), not the square root of the
+            # recorded variance, whose infinite slope at 0 made a constant slice's second derivative NaN
+            out = type(out)(Std.apply(x.t, axes=axes, correction=correction, keepdim=keepdim))
         # backward reads the result as returned: rounded to the half dtype where the input was one
         self.saved += (out if self.half_dtype is None else out.astype(self.half_dtype).astype(out.dtype),)
         return out
@@ -552,9 +557,12 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
         return g * xp.zeros_like(xp.abs(x))
     if p == 1:
         return g * _sgn(x)
+    # (the masks where the norm is 0 sit where PyTorch's do: differentiated again, the masked quotient's 0 / 0 makes
+    # PyTorch's NaN with respect to x, while the gradient with respect to g stays finite)
+    zero = out == 0
     with xp.errstate(divide="ignore", invalid="ignore"):
         if p == 2:  # d||x||/dx = x / ||x|| (0 where the norm is 0)
-            return xp.where(out == 0, 0, g * x / out)
+            return g * xp.where(zero, 0, x / out)
         a = xp.abs(x)
         if p in (xp.inf, -xp.inf):
             hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
@@ -564,7 +572,7 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
             scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))
             return scaled * g * out ** (1 - p)
         scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
-        return scaled * xp.where(out == 0, 0, g / out ** (p - 1))
+        return scaled * xp.where(zero, 0, g / out ** (p - 1))
 
 
 @torch_named("LogsumexpBackward0")
