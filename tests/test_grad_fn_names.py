@@ -1,6 +1,7 @@
 """The nodes of view and shape ops, and of the common ops (``OPS``), carry PyTorch's names: ``type(y.grad_fn).__name__``, ``repr(y.grad_fn)`` and
 a printed tensor's ``grad_fn=<...>`` read as under PyTorch (programs print them; error messages name them)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -297,3 +298,30 @@ def test_where_and_masked_fill_next_functions_are_pytorchs(op):
         nexts = [None if f is None else f.name().split("::")[-1] for f, _ in out.grad_fn.next_functions]
         seen.append((out.grad_fn.name(), nexts, gx.tolist(), gy.tolist()))
     assert seen[1] == seen[0]
+
+
+INPLACE_ACTIVATIONS = {
+    "elu": lambda F, y: F.elu(y, inplace=True), "selu": lambda F, y: F.selu(y, inplace=True),
+    "celu": lambda F, y: F.celu(y, inplace=True), "leaky_relu": lambda F, y: F.leaky_relu(y, 0.2, inplace=True),
+    "hardtanh": lambda F, y: F.hardtanh(y, inplace=True), "relu6": lambda F, y: F.relu6(y, inplace=True),
+    "silu": lambda F, y: F.silu(y, inplace=True), "hardswish": lambda F, y: F.hardswish(y, inplace=True),
+    "hardsigmoid": lambda F, y: F.hardsigmoid(y, inplace=True), "mish": lambda F, y: F.mish(y, inplace=True),
+    "threshold": lambda F, y: F.threshold(y, 0.1, 0.0, inplace=True), "rrelu": lambda F, y: F.rrelu(y, inplace=True),
+    "elu_": lambda F, y: F.elu_(y), "relu": lambda F, y: F.relu(y, inplace=True),
+}
+
+
+@pytest.mark.parametrize("op", list(INPLACE_ACTIVATIONS))
+def test_inplace_activation_nodes_are_pytorchs(op):
+    """An in-place activation's result carries its activation's node (PyTorch's ``EluBackward1`` for the forms that
+    save their result, ``SiluBackward0`` ...), one next function to the input's history; ember's was the node of a
+    copy into the input (CopyFromBackward0)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [-3.0, 0.25, 4.0]], dtype=m.float64, requires_grad=True)
+        y = INPLACE_ACTIVATIONS[op](m.nn.functional, x * 1.5)
+        nexts = [None if f is None else f.name() for f, _ in y.grad_fn.next_functions]
+        (g,) = m.autograd.grad(y, x, m.ones_like(y))
+        seen.append((y.grad_fn.name(), type(y.grad_fn).__name__, nexts, g.numpy()))
+    assert seen[1][:3] == seen[0][:3]
+    np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)

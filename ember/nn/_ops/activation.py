@@ -22,7 +22,7 @@ from ..._kernels import activation as compiled
 from ..._kernels.policy import policy
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, torch_named, version_checked
+from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
@@ -356,22 +356,31 @@ def integer_limits(x: Tensor, op: str, *limits: float) -> list:
     return [xp.asarray(int(v)).astype(x._data.dtype)[()] for v in limits]
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False) -> Tensor:
-    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase). copy_ overwrites
-    the input, so a node that reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's
-    in-place activations keep the original input for their gradient). The input's version is then checked as
-    PyTorch's in-place form saves it: ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result,
-    the input now: changing it again is the error), else not at all."""
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False,
+                   second_form: bool = False) -> Tensor:
+    """``inplace=True``: write the result into ``input``, which takes the result's node in the graph (version bump,
+    graph rebase; as PyTorch's in-place activation, not a copy's node). That overwrites the input, so a node that
+    reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's in-place activations keep the
+    original input for their gradient). The input's version is then checked as PyTorch's in-place form saves it:
+    ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result, the input now: changing it again is
+    the error), else not at all. PyTorch names the in-place form of those (and of threshold_, ``second_form``)
+    ``...Backward1`` (EluBackward1)."""
     if not inplace:
         return out
+    from ...ops.indexing import check_inplace
+    from ...ops.inplace import _rebase, _snapshot, _tracked
+
+    tracked = _tracked(input)
+    check_inplace(input, tracked)
     node = out.grad_fn
     if node is not None and node.rerun_for_higher_order:
-        from ...ops.inplace import _snapshot
-
         node.keep_for_rerun((_snapshot(input),), node._rerun[1])
-    input.copy_(out)
+    # input takes the result's place in the graph (its node, as PyTorch's in-place activation's, not a copy's)
+    _rebase(input, out, tracked)
     if node is not None:
         node.forget_versions_of(input)
         if result_saved:
             node.check_versions_of(input)
+        if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
+            shown_as(input, node.name()[:-1] + "1")
     return input

@@ -178,7 +178,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
             raise not_implemented_for("threshold_cpu", input.dtype)
         limit, fill = integer_limits(input, "threshold", threshold, value)
         return _maybe_inplace(input, Tensor._make(xp.where(input._data > limit, input._data, fill)), inplace)
-    return _maybe_inplace(input, _apply(input, _threshold, threshold, value, node=_THRESHOLD), inplace)
+    return _maybe_inplace(input, _apply(input, _threshold, threshold, value, node=_THRESHOLD), inplace,
+                          second_form=True)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
