@@ -504,3 +504,23 @@ ZERO_SLICES = {
 def test_second_order_at_a_zero_slice_of_std_and_norm_is_pytorchs(name):
     fn, values = ZERO_SLICES[name]
     check_second_order(fn, [values.shape], arrays=[values])
+
+
+# scatter_reduce's prod gradient divides out factors with a product scatter (numpy.multiply.at), which create_graph
+# refused (HigherOrderError); recorded, it is a prod scatter_reduce of the flattened buffer
+_SCATTER_AT = _I([[0, 0], [2, 3], [1, 1]])
+_WITH_ZEROS = (np.where(np.arange(12).reshape(3, 4) == 0, 0.0, np.random.default_rng(2).standard_normal((3, 4))),
+               np.where(np.arange(6).reshape(3, 2) == 2, 0.0, np.random.default_rng(3).standard_normal((3, 2))))
+PROD_SCATTERS = {
+    "scatter_reduce prod": (lambda m, x, s: (x * x).scatter_reduce(1, m.tensor(_SCATTER_AT), s, "prod"), None),
+    "scatter_reduce prod without self": (
+        lambda m, x, s: x.scatter_reduce(1, m.tensor(_SCATTER_AT), s * s, "prod", include_self=False), None),
+    "scatter_reduce prod with zeros": (lambda m, x, s: x.scatter_reduce(1, m.tensor(_SCATTER_AT), s, "prod"),
+                                       _WITH_ZEROS),
+}
+
+
+@pytest.mark.parametrize("name", list(PROD_SCATTERS))
+def test_prod_scatter_reduce_differentiates_twice_as_pytorchs(name):
+    fn, arrays = PROD_SCATTERS[name]
+    check_second_order(fn, [(3, 4), (3, 2)], arrays=None if arrays is None else list(arrays))
