@@ -327,7 +327,7 @@ DECLARED_PATHS = {
     "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b
                + m.maximum(a, b) + m.minimum(a, b), [(3, 4), (4,)]),
     "activations": (lambda m, a: _f(m).hardtanh(a - 1) + _f(m).leaky_relu(a - 1, 0.2) + _f(m).elu(a - 1)
-                    + _f(m).silu(a) + _f(m).softplus(a), [(3, 4)]),
+                    + _f(m).silu(a) + _f(m).softplus(a) + _f(m).gelu(a) + _f(m).logsigmoid(a), [(3, 4)]),
     "linear_and_multilinear": (lambda m, a, b: (a @ b).sum(0) + (a @ b).mean(1).sum() + (a @ b).cumsum(1).sum(0),
                                [(3, 4), (4, 5)]),
 }
@@ -360,8 +360,9 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
     check_forward(lambda m, a, w: m.autograd.grad(_f(m).relu(a - 1) + _f(m).leaky_relu(a - 1, 0.2), a, w,
                                                   create_graph=True)[0], [(3, 4), (3, 4)], positive=True,
                   requires_grad=True)
-    # (a base class whose ops each have a subclass, as ZeroGrad's, is covered by them)
+    # (a base class whose ops each have a subclass, as ZeroGrad's and the activations' nodes', is covered by them)
+    bases = (unary.ZeroGrad, activation.Pointwise, activation.SmoothPointwise)
     elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()
                            if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__
-                           and cls.diagonal_jacobian and cls is not unary.ZeroGrad}
+                           and cls.diagonal_jacobian and cls not in bases}
     assert elementwise_classes and elementwise_classes <= seen, elementwise_classes - seen

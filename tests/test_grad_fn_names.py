@@ -1,6 +1,7 @@
 """The nodes of view and shape ops, and of the common ops (``OPS``), carry PyTorch's names: ``type(y.grad_fn).__name__``, ``repr(y.grad_fn)`` and
 a printed tensor's ``grad_fn=<...>`` read as under PyTorch (programs print them; error messages name them)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -229,7 +230,8 @@ LINALG = {
     "svdvals": lambda m, x: m.linalg.svdvals(x), "linalg.qr": lambda m, x: m.linalg.qr(x)[1],
     "slogdet": lambda m, x: m.slogdet(x)[1], "linalg.slogdet": lambda m, x: m.linalg.slogdet(x)[0],
     "eigh": lambda m, x: m.linalg.eigh(x)[0], "eigvalsh": lambda m, x: m.linalg.eigvalsh(x), "det": lambda m, x: m.det(x),
-    "linalg.det": lambda m, x: m.linalg.det(x),
+    "linalg.det": lambda m, x: m.linalg.det(x), "linalg.inv": lambda m, x: m.linalg.inv(x),
+    "inverse": lambda m, x: m.inverse(x), "linalg.solve": lambda m, x: m.linalg.solve(x, x * 2),
 }
 
 
@@ -241,3 +243,85 @@ def test_linalg_node_names_are_pytorchs(op):
         out = LINALG[op](m, x * 1)
         names.append((type(out.grad_fn).__name__, repr(out.grad_fn).split(" object at")[0]))
     assert names[1] == names[0]
+
+
+# The activations' nodes (ember's one node per activation: PyTorch's are one node too, but softsign's and
+# tanhshrink's, which PyTorch composes: their name is its last node's, whose two next functions ember's lacks)
+ACTIVATIONS = {
+    "gelu": lambda F, x: F.gelu(x), "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, x: F.silu(x), "elu": lambda F, x: F.elu(x), "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x), "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2),
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x), "softplus": lambda F, x: F.softplus(x),
+    "softplus_beta": lambda F, x: F.softplus(x, beta=2.0), "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x), "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "mish": lambda F, x: F.mish(x), "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "threshold": lambda F, x: F.threshold(x, 0.1, 0.0), "rrelu": lambda F, x: F.rrelu(x),
+    "rrelu_training": lambda F, x: F.rrelu(x, training=True), "prelu": lambda F, x: F.prelu(x, x.new_ones(1) * 0.25),
+    "relu": lambda F, x: F.relu(x), "sigmoid": lambda F, x: F.sigmoid(x), "tanh": lambda F, x: F.tanh(x),
+    "softsign": lambda F, x: F.softsign(x), "tanhshrink": lambda F, x: F.tanhshrink(x),
+}
+
+
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activation_node_names_are_pytorchs(op):
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [-3.0, 0.25, 4.0]], dtype=m.float64, requires_grad=True)
+        node = ACTIVATIONS[op](m.nn.functional, x).grad_fn
+        seen.append((node.name(), type(node).__name__, repr(node).split(" object at")[0],
+                     len(node.next_functions) if op not in ("softsign", "tanhshrink") else None))
+    assert seen[1] == seen[0]
+
+
+# where's and masked_fill's next functions: one per differentiable input, in PyTorch's order (the condition and
+# mask take no gradient and are no input of the node; masked_fill with a number has one input)
+NEXT_FUNCTIONS = {
+    "where": lambda m, x, y: m.where(x > 0, x, y), "where method": lambda m, x, y: x.where(x > 0, y),
+    "where number other": lambda m, x, y: m.where(x > 0, x, 0.0), "where number input": lambda m, x, y: m.where(x > 0, 1.0, y),
+    "where constant other": lambda m, x, y: m.where(x > 0, x, m.zeros(3, 4, dtype=m.float64)),
+    "masked_fill number": lambda m, x, y: x.masked_fill(x > 0, 0.0),
+    "masked_fill tensor": lambda m, x, y: x.masked_fill(x > 0, y[0, 0]),
+    "masked_fill constant tensor": lambda m, x, y: x.masked_fill(x > 0, m.tensor(2.0, dtype=m.float64)),
+    "masked_fill_": lambda m, x, y: (x * 1).masked_fill_(x > 0, 0.0),
+}
+
+
+@pytest.mark.parametrize("op", list(NEXT_FUNCTIONS))
+def test_where_and_masked_fill_next_functions_are_pytorchs(op):
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0, 3.0], [1.5, 2.5, -0.5, 1.0], [-2.0, 0.25, 1.0, -3.0]], dtype=m.float64,
+                     requires_grad=True)
+        y = (x * 0.5 + 1).detach().requires_grad_()
+        out = NEXT_FUNCTIONS[op](m, x, y)
+        (gx, gy) = m.autograd.grad(out, (x, y), m.ones_like(out) * 1.5, allow_unused=True, materialize_grads=True)
+        nexts = [None if f is None else f.name().split("::")[-1] for f, _ in out.grad_fn.next_functions]
+        seen.append((out.grad_fn.name(), nexts, gx.tolist(), gy.tolist()))
+    assert seen[1] == seen[0]
+
+
+INPLACE_ACTIVATIONS = {
+    "elu": lambda F, y: F.elu(y, inplace=True), "selu": lambda F, y: F.selu(y, inplace=True),
+    "celu": lambda F, y: F.celu(y, inplace=True), "leaky_relu": lambda F, y: F.leaky_relu(y, 0.2, inplace=True),
+    "hardtanh": lambda F, y: F.hardtanh(y, inplace=True), "relu6": lambda F, y: F.relu6(y, inplace=True),
+    "silu": lambda F, y: F.silu(y, inplace=True), "hardswish": lambda F, y: F.hardswish(y, inplace=True),
+    "hardsigmoid": lambda F, y: F.hardsigmoid(y, inplace=True), "mish": lambda F, y: F.mish(y, inplace=True),
+    "threshold": lambda F, y: F.threshold(y, 0.1, 0.0, inplace=True), "rrelu": lambda F, y: F.rrelu(y, inplace=True),
+    "elu_": lambda F, y: F.elu_(y), "relu": lambda F, y: F.relu(y, inplace=True),
+}
+
+
+@pytest.mark.parametrize("op", list(INPLACE_ACTIVATIONS))
+def test_inplace_activation_nodes_are_pytorchs(op):
+    """An in-place activation's result carries its activation's node (PyTorch's ``EluBackward1`` for the forms that
+    save their result, ``SiluBackward0`` ...), one next function to the input's history; ember's was the node of a
+    copy into the input (CopyFromBackward0)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [-3.0, 0.25, 4.0]], dtype=m.float64, requires_grad=True)
+        y = INPLACE_ACTIVATIONS[op](m.nn.functional, x * 1.5)
+        nexts = [None if f is None else f.name() for f, _ in y.grad_fn.next_functions]
+        (g,) = m.autograd.grad(y, x, m.ones_like(y))
+        seen.append((y.grad_fn.name(), type(y.grad_fn).__name__, nexts, g.numpy()))
+    assert seen[1][:3] == seen[0][:3]
+    np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)

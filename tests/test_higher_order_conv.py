@@ -84,6 +84,10 @@ POOL = {
     "avg_pool2d_squared": (lambda m, x: F(m).avg_pool2d(x * x, (2, 3), stride=(1, 2)), [(2, 2, 5, 7)]),
     "adaptive_avg_pool1d": (lambda m, x: F(m).adaptive_avg_pool1d(x, 3), [(2, 3, 7)]),
     "adaptive_avg_pool2d": (lambda m, x: F(m).adaptive_avg_pool2d(x, (3, 2)), [(2, 3, 7, 5)]),
+    # (adaptive max pooling's gradient scatter-added into a plain array, which create_graph refused)
+    "adaptive_max_pool1d": (lambda m, x: F(m).adaptive_max_pool1d(x * x, 3), [(2, 3, 7)]),
+    "adaptive_max_pool2d_shared_bins": (lambda m, x: F(m).adaptive_max_pool2d(x * x, (3, 2)), [(2, 2, 5, 5)]),
+    "adaptive_max_pool3d": (lambda m, x: F(m).adaptive_max_pool3d(x * x, 2), [(1, 2, 3, 5, 4)]),
     "adaptive_avg_pool2d_global_of_conv": (
         lambda m, x, w: F(m).adaptive_avg_pool2d(F(m).conv2d(x, w) ** 2, 1), [(2, 2, 5, 5), (3, 2, 3, 3)]),
     "unfold": (lambda m, x: F(m).unfold(x, 2, stride=1, padding=1), [(2, 3, 4, 4)]),

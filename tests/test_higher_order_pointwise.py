@@ -391,3 +391,38 @@ def test_piecewise_linear_activation_gradient_of_a_constant_cotangent_differenti
     assert not results[0][1].any()
     x = ember.tensor(a, requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda t: fn(ember, t), (x,))
+
+
+def _np_of(m, t):
+    """A gradient as a NumPy array (PyTorch's may be a ZeroTensor, which has none)."""
+    if m is torch and t._is_zerotensor():
+        return np.zeros(tuple(t.shape), dtype=np.complex128 if t.is_complex() else np.float64)
+    return t.detach().resolve_conj().numpy() if m is torch else t.detach().numpy()
+
+
+@pytest.mark.parametrize("name", ["abs", "complex abs", "complex sgn", "complex abs times z"])
+def test_abs_and_sgn_gradients_differentiate_again_at_zero_and_elsewhere_as_pytorchs(name):
+    """abs's gradient g * sgn(x) under create_graph, at 0 (and -0) and elsewhere: a real one requires grad (its
+    node PyTorch's MulBackward0) and differentiates to zeros, where ember's required none; a complex one
+    differentiates to PyTorch's values, 0 at z = 0 where ember's masked z / |z| gave NaN. sgn of a complex z is one
+    node (SgnBackward0) whose gradient is 0 at z = 0, as PyTorch's (ember's composed z / |z| passed g there), and
+    whose second derivative there is PyTorch's NaN."""
+    real = np.array([0.0, -0.0, 1.5, -2.0, 0.0, 0.25])
+    cplx = np.array([0j, 1 + 1j, -2 + 0.5j, 3j, 0.5, -0.0 - 0.0j])
+    data, fn = {"abs": (real, lambda z: z.abs()), "complex abs": (cplx, lambda z: z.abs()),
+                "complex sgn": (cplx, lambda z: z.sgn()), "complex abs times z": (cplx, lambda z: z.abs() * z)}[name]
+    u = np.arange(6) * 0.3 + 0.1
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(data, requires_grad=True)
+        y = fn(x)
+        (g,) = m.autograd.grad(y, x, m.ones_like(y), create_graph=True)
+        assert g.requires_grad and (type(g.grad_fn).__name__ == "MulBackward0" or name != "abs")
+        (gg,) = m.autograd.grad((g * g.conj()).real.sum() + (g * m.tensor(u)).real.sum(), x)
+        results.append((_np_of(m, g), _np_of(m, gg), y.grad_fn.name()))
+    (eg, egg, ename), (tg, tgg, tname) = results
+    assert ename == tname
+    np.testing.assert_allclose(eg, tg, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(egg, tgg, rtol=1e-12, atol=1e-15)
+    if name == "abs":  # (away from the kink, where finite differences hold; ember's gradcheck is real-only)
+        assert ember.autograd.gradgradcheck(fn, (ember.tensor(data[2:4], requires_grad=True),))

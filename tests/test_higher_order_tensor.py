@@ -479,3 +479,48 @@ def test_an_unmapped_numpy_linalg_or_fft_step_names_its_module():
         with pytest.raises(HigherOrderError, match=r"numpy\.fft\.hfft"):
             np.fft.hfft(a)
         np.testing.assert_allclose(np.linalg.inv(a * 2).t.numpy(), np.eye(2) / 2)  # a mapped one records
+
+
+# A zero (or constant) slice, where std and the 2-norm have a kink: PyTorch masks their gradients there (a saved
+# std result is differentiated through std's own masked formula), and its NaNs and zeros of the second order are
+# where its masks put them. ember's std reran as the square root of the variance (infinite slope at 0: NaN where
+# PyTorch has 0) and its 2-norm masked the quotient g x / ||x|| as a whole (NaN in the cotangent's gradient).
+_KINKED = np.random.default_rng(0).standard_normal((3, 4))
+_KINKED[0], _KINKED[1, :2] = 0.0, 0.0
+_CONSTANT_ROW = _KINKED.copy()
+_CONSTANT_ROW[0] = 1.5
+ZERO_SLICES = {
+    "std of a constant row": (lambda m, x: x.std(1), _CONSTANT_ROW),
+    "std of zeros": (lambda m, x: (x * 0).std(1) + x.sum(), _KINKED),
+    "std_mean of a constant row": (lambda m, x: m.std_mean(x, 1)[0], _CONSTANT_ROW),
+    "2-norm of a zero row": (lambda m, x: m.linalg.vector_norm(x, dim=1), _KINKED),
+    "2-norm of zeros": (lambda m, x: m.linalg.vector_norm(x * 0) + x.sum(), _KINKED),
+    "normalize": (lambda m, x: m.nn.functional.normalize(x, dim=1), _KINKED),
+    "3-norm of a zero row": (lambda m, x: m.linalg.vector_norm(x, 3, dim=1), _KINKED),
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_SLICES))
+def test_second_order_at_a_zero_slice_of_std_and_norm_is_pytorchs(name):
+    fn, values = ZERO_SLICES[name]
+    check_second_order(fn, [values.shape], arrays=[values])
+
+
+# scatter_reduce's prod gradient divides out factors with a product scatter (numpy.multiply.at), which create_graph
+# refused (HigherOrderError); recorded, it is a prod scatter_reduce of the flattened buffer
+_SCATTER_AT = _I([[0, 0], [2, 3], [1, 1]])
+_WITH_ZEROS = (np.where(np.arange(12).reshape(3, 4) == 0, 0.0, np.random.default_rng(2).standard_normal((3, 4))),
+               np.where(np.arange(6).reshape(3, 2) == 2, 0.0, np.random.default_rng(3).standard_normal((3, 2))))
+PROD_SCATTERS = {
+    "scatter_reduce prod": (lambda m, x, s: (x * x).scatter_reduce(1, m.tensor(_SCATTER_AT), s, "prod"), None),
+    "scatter_reduce prod without self": (
+        lambda m, x, s: x.scatter_reduce(1, m.tensor(_SCATTER_AT), s * s, "prod", include_self=False), None),
+    "scatter_reduce prod with zeros": (lambda m, x, s: x.scatter_reduce(1, m.tensor(_SCATTER_AT), s, "prod"),
+                                       _WITH_ZEROS),
+}
+
+
+@pytest.mark.parametrize("name", list(PROD_SCATTERS))
+def test_prod_scatter_reduce_differentiates_twice_as_pytorchs(name):
+    fn, arrays = PROD_SCATTERS[name]
+    check_second_order(fn, [(3, 4), (3, 2)], arrays=None if arrays is None else list(arrays))

@@ -303,3 +303,81 @@ def test_dot_refuses_what_pytorch_refuses_with_its_message(shapes):
         errors.append(str(err.value))
     if shapes[0] != (3,) or shapes[1] != (4,):  # (the length mismatch has ember's own wording)
         assert errors[0] == errors[1]
+
+
+# exactly singular matrices (an exact zero pivot in the LU of A and of A^T): rank 2, rank 1, zero
+SINGULAR = {
+    "rank 2": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    "rank 1": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]]),
+    "zero": np.zeros((3, 3)),
+    "batch": np.stack([np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+                       np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]), np.zeros((3, 3))]),
+}
+
+
+@pytest.mark.parametrize("fn", ["slogdet", "logdet"])
+@pytest.mark.parametrize("case", list(SINGULAR))
+def test_slogdet_and_logdet_of_a_singular_matrix_differentiate_as_pytorchs(fn, case):
+    """PyTorch's first-order slogdet / logdet gradient of a singular matrix: its LU solve's infinities and NaNs
+    (where ember raised LinAlgError); under create_graph it solves with A and raises LinAlgError, as ember's."""
+    call = {"slogdet": lambda m, x: m.linalg.slogdet(x).logabsdet, "logdet": lambda m, x: m.logdet(x)}[fn]
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(SINGULAR[case], requires_grad=True)
+        y = call(m, x)
+        (g,) = m.autograd.grad(y.sum(), x, retain_graph=True)
+        results.append((y.detach().numpy(), g.numpy()))
+        with pytest.raises(m.linalg.LinAlgError):
+            m.autograd.grad(y.sum(), x, create_graph=True)
+    for e, t in zip(*results):  # (the same infinities and NaNs; finite entries to rounding)
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_det_of_a_singular_matrix_differentiates_to_the_cofactor_matrix(create_graph):
+    """det's gradient where |det| < 100 eps is the cofactor matrix in its SVD form, PyTorch's under create_graph (which
+    differentiates again). PyTorch's first-order gradient there is g det A^-T by a nudged LU solve: exactly 0 where
+    det rounds to exactly 0 in its LAPACK; ember gives the cofactors in both modes."""
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(SINGULAR["batch"], requires_grad=True)
+        (g,) = m.autograd.grad(m.linalg.det(x).sum(), x, create_graph=create_graph or m is torch)
+        gg = m.autograd.grad((g * g).sum(), x)[0].numpy() if create_graph else None
+        results.append((g.detach().numpy(), gg))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10, atol=1e-12)
+    if create_graph:
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
+    assert results[0][0][0].any()  # (the rank-2 matrix's cofactors are not all zero)
+
+
+COMPLEX_LINALG = {
+    "det": lambda m, a, b: m.linalg.det(a), "slogdet sign": lambda m, a, b: m.linalg.slogdet(a).sign,
+    "slogdet logabsdet": lambda m, a, b: m.linalg.slogdet(a).logabsdet,
+    "slogdet both": lambda m, a, b: m.linalg.slogdet(a).sign * m.linalg.slogdet(a).logabsdet,
+    "logdet": lambda m, a, b: m.logdet(a), "inv": lambda m, a, b: m.linalg.inv(a),
+    "inverse": lambda m, a, b: m.inverse(a), "solve": lambda m, a, b: m.linalg.solve(a, b),
+    "solve vector": lambda m, a, b: m.linalg.solve(a, b[..., 0]),
+    "solve left=False": lambda m, a, b: m.linalg.solve(a, b.mT, left=False),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_LINALG))
+def test_complex_det_slogdet_inv_solve_as_pytorchs(name):
+    """Complex matrices, which ember refused: values, PyTorch's conjugate gradients (A^-H; slogdet's complex sign
+    turns with the determinant's angle) and second derivatives."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+    b = rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))
+    results = []
+    for m in (ember, torch):
+        x, rhs = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        y = COMPLEX_LINALG[name](m, x, rhs)
+        w = np.random.default_rng(1).standard_normal(tuple(y.shape) + (2,))
+        w = m.tensor(w[..., 0] + 1j * w[..., 1] if y.is_complex() else w[..., 0])
+        gx, grhs = m.autograd.grad((y * w).real.sum() if y.is_complex() else (y * w).sum(), (x, rhs),
+                                   create_graph=True, allow_unused=True, materialize_grads=True)
+        (ggx,) = m.autograd.grad((gx * gx.conj()).real.sum() + (grhs * grhs.conj()).real.sum(), x)
+        results.append([t.detach().resolve_conj().numpy() if m is torch else t.detach().numpy()
+                        for t in (y, gx, grhs, ggx)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-11)

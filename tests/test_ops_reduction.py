@@ -675,3 +675,34 @@ def test_std_mean_and_var_mean_nodes_are_named_as_pytorchs(fn, name):
             x = m.ones(3, 2, requires_grad=True)
             spread, mean = getattr(m, fn)(x) if dim is None else getattr(m, fn)(x, dim)
             assert (spread.grad_fn.name(), mean.grad_fn.name()) == (name, name), m
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("fn, name", [("std_mean", "StdMeanBackward0"), ("var_mean", "VarMeanBackward0")])
+def test_std_mean_and_var_mean_are_one_node_of_both_results_as_pytorchs(fn, name, dtype):
+    """PyTorch records std_mean / var_mean as one node of both results (the same grad_fn, output numbers 0 and 1,
+    one next function), a complex input's mean included; its gradient sums both results' (either alone too), and
+    differentiates again. ember recorded two nodes, and a complex mean had no grad_fn."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((3, 4))
+    if dtype == "complex128":
+        data = data + 1j * rng.standard_normal((3, 4))
+    for kwargs in ({}, {"dim": 1}, {"dim": (0, 1), "keepdim": True, "correction": 0}):
+        got = []
+        for m in (ember, torch):
+            x = m.tensor(data, requires_grad=True)
+            spread, mean = getattr(m, fn)(x, **kwargs)
+            node = spread.grad_fn
+            assert mean.grad_fn is node and node.name() == name and type(node).__name__ == name
+            assert [f.variable is x for f, _ in node.next_functions] == [True]
+            assert (spread._output_nr, mean._output_nr) == (0, 1) if m is ember else (
+                spread.output_nr, mean.output_nr) == (0, 1)
+            (g_mean,) = m.autograd.grad(mean.real.sum(), x, retain_graph=True)
+            (g_spread,) = m.autograd.grad(spread.sum(), x, retain_graph=True)
+            loss = (spread * 1.5).sum() + (mean * mean.conj()).real.sum()
+            (g,) = m.autograd.grad(loss, x, create_graph=True)
+            (gg,) = m.autograd.grad((g * g.conj()).real.sum(), x)
+            got.append([r.detach().resolve_conj().numpy() if m is torch else r.detach().numpy()
+                        for r in (spread, mean, g, gg, g_mean, g_spread)])
+        for e, t in zip(*got):
+            np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)

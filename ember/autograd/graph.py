@@ -622,8 +622,8 @@ class MultiOutputNode(Node):
 
     @classmethod
     def apply(cls, *inputs, **params) -> tuple:
-        """Node.apply for several outputs: a tuple of tensors (None where forward returned None). Integer
-        outputs (pivots, indices) carry no gradient."""
+        """Node.apply for several outputs: a tuple of tensors (None where forward returned None). Floating and
+        complex outputs carry the node; integer ones (pivots, indices) carry no gradient."""
         if _dtensor_dispatch is not None and (out := _dtensor_dispatch(cls, inputs, params)) is not None:
             return out
         if inputs and inputs[0].__class__ is _ndarray:
@@ -640,14 +640,18 @@ class MultiOutputNode(Node):
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         if cls.float32_compute:
             node.half_dtype, arrays = lowp.widen(arrays)
-        outs = node.forward(*arrays, **params)
+        quiet = quiet_enter()  # inf/nan silently, as PyTorch (and as Node.apply)
+        try:
+            outs = node.forward(*arrays, **params)
+        finally:
+            quiet_exit(quiet)
         if node.half_dtype is not None:
             outs = lowp.narrow(outs, node.half_dtype)
         if _meta_made[0]:
             outs = meta_results(arrays, tuple(outs))
         node.num_outputs = len(outs)
         grad_fn = node if needs is not None else None
-        results = tuple(None if a is None else Tensor._make(a, grad_fn if np_kind(a.dtype) == "f" else None, nr)
+        results = tuple(None if a is None else Tensor._make(a, grad_fn if np_kind(a.dtype) in "fc" else None, nr)
                         for nr, a in enumerate(outs))
         if tangents is not None:
             level.push(node, arrays, params, tangents, results, needs)

@@ -388,12 +388,30 @@ def _binary(name: str, a, b):
 
 def _ufunc_at(ufunc, target, index, values=None):
     """``numpy.add.at(buffer, index, values)``: scatter-add, recorded; ``buffer`` must be a recorded array
-    (a formula builds it with ``zeros_like``), since a plain array cannot hold a recorded result."""
-    if ufunc is not xp.add or type(target) is not RecordedArray:
+    (a formula builds it with ``zeros_like`` or copies a recorded one), since a plain array cannot hold a recorded
+    result. ``numpy.multiply.at`` with one integer array per dimension: a product scatter (``_multiply_at``)."""
+    if ufunc not in (xp.add, xp.multiply) or type(target) is not RecordedArray:
         raise _fail(f"numpy.{ufunc.__name__}.at into a plain array")
+    if ufunc is xp.multiply:
+        _multiply_at(target, index, values)
+        return
     out = target.t.clone()
     out.index_put_(_index(index) if isinstance(index, tuple) else (_data(index),), _tensor(values), accumulate=True)
     target.t = out
+
+
+def _multiply_at(target, index, values) -> None:
+    """``numpy.multiply.at(buffer, index, values)`` recorded: ``scatter_reduce(..., "prod")`` of the flattened
+    buffer at the flat positions the index names (repeated positions multiply again, as ``multiply.at``). The index
+    must be one integer array per dimension (broadcast together)."""
+    index = _index(index) if type(index) is tuple else (_data(index),)
+    if len(index) != target.ndim or any(not hasattr(i, "dtype") or i.dtype.kind not in "iu" for i in index):
+        raise _fail("numpy.multiply.at with an index other than one integer array per dimension")
+    positions = xp.ravel_multi_index(xp.broadcast_arrays(*index), target.shape)
+    E = _E()
+    flat_values = _tensor(values).expand(*positions.shape).reshape(-1)
+    where = E.tensor(positions.reshape(-1).astype(xp.int64))
+    target.t = target.t.reshape(-1).scatter_reduce(0, where, flat_values, "prod").reshape(target.shape)
 
 
 # ---------------------------------------------------------------- ufuncs and their ember ops

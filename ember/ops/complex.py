@@ -17,7 +17,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, is_inexact
 
@@ -255,12 +255,27 @@ def sgn(input: Tensor) -> Tensor:
 
         out = sign(input)
         return version_checked(out, input, out)  # (PyTorch's sgn, unlike sign, saves its input and result)
-    from .elementwise import div
-    from .indexing import where
-    from .unary import abs as abs_
+    return Sgn.apply(input)
 
-    r = abs_(input)
-    return div(input, where(r == 0, 1.0, r))
+
+@torch_named("SgnBackward0")
+class Sgn(Node):
+    """The complex sign ``z / |z|`` (0 at 0). Its gradient is PyTorch's, ``(g - sgn(z)^2 conj(g)) / (2 |z|)``
+    masked to 0 where ``z`` is 0 (the quotient's own derivative there would pass ``g`` through); differentiated
+    again, the masked 0 / 0 makes NaN there, as PyTorch's."""
+
+    def forward(self, z):
+        from .unary import sgn_array
+
+        out = sgn_array(z)
+        self.saved = (z, out)
+        return out
+
+    def backward(self, g):
+        z, out = self.saved
+        r = xp.abs(z)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return (xp.where(r == 0, 0, (g - out * out * g.conj()) / (r * 2)),)
 
 
 def conj_transpose(input: Tensor, name: str) -> Tensor:

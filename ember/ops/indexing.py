@@ -642,16 +642,18 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 @torch_named("WhereBackward0")
 class Where(Node):
+    """``where(cond, a, b)``: the condition, which takes no gradient, is a parameter, not an input, so the node's
+    next functions are PyTorch's two (``a``'s and ``b``'s)."""
     diagonal_jacobian = True
 
-    def forward(self, cond, a, b):
-        self.saved = (cond,)  # (saved: version-checked, as PyTorch saves the condition)
+    def forward(self, a, b, cond):
+        self.saved = (cond,)  # (its version is checked as PyTorch's saved condition's: ``where``)
         return xp.where(cond, a, b)
 
     def backward(self, g):
         (cond,) = self.saved
-        na, nb = self.needs_input_grad[1:]
-        return None, (g * cond if na else None), (g * ~cond if nb else None)
+        na, nb = self.needs_input_grad
+        return (g * cond if na else None), (g * ~cond if nb else None)
 
 
 def where(condition: Tensor, input=None, other=None):
@@ -668,7 +670,11 @@ def where(condition: Tensor, input=None, other=None):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = Tensor._make(xp.asarray(input, dtype=category_dtype(scalar_category(input)).np))
     a, b = promote(input, other)
-    return Where.apply(condition, a, b)
+    try:
+        out = Where.apply(a, b, cond=condition._data)
+    except (ValueError, RuntimeError) as err:  # (the recorder's message names a's and b's shapes, not the condition's)
+        raise _graph.shape_error("where", (condition._data, a._data, b._data), err) from None
+    return version_checked(out, condition)
 
 
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
@@ -684,14 +690,40 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
-        value = cast(value, x.dtype)
-        return _MaskedFill.apply(mask, value, x)
-    return _MaskedFill.apply(mask, xp.asarray(value, dtype=x._data.dtype), x)
+        out = _MaskedFillTensor.apply(x, cast(value, x.dtype), mask=mask._data)
+    else:
+        out = _MaskedFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), mask=mask._data)
+    return version_checked(out, mask)  # (PyTorch saves the mask)
 
 
 @torch_named("MaskedFillBackward0")
-class _MaskedFill(Where):
-    """``masked_fill``'s node under PyTorch's name (names only: ``where``'s formula)."""
+class _MaskedFill(Node):
+    """``masked_fill`` with a number: ``where(mask, value, x)`` with one input, ``x`` (the mask and the value are
+    parameters), as PyTorch's node."""
+    diagonal_jacobian = True
+
+    def forward(self, x, value, mask):
+        self.saved = (mask,)
+        return xp.where(mask, value, x)
+
+    def backward(self, g):
+        return (g * ~self.saved[0],)
+
+
+@torch_named("MaskedFillBackward1")
+class _MaskedFillTensor(Node):
+    """``masked_fill`` with a 0-d tensor value: inputs ``x`` and ``value``, in PyTorch's order (the value's gradient
+    is ``g`` summed over the mask)."""
+    diagonal_jacobian = True
+
+    def forward(self, x, value, mask):
+        self.saved = (mask,)
+        return xp.where(mask, value, x)
+
+    def backward(self, g):
+        (mask,) = self.saved
+        nx, nv = self.needs_input_grad
+        return (g * ~mask if nx else None), (g * mask if nv else None)
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False):

@@ -15,7 +15,7 @@ from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
@@ -79,30 +79,39 @@ class Mean(Node):
     linear = True
     float32_compute = True
 
-    def forward(self, x, axes, keepdim, finite: bool = False):
-        """``finite``: the mean std_mean and var_mean return (``moments_mean``)."""
-        if finite and x.dtype == xp.float32:  # (the half dtypes arrive as float32)
-            return self.forward(x.astype(xp.float64), axes, keepdim, True).astype(xp.float32)
+    def forward(self, x, axes, keepdim):
         # sum / count, as NumPy's mean computes it, without its warning for an empty input (nan, silently)
         total = xp.sum(x, axis=axes, keepdims=keepdim)
         self.shape, self.axes, self.keepdim = x.shape, axes, keepdim
         self.count = x.size // total.size if total.size else 1
-        out = xp.true_divide(total, self.count, dtype=total.dtype)
-        # (no elements: the mean is NaN, with no power of two to scale by)
-        if finite and x.dtype == xp.float64 and x.size and not xp.isfinite(out).all():
-            # the sum overflowed, or the input holds inf/NaN: a sum of the elements scaled by a power of two
-            # (exactly) to at most 1/count of themselves cannot overflow; the mean is finite where it fits
-            scale = 2.0 ** -math.ceil(math.log2(self.count))
-            with xp.errstate(over="ignore", invalid="ignore"):
-                scaled = xp.sum(x * scale, axis=axes, keepdims=keepdim) / (self.count * scale)
-            out = xp.where(xp.isfinite(out), out, scaled)
-            if xp.isinf(x).any():
-                out = _running_mean_of_infinite(x, axes, out)
-        return out
+        return xp.true_divide(total, self.count, dtype=total.dtype)
 
     def backward(self, g):
         g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
         return (xp.broadcast_to(g, self.shape),)
+
+
+def _finite_mean(x, axes, keepdim: bool):
+    """The mean std_mean and var_mean return with the spread, as PyTorch computes it: in float64 for float32 (and
+    the half dtypes, which arrive as float32) and as a running mean for float64, so it is finite wherever the mean
+    fits (values near the dtype's largest, whose sum overflows; ``mean()`` overflows there, as PyTorch's does), and
+    NaN where an infinity is followed by another element (``_running_mean_of_infinite``)."""
+    if x.dtype == xp.float32:
+        return _finite_mean(x.astype(xp.float64), axes, keepdim).astype(xp.float32)
+    with xp.errstate(all="ignore"):  # (inf/NaN silently, as PyTorch; an empty input's mean is NaN)
+        total = xp.sum(x, axis=axes, keepdims=keepdim)
+        count = x.size // total.size if total.size else 1
+        out = xp.true_divide(total, count, dtype=total.dtype)
+        # (no elements: the mean is NaN, with no power of two to scale by)
+        if x.dtype == xp.float64 and x.size and not xp.isfinite(out).all():
+            # the sum overflowed, or the input holds inf/NaN: a sum of the elements scaled by a power of two
+            # (exactly) to at most 1/count of themselves cannot overflow; the mean is finite where it fits
+            scale = 2.0 ** -math.ceil(math.log2(count))
+            scaled = xp.sum(x * scale, axis=axes, keepdims=keepdim) / (count * scale)
+            out = xp.where(xp.isfinite(out), out, scaled)
+            if xp.isinf(x).any():
+                out = _running_mean_of_infinite(x, axes, out)
+    return xp.asarray(out)
 
 
 def _running_mean_of_infinite(x, axes, out):
@@ -229,7 +238,9 @@ class Var(Node):
                 diff = self.saved[0]
             sq = _abs2(diff)
             var = xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
-            return self._finish(var).astype(x.real.dtype)
+            out = self._finish(var).astype(x.real.dtype)
+            # (an array, not NumPy's scalar for a full reduction: Std saves it as its result, var_mean returns it)
+            return xp.asarray(out) if isinstance(out, xp.generic) else out
 
     def _finish(self, var):
         return var
@@ -248,6 +259,11 @@ class Std(Var):
 
     def forward(self, x, axes, correction, keepdim):
         out = super().forward(x, axes, correction, keepdim)
+        if is_recorded(x):
+            # forward run again under create_graph: the result backward reads is a recorded std (this node's own
+            # gradient, zero where the std is 0, as PyTorch's saved result has), not the square root of the
+            # recorded variance, whose infinite slope at 0 made a constant slice's second derivative NaN
+            out = type(out)(Std.apply(x.t, axes=axes, correction=correction, keepdim=keepdim))
         # backward reads the result as returned: rounded to the half dtype where the input was one
         self.saved += (out if self.half_dtype is None else out.astype(self.half_dtype).astype(out.dtype),)
         return out
@@ -297,18 +313,6 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is None:
         return _in_bool(Sum.apply(x, axes=None, keepdim=keepdim), x)
     return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
-
-
-def moments_mean(x: Tensor, dim, keepdim: bool, name: str) -> Tensor:
-    """The mean std_mean and var_mean (``name``) return with the spread, as PyTorch's: computed with the variance,
-    in float64 for float32 and the half dtypes and as a running mean for float64, so it is finite wherever the mean
-    fits (values near the dtype's largest, whose sum overflows; ``mean()`` overflows there, as PyTorch's does), and
-    NaN where an infinity is followed by another element (``_running_mean_of_infinite``). Its node is named as
-    PyTorch's one node of both results (``VarMeanBackward0``), though ember's are two."""
-    node = _MOMENT_NODES[name][1]
-    if dim is None or isinstance(dim, bool):  # (std_mean(x, True): the old positional `unbiased`)
-        return node.apply(x, axes=None, keepdim=keepdim, finite=True)
-    return node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, finite=True)
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -420,10 +424,11 @@ def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg_extreme("argmin", x, dim, keepdim, False)
 
 
-def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, root: bool = False) -> Tensor:
+def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, root: bool = False):
     """The variance (``root``: the standard deviation) over ``dim`` with ``correction`` (default 1: Bessel's).
     Where the degrees of freedom (elements per output less ``correction``) are <= 0 it is inf or NaN, with
-    PyTorch's warning naming the function ``name`` the user called (var, std, var_mean, std_mean)."""
+    PyTorch's warning naming the function ``name`` the user called (var, std, var_mean, std_mean). For var_mean and
+    std_mean, the pair (spread, mean) of one node (``VarMean``)."""
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
     if correction is None:
@@ -436,33 +441,42 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
         _warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                        "reduction factor (input numel divided by output numel).")
     # (PyTorch's var saves its input; the node keeps x - mean)
-    node = _MOMENT_NODES[name][0] if name in _MOMENT_NODES else Std if root else Var
-    return version_checked(node.apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
-
-
-# var_mean / std_mean: their two results' nodes under the name of PyTorch's one node of both (names only)
-@torch_named("VarMeanBackward0")
-class _VarOfVarMean(Var):
-    pass
+    if name in _MOMENT_NODES:
+        spread, mean = _MOMENT_NODES[name].apply(x, axes=axes, correction=correction, keepdim=keepdim)
+        return version_checked(spread, x), mean
+    return version_checked((Std if root else Var).apply(x, axes=axes, correction=correction, keepdim=keepdim), x)
 
 
 @torch_named("VarMeanBackward0")
-class _MeanOfVarMean(Mean):
-    pass
+class VarMean(MultiOutputNode, Var):
+    """var_mean's one node of both results (``v.grad_fn is m.grad_fn``, as PyTorch's): the spread as ``Var`` (``Std``
+    for ``StdMean``), the mean as PyTorch computes it with the spread (``_finite_mean``); the input's gradient is
+    the sum of the spread's and the mean's, of those that got one."""
+
+    def forward(self, x, axes, correction, keepdim):
+        spread = super().forward(x, axes, correction, keepdim)
+        self.count = _reduced_count(x.shape, axes)
+        if is_recorded(x):  # forward run again under create_graph: backward reads only the spread's intermediates
+            return spread, None
+        return spread, _finite_mean(x, axes, keepdim)
+
+    def backward(self, g_spread, g_mean):
+        gx = None if g_spread is None else super().backward(g_spread)[0]
+        if g_mean is not None:
+            shape = self.saved[0].shape
+            gm = xp.broadcast_to(_expand_back(g_mean, shape, self.axes, self.keepdim) / g_mean.dtype.type(self.count),
+                                 shape)
+            gx = gm if gx is None else gx + gm
+        return (gx,)
 
 
 @torch_named("StdMeanBackward0")
-class _StdOfStdMean(Std):
-    pass
+class StdMean(VarMean, Std):
+    """std_mean's one node of both results (``VarMean`` with the spread as ``Std``)."""
 
 
-@torch_named("StdMeanBackward0")
-class _MeanOfStdMean(Mean):
-    pass
-
-
-# name -> (the spread's node, the mean's node)
-_MOMENT_NODES = {"var_mean": (_VarOfVarMean, _MeanOfVarMean), "std_mean": (_StdOfStdMean, _MeanOfStdMean)}
+# name -> the node of both results
+_MOMENT_NODES = {"var_mean": VarMean, "std_mean": StdMean}
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -549,9 +563,12 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
         return g * xp.zeros_like(xp.abs(x))
     if p == 1:
         return g * _sgn(x)
+    # (the masks where the norm is 0 sit where PyTorch's do: differentiated again, the masked quotient's 0 / 0 makes
+    # PyTorch's NaN with respect to x, while the gradient with respect to g stays finite)
+    zero = out == 0
     with xp.errstate(divide="ignore", invalid="ignore"):
         if p == 2:  # d||x||/dx = x / ||x|| (0 where the norm is 0)
-            return xp.where(out == 0, 0, g * x / out)
+            return g * xp.where(zero, 0, x / out)
         a = xp.abs(x)
         if p in (xp.inf, -xp.inf):
             hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
@@ -561,7 +578,7 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
             scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))
             return scaled * g * out ** (1 - p)
         scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
-        return scaled * xp.where(out == 0, 0, g / out ** (p - 1))
+        return scaled * xp.where(zero, 0, g / out ** (p - 1))
 
 
 @torch_named("LogsumexpBackward0")

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
-from ..autograd.recorded import value_of
+from ..autograd.recorded import is_recorded, value_of
 from ..return_types import result
 
 
@@ -30,11 +30,16 @@ def mT(a):
     return xp.swapaxes(a, -1, -2)
 
 
-def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A") -> None:
-    """PyTorch's errors for a non-floating input, fewer than 2 dims, or (``square``) non-square matrices."""
+def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", complex_ok: bool = False) -> None:
+    """PyTorch's errors for a non-floating input, fewer than 2 dims, or (``square``) non-square matrices. A complex
+    input is refused (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version
+    yet (PyTorch's accept it)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
-    if not A.is_floating_point():
+    if A.is_complex():
+        if not complex_ok:
+            raise NotImplementedError(f"{name}: ember does not support complex input here yet (got {A.dtype.name})")
+    elif not A.is_floating_point():
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_SCALAR_TYPE.get(A.dtype.name, A.dtype.name)}")
     if A._data.ndim < 2:
@@ -77,33 +82,40 @@ def _solve(a, b, name: str):
         raise singular_error(name, a) from None
 
 
+def mH(a):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    return xp.conj(mT(a)) if a.dtype.kind == "c" else mT(a)
+
+
+@torch_named("LinalgInvExBackward0")
 class Inv(Node):
     def forward(self, a, name):
         out = _inv(a, name)
         self.saved = (out,)
         return out
 
-    def backward(self, g):  # d(A^-1) = -A^-1 dA A^-1, so dL/dA = -A^-T G A^-T
-        y = mT(self.saved[0])
+    def backward(self, g):  # d(A^-1) = -A^-1 dA A^-1, so dL/dA = -A^-H G A^-H (A^-T for a real A)
+        y = mH(self.saved[0])
         return (-(y @ g @ y),)
 
 
 def inv(A: Tensor) -> Tensor:
-    """The inverse of each square matrix; a singular one raises ``LinAlgError``."""
-    check_matrix(A, "linalg.inv")
+    """The inverse of each square matrix (real or complex); a singular one raises ``LinAlgError``."""
+    check_matrix(A, "linalg.inv", complex_ok=True)
     return Inv.apply(A, name="linalg.inv")
 
 
+@torch_named("LinalgSolveExBackward0")
 class Solve(Node):
     def forward(self, a, b, name):
         x = _solve(a, b, name)
         self.saved = (a, x)
         return x
 
-    def backward(self, g):  # X = A^-1 B: dL/dB = A^-T G, dL/dA = -(dL/dB) X^T
+    def backward(self, g):  # X = A^-1 B: dL/dB = A^-H G, dL/dA = -(dL/dB) X^H (transposes for real ones)
         a, x = self.saved
-        gb = xp.linalg.solve(mT(a), g)
-        return -(gb @ mT(x)), gb
+        gb = xp.linalg.solve(mH(a), g)
+        return -(gb @ mH(x)), gb
 
 
 def _vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -112,10 +124,10 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
-    """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors."""
+    """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors. Real or complex."""
     from .shape import squeeze, unsqueeze
 
-    check_matrix(A, "linalg.solve")
+    check_matrix(A, "linalg.solve", complex_ok=True)
     vector = _vector_rhs(A, B)
     b = unsqueeze(B, -1) if vector else B
     if not left:  # X A = B  <=>  A^T X^T = B^T
@@ -176,9 +188,10 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     return SolveTriangular.apply(A, B, upper=bool(upper), left=bool(left), unitriangular=bool(unitriangular))
 
 
-def _adjugate_t(a):
-    """The transposed adjugate (cofactor matrix) of each matrix, through its SVD: well defined for singular
-    matrices, where det(A) A^-T is not."""
+def _adjugate_h(a):
+    """The conjugate of each matrix's cofactor matrix (its adjugate's conjugate transpose; for a real matrix the
+    transposed adjugate), through its SVD, as PyTorch's det gradient for a (nearly) singular matrix computes it:
+    well defined where det(A) A^-H is not."""
     u, s, vh = xp.linalg.svd(a)
     n = s.shape[-1]
     ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
@@ -186,6 +199,8 @@ def _adjugate_t(a):
     after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s, -1)[..., :-1]], -1), -1), -1)  # prod_{j>i} s_j
     others = before * after if n else s
     sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    if a.dtype.kind == "c":
+        sign = xp.conj(sign)
     return sign[..., None, None] * (u * others[..., None, :]) @ vh
 
 
@@ -196,35 +211,79 @@ class Det(Node):
         self.saved = (a, out)
         return out
 
-    def backward(self, g):  # d det(A) / dA = adj(A)^T = det(A) A^-T when A is invertible (PyTorch's two cases)
+    def backward(self, g):
+        # d det(A) / dA is the cofactor matrix; PyTorch's gradient is its conjugate times g: g conj(det) A^-H, or,
+        # where |det| < 100 eps, the SVD form of the cofactors (well defined and differentiable there). (PyTorch's
+        # first-order gradient solves with A's LU instead, zero pivots nudged to eps: exactly 0 where det is
+        # exactly 0, which rounding decides differently in NumPy's LAPACK and PyTorch's; ember gives the cofactors.)
         a, det = self.saved
-        if (det != 0).all():
-            return ((g * det)[..., None, None] * mT(xp.linalg.inv(a)),)
-        return (g[..., None, None] * _adjugate_t(a),)
+        tiny = xp.abs(value_of(det)) < 100 * xp.finfo(value_of(det).dtype).eps
+        if tiny.any():  # (the SVD form for the whole batch: equal to the other where both are defined)
+            return (g[..., None, None] * _adjugate_h(a),)
+        gd = g * xp.conj(det) if det.dtype.kind == "c" else g * det
+        return (gd[..., None, None] * mH(xp.linalg.inv(a)),)
 
 
 def det(A: Tensor) -> Tensor:
-    """The determinant of each square matrix."""
-    check_matrix(A, "linalg.det")
+    """The determinant of each square matrix (real or complex)."""
+    check_matrix(A, "linalg.det", complex_ok=True)
     return Det.apply(A)
+
+
+def _lu_solve_adjoint(a, d):
+    """``A^-H D`` as PyTorch's first-order slogdet gradient computes it: from the LU (partial pivoting) of ``A^H``,
+    the row swaps, then the unit-lower and upper triangular substitutions in LAPACK's reference order (getrs, trsm
+    without its zero test). A singular A (an exact zero pivot) gives PyTorch's infinities and NaNs, not an error."""
+    from .decompositions import lu_arrays
+
+    lu, piv = lu_arrays(mH(a))
+    n = a.shape[-1]
+    lu = lu.reshape((-1, n, n))
+    x = xp.broadcast_to(d, a.shape).astype(lu.dtype).reshape(lu.shape)
+    rows = xp.arange(lu.shape[0])
+    swaps = piv.reshape(-1, n) - 1
+    with xp.errstate(all="ignore"):
+        for j in range(n):
+            p = swaps[:, j]
+            top = x[:, j].copy()
+            x[:, j] = x[rows, p]
+            x[rows, p] = top
+        for k in range(n):
+            x[:, k + 1:] -= lu[:, k + 1:, k, None] * x[:, k, None, :]
+        for k in range(n - 1, -1, -1):
+            x[:, k] /= lu[:, k, k, None]
+            x[:, :k] -= lu[:, :k, k, None] * x[:, k, None, :]
+    return x.reshape(a.shape)
 
 
 @torch_named("LinalgSlogdetBackward0")
 class SlogDet(MultiOutputNode):
     def forward(self, a):
         sign, logabs = xp.linalg.slogdet(a)
-        self.saved = (a,)
+        self.saved = (a, sign)
         return sign, logabs
 
-    def backward(self, gsign, glog):  # d log|det A| / dA = A^-T; the sign is piecewise constant
-        if glog is None:
+    def backward(self, gsign, glog):
+        # d log|det A| / dA = A^-H; a real sign is piecewise constant, a complex one turns with the determinant's
+        # angle: its gradient g_s adds i Im(conj(sign) g_s) A^-H, as PyTorch's
+        a, sign = self.saved
+        complex_input = a.dtype.kind == "c"
+        if glog is None and (gsign is None or not complex_input):
             return (None,)
-        return (glog[..., None, None] * mT(xp.linalg.inv(self.saved[0])),)
+        g = xp.zeros(sign.shape, a.real.dtype) if glog is None else glog
+        if complex_input and gsign is not None:
+            g = g + 1j * (xp.conj(sign) * gsign).imag
+        if not is_recorded(a) and (value_of(sign) == 0).any():  # singular: PyTorch's LU solve, infinities and NaNs
+            eye = xp.eye(a.shape[-1], dtype=a.dtype)
+            return (_lu_solve_adjoint(a, g[..., None, None] * eye),)
+        return (g[..., None, None] * mH(xp.linalg.inv(a)),)
 
 
 def slogdet(A: Tensor):
-    """(sign, log|det|) of each square matrix, as the named tuple ``(sign, logabsdet)``."""
-    check_matrix(A, "linalg.slogdet")
+    """(sign, log|det|) of each square matrix, as the named tuple ``(sign, logabsdet)``; a complex matrix's sign is
+    complex (``det / |det|``). A singular matrix's is (0, -inf), its first-order gradient PyTorch's infinities and
+    NaNs (its LU solve); under create_graph it raises ``LinAlgError``, as PyTorch's."""
+    check_matrix(A, "linalg.slogdet", complex_ok=True)
     return result("slogdet", ("sign", "logabsdet"), SlogDet.apply(A))
 
 
@@ -235,7 +294,7 @@ def logdet(A: Tensor) -> Tensor:
     from .indexing import where
     from .unary import log
 
-    check_matrix(A, "logdet")
+    check_matrix(A, "logdet", complex_ok=True)
     sign, logabs = SlogDet.apply(A)
     if A.is_complex():
         return log(sign) + logabs

@@ -7,7 +7,7 @@ from .._backend import xp
 from .._dtype import not_implemented_for, np_kind
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, torch_named, version_checked
-from .reduction import _axes, _expand_back, moments_mean, variance
+from .reduction import _axes, _expand_back, variance
 from .sorting import _order, _take
 from .unary import sqrt
 
@@ -146,14 +146,13 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
 
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
-    """(std, mean) over ``dim``, as two tensors."""
-    return (variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True),
-            moments_mean(x, dim, keepdim, "std_mean"))
+    """(std, mean) over ``dim``: two tensors of one node, as PyTorch's."""
+    return variance(x, dim, unbiased, keepdim, correction, "std_mean", root=True)
 
 
 def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
-    """(var, mean) over ``dim``, as two tensors."""
-    return variance(x, dim, unbiased, keepdim, correction, "var_mean"), moments_mean(x, dim, keepdim, "var_mean")
+    """(var, mean) over ``dim``: two tensors of one node, as PyTorch's."""
+    return variance(x, dim, unbiased, keepdim, correction, "var_mean")
 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:

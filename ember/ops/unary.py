@@ -16,7 +16,7 @@ from .._memory_format import empty_result
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import Node, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
 
@@ -253,7 +253,13 @@ class Abs(Node):
 
     def backward(self, g):  # complex: |z|' is sgn(z) = z / |z| (0 at 0), as PyTorch
         x = self.saved[0]
-        return (g * (sgn_array(x) if x.dtype.kind == "c" else sign_array(x)),)
+        if x.dtype.kind == "c":
+            return (g * sgn_array(x),)
+        if is_recorded(g, x):  # create_graph: g * sign(x) depends on x with derivative zero, as PyTorch's
+            grad = piecewise_linear_grad(g, sign_array(x), x)
+            shown_as(grad.t, "MulBackward0")  # (PyTorch's product g * sgn(x))
+            return (grad,)
+        return (g * sign_array(x),)
 
 
 @torch_named("ReciprocalBackward0")
@@ -338,10 +344,11 @@ def sign_array(x):
 
 
 def sgn_array(z):
-    """``z / |z|`` (0 where ``z`` is 0): the complex sign."""
+    """``z / |z|`` (0 where ``z`` is 0): the complex sign. (Divided by 1 where ``|z|`` is 0, not by 0 and the
+    NaN masked: recorded under create_graph, the masked quotient's gradient would be 0 / 0 there.)"""
     r = xp.abs(z)
-    with xp.errstate(invalid="ignore", divide="ignore"):
-        return xp.where(r == 0, 0, z / r).astype(z.dtype)
+    zero = r == 0
+    return xp.where(zero, 0, z / xp.where(zero, 1, r)).astype(z.dtype)
 
 
 def _unary(cls, float_only: bool = True):

@@ -22,7 +22,7 @@ from ..._kernels import activation as compiled
 from ..._kernels.policy import policy
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops import unary
 from ...ops.elementwise import cast, not_implemented_for
@@ -63,9 +63,30 @@ class SmoothPointwise(Pointwise):
         return (multiply(g, self.saved[0]),)  # (f'(x) recorded under create_graph: the rerun forward's)
 
 
-def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True, kernel: str | None = None) -> Tensor:
-    """``fn``'s activation of ``x``. ``saves_input``: PyTorch's formula reads ``x`` (saved: changing it in place
-    before backward is its error), as every activation's here but tanhshrink's (composed there: x - tanh(x)).
+def node_named(name: str, smooth: bool = True, own: str | None = None) -> type:
+    """The node class of one activation: ``SmoothPointwise`` (``Pointwise`` for a piecewise-linear one, not
+    ``smooth``) under PyTorch's node name ``name`` (``GeluBackward0``), made once per activation so that its
+    ``grad_fn`` reads as PyTorch's at no cost per call. ``own``: ember's class name (``__qualname__``, by which
+    DTensor's sharding rules look ops up), the activation's where PyTorch's name is another op's (softsign's
+    ``DivBackward0``); by default ``name`` without ``Backward0``."""
+    base = SmoothPointwise if smooth else Pointwise
+    own = own or name[:-len("Backward0")]
+    return torch_named(name)(type(own, (base,), {"__module__": __name__, "__qualname__": own}))
+
+
+_LEAKY_RELU = node_named("LeakyReluBackward0", smooth=False)
+_GELU = node_named("GeluBackward0")
+_SILU = node_named("SiluBackward0")
+_ELU = node_named("EluBackward0")
+_SOFTPLUS = node_named("SoftplusBackward0")
+_HARDTANH = node_named("HardtanhBackward0", smooth=False)
+_LOG_SIGMOID = node_named("LogSigmoidBackward0")
+
+
+def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel: str | None = None) -> Tensor:
+    """``fn``'s activation of ``x``, recorded as ``node`` (a ``node_named`` class). ``saves_input``: PyTorch's
+    formula reads ``x`` (saved: changing it in place before backward is its error), as every activation's here but
+    tanhshrink's (composed there: x - tanh(x)).
     ``kernel``: PyTorch's CPU kernel, which has no integer version (its NotImplementedError for an integer ``x``);
     without one (PyTorch's activations composed of other ops: softsign, tanhshrink) an integer ``x`` is computed
     in the default float dtype."""
@@ -73,7 +94,7 @@ def _apply(x: Tensor, fn, *params, smooth: bool = True, saves_input: bool = True
         if kernel is not None:
             raise not_implemented_for(kernel, x.dtype)
         x = cast(x, _dtype.get_default_dtype())
-    out = (SmoothPointwise if smooth else Pointwise).apply(x, fn=fn, params=params)
+    out = node.apply(x, fn=fn, params=params)
     return version_checked(out, x) if saves_input else out
 
 
@@ -279,7 +300,7 @@ def _logsigmoid(x, need):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """max(0, x) + negative_slope * min(0, x)."""
-    out = _apply(input, _leaky_relu, negative_slope, smooth=False, kernel="leaky_relu_cpu")
+    out = _apply(input, _leaky_relu, negative_slope, node=_LEAKY_RELU, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
@@ -287,23 +308,23 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x); ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
-    return _apply(input, _gelu, approximate, kernel="GeluKernelImpl")
+    return _apply(input, _gelu, approximate, node=_GELU, kernel="GeluKernelImpl")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (a.k.a. swish)."""
-    return _maybe_inplace(input, _apply(input, _silu, kernel="silu_cpu"), inplace)
+    return _maybe_inplace(input, _apply(input, _silu, node=_SILU, kernel="silu_cpu"), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    out = _apply(input, exp_linear, alpha, 1.0, 1.0, kernel="elu_cpu")
+    out = _apply(input, exp_linear, alpha, 1.0, 1.0, node=_ELU, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta; linear where beta * x > threshold."""
-    return _apply(input, _softplus, beta, threshold, kernel="softplus_cpu")
+    return _apply(input, _softplus, beta, threshold, node=_SOFTPLUS, kernel="softplus_cpu")
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
@@ -315,7 +336,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         lo, hi = integer_limits(input, "hardtanh", min_val, max_val)
         return _maybe_inplace(input, Tensor._make(xp.clip(input._data, lo, hi)), inplace)
-    return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val, smooth=False), inplace)
+    return _maybe_inplace(input, _apply(input, _hardtanh, min_val, max_val, node=_HARDTANH), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -324,7 +345,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)), computed without overflow."""
-    return _apply(input, _logsigmoid, kernel="log_sigmoid_cpu")
+    return _apply(input, _logsigmoid, node=_LOG_SIGMOID, kernel="log_sigmoid_cpu")
 
 
 def integer_limits(x: Tensor, op: str, *limits: float) -> list:
@@ -335,22 +356,31 @@ def integer_limits(x: Tensor, op: str, *limits: float) -> list:
     return [xp.asarray(int(v)).astype(x._data.dtype)[()] for v in limits]
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False) -> Tensor:
-    """``inplace=True``: write the result into ``input`` through copy_ (version bump, graph rebase). copy_ overwrites
-    the input, so a node that reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's
-    in-place activations keep the original input for their gradient). The input's version is then checked as
-    PyTorch's in-place form saves it: ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result,
-    the input now: changing it again is the error), else not at all."""
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False,
+                   second_form: bool = False) -> Tensor:
+    """``inplace=True``: write the result into ``input``, which takes the result's node in the graph (version bump,
+    graph rebase; as PyTorch's in-place activation, not a copy's node). That overwrites the input, so a node that
+    reruns its forward under create_graph keeps a copy of it as it was (as PyTorch's in-place activations keep the
+    original input for their gradient). The input's version is then checked as PyTorch's in-place form saves it:
+    ``result_saved`` (leaky_relu_, elu_, selu_, celu_, rrelu_ read their result, the input now: changing it again is
+    the error), else not at all. PyTorch names the in-place form of those (and of threshold_, ``second_form``)
+    ``...Backward1`` (EluBackward1)."""
     if not inplace:
         return out
+    from ...ops.indexing import check_inplace
+    from ...ops.inplace import _rebase, _snapshot, _tracked
+
+    tracked = _tracked(input)
+    check_inplace(input, tracked)
     node = out.grad_fn
     if node is not None and node.rerun_for_higher_order:
-        from ...ops.inplace import _snapshot
-
         node.keep_for_rerun((_snapshot(input),), node._rerun[1])
-    input.copy_(out)
+    # input takes the result's place in the graph (its node, as PyTorch's in-place activation's, not a copy's)
+    _rebase(input, out, tracked)
     if node is not None:
         node.forget_versions_of(input)
         if result_saved:
             node.check_versions_of(input)
+        if (result_saved or second_form) and input.grad_fn is node:  # (not a view's CopySlices)
+            shown_as(input, node.name()[:-1] + "1")
     return input

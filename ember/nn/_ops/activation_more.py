@@ -13,17 +13,41 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
 from ...ops.unary import sigmoid
 from ...random import default_generator
-from .activation import _apply, _leaky_relu, _maybe_inplace, _scalar, exp_linear, integer_limits, sigmoid_array
+from .activation import (
+    _ELU,
+    _apply,
+    _leaky_relu,
+    _maybe_inplace,
+    _scalar,
+    exp_linear,
+    integer_limits,
+    node_named,
+    sigmoid_array,
+)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+
+# the nodes, under PyTorch's names (SELU's is ELU's, as PyTorch's selu is an elu with fixed parameters); softsign
+# and tanhshrink, which PyTorch composes (x / (1 + |x|), x - tanh(x)), are named as its last node, though ember's
+# one node has one next function where that node has two
+_HARDSWISH = node_named("HardswishBackward0")
+_HARDSIGMOID = node_named("HardsigmoidBackward0", smooth=False)
+_MISH = node_named("MishBackward0")
+_SOFTSIGN = node_named("DivBackward0", own="Softsign")
+_TANHSHRINK = node_named("SubBackward0", own="Tanhshrink")
+_SOFTSHRINK = node_named("SoftshrinkBackward0", smooth=False)
+_HARDSHRINK = node_named("HardshrinkBackward0", smooth=False)
+_THRESHOLD = node_named("ThresholdBackward0", smooth=False)
+_CELU = node_named("CeluBackward0")
+_RRELU = node_named("RreluWithNoiseBackward0", smooth=False)
 
 
 def _hardswish(x, need):
@@ -106,17 +130,17 @@ def _random_slope(x, need, slope):
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6 (MobileNetV3)."""
-    return _maybe_inplace(input, _apply(input, _hardswish, kernel="hardswish_cpu"), inplace)
+    return _maybe_inplace(input, _apply(input, _hardswish, node=_HARDSWISH, kernel="hardswish_cpu"), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    return _maybe_inplace(input, _apply(input, _hardsigmoid, smooth=False, kernel="hardsigmoid_cpu"), inplace)
+    return _maybe_inplace(input, _apply(input, _hardsigmoid, node=_HARDSIGMOID, kernel="hardsigmoid_cpu"), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _maybe_inplace(input, _apply(input, _mish, kernel="mish_cpu"), inplace)
+    return _maybe_inplace(input, _apply(input, _mish, node=_MISH, kernel="mish_cpu"), inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -125,7 +149,7 @@ def softsign(input: Tensor) -> Tensor:
         raise not_implemented_for("abs_cpu", input.dtype)
     if not (input.is_floating_point() or input.is_complex()):  # PyTorch's composition, |x| + 1 in x's dtype
         return input / (input.abs() + 1)
-    return _apply(input, _softsign)
+    return _apply(input, _softsign, node=_SOFTSIGN)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -133,19 +157,19 @@ def tanhshrink(input: Tensor) -> Tensor:
     if input.dtype == _dtype.bool_:  # (PyTorch's composition: its subtraction's error)
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
-    return _apply(input, _tanhshrink, saves_input=False)
+    return _apply(input, _tanhshrink, node=_TANHSHRINK, saves_input=False)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, inf) for input dtype {input.dtype}, but found {lambd}")
-    return _apply(input, _softshrink, lambd, smooth=False, kernel="softshrink_check")
+    return _apply(input, _softshrink, lambd, node=_SOFTSHRINK, kernel="softshrink_check")
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, 0 otherwise."""
-    return _apply(input, _hardshrink, lambd, smooth=False, kernel="hardshrink_cpu")
+    return _apply(input, _hardshrink, lambd, node=_HARDSHRINK, kernel="hardshrink_cpu")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -155,12 +179,13 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
             raise not_implemented_for("threshold_cpu", input.dtype)
         limit, fill = integer_limits(input, "threshold", threshold, value)
         return _maybe_inplace(input, Tensor._make(xp.where(input._data > limit, input._data, fill)), inplace)
-    return _maybe_inplace(input, _apply(input, _threshold, threshold, value, smooth=False), inplace)
+    return _maybe_inplace(input, _apply(input, _threshold, threshold, value, node=_THRESHOLD), inplace,
+                          second_form=True)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with PyTorch's fixed alpha = 1.6733 and scale = 1.0507 (self-normalising)."""
-    out = _apply(input, exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, kernel="elu_cpu")
+    out = _apply(input, exp_linear, _SELU_ALPHA, _SELU_SCALE, 1.0, node=_ELU, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
@@ -168,7 +193,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    out = _apply(input, exp_linear, alpha, 1.0, 1 / alpha, kernel="elu_cpu")
+    out = _apply(input, exp_linear, alpha, 1.0, 1 / alpha, node=_CELU, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
@@ -180,7 +205,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        out = _apply(input, _leaky_relu, (lower + upper) / 2, smooth=False, kernel="leaky_relu_cpu")
+        out = _apply(input, _leaky_relu, (lower + upper) / 2, node=_RRELU, kernel="leaky_relu_cpu")
         return _maybe_inplace(input, out, inplace, result_saved=True)
     dtype = input._data.dtype if input.is_floating_point() else xp.float32
     op = xp.float64 if dtype == xp.float64 else xp.float32  # PyTorch's opmath type: the bounds are rounded to it
@@ -191,7 +216,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         negative = input._data <= 0
         lo, hi = float(op(lower)), float(op(upper))  # PyTorch's u * (hi - lo) + lo is not fused (plain x86-64)
         slope[negative] = (default_generator.unit64(int(negative.sum())) * (hi - lo) + lo).astype(op).astype(dtype)
-    out = _apply(input, _random_slope, slope, smooth=False, kernel="leaky_relu_cpu")
+    out = _apply(input, _random_slope, slope, node=_RRELU, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
@@ -253,6 +278,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * sigmoid(b)
 
 
+@torch_named("PreluKernelBackward0")
 class PReLU(Node):
     """max(0, x) + w * min(0, x), w one slope or one per channel (dim 1); the weight gradient is the sum of
     g * x over the non-positive x (of each channel)."""

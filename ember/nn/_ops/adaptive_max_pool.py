@@ -48,7 +48,8 @@ class AdaptiveMaxPool(Node):
         nd, spatial = len(self.spatial), self.spatial
         per_plane = int(xp.prod(g.shape[-nd:]))
         rows, positions = g.reshape(-1, per_plane), arg.reshape(-1, per_plane)
-        gx = xp.zeros((rows.shape[0], int(xp.prod(spatial))), g.dtype)
+        # (zeros like g: under create_graph a recorded buffer, into which the scatter-add is recorded)
+        gx = xp.zeros_like(g, shape=(rows.shape[0], int(xp.prod(spatial))))
         xp.add.at(gx, (xp.arange(rows.shape[0])[:, None], positions), rows)  # bins may share their maximum
         return (gx.reshape(g.shape[:-nd] + spatial),)
 
