@@ -7,6 +7,8 @@ broadcast shape; the engine sums them down to each input's shape.
 
 from __future__ import annotations
 
+import operator
+
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
@@ -122,26 +124,65 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 
 # --------------------------------------------------------------------- binary arithmetic
+def number_in_float32(array, number) -> bool:
+    """Whether PyTorch's CPU mul and div kernels compute ``array`` (a half or bfloat16 one) with the Python
+    ``number`` in float32, the number as a float32 and the result rounded once to the array's dtype. (NumPy would
+    first round the number to the array's dtype: ``x * 2.0315`` would multiply by 2.03125. PyTorch's add and sub
+    do round the number first, as NumPy does.)"""
+    return (number.__class__ is float or number.__class__ is int) and array.__class__ is xp.ndarray \
+        and array.dtype.itemsize == 2 and np_kind(array.dtype) == "f"
+
+
+def with_number(op, a, b):
+    """``op(a, b)`` (a product or quotient), in float32 where ``number_in_float32`` says PyTorch computes so."""
+    if number_in_float32(a, b):
+        return op(a.astype(xp.float32), xp.float32(b)).astype(a.dtype)
+    if number_in_float32(b, a):
+        return op(xp.float32(a), b.astype(xp.float32)).astype(b.dtype)
+    return op(a, b)
+
+
+def add_scaled(a, b, alpha):
+    """``a + alpha * b`` (arrays) as PyTorch's add kernel computes it: for two half or two bfloat16 operands,
+    ``alpha`` rounded to their dtype and a fused multiply-add rounded once (emulated in float64), as with a half
+    or bfloat16 operand of a float32 in-place op; otherwise ``a + b * alpha`` in the promoted dtype (PyTorch's
+    vectorized float32 kernel fuses this too, so a float32 result may differ from PyTorch's in its last bit)."""
+    if a.dtype == b.dtype:
+        if a.dtype.itemsize == 2 and np_kind(a.dtype) == "f":
+            fused = a.astype(xp.float64) + float(a.dtype.type(alpha)) * b.astype(xp.float64)
+            return fused.astype(xp.float32).astype(a.dtype)
+        return a + b * alpha
+    # (an in-place op's operands of two dtypes: computed in the promoted one, fused for a half or bfloat16 one)
+    dt = xp.result_type(a, b)
+    if dt == xp.float32 and min(a.dtype.itemsize, b.dtype.itemsize) == 2:
+        return (a.astype(xp.float64) + float(xp.float32(alpha)) * b.astype(xp.float64)).astype(dt)
+    return a.astype(dt, copy=False) + b.astype(dt, copy=False) * alpha
+
+
 @torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
 
-    def forward(self, a, b):
-        return a + b
+    def forward(self, a, b, alpha=1):
+        self.alpha = alpha
+        return a + b if alpha == 1 else add_scaled(a, b, alpha)
 
     def backward(self, g):
-        return g, g
+        return g, (g if self.alpha == 1 else with_number(operator.mul, g, self.alpha))
 
 
 @torch_named("SubBackward0")
 class Sub(Node):
     diagonal_jacobian = True
 
-    def forward(self, a, b):
-        return a - b
+    def forward(self, a, b, alpha=1):
+        self.alpha = alpha
+        return a - b if alpha == 1 else add_scaled(a, b, -alpha)
 
     def backward(self, g):
-        return g, (-g if self.needs_input_grad[1] else None)
+        if not self.needs_input_grad[1]:
+            return g, None
+        return g, (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha))
 
 
 @torch_named("MulBackward0")
@@ -151,14 +192,14 @@ class Mul(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return a * b
+        return with_number(operator.mul, a, b)
 
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: grad_a = g * conj(b), grad_b = g * conj(a)
             a, b = conj_if_complex(a), conj_if_complex(b)
-        return (g * b if na else None), (g * a if nb else None)
+        return (with_number(operator.mul, g, b) if na else None), (with_number(operator.mul, g, a) if nb else None)
 
 
 @torch_named("DivBackward0")
@@ -168,14 +209,14 @@ class Div(Node):
 
     def forward(self, a, b):
         self.saved = (a, b)
-        return a / b
+        return with_number(operator.truediv, a, b)
 
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
         if g.dtype.kind == "c":  # complex: the conjugates of the derivatives below
             a, b = conj_if_complex(a), conj_if_complex(b)
-        ga = g / b if na else None
+        ga = with_number(operator.truediv, g, b) if na else None
         gb = -g * a / (b * b) if nb else None  # d(a/b)/db = -a/b^2
         return ga, gb
 
@@ -303,11 +344,20 @@ class Minimum(Node):
 
 def add(a, b, *, alpha=1):
     if alpha != 1:
+        if fused_alpha(a, b, alpha):
+            return Add.apply(*promote(a, b), alpha=alpha)
         b = _scaled(b, alpha)
     # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
         a, b = promote(a, b)
     return Add.apply(a, b)
+
+
+def fused_alpha(a, b, alpha) -> bool:
+    """Whether ``add``/``sub`` of ``a`` and ``b`` with a real Python ``alpha`` computes ``alpha * b`` inside the op
+    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors."""
+    return (alpha.__class__ is float or alpha.__class__ is int) and isinstance(a, Tensor) and isinstance(b, Tensor) \
+        and np_kind(a._data.dtype) == "f" and np_kind(b._data.dtype) == "f"
 
 
 def _scaled(b, alpha):
@@ -327,6 +377,8 @@ def sub(a, b, *, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha != 1:
+        if fused_alpha(a, b, alpha):
+            return Sub.apply(*promote(a, b), alpha=alpha)
         b = _scaled(b, alpha)
     a, b = promote(a, b)
     return Sub.apply(a, b)

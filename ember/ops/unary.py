@@ -267,7 +267,7 @@ class Reciprocal(Node):
 
     def backward(self, g):
         out = conj_if_complex(self.saved[0])
-        return (-g * out * out,)
+        return (-g * (out * out),)  # (PyTorch's grouping: a half or bfloat16 product rounds as its does)
 
 
 @torch_named("ClampBackward1")
