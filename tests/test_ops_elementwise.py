@@ -551,3 +551,14 @@ def test_shift_by_a_python_or_numpy_scalar_as_pytorch(count, spelling):
         except NotImplementedError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_"])
+@pytest.mark.parametrize("n", [4099, 33])
+def test_float32_add_and_sub_with_alpha_are_pytorchs_fused_multiply_add_bit_exact(op, n):
+    # PyTorch's kernel computes a + alpha * b as one fused multiply-add (rounded once), vectorized or not
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal((2, n)).astype(np.float32)
+    e = getattr(ember.tensor(a), op)(ember.tensor(b), alpha=0.3)
+    t = getattr(torch.tensor(a), op)(torch.tensor(b), alpha=0.3)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())

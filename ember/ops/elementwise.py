@@ -143,19 +143,17 @@ def with_number(op, a, b):
 
 
 def add_scaled(a, b, alpha):
-    """``a + alpha * b`` (arrays) as PyTorch's add kernel computes it: for two half or two bfloat16 operands,
-    ``alpha`` rounded to their dtype and a fused multiply-add rounded once (emulated in float64), as with a half
-    or bfloat16 operand of a float32 in-place op; otherwise ``a + b * alpha`` in the promoted dtype (PyTorch's
-    vectorized float32 kernel fuses this too, so a float32 result may differ from PyTorch's in its last bit)."""
-    if a.dtype == b.dtype:
-        if a.dtype.itemsize == 2 and np_kind(a.dtype) == "f":
-            fused = a.astype(xp.float64) + float(a.dtype.type(alpha)) * b.astype(xp.float64)
-            return fused.astype(xp.float32).astype(a.dtype)
-        return a + b * alpha
-    # (an in-place op's operands of two dtypes: computed in the promoted one, fused for a half or bfloat16 one)
-    dt = xp.result_type(a, b)
-    if dt == xp.float32 and min(a.dtype.itemsize, b.dtype.itemsize) == 2:
-        return (a.astype(xp.float64) + float(xp.float32(alpha)) * b.astype(xp.float64)).astype(dt)
+    """``a + alpha * b`` (arrays) as PyTorch's add kernel computes it: a fused multiply-add, rounded once. For two
+    half or two bfloat16 operands ``alpha`` is rounded to their dtype first; for a float32 result (an in-place
+    op's float32 operand with a half one too) it is a float32. The fused operation is emulated in float64 (exact
+    for half and bfloat16 operands; for float32 ones it could differ in a result's last bit, rarely). A float64
+    result is ``a + b * alpha``, rounded twice."""
+    dt = a.dtype if a.dtype == b.dtype else xp.result_type(a, b)
+    if dt.itemsize == 2 and np_kind(dt) == "f":  # (two half or two bfloat16 operands)
+        fused = a.astype(xp.float64) + float(dt.type(alpha)) * b.astype(xp.float64)
+        return fused.astype(xp.float32).astype(dt)
+    if dt == xp.float32:
+        return (a.astype(xp.float64) + float(xp.float32(alpha)) * b.astype(xp.float64)).astype(xp.float32)
     return a.astype(dt, copy=False) + b.astype(dt, copy=False) * alpha
 
 
