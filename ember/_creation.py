@@ -505,9 +505,15 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
 
 
 @_allocating
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniform on [low, high): PyTorch's numbers for the same seed."""
+    """Integers uniform on [low, high): PyTorch's numbers for the same seed. ``low`` defaults to 0, given as
+    ``randint(high, size)`` or ``randint(high=..., size=...)``."""
+    if low is None:  # (PyTorch's randint(high, size) overload, spelt with keywords)
+        if high is None or size is None:
+            raise TypeError("randint() received an invalid combination of arguments: it takes (high, size) or "
+                            "(low, high, size)")
+        low = 0
     if size is None:  # randint(high, size)
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
