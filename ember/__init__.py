@@ -20,6 +20,7 @@ from ._compile import compile
 from ._creation import (
     arange,
     as_tensor,
+    asarray,
     empty,
     empty_like,
     eye,
@@ -664,8 +665,8 @@ __all__ = [
     "abs", "absolute", "accelerator", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
     "adjoint", "all", "allclose", "amax", "amin", "aminmax", "amp", "angle", "any", "arange", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "are_deterministic_algorithms_enabled", "argmax", "argmin",
-    "argsort", "argwhere", "as_tensor", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d",
-    "atleast_3d",
+    "argsort", "argwhere", "as_tensor", "asarray", "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d",
+    "atleast_2d", "atleast_3d",
     "BFloat16Tensor",
     "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",

@@ -284,6 +284,57 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return _finish(as_array(data, dtype), False, device)
 
 
+_ASARRAY_REQUIRES_GRAD_WARNING = (
+    "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
+    "Pass requires_grad=False explicitly to get the old behavior and silence this warning."
+)
+
+
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad: bool | None = None) -> Tensor:
+    """``obj`` (a tensor, a NumPy array or scalar, Python data) as a tensor, sharing its memory when it can.
+
+    As PyTorch's: a tensor of the asked dtype is returned itself (``copy=True`` clones it, differentiably; another
+    dtype is a differentiable conversion); a NumPy array of that dtype shares its memory; ``copy=False`` where a
+    copy is needed raises ValueError (RuntimeError for a NumPy scalar). ``requires_grad`` unspecified follows a
+    tensor's own, with PyTorch's warning (once); given, it is set on the tensor returned: on ``obj`` itself when
+    ``obj`` is a leaf returned as is, on a detached alias of a non-leaf.
+    """
+    if isinstance(obj, Tensor):
+        if requires_grad is None and obj.requires_grad:
+            _warnings.warn_once(_ASARRAY_REQUIRES_GRAD_WARNING)
+        check_device(device)
+        wrong_dtype = dtype is not None and obj.dtype is not dtype
+        if copy is False and wrong_dtype:
+            raise ValueError(f"can't alias tensor with dtype '{_dtype.SCALAR_TYPE_NAMES[obj.dtype.name]}' into dtype "
+                             f"'{_dtype.SCALAR_TYPE_NAMES[dtype.name]}'.")
+        if not (copy or wrong_dtype):
+            if requires_grad is not None and obj.requires_grad != requires_grad:
+                if obj.is_leaf:
+                    obj.requires_grad_(requires_grad)
+                else:
+                    obj = obj.detach()
+            return obj
+        out = obj.to(dtype) if wrong_dtype else obj.clone()
+        if requires_grad is False and out.requires_grad:
+            out = out.detach()
+        elif requires_grad and not out.requires_grad:
+            out.requires_grad_(True)
+        return out
+    if copy is False:
+        if isinstance(obj, xp.generic):
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. ")
+        if not isinstance(obj, xp.ndarray):
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        if dtype is not None and obj.dtype != _dtype.to_np(dtype):
+            names = _dtype.SCALAR_TYPE_NAMES
+            raise ValueError(f"can't alias tensor with dtype '{names[_dtype.from_np(obj.dtype).name]}' into dtype "
+                             f"'{names[dtype.name]}'.")
+    out = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def from_numpy(array) -> Tensor:
     """A tensor sharing memory with a NumPy array."""
     if not isinstance(array, xp.ndarray):
@@ -486,9 +537,15 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
 
 
 @_allocating
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniform on [low, high): PyTorch's numbers for the same seed."""
+    """Integers uniform on [low, high): PyTorch's numbers for the same seed. ``low`` defaults to 0, given as
+    ``randint(high, size)`` or ``randint(high=..., size=...)``."""
+    if low is None:  # (PyTorch's randint(high, size) overload, spelt with keywords)
+        if high is None or size is None:
+            raise TypeError("randint() received an invalid combination of arguments: it takes (high, size) or "
+                            "(low, high, size)")
+        low = 0
     if size is None:  # randint(high, size)
         if high is None:
             raise TypeError("randint() missing required argument 'size'")

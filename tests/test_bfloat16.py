@@ -331,3 +331,55 @@ def test_layer_norm_bfloat16_accumulation_kernel_matches_reference():
         for row in terms:
             ref = (ref.astype(np.float32) + row).astype(ref.dtype)
     np.testing.assert_array_equal(acc, ref.astype(np.float32))
+
+
+NUMBER_OPS = {
+    "mul": lambda x: x * 2.0315, "rmul": lambda x: -4.775 * x, "div": lambda x: x / 3.3, "rdiv": lambda x: 3.3 / x,
+    "mul_int": lambda x: x * 3, "mul_method": lambda x: x.mul(0.1), "mul_": lambda x: x.clone().mul_(3.4445),
+    "div_": lambda x: x.clone().div_(0.7), "imul": lambda x: _imul(x.clone(), 1 / 3),
+    "add": lambda x: x + 0.1234, "rsub": lambda x: 0.1234 - x,  # (these round the number first, as NumPy does)
+    # a + alpha * b: alpha rounded to the dtype, one fused multiply-add
+    "add_alpha": lambda x: x.add(x * 0.7, alpha=0.3), "sub_alpha": lambda x: x.sub(x * 0.7, alpha=2.3),
+    "add__alpha": lambda x: x.clone().add_(x * 0.7, alpha=-0.3), "sub__alpha": lambda x: x.clone().sub_(x, alpha=0.1),
+}
+
+
+def _imul(x, c):
+    x *= c
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", list(NUMBER_OPS))
+def test_products_and_quotients_with_a_python_number_compute_in_float32_bit_exact(op, dtype):
+    # PyTorch's mul and div kernels take the number as a float32 (x * 2.0315 is not x * 2.03125), round once
+    data = np.random.default_rng(0).standard_normal(4096).astype(np.float32)
+    outs = []
+    for m in (ember, torch):
+        x = m.tensor(data).to(getattr(m, dtype)).requires_grad_()
+        y = NUMBER_OPS[op](x)
+        (y * m.linspace(-1, 1, 4096, dtype=getattr(m, dtype))).sum().backward()
+        outs.append((y.detach().float().numpy(), x.grad.float().numpy()))
+    (ey, eg), (ty, tg) = outs
+    np.testing.assert_array_equal(ey, ty)
+    np.testing.assert_array_equal(eg, tg)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+def test_a_float32_tensor_updated_in_place_by_alpha_times_a_half_one_computes_in_float32(op, dtype):
+    # an optimizer's p.add_(update, alpha=-lr) with a bfloat16 update (Muon's): alpha * update is not rounded to
+    # the half precision first; it is a float32 product (PyTorch fuses it with the sum, ember rounds it: within
+    # half a unit of the product's last place)
+    data = np.random.default_rng(1).standard_normal((2, 2048)).astype(np.float32)
+    outs = []
+    for m in (ember, torch):
+        p = m.tensor(data[0])
+        update = m.tensor(data[1]).to(getattr(m, dtype))
+        getattr(p, op)(update, alpha=-0.02)
+        outs.append(p.numpy())
+    product = torch.tensor(data[1]).to(getattr(torch, dtype)).float().numpy() * np.float32(0.02)
+    assert (np.abs(outs[0] - outs[1]) <= np.spacing(np.abs(product)) / 2 + np.spacing(np.abs(outs[1]))).all()
+    half_product = torch.tensor(data[1]).to(getattr(torch, dtype)).mul(0.02).float().numpy()  # (the old bug's)
+    rounded_to_half_first = data[0] - half_product if op == "add_" else data[0] + half_product
+    assert np.abs(outs[0] - outs[1]).sum() < np.abs(rounded_to_half_first - outs[1]).sum()

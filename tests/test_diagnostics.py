@@ -5,6 +5,7 @@ PyTorch is silent in all of these cases; the tests check that the mistake really
 torch (the update differs from the correct loop's) where that is not obvious.
 """
 
+import gc
 import os
 import subprocess
 import sys
@@ -648,3 +649,20 @@ def test_per_module_optimizers_forgetting_one_zero_grad_warns_for_that_one():
             first.step()
             second.step()
     assert len(w.messages) == 1 and "2.weight" in w.messages[0] and "0.weight" not in w.messages[0]
+
+
+@pytest.mark.parametrize("table", ["_records", "_parents"])
+def test_a_parameter_freed_after_interpreter_exit_cleared_the_registry_is_no_error(monkeypatch, table):
+    # At exit Python sets a module's globals to None before freeing what other modules still hold
+    # (a script's model, kept alive through its module by a library such as dill); PyTorch prints nothing then.
+    from ember.diagnostics import registry
+    model = nn.Sequential(nn.Linear(2, 2))
+    for p in model.parameters():
+        registry.record(p)
+    registry.set_parent(model[0], model, "0")
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    monkeypatch.setattr(registry, table, None)
+    del model, p
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []

@@ -115,3 +115,19 @@ def test_requires_grad_follows_the_base_and_its_changes_are_pytorchs_error(case)
             seen.append([f is None for f, _ in y.grad_fn.next_functions])
         got.append(seen)
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("grad_mode", [False, True])
+def test_a_view_of_a_tensor_without_grad_made_to_require_grad_is_an_ordinary_leaf(grad_mode):
+    # torchdiffeq hands its function views of a flat state made under no_grad; flow_matching's likelihood calls
+    # xt.requires_grad_() on one, then autograd.grad w.r.t. it
+    got = []
+    for m in (ember, torch):
+        with m.set_grad_enabled(grad_mode):
+            y = m.arange(10.0)
+            xt = y[0:6].view(2, 3)
+        xt.requires_grad_()
+        g, = m.autograd.grad((xt ** 2).sum(), xt)
+        (xt ** 3).sum().backward()
+        got.append((xt.is_leaf, g.tolist(), xt.grad.tolist(), y.requires_grad, y.grad))
+    assert got[0] == got[1]

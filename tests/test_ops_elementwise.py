@@ -551,3 +551,21 @@ def test_shift_by_a_python_or_numpy_scalar_as_pytorch(count, spelling):
         except NotImplementedError as err:
             outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_"])
+@pytest.mark.parametrize("n", [4099, 33])
+def test_float32_add_and_sub_with_alpha_within_a_rounding_of_pytorchs_fused_multiply_add(op, n):
+    # PyTorch's kernel computes a + alpha * b as one fused multiply-add (rounded once); ember rounds the product,
+    # then the sum, in float32 (documented: emulating the fused operation costs NumPy several passes)
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal((2, n)).astype(np.float32)
+    e = getattr(ember.tensor(a), op)(ember.tensor(b), alpha=0.3).numpy()
+    t = getattr(torch.tensor(a), op)(torch.tensor(b), alpha=0.3).numpy()
+    sign = 1 if op.startswith("add") else -1
+    product = b * np.float32(sign * 0.3)
+    np.testing.assert_array_equal(e, a + product)
+    assert e.dtype == np.float32
+    # the product's rounding, then the sum's: at most half a unit of the product's last place more than PyTorch's
+    assert (np.abs(e - t) <= np.spacing(np.abs(product)) / 2 + np.spacing(np.abs(t))).all()
+    assert (e != t).any()  # (the difference is real: the bound above is what keeps it small)

@@ -431,3 +431,22 @@ def test_logaddexp_of_complex_tensors_as_pytorch(dtype):
 def test_logaddexp_complex_gradients_as_pytorch():
     check(lambda m, a, b: m.logaddexp(a * (1 + 0.5j), b * (0.3 - 1j)).abs(), [(3, 4), (3, 4)], dtype=np.float64,
           atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("weight", [0.3, 0.9, 0.05, -0.7, 0.999])
+def test_lerp_with_a_number_weight_is_pytorchs_bits(weight, dtype):
+    # PyTorch: start + w * (end - start) for |w| < 0.5, end + (w - 1) * (end - start) otherwise, each one fused
+    # multiply-add, half and bfloat16 in float32 (EMA and Adam-style updates lerp_ their buffers so)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 4099)).astype(np.float32)
+    outs = []
+    for m in (ember, torch):
+        dt = getattr(m, dtype)
+        x, y = m.tensor(a).to(dt).requires_grad_(), m.tensor(b).to(dt).requires_grad_()
+        out = x.lerp(y, weight)
+        out.sum().backward()
+        in_place = m.tensor(a).to(dt).lerp_(m.tensor(b).to(dt), weight)
+        outs.append([t.detach().float().numpy() for t in (out, in_place, x.grad, y.grad)])
+    for e, t in zip(*outs):
+        np.testing.assert_array_equal(e, t)

@@ -379,6 +379,20 @@ def test_randint_size_as_an_int_is_pytorchs_typeerror(args):
     assert ember.randint(10, (5,)).shape == ember.randint(0, 10, [5]).shape == (5,)
 
 
+def test_randint_high_and_size_as_keywords_draw_pytorchs_numbers():
+    # flow_matching's tests call randint(high=2, size=(5,), dtype=float64): low is 0, as randint(2, (5,))
+    same(lambda m: (m.randint(high=2, size=(5,), dtype=m.float64), m.randint(7, size=(3, 2)),
+                    m.randint(high=9, size=[4])))
+
+
+@pytest.mark.parametrize("kwargs", [{"size": (2,)}, {"high": 3}])
+def test_randint_without_high_or_size_is_pytorchs_typeerror(kwargs):
+    with pytest.raises(TypeError):
+        torch.randint(**kwargs)
+    with pytest.raises(TypeError):
+        ember.randint(**kwargs)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_bernoulli_of_a_strided_input_draws_its_contiguous_copy(dtype, compiled):
     # PyTorch's functional bernoulli writes a new contiguous tensor in C order, whatever the input's strides

@@ -30,7 +30,9 @@ class Record:
 
     def __init__(self, param) -> None:
         key = id(param)
-        self.ref = weakref.ref(param, lambda _, key=key: _records.pop(key, None))
+        # (the callback holds the dict itself: a parameter freed at interpreter exit, after this module's globals
+        # were cleared to None, would otherwise print an ignored AttributeError)
+        self.ref = weakref.ref(param, lambda _, key=key, records=_records: records.pop(key, None))
         self.owner = None
         self.attr = ""
         self.reset()
@@ -69,7 +71,8 @@ def all_records():
 
 def set_parent(child, parent, attr: str) -> None:
     key = id(child)
-    _parents[key] = (weakref.ref(child, lambda _, key=key: _parents.pop(key, None)), weakref.ref(parent), attr)
+    _parents[key] = (weakref.ref(child, lambda _, key=key, parents=_parents: parents.pop(key, None)),
+                     weakref.ref(parent), attr)
 
 
 def parent_of(module) -> tuple | None:

@@ -12,7 +12,6 @@ value notices.
 
 from __future__ import annotations
 
-import operator
 from types import EllipsisType
 
 from .. import _random_draws as draws
@@ -96,28 +95,47 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
-        if (ufunc is xp.multiply or ufunc is xp.true_divide) and ew.half_with_number(x._data, o):  # (in float32)
-            x._data[...] = ew.with_number(operator.mul if ufunc is xp.multiply else operator.truediv, x._data, o)
-        else:
-            ufunc(x._data, o, out=x._data, casting="unsafe")
+        ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
 
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1:
+        if ew.fused_alpha(x, other, alpha):
+            return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         other = other * alpha
     return _binary_inplace(x, other, xp.add, ew.add)
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1:
+        if ew.fused_alpha(x, other, alpha):
+            return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
         other = other * alpha
     return _binary_inplace(x, other, xp.subtract, ew.sub)
 
 
+def _scaled_by(alpha):
+    """``a + alpha * o`` into ``out``, computed as PyTorch's add kernel does (``ew.add_scaled``)."""
+    def apply(a, o, out, casting):
+        return ew.add_scaled(a, o, alpha, out)
+    return apply
+
+
+def _number_in_float32(ufunc):
+    """``ufunc`` into ``out``, computing a half or bfloat16 array with a Python number as PyTorch's mul and div
+    kernels do (``ew.with_number``)."""
+    def apply(a, o, out, casting):
+        if not ew.number_in_float32(a, o):
+            return ufunc(a, o, out=out, casting=casting)
+        out[...] = ew.with_number(ufunc, a, o)
+        return out
+    return apply
+
+
 def mul_(x: Tensor, other) -> Tensor:
-    return _binary_inplace(x, other, xp.multiply, ew.mul)
+    return _binary_inplace(x, other, _number_in_float32(xp.multiply), ew.mul)
 
 
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
@@ -125,7 +143,7 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
         return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
     if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
-    return _binary_inplace(x, other, xp.true_divide, ew.div)
+    return _binary_inplace(x, other, _number_in_float32(xp.true_divide), ew.div)
 
 
 def pow_(x: Tensor, other) -> Tensor:

@@ -10,6 +10,7 @@ than a ufunc); ``erfinv`` refines an approximation with Newton steps.
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import _dtype
 from .._backend import xp
@@ -30,6 +31,7 @@ from .elementwise import (
     require_tensor,
     result_dtype,
     sub,
+    with_number,
 )
 from .erf import erf_into, erfc_into
 from .unary import _unary, clamp
@@ -373,13 +375,38 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
                                          kernel)
     if kernel != input.dtype:  # (integer operands: computed in the weight's type, not wrapped or refused first)
         input, end = cast(input, kernel), cast(end, kernel)
-    out = add(input, mul(weight, sub(end, input)))
     if not isinstance(weight, Tensor):
-        return out
+        if input.is_complex() or isinstance(weight, complex):
+            return add(input, mul(weight, sub(end, input)))
+        return LerpByNumber.apply(input, end, weight=float(weight))
+    out = add(input, mul(weight, sub(end, input)))
     # PyTorch's formula saves a tensor weight, read by the gradients of input and end, and for the weight's own
     # gradient (end - input) input and end: here they reach it as their difference
     return version_checked(out, weight, *((input, end) if weight._requires_grad else ()))
 
+
+
+@torch_named("LerpBackward0")
+class LerpByNumber(Node):
+    """``lerp`` with a number weight, PyTorch's CPU kernel to its bits: ``start + w * (end - start)`` for |w| < 0.5,
+    ``end + (w - 1) * (end - start)`` otherwise, each a fused multiply-add rounded once (emulated in float64; a
+    float64 result rounds twice), half and bfloat16 computed in float32, w a float32 for those and float32.
+    Gradients ``grad * (1 - w)`` and ``grad * w``, as PyTorch's formula."""
+    diagonal_jacobian = True
+
+    def forward(self, x, y, weight):
+        self.weight = weight
+        if x.dtype == xp.float64:
+            return x + weight * (y - x) if abs(weight) < 0.5 else y + (weight - 1) * (y - x)
+        w = float(xp.float32(weight))
+        wide_x, wide_y = x.astype(xp.float64), y.astype(xp.float64)
+        diff = (wide_y - wide_x).astype(xp.float32).astype(xp.float64)
+        out = wide_x + w * diff if abs(w) < 0.5 else wide_y + float(xp.float32(w - 1)) * diff  # (w - 1: a float32)
+        return out.astype(xp.float32).astype(x.dtype)
+
+    def backward(self, g):
+        w = self.weight
+        return with_number(operator.mul, g, 1 - w), with_number(operator.mul, g, w)
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
