@@ -267,7 +267,9 @@ class Reciprocal(Node):
 
     def backward(self, g):
         out = conj_if_complex(self.saved[0])
-        return (-g * out * out,)
+        # PyTorch's -grad * (result * result).conj(): under create_graph the square is the one product that reads
+        # the result, so d(grad)/d(grad_output) reads the square, not the result (no version check of it)
+        return (-g * (out * out),)
 
 
 @torch_named("ClampBackward1")
