@@ -173,8 +173,9 @@ TARGETS = {
                                             "tests/test_serialization_modules.py"],
     # (the straggler test reads each step's time from the lockstep table the reducer fills)
     # (test_on_ranks.py runs tests/ranks/rank_ddp_vs_torch.py: DDP against PyTorch's on the same ranks)
-    "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_on_ranks.py",
-                                     "tests/test_distributed_straggler.py", "tests/test_reducer_waits_and_hooks.py"],
+    # (the in-process files before the rank runs, which take minutes)
+    "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_reducer_waits_and_hooks.py",
+                                     "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
     # (first, on one process: a one-rank DDP reads a one-row table, which no rank test's table is)
     "ember/distributed/lockstep.py": ["tests/test_reducer_interface.py", "tests/test_lockstep.py",
                                       # (the table's rows in one process, without MPI)
