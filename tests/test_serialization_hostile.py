@@ -295,6 +295,13 @@ CRAFTED = {
     "two objects at STOP": (b"\x80\x02K\x01K\x02.", "stack not empty at STOP"),
     "a MARK left open at STOP": (b"\x80\x02(K\x01.", "stack not empty at STOP"),
     "nothing at STOP": (b"\x80\x02.", "stack not empty at STOP"),
+    # an opcode that adds to the container on top of the stack, with no container there or one of another kind
+    "APPEND onto a number": (b"\x80\x02K\x01K\x02a.", r"malformed \(expected a <class 'list'>\)"),
+    "APPEND onto an empty stack": (b"\x80\x02K\x01a.", r"malformed \(expected a <class 'list'>\)"),
+    "APPENDS onto a dict": (b"\x80\x02}(K\x01e.", r"malformed \(expected a <class 'list'>\)"),
+    "SETITEM into a list": (b"\x80\x02]K\x01K\x02s.", r"malformed \(expected a <class 'dict'>\)"),
+    "SETITEMS into nothing": (b"\x80\x02(K\x01K\x02u.", r"malformed \(expected a <class 'dict'>\)"),
+    "ADDITEMS into a list": (b"\x80\x04](K\x01\x90.", r"malformed \(expected a <class 'set'>\)"),
 }
 
 
