@@ -83,7 +83,9 @@ _LENT_SLOT = ("tests/test_grad_store.py::"
 TARGETS = {
     "ember/autograd/engine.py": ["tests/test_autograd.py", _HALF, "tests/test_nn_module_backward_hooks.py",
                                  "tests/test_diagnostics_report.py", "tests/test_autograd_pruning.py",
-                                 "tests/test_node_prehooks.py"],
+                                 "tests/test_node_prehooks.py",
+                                 # (nodes reached without a gradient: their hooks run with None, as PyTorch's)
+                                 "tests/test_hooks_without_gradient.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE, _LENT_SLOT,
@@ -113,7 +115,9 @@ TARGETS = {
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
-                               "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch"],
+                               "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
+                               # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)
+                               "tests/test_linalg_vector_norm_node.py"],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
@@ -123,14 +127,16 @@ TARGETS = {
                             # (each matmul's node by the operands' dims: PyTorch's names, MmBackward0 ...)
                             "tests/test_grad_fn_names.py::test_common_op_node_names_are_pytorchs"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
-                              "tests/test_warnings_match.py"],
+                              "tests/test_warnings_match.py",
+                              # (operands of two dtypes: each loss's result dtype, values and gradients)
+                              "tests/test_nn_loss_dtypes.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
                               "tests/test_norm_edge_shapes.py", _COMPILED_PATHS % "batch_norm",
-                              _COMPILED_PATHS % "row_norms"],
+                              _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
@@ -167,10 +173,13 @@ TARGETS = {
                                             "tests/test_serialization_modules.py"],
     # (the straggler test reads each step's time from the lockstep table the reducer fills)
     # (test_on_ranks.py runs tests/ranks/rank_ddp_vs_torch.py: DDP against PyTorch's on the same ranks)
-    "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_on_ranks.py",
-                                     "tests/test_distributed_straggler.py", "tests/test_reducer_waits_and_hooks.py"],
+    # (the in-process files before the rank runs, which take minutes)
+    "ember/distributed/reducer.py": ["tests/test_reducer_interface.py", "tests/test_reducer_waits_and_hooks.py",
+                                     "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
     # (first, on one process: a one-rank DDP reads a one-row table, which no rank test's table is)
     "ember/distributed/lockstep.py": ["tests/test_reducer_interface.py", "tests/test_lockstep.py",
+                                      # (the table's rows in one process, without MPI)
+                                      "tests/test_lockstep_rows.py",
                                       "tests/test_on_ranks.py", "tests/test_distributed_straggler.py"],
 }
 

@@ -1033,3 +1033,12 @@ def test_gradients_of_broadcast_operands_are_summed_to_their_shapes_as_pytorchs(
                 grads.append((ta.grad, tb.grad))
             for ours, theirs in zip(*grads):
                 assert_close(ours, theirs, atol=1e-12, rtol=1e-12, msg=f"{sa} * {sb}")
+
+
+def test_an_op_on_an_empty_broadcast_view_gives_pytorchs_contiguous_strides():
+    """An empty result whose array NumPy gives all-zero strides (an op on an expanded empty view) has PyTorch's
+    contiguous strides, as every recorded op's result does."""
+    for make in (lambda m: m.tensor(1.0, requires_grad=True).expand(0, 3) * 1,
+                 lambda m: m.ones(1, 3, requires_grad=True).expand(0, 3).exp()):
+        e, t = make(ember), make(torch)
+        assert (tuple(e.shape), e.stride()) == (tuple(t.shape), t.stride()) == ((0, 3), (3, 1))

@@ -371,6 +371,8 @@ def test_second_order_of_inputs_sharing_an_array(name, hooks):
     ("result_type, recorded first", lambda a, p: np.result_type(a, p.astype(np.int64))),
     ("shape of each", lambda a, p: np.shape(a) + np.shape(p)),
     ("ndim, size", lambda a, p: (np.ndim(a), np.size(a), np.ndim(p), np.size(p))),
+    ("isrealobj, iscomplexobj", lambda a, p: (np.isrealobj(a), np.iscomplexobj(a), np.isrealobj(p * 1j),
+                                              np.iscomplexobj(p * 1j), np.isrealobj(a * 1j), np.iscomplexobj(a * 1j))),
     ("concatenate", lambda a, p: np.concatenate([p, a], axis=0)),
     ("stack", lambda a, p: np.stack([a, p], axis=1)),
     ("where, plain branch", lambda a, p: np.where(p > 2, a, p)),

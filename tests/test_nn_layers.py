@@ -374,6 +374,8 @@ ACTIVATIONS = [
     ("LogSoftmax", {"dim": -1}), ("ELU", {}), ("ELU", {"alpha": 0.5}), ("Softplus", {}),
     ("Softplus", {"beta": 2.0, "threshold": 1.0}), ("Hardtanh", {}), ("Hardtanh", {"min_val": -0.5, "max_val": 2.0}),
     ("ReLU6", {}), ("LogSigmoid", {}), ("Identity", {}),
+    # (PyTorch's ELU kernel with inner = 1 / alpha: the derivative's alpha * inner cancels only for alpha 1)
+    ("CELU", {"alpha": 2.0}), ("CELU", {"alpha": 0.5}), ("SELU", {}),
 ]
 
 

@@ -362,6 +362,11 @@ def test_losses_are_one_node():
     x = ember.randn(4, 3, requires_grad=True)
     assert type(nn.functional.cross_entropy(x, ember.tensor([0, 1, 2, 0])).grad_fn).__name__ == "CrossEntropy"
     assert type(nn.functional.mse_loss(x, ember.zeros(4, 3)).grad_fn).__name__ == "MseLossBackward0"
+    # an (N, C) input reaches the loss's node as it is: no reshape or permute node between (only (C,) and
+    # (N, C, d1, ...) inputs are folded into rows first)
+    for loss in (nn.functional.cross_entropy(x, ember.tensor([0, 1, 2, 0])),
+                 nn.functional.cross_entropy(x, ember.rand(4, 3)), nn.functional.nll_loss(x, ember.tensor([2, 1, 0, 0]))):
+        assert loss.grad_fn.next_functions[0][0].variable is x, type(loss.grad_fn).__name__
 
 
 def test_one_hot():

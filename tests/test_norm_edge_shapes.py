@@ -76,3 +76,28 @@ def test_group_norm_of_one_value_per_group_refused_with_pytorchs_message(shape, 
             _f(m).group_norm(m.ones(shape), groups)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_of_an_empty_batch_is_pytorchs_affine_graph(training, bias):
+    """An empty batch's batch_norm is ``input * weight (+ bias)``, as PyTorch builds it: the same node
+    (MulBackward0, AddBackward0 with a bias), zero gradients for weight and bias, and, as a product saves only
+    the input for the weight's gradient, no error when the weight changes in place before backward."""
+    names, grads = [], []
+    for m in (ember, torch):
+        x = m.zeros(0, 3, 2, dtype=m.float64)
+        w = m.tensor([1.5, -2.0, 0.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.5, 0.25, -1.0], dtype=m.float64, requires_grad=True) if bias else None
+        stats = (None, None) if training else (m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64))
+        out = _f(m).batch_norm(x, *stats, w, b, training=training)
+        names.append((type(out.grad_fn).__name__, [type(f).__name__ for f, _ in out.grad_fn.next_functions[:1]]))
+        with m.no_grad():
+            w.mul_(2.0)
+        out.sum().backward()
+        grads.append((w.grad, b.grad if bias else None))
+    assert names[0] == names[1]
+    for e, t in zip(*grads):
+        assert (e is None) == (t is None)
+        if t is not None:
+            assert_close(e, t, atol=0, rtol=0)

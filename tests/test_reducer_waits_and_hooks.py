@@ -5,6 +5,7 @@ tests/ranks/rank_ddp_vs_torch.py."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -163,3 +164,46 @@ def test_a_gradient_made_final_twice_in_one_backward_is_pytorchs_error():
         else:
             loss.backward()
             assert all(all(r) for r in ddp.reducer._ready)
+
+
+class SlowTwins(Twins):
+    """Twins whose bucket all-reduces take ``seconds`` to wait for (another rank arriving late)."""
+
+    def __init__(self, seconds: float):
+        super().__init__()
+        self.seconds = seconds
+
+    def iallreduce_(self, array, op):
+        work = super().iallreduce_(array, op)
+        if array.ndim == 2 or array.dtype == np.int32:  # (the lockstep table, the used counts: at once)
+            return work
+
+        def wait():
+            time.sleep(self.seconds)
+            work.wait()
+
+        return SimpleNamespace(is_completed=lambda: False, wait=wait)
+
+
+def test_each_bucket_is_traced_and_the_wait_rides_in_the_next_backwards_lockstep_row():
+    """Under a trace recording every bucket's launch is spanned in bucket order (its gradients gathered and
+    scaled, its non-finite scan, the start of its all-reduce, then the all-reduce to its wait), and the backward's
+    wait for its all-reduces is one span; that wait, in microseconds, is stamped into the next backward's lockstep
+    row, the straggler monitor's input (a wait of at least 20 ms per bucket: at least 20,000)."""
+    from ember.diagnostics import trace
+
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(32, 32), ember.nn.Linear(32, 32), ember.nn.Linear(32, 1))
+    ddp = EmberDDP(model, SlowTwins(0.02), bucket_cap_mb=0.005)
+    n = len(ddp.reducer.buckets)
+    assert n >= 2
+    with trace.record() as tr:
+        ddp(ember.ones(2, 32)).sum().backward()
+    for name in ("scale", "non-finite scan", "start all-reduce", "all-reduce"):
+        assert [e["args"]["bucket"] for e in tr.spans("ddp", name)] == list(range(n)), name
+    (waited,) = tr.spans("ddp", "wait all-reduces")
+    assert waited["dur"] >= 0.02e6 * n
+    assert ddp.reducer.table[0][4] == 0  # (the first backward's row: no wait before it)
+    model.zero_grad()
+    ddp(ember.ones(2, 32)).sum().backward()
+    assert 0.02e6 * n <= ddp.reducer.table[0][4] <= waited["dur"] + 1  # (the traced wait, measured inside its span)

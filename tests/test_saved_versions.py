@@ -454,3 +454,56 @@ def test_a_linear_weight_stepped_before_backward_is_named_as_pytorchs_transpose(
             y.backward()
         messages.append(str(err.value))
     assert messages[1] == messages[0]
+
+
+def _run_inplace_then_double_backward(m, op, then):
+    leaf = m.tensor(X, dtype=m.float64, requires_grad=True)
+    v = m.linspace(0.5, 2.0, 12, dtype=m.float64).reshape(4, 3).requires_grad_()
+    y = op(leaf * 1)
+    (g,) = m.autograd.grad(y, leaf, grad_outputs=v, create_graph=True)
+    if then == "mul_":
+        with m.no_grad():
+            y.mul_(2.0)
+    elif then == "mul_recorded":
+        y.mul_(2.0)
+    try:
+        (gv,) = m.autograd.grad(g.sum(), v)
+    except RuntimeError as err:
+        return str(err), None
+    return None, [gv, None]
+
+
+@pytest.mark.parametrize("then", ["mul_", "mul_recorded", "no_change"])
+@pytest.mark.parametrize("name", ["exp_", "sigmoid_", "sqrt_", "reciprocal_"])
+def test_an_inplace_result_changed_between_a_create_graph_backward_and_the_next(name, then):
+    """``y = x.op_()``, a gradient taken with create_graph, then ``y`` changed in place: the gradient's own graph
+    read ``y`` (as ``v * f'(y)``), so differentiating the gradient by ``v`` is PyTorch's error where its formula
+    saved ``y`` itself (exp, sigmoid, sqrt) and runs where it saved a product of it (reciprocal's
+    ``-grad * (y * y)``). The recorded copy of ``y`` carries ``y``'s version counter, not the counter of the
+    result ``op_`` wrote into ``y``, which nothing changes."""
+    _compare(_run_inplace_then_double_backward(ember, INPLACE[name], then),
+             _run_inplace_then_double_backward(torch, INPLACE[name], then))
+
+
+def test_an_input_changed_before_a_create_graph_rerun_is_refused_naming_the_node_and_versions():
+    """cross_entropy's node runs its forward again under create_graph (its formula reads the log-softmax, not an
+    output of the op), on its input as it is then: changed in place twice since, that is refused, naming the node
+    and the versions, rather than differentiating the new values. (A difference: PyTorch saved log_softmax's
+    output and differentiates the old values.) The first-order gradient, read from the saved rows, is PyTorch's."""
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=m.float64, requires_grad=True)
+        h = x * 1.0
+        y = m.nn.functional.cross_entropy(h, m.tensor([0, 1, 2, 1]))
+        with m.no_grad():
+            h.mul_(2.0)
+            h.add_(1.0)
+        if m is ember:
+            with pytest.raises(RuntimeError) as err:
+                m.autograd.grad(y, x, create_graph=True)
+            assert str(err.value) == (
+                "one of the variables needed for gradient computation has been modified by an inplace operation: an "
+                "input of NllLossBackward0 (whose forward runs again under create_graph) is at version 2; expected "
+                "version 0 instead. Hint: clone the tensor before changing it in place.")
+        grads.append(m.autograd.grad(y, x)[0])
+    assert_close(grads[0], grads[1], atol=1e-12, rtol=1e-12)

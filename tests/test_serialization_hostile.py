@@ -185,6 +185,23 @@ def test_the_bound_is_exact_at_its_edge(monkeypatch):
     refused(data, "more memory than")
 
 
+def test_a_memo_numbered_as_picklers_number_it_is_charged_a_pointer_per_entry(monkeypatch):
+    """Memo entries 0, 1, 2, ... (how every pickler numbers them) are held in a list, a pointer each; any other
+    numbering (legal) in a dict, each entry charged as one. The same list of empty lists memoized both ways loads
+    alike, the dense numbering charged exactly that much less."""
+    from ember.serialization import _pickle_bounds, _torch_unpickle
+
+    n = 1000
+    spent, totals = {}, []
+    charge = _pickle_bounds.Bounds.charge
+    monkeypatch.setattr(_pickle_bounds.Bounds, "charge", lambda self, k: (charge(self, k), totals.append(self.spent)))
+    for name, first in (("dense", 0), ("sparse", 10**6)):
+        pkl = b"\x80\x02](" + b"".join(b"]r" + struct.pack("<I", first + i) for i in range(n)) + b"e."
+        assert ember.load(io.BytesIO(torch_file(pkl))) == [[] for _ in range(n)]
+        spent[name] = totals[-1]
+    assert spent["sparse"] - spent["dense"] == n * (_torch_unpickle._SPARSE_MEMO_ENTRY - _pickle_bounds.POINTER)
+
+
 # ------------------------------------------------------------------------------------ internal objects
 @pytest.mark.parametrize("pkl", [
     b"\x80\x02ctorch\nFloatStorage\n.",  # a bare allowed global
@@ -278,6 +295,13 @@ CRAFTED = {
     "two objects at STOP": (b"\x80\x02K\x01K\x02.", "stack not empty at STOP"),
     "a MARK left open at STOP": (b"\x80\x02(K\x01.", "stack not empty at STOP"),
     "nothing at STOP": (b"\x80\x02.", "stack not empty at STOP"),
+    # an opcode that adds to the container on top of the stack, with no container there or one of another kind
+    "APPEND onto a number": (b"\x80\x02K\x01K\x02a.", r"malformed \(expected a <class 'list'>\)"),
+    "APPEND onto an empty stack": (b"\x80\x02K\x01a.", r"malformed \(expected a <class 'list'>\)"),
+    "APPENDS onto a dict": (b"\x80\x02}(K\x01e.", r"malformed \(expected a <class 'list'>\)"),
+    "SETITEM into a list": (b"\x80\x02]K\x01K\x02s.", r"malformed \(expected a <class 'dict'>\)"),
+    "SETITEMS into nothing": (b"\x80\x02(K\x01K\x02u.", r"malformed \(expected a <class 'dict'>\)"),
+    "ADDITEMS into a list": (b"\x80\x04](K\x01\x90.", r"malformed \(expected a <class 'set'>\)"),
 }
 
 
