@@ -14,7 +14,9 @@ are meta tensors unless given another device (the default device does not decide
 moves a module there.
 
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
-graph runs each op).
+graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
+``sort``/``topk``/``kthvalue``/...); an op whose result's shape depends on values (``nonzero``, ``one_hot``
+without ``num_classes``) is PyTorch's error.
 
 Differences from PyTorch: such an op still computes, on the placeholder broadcast to its inputs' shapes, and
 only then drops its values (PyTorch computes only the result's shape and dtype), so it takes the time and, while

@@ -549,7 +549,7 @@ bitwise_left_shift, bitwise_right_shift = _shift(xp.left_shift, "lshift_cpu"), _
 
 
 def logical_not(a: Tensor) -> Tensor:
-    return Tensor._make(xp.logical_not(a._data))
+    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data)))
 
 
 def bitwise_not(a: Tensor) -> Tensor:
@@ -558,32 +558,33 @@ def bitwise_not(a: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------- tests of values
 def isnan(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isnan(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isnan(x._data)))
 
 
 def isinf(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isinf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isinf(x._data)))
 
 
 def isfinite(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isfinite(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data)))
 
 
 def isposinf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isposinf does not support complex inputs.")
-    return Tensor._make(xp.isposinf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data)))
 
 
 def isneginf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isneginf does not support complex inputs.")
-    return Tensor._make(xp.isneginf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data)))
 
 
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
-    return Tensor._make(x._data.imag == 0 if x.is_complex() else xp.ones(x._data.shape, dtype=bool))
+    return Tensor._make(meta_results((x._data,), x._data.imag == 0 if x.is_complex()
+                                     else xp.ones(x._data.shape, dtype=bool)))
 
 
 def float_power(a, b) -> Tensor:
@@ -612,5 +613,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
-    return Tensor._make(xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(meta_results((a._data, b._data),
+                                     xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
