@@ -18,10 +18,13 @@ graph runs each op, and in the ops outside it: the tests of values, ``any``/``al
 ``sort``/``topk``/``kthvalue``/...); an op whose result's shape depends on values (``nonzero``, ``one_hot``
 without ``num_classes``) is PyTorch's error.
 
-Differences from PyTorch: such an op still computes, on the placeholder broadcast to its inputs' shapes, and
-only then drops its values (PyTorch computes only the result's shape and dtype), so it takes the time and, while
-it runs, the memory of the op on real data; an op written outside the graph's nodes may still return a CPU
-tensor of meaningless values.
+A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
+
+Differences from PyTorch: a view of a meta tensor (``t()``, ``expand``, a slice) reports those contiguous strides
+too, where PyTorch's meta tensors keep a view's strides. An op on meta tensors still computes, on the placeholder
+broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the result's shape and
+dtype), so it takes the time and, while it runs, the memory of the op on real data; an op written outside the
+graph's nodes may still return a CPU tensor of meaningless values.
 """
 
 from __future__ import annotations
@@ -54,6 +57,23 @@ def is_meta(array) -> bool:
     while base is not None and base is not _PLACEHOLDER:
         base = getattr(base, "base", None)
     return base is _PLACEHOLDER
+
+
+def contiguous_strides(shape) -> tuple:
+    """The strides, in elements, PyTorch reports for a meta tensor of ``shape``: a new tensor's, row-major (a
+    dimension of size 0 counted as 1). A meta array's own strides are all 0 (``meta_array``)."""
+    strides, step = [], 1
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def as_laid_out(array) -> np.ndarray:
+    """Meta ``array`` as a view with ``contiguous_strides``, for what reads only its layout (its strides, never its
+    elements: they lie beyond the placeholder)."""
+    strides = tuple(s * array.itemsize for s in contiguous_strides(array.shape))
+    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=False)
 
 
 def no_data_error() -> NotImplementedError:

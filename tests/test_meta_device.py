@@ -387,3 +387,16 @@ def test_ops_whose_shape_depends_on_values_are_pytorchs_error_on_meta_tensors(op
     (got, got_text), (want, want_text) = errors
     # (PyTorch's nonzero message goes on to name a torch.fx setting ember has not: its first sentence is kept)
     assert got is want and want_text.startswith(got_text)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4, 1, 5), (2, 0, 3), (), (6,), (2, 3, 4, 5)])
+def test_meta_tensors_report_pytorchs_contiguous_strides(shape):
+    """A new meta tensor (a factory's, an op's, a moved module's) reports PyTorch's row-major strides and is
+    contiguous (in the channels-last formats as PyTorch says); ``contiguous()`` returns it as it is."""
+    seen = []
+    for fw in (ember, torch):
+        x = fw.empty(shape, device="meta")
+        made = (x * 2, fw.nn.Linear(3, 2).to("meta").weight, fw.zeros(shape).to("meta"))
+        seen.append([(t.stride(), t.is_contiguous(), t.is_contiguous(memory_format=fw.channels_last))
+                     for t in (x, *made)] + [x.stride(-1) if shape else None, x.contiguous() is x])
+    assert seen[0] == seen[1]
