@@ -16,7 +16,8 @@ moves a module there.
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
 ``sort``/``topk``/``kthvalue``/...); an op whose result's shape depends on values (``nonzero``, ``one_hot``
-without ``num_classes``) is PyTorch's error.
+without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta tensor with a CPU
+tensor that is not 0-d (``check_operand_devices``).
 
 A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
 
@@ -74,6 +75,19 @@ def as_laid_out(array) -> np.ndarray:
     elements: they lie beyond the placeholder)."""
     strides = tuple(s * array.itemsize for s in contiguous_strides(array.shape))
     return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=False)
+
+
+def check_operand_devices(*arrays) -> None:
+    """PyTorch's error for an elementwise op mixing a meta tensor's ``arrays`` with a CPU tensor's: every operand
+    on the first one's device, where a 0-d CPU tensor counts as a number (``meta + cpu_scalar`` is fine).
+    PyTorch's matmul, in-place ops and copies accept the mix; those do not call this."""
+    if not made[0]:
+        return
+    devices = ["meta" if is_meta(a) else "cpu" for a in arrays]
+    operands = [d for a, d in zip(arrays, devices) if d == "meta" or a.ndim]
+    for d in operands[1:]:
+        if d != operands[0]:
+            raise RuntimeError(f"Tensor on device {d} is not on the expected device {operands[0]}!")
 
 
 def no_data_error() -> NotImplementedError:

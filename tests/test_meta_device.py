@@ -400,3 +400,29 @@ def test_meta_tensors_report_pytorchs_contiguous_strides(shape):
         seen.append([(t.stride(), t.is_contiguous(), t.is_contiguous(memory_format=fw.channels_last))
                      for t in (x, *made)] + [x.stride(-1) if shape else None, x.contiguous() is x])
     assert seen[0] == seen[1]
+
+
+MIXED = {"add": lambda m, c, fw: m + c, "cpu_add": lambda m, c, fw: c + m, "sub": lambda m, c, fw: m - c,
+         "mul": lambda m, c, fw: fw.mul(m, c), "div": lambda m, c, fw: c / m, "pow": lambda m, c, fw: m ** c,
+         "maximum": lambda m, c, fw: fw.maximum(m, c), "atan2": lambda m, c, fw: fw.atan2(m, c),
+         "add_alpha": lambda m, c, fw: fw.add(m, c, alpha=2), "eq": lambda m, c, fw: m == c,
+         "lt": lambda m, c, fw: c < m, "meta_0d": lambda m, c, fw: fw.empty((), device="meta") + c,
+         "and": lambda m, c, fw: m.bool() & c.bool()}
+MIXED_ACCEPTED = {"cpu_0d": lambda m, c, fw: m + fw.tensor(2.0), "matmul": lambda m, c, fw: m[None] @ c[:, None],
+                  "add_": lambda m, c, fw: m.add_(c), "cpu_mul_": lambda m, c, fw: c.clone().mul_(m),
+                  "copy_": lambda m, c, fw: m.copy_(c),
+                  "linear": lambda m, c, fw: fw.nn.functional.linear(m[None], c[None])}
+
+
+@pytest.mark.parametrize("op", MIXED)
+def test_an_elementwise_op_mixing_meta_and_cpu_tensors_is_pytorchs_error(op):
+    assert_same_error(lambda fw: MIXED[op](fw.empty(2, device="meta"), fw.ones(2), fw))
+
+
+@pytest.mark.parametrize("op", MIXED_ACCEPTED)
+def test_what_pytorch_accepts_mixing_meta_and_cpu_tensors(op):
+    seen = []
+    for fw in (ember, torch):
+        r = MIXED_ACCEPTED[op](fw.empty(2, device="meta"), fw.ones(2), fw)
+        seen.append((tuple(r.shape), str(r.dtype).split(".")[-1], r.device.type))
+    assert seen[0] == seen[1]

@@ -13,7 +13,8 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import meta_results
+from .._meta import check_operand_devices, meta_results
+from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error, torch_named
 
@@ -39,6 +40,8 @@ def promote(a, b):
     cast) and NumPy scalars became Python scalars (so they stay "weak").
     """
     if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if _meta_made[0]:  # (a meta tensor with a CPU one: PyTorch's error)
+            check_operand_devices(a._data, b._data)
         if a._data.dtype == b._data.dtype:
             return a, b
         target = result_dtype(a, b)
@@ -327,8 +330,9 @@ class Minimum(Node):
 def add(a, b, *, alpha=1):
     if alpha != 1:
         b = _scaled(b, alpha)
-    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case)
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case),
+    # unless there are meta tensors (promote checks the devices)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = promote(a, b)
     return Add.apply(a, b)
 
@@ -356,7 +360,7 @@ def sub(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = promote(a, b)  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
