@@ -11,7 +11,8 @@ A random fill of a meta tensor (``uniform_``, ``normal_``, the ``nn.init`` schem
 ``device("meta")``) and a random factory on the meta device (``randn``, ``rand_like``, ...) draw nothing, as
 PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta tensor's ``new_*`` and ``*_like`` tensors
 are meta tensors unless given another device (the default device does not decide them), and ``Module.to("meta")``
-moves a module there.
+moves a module there (as ``to_empty``, across devices: new parameters and buffers, as PyTorch's; the old ones
+keep their data, and tied weights come apart).
 
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of

@@ -426,3 +426,36 @@ def test_what_pytorch_accepts_mixing_meta_and_cpu_tensors(op):
         r = MIXED_ACCEPTED[op](fw.empty(2, device="meta"), fw.ones(2), fw)
         seen.append((tuple(r.shape), str(r.dtype).split(".")[-1], r.device.type))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("move", ["to_meta", "to_empty_meta", "to_empty_cpu", "meta_to_meta", "meta_to_float64"])
+def test_moving_a_module_between_devices_makes_new_parameters_as_pytorch(move):
+    """Across devices (the CPU and the meta device) PyTorch's ``_apply`` makes new parameters and buffers: the old
+    ones keep their data (an optimizer still holds them) and tied weights come apart; on one device it converts in
+    place."""
+    def fn(fw):
+        class Tied(fw.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b, self.bn = fw.nn.Linear(2, 2), fw.nn.Linear(2, 2), fw.nn.BatchNorm1d(2)
+                self.b.weight = self.a.weight
+
+        on_meta = move.startswith("meta") or move == "to_empty_cpu"
+        with fw.device("meta" if on_meta else "cpu"):
+            net = Tied()
+        net.a.weight.grad = fw.ones(2, 2, device="meta" if on_meta else "cpu")
+        net.bn.weight.requires_grad_(False)
+        old = dict(net.named_parameters(remove_duplicate=False), **dict(net.named_buffers()))
+        opt = fw.optim.SGD(net.parameters(), lr=0.1)
+        moved = {"to_meta": lambda: net.to("meta"), "to_empty_meta": lambda: net.to_empty(device="meta"),
+                 "to_empty_cpu": lambda: net.to_empty(device="cpu"), "meta_to_meta": lambda: net.to("meta"),
+                 "meta_to_float64": lambda: net.to(fw.float64)}[move]()
+        assert moved is net
+        new = dict(net.named_parameters(remove_duplicate=False), **dict(net.named_buffers()))
+        return ({k: (new[k] is old[k], old[k].is_meta, new[k].is_meta, new[k].requires_grad, type(new[k]).__name__,
+                     str(new[k].dtype).split(".")[-1], None if new[k].grad is None else new[k].grad.is_meta)
+                 for k in new},
+                net.a.weight is net.b.weight, len(list(net.parameters())),
+                [p is old["a.weight"] for p in opt.param_groups[0]["params"]][:1], old["a.weight"].grad is not None)
+
+    assert fn(ember) == fn(torch)
