@@ -428,7 +428,8 @@ def test_what_pytorch_accepts_mixing_meta_and_cpu_tensors(op):
     assert seen[0] == seen[1]
 
 
-@pytest.mark.parametrize("move", ["to_meta", "to_empty_meta", "to_empty_cpu", "meta_to_meta", "meta_to_float64"])
+@pytest.mark.parametrize("move", ["to_meta", "to_empty_meta", "to_empty_cpu", "meta_to_meta", "meta_to_float64",
+                                  "cpu_to_float64"])
 def test_moving_a_module_between_devices_makes_new_parameters_as_pytorch(move):
     """Across devices (the CPU and the meta device) PyTorch's ``_apply`` makes new parameters and buffers: the old
     ones keep their data (an optimizer still holds them) and tied weights come apart; on one device it converts in
@@ -449,7 +450,7 @@ def test_moving_a_module_between_devices_makes_new_parameters_as_pytorch(move):
         opt = fw.optim.SGD(net.parameters(), lr=0.1)
         moved = {"to_meta": lambda: net.to("meta"), "to_empty_meta": lambda: net.to_empty(device="meta"),
                  "to_empty_cpu": lambda: net.to_empty(device="cpu"), "meta_to_meta": lambda: net.to("meta"),
-                 "meta_to_float64": lambda: net.to(fw.float64)}[move]()
+                 "meta_to_float64": lambda: net.to(fw.float64), "cpu_to_float64": lambda: net.double()}[move]()
         assert moved is net
         new = dict(net.named_parameters(remove_duplicate=False), **dict(net.named_buffers()))
         return ({k: (new[k] is old[k], old[k].is_meta, new[k].is_meta, new[k].requires_grad, type(new[k]).__name__,
