@@ -16,9 +16,9 @@ keep their data, and tied weights come apart).
 
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
-``sort``/``topk``/``kthvalue``/...); an op whose result's shape depends on values (``nonzero``, ``one_hot``
-without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta tensor with a CPU
-tensor that is not 0-d (``check_operand_devices``).
+``sort``/``topk``/``kthvalue``/..., ``histc``, ``searchsorted``, ``isin``); an op whose result's shape depends on
+values (``nonzero``, ``one_hot`` without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta
+tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
 
 A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
 

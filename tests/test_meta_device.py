@@ -348,7 +348,9 @@ def _meta_results_described(r):
 @pytest.mark.parametrize("op", ["any", "any_dim", "all_keepdim", "isnan", "isinf", "isfinite", "isposinf",
                                 "isneginf", "isreal", "logical_not", "isclose", "sort", "sort_0d", "argsort", "topk",
                                 "count_nonzero", "count_nonzero_dim", "one_hot", "argmax", "argmin_keepdim",
-                                "cummax", "kthvalue", "median_dim", "mode", "eq", "lt_scalar"])
+                                "cummax", "kthvalue", "median_dim", "mode", "eq", "lt_scalar", "histc", "histc_range",
+                                "bucketize", "searchsorted", "searchsorted_cpu_boundaries", "searchsorted_int32",
+                                "isin"])
 def test_ops_without_a_gradient_on_meta_tensors_give_meta_tensors_as_pytorch(op):
     """Results outside the autograd graph (tests of values, truth reductions, indices) are meta tensors of
     PyTorch's shapes and dtypes, not CPU tensors of meaningless values."""
@@ -366,7 +368,13 @@ def test_ops_without_a_gradient_on_meta_tensors_give_meta_tensors_as_pytorch(op)
                 "argmax": lambda: fw.argmax(x), "argmin_keepdim": lambda: fw.argmin(x, 1, keepdim=True),
                 "cummax": lambda: tuple(fw.cummax(x, 0)), "kthvalue": lambda: tuple(fw.kthvalue(x, 1)),
                 "median_dim": lambda: tuple(fw.median(x, 1)), "mode": lambda: tuple(fw.mode(x, 1)),
-                "eq": lambda: x == fw.empty(3, device="meta"), "lt_scalar": lambda: x < 1}[op]()
+                "eq": lambda: x == fw.empty(3, device="meta"), "lt_scalar": lambda: x < 1,
+                "histc": lambda: fw.histc(x), "histc_range": lambda: fw.histc(x, 5, 0, 1),
+                "bucketize": lambda: fw.bucketize(x, fw.empty(4, device="meta")),
+                "searchsorted": lambda: fw.searchsorted(fw.empty(2, 4, device="meta"), x[:, :2]),
+                "searchsorted_cpu_boundaries": lambda: fw.searchsorted(fw.arange(4.0), x),
+                "searchsorted_int32": lambda: fw.searchsorted(fw.empty(4, device="meta"), x, out_int32=True),
+                "isin": lambda: fw.isin(x, fw.empty(4, device="meta"))}[op]()
 
     assert _meta_results_described(fn(ember)) == _meta_results_described(fn(torch))
 
