@@ -11,15 +11,22 @@ A random fill of a meta tensor (``uniform_``, ``normal_``, the ``nn.init`` schem
 ``device("meta")``) and a random factory on the meta device (``randn``, ``rand_like``, ...) draw nothing, as
 PyTorch's meta kernels: the random state afterwards is PyTorch's. A meta tensor's ``new_*`` and ``*_like`` tensors
 are meta tensors unless given another device (the default device does not decide them), and ``Module.to("meta")``
-moves a module there.
+moves a module there (as ``to_empty``, across devices: new parameters and buffers, as PyTorch's; the old ones
+keep their data, and tied weights come apart).
 
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
-graph runs each op).
+graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
+``sort``/``topk``/``kthvalue``/..., ``histc``, ``searchsorted``, ``isin``); an op whose result's shape depends on
+values (``nonzero``, ``one_hot`` without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta
+tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
 
-Differences from PyTorch: such an op still computes, on the placeholder broadcast to its inputs' shapes, and
-only then drops its values (PyTorch computes only the result's shape and dtype), so it takes the time and, while
-it runs, the memory of the op on real data; an op written outside the graph's nodes may still return a CPU
-tensor of meaningless values.
+A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
+
+Differences from PyTorch: a view of a meta tensor (``t()``, ``expand``, a slice) reports those contiguous strides
+too, where PyTorch's meta tensors keep a view's strides. An op on meta tensors still computes, on the placeholder
+broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the result's shape and
+dtype), so it takes the time and, while it runs, the memory of the op on real data; an op written outside the
+graph's nodes may still return a CPU tensor of meaningless values.
 """
 
 from __future__ import annotations
@@ -52,6 +59,36 @@ def is_meta(array) -> bool:
     while base is not None and base is not _PLACEHOLDER:
         base = getattr(base, "base", None)
     return base is _PLACEHOLDER
+
+
+def contiguous_strides(shape) -> tuple:
+    """The strides, in elements, PyTorch reports for a meta tensor of ``shape``: a new tensor's, row-major (a
+    dimension of size 0 counted as 1). A meta array's own strides are all 0 (``meta_array``)."""
+    strides, step = [], 1
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def as_laid_out(array) -> np.ndarray:
+    """Meta ``array`` as a view with ``contiguous_strides``, for what reads only its layout (its strides, never its
+    elements: they lie beyond the placeholder)."""
+    strides = tuple(s * array.itemsize for s in contiguous_strides(array.shape))
+    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=False)
+
+
+def check_operand_devices(*arrays) -> None:
+    """PyTorch's error for an elementwise op mixing a meta tensor's ``arrays`` with a CPU tensor's: every operand
+    on the first one's device, where a 0-d CPU tensor counts as a number (``meta + cpu_scalar`` is fine).
+    PyTorch's matmul, in-place ops and copies accept the mix; those do not call this."""
+    if not made[0]:
+        return
+    devices = ["meta" if is_meta(a) else "cpu" for a in arrays]
+    operands = [d for a, d in zip(arrays, devices) if d == "meta" or a.ndim]
+    for d in operands[1:]:
+        if d != operands[0]:
+            raise RuntimeError(f"Tensor on device {d} is not on the expected device {operands[0]}!")
 
 
 def no_data_error() -> NotImplementedError:

@@ -26,7 +26,8 @@ from ._device import device as _device_type
 from ._dtype import np_kind
 from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
-from ._meta import is_meta, no_data_error
+from ._meta import as_laid_out, is_meta, no_data_error
+from ._meta import made as _meta_made
 from ._size import Size
 from ._tensor_methods import (
     ActivationMethods,
@@ -237,9 +238,12 @@ class Tensor(
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether the elements lie in row-major order without gaps; with ``memory_format=torch.channels_last``
         (or ``channels_last_3d``), in that order instead (channels fastest), as PyTorch's strides would say."""
+        data = self._data
+        if _meta_made[0] and not data.flags.c_contiguous and is_meta(data):  # (laid out as PyTorch reports it)
+            data = as_laid_out(data)
         if memory_format is channels_last or memory_format is channels_last_3d:
-            return strides_in_channels_last_order(self._data, memory_format)
-        return bool(self._data.flags.c_contiguous)
+            return strides_in_channels_last_order(data, memory_format)
+        return bool(data.flags.c_contiguous)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

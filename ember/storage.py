@@ -13,7 +13,7 @@ deprecated; storages are read-only views (no ``resize_``, ``copy_``, item assign
 
 from __future__ import annotations
 
-from . import _dtype
+from . import _dtype, _meta
 from ._backend import xp
 
 
@@ -213,5 +213,8 @@ def stride(x, dim: int | None = None):
     """``x.stride()``: the step in elements between neighbours along each dimension (``stride(dim)``: one)."""
     from ._tensor import _wrap_dim
 
-    steps = tuple(s // x._data.itemsize for s in x._data.strides)
+    if _meta.made[0] and _meta.is_meta(x._data):  # (its array's strides are 0: PyTorch's meta tensor reports these)
+        steps = _meta.contiguous_strides(x._data.shape)
+    else:
+        steps = tuple(s // x._data.itemsize for s in x._data.strides)
     return steps if dim is None else steps[_wrap_dim(dim, x._data.ndim)]

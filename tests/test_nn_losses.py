@@ -152,6 +152,30 @@ def test_bce_edges():
         nn.functional.binary_cross_entropy(ember.tensor([0.5, 0.5]), ember.tensor([1.0]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_bce_target_gradient_is_pytorchs_unclamped_logit(dtype, reduction, weighted):
+    """The target's gradient is -logit(x) g w (/ n): +-inf at x = 0 and 1 (the loss's logs are clamped at -100,
+    the gradient is not), and -0 at x = 0.5."""
+    x = [0.0, 1e-30, 1e-7, 0.3, 0.5, 0.9999999, 1.0]
+    t = [0.2, 0.7, 0.1, 0.4, 1.0, 0.0, 0.6]
+    w = [2.0, 0.5, 1.5, 3.0, 1.0, 0.25, 0.75]
+    grads = []
+    for m in (ember, torch):
+        dt = getattr(m, dtype)
+        target = m.tensor(t, dtype=dt, requires_grad=True)
+        loss = m.nn.functional.binary_cross_entropy(m.tensor(x, dtype=dt), target, reduction=reduction,
+                                                    weight=m.tensor(w, dtype=dt) if weighted else None)
+        (loss.sum() if reduction == "none" else loss).backward()
+        grads.append(target.grad.numpy())
+    got, want = grads
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_allclose(got, want, rtol=2e-7 if dtype == "float32" else 1e-15)
+
+
 @pytest.mark.parametrize("x,y,which", [
     ([0.2, 0.7], [0.0, 2.0], "target"),  # a class index passed where BCE wants a probability: no silent loss
     ([0.2, 0.7], [-0.5, 1.0], "target"),

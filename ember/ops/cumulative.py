@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import _dtype, return_types
 from .._backend import xp
 from .._dtype import np_kind
+from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
@@ -82,7 +83,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     if a.ndim == 0:
-        return getattr(return_types, name)(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+        zero = xp.zeros((), dtype=xp.int64)
+        return getattr(return_types, name)(x.clone(), Tensor._make(meta_results((x._data,), zero)))
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
     best = am[..., :1].copy() if am.shape[-1] else am[..., :0]
@@ -97,7 +99,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = c_order(xp.moveaxis(idx, -1, d))  # (PyTorch's results are contiguous: the values follow idx)
     # (PyTorch's cummax/cummin save their input)
-    return getattr(return_types, name)(version_checked(Gather.apply(x, index=idx, dim=d), x), Tensor._make(idx))
+    return getattr(return_types, name)(version_checked(Gather.apply(x, index=idx, dim=d), x),
+                                             Tensor._make(meta_results((x._data,), idx)))
 
 
 def cummax(x: Tensor, dim: int):

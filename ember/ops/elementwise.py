@@ -13,7 +13,8 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import meta_results
+from .._meta import check_operand_devices, meta_results
+from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd.graph import Node, shape_error, torch_named
 
@@ -39,6 +40,8 @@ def promote(a, b):
     cast) and NumPy scalars became Python scalars (so they stay "weak").
     """
     if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if _meta_made[0]:  # (a meta tensor with a CPU one: PyTorch's error)
+            check_operand_devices(a._data, b._data)
         if a._data.dtype == b._data.dtype:
             return a, b
         target = result_dtype(a, b)
@@ -349,8 +352,9 @@ def add(a, b, *, alpha=1):
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
         b = _scaled(b, alpha)
-    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case)
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+    # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case),
+    # unless there are meta tensors (promote checks the devices)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = promote(a, b)
     return Add.apply(a, b)
 
@@ -387,7 +391,7 @@ def sub(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype:
+    if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = promote(a, b)  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
@@ -580,7 +584,7 @@ bitwise_left_shift, bitwise_right_shift = _shift(xp.left_shift, "lshift_cpu"), _
 
 
 def logical_not(a: Tensor) -> Tensor:
-    return Tensor._make(xp.logical_not(a._data))
+    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data)))
 
 
 def bitwise_not(a: Tensor) -> Tensor:
@@ -589,32 +593,33 @@ def bitwise_not(a: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------- tests of values
 def isnan(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isnan(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isnan(x._data)))
 
 
 def isinf(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isinf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isinf(x._data)))
 
 
 def isfinite(x: Tensor) -> Tensor:
-    return Tensor._make(xp.isfinite(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data)))
 
 
 def isposinf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isposinf does not support complex inputs.")
-    return Tensor._make(xp.isposinf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data)))
 
 
 def isneginf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isneginf does not support complex inputs.")
-    return Tensor._make(xp.isneginf(x._data))
+    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data)))
 
 
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
-    return Tensor._make(x._data.imag == 0 if x.is_complex() else xp.ones(x._data.shape, dtype=bool))
+    return Tensor._make(meta_results((x._data,), x._data.imag == 0 if x.is_complex()
+                                     else xp.ones(x._data.shape, dtype=bool)))
 
 
 def float_power(a, b) -> Tensor:
@@ -643,5 +648,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
-    return Tensor._make(xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(meta_results((a._data, b._data),
+                                     xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 

@@ -14,6 +14,7 @@ import math
 from .. import return_types
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
+from .._meta import meta_results
 from .._tensor import Tensor
 
 _Histogram = return_types.histogram
@@ -83,7 +84,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     if not left < right:
         raise RuntimeError("torch.histc: max must be larger than min")
     edges = _equal_edges(left, right, bins, a.dtype)
-    return Tensor._make(_count(a, edges, None, True, True, a.dtype))
+    return Tensor._make(meta_results((a,), _count(a, edges, None, True, True, a.dtype)))
 
 
 def histogram(input: Tensor, bins=100, *, range: tuple[float, float] | None = None, weight: Tensor | None = None,

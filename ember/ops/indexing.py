@@ -729,7 +729,12 @@ class _MaskedFillTensor(Node):
 def nonzero(x: Tensor, *, as_tuple: bool = False):
     """The indices of the non-zero elements: an (n, x.dim()) int64 tensor, or with ``as_tuple`` one index tensor
     per dimension. A 0-d tensor gives an (n, 0) tensor (n is 1 or 0), or as a tuple one index tensor over it as if
-    it had one element, as in PyTorch."""
+    it had one element, as in PyTorch. On the meta device the count depends on values there are not: PyTorch's
+    NotImplementedError."""
+    if is_meta(x._data):
+        raise NotImplementedError(
+            "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
+            "data-independent implementation does not exist.")
     if x._data.ndim == 0:
         hits = xp.nonzero(xp.reshape(x._data, (1,)))[0].astype(xp.int64)
         return (Tensor._make(hits),) if as_tuple else Tensor._make(xp.zeros((hits.shape[0], 0), xp.int64))

@@ -9,6 +9,7 @@ import math
 
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
+from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import Gather
@@ -107,7 +108,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                 f"{list(seq.shape)} and input value tensor {list(vals.shape)}")
         flat_s, flat_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = xp.stack([xp.searchsorted(s, v, side=how) for s, v in zip(flat_s, flat_v)]).reshape(vals.shape)
-    return Tensor._make(xp.asarray(out, dtype=xp.int32 if out_int32 else xp.int64))
+    return Tensor._make(meta_results((seq, vals), xp.asarray(out, dtype=xp.int32 if out_int32 else xp.int64)))
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
@@ -121,7 +122,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     """True where an element of ``elements`` occurs in ``test_elements`` (either may be a number)."""
     e = elements._data if isinstance(elements, Tensor) else xp.asarray(elements)
     t = test_elements._data if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
-    return Tensor._make(xp.asarray(xp.isin(e, t, invert=invert)))
+    return Tensor._make(meta_results((e, t), xp.asarray(xp.isin(e, t, invert=invert))))
 
 
 @torch_named("TakeBackward0")

@@ -609,7 +609,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 def _truth(x: Tensor, out) -> Tensor:
     """all/any's result: bool, but uint8 for a uint8 input (PyTorch's kept legacy)."""
     out = xp.asarray(out)
-    return Tensor._make(out.astype(xp.uint8) if x._data.dtype == xp.uint8 else out)
+    return Tensor._make(meta_results((x._data,), out.astype(xp.uint8) if x._data.dtype == xp.uint8 else out))
 
 
 def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:

@@ -410,7 +410,7 @@ class CloneBackward0(Contiguous):
 
 
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
-    return x if x._data.flags.c_contiguous else CloneBackward0.apply(x)
+    return x if x._data.flags.c_contiguous or x.is_contiguous() else CloneBackward0.apply(x)
 
 
 class Cat(Node):

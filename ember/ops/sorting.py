@@ -11,6 +11,7 @@ import operator
 
 from .. import return_types
 from .._backend import xp
+from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from .elementwise import refuse_complex
 from .indexing import Gather
@@ -38,7 +39,7 @@ def _scalar(x: Tensor, result):
     from .shape import reshape
 
     one = _take(reshape(x, 1), xp.zeros(1, dtype=xp.int64), 0)
-    return result(reshape(one, ()), Tensor._make(xp.zeros((), dtype=xp.int64)))
+    return result(reshape(one, ()), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
 
 
 def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
@@ -53,7 +54,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     if a.ndim == 0:
         return _scalar(x, _Sort)
     idx = _order(a, d, descending).astype(xp.int64)
-    return _Sort(_take(x, idx, d), Tensor._make(idx))
+    return _Sort(_take(x, idx, d), Tensor._make(meta_results((a,), idx)))
 
 
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -87,4 +88,4 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         return _scalar(x, _TopK)
     idx = _order(a, d, largest)
     idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
-    return _TopK(_take(x, idx, d), Tensor._make(idx))
+    return _TopK(_take(x, idx, d), Tensor._make(meta_results((a,), idx)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import return_types
 from .._backend import xp
 from .._dtype import not_implemented_for, np_kind
+from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, torch_named, version_checked
 from .reduction import _axes, _expand_back, variance
@@ -21,7 +22,7 @@ def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: boo
     """
     a = x._data
     if a.ndim == 0:
-        return result(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+        return result(x.clone(), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
     idx = xp.take(_order(a, dim, False), [k], axis=dim).astype(xp.int64)
     if nan_wins:
         nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
@@ -30,7 +31,7 @@ def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: boo
     values = _take(x, idx, dim)
     if not keepdim:
         values, idx = values.squeeze(dim), idx.squeeze(dim)
-    return result(values, Tensor._make(idx))
+    return result(values, Tensor._make(meta_results((x._data,), idx)))
 
 
 def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
@@ -65,7 +66,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     occurrence, as PyTorch's CPU kernel; the gradient goes to that element."""
     a = x._data
     if a.ndim == 0:
-        return _Mode(x.clone(), Tensor._make(xp.zeros((), dtype=xp.int64)))
+        return _Mode(x.clone(), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
     d = _wrap_dim(dim, a.ndim)
     rows = xp.moveaxis(a, d, -1)
     n = rows.shape[-1]
@@ -87,7 +88,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     values = _take(x, idx, d)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return _Mode(values, Tensor._make(idx))
+    return _Mode(values, Tensor._make(meta_results((x._data,), idx)))
 
 
 _ROUNDINGS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -157,7 +158,8 @@ def var_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = 
 
 def count_nonzero(x: Tensor, dim=None) -> Tensor:
     """The number of non-zero elements (over ``dim``: an int or a tuple), int64."""
-    return Tensor._make(xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64))
+    count = xp.asarray(xp.count_nonzero(x._data, axis=_axes(dim, x._data.ndim)), dtype=xp.int64)
+    return Tensor._make(meta_results((x._data,), count))
 
 
 @torch_named("AminmaxBackward0")

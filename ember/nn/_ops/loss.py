@@ -241,7 +241,7 @@ def _unrounded(a):
 def _bce(x, t, nx, nt, r, w):
     """PyTorch's kernel, each step rounded by ``r`` (a half precision's scalar arithmetic; None: no rounding):
     (t - 1) max(log1p(-x), -100) - t max(log x, -100); its gradient (x - t) / max((1 - x) x, 1e-12), and the
-    target's log(1 - x) - log(x).
+    target's -logit(x) = -log(x / (1 - x)) (unclamped: +-inf at x = 0 and 1).
 
     Rounded, the derivatives are functions of the upstream gradient g in PyTorch's order: its backward kernel's
     g (x - t) / max(...), and the target's -logit(x) g (logit in the half precision's arithmetic, unclamped),
@@ -253,10 +253,12 @@ def _bce(x, t, nx, nt, r, w):
     log_x = _clamped_log(x)
     loss = r(r(r(t - one) * log_1mx) - r(t * r(log_x)))
     num, den = r(x - t), xp.maximum(r(r(one - x) * x), r(x.dtype.type(1e-12)))
-    if not steps:
-        return _weighted(loss, num / den if nx else None, log_1mx - log_x if nt else None, w)
+    # the target's derivative is PyTorch's -logit(x), unclamped: +-inf at x = 0 and 1, where the loss's logs are
+    # clamped at -100
     with xp.errstate(divide="ignore"):
-        neg_logit = -r(xp.log(r(x / r(one - x))))
+        neg_logit = -r(xp.log(r(x / r(one - x)))) if nt else None
+    if not steps:
+        return _weighted(loss, num / den if nx else None, neg_logit, w)
     dx = (lambda g: _times(r(r(g * num) / den), w, r)) if nx else None
     dt = (lambda g: _times(r(neg_logit * g), w, r)) if nt else None
     return _times(loss, w, r), dx, dt

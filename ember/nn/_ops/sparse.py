@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._kernels import embedding as compiled
+from ..._meta import is_meta, meta_array
 from ..._parallel import parallel_for
 from ..._sparse import SparseCOO, compiled_rows
 from ..._sparse import segment_sum as _segment_sum
@@ -116,10 +117,15 @@ def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 tensor of shape tensor.shape + (num_classes,); num_classes=-1 means max + 1."""
+    """int64 tensor of shape tensor.shape + (num_classes,); num_classes=-1 means max + 1 (on the meta device,
+    which has no values, PyTorch's RuntimeError)."""
     idx = tensor._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if is_meta(idx):  # only a shape: the class count must be given (PyTorch reads it from the values)
+        if num_classes == -1:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        return Tensor._make(meta_array((*idx.shape, num_classes), xp.int64))
     if num_classes == -1:
         num_classes = int(idx.max()) + 1 if idx.size else 0
     if idx.size and (idx.min() < 0 or idx.max() >= num_classes):

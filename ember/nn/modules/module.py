@@ -415,15 +415,29 @@ class Module(HooksMixin):
         fn(self)
         return self
 
-    def _apply_to_tensors(self, convert: Callable[[Tensor], Any]) -> Module:
-        """Replace the storage of every parameter, gradient and buffer by ``convert(array)``, in place."""
+    def _apply_to_tensors(self, convert: Callable[[Tensor], Any], moves: Callable[[Any], bool] | None = None
+                          ) -> Module:
+        """Replace the storage of every parameter, gradient and buffer by ``convert(array)``, in place; or, where
+        ``moves(array)`` (the tensor changes device: the CPU to the meta device or back), replace the parameter or
+        buffer by a new one, as PyTorch's ``_apply`` does when the storage cannot be swapped in: the old tensor
+        keeps its data (an optimizer holding it holds it still), and a parameter two modules share becomes two
+        (weights tied before ``to("meta")`` or ``to_empty`` are tied again by the program, as in PyTorch). A
+        buffer is a new tensor wherever ``convert`` gives a new array, as PyTorch's (``buf.to(...)`` assigned
+        back: the same tensor only where nothing changes)."""
         for m in self.modules():
-            for t in list(m._parameters.values()) + list(m._buffers.values()):
+            for name, t in m._parameters.items():
                 if t is None:
+                    continue
+                if moves is not None and moves(t._data):
+                    m._parameters[name] = _moved(t, convert)
                     continue
                 t._data = convert(t._data)
                 if t._grad is not None:
                     t._grad._data = convert(t._grad._data)
+            for name, t in m._buffers.items():
+                converted = None if t is None else convert(t._data)
+                if converted is not None and converted is not t._data:
+                    m._buffers[name] = Tensor._make(converted)
         return self
 
     def to(self, *args, **kwargs) -> Module:
@@ -452,11 +466,13 @@ class Module(HooksMixin):
 
         def convert(a):  # (to the meta device: every tensor keeps its shape and drops its values)
             dt = target if target is not None and np_kind(a.dtype) == "f" else a.dtype
+            if is_meta(a) and dt == a.dtype:  # (nothing changes: PyTorch's ``to`` returns the tensor itself)
+                return a
             if to_meta or is_meta(a):
                 return meta_array(a.shape, dt)
             return a.astype(dt, copy=False)
 
-        return self._apply_to_tensors(convert)
+        return self._apply_to_tensors(convert, (lambda a: not is_meta(a)) if to_meta else None)
 
     def float(self) -> Module:
         return self.to(float32)
@@ -507,7 +523,7 @@ class Module(HooksMixin):
                 return meta_array(a.shape, a.dtype)
             return xp.empty(a.shape, a.dtype) if is_meta(a) else xp.empty_like(a)
 
-        return self._apply_to_tensors(fresh)
+        return self._apply_to_tensors(fresh, None if device is None else lambda a: is_meta(a) != on_meta(device))
 
     def compile(self, *args, **kwargs) -> None:
         """``torch.compile`` this module's forward in place: as ``ember.compile``, nothing is compiled and
@@ -608,3 +624,11 @@ class Module(HooksMixin):
         if len(extra_lines) == 1 and not child_lines:
             return f"{self._get_name()}({extra_lines[0]})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _moved(t: Tensor, convert: Callable[[Any], Any]) -> Tensor:
+    """A new parameter holding ``convert`` of ``t``'s storage, and of its gradient as its gradient."""
+    new = Parameter(Tensor._make(convert(t._data)), requires_grad=t.requires_grad)
+    if t._grad is not None:
+        new.grad = Tensor._make(convert(t._grad._data))
+    return new
