@@ -84,6 +84,49 @@ def test_empty_views_have_pytorchs_strides_and_offset(view, layout):
     assert seen[0] == seen[1]
 
 
+NEW_DIM_VIEWS = {
+    "none_first": lambda x: x[None], "none_middle": lambda x: x[:, None], "none_last": lambda x: x[..., None],
+    "none_twice": lambda x: x[None, None], "none_around": lambda x: x[None, :, None], "select_none": lambda x: x[2][None],
+    "slice_none": lambda x: x[1::2, None], "unsqueeze_0": lambda x: x.unsqueeze(0), "unsqueeze_1": lambda x: x.unsqueeze(1),
+    "unsqueeze_last": lambda x: x.unsqueeze(-1), "expanded_none": lambda x: x.expand(2, *x.shape)[:, None],
+    "expanded_unsqueeze": lambda x: x.expand(2, *x.shape).unsqueeze(1),
+}
+
+
+@pytest.mark.parametrize("empty", [False, True], ids=["full", "empty"])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("view", sorted(NEW_DIM_VIEWS))
+def test_new_dimensions_have_pytorchs_strides(view, layout, empty):
+    """A new dimension (``x[None]``, ``unsqueeze``) has PyTorch's stride: the size times the stride of the
+    dimension it goes before, 1 at the end (NumPy's None gives 0; its reshape of an empty array lays every
+    dimension out anew); the view shares the storage, and its values and gradient are x's."""
+    seen = []
+    for m in (ember, torch):
+        base = LAYOUTS[layout](m)
+        base = base[:, 2:2] if empty else base
+        v = NEW_DIM_VIEWS[view](base)
+        seen.append((tuple(v.shape), v.stride(), v.is_contiguous(), v.tolist(), v.storage_offset(),
+                     v.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()))
+    if empty and view.startswith("expanded"):  # (ember's expand of an empty view is a new array, offset 0)
+        seen = [s[:4] for s in seen]
+    assert seen[0] == seen[1]
+
+
+def test_new_dimension_views_write_through_and_take_gradients():
+    seen = []
+    for m in (ember, torch):
+        x = m.arange(12.0).reshape(3, 4).t().contiguous().t().requires_grad_()
+        y = x * 1
+        v, u = y[:, None], y.unsqueeze(-1)
+        (v * m.arange(12.0).reshape(3, 1, 4)).sum().backward(retain_graph=True)
+        (u.squeeze(-1) ** 2).sum().backward()
+        w = m.zeros(3, 4)
+        w[None][0, 1] = 5
+        w.t().unsqueeze(2)[3, 2, 0] = 7
+        seen.append((v.stride(), u.stride(), x.grad.tolist(), w.tolist()))
+    assert seen[0] == seen[1]
+
+
 def test_empty_view_of_a_view_requiring_grad_is_pytorchs():
     seen = []
     for m in (ember, torch):

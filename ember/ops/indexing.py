@@ -114,18 +114,22 @@ def _pytorch_view(x, idx) -> tuple[list, list, int]:
     return sizes, strides, offset
 
 
-def _empty_view_as_pytorch(x, idx, out):
-    """``out = x[idx]`` selecting nothing, laid out as PyTorch's view (``_pytorch_view``): NumPy's empty slices
-    restart at the dimension's start with step 1 (``x[5:5:2]``: offset 0 and x's stride, where PyTorch's view
-    has offset 5 rows and twice the stride). Unchanged where it cannot be: a meta array, a storage that is not one
-    dense block, a negative stride, or an offset past the storage's end (PyTorch's ``x[::2][::2][5:5]`` of a short
-    x starts there)."""
+def _view_as_pytorch(x, idx, out):
+    """``out = x[idx]`` selecting nothing, or with a new dimension (None), laid out as PyTorch's view
+    (``_pytorch_view``): NumPy's empty slices restart at the dimension's start with step 1 (``x[5:5:2]``: offset
+    0 and x's stride, where PyTorch's view has offset 5 rows and twice the stride), and its new dimensions have
+    stride 0 (PyTorch's: the size times the stride of the dimension it goes before, ``x[None]`` of a contiguous
+    x contiguous too). Unchanged where it cannot be: a meta array, a storage that is not one dense block, a
+    negative stride, or an offset past the storage's end (PyTorch's ``x[::2][::2][5:5]`` of a short x starts
+    there)."""
     if x.__class__ is not xp.ndarray or is_meta(x) or builtins.min(x.strides, default=0) < 0:
         return out
     root = root_array(x)
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         return out
     sizes, strides, offset = _pytorch_view(x, idx)
+    if out.size and out.strides == tuple(s * x.itemsize for s in strides):
+        return out
     start = data_ptr(x) - data_ptr(root) + offset * x.itemsize
     if not 0 <= start <= root.nbytes:
         return out
@@ -136,12 +140,12 @@ def _empty_view_as_pytorch(x, idx, out):
 
 def basic_view(x, idx):
     """``x[idx]`` for a basic index, as PyTorch's view: always an array (NumPy's scalar of an int per dimension
-    is a 0-d view instead), an empty one with PyTorch's strides and offset."""
+    is a 0-d view instead), an empty one or one with new dimensions with PyTorch's strides and offset."""
     out = x[idx]
     if out.__class__ is not xp.ndarray:  # an int per dimension: NumPy's copied scalar, where PyTorch's is a view
         out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
-    elif not out.size:
-        out = _empty_view_as_pytorch(x, idx, out)
+    elif not out.size or idx is None or idx.__class__ is tuple and None in idx:
+        out = _view_as_pytorch(x, idx, out)
     return out
 
 

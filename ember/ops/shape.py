@@ -15,7 +15,7 @@ from .._dtype import promote_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, unrecorded_view
 from .elementwise import cast
-from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, view_pieces
+from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_pieces
 
 
 def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
@@ -82,7 +82,16 @@ class UnsafeViewBackward0(ReshapeCopy):
 
 
 class UnsqueezeBackward0(Reshape):
-    """``unsqueeze``."""
+    """``unsqueeze``: NumPy's reshape, where it gives the new dimension PyTorch's stride (the size times the stride
+    of the dimension it goes before, 1 at the end); otherwise, and always for an empty array (which NumPy lays
+    out anew), the view ``x[:, ..., None]``, laid out as PyTorch's (``basic_view``)."""
+
+    def forward(self, x, shape, dim):
+        out = Reshape.forward(self, x, shape)
+        if out.__class__ is not xp.ndarray or out.size and out.strides[dim] == (
+                x.strides[dim] * x.shape[dim] if dim < x.ndim else x.itemsize):
+            return out
+        return basic_view(x, (slice(None),) * dim + (None,))
 
 
 class SqueezeBackward0(Reshape):
@@ -392,7 +401,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     nd = x._data.ndim + 1
     d = _wrap_dim(dim, nd)
     shp = x._data.shape
-    return UnsqueezeBackward0.apply(x, shape=shp[:d] + (1,) + shp[d:])
+    return UnsqueezeBackward0.apply(x, shape=shp[:d] + (1,) + shp[d:], dim=d)
 
 
 class Contiguous(Node):
