@@ -44,11 +44,12 @@ logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
-gcd lcm ldexp nextafter
+gcd lcm ldexp nextafter outer ger
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
-addmm amax amin argmax argmin bmm clamp clip gather index_select masked_select matmul mm mv round sort take topk
+addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
+topk vdot
 where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
@@ -60,7 +61,8 @@ _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instea
 EXACT_MESSAGES = {
     **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign round clamp clip bitwise_not".split(),
                     _FOUND),
-    **dict.fromkeys("addmm bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
+    **dict.fromkeys("addmm addmv bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
+    **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
     "amin": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
@@ -85,6 +87,8 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                   **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
+# the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul"}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
@@ -234,8 +238,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             return fn(*args, **kwargs)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
         if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
+            raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
+                               "support automatic differentiation, but one of the arguments requires grad.")
         if name == "frexp" and isinstance(out, (tuple, list)) and len(out) == 2:
             from .ops.float_parts import check_frexp_out
 

@@ -55,6 +55,10 @@ CALLS = {
     "amin": lambda m, x, o: m.amin(x, 1, out=o),
     "mv": lambda m, x, o: m.mv(x, x[0], out=o),
     "mean_all": lambda m, x, o: m.mean(x, out=o),
+    "addmv": lambda m, x, o: m.addmv(x[:, 0], x, x[0], beta=0.5, alpha=2, out=o),
+    "dot": lambda m, x, o: m.dot(x[0], x[1], out=o),
+    "vdot": lambda m, x, o: m.vdot(x[0], x[1], out=o),
+    "outer": lambda m, x, o: m.outer(x[0], x[:, 1], out=o),
 }
 
 
@@ -239,6 +243,40 @@ def test_out_written_as_pytorch(call):
     assert not isinstance(want, Exception)
     assert (str(got.dtype).split(".")[-1], got.tolist()) == (str(want.dtype).split(".")[-1], want.tolist())
     assert [str(w[1]) for w in got_warned] == [str(w[1]) for w in want_warned]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ger(m.arange(3.0), m.arange(2.0), out=E(m)),
+    lambda m: m.ger(m.arange(3.0), m.arange(2.0), out=E(m, dtype=m.long)),
+    lambda m: m.outer(m.arange(3.0, requires_grad=True), m.arange(2.0), out=E(m)),
+    lambda m: m.dot(m.arange(3.0, requires_grad=True), m.arange(3.0), out=E(m)),
+    lambda m: m.vdot(m.arange(3.0), m.arange(3.0), out=m.zeros(2)),
+    lambda m: m.addmv(m.zeros(2), m.ones(2, 3), m.ones(3), out=E(m, dtype=m.float64)),
+    lambda m: m.prod(m.ones(2, 3), dim=None), lambda m: m.ones(2, 3).prod(dim=None), lambda m: m.prod(m.ones(2, 3), dim=None, keepdim=True), lambda m: m.prod(m.ones(2, 3), dim=None, dtype=m.float64),
+    lambda m: m.ones(2, 3).prod(dim=None, keepdim=True), lambda m: m.prod(m.ones(2, 3)),
+    lambda m: m.ones(2, 3).prod(dtype=m.float64), lambda m: m.prod(m.ones(2, 3), 1, True),
+], ids=["ger", "ger_long", "outer_grad", "dot_grad", "vdot_resized", "addmv_float64", "prod_dim_none",
+        "method_dim_none", "prod_dim_none_keepdim", "prod_dim_none_dtype", "method_dim_none_keepdim", "prod",
+        "method_prod_dtype", "prod_dim"])
+def test_vector_products_out_and_prod_dim_none_as_pytorch(call):
+    """out= of addmv, dot, vdot (out's dtype exactly the result's), outer and ger (a cast; under autograd refused
+    as mul's, which PyTorch's writes with), and prod's refusal of dim=None (sum takes it, prod has no such
+    overload): PyTorch's values, errors and warnings (but ger's deprecation, which PyTorch gives once a process)."""
+    (got, got_warned), (want, want_warned) = outcomes(call)
+    if isinstance(want, Exception):
+        assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+    else:
+        assert (str(got.dtype).split(".")[-1], got.tolist()) == (str(want.dtype).split(".")[-1], want.tolist())
+    want_warned = [w for w in want_warned if "torch.ger is deprecated" not in w[1]]
+    assert [str(w[1]) for w in got_warned] == [str(w[1]) for w in want_warned]
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_prod_refuses_a_positional_dim_none(m):
+    """(PyTorch's message names the None positional, which ember's signature cannot tell from dim=None.)"""
+    for call in (lambda: m.prod(m.ones(2, 3), None), lambda: m.ones(2, 3).prod(None)):
+        with pytest.raises(TypeError, match="prod()"):
+            call()
 
 
 @pytest.mark.parametrize("call", [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._not_given import NOT_GIVEN
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -20,7 +22,9 @@ class ReductionMethods:
     def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 
-    def prod(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def prod(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+        if dim is None:
+            raise ops.reduction.prod_dim_none(method=True, alone=not keepdim and dtype is None)
         return ops.reduction.prod(self, dim, keepdim, dtype=dtype)
 
     def max(self, dim=None, keepdim: bool = False) -> Any:

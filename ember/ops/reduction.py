@@ -14,6 +14,7 @@ from .._autocast import full_precision
 from .._backend import ufunc_out_ellipsis, xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
+from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, torch_named, version_checked
 from ..autograd.recorded import is_recorded
@@ -330,9 +331,28 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @full_precision
-def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The product of all elements (no ``dim``) or along ``dim`` (one int: PyTorch's ``prod`` takes no tuple of
+    dims, and refuses ``dim=None``, TypeError, where ``sum`` takes it for all elements)."""
+    if dim is None:
+        raise prod_dim_none(method=False, alone=not keepdim and dtype is None)
     x = _accumulated_as(x, dtype)
+    dim = None if dim is NOT_GIVEN else dim
     return _in_bool(Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+
+
+def prod_dim_none(method: bool, alone: bool) -> TypeError:
+    """PyTorch's TypeError for ``prod(x, dim=None)`` (``method``: ``x.prod(dim=None)``): its argument parser
+    matches no overload (``alone``: None the only argument besides the tensor) or wants an int."""
+    if not alone:
+        return TypeError("prod(): argument 'dim' must be int, not NoneType")
+    if method:
+        return TypeError("prod() received an invalid combination of arguments - got (dim=NoneType, ), but expected "
+                         "one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = False, *, "
+                         "torch.dtype dtype = None)\n")
+    return TypeError("prod() received an invalid combination of arguments - got (Tensor, dim=NoneType), but expected "
+                     "one of:\n * (Tensor input, *, torch.dtype dtype = None)\n * (Tensor input, int dim, bool "
+                     "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n")
 
 
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
