@@ -20,7 +20,7 @@ from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import astype_result, channels_last, channels_last_3d, preserve_format, via_float32
+from ._memory_format import astype_result, channels_last, channels_last_3d, half_number, preserve_format, via_float32
 from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
@@ -386,7 +386,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if dtype is None:
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
-    return _finish(xp.full(_size((size,)), fill_value, dtype=_dt(dtype)), requires_grad, device)
+    npdt = _dt(dtype)
+    return _finish(xp.full(_size((size,)), half_number(fill_value, npdt), dtype=npdt), requires_grad, device)
 
 
 def _like(t: Tensor, dtype):

@@ -71,6 +71,15 @@ def via_float32(x, dtype):
     return x
 
 
+def half_number(value, dtype):
+    """A Python float ``value`` headed for ``dtype`` as PyTorch converts it: to float32 first where ``dtype`` is a
+    half precision (float16, bfloat16), as ``via_float32``; NumPy's one rounding from the double puts a number just
+    past a halfway point between two half values on the other side of it. Anything else is returned as it is."""
+    if value.__class__ is float and xp.dtype(dtype).itemsize == 2 and xp.dtype(dtype).kind not in "iub":
+        return xp.float32(value)
+    return value
+
+
 def astype_result(x, dtype):
     """``x.astype(dtype)`` (a copy) laid out as ``empty_result`` lays out an elementwise result of ``x``: for the
     ops that compute from a converted copy of their input (casts, float64 kernels, ``tensor(x)``). float64 into a

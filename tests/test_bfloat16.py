@@ -154,6 +154,78 @@ def test_half_precision_times_a_number_rounds_once_as_torch(op, dtype):
     assert seen[0] == seen[1]
 
 
+_N = 16384  # (a multiple of PyTorch's vector width: its scalar loop for the last elements may round otherwise)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", [
+    lambda m, x, y: m.add(x, y, alpha=0.1), lambda m, x, y: m.sub(x, y, alpha=0.3), lambda m, x, y: x.add(y, alpha=3),
+    lambda m, x, y: m.add(x, y.detach().float()[0], alpha=2.7), lambda m, x, y: m.add(x, 0.3, alpha=0.1) + y,
+    lambda m, x, y: m.sub(x, 0.1, alpha=0.7) * y, lambda m, x, y: x + 0.1000061035157 + y,
+    lambda m, x, y: 0.1000061035157 - x + y, lambda m, x, y: x - 3.30175781250300 + y,
+    lambda m, x, y: x.clone().add_(y, alpha=0.1), lambda m, x, y: x.clone().sub_(y, alpha=0.1),
+    lambda m, x, y: x.clone().add_(0.1000061035157), lambda m, x, y: x * m.tensor(0.1) + y,
+    lambda m, x, y: x / m.tensor(0.3, dtype=m.float64) + y, lambda m, x, y: x.clone().mul_(m.tensor(0.1)),
+    lambda m, x, y: m.tensor(0.1) * x.detach() + y, lambda m, x, y: x + 3001 + y, lambda m, x, y: 257 - x + y,
+    lambda m, x, y: x.clone().add_(1025) + y,
+], ids=["add_alpha", "sub_alpha", "add_int_alpha", "add_0d_alpha", "add_number_alpha", "sub_number_alpha",
+        "add_number", "rsub_number", "sub_number", "add_alpha_", "sub_alpha_", "add_number_", "mul_0d", "div_0d",
+        "mul_0d_", "rmul_0d", "add_int", "rsub_int", "add_int_"])
+def test_half_precision_with_a_number_rounds_as_torch(op, dtype):
+    """float16 / bfloat16 with a Python number or a 0-d tensor as PyTorch's kernels: add and sub take the number
+    and ``alpha`` rounded to the half precision (through float32) and compute ``x + alpha * y`` in float32,
+    rounded once; mul and div by a 0-d floating tensor on the right read its value in float32. Gradients too."""
+    rng = np.random.default_rng(0)
+    x, y, g = (rng.standard_normal(_N).astype(np.float32) * 3 for _ in range(3))
+    seen = []
+    for m in (ember, torch):
+        d = getattr(m, dtype)
+        a, b = m.tensor(x).to(d).requires_grad_(), m.tensor(y).to(d).requires_grad_()
+        out = op(m, a, b)
+        out.backward(m.tensor(g).to(d))
+        seen.append([values(out).tobytes(), out.dtype == d, *(None if t.grad is None else values(t.grad).tobytes()
+                                                                 for t in (a, b))])
+    assert seen[0] == seen[1]
+
+
+def _near_halfway(dtype: str) -> list[float]:
+    """Python floats a hair either side of the midpoint between two neighbouring ``dtype`` values: the numbers
+    whose rounding through float32 (PyTorch's) and directly (NumPy's) differ."""
+    h = torch.tensor(np.random.default_rng(0).standard_normal(100).astype(np.float32)).to(getattr(torch, dtype))
+    mids = ((h.double() + torch.nextafter(h, torch.full_like(h, 100)).double()) / 2).tolist()
+    return [v + s * abs(v) * 2.0**-40 for v in mids for s in (1, -1)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("make", [
+    lambda m, d, v: m.zeros(2, dtype=d).fill_(v), lambda m, d, v: m.full((2,), v, dtype=d),
+    lambda m, d, v: _assigned(m.zeros(2, dtype=d), v), lambda m, d, v: _put(m.zeros(2, dtype=d), v),
+    lambda m, d, v: m.zeros(2, dtype=d) + v, lambda m, d, v: m.zeros(2, dtype=d).add_(v),
+], ids=["fill_", "full", "setitem", "setitem_index", "add", "add_"])
+def test_python_float_into_half_precision_rounds_through_float32_as_torch(make, dtype):
+    """A Python float written into (or added to) a float16 / bfloat16 tensor is converted double -> float ->
+    half, as PyTorch's; NumPy's one rounding differs for numbers just past a halfway point."""
+    numbers = _near_halfway(dtype)
+    e = [values(make(ember, getattr(ember, dtype), v)).tobytes() for v in numbers]
+    t = [values(make(torch, getattr(torch, dtype), v)).tobytes() for v in numbers]
+    assert e == t
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_alpha_that_overflows_is_refused_as_torch(dtype):
+    for m in (ember, torch):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        for call in (lambda m, x: m.add(x, x, alpha=1e300), lambda m, x: m.sub(x, 2.0, alpha=-1e300),
+                     lambda m, x: x.clone().add_(x, alpha=1e300)):
+            with pytest.raises(RuntimeError, match="without overflow"):
+                call(m, x)
+
+
+def _put(x, v):
+    x[0] = v
+    return x
+
+
 def _assigned(x, v):
     x[:] = v
     return x

@@ -326,6 +326,8 @@ DECLARED_PATHS = {
                             + m.round(a, decimals=1)), [(3, 4)]),
     "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b
                + m.maximum(a, b) + m.minimum(a, b), [(3, 4), (4,)]),
+    "half_alpha": (lambda m, a, b: (m.add(a.half(), b.half(), alpha=0.5).double()
+                                    + m.sub(a.half(), b.half(), alpha=2).double()), [(3, 4), (4,)]),
     "activations": (lambda m, a: _f(m).hardtanh(a - 1) + _f(m).leaky_relu(a - 1, 0.2) + _f(m).elu(a - 1)
                     + _f(m).silu(a) + _f(m).softplus(a) + _f(m).gelu(a) + _f(m).logsigmoid(a), [(3, 4)]),
     "linear_and_multilinear": (lambda m, a, b: (a @ b).sum(0) + (a @ b).mean(1).sum() + (a @ b).cumsum(1).sum(0),

@@ -128,12 +128,36 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
 
 # --------------------------------------------------------------------- binary arithmetic
 def number_in_float32(array, number) -> bool:
-    """Whether PyTorch's CPU mul and div kernels compute ``array`` (a half or bfloat16 one) with the Python
-    ``number`` in float32, the number as a float32 and the result rounded once to the array's dtype. (NumPy would
-    first round the number to the array's dtype: ``x * 2.0315`` would multiply by 2.03125. PyTorch's add and sub
-    do round the number first, as NumPy does.)"""
+    """Whether PyTorch's CPU kernels compute ``array`` (a half or bfloat16 one) with the Python ``number`` in
+    float32, the result rounded once to the array's dtype: mul and div take the number as a float32 (NumPy would
+    first round it to the array's dtype: ``x * 2.0315`` would multiply by 2.03125); add and sub take it rounded to
+    the array's dtype through float32 (``half_scalar``), and times ``alpha`` so rounded (``add_scaled``)."""
     return (number.__class__ is float or number.__class__ is int) and array.__class__ is xp.ndarray \
         and array.dtype.itemsize == 2 and np_kind(array.dtype) == "f"
+
+
+def half_scalar(value, dtype, alpha: bool = False) -> float:
+    """The Python number ``value`` as PyTorch converts a scalar for a half precision (float16, bfloat16) kernel:
+    to float32, then to ``dtype`` (NumPy's one rounding from the double puts a number just past a halfway point
+    between two half values on the other side of it). An ``alpha`` that overflows the dtype is PyTorch's
+    RuntimeError (an overflowing operand becomes infinite, as PyTorch's)."""
+    with quiet():
+        half = xp.float32(value).astype(dtype)
+    if alpha and not xp.isfinite(half) and xp.isfinite(value):
+        raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[str(xp.dtype(dtype))]} "
+                           "without overflow")
+    return float(half)
+
+
+def _half_operands(a, b):
+    """add's and sub's operands with a Python number beside a half precision tensor: the number rounded to the
+    tensor's dtype through float32 (``half_scalar``); NumPy then computes the sum in float32 and rounds it once, as
+    PyTorch's kernel. Other operands are returned as they are."""
+    if a.__class__ is Tensor and number_in_float32(a._data, b):
+        return a, half_scalar(b, a._data.dtype)
+    if b.__class__ is Tensor and number_in_float32(b._data, a):
+        return half_scalar(a, b._data.dtype), b
+    return a, b
 
 
 def with_number(op, a, b):
@@ -152,10 +176,19 @@ def add_scaled(a, b, alpha, out=None):
     float32 operand with a half one), rounded twice: PyTorch fuses float32 too, so the last bit of about one
     element in six differs from PyTorch's; emulating the fused operation costs NumPy about eight times the
     time of the two passes (an optimizer's ``p.add_(g, alpha=-lr)``). ``out``: an array to write into (may be
-    ``a``)."""
+    ``a``). A Python number ``b`` beside a half precision ``a`` (``fused_alpha``) is PyTorch's too: it and
+    ``alpha`` rounded to ``a``'s dtype through float32 (``half_scalar``), their product exact in float32, the sum
+    computed in float32 and rounded once."""
+    if b.__class__ is float or b.__class__ is int:
+        summed = with_number(operator.add, a, half_scalar(b, a.dtype) * half_scalar(alpha, a.dtype, alpha=True))
+        if out is None:
+            return summed
+        out[...] = summed
+        return out
     dt = a.dtype if a.dtype == b.dtype else xp.result_type(a, b)
     if dt.itemsize == 2 and np_kind(dt) == "f":  # (two half or two bfloat16 operands)
-        fused = (a.astype(xp.float64) + float(dt.type(alpha)) * b.astype(xp.float64)).astype(xp.float32)
+        scale = half_scalar(alpha, dt, alpha=True)
+        fused = (a.astype(xp.float64) + scale * b.astype(xp.float64)).astype(xp.float32)
         if out is None:
             return fused.astype(dt)
         out[...] = fused
@@ -173,6 +206,8 @@ class Add(Node):
         return a + b if alpha == 1 else add_scaled(a, b, alpha)
 
     def backward(self, g):
+        if not self.needs_input_grad[1]:  # (a Python number b, with alpha: no product to compute)
+            return g, None
         return g, (g if self.alpha == 1 else with_number(operator.mul, g, self.alpha))
 
 
@@ -355,15 +390,19 @@ def add(a, b, *, alpha=1):
     # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case),
     # unless there are meta tensors (promote checks the devices)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
-        a, b = promote(a, b)
+        a, b = _half_operands(*promote(a, b))
     return Add.apply(a, b)
 
 
 def fused_alpha(a, b, alpha) -> bool:
     """Whether ``add``/``sub`` of ``a`` and ``b`` with a real Python ``alpha`` computes ``alpha * b`` inside the op
-    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors."""
-    return (alpha.__class__ is float or alpha.__class__ is int) and isinstance(a, Tensor) and isinstance(b, Tensor) \
-        and np_kind(a._data.dtype) == "f" and np_kind(b._data.dtype) == "f"
+    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors, or a half
+    precision tensor and a Python number."""
+    if alpha.__class__ is not float and alpha.__class__ is not int or not isinstance(a, Tensor):
+        return False
+    if isinstance(b, Tensor):
+        return np_kind(a._data.dtype) == "f" and np_kind(b._data.dtype) == "f"
+    return number_in_float32(a._data, b)
 
 
 def _scaled(b, alpha):
@@ -387,18 +426,33 @@ def sub(a, b, *, alpha=1):
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = _scaled(b, alpha)
     a, b = promote(a, b)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor:
+        a, b = _half_operands(a, b)
     return Sub.apply(a, b)
+
+
+def _right_scalar(a, b):
+    """``b`` as PyTorch's mul and true division kernels read a 0-d floating tensor on the right of a dimensioned
+    half precision tensor (float16, bfloat16) of another dtype: its own value in float32, where promotion would
+    round it to the half dtype first; as a Python number, which ``with_number`` computes so (the result rounded
+    once). On the left, and for a ``b`` that requires grad, it is promoted as usual (ember keeps its cast in the
+    graph; PyTorch's forward value for one that requires grad is the float32 product)."""
+    if b.__class__ is Tensor and a.__class__ is Tensor and not b._data.ndim and a._data.ndim and \
+            b._data.dtype is not a._data.dtype and np_kind(b._data.dtype) == "f" and not b._requires_grad and \
+            b._data.__class__ is xp.ndarray and number_in_float32(a._data, 0.0):
+        return b._data.item()
+    return b
 
 
 def mul(a, b):
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
-        a, b = promote(a, b)  # (as add: two tensors of one dtype need none)
+        a, b = promote(a, _right_scalar(a, b))  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
 
 def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode is None:
-        return Div.apply(*_float_operands(a, b))
+        return Div.apply(*_float_operands(a, _right_scalar(a, b)))
     if rounding_mode == "floor":
         return floor_divide(a, b)
     if rounding_mode == "trunc":

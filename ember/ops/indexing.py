@@ -14,7 +14,7 @@ import operator
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
-from .._memory_format import via_float32
+from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -480,7 +480,7 @@ def setitem(x: Tensor, idx, value) -> None:
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
     else:
-        varr = value
+        varr = half_number(value, x._data.dtype)
     try:
         x._data[idx] = varr
     except IndexError as err:

@@ -25,7 +25,7 @@ from .._dtype import (
     not_implemented_for,
     np_kind,
 )
-from .._memory_format import via_float32
+from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._tensor import Tensor
 from ..autograd import forward_ad
@@ -101,7 +101,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
-    if alpha != 1:
+    if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         other = other * alpha
@@ -109,7 +109,7 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
-    if alpha != 1:
+    if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
         other = other * alpha
@@ -302,7 +302,7 @@ def fill_(x: Tensor, value) -> Tensor:
         return _fill_with(x, value._data)
     if type(value) is int and x._data.dtype.kind in "iu":  # PyTorch's conversion: -1 -> 255, 300 its error
         value = integer_scalar(value, x._data.dtype)
-    return _fill_with(x, value, overlap_ok=True)
+    return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True)
 
 
 def zero_(x: Tensor) -> Tensor:
