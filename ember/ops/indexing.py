@@ -677,7 +677,8 @@ def where(condition: Tensor, input=None, other=None):
     try:
         out = Where.apply(a, b, cond=condition._data)
     except (ValueError, RuntimeError) as err:  # (the recorder's message names a's and b's shapes, not the condition's)
-        raise _graph.shape_error("where", (condition._data, a._data, b._data), err) from None
+        operands = tuple(v._data if isinstance(v, Tensor) else xp.asarray(v) for v in (a, b))  # (b may be a number)
+        raise _graph.shape_error("where", (condition._data, *operands), err) from None
     return version_checked(out, condition)
 
 
