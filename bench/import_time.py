@@ -23,6 +23,12 @@ import time
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def cached_bytecode_env(env: dict, cache: str) -> dict:
+    """``env`` for children that import as an installed package imports: from bytecode they write under the
+    temporary prefix ``cache`` (never into the tree), whatever ``PYTHONDONTWRITEBYTECODE`` says in ``env``."""
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPYCACHEPREFIX": cache}
+
+
 def sample(module: str, env: dict) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one fresh process that imports ``module``."""
     start = time.perf_counter()
@@ -43,8 +49,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = {m: [] for m in args.modules}
     wall: dict[str, list[float]] = {m: [] for m in args.modules}
     with tempfile.TemporaryDirectory() as cache:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = cache
+        env = cached_bytecode_env(dict(os.environ), cache)
         for module in args.modules:
             sample(module, env)  # compiles and caches the bytecode
         for r in range(args.rounds):

@@ -331,10 +331,10 @@ def table(args, names: list[str], env: dict, threads: int, import_rss: bool) -> 
                   f"itself; median accounted share {lowest:.2f} in the worst process)", flush=True)
     if not import_rss:
         return
+    from import_time import cached_bytecode_env
+
     with tempfile.TemporaryDirectory() as cache:
-        # (as an installed package imports: from cached bytecode, whatever PYTHONDONTWRITEBYTECODE says here; the
-        # children write it under a temporary prefix, never into the tree, after one untimed import each)
-        cached = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPYCACHEPREFIX": cache}
+        cached = cached_bytecode_env(env, cache)  # (after one untimed import each, which writes the bytecode)
         for fw in ("torch", "ember"):
             import_time(fw, cached)
         imp = alternate(lambda fw: import_time(fw, cached), repeats)

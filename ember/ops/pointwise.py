@@ -405,7 +405,7 @@ class LerpByNumber(Node):
                 out *= w
                 out += x
             else:
-                out *= (w - 1) if x.dtype == xp.float64 else xp.float32(w - 1)
+                out *= w - 1  # (a float32 for a float32 w)
                 out += y
             return out
         w = float(xp.float32(weight))
