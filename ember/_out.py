@@ -127,6 +127,8 @@ def _no_such_overload(name: str, args, out, mismatch: bool = False) -> TypeError
 def _check_overload(name: str, args: tuple, kwargs: dict, out) -> bool:
     """Refuse ``out`` where PyTorch's overload of ``name`` for these arguments has none (``_OVERLOADS``); whether
     the call is ``max``/``min`` of all elements."""
+    if "input" in kwargs:  # (the tensor by keyword: the overloads are those of the positional one)
+        args, kwargs = (kwargs["input"], *args), {k: v for k, v in kwargs.items() if k != "input"}
     if name in ("sum", "prod"):
         if name == "prod" and "dim" in kwargs and kwargs["dim"] is None:
             raise TypeError("prod(): argument 'dim' must be int, not NoneType")
@@ -164,6 +166,20 @@ def _extreme_of_nothing(name: str, x: Tensor) -> Tensor:
         info = xp.iinfo(dt)
         value = info.min if name == "max" else info.max
     return Tensor._make(xp.asarray(value, dtype=dt))
+
+
+def _dtype_from_out(name: str, kwargs: dict, out: Tensor) -> None:
+    """The ``dtype=`` of an op computing in out's dtype (``DTYPE_FROM_OUT``): out's, and a given one that is not
+    out's is PyTorch's RuntimeError (rather than a result computed in it and cast into out)."""
+    dtype = kwargs.get("dtype")
+    if dtype is None:
+        kwargs["dtype"] = out.dtype
+    elif dtype != out.dtype:
+        if name == "arange":
+            raise RuntimeError(f"dtype {_dtype_name(dtype)} does not match dtype of out parameter "
+                               f"({_dtype_name(out.dtype)})")
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype.name]}, but got "
+                           f"{_CPP_NAMES[out.dtype.name]} instead")
 
 
 def _mean_dtype(args: tuple, kwargs: dict, out: Tensor) -> None:
@@ -244,12 +260,12 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             from .ops.float_parts import check_frexp_out
 
             check_frexp_out(*args, out)  # (before computing: PyTorch's own messages)
-        if name in DTYPE_FROM_OUT and isinstance(out, Tensor) and kwargs.get("dtype") is None:
-            kwargs["dtype"] = out.dtype
+        if name in DTYPE_FROM_OUT and isinstance(out, Tensor):
+            _dtype_from_out(name, kwargs, out)
         if name == "mean" and isinstance(out, Tensor):
             _mean_dtype(args, kwargs, out)
         if unary:  # max.unary_out / min.unary_out
-            x = args[0]
+            x = args[0] if args else kwargs["input"]
             result = _extreme_of_nothing(name, x) if x._data.size == 0 and not x.is_complex() else fn(x)
             return _write(f"{name}.unary_out", result, out, False)
         result = fn(*args, **kwargs)

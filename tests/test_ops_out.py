@@ -360,3 +360,32 @@ def test_gamma_and_bessel_functions_take_out_as_pytorch(name, dtype):
     else:
         assert got[0] and want[0]
         assert_close(got[1], want[1])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.max(input=m.tensor(X), out=E(m)),
+    lambda m: m.min(input=m.tensor(X), out=E(m)),
+    lambda m: m.max(input=m.tensor(X), dim=1, out=(E(m), E(m, dtype=m.long))),
+    lambda m: m.sum(input=m.tensor(X), dim=0, out=E(m)),
+], ids=["max_all", "min_all", "max_dim", "sum_dim"])
+def test_out_with_the_input_by_keyword(call):
+    """``input=`` by keyword picks the same overload as the positional tensor (max/min of all elements into
+    ``out``)."""
+    (got, _), (want, _) = outcomes(call)
+    assert not isinstance(want, Exception)
+    got, want = (got, want) if isinstance(want, torch.Tensor) else (got[0], want[0])
+    assert (str(got.dtype).split(".")[-1], got.tolist()) == (str(want.dtype).split(".")[-1], want.tolist())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.sum(m.tensor(X), 0, dtype=m.float64, out=E(m)),
+    lambda m: m.sum(m.tensor(X), 0, dtype=m.long, out=E(m)),
+    lambda m: m.prod(m.tensor(X), 0, dtype=m.float64, out=E(m)),
+    lambda m: m.cumsum(m.tensor(X), 0, dtype=m.float64, out=E(m)),
+    lambda m: m.cumprod(m.tensor(X).long(), 1, dtype=m.float32, out=E(m, dtype=m.float64)),
+    lambda m: m.arange(3, dtype=m.float64, out=E(m)),
+], ids=["sum", "sum_long", "prod", "cumsum", "cumprod", "arange"])
+def test_a_dtype_other_than_outs_is_refused(call):
+    """sum/prod/cumsum/cumprod/arange compute in out's dtype; a ``dtype=`` that is not out's is PyTorch's
+    RuntimeError, not a result computed in it and cast into out."""
+    assert_same_error(call)
