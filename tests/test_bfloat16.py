@@ -221,6 +221,18 @@ def test_half_precision_alpha_that_overflows_is_refused_as_torch(dtype):
                 call(m, x)
 
 
+@pytest.mark.parametrize("dtype,alpha", [("float16", 65519.0), ("float16", -65505), ("bfloat16", 3.3896e38)])
+def test_half_precision_alpha_just_past_the_largest_value_is_refused_as_torch(dtype, alpha):
+    """PyTorch refuses an alpha beyond the dtype's largest finite value even where rounding would bring it back
+    to that value (65519 rounds to float16's 65504): the check is on alpha itself."""
+    for m in (ember, torch):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        for call in (lambda m, x: m.add(x, x, alpha=alpha), lambda m, x: m.sub(x, 2.0, alpha=alpha),
+                     lambda m, x: x.clone().add_(2, alpha=alpha)):
+            with pytest.raises(RuntimeError, match="without overflow"):
+                call(m, x)
+
+
 def _put(x, v):
     x[0] = v
     return x

@@ -7,6 +7,7 @@ broadcast shape; the engine sums them down to each input's shape.
 
 from __future__ import annotations
 
+import math
 import operator
 
 from .. import _dtype
@@ -139,11 +140,12 @@ def number_in_float32(array, number) -> bool:
 def half_scalar(value, dtype, alpha: bool = False) -> float:
     """The Python number ``value`` as PyTorch converts a scalar for a half precision (float16, bfloat16) kernel:
     to float32, then to ``dtype`` (NumPy's one rounding from the double puts a number just past a halfway point
-    between two half values on the other side of it). An ``alpha`` that overflows the dtype is PyTorch's
-    RuntimeError (an overflowing operand becomes infinite, as PyTorch's)."""
+    between two half values on the other side of it). A finite ``alpha`` beyond the dtype's largest value is
+    PyTorch's RuntimeError, also one that rounding would bring back to that value (an overflowing operand becomes
+    infinite, as PyTorch's)."""
     with quiet():
         half = xp.float32(value).astype(dtype)
-    if alpha and not xp.isfinite(half) and xp.isfinite(value):
+    if alpha and math.isfinite(value) and abs(value) > float(xp.finfo(dtype).max):
         raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[str(xp.dtype(dtype))]} "
                            "without overflow")
     return float(half)
