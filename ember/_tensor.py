@@ -274,10 +274,12 @@ class Tensor(
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         if value and not self._requires_grad and self._base is None:
             _autograd.base_requires_grad(self)
-        if value and self._base is not None and self._view_creation == "no_grad" and not self._base._requires_grad:
-            # a view made under no_grad of a tensor that needs no gradient becomes an ordinary leaf, as PyTorch's
-            # (torchdiffeq's states are such views: autograd.grad w.r.t. them must not call them history-less)
-            self._view_creation = None
+        if value and self._base is not None and self._view_creation == "no_grad" and self._grad_fn is None:
+            # a view made under no_grad, told to require grad itself, is a leaf that keeps its gradient, as PyTorch's
+            # (its own flag; the one it takes from its base gives it none): its accumulator says so. It stays a
+            # no_grad view for PyTorch's in-place errors. (torchdiffeq's states are such views: autograd.grad
+            # w.r.t. them must not call them history-less)
+            _autograd.leaf_edge(self)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

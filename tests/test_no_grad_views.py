@@ -131,3 +131,54 @@ def test_a_view_of_a_tensor_without_grad_made_to_require_grad_is_an_ordinary_lea
         (xt ** 3).sum().backward()
         got.append((xt.is_leaf, g.tolist(), xt.grad.tolist(), y.requires_grad, y.grad))
     assert got[0] == got[1]
+
+
+def _outcome(call, *args):
+    """What ``call(*args)`` returns, its tensors left out, or its RuntimeError's message."""
+    try:
+        got = call(*args)
+    except RuntimeError as err:
+        return str(err)
+    return got if type(got) is not tuple else tuple(v for v in got if not hasattr(v, "requires_grad"))
+
+
+def _grad_fn_name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, z, v: (v.add_(1), _grad_fn_name(v)),
+    lambda m, z, v: (v.requires_grad_(False), v.requires_grad_(), v.add_(1)) and None,
+    lambda m, z, v: (z.mul_(m.ones(3, requires_grad=True)), v.requires_grad, v.is_leaf),
+    lambda m, z, v: (z.add_(1), v.requires_grad, v.is_leaf, _grad_fn_name(v), v._version),
+    lambda m, z, v: (v.view(1, 3).mul_(2), _grad_fn_name(v)),
+    lambda m, z, v: ((v * 3).sum().backward(), v.grad.tolist(), z.grad),
+], ids=["inplace", "inplace_after_toggle", "base_inplace_with_grad", "base_inplace", "view_of_it_inplace",
+        "backward"])
+def test_a_view_made_to_require_grad_stays_a_no_grad_view(case):
+    """A no_grad view given ``requires_grad_()`` is a leaf that keeps its gradient, and still the view made in
+    no_grad mode of PyTorch's in-place errors (a change of its base without history is no error)."""
+    got = []
+    for m in (ember, torch):
+        z = m.zeros(3)
+        with m.no_grad():
+            v = z.view(3)
+        v.requires_grad_()
+        got.append(_outcome(case, m, z, v))
+    assert got[0] == got[1]
+
+
+def test_a_view_of_a_leaf_made_to_require_grad_keeps_its_own_gradient():
+    """(Its gradient reached nowhere before ``requires_grad_()``, as PyTorch's: the flag it inherits gives it no
+    accumulator, its own does.)"""
+    got = []
+    for m in (ember, torch):
+        a = m.ones(3, requires_grad=True)
+        with m.no_grad():
+            v = a.view(3)
+        (v * 2).sum().backward()
+        before = v.grad
+        v.requires_grad_()
+        (v * 2).sum().backward()
+        got.append((before, v.is_leaf, v.grad.tolist(), a.grad))
+    assert got[0] == got[1]

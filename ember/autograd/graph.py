@@ -870,8 +870,10 @@ class AccumulateGrad(Node):
 
 def made_without_history(t: Tensor) -> bool:
     """Whether ``t`` is a view made under no_grad of a tensor that requires grad (a leaf without a grad_fn or an
-    accumulator: a gradient reaching it is dropped). Reads fields only: creates no accumulator."""
-    return t._grad_fn is None and t._base is not None and t._view_creation == "no_grad"  # (views only have the last)
+    accumulator: a gradient reaching it is dropped; ``requires_grad_()`` on the view gives it an accumulator).
+    Reads fields only: creates no accumulator."""
+    return t._grad_fn is None and t._base is not None and t._view_creation == "no_grad" \
+        and t._grad_accumulator is None  # (views only have _view_creation)
 
 
 def input_edge(t: Tensor) -> tuple:

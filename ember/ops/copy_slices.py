@@ -173,6 +173,9 @@ def refresh_view(view: Tensor) -> None:
     """Make an out-of-date view's ``grad_fn`` again from its base's history (when the base needs a gradient; the
     view then needs one too), as PyTorch does on access; PyTorch's error for a view it forbids that for."""
     base = view._base
+    if view._grad_fn is None and not base._requires_grad:  # (no history to make or forbid, as PyTorch's grad_fn)
+        view._view_version = view._vc[0]
+        return
     if view._view_creation is not None:
         raise RuntimeError(_creation_error(view, view._view_creation, indirect=True))
     if base._requires_grad:
