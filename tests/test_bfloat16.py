@@ -188,6 +188,44 @@ def test_half_precision_with_a_number_rounds_as_torch(op, dtype):
     assert seen[0] == seen[1]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("other", ["float32", "float64"])
+@pytest.mark.parametrize("op", [
+    lambda x, y: x.add_(y), lambda x, y: x.sub_(y), lambda x, y: x.add_(y, alpha=3), lambda x, y: x.mul_(y),
+    lambda x, y: x.div_(y),
+], ids=["add_", "sub_", "add_alpha_", "mul_", "div_"])
+def test_half_precision_in_place_with_a_0d_tensor_of_another_dtype_as_torch(op, other, dtype):
+    """In place, a 0-d floating tensor of another dtype is the kernels' scalar, as out of place: add_ and sub_
+    round it to the half precision, mul_ and div_ read its float32 value (a float64 beyond float32's range is
+    infinite there), not NumPy's arithmetic in its dtype."""
+    x = np.tile(np.array([0.0, 1.0, -1.0, 0.1, 2.0315, 7.77, 1 / 3, 65504.0, -65000.0, 1e-8, 3.3e38, np.inf],
+                         np.float32), 1024)
+    seen = []
+    for m in (ember, torch):
+        got = []
+        for v in (0.1, 1 / 3, 1 + 2.0**-12, 65519.0, 1e5, 3.5e38):
+            a = m.tensor(x).to(getattr(m, dtype))
+            out = values(op(a, m.tensor(v, dtype=getattr(m, other))))
+            out[np.isnan(out)] = np.nan  # (one NaN: bfloat16's rounding keeps another payload than PyTorch's)
+            got.append(out.tobytes())
+        seen.append(got)
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("op", [lambda x, y: x * y, lambda x, y: x / y, lambda x, y: x.clone().mul_(y)],
+                         ids=["mul", "div", "mul_"])
+def test_half_precision_times_a_0d_tensor_keeps_its_tangent(op):
+    """(The 0-d tensor read as its float32 value must still carry its forward-mode tangent.)"""
+    seen = []
+    for m in (ember, torch):
+        fwad = m.autograd.forward_ad
+        with fwad.dual_level():
+            y = fwad.make_dual(m.tensor(3.0), m.tensor(1.0))
+            primal, tangent = fwad.unpack_dual(op(m.full((4,), 2.0, dtype=m.float16), y))
+            seen.append((values(primal).tolist(), None if tangent is None else values(tangent).tolist()))
+    assert seen[0] == seen[1]
+
+
 def _near_halfway(dtype: str) -> list[float]:
     """Python floats a hair either side of the midpoint between two neighbouring ``dtype`` values: the numbers
     whose rounding through float32 (PyTorch's) and directly (NumPy's) differ."""

@@ -17,6 +17,7 @@ from .._memory_format import astype_result
 from .._meta import check_operand_devices, meta_results
 from .._meta import made as _meta_made
 from .._tensor import Tensor
+from ..autograd import graph as _graph
 from ..autograd.graph import Node, shape_error, torch_named
 
 
@@ -433,28 +434,30 @@ def sub(a, b, *, alpha=1):
     return Sub.apply(a, b)
 
 
-def _right_scalar(a, b):
+def right_scalar(a, b):
     """``b`` as PyTorch's mul and true division kernels read a 0-d floating tensor on the right of a dimensioned
     half precision tensor (float16, bfloat16) of another dtype: its own value in float32, where promotion would
     round it to the half dtype first; as a Python number, which ``with_number`` computes so (the result rounded
-    once). On the left, and for a ``b`` that requires grad, it is promoted as usual (ember keeps its cast in the
-    graph; PyTorch's forward value for one that requires grad is the float32 product)."""
+    once). (In place, add_ and sub_ take it as such a number too: rounded to the half dtype.) On the left, and for
+    a ``b`` that requires grad or carries a forward-mode tangent, it is promoted as usual (ember keeps its cast in
+    the graph; PyTorch's forward value for one that requires grad is the float32 product)."""
     if b.__class__ is Tensor and a.__class__ is Tensor and not b._data.ndim and a._data.ndim and \
             b._data.dtype is not a._data.dtype and np_kind(b._data.dtype) == "f" and not b._requires_grad and \
-            b._data.__class__ is xp.ndarray and number_in_float32(a._data, 0.0):
+            b._data.__class__ is xp.ndarray and number_in_float32(a._data, 0.0) and \
+            (_graph._dual_level is None or _graph._dual_level.get(b) is None):
         return b._data.item()
     return b
 
 
 def mul(a, b):
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
-        a, b = promote(a, _right_scalar(a, b))  # (as add: two tensors of one dtype need none)
+        a, b = promote(a, right_scalar(a, b))  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
 
 def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode is None:
-        return Div.apply(*_float_operands(a, _right_scalar(a, b)))
+        return Div.apply(*_float_operands(a, right_scalar(a, b)))
     if rounding_mode == "floor":
         return floor_divide(a, b)
     if rounding_mode == "trunc":

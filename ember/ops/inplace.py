@@ -101,6 +101,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
+    other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
@@ -109,6 +110,7 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
+    other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
@@ -135,7 +137,7 @@ def _number_in_float32(ufunc):
 
 
 def mul_(x: Tensor, other) -> Tensor:
-    return _binary_inplace(x, other, _number_in_float32(xp.multiply), ew.mul)
+    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.multiply), ew.mul)
 
 
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
@@ -143,7 +145,7 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
         return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
     if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
-    return _binary_inplace(x, other, _number_in_float32(xp.true_divide), ew.div)
+    return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)
 
 
 def pow_(x: Tensor, other) -> Tensor:
