@@ -453,3 +453,16 @@ def test_lerp_with_a_number_weight_is_pytorchs_bits(weight, dtype):
             np.testing.assert_allclose(e, t, rtol=2e-7, atol=2e-7)
         else:
             np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("weight", [0.49999999, 0.4999999999999999, -0.49999999])
+def test_lerp_picks_its_formula_by_the_weight_in_the_kernels_dtype(weight, dtype):
+    """PyTorch's kernel tests |w| < 0.5 on w in its computing dtype (float32 for float32 and the half dtypes): a
+    weight that rounds to 0.5 there takes the other formula, which an infinite operand tells apart."""
+    outs = []
+    for m in (ember, torch):
+        dt = getattr(m, dtype)
+        x, y = m.tensor([np.inf, 1.0, -np.inf]).to(dt), m.tensor([1.0, -np.inf, 2.0]).to(dt)
+        outs.append([x.lerp(y, weight).tolist(), x.clone().lerp_(y, weight).tolist()])
+    np.testing.assert_array_equal(*outs)

@@ -401,7 +401,7 @@ class LerpByNumber(Node):
         if x.dtype == xp.float64 or x.dtype == xp.float32:
             w = weight if x.dtype == xp.float64 else xp.float32(weight)
             out = y - x
-            if abs(weight) < 0.5:
+            if abs(w) < 0.5:  # (w as the kernel has it: 0.49999999 is a float32's 0.5)
                 out *= w
                 out += x
             else:
