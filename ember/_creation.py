@@ -498,7 +498,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     out = _empty_like_array(t, dtype, memory_format, device)
-    out[...] = fill_value
+    out[...] = half_number(fill_value, out.dtype)
     return _finish(out, requires_grad, _like_device(t, device))
 
 

@@ -239,7 +239,12 @@ def _near_halfway(dtype: str) -> list[float]:
     lambda m, d, v: m.zeros(2, dtype=d).fill_(v), lambda m, d, v: m.full((2,), v, dtype=d),
     lambda m, d, v: _assigned(m.zeros(2, dtype=d), v), lambda m, d, v: _put(m.zeros(2, dtype=d), v),
     lambda m, d, v: m.zeros(2, dtype=d) + v, lambda m, d, v: m.zeros(2, dtype=d).add_(v),
-], ids=["fill_", "full", "setitem", "setitem_index", "add", "add_"])
+    lambda m, d, v: m.full_like(m.zeros(2, dtype=d), v), lambda m, d, v: m.zeros(2, dtype=d).new_full((2,), v),
+    lambda m, d, v: m.zeros(2, dtype=d).masked_fill(m.tensor([True, False]), v),
+    lambda m, d, v: m.zeros(2, dtype=d).masked_fill_(m.tensor([True, False]), v),
+    lambda m, d, v: m.full((2,), -6e4, dtype=d).clamp(min=v), lambda m, d, v: m.full((2,), 6e4, dtype=d).clamp(max=v),
+], ids=["fill_", "full", "setitem", "setitem_index", "add", "add_", "full_like", "new_full", "masked_fill",
+        "masked_fill_", "clamp_min", "clamp_max"])
 def test_python_float_into_half_precision_rounds_through_float32_as_torch(make, dtype):
     """A Python float written into (or added to) a float16 / bfloat16 tensor is converted double -> float ->
     half, as PyTorch's; NumPy's one rounding differs for numbers just past a halfway point."""

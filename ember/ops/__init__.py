@@ -15,6 +15,7 @@ from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's m
 from .._backend import xp
 from .._device import check_device, on_meta
 from .._legacy import type_
+from .._memory_format import half_number
 from .._meta import is_meta, meta_array, no_data_error
 from .._tensor import Tensor
 from .._tensor_methods import bind_ops
@@ -119,7 +120,8 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-    data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else xp.full(tuple(size), fill_value, dtype=dt)
+    data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else \
+        xp.full(tuple(size), half_number(fill_value, dt), dtype=dt)  # (a float into a half one: through float32)
     return Tensor._make(data).requires_grad_(requires_grad)
 
 

@@ -697,7 +697,8 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, cast(value, x.dtype), mask=mask._data)
     else:
-        out = _MaskedFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), mask=mask._data)
+        out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
+                                mask=mask._data)
     return version_checked(out, mask)  # (PyTorch saves the mask)
 
 

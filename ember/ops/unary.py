@@ -12,7 +12,7 @@ from .. import _dtype
 from .._backend import xp
 from .._kernels import activation as compiled
 from .._kernels.policy import policy
-from .._memory_format import empty_result
+from .._memory_format import empty_result, half_number
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
@@ -478,6 +478,8 @@ def _clamp(x: Tensor, min, max) -> Tensor:
             x = cast(x, target)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
+    elif x._data.dtype.itemsize == 2:  # float bounds of a half precision x: through float32, as PyTorch's kernel
+        lo, hi = (float(half_number(b, x._data.dtype)) if type(b) is float else b for b in (lo, hi))
     # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
     return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
 
