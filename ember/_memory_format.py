@@ -63,19 +63,23 @@ def empty_result(x, *others, dtype=None):
 
 
 def via_float32(x, dtype):
-    """``x`` ready for conversion to ``dtype``: float64 values headed for a half precision (float16, bfloat16) first
-    rounded to float32, as PyTorch's conversion goes through float (a float64 within float32's rounding of a
-    halfway point between two half values lands on the other side of it than NumPy's one rounding puts it)."""
-    if x.dtype == xp.float64 and xp.dtype(dtype).itemsize == 2 and xp.dtype(dtype).kind not in "iub":
+    """``x`` ready for conversion to ``dtype``: float64 values (and 32- and 64-bit integers) headed for a half
+    precision (float16, bfloat16) first rounded to float32, as PyTorch's conversion goes through float (a float64
+    within float32's rounding of a halfway point between two half values lands on the other side of it than NumPy's
+    one rounding puts it; so does an integer past 2**24 headed for bfloat16)."""
+    if (x.dtype == xp.float64 or x.dtype.kind in "iu" and x.dtype.itemsize >= 4) and xp.dtype(dtype).itemsize == 2 \
+            and xp.dtype(dtype).kind not in "iub":
         return x.astype(xp.float32)
     return x
 
 
 def half_number(value, dtype):
-    """A Python float ``value`` headed for ``dtype`` as PyTorch converts it: to float32 first where ``dtype`` is a
-    half precision (float16, bfloat16), as ``via_float32``; NumPy's one rounding from the double puts a number just
-    past a halfway point between two half values on the other side of it. Anything else is returned as it is."""
-    if value.__class__ is float and xp.dtype(dtype).itemsize == 2 and xp.dtype(dtype).kind not in "iub":
+    """A Python float ``value`` (or an int past 2**24) headed for ``dtype`` as PyTorch converts it: to float32 first
+    where ``dtype`` is a half precision (float16, bfloat16), as ``via_float32``; NumPy's one rounding from the
+    double puts a number just past a halfway point between two half values on the other side of it. Anything else
+    is returned as it is."""
+    if (value.__class__ is float or value.__class__ is int and 1 << 24 < abs(value) < 1 << 127) \
+            and xp.dtype(dtype).itemsize == 2 and xp.dtype(dtype).kind not in "iub":
         return xp.float32(value)
     return value
 

@@ -132,6 +132,26 @@ def test_float64_into_half_precision_rounds_through_float32_as_torch(convert, dt
     assert values(e).tobytes() == values(t).tobytes()
 
 
+# integers past 2**24 whose bfloat16 neighbours differ by rounding once or through float32
+_BIG_INTS = [2**25 + 2**17 + 1, -(2**25 + 2**17 + 1), 2**30 + 2**22 + 1, 2**24 + 1, 65519, 3001]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("convert", [
+    lambda m, a, d: m.tensor(a, dtype=d).to(m.bfloat16),
+    lambda m, a, d: m.as_tensor(m.tensor(a, dtype=d), dtype=m.bfloat16),
+    lambda m, a, d: m.zeros(len(a), dtype=m.bfloat16).copy_(m.tensor(a, dtype=d)),
+    lambda m, a, d: _assigned(m.zeros(len(a), dtype=m.bfloat16), m.tensor(a, dtype=d)),
+    lambda m, a, d: m.stack([m.full((1,), v, dtype=m.bfloat16) for v in a]),
+    lambda m, a, d: m.stack([m.zeros(1, dtype=m.bfloat16).fill_(v) for v in a]),
+], ids=["to", "as_tensor", "copy_", "setitem", "full", "fill_"])
+def test_integers_into_bfloat16_round_through_float32_as_torch(convert, dtype):
+    """PyTorch converts an integer to bfloat16 through float32 as well: 2**25 + 2**17 + 1 is float32's
+    2**25 + 2**17, a halfway point that rounds to even (2**25), where one rounding goes up."""
+    e, t = convert(ember, _BIG_INTS, getattr(ember, dtype)), convert(torch, _BIG_INTS, getattr(torch, dtype))
+    assert values(e).tolist() == values(t).tolist()
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("op", [
     lambda m, x: x * 0.1, lambda m, x: 0.1 * x, lambda m, x: x / 0.3, lambda m, x: 0.3 / x,
