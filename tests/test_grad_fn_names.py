@@ -112,7 +112,8 @@ OPS = {
     "round": lambda m, x, y: x.round(), "round_decimals": lambda m, x, y: m.round(x, decimals=1),
     "round_decimals_0": lambda m, x, y: x.round(decimals=0), "round_": lambda m, x, y: (x * 1).round_(),
     "floor": lambda m, x, y: x.floor(), "ceil": lambda m, x, y: m.ceil(x), "trunc": lambda m, x, y: x.trunc(),
-    "sign": lambda m, x, y: x.sign(),
+    "sign": lambda m, x, y: x.sign(), "sgn": lambda m, x, y: x.sgn(), "logit": lambda m, x, y: x.sigmoid().logit(),
+    "logit_eps": lambda m, x, y: m.logit(x.sigmoid(), 1e-3), "fix": lambda m, x, y: x.fix(),
 }
 
 

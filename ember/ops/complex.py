@@ -17,7 +17,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, is_inexact
 
@@ -254,7 +254,8 @@ def sgn(input: Tensor) -> Tensor:
         from .unary import sign
 
         out = sign(input)
-        return version_checked(out, input, out)  # (PyTorch's sgn, unlike sign, saves its input and result)
+        # (PyTorch's sgn, unlike sign, saves its input and result; its node is SgnBackward0)
+        return shown_as(version_checked(out, input, out), "SgnBackward0")
     return Sgn.apply(input)
 
 

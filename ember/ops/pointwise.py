@@ -264,6 +264,7 @@ class Erfinv(Node):
         return (g * (xp.exp(out * out) / _TWO_OVER_SQRT_PI),)
 
 
+@torch_named("LogitBackward0")
 class Logit(Node):
     diagonal_jacobian = True
 
