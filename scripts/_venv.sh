@@ -70,7 +70,10 @@ ensure_venv() {
                 "$dir/bin/python" -m pip install -q "$torch_pin"
             fi
         fi
-        "$dir/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
+        # setuptools tells every editable install, in a boxed warning that pip relays even with -q, to beware of
+        # folders named like the package in the working directory: advice for other layouts, noise on a first run.
+        PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable installation" \
+            "$dir/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
         rm -f "$dir"/.ember-installed-*
         touch "$stamp"
         _say "$dir is ready ($((SECONDS - start)) s)"
