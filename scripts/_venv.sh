@@ -55,7 +55,7 @@ ensure_venv() {
         fi
         if [ -n "$torch_pin" ]; then
             _say "installing ember[$extras] into $dir, with PyTorch ($torch_pin, CPU build) as the test oracle;" \
-                 "first run only, about 1-5 minutes depending on the network (PyTorch's CPU wheel is ~200 MB)"
+                 "first run only, about 2 GB: 5 to 15 minutes depending on the network and the machine"
         else
             _say "installing ember${extras:+[$extras]} into $dir; first run only, about a minute"
         fi
