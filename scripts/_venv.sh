@@ -55,7 +55,7 @@ ensure_venv() {
         fi
         if [ -n "$torch_pin" ]; then
             _say "installing ember[$extras] into $dir, with PyTorch ($torch_pin, CPU build) as the test oracle;" \
-                 "first run only, about 1-5 minutes depending on the network (PyTorch's CPU wheel is ~200 MB)"
+                 "first run only, about 2 GB: 5 to 15 minutes depending on the network and the machine"
         else
             _say "installing ember${extras:+[$extras]} into $dir; first run only, about a minute"
         fi
@@ -70,7 +70,10 @@ ensure_venv() {
                 "$dir/bin/python" -m pip install -q "$torch_pin"
             fi
         fi
-        "$dir/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
+        # setuptools tells every editable install, in a boxed warning that pip relays even with -q, to beware of
+        # folders named like the package in the working directory: advice for other layouts, noise on a first run.
+        PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable installation" \
+            "$dir/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
         rm -f "$dir"/.ember-installed-*
         touch "$stamp"
         _say "$dir is ready ($((SECONDS - start)) s)"

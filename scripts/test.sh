@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run ember's whole test suite (ruff first, then pytest) in its own virtual environment, .venv-test.
 # The first run creates .venv-test and installs ember with the `test` extra, PyTorch's CPU build among it
-# as the oracle every test compares against (a few minutes); later runs start at once.
+# as the oracle every test compares against (5 to 15 minutes); later runs start at once.
 # Extra arguments go to pytest, e.g.  bash scripts/test.sh tests/test_optim.py -x
 set -euo pipefail
 cd "$(dirname "$0")/.."

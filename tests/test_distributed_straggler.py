@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -34,11 +35,28 @@ def run(tmp_path, nproc, slow):
 def test_a_rank_three_times_slower_is_named_once_with_the_share_the_others_waited(nproc, slow, tmp_path):
     for rank, got in enumerate(run(tmp_path, nproc, slow)):
         warned = [w for w in got["warnings"] if "straggler" in w]
-        assert len(warned) == 1, (rank, got)  # once, though two windows judged it
-        assert f"rank {slow} is a straggler" in warned[0], warned
-        share = int(warned[0].split("waited for it ")[1].split("%")[0]) / 100
-        assert 0.45 <= share <= 0.8, warned  # 40 of about 60-65 ms a step
+        # rank 0 warns, once though two windows judged it; the others reach the same verdict (their trace has it)
+        # without warning: the launcher shows every rank's output, and the same line from each rank was noise
+        assert len(warned) == (1 if rank == 0 else 0), (rank, got)
+        if rank == 0:
+            assert f"rank {slow} is a straggler" in warned[0], warned
+            share = int(warned[0].split("waited for it ")[1].split("%")[0]) / 100
+            assert 0.45 <= share <= 0.8, warned  # 40 of about 60-65 ms a step
         assert len(got["events"]) == 2 and all(e["rank"] == slow for e in got["events"]), got["events"]
+
+
+def test_only_rank_0_warns_though_every_rank_reaches_the_verdict():
+    verdicts = []
+    for rank in range(3):
+        monitor = StragglerMonitor(3, rank)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(WARMUP + WINDOW):
+                monitor.observe([40_000, 40_000, 500], [60_000, 60_000, 60_000])
+        verdicts.append((monitor.warned, [str(w.message) for w in caught]))
+    assert [v[0] for v in verdicts] == [True, True, True]
+    assert len(verdicts[0][1]) == 1 and "rank 2 is a straggler" in verdicts[0][1][0]
+    assert verdicts[1][1] == [] and verdicts[2][1] == []
 
 
 @pytest.mark.parametrize("nproc", [2, 3])

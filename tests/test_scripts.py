@@ -5,6 +5,7 @@ import http.server
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -83,3 +84,42 @@ def test_scripts_parse_and_stop_on_errors(script):
     if script != "scripts/_venv.sh":  # sourced, not run
         with open(path) as f:
             assert "set -euo pipefail" in f.read(), f"{script} must stop at the first failing command"
+
+
+def fake_venv(tmp_path):
+    """A directory that looks like a made virtual environment whose python only records each call's arguments and
+    PYTHONWARNINGS (one line per call), so that ensure_venv's install steps run without a network or pip."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    log = tmp_path / "calls.log"
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nprintf "%s | %s\\n" "$*" "${{PYTHONWARNINGS-}}" >> {log}\n')
+    python.chmod(0o755)
+    (venv / "bin" / "activate").write_text("")
+    return venv, log
+
+
+@pytest.mark.parametrize("user_filters", ["", "error::DeprecationWarning"])
+def test_editable_install_silences_setuptools_boxed_advice_only(tmp_path, user_filters):
+    # setuptools warns "Editable installation." in a box on every `pip install -e`, and pip relays it even with -q:
+    # on the README's first run that box was the loudest thing on the screen, advice not meant for this layout
+    venv, log = fake_venv(tmp_path)
+    out = bash(f"ensure_venv {venv} plot", env={"PYTHONWARNINGS": user_filters})
+    assert out.returncode == 0, out.stdout + out.stderr
+    editable = [line for line in log.read_text().splitlines() if "install -q -e" in line]
+    assert len(editable) == 1, log.read_text()
+    filters = editable[0].split(" | ")[1].split(",")
+    assert "ignore:Editable installation" in filters
+    assert (user_filters in filters) == bool(user_filters)  # the user's own filters are kept
+
+
+def test_the_filter_matches_setuptools_message_and_nothing_else():
+    # the message setuptools' InformationOnly.emit("Editable installation.", details) warns, and another one
+    code = ("import warnings\n"
+            "with warnings.catch_warnings(record=True) as got:\n"
+            "    warnings.warn('Editable installation.\\n!!\\n\\n****\\nPlease be careful with folders', UserWarning)\n"
+            "    warnings.warn('Some other build warning', UserWarning)\n"
+            "print([str(w.message) for w in got])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore:Editable installation"))
+    assert out.stdout.strip() == "['Some other build warning']", out.stdout + out.stderr

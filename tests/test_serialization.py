@@ -1,8 +1,11 @@
 """ember.save / ember.load: round trips, and refusal of anything that is not an ember.save archive."""
 
+import argparse
+import dataclasses
 import io
 import json
 import pickle
+import re
 import zipfile
 from collections import OrderedDict
 
@@ -139,6 +142,26 @@ def test_parameters_load_as_parameters():
 def test_unsupported_objects_are_a_type_error(obj):
     with pytest.raises(TypeError, match="ember.save cannot store"):
         round_trip(obj)
+
+
+@dataclasses.dataclass
+class _Settings:
+    lr: float = 0.1
+
+
+@pytest.mark.parametrize("obj,how", [(argparse.Namespace(lr=0.1, epochs=3), "vars(obj)"),
+                                     (_Settings(), "dataclasses.asdict(obj)")])
+def test_a_settings_object_is_refused_with_how_to_store_its_fields(obj, how, tmp_path):
+    # PyTorch pickles a checkpoint's argparse.Namespace or dataclass whole; ember's formats hold no pickle, so the
+    # error says how to keep what it holds (that dict round-trips)
+    with pytest.raises(TypeError, match=rf"ember.save cannot store an object of type .*{type(obj).__name__}: .*"
+                                        rf"store its fields as a dict \({re.escape(how)}\)"):
+        round_trip({"args": obj})
+    fields = dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else vars(obj)
+    assert round_trip({"args": fields}) == {"args": fields}
+    with pytest.raises(TypeError) as plain:  # nothing to suggest for an object without fields
+        round_trip(object())
+    assert "fields" not in str(plain.value)
 
 
 def test_cycles_are_refused():

@@ -421,3 +421,28 @@ def test_sets_and_frozensets_in_a_torch_checkpoint_load_as_pytorchs_unpickler_re
     assert type(got["s"]) is set and (protocol != 2 or type(got["f"]) is frozenset)
     assert {k: v for k, v in got.items() if k != "t"} == {k: v for k, v in want.items() if k != "t"}
     np.testing.assert_array_equal(got["t"].numpy(), want["t"].numpy())
+
+
+_COMPAT_SAVE_NAMESPACE = """
+import argparse
+import sys
+import torch
+
+args = argparse.Namespace(lr=0.1, epochs=3)
+torch.save({"args": args, "w": torch.ones(2)}, sys.argv[1] + "/ckpt.pt")
+"""
+
+
+def test_torch_save_of_what_no_format_holds_is_one_error_in_the_programs_spelling(tmp_path):
+    # a checkpoint with an argparse.Namespace, which PyTorch pickles: under the compat runner both of ember's
+    # formats refuse it; the error was two chained tracebacks (PyTorch format's, then ember's, "During handling of
+    # the above exception ...") naming ember.save. Now: one, naming torch.save, with what to store instead
+    from conftest import run_under_compat
+
+    out = run_under_compat(_COMPAT_SAVE_NAMESPACE, tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.count("Traceback") == 1 and "During handling" not in out.stderr, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("TypeError: torch.save cannot store an object of type argparse.Namespace"), last
+    assert "store its fields as a dict (vars(obj))" in last, last
+    assert not (tmp_path / "ckpt.pt").exists()  # refused before anything is written

@@ -157,7 +157,7 @@ class Reducer:
         self.layout = lockstep.layout_hash([([p._data.shape for p in b.params], str(b.dtype))
                                             for b in self.buckets] + [find_unused_parameters, static_graph])
         self._table_work = None  # the table's all-reduce in flight
-        self.stragglers = StragglerMonitor(self.world)
+        self.stragglers = StragglerMonitor(self.world, self.comm.rank)
         self._forward_at: float | None = None  # when the previous DDP forward began (perf_counter)
         self._step_us = 0  # the previous iteration's time, forward to forward
         self._wait_us = 0  # how long the previous backward waited for the all-reduces

@@ -12,8 +12,10 @@ optimizer step compiling its kernels on one rank, a checkpoint save) makes the o
 a window looks like a steady share; a straggler makes them wait at every step. A balanced run has every rank
 waiting about as little (the all-reduce's own time), so it never warns; nor do steps of a few milliseconds, where
 a share that large is the operating system's scheduling jitter on a busy machine rather than a slower rank, and
-costs next to nothing. The verdict is a warning (once per DDP model, naming the rank and the share) and, while
-ember's trace records, a ``straggler`` event in category ``ddp`` at each iteration the verdict holds.
+costs next to nothing. The verdict is a warning (once per DDP model, naming the rank and the share), issued on
+the group's rank 0 only: every rank reaches the same verdict, and the launcher shows every rank's output, so
+warning on each would print the same line once per rank. While ember's trace records, every rank adds a
+``straggler`` event in category ``ddp`` at each iteration the verdict holds.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ MIN_WAIT_MS = 5.0  # ... and at least this long per step (below it, scheduling n
 class StragglerMonitor:
     """Collects each rank's (wait, iteration time) per iteration and judges each full window."""
 
-    def __init__(self, world: int) -> None:
+    def __init__(self, world: int, rank: int = 0) -> None:
         self.world = world
+        self.rank = rank  # this process's rank in the group: rank 0 warns
         self.seen = 0
         self.waits: list[list[int]] = [[] for _ in range(world)]  # per rank, one entry per iteration of the window
         self.steps: list[list[int]] = [[] for _ in range(world)]
         self.count = 0
-        self.warned = False
+        self.warned = False  # the verdict has been reached once (on every rank; rank 0 warned)
 
     def observe(self, waits_us, steps_us) -> None:
         """One iteration's numbers, one per rank (microseconds); a zero step time means "not measured yet"."""
@@ -67,6 +70,8 @@ class StragglerMonitor:
         trace.instant("straggler", "ddp", rank=slow, waited_share=round(share, 3), step_ms=round(step_ms, 3))
         if not self.warned:
             self.warned = True
+            if self.rank != 0:
+                return
             _warnings.warn(
                 f"DistributedDataParallel: rank {slow} is a straggler: over the last {self.count} iterations the "
                 f"other ranks waited for it {share:.0%} of each step (a step takes {step_ms:.1f} ms), so every "

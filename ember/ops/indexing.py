@@ -16,6 +16,7 @@ from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
+from .._shown_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -357,8 +358,10 @@ class IndexPut(Node):
         return gx, gv
 
 
-_LEAF_IN_PLACE = ("leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
-                  "`with ember.no_grad():` (as optimizers do) or use an out-of-place op.")
+def _leaf_in_place() -> str:
+    """PyTorch's message, and the way out in the program's own spelling (``torch.no_grad()`` under ember.compat)."""
+    return ("leaf Variable that requires grad is being used in an in-place operation. Wrap the update in "
+            f"`with {package_name()}.no_grad():` (as optimizers do) or use an out-of-place op.")
 
 
 def _indexes_a_view(x: Tensor, idx) -> bool:
@@ -415,10 +418,10 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     if base is not None and x._view_creation == "no_grad":  # (requires grad as its base does: this error first)
         check_view_inplace(x, tracked)
     if x._requires_grad and x.grad_fn is None:
-        raise RuntimeError(f"a {_LEAF_IN_PLACE}")
+        raise RuntimeError(f"a {_leaf_in_place()}")
     if base is not None:
         if base._requires_grad and base.grad_fn is None:
-            raise RuntimeError(f"a view of a {_LEAF_IN_PLACE}")
+            raise RuntimeError(f"a view of a {_leaf_in_place()}")
         check_view_inplace(x, tracked)
 
 
@@ -470,7 +473,7 @@ def setitem(x: Tensor, idx, value) -> None:
     _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
-        raise RuntimeError(f"a view of a {_LEAF_IN_PLACE}")
+        raise RuntimeError(f"a view of a {_leaf_in_place()}")
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
         varr = value._data

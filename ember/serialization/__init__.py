@@ -117,7 +117,10 @@ def _default_writer(obj: Any, name: str):
     try:
         return _torch_format.writer(obj)
     except TypeError as why:
-        write = _ember_format.writer(obj)  # the TypeError of what neither format can hold propagates
+        try:
+            write = _ember_format.writer(obj)
+        except TypeError as neither:  # what neither format can hold: ember's format's error, the only one shown
+            raise neither from None
         warnings.warn(f"torch.save({name}) wrote ember's format, which PyTorch cannot read: {why}. Save a "
                       "state_dict() instead to get a file PyTorch loads.", UserWarning, stacklevel=3)
         return write

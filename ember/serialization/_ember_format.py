@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._shown_name import package_name
 from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
@@ -48,6 +50,16 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # ---------------------------------------------------------------------------------- save
 def _type_name(obj: Any) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _fields_hint(obj: Any) -> str:
+    """For a plain object holding settings (an argparse.Namespace, a dataclass, a config class), which PyTorch
+    pickles whole and ember's pickle-free formats cannot: how to store what it holds."""
+    if isinstance(obj, type) or not hasattr(obj, "__dict__") or callable(obj):
+        return ""
+    how = "dataclasses.asdict(obj)" if dataclasses.is_dataclass(obj) else "vars(obj)"
+    return (f"; to keep what a {type(obj).__name__} holds, store its fields as a dict ({how}) and rebuild it "
+            "after loading")
 
 
 def _module_class():
@@ -81,9 +93,9 @@ class Encoder:
         module_class = _module_class()
         if not isinstance(obj, (list, tuple, dict)) and not (module_class and isinstance(obj, module_class)):
             raise TypeError(
-                f"ember.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy arrays, "
-                "numbers, strings, None, dtypes, nn.Modules, classes and functions (by name) and "
-                "lists/tuples/dicts of them"
+                f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
+                "arrays, numbers, strings, None, dtypes, nn.Modules, classes and functions (by name) and "
+                f"lists/tuples/dicts of them{_fields_hint(obj)}"
             )
         if id(obj) in self._modules:
             return {"module_ref": self._modules[id(obj)]}
