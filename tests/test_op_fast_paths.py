@@ -123,6 +123,56 @@ def test_unary_fast_path_is_applys(cls, kind, dtype):
                 assert entry[0] is result._vc and entry[2] is result._data
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["leaves", "results", "views", "plain", "no_grad"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_full_sum_fast_path_is_applys(keepdim, kind, dtype):
+    from ember.ops.reduction import Sum
+
+    x, _ = _inputs(kind, dtype)
+    record = kind not in ("plain", "no_grad")
+    with ember.no_grad() if kind == "no_grad" else ember.enable_grad():
+        made = Sum.apply(x, axes=None, keepdim=keepdim)
+        fast = apply_one(Sum, x, None, keepdim)
+    assert fast is not None
+    _same_result(fast, made, record)
+    if record:
+        _same_node(fast, made)
+
+
+@pytest.mark.parametrize("case", ["float32", "keepdim", "dim", "dtype", "int64", "bool", "0-d", "empty", "float16",
+                                  "Parameter"])
+def test_sums_are_pytorchs(case):
+    if case == "keepdim":
+        pytest.xfail("PyTorch names x.sum(None, True)'s node SumBackward1 (its dim overload), ember SumBackward0")
+    a = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    got = {}
+    for fw in (ember, torch):
+        if case in ("int64", "bool"):
+            x = fw.tensor(a > 0 if case == "bool" else (a * 10).astype(np.int64))
+        elif case == "0-d":
+            x = fw.tensor(a[0, 0], requires_grad=True)
+        elif case == "empty":
+            x = fw.zeros(0, 4, requires_grad=True)
+        elif case == "float16":
+            x = fw.tensor(a, dtype=fw.float16, requires_grad=True)
+        elif case == "Parameter":
+            x = fw.nn.Parameter(fw.tensor(a))
+        else:
+            x = fw.tensor(a, requires_grad=True)
+        out = (x.sum(None, True) if case == "keepdim" else x.sum(1) if case == "dim" else
+               x.sum(dtype=fw.float64) if case == "dtype" else x.sum())
+        if out.requires_grad:
+            out.backward(fw.ones_like(out))
+        got[fw] = (out.detach(), type(out.grad_fn).__name__, x.grad)
+    (eo, en, eg), (to, tn, tg) = got[ember], got[torch]
+    assert str(eo.dtype).split(".")[1] == str(to.dtype).split(".")[1] and tuple(eo.shape) == tuple(to.shape)
+    assert_close(eo.float(), to.float())
+    assert en == tn and (eg is None) == (tg is None)
+    if eg is not None:
+        assert_close(eg.float(), tg.float())
+
+
 def _declined_binary():
     """(name, x, y): operands ``apply_same`` declines (None), the operators then take ``apply``'s path."""
     rng = np.random.default_rng(4)

@@ -783,16 +783,19 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
     return result
 
 
-def apply_one(cls: type, x: Tensor) -> Tensor | None:
-    """``cls.apply(x)`` for a one-input elementwise op (no parameters, not a view) on a plain ``Tensor`` over a
-    NumPy array with dimensions and elements, float32 or float64, outside forward AD, meta tensors and inference
-    mode; None, calling nothing, otherwise. The node's own forward computes (the same bits); the result, edge,
-    shape and saved versions are ``apply``'s (``_record`` when forward saved something, or under anomaly mode),
-    without the inputs' loop, the flags list and the half-precision and view tests."""
+def apply_one(cls: type, x, *args) -> Tensor | None:
+    """``cls.apply(x, *args)`` for a one-input op that is no view (``args``: its forward's other arguments, passed
+    positionally: a sum's axes and keepdim) on a plain ``Tensor`` over a NumPy array with dimensions and elements,
+    float32 or float64, outside forward AD, meta tensors and inference mode; None, calling nothing, otherwise (any
+    other ``x``: ``apply``'s checks and errors). The node's own forward computes (the same bits); the result, edge,
+    shape and saved versions are ``apply``'s (``_record`` where forward saved more than its output, or under anomaly
+    mode), without the inputs' loop, the flags list, the keyword parameters and the half-precision and view tests."""
+    if x.__class__ is not Tensor:
+        return None
     da = x._data
     dt = da.dtype
-    if (x.__class__ is not Tensor or dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray
-            or not da.ndim or not da.size or _dual_level is not None or _meta_made[0] or _inference_active[0]):
+    if (dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray or not da.ndim or not da.size
+            or _dual_level is not None or _meta_made[0] or _inference_active[0]):
         return None
     node = _new_object(cls)
     node.saved = ()
@@ -808,9 +811,14 @@ def apply_one(cls: type, x: Tensor) -> Tensor | None:
             edge = input_edge(x)
     quiet = quiet_enter()
     try:
-        out = node.forward(da)
+        out = node.forward(da, *args)
     finally:
         quiet_exit(quiet)
+    if out.__class__ is not _ndarray:  # (a full sum before NumPy 2.3: a scalar, which the tensor holds as an array)
+        scalar = out
+        out = xp.array(out)
+        if node.saved:  # (as apply's: a saved output is the tensor's array)
+            node.saved = tuple(out if s is scalar else s for s in node.saved)
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
     result._data = out
     result._grad = None
