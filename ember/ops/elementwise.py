@@ -387,8 +387,9 @@ class Minimum(Node):
 
 
 def add(a, b, *, alpha=1):
-    # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality
-    if a.__class__ is Tensor and b.__class__ is Tensor and alpha == 1 and \
+    # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality (b first:
+    # a Python number there, the other common case, is told apart in one test)
+    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
             (out := apply_same(Add, operator.add, a, b)) is not None:
         return out
     if alpha != 1:
@@ -423,7 +424,7 @@ def _is_bool(v) -> bool:
 
 
 def sub(a, b, *, alpha=1):
-    if a.__class__ is Tensor and b.__class__ is Tensor and alpha == 1 and \
+    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
             (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
         return out
     if _is_bool(a) or _is_bool(b):
@@ -456,7 +457,7 @@ def _right_scalar(a, b):
 
 
 def mul(a, b):
-    if a.__class__ is Tensor and b.__class__ is Tensor and \
+    if b.__class__ is Tensor and a.__class__ is Tensor and \
             (out := apply_same(Mul, operator.mul, a, b, True)) is not None:
         return out  # (as add's)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
@@ -466,7 +467,7 @@ def mul(a, b):
 
 def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode is None:
-        if a.__class__ is Tensor and b.__class__ is Tensor and \
+        if b.__class__ is Tensor and a.__class__ is Tensor and \
                 (out := apply_same(Div, operator.truediv, a, b, True)) is not None:
             return out  # (as add's)
         return Div.apply(*_float_operands(a, _right_scalar(a, b)))
