@@ -689,6 +689,167 @@ def watch_view(view: Tensor) -> None:
         watched.limit = max(32, 2 * len(refs))
 
 
+_F32 = xp.dtype(xp.float32)
+_F64 = xp.dtype(xp.float64)
+
+
+def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) -> Tensor | None:
+    """``cls.apply(a, b)`` for the common case of a binary elementwise op, or None, calling nothing, where ``apply``
+    must run: two plain ``Tensor``s (no subclass) over NumPy arrays of one shape with dimensions and elements and
+    one dtype, float32 or float64 (not non-native byte order), and none of forward AD, meta tensors, inference
+    mode, anomaly mode or saved-tensor hooks. ``compute(da, db)`` is the node's forward on the arrays (a NumPy
+    operator: the same call, so the same bits); ``saves``: the node saves both arrays (``self.saved = (a, b)``).
+    The result, its node, edges, shapes and saved versions are ``apply``'s: without the inputs' loop, the flags
+    list, the half-precision and view tests, and a node at all where nothing records (``no_grad``, or inputs that
+    need no gradient). ``x + y`` on small tensors is mostly this machinery, not the arithmetic."""
+    da = a._data
+    db = b._data
+    dt = da.dtype
+    if (dt is not db.dtype or dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray
+            or db.__class__ is not _ndarray or not da.ndim or not da.size or da.shape != db.shape
+            or _dual_level is not None or _meta_made[0] or _inference_active[0]):
+        return None
+    ra = a._requires_grad
+    rb = b._requires_grad
+    record = (ra or rb) and _GradState.enabled
+    if record:
+        if _ThreadGradState.anomaly or saves and _saved_hooks_stack.hooks:
+            return None
+        node = _new_object(cls)
+        # each input's edge as apply's loop finds it (its common cases inline, input_edge for the others)
+        if ra:
+            fn = a._grad_fn
+            if fn is None:
+                fn = a._grad_accumulator
+                ea = (fn, 0) if fn is not None else input_edge(a)
+            elif a._base is None:
+                ea = (fn, a._output_nr)
+            else:
+                ea = input_edge(a)
+        else:
+            ea = None
+        if rb:
+            fn = b._grad_fn
+            if fn is None:
+                fn = b._grad_accumulator
+                eb = (fn, 0) if fn is not None else input_edge(b)
+            elif b._base is None:
+                eb = (fn, b._output_nr)
+            else:
+                eb = input_edge(b)
+        else:
+            eb = None
+    quiet = quiet_enter()  # inf/nan silently, as apply
+    try:
+        out = compute(da, db)
+    finally:
+        quiet_exit(quiet)
+    result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
+    result._data = out
+    result._grad = None
+    result._output_nr = 0
+    result._vc = [0]
+    result._base = None
+    result._grad_accumulator = None
+    result._hooks = None
+    result._post_acc_hooks = None
+    result._retains_grad = False
+    result._grad_slot = None
+    if not record:
+        result._grad_fn = None
+        result._requires_grad = False
+        return result
+    result._grad_fn = node
+    result._requires_grad = True
+    needs = node.needs_input_grad = (True if ra else False, True if rb else False)
+    edges = [ea, eb]
+    shapes = [da.shape if ra else None, db.shape if rb else None]
+    if saves:
+        node.saved = (da, db)
+        if ra and rb and da is not db and a._vc.__class__ is list and b._vc.__class__ is list:
+            # _record's entries for two inputs saved at their own positions, both read
+            node.seq = _next_seq()
+            node.next_edges = edges
+            node.input_shapes = shapes
+            node._saved_versions = ((a._vc, a._vc[0], da, (ea, 0)), (b._vc, b._vc[0], db, (eb, 1)))
+        else:
+            node._record((a, b), needs, result, edges, shapes, None)
+    else:
+        node.saved = ()
+        node.seq = _next_seq()
+        node.next_edges = edges
+        node.input_shapes = shapes
+        node._saved_versions = ()
+    return result
+
+
+def apply_one(cls: type, x, *args) -> Tensor | None:
+    """``cls.apply(x, *args)`` for a one-input op that is no view (``args``: its forward's other arguments, passed
+    positionally: a sum's axes and keepdim) on a plain ``Tensor`` over a NumPy array with dimensions and elements,
+    float32 or float64, outside forward AD, meta tensors and inference mode; None, calling nothing, otherwise (any
+    other ``x``: ``apply``'s checks and errors). The node's own forward computes (the same bits); the result, edge,
+    shape and saved versions are ``apply``'s (``_record`` where forward saved more than its output, or under anomaly
+    mode), without the inputs' loop, the flags list, the keyword parameters and the half-precision and view tests."""
+    if x.__class__ is not Tensor:
+        return None
+    da = x._data
+    dt = da.dtype
+    if (dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray or not da.ndim or not da.size
+            or _dual_level is not None or _meta_made[0] or _inference_active[0]):
+        return None
+    node = _new_object(cls)
+    node.saved = ()
+    record = x._requires_grad and _GradState.enabled
+    if record:  # its edge as apply's loop finds it
+        fn = x._grad_fn
+        if fn is None:
+            fn = x._grad_accumulator
+            edge = (fn, 0) if fn is not None else input_edge(x)
+        elif x._base is None:
+            edge = (fn, x._output_nr)
+        else:
+            edge = input_edge(x)
+    quiet = quiet_enter()
+    try:
+        out = node.forward(da, *args)
+    finally:
+        quiet_exit(quiet)
+    if out.__class__ is not _ndarray:  # (a full sum before NumPy 2.3: a scalar, which the tensor holds as an array)
+        scalar = out
+        out = xp.array(out)
+        if node.saved:  # (as apply's: a saved output is the tensor's array)
+            node.saved = tuple(out if s is scalar else s for s in node.saved)
+    result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
+    result._data = out
+    result._grad = None
+    result._output_nr = 0
+    result._vc = [0]
+    result._base = None
+    result._grad_accumulator = None
+    result._hooks = None
+    result._post_acc_hooks = None
+    result._retains_grad = False
+    result._grad_slot = None
+    if not record:
+        node.needs_input_grad = None
+        result._grad_fn = None
+        result._requires_grad = False
+        return result
+    result._grad_fn = node
+    result._requires_grad = True
+    node.needs_input_grad = needs = (True,)
+    saved = node.saved
+    if saved and (saved.__class__ is not tuple or len(saved) != 1 or saved[0] is not out or cls.saved_for is not None
+                  or _saved_hooks_stack.hooks) or _ThreadGradState.anomaly:
+        node._record((x,), needs, result, [edge], [da.shape], None)
+    else:  # _record's work for a node that saves nothing, or its output alone (tanh, exp, relu, sigmoid)
+        node.seq = _next_seq()
+        node.next_edges = [edge]
+        node.input_shapes = [da.shape]
+        node._saved_versions = ((result._vc, 0, out, (0, 0)),) if saved else ()
+    return result
+
+
 def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     """``src``'s view over the array ``make(arg)`` (a NumPy view of ``src._data``: its ``reshape``, ``transpose``
     or a slicing ``__getitem__``; ``cls``: the view node ``apply`` would run), made as ``Node.apply`` makes that

@@ -18,7 +18,7 @@ from .._meta import check_operand_devices, meta_results
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
-from ..autograd.graph import Node, shape_error, torch_named
+from ..autograd.graph import Node, apply_same, shape_error, torch_named
 
 
 # --------------------------------------------------------------------- promotion
@@ -203,9 +203,11 @@ def add_scaled(a, b, alpha, out=None):
 @torch_named("AddBackward0")
 class Add(Node):
     diagonal_jacobian = True
+    alpha = 1  # (on the class: a node's own only when not 1, so most nodes need no instance dictionary)
 
     def forward(self, a, b, alpha=1):
-        self.alpha = alpha
+        if alpha != 1:
+            self.alpha = alpha
         return a + b if alpha == 1 else add_scaled(a, b, alpha)
 
     def backward(self, g):
@@ -217,9 +219,11 @@ class Add(Node):
 @torch_named("SubBackward0")
 class Sub(Node):
     diagonal_jacobian = True
+    alpha = 1  # (as Add's)
 
     def forward(self, a, b, alpha=1):
-        self.alpha = alpha
+        if alpha != 1:
+            self.alpha = alpha
         return a - b if alpha == 1 else add_scaled(a, b, -alpha)
 
     def backward(self, g):
@@ -386,6 +390,11 @@ class Minimum(Node):
 
 
 def add(a, b, *, alpha=1):
+    # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality (b first:
+    # a Python number there, the other common case, is told apart in one test)
+    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
+            (out := apply_same(Add, operator.add, a, b)) is not None:
+        return out
     if alpha != 1:
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
@@ -418,6 +427,9 @@ def _is_bool(v) -> bool:
 
 
 def sub(a, b, *, alpha=1):
+    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
+            (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
+        return out
     if _is_bool(a) or _is_bool(b):
         if _is_bool(a) and _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -450,6 +462,9 @@ def right_scalar(a, b):
 
 
 def mul(a, b):
+    if b.__class__ is Tensor and a.__class__ is Tensor and \
+            (out := apply_same(Mul, operator.mul, a, b, True)) is not None:
+        return out  # (as add's)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
         a, b = promote(a, right_scalar(a, b))  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
@@ -457,6 +472,9 @@ def mul(a, b):
 
 def div(a, b, *, rounding_mode: str | None = None):
     if rounding_mode is None:
+        if b.__class__ is Tensor and a.__class__ is Tensor and \
+                (out := apply_same(Div, operator.truediv, a, b, True)) is not None:
+            return out  # (as add's)
         return Div.apply(*_float_operands(a, right_scalar(a, b)))
     if rounding_mode == "floor":
         return floor_divide(a, b)

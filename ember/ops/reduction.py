@@ -16,7 +16,7 @@ from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
@@ -310,6 +310,9 @@ def _in_bool(out: Tensor, x: Tensor) -> Tensor:
 
 
 def sum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
+    if dim is None and dtype is None and (out := apply_one(Sum, x, None, keepdim)) is not None:
+        return out
     x = _accumulated_as(x, dtype)
     if dim is None:
         return _in_bool(Sum.apply(x, axes=None, keepdim=keepdim), x)

@@ -16,7 +16,7 @@ from .._memory_format import empty_result, half_number
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
-from ..autograd.graph import Node, shown_as, torch_named, version_checked
+from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
 
@@ -353,6 +353,8 @@ def sgn_array(z):
 
 def _unary(cls, float_only: bool = True):
     def op(x: Tensor) -> Tensor:
+        if (out := apply_one(cls, x)) is not None:  # a plain float32/float64 tensor: apply's common case at once
+            return out
         if float_only and not is_inexact(x):
             x = cast(x, _dtype.get_default_dtype())
         return cls.apply(x)
@@ -374,6 +376,8 @@ def abs(x: Tensor) -> Tensor:
 
 
 def neg(x: Tensor) -> Tensor:
+    if (out := apply_one(Neg, x)) is not None:  # (as _unary's)
+        return out
     if x._data.dtype == xp.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")

@@ -1,0 +1,318 @@
+"""The common case of a small elementwise op without ``Node.apply``'s general path (``graph.apply_same`` for the
+binary operators, ``graph.apply_one`` for neg and the one-input math ops): the same result tensor, node, edges,
+shapes and saved versions as ``apply`` gives; and every case it declines (broadcasting, mixed dtypes, half
+precision, 0-d and empty tensors, Python numbers, subclasses, anomaly mode, saved-tensor hooks, forward AD,
+inference mode) still PyTorch's values, gradients and ``grad_fn`` names."""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+from ember import _meta
+from ember.autograd import graph
+from ember.autograd.graph import apply_one, apply_same
+from ember.ops import elementwise as E
+from ember.ops import unary as U
+
+BINARY = [(E.Add, operator.add, False), (E.Sub, operator.sub, False), (E.Mul, operator.mul, True),
+          (E.Div, operator.truediv, True)]
+UNARY = [U.Neg, U.Tanh, U.Relu, U.Exp, U.Sigmoid, U.Sqrt]
+SLOTS = [s for s in ember.Tensor.__slots__ if s not in ("__weakref__", "__dict__")]
+
+
+@pytest.fixture(autouse=True)
+def _no_meta_yet(monkeypatch):
+    # (the fast paths are off for good once a process has made a meta tensor, as an earlier test may have)
+    monkeypatch.setattr(_meta, "made", [False])
+    monkeypatch.setattr(graph, "_meta_made", _meta.made)
+
+
+def _inputs(kind: str, dtype):
+    """Two inputs of one shape and dtype: leaves that require grad, a leaf with one that does not, results of ops,
+    views, one tensor twice, or tensors without grad."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3)).astype(dtype)
+    b = (np.abs(rng.standard_normal((2, 3))) + 0.5).astype(dtype)
+    x, y = ember.tensor(a, requires_grad=kind != "plain"), ember.tensor(b, requires_grad=kind != "plain")
+    if kind == "one needs grad":
+        y = y.detach()
+    elif kind == "results":
+        x, y = x * 2.0, y.exp()
+    elif kind == "views":
+        x, y = x.view(3, 2).view(2, 3), y.t().t()
+    elif kind == "one tensor twice":
+        y = x
+    return x, y
+
+
+def _same_node(fast_result, made_result) -> None:
+    """The node fields ``apply`` sets, to the same values: edges and saved input arrays the same objects, a saved
+    output each result's own array with its own version counter."""
+    fast, made = fast_result.grad_fn, made_result.grad_fn
+    assert type(fast) is type(made)
+    assert fast.needs_input_grad == made.needs_input_grad
+    assert len(fast.next_edges) == len(made.next_edges)
+    for f, m in zip(fast.next_edges, made.next_edges):
+        assert f is m is None or (f[0] is m[0] and f[1] == m[1])
+    assert fast.input_shapes == made.input_shapes
+    assert vars(fast) == vars(made)
+
+    def same(f, m) -> bool:
+        return f is m or (m is made_result._data and f is fast_result._data) or (m is made_result._vc and
+                                                                                 f is fast_result._vc)
+
+    assert len(fast.saved) == len(made.saved) and all(same(f, m) for f, m in zip(fast.saved, made.saved))
+    assert len(fast._saved_versions) == len(made._saved_versions)
+    for f, m in zip(fast._saved_versions, made._saved_versions):
+        assert same(f[0], m[0]) and f[1] == m[1] and same(f[2], m[2])
+        assert (f[3][0] is m[3][0] or f[3][0] == m[3][0]) and f[3][1] == m[3][1]
+    assert fast.seq == made.seq + 1
+
+
+def _same_result(fast, made, record: bool) -> None:
+    assert [hasattr(fast, s) for s in SLOTS] == [hasattr(made, s) for s in SLOTS]
+    for s in SLOTS:
+        if s not in ("_data", "_grad_fn", "_vc") and hasattr(made, s):
+            assert getattr(fast, s) == getattr(made, s), s
+    assert fast._data.__class__ is np.ndarray and fast._data.dtype == made._data.dtype
+    assert fast._data.tobytes() == made._data.tobytes() and fast._data.strides == made._data.strides
+    assert fast._vc == [0] and (fast._grad_fn is not None) is record and fast._requires_grad is record
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["leaves", "one needs grad", "results", "views", "one tensor twice", "plain",
+                                  "no_grad"])
+@pytest.mark.parametrize("op", BINARY, ids=lambda o: o[0].__name__)
+def test_binary_fast_path_is_applys(op, kind, dtype):
+    cls, compute, saves = op
+    x, y = _inputs(kind, dtype)
+    record = kind not in ("plain", "no_grad")
+    with ember.no_grad() if kind == "no_grad" else ember.enable_grad():
+        made = cls.apply(x, y)
+        fast = apply_same(cls, compute, x, y, saves)
+    assert fast is not None
+    _same_result(fast, made, record)
+    if record:
+        _same_node(fast, made)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["leaves", "results", "views", "plain", "no_grad"])
+@pytest.mark.parametrize("cls", UNARY, ids=lambda c: c.__name__)
+def test_unary_fast_path_is_applys(cls, kind, dtype):
+    x, _ = _inputs(kind, dtype)
+    x = x.abs() if cls is U.Sqrt else x
+    record = kind not in ("plain", "no_grad")
+    with ember.no_grad() if kind == "no_grad" else ember.enable_grad():
+        made = cls.apply(x)
+        fast = apply_one(cls, x)
+    assert fast is not None
+    _same_result(fast, made, record)
+    if record:
+        _same_node(fast, made)
+        # a saved output is each result's own array, with each result's own version counter
+        for node, result in ((fast.grad_fn, fast), (made.grad_fn, made)):
+            for entry in node._saved_versions:
+                assert entry[0] is result._vc and entry[2] is result._data
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["leaves", "results", "views", "plain", "no_grad"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_full_sum_fast_path_is_applys(keepdim, kind, dtype):
+    from ember.ops.reduction import Sum
+
+    x, _ = _inputs(kind, dtype)
+    record = kind not in ("plain", "no_grad")
+    with ember.no_grad() if kind == "no_grad" else ember.enable_grad():
+        made = Sum.apply(x, axes=None, keepdim=keepdim)
+        fast = apply_one(Sum, x, None, keepdim)
+    assert fast is not None
+    _same_result(fast, made, record)
+    if record:
+        _same_node(fast, made)
+
+
+@pytest.mark.parametrize("case", ["float32", "keepdim", "dim", "dtype", "int64", "bool", "0-d", "empty", "float16",
+                                  "Parameter"])
+def test_sums_are_pytorchs(case):
+    if case == "keepdim":
+        pytest.xfail("PyTorch names x.sum(None, True)'s node SumBackward1 (its dim overload), ember SumBackward0")
+    a = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    got = {}
+    for fw in (ember, torch):
+        if case in ("int64", "bool"):
+            x = fw.tensor(a > 0 if case == "bool" else (a * 10).astype(np.int64))
+        elif case == "0-d":
+            x = fw.tensor(a[0, 0], requires_grad=True)
+        elif case == "empty":
+            x = fw.zeros(0, 4, requires_grad=True)
+        elif case == "float16":
+            x = fw.tensor(a, dtype=fw.float16, requires_grad=True)
+        elif case == "Parameter":
+            x = fw.nn.Parameter(fw.tensor(a))
+        else:
+            x = fw.tensor(a, requires_grad=True)
+        out = (x.sum(None, True) if case == "keepdim" else x.sum(1) if case == "dim" else
+               x.sum(dtype=fw.float64) if case == "dtype" else x.sum())
+        if out.requires_grad:
+            out.backward(fw.ones_like(out))
+        got[fw] = (out.detach(), type(out.grad_fn).__name__, x.grad)
+    (eo, en, eg), (to, tn, tg) = got[ember], got[torch]
+    assert str(eo.dtype).split(".")[1] == str(to.dtype).split(".")[1] and tuple(eo.shape) == tuple(to.shape)
+    assert_close(eo.float(), to.float())
+    assert en == tn and (eg is None) == (tg is None)
+    if eg is not None:
+        assert_close(eg.float(), tg.float())
+
+
+def _declined_binary():
+    """(name, x, y): operands ``apply_same`` declines (None), the operators then take ``apply``'s path."""
+    rng = np.random.default_rng(4)
+    f32 = rng.standard_normal((2, 3)).astype(np.float32)
+    return [
+        ("broadcasting", f32, f32[0]),
+        ("mixed dtypes", f32, f32.astype(np.float64)),
+        ("float16", f32.astype(np.float16), f32.astype(np.float16)),
+        ("bfloat16", "bfloat16", "bfloat16"),
+        ("int64", np.arange(6).reshape(2, 3) + 1, np.arange(6).reshape(2, 3) + 2),
+        ("0-d", np.float32(1.5), np.float32(2.5)),
+        ("empty", np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)),
+    ]
+
+
+@pytest.mark.parametrize("case", _declined_binary(), ids=lambda c: c[0])
+@pytest.mark.parametrize("op", BINARY, ids=lambda o: o[0].__name__)
+def test_binary_declined_cases_are_pytorchs(op, case):
+    cls, compute, saves = op
+    name, a, b = case
+    results = {}
+    for fw in (ember, torch):
+        if name == "bfloat16":
+            x = fw.tensor([[1.5, -2.0, 3.25]], dtype=fw.bfloat16, requires_grad=True)
+            y = fw.tensor([[0.5, 4.0, -1.25]], dtype=fw.bfloat16, requires_grad=True)
+        else:
+            grad = np.dtype(a.dtype).kind == "f"
+            x, y = fw.tensor(np.array(a), requires_grad=grad), fw.tensor(np.array(b), requires_grad=grad)
+        if fw is ember:
+            assert apply_same(cls, compute, x, y, saves) is None
+        out = compute(x, y)
+        if out.requires_grad:
+            out.float().sum().backward()
+            results[fw] = (out, type(out.grad_fn).__name__, x.grad, y.grad)
+        else:
+            results[fw] = (out, None, None, None)
+    (eo, en, egx, egy), (to, tn, tgx, tgy) = results[ember], results[torch]
+    assert eo.dtype == getattr(ember, str(to.dtype).split(".")[1]) and tuple(eo.shape) == tuple(to.shape)
+    # (half precision: the quotient's gradient by the divisor is another formula than PyTorch's, a last bit apart)
+    tol = dict(rtol=2e-3) if name in ("float16", "bfloat16") else {}
+    assert_close(eo.float(), to.float(), **tol)
+    assert en == tn
+    for eg, tg in ((egx, tgx), (egy, tgy)):
+        assert (eg is None) == (tg is None)
+        if eg is not None:
+            assert_close(eg.float(), tg.float(), **tol)
+
+
+@pytest.mark.parametrize(("op", "case"), [(op, case) for op in ("add", "sub", "mul", "div") for case in (
+    "python number", "number on the left", "Parameter", "hooks on the inputs", "alpha") if case != "alpha" or
+    op in ("add", "sub")])
+def test_binary_other_operands_are_pytorchs(op, case):
+    if (op, case) == ("sub", "number on the left"):
+        pytest.xfail("ember records 2.5 - x as SubBackward0, PyTorch as RsubBackward1 (the values are the same)")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32) + 3
+    got = {}
+    for fw in (ember, torch):
+        x, y = fw.tensor(a, requires_grad=True), fw.tensor(b, requires_grad=True)
+        seen = []
+        if case == "Parameter":
+            x = fw.nn.Parameter(fw.tensor(a))
+        elif case == "hooks on the inputs":
+            x.register_hook(lambda g, seen=seen: seen.append(g.clone()) or g * 2)
+            y.register_hook(lambda g, seen=seen: seen.append(g.clone()))
+        fn = getattr(operator, {"div": "truediv"}.get(op, op))
+        if case == "python number":
+            out = fn(x, 2.5)
+        elif case == "number on the left":
+            out = fn(2.5, x)
+        elif case == "alpha":
+            out = getattr(fw, op)(x, y, alpha=2)
+        else:
+            out = fn(x, y)
+        out.backward(fw.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)))
+        got[fw] = (out, type(out.grad_fn).__name__, x.grad, y.grad, seen)
+    (eo, en, egx, egy, es), (to, tn, tgx, tgy, ts) = got[ember], got[torch]
+    np.testing.assert_array_equal(eo.detach().numpy(), to.detach().numpy())
+    assert en == tn
+    for eg, tg in ((egx, tgx), (egy, tgy)):
+        assert (eg is None) == (tg is None)
+        if eg is not None:  # (close: the quotient's gradient by the divisor is another formula than PyTorch's)
+            assert_close(eg, tg)
+    assert len(es) == len(ts)
+    for e, t in zip(es, ts):
+        assert_close(e, t)
+
+
+def test_same_shape_floats_match_pytorch_bit_for_bit():
+    """The fast path's results and gradients (float32 and float64), and its node names and edges, as PyTorch's."""
+    rng = np.random.default_rng(6)
+    for dtype in (np.float32, np.float64):
+        a, b = rng.standard_normal((3, 4)).astype(dtype), rng.standard_normal((3, 4)).astype(dtype) + 3
+        got = {}
+        for fw in (ember, torch):
+            x, y = fw.tensor(a, requires_grad=True), fw.tensor(b, requires_grad=True)
+            outs = [x + y, x - y, x * y, x / y, -x, fw.relu(x), x * x]
+            names = [type(o.grad_fn).__name__ for o in outs]
+            edges = [[type(f).__name__ if f is not None else None for f, _ in o.grad_fn.next_functions] for o in outs]
+            sum(o.sum() for o in outs).backward()
+            got[fw] = ([o.detach().numpy() for o in outs], names, edges, x.grad.numpy(), y.grad.numpy())
+        (eo, en, ee, egx, egy), (to, tn, te, tgx, tgy) = got[ember], got[torch]
+        for e, t in zip(eo, to):
+            np.testing.assert_array_equal(e, t)
+        assert en == tn and ee == te
+        np.testing.assert_array_equal(egx, tgx)
+        np.testing.assert_array_equal(egy, tgy)
+
+
+def test_declined_states(monkeypatch):
+    """Anomaly mode, saved-tensor hooks (for an op that saves), forward AD, inference mode, meta tensors and tensor
+    subclasses take ``apply``'s path; the ops there are still PyTorch's."""
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = ember.tensor([[0.5, -1.0], [2.0, 8.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (anomaly mode warns that it is on)
+        with ember.autograd.detect_anomaly():
+            assert apply_same(E.Add, operator.add, x, y) is None
+            out = x * y
+            assert out.grad_fn._trace is not None  # (the creation stack anomaly mode records)
+    packed = []
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+        assert apply_same(E.Mul, operator.mul, x, y, True) is None
+        assert apply_same(E.Add, operator.add, x, y) is not None  # (add saves nothing: no hook to call)
+        (x * y).sum().backward()
+    assert len(packed) == 2
+    import ember.autograd.forward_ad as fwad
+
+    with fwad.dual_level():
+        d = fwad.make_dual(x.detach(), ember.ones(2, 2))
+        assert apply_same(E.Mul, operator.mul, d, y, True) is None and apply_one(U.Tanh, d) is None
+        t = fwad.unpack_dual(d * y).tangent
+        np.testing.assert_array_equal(t.numpy(), y.detach().numpy())
+    with ember.inference_mode():
+        assert apply_same(E.Add, operator.add, x, y) is None and apply_one(U.Neg, x) is None
+    p = ember.nn.Parameter(ember.ones(2, 2))
+    assert apply_one(U.Neg, p) is None
+    assert type(-p) is ember.Tensor and type((-p).grad_fn).__name__ == "NegBackward0"
+    for bad in (ember.tensor(2.0, requires_grad=True), ember.zeros(0, 2, requires_grad=True),
+                ember.ones(2, dtype=ember.float16, requires_grad=True), ember.ones(2, dtype=ember.int64)):
+        assert apply_one(U.Neg, bad) is None and apply_one(U.Tanh, bad) is None
+    monkeypatch.setattr(graph, "_meta_made", [True])
+    assert apply_same(E.Add, operator.add, x, y) is None and apply_one(U.Neg, x) is None
