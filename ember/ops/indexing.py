@@ -130,9 +130,17 @@ def _view_as_pytorch(x, idx, out):
     sizes, strides, offset = _pytorch_view(x, idx)
     if out.size and out.strides == tuple(s * x.itemsize for s in strides):
         return out
+    view = view_at(x, root, sizes, strides, offset)
+    return out if view is None else view
+
+
+def view_at(x, root, sizes, strides, offset: int):
+    """A view of ``x``'s storage ``root`` (one dense block) with ``sizes`` and ``strides`` (in elements) from
+    ``offset`` elements past ``x``'s start, as writable as ``x``: an array NumPy's own views cannot give where it
+    has no elements (NumPy moves an empty view's start back to its base's). None past the storage's end."""
     start = data_ptr(x) - data_ptr(root) + offset * x.itemsize
     if not 0 <= start <= root.nbytes:
-        return out
+        return None
     view = xp.ndarray(sizes, x.dtype, buffer=_bytes_of(root), offset=start, strides=[s * x.itemsize for s in strides])
     view.flags.writeable = x.flags.writeable
     return view

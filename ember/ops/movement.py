@@ -84,9 +84,6 @@ def tile(x: Tensor, dims) -> Tensor:
 
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
     dims = (1,) * (x._data.ndim - len(dims)) + dims
-    if any(n < 0 for n in dims):
-        shape = [n * s for n, s in zip(dims, (1,) * (len(dims) - x._data.ndim) + x._data.shape)]
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
     return repeat(x, dims)
 
 

@@ -12,10 +12,13 @@ import functools
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
+from .._meta import is_meta
+from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, unrecorded_view
+from ..storage import root_array
 from .elementwise import cast
-from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_pieces
+from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
 
 
 def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
@@ -338,14 +341,44 @@ class Expand(Node):
 
     def forward(self, x, shape):
         out = xp.broadcast_to(x, shape)  # always read-only
-        if out.size == x.size and x.flags.writeable:
-            # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be
-            # written in place. A real broadcast stays read-only: in-place writes to it fail as PyTorch's do.
-            out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
-        return out
+        repeated = out.size != x.size
+        if not repeated and not x.flags.writeable:
+            return out
+        # PyTorch's strides (a new dimension's: the size times the stride of the one after it, where NumPy's is 0),
+        # over the storage where it is one dense block, so the view keeps its base's storage and offset (NumPy
+        # moves an empty view's start, and as_strided hides the base)
+        strides = _expanded_strides(x.shape, tuple(n // x.itemsize for n in x.strides), shape)
+        root = root_array(x)
+        if not is_meta(x) and min(x.strides, default=0) >= 0 and (root.flags.c_contiguous or root.flags.f_contiguous):
+            view = view_at(x, root, shape, strides, 0)
+            if view is not None:
+                if repeated:  # a real broadcast stays read-only: in-place writes to it fail as PyTorch's do
+                    view.flags.writeable = False
+                return view
+        if repeated:
+            return out
+        # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be written in place
+        return xp.lib.stride_tricks.as_strided(x, out.shape, tuple(n * x.itemsize for n in strides))
 
     def backward(self, g):
         return (g,)  # the engine sums it back to the input's shape
+
+
+def _expanded_strides(sizes: tuple, strides: tuple, target: tuple) -> tuple:
+    """PyTorch's strides, in elements, of a tensor of ``sizes`` and ``strides`` expanded to ``target``: a kept
+    dimension keeps its stride, a dimension of size 1 made another size (0 included) steps 0, and so does a new
+    leading dimension, but one of size 1, which steps the size times the stride of the dimension after it (all 0
+    for a 0-d tensor)."""
+    if not sizes:
+        return (0,) * len(target)
+    out = [0] * len(target)
+    lead = len(target) - len(sizes)
+    for i in range(len(target) - 1, -1, -1):
+        if i >= lead:
+            out[i] = strides[i - lead] if sizes[i - lead] == target[i] else 0
+        else:
+            out[i] = target[i + 1] * out[i + 1] if target[i] == 1 else 0
+    return tuple(out)
 
 
 class ExpandBackward0(Expand):
@@ -607,5 +640,8 @@ def repeat(x: Tensor, *sizes, repeats=None) -> Tensor:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
+    if builtins.min(reps, default=0) < 0:  # (the result's shape decides: an empty tensor repeated -1 times is empty)
+        check_nonnegative([r * n for r, n in zip(reps, (1,) * (len(reps) - x._data.ndim) + x._data.shape)])
+        reps = tuple(builtins.max(r, 0) for r in reps)
     return Repeat.apply(x, reps=reps)
 
