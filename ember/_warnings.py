@@ -1,4 +1,5 @@
-"""Warnings that point at the user's line, not at ember's own frames.
+"""Warnings that point at the user's line, not at ember's own frames (and ``warn_in``: one PyTorch issues from
+its own module's code, named after that module).
 
 A warning raised deep inside ember (a backward hook, an optimizer step) is about a line of the
 user's program: ``loss.backward()``, ``optimizer.step()``. ``warn`` walks up the stack past every
@@ -30,6 +31,17 @@ def user_stacklevel(skip: int = 1) -> int:
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn(message, category)`` attributed to the user's line that led into ember."""
     warnings.warn(message, category, stacklevel=user_stacklevel())
+
+
+def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` as PyTorch's Python module ``module`` (``"torch.jit._script"``) issues
+    it from its own code: the warning names that module, so the filters programs write for PyTorch's warnings
+    (``filterwarnings("ignore", module="torch")``, pytest's ``ignore:...:DeprecationWarning:torch``) apply to it,
+    and a DeprecationWarning is hidden by default as PyTorch's is (shown for ``__main__`` only). Its file and line
+    are those of ember's caller."""
+    frame = sys._getframe(1)
+    registry = frame.f_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
 
 
 _warned_once: set[str] = set()
