@@ -17,8 +17,9 @@ keep their data, and tied weights come apart).
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
 ``sort``/``topk``/``kthvalue``/..., ``histc``, ``searchsorted``, ``isin``); an op whose result's shape depends on
-values (``nonzero``, ``one_hot`` without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta
-tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
+values (``nonzero`` and a boolean mask as an index, ``one_hot`` without ``num_classes``; ``unique``, ``bincount``,
+``masked_select``, ``equal``: ``refuse_meta``) is PyTorch's error, as is an elementwise op or a concatenation mixing a
+meta tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
 
 A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
 
@@ -94,6 +95,28 @@ def check_operand_devices(*arrays) -> None:
 def no_data_error() -> NotImplementedError:
     """PyTorch's error for reading a meta tensor's values (``.cpu()``, ``.tolist()``, ``to("cpu")``)."""
     return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def refuse_meta(op: str, *arrays) -> None:
+    """PyTorch's NotImplementedError where any of ``arrays`` is a meta tensor's and the op ``aten::<op>`` has no meta
+    kernel: one whose result's shape or value depends on values (``unique``, ``bincount``, ``masked_select``,
+    ``equal``)."""
+    if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
+        raise NotImplementedError(
+            f"aten::{op}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta kernel "
+            "registered. You may have run into this message while using an operator with PT2 compilation APIs "
+            "(torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a fake "
+            "impl. Please see the following for next steps:  "
+            "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+
+
+def nonzero_error() -> NotImplementedError:
+    """PyTorch's error for ``nonzero`` of a meta tensor, and for what calls it (a meta boolean mask as an index)."""
+    return NotImplementedError(
+        "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
+        "data-independent implementation does not exist. This implementation returns a fake value, assuming all "
+        "elements of the tensor are non-zero. To enable this registration, please set "
+        "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
 
 
 def meta_results(arrays, out):

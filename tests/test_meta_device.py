@@ -468,3 +468,25 @@ def test_moving_a_module_between_devices_makes_new_parameters_as_pytorch(move):
                 [p is old["a.weight"] for p in opt.param_groups[0]["params"]][:1], old["a.weight"].grad is not None)
 
     assert fn(ember) == fn(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.cat([m.empty(2, device="meta"), m.ones(2)]),
+    lambda m: m.cat([m.ones(2), m.empty(2, device="meta")]),
+    lambda m: m.stack([m.empty(2, device="meta"), m.ones(2)]),
+    lambda m: m.unique(m.empty(5, device="meta")),
+    lambda m: m.empty(5, dtype=m.int64, device="meta").unique(return_counts=True),
+    lambda m: m.unique(m.empty(5, 2, device="meta"), dim=0),
+    lambda m: m.unique_consecutive(m.empty(5, device="meta")),
+    lambda m: m.bincount(m.empty(5, dtype=m.int64, device="meta"), minlength=3),
+    lambda m: m.masked_select(m.empty(5, device="meta"), m.empty(5, dtype=m.bool, device="meta")),
+    lambda m: m.masked_select(m.empty(5, device="meta"), m.ones(5, dtype=m.bool)),
+    lambda m: m.empty(5, device="meta")[m.empty(5, dtype=m.bool, device="meta")],
+    lambda m: m.empty(5, device="meta").nonzero(),
+    lambda m: m.equal(m.empty(5, device="meta"), m.empty(5, device="meta")),
+    lambda m: m.ones(5).equal(m.empty(5, device="meta")),
+    lambda m: m.allclose(m.empty(5, device="meta"), m.empty(5, device="meta")),
+    lambda m: m.empty(5, device="meta").allclose(m.ones(5)),
+])
+def test_value_dependent_ops_and_device_mixes_on_meta_are_pytorchs_errors(fn):
+    assert_same_error(fn)

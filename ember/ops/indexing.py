@@ -15,7 +15,8 @@ from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
-from .._meta import is_meta
+from .._meta import is_meta, nonzero_error, refuse_meta
+from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
 from ..autograd import forward_ad
@@ -348,9 +349,18 @@ def getitem(x: Tensor, idx) -> Tensor:
     try:
         if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
+        if _meta_made[0]:
+            _refuse_meta_masks(idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
         raise (_zero_dim_error(x, raw) or _bounds_error(x, err)) from None
+
+
+def _refuse_meta_masks(idx) -> None:
+    """PyTorch's error for a meta boolean mask as an index: the positions it selects are its nonzero()'s."""
+    for part in idx if idx.__class__ is tuple else (idx,):
+        if part.__class__ is xp.ndarray and part.dtype == xp.bool_ and part.ndim and is_meta(part):
+            raise nonzero_error()
 
 
 class IndexPut(Node):
@@ -745,9 +755,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     it had one element, as in PyTorch. On the meta device the count depends on values there are not: PyTorch's
     NotImplementedError."""
     if is_meta(x._data):
-        raise NotImplementedError(
-            "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
-            "data-independent implementation does not exist.")
+        raise nonzero_error()
     if x._data.ndim == 0:
         hits = xp.nonzero(xp.reshape(x._data, (1,)))[0].astype(xp.int64)
         return (Tensor._make(hits),) if as_tuple else Tensor._make(xp.zeros((hits.shape[0], 0), xp.int64))
@@ -769,6 +777,7 @@ def argwhere(x: Tensor) -> Tensor:
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', type(mask))}")
+    refuse_meta("masked_select", x._data, mask._data)
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 

@@ -12,7 +12,8 @@ import functools
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
-from .._meta import is_meta
+from .._meta import check_operand_devices, is_meta
+from .._meta import made as _meta_made
 from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, unrecorded_view
@@ -478,6 +479,8 @@ def _common(tensors, name: str) -> list:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
+    if _meta_made[0]:  # (meta tensors with CPU ones: PyTorch's error)
+        check_operand_devices(*(t._data for t in tensors))
     first = tensors[0]
     if builtins.any(t._data.dtype != first._data.dtype for t in tensors):
         target = functools.reduce(lambda d, t: promote_types(d, t.dtype), tensors[1:], first.dtype)
