@@ -15,7 +15,7 @@ from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
-from .._meta import is_meta, nonzero_error, refuse_meta
+from .._meta import follow_view, is_meta, meta_layout, nonzero_error, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -81,14 +81,14 @@ def _is_basic(idx) -> bool:
                for p in parts)
 
 
-def _pytorch_view(x, idx) -> tuple[list, list, int]:
+def _pytorch_view(x, idx, strides=None) -> tuple[list, list, int]:
     """The sizes, strides and storage offset (in elements, the offset from x's first element) of PyTorch's view
     ``x[idx]`` for a basic index: its indexing's steps from left to right, an int selecting, a slice slicing (its
     bounds clamped into the dimension, the stride multiplied by the step, the offset moved to its start, also
     when it selects nothing), None unsqueezing (stride: the size times the stride of the dimension it goes
-    before, 1 at the end)."""
+    before, 1 at the end). ``strides``: x's, in elements, where they are not its array's (a meta tensor's)."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    sizes, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    sizes, strides = list(x.shape), [s // x.itemsize for s in x.strides] if strides is None else list(strides)
     consumed = sum(p is not None and p is not Ellipsis for p in parts)
     offset = d = 0
     for p in parts:
@@ -155,6 +155,9 @@ def basic_view(x, idx):
         out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
     elif not out.size or idx is None or idx.__class__ is tuple and None in idx:
         out = _view_as_pytorch(x, idx, out)
+    if _meta_made[0] and is_meta(x):  # (PyTorch's layout, from the strides the meta tensor reports)
+        _, strides, offset = _pytorch_view(x, idx, meta_layout(x)[0])
+        follow_view(x, out, strides, offset)
     return out
 
 

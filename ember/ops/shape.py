@@ -12,7 +12,7 @@ import functools
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
-from .._meta import check_operand_devices, is_meta
+from .._meta import check_operand_devices, follow_view, is_meta, meta_layout, view_strides
 from .._meta import made as _meta_made
 from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
@@ -64,7 +64,12 @@ class Reshape(Node):
 
     def forward(self, x, shape):
         self.shape = x.shape
-        return x.reshape(shape)
+        out = x.reshape(shape)
+        if _meta_made[0] and self.is_view and is_meta(x):  # (a meta view: PyTorch's strides, where it has them)
+            strides = view_strides(x.shape, meta_layout(x)[0], shape)
+            if strides is not None:
+                follow_view(x, out, strides)
+        return out
 
     def backward(self, g):
         return (g.reshape(self.shape),)
@@ -91,6 +96,12 @@ class UnsqueezeBackward0(Reshape):
     out anew), the view ``x[:, ..., None]``, laid out as PyTorch's (``basic_view``)."""
 
     def forward(self, x, shape, dim):
+        if _meta_made[0] and is_meta(x):  # (PyTorch's stride for the new dimension, as below)
+            strides = list(meta_layout(x)[0])
+            strides.insert(dim, x.shape[dim] * strides[dim] if dim < x.ndim else 1)
+            out = x.reshape(shape)
+            follow_view(x, out, strides)
+            return out
         out = Reshape.forward(self, x, shape)
         if out.__class__ is not xp.ndarray or out.size and out.strides[dim] == (
                 x.strides[dim] * x.shape[dim] if dim < x.ndim else x.itemsize):
@@ -111,7 +122,10 @@ class SqueezeBackward2(Reshape):
 
 
 def _viewable(a, shape: tuple) -> bool:
-    """Whether NumPy can give ``a`` the ``shape`` without copying."""
+    """Whether NumPy can give ``a`` the ``shape`` without copying (a meta array: whether PyTorch's view can, from the
+    strides it reports)."""
+    if _meta_made[0] and is_meta(a):
+        return view_strides(a.shape, meta_layout(a)[0], shape) is not None
     if a.flags.c_contiguous or a.size <= 1:
         return True
     v = a.view()
@@ -151,15 +165,11 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
         return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
     a = x._data
     target = _infer_shape(_shape_arg(shape), a.size, a)
-    if not a.flags.c_contiguous and a.size > 1:
-        try:  # a view is possible when the strides allow it without a copy
-            v = a.view()
-            v.shape = target
-        except AttributeError:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-            ) from None
+    if not _viewable(a, target):  # (a view is possible when the strides allow it without a copy)
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
     out = unrecorded_view(x, a.reshape, target, ViewBackward0)  # (reshape's test of the layout passed above)
     return out if out is not None else ViewBackward0.apply(x, shape=target)
 
@@ -229,7 +239,11 @@ class Permute(Node):
 
     def forward(self, x, dims):
         self.dims = dims  # the inverse is worked out in backward: forward stays one attribute and a view
-        return x.transpose(dims)
+        out = x.transpose(dims)
+        if _meta_made[0] and is_meta(x):
+            strides = meta_layout(x)[0]
+            follow_view(x, out, [strides[d] for d in dims])
+        return out
 
     def backward(self, g):
         inverse = [0] * len(self.dims)  # out dim i came from input dim dims[i]
@@ -343,6 +357,11 @@ class Expand(Node):
     def forward(self, x, shape):
         out = xp.broadcast_to(x, shape)  # always read-only
         repeated = out.size != x.size
+        if _meta_made[0] and is_meta(x):  # (no storage to lie over: PyTorch's strides recorded)
+            if not repeated and x.flags.writeable:
+                out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+            follow_view(x, out, _expanded_strides(x.shape, meta_layout(x)[0], shape))
+            return out
         if not repeated and not x.flags.writeable:
             return out
         # PyTorch's strides (a new dimension's: the size times the stride of the one after it, where NumPy's is 0),
@@ -350,7 +369,7 @@ class Expand(Node):
         # moves an empty view's start, and as_strided hides the base)
         strides = _expanded_strides(x.shape, tuple(n // x.itemsize for n in x.strides), shape)
         root = root_array(x)
-        if not is_meta(x) and min(x.strides, default=0) >= 0 and (root.flags.c_contiguous or root.flags.f_contiguous):
+        if min(x.strides, default=0) >= 0 and (root.flags.c_contiguous or root.flags.f_contiguous):
             view = view_at(x, root, shape, strides, 0)
             if view is not None:
                 if repeated:  # a real broadcast stays read-only: in-place writes to it fail as PyTorch's do
