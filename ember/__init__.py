@@ -550,6 +550,19 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _pt(a, b)
 
 
+from ._checks import (  # noqa: E402  (torch._check and its kin)
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_tensor_all,
+    _check_tensor_all_with,
+    _check_type,
+    _check_value,
+    _check_with,
+)
+
+
 def _assert(condition, message: str) -> None:
     """``torch._assert``: AssertionError(message) unless ``condition`` (symbolic tracing records the call); also
     under ``python -O``."""
