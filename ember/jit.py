@@ -22,8 +22,9 @@ from ._warnings import warn_in
 
 
 def _deprecated(name: str, module: str, alternative: str = "`torch.compile` or `torch.export`") -> None:
-    """PyTorch's DeprecationWarning for ``torch.jit.<name>``, issued as from its module ``torch.jit.<module>``
-    (``warn_in``): hidden by default, silenced by filters for PyTorch's warnings."""
+    """PyTorch's DeprecationWarning for ``torch.jit.<name>`` at the caller's line, naming PyTorch's module
+    ``torch.jit.<module>`` that issues it (``warn_in``): hidden by default, silenced by filters for PyTorch's
+    warnings."""
     if sys.version_info >= (3, 14):
         message = f"`torch.jit.{name}` is not supported in Python 3.14+ and may break. Please switch to {alternative}."
     else:

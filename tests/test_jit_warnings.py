@@ -1,6 +1,6 @@
 """torch.jit's TorchScript entry points warn as PyTorch 2.13's do: a DeprecationWarning with PyTorch's message,
-issued as from PyTorch's jit module, so it is hidden by default and the filters programs write for PyTorch's
-warnings (module="torch") silence it."""
+naming PyTorch's jit module as the one that issues it, so it is hidden by default and the filters programs write
+for PyTorch's warnings (module="torch") silence it; ember's points at the caller's line."""
 
 import io
 import warnings
@@ -61,7 +61,8 @@ def test_jit_deprecation_warnings_as_pytorch(name):
         seen = _warned(lib, CALLS[name], lambda: warnings.simplefilter("always"))
         got[lib] = {(w.category, str(w.message)) for w in seen}
         assert {w.category for w in seen} == {DeprecationWarning}
-        assert all(w.filename.endswith(".py") and "test_jit_warnings" not in w.filename for w in seen)
+        if lib is ember:  # (at the caller's line, as ember's warnings are; PyTorch's name its own file)
+            assert all(w.filename == __file__ for w in seen)
     assert got[ember] == got[torch]
 
 
@@ -83,3 +84,17 @@ def test_jit_deprecation_warnings_are_hidden_by_default_and_by_filters_for_torch
     for lib in (ember, torch):
         for setup in (python_defaults, module_filter, message_filter):
             assert not _warned(lib, CALLS[name], setup), (lib.__name__, setup.__name__)
+
+
+def test_meshgrid_warning_is_silenced_by_a_filter_for_torch():
+    code = ("import warnings, sys\n"
+            "warnings.simplefilter('error')\n"
+            "warnings.filterwarnings('ignore', module='torch')\n"
+            "import {lib}\n"
+            "{lib}.meshgrid({lib}.ones(2), {lib}.ones(3))\n")
+    import subprocess
+    import sys
+
+    for lib in ("torch", "ember"):
+        out = subprocess.run([sys.executable, "-c", code.replace("{lib}", lib)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr

@@ -169,8 +169,9 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     from .shape import expand, reshape
 
     if indexing is None:
+        # (PyTorch's is raised where its torch/functional.py calls the kernel: filters for module="torch" apply)
         _warnings.warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
-                            "argument.")
+                            "argument.", module="torch.functional")
         indexing = "ij"
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
