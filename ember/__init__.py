@@ -418,6 +418,8 @@ from .ops.statistics import (
     median,
     mode,
     nanmean,
+    nanmedian,
+    nanquantile,
     nansum,
     quantile,
     std_mean,
@@ -548,6 +550,19 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _pt(a, b)
 
 
+from ._checks import (  # noqa: E402  (torch._check and its kin)
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_tensor_all,
+    _check_tensor_all_with,
+    _check_type,
+    _check_value,
+    _check_with,
+)
+
+
 def _assert(condition, message: str) -> None:
     """``torch._assert``: AssertionError(message) unless ``condition`` (symbolic tracing records the call); also
     under ``python -O``."""
@@ -634,7 +649,7 @@ else:
         # Subpackages (nn, optim, utils, distributed, ...) load on first use, as ``import torch`` makes them reachable.
         if name in _LAZY:
             return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        if name in ("_dynamo", "_inductor"):  # as PyTorch loads them: on first use
+        if name in ("_dynamo", "_inductor", "_functorch"):  # as PyTorch loads them: on first use
             return importlib.import_module(f"{__name__}.{name}")
         return _module_getattr(name)
 
@@ -702,7 +717,8 @@ __all__ = [
     "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power",
     "max", "maximum", "mean", "median", "memory_format",
     "meshgrid", "min", "minimum", "MissingFeatureError", "mm", "mode", "moveaxis", "movedim", "msort", "mul",
-    "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nansum", "narrow",
+    "multinomial", "multiply", "multiprocessing", "mv", "mvlgamma", "nan", "nan_to_num", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "narrow",
     "ne", "neg", "negative", "newaxis", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel", "ones",
     "ones_like", "onnx", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse", "polar",
     "polygamma", "pow", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile", "rand",

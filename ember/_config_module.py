@@ -1,5 +1,5 @@
-"""PyTorch's config modules (``torch._dynamo.config``, ``torch._inductor.config``): flags programs set for the
-graph compiler, kept with PyTorch's defaults.
+"""PyTorch's config modules (``torch._dynamo.config``, ``torch._inductor.config``, ``torch._functorch.config``):
+flags programs set for the graph compiler, kept with PyTorch's defaults.
 
 ember compiles nothing (``ember.compile`` returns the model), so a flag changes no behaviour; it is kept so
 that ``torch._inductor.config.coordinate_descent_tuning = True`` runs, reads back what was set, and

@@ -24,6 +24,7 @@ from ._memory_format import astype_result, channels_last, channels_last_3d, half
 from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
+from ._size import check_nonnegative
 from ._tensor import Tensor
 from .random import generator_of
 
@@ -355,8 +356,7 @@ def _size(size, keyword=None) -> tuple:
         out = tuple(operator.index(s) for s in size)
     except TypeError:  # (a float or a string size: PyTorch's TypeError)
         raise TypeError(f"the size must be a tuple of ints, got {tuple(size)!r}") from None
-    if any(s < 0 for s in out):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    check_nonnegative(out)
     return out
 
 

@@ -17,19 +17,26 @@ keep their data, and tied weights come apart).
 An op on meta tensors returns meta tensors of PyTorch's shapes and dtypes (``meta_results``, where the autograd
 graph runs each op, and in the ops outside it: the tests of values, ``any``/``all``, the index results of
 ``sort``/``topk``/``kthvalue``/..., ``histc``, ``searchsorted``, ``isin``); an op whose result's shape depends on
-values (``nonzero``, ``one_hot`` without ``num_classes``) is PyTorch's error, as is an elementwise op mixing a meta
-tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
+values (``nonzero`` and a boolean mask as an index, ``one_hot`` without ``num_classes``; ``unique``, ``bincount``,
+``masked_select``, ``equal``: ``refuse_meta``) is PyTorch's error, as is an elementwise op or a concatenation mixing a
+meta tensor with a CPU tensor that is not 0-d (``check_operand_devices``).
 
-A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do.
+A meta tensor reports a new tensor's contiguous strides (``stride()``, ``is_contiguous()``), as PyTorch's do, and a
+view of one (``t()``, ``permute``, ``expand``, a slice, ``diagonal``, ``unfold``, ``as_strided``, ``view``, ...) the
+strides and storage offset PyTorch's view has: its array's strides are all 0, so the view ops record those
+(``follow_view``, read back by ``meta_layout``), and ``reshape``/``view`` decide from them whether a view can
+express the new shape (``view_strides``; ``reshape`` copies where not, ``view`` refuses).
 
-Differences from PyTorch: a view of a meta tensor (``t()``, ``expand``, a slice) reports those contiguous strides
-too, where PyTorch's meta tensors keep a view's strides. An op on meta tensors still computes, on the placeholder
-broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the result's shape and
-dtype), so it takes the time and, while it runs, the memory of the op on real data; an op written outside the
-graph's nodes may still return a CPU tensor of meaningless values.
+Differences from PyTorch: an op that is no view gives a new tensor's contiguous strides, where PyTorch's keeps an
+input's layout (``clone()`` of a transposed tensor, elementwise ops on one). An op on meta tensors still computes,
+on the placeholder broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the
+result's shape and dtype), so it takes the time and, while it runs, the memory of the op on real data; an op
+written outside the graph's nodes may still return a CPU tensor of meaningless values.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -71,10 +78,67 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+# a meta view's layout, {id(array): (strides, storage offset, weak reference to the array)}: its array's own strides
+# are all 0 (``meta_array``), so the view ops record the strides and offset PyTorch's view has (``record_layout``)
+_layouts: dict[int, tuple] = {}
+
+
+def meta_layout(array) -> tuple[tuple, int]:
+    """The strides and storage offset, in elements, PyTorch reports for meta ``array``: a view's as its op recorded
+    them, otherwise a new tensor's (``contiguous_strides``, offset 0)."""
+    got = _layouts.get(id(array))
+    if got is not None and got[2]() is array:
+        return got[0], got[1]
+    return contiguous_strides(array.shape), 0
+
+
+def record_layout(out, strides, offset: int) -> None:
+    """Record that meta view ``out`` has ``strides`` and storage ``offset`` (in elements), as PyTorch's view."""
+    key = id(out)
+    _layouts[key] = (tuple(strides), offset, weakref.ref(out, lambda _, key=key: _layouts.pop(key, None)))
+
+
+def follow_view(src, out, strides, offset: int = 0) -> None:
+    """Where ``src`` is a meta tensor's array: record that its view ``out`` steps ``strides`` (in elements) from
+    ``offset`` elements past ``src``'s start. For the view ops, which compute these from ``meta_layout(src)``."""
+    if made[0] and is_meta(src) and is_meta(out):
+        record_layout(out, strides, meta_layout(src)[1] + offset)
+
+
+def view_strides(shape, strides, new_shape):
+    """PyTorch's strides for a view of a tensor of ``shape`` and ``strides`` as ``new_shape`` (its computeStride:
+    each run of dimensions laid out as one block splits or merges freely), or None where no strides can express it
+    (``view`` refuses, ``reshape`` copies)."""
+    shape, strides, new_shape = tuple(shape), tuple(strides), tuple(new_shape)
+    if not shape:
+        return (1,) * len(new_shape)
+    numel = 1
+    for n in shape:
+        numel *= n
+    if numel == 0:
+        return strides if shape == new_shape else contiguous_strides(new_shape)
+    out = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base:  # the end of a block
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(out) if view_d == -1 else None
+
+
 def as_laid_out(array) -> np.ndarray:
-    """Meta ``array`` as a view with ``contiguous_strides``, for what reads only its layout (its strides, never its
-    elements: they lie beyond the placeholder)."""
-    strides = tuple(s * array.itemsize for s in contiguous_strides(array.shape))
+    """Meta ``array`` as a view with the strides PyTorch reports (``meta_layout``), for what reads only its layout
+    (its strides, never its elements: they lie beyond the placeholder)."""
+    strides = tuple(s * array.itemsize for s in meta_layout(array)[0])
     return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=False)
 
 
@@ -94,6 +158,28 @@ def check_operand_devices(*arrays) -> None:
 def no_data_error() -> NotImplementedError:
     """PyTorch's error for reading a meta tensor's values (``.cpu()``, ``.tolist()``, ``to("cpu")``)."""
     return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def refuse_meta(op: str, *arrays) -> None:
+    """PyTorch's NotImplementedError where any of ``arrays`` is a meta tensor's and the op ``aten::<op>`` has no meta
+    kernel: one whose result's shape or value depends on values (``unique``, ``bincount``, ``masked_select``,
+    ``equal``)."""
+    if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
+        raise NotImplementedError(
+            f"aten::{op}: attempted to run this operator with Meta tensors, but there was no fake impl or Meta kernel "
+            "registered. You may have run into this message while using an operator with PT2 compilation APIs "
+            "(torch.compile/torch.export); in order to use this operator with those APIs you'll need to add a fake "
+            "impl. Please see the following for next steps:  "
+            "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+
+
+def nonzero_error() -> NotImplementedError:
+    """PyTorch's error for ``nonzero`` of a meta tensor, and for what calls it (a meta boolean mask as an index)."""
+    return NotImplementedError(
+        "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
+        "data-independent implementation does not exist. This implementation returns a fake value, assuming all "
+        "elements of the tensor are non-zero. To enable this registration, please set "
+        "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
 
 
 def meta_results(arrays, out):

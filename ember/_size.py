@@ -31,6 +31,14 @@ class Size(tuple[int, ...]):
         return Size(tuple.__add__(self, tuple(other)))
 
 
+def check_nonnegative(shape) -> None:
+    """PyTorch's error for a tensor of ``shape`` (a sequence of ints) with a negative dimension: it names the first
+    negative one (``[2, -2, -6]``: -2)."""
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+
+
 def broadcast_mismatch(shapes) -> str | None:
     """PyTorch's message for the first pair of ``shapes`` that cannot broadcast, or None if they all can.
 

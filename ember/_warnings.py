@@ -1,4 +1,5 @@
-"""Warnings that point at the user's line, not at ember's own frames.
+"""Warnings that point at the user's line, not at ember's own frames (``warn_in``: one that PyTorch issues from its
+own module's code also names that module, for the filters programs write).
 
 A warning raised deep inside ember (a backward hook, an optimizer step) is about a line of the
 user's program: ``loss.backward()``, ``optimizer.step()``. ``warn`` walks up the stack past every
@@ -32,6 +33,19 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
+def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
+    """``warn``, the warning naming PyTorch's Python module ``module`` (``"torch.jit._script"``) that issues it from
+    its own code, where ``warnings.warn`` would name the user's module: its file and line are the user's, as
+    ``warn``'s, while the filters programs write for PyTorch's warnings (``filterwarnings("ignore",
+    module="torch")``, pytest's ``ignore:...:DeprecationWarning:torch``) apply to it, and a DeprecationWarning is
+    hidden by default as PyTorch's is (Python shows those of ``__main__`` only)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        frame = frame.f_back
+    registry = frame.f_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
+
+
 _warned_once: set[str] = set()
 _muted = threading.local()  # .messages: the frozenset of messages ``warn_once`` skips on this thread
 
@@ -49,9 +63,13 @@ def muted(message: str) -> Iterator[None]:
         _muted.messages = saved
 
 
-def warn_once(message: str, category: type[Warning] = UserWarning) -> None:
+def warn_once(message: str, category: type[Warning] = UserWarning, module: str | None = None) -> None:
     """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
-    whatever the warning filters did with that first one)."""
+    whatever the warning filters did with that first one). ``module``: PyTorch's Python module that issues it from
+    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line."""
     if message not in _warned_once and message not in getattr(_muted, "messages", ()):
         _warned_once.add(message)
-        warnings.warn(message, category, stacklevel=user_stacklevel())
+        if module is not None:
+            warn_in(module, message, category)
+        else:
+            warnings.warn(message, category, stacklevel=user_stacklevel())

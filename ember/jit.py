@@ -13,10 +13,23 @@ and loading one is a RuntimeError that says how to load its weights instead.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, Final  # noqa: F401  (torch.jit.Final is typing.Final)
 
 from ._missing import module_getattr
+from ._warnings import warn_in
+
+
+def _deprecated(name: str, module: str, alternative: str = "`torch.compile` or `torch.export`") -> None:
+    """PyTorch's DeprecationWarning for ``torch.jit.<name>`` at the caller's line, naming PyTorch's module
+    ``torch.jit.<module>`` that issues it (``warn_in``): hidden by default, silenced by filters for PyTorch's
+    warnings."""
+    if sys.version_info >= (3, 14):
+        message = f"`torch.jit.{name}` is not supported in Python 3.14+ and may break. Please switch to {alternative}."
+    else:
+        message = f"`torch.jit.{name}` is deprecated. Please switch to {alternative}."
+    warn_in(f"torch.jit.{module}", message, DeprecationWarning)
 
 
 def is_scripting() -> bool:
@@ -30,12 +43,17 @@ def is_tracing() -> bool:
 
 
 def script(obj: Any, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None) -> Any:
-    """Returns ``obj`` (a function or module) unchanged: it runs as the Python it is."""
+    """Returns ``obj`` (a function or module) unchanged: it runs as the Python it is. PyTorch's DeprecationWarning,
+    as PyTorch's other TorchScript entry points here (``trace``, ``freeze``, ``save``, ...)."""
+    _deprecated("script", "_script")
     return obj
 
 
 def trace(func: Any, example_inputs=None, *args: Any, **kwargs: Any) -> Any:
     """Returns ``func`` (a function or module) unchanged; ``example_inputs`` is not run."""
+    _deprecated("trace", "_trace")
+    if hasattr(func, "forward") and hasattr(func, "named_parameters"):  # (PyTorch traces a module's forward method)
+        _deprecated("trace_method", "_trace")
     return func
 
 
@@ -77,6 +95,7 @@ def save(m: Any, f: Any, _extra_files: dict | None = None) -> None:
     from .nn import Module
     from .serialization import save as save_object
 
+    _deprecated("save", "_serialization", "`torch.export`")
     if not isinstance(m, Module):
         raise TypeError(f"jit.save expects a scripted or traced module, got {type(m).__name__}: ember saves modules "
                         "(their class and state); a function is its Python code and needs no saving")
@@ -98,6 +117,7 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None, _re
     from .nn import Module
     from .serialization import load as load_object
 
+    _deprecated("load", "_serialization", "`torch.export`")
     if _extra_files:
         raise NotImplementedError("jit.load(_extra_files=...): ember's saved modules hold no extra files")
     m = load_object(f, map_location=map_location, weights_only=False)
@@ -111,6 +131,8 @@ def freeze(mod: Any, preserved_attrs: Any = None, optimize_numerics: bool = True
     """``mod`` itself (a module in eval mode, as PyTorch requires), as ``script`` returns it: it computes what
     ``mod`` computes, in-place changes to its weights included, as PyTorch's frozen module, whose inlined weights
     share the model's memory. (PyTorch's frozen module lists no parameters; ``mod`` still does.)"""
+    warn_in("torch.jit._freeze", "`torch.jit.freeze` is deprecated. Please use `torch.compile` instead.",
+            DeprecationWarning)
     if getattr(mod, "training", False):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() on "
                            "your module before freezing.")
@@ -124,6 +146,8 @@ def optimize_for_inference(mod: Any, other_methods: Any = None) -> Any:
     itself is left as it is (PyTorch's changes its scripted copy's mode)."""
     import copy
 
+    warn_in("torch.jit._freeze", "`torch.jit.optimize_for_inference` is deprecated. Please use `torch.compile` "
+            "instead.", DeprecationWarning)
     frozen = copy.deepcopy(mod)
     frozen = freeze(frozen.eval() if hasattr(frozen, "eval") else frozen)
     for p in frozen.parameters():

@@ -206,6 +206,8 @@ def tensor_data_ptr(x) -> int:
 
 def storage_offset(x) -> int:
     """``x.storage_offset()``: where ``x`` starts in its storage, in elements."""
+    if _meta.made[0] and _meta.is_meta(x._data):  # (a view's offset, as its op recorded it)
+        return _meta.meta_layout(x._data)[1]
     return (data_ptr(x._data) - data_ptr(root_array(x._data))) // x._data.itemsize
 
 
@@ -214,7 +216,7 @@ def stride(x, dim: int | None = None):
     from ._tensor import _wrap_dim
 
     if _meta.made[0] and _meta.is_meta(x._data):  # (its array's strides are 0: PyTorch's meta tensor reports these)
-        steps = _meta.contiguous_strides(x._data.shape)
+        steps = _meta.meta_layout(x._data)[0]
     else:
         steps = tuple(s // x._data.itemsize for s in x._data.strides)
     return steps if dim is None else steps[_wrap_dim(dim, x._data.ndim)]

@@ -1,19 +1,22 @@
-"""torch._dynamo.config / torch._inductor.config: PyTorch's flags with its defaults, settable, patchable, and
+"""torch._dynamo.config / torch._inductor.config / torch._functorch.config: PyTorch's flags with its defaults, settable, patchable, and
 unknown names refused, against PyTorch."""
 
 import pytest
 import torch
 import torch._dynamo.config
+import torch._functorch.config
 import torch._inductor.config
 
 import ember
 import ember._dynamo.config
+import ember._functorch.config
 import ember._inductor.config
 
-MODULES = [(ember._dynamo.config, torch._dynamo.config), (ember._inductor.config, torch._inductor.config)]
+MODULES = [(ember._dynamo.config, torch._dynamo.config), (ember._inductor.config, torch._inductor.config),
+           (ember._functorch.config, torch._functorch.config)]
 
 
-@pytest.mark.parametrize("e_config,t_config", MODULES, ids=["dynamo", "inductor"])
+@pytest.mark.parametrize("e_config,t_config", MODULES, ids=["dynamo", "inductor", "functorch"])
 def test_every_flag_has_pytorchs_default(e_config, t_config):
     names = [n for n in e_config._flags.names() if n != "triton"]
     assert len(names) >= 19
@@ -68,3 +71,30 @@ def test_reachable_from_the_top_level_without_an_import():
     code = "import ember as t; t._inductor.config.max_autotune = True; print(t._dynamo.config.recompile_limit)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "8"
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_functorch_flags_programs_set(m):
+    functorch = m._functorch.config
+    try:
+        functorch.enable_autograd_cache = True  # gpt-fast's
+        functorch.activation_memory_budget = 0.5
+        functorch.donated_buffer = False
+        assert functorch.activation_memory_budget == 0.5 and functorch.donated_buffer is False
+        with functorch.patch(activation_memory_budget=0.25):
+            assert functorch.activation_memory_budget == 0.25
+        assert functorch.activation_memory_budget == 0.5
+        with pytest.raises(AttributeError):
+            functorch.activation_memory_budgett = 0.5  # misspelt
+    finally:
+        functorch.activation_memory_budget = 1.0
+        functorch.donated_buffer = True
+
+
+def test_functorch_config_reachable_from_the_top_level_without_an_import():
+    import subprocess
+    import sys
+
+    code = "import ember as t; t._functorch.config.enable_autograd_cache = True; print(t._functorch.config.cse)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"

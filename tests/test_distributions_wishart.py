@@ -62,6 +62,23 @@ def test_wishart_number_df_dtype_mode_and_broadcast_df():
         _close(d.mode, torch.tensor([float("nan"), 1.0, 2.0])[:, None, None] * torch.eye(2), "mode")
 
 
+@pytest.mark.filterwarnings("ignore:Singular sample detected")  # PyTorch 2.13 gives it for every draw
+@pytest.mark.parametrize("kw", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_float32_df_with_a_float64_matrix_follows_the_matrix(kw):
+    # Bartlett's chi-squared laws count their degrees of freedom in the matrix's dtype: float64 here
+    seen = []
+    for m in (ember, torch):
+        m.manual_seed(0)
+        d = m.distributions.Wishart(m.tensor([4.5, 6.0]), **{kw: m.eye(3, dtype=m.float64)})
+        e = d.expand((3, 2))
+        x = m.eye(3, dtype=m.float64) * 2
+        seen.append([d.df.dtype, d._dist_chi2.df.dtype, e._dist_chi2.df.dtype, d.sample().dtype,
+                     d.log_prob(x).dtype, d.entropy().dtype, d.mean.dtype])
+        _close(d.log_prob(x), torch.distributions.Wishart(torch.tensor([4.5, 6.0]), **{kw: torch.eye(
+            3, dtype=torch.float64)}).log_prob(torch.eye(3, dtype=torch.float64) * 2), f"{kw} log_prob")
+    assert [str(t).split(".")[-1] for t in seen[0]] == [str(t).split(".")[-1] for t in seen[1]]
+
+
 def test_wishart_errors_and_warnings_match_torch():
     for m in (ember, torch):
         with pytest.raises(AssertionError, match="Exactly one of covariance_matrix"):

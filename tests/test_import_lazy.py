@@ -28,7 +28,7 @@ from ember._signatures import parameter_kinds
 LAZY_SUBPACKAGES = ("nn", "optim", "utils", "distributed", "distributions", "fft", "linalg", "special", "sparse",
                     "func", "profiler", "hub", "onnx", "jit", "testing", "serialization", "amp", "backends", "cuda",
                     "fx", "library", "multiprocessing", "futures", "compiler", "accelerator", "cpu", "diagnostics",
-                    "vision", "_dynamo", "_inductor")
+                    "vision", "_dynamo", "_inductor", "_functorch")
 # What ember's own modules would otherwise load at import, and load only where they are used.
 LAZY_MODULES = (
     "ember.compat",            # the torch-alias runner (python -m ember.compat)

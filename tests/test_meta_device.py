@@ -468,3 +468,82 @@ def test_moving_a_module_between_devices_makes_new_parameters_as_pytorch(move):
                 [p is old["a.weight"] for p in opt.param_groups[0]["params"]][:1], old["a.weight"].grad is not None)
 
     assert fn(ember) == fn(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.cat([m.empty(2, device="meta"), m.ones(2)]),
+    lambda m: m.cat([m.ones(2), m.empty(2, device="meta")]),
+    lambda m: m.stack([m.empty(2, device="meta"), m.ones(2)]),
+    lambda m: m.unique(m.empty(5, device="meta")),
+    lambda m: m.empty(5, dtype=m.int64, device="meta").unique(return_counts=True),
+    lambda m: m.unique(m.empty(5, 2, device="meta"), dim=0),
+    lambda m: m.unique_consecutive(m.empty(5, device="meta")),
+    lambda m: m.bincount(m.empty(5, dtype=m.int64, device="meta"), minlength=3),
+    lambda m: m.masked_select(m.empty(5, device="meta"), m.empty(5, dtype=m.bool, device="meta")),
+    lambda m: m.masked_select(m.empty(5, device="meta"), m.ones(5, dtype=m.bool)),
+    lambda m: m.empty(5, device="meta")[m.empty(5, dtype=m.bool, device="meta")],
+    lambda m: m.empty(5, device="meta").nonzero(),
+    lambda m: m.equal(m.empty(5, device="meta"), m.empty(5, device="meta")),
+    lambda m: m.ones(5).equal(m.empty(5, device="meta")),
+    lambda m: m.allclose(m.empty(5, device="meta"), m.empty(5, device="meta")),
+    lambda m: m.empty(5, device="meta").allclose(m.ones(5)),
+])
+def test_value_dependent_ops_and_device_mixes_on_meta_are_pytorchs_errors(fn):
+    assert_same_error(fn)
+
+
+VIEW_CHAINS = {
+    "t": lambda x: x[0].t(),
+    "transpose": lambda x: x.transpose(0, 2),
+    "permute": lambda x: x.permute(2, 0, 1),
+    "mT": lambda x: x.mT,
+    "slice_steps": lambda x: x[1:, ::2, 1::3],
+    "select_narrow": lambda x: x[1].narrow(1, 1, 2),
+    "negative_index": lambda x: x[-1, :, -2],
+    "none": lambda x: x[:, None, 1],
+    "expand": lambda x: x[:, :1].expand(2, 3, 4),
+    "expand_new_dims": lambda x: x[0, 0].expand(1, 3, 4),
+    "diagonal": lambda x: x.diagonal(1, 1, 2),
+    "diagonal_negative": lambda x: x.diagonal(-1, 0, 2),
+    "unfold": lambda x: x.unfold(2, 2, 1),
+    "unfold_of_transpose": lambda x: x.transpose(0, 1).unfold(1, 2, 2),
+    "as_strided": lambda x: x.as_strided((2, 2), (1, 2), 3),
+    "as_strided_of_view": lambda x: x[1].as_strided((3,), (4,)),
+    "unsqueeze_of_t": lambda x: x[0].t().unsqueeze(1),
+    "squeeze": lambda x: x[:, :1].squeeze(1),
+    "view_of_slice": lambda x: x[1:].view(6, 2),
+    "reshape_of_t": lambda x: x[0].t().reshape(12),
+    "reshape_of_permute_viewable": lambda x: x.permute(1, 2, 0).reshape(12, 2),
+    "flatten_of_slice": lambda x: x[:, 1].flatten(),
+    "split": lambda x: x.split(2, dim=2)[1],
+    "chunk": lambda x: x.chunk(3, dim=1)[2],
+    "unbind": lambda x: x.unbind(1)[1],
+    "movedim": lambda x: x.movedim(0, -1)[1:],
+    "expand_as_of_t": lambda x: x[0, :, :1].t().expand(3, 3),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_CHAINS))
+def test_meta_views_report_pytorchs_strides_and_offset(name):
+    seen = []
+    for fw in (ember, torch):
+        for device in ("meta", "cpu"):
+            y = VIEW_CHAINS[name](fw.empty(2, 3, 4, device=device))
+            seen.append((tuple(y.shape), y.stride(), y.storage_offset(), y.is_contiguous(), y.device.type))
+    assert seen[0] == seen[2] and seen[1][:4] == seen[3][:4] == seen[2][:4], seen
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.empty(2, 3, device="meta").t().view(6),
+    lambda m: m.empty(2, 3, 4, device="meta")[:, 1:].view(-1),
+    lambda m: m.empty(2, 3, 4, device="meta").transpose(0, 1).view(6, 4),
+])
+def test_view_of_a_meta_layout_no_strides_express_is_pytorchs_error(fn):
+    assert_same_error(fn)
+
+
+def test_reshape_of_a_meta_layout_no_strides_express_is_a_contiguous_copy():
+    for fw in (ember, torch):
+        x = fw.empty(2, 3, device="meta").t()
+        y = x.reshape(6)
+        assert (y.stride(), y.storage_offset(), y.is_contiguous(), y._base is None) == ((1,), 0, True, True)

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from oracle import check
+from oracle import assert_same_error, check
 
 import ember
 
@@ -238,3 +238,55 @@ def test_transposes_of_0d_and_1d_tensors_are_views_as_pytorch(op, shape):
             continue
         outcomes.append((tuple(y.shape), y is x, y._base is x, y.grad_fn.name()))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.zeros(2, 3).repeat(-1, 2),
+    lambda m: m.arange(3).repeat(-1),
+    lambda m: m.zeros(2, 3).repeat(2, -1, -2),
+    lambda m: m.zeros(()).repeat(-2),
+    lambda m: m.zeros(2).repeat(0, -1),
+    lambda m: m.zeros(2, 3).tile(2, -1, -2),
+    lambda m: m.empty(2, -2, -6),
+    lambda m: m.zeros(2).new_empty((1, -1, -3)),
+])
+def test_a_negative_repeat_or_size_is_pytorchs_error_naming_the_first_negative_dimension(fn):
+    assert_same_error(fn)
+
+
+def test_an_empty_tensor_repeated_a_negative_number_of_times_is_empty_as_pytorchs():
+    for m in (ember, torch):
+        assert tuple(m.zeros(0).repeat(-1).shape) == (0,)
+        assert tuple(m.zeros(0, 2).repeat(-1, 3).shape) == (0, 6)
+
+
+@pytest.mark.parametrize("make,target", [
+    (lambda m: m.zeros(10)[3:5], (1, 2)),
+    (lambda m: m.zeros(10)[3:3], (2, 0)),
+    (lambda m: m.zeros(10)[3:4][:0], (2, 0)),
+    (lambda m: m.zeros(4, 5)[2:, 5:], (3, 2, 0)),
+    (lambda m: m.zeros(4, 5)[:, 1:2], (2, 4, 1)),
+    (lambda m: m.zeros(4, 5)[:, 1:2], (1, 4, 1)),
+    (lambda m: m.zeros(2, 1), (1, 1, 2, 1)),
+    (lambda m: m.zeros(2, 1), (3, 2, 4)),
+    (lambda m: m.zeros(3), (1, 3)),
+    (lambda m: m.zeros(()), (1, 1)),
+    (lambda m: m.zeros(6)[1:].view(1, 5), (4, -1)),
+])
+def test_expand_keeps_its_bases_storage_and_offset_with_pytorchs_strides(make, target):
+    seen = []
+    for m in (ember, torch):
+        x = make(m)
+        y = x.expand(*target)
+        seen.append((tuple(y.shape), y.stride(), y.storage_offset(), y.is_contiguous(),
+                     y.untyped_storage().nbytes(), y.data_ptr() == x.data_ptr() or not y.numel()))
+    assert seen[0] == seen[1]
+
+
+def test_expand_without_repeats_writes_through_and_a_broadcast_stays_read_only():
+    for m in (ember, torch):
+        base = m.zeros(6)
+        base[2:4].expand(1, 2).add_(1)
+        assert base.tolist() == [0, 0, 1, 1, 0, 0]
+        with pytest.raises(RuntimeError):
+            base[2:4].expand(3, 2).add_(1)

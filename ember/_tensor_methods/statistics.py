@@ -24,6 +24,9 @@ class StatisticsMethods:
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         return ops.statistics.median(self, dim, keepdim)
 
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return ops.statistics.nanmedian(self, dim, keepdim)
+
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
         return ops.statistics.kthvalue(self, k, dim, keepdim)
 
@@ -51,3 +54,7 @@ class StatisticsMethods:
     def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Tensor:
         return ops.statistics.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Tensor:
+        return ops.statistics.nanquantile(self, q, dim, keepdim, interpolation=interpolation)

@@ -28,11 +28,12 @@ def _mvdigamma(x, p: int):
     return (x.unsqueeze(-1) - arange(p, dtype=x.dtype).div(2).expand(tuple(x.shape) + (-1,))).digamma().sum(-1)
 
 
-def _bartlett_chi2(df, p: int, batch_shape):
-    """The chi-squared laws of Bartlett's squared diagonal: df - i degrees of freedom for row i."""
+def _bartlett_chi2(df, p: int, batch_shape, dtype):
+    """The chi-squared laws of Bartlett's squared diagonal: df - i degrees of freedom for row i, the i counted in
+    the scale matrix's ``dtype`` as PyTorch's (a float32 ``df`` with a float64 matrix gives float64 laws)."""
     from .. import arange
 
-    return Chi2(df.unsqueeze(-1) - arange(p, dtype=df.dtype).expand(tuple(batch_shape) + (-1,)))
+    return Chi2(df.unsqueeze(-1) - arange(p, dtype=dtype).expand(tuple(batch_shape) + (-1,)))
 
 
 class Wishart(ExponentialFamily):
@@ -81,7 +82,7 @@ class Wishart(ExponentialFamily):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         self._unbroadcasted_scale_tril = _scale_tril_from(name, param)
-        self._dist_chi2 = _bartlett_chi2(self.df, event_shape[-1], batch_shape)
+        self._dist_chi2 = _bartlett_chi2(self.df, event_shape[-1], batch_shape, self._unbroadcasted_scale_tril.dtype)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Wishart, _instance)
@@ -93,7 +94,8 @@ class Wishart(ExponentialFamily):
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, self.__dict__[name].expand(cov_shape))
-        new._dist_chi2 = _bartlett_chi2(new.df, self.event_shape[-1], batch_shape)
+        new._dist_chi2 = _bartlett_chi2(new.df, self.event_shape[-1], batch_shape,
+                                        new._unbroadcasted_scale_tril.dtype)
         super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -14,7 +14,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, meta_results
+from .._meta import check_operand_devices, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
@@ -709,19 +709,21 @@ def float_power(a, b) -> Tensor:
 
 def equal(a: Tensor, b: Tensor) -> bool:
     """True if both tensors have the same shape and elements."""
+    refuse_meta("equal", a._data, b._data)
     return a._data.shape == b._data.shape and bool(xp.array_equal(a._data, b._data))
 
 
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether ``isclose`` holds everywhere."""
     require_tensor("allclose", b)
-    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
+    return isclose(a, b, rtol, atol, equal_nan).all().item()  # (of meta tensors: item()'s error, as PyTorch's)
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError, a number for ``b``
     its TypeError."""
     require_tensor("isclose", b)
+    check_operand_devices(a._data, b._data)
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")

@@ -15,7 +15,8 @@ from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
-from .._meta import is_meta
+from .._meta import follow_view, is_meta, meta_layout, nonzero_error, refuse_meta
+from .._meta import made as _meta_made
 from .._shown_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -81,14 +82,14 @@ def _is_basic(idx) -> bool:
                for p in parts)
 
 
-def _pytorch_view(x, idx) -> tuple[list, list, int]:
+def _pytorch_view(x, idx, strides=None) -> tuple[list, list, int]:
     """The sizes, strides and storage offset (in elements, the offset from x's first element) of PyTorch's view
     ``x[idx]`` for a basic index: its indexing's steps from left to right, an int selecting, a slice slicing (its
     bounds clamped into the dimension, the stride multiplied by the step, the offset moved to its start, also
     when it selects nothing), None unsqueezing (stride: the size times the stride of the dimension it goes
-    before, 1 at the end)."""
+    before, 1 at the end). ``strides``: x's, in elements, where they are not its array's (a meta tensor's)."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    sizes, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    sizes, strides = list(x.shape), [s // x.itemsize for s in x.strides] if strides is None else list(strides)
     consumed = sum(p is not None and p is not Ellipsis for p in parts)
     offset = d = 0
     for p in parts:
@@ -131,9 +132,17 @@ def _view_as_pytorch(x, idx, out):
     sizes, strides, offset = _pytorch_view(x, idx)
     if out.size and out.strides == tuple(s * x.itemsize for s in strides):
         return out
+    view = view_at(x, root, sizes, strides, offset)
+    return out if view is None else view
+
+
+def view_at(x, root, sizes, strides, offset: int):
+    """A view of ``x``'s storage ``root`` (one dense block) with ``sizes`` and ``strides`` (in elements) from
+    ``offset`` elements past ``x``'s start, as writable as ``x``: an array NumPy's own views cannot give where it
+    has no elements (NumPy moves an empty view's start back to its base's). None past the storage's end."""
     start = data_ptr(x) - data_ptr(root) + offset * x.itemsize
     if not 0 <= start <= root.nbytes:
-        return out
+        return None
     view = xp.ndarray(sizes, x.dtype, buffer=_bytes_of(root), offset=start, strides=[s * x.itemsize for s in strides])
     view.flags.writeable = x.flags.writeable
     return view
@@ -147,6 +156,9 @@ def basic_view(x, idx):
         out = x[(*idx, ...) if type(idx) is tuple else (idx, ...)]
     elif not out.size or idx is None or idx.__class__ is tuple and None in idx:
         out = _view_as_pytorch(x, idx, out)
+    if _meta_made[0] and is_meta(x):  # (PyTorch's layout, from the strides the meta tensor reports)
+        _, strides, offset = _pytorch_view(x, idx, meta_layout(x)[0])
+        follow_view(x, out, strides, offset)
     return out
 
 
@@ -341,9 +353,18 @@ def getitem(x: Tensor, idx) -> Tensor:
     try:
         if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
+        if _meta_made[0]:
+            _refuse_meta_masks(idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
         raise (_zero_dim_error(x, raw) or _bounds_error(x, err)) from None
+
+
+def _refuse_meta_masks(idx) -> None:
+    """PyTorch's error for a meta boolean mask as an index: the positions it selects are its nonzero()'s."""
+    for part in idx if idx.__class__ is tuple else (idx,):
+        if part.__class__ is xp.ndarray and part.dtype == xp.bool_ and part.ndim and is_meta(part):
+            raise nonzero_error()
 
 
 class IndexPut(Node):
@@ -741,9 +762,7 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     it had one element, as in PyTorch. On the meta device the count depends on values there are not: PyTorch's
     NotImplementedError."""
     if is_meta(x._data):
-        raise NotImplementedError(
-            "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
-            "data-independent implementation does not exist.")
+        raise nonzero_error()
     if x._data.ndim == 0:
         hits = xp.nonzero(xp.reshape(x._data, (1,)))[0].astype(xp.int64)
         return (Tensor._make(hits),) if as_tuple else Tensor._make(xp.zeros((hits.shape[0], 0), xp.int64))
@@ -765,6 +784,7 @@ def argwhere(x: Tensor) -> Tensor:
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', type(mask))}")
+    refuse_meta("masked_select", x._data, mask._data)
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 

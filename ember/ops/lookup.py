@@ -9,7 +9,7 @@ import math
 
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
-from .._meta import meta_results
+from .._meta import meta_results, refuse_meta
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import Gather
@@ -25,6 +25,7 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     index of its value (``return_inverse``) and how often each value occurs (``return_counts``).
     With ``dim``: the distinct slices along ``dim``."""
     a = x._data
+    refuse_meta("_unique2" if dim is None else "unique_dim", a)
     axis = None if dim is None else _wrap_dim(dim, a.ndim)
     values, inverse, counts = xp.unique(a, return_inverse=True, return_counts=True, axis=axis)
     if axis is None:
@@ -43,6 +44,7 @@ def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: b
     with, for each input element (slice), the index of its run (``return_inverse``) and each run's length
     (``return_counts``), as PyTorch's."""
     a = x._data
+    refuse_meta("unique_consecutive", a)
     axis = None if dim is None else _wrap_dim(dim, a.ndim)
     rows = a.reshape(-1) if axis is None else xp.moveaxis(a, axis, 0).reshape(a.shape[axis], -1)
     changed = xp.ones(len(rows), dtype=bool)
@@ -63,6 +65,7 @@ def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: b
 def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Occurrences of each value 0..max(x) in a 1-D non-negative integer tensor (summed ``weights`` when given)."""
     a = x._data
+    refuse_meta("bincount", a, *(() if weights is None else (weights._data,)))
     if a.ndim != 1 or a.dtype.kind not in "iub":
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {list(x.shape)}, "
                            f"dtype {x.dtype})")

@@ -7,6 +7,8 @@ as one matrix does; their gradient is the same triangle of the upstream gradient
 from __future__ import annotations
 
 from .._backend import xp
+from .._meta import follow_view, is_meta, meta_layout
+from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 
@@ -72,6 +74,10 @@ class Diagonal(Node):
         out = xp.diagonal(x, offset, dim1, dim2)
         if x.flags.writeable:  # NumPy's diagonal view is read-only; PyTorch's is written through like any view
             out.flags.writeable = True
+        if _meta_made[0] and is_meta(x):  # (PyTorch's layout: the diagonal steps both strides, starts at offset)
+            s = meta_layout(x)[0]
+            start = 0 if not out.shape[-1] else offset * s[dim2] if offset >= 0 else -offset * s[dim1]
+            follow_view(x, out, [n for k, n in enumerate(s) if k not in (dim1, dim2)] + [s[dim1] + s[dim2]], start)
         return out
 
     def backward(self, g):  # g goes back onto the diagonal, zeros elsewhere

@@ -84,9 +84,6 @@ def tile(x: Tensor, dims) -> Tensor:
 
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
     dims = (1,) * (x._data.ndim - len(dims)) + dims
-    if any(n < 0 for n in dims):
-        shape = [n * s for n, s in zip(dims, (1,) * (len(dims) - x._data.ndim) + x._data.shape)]
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {shape}")
     return repeat(x, dims)
 
 
@@ -172,8 +169,9 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     from .shape import expand, reshape
 
     if indexing is None:
+        # (PyTorch's is raised where its torch/functional.py calls the kernel: filters for module="torch" apply)
         _warnings.warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
-                            "argument.")
+                            "argument.", module="torch.functional")
         indexing = "ij"
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])

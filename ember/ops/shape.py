@@ -12,10 +12,14 @@ import functools
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
+from .._meta import check_operand_devices, follow_view, is_meta, meta_layout, view_strides
+from .._meta import made as _meta_made
+from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, unrecorded_view
+from ..storage import root_array
 from .elementwise import cast
-from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_pieces
+from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
 
 
 def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
@@ -60,7 +64,12 @@ class Reshape(Node):
 
     def forward(self, x, shape):
         self.shape = x.shape
-        return x.reshape(shape)
+        out = x.reshape(shape)
+        if _meta_made[0] and self.is_view and is_meta(x):  # (a meta view: PyTorch's strides, where it has them)
+            strides = view_strides(x.shape, meta_layout(x)[0], shape)
+            if strides is not None:
+                follow_view(x, out, strides)
+        return out
 
     def backward(self, g):
         return (g.reshape(self.shape),)
@@ -87,6 +96,12 @@ class UnsqueezeBackward0(Reshape):
     out anew), the view ``x[:, ..., None]``, laid out as PyTorch's (``basic_view``)."""
 
     def forward(self, x, shape, dim):
+        if _meta_made[0] and is_meta(x):  # (PyTorch's stride for the new dimension, as below)
+            strides = list(meta_layout(x)[0])
+            strides.insert(dim, x.shape[dim] * strides[dim] if dim < x.ndim else 1)
+            out = x.reshape(shape)
+            follow_view(x, out, strides)
+            return out
         out = Reshape.forward(self, x, shape)
         if out.__class__ is not xp.ndarray or out.size and out.strides[dim] == (
                 x.strides[dim] * x.shape[dim] if dim < x.ndim else x.itemsize):
@@ -107,7 +122,10 @@ class SqueezeBackward2(Reshape):
 
 
 def _viewable(a, shape: tuple) -> bool:
-    """Whether NumPy can give ``a`` the ``shape`` without copying."""
+    """Whether NumPy can give ``a`` the ``shape`` without copying (a meta array: whether PyTorch's view can, from the
+    strides it reports)."""
+    if _meta_made[0] and is_meta(a):
+        return view_strides(a.shape, meta_layout(a)[0], shape) is not None
     if a.flags.c_contiguous or a.size <= 1:
         return True
     v = a.view()
@@ -147,15 +165,11 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
         return view_dtype(x, shape[0]) if isinstance(shape[0], _dtype.dtype) else x
     a = x._data
     target = _infer_shape(_shape_arg(shape), a.size, a)
-    if not a.flags.c_contiguous and a.size > 1:
-        try:  # a view is possible when the strides allow it without a copy
-            v = a.view()
-            v.shape = target
-        except AttributeError:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-            ) from None
+    if not _viewable(a, target):  # (a view is possible when the strides allow it without a copy)
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
     out = unrecorded_view(x, a.reshape, target, ViewBackward0)  # (reshape's test of the layout passed above)
     return out if out is not None else ViewBackward0.apply(x, shape=target)
 
@@ -225,7 +239,11 @@ class Permute(Node):
 
     def forward(self, x, dims):
         self.dims = dims  # the inverse is worked out in backward: forward stays one attribute and a view
-        return x.transpose(dims)
+        out = x.transpose(dims)
+        if _meta_made[0] and is_meta(x):
+            strides = meta_layout(x)[0]
+            follow_view(x, out, [strides[d] for d in dims])
+        return out
 
     def backward(self, g):
         inverse = [0] * len(self.dims)  # out dim i came from input dim dims[i]
@@ -338,14 +356,49 @@ class Expand(Node):
 
     def forward(self, x, shape):
         out = xp.broadcast_to(x, shape)  # always read-only
-        if out.size == x.size and x.flags.writeable:
-            # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be
-            # written in place. A real broadcast stays read-only: in-place writes to it fail as PyTorch's do.
-            out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
-        return out
+        repeated = out.size != x.size
+        if _meta_made[0] and is_meta(x):  # (no storage to lie over: PyTorch's strides recorded)
+            if not repeated and x.flags.writeable:
+                out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+            follow_view(x, out, _expanded_strides(x.shape, meta_layout(x)[0], shape))
+            return out
+        if not repeated and not x.flags.writeable:
+            return out
+        # PyTorch's strides (a new dimension's: the size times the stride of the one after it, where NumPy's is 0),
+        # over the storage where it is one dense block, so the view keeps its base's storage and offset (NumPy
+        # moves an empty view's start, and as_strided hides the base)
+        strides = _expanded_strides(x.shape, tuple(n // x.itemsize for n in x.strides), shape)
+        root = root_array(x)
+        if min(x.strides, default=0) >= 0 and (root.flags.c_contiguous or root.flags.f_contiguous):
+            view = view_at(x, root, shape, strides, 0)
+            if view is not None:
+                if repeated:  # a real broadcast stays read-only: in-place writes to it fail as PyTorch's do
+                    view.flags.writeable = False
+                return view
+        if repeated:
+            return out
+        # No element repeated (only dims of size 1 added or kept): as in PyTorch, a view that can be written in place
+        return xp.lib.stride_tricks.as_strided(x, out.shape, tuple(n * x.itemsize for n in strides))
 
     def backward(self, g):
         return (g,)  # the engine sums it back to the input's shape
+
+
+def _expanded_strides(sizes: tuple, strides: tuple, target: tuple) -> tuple:
+    """PyTorch's strides, in elements, of a tensor of ``sizes`` and ``strides`` expanded to ``target``: a kept
+    dimension keeps its stride, a dimension of size 1 made another size (0 included) steps 0, and so does a new
+    leading dimension, but one of size 1, which steps the size times the stride of the dimension after it (all 0
+    for a 0-d tensor)."""
+    if not sizes:
+        return (0,) * len(target)
+    out = [0] * len(target)
+    lead = len(target) - len(sizes)
+    for i in range(len(target) - 1, -1, -1):
+        if i >= lead:
+            out[i] = strides[i - lead] if sizes[i - lead] == target[i] else 0
+        else:
+            out[i] = target[i + 1] * out[i + 1] if target[i] == 1 else 0
+    return tuple(out)
 
 
 class ExpandBackward0(Expand):
@@ -445,6 +498,8 @@ def _common(tensors, name: str) -> list:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
+    if _meta_made[0]:  # (meta tensors with CPU ones: PyTorch's error)
+        check_operand_devices(*(t._data for t in tensors))
     first = tensors[0]
     if builtins.any(t._data.dtype != first._data.dtype for t in tensors):
         target = functools.reduce(lambda d, t: promote_types(d, t.dtype), tensors[1:], first.dtype)
@@ -607,5 +662,8 @@ def repeat(x: Tensor, *sizes, repeats=None) -> Tensor:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
+    if builtins.min(reps, default=0) < 0:  # (the result's shape decides: an empty tensor repeated -1 times is empty)
+        check_nonnegative([r * n for r, n in zip(reps, (1,) * (len(reps) - x._data.ndim) + x._data.shape)])
+        reps = tuple(builtins.max(r, 0) for r in reps)
     return Repeat.apply(x, reps=reps)
 

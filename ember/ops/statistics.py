@@ -1,13 +1,16 @@
-"""Order statistics and paired moments: median, kthvalue, mode, quantile, std_mean/var_mean, count_nonzero, aminmax."""
+"""Order statistics and paired moments: median, nanmedian, kthvalue, mode, quantile, nanquantile, std_mean/var_mean,
+count_nonzero, aminmax."""
 
 from __future__ import annotations
+
+import functools
 
 from .. import return_types
 from .._backend import xp
 from .._dtype import not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named, version_checked
 from .reduction import _axes, _expand_back, variance
 from .sorting import _order, _take
 from .unary import sqrt
@@ -15,15 +18,20 @@ from .unary import sqrt
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
 
-def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: bool = False):
-    """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element.
+def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, nan_wins: bool = False):
+    """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element. ``k``: an int,
+    or an int array of the result's shape with ``dim`` kept (one rank per slice: nanmedian's).
 
     ``nan_wins``: a slice holding NaN answers its first NaN (PyTorch's median propagates NaN).
     """
     a = x._data
     if a.ndim == 0:
         return result(x.clone(), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
-    idx = xp.take(_order(a, dim, False), [k], axis=dim).astype(xp.int64)
+    order = _order(a, dim, False)
+    if isinstance(k, int):
+        idx = xp.take(order, [k], axis=dim).astype(xp.int64)
+    else:
+        idx = xp.take_along_axis(order, k, axis=dim).astype(xp.int64)
     if nan_wins:
         nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
         has = nans.any(axis=dim, keepdims=True)
@@ -34,22 +42,104 @@ def _kth_along(x: Tensor, k: int, dim: int, keepdim: bool, result, nan_wins: boo
     return result(values, Tensor._make(meta_results((x._data,), idx)))
 
 
+class EvenlyDistributed(Node):
+    """``median()``/``nanmedian()`` of all elements: the ``value`` found, its gradient split evenly among the
+    elements equal to it (every NaN, for a NaN result), as PyTorch's ``evenly_distribute_backward``."""
+
+    def forward(self, x, value):
+        self.saved = (x, value)
+        return value
+
+    def backward(self, g):
+        x, value = self.saved
+        mask = x == value
+        if xp.isnan(value):
+            mask = xp.isnan(x)
+        return (mask * (g / mask.sum().astype(g.dtype)),)
+
+
+@torch_named("MedianBackward0")
+class MedianBackward0(EvenlyDistributed):
+    """``median()``."""
+
+
+@torch_named("NanmedianBackward0")
+class NanmedianBackward0(EvenlyDistributed):
+    """``nanmedian()``."""
+
+
+def _check_median_dtype(x: Tensor) -> None:
+    if x._data.dtype.kind in "bc":  # (PyTorch's CPU kernel, named median_cpu for nanmedian too)
+        raise not_implemented_for("median_cpu", x.dtype)
+
+
 def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
     """The lower median (the ((n - 1) // 2)-th smallest, no averaging), as in PyTorch; NaN propagates.
 
-    Without ``dim``: a 0-d tensor over all elements. With ``dim``: (values, indices).
+    Without ``dim``: a 0-d tensor over all elements, whose gradient is split evenly among the elements equal to
+    it. With ``dim``: (values, indices), the gradient going to the indexed element.
     """
+    return _median(x, dim, keepdim, ignore_nan=False)
+
+
+def nanmedian(x: Tensor, dim: int | None = None, keepdim: bool = False):
+    """``median`` of the elements that are not NaN: the ((m - 1) // 2)-th smallest of a slice's m non-NaN
+    elements; a slice of NaN only gives NaN (with dim: the index of its first element). Integer tensors have no
+    NaN: ``median``'s result."""
+    return _median(x, dim, keepdim, ignore_nan=True)
+
+
+def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool):
+    _check_median_dtype(x)
+    a = x._data
+    nan_named, ignore_nan = ignore_nan, ignore_nan and a.dtype.kind == "f"
     if dim is None:
-        flat = x.reshape(-1)
-        if flat._data.size == 0:
-            return Tensor._make(xp.array(xp.nan, dtype=x._data.dtype))
-        values = _kth_along(flat, (flat._data.size - 1) // 2, 0, False, _Median, nan_wins=True).values
-        return version_checked(values, x, values)  # (PyTorch's median() saves its input and its result)
-    d = _wrap_dim(dim, x._data.ndim)
-    n = x._data.shape[d] if x._data.ndim else 1
+        flat = a.reshape(-1)
+        if ignore_nan:
+            flat = flat[~xp.isnan(flat)]
+        if flat.size == 0:
+            value = xp.array(xp.nan, dtype=a.dtype)
+        elif not ignore_nan and a.dtype.kind == "f" and xp.isnan(flat).any():
+            value = xp.array(xp.nan, dtype=a.dtype)
+        else:
+            k = (flat.size - 1) // 2
+            value = xp.partition(flat, k)[k].reshape(())
+        node = NanmedianBackward0 if nan_named else MedianBackward0
+        return node.apply(x, value=meta_results((a,), value.astype(a.dtype)))
+    d = _wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
     if n == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    return _kth_along(x, (n - 1) // 2, d, keepdim, _Median, nan_wins=True)
+    result = return_types.nanmedian if nan_named else _Median
+    if ignore_nan and a.ndim:
+        count = (~xp.isnan(a)).sum(axis=d, keepdims=True)
+        # the ((m - 1) // 2)-th of m non-NaN elements (NaN sort last); a slice of NaN only answers the NaN
+        # PyTorch's std::nth_element leaves first among n equal elements
+        k = xp.where(count > 0, (count - 1) // 2, _nth_of_equals(n))
+        out = _kth_along(x, k, d, keepdim, result)
+    else:
+        out = _kth_along(x, (n - 1) // 2, d, keepdim, result, nan_wins=not ignore_nan)
+    shown_as(out.values, "NanmedianBackward1" if nan_named else "MedianBackward1")
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _nth_of_equals(n: int) -> int:
+    """Which of ``n`` elements that all compare equal std::nth_element (libstdc++'s introselect, asked for the
+    first) leaves first: the index PyTorch's nanmedian gives for a slice of NaN only. Each round puts the middle
+    element first as the pivot, then swaps the others pairwise from both ends inwards; the range left is the
+    part before where the two ends met, until 3 elements or fewer remain (insertion sort moves no equal ones)."""
+    idx = list(range(n))
+    last = n
+    while last > 3:
+        mid = last // 2
+        idx[0], idx[mid] = idx[mid], idx[0]
+        lo, hi = 1, last - 1
+        while lo < hi:
+            idx[lo], idx[hi] = idx[hi], idx[lo]
+            lo, hi = lo + 1, hi - 1
+        last = lo
+    return idx[0]
 
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
@@ -100,27 +190,53 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
     ``torch.quantile``: between the two nearest ranks of the sorted values by ``interpolation`` (linear,
     lower, higher, midpoint, nearest); a slice holding NaN gives NaN. For a 1-d ``q`` the quantiles are
     the first dimension of the result. The gradient flows to the ranks used."""
-    from .indexing import index_select, where
+    return _quantile(x, q, dim, keepdim, interpolation, "quantile")
+
+
+def nanquantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+                ) -> Tensor:
+    """``quantile`` of the elements that are not NaN: a slice's ranks run over its m non-NaN elements (q * (m - 1));
+    a slice of NaN only gives NaN."""
+    return _quantile(x, q, dim, keepdim, interpolation, "nanquantile")
+
+
+def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, name: str) -> Tensor:
+    """quantile (``name``) or nanquantile, PyTorch's checks in its order, its messages (all naming quantile())."""
     from .movement import movedim
     from .shape import reshape, squeeze
 
-    if x._data.dtype.kind != "f":
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if not isinstance(q, Tensor):
+        value = float(q)
+        if not 0 <= value <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {value:g}")
     if interpolation not in _ROUNDINGS:
-        raise ValueError(f"quantile() interpolation must be one of {', '.join(_ROUNDINGS)}. Got {interpolation}")
-    qs = xp.asarray(q._data if isinstance(q, Tensor) else q, dtype=xp.float64)
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if not x._data.size:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    d = _wrap_dim(0 if dim is None else dim, x._data.ndim)
+    qs = q._data if isinstance(q, Tensor) else xp.asarray(value, dtype=x._data.dtype)
     if qs.ndim > 1:
-        raise RuntimeError(f"quantile() q must be a scalar or 1D tensor, but got {qs.ndim}D tensor")
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if x._data.dtype.name not in ("float32", "float64"):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if qs.dtype != x._data.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
     if ((qs < 0) | (qs > 1)).any():
-        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(qs.reshape(-1)[0])}")
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
     src = reshape(x, -1) if dim is None else x
-    d = 0 if dim is None else _wrap_dim(dim, x._data.ndim)
-    n = src._data.shape[d] if src._data.ndim else 1
-    if n == 0:
-        raise IndexError("quantile() input tensor must be non-empty")
+    d = 0 if dim is None else d
     ordered = _take(src, xp.argsort(src._data, axis=d, kind="stable"), d) if src._data.ndim else reshape(src, 1)
-    d = d if src._data.ndim else 0
-    pos = qs.reshape(-1) * (n - 1)
+    nan = xp.isnan(ordered._data)
+    shape = [1] * ordered._data.ndim
+    shape[d] = qs.size
+    # the ranks in the input's dtype, as PyTorch's. NaN sort last: nanquantile's ranks run over a slice's m
+    # non-NaN elements (0 for a slice of NaN only: its NaN); quantile's are the last (a NaN) where a slice has one
+    if name == "nanquantile":
+        pos = xp.maximum(qs.reshape(shape) * ((~nan).sum(axis=d, keepdims=True) - 1).astype(qs.dtype), 0)
+    else:
+        last = nan.shape[d] - 1
+        pos = xp.where(nan.any(axis=d, keepdims=True), qs.dtype.type(last), qs.reshape(shape) * qs.dtype.type(last))
     lo, hi = xp.floor(pos), xp.ceil(pos)
     if interpolation == "lower":
         hi = lo
@@ -129,20 +245,18 @@ def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, int
     elif interpolation == "nearest":
         lo = hi = xp.round(pos)  # half to even, as PyTorch
     frac = xp.where(hi > lo, 0.5 if interpolation == "midpoint" else pos - lo, 0.0).astype(x._data.dtype)
-    below = index_select(ordered, d, Tensor._make(lo.astype(xp.int64)))
-    above = index_select(ordered, d, Tensor._make(hi.astype(xp.int64)))
-    shape = [1] * ordered._data.ndim
-    shape[d] = frac.size
-    out = below + (above - below) * Tensor._make(frac.reshape(shape))
-    nan = xp.isnan(ordered._data).any(axis=d, keepdims=True)
-    out = where(Tensor._make(nan), Tensor._make(xp.array(xp.nan, dtype=x._data.dtype)), out)
+    target = list(ordered._data.shape)
+    target[d] = qs.size
+    below = _take(ordered, xp.broadcast_to(lo.astype(xp.int64), target), d)
+    above = _take(ordered, xp.broadcast_to(hi.astype(xp.int64), target), d)
+    out = below + (above - below) * Tensor._make(frac)
     out = movedim(out, d, 0)  # the quantiles first
     if dim is None and keepdim:
-        out = reshape(out, (frac.size,) + (1,) * x._data.ndim)
+        out = reshape(out, (qs.size,) + (1,) * x._data.ndim)
     elif dim is not None and keepdim:
-        out = reshape(out, (frac.size,) + tuple(1 if i == d else s for i, s in enumerate(x._data.shape)))
+        out = reshape(out, (qs.size,) + tuple(1 if i == d else s for i, s in enumerate(x._data.shape)))
     elif dim is None:
-        out = reshape(out, (frac.size,))
+        out = reshape(out, (qs.size,))
     return squeeze(out, 0) if qs.ndim == 0 else out
 
 

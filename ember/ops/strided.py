@@ -10,6 +10,8 @@ input's positions.
 from __future__ import annotations
 
 from .._backend import xp
+from .._meta import follow_view, is_meta, meta_array, meta_layout, record_layout
+from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..storage import _bytes_of, data_ptr, root_array
@@ -25,6 +27,8 @@ class AsStrided(Node):
     is_view = True
 
     def forward(self, x, size, stride, storage_offset):
+        if _meta_made[0] and is_meta(x):
+            return self._meta_forward(x, size, stride, storage_offset)
         root, itemsize = root_array(x), x.itemsize
         own_offset = (data_ptr(x) - data_ptr(root)) // itemsize
         offset = own_offset if storage_offset is None else storage_offset
@@ -40,6 +44,18 @@ class AsStrided(Node):
         # an ndarray over ``elements`` (not stride_tricks.as_strided, whose result hides its base): the view's
         # base chain leads to the storage, so storage_offset(), data_ptr() and sharing answer as PyTorch's
         return xp.ndarray(size, x.dtype, buffer=elements, strides=tuple(s * itemsize for s in stride))
+
+    def _meta_forward(self, x, size, stride, storage_offset):
+        """Of a meta tensor: a meta view of ``size`` reporting ``stride`` and the offset; ember keeps no meta
+        storage's size, so the bounds PyTorch checks against it are not checked."""
+        own_strides, own_offset = meta_layout(x)
+        offset = own_offset if storage_offset is None else storage_offset
+        numel = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else offset
+        self.input = (x.shape, own_strides, own_offset, numel)
+        self.output = (size, stride, offset)
+        out = meta_array(size, x.dtype)
+        record_layout(out, stride, offset)
+        return out
 
     def backward(self, g):
         shape, strides, own_offset, numel = self.input
@@ -81,6 +97,13 @@ class Unfold(Node):
 
     def forward(self, x, dim, size, step):
         self.args = (x.shape, dim, size, step)
+        if _meta_made[0] and is_meta(x):  # (PyTorch's layout, from the strides the meta tensor reports)
+            s = meta_layout(x)[0]
+            shape = (size,) if x.ndim == 0 else x.shape[:dim] + ((x.shape[dim] - size) // step + 1,) + \
+                x.shape[dim + 1:] + (size,)
+            out = meta_array(shape, x.dtype)
+            follow_view(x, out, (1,) if x.ndim == 0 else s[:dim] + (s[dim] * step,) + s[dim + 1:] + (s[dim],))
+            return out
         if x.ndim == 0:
             return strided_view(x, (size,), (x.itemsize,))
         count = (x.shape[dim] - size) // step + 1
