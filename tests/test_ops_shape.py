@@ -272,6 +272,8 @@ def test_an_empty_tensor_repeated_a_negative_number_of_times_is_empty_as_pytorch
     (lambda m: m.zeros(3), (1, 3)),
     (lambda m: m.zeros(()), (1, 1)),
     (lambda m: m.zeros(6)[1:].view(1, 5), (4, -1)),
+    (lambda m: m.zeros(4, 5)[:, 1:2], (3, 4, 2)),  # (broadcasts to no dimension of size 1: NumPy's own view)
+    (lambda m: m.zeros(4, 5).t()[1:], (2, 4, 4)),
 ])
 def test_expand_keeps_its_bases_storage_and_offset_with_pytorchs_strides(make, target):
     seen = []

@@ -362,7 +362,10 @@ class Expand(Node):
                 out = xp.lib.stride_tricks.as_strided(x, out.shape, out.strides)
             follow_view(x, out, _expanded_strides(x.shape, meta_layout(x)[0], shape))
             return out
-        if not repeated and not x.flags.writeable:
+        if repeated and x.size and 1 not in shape or not repeated and not x.flags.writeable:
+            # The common broadcast, to no dimension of size 1: NumPy's read-only view already has PyTorch's strides
+            # (a kept dimension keeps its stride, a repeated or new one steps 0) and starts at the base's first
+            # element (NumPy's strides differ only on dimensions of size 1)
             return out
         # PyTorch's strides (a new dimension's: the size times the stride of the one after it, where NumPy's is 0),
         # over the storage where it is one dense block, so the view keeps its base's storage and offset (NumPy
