@@ -2,66 +2,19 @@
 
 Library code reaches ``torch.distributed``'s names through it (``dist.distributed_c10d.GroupMember.WORLD`` as a
 default argument, ``distributed_c10d._get_default_group()``), so it is there as an attribute of
-``ember.distributed`` as soon as that is imported, as in PyTorch. Its names are the very objects
-``ember.distributed`` exports: ``GroupMember.WORLD`` is the default group once ``init_process_group`` has run
-(None before), as ``group.WORLD`` is.
+``ember.distributed`` as soon as that is imported, as in PyTorch. Its public names are the very objects
+``ember.distributed`` exports, read from the package on first use: ``GroupMember.WORLD`` is the default group once
+``init_process_group`` has run (None before), as ``group.WORLD`` is.
 """
 
-from .collectives import (
-    all_gather,
-    all_gather_into_tensor,
-    all_reduce,
-    all_to_all,
-    all_to_all_single,
-    barrier,
-    broadcast,
-    gather,
-    reduce,
-    reduce_scatter,
-    reduce_scatter_tensor,
-    scatter,
-)
-from .object_collectives import (
-    all_gather_object,
-    broadcast_object_list,
-    gather_object,
-    monitored_barrier,
-    scatter_object_list,
-)
-from .p2p import irecv, isend, recv, send
-from .process_group import (
-    Backend,
-    GroupMember,
-    ProcessGroup,
-    destroy_process_group,
-    get_backend,
-    get_default_backend_for_device,
-    get_process_group_ranks,
-    get_rank,
-    get_world_size,
-    group,
-    init_process_group,
-    is_gloo_available,
-    is_initialized,
-    is_mpi_available,
-    is_nccl_available,
-    is_torchelastic_launched,
-    new_group,
-    new_subgroups,
-    new_subgroups_by_enumeration,
-)
-from .reduce_op import ReduceOp
+import sys
 
-__all__ = [
-    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "all_gather", "all_gather_into_tensor",
-    "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast",
-    "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend",
-    "get_default_backend_for_device", "get_process_group_ranks", "get_rank", "get_world_size", "group",
-    "init_process_group", "irecv", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
-    "is_torchelastic_launched", "isend", "monitored_barrier", "new_group", "new_subgroups",
-    "new_subgroups_by_enumeration", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
-    "scatter_object_list", "send",
-]
+from .._missing import module_getattr as _module_getattr
+from .process_group import ProcessGroup, group, is_initialized
+
+# ember.distributed's own additions, which PyTorch's module does not have
+_EMBER_ONLY = frozenset({"default_group", "set_collective_checks", "collective_checks_enabled", "is_available",
+                         "DeviceMesh", "init_device_mesh"})
 
 
 def _get_default_group() -> ProcessGroup:
@@ -72,6 +25,13 @@ def _get_default_group() -> ProcessGroup:
     return group.WORLD
 
 
-from .._missing import module_getattr as _module_getattr  # noqa: E402
+_missing_name = _module_getattr(__name__)
 
-__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
+
+def __getattr__(name: str):
+    """The package's process-group names (``init_process_group``, ``all_reduce``, ``Backend`` ...), the same
+    objects; a name PyTorch has and ember lacks says so."""
+    package = sys.modules[__name__.rpartition(".")[0]]
+    if name in package.__all__ and name not in _EMBER_ONLY:
+        return getattr(package, name)
+    return _missing_name(name)
