@@ -13,6 +13,7 @@ Importing this package never needs mpi4py; using it without mpi4py raises a
 RuntimeError saying ``pip install mpi4py mpich``.
 """
 
+from . import distributed_c10d  # noqa: F401  (an attribute of the package on import, as in PyTorch)
 from .collectives import (
     all_gather,
     all_gather_into_tensor,

@@ -40,7 +40,7 @@ does) runs them; the LR schedulers' step-order check and the training-loop diagn
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
@@ -60,6 +60,10 @@ ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tens
 
 
 StateDict: TypeAlias = dict[str, Any]  # what Optimizer.state_dict() returns, as PyTorch names its type
+
+# The state-dict hooks' tables, by PyTorch's attribute names (library code such as DistributedShampoo reads them).
+_STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
 
 
 class Optimizer:
@@ -94,6 +98,7 @@ class Optimizer:
         self._scratch_bufs: dict = {}
         self._step_pre_hooks: list = []
         self._step_post_hooks: list = []
+        self._init_state_dict_hooks()
         _patch_step_function(type(self))
         groups = list(params)
         if len(groups) == 0:
@@ -120,6 +125,8 @@ class Optimizer:
         self.__dict__.setdefault("_scratch_bufs", {})
         self.__dict__.setdefault("_step_pre_hooks", [])
         self.__dict__.setdefault("_step_post_hooks", [])
+        for name in _STATE_DICT_HOOKS:
+            self.__dict__.setdefault(name, OrderedDict())
 
     # ----------------------------------------------------------------- hooks
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
@@ -134,6 +141,35 @@ class Optimizer:
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(optimizer, args, kwargs)`` after each ``step`` (before the global post hooks)."""
         return RemovableHandle(self._step_post_hooks, hook)
+
+    def _init_state_dict_hooks(self) -> None:
+        # PyTorch's attribute names: {handle id: hook}, in calling order
+        for name in _STATE_DICT_HOOKS:
+            setattr(self, name, OrderedDict())
+
+    def _register_ordered(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` at the start of each ``state_dict()`` (before the others if ``prepend``)."""
+        return self._register_ordered(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` on the dict ``state_dict()`` built; a dict it returns replaces it."""
+        return self._register_ordered(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` before ``load_state_dict`` reads its argument (a shallow copy of it,
+        as in PyTorch); a dict it returns is loaded instead."""
+        return self._register_ordered(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` after ``load_state_dict`` has loaded the state."""
+        return self._register_ordered(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ----------------------------------------------------------------- groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -300,8 +336,11 @@ class Optimizer:
 
         ``{'state': {index: {...}}, 'param_groups': [{option: value, ..., 'params': [index, ...]}]}``,
         where parameters are numbered in group order. State tensors are returned by reference,
-        as in PyTorch (save them, or copy, before stepping again).
+        as in PyTorch (save them, or copy, before stepping again). The hooks of
+        ``register_state_dict_pre_hook`` run first, those of ``register_state_dict_post_hook`` on the result.
         """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -311,14 +350,26 @@ class Optimizer:
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {index[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a ``state_dict()``: the groups must have the same sizes, matched in order.
 
         Difference from PyTorch: state tensors are copied (cast to the parameter's dtype, except
         ``step``), so the loaded optimizer never shares buffers with the dict it came from.
+        The hooks of ``register_load_state_dict_pre_hook`` see (and may replace) a shallow copy of ``state_dict``
+        first; those of ``register_load_state_dict_post_hook`` run at the end.
         """
+        state_dict = state_dict.copy()  # (what the pre hooks may edit: the caller's dict stays as it was)
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(
@@ -352,6 +403,8 @@ class Optimizer:
                 new["param_names"] = group["param_names"]
             new_groups.append(new)
         self.state, self.param_groups = state, new_groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     @staticmethod
     def _group_tensors_by_device_and_dtype(tensorlistlist: list, with_indices: bool = False) -> dict:
