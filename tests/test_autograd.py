@@ -1042,3 +1042,39 @@ def test_an_op_on_an_empty_broadcast_view_gives_pytorchs_contiguous_strides():
                  lambda m: m.ones(1, 3, requires_grad=True).expand(0, 3).exp()):
         e, t = make(ember), make(torch)
         assert (tuple(e.shape), e.stride()) == (tuple(t.shape), t.stride()) == ((0, 3), (3, 1))
+
+
+def _saved_identity_run(m):
+    seen = {}
+
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            y, top = x * w, x.argmax()
+            ctx.mark_non_differentiable(top)
+            ctx.save_for_backward(x, w, y, top)
+            return y, top
+
+        @staticmethod
+        def backward(ctx, g, g_top):
+            x, w, y, top = ctx.saved_tensors
+            seen.update(x=x is X, w=w is W, y=y is Y, w_grad=w.requires_grad, y_grad=y.requires_grad,
+                        top_grad=top.requires_grad)
+            with m.enable_grad():  # (torchdiffeq's adjoint: a gradient of the saved parameters inside backward)
+                (inner,) = m.autograd.grad((w * w).sum(), (w,))
+            return g * w, g * x + 0 * inner
+
+    W = m.nn.Parameter(m.tensor([1.0, 2.0, 3.0]))
+    X = m.tensor([2.0, 3.0, 4.0], requires_grad=True) * 1
+    Y, _ = Scale.apply(X, W)
+    Y.sum().backward()
+    return seen, W.grad.tolist()
+
+
+def test_saved_inputs_come_back_as_the_callers_tensors_as_pytorchs():
+    """``ctx.saved_tensors`` gives back a saved input as the very tensor passed (still requiring grad, so backward
+    can differentiate through it, as torchdiffeq's adjoint does); a saved output comes back as a new tensor with
+    the Function's history (a non-differentiable one without)."""
+    got, expected = _saved_identity_run(ember), _saved_identity_run(torch)
+    assert got == expected
+    assert expected[0] == {"x": True, "w": True, "y": False, "w_grad": True, "y_grad": True, "top_grad": False}

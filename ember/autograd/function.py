@@ -38,6 +38,28 @@ def _saved_tensor(a) -> Tensor:
     return Tensor._make(a)
 
 
+def _saved_as(t: Tensor | None, inputs: list, outputs: tuple, non_differentiable: set) -> Tensor | int | None:
+    """What ``ctx.saved_tensors`` gives back for a saved tensor, as PyTorch's: an input as the caller's tensor itself
+    (requiring grad, with its history), an output (its index) as a new tensor whose history is the Function's node,
+    anything else (a non-differentiable output too) as a new tensor (None)."""
+    if t is None:
+        return None
+    for i, o in enumerate(outputs):
+        if t is o:
+            return None if id(o) in non_differentiable else i
+    return t if any(t is a for a in inputs) else None
+
+
+def _unpacked(node, array, saved_as) -> Tensor:
+    if saved_as is None:
+        return _saved_tensor(array)
+    if type(saved_as) is int:
+        out = _saved_tensor(array)
+        out.grad_fn, out._output_nr, out._requires_grad = node, saved_as, True
+        return out
+    return saved_as
+
+
 class FunctionCtx:
     """What ``forward`` leaves for ``backward``: saved tensors and flags."""
 
@@ -58,8 +80,11 @@ class FunctionCtx:
 
             raise RuntimeError(_RELEASED_MSG)
         node.check_saved_versions()
-        # (under create_graph, backward sees the graph's own tensors, so its result can be differentiated again)
-        return tuple(None if a is None else a.t if type(a) is RecordedArray else _saved_tensor(a) for a in node.saved)
+        # (under create_graph, backward sees the graph's own tensors, so its result can be differentiated again;
+        # else an input comes back as the caller's tensor itself, as PyTorch's: requiring grad, with its history)
+        inputs = node.saved_inputs or (None,) * len(node.saved)
+        return tuple(None if a is None else a.t if type(a) is RecordedArray else _unpacked(node, a, t)
+                     for a, t in zip(node.saved, inputs))
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         self._non_differentiable = {id(t) for t in tensors}
@@ -81,6 +106,12 @@ class _FunctionNode(Node):
         from .._shown_name import package_name
 
         return f"<{package_name()}.autograd.function.{self.name()} object at {hex(id(self))}>"
+
+    saved_inputs: tuple = ()  # per saved tensor (_saved_as): the input it is, the index of the output it is, or None
+
+    def release(self) -> None:
+        super().release()
+        self.saved_inputs = ()
 
     def backward(self, *grads):
         from .._backend import xp
@@ -216,7 +247,8 @@ class Function:
         ctx._node = node
         node.num_outputs = len(outs)
         node.output_meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs]
-        node.saved = tuple(None if t is None else t._data for t in getattr(ctx, "_to_save", ()))
+        to_save = getattr(ctx, "_to_save", ())
+        node.saved = tuple(None if t is None else t._data for t in to_save)
         non_diff = getattr(ctx, "_non_differentiable", set())
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
         # the inputs' edges before an output takes this node as its history: an input modified in place
@@ -243,6 +275,8 @@ class Function:
             res.grad_fn, res._output_nr, res._requires_grad = node, i, True
             results.append(res)
         node._record(args, needs, [r for r in results if isinstance(r, Tensor)], edges, shapes)
+        if not node._packed:  # (through saved-tensor hooks, what the unpack hook gives)
+            node.saved_inputs = tuple(_saved_as(t, tensor_args, outs, non_diff) for t in to_save)
         for i, view, res in dirty_views:  # (as an in-place op on a view: CopySlices on the base, the view read from it)
             graph.take_history(view, res)
             results[i] = view
