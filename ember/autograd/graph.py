@@ -151,6 +151,9 @@ class Node:
     # inputs and outputs): under create_graph its forward runs again on recorded inputs (recorded.py), so the
     # node keeps its inputs and parameters (``_rerun``).
     rerun_for_higher_order = False
+    # the positions of inputs such a rerun does not read as they are at backward (``rerun_inputs``): their
+    # versions go unchecked, as PyTorch does not save them (a bias only added, say)
+    rerun_unchecked: tuple = ()
     float32_compute = False  # True: half-precision inputs computed in float32, as PyTorch's CPU kernel (lowp.py)
     # True for an elementwise op: output element k depends only on element k of each (broadcast) input, so each
     # input's Jacobian is diagonal and equals its transpose; forward-mode AD then runs backward on the tangent.
@@ -496,8 +499,16 @@ class Node:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
         their versions now, so that an in-place change before the rerun is the usual error, not silently new
         values) and its parameters."""
-        versions = [(t._vc, t._vc[0]) for t in inputs if isinstance(t, Tensor)]
+        skip = self.rerun_unchecked
+        versions = [(t._vc, t._vc[0]) for i, t in enumerate(inputs) if isinstance(t, Tensor) and i not in skip]
         self._rerun = (inputs, params, versions)
+
+    def rerun_inputs(self) -> list:
+        """The arguments a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its tensor
+        inputs as recorded arrays of the graph, the rest as they were."""
+        from .recorded import RecordedArray
+
+        return [RecordedArray(t) if isinstance(t, Tensor) else t for t in self._rerun[0]]
 
     def check_rerun_versions(self) -> None:
         for counter, version in self._rerun[2]:

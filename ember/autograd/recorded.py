@@ -775,19 +775,17 @@ def recorded_saved(node) -> tuple:
 
 def run_recorded(node, grads: list):
     """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
-    from .._tensor import Tensor
-
     with running(node.name()):
         if node.half_dtype is not None:
             # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
             raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
-            inputs, params, _versions = node._rerun
+            params = node._rerun[1]
             fresh = type(node)()
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
-            fresh.forward(*[RecordedArray(t) if isinstance(t, Tensor) else t for t in inputs], **params)
+            fresh.forward(*node.rerun_inputs(), **params)
             return fresh.backward(*grads)
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):

@@ -76,9 +76,25 @@ def _shown_as(nd: int, soft: bool, smoothing: float, reduction: str) -> tuple[st
     return None, False
 
 
-class CrossEntropy(_ShownLoss):
+class _FromLogSoftmax(_ShownLoss):
+    """A loss fused with the log-softmax of its scores (input 0), whose backward reads the log-probabilities."""
     float32_compute = True
     rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
+    rerun_unchecked = (0,)  # (the scores: rerun_inputs)
+
+    def rerun_inputs(self) -> list:
+        """The rerun's scores are the saved log-probabilities, entering the graph where the scores did: log_softmax
+        is unchanged by adding a constant to a row, in value and in derivatives of every order, so they give the
+        rerun what the scores gave, and the scores may have changed in place since (PyTorch saves log_softmax's
+        output, not its input)."""
+        from ...autograd.recorded import RecordedArray
+
+        edge = self.next_edges[0]
+        logp = Tensor._make(self.saved[0]) if edge is None else Tensor._make(self.saved[0], edge[0], edge[1])
+        return [RecordedArray(logp), *super().rerun_inputs()[1:]]
+
+
+class CrossEntropy(_FromLogSoftmax):
 
     def forward(self, x, t, w, ignore_index, smoothing, reduction, shown="NllLossBackward0", shape=None):
         m, c = x.shape
@@ -125,10 +141,8 @@ def _exp_times(logp, c, out) -> None:
     out *= c
 
 
-class SoftCrossEntropy(_ShownLoss):
+class SoftCrossEntropy(_FromLogSoftmax):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
-    float32_compute = True
-    rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
     def forward(self, x, y, w, smoothing, reduction, shown="NegBackward0", shape=None):
         c = x.shape[1]
