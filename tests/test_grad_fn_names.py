@@ -245,6 +245,49 @@ def test_linalg_node_names_are_pytorchs(op):
     assert names[1] == names[0]
 
 
+SOLVES = {  # (A's shape, B's shape, left)
+    "vector": ((3, 3), (3,), True), "batch of vectors": ((2, 3, 3), (2, 3), True),
+    "vector broadcast": ((2, 3, 3), (3,), True), "matrix": ((3, 3), (3, 2), True),
+    "left=False": ((3, 3), (2, 3), False), "left=False batch": ((2, 3, 3), (2, 4, 3), False),
+}
+
+
+@pytest.mark.parametrize("case", list(SOLVES))
+def test_linalg_solve_is_one_node_in_every_form(case):
+    """PyTorch's linalg.solve records one LinalgSolveExBackward0 for a vector right-hand side and for left=False
+    too (ember used to add squeeze or transpose nodes around it); its gradients, second derivatives and
+    forward-mode tangents are those of PyTorch."""
+    a_shape, b_shape, left = SOLVES[case]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_shape) + 3 * np.eye(a_shape[-1])
+    b, v = rng.standard_normal(b_shape), rng.standard_normal(b_shape)
+    got = []
+    for m in (torch, ember):
+        ta, tb = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        x = m.linalg.solve(ta, tb, left=left)
+        names = (type(x.grad_fn).__name__, [type(f).__name__ for f, _ in x.grad_fn.next_functions])
+        ga, gb = m.autograd.grad((x * x).sum(), (ta, tb), create_graph=True)
+        second = m.autograd.grad((ga * ga).sum() + (gb * gb).sum(), (ta, tb))
+        _, tangent = m.func.jvp(lambda p, q, m=m: m.linalg.solve(p, q, left=left), (m.tensor(a), m.tensor(b)),
+                                (m.tensor(a * 0.5), m.tensor(v)))
+        got.append((names, [t.detach().numpy() for t in (x, ga, gb, *second, tangent)]))
+    assert got[1][0] == got[0][0] == ("LinalgSolveExBackward0", ["AccumulateGrad", "AccumulateGrad"])
+    for e, t in zip(got[1][1], got[0][1]):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [3, 1])
+def test_linalg_solve_vector_with_left_false_is_pytorchs_error(n):
+    """A vector right-hand side is a column for left=False too: X A = B with B n x 1 is PyTorch's shape error, and
+    with 1 x 1 matrices its refusal of a vector there."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as err:
+            m.linalg.solve(m.eye(n, dtype=m.float64), m.ones(n, dtype=m.float64), left=False)
+        errors.append(str(err.value))
+    assert errors[1] == errors[0]
+
+
 # The activations' nodes (ember's one node per activation: PyTorch's are one node too, but softsign's and
 # tanhshrink's, which PyTorch composes: their name is its last node's, whose two next functions ember's lacks)
 ACTIVATIONS = {
