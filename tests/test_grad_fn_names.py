@@ -368,3 +368,36 @@ def test_inplace_activation_nodes_are_pytorchs(op):
         seen.append((y.grad_fn.name(), type(y.grad_fn).__name__, nexts, g.numpy()))
     assert seen[1][:3] == seen[0][:3]
     np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)
+
+
+ADAPTIVE_MAX_POOLS = {
+    "1d": lambda F, x: F.adaptive_max_pool1d(x.reshape(2, 3, 8), 3, return_indices=True),
+    "1d unbatched": lambda F, x: F.adaptive_max_pool1d(x.reshape(6, 8), 5, return_indices=True),
+    "2d": lambda F, x: F.adaptive_max_pool2d(x.reshape(2, 3, 4, 2), (3, 1), return_indices=True),
+    "3d": lambda F, x: F.adaptive_max_pool3d(x.reshape(1, 3, 4, 2, 2), 2, return_indices=True),
+}
+
+
+def _chain(fn, depth: int = 3) -> list:
+    """The names along the first next function from ``fn``, ``depth`` nodes deep."""
+    names = []
+    while fn is not None and len(names) < depth:
+        names.append(type(fn).__name__)
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("case", list(ADAPTIVE_MAX_POOLS))
+def test_adaptive_max_pool_nodes_are_pytorchs(case):
+    """PyTorch's adaptive max pooling nodes are AdaptiveMaxPool2DBackward0 / 3DBackward0, and its 1-d pooling is
+    the 2-d one of an unsqueezed view, squeezed back: the same chain of nodes, values, indices and gradients."""
+    x = np.random.default_rng(0).standard_normal(48)
+    got = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out, idx = ADAPTIVE_MAX_POOLS[case](m.nn.functional, t * 1)
+        (g,) = m.autograd.grad((out * out).sum(), t)
+        got.append((_chain(out.grad_fn), out.detach().numpy(), idx.numpy(), g.numpy()))
+    assert got[1][0] == got[0][0]
+    for e, t in zip(got[1][1:], got[0][1:]):
+        np.testing.assert_array_equal(e, t)
