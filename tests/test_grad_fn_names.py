@@ -401,3 +401,31 @@ def test_adaptive_max_pool_nodes_are_pytorchs(case):
     assert got[1][0] == got[0][0]
     for e, t in zip(got[1][1:], got[0][1:]):
         np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_glu_is_one_node_as_pytorchs(dim, dtype):
+    """PyTorch's glu is one GluBackward0 node on its input (ember composed split, sigmoid and mul): its values,
+    gradients, second derivatives (float64) and forward-mode tangents are PyTorch's."""
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((4, 6, 2)) * 3, rng.standard_normal((4, 6, 2))
+    got = []
+    for m in (torch, ember):
+        dt = getattr(m, dtype)
+        t = m.tensor(x, dtype=dt, requires_grad=True)
+        y = m.nn.functional.glu(t * 1, dim)
+        names = (type(y.grad_fn).__name__, [type(f).__name__ for f, _ in y.grad_fn.next_functions])
+        double = dtype == "float64"  # (a plain sum below it: no rounding of the upstream gradient in bfloat16)
+        (g,) = m.autograd.grad((y * y).sum() if double else y.sum(), t, create_graph=double)
+        arrays = [y, g]
+        if double:
+            arrays.append(m.autograd.grad((g * g).sum(), t)[0])
+            arrays.append(m.func.jvp(lambda a, m=m: m.nn.functional.glu(a, dim), (m.tensor(x),), (m.tensor(v),))[1])
+        got.append((names, str(y.dtype).split(".")[1], [a.detach().double().numpy() for a in arrays]))
+    assert got[1][:2] == got[0][:2]
+    assert got[1][0] == ("GluBackward0", ["MulBackward0"])
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == "float64" else dict(rtol=1e-5, atol=1e-5) if dtype == "float32" \
+        else dict(rtol=2e-2, atol=2e-2)
+    for e, t in zip(got[1][2], got[0][2]):
+        np.testing.assert_allclose(e, t, **tol)
