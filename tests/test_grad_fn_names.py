@@ -429,3 +429,19 @@ def test_glu_is_one_node_as_pytorchs(dim, dtype):
         else dict(rtol=2e-2, atol=2e-2)
     for e, t in zip(got[1][2], got[0][2]):
         np.testing.assert_allclose(e, t, **tol)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_max_pool_nodes_are_pytorchs(nd):
+    """PyTorch's 2-d and 3-d max pooling nodes are MaxPool2DWithIndicesBackward0 / MaxPool3DWithIndicesBackward0
+    (ember's read MaxPoolNdBackward0)."""
+    x = np.random.default_rng(0).standard_normal((2, 3) + (4,) * nd)
+    got = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out = getattr(m.nn.functional, f"max_pool{nd}d")(t * 1, 2)
+        (g,) = m.autograd.grad((out * out).sum(), t)
+        got.append((_chain(out.grad_fn, 2), out.detach().numpy(), g.numpy()))
+    assert got[1][0] == got[0][0]
+    for e, t in zip(got[1][1:], got[0][1:]):
+        np.testing.assert_array_equal(e, t)
