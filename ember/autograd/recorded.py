@@ -840,6 +840,16 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     t._grad = grad.t if current is None else current + grad.t
 
 
+def reading(result, *saved):
+    """``result``, a gradient a formula computed, whose node (when recorded, under create_graph) also checks the
+    versions of the recorded ``saved`` arrays: where PyTorch writes the formula as one op that saves them
+    (``tanh_backward(grad, result)``, ``threshold_backward``), changing one in place before the gradient is
+    differentiated again is its error, though ember's formula may reach the gradient through other products."""
+    if type(result) is RecordedArray and result.t.grad_fn is not None:
+        result.t.grad_fn.check_versions_of(*(s.t for s in saved if type(s) is RecordedArray))
+    return result
+
+
 def value_of(a):
     """The plain values of ``a`` (a recorded stand-in's array, not recorded), for what a formula uses only to
     choose (a step count, a branch): piecewise-constant choices have no derivative to record."""
