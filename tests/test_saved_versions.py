@@ -518,3 +518,41 @@ def test_cross_entropy_scores_changed_before_a_create_graph_backward():
         grads.append((g.detach(), m.autograd.grad((g * g).sum(), x)[0]))
     for e, t in zip(*grads):
         assert_close(e, t, atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("then", ["mul_", "mul_recorded", "no_change"])
+@pytest.mark.parametrize("name", [n for n in INPLACE_ACTS if n != "hardsigmoid"])  # (PyTorch's has no 2nd order)
+def test_an_inplace_activation_result_changed_between_a_create_graph_backward_and_the_next(name, then):
+    """An activation with ``inplace=True`` whose result PyTorch saves (leaky_relu_, elu_, rrelu_, ...): its
+    double-backward node saves it again, so changing it after a create_graph backward, before the gradient is
+    differentiated, is PyTorch's error; ember's recorded gradient checks what the node checked
+    (``recorded._still_checked``)."""
+    def op(y, name=name):
+        for m in (ember, torch):
+            if isinstance(y, m.Tensor):
+                return getattr(m.nn.functional, name)(y, inplace=True)
+    _compare(_run_inplace_then_double_backward(ember, op, then),
+             _run_inplace_then_double_backward(torch, op, then))
+
+
+@pytest.mark.parametrize("what", ["weight", "target"])
+@pytest.mark.parametrize("fn", ["cross_entropy"])
+def test_class_weights_or_target_changed_between_a_create_graph_backward_and_the_next(fn, what):
+    """PyTorch's nll_loss double-backward node saves the target and the class weights again: changed in place
+    after a create_graph backward, differentiating the gradient is its error. (nll_loss alone: ember's gradient
+    of it does not depend on its input, so records no node to check them; PyTorch's records one.)"""
+    outcomes = []
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.5, 2.0, 1.0], dtype=m.float64)
+        t = m.tensor([0, 2, 1, 1])
+        scores = x * x
+        loss = getattr(m.nn.functional, fn)(scores.log_softmax(1) if fn == "nll_loss" else scores, t, weight=w)
+        (g,) = m.autograd.grad(loss, x, create_graph=True)
+        w.mul_(2.0) if what == "weight" else t.fill_(0)
+        try:
+            outcomes.append(m.autograd.grad((g * g).sum(), x)[0].numpy())
+        except RuntimeError as err:
+            outcomes.append(str(err).split(":")[0])
+    assert isinstance(outcomes[1], str), outcomes[1]
+    assert outcomes[0] == outcomes[1]

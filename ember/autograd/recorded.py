@@ -786,14 +786,30 @@ def run_recorded(node, grads: list):
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
             fresh.forward(*node.rerun_inputs(), **params)
-            return fresh.backward(*grads)
+            return _still_checked(node, grads, fresh.backward(*grads))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
         try:
-            return node.backward(*grads)
+            return _still_checked(node, grads, node.backward(*grads))
         finally:
             node.saved = saved
+
+
+def _still_checked(node, grads, results):
+    """``results``, the recorded gradients of ``node``, whose nodes also check the versions ``node`` checks without
+    handing the tensors to its formula (``Node.check_versions_of``: a target, class weights, an in-place
+    activation's result), as PyTorch's double-backward node saves them again: such a tensor changed in place after
+    this backward, before the gradient is differentiated, is its error. (A gradient passed through unchanged keeps
+    its own node.)"""
+    extra = tuple((c, c[0], a, source) for c, _v, a, source in node._saved_versions if source[1] is None)
+    if not extra:
+        return results
+    for r in results if isinstance(results, (tuple, list)) else (results,):
+        if type(r) is RecordedArray and r.t.grad_fn is not None and not any(r is g for g in grads):
+            fn = r.t.grad_fn
+            fn._saved_versions = tuple(fn._saved_versions) + extra
+    return results
 
 
 def hook_argument(grad):
