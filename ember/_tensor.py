@@ -73,7 +73,7 @@ class _AutogradHooks:
 
         self.leaf_edge: Callable[[Tensor], tuple] = not_loaded
         self.refresh_view: Callable[[Tensor], None] = not_loaded
-        self.base_requires_grad: Callable[[Tensor], None] = not_loaded
+        self.base_requires_grad: Callable[[Tensor, bool], None] = not_loaded
         self.backward: Callable[..., None] = not_loaded
         self.is_grad_enabled: Callable[[], bool] = not_loaded
 
@@ -82,11 +82,11 @@ _autograd = _AutogradHooks()
 
 
 def install_autograd(*, leaf_edge: Callable[[Tensor], tuple], input_edge: Callable[[Tensor], tuple],
-                     refresh_view: Callable[[Tensor], None], base_requires_grad: Callable[[Tensor], None],
+                     refresh_view: Callable[[Tensor], None], base_requires_grad: Callable[[Tensor, bool], None],
                      backward: Callable[..., None], is_grad_enabled: Callable[[], bool]) -> None:
     """``leaf_edge(t)``: a leaf's (AccumulateGrad, 0), made on first use; ``input_edge(t)``: any tensor's edge (a
     view's grad_fn made current first); ``refresh_view(t)``: an out-of-date view's grad_fn made again from its
-    base's history; ``base_requires_grad(t)``: a root's views made under no_grad told that it now requires grad;
+    base's history; ``base_requires_grad(t, value)``: a root's views without history told its new flag;
     ``backward``: ``ember.autograd.backward``; ``is_grad_enabled``: this thread's grad mode."""
     _autograd.leaf_edge = leaf_edge
     _autograd.input_edge = input_edge
@@ -272,8 +272,11 @@ class Tensor(
             )
         if value and self._vc.__class__ is not list and not _inference.state.enabled:
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
-        if value and not self._requires_grad and self._base is None:
-            _autograd.base_requires_grad(self)
+        if self._base is None and bool(value) != self._requires_grad:
+            _autograd.base_requires_grad(self, bool(value))
+        elif not value and self._base is not None and self._base._requires_grad and self._grad_fn is None and (
+                self._view_creation == "no_grad" or self._view_creation is None) and self._grad_accumulator is None:
+            return  # a view without history of a tensor that requires grad: PyTorch's reads its base's flag
         if value and self._base is not None and self._view_creation == "no_grad" and self._grad_fn is None:
             # a view made under no_grad, told to require grad itself, is a leaf that keeps its gradient, as PyTorch's
             # (its own flag; the one it takes from its base gives it none): its accumulator says so. It stays a

@@ -368,3 +368,33 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
                            if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__
                            and cls.diagonal_jacobian and cls not in bases}
     assert elementwise_classes and elementwise_classes <= seen, elementwise_classes - seen
+
+
+BFLOAT16_CASES = {
+    "bfloat16": lambda m, a: a.bfloat16(),
+    "to_bfloat16": lambda m, a: a.to(m.bfloat16),
+    "to_dtype_bfloat16": lambda m, a: a.to(dtype=m.bfloat16) * 2,
+    "type_bfloat16": lambda m, a: a.type(m.bfloat16),
+    "bfloat16_and_back": lambda m, a: (a.bfloat16() * 3).double(),
+    "bfloat16_view": lambda m, a: a.bfloat16()[1:],
+    "bfloat16_matmul": lambda m, a: a.bfloat16().reshape(2, 1) @ a.bfloat16().reshape(1, 2),
+    "half": lambda m, a: a.half(),
+}
+
+
+@pytest.mark.parametrize("name", list(BFLOAT16_CASES))
+def test_tangents_pass_through_bfloat16_casts_as_pytorch(name):
+    """A cast to bfloat16 (whose array dtype is not of NumPy's floating kind) carries the tangent, cast, as
+    PyTorch's jvp does; the tangent was dropped (zeros from torch.func.jvp, None from unpack_dual)."""
+    fn = BFLOAT16_CASES[name]
+    x, v = np.array([0.3, -0.5]), np.array([1.0, 2.0])
+    results = []
+    for m in (torch, ember):
+        primal, tangent = m.func.jvp(lambda a, m=m: fn(m, a), (m.tensor(x),), (m.tensor(v),))
+        fwad = m.autograd.forward_ad
+        with fwad.dual_level():
+            dual_tangent = fwad.unpack_dual(fn(m, fwad.make_dual(m.tensor(x), m.tensor(v)))).tangent
+        results.append((str(tangent.dtype).split(".")[1], tangent.double().numpy(), dual_tangent.double().numpy()))
+    assert results[0][0] == results[1][0]
+    for e, t in zip(results[1][1:], results[0][1:]):
+        np.testing.assert_allclose(e, t, rtol=1e-2)

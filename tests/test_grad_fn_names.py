@@ -246,6 +246,49 @@ def test_linalg_node_names_are_pytorchs(op):
     assert names[1] == names[0]
 
 
+SOLVES = {  # (A's shape, B's shape, left)
+    "vector": ((3, 3), (3,), True), "batch of vectors": ((2, 3, 3), (2, 3), True),
+    "vector broadcast": ((2, 3, 3), (3,), True), "matrix": ((3, 3), (3, 2), True),
+    "left=False": ((3, 3), (2, 3), False), "left=False batch": ((2, 3, 3), (2, 4, 3), False),
+}
+
+
+@pytest.mark.parametrize("case", list(SOLVES))
+def test_linalg_solve_is_one_node_in_every_form(case):
+    """PyTorch's linalg.solve records one LinalgSolveExBackward0 for a vector right-hand side and for left=False
+    too (ember used to add squeeze or transpose nodes around it); its gradients, second derivatives and
+    forward-mode tangents are those of PyTorch."""
+    a_shape, b_shape, left = SOLVES[case]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_shape) + 3 * np.eye(a_shape[-1])
+    b, v = rng.standard_normal(b_shape), rng.standard_normal(b_shape)
+    got = []
+    for m in (torch, ember):
+        ta, tb = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        x = m.linalg.solve(ta, tb, left=left)
+        names = (type(x.grad_fn).__name__, [type(f).__name__ for f, _ in x.grad_fn.next_functions])
+        ga, gb = m.autograd.grad((x * x).sum(), (ta, tb), create_graph=True)
+        second = m.autograd.grad((ga * ga).sum() + (gb * gb).sum(), (ta, tb))
+        _, tangent = m.func.jvp(lambda p, q, m=m: m.linalg.solve(p, q, left=left), (m.tensor(a), m.tensor(b)),
+                                (m.tensor(a * 0.5), m.tensor(v)))
+        got.append((names, [t.detach().numpy() for t in (x, ga, gb, *second, tangent)]))
+    assert got[1][0] == got[0][0] == ("LinalgSolveExBackward0", ["AccumulateGrad", "AccumulateGrad"])
+    for e, t in zip(got[1][1], got[0][1]):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [3, 1])
+def test_linalg_solve_vector_with_left_false_is_pytorchs_error(n):
+    """A vector right-hand side is a column for left=False too: X A = B with B n x 1 is PyTorch's shape error, and
+    with 1 x 1 matrices its refusal of a vector there."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as err:
+            m.linalg.solve(m.eye(n, dtype=m.float64), m.ones(n, dtype=m.float64), left=False)
+        errors.append(str(err.value))
+    assert errors[1] == errors[0]
+
+
 # The activations' nodes (ember's one node per activation: PyTorch's are one node too, but softsign's and
 # tanhshrink's, which PyTorch composes: their name is its last node's, whose two next functions ember's lacks)
 ACTIVATIONS = {
@@ -326,3 +369,80 @@ def test_inplace_activation_nodes_are_pytorchs(op):
         seen.append((y.grad_fn.name(), type(y.grad_fn).__name__, nexts, g.numpy()))
     assert seen[1][:3] == seen[0][:3]
     np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)
+
+
+ADAPTIVE_MAX_POOLS = {
+    "1d": lambda F, x: F.adaptive_max_pool1d(x.reshape(2, 3, 8), 3, return_indices=True),
+    "1d unbatched": lambda F, x: F.adaptive_max_pool1d(x.reshape(6, 8), 5, return_indices=True),
+    "2d": lambda F, x: F.adaptive_max_pool2d(x.reshape(2, 3, 4, 2), (3, 1), return_indices=True),
+    "3d": lambda F, x: F.adaptive_max_pool3d(x.reshape(1, 3, 4, 2, 2), 2, return_indices=True),
+}
+
+
+def _chain(fn, depth: int = 3) -> list:
+    """The names along the first next function from ``fn``, ``depth`` nodes deep."""
+    names = []
+    while fn is not None and len(names) < depth:
+        names.append(type(fn).__name__)
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("case", list(ADAPTIVE_MAX_POOLS))
+def test_adaptive_max_pool_nodes_are_pytorchs(case):
+    """PyTorch's adaptive max pooling nodes are AdaptiveMaxPool2DBackward0 / 3DBackward0, and its 1-d pooling is
+    the 2-d one of an unsqueezed view, squeezed back: the same chain of nodes, values, indices and gradients."""
+    x = np.random.default_rng(0).standard_normal(48)
+    got = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out, idx = ADAPTIVE_MAX_POOLS[case](m.nn.functional, t * 1)
+        (g,) = m.autograd.grad((out * out).sum(), t)
+        got.append((_chain(out.grad_fn), out.detach().numpy(), idx.numpy(), g.numpy()))
+    assert got[1][0] == got[0][0]
+    for e, t in zip(got[1][1:], got[0][1:]):
+        np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_glu_is_one_node_as_pytorchs(dim, dtype):
+    """PyTorch's glu is one GluBackward0 node on its input (ember composed split, sigmoid and mul): its values,
+    gradients, second derivatives (float64) and forward-mode tangents are PyTorch's."""
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((4, 6, 2)) * 3, rng.standard_normal((4, 6, 2))
+    got = []
+    for m in (torch, ember):
+        dt = getattr(m, dtype)
+        t = m.tensor(x, dtype=dt, requires_grad=True)
+        y = m.nn.functional.glu(t * 1, dim)
+        names = (type(y.grad_fn).__name__, [type(f).__name__ for f, _ in y.grad_fn.next_functions])
+        double = dtype == "float64"  # (a plain sum below it: no rounding of the upstream gradient in bfloat16)
+        (g,) = m.autograd.grad((y * y).sum() if double else y.sum(), t, create_graph=double)
+        arrays = [y, g]
+        if double:
+            arrays.append(m.autograd.grad((g * g).sum(), t)[0])
+            arrays.append(m.func.jvp(lambda a, m=m: m.nn.functional.glu(a, dim), (m.tensor(x),), (m.tensor(v),))[1])
+        got.append((names, str(y.dtype).split(".")[1], [a.detach().double().numpy() for a in arrays]))
+    assert got[1][:2] == got[0][:2]
+    assert got[1][0] == ("GluBackward0", ["MulBackward0"])
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == "float64" else dict(rtol=1e-5, atol=1e-5) if dtype == "float32" \
+        else dict(rtol=2e-2, atol=2e-2)
+    for e, t in zip(got[1][2], got[0][2]):
+        np.testing.assert_allclose(e, t, **tol)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_max_pool_nodes_are_pytorchs(nd):
+    """PyTorch's 2-d and 3-d max pooling nodes are MaxPool2DWithIndicesBackward0 / MaxPool3DWithIndicesBackward0
+    (ember's read MaxPoolNdBackward0)."""
+    x = np.random.default_rng(0).standard_normal((2, 3) + (4,) * nd)
+    got = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out = getattr(m.nn.functional, f"max_pool{nd}d")(t * 1, 2)
+        (g,) = m.autograd.grad((out * out).sum(), t)
+        got.append((_chain(out.grad_fn, 2), out.detach().numpy(), g.numpy()))
+    assert got[1][0] == got[0][0]
+    for e, t in zip(got[1][1:], got[0][1:]):
+        np.testing.assert_array_equal(e, t)

@@ -365,3 +365,62 @@ def test_elu_family_second_derivative_at_zero_as_pytorch(name):
         results.append((g.detach(), gg))
     for e, t in zip(results[1], results[0]):
         assert_close(e, t, atol=1e-12)
+
+
+_SCORES = np.array([[0.3, -0.5, 0.7, 0.1], [0.1, 0.2, -0.3, 0.9], [1.2, -0.4, 0.0, 0.5]])
+_PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1], [0.25, 0.25, 0.25, 0.25]])
+
+
+@pytest.mark.parametrize("kind", ["indices", "weight", "ignore_index", "smoothing", "probabilities", "none", "3d"])
+def test_cross_entropy_second_order_after_its_scores_changed_in_place(kind):
+    """PyTorch's cross_entropy saves log_softmax's output, not the scores: scores changed in place after the
+    forward leave the first and the second order gradients those of the scores at the forward."""
+    results = []
+    for m in (torch, ember):
+        x = m.tensor(_SCORES, requires_grad=True)
+        s = x * 1
+        scores = s.reshape(3, 2, 2) if kind == "3d" else s
+        kw = {}
+        if kind == "probabilities":
+            target = m.tensor(_PROBS)
+        else:
+            target = m.tensor([[0, 1], [1, 0], [1, 1]] if kind == "3d" else [1, 3, 0])
+        if kind == "weight":
+            kw["weight"] = m.tensor([0.5, 2.0, 1.0, 1.5], dtype=m.float64)
+        if kind == "ignore_index":
+            kw["ignore_index"] = 3
+        if kind == "smoothing":
+            kw["label_smoothing"] = 0.2
+        if kind == "none":
+            kw["reduction"] = "none"
+        loss = F(m).cross_entropy(scores, target, **kw)
+        s.mul_(3.0)
+        upstream = m.tensor([1.0, -2.0, 0.5], dtype=m.float64) if kind == "none" else m.tensor(1.5, dtype=m.float64)
+        (g,) = m.autograd.grad(loss, x, upstream, create_graph=True)
+        (gg,) = m.autograd.grad((g * g * m.tensor(_PROBS)).sum(), x)
+        results.append((g.detach(), gg))
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, atol=1e-12)
+
+
+def test_bilinear_second_order_after_its_bias_changed_in_place():
+    """PyTorch's bilinear does not save its bias (it is only added): changed in place after the forward, the
+    gradients of every order are computed as before; the other inputs are saved (changed: the usual error)."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(2, 3), (2, 4), (5, 3, 4), (5,)]]
+    results = []
+    for m in (torch, ember):
+        leaves = [m.tensor(a, requires_grad=True) for a in arrays]
+        x1, x2, w, b = (t * 1 for t in leaves)
+        y = F(m).bilinear(x1, x2, w, b)
+        b.add_(1.0)
+        grads = m.autograd.grad((y * y).sum(), leaves, create_graph=True)
+        second = m.autograd.grad(sum((g * g).sum() for g in grads), leaves)
+        results.append([g.detach() for g in grads] + list(second))
+        x1, x2, w, b = (t * 1 for t in leaves)
+        y = F(m).bilinear(x1, x2, w, b)
+        x2.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            m.autograd.grad(y.sum(), leaves, create_graph=True)
+    for e, t in zip(results[1], results[0]):
+        assert_close(e, t, atol=1e-9, rtol=1e-10)

@@ -182,3 +182,70 @@ def test_a_view_of_a_leaf_made_to_require_grad_keeps_its_own_gradient():
         (v * 2).sum().backward()
         got.append((before, v.is_leaf, v.grad.tolist(), a.grad))
     assert got[0] == got[1]
+
+
+def _flags(m, t):
+    return t.requires_grad, t.is_leaf, t.grad_fn is None
+
+
+def _follow(m, case):
+    """What a view without history reports, and what backward through it does, as its base's flag changes."""
+    if case.startswith("no_grad view"):
+        base = m.ones(3, requires_grad=True)
+        with m.no_grad():
+            v = base[:2]
+    else:  # a view made in grad mode while its base needed no gradient
+        base = m.ones(3)
+        v = base[:2]
+        vv = v.view(2, 1)
+        base.requires_grad_()
+    if case.endswith("base stops requiring grad"):
+        base.requires_grad_(False)
+    if case.endswith("view.requires_grad_(False)"):
+        v.requires_grad_(False)
+    seen = [_flags(m, v)]
+    if case == "grad-mode view, base.requires_grad_()":
+        seen.append(_flags(m, vv))
+    y = v * 2
+    seen.append(y.requires_grad)
+    if y.requires_grad:
+        seen.append([f is None for f, _ in y.grad_fn.next_functions])
+    try:
+        y.sum().backward()
+        seen.append((base.grad, v.grad))
+    except RuntimeError as err:
+        seen.append(str(err).split(":")[0])
+    for allow_unused in (False, True):
+        try:
+            seen.append(m.autograd.grad((v * 3).sum(), v, allow_unused=allow_unused))
+        except RuntimeError as err:
+            seen.append(str(err).split(":")[0].split(" (")[0])
+    return seen
+
+
+FOLLOW = ["no_grad view", "no_grad view, base stops requiring grad", "no_grad view, view.requires_grad_(False)",
+          "grad-mode view, base.requires_grad_()", "grad-mode view, base stops requiring grad"]
+
+
+@pytest.mark.parametrize("case", FOLLOW)
+def test_a_view_without_history_requires_grad_as_its_base_does_now(case):
+    """PyTorch's view without history (made under no_grad, or in grad mode before its base required grad) reads
+    its base's flag: it requires grad while the base does (its own requires_grad_(False) changes nothing) and
+    not after, and a gradient reaching it goes nowhere (autograd.grad finds it unused)."""
+    got, want = _follow(ember, case), _follow(torch, case)
+    assert got == want
+
+
+def test_in_place_on_a_view_of_a_leaf_made_before_it_required_grad_is_the_view_error():
+    """A view made before its base was made to require grad is a view of a leaf that requires grad: changing it in
+    place is PyTorch's error for a view of a leaf, not the leaf's."""
+    e, t = _error(lambda m: _view_before(m).mul_(2))
+    assert t is not None and t.startswith("a view of a leaf Variable that requires grad")
+    assert e.startswith(t), (e, t)
+
+
+def _view_before(m):
+    base = m.ones(3)
+    v = base.view(3)
+    base.requires_grad_()
+    return v

@@ -474,22 +474,38 @@ def _run_inplace_then_double_backward(m, op, then):
 
 
 @pytest.mark.parametrize("then", ["mul_", "mul_recorded", "no_change"])
-@pytest.mark.parametrize("name", ["exp_", "sigmoid_", "sqrt_", "reciprocal_"])
+# (pow_tensor_'s exponent is a detached alias of the tensor it changes: its own error, before the one looked at here)
+@pytest.mark.parametrize("name", [n for n in INPLACE if n != "pow_tensor_"])
 def test_an_inplace_result_changed_between_a_create_graph_backward_and_the_next(name, then):
     """``y = x.op_()``, a gradient taken with create_graph, then ``y`` changed in place: the gradient's own graph
     read ``y`` (as ``v * f'(y)``), so differentiating the gradient by ``v`` is PyTorch's error where its formula
-    saved ``y`` itself (exp, sigmoid, sqrt) and runs where it saved a product of it (reciprocal's
-    ``-grad * (y * y)``). The recorded copy of ``y`` carries ``y``'s version counter, not the counter of the
+    saved ``y`` itself (exp, sigmoid, sqrt, and tanh's and relu's one-op formulas, whose recorded products ember
+    checks for ``y``: ``recorded.reading``) and runs where it saved a product of it (reciprocal's
+    ``-grad * (y * y)``, rsqrt's ``-0.5 * grad * y**3``). The recorded copy of ``y`` carries ``y``'s version counter, not the counter of the
     result ``op_`` wrote into ``y``, which nothing changes."""
     _compare(_run_inplace_then_double_backward(ember, INPLACE[name], then),
              _run_inplace_then_double_backward(torch, INPLACE[name], then))
 
 
-def test_an_input_changed_before_a_create_graph_rerun_is_refused_naming_the_node_and_versions():
-    """cross_entropy's node runs its forward again under create_graph (its formula reads the log-softmax, not an
-    output of the op), on its input as it is then: changed in place twice since, that is refused, naming the node
-    and the versions, rather than differentiating the new values. (A difference: PyTorch saved log_softmax's
-    output and differentiates the old values.) The first-order gradient, read from the saved rows, is PyTorch's."""
+def test_an_input_changed_before_a_create_graph_rerun_is_refused():
+    """layer_norm's node runs its forward again under create_graph (its formula reads the normalisation
+    statistics, not an output of the op): its input changed in place twice since is refused rather than
+    differentiated at the new values, as PyTorch, which saved the input, refuses it."""
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=m.float64, requires_grad=True)
+        h = x * 1.0
+        y = m.nn.functional.layer_norm(h, (X.shape[-1],))
+        with m.no_grad():
+            h.mul_(2.0)
+            h.add_(1.0)
+        with pytest.raises(RuntimeError, match="is at version 2; expected version 0 instead"):
+            m.autograd.grad((y * y.detach()).sum(), x, create_graph=True)
+
+
+def test_cross_entropy_scores_changed_before_a_create_graph_backward():
+    """cross_entropy's rerun under create_graph starts from the saved log-softmax, not from the scores (PyTorch
+    saves log_softmax's output): scores changed in place since leave both orders of gradient those of the
+    forward's scores."""
     grads = []
     for m in (ember, torch):
         x = m.tensor(X, dtype=m.float64, requires_grad=True)
@@ -498,12 +514,45 @@ def test_an_input_changed_before_a_create_graph_rerun_is_refused_naming_the_node
         with m.no_grad():
             h.mul_(2.0)
             h.add_(1.0)
-        if m is ember:
-            with pytest.raises(RuntimeError) as err:
-                m.autograd.grad(y, x, create_graph=True)
-            assert str(err.value) == (
-                "one of the variables needed for gradient computation has been modified by an inplace operation: an "
-                "input of NllLossBackward0 (whose forward runs again under create_graph) is at version 2; expected "
-                "version 0 instead. Hint: clone the tensor before changing it in place.")
-        grads.append(m.autograd.grad(y, x)[0])
-    assert_close(grads[0], grads[1], atol=1e-12, rtol=1e-12)
+        (g,) = m.autograd.grad(y, x, create_graph=True)
+        grads.append((g.detach(), m.autograd.grad((g * g).sum(), x)[0]))
+    for e, t in zip(*grads):
+        assert_close(e, t, atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("then", ["mul_", "mul_recorded", "no_change"])
+@pytest.mark.parametrize("name", [n for n in INPLACE_ACTS if n != "hardsigmoid"])  # (PyTorch's has no 2nd order)
+def test_an_inplace_activation_result_changed_between_a_create_graph_backward_and_the_next(name, then):
+    """An activation with ``inplace=True`` whose result PyTorch saves (leaky_relu_, elu_, rrelu_, ...): its
+    double-backward node saves it again, so changing it after a create_graph backward, before the gradient is
+    differentiated, is PyTorch's error; ember's recorded gradient checks what the node checked
+    (``recorded._still_checked``)."""
+    def op(y, name=name):
+        for m in (ember, torch):
+            if isinstance(y, m.Tensor):
+                return getattr(m.nn.functional, name)(y, inplace=True)
+    _compare(_run_inplace_then_double_backward(ember, op, then),
+             _run_inplace_then_double_backward(torch, op, then))
+
+
+@pytest.mark.parametrize("what", ["weight", "target"])
+@pytest.mark.parametrize("fn", ["cross_entropy"])
+def test_class_weights_or_target_changed_between_a_create_graph_backward_and_the_next(fn, what):
+    """PyTorch's nll_loss double-backward node saves the target and the class weights again: changed in place
+    after a create_graph backward, differentiating the gradient is its error. (nll_loss alone: ember's gradient
+    of it does not depend on its input, so records no node to check them; PyTorch's records one.)"""
+    outcomes = []
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.5, 2.0, 1.0], dtype=m.float64)
+        t = m.tensor([0, 2, 1, 1])
+        scores = x * x
+        loss = getattr(m.nn.functional, fn)(scores.log_softmax(1) if fn == "nll_loss" else scores, t, weight=w)
+        (g,) = m.autograd.grad(loss, x, create_graph=True)
+        w.mul_(2.0) if what == "weight" else t.fill_(0)
+        try:
+            outcomes.append(m.autograd.grad((g * g).sum(), x)[0].numpy())
+        except RuntimeError as err:
+            outcomes.append(str(err).split(":")[0])
+    assert isinstance(outcomes[1], str), outcomes[1]
+    assert outcomes[0] == outcomes[1]

@@ -151,16 +151,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
-    for i, t in enumerate(inputs):
-        if not t._requires_grad or made_without_history(t):  # (None: a view made under no_grad, which has no history)
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
     # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.
     tangents_only = not create_graph and forward_ad.has_tangent(*outputs)
     recorded = create_graph or tangents_only
-    roots = _make_roots(outputs, grad_outputs, recorded)
+    roots = _make_roots(outputs, grad_outputs, recorded)  # (the outputs' errors first, as PyTorch's)
+    for i, t in enumerate(inputs):
+        if not t._requires_grad:  # (a view without history requires grad, and takes no gradient: _unused)
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
     edges = [t._edge() for t in inputs]
-    captured = run_backward(roots, retain_graph, capture=set(edges), accumulate=False, create_graph=recorded)
+    captured = run_backward(roots, retain_graph, capture={e for e in edges if e is not None}, accumulate=False,
+                            create_graph=recorded)
     result = []
     given = [g for _, g in roots]  # the caller's grad_outputs (or the implicit ones): always returned as copies
     for i, (t, edge) in enumerate(zip(inputs, edges)):
@@ -202,8 +203,8 @@ def _own_array(g, given: list) -> bool:
 
 
 def _unused(i: int, t: Tensor) -> RuntimeError:
-    return RuntimeError(f"One of the differentiated Tensors (input {i}, shape {list(t.shape)}) appears to not have "
-                        "been used in the graph. Set allow_unused=True if this is the desired behavior.")
+    return RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. Set "
+                        "allow_unused=True if this is the desired behavior.")
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,

@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from .._backend import quiet_enter, quiet_exit, xp
+from .._dtype import np_kind
 from .._tensor import Tensor
 from . import graph
 from .grad_mode import _GradState
@@ -157,7 +158,7 @@ class _Level:
             quiet_exit(quiet)
             node.needs_input_grad = needs
         for out, tangent in zip(outs, out_tangents):
-            if out is None or out._data.dtype.kind not in "fc":
+            if out is None or np_kind(out._data.dtype) not in "fc":  # (bfloat16 included)
                 continue
             if tangent is None:
                 tangent = xp.zeros_like(out._data)
@@ -195,7 +196,7 @@ def _same_view(tangent, base, view):
 
 def _zeros_for_missing(arrays: list, tangents: list) -> list:
     """The tangents in place of the arrays, zeros for a floating array without one (others, indices, kept)."""
-    return [v if v is not None else xp.zeros_like(a) if isinstance(a, xp.ndarray) and a.dtype.kind in "fc" else a
+    return [v if v is not None else xp.zeros_like(a) if isinstance(a, xp.ndarray) and np_kind(a.dtype) in "fc" else a
             for a, v in zip(arrays, tangents)]
 
 
@@ -251,7 +252,7 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
 
     cotangents = []
     for out in outs:
-        if out is None or out._data.dtype.kind not in "fc":
+        if out is None or np_kind(out._data.dtype) not in "fc":
             cotangents.append(None)
             continue
         g = Tensor._make(xp.ones_like(out._data))  # any value (B is linear); not 0, so a lost recording shows
@@ -259,7 +260,7 @@ def _transposed(node, tangents: list, outs: tuple) -> list:
         cotangents.append(g)
     saved = node.saved
     if isinstance(saved, tuple):  # as under create_graph, the formula sees recorded arrays, here constants
-        node.saved = tuple(RecordedArray(Tensor._make(a)) if isinstance(a, xp.ndarray) and a.dtype.kind in "fc"
+        node.saved = tuple(RecordedArray(Tensor._make(a)) if isinstance(a, xp.ndarray) and np_kind(a.dtype) in "fc"
                            else a for a in saved)
     with running(node.name()):
         try:
@@ -424,7 +425,7 @@ def function_jvp(fn_class, ctx, args: tuple, outputs) -> None:
     tangents = []
     for a in args:
         tangent = level.get(a) if isinstance(a, Tensor) else None
-        if tangent is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
+        if tangent is None and isinstance(a, Tensor) and np_kind(a._data.dtype) == "f":
             tangent = Tensor._make(xp.zeros_like(a._data))
         tangents.append(tangent)
     ctx._in_jvp = True

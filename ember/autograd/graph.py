@@ -66,9 +66,6 @@ _dtensor_dispatch = None
 # ops/copy_slices.py's refresh_view(view): an out-of-date view's grad_fn made again from its base's history
 # (installed when ember.ops loads).
 refresh_view = None
-# ops/copy_slices.py's follow_base(base, no_grad_only): a root that now requires grad tells its views (installed when
-# ember.ops loads)
-follow_base = None
 # ops/copy_slices.py's take_history(x, result): a tensor changed in place takes the result's place in the graph, a
 # view passing it to its base (a custom Function's mark_dirty input; installed when ember.ops loads)
 take_history = None
@@ -151,6 +148,9 @@ class Node:
     # inputs and outputs): under create_graph its forward runs again on recorded inputs (recorded.py), so the
     # node keeps its inputs and parameters (``_rerun``).
     rerun_for_higher_order = False
+    # the positions of inputs such a rerun does not read as they are at backward (``rerun_inputs``): their
+    # versions go unchecked, as PyTorch does not save them (a bias only added, say)
+    rerun_unchecked: tuple = ()
     float32_compute = False  # True: half-precision inputs computed in float32, as PyTorch's CPU kernel (lowp.py)
     # True for an elementwise op: output element k depends only on element k of each (broadcast) input, so each
     # input's Jacobian is diagonal and equals its transpose; forward-mode AD then runs backward on the tangent.
@@ -304,8 +304,7 @@ class Node:
                 # a leaf without history (``input_edge``: its gradient goes nowhere). PyTorch asks the root base
                 # (a view that was made a leaf by requires_grad_() passes nothing on), and asks it again later: a
                 # base that comes to require grad (an in-place op, requires_grad_()) tells its views (follow_base)
-                if not result._base._requires_grad:
-                    watch_view(result)
+                watch_view(result)  # (the base's requires_grad_() tells it: base_requires_grad)
                 result._requires_grad = result._base._requires_grad
             elif src._base is None or src._view_creation is None:
                 result._view_creation = None
@@ -496,8 +495,16 @@ class Node:
         """What a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its inputs (with
         their versions now, so that an in-place change before the rerun is the usual error, not silently new
         values) and its parameters."""
-        versions = [(t._vc, t._vc[0]) for t in inputs if isinstance(t, Tensor)]
+        skip = self.rerun_unchecked
+        versions = [(t._vc, t._vc[0]) for i, t in enumerate(inputs) if isinstance(t, Tensor) and i not in skip]
         self._rerun = (inputs, params, versions)
+
+    def rerun_inputs(self) -> list:
+        """The arguments a ``rerun_for_higher_order`` node's forward runs on again under create_graph: its tensor
+        inputs as recorded arrays of the graph, the rest as they were."""
+        from .recorded import RecordedArray
+
+        return [RecordedArray(t) if isinstance(t, Tensor) else t for t in self._rerun[0]]
 
     def check_rerun_versions(self) -> None:
         for counter, version in self._rerun[2]:
@@ -874,8 +881,7 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     result._view_version = src._vc[0]
     if not enabled:  # as apply's: a no_grad view requires grad as its root does, and follows it (watch_view)
         result._view_creation = "no_grad"
-        if not root._requires_grad:
-            watch_view(result)
+        watch_view(result)
         result._requires_grad = root._requires_grad
     elif label is None:
         result._view_creation = None
@@ -1030,11 +1036,12 @@ class AccumulateGrad(Node):
 
 
 def made_without_history(t: Tensor) -> bool:
-    """Whether ``t`` is a view made under no_grad of a tensor that requires grad (a leaf without a grad_fn or an
-    accumulator: a gradient reaching it is dropped; ``requires_grad_()`` on the view gives it an accumulator).
+    """Whether ``t`` is a view without a grad_fn of a tensor that requires grad: made under no_grad, or in grad mode
+    before its base required grad (a leaf without an accumulator, as PyTorch's, which requires grad through its
+    base: a gradient reaching it is dropped; ``requires_grad_()`` on a no_grad view gives it an accumulator).
     Reads fields only: creates no accumulator."""
-    return t._grad_fn is None and t._base is not None and t._view_creation == "no_grad" \
-        and t._grad_accumulator is None  # (views only have _view_creation)
+    return (t._grad_fn is None and t._base is not None and t._base._requires_grad and t._grad_accumulator is None
+            and (t._view_creation == "no_grad" or t._view_creation is None))  # (views only have the last)
 
 
 def input_edge(t: Tensor) -> tuple:
@@ -1044,8 +1051,10 @@ def input_edge(t: Tensor) -> tuple:
     no history and no accumulator, so a gradient reaching it is dropped."""
     fn = t._grad_fn
     if fn is None and made_without_history(t):
-        if t._view_version != t._vc[0]:  # its base changed in place since: PyTorch's error (refresh_view)
-            refresh_view(t)
+        if t._view_version != t._vc[0]:  # its base changed in place since: PyTorch's error under no_grad
+            refresh_view(t)  # (refresh_view), else the view's history from its base's
+            if t._grad_fn is not None:
+                return (t._grad_fn, t._output_nr)
         return None
     if fn is not None:
         if t._base is not None and t._view_version != t._vc[0]:
@@ -1067,11 +1076,16 @@ def refresh_stale_view(t: Tensor) -> None:
     refresh_view(t)
 
 
-def base_requires_grad(t: Tensor) -> None:
-    """``requires_grad_()``'s news for the views of ``t`` (a root that now requires grad): those made under
-    no_grad require grad too, as PyTorch's ask their base (``follow_base``, installed after this module loads)."""
+def base_requires_grad(t: Tensor, value: bool) -> None:
+    """``requires_grad_(value)``'s news for the views of ``t`` (a root whose flag changes): those without history
+    (made under no_grad, or in grad mode while ``t`` needed no gradient) require grad as ``t`` does now, as
+    PyTorch's ask their base (``watch_view`` keeps them)."""
     if len(t._vc) > 1:
-        follow_base(t, no_grad_only=True)
+        for ref in t._vc[1].refs:
+            v = ref()
+            if v is not None and v._base is t and v._grad_fn is None and v._grad_accumulator is None and (
+                    v._view_creation == "no_grad" or v._view_creation is None):  # (an accumulator: its own flag)
+                v._requires_grad = value
 
 
 def leaf_edge(t: Tensor) -> tuple:

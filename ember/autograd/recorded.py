@@ -775,27 +775,41 @@ def recorded_saved(node) -> tuple:
 
 def run_recorded(node, grads: list):
     """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
-    from .._tensor import Tensor
-
     with running(node.name()):
         if node.half_dtype is not None:
             # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
             raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
-            inputs, params, _versions = node._rerun
+            params = node._rerun[1]
             fresh = type(node)()
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
-            fresh.forward(*[RecordedArray(t) if isinstance(t, Tensor) else t for t in inputs], **params)
-            return fresh.backward(*grads)
+            fresh.forward(*node.rerun_inputs(), **params)
+            return _still_checked(node, grads, fresh.backward(*grads))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
         try:
-            return node.backward(*grads)
+            return _still_checked(node, grads, node.backward(*grads))
         finally:
             node.saved = saved
+
+
+def _still_checked(node, grads, results):
+    """``results``, the recorded gradients of ``node``, whose nodes also check the versions ``node`` checks without
+    handing the tensors to its formula (``Node.check_versions_of``: a target, class weights, an in-place
+    activation's result), as PyTorch's double-backward node saves them again: such a tensor changed in place after
+    this backward, before the gradient is differentiated, is its error. (A gradient passed through unchanged keeps
+    its own node.)"""
+    extra = tuple((c, c[0], a, source) for c, _v, a, source in node._saved_versions if source[1] is None)
+    if not extra:
+        return results
+    for r in results if isinstance(results, (tuple, list)) else (results,):
+        if type(r) is RecordedArray and r.t.grad_fn is not None and not any(r is g for g in grads):
+            fn = r.t.grad_fn
+            fn._saved_versions = tuple(fn._saved_versions) + extra
+    return results
 
 
 def hook_argument(grad):
@@ -840,6 +854,16 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
     t._grad = grad.t if current is None else current + grad.t
+
+
+def reading(result, *saved):
+    """``result``, a gradient a formula computed, whose node (when recorded, under create_graph) also checks the
+    versions of the recorded ``saved`` arrays: where PyTorch writes the formula as one op that saves them
+    (``tanh_backward(grad, result)``, ``threshold_backward``), changing one in place before the gradient is
+    differentiated again is its error, though ember's formula may reach the gradient through other products."""
+    if type(result) is RecordedArray and result.t.grad_fn is not None:
+        result.t.grad_fn.check_versions_of(*(s.t for s in saved if type(s) is RecordedArray))
+    return result
 
 
 def value_of(a):

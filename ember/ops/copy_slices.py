@@ -184,11 +184,11 @@ def refresh_view(view: Tensor) -> None:
         view._view_version = view._vc[0]
 
 
-def follow_base(base: Tensor, no_grad_only: bool = False) -> None:
+def follow_base(base: Tensor) -> None:
     """``base`` (a root) now needs a gradient: so do the views made of it before (``graph.watch_view``). A grad
     mode view's ``grad_fn`` is made from the base's history when first read (``refresh_view``: its version is
     behind, the in-place op having moved it); one made under no_grad stays without history, and reading it after
-    the in-place op is PyTorch's error. ``requires_grad_()`` on the base tells only those made under no_grad."""
+    the in-place op is PyTorch's error."""
     vc = base._vc
     if len(vc) == 1:
         return
@@ -199,7 +199,7 @@ def follow_base(base: Tensor, no_grad_only: bool = False) -> None:
             continue
         if v._base is not base:
             kept.append(ref)
-        elif v._view_creation == "no_grad" or (v._view_creation is None and not no_grad_only):
+        elif v._view_creation == "no_grad" or v._view_creation is None:
             if v._grad_fn is None:
                 v._requires_grad = True
     if kept:
@@ -209,7 +209,6 @@ def follow_base(base: Tensor, no_grad_only: bool = False) -> None:
 
 
 graph.refresh_view = refresh_view  # (called from graph.input_edge and Tensor.grad_fn)
-graph.follow_base = follow_base  # (called from graph.base_requires_grad)
 
 
 def check_view_inplace(x: Tensor, tracked: bool) -> None:

@@ -438,8 +438,8 @@ def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     base = x._base
     if base is not None and x._view_creation == "no_grad":  # (requires grad as its base does: this error first)
         check_view_inplace(x, tracked)
-    if x._requires_grad and x.grad_fn is None:
-        raise RuntimeError(f"a {_leaf_in_place()}")
+    if x._requires_grad and x.grad_fn is None and (base is None or not base._requires_grad):
+        raise RuntimeError(f"a {_leaf_in_place()}")  # (a view requiring grad through its base: the view's error)
     if base is not None:
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(f"a view of a {_leaf_in_place()}")

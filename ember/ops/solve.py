@@ -107,15 +107,29 @@ def inv(A: Tensor) -> Tensor:
 
 @torch_named("LinalgSolveExBackward0")
 class Solve(Node):
-    def forward(self, a, b, name):
-        x = _solve(a, b, name)
-        self.saved = (a, x)
-        return x
+    """X with ``A X = B`` (``X A = B`` when not ``left``), B and X batches of vectors when ``vector``: one node for
+    every form, as PyTorch's."""
 
-    def backward(self, g):  # X = A^-1 B: dL/dB = A^-H G, dL/dA = -(dL/dB) X^H (transposes for real ones)
+    def forward(self, a, b, vector, left, name):
+        bm = b[..., None] if vector else b
+        x = _solve(a, bm, name) if left else mT(_solve(mT(a), mT(bm), name))
+        out = x[..., 0] if vector else x
+        self.saved = (a, out)
+        self.form = vector, left
+        return out
+
+    def backward(self, g):
         a, x = self.saved
-        gb = xp.linalg.solve(mH(a), g)
-        return -(gb @ mH(x)), gb
+        vector, left = self.form
+        if vector:
+            g, x = g[..., None], x[..., None]
+        if left:  # X = A^-1 B: dL/dB = A^-H G, dL/dA = -(dL/dB) X^H (transposes for real ones)
+            gb = xp.linalg.solve(mH(a), g)
+            ga = -(gb @ mH(x))
+        else:  # X = B A^-1: dL/dB = G A^-H, dL/dA = -X^H (dL/dB)
+            gb = mH(xp.linalg.solve(a, mH(g)))
+            ga = -(mH(x) @ gb)
+        return ga, (gb[..., 0] if vector else gb)
 
 
 def _vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -124,23 +138,22 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
-    """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors. Real or complex."""
-    from .shape import squeeze, unsqueeze
-
+    """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors (a column each, also with
+    ``left=False``, as PyTorch reads them). Real or complex."""
     check_matrix(A, "linalg.solve", complex_ok=True)
     vector = _vector_rhs(A, B)
-    b = unsqueeze(B, -1) if vector else B
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return solve(A.mT, b.mT).mT
-    n, rows = A._data.shape[-1], b._data.shape[-2]
-    if rows != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-                           f"({n}x{n} and {rows}x{b._data.shape[-1]})")
-    if A._data.dtype != b._data.dtype:
+    n = A._data.shape[-1]
+    rows, cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
+    if (rows if left else cols) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    if vector and not left:  # (shapes that pass: 1 x 1 matrices)
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{A.dtype.name} and B of type {B.dtype.name} instead")
-    x = Solve.apply(A, b, name="linalg.solve")
-    return squeeze(x, -1) if vector else x
+    return Solve.apply(A, B, vector=vector, left=bool(left), name="linalg.solve")
 
 
 def _triangle(a, upper: bool, unitriangular: bool):

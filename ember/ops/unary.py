@@ -17,7 +17,7 @@ from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
-from ..autograd.recorded import is_recorded
+from ..autograd.recorded import is_recorded, reading
 from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
 
 
@@ -93,7 +93,9 @@ class Rsqrt(Node):
 
     def backward(self, g):  # d(x^-1/2)/dx = -1/2 x^-3/2
         out = conj_if_complex(self.saved[0])
-        return (-0.5 * g * out * out * out,)
+        # (the cube first, as PyTorch's -0.5 * grad * result.pow(3): the gradient's node reads the cube, not the
+        # output, so the output changed in place after a create_graph backward is no error for d/dgrad)
+        return (-0.5 * g * (out * out * out),)
 
 
 @torch_named("SinBackward0")
@@ -131,7 +133,7 @@ class Tanh(Node):
 
     def backward(self, g):
         out = conj_if_complex(self.saved[0])
-        return (g * (1 - out * out),)
+        return (reading(g * (1 - out * out), self.saved[0]),)  # (PyTorch's tanh_backward saves the output)
 
 
 @torch_named("SigmoidBackward0")
@@ -181,8 +183,8 @@ class Relu(Node):
 
     def backward(self, g):
         out = self.saved[0]
-        if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product
-            return (piecewise_linear_grad(g, out != 0, out),)
+        if is_recorded(g, out):  # create_graph: the in-place kernel below as one recorded product, which reads the
+            return (reading(piecewise_linear_grad(g, out != 0, out), out),)  # output as PyTorch's threshold_backward
         gx = xp.empty_like(out, dtype=g.dtype)
         # one compiled pass (the same bits) for float arrays of one dtype; it pays threads from a smaller size
         fast = (g.dtype == out.dtype and g.dtype in (xp.float32, xp.float64)

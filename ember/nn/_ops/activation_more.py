@@ -18,7 +18,6 @@ from ...autograd.recorded import is_recorded
 from ...ops.activation import log_softmax as _log_softmax
 from ...ops.activation import softmax as _softmax
 from ...ops.elementwise import not_implemented_for
-from ...ops.unary import sigmoid
 from ...random import default_generator
 from .activation import (
     _ELU,
@@ -274,8 +273,32 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    a, b = input.split(size // 2, d)
-    return a * sigmoid(b)
+    return Glu.apply(input, dim=d)
+
+
+def _halves(x, dim: int):
+    """The first and second halves of ``x`` along ``dim`` (basic slices: views, recorded under create_graph)."""
+    h = x.shape[dim] // 2
+    lead = (slice(None),) * dim
+    return x[(*lead, slice(0, h))], x[(*lead, slice(h, None))]
+
+
+@torch_named("GluBackward0")
+class Glu(Node):
+    """a * sigmoid(b) for the halves a, b of x along ``dim``, as one node, as PyTorch's: the gradient is g s on
+    the first half and g a s (1 - s) on the second (s recomputed from the saved input)."""
+    float32_compute = True  # (half precision computed in float32, as PyTorch's CPU kernel)
+
+    def forward(self, x, dim):
+        a, b = _halves(x, dim)
+        self.saved, self.dim = (x,), dim
+        return a * sigmoid_array(b)
+
+    def backward(self, g):
+        a, b = _halves(self.saved[0], self.dim)
+        s = sigmoid_array(b)
+        ga = g * s
+        return (xp.concatenate([ga, ga * a * (1 - s)], axis=self.dim),)
 
 
 @torch_named("PreluKernelBackward0")

@@ -13,7 +13,7 @@ import itertools
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from .pooling import adaptive_output_size
 
 
@@ -54,6 +54,27 @@ class AdaptiveMaxPool(Node):
         return (gx.reshape(g.shape[:-nd] + spatial),)
 
 
+@torch_named("AdaptiveMaxPool2DBackward0")
+class AdaptiveMaxPool2D(AdaptiveMaxPool):
+    """2-d adaptive max pooling's node, named as PyTorch's (1-d pooling is this on a (..., 1, L) view)."""
+
+
+@torch_named("AdaptiveMaxPool3DBackward0")
+class AdaptiveMaxPool3D(AdaptiveMaxPool):
+    """3-d adaptive max pooling's node, named as PyTorch's."""
+
+
+def _pooled(input: Tensor, out: tuple, return_indices: bool):
+    node_class = AdaptiveMaxPool2D if len(out) == 2 else AdaptiveMaxPool3D
+    result = node_class.apply(input, output_size=out)
+    if not return_indices:
+        return result
+    node = result.grad_fn or node_class()
+    if result.grad_fn is None:  # no graph recorded: the indices are computed again
+        node.forward(input._data, out)
+    return result, Tensor._make(node.saved[0])
+
+
 def adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool = False):
     name = f"adaptive_max_pool{nd}d"
     if input._data.ndim not in (nd + 1, nd + 2):
@@ -63,13 +84,10 @@ def adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool 
         empty_shape = input._data.shape[:-nd] + out
         result = input.flatten()[:0].reshape(empty_shape)
         return (result, Tensor._make(xp.zeros(empty_shape, xp.int64))) if return_indices else result
-    result = AdaptiveMaxPool.apply(input, output_size=out)
-    if not return_indices:
-        return result
-    node = result.grad_fn or AdaptiveMaxPool()
-    if result.grad_fn is None:  # no graph recorded: the indices are computed again
-        node.forward(input._data, out)
-    return result, Tensor._make(node.saved[0])
+    if nd == 1:  # as PyTorch: 2-d pooling of a (..., 1, L) view, squeezed back (SqueezeBackward1 over its node)
+        pooled = _pooled(input.unsqueeze(-2), (1, *out), return_indices)
+        return tuple(t.squeeze(-2) for t in pooled) if return_indices else pooled.squeeze(-2)
+    return _pooled(input, out, return_indices)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):

@@ -8,6 +8,8 @@ weight of the (non-ignored) targets, as in PyTorch.
 
 from __future__ import annotations
 
+import math
+
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
@@ -16,14 +18,15 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
-from .loss import _check_reduction, legacy_reduction, optional_tensor, scalar_result
+from .loss import _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
 
 
 def _target_weights(t, w, ignore_index: int, dtype):
-    """(safe targets, per-row weight w[t] (0 where ignored), ignored mask)."""
+    """(safe targets, per-row weight w[t] (0 where ignored), ignored mask). With no classes every target is
+    ignored (``_check_classes``), and the safe targets index nothing."""
     ignored = t == ignore_index
     tt = xp.where(ignored, 0, t)
-    wt = w[tt] if w is not None else xp.ones(t.shape, dtype=dtype)
+    wt = w[tt] if w is not None and w.size else xp.ones(t.shape, dtype=dtype)
     return tt, xp.where(ignored, dtype.type(0), wt), ignored
 
 
@@ -76,29 +79,50 @@ def _shown_as(nd: int, soft: bool, smoothing: float, reduction: str) -> tuple[st
     return None, False
 
 
-class CrossEntropy(_ShownLoss):
+class _FromLogSoftmax(_ShownLoss):
+    """A loss fused with the log-softmax of its scores (input 0), whose backward reads the log-probabilities."""
     float32_compute = True
     rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
+    rerun_unchecked = (0,)  # (the scores: rerun_inputs)
+
+    def rerun_inputs(self) -> list:
+        """The rerun's scores are the saved log-probabilities, entering the graph where the scores did: log_softmax
+        is unchanged by adding a constant to a row, in value and in derivatives of every order, so they give the
+        rerun what the scores gave, and the scores may have changed in place since (PyTorch saves log_softmax's
+        output, not its input)."""
+        from ...autograd.recorded import RecordedArray
+
+        edge = self.next_edges[0]
+        logp = Tensor._make(self.saved[0]) if edge is None else Tensor._make(self.saved[0], edge[0], edge[1])
+        return [RecordedArray(logp), *super().rerun_inputs()[1:]]
+
+
+class CrossEntropy(_FromLogSoftmax):
 
     def forward(self, x, t, w, ignore_index, smoothing, reduction, shown="NllLossBackward0", shape=None):
         m, c = x.shape
         logp = log_softmax_array(x, 1)
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
-        rows = xp.arange(m)
-        loss = (smoothing - 1) * wt * logp[rows, tt]
+        loss = (smoothing - 1) * wt * _picked(logp, tt)
         if smoothing:  # + eps/C * sum_c w_c (-log p_c), on non-ignored rows
             spread = logp @ w if w is not None else logp.sum(1)
-            loss -= xp.where(ignored, 0, spread) * (smoothing / c)
+            with xp.errstate(invalid="ignore"):  # no classes: eps/0 times no spread, NaN rows, as PyTorch
+                loss -= xp.where(ignored, 0, spread) * (smoothing / c if c else math.inf)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, w, smoothing, reduction)
         self.saved = (logp,)
-        return self.shaped(_reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction), shown, shape)
+        out = _reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction)
+        if smoothing and not c and reduction != "none":  # PyTorch scales the reduced spread by eps/0: NaN
+            out = scalar_result(xp.nan, x.dtype)        # (with no rows too)
+        return self.shaped(out, shown, shape)
 
     def backward(self, g):
         # d loss_i / dx_i = softmax_i * sum(q_i) - q_i, where q_i = (1-eps) w[t_i] onehot(t_i) + eps/C w (non-ignored)
         (logp,) = self.saved
         tt, wt, ignored, w, eps, reduction = self.meta
         m, c = logp.shape
+        if not c:  # no classes: no scores to take a gradient
+            return xp.zeros_like(logp), None
         gi = _row_grad(g, self.denom, reduction, ignored)
         keep = ~ignored * gi
         wsum = w.sum() if w is not None else c
@@ -108,6 +132,13 @@ class CrossEntropy(_ShownLoss):
         if eps:
             gx -= (keep * (eps / c))[:, None] * (w if w is not None else 1)
         return gx, None
+
+
+def _picked(x, tt):
+    """``x[i, tt[i]]`` for each row i: zeros where there are no classes (then every target is ignored)."""
+    if not x.shape[1]:
+        return xp.zeros(x.shape[0], dtype=x.dtype)
+    return x[xp.arange(x.shape[0]), tt]
 
 
 def _softmax_times(logp, c):
@@ -125,30 +156,31 @@ def _exp_times(logp, c, out) -> None:
     out *= c
 
 
-class SoftCrossEntropy(_ShownLoss):
+class SoftCrossEntropy(_FromLogSoftmax):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
-    float32_compute = True
-    rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
 
     def forward(self, x, y, w, smoothing, reduction, shown="NegBackward0", shape=None):
         c = x.shape[1]
         logp = log_softmax_array(x, 1)
         self.scale = 1 - smoothing
-        ys = y * self.scale + smoothing / c if smoothing else y
+        ys = y * self.scale + (smoothing / c if c else 0.0) if smoothing else y  # (no classes: nothing to smooth)
         wy = ys * w if w is not None else ys
-        self.saved, self.meta = (logp, wy), (w, reduction)
-        return self.shaped(_reduce_rows(-(wy * logp).sum(1), x.shape[0], reduction), shown, shape)
+        self.saved, self.meta = (logp, wy), (w, reduction, ys)
+        # 'mean' divides by the input's size over its classes, as PyTorch: NaN with no classes
+        rows = x.shape[0] if c else xp.nan
+        return self.shaped(_reduce_rows(-(wy * logp).sum(1), rows, reduction), shown, shape)
 
     def backward(self, g):
         logp, wy = self.saved
-        w, reduction = self.meta
+        w, reduction, ys = self.meta
         gi = _row_grad(g, logp.shape[0], reduction, xp.zeros(logp.shape[0], dtype=bool))[:, None]
-        nx, ny = self.needs_input_grad[:2]
+        nx, ny, nw = self.needs_input_grad
         gx = gi * (xp.exp(logp) * wy.sum(1, keepdims=True) - wy) if nx else None
         gy = None
         if ny:  # through the smoothing y -> (1 - eps) y + eps/C
             gy = -gi * self.scale * (logp * w if w is not None else logp)
-        return gx, gy, None
+        gw = -(gi * ys * logp).sum(0) if nw else None  # (the class weights: differentiable here, as PyTorch's)
+        return gx, gy, gw
 
 
 class NLL(_ShownLoss):
@@ -158,12 +190,13 @@ class NLL(_ShownLoss):
         tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
         self.meta = (tt, wt, ignored, reduction, x.shape)
-        return self.shaped(_reduce_rows(-wt * x[xp.arange(x.shape[0]), tt], self.denom, reduction), shown, shape)
+        return self.shaped(_reduce_rows(-wt * _picked(x, tt), self.denom, reduction), shown, shape)
 
     def backward(self, g):
         tt, wt, ignored, reduction, shape = self.meta
         gx = xp.zeros_like(g, shape=shape)
-        gx[xp.arange(shape[0]), tt] = -_row_grad(g, self.denom, reduction, ignored) * wt
+        if shape[1]:  # (no classes: no scores)
+            gx[xp.arange(shape[0]), tt] = -_row_grad(g, self.denom, reduction, ignored) * wt
         return gx, None
 
 
@@ -204,10 +237,11 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
         target = target.reshape(())
     if x._data.ndim == 1:
         x, target = x.unsqueeze(0), target.unsqueeze(0)
-    elif x._data.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C)
-        x = x.permute(0, *range(2, x._data.ndim), 1).reshape(-1, c)
+    elif x._data.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C) (the rows counted: C may be 0)
+        rows = x._data.shape[0] * math.prod(x._data.shape[2:])
+        x = x.permute(0, *range(2, x._data.ndim), 1).reshape(rows, c)
         if soft:
-            target = target.permute(0, *range(2, target._data.ndim), 1).reshape(-1, c)
+            target = target.permute(0, *range(2, target._data.ndim), 1).reshape(rows, c)
     if soft:
         return x, target, _index_target_shape(input)
     n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 0  # (PyTorch's 0 for 0-d)
@@ -216,6 +250,11 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     expected = _index_target_shape(input)
     if input._data.ndim > 1 and target._data.shape != expected:
         raise RuntimeError(f"{name}: expected target size {list(expected)}, got {list(target.shape)}")
+    if not c and n_in and (input._data.ndim == 3 or input._data.ndim > 4):
+        # PyTorch views such an input as (N, C, 1, -1) for its 2-D kernel, which has no -1 to infer with no
+        # classes, and then finds the target's (N, 1, -1) view another size
+        raise RuntimeError(f"size mismatch (got input: [{n_in}, 0, 0, 0] , target: "
+                           f"[{n_in}, 1, {math.prod(expected[1:])}]")
     if target._data.dtype not in (xp.int64, xp.uint8):  # PyTorch's kernels take these two only
         hint = "class indices must be int64 (call .long() on the target)"
         if target.is_floating_point() and name == "cross_entropy":
@@ -235,6 +274,11 @@ def _saved_target(input: Tensor, target: Tensor) -> Tensor | None:
     if (nd == 3 or nd > 4) and not target.is_contiguous():
         return None
     return target
+
+
+def _kernel(input: Tensor) -> str:
+    """The forward PyTorch's class-index loss of ``input`` runs: its 2-D kernel for (N, C, d1, ...) input."""
+    return "nll_loss_forward" if input._data.ndim <= 2 else "nll_loss2d_forward"
 
 
 def _check_classes(t, c: int, ignore_index: int) -> None:
@@ -266,11 +310,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     soft = t.is_floating_point()
     shown, own_shape = _shown_as(input._data.ndim, soft, label_smoothing, reduction)
     shape = out_shape if reduction == "none" and own_shape else None
-    if soft:
-        out = SoftCrossEntropy.apply(x, t, w, smoothing=label_smoothing, reduction=reduction, shown=shown,
+    if soft:  # (PyTorch composes this loss of differentiable ops: the class weights take a gradient too)
+        wt = weight if weight is None or weight.dtype == x.dtype else weight.to(x.dtype)
+        out = SoftCrossEntropy.apply(x, t, wt, smoothing=label_smoothing, reduction=reduction, shown=shown,
                                      shape=shape)
         version_checked(out, weight, None if label_smoothing else target)
     else:
+        refuse_grad(_kernel(input), "weight", weight)
         _check_classes(t._data, x._data.shape[1], ignore_index)
         out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
                                  reduction=reduction, shown=shown, shape=shape)
@@ -286,6 +332,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_reduction(reduction)
     optional_tensor("nll_loss_nd", "weight", 3, weight)
     x, t, out_shape = _rows("nll_loss", input, target, weight)
+    refuse_grad(_kernel(input), "weight", weight)
     _check_classes(t._data, x._data.shape[1], ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     shown, own_shape = _shown_as(input._data.ndim, False, 0.0, reduction)

@@ -197,6 +197,7 @@ def _check_bias(x, b, out_f: int) -> None:
 class Bilinear(Node):
     float32_compute = True
     rerun_for_higher_order = True  # backward reads t = x1 . w, an intermediate (create_graph records it anew)
+    rerun_unchecked = (3,)  # the bias, only added: changed in place before backward is no error (PyTorch's either)
     saved_for = ((2,), (0, 2), (0,), (1,))  # which gradients read x1, x2, w and t
 
     def forward(self, x1, x2, w, b):

@@ -17,7 +17,7 @@ from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from .conv import ntuple
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
@@ -289,6 +289,20 @@ def _batched(input: Tensor, nd: int, fn):
     return fn(input)
 
 
+@torch_named("MaxPool2DWithIndicesBackward0")
+class MaxPool2D(MaxPoolNd):
+    """2-d max pooling's node, named as PyTorch's."""
+
+
+@torch_named("MaxPool3DWithIndicesBackward0")
+class MaxPool3D(MaxPoolNd):
+    """3-d max pooling's node, named as PyTorch's. (PyTorch's 1-d pooling is its 2-d node on an unsqueezed view,
+    squeezed back; ember's 1-d node is its own, MaxPoolNdBackward0.)"""
+
+
+_MAX_POOL_NODES = {1: MaxPoolNd, 2: MaxPool2D, 3: MaxPool3D}
+
+
 def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
              return_indices: bool = False):
     kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", input, nd, kernel_size, stride, padding, dilation)
@@ -296,10 +310,11 @@ def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilati
     def run(x):
         pads = _pool_pads(x._data.shape[2:], kernel, stride, padding, dilation, ceil_mode)
         # (PyTorch saves the input)
-        out = version_checked(MaxPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation), x)
+        node_class = _MAX_POOL_NODES[nd]
+        out = version_checked(node_class.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation), x)
         if not return_indices:
             return out
-        node = out.grad_fn or MaxPoolNd()
+        node = out.grad_fn or node_class()
         if out.grad_fn is None:  # no graph recorded: recompute the argmax to get the indices
             node.forward(x._data, kernel, stride, pads, dilation)
         return out, Tensor._make(node.indices(x._data.shape[2:]))
