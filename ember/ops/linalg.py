@@ -117,6 +117,9 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         if len(sa) == 1 and len(sb) == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {SCALAR_TYPE_NAMES[da]} "
                                f"and {SCALAR_TYPE_NAMES[db]}")
+        if len(sb) == 1:  # (PyTorch's addmv into a result of the vector's dtype, for any stack of matrices)
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {SCALAR_TYPE_NAMES[db]}, "
+                               f"{SCALAR_TYPE_NAMES[da]}, and {SCALAR_TYPE_NAMES[db]}")
         if len(sb) > 2:  # (PyTorch's batched kernel; a batch times one matrix is folded into one mm)
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
