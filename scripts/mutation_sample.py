@@ -67,6 +67,10 @@ _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded
 # every compiled activation/normalisation kernel against its NumPy path and PyTorch on edge shapes, and which path ran
 _COMPILED_PATHS = "tests/test_compiled_paths.py::test_%s_compiled_and_numpy_paths_match_torch"
 
+# each refusal of the ops beside the call at its bound, against PyTorch (the comparisons, conditions and messages
+# of their checks)
+_REFUSALS = "tests/test_refusal_bounds.py"
+
 # the products that refuse two dtypes (PyTorch's messages), those that promote, and vecdot's conjugate
 _PRODUCT_DTYPES = [f"tests/test_byte_masks_and_product_dtypes.py::{t}" for t in (
     "test_mixed_dtype_products_raise_like_torch", "test_products_that_promote_still_promote_like_torch",
@@ -117,7 +121,7 @@ TARGETS = {
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)
-                               "tests/test_linalg_vector_norm_node.py"],
+                               "tests/test_linalg_vector_norm_node.py", _REFUSALS],
     "ember/ops/linalg.py": [_DECLARED_PATHS, "tests/test_ops_more.py", "tests/test_ops_matrix_sort.py", _HALF,
                             "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                             "tests/test_ops_histogram.py::test_chain_matmul_of_each_count_against_torch",
@@ -125,18 +129,19 @@ TARGETS = {
                             # matrix products of two dtypes: PyTorch's errors, or its promotion (addr, outer, kron)
                             *_PRODUCT_DTYPES,
                             # (each matmul's node by the operands' dims: PyTorch's names, MmBackward0 ...)
-                            "tests/test_grad_fn_names.py::test_common_op_node_names_are_pytorchs"],
+                            "tests/test_grad_fn_names.py::test_common_op_node_names_are_pytorchs", _REFUSALS],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
                               "tests/test_nn_loss_dtypes.py"],
-    "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py"],
+    "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
+                                        _REFUSALS],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
                               "tests/test_norm_edge_shapes.py", _COMPILED_PATHS % "batch_norm",
-                              _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py"],
+                              _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
@@ -149,7 +154,7 @@ TARGETS = {
                                     _COMPILED_PATHS % "pointwise", "tests/test_gelu_float64.py",
                                     # (an in-place activation that reads its result checks the input's version)
                                     "tests/test_saved_versions.py::"
-                                    "test_an_inplace_activation_result_changed_again_before_backward"],
+                                    "test_an_inplace_activation_result_changed_again_before_backward", _REFUSALS],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",

@@ -267,6 +267,52 @@ def test_register_hook_on_leaf_and_non_leaf_can_replace():
     assert es == ts
 
 
+def test_autograd_grad_of_a_hooked_leaf_returns_the_hooked_gradient():
+    """autograd.grad runs a leaf's tensor hooks once, in order, and returns what they leave (a hook returning None
+    keeps the gradient), without touching ``.grad``; as PyTorch's, for the leaf alone and beside a non-leaf."""
+    def fn(m):
+        seen = []
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: seen.append(("first", g.tolist())) or g * 2)
+        x.register_hook(lambda g: seen.append(("second", g.tolist())))  # (None: the gradient stays)
+        h = x * 3
+        y = (h * x).sum()
+        gx, = m.autograd.grad(y, x, retain_graph=True)
+        gh, gx2 = m.autograd.grad(y, [h, x])
+        return [gx.tolist(), gh.tolist(), gx2.tolist()], seen, x.grad
+    (eg, es, egrad), (tg, ts, tgrad) = both(fn)
+    assert eg == tg and es == ts
+    assert egrad is None and tgrad is None
+
+
+def _first_inputs(t):
+    """The node names from ``t``'s grad_fn down its first input edges."""
+    names, fn = [], t.grad_fn
+    while fn is not None:
+        names.append(fn.name().replace("torch::autograd::", ""))
+        fn = next((f for f, _ in fn.next_functions if f is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("x_shape,y_shape", [((3, 1), (3, 4)), ((4,), (3, 4)), ((1, 4), (2, 3, 4)), ((3, 4), (3, 4))],
+                         ids=str)
+def test_an_unbroadcast_gradient_under_create_graph_is_summed_as_pytorchs(x_shape, y_shape):
+    """Under create_graph the gradient of a broadcast operand is the recorded sum of the broadcast one, nothing
+    expanded in between (the engine broadcasts a gradient only where it is smaller than the operand), and
+    differentiates to PyTorch's values. (ember's sum keeps the reduced dims and reshapes them away: a
+    ViewBackward0 above PyTorch's SumBackward1, left out of the comparison.)"""
+    def fn(m):
+        x = m.linspace(-1.0, 1.0, int(np.prod(x_shape)), dtype=m.float64).reshape(x_shape).requires_grad_()
+        y = m.linspace(0.5, 2.0, int(np.prod(y_shape)), dtype=m.float64).reshape(y_shape).requires_grad_()
+        gx, = m.autograd.grad((x * y).sin().sum(), x, create_graph=True)
+        ggy, = m.autograd.grad((gx * gx).sum(), y)
+        return [n for n in _first_inputs(gx) if n != "ViewBackward0"], gx, ggy
+    (e_names, egx, eggy), (t_names, tgx, tggy) = both(fn)
+    assert e_names == t_names
+    assert_close(egx, tgx, atol=1e-12, rtol=1e-12)
+    assert_close(eggy, tggy, atol=1e-12, rtol=1e-12)
+
+
 def test_hook_removal():
     x = ember.ones(2, requires_grad=True)
     handle = x.register_hook(lambda g: g * 100)

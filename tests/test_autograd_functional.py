@@ -193,6 +193,23 @@ def test_create_graph_of_jvp_hvp_vhp_differentiates_again():
     _run(call, requires_grad=True)
 
 
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("name", ["jvp", "vjp", "hvp", "vhp"])
+def test_create_graph_products_differentiate_through_a_vector_of_another_dtype(name, grad_mode):
+    """A float32 ``v`` that requires grad against float64 inputs: the product, made with create_graph, is
+    differentiable with respect to ``v`` through the cast to the inputs' dtype (PyTorch's grad_outputs are cast by
+    a recorded ``.to``), whatever the grad mode around the call."""
+    def call(m, F, xs):
+        x, w = xs
+        v = m.tensor([0.5, -1.0, 2.0], dtype=m.float32, requires_grad=True)
+        f = (lambda a: m.sin(w @ a)[:3] * a) if name in ("jvp", "vjp") else (lambda a: (m.tanh(w @ a) ** 2).sum())
+        with m.set_grad_enabled(grad_mode):
+            _, product = getattr(F, name)(f, x, v, create_graph=True)
+        return product, m.autograd.grad(product.pow(2).sum(), (v, x))
+
+    _run(call, requires_grad=True)
+
+
 def test_strict_with_create_graph_rejects_a_linear_function():
     x = arrays((3,))[0]
     same_error(lambda m: m.autograd.functional.vjp(lambda a: a * 2, m.tensor(x), m.ones(3), create_graph=True,

@@ -392,3 +392,22 @@ def test_recorded_namespace_with_a_plain_operand_computes_as_numpy(name, call):
         np.testing.assert_array_equal(got.t.numpy(), want, err_msg=name, strict=True)
     else:
         assert got == want, name
+
+
+@pytest.mark.parametrize("index", [
+    (np.array([0.0, 1.0]), np.array([1, 2])), [0, 1], (np.array([True, False]),), (slice(None), np.array([0])),
+], ids=["float array", "list", "bool mask", "slice"])
+def test_recorded_multiply_at_takes_one_integer_array_per_dimension(index):
+    """``numpy.multiply.at`` on a recorded buffer (a product formula's scatter) multiplies as NumPy's, repeated
+    positions again, with one integer array per dimension; any other index is refused as a formula ember cannot
+    record (never computed wrongly or failing inside NumPy)."""
+    from ember.autograd.recorded import RecordedArray
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    rows, cols = np.array([0, 1, 0]), np.array([2, 2, 2])
+    got, want = RecordedArray(ember.tensor(x)), x.copy()
+    np.multiply.at(got, (rows, cols), np.array([2.0, 3.0, 5.0]))
+    np.multiply.at(want, (rows, cols), np.array([2.0, 3.0, 5.0]))
+    np.testing.assert_array_equal(got.t.numpy(), want, strict=True)
+    with pytest.raises(HigherOrderError, match="numpy.multiply.at with an index other than one integer array"):
+        np.multiply.at(RecordedArray(ember.tensor(x)), index, 2.0)

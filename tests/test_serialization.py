@@ -418,6 +418,23 @@ def test_load_refuses_a_manifest_nested_past_the_bound(node):
                 ember.load(io.BytesIO(buf.getvalue()))
 
 
+def test_the_manifests_json_depth_is_bounded_before_it_is_parsed():
+    """The JSON parser recurses once per level, so the manifest's depth is bounded before parsing: by the deepest
+    manifest a save writes (MAX_DEPTH modules of 4 JSON levels each, inside the manifest's object, around a leaf's
+    node). A manifest that deep reaches the decoder (which refuses this raw array as an entry); one level deeper is
+    refused unparsed, whatever its nodes would have been."""
+    from ember.serialization._archive import MAX_DEPTH
+
+    for extra, message in ((0, "unexpected entry"), (1, f"nests deeper than {MAX_DEPTH} levels")):
+        arrays = 4 * MAX_DEPTH + 1 + extra  # (+ the manifest's own object)
+        root = "[" * arrays + "]" * arrays
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr("ember.json", f'{{"format": "ember.save", "version": 1, "arrays": [], "root": {root}}}')
+        with pytest.raises(RuntimeError, match=message):
+            ember.load(io.BytesIO(buf.getvalue()))
+
+
 def test_an_array_whose_member_passes_the_zip_limit_is_written_as_zip64(monkeypatch, tmp_path):
     """zipfile cannot switch a member to ZIP64 once writing, so a member that can pass ZIP64_LIMIT (2 GiB - 1)
     is opened with force_zip64: an array a few bytes under 2 GiB is, with its .npy header. (A broadcast array and

@@ -117,6 +117,9 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         if len(sa) == 1 and len(sb) == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {SCALAR_TYPE_NAMES[da]} "
                                f"and {SCALAR_TYPE_NAMES[db]}")
+        if len(sb) == 1:  # (PyTorch's addmv into a result of the vector's dtype, for any stack of matrices)
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {SCALAR_TYPE_NAMES[db]}, "
+                               f"{SCALAR_TYPE_NAMES[da]}, and {SCALAR_TYPE_NAMES[db]}")
         if len(sb) > 2:  # (PyTorch's batched kernel; a batch times one matrix is folded into one mm)
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
@@ -172,16 +175,22 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 def mv(a: Tensor, v: Tensor) -> Tensor:
     """Matrix times vector, with PyTorch's checks (its mv is addmv into a result of v's dtype: the dims, the sizes,
     then the dtypes, each with addmv's words)."""
+    _check_mv(a, v, v)
+    return matmul(a, v)
+
+
+def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
+    """addmv's checks of ``added + a @ v`` (mv's ``added`` is a result of v's dtype): the dims, the sizes, then the
+    three dtypes, named in that order."""
     if a._data.ndim != 2 or v._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {v._data.ndim}")
     (rows, cols), n = a._data.shape, v._data.shape[0]
     if cols != n:
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({n})")
-    if a.dtype != v.dtype:
-        names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (v, a, v)]
+    if not added.dtype == a.dtype == v.dtype:
+        names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (added, a, v)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
                            f"{names[2]}")
-    return matmul(a, v)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -281,7 +290,10 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
     out = _rounded_once(addmv, input, mat, vec, beta, alpha)
-    return out if out is not None else _scaled_sum(input, mv(mat, vec), beta, alpha, "addmv")
+    if out is not None:
+        return out
+    _check_mv(mat, vec, input)  # (the input's dtype named first, as PyTorch's message)
+    return _scaled_sum(input, matmul(mat, vec), beta, alpha, "addmv")
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
