@@ -1124,3 +1124,21 @@ def test_saved_inputs_come_back_as_the_callers_tensors_as_pytorchs():
     got, expected = _saved_identity_run(ember), _saved_identity_run(torch)
     assert got == expected
     assert expected[0] == {"x": True, "w": True, "y": False, "w_grad": True, "y_grad": True, "top_grad": False}
+
+
+def _hooked_backward_with_inputs(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.tensor([1.0], requires_grad=True)
+    calls = []
+    x.register_hook(lambda g: (calls.append("x"), g * 2)[1])
+    w.register_post_accumulate_grad_hook(lambda p: calls.append("w post"))
+    (x * 3).sum().backward(inputs=[x])
+    first = x.grad.tolist()
+    (w * x).sum().backward(inputs=[w, x])
+    return first, w.grad.tolist(), x.grad.tolist(), calls
+
+
+def test_backward_with_inputs_runs_a_leafs_hooks_once_as_pytorchs():
+    """``backward(inputs=[leaf])``: the leaf's tensor hooks run once before its gradient is accumulated (a doubling
+    hook doubled it twice), its post-accumulate-grad hooks after."""
+    assert _hooked_backward_with_inputs(ember) == _hooked_backward_with_inputs(torch)

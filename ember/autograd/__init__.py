@@ -113,7 +113,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         return
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     edges = {t._edge(): t for t in inputs}
-    captured = run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph)
+    captured = run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
+                            hook_captured_leaves=False)  # (the leaves' accumulators below run their hooks)
     for edge, t in edges.items():
         g = captured.get(edge)
         if g is None:

@@ -289,7 +289,8 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
 
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
-                 grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True) -> dict:
+                 grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True,
+                 hook_captured_leaves: bool = True) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
@@ -299,6 +300,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     tensors without recording them (the backward over a batch of cotangents, ``func/_batched_vjp.py``).
     ``ran`` (a list) gets every node whose backward ran, for a caller that frees them later. ``hooks=False``
     runs the formulas only: no hooks, no retained gradients (a trial walk, ``func/_batched_vjp.py``).
+    ``hook_captured_leaves=False``: a captured leaf's gradient is returned before its tensor hooks, for a caller that
+    accumulates it through the leaf's accumulator, which runs them (``backward(inputs=...)``: once, as PyTorch's).
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
@@ -322,7 +325,7 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                 _retain_grads(node, grads)
             if capture is not None:
                 if type(node) is AccumulateGrad and not accumulate:  # autograd.grad of a leaf: its hooks, no .grad
-                    if hooks:
+                    if hooks and hook_captured_leaves:
                         grads = [node.hooked(grads[0], accumulating=False)]
                     captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                     continue
