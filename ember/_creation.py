@@ -710,8 +710,8 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in (first, last, by)) else _dtype.int64
-    if xp.dtype(_dt(dtype)) == xp.bool_:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if xp.dtype(_dt(dtype)) == xp.bool_ or np_kind(xp.dtype(_dt(dtype))) == "c":
+        raise _dtype.not_implemented_for("arange_cpu", _dtype.from_np(xp.dtype(_dt(dtype))))
     n = max(math.ceil((last - first) / by), 0)
     arr = (first + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * by)
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)

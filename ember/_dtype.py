@@ -241,14 +241,8 @@ def to_np(d):
         return d.np
     if d is None:
         return None
-    if d is builtins_float:
-        return _default_float.np
-    if d is builtins_int:
-        return xp.int64
-    if d is builtins_bool:
-        return xp.bool_
-    if d is builtins_complex:
-        return to_complex(_default_float).np
+    if d in PYTHON_TYPES:
+        return PYTHON_TYPES[d].np
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d].np
     return from_np(xp.dtype(d)).np
@@ -313,3 +307,10 @@ import builtins as _builtins  # noqa: E402  (kept at the end: names above shadow
 
 builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
 builtins_complex = _builtins.complex
+PYTHON_TYPES = {builtins_float: float64, builtins_int: int64, builtins_bool: bool_, builtins_complex: complex128}
+
+
+def from_python_type(d):
+    """PyTorch's dtype for a Python type given as one (``dtype=float`` is float64 and ``complex`` complex128, whatever
+    the default dtype; ``int`` int64; ``bool`` bool); any other ``d`` as it is."""
+    return PYTHON_TYPES.get(d, d) if d.__class__ is type else d

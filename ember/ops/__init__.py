@@ -73,9 +73,10 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     dtype = kwargs.get("dtype")
     device = kwargs.get("device")
     copy = kwargs.get("copy", False)
+    dtype = _dtype.from_python_type(dtype) if dtype is not None else None
     for a in args:
-        if isinstance(a, _dtype.dtype):
-            dtype = a
+        if isinstance(a, _dtype.dtype) or a.__class__ is type and a in _dtype.PYTHON_TYPES:  # (PyTorch's too)
+            dtype = _dtype.from_python_type(a)
         elif isinstance(a, Tensor):
             dtype = a.dtype
         elif a is not None and not isinstance(a, bool):

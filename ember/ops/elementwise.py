@@ -117,7 +117,9 @@ class ToCopy(Node):
 
 
 def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
-    """``t`` in ``dtype`` (the same tensor if it already is)."""
+    """``t`` in ``dtype`` (the same tensor if it already is; a Python type as PyTorch reads it: ``float`` float64)."""
+    if dtype.__class__ is type:
+        dtype = _dtype.from_python_type(dtype)
     if t._data.dtype == dtype.np:
         return t
     if t.is_sparse:  # a sparse COO tensor (dense + sparse promotes it, .double()): its values cast, unrecorded
