@@ -387,6 +387,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
     npdt = _dt(dtype)
+    fill_value = _dtype.checked_fill(fill_value, npdt)
     return _finish(xp.full(_size((size,)), half_number(fill_value, npdt), dtype=npdt), requires_grad, device)
 
 
@@ -498,6 +499,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     out = _empty_like_array(t, dtype, memory_format, device)
+    fill_value = _dtype.checked_fill(fill_value, out.dtype)
     out[...] = half_number(fill_value, out.dtype)
     return _finish(out, requires_grad, _like_device(t, device))
 

@@ -11,6 +11,7 @@ import builtins
 import functools
 import operator
 
+from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
@@ -721,6 +722,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, cast(value, x.dtype), mask=mask._data)
     else:
+        value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)
     return version_checked(out, mask)  # (PyTorch saves the mask)

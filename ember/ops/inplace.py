@@ -19,9 +19,9 @@ from .._backend import quiet, xp
 from .._dtype import (
     SCALAR_TYPE_NAMES,
     can_cast_result,
+    checked_fill,
     from_np,
     get_default_dtype,
-    integer_scalar,
     not_implemented_for,
     np_kind,
 )
@@ -302,8 +302,8 @@ def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
 def fill_(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         return _fill_with(x, value._data)
-    if type(value) is int and x._data.dtype.kind in "iu":  # PyTorch's conversion: -1 -> 255, 300 its error
-        value = integer_scalar(value, x._data.dtype)
+    value = checked_fill(value, x._data.dtype)  # (PyTorch's conversion: 1e5 into float16 and 300 into int8 its
+    # error, -1 into uint8 255)
     return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True)
 
 
