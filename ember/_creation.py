@@ -539,6 +539,18 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     return _finish(arr, requires_grad, device)
 
 
+def _high_required(fn: _F) -> _F:
+    """``randint`` refusing ``low=`` by keyword without ``high``, as PyTorch's argument parser: its one-bound
+    overload is ``randint(high, size)``, so a lone number is the high bound only when given by position."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not args and "low" in kwargs and "high" not in kwargs:
+            raise TypeError('randint() missing 2 required positional argument: "high", "size"')
+        return fn(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+@_high_required
 @_allocating
 def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
