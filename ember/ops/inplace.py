@@ -168,6 +168,24 @@ class ComparisonInPlace(Node):
         return self.op_name
 
 
+def logical_inplace(x: Tensor, other, name: str) -> Tensor:
+    """``x.logical_not_()``, ``x.logical_and_(other)`` & co.: the truth of each element (with ``other``'s, a
+    tensor broadcast to x's shape) written into ``x`` as 1/0 in its dtype. As PyTorch's, the op is not recorded:
+    a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
+    ufunc = getattr(xp, name)
+    if other is None:
+        ufunc(x._data, out=x._data, casting="unsafe")
+    else:
+        o = other._data
+        shape = xp.broadcast_shapes(o.shape, x._data.shape)
+        if shape != x._data.shape:
+            raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+        ufunc(x._data, o, out=x._data, casting="unsafe")
+    x._bump_version()
+    return x
+
+
 def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
     tracked = _tracked(x, other)
