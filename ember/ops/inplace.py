@@ -101,6 +101,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha.__class__ is not int:
+        ew.check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -110,6 +112,10 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha.__class__ is not int:
+        ew.check_alpha(x, other, alpha)
+    if ew._is_bool(x) or ew._is_bool(other):
+        ew.sub(x, other)  # (PyTorch's error for a bool operand)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
