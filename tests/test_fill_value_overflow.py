@@ -47,3 +47,10 @@ def test_infinity_and_the_largest_values_are_written(write, dtype, value):
 
 def test_an_arithmetic_operand_past_the_range_becomes_infinite():
     assert_close(ember.ones(2, dtype=ember.float16) + 1e5, torch.ones(2, dtype=torch.float16) + 1e5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_indexed_assignment_past_the_range_stores_infinity_silently(dtype):
+    got, want = (m.ones(2, dtype=getattr(m, dtype)) for m in (ember, torch))
+    got[0], want[0] = 1e39, 1e39  # (PyTorch's index_put_ takes the number as a 0-d tensor: no overflow check)
+    assert_close(got.float(), want.float())

@@ -12,7 +12,7 @@ import functools
 import operator
 
 from .. import _dtype
-from .._backend import xp
+from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
@@ -505,9 +505,11 @@ def setitem(x: Tensor, idx, value) -> None:
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
     else:
-        varr = half_number(value, x._data.dtype)
+        with quiet():  # (a number past a floating dtype's range is stored as inf, silently, as PyTorch's)
+            varr = half_number(value, x._data.dtype)
     try:
-        x._data[idx] = varr
+        with quiet():
+            x._data[idx] = varr
     except IndexError as err:
         raise _bounds_error(x, err) from None
     except ValueError as err:
