@@ -387,7 +387,24 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
     npdt = _dt(dtype)
+    fill_value = _dtype.checked_fill(fill_value, npdt)
     return _finish(xp.full(_size((size,)), half_number(fill_value, npdt), dtype=npdt), requires_grad, device)
+
+
+@_allocating
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding the number ``s`` (a 0-d tensor's value too), in the default dtype unless ``dtype`` is
+    given: an int or bool gives a floating tensor, unlike ``tensor``. A complex ``s`` for a real dtype, or a
+    number past the dtype's range, is PyTorch's RuntimeError."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    if not isinstance(s, (bool, int, float, complex)):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
+    npdt = _dt(dtype)
+    if isinstance(s, complex) and np_kind(npdt) != "c":
+        raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[npdt.name]} without overflow")
+    s = _dtype.checked_fill(s, npdt)
+    return _finish(xp.asarray(half_number(s, npdt), dtype=npdt), requires_grad, device)
 
 
 def _like(t: Tensor, dtype):
@@ -498,6 +515,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     out = _empty_like_array(t, dtype, memory_format, device)
+    fill_value = _dtype.checked_fill(fill_value, out.dtype)
     out[...] = half_number(fill_value, out.dtype)
     return _finish(out, requires_grad, _like_device(t, device))
 
@@ -537,6 +555,18 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     return _finish(arr, requires_grad, device)
 
 
+def _high_required(fn: _F) -> _F:
+    """``randint`` refusing ``low=`` by keyword without ``high``, as PyTorch's argument parser: its one-bound
+    overload is ``randint(high, size)``, so a lone number is the high bound only when given by position."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not args and "low" in kwargs and "high" not in kwargs:
+            raise TypeError('randint() missing 2 required positional argument: "high", "size"')
+        return fn(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+@_high_required
 @_allocating
 def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:

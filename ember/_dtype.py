@@ -235,6 +235,23 @@ def integer_scalar(value: int, np_dtype):
     return xp.asarray(value).astype(np_dtype)[()]
 
 
+def checked_fill(value, np_dtype):
+    """A Python number given as a fill value (``full``, ``fill_``, ``masked_fill``, ``clamp``'s bounds) for a
+    tensor of NumPy dtype ``np_dtype``, checked as PyTorch converts it: a finite number beyond a floating dtype's
+    largest value is PyTorch's RuntimeError ("value cannot be converted to type c10::Half without overflow"),
+    where NumPy's cast warns and gives inf (infinities and NaN pass); an int for an integer dtype is converted by
+    ``integer_scalar`` (-1 -> 255, 300 for int8 the same error). Anything else is returned as it is."""
+    kind = np_kind(xp.dtype(np_dtype))
+    if value.__class__ is _builtins.int and kind in "iu":
+        return integer_scalar(value, np_dtype)
+    if value.__class__ in (_builtins.int, _builtins.float) and kind == "f" and \
+            abs(value) > _builtins.float(xp.finfo(np_dtype).max) and (value.__class__ is _builtins.int
+                                                                       or value - value == 0):  # (finite)
+        raise RuntimeError(f"value cannot be converted to type {CPP_TYPE_NAMES[xp.dtype(np_dtype).name]} "
+                           "without overflow")
+    return value
+
+
 def to_np(d):
     """Array-module dtype for an ember dtype (also accepts NumPy dtypes, names and Python types)."""
     if isinstance(d, dtype):

@@ -16,7 +16,13 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
-  input gives the dtype's lowest (highest) value rather than the error of ``max()`` without ``out=``.
+  input gives the dtype's lowest (highest) value rather than the error of ``max()`` without ``out=``;
+- an ``out`` sharing memory with an input is PyTorch's ``RuntimeError`` "unsupported operation: ...": for the
+  pointwise ops (and ``cumsum``, ``sort``, ``take``, ..., ``addmm``'s added input) when it overlaps the input only
+  in part (the very same elements, laid out alike, are allowed: ``torch.add(x, 1, out=x)``) or when ``out``
+  itself repeats elements (an expanded tensor); for ``cat``/``stack``/``gather``/``index_select`` whenever it
+  overlaps. As PyTorch's, the test compares the address ranges of dense tensors and takes strided ones that
+  are not dense as not overlapping. The matrix products and the reductions compute before writing: no check.
 
 ``with_out`` also serves ``torch.special``'s functions (``ember.special``), under PyTorch's names for them.
 """
@@ -97,6 +103,21 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
               "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+# ops refusing an out that overlaps an input in part (PyTorch's TensorIterator ops and the others calling
+# assert_no_partial_overlap), and those refusing any overlap (assert_no_overlap); addmm/addmv check only their
+# added input (the product is computed apart)
+_NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
+amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm matmul mv dot vdot
+cat concat concatenate stack gather index_select
+""".split())
+_NO_OVERLAP = frozenset("cat concat concatenate stack gather index_select".split())
+_FIRST_ONLY = frozenset({"addmm", "addmv"})
+_OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                  "single memory location. Please clone() the tensor before performing the operation.")
+_INTERNAL_OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+
+
 # the reductions whose out= PyTorch's argument parser takes only in some overloads, and those overloads
 _OVERLOADS = {
     "sum": [" * (Tensor input, *, torch.dtype dtype = None)\n",
@@ -152,6 +173,47 @@ def _check_overload(name: str, args: tuple, kwargs: dict, out) -> bool:
     if isinstance(out, (tuple, list)) and len(out) != 2:
         raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
     return False
+
+
+def _dense(a) -> bool:
+    """Whether array ``a`` covers a block of memory once (PyTorch's is_non_overlapping_and_dense)."""
+    dims = sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _overlap(a, b) -> str | None:
+    """PyTorch's get_overlap_status of two arrays: "full" (the same elements laid out alike), "partial", or None
+    (none, or too hard to tell: a strided array that is not dense)."""
+    if a is b:
+        return "full"
+    if a.size == 0 or b.size == 0 or not (_dense(a) and _dense(b)):
+        return None
+    a_begin, b_begin = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+    if a_begin == b_begin and a_end == b_end:
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a_begin < b_end and b_begin < a_end else None
+
+
+def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
+    """PyTorch's refusal of an ``out`` sharing memory with an input, or repeating its own elements (see the
+    module's docstring)."""
+    outs = [o._data for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
+    inputs = args[:1] if name in _FIRST_ONLY else (*args, *kwargs.values())
+    arrays = [t._data for v in inputs for t in (v if isinstance(v, (tuple, list)) else (v,))
+              if isinstance(t, Tensor)]
+    for o in outs:
+        if not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+            raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
+        for a in arrays:
+            status = _overlap(a, o)
+            if status == "partial" or status == "full" and name in _NO_OVERLAP:
+                raise RuntimeError(_OVERLAP_ERROR)
 
 
 def _extreme_of_nothing(name: str, x: Tensor) -> Tensor:
@@ -256,6 +318,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
             raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
                                "support automatic differentiation, but one of the arguments requires grad.")
+        if name in _NO_PARTIAL_OVERLAP or name in _NO_OVERLAP:
+            _check_overlap(name, args, kwargs, out)
         if name == "frexp" and isinstance(out, (tuple, list)) and len(out) == 2:
             from .ops.float_parts import check_frexp_out
 

@@ -309,6 +309,13 @@ class Tensor(
         return self.grad_fn is None
 
     @property
+    def output_nr(self) -> int:
+        """This tensor's position among the outputs of its ``grad_fn`` (``x.unbind()[1]``: 1); 0 for a leaf, as
+        PyTorch's."""
+        fn = self.grad_fn
+        return self._output_nr if fn is not None and fn is self._grad_fn else 0
+
+    @property
     def volatile(self) -> bool:
         """Always False, with PyTorch's warning: ``volatile`` (before PyTorch 0.4) has no effect; setting it only
         warns (``with torch.no_grad():`` is what it meant)."""

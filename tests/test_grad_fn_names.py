@@ -114,6 +114,8 @@ OPS = {
     "floor": lambda m, x, y: x.floor(), "ceil": lambda m, x, y: m.ceil(x), "trunc": lambda m, x, y: x.trunc(),
     "sign": lambda m, x, y: x.sign(), "sgn": lambda m, x, y: x.sgn(), "logit": lambda m, x, y: x.sigmoid().logit(),
     "logit_eps": lambda m, x, y: m.logit(x.sigmoid(), 1e-3), "fix": lambda m, x, y: x.fix(),
+    "kthvalue": lambda m, x, y: x.kthvalue(2).values, "kthvalue_keepdim": lambda m, x, y: x.kthvalue(2, 0, True)[0],
+    "kthvalue_0d": lambda m, x, y: x[0, 0].kthvalue(1).values,
 }
 
 

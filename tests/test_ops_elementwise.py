@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close, check
+from oracle import assert_close, assert_same_error, check
 
 import ember
 
@@ -569,3 +569,29 @@ def test_float32_add_and_sub_with_alpha_within_a_rounding_of_pytorchs_fused_mult
     # the product's rounding, then the sum's: at most half a unit of the product's last place more than PyTorch's
     assert (np.abs(e - t) <= np.spacing(np.abs(product)) / 2 + np.spacing(np.abs(t))).all()
     assert (e != t).any()  # (the difference is real: the bound above is what keeps it small)
+
+
+ALPHA_ERRORS = {
+    "bool_alpha": lambda m: m.add(m.ones(2), m.ones(2), alpha=True),
+    "bool_alpha_sub": lambda m: m.sub(m.ones(2), m.ones(2), alpha=True),
+    "bool_alpha_long": lambda m: m.add(m.ones(2, dtype=m.long), 1, alpha=True),
+    "bool_alpha_in_place": lambda m: m.ones(2).add_(1, alpha=True),
+    "float_alpha_long": lambda m: m.add(m.ones(2, dtype=m.long), 1, alpha=2.0),
+    "float_alpha_one_long": lambda m: m.sub(m.ones(2, dtype=m.long), m.ones(2, dtype=m.long), alpha=1.0),
+    "complex_alpha_real": lambda m: m.add(m.ones(2), m.ones(2), alpha=1j),
+    "sub_bool_in_place": lambda m: m.ones(2).sub_(True),
+    "sub_bool_tensor_in_place": lambda m: m.ones(2).sub_(m.ones(2, dtype=m.bool)),
+}
+
+
+@pytest.mark.parametrize("call", ALPHA_ERRORS)
+def test_alpha_and_bool_operands_refused_as_pytorch(call):
+    assert_same_error(ALPHA_ERRORS[call])
+
+
+def test_alphas_pytorch_takes():
+    for m in (ember, torch):
+        assert m.add(m.ones(2, dtype=m.bool), True, alpha=True).dtype == m.bool
+    assert_close(ember.add(ember.ones(2, dtype=ember.long), 1.5, alpha=2.0),
+                 torch.add(torch.ones(2, dtype=torch.long), 1.5, alpha=2.0))
+    assert_close(ember.ones(2).add_(1, alpha=0.5), torch.ones(2).add_(1, alpha=0.5))

@@ -389,3 +389,45 @@ def test_a_dtype_other_than_outs_is_refused(call):
     """sum/prod/cumsum/cumprod/arange compute in out's dtype; a ``dtype=`` that is not out's is PyTorch's
     RuntimeError, not a result computed in it and cast into out."""
     assert_same_error(call)
+
+
+def _buffer(m):
+    return m.tensor(np.linspace(0.1, 0.9, 12, dtype=np.float32))
+
+
+# name -> f(module): an out= call whose out shares memory with an input in a way PyTorch refuses
+OVERLAPPING = {
+    "mul_transposed": lambda m: (lambda x: m.mul(x, x.t(), out=x))(m.ones(3, 3)),
+    "add_shifted": lambda m: (lambda b: m.add(b[:4], 1, out=b[1:5]))(_buffer(m)),
+    "add_element_of_out": lambda m: (lambda b: m.add(b[:4], b[0], out=b[:4]))(_buffer(m)),
+    "neg_shifted": lambda m: (lambda b: m.neg(b[:4], out=b[1:5]))(_buffer(m)),
+    "where_shifted": lambda m: (lambda b: m.where(b[:4] > 0.5, b[:4], b[4:8], out=b[1:5]))(_buffer(m)),
+    "clamp_shifted": lambda m: (lambda b: m.clamp(b[:4], 0, 1, out=b[1:5]))(_buffer(m)),
+    "cumsum_shifted": lambda m: (lambda b: m.cumsum(b[:4], 0, out=b[1:5]))(_buffer(m)),
+    "addmm_bias": lambda m: (lambda b: m.addmm(b[:9].view(3, 3), m.ones(3, 3), m.ones(3, 3),
+                                               out=b[1:10].view(3, 3)))(_buffer(m)),
+    "cat_same": lambda m: (lambda b: m.cat([b[:4]], out=b[:4]))(_buffer(m)),
+    "stack_part": lambda m: (lambda b: m.stack([b[:3], b[3:6]], out=b[:6].view(2, 3)))(_buffer(m)),
+    "gather_same": lambda m: (lambda b: m.gather(b[:4], 0, m.tensor([3, 2, 1, 0]), out=b[:4]))(_buffer(m)),
+    "index_select_shifted": lambda m: (lambda b: m.index_select(b[:4], 0, m.tensor([0, 1]), out=b[1:3]))(
+        _buffer(m)),
+    "expanded_out": lambda m: m.add(m.ones(4), 1, out=m.ones(1).expand(4)),
+}
+# and the overlaps PyTorch allows (the same view; strided views that are not dense)
+ALLOWED_OVERLAPS = {
+    "add_same": lambda m: (lambda b: m.add(b[:4], 1, out=b[:4]))(_buffer(m)),
+    "add_expanded_same": lambda m: (lambda b: m.add(b[:4], 1, out=b[:4].expand(4)))(_buffer(m)),
+    "add_strided": lambda m: (lambda b: m.add(b[::2], 1, out=b[1::2]))(_buffer(m)),
+    "cumsum_same": lambda m: (lambda b: m.cumsum(b[:4], 0, out=b[:4]))(_buffer(m)),
+    "cat_disjoint": lambda m: (lambda b: m.cat([b[:3]], out=b[3:6]))(_buffer(m)),
+}
+
+
+@pytest.mark.parametrize("call", OVERLAPPING)
+def test_an_out_overlapping_an_input_is_refused_as_pytorch(call):
+    assert_same_error(OVERLAPPING[call])
+
+
+@pytest.mark.parametrize("call", ALLOWED_OVERLAPS)
+def test_an_out_overlapping_as_pytorch_allows_is_written(call):
+    assert_close(ALLOWED_OVERLAPS[call](ember), ALLOWED_OVERLAPS[call](torch))

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close, check
+from oracle import assert_close, assert_same_error, check
 
 import ember
 
@@ -706,3 +706,27 @@ def test_std_mean_and_var_mean_are_one_node_of_both_results_as_pytorchs(fn, name
                         for r in (spread, mean, g, gg, g_mean, g_spread)])
         for e, t in zip(*got):
             np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+KEEPDIM_WITHOUT_DIM = {
+    "sum_method": lambda m, x: x.sum(keepdim=True),
+    "sum_function": lambda m, x: m.sum(x, keepdim=True),
+    "sum_dtype": lambda m, x: x.sum(keepdim=True, dtype=m.float64),
+    "sum_function_dtype": lambda m, x: m.sum(x, keepdim=True, dtype=m.float64),
+    "mean_method": lambda m, x: x.mean(keepdim=True),
+    "mean_function": lambda m, x: m.mean(x, keepdim=True),
+    "mean_dtype": lambda m, x: x.mean(keepdim=True, dtype=m.float64),
+}
+
+
+@pytest.mark.parametrize("call", KEEPDIM_WITHOUT_DIM)
+def test_keepdim_without_a_dim_is_pytorchs_type_error(call):
+    assert_same_error(lambda m: KEEPDIM_WITHOUT_DIM[call](m, m.ones(2, 3)))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_dim_none_with_keepdim_reduces_all_elements(keepdim):
+    for name in ("sum", "mean"):
+        got, want = (getattr(m.ones(2, 3), name)(None, keepdim=keepdim) for m in (ember, torch))
+        assert_close(got, want)
+        assert_close(getattr(ember, name)(ember.ones(2, 3)), getattr(torch, name)(torch.ones(2, 3)))

@@ -11,6 +11,7 @@ import torch
 
 import ember
 from ember._kernels.policy import policy
+from tests.oracle import assert_same_error
 
 SIZES = [1, 3, 15, 16, 17, 33, 100, 1003]
 
@@ -391,6 +392,14 @@ def test_randint_without_high_or_size_is_pytorchs_typeerror(kwargs):
         torch.randint(**kwargs)
     with pytest.raises(TypeError):
         ember.randint(**kwargs)
+
+
+def test_randint_low_by_keyword_without_high_is_pytorchs_typeerror():
+    # randint(low=0, size=(2,)) took low as the high bound (an empty range: a RuntimeError); by position a lone
+    # number is the high bound, as in PyTorch
+    assert_same_error(lambda m: m.randint(low=0, size=(2,)))
+    assert_same_error(lambda m: m.randint(low=3, size=(2,)))
+    same(lambda m: (m.randint(5, size=(3,)), m.randint(0, high=5, size=(3,))))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -57,6 +57,21 @@ class InplaceMethods:
 
     greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
 
+    def logical_not_(self) -> Tensor:
+        return ops.inplace.logical_inplace(self, None, "logical_not")
+
+    def logical_and_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("logical_and_", other, 1)
+        return ops.inplace.logical_inplace(self, other, "logical_and")
+
+    def logical_or_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("logical_or_", other, 1)
+        return ops.inplace.logical_inplace(self, other, "logical_or")
+
+    def logical_xor_(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("logical_xor_", other, 1)
+        return ops.inplace.logical_inplace(self, other, "logical_xor")
+
     def addcmul_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
         return ops.inplace.addcmul_(self, t1, t2, value=value)
 

@@ -16,10 +16,14 @@ else:
 class ReductionMethods:
     __slots__ = ()
 
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def sum(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim:
+            raise ops.reduction.keepdim_without_dim("sum", True, dtype)
         return ops.reduction.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def mean(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim:
+            raise ops.reduction.keepdim_without_dim("mean", True, dtype)
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 
     def prod(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -121,6 +121,7 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
+    fill_value = _dtype.checked_fill(fill_value, dt)
     data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else \
         xp.full(tuple(size), half_number(fill_value, dt), dtype=dt)  # (a float into a half one: through float32)
     return Tensor._make(data).requires_grad_(requires_grad)

@@ -391,7 +391,26 @@ class Minimum(Node):
         return _extremum_grads(g, a, b, a > b, a < b)
 
 
+_KIND_ORDER = "biufc"
+
+
+def check_alpha(a, b, alpha) -> None:
+    """PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot take: a bool one for a result that is
+    not bool, a float one for integral (or bool) operands, a complex one for real operands."""
+    kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
+             {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
+    kind = max(kinds, key=_KIND_ORDER.index)
+    if alpha.__class__ is bool and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and kind in "biu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, complex) and kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 def add(a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        check_alpha(a, b, alpha)
     # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality (b first:
     # a Python number there, the other common case, is told apart in one test)
     if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
@@ -429,6 +448,8 @@ def _is_bool(v) -> bool:
 
 
 def sub(a, b, *, alpha=1):
+    if alpha.__class__ is not int:
+        check_alpha(a, b, alpha)
     if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
             (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
         return out

@@ -7,6 +7,7 @@ result's graph history, as ``inplace.py`` does) when it needs a gradient, plain 
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor, _wrap_dim
@@ -120,6 +121,7 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         return version_checked(IndexFill.apply(x, value, dim=d, index=idx), index)
+    value = _dtype.checked_fill(value, x._data.dtype)
     return version_checked(IndexFill.apply(x, xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)
 
 

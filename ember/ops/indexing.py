@@ -11,7 +11,8 @@ import builtins
 import functools
 import operator
 
-from .._backend import xp
+from .. import _dtype
+from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
@@ -504,9 +505,11 @@ def setitem(x: Tensor, idx, value) -> None:
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
     else:
-        varr = half_number(value, x._data.dtype)
+        with quiet():  # (a number past a floating dtype's range is stored as inf, silently, as PyTorch's)
+            varr = half_number(value, x._data.dtype)
     try:
-        x._data[idx] = varr
+        with quiet():
+            x._data[idx] = varr
     except IndexError as err:
         raise _bounds_error(x, err) from None
     except ValueError as err:
@@ -721,6 +724,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
         out = _MaskedFillTensor.apply(x, cast(value, x.dtype), mask=mask._data)
     else:
+        value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),
                                 mask=mask._data)
     return version_checked(out, mask)  # (PyTorch saves the mask)

@@ -19,9 +19,9 @@ from .._backend import quiet, xp
 from .._dtype import (
     SCALAR_TYPE_NAMES,
     can_cast_result,
+    checked_fill,
     from_np,
     get_default_dtype,
-    integer_scalar,
     not_implemented_for,
     np_kind,
 )
@@ -101,6 +101,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha.__class__ is not int:
+        ew.check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -110,6 +112,10 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
+    if alpha.__class__ is not int:
+        ew.check_alpha(x, other, alpha)
+    if ew._is_bool(x) or ew._is_bool(other):
+        ew.sub(x, other)  # (PyTorch's error for a bool operand)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -166,6 +172,24 @@ class ComparisonInPlace(Node):
 
     def name(self) -> str:
         return self.op_name
+
+
+def logical_inplace(x: Tensor, other, name: str) -> Tensor:
+    """``x.logical_not_()``, ``x.logical_and_(other)`` & co.: the truth of each element (with ``other``'s, a
+    tensor broadcast to x's shape) written into ``x`` as 1/0 in its dtype. As PyTorch's, the op is not recorded:
+    a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
+    ufunc = getattr(xp, name)
+    if other is None:
+        ufunc(x._data, out=x._data, casting="unsafe")
+    else:
+        o = other._data
+        shape = xp.broadcast_shapes(o.shape, x._data.shape)
+        if shape != x._data.shape:
+            raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+        ufunc(x._data, o, out=x._data, casting="unsafe")
+    x._bump_version()
+    return x
 
 
 def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
@@ -302,8 +326,8 @@ def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
 def fill_(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         return _fill_with(x, value._data)
-    if type(value) is int and x._data.dtype.kind in "iu":  # PyTorch's conversion: -1 -> 255, 300 its error
-        value = integer_scalar(value, x._data.dtype)
+    value = checked_fill(value, x._data.dtype)  # (PyTorch's conversion: 1e5 into float16 and 300 into int8 its
+    # error, -1 into uint8 255)
     return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True)
 
 

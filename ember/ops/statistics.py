@@ -148,7 +148,9 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     n = x._data.shape[d] if x._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
-    return _kth_along(x, k - 1, d, keepdim, _Kth)
+    out = _kth_along(x, k - 1, d, keepdim, _Kth)
+    shown_as(out.values, "KthvalueBackward0")  # (PyTorch records one node, ember a gather and a squeeze)
+    return out
 
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False):

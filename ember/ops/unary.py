@@ -482,6 +482,8 @@ def _clamp(x: Tensor, min, max) -> Tensor:
         target = result_dtype(x, *tensors)
         if target != x.dtype:
             x = cast(x, target)
+    for b in (lo, hi):  # (a number beyond a floating x's range: PyTorch's error)
+        _dtype.checked_fill(b, x._data.dtype)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     elif x._data.dtype.itemsize == 2:  # float bounds of a half precision x: through float32, as PyTorch's kernel

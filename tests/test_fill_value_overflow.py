@@ -1,0 +1,56 @@
+"""A Python number written into a tensor whose dtype cannot hold it (``full``, ``fill_``, ``masked_fill``,
+``clamp``'s bounds, ...): PyTorch's RuntimeError "value cannot be converted to type ... without overflow", where
+an arithmetic operand past the range (``x + 1e5``) becomes infinite."""
+
+import pytest
+import torch
+
+import ember
+from tests.oracle import assert_close, assert_same_error
+
+MASK = [True, False]
+# name -> f(module, dtype, value): the value written into a tensor of that dtype
+WRITES = {
+    "full": lambda m, d, v: m.full((2,), v, dtype=d),
+    "full_like": lambda m, d, v: m.full_like(m.ones(2, dtype=d), v),
+    "new_full": lambda m, d, v: m.ones(2, dtype=d).new_full((2,), v),
+    "fill_": lambda m, d, v: m.ones(2, dtype=d).fill_(v),
+    "masked_fill": lambda m, d, v: m.ones(2, dtype=d).masked_fill(m.tensor(MASK), v),
+    "masked_fill_": lambda m, d, v: m.ones(2, dtype=d).masked_fill_(m.tensor(MASK), v),
+    "index_fill": lambda m, d, v: m.ones(2, dtype=d).index_fill(0, m.tensor([0]), v),
+    "clamp_min": lambda m, d, v: m.ones(2, dtype=d).clamp(min=-v),
+    "clamp_max": lambda m, d, v: m.ones(2, dtype=d).clamp(max=v),
+    "clamp_": lambda m, d, v: m.ones(2, dtype=d).clamp_(-v, v),
+}
+# dtype name -> a finite value past its range
+TOO_BIG = {"float16": 1e5, "bfloat16": 1e39, "float32": 1e39, "int8": 300}
+
+
+@pytest.mark.parametrize("dtype", TOO_BIG)
+@pytest.mark.parametrize("write", WRITES)
+def test_a_value_past_the_dtypes_range_is_refused_as_pytorch(write, dtype):
+    if dtype == "int8" and write.startswith("clamp"):
+        pytest.skip("an integer tensor's clamp bounds are converted, not checked")
+    assert_same_error(lambda m: WRITES[write](m, getattr(m, dtype), TOO_BIG[dtype]))
+
+
+@pytest.mark.parametrize("value", [float("inf"), 65504.0, 3e38])
+@pytest.mark.parametrize("write", ["full", "fill_", "masked_fill", "clamp_max"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_infinity_and_the_largest_values_are_written(write, dtype, value):
+    if dtype == "float16" and value == 3e38:
+        return  # (past float16's range: the test above)
+    got, want = (WRITES[write](m, getattr(m, dtype), value) for m in (ember, torch))
+    assert got.dtype.name == dtype
+    assert_close(got.float(), want.float())
+
+
+def test_an_arithmetic_operand_past_the_range_becomes_infinite():
+    assert_close(ember.ones(2, dtype=ember.float16) + 1e5, torch.ones(2, dtype=torch.float16) + 1e5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_indexed_assignment_past_the_range_stores_infinity_silently(dtype):
+    got, want = (m.ones(2, dtype=getattr(m, dtype)) for m in (ember, torch))
+    got[0], want[0] = 1e39, 1e39  # (PyTorch's index_put_ takes the number as a 0-d tensor: no overflow check)
+    assert_close(got.float(), want.float())
