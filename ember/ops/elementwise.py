@@ -397,6 +397,8 @@ _KIND_ORDER = "biufc"
 def check_alpha(a, b, alpha) -> None:
     """PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot take: a bool one for a result that is
     not bool, a float one for integral (or bool) operands, a complex one for real operands."""
+    if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+        return  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
     kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
              {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
     kind = max(kinds, key=_KIND_ORDER.index)
