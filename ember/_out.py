@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable
 
 from ._backend import xp
-from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, np_kind
+from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
 from ._signatures import with_keywords
 from ._tensor import Tensor
@@ -234,6 +234,8 @@ def _dtype_from_out(name: str, kwargs: dict, out: Tensor) -> None:
     """The ``dtype=`` of an op computing in out's dtype (``DTYPE_FROM_OUT``): out's, and a given one that is not
     out's is PyTorch's RuntimeError (rather than a result computed in it and cast into out)."""
     dtype = kwargs.get("dtype")
+    if dtype.__class__ is type:  # (a Python type: PyTorch's dtype for it, ``float`` float64)
+        dtype = kwargs["dtype"] = from_python_type(dtype)
     if dtype is None:
         kwargs["dtype"] = out.dtype
     elif dtype != out.dtype:

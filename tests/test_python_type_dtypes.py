@@ -42,3 +42,16 @@ def test_float_is_float64_whatever_the_default_dtype():
         finally:
             m.set_default_dtype(m.float32)
     assert ember.zeros(1, dtype=float).dtype == ember.float64  # (not the default float32)
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32"])
+def test_a_python_type_as_dtype_with_out_is_pytorchs(out_dtype):
+    """``sum(x, 0, dtype=float, out=t)``: float64 as the dtype, which out must have (PyTorch's error otherwise)."""
+    seen = []
+    for m in (ember, torch):
+        t = m.empty(3, dtype=getattr(m, out_dtype))
+        try:
+            seen.append(str(m.sum(m.ones(2, 3), 0, dtype=float, out=t).dtype).split(".")[-1])
+        except RuntimeError as err:
+            seen.append(str(err))
+    assert seen[0] == seen[1]
