@@ -235,18 +235,29 @@ def integer_scalar(value: int, np_dtype):
     return xp.asarray(value).astype(np_dtype)[()]
 
 
+_FILL_BOUNDS: dict = {}  # NumPy dtype -> (its kind, its largest finite value if floating): read once per dtype
+
+
+def _fill_bounds(np_dtype) -> tuple:
+    bounds = _FILL_BOUNDS.get(np_dtype)
+    if bounds is None:
+        kind = np_kind(xp.dtype(np_dtype))
+        bounds = _FILL_BOUNDS[np_dtype] = (kind, _builtins.float(xp.finfo(np_dtype).max) if kind == "f" else None)
+    return bounds
+
+
 def checked_fill(value, np_dtype):
     """A Python number given as a fill value (``full``, ``fill_``, ``masked_fill``, ``clamp``'s bounds) for a
     tensor of NumPy dtype ``np_dtype``, checked as PyTorch converts it: a finite number beyond a floating dtype's
     largest value is PyTorch's RuntimeError ("value cannot be converted to type c10::Half without overflow"),
     where NumPy's cast warns and gives inf (infinities and NaN pass); an int for an integer dtype is converted by
     ``integer_scalar`` (-1 -> 255, 300 for int8 the same error). Anything else is returned as it is."""
-    kind = np_kind(xp.dtype(np_dtype))
+    if value.__class__ is not _builtins.int and value.__class__ is not _builtins.float:
+        return value
+    kind, largest = _fill_bounds(np_dtype)
     if value.__class__ is _builtins.int and kind in "iu":
         return integer_scalar(value, np_dtype)
-    if value.__class__ in (_builtins.int, _builtins.float) and kind == "f" and \
-            abs(value) > _builtins.float(xp.finfo(np_dtype).max) and (value.__class__ is _builtins.int
-                                                                       or value - value == 0):  # (finite)
+    if kind == "f" and abs(value) > largest and (value.__class__ is _builtins.int or value - value == 0):  # (finite)
         raise RuntimeError(f"value cannot be converted to type {CPP_TYPE_NAMES[xp.dtype(np_dtype).name]} "
                            "without overflow")
     return value
