@@ -700,6 +700,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 _ARANGE_POSITIONS = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}
+_EXACT_INT = 1 << 53  # the ints the general path's float arithmetic (ceil of (end - start) / step) keeps exact
 
 
 def _arange_combination_error(args: tuple, given: dict) -> TypeError:
@@ -715,6 +716,11 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     """``arange(end)``, ``arange(start, end[, step])``, each argument positional or keyword: PyTorch's three
     overloads, so ``arange(end=n)`` starts at 0 and ``step`` needs ``start`` (``arange(5, step=2)`` and
     ``arange(start=5)`` are TypeErrors, as PyTorch's)."""
+    if (len(args) == 1 and args[0].__class__ is int and 0 <= args[0] <= _EXACT_INT and dtype is None
+            and start is _NOT_GIVEN and end is _NOT_GIVEN and step is _NOT_GIVEN):
+        # arange(n) (a position index, every step of a GPT): the int64 values 0..n-1 the general path below
+        # computes (0 + arange(n) * 1 as int64), without its table of the arguments (about 5 of its 7 µs)
+        return _finish(xp.arange(args[0], dtype=xp.int64), requires_grad, device)
     keywords = {k: v for k, v in (("start", start), ("end", end), ("step", step)) if v is not _NOT_GIVEN}
     # one positional argument is end, or start where end is a keyword (arange(0, end=5))
     names = ("start",) if len(args) == 1 and "end" in keywords else _ARANGE_POSITIONS.get(len(args), ())

@@ -400,6 +400,10 @@ def stack_matmul(a, b):
     thread count only, never on ember's: the bits are the same for any ``set_num_threads``. Other operands
     (broadcast stacks, mixed or non-float dtypes, recorded arrays under create_graph) take the plain ``numpy.matmul``.
     """
+    if _num_threads <= 1 and policy.blas_threads == 1:
+        # one thread for ember and for OpenBLAS: every way below is NumPy's matmul of the whole stacks (no blocks:
+        # gemm_block is None; one chunk: chunks_for is 1), without the tests (attention's products at batch 1)
+        return xp.matmul(a, b)
     if (type(a) is not xp.ndarray or type(b) is not xp.ndarray or a.ndim < 3 or a.shape[:-2] != b.shape[:-2]
             or a.dtype != b.dtype or a.dtype not in (xp.float32, xp.float64) or b.shape[-2] != a.shape[-1]):
         return xp.matmul(a, b)  # (a mismatch of the inner dims raises NumPy's error here)

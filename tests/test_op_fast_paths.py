@@ -316,3 +316,44 @@ def test_declined_states(monkeypatch):
         assert apply_one(U.Neg, bad) is None and apply_one(U.Tanh, bad) is None
     monkeypatch.setattr(graph, "_meta_made", [True])
     assert apply_same(E.Add, operator.add, x, y) is None and apply_one(U.Neg, x) is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 64])
+def test_arange_of_one_int_is_the_general_paths(n):
+    """``arange(n)`` of a plain non-negative int (a position index) is made without the argument table: the same
+    tensor as the general path's (``arange(end=n)``) and PyTorch's, also with ``requires_grad`` (PyTorch's error for
+    an integer tensor) and on the meta device."""
+    fast, general = ember.arange(n), ember.arange(end=n)
+    for t in (fast, general):
+        assert t.dtype is ember.int64 and t.stride() == (1,) and t.is_leaf and not t.requires_grad
+    np.testing.assert_array_equal(fast.numpy(), general.numpy())
+    assert fast.tolist() == torch.arange(n).tolist()
+    for flag in ("c_contiguous", "writeable", "owndata"):
+        assert getattr(fast._data.flags, flag) == getattr(general._data.flags, flag)
+    assert fast._data.strides == general._data.strides
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError, match="floating point"):
+            m.arange(n, requires_grad=True)
+    assert ember.arange(n, device="meta").is_meta and tuple(ember.arange(n, device="meta").shape) == (n,)
+    assert ember.arange(n, dtype=ember.float32).dtype is ember.float32  # (a dtype: the general path)
+
+
+def test_attention_products_at_one_thread_are_numpys(monkeypatch):
+    """``stack_matmul`` with ember and OpenBLAS on one thread goes straight to NumPy's matmul, which every branch it
+    skips returned there: the same bits and errors for stacks, a stack of one, broadcasting, mixed dtypes."""
+    from ember import _parallel
+    from ember._kernels.policy import policy
+
+    monkeypatch.setattr(_parallel, "_num_threads", 1)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((1, 4, 16, 8)).astype(np.float32), rng.standard_normal((1, 4, 8, 16)).astype(np.float32)
+    cases = [(a, b), (a[0], b[0]), (a, b[0, 0]), (a, b.astype(np.float64)), (a.astype(np.float64), b.astype(np.float64)),
+             (a.swapaxes(-1, -2).copy().swapaxes(-1, -2), b)]
+    for blas in (1, 2):
+        monkeypatch.setattr(policy, "blas_threads", blas)
+        for x, y in cases:
+            got = _parallel.stack_matmul(x, y)
+            np.testing.assert_array_equal(got, np.matmul(x, y))
+            assert got.dtype == np.matmul(x, y).dtype
+        with pytest.raises(ValueError):
+            _parallel.stack_matmul(a, a)

@@ -9,7 +9,7 @@ from .. import _dtype
 from .._backend import xp
 from .._kernels import softmax as compiled
 from .._kernels.policy import policy
-from .._parallel import parallel_for, parallel_rows
+from .._parallel import chunks_for, parallel_for, parallel_rows
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -75,6 +75,9 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
         return
     if not log and compiled_softmax(x):  # one pass per row (ember/_kernels/softmax.py)
         shift = x.max()  # (the method: numpy.max adds a Python-level wrapper's µs)
+        if chunks_for(x.shape[0], x.size) == 1:  # one chunk (few rows, or one thread): all rows, without the closure
+            compiled.softmax(x, out, shift, x.dtype.type(scale), causal, 0, empty_rows_zero)
+            return
 
         def run(lo: int, hi: int) -> None:
             compiled.softmax(x[lo:hi], out[lo:hi], shift, x.dtype.type(scale), causal, lo, empty_rows_zero)
