@@ -357,3 +357,26 @@ def test_attention_products_at_one_thread_are_numpys(monkeypatch):
             assert got.dtype == np.matmul(x, y).dtype
         with pytest.raises(ValueError):
             _parallel.stack_matmul(a, a)
+
+
+def test_row_and_column_sums_with_a_kept_ones_vector():
+    """``col_sums``/``row_sums`` multiply by a vector of ones kept per size (read-only): the products of a new
+    ``numpy.ones`` vector, bit for bit, every call; their results are new writable arrays; other sizes and dtypes
+    get their own vector."""
+    from ember.ops.activation import col_sums, ones_vector, row_sums
+
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        for rows, cols in ((1, 3), (16, 96), (64, 128), (5000, 2)):
+            a = rng.standard_normal((rows, cols)).astype(dtype)
+            for _ in range(2):
+                c, r = col_sums(a), row_sums(a, 1)
+                np.testing.assert_array_equal(c, np.ones(rows, dtype) @ a)
+                np.testing.assert_array_equal(r, (a @ np.ones(cols, dtype))[:, None])
+                assert c.dtype == dtype and c.flags.writeable and r.flags.writeable
+                c += 1  # (the result is its own array: the kept vector is unchanged)
+    v = ones_vector(7, np.dtype(np.float32))
+    assert not v.flags.writeable and v is ones_vector(7, np.dtype(np.float32))
+    assert ones_vector(7, np.dtype(np.float64)).dtype == np.float64 and (v == 1).all()
+    with pytest.raises(ValueError):
+        v[0] = 2.0

@@ -23,7 +23,7 @@ def row_sums(a, dim):
         return a.sum(axis=dim, keepdims=True)
     n = a.shape[dim] if a.ndim else 1
     if a.ndim and dim == a.ndim - 1 and a.size and a.flags.c_contiguous:
-        return (a.reshape(-1, n) @ xp.ones(n, dtype=a.dtype)).reshape(a.shape[:-1] + (1,))
+        return (a.reshape(-1, n) @ ones_vector(n, a.dtype)).reshape(a.shape[:-1] + (1,))
     return xp.sum(a, axis=dim, keepdims=True)
 
 
@@ -42,7 +42,26 @@ def col_sums(a):
     """a.sum(0) of a 2-D array as one matrix-vector product (BLAS): 2-3x faster than NumPy's reduction."""
     if is_recorded(a):  # create_graph: NumPy's reduction, recorded
         return a.sum(axis=0)
-    return xp.ones(a.shape[0], dtype=a.dtype) @ a
+    return ones_vector(a.shape[0], a.dtype) @ a
+
+
+_ONES: dict = {}  # (n, dtype) -> n ones, read-only: the sums' BLAS operand, made once per size
+
+
+def ones_vector(n: int, dtype):
+    """A read-only vector of ``n`` ones (the same operand ``numpy.ones`` makes, so the same products), kept for
+    sizes up to 4096: a model's bias and LayerNorm gradients sum over the same few row counts every step, and
+    ``numpy.ones`` (a Python function: an empty array, then a fill) cost about 1 µs of a small Linear's backward."""
+    key = (n, dtype)
+    v = _ONES.get(key)
+    if v is None:
+        v = xp.ones(n, dtype=dtype)
+        if n <= 4096:
+            v.flags.writeable = False
+            if len(_ONES) >= 64:
+                _ONES.clear()
+            _ONES[key] = v
+    return v
 
 
 # The smallest row sum of exp(x - global max) for which the global shift is exact to float rounding: then

@@ -105,7 +105,8 @@ def _contiguous(a) -> bool:
 def _as_rows(a):
     """``a`` as the 2-D array of its rows, also when the last dimension is empty (in_features or out_features 0),
     where ``reshape(-1, 0)`` cannot infer the row count."""
-    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+    k = a.shape[-1]
+    return a.reshape(-1, k) if k else a.reshape(math.prod(a.shape[:-1]), 0)
 
 
 def _blas_operand(a):
