@@ -875,7 +875,22 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
         if label is None:
             return None
     result = _new_object(Tensor)
-    _fill(result, make(arg), None, 0)
+    out = make(arg)
+    if out.__class__ is _ndarray and (out.size or not out.ndim):
+        # _fill's fields inline, as apply_same's (its frame, and a version counter replaced at once below, are a
+        # tenth of a view's cost: attention's head split and merge make 22 per GPT forward): keep in step with it
+        result._data = out
+        result._grad = None
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad_accumulator = None
+        result._hooks = None
+        result._post_acc_hooks = None
+        result._retains_grad = False
+        result._grad_slot = None
+        result._requires_grad = False
+    else:  # (an empty array's strides, a scalar: _fill's own cases)
+        _fill(result, out, None, 0)
     result._vc = src._vc
     result._base = root = base if base is not None else src
     result._view_version = src._vc[0]
