@@ -6,7 +6,8 @@ by the weight (O by C * prod(k)) straight into out[n] (O by prod(out)), which is
 its columns are still in cache, and each sample's GEMM is its own, so the bits do not depend on the thread count.
 The gradients stay in this layout too:
 
-- dW = sum over samples of g[n] (O by prod(out)) @ cols[n]^T, one GEMM per sample, summed in a fixed order;
+- dW = sum over samples of g[n] (O by prod(out)) @ cols[n]^T, one GEMM per sample (computed transposed where
+  cols[n] has more rows), summed in a fixed order;
 - dx: for stride 1 a convolution of the padded output gradient with the flipped kernel (``conv.py`` explains;
   it takes Winograd where that applies), else dcols[n] = W^T @ g[n] added back where im2col took it (col2im).
 
