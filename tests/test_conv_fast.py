@@ -161,7 +161,8 @@ def test_same_bits_at_1_2_3_threads(threads, monkeypatch, c, hw, limit, direct, 
 
 @pytest.mark.parametrize("nd,stride,kernel,padding,groups", [
     (2, 2, 3, 1, 1),   # a ResNet stage's first (strided) convolution: col2im input gradient
-    (2, 2, 1, 0, 1),   # its 1x1 strided shortcut
+    (2, 2, 1, 0, 1),   # its 1x1 strided shortcut (weight gradient as g @ cols^T; the 3x3 ones: cols @ g^T)
+    (2, 2, 1, 0, 2),   # the same with groups
     (2, 1, 3, 1, 1),   # the RGB stem (3 channels: im2col), stride-1 input gradient as a convolution
     (2, 1, 3, 1, 2),   # groups
     (1, 1, 5, 2, 1),   # 1-d, a batch of 33: weight gradient blocks of 5 samples, the last of 3
