@@ -581,6 +581,16 @@ ALPHA_ERRORS = {
     "complex_alpha_real": lambda m: m.add(m.ones(2), m.ones(2), alpha=1j),
     "sub_bool_in_place": lambda m: m.ones(2).sub_(True),
     "sub_bool_tensor_in_place": lambda m: m.ones(2).sub_(m.ones(2, dtype=m.bool)),
+    # PyTorch's order: a complex alpha for integral operands is the integral error; sub's bool operands before
+    # alpha; in place, a result that cannot be cast into the tensor before alpha
+    "complex_alpha_long": lambda m: m.add(m.ones(2, dtype=m.long), m.ones(2, dtype=m.long), alpha=2j),
+    "complex_alpha_bool": lambda m: m.add(m.ones(2, dtype=m.bool), True, alpha=1j),
+    "sub_bool_before_bool_alpha": lambda m: m.sub(m.ones(2), m.ones(2, dtype=m.bool), alpha=True),
+    "sub_bools_before_float_alpha": lambda m: m.sub(m.ones(2, dtype=m.bool), m.ones(2, dtype=m.bool), alpha=0.5),
+    "sub_bool_before_complex_alpha": lambda m: m.sub(m.ones(2, dtype=m.bool), 1.0, alpha=1j),
+    "sub_bool_in_place_before_alpha": lambda m: m.ones(2, dtype=m.bool).sub_(m.ones(2, dtype=m.bool), alpha=1.5),
+    "cast_before_bool_alpha_in_place": lambda m: m.ones(2, dtype=m.long).add_(m.ones(2), alpha=True),
+    "cast_before_complex_alpha_in_place": lambda m: m.ones(2, dtype=m.long).sub_(m.ones(2), alpha=2j),
 }
 
 

@@ -404,7 +404,7 @@ def check_alpha(a, b, alpha) -> None:
     kind = max(kinds, key=_KIND_ORDER.index)
     if alpha.__class__ is bool and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and kind in "biu":
+    if isinstance(alpha, (float, complex)) and kind in "biu":  # (a complex one too: PyTorch tests this first)
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if isinstance(alpha, complex) and kind != "c":
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
@@ -449,18 +449,24 @@ def _is_bool(v) -> bool:
     return v.__class__ is bool or isinstance(v, Tensor) and v._data.dtype == xp.bool_
 
 
-def sub(a, b, *, alpha=1):
-    if alpha.__class__ is not int:
-        check_alpha(a, b, alpha)
-    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
-            (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
-        return out
+def refuse_bool_sub(a, b) -> None:
+    """PyTorch's sub_check: a bool operand is its RuntimeError (checked before ``alpha``)."""
     if _is_bool(a) or _is_bool(b):
         if _is_bool(a) and _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def sub(a, b, *, alpha=1):
+    # (an int alpha of 1 only: any other alpha is checked below, after the bool operands, as PyTorch's order)
+    if alpha.__class__ is int and alpha == 1 and b.__class__ is Tensor and a.__class__ is Tensor and \
+            (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
+        return out
+    refuse_bool_sub(a, b)
+    if alpha.__class__ is not int:
+        check_alpha(a, b, alpha)
     if alpha != 1:
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
