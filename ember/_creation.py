@@ -403,8 +403,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     npdt = _dt(dtype)
     if isinstance(s, complex) and np_kind(npdt) != "c":
         raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[npdt.name]} without overflow")
-    if npdt.itemsize != 2 or np_kind(npdt) != "f":
-        s = _dtype.checked_fill(s, npdt)
+    s = _dtype.checked_scalar(s, npdt)
     with quiet():  # (PyTorch's half scalar_tensor checks nothing: past the range it is inf)
         return _finish(xp.asarray(half_number(s, npdt), dtype=npdt), requires_grad, device)
 

@@ -274,6 +274,14 @@ def checked_fill(value, np_dtype):
     return value
 
 
+def checked_scalar(value, np_dtype):
+    """``value`` as PyTorch's ``scalar_tensor`` of NumPy dtype ``np_dtype`` converts it (``x[i] = value`` makes one
+    too): checked as ``checked_fill``, except that a half precision dtype checks nothing (past its range: inf)."""
+    if xp.dtype(np_dtype).itemsize == 2 and _fill_bounds(np_dtype)[0] == "f":
+        return value
+    return checked_fill(value, np_dtype)
+
+
 def _overflow(np_dtype) -> RuntimeError:
     """PyTorch's error for a value that does not fit ``np_dtype`` (its C type named as c10 does: int8_t)."""
     name = xp.dtype(np_dtype).name

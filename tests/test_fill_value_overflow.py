@@ -103,3 +103,28 @@ def test_numpy_scalars_fill_as_their_python_numbers(write):
 @pytest.mark.parametrize("write", FILLS)
 def test_a_float_past_a_complex_dtypes_parts_is_refused_as_pytorch(write):
     assert_same_error(lambda m: WRITES[write](m, m.complex64, 1e39))
+
+
+SET_INDICES = {"int": lambda m: 0, "slice": lambda m: slice(0, 2), "mask": lambda m: m.tensor([True, False]),
+               "tensor": lambda m: m.tensor([1])}
+
+
+def _set(m, dtype, index, value):
+    x = m.zeros(2, dtype=getattr(m, dtype))
+    x[SET_INDICES[index](m)] = value
+    return x
+
+
+@pytest.mark.parametrize("dtype, value", [("float32", 1e39), ("float32", -3.5e38), ("int8", 300), ("int8", 1e5),
+                                          ("uint8", -0.5), ("int32", float("nan")), ("int8", np.float64(1e5))])
+@pytest.mark.parametrize("index", SET_INDICES)
+def test_indexed_assignment_past_a_full_precision_range_is_refused_as_pytorch(dtype, value, index):
+    # x[i] = number is PyTorch's scalar_tensor of x's dtype: checked, but for the half precision dtypes
+    assert_same_error(lambda m: _set(m, dtype, index, value))
+
+
+@pytest.mark.parametrize("index", SET_INDICES)
+def test_indexed_assignment_converts_numbers_as_pytorch(index):
+    for dtype, value in (("uint8", -1), ("int8", 2.7), ("float16", 1e5), ("int64", True)):
+        got, want = (_set(m, dtype, index, value) for m in (ember, torch))
+        assert got.tolist() == want.tolist()
