@@ -396,15 +396,16 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     """A 0-d tensor holding the number ``s`` (a 0-d tensor's value too), in the default dtype unless ``dtype`` is
     given: an int or bool gives a floating tensor, unlike ``tensor``. A complex ``s`` for a real dtype, or a
     number past the dtype's range, is PyTorch's RuntimeError."""
-    if isinstance(s, Tensor):
+    if isinstance(s, Tensor) and not s._data.ndim:  # (a 0-d tensor is a number; any other tensor is refused)
         s = s.item()
     if not isinstance(s, (bool, int, float, complex)):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     npdt = _dt(dtype)
     if isinstance(s, complex) and np_kind(npdt) != "c":
         raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[npdt.name]} without overflow")
-    s = _dtype.checked_fill(s, npdt)
-    return _finish(xp.asarray(half_number(s, npdt), dtype=npdt), requires_grad, device)
+    s = _dtype.checked_scalar(s, npdt)
+    with quiet():  # (PyTorch's half scalar_tensor checks nothing: past the range it is inf)
+        return _finish(xp.asarray(half_number(s, npdt), dtype=npdt), requires_grad, device)
 
 
 def _like(t: Tensor, dtype):

@@ -230,37 +230,63 @@ def integer_scalar(value: int, np_dtype):
     PyTorch's RuntimeError (NumPy raises OverflowError for both)."""
     info = xp.iinfo(np_dtype)
     if value > info.max or (value < info.min if info.min < 0 else -value > info.max):
-        name = _C_INTEGER_NAMES.get(xp.dtype(np_dtype).name, xp.dtype(np_dtype).name)
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        raise _overflow(np_dtype)
     return xp.asarray(value).astype(np_dtype)[()]
 
 
-_FILL_BOUNDS: dict = {}  # NumPy dtype -> (its kind, its largest finite value if floating): read once per dtype
+_FILL_BOUNDS: dict = {}  # NumPy dtype -> (its kind, its lowest and largest finite values as floats): read once
 
 
 def _fill_bounds(np_dtype) -> tuple:
     bounds = _FILL_BOUNDS.get(np_dtype)
     if bounds is None:
         kind = np_kind(xp.dtype(np_dtype))
-        bounds = _FILL_BOUNDS[np_dtype] = (kind, _builtins.float(xp.finfo(np_dtype).max) if kind == "f" else None)
+        info = xp.finfo(np_dtype) if kind in "fc" else xp.iinfo(np_dtype) if kind in "iu" else None
+        bounds = _FILL_BOUNDS[np_dtype] = (kind, None, None) if info is None else (
+            kind, _builtins.float(info.min), _builtins.float(info.max))
     return bounds
 
 
 def checked_fill(value, np_dtype):
-    """A Python number given as a fill value (``full``, ``fill_``, ``masked_fill``, ``clamp``'s bounds) for a
-    tensor of NumPy dtype ``np_dtype``, checked as PyTorch converts it: a finite number beyond a floating dtype's
-    largest value is PyTorch's RuntimeError ("value cannot be converted to type c10::Half without overflow"),
-    where NumPy's cast warns and gives inf (infinities and NaN pass); an int for an integer dtype is converted by
-    ``integer_scalar`` (-1 -> 255, 300 for int8 the same error). Anything else is returned as it is."""
+    """A number given as a fill value (``full``, ``fill_``, ``masked_fill``, ``clamp``'s bounds) for a tensor of
+    NumPy dtype ``np_dtype``, checked as PyTorch converts it (c10's ``overflows``, compared as doubles): a finite
+    number beyond a floating (or complex) dtype's largest value is PyTorch's RuntimeError ("value cannot be
+    converted to type c10::Half without overflow"), where NumPy's cast warns and gives inf (infinities and NaN
+    pass); so is a float outside an integer dtype's range, an infinity or NaN (NumPy's cast wrapped it or warned);
+    an int for an integer dtype is converted by ``integer_scalar`` (-1 -> 255, 300 for int8 the same error). A
+    NumPy scalar is read as the Python number it holds, as PyTorch's argument parser does. Anything else is
+    returned as it is."""
     if value.__class__ is not _builtins.int and value.__class__ is not _builtins.float:
-        return value
-    kind, largest = _fill_bounds(np_dtype)
-    if value.__class__ is _builtins.int and kind in "iu":
-        return integer_scalar(value, np_dtype)
-    if kind == "f" and abs(value) > largest and (value.__class__ is _builtins.int or value - value == 0):  # (finite)
-        raise RuntimeError(f"value cannot be converted to type {CPP_TYPE_NAMES[xp.dtype(np_dtype).name]} "
-                           "without overflow")
+        if not isinstance(value, (xp.integer, xp.floating)):
+            return value
+        value = value.item()  # (a NumPy scalar: its Python number)
+    kind, lowest, largest = _fill_bounds(np_dtype)
+    if value.__class__ is _builtins.int:
+        if kind in "iu":
+            return integer_scalar(value, np_dtype)
+        if kind in "fc" and abs(value) > largest:
+            raise _overflow(np_dtype)
+    elif kind in "fc":  # (a complex dtype: its parts' range)
+        if abs(value) > largest and value - value == 0:  # (finite)
+            raise _overflow(np_dtype)
+    elif kind in "iu" and not lowest <= value <= largest:  # (NaN too)
+        raise _overflow(np_dtype)
     return value
+
+
+def checked_scalar(value, np_dtype):
+    """``value`` as PyTorch's ``scalar_tensor`` of NumPy dtype ``np_dtype`` converts it (``x[i] = value`` makes one
+    too): checked as ``checked_fill``, except that a half precision dtype checks nothing (past its range: inf)."""
+    if xp.dtype(np_dtype).itemsize == 2 and _fill_bounds(np_dtype)[0] == "f":
+        return value
+    return checked_fill(value, np_dtype)
+
+
+def _overflow(np_dtype) -> RuntimeError:
+    """PyTorch's error for a value that does not fit ``np_dtype`` (its C type named as c10 does: int8_t)."""
+    name = xp.dtype(np_dtype).name
+    return RuntimeError(f"value cannot be converted to type {_C_INTEGER_NAMES.get(name) or CPP_TYPE_NAMES[name]} "
+                        "without overflow")
 
 
 def to_np(d):

@@ -22,7 +22,9 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   in part (the very same elements, laid out alike, are allowed: ``torch.add(x, 1, out=x)``) or when ``out``
   itself repeats elements (an expanded tensor); for ``cat``/``stack``/``gather``/``index_select`` whenever it
   overlaps. As PyTorch's, the test compares the address ranges of dense tensors and takes strided ones that
-  are not dense as not overlapping. The matrix products and the reductions compute before writing: no check.
+  are not dense as not overlapping (``addmm``'s added input broadcast to the result repeats elements: never
+  refused). ``max``/``min`` with a dim or of two tensors refuse a partial overlap too; the matrix products and
+  the other reductions compute before writing: no check.
 
 ``with_out`` also serves ``torch.special``'s functions (``ember.special``), under PyTorch's names for them.
 """
@@ -111,6 +113,7 @@ amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlg
 cat concat concatenate stack gather index_select
 """.split())
 _NO_OVERLAP = frozenset("cat concat concatenate stack gather index_select".split())
+_EXTREMA = frozenset({"max", "min"})  # (with a dim, or of two tensors; not of all elements: max.unary_out)
 _FIRST_ONLY = frozenset({"addmm", "addmv"})
 _OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
                   "single memory location. Please clone() the tensor before performing the operation.")
@@ -211,6 +214,11 @@ def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
         if not _dense(o) and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
             raise RuntimeError(_INTERNAL_OVERLAP_ERROR)
         for a in arrays:
+            if name in _FIRST_ONLY and a.shape != o.shape:
+                try:  # (PyTorch expands the added input to the result's shape first: repeated, it is not dense)
+                    a = xp.broadcast_to(a, o.shape)
+                except ValueError:
+                    continue  # (the op's own shape error)
             status = _overlap(a, o)
             if status == "partial" or status == "full" and name in _NO_OVERLAP:
                 raise RuntimeError(_OVERLAP_ERROR)
@@ -320,7 +328,7 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
             raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
                                "support automatic differentiation, but one of the arguments requires grad.")
-        if name in _NO_PARTIAL_OVERLAP or name in _NO_OVERLAP:
+        if name in _NO_PARTIAL_OVERLAP or name in _NO_OVERLAP or name in _EXTREMA and not unary:
             _check_overlap(name, args, kwargs, out)
         if name == "frexp" and isinstance(out, (tuple, list)) and len(out) == 2:
             from .ops.float_parts import check_frexp_out

@@ -4,6 +4,7 @@ a printed tensor's ``grad_fn=<...>`` read as under PyTorch (programs print them;
 import numpy as np
 import pytest
 import torch
+from oracle import assert_same_error
 
 import ember
 
@@ -448,3 +449,8 @@ def test_max_pool_nodes_are_pytorchs(nd):
     assert got[1][0] == got[0][0]
     for e, t in zip(got[1][1:], got[0][1:]):
         np.testing.assert_array_equal(e, t)
+
+
+@pytest.mark.parametrize("dim", [2, -3])
+def test_glu_dim_out_of_range_is_pytorchs_index_error(dim):
+    assert_same_error(lambda m: m.nn.functional.glu(m.ones(3, 4), dim))

@@ -272,6 +272,11 @@ def test_solve_shape_error():
     assert type(e) is RuntimeError and str(e) == str(t)
 
 
+def test_solve_dtype_error_names_pytorchs_scalar_types():
+    e, t = _errors(lambda m, a, b: m.linalg.solve(a, b.float()), np.eye(3), np.ones(3))
+    assert type(e) is RuntimeError and str(e) == str(t)  # (Double and Float, not float64 and float32)
+
+
 @pytest.mark.parametrize("offset, dim1, dim2", [(0, -2, -1), (1, -2, -1), (-2, 0, 2), (0, 1, 0)])
 def test_diag_embed(offset, dim1, dim2):
     check(lambda m, x: m.diag_embed(x, offset, dim1, dim2), [(2, 3)], dtype=F64)

@@ -61,6 +61,10 @@ def test_median_and_nanmedian_values_indices_and_gradients_as_pytorch(name, dtyp
     lambda m: m.nanmedian(m.tensor([1.0, 2.0, float("nan")], dtype=m.float16)),
     lambda m: m.nanmedian(m.tensor([[3, 1, 2]]), 1, True),
     lambda m: m.tensor([[float("nan"), 1.0], [2.0, float("nan")]]).nanmedian(0),
+    # an empty integer tensor's median(): the C cast of NaN PyTorch's kernel stores (ember raised ValueError)
+    lambda m: m.median(m.zeros(0, dtype=m.int64)),
+    lambda m: m.nanmedian(m.zeros(0, dtype=m.int32)),
+    lambda m: m.median(m.zeros(0, dtype=m.int8)),
 ])
 def test_nanmedian_edge_cases_as_pytorch(fn):
     e, t = fn(ember), fn(torch)
@@ -75,6 +79,8 @@ def test_nanmedian_edge_cases_as_pytorch(fn):
     lambda m: m.nanmedian(m.tensor([True, False])),
     lambda m: m.nanmedian(m.tensor([1j])),
     lambda m: m.median(m.tensor([True])),
+    lambda m: m.median(m.tensor([True]), 0),  # (with a dim PyTorch's kernel is median_out)
+    lambda m: m.nanmedian(m.tensor([1j]), 0),
     lambda m: m.nanmedian(m.zeros(2, 3), 2),
     lambda m: m.nanquantile(m.ones(3, dtype=m.int64), 0.5),
     lambda m: m.nanquantile(m.ones(3), 1.5),
@@ -104,3 +110,24 @@ def test_nanquantile_values_and_gradients_as_pytorch(q, interpolation, dim, keep
     for e, t in zip(*seen):
         assert e.shape == t.shape and e.dtype == t.dtype
         np.testing.assert_allclose(e, t, rtol=1e-6 if dtype == np.float32 else 1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_bfloat16_median_and_nanmedian_see_nan_as_pytorch(name, dim):
+    # bfloat16's NumPy kind is not "f": its NaN must still propagate (median) or be skipped (nanmedian)
+    a = _data((4, 7), np.float32, seed=3)
+    seen = []
+    for m in (ember, torch):
+        x = m.tensor(a).to(m.bfloat16)
+        out = getattr(x, name)() if dim is None else getattr(x, name)(dim)
+        values = out if dim is None else out.values
+        got = [values.float().numpy(), str(values.dtype).split(".")[-1]]
+        if dim is not None:
+            got.append(out.indices.numpy())
+        seen.append(got)
+    for e, t in zip(*seen):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_array_equal(e, t)
+        else:
+            assert e == t

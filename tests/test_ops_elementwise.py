@@ -581,6 +581,16 @@ ALPHA_ERRORS = {
     "complex_alpha_real": lambda m: m.add(m.ones(2), m.ones(2), alpha=1j),
     "sub_bool_in_place": lambda m: m.ones(2).sub_(True),
     "sub_bool_tensor_in_place": lambda m: m.ones(2).sub_(m.ones(2, dtype=m.bool)),
+    # PyTorch's order: a complex alpha for integral operands is the integral error; sub's bool operands before
+    # alpha; in place, a result that cannot be cast into the tensor before alpha
+    "complex_alpha_long": lambda m: m.add(m.ones(2, dtype=m.long), m.ones(2, dtype=m.long), alpha=2j),
+    "complex_alpha_bool": lambda m: m.add(m.ones(2, dtype=m.bool), True, alpha=1j),
+    "sub_bool_before_bool_alpha": lambda m: m.sub(m.ones(2), m.ones(2, dtype=m.bool), alpha=True),
+    "sub_bools_before_float_alpha": lambda m: m.sub(m.ones(2, dtype=m.bool), m.ones(2, dtype=m.bool), alpha=0.5),
+    "sub_bool_before_complex_alpha": lambda m: m.sub(m.ones(2, dtype=m.bool), 1.0, alpha=1j),
+    "sub_bool_in_place_before_alpha": lambda m: m.ones(2, dtype=m.bool).sub_(m.ones(2, dtype=m.bool), alpha=1.5),
+    "cast_before_bool_alpha_in_place": lambda m: m.ones(2, dtype=m.long).add_(m.ones(2), alpha=True),
+    "cast_before_complex_alpha_in_place": lambda m: m.ones(2, dtype=m.long).sub_(m.ones(2), alpha=2j),
 }
 
 
@@ -595,3 +605,37 @@ def test_alphas_pytorch_takes():
     assert_close(ember.add(ember.ones(2, dtype=ember.long), 1.5, alpha=2.0),
                  torch.add(torch.ones(2, dtype=torch.long), 1.5, alpha=2.0))
     assert_close(ember.ones(2).add_(1, alpha=0.5), torch.ones(2).add_(1, alpha=0.5))
+
+
+# name -> f(module): add/sub with an alpha where b's own product would promote (a bool or narrower b) or alpha
+# needs PyTorch's conversion to the result's dtype
+ALPHA_PRODUCTS = {
+    "int8_bool": lambda m: m.add(m.tensor([1, 0, 1], dtype=m.int8), m.tensor([True, False, True]), alpha=2),
+    "uint8_bool_negative": lambda m: m.add(m.tensor([1, 0, 1], dtype=m.uint8), m.tensor([True, False, True]),
+                                           alpha=-1),
+    "uint8_same_negative": lambda m: m.sub(m.tensor([1, 0, 9], dtype=m.uint8), m.tensor([1, 1, 0], dtype=m.uint8),
+                                           alpha=-1),
+    "float16_bool": lambda m: m.add(m.tensor([1.0, 0.0], dtype=m.float16), m.tensor([True, False]), alpha=0.5),
+    "bfloat16_int8": lambda m: m.sub(m.tensor([1.0, 0.0], dtype=m.bfloat16), m.tensor([3, -2], dtype=m.int8),
+                                     alpha=0.5),
+    "bool_bool": lambda m: m.add(m.tensor([True, False, False]), m.tensor([True, True, False]), alpha=2),
+    "bool_bool_zero": lambda m: m.add(m.tensor([True, False]), m.tensor([True, True]), alpha=0),
+    "bool_python_bool": lambda m: m.add(m.tensor([True, False]), True, alpha=-1),
+    "int32_bool_in_place": lambda m: m.tensor([1, 0, 1], dtype=m.int32).add_(m.tensor([True, False, True]), alpha=3),
+    "bool_bool_in_place": lambda m: m.tensor([True, False]).add_(m.tensor([False, True]), alpha=5),
+}
+
+
+@pytest.mark.parametrize("call", ALPHA_PRODUCTS)
+def test_alpha_scales_in_the_results_dtype_as_pytorch(call):
+    got, want = ALPHA_PRODUCTS[call](ember), ALPHA_PRODUCTS[call](torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.float().tolist() == want.float().tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.add(m.tensor([1, 0], dtype=m.int8), m.tensor([True, False]), alpha=300),
+    lambda m: m.tensor([1, 0], dtype=m.uint8).sub_(m.tensor([True, False]), alpha=256),
+])
+def test_an_alpha_past_an_integer_results_range_is_refused_as_pytorch(call):
+    assert_same_error(call)

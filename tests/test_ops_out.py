@@ -412,6 +412,12 @@ OVERLAPPING = {
     "index_select_shifted": lambda m: (lambda b: m.index_select(b[:4], 0, m.tensor([0, 1]), out=b[1:3]))(
         _buffer(m)),
     "expanded_out": lambda m: m.add(m.ones(4), 1, out=m.ones(1).expand(4)),
+    # max/min with a dim or of two tensors check as the pointwise ops (of all elements they do not)
+    "max_dim_part": lambda m: (lambda x: m.max(x, 0, out=(x[0], m.zeros(3, dtype=m.long))))(m.ones(3, 3)),
+    "min_dim_part": lambda m: (lambda b: m.min(b[:4].view(2, 2), 1, out=(b[1:3], m.zeros(2, dtype=m.long))))(
+        _buffer(m)),
+    "max_binary": lambda m: (lambda x: m.max(x, x.t(), out=x))(m.ones(3, 3)),
+    "minimum_like_min": lambda m: (lambda b: m.min(b[:4], b[4:8], out=b[1:5]))(_buffer(m)),
 }
 # and the overlaps PyTorch allows (the same view; strided views that are not dense)
 ALLOWED_OVERLAPS = {
@@ -420,6 +426,11 @@ ALLOWED_OVERLAPS = {
     "add_strided": lambda m: (lambda b: m.add(b[::2], 1, out=b[1::2]))(_buffer(m)),
     "cumsum_same": lambda m: (lambda b: m.cumsum(b[:4], 0, out=b[:4]))(_buffer(m)),
     "cat_disjoint": lambda m: (lambda b: m.cat([b[:3]], out=b[3:6]))(_buffer(m)),
+    # addmm/addmv expand their added input to the result's shape first: a repeated one is never refused
+    "addmm_row_bias": lambda m: (lambda b: m.addmm(b[:3], m.ones(3, 3), m.ones(3, 3), out=b[:9].view(3, 3)))(
+        _buffer(m)),
+    "addmv_scalar_bias": lambda m: (lambda b: m.addmv(b[1:2], m.ones(3, 3), m.ones(3), out=b[:3]))(_buffer(m)),
+    "max_of_all_elements": lambda m: (lambda b: m.max(b[:4], out=b[0]))(_buffer(m)),
 }
 
 

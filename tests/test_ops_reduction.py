@@ -716,6 +716,16 @@ KEEPDIM_WITHOUT_DIM = {
     "mean_method": lambda m, x: x.mean(keepdim=True),
     "mean_function": lambda m, x: m.mean(x, keepdim=True),
     "mean_dtype": lambda m, x: x.mean(keepdim=True, dtype=m.float64),
+    # keepdim given at all, False too, needs a dim; torch.mean with a dtype matches no overload; prod as sum
+    "sum_method_false": lambda m, x: x.sum(keepdim=False),
+    "sum_function_false": lambda m, x: m.sum(x, keepdim=False),
+    "mean_function_false": lambda m, x: m.mean(x, keepdim=False),
+    "mean_function_dtype": lambda m, x: m.mean(x, keepdim=True, dtype=m.float64),
+    "prod_method": lambda m, x: x.prod(keepdim=True),
+    "prod_method_false": lambda m, x: x.prod(keepdim=False),
+    "prod_function": lambda m, x: m.prod(x, keepdim=True),
+    "prod_function_dtype": lambda m, x: m.prod(x, keepdim=True, dtype=m.float64),
+    "prod_dim_none_keepdim_false": lambda m, x: m.prod(x, dim=None, keepdim=False),
 }
 
 

@@ -53,6 +53,10 @@ SCALARS = {
     "float64": lambda m: m.scalar_tensor(1, dtype=m.float64), "tensor": lambda m: m.scalar_tensor(m.tensor(1.5)),
     "complex": lambda m: m.scalar_tensor(1 + 2j, dtype=m.complex64),
     "requires_grad": lambda m: m.scalar_tensor(1.0, requires_grad=True),
+    # a half dtype is not checked: past its range the value is inf (float16), or rounds there (bfloat16)
+    "float16_past_range": lambda m: m.scalar_tensor(1e5, dtype=m.float16),
+    "bfloat16_past_range": lambda m: m.scalar_tensor(-1e39, dtype=m.bfloat16),
+    "bfloat16_rounded": lambda m: m.scalar_tensor(65520.0, dtype=m.bfloat16),
 }
 
 
@@ -61,9 +65,11 @@ def test_scalar_tensor_is_pytorchs(call):
     got, want = SCALARS[call](ember), SCALARS[call](torch)
     assert got.shape == () and got.dtype.name == str(want.dtype).split(".")[1]
     assert got.requires_grad == want.requires_grad
+    if want.dtype == torch.bfloat16:  # (no NumPy array of PyTorch's bfloat16)
+        got, want = got.float(), want.float()
     assert_close(got.detach(), want.detach())
 
 
-@pytest.mark.parametrize("s", ["a", 1 + 2j, 1e39])
+@pytest.mark.parametrize("s", ["a", 1 + 2j, 1e39, "1-d tensor"])
 def test_scalar_tensor_errors_are_pytorchs(s):
-    assert_same_error(lambda m: m.scalar_tensor(s))
+    assert_same_error(lambda m: m.scalar_tensor(m.tensor([1.0]) if s == "1-d tensor" else s))

@@ -16,19 +16,22 @@ else:
 class ReductionMethods:
     __slots__ = ()
 
-    def sum(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-        if dim is NOT_GIVEN and keepdim:
+    # (keepdim=NOT_GIVEN: given at all, even False, without a dim it is PyTorch's TypeError)
+    def sum(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
             raise ops.reduction.keepdim_without_dim("sum", True, dtype)
         return ops.reduction.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-        if dim is NOT_GIVEN and keepdim:
+    def mean(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
             raise ops.reduction.keepdim_without_dim("mean", True, dtype)
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 
-    def prod(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+    def prod(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
         if dim is None:
-            raise ops.reduction.prod_dim_none(method=True, alone=not keepdim and dtype is None)
+            raise ops.reduction.prod_dim_none(method=True, alone=keepdim is NOT_GIVEN and dtype is None)
+        if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
+            raise ops.reduction.keepdim_without_dim("prod", True, dtype)
         return ops.reduction.prod(self, dim, keepdim, dtype=dtype)
 
     def max(self, dim=None, keepdim: bool = False) -> Any:

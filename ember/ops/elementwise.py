@@ -404,7 +404,7 @@ def check_alpha(a, b, alpha) -> None:
     kind = max(kinds, key=_KIND_ORDER.index)
     if alpha.__class__ is bool and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and kind in "biu":
+    if isinstance(alpha, (float, complex)) and kind in "biu":  # (a complex one too: PyTorch tests this first)
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if isinstance(alpha, complex) and kind != "c":
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
@@ -421,7 +421,7 @@ def add(a, b, *, alpha=1):
     if alpha != 1:
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
-        b = _scaled(b, alpha)
+        b = scaled_operand(a, b, alpha)
     # two tensors of one dtype need no promotion (promote's own first test, without its call: the common case),
     # unless there are meta tensors (promote checks the devices)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
@@ -440,31 +440,47 @@ def fused_alpha(a, b, alpha) -> bool:
     return number_in_float32(a._data, b)
 
 
-def _scaled(b, alpha):
-    """``alpha * b`` of add/sub: a Python number stays one (a weak scalar in promotion)."""
-    return mul(b, alpha) if isinstance(b, Tensor) else b * alpha
+def scaled_operand(a, b, alpha):
+    """``alpha * b`` of add/sub (not fused, ``fused_alpha``): a tensor ``b`` scaled in the result's dtype, as
+    PyTorch's kernel computes ``a + alpha * b`` (a bool or int8 ``b`` beside an int8 or float16 ``a`` is not made an
+    int64 or float32 product), ``alpha`` converted to that dtype as PyTorch converts it (300 for int8 its error,
+    -1 for uint8 255, any alpha for bool its truth); a Python number ``b`` stays one (a weak scalar in promotion)."""
+    if b.__class__ is not Tensor and a.__class__ is Tensor and a._data.dtype.kind in "fc":
+        return b * alpha  # (a number beside a float32/float64 tensor: nothing to convert)
+    pa, pb = promote(a, b)
+    dt = (pb if isinstance(pb, Tensor) else pa)._data.dtype
+    if dt == xp.bool_:  # (bool operands: a + alpha * b is a or (alpha and b))
+        return mul(pb, bool(alpha)) if isinstance(b, Tensor) else bool(alpha) and b
+    converted = _dtype.checked_fill(alpha, dt)
+    return mul(pb, converted) if isinstance(b, Tensor) else b * alpha
 
 
 def _is_bool(v) -> bool:
     return v.__class__ is bool or isinstance(v, Tensor) and v._data.dtype == xp.bool_
 
 
-def sub(a, b, *, alpha=1):
-    if alpha.__class__ is not int:
-        check_alpha(a, b, alpha)
-    if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
-            (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
-        return out
+def refuse_bool_sub(a, b) -> None:
+    """PyTorch's sub_check: a bool operand is its RuntimeError (checked before ``alpha``)."""
     if _is_bool(a) or _is_bool(b):
         if _is_bool(a) and _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                "Use the `^` or `logical_xor()` operator instead.")
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def sub(a, b, *, alpha=1):
+    # (an int alpha of 1 only: any other alpha is checked below, after the bool operands, as PyTorch's order)
+    if alpha.__class__ is int and alpha == 1 and b.__class__ is Tensor and a.__class__ is Tensor and \
+            (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)
+        return out
+    refuse_bool_sub(a, b)
+    if alpha.__class__ is not int:
+        check_alpha(a, b, alpha)
     if alpha != 1:
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
-        b = _scaled(b, alpha)
+        b = scaled_operand(a, b, alpha)
     a, b = promote(a, b)
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
         a, b = _half_operands(a, b)

@@ -505,7 +505,10 @@ def setitem(x: Tensor, idx, value) -> None:
         elif varr.__class__ is xp.ndarray:
             varr = via_float32(varr, x._data.dtype)
     else:
-        with quiet():  # (a number past a floating dtype's range is stored as inf, silently, as PyTorch's)
+        # a number is PyTorch's scalar_tensor of x's dtype: past a half precision range stored as inf, silently;
+        # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error
+        value = _dtype.checked_scalar(value, x._data.dtype)
+        with quiet():
             varr = half_number(value, x._data.dtype)
     try:
         with quiet():

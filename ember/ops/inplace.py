@@ -100,27 +100,37 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     return x
 
 
+def _check_alpha(x: Tensor, other, alpha) -> None:
+    """``ew.check_alpha`` for ``x.add_(other)``/``sub_``: a result that cannot be cast into ``x`` is PyTorch's error
+    first (its TensorIterator is built before alpha is checked)."""
+    try:
+        ew.check_alpha(x, other, alpha)
+    except RuntimeError:
+        a, b = ew.promote(x, other)
+        _check_cast((a if isinstance(a, Tensor) else b)._data.dtype, x)
+        raise
+
+
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha.__class__ is not int:
-        ew.check_alpha(x, other, alpha)
+        _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
-        other = other * alpha
+        other = ew.scaled_operand(x, other, alpha)
     return _binary_inplace(x, other, xp.add, ew.add)
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
+    ew.refuse_bool_sub(x, other)  # (PyTorch's error for a bool operand, before alpha's)
     if alpha.__class__ is not int:
-        ew.check_alpha(x, other, alpha)
-    if ew._is_bool(x) or ew._is_bool(other):
-        ew.sub(x, other)  # (PyTorch's error for a bool operand)
+        _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
-        other = other * alpha
+        other = ew.scaled_operand(x, other, alpha)
     return _binary_inplace(x, other, xp.subtract, ew.sub)
 
 

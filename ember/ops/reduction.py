@@ -310,25 +310,29 @@ def _in_bool(out: Tensor, x: Tensor) -> Tensor:
 
 
 def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
-    """PyTorch's TypeError for ``keepdim=True`` given to ``sum``/``mean`` without a ``dim`` (``method``:
-    ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the dim."""
-    if dtype is not None:
+    """PyTorch's TypeError for ``keepdim=`` (True or False) given to ``sum``/``mean``/``prod`` without a ``dim``
+    (``method``: ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the
+    dim (``torch.mean``'s overloads take the dtype as a keyword there: no overload matches)."""
+    if dtype is not None and (method or name != "mean"):
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    rest = "tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None"
+    rest = f"{'int' if name == 'prod' else 'tuple of ints'} dim, bool keepdim = False, *, torch.dtype dtype = None"
     if method:
         return TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), but expected "
                          f"one of:\n * (*, torch.dtype dtype = None)\n * ({rest})\n")
+    got = "Tensor, keepdim=bool" if dtype is None else "Tensor, dtype=torch.dtype, keepdim=bool"
     out = ", Tensor out = None" if name == "mean" else ""
-    return TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, keepdim=bool), but "
-                     f"expected one of:\n * (Tensor input, *, torch.dtype dtype = None{out})\n * (Tensor input, "
-                     f"{rest}, Tensor out = None)\n")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f" * (Tensor input, *, torch.dtype dtype = None{out})\n"
+                     f" * (Tensor input, {rest}, Tensor out = None)\n")
 
 
-def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-    if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim needs a dim)
-        if keepdim:
+def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+    if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim, even False, needs a dim)
+        if keepdim is not NOT_GIVEN:
             raise keepdim_without_dim("sum", False, dtype)
         dim = None
+    if keepdim is NOT_GIVEN:
+        keepdim = False
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
     if dim is None and dtype is None and (out := apply_one(Sum, x, None, keepdim)) is not None:
         return out
@@ -338,11 +342,13 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tenso
     return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
-def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
     if dim is NOT_GIVEN:
-        if keepdim:
+        if keepdim is not NOT_GIVEN:
             raise keepdim_without_dim("mean", False, dtype)
         dim = None
+    if keepdim is NOT_GIVEN:
+        keepdim = False
     if dtype is not None:
         x = cast(x, dtype)
     if np_kind(x._data.dtype) not in "fc":
@@ -357,11 +363,15 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tens
 
 
 @full_precision
-def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
     """The product of all elements (no ``dim``) or along ``dim`` (one int: PyTorch's ``prod`` takes no tuple of
-    dims, and refuses ``dim=None``, TypeError, where ``sum`` takes it for all elements)."""
+    dims, and refuses ``dim=None``, TypeError, where ``sum`` takes it for all elements; ``keepdim`` needs a dim)."""
     if dim is None:
-        raise prod_dim_none(method=False, alone=not keepdim and dtype is None)
+        raise prod_dim_none(method=False, alone=keepdim is NOT_GIVEN and dtype is None)
+    if keepdim is NOT_GIVEN:
+        keepdim = False
+    elif dim is NOT_GIVEN:
+        raise keepdim_without_dim("prod", False, dtype)
     x = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
     return _in_bool(Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)

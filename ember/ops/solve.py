@@ -152,7 +152,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
                            "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
-                           f"{A.dtype.name} and B of type {B.dtype.name} instead")
+                           f"{_dtype.SCALAR_TYPE_NAMES[A.dtype.name]} and B of type "
+                           f"{_dtype.SCALAR_TYPE_NAMES[B.dtype.name]} instead")
     return Solve.apply(A, B, vector=vector, left=bool(left), name="linalg.solve")
 
 

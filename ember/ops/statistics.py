@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from .. import return_types
-from .._backend import xp
+from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
@@ -68,9 +68,18 @@ class NanmedianBackward0(EvenlyDistributed):
     """``nanmedian()``."""
 
 
-def _check_median_dtype(x: Tensor) -> None:
-    if x._data.dtype.kind in "bc":  # (PyTorch's CPU kernel, named median_cpu for nanmedian too)
-        raise not_implemented_for("median_cpu", x.dtype)
+def _check_median_dtype(x: Tensor, dim) -> None:
+    if x._data.dtype.kind in "bc":  # (PyTorch's CPU kernels, named median_cpu / median_out for nanmedian too)
+        raise not_implemented_for("median_cpu" if dim is None else "median_out", x.dtype)
+
+
+def _nan_in(dtype):
+    """The NaN of an empty ``median()``, as PyTorch's CPU kernel stores it in ``dtype``: an integer dtype holds
+    the C cast of NaN (the lowest int64 or int32, an 8- or 16-bit one the low bits of int32's: 0)."""
+    if np_kind(dtype) == "f":
+        return xp.array(xp.nan, dtype=dtype)
+    with quiet():
+        return xp.array(xp.nan).astype(xp.int64 if dtype.itemsize == 8 else xp.int32).astype(dtype)
 
 
 def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
@@ -90,16 +99,17 @@ def nanmedian(x: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool):
-    _check_median_dtype(x)
+    _check_median_dtype(x, dim)
     a = x._data
-    nan_named, ignore_nan = ignore_nan, ignore_nan and a.dtype.kind == "f"
+    floating = np_kind(a.dtype) == "f"  # (bfloat16's NumPy kind is "V")
+    nan_named, ignore_nan = ignore_nan, ignore_nan and floating
     if dim is None:
         flat = a.reshape(-1)
         if ignore_nan:
             flat = flat[~xp.isnan(flat)]
         if flat.size == 0:
-            value = xp.array(xp.nan, dtype=a.dtype)
-        elif not ignore_nan and a.dtype.kind == "f" and xp.isnan(flat).any():
+            value = _nan_in(a.dtype)
+        elif not ignore_nan and floating and xp.isnan(flat).any():
             value = xp.array(xp.nan, dtype=a.dtype)
         else:
             k = (flat.size - 1) // 2

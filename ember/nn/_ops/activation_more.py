@@ -12,7 +12,7 @@ from ... import _dtype, _warnings
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._meta import is_meta, meta_array
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _wrap_dim
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.activation import log_softmax as _log_softmax
@@ -269,7 +269,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise not_implemented_for("glu_cpu", input.dtype)
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim % input.ndim if -input.ndim <= dim < input.ndim else dim
+    d = _wrap_dim(dim, input.ndim)  # (out of range: PyTorch's IndexError)
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
