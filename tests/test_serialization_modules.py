@@ -251,3 +251,27 @@ def test_bound_methods_save_and_load_as_pytorch_pickles_them():
         torch.save({"f": TorchRound.apply}, tbuf)
         tbuf.seek(0)
         torch.load(tbuf)
+
+
+@pytest.mark.parametrize("value", [np.int64(4), np.float32(0.1), np.float64(-2.5), np.bool_(True), np.uint8(200),
+                                   np.complex64(1 - 2j), np.float16(np.inf)])
+def test_numpy_scalars_save_and_load_as_pytorch_pickles_them(value):
+    # pytorch-fm builds its Embeddings from np.int64 sizes and saves the whole model; checkpoints keep np.float64
+    # metrics: PyTorch pickles them, gives them back with weights_only=False and refuses them by default
+    tbuf = io.BytesIO()
+    torch.save({"v": value, "emb": torch.nn.Embedding(np.int64(4), 2)}, tbuf)
+    tbuf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(tbuf)
+    tbuf.seek(0)
+    ref = torch.load(tbuf, weights_only=False)
+    buf = saved({"v": value, "emb": nn.Embedding(np.int64(4), 2)})
+    out = ember.load(buf, weights_only=False)
+    for got, want in ((out["v"], ref["v"]), (out["emb"].num_embeddings, ref["emb"].num_embeddings)):
+        assert type(got) is type(want) and (got == want or (np.isnan(got) and np.isnan(want)))
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="numpy._core.multiarray.scalar"):
+        ember.load(saved([value]))
+    with safe_globals([np._core.multiarray.scalar]):
+        (back,) = ember.load(saved([value]))
+        assert type(back) is type(value) and back == value

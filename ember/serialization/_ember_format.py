@@ -7,6 +7,7 @@
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
     (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
     ``{"global": "module.qualname"}`` (a class or function, by reference),
+    ``{"npscalar": i}`` (a NumPy scalar, payload i holding it as a 0-d array),
     ``{"method": [NODE, NAME]}`` (a bound method: its object, by the NODE rules, and its name, as pickle keeps
     one: a custom Function's ``apply``, a module's own method held as an attribute) or
     ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
@@ -82,6 +83,10 @@ class Encoder:
         self._depth = 0  # containers and modules open around the object being encoded
 
     def encode(self, obj: Any):
+        if isinstance(obj, xp.generic) and is_plain_numeric(obj.dtype):
+            # a NumPy scalar (np.int64 sizes from a dataset, np.float64 metrics, a float subclass), which pickle keeps
+            # as one: stored as a 0-d array (exact for every dtype), the array object kept alive in self.arrays
+            return {"npscalar": self._payload(xp.asarray(obj))}
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return obj
         if isinstance(obj, (Tensor, xp.ndarray)):
@@ -240,6 +245,8 @@ class Decoder:
             return self._module(value)
         if tag == "module_ref" and type(value) is int and 0 <= value < len(self._modules):
             return self._modules[value]
+        if tag == "npscalar" and type(value) is int and 0 <= value < len(self.entries):
+            return self._npscalar(value)
         if tag == "method" and isinstance(value, list) and len(value) == 2 and isinstance(value[1], str):
             return self._method(*value)
         self.fail(f"unexpected entry {str({tag: value})[:80]!r} in {MANIFEST}")
@@ -279,6 +286,15 @@ class Decoder:
                 self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
             d[name] = self.decode(value)
         return m
+
+    def _npscalar(self, i: int):
+        # PyTorch's pickle rebuilds a NumPy scalar with numpy._core.multiarray.scalar, which a weights_only load
+        # refuses unless it is allowlisted: the same rule here
+        _globals.resolve("numpy._core.multiarray.scalar", self.weights_only, self.what, self.fail)
+        a = self._decode("array", i)
+        if not (isinstance(a, xp.ndarray) and a.ndim == 0):
+            self.fail(f"arrays/{i}.npy does not hold a NumPy scalar")
+        return a[()]
 
     def _method(self, owner_node, name: str):
         # PyTorch's pickle rebuilds a bound method by calling builtins.getattr, a global that a weights_only load
