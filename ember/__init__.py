@@ -177,6 +177,7 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .ops import addcdiv, addcmul, clone, dequantize
 from .ops.activation import _softmax_backward_data, log_softmax, softmax
+from .ops.broadcasting import broadcast_shapes, broadcast_tensors
 from .ops.complex import (
     adjoint,
     angle,
@@ -686,7 +687,8 @@ __all__ = [
     "BFloat16Tensor",
     "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "blackman_window", "bmm", "bool", "BoolTensor", "broadcast_to", "bucketize",
+    "blackman_window", "bmm", "bool", "BoolTensor", "broadcast_shapes", "broadcast_tensors", "broadcast_to",
+    "bucketize",
     "ByteTensor", "cartesian_prod", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "channels_last",
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",

@@ -180,3 +180,98 @@ def test_attention_model_loads_with_the_linear_modules_allowlist_pytorch_needs()
         out = ember.load(saved(model))
     assert type(out.layers[0].self_attn.out_proj) is linear.NonDynamicallyQuantizableLinear
     np.testing.assert_allclose(out(x).detach().numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def _rounding_function(autograd):
+    class RoundStraightThrough(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.round()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    return RoundStraightThrough
+
+
+EmberRound = _rounding_function(ember.autograd)
+EmberRound.__qualname__ = "EmberRound"
+TorchRound = _rounding_function(torch.autograd)
+TorchRound.__qualname__ = "TorchRound"
+
+
+class HoldsMethods(nn.Module):
+    """A module holding bound methods, as intro_dgm's VAEs hold `self.round = RoundStraightThrough.apply`."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.round, self.act = EmberRound.apply, self.double
+
+    def double(self, x):
+        return 2 * x
+
+    def forward(self, x):
+        return self.act(self.round(self.lin(x)))
+
+
+class TorchHoldsMethods(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.round, self.act = TorchRound.apply, self.double
+
+    def double(self, x):
+        return 2 * x
+
+
+def test_bound_methods_save_and_load_as_pytorch_pickles_them():
+    # PyTorch pickles a bound method as getattr(its object, its name): the class for a Function's apply, the
+    # module itself for its own method; a weights_only load refuses builtins.getattr unless it is allowlisted
+    tbuf = io.BytesIO()
+    torch.save(TorchHoldsMethods(), tbuf)
+    tbuf.seek(0)
+    tout = torch.load(tbuf, weights_only=False)
+    assert tout.round.__self__ is TorchRound and tout.act.__self__ is tout
+    net = HoldsMethods()
+    x = ember.tensor([[0.3, -1.7], [2.2, 0.9]], requires_grad=True)
+    out = ember.load(saved(net), weights_only=False)
+    assert out.round.__self__ is EmberRound and out.round.__func__ is EmberRound.apply.__func__
+    assert out.act.__self__ is out and out.act.__func__ is HoldsMethods.double
+    np.testing.assert_array_equal(out(x).detach().numpy(), net(x).detach().numpy())
+    out(x).sum().backward()  # the straight-through backward of the rebuilt Function
+    assert x.grad is not None
+    with pytest.raises(pickle.UnpicklingError, match="builtins.getattr"):
+        ember.load(saved({"f": EmberRound.apply}))
+    with safe_globals([getattr, EmberRound]):
+        assert ember.load(saved({"f": EmberRound.apply}))["f"].__self__ is EmberRound
+    with pytest.raises(pickle.UnpicklingError):
+        tbuf = io.BytesIO()
+        torch.save({"f": TorchRound.apply}, tbuf)
+        tbuf.seek(0)
+        torch.load(tbuf)
+
+
+@pytest.mark.parametrize("value", [np.int64(4), np.float32(0.1), np.float64(-2.5), np.bool_(True), np.uint8(200),
+                                   np.complex64(1 - 2j), np.float16(np.inf)])
+def test_numpy_scalars_save_and_load_as_pytorch_pickles_them(value):
+    # pytorch-fm builds its Embeddings from np.int64 sizes and saves the whole model; checkpoints keep np.float64
+    # metrics: PyTorch pickles them, gives them back with weights_only=False and refuses them by default
+    tbuf = io.BytesIO()
+    torch.save({"v": value, "emb": torch.nn.Embedding(np.int64(4), 2)}, tbuf)
+    tbuf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(tbuf)
+    tbuf.seek(0)
+    ref = torch.load(tbuf, weights_only=False)
+    buf = saved({"v": value, "emb": nn.Embedding(np.int64(4), 2)})
+    out = ember.load(buf, weights_only=False)
+    for got, want in ((out["v"], ref["v"]), (out["emb"].num_embeddings, ref["emb"].num_embeddings)):
+        assert type(got) is type(want) and (got == want or (np.isnan(got) and np.isnan(want)))
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="numpy._core.multiarray.scalar"):
+        ember.load(saved([value]))
+    with safe_globals([np._core.multiarray.scalar]):
+        (back,) = ember.load(saved([value]))
+        assert type(back) is type(value) and back == value

@@ -10,17 +10,10 @@ from .._backend import xp
 from .._size import Size
 from .._tensor import Tensor
 from ..autograd import enable_grad
+from ..ops.broadcasting import broadcast_shapes
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "tril_matrix_to_vec",
            "vec_to_tril_matrix"]
-
-
-def broadcast_shapes(*shapes) -> Size:
-    try:
-        return Size(xp.broadcast_shapes(*(tuple(s) for s in shapes)))
-    except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: "
-                           f"{', '.join(str(list(s)) for s in shapes)}") from None
 
 
 def broadcast_all(*values):

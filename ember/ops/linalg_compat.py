@@ -24,7 +24,14 @@ def inverse(input: Tensor) -> Tensor:
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``."""
+    """``torch.cholesky`` (deprecated in PyTorch, which warns once): ``linalg.cholesky``."""
+    from .. import _warnings
+
+    _warnings.warn_once(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch "
+        "release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+        "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+        "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     return _cholesky(input, upper=upper)
 
 
@@ -44,7 +51,16 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
-    """``(solution, cloned_coefficient)``: X with ``op(A) X = b``, op(A) = A or A^T, reading A's triangle."""
+    """``(solution, cloned_coefficient)``: X with ``op(A) X = b``, op(A) = A or A^T, reading A's triangle
+    (deprecated in PyTorch, which warns once)."""
+    from .. import _warnings
+
+    # (PyTorch's message runs "solve_triangularand" together)
+    _warnings.warn_once(
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a "
+        "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
+        "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+        "X = torch.linalg.solve_triangular(A, B).")
     check_matrix(A, "triangular_solve")
     tri = A.mT if transpose else A
     x = solve_triangular(tri, b, upper=upper != transpose, unitriangular=unitriangular)
@@ -71,8 +87,15 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
 
 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
-    """``torch.lu_solve`` (deprecated in PyTorch): X with ``A X = b`` from A's LU factorization."""
+    """``torch.lu_solve`` (deprecated in PyTorch, which warns once): X with ``A X = b`` from A's LU factorization."""
+    from .. import _warnings
     from ..linalg import lu_solve as _lu_solve
+
+    # (PyTorch's message runs "lu_solveand" together)
+    _warnings.warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+                        "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                        "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, "
+                        "B)")
 
     return _lu_solve(LU_data, LU_pivots, b)
 
@@ -104,7 +127,14 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
 
 
 def qr(input: Tensor, some: bool = True):
-    """``torch.qr`` (deprecated in PyTorch): ``linalg.qr`` in "reduced" (some) or "complete" mode."""
+    """``torch.qr`` (deprecated in PyTorch, which warns once): ``linalg.qr`` in "reduced" (some) or "complete"
+    mode."""
+    from .. import _warnings
+
+    _warnings.warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                        "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, "
+                        "R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some "
+                        "else 'complete')")
     q, r = _qr(input, mode="reduced" if some else "complete")
     return result("qr", ("Q", "R"), (q, r))
 

@@ -6,7 +6,10 @@
     a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``, ``{"size": [INT...]}`` (an ``ember.Size``),
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
     (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
-    ``{"global": "module.qualname"}`` (a class or function, by reference) or
+    ``{"global": "module.qualname"}`` (a class or function, by reference),
+    ``{"npscalar": i}`` (a NumPy scalar, payload i holding it as a 0-d array),
+    ``{"method": [NODE, NAME]}`` (a bound method: its object, by the NODE rules, and its name, as pickle keeps
+    one: a custom Function's ``apply``, a module's own method held as an attribute) or
     ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
     "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
     (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"module_ref": k}`` (the k-th module
@@ -80,6 +83,10 @@ class Encoder:
         self._depth = 0  # containers and modules open around the object being encoded
 
     def encode(self, obj: Any):
+        if isinstance(obj, xp.generic) and is_plain_numeric(obj.dtype):
+            # a NumPy scalar (np.int64 sizes from a dataset, np.float64 metrics, a float subclass), which pickle keeps
+            # as one: stored as a 0-d array (exact for every dtype), the array object kept alive in self.arrays
+            return {"npscalar": self._payload(xp.asarray(obj))}
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return obj
         if isinstance(obj, (Tensor, xp.ndarray)):
@@ -90,12 +97,16 @@ class Encoder:
             return {"size": [int(n) for n in obj]}
         if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
             return {"global": _globals.path_of(obj)}
+        if isinstance(obj, types.MethodType):
+            # pickle keeps a bound method as getattr(its object, its name), so torch.save stores a module holding
+            # `self.round = RoundFunction.apply` (a classmethod bound to the class) or one of its own methods
+            return {"method": [self.encode(obj.__self__), obj.__name__]}
         module_class = _module_class()
         if not isinstance(obj, (list, tuple, dict)) and not (module_class and isinstance(obj, module_class)):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
-                "arrays, numbers, strings, None, dtypes, nn.Modules, classes and functions (by name) and "
-                f"lists/tuples/dicts of them{_fields_hint(obj)}"
+                "arrays, numbers, strings, None, dtypes, nn.Modules, classes and functions (by name), methods "
+                f"bound to those and lists/tuples/dicts of them{_fields_hint(obj)}"
             )
         if id(obj) in self._modules:
             return {"module_ref": self._modules[id(obj)]}
@@ -234,6 +245,10 @@ class Decoder:
             return self._module(value)
         if tag == "module_ref" and type(value) is int and 0 <= value < len(self._modules):
             return self._modules[value]
+        if tag == "npscalar" and type(value) is int and 0 <= value < len(self.entries):
+            return self._npscalar(value)
+        if tag == "method" and isinstance(value, list) and len(value) == 2 and isinstance(value[1], str):
+            return self._method(*value)
         self.fail(f"unexpected entry {str({tag: value})[:80]!r} in {MANIFEST}")
 
     def _pairs(self, value) -> list:
@@ -271,6 +286,24 @@ class Decoder:
                 self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
             d[name] = self.decode(value)
         return m
+
+    def _npscalar(self, i: int):
+        # PyTorch's pickle rebuilds a NumPy scalar with numpy._core.multiarray.scalar, which a weights_only load
+        # refuses unless it is allowlisted: the same rule here
+        _globals.resolve("numpy._core.multiarray.scalar", self.weights_only, self.what, self.fail)
+        a = self._decode("array", i)
+        if not (isinstance(a, xp.ndarray) and a.ndim == 0):
+            self.fail(f"arrays/{i}.npy does not hold a NumPy scalar")
+        return a[()]
+
+    def _method(self, owner_node, name: str):
+        # PyTorch's pickle rebuilds a bound method by calling builtins.getattr, a global that a weights_only load
+        # refuses unless it is allowlisted: the same rule, and the same error, here
+        getter = _globals.resolve("builtins.getattr", self.weights_only, self.what, self.fail)
+        method = getter(self.decode(owner_node), name)
+        if not callable(method):
+            self.fail(f"{name!r} of a saved object is not a method")
+        return method
 
     def _array(self, i: int):
         entry = self.entries[i]

@@ -9,8 +9,10 @@ plain attributes (``self.training``, hyper-parameters) cost nothing extra.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
+from types import MappingProxyType
 from typing import Any
 
 from ... import _dtype, _trace
@@ -534,6 +536,51 @@ class Module(HooksMixin):
         return self
 
     # ------------------------------------------------------------------ state_dict
+    # PyTorch's state-dict hook stores (dicts from a handle's id to the hook). A module gets its own dict when a
+    # hook is first registered on it; until then the class's empty mapping answers (most modules never have one).
+    _state_dict_pre_hooks = _state_dict_hooks = MappingProxyType({})
+    _load_state_dict_pre_hooks = _load_state_dict_post_hooks = MappingProxyType({})
+
+    def _own_hooks(self, store: str) -> OrderedDict:
+        hooks = self.__dict__.get(store)
+        if hooks is None:
+            hooks = self.__dict__[store] = OrderedDict()
+        return hooks
+
+    def _file_hook(self, store: str, hook: Callable) -> RemovableHandle:
+        hooks = self._own_hooks(store)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` collects this module's entries."""
+        return self._file_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module's entries (its children's
+        included) are in ``state_dict``; it edits the dict in place and returns None."""
+        return self._file_hook("_state_dict_hooks", _PublicStateDictHook(hook))
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's older form of ``register_state_dict_post_hook``: a value the hook returns replaces the dict."""
+        return self._file_hook("_state_dict_hooks", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)`` before
+        ``load_state_dict`` reads this module's entries (the module first with ``with_module``); the hook may edit
+        the dict (a copy of the caller's), e.g. to rename or merge old checkpoints' keys."""
+        return self._file_hook("_load_state_dict_pre_hooks", functools.partial(hook, self) if with_module else hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` after loading, before the strict check: removing keys from
+        ``incompatible_keys.missing_keys`` / ``unexpected_keys`` keeps them from being errors."""
+        return self._file_hook("_load_state_dict_post_hooks", hook)
+
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
         """Parameters and persistent buffers by dotted name, in PyTorch's order (each module: params, buffers)."""
         if args:  # PyTorch's deprecated positional form state_dict(destination, prefix, keep_vars)
@@ -541,9 +588,12 @@ class Module(HooksMixin):
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # each module's version by prefix, as PyTorch's
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        local_metadata = {"version": self._version}
         metadata = getattr(destination, "_metadata", None)
         if metadata is not None:  # (what load_state_dict reads to tell old layouts apart: _BatchNorm's)
-            metadata[prefix[:-1]] = {"version": self._version}
+            metadata[prefix[:-1]] = local_metadata
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
@@ -553,6 +603,13 @@ class Module(HooksMixin):
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if isinstance(hook, _PublicStateDictHook):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
@@ -560,16 +617,37 @@ class Module(HooksMixin):
 
         ``strict`` (default) raises RuntimeError listing missing and unexpected keys; otherwise they
         are returned. Shape mismatches always raise. ``assign=True`` replaces the tensors instead of copying.
+        Load pre-hooks run before each module's entries are read (parents first), post-hooks after all are.
         """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         missing, errors = [], []
         expected = set()
+        modules = list(self.named_modules(remove_duplicate=False))
+        hooked = any(m._load_state_dict_pre_hooks or m._load_state_dict_post_hooks for _, m in modules)
+        if hooked:  # the hooks edit a copy, as PyTorch's, never the caller's dict
+            metadata = getattr(state_dict, "_metadata", None)
+            state_dict = OrderedDict(state_dict)
+            if metadata is not None:
+                state_dict._metadata = metadata
+        unexpected: list = []
         with no_grad():
-            for mod_prefix, mod in self.named_modules(remove_duplicate=False):
+            for mod_prefix, mod in modules:
                 pre = mod_prefix + "." if mod_prefix else ""
+                if mod._load_state_dict_pre_hooks:
+                    local_metadata = getattr(state_dict, "_metadata", {}).get(pre[:-1], {})
+                    for hook in mod._load_state_dict_pre_hooks.values():
+                        hook(state_dict, pre, local_metadata, True, missing, unexpected, errors)
                 mod._load_local(state_dict, pre, assign, missing, errors, expected)
-        unexpected = [k for k in state_dict.keys() if k not in expected]
+        unexpected += [k for k in state_dict.keys() if k not in expected and k not in unexpected]
+        if hooked:
+            keys = _IncompatibleKeys(missing, unexpected)
+            for _, mod in reversed(modules):  # children before their parents, as PyTorch's
+                for hook in mod._load_state_dict_post_hooks.values():
+                    if hook(mod, keys) is not None:
+                        raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                             "expected to return new values, if incompatible_keys need to be "
+                                             "modified, it should be done inplace.")
         if strict:
             quoted = lambda keys: ", ".join(f'"{k}"' for k in keys)  # noqa: E731
             if unexpected:
@@ -624,6 +702,19 @@ class Module(HooksMixin):
         if len(extra_lines) == 1 and not child_lines:
             return f"{self._get_name()}({extra_lines[0]})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class _PublicStateDictHook:
+    """A hook filed by ``register_state_dict_post_hook``, which must return None (the private form may return a
+    new dict): PyTorch marks the hook itself; a wrapper marks bound methods and builtins too."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self, hook: Callable) -> None:
+        self.hook = hook
+
+    def __call__(self, *args):
+        return self.hook(*args)
 
 
 def _moved(t: Tensor, convert: Callable[[Any], Any]) -> Tensor:
