@@ -36,6 +36,7 @@ from collections.abc import Callable
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
+from ._meta import is_meta
 from ._signatures import with_keywords
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
@@ -198,6 +199,32 @@ def _overlap(a, b) -> str | None:
     if a_begin == b_begin and a_end == b_end:
         return "full" if a.strides == b.strides else "partial"
     return "partial" if a_begin < b_end and b_begin < a_end else None
+
+
+def _owner(a):
+    """The object at the end of array ``a``'s chain of bases: the memory's owner (``a`` itself when it owns it)."""
+    b = a.base
+    while b is not None:
+        a, b = b, getattr(b, "base", None)
+    return a
+
+
+def refuse_partial_overlap(written, other) -> None:
+    """PyTorch's refusal of an in-place op whose tensor input ``other`` shares part, not all, of the written
+    tensor's memory (``x[1:].add_(x[:-1])``, ``y.copy_(y.t())``: TensorIterator's assert_no_partial_overlap):
+    ``written`` is the tensor's array; ``other`` any argument of the op (a number passes). The very same elements
+    laid out alike (``x.add_(x)``) are allowed, and a strided input that is not dense (``expand``, a step) is taken
+    as not overlapping, as PyTorch's test does; meta tensors have no memory to share. Two arrays that each own
+    their memory (the common case) are told apart before any address is read."""
+    if isinstance(other, Tensor):
+        o = other._data
+        try:
+            if o is written or o.base is None and written.base is None:
+                return
+        except (AttributeError, NotImplementedError):  # (not an array: a sparse tensor's data)
+            return
+        if _owner(o) is _owner(written) and _overlap(o, written) == "partial" and not is_meta(written):
+            raise RuntimeError(_OVERLAP_ERROR)
 
 
 def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:

@@ -27,6 +27,7 @@ from .._dtype import (
 )
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
+from .._out import refuse_partial_overlap
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -82,6 +83,7 @@ def _tracked(x: Tensor, other=None) -> bool:
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
         return _rebase(x, op(_snapshot(x), other), tracked)
     o = other._data if isinstance(other, Tensor) else other
@@ -179,6 +181,7 @@ def logical_inplace(x: Tensor, other, name: str) -> Tensor:
     tensor broadcast to x's shape) written into ``x`` as 1/0 in its dtype. As PyTorch's, the op is not recorded:
     a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
     ufunc = getattr(xp, name)
+    refuse_partial_overlap(x._data, other)
     if other is None:
         ufunc(x._data, out=x._data, casting="unsafe")
     else:
@@ -196,6 +199,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    refuse_partial_overlap(x._data, other)
     if tracked:
         snap = _snapshot(x, copy=False)
         value = op(snap, other)._data
@@ -223,10 +227,14 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 
 
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
+    refuse_partial_overlap(x._data, t2)
     return add_(x, ew.mul(t1, t2), alpha=value)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    refuse_partial_overlap(x._data, t1)
+    refuse_partial_overlap(x._data, t2)
     return add_(x, ew.div(t1, t2), alpha=value)
 
 
@@ -250,6 +258,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    refuse_partial_overlap(x._data, min)
+    refuse_partial_overlap(x._data, max)
 
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data
@@ -372,6 +382,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         ) from None
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
+    refuse_partial_overlap(x._data, src)
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
