@@ -12,7 +12,8 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
   ``clamp``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``, ``neg``, ``sign``, ...),
   each refusal with PyTorch's message for that op;
-- the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``;
+- the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
+  ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation");
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
@@ -95,7 +96,9 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
-_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul"}
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "arange": "aten::arange"}
+# the factories among them: no tensor input, out= refused under autograd only when it is a leaf requiring grad
+_FACTORIES = frozenset({"arange"})
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
@@ -333,6 +336,14 @@ def _requires_grad(args, kwargs) -> bool:
     return any(any_grad(v) for v in (*args, *kwargs.values()))
 
 
+def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
+    """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
+    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written)."""
+    if name in _FACTORIES:
+        return isinstance(out, Tensor) and out.requires_grad and out.grad_fn is None
+    return _requires_grad(args, kwargs) or _requires_grad((out,), {})
+
+
 def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable: bool = False) -> Callable:
     """``fn`` also taking PyTorch's keyword ``out=`` (see the module's docstring). ``name``: the op whose rules
     apply and whose name PyTorch's autograd refusal gives; ``parsed``: the function's name in PyTorch's argument
@@ -344,7 +355,7 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if out is None:
             return fn(*args, **kwargs)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
-        if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
+        if not differentiable and is_grad_enabled() and _refused_under_autograd(name, args, kwargs, out):
             raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
                                "support automatic differentiation, but one of the arguments requires grad.")
         if name in _NO_PARTIAL_OVERLAP or name in _NO_OVERLAP:
