@@ -3,10 +3,7 @@
 any resize; a factory's (``arange``) only a leaf out. Under ``no_grad`` the result is written."""
 
 import pytest
-import torch
 from oracle import assert_close, assert_same_error, outcomes
-
-import ember
 
 CALLS = {
     "add": lambda m, o: m.add(m.ones(3), 1, out=o),
