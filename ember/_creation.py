@@ -20,7 +20,15 @@ from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import astype_result, channels_last, channels_last_3d, half_number, preserve_format, via_float32
+from ._memory_format import (
+    astype_result,
+    channels_last,
+    channels_last_3d,
+    empty_laid_out,
+    half_number,
+    preserve_format,
+    via_float32,
+)
 from ._meta import is_meta, meta_array
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
@@ -378,7 +386,7 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 
 @_allocating
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _finish(xp.empty(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
+    return _finish(empty_laid_out(_size(sizes, size), _dt(dtype), memory_format), requires_grad, device)
 
 
 @_allocating
@@ -472,9 +480,10 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     ``preserve_format`` (the default), t's strides when t is dense, else dense ones in t's dimension order
     (``torch.empty_like(x.t())`` is transposed too); another format, row-major."""
     a = t._data
-    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)
-            or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
-        return xp.empty(a.shape, dt)
+    if memory_format not in (None, preserve_format):  # (channels_last: channels fastest, as PyTorch's)
+        return empty_laid_out(a.shape, dt, memory_format)
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)):
+        return xp.empty(a.shape, dt)  # (a sparse tensor's *_like: dense, as before)
     itemsize = xp.dtype(dt).itemsize
     if not a.size:  # (no elements: dense to PyTorch, whose *_like keeps the strides as they are)
         return xp.lib.stride_tricks.as_strided(xp.empty(0, dt), a.shape, [s // a.itemsize * itemsize
