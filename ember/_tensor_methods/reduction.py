@@ -16,13 +16,13 @@ else:
 class ReductionMethods:
     __slots__ = ()
 
-    def sum(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-        if dim is NOT_GIVEN and keepdim:
+    def sum(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
             raise ops.reduction.keepdim_without_dim("sum", True, dtype)
         return ops.reduction.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-        if dim is NOT_GIVEN and keepdim:
+    def mean(self, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+        if dim is NOT_GIVEN and keepdim is not NOT_GIVEN:
             raise ops.reduction.keepdim_without_dim("mean", True, dtype)
         return ops.reduction.mean(self, dim, keepdim, dtype=dtype)
 

@@ -104,7 +104,7 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha.__class__ is not int:
-        ew.check_alpha(x, other, alpha)
+        alpha = ew.check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -114,10 +114,10 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 
 
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
-    if alpha.__class__ is not int:
-        ew.check_alpha(x, other, alpha)
     if ew._is_bool(x) or ew._is_bool(other):
-        ew.sub(x, other)  # (PyTorch's error for a bool operand)
+        ew.sub(x, other)  # (PyTorch's error for a bool operand, before alpha's)
+    if alpha.__class__ is not int:
+        alpha = ew.check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -157,6 +157,7 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 
 def pow_(x: Tensor, other) -> Tensor:
+    ew.check_exponent(x, other)
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 

@@ -310,24 +310,29 @@ def _in_bool(out: Tensor, x: Tensor) -> Tensor:
 
 
 def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
-    """PyTorch's TypeError for ``keepdim=True`` given to ``sum``/``mean`` without a ``dim`` (``method``:
+    """PyTorch's TypeError for ``keepdim`` (True or False) given to ``sum``/``mean`` without a ``dim`` (``method``:
     ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the dim."""
-    if dtype is not None:
+    if dtype is not None and (method or name == "sum"):
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     rest = "tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None"
     if method:
         return TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), but expected "
                          f"one of:\n * (*, torch.dtype dtype = None)\n * ({rest})\n")
     out = ", Tensor out = None" if name == "mean" else ""
-    return TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, keepdim=bool), but "
+    # (mean's with a dtype: PyTorch lists the keywords in the reverse of their order in the call, which ember
+    # does not see; this is keepdim= given before dtype=)
+    given = "keepdim=bool" if dtype is None else "dtype=torch.dtype, keepdim=bool"
+    return TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {given}), but "
                      f"expected one of:\n * (Tensor input, *, torch.dtype dtype = None{out})\n * (Tensor input, "
                      f"{rest}, Tensor out = None)\n")
 
 
-def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
-    if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim needs a dim)
-        if keepdim:
-            raise keepdim_without_dim("sum", False, dtype)
+def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+    if keepdim is NOT_GIVEN:  # (given without a dim, even False, it matches none of PyTorch's overloads)
+        keepdim = False
+    elif dim is NOT_GIVEN:
+        raise keepdim_without_dim("sum", False, dtype)
+    if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too)
         dim = None
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
     if dim is None and dtype is None and (out := apply_one(Sum, x, None, keepdim)) is not None:
@@ -338,10 +343,12 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tenso
     return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
-def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+    if keepdim is NOT_GIVEN:  # (given without a dim, even False, it matches none of PyTorch's overloads)
+        keepdim = False
+    elif dim is NOT_GIVEN:
+        raise keepdim_without_dim("mean", False, dtype)
     if dim is NOT_GIVEN:
-        if keepdim:
-            raise keepdim_without_dim("mean", False, dtype)
         dim = None
     if dtype is not None:
         x = cast(x, dtype)
