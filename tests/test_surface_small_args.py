@@ -70,3 +70,12 @@ def test_keepdim_with_dim_still_reduces(name):
         return getattr(x, name)(1, False) + getattr(m, name)(x, dim=0, keepdim=True).sum()
 
     _same(run)
+
+
+@pytest.mark.parametrize("sizes", [(-1,), (2, -3), (-5,), (3, -1, 2)], ids=str)
+def test_resize_to_negative_sizes(sizes):
+    def run(m):
+        return m.ones(3).resize_(*sizes)
+
+    (got, _), (want, _) = outcomes(run)
+    assert isinstance(want, RuntimeError) and type(got) is type(want) and str(got) == str(want)
