@@ -25,11 +25,12 @@ from ._memory_format import (
     channels_last,
     channels_last_3d,
     empty_laid_out,
+    format_strides,
     half_number,
     preserve_format,
     via_float32,
 )
-from ._meta import is_meta, meta_array
+from ._meta import is_meta, meta_array, meta_layout, record_layout
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._size import check_nonnegative
@@ -260,8 +261,8 @@ def _unwrap(data):
 
 def _finish(array, requires_grad: bool, device=None) -> Tensor:
     check_device(device, allow_meta=True)
-    if on_meta(device):  # (the meta device, given or the default: the shape and dtype, no data)
-        array = meta_array(array.shape, array.dtype)
+    if on_meta(device) and not is_meta(array):  # (the meta device, given or the default: the shape, dtype and
+        array = meta_like(array, array.dtype)  # layout, no data)
     t = Tensor._make(array)
     if requires_grad:
         t.requires_grad = True
@@ -492,12 +493,28 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
+def meta_like(a, dt, memory_format=None):
+    """A meta array (no memory) of array ``a``'s shape and dtype ``dt``, reporting the strides PyTorch's
+    ``empty_like(a, memory_format=...)`` gives (``preserve_format``: a meta ``a``'s recorded layout kept as
+    ``_empty_preserving`` keeps a CPU one's)."""
+    out = meta_array(a.shape, dt)
+    if memory_format in (None, preserve_format):
+        if a.ndim < 2:
+            return out
+        strides = meta_layout(a)[0] if is_meta(a) else [s // a.itemsize for s in a.strides]
+        strides = list(strides) if not a.size else _preserved_strides(a.shape, list(strides))
+    else:
+        strides = format_strides(a.shape, memory_format)
+    record_layout(out, strides, 0)
+    return out
+
+
 def _empty_like_array(t: Tensor, dtype, memory_format, device):
     """The array of a ``*_like`` factory: ``_empty_preserving``'s, or a meta array (no memory) when the result is
     on the meta device."""
     dt = _like(t, dtype)[1]
     if on_meta(_like_device(t, device)):
-        return meta_array(t._data.shape, dt)
+        return meta_like(t._data, dt, memory_format)
     return _empty_preserving(t, dt, memory_format)
 
 

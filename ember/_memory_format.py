@@ -67,6 +67,17 @@ def has_format_strides(a, fmt: memory_format) -> bool:
     return True
 
 
+def format_strides(shape, fmt: memory_format) -> list:
+    """The strides, in elements, ``fmt`` gives a tensor of ``shape`` (row-major for a format naming no order; a
+    dimension of size 0 counted as 1, as PyTorch's)."""
+    order = channels_last_order(fmt, len(shape)) or list(range(len(shape)))
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return strides
+
+
 def laid_out(a, fmt: memory_format):
     """A copy of array ``a`` laid out as ``fmt`` names: channels fastest for a channels-last format, row-major
     otherwise."""

@@ -13,7 +13,7 @@ import sys
 
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
-from .._creation import _empty_preserving
+from .._creation import _empty_preserving, meta_like
 from .._device import check_device, on_meta
 from .._legacy import type_
 from .._memory_format import channels_last_order, half_number, has_format_strides, laid_out, preserve_format
@@ -59,8 +59,10 @@ class Clone(Node):
     diagonal_jacobian = True
 
     def forward(self, x, fmt=None):
-        if fmt is None or fmt is preserve_format or is_meta(x):  # (a meta tensor keeps its layout)
-            if x.flags.c_contiguous or is_meta(x):
+        if is_meta(x):  # (no data: the layout PyTorch's clone gives, recorded)
+            return meta_like(x, x.dtype, fmt)
+        if fmt is None or fmt is preserve_format:
+            if x.flags.c_contiguous:
                 return x.copy()
             out = _empty_preserving(Tensor._make(x), x.dtype)  # (x's layout, as PyTorch's clone keeps it)
             out[...] = x
@@ -96,9 +98,10 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
         if device is not None and not on_meta(device):
             raise no_data_error()
         target = x._data.dtype if dtype is None else dtype.np
-        if is_meta(x._data) and target == x._data.dtype and not copy:
+        fmt = kwargs.get("memory_format")
+        if is_meta(x._data) and target == x._data.dtype and not copy and fmt in (None, preserve_format):
             return x
-        return Tensor._make(meta_array(x._data.shape, target))
+        return Tensor._make(meta_like(x._data, target, fmt))  # (x's layout, or fmt's, as PyTorch's)
     out = cast(x, dtype) if dtype is not None else x
     fmt = kwargs.get("memory_format")
     if fmt is not None and fmt is not preserve_format and not has_format_strides(out._data, fmt):
