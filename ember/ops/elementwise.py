@@ -425,6 +425,8 @@ def add(a, b, *, alpha=1):
             (out := apply_same(Add, operator.add, a, b)) is not None:
         return out
     if alpha != 1:
+        if alpha.__class__ is int and _is_bool(a) and _is_bool(b):  # (PyTorch's bool kernel: alpha as a bool)
+            return add(a, b) if alpha else add(a, False)
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
         b = _scaled(b, alpha)

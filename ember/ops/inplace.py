@@ -107,6 +107,8 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
         alpha = ew.check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
+        if alpha.__class__ is int and ew._is_bool(x) and ew._is_bool(other):  # (alpha as a bool, as PyTorch's)
+            return add_(x, other if alpha else False)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         other = other * alpha
