@@ -20,8 +20,17 @@ from ._backend import quiet, xp
 from ._device import check_device, on_meta
 from ._dtype import np_kind
 from ._layout import strided
-from ._memory_format import astype_result, channels_last, channels_last_3d, half_number, preserve_format, via_float32
-from ._meta import is_meta, meta_array
+from ._memory_format import (
+    astype_result,
+    channels_last,
+    channels_last_3d,
+    empty_laid_out,
+    format_strides,
+    half_number,
+    preserve_format,
+    via_float32,
+)
+from ._meta import is_meta, meta_array, meta_layout, record_layout
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._size import check_nonnegative
@@ -252,8 +261,8 @@ def _unwrap(data):
 
 def _finish(array, requires_grad: bool, device=None) -> Tensor:
     check_device(device, allow_meta=True)
-    if on_meta(device):  # (the meta device, given or the default: the shape and dtype, no data)
-        array = meta_array(array.shape, array.dtype)
+    if on_meta(device) and not is_meta(array):  # (the meta device, given or the default: the shape, dtype and
+        array = meta_like(array, array.dtype)  # layout, no data)
     t = Tensor._make(array)
     if requires_grad:
         t.requires_grad = True
@@ -378,7 +387,7 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 
 @_allocating
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _finish(xp.empty(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
+    return _finish(empty_laid_out(_size(sizes, size), _dt(dtype), memory_format), requires_grad, device)
 
 
 @_allocating
@@ -473,9 +482,10 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     ``preserve_format`` (the default), t's strides when t is dense, else dense ones in t's dimension order
     (``torch.empty_like(x.t())`` is transposed too); another format, row-major."""
     a = t._data
-    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)
-            or memory_format not in (None, preserve_format)):  # (a sparse tensor's *_like: dense, as before)
-        return xp.empty(a.shape, dt)
+    if memory_format not in (None, preserve_format):  # (channels_last: channels fastest, as PyTorch's)
+        return empty_laid_out(a.shape, dt, memory_format)
+    if (not isinstance(a, xp.ndarray) or a.ndim < 2 or a.flags.c_contiguous and a.size and _row_major(a)):
+        return xp.empty(a.shape, dt)  # (a sparse tensor's *_like: dense, as before)
     itemsize = xp.dtype(dt).itemsize
     if not a.size:  # (no elements: dense to PyTorch, whose *_like keeps the strides as they are)
         return xp.lib.stride_tricks.as_strided(xp.empty(0, dt), a.shape, [s // a.itemsize * itemsize
@@ -484,12 +494,28 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
+def meta_like(a, dt, memory_format=None):
+    """A meta array (no memory) of array ``a``'s shape and dtype ``dt``, reporting the strides PyTorch's
+    ``empty_like(a, memory_format=...)`` gives (``preserve_format``: a meta ``a``'s recorded layout kept as
+    ``_empty_preserving`` keeps a CPU one's)."""
+    out = meta_array(a.shape, dt)
+    if memory_format in (None, preserve_format):
+        if a.ndim < 2:
+            return out
+        strides = meta_layout(a)[0] if is_meta(a) else [s // a.itemsize for s in a.strides]
+        strides = list(strides) if not a.size else _preserved_strides(a.shape, list(strides))
+    else:
+        strides = format_strides(a.shape, memory_format)
+    record_layout(out, strides, 0)
+    return out
+
+
 def _empty_like_array(t: Tensor, dtype, memory_format, device):
     """The array of a ``*_like`` factory: ``_empty_preserving``'s, or a meta array (no memory) when the result is
     on the meta device."""
     dt = _like(t, dtype)[1]
     if on_meta(_like_device(t, device)):
-        return meta_array(t._data.shape, dt)
+        return meta_like(t._data, dt, memory_format)
     return _empty_preserving(t, dt, memory_format)
 
 

@@ -1,9 +1,11 @@
-"""PyTorch's memory formats (``torch.channels_last`` ...): names ember accepts and keeps no layout for.
+"""PyTorch's memory formats (``torch.channels_last`` ...) and the layouts they name.
 
-``x.to(memory_format=torch.channels_last)``, ``x.contiguous(memory_format=...)`` and
-``model.to(memory_format=...)`` run and return the same values; ember keeps every
-tensor in NumPy's row-major layout, so the format changes speed in PyTorch, not
-results, and changes nothing in ember.
+``x.contiguous(memory_format=torch.channels_last)``, ``x.clone(memory_format=...)``,
+``x.to(memory_format=...)``, ``empty(..., memory_format=...)`` and ``empty_like(x, memory_format=...)`` lay the
+result out as PyTorch's (channels fastest: strides ``(H*W*C, 1, W*C, C)``; ``channels_last_3d`` likewise for 5
+dims), with the same values; the ops that keep an input's layout (``empty_like``, ``clone``, elementwise results)
+keep it. The format changes speed in PyTorch, not results; in ember it changes the strides reported. (A meta
+tensor keeps its layout.)
 """
 
 from __future__ import annotations
@@ -39,6 +41,60 @@ def strides_in_channels_last_order(a, fmt: memory_format) -> bool:
                 return False
             expected *= a.shape[d]
     return True
+
+
+def channels_last_order(fmt: memory_format, ndim: int) -> list | None:
+    """The dimensions from outermost to innermost in memory that ``fmt`` names for an array of ``ndim`` dimensions
+    (channels_last: batch, the spatial dims, channels), None for a format that names no such order
+    (contiguous, preserve); PyTorch's RuntimeError for a channels-last format of another rank."""
+    if fmt is not channels_last and fmt is not channels_last_3d:
+        return None
+    rank = 4 if fmt is channels_last else 5
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt.name} format")
+    return [0, *range(2, ndim), 1]
+
+
+def has_format_strides(a, fmt: memory_format) -> bool:
+    """Whether array ``a``'s strides are exactly those ``fmt`` gives its shape (a size-1 dimension's too: PyTorch's
+    ``to(memory_format=...)`` copies a tensor whose layout is only ambiguously the format's)."""
+    order = channels_last_order(fmt, a.ndim) or list(range(a.ndim))
+    step = a.itemsize
+    for d in reversed(order):
+        if a.strides[d] != step:
+            return False
+        step *= max(a.shape[d], 1)
+    return True
+
+
+def format_strides(shape, fmt: memory_format) -> list:
+    """The strides, in elements, ``fmt`` gives a tensor of ``shape`` (row-major for a format naming no order; a
+    dimension of size 0 counted as 1, as PyTorch's)."""
+    order = channels_last_order(fmt, len(shape)) or list(range(len(shape)))
+    strides, step = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return strides
+
+
+def laid_out(a, fmt: memory_format):
+    """A copy of array ``a`` laid out as ``fmt`` names: channels fastest for a channels-last format, row-major
+    otherwise."""
+    order = channels_last_order(fmt, a.ndim)
+    if order is None:
+        return a.copy()
+    inverse = [order.index(d) for d in range(a.ndim)]
+    return a.transpose(order).copy().transpose(inverse)
+
+
+def empty_laid_out(shape, dtype, fmt: memory_format):
+    """An uninitialised array of ``shape`` laid out as ``fmt`` names (``laid_out``)."""
+    order = channels_last_order(fmt, len(shape))
+    if order is None:
+        return xp.empty(shape, dtype)
+    inverse = [order.index(d) for d in range(len(shape))]
+    return xp.empty([shape[d] for d in order], dtype).transpose(inverse)
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -27,8 +27,11 @@ strides and storage offset PyTorch's view has: its array's strides are all 0, so
 (``follow_view``, read back by ``meta_layout``), and ``reshape``/``view`` decide from them whether a view can
 express the new shape (``view_strides``; ``reshape`` copies where not, ``view`` refuses).
 
-Differences from PyTorch: an op that is no view gives a new tensor's contiguous strides, where PyTorch's keeps an
-input's layout (``clone()`` of a transposed tensor, elementwise ops on one). An op on meta tensors still computes,
+``clone``, ``to``, ``contiguous(memory_format=...)``, ``empty_like`` & co. and factories with ``memory_format=``
+report PyTorch's strides too (``_creation.meta_like``: an input's layout kept, or the format's).
+
+Differences from PyTorch: another op that is no view gives a new tensor's contiguous strides, where PyTorch's
+elementwise ops keep an input's layout (``x.t() + 1``). An op on meta tensors still computes,
 on the placeholder broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the
 result's shape and dtype), so it takes the time and, while it runs, the memory of the op on real data; an op
 written outside the graph's nodes may still return a CPU tensor of meaningless values.

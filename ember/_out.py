@@ -12,7 +12,8 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   exactly the result's for the ops PyTorch checks strictly (matrix products, indexing, ``amax``, ``where``,
   ``clamp``, and the pointwise ops that keep their input's dtype: ``abs``, ``floor``, ``neg``, ``sign``, ...),
   each refusal with PyTorch's message for that op;
-- the op is not differentiated: with gradients enabled and an input that requires grad, ``RuntimeError``;
+- the op is not differentiated: with gradients enabled and an input or ``out`` that requires grad,
+  ``RuntimeError`` (PyTorch's "functions with out=... arguments don't support automatic differentiation");
 - the overloads that take no ``out=`` refuse it as PyTorch's argument parser does (``TypeError``): ``sum`` and
   ``prod`` take it only with a ``dim``, ``max``/``min`` take one tensor without a dim or with another tensor and a
   tuple of two with a dim. ``max``/``min`` of all elements into ``out`` is PyTorch's ``max.unary_out``: an empty
@@ -38,6 +39,7 @@ from collections.abc import Callable
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES, can_cast_result, from_python_type, np_kind
 from ._dtype import float32 as _float32
+from ._meta import is_meta
 from ._signatures import with_keywords
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
@@ -96,7 +98,9 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
-_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul"}
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "arange": "aten::arange"}
+# the factories among them: no tensor input, out= refused under autograd only when it is a leaf requiring grad
+_FACTORIES = frozenset({"arange"})
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
 DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
@@ -201,6 +205,32 @@ def _overlap(a, b) -> str | None:
     if a_begin == b_begin and a_end == b_end:
         return "full" if a.strides == b.strides else "partial"
     return "partial" if a_begin < b_end and b_begin < a_end else None
+
+
+def _owner(a):
+    """The object at the end of array ``a``'s chain of bases: the memory's owner (``a`` itself when it owns it)."""
+    b = a.base
+    while b is not None:
+        a, b = b, getattr(b, "base", None)
+    return a
+
+
+def refuse_partial_overlap(written, other) -> None:
+    """PyTorch's refusal of an in-place op whose tensor input ``other`` shares part, not all, of the written
+    tensor's memory (``x[1:].add_(x[:-1])``, ``y.copy_(y.t())``: TensorIterator's assert_no_partial_overlap):
+    ``written`` is the tensor's array; ``other`` any argument of the op (a number passes). The very same elements
+    laid out alike (``x.add_(x)``) are allowed, and a strided input that is not dense (``expand``, a step) is taken
+    as not overlapping, as PyTorch's test does; meta tensors have no memory to share. Two arrays that each own
+    their memory (the common case) are told apart before any address is read."""
+    if isinstance(other, Tensor):
+        o = other._data
+        try:
+            if o is written or o.base is None and written.base is None:
+                return
+        except (AttributeError, NotImplementedError):  # (not an array: a sparse tensor's data)
+            return
+        if _owner(o) is _owner(written) and _overlap(o, written) == "partial" and not is_meta(written):
+            raise RuntimeError(_OVERLAP_ERROR)
 
 
 def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:
@@ -314,6 +344,14 @@ def _requires_grad(args, kwargs) -> bool:
     return any(any_grad(v) for v in (*args, *kwargs.values()))
 
 
+def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
+    """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
+    does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written)."""
+    if name in _FACTORIES:
+        return isinstance(out, Tensor) and out.requires_grad and out.grad_fn is None
+    return _requires_grad(args, kwargs) or _requires_grad((out,), {})
+
+
 def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable: bool = False) -> Callable:
     """``fn`` also taking PyTorch's keyword ``out=`` (see the module's docstring). ``name``: the op whose rules
     apply and whose name PyTorch's autograd refusal gives; ``parsed``: the function's name in PyTorch's argument
@@ -325,7 +363,7 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if out is None:
             return fn(*args, **kwargs)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
-        if not differentiable and is_grad_enabled() and _requires_grad(args, kwargs):
+        if not differentiable and is_grad_enabled() and _refused_under_autograd(name, args, kwargs, out):
             raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
                                "support automatic differentiation, but one of the arguments requires grad.")
         if name in _NO_PARTIAL_OVERLAP or name in _NO_OVERLAP or name in _EXTREMA and not unary:

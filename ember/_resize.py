@@ -35,12 +35,15 @@ def _sizes(sizes: tuple) -> tuple[int, ...]:
         raise TypeError(f"resize_(): argument 'size' must be tuple of ints, but found element types ({kinds})") \
             from None
     if any(s < 0 for s in shape):
+        if 0 not in shape:  # (PyTorch's resize_ multiplies the sizes as unsigned numbers: a negative one overflows)
+            raise RuntimeError("numel: integer multiplication overflow")
+        # (with a 0 among them PyTorch makes a tensor of a negative size, which no array can have)
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     return shape
 
 
 def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
-    """``t.resize_(*sizes)``; ``memory_format`` is accepted (ember's tensors are row-major)."""
+    """``t.resize_(*sizes)``; ``memory_format`` is accepted (the result is row-major)."""
     check_inference_inplace(t._vc)
     if t.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")

@@ -21,6 +21,12 @@ else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
 
+def _cast(x: Tensor, dtype, memory_format) -> Tensor:
+    """``x.float()`` & co.: ``x.to(dtype, memory_format=...)``, laid out as the format names when one is given."""
+    if memory_format is None:
+        return ops.elementwise.cast(x, dtype)
+    return ops.to(x, dtype, memory_format=memory_format)
+
 class ConversionMethods:
     __slots__ = ()
 
@@ -52,34 +58,34 @@ class ConversionMethods:
         return ops.new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def float(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.float32)
+        return _cast(self, _dtype.float32, memory_format)
 
     def double(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.float64)
+        return _cast(self, _dtype.float64, memory_format)
 
     def half(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.float16)
+        return _cast(self, _dtype.float16, memory_format)
 
     def bfloat16(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.bfloat16)
+        return _cast(self, _dtype.bfloat16, memory_format)
 
     def long(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.int64)
+        return _cast(self, _dtype.int64, memory_format)
 
     def int(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.int32)
+        return _cast(self, _dtype.int32, memory_format)
 
     def bool(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.bool_)
+        return _cast(self, _dtype.bool_, memory_format)
 
     def byte(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.uint8)
+        return _cast(self, _dtype.uint8, memory_format)
 
     def char(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.int8)
+        return _cast(self, _dtype.int8, memory_format)
 
     def short(self, memory_format=None) -> Tensor:
-        return ops.elementwise.cast(self, _dtype.int16)
+        return _cast(self, _dtype.int16, memory_format)
 
     def new(self, *args, device=None) -> Tensor:
         """PyTorch's legacy ``x.new(...)``: a tensor of ``x``'s dtype, uninitialised for sizes, else from data."""

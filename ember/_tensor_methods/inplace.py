@@ -79,18 +79,23 @@ class InplaceMethods:
         return ops.inplace.addcdiv_(self, t1, t2, value=value)
 
     def __iand__(self, other) -> Tensor:
+        ops.inplace.refuse_partial_overlap(self._data, other)
         return ops.index_update._write_back(self, lambda t: t & other, other)
 
     def __ior__(self, other) -> Tensor:
+        ops.inplace.refuse_partial_overlap(self._data, other)
         return ops.index_update._write_back(self, lambda t: t | other, other)
 
     def __ixor__(self, other) -> Tensor:
+        ops.inplace.refuse_partial_overlap(self._data, other)
         return ops.index_update._write_back(self, lambda t: t ^ other, other)
 
     def __ilshift__(self, other) -> Tensor:
+        ops.inplace.refuse_partial_overlap(self._data, other)
         return ops.index_update._write_back(self, lambda t: t << other, other)
 
     def __irshift__(self, other) -> Tensor:
+        ops.inplace.refuse_partial_overlap(self._data, other)
         return ops.index_update._write_back(self, lambda t: t >> other, other)
 
     bitwise_and_, bitwise_or_, bitwise_xor_ = __iand__, __ior__, __ixor__

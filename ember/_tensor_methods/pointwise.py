@@ -15,6 +15,7 @@ else:
 
 def _in_place(x: Tensor, op, other) -> Tensor:
     """``x.op_(other)``: x <- op(x, other), recorded when x or ``other`` needs a gradient (``_write_back``)."""
+    ops.inplace.refuse_partial_overlap(x._data, other)
     return ops.index_update._write_back(x, lambda t: op(t, other), other)
 
 
@@ -120,6 +121,8 @@ class PointwiseMethods:
 
     def lerp_(self, end, weight) -> Tensor:
         pw = ops.pointwise
+        ops.inplace.refuse_partial_overlap(self._data, end)
+        ops.inplace.refuse_partial_overlap(self._data, weight)
         return ops.index_update._write_back(self, lambda t: pw.lerp(t, end, weight), end, weight)
 
     def clamp_min_(self, min) -> Tensor:

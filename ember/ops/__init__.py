@@ -13,13 +13,14 @@ import sys
 
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
+from .._creation import _empty_preserving, meta_like
 from .._device import check_device, on_meta
 from .._legacy import type_
-from .._memory_format import half_number
+from .._memory_format import channels_last_order, half_number, has_format_strides, laid_out, preserve_format
 from .._meta import is_meta, meta_array, no_data_error
 from .._tensor import Tensor
 from .._tensor_methods import bind_ops
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, shown_as, torch_named
 from . import (
     activation,
     complex,
@@ -57,15 +58,26 @@ from .elementwise import cast
 class Clone(Node):
     diagonal_jacobian = True
 
-    def forward(self, x):
-        return x.copy()
+    def forward(self, x, fmt=None):
+        if is_meta(x):  # (no data: the layout PyTorch's clone gives, recorded)
+            return meta_like(x, x.dtype, fmt)
+        if fmt is None or fmt is preserve_format:
+            if x.flags.c_contiguous:
+                return x.copy()
+            out = _empty_preserving(Tensor._make(x), x.dtype)  # (x's layout, as PyTorch's clone keeps it)
+            out[...] = x
+            return out
+        return laid_out(x, fmt)
 
     def backward(self, g):
         return (g,)
 
 
 def clone(x: Tensor, *, memory_format=None) -> Tensor:
-    return Clone.apply(x)
+    """A copy of ``x``: laid out as ``x`` (``preserve_format``, the default: a dense ``x``'s strides, else dense ones
+    in its dimension order) or as ``memory_format`` names, as PyTorch's."""
+    channels_last_order(memory_format, x._data.ndim)  # (PyTorch's error for a channels-last format of another rank)
+    return Clone.apply(x, fmt=memory_format)
 
 
 def to(x: Tensor, *args, **kwargs) -> Tensor:
@@ -86,10 +98,16 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
         if device is not None and not on_meta(device):
             raise no_data_error()
         target = x._data.dtype if dtype is None else dtype.np
-        if is_meta(x._data) and target == x._data.dtype and not copy:
+        fmt = kwargs.get("memory_format")
+        if is_meta(x._data) and target == x._data.dtype and not copy and fmt in (None, preserve_format):
             return x
-        return Tensor._make(meta_array(x._data.shape, target))
+        return Tensor._make(meta_like(x._data, target, fmt))  # (x's layout, or fmt's, as PyTorch's)
     out = cast(x, dtype) if dtype is not None else x
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and fmt is not preserve_format and not has_format_strides(out._data, fmt):
+        if out is x:  # (a copy laid out as fmt names, PyTorch's node)
+            return shown_as(Clone.apply(x, fmt=fmt), "ToCopyBackward0")
+        out._data = laid_out(out._data, fmt)  # (the cast's own new array, laid out anew: one node, as PyTorch's)
     return clone(out) if copy and out is x else out
 
 

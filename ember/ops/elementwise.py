@@ -12,7 +12,7 @@ import operator
 
 from .. import _dtype
 from .._backend import quiet, xp
-from .._dtype import not_implemented_for, np_kind
+from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
 from .._meta import check_operand_devices, meta_results, refuse_meta
 from .._meta import made as _meta_made
@@ -394,11 +394,16 @@ class Minimum(Node):
 _KIND_ORDER = "biufc"
 
 
-def check_alpha(a, b, alpha) -> None:
-    """PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot take: a bool one for a result that is
-    not bool, a float one for integral (or bool) operands, a complex one for real operands."""
+def check_alpha(a, b, alpha):
+    """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: an integer one an int, any other, np.bool_
+    too, a float or complex), after PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot take: a
+    bool one for a result that is not bool, a float one for integral (or bool) operands, a complex one for real
+    operands."""
     if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
-        return  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
+        return alpha  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
+    if isinstance(alpha, xp.generic):
+        kind = alpha.dtype.kind
+        alpha = int(alpha) if kind in "iu" else complex(alpha) if kind == "c" else float(alpha)
     kinds = [np_kind(v._data.dtype) if isinstance(v, Tensor) else
              {bool: "b", int: "i", float: "f", complex: "c"}.get(v.__class__, "f") for v in (a, b)]
     kind = max(kinds, key=_KIND_ORDER.index)
@@ -408,11 +413,12 @@ def check_alpha(a, b, alpha) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if isinstance(alpha, complex) and kind != "c":
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    return alpha
 
 
 def add(a, b, *, alpha=1):
     if alpha.__class__ is not int:
-        check_alpha(a, b, alpha)
+        alpha = check_alpha(a, b, alpha)
     # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality (b first:
     # a Python number there, the other common case, is told apart in one test)
     if b.__class__ is Tensor and a.__class__ is Tensor and alpha == 1 and \
@@ -476,7 +482,7 @@ def sub(a, b, *, alpha=1):
         return out
     refuse_bool_sub(a, b)
     if alpha.__class__ is not int:
-        check_alpha(a, b, alpha)
+        alpha = check_alpha(a, b, alpha)
     if alpha != 1:
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
@@ -544,10 +550,20 @@ def _promotes_to_complex32(a, b) -> bool:
     return isinstance(s, complex)
 
 
+def check_exponent(a, b) -> None:
+    """PyTorch's error for a number exponent of a half-precision or integer tensor ``a`` that its dtype cannot hold
+    (``pow(float16_tensor, 1e5)``: "value cannot be converted to type c10::Half without overflow"; PyTorch
+    converts it to that dtype; float32/float64 take it as a double)."""
+    if (b.__class__ is int or b.__class__ is float) and isinstance(a, Tensor) and \
+            (a._data.dtype.itemsize == 2 and np_kind(a._data.dtype) == "f" or np_kind(a._data.dtype) in "iu"):
+        checked_fill(b, a._data.dtype)
+
+
 def pow(a, b):
     if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
         raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
     a, b = promote(a, b)
+    check_exponent(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
     if np_kind(dt) not in "fc":
         if dt == xp.bool_:

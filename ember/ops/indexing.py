@@ -250,6 +250,13 @@ class UnbindPieces(_Pieces):
 _ALONE = {SplitPieces: SplitBackward0, SplitWithSizesPieces: SplitWithSizesBackward0, UnbindPieces: UnbindBackward0}
 
 
+def _is_dtensor(x: Tensor) -> bool:
+    """Whether ``x`` is a DTensor (asked only once one was made: its module is loaded then)."""
+    from ..distributed.tensor._api import DTensor
+
+    return isinstance(x, DTensor)
+
+
 def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     """The views ``x[idx]`` for each of ``idxs`` (basic indices), returned together as split / unbind return them:
     recorded as one ``cls`` node (a ``_Pieces``) when ``x`` requires grad in grad mode, marked as PyTorch's
@@ -257,8 +264,8 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     one view node per piece (``_ALONE``), as does a tensor that needs no gradient."""
     label = cls.__name__.removesuffix("Backward0")
     # (a DTensor's ops go to its dispatcher, installed once one is made; other subclasses, a Parameter, are
-    # recorded as a plain tensor is)
-    dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None
+    # recorded as a plain tensor is, whether or not a DTensor exists)
+    dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None and _is_dtensor(x)
     if not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None:
         alone = _ALONE[cls]
         # (split's pieces, slices of x, without their nodes where none is recorded: unbind's ints may need

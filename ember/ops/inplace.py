@@ -27,6 +27,7 @@ from .._dtype import (
 )
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
+from .._out import refuse_partial_overlap
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
@@ -82,6 +83,8 @@ def _tracked(x: Tensor, other=None) -> bool:
 def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
+        refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
         return _rebase(x, op(_snapshot(x), other), tracked)
     o = other._data if isinstance(other, Tensor) else other
@@ -100,11 +103,11 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     return x
 
 
-def _check_alpha(x: Tensor, other, alpha) -> None:
-    """``ew.check_alpha`` for ``x.add_(other)``/``sub_``: a result that cannot be cast into ``x`` is PyTorch's error
-    first (its TensorIterator is built before alpha is checked)."""
+def _check_alpha(x: Tensor, other, alpha):
+    """``ew.check_alpha`` (``alpha`` as PyTorch reads it) for ``x.add_(other)``/``sub_``: a result that cannot be cast
+    into ``x`` is PyTorch's error first (its TensorIterator is built before alpha is checked)."""
     try:
-        ew.check_alpha(x, other, alpha)
+        return ew.check_alpha(x, other, alpha)
     except RuntimeError:
         a, b = ew.promote(x, other)
         _check_cast((a if isinstance(a, Tensor) else b)._data.dtype, x)
@@ -113,7 +116,7 @@ def _check_alpha(x: Tensor, other, alpha) -> None:
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha.__class__ is not int:
-        _check_alpha(x, other, alpha)
+        alpha = _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -125,7 +128,7 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     ew.refuse_bool_sub(x, other)  # (PyTorch's error for a bool operand, before alpha's)
     if alpha.__class__ is not int:
-        _check_alpha(x, other, alpha)
+        alpha = _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
@@ -165,6 +168,7 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 
 def pow_(x: Tensor, other) -> Tensor:
+    ew.check_exponent(x, other)
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 
@@ -189,6 +193,7 @@ def logical_inplace(x: Tensor, other, name: str) -> Tensor:
     tensor broadcast to x's shape) written into ``x`` as 1/0 in its dtype. As PyTorch's, the op is not recorded:
     a tensor that requires grad keeps its ``grad_fn``, and a leaf is not refused. ``name``: NumPy's ufunc."""
     ufunc = getattr(xp, name)
+    refuse_partial_overlap(x._data, other)
     if other is None:
         ufunc(x._data, out=x._data, casting="unsafe")
     else:
@@ -206,6 +211,7 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     """``x.gt_(other)`` & co.: the comparison written into ``x`` as 1/0 in ``x``'s dtype (any dtype takes a bool)."""
     tracked = _tracked(x, other)
     check_inplace(x, tracked)
+    refuse_partial_overlap(x._data, other)
     if tracked:
         snap = _snapshot(x, copy=False)
         value = op(snap, other)._data
@@ -233,10 +239,14 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 
 
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
+    refuse_partial_overlap(x._data, t2)
     return add_(x, ew.mul(t1, t2), alpha=value)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    refuse_partial_overlap(x._data, t1)
+    refuse_partial_overlap(x._data, t2)
     return add_(x, ew.div(t1, t2), alpha=value)
 
 
@@ -260,6 +270,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
 
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    refuse_partial_overlap(x._data, min)
+    refuse_partial_overlap(x._data, max)
 
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data
@@ -382,6 +394,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
         ) from None
     tracked = _tracked(x, src)
     check_inplace(x, tracked)
+    refuse_partial_overlap(x._data, src)
     if tracked or forward_ad.has_tangent(x, src):
         return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch

@@ -367,12 +367,16 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
     """The Kronecker product: block ``(i, j, ...)`` of the result is ``a[i, j, ...] * b`` (the shorter shape is
-    padded with leading 1s); a broadcast product of interleaved shapes, reshaped."""
+    padded with leading 1s); a broadcast product of interleaved shapes, reshaped.
+
+    As PyTorch's, the reshapes are ``_unsafe_view``s (``reshape_owned``: the same memory, no view's version
+    counter): the product saves those, so a change of ``a`` or ``b`` in place before backward is read by it, not
+    refused, and the result is no view."""
     from .elementwise import mul
-    from .shape import reshape
+    from .shape import reshape_owned
 
     n = max(a._data.ndim, b._data.ndim)
     sa = (1,) * (n - a._data.ndim) + a._data.shape
     sb = (1,) * (n - b._data.ndim) + b._data.shape
-    wide = mul(reshape(a, tuple(s for d in sa for s in (d, 1))), reshape(b, tuple(s for d in sb for s in (1, d))))
-    return reshape(wide, tuple(x * y for x, y in zip(sa, sb)))
+    wide = mul(reshape_owned(a, *(s for d in sa for s in (d, 1))), reshape_owned(b, *(s for d in sb for s in (1, d))))
+    return reshape_owned(wide, *(x * y for x, y in zip(sa, sb)))

@@ -7,6 +7,7 @@ Each output element is one input element, so backward moves the gradient back
 from __future__ import annotations
 
 from .._backend import xp
+from .._meta import is_meta, meta_array
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
 
@@ -58,15 +59,22 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output
 
     if repeats is None:  # torch.repeat_interleave(counts)
         counts = x._data
+        if is_meta(counts):  # (no counts to read: the result's length is output_size, as PyTorch's)
+            return Tensor._make(meta_array((_meta_output_size(output_size),), xp.int64))
         return Tensor._make(xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts.reshape(-1)))
     if dim is None:
         x, dim = reshape(x, -1), 0
     d = _wrap_dim(dim, x._data.ndim)
     n = x._data.shape[d] if x._data.ndim else 1
+    if isinstance(repeats, Tensor) and repeats._data.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else xp.asarray([int(repeats)])
     if counts.size not in (1, n):
-        raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, but got "
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {counts.size} and input.size({d}) = {n}")
+    if is_meta(counts):  # meta repeats: a meta index of output_size entries (PyTorch's meta result)
+        index = meta_array((_meta_output_size(output_size),), xp.int64)
+        return index_select(x if x._data.ndim else reshape(x, 1), d, Tensor._make(index))
     if (counts < 0).any():
         raise RuntimeError("repeat_interleave: repeats can not be negative")
     index = xp.repeat(xp.arange(n, dtype=xp.int64), counts if counts.size == n else int(counts[0]))
@@ -76,6 +84,14 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output
     if x._data.ndim == 0:
         x = reshape(x, 1)
     return index_select(x, d, Tensor._make(index))  # its gradient sums each element's copies
+
+
+def _meta_output_size(output_size: int | None) -> int:
+    """The length of ``repeat_interleave``'s result with meta repeats, which have no values to count: the
+    ``output_size`` given, else PyTorch's error."""
+    if output_size is None:
+        raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+    return output_size
 
 
 def tile(x: Tensor, dims) -> Tensor:

@@ -12,7 +12,8 @@ import functools
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
-from .._meta import check_operand_devices, follow_view, is_meta, meta_layout, view_strides
+from .._memory_format import channels_last_order, format_strides, laid_out
+from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
@@ -463,8 +464,12 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 class Contiguous(Node):
     linear = True
 
-    def forward(self, x):
-        return xp.ascontiguousarray(x)
+    def forward(self, x, fmt=None):
+        if _meta_made[0] and is_meta(x):  # (no data: the layout recorded, PyTorch's strides)
+            out = meta_array(x.shape, x.dtype)
+            record_layout(out, format_strides(x.shape, fmt), 0)
+            return out
+        return xp.ascontiguousarray(x) if fmt is None else laid_out(x, fmt)
 
     def backward(self, g):
         return (g,)
@@ -475,6 +480,12 @@ class CloneBackward0(Contiguous):
 
 
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
+    """``x`` when laid out as ``memory_format`` names (row-major by default; ``channels_last``: channels fastest),
+    else a copy so laid out (PyTorch's strides, the same values)."""
+    if channels_last_order(memory_format, x._data.ndim) is not None:  # (PyTorch's error for another rank)
+        if x.is_contiguous(memory_format=memory_format):
+            return x
+        return CloneBackward0.apply(x, fmt=memory_format)
     return x if x._data.flags.c_contiguous or x.is_contiguous() else CloneBackward0.apply(x)
 
 

@@ -194,6 +194,46 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
 
 
 _ROUNDINGS = ("linear", "lower", "higher", "midpoint", "nearest")
+_SPLITTER = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves whose products are exact
+
+
+def _fused_multiply_add(a, b, c):
+    """``a * b + c`` rounded once, as the fused multiply-add of PyTorch's vectorised kernels (float32: the product
+    is exact in float64; float64: Dekker's exact product and the sum's rounding error, added back)."""
+    if a.dtype == xp.float32:
+        return (a.astype(xp.float64) * b + c).astype(xp.float32)
+    with xp.errstate(all="ignore"):
+        p = a * b
+        t = _SPLITTER * a
+        a_hi = t - (t - a)
+        t = _SPLITTER * b
+        b_hi = t - (t - b)
+        a_lo, b_lo = a - a_hi, b - b_hi
+        p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo  # a * b == p + p_err exactly
+        s = p + c
+        v = s - p
+        s_err = (p - (s - v)) + (c - v)  # p + c == s + s_err exactly
+        out = s + (s_err + p_err)
+    return xp.where(xp.isfinite(out), out, p + c)
+
+
+class QuantileLerp(Node):
+    """The interpolation between the ranks below and above (``weight``: an array of the result's dtype), as
+    PyTorch's ``lerp_`` kernel computes it to the last bit: ``below + w * (above - below)`` for |w| < 0.5, else
+    ``above + (w - 1) * (above - below)``, each a fused multiply-add. Gradients ``g * (1 - w)`` and ``g * w``."""
+
+    diagonal_jacobian = True
+
+    def forward(self, below, above, weight):
+        self.weight = weight
+        small = xp.abs(weight) < 0.5
+        coeff = xp.where(small, weight, weight - weight.dtype.type(1))
+        with xp.errstate(all="ignore"):
+            diff = above - below
+        return _fused_multiply_add(coeff, diff, xp.where(small, below, above))
+
+    def backward(self, g):
+        return g * (1 - self.weight), g * self.weight
 
 
 def quantile(x: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
@@ -261,7 +301,7 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, name: str) -
     target[d] = qs.size
     below = _take(ordered, xp.broadcast_to(lo.astype(xp.int64), target), d)
     above = _take(ordered, xp.broadcast_to(hi.astype(xp.int64), target), d)
-    out = below + (above - below) * Tensor._make(frac)
+    out = QuantileLerp.apply(below, above, weight=frac)
     out = movedim(out, d, 0)  # the quantiles first
     if dim is None and keepdim:
         out = reshape(out, (qs.size,) + (1,) * x._data.ndim)

@@ -1,0 +1,98 @@
+"""An in-place op whose tensor operand shares part of the written tensor's memory (``x[1:].add_(x[:-1])``):
+PyTorch's RuntimeError "unsupported operation: some elements of the input tensor and the written-to tensor refer
+to a single memory location", recorded or not; the very same elements (``x.add_(x)``), memory apart, and strided
+operands that are not dense (an ``expand``, a step) are allowed, as PyTorch's test allows them."""
+
+import pytest
+import torch
+from oracle import assert_close, assert_same_error, outcomes
+
+import ember
+
+# (name, call on (written, operand)); each operand is a tensor overlapping ``written`` in part
+OPS = [
+    ("add_", lambda w, o: w.add_(o)),
+    ("add_alpha", lambda w, o: w.add_(o, alpha=2)),
+    ("sub_", lambda w, o: w.sub_(o)),
+    ("mul_", lambda w, o: w.mul_(o)),
+    ("div_", lambda w, o: w.div_(o)),
+    ("div_floor", lambda w, o: w.div_(o, rounding_mode="floor")),
+    ("pow_", lambda w, o: w.pow_(o)),
+    ("remainder_", lambda w, o: w.remainder_(o)),
+    ("copy_", lambda w, o: w.copy_(o)),
+    ("iadd", lambda w, o: w.__iadd__(o)),
+    ("gt_", lambda w, o: w.gt_(o)),
+    ("eq_", lambda w, o: w.eq_(o)),
+    ("logical_and_", lambda w, o: w.logical_and_(o)),
+    ("addcmul_", lambda w, o: w.addcmul_(o, o)),
+    ("addcdiv_", lambda w, o: w.addcdiv_(o, o.new_ones(5))),
+    ("clamp_", lambda w, o: w.clamp_(o, None)),
+    ("lerp_", lambda w, o: w.lerp_(o, 0.5)),
+    ("atan2_", lambda w, o: w.atan2_(o)),
+    ("hypot_", lambda w, o: w.hypot_(o)),
+    ("fmod_", lambda w, o: w.fmod_(o)),
+]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("name,call", OPS, ids=[n for n, _ in OPS])
+def test_partial_overlap_is_refused(name, call, grad):
+    def run(m):
+        x = m.arange(1.0, 7.0, requires_grad=grad) * 1
+        return call(x[1:], x[:-1])
+
+    assert_same_error(run)
+
+
+@pytest.mark.parametrize("op", ["__iand__", "__ior__", "__ixor__", "__ilshift__"])
+def test_partial_overlap_is_refused_for_integer_ops(op):
+    def run(m):
+        x = m.arange(6)
+        return getattr(x[1:], op)(x[:-1])
+
+    assert_same_error(run)
+
+
+@pytest.mark.parametrize("case", ["transposed", "prefix", "tail"])
+def test_other_partial_overlaps(case):
+    """Same first element, other layout (``y.add_(y.t())``); a prefix of the written tensor; the tail."""
+    def run(m):
+        y = m.arange(6.0)
+        if case == "transposed":
+            y = m.arange(4.0).view(2, 2)
+            return y.add_(y.t())
+        if case == "prefix":
+            return y[:3].add_(y[:1])
+        return y[:4].add_(y[2:])
+
+    assert_same_error(run)
+
+
+@pytest.mark.parametrize("case", ["same", "same_view", "apart", "step", "expanded", "scalar_view", "one_before"])
+def test_allowed_operands_write_as_pytorch(case):
+    def run(m):
+        y = m.arange(6.0)
+        if case == "same":
+            y.add_(y)
+        elif case == "same_view":
+            y.view(2, 3).mul_(y.view(2, 3))
+        elif case == "apart":
+            y[:3].add_(y[3:])
+        elif case == "step":  # (not dense: PyTorch's test does not look)
+            y[::2].add_(y[1::2])
+        elif case == "expanded":
+            y[:3].add_(y[:1].expand(3))
+        elif case == "scalar_view":
+            y[1:].add_(y[0])
+        else:
+            y[1:].add_(y[0:1])
+        return y
+
+    (got, _), (want, _) = outcomes(run)
+    assert_close(got, want)
+
+
+@pytest.mark.parametrize("m", [ember, torch])
+def test_meta_tensors_are_not_refused(m):
+    x = m.empty(6, device="meta")
+    assert tuple(x[1:].add_(x[:-1]).shape) == (5,)

@@ -1,0 +1,56 @@
+"""``out=`` that requires grad under grad mode: PyTorch refuses it as it refuses an input that requires grad
+("<op>(): functions with out=... arguments don't support automatic differentiation ..."), a leaf or not, before
+any resize; a factory's (``arange``) only a leaf out. Under ``no_grad`` the result is written."""
+
+import pytest
+from oracle import assert_close, assert_same_error, outcomes
+
+CALLS = {
+    "add": lambda m, o: m.add(m.ones(3), 1, out=o),
+    "exp": lambda m, o: m.exp(m.ones(3), out=o),
+    "sum": lambda m, o: m.sum(m.ones(3, 2), 1, out=o),
+    "mm": lambda m, o: m.mm(m.ones(3, 2), m.ones(2, 1), out=o.view(3, 1)),
+    "cat": lambda m, o: m.cat([m.ones(3)], out=o),
+    "clamp": lambda m, o: m.clamp(m.ones(3), 0, out=o),
+    "max_dim": lambda m, o: m.max(m.ones(3, 2), 1, out=(o, m.zeros(3, dtype=m.long))),
+    "max_all": lambda m, o: m.max(m.ones(3), out=o[0]),
+    "outer": lambda m, o: m.outer(m.ones(3), m.ones(1), out=o.view(3, 1)),
+    "special_erf": lambda m, o: m.special.erf(m.ones(3), out=o),
+    "resized": lambda m, o: m.add(m.ones(4), 1, out=o),
+    "arange_leaf": lambda m, o: m.arange(3.0, out=o),
+}
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_out_requiring_grad_is_refused(name, leaf):
+    if name == "arange_leaf" and not leaf:
+        pytest.skip("a factory writes a non-leaf out (below)")
+
+    def run(m):
+        o = m.zeros(3, requires_grad=True)
+        return CALLS[name](m, o if leaf else o * 1)
+
+    assert_same_error(run)
+
+
+def test_factory_writes_a_non_leaf_out():
+    def run(m):
+        o = m.zeros(3, requires_grad=True) * 1
+        return m.arange(3.0, out=o).detach()
+
+    (got, _), (want, _) = outcomes(run)
+    assert_close(got, want)
+
+
+@pytest.mark.parametrize("name", ["add", "sum", "cat"])
+def test_out_requiring_grad_is_written_under_no_grad(name):
+    def run(m):
+        o = m.zeros(3, requires_grad=True)
+        with m.no_grad():
+            r = CALLS[name](m, o)
+        assert r is o and o.requires_grad and o.grad_fn is None
+        return o.detach()
+
+    (got, _), (want, _) = outcomes(run)
+    assert_close(got, want)
