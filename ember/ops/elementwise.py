@@ -555,7 +555,8 @@ def check_exponent(a, b) -> None:
     (``pow(float16_tensor, 1e5)``: "value cannot be converted to type c10::Half without overflow"; PyTorch
     converts it to that dtype; float32/float64 take it as a double)."""
     if (b.__class__ is int or b.__class__ is float) and isinstance(a, Tensor) and \
-            (a._data.dtype.itemsize == 2 and np_kind(a._data.dtype) == "f" or np_kind(a._data.dtype) in "iu"):
+            (a._data.dtype.itemsize == 2 and np_kind(a._data.dtype) == "f" or
+             b.__class__ is int and np_kind(a._data.dtype) in "iu"):  # (a float one promotes an integer tensor)
         checked_fill(b, a._data.dtype)
 
 
