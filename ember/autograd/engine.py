@@ -57,8 +57,10 @@ def sum_to_shape(grad, shape: tuple):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1
     )
+    if not shape and type(grad) is RecordedArray:  # (recorded as PyTorch's sum_to records it: a full sum, then
+        return grad.sum()  # for other shapes a sum keeping the dims, viewed only to drop leading dims)
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape)
+    return out.reshape(shape) if lead else out
 
 
 def _count_dependencies(roots: list[Node]) -> dict[Node, int]:

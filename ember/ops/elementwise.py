@@ -234,6 +234,35 @@ class Sub(Node):
         return g, (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha))
 
 
+@torch_named("RsubBackward0")
+class Rsub(Sub):
+    """``rsub(input, other)``, ``other - alpha * input``: Sub's node with its inputs in PyTorch's order."""
+
+    def forward(self, input, other, alpha=1):
+        return Sub.forward(self, other, input, alpha)
+
+    def backward(self, g):
+        ni, no = self.needs_input_grad
+        gi = (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)) if ni else None
+        return gi, (g if no else None)
+
+
+@torch_named("RsubBackward1")
+class RsubNumber(Node):
+    """``number - alpha * input`` (``2.5 - x``, ``rsub(x, 2.5)``): as PyTorch's node, the number is no input."""
+    diagonal_jacobian = True
+    alpha = 1  # (as Add's)
+
+    def forward(self, input, number, alpha=1):
+        if alpha == 1:
+            return number - input
+        self.alpha = alpha
+        return with_number(operator.sub, number, with_number(operator.mul, input, alpha))
+
+    def backward(self, g):
+        return (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)),
+
+
 @torch_named("MulBackward0")
 class Mul(Node):
     diagonal_jacobian = True
@@ -469,6 +498,22 @@ def sub(a, b, *, alpha=1):
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
         a, b = _half_operands(a, b)
     return Sub.apply(a, b)
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``other`` a tensor or a number): sub's values and errors, recorded as PyTorch's
+    rsub, one node whose inputs are ``input`` then ``other`` (RsubBackward0), or ``input`` alone when ``other`` is a
+    number (RsubBackward1)."""
+    if _is_bool(input) or _is_bool(other) or not isinstance(input, Tensor) or \
+            not isinstance(other, (Tensor, int, float, complex, xp.generic)):
+        return sub(other, input, alpha=alpha)  # (sub's errors)
+    if alpha.__class__ is not int:
+        check_alpha(other, input, alpha)
+    other, input = promote(other, input)
+    if other.__class__ is Tensor:
+        return Rsub.apply(input, other, alpha=alpha)
+    other, input = _half_operands(other, input)
+    return RsubNumber.apply(input, number=other, alpha=alpha)
 
 
 def right_scalar(a, b):

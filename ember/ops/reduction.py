@@ -325,24 +325,29 @@ def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
 
 
 def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+    # PyTorch's node is SumBackward0 for sum() alone, SumBackward1 for the overload given a dim (None too)
+    node = Sum
     if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim needs a dim)
         if keepdim:
             raise keepdim_without_dim("sum", False, dtype)
         dim = None
+    else:
+        node = _SumOverDims
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
-    if dim is None and dtype is None and (out := apply_one(Sum, x, None, keepdim)) is not None:
+    if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
     x = _accumulated_as(x, dtype)
-    if dim is None:
-        return _in_bool(Sum.apply(x, axes=None, keepdim=keepdim), x)
-    return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    return _in_bool(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tensor:
+    node = Mean  # (MeanBackward1 for the overload given a dim, None too: as sum's)
     if dim is NOT_GIVEN:
         if keepdim:
             raise keepdim_without_dim("mean", False, dtype)
         dim = None
+    else:
+        node = _MeanOverDims
     if dtype is not None:
         x = cast(x, dtype)
     if np_kind(x._data.dtype) not in "fc":
@@ -351,9 +356,7 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = False, *, dtype=None) -> Tens
             f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[x.dtype.name]} (call .float() first, "
             "or pass a floating dtype=)"
         )
-    if dim is None:
-        return Mean.apply(x, axes=None, keepdim=keepdim)
-    return _MeanOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 @full_precision

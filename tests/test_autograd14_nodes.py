@@ -1,0 +1,88 @@
+"""Nodes recorded as PyTorch records them (names, next functions in PyTorch's order), with PyTorch's values and
+gradients: a number on the left of -, + and * (``2.5 - x`` is rsub, one input; ``0 + x`` is x.add(0)), rsub,
+a reduction over all dims that keeps them, and the chain of a broadcast input's gradient under create_graph."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _names(fn, depth: int = 2) -> list:
+    """The node names breadth first from ``fn``, ``depth`` levels deep (None for an edge without a node)."""
+    out, level = [], [(fn, 0)]
+    while level:
+        f, d = level.pop(0)
+        if f is None:
+            out.append((d, None))
+            continue
+        out.append((d, f.name().split("::")[-1]))
+        if d < depth:
+            level.extend((nf, d + 1) for nf, _ in f.next_functions)
+    return out
+
+
+OPS = {
+    "number - x": lambda m, x, y: 2.5 - x, "int - x": lambda m, x, y: 2 - x,
+    "rsub(x, y)": lambda m, x, y: m.rsub(x, y), "rsub(x, y, alpha)": lambda m, x, y: m.rsub(x, y, alpha=3),
+    "rsub(x, number)": lambda m, x, y: m.rsub(x, 2.0), "rsub(x, number, alpha)": lambda m, x, y: m.rsub(x, 2.0, alpha=0.5),
+    "0 + x": lambda m, x, y: 0 + x, "2 * x": lambda m, x, y: 2 * x, "x - 2.5": lambda m, x, y: x - 2.5,
+    "sum(None, True)": lambda m, x, y: x.sum(None, True), "sum(dim=None, keepdim=True)": lambda m, x, y: m.sum(x, dim=None, keepdim=True),
+    "mean(None, True)": lambda m, x, y: x.mean(None, True),
+}
+DTYPES = ["float64", "float32", "float16", "bfloat16"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(OPS))
+def test_nodes_values_and_gradients_are_pytorchs(op, dtype):
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [1.5, 2.5, -0.3]], dtype=getattr(m, dtype), requires_grad=True)
+        y = (x * 0.5 + 1).detach().requires_grad_()
+        out = OPS[op](m, x, y)
+        grads = m.autograd.grad((out * out).sum(), (x, y), allow_unused=True,
+                                materialize_grads=True)
+        seen.append((_names(out.grad_fn), out.dtype, out.detach().double().numpy(),
+                     [g.double().numpy() for g in grads]))
+    assert seen[1][0] == seen[0][0] and str(seen[1][1]).split(".")[-1] == str(seen[0][1]).split(".")[-1]
+    np.testing.assert_array_equal(seen[1][2], seen[0][2])
+    for e, t in zip(seen[1][3], seen[0][3]):
+        np.testing.assert_array_equal(e, t)
+
+
+RSUB_CASES = {"int tensor": lambda m, i, b: 2 - i, "bool tensor": lambda m, i, b: 1 - b,
+              "bool number": lambda m, i, b: True - i, "float alpha int": lambda m, i, b: m.rsub(i, 2, alpha=0.5),
+              "float - int": lambda m, i, b: 2.5 - i}
+
+
+@pytest.mark.parametrize("case", list(RSUB_CASES))
+def test_rsub_dtypes_and_errors_are_pytorchs(case):
+    got = []
+    for m in (torch, ember):
+        try:
+            r = RSUB_CASES[case](m, m.tensor([1, 2, 3]), m.tensor([True, False]))
+            got.append((str(r.dtype).split(".")[-1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (PyTorch's error type and message are compared)
+            got.append((type(e).__name__, str(e).split("\n")[0]))
+    assert got[1] == got[0]
+
+
+BROADCASTS = [((3, 1), (2, 3, 4)), ((1, 4), (3, 4)), ((4,), (3, 4)), ((), (3,)), ((1,), (3,)), ((2, 1, 1), (2, 3, 4))]
+
+
+@pytest.mark.parametrize("shapes", BROADCASTS)
+def test_broadcast_gradient_chain_under_create_graph_is_pytorchs(shapes):
+    """A broadcast input's gradient is summed down as PyTorch's sum_to: a full sum (SumBackward0) for a 0-d input,
+    else a sum keeping the dims (SumBackward1), viewed (ViewBackward0) only to drop leading dims."""
+    seen = []
+    for m in (torch, ember):
+        x = m.ones(shapes[0], dtype=m.float64, requires_grad=True)
+        y = m.arange(float(np.prod(shapes[1])), dtype=m.float64).reshape(shapes[1]).requires_grad_()
+        (g,) = m.autograd.grad((x * y).sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), [y])
+        seen.append((_names(g.grad_fn), g.detach().numpy(), gg.numpy()))
+    assert seen[1][0] == seen[0][0]
+    np.testing.assert_array_equal(seen[1][1], seen[0][1])
+    np.testing.assert_array_equal(seen[1][2], seen[0][2])
