@@ -219,7 +219,7 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{SCALAR_TYPE_NAMES[target.dtype.name]} (cross_entropy's input needs a class "
                                "dimension, and got a 0-d tensor)")
-        raise IndexError((f"Dimension specified as 1 but tensor has no dimensions" if target._data.ndim == 0 else
+        raise IndexError(("Dimension specified as 1 but tensor has no dimensions" if target._data.ndim == 0 else
                           "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
                          + " (cross_entropy's input needs a class dimension, and got a 0-d tensor)")
     c = x._data.shape[1] if x._data.ndim > 1 else x._data.shape[0]
