@@ -776,24 +776,45 @@ def recorded_saved(node) -> tuple:
 def run_recorded(node, grads: list):
     """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
     with running(node.name()):
-        if node.half_dtype is not None:
-            # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
-            raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
+        low = node.half_dtype  # computed in float32 as forward was (lowp.py): the gradients and the inputs of a
+        if low is not None:  # rerun cast up, the results cast back, every cast recorded
+            if not (node.rerun_for_higher_order or node.linear):
+                # the formula reads float32 arrays made from the half-precision inputs or outputs (an output
+                # before rounding), which are not the graph's tensors: their terms would be lost. A linear op's
+                # formula reads none; a rerun recomputes them from the recorded inputs.
+                raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate "
+                            "twice)")
+            grads = [_widened(g, low) for g in grads]
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
             params = node._rerun[1]
             fresh = type(node)()
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
-            fresh.forward(*node.rerun_inputs(), **params)
-            return _still_checked(node, grads, fresh.backward(*grads))
+            inputs = node.rerun_inputs()
+            fresh.forward(*(inputs if low is None else [_widened(a, low) for a in inputs]), **params)
+            return _still_checked(node, grads, _narrowed(fresh.backward(*grads), low))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
         try:
-            return _still_checked(node, grads, node.backward(*grads))
+            return _still_checked(node, grads, _narrowed(node.backward(*grads), low))
         finally:
             node.saved = saved
+
+
+def _widened(a, low):
+    """A recorded array of the half dtype ``low`` cast to float32 (recorded); anything else as it is."""
+    return a.astype(xp.float32) if type(a) is RecordedArray and a.dtype == low else a
+
+
+def _narrowed(results, low):
+    """A formula's recorded float32 results cast back to the half dtype ``low`` (None: as they are)."""
+    if low is None:
+        return results
+    if isinstance(results, (tuple, list)):
+        return type(results)(_narrowed(r, low) for r in results)
+    return results.astype(low) if type(results) is RecordedArray and results.dtype == xp.float32 else results
 
 
 def _still_checked(node, grads, results):

@@ -93,7 +93,10 @@ class _FromLogSoftmax(_ShownLoss):
         from ...autograd.recorded import RecordedArray
 
         edge = self.next_edges[0]
-        logp = Tensor._make(self.saved[0]) if edge is None else Tensor._make(self.saved[0], edge[0], edge[1])
+        logp = self.saved[0]
+        if self.half_dtype is not None:  # (computed in float32: the scores' dtype where they enter the graph)
+            logp = logp.astype(self.half_dtype)
+        logp = Tensor._make(logp) if edge is None else Tensor._make(logp, edge[0], edge[1])
         return [RecordedArray(logp), *super().rerun_inputs()[1:]]
 
 
