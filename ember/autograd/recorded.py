@@ -793,14 +793,38 @@ def run_recorded(node, grads: list):
             fresh.next_edges = node.next_edges
             inputs = node.rerun_inputs()
             fresh.forward(*(inputs if low is None else [_widened(a, low) for a in inputs]), **params)
-            return _still_checked(node, grads, _narrowed(fresh.backward(*grads), low))
+            return _still_checked(node, grads, _reading_inputs(node, _narrowed(fresh.backward(*grads), low)))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
         try:
-            return _still_checked(node, grads, _narrowed(node.backward(*grads), low))
+            return _still_checked(node, grads, _reading_inputs(node, _narrowed(node.backward(*grads), low)))
         finally:
             node.saved = saved
+
+
+def _reading_inputs(node, results):
+    """``results``, each depending (with derivative zero) on the inputs at ``node.formula_reads`` that require
+    grad, where it does not depend on anything recorded. PyTorch writes such a formula with differentiable ops
+    of those saved inputs (``grad * x.sgn()`` for the 1-norm, a max pool's backward taking ``self``, nll_loss's):
+    its result requires grad, a second backward gives zeros (and checks what that node saved), where ember's
+    formula computes the same values from constants (a sign, the argmax indices)."""
+    reads = getattr(node, "formula_reads", ())
+    edges = [(j, node.next_edges[j]) for j in reads if node.next_edges[j] is not None]
+    if not edges:
+        return results
+    from .._tensor import Tensor
+
+    single = not isinstance(results, (tuple, list))
+    out = []
+    for r in (results,) if single else results:
+        if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and r.dtype.kind in "fc":
+            t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
+            for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
+                t = t + Tensor._make(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge[0], edge[1]) * 0
+            r = RecordedArray(t)
+        out.append(r)
+    return out[0] if single else type(results)(out)
 
 
 def _widened(a, low):

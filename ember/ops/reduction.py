@@ -572,6 +572,7 @@ class LinalgVectorNorm(Node):
     """The ``order``-norm over ``axes``: sqrt(sum |x|^2) (2), max / min |x| (inf / -inf), the count of non-zeros
     (0), sum(|x|^p)^(1/p); PyTorch's gradients (inf: split evenly among the elements at the extreme)."""
     float32_compute = True
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
 
     def forward(self, x, order, axes, keepdim):
         out = vector_norm_array(x, order, axes, keepdim)

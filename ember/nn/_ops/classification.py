@@ -187,6 +187,7 @@ class SoftCrossEntropy(_FromLogSoftmax):
 
 
 class NLL(_ShownLoss):
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
 
     def forward(self, x, t, w, ignore_index, reduction, shown="NllLossBackward0", shape=None):

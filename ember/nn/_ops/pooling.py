@@ -117,6 +117,7 @@ def _running_max(views, out, arg, c0: int, c1: int) -> None:
 
 
 class MaxPoolNd(Node):
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     def forward(self, x, kernel, stride, pads, dilation):
         fill = -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min
         xpad = pad_spatial(x, pads, fill)
