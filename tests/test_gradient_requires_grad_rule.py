@@ -49,3 +49,36 @@ def test_a_saved_weight_or_target_changed_after_create_graph_is_the_error(loss, 
         w.mul_(2) if changed == "weight" else t.__setitem__(0, 2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             m.autograd.grad((g * g).sum(), x)
+
+
+SPREADS = {
+    "var 0-d": lambda m, x: m.var(x[0]), "var_mean 0-d": lambda m, x: sum(m.var_mean(x[0])),
+    "std_mean 0-d": lambda m, x: sum(m.std_mean(x[0])), "var, correction 3": lambda m, x: m.var(x, correction=3),
+    "var over dim, correction 3": lambda m, x: m.var(x, 0, correction=3),
+    "var_mean over dim, correction 2": lambda m, x: m.var_mean(x, 0, correction=2)[0],
+    "std over dim, correction 3": lambda m, x: m.std(x, 0, correction=3), "var 1 element": lambda m, x: m.var(x[:1]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+@pytest.mark.parametrize("op", list(SPREADS))
+def test_spread_without_degrees_of_freedom_is_pytorchs(op):
+    """PyTorch's variance formula over every element with degrees of freedom <= 0 is ``grad * where(x == mean,
+    nan, inf)``, a constant (a second backward of var/var_mean then raises); over given dims its divisor is the
+    degrees of freedom, negative too."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(SPREADS[op](m, x), x, create_graph=True)
+        try:
+            (gg,) = m.autograd.grad(g.sum(), x, allow_unused=True)
+            second = None if gg is None else gg.numpy(force=True) if m is torch else gg.numpy()
+        except RuntimeError as e:
+            second = str(e).split(" and ")[0]
+        got.append((g.requires_grad, g.detach().numpy(), second))
+    assert got[1][0] == got[0][0]
+    np.testing.assert_array_equal(got[1][1], got[0][1])
+    if isinstance(got[0][2], str):
+        assert got[1][2] == got[0][2]
+    else:
+        np.testing.assert_array_equal(got[1][2], got[0][2])

@@ -17,7 +17,7 @@ from .._meta import meta_results
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
-from ..autograd.recorded import is_recorded
+from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
 from .unary import sign_array
@@ -232,6 +232,8 @@ class Var(Node):
             # backward's x - mean in x's dtype, as PyTorch's formula computes it
             self.saved = (x - xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n),)
             self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
+            # backward's divisor, negative too as in PyTorch's formula; over every element it differs at <= 0
+            self.dof, self.whole = n - correction, axes is None or x.ndim == 0
             if x.dtype == xp.float32:  # (complex64 accumulates in float32, as PyTorch's)
                 wide = x.astype(xp.float64)
                 diff = wide - xp.sum(wide, axis=axes, keepdims=True) / n
@@ -249,8 +251,13 @@ class Var(Node):
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
         diff = self.saved[0]
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
+        if self.dof <= 0 and self.whole:
+            # PyTorch's formula where the degrees of freedom over all elements are <= 0: inf, NaN where x equals its
+            # mean (inf * 0), chosen by a comparison: a constant, whose derivative is no function of x
+            d = value_of(diff)
+            return (g * xp.where(d == 0, xp.nan, xp.inf).astype(d.real.dtype),)
         with xp.errstate(divide="ignore", invalid="ignore"):
-            return (g * diff * (2 / diff.real.dtype.type(self.denom)),)
+            return (g * diff * (2 / diff.real.dtype.type(self.dof)),)
 
 
 @torch_named("StdBackward0")
