@@ -86,3 +86,42 @@ def test_broadcast_gradient_chain_under_create_graph_is_pytorchs(shapes):
     assert seen[1][0] == seen[0][0]
     np.testing.assert_array_equal(seen[1][1], seen[0][1])
     np.testing.assert_array_equal(seen[1][2], seen[0][2])
+
+
+ADDMV = {
+    "plain": lambda m, b, a, v: m.addmv(b, a, v), "scaled": lambda m, b, a, v: m.addmv(b, a, v, beta=0.5, alpha=2),
+    "beta 0, nan input": lambda m, b, a, v: m.addmv(b * float("nan"), a, v, beta=0),
+    "broadcast input": lambda m, b, a, v: m.addmv(b[:1], a, v, alpha=-1),
+    "0-d input": lambda m, b, a, v: m.addmv(b[0], a, v, beta=3), "method": lambda m, b, a, v: b.addmv(a, v),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("case", list(ADDMV))
+def test_addmv_is_one_node_as_pytorchs(case, dtype):
+    """addmv is one node (AddmvBackward0: input, mat, vec) with PyTorch's values and first and second gradients."""
+    seen = []
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in [(3,), (3, 4), (4,)]]
+    for m in (torch, ember):
+        b, a, v = (m.tensor(x, dtype=getattr(m, dtype), requires_grad=True) for x in arrays)
+        out = ADDMV[case](m, b, a, v)
+        w = m.arange(1.0, 4.0, dtype=m.float64).to(out.dtype)
+        grads = m.autograd.grad((out * w).abs().sum(), (b, a, v), create_graph=True)
+        second = m.autograd.grad(sum((g.abs() ** 2).sum() for g in grads), (a, v))
+        seen.append((_names(out.grad_fn, 1), out.detach().numpy(), [g.detach().numpy() for g in grads],
+                     [g.numpy() for g in second]))
+    assert seen[1][0] == seen[0][0]
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-5)
+    for e, t in zip(seen[1][2] + seen[1][3], seen[0][2] + seen[0][3]):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes", [[(2,), (3, 4), (4,)], [(3, 3), (3, 4), (4,)], [(3, 3), (3,), (4,)]])
+def test_addmv_input_shape_errors_are_pytorchs(shapes):
+    got = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as info:
+            m.addmv(*(m.ones(s) for s in shapes))
+        got.append(str(info.value))
+    assert got[1] == got[0]
