@@ -125,3 +125,32 @@ def test_addmv_input_shape_errors_are_pytorchs(shapes):
             m.addmv(*(m.ones(s) for s in shapes))
         got.append(str(info.value))
     assert got[1] == got[0]
+
+
+LERPS = {
+    "same shapes": lambda m, x, y, w: m.lerp(x, y, w), "broadcast weight": lambda m, x, y, w: m.lerp(x, y, w[0]),
+    "0-d weight": lambda m, x, y, w: m.lerp(x, y, w[0, 1]), "method": lambda m, x, y, w: x.lerp(y, w),
+    "broadcast start": lambda m, x, y, w: m.lerp(x[:1], y, w),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16", "complex128"])
+@pytest.mark.parametrize("case", list(LERPS))
+def test_lerp_with_a_tensor_weight_is_one_node_as_pytorchs(case, dtype):
+    """LerpBackward1 (start, end, weight), PyTorch's kernel's values (its two formulas either side of |w| = 0.5),
+    first and second gradients."""
+    seen = []
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((2, 3)), rng.standard_normal((2, 3)), np.array([[0.2, 0.5, 0.9], [-0.7, 0.49, 1.5]])]
+    for m in (torch, ember):
+        x, y, w = (m.tensor(a, dtype=getattr(m, dtype), requires_grad=True) for a in arrays)
+        out = LERPS[case](m, x, y, w)
+        grads = m.autograd.grad((out * out).abs().sum(), (x, y, w), create_graph=True)
+        second = m.autograd.grad(sum((g.abs() ** 2).sum() for g in grads), (x, y, w))
+        seen.append((_names(out.grad_fn, 1), out.detach().to(m.complex128).numpy(),
+                     [g.detach().to(m.complex128).numpy() for g in grads + second]))
+    assert seen[1][0] == seen[0][0]
+    tol = {"float16": 2e-2, "bfloat16": 5e-2}.get(dtype, 1e-5)
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=tol, atol=0)  # (PyTorch fuses: the last bit)
+    for e, t in zip(seen[1][2], seen[0][2]):
+        np.testing.assert_allclose(e, t, rtol=tol, atol=tol * np.abs(t).max())
