@@ -154,3 +154,41 @@ def test_lerp_with_a_tensor_weight_is_one_node_as_pytorchs(case, dtype):
     np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=tol, atol=0)  # (PyTorch fuses: the last bit)
     for e, t in zip(seen[1][2], seen[0][2]):
         np.testing.assert_allclose(e, t, rtol=tol, atol=tol * np.abs(t).max())
+
+
+POOLS = {
+    "max_pool1d": lambda F, x: F.max_pool1d(x.reshape(2, 3, 8), 2),
+    "max_pool1d indices": lambda F, x: F.max_pool1d(x.reshape(2, 3, 8), 3, 2, 1, return_indices=True),
+    "max_pool1d unbatched": lambda F, x: F.max_pool1d(x.reshape(6, 8), 2, dilation=2, ceil_mode=True),
+    "avg_pool1d": lambda F, x: F.avg_pool1d(x.reshape(2, 3, 8), 3, 2, 1, count_include_pad=False),
+    "avg_pool1d unbatched": lambda F, x: F.avg_pool1d(x.reshape(6, 8), 2, ceil_mode=True),
+    "avg_pool2d": lambda F, x: F.avg_pool2d(x.reshape(2, 3, 2, 4), 2), "avg_pool3d": lambda F, x: F.avg_pool3d(
+        x.reshape(1, 3, 2, 2, 4), 2),
+    "max_pool2d unbatched": lambda F, x: F.max_pool2d(x.reshape(3, 4, 4), 2, 1, 1, return_indices=True),
+    "max_pool3d unbatched": lambda F, x: F.max_pool3d(x.reshape(3, 2, 2, 4), 2, return_indices=True),
+    "avg_pool2d unbatched": lambda F, x: F.avg_pool2d(x.reshape(3, 4, 4), 3, 2, 1, divisor_override=2),
+    "avg_pool3d unbatched": lambda F, x: F.avg_pool3d(x.reshape(3, 2, 2, 4), (1, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(POOLS))
+def test_pooling_node_chains_are_pytorchs(case):
+    """PyTorch's 1-d pooling is its 2-d pooling of an unsqueezed view, squeezed back; its kernels pool an unbatched
+    input as it is (no unsqueeze or squeeze recorded); its average pooling nodes are AvgPool2DBackward0 /
+    AvgPool3DBackward0. The chain, values, indices and gradients are PyTorch's."""
+    x = np.random.default_rng(0).standard_normal(48)
+    got = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out = POOLS[case](m.nn.functional, t * 1)
+        out, idx = out if isinstance(out, tuple) else (out, None)
+        (g,) = m.autograd.grad((out * out).sum(), t)
+        chain, fn = [], out.grad_fn
+        while fn is not None and len(chain) < 4:
+            chain.append(fn.name().split("::")[-1])
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        got.append((chain, out.detach().numpy(), None if idx is None else idx.numpy(), g.numpy()))
+    assert got[1][0] == got[0][0]
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
+    np.testing.assert_array_equal(got[1][2], got[0][2])
+    np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-12)
