@@ -192,3 +192,19 @@ def test_pooling_node_chains_are_pytorchs(case):
     np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
     np.testing.assert_array_equal(got[1][2], got[0][2])
     np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-12)
+
+
+@pytest.mark.parametrize("expr", ["2 ** x", "m.pow(2.5, x)", "m.tensor(2.0, dtype=m.float64) ** x"])
+def test_number_base_power_is_one_input_node_as_pytorchs(expr):
+    """``2 ** x`` is PowBackward2 with x its one input (a 0-d tensor base is PowBackward1's two), PyTorch's values
+    and gradients (to an ulp: NumPy's and PyTorch's pow differ there)."""
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [1.5, 2.5, -0.3]], dtype=m.float64, requires_grad=True)
+        out = eval(expr, {"m": m, "x": x})
+        (g,) = m.autograd.grad((out * out).sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x)
+        seen.append((_names(out.grad_fn, 1), out.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert seen[1][0] == seen[0][0]
+    for e, t in zip(seen[1][1:], seen[0][1:]):
+        np.testing.assert_allclose(e, t, rtol=1e-14)

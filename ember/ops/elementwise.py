@@ -313,8 +313,10 @@ class Pow(Node):
         return out
 
     def backward(self, g):
+        return self._grads(g, *self.needs_input_grad)
+
+    def _grads(self, g, na: bool, nb: bool):
         a, b = self.saved[:2]
-        na, nb = self.needs_input_grad
         ga = gb = None
         # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
@@ -330,6 +332,22 @@ class Pow(Node):
                 gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
+
+
+@torch_named("PowBackward1")
+class PowTensors(Pow):
+    """``t ** u`` of two tensors: Pow's node under PyTorch's name for that overload (PowBackward0 is its ``t ** 2``)."""
+
+
+@torch_named("PowBackward2")
+class PowNumberBase(Pow):
+    """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
+
+    def forward(self, b, base):
+        return Pow.forward(self, base, b)
+
+    def backward(self, g):
+        return (self._grads(g, False, self.needs_input_grad[0])[1],)
 
 
 def _complex_zero_base(a, b, out):
@@ -585,7 +603,9 @@ def pow(a, b):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         if isinstance(b, int) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return Pow.apply(a, b)
+    if not isinstance(a, Tensor):
+        return PowNumberBase.apply(b, base=a)
+    return (PowTensors if isinstance(b, Tensor) else Pow).apply(a, b)
 
 
 def _integer_division_operands(name: str, a, b):
