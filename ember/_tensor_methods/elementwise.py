@@ -18,19 +18,19 @@ class ElementwiseMethods:
         return ops.elementwise.add(self, b, alpha=alpha)
 
     def __radd__(self, other) -> Tensor:
-        return ops.elementwise.add(other, self)
+        return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
 
     def __sub__(self, b, *, alpha=1) -> Tensor:
         return ops.elementwise.sub(self, b, alpha=alpha)
 
     def __rsub__(self, other) -> Tensor:
-        return ops.elementwise.sub(other, self)
+        return ops.elementwise.rsub(self, other)
 
     def __mul__(self, b) -> Tensor:
         return ops.elementwise.mul(self, b)
 
     def __rmul__(self, other) -> Tensor:
-        return ops.elementwise.mul(other, self)
+        return ops.elementwise.mul(self, other)  # (as __radd__)
 
     def __truediv__(self, b, *, rounding_mode: str | None = None) -> Tensor:
         return ops.elementwise.div(self, b, rounding_mode=rounding_mode)

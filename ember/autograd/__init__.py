@@ -16,7 +16,6 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import (
     Node,
-    add_to_grad,
     base_requires_grad,
     input_edge,
     leaf_edge,
@@ -113,16 +112,15 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         return
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     edges = {t._edge(): t for t in inputs}
+    for t in inputs:
+        if t.grad_fn is not None:  # a non-leaf input keeps its gradient as retain_grad does (PyTorch calls it):
+            t.retain_grad()  # once, however often it is listed or already retained
     captured = run_backward(roots, retain_graph, capture=edges, accumulate=False, create_graph=create_graph,
-                            hook_captured_leaves=False)  # (the leaves' accumulators below run their hooks)
+                            hook_captured_leaves=False, captured_run=True)  # (the leaves' accumulators: below)
     for edge, t in edges.items():
         g = captured.get(edge)
-        if g is None:
-            continue
-        if t.grad_fn is None:
+        if g is not None and t.grad_fn is None:
             edge[0].backward(g)  # the leaf's accumulator: its hooks, then +=
-        else:
-            add_to_grad(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

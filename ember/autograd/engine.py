@@ -57,8 +57,10 @@ def sum_to_shape(grad, shape: tuple):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1
     )
+    if not shape and type(grad) is RecordedArray:  # (recorded as PyTorch's sum_to records it: a full sum, then
+        return grad.sum()  # for other shapes a sum keeping the dims, viewed only to drop leading dims)
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape)
+    return out.reshape(shape) if lead else out
 
 
 def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
@@ -86,22 +88,22 @@ def has_hooks(roots: list[Node]) -> bool:
 
 
 def _reaching(roots: list[Node], targets: set) -> set:
-    """The nodes from which some node of ``targets`` can be reached (the targets included): with ``inputs`` given
-    (autograd.grad, backward(inputs=...)) only these run, and only their inputs on such paths get gradients,
-    as PyTorch's engine computes just what reaches the inputs (a penalty's input gradient takes no weight
-    gradients)."""
-    reach = set(targets)
+    """The nodes that must run for some node of ``targets`` to get its gradient: those with an edge to a target or
+    to such a node (PyTorch's ``needed_``). With ``inputs`` given (autograd.grad, backward(inputs=...)) only these
+    run, and only their inputs on such paths get gradients, as PyTorch's engine computes just what reaches the
+    inputs (a penalty's input gradient takes no weight gradients); the targets themselves are only visited (their
+    tensor hooks, the gradient captured) unless they are needed too."""
+    needed: set = set()
     done: set = set()
     for root in roots:
         stack = [(root, False)]
         while stack:
             node, expanded = stack.pop()
             if expanded:  # every child is finished (a DAG: a pending child would close a cycle)
-                if node not in reach:
-                    for edge in node.next_edges:
-                        if edge is not None and edge[0] in reach:
-                            reach.add(node)
-                            break
+                for edge in node.next_edges:
+                    if edge is not None and (edge[0] in needed or edge[0] in targets):
+                        needed.add(node)
+                        break
                 continue
             if node in done:
                 continue
@@ -110,7 +112,7 @@ def _reaching(roots: list[Node], targets: set) -> set:
             for edge in node.next_edges:
                 if edge is not None and edge[0] not in done:
                     stack.append((edge[0], False))
-    return reach
+    return needed
 
 
 def _run_pruned(node: Node, grads: list, reach: set, traced: bool, create_graph: bool) -> list:
@@ -234,19 +236,27 @@ class _Walk:
     def _release(self, node: Node) -> None:
         """``node``'s count reached 0: ready, even without any gradient (as PyTorch's engine runs every node it
         reaches: its hooks fire with None, its saved tensors are checked, and it passes None on), except one that
-        autograd.grad does not need and got no gradient: skipped, releasing what it points at."""
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if n in self.buffers or self.reach is None or n in self.reach:
-                self.buffers.setdefault(n, [None] * n.num_outputs)
-                heapq.heappush(self.ready, (-n.seq, next(self.order), n))
-                continue
-            for edge in n.next_edges:  # outside what autograd.grad needs, without a gradient: it never runs
-                if edge is not None:
-                    self.deps[edge[0]] -= 1
-                    if self.deps[edge[0]] == 0:
-                        stack.append(edge[0])
+        leads to none of the inputs given: dropped, gradient and all, with none of its hooks (nothing below it
+        leads to them either, so nothing waits on it), as PyTorch's engine skips what it does not need."""
+        if self.reach is None or node in self.reach:
+            self.buffers.setdefault(node, [None] * node.num_outputs)
+            heapq.heappush(self.ready, (-node.seq, next(self.order), node))
+        else:
+            self.buffers.pop(node, None)
+
+    def prune(self, reach: set, single: bool, hooks: bool) -> None:
+        """With inputs given: only what leads to them runs (``reach``). A root that does not is dropped; as in
+        PyTorch, where a single output is itself the engine's first node, that one still calls its tensor hooks
+        (the gradient is then dropped)."""
+        self.reach = reach
+        for entry in [e for e in self.ready if e[2] not in reach]:
+            self.ready.remove(entry)
+            grads = self.buffers.pop(entry[2])
+            if single and hooks and entry[2]._pre_hooks:
+                _call_pre_hooks(entry[2], grads)
+            if single and hooks and entry[2]._retained:
+                _retain_grads(entry[2], grads)
+        heapq.heapify(self.ready)
 
 
 def _run_without_gradient(node: Node, hooks: bool) -> list:
@@ -290,7 +300,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
                  grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True,
-                 hook_captured_leaves: bool = True) -> dict:
+                 hook_captured_leaves: bool = True, captured_run: bool = False) -> dict:
     """Backpropagate ``grad`` from each ``(edge, grad)`` root.
 
     ``capture`` maps edges whose incoming gradient should be returned (autograd.grad).
@@ -302,11 +312,19 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
     runs the formulas only: no hooks, no retained gradients (a trial walk, ``func/_batched_vjp.py``).
     ``hook_captured_leaves=False``: a captured leaf's gradient is returned before its tensor hooks, for a caller that
     accumulates it through the leaf's accumulator, which runs them (``backward(inputs=...)``: once, as PyTorch's).
+    ``captured_run``: a captured node runs as any other (``backward(inputs=...)``, which PyTorch's engine marks as
+    needed; autograd.grad only takes their gradients).
     Returns {edge: gradient} for the captured edges.
     """
     walk = _Walk(roots)
-    reach = None if capture is None else _reaching(list(walk.buffers), {node for node, _ in capture})
-    walk.reach = reach
+    needed = reach = None
+    if capture is not None:
+        targets = {node for node, _ in capture}
+        needed = _reaching(list(walk.buffers), targets)
+        if captured_run:
+            needed |= targets
+        reach = needed | targets
+        walk.prune(reach, len(roots) == 1, hooks)
     captured: dict = {}
     callbacks: list[Callable[[], None]] = []
     stack = _callbacks.stack
@@ -330,6 +348,8 @@ def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: boo
                     captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
                     continue
                 captured.update({(node, nr): g for nr, g in enumerate(grads) if (node, nr) in capture})
+                if node not in needed:  # an input of autograd.grad that leads to no other: captured, not run
+                    continue
             if node._node_pre_hooks and hooks:
                 grads = _call_node_pre_hooks(node, grads)
             if all(g is None for g in grads) and not node.runs_without_gradient:

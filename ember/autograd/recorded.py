@@ -776,24 +776,69 @@ def recorded_saved(node) -> tuple:
 def run_recorded(node, grads: list):
     """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
     with running(node.name()):
-        if node.half_dtype is not None:
-            # the formula reads float32 copies of half-precision inputs, which are not the graph's tensors
-            raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate twice)")
+        low = node.half_dtype  # computed in float32 as forward was (lowp.py): the gradients and the inputs of a
+        if low is not None:  # rerun cast up, the results cast back, every cast recorded
+            if not (node.rerun_for_higher_order or node.linear):
+                # the formula reads float32 arrays made from the half-precision inputs or outputs (an output
+                # before rounding), which are not the graph's tensors: their terms would be lost. A linear op's
+                # formula reads none; a rerun recomputes them from the recorded inputs.
+                raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate "
+                            "twice)")
+            grads = [_widened(g, low) for g in grads]
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
             params = node._rerun[1]
             fresh = type(node)()
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
-            fresh.forward(*node.rerun_inputs(), **params)
-            return _still_checked(node, grads, fresh.backward(*grads))
+            inputs = node.rerun_inputs()
+            fresh.forward(*(inputs if low is None else [_widened(a, low) for a in inputs]), **params)
+            return _still_checked(node, grads, _reading_inputs(node, _narrowed(fresh.backward(*grads), low)))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
         try:
-            return _still_checked(node, grads, node.backward(*grads))
+            return _still_checked(node, grads, _reading_inputs(node, _narrowed(node.backward(*grads), low)))
         finally:
             node.saved = saved
+
+
+def _reading_inputs(node, results):
+    """``results``, each depending (with derivative zero) on the inputs at ``node.formula_reads`` that require
+    grad, where it does not depend on anything recorded. PyTorch writes such a formula with differentiable ops
+    of those saved inputs (``grad * x.sgn()`` for the 1-norm, a max pool's backward taking ``self``, nll_loss's):
+    its result requires grad, a second backward gives zeros (and checks what that node saved), where ember's
+    formula computes the same values from constants (a sign, the argmax indices)."""
+    reads = getattr(node, "formula_reads", ())
+    edges = [(j, node.next_edges[j]) for j in reads if node.next_edges[j] is not None]
+    if not edges:
+        return results
+    from .._tensor import Tensor
+
+    single = not isinstance(results, (tuple, list))
+    out = []
+    for r in (results,) if single else results:
+        if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and r.dtype.kind in "fc":
+            t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
+            for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
+                t = t + Tensor._make(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge[0], edge[1]) * 0
+            r = RecordedArray(t)
+        out.append(r)
+    return out[0] if single else type(results)(out)
+
+
+def _widened(a, low):
+    """A recorded array of the half dtype ``low`` cast to float32 (recorded); anything else as it is."""
+    return a.astype(xp.float32) if type(a) is RecordedArray and a.dtype == low else a
+
+
+def _narrowed(results, low):
+    """A formula's recorded float32 results cast back to the half dtype ``low`` (None: as they are)."""
+    if low is None:
+        return results
+    if isinstance(results, (tuple, list)):
+        return type(results)(_narrowed(r, low) for r in results)
+    return results.astype(low) if type(results) is RecordedArray and results.dtype == xp.float32 else results
 
 
 def _still_checked(node, grads, results):

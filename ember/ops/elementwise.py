@@ -234,6 +234,35 @@ class Sub(Node):
         return g, (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha))
 
 
+@torch_named("RsubBackward0")
+class Rsub(Sub):
+    """``rsub(input, other)``, ``other - alpha * input``: Sub's node with its inputs in PyTorch's order."""
+
+    def forward(self, input, other, alpha=1):
+        return Sub.forward(self, other, input, alpha)
+
+    def backward(self, g):
+        ni, no = self.needs_input_grad
+        gi = (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)) if ni else None
+        return gi, (g if no else None)
+
+
+@torch_named("RsubBackward1")
+class RsubNumber(Node):
+    """``number - alpha * input`` (``2.5 - x``, ``rsub(x, 2.5)``): as PyTorch's node, the number is no input."""
+    diagonal_jacobian = True
+    alpha = 1  # (as Add's)
+
+    def forward(self, input, number, alpha=1):
+        if alpha == 1:
+            return number - input
+        self.alpha = alpha
+        return with_number(operator.sub, number, with_number(operator.mul, input, alpha))
+
+    def backward(self, g):
+        return (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)),
+
+
 @torch_named("MulBackward0")
 class Mul(Node):
     diagonal_jacobian = True
@@ -284,8 +313,10 @@ class Pow(Node):
         return out
 
     def backward(self, g):
+        return self._grads(g, *self.needs_input_grad)
+
+    def _grads(self, g, na: bool, nb: bool):
         a, b = self.saved[:2]
-        na, nb = self.needs_input_grad
         ga = gb = None
         # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
@@ -301,6 +332,22 @@ class Pow(Node):
                 gb = g * conj_if_complex(self.saved[2] * log_a)
             gb = xp.where((a == 0) & (xp.real(b) >= 0), 0, gb)
         return ga, gb
+
+
+@torch_named("PowBackward1")
+class PowTensors(Pow):
+    """``t ** u`` of two tensors: Pow's node under PyTorch's name for that overload (PowBackward0 is its ``t ** 2``)."""
+
+
+@torch_named("PowBackward2")
+class PowNumberBase(Pow):
+    """``number ** t`` (``2 ** x``): Pow's node whose one input is the exponent, as PyTorch's (the number is none)."""
+
+    def forward(self, b, base):
+        return Pow.forward(self, base, b)
+
+    def backward(self, g):
+        return (self._grads(g, False, self.needs_input_grad[0])[1],)
 
 
 def _complex_zero_base(a, b, out):
@@ -493,6 +540,22 @@ def sub(a, b, *, alpha=1):
     return Sub.apply(a, b)
 
 
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``other`` a tensor or a number): sub's values and errors, recorded as PyTorch's
+    rsub, one node whose inputs are ``input`` then ``other`` (RsubBackward0), or ``input`` alone when ``other`` is a
+    number (RsubBackward1)."""
+    if _is_bool(input) or _is_bool(other) or not isinstance(input, Tensor) or \
+            not isinstance(other, (Tensor, int, float, complex, xp.generic)):
+        return sub(other, input, alpha=alpha)  # (sub's errors)
+    if alpha.__class__ is not int:
+        check_alpha(other, input, alpha)
+    other, input = promote(other, input)
+    if other.__class__ is Tensor:
+        return Rsub.apply(input, other, alpha=alpha)
+    other, input = _half_operands(other, input)
+    return RsubNumber.apply(input, number=other, alpha=alpha)
+
+
 def right_scalar(a, b):
     """``b`` as PyTorch's mul and true division kernels read a 0-d floating tensor on the right of a dimensioned
     half precision tensor (float16, bfloat16) of another dtype: its own value in float32, where promotion would
@@ -573,7 +636,9 @@ def pow(a, b):
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         if isinstance(b, int) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return Pow.apply(a, b)
+    if not isinstance(a, Tensor):
+        return PowNumberBase.apply(b, base=a)
+    return (PowTensors if isinstance(b, Tensor) else Pow).apply(a, b)
 
 
 def _integer_division_operands(name: str, a, b):

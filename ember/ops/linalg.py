@@ -229,11 +229,7 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str, same_dty
         raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
                            f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[product.dtype.name]}")
 
-    try:
-        xp.broadcast_shapes(input._data.shape, product._data.shape)
-    except ValueError:
-        raise RuntimeError(f"{name}: the input of shape {list(input.shape)} cannot be broadcast to the product's "
-                           f"shape {list(product.shape)}") from None
+    _check_added(input, product._data.shape, name)
     scaled = product if alpha == 1 else mul(product, alpha)
     if beta == 0:  # input's values are ignored (nan/inf do not propagate); its gradient is zero
         if not input._requires_grad:
@@ -243,6 +239,48 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str, same_dty
         none = Tensor._make(xp.zeros(product._data.shape, dtype=bool))
         return add(scaled, where(none, expand(input, product._data.shape), 0))
     return add(input if beta == 1 else mul(input, beta), scaled)
+
+
+def _check_added(input: Tensor, shape: tuple, name: str) -> None:
+    """The added input of the addmm family broadcasts to the product's ``shape`` (PyTorch's error otherwise)."""
+    try:
+        xp.broadcast_shapes(input._data.shape, shape)
+    except ValueError:
+        raise RuntimeError(f"{name}: the input of shape {list(input.shape)} cannot be broadcast to the product's "
+                           f"shape {list(shape)}") from None
+
+
+@torch_named("AddmvBackward0")
+class Addmv(Node):
+    """``beta * input + alpha * (mat @ vec)`` as one node, PyTorch's; with beta 0 the input's values are ignored
+    (nan/inf do not propagate) and its gradient is zero."""
+    saved_for = ((2,), (1,))  # mat for vec's gradient, vec for mat's
+    beta = alpha = 1  # (as Add's alpha: a node's own only when not 1)
+
+    def forward(self, input, mat, vec, beta=1, alpha=1):
+        self.saved = (mat, vec)
+        if beta != 1 or alpha != 1:
+            self.beta, self.alpha = beta, alpha
+        out = stack_matmul(mat, vec)
+        if alpha != 1:
+            out = out * alpha
+        if beta == 0:
+            return xp.broadcast_to(out, xp.broadcast_shapes(input.shape, out.shape)).copy()
+        return out + (input if beta == 1 else input * beta)
+
+    def backward(self, g):
+        mat, vec = self.saved
+        ni, nm, nv = self.needs_input_grad
+        beta, alpha = self.beta, self.alpha
+        if g.dtype.kind == "c":  # complex: the conjugates, as PyTorch's formula
+            mat, vec, beta, alpha = mat.conj(), vec.conj(), complex(beta).conjugate(), complex(alpha).conjugate()
+        gi = (g if beta == 1 else g * beta) if ni else None
+        gm = xp.outer(g, vec) if nm else None
+        gv = stack_matmul(xp.swapaxes(mat, -1, -2), g) if nv else None
+        if alpha != 1:
+            gm = None if gm is None else gm * alpha
+            gv = None if gv is None else gv * alpha
+        return gi, gm, gv
 
 
 def _rounded_once(op, input: Tensor, a: Tensor, b: Tensor, beta, alpha) -> Tensor | None:
@@ -292,8 +330,14 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     out = _rounded_once(addmv, input, mat, vec, beta, alpha)
     if out is not None:
         return out
+    if input._data.ndim > 1:  # (PyTorch's input is a vector, or a 0-d tensor)
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
+                           f"{vec._data.ndim}")
     _check_mv(mat, vec, input)  # (the input's dtype named first, as PyTorch's message)
-    return _scaled_sum(input, matmul(mat, vec), beta, alpha, "addmv")
+    if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
+        raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
+                           f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
+    return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:

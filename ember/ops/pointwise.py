@@ -380,10 +380,37 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
         if input.is_complex() or isinstance(weight, complex):
             return add(input, mul(weight, sub(end, input)))
         return LerpByNumber.apply(input, end, weight=float(weight))
-    out = add(input, mul(weight, sub(end, input)))
-    # PyTorch's formula saves a tensor weight, read by the gradients of input and end, and for the weight's own
-    # gradient (end - input) input and end: here they reach it as their difference
-    return version_checked(out, weight, *((input, end) if weight._requires_grad else ()))
+    if weight.dtype != kernel:  # (a 0-d weight of another dtype: computed in the kernel's)
+        weight = cast(weight, kernel)
+    # PyTorch's formula saves all three, read as shown by ``saved_for``; those that need no gradient are checked so
+    return version_checked(LerpByTensor.apply(input, end, weight), weight, *((input, end) if weight._requires_grad
+                                                                               else ()))
+
+
+@torch_named("LerpBackward1")
+class LerpByTensor(Node):
+    """``lerp`` with a tensor weight (broadcast), one node as PyTorch's, with its CPU kernel's formula:
+    ``start + w * (end - start)`` where |w| < 0.5, ``end - (end - start) * (1 - w)`` elsewhere, half precision
+    computed in float32 and rounded once. Gradients ``grad * (1 - w)``, ``grad * w``, ``grad * (end - start)``
+    (conjugated for complex), as PyTorch's formula, which saves all three."""
+    diagonal_jacobian = True
+    saved_for = ((2,), (2,), (0, 1))  # start and end for the weight's gradient, the weight for theirs
+
+    def forward(self, x, y, w):
+        self.saved = (x, y, w)
+        low = x.dtype if x.dtype.itemsize == 2 and np_kind(x.dtype) == "f" else None
+        if low is not None:
+            x, y, w = x.astype(xp.float32), y.astype(xp.float32), w.astype(xp.float32)
+        diff = y - x
+        out = xp.where(xp.abs(w) < 0.5, x + w * diff, y - diff * (1 - w))
+        return out.astype(low) if low is not None else out
+
+    def backward(self, g):
+        x, y, w = self.saved
+        nx, ny, nw = self.needs_input_grad
+        wc = None if w is None else conj_if_complex(w)
+        return ((g * (1 - wc) if nx else None), (g * wc if ny else None),
+                (g * conj_if_complex(y - x) if nw else None))
 
 
 

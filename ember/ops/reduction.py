@@ -17,7 +17,7 @@ from .._meta import meta_results
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
-from ..autograd.recorded import is_recorded
+from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, refuse_complex
 from .unary import sign_array
@@ -232,6 +232,8 @@ class Var(Node):
             # backward's x - mean in x's dtype, as PyTorch's formula computes it
             self.saved = (x - xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n),)
             self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
+            # backward's divisor, negative too as in PyTorch's formula; over every element it differs at <= 0
+            self.dof, self.whole = n - correction, axes is None or x.ndim == 0
             if x.dtype == xp.float32:  # (complex64 accumulates in float32, as PyTorch's)
                 wide = x.astype(xp.float64)
                 diff = wide - xp.sum(wide, axis=axes, keepdims=True) / n
@@ -249,8 +251,13 @@ class Var(Node):
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
         diff = self.saved[0]
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
+        if self.dof <= 0 and self.whole:
+            # PyTorch's formula where the degrees of freedom over all elements are <= 0: inf, NaN where x equals its
+            # mean (inf * 0), chosen by a comparison: a constant, whose derivative is no function of x
+            d = value_of(diff)
+            return (g * xp.where(d == 0, xp.nan, xp.inf).astype(d.real.dtype),)
         with xp.errstate(divide="ignore", invalid="ignore"):
-            return (g * diff * (2 / diff.real.dtype.type(self.denom)),)
+            return (g * diff * (2 / diff.real.dtype.type(self.dof)),)
 
 
 @torch_named("StdBackward0")
@@ -327,26 +334,31 @@ def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
 
 
 def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+    # PyTorch's node is SumBackward0 for sum() alone, SumBackward1 for the overload given a dim (None too)
+    node = Sum
     if dim is NOT_GIVEN:  # (dim=None is PyTorch's all elements too, but keepdim, even False, needs a dim)
         if keepdim is not NOT_GIVEN:
             raise keepdim_without_dim("sum", False, dtype)
         dim = None
+    else:
+        node = _SumOverDims
     if keepdim is NOT_GIVEN:
         keepdim = False
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
-    if dim is None and dtype is None and (out := apply_one(Sum, x, None, keepdim)) is not None:
+    if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
     x = _accumulated_as(x, dtype)
-    if dim is None:
-        return _in_bool(Sum.apply(x, axes=None, keepdim=keepdim), x)
-    return _in_bool(_SumOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    return _in_bool(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
+    node = Mean  # (MeanBackward1 for the overload given a dim, None too: as sum's)
     if dim is NOT_GIVEN:
         if keepdim is not NOT_GIVEN:
             raise keepdim_without_dim("mean", False, dtype)
         dim = None
+    else:
+        node = _MeanOverDims
     if keepdim is NOT_GIVEN:
         keepdim = False
     if dtype is not None:
@@ -357,9 +369,7 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
             f"a floating point or complex dtype. Got: {SCALAR_TYPE_NAMES[x.dtype.name]} (call .float() first, "
             "or pass a floating dtype=)"
         )
-    if dim is None:
-        return Mean.apply(x, axes=None, keepdim=keepdim)
-    return _MeanOverDims.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    return node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
 
 
 @full_precision
@@ -579,6 +589,7 @@ class LinalgVectorNorm(Node):
     """The ``order``-norm over ``axes``: sqrt(sum |x|^2) (2), max / min |x| (inf / -inf), the count of non-zeros
     (0), sum(|x|^p)^(1/p); PyTorch's gradients (inf: split evenly among the elements at the extreme)."""
     float32_compute = True
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
 
     def forward(self, x, order, axes, keepdim):
         out = vector_norm_array(x, order, axes, keepdim)

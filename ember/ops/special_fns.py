@@ -304,11 +304,11 @@ def rad2deg(input: Tensor) -> Tensor:
 
 def rsub(input: Tensor, other, alpha=1) -> Tensor:
     """``other - alpha * input``: ``sub`` with its operands swapped (``other`` a tensor or a number)."""
-    from .elementwise import sub
+    from .elementwise import rsub as _rsub
 
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    return sub(other, input, alpha=alpha)
+    return _rsub(input, other, alpha=alpha)
 
 
 @torch_named("RenormBackward0")

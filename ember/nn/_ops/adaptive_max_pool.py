@@ -22,6 +22,7 @@ def _bins(n: int, m: int) -> list[tuple[int, int]]:
 
 
 class AdaptiveMaxPool(Node):
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     def forward(self, x, output_size):
         nd = len(output_size)
         lead, spatial = x.shape[:-nd], x.shape[-nd:]

@@ -93,7 +93,10 @@ class _FromLogSoftmax(_ShownLoss):
         from ...autograd.recorded import RecordedArray
 
         edge = self.next_edges[0]
-        logp = Tensor._make(self.saved[0]) if edge is None else Tensor._make(self.saved[0], edge[0], edge[1])
+        logp = self.saved[0]
+        if self.half_dtype is not None:  # (computed in float32: the scores' dtype where they enter the graph)
+            logp = logp.astype(self.half_dtype)
+        logp = Tensor._make(logp) if edge is None else Tensor._make(logp, edge[0], edge[1])
         return [RecordedArray(logp), *super().rerun_inputs()[1:]]
 
 
@@ -184,6 +187,7 @@ class SoftCrossEntropy(_FromLogSoftmax):
 
 
 class NLL(_ShownLoss):
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
 
     def forward(self, x, t, w, ignore_index, reduction, shown="NllLossBackward0", shape=None):
@@ -212,8 +216,16 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
     if np_kind(x._data.dtype) not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
         raise NotImplementedError(f"{name}: input must hold floating-point scores (logits or log-probabilities), "
                                   f"got {input.dtype}")
-    if x._data.ndim == 0:
-        raise ValueError(f"{name}: input must have a class dimension, got a 0-d tensor")
+    if x._data.ndim == 0:  # PyTorch's errors: nll_loss's own check; cross_entropy's kernel reads dim 1
+        if name == "nll_loss":
+            raise ValueError("Expected 1 or more dimensions (got 0): nll_loss's input needs a class dimension")
+        if target._data.ndim == 0 and not target.is_floating_point():  # (the input's shape: probabilities)
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{SCALAR_TYPE_NAMES[target.dtype.name]} (cross_entropy's input needs a class "
+                               "dimension, and got a 0-d tensor)")
+        raise IndexError(("Dimension specified as 1 but tensor has no dimensions" if target._data.ndim == 0 else
+                          "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+                         + " (cross_entropy's input needs a class dimension, and got a 0-d tensor)")
     c = x._data.shape[1] if x._data.ndim > 1 else x._data.shape[0]
     if weight is not None and weight._data.shape != (c,):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "

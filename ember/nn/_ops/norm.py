@@ -243,7 +243,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     x = input._data
     if x.ndim < 2:
-        raise ValueError(f"batch_norm: expected input with at least 2 dims (N, C, ...), got {list(input.shape)}")
+        _refuse_without_channels(input, running_mean, running_var, weight, bias, training)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -269,6 +269,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
+
+
+def _refuse_without_channels(input: Tensor, running_mean, running_var, weight, bias, training: bool) -> None:
+    """PyTorch's errors for batch_norm of an input without a channel dimension (0-d or 1-D): its wrapper reads the
+    batch size (0-d, training), its kernel then finds no channels (so any given parameter has too many elements)
+    and reads dimension 1."""
+    hint = f" (batch_norm expects an input of shape (N, C, ...), got {list(input.shape)})"
+    if training and input._data.ndim == 0:
+        raise IndexError("tuple index out of range" + hint)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t._data.size:
+            raise RuntimeError(f"batch_norm: {name} should contain 0 elements not {t._data.size}" + hint)
+    raise IndexError(("Dimension out of range (expected to be in range of [-1, 0], but got 1)" if input._data.ndim
+                      else "Dimension specified as 1 but tensor has no dimensions") + hint)
 
 
 def check_parameter_dtypes(input: Tensor, *params: Tensor | None) -> bool:

@@ -116,8 +116,28 @@ def _running_max(views, out, arg, c0: int, c1: int) -> None:
         xp.maximum(a, step, out=a)
 
 
-class MaxPoolNd(Node):
-    def forward(self, x, kernel, stride, pads, dilation):
+class _Unbatchable(Node):
+    """A pooling node that takes an unbatched (C, *spatial) input as PyTorch's kernels do, computed as a batch of
+    one with no unsqueeze or squeeze recorded (``unbatched``): the subclass's ``_forward``/``_backward`` see
+    (N, C, *spatial) arrays."""
+    unbatched = False
+
+    def forward(self, x, *args, unbatched: bool = False, **params):
+        if not unbatched:
+            return self._forward(x, *args, **params)
+        self.unbatched = True
+        return self._forward(x[None], *args, **params)[0]
+
+    def backward(self, g):
+        if not self.unbatched:
+            return self._backward(g)
+        return (self._backward(g[None])[0][0],)
+
+
+class MaxPoolNd(_Unbatchable):
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
+
+    def _forward(self, x, kernel, stride, pads, dilation):
         fill = -xp.inf if np_kind(x.dtype) == "f" else xp.iinfo(x.dtype).min
         xpad = pad_spatial(x, pads, fill)
         out_sp = out_size(xpad.shape[2:], kernel, stride, dilation)
@@ -173,7 +193,7 @@ class MaxPoolNd(Node):
         fix = lowest & ~inside
         arg[fix] = xp.ravel_multi_index(tuple(f[fix] for f in first), kernel)
 
-    def backward(self, g):
+    def _backward(self, g):
         (arg,) = self.saved
         padded_shape, kernel, stride, pads, dilation = self.meta
         # e.g. from a Flatten: one conversion, then every pass is in one layout (create_graph: no layouts)
@@ -216,14 +236,15 @@ class MaxPoolNd(Node):
             shape[2 + d] = arg.shape[2 + d]
             start = (xp.arange(arg.shape[2 + d]) * stride[d] - pads[d][0]).reshape(shape)
             coords.append(start + koff[d] * dilation[d])
-        return xp.ravel_multi_index(coords, in_spatial).astype(xp.int64)
+        out = xp.ravel_multi_index(coords, in_spatial).astype(xp.int64)
+        return out[0] if self.unbatched else out
 
 
-class AvgPoolNd(Node):
+class AvgPoolNd(_Unbatchable):
     linear = True
     float32_compute = True
 
-    def forward(self, x, kernel, stride, pads, divisor):
+    def _forward(self, x, kernel, stride, pads, divisor):
         nd = len(kernel)
         xpad = pad_spatial(x, pads)
         ones = (1,) * nd
@@ -243,7 +264,7 @@ class AvgPoolNd(Node):
         self.meta = (xpad.shape, kernel, stride, pads)
         return out
 
-    def backward(self, g):
+    def _backward(self, g):
         padded_shape, kernel, stride, pads = self.meta
         share = g / self.divisor
 
@@ -281,14 +302,6 @@ def _pool_args(name, input, nd, kernel_size, stride, padding, dilation):
     return kernel, stride, ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
 
 
-def _batched(input: Tensor, nd: int, fn):
-    """Run ``fn`` on a (N, C, *spatial) tensor, adding and removing the batch dim for unbatched input."""
-    if input._data.ndim == nd + 1:
-        out = fn(input.unsqueeze(0))
-        return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
-    return fn(input)
-
-
 @torch_named("MaxPool2DWithIndicesBackward0")
 class MaxPool2D(MaxPoolNd):
     """2-d max pooling's node, named as PyTorch's."""
@@ -296,30 +309,44 @@ class MaxPool2D(MaxPoolNd):
 
 @torch_named("MaxPool3DWithIndicesBackward0")
 class MaxPool3D(MaxPoolNd):
-    """3-d max pooling's node, named as PyTorch's. (PyTorch's 1-d pooling is its 2-d node on an unsqueezed view,
-    squeezed back; ember's 1-d node is its own, MaxPoolNdBackward0.)"""
+    """3-d max pooling's node, named as PyTorch's. (1-d pooling is the 2-d node on an unsqueezed view, squeezed
+    back, as PyTorch's.)"""
 
 
-_MAX_POOL_NODES = {1: MaxPoolNd, 2: MaxPool2D, 3: MaxPool3D}
+_MAX_POOL_NODES = {2: MaxPool2D, 3: MaxPool3D}
+
+
+@torch_named("AvgPool2DBackward0")
+class AvgPool2D(AvgPoolNd):
+    """2-d (and 1-d) average pooling's node, named as PyTorch's."""
+
+
+@torch_named("AvgPool3DBackward0")
+class AvgPool3D(AvgPoolNd):
+    """3-d average pooling's node, named as PyTorch's."""
 
 
 def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
              return_indices: bool = False):
     kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", input, nd, kernel_size, stride, padding, dilation)
+    if nd == 1:  # PyTorch's: its 2-d pooling of a (..., 1, L) view, squeezed back (after the 1-d checks)
+        _pool_pads(input._data.shape[-1:], kernel, stride, padding, dilation, ceil_mode)
+        out = max_pool(input.unsqueeze(-2), 2, (1, *kernel), (1, *stride), (0, *padding), (1, *dilation), ceil_mode,
+                       return_indices)
+        return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
 
-    def run(x):
-        pads = _pool_pads(x._data.shape[2:], kernel, stride, padding, dilation, ceil_mode)
-        # (PyTorch saves the input)
-        node_class = _MAX_POOL_NODES[nd]
-        out = version_checked(node_class.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation), x)
-        if not return_indices:
-            return out
-        node = out.grad_fn or node_class()
-        if out.grad_fn is None:  # no graph recorded: recompute the argmax to get the indices
-            node.forward(x._data, kernel, stride, pads, dilation)
-        return out, Tensor._make(node.indices(x._data.shape[2:]))
-
-    return _batched(input, nd, run)
+    x, unbatched = input, input._data.ndim == nd + 1  # (PyTorch's kernels take an unbatched input as it is)
+    pads = _pool_pads(x._data.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    # (PyTorch saves the input)
+    node_class = _MAX_POOL_NODES[nd]
+    out = version_checked(node_class.apply(x, kernel=kernel, stride=stride, pads=pads, dilation=dilation,
+                                           unbatched=unbatched), x)
+    if not return_indices:
+        return out
+    node = out.grad_fn or node_class()
+    if out.grad_fn is None:  # no graph recorded: recompute the argmax to get the indices
+        node.forward(x._data, kernel, stride, pads, dilation, unbatched=unbatched)
+    return out, Tensor._make(node.indices(x._data.shape[-nd:]))
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
@@ -352,9 +379,13 @@ def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_m
     kernel, stride, padding, _ = _pool_args(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if nd == 1:  # as max_pool's: PyTorch's 2-d pooling of a (..., 1, L) view, squeezed back
+        _pool_pads(input._data.shape[-1:], kernel, stride, padding, (1,), ceil_mode)
+        return avg_pool(input.unsqueeze(-2), 2, (1, *kernel), (1, *stride), (0, *padding), ceil_mode,
+                        count_include_pad, divisor_override).squeeze(-2)
 
     def run(x):
-        size = x._data.shape[2:]
+        size = x._data.shape[-nd:]
         pads = _pool_pads(size, kernel, stride, padding, (1,) * nd, ceil_mode)
         if divisor_override is not None:
             divisor = float(divisor_override)
@@ -367,9 +398,11 @@ def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_m
                 counts = _window_counts(n, k, s, p, *lim).astype(x._data.dtype)
                 divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - d))
         # (PyTorch saves the input)
-        return version_checked(AvgPoolNd.apply(x, kernel=kernel, stride=stride, pads=pads, divisor=divisor), x)
+        node_class = AvgPool2D if nd == 2 else AvgPool3D
+        return version_checked(node_class.apply(x, kernel=kernel, stride=stride, pads=pads, divisor=divisor,
+                                                unbatched=x._data.ndim == nd + 1), x)
 
-    return _batched(input, nd, run)
+    return run(input)  # (PyTorch's kernels take an unbatched input as it is)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
