@@ -40,7 +40,8 @@ def warns_outside_step(get_lr: _F) -> _F:
     @functools.wraps(get_lr)
     def checked(self):
         if not getattr(self, "_get_lr_called_within_step", False):
-            _warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.")
+            _warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                           through={"": "torch.optim.lr_scheduler"})
         return get_lr(self)
 
     return cast(_F, checked)

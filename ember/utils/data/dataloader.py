@@ -27,6 +27,7 @@ from .dataset import Dataset, IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 # Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
+_ISSUED_HERE = {"": "torch.utils.data.dataloader"}  # PyTorch's module issues its warnings from its own frame
 _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
 
 
@@ -115,9 +116,9 @@ class DataLoader:
         if self.pin_memory:  # PyTorch's warnings at each iteration (ember has no accelerator to pin for)
             if self.pin_memory_device:
                 _warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                               f"ignore pin_memory_device='{self.pin_memory_device}'.")
+                               f"ignore pin_memory_device='{self.pin_memory_device}'.", through=_ISSUED_HERE)
             _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                           "memory won't be used.")
+                           "memory won't be used.", through=_ISSUED_HERE)
         base_seed = self._base_seed()
         if self._iterable:
             return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
