@@ -65,6 +65,27 @@ def warn_in(module: str, message: str, category: type[Warning] = UserWarning) ->
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
 
 
+@contextlib.contextmanager
+def keeping_registries() -> Iterator[None]:
+    """Within, a change of the warning filters does not make warnings already shown show again.
+
+    Python forgets, at every change of its filters, which warnings each module has shown (so that a new filter
+    applies to them): a library that adds a filter as it is imported (SciPy's ``ignore`` of a NumPy message) in
+    the middle of a run makes the warnings PyTorch shows once per line ("default") show a second time. ember's
+    lazy imports (numba's, which imports SciPy, on the first compiled kernel) run within this, so a program's
+    warnings show as often as under PyTorch, which imports those libraries at no such point."""
+    module = sys.modules[warnings.filterwarnings.__module__]  # (``warnings`` itself up to Python 3.13)
+    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(module, n)]
+    saved = {n: getattr(module, n) for n in names}
+    for n in names:
+        setattr(module, n, lambda: None)
+    try:
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(module, n, fn)
+
+
 _warned_once: set[str] = set()
 _muted = threading.local()  # .messages: the frozenset of messages ``warn_once`` skips on this thread
 

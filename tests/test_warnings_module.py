@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 F = lambda m: m.nn.functional  # noqa: E731
 
 
-class _ModuleSpy:
+class ModuleSpy:
     """A warnings-filter module pattern that records each warning's module and matches none (the filters after
     it decide)."""
 
@@ -38,7 +38,7 @@ class _ModuleSpy:
 
 def attributed(lib, call):
     """[(category, module, filename)] of the warnings ``call(lib)`` gives."""
-    spy = _ModuleSpy()
+    spy = ModuleSpy()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         warnings.filters.insert(0, ("always", None, Warning, spy, 0))
@@ -237,3 +237,62 @@ def test_command_line_filter_by_module(tmp_path):
         out = subprocess.run([sys.executable, *options, *prefix, str(script)], capture_output=True, text=True,
                              timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
         assert out.returncode == 0 and out.stdout.strip() == "silenced", (prefix, out.stderr)
+
+
+EPOCHS = """
+import sys
+import torch
+import torch.nn.functional as F
+
+ds = torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,)))
+loader = torch.utils.data.DataLoader(ds, batch_size=8, pin_memory=True)
+model = torch.nn.Sequential(torch.nn.Conv1d(1, 2, 3, padding=1), torch.nn.Flatten(), torch.nn.Linear(8, 3))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+before = "scipy" in sys.modules
+for epoch in range(3):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x[:, None]), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+print(before, "scipy" in sys.modules)
+"""
+
+
+def test_a_warning_shown_once_per_line_stays_shown_once_across_ember_lazy_imports(tmp_path):
+    """Python's default filter shows a warning once per line, until the filters change: SciPy adds one as it is
+    imported, and numba imports SciPy on ember's first compiled kernel, mid-epoch. The DataLoader's pin_memory
+    warning (each epoch, at the same line) shows once, as under PyTorch."""
+    pytest.importorskip("scipy")
+    script = tmp_path / "epochs.py"
+    script.write_text(EPOCHS)
+    counts = {}
+    for runner in (["-m", "ember.compat"], []):
+        out = subprocess.run([sys.executable, *runner, str(script)], capture_output=True, text=True, timeout=300,
+                             env=dict(os.environ, PYTHONPATH=ROOT))
+        assert out.returncode == 0, out.stderr
+        counts[bool(runner)] = out.stderr.count("'pin_memory' argument is set as true")
+        if runner:
+            assert out.stdout.split() == ["False", "True"], "SciPy was not imported mid-run: the case tests nothing"
+    assert counts[True] == counts[False] == 1
+
+
+def test_keeping_registries():
+    """Within ``keeping_registries``, a filter added does not make a warning shown once per line show again;
+    outside, it does (Python's own behaviour, which programs' filter changes keep)."""
+    from ember._warnings import keeping_registries
+
+    def shown(keep: bool) -> int:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("default")
+            for _ in range(2):
+                warnings.warn("shown once per line", UserWarning, stacklevel=1)  # (one line: the registry key)
+                if keep:
+                    with keeping_registries():
+                        warnings.filterwarnings("ignore", message="another message")
+                else:
+                    warnings.filterwarnings("ignore", message="another message")
+        return len(record)
+
+    assert shown(keep=True) == 1
+    assert shown(keep=False) == 2
