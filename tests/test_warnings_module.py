@@ -116,6 +116,8 @@ MORE = {
     "non-full backward hook": legacy_backward_hook,
     "ambiguous kl_divergence": ambiguous_kl,
     "sdp_kernel": lambda m: m.backends.cuda.sdp_kernel(),
+    "pin_memory with a device": lambda m: m.ones(2).pin_memory("cpu"),
+    "is_pinned with a device": lambda m: m.ones(2).is_pinned("cpu"),
     "SWALR get_lr outside step": lambda m: m.optim.swa_utils.SWALR(
         m.optim.SGD([m.nn.Parameter(m.ones(2))], lr=0.1), swa_lr=0.05).get_lr(),
     "DataLoader pin_memory_device": lambda m: list(m.utils.data.DataLoader([m.ones(2)], pin_memory=True,
