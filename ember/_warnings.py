@@ -103,13 +103,15 @@ def muted(message: str) -> Iterator[None]:
         _muted.messages = saved
 
 
-def warn_once(message: str, category: type[Warning] = UserWarning, module: str | None = None) -> None:
+def warn_once(message: str, category: type[Warning] = UserWarning,
+              module: str | Mapping[str, str] | None = None) -> None:
     """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
     whatever the warning filters did with that first one). ``module``: PyTorch's Python module that issues it from
-    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line."""
+    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line; or, by the
+    path the call took, ``warn``'s ``through``."""
     if message not in _warned_once and message not in getattr(_muted, "messages", ()):
         _warned_once.add(message)
-        if module is not None:
+        if isinstance(module, str):
             warn_in(module, message, category)
         else:
-            warnings.warn(message, category, stacklevel=user_stacklevel())
+            warn(message, category, through=module)

@@ -158,29 +158,36 @@ for name, call in {{{calls}}}.items():
     results[name] = [(w.category.__name__, module) for w, module in zip(record, spy.modules)]
 print(json.dumps(results))
 """
-ONCE_CASES = ["meshgrid without indexing", "set_default_tensor_type", "lu", "stft without a window",
-              "stft return_complex=False", "T of a 3-D tensor"]
+ONCE_CALLS = {**{name: ONCE[name] for name in ["meshgrid without indexing", "set_default_tensor_type", "lu",
+                                                "stft without a window", "stft return_complex=False",
+                                                "T of a 3-D tensor"]},
+              "Tensor.lu": "m.eye(2).lu()"}
+# each group in a fresh process: torch.lu and Tensor.lu share their once-per-process warning
+ONCE_GROUPS = [[name for name in ONCE_CALLS if name != "Tensor.lu"], ["Tensor.lu"]]
+ONCE_CASES = list(ONCE_CALLS)
 
 
 @pytest.fixture(scope="module")
 def once_modules(tmp_path_factory):
     """{lib: {case: [(category, module)]}} of the first call of each case in a fresh process."""
-    seen = {}
-    calls = ", ".join(f"{name!r}: lambda m: {ONCE[name]}" for name in ONCE_CASES)
-    for lib in ("torch", "ember"):
-        script = tmp_path_factory.mktemp("once") / f"with_{lib}.py"
-        script.write_text(ONCE_SCRIPT.format(lib=lib, calls=calls))
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                             env=dict(os.environ, PYTHONPATH=ROOT))
-        assert out.returncode == 0, out.stderr
-        seen[lib] = json.loads(out.stdout)
+    seen = {"torch": {}, "ember": {}}
+    for group in ONCE_GROUPS:
+        calls = ", ".join(f"{name!r}: lambda m: {ONCE_CALLS[name]}" for name in group)
+        for lib in ("torch", "ember"):
+            script = tmp_path_factory.mktemp("once") / f"with_{lib}.py"
+            script.write_text(ONCE_SCRIPT.format(lib=lib, calls=calls))
+            out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                                 env=dict(os.environ, PYTHONPATH=ROOT))
+            assert out.returncode == 0, out.stderr
+            seen[lib].update(json.loads(out.stdout))
     return seen
 
 
 @pytest.mark.parametrize("name", ONCE_CASES)
 def test_once_per_process_module_as_torch(once_modules, name):
     """PyTorch's C++ once-per-process warnings name the module of the PyTorch Python function that called its
-    core (torch.functional's stft, lu, meshgrid), or the caller's when it is called straight."""
+    core (torch.functional's stft, lu, meshgrid; torch._tensor's Tensor.lu), or the caller's when it is called
+    straight."""
     assert once_modules["torch"][name], "PyTorch gave no warning: the case tests nothing"
     assert once_modules["ember"][name] == once_modules["torch"][name]
 

@@ -61,7 +61,8 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
                         "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
                         "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
                         "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)",
-                        module="torch.functional")  # (from PyTorch's Python torch.lu)
+                        # from PyTorch's Python torch.lu, or its Tensor.lu
+                        module={"ember._tensor_methods": "torch._tensor", "": "torch.functional"})
     out = lu_factor_ex(A, pivot=pivot)
     if get_infos:
         return out.LU, out.pivots, out.info
