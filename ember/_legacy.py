@@ -150,7 +150,8 @@ def set_default_tensor_type(t) -> None:
     from . import _warnings
 
     _warnings.warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                        "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
+                        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                        module="torch")  # from PyTorch's Python function, its C++ core's once-per-process warning
     if isinstance(t, str):
         if t.startswith("torch.cuda."):
             raise TypeError(f"type {t} not available: ember computes on the CPU")

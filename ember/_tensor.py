@@ -601,10 +601,9 @@ class Tensor(
         memory. ``device`` is PyTorch's deprecated argument (a DeprecationWarning, as there); the CPU is no
         accelerator to pin for (PyTorch's RuntimeError)."""
         if device is not None:
-            import warnings
-
-            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
-                          "argument.", DeprecationWarning, stacklevel=2)
+            _warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                           "argument.", DeprecationWarning)
+            self.is_pinned(device)  # (PyTorch's asks it too, with its own warning)
             if (device if isinstance(device, _device_type) else _device_type(device)).type == "cpu":
                 raise RuntimeError("CPU device type not an accelerator.")
             check_device(device)
@@ -612,7 +611,11 @@ class Tensor(
 
     def is_pinned(self, device=None) -> bool:
         """False: ember's tensors are ordinary CPU memory (``pin_memory`` has nothing to pin), as a tensor that
-        was never pinned in PyTorch."""
+        was never pinned in PyTorch. ``device`` is PyTorch's deprecated argument (a DeprecationWarning, as
+        there)."""
+        if device is not None:
+            _warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this "
+                           "argument.", DeprecationWarning)
         return False
 
 

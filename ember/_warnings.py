@@ -1,5 +1,6 @@
-"""Warnings that point at the user's line, not at ember's own frames (``warn_in``: one that PyTorch issues from its
-own module's code also names that module, for the filters programs write).
+"""Warnings that point at the user's line, not at ember's own frames (``warn_in``, ``warn``'s ``through``: one that
+PyTorch issues from a frame of its own module's code also names that module, for the filters programs write by
+module: ``filterwarnings("ignore", module="torch")``, ``-W ignore::UserWarning:torch.nn.modules.loss``).
 
 A warning raised deep inside ember (a backward hook, an optimizer step) is about a line of the
 user's program: ``loss.backward()``, ``optimizer.step()``. ``warn`` walks up the stack past every
@@ -14,7 +15,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 _EMBER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -28,9 +29,27 @@ def user_stacklevel(skip: int = 1) -> int:
     return level
 
 
-def warn(message: str, category: type[Warning] = UserWarning) -> None:
-    """``warnings.warn(message, category)`` attributed to the user's line that led into ember."""
-    warnings.warn(message, category, stacklevel=user_stacklevel())
+def warn(message: str, category: type[Warning] = UserWarning, through: Mapping[str, str] | None = None) -> None:
+    """``warnings.warn(message, category)`` attributed to the user's line that led into ember.
+
+    ``through``: where PyTorch's own Python code issues the warning from a frame of its own (its ``stacklevel``
+    stops short of the user's line), the module that frame names for the filters (``warn_in``), by the path the
+    call took: {ember module (a prefix of its ``__name__``) the call came through: PyTorch's module}, the first
+    met going up from the warning wins; key ``""``: PyTorch's module when none is met (without it, the user's
+    module). ``{"ember.nn.modules.loss": "torch.nn.modules.loss"}``: PyTorch's warning names its loss modules'
+    module when a loss module's forward called the functional, the user's line when the user called it."""
+    frame, level = sys._getframe(1), 2  # warnings.warn's stacklevel 2: this function's caller
+    module = None
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        if through and module is None:
+            name = frame.f_globals.get("__name__", "")
+            module = next((torch for prefix, torch in through.items() if prefix and name.startswith(prefix)), None)
+        frame, level = frame.f_back, level + 1
+    module = through.get("") if through and module is None else module
+    if module is None:
+        warnings.warn(message, category, stacklevel=level)
+    else:
+        warn_in(module, message, category)
 
 
 def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
@@ -44,6 +63,27 @@ def warn_in(module: str, message: str, category: type[Warning] = UserWarning) ->
         frame = frame.f_back
     registry = frame.f_globals.setdefault("__warningregistry__", {})
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
+
+
+@contextlib.contextmanager
+def keeping_registries() -> Iterator[None]:
+    """Within, a change of the warning filters does not make warnings already shown show again.
+
+    Python forgets, at every change of its filters, which warnings each module has shown (so that a new filter
+    applies to them): a library that adds a filter as it is imported (SciPy's ``ignore`` of a NumPy message) in
+    the middle of a run makes the warnings PyTorch shows once per line ("default") show a second time. ember's
+    lazy imports (numba's, which imports SciPy, on the first compiled kernel) run within this, so a program's
+    warnings show as often as under PyTorch, which imports those libraries at no such point."""
+    module = sys.modules[warnings.filterwarnings.__module__]  # (``warnings`` itself up to Python 3.13)
+    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(module, n)]
+    saved = {n: getattr(module, n) for n in names}
+    for n in names:
+        setattr(module, n, lambda: None)
+    try:
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(module, n, fn)
 
 
 _warned_once: set[str] = set()
@@ -63,13 +103,15 @@ def muted(message: str) -> Iterator[None]:
         _muted.messages = saved
 
 
-def warn_once(message: str, category: type[Warning] = UserWarning, module: str | None = None) -> None:
+def warn_once(message: str, category: type[Warning] = UserWarning,
+              module: str | Mapping[str, str] | None = None) -> None:
     """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
     whatever the warning filters did with that first one). ``module``: PyTorch's Python module that issues it from
-    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line."""
+    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line; or, by the
+    path the call took, ``warn``'s ``through``."""
     if message not in _warned_once and message not in getattr(_muted, "messages", ()):
         _warned_once.add(message)
-        if module is not None:
+        if isinstance(module, str):
             warn_in(module, message, category)
         else:
-            warnings.warn(message, category, stacklevel=user_stacklevel())
+            warn(message, category, through=module)

@@ -81,9 +81,9 @@ CASES = {
 def test_worker_batches_and_order_as_pytorchs(name):
     make, kw = CASES[name]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PyTorch's advice on this 2-core machine against 3 worker processes
+        warnings.simplefilter("ignore")  # PyTorch's advice on a 2-core machine against 3 workers (ember's too)
         want = as_lists(tdata.DataLoader(make(tdata), **kw))
-    got = as_lists(edata.DataLoader(make(edata), **kw))
+        got = as_lists(edata.DataLoader(make(edata), **kw))
     assert got == want
 
 
@@ -235,6 +235,7 @@ def test_map_style_workers_draw_pytorchs_numbers(name):
         return epochs, lib.rand(2).tolist()  # the global generator after: base seeds and sampler seeds only
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PyTorch's advice on this 2-core machine against 3 worker processes
+        warnings.simplefilter("ignore")  # PyTorch's advice on a 2-core machine against 3 workers (ember's too)
         want = run(torch, tdata)
-    assert run(ember, edata) == want
+        got = run(ember, edata)
+    assert got == want

@@ -167,7 +167,6 @@ WARNS = {
     "trunc_normal_ mean far from [a, b]": lambda m: m.nn.init.trunc_normal_(m.ones(3), mean=5.0, std=1.0),
     "init of a zero-element tensor": lambda m: m.nn.init.kaiming_uniform_(m.ones(0, 3)),
     "LSTM dropout with one layer": lambda m: m.nn.LSTM(3, 4, dropout=0.5),
-    "cross without dim": lambda m: m.cross(m.ones(3, 3), m.ones(3, 3)),
     "DataLoader pin_memory": lambda m: list(m.utils.data.DataLoader([m.ones(2)], pin_memory=True)),
     "cuda.amp.GradScaler": lambda m: m.cuda.amp.GradScaler(),
     "amp.GradScaler cuda": lambda m: m.amp.GradScaler("cuda"),
@@ -237,6 +236,7 @@ ONCE = {
     "stft return_complex=False": "m.stft(m.ones(64), 16, window=m.ones(16), return_complex=False)",
     "istft without a window": "m.istft(m.ones(9, 5, dtype=m.complex64), 16)",
     "where with a uint8 condition": "m.where(m.tensor([1, 0], dtype=m.uint8), m.ones(2), m.zeros(2))",
+    "cross without dim": "m.cross(m.ones(3, 3), m.ones(3, 3))",
 }
 
 SCRIPT = """

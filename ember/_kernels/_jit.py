@@ -28,6 +28,8 @@ import types
 import warnings
 from collections.abc import Callable
 
+from .._warnings import keeping_registries
+
 _numba = None
 _failed: str | None = None
 prange = range  # the kernels' parallel loop: numba's ``prange`` in the ``parallel=True`` compilation only
@@ -38,7 +40,11 @@ def load_numba():
     global _numba, _failed
     if _numba is None and _failed is None:
         try:
-            import numba
+            with keeping_registries():  # (numba's first compilation imports SciPy, which adds a warning filter)
+                import numba
+                from numba.core.registry import cpu_target
+
+                cpu_target.target_context.refresh()  # what that first compilation loads, here
         except Exception as exc:  # noqa: BLE001 - a broken install is as absent: the NumPy kernels run
             _failed = f"{type(exc).__name__}: {exc}"
             warnings.warn(f"ember's compiled kernels are off: numba could not be imported ({_failed}); "

@@ -79,7 +79,8 @@ class autocast:
         self._enabled = bool(enabled)
         if device_type != "cpu":
             if self._enabled and device_type == "cuda":
-                _warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+                _warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                               through={"ember.cuda": "torch.cuda.amp.autocast_mode"})  # its deprecated subclass
             self._enabled = False  # no GPU: PyTorch disables the region too
         elif self._enabled and self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
             _warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"

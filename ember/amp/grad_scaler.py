@@ -42,7 +42,8 @@ class GradScaler:
         self._device = device
         self._enabled = bool(enabled) and device != "cuda"  # ember has no GPU: PyTorch disables it then
         if enabled and device == "cuda":
-            _warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
+            _warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                           through={"ember.cuda": "torch.cuda.amp.grad_scaler"})  # from its deprecated subclass
         if self._enabled:
             if growth_factor <= 1.0:
                 raise AssertionError("The growth factor must be > 1.0.")

@@ -7,10 +7,10 @@ attention switches read back what was set.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterator
 
 from .._missing import module_getattr
+from .._warnings import warn_in
 
 
 class _MatmulFlags:
@@ -78,15 +78,22 @@ def _sdp_switches(values: dict) -> Iterator[None]:
         _sdp.update(saved)
 
 
-@contextlib.contextmanager
 def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
-               enable_cudnn: bool = True) -> Iterator[dict]:
-    """The attention switches for a ``with`` block (PyTorch's deprecated form of ``nn.attention.sdpa_kernel``)."""
-    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
-                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with "
-                  "updated signature.", FutureWarning, stacklevel=3)
-    with _sdp_switches({"flash": bool(enable_flash), "math": bool(enable_math),
-                        "mem_efficient": bool(enable_mem_efficient), "cudnn": bool(enable_cudnn)}):
+               enable_cudnn: bool = True) -> contextlib.AbstractContextManager[dict]:
+    """The attention switches for a ``with`` block (PyTorch's deprecated form of ``nn.attention.sdpa_kernel``).
+
+    PyTorch's FutureWarning comes at the call, from its deprecation wrapper that contextlib's context manager
+    calls: it names the module ``contextlib``, as PyTorch's does."""
+    warn_in("contextlib", "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+            "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+            "updated signature.", FutureWarning)
+    return _sdp_kernel({"flash": bool(enable_flash), "math": bool(enable_math),
+                        "mem_efficient": bool(enable_mem_efficient), "cudnn": bool(enable_cudnn)})
+
+
+@contextlib.contextmanager
+def _sdp_kernel(values: dict) -> Iterator[dict]:
+    with _sdp_switches(values):
         yield {}
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -70,35 +71,61 @@ def stream_modes(spec: str, local_rank: int) -> int:
     return int(pairs.get(str(local_rank), 0))
 
 
-def _copy(source: int, targets: list) -> None:
-    """Tee: copy everything from the rank's pipe to the console and its log file, until it closes."""
-    while data := os.read(source, 65536):
-        for target in targets:
-            target.write(data)
-            target.flush()
+_PARTIAL_LINE_S = 0.05  # how long a partial line (a progress bar's) waits for its end before it is passed on
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _copy(source: int, console: int, log=None) -> None:
+    """Copy everything from the rank's pipe to the console (and to its log file, for --tee) until it closes, one
+    write per line: mpiexec passes each write on as it comes, so a line written in pieces (print's text and then
+    its newline under PYTHONUNBUFFERED=1, a full buffer flushed mid-line) could run into another rank's line. A
+    partial line is passed on when nothing more comes for a moment."""
+    pending = b""
+    while True:
+        if pending and not select.select([source], [], [], _PARTIAL_LINE_S)[0]:
+            data = b""  # (a partial line, and nothing more for a moment: pass it on)
+        else:
+            data = os.read(source, 65536)
+            if not data:
+                break
+        pending += data
+        end = max(pending.rfind(b"\n"), pending.rfind(b"\r")) + 1 if data else len(pending)
+        for line in pending[:end].splitlines(keepends=True):
+            _write_all(console, line)
+        if log is not None and end:
+            log.write(pending[:end])
+            log.flush()
+        pending = pending[end:]
+    if pending:
+        _write_all(console, pending)
+        if log is not None:
+            log.write(pending)
+            log.flush()
     os.close(source)
 
 
 def _streams(args, rank: int, local_rank: int) -> tuple[dict, list[threading.Thread], list[int]]:
-    """Popen's stdout/stderr for the rank, the tee threads to start once it runs, the fds to close in this process."""
+    """Popen's stdout/stderr for the rank, the copying threads to start once it runs, the fds to close in this
+    process. What goes to the console passes through this process (``_copy``), a line at a time."""
     redirect = stream_modes(args.redirects, local_rank)
     tee = stream_modes(args.tee, local_rank)
-    if not (redirect or tee):
-        return {}, [], []
     folder = os.path.join(args.log_dir, str(rank))
-    os.makedirs(folder, exist_ok=True)
+    if redirect or tee:
+        os.makedirs(folder, exist_ok=True)
     kwargs, threads, to_close = {}, [], []
-    for bit, name, console in ((1, "stdout", sys.stdout.buffer), (2, "stderr", sys.stderr.buffer)):
-        if not (redirect | tee) & bit:
-            continue
-        log = open(os.path.join(folder, f"{name}.log"), "ab")
-        if tee & bit:
-            read_end, write_end = os.pipe()
-            kwargs[name] = write_end
-            to_close.append(write_end)
-            threads.append(threading.Thread(target=_copy, args=(read_end, [console, log]), daemon=True))
-        else:
+    for bit, name, console in ((1, "stdout", sys.stdout), (2, "stderr", sys.stderr)):
+        log = open(os.path.join(folder, f"{name}.log"), "ab") if (redirect | tee) & bit else None
+        if redirect & bit and not tee & bit:
             kwargs[name] = log
+            continue
+        read_end, write_end = os.pipe()
+        kwargs[name] = write_end
+        to_close.append(write_end)
+        threads.append(threading.Thread(target=_copy, args=(read_end, console.fileno(), log), daemon=True))
     return kwargs, threads, to_close
 
 

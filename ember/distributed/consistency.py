@@ -15,7 +15,10 @@ calls ``comm`` directly and never runs it.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
+from collections.abc import Callable
 
 from .._backend import xp
 from .._dtype import ALL_DTYPES, bfloat16
@@ -32,6 +35,22 @@ _CODED_DTYPES = (*ALL_DTYPES, bfloat16)
 _DTYPE_CODES = {d.name: i for i, d in enumerate(_CODED_DTYPES)}  # by name: bfloat16's array type loads lazily
 
 _enabled = os.environ.get("EMBER_COLLECTIVE_CHECKS", "1") != "0"
+_calling = threading.local()  # .name: the public call running collectives of its own on this thread, if any
+
+
+def named_call(fn: Callable) -> Callable:
+    """``fn``, a public call made of collectives (``all_gather_object``: two all_gathers), names the argument
+    checks of the collectives it runs: a rank stuck in one is reported as stuck in what the program called."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if getattr(_calling, "name", None) is not None:
+            return fn(*args, **kwargs)
+        _calling.name = fn.__name__
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _calling.name = None
+    return call
 
 
 def set_collective_checks(enabled: bool) -> None:
@@ -70,7 +89,8 @@ class Agreement:
             return False
         table = xp.empty((self.pg.size(), _HEADER + _MAX_DIMS), dtype=xp.int64)
         work = self.pg.comm.iallgather(self._record(exc is None), table)
-        work.name = f"{self.kind} (cross-rank argument check)"
+        # named as the program's call: a rank stuck here (the others never called it) reports what it waits in
+        work.name = getattr(_calling, "name", None) or self.kind
         work.wait()
         if exc is not None:
             return False  # this rank's own error says what was wrong

@@ -18,6 +18,7 @@ from typing import Any
 from .._backend import xp
 from .._creation import from_numpy
 from . import collectives, p2p
+from .consistency import named_call
 from .process_group import ProcessGroup
 
 # A tag of its own, so a monitored barrier never matches a user's send/recv.
@@ -46,6 +47,7 @@ def _padded(payload, size: int):
     return from_numpy(out)
 
 
+@named_call
 def all_gather_object(object_list: list, obj: Any, group: ProcessGroup | None = None) -> None:
     """``object_list[i]`` receives rank i's ``obj``, on every rank. ``object_list`` must have one slot per rank."""
     if (pg := collectives._member(group, "all_gather_object")) is None:
@@ -60,6 +62,7 @@ def all_gather_object(object_list: list, obj: Any, group: ProcessGroup | None = 
         object_list[i] = _decode(t._data, n)
 
 
+@named_call
 def gather_object(obj: Any, object_gather_list: list | None = None, dst: int | None = None,
                   group: ProcessGroup | None = None, group_dst: int | None = None) -> None:
     """``object_gather_list[i]`` on rank ``dst`` receives rank i's ``obj``; other ranks pass None."""
@@ -81,6 +84,7 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int | N
             object_gather_list[i] = _decode(t._data, n)
 
 
+@named_call
 def broadcast_object_list(object_list: list, src: int | None = None, group: ProcessGroup | None = None,
                           device=None, group_src: int | None = None) -> None:
     """Replace ``object_list``'s items, on every rank, by those of rank ``src`` (lists of equal length)."""
@@ -103,6 +107,7 @@ def broadcast_object_list(object_list: list, src: int | None = None, group: Proc
     object_list[:] = items
 
 
+@named_call
 def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list: list | None = None,
                         src: int | None = None, group: ProcessGroup | None = None,
                         group_src: int | None = None) -> None:

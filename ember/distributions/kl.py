@@ -4,9 +4,9 @@ the most specific registered (type_p, type_q) match, as PyTorch dispatches it.""
 from __future__ import annotations
 
 import math
-import warnings
 from functools import total_ordering
 
+from .._warnings import warn_in
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -83,8 +83,8 @@ def _dispatch_kl(type_p, type_q):
     right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left, right = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
     if left is not right:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
-                      f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
+        warn_in("torch.distributions.kl", f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
     return left
 
 

@@ -24,6 +24,9 @@ from ..ops.shape import reshape, transpose
 from ..ops.strided import unfold
 from . import fft, ifft, irfft, rfft
 
+# stft's once-per-process warnings come from PyTorch's C++ core called by its Python wrapper, whose module they name
+_WRAPPER = "torch.functional"
+
 
 def _window(window: Tensor | None, n_fft: int, win_length: int, dtype, name: str) -> Tensor:
     """The window, zero-padded on both sides to ``n_fft`` (a rectangle when None)."""
@@ -57,7 +60,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         warn_once("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
                   "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to "
                   "reduce spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
-                  "`window=torch.ones(n_fft, device=<device>)`.")
+                  "`window=torch.ones(n_fft, device=<device>)`.", module=_WRAPPER)
     complex_input = input._data.dtype.kind == "c" or window is not None and window._data.dtype.kind == "c"
     if return_complex is None and not complex_input:
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
@@ -91,7 +94,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     if not return_complex:
         warn_once("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
                   "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can still "
-                  "call torch.view_as_real on the complex output to recover the old return format.")
+                  "call torch.view_as_real on the complex output to recover the old return format.", module=_WRAPPER)
         return view_as_real(out)
     return out
 

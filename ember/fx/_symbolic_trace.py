@@ -259,11 +259,11 @@ class Tracer(TracerBase):
                 self.create_proxy("call_function", _assert_is_none, (
                     out, f"{name} has been specialized to have value None but got another value"), {})
             else:
-                import warnings
+                from .._warnings import warn_in
 
-                warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to specialized "
-                              "function. It is up to the user to make sure that your inputs match the inputs you "
-                              "specialized the function with.", stacklevel=3)
+                warn_in("torch.fx._symbolic_trace", f"Was not able to add assertion to guarantee correct input {name} "
+                        "to specialized function. It is up to the user to make sure that your inputs match the inputs "
+                        "you specialized the function with.")
             return value
         if name[0] == "*":
             default = ()

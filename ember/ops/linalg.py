@@ -140,7 +140,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 
     warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
               "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-              "parameters.")
+              "parameters.", module="torch.functional")  # from PyTorch's Python wrapper
     for t in matrices:
         if t._data.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {t._data.ndim}, expected 2 instead.")

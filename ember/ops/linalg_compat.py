@@ -76,7 +76,9 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
                         "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
                         "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
                         "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
-                        "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+                        "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)",
+                        # from PyTorch's Python torch.lu, or its Tensor.lu
+                        module={"ember._tensor_methods": "torch._tensor", "": "torch.functional"})
     out = lu_factor_ex(A, pivot=pivot)
     if get_infos:
         return out.LU, out.pivots, out.info
@@ -144,9 +146,9 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:
         from .. import _warnings
 
-        _warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
-                       "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
-                       "agree with that of linalg.cross in a future release.")
+        _warnings.warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+                            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+                            "change to agree with that of linalg.cross in a future release.")  # once, as PyTorch's
         dim = next((i for i, n in enumerate(input._data.shape) if n == 3), -1)
     return _cross(input, other, dim=dim)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import return_types
+from .. import _warnings, return_types
 from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._meta import meta_results
@@ -400,8 +400,6 @@ def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweig
     columns, as PyTorch's (and NumPy's ``cov``): ``correction`` 1 is the unbiased estimate, 0 the population one;
     integer ``fweights`` repeat observations, floating ``aweights`` weight them. A 0-d result for one variable.
     Composed of differentiable ops: gradients flow to ``x`` and to the weights."""
-    import warnings
-
     from .elementwise import div, mul, sub
     from .linalg import mm
     from .reduction import sum
@@ -450,8 +448,8 @@ def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweig
     else:
         norm_factor = sub(w_sum, correction)
     if bool(norm_factor._data <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        _warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                       "observations.")
         norm_factor = Tensor._make(xp.zeros_like(norm_factor._data))
     centred = sub(obs, unsqueeze(avg, 1))
     weighted = mul(centred, w) if w is not None else centred

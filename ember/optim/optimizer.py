@@ -204,7 +204,8 @@ class Optimizer:
             param_group.setdefault(name, default)
         if len(set(params)) != len(params):
             _warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information")
+                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                           through={"": "torch._compile"})  # PyTorch's add_param_group is wrapped there
         seen = {p for group in self.param_groups for p in group["params"]}
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")

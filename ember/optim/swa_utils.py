@@ -23,7 +23,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.modules.instancenorm import _InstanceNorm
 from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
-from .lr_scheduler.base import LRScheduler, per_group
+from .lr_scheduler.base import LRScheduler, per_group, warn_outside_step
 from .optimizer import Optimizer
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
@@ -207,6 +207,7 @@ class SWALR(LRScheduler):
         return (1 - math.cos(math.pi * t)) / 2 if self._anneal_strategy == "cos" else t
 
     def get_lr(self) -> list[float]:
+        warn_outside_step(self)  # (at the caller's line, as PyTorch's SWALR's)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

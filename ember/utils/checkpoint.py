@@ -18,10 +18,10 @@ Not passing ``use_reentrant`` warns as PyTorch 2.13 does and means ``True``.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .. import _warnings
 from .. import random as _random
 from .._device import check_device
 from .._device import device as _device
@@ -127,7 +127,8 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     recomputation always runs the whole function once (``early_stop`` has nothing to stop).
     """
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        # PyTorch's checkpoint is wrapped by its dynamo-disabling decorator, whose frame its warning names
+        _warnings.warn(_USE_REENTRANT_WARNING, through={"": "torch._dynamo.eval_frame"})
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
@@ -138,7 +139,8 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         if context_fn is not None or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+            _warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                           through={"": "torch.utils.checkpoint"})  # (from its CheckpointFunction.forward)
         return CheckpointFunction.apply(function, preserve, *args)
     recomputation = _Recomputation(function, args, kwargs, preserve)
     forward_context, recompute_context = context_fn() if context_fn is not None else (None, None)
@@ -161,8 +163,7 @@ def checkpoint_sequential(functions, segments: int, input: Tensor, use_reentrant
     """Run ``functions`` (an ``nn.Sequential`` or a list of modules/functions) in ``segments`` pieces, each but the
     last checkpointed, as PyTorch's."""
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING.replace("checkpoint:", "checkpoint.checkpoint_sequential:"),
-                      stacklevel=2)
+        _warnings.warn(_USE_REENTRANT_WARNING.replace("checkpoint:", "checkpoint.checkpoint_sequential:"))
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

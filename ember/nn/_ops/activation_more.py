@@ -225,7 +225,8 @@ def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:
     if dim is not None:
         return dim
     _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                   "Change the call to include dim=X as an argument.")
+                   "Change the call to include dim=X as an argument.",
+                   through={"ember.nn.modules.module": "torch.nn.modules.module"})  # nn.Softmax's: Module's call
     return 0 if input.ndim in (0, 1, 3) else 1
 
 

@@ -112,12 +112,15 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """Zero each element with probability p (training only) and scale the rest by 1/(1-p)."""
     return _apply(input, p, training, inplace, False, False)
 
+# a dropout module's forward calling the functional: PyTorch's warnings from there name its dropout modules' module
+_DROPOUT_MODULES = {"ember.nn.modules.dropout": "torch.nn.modules.dropout"}
+
 
 def _deprecated_rank(name: str, ndim: int, spatial: int) -> None:
     warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error in a future "
          f"release. To retain the behavior and silence this warning, please use dropout instead. Note that {name} "
          f"exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a channel dimension, "
-         f"and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).")
+         f"and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).", through=_DROPOUT_MODULES)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -146,7 +149,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
              "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
              "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
-             "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.")
+             "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+             through=_DROPOUT_MODULES)
     return _apply(input, p, training, inplace, True, False)
 
 

@@ -8,6 +8,8 @@ weights), 'sum', 'none' (and 'batchmean' for kl_div). Legacy ``size_average`` /
 
 from __future__ import annotations
 
+import sys
+
 from ... import _dtype, _warnings
 from ..._arg_aliases import _refuse_non_tensor
 from ..._autocast import full_precision
@@ -21,6 +23,8 @@ from ...ops.elementwise import cast, not_implemented_for, result_dtype
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
+# a loss module's forward calling the functional: PyTorch's warnings from there name its loss modules' module
+_LOSS_MODULES = {"ember.nn.modules.loss": "torch.nn.modules.loss"}
 
 
 def legacy_reduction(size_average, reduce, reduction: str) -> str:
@@ -30,9 +34,28 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     reduction = "none" if not reduce else "mean" if size_average else "sum"
-    # at the user's line, whether a functional or a loss module's constructor (however deep) was called
-    _warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.")
+    # at the user's line, naming PyTorch's module whose code issues it: its loss modules' constructors, its
+    # functional (torch.nn._reduction for the functionals that read the flags through ``legacy_get_enum``)
+    functional = "torch.nn._reduction" if _called_from(_LEGACY_ENUM) else "torch.nn.functional"
+    _warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                   through={"ember.nn.modules": "torch.nn.modules.loss", "": functional})
     return reduction
+
+
+# PyTorch's functionals whose legacy size_average/reduce warning is issued from torch.nn._reduction's own frame
+_LEGACY_ENUM = frozenset({"kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "margin_ranking_loss",
+                          "hinge_embedding_loss", "multilabel_margin_loss", "soft_margin_loss",
+                          "cosine_embedding_loss", "multi_margin_loss", "triplet_margin_loss"})
+
+
+def _called_from(names: frozenset[str]) -> bool:
+    """Whether a function of one of ``names`` is on the stack above the caller (its ember frames)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ember."):
+        if frame.f_code.co_name in names:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
@@ -169,11 +192,11 @@ def _broadcast_weight(weight: Tensor | None, target: Tensor):
 
 def _warn_size(input: Tensor, target: Tensor) -> None:
     """PyTorch's warning for a regression loss's target of another shape (at the user's line, through a loss
-    module too)."""
+    module too, where it names PyTorch's loss modules' module)."""
     if input._data.shape != target._data.shape:
         _warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                        f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                       "Please ensure they have the same size.")
+                       "Please ensure they have the same size.", through=_LOSS_MODULES)
 
 
 def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, same_shape: bool = False,
@@ -425,7 +448,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     if reduction == "mean":
         _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                        "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                       through=_LOSS_MODULES)
     if not isinstance(target, Tensor):
         raise TypeError(f"kl_div: target must be a Tensor, got {type(target).__name__}")
     if input.is_complex() or target.is_complex():

@@ -31,7 +31,8 @@ def canonical_mask(mask: Tensor | None, name: str, dtype, other: Tensor | None =
         return None
     if other is not None and other.dtype != mask.dtype:
         _warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
-                       "instead.")
+                       "instead.", through={"ember.nn.modules.transformer": "torch.nn.modules.transformer",
+                                            "ember.nn.modules": "torch.nn.modules.activation"})
     m = mask._data
     if m.dtype == xp.bool_:
         dt = _dtype.to_np(dtype)

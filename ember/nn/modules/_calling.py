@@ -10,13 +10,13 @@ around the output. The forward hooks registered ``always_call=True`` also run wh
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from ..._backend import xp
 from ..._tensor import Tensor
+from ..._warnings import warn_in
 from ...utils import hooks as _hooks
 from ...utils.hooks import RemovableHandle
 from ._backward_hook import BackwardHook, warn_non_full
@@ -181,8 +181,8 @@ class HooksMixin:
                 output = call.output = result
         if backward_hook is not None:
             if not isinstance(output, (Tensor, tuple)):
-                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                              f"Tensors but received {type(output)}", stacklevel=3)
+                warn_in("torch.nn.modules.module", "For backward hooks to be called, module output should be a "
+                        f"Tensor or a tuple of Tensors but received {type(output)}")
             output = backward_hook.setup_output_hook(output)
         if legacy:
             self._attach_legacy_hooks(legacy, args, output)
@@ -208,8 +208,8 @@ class HooksMixin:
                     output = result
             except Exception as e:  # noqa: BLE001 - the forward's error is the one raised
                 kind = "global module" if hook_id in _hooks.module_forward_hooks else "module"
-                warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception that was silenced "
-                              f"as another error was raised in forward: {e}", stacklevel=3)
+                warn_in("torch.nn.modules.module", f"{kind} forward hook with ``always_call=True`` raised an exception "
+                        f"that was silenced as another error was raised in forward: {e}")
 
     _add_hook = staticmethod(add_hook)
 

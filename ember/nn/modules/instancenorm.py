@@ -32,7 +32,8 @@ class _InstanceNorm(_BatchNorm):
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
                                  f"({self.num_features}), but got: {input.shape[feature_dim]}.")
             warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this warning by "
-                 "not passing in num_features, which is not used because affine=False")
+                 "not passing in num_features, which is not used because affine=False",
+                 through={"ember.nn.modules.module": "torch.nn.modules.module"})  # PyTorch's reaches Module's call
         unbatched = input.ndim == self._no_batch_dim
         out = instance_norm(input.unsqueeze(0) if unbatched else input, self.running_mean, self.running_var,
                             self.weight, self.bias, self.training or not self.track_running_stats,

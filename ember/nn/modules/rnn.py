@@ -52,7 +52,7 @@ class RNNBase(Module):
         if dropout > 0 and num_layers == 1:
             _warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                            f"expects num_layers greater than 1, but got dropout={dropout} and "
-                           f"num_layers={num_layers}")
+                           f"num_layers={num_layers}", through={"": "torch.nn.modules.rnn"})
         for name, value in (("bias", bias), ("batch_first", batch_first)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")

@@ -8,9 +8,9 @@ state_dict keys, gradients and optimiser state are PyTorch's.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, TypeVar
 
+from ... import _warnings
 from ..._tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter
@@ -70,8 +70,9 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+        _warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
+                      through={"": "torch.nn.utils.weight_norm"})
         if _find_hook(module, WeightNorm, name) is not None:
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)

@@ -34,13 +34,21 @@ STEP_ORDER_WARNING = (
 _F = TypeVar("_F", bound=Callable)
 
 
+def warn_outside_step(scheduler: Any, through: dict[str, str] | None = None) -> None:
+    """PyTorch's warning for a scheduler's ``get_lr`` called other than by ``step()``: the learning rates it
+    computes are those of the next step, the current ones are ``get_last_lr()``. ``through``: as
+    ``_warnings.warn``'s (PyTorch's lr_scheduler module issues it from a helper's frame; its SWALR at the caller's
+    line)."""
+    if not getattr(scheduler, "_get_lr_called_within_step", False):
+        _warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                       through=through)
+
+
 def warns_outside_step(get_lr: _F) -> _F:
-    """A scheduler's ``get_lr``, which warns (as PyTorch's do) when called other than by ``step()``: the
-    learning rates it computes are those of the next step, the current ones are ``get_last_lr()``."""
+    """A scheduler's ``get_lr``, which warns (as PyTorch's do) when called other than by ``step()``."""
     @functools.wraps(get_lr)
     def checked(self):
-        if not getattr(self, "_get_lr_called_within_step", False):
-            _warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.")
+        warn_outside_step(self, through={"": "torch.optim.lr_scheduler"})
         return get_lr(self)
 
     return cast(_F, checked)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,6 +28,7 @@ from .dataset import Dataset, IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 # Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
+_ISSUED_HERE = {"": "torch.utils.data.dataloader"}  # PyTorch's module issues its warnings from its own frame
 _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
 
 
@@ -105,6 +107,7 @@ class DataLoader:
         self._auto_collation = batch_sampler is not None or (self._iterable and batch_size is not None)
         self.collate_fn = collate_fn or (default_collate if self._auto_collation else default_convert)
         self._initialized = True
+        _check_worker_number(num_workers)
 
     def __setattr__(self, name: str, value) -> None:
         if self._initialized and name in _FROZEN:
@@ -112,12 +115,16 @@ class DataLoader:
         super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator:
-        if self.pin_memory:  # PyTorch's warnings at each iteration (ember has no accelerator to pin for)
-            if self.pin_memory_device:
+        # PyTorch's warnings as it makes an iterator: each iteration, but only the first for persistent workers
+        # (whose iterator is kept; ember has no accelerator to pin for)
+        if getattr(self, "_persistent_base_seed", None) is None:
+            _check_worker_number(self.num_workers)
+            if self.pin_memory and self.pin_memory_device:
                 _warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                               f"ignore pin_memory_device='{self.pin_memory_device}'.")
-            _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                           "memory won't be used.")
+                               f"ignore pin_memory_device='{self.pin_memory_device}'.", through=_ISSUED_HERE)
+            if self.pin_memory:
+                _warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                               "memory won't be used.", through=_ISSUED_HERE)
         base_seed = self._base_seed()
         if self._iterable:
             return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
@@ -221,6 +228,26 @@ class DataLoader:
             else:
                 idx = order[start:start + size]
                 yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+
+
+def _check_worker_number(num_workers: int) -> None:
+    """PyTorch's warning for more workers than the CPUs this process may run on (as its DataLoader is made and as
+    it makes each iterator; ember's workers take turns in this process, but the program is PyTorch's)."""
+    if num_workers == 0:
+        return
+    cpuset_checked = hasattr(os, "sched_getaffinity")
+    cpus = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+    if cpus is not None and num_workers <= cpus:
+        return
+    if cpus is None:
+        suggested = "DataLoader is not able to compute a suggested max number of worker in current system."
+    else:
+        suggested = (f"Our suggested max number of worker in current system is {cpus}"
+                     f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller than "
+                     "what this DataLoader is going to create.")
+    _warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. {suggested} Please be "
+                   "aware that excessive worker creation might get DataLoader running slow or even freeze, lower the "
+                   "worker number to avoid potential slowness/freeze if necessary.", through=_ISSUED_HERE)
 
 
 def _check_worker_options(num_workers: int, timeout: float, prefetch_factor: int | None,

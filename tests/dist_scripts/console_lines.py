@@ -1,0 +1,38 @@
+"""Each rank prints many console lines at once, and a stuck rank's collective times out on the others.
+
+    console_lines.py MODE
+
+MODE: lines (every rank prints 2000 numbered lines to stdout and to stderr, which print writes under
+PYTHONUNBUFFERED=1 as the text, then its newline; and 200 more whose newline comes a moment after the text) |
+stuck_all_reduce | stuck_all_gather_object (rank 1 sleeps; rank 0's collective must time out, its message naming
+that collective)
+"""
+
+import sys
+import time
+from datetime import timedelta
+
+import ember
+import ember.distributed as dist
+
+mode = sys.argv[1]
+dist.init_process_group("gloo", timeout=timedelta(seconds=1.5 if mode.startswith("stuck") else 30))
+me = dist.get_rank()
+if mode == "lines":
+    dist.barrier()
+    for i in range(2000):
+        print(f"rank {me} line {i} " + "x" * 40)
+        print(f"rank {me} err {i} " + "y" * 40, file=sys.stderr)
+    for i in range(2000, 2200):
+        print(f"rank {me} line {i} " + "x" * 40, end="", flush=True)
+        time.sleep(0.001)
+        print(flush=True)
+elif mode.startswith("stuck"):
+    if me == 1:
+        time.sleep(60)
+    elif mode == "stuck_all_reduce":
+        dist.all_reduce(ember.ones(4))
+    else:
+        dist.all_gather_object([None, None], {"rank": me})
+    time.sleep(60)  # never reached in a correct run: the job must have been stopped
+dist.destroy_process_group()
