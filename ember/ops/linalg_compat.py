@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..autograd.graph import shown_as
 from ..return_types import result
 from .decompositions import cholesky as _cholesky
 from .decompositions import lu_factor_ex, lu_unpack
@@ -25,7 +26,7 @@ def inverse(input: Tensor) -> Tensor:
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated in PyTorch): ``linalg.cholesky``."""
-    return _cholesky(input, upper=upper)
+    return shown_as(_cholesky(input, upper=upper), "CholeskyBackward0")  # (linalg.cholesky's is LinalgCholeskyEx)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ..._autocast import full_precision
 from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
-from ...autograd.graph import shown_as
+from ...autograd.graph import shown_as, version_checked
 from ...ops.distance import pairwise_distance
 from ...ops.elementwise import minimum
 from ...ops.indexing import where
@@ -56,7 +56,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
         result = SCALAR_TYPE_NAMES[margin.dtype.name] if margin.is_floating_point() else "Float"
         raise RuntimeError(f"result type {result} can't be cast to the desired output type "
                            f"{SCALAR_TYPE_NAMES[input.dtype.name]}")
-    return shown_as(reduce_loss(margin.to(input.dtype).exp().log1p(), reduction), "SoftMarginLossBackward0")
+    # the input checked at backward, as PyTorch's node saves it (the composition reads the target and exp's result)
+    out = version_checked(reduce_loss(margin.to(input.dtype).exp().log1p(), reduction), input)
+    return shown_as(out, "SoftMarginLossBackward0")
 
 
 _COSINE_EPSILON = 1e-12  # added to each squared norm, as PyTorch does
