@@ -23,7 +23,7 @@ from .. import _dtype
 from .._backend import xp
 from .._memory_format import astype_result
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import cast, conj_if_complex, is_inexact
 from .pointwise import _erfc
@@ -308,7 +308,8 @@ def rsub(input: Tensor, other, alpha=1) -> Tensor:
 
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    return sub(other, input, alpha=alpha)
+    # (PyTorch's node: RsubBackward0 for a tensor other, RsubBackward1 for a number)
+    return shown_as(sub(other, input, alpha=alpha), "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1")
 
 
 @torch_named("RenormBackward0")
