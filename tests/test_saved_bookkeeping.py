@@ -357,3 +357,26 @@ def test_each_node_of_an_unreduced_3d_class_loss_is_named(fn):
         out = getattr(_f(m), fn)(x_in, m.zeros(2, 4, dtype=m.long), reduction="none")
         chains.append(_chain(out.grad_fn)[:2])
     assert chains[1] == chains[0]
+
+
+def test_two_training_forwards_of_one_batch_norm_before_backward():
+    """The running statistics a training forward updates keep their versions (PyTorch's kernel writes them in
+    place within the op): a second forward before backward leaves the first one's node valid, while a change of
+    them by the program is its error."""
+    results = []
+    for m in (torch, ember):
+        m.manual_seed(0)
+        bn = m.nn.BatchNorm1d(3).double()
+        x = m.tensor(np.random.default_rng(0).standard_normal((4, 3)), requires_grad=True)
+        version = bn.running_mean._version
+        y1 = bn(x)
+        y2 = bn(x * 2)
+        (y1.sum() + (y2 * y2).sum()).backward()
+        results.append((bn.running_mean._version - version, x.grad.detach().numpy().copy()))
+        y3 = bn(x)
+        with m.no_grad():
+            bn.running_var.mul_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y3.sum().backward()
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-9, atol=1e-12)
