@@ -346,7 +346,7 @@ def _chain(node) -> list[str]:
 
 
 @pytest.mark.xfail(strict=True, reason="the class losses' node of an (N, C, d) input with reduction 'none' is shown "
-                   "as None (ember/nn/_ops/classification.py:78, _shown_as): PyTorch's is NllLoss2DBackward0 under "
+                   "as None (ember/nn/_ops/classification.py:79, _shown_as): PyTorch's is NllLoss2DBackward0 under "
                    "the view back to the target's shape")
 @pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
 def test_each_node_of_an_unreduced_3d_class_loss_is_named(fn):
