@@ -67,6 +67,10 @@ _DECLARED_PATHS = "tests/test_forward_ad.py::test_declared_paths_run_no_recorded
 # every compiled activation/normalisation kernel against its NumPy path and PyTorch on edge shapes, and which path ran
 _COMPILED_PATHS = "tests/test_compiled_paths.py::test_%s_compiled_and_numpy_paths_match_torch"
 
+# each op's node name, the leaves its graph reaches and which of its tensors changed in place before backward are
+# PyTorch's error, for activations, normalisations, losses and matrix products against PyTorch
+_BOOKKEEPING = "tests/test_saved_bookkeeping.py"
+
 # each refusal of the ops beside the call at its bound, against PyTorch (the comparisons, conditions and messages
 # of their checks)
 _REFUSALS = "tests/test_refusal_bounds.py"
@@ -114,7 +118,9 @@ TARGETS = {
     "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
                                   "tests/test_func_transforms_edges.py"],
     "ember/ops/elementwise.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_complex.py",
-                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py"],
+                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
+                                 # (add/sub with alpha: one node, PyTorch's edges)
+                                 "tests/test_add_alpha_node.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise"],
@@ -129,19 +135,20 @@ TARGETS = {
                             # matrix products of two dtypes: PyTorch's errors, or its promotion (addr, outer, kron)
                             *_PRODUCT_DTYPES,
                             # (each matmul's node by the operands' dims: PyTorch's names, MmBackward0 ...)
-                            "tests/test_grad_fn_names.py::test_common_op_node_names_are_pytorchs", _REFUSALS],
+                            "tests/test_grad_fn_names.py::test_common_op_node_names_are_pytorchs", _REFUSALS,
+                            _BOOKKEEPING],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
-                              "tests/test_nn_loss_dtypes.py"],
+                              "tests/test_nn_loss_dtypes.py", "tests/test_loss_one_element.py", _BOOKKEEPING],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
-                                        _REFUSALS],
+                                        _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
                               "tests/test_norm_edge_shapes.py", _COMPILED_PATHS % "batch_norm",
-                              _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS],
+                              _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS, _BOOKKEEPING],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
@@ -154,7 +161,8 @@ TARGETS = {
                                     _COMPILED_PATHS % "pointwise", "tests/test_gelu_float64.py",
                                     # (an in-place activation that reads its result checks the input's version)
                                     "tests/test_saved_versions.py::"
-                                    "test_an_inplace_activation_result_changed_again_before_backward", _REFUSALS],
+                                    "test_an_inplace_activation_result_changed_again_before_backward", _REFUSALS,
+                                    _BOOKKEEPING],
     "ember/optim/sgd.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py"],
     "ember/optim/adam.py": [*_OPTIM_TESTS, "tests/test_optim_amsgrad.py"],
     "ember/optim/optimizer.py": [*_OPTIM_TESTS, "tests/test_sparse_grads.py", "tests/test_step_hooks.py",

@@ -45,6 +45,7 @@ def _cholesky_error(a, name: str) -> LinAlgError:
     return LinAlgError(f"{name}: The factorization could not be completed because the input is not positive-definite.")
 
 
+@torch_named("LinalgCholeskyExBackward0")
 class Cholesky(Node):
     def forward(self, a, upper, name):
         try:

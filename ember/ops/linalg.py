@@ -9,7 +9,7 @@ from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, shown_as, torch_named
 
 
 class MatMul(Node):
@@ -85,7 +85,7 @@ class _Batched(MatMul):  # (PyTorch folds the batches into one matrix product an
 
 
 _NODE_BY_NDIMS = {(2, 2): _MatrixTimesMatrix, (1, 1): _VectorDotVector, (2, 1): _MatrixTimesVector,
-                  (1, 2): _VectorTimesMatrix, (2, 3): _MatrixTimesBatch}
+                  (1, 2): _VectorTimesMatrix}
 
 
 @lower_precision
@@ -124,13 +124,45 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
-    if a._data.ndim == 1 and b._data.ndim >= 3 and a._requires_grad:
-        # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so changing
-        # b in place before backward is allowed and a's gradient reads the values b had: the same
-        b = b.clone()
+    if b._data.ndim >= 3:
+        if a._data.ndim <= 2:
+            if a._requires_grad:
+                # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so
+                # changing b in place before backward is allowed and a's gradient reads the values b had: the
+                # same; for a matrix a its last node is then the transposed product's clone
+                b = b.clone()
+                if node is None and a._data.ndim == 2:
+                    node = _MatrixTimesBatch
+        elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
+            a, b = _batches_copied(a, b)
     if node is None:
         node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
     return node.apply(a, b)
+
+
+def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
+    """Whether PyTorch's batched product copies ``t`` (it expands each operand to the common batch and views it as
+    one stack of matrices: a broadcast batch dimension that cannot be viewed so is a copy, which it saves)."""
+    expanded = xp.broadcast_to(t._data, batch + t._data.shape[-2:])
+    try:
+        xp.reshape(expanded, (-1, *t._data.shape[-2:]), copy=False)
+    except ValueError:
+        return True
+    return False
+
+
+def _batches_copied(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """a and b of a product whose batches broadcast, each cloned where PyTorch saves a copy of it for the other's
+    gradient (a changed in place before backward is then no error, and b's gradient reads the values a had)."""
+    try:
+        batch = xp.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
+    except ValueError:  # (the product's own error follows)
+        return a, b
+    if b._requires_grad and _copied_by_batching(a, batch):
+        a = a.clone()
+    if a._requires_grad and _copied_by_batching(b, batch):
+        b = b.clone()
+    return a, b
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
@@ -371,7 +403,7 @@ def vdot(a: Tensor, b: Tensor) -> Tensor:
 
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
-    return dot(conj(a) if a._data.dtype.kind == "c" else a, b)
+    return shown_as(dot(conj(a) if a._data.dtype.kind == "c" else a, b), "VdotBackward0")  # (PyTorch's one node)
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:

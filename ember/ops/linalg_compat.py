@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..autograd.graph import shown_as
 from ..return_types import result
 from .decompositions import cholesky as _cholesky
 from .decompositions import lu_factor_ex, lu_unpack
@@ -32,7 +33,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
         "release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
         "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
         "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
-    return _cholesky(input, upper=upper)
+    return shown_as(_cholesky(input, upper=upper), "CholeskyBackward0")  # (linalg.cholesky's is LinalgCholeskyEx)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:

@@ -10,7 +10,7 @@ from .._backend import xp
 from .._meta import follow_view, is_meta, meta_layout
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, shown_as, torch_named
 
 
 class Triangle(Node):
@@ -22,6 +22,16 @@ class Triangle(Node):
 
     def backward(self, g):  # the zeroed part did not reach the output
         return (_triangle(g, self.diagonal, self.upper),)
+
+
+@torch_named("TrilBackward0")
+class _Lower(Triangle):
+    __slots__ = ()
+
+
+@torch_named("TriuBackward0")
+class _Upper(Triangle):
+    __slots__ = ()
 
 
 def _triangle(a, diagonal: int, upper: bool):
@@ -36,13 +46,13 @@ def _check_matrix(x: Tensor, name: str) -> None:
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims: elements with ``col - row <= diagonal`` kept, the rest 0."""
     _check_matrix(x, "tril")
-    return Triangle.apply(x, diagonal=int(diagonal), upper=False)
+    return _Lower.apply(x, diagonal=int(diagonal), upper=False)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims: elements with ``col - row >= diagonal`` kept, the rest 0."""
     _check_matrix(x, "triu")
-    return Triangle.apply(x, diagonal=int(diagonal), upper=True)
+    return _Upper.apply(x, diagonal=int(diagonal), upper=True)
 
 
 def tril_(x: Tensor, diagonal: int = 0) -> Tensor:
@@ -150,7 +160,7 @@ def trace(x: Tensor) -> Tensor:
 
     if x._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
-    return sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1))
+    return shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
 
 
 def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:

@@ -315,6 +315,7 @@ def logdet(A: Tensor) -> Tensor:
     return where(Tensor._make(sign._data == -1), float("nan"), logabs)
 
 
+@torch_named("LinalgPinvBackward0")
 class Pinv(Node):
     def forward(self, a, atol, rtol, hermitian):
         if hermitian:
@@ -346,14 +347,19 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     return Pinv.apply(A, atol=0.0 if atol is None else float(atol), rtol=float(rtol), hermitian=bool(hermitian))
 
 
+@torch_named("LinalgCrossBackward0")
 class Cross(Node):
     def forward(self, a, b, axis):
-        self.saved, self.axis = (a, b), axis
+        # each operand's gradient reads the other alone: PyTorch saves b only for a's gradient and a only for b's,
+        # so the one whose partner needs none may change in place before backward
+        na, nb = self.needs_input_grad or (True, True)  # (None: nothing recorded, or a formula's own call)
+        self.saved, self.axis = (a if nb else None, b if na else None), axis
         return xp.cross(a, b, axis=axis)
 
     def backward(self, g):  # <G, a x b> = <b x G, a> = <G x a, b>
         a, b = self.saved
-        return xp.cross(b, g, axis=self.axis), xp.cross(g, a, axis=self.axis)
+        na, nb = self.needs_input_grad or (True, True)
+        return (xp.cross(b, g, axis=self.axis) if na else None), (xp.cross(g, a, axis=self.axis) if nb else None)
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -398,6 +404,7 @@ def _expm(a):
     return out
 
 
+@torch_named("LinalgMatrixExpBackward0")
 class MatrixExp(Node):
     def forward(self, a):
         self.saved = (a,)

@@ -69,8 +69,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None:
         z = z * weight[chosen]
     loss = where(Tensor._make(xp.arange(c) != t[:, None]), z, 0).sum(1) / c
-    # (N,) for a 1-D target, () for a 0-d one; the target and weight checked at backward, as PyTorch saves them
-    out = version_checked(reduce_loss(loss.reshape(target.shape), reduction), target, weight)
+    # (N,) for a 1-D target, () for a 0-d one; the input, target and weight checked at backward, as PyTorch saves
+    # them (the composition itself reads only the relu's result)
+    out = version_checked(reduce_loss(loss.reshape(target.shape), reduction), input, target, weight)
     return shown_as(out, "MultiMarginLossBackward0")
 
 
@@ -100,8 +101,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     z = 1 - x.gather(1, chosen).unsqueeze(2) + x.unsqueeze(1)  # (N, K, C): 1 - x[j] + x[d]
     pairs = Tensor._make(listed[:, :k, None] & ~is_target[:, None, :])
     loss = where(pairs, z.relu(), 0).sum((1, 2)) / c
-    # the target checked at backward, as PyTorch saves it
-    out = version_checked(reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction), target)
+    # the input and target checked at backward, as PyTorch saves them
+    out = version_checked(reduce_loss(loss.reshape(()) if input.dim() <= 1 else loss, reduction), input, target)
     return shown_as(out, "MultilabelMarginLossBackward0")
 
 

@@ -62,6 +62,7 @@ def _normalized_grad(gxhat, xhat, invstd, axes):
     return invstd * (gxhat - m1 - xhat * m2)
 
 
+@torch_named("NativeBatchNormBackward0")
 class BatchNorm(Node):
     """Training mode: batch statistics (gradient flows through them); eval: fixed running statistics."""
     float32_compute = True
@@ -264,8 +265,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     stats: list | None = [] if update else None  # the batch mean and variance, from the forward pass itself
     mean = None if training else running_mean._data
     var = None if training else running_var._data
+    # PyTorch's node saves the input and the running statistics it was given (read in eval mode, updated in
+    # training mode): changed in place before backward, they are its error
     out = version_checked(BatchNorm.apply(_widened(input, mixed), weight, bias, mean, var, eps=eps, stats=stats),
-                          input)  # (saved)
+                          input, running_mean, running_var)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
@@ -331,14 +334,15 @@ def _affine_only(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> T
 
 
 def _update_running(stats: list, running_mean: Tensor, running_var: Tensor, momentum: float, count: int) -> None:
-    """running <- (1 - momentum) running + momentum batch_stat, in place (not part of the graph)."""
+    """running <- (1 - momentum) running + momentum batch_stat, in place (not part of the graph). As PyTorch's
+    kernel, which writes them in place within the op, their versions stay: a second forward of the same layer
+    before backward leaves the first one's saved statistics valid."""
     mean, var = (a.reshape(-1) for a in stats)
     var = var * (count / (count - 1))  # unbiased, as PyTorch stores it
     for buf, stat in ((running_mean, mean), (running_var, var)):
         d = buf._data
         d *= 1 - momentum
         d += (momentum * stat).astype(d.dtype, copy=False)
-        buf._bump_version()
 
 
 @torch_named("NativeLayerNormBackward0")
@@ -533,14 +537,15 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             and weight._data.dtype == x.dtype and bias._data.dtype == x.dtype):
         out = LayerNorm.apply(input, weight, bias, k=len(normalized_shape), eps=eps, accumulate=None)
         node = out._grad_fn
-        if node is not None:  # (version_checked's work: PyTorch saves the input; the node keeps the normalised rows)
-            node.check_versions_of(input)
+        if node is not None:  # (version_checked's work: PyTorch saves the input and bias; the node keeps the
+            node.check_versions_of(input, bias)  # normalised rows)
         return out
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
-    # (PyTorch saves the input; the node keeps the normalised rows)
+    # (PyTorch saves the input, weight and bias, whichever needs a gradient; the node keeps the normalised rows)
     accumulate = x.dtype if mixed else None
-    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input)
+    out = version_checked(LayerNorm.apply(input, weight, bias, k=len(shape), eps=eps, accumulate=accumulate), input,
+                          bias)
     return in_input_dtype(out, input, mixed)
 
 
@@ -560,14 +565,19 @@ class RMSNorm(Node):
         ms += x.dtype.type(eps)
         invrms = 1 / xp.sqrt(ms)
         xhat = x2 * invrms
-        self.saved = (xhat, invrms, w)
+        self.saved = (xhat, invrms, self._weight_kept(w))
         return (xhat * w.reshape(-1) if w is not None else xhat).reshape(x.shape)
 
     def _forward_compiled(self, x2, w, eps):
         """The forward by LayerNorm's compiled row kernel without centering (rows split over threads)."""
         out, xhat, invrms = _compiled_norm_rows(x2, w, None, eps, False, self.needs_input_grad is not None)
-        self.saved = (xhat, invrms, w)
+        self.saved = (xhat, invrms, self._weight_kept(w))
         return out.reshape(self.shape)
+
+    def _weight_kept(self, w):
+        """The weight, read by the input's gradient alone (so saved, and its version checked, only for it)."""
+        needs = self.needs_input_grad
+        return w if needs is None or needs[0] else None
 
     def backward(self, g):
         # dx = invrms * (gxhat - xhat * mean(gxhat * xhat)), gxhat = g * w; dw = sum over rows of g * xhat
@@ -602,9 +612,11 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
         raise not_implemented_for("rms_norm", input.dtype)
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
-    return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input)  # (PyTorch saves the input)
+    # (PyTorch's composition saves the input, and the weight, only for the input's gradient)
+    return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input, reader=0)
 
 
+@torch_named("NativeGroupNormBackward0")
 class GroupNorm(Node):
     float32_compute = True
     rerun_for_higher_order = True
@@ -675,7 +687,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        # (PyTorch normalises with copies of the running statistics, repeated per sample: changed in place
+        # before backward, they are no error)
+        return batch_norm(input, Tensor._make(running_mean._data), Tensor._make(running_var._data), weight, bias,
+                          False, momentum, eps)
     n, c = shape[:2]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t._data.shape != (c,):
