@@ -272,15 +272,17 @@ print(before, "scipy" in sys.modules)
 
 def test_a_warning_shown_once_per_line_stays_shown_once_across_ember_lazy_imports(tmp_path):
     """Python's default filter shows a warning once per line, until the filters change: SciPy adds one as it is
-    imported, and numba imports SciPy on ember's first compiled kernel, mid-epoch. The DataLoader's pin_memory
-    warning (each epoch, at the same line) shows once, as under PyTorch."""
+    imported, and numba imports SciPy on ember's first compiled kernel, mid-epoch; numba's compiler enters and
+    leaves ``catch_warnings`` for each kernel it compiles (a cold cache: a fresh clone's first run, here an empty
+    NUMBA_CACHE_DIR). The DataLoader's pin_memory warning (each epoch, at the same line) shows once, as under
+    PyTorch."""
     pytest.importorskip("scipy")
     script = tmp_path / "epochs.py"
     script.write_text(EPOCHS)
     counts = {}
     for runner in (["-m", "ember.compat"], []):
         out = subprocess.run([sys.executable, *runner, str(script)], capture_output=True, text=True, timeout=300,
-                             env=dict(os.environ, PYTHONPATH=ROOT))
+                             env=dict(os.environ, PYTHONPATH=ROOT, NUMBA_CACHE_DIR=str(tmp_path / "numba")))
         assert out.returncode == 0, out.stderr
         counts[bool(runner)] = out.stderr.count("'pin_memory' argument is set as true")
         if runner:

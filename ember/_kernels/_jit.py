@@ -66,6 +66,21 @@ def quiet_compiler_logs() -> None:
         log.setLevel(logging.WARNING)
 
 
+def _compiling_keeps_registries(dispatcher) -> None:
+    """Each compilation of ``dispatcher`` (its first call for a signature: compiled, or loaded from the on-disk
+    cache) runs within ``keeping_registries``: numba's compiler enters and leaves ``warnings.catch_warnings``, and
+    each exit would make the warnings a program has already shown once per line show again (a cold cache compiles
+    mid-epoch). Set on ember's dispatchers only (numba calls the instance's ``_compile_for_args`` for a signature it
+    has not compiled); calls of compiled signatures do not pass here."""
+    compile_for_args = dispatcher._compile_for_args
+
+    def _compile_for_args(*args, **kwargs):
+        with keeping_registries():
+            return compile_for_args(*args, **kwargs)
+
+    dispatcher._compile_for_args = _compile_for_args
+
+
 class kernel:  # noqa: N801 - used as a decorator, like numba.njit
     """A numba kernel: ``fn`` (plain Python on arrays and numbers) compiled on its first call.
 
@@ -129,6 +144,7 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
         # error_model "numpy": x / 0 is inf or NaN as in NumPy (no ZeroDivisionError check, which would keep
         # every loop with a division from vectorising: measured 10x slower)
         compiled = numba.njit(error_model="numpy", **options)(fn)
+        _compiling_keeps_registries(compiled)
         if parallel:
             self._parallel = compiled
         else:
