@@ -186,10 +186,10 @@ OPS = {
 
 # Ops ember computes as one fused node (or composes) where PyTorch's last node differs: their names are not
 # compared (the rest is). PyTorch's names, for the record: rms_norm MulBackward0, instance_norm ViewBackward0,
-# addmm/addmv/addr/baddbmm/addbmm their own Addmm... nodes, kron UnsafeViewBackward0, einsum and multi_dot a view,
+# addmm/addr/baddbmm/addbmm their own Addmm... nodes, einsum and multi_dot a view,
 # bilinear AddBackward0, cdist CdistBackward0, lstsq LinalgLstsqBackward0.
 NAMED_OTHERWISE = {"rms_norm", "rms_norm_plain", "instance_norm", "instance_norm_running", "instance_norm_tracked",
-                   "addmm", "addmv", "addr", "baddbmm", "addbmm", "kron", "einsum", "multi_dot", "bilinear", "cdist",
+                   "addmm", "addr", "baddbmm", "addbmm", "einsum", "multi_dot", "bilinear", "cdist",
                    "lstsq"}
 
 
@@ -267,8 +267,6 @@ _NLL_INPUT = ("PyTorch's nll_loss node saves its input (log-probabilities), embe
               "weights (ember/nn/_ops/classification.py:340)")
 _SQUEEZED = ("PyTorch treats a 3-D operand whose batch is 1 as a matrix, folding the other's batches into one matrix "
              "product (a copy of it saved, the node a clone); ember multiplies the batches (ember/ops/linalg.py:127)")
-_KRON = ("PyTorch's kron multiplies unsafe views of its operands, whose versions nothing checks; ember's product "
-         "checks them (ember/ops/linalg.py:400)")
 _LSTSQ = ("PyTorch's lstsq node saves its solution; ember's lstsq is a product of the pseudo-inverse, which does "
           "not read it (ember/linalg.py:146)")
 _LSTSQ_A = ("PyTorch's lstsq node saves A and B for B's gradient; ember's product reads A's pseudo-inverse, "
@@ -279,7 +277,6 @@ _PROBS = ("PyTorch's cross_entropy of probabilities multiplies the target by log
 _DIFFERS: dict[tuple[str, str, object], str] = {
     **{(n, "all", 0): _NLL_INPUT for n in ("nll_loss", "nll_loss_weight", "nll_loss_none", "nll_loss_4d")},
     **{("matmul_3b3", needing, 1): _SQUEEZED for needing in ("all", "first")},
-    ("kron", "all", 0): _KRON, ("kron", "all", 1): _KRON, ("kron", "first", 1): _KRON, ("kron", "last", 0): _KRON,
     ("lstsq", "all", "output"): _LSTSQ, ("lstsq", "first", "output"): _LSTSQ, ("lstsq", "last", "output"): _LSTSQ,
     ("lstsq", "last", 0): _LSTSQ_A, ("lstsq", "last", 1): _LSTSQ_A, ("cross_entropy_probs", "last", 1): _PROBS,
 }
@@ -345,9 +342,6 @@ def _chain(node) -> list[str]:
     return names
 
 
-@pytest.mark.xfail(strict=True, reason="the class losses' node of an (N, C, d) input with reduction 'none' is shown "
-                   "as None (ember/nn/_ops/classification.py:79, _shown_as): PyTorch's is NllLoss2DBackward0 under "
-                   "the view back to the target's shape")
 @pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
 def test_each_node_of_an_unreduced_3d_class_loss_is_named(fn):
     chains = []
