@@ -65,9 +65,9 @@ def _shown_as(nd: int, soft: bool, smoothing: float, reduction: str) -> tuple[st
     """(the name of the node PyTorch's cross_entropy / nll_loss of an ``nd``-D input ends in, whether that node
     gives a 'none' loss the target's shape). PyTorch computes a class-index loss with nll_loss, 2-D inputs (and
     (C,)) by its 1-D kernel, (N, C, H, W) ones by its 2-D kernel and other ranks by that kernel on a 4-D view
-    of the input, whose unreduced loss it views back (``ViewBackward0`` over the NllLoss2DBackward0 node: False here); it adds a label-smoothing
-    term to the NLL (``AddBackward0``) and computes class-probability targets as -(target * log_softmax).sum(1),
-    divided by N for 'mean'."""
+    of the input, whose unreduced loss it views back (``ViewBackward0`` over that NllLoss2DBackward0 node: False
+    here); it adds a label-smoothing term to the NLL (``AddBackward0``) and computes class-probability targets as
+    -(target * log_softmax).sum(1), divided by N for 'mean'."""
     if soft:
         return ("DivBackward1" if reduction == "mean" else "NegBackward0"), True
     if smoothing:
