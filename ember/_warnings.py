@@ -74,16 +74,36 @@ def keeping_registries() -> Iterator[None]:
     the middle of a run makes the warnings PyTorch shows once per line ("default") show a second time. ember's
     lazy imports (numba's, which imports SciPy, on the first compiled kernel) run within this, so a program's
     warnings show as often as under PyTorch, which imports those libraries at no such point."""
+    # Entered from several threads at once (ember's pool compiles kernels on its workers) and left in any order:
+    # the first entry swaps the hooks out, the last exit puts them back (a thread that saved another's stand-in
+    # would otherwise restore it, leaving the registries kept for good).
+    global _keeping_depth
     module = sys.modules[warnings.filterwarnings.__module__]  # (``warnings`` itself up to Python 3.13)
-    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(module, n)]
-    saved = {n: getattr(module, n) for n in names}
-    for n in names:
-        setattr(module, n, lambda: None)
+    with _keeping_lock:
+        if _keeping_depth == 0:
+            _kept_hooks.update({n: getattr(module, n) for n in ("_filters_mutated", "_filters_mutated_lock_held")
+                                if hasattr(module, n)})
+            for n in _kept_hooks:
+                setattr(module, n, _no_op)
+        _keeping_depth += 1
     try:
         yield
     finally:
-        for n, fn in saved.items():
-            setattr(module, n, fn)
+        with _keeping_lock:
+            _keeping_depth -= 1
+            if _keeping_depth == 0:
+                for n, fn in _kept_hooks.items():
+                    setattr(module, n, fn)
+                _kept_hooks.clear()
+
+
+_keeping_lock = threading.Lock()
+_keeping_depth = 0
+_kept_hooks: dict = {}  # the warnings module's hooks while ``keeping_registries`` holds them
+
+
+def _no_op() -> None:
+    pass
 
 
 _warned_once: set[str] = set()

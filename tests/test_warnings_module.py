@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 
 import pytest
@@ -309,3 +310,37 @@ def test_keeping_registries():
 
     assert shown(keep=True) == 1
     assert shown(keep=False) == 2
+
+
+def test_keeping_registries_entered_by_threads_and_left_in_any_order():
+    """ember's pool compiles kernels on several threads, each within ``keeping_registries``: whatever the order in
+    which they leave it, the warnings module's own hooks are back after the last (a thread that had saved another's
+    stand-in restored it, and a later test saw no warning shown again after a filter change)."""
+    from ember._warnings import keeping_registries
+
+    module = sys.modules[warnings.filterwarnings.__module__]
+    names = [n for n in ("_filters_mutated", "_filters_mutated_lock_held") if hasattr(module, n)]
+    originals = {n: getattr(module, n) for n in names}
+    first, second = keeping_registries(), keeping_registries()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert all(getattr(module, n) is not originals[n] for n in names)  # (still held by the second)
+    second.__exit__(None, None, None)
+    assert {n: getattr(module, n) for n in names} == originals
+
+    entered, leave = threading.Barrier(4), threading.Event()
+
+    def hold():
+        with keeping_registries():
+            entered.wait(timeout=30)
+            leave.wait(timeout=30)
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    entered.wait(timeout=30)
+    leave.set()
+    for t in threads:
+        t.join(timeout=30)
+    assert {n: getattr(module, n) for n in names} == originals
