@@ -231,7 +231,13 @@ class Sub(Node):
     def backward(self, g):
         if not self.needs_input_grad[1]:
             return g, None
-        return g, (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha))
+        return g, _times_minus_alpha(g, self.alpha)
+
+
+def _times_minus_alpha(g, alpha):
+    """The gradient of ``-alpha * b`` (sub's and rsub's scaled operand): ``-g``, or ``g`` times ``-alpha`` computed
+    as the forward's product (``with_number``)."""
+    return -g if alpha == 1 else with_number(operator.mul, g, -alpha)
 
 
 @torch_named("RsubBackward0")
@@ -243,7 +249,7 @@ class Rsub(Sub):
 
     def backward(self, g):
         ni, no = self.needs_input_grad
-        gi = (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)) if ni else None
+        gi = _times_minus_alpha(g, self.alpha) if ni else None
         return gi, (g if no else None)
 
 
@@ -260,7 +266,7 @@ class RsubNumber(Node):
         return with_number(operator.sub, number, with_number(operator.mul, input, alpha))
 
     def backward(self, g):
-        return (-g if self.alpha == 1 else with_number(operator.mul, g, -self.alpha)),
+        return (_times_minus_alpha(g, self.alpha),)
 
 
 @torch_named("MulBackward0")
