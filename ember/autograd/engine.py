@@ -59,7 +59,12 @@ def sum_to_shape(grad, shape: tuple):
     )
     if not shape and type(grad) is RecordedArray:  # (recorded as PyTorch's sum_to records it: a full sum, then
         return grad.sum()  # for other shapes a sum keeping the dims, viewed only to drop leading dims)
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    if not axes:
+        out = grad
+    elif grad.dtype.itemsize == 2 and type(grad) is not RecordedArray:  # float16/bfloat16: accumulated in float32
+        out = lowp.narrow(grad.sum(axis=axes, keepdims=True, dtype=xp.float32), grad.dtype)  # as PyTorch's sum kernel
+    else:
+        out = grad.sum(axis=axes, keepdims=True)
     return out.reshape(shape) if lead else out
 
 

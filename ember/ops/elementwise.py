@@ -301,7 +301,7 @@ class Div(Node):
         if g.dtype.kind == "c":  # complex: the conjugates of the derivatives below
             a, b = conj_if_complex(a), conj_if_complex(b)
         ga = with_number(operator.truediv, g, b) if na else None
-        gb = -g * a / (b * b) if nb else None  # d(a/b)/db = -a/b^2
+        gb = -g * ((a / b) / b) if nb else None  # d(a/b)/db = -a/b^2, in PyTorch's order of roundings
         return ga, gb
 
 
