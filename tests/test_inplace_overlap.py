@@ -44,6 +44,18 @@ def test_partial_overlap_is_refused(name, call, grad):
     assert_same_error(run)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "complex64"])
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+def test_partial_overlap_is_refused_with_an_alpha_scaled_apart(op, dtype):
+    """An alpha that is not fused into the kernel (integral or complex operands) scales a copy of the operand:
+    the overlap is refused before it, as PyTorch's."""
+    def run(m):
+        x = m.arange(6).to(getattr(m, dtype))
+        return getattr(x[1:], op)(x[:-1], alpha=2j if dtype == "complex64" else 2)
+
+    assert_same_error(run)
+
+
 @pytest.mark.parametrize("op", ["__iand__", "__ior__", "__ixor__", "__ilshift__"])
 def test_partial_overlap_is_refused_for_integer_ops(op):
     def run(m):
