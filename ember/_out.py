@@ -226,7 +226,7 @@ def refuse_partial_overlap(written, other, full: bool = False) -> None:
     if isinstance(other, Tensor):
         o = other._data
         try:
-            if o is written and not full or o is not written and o.base is None and written.base is None:
+            if o.base is None and written.base is None and o is not written or o is written and not full:
                 return
         except (AttributeError, NotImplementedError):  # (not an array: a sparse tensor's data)
             return
