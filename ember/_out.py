@@ -215,22 +215,42 @@ def _owner(a):
     return a
 
 
-def refuse_partial_overlap(written, other) -> None:
+def refuse_partial_overlap(written, other, full: bool = False) -> None:
     """PyTorch's refusal of an in-place op whose tensor input ``other`` shares part, not all, of the written
     tensor's memory (``x[1:].add_(x[:-1])``, ``y.copy_(y.t())``: TensorIterator's assert_no_partial_overlap):
     ``written`` is the tensor's array; ``other`` any argument of the op (a number passes). The very same elements
     laid out alike (``x.add_(x)``) are allowed, and a strided input that is not dense (``expand``, a step) is taken
     as not overlapping, as PyTorch's test does; meta tensors have no memory to share. Two arrays that each own
-    their memory (the common case) are told apart before any address is read."""
+    their memory (the common case) are told apart before any address is read. ``full``: the very same elements
+    are refused too (assert_no_overlap: the index ops' source, ``x.index_copy_(0, i, x)``)."""
     if isinstance(other, Tensor):
         o = other._data
         try:
-            if o is written or o.base is None and written.base is None:
+            if o.base is None and written.base is None and o is not written or o is written and not full:
                 return
         except (AttributeError, NotImplementedError):  # (not an array: a sparse tensor's data)
             return
-        if _owner(o) is _owner(written) and _overlap(o, written) == "partial" and not is_meta(written):
-            raise RuntimeError(_OVERLAP_ERROR)
+        if _owner(o) is _owner(written) and not is_meta(written):
+            status = _overlap(o, written)
+            if status == "partial" or full and status == "full":
+                raise RuntimeError(_OVERLAP_ERROR)
+
+
+def refuse_setitem_overlap(written, idx, value, is_basic: Callable) -> None:
+    """PyTorch's refusals for ``x[idx] = value`` (``written``: x's array; ``idx`` the array index): a basic index
+    (``is_basic(idx)``: ints, slices) copies into the view ``x[idx]``, refusing a ``value`` that overlaps it in part
+    (``x[1:] = x[:-1]``), as ``copy_``; an advanced one is ``index_put_``, refusing any overlap of ``value`` with
+    ``x`` (``x[i] = x``). A value of memory apart from x's (the common case) is told apart at once."""
+    v = value._data
+    if v.__class__ is not xp.ndarray or written.__class__ is not xp.ndarray or \
+            v.base is None and written.base is None and v is not written or _owner(v) is not _owner(written):
+        return
+    if not is_basic(idx):
+        refuse_partial_overlap(written, value, full=True)
+        return
+    region = written[idx]
+    if region.__class__ is xp.ndarray:  # (an element: a 0-d value has no other elements to share)
+        refuse_partial_overlap(region, value)
 
 
 def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:

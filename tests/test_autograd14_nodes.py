@@ -208,3 +208,52 @@ def test_number_base_power_is_one_input_node_as_pytorchs(expr):
     assert seen[1][0] == seen[0][0]
     for e, t in zip(seen[1][1:], seen[0][1:]):
         np.testing.assert_allclose(e, t, rtol=1e-14)
+
+
+RSUB_ALPHA_CASES = {
+    "int32, NumPy int alpha": lambda m: m.rsub(m.tensor([1, 2], dtype=m.int32), m.tensor([5, 6], dtype=m.int32),
+                                               alpha=np.int64(2)),
+    "int32 number, NumPy int alpha": lambda m: m.rsub(m.tensor([1, 2], dtype=m.int32), 5, alpha=np.int64(2)),
+    "int8, alpha past its range": lambda m: m.rsub(m.tensor([1, 2], dtype=m.int8), m.tensor([5, 6], dtype=m.int8),
+                                                   alpha=300),
+    "uint8, alpha -1": lambda m: m.rsub(m.tensor([1, 2], dtype=m.uint8), m.tensor([5, 6], dtype=m.uint8), alpha=-1),
+    "float32, NumPy float alpha": lambda m: m.rsub(m.tensor([1.5, 2.0]), 5.0, alpha=np.float64(0.25)),
+}
+
+
+@pytest.mark.parametrize("case", list(RSUB_ALPHA_CASES))
+def test_rsub_alpha_is_read_and_converted_as_pytorchs(case):
+    """rsub's alpha as sub's: a NumPy scalar read as its Python number (an int32 result stays int32), converted to an
+    integer result's dtype with PyTorch's overflow error."""
+    got = []
+    for m in (torch, ember):
+        try:
+            r = RSUB_ALPHA_CASES[case](m)
+            got.append((str(r.dtype).split(".")[-1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (PyTorch's error type and message are compared)
+            got.append((type(e).__name__, str(e).split("\n")[0]))
+    assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("other", ["tensor", "number"])
+def test_rsub_complex_alpha_gradient_is_pytorchs(other):
+    """rsub's input gradient with a complex alpha is g times -conj(alpha), as PyTorch's formula."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        y = m.rsub(x, m.tensor([2 - 1j, 1 + 1j]) if other == "tensor" else 2.0, alpha=2 + 3j)
+        y.abs().sum().backward()
+        got.append((np.asarray(y.detach().tolist()), np.asarray(x.grad.tolist())))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-6)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_rsub_half_number_with_alpha_rounds_once_as_pytorchs(dtype):
+    """number - alpha * x of a half-precision x is computed as sub's fused kernel (one rounding), not the product
+    rounded to the half dtype and then subtracted."""
+    vals = (np.random.default_rng(0).standard_normal(2000) * 10).astype(np.float32)
+    t = torch.rsub(torch.tensor(vals).to(getattr(torch, dtype)), 0.1, alpha=3.3).float().numpy()
+    x = ember.tensor(vals).to(getattr(ember, dtype))
+    e = ember.rsub(x, 0.1, alpha=3.3).float().numpy()
+    assert (e != t).sum() == (ember.sub(ember.full_like(x, 0.1), x, alpha=3.3).float().numpy() != t).sum() <= 10

@@ -82,3 +82,20 @@ def test_spread_without_degrees_of_freedom_is_pytorchs(op):
         assert got[1][2] == got[0][2]
     else:
         np.testing.assert_array_equal(got[1][2], got[0][2])
+
+
+HALF_OPS = ["max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", HALF_OPS)
+def test_second_backward_of_a_formula_reading_the_input_in_half_precision(op, dtype):
+    """bfloat16 as float16 (its NumPy kind is not "f"): the max pools' gradients require grad under create_graph
+    and a second backward gives zeros, as PyTorch's."""
+    got = []
+    for m in (torch, ember):
+        x = m.tensor([[0.5, -1.0, 2.0], [1.5, 2.5, -0.3]], dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad(OPS[op](m, m.nn.functional, x), x, create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), x, allow_unused=True)
+        got.append((g.requires_grad, g.detach().float().tolist(), None if gg is None else gg.float().tolist()))
+    assert got[1] == got[0]

@@ -123,3 +123,33 @@ def test_fix_is_trunc_as_in_pytorch():
             m.fix(x.detach(), out=m.empty(3, dtype=m.float64))
         got.append((y.tolist(), x.grad.tolist(), out.tolist(), str(err.value)))
     assert got[0] == got[1]
+
+
+AUGMENTED = {
+    "**=": lambda x, y: x.__ipow__(y), "//=": lambda x, y: x.__ifloordiv__(y), "%=": lambda x, y: x.__imod__(y),
+    "floor_divide_": lambda x, y: x.floor_divide_(y), "true_divide_": lambda x, y: x.true_divide_(y),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("op", list(AUGMENTED))
+def test_augmented_assignments_write_in_place_as_pytorchs(op, dtype):
+    """``x **= y``, ``x //= y``, ``x %= y`` write into x (a view's base sees it), as PyTorch's ``__ipow__`` & co.;
+    without them Python rebinds x to a new tensor."""
+    got = []
+    for m in (torch, ember):
+        base = m.tensor([7, -7, 5, 3], dtype=getattr(m, dtype))
+        view = base[1:]
+        try:
+            out = AUGMENTED[op](view, m.tensor([2, 3, 2], dtype=getattr(m, dtype)))
+            got.append((out is view, base.tolist(), str(base.dtype).split(".")[-1]))
+        except Exception as e:  # noqa: BLE001 (PyTorch's error type is compared)
+            got.append(type(e).__name__)
+    assert got[1] == got[0]
+
+
+def test_augmented_power_of_a_leaf_that_requires_grad_is_refused():
+    for m in (torch, ember):
+        x = m.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            x **= 2

@@ -44,6 +44,18 @@ def test_partial_overlap_is_refused(name, call, grad):
     assert_same_error(run)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "complex64"])
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+def test_partial_overlap_is_refused_with_an_alpha_scaled_apart(op, dtype):
+    """An alpha that is not fused into the kernel (integral or complex operands) scales a copy of the operand:
+    the overlap is refused before it, as PyTorch's."""
+    def run(m):
+        x = m.arange(6).to(getattr(m, dtype))
+        return getattr(x[1:], op)(x[:-1], alpha=2j if dtype == "complex64" else 2)
+
+    assert_same_error(run)
+
+
 @pytest.mark.parametrize("op", ["__iand__", "__ior__", "__ixor__", "__ilshift__"])
 def test_partial_overlap_is_refused_for_integer_ops(op):
     def run(m):
@@ -96,3 +108,63 @@ def test_allowed_operands_write_as_pytorch(case):
 def test_meta_tensors_are_not_refused(m):
     x = m.empty(6, device="meta")
     assert tuple(x[1:].add_(x[:-1]).shape) == (5,)
+
+
+# the index ops refuse any overlap of their source with the written tensor, the very same elements too
+# (assert_no_overlap); (name, call on (written, source)) with an index of two positions
+INDEX_OPS = [
+    ("index_add_", lambda m, w, s: w.index_add_(0, m.tensor([0, 1]), s)),
+    ("index_copy_", lambda m, w, s: w.index_copy_(0, m.tensor([0, 1]), s)),
+    ("index_reduce_", lambda m, w, s: w.index_reduce_(0, m.tensor([0, 1]), s, "prod")),
+    ("scatter_", lambda m, w, s: w.scatter_(0, m.tensor([0, 1]), s)),
+    ("scatter_add_", lambda m, w, s: w.scatter_add_(0, m.tensor([0, 1]), s)),
+    ("scatter_reduce_", lambda m, w, s: w.scatter_reduce_(0, m.tensor([0, 1]), s, "sum")),
+    ("put_", lambda m, w, s: w.put_(m.tensor([0, 1]), s)),
+    ("index_put_", lambda m, w, s: w.index_put_((m.tensor([0, 1]),), s)),
+    ("setitem advanced", lambda m, w, s: w.__setitem__(m.tensor([0, 1]), s)),
+    ("setitem mask", lambda m, w, s: w.__setitem__(m.tensor([True, False, True, False]), s)),
+]
+
+
+@pytest.mark.parametrize("name,call", INDEX_OPS, ids=[n for n, _ in INDEX_OPS])
+def test_index_ops_refuse_a_source_sharing_the_written_memory(name, call):
+    def run(m):
+        x = m.arange(5.0)
+        return call(m, x[1:], x[:2])
+
+    assert_same_error(run)
+
+
+@pytest.mark.parametrize("name", ["index_copy_", "scatter_", "put_", "index_put_"])
+def test_index_ops_refuse_the_very_same_elements(name):
+    calls = {"index_copy_": lambda m, x: x.index_copy_(0, m.arange(5), x),
+             "scatter_": lambda m, x: x.scatter_(0, m.arange(5), x),
+             "put_": lambda m, x: x.put_(m.arange(5), x), "index_put_": lambda m, x: x.index_put_((m.arange(5),), x)}
+    assert_same_error(lambda m: calls[name](m, m.arange(5.0)))
+
+
+SETITEMS = {
+    "shifted": lambda m, x: x.__setitem__(slice(1, None), x[:-1]),
+    "ellipsis into a view": lambda m, x: x[1:].__setitem__(Ellipsis, x[:-1]),
+    "rows shifted": lambda m, x: x.view(5, 1).__setitem__(slice(1, None), x.view(5, 1)[:-1]),
+    "the same elements": lambda m, x: x.__setitem__(slice(None), x),
+    "apart": lambda m, x: x[:2].__setitem__(slice(None), x[3:]),
+    "an element": lambda m, x: x[1:].__setitem__(0, x[0]),
+    "expanded": lambda m, x: x[1:].__setitem__(slice(None), x[0].expand(4)),
+}
+
+
+@pytest.mark.parametrize("case", list(SETITEMS))
+def test_setitem_with_a_basic_index_refuses_a_partial_overlap_as_copy_(case):
+    """x[1:] = x[:-1] is PyTorch's copy_ into the view x[1:]: refused; the same elements, memory apart, an element
+    and an expanded value are written."""
+    def run(m):
+        x = m.arange(5.0)
+        SETITEMS[case](m, x)
+        return x
+
+    (got, _), (want, _) = outcomes(run)
+    if isinstance(want, Exception):
+        assert_same_error(run)
+    else:
+        assert_close(got, want)

@@ -37,6 +37,15 @@ class InplaceMethods:
     def pow_(self, other) -> Tensor:
         return ops.inplace.pow_(self, other)
 
+    def floor_divide_(self, other) -> Tensor:
+        return ops.inplace.div_(self, other, rounding_mode="floor")  # (PyTorch's floor_divide_: the same kernel)
+
+    def true_divide_(self, other) -> Tensor:
+        return ops.inplace.div_(self, other)
+
+    # ``x **= y``, ``x //= y``: in place, as PyTorch's (without them Python would rebind x to a new tensor)
+    __ipow__, __ifloordiv__ = pow_, floor_divide_
+
     def gt_(self, other) -> Tensor:
         return ops.inplace.gt_(self, other)
 
@@ -268,3 +277,5 @@ class InplaceMethods:
 
     def remainder_(self, other) -> Tensor:
         return ops.inplace.remainder_(self, other)
+
+    __imod__ = remainder_  # (``x %= y`` in place, as PyTorch's)

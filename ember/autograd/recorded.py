@@ -813,12 +813,13 @@ def _reading_inputs(node, results):
     edges = [(j, node.next_edges[j]) for j in reads if node.next_edges[j] is not None]
     if not edges:
         return results
+    from .._dtype import np_kind  # (bfloat16's NumPy kind is "V")
     from .._tensor import Tensor
 
     single = not isinstance(results, (tuple, list))
     out = []
     for r in (results,) if single else results:
-        if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and r.dtype.kind in "fc":
+        if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and np_kind(r.dtype) in "fc":
             t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
             for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
                 t = t + Tensor._make(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge[0], edge[1]) * 0

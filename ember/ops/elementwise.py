@@ -236,8 +236,11 @@ class Sub(Node):
 
 def _times_minus_alpha(g, alpha):
     """The gradient of ``-alpha * b`` (sub's and rsub's scaled operand): ``-g``, or ``g`` times ``-alpha`` computed
-    as the forward's product (``with_number``)."""
-    return -g if alpha == 1 else with_number(operator.mul, g, -alpha)
+    as the forward's product (``with_number``); a complex ``alpha`` conjugated, as PyTorch's formula (rsub takes
+    one)."""
+    if alpha == 1:
+        return -g
+    return with_number(operator.mul, g, -(alpha.conjugate() if alpha.__class__ is complex else alpha))
 
 
 @torch_named("RsubBackward0")
@@ -263,6 +266,8 @@ class RsubNumber(Node):
         if alpha == 1:
             return number - input
         self.alpha = alpha
+        if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
+            return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
         return with_number(operator.sub, number, with_number(operator.mul, input, alpha))
 
     def backward(self, g):
@@ -554,8 +559,10 @@ def rsub(input, other, *, alpha=1):
             not isinstance(other, (Tensor, int, float, complex, xp.generic)):
         return sub(other, input, alpha=alpha)  # (sub's errors)
     if alpha.__class__ is not int:
-        check_alpha(other, input, alpha)
+        alpha = check_alpha(other, input, alpha)
     other, input = promote(other, input)
+    if alpha != 1 and np_kind(input._data.dtype) not in "fc":  # (integral: no gradient; sub converts alpha to the
+        return sub(other, input, alpha=alpha)  # dtype as PyTorch's kernel, 300 for int8 its error, -1 for uint8 255)
     if other.__class__ is Tensor:
         return Rsub.apply(input, other, alpha=alpha)
     other, input = _half_operands(other, input)

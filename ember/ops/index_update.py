@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
+from .._out import refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd import forward_ad
@@ -171,6 +172,7 @@ def fill_diagonal_(x: Tensor, fill_value, wrap: bool = False) -> Tensor:
 def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
     """In-place scatter; ``reduce="add"``/``"multiply"`` combine with the existing values instead."""
     src = value if src is None else src
+    refuse_partial_overlap(x._data, src, full=True)  # (PyTorch's index ops refuse any overlap of their source)
     if reduce is None:
         return _write_back(x, lambda t: scatter(t, dim, index, src), src)
     if reduce not in ("add", "multiply"):
@@ -196,14 +198,17 @@ def scatter_(x: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce
 
 
 def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    refuse_partial_overlap(x._data, src, full=True)
     return _write_back(x, lambda t: scatter_add(t, dim, index, src), src)
 
 
 def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    refuse_partial_overlap(x._data, source, full=True)
     return _write_back(x, lambda t: index_add(t, dim, index, source, alpha=alpha), source)
 
 
 def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    refuse_partial_overlap(x._data, source, full=True)
     return _write_back(x, lambda t: index_copy(t, dim, index, source), source)
 
 
@@ -247,6 +252,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 
 
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    refuse_partial_overlap(x._data, values, full=True)
     return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
 
 
@@ -392,6 +398,7 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
 
 def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
+    refuse_partial_overlap(x._data, src, full=True)
     return _write_back(x, lambda t: scatter_reduce(t, dim, index, src, reduce, include_self=include_self), src)
 
 
@@ -415,6 +422,7 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
 
 def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:
+    refuse_partial_overlap(x._data, source, full=True)
     return _write_back(x, lambda t: index_reduce(t, dim, index, source, reduce, include_self=include_self), source)
 
 
@@ -476,4 +484,5 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``put``, writing into ``input``."""
+    refuse_partial_overlap(input._data, source, full=True)
     return _write_back(input, lambda t: put(t, index, source, accumulate), source)

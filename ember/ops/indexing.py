@@ -18,6 +18,7 @@ from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
 from .._meta import follow_view, is_meta, meta_layout, nonzero_error, refuse_meta
 from .._meta import made as _meta_made
+from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn, warn_once
@@ -505,6 +506,7 @@ def setitem(x: Tensor, idx, value) -> None:
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
+        refuse_setitem_overlap(x._data, idx, value, _is_basic)
         varr = value._data
         if varr.dtype != x._data.dtype and value._requires_grad:
             value = cast(value, x.dtype)

@@ -121,6 +121,7 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
+        refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
     return _binary_inplace(x, other, xp.add, ew.add)
 
@@ -133,6 +134,7 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
+        refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
         other = ew.scaled_operand(x, other, alpha)
     return _binary_inplace(x, other, xp.subtract, ew.sub)
 

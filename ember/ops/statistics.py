@@ -75,8 +75,9 @@ def _check_median_dtype(x: Tensor, dim) -> None:
 
 def _nan_in(dtype):
     """The NaN of an empty ``median()``, as PyTorch's CPU kernel stores it in ``dtype``: an integer dtype holds
-    the C cast of NaN (the lowest int64 or int32, an 8- or 16-bit one the low bits of int32's: 0)."""
-    if np_kind(dtype) == "f":
+    the C cast of NaN (the lowest int64 or int32, an 8- or 16-bit one the low bits of int32's: 0; bool True); a
+    complex one NaN + 0j."""
+    if np_kind(dtype) in "fc":
         return xp.array(xp.nan, dtype=dtype)
     with quiet():
         return xp.array(xp.nan).astype(xp.int64 if dtype.itemsize == 8 else xp.int32).astype(dtype)
@@ -99,8 +100,9 @@ def nanmedian(x: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool):
-    _check_median_dtype(x, dim)
     a = x._data
+    if dim is not None or a.size:  # (an empty tensor's median() is its NaN before PyTorch's kernel checks the dtype)
+        _check_median_dtype(x, dim)
     floating = np_kind(a.dtype) == "f"  # (bfloat16's NumPy kind is "V")
     nan_named, ignore_nan = ignore_nan, ignore_nan and floating
     if dim is None:
