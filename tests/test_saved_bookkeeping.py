@@ -148,6 +148,15 @@ OPS = {
     "addr": (lambda m, c, a, b: m.addr(c, a, b), [X43, ("f", (4,)), ("f", (3,))]),
     "baddbmm": (lambda m, c, a, b: m.baddbmm(c, a, b), [("f", (2, 4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
     "addbmm": (lambda m, c, a, b: m.addbmm(c, a, b), [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "addmm_beta0": (lambda m, c, a, b: m.addmm(c, a, b, beta=0), [("f", (2,)), X43, ("f", (3, 2))]),
+    "addr_scaled": (lambda m, c, a, b: m.addr(c, a, b, beta=2.0, alpha=0.5), [("f", (3,)), ("f", (4,)), ("f", (3,))]),
+    "baddbmm_scaled": (lambda m, c, a, b: m.baddbmm(c, a, b, beta=0.5, alpha=-1.0),
+                       [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "addbmm_scaled": (lambda m, c, a, b: m.addbmm(c, a, b, beta=0, alpha=3.0),
+                      [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "nansum": (lambda m, x: m.nansum(x), [("nan", (4, 3))]),
+    "nansum_dim": (lambda m, x: m.nansum(x, 1, keepdim=True), [("nan", (4, 3))]),
+    "nansum_dtype": (lambda m, x: m.nansum(x, 0, dtype=m.float32), [("nan", (4, 3))]),
     "kron": (lambda m, a, b: m.kron(a, b), [("f", (2, 2)), ("f", (2, 3))]),
     "tensordot": (lambda m, a, b: m.tensordot(a, b, dims=1), [X43, ("f", (3, 2))]),
     "einsum": (lambda m, a, b: m.einsum("ij,jk->ik", a, b), [X43, ("f", (3, 2))]),
@@ -186,11 +195,9 @@ OPS = {
 
 # Ops ember computes as one fused node (or composes) where PyTorch's last node differs: their names are not
 # compared (the rest is). PyTorch's names, for the record: rms_norm MulBackward0, instance_norm ViewBackward0,
-# addmm/addr/baddbmm/addbmm their own Addmm... nodes, einsum and multi_dot a view,
-# bilinear AddBackward0, cdist CdistBackward0, lstsq LinalgLstsqBackward0.
+# einsum and multi_dot a view, bilinear AddBackward0, cdist CdistBackward0, lstsq LinalgLstsqBackward0.
 NAMED_OTHERWISE = {"rms_norm", "rms_norm_plain", "instance_norm", "instance_norm_running", "instance_norm_tracked",
-                   "addmm", "addr", "baddbmm", "addbmm", "einsum", "multi_dot", "bilinear", "cdist",
-                   "lstsq"}
+                   "einsum", "multi_dot", "bilinear", "cdist", "lstsq"}
 
 
 def _make(m, spec, rng):
@@ -206,6 +213,7 @@ def _make(m, spec, rng):
         a = {"f": lambda: rng.standard_normal(shape), "nd": lambda: rng.uniform(0.1, 0.9, shape),
              "p": lambda: rng.uniform(0.1, 0.9, shape), "pos": lambda: rng.uniform(0.5, 2.0, shape),
              "ndpos": lambda: rng.uniform(0.5, 2.0, shape),
+             "nan": lambda: np.where(rng.uniform(size=shape) > 0.7, np.nan, rng.standard_normal(shape)),
              "01": lambda: (rng.uniform(size=shape) > 0.5).astype(np.float64),
              "s": lambda: np.where(rng.uniform(size=shape) > 0.5, 1.0, -1.0),
              "nds": lambda: np.where(rng.uniform(size=shape) > 0.5, 1.0, -1.0)}[kind]()
