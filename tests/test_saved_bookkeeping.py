@@ -125,6 +125,13 @@ OPS = {
     "nll_loss_none": (lambda m, x, t, w: _f(m).nll_loss(x, t, w, reduction="none"),
                       [X43, ("i", (4,), 3), ("ndpos", (3,))]),
     "nll_loss_4d": (lambda m, x, t: _f(m).nll_loss(x, t), [("f", (2, 3, 2, 2)), ("i", (2, 2, 2), 3)]),
+    "nll_loss_1d": (lambda m, x, t: _f(m).nll_loss(x, t), [("f", (3,)), ("i", (), 3)]),
+    "nll_loss_3d_none": (lambda m, x, t: _f(m).nll_loss(x, t, reduction="none"), [("f", (2, 3, 4)), ("i", (2, 4), 3)]),
+    "nll_loss_5d": (lambda m, x, t: _f(m).nll_loss(x, t, reduction="sum"),
+                    [("f", (2, 3, 2, 1, 2)), ("i", (2, 2, 1, 2), 3)]),
+    "cross_entropy_probs_none": (lambda m, x, t: _f(m).cross_entropy(x, t, reduction="none"), [X43, ("p", (4, 3))]),
+    "cross_entropy_probs_smoothing": (lambda m, x, t: _f(m).cross_entropy(x, t, label_smoothing=0.3, reduction="sum"),
+                                      [X43, ("p", (4, 3))]),
     "multi_margin": (lambda m, x, t, w: _f(m).multi_margin_loss(x, t, weight=w), [X43, ("i", (4,), 3), ("ndpos", (3,))]),
     "multi_margin_p2": (lambda m, x, t: _f(m).multi_margin_loss(x, t, p=2, margin=0.5), [X43, ("i", (4,), 3)]),
     "multilabel_margin": (lambda m, x, t: _f(m).multilabel_margin_loss(x, t), [X43, ("ml", (4, 3))]),
@@ -271,22 +278,17 @@ def _run(m, name: str, needing: str, changed):
     return shown, None, [None if t.grad is None else t.grad.detach().numpy() for t in inputs]
 
 
-_NLL_INPUT = ("PyTorch's nll_loss node saves its input (log-probabilities), ember's reads only the target and "
-              "weights (ember/nn/_ops/classification.py:340)")
 _SQUEEZED = ("PyTorch treats a 3-D operand whose batch is 1 as a matrix, folding the other's batches into one matrix "
              "product (a copy of it saved, the node a clone); ember multiplies the batches (ember/ops/linalg.py:127)")
 _LSTSQ = ("PyTorch's lstsq node saves its solution; ember's lstsq is a product of the pseudo-inverse, which does "
           "not read it (ember/linalg.py:146)")
 _LSTSQ_A = ("PyTorch's lstsq node saves A and B for B's gradient; ember's product reads A's pseudo-inverse, "
             "computed without a node when A needs no gradient, and not B (ember/linalg.py:146)")
-_PROBS = ("PyTorch's cross_entropy of probabilities multiplies the target by log_softmax, which alone is saved for "
-          "the target's gradient; ember's one node checks the target (ember/nn/_ops/classification.py:323)")
 # (name, needing, position changed) -> why ember's outcome differs from PyTorch's
 _DIFFERS: dict[tuple[str, str, object], str] = {
-    **{(n, "all", 0): _NLL_INPUT for n in ("nll_loss", "nll_loss_weight", "nll_loss_none", "nll_loss_4d")},
     **{("matmul_3b3", needing, 1): _SQUEEZED for needing in ("all", "first")},
     ("lstsq", "all", "output"): _LSTSQ, ("lstsq", "first", "output"): _LSTSQ, ("lstsq", "last", "output"): _LSTSQ,
-    ("lstsq", "last", 0): _LSTSQ_A, ("lstsq", "last", 1): _LSTSQ_A, ("cross_entropy_probs", "last", 1): _PROBS,
+    ("lstsq", "last", 0): _LSTSQ_A, ("lstsq", "last", 1): _LSTSQ_A,
 }
 _NAME_DIFFERS = {("matmul_3b3", "all"): _SQUEEZED, ("matmul_3b3", "first"): _SQUEEZED}
 
