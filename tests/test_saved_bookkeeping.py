@@ -142,7 +142,10 @@ OPS = {
         (4, 3, (2, 2, 4, 3), (2, 3, 2)), (3, 1, (2, 4, 3), (3,)), (1, 3, (4,), (2, 4, 3)),
         # batches that broadcast: a batch of 1 expanded (a view), batch dims merged across a broadcast (a copy)
         ("3b", 3, (1, 4, 3), (2, 3, 2)), (3, "3b", (2, 4, 3), (1, 3, 2)), ("4b", 3, (2, 1, 4, 3), (3, 3, 2)),
-        (3, "4b", (3, 4, 3), (2, 1, 3, 2)), (4, "4b", (2, 3, 4, 3), (2, 1, 3, 2)), (2, 4, (4, 3), (2, 2, 3, 2)))},
+        (3, "4b", (3, 4, 3), (2, 1, 3, 2)), (4, "4b", (2, 3, 4, 3), (2, 1, 3, 2)), (2, 4, (4, 3), (2, 2, 3, 2)),
+        # a stack of one matrix against a vector or matrix: folded as a view of it (saved, not copied)
+        (2, "3one", (4, 3), (1, 3, 2)), (1, "3one", (3,), (1, 3, 2)), (2, "4one", (4, 3), (1, 1, 3, 2)),
+        ("3b", "4b", (1, 4, 3), (2, 1, 3, 2)))},
     "mm": (lambda m, a, b: a.mm(b), [X43, ("f", (3, 2))]),
     "bmm": (lambda m, a, b: m.bmm(a, b), [("f", (2, 4, 3)), ("f", (2, 3, 2))]),
     "mv": (lambda m, a, b: m.mv(a, b), [X43, ("f", (3,))]),
@@ -278,19 +281,16 @@ def _run(m, name: str, needing: str, changed):
     return shown, None, [None if t.grad is None else t.grad.detach().numpy() for t in inputs]
 
 
-_SQUEEZED = ("PyTorch treats a 3-D operand whose batch is 1 as a matrix, folding the other's batches into one matrix "
-             "product (a copy of it saved, the node a clone); ember multiplies the batches (ember/ops/linalg.py:127)")
 _LSTSQ = ("PyTorch's lstsq node saves its solution; ember's lstsq is a product of the pseudo-inverse, which does "
           "not read it (ember/linalg.py:146)")
 _LSTSQ_A = ("PyTorch's lstsq node saves A and B for B's gradient; ember's product reads A's pseudo-inverse, "
             "computed without a node when A needs no gradient, and not B (ember/linalg.py:146)")
 # (name, needing, position changed) -> why ember's outcome differs from PyTorch's
 _DIFFERS: dict[tuple[str, str, object], str] = {
-    **{("matmul_3b3", needing, 1): _SQUEEZED for needing in ("all", "first")},
     ("lstsq", "all", "output"): _LSTSQ, ("lstsq", "first", "output"): _LSTSQ, ("lstsq", "last", "output"): _LSTSQ,
     ("lstsq", "last", 0): _LSTSQ_A, ("lstsq", "last", 1): _LSTSQ_A,
 }
-_NAME_DIFFERS = {("matmul_3b3", "all"): _SQUEEZED, ("matmul_3b3", "first"): _SQUEEZED}
+_NAME_DIFFERS: dict[tuple[str, str], str] = {}
 
 
 def _modes(specs):

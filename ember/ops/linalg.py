@@ -105,13 +105,17 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
     _check_product(a, b)
     sa, sb = a._data.shape, b._data.shape
     if b._data.ndim >= 3:
-        if a._data.ndim <= 2:
+        # PyTorch treats a 3-D a whose batch is 1 against a 3-D stack as the matrix a[0]
+        as_matrix = a._data.ndim == 3 and b._data.ndim == 3 and sa[0] == 1 and sb[0] != 1
+        if a._data.ndim <= 2 or as_matrix:
             if a._requires_grad:
-                # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so
-                # changing b in place before backward is allowed and a's gradient reads the values b had: the
-                # same; for a matrix a its last node is then the transposed product's clone
-                b = b.clone()
-                if node is None and a._data.ndim == 2:
+                # PyTorch's kernel folds b's batches into one matrix (b transposed, then viewed as (-1, k)), which
+                # a's gradient reads: a copy of b unless that view exists (a batch of 1), so changing b in place
+                # before backward is then allowed and a's gradient reads the values b had: the same; for a matrix
+                # a its last node is then the transposed product's clone
+                if _folding_copies(b):
+                    b = b.clone()
+                if node is None and a._data.ndim >= 2:
                     node = _MatrixTimesBatch
         elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
             a, b = _batches_copied(a, b)
@@ -144,6 +148,16 @@ def _check_product(a: Tensor, b: Tensor) -> None:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
+
+
+def _folding_copies(b: Tensor) -> bool:
+    """Whether PyTorch's matmul of a vector or matrix by the stack ``b`` copies it: it folds ``b.mT`` into one
+    matrix of ``b``'s last dim as columns, a view only where the strides allow it."""
+    try:
+        xp.reshape(xp.swapaxes(b._data, -1, -2), (-1, b._data.shape[-2]), copy=False)
+    except ValueError:
+        return True
+    return False
 
 
 def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
