@@ -145,21 +145,34 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
 
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """``(solution, residuals, rank, singular_values)`` of min ||A X - B||, as PyTorch's default CPU driver
-    ("gelsy"): residuals and singular_values are empty, rank is computed. The solution is pinv(A) @ B."""
-    from .ops.shape import squeeze, unsqueeze
+    ("gelsy"): residuals and singular_values are empty, rank is computed. The solution is pinv(A) @ B, its node
+    named as PyTorch's one node (``LinalgLstsqBackward0``), which saves A, B and the solution whichever needs a
+    gradient: changing any of them in place before backward is its error."""
+    from .autograd.graph import shown_as, version_checked
+    from .ops.shape import reshape_owned, unsqueeze
 
     check_matrix(A, "linalg.lstsq", square=False)
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           f"(input.dim() - other.dim()) <= 1 (got {A._data.ndim} and {B._data.ndim})")
     vector = B._data.ndim == A._data.ndim - 1
-    b = unsqueeze(B, -1) if vector else B
-    if b._data.shape[-2] != A._data.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). Got "
-                           f"{A._data.shape[-2]} and {b._data.shape[-2]}")
+    rows = B._data.shape[-1] if vector else B._data.shape[-2]
+    if rows != A._data.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2}). "
+                           f"Got {A._data.shape[-2]} and {rows}")
     rtol = rcond if rcond is not None else max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps)
-    x = matmul(pinv(A, rtol=rtol), b)
+    pinv_a = pinv(A, rtol=rtol)
+    if vector and B._data.ndim > 1:  # a stack of vectors: as columns, the solution a fresh tensor (no view)
+        x = matmul(pinv_a, unsqueeze(B, -1))
+        x = reshape_owned(x, *x._data.shape[:-1])
+    else:
+        x = matmul(pinv_a, B)
+    x = version_checked(shown_as(x, "LinalgLstsqBackward0"), A, B)
+    if x.grad_fn is not None:
+        x.grad_fn.check_versions_of(x)
     empty = Tensor._make(xp.zeros((0,), dtype=A._data.dtype))
     rank = matrix_rank(A, rtol=rtol)
-    return result("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"),
-                  (squeeze(x, -1) if vector else x, empty, rank, empty))
+    return result("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"), (x, empty, rank, empty))
 
 
 def slogdet(A: Tensor):

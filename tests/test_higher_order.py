@@ -171,15 +171,6 @@ def test_a_formula_that_turns_a_gradient_into_a_python_number_is_a_clear_error()
         ember.autograd.grad(ScaleByGrad.apply(x).sum(), x, create_graph=True)
 
 
-def test_half_precision_ops_computed_in_float32_refuse_create_graph_rather_than_lose_terms():
-    """A bfloat16 linear computes on float32 copies of its inputs; their second-order terms would silently vanish."""
-    x = ember.randn(3, 4).to(ember.bfloat16).requires_grad_()
-    w = ember.randn(5, 4).to(ember.bfloat16).requires_grad_()
-    y = ember.nn.functional.linear(x * x, w)
-    with pytest.raises(HigherOrderError, match="half-precision"):
-        ember.autograd.grad(y.sum(), x, create_graph=True)
-
-
 def test_an_input_changed_in_place_before_a_rerun_is_the_usual_error():
     """LayerNorm's forward runs again under create_graph: an input changed in place since must not be read."""
     for lib in (ember, torch):

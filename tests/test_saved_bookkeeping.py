@@ -125,6 +125,13 @@ OPS = {
     "nll_loss_none": (lambda m, x, t, w: _f(m).nll_loss(x, t, w, reduction="none"),
                       [X43, ("i", (4,), 3), ("ndpos", (3,))]),
     "nll_loss_4d": (lambda m, x, t: _f(m).nll_loss(x, t), [("f", (2, 3, 2, 2)), ("i", (2, 2, 2), 3)]),
+    "nll_loss_1d": (lambda m, x, t: _f(m).nll_loss(x, t), [("f", (3,)), ("i", (), 3)]),
+    "nll_loss_3d_none": (lambda m, x, t: _f(m).nll_loss(x, t, reduction="none"), [("f", (2, 3, 4)), ("i", (2, 4), 3)]),
+    "nll_loss_5d": (lambda m, x, t: _f(m).nll_loss(x, t, reduction="sum"),
+                    [("f", (2, 3, 2, 1, 2)), ("i", (2, 2, 1, 2), 3)]),
+    "cross_entropy_probs_none": (lambda m, x, t: _f(m).cross_entropy(x, t, reduction="none"), [X43, ("p", (4, 3))]),
+    "cross_entropy_probs_smoothing": (lambda m, x, t: _f(m).cross_entropy(x, t, label_smoothing=0.3, reduction="sum"),
+                                      [X43, ("p", (4, 3))]),
     "multi_margin": (lambda m, x, t, w: _f(m).multi_margin_loss(x, t, weight=w), [X43, ("i", (4,), 3), ("ndpos", (3,))]),
     "multi_margin_p2": (lambda m, x, t: _f(m).multi_margin_loss(x, t, p=2, margin=0.5), [X43, ("i", (4,), 3)]),
     "multilabel_margin": (lambda m, x, t: _f(m).multilabel_margin_loss(x, t), [X43, ("ml", (4, 3))]),
@@ -135,7 +142,10 @@ OPS = {
         (4, 3, (2, 2, 4, 3), (2, 3, 2)), (3, 1, (2, 4, 3), (3,)), (1, 3, (4,), (2, 4, 3)),
         # batches that broadcast: a batch of 1 expanded (a view), batch dims merged across a broadcast (a copy)
         ("3b", 3, (1, 4, 3), (2, 3, 2)), (3, "3b", (2, 4, 3), (1, 3, 2)), ("4b", 3, (2, 1, 4, 3), (3, 3, 2)),
-        (3, "4b", (3, 4, 3), (2, 1, 3, 2)), (4, "4b", (2, 3, 4, 3), (2, 1, 3, 2)), (2, 4, (4, 3), (2, 2, 3, 2)))},
+        (3, "4b", (3, 4, 3), (2, 1, 3, 2)), (4, "4b", (2, 3, 4, 3), (2, 1, 3, 2)), (2, 4, (4, 3), (2, 2, 3, 2)),
+        # a stack of one matrix against a vector or matrix: folded as a view of it (saved, not copied)
+        (2, "3one", (4, 3), (1, 3, 2)), (1, "3one", (3,), (1, 3, 2)), (2, "4one", (4, 3), (1, 1, 3, 2)),
+        ("3b", "4b", (1, 4, 3), (2, 1, 3, 2)))},
     "mm": (lambda m, a, b: a.mm(b), [X43, ("f", (3, 2))]),
     "bmm": (lambda m, a, b: m.bmm(a, b), [("f", (2, 4, 3)), ("f", (2, 3, 2))]),
     "mv": (lambda m, a, b: m.mv(a, b), [X43, ("f", (3,))]),
@@ -148,6 +158,15 @@ OPS = {
     "addr": (lambda m, c, a, b: m.addr(c, a, b), [X43, ("f", (4,)), ("f", (3,))]),
     "baddbmm": (lambda m, c, a, b: m.baddbmm(c, a, b), [("f", (2, 4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
     "addbmm": (lambda m, c, a, b: m.addbmm(c, a, b), [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "addmm_beta0": (lambda m, c, a, b: m.addmm(c, a, b, beta=0), [("f", (2,)), X43, ("f", (3, 2))]),
+    "addr_scaled": (lambda m, c, a, b: m.addr(c, a, b, beta=2.0, alpha=0.5), [("f", (3,)), ("f", (4,)), ("f", (3,))]),
+    "baddbmm_scaled": (lambda m, c, a, b: m.baddbmm(c, a, b, beta=0.5, alpha=-1.0),
+                       [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "addbmm_scaled": (lambda m, c, a, b: m.addbmm(c, a, b, beta=0, alpha=3.0),
+                      [("f", (4, 2)), ("f", (2, 4, 3)), ("f", (2, 3, 2))]),
+    "nansum": (lambda m, x: m.nansum(x), [("nan", (4, 3))]),
+    "nansum_dim": (lambda m, x: m.nansum(x, 1, keepdim=True), [("nan", (4, 3))]),
+    "nansum_dtype": (lambda m, x: m.nansum(x, 0, dtype=m.float32), [("nan", (4, 3))]),
     "kron": (lambda m, a, b: m.kron(a, b), [("f", (2, 2)), ("f", (2, 3))]),
     "tensordot": (lambda m, a, b: m.tensordot(a, b, dims=1), [X43, ("f", (3, 2))]),
     "einsum": (lambda m, a, b: m.einsum("ij,jk->ik", a, b), [X43, ("f", (3, 2))]),
@@ -182,15 +201,16 @@ OPS = {
     "cdist": (lambda m, a, b: m.cdist(a, b), [X43, ("f", (2, 3))]),
     "multi_dot": (lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [X43, ("f", (3, 2)), ("f", (2, 5))]),
     "lstsq": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [X43, ("f", (4, 2))]),
+    "lstsq_vector": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [X43, ("f", (4,))]),
+    "lstsq_vectors": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [("f", (2, 4, 3)), ("f", (2, 4))]),
+    "lstsq_wide": (lambda m, a, b: m.linalg.lstsq(a, b).solution, [("f", (2, 3)), ("f", (2, 2))]),
 }
 
 # Ops ember computes as one fused node (or composes) where PyTorch's last node differs: their names are not
 # compared (the rest is). PyTorch's names, for the record: rms_norm MulBackward0, instance_norm ViewBackward0,
-# addmm/addr/baddbmm/addbmm their own Addmm... nodes, einsum and multi_dot a view,
-# bilinear AddBackward0, cdist CdistBackward0, lstsq LinalgLstsqBackward0.
+# einsum and multi_dot a view, bilinear AddBackward0, cdist CdistBackward0.
 NAMED_OTHERWISE = {"rms_norm", "rms_norm_plain", "instance_norm", "instance_norm_running", "instance_norm_tracked",
-                   "addmm", "addr", "baddbmm", "addbmm", "einsum", "multi_dot", "bilinear", "cdist",
-                   "lstsq"}
+                   "einsum", "multi_dot", "bilinear", "cdist"}
 
 
 def _make(m, spec, rng):
@@ -206,6 +226,7 @@ def _make(m, spec, rng):
         a = {"f": lambda: rng.standard_normal(shape), "nd": lambda: rng.uniform(0.1, 0.9, shape),
              "p": lambda: rng.uniform(0.1, 0.9, shape), "pos": lambda: rng.uniform(0.5, 2.0, shape),
              "ndpos": lambda: rng.uniform(0.5, 2.0, shape),
+             "nan": lambda: np.where(rng.uniform(size=shape) > 0.7, np.nan, rng.standard_normal(shape)),
              "01": lambda: (rng.uniform(size=shape) > 0.5).astype(np.float64),
              "s": lambda: np.where(rng.uniform(size=shape) > 0.5, 1.0, -1.0),
              "nds": lambda: np.where(rng.uniform(size=shape) > 0.5, 1.0, -1.0)}[kind]()
@@ -263,24 +284,9 @@ def _run(m, name: str, needing: str, changed):
     return shown, None, [None if t.grad is None else t.grad.detach().numpy() for t in inputs]
 
 
-_NLL_INPUT = ("PyTorch's nll_loss node saves its input (log-probabilities), ember's reads only the target and "
-              "weights (ember/nn/_ops/classification.py:340)")
-_SQUEEZED = ("PyTorch treats a 3-D operand whose batch is 1 as a matrix, folding the other's batches into one matrix "
-             "product (a copy of it saved, the node a clone); ember multiplies the batches (ember/ops/linalg.py:127)")
-_LSTSQ = ("PyTorch's lstsq node saves its solution; ember's lstsq is a product of the pseudo-inverse, which does "
-          "not read it (ember/linalg.py:146)")
-_LSTSQ_A = ("PyTorch's lstsq node saves A and B for B's gradient; ember's product reads A's pseudo-inverse, "
-            "computed without a node when A needs no gradient, and not B (ember/linalg.py:146)")
-_PROBS = ("PyTorch's cross_entropy of probabilities multiplies the target by log_softmax, which alone is saved for "
-          "the target's gradient; ember's one node checks the target (ember/nn/_ops/classification.py:323)")
 # (name, needing, position changed) -> why ember's outcome differs from PyTorch's
-_DIFFERS: dict[tuple[str, str, object], str] = {
-    **{(n, "all", 0): _NLL_INPUT for n in ("nll_loss", "nll_loss_weight", "nll_loss_none", "nll_loss_4d")},
-    **{("matmul_3b3", needing, 1): _SQUEEZED for needing in ("all", "first")},
-    ("lstsq", "all", "output"): _LSTSQ, ("lstsq", "first", "output"): _LSTSQ, ("lstsq", "last", "output"): _LSTSQ,
-    ("lstsq", "last", 0): _LSTSQ_A, ("lstsq", "last", 1): _LSTSQ_A, ("cross_entropy_probs", "last", 1): _PROBS,
-}
-_NAME_DIFFERS = {("matmul_3b3", "all"): _SQUEEZED, ("matmul_3b3", "first"): _SQUEEZED}
+_DIFFERS: dict[tuple[str, str, object], str] = {}
+_NAME_DIFFERS: dict[tuple[str, str], str] = {}
 
 
 def _modes(specs):

@@ -272,6 +272,7 @@ class Node:
             if quiet is not None:
                 quiet_exit(quiet)
         if half is not None:
+            wide = out
             out = lowp.narrow(out, half)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out)
@@ -329,6 +330,8 @@ class Node:
                 node.saved = tuple(result._data if s is out else s for s in node.saved)
             if node.saved or _ThreadGradState.anomaly:
                 node._record(inputs, needs, result, edges, shapes, arrays if half is not None else None)
+                if half is not None:
+                    node._saved_unrounded(wide, result)
             else:  # _record's whole work for a node that saves nothing (add, views, sums), without its frame
                 node.seq = _next_seq()
                 node.next_edges = edges
@@ -416,6 +419,17 @@ class Node:
             from .anomaly import record_creation
 
             record_creation(self)
+
+    def _saved_unrounded(self, wide, result: Tensor) -> None:
+        """A half-precision op computed in float32 (lowp.py) that saved its float32 result ``wide`` before it was
+        rounded to ``result``: that entry stands for ``result``, as PyTorch saves the result itself, so changing
+        it in place before backward is its error, and create_graph differentiates through it (recorded.py)."""
+        if self._packed or wide is result._data:
+            return
+        for k, s in enumerate(self.saved):
+            if s is wide:
+                self._saved_versions += ((result._vc, result._vc[0], result._data, (0, k)),)
+                return
 
     def _pack_saved(self) -> None:
         """Hand the saved arrays to the active saved-tensor hooks (autograd/saved_hooks.py); the version checks

@@ -736,10 +736,12 @@ _ACCUMULATE: dict[str, Callable] = {
 
 
 # ---------------------------------------------------------------- running a node under create_graph
-def recorded_saved(node) -> tuple:
+def recorded_saved(node, low=None) -> tuple:
     """``node.saved`` with every saved input and output array swapped for a recorded tensor of the graph: an
     input's through the input's own edge, an output's through ``node`` itself (so a formula that reads
-    ``exp(x)`` differentiates through ``exp`` again), an input that needs no gradient as a constant."""
+    ``exp(x)`` differentiates through ``exp`` again), an input that needs no gradient as a constant. ``low``: the
+    half dtype of a node computed in float32 (lowp.py), whose saved float32 copies of its inputs are swapped for
+    the inputs themselves, in that dtype."""
     from .._sparse import SparseCOO
     from .._tensor import Tensor
     from . import forward_ad, graph
@@ -756,6 +758,8 @@ def recorded_saved(node) -> tuple:
         # integers and masks carry no gradient; a sparse tensor takes no part in the graph (read back as itself)
         if type(value) is RecordedArray or type(value) is SparseCOO or value.dtype.kind in "biu":
             continue
+        if low is not None and _array.dtype == low and value.dtype == xp.float32:
+            value = _array  # (the input, not forward's float32 copy of it)
         if isinstance(source, int):
             t = Tensor._make(value, node, source)
         elif source is None:
@@ -776,14 +780,10 @@ def recorded_saved(node) -> tuple:
 def run_recorded(node, grads: list):
     """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
     with running(node.name()):
-        low = node.half_dtype  # computed in float32 as forward was (lowp.py): the gradients and the inputs of a
-        if low is not None:  # rerun cast up, the results cast back, every cast recorded
-            if not (node.rerun_for_higher_order or node.linear):
-                # the formula reads float32 arrays made from the half-precision inputs or outputs (an output
-                # before rounding), which are not the graph's tensors: their terms would be lost. A linear op's
-                # formula reads none; a rerun recomputes them from the recorded inputs.
-                raise _fail("float32 copies of its half-precision inputs (make the inputs float32 to differentiate "
-                            "twice)")
+        low = node.half_dtype  # a half-precision op computed in float32 (lowp.py)
+        if low is not None and not node.rerun_for_higher_order:
+            return _run_in_half(node, grads, low)
+        if low is not None:  # a rerun: the gradients and inputs cast up, the results cast back, each cast recorded
             grads = [_widened(g, low) for g in grads]
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
@@ -801,6 +801,26 @@ def run_recorded(node, grads: list):
             return _still_checked(node, grads, _reading_inputs(node, _narrowed(node.backward(*grads), low)))
         finally:
             node.saved = saved
+
+
+def _run_in_half(node, grads: list, low):
+    """``node``'s formula run recorded in its half dtype ``low``, as PyTorch's formulas run in the tensors' dtype:
+    on the half-precision gradients and on the inputs it saved (not forward's float32 copies of them), each
+    recorded op computing in float32 where its kernel does, so the gradients' nodes are the formula's own (an
+    ``mm``'s gradient is MmBackward0, not a cast back). A float32 array the node saved that is no input (an output
+    before rounding, an intermediate) is not the graph's: its terms would be lost, so that is refused."""
+    saved = node.saved
+    if isinstance(saved, (tuple, list)):
+        swapped = recorded_saved(node, low) if node._saved_versions else saved
+        for a in swapped:
+            if type(a) is xp.ndarray and a.dtype == xp.float32:
+                raise _fail("float32 copies of its half-precision results (make the inputs float32 to "
+                            "differentiate twice)")
+        node.saved = swapped
+    try:
+        return _still_checked(node, grads, _reading_inputs(node, _narrowed(node.backward(*grads), low)))
+    finally:
+        node.saved = saved
 
 
 def _reading_inputs(node, results):

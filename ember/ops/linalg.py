@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, float32
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -102,6 +102,30 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
         from .._sparse_compressed import sparse_product
 
         return sparse_product(a, b)
+    _check_product(a, b)
+    sa, sb = a._data.shape, b._data.shape
+    if b._data.ndim >= 3:
+        # PyTorch treats a 3-D a whose batch is 1 against a 3-D stack as the matrix a[0]
+        as_matrix = a._data.ndim == 3 and b._data.ndim == 3 and sa[0] == 1 and sb[0] != 1
+        if a._data.ndim <= 2 or as_matrix:
+            if a._requires_grad:
+                # PyTorch's kernel folds b's batches into one matrix (b transposed, then viewed as (-1, k)), which
+                # a's gradient reads: a copy of b unless that view exists (a batch of 1), so changing b in place
+                # before backward is then allowed and a's gradient reads the values b had: the same; for a matrix
+                # a its last node is then the transposed product's clone
+                if _folding_copies(b):
+                    b = b.clone()
+                if node is None and a._data.ndim >= 2:
+                    node = _MatrixTimesBatch
+        elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
+            a, b = _batches_copied(a, b)
+    if node is None:
+        node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
+    return node.apply(a, b)
+
+
+def _check_product(a: Tensor, b: Tensor) -> None:
+    """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype."""
     sa, sb = a._data.shape, b._data.shape
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
@@ -124,20 +148,16 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
-    if b._data.ndim >= 3:
-        if a._data.ndim <= 2:
-            if a._requires_grad:
-                # PyTorch's kernel saves a copy of b here (folding its batches into one matrix copies it), so
-                # changing b in place before backward is allowed and a's gradient reads the values b had: the
-                # same; for a matrix a its last node is then the transposed product's clone
-                b = b.clone()
-                if node is None and a._data.ndim == 2:
-                    node = _MatrixTimesBatch
-        elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
-            a, b = _batches_copied(a, b)
-    if node is None:
-        node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
-    return node.apply(a, b)
+
+
+def _folding_copies(b: Tensor) -> bool:
+    """Whether PyTorch's matmul of a vector or matrix by the stack ``b`` copies it: it folds ``b.mT`` into one
+    matrix of ``b``'s last dim as columns, a view only where the strides allow it."""
+    try:
+        xp.reshape(xp.swapaxes(b._data, -1, -2), (-1, b._data.shape[-2]), copy=False)
+    except ValueError:
+        return True
+    return False
 
 
 def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
@@ -197,11 +217,15 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 @lower_precision
 def bmm(a: Tensor, b: Tensor) -> Tensor:
+    _check_bmm(a, b)
+    return _matmul(a, b, _BatchTimesBatch)
+
+
+def _check_bmm(a: Tensor, b: Tensor) -> None:
     _check_dims("bmm", a, 3)
     _check_dims("bmm", b, 3)
     if a._data.shape[0] != b._data.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {a._data.shape[0]} and {b._data.shape[0]}")
-    return _matmul(a, b, _BatchTimesBatch)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -251,28 +275,6 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 ger = outer  # PyTorch's older name of outer
 
 
-def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, name: str, same_dtype: bool = True) -> Tensor:
-    """beta * input + alpha * product; with beta == 0, input is ignored (its nan/inf do not propagate).
-    ``same_dtype``: input must have the product's dtype (PyTorch's addmm family does not promote; addr does)."""
-    from .elementwise import add, mul
-    from .shape import expand
-
-    if same_dtype and input.dtype != product.dtype:
-        raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
-                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[product.dtype.name]}")
-
-    _check_added(input, product._data.shape, name)
-    scaled = product if alpha == 1 else mul(product, alpha)
-    if beta == 0:  # input's values are ignored (nan/inf do not propagate); its gradient is zero
-        if not input._requires_grad:
-            return scaled
-        from .indexing import where
-
-        none = Tensor._make(xp.zeros(product._data.shape, dtype=bool))
-        return add(scaled, where(none, expand(input, product._data.shape), 0))
-    return add(input if beta == 1 else mul(input, beta), scaled)
-
-
 def _check_added(input: Tensor, shape: tuple, name: str) -> None:
     """The added input of the addmm family broadcasts to the product's ``shape`` (PyTorch's error otherwise)."""
     try:
@@ -282,18 +284,27 @@ def _check_added(input: Tensor, shape: tuple, name: str) -> None:
                            f"shape {list(shape)}") from None
 
 
-@torch_named("AddmvBackward0")
-class Addmv(Node):
-    """``beta * input + alpha * (mat @ vec)`` as one node, PyTorch's; with beta 0 the input's values are ignored
-    (nan/inf do not propagate) and its gradient is zero."""
-    saved_for = ((2,), (1,))  # mat for vec's gradient, vec for mat's
+def _check_same_dtype(input: Tensor, a: Tensor, name: str) -> None:
+    """PyTorch's addmm family does not promote: the added input has the operands' dtype."""
+    if input.dtype != a.dtype:
+        raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
+                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[a.dtype.name]}")
+
+
+class _AddedProduct(Node):
+    """``beta * input + alpha * product(a, b)`` as one node, PyTorch's (addmm, addmv, addr, baddbmm, addbmm): it
+    saves the two operands, each for the other's gradient, never the added input. With beta 0 the input's values
+    are ignored (nan/inf do not propagate) and its gradient is ``grad * 0``, as PyTorch's. Half-precision operands
+    are computed in float32 and rounded once (PyTorch's CPU kernels)."""
+    float32_compute = True
+    saved_for = ((2,), (1,))  # b for a's gradient, a for b's
     beta = alpha = 1  # (as Add's alpha: a node's own only when not 1)
 
-    def forward(self, input, mat, vec, beta=1, alpha=1):
-        self.saved = (mat, vec)
+    def forward(self, input, a, b, beta=1, alpha=1):
+        self.saved = (a, b)
         if beta != 1 or alpha != 1:
             self.beta, self.alpha = beta, alpha
-        out = stack_matmul(mat, vec)
+        out = self.product(a, b)
         if alpha != 1:
             out = out * alpha
         if beta == 0:
@@ -301,67 +312,157 @@ class Addmv(Node):
         return out + (input if beta == 1 else input * beta)
 
     def backward(self, g):
-        mat, vec = self.saved
-        ni, nm, nv = self.needs_input_grad
+        a, b = self.saved
+        ni, na, nb = self.needs_input_grad
         beta, alpha = self.beta, self.alpha
         if g.dtype.kind == "c":  # complex: the conjugates, as PyTorch's formula
-            mat, vec, beta, alpha = mat.conj(), vec.conj(), complex(beta).conjugate(), complex(alpha).conjugate()
+            a, b, beta, alpha = a.conj(), b.conj(), complex(beta).conjugate(), complex(alpha).conjugate()
         gi = (g if beta == 1 else g * beta) if ni else None
-        gm = xp.outer(g, vec) if nm else None
-        gv = stack_matmul(xp.swapaxes(mat, -1, -2), g) if nv else None
+        ga, gb = self.product_grads(g, a, b, na, nb)
         if alpha != 1:
-            gm = None if gm is None else gm * alpha
-            gv = None if gv is None else gv * alpha
-        return gi, gm, gv
+            ga = None if ga is None else ga * alpha
+            gb = None if gb is None else gb * alpha
+        return gi, ga, gb
+
+    @staticmethod
+    def product(a, b):
+        raise NotImplementedError
+
+    @staticmethod
+    def product_grads(g, a, b, na: bool, nb: bool) -> tuple:
+        """The gradients of ``product(a, b)`` (the operands conjugated already for a complex one) given ``g``."""
+        raise NotImplementedError
 
 
-def _rounded_once(op, input: Tensor, a: Tensor, b: Tensor, beta, alpha) -> Tensor | None:
-    """``op`` (addmm, baddbmm, addmv) of bfloat16/float16 operands as PyTorch's CPU kernels compute it: the
-    product and the added input summed in float32 and rounded once (a product rounded before the sum rounds
-    twice); None for other dtypes. Differentiable through the casts (gradients rounded once too)."""
-    from .elementwise import cast
+@torch_named("AddmmBackward0")
+class Addmm(_AddedProduct):
+    product = staticmethod(xp.matmul)
 
-    low = a.dtype
-    if a._data.dtype.itemsize != 2 or not low.is_floating_point or input.dtype != low or b.dtype != low:
-        return None
-    f32 = [cast(t, float32) for t in (input, a, b)]
-    return cast(op(*f32, beta=beta, alpha=alpha), low)
+    @staticmethod
+    def product_grads(g, a, b, na, nb):
+        return (xp.matmul(g, b.T) if na else None), (xp.matmul(a.T, g) if nb else None)
+
+
+@torch_named("BaddbmmBackward0")
+class Baddbmm(_AddedProduct):
+    product = staticmethod(stack_matmul)
+
+    @staticmethod
+    def product_grads(g, a, b, na, nb):
+        return ((stack_matmul(g, xp.swapaxes(b, -1, -2)) if na else None),
+                (stack_matmul(xp.swapaxes(a, -1, -2), g) if nb else None))
+
+
+@torch_named("AddbmmBackward0")
+class Addbmm(_AddedProduct):
+    """The sum over the batch of ``a[i] @ b[i]``; in bfloat16/float16, as PyTorch's CPU kernel, ``beta * input``
+    rounded, then one addmm per batch entry, each rounded once."""
+
+    def forward(self, input, a, b, beta=1, alpha=1):
+        low = self.half_dtype
+        if low is None or not a.shape[0]:
+            return super().forward(input, a, b, beta=beta, alpha=alpha)
+        self.saved = (a, b)
+        if beta != 1 or alpha != 1:
+            self.beta, self.alpha = beta, alpha
+        out = None
+        for i in range(a.shape[0]):
+            part = xp.matmul(a[i], b[i])
+            part = part if alpha == 1 else part * alpha
+            if out is None:
+                added = xp.broadcast_to(input, part.shape) if beta == 0 else input if beta == 1 else input * beta
+                out = part if beta == 0 else part + added
+            else:
+                out = out + part
+            if i + 1 < a.shape[0]:  # (the last one is rounded by the node)
+                out = out.astype(low).astype(xp.float32)
+        return out
+
+    @staticmethod
+    def product(a, b):
+        return xp.matmul(a, b).sum(0) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
+
+    @staticmethod
+    def product_grads(g, a, b, na, nb):
+        stacked = xp.broadcast_to(g, (a.shape[0], *g.shape))
+        return ((stack_matmul(stacked, xp.swapaxes(b, -1, -2)) if na else None),
+                (stack_matmul(xp.swapaxes(a, -1, -2), stacked) if nb else None))
+
+
+@torch_named("AddmvBackward0")
+class Addmv(_AddedProduct):
+    product = staticmethod(stack_matmul)
+
+    @staticmethod
+    def product_grads(g, a, b, na, nb):
+        return (xp.outer(g, b) if na else None), (stack_matmul(xp.swapaxes(a, -1, -2), g) if nb else None)
+
+
+@torch_named("AddrBackward0")
+class Addr(_AddedProduct):
+    """addr promotes (PyTorch's does, unlike the rest of the family): the operands arrive in the result's dtype and
+    each gradient is returned in its input's."""
+    float32_compute = False  # (elementwise products: one rounding each in any dtype)
+    dtypes = None  # the inputs' dtypes where they are not all the result's
+
+    def forward(self, input, a, b, beta=1, alpha=1):
+        dtype = xp.result_type(input, a, b)
+        if not input.dtype == a.dtype == b.dtype == dtype:
+            self.dtypes = (input.dtype, a.dtype, b.dtype)
+            input, a, b = input.astype(dtype), a.astype(dtype), b.astype(dtype)
+        return super().forward(input, a, b, beta=beta, alpha=alpha)
+
+    def backward(self, g):
+        grads = super().backward(g)
+        if self.dtypes is None:
+            return grads
+        return tuple(None if r is None else r.astype(d) for r, d in zip(grads, self.dtypes))
+
+    product = staticmethod(xp.outer)
+
+    @staticmethod
+    def product_grads(g, a, b, na, nb):
+        return (xp.matmul(g, b) if na else None), (xp.matmul(g.T, a) if nb else None)
 
 
 @lower_precision
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
-    out = _rounded_once(addmm, input, mat1, mat2, beta, alpha)
-    return out if out is not None else _scaled_sum(input, mm(mat1, mat2), beta, alpha, "addmm")
+    if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
+        from .elementwise import add, mul
+
+        product = mm(mat1, mat2)
+        return add(mul(input, beta), product if alpha == 1 else mul(product, alpha))
+    _check_dims("mm", mat1, 2)
+    _check_dims("mm", mat2, 2)
+    _check_product(mat1, mat2)
+    _check_same_dtype(input, mat1, "addmm")
+    _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
+    return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 @lower_precision
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
-    out = _rounded_once(baddbmm, input, batch1, batch2, beta, alpha)
-    return out if out is not None else _scaled_sum(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+    _check_bmm(batch1, batch2)
+    _check_product(batch1, batch2)
+    _check_same_dtype(input, batch1, "baddbmm")
+    _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
+    return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @lower_precision
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]. In bfloat16/float16, as PyTorch's CPU
-    kernel: beta * input, then one addmm per batch entry (each rounded once)."""
-    from .reduction import sum
-
-    if batch1._data.dtype.itemsize == 2 and batch1.dtype.is_floating_point and input.dtype == batch1.dtype \
-            and batch1._data.ndim == 3 and batch1.shape[0]:
-        out = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
-        for i in range(1, batch1.shape[0]):
-            out = addmm(out, batch1[i], batch2[i], alpha=alpha)
-        return out
-    return _scaled_sum(input, sum(bmm(batch1, batch2), 0), beta, alpha, "addbmm")
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+    _check_bmm(batch1, batch2)
+    _check_product(batch1, batch2)
+    _check_same_dtype(input, batch1, "addbmm")
+    _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
+    return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
-    out = _rounded_once(addmv, input, mat, vec, beta, alpha)
-    if out is not None:
-        return out
     if input._data.ndim > 1:  # (PyTorch's input is a vector, or a 0-d tensor)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
                            f"{vec._data.ndim}")
@@ -376,7 +477,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     """beta * input + alpha * outer(vec1, vec2)."""
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
-    return _scaled_sum(input, outer(vec1, vec2), beta, alpha, "addr", same_dtype=False)
+    _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
+    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha)
 
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:

@@ -10,7 +10,7 @@ from .._backend import quiet, xp
 from .._dtype import not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .reduction import _axes, _expand_back, variance
 from .sorting import _order, _take
 from .unary import sqrt
@@ -375,15 +375,35 @@ def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False):
     return _MinMax(*Aminmax.apply(x, axes=axes, keepdim=keepdim))
 
 
+@torch_named("NansumBackward0")
+class Nansum(Node):
+    """The sum with NaN counted as zero, as one node saving its input (PyTorch's): the gradient is zero at the NaN
+    elements. With ``dtype`` the input is summed in that dtype and the gradient comes back in the input's;
+    half-precision elements are accumulated in float32 (PyTorch's CPU kernel)."""
+
+    def forward(self, x, axes, keepdim, dtype=None):
+        self.saved = (x,)
+        self.axes, self.keepdim = axes, keepdim
+        out_dtype = x.dtype if dtype is None else dtype
+        total = out_dtype
+        if total.itemsize == 2 and np_kind(total) == "f":
+            total = xp.dtype(xp.float32)
+        return xp.where(xp.isnan(x), 0, x).astype(total).sum(axis=axes, keepdims=keepdim).astype(out_dtype)
+
+    def backward(self, g):
+        (x,) = self.saved
+        g = _expand_back(g.astype(x.dtype), x.shape, self.axes, self.keepdim)
+        return (xp.where(xp.isnan(x), 0, xp.broadcast_to(g, x.shape)),)
+
+
 def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The sum with NaN counted as zero (they get a zero gradient)."""
-    from .indexing import where
     from .reduction import sum
 
     if not x.is_floating_point():
         return sum(x, dim, keepdim, dtype=dtype)
-    # (PyTorch's nansum saves its input)
-    return version_checked(sum(where(Tensor._make(xp.isnan(x._data)), 0.0, x), dim, keepdim, dtype=dtype), x)
+    dtype = None if dtype is None else dtype.np
+    return Nansum.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, dtype=dtype)
 
 
 def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -161,6 +161,9 @@ def _exp_times(logp, c, out) -> None:
 
 class SoftCrossEntropy(_FromLogSoftmax):
     """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
+    # the log-probabilities for every gradient, the weighted targets (the target itself, unweighted and unsmoothed)
+    # for the scores' only: the target is version-checked where PyTorch's product saves it (cross_entropy)
+    saved_for = ((0, 1, 2), (0,))
 
     def forward(self, x, y, w, smoothing, reduction, shown="NegBackward0", shape=None):
         c = x.shape[1]
@@ -326,7 +329,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         wt = weight if weight is None or weight.dtype == x.dtype else weight.to(x.dtype)
         out = SoftCrossEntropy.apply(x, t, wt, smoothing=label_smoothing, reduction=reduction, shown=shown,
                                      shape=shape)
-        version_checked(out, weight, None if label_smoothing else target)
+        # PyTorch's -(log_softmax(x) * target).sum(1): its product saves the target for the scores' gradient only
+        # (a smoothed target is a new tensor there); the class weights, multiplied in after, always
+        version_checked(out, weight)
+        version_checked(out, None if label_smoothing else target, reader=0)
     else:
         refuse_grad(_kernel(input), "weight", weight)
         _check_classes(t._data, x._data.shape[1], ignore_index)
@@ -349,6 +355,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     shown, own_shape = _shown_as(input._data.ndim, False, 0.0, reduction)
     shape = out_shape if reduction == "none" and own_shape else None
+    # PyTorch's node saves its input (the log-probabilities) too, though its formula reads only their shape
     out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction, shown=shown,
-                                    shape=shape), weight, _saved_target(input, target))
+                                    shape=shape), input, weight, _saved_target(input, target))
     return out.reshape(out_shape) if reduction == "none" and not own_shape else out
