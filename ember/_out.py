@@ -215,6 +215,9 @@ def _owner(a):
     return a
 
 
+_DATA_SLOT = Tensor._data  # the slot holding a tensor's array (a subclass may shadow it: see refuse_partial_overlap)
+
+
 def refuse_partial_overlap(written, other, full: bool = False) -> None:
     """PyTorch's refusal of an in-place op whose tensor input ``other`` shares part, not all, of the written
     tensor's memory (``x[1:].add_(x[:-1])``, ``y.copy_(y.t())``: TensorIterator's assert_no_partial_overlap):
@@ -224,6 +227,8 @@ def refuse_partial_overlap(written, other, full: bool = False) -> None:
     their memory (the common case) are told apart before any address is read. ``full``: the very same elements
     are refused too (assert_no_overlap: the index ops' source, ``x.index_copy_(0, i, x)``)."""
     if isinstance(other, Tensor):
+        if type(other)._data is not _DATA_SLOT:  # (vmap's batched example: no array of its own to share memory;
+            return  # reading it would stop the op where the per-example fallback should run it)
         o = other._data
         try:
             if o.base is None and written.base is None and o is not written or o is written and not full:
