@@ -380,3 +380,47 @@ def test_row_and_column_sums_with_a_kept_ones_vector():
     assert ones_vector(7, np.dtype(np.float64)).dtype == np.float64 and (v == 1).all()
     with pytest.raises(ValueError):
         v[0] = 2.0
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 12, 16, 48, 49, 64])
+@pytest.mark.parametrize(("k", "n"), [(128, 384), (128, 128), (512, 128), (64, 256), (32, 96), (96, 24)])
+def test_linear_of_a_few_rows_swapped_is_the_same_bits(monkeypatch, rows, k, n):
+    """A float32 Linear of a few rows computed as ``(w @ x.T).T`` (``linear._swapped``) gives the bits of ``x @ w.T``
+    (the policy off), a C-ordered output of PyTorch's shape and strides, its values, gradients and node name; with
+    a bias, without, from a 3-D input, under ``no_grad``."""
+    from ember._kernels.policy import policy
+    from ember.nn._ops import linear as L
+
+    rng = np.random.default_rng(rows * k + n)
+    xa = rng.standard_normal((1, rows, k)).astype(np.float32)
+    wa, ba = (0.1 * rng.standard_normal((n, k))).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    for shape in ((1, rows, k), (rows, k)):
+        for bias in (True, False):
+            got = {}
+            for swap in (True, False):
+                monkeypatch.setattr(policy, "swap_small_gemm", swap)
+                x, w = ember.tensor(xa.reshape(shape), requires_grad=True), ember.tensor(wa, requires_grad=True)
+                b = ember.tensor(ba, requires_grad=True) if bias else None
+                y = ember.nn.functional.linear(x, w, b)
+                y.backward(ember.ones_like(y))
+                with ember.no_grad():
+                    plain = ember.nn.functional.linear(x, w, b)
+                got[swap] = (y, x.grad, w.grad, plain)
+            (y, gx, gw, plain), (y0, gx0, gw0, plain0) = got[True], got[False]
+            for a, b0 in ((y, y0), (gx, gx0), (gw, gw0), (plain, plain0)):
+                np.testing.assert_array_equal(a.detach().numpy(), b0.detach().numpy())
+            assert y._data.flags.c_contiguous and y.stride() == y0.stride() and y.grad_fn.name() == y0.grad_fn.name()
+            tx, tw = torch.tensor(xa.reshape(shape), requires_grad=True), torch.tensor(wa, requires_grad=True)
+            tb = torch.tensor(ba, requires_grad=True) if bias else None
+            ty = torch.nn.functional.linear(tx, tw, tb)
+            ty.backward(torch.ones_like(ty))
+            assert_close(y, ty, atol=1e-5, rtol=1e-5)
+            assert y.stride() == ty.stride() and y.grad_fn.name() == ty.grad_fn.name()
+            assert_close(gx, tx.grad, atol=1e-5, rtol=1e-5)
+            assert_close(gw, tw.grad, atol=1e-4, rtol=1e-5)
+    monkeypatch.setattr(policy, "swap_small_gemm", True)
+    x2 = xa.reshape(rows, k)
+    taken = L._swapped(x2, wa)
+    assert taken == (2 <= rows <= 48 and k >= 64 and rows * n >= 1536)
+    assert not L._swapped(x2.astype(np.float64), wa.astype(np.float64))  # (double precision: no gain measured)
+    assert not L._swapped(np.asfortranarray(x2), wa) or rows == 1  # (a layout not measured)
