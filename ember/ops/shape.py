@@ -17,6 +17,7 @@ from .._meta import check_operand_devices, follow_view, is_meta, meta_array, met
 from .._meta import made as _meta_made
 from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..storage import root_array
 from .elementwise import cast
@@ -497,7 +498,8 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = dim if dim.__class__ is int and 0 <= dim < nd else _wrap_dim(dim, nd)
     shp = a.shape
     shape = shp[:d] + (1,) + shp[d:]
-    if not _meta_made[0]:  # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), no node
+    # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), without a node where none records
+    if not (_meta_made[0] or x._requires_grad and _GradState.enabled):
         out = a.reshape(shape)
         if out.size and out.strides[d] == (a.strides[d] * shp[d] if d < nd - 1 else a.itemsize):
             view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)
