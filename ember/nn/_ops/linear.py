@@ -33,7 +33,9 @@ class Linear(Node):
             return _matmul_bias_column(_as_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
         if x.ndim >= 2:  # one 2-D GEMM over all rows: NumPy's stacked matmul is several times slower
             rows = _as_rows(x) if x.ndim > 2 else x
-            if _swapped(rows, w):
+            m, k = rows.shape
+            # (_swapped's size test first, inline: a Linear of other sizes pays no call for it)
+            if 2 <= m <= 48 and k >= 64 and m * w.shape[0] >= 1536 and _swapped(rows, w):
                 out = gemm(w, rows.T).T.copy()  # (C order: as the product's own layout)
             else:
                 out = gemm(rows, w.T)
