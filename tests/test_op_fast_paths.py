@@ -542,3 +542,52 @@ def test_views_fast_paths_errors_and_gradients_are_pytorchs(call):
         with pytest.raises(RuntimeError, match="view size is not compatible"):
             xt.view(24)
         assert xt.reshape(24)._base is None
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "recorded"])
+@pytest.mark.parametrize(("size", "dim"), [(2, 2), (3, 2), (4, -1), (9, 2), (1, 0), (2, 1), (5, -2)])
+def test_split_by_an_int_is_the_general_paths(mode, size, dim):
+    """``split`` by a positive int size takes its pieces' bounds in one loop: the pieces ``view_pieces`` makes from the
+    general path's sizes (every field, the multi-output marks), and PyTorch's values, gradients and node names."""
+    from ember.ops import indexing as I
+
+    a = np.arange(2 * 3 * 8, dtype=np.float32).reshape(2, 3, 8)
+    x = ember.tensor(a, requires_grad=mode == "recorded")
+    with ember.no_grad() if mode == "no_grad" else ember.enable_grad():
+        d = dim % 3
+        n = a.shape[d]
+        sizes = [min(size, n - i) for i in range(0, n, size)]
+        starts = np.cumsum([0] + sizes[:-1])
+        made = I.view_pieces(x, [(slice(None),) * d + (slice(s, s + k),) for s, k in zip(starts, sizes)],
+                             I.SplitPieces)
+        fast = x.split(size, dim=dim)
+    assert len(fast) == len(made)
+    for f, m in zip(fast, made):
+        assert [hasattr(f, s) for s in SLOTS] == [hasattr(m, s) for s in SLOTS]
+        for s in SLOTS:
+            if s == "_data":
+                assert f._data.shape == m._data.shape and f._data.strides == m._data.strides
+                assert f.storage_offset() == m.storage_offset() and f._data.tobytes() == m._data.tobytes()
+            elif s == "_grad_fn":
+                assert type(f._grad_fn) is type(m._grad_fn) and f._output_nr == m._output_nr
+            elif hasattr(m, s):
+                u, v = getattr(f, s), getattr(m, s)
+                assert u is v or (not isinstance(u, ember.Tensor) and u == v), s
+    tx = torch.tensor(a, requires_grad=mode == "recorded")
+    with torch.no_grad() if mode == "no_grad" else torch.enable_grad():
+        ref = tx.split(size, dim=dim)
+    assert len(ref) == len(fast)
+    for f, r in zip(fast, ref):
+        assert_close(f, r)
+        assert f.stride() == r.stride() and f.storage_offset() == r.storage_offset()
+        assert (f.grad_fn is None) == (r.grad_fn is None)
+        if r.grad_fn is not None:
+            assert f.grad_fn.name() == r.grad_fn.name()
+    if mode == "recorded":
+        sum(p.sum() * (i + 1) for i, p in enumerate(fast)).backward()
+        sum(p.sum() * (i + 1) for i, p in enumerate(ref)).backward()
+        assert_close(x.grad, tx.grad)
+    for e in (ember, torch):  # (a size of 0 and an empty dimension: the general path's answers, as PyTorch's)
+        with pytest.raises(RuntimeError, match="split_size"):
+            e.ones(2, 3).split(0)
+        assert len(e.ones(0, 3).split(2)) == 1
