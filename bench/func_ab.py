@@ -72,6 +72,8 @@ def ops() -> dict:
     q, q64, x, piece = t(1, 2, 16, 16), t(1, 4, 64, 32), t(1, 16, 32), t(1, 16, 96).split(32, dim=2)[0]
     a, b = t(4).requires_grad_(), t(4).requires_grad_()
     lin, ln = ember.nn.Linear(32, 96), ember.nn.LayerNorm(32)
+    xg, qg = t(1, 16, 32).requires_grad_(), t(1, 2, 16, 16).requires_grad_()
+    lin128, x4, x16, x64, x3 = ember.nn.Linear(128, 384), t(1, 4, 128), t(1, 16, 128), t(1, 64, 128), t(1, 16, 96)
     return {  # name -> (call, under no_grad)
         "sdpa_tiny": (lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True), True),
         "sdpa_64x32": (lambda: F.scaled_dot_product_attention(q64, q64, q64, is_causal=True), True),
@@ -79,7 +81,20 @@ def ops() -> dict:
         "linear": (lambda: lin(x), True),
         "layer_norm": (lambda: ln(x), True),
         "view": (lambda: piece.view(1, 16, 2, 16), True),
+        "view_contiguous": (lambda: x.view(1, 16, 2, 16), True),
+        "reshape": (lambda: x.reshape(16, 32), True),
+        "permute": (lambda: q.permute(0, 2, 1, 3), True),
+        "unsqueeze": (lambda: x.unsqueeze(0), True),
+        "contiguous": (lambda: q.transpose(1, 2).contiguous(), True),
+        "split": (lambda: x3.split(32, dim=2), True),
+        "linear_4x128": (lambda: lin128(x4), True),
+        "linear_16x128": (lambda: lin128(x16), True),
+        "linear_64x128": (lambda: lin128(x64), True),
         "transpose": (lambda: piece.transpose(1, 2), True),
+        "view_recorded": (lambda: xg.view(1, 16, 2, 16), False),
+        "permute_recorded": (lambda: qg.permute(0, 2, 1, 3), False),
+        "unsqueeze_recorded": (lambda: xg.unsqueeze(0), False),
+        "contiguous_recorded": (lambda: qg.transpose(1, 2).contiguous(), False),
         "add_recorded": (lambda: a + b, False),
     }
 
@@ -91,7 +106,8 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="*", default=["gpt_infer1", "gpt_tiny"])
     parser.add_argument("--ops", nargs="*", default=[])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--steps", type=int, default=20, help="steps per block (ops: 2,000 calls, 300 for sdpa_64x32)")
+    parser.add_argument("--steps", type=int, default=20,
+                        help="steps per block (ops: 2,000 calls, 300 for sdpa_64x32 and the Linear layers)")
     args = parser.parse_args()
     ember.set_num_threads(1)
     import workloads
@@ -104,7 +120,7 @@ def main() -> None:
     table = ops()
     for name in args.ops:
         call, no_grad = table[name]
-        n = 300 if name == "sdpa_64x32" else 2000
+        n = 300 if name == "sdpa_64x32" or name.startswith("linear_") else 2000
         cases[name] = (lambda call=call, n=n: [call() for _ in range(n)], n, no_grad)
     swaps = []  # (function, this checkout's code, the earlier code): swapped in place
     for spec in args.functions:

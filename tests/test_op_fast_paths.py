@@ -376,3 +376,214 @@ def test_row_and_column_sums_with_a_kept_ones_vector():
     assert ones_vector(7, np.dtype(np.float64)).dtype == np.float64 and (v == 1).all()
     with pytest.raises(ValueError):
         v[0] = 2.0
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 12, 16, 48, 49, 64])
+@pytest.mark.parametrize(("k", "n"), [(128, 384), (128, 128), (512, 128), (64, 256), (32, 96), (96, 24)])
+def test_linear_of_a_few_rows_swapped_is_the_same_bits(monkeypatch, rows, k, n):
+    """A float32 Linear of a few rows computed as ``(w @ x.T).T`` (``linear._swapped``) gives the bits of ``x @ w.T``
+    (the policy off), a C-ordered output of PyTorch's shape and strides, its values, gradients and node name; with
+    a bias, without, from a 3-D input, under ``no_grad``."""
+    from ember._kernels.policy import policy
+    from ember.nn._ops import linear as L
+
+    rng = np.random.default_rng(rows * k + n)
+    xa = rng.standard_normal((1, rows, k)).astype(np.float32)
+    wa, ba = (0.1 * rng.standard_normal((n, k))).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    for shape in ((1, rows, k), (rows, k)):
+        for bias in (True, False):
+            got = {}
+            for swap in (True, False):
+                monkeypatch.setattr(policy, "swap_small_gemm", swap)
+                x, w = ember.tensor(xa.reshape(shape), requires_grad=True), ember.tensor(wa, requires_grad=True)
+                b = ember.tensor(ba, requires_grad=True) if bias else None
+                y = ember.nn.functional.linear(x, w, b)
+                y.backward(ember.ones_like(y))
+                with ember.no_grad():
+                    plain = ember.nn.functional.linear(x, w, b)
+                got[swap] = (y, x.grad, w.grad, plain)
+            (y, gx, gw, plain), (y0, gx0, gw0, plain0) = got[True], got[False]
+            for a, b0 in ((y, y0), (gx, gx0), (gw, gw0), (plain, plain0)):
+                np.testing.assert_array_equal(a.detach().numpy(), b0.detach().numpy())
+            assert y._data.flags.c_contiguous and y.stride() == y0.stride() and y.grad_fn.name() == y0.grad_fn.name()
+            tx, tw = torch.tensor(xa.reshape(shape), requires_grad=True), torch.tensor(wa, requires_grad=True)
+            tb = torch.tensor(ba, requires_grad=True) if bias else None
+            ty = torch.nn.functional.linear(tx, tw, tb)
+            ty.backward(torch.ones_like(ty))
+            assert_close(y, ty, atol=1e-5, rtol=1e-5)
+            assert y.stride() == ty.stride() and y.grad_fn.name() == ty.grad_fn.name()
+            assert_close(gx, tx.grad, atol=1e-5, rtol=1e-5)
+            assert_close(gw, tw.grad, atol=1e-4, rtol=1e-5)
+    monkeypatch.setattr(policy, "swap_small_gemm", True)
+    x2 = xa.reshape(rows, k)
+    taken = L._swapped(x2, wa)
+    assert taken == (2 <= rows <= 48 and k >= 64 and rows * n >= 1536)
+    assert not L._swapped(x2.astype(np.float64), wa.astype(np.float64))  # (double precision: no gain measured)
+    assert not L._swapped(np.asfortranarray(x2), wa) or rows == 1  # (a layout not measured)
+
+
+def _reshaped(x, shape):
+    """``reshape``'s general path: a view where the strides allow one, else a copy."""
+    from ember.ops import shape as S
+
+    return (S.ViewBackward0 if S._viewable(x._data, shape) else S.UnsafeViewBackward0).apply(x, shape=shape)
+
+
+def _copied(v):
+    """``contiguous``'s general path: ``v`` itself when NumPy calls it C-ordered (an empty array), else a copy."""
+    from ember.ops import shape as S
+
+    return v if v._data.flags.c_contiguous else S.CloneBackward0.apply(v)
+
+
+def _view_cases():
+    from ember.ops import shape as S
+
+    return [  # (name, the public call, the general path: its node's apply)
+        ("view", lambda x: x.view(x.shape[0] * x.shape[1], x.shape[2]),
+         lambda x: S.ViewBackward0.apply(x, shape=(x.shape[0] * x.shape[1], x.shape[2]))),
+        ("view 4-D", lambda x: x.view(1, *x.shape), lambda x: S.ViewBackward0.apply(x, shape=(1, *x.shape))),
+        ("reshape", lambda x: x.reshape(x.shape[0], -1), lambda x: _reshaped(x, (x.shape[0], x.shape[1] * x.shape[2]))),
+        ("reshape ints", lambda x: x.reshape(*x.shape[::-1]), lambda x: _reshaped(x, tuple(x.shape[::-1]))),
+        ("reshape merged", lambda x: x.reshape(x.shape[0] * x.shape[1], x.shape[2]),
+         lambda x: _reshaped(x, (x.shape[0] * x.shape[1], x.shape[2]))),
+        ("permute", lambda x: x.permute(2, 0, 1), lambda x: S.PermuteBackward0.apply(x, dims=(2, 0, 1))),
+        ("transpose", lambda x: x.transpose(1, 2), lambda x: S.TransposeBackward0.apply(x, dims=(0, 2, 1))),
+        *[(f"unsqueeze {d}", lambda x, d=d: x.unsqueeze(d), lambda x, d=d: S.UnsqueezeBackward0.apply(
+            x, shape=x.shape[:d % 4] + (1,) + x.shape[d % 4:], dim=d % 4)) for d in (0, 1, 3, -1, -2)],
+        ("t", lambda x: x[0].t(), lambda x: S.TBackward0.apply(x[0], dims=(1, 0))),
+        ("contiguous", lambda x: x.transpose(0, 2).contiguous(),
+         lambda x: _copied(x.transpose(0, 2))),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "grad mode, of a split piece", "no_grad, of a split piece",
+                                  "no_grad, leaf base", "inference_mode", "recorded", "empty"])
+def test_views_fast_paths_are_the_general_paths(mode, dtype):
+    """``view``, ``reshape``, ``permute``, ``transpose``, ``unsqueeze``, ``t`` and ``contiguous`` without their node
+    where nothing records (``unrecorded_view``, ``apply_one``): every field of the result as the node's ``apply``
+    gives it (strides, offset, the version counter shared or not, ``_base``, ``_view_creation`` and the version
+    its history is current at, ``requires_grad``, the note on the base's counter), and the node where one records."""
+    grad = mode.endswith("leaf base") or mode == "recorded"
+    shape = (2, 0, 4) if mode == "empty" else (2, 3, 4)
+    src = ember.tensor(np.arange(int(np.prod(shape))).astype(dtype).reshape(shape),
+                       requires_grad=grad and dtype != np.int64)
+    ctx = (ember.no_grad() if mode.startswith("no_grad") else ember.inference_mode() if mode == "inference_mode"
+           else ember.enable_grad())
+    with ctx:
+        x = src.split(2, dim=2)[0] if mode.endswith("split piece") else src
+        for name, public, general in _view_cases():
+            watched = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            made = general(x)
+            after_general = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            fast = public(x)
+            after_fast = len(x._vc[1].refs) if len(x._vc) > 1 else 0
+            assert after_fast - after_general == after_general - watched, name
+            assert [hasattr(fast, s) for s in SLOTS] == [hasattr(made, s) for s in SLOTS], name
+            for s in SLOTS:
+                if s == "_data":
+                    assert fast._data.shape == made._data.shape and fast._data.strides == made._data.strides, name
+                    assert fast._data.tobytes() == made._data.tobytes(), name
+                    assert fast.storage_offset() == made.storage_offset(), name
+                    assert np.shares_memory(fast._data, src._data) == np.shares_memory(made._data, src._data), name
+                elif s == "_grad_fn":
+                    assert type(fast._grad_fn) is type(made._grad_fn), name
+                    if made._grad_fn is not None:
+                        assert fast._grad_fn.name() == made._grad_fn.name(), name
+                elif s == "_vc":
+                    assert (fast._vc is x._vc) == (made._vc is x._vc) and fast._vc[0] == made._vc[0], name
+                elif hasattr(made, s):
+                    a, b = getattr(fast, s), getattr(made, s)
+                    assert a is b or (not isinstance(a, ember.Tensor) and a == b), (name, s)
+            assert fast.requires_grad == made.requires_grad and fast.is_contiguous() == made.is_contiguous(), name
+
+
+@pytest.mark.parametrize("call", ["view", "reshape", "permute", "unsqueeze", "t", "contiguous"])
+def test_views_fast_paths_errors_and_gradients_are_pytorchs(call):
+    """The calls the fast paths take or decline: PyTorch's results, errors and gradients (sizes that do not fit, a
+    negative size, a repeated or out-of-range dim, -1, a non-contiguous input, sizes as a tuple or a keyword)."""
+    good = {"view": [((2, 12),), ((24,),), ((-1, 4),), ((4, 3, 2),)], "reshape": [((2, 12),), ((-1,),), ((3, 8),)],
+            "permute": [((2, 0, 1),), ((-1, 0, 1),), (((1, 2, 0),),)], "unsqueeze": [((0,),), ((3,),), ((-4,),)],
+            "t": [()], "contiguous": [()]}[call]
+    bad = {"view": [(5, 5), (-2, 12)], "reshape": [(5, 5), (-1, -1)], "permute": [(0, 0, 1), (0, 1),
+           (0, 1, 3)], "unsqueeze": [(4,), (-5,)], "t": [], "contiguous": []}[call]
+    for args in good:
+        args = args[0] if args else ()
+        got = []
+        for e in (ember, torch):
+            x = e.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4), requires_grad=True)
+            src = x if call != "t" else x[0]
+            if call == "view" and args == (4, 3, 2):
+                src = x.transpose(0, 2).contiguous()
+            y = getattr(src, call)(*args)
+            (y * e.arange(y.numel(), dtype=e.float32).reshape(y.shape)).sum().backward()
+            got.append((y, x.grad, type(y.grad_fn).__name__))
+        assert_close(got[0][0], got[1][0])
+        assert_close(got[0][1], got[1][1])
+        assert got[0][2] == got[1][2]
+    for args in bad:
+        errors = []
+        for e in (ember, torch):
+            with e.no_grad():
+                x = e.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+                try:
+                    getattr(x, call)(*args)
+                    errors.append(None)
+                except Exception as err:  # noqa: BLE001 - the exception type is what is compared
+                    errors.append(type(err))
+        assert errors[0] is errors[1] and errors[0] is not None, (args, errors)
+    with ember.no_grad():  # a view the strides do not allow: PyTorch's error; reshape copies
+        xt = ember.ones(2, 3, 4).transpose(0, 2)
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            xt.view(24)
+        assert xt.reshape(24)._base is None
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode", "recorded"])
+@pytest.mark.parametrize(("size", "dim"), [(2, 2), (3, 2), (4, -1), (9, 2), (1, 0), (2, 1), (5, -2)])
+def test_split_by_an_int_is_the_general_paths(mode, size, dim):
+    """``split`` by a positive int size takes its pieces' bounds in one loop: the pieces ``view_pieces`` makes from the
+    general path's sizes (every field, the multi-output marks), and PyTorch's values, gradients and node names."""
+    from ember.ops import indexing as I
+
+    a = np.arange(2 * 3 * 8, dtype=np.float32).reshape(2, 3, 8)
+    x = ember.tensor(a, requires_grad=mode == "recorded")
+    with ember.no_grad() if mode == "no_grad" else ember.enable_grad():
+        d = dim % 3
+        n = a.shape[d]
+        sizes = [min(size, n - i) for i in range(0, n, size)]
+        starts = np.cumsum([0] + sizes[:-1])
+        made = I.view_pieces(x, [(slice(None),) * d + (slice(s, s + k),) for s, k in zip(starts, sizes)],
+                             I.SplitPieces)
+        fast = x.split(size, dim=dim)
+    assert len(fast) == len(made)
+    for f, m in zip(fast, made):
+        assert [hasattr(f, s) for s in SLOTS] == [hasattr(m, s) for s in SLOTS]
+        for s in SLOTS:
+            if s == "_data":
+                assert f._data.shape == m._data.shape and f._data.strides == m._data.strides
+                assert f.storage_offset() == m.storage_offset() and f._data.tobytes() == m._data.tobytes()
+            elif s == "_grad_fn":
+                assert type(f._grad_fn) is type(m._grad_fn) and f._output_nr == m._output_nr
+            elif hasattr(m, s):
+                u, v = getattr(f, s), getattr(m, s)
+                assert u is v or (not isinstance(u, ember.Tensor) and u == v), s
+    tx = torch.tensor(a, requires_grad=mode == "recorded")
+    with torch.no_grad() if mode == "no_grad" else torch.enable_grad():
+        ref = tx.split(size, dim=dim)
+    assert len(ref) == len(fast)
+    for f, r in zip(fast, ref):
+        assert_close(f, r)
+        assert f.stride() == r.stride() and f.storage_offset() == r.storage_offset()
+        assert (f.grad_fn is None) == (r.grad_fn is None)
+        if r.grad_fn is not None:
+            assert f.grad_fn.name() == r.grad_fn.name()
+    if mode == "recorded":
+        sum(p.sum() * (i + 1) for i, p in enumerate(fast)).backward()
+        sum(p.sum() * (i + 1) for i, p in enumerate(ref)).backward()
+        assert_close(x.grad, tx.grad)
+    for e in (ember, torch):  # (a size of 0 and an empty dimension: the general path's answers, as PyTorch's)
+        with pytest.raises(RuntimeError, match="split_size"):
+            e.ones(2, 3).split(0)
+        assert len(e.ones(0, 3).split(2)) == 1

@@ -96,6 +96,10 @@ class KernelPolicy:
     # 0 (off): held at 1 << 22, the idle two-thread check showed no gain at batch 1 (2.5-4.4 ms against 2.5-4.0) and
     # the LLaMA-style step slower (102 against 80-85 ms), for the same reason as ``one_blas_thread``.
     blas_one_thread_mnk: int = 0
+    # A float32 Linear of a few rows computes ``(w @ x.T).T`` instead of ``x @ w.T`` where OpenBLAS's GEMM is slow on
+    # the transposed weight (``nn/_ops/linear.py``: ``_swapped``): the same bits, up to 2.7x faster; False: always
+    # ``x @ w.T``.
+    swap_small_gemm: bool = True
     # Stride-1 3x3 convolutions take Winograd F(2x2, 3x3) when large enough (``winograd.applies``); False: im2col.
     winograd: bool = True
     # Input elements (C * rows * W * N) per Winograd band: fastest on a CIFAR ResNet's 16-64 channel layers

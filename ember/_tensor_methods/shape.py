@@ -15,10 +15,12 @@ class ShapeMethods:
     __slots__ = ()
 
     def reshape(self, *sizes, shape=None) -> Tensor:
-        return ops.shape.reshape(self, *sizes, shape=shape)
+        return ops.shape.reshape(self, *sizes) if shape is None else ops.shape.reshape(self, *sizes, shape=shape)
 
     def view(self, *shape, size=None, dtype=None) -> Tensor:
         """``self`` with another shape over the same storage, or (given a dtype) its bytes read as that dtype."""
+        if size is None and dtype is None:  # (no keywords passed on: attention views several times a layer)
+            return ops.shape.view(self, *shape)
         return ops.shape.view(self, *shape, size=size, dtype=dtype)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -28,7 +30,7 @@ class ShapeMethods:
         return ops.shape.unflatten(self, dim, sizes)
 
     def permute(self, *sizes, dims=None) -> Tensor:
-        return ops.shape.permute(self, *sizes, dims=dims)
+        return ops.shape.permute(self, *sizes) if dims is None else ops.shape.permute(self, *sizes, dims=dims)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return ops.shape.transpose(self, dim0, dim1)

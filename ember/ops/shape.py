@@ -17,7 +17,8 @@ from .._meta import check_operand_devices, follow_view, is_meta, meta_array, met
 from .._meta import made as _meta_made
 from .._size import check_nonnegative
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node, torch_named, unrecorded_view
+from ..autograd.grad_mode import _GradState
+from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..storage import root_array
 from .elementwise import cast
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
@@ -139,6 +140,16 @@ def _viewable(a, shape: tuple) -> bool:
 
 def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
     a = x._data
+    if shape is None and not _meta_made[0]:  # (plain int sizes as view's: the same target, without the parsing)
+        known = 1
+        for s in sizes:
+            if s.__class__ is not int or s < 0:
+                break
+            known *= s
+        else:
+            if known == a.size and a.flags.c_contiguous:
+                out = unrecorded_view(x, a.reshape, sizes, ViewBackward0)
+                return out if out is not None else ViewBackward0.apply(x, shape=sizes)
     shape = _infer_shape(_shape_arg(sizes, shape, "shape"), a.size, a)
     if _viewable(a, shape):
         out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
@@ -154,6 +165,19 @@ def reshape_owned(x: Tensor, *shape: int) -> Tensor:
 
 
 def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    if size is None and dtype is None and not _meta_made[0]:
+        # The common case, sizes as plain non-negative ints whose product is the element count (attention's
+        # ``view(B, T, heads, C // heads)``), without the general parsing below: the same target, test and view
+        a = x._data
+        known = 1
+        for s in shape:
+            if s.__class__ is not int or s < 0:
+                break
+            known *= s
+        else:
+            if known == a.size and (a.flags.c_contiguous or _viewable(a, shape)):
+                out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+                return out if out is not None else ViewBackward0.apply(x, shape=shape)
     if dtype is not None:
         if shape or size is not None:
             raise TypeError("view() takes either a shape or a dtype, not both")
@@ -266,8 +290,20 @@ class TBackward0(Permute):
 
 
 def permute(x: Tensor, *sizes, dims=None) -> Tensor:
+    a = x._data
+    nd = a.ndim
+    if dims is None and len(sizes) == nd and not x.is_sparse:
+        # The common case, each dimension once as a plain int in range (``permute(0, 2, 1, 3)``), without the
+        # general parsing below: the same dims and view
+        seen = 0
+        for d in sizes:
+            if d.__class__ is not int or not 0 <= d < nd or seen >> d & 1:
+                break
+            seen |= 1 << d
+        else:
+            out = unrecorded_view(x, a.transpose, sizes, PermuteBackward0)
+            return out if out is not None else PermuteBackward0.apply(x, dims=sizes)
     dims = _shape_arg(sizes, dims, "dims")
-    nd = x._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -317,7 +353,9 @@ def t_as(x: Tensor, name: str) -> Tensor:
     if x._data.ndim > 2:
         raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
     # (a 0-d or 1-d tensor: a view of it all the same, as PyTorch's)
-    return TBackward0.apply(x, dims=(1, 0) if x._data.ndim == 2 else tuple(range(x._data.ndim)))
+    dims = (1, 0) if x._data.ndim == 2 else tuple(range(x._data.ndim))
+    out = unrecorded_view(x, x._data.transpose, dims, TBackward0)
+    return out if out is not None else TBackward0.apply(x, dims=dims)
 
 
 def T(x: Tensor) -> Tensor:
@@ -455,10 +493,24 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    nd = x._data.ndim + 1
-    d = _wrap_dim(dim, nd)
-    shp = x._data.shape
-    return UnsqueezeBackward0.apply(x, shape=shp[:d] + (1,) + shp[d:], dim=d)
+    a = x._data
+    nd = a.ndim + 1
+    d = dim if dim.__class__ is int and 0 <= dim < nd else _wrap_dim(dim, nd)
+    shp = a.shape
+    shape = shp[:d] + (1,) + shp[d:]
+    # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), without a node where none records
+    if not (_meta_made[0] or x._requires_grad and _GradState.enabled):
+        out = a.reshape(shape)
+        if out.size and out.strides[d] == (a.strides[d] * shp[d] if d < nd - 1 else a.itemsize):
+            view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)
+            if view is not None:
+                return view
+    return UnsqueezeBackward0.apply(x, shape=shape, dim=d)
+
+
+def _as_is(a):
+    """``a`` itself: ``unrecorded_view``'s maker of a view already made."""
+    return a
 
 
 class Contiguous(Node):
@@ -486,7 +538,12 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
         if x.is_contiguous(memory_format=memory_format):
             return x
         return CloneBackward0.apply(x, fmt=memory_format)
-    return x if x._data.flags.c_contiguous or x.is_contiguous() else CloneBackward0.apply(x)
+    if x._data.flags.c_contiguous:
+        return x
+    out = apply_one(CloneBackward0, x)  # (a float32/float64 copy: its node without apply's general path)
+    if out is not None:
+        return out
+    return x if x.is_contiguous() else CloneBackward0.apply(x)
 
 
 class Cat(Node):
@@ -582,8 +639,23 @@ def vstack(tensors) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    d = _wrap_dim(dim, x._data.ndim)
-    n = x._data.shape[d]
+    shp = x._data.shape
+    d = dim if dim.__class__ is int and 0 <= dim < len(shp) else _wrap_dim(dim, len(shp))
+    n = shp[d]
+    step = split_size_or_sections
+    if step.__class__ is int and step > 0 and n:
+        # The common case, a positive int size (attention's q, k, v), in one plain loop: the pieces' bounds as the
+        # general path's sizes below give them (the last piece shorter where the size does not divide)
+        lead = (slice(None),) * d
+        idxs = []
+        start = 0
+        while start < n:
+            stop = start + step
+            if stop > n:
+                stop = n
+            idxs.append(lead + (slice(start, stop),))
+            start = stop
+        return view_pieces(x, idxs, SplitPieces)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and n > 0:
