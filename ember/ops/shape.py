@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 
 from .. import _warnings
 from .._backend import xp
@@ -33,10 +34,23 @@ def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
         shape = (keyword,)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    for s in shape:  # (plain ints, the usual case, as they are: no generator and int() per size)
+    for s in shape:  # (plain ints, the usual case, as they are: no per-size conversion)
         if s.__class__ is not int:
-            return tuple(int(s) for s in shape)
+            return _index_sizes(shape, name)
     return tuple(shape)
+
+
+def _index_sizes(shape, name: str) -> tuple:
+    """Sizes that are integers of another kind (bools, NumPy integers, one-element integer tensors) as ints; a
+    float or any other object is PyTorch's TypeError, not truncated."""
+    out = []
+    for pos, s in enumerate(shape):
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {pos}") from None
+    return tuple(out)
 
 
 def _infer_shape(shape: tuple, numel: int, src) -> tuple:
