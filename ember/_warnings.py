@@ -52,6 +52,31 @@ def warn(message: str, category: type[Warning] = UserWarning, through: Mapping[s
         warn_in(module, message, category)
 
 
+def warn_above_caller(message: str, category: type[Warning], levels: int, through: Mapping[str, str]) -> None:
+    """``warnings.warn(message, category, stacklevel=levels + 3)`` issued, as PyTorch's helpers issue it, from a
+    helper of a public function (this function's caller's caller, ``F.softmax`` for ``_implicit_dim``): PyTorch's
+    warning names the frame ``levels`` frames above that function's caller (``levels`` 0: the caller's line;
+    ``nn.Softmax.forward`` passes ``_stacklevel=5``, 2: the line that called ``forward``, the caller of that line
+    when ``forward`` is called directly). ember's argument-alias wrapper frames do not count. Where the climb meets
+    a frame of a module in ``through`` (ember's ``Module.__call__``, where PyTorch's frame is its own), or ends on
+    ember's own code, it is ``warn``'s: the user's line, ``through``'s module."""
+    frame, level = sys._getframe(3), 4  # the public function's caller, and warnings.warn's stacklevel for it
+    while frame is not None and frame.f_code.co_filename == _ALIASES_FILE:
+        frame, level = frame.f_back, level + 1
+    for _ in range(levels):
+        if frame is None or any(frame.f_globals.get("__name__", "").startswith(m) for m in through if m):
+            break
+        frame, level = frame.f_back, level + 1
+    else:
+        if frame is not None and not frame.f_code.co_filename.startswith(_EMBER_DIR):
+            warnings.warn(message, category, stacklevel=level)
+            return
+    warn(message, category, through=through)
+
+
+_ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_arg_aliases.py")
+
+
 def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
     """``warn``, the warning naming PyTorch's Python module ``module`` (``"torch.jit._script"``) that issues it from
     its own code, where ``warnings.warn`` would name the user's module: its file and line are the user's, as

@@ -51,7 +51,8 @@ def test_tee_copies_whole_lines_to_the_console_and_the_logs(tmp_path):
         assert text.splitlines() == [f"rank {rank} line {i} " + "x" * 40 for i in range(2200)]
 
 
-@pytest.mark.parametrize("call", ["all_reduce", "all_gather_object"])
+@pytest.mark.parametrize("call", ["all_reduce", "all_gather_object", "all_gather_single",
+                                  "ZeroRedundancyOptimizer.consolidate_state_dict"])
 def test_stuck_rank_timeout_names_the_programs_collective(call):
     proc = launch(f"stuck_{call}")
     assert proc.returncode != 0

@@ -97,6 +97,17 @@ def ambiguous_kl(m):
     m.distributions.kl.kl_divergence(A(0.0, 1.0), B(0.0, 1.0))
 
 
+# functions of another module (as a library's code calling a module's forward), for the cases whose warning names
+# the frame above the one that called ember
+ELSEWHERE = {"__name__": "calling_module"}
+exec(textwrap.dedent("""
+    def forward(module, x):
+        return module.forward(x)
+
+    def softmax(functional, x):
+        return functional.softmax(x, _stacklevel=4)
+"""), ELSEWHERE)
+
 MORE = {
     "checkpoint without use_reentrant": checkpointed,
     "checkpoint of no input requiring grad": lambda m: m.utils.checkpoint.checkpoint(
@@ -123,6 +134,13 @@ MORE = {
         m.optim.SGD([m.nn.Parameter(m.ones(2))], lr=0.1), swa_lr=0.05).get_lr(),
     "DataLoader pin_memory_device": lambda m: list(m.utils.data.DataLoader([m.ones(2)], pin_memory=True,
                                                                           pin_memory_device="cpu")),
+    "gradcheck of a float32 input": lambda m: m.autograd.gradcheck(lambda x: x * 2, (m.ones(2, requires_grad=True),)),
+    # PyTorch's modules pass _stacklevel=5: a forward called directly names the caller's caller (the case's
+    # lambda, in this module), not the line that called forward (in another module)
+    "nn.Softmax forward called directly": lambda m: ELSEWHERE["forward"](m.nn.Softmax(), m.ones(2, 3)),
+    "nn.LogSoftmax forward called directly": lambda m: ELSEWHERE["forward"](m.nn.LogSoftmax(), m.ones(2, 3)),
+    "nn.Softmin forward called directly": lambda m: ELSEWHERE["forward"](m.nn.Softmin(), m.ones(2, 3)),
+    "F.softmax _stacklevel=4": lambda m: ELSEWHERE["softmax"](F(m), m.ones(2, 3)),
 }
 
 

@@ -6,7 +6,8 @@ the same bits. Backward adds each output's gradient at its maximum: the same val
 position's several contributions are added in output order instead of offset order. ``max_pool2d_planes_grad``
 is that backward for arrays whose rows are innermost in memory (NCHW, or vmap's per-example (C, N, H, W)), and
 ``max_pool2d_planes_2x2`` the forward of 2x2 windows there (unrolled: a loop over a runtime count of offsets,
-measured, ran no faster than NumPy's per-offset passes).
+measured, ran no faster than NumPy's per-offset passes), ``max_pool2d_planes_row`` that of one-row windows (1-d
+pooling's: one loop along a contiguous row, faster than the passes' several NumPy calls per offset on 1-d sizes).
 """
 
 from __future__ import annotations
@@ -69,6 +70,29 @@ def max_pool2d_planes_2x2(x, sh, sw, dh, dw, out, arg):
                         m = v0 + v1 + v2 + v3  # NaN
                     out[a, b, i, j] = m
                     arg[a, b, i, j] = best
+
+
+@kernel
+def max_pool2d_planes_row(x, kw, sh, sw, dw, out, arg):
+    """``max_pool2d`` of one-row (1, kw) windows (1-d pooling, PyTorch's 2-d pooling of a (..., 1, L) view) on
+    (A, B, H, W) arrays whose rows are innermost in memory: out[a, b, i, j] = the maximum of x[a, b, i sh,
+    j sw + t dw] over t < kw, NaN where the window holds one; arg the offset of the first maximum (of a NaN window:
+    set by the caller). The reference's running maximum, a row at a time (branch-free selects along the row, which
+    LLVM vectorises): the same bits."""
+    a_, b_, ho, wo = out.shape
+    for a in range(a_):
+        for b in range(b_):
+            for i in range(ho):
+                r = i * sh
+                for j in range(wo):
+                    out[a, b, i, j] = x[a, b, r, j * sw]
+                    arg[a, b, i, j] = 0
+                for t in range(1, kw):
+                    for j in range(wo):
+                        v, m = x[a, b, r, j * sw + t * dw], out[a, b, i, j]
+                        better = v > m
+                        out[a, b, i, j] = v if (better or v != v) else m  # NaN propagates, as numpy.maximum
+                        arg[a, b, i, j] = t if better else arg[a, b, i, j]
 
 
 @kernel

@@ -1,6 +1,7 @@
 """Softmax forward and its vector-Jacobian product, one row at a time (numba): the counterparts of
 ``_softmax_chunk`` and ``softmax_vjp`` in ``ember/ops/activation.py`` (the NumPy reference: a shift by the global
-max, then 4-5 passes). Here each row is exponentiated, summed (float64) and scaled while it is in the L1 cache.
+max, then 4-5 passes). Here each row's max is found, and the row exponentiated (shifted by that max, as PyTorch's
+kernel), summed (float64) and scaled while it is in the L1 cache.
 Causal attention's mask is applied by length: row i of each (L, S) block keeps keys j <= i (the rest of the row is
 0), so the scores need no -inf mask added first (NumPy's exp of -inf entries takes its slow path: softmax over
 causally masked scores measured 4x the time of unmasked ones). Results agree with the reference to float32
@@ -19,20 +20,25 @@ _MIN_ROW_SUM = 2.0 ** -16  # as ``ember.ops.activation._MIN_ROW_SUM``
 
 
 @kernel.fused
-def softmax(x, out, shift, scale, block_rows, first_row, empty_zero):
+def softmax(x, out, scale, block_rows, first_row, empty_zero):
     """out = softmax of each row of x * scale (R, S; float32; scale > 0: attention's, folded in here rather than
-    a pass over the queries), computed as exp((x - shift) * scale) / sum with ``shift`` x's
-    global max (one fast NumPy pass: a row's own max is the slowest part of a row kernel); a row whose sum comes
-    out below 2**-16 (its scale far below the max, -inf rows, NaN) is redone with its own max, as in the NumPy
-    reference. ``block_rows`` > 0: causal, row r keeps its first (first_row + r) % block_rows + 1 entries (the rest are
-0; ``first_row``: x's first row in the whole array, when x is a chunk of it). A
-    row whose kept entries are all -inf gives zeros when ``empty_zero`` (scaled_dot_product_attention), NaN
-    otherwise (softmax)."""
+    a pass over the queries), computed as exp((x - m) * scale) / sum with m the row's own max, as PyTorch shifts:
+    the row's largest entry is exp(0) = 1 exactly before the division, so a dominant entry comes out 1.0 as
+    PyTorch's does (a shift by the whole array's max gave 0.99999994 there). A row whose sum is not >= 2**-16
+    (NaN, -inf rows, a +inf entry) is redone with a NaN-propagating max. ``block_rows`` > 0: causal, row r keeps
+    its first (first_row + r) % block_rows + 1 entries (the rest are 0; ``first_row``: x's first row in the whole
+    array, when x is a chunk of it). A row whose kept entries are all -inf gives zeros when ``empty_zero``
+    (scaled_dot_product_attention), NaN otherwise (softmax)."""
     r_, n = x.shape
+    keys = x.view(np.int32)  # (the row max on order-preserving integer keys: see ``_row_max_key``)
+    cell = np.empty(1, np.int32)
+    cell_f = cell.view(np.float32)
     bits = np.empty(n, np.int32)
     two_k = bits.view(np.float32)
     for r in range(r_):  # (2-D indexing: a row view per row costs reference-count updates worth ~30 % here)
         valid = n if block_rows == 0 else min(n, (first_row + r) % block_rows + 1)
+        cell[0] = _row_max_key(keys, r, valid)
+        shift = cell_f[0]
         # exp over whole vectors (16 lanes) past ``valid``, zeroed after: a remainder loop would run scalar
         _exp_shifted(x, out, r, min(n, (valid + 15) // 16 * 16), shift, scale, bits, two_k)
         total = row_sum(out, r, valid)
@@ -48,7 +54,7 @@ def softmax(x, out, shift, scale, block_rows, first_row, empty_zero):
                 continue
             _exp_shifted(x, out, r, valid, m, scale, bits, two_k)
             total = row_sum(out, r, valid)
-        inv = _F(1.0 / total)
+        inv = _F(1) / _F(total)  # the sum rounded to float32 first, as PyTorch sums: its bits more often
         for j in range(valid):
             out[r, j] *= inv
         for j in range(valid, n):
@@ -75,3 +81,19 @@ def softmax_vjp(g, y, out, scale):
         d = _F(row_dot(g, r, y, r, n))
         for j in range(n):
             out[r, j] = (g[r, j] - d) * y[r, j] * scale
+
+
+
+@kernel.inline
+def _row_max_key(keys, r, n):
+    """The bits of max(x[r, :n]) from x's int32 view ``keys`` (NaN entries may or may not win; the caller's exp then
+    gives a NaN sum, and its redo the NaN row). A float32's bits i, as i ^ ((i >> 31) & 0x7fffffff), are int32 in
+    the floats' order (negatives have their magnitude bits flipped); their max is a reduction LLVM vectorises, where
+    a float max (its select is not reassociable under IEEE NaN rules) runs scalar: 4-10x the time. The np.int32
+    casts keep numba's integer promotion from widening the lanes to int64 (half the elements per vector)."""
+    m = np.int32(-2147483648)
+    for j in range(n):
+        i = keys[r, j]
+        k = np.int32(i ^ ((i >> np.int32(31)) & np.int32(0x7fffffff)))
+        m = k if k > m else m
+    return np.int32(m ^ ((m >> np.int32(31)) & np.int32(0x7fffffff)))

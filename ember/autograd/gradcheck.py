@@ -22,11 +22,11 @@ PyTorch's) come from a fixed seed, not from the global generator.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 from .._backend import xp
 from .._tensor import Tensor
+from .._warnings import warn_in
 from .grad_mode import enable_grad, no_grad
 
 
@@ -50,9 +50,10 @@ def _checked_inputs(inputs: tuple) -> list[int]:
             if t._data.dtype.kind == "c":
                 raise NotImplementedError("gradcheck of complex inputs is not implemented in ember")
             if t.dtype.name != "float64":
-                warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or "
-                              "complex. This check will likely fail if all the inputs are not of double precision "
-                              "floating point or complex.", stacklevel=3)
+                # PyTorch's names its gradcheck module (issued from its own frame), at the caller's line here
+                warn_in("torch.autograd.gradcheck", f"Input #{i} requires gradient and is not a double precision "
+                        "floating point or complex. This check will likely fail if all the inputs are not of double "
+                        "precision floating point or complex.")
             checked.append(i)
     if not checked:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "

@@ -7,17 +7,18 @@
 raise NotImplementedError. ember's collectives finish before returning, so ``wait_tensor`` hands its argument
 back. The ``*_autograd`` variants are differentiable with the adjoint collective (an all-gather's gradient is
 reduce-scattered, an all-to-all's travels back with the split sizes swapped); the others return a tensor
-without history, as in PyTorch.
+without history, as in PyTorch. Each is a ``named_call``: a rank stuck in the collective it runs is reported as
+stuck in the function the program called (``all_gather_single``, not its ``all_gather_into_tensor``).
 """
 
 from __future__ import annotations
 
-import warnings
-
+from .. import _warnings
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.function import Function
 from . import collectives
+from .consistency import named_call
 from .device_mesh import DeviceMesh
 from .process_group import ProcessGroup
 from .reduce_op import ReduceOp
@@ -88,6 +89,7 @@ def wait_tensor(tensor: Tensor) -> Tensor:
     return tensor
 
 
+@named_call
 def all_reduce(self: Tensor, reduceOp: str, group, tag: str = "") -> Tensor:
     """A new tensor: ``self`` reduced over ``group`` with ``reduceOp`` ("sum", "avg", "max", "min", "product")."""
     out = Tensor._make(xp.array(self._data, copy=True))
@@ -95,16 +97,19 @@ def all_reduce(self: Tensor, reduceOp: str, group, tag: str = "") -> Tensor:
     return out
 
 
+@named_call
 def all_gather_single(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     """Every rank's ``self``, in rank order, concatenated along ``gather_dim``."""
     return Tensor._make(_gather(self._data, gather_dim, _group(group)))
 
 
+@named_call
 def reduce_scatter_single(self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = "") -> Tensor:
     """``self`` reduced over ``group``; rank i gets chunk i of ``scatter_dim`` (which must divide evenly)."""
     return Tensor._make(_reduce_scatter(self._data, _op(reduceOp), scatter_dim, _group(group)))
 
 
+@named_call
 def all_to_all_single(self: Tensor, output_split_sizes: list[int] | None, input_split_sizes: list[int] | None,
                       group, tag: str = "") -> Tensor:
     """Block j of ``self`` (dim 0 split by ``input_split_sizes``, or equally) goes to rank j; the result is the
@@ -150,16 +155,19 @@ class _AllToAllFn(Function):
         return Tensor._make(_all_to_all(grad._data, ins, outs, ctx.pg)), None, None, None
 
 
+@named_call
 def all_gather_single_autograd(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     """``all_gather_single`` whose gradient is the reduce-scatter (sum) of the incoming gradient."""
     return _GatherFn.apply(self, gather_dim, _group(group))
 
 
+@named_call
 def reduce_scatter_single_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = "") -> Tensor:
     """``reduce_scatter_single`` ("sum" only) whose gradient is the all-gather of the incoming gradient."""
     return _ReduceScatterFn.apply(self, _op(reduceOp), scatter_dim, _group(group))
 
 
+@named_call
 def all_to_all_single_autograd(self: Tensor, output_split_sizes: list[int] | None,
                                input_split_sizes: list[int] | None, group, tag: str = "") -> Tensor:
     """``all_to_all_single`` whose gradient travels back with the split sizes swapped."""
@@ -169,28 +177,32 @@ def all_to_all_single_autograd(self: Tensor, output_split_sizes: list[int] | Non
 
 
 def _deprecated(name: str, replacement: str) -> None:
-    warnings.warn(f"`torch.distributed._functional_collectives.{name}` is deprecated. Please use "
-                  f"`torch.distributed._functional_collectives.{replacement}` instead.", FutureWarning, stacklevel=3)
+    _warnings.warn(f"`torch.distributed._functional_collectives.{name}` is deprecated. Please use "
+                   f"`torch.distributed._functional_collectives.{replacement}` instead.", FutureWarning)
 
 
+@named_call
 def all_gather_tensor(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     """PyTorch's deprecated name of ``all_gather_single`` (warns FutureWarning, as PyTorch does)."""
     _deprecated("all_gather_tensor", "all_gather_single")
     return all_gather_single(self, gather_dim, group, tag)
 
 
+@named_call
 def all_gather_tensor_autograd(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     """PyTorch's deprecated name of ``all_gather_single_autograd`` (warns FutureWarning)."""
     _deprecated("all_gather_tensor_autograd", "all_gather_single_autograd")
     return all_gather_single_autograd(self, gather_dim, group, tag)
 
 
+@named_call
 def reduce_scatter_tensor(self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = "") -> Tensor:
     """PyTorch's deprecated name of ``reduce_scatter_single`` (warns FutureWarning)."""
     _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
     return reduce_scatter_single(self, reduceOp, scatter_dim, group, tag)
 
 
+@named_call
 def reduce_scatter_tensor_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = "") -> Tensor:
     """PyTorch's deprecated name of ``reduce_scatter_single_autograd`` (warns FutureWarning)."""
     _deprecated("reduce_scatter_tensor_autograd", "reduce_scatter_single_autograd")

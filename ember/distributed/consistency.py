@@ -40,12 +40,15 @@ _calling = threading.local()  # .name: the public call running collectives of it
 
 def named_call(fn: Callable) -> Callable:
     """``fn``, a public call made of collectives (``all_gather_object``: two all_gathers), names the argument
-    checks of the collectives it runs: a rank stuck in one is reported as stuck in what the program called."""
+    checks of the collectives it runs: a rank stuck in one is reported as stuck in what the program called (the
+    outermost such call: ``ZeroRedundancyOptimizer.consolidate_state_dict``, not the ``gather_object`` it runs)."""
+    name = fn.__qualname__
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if getattr(_calling, "name", None) is not None:
             return fn(*args, **kwargs)
-        _calling.name = fn.__name__
+        _calling.name = name
         try:
             return fn(*args, **kwargs)
         finally:

@@ -78,9 +78,11 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
                  scale: float = 1.0) -> None:
     """Softmax (with ``log``, log-softmax) of each row of the 2-D C-contiguous array ``x``, written into ``out``.
 
-    The shift that keeps exp from overflowing is x's global max: one fast reduction instead of a per-row one
-    (NumPy's reduction over short rows is the slowest pass). A row whose sum of exp(x - max) comes out below
-    2**-16 (rows of very different scale, all -inf, inf or nan) is recomputed with its own max; for the
+    The compiled kernel shifts each row by its own max, as PyTorch does (so a dominant entry comes out 1.0, not
+    0.99999994). In the NumPy reference the shift that keeps exp from overflowing is x's global max: one fast
+    reduction instead of a per-row one (NumPy's reduction over short rows is the slowest pass). A row whose sum
+    of exp(x - max) comes out below 2**-16 (rows of very different scale, all -inf, inf or nan) is recomputed
+    with its own max; for the
     others the shift adds at most ~11 + log(n) to |x - max|, whose rounding (|x - max| ulps of exp, as with a
     per-row shift) bounds the relative error: ~1e-6 in float32. Rows are computed independently (row sums by
     einsum, per row), so they are split among the intra-op threads with the same bits for any thread count.
@@ -92,14 +94,13 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
     """
     if not x.size:
         return
-    if not log and compiled_softmax(x):  # one pass per row (ember/_kernels/softmax.py)
-        shift = x.max()  # (the method: numpy.max adds a Python-level wrapper's µs)
+    if not log and compiled_softmax(x):  # one pass per row, each shifted by its own max (ember/_kernels/softmax.py)
         if chunks_for(x.shape[0], x.size) == 1:  # one chunk (few rows, or one thread): all rows, without the closure
-            compiled.softmax(x, out, shift, x.dtype.type(scale), causal, 0, empty_rows_zero)
+            compiled.softmax(x, out, x.dtype.type(scale), causal, 0, empty_rows_zero)
             return
 
         def run(lo: int, hi: int) -> None:
-            compiled.softmax(x[lo:hi], out[lo:hi], shift, x.dtype.type(scale), causal, lo, empty_rows_zero)
+            compiled.softmax(x[lo:hi], out[lo:hi], x.dtype.type(scale), causal, lo, empty_rows_zero)
 
         parallel_for(run, x.shape[0], x.size)
         return

@@ -4,8 +4,9 @@
 
 MODE: lines (every rank prints 2000 numbered lines to stdout and to stderr, which print writes under
 PYTHONUNBUFFERED=1 as the text, then its newline; and 200 more whose newline comes a moment after the text) |
-stuck_all_reduce | stuck_all_gather_object (rank 1 sleeps; rank 0's collective must time out, its message naming
-that collective)
+stuck_all_reduce | stuck_all_gather_object | stuck_all_gather_single | stuck_ZeroRedundancyOptimizer.consolidate_state_dict
+(rank 1 sleeps; rank 0's collective must time out, its message naming that collective: the one the program called,
+not those it runs)
 """
 
 import sys
@@ -32,6 +33,12 @@ elif mode.startswith("stuck"):
         time.sleep(60)
     elif mode == "stuck_all_reduce":
         dist.all_reduce(ember.ones(4))
+    elif mode == "stuck_all_gather_single":  # (runs all_gather_into_tensor)
+        from ember.distributed import _functional_collectives as funcol
+        funcol.all_gather_single(ember.ones(4), 0, dist.group.WORLD)
+    elif mode == "stuck_ZeroRedundancyOptimizer.consolidate_state_dict":  # (runs gather_object)
+        from ember.distributed.optim import ZeroRedundancyOptimizer
+        ZeroRedundancyOptimizer([ember.nn.Parameter(ember.ones(2))], ember.optim.SGD, lr=0.1).consolidate_state_dict()
     else:
         dist.all_gather_object([None, None], {"rank": me})
     time.sleep(60)  # never reached in a correct run: the job must have been stopped

@@ -20,6 +20,7 @@ from ..._creation import from_numpy
 from ..._tensor import Tensor
 from ...optim.optimizer import Optimizer
 from .. import collectives, object_collectives
+from ..consistency import named_call
 from ..process_group import ProcessGroup, resolve
 
 
@@ -128,6 +129,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         """id(parameter) -> its index in the unsharded optimizer's numbering (group order)."""
         return {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
 
+    @named_call  # (a rank stuck in its gather_object is reported as stuck in consolidate_state_dict)
     def consolidate_state_dict(self, to: int = 0) -> None:
         """Gather every shard's state on rank ``to`` (a collective: call it on every rank)."""
         index = self._global_indices()

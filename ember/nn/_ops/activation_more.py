@@ -219,31 +219,31 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
-def _implicit_dim(name: str, input: Tensor, dim: int | None) -> int:
+def _implicit_dim(name: str, input: Tensor, dim: int | None, stacklevel: int) -> int:
     """``dim``, or PyTorch's deprecated implicit choice when it is None (0 for 0-, 1- and 3-D input, else 1),
-    with PyTorch's deprecation warning at the user's line."""
+    with PyTorch's deprecation warning where its ``stacklevel`` puts it (called from the public function)."""
     if dim is not None:
         return dim
-    _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                   "Change the call to include dim=X as an argument.",
-                   through={"ember.nn.modules.module": "torch.nn.modules.module"})  # nn.Softmax's: Module's call
+    _warnings.warn_above_caller(f"Implicit dimension choice for {name} has been deprecated. "
+                                "Change the call to include dim=X as an argument.", UserWarning, stacklevel - 3,
+                                through={"ember.nn.modules.module": "torch.nn.modules.module"})  # Module's call
     return 0 if input.ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """softmax along ``dim``; None (deprecated) warns and picks PyTorch's implicit dim. ``_stacklevel`` is
-    accepted for PyTorch's signature and unused: the warning always names the user's line."""
-    return _softmax(input, _implicit_dim("softmax", input, dim), dtype)
+    """softmax along ``dim``; None (deprecated) warns and picks PyTorch's implicit dim. ``_stacklevel``:
+    PyTorch's, where the warning points (3: the caller's line)."""
+    return _softmax(input, _implicit_dim("softmax", input, dim, _stacklevel), dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log softmax along ``dim``; None warns and picks the implicit dim, as ``softmax``."""
-    return _log_softmax(input, _implicit_dim("log_softmax", input, dim), dtype)
+    return _log_softmax(input, _implicit_dim("log_softmax", input, dim, _stacklevel), dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along ``dim``; None warns and picks the implicit dim, as ``softmax``."""
-    return _softmax(-input, _implicit_dim("softmin", input, dim), dtype)
+    return _softmax(-input, _implicit_dim("softmin", input, dim, _stacklevel), dtype)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:

@@ -148,7 +148,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(input, self.dim, _stacklevel=5)  # (PyTorch's: the line that called the module)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -158,7 +158,7 @@ class LogSoftmax(Softmax):
     """log(softmax(x)) along ``dim``, computed stably."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(input, self.dim, _stacklevel=5)  # (PyTorch's: the line that called the module)
 
 
 class _InplaceActivation(Module):
@@ -320,7 +320,7 @@ class Softmin(Softmax):
     """softmax(-x) along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim)
+        return F.softmin(input, self.dim, _stacklevel=5)  # (PyTorch's: the line that called the module)
 
 
 class Softmax2d(Module):

@@ -1,0 +1,99 @@
+"""1-d pooling as PyTorch's, the 2-d node on an unsqueezed view (``ember/nn/_ops/pooling.py``): the compiled
+one-row max pooling kernel against the NumPy reference and PyTorch, a broadcast output gradient taking the compiled
+gradient kernel, and adaptive average pooling's nodes (1-d, 2-d, 3-d, the all-ones output's mean) named and chained
+as PyTorch's."""
+
+import numpy as np
+import pytest
+import torch
+from test_kernels import assert_same_bits, both_ways, compiled_only
+
+import ember
+
+
+def _chain(t) -> list[str]:
+    names, fn = [], t.grad_fn
+    while fn is not None:
+        names.append(fn.name().replace("torch::autograd::", ""))
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return names
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                    {"kernel_size": 3, "stride": 1, "dilation": 2},
+                                    {"kernel_size": 4, "stride": 3, "ceil_mode": True, "padding": 2}])
+@pytest.mark.parametrize("batched", [True, False])
+def test_max_pool1d_one_row_kernel_same_as_numpy_and_torch(monkeypatch, dtype, kwargs, batched):
+    """(N, C, L) rows take the compiled one-row kernel: output and indices the reference's bits (ties: the first
+    maximum; NaN windows), the gradient its values (to rounding where windows overlap), and PyTorch's."""
+    from ember._kernels import pooling
+
+    calls = []
+    kernel = pooling.max_pool2d_planes_row
+    monkeypatch.setattr(pooling, "max_pool2d_planes_row", lambda *a: calls.append(1) or kernel(*a))
+    x = np.random.default_rng(0).standard_normal((3, 5, 23)).astype(dtype)
+    x[0, 0, :3] = 1.5  # a tie
+    x[1, 2, 7] = np.nan
+    x[2, 4, 10:14] = -np.inf
+    x = x if batched else x[0]
+    g = np.random.default_rng(1).standard_normal(
+        torch.nn.functional.max_pool1d(torch.tensor(x), **kwargs).shape).astype(dtype)
+
+    def run(m=ember):
+        t = m.tensor(x, requires_grad=True)
+        out, idx = m.nn.functional.max_pool1d(t, return_indices=True, **kwargs)
+        out.backward(m.tensor(g))
+        return [out.detach().numpy(), idx.numpy(), t.grad.numpy()]
+
+    fast, ref = both_ways(run)
+    assert calls or not batched  # (an unbatched input is one sample: batch-last as well, the batch-last kernel's)
+    assert_same_bits(fast[:2], ref[:2])
+    np.testing.assert_allclose(fast[2], ref[2], rtol=1e-6, atol=1e-6)
+    expected = run(torch)
+    np.testing.assert_array_equal(fast[0], expected[0])
+    np.testing.assert_array_equal(fast[1], expected[1])
+    np.testing.assert_allclose(fast[2], expected[2], rtol=1e-6, atol=1e-6)
+
+
+@compiled_only
+def test_broadcast_output_gradient_takes_the_compiled_gradient_kernel(monkeypatch):
+    """``pool(x).sum().backward()``: sum's gradient is a broadcast (zero strides); it is copied into the indices'
+    layout for the compiled kernel instead of taking the reference's per-offset passes. PyTorch's gradient."""
+    from ember._kernels import pooling
+
+    calls = []
+    kernel = pooling.max_pool2d_planes_grad
+    monkeypatch.setattr(pooling, "max_pool2d_planes_grad", lambda *a: calls.append(1) or kernel(*a))
+    x = np.random.default_rng(2).standard_normal((4, 6, 30)).astype(np.float32)
+    grads = []
+    for m in (ember, torch):
+        t = m.tensor(x, requires_grad=True)
+        m.nn.functional.max_pool1d(t, 3, 2).sum().backward()
+        grads.append(t.grad.numpy())
+    assert calls
+    np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("nd, shape, output_size", [
+    (1, (2, 3, 9), 4), (1, (3, 9), 4), (1, (2, 3, 9), 1), (1, (2, 3, 8), 8), (2, (2, 3, 8, 7), 3),
+    (2, (2, 3, 8, 7), 1), (2, (3, 8, 7), (1, 1)), (2, (2, 3, 8, 7), (1, 4)), (2, (2, 3, 8, 7), (None, 1)),
+    (3, (2, 3, 4, 6, 5), 2), (3, (2, 3, 4, 6, 5), 1), (3, (3, 4, 6, 5), (1, 1, 1))])
+def test_adaptive_avg_pool_nodes_as_torch(nd, shape, output_size):
+    """AdaptiveAvgPool2DBackward0 / AdaptiveAvgPool3DBackward0; 1-d pooling is the 2-d node between Unsqueeze and
+    Squeeze; an all-ones output is the spatial mean (MeanBackward1). Values and gradients PyTorch's."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    g = None
+    results = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        out = getattr(m.nn.functional, f"adaptive_avg_pool{nd}d")(t, output_size)
+        if g is None:
+            g = np.random.default_rng(4).standard_normal(tuple(out.shape)).astype(np.float32)
+        out.backward(m.tensor(g))
+        results.append((_chain(out), out.detach().numpy(), t.grad.numpy()))
+    (names_t, out_t, grad_t), (names_e, out_e, grad_e) = results
+    assert names_e == names_t
+    np.testing.assert_allclose(out_e, out_t, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(grad_e, grad_t, rtol=1e-6, atol=1e-7)
