@@ -710,6 +710,11 @@ def where(condition: Tensor, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor{got}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = Tensor._make(xp.asarray(input, dtype=category_dtype(scalar_category(input)).np))
+    # an int beside an integer tensor is converted as a fill value (300 for int8: PyTorch's error, not wrapped)
+    if input.__class__ is int and _dtype.np_kind(other._data.dtype) in "iu":
+        input = _dtype.checked_fill(input, other._data.dtype)
+    elif other.__class__ is int and _dtype.np_kind(input._data.dtype) in "iu":
+        other = _dtype.checked_fill(other, input._data.dtype)
     a, b = promote(input, other)
     try:
         out = Where.apply(a, b, cond=condition._data)

@@ -97,6 +97,10 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
             )
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
+    elif o.__class__ is int:  # (as PyTorch's kernel reads it: int8's add_(300) adds 44, where NumPy raises)
+        if x._data.dtype == xp.bool_:  # (a bool tensor with an int: an int64 result)
+            _check_cast(xp.int64, x)
+        o = ew.operand_int(o, x._data.dtype)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
         ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
@@ -220,6 +224,8 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                            f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}")
+    if o.__class__ is int:  # (int8's lt_(300) compares with 44, as the out-of-place comparison)
+        o = ew.operand_int(o, x._data.dtype)
     ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
