@@ -281,8 +281,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
     warn_if_arrays_inside(data)
     array = as_array(data, dtype)  # (a copy: an expanded tensor's laid out contiguously, as PyTorch's)
-    return _finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else xp.array(array, copy=True),
-                   requires_grad, device)
+    return _numpy_strides(_finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else
+                                  xp.array(array, copy=True), requires_grad, device), data)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -291,7 +291,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         check_device(device)
         return data
     warn_if_arrays_inside(data)
-    return _finish(as_array(data, dtype), False, device)
+    return _numpy_strides(_finish(as_array(data, dtype), False, device), data)
 
 
 _ASARRAY_REQUIRES_GRAD_WARNING = (
@@ -350,7 +350,17 @@ def from_numpy(array) -> Tensor:
     if not isinstance(array, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dtype.from_np(array.dtype)
-    return Tensor._make(array)
+    return _numpy_strides(Tensor._make(array), array)
+
+
+def _numpy_strides(t: Tensor, source) -> Tensor:
+    """``t``, made from ``source``, with a NumPy array's strides when it has no elements, as PyTorch keeps them
+    (``np.empty((0, 3))`` has (0, 0)), where ember's other empty tensors take contiguous ones (``Tensor._make``)."""
+    if source.__class__ is xp.ndarray and not source.size and source.ndim and not is_meta(t._data):
+        a = t._data
+        t._data = xp.lib.stride_tricks.as_strided(
+            a, strides=tuple(s // source.itemsize * a.itemsize for s in source.strides), writeable=a.flags.writeable)
+    return t
 
 
 def _size(size, keyword=None) -> tuple:
