@@ -728,7 +728,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
         with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
-            return Tensor._make(meta_results(arrays, fn(*arrays)))
+            return Tensor._make(meta_results(arrays, fn(*arrays), True))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 
@@ -819,7 +819,7 @@ bitwise_left_shift, bitwise_right_shift = _shift(xp.left_shift, "lshift_cpu"), _
 
 
 def logical_not(a: Tensor) -> Tensor:
-    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data)))
+    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data), True))
 
 
 def bitwise_not(a: Tensor) -> Tensor:
@@ -828,27 +828,27 @@ def bitwise_not(a: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------- tests of values
 def isnan(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isnan(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isnan(x._data), True))
 
 
 def isinf(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isinf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isinf(x._data), True))
 
 
 def isfinite(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data), True))
 
 
 def isposinf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isposinf does not support complex inputs.")
-    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data), True))
 
 
 def isneginf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isneginf does not support complex inputs.")
-    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data), True))
 
 
 def isreal(x: Tensor) -> Tensor:
