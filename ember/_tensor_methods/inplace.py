@@ -29,10 +29,20 @@ class InplaceMethods:
     def __itruediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
         return ops.inplace.div_(self, other, rounding_mode=rounding_mode)
 
+    def __ifloordiv__(self, other) -> Tensor:
+        return ops.inplace.floor_divide_(self, other)
+
+    def __imod__(self, other) -> Tensor:  # (x %= y in place, as PyTorch's; Python would rebind x to x % y)
+        return ops.inplace.remainder_(self, other)
+
+    def __ipow__(self, other) -> Tensor:
+        return ops.inplace.pow_(self, other)
+
     add_ = __iadd__
     sub_ = __isub__
     mul_ = __imul__
-    div_ = __itruediv__
+    div_ = __idiv__ = __itruediv__
+    floor_divide_ = __ifloordiv__
 
     def pow_(self, other) -> Tensor:
         return ops.inplace.pow_(self, other)

@@ -163,9 +163,26 @@ def mul_(x: Tensor, other) -> Tensor:
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.multiply), ew.mul)
 
 
+def _rounded_division(rounding_mode: str):
+    """``div``'s rounded quotient (its checks: integer division by zero, bool and complex operands) into ``out``:
+    floored or truncated ("trunc": toward zero, where a floor division would round -5 / 7 down to -1)."""
+    def apply(a, o, out, casting):
+        quotient = ew.div(Tensor._make(a), Tensor._make(o) if isinstance(o, xp.ndarray) else o,
+                          rounding_mode=rounding_mode)
+        out[...] = quotient._data
+        return out
+    return apply
+
+
+def floor_divide_(x: Tensor, other) -> Tensor:
+    """``x.floor_divide_(other)`` (``x //= other``): ``div_`` rounding the quotient down, as PyTorch's."""
+    return div_(x, other, rounding_mode="floor")
+
+
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
-        return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
+        return _binary_inplace(x, other, _rounded_division(rounding_mode),
+                               lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
     if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)
