@@ -262,6 +262,7 @@ from .ops.indexing import (
     select,
     where,
 )
+from .ops.inplace import fill
 from .ops.integer_fns import gcd, lcm
 from .ops.linalg import (
     addbmm,
@@ -754,7 +755,8 @@ __all__ = [
     "heaviside", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "nextafter", "frexp",
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
     "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
-    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "i0_", "index_put_", "log10_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill", "fill_", "fix_", "floor_", "frac_", "i0_", "index_put_",
+    "log10_",
     "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
     "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "trunc_", "xlogy_", "zero_",

@@ -281,8 +281,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         _warnings.warn(_COPY_CONSTRUCT_WARNING.format("torch.tensor"))
     warn_if_arrays_inside(data)
     array = as_array(data, dtype)  # (a copy: an expanded tensor's laid out contiguously, as PyTorch's)
-    return _finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else xp.array(array, copy=True),
-                   requires_grad, device)
+    return _numpy_strides(_finish(astype_result(array, array.dtype) if type(array) is xp.ndarray else
+                                  xp.array(array, copy=True), requires_grad, device), data)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -291,7 +291,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         check_device(device)
         return data
     warn_if_arrays_inside(data)
-    return _finish(as_array(data, dtype), False, device)
+    return _numpy_strides(_finish(as_array(data, dtype), False, device), data)
 
 
 _ASARRAY_REQUIRES_GRAD_WARNING = (
@@ -350,7 +350,17 @@ def from_numpy(array) -> Tensor:
     if not isinstance(array, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dtype.from_np(array.dtype)
-    return Tensor._make(array)
+    return _numpy_strides(Tensor._make(array), array)
+
+
+def _numpy_strides(t: Tensor, source) -> Tensor:
+    """``t``, made from ``source``, with a NumPy array's strides when it has no elements, as PyTorch keeps them
+    (``np.empty((0, 3))`` has (0, 0)), where ember's other empty tensors take contiguous ones (``Tensor._make``)."""
+    if source.__class__ is xp.ndarray and not source.size and source.ndim and not is_meta(t._data):
+        a = t._data
+        t._data = xp.lib.stride_tricks.as_strided(
+            a, strides=tuple(s // source.itemsize * a.itemsize for s in source.strides), writeable=a.flags.writeable)
+    return t
 
 
 def _size(size, keyword=None) -> tuple:
@@ -376,7 +386,7 @@ def _dt(dtype, default=None):
 
 
 @_allocating
-def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _finish(xp.zeros(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
 
 
@@ -619,6 +629,9 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape, dt = _size((size,)), _dt(dtype, _dtype.int64)
+    from .ops.sampling import random_range  # (PyTorch's randint is random_(low, high): its checks of the bounds)
+
+    random_range(Tensor._make(xp.empty(0, dt)), (low, high), low, high)
 
     def draw():
         arr = xp.empty(shape, dt)  # first: an impossible size fails before any draw
@@ -627,10 +640,17 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
     return _finish(_drawn(shape, dt, device, draw), requires_grad, device)
 
 
+def _no_bool(kernel: str, np_dtype) -> None:
+    """PyTorch's error for a bool ``dtype=`` of a factory whose kernel has no bool version."""
+    if xp.dtype(np_dtype) == xp.bool_:
+        raise _dtype.not_implemented_for(kernel, _dtype.bool_)
+
+
 @_allocating
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1: PyTorch's for the same seed."""
     n, dt = int(n), _dt(dtype, _dtype.int64)
+    _no_bool("randperm", dt)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     arr = _drawn((n,), dt, device, lambda: _draws.randperm(generator_of(generator), n).astype(dt))
@@ -776,6 +796,15 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     if xp.dtype(_dt(dtype)) == xp.bool_ or np_kind(xp.dtype(_dt(dtype))) == "c":
         raise _dtype.not_implemented_for("arange_cpu", _dtype.from_np(xp.dtype(_dt(dtype))))
     n = max(math.ceil((last - first) / by), 0)
+    if np_kind(xp.dtype(_dt(dtype))) in "iu" and float in (first.__class__, last.__class__, by.__class__):
+        # an integer dtype takes the bounds and the step as integers, truncated, as PyTorch's kernel; its int64
+        # kernel counts the values from those too (arange(0.5, 3.7, dtype=int64) is 0, 1, 2; a step of 0.5 is 0,
+        # its ValueError), the others from the numbers given (arange(-0.5, 3.7, 1.2, dtype=int32) is 0, 1, 2, 3)
+        first, last, by = int(first), int(last), int(by)
+        if xp.dtype(_dt(dtype)) == xp.int64:
+            if by == 0:
+                raise ValueError("step must be nonzero")
+            n = max((last - first + by - (1 if by > 0 else -1)) // by, 0)
     arr = (first + xp.arange(n, dtype=xp.float64 if np_kind(xp.dtype(_dt(dtype))) == "f" else xp.int64) * by)
     return _finish(arr.astype(_dt(dtype)), requires_grad, device)
 
@@ -790,6 +819,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: 
         raise TypeError('range() missing 1 required positional arguments: "end"')
     warn("torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
          "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).")
+    _no_bool("range_cpu", _dt(dtype))
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -861,6 +891,7 @@ def _linspace_half(start, end, steps: int, dt):
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if int(steps) < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    _no_bool("linspace_cpu", _dt(dtype))
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     arr = linspace_values(start, end, int(steps), _dt(dtype)) if int(steps) else xp.zeros(0, _dt(dtype))
     return _finish(arr, requires_grad, device)
@@ -868,6 +899,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
 
 @_allocating
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
+    _no_bool("logspace_cpu", _dt(dtype))
     arr = xp.logspace(float(start), float(end), int(steps), base=base).astype(_dt(dtype))
     return _finish(arr, False, device)
 

@@ -262,6 +262,8 @@ def checked_fill(value, np_dtype):
         value = value.item()  # (a NumPy scalar: its Python number)
     kind, lowest, largest = _fill_bounds(np_dtype)
     if value.__class__ is _builtins.int:
+        if not -9223372036854775808 <= value <= 18446744073709551615:  # (PyTorch reads an int64 or a uint64 first)
+            raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
         if kind in "iu":
             return integer_scalar(value, np_dtype)
         if kind in "fc" and abs(value) > largest:

@@ -86,7 +86,13 @@ class _LegacyTensorType(type):
     def __subclasscheck__(cls, sub) -> bool:
         return sub is cls
 
-    def __call__(cls, *args, device=None) -> Tensor:
+    def __call__(cls, *args, size=None, device=None) -> Tensor:
+        if size is not None:  # (PyTorch's size overload by keyword: FloatTensor(size=(2, 3)))
+            if args or not isinstance(size, (tuple, list)):
+                got = ", ".join([type(a).__name__ for a in args] + [f"size={type(size).__name__}"])
+                raise TypeError(f"new() received an invalid combination of arguments - got ({got}, ), but expected "
+                                "(tuple of ints size, *, torch.device device = None)")
+            args = (Size(size),)
         array, source = legacy_array(args, device, cls.dtype, cls.__name__, typed=True)
         out = Tensor._make(array)
         if source is not None:

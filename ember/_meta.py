@@ -30,8 +30,11 @@ express the new shape (``view_strides``; ``reshape`` copies where not, ``view`` 
 ``clone``, ``to``, ``contiguous(memory_format=...)``, ``empty_like`` & co. and factories with ``memory_format=``
 report PyTorch's strides too (``_creation.meta_like``: an input's layout kept, or the format's).
 
-Differences from PyTorch: another op that is no view gives a new tensor's contiguous strides, where PyTorch's
-elementwise ops keep an input's layout (``x.t() + 1``). An op on meta tensors still computes,
+An elementwise op's result is laid out from its inputs' layouts as PyTorch's TensorIterator lays it out
+(``iterator_strides``: ``x.t() + 1`` is transposed too, a channels-last input gives a channels-last result).
+
+Differences from PyTorch: another op that is no view gives a new tensor's contiguous strides. An op on meta
+tensors still computes,
 on the placeholder broadcast to its inputs' shapes, and only then drops its values (PyTorch computes only the
 result's shape and dtype), so it takes the time and, while it runs, the memory of the op on real data; an op
 written outside the graph's nodes may still return a CPU tensor of meaningless values.
@@ -185,11 +188,98 @@ def nonzero_error() -> NotImplementedError:
         "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
 
 
-def meta_results(arrays, out):
+def meta_results(arrays, out, elementwise: bool = False):
     """An op's result ``out`` (an array, or a tuple of arrays and Nones) as meta arrays of the same shapes and
-    dtypes where any of its input ``arrays`` is a meta tensor's: PyTorch's result on the meta device."""
+    dtypes where any of its input ``arrays`` is a meta tensor's: PyTorch's result on the meta device.
+    ``elementwise``: the op is PyTorch's TensorIterator's (a pointwise op), whose result takes its inputs' layout
+    (``iterator_strides``); any other's is a new tensor's."""
     if not made[0] or not any(a.__class__ is np.ndarray and is_meta(a) for a in arrays):
         return out
     if isinstance(out, tuple):
-        return tuple(None if o is None else meta_results(arrays, o) for o in out)
-    return out if is_meta(out) else meta_array(np.shape(out), out.dtype)
+        return tuple(None if o is None else meta_results(arrays, o, elementwise) for o in out)
+    if is_meta(out):
+        return out
+    result = meta_array(np.shape(out), out.dtype)
+    if elementwise and result.ndim > 1:
+        strides = iterator_strides(arrays, result.shape)
+        if strides is not None:
+            record_layout(result, strides, 0)
+    return result
+
+
+def _element_strides(a) -> tuple:
+    return meta_layout(a)[0] if is_meta(a) else tuple(s // a.itemsize for s in a.strides)
+
+
+def _dense_in_order(shape, strides, order) -> bool:
+    """Whether ``strides`` lay ``shape`` out densely, ``order`` (dimensions, fastest first) as PyTorch's
+    contiguity tests read them: a dimension of size 1 may have any stride."""
+    step = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != step:
+                return False
+            step *= shape[d]
+    return True
+
+
+def iterator_strides(arrays, shape) -> tuple | None:
+    """The strides (in elements) of the result of ``shape`` that PyTorch's TensorIterator allocates for an
+    elementwise op on ``arrays`` (0-d ones and numbers count for nothing), or None for a new tensor's contiguous
+    ones: inputs all of the result's shape that are all contiguous, all channels-last, or all alike and dense give
+    that layout; otherwise the dimensions are ordered by the inputs' strides, the first input whose strides
+    tell two dimensions apart deciding (a broadcast dimension tells nothing), as its ``reorder_dimensions``."""
+    ndim = len(shape)
+    inputs = [a for a in arrays if a.__class__ is np.ndarray and a.ndim]
+    if not inputs:
+        return None
+    rows = [_element_strides(a) for a in inputs]
+    if all(a.shape == shape for a in inputs):  # (TensorIterator's fast setups)
+        backwards = range(ndim - 1, -1, -1)
+        if all(_dense_in_order(shape, st, backwards) for st in rows):
+            return None
+        if ndim == 4:
+            last = (1, 3, 2, 0)  # (channels_last: channels fastest, then width, height, batch)
+            if all(_dense_in_order(shape, st, last) for st in rows):
+                return _strides_in_order(shape, last)
+        if all(st == rows[0] for st in rows) and _dense_in_order(shape, rows[0], sorted(
+                range(ndim), key=lambda d: (rows[0][d], shape[d]))):
+            return rows[0]
+    strided = [[0] * (ndim - a.ndim) + [0 if n == 1 and shape[ndim - a.ndim + i] != 1 else s
+                                        for i, (n, s) in enumerate(zip(a.shape, st))]
+               for a, st in zip(inputs, rows)]
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in strided:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # fastest first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return None
+    return _strides_in_order(shape, perm)
+
+
+def _strides_in_order(shape, order) -> tuple:
+    """Dense strides laying ``shape`` out in ``order`` (dimensions, fastest first), as TensorIterator computes them
+    (a dimension of size 0 makes the slower ones' 0)."""
+    strides, step = [0] * len(shape), 1
+    for d in order:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)

@@ -27,6 +27,10 @@ usual, then written into ``out``, which is returned (a tuple of ``out`` tensors 
   refused). ``max``/``min`` with a dim or of two tensors refuse a partial overlap too; the matrix products and
   the other reductions compute before writing: no check.
 
+The factories (``zeros``, ``ones``, ``full``, ``empty``, ``eye``, ``arange``, ``range``, ``linspace``,
+``logspace``, ``rand``, ``randn``, ``randint``, ``randperm``) take their ``dtype=`` from ``out`` (a different one
+given is PyTorch's RuntimeError) and draw or fill the values as they would without it.
+
 ``with_out`` also serves ``torch.special``'s functions (``ember.special``), under PyTorch's names for them.
 """
 
@@ -97,12 +101,17 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                   **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})
+# the factories: no tensor input, out's dtype their dtype= (``torch.zeros(2, out=doubles)`` is float64), out=
+# refused under autograd only when it is a leaf requiring grad; ``requires_grad=True`` makes out require grad
+FACTORIES = frozenset("arange empty eye full linspace logspace ones rand randint randn randperm range zeros".split())
+# of these, the 1-d ones whose kernel resizes out only when it has another number of elements (else keeps its shape)
+_ONE_DIMENSIONAL = frozenset({"arange", "range", "linspace", "logspace"})
+# of these, PyTorch's composite ones resize out first, grad mode or not: an out that requires grad is refused so
+_RESIZING_FACTORIES = frozenset({"empty", "randn"})
 # the op PyTorch's refusal of out= under autograd names, where another (outer writes its product with mul's out=)
-_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", "arange": "aten::arange"}
-# the factories among them: no tensor input, out= refused under autograd only when it is a leaf requiring grad
-_FACTORIES = frozenset({"arange"})
+_AUTOGRAD_NAMES = {"outer": "mul", "ger": "mul", **{name: f"aten::{name}" for name in FACTORIES}}
 # out's dtype is the op's dtype= (PyTorch computes in it: torch.sum(floats, out=long) sums the truncated values)
-DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod", "arange"})
+DTYPE_FROM_OUT = frozenset({"sum", "prod", "cumsum", "cumprod"}) | FACTORIES
 # c10's C++ spelling of each dtype, as PyTorch's typed checks print it
 _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half",
@@ -302,7 +311,7 @@ def _dtype_from_out(name: str, kwargs: dict, out: Tensor) -> None:
     if dtype is None:
         kwargs["dtype"] = out.dtype
     elif dtype != out.dtype:
-        if name == "arange":
+        if name in FACTORIES:
             raise RuntimeError(f"dtype {_dtype_name(dtype)} does not match dtype of out parameter "
                                f"({_dtype_name(out.dtype)})")
         raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype.name]}, but got "
@@ -347,8 +356,16 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
     if not isinstance(out, Tensor):
         raise TypeError(f"{shown or name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_dtype(name, result, out, exact)
+    if tuple(out.shape) != tuple(result.shape) and name in _ONE_DIMENSIONAL and out.numel() == result.numel():
+        result = result.reshape(tuple(out.shape))  # (PyTorch's kernel keeps the shape of an out of as many elements)
     if tuple(out.shape) != tuple(result.shape):
-        if out.numel() != 0:
+        if name == "arange" and out.numel() != 0:
+            warnings.warn(
+                f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
+                f"match the computed number of elements {result.numel()}. Note that this may occur as a result of "
+                f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).",
+                UserWarning, stacklevel=4)
+        elif out.numel() != 0 and name not in FACTORIES:  # (the factories resize it silently)
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
                 f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "
@@ -372,8 +389,9 @@ def _requires_grad(args, kwargs) -> bool:
 def _refused_under_autograd(name: str, args: tuple, kwargs: dict, out) -> bool:
     """Whether PyTorch's autograd refuses the call (grad mode on): an input that requires grad, or an ``out`` that
     does; a factory's (``arange``, no tensor input) only a leaf ``out`` (a non-leaf one is written)."""
-    if name in _FACTORIES:
-        return isinstance(out, Tensor) and out.requires_grad and out.grad_fn is None
+    if name in FACTORIES:  # (a view of such a leaf too)
+        base = out._base if isinstance(out, Tensor) and out._base is not None else out
+        return isinstance(out, Tensor) and out.requires_grad and base.requires_grad and base.grad_fn is None
     return _requires_grad(args, kwargs) or _requires_grad((out,), {})
 
 
@@ -388,6 +406,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
         if out is None:
             return fn(*args, **kwargs)
         unary = name in _OVERLOADS and _check_overload(name, args, kwargs, out)
+        if name in _RESIZING_FACTORIES and isinstance(out, Tensor) and out.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
         if not differentiable and is_grad_enabled() and _refused_under_autograd(name, args, kwargs, out):
             raise RuntimeError(f"{_AUTOGRAD_NAMES.get(name, name)}(): functions with out=... arguments don't "
                                "support automatic differentiation, but one of the arguments requires grad.")
@@ -399,6 +419,8 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
             check_frexp_out(*args, out)  # (before computing: PyTorch's own messages)
         if name in DTYPE_FROM_OUT and isinstance(out, Tensor):
             _dtype_from_out(name, kwargs, out)
+        if name in FACTORIES and kwargs.pop("requires_grad", False):
+            return _write(name, fn(*args, **kwargs), out, False).requires_grad_(True)
         if name == "mean" and isinstance(out, Tensor):
             _mean_dtype(args, kwargs, out)
         if unary:  # max.unary_out / min.unary_out
@@ -430,6 +452,6 @@ def with_out(name: str, fn: Callable, parsed: str | None = None, differentiable:
 
 def add_out_keyword(namespace: dict) -> None:
     """Wrap the listed functions of ``namespace`` (ember's top level) with ``with_out``."""
-    for name in sorted(CASTING | EXACT):
+    for name in sorted(CASTING | EXACT | FACTORIES):
         if name in namespace:
             namespace[name] = with_out(name, namespace[name])

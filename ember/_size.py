@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 from typing import SupportsIndex, overload
 
 from ._shown_name import package_name
 
 
 class Size(tuple[int, ...]):
-    """The shape of a tensor; a tuple of ints."""
+    """The shape of a tensor; a tuple of ints. As ``torch.Size``'s, the items are integers (``size_item``: an
+    integer 0-d tensor read as its int), anything else is PyTorch's TypeError (``Size([2.0])``). ember's own
+    shapes, tuples of ints already, are made with ``tuple.__new__(Size, shape)``."""
+
+    def __new__(cls, sizes=()):
+        items = tuple(sizes)
+        for n in items:
+            if n.__class__ is not int:
+                items = tuple(size_item(i, n) for i, n in enumerate(items))
+                break
+        return tuple.__new__(cls, items)
 
     def __repr__(self) -> str:
         return f"{package_name()}.Size({list(self)})"
@@ -25,10 +37,28 @@ class Size(tuple[int, ...]):
 
     def __getitem__(self, item: SupportsIndex | slice) -> int | Size:
         out = tuple.__getitem__(self, item)
-        return Size(out) if isinstance(item, slice) else out
+        return tuple.__new__(Size, out) if isinstance(item, slice) else out
 
     def __add__(self, other: tuple[int, ...]) -> Size:  # type: ignore[override]
         return Size(tuple.__add__(self, tuple(other)))
+
+
+def size_item(i: int, n) -> int:
+    """Item ``i`` of a ``torch.Size`` as PyTorch reads it: an integer as it is (a NumPy one too; a bool as 0 or 1),
+    anything else with ``__index__`` (an integer 0-d tensor) as its int; else PyTorch's TypeError, naming the type as
+    Python's C API does (a class defined in Python by its name, a C type by its full name: ``numpy.float64``)."""
+    if isinstance(n, numbers.Integral):
+        return int(n) if n.__class__ is bool else n
+    try:
+        return operator.index(n)
+    except TypeError:
+        kind = type(n)
+        name = kind.__name__ if kind.__flags__ & _HEAP_TYPE or kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"{package_name()}.Size() takes an iterable of 'int' (item {i} is '{name}')") from None
+
+
+_HEAP_TYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose C name is its bare name)
 
 
 def check_nonnegative(shape) -> None:

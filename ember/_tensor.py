@@ -166,12 +166,12 @@ class Tensor(
     # ----------------------------------------------------------------- metadata
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _new_tuple(Size, self._data.shape)  # (NumPy's shape: ints already, not checked again)
 
     def size(self, dim: int | None = None):
         """The shape, or the length of one dimension."""
         if dim is None:
-            return Size(self._data.shape)
+            return _new_tuple(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -620,6 +620,7 @@ class Tensor(
 
 
 _ndarray, _scalar = xp.ndarray, xp.generic
+_new_tuple = tuple.__new__  # (a Size of a NumPy shape, without Size.__new__'s check)
 _inference_active = _inference.active
 
 

@@ -32,13 +32,13 @@ class InplaceMethods:
     add_ = __iadd__
     sub_ = __isub__
     mul_ = __imul__
-    div_ = __itruediv__
+    div_ = __idiv__ = __itruediv__
 
     def pow_(self, other) -> Tensor:
         return ops.inplace.pow_(self, other)
 
     def floor_divide_(self, other) -> Tensor:
-        return ops.inplace.div_(self, other, rounding_mode="floor")  # (PyTorch's floor_divide_: the same kernel)
+        return ops.inplace.floor_divide_(self, other)
 
     def true_divide_(self, other) -> Tensor:
         return ops.inplace.div_(self, other)

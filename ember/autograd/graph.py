@@ -275,7 +275,7 @@ class Node:
             wide = out
             out = lowp.narrow(out, half)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
-            out = meta_results(arrays, out)
+            out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill

@@ -5,10 +5,8 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
-from .._shown_name import package_name
 from .._size import Size, broadcast_mismatch
 from .._tensor import Tensor
 from .shape import expand
@@ -37,16 +35,7 @@ def broadcast_shapes(*shapes) -> Size:
                 raise RuntimeError(
                     f"Attempting to broadcast a dimension of length {size} at {dim}! Mismatching argument at index "
                     f"{index} had {shape}; but expected shape should be broadcastable to {common}")
-    return Size(_index(i, n) for i, n in enumerate(common))
-
-
-def _index(i: int, n) -> int:
-    # torch.Size's own check of its items (integers and objects with __index__ only)
-    try:
-        return operator.index(n)
-    except TypeError:
-        kind = type(n).__name__ if type(n).__module__ == "builtins" else f"{type(n).__module__}.{type(n).__name__}"
-        raise TypeError(f"{package_name()}.Size() takes an iterable of 'int' (item {i} is '{kind}')") from None
+    return Size(common)  # (torch.Size's check of its items: size_item)
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:

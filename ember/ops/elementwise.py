@@ -49,7 +49,8 @@ def promote(a, b):
         target = result_dtype(a, b)
         return cast(a, target), cast(b, target)
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
-    if (s.__class__ is float or s.__class__ is int) and t._data.dtype.kind in "fc":
+    if (s.__class__ is float or s.__class__ is int and -9223372036854775808 <= s <= 18446744073709551615) and \
+            t._data.dtype.kind in "fc":
         return a, b  # a Python number with a floating tensor: the tensor's dtype (the common case, decided at once)
     if isinstance(s, xp.generic):
         s = s.item()
@@ -61,7 +62,33 @@ def promote(a, b):
     cat = _dtype.scalar_category(s)
     if cat > t.dtype._category:
         t = cast(t, _dtype.combine_categories(t.dtype, _dtype.category_dtype(cat)))
+    if cat == 1:
+        s = operand_int(int(s), t._data.dtype)
     return (s, t) if swapped else (t, s)
+
+
+_OPERAND_RANGES: dict = {}  # NumPy dtype -> the ints an operand beside it keeps as they are (lowest, largest)
+
+
+def operand_int(value: int, np_dtype) -> int:
+    """A Python int operand of a binary op beside a tensor of NumPy dtype ``np_dtype``, as PyTorch's kernels read
+    it: an int64 (a uint64 from 2**63 on), PyTorch's OverflowError beyond that; then converted to an integer tensor's
+    dtype as C++ casts, wrapping (``int8 + 300`` is ``int8 + 44``, ``uint8 > -1`` compares with 255), where NumPy
+    raises OverflowError. (Fill values, ``where``'s and ``clamp``'s are checked instead: ``checked_fill``.)"""
+    bounds = _OPERAND_RANGES.get(np_dtype)
+    if bounds is None:
+        info = xp.iinfo(np_dtype) if np_kind(np_dtype) in "iu" else None
+        bounds = _OPERAND_RANGES[np_dtype] = (-9223372036854775808, 18446744073709551615) if info is None else \
+            (int(info.min), int(info.max))
+    if bounds[0] <= value <= bounds[1]:
+        return value  # (the common case: it fits)
+    if not -9223372036854775808 <= value <= 18446744073709551615:
+        raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+    bits = np_dtype.itemsize * 8
+    wrapped = value & ((1 << bits) - 1)
+    if np_dtype.kind == "i" and wrapped >> (bits - 1):
+        wrapped -= 1 << bits
+    return wrapped
 
 
 def is_inexact(t: Tensor) -> bool:
@@ -87,14 +114,15 @@ def refuse_complex(t: Tensor, op: str, error: type[Exception] = NotImplementedEr
 
 
 def _float_operands(a, b):
-    """Promote, then make integer/bool results floating (true division, pow with float, ...)."""
-    a, b = promote(a, b)
-    t = a if isinstance(a, Tensor) else b
-    if not is_inexact(t):
-        f = _dtype.get_default_dtype()
-        a = cast(a, f) if isinstance(a, Tensor) else a
-        b = cast(b, f) if isinstance(b, Tensor) else b
-    return a, b
+    """Promote, then make integer/bool results floating (true division, pow with float, ...). Integral operands are
+    each converted to the default float dtype themselves, as PyTorch's kernels read them: ``int8 / 300`` divides by
+    300, not by the 44 that promotion into int8 wraps it to (nor a 0-d int64 tensor of 300 cast to int8)."""
+    pa, pb = promote(a, b)
+    if is_inexact(pa if isinstance(pa, Tensor) else pb):
+        return pa, pb
+    f = _dtype.get_default_dtype()
+    return tuple(cast(v, f) if isinstance(v, Tensor) else v.item() if isinstance(v, xp.generic) else v
+                 for v in (a, b))
 
 
 # --------------------------------------------------------------------- cast
@@ -639,15 +667,16 @@ def check_exponent(a, b) -> None:
 def pow(a, b):
     if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
         raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
+    check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
+    negative = isinstance(b, int) and b < 0
     a, b = promote(a, b)
-    check_exponent(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
     if np_kind(dt) not in "fc":
         if dt == xp.bool_:
             if b.__class__ is bool:  # x ** True is x, x ** False is 1 (PyTorch keeps bool here)
                 return Tensor._make(a._data | (not b))
             raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-        if isinstance(b, int) and b < 0:
+        if negative:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
     if not isinstance(a, Tensor):
         return PowNumberBase.apply(b, base=a)
@@ -706,7 +735,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
         with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
-            return Tensor._make(meta_results(arrays, fn(*arrays)))
+            return Tensor._make(meta_results(arrays, fn(*arrays), True))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 
@@ -797,7 +826,7 @@ bitwise_left_shift, bitwise_right_shift = _shift(xp.left_shift, "lshift_cpu"), _
 
 
 def logical_not(a: Tensor) -> Tensor:
-    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data)))
+    return Tensor._make(meta_results((a._data,), xp.logical_not(a._data), True))
 
 
 def bitwise_not(a: Tensor) -> Tensor:
@@ -806,27 +835,27 @@ def bitwise_not(a: Tensor) -> Tensor:
 
 # --------------------------------------------------------------------- tests of values
 def isnan(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isnan(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isnan(x._data), True))
 
 
 def isinf(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isinf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isinf(x._data), True))
 
 
 def isfinite(x: Tensor) -> Tensor:
-    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isfinite(x._data), True))
 
 
 def isposinf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isposinf does not support complex inputs.")
-    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isposinf(x._data), True))
 
 
 def isneginf(x: Tensor) -> Tensor:
     if x.is_complex():
         raise RuntimeError("isneginf does not support complex inputs.")
-    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data)))
+    return Tensor._make(meta_results((x._data,), xp.isneginf(x._data), True))
 
 
 def isreal(x: Tensor) -> Tensor:

@@ -680,7 +680,36 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if why:  # PyTorch's error type depends on the dimension (two kernels)
         raise IndexError(f"index out of range in self: {why}") if d == 0 else RuntimeError(
             f"INDICES element is out of DATA bounds: {why}")
-    return version_checked(AdvancedIndex.apply(x, idx=(slice(None),) * d + (idx.reshape(-1),)), index)
+    return version_checked(IndexSelect.apply(x, dim=d, index=idx.reshape(-1)), index)
+
+
+class IndexSelect(Node):
+    """``index_select``, recorded as PyTorch's IndexSelectBackward0 (its saved ``dim``, ``index`` and input sizes
+    readable as PyTorch's ``_saved_*``): the gradient of each selected slice summed into its place."""
+    linear = True
+
+    def forward(self, x, dim, index):
+        self.shape, self.dim, self.index = x.shape, dim, index
+        if is_meta(x):
+            return x[(slice(None),) * dim + (index,)]
+        return xp.take(x, index, axis=dim)  # (contiguous, as PyTorch's result; NumPy's x[:, index] is not)
+
+    def backward(self, g):
+        out = xp.zeros_like(g, shape=self.shape)
+        xp.add.at(out, (slice(None),) * self.dim + (self.index,), g)  # repeated indices accumulate
+        return (out,)
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor:
+        return Tensor._make(self.index)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple:
+        return tuple(self.shape)
 
 
 @torch_named("WhereBackward0")
@@ -712,6 +741,11 @@ def where(condition: Tensor, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor{got}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = Tensor._make(xp.asarray(input, dtype=category_dtype(scalar_category(input)).np))
+    # an int beside an integer tensor is converted as a fill value (300 for int8: PyTorch's error, not wrapped)
+    if input.__class__ is int and _dtype.np_kind(other._data.dtype) in "iu":
+        input = _dtype.checked_fill(input, other._data.dtype)
+    elif other.__class__ is int and _dtype.np_kind(input._data.dtype) in "iu":
+        other = _dtype.checked_fill(other, input._data.dtype)
     a, b = promote(input, other)
     try:
         out = Where.apply(a, b, cond=condition._data)

@@ -31,7 +31,7 @@ from .._out import refuse_partial_overlap
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, leaf_edge
+from ..autograd.graph import Node, leaf_edge, torch_named
 from ..random import generator_of
 from . import elementwise as ew
 from . import unary as un
@@ -97,6 +97,10 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
             )
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
+    elif o.__class__ is int:  # (as PyTorch's kernel reads it: int8's add_(300) adds 44, where NumPy raises)
+        if x._data.dtype == xp.bool_:  # (a bool tensor with an int: an int64 result)
+            _check_cast(xp.int64, x)
+        o = ew.operand_int(o, x._data.dtype)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
         ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
@@ -161,9 +165,26 @@ def mul_(x: Tensor, other) -> Tensor:
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.multiply), ew.mul)
 
 
+def _rounded_division(rounding_mode: str):
+    """``div``'s rounded quotient (its checks: integer division by zero, bool and complex operands) into ``out``:
+    floored or truncated ("trunc": toward zero, where a floor division would round -5 / 7 down to -1)."""
+    def apply(a, o, out, casting):
+        quotient = ew.div(Tensor._make(a), Tensor._make(o) if isinstance(o, xp.ndarray) else o,
+                          rounding_mode=rounding_mode)
+        out[...] = quotient._data
+        return out
+    return apply
+
+
+def floor_divide_(x: Tensor, other) -> Tensor:
+    """``x.floor_divide_(other)`` (``x //= other``): ``div_`` rounding the quotient down, as PyTorch's."""
+    return div_(x, other, rounding_mode="floor")
+
+
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
-        return _binary_inplace(x, other, xp.floor_divide, lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
+        return _binary_inplace(x, other, _rounded_division(rounding_mode),
+                               lambda a, b: ew.div(a, b, rounding_mode=rounding_mode))
     if np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     return _binary_inplace(x, ew.right_scalar(x, other), _number_in_float32(xp.true_divide), ew.div)
@@ -222,6 +243,8 @@ def _compare_inplace(x: Tensor, other, ufunc, op, name: str) -> Tensor:
     if isinstance(o, xp.ndarray) and xp.broadcast_shapes(o.shape, x._data.shape) != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                            f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}")
+    if o.__class__ is int:  # (int8's lt_(300) compares with 44, as the out-of-place comparison)
+        o = ew.operand_int(o, x._data.dtype)
     ufunc(x._data, o, out=x._data, casting="unsafe")
     x._bump_version()
     return x
@@ -326,14 +349,68 @@ class Fill(Node):
         return (xp.zeros_like(g),)
 
 
-def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
+@torch_named("FillBackward2")
+class FillNumber(Fill):
+    """``x.fill_(number)`` recorded."""
+
+
+@torch_named("ZeroBackward0")
+class Zero(Fill):
+    """``x.zero_()`` recorded."""
+
+
+@torch_named("FillBackward0")
+class FillOut(Fill):
+    """``torch.fill(x, number)``."""
+
+
+class FillTensor(Node):
+    """Filled with a 0-d tensor's value (``torch.fill(x, value)``, ``x.fill_(value)``): the input gets a zero
+    gradient, the value the sum of the gradient, as PyTorch's."""
+
+    def forward(self, x, value):
+        self.value_dtype = value.dtype
+        return xp.broadcast_to(value.astype(x.dtype), x.shape).copy()
+
+    def backward(self, g):
+        needs = self.needs_input_grad
+        return (xp.zeros_like(g) if needs[0] else None), (g.sum().astype(self.value_dtype) if needs[1] else None)
+
+
+@torch_named("FillBackward1")
+class FillTensorOut(FillTensor):
+    """``torch.fill(x, value)``, ``value`` a 0-d tensor."""
+
+
+@torch_named("FillBackward3")
+class FillTensorInPlace(FillTensor):
+    """``x.fill_(value)``, ``value`` a 0-d tensor."""
+
+
+def _fill_value(value: Tensor) -> Tensor:
+    if value._data.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                           "dimensions.")
+    return value
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """``torch.fill``: a new tensor of ``input``'s shape and dtype holding ``value`` (a number, converted as
+    ``fill_`` converts it, or a 0-d tensor, which takes the gradient)."""
+    if isinstance(value, Tensor):
+        return FillTensorOut.apply(input, _fill_value(value))
+    value = checked_fill(value, input._data.dtype)
+    return FillOut.apply(input, values=half_number(value, input._data.dtype))
+
+
+def _fill_with(x: Tensor, values, overlap_ok: bool = False, node: type[Fill] = Fill) -> Tensor:
     """Replace every element of x by ``values`` (broadcast). With ``overlap_ok`` (a number: PyTorch's fill_ and
     zero_, not fill_ of a tensor, which is a copy_) an expanded tensor (elements sharing memory) is filled too, when
     nothing is recorded (one value reaches each location)."""
     tracked = _tracked(x)
     check_inplace(x, tracked, overlap_ok=overlap_ok and not tracked)
     if tracked or forward_ad.has_tangent(x):
-        return _rebase(x, Fill.apply(_snapshot(x), values=values), tracked)
+        return _rebase(x, node.apply(_snapshot(x), values=values), tracked)
     a = x._data
     if a.flags.writeable:
         a[...] = values
@@ -349,14 +426,18 @@ def _fill_with(x: Tensor, values, overlap_ok: bool = False) -> Tensor:
 
 def fill_(x: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
+        _fill_value(value)
+        if _tracked(x, value) or forward_ad.has_tangent(x, value):  # (the value takes the gradient)
+            check_inplace(x, True)
+            return _rebase(x, FillTensorInPlace.apply(_snapshot(x), value))
         return _fill_with(x, value._data)
     value = checked_fill(value, x._data.dtype)  # (PyTorch's conversion: 1e5 into float16 and 300 into int8 its
     # error, -1 into uint8 255)
-    return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True)
+    return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True, node=FillNumber)
 
 
 def zero_(x: Tensor) -> Tensor:
-    return _fill_with(x, 0, overlap_ok=True)
+    return _fill_with(x, 0, overlap_ok=True, node=Zero)
 
 
 def apply_(x: Tensor, callable) -> Tensor:

@@ -7,6 +7,7 @@ Each output element is one input element, so backward moves the gradient back
 from __future__ import annotations
 
 from .._backend import xp
+from .._memory_format import contiguous_format
 from .._meta import is_meta, meta_array
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
@@ -65,6 +66,8 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output
     if dim is None:
         x, dim = reshape(x, -1), 0
     d = _wrap_dim(dim, x._data.ndim)
+    if not isinstance(repeats, Tensor):
+        return _repeat_each(x, int(repeats), d, output_size)
     n = x._data.shape[d] if x._data.ndim else 1
     if isinstance(repeats, Tensor) and repeats._data.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -84,6 +87,23 @@ def repeat_interleave(x: Tensor, repeats=None, dim: int | None = None, *, output
     if x._data.ndim == 0:
         x = reshape(x, 1)
     return index_select(x, d, Tensor._make(index))  # its gradient sums each element's copies
+
+
+def _repeat_each(x: Tensor, repeats: int, d: int, output_size: int | None) -> Tensor:
+    """``repeat_interleave`` by an int, as PyTorch composes it (and records it: UnsqueezeBackward0, ExpandBackward0,
+    CloneBackward0, ViewBackward0): each slice along ``d`` given a new dimension after it, expanded ``repeats``
+    times, laid out contiguously and flattened back into ``d``."""
+    from .shape import unsqueeze
+
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    y = unsqueeze(x, d + 1)
+    sizes = list(y._data.shape)
+    sizes[d + 1] = repeats
+    if output_size is not None and output_size != (x._data.shape[d] if x._data.ndim else 1) * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {x._data.shape[d] * repeats} but "
+                           f"got {output_size}")
+    return y.expand(sizes).clone(memory_format=contiguous_format).flatten(d, d + 1)
 
 
 def _meta_output_size(output_size: int | None) -> int:

@@ -482,6 +482,9 @@ def _clamp(x: Tensor, min, max) -> Tensor:
         target = result_dtype(x, *tensors)
         if target != x.dtype:
             x = cast(x, target)
+        # the bounds compared in that dtype too (a 0-d int64 bound of 300 for an int8 x is 44 there, as PyTorch's)
+        lo, hi = (b.astype(x._data.dtype) if b.__class__ is xp.ndarray and b.dtype != x._data.dtype else b
+                  for b in (lo, hi))
     for b in (lo, hi):  # (a number beyond a floating x's range: PyTorch's error)
         _dtype.checked_fill(b, x._data.dtype)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)

@@ -55,6 +55,17 @@ from ..autograd.grad_store import build_stores, zero_grads
 from ..utils import hooks as _hooks
 from ..utils.hooks import RemovableHandle
 
+
+class _RequiredParameter:
+    """The default of an optimizer option every parameter group must give (``torch.optim.optimizer.required``:
+    a custom optimizer's ``lr=required``); ``add_param_group`` refuses a group without it, as PyTorch's."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
 # What an optimizer takes as ``params``: tensors, parameter groups (dicts), or (name, tensor) pairs.
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
@@ -201,6 +212,8 @@ class Optimizer:
             if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(set(params)) != len(params):
             _warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "

@@ -1,5 +1,6 @@
 """All layer classes of ``ember.nn``, one family per file."""
 
+from . import batchnorm  # noqa: F401 (torch.nn.modules.batchnorm's path)
 from .activation import (
     CELU,
     ELU,

@@ -19,6 +19,7 @@ from ... import _dtype, _trace
 from ..._backend import xp
 from ..._device import check_device, on_meta
 from ..._dtype import float16, float32, float64, np_kind
+from ..._memory_format import has_format_strides, laid_out, preserve_format
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -444,8 +445,12 @@ class Module(HooksMixin):
 
     def to(self, *args, **kwargs) -> Module:
         """Move to a device (the CPU, or the meta device: every parameter, gradient and buffer then keeps its shape
-        and dtype and drops its values) and/or cast floating parameters and buffers to a dtype."""
+        and dtype and drops its values) and/or cast floating parameters and buffers to a dtype; ``memory_format=``
+        lays out the 4-d and 5-d ones (and their gradients) so, as PyTorch's (``channels_last``: a 5-d one is its
+        RuntimeError)."""
         dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        fmt = kwargs.get("memory_format")
+        fmt = None if fmt is preserve_format else fmt
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype
@@ -462,7 +467,7 @@ class Module(HooksMixin):
                 "torch.nn.Module.to() when moving module from meta to a different device.")
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
-        if dtype is None and not to_meta:
+        if dtype is None and not to_meta and fmt is None:
             return self
         target = None if dtype is None else dtype.np
 
@@ -472,6 +477,8 @@ class Module(HooksMixin):
                 return a
             if to_meta or is_meta(a):
                 return meta_array(a.shape, dt)
+            if fmt is not None and a.ndim in (4, 5) and not has_format_strides(a, fmt):
+                return laid_out(a.astype(dt, copy=False), fmt)
             return a.astype(dt, copy=False)
 
         return self._apply_to_tensors(convert, (lambda a: not is_meta(a)) if to_meta else None)
