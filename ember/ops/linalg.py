@@ -133,7 +133,9 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
                 b = b.clone()
                 if node is None and a._data.ndim == 2:
                     node = _MatrixTimesBatch
-        elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
+        elif (a._requires_grad or b._requires_grad) and (sa[:-2] != sb[:-2] or len(sa) > 3 or len(sb) > 3):
+            # (batches that broadcast, or several batch dims, which an operand's memory may not view as one: a
+            # single batch dim of the same size always is)
             a, b = _batches_copied(a, b)
     if node is None:
         node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
