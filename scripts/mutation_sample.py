@@ -108,7 +108,9 @@ TARGETS = {
                                 "tests/test_grad_store.py::"
                                 "test_a_gradient_a_hook_keeps_is_not_the_memory_a_later_backward_adds_into",
                                 # (apply_one's result: the array forward computed, not a copy)
-                                "tests/test_unary_result_memory.py"],
+                                "tests/test_unary_result_memory.py",
+                                # (views without history follow their base's requires_grad_, base_requires_grad)
+                                "tests/test_views_follow_requires_grad.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],
