@@ -133,13 +133,23 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
                 b = b.clone()
                 if node is None and a._data.ndim == 2:
                     node = _MatrixTimesBatch
-        elif (a._requires_grad or b._requires_grad) and (sa[:-2] != sb[:-2] or len(sa) > 3 or len(sb) > 3):
-            # (batches that broadcast, or several batch dims, which an operand's memory may not view as one: a
-            # single batch dim of the same size always is)
+        elif (a._requires_grad or b._requires_grad) and (
+                sa[:-2] != sb[:-2] or not (_batch_viewed(a._data) and _batch_viewed(b._data))):
+            # (batches that broadcast, or several batch dims that an operand's memory may not view as one)
             a, b = _batches_copied(a, b)
     if node is None:
         node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
     return node.apply(a, b)
+
+
+def _batch_viewed(a) -> bool:
+    """Whether ``a``'s batch dims (all but the last two) surely view as one: each stride its successor's times that
+    dim's size (a quick check for the common layouts; False only sends the product to ``_batches_copied``)."""
+    shape, strides = a.shape, a.strides
+    for i in range(a.ndim - 3):
+        if strides[i] != strides[i + 1] * shape[i + 1]:
+            return False
+    return True
 
 
 def _copied_by_batching(t: Tensor, batch: tuple) -> bool:
