@@ -31,6 +31,7 @@ def c_order(a):
     return xp.ascontiguousarray(a) if type(a) is xp.ndarray and not a.flags.c_contiguous else a
 
 
+@torch_named("CumprodBackward0")
 class CumProd(Node):
     float32_compute = True
 

@@ -117,7 +117,9 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
                     b = b.clone()
                 if node is None and a._data.ndim >= 2:
                     node = _MatrixTimesBatch
-        elif sa[:-2] != sb[:-2] and (a._requires_grad or b._requires_grad):
+        elif (a._requires_grad or b._requires_grad) and (
+                sa[:-2] != sb[:-2] or not (_batch_viewed(a._data) and _batch_viewed(b._data))):
+            # (batches that broadcast, or several batch dims that an operand's memory may not view as one)
             a, b = _batches_copied(a, b)
     if node is None:
         node = _NODE_BY_NDIMS.get((a._data.ndim, b._data.ndim), _Batched)
@@ -158,6 +160,16 @@ def _folding_copies(b: Tensor) -> bool:
     except ValueError:
         return True
     return False
+
+
+def _batch_viewed(a) -> bool:
+    """Whether ``a``'s batch dims (all but the last two) surely view as one: each stride its successor's times that
+    dim's size (a quick check for the common layouts; False only sends the product to ``_batches_copied``)."""
+    shape, strides = a.shape, a.strides
+    for i in range(a.ndim - 3):
+        if strides[i] != strides[i + 1] * shape[i + 1]:
+            return False
+    return True
 
 
 def _copied_by_batching(t: Tensor, batch: tuple) -> bool:

@@ -617,26 +617,22 @@ def fmod(input: Tensor, other) -> Tensor:
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both are NaN (``maximum`` propagates NaN)."""
-    from .elementwise import maximum
-    from .indexing import where
-
     _tensor_other("fmax", other)
-    a, b = input, other
-    a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
-    b_nan = Tensor._make(xp.isnan(b._data))
-    return where(a_nan, b, where(b_nan, a, maximum(a, b)))
+    return _nan_ignoring(input, other, xp.greater_equal)
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN (``minimum`` propagates NaN)."""
-    from .elementwise import minimum
+    _tensor_other("fmin", other)
+    return _nan_ignoring(input, other, xp.less_equal)
+
+
+def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:
+    """``a`` where ``keeps_a(a, b)`` or ``b`` is NaN, else ``b``: PyTorch's fmax/fmin, whose gradient goes wholly
+    to ``a`` at a tie (and where both are NaN), as its derivative masks ``self >= other`` (``<=`` for fmin)."""
     from .indexing import where
 
-    _tensor_other("fmin", other)
-    a, b = input, other
-    a_nan = Tensor._make(xp.isnan(a._data) & ~xp.isnan(b._data))  # both NaN: a's NaN (and gradient) wins
-    b_nan = Tensor._make(xp.isnan(b._data))
-    return where(a_nan, b, where(b_nan, a, minimum(a, b)))
+    return where(Tensor._make(keeps_a(a._data, b._data) | xp.isnan(b._data)), a, b)
 
 
 @torch_named("NotImplemented")

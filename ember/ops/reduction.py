@@ -161,6 +161,11 @@ class Prod(Node):
         return (g * conj_if_complex(out / x),)
 
 
+@torch_named("ProdBackward1")
+class _ProdOverDim(Prod):
+    pass
+
+
 def _prod_of_others(x, axes):
     if axes is None:
         flat = x.reshape(-1)
@@ -216,6 +221,23 @@ class MaxMinDim(Node):
         out = xp.zeros_like(g, shape=self.shape)
         xp.put_along_axis(out, self.idx, g, axis=self.dim)
         return (out,)
+
+
+@torch_named("MaxBackward0")  # (PyTorch's max(x, dim); max() of all elements is Extreme's MaxBackward1)
+class _MaxDim(MaxMinDim):
+    pass
+
+
+class _ExtremeOfDim(Extreme):
+    """max/min along the one dim of a 0-d tensor: PyTorch's node of the dim overload."""
+
+    def name(self) -> str:
+        return "MaxBackward0" if self.fn is xp.max else "MinBackward0"
+
+
+@torch_named("MinBackward0")
+class _MinDim(MaxMinDim):
+    pass
 
 
 @torch_named("VarBackward0")
@@ -384,7 +406,8 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
         raise keepdim_without_dim("prod", False, dtype)
     x = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
-    return _in_bool(Prod.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
+    return _in_bool(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def prod_dim_none(method: bool, alone: bool) -> TypeError:
@@ -415,9 +438,9 @@ def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
         return version_checked(out, out)  # (as amax: PyTorch saves the result)
     d = _wrap_dim(dim, x._data.ndim)
     if x._data.ndim == 0:  # the single element is its own max, at index 0
-        values = Extreme.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
+        values = _ExtremeOfDim.apply(x, fn=xp.max if largest else xp.min, axes=None, keepdim=False)
         return (return_types.max if largest else return_types.min)(values, Tensor._make(xp.zeros((), dtype=xp.int64)))
-    values = MaxMinDim.apply(x, dim=d, keepdim=keepdim, largest=largest)
+    values = (_MaxDim if largest else _MinDim).apply(x, dim=d, keepdim=keepdim, largest=largest)
     node = values.grad_fn
     indices = node.indices if node is not None else _argext(x._data, d, keepdim, largest)
     return (return_types.max if largest else return_types.min)(values, Tensor._make(meta_results((x._data,),

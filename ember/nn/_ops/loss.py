@@ -243,10 +243,12 @@ def _mse(x, t, nx, nt):
 
 
 def _huber(x, t, nx, nt, delta, scale):
-    """Huber loss (quadratic within |d| <= delta, linear beyond) times ``scale``; smooth L1 is huber/beta."""
+    """Huber loss (quadratic within |d| < delta, linear from delta on) times ``scale``; smooth L1 is huber/beta."""
     d = x - t
     ad = xp.abs(d)
-    small = ad <= delta
+    # both sides agree at |d| = delta in value and gradient; PyTorch's kernels take the linear side there, so the
+    # gradient's own derivative (under create_graph) is 0 at the boundary, as PyTorch's double backward
+    small = ad < delta
     loss = xp.where(small, 0.5 * d * d, delta * (ad - 0.5 * delta)) * scale
     grad = xp.where(small, d, delta * xp.sign(d)) * scale if nx or nt else None
     return loss, grad, (-grad if nt else None)
@@ -371,7 +373,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 @full_precision
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
+    """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere."""
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
