@@ -11,8 +11,9 @@ What can be saved: None, bools, ints, floats, strings, lists, tuples (tuple
 subclasses such as namedtuples come back as plain tuples), dicts and
 OrderedDicts (other dict subclasses come back as dicts) with keys of those
 types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
-NumPy arrays, dtypes, and (ember's format only) whole ``nn.Module``s and classes
-or functions by name, which a ``weights_only=True`` load rebuilds only when
+NumPy arrays, dtypes, and (ember's format only) whole ``nn.Module``s, objects that
+pickle keeps as their class and ``__dict__`` (an ``argparse.Namespace``, a dataclass)
+and classes or functions by name, which a ``weights_only=True`` load rebuilds only when
 allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
 
 Sharing: the same tensor object saved twice is stored once and loads as one

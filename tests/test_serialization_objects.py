@@ -1,0 +1,76 @@
+"""Objects that pickle keeps as their class and attributes (an ``argparse.Namespace`` of a script's options, a
+dataclass, a plain config class) are saved as PyTorch's ``torch.save`` saves them: checkpoints such as
+RepDistiller's ``{'opt': opt, 'model': model.state_dict()}``. A ``weights_only=True`` load refuses their class
+unless allowlisted, as PyTorch's does; ``weights_only=False`` rebuilds them."""
+
+import argparse
+import dataclasses
+import io
+import pickle
+
+import pytest
+import torch
+
+import ember
+from ember.serialization import safe_globals as ember_safe_globals
+
+
+@dataclasses.dataclass
+class Config:
+    lr: float = 0.1
+    sizes: tuple = (2, 3)
+
+
+class Settings:
+    def __init__(self, name, inner=None):
+        self.name, self.inner = name, inner
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self):
+        self.a = 1
+
+
+def _checkpoint(fw):
+    opt = argparse.Namespace(lr=0.05, model_s="resnet8", epochs=[150, 180], t=fw.arange(3.0))
+    inner = Settings("inner")
+    return {"opt": opt, "again": opt, "config": Config(), "settings": Settings("outer", inner),
+            "model": {"w": fw.ones(2)}}
+
+
+def _summary(d):
+    opt = d["opt"]
+    return (type(opt).__name__, opt.lr, opt.model_s, opt.epochs, opt.t.tolist(), d["again"] is opt,
+            d["config"], d["settings"].name, d["settings"].inner.name, type(d["settings"].inner).__name__,
+            d["model"]["w"].tolist())
+
+
+def _round_trip(fw, safe_globals, **load_kw):
+    buf = io.BytesIO()
+    fw.save(_checkpoint(fw), buf)
+    buf.seek(0)
+    try:
+        with safe_globals(load_kw.pop("allow", [])):
+            return _summary(fw.load(buf, **load_kw))
+    except pickle.UnpicklingError as e:
+        return "refused", "Namespace" in str(e)
+
+
+@pytest.mark.parametrize("load_kw", [{"weights_only": False}, {"weights_only": True},
+                                     {"allow": [argparse.Namespace, Config, Settings]}],
+                         ids=["weights_only=False", "weights_only=True", "allowlisted"])
+def test_objects_kept_by_their_attributes_save_and_load_as_in_pytorch(load_kw):
+    expected = _round_trip(torch, torch.serialization.safe_globals, **dict(load_kw))
+    got = _round_trip(ember, ember_safe_globals, **dict(load_kw))
+    assert got == expected
+
+
+def test_an_object_pickle_cannot_rebuild_from_its_attributes_is_still_refused_at_save():
+    with pytest.raises(TypeError, match="Slotted"):
+        ember.save({"s": Slotted()}, io.BytesIO())
+    holder = Settings("f")
+    holder.fn = lambda: 0  # a lambda cannot be imported again by name
+    with pytest.raises(TypeError, match="attribute 'fn' of a .*Settings"):
+        ember.save(holder, io.BytesIO())
