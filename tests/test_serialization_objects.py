@@ -74,3 +74,25 @@ def test_an_object_pickle_cannot_rebuild_from_its_attributes_is_still_refused_at
     holder.fn = lambda: 0  # a lambda cannot be imported again by name
     with pytest.raises(TypeError, match="attribute 'fn' of a .*Settings"):
         ember.save(holder, io.BytesIO())
+
+
+@pytest.mark.parametrize("fmt", ["ember", "torch"])
+def test_devices_save_and_load_as_in_pytorch(fmt):
+    # n-beats' model keeps its torch.device as an attribute and saves the whole model; PyTorch pickles a device
+    # and a weights_only load allows it
+    def devices(fw):
+        return {"cpu": fw.device("cpu"), "cuda1": fw.device("cuda", 1), "cpu0": fw.device("cpu", 0)}
+
+    buf = io.BytesIO()
+    torch.save(devices(torch), buf)
+    buf.seek(0)
+    expected = {k: str(v) for k, v in torch.load(buf).items()}
+    buf = io.BytesIO()
+    ember.save(devices(ember), buf, format=fmt)
+    buf.seek(0)
+    loaded = ember.load(buf)
+    assert {k: str(v) for k, v in loaded.items()} == expected
+    assert all(isinstance(v, ember.device) for v in loaded.values())
+    if fmt == "torch":  # PyTorch reads it, weights_only, as its own devices
+        buf.seek(0)
+        assert {k: str(v) for k, v in torch.load(buf).items()} == expected

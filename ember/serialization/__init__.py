@@ -11,7 +11,7 @@ What can be saved: None, bools, ints, floats, strings, lists, tuples (tuple
 subclasses such as namedtuples come back as plain tuples), dicts and
 OrderedDicts (other dict subclasses come back as dicts) with keys of those
 types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
-NumPy arrays, dtypes, and (ember's format only) whole ``nn.Module``s, objects that
+NumPy arrays, dtypes, devices, and (ember's format only) whole ``nn.Module``s, objects that
 pickle keeps as their class and ``__dict__`` (an ``argparse.Namespace``, a dataclass)
 and classes or functions by name, which a ``weights_only=True`` load rebuilds only when
 allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
@@ -82,7 +82,8 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
             for PyTorch compatibility and ignored (nothing is pickled).
         format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
-            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
+            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes, devices and containers
+            only).
             None (default): ``"torch"`` when the program imported ``torch`` and got ember (``python -m
             ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
             otherwise (a program written for ember, ``import ember as torch``, writes ember's format even when

@@ -5,7 +5,7 @@
     A NODE is a JSON ``null``/bool/int/float/string for the same Python value, or
     a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``, ``{"size": [INT...]}`` (an ``ember.Size``),
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
-    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
+    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
     ``{"global": "module.qualname"}`` (a class or function, by reference),
     ``{"npscalar": i}`` (a NumPy scalar, payload i holding it as a 0-d array),
     ``{"method": [NODE, NAME]}`` (a bound method: its object, by the NODE rules, and its name, as pickle keeps
@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._device import device as _device_type
 from .._shown_name import package_name
 from .._size import Size
 from .._sparse import save_error
@@ -104,6 +105,8 @@ class Encoder:
             return {"array": self._payload(obj)}
         if isinstance(obj, _dtype.dtype):
             return {"dtype": obj.name}
+        if isinstance(obj, _device_type):  # a model holding its device (n-beats' NBeatsNet.device)
+            return {"device": str(obj)}
         if isinstance(obj, Size):  # a tensor's shape stays a Size, as torch.save keeps torch.Size
             return {"size": [int(n) for n in obj]}
         if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
@@ -118,7 +121,7 @@ class Encoder:
                 or (hasattr(obj, "__dict__") and _kept_by_dict(type(obj)))):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
-                "arrays, numbers, strings, None, dtypes, nn.Modules, objects pickle keeps as their class and "
+                "arrays, numbers, strings, None, dtypes, devices, nn.Modules, objects pickle keeps as their class and "
                 "attributes, classes and functions (by name), methods bound to those and lists/tuples/dicts of "
                 f"them{_fields_hint(obj)}"
             )
@@ -265,6 +268,11 @@ class Decoder:
             return Size(value)
         if tag == "dtype" and isinstance(value, str) and isinstance(getattr(_dtype, value, None), _dtype.dtype):
             return getattr(_dtype, value)
+        if tag == "device" and isinstance(value, str):
+            try:
+                return _device_type(value)
+            except (RuntimeError, ValueError):
+                self.fail(f"unexpected device {value[:40]!r} in {MANIFEST}")
         if tag == "global" and isinstance(value, str):
             return _globals.resolve(value, self.weights_only, self.what, self.fail)
         if tag == "module" and isinstance(value, dict):
