@@ -149,13 +149,13 @@ class _Settings:
 
 
 class _Custom:
-    """Pickled through its own __getstate__: not rebuilt from its attributes alone, so refused."""
+    """Pickled through its own __reduce__ (a call to rebuild it): not rebuilt from its state alone, so refused."""
 
     def __init__(self):
         self.lr = 0.1
 
-    def __getstate__(self):
-        return {"lr": self.lr}
+    def __reduce__(self):
+        return (_Custom, ())
 
 
 @pytest.mark.parametrize("obj", [argparse.Namespace(lr=0.1, epochs=3), _Settings()])

@@ -96,3 +96,29 @@ def test_devices_save_and_load_as_in_pytorch(fmt):
     if fmt == "torch":  # PyTorch reads it, weights_only, as its own devices
         buf.seek(0)
         assert {k: str(v) for k, v in torch.load(buf).items()} == expected
+
+
+def _model_and_optimizer(fw):
+    fw.manual_seed(0)
+    model = fw.nn.Linear(3, 2)
+    opt = fw.optim.Adam(model.parameters(), lr=0.01)
+    model(fw.ones(4, 3)).sum().backward()
+    opt.step()
+    return model, opt
+
+
+@pytest.mark.parametrize("fw", [torch, ember], ids=["torch", "ember"])
+def test_a_model_holding_its_optimizer_saves_whole_as_in_pytorch(fw):
+    # n-beats' NBeatsNet keeps the optimizer compile() made and is saved whole: the optimizer is pickled through its
+    # __getstate__ and rebuilt through its __setstate__, its parameters the loaded model's own
+    model, opt = _model_and_optimizer(fw)
+    model.opt = opt
+    buf = io.BytesIO()
+    fw.save(model, buf)
+    buf.seek(0)
+    loaded = fw.load(buf, weights_only=False)
+    lopt = loaded.opt
+    assert type(lopt) is type(opt) and lopt.param_groups[0]["lr"] == 0.01
+    assert lopt.param_groups[0]["params"][0] is loaded.weight
+    assert lopt.state[loaded.weight]["exp_avg"].tolist() == opt.state[model.weight]["exp_avg"].tolist()
+    assert float(lopt.state[loaded.bias]["step"]) == 1.0

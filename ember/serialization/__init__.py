@@ -12,7 +12,7 @@ subclasses such as namedtuples come back as plain tuples), dicts and
 OrderedDicts (other dict subclasses come back as dicts) with keys of those
 types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
 NumPy arrays, dtypes, devices, and (ember's format only) whole ``nn.Module``s, objects that
-pickle keeps as their class and ``__dict__`` (an ``argparse.Namespace``, a dataclass)
+pickle keeps as their class and state (an ``argparse.Namespace``, a dataclass, an optimizer)
 and classes or functions by name, which a ``weights_only=True`` load rebuilds only when
 allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
 

@@ -13,7 +13,8 @@
     ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
     "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
     (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"object": {"class": PATH, "attrs": PAIRS}}``
-    (an object pickle keeps as its class and ``__dict__``, such as an ``argparse.Namespace``) or
+    (an object pickle keeps as its class and a dict of its state: an ``argparse.Namespace``'s ``__dict__``, an
+    optimizer's ``__getstate__()``) or
     ``{"module_ref": k}`` (the k-th module or object stored, again: shared ones stay shared). ENTRY i is
     ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``, with ``"dtype": "bfloat16"``
     for a bfloat16 tensor (its payload holds the bits as uint16: ``.npy`` has no bfloat16).
@@ -67,14 +68,18 @@ def _fields_hint(obj: Any) -> str:
             "after loading")
 
 
-def _kept_by_dict(cls: type) -> bool:
-    """Whether pickle stores an instance of ``cls`` as its class and its ``__dict__`` (an argparse.Namespace, a
-    dataclass, a plain config class): built by ``object.__new__``, no ``__reduce__``, ``__getstate__`` or
-    ``__setstate__`` of its own and no ``__slots__``. Such an object is rebuilt from those two alone."""
+def _kept_by_state(cls: type) -> bool:
+    """Whether pickle stores an instance of ``cls`` as its class and a dict of its state (an argparse.Namespace,
+    a dataclass, a plain config class: its ``__dict__``; an optimizer: its ``__getstate__()``): built by
+    ``object.__new__``, no ``__reduce__`` of its own and no ``__slots__``. Such an object is rebuilt from those
+    two alone: ``cls.__new__(cls)``, then its ``__setstate__(state)`` or its ``__dict__`` filled, as pickle does."""
     return (cls.__new__ is object.__new__ and cls.__reduce_ex__ is object.__reduce_ex__
-            and cls.__reduce__ is object.__reduce__
-            and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None)
-            and not hasattr(cls, "__setstate__") and not any("__slots__" in vars(c) for c in cls.__mro__))
+            and cls.__reduce__ is object.__reduce__ and not any("__slots__" in vars(c) for c in cls.__mro__))
+
+
+def _own(cls: type, name: str) -> bool:
+    """Whether ``cls`` defines the pickling method ``name`` (``__getstate__``, ``__setstate__``) itself."""
+    return getattr(cls, name, None) is not getattr(object, name, None)
 
 
 def _module_class():
@@ -118,11 +123,11 @@ class Encoder:
         module_class = _module_class()
         is_module = module_class is not None and isinstance(obj, module_class)
         if not (isinstance(obj, (list, tuple, dict)) or is_module
-                or (hasattr(obj, "__dict__") and _kept_by_dict(type(obj)))):
+                or (hasattr(obj, "__dict__") and _kept_by_state(type(obj)))):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
                 "arrays, numbers, strings, None, dtypes, devices, nn.Modules, objects pickle keeps as their class and "
-                "attributes, classes and functions (by name), methods bound to those and lists/tuples/dicts of "
+                "state, classes and functions (by name), methods bound to those and lists/tuples/dicts of "
                 f"them{_fields_hint(obj)}"
             )
         if id(obj) in self._modules:  # modules and objects: one used twice is stored once, as pickle's memo does
@@ -172,8 +177,12 @@ class Encoder:
 
     def _object(self, obj) -> dict:
         self._modules[id(obj)] = len(self._modules)
+        state = obj.__getstate__() if _own(type(obj), "__getstate__") else vars(obj)
+        if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+            raise TypeError(f"ember.save cannot store a {_type_name(obj)}: its __getstate__() is not a dict of "
+                            "attribute names")
         attrs = []
-        for name, value in vars(obj).items():
+        for name, value in state.items():
             try:
                 attrs.append([name, self.encode(value)])
             except TypeError as e:
@@ -332,15 +341,19 @@ class Decoder:
         if not isinstance(path, str):
             self.fail(f"an object entry in {MANIFEST} has no class path")
         cls = _globals.resolve(path, self.weights_only, self.what, self.fail)
-        if not (isinstance(cls, type) and not issubclass(cls, Module) and _kept_by_dict(cls)):
+        if not (isinstance(cls, type) and not issubclass(cls, Module) and _kept_by_state(cls)):
             self.fail(f"{path} is not a class whose instances are saved by their attributes")
         obj = cls.__new__(cls)
         self._modules.append(obj)  # numbered with the modules, as the encoder numbers them
-        d = obj.__dict__
+        state = {}
         for name, value in self._pairs(node.get("attrs", [])):
-            if not isinstance(name, str) or name in d:
+            if not isinstance(name, str) or name in state:
                 self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
-            d[name] = self.decode(value)
+            state[name] = self.decode(value)
+        if _own(cls, "__setstate__"):
+            obj.__setstate__(state)
+        else:
+            obj.__dict__.update(state)
         return obj
 
     def _npscalar(self, i: int):
