@@ -227,7 +227,7 @@ def test_pytorch_only_arguments_are_accepted(tmp_path):
 
     path = tmp_path / "x.pt"
     ember.save({"a": 1}, path, pickle_module, 4, _use_new_zipfile_serialization=True)
-    assert ember.load(path, None, pickle_module, weights_only=True, mmap=False, encoding="utf-8") == {"a": 1}
+    assert ember.load(path, None, pickle_module, weights_only=False, mmap=False, encoding="utf-8") == {"a": 1}
 
 
 def test_file_object_at_an_offset():

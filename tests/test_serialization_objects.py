@@ -122,3 +122,20 @@ def test_a_model_holding_its_optimizer_saves_whole_as_in_pytorch(fw):
     assert lopt.param_groups[0]["params"][0] is loaded.weight
     assert lopt.state[loaded.weight]["exp_avg"].tolist() == opt.state[model.weight]["exp_avg"].tolist()
     assert float(lopt.state[loaded.bias]["step"]) == 1.0
+
+
+@pytest.mark.parametrize("load_kw", [{}, {"weights_only": True}, {"weights_only": False}],
+                         ids=["default", "weights_only=True", "weights_only=False"])
+def test_a_pickle_module_given_to_load_turns_weights_only_off_as_in_pytorch(load_kw):
+    # n-beats' NBeatsNet.load calls torch.load(f, map_location, pickle_module) on a whole saved model: PyTorch
+    # then defaults to weights_only=False, and refuses weights_only=True with a pickle module
+    def outcome(fw):
+        buf = io.BytesIO()
+        fw.save({"opt": argparse.Namespace(lr=0.5)}, buf)
+        buf.seek(0)
+        try:
+            return vars(fw.load(buf, None, pickle, **load_kw)["opt"])
+        except RuntimeError as e:
+            return type(e).__name__, str(e)
+
+    assert outcome(ember) == outcome(torch)

@@ -160,7 +160,7 @@ def _is_safetensors(head: bytes) -> bool:
     return len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] > 1
 
 
-def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = True,
+def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
 
@@ -169,17 +169,23 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
             other device is an error (ember computes on the CPU). A dict's entries for locations other
             than "cpu" are not used (every storage is loaded on the CPU, as its "cpu" entry says). A
             callable is accepted and not called (every tensor is loaded on the CPU).
-        weights_only: True (default, as in PyTorch 2.6+): a saved module, class or function is rebuilt only
-            if allowlisted (``add_safe_globals``/``safe_globals``), else a RuntimeError (also an
-            ``UnpicklingError``) names it. False: classes and functions named in an ember file are imported
+        weights_only: True (the default, as in PyTorch 2.6+, unless a ``pickle_module`` is given): a saved
+            module, class or function is rebuilt only if allowlisted (``add_safe_globals``/``safe_globals``),
+            else a RuntimeError (also an ``UnpicklingError``) names it. False (the default when a
+            ``pickle_module`` is given, as PyTorch's): classes and functions named in an ember file are imported
             (only for files you trust). A PyTorch file is never unpickled either way: only tensors, storages
             and plain containers are read from it.
         pickle_module, mmap, pickle_load_args: accepted for PyTorch compatibility and ignored (the file is
-            read into memory; nothing is unpickled).
+            read into memory; nothing is unpickled), but for ``pickle_module``'s effect on the default above
+            and PyTorch's RuntimeError when it is given with ``weights_only=True``.
     """
     _check_map_location(map_location)
     name = _name(f)
     what = f"ember.load({name})"
+    if weights_only is None:  # PyTorch's default: weights only, unless the caller brings its own unpickler
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     weights_only = weights_only is not False
 
     def fail(why: str):
