@@ -35,18 +35,18 @@ def laid_out(x, idx, out):
     """``out = x[idx]`` (NumPy's advanced indexing) in the layout PyTorch gives ``x[idx]``."""
     if out.__class__ is not xp.ndarray or out.ndim < 2:
         return out
-    # the common cases, decided without the sort: a contiguous x and contiguous index tensors give PyTorch a
-    # contiguous result (every operand orders the dimensions it does not broadcast as the result's order), and
-    # so does one index tensor into x whose other dimensions are at most one (NumPy's is contiguous then too)
-    if idx.__class__ is xp.ndarray:
-        if out.flags.c_contiguous and idx.flags.c_contiguous and (
-                x.flags.c_contiguous or x.ndim - (idx.ndim if idx.dtype == xp.bool_ else 1) <= 1):
-            return out
-    elif idx.__class__ is tuple and x.flags.c_contiguous and out.flags.c_contiguous and all(
-            p.flags.c_contiguous for p in idx if p.__class__ is xp.ndarray):
-        return out
     if is_meta(out):
         return out
+    # the common cases, decided without the sort: a contiguous x and contiguous index tensors give PyTorch a
+    # contiguous result (every operand orders the dimensions it does not broadcast as the result's order), and
+    # so does one index tensor into x whose other dimensions are at most one: NumPy's result, made C-contiguous
+    if idx.__class__ is xp.ndarray:
+        if idx.flags.c_contiguous and (
+                x.flags.c_contiguous or x.ndim - (idx.ndim if idx.dtype == xp.bool_ else 1) <= 1):
+            return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
+    elif idx.__class__ is tuple and x.flags.c_contiguous and all(
+            p.flags.c_contiguous for p in idx if p.__class__ is xp.ndarray):
+        return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
     parts = idx if idx.__class__ is tuple else (idx,)
     order = _pytorch_order(x, parts)
     if order is None:
