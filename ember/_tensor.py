@@ -378,8 +378,12 @@ class Tensor(
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        # PyTorch's set_data: a tensor only, and one that can carry a gradient when this one requires grad (an
+        # integer or bool tensor put into a parameter would leave it requiring grad with no gradient possible)
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {_c_type_name(value)}")
+        if self._requires_grad and np_kind(value._data.dtype) not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
     def detach(self) -> Tensor:
@@ -622,6 +626,18 @@ class Tensor(
 _ndarray, _scalar = xp.ndarray, xp.generic
 _new_tuple = tuple.__new__  # (a Size of a NumPy shape, without Size.__new__'s check)
 _inference_active = _inference.active
+
+
+def _c_type_name(value: Any) -> str:
+    """The name PyTorch's C++ messages give ``value``'s type (CPython's ``tp_name``): a class defined in Python
+    by its bare name (``int``, ``MyModule``), an extension type by its dotted name (``numpy.ndarray``)."""
+    cls = type(value)
+    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class created at run time, whose tp_name is its bare name
 
 
 def _empty_strides(array):

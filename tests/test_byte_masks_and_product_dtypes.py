@@ -133,7 +133,7 @@ PRODUCTS = {
     "linalg.vecdot": lambda m, d1, d2: m.linalg.vecdot(_ones(m, (2, 3), d1), _ones(m, (2, 3), d2)),
     "einsum": lambda m, d1, d2: m.einsum("ij,jk->ik", _ones(m, (2, 3), d1), _ones(m, (3, 2), d2)),
 }
-SAME_MESSAGE = {"@", "mm", "matmul 1-d 1-d", "matmul 1-d 2-d", "matmul 3-d 2-d", "matmul 4-d 4-d", "bmm", "dot",
+SAME_MESSAGE = {"@", "mm", "matmul 1-d 1-d", "matmul 1-d 2-d", "matmul 3-d 2-d", "matmul 4-d 4-d", "bmm", "dot", "einsum",
                 "vdot", "linalg.vecdot"}
 
 
@@ -164,3 +164,12 @@ def test_vecdot_conjugates_its_first_operand_like_torch():
     x, y = [[1 + 2j, 3 - 1j]], [[2 - 1j, 1 + 1j]]
     (e, _), (t, _) = both(lambda m: m.linalg.vecdot(m.tensor(x), m.tensor(y)))
     np.testing.assert_allclose(e, t)
+
+
+
+@pytest.mark.parametrize("d1, d2", [("float32", "int64"), ("int64", "float32"), ("float64", "float32")])
+def test_einsum_of_batched_operands_names_both_dtypes_like_torch(d1, d2):
+    # Conv-TasNet's PIT loss: einsum('bij,pij->bp', [float scores, int64 one-hot permutations])
+    (e, _), (t, _) = both(lambda m: m.einsum("bij,pij->bp", [_ones(m, (2, 3, 3), d1), _ones(m, (4, 3, 3), d2)]))
+    assert isinstance(e, RuntimeError) and isinstance(t, RuntimeError)
+    assert str(e) == str(t)

@@ -13,6 +13,7 @@ import operator
 
 from .._autocast import lower_precision
 from .._backend import xp
+from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import conj_if_complex
@@ -138,9 +139,11 @@ def einsum(*args) -> Tensor:
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): operand {i} must be a Tensor, not {type(t).__name__}")
-    dtypes = {t._data.dtype for t in operands}
-    if len(dtypes) > 1:
-        raise RuntimeError(f"einsum(): operands do not have the same dtype: {[str(t.dtype) for t in operands]}")
+    first = operands[0]._data.dtype if operands else None
+    for t in operands:
+        if t._data.dtype != first:  # PyTorch's contraction of the first operand with the first that differs
+            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[first.name]} but found "
+                               f"{SCALAR_TYPE_NAMES[t._data.dtype.name]}")
     inputs, output = _explicit(equation, [t._data.shape for t in operands])
     sizes: dict[str, int] = {}
     for k, (subs, t) in enumerate(zip(inputs, operands)):

@@ -29,6 +29,7 @@ from ..autograd.graph import Node, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
 from .elementwise import cast, promote
+from .index_layout import laid_out
 
 
 def _index_part(i):
@@ -300,7 +301,7 @@ class AdvancedIndex(Node):
 
     def forward(self, x, idx):
         self.shape, self.idx = x.shape, idx
-        return x[idx]
+        return laid_out(x, idx, x[idx])
 
     def backward(self, g):
         out = xp.zeros_like(g, shape=self.shape)

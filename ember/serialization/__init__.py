@@ -11,8 +11,9 @@ What can be saved: None, bools, ints, floats, strings, lists, tuples (tuple
 subclasses such as namedtuples come back as plain tuples), dicts and
 OrderedDicts (other dict subclasses come back as dicts) with keys of those
 types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
-NumPy arrays, dtypes, and (ember's format only) whole ``nn.Module``s and classes
-or functions by name, which a ``weights_only=True`` load rebuilds only when
+NumPy arrays, dtypes, devices, and (ember's format only) whole ``nn.Module``s, objects that
+pickle keeps as their class and state (an ``argparse.Namespace``, a dataclass, an optimizer)
+and classes or functions by name, which a ``weights_only=True`` load rebuilds only when
 allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
 
 Sharing: the same tensor object saved twice is stored once and loads as one
@@ -81,7 +82,8 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
             for PyTorch compatibility and ignored (nothing is pickled).
         format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
-            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes and containers only).
+            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes, devices and containers
+            only).
             None (default): ``"torch"`` when the program imported ``torch`` and got ember (``python -m
             ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
             otherwise (a program written for ember, ``import ember as torch``, writes ember's format even when
@@ -158,7 +160,7 @@ def _is_safetensors(head: bytes) -> bool:
     return len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] > 1
 
 
-def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = True,
+def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
     """Read an object written by ``ember.save`` or ``torch.save`` (zip format), or a safetensors file.
 
@@ -167,17 +169,23 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
             other device is an error (ember computes on the CPU). A dict's entries for locations other
             than "cpu" are not used (every storage is loaded on the CPU, as its "cpu" entry says). A
             callable is accepted and not called (every tensor is loaded on the CPU).
-        weights_only: True (default, as in PyTorch 2.6+): a saved module, class or function is rebuilt only
-            if allowlisted (``add_safe_globals``/``safe_globals``), else a RuntimeError (also an
-            ``UnpicklingError``) names it. False: classes and functions named in an ember file are imported
+        weights_only: True (the default, as in PyTorch 2.6+, unless a ``pickle_module`` is given): a saved
+            module, class or function is rebuilt only if allowlisted (``add_safe_globals``/``safe_globals``),
+            else a RuntimeError (also an ``UnpicklingError``) names it. False (the default when a
+            ``pickle_module`` is given, as PyTorch's): classes and functions named in an ember file are imported
             (only for files you trust). A PyTorch file is never unpickled either way: only tensors, storages
             and plain containers are read from it.
         pickle_module, mmap, pickle_load_args: accepted for PyTorch compatibility and ignored (the file is
-            read into memory; nothing is unpickled).
+            read into memory; nothing is unpickled), but for ``pickle_module``'s effect on the default above
+            and PyTorch's RuntimeError when it is given with ``weights_only=True``.
     """
     _check_map_location(map_location)
     name = _name(f)
     what = f"ember.load({name})"
+    if weights_only is None:  # PyTorch's default: weights only, unless the caller brings its own unpickler
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     weights_only = weights_only is not False
 
     def fail(why: str):

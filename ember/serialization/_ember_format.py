@@ -5,15 +5,17 @@
     A NODE is a JSON ``null``/bool/int/float/string for the same Python value, or
     a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``, ``{"size": [INT...]}`` (an ``ember.Size``),
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
-    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``,
+    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
     ``{"global": "module.qualname"}`` (a class or function, by reference),
     ``{"npscalar": i}`` (a NumPy scalar, payload i holding it as a 0-d array),
     ``{"method": [NODE, NAME]}`` (a bound method: its object, by the NODE rules, and its name, as pickle keeps
     one: a custom Function's ``apply``, a module's own method held as an attribute) or
     ``{"module": {"class": PATH, "training": bool, "parameters": PAIRS,
     "buffers": PAIRS, "non_persistent": [NAME...], "modules": PAIRS, "attrs": PAIRS}}``
-    (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"module_ref": k}`` (the k-th module
-    stored, again: shared submodules stay shared). ENTRY i is
+    (an ``nn.Module``; PAIRS is ``[[NAME, NODE]...]``) or ``{"object": {"class": PATH, "attrs": PAIRS}}``
+    (an object pickle keeps as its class and a dict of its state: an ``argparse.Namespace``'s ``__dict__``, an
+    optimizer's ``__getstate__()``) or
+    ``{"module_ref": k}`` (the k-th module or object stored, again: shared ones stay shared). ENTRY i is
     ``{"kind": "tensor" | "parameter" | "ndarray", "requires_grad": bool}``, with ``"dtype": "bfloat16"``
     for a bfloat16 tensor (its payload holds the bits as uint16: ``.npy`` has no bfloat16).
 ``arrays/<i>.npy``
@@ -33,6 +35,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._device import device as _device_type
 from .._shown_name import package_name
 from .._size import Size
 from .._sparse import save_error
@@ -43,7 +46,7 @@ from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
 KINDS = ("tensor", "parameter", "ndarray")
-_CONTAINERS = ("list", "tuple", "dict", "odict", "module")  # the nodes that count as a level of nesting
+_CONTAINERS = ("list", "tuple", "dict", "odict", "module", "object")  # the nodes that count as a level of nesting
 # The JSON levels one level of nesting takes at most: {"module": {"modules": [[NAME, NODE]]}}
 _JSON_PER_LEVEL = 4
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -65,6 +68,20 @@ def _fields_hint(obj: Any) -> str:
             "after loading")
 
 
+def _kept_by_state(cls: type) -> bool:
+    """Whether pickle stores an instance of ``cls`` as its class and a dict of its state (an argparse.Namespace,
+    a dataclass, a plain config class: its ``__dict__``; an optimizer: its ``__getstate__()``): built by
+    ``object.__new__``, no ``__reduce__`` of its own and no ``__slots__``. Such an object is rebuilt from those
+    two alone: ``cls.__new__(cls)``, then its ``__setstate__(state)`` or its ``__dict__`` filled, as pickle does."""
+    return (cls.__new__ is object.__new__ and cls.__reduce_ex__ is object.__reduce_ex__
+            and cls.__reduce__ is object.__reduce__ and not any("__slots__" in vars(c) for c in cls.__mro__))
+
+
+def _own(cls: type, name: str) -> bool:
+    """Whether ``cls`` defines the pickling method ``name`` (``__getstate__``, ``__setstate__``) itself."""
+    return getattr(cls, name, None) is not getattr(object, name, None)
+
+
 def _module_class():
     """nn.Module when ember.nn is loaded (a module can only exist then), else None."""
     module = sys.modules.get("ember.nn.modules.module")
@@ -79,7 +96,7 @@ class Encoder:
         self.entries: list[dict] = []
         self._index: dict[int, int] = {}  # id(tensor or ndarray) -> payload index
         self._open: set[int] = set()  # ids of the containers being encoded (cycle check)
-        self._modules: dict[int, int] = {}  # id(module) -> its number: a module used twice is stored once
+        self._modules: dict[int, int] = {}  # id(module or object) -> its number: one used twice is stored once
         self._depth = 0  # containers and modules open around the object being encoded
 
     def encode(self, obj: Any):
@@ -93,6 +110,8 @@ class Encoder:
             return {"array": self._payload(obj)}
         if isinstance(obj, _dtype.dtype):
             return {"dtype": obj.name}
+        if isinstance(obj, _device_type):  # a model holding its device (n-beats' NBeatsNet.device)
+            return {"device": str(obj)}
         if isinstance(obj, Size):  # a tensor's shape stays a Size, as torch.save keeps torch.Size
             return {"size": [int(n) for n in obj]}
         if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
@@ -102,13 +121,16 @@ class Encoder:
             # `self.round = RoundFunction.apply` (a classmethod bound to the class) or one of its own methods
             return {"method": [self.encode(obj.__self__), obj.__name__]}
         module_class = _module_class()
-        if not isinstance(obj, (list, tuple, dict)) and not (module_class and isinstance(obj, module_class)):
+        is_module = module_class is not None and isinstance(obj, module_class)
+        if not (isinstance(obj, (list, tuple, dict)) or is_module
+                or (hasattr(obj, "__dict__") and _kept_by_state(type(obj)))):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
-                "arrays, numbers, strings, None, dtypes, nn.Modules, classes and functions (by name), methods "
-                f"bound to those and lists/tuples/dicts of them{_fields_hint(obj)}"
+                "arrays, numbers, strings, None, dtypes, devices, nn.Modules, objects pickle keeps as their class and "
+                "state, classes and functions (by name), methods bound to those and lists/tuples/dicts of "
+                f"them{_fields_hint(obj)}"
             )
-        if id(obj) in self._modules:
+        if id(obj) in self._modules:  # modules and objects: one used twice is stored once, as pickle's memo does
             return {"module_ref": self._modules[id(obj)]}
         if id(obj) in self._open:
             raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
@@ -121,8 +143,10 @@ class Encoder:
             node = {tag: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
         elif isinstance(obj, (list, tuple)):
             node = {"tuple" if isinstance(obj, tuple) else "list": [self.encode(x) for x in obj]}
-        else:
+        elif is_module:
             node = {"module": self._module(obj)}
+        else:
+            node = {"object": self._object(obj)}
         self._open.discard(id(obj))
         self._depth -= 1
         return node
@@ -150,6 +174,20 @@ class Encoder:
                 raise TypeError(f"{e} (attribute {name!r} of a {_type_name(m)})") from None
         node["attrs"] = attrs
         return node
+
+    def _object(self, obj) -> dict:
+        self._modules[id(obj)] = len(self._modules)
+        state = obj.__getstate__() if _own(type(obj), "__getstate__") else vars(obj)
+        if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+            raise TypeError(f"ember.save cannot store a {_type_name(obj)}: its __getstate__() is not a dict of "
+                            "attribute names")
+        attrs = []
+        for name, value in state.items():
+            try:
+                attrs.append([name, self.encode(value)])
+            except TypeError as e:
+                raise TypeError(f"{e} (attribute {name!r} of a {_type_name(obj)})") from None
+        return {"class": _globals.path_of(type(obj)), "attrs": attrs}
 
     def _payload(self, obj) -> int:
         if id(obj) not in self._index:
@@ -203,7 +241,7 @@ class Decoder:
         self.archive, self.entries, self.fail = archive, entries, fail
         self.weights_only, self.what = weights_only, what
         self._loaded: dict[int, Any] = {}
-        self._modules: list = []  # rebuilt modules, in the order they were first saved
+        self._modules: list = []  # rebuilt modules and objects, in the order they were first saved
         self._depth = 0
         if not isinstance(entries, list):
             fail(f"{MANIFEST} has no list of arrays")
@@ -239,10 +277,17 @@ class Decoder:
             return Size(value)
         if tag == "dtype" and isinstance(value, str) and isinstance(getattr(_dtype, value, None), _dtype.dtype):
             return getattr(_dtype, value)
+        if tag == "device" and isinstance(value, str):
+            try:
+                return _device_type(value)
+            except (RuntimeError, ValueError):
+                self.fail(f"unexpected device {value[:40]!r} in {MANIFEST}")
         if tag == "global" and isinstance(value, str):
             return _globals.resolve(value, self.weights_only, self.what, self.fail)
         if tag == "module" and isinstance(value, dict):
             return self._module(value)
+        if tag == "object" and isinstance(value, dict):
+            return self._object(value)
         if tag == "module_ref" and type(value) is int and 0 <= value < len(self._modules):
             return self._modules[value]
         if tag == "npscalar" and type(value) is int and 0 <= value < len(self.entries):
@@ -286,6 +331,30 @@ class Decoder:
                 self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
             d[name] = self.decode(value)
         return m
+
+    def _object(self, node: dict):
+        # rebuilt as pickle rebuilds it (cls.__new__(cls), then its __dict__ filled), its class resolved under the
+        # same rule as a module's: refused by a weights_only load unless allowlisted, as PyTorch refuses the global
+        from ..nn import Module
+
+        path = node.get("class")
+        if not isinstance(path, str):
+            self.fail(f"an object entry in {MANIFEST} has no class path")
+        cls = _globals.resolve(path, self.weights_only, self.what, self.fail)
+        if not (isinstance(cls, type) and not issubclass(cls, Module) and _kept_by_state(cls)):
+            self.fail(f"{path} is not a class whose instances are saved by their attributes")
+        obj = cls.__new__(cls)
+        self._modules.append(obj)  # numbered with the modules, as the encoder numbers them
+        state = {}
+        for name, value in self._pairs(node.get("attrs", [])):
+            if not isinstance(name, str) or name in state:
+                self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
+            state[name] = self.decode(value)
+        if _own(cls, "__setstate__"):
+            obj.__setstate__(state)
+        else:
+            obj.__dict__.update(state)
+        return obj
 
     def _npscalar(self, i: int):
         # PyTorch's pickle rebuilds a NumPy scalar with numpy._core.multiarray.scalar, which a weights_only load

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import _dtype
 from .._backend import xp
+from .._device import device as _device_type
 from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
@@ -80,6 +81,13 @@ class _Pickler:
             self.tensor(obj)
         elif isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
+        elif isinstance(obj, _device_type):  # as PyTorch pickles one: torch.device("cpu") or ("cuda", 1)
+            self.glob("torch", "device")
+            self.out += b"("
+            self.save(obj.type)
+            if obj.index is not None:
+                self.save(obj.index)
+            self.out += b"tR"
         elif isinstance(obj, Size):  # torch.Size((2, 3)): torch.load gives a torch.Size back
             self.glob("torch", "Size")
             self.out += b"("
@@ -94,7 +102,7 @@ class _Pickler:
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
                             f"{type(obj).__module__}.{type(obj).__qualname__}: it stores tensors, numbers, "
-                            "strings, None, dtypes and lists/tuples/dicts of them")
+                            "strings, None, dtypes, devices and lists/tuples/dicts of them")
 
     def container(self, obj: tuple | list | dict) -> None:
         out = self.out
