@@ -105,3 +105,18 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """The maximum of each bin of (N, C, D, H, W); see ``adaptive_max_pool2d``."""
     return adaptive_max_pool(input, output_size, 3, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
+    """``adaptive_max_pool1d`` returning (values, indices), as PyTorch's ``adaptive_max_pool1d_with_indices``."""
+    return adaptive_max_pool(input, output_size, 1, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
+    """``adaptive_max_pool2d`` returning (values, indices), as PyTorch's ``adaptive_max_pool2d_with_indices``."""
+    return adaptive_max_pool(input, output_size, 2, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
+    """``adaptive_max_pool3d`` returning (values, indices), as PyTorch's ``adaptive_max_pool3d_with_indices``."""
+    return adaptive_max_pool(input, output_size, 3, True)

@@ -307,7 +307,17 @@ def _pool_args(name, input, nd, kernel_size, stride, padding, dilation):
         raise RuntimeError(f"{name}: expected {nd + 1}D or {nd + 2}D input, got input of size {list(input.shape)}")
     kernel = ntuple(kernel_size, nd, "kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride")
-    return kernel, stride, ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
+    padding, dilation = ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
+    # PyTorch's checks, in its order (a zero stride would otherwise divide by zero in the output size)
+    if 0 in stride:
+        raise RuntimeError(f"{name}() stride must be greater than zero, but got 0" if name == "max_pool1d"
+                           else "stride should not be zero")
+    for what, values in (("kernel size", kernel), ("stride", stride), ("dilation", dilation)):
+        if min(values) <= 0:
+            raise RuntimeError(f"{name}(): {what} should be greater than zero, but got {list(values)}")
+    if min(padding) < 0:
+        raise RuntimeError(f"{name}(): pad must be non-negative, but got pad: {list(padding)}")
+    return kernel, stride, padding, dilation
 
 
 @torch_named("MaxPool2DWithIndicesBackward0")
@@ -376,6 +386,20 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
                return_indices: bool = False):
     """Max over windows of (N, C, D, H, W); ``stride`` defaults to ``kernel_size``; padding counts as -inf."""
     return max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _with_indices(nd: int):
+    def pool(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+             return_indices: bool = False) -> tuple:
+        return max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    pool.__name__ = pool.__qualname__ = f"max_pool{nd}d_with_indices"
+    pool.__doc__ = (f"``max_pool{nd}d`` returning (values, indices) whatever ``return_indices`` says, as PyTorch's "
+                    f"``max_pool{nd}d_with_indices``.")
+    return pool
+
+
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (_with_indices(nd) for nd in (1, 2, 3))
 
 
 def _window_counts(n, k, s, pads, limit_lo, limit_hi):
