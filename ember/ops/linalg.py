@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -129,6 +129,7 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
 def _check_product(a: Tensor, b: Tensor) -> None:
     """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype."""
     sa, sb = a._data.shape, b._data.shape
+    _refuse_bool(a, b)
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a = sa[-1]
@@ -247,6 +248,30 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     return matmul(a, v)
 
 
+def _refuse_bool(a: Tensor, b: Tensor) -> None:
+    """PyTorch's CPU matrix products have no bool kernel (``outer`` and ``addr``, elementwise, do)."""
+    if a._data.dtype == xp.bool_ or b._data.dtype == xp.bool_:
+        raise NotImplementedError("\"matrix product\" not implemented for 'Bool'")
+
+
+def _integral_scalars(operand: Tensor, beta, alpha, name: str) -> tuple:
+    """(beta, alpha) for a product of integer ``operand``'s dtype, as PyTorch converts them: addr refuses a float
+    (its own check), the other products truncate it to an int (PyTorch's conversion to the integer kernel's
+    scalar type; a complex one does not convert). Unchanged for floating operands."""
+    if np_kind(operand._data.dtype) not in "iub":
+        return beta, alpha
+    converted = []
+    for what, value in (("beta", beta), ("alpha", alpha)):
+        if isinstance(value, complex) or isinstance(value, xp.generic) and np_kind(value.dtype) == "c":
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        if isinstance(value, (float, xp.floating)):
+            if name == "addr":
+                raise RuntimeError(f"For integral input tensors, argument {what} must not be a floating point number.")
+            value = int(value)
+        converted.append(value)
+    return tuple(converted)
+
+
 def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
     """addmv's checks of ``added + a @ v`` (mv's ``added`` is a result of v's dtype): the dims, the sizes, then the
     three dtypes, named in that order."""
@@ -255,6 +280,7 @@ def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
     (rows, cols), n = a._data.shape, v._data.shape[0]
     if cols != n:
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({n})")
+    _refuse_bool(a, v)
     if not added.dtype == a.dtype == v.dtype:
         names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (added, a, v)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
@@ -450,6 +476,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     _check_product(mat1, mat2)
     _check_same_dtype(input, mat1, "addmm")
     _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
+    beta, alpha = _integral_scalars(mat1, beta, alpha, "addmm")
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
@@ -460,6 +487,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     _check_product(batch1, batch2)
     _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
+    beta, alpha = _integral_scalars(batch1, beta, alpha, "baddbmm")
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -470,6 +498,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     _check_product(batch1, batch2)
     _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
+    beta, alpha = _integral_scalars(batch1, beta, alpha, "addbmm")
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -482,6 +511,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
+    beta, alpha = _integral_scalars(mat, beta, alpha, "addmv")
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
@@ -490,6 +520,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
+    beta, alpha = _integral_scalars(vec1, beta, alpha, "addr")
     return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha)
 
 
