@@ -27,7 +27,6 @@ DIFFERENT = {
     ("nn.init", "orthogonal_", "gain"),  # 1.0 where PyTorch writes 1
     ("utils.data", "random_split", "generator"),  # None: the default generator, PyTorch's object for it
     ("utils.checkpoint", "checkpoint", "context_fn"),  # None: no context, PyTorch's no-op function for it
-    ("serialization", "load", "weights_only"),  # True, PyTorch's default when None
     ("serialization", "save", "pickle_module"),  # ember's format does not pickle
     ("distributed", "init_process_group", "timeout"),  # PyTorch's None means its backend's default
     ("distributed", "all_reduce", "op"), ("distributed", "reduce", "op"),  # ReduceOp.SUM, ember's enum
