@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -126,8 +126,9 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
     return node.apply(a, b)
 
 
-def _check_product(a: Tensor, b: Tensor) -> None:
-    """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype."""
+def _check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
+    """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype, not bool
+    (``kernel``: the PyTorch kernel that the bool error names, where the caller's is not matmul's)."""
     sa, sb = a._data.shape, b._data.shape
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
@@ -150,6 +151,18 @@ def _check_product(a: Tensor, b: Tensor) -> None:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
+    if a._data.dtype == xp.bool_:
+        if kernel is None:  # the kernel PyTorch's matmul dispatches to for these dimensions
+            kernel = ("dot" if len(sa) == 1 else "addmv_impl_cpu") if len(sb) == 1 else \
+                "bmm" if len(sb) > 2 else "addmm_impl_cpu_"
+        _check_not_bool(a, b, kernel)
+
+
+def _check_not_bool(a: Tensor, b: Tensor, kernel: str) -> None:
+    """PyTorch's matrix products have no bool kernel: its error, except where an operand is empty (the kernel is
+    never reached then; dot's dtype check comes first)."""
+    if a._data.dtype == xp.bool_ and (kernel == "dot" or (a._data.size and b._data.size)):
+        raise not_implemented_for(kernel, a.dtype)
 
 
 def _folding_copies(b: Tensor) -> bool:
@@ -259,6 +272,7 @@ def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
         names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (added, a, v)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
                            f"{names[2]}")
+    _check_not_bool(a, v, "addmv_impl_cpu")
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -457,7 +471,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     _check_bmm(batch1, batch2)
-    _check_product(batch1, batch2)
+    _check_product(batch1, batch2, "baddbmm")
     _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
@@ -467,7 +481,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     _check_bmm(batch1, batch2)
-    _check_product(batch1, batch2)
+    _check_product(batch1, batch2, "addmm_impl_cpu_")
     _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
@@ -549,6 +563,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
                                f"second has size {sb[j]} in dim {j}")
     free_a, free_b = [i for i in range(na) if i not in da], [j for j in range(nb) if j not in db]
     k = int(xp.prod([sa[i] for i in da]))
+    if not free_a and not free_b:  # (a full contraction: PyTorch's is a dot product, whose bool error names dot)
+        _check_not_bool(a, b, "dot")
     left = reshape(permute(a, *free_a, *da), -1, k) if na else reshape(a, 1, 1)
     right = reshape(permute(b, *db, *free_b), k, -1) if nb else reshape(b, 1, 1)
     out = matmul(left, right)

@@ -1,0 +1,82 @@
+"""Found by trying ember as a new user would (session 38's programs): each case against PyTorch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ember
+
+# (name, function of the module and its bool tensors): PyTorch's matrix products have no bool kernel
+_BOOL_PRODUCTS = [
+    ("v@v", lambda m, a, v, s: v @ v),
+    ("v@m", lambda m, a, v, s: v @ a),
+    ("m@v", lambda m, a, v, s: a @ v),
+    ("m@m", lambda m, a, v, s: a @ a),
+    ("s@m", lambda m, a, v, s: s @ a),
+    ("m@s", lambda m, a, v, s: a @ s),
+    ("v@s", lambda m, a, v, s: v @ s),
+    ("s@v", lambda m, a, v, s: s @ v),
+    ("s@s", lambda m, a, v, s: s @ s),
+    ("mm", lambda m, a, v, s: m.mm(a, a)),
+    ("bmm", lambda m, a, v, s: m.bmm(s, s)),
+    ("mv", lambda m, a, v, s: m.mv(a, v)),
+    ("dot", lambda m, a, v, s: m.dot(v, v)),
+    ("vdot", lambda m, a, v, s: m.vdot(v, v)),
+    ("addmm", lambda m, a, v, s: m.addmm(a, a, a)),
+    ("baddbmm", lambda m, a, v, s: m.baddbmm(s, s, s)),
+    ("addbmm", lambda m, a, v, s: m.addbmm(a, s, s)),
+    ("addmv", lambda m, a, v, s: m.addmv(v, a, v)),
+    ("inner", lambda m, a, v, s: m.inner(a, a)),
+    ("tensordot", lambda m, a, v, s: m.tensordot(a, a)),
+    ("einsum", lambda m, a, v, s: m.einsum("ij,jk->ik", a, a)),
+    ("linear", lambda m, a, v, s: m.nn.functional.linear(a, a)),
+    ("linear_3d", lambda m, a, v, s: m.nn.functional.linear(s, a, v)),
+    ("linear_empty", lambda m, a, v, s: m.nn.functional.linear(a[:0], a)),
+    ("tensordot_1", lambda m, a, v, s: m.tensordot(a, a, 1)),
+    ("tensordot_3", lambda m, a, v, s: m.tensordot(s, s, 3)),
+    ("einsum_row_sums", lambda m, a, v, s: m.einsum("ij,ij->i", a, a)),
+    ("einsum_batched", lambda m, a, v, s: m.einsum("bij,bjk->bik", s, s)),
+    ("multi_dot", lambda m, a, v, s: m.linalg.multi_dot([a, a, a])),
+    # the elementwise ones keep bool, as PyTorch's
+    ("outer", lambda m, a, v, s: m.outer(v, v)),
+    ("addr", lambda m, a, v, s: m.addr(a, v, v)),
+    ("kron", lambda m, a, v, s: m.kron(a, a)),
+    ("einsum_outer", lambda m, a, v, s: m.einsum("i,j->ij", v, v)),
+    ("einsum_mul", lambda m, a, v, s: m.einsum("ij,ij->ij", a, a)),
+]
+
+
+def _bool_operands(m):
+    a = m.tensor([[True, False], [True, True]])
+    return a, a[1], m.stack([a, a, a])
+
+
+@pytest.mark.parametrize("name,f", _BOOL_PRODUCTS, ids=[c[0] for c in _BOOL_PRODUCTS])
+def test_bool_matrix_products_error_as_pytorch(name, f):
+    try:
+        want = f(torch, *_bool_operands(torch))
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError) as got:
+            f(ember, *_bool_operands(ember))
+        assert str(got.value) == str(e)
+        return
+    got = f(ember, *_bool_operands(ember))
+    assert str(got.dtype)[-4:] == str(want.dtype)[-4:] == "bool"
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("sa,sb", [((0, 2), (2, 2)), ((2, 0), (0, 2)), ((2, 2), (2, 0)), ((0,), (0,)),
+                                   ((2, 0), (0,)), ((0, 2, 2), (0, 2, 2)), ((3, 2, 0), (3, 0, 2)), ((0, 2), (2,))])
+def test_empty_bool_matrix_products_as_pytorch(sa, sb):
+    def run(m):
+        return m.ones(sa, dtype=m.bool) @ m.ones(sb, dtype=m.bool)
+
+    try:
+        want = run(torch)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError, match=str(e).replace('"', '.')):
+            run(ember)
+        return
+    got = run(ember)
+    assert str(got.dtype)[-4:] == str(want.dtype)[-4:] == "bool" and got.tolist() == want.tolist()
