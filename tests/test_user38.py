@@ -80,3 +80,28 @@ def test_empty_bool_matrix_products_as_pytorch(sa, sb):
         return
     got = run(ember)
     assert str(got.dtype)[-4:] == str(want.dtype)[-4:] == "bool" and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("name,shape,args", [
+    ("max_pool1d_with_indices", (2, 3, 11), (3, 2, 1)),
+    ("max_pool2d_with_indices", (2, 3, 9, 9), (2, 2)),
+    ("max_pool2d_with_indices", (3, 9, 7), (3, 2, 1, 1, True)),
+    ("max_pool3d_with_indices", (1, 2, 5, 6, 4), (2,)),
+    ("adaptive_max_pool1d_with_indices", (2, 3, 11), (4,)),
+    ("adaptive_max_pool2d_with_indices", (2, 3, 9, 7), ((4, 3),)),
+    ("adaptive_max_pool3d_with_indices", (1, 2, 5, 6, 4), (2,)),
+])
+def test_pool_with_indices_as_pytorch(name, shape, args):
+    import numpy as np
+
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    t, e = torch.tensor(data, requires_grad=True), ember.tensor(data, requires_grad=True)
+    # (return_indices=False is ignored: the indices always come)
+    (to, ti), (eo, ei) = (getattr(m.nn.functional, name)(x, *args, return_indices=False)
+                          for m, x in ((torch, t), (ember, e)))
+    assert np.array_equal(eo.detach().numpy(), to.detach().numpy())
+    assert str(ei.dtype)[-5:] == "int64" and np.array_equal(ei.numpy(), ti.numpy())
+    (to * to).sum().backward()
+    (eo * eo).sum().backward()
+    assert np.allclose(e.grad.numpy(), t.grad.numpy())
+    assert type(eo.grad_fn).__name__ == type(to.grad_fn).__name__

@@ -105,3 +105,18 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """The maximum of each bin of (N, C, D, H, W); see ``adaptive_max_pool2d``."""
     return adaptive_max_pool(input, output_size, 3, return_indices)
+
+
+def _adaptive_max_pool_with_indices(nd: int):
+    """PyTorch's ``adaptive_max_pool{nd}d_with_indices``: the pooling and the indices of its maxima, always (its
+    ``return_indices`` is ignored, as PyTorch's)."""
+    def pooled(input: Tensor, output_size, return_indices: bool = False):
+        return adaptive_max_pool(input, output_size, nd, True)
+
+    pooled.__name__ = pooled.__qualname__ = f"adaptive_max_pool{nd}d_with_indices"
+    pooled.__doc__ = f"``adaptive_max_pool{nd}d`` and the indices of its maxima (``return_indices`` is ignored)."
+    return pooled
+
+
+adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices = map(
+    _adaptive_max_pool_with_indices, (1, 2, 3))

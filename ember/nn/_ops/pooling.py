@@ -378,6 +378,21 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def _max_pool_with_indices(nd: int):
+    """PyTorch's ``max_pool{nd}d_with_indices``: the pooling and the indices of its maxima, always (its
+    ``return_indices`` is ignored, as PyTorch's)."""
+    def pooled(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+        return max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    pooled.__name__ = pooled.__qualname__ = f"max_pool{nd}d_with_indices"
+    pooled.__doc__ = f"``max_pool{nd}d`` and the indices of its maxima (``return_indices`` is ignored)."
+    return pooled
+
+
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = map(_max_pool_with_indices, (1, 2, 3))
+
+
 def _window_counts(n, k, s, pads, limit_lo, limit_hi):
     """How many positions of [limit_lo, limit_hi) (input coordinates) each 1-d window covers."""
     lo, hi = pads
