@@ -105,3 +105,49 @@ def test_pool_with_indices_as_pytorch(name, shape, args):
     (eo * eo).sum().backward()
     assert np.allclose(e.grad.numpy(), t.grad.numpy())
     assert type(eo.grad_fn).__name__ == type(to.grad_fn).__name__
+
+
+_INT_POOLS = [
+    ("max_pool1d", lambda F, t: F.max_pool1d(t[0, 0], 2)),
+    ("max_pool1d_indices", lambda F, t: F.max_pool1d(t[0, 0], 2, return_indices=True)[0]),
+    ("max_pool2d", lambda F, t: F.max_pool2d(t[:, 0], 2)),
+    ("max_pool2d_indices", lambda F, t: F.max_pool2d(t[:, 0], 2, return_indices=True)[1]),
+    ("max_pool3d", lambda F, t: F.max_pool3d(t, 1)),
+    ("adaptive_max_pool1d", lambda F, t: F.adaptive_max_pool1d(t[0, 0], 2)),
+    ("adaptive_max_pool2d", lambda F, t: F.adaptive_max_pool2d(t[:, 0], 2)),
+    ("adaptive_max_pool3d", lambda F, t: F.adaptive_max_pool3d(t, 1)),
+    ("avg_pool1d", lambda F, t: F.avg_pool1d(-t[0, 0], 3, 2, 1)),
+    ("avg_pool1d_ceil", lambda F, t: F.avg_pool1d(t[0, 0] - 7, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", lambda F, t: F.avg_pool2d(t[:, 0] - 9, 2, 1, 1)),
+    ("avg_pool2d_divisor", lambda F, t: F.avg_pool2d(t[:, 0] - 9, 2, divisor_override=3)),
+    ("avg_pool3d", lambda F, t: F.avg_pool3d(t - 5, 2)),
+    ("adaptive_avg_pool1d", lambda F, t: F.adaptive_avg_pool1d(t[0, 0], 2)),
+    ("adaptive_avg_pool2d", lambda F, t: F.adaptive_avg_pool2d(t[:, 0], 2)),
+    ("adaptive_avg_pool2d_ones", lambda F, t: F.adaptive_avg_pool2d(t[:, 0], 1)),
+    ("adaptive_avg_pool3d", lambda F, t: F.adaptive_avg_pool3d(t, (2, 1, 1))),
+    ("lp_pool1d", lambda F, t: F.lp_pool1d(t[0, 0], 2, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("name,f", _INT_POOLS, ids=[c[0] for c in _INT_POOLS])
+def test_integer_pooling_as_pytorch(name, f, dtype):
+    """PyTorch's pooling kernels by dtype: max pooling takes integers (not bool; 1-d without indices floats only),
+    average pooling int64 (a truncating division), the adaptive ones floats only."""
+    def run(m):
+        t = m.arange(16).view(1, 1, 2, 2, 4).to(getattr(m, dtype))
+        return f(m.nn.functional, t if dtype != "bool" else (t % 3 == 0))
+
+    try:
+        want = run(torch)
+    except (NotImplementedError, RuntimeError) as e:
+        with pytest.raises(type(e)) as got:
+            run(ember)
+        assert str(got.value).startswith(str(e))  # (ember's mean adds a hint)
+        return
+    got = run(ember)
+    assert str(got.dtype)[-5:] == str(want.dtype)[-5:]
+    if got.is_floating_point():
+        assert got.flatten().tolist() == pytest.approx(want.flatten().tolist())
+    else:
+        assert got.tolist() == want.tolist()

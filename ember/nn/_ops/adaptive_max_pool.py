@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 from ..._backend import xp
+from ..._dtype import not_implemented_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 from .pooling import adaptive_output_size
@@ -81,6 +82,8 @@ def adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool 
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
     out = adaptive_output_size(name, input, output_size, nd)
+    if not input.is_floating_point():  # (PyTorch's kernels are floating-point only)
+        raise not_implemented_for("adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", input.dtype)
     if 0 in out or input._data.size == 0:  # an empty result, on the graph (an empty batch still trains)
         empty_shape = input._data.shape[:-nd] + out
         result = input.flatten()[:0].reshape(empty_shape)
