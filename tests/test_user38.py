@@ -151,3 +151,45 @@ def test_integer_pooling_as_pytorch(name, f, dtype):
         assert got.flatten().tolist() == pytest.approx(want.flatten().tolist())
     else:
         assert got.tolist() == want.tolist()
+
+
+_RESIZED_OUTS = [
+    ("arange", lambda m: m.arange(4, out=m.empty(3))),
+    ("arange_start", lambda m: m.arange(0, 5, out=m.empty(3))),
+    ("add", lambda m: m.add(m.ones(3), 1, out=m.empty(2))),
+    ("sin", lambda m: m.sin(m.ones(3), out=m.empty(2))),
+    ("sum", lambda m: m.sum(m.ones(3, 2), 0, out=m.empty(3))),
+    ("matmul", lambda m: m.matmul(m.ones(2, 2), m.ones(2, 2), out=m.empty(3))),
+    ("cat", lambda m: m.cat([m.ones(2), m.ones(2)], out=m.empty(3))),
+]
+
+
+@pytest.mark.parametrize("name,f", _RESIZED_OUTS, ids=[c[0] for c in _RESIZED_OUTS])
+def test_resized_out_warning_names_the_users_line(name, f):
+    """The warning of a resized ``out=`` names the line that called the op, as PyTorch's."""
+    import warnings
+
+    for m in (torch, ember):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f(m)
+        assert [w.filename for w in caught] == [__file__], (m.__name__, [(w.filename, w.lineno) for w in caught])
+
+
+def test_resized_out_warning_names_the_users_line_under_compat(tmp_path):
+    """The same under ``python -m ember.compat``: the script's line, not the runner's."""
+    from conftest import run_under_compat
+
+    source = (
+        "import sys, warnings\nimport torch\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    torch.arange(4, out=torch.empty(3))\n"
+        "    torch.add(torch.ones(3), 1, out=torch.empty(2))\n"
+        "    torch.sum(torch.ones(3, 2), 0, out=torch.empty(3))\n"
+        "print(sorted({w.filename == __file__ for w in caught}), len(caught))\n"
+    )
+    out = run_under_compat(source, str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[True]", "3"]
