@@ -116,13 +116,13 @@ def _sublist_letters(sublist) -> str:
     return "".join(letters)
 
 
-@lower_precision
 def _contracts(inputs, output: str) -> bool:
     """Whether a letter is summed over that two operands share (a product PyTorch's einsum makes with bmm)."""
     shared = [c for i, subs in enumerate(inputs) for c in set(subs) if any(c in other for other in inputs[i + 1:])]
     return any(c not in output for c in shared)
 
 
+@lower_precision
 def einsum(*args) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
     (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list, or in the sublist form
