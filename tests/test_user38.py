@@ -193,3 +193,36 @@ def test_resized_out_warning_names_the_users_line_under_compat(tmp_path):
     out = run_under_compat(source, str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[True]", "3"]
+
+
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+@pytest.mark.parametrize("autocast", [False, True])
+def test_multihead_attention_weights_as_pytorch(mask, autocast):
+    """MultiheadAttention's returned weights: PyTorch's baddbmm with the mask, so under bfloat16 autocast they are
+    bfloat16 (the mask cast with the product)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    masks = {None: None, "bool": np.triu(np.ones((5, 5), bool), 1),
+             "float": rng.standard_normal((5, 5)).astype(np.float32)}
+
+    def run(m):
+        m.manual_seed(0)
+        mha = m.nn.MultiheadAttention(8, 2, batch_first=True)
+        with m.no_grad():
+            for i, p in enumerate(mha.parameters()):
+                p.copy_(m.tensor(np.random.default_rng(i).standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+        x = m.tensor(data, requires_grad=True)
+        am = None if masks[mask] is None else m.tensor(masks[mask])
+        with m.autocast("cpu", dtype=m.bfloat16, enabled=autocast):
+            out, w = mha(x, x, x, attn_mask=am)
+        (out.float().sum() + w.float().sum()).backward()
+        return out, w, x.grad
+
+    (to, tw, tg), (eo, ew, eg) = run(torch), run(ember)
+    assert str(ew.dtype)[-8:] == str(tw.dtype)[-8:] and str(eo.dtype)[-8:] == str(to.dtype)[-8:]
+    tol = 3e-2 if autocast else 1e-5
+    assert np.allclose(ew.float().detach().numpy(), tw.float().detach().numpy(), atol=tol)
+    assert np.allclose(eo.float().detach().numpy(), to.float().detach().numpy(), atol=tol * 4)
+    assert np.allclose(eg.numpy(), tg.numpy(), atol=tol * 4)
