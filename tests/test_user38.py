@@ -226,3 +226,35 @@ def test_multihead_attention_weights_as_pytorch(mask, autocast):
     assert np.allclose(ew.float().detach().numpy(), tw.float().detach().numpy(), atol=tol)
     assert np.allclose(eo.float().detach().numpy(), to.float().detach().numpy(), atol=tol * 4)
     assert np.allclose(eg.numpy(), tg.numpy(), atol=tol * 4)
+
+
+_ADDED_PRODUCTS = [
+    ("addmm", lambda m, i, s, v, beta, alpha: m.addmm(i, i, i, beta=beta, alpha=alpha)),
+    ("baddbmm", lambda m, i, s, v, beta, alpha: m.baddbmm(s, s, s, beta=beta, alpha=alpha)),
+    ("addbmm", lambda m, i, s, v, beta, alpha: m.addbmm(i, s, s, beta=beta, alpha=alpha)),
+    ("addmv", lambda m, i, s, v, beta, alpha: m.addmv(v, i, v, beta=beta, alpha=alpha)),
+    ("addr", lambda m, i, s, v, beta, alpha: m.addr(i, v, v, beta=beta, alpha=alpha)),
+    ("addr_float_input", lambda m, i, s, v, beta, alpha: m.addr(i.float(), v, v, beta=beta, alpha=alpha)),
+    ("addmm_", lambda m, i, s, v, beta, alpha: i.clone().addmm_(i, i, beta=beta, alpha=alpha)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "float32"])
+@pytest.mark.parametrize("beta,alpha", [(1, 2.5), (0.5, 1), (2.7, -1.5), (False, True), (1.0, 1), (1, 300), (True, 2)])
+@pytest.mark.parametrize("name,f", _ADDED_PRODUCTS, ids=[c[0] for c in _ADDED_PRODUCTS])
+def test_added_products_scalars_on_integers_as_pytorch(name, f, beta, alpha, dtype):
+    """The addmm family converts beta and alpha to an integer result's type (truncated, range-checked); addr refuses
+    a float one for integers and a bool one for non-bool results."""
+    def run(m):
+        i = m.full((2, 2), 3, dtype=getattr(m, dtype))
+        return f(m, i, i[None], i[0], beta, alpha)
+
+    try:
+        want = run(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            run(ember)
+        assert str(got.value) == str(e)
+        return
+    got = run(ember)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and got.tolist() == want.tolist()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -317,6 +317,24 @@ def _check_same_dtype(input: Tensor, a: Tensor, name: str) -> None:
                            f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[a.dtype.name]}")
 
 
+_C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
+
+
+def _integer_scalars(d: dtype, beta, alpha) -> tuple:
+    """beta and alpha as PyTorch's kernels for an integer result of dtype ``d`` take them: converted to it (a float
+    truncated toward zero), a value outside its range an error."""
+    if d.name not in _C_INTEGERS:
+        return beta, alpha
+    name, info = d.name, xp.iinfo(d.np)
+    scalars = []
+    for value in (beta, alpha):
+        n = int(value)
+        if not info.min <= n <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_C_INTEGERS[name]} without overflow")
+        scalars.append(n)
+    return tuple(scalars)
+
+
 class _AddedProduct(Node):
     """``beta * input + alpha * product(a, b)`` as one node, PyTorch's (addmm, addmv, addr, baddbmm, addbmm): it
     saves the two operands, each for the other's gradient, never the added input. With beta 0 the input's values
@@ -406,7 +424,8 @@ class Addbmm(_AddedProduct):
 
     @staticmethod
     def product(a, b):
-        return xp.matmul(a, b).sum(0) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
+        # (the sum in the operands' dtype: NumPy's would widen a small integer type)
+        return xp.matmul(a, b).sum(0, dtype=a.dtype) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
 
     @staticmethod
     def product_grads(g, a, b, na, nb):
@@ -431,8 +450,8 @@ class Addr(_AddedProduct):
     float32_compute = False  # (elementwise products: one rounding each in any dtype)
     dtypes = None  # the inputs' dtypes where they are not all the result's
 
-    def forward(self, input, a, b, beta=1, alpha=1):
-        dtype = xp.result_type(input, a, b)
+    def forward(self, input, a, b, beta=1, alpha=1, dtype=None):
+        dtype = xp.result_type(input, a, b) if dtype is None else dtype  # (``addr``'s: PyTorch's promotion)
         if not input.dtype == a.dtype == b.dtype == dtype:
             self.dtypes = (input.dtype, a.dtype, b.dtype)
             input, a, b = input.astype(dtype), a.astype(dtype), b.astype(dtype)
@@ -464,6 +483,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     _check_product(mat1, mat2)
     _check_same_dtype(input, mat1, "addmm")
     _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
+    beta, alpha = _integer_scalars(mat1.dtype, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
@@ -474,6 +494,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     _check_product(batch1, batch2, "baddbmm")
     _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
+    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -484,6 +505,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     _check_product(batch1, batch2, "addmm_impl_cpu_")
     _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
+    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -496,6 +518,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
+    beta, alpha = _integer_scalars(mat.dtype, beta, alpha)
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
@@ -504,7 +527,20 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
-    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha)
+    _check_addr_scalars((input, vec1, vec2), beta, alpha)
+    result = promote_types(promote_types(input.dtype, vec1.dtype), vec2.dtype)
+    beta, alpha = _integer_scalars(result, beta, alpha)
+    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha, dtype=result.np)
+
+
+def _check_addr_scalars(tensors: tuple, beta, alpha) -> None:
+    """PyTorch's addr takes a bool beta or alpha for a bool result only, a float one for a floating result only."""
+    kinds = {t._data.dtype.kind for t in tensors}
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if isinstance(value, bool) and kinds != {"b"}:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if isinstance(value, float) and not kinds & {"f", "c"}:
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
 
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:
