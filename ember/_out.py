@@ -37,7 +37,6 @@ given is PyTorch's RuntimeError) and draw or fill the values as they would witho
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 
 from ._backend import xp
@@ -46,6 +45,7 @@ from ._dtype import float32 as _float32
 from ._meta import is_meta
 from ._signatures import with_keywords
 from ._tensor import Tensor
+from ._warnings import warn
 from .autograd.grad_mode import is_grad_enabled
 
 # result dtype converted to out's when castable (same_kind), as PyTorch's TensorIterator ops do
@@ -359,19 +359,17 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
     if tuple(out.shape) != tuple(result.shape) and name in _ONE_DIMENSIONAL and out.numel() == result.numel():
         result = result.reshape(tuple(out.shape))  # (PyTorch's kernel keeps the shape of an out of as many elements)
     if tuple(out.shape) != tuple(result.shape):
-        if name == "arange" and out.numel() != 0:
-            warnings.warn(
+        if name == "arange" and out.numel() != 0:  # (the user's line named, however deep the call)
+            warn(
                 f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
                 f"match the computed number of elements {result.numel()}. Note that this may occur as a result of "
-                f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).",
-                UserWarning, stacklevel=4)
+                f"rounding error. The out tensor will be resized to a tensor of shape ({result.numel()},).")
         elif out.numel() != 0 and name not in FACTORIES:  # (the factories resize it silently)
-            warnings.warn(
+            warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "
                 f"not match the required output shape {list(result.shape)}. This behavior is deprecated, and in a "
                 "future PyTorch release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).")
         out.resize_(tuple(result.shape))
     out.copy_(result)
     return out

@@ -131,6 +131,8 @@ __all__ = [
     "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "gaussian_nll_loss",
     "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
 ]
 
 

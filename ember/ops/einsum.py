@@ -13,7 +13,7 @@ import operator
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import SCALAR_TYPE_NAMES
+from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from .elementwise import conj_if_complex
@@ -116,6 +116,12 @@ def _sublist_letters(sublist) -> str:
     return "".join(letters)
 
 
+def _contracts(inputs, output: str) -> bool:
+    """Whether a letter is summed over that two operands share (a product PyTorch's einsum makes with bmm)."""
+    shared = [c for i, subs in enumerate(inputs) for c in set(subs) if any(c in other for other in inputs[i + 1:])]
+    return any(c not in output for c in shared)
+
+
 @lower_precision
 def einsum(*args) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
@@ -145,6 +151,9 @@ def einsum(*args) -> Tensor:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[first.name]} but found "
                                f"{SCALAR_TYPE_NAMES[t._data.dtype.name]}")
     inputs, output = _explicit(equation, [t._data.shape for t in operands])
+    if first == xp.bool_ and _contracts(inputs, output) and all(t._data.size for t in operands):
+        # (PyTorch contracts pairs of operands with bmm, which has no bool kernel)
+        raise not_implemented_for("bmm", operands[0].dtype)
     sizes: dict[str, int] = {}
     for k, (subs, t) in enumerate(zip(inputs, operands)):
         seen: dict[str, int] = {}

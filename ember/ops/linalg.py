@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, np_kind
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -126,10 +126,10 @@ def _matmul(a: Tensor, b: Tensor, node: type[MatMul] | None = None) -> Tensor:
     return node.apply(a, b)
 
 
-def _check_product(a: Tensor, b: Tensor) -> None:
-    """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype."""
+def _check_product(a: Tensor, b: Tensor, kernel: str | None = None) -> None:
+    """matmul's checks of its operands (the family's too): at least 1-D each, the inner sizes, one dtype, not bool
+    (``kernel``: the PyTorch kernel that the bool error names, where the caller's is not matmul's)."""
     sa, sb = a._data.shape, b._data.shape
-    _refuse_bool(a, b)
     if a._data.ndim == 0 or b._data.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a = sa[-1]
@@ -151,6 +151,18 @@ def _check_product(a: Tensor, b: Tensor) -> None:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[da]} but found {SCALAR_TYPE_NAMES[db]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CPP_TYPE_NAMES[da]} != "
                            f"{CPP_TYPE_NAMES[db]}")
+    if a._data.dtype == xp.bool_:
+        if kernel is None:  # the kernel PyTorch's matmul dispatches to for these dimensions
+            kernel = ("dot" if len(sa) == 1 else "addmv_impl_cpu") if len(sb) == 1 else \
+                "bmm" if len(sb) > 2 else "addmm_impl_cpu_"
+        _check_not_bool(a, b, kernel)
+
+
+def _check_not_bool(a: Tensor, b: Tensor, kernel: str) -> None:
+    """PyTorch's matrix products have no bool kernel: its error, except where an operand is empty (the kernel is
+    never reached then; dot's dtype check comes first)."""
+    if a._data.dtype == xp.bool_ and (kernel == "dot" or (a._data.size and b._data.size)):
+        raise not_implemented_for(kernel, a.dtype)
 
 
 def _folding_copies(b: Tensor) -> bool:
@@ -248,30 +260,6 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     return matmul(a, v)
 
 
-def _refuse_bool(a: Tensor, b: Tensor) -> None:
-    """PyTorch's CPU matrix products have no bool kernel (``outer`` and ``addr``, elementwise, do)."""
-    if a._data.dtype == xp.bool_ or b._data.dtype == xp.bool_:
-        raise NotImplementedError("\"matrix product\" not implemented for 'Bool'")
-
-
-def _integral_scalars(operand: Tensor, beta, alpha, name: str) -> tuple:
-    """(beta, alpha) for a product of integer ``operand``'s dtype, as PyTorch converts them: addr refuses a float
-    (its own check), the other products truncate it to an int (PyTorch's conversion to the integer kernel's
-    scalar type; a complex one does not convert). Unchanged for floating operands."""
-    if np_kind(operand._data.dtype) not in "iub":
-        return beta, alpha
-    converted = []
-    for what, value in (("beta", beta), ("alpha", alpha)):
-        if isinstance(value, complex) or isinstance(value, xp.generic) and np_kind(value.dtype) == "c":
-            raise RuntimeError("value cannot be converted to type int64_t without overflow")
-        if isinstance(value, (float, xp.floating)):
-            if name == "addr":
-                raise RuntimeError(f"For integral input tensors, argument {what} must not be a floating point number.")
-            value = int(value)
-        converted.append(value)
-    return tuple(converted)
-
-
 def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
     """addmv's checks of ``added + a @ v`` (mv's ``added`` is a result of v's dtype): the dims, the sizes, then the
     three dtypes, named in that order."""
@@ -280,11 +268,11 @@ def _check_mv(a: Tensor, v: Tensor, added: Tensor) -> None:
     (rows, cols), n = a._data.shape, v._data.shape[0]
     if cols != n:
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({n})")
-    _refuse_bool(a, v)
     if not added.dtype == a.dtype == v.dtype:
         names = [SCALAR_TYPE_NAMES[t.dtype.name] for t in (added, a, v)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
                            f"{names[2]}")
+    _check_not_bool(a, v, "addmv_impl_cpu")
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -327,6 +315,26 @@ def _check_same_dtype(input: Tensor, a: Tensor, name: str) -> None:
     if input.dtype != a.dtype:
         raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
                            f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[a.dtype.name]}")
+
+
+_C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
+
+
+def _integer_scalars(d: dtype, beta, alpha) -> tuple:
+    """beta and alpha as PyTorch's kernels for an integer result of dtype ``d`` take them: converted to it (a float
+    truncated toward zero), a value outside its range an error."""
+    if d.name not in _C_INTEGERS:
+        return beta, alpha
+    name, info = d.name, xp.iinfo(d.np)
+    scalars = []
+    for value in (beta, alpha):
+        if isinstance(value, complex) or isinstance(value, xp.generic) and value.dtype.kind == "c":
+            raise RuntimeError(f"value cannot be converted to type {_C_INTEGERS[name]} without overflow")
+        n = int(value)
+        if not info.min <= n <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_C_INTEGERS[name]} without overflow")
+        scalars.append(n)
+    return tuple(scalars)
 
 
 class _AddedProduct(Node):
@@ -418,7 +426,8 @@ class Addbmm(_AddedProduct):
 
     @staticmethod
     def product(a, b):
-        return xp.matmul(a, b).sum(0) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
+        # (the sum in the operands' dtype: NumPy's would widen a small integer type)
+        return xp.matmul(a, b).sum(0, dtype=a.dtype) if a.shape[0] else xp.zeros((a.shape[1], b.shape[2]), a.dtype)
 
     @staticmethod
     def product_grads(g, a, b, na, nb):
@@ -443,8 +452,8 @@ class Addr(_AddedProduct):
     float32_compute = False  # (elementwise products: one rounding each in any dtype)
     dtypes = None  # the inputs' dtypes where they are not all the result's
 
-    def forward(self, input, a, b, beta=1, alpha=1):
-        dtype = xp.result_type(input, a, b)
+    def forward(self, input, a, b, beta=1, alpha=1, dtype=None):
+        dtype = xp.result_type(input, a, b) if dtype is None else dtype  # (``addr``'s: PyTorch's promotion)
         if not input.dtype == a.dtype == b.dtype == dtype:
             self.dtypes = (input.dtype, a.dtype, b.dtype)
             input, a, b = input.astype(dtype), a.astype(dtype), b.astype(dtype)
@@ -476,7 +485,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
     _check_product(mat1, mat2)
     _check_same_dtype(input, mat1, "addmm")
     _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
-    beta, alpha = _integral_scalars(mat1, beta, alpha, "addmm")
+    beta, alpha = _integer_scalars(mat1.dtype, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
@@ -484,10 +493,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     _check_bmm(batch1, batch2)
-    _check_product(batch1, batch2)
+    _check_product(batch1, batch2, "baddbmm")
     _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
-    beta, alpha = _integral_scalars(batch1, beta, alpha, "baddbmm")
+    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -495,10 +504,10 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     _check_bmm(batch1, batch2)
-    _check_product(batch1, batch2)
+    _check_product(batch1, batch2, "addmm_impl_cpu_")
     _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
-    beta, alpha = _integral_scalars(batch1, beta, alpha, "addbmm")
+    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -511,7 +520,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
-    beta, alpha = _integral_scalars(mat, beta, alpha, "addmv")
+    beta, alpha = _integer_scalars(mat.dtype, beta, alpha)
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
@@ -520,8 +529,20 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
-    beta, alpha = _integral_scalars(vec1, beta, alpha, "addr")
-    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha)
+    _check_addr_scalars((input, vec1, vec2), beta, alpha)
+    result = promote_types(promote_types(input.dtype, vec1.dtype), vec2.dtype)
+    beta, alpha = _integer_scalars(result, beta, alpha)
+    return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha, dtype=result.np)
+
+
+def _check_addr_scalars(tensors: tuple, beta, alpha) -> None:
+    """PyTorch's addr takes a bool beta or alpha for a bool result only, a float one for a floating result only."""
+    kinds = {t._data.dtype.kind for t in tensors}
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if isinstance(value, bool) and kinds != {"b"}:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if isinstance(value, float) and not kinds & {"f", "c"}:
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
 
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:
@@ -580,6 +601,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
                                f"second has size {sb[j]} in dim {j}")
     free_a, free_b = [i for i in range(na) if i not in da], [j for j in range(nb) if j not in db]
     k = int(xp.prod([sa[i] for i in da]))
+    if not free_a and not free_b:  # (a full contraction: PyTorch's is a dot product, whose bool error names dot)
+        _check_not_bool(a, b, "dot")
     left = reshape(permute(a, *free_a, *da), -1, k) if na else reshape(a, 1, 1)
     right = reshape(permute(b, *db, *free_b), k, -1) if nb else reshape(b, 1, 1)
     out = matmul(left, right)

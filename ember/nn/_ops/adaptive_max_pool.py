@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 from ..._backend import xp
+from ..._dtype import not_implemented_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 from .pooling import adaptive_output_size
@@ -81,6 +82,8 @@ def adaptive_max_pool(input: Tensor, output_size, nd: int, return_indices: bool 
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
     out = adaptive_output_size(name, input, output_size, nd)
+    if not input.is_floating_point():  # (PyTorch's kernels are floating-point only)
+        raise not_implemented_for("adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d", input.dtype)
     if 0 in out or input._data.size == 0:  # an empty result, on the graph (an empty batch still trains)
         empty_shape = input._data.shape[:-nd] + out
         result = input.flatten()[:0].reshape(empty_shape)
@@ -107,16 +110,16 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
     return adaptive_max_pool(input, output_size, 3, return_indices)
 
 
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
-    """``adaptive_max_pool1d`` returning (values, indices), as PyTorch's ``adaptive_max_pool1d_with_indices``."""
-    return adaptive_max_pool(input, output_size, 1, True)
+def _adaptive_max_pool_with_indices(nd: int):
+    """PyTorch's ``adaptive_max_pool{nd}d_with_indices``: the pooling and the indices of its maxima, always (its
+    ``return_indices`` is ignored, as PyTorch's)."""
+    def pooled(input: Tensor, output_size, return_indices: bool = False):
+        return adaptive_max_pool(input, output_size, nd, True)
+
+    pooled.__name__ = pooled.__qualname__ = f"adaptive_max_pool{nd}d_with_indices"
+    pooled.__doc__ = f"``adaptive_max_pool{nd}d`` and the indices of its maxima (``return_indices`` is ignored)."
+    return pooled
 
 
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
-    """``adaptive_max_pool2d`` returning (values, indices), as PyTorch's ``adaptive_max_pool2d_with_indices``."""
-    return adaptive_max_pool(input, output_size, 2, True)
-
-
-def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
-    """``adaptive_max_pool3d`` returning (values, indices), as PyTorch's ``adaptive_max_pool3d_with_indices``."""
-    return adaptive_max_pool(input, output_size, 3, True)
+adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices = map(
+    _adaptive_max_pool_with_indices, (1, 2, 3))

@@ -7,6 +7,7 @@ from functools import partial
 
 from ..._autocast import lower_precision
 from ..._backend import xp
+from ..._dtype import not_implemented_for
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
@@ -202,6 +203,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     dt = input._data.dtype
     if weight._data.dtype != dt or bias is not None and bias._data.dtype != dt:
         _check_same_dtype("linear", input, weight, bias)
+    if dt.kind == "b" and input._data.size and weight._data.size:  # (PyTorch's addmm has no bool kernel)
+        raise not_implemented_for("addmm_impl_cpu_", input.dtype)
     return Linear.apply(input, weight, bias)
 
 

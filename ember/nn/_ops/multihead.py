@@ -16,6 +16,7 @@ from ..._backend import xp
 from ..._dtype import np_kind
 from ..._tensor import Tensor
 from ...ops.activation import softmax
+from ...ops.linalg import baddbmm, bmm
 from ...ops.shape import cat
 from .attention import scaled_dot_product_attention
 from .dropout import dropout
@@ -174,11 +175,14 @@ def multi_head_attention_forward(
     if not training:
         dropout_p = 0.0
     if need_weights:  # the probabilities are returned, so they are computed as ordinary ops
-        scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+        # (PyTorch's baddbmm with the mask: under autocast the mask is cast to the product's dtype with it)
+        q_scaled = q * math.sqrt(1.0 / head_dim)
         if attn_mask is not None:
-            scores = attn_mask + scores
+            scores = baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            scores = bmm(q_scaled, k.transpose(-2, -1))
         weights = softmax(scores, -1)
-        out = (dropout(weights, dropout_p) if dropout_p > 0 else weights) @ v
+        out = bmm(dropout(weights, dropout_p) if dropout_p > 0 else weights, v)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)

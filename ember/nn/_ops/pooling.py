@@ -13,7 +13,7 @@ import functools
 import math
 
 from ..._backend import xp
-from ..._dtype import np_kind
+from ..._dtype import bool_, int64, not_implemented_for, np_kind
 from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
 from ..._parallel import parallel_for
@@ -265,7 +265,11 @@ class AvgPoolNd(_Unbatchable):
             o[...] = views[0][:, c0:c1]
             for view in views[1:]:
                 o += view[:, c0:c1]
-            o /= divisor
+            if o.dtype.kind == "i":  # (PyTorch's int64 kernel: C++'s division, truncating toward zero)
+                q = xp.abs(o) // divisor
+                o[...] = xp.where(o < 0, -q, q)
+            else:
+                o /= divisor
 
         parallel_for(run, x.shape[1], out.size * len(views))
         self.divisor = divisor
@@ -348,6 +352,11 @@ def max_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, dilati
              return_indices: bool = False):
     kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", input, nd, kernel_size, stride, padding, dilation)
     pads = _pool_pads(input._data.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    if not input.is_floating_point():  # PyTorch's kernels: no bool, and 1-d pooling without indices floats only
+        if nd == 1 and not return_indices:
+            raise not_implemented_for("max_pool1d_impl", input.dtype)
+        if input.dtype == bool_:
+            raise not_implemented_for(f"max_pool{max(nd, 2)}d", input.dtype)
     if nd == 1:  # PyTorch's: its 2-d pooling of a (..., 1, L) view, squeezed back (after the 1-d checks)
         out = _max_pool(input.unsqueeze(-2), 2, (1, *kernel), (1, *stride), ((0, 0), *pads), (1, *dilation),
                         return_indices)
@@ -388,18 +397,19 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-def _with_indices(nd: int):
-    def pool(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-             return_indices: bool = False) -> tuple:
+def _max_pool_with_indices(nd: int):
+    """PyTorch's ``max_pool{nd}d_with_indices``: the pooling and the indices of its maxima, always (its
+    ``return_indices`` is ignored, as PyTorch's)."""
+    def pooled(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
         return max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode, True)
 
-    pool.__name__ = pool.__qualname__ = f"max_pool{nd}d_with_indices"
-    pool.__doc__ = (f"``max_pool{nd}d`` returning (values, indices) whatever ``return_indices`` says, as PyTorch's "
-                    f"``max_pool{nd}d_with_indices``.")
-    return pool
+    pooled.__name__ = pooled.__qualname__ = f"max_pool{nd}d_with_indices"
+    pooled.__doc__ = f"``max_pool{nd}d`` and the indices of its maxima (``return_indices`` is ignored)."
+    return pooled
 
 
-max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (_with_indices(nd) for nd in (1, 2, 3))
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = map(_max_pool_with_indices, (1, 2, 3))
 
 
 def _window_counts(n, k, s, pads, limit_lo, limit_hi):
@@ -412,6 +422,8 @@ def _window_counts(n, k, s, pads, limit_lo, limit_hi):
 def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
              count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     kernel, stride, padding, _ = _pool_args(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1)
+    if not input.is_floating_point() and input.dtype != int64:  # (PyTorch's kernels: floating point and int64)
+        raise not_implemented_for("avg_pool3d_out_frame" if nd == 3 else "avg_pool2d", input.dtype)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if nd == 1:  # as max_pool's: PyTorch's 2-d pooling of a (..., 1, L) view, squeezed back
@@ -422,10 +434,11 @@ def avg_pool(input: Tensor, nd: int, kernel_size, stride=None, padding=0, ceil_m
     def run(x):
         size = x._data.shape[-nd:]
         pads = _pool_pads(size, kernel, stride, padding, (1,) * nd, ceil_mode)
+        number = float if x.is_floating_point() else int  # (an int64 input: a truncating integer division)
         if divisor_override is not None:
-            divisor = float(divisor_override)
+            divisor = number(divisor_override)
         elif all(lo == hi == 0 for lo, hi in pads):
-            divisor = float(math.prod(kernel))
+            divisor = number(math.prod(kernel))
         else:  # windows overlapping padding (or the ceil-mode overhang) divide by what they cover
             divisor = xp.ones((), dtype=x._data.dtype)
             for d, (n, k, s, p) in enumerate(zip(size, kernel, stride, pads)):
@@ -547,9 +560,9 @@ class AdaptiveAvgPool3D(AdaptiveAvgPool):
 def adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
     if input._data.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_avg_pool{nd}d: expected {nd + 1}D or {nd + 2}D input, got {list(input.shape)}")
-    if not input.is_floating_point():
-        raise RuntimeError(f"adaptive_avg_pool{nd}d: expected a floating point input, got {input.dtype}")
     out = adaptive_output_size(f"adaptive_avg_pool{nd}d", input, output_size, nd)
+    if not input.is_floating_point() and not all(o == 1 for o in out):  # (where all are 1: mean's error, as PyTorch)
+        raise not_implemented_for("adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d", input.dtype)
     if nd == 1:  # PyTorch's: its 2-d pooling of a (..., 1, L) view, squeezed back (after the 1-d checks)
         return adaptive_avg_pool(input.unsqueeze(-2), (1, *out), 2).squeeze(-2)
     if all(o == 1 for o in out):  # PyTorch's kernels take the mean over the spatial dims here (MeanBackward1)
