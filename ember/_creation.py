@@ -30,7 +30,7 @@ from ._memory_format import (
     preserve_format,
     via_float32,
 )
-from ._meta import is_meta, meta_array, meta_layout, record_layout
+from ._meta import is_meta, meta_array, meta_layout, record_layout, reorder_dimensions
 from ._not_given import NOT_GIVEN as _NOT_GIVEN
 from ._signatures import with_keywords
 from ._size import check_nonnegative
@@ -450,25 +450,7 @@ def _preserved_strides(shape: tuple, strides: list[int]) -> list[int]:
         expected *= shape[d]
     else:
         return strides
-    perm = list(reversed(builtins.range(len(shape))))  # fastest-moving first
-
-    def should_swap(d0: int, d1: int) -> int:
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    for i in builtins.range(1, len(perm)):  # (PyTorch's insertion sort, with its ambiguous comparisons)
-        d1 = i
-        for d0 in builtins.range(i - 1, -1, -1):
-            cmp = should_swap(perm[d0], perm[d1])
-            if cmp > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif cmp < 0:
-                break
+    perm = reorder_dimensions(shape, [strides])  # (PyTorch's insertion sort, with its ambiguous comparisons)
     out, step = [0] * len(shape), 1
     for d in perm:
         out[d] = step

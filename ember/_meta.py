@@ -249,9 +249,22 @@ def iterator_strides(arrays, shape) -> tuple | None:
                                         for i, (n, s) in enumerate(zip(a.shape, st))]
                for a, st in zip(inputs, rows)]
 
+    perm = reorder_dimensions(shape, strided)
+    if perm == list(range(ndim - 1, -1, -1)):
+        return None
+    return _strides_in_order(shape, perm)
+
+
+def reorder_dimensions(shape, operands) -> list:
+    """PyTorch's ``TensorIteratorBase::reorder_dimensions``: the dimensions of ``shape``, fastest first, by an
+    insertion sort in which each pair is compared by the first of ``operands`` (per-dimension strides in elements,
+    0 where broadcast) whose strides for both are nonzero and differ (equal strides: the smaller size first); a pair
+    no operand tells apart keeps its place and the sort looks further back. Elementwise results (here) and advanced
+    indexing (``ops/index_layout.py``) allocate their output in this order."""
+
     def should_swap(d0: int, d1: int) -> int:
-        for st in strided:
-            s0, s1 = st[d0], st[d1]
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
             if s0 == 0 or s1 == 0:
                 continue
             if s0 != s1:
@@ -260,8 +273,8 @@ def iterator_strides(arrays, shape) -> tuple | None:
                 return 1
         return 0
 
-    perm = list(range(ndim - 1, -1, -1))  # fastest first
-    for i in range(1, ndim):
+    perm = list(range(len(shape) - 1, -1, -1))  # fastest first
+    for i in range(1, len(shape)):
         d1 = i
         for d0 in range(i - 1, -1, -1):
             comparison = should_swap(perm[d0], perm[d1])
@@ -270,9 +283,7 @@ def iterator_strides(arrays, shape) -> tuple | None:
                 d1 = d0
             elif comparison < 0:
                 break
-    if perm == list(range(ndim - 1, -1, -1)):
-        return None
-    return _strides_in_order(shape, perm)
+    return perm
 
 
 def _strides_in_order(shape, order) -> tuple:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 
 from .._backend import xp
-from .._meta import is_meta
+from .._meta import is_meta, reorder_dimensions
 
 
 def _is_int_array(p) -> bool:
@@ -117,33 +117,4 @@ def _pytorch_order(x, parts) -> list | None:
     for k in dims:
         b = xp.broadcast_to(slots[k], index_shape)
         operands.append([0] * first + [s // b.itemsize for s in b.strides] + [0] * (len(sizes) - after))
-    return _reorder(shape, operands)
-
-
-def _reorder(shape: list, operands: list) -> list:
-    """``TensorIteratorBase::reorder_dimensions``: an insertion sort of the dimensions, fastest first, each pair
-    compared by the first operand whose strides for both are nonzero and differ (equal strides: the smaller size
-    first); a pair no operand tells apart keeps its place and the sort looks further back."""
-
-    def should_swap(d0: int, d1: int) -> int:
-        for strides in operands:
-            s0, s1 = strides[d0], strides[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(len(shape) - 1, -1, -1))
-    for i in range(1, len(shape)):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
-    return perm
+    return reorder_dimensions(shape, operands)
