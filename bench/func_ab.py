@@ -96,6 +96,12 @@ def ops() -> dict:
         "unsqueeze_recorded": (lambda: xg.unsqueeze(0), False),
         "contiguous_recorded": (lambda: qg.transpose(1, 2).contiguous(), False),
         "add_recorded": (lambda: a + b, False),
+        "add_no_grad": (lambda: a + b, True),
+        "sub_recorded": (lambda: a - b, False),
+        "mul_recorded": (lambda: a * b, False),
+        "div_recorded": (lambda: a / b, False),
+        "add_number": (lambda: a + 1.0, False),
+        "add_function": (lambda: ember.add(a, b), False),
     }
 
 

@@ -171,6 +171,65 @@ def test_sums_are_pytorchs(case):
         assert_close(eg.float(), tg.float())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["leaves", "one needs grad", "results", "views", "one tensor twice", "plain",
+                                  "no_grad"])
+@pytest.mark.parametrize(("op", "call"), [
+    (BINARY[0], lambda x, y: x + y), (BINARY[0], lambda x, y: x.add(y)), (BINARY[1], lambda x, y: x - y),
+    (BINARY[1], lambda x, y: x.sub(y, alpha=1)), (BINARY[2], lambda x, y: x * y), (BINARY[3], lambda x, y: x / y),
+    (BINARY[3], lambda x, y: x.div(y, rounding_mode=None))], ids=lambda c: getattr(c, "__name__", None))
+def test_operators_of_two_plain_tensors_are_applys(op, call, kind, dtype):
+    """The operators (and their methods) of two plain tensors take the common case from the method itself
+    (``_tensor_methods/elementwise.py``): the result and node are still ``apply``'s, field by field."""
+    cls = op[0]
+    x, y = _inputs(kind, dtype)
+    record = kind not in ("plain", "no_grad")
+    with ember.no_grad() if kind == "no_grad" else ember.enable_grad():
+        made = cls.apply(x, y)
+        fast = call(x, y)
+    _same_result(fast, made, record)
+    if record:
+        _same_node(fast, made)
+
+
+@pytest.mark.parametrize("case", ["alpha=1.0", "alpha=True", "alpha=2", "alpha=tensor", "rounding_mode=floor",
+                                  "rounding_mode=trunc", "rounding_mode=bad"])
+def test_operator_methods_other_arguments_are_pytorchs(case):
+    """An ``alpha`` other than the int 1, or a ``rounding_mode``, leaves the methods' common case for the op's
+    function: PyTorch's values, gradients, ``grad_fn`` names and errors."""
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32) + 3
+    got = {}
+    name, value = case.split("=")
+    for fw in (ember, torch):
+        # (a rounded quotient's node is left out: ember records none, PyTorch a DivBackward2 of zero gradients)
+        x, y = fw.tensor(a, requires_grad=name == "alpha"), fw.tensor(b, requires_grad=name == "alpha")
+        if name == "alpha":
+            alpha = {"1.0": 1.0, "True": True, "2": 2, "tensor": fw.tensor(1.0)}[value]
+            calls = (("add", {"alpha": alpha}), ("sub", {"alpha": alpha}))
+        else:
+            calls = (("div", {"rounding_mode": value}),)
+        for method, kwargs in calls:
+            try:
+                out = getattr(x, method)(y, **kwargs)
+            except (RuntimeError, TypeError) as e:
+                got.setdefault(fw, []).append((type(e), None, None))
+                continue
+            grads = fw.autograd.grad(out.sum(), (x, y), allow_unused=True) if out.requires_grad else None
+            got.setdefault(fw, []).append((out.detach().numpy(), type(out.grad_fn).__name__, grads))
+    for (eo, en, eg), (to, tn, tg) in zip(got[ember], got[torch]):
+        if isinstance(to, type):
+            assert eo is to
+            continue
+        np.testing.assert_array_equal(eo, to)
+        assert en == tn
+        assert (eg is None) == (tg is None)
+        for e, t in zip(eg or (), tg or ()):
+            assert (e is None) == (t is None)
+            if e is not None:
+                assert_close(e, t)
+
+
 def _declined_binary():
     """(name, x, y): operands ``apply_same`` declines (None), the operators then take ``apply``'s path."""
     rng = np.random.default_rng(4)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import types
 
+from . import elementwise
 from .activation import ActivationMethods
 from .complex import ComplexMethods
 from .conversion import ConversionMethods
@@ -57,3 +58,4 @@ def bind_ops(ops_package: types.ModuleType) -> None:
     """Point every mixin module's ``ops`` at the ``ember.ops`` package (called once, by ``ember/ops/__init__.py``)."""
     for mixin in MIXINS:
         sys.modules[mixin.__module__].ops = ops_package  # type: ignore[attr-defined]
+    elementwise.bind_fast_paths(ops_package)

@@ -712,6 +712,7 @@ def watch_view(view: Tensor) -> None:
 
 _F32 = xp.dtype(xp.float32)
 _F64 = xp.dtype(xp.float64)
+_BOTH_NEED = (True, True)  # (one tuple for every node of two inputs that both need a gradient: it is immutable)
 
 
 def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) -> Tensor | None:
@@ -726,8 +727,9 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
     da = a._data
     db = b._data
     dt = da.dtype
+    shape = da.shape  # (read once: each read of an array's shape builds a new tuple; the node keeps this one)
     if (dt is not db.dtype or dt is not _F32 and dt is not _F64 or da.__class__ is not _ndarray
-            or db.__class__ is not _ndarray or not da.ndim or not da.size or da.shape != db.shape
+            or db.__class__ is not _ndarray or not shape or shape != db.shape or not da.size
             or _dual_level is not None or _meta_made[0] or _inference_active[0]):
         return None
     ra = a._requires_grad
@@ -782,9 +784,13 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
         return result
     result._grad_fn = node
     result._requires_grad = True
-    needs = node.needs_input_grad = (True if ra else False, True if rb else False)
+    if ra and rb:
+        needs = node.needs_input_grad = _BOTH_NEED
+        shapes = [shape, shape]
+    else:
+        needs = node.needs_input_grad = (True if ra else False, True if rb else False)
+        shapes = [shape if ra else None, shape if rb else None]
     edges = [ea, eb]
-    shapes = [da.shape if ra else None, db.shape if rb else None]
     if saves:
         node.saved = (da, db)
         if ra and rb and da is not db and a._vc.__class__ is list and b._vc.__class__ is list:
