@@ -74,7 +74,16 @@ def ops() -> dict:
     lin, ln = ember.nn.Linear(32, 96), ember.nn.LayerNorm(32)
     xg, qg = t(1, 16, 32).requires_grad_(), t(1, 2, 16, 16).requires_grad_()
     lin128, x4, x16, x64, x3 = ember.nn.Linear(128, 384), t(1, 4, 128), t(1, 16, 128), t(1, 64, 128), t(1, 16, 96)
+    xp = t(16, 32, 32).requires_grad_()
+
+    def pooled(pool):
+        xp.grad = None
+        pool(xp).sum().backward()
+
     return {  # name -> (call, under no_grad)
+        "max_pool1d": (lambda: pooled(lambda v: F.max_pool1d(v, 2)), False),
+        "max_pool1d_k3s2p1": (lambda: pooled(lambda v: F.max_pool1d(v, 3, 2, 1)), False),
+        "adaptive_avg_pool1d": (lambda: pooled(lambda v: F.adaptive_avg_pool1d(v, 8)), False),
         "sdpa_tiny": (lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True), True),
         "sdpa_64x32": (lambda: F.scaled_dot_product_attention(q64, q64, q64, is_causal=True), True),
         "arange": (lambda: ember.arange(64), False),
@@ -126,7 +135,7 @@ def main() -> None:
     table = ops()
     for name in args.ops:
         call, no_grad = table[name]
-        n = 300 if name == "sdpa_64x32" or name.startswith("linear_") else 2000
+        n = 300 if name == "sdpa_64x32" or name.startswith(("linear_", "max_pool", "adaptive")) else 2000
         cases[name] = (lambda call=call, n=n: [call() for _ in range(n)], n, no_grad)
     swaps = []  # (function, this checkout's code, the earlier code): swapped in place
     for spec in args.functions:

@@ -64,8 +64,8 @@ def test_broadcast_output_gradient_takes_the_compiled_gradient_kernel(monkeypatc
     from ember._kernels import pooling
 
     calls = []
-    kernel = pooling.max_pool2d_planes_grad
-    monkeypatch.setattr(pooling, "max_pool2d_planes_grad", lambda *a: calls.append(1) or kernel(*a))
+    kernel = pooling.max_pool1d_rows_grad
+    monkeypatch.setattr(pooling, "max_pool1d_rows_grad", lambda *a: calls.append(1) or kernel(*a))
     x = np.random.default_rng(2).standard_normal((4, 6, 30)).astype(np.float32)
     grads = []
     for m in (ember, torch):
@@ -74,6 +74,40 @@ def test_broadcast_output_gradient_takes_the_compiled_gradient_kernel(monkeypatc
         grads.append(t.grad.numpy())
     assert calls
     np.testing.assert_array_equal(*grads)
+
+
+@compiled_only
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                    {"kernel_size": 3, "stride": 1, "dilation": 2},
+                                    {"kernel_size": 4, "stride": 3, "ceil_mode": True, "padding": 2}])
+@pytest.mark.parametrize("shape", [(3, 5, 23), (1, 4, 17), (5, 23)])
+def test_max_pool1d_rows_gradient_is_the_planes_kernels_bits(monkeypatch, dtype, kwargs, shape):
+    """1-d max pooling's gradient takes the rows kernel (``max_pool1d_rows_grad``): the bits of the planes kernel
+    it stands in for (``max_pool2d_planes_grad``, each position's contributions added in output order, where
+    windows overlap too), of the batch-last one a batch of one took before, and PyTorch's values."""
+    from ember._kernels import pooling
+    from ember.nn._ops import pooling as ops_pooling
+
+    x = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    x[..., 0, 4:7] = 0.25  # a tie
+    g = np.random.default_rng(6).standard_normal(
+        torch.nn.functional.max_pool1d(torch.tensor(x), **kwargs).shape).astype(dtype)
+    calls = []
+    kernel = pooling.max_pool1d_rows_grad
+    monkeypatch.setattr(pooling, "max_pool1d_rows_grad", lambda *a: calls.append(1) or kernel(*a))
+    grads = []
+    for rows in (True, False):
+        if not rows:  # the general path's kernels (its branch off)
+            monkeypatch.setattr(ops_pooling, "_COMPILED_FLOATS", ())
+        t = ember.tensor(x, requires_grad=True)
+        ember.nn.functional.max_pool1d(t, **kwargs).backward(ember.tensor(g))
+        grads.append(t.grad.numpy())
+        assert len(calls) == 1
+    assert_same_bits(grads[0], grads[1])
+    t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.max_pool1d(t, **kwargs).backward(torch.tensor(g))
+    np.testing.assert_allclose(grads[0], t.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("nd, shape, output_size", [
