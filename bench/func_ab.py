@@ -80,7 +80,19 @@ def ops() -> dict:
         xp.grad = None
         pool(xp).sum().backward()
 
+    logits = {(r, n): t(r, n).requires_grad_() for r, n in ((64, 8192), (512, 65))}
+    targets = {(r, n): ember.tensor(rng.integers(0, n, r)) for r, n in logits}
+
+    def cross_entropy(r, n):
+        z = logits[r, n]
+        z.grad = None
+        F.cross_entropy(z, targets[r, n]).backward()
+
     return {  # name -> (call, under no_grad)
+        "log_softmax_64x8192": (lambda: F.log_softmax(logits[64, 8192], -1), True),
+        "log_softmax_512x65": (lambda: F.log_softmax(logits[512, 65], -1), True),
+        "cross_entropy_64x8192": (lambda: cross_entropy(64, 8192), False),
+        "cross_entropy_512x65": (lambda: cross_entropy(512, 65), False),
         "max_pool1d": (lambda: pooled(lambda v: F.max_pool1d(v, 2)), False),
         "max_pool1d_k3s2p1": (lambda: pooled(lambda v: F.max_pool1d(v, 3, 2, 1)), False),
         "adaptive_avg_pool1d": (lambda: pooled(lambda v: F.adaptive_avg_pool1d(v, 8)), False),
@@ -122,7 +134,8 @@ def main() -> None:
     parser.add_argument("--ops", nargs="*", default=[])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=20,
-                        help="steps per block (ops: 2,000 calls, 300 for sdpa_64x32 and the Linear layers)")
+                        help="steps per block (ops: 2,000 calls, 300 for sdpa_64x32, the Linear layers, pooling, "
+                             "log_softmax and cross_entropy)")
     args = parser.parse_args()
     ember.set_num_threads(1)
     import workloads
@@ -135,7 +148,8 @@ def main() -> None:
     table = ops()
     for name in args.ops:
         call, no_grad = table[name]
-        n = 300 if name == "sdpa_64x32" or name.startswith(("linear_", "max_pool", "adaptive")) else 2000
+        heavy = ("linear_", "max_pool", "adaptive", "log_softmax", "cross_entropy")
+        n = 300 if name == "sdpa_64x32" or name.startswith(heavy) else 2000
         cases[name] = (lambda call=call, n=n: [call() for _ in range(n)], n, no_grad)
     swaps = []  # (function, this checkout's code, the earlier code): swapped in place
     for spec in args.functions:

@@ -6,6 +6,8 @@ Causal attention's mask is applied by length: row i of each (L, S) block keeps k
 0), so the scores need no -inf mask added first (NumPy's exp of -inf entries takes its slow path: softmax over
 causally masked scores measured 4x the time of unmasked ones). Results agree with the reference to float32
 rounding (a different exp and summation order), not bit for bit.
+``log_softmax`` (rows of 16 entries or more) follows PyTorch's own order instead: (x - row max) - log(sum), the sum
+in float32 in the 16 lanes of its AVX-512 kernel, which gives PyTorch's bits for nearly every entry on such a CPU.
 """
 
 from __future__ import annotations
@@ -59,6 +61,104 @@ def softmax(x, out, scale, block_rows, first_row, empty_zero):
             out[r, j] *= inv
         for j in range(valid, n):
             out[r, j] = _F(0)
+
+
+@kernel.fused
+def log_softmax(x, out):
+    """out = log_softmax of each row of x (R, S; S >= 16; float32), as PyTorch's kernel computes it: (x - m) -
+    log(sum(exp(x - m))) with m the row's own max, the sum in float32 in PyTorch's order (``_lanes_sum``) and the
+    two subtractions in that order (the reference shifts by the whole array's max: a row far below it loses bits).
+    ``out`` holds the row's exps until the last pass overwrites them (out is not x). Rows of fewer than 16 entries
+    (which PyTorch adds one after another) stay on the reference: per row, this loop cost more than its passes
+    over the whole array (52 against 33 µs for (2048, 5))."""
+    r_, n = x.shape
+    keys = x.view(np.int32)
+    cell = np.empty(1, np.int32)
+    cell_f = cell.view(np.float32)
+    bits = np.empty(n, np.int32)
+    two_k = bits.view(np.float32)
+    tail = np.empty(16, np.float32)
+    for r in range(r_):
+        cell[0] = _row_max_key(keys, r, n)
+        m = cell_f[0]
+        _exp_shifted(x, out, r, n, m, _F(1), bits, two_k)
+        _subtract_log(x, out, r, n, m, _lanes_sum(out, r, n, tail))
+
+
+@kernel.inline
+def _subtract_log(x, out, r, n, m, total):
+    """out[r] = (x[r] - m) - log(total). A sum not >= 1 (with m the true max, exp(0) = 1 is one of its terms) is
+    NaN: the row holds a NaN, a +inf, or only -inf, and PyTorch's result is NaN throughout (inf - inf, NaN sums)."""
+    if not total >= _F(1):
+        for j in range(n):
+            out[r, j] = np.nan
+        return
+    lse = np.log(total)
+    for j in range(n):
+        out[r, j] = (x[r, j] - m) - lse
+
+
+@kernel.inline
+def _lanes_sum(a, r, n, tail):
+    """sum(a[r, :n]) (n >= 16, entries >= 0) in float32 as PyTorch's ``map_reduce_all`` adds on AVX-512: 16 lanes,
+    lane l adding the entries j = l (mod 16) in order, then the lanes pairwise (l + l^8, then ^4, ^2, ^1). Sixteen
+    scalars, which LLVM keeps in one vector register (a 16-entry array, updated in memory, took twice the time:
+    each add waited on the last one's store); ``tail``: 16 floats of scratch for the last partial vector."""
+    s0 = a[r, 0]
+    s1 = a[r, 1]
+    s2 = a[r, 2]
+    s3 = a[r, 3]
+    s4 = a[r, 4]
+    s5 = a[r, 5]
+    s6 = a[r, 6]
+    s7 = a[r, 7]
+    s8 = a[r, 8]
+    s9 = a[r, 9]
+    s10 = a[r, 10]
+    s11 = a[r, 11]
+    s12 = a[r, 12]
+    s13 = a[r, 13]
+    s14 = a[r, 14]
+    s15 = a[r, 15]
+    full = n - n % 16
+    for j in range(16, full, 16):
+        s0 += a[r, j + 0]
+        s1 += a[r, j + 1]
+        s2 += a[r, j + 2]
+        s3 += a[r, j + 3]
+        s4 += a[r, j + 4]
+        s5 += a[r, j + 5]
+        s6 += a[r, j + 6]
+        s7 += a[r, j + 7]
+        s8 += a[r, j + 8]
+        s9 += a[r, j + 9]
+        s10 += a[r, j + 10]
+        s11 += a[r, j + 11]
+        s12 += a[r, j + 12]
+        s13 += a[r, j + 13]
+        s14 += a[r, j + 14]
+        s15 += a[r, j + 15]
+    for j in range(16):
+        tail[j] = a[r, full + j] if full + j < n else _F(0)  # (+0 to the lanes past the end: their sums stay)
+    s0 += tail[0]
+    s1 += tail[1]
+    s2 += tail[2]
+    s3 += tail[3]
+    s4 += tail[4]
+    s5 += tail[5]
+    s6 += tail[6]
+    s7 += tail[7]
+    s8 += tail[8]
+    s9 += tail[9]
+    s10 += tail[10]
+    s11 += tail[11]
+    s12 += tail[12]
+    s13 += tail[13]
+    s14 += tail[14]
+    s15 += tail[15]
+    t0, t1, t2, t3, t4, t5, t6, t7 = s0 + s8, s1 + s9, s2 + s10, s3 + s11, s4 + s12, s5 + s13, s6 + s14, s7 + s15
+    u0, u1, u2, u3 = t0 + t4, t1 + t5, t2 + t6, t3 + t7
+    return (u0 + u2) + (u1 + u3)
 
 
 @kernel.inline

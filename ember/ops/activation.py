@@ -78,8 +78,9 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
                  scale: float = 1.0) -> None:
     """Softmax (with ``log``, log-softmax) of each row of the 2-D C-contiguous array ``x``, written into ``out``.
 
-    The compiled kernel shifts each row by its own max, as PyTorch does (so a dominant entry comes out 1.0, not
-    0.99999994). In the NumPy reference the shift that keeps exp from overflowing is x's global max: one fast
+    The compiled kernels shift each row by its own max, as PyTorch does (so a dominant entry comes out 1.0, not
+    0.99999994); log-softmax's, for rows of 16 entries or more, also sums and subtracts in PyTorch's order (its
+    bits, mostly). In the NumPy reference the shift that keeps exp from overflowing is x's global max: one fast
     reduction instead of a per-row one (NumPy's reduction over short rows is the slowest pass). A row whose sum
     of exp(x - max) comes out below 2**-16 (rows of very different scale, all -inf, inf or nan) is recomputed
     with its own max; for the
@@ -93,6 +94,13 @@ def softmax_rows(x, out, *, log: bool = False, empty_rows_zero: bool = False, ca
     Half precision is computed in float32.
     """
     if not x.size:
+        return
+    if log and x.shape[1] >= 16 and compiled_softmax(x) and not causal and scale == 1 and not empty_rows_zero:
+        # each row shifted by its own max, summed and subtracted as PyTorch's kernel (ember/_kernels/softmax.py)
+        if chunks_for(x.shape[0], x.size) == 1:
+            compiled.log_softmax(x, out)
+            return
+        parallel_for(lambda lo, hi: compiled.log_softmax(x[lo:hi], out[lo:hi]), x.shape[0], x.size)
         return
     if not log and compiled_softmax(x):  # one pass per row, each shifted by its own max (ember/_kernels/softmax.py)
         if chunks_for(x.shape[0], x.size) == 1:  # one chunk (few rows, or one thread): all rows, without the closure
