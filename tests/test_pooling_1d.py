@@ -110,6 +110,26 @@ def test_max_pool1d_rows_gradient_is_the_planes_kernels_bits(monkeypatch, dtype,
     np.testing.assert_allclose(grads[0], t.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize(("nd", "shape", "kwargs"), [
+    (3, (3, 4, 1, 6, 8), {"kernel_size": (1, 2, 2)}), (3, (2, 3, 1, 5, 7), {"kernel_size": (1, 3, 2), "stride": 1}),
+    (3, (3, 1, 6, 8), {"kernel_size": (1, 2, 2)}), (2, (3, 4, 1, 9), {"kernel_size": (1, 3), "stride": (1, 2)}),
+    (2, (3, 4, 1, 9), {"kernel_size": (1, 2), "padding": (0, 1)})])
+def test_pooling_of_one_row_or_one_plane_is_pytorchs(nd, shape, kwargs):
+    """Inputs of one row (2-d pooling's (N, C, 1, W), which 1-d pooling's rows kernels take too) and 3-d pooling of
+    depth one (not a row: the general kernels): values, indices and gradients PyTorch's."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    got = []
+    for m in (ember, torch):
+        t = m.tensor(x, requires_grad=True)
+        out, idx = getattr(m.nn.functional, f"max_pool{nd}d")(t, return_indices=True, **kwargs)
+        out.backward(m.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape))))
+        got.append((out.detach().numpy(), idx.numpy(), t.grad.numpy()))
+    (eo, ei, eg), (to, ti, tg) = got
+    np.testing.assert_array_equal(eo, to)
+    np.testing.assert_array_equal(ei, ti)
+    np.testing.assert_allclose(eg, tg, rtol=1e-6, atol=1e-6)  # (overlapping windows: sums in another order)
+
+
 @pytest.mark.parametrize("nd, shape, output_size", [
     (1, (2, 3, 9), 4), (1, (3, 9), 4), (1, (2, 3, 9), 1), (1, (2, 3, 8), 8), (2, (2, 3, 8, 7), 3),
     (2, (2, 3, 8, 7), 1), (2, (3, 8, 7), (1, 1)), (2, (2, 3, 8, 7), (1, 4)), (2, (2, 3, 8, 7), (None, 1)),

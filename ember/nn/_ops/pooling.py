@@ -105,10 +105,11 @@ _COMPILED_FLOATS = (xp.dtype(xp.float32), xp.dtype(xp.float64))
 
 
 def _one_row_planes(xpad) -> bool:
-    """Whether 1-d max pooling's padded (N, C, 1, L) input takes the compiled one-row kernel as it is: C-contiguous
-    rows, a float dtype, N > 1 (a batch of one is batch-last as well: ``_compiled_2d``'s kernel)."""
-    return (xpad.shape[2] == 1 and xpad.shape[0] > 1 and xpad.__class__ is xp.ndarray and xpad.flags.c_contiguous
-            and xpad.dtype in _COMPILED_FLOATS and policy.use_compiled())
+    """Whether 1-d max pooling's padded (N, C, 1, L) input (2-d pooling's of one row: not 3-d pooling's of depth 1)
+    takes the compiled one-row kernel as it is: C-contiguous rows, a float dtype, N > 1 (a batch of one is
+    batch-last as well: ``_compiled_2d``'s kernel)."""
+    return (xpad.ndim == 4 and xpad.shape[2] == 1 and xpad.shape[0] > 1 and xpad.__class__ is xp.ndarray
+            and xpad.flags.c_contiguous and xpad.dtype in _COMPILED_FLOATS and policy.use_compiled())
 
 
 def _running_max(views, out, arg, c0: int, c1: int) -> None:
@@ -227,8 +228,8 @@ class MaxPoolNd(_Unbatchable):
     def _backward(self, g):
         (arg,) = self.saved
         padded_shape, kernel, stride, pads, dilation = self.meta
-        if padded_shape[2] == 1 and arg.flags.c_contiguous and g.__class__ is xp.ndarray and \
-                g.dtype in _COMPILED_FLOATS and policy.use_compiled():
+        if len(padded_shape) == 4 and padded_shape[2] == 1 and arg.flags.c_contiguous and \
+                g.__class__ is xp.ndarray and g.dtype in _COMPILED_FLOATS and policy.use_compiled():
             return (crop_spatial(self._rows_backward(g, arg, padded_shape, stride[1], dilation[1]), pads),)
         # e.g. from a Flatten: one conversion, then every pass is in one layout (create_graph: no layouts)
         # (a broadcast gradient, as sum's, or one with rows not contiguous: copied too, for the compiled kernels)
