@@ -119,10 +119,18 @@ class UnsqueezeBackward0(Reshape):
             follow_view(x, out, strides)
             return out
         out = Reshape.forward(self, x, shape)
-        if out.__class__ is not xp.ndarray or out.size and out.strides[dim] == (
-                x.strides[dim] * x.shape[dim] if dim < x.ndim else x.itemsize):
+        if out.__class__ is not xp.ndarray or _unsqueezed(x, out, dim):
             return out
         return basic_view(x, (slice(None),) * dim + (None,))
+
+
+def _unsqueezed(x, out, dim: int) -> bool:
+    """Whether NumPy's reshape ``out`` of ``x`` has PyTorch's strides for ``x.unsqueeze(dim)``: ``x``'s own, with the
+    size times the stride of the dimension it goes before (1 at the end) inserted. NumPy lays an empty array out anew
+    and may restride any other dimension of size 1 (``x.t().unsqueeze(1)`` of a (3, 1) ``x``)."""
+    shape, before, after = x.shape, x.strides, out.strides  # (each NumPy property a new tuple: read once)
+    new = before[dim] * shape[dim] if dim < len(shape) else x.itemsize
+    return after[dim] == new and out.size != 0 and (1 not in shape or after == before[:dim] + (new,) + before[dim:])
 
 
 class SqueezeBackward0(Reshape):
@@ -517,7 +525,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), without a node where none records
     if not (_meta_made[0] or x._requires_grad and _GradState.enabled):
         out = a.reshape(shape)
-        if out.size and out.strides[d] == (a.strides[d] * shp[d] if d < nd - 1 else a.itemsize):
+        if _unsqueezed(a, out, d):
             view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)
             if view is not None:
                 return view
