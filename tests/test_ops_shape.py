@@ -309,3 +309,13 @@ def test_unsqueeze_keeps_the_other_strides_as_pytorch(layout, requires_grad):
     for dim in range(-make(torch).dim() - 1, make(torch).dim() + 1):
         expected, got = make(torch).unsqueeze(dim), make(ember).unsqueeze(dim)
         assert (tuple(got.shape), got.stride()) == (tuple(expected.shape), expected.stride()), dim
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.split(2), lambda m, x: x.split([1]), lambda m, x: m.split(x, 1, 0), lambda m, x: x.chunk(2),
+    lambda m, x: x.chunk(0), lambda m, x: x.unbind(), lambda m, x: x.unbind(-1), lambda m, x: x.unbind(1),
+    lambda m, x: m.tensor_split(x, 1),
+], ids=["split", "split sizes", "torch.split", "chunk", "chunk 0", "unbind", "unbind -1", "unbind 1", "tensor_split"])
+def test_splitting_a_0d_tensor_is_pytorchs_error(call):
+    # a 0-d tensor's dim 0 wraps, but it has no size: these indexed its empty shape (IndexError: tuple index)
+    assert_same_error(lambda m: call(m, m.ones(())))

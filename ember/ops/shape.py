@@ -664,6 +664,8 @@ def vstack(tensors) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     shp = x._data.shape
+    if not shp:  # (a 0-d tensor's dim 0 wraps, but has no size to split)
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = dim if dim.__class__ is int and 0 <= dim < len(shp) else _wrap_dim(dim, len(shp))
     n = shp[d]
     step = split_size_or_sections
@@ -714,6 +716,8 @@ def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if not x._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
@@ -723,7 +727,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    d = _wrap_dim(dim, x._data.ndim)
+    d = _wrap_dim(dim, x._data.ndim)  # (a 0-d tensor's 0 or -1 wraps to 0: PyTorch's error names that)
+    if not x._data.ndim:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     lead = (slice(None),) * d
     return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)
 
