@@ -93,3 +93,17 @@ def test_addr_scalars_by_promoted_result():
                                   alpha=0)]
     for case in cases:
         assert _outcome(partial(case, ember)) == _outcome(partial(case, torch))
+
+
+@pytest.mark.parametrize("op", ["addmm", "addbmm", "baddbmm"])
+@pytest.mark.parametrize("dts", [("float64", "float32", "float32"), ("float32", "float64", "float64"),
+                                 ("float32", "float32", "float64"), ("float32", "float64", "float32"),
+                                 ("float16", "float32", "float32"), ("float64", "float64", "float32")])
+def test_family_dtype_mismatch_in_pytorchs_words(op, dts):
+    # addmm/addbmm compare the input with mat2 first, then mat1 with mat2; baddbmm names the three dtypes where the
+    # input's differs from batch1's (ember's own message was given, or matmul's m1/m2 one)
+    def run(lib):
+        operands = [lib.ones(*s, dtype=getattr(lib, d)) for s, d in zip(_FAMILY[op], dts)]
+        return _outcome(lambda: getattr(lib, op)(*operands))
+
+    assert run(ember) == run(torch)

@@ -310,11 +310,19 @@ def _check_added(input: Tensor, shape: tuple, name: str) -> None:
                            f"shape {list(shape)}") from None
 
 
-def _check_same_dtype(input: Tensor, a: Tensor, name: str) -> None:
-    """PyTorch's addmm family does not promote: the added input has the operands' dtype."""
-    if input.dtype != a.dtype:
-        raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
-                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[a.dtype.name]}")
+def _check_same_dtype(input: Tensor, a: Tensor, b: Tensor, name: str) -> None:
+    """PyTorch's addmm family does not promote: the added input has the operands' dtype, in its words (addmm and
+    addbmm compare it with the second operand first; baddbmm with the first, the operands' own mismatch left to
+    the product's check)."""
+    di, da, db = input.dtype, a.dtype, b.dtype
+    if name == "baddbmm":
+        if di != da:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {CPP_TYPE_NAMES[di.name]}, batch1: "
+                               f"{CPP_TYPE_NAMES[da.name]}, batch2: {CPP_TYPE_NAMES[db.name]}")
+    elif di != db or da != db:
+        first, x, y = ("self", di, db) if di != db else ("mat1", da, db)
+        raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {SCALAR_TYPE_NAMES[x.name]} and "
+                           f"{SCALAR_TYPE_NAMES[y.name]}")
 
 
 _C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
@@ -492,8 +500,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
         return add(mul(input, beta), product if alpha == 1 else mul(product, alpha))
     _check_dims("mm", mat1, 2)
     _check_dims("mm", mat2, 2)
+    _check_same_dtype(input, mat1, mat2, "addmm")
     _check_product(mat1, mat2)
-    _check_same_dtype(input, mat1, "addmm")
     _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
     beta, alpha = _product_scalars(mat1.dtype, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
@@ -503,8 +511,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     _check_bmm(batch1, batch2)
+    _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
-    _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
     beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
@@ -514,8 +522,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     _check_bmm(batch1, batch2)
+    _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
-    _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
     beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
