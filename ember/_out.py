@@ -255,9 +255,9 @@ def refuse_partial_overlap(written, other, full: bool = False) -> None:
                 raise RuntimeError(_OVERLAP_ERROR)
 
 
-def refuse_setitem_overlap(written, idx, value, is_basic: Callable) -> None:
+def refuse_setitem_overlap(written, idx, value) -> None:
     """PyTorch's refusals for ``x[idx] = value`` (``written``: x's array; ``idx`` the array index), as its set_item:
-    an index of ints, slices, None, ... and bools (``is_basic``) copies into the view ``x[idx]`` as ``copy_``,
+    an index of ints (NumPy's too), slices, None, ... and bools copies into the view ``x[idx]`` as ``copy_``,
     refusing a ``value`` that overlaps it in part (``x[1:] = x[:-1]``), except a 0-d value (``fill_``) or one
     broadcast to it; one with tensor indices is ``index_put_`` into the view its other parts make, refusing any
     overlap of ``value`` with that view (``x[i] = x``), except a one-element value put through a single mask
@@ -276,9 +276,10 @@ def refuse_setitem_overlap(written, idx, value, is_basic: Callable) -> None:
             sliced.extend((slice(None),) * (a.ndim if a.dtype == xp.bool_ else 1))
         else:
             sliced.append(p)
-    if not tensors and not is_basic(idx) and not any(p is True or p is False for p in parts):
+    try:
+        region = written[tuple(sliced)]
+    except IndexError:  # (out of bounds: setitem's own error follows)
         return
-    region = written[tuple(sliced)]
     if region.__class__ is not xp.ndarray:  # (one element: the value can only be that very element, or none)
         return
     if not tensors:  # copy_to: the value as it is, filled from when 0-d, else expanded to the region

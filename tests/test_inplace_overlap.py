@@ -207,3 +207,16 @@ def test_setitem_overlap_as_pytorchs_set_item(case):
         assert_same_error(run)
     else:
         assert_close(got, want)
+
+
+def test_setitem_at_a_numpy_int_checked_as_at_an_int():
+    # a NumPy integer indexes as an int (PyTorch's basic index): a value overlapping the row in part is refused
+    # as copy_ refuses it (the index was taken as neither basic nor advanced, and nothing checked)
+    import numpy as np
+
+    def run(m):
+        x = m.arange(8.0).view(4, 2)
+        x[np.int64(0)] = x.view(-1)[1:3]
+        return x
+
+    assert_same_error(run)

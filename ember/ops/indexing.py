@@ -507,7 +507,7 @@ def setitem(x: Tensor, idx, value) -> None:
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
-        refuse_setitem_overlap(x._data, idx, value, _is_basic)
+        refuse_setitem_overlap(x._data, idx, value)
         varr = value._data
         if varr.dtype != x._data.dtype and value._requires_grad:
             value = cast(value, x.dtype)
