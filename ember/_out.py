@@ -211,9 +211,14 @@ def _overlap(a, b) -> str | None:
         return None
     a_begin, b_begin = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
-    if a_begin == b_begin and a_end == b_end:
-        return "full" if a.strides == b.strides else "partial"
+    if a_begin == b_begin and a_end == b_end:  # (a dimension of size 1 aside: NumPy's stride for it is arbitrary)
+        return "full" if a.strides == b.strides or _steps(a) == _steps(b) else "partial"
     return "partial" if a_begin < b_end and b_begin < a_end else None
+
+
+def _steps(a) -> list:
+    """The sizes and strides of ``a``'s dimensions other than those of size 1."""
+    return [(n, st) for n, st in zip(a.shape, a.strides) if n != 1]
 
 
 def _owner(a):
@@ -250,21 +255,65 @@ def refuse_partial_overlap(written, other, full: bool = False) -> None:
                 raise RuntimeError(_OVERLAP_ERROR)
 
 
-def refuse_setitem_overlap(written, idx, value, is_basic: Callable) -> None:
-    """PyTorch's refusals for ``x[idx] = value`` (``written``: x's array; ``idx`` the array index): a basic index
-    (``is_basic(idx)``: ints, slices) copies into the view ``x[idx]``, refusing a ``value`` that overlaps it in part
-    (``x[1:] = x[:-1]``), as ``copy_``; an advanced one is ``index_put_``, refusing any overlap of ``value`` with
-    ``x`` (``x[i] = x``). A value of memory apart from x's (the common case) is told apart at once."""
+def refuse_setitem_overlap(written, idx, value) -> None:
+    """PyTorch's refusals for ``x[idx] = value`` (``written``: x's array; ``idx`` the array index), as its set_item:
+    an index of ints (NumPy's too), slices, None, ... and bools copies into the view ``x[idx]`` as ``copy_``,
+    refusing a ``value`` that overlaps it in part (``x[1:] = x[:-1]``), except a 0-d value (``fill_``) or one
+    broadcast to it; one with tensor indices is ``index_put_`` into the view its other parts make, refusing any
+    overlap of ``value`` with that view (``x[i] = x``), except a one-element value put through a single mask
+    (``masked_fill_``). A value of memory apart from x's (the common case) is told apart at once."""
     v = value._data
     if v.__class__ is not xp.ndarray or written.__class__ is not xp.ndarray or \
             v.base is None and written.base is None and v is not written or _owner(v) is not _owner(written):
         return
-    if not is_basic(idx):
-        refuse_partial_overlap(written, value, full=True)
+    parts = idx if idx.__class__ is tuple else (idx,)
+    sliced, masks, tensors = [], 0, 0  # (the view the parts other than tensor indices make, as PyTorch slices)
+    for p in parts:
+        if p.__class__ is xp.ndarray or isinstance(p, list):
+            a = xp.asarray(p)
+            tensors += 1
+            masks += a.dtype == xp.bool_
+            sliced.extend((slice(None),) * (a.ndim if a.dtype == xp.bool_ else 1))
+        else:
+            sliced.append(p)
+    try:
+        region = written[tuple(sliced)]
+    except IndexError:  # (out of bounds: setitem's own error follows)
         return
-    region = written[idx]
-    if region.__class__ is xp.ndarray:  # (an element: a 0-d value has no other elements to share)
-        refuse_partial_overlap(region, value)
+    if region.__class__ is not xp.ndarray:  # (one element: the value can only be that very element, or none)
+        return
+    if not tensors:  # copy_to: the value as it is, filled from when 0-d, else expanded to the region
+        if region.shape != v.shape:
+            if not v.ndim:
+                return
+            try:
+                v = xp.broadcast_to(_without_leading_ones(v), region.shape)
+            except ValueError:  # (setitem's own shape error follows)
+                return
+        if _overlap(region, v) == "partial":
+            raise RuntimeError(_OVERLAP_ERROR)
+        return
+    if v.size == 1 and tensors == 1 and masks == 1:
+        return
+    if _overlap(region, _without_leading_ones(v)) is not None:
+        raise RuntimeError(_OVERLAP_ERROR)
+
+
+def refuse_index_put_overlap(written, indices, value) -> None:
+    """PyTorch's refusal of ``x.index_put_(indices, value)`` (not accumulating) whose value shares any memory with x
+    (assert_no_overlap), except a one-element value put through a single bool mask (its ``masked_fill_``)."""
+    if isinstance(value, Tensor) and value._data.size == 1 and len(indices) == 1 and \
+            isinstance(indices[0], Tensor) and indices[0]._data.dtype in (xp.bool_, xp.uint8):
+        return
+    refuse_partial_overlap(written, value, full=True)
+
+
+def _without_leading_ones(a):
+    """``a`` without its leading dimensions of size 1, as PyTorch's set_item views a value (slicePrefix1sSize)."""
+    k = 0
+    while k < a.ndim and a.shape[k] == 1:
+        k += 1
+    return a.reshape(a.shape[k:]) if k else a
 
 
 def _check_overlap(name: str, args: tuple, kwargs: dict, out) -> None:

@@ -52,10 +52,17 @@ def size_item(i: int, n) -> int:
     try:
         return operator.index(n)
     except TypeError:
-        kind = type(n)
-        name = kind.__name__ if kind.__flags__ & _HEAP_TYPE or kind.__module__ == "builtins" else \
-            f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError(f"{package_name()}.Size() takes an iterable of 'int' (item {i} is '{name}')") from None
+        raise TypeError(f"{package_name()}.Size() takes an iterable of 'int' (item {i} is '{c_type_name(n)}')") \
+            from None
+
+
+def c_type_name(value) -> str:
+    """The name PyTorch's C++ messages give ``value``'s type (CPython's ``tp_name``): a class defined in Python
+    by its bare name (``int``, ``MyModule``), an extension type by its dotted name (``numpy.ndarray``)."""
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 _HEAP_TYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose C name is its bare name)

@@ -28,7 +28,7 @@ from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
 from ._meta import as_laid_out, is_meta, no_data_error
 from ._meta import made as _meta_made
-from ._size import Size
+from ._size import Size, c_type_name
 from ._tensor_methods import (
     ActivationMethods,
     ComplexMethods,
@@ -381,7 +381,7 @@ class Tensor(
         # PyTorch's set_data: a tensor only, and one that can carry a gradient when this one requires grad (an
         # integer or bool tensor put into a parameter would leave it requiring grad with no gradient possible)
         if not isinstance(value, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {_c_type_name(value)}")
+            raise TypeError(f"Variable data has to be a tensor, but got {c_type_name(value)}")
         if self._requires_grad and np_kind(value._data.dtype) not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
@@ -626,18 +626,6 @@ class Tensor(
 _ndarray, _scalar = xp.ndarray, xp.generic
 _new_tuple = tuple.__new__  # (a Size of a NumPy shape, without Size.__new__'s check)
 _inference_active = _inference.active
-
-
-def _c_type_name(value: Any) -> str:
-    """The name PyTorch's C++ messages give ``value``'s type (CPython's ``tp_name``): a class defined in Python
-    by its bare name (``int``, ``MyModule``), an extension type by its dotted name (``numpy.ndarray``)."""
-    cls = type(value)
-    if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
-        return cls.__name__
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class created at run time, whose tp_name is its bare name
 
 
 def _empty_strides(array):

@@ -168,3 +168,55 @@ def test_setitem_with_a_basic_index_refuses_a_partial_overlap_as_copy_(case):
         assert_same_error(run)
     else:
         assert_close(got, want)
+
+
+SETITEMS_AS_SET_ITEM = {  # x = arange(8.).view(4, 2)
+    "0-d value into a row it sits in (fill_)": lambda m, x: x.__setitem__(0, x[0, 0]),
+    "0-d value through a mask (masked_fill_)": lambda m, x: x.__setitem__(x > 3, x[0, 0]),
+    "one-element value through a mask": lambda m, x: x.__setitem__(m.tensor([True, False, False, False]), x[3, :1]),
+    "a row through a mask": lambda m, x: x.__setitem__(m.tensor([True, False, False, False]), x[3]),
+    "0-d value through an int index": lambda m, x: x.__setitem__(m.tensor([0]), x[3, 0]),
+    "True": lambda m, x: x.__setitem__(True, x),
+    "None": lambda m, x: x.__setitem__(None, x),
+    "None, broadcast row": lambda m, x: x.__setitem__(None, x[1]),
+    "int and list, apart": lambda m, x: x.__setitem__((0, [0, 1]), x[1]),
+    "slice and list, apart": lambda m, x: x.__setitem__((slice(1, None), [0]), x[0, :1]),
+    "slice and list, within": lambda m, x: x.__setitem__((slice(None, 1), [0]), x[0:1, 1]),
+    "list and int, a strided view": lambda m, x: x.__setitem__(([0], 0), x[0, 1:]),
+    "a one-element row broadcast": lambda m, x: x.__setitem__(0, x[0, :1]),
+    "a leading 1 dropped": lambda m, x: x.__setitem__(slice(None, 2), x[None, 1:3]),
+    "trailing None": lambda m, x: x.__setitem__((Ellipsis, None), x[..., None]),
+    "index_put_ mask, 0-d": lambda m, x: x.index_put_((x > 5,), x[0, 0]),
+    "index_put_ mask, 0-d, accumulate": lambda m, x: x.index_put_((x > 5,), x[0, 0], accumulate=True),
+    "index_put_ mask, a row": lambda m, x: x.index_put_((x[:, 0] > 3,), x[0]),
+}
+
+
+@pytest.mark.parametrize("case", list(SETITEMS_AS_SET_ITEM))
+def test_setitem_overlap_as_pytorchs_set_item(case):
+    """x[idx] = v as PyTorch's set_item: a 0-d value is filled in and a one-element one through a mask is
+    masked_fill_ (no check; both were refused), an index with tensors refuses any overlap with the view its other
+    parts make (x[0, [0, 1]] = x[1] was refused against all of x), True and None are basic (refused as advanced)."""
+    def run(m):
+        x = m.arange(8.0).view(4, 2)
+        SETITEMS_AS_SET_ITEM[case](m, x)
+        return x
+
+    (got, _), (want, _) = outcomes(run)
+    if isinstance(want, Exception):
+        assert_same_error(run)
+    else:
+        assert_close(got, want)
+
+
+def test_setitem_at_a_numpy_int_checked_as_at_an_int():
+    # a NumPy integer indexes as an int (PyTorch's basic index): a value overlapping the row in part is refused
+    # as copy_ refuses it (the index was taken as neither basic nor advanced, and nothing checked)
+    import numpy as np
+
+    def run(m):
+        x = m.arange(8.0).view(4, 2)
+        x[np.int64(0)] = x.view(-1)[1:3]
+        return x
+
+    assert_same_error(run)

@@ -110,3 +110,23 @@ def test_prelu_module():
     assert list(m.state_dict()) == ["weight"] and m.weight.shape == t.weight.shape
     np.testing.assert_array_equal(m.weight.detach().numpy(), t.weight.detach().numpy())
     compare_module(m, t, np.random.default_rng(1).standard_normal((3, 4, 5)).astype(np.float32))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("case", ["dim 0", "dim 1 of 3", "transposed", "channels_last dim 1", "float16 dim 0"])
+def test_softmax_result_contiguous_as_pytorch(fn, case):
+    # PyTorch's softmax lays its result out contiguous whatever the dim and the input's layout: along a dim other
+    # than the last, ember's was the computed rows' view with the dim moved back (softmax(x, 0).view(-1) raised)
+    def run(lib):
+        x, dim = {"dim 0": (lib.ones(4, 33), 0), "dim 1 of 3": (lib.ones(2, 3, 4), 1),
+                  "transposed": (lib.ones(4, 33).t(), 0),
+                  "channels_last dim 1": (lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last), 1),
+                  "float16 dim 0": (lib.ones(4, 33, dtype=lib.float16), 0)}[case]
+        x.requires_grad_()
+        y = getattr(lib.nn.functional, fn)(x, dim)
+        (y.view(-1) * lib.arange(y.numel(), dtype=y.dtype)).sum().backward()
+        return y.stride(), np.array(x.grad.tolist())
+
+    (got, got_grad), (want, want_grad) = run(ember), run(torch)
+    assert got == want
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-2, atol=1e-3)

@@ -639,3 +639,19 @@ def test_alpha_scales_in_the_results_dtype_as_pytorch(call):
 ])
 def test_an_alpha_past_an_integer_results_range_is_refused_as_pytorch(call):
     assert_same_error(call)
+
+
+@pytest.mark.parametrize("exponent", [np.int64(-1), np.int64(300), np.float64(1e5), np.int8(3), np.float32(0.5)])
+@pytest.mark.parametrize("dt", ["int8", "uint8", "int64", "float16", "bfloat16", "float32"])
+def test_pow_of_a_numpy_scalar_exponent_checked_as_pytorch(dt, exponent):
+    # A NumPy scalar exponent is PyTorch's Python number: an integer tensor to a negative one is its RuntimeError
+    # (NumPy's ValueError came through), one past an integer or half dtype's range its overflow error (int8 ** 300
+    # wrapped the 300 to 44; float16 ** 1e5 gave inf)
+    outcomes = []
+    for lib in (torch, ember):
+        try:
+            r = lib.tensor([2, 1], dtype=getattr(lib, dt)) ** exponent
+            outcomes.append((str(r.dtype).split(".")[1], r.tolist()))
+        except Exception as err:  # noqa: BLE001 (the type and message are compared)
+            outcomes.append((type(err), str(err)))
+    assert outcomes[1] == outcomes[0]

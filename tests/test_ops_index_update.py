@@ -147,3 +147,22 @@ def test_fill_diagonal_errors_as_torch(shape):
     for m in (ember, torch):
         with pytest.raises(RuntimeError, match="dimensions"):
             m.zeros(shape).fill_diagonal_(1)
+
+
+@pytest.mark.parametrize("dt", ["float32", "int16", "uint8", "int8", "bool", "int32", "int64"])
+@pytest.mark.parametrize("op", ["scatter", "scatter_add", "scatter_reduce", "gather", "index_select"])
+def test_index_dtype_checked_as_pytorch(op, dt):
+    # int32 and int64 only, in PyTorch's words ("scatter(): Expected dtype int32/int64 for index" for the whole
+    # scatter family, "int32 or int64" for index_select); an int16 or uint8 index was taken
+    def run(lib):
+        x = lib.ones(3, 3)
+        idx = lib.tensor([[1]], dtype=getattr(lib, dt))
+        calls = {"scatter": lambda: lib.scatter(x, 0, idx, x), "scatter_add": lambda: lib.scatter_add(x, 0, idx, x),
+                 "scatter_reduce": lambda: lib.scatter_reduce(x, 0, idx, x, "sum"),
+                 "gather": lambda: lib.gather(x, 0, idx), "index_select": lambda: lib.index_select(x, 0, idx[0])}
+        try:
+            return calls[op]().tolist()
+        except Exception as err:  # noqa: BLE001 (the type and message are compared)
+            return type(err).__name__, str(err)
+
+    assert run(ember) == run(torch)

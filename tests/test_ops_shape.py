@@ -292,3 +292,30 @@ def test_expand_without_repeats_writes_through_and_a_broadcast_stays_read_only()
         assert base.tolist() == [0, 0, 1, 1, 0, 0]
         with pytest.raises(RuntimeError):
             base[2:4].expand(3, 2).add_(1)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("layout", ["t31", "perm", "sliced", "expanded", "size1-mid", "empty"])
+def test_unsqueeze_keeps_the_other_strides_as_pytorch(layout, requires_grad):
+    # NumPy's reshape may restride a dimension of size 1 other than the new one ((3, 1).t().unsqueeze(1) gave
+    # strides (3, 3, 1) for PyTorch's (1, 3, 1)): the new dimension's stride alone was checked
+
+    def make(lib):
+        x = {"t31": lambda: lib.ones(3, 1).t(), "perm": lambda: lib.ones(4, 1, 3).permute(2, 1, 0),
+             "sliced": lambda: lib.ones(4, 1, 6)[:, :, ::2], "expanded": lambda: lib.ones(3, 1).expand(3, 4),
+             "size1-mid": lambda: lib.ones(2, 1, 3)[:, :, 1:], "empty": lambda: lib.ones(2, 0, 1).transpose(0, 2)}[layout]()
+        return x.requires_grad_() if requires_grad and x.is_leaf else x
+
+    for dim in range(-make(torch).dim() - 1, make(torch).dim() + 1):
+        expected, got = make(torch).unsqueeze(dim), make(ember).unsqueeze(dim)
+        assert (tuple(got.shape), got.stride()) == (tuple(expected.shape), expected.stride()), dim
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: x.split(2), lambda m, x: x.split([1]), lambda m, x: m.split(x, 1, 0), lambda m, x: x.chunk(2),
+    lambda m, x: x.chunk(0), lambda m, x: x.unbind(), lambda m, x: x.unbind(-1), lambda m, x: x.unbind(1),
+    lambda m, x: m.tensor_split(x, 1),
+], ids=["split", "split sizes", "torch.split", "chunk", "chunk 0", "unbind", "unbind -1", "unbind 1", "tensor_split"])
+def test_splitting_a_0d_tensor_is_pytorchs_error(call):
+    # a 0-d tensor's dim 0 wraps, but it has no size: these indexed its empty shape (IndexError: tuple index)
+    assert_same_error(lambda m: call(m, m.ones(())))

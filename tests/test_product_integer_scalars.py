@@ -2,6 +2,8 @@
 ints for the addmm family (addr refuses a float one), a complex one refused, and no bool kernel for the products
 themselves (addr and outer, elementwise, have one)."""
 
+from functools import partial
+
 import pytest
 
 import ember
@@ -47,3 +49,61 @@ def test_integer_and_bool_products_as_pytorch(case):
         except Exception as err:  # noqa: BLE001 (the type is compared)
             outcomes.append(type(err))
     assert outcomes[1] == outcomes[0]
+
+
+_FAMILY = {  # each op with its operands' shapes
+    "addmm": [(2, 2), (2, 3), (3, 2)],
+    "addmv": [(2,), (2, 3), (3,)],
+    "addr": [(2, 2), (2,), (2,)],
+    "baddbmm": [(1, 2, 2), (1, 2, 3), (1, 3, 2)],
+    "addbmm": [(2, 2), (1, 2, 3), (1, 3, 2)],
+}
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as err:  # noqa: BLE001 (the type and message are compared)
+        return type(err), str(err).replace("torch", "ember")
+    return str(r.dtype).split(".")[1], r.tolist()
+
+
+@pytest.mark.parametrize("op", sorted(_FAMILY))
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bfloat16", "int8", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("scalars", [{"alpha": 1j}, {"beta": 2j}, {"alpha": 1 + 0j}, {"beta": 2.5 + 0j, "alpha": -3 + 0j},
+                                     {"beta": 2}, {"beta": 0, "alpha": -1}, {"beta": 2.5}, {"alpha": True},
+                                     {"beta": False}])
+def test_family_scalars_by_result_dtype(op, dt, scalars):
+    # A complex beta or alpha with an imaginary part is refused for a result that is not complex (it made the
+    # result complex), one without it taken as its real part (it was refused for integers); addr's float check and
+    # bool results (its beta of 2 is True: the result was an int64) by its promoted dtype, bfloat16 a floating one
+    # (its float beta was refused as for integers)
+    def run(lib):
+        operands = [lib.ones(*s, dtype=getattr(lib, dt)) * (1 if dt == "bool" else 0.5) for s in _FAMILY[op]]
+        return _outcome(lambda: getattr(lib, op)(*operands, **scalars))
+
+    assert run(ember) == run(torch)
+
+
+def test_addr_scalars_by_promoted_result():
+    cases = [lambda lib: lib.addr(lib.tensor([[True, False]]), lib.tensor([True]), lib.tensor([0, 1]), beta=2.5),
+             lambda lib: lib.addr(lib.tensor([[1, 0]]), lib.tensor([True]), lib.tensor([0.5, 1.0]), beta=2.5),
+             lambda lib: lib.addr(lib.tensor([[True, False]]), lib.tensor([True]), lib.tensor([0.5, 1.0]), beta=True),
+             lambda lib: lib.addr(lib.tensor([[True, False]]), lib.tensor([True]), lib.tensor([False, True]), beta=3,
+                                  alpha=0)]
+    for case in cases:
+        assert _outcome(partial(case, ember)) == _outcome(partial(case, torch))
+
+
+@pytest.mark.parametrize("op", ["addmm", "addbmm", "baddbmm"])
+@pytest.mark.parametrize("dts", [("float64", "float32", "float32"), ("float32", "float64", "float64"),
+                                 ("float32", "float32", "float64"), ("float32", "float64", "float32"),
+                                 ("float16", "float32", "float32"), ("float64", "float64", "float32")])
+def test_family_dtype_mismatch_in_pytorchs_words(op, dts):
+    # addmm/addbmm compare the input with mat2 first, then mat1 with mat2; baddbmm names the three dtypes where the
+    # input's differs from batch1's (ember's own message was given, or matmul's m1/m2 one)
+    def run(lib):
+        operands = [lib.ones(*s, dtype=getattr(lib, d)) for s, d in zip(_FAMILY[op], dts)]
+        return _outcome(lambda: getattr(lib, op)(*operands))
+
+    assert run(ember) == run(torch)

@@ -184,6 +184,12 @@ def _as_rows(x, dim):
     return x2, restore
 
 
+def _contiguous(y):
+    """The result ``y`` (a view of the rows computed, dim moved back) C-contiguous, as PyTorch's softmax lays out
+    its result whatever the dim and the input's layout (a view of it along dim 0 refused ``.view``)."""
+    return y if y.flags.c_contiguous else xp.ascontiguousarray(y)
+
+
 def _wide(a):
     return a.astype(xp.float32) if a.dtype.itemsize < 4 else a
 
@@ -196,7 +202,7 @@ class Softmax(Node):
         x2, self.restore = _as_rows(x, dim)
         y2 = xp.empty_like(x2)
         softmax_rows(x2, y2)
-        y = self.restore(y2)  # (a view of y2)
+        y = _contiguous(self.restore(y2))
         self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
 
@@ -220,7 +226,7 @@ class LogSoftmax(Node):
         x2, self.restore = _as_rows(x, dim)
         out = xp.empty_like(x2)
         softmax_rows(x2, out, log=True)
-        y = self.restore(out)  # (a view of out)
+        y = _contiguous(self.restore(out))
         self.saved, self.dim = (y,), dim  # the output itself: create_graph differentiates through it
         return y
 

@@ -667,6 +667,8 @@ def check_exponent(a, b) -> None:
 def pow(a, b):
     if _promotes_to_complex32(a, b):  # (PyTorch's pow has no half-precision complex kernel)
         raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
+    if isinstance(b, xp.generic):  # (a NumPy scalar exponent as the Python number PyTorch reads it as)
+        b = b.item()
     check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
     negative = isinstance(b, int) and b < 0
     a, b = promote(a, b)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES
-from .._out import refuse_partial_overlap
+from .._out import refuse_index_put_overlap, refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd import forward_ad
@@ -252,7 +252,10 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 
 
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    refuse_partial_overlap(x._data, values, full=True)
+    if accumulate:
+        refuse_partial_overlap(x._data, values, full=True)
+    else:
+        refuse_index_put_overlap(x._data, indices, values)
     return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
 
 

@@ -507,7 +507,7 @@ def setitem(x: Tensor, idx, value) -> None:
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
-        refuse_setitem_overlap(x._data, idx, value, _is_basic)
+        refuse_setitem_overlap(x._data, idx, value)
         varr = value._data
         if varr.dtype != x._data.dtype and value._requires_grad:
             value = cast(value, x.dtype)
@@ -588,9 +588,15 @@ def _scatter_add_into(out, dim: int, index, src) -> None:
 
 
 def _check_index(index: Tensor, name: str):
-    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    """The index array of gather, index_select or the scatter family: int32 or int64 only, as PyTorch's kernels
+    (int16, uint8 refused too), in its words (the scatter family's all name scatter)."""
+    if not isinstance(index, Tensor) or index._data.dtype not in _INDEX_DTYPES:
+        which = "int32 or int64" if name == "index_select" else "int32/int64"
+        raise RuntimeError(f"{'scatter' if name.startswith('scatter') else name}(): Expected dtype {which} for index")
     return index._data
+
+
+_INDEX_DTYPES = (xp.dtype(xp.int32), xp.dtype(xp.int64))
 
 
 def out_of_bounds(idx, size: int, dim: int, negative: bool = False) -> str | None:

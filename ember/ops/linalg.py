@@ -310,31 +310,49 @@ def _check_added(input: Tensor, shape: tuple, name: str) -> None:
                            f"shape {list(shape)}") from None
 
 
-def _check_same_dtype(input: Tensor, a: Tensor, name: str) -> None:
-    """PyTorch's addmm family does not promote: the added input has the operands' dtype."""
-    if input.dtype != a.dtype:
-        raise RuntimeError(f"{name}: self and the product must have the same dtype, but got "
-                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and {SCALAR_TYPE_NAMES[a.dtype.name]}")
+def _check_same_dtype(input: Tensor, a: Tensor, b: Tensor, name: str) -> None:
+    """PyTorch's addmm family does not promote: the added input has the operands' dtype, in its words (addmm and
+    addbmm compare it with the second operand first; baddbmm with the first, the operands' own mismatch left to
+    the product's check)."""
+    di, da, db = input.dtype, a.dtype, b.dtype
+    if name == "baddbmm":
+        if di != da:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {CPP_TYPE_NAMES[di.name]}, batch1: "
+                               f"{CPP_TYPE_NAMES[da.name]}, batch2: {CPP_TYPE_NAMES[db.name]}")
+    elif di != db or da != db:
+        first, x, y = ("self", di, db) if di != db else ("mat1", da, db)
+        raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {SCALAR_TYPE_NAMES[x.name]} and "
+                           f"{SCALAR_TYPE_NAMES[y.name]}")
 
 
 _C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
 
 
-def _integer_scalars(d: dtype, beta, alpha) -> tuple:
-    """beta and alpha as PyTorch's kernels for an integer result of dtype ``d`` take them: converted to it (a float
-    truncated toward zero), a value outside its range an error."""
-    if d.name not in _C_INTEGERS:
-        return beta, alpha
-    name, info = d.name, xp.iinfo(d.np)
+def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
+    """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
+    complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
+    would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
+    integer dtype then converted to it (a float truncated toward zero), a value outside its range an error."""
+    if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
+        return beta, alpha  # (the common case: a floating result, real scalars)
+    c_name = _C_INTEGERS.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]
     scalars = []
     for value in (beta, alpha):
-        if isinstance(value, complex) or isinstance(value, xp.generic) and value.dtype.kind == "c":
-            raise RuntimeError(f"value cannot be converted to type {_C_INTEGERS[name]} without overflow")
-        n = int(value)
-        if not info.min <= n <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {_C_INTEGERS[name]} without overflow")
-        scalars.append(n)
+        if _is_complex(value):
+            if value.imag:
+                raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+            value = value.real
+        if d.name in _C_INTEGERS:
+            value = int(value)
+            info = xp.iinfo(d.np)
+            if not info.min <= value <= info.max:
+                raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+        scalars.append(value)
     return tuple(scalars)
+
+
+def _is_complex(value) -> bool:
+    return isinstance(value, complex) or isinstance(value, xp.generic) and value.dtype.kind == "c"
 
 
 class _AddedProduct(Node):
@@ -482,10 +500,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
         return add(mul(input, beta), product if alpha == 1 else mul(product, alpha))
     _check_dims("mm", mat1, 2)
     _check_dims("mm", mat2, 2)
+    _check_same_dtype(input, mat1, mat2, "addmm")
     _check_product(mat1, mat2)
-    _check_same_dtype(input, mat1, "addmm")
     _check_added(input, (mat1._data.shape[0], mat2._data.shape[1]), "addmm")
-    beta, alpha = _integer_scalars(mat1.dtype, beta, alpha)
+    beta, alpha = _product_scalars(mat1.dtype, beta, alpha)
     return Addmm.apply(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
@@ -493,10 +511,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2)."""
     _check_bmm(batch1, batch2)
+    _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
-    _check_same_dtype(input, batch1, "baddbmm")
     _check_added(input, (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2]), "baddbmm")
-    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
+    beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Baddbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -504,10 +522,10 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     _check_bmm(batch1, batch2)
+    _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
-    _check_same_dtype(input, batch1, "addbmm")
     _check_added(input, (batch1._data.shape[1], batch2._data.shape[2]), "addbmm")
-    beta, alpha = _integer_scalars(batch1.dtype, beta, alpha)
+    beta, alpha = _product_scalars(batch1.dtype, beta, alpha)
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
@@ -520,7 +538,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     if input._data.ndim and input._data.shape[0] not in (1, mat._data.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({mat._data.shape[0]}x"
                            f"{mat._data.shape[1]}), vec ({vec._data.shape[0]})")
-    beta, alpha = _integer_scalars(mat.dtype, beta, alpha)
+    beta, alpha = _product_scalars(mat.dtype, beta, alpha, opmath=False)
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
@@ -529,20 +547,24 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
-    _check_addr_scalars((input, vec1, vec2), beta, alpha)
     result = promote_types(promote_types(input.dtype, vec1.dtype), vec2.dtype)
-    beta, alpha = _integer_scalars(result, beta, alpha)
+    beta, alpha = _addr_scalars(result, beta, alpha)
     return Addr.apply(input, vec1, vec2, beta=beta, alpha=alpha, dtype=result.np)
 
 
-def _check_addr_scalars(tensors: tuple, beta, alpha) -> None:
-    """PyTorch's addr takes a bool beta or alpha for a bool result only, a float one for a floating result only."""
-    kinds = {t._data.dtype.kind for t in tensors}
+def _addr_scalars(result: dtype, beta, alpha) -> tuple:
+    """beta and alpha as PyTorch's addr takes them for a result of dtype ``result``: a bool one for a bool result
+    only, a float or complex one for a floating or complex result only; for a bool result each read as a bool (2 is
+    True), else as the family's (``_product_scalars``)."""
+    inexact = result.is_floating_point or result.is_complex
     for name, value in (("beta", beta), ("alpha", alpha)):
-        if isinstance(value, bool) and kinds != {"b"}:
+        if isinstance(value, bool) and result.np != xp.bool_:
             raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if isinstance(value, float) and not kinds & {"f", "c"}:
+        if isinstance(value, (float, complex)) and not inexact:
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+    if result.np == xp.bool_:
+        return bool(beta), bool(alpha)
+    return _product_scalars(result, beta, alpha, opmath=False)
 
 
 def _check_both_dtypes(a: Tensor, b: Tensor) -> None:

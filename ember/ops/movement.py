@@ -149,6 +149,8 @@ def tensor_split(x: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Split into ``n`` nearly equal parts (the first ``size % n`` one longer), or at the given indices."""
     from .indexing import narrow
 
+    if not x._data.ndim:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = _wrap_dim(dim, x._data.ndim)
     size = x._data.shape[d]
     if isinstance(indices_or_sections, Tensor) and indices_or_sections._data.ndim == 0:

@@ -119,10 +119,18 @@ class UnsqueezeBackward0(Reshape):
             follow_view(x, out, strides)
             return out
         out = Reshape.forward(self, x, shape)
-        if out.__class__ is not xp.ndarray or out.size and out.strides[dim] == (
-                x.strides[dim] * x.shape[dim] if dim < x.ndim else x.itemsize):
+        if out.__class__ is not xp.ndarray or _unsqueezed(x, out, dim):
             return out
         return basic_view(x, (slice(None),) * dim + (None,))
+
+
+def _unsqueezed(x, out, dim: int) -> bool:
+    """Whether NumPy's reshape ``out`` of ``x`` has PyTorch's strides for ``x.unsqueeze(dim)``: ``x``'s own, with the
+    size times the stride of the dimension it goes before (1 at the end) inserted. NumPy lays an empty array out anew
+    and may restride any other dimension of size 1 (``x.t().unsqueeze(1)`` of a (3, 1) ``x``)."""
+    shape, before, after = x.shape, x.strides, out.strides  # (each NumPy property a new tuple: read once)
+    new = before[dim] * shape[dim] if dim < len(shape) else x.itemsize
+    return after[dim] == new and out.size != 0 and (1 not in shape or after == before[:dim] + (new,) + before[dim:])
 
 
 class SqueezeBackward0(Reshape):
@@ -517,7 +525,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     # NumPy's reshape where it gives PyTorch's stride (the node's forward's test), without a node where none records
     if not (_meta_made[0] or x._requires_grad and _GradState.enabled):
         out = a.reshape(shape)
-        if out.size and out.strides[d] == (a.strides[d] * shp[d] if d < nd - 1 else a.itemsize):
+        if _unsqueezed(a, out, d):
             view = unrecorded_view(x, _as_is, out, UnsqueezeBackward0)
             if view is not None:
                 return view
@@ -656,6 +664,8 @@ def vstack(tensors) -> Tensor:
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     shp = x._data.shape
+    if not shp:  # (a 0-d tensor's dim 0 wraps, but has no size to split)
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = dim if dim.__class__ is int and 0 <= dim < len(shp) else _wrap_dim(dim, len(shp))
     n = shp[d]
     step = split_size_or_sections
@@ -706,6 +716,8 @@ def expand_copy(x: Tensor, size, *, implicit: bool = False) -> Tensor:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if not x._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
@@ -715,7 +727,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
-    d = _wrap_dim(dim, x._data.ndim)
+    d = _wrap_dim(dim, x._data.ndim)  # (a 0-d tensor's 0 or -1 wraps to 0: PyTorch's error names that)
+    if not x._data.ndim:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     lead = (slice(None),) * d
     return view_pieces(x, [lead + (i,) for i in range(x._data.shape[d])], UnbindPieces)
 

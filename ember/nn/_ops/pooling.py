@@ -16,6 +16,7 @@ from ..._backend import xp
 from ..._dtype import bool_, int64, not_implemented_for, np_kind
 from ..._kernels import pooling as compiled
 from ..._kernels.policy import policy
+from ..._memory_format import channels_last, laid_out, strides_in_channels_last_order
 from ..._parallel import parallel_for
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
@@ -531,7 +532,7 @@ class AdaptiveAvgPool(Node):
             out = xp.matmul(mats[-2], out)
         if len(mats) == 3 and mats[0] is not None:  # depth: the product on the axis swapped next to the last
             out = xp.matmul(mats[0], out.swapaxes(-3, -2)).swapaxes(-3, -2)
-        return out
+        return _suggested_layout(out, x)
 
     def backward(self, g):
         mats = self.mats
@@ -548,6 +549,17 @@ class AdaptiveAvgPool(Node):
         gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))
         xp.matmul(g, mats[-1], out=gx)
         return (gx,)
+
+
+def _suggested_layout(out, x):
+    """``out`` laid out as PyTorch's adaptive average pooling lays its result out for the input ``x``: channels last
+    where a 4-d ``x`` is (its suggest_memory_format; the 3-d pool's kernel has no channels-last form), else
+    contiguous (the depth product's swapped axes are not)."""
+    if type(out) is not xp.ndarray or type(x) is not xp.ndarray:
+        return out
+    if x.ndim == 4 and not x.flags.c_contiguous and strides_in_channels_last_order(x, channels_last):
+        return out if strides_in_channels_last_order(out, channels_last) else laid_out(out, channels_last)
+    return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
 
 
 def _rows_times(a, m):
@@ -614,7 +626,9 @@ def adaptive_avg_pool(input: Tensor, output_size, nd: int) -> Tensor:
     if all(o == 1 for o in out):  # PyTorch's kernels take the mean over the spatial dims here (MeanBackward1)
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
     size = input._data.shape[-nd:]
-    mats = tuple(None if n == o and d < nd - 1 else _adaptive_matrix(n, o, input._data.dtype)
+    dt = input._data.dtype
+    dt = xp.float32 if dt.itemsize == 2 else dt  # (half precision computes in float32: its weights too, 1/3 unrounded)
+    mats = tuple(None if n == o and d < nd - 1 else _adaptive_matrix(n, o, dt)
                  for d, (n, o) in enumerate(zip(size, out)))
     return (AdaptiveAvgPool2D if nd == 2 else AdaptiveAvgPool3D).apply(input, mats=mats)
 
