@@ -565,3 +565,42 @@ def test_a_checkpoint_with_a_namespace_and_a_dataclass_written_by_pytorch_loads_
     assert "add_safe_globals([argparse.Namespace])" in str(e.value) and not isinstance(e.value, RuntimeError)
     with ember.serialization.safe_globals([argparse.Namespace, _Config]):
         _assert_same_checkpoint(ember.load(io.BytesIO(data)), theirs)
+
+
+def _unsafe(get, data: bytes) -> list:
+    return sorted(get(io.BytesIO(data)))
+
+
+@pytest.mark.parametrize("case", ["checkpoint", "whole_model", "numpy_scalar", "uint16", "set", "plain"])
+def test_get_unsafe_globals_in_checkpoint_names_what_pytorch_names(case):
+    """PyTorch's ``get_unsafe_globals_in_checkpoint`` on the same file is the oracle: the globals a weights_only
+    load refuses, less those allowlisted (it was missing from ember)."""
+    objs = {"checkpoint": {"args": argparse.Namespace(a=1), "config": _Config(), "w": torch.ones(2),
+                           "dtype": torch.float16, "device": torch.device("cpu"), "od": OrderedDict(a=1)},
+            "whole_model": torch.nn.Sequential(torch.nn.Linear(2, 2)), "numpy_scalar": {"x": np.float32(1.0)},
+            "uint16": {"u": torch.ones(2, dtype=torch.uint16)}, "set": {"s": {1, 2}},
+            "plain": {"w": torch.nn.Parameter(torch.ones(2))}}
+    data = torch_bytes(objs[case]).getvalue()
+    want = _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, data)
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, data) == want
+    with torch.serialization.safe_globals([argparse.Namespace]), ember.serialization.safe_globals([argparse.Namespace]):
+        assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, data) == \
+            _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, data)
+
+
+def test_get_unsafe_globals_in_checkpoint_of_embers_files():
+    # ember's PyTorch-format file: both functions read the same bytes
+    buf = io.BytesIO()
+    ember.save({"args": argparse.Namespace(a=1), "config": _Config(), "w": ember.ones(2)}, buf, format="torch")
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == \
+        _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == \
+        ["argparse.Namespace", f"{__name__}._Config"]
+    # ember's own format: the globals PyTorch's pickle names for the same objects
+    buf = io.BytesIO()
+    ember.save({"args": argparse.Namespace(a=1), "x": np.float32(1.0), "w": ember.ones(2)}, buf)
+    want = _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint,
+                   torch_bytes({"args": argparse.Namespace(a=1), "x": np.float32(1.0), "w": torch.ones(2)}).getvalue())
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == want
+    for bad in (b"", b"not a checkpoint"):
+        with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+            ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(bad))

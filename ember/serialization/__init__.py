@@ -46,11 +46,11 @@ from .._device import check_device
 from . import _ember_format, _torch_format
 from ._archive import Archive
 from ._atomic import write_atomically
-from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from ._globals import add_safe_globals, allowed, clear_safe_globals, get_safe_globals, safe_globals
 from .safetensors import load_file, save_file
 
 __all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
-           "save_file", "load_file"]
+           "get_unsafe_globals_in_checkpoint", "save_file", "load_file"]
 
 FileLike = str | os.PathLike | IO[bytes]
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -225,6 +225,37 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
         except _PARSE_ERRORS as e:
             fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
 
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The ``module.name`` of each class or function a checkpoint names that a ``weights_only=True`` load would
+    refuse: neither allowed by default nor allowlisted (``add_safe_globals``/``safe_globals``), as PyTorch's.
+
+    Found statically: a PyTorch file's pickle opcodes are read, nothing is built; an ember file's manifest gives the
+    globals PyTorch's pickle would name for the same objects. A ValueError, as PyTorch's, for a file that is no
+    checkpoint; a RuntimeError naming the file for a corrupt one.
+    """
+    what = f"get_unsafe_globals_in_checkpoint({_name(f)})"
+
+    def fail(why: str):
+        raise RuntimeError(f"{what}: {why}")
+
+    found = None
+    with _opened(f, "rb") as fh:
+        start = fh.tell()
+        is_zip = fh.read(4) == _ZIP_MAGIC
+        fh.seek(start)
+        try:
+            names = (archive := Archive(fh, fail)).names() if is_zip else []
+            if _ember_format.MANIFEST in names:
+                found = _ember_format.globals_in(archive)  # none is safe by default: each names a class
+            elif _torch_format.is_torch_archive(names):
+                found = {g for g in _torch_format.globals_in(archive) if not _torch_format.is_safe_by_default(g)}
+        except _PARSE_ERRORS as e:
+            fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
+    if found is None:
+        raise ValueError("Expected input to be a checkpoint returned by torch.save")
+    return sorted(found - set(allowed()))
 
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402

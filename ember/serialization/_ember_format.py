@@ -410,6 +410,34 @@ def _json_depth(raw: bytes) -> int:
     return deepest
 
 
+def globals_in(archive: Archive) -> set[str]:
+    """The classes and functions the manifest names, as the globals PyTorch's pickle would name for the same
+    objects (a NumPy scalar's ``numpy._core.multiarray.scalar`` and ``numpy.dtype``, a bound method's
+    ``builtins.getattr``)."""
+    found: set[str] = set()
+    todo = [json.loads(archive.read(MANIFEST)).get("root")]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict) and len(node) == 1:
+            (tag, value), = node.items()
+            if tag == "global" and isinstance(value, str):
+                found.add(value)
+            elif tag in ("module", "object") and isinstance(value, dict):
+                if isinstance(value.get("class"), str):
+                    found.add(value["class"])
+                todo.extend(v for k, v in value.items() if k != "class")
+            elif tag == "npscalar":
+                found.update(("numpy._core.multiarray.scalar", "numpy.dtype"))
+            elif tag == "method":
+                found.add("builtins.getattr")
+                todo.append(value)
+            elif tag not in ("array", "dtype", "device", "size", "module_ref"):
+                todo.append(value)
+    return found
+
+
 def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
     raw = archive.read(MANIFEST)
     if _json_depth(raw) > _JSON_PER_LEVEL * MAX_DEPTH + 2:  # + the manifest's own object and a leaf's node

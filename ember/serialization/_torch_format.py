@@ -12,6 +12,7 @@ is allowlisted, in PyTorch and in ember alike.
 
 from __future__ import annotations
 
+import pickletools
 import struct
 import zipfile
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from .._tensor import Tensor
 from ._archive import MAX_DEPTH, Archive, Fail, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
-from ._torch_unpickle import STORAGE_OF, Unpickler
+from ._torch_unpickle import _ALLOWED, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
 
 
 def is_torch_archive(names: list[str]) -> bool:
@@ -40,6 +41,31 @@ def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
     if order not in (b"little", b"big"):
         fail(f"unknown byte order {order[:16]!r}")
     return Unpickler(archive.read(pkl), archive, prefix, order == b"big", fail, weights_only, what).run()
+
+
+def globals_in(archive: Archive) -> set[str]:
+    """The ``module.name`` of every GLOBAL in ``data.pkl`` (Python 2's ``__builtin__`` spelt ``builtins``), found by
+    reading its opcodes, nothing built, as PyTorch's ``get_unsafe_globals_in_checkpoint`` finds them."""
+    pkl = next(n for n in archive.names() if n == "data.pkl" or n.endswith("/data.pkl"))
+    found = (arg.replace(" ", ".", 1) for op, arg, _ in pickletools.genops(archive.read(pkl)) if op.name == "GLOBAL")
+    return {"builtins." + g.removeprefix("__builtin__.") if g.startswith("__builtin__.") else g for g in found}
+
+
+# What PyTorch's weights-only loader allows by default beyond what ember's reader builds: tensors of other layouts
+# and dtypes and their rebuild functions (ember refuses those naming what it lacks, not as unsafe)
+_ALSO_SAFE_IN_PYTORCH = {"builtins.bytearray", "builtins.complex", "collections.Counter",
+                         "torch.nn.parameter.Parameter", "torch.storage.UntypedStorage",
+                         "torch.serialization._get_layout", "torch._tensor._rebuild_from_type_v2"}
+
+
+def is_safe_by_default(path: str) -> bool:
+    """Whether PyTorch's weights-only loader allows the global ``path`` without an allowlist."""
+    module, _, name = path.rpartition(".")
+    return ((path in _ALLOWED and path != "builtins.frozenset") or path in _ALSO_SAFE_IN_PYTORCH
+            or (module == "torch._utils" and name.startswith("_rebuild_"))
+            or (module in ("torch", "torch.cuda", "torch.sparse", "torch.cuda.sparse")
+                and name.endswith(("Tensor", "Storage")))
+            or (module == "torch" and name in _TORCH_ONLY_DTYPES))
 
 
 # ---------------------------------------------------------------------------------- write
