@@ -31,6 +31,7 @@ def weights_only_error(what: str, path: str) -> WeightsOnlyError:
     """PyTorch's refusal of a global that is not allowlisted, in its words (programs test for its first words,
     "Weights only load failed"), naming the file."""
     pkg = package_name()
+    path = path.removeprefix("builtins.")  # PyTorch names a builtin without its module: GLOBAL frozenset
     return WeightsOnlyError(
         "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
         f"if you trust the source of the checkpoint. \n\t(1) Re-running `{pkg}.load` with `weights_only` set to "

@@ -27,7 +27,7 @@ from .._tensor import Tensor
 from ._archive import MAX_DEPTH, Archive, Fail, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
-from ._torch_unpickle import _ALLOWED, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
+from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
 
 
 def is_torch_archive(names: list[str]) -> bool:
@@ -61,7 +61,7 @@ _ALSO_SAFE_IN_PYTORCH = {"builtins.bytearray", "builtins.complex", "collections.
 def is_safe_by_default(path: str) -> bool:
     """Whether PyTorch's weights-only loader allows the global ``path`` without an allowlist."""
     module, _, name = path.rpartition(".")
-    return ((path in _ALLOWED and path != "builtins.frozenset") or path in _ALSO_SAFE_IN_PYTORCH
+    return ((path in _ALLOWED and path not in _NOT_WEIGHTS_ONLY) or path in _ALSO_SAFE_IN_PYTORCH
             or (module == "torch._utils" and name.startswith("_rebuild_"))
             or (module in ("torch", "torch.cuda", "torch.sparse", "torch.cuda.sparse")
                 and name.endswith(("Tensor", "Storage")))

@@ -1,7 +1,8 @@
 """Reading PyTorch's ``data.pkl`` without unpickling: an interpreter of the pickle opcodes PyTorch's files use.
 
 It builds only what PyTorch's ``weights_only=True`` policy allows: plain
-containers, ``OrderedDict``, numbers, strings, bytes, sets, dtypes, devices and
+containers, ``OrderedDict``, numbers, strings, bytes, sets (a frozenset only
+with ``weights_only=False`` or allowlisted, as PyTorch's), dtypes, devices and
 tensors/parameters rebuilt from the archive's storages, and objects pickle keeps
 as their class and state (an ``argparse.Namespace``, a dataclass: NEWOBJ then
 BUILD) whose class is allowlisted (``add_safe_globals``) or, with
@@ -73,6 +74,9 @@ class _Storage(Internal):
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
+
+# built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
+_NOT_WEIGHTS_ONLY = {"builtins.frozenset"}
 
 
 class Unpickler:
@@ -167,6 +171,8 @@ class Unpickler:
         if path not in _ALLOWED and module == "torch" and (name.endswith("Storage") or name in _TORCH_ONLY_DTYPES):
             self.fail(f"the file holds {name} data, a dtype ember does not have (ember has "
                       f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
+        if path in _NOT_WEIGHTS_ONLY and self.weights_only and path not in _globals.allowed():
+            raise _globals.weights_only_error(self.what, path)
         if path not in _ALLOWED:
             if module == "torch" or module.startswith("torch.") or module == "__torch__":
                 self.refuse(path)  # PyTorch's own classes (a whole torch.nn model): never imported from a file
