@@ -410,6 +410,7 @@ def test_a_whole_pytorch_model_is_refused_naming_its_class_and_what_to_save_inst
         ember.load(tmp_path / "whole.pt", weights_only=weights_only)
     msg = str(e.value)
     assert "torch.nn.modules.container.Sequential" in msg and "even with weights_only=False" in msg
+    assert msg.startswith("Weights only load failed") == weights_only  # (PyTorch's first words, which programs test)
     assert "state_dict()" in msg
 
 

@@ -195,8 +195,8 @@ class Unpickler:
                "containers and objects kept as their class and attributes; it never calls a function named in the "
                "file nor builds PyTorch's own classes). Load it in PyTorch and save its state_dict() (for a whole "
                "model saved by torch.save(model, f))")
-        if self.weights_only:  # PyTorch's weights-only loader refuses it too, with an UnpicklingError
-            raise _globals.WeightsOnlyError(why)
+        if self.weights_only:  # PyTorch's weights-only loader refuses it too: its type, and its first words
+            raise _globals.WeightsOnlyError(f"Weights only load failed. {why}")
         self.fail(why.removeprefix(f"{self.what}: "))
 
     def newobj(self) -> None:
