@@ -4,10 +4,9 @@ the default device. ember records them and answers as PyTorch does; none changes
 
 from __future__ import annotations
 
-import warnings
-
 from ._device import default_device, set_default
 from ._device import device as _device
+from ._warnings import warn_in
 
 _state = {"deterministic": False, "warn_only": False, "matmul_precision": "highest"}
 _PRECISIONS = ("highest", "high", "medium")
@@ -52,8 +51,9 @@ def get_deterministic_debug_mode() -> int:
 def set_float32_matmul_precision(precision: str) -> None:
     """Record "highest", "high" or "medium" (ember always computes float32 matmuls in float32, i.e. "highest")."""
     if precision not in _PRECISIONS:
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
+        # PyTorch's comes from its C++ code, named after the frame that called it: torch/__init__.py's
+        warn_in("torch", f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                "set_float32_matmul_precision call has no effect.", UserWarning)
         return
     _state["matmul_precision"] = precision
 

@@ -1,7 +1,10 @@
 """Weights from the ecosystem: PyTorch's torch.save zip format and safetensors, both ways, without unpickling."""
 
+import argparse
+import dataclasses
 import io
 import os
+import pickle
 import subprocess
 import sys
 import zipfile
@@ -228,10 +231,13 @@ def test_a_malicious_torch_file_is_refused_naming_the_global_and_nothing_runs(tm
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        for weights_only in (True, False):
-            with pytest.raises(RuntimeError, match=r"(posix|os)\.system") as e:
+        # weights_only=True: PyTorch's type (an UnpicklingError, no RuntimeError); False: ember's refusal
+        for weights_only, error in ((True, pickle.UnpicklingError), (False, RuntimeError)):
+            with pytest.raises(error, match=r"(posix|os)\.system") as e:
                 ember.load(path, weights_only=weights_only)
             assert "evil.pt" in str(e.value)
+            assert ("Weights only load failed" if weights_only else "never calls a function") in str(e.value)
+            assert isinstance(e.value, RuntimeError) == (not weights_only)
     finally:
         os.chdir(cwd)
     assert not (tmp_path / "pwned").exists()
@@ -397,12 +403,14 @@ def test_a_size_saved_loads_as_a_size(tmp_path, fmt):
 @pytest.mark.parametrize("weights_only", [True, False])
 def test_a_whole_pytorch_model_is_refused_naming_its_class_and_what_to_save_instead(tmp_path, weights_only):
     """torch.save(model, f) pickles the module's class, which ember never imports from a PyTorch file, even with
-    weights_only=False: the error says so (not that weights-only loading was asked for) and names state_dict()."""
+    weights_only=False: the error says so (not that weights-only loading was asked for) and names state_dict().
+    With weights_only=True it is PyTorch's type, an UnpicklingError."""
     torch.save(torch.nn.Sequential(torch.nn.Linear(2, 2)), tmp_path / "whole.pt")
-    with pytest.raises(RuntimeError) as e:
+    with pytest.raises(pickle.UnpicklingError if weights_only else RuntimeError) as e:
         ember.load(tmp_path / "whole.pt", weights_only=weights_only)
     msg = str(e.value)
     assert "torch.nn.modules.container.Sequential" in msg and "even with weights_only=False" in msg
+    assert msg.startswith("Weights only load failed") == weights_only  # (PyTorch's first words, which programs test)
     assert "state_dict()" in msg
 
 
@@ -417,7 +425,17 @@ def test_sets_and_frozensets_in_a_torch_checkpoint_load_as_pytorchs_unpickler_re
     buf = io.BytesIO()
     torch.save(obj, buf, pickle_protocol=protocol)
     want = torch.load(io.BytesIO(buf.getvalue()), weights_only=False)
-    got = ember.load(io.BytesIO(buf.getvalue()))
+    got = ember.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    if protocol == 2:  # a frozenset, which PyTorch's weights-only loader refuses unless allowlisted (ember read it)
+        for load in (torch.load, ember.load):
+            with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL frozenset was not an allowed global by default"
+                                                             r"\. Please use `(torch|ember)\.serialization\.add_safe"
+                                                             r"_globals\(\[frozenset\]\)`"):
+                load(io.BytesIO(buf.getvalue()))
+        with ember.serialization.safe_globals([frozenset]):
+            assert ember.load(io.BytesIO(buf.getvalue()))["f"] == frozenset({"a", "b"})
+    else:
+        assert ember.load(io.BytesIO(buf.getvalue()))["s"] == want["s"]
     assert type(got["s"]) is set and (protocol != 2 or type(got["f"]) is frozenset)
     assert {k: v for k, v in got.items() if k != "t"} == {k: v for k, v in want.items() if k != "t"}
     np.testing.assert_array_equal(got["t"].numpy(), want["t"].numpy())
@@ -447,21 +465,153 @@ def test_torch_save_of_what_no_format_holds_is_one_error_in_the_programs_spellin
 
 _COMPAT_SAVE_NAMESPACE = """
 import argparse
+import dataclasses
 import sys
 import torch
+from torch import nn
+
+
+@dataclasses.dataclass
+class Config:
+    width: int = 4
+    device: torch.device = torch.device("cpu")
+
 
 args = argparse.Namespace(lr=0.1, epochs=3)
-torch.save({"args": args, "w": torch.ones(2)}, sys.argv[1] + "/ckpt.pt")
-print(vars(torch.load(sys.argv[1] + "/ckpt.pt", weights_only=False)["args"]))
+model = nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+model(torch.ones(1, 2)).sum().backward()
+opt.step()
+torch.save({"args": args, "config": Config(), "model": model.state_dict(), "optimizer": opt.state_dict(),
+            "epoch": 3}, sys.argv[1] + "/ckpt.pt")
+back = torch.load(sys.argv[1] + "/ckpt.pt", weights_only=False)
+print(vars(back["args"]), back["config"].width, back["epoch"])
+try:
+    torch.load(sys.argv[1] + "/ckpt.pt")
+except __import__("pickle").UnpicklingError as e:
+    print("refused:", str(e).splitlines()[0])
+with torch.serialization.safe_globals([argparse.Namespace, Config, torch.device]):
+    print(vars(torch.load(sys.argv[1] + "/ckpt.pt")["args"]))
 """
 
 
-def test_torch_save_of_a_namespace_under_the_compat_runner_is_ember_format_with_a_warning(tmp_path):
-    # RepDistiller's final checkpoint holds its argparse options: PyTorch's format (as ember writes it) holds no
-    # such object, so ember's format is written, with the warning a whole module's save gives, and loads back
+def test_torch_save_of_a_namespace_and_a_dataclass_under_the_compat_runner_writes_a_file_pytorch_loads(tmp_path):
+    # RepDistiller's final checkpoint holds its argparse options: the common idiom {'args': Namespace, 'model':
+    # state_dict, 'optimizer': ..., 'epoch': int} is written in PyTorch's format, the Namespace and the dataclass
+    # by reference to their classes as PyTorch's pickle writes them, without a warning (it was ember's format,
+    # with one); PyTorch's torch.load reads it with weights_only=False and refuses it by default, as it does
+    # PyTorch's own file of the same checkpoint
     from conftest import run_under_compat
 
     out = run_under_compat(_COMPAT_SAVE_NAMESPACE, tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "{'lr': 0.1, 'epochs': 3}"
-    assert out.stderr.count("wrote ember's format, which PyTorch cannot read") == 1, out.stderr
+    assert "Warning" not in out.stderr, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "{'lr': 0.1, 'epochs': 3} 4 3", lines
+    assert lines[1] == "refused: Weights only load failed. This file can still be loaded, to do so you have two " \
+                       "options, do those steps only if you trust the source of the checkpoint. ", lines
+    assert lines[2] == "{'lr': 0.1, 'epochs': 3}"
+    with zipfile.ZipFile(tmp_path / "ckpt.pt") as zf:
+        assert any(n.endswith("data.pkl") for n in zf.namelist())
+
+
+@dataclasses.dataclass
+class _Config:
+    width: int = 4
+    device: object = None
+
+
+def _checkpoint(m, model, opt) -> dict:
+    """The common checkpoint idiom, built with ``m`` (ember or torch)."""
+    model(m.ones(1, 2)).sum().backward()
+    opt.step()
+    args = argparse.Namespace(lr=0.1, epochs=3, device=m.device("cpu"))
+    return {"args": args, "config": _Config(device=m.device("cpu")), "model": model.state_dict(),
+            "optimizer": opt.state_dict(), "epoch": 3, "same_args": args}
+
+
+def _assert_same_checkpoint(got, want):
+    assert type(got["args"]) is argparse.Namespace and type(got["config"]) is _Config
+    assert got["same_args"] is got["args"] and want["same_args"] is want["args"]  # one object, as pickle's memo
+    assert {k: str(v) for k, v in vars(got["args"]).items()} == {k: str(v) for k, v in vars(want["args"]).items()}
+    assert got["config"].width == want["config"].width and str(got["config"].device) == "cpu"
+    assert got["epoch"] == want["epoch"] == 3
+    for k in want["model"]:
+        np.testing.assert_allclose(np.asarray(got["model"][k].detach().numpy()), want["model"][k].detach().numpy())
+    assert got["optimizer"]["param_groups"] == want["optimizer"]["param_groups"]
+    for i, s in want["optimizer"]["state"].items():
+        np.testing.assert_allclose(got["optimizer"]["state"][i]["momentum_buffer"].numpy(),
+                                   s["momentum_buffer"].numpy())
+
+
+def _both_checkpoints():
+    torch.manual_seed(0)
+    tmodel = torch.nn.Linear(2, 2)
+    model = nn.Linear(2, 2)
+    model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tmodel.state_dict().items()})
+    return (_checkpoint(ember, model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)),
+            _checkpoint(torch, tmodel, torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)))
+
+
+def test_a_checkpoint_with_a_namespace_and_a_dataclass_written_by_ember_loads_in_pytorch():
+    mine, theirs = _both_checkpoints()
+    buf = io.BytesIO()
+    ember.save(mine, buf, format="torch")
+    _assert_same_checkpoint(torch.load(io.BytesIO(buf.getvalue()), weights_only=False), theirs)
+    with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL argparse\.Namespace was not an allowed global"):
+        torch.load(io.BytesIO(buf.getvalue()))  # refused by default, as PyTorch refuses its own file of it
+    with torch.serialization.safe_globals([argparse.Namespace, _Config]):
+        _assert_same_checkpoint(torch.load(io.BytesIO(buf.getvalue())), theirs)
+    _assert_same_checkpoint(ember.load(io.BytesIO(buf.getvalue()), weights_only=False), theirs)
+
+
+def test_a_checkpoint_with_a_namespace_and_a_dataclass_written_by_pytorch_loads_in_ember():
+    # it was refused even with weights_only=False (ember's reader built no object of a class)
+    _, theirs = _both_checkpoints()
+    data = torch_bytes(theirs).getvalue()
+    _assert_same_checkpoint(ember.load(io.BytesIO(data), weights_only=False), theirs)
+    with pytest.raises(pickle.UnpicklingError) as e:  # PyTorch's default refusal: its type, its words
+        ember.load(io.BytesIO(data))
+    assert str(e.value).startswith("Weights only load failed") and "GLOBAL argparse.Namespace" in str(e.value)
+    assert "add_safe_globals([argparse.Namespace])" in str(e.value) and not isinstance(e.value, RuntimeError)
+    with ember.serialization.safe_globals([argparse.Namespace, _Config]):
+        _assert_same_checkpoint(ember.load(io.BytesIO(data)), theirs)
+
+
+def _unsafe(get, data: bytes) -> list:
+    return sorted(get(io.BytesIO(data)))
+
+
+@pytest.mark.parametrize("case", ["checkpoint", "whole_model", "numpy_scalar", "uint16", "set", "plain"])
+def test_get_unsafe_globals_in_checkpoint_names_what_pytorch_names(case):
+    """PyTorch's ``get_unsafe_globals_in_checkpoint`` on the same file is the oracle: the globals a weights_only
+    load refuses, less those allowlisted (it was missing from ember)."""
+    objs = {"checkpoint": {"args": argparse.Namespace(a=1), "config": _Config(), "w": torch.ones(2),
+                           "dtype": torch.float16, "device": torch.device("cpu"), "od": OrderedDict(a=1)},
+            "whole_model": torch.nn.Sequential(torch.nn.Linear(2, 2)), "numpy_scalar": {"x": np.float32(1.0)},
+            "uint16": {"u": torch.ones(2, dtype=torch.uint16)}, "set": {"s": {1, 2}},
+            "plain": {"w": torch.nn.Parameter(torch.ones(2))}}
+    data = torch_bytes(objs[case]).getvalue()
+    want = _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, data)
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, data) == want
+    with torch.serialization.safe_globals([argparse.Namespace]), ember.serialization.safe_globals([argparse.Namespace]):
+        assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, data) == \
+            _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, data)
+
+
+def test_get_unsafe_globals_in_checkpoint_of_embers_files():
+    # ember's PyTorch-format file: both functions read the same bytes
+    buf = io.BytesIO()
+    ember.save({"args": argparse.Namespace(a=1), "config": _Config(), "w": ember.ones(2)}, buf, format="torch")
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == \
+        _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == \
+        ["argparse.Namespace", f"{__name__}._Config"]
+    # ember's own format: the globals PyTorch's pickle names for the same objects
+    buf = io.BytesIO()
+    ember.save({"args": argparse.Namespace(a=1), "x": np.float32(1.0), "w": ember.ones(2)}, buf)
+    want = _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint,
+                   torch_bytes({"args": argparse.Namespace(a=1), "x": np.float32(1.0), "w": torch.ones(2)}).getvalue())
+    assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, buf.getvalue()) == want
+    for bad in (b"", b"not a checkpoint"):
+        with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+            ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(bad))

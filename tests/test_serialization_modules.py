@@ -66,9 +66,10 @@ def saved(obj) -> io.BytesIO:
 
 def test_weights_only_refuses_a_module_like_pytorch():
     buf = saved(trained_net())
-    with pytest.raises(RuntimeError, match=r"test_serialization_modules\.Net.*add_safe_globals") as e:
+    with pytest.raises(pickle.UnpicklingError, match=r"test_serialization_modules\.Net.*add_safe_globals") as e:
         ember.load(buf)
-    assert isinstance(e.value, pickle.UnpicklingError)
+    # PyTorch's type (no RuntimeError, which an `except RuntimeError` for a corrupt file would catch) and its words
+    assert not isinstance(e.value, RuntimeError) and str(e.value).startswith("Weights only load failed")
     tbuf = io.BytesIO()
     torch.save(TorchNet(), tbuf)
     tbuf.seek(0)
@@ -103,7 +104,7 @@ def test_safe_globals_context_and_queries():
         ember.load(buf)
     assert get_safe_globals() == []
     buf.seek(0)
-    with pytest.raises(RuntimeError, match="not an allowed global"):
+    with pytest.raises(pickle.UnpicklingError, match="not an allowed global"):
         ember.load(buf)
     add_safe_globals([(Net, "old.place.Net")])
     assert get_safe_globals() == [(Net, "old.place.Net")]
@@ -114,7 +115,7 @@ def test_safe_globals_context_and_queries():
 def test_a_missing_class_in_the_allowlist_is_named():
     buf = saved(trained_net())
     with safe_globals([Net, nn.Sequential, nn.Linear, F.relu]):
-        with pytest.raises(RuntimeError, match=r"ember\.nn\.modules\.normalization\.BatchNorm1d|BatchNorm1d"):
+        with pytest.raises(pickle.UnpicklingError, match=r"ember\.nn\.modules\.normalization\.BatchNorm1d"):
             ember.load(buf)
 
 
@@ -152,7 +153,7 @@ def test_a_forged_class_path_is_refused_even_when_it_exists():
         for k, v in members.items():
             zf.writestr(k, v)
     buf.seek(0)
-    with pytest.raises(RuntimeError, match="builtins.dict"):
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL dict was not an allowed global"):  # (as PyTorch names it)
         ember.load(buf)
     buf.seek(0)
     with pytest.raises(RuntimeError, match="not an nn.Module subclass"):
@@ -242,7 +243,7 @@ def test_bound_methods_save_and_load_as_pytorch_pickles_them():
     np.testing.assert_array_equal(out(x).detach().numpy(), net(x).detach().numpy())
     out(x).sum().backward()  # the straight-through backward of the rebuilt Function
     assert x.grad is not None
-    with pytest.raises(pickle.UnpicklingError, match="builtins.getattr"):
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL getattr was not an allowed global"):  # (as PyTorch names it)
         ember.load(saved({"f": EmberRound.apply}))
     with safe_globals([getattr, EmberRound]):
         assert ember.load(saved({"f": EmberRound.apply}))["f"].__self__ is EmberRound

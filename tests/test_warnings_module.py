@@ -141,6 +141,14 @@ MORE = {
     "nn.LogSoftmax forward called directly": lambda m: ELSEWHERE["forward"](m.nn.LogSoftmax(), m.ones(2, 3)),
     "nn.Softmin forward called directly": lambda m: ELSEWHERE["forward"](m.nn.Softmin(), m.ones(2, 3)),
     "F.softmax _stacklevel=4": lambda m: ELSEWHERE["softmax"](F(m), m.ones(2, 3)),
+    # vmap's slow path names the vmapped function's line that called the op (its stacklevel=4 named one of ember's
+    # frames, _patching.py or _batched.py, which one depending on how deep the op's dispatch is)
+    "set_float32_matmul_precision of an unknown value": lambda m: m.set_float32_matmul_precision("fastest"),
+    "vmap of histc": lambda m: m.vmap(lambda x: m.histc(x))(m.arange(18.0).reshape(2, 3, 3)),
+    "vmap of renorm": lambda m: m.vmap(lambda x: m.renorm(x, 2, 0, 1.0))(m.arange(18.0).reshape(2, 3, 3)),
+    "vmap of take": lambda m: m.vmap(lambda x: m.take(x, m.tensor([0, 1])))(m.arange(18.0).reshape(2, 3, 3)),
+    "vmap of Tensor.put": lambda m: m.vmap(lambda x: x.put(m.tensor([0]), m.tensor([1.0])))(
+        m.arange(18.0).reshape(2, 3, 3)),
 }
 
 

@@ -47,6 +47,14 @@ _freed: dict[int, tuple[int, str | None]] = {}  # a freed communicator's (operat
 _created = [0]
 _watchdog = None
 _POINT_TO_POINT = frozenset({"send", "recv"})
+# .name: the public call (``all_gather_object``, ``ZeroRedundancyOptimizer.step``) running collectives of its own on
+# this thread, if any (``consistency.named_call`` sets it): a collective it starts is named after it, so that a
+# rank stuck there is reported as stuck in what the program called
+class _Calling(threading.local):
+    name: str | None = None  # (a class default: reading it never raises, which getattr's default would cost)
+
+
+calling = _Calling()
 RECENT = 64  # collectives per communicator whose names each rank remembers (for the watchdog's reports)
 # How long wait() polls flat out (yielding the core between polls) before it sleeps between polls.
 # A large all-reduce takes several rounds and MPI only advances it inside a poll, so a sleep
@@ -219,6 +227,8 @@ class Work:
         # Testall over a one-element list converts the list on every poll, which slowed each
         # round of a polled all-reduce.
         self._test = request.Test if status is None else partial(request.Test, status)
+        if name not in _POINT_TO_POINT:  # named after the program's call that runs it, if any
+            name = calling.name or name
         self.name = name
         self._comm = comm
         self._steps: list[Callable[[], None]] = []

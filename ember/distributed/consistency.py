@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable
 
 from .._backend import xp
 from .._dtype import ALL_DTYPES, bfloat16
 from .._tensor import Tensor
+from .comm import calling
 from .reduce_op import ReduceOp
 
 _MAX_DIMS = 32
@@ -35,24 +35,27 @@ _CODED_DTYPES = (*ALL_DTYPES, bfloat16)
 _DTYPE_CODES = {d.name: i for i, d in enumerate(_CODED_DTYPES)}  # by name: bfloat16's array type loads lazily
 
 _enabled = os.environ.get("EMBER_COLLECTIVE_CHECKS", "1") != "0"
-_calling = threading.local()  # .name: the public call running collectives of its own on this thread, if any
 
 
-def named_call(fn: Callable) -> Callable:
-    """``fn``, a public call made of collectives (``all_gather_object``: two all_gathers), names the argument
-    checks of the collectives it runs: a rank stuck in one is reported as stuck in what the program called (the
-    outermost such call: ``ZeroRedundancyOptimizer.consolidate_state_dict``, not the ``gather_object`` it runs)."""
-    name = fn.__qualname__
+def named_call(fn: Callable | None = None, *, name: str | None = None) -> Callable:
+    """``fn``, a public call made of collectives (``all_gather_object``: two all_gathers), names the collectives
+    it runs, their argument checks and payloads: a rank stuck in one is reported as stuck in what the program called
+    (the outermost such call: ``ZeroRedundancyOptimizer.consolidate_state_dict``, not the ``gather_object`` it
+    runs). ``name``: that name, where ``fn``'s qualified name is not what the program calls it (``@named_call(name=
+    "checkpoint.save")``)."""
+    if fn is None:
+        return functools.partial(named_call, name=name)
+    shown = name or fn.__qualname__
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if getattr(_calling, "name", None) is not None:
+        if calling.name is not None:
             return fn(*args, **kwargs)
-        _calling.name = name
+        calling.name = shown
         try:
             return fn(*args, **kwargs)
         finally:
-            _calling.name = None
+            calling.name = None
     return call
 
 
@@ -93,7 +96,7 @@ class Agreement:
         table = xp.empty((self.pg.size(), _HEADER + _MAX_DIMS), dtype=xp.int64)
         work = self.pg.comm.iallgather(self._record(exc is None), table)
         # named as the program's call: a rank stuck here (the others never called it) reports what it waits in
-        work.name = getattr(_calling, "name", None) or self.kind
+        work.name = calling.name or self.kind
         work.wait()
         if exc is not None:
             return False  # this rank's own error says what was wrong

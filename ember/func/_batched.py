@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .. import _warnings
 from .._backend import xp
 from .._size import Size
 from .._tensor import Tensor
@@ -393,9 +393,11 @@ def loop(name: str, op: Callable, level: int, args: tuple, kwargs: dict):
     """PyTorch's slow fallback: ``op`` once per example, results stacked along a new batch dimension."""
     if _State.levels[level - 1].no_loop:
         raise NoBatchingRule(level, name)
-    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
-                  f"{name}. ember runs it once per example of the vmapped batch and stacks the results.",
-                  UserWarning, stacklevel=4)
+    # the line of the vmapped function that called the op, as PyTorch's warning names: a fixed stacklevel named one
+    # of ember's frames (the dispatch between that line and here is deeper for some ops than for others)
+    _warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                   f"{name}. ember runs it once per example of the vmapped batch and stacks the results.",
+                   UserWarning)
     outs = [op(*_slice(args, level, i), **{k: _slice(v, level, i) for k, v in kwargs.items()})
             for i in range(batch_size(level))]
     if name.endswith("_") and not name.startswith("__") and args and isinstance(args[0], Tensor):

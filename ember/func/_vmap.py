@@ -8,10 +8,10 @@ pushes one, so ``vmap(vmap(f))`` batches over two dims, each with its own batch 
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .. import _warnings
 from .. import random as _random
 from .._tensor import Tensor
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
@@ -160,9 +160,10 @@ def _per_example(func, size, flat_dims, flat_args, spec, out_dims, kwargs, level
     """PyTorch's slow fallback for a whole function: once per example, results stacked."""
     from .. import stack
 
-    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for {where}. "
-                  f"ember runs vmap's function {_name(func)} once per example of the batch.", UserWarning,
-                  stacklevel=4)
+    # the user's line that called the vmapped function, however many of ember's frames (a chunk loop, jacrev, a
+    # nested vmap) stand between: a fixed stacklevel named one of those
+    _warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for {where}. "
+                   f"ember runs vmap's function {_name(func)} once per example of the batch.", UserWarning)
     _State.top = level - 1
     _State.levels[level - 1].per_example = True
     state = _random.get_rng_state() if _State.levels[level - 1].randomness == "same" else None

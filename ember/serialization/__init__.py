@@ -11,10 +11,12 @@ What can be saved: None, bools, ints, floats, strings, lists, tuples (tuple
 subclasses such as namedtuples come back as plain tuples), dicts and
 OrderedDicts (other dict subclasses come back as dicts) with keys of those
 types, tensors of every ember dtype (0-d, empty, non-contiguous), ``nn.Parameter``,
-NumPy arrays, dtypes, devices, and (ember's format only) whole ``nn.Module``s, objects that
-pickle keeps as their class and state (an ``argparse.Namespace``, a dataclass, an optimizer)
-and classes or functions by name, which a ``weights_only=True`` load rebuilds only when
-allowlisted with ``add_safe_globals``. Anything else is a TypeError at save time.
+NumPy arrays, dtypes, devices, objects that pickle keeps as their class and state (an
+``argparse.Namespace``, a dataclass; in PyTorch's format too, by reference to their class as
+PyTorch's pickle writes them), and (ember's format only) whole ``nn.Module``s, ember's own
+objects kept by state (an optimizer) and classes or functions by name. A ``weights_only=True``
+load rebuilds an object of a class, or a class or function, only when allowlisted with
+``add_safe_globals``. Anything else is a TypeError at save time.
 
 Sharing: the same tensor object saved twice is stored once and loads as one
 object, but *different* tensors that share storage (views of each other) are
@@ -44,11 +46,11 @@ from .._device import check_device
 from . import _ember_format, _torch_format
 from ._archive import Archive
 from ._atomic import write_atomically
-from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from ._globals import add_safe_globals, allowed, clear_safe_globals, get_safe_globals, safe_globals
 from .safetensors import load_file, save_file
 
 __all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
-           "save_file", "load_file"]
+           "get_unsafe_globals_in_checkpoint", "save_file", "load_file"]
 
 FileLike = str | os.PathLike | IO[bytes]
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -82,14 +84,16 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record: accepted
             for PyTorch compatibility and ignored (nothing is pickled).
         format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
-            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes, devices and containers
-            only).
+            ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes, devices and containers;
+            an object kept by state, such as an ``argparse.Namespace`` or a dataclass, is pickled by reference to
+            its class, which ``torch.load`` rebuilds with ``weights_only=False`` or once allowlisted).
             None (default): ``"torch"`` when the program imported ``torch`` and got ember (``python -m
             ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
             otherwise (a program written for ember, ``import ember as torch``, writes ember's format even when
             the compat runner runs it, as the launcher does where PyTorch is not installed). In a program that
-            imported ``torch``, an object PyTorch's format cannot hold without pickling code (a whole
-            ``nn.Module``, a NumPy array) is written in ember's format, with a warning saying so.
+            imported ``torch``, an object PyTorch cannot read back from it (a whole ``nn.Module``, whose classes
+            are ember's, not ``torch.nn``'s; a NumPy array) is written in ember's format, with a warning saying
+            so.
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
@@ -118,13 +122,16 @@ def _default_writer(obj: Any, name: str):
         return _ember_format.writer(obj)
     try:
         return _torch_format.writer(obj)
-    except TypeError as why:
+    except TypeError as refusal:
         try:
             write = _ember_format.writer(obj)
         except TypeError as neither:  # what neither format can hold: ember's format's error, the only one shown
             raise neither from None
-        warnings.warn(f"torch.save({name}) wrote ember's format, which PyTorch cannot read: {why}. Save a "
-                      "state_dict() instead to get a file PyTorch loads.", UserWarning, stacklevel=3)
+        why = str(refusal).removeprefix("ember.save(format='torch') ")
+        warnings.warn(f"torch.save({name}) wrote ember's format, which PyTorch cannot read (PyTorch's format, as "
+                      f"ember writes it, {why}). "
+                      f"torch.load({name}, weights_only=False) reads it back here; save the model's (or "
+                      "optimizer's) state_dict() instead to get a file PyTorch loads.", UserWarning, stacklevel=3)
         return write
 
 
@@ -170,11 +177,13 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
             than "cpu" are not used (every storage is loaded on the CPU, as its "cpu" entry says). A
             callable is accepted and not called (every tensor is loaded on the CPU).
         weights_only: True (the default, as in PyTorch 2.6+, unless a ``pickle_module`` is given): a saved
-            module, class or function is rebuilt only if allowlisted (``add_safe_globals``/``safe_globals``),
-            else a RuntimeError (also an ``UnpicklingError``) names it. False (the default when a
-            ``pickle_module`` is given, as PyTorch's): classes and functions named in an ember file are imported
-            (only for files you trust). A PyTorch file is never unpickled either way: only tensors, storages
-            and plain containers are read from it.
+            module, object, class or function is rebuilt only if allowlisted (``add_safe_globals``/
+            ``safe_globals``), else a ``pickle.UnpicklingError`` (as PyTorch's, "Weights only load failed ...")
+            names it. False (the default when a ``pickle_module`` is given, as PyTorch's): classes and functions
+            named in the file are imported (only for files you trust). A PyTorch file is never unpickled either
+            way: tensors, storages, plain containers and objects kept by state (an ``argparse.Namespace``, a
+            dataclass) are read from it; no function it names is called, and a whole ``torch.nn`` model is
+            refused.
         pickle_module, mmap, pickle_load_args: accepted for PyTorch compatibility and ignored (the file is
             read into memory; nothing is unpickled), but for ``pickle_module``'s effect on the default above
             and PyTorch's RuntimeError when it is given with ``weights_only=True``.
@@ -210,12 +219,43 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *, weights_o
             if _ember_format.MANIFEST in names:
                 return _ember_format.read(archive, fail, weights_only, what)
             if _torch_format.is_torch_archive(names):
-                return _torch_format.read(archive, fail, what)
+                return _torch_format.read(archive, fail, weights_only, what)
             fail(f"it is a zip archive but neither an ember.save nor a torch.save file (no "
                  f"{_ember_format.MANIFEST} or data.pkl)")
         except _PARSE_ERRORS as e:
             fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
 
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The ``module.name`` of each class or function a checkpoint names that a ``weights_only=True`` load would
+    refuse: neither allowed by default nor allowlisted (``add_safe_globals``/``safe_globals``), as PyTorch's.
+
+    Found statically: a PyTorch file's pickle opcodes are read, nothing is built; an ember file's manifest gives the
+    globals PyTorch's pickle would name for the same objects. A ValueError, as PyTorch's, for a file that is no
+    checkpoint; a RuntimeError naming the file for a corrupt one.
+    """
+    what = f"get_unsafe_globals_in_checkpoint({_name(f)})"
+
+    def fail(why: str):
+        raise RuntimeError(f"{what}: {why}")
+
+    found = None
+    with _opened(f, "rb") as fh:
+        start = fh.tell()
+        is_zip = fh.read(4) == _ZIP_MAGIC
+        fh.seek(start)
+        try:
+            names = (archive := Archive(fh, fail)).names() if is_zip else []
+            if _ember_format.MANIFEST in names:
+                found = _ember_format.globals_in(archive)  # none is safe by default: each names a class
+            elif _torch_format.is_torch_archive(names):
+                found = {g for g in _torch_format.globals_in(archive) if not _torch_format.is_safe_by_default(g)}
+        except _PARSE_ERRORS as e:
+            fail(f"the file is truncated, corrupt or holds unsupported data ({type(e).__name__}: {e})")
+    if found is None:
+        raise ValueError("Expected input to be a checkpoint returned by torch.save")
+    return sorted(found - set(allowed()))
 
 
 from .._missing import module_getattr as _module_getattr  # noqa: E402

@@ -68,7 +68,7 @@ def _fields_hint(obj: Any) -> str:
             "after loading")
 
 
-def _kept_by_state(cls: type) -> bool:
+def kept_by_state(cls: type) -> bool:
     """Whether pickle stores an instance of ``cls`` as its class and a dict of its state (an argparse.Namespace,
     a dataclass, a plain config class: its ``__dict__``; an optimizer: its ``__getstate__()``): built by
     ``object.__new__``, no ``__reduce__`` of its own and no ``__slots__``. Such an object is rebuilt from those
@@ -77,12 +77,22 @@ def _kept_by_state(cls: type) -> bool:
             and cls.__reduce__ is object.__reduce__ and not any("__slots__" in vars(c) for c in cls.__mro__))
 
 
-def _own(cls: type, name: str) -> bool:
+def state_of(obj: Any) -> dict:
+    """The state pickle keeps of an object kept by state: its ``__getstate__()`` or its ``__dict__``, which must be a
+    dict of attribute names."""
+    state = obj.__getstate__() if owns(type(obj), "__getstate__") else vars(obj)
+    if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+        raise TypeError(f"ember.save cannot store a {_type_name(obj)}: its __getstate__() is not a dict of "
+                        "attribute names")
+    return state
+
+
+def owns(cls: type, name: str) -> bool:
     """Whether ``cls`` defines the pickling method ``name`` (``__getstate__``, ``__setstate__``) itself."""
     return getattr(cls, name, None) is not getattr(object, name, None)
 
 
-def _module_class():
+def module_class():
     """nn.Module when ember.nn is loaded (a module can only exist then), else None."""
     module = sys.modules.get("ember.nn.modules.module")
     return module.Module if module is not None else None
@@ -120,10 +130,10 @@ class Encoder:
             # pickle keeps a bound method as getattr(its object, its name), so torch.save stores a module holding
             # `self.round = RoundFunction.apply` (a classmethod bound to the class) or one of its own methods
             return {"method": [self.encode(obj.__self__), obj.__name__]}
-        module_class = _module_class()
-        is_module = module_class is not None and isinstance(obj, module_class)
+        module = module_class()
+        is_module = module is not None and isinstance(obj, module)
         if not (isinstance(obj, (list, tuple, dict)) or is_module
-                or (hasattr(obj, "__dict__") and _kept_by_state(type(obj)))):
+                or (hasattr(obj, "__dict__") and kept_by_state(type(obj)))):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
                 "arrays, numbers, strings, None, dtypes, devices, nn.Modules, objects pickle keeps as their class and "
@@ -177,10 +187,7 @@ class Encoder:
 
     def _object(self, obj) -> dict:
         self._modules[id(obj)] = len(self._modules)
-        state = obj.__getstate__() if _own(type(obj), "__getstate__") else vars(obj)
-        if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
-            raise TypeError(f"ember.save cannot store a {_type_name(obj)}: its __getstate__() is not a dict of "
-                            "attribute names")
+        state = state_of(obj)
         attrs = []
         for name, value in state.items():
             try:
@@ -341,7 +348,7 @@ class Decoder:
         if not isinstance(path, str):
             self.fail(f"an object entry in {MANIFEST} has no class path")
         cls = _globals.resolve(path, self.weights_only, self.what, self.fail)
-        if not (isinstance(cls, type) and not issubclass(cls, Module) and _kept_by_state(cls)):
+        if not (isinstance(cls, type) and not issubclass(cls, Module) and kept_by_state(cls)):
             self.fail(f"{path} is not a class whose instances are saved by their attributes")
         obj = cls.__new__(cls)
         self._modules.append(obj)  # numbered with the modules, as the encoder numbers them
@@ -350,7 +357,7 @@ class Decoder:
             if not isinstance(name, str) or name in state:
                 self.fail(f"{path}: invalid attribute name {str(name)[:40]!r}")
             state[name] = self.decode(value)
-        if _own(cls, "__setstate__"):
+        if owns(cls, "__setstate__"):
             obj.__setstate__(state)
         else:
             obj.__dict__.update(state)
@@ -401,6 +408,34 @@ def _json_depth(raw: bytes) -> int:
         depth += 1 if b in b"[{" else -1
         deepest = max(deepest, depth)
     return deepest
+
+
+def globals_in(archive: Archive) -> set[str]:
+    """The classes and functions the manifest names, as the globals PyTorch's pickle would name for the same
+    objects (a NumPy scalar's ``numpy._core.multiarray.scalar`` and ``numpy.dtype``, a bound method's
+    ``builtins.getattr``)."""
+    found: set[str] = set()
+    todo = [json.loads(archive.read(MANIFEST)).get("root")]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict) and len(node) == 1:
+            (tag, value), = node.items()
+            if tag == "global" and isinstance(value, str):
+                found.add(value)
+            elif tag in ("module", "object") and isinstance(value, dict):
+                if isinstance(value.get("class"), str):
+                    found.add(value["class"])
+                todo.extend(v for k, v in value.items() if k != "class")
+            elif tag == "npscalar":
+                found.update(("numpy._core.multiarray.scalar", "numpy.dtype"))
+            elif tag == "method":
+                found.add("builtins.getattr")
+                todo.append(value)
+            elif tag not in ("array", "dtype", "device", "size", "module_ref"):
+                todo.append(value)
+    return found
 
 
 def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:

@@ -13,14 +13,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._shown_name import package_name
+
 _allowed: dict[str, Any] = {}  # path -> the object itself
 
 
-class WeightsOnlyError(RuntimeError, pickle.UnpicklingError):
+class WeightsOnlyError(pickle.UnpicklingError):
     """A ``weights_only=True`` load met a class or function that is not allowlisted.
 
-    It is a RuntimeError like ember's other load failures and an ``UnpicklingError`` like PyTorch's.
+    A ``pickle.UnpicklingError`` as PyTorch's, and like it no RuntimeError (which a corrupt file gives): a program's
+    ``except pickle.UnpicklingError`` (retry with ``weights_only=False``) and ``except RuntimeError`` clauses see
+    what they see in PyTorch.
     """
+
+
+def weights_only_error(what: str, path: str) -> WeightsOnlyError:
+    """PyTorch's refusal of a global that is not allowlisted, in its words (programs test for its first words,
+    "Weights only load failed"), naming the file."""
+    pkg = package_name()
+    path = path.removeprefix("builtins.")  # PyTorch names a builtin without its module: GLOBAL frozenset
+    return WeightsOnlyError(
+        "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
+        f"if you trust the source of the checkpoint. \n\t(1) Re-running `{pkg}.load` with `weights_only` set to "
+        "`False` will likely succeed, but it can result in arbitrary code execution (the classes the file names are "
+        "imported). Do it only if you got the file from a trusted source.\n\t(2) Alternatively, to load with "
+        "`weights_only=True` please check the recommended steps in the following error message.\n\t"
+        f"WeightsUnpickler error: Unsupported global: GLOBAL {path} was not an allowed global by default. Please use "
+        f"`{pkg}.serialization.add_safe_globals([{path}])` or the `{pkg}.serialization.safe_globals([{path}])` "
+        f"context manager to allowlist this global if you trust this class/function.\n\n(loading: {what})"
+    )
 
 
 def path_of(obj: Any) -> str:
@@ -55,6 +76,11 @@ def _safe_path(obj: Any) -> str | None:
         return None
 
 
+def allowed() -> dict[str, Any]:
+    """The allowlist: path -> the object."""
+    return _allowed
+
+
 def clear_safe_globals() -> None:
     """Empty the allowlist."""
     _allowed.clear()
@@ -77,12 +103,7 @@ def resolve(path: str, weights_only: bool, what: str, fail) -> Any:
     if weights_only:
         if path in _allowed:
             return _allowed[path]
-        raise WeightsOnlyError(
-            f"{what}: weights_only=True refused to rebuild {path}, which is not an allowed global. If you trust "
-            f"this file, allow it with ember.serialization.add_safe_globals([{path.rsplit('.', 1)[-1]}]) or "
-            "`with ember.serialization.safe_globals([...])`, or load with weights_only=False (loading then "
-            "imports the classes named in the file)"
-        )
+        raise weights_only_error(what, path)
     module, obj = None, None
     parts = path.split(".")
     for i in range(len(parts) - 1, 0, -1):

@@ -80,7 +80,9 @@ class Bounds:
     def plain(self, value: Any, where: str) -> None:
         """Refuse an internal object (or a tuple holding one) where a value belongs."""
         if isinstance(value, Internal) or self._nested.get(id(value), (0, False))[1]:
-            self.fail(f"data.pkl puts a storage or an uncalled global into {where}, where a value belongs")
+            named = f" ({value.path})" if isinstance(getattr(value, "path", None), str) else ""
+            self.fail(f"data.pkl puts a storage or an uncalled global{named} into {where}, where a value belongs "
+                      "(ember's reader of PyTorch files builds no class or function as a value)")
 
     def depth(self, value: Any) -> int:
         entry = self._nested.get(id(value))

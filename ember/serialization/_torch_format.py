@@ -4,11 +4,15 @@ A ``torch.save`` file is a zip whose ``<prefix>/data.pkl`` is a pickle (protocol
 and whose ``<prefix>/data/<key>`` members are raw storages. Reading runs the
 opcode interpreter of ``_torch_unpickle`` (only PyTorch's ``weights_only=True``
 types, nothing imported or called). Writing emits the same opcodes, so
-``torch.load(path, weights_only=True)`` reads ember's file.
+``torch.load(path, weights_only=True)`` reads ember's file. An object pickle keeps as its class and state (an
+``argparse.Namespace``, a dataclass of the program's) is written as PyTorch's pickle writes it, by reference to its
+class: ``torch.load(weights_only=False)`` rebuilds it, and a ``weights_only=True`` load refuses it unless the class
+is allowlisted, in PyTorch and in ember alike.
 """
 
 from __future__ import annotations
 
+import pickletools
 import struct
 import zipfile
 from collections import OrderedDict
@@ -21,20 +25,47 @@ from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
 from ._archive import MAX_DEPTH, Archive, Fail, too_deep
-from ._torch_unpickle import STORAGE_OF, Unpickler
+from ._ember_format import kept_by_state, module_class, state_of
+from ._globals import path_of
+from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
 
 
 def is_torch_archive(names: list[str]) -> bool:
     return any(n == "data.pkl" or n.endswith("/data.pkl") for n in names)
 
 
-def read(archive: Archive, fail: Fail, what: str) -> Any:
+def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
     pkl = next(n for n in archive.names() if n == "data.pkl" or n.endswith("/data.pkl"))
     prefix = pkl[:-len("data.pkl")]
     order = archive.read(prefix + "byteorder", limit=16) if prefix + "byteorder" in archive.infos else b"little"
     if order not in (b"little", b"big"):
         fail(f"unknown byte order {order[:16]!r}")
-    return Unpickler(archive.read(pkl), archive, prefix, order == b"big", fail, what).run()
+    return Unpickler(archive.read(pkl), archive, prefix, order == b"big", fail, weights_only, what).run()
+
+
+def globals_in(archive: Archive) -> set[str]:
+    """The ``module.name`` of every GLOBAL in ``data.pkl`` (Python 2's ``__builtin__`` spelt ``builtins``), found by
+    reading its opcodes, nothing built, as PyTorch's ``get_unsafe_globals_in_checkpoint`` finds them."""
+    pkl = next(n for n in archive.names() if n == "data.pkl" or n.endswith("/data.pkl"))
+    found = (arg.replace(" ", ".", 1) for op, arg, _ in pickletools.genops(archive.read(pkl)) if op.name == "GLOBAL")
+    return {"builtins." + g.removeprefix("__builtin__.") if g.startswith("__builtin__.") else g for g in found}
+
+
+# What PyTorch's weights-only loader allows by default beyond what ember's reader builds: tensors of other layouts
+# and dtypes and their rebuild functions (ember refuses those naming what it lacks, not as unsafe)
+_ALSO_SAFE_IN_PYTORCH = {"builtins.bytearray", "builtins.complex", "collections.Counter",
+                         "torch.nn.parameter.Parameter", "torch.storage.UntypedStorage",
+                         "torch.serialization._get_layout", "torch._tensor._rebuild_from_type_v2"}
+
+
+def is_safe_by_default(path: str) -> bool:
+    """Whether PyTorch's weights-only loader allows the global ``path`` without an allowlist."""
+    module, _, name = path.rpartition(".")
+    return ((path in _ALLOWED and path not in _NOT_WEIGHTS_ONLY) or path in _ALSO_SAFE_IN_PYTORCH
+            or (module == "torch._utils" and name.startswith("_rebuild_"))
+            or (module in ("torch", "torch.cuda", "torch.sparse", "torch.cuda.sparse")
+                and name.endswith(("Tensor", "Storage")))
+            or (module == "torch" and name in _TORCH_ONLY_DTYPES))
 
 
 # ---------------------------------------------------------------------------------- write
@@ -45,6 +76,8 @@ class _Pickler:
         self.out = bytearray(b"\x80\x02")
         self.storages: list = []
         self.depth = 0  # containers open around the object being written
+        self.memo: dict[int, tuple[int, Any]] = {}  # id(object) -> (memo index, the object kept alive)
+        self.open: set[int] = set()  # ids of the objects being written (cycle check)
 
     def dump(self, obj: Any) -> bytes:
         self.save(obj)
@@ -93,16 +126,40 @@ class _Pickler:
             self.out += b"("
             self.container(tuple(int(n) for n in obj))
             self.out += b"tR"
-        elif isinstance(obj, (tuple, list, dict)):
+        elif isinstance(obj, (tuple, list, dict)) or _by_reference(obj):
             if self.depth == MAX_DEPTH:
                 raise too_deep("ember.save(format='torch')")
             self.depth += 1
-            self.container(obj)
+            if isinstance(obj, (tuple, list, dict)):
+                self.container(obj)
+            else:
+                self.object(obj)
             self.depth -= 1
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
-                            f"{type(obj).__module__}.{type(obj).__qualname__}: it stores tensors, numbers, "
-                            "strings, None, dtypes, devices and lists/tuples/dicts of them")
+                            f"{type(obj).__module__}.{type(obj).__qualname__}: {_why_not(obj)}")
+
+    def object(self, obj: Any) -> None:
+        """``cls.__new__(cls)`` then its state, as pickle's protocol 2 writes an object (GLOBAL, EMPTY_TUPLE,
+        NEWOBJ, BUILD of its state unless that is empty); one saved twice is written once and referred to."""
+        if id(obj) in self.memo:
+            index = self.memo[id(obj)][0]
+            self.out += (b"h" + struct.pack("<B", index)) if index < 256 else (b"j" + struct.pack("<I", index))
+            return
+        if id(obj) in self.open:
+            raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
+        state = state_of(obj)
+        module, _, name = path_of(type(obj)).rpartition(".")
+        self.glob(module, name)
+        self.out += b")\x81"
+        index = len(self.memo)
+        self.memo[id(obj)] = (index, obj)
+        self.out += (b"q" + struct.pack("<B", index)) if index < 256 else (b"r" + struct.pack("<I", index))
+        if state:
+            self.open.add(id(obj))
+            self.container(state)
+            self.open.discard(id(obj))
+            self.out += b"b"
 
     def container(self, obj: tuple | list | dict) -> None:
         out = self.out
@@ -162,6 +219,28 @@ class _Pickler:
             self.glob("collections", "OrderedDict")
             self.out += b")RtR"
         self.depth = depth
+
+
+def _by_reference(obj: Any) -> bool:
+    """Whether PyTorch's pickle keeps ``obj`` as its class (by name) and its state, and PyTorch can find that class:
+    the program's own or the standard library's, not one of ember's (a module, an optimizer), which PyTorch's
+    ``torch.load`` would rebuild as ember's object, if at all."""
+    cls, module = type(obj), module_class()
+    return (hasattr(obj, "__dict__") and not isinstance(obj, type) and kept_by_state(cls)
+            and not (module is not None and isinstance(obj, module))
+            and cls.__module__.partition(".")[0] != "ember")
+
+
+def _why_not(obj: Any) -> str:
+    """Why PyTorch's format, as ember writes it, cannot hold ``obj``."""
+    module = module_class()
+    if module is not None and isinstance(obj, module):
+        return ("PyTorch pickles a model saved whole as its torch.nn classes, which torch.load imports to rebuild "
+                "it, and ember's nn classes are not PyTorch's")
+    if type(obj).__module__.partition(".")[0] == "ember":
+        return "it is one of ember's own classes, which PyTorch's torch.load cannot rebuild"
+    return ("it stores tensors, numbers, strings, None, dtypes, devices, objects pickle keeps as their class and "
+            "state (an argparse.Namespace, a dataclass) and lists/tuples/dicts of them")
 
 
 def _c_strides(shape: tuple) -> list[int]:

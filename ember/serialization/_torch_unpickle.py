@@ -1,9 +1,14 @@
 """Reading PyTorch's ``data.pkl`` without unpickling: an interpreter of the pickle opcodes PyTorch's files use.
 
 It builds only what PyTorch's ``weights_only=True`` policy allows: plain
-containers, ``OrderedDict``, numbers, strings, bytes, sets, dtypes, devices and
-tensors/parameters rebuilt from the archive's storages. Any other global is
-refused by name; nothing is imported or called. Every size and offset is checked
+containers, ``OrderedDict``, numbers, strings, bytes, sets (a frozenset only
+with ``weights_only=False`` or allowlisted, as PyTorch's), dtypes, devices and
+tensors/parameters rebuilt from the archive's storages, and objects pickle keeps
+as their class and state (an ``argparse.Namespace``, a dataclass: NEWOBJ then
+BUILD) whose class is allowlisted (``add_safe_globals``) or, with
+``weights_only=False``, imported by name, as ember's own format rebuilds them.
+Any other global is refused by name, and PyTorch's own classes (a whole
+``torch.nn`` model) always; no function named in the file is called. Every size and offset is checked
 against the storage it refers to, and storages against their zip members; nesting,
 memory and where internal objects may go are bounded by ``_pickle_bounds``.
 """
@@ -21,8 +26,9 @@ from .._device import device as _device_type
 from .._dtype import np_kind
 from .._size import Size
 from .._tensor import Tensor
+from . import _globals
 from ._archive import Archive, Fail, checked_count
-from ._globals import WeightsOnlyError
+from ._ember_format import kept_by_state, owns
 from ._pickle_bounds import POINTER, Bounds, Internal
 
 _STORAGES = {"BoolStorage": "bool", "ByteStorage": "uint8", "CharStorage": "int8", "ShortStorage": "int16",
@@ -40,6 +46,14 @@ class _Global(Internal):
 
     def __init__(self, path: str) -> None:
         self.path = path
+
+
+class _Class(Internal):
+    """A class named by the file, which only NEWOBJ may use: ``cls`` the allowlisted object (weights_only), or
+    None until NEWOBJ imports it (weights_only=False)."""
+
+    def __init__(self, path: str, cls: Any = None) -> None:
+        self.path, self.cls = path, cls
 
 
 _SPARSE_MEMO_ENTRY = 128  # a dict entry, its int key, and the table's growth (old and new table during a resize)
@@ -61,12 +75,18 @@ _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
 
+# built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
+_NOT_WEIGHTS_ONLY = {"builtins.frozenset"}
+
 
 class Unpickler:
     """Interpreter of the pickle opcodes PyTorch's files use; the stack only ever holds allowed values."""
 
-    def __init__(self, data: bytes, archive: Archive, prefix: str, big_endian: bool, fail: Fail, what: str):
+    def __init__(self, data: bytes, archive: Archive, prefix: str, big_endian: bool, fail: Fail,
+                 weights_only: bool, what: str):
         self.data, self.pos = data, 0
+        self.weights_only = weights_only
+        self.built: dict[int, Any] = {}  # id -> an object NEWOBJ built, which BUILD may fill
         self.archive, self.prefix, self.big_endian = archive, prefix, big_endian
         self.fail, self.what = fail, what
         self.stack: list = []
@@ -151,21 +171,55 @@ class Unpickler:
         if path not in _ALLOWED and module == "torch" and (name.endswith("Storage") or name in _TORCH_ONLY_DTYPES):
             self.fail(f"the file holds {name} data, a dtype ember does not have (ember has "
                       f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")
+        if path in _NOT_WEIGHTS_ONLY and self.weights_only and path not in _globals.allowed():
+            raise _globals.weights_only_error(self.what, path)
         if path not in _ALLOWED:
-            raise WeightsOnlyError(
-                f"{self.what}: the file's pickle names {path}, which ember's weights-only reader of PyTorch files "
-                "does not build, even with weights_only=False (only tensors, storages, OrderedDict, dtypes, devices "
-                "and plain containers are read; ember never imports or runs anything from a PyTorch file). Load it "
-                "in PyTorch and save its state_dict() (for a whole model saved by torch.save(model, f))"
-            )
+            if module == "torch" or module.startswith("torch.") or module == "__torch__":
+                self.refuse(path)  # PyTorch's own classes (a whole torch.nn model): never imported from a file
+            if self.weights_only and path not in _globals.allowed():
+                raise _globals.weights_only_error(self.what, path)  # where and how PyTorch's loader refuses it
+            # imported (weights_only=False) only when NEWOBJ builds an object of it; a call (REDUCE) is refused
+            # whatever weights_only says
+            self.push(_Class(path, _globals.allowed().get(path) if self.weights_only else None))
+            return
         dtype_name = path.removeprefix("torch.")
         if dtype_name in _DTYPES:
             self.push_ref(getattr(_dtype, dtype_name))
         else:
             self.push(_Global(path))
 
+    def refuse(self, path: str):
+        """The error for a global ember never builds from a PyTorch file, whatever ``weights_only`` says."""
+        why = (f"{self.what}: the file's pickle names {path}, which ember's reader of PyTorch files does not build, "
+               "even with weights_only=False (it reads tensors, storages, OrderedDict, dtypes, devices, plain "
+               "containers and objects kept as their class and attributes; it never calls a function named in the "
+               "file nor builds PyTorch's own classes). Load it in PyTorch and save its state_dict() (for a whole "
+               "model saved by torch.save(model, f))")
+        if self.weights_only:  # PyTorch's weights-only loader refuses it too: its type, and its first words
+            raise _globals.WeightsOnlyError(f"Weights only load failed. {why}")
+        self.fail(why.removeprefix(f"{self.what}: "))
+
+    def newobj(self) -> None:
+        """``cls.__new__(cls)`` of a class pickle keeps instances of by their state (filled by BUILD)."""
+        from ..nn import Module
+
+        args, cls = self.pop(), self.pop()
+        if not isinstance(cls, _Class) or args != ():
+            self.fail("data.pkl is malformed (NEWOBJ of something that is not a class, or with arguments)")
+        if cls.cls is None:
+            cls.cls = _globals.resolve(cls.path, self.weights_only, self.what, self.fail)
+        if isinstance(cls.cls, type) and issubclass(cls.cls, Module):
+            self.refuse(cls.path)
+        if not (isinstance(cls.cls, type) and kept_by_state(cls.cls)):
+            self.fail(f"{cls.path} is not a class whose instances are saved by their attributes")
+        obj = cls.cls.__new__(cls.cls)
+        self.built[id(obj)] = obj
+        self.push(obj)
+
     def reduce(self) -> None:
         args, fn = self.pop(), self.pop()
+        if isinstance(fn, _Class):
+            self.refuse(fn.path)
         if not isinstance(fn, _Global) or not isinstance(args, tuple):
             self.fail("data.pkl is malformed (REDUCE on something that is not an allowed global)")
         self.push_ref(self.call(fn.path, args))
@@ -413,8 +467,18 @@ def _op_stack_global(u):
 
 
 def _op_build(u):
-    """Attributes set on an OrderedDict (a state_dict's ``_metadata``): the only BUILD PyTorch's files use."""
+    """The state of an object NEWOBJ built, or attributes set on an OrderedDict (a state_dict's ``_metadata``)."""
     state = u.pop()
+    if u.stack and id(u.stack[-1]) in u.built:
+        target = u.stack[-1]
+        if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+            u.fail(f"data.pkl sets a {type(target).__name__}'s state to something other than a dict of attributes")
+        u.bounds.plain(state, f"a {type(target).__name__}'s attributes")
+        if owns(type(target), "__setstate__"):
+            target.__setstate__(state)
+        else:
+            target.__dict__.update(state)
+        return
     target = u.top(OrderedDict)
     if not (isinstance(state, dict) and all(isinstance(k, str) and not k.startswith("__") for k in state)):
         u.fail("data.pkl sets unsupported attributes on an OrderedDict")
@@ -446,6 +510,6 @@ _OPS = {
     b"q": _op_put("<B"), b"r": _op_put("<I"), b"\x94": _op_memoize,
     b"h": _op_get("<B"), b"j": _op_get("<I"),
     b"c": _op_global, b"\x93": _op_stack_global, b"R": lambda u: u.reduce(), b"Q": _op_binpersid,
-    b"b": _op_build,
+    b"b": _op_build, b"\x81": lambda u: u.newobj(),
 }
 

@@ -67,6 +67,14 @@ def test_styles_place_the_parameters_like_pytorch(mesh, rank):
         parallelize_module(nn.ReLU(), mesh, ColwiseParallel())
     with pytest.warns(UserWarning, match="could not be resolved"):
         parallelize_module(nn.Sequential(nn.Linear(2, 2)), mesh, {"5": ColwiseParallel()})
+    # a nested key's unresolved part: PyTorch's warning names its own api module (its recursive call's frame), the
+    # one a module filter for PyTorch matches; ember's named its own api.py. The top-level one names the caller's
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module=r"torch\.distributed\.tensor\.parallel\.api")
+        parallelize_module(nn.Sequential(nn.Sequential(nn.Linear(2, 2))), mesh, {"0.5": ColwiseParallel()})
+        parallelize_module(nn.Sequential(nn.Linear(2, 2)), mesh, {"5": ColwiseParallel()})
+    assert [(str(w.message)[:34], w.filename) for w in caught] == [("Parallelize plan key '5' could not", __file__)]
 
 
 @pytest.mark.parametrize("optimizer", ["SGD", "Adam"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..consistency import named_call
 from ..fsdp import _state_dict_utils as sdu
 
 
@@ -72,6 +73,7 @@ def _frozen(model) -> set:
     return out
 
 
+@named_call  # (each of these: a rank stuck in a collective it runs is reported as stuck in it)
 def get_model_state_dict(model, *, submodules=None, options: StateDictOptions | None = None) -> dict:
     """The model's state dict by FQN (see the module docstring)."""
     opts = _options(options, submodules)
@@ -85,6 +87,7 @@ def get_model_state_dict(model, *, submodules=None, options: StateDictOptions | 
     return {} if _rank0_only(opts) else sd
 
 
+@named_call
 def get_optimizer_state_dict(model, optimizers, *, submodules=None, options: StateDictOptions | None = None) -> dict:
     """The optimizers' state by FQN (several optimizers: their states merged, their groups in order)."""
     opts = _options(options, submodules)
@@ -96,6 +99,7 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options: Sta
     return {} if _rank0_only(opts) else {"state": state, "param_groups": groups}
 
 
+@named_call
 def get_state_dict(model, optimizers, *, submodules=None, options: StateDictOptions | None = None) -> tuple:
     """``(get_model_state_dict(...), get_optimizer_state_dict(...))``."""
     return (get_model_state_dict(model, submodules=submodules, options=options),
@@ -112,6 +116,7 @@ def _from_rank0(value, opts: StateDictOptions):
     return box[0]
 
 
+@named_call
 def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOptions | None = None):
     """Load a ``get_model_state_dict`` result; returns ``(missing_keys, unexpected_keys)``."""
     opts = _options(options, None)
@@ -122,6 +127,7 @@ def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOpt
     return sdu.load_local_state_dict(model, sd, strict)
 
 
+@named_call
 def set_optimizer_state_dict(model, optimizers, optim_state_dict: dict, *,
                              options: StateDictOptions | None = None) -> None:
     """Load a ``get_optimizer_state_dict`` result into the optimizers (the groups in order)."""
@@ -136,6 +142,7 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict: dict, *,
         optim.load_state_dict(sdu.optim_state_dict_to_load(model, optim, part, local=local))
 
 
+@named_call
 def set_state_dict(model, optimizers, *, model_state_dict: dict, optim_state_dict: dict,
                    options: StateDictOptions | None = None):
     """``set_model_state_dict`` and ``set_optimizer_state_dict``; returns the model's (missing, unexpected)."""

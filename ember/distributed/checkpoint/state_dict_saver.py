@@ -22,11 +22,13 @@ from typing import Any
 
 from ... import _warnings
 from .. import object_collectives
+from ..consistency import named_call
 from ..process_group import ProcessGroup
 from ._common import coordinator_is_rank_0, group, is_stateful, storage
 from .filesystem import FileSystemWriter, Metadata, part_name
 
 
+@named_call(name="checkpoint.save")  # a rank stuck in its all_gather_object is reported as stuck in save
 def save(state_dict: dict[str, Any], *, checkpoint_id: str | os.PathLike | None = None,
          storage_writer: FileSystemWriter | None = None, planner: None = None,
          process_group: ProcessGroup | None = None, no_dist: bool = False) -> Metadata:
@@ -68,6 +70,7 @@ def save(state_dict: dict[str, Any], *, checkpoint_id: str | os.PathLike | None 
     return metadata
 
 
+@named_call(name="checkpoint.save_state_dict")
 def save_state_dict(state_dict: dict[str, Any], storage_writer: FileSystemWriter,
                     process_group: ProcessGroup | None = None, coordinator_rank: int = 0, no_dist: bool = False,
                     planner: None = None) -> Metadata:

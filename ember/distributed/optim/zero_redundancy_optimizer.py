@@ -95,6 +95,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             self._build_local_optimizer()
 
     # ------------------------------------------------------------------ step
+    @named_call  # (a rank stuck in its broadcast of the shards is reported as stuck in step)
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update this rank's shard, then broadcast every shard from its owner. Returns the closure's loss."""
         for group, local in zip(self.param_groups, self.optim.param_groups):

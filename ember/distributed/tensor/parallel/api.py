@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import sys
 import warnings
 
+from ...._warnings import warn_in
 from ...device_mesh import DeviceMesh, current_mesh
 from .style import ParallelStyle
 
@@ -39,8 +41,14 @@ def parallelize_module(module, device_mesh: DeviceMesh | None = None, paralleliz
         first, _, rest = path.partition(".")
         matched = [child for name, child in module.named_children() if fnmatch.fnmatch(name, first)]
         if not matched:
-            warnings.warn(f"Parallelize plan key '{path}' could not be resolved: no submodule matching token "
-                          f"'{first}' in module {module}, skipping this plan entry.", stacklevel=2)
+            message = (f"Parallelize plan key '{path}' could not be resolved: no submodule matching token '{first}' "
+                       f"in module {module}, skipping this plan entry.")
+            if sys._getframe(1).f_code is parallelize_module.__code__:
+                # a nested key's part, reached by the recursion: PyTorch's stacklevel=2 then names its own api.py's
+                # frame, so the filters programs write for that module apply (the line shown is the program's)
+                warn_in("torch.distributed.tensor.parallel.api", message)
+            else:
+                warnings.warn(message, stacklevel=2)
             continue
         for child in matched:
             parallelize_module(child, mesh, {rest: style} if rest else style, src_data_rank=src_data_rank)
