@@ -143,6 +143,54 @@ def test_cuda_reports_no_device_like_torch_on_a_cpu_machine():
             getattr(ember.cuda, name)()
 
 
+def test_cuda_random_is_the_module_of_cudas_generator_functions_as_pytorch():
+    """``torch.cuda.random`` (torchattacks seeds through ``torch.cuda.random.manual_seed``): the same functions as
+    ``torch.cuda``, answering as PyTorch's without a GPU."""
+    import torch.cuda.random
+
+    import ember.cuda.random
+
+    assert ember.cuda.random.__all__ == torch.cuda.random.__all__
+    for name in torch.cuda.random.__all__:
+        assert getattr(ember.cuda.random, name) is getattr(ember.cuda, name), name
+    for name, args in (("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
+                       ("get_rng_state_all", ()), ("set_rng_state_all", ([],))):
+        assert getattr(ember.cuda.random, name)(*args) == getattr(torch.cuda.random, name)(*args), name
+    for name in ("get_rng_state", "initial_seed"):
+        with pytest.raises(AssertionError):  # the type torch raises without CUDA
+            getattr(torch.cuda.random, name)()
+        with pytest.raises(AssertionError, match=rf"torch.cuda.{name}\(\) needs a CUDA device"):
+            getattr(ember.cuda.random, name)()
+
+
+def test_torch_functional_module_gives_the_top_level_functions(tmp_path):
+    """``import torch.functional as F`` (PyTorch's module of Python-written top-level functions, which blitz
+    imports): each of its names is the top-level function; one ember lacks, or a name it never had, is an
+    AttributeError as PyTorch's."""
+    import torch.functional
+
+    import ember.functional
+
+    assert list(ember.functional.TORCH_NAMES) == torch.functional.__all__
+    assert ember.functional.__all__ == [n for n in torch.functional.__all__ if hasattr(ember, n)]
+    for name in ember.functional.__all__:
+        assert getattr(ember.functional, name) is getattr(ember, name), name
+    with pytest.raises(AttributeError):
+        torch.functional.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError, match="torch.functional.no_such_name is not implemented in ember"):
+        ember.functional.no_such_name  # noqa: B018
+    out = run_script(tmp_path, """
+        import torch
+        import torch.functional as F
+        from torch.functional import einsum, split
+        from torch.functional import *  # noqa: F403
+        assert F is torch.functional and einsum is torch.einsum and split is torch.split and meshgrid is torch.meshgrid
+        print(F.cdist(torch.zeros(1, 2), torch.ones(1, 2)).item())
+        """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(torch.cdist(torch.zeros(1, 2), torch.ones(1, 2)).item())
+
+
 @pytest.mark.parametrize("name", ["CUDAGraph", "graph", "Stream", "Event"])
 def test_cuda_classes_need_a_device_as_pytorch(name):
     args = (None,) if name == "graph" else ()

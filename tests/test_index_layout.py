@@ -62,3 +62,62 @@ def test_a_view_of_an_indexed_batch_works_as_in_pytorch_and_its_gradient_is_unch
         (flat * fw.arange(3.0)).sum().backward()
         out[fw.__name__] = (flat.tolist(), x.grad.tolist())
     assert out["ember"] == out["torch"]
+
+
+# Numbers among index tensors: PyTorch selects first, then indexes what is left, so a number parted from the index
+# tensors by a slice does not move their dimensions to the front (NumPy counts it among the advanced indices).
+_SELECTS = {
+    "t[1, :, i]": lambda m, t, i: t[1, :, i],
+    "t[1, :, i, 2]": lambda m, t, i: t[1, :, i, 2],
+    "t[:, 0, :, j]": lambda m, t, i: t[:, 0, :, i % 5],
+    "t[0, :, :, j]": lambda m, t, i: t[0, :, :, i % 5],
+    "t[-1, :, i, j]": lambda m, t, i: t[-1, :, i, i % 5],
+    "t[tensor(1), :, i]": lambda m, t, i: t[m.tensor(1), :, i],
+    "t[1, None, :, i]": lambda m, t, i: t[1, None, :, i],
+    "t[1, ..., i, :]": lambda m, t, i: t[1, ..., i, :],
+    "t[1, :, mask]": lambda m, t, i: t[1, :, m.tensor([True, False, True, True])],
+    "t[0, :, mask2d]": lambda m, t, i: t[0, :, m.arange(20).reshape(4, 5) % 3 == 0],
+    "t[i, 1, :, j] (apart either way)": lambda m, t, i: t[i % 2, 1, :, i % 5],
+    "t[0, i] (together either way)": lambda m, t, i: t[0, i % 3],
+}
+
+
+@pytest.mark.parametrize("case", list(_SELECTS))
+def test_numbers_among_index_tensors_select_first_as_pytorch(case):
+    results = {}
+    for m in (ember, torch):
+        t = m.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5).requires_grad_()
+        i = m.tensor([2, 0, 3])
+        y = _SELECTS[case](m, t, i)
+        (g,) = m.autograd.grad((y * m.arange(float(y.numel())).reshape(y.shape)).sum(), t)
+        results[m] = (tuple(y.shape), y.detach().numpy(), g.numpy())
+        t2 = t.detach().clone()
+        target = _SELECTS[case](m, t2, i)
+        _SELECTS_SET[case](m, t2, i, -m.arange(float(target.numel())).reshape(target.shape))
+        results[m] += (t2.numpy(),)
+    ours, theirs = results[ember], results[torch]
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_array_equal(a, b)
+
+
+def _setter(get):
+    def put(m, t, i, v):
+        class Rec:  # gives back the index expression ``get`` builds, to assign through it
+            def __getitem__(self, key):
+                return key
+        t[get(m, Rec(), i)] = v
+    return put
+
+
+_SELECTS_SET = {case: _setter(get) for case, get in _SELECTS.items()}
+
+
+def test_numbers_among_index_tensors_keep_pytorchs_graph():
+    """``x[1, :, i]``: the index node's input is the select's view (SelectBackward0), as PyTorch's; a leaf that
+    requires grad is refused, as a view of it written in place."""
+    for m in (ember, torch):
+        x = m.zeros(2, 3, 4, requires_grad=True)
+        assert x[1, :, m.tensor([0, 2])].grad_fn.next_functions[0][0].name() == "SelectBackward0"
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            x[1, :, m.tensor([0, 2])] = 1.0

@@ -75,3 +75,37 @@ def test_norm_of_complex_input_as_pytorch(call):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("call", [c for c in CALLS if c not in ("norm(p=0)", "norm('nuc')", "matrix_norm 2")])
+def test_norm_gradient_keeps_the_input_dtype(call, dtype):
+    """The gradient is in the input's dtype, as PyTorch's: the inf-norms' share of the gradient among the elements
+    at the extreme divides by their count in that dtype (an int64 count made it float64)."""
+    if dtype != "float32" and ("matrix_norm" in call or call in ("linalg.norm", "linalg.norm inf")):
+        pytest.skip("PyTorch's CPU matrix norms need float32 or float64")
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad(CALLS[call](m, x).sum(), x)
+        grads.append(g)
+    ours, theirs = grads
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("call", ["amax", "amin", "max", "min", "amax dim keepdim"])
+def test_extreme_gradient_keeps_the_input_dtype(call, dtype):
+    """amax / amin and max() / min() of all elements split the gradient evenly among tied extremes, divided by their
+    count in the gradient's dtype (an int64 count made a float32 input's gradient float64)."""
+    fns = {"amax": lambda x: x.amax(1), "amin": lambda x: x.amin(0), "max": lambda x: x.max(),
+           "min": lambda x: x.min(), "amax dim keepdim": lambda x: x.amax((0, 1), keepdim=True)}
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(X, dtype=getattr(m, dtype), requires_grad=True)
+        (g,) = m.autograd.grad(fns[call](x).sum(), x)
+        grads.append(g)
+    ours, theirs = grads
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=1e-3, atol=1e-4)

@@ -344,3 +344,52 @@ def test_gradients_accumulate_across_backwards_like_torch():
     assert not np.shares_memory(em.bias_ih_l0.grad.numpy(), em.bias_hh_l0.grad.numpy())
     for name, p in tm.named_parameters():
         assert_close(em.get_parameter(name).grad, p.grad, **TIGHT, msg=name)
+
+
+# ---------------------------------------------------------------- the flat weights list forward computes with
+@pytest.mark.parametrize("cls,kw", [("LSTM", dict(num_layers=2, bidirectional=True)), ("GRU", dict(bias=False)),
+                                    ("RNN", dict(num_layers=2)), ("LSTM", dict(proj_size=2))])
+def test_flat_weights_are_the_list_forward_uses_as_pytorch(cls, kw):
+    """``_flat_weights`` is a list, as PyTorch's, and forward computes with it: assigning it (``higher`` gives a
+    patched RNN its fast weights so), assigning a weight, or replacing a weight in ``_parameters`` (read again by
+    its identity at the next forward) all act as in PyTorch."""
+    em, tm = make_pair(cls, input_size=3, hidden_size=4, **kw)
+    x = np.random.default_rng(0).standard_normal((5, 2, 3))
+    for mod in (em, tm):
+        assert isinstance(mod._flat_weights, list)
+        assert [w is getattr(mod, n) for w, n in zip(mod._flat_weights, mod._flat_weights_names)] == \
+            [True] * len(mod._flat_weights_names)
+    ys = {}
+    for m, mod in ((ember, em), (torch, tm)):
+        mod._flat_weights = [w * 1.5 for w in mod._flat_weights]  # non-leaf fast weights, differentiable
+        y1 = mod(m.tensor(x))[0]
+        name = mod._flat_weights_names[1]
+        setattr(mod, name, m.nn.Parameter(getattr(mod, name).detach() * 0.5))
+        assert mod._flat_weights[1] is getattr(mod, name)
+        y2 = mod(m.tensor(x))[0]
+        mod._parameters[name] = m.nn.Parameter(getattr(mod, name).detach() * -1)  # seen at the next forward
+        y3 = mod(m.tensor(x))[0]
+        assert mod._flat_weights[1] is getattr(mod, name)
+        ys[m] = (y1, y2, y3)
+    for a, b in zip(ys[ember], ys[torch]):
+        assert_close(a, b, **TIGHT)
+
+
+def test_flat_weights_follow_copies_pickles_saves_and_dtype_moves():
+    import copy
+    import io
+    import pickle
+
+    em, tm = make_pair("LSTM", input_size=3, hidden_size=4, num_layers=2)
+    x = np.random.default_rng(1).standard_normal((4, 2, 3))
+    want = tm(torch.tensor(x))[0]
+    buf = io.BytesIO()
+    ember.save(em, buf)  # the whole module
+    buf.seek(0)
+    for twin in (copy.deepcopy(em), pickle.loads(pickle.dumps(em)), ember.load(buf, weights_only=False)):
+        assert all(w is getattr(twin, n) for w, n in zip(twin._flat_weights, twin._flat_weights_names))
+        assert_close(twin(ember.tensor(x))[0], want, **TIGHT)
+    em.float()
+    assert em._flat_weights[0].dtype == ember.float32
+    assert_close(em(ember.tensor(x, dtype=ember.float32))[0], tm.float()(torch.tensor(x, dtype=torch.float32))[0],
+                 atol=1e-6, rtol=1e-5)

@@ -129,6 +129,7 @@ get_device_capability = _unavailable("get_device_capability")
 current_stream = _unavailable("current_stream")
 mem_get_info = _unavailable("mem_get_info")
 get_rng_state = _unavailable("get_rng_state")
+initial_seed = _unavailable("initial_seed")
 ipc_collect = _unavailable("ipc_collect")
 
 

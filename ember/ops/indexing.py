@@ -345,6 +345,47 @@ def _check_steps(idx) -> None:
             raise ValueError("slice step cannot be zero" if part.step == 0 else "step must be greater than zero")
 
 
+def _selects_first(idx) -> tuple | None:
+    """PyTorch applies an index's numbers first, as selects, then its index tensors to what is left; NumPy counts
+    the numbers among the advanced indices. The two place the indexed dimensions alike, except where the numbers
+    alone part the index tensors from each other (or stand apart from the only one) across a slice: ``x[1, :, i]``
+    is (x.shape[1], len(i)) to PyTorch, (len(i), x.shape[1]) to NumPy. For such an index (converted), the
+    selecting part and the rest as PyTorch applies them, one after the other: ``(first, rest)``; else None."""
+    if idx.__class__ is not tuple:
+        return None
+    numbers = indexes = False  # (decided by class first: every basic or advanced index passes here)
+    for p in idx:
+        c = p.__class__
+        if c is int or isinstance(p, xp.integer):
+            numbers = True
+        elif c is xp.ndarray or c is bool:
+            indexes = True
+    if not (numbers and indexes):
+        return None
+    kinds = ["i" if isinstance(p, (int, xp.integer)) and not isinstance(p, bool) else
+             "a" if isinstance(p, (xp.ndarray, bool)) else "b" for p in idx]
+
+    def together(marks) -> bool:
+        at = [k for k, m in enumerate(marks) if m]
+        return at[-1] - at[0] + 1 == len(at)
+
+    if together([k != "b" for k in kinds]) or not together([k == "a" for k in kinds if k != "i"]):
+        return None
+    # the numbers (and None's new dimensions) first, every other dimension kept whole; then the rest over those
+    first = tuple(p if k == "i" or p is None or p is Ellipsis else
+                  (slice(None),) * p.ndim if p.__class__ is xp.ndarray and p.dtype == xp.bool_ else slice(None)
+                  for p, k in zip(idx, kinds))
+    first = tuple(q for p in first for q in (p if p.__class__ is tuple else (p,)))
+    return first, tuple(slice(None) if p is None else p for p, k in zip(idx, kinds) if k != "i")
+
+
+def _rest_of(raw, idx, rest: tuple) -> tuple:
+    """``rest`` in the caller's own parts (its index tensors, whose versions the result checks), numbers left out."""
+    raw = raw if raw.__class__ is tuple else (raw,)
+    return tuple(slice(None) if r is None else r for r, p in zip(raw, idx)
+                 if not (isinstance(p, (int, xp.integer)) and not isinstance(p, bool)))
+
+
 def getitem(x: Tensor, idx) -> Tensor:
     raw = idx
     # x[1], x[:2], x[:, 0]: a basic index of plain parts is already NumPy's, without convert_index and _is_basic
@@ -363,6 +404,9 @@ def getitem(x: Tensor, idx) -> Tensor:
     try:
         if plain or _is_basic(idx):
             return BasicIndex.apply(x, idx=idx)
+        split = _selects_first(idx)
+        if split is not None:  # PyTorch's order: the selects' view, then its index tensors (see _selects_first)
+            return getitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]))
         if _meta_made[0]:
             _refuse_meta_masks(idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
@@ -505,6 +549,9 @@ def setitem(x: Tensor, idx, value) -> None:
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
+    split = _selects_first(idx)
+    if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
+        return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value)

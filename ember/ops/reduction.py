@@ -198,7 +198,8 @@ class Extreme(Node):
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
         mask = x == out
-        return (mask * (g / mask.sum(axis=self.axes, keepdims=True)),)
+        # (the count of tied extremes in g's dtype, as PyTorch's grad / mask.sum(): an int64 count made it float64)
+        return (mask * (g / mask.sum(axis=self.axes, keepdims=True).astype(g.dtype)),)
 
 
 class MaxMinDim(Node):
@@ -662,7 +663,7 @@ def vector_norm_backward(g, x, out, p, axes, keepdim):
         a = xp.abs(x)
         if p in (xp.inf, -xp.inf):
             hit = (a == out) | (xp.isnan(a) & xp.isnan(out))
-            count = xp.sum(hit, axis=axes, keepdims=True)
+            count = xp.sum(hit, axis=axes, keepdims=True).astype(g.dtype)  # (int64 would make it float64)
             return g * _sgn(x) * hit / count
         if p < 1:
             scaled = _sgn(x) * xp.where(x == 0, 0, a ** (p - 1))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ... import _creation, _warnings
@@ -26,6 +27,10 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 def _dtype_name(t: Tensor) -> str:
     return f"torch.{str(t.dtype).split('.')[-1]}"
+
+
+# each RNN's weak references to the weights its ``_flat_weights`` was read from (see RNNBase._init_flat_weights)
+_READ_FROM: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class RNNBase(Module):
@@ -90,6 +95,7 @@ class RNNBase(Module):
                     names.append(kind + suffix)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
+        self._init_flat_weights()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -100,9 +106,44 @@ class RNNBase(Module):
     def flatten_parameters(self) -> None:
         """Kept for PyTorch compatibility: a no-op (there is no cuDNN weight buffer to compact)."""
 
-    @property
-    def _flat_weights(self) -> list[Tensor]:
-        return [getattr(self, name) for name in self._flat_weights_names]
+    # The weights forward computes with are the list ``_flat_weights``, as in PyTorch: assigning a weight updates
+    # it, and so does assigning the list itself (``higher`` gives an RNN its fast weights that way); a weight
+    # replaced otherwise (``torch.func.functional_call``, a parametrization, a move to the meta device) is seen by
+    # its identity at the next forward, and the list is read again. The weak references to the weights the list
+    # was read from are kept beside the module (``_READ_FROM``), not in its ``__dict__`` as PyTorch's
+    # ``_flat_weight_refs``: ``torch.save`` of the whole module stores that dict, and weak references do not store.
+    def _init_flat_weights(self) -> None:
+        self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None for wn in self._flat_weights_names]
+        _READ_FROM[self] = [weakref.ref(w) if w is not None else None for w in self._flat_weights]
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if hasattr(self, "_flat_weights_names") and attr in self._flat_weights_names:
+            self._flat_weights[self._flat_weights_names.index(attr)] = value
+        super().__setattr__(attr, value)
+
+    def _weights_have_changed(self) -> bool:
+        refs = _READ_FROM.get(self)
+        if refs is None:  # a copy, or a module loaded whole: read the list from its own weights
+            return True
+        params = self._parameters  # (read directly: Module's __getattr__ per weight would cost each forward)
+        for ref, name in zip(refs, self._flat_weights_names, strict=True):
+            weight = params[name] if name in params else getattr(self, name, None)
+            if weight is not None and ref is not None and ref() is not weight:
+                return True
+        return False
+
+    def _update_flat_weights(self) -> None:
+        if self._weights_have_changed():
+            self._init_flat_weights()
+
+    def _apply_to_tensors(self, convert, moves=None):
+        out = super()._apply_to_tensors(convert, moves)
+        self._init_flat_weights()  # (a move to or from the meta device replaces the parameters)
+        return out
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._init_flat_weights()  # (as PyTorch's: the list read again from the weights)
 
     @property
     def all_weights(self) -> list[list[Tensor]]:
@@ -176,6 +217,7 @@ class RNNBase(Module):
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             batch_sizes = [batch] * steps
             data = input
+        self._update_flat_weights()
         self._check_input(data, packed)
         h_shape, c_shape = self._state_shapes(batch)
         if hx is None:
@@ -228,7 +270,9 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         hs, cs = [], []
         layer_in = data
-        all_weights = self.all_weights
+        flat, all_weights = iter(self._flat_weights), []
+        for names in self._all_weights:  # the flat list per layer and direction
+            all_weights.append([next(flat) for _ in names])
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
