@@ -163,7 +163,10 @@ TARGETS = {
                               "tests/test_nn_loss_dtypes.py", "tests/test_loss_one_element.py", _BOOKKEEPING,
                               _BRANCH_POINTS],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
-                                        _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING],
+                                        _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
+                                        # (a 0-d input against each kind of target, and probabilities with an
+                                        # ignore_index: PyTorch's errors)
+                                        "tests/test_class_loss_zero_dim_input.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
