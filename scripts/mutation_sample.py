@@ -97,7 +97,9 @@ TARGETS = {
                                  "tests/test_diagnostics_report.py", "tests/test_autograd_pruning.py",
                                  "tests/test_node_prehooks.py",
                                  # (nodes reached without a gradient: their hooks run with None, as PyTorch's)
-                                 "tests/test_hooks_without_gradient.py"],
+                                 "tests/test_hooks_without_gradient.py",
+                                 # (is_grads_batched: each hook once, none in the trial walk without hooks)
+                                 "tests/test_hooks_batched_grads.py"],
     "ember/autograd/graph.py": ["tests/test_autograd.py", "tests/test_sparse_grads.py", "tests/test_forward_ad.py",
                                 "tests/test_saved_for_grad.py", "tests/test_saved_versions.py", _HALF,
                                 *_BROADCAST_ERRORS, _OUTSIDE_THE_STORE, _LENT_SLOT,
