@@ -135,7 +135,10 @@ TARGETS = {
     "ember/ops/elementwise.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_complex.py",
                                  "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                                  # (add/sub with alpha: one node, PyTorch's edges)
-                                 "tests/test_add_alpha_node.py", _BRANCH_POINTS],
+                                 "tests/test_add_alpha_node.py", _BRANCH_POINTS,
+                                 # (a Python int past an integer tensor's dtype, wrapped as PyTorch's kernels read
+                                 # it: operand_int)
+                                 "tests/test_int_operand_wrap.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS],
