@@ -192,6 +192,8 @@ def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
 
 def pow_(x: Tensor, other) -> Tensor:
     ew.check_exponent(x, other)
+    if other.__class__ is int and other < 0 and np_kind(x._data.dtype) in "iu":  # (pow's error, not NumPy's)
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _binary_inplace(x, other, xp.power, ew.pow)
 
 

@@ -213,7 +213,7 @@ def _index_target_shape(input: Tensor) -> tuple[int, ...]:
     return (shape[0], *shape[2:]) if len(shape) > 1 else ()
 
 
-def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
+def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int = -100):
     """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
     x = input
     if np_kind(x._data.dtype) not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
@@ -226,6 +226,8 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{SCALAR_TYPE_NAMES[target.dtype.name]} (cross_entropy's input needs a class "
                                "dimension, and got a 0-d tensor)")
+        if target._data.ndim == 0:
+            _refuse_ignore_index(ignore_index)
         raise IndexError(("Dimension specified as 1 but tensor has no dimensions" if target._data.ndim == 0 else
                           "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
                          + " (cross_entropy's input needs a class dimension, and got a 0-d tensor)")
@@ -241,6 +243,8 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
                            f"{SCALAR_TYPE_NAMES[target.dtype.name]} (a target of the input's shape "
                            f"{list(input.shape)} holds class probabilities: call .float() on a one-hot target, or "
                            f"pass class indices of shape {list(_index_target_shape(input))} instead)")
+    if soft:
+        _refuse_ignore_index(ignore_index)
     if weight is not None and not soft and weight.dtype != input.dtype:  # (PyTorch's kernel takes no other)
         raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[input.dtype.name]} but found "
                            f"{SCALAR_TYPE_NAMES[weight.dtype.name]}")
@@ -278,6 +282,14 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{SCALAR_TYPE_NAMES[target.dtype.name]} ({hint})")
     return x, target.reshape(-1), expected
+
+
+def _refuse_ignore_index(ignore_index: int) -> None:
+    """PyTorch's cross_entropy of class probabilities takes no ``ignore_index`` (a negative one is the default's
+    kind, and accepted): checked after the target's dtype, before the kernel reads the input."""
+    if ignore_index >= 0:
+        raise RuntimeError(f"ignore_index is not supported for floating point target (class probabilities have no "
+                           f"class index to ignore; ignore_index={ignore_index})")
 
 
 def _saved_target(input: Tensor, target: Tensor) -> Tensor | None:
@@ -318,7 +330,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
     optional_tensor("cross_entropy_loss", "weight", 3, weight)
-    x, t, out_shape = _rows("cross_entropy", input, target, weight)
+    x, t, out_shape = _rows("cross_entropy", input, target, weight, ignore_index)
     w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
     # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
     # probability target is a new tensor there)

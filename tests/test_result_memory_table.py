@@ -1,0 +1,65 @@
+"""Ops whose forward allocates their result once (PyTorch's kernels write the result and nothing else): pointwise
+math, binary arithmetic, comparisons' selections, casts, activations, softmax and layer_norm. Each keeps its peak
+memory under 1.5 times its result, with and without a gradient to record, and gives PyTorch's values and strides. A
+copy of a result or of an input (a ``copy=True``, an ``astype`` without ``copy=False``, an array built again by
+the recording) doubles that peak: the kind of change that leaves every value right (``tests/test_unary_result_memory.py``
+checks four unary ops the same way)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+ROWS, COLS = 512, 1024  # 2 MiB of float32
+
+OPS = {
+    "exp": lambda m, x: x.exp(), "tanh": lambda m, x: x.tanh(), "sin": lambda m, x: x.sin(),
+    "log1p": lambda m, x: x.log1p(), "exp2": lambda m, x: x.exp2(),
+    "reciprocal": lambda m, x: x.reciprocal(), "floor": lambda m, x: x.floor(), "round": lambda m, x: x.round(),
+    "relu": lambda m, x: x.relu(), "clamp": lambda m, x: x.clamp(-0.5, 0.5),
+    "x * 2": lambda m, x: x * 2, "x + x": lambda m, x: x + x, "x * x": lambda m, x: x * x,
+    "square": lambda m, x: x.square(), "x ** 2": lambda m, x: x ** 2,
+    "maximum": lambda m, x: m.maximum(x, x), "lerp": lambda m, x: m.lerp(x, x, 0.5),
+    "double": lambda m, x: x.double(), "half": lambda m, x: x.half(), "clone": lambda m, x: x.clone(),
+    "t().contiguous()": lambda m, x: x.t().contiguous(),
+    "softmax": lambda m, x: x.softmax(1), "gelu": lambda m, x: m.nn.functional.gelu(x),
+    "silu": lambda m, x: m.nn.functional.silu(x), "leaky_relu": lambda m, x: m.nn.functional.leaky_relu(x, 0.1),
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(x), "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (COLS,)),
+}
+# recorded with a gradient these keep a derivative or a saved copy beside the result, as PyTorch's kernels do not,
+# so only their forward without a gradient is held to the bound
+NO_GRAD_ONLY = {"gelu", "silu", "leaky_relu", "hardtanh", "layer_norm"}
+
+
+def _peak(fn) -> tuple[int, object]:
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = fn()
+        return tracemalloc.get_traced_memory()[1] - before, out
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("op", OPS)
+def test_the_result_is_the_only_allocation(op, requires_grad):
+    if requires_grad and op in NO_GRAD_ONLY:
+        pytest.skip("keeps its derivative for backward")
+    data = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
+    x = ember.tensor(data, requires_grad=requires_grad)
+    OPS[op](ember, x)  # (the first call: kernels compiled or loaded, caches filled, outside the measurement)
+    peak, y = _peak(lambda: OPS[op](ember, x))
+    result = y.numel() * y.element_size()
+    assert peak < 1.5 * result, f"{op}: a peak of {peak} bytes for a {result}-byte result"
+    expected = OPS[op](torch, torch.tensor(data, requires_grad=requires_grad))
+    assert y.dtype.__repr__().split(".")[-1] == str(expected.dtype).split(".")[-1]
+    assert y.stride() == expected.stride()
+    np.testing.assert_allclose(y.detach().float().numpy(), expected.detach().float().numpy(), rtol=2e-6, atol=1e-6)
+    assert y.requires_grad == expected.requires_grad
