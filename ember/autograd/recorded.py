@@ -765,7 +765,7 @@ def recorded_saved(node, low=None) -> tuple:
         elif source is None:
             t = Tensor._make(value)
         else:
-            t = Tensor._make(value, source[0], source[1])
+            t = graph.edge_tensor(value, source)
         t._vc = counter
         if graph._dual_level is not None:
             forward_ad.carry_saved_tangent(value, t)
@@ -835,6 +835,7 @@ def _reading_inputs(node, results):
         return results
     from .._dtype import np_kind  # (bfloat16's NumPy kind is "V")
     from .._tensor import Tensor
+    from .graph import edge_tensor
 
     single = not isinstance(results, (tuple, list))
     out = []
@@ -842,7 +843,7 @@ def _reading_inputs(node, results):
         if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and np_kind(r.dtype) in "fc":
             t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
             for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
-                t = t + Tensor._make(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge[0], edge[1]) * 0
+                t = t + edge_tensor(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge) * 0
             r = RecordedArray(t)
         out.append(r)
     return out[0] if single else type(results)(out)

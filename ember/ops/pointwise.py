@@ -476,6 +476,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
+@torch_named("LogaddexpBackward0")
 class LogAddExp(Node):
     """log(exp(a) + exp(b)); ``base=2``: log2(2**a + 2**b). As PyTorch's, the gradients are formulas of the inputs
     (saved), not of the output, which may then change in place before backward."""
@@ -546,6 +547,7 @@ class Copysign(Node):
         return (g * xp.where(a == 0, 0, out / a) if na else None), (xp.zeros_like(g) if nb else None)
 
 
+@torch_named("FmodBackward1")  # (a tensor divisor; FmodScalar a number)
 class Fmod(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
@@ -567,7 +569,12 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """log2(2**input + 2**other), computed without overflow; floating operands (after promotion) only."""
     a, b = _floating_kernel_operands("logaddexp2", input, other)
-    return LogAddExp.apply(a, b, base=2)
+    return LogAddExp2.apply(a, b, base=2)
+
+
+@torch_named("Logaddexp2Backward0")
+class LogAddExp2(LogAddExp):
+    """``logaddexp2``: LogAddExp's formula in base 2, PyTorch's node of its own."""
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
@@ -612,7 +619,22 @@ def fmod(input: Tensor, other) -> Tensor:
             raise RuntimeError("ZeroDivisionError")
         ad = a._data if isinstance(a, Tensor) else a
         return Tensor._make(xp.fmod(ad, bd))
+    if not isinstance(b, Tensor):
+        return FmodScalar.apply(a, number=b)
     return Fmod.apply(a, b)
+
+
+@torch_named("FmodBackward0")
+class FmodScalar(Node):
+    """``fmod`` by a number, PyTorch's overload of its own: the number is no input; the gradient passes as it is."""
+
+    diagonal_jacobian = True
+
+    def forward(self, a, number):
+        return xp.fmod(a, number)
+
+    def backward(self, g):
+        return (g,)
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
