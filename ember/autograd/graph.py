@@ -172,6 +172,9 @@ class Node:
     # True for a view op whose PyTorch name depends on the node (``x[idx]``: Select, Slice, ...), not only its class
     label_varies = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # True for a float32_compute op that PyTorch composes of others, its half-precision input cast to float32 first
+    # (rms_norm): its gradient under create_graph ends in that cast's ToCopyBackward0, not the formula's last op
+    upcasts_input = False
     # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
     # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
     half_inputs = None
