@@ -45,6 +45,9 @@ OPS = {
     "vector_norm dtype": lambda m, x, y, z: m.linalg.vector_norm(x, dtype=m.float64),
     "mse_loss": lambda m, x, y, z: m.nn.functional.mse_loss(x, y),
     "to (records its copy)": lambda m, x, y, z: x.to(m.float64) * y,
+    # a number exponent is no input of PowBackward0
+    "x ** 2": lambda m, x, y, z: y ** 2, "float_power(x, 2)": lambda m, x, y, z: m.float_power(x, 2),
+    "x16 ** 2.5": lambda m, x, y, z: z ** 2.5,
 }
 
 

@@ -368,7 +368,8 @@ class Pow(Node):
         return out
 
     def backward(self, g):
-        return self._grads(g, *self.needs_input_grad)
+        needs = self.needs_input_grad  # (one input where the exponent is a number: PyTorch's node has one edge)
+        return self._grads(g, needs[0], len(needs) > 1 and needs[1])
 
     def _grads(self, g, na: bool, nb: bool):
         a, b = self.saved[:2]
@@ -697,7 +698,9 @@ def pow(a, b):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
     if not isinstance(a, Tensor):
         return PowNumberBase.apply(b, base=a)
-    return (PowTensors if isinstance(b, Tensor) else Pow).apply(a, b)
+    if isinstance(b, Tensor):
+        return PowTensors.apply(a, b)
+    return Pow.apply(a, b=b)  # (a number exponent is no input: one edge, as PyTorch's PowBackward0)
 
 
 def _integer_division_operands(name: str, a, b):
