@@ -38,13 +38,13 @@ _INF = float("inf")
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The ``ord``-norm of ``x`` as a vector over ``dim`` (all elements by default): sum(|x|^ord)^(1/ord),
     max |x| (inf), min |x| (-inf), the count of non-zeros (0)."""
-    from .ops.elementwise import cast
+    from .ops.elementwise import promoted
     from .ops.reduction import norm
 
     if not isinstance(ord, (int, float)) or isinstance(ord, bool):
         raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord!r}")
     if dtype is not None:
-        x = cast(x, dtype)
+        x = promoted(x, dtype)
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.name}")

@@ -137,10 +137,6 @@ CASES = {
 # where ember differs from PyTorch at a branch point (PyTorch's backward and its double backward or forward mode
 # disagree there, and ember's one formula follows the backward)
 DIFFERS = {
-    ("second order", "softplus threshold"):
-        "PyTorch's double backward masks beta * x < threshold, its backward beta * x <= threshold: at equality "
-        "ember differentiates the sigmoid form the gradient takes there (ember/nn/_ops/activation.py:_softplus)",
-    ("second order", "softplus negative beta"): "as softplus threshold",
     ("second order", "binary_cross_entropy at 0 and 1"):
         "PyTorch's double backward adds eps=1e-12 to input and 1 - input; ember differentiates its gradient's "
         "clamped denominator max(x (1 - x), eps) (ember/nn/_ops/loss.py:_bce)",

@@ -324,7 +324,7 @@ DECLARED_PATHS = {
                             + m.tanh(a) + m.sigmoid(a) + m.relu(a - 1) + (a - 1).abs() + m.reciprocal(a)
                             + a.clamp(0.5, 1.5) + m.floor(a) + a.sign() + m.ceil(a) + m.trunc(a) + m.round(a)
                             + m.round(a, decimals=1)), [(3, 4)]),
-    "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b
+    "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b + a % 1.5
                + m.maximum(a, b) + m.minimum(a, b) + (2.5 - a) + m.rsub(a, b, alpha=2) + 2 ** a + a ** 2, [(3, 4), (4,)]),
     "half_alpha": (lambda m, a, b: (m.add(a.half(), b.half(), alpha=0.5).double()
                                     + m.sub(a.half(), b.half(), alpha=2).double()), [(3, 4), (4,)]),

@@ -58,11 +58,6 @@ CASES = {
 }
 
 
-# ember composes these of other ops (PyTorch records one node)
-COMPOSED = {"mode": "ember/ops/statistics.py:mode", "cummax": "ember/ops/cumulative.py:cummax",
-            "cummin": "ember/ops/cumulative.py:cummin"}
-
-
 def _run(m, case):
     x = m.tensor(X, requires_grad=True)
     out = CASES[case](m, x)
@@ -76,9 +71,7 @@ def _run(m, case):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_reduction_node_names_and_gradients_are_pytorchs(case, request):
-    if case in COMPOSED:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"composed of other ops ({COMPOSED[case]})"))
+def test_reduction_node_names_and_gradients_are_pytorchs(case):
     names, grad = _run(ember, case)
     torch_names, torch_grad = _run(torch, case)
     assert names == torch_names

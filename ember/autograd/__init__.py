@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .. import _meta
 from .._backend import xp
+from .._size import Size
 from .._sparse import SparseCOO, as_tensor
 from .._tensor import Tensor, install_autograd
 from . import forward_ad
@@ -73,8 +74,8 @@ def _make_roots(tensors: Sequence[Tensor], grad_tensors, create_graph: bool = Fa
             g = g._data if isinstance(g, Tensor) else xp.asarray(g, dtype=t._data.dtype)
             if g.shape != t._data.shape:
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
-                    f"output[{i}] has a shape of {list(t._data.shape)}."
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} and "
+                    f"output[{i}] has a shape of {Size(t._data.shape)!r}."  # (torch.Size([3]) under ember.compat)
                 )
             if g.dtype != t._data.dtype:  # PyTorch casts a real gradient to its output's dtype
                 if g.dtype.kind == "c" or t._data.dtype.kind == "c":

@@ -25,7 +25,7 @@ from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
 from .grad_mode import _GradState, _ThreadGradState
-from .graph import AccumulateGrad, Node, add_to_grad
+from .graph import AccumulateGrad, CastEdge, Node, add_to_grad, cast_gradient
 from .recorded import RecordedArray, check_hook_value, hook_argument, hooked_grad, run_recorded
 
 
@@ -170,11 +170,18 @@ def _call_node_pre_hooks(node: Node, grads: list) -> list:
     return [None if t is None else RecordedArray(t) if recorded else t._data for t in grad_outputs]
 
 
+def _to_input(grad, edge: tuple, shape: tuple):
+    """``grad`` as it goes down ``edge``: summed to the input's ``shape``, then (a ``CastEdge``) in its dtype."""
+    grad = sum_to_shape(grad, shape)
+    return cast_gradient(grad, edge.dtype) if type(edge) is CastEdge else grad
+
+
 def _call_post_hooks(node: Node, grads: list, input_grads, create_graph: bool) -> list:
     """``Node.register_hook`` hooks: each gets the input gradients (summed to the inputs' shapes; None for an input
     that needs none) and the output gradients, and may return new input gradients."""
     wrap = RecordedArray if create_graph else None
-    grad_inputs = tuple(None if e is None or g is None else hook_argument(sum_to_shape(g, s))
+    grad_inputs = tuple(None if e is None or g is None else
+                        hook_argument(_to_input(g, e, s))
                         for e, s, g in zip(node.next_edges, node.input_shapes, input_grads))
     grad_outputs = tuple(None if g is None else hook_argument(g) for g in grads)
     for hook in tuple(node._post_hooks):
@@ -232,7 +239,11 @@ class _Walk:
                 continue
             child, nr = edge
             if g is not None:
-                add(child, nr, g if g.shape == shape else sum_to_shape(g, shape))
+                if g.shape != shape:
+                    g = sum_to_shape(g, shape)
+                if edge.__class__ is not tuple:  # a promoted operand's edge: then cast to the input's dtype, as
+                    g = cast_gradient(g, edge.dtype)  # PyTorch's engine sums a gradient to the shape first
+                add(child, nr, g)
             remaining = deps[child] - 1
             deps[child] = remaining
             if remaining == 0:

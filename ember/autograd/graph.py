@@ -172,6 +172,9 @@ class Node:
     # True for a view op whose PyTorch name depends on the node (``x[idx]``: Select, Slice, ...), not only its class
     label_varies = False
     half_dtype = None  # the half dtype a float32_compute node rounds its results and gradients to
+    # True for a float32_compute op that PyTorch composes of others, its half-precision input cast to float32 first
+    # (rms_norm): its gradient under create_graph ends in that cast's ToCopyBackward0, not the formula's last op
+    upcasts_input = False
     # (half dtype, positions) of a float32_compute node's half-precision inputs mixed with float32 ones (a bfloat16
     # batch through float32 normalisation parameters): their gradients are rounded to it, as PyTorch's are
     half_inputs = None
@@ -988,13 +991,15 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     """PyTorch's error for a saved tensor changed in place before backward: its type and shape, the op whose
     output it is (none for a leaf), its version now and when saved. (PyTorch names the tensor's creator now,
     after the in-place op; ember, which keeps no reference to the tensor, names its creator when it was saved.)"""
-    name = _dtype.SCALAR_TYPE_NAMES.get(array.dtype.name, str(array.dtype))
+    edge = (node, source[0]) if isinstance(source[0], int) else source[0]
+    # a promoted operand's copy (CastEdge) stands for the input, which PyTorch saved in its own dtype
+    dtype = edge.dtype if edge.__class__ is CastEdge else array.dtype
+    name = _dtype.SCALAR_TYPE_NAMES.get(dtype.name, str(dtype))
     # PyTorch's legacy tensor type name, where the dtype has one (bool, bfloat16 and complex have none)
-    legacy = array.dtype.kind in "fiu" and name != "BFloat16"
+    legacy = dtype.kind in "fiu" and name != "BFloat16"
     transposed = source[1] in node.saved_transposed
     what = (f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} "
             f"{list(array.shape)[::-1] if transposed else list(array.shape)}]")
-    edge = (node, source[0]) if isinstance(source[0], int) else source[0]
     if transposed and edge is not None:  # a view of a tensor that requires grad, its base changed: PyTorch
         what += ", which is output 0 of AsStrided,"  # regenerates the view's grad_fn as AsStridedBackward0
     elif edge is not None and not isinstance(edge[0], AccumulateGrad):
@@ -1070,6 +1075,52 @@ class AccumulateGrad(Node):
         return ()
 
 
+class CastEdge(tuple):
+    """The edge ``(node, output_nr)`` of an input that an op read in another dtype, promoted (``x32 + y64`` reads
+    ``x`` as float64; ``sum(dtype=...)``): PyTorch records no cast node there, its engine casts the gradient back
+    to the input's ``dtype`` as it goes down the edge (``validate_outputs``), the real part for a real input of a
+    complex result. ``engine.py`` does that here (``cast_gradient``); a plain tuple everywhere else."""
+
+    def __new__(cls, edge: tuple, dtype) -> CastEdge:
+        self = tuple.__new__(cls, edge)
+        self.dtype = dtype
+        return self
+
+
+def cast_gradient(grad, dtype):
+    """``grad`` (an array, or a recorded one under create_graph) as the gradient of an input of ``dtype``: the real
+    part of a complex gradient of a real input, in that dtype, as PyTorch's engine passes it down the edge."""
+    if np_kind(grad.dtype) == "c" and np_kind(dtype) != "c":
+        grad = grad.real
+    return grad if grad.dtype == dtype else grad.astype(dtype)
+
+
+def promoted_input(t: Tensor, array) -> Tensor:
+    """``t`` (which requires grad, in grad mode) read as ``array``, its values in the dtype an op promotes its
+    operands to: a tensor that stands in ``t``'s place in the graph, as PyTorch's ops read a promoted operand
+    without recording a cast (``x32 + y64`` is AddBackward0 whose edges are ``x``'s and ``y``'s own). An op
+    recording it links to ``t``'s edge as a ``CastEdge`` (``input_edge``), so its gradient reaches ``t`` in ``t``'s
+    dtype; it shares ``t``'s version counter, so that changing ``t`` in place before backward is PyTorch's error
+    when the op saved it."""
+    edge = input_edge(t)
+    p = Tensor._make(array)
+    p._requires_grad = True
+    p._vc = t._vc
+    p._cast_edge = None if edge is None else CastEdge(edge, t._data.dtype)
+    return p
+
+
+def edge_tensor(array, edge: tuple) -> Tensor:
+    """A tensor over ``array`` in the graph at ``edge`` (a formula's saved input under create_graph, recorded.py):
+    a ``CastEdge``'s as the promoted input it stands for (``promoted_input``)."""
+    if edge.__class__ is CastEdge:
+        t = Tensor._make(array)
+        t._requires_grad = True
+        t._cast_edge = edge
+        return t
+    return Tensor._make(array, edge[0], edge[1])
+
+
 def made_without_history(t: Tensor) -> bool:
     """Whether ``t`` is a view without a grad_fn of a tensor that requires grad: made under no_grad, or in grad mode
     before its base required grad (a leaf without an accumulator, as PyTorch's, which requires grad through its
@@ -1103,6 +1154,9 @@ def input_edge(t: Tensor) -> tuple:
         refresh_view(t)
         if t._grad_fn is not None:
             return (t._grad_fn, t._output_nr)
+    own = t.__dict__
+    if "_cast_edge" in own:  # a promoted operand standing for its tensor (promoted_input): that tensor's edge
+        return own["_cast_edge"]
     return leaf_edge(t)
 
 

@@ -765,7 +765,7 @@ def recorded_saved(node, low=None) -> tuple:
         elif source is None:
             t = Tensor._make(value)
         else:
-            t = Tensor._make(value, source[0], source[1])
+            t = graph.edge_tensor(value, source)
         t._vc = counter
         if graph._dual_level is not None:
             forward_ad.carry_saved_tangent(value, t)
@@ -783,8 +783,6 @@ def run_recorded(node, grads: list):
         low = node.half_dtype  # a half-precision op computed in float32 (lowp.py)
         if low is not None and not node.rerun_for_higher_order:
             return _run_in_half(node, grads, low)
-        if low is not None:  # a rerun: the gradients and inputs cast up, the results cast back, each cast recorded
-            grads = [_widened(g, low) for g in grads]
         if node.rerun_for_higher_order:
             node.check_rerun_versions()
             params = node._rerun[1]
@@ -792,8 +790,19 @@ def run_recorded(node, grads: list):
             fresh.needs_input_grad = node.needs_input_grad
             fresh.next_edges = node.next_edges
             inputs = node.rerun_inputs()
-            fresh.forward(*(inputs if low is None else [_widened(a, low) for a in inputs]), **params)
-            return _still_checked(node, grads, _reading_inputs(node, _narrowed(fresh.backward(*grads), low)))
+            if low is None:
+                fresh.forward(*inputs, **params)
+                results = fresh.backward(*grads)
+            else:  # in float32, as the first backward: the gradients and inputs cast up (recorded), the results
+                from . import graph  # rounded back by the formula's last ops (``_rounded_back``)
+
+                mark = graph._next_seq()
+                wide = [_widened(g, low) for g in grads]
+                fresh.forward(*[_widened(a, low) for a in inputs], **params)
+                results = fresh.backward(*wide)
+                results = _narrowed(results, low) if node.upcasts_input else \
+                    _rounded_back(results, low, grads, wide, mark)
+            return _still_checked(node, grads, _reading_inputs(node, results))
         saved = node.saved
         if node._saved_versions and isinstance(saved, (tuple, list)):
             node.saved = recorded_saved(node)
@@ -835,6 +844,7 @@ def _reading_inputs(node, results):
         return results
     from .._dtype import np_kind  # (bfloat16's NumPy kind is "V")
     from .._tensor import Tensor
+    from .graph import edge_tensor
 
     single = not isinstance(results, (tuple, list))
     out = []
@@ -842,7 +852,7 @@ def _reading_inputs(node, results):
         if r is not None and not (type(r) is RecordedArray and r.t.requires_grad) and np_kind(r.dtype) in "fc":
             t = r.t if type(r) is RecordedArray else Tensor._make(xp.asarray(r))
             for j, edge in edges:  # a stand-in of the input, in the graph at its edge, times 0
-                t = t + Tensor._make(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge[0], edge[1]) * 0
+                t = t + edge_tensor(xp.zeros(node.input_shapes[j], dtype=r.dtype), edge) * 0
             r = RecordedArray(t)
         out.append(r)
     return out[0] if single else type(results)(out)
@@ -860,6 +870,48 @@ def _narrowed(results, low):
     if isinstance(results, (tuple, list)):
         return type(results)(_narrowed(r, low) for r in results)
     return results.astype(low) if type(results) is RecordedArray and results.dtype == xp.float32 else results
+
+
+def _rounded_back(results, low, grads: list, wide: list, mark: int):
+    """A half-precision op's formula results, computed in float32 (``wide``: its gradients ``grads`` cast up), in
+    the half dtype ``low``, as PyTorch's double-backward kernels compute in float32 and round their result once: each
+    result made by an op of this formula (a node numbered after ``mark``) has its values rounded in place, so the
+    gradient's node is the formula's last op (GeluBackward's MulBackward0, layer_norm's ViewBackward0) and no
+    ToCopyBackward0 after it; its node takes the half-precision gradient into its float32 formula as PyTorch's
+    mixed-dtype kernels do. A gradient passed through is the one given; any other result is cast (recorded)."""
+    if isinstance(results, (tuple, list)):
+        return type(results)(_rounded_back(r, low, grads, wide, mark) for r in results)
+    if type(results) is not RecordedArray or results.dtype != xp.float32:
+        return results
+    for g, w in zip(grads, wide):
+        if type(w) is RecordedArray and results.t is w.t:
+            return g
+    return results if _round_in_place(results.t, low, mark) else results.astype(low)
+
+
+def _round_in_place(t, low, mark: int) -> bool:
+    """Round the float32 values of ``t``, made by an op numbered after ``mark``, to ``low`` in place (a view's
+    with its base's, when that base was made so too and is contiguous); False where it cannot."""
+    from . import lowp
+
+    fn = t._grad_fn
+    if fn is None or fn.seq < mark:
+        return False
+    base = t._base
+    if base is None:
+        t._data = lowp.narrow(t._data, low)
+        return True
+    wide, whole = t._data, base._data
+    made = base._grad_fn
+    if made is None or made.seq < mark or whole.dtype != xp.float32 or not whole.flags.c_contiguous:
+        return False
+    offset = wide.__array_interface__["data"][0] - whole.__array_interface__["data"][0]
+    if not xp.may_share_memory(wide, whole) or offset < 0 or offset % 4 or any(s % 4 for s in wide.strides):
+        return False
+    rounded = base._data = lowp.narrow(whole, low)
+    t._data = xp.ndarray(wide.shape, low, buffer=rounded, offset=offset // 2,
+                         strides=tuple(s // 2 for s in wide.strides))
+    return True
 
 
 def _still_checked(node, grads, results):

@@ -191,7 +191,11 @@ def tensor_outputs(output: Any, api: str) -> tuple[list, Any]:
 
 
 def split_aux(output: Any, api: str) -> tuple[Any, Any]:
-    """``(output, aux)`` of a ``has_aux`` function, with PyTorch's error when it did not return a pair."""
+    """``(output, aux)`` of a ``has_aux`` function, with PyTorch's errors when it did not return a pair or ``aux``
+    holds anything but tensors (a number, None, a string: PyTorch's transforms unwrap each leaf as a tensor)."""
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    for leaf in tree_leaves(output[1]):
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
     return output

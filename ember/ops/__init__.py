@@ -158,13 +158,17 @@ def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool 
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """input + value * tensor1 * tensor2."""
+    """input + value * tensor1 * tensor2 (floating tensors: one AddcmulBackward0, as PyTorch's)."""
+    if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
+        return pointwise.Addcmul.apply(*operands, value=value)
     prod = elementwise.mul(tensor1, tensor2)
     return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """input + value * tensor1 / tensor2."""
+    """input + value * tensor1 / tensor2 (floating tensors: one AddcdivBackward0, as PyTorch's)."""
+    if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
+        return pointwise.Addcdiv.apply(*operands, value=value)
     quot = elementwise.div(tensor1, tensor2)
     return elementwise.add(input, quot if value == 1 else elementwise.mul(quot, value))
 

@@ -8,8 +8,9 @@ from .._dtype import np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.recorded import is_recorded
-from .elementwise import cast, conj_if_complex
+from ..autograd.recorded import RecordedArray, is_recorded
+from .elementwise import cast, conj_if_complex, promoted
+from .indexing import _scatter_add_into
 
 # PyTorch's CPU cumsum/cumprod carry their running value in at::acc_type: double for float32, complex<double> for
 # complex64 (each output rounded once); half-precision inputs, already widened to float32 by the node, in float32
@@ -69,7 +70,7 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
         raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
     if dtype is not None:
-        x = cast(x, dtype)
+        x = promoted(x, dtype)
     elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         x = cast(x, _dtype.int64)
     if x._data.ndim == 0:
@@ -78,14 +79,53 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     return CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim))
 
 
-def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
-    from .indexing import Gather
+class Selected(Node):
+    """The elements of ``x`` at ``index`` along ``dim`` (``index`` of ``x``'s rank; the result squeezed there unless
+    ``keepdim``), one node as PyTorch's value-selecting ops record (cummax, cummin, mode): its gradient is added
+    back at the index (``cummaxmin_backward``, ``value_selecting_reduction_backward``). A 0-d ``x`` is its own
+    value. Saves the index, not ``x`` (where PyTorch saves ``self``, the op checks its version: ``version_checked``)."""
 
+    linear = True
+    scatter = "scatter_add"  # PyTorch's formula under create_graph: cummax's repeated indices add up
+
+    def forward(self, x, index, dim, keepdim=True):
+        self.shape, self.index, self.dim, self.keepdim = x.shape, index, dim, keepdim
+        if not x.ndim:
+            return x.copy()
+        out = xp.take_along_axis(x, index, axis=dim)
+        return out if keepdim else out.squeeze(dim)
+
+    def backward(self, g):
+        if not self.shape:
+            return (g,)
+        if not self.keepdim:
+            g = xp.expand_dims(g, self.dim)
+        if type(g) is RecordedArray:  # (create_graph: recorded as PyTorch's formula, a scatter into zeros)
+            into = Tensor._make(xp.zeros(self.shape, dtype=g.dtype))
+            return (RecordedArray(getattr(into, self.scatter)(self.dim, Tensor._make(self.index), g.t)),)
+        out = xp.zeros_like(g, shape=self.shape)
+        _scatter_add_into(out, self.dim, self.index, g)
+        return (out,)
+
+
+@torch_named("CummaxBackward0")
+class CumMax(Selected):
+    pass
+
+
+@torch_named("CumminBackward0")
+class CumMin(Selected):
+    pass
+
+
+def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
+    node = CumMax if largest else CumMin
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
-        return getattr(return_types, name)(x.clone(), Tensor._make(meta_results((x._data,), zero)))
+        return getattr(return_types, name)(version_checked(node.apply(x, index=zero, dim=0), x),
+                                           Tensor._make(meta_results((x._data,), zero)))
     am = xp.moveaxis(a, d, -1)
     idx = xp.zeros(am.shape, dtype=xp.int64)
     best = am[..., :1].copy() if am.shape[-1] else am[..., :0]
@@ -100,8 +140,8 @@ def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
         idx[..., i:i + 1] = xp.where(take, i, idx[..., i - 1:i] if i else 0)
     idx = c_order(xp.moveaxis(idx, -1, d))  # (PyTorch's results are contiguous: the values follow idx)
     # (PyTorch's cummax/cummin save their input)
-    return getattr(return_types, name)(version_checked(Gather.apply(x, index=idx, dim=d), x),
-                                             Tensor._make(meta_results((x._data,), idx)))
+    return getattr(return_types, name)(version_checked(node.apply(x, index=idx, dim=d), x),
+                                       Tensor._make(meta_results((x._data,), idx)))
 
 
 def cummax(x: Tensor, dim: int):

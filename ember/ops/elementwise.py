@@ -47,7 +47,7 @@ def promote(a, b):
         if a._data.dtype == b._data.dtype:
             return a, b
         target = result_dtype(a, b)
-        return cast(a, target), cast(b, target)
+        return promoted(a, target), promoted(b, target)
     t, s, swapped = (a, b, False) if isinstance(a, Tensor) else (b, a, True)
     if (s.__class__ is float or s.__class__ is int and -9223372036854775808 <= s <= 18446744073709551615) and \
             t._data.dtype.kind in "fc":
@@ -61,7 +61,7 @@ def promote(a, b):
         raise TypeError(f"unsupported operand type for a tensor op: {type(s).__name__}")
     cat = _dtype.scalar_category(s)
     if cat > t.dtype._category:
-        t = cast(t, _dtype.combine_categories(t.dtype, _dtype.category_dtype(cat)))
+        t = promoted(t, _dtype.combine_categories(t.dtype, _dtype.category_dtype(cat)))
     if cat == 1:
         s = operand_int(int(s), t._data.dtype)
     return (s, t) if swapped else (t, s)
@@ -156,6 +156,22 @@ def cast(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     if dtype._category < 2 and out.grad_fn is not None:
         out.grad_fn, out._requires_grad = None, False
     return out
+
+
+def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
+    """``t`` in ``dtype`` as an op that promotes its operands reads it: as ``cast``, but a tensor that requires grad
+    is no ToCopyBackward0's output: it stands in ``t``'s place in the graph (``graph.promoted_input``), as PyTorch's
+    ops compute in the promoted dtype and its engine casts the gradient back to ``t``'s dtype on the edge."""
+    if dtype.__class__ is type:  # (as cast's: a Python type as PyTorch reads it)
+        dtype = _dtype.from_python_type(dtype)
+    if t._data.dtype == dtype.np:
+        return t
+    if not (t._requires_grad and t.__class__ is Tensor and t._data.__class__ is xp.ndarray and dtype._category >= 2
+            and _graph._GradState.enabled and not _meta_made[0]
+            and (_graph._dual_level is None or _graph._dual_level.get(t) is None)):
+        return cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
+    with quiet():  # (overflow to inf silently, as PyTorch's)
+        return _graph.promoted_input(t, astype_result(t._data, dtype.np))
 
 
 # --------------------------------------------------------------------- binary arithmetic
@@ -352,7 +368,8 @@ class Pow(Node):
         return out
 
     def backward(self, g):
-        return self._grads(g, *self.needs_input_grad)
+        needs = self.needs_input_grad  # (one input where the exponent is a number: PyTorch's node has one edge)
+        return self._grads(g, needs[0], len(needs) > 1 and needs[1])
 
     def _grads(self, g, na: bool, nb: bool):
         a, b = self.saved[:2]
@@ -431,6 +448,7 @@ def _power(a, e):
     return a ** e
 
 
+@torch_named("RemainderBackward1")  # (a tensor divisor; RemainderScalar a number)
 class Remainder(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
@@ -682,7 +700,9 @@ def pow(a, b):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
     if not isinstance(a, Tensor):
         return PowNumberBase.apply(b, base=a)
-    return (PowTensors if isinstance(b, Tensor) else Pow).apply(a, b)
+    if isinstance(b, Tensor):
+        return PowTensors.apply(a, b)
+    return Pow.apply(a, b=b)  # (a number exponent is no input: one edge, as PyTorch's PowBackward0)
 
 
 def _integer_division_operands(name: str, a, b):
@@ -698,7 +718,24 @@ def _integer_division_operands(name: str, a, b):
 
 
 def remainder(a, b):
-    return Remainder.apply(*_integer_division_operands("remainder_cpu", a, b))
+    a, b = _integer_division_operands("remainder_cpu", a, b)
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return RemainderScalar.apply(a, number=b)
+    return Remainder.apply(a, b)
+
+
+@torch_named("RemainderBackward0")
+class RemainderScalar(Node):
+    """``remainder`` by a number, PyTorch's overload of its own: the number is no input; the gradient passes as it
+    is."""
+
+    diagonal_jacobian = True
+
+    def forward(self, a, number):
+        return xp.remainder(a, number)
+
+    def backward(self, g):
+        return (g,)
 
 
 def floor_divide(a, b):

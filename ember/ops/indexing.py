@@ -28,7 +28,7 @@ from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
-from .elementwise import cast, promote
+from .elementwise import cast, promote, promoted
 from .index_layout import laid_out
 
 
@@ -822,7 +822,7 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor")
-        out = _MaskedFillTensor.apply(x, cast(value, x.dtype), mask=mask._data)
+        out = _MaskedFillTensor.apply(x, promoted(value, x.dtype), mask=mask._data)
     else:
         value = _dtype.checked_fill(value, x._data.dtype)
         out = _MaskedFill.apply(x, value=xp.asarray(half_number(value, x._data.dtype), dtype=x._data.dtype),

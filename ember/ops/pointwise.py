@@ -16,10 +16,11 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
+from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.graph import Node, torch_named, version_checked
-from ..autograd.recorded import RecordedArray
+from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
     _float_operands,
     add,
@@ -27,6 +28,7 @@ from .elementwise import (
     conj_if_complex,
     mul,
     promote,
+    promoted,
     refuse_complex,
     require_tensor,
     result_dtype,
@@ -34,6 +36,7 @@ from .elementwise import (
     with_number,
 )
 from .erf import erf_into, erfc_into
+from .statistics import _fused_multiply_add
 from .unary import _unary, clamp
 
 
@@ -476,6 +479,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf:
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
+@torch_named("LogaddexpBackward0")
 class LogAddExp(Node):
     """log(exp(a) + exp(b)); ``base=2``: log2(2**a + 2**b). As PyTorch's, the gradients are formulas of the inputs
     (saved), not of the output, which may then change in place before backward."""
@@ -546,6 +550,7 @@ class Copysign(Node):
         return (g * xp.where(a == 0, 0, out / a) if na else None), (xp.zeros_like(g) if nb else None)
 
 
+@torch_named("FmodBackward1")  # (a tensor divisor; FmodScalar a number)
 class Fmod(Node):
     diagonal_jacobian = True
     saved_for = ((1,), (1,))  # only the divisor's gradient reads them, as PyTorch saves them
@@ -567,7 +572,12 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """log2(2**input + 2**other), computed without overflow; floating operands (after promotion) only."""
     a, b = _floating_kernel_operands("logaddexp2", input, other)
-    return LogAddExp.apply(a, b, base=2)
+    return LogAddExp2.apply(a, b, base=2)
+
+
+@torch_named("Logaddexp2Backward0")
+class LogAddExp2(LogAddExp):
+    """``logaddexp2``: LogAddExp's formula in base 2, PyTorch's node of its own."""
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
@@ -612,7 +622,22 @@ def fmod(input: Tensor, other) -> Tensor:
             raise RuntimeError("ZeroDivisionError")
         ad = a._data if isinstance(a, Tensor) else a
         return Tensor._make(xp.fmod(ad, bd))
+    if not isinstance(b, Tensor):
+        return FmodScalar.apply(a, number=b)
     return Fmod.apply(a, b)
+
+
+@torch_named("FmodBackward0")
+class FmodScalar(Node):
+    """``fmod`` by a number, PyTorch's overload of its own: the number is no input; the gradient passes as it is."""
+
+    diagonal_jacobian = True
+
+    def forward(self, a, number):
+        return xp.fmod(a, number)
+
+    def backward(self, g):
+        return (g,)
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
@@ -664,3 +689,60 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return Heaviside.apply(input, values)
+
+
+# --------------------------------------------------------------------- addcmul, addcdiv
+def _addc_operands(input, tensor1, tensor2, value):
+    """addcmul's and addcdiv's three tensors promoted together and ``value`` in their dtype, as PyTorch's kernels
+    read them; None where the composed ops' own rules apply (integers, bools, a value that is no real number, meta
+    tensors)."""
+    if not (input.__class__ is Tensor and tensor1.__class__ is Tensor and tensor2.__class__ is Tensor) or \
+            value.__class__ not in (int, float) or _meta_made[0]:
+        return None
+    dtype = result_dtype(input, tensor1, tensor2)
+    if np_kind(dtype.np) not in "fc":
+        return None
+    return promoted(input, dtype), promoted(tensor1, dtype), promoted(tensor2, dtype)
+
+
+@torch_named("AddcmulBackward0")
+class Addcmul(Node):
+    """input + value * tensor1 * tensor2, one node as PyTorch's, its kernel's order: (value * t1) * t2 + input;
+    half precision computed in float32 and rounded once."""
+
+    diagonal_jacobian = True
+    float32_compute = True
+    saved_for = ((2,), (1,))  # tensor1 for tensor2's gradient, tensor2 for tensor1's
+
+    def forward(self, x, t1, t2, value):
+        self.saved, self.value = (t1, t2), value
+        if x.dtype.kind == "c" or is_recorded(x, t1, t2):
+            return x + value * t1 * t2
+        # PyTorch's kernel: its vectorised self + (value * t1) * t2 is a fused multiply-add, rounded once
+        return _fused_multiply_add(x.dtype.type(value) * t1, t2, x)
+
+    def backward(self, g):  # PyTorch's: grad, grad * conj(t2 * value), grad * conj(t1 * value)
+        t1, t2 = self.saved
+        _, n1, n2 = self.needs_input_grad
+        return (g, g * conj_if_complex(t2 * self.value) if n1 else None,
+                g * conj_if_complex(t1 * self.value) if n2 else None)
+
+
+@torch_named("AddcdivBackward0")
+class Addcdiv(Node):
+    """input + value * tensor1 / tensor2, one node as PyTorch's: (value * t1) / t2 + input."""
+
+    diagonal_jacobian = True
+    float32_compute = True
+    saved_for = ((2,), (1, 2))  # tensor1 for tensor2's gradient, tensor2 for both
+
+    def forward(self, x, t1, t2, value):
+        self.saved, self.value = (t1, t2), value
+        v = value if x.dtype.kind == "c" else x.dtype.type(value)
+        return x + v * t1 / t2
+
+    def backward(self, g):  # PyTorch's: grad, grad * conj(value / t2), -grad * conj(value * t1 / (t2 * t2))
+        t1, t2 = self.saved
+        _, n1, n2 = self.needs_input_grad
+        return (g, g * conj_if_complex(self.value / t2) if n1 else None,
+                -g * conj_if_complex(self.value * t1 / (t2 * t2)) if n2 else None)

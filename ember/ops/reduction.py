@@ -19,7 +19,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _reverse_cumsum, running
-from .elementwise import cast, conj_if_complex, refuse_complex
+from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
 
 
@@ -327,7 +327,7 @@ def _accumulated_as(x: Tensor, dtype) -> Tensor:
     """``x`` cast to ``dtype`` when given, else integers and bools to int64: PyTorch's sum, prod and cumsum
     accumulate them as int64 (NumPy's would make uint8's uint64, a dtype ember does not have)."""
     if dtype is not None:
-        return cast(x, dtype)
+        return promoted(x, dtype)
     if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         return cast(x, _dtype.int64)
     return x
@@ -385,7 +385,7 @@ def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     if keepdim is NOT_GIVEN:
         keepdim = False
     if dtype is not None:
-        x = cast(x, dtype)
+        x = promoted(x, dtype)
     if np_kind(x._data.dtype) not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be either "
@@ -584,7 +584,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     the nuclear norm of the matrix over ``dim`` (a 2-d input's two dims by default). One node,
     ``LinalgVectorNormBackward0`` as PyTorch's, for every ``p``."""
     if dtype is not None:
-        x = cast(x, dtype)
+        x = promoted(x, dtype)
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         from ..linalg import matrix_norm
 

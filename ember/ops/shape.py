@@ -21,7 +21,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
 from ..storage import root_array
-from .elementwise import cast
+from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
 
 
@@ -598,7 +598,7 @@ def _common(tensors, name: str) -> list:
     first = tensors[0]
     if builtins.any(t._data.dtype != first._data.dtype for t in tensors):
         target = functools.reduce(lambda d, t: promote_types(d, t.dtype), tensors[1:], first.dtype)
-        tensors = [cast(t, target) for t in tensors]
+        tensors = [promoted(t, target) for t in tensors]
     return tensors
 
 

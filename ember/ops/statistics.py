@@ -11,6 +11,7 @@ from .._dtype import not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
+from .cumulative import Selected
 from .reduction import _axes, _expand_back, variance
 from .sorting import _order, _take
 from .unary import sqrt
@@ -170,7 +171,8 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     occurrence, as PyTorch's CPU kernel; the gradient goes to that element."""
     a = x._data
     if a.ndim == 0:
-        return _Mode(x.clone(), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
+        zero = xp.zeros((), dtype=xp.int64)
+        return _Mode(ModeNode.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
     d = _wrap_dim(dim, a.ndim)
     rows = xp.moveaxis(a, d, -1)
     n = rows.shape[-1]
@@ -189,10 +191,15 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False):
     hits = rows == best
     idx = (n - 1 - xp.argmax(hits[..., ::-1], axis=-1)).astype(xp.int64)
     idx = xp.expand_dims(idx, d)
-    values = _take(x, idx, d)
+    values = ModeNode.apply(x, index=idx, dim=d, keepdim=keepdim)  # (PyTorch's ModeBackward0 saves no input)
     if not keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
+        idx = idx.squeeze(d)
     return _Mode(values, Tensor._make(meta_results((x._data,), idx)))
+
+
+@torch_named("ModeBackward0")
+class ModeNode(Selected):
+    scatter = "scatter"  # (one index per row)
 
 
 _ROUNDINGS = ("linear", "lower", "higher", "midpoint", "nearest")

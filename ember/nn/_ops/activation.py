@@ -283,7 +283,13 @@ def _softplus(x, need, beta, threshold):
     e = xp.exp(-xp.abs(bx))
     soft = (xp.maximum(bx, 0) + xp.log1p(e)) / _scalar(x, beta)
     out = xp.where(linear, x, soft)
-    return out, (xp.where(linear, _scalar(x, 1), sigmoid_array(bx, e)) if need else None)
+    if not need:
+        return out, None
+    d = xp.where(linear, _scalar(x, 1), sigmoid_array(bx, e))
+    if is_recorded(x):  # create_graph: PyTorch's double backward masks beta x < threshold where its backward takes
+        # beta x <= threshold: at equality the sigmoid's value, held constant (its derivative 0 there)
+        d = xp.where(bx == _scalar(x, threshold), d.t._data, d)
+    return out, d
 
 
 def _hardtanh(x, need, lo, hi):

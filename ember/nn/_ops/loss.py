@@ -19,7 +19,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
-from ...ops.elementwise import cast, not_implemented_for, result_dtype
+from ...ops.elementwise import cast, not_implemented_for, promoted, result_dtype
 from .activation import sigmoid_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -232,7 +232,7 @@ def _pointwise(name: str, input: Tensor, target, fn, reduction: str, *params, sa
             raise not_implemented_for(kernel, dtype)
         raise RuntimeError(f"{name}: expected a floating point input, got {dtype}")
     out_dtype = target._data.dtype if dtype_of == "target" and target.dtype != dtype else None
-    out = (node or PointwiseLoss).apply(cast(input, dtype), cast(target, dtype), fn=fn, reduction=reduction,
+    out = (node or PointwiseLoss).apply(promoted(input, dtype), promoted(target, dtype), fn=fn, reduction=reduction,
                                         params=params, out_dtype=out_dtype)
     return version_checked(out, *saved)
 

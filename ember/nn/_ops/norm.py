@@ -553,6 +553,7 @@ class RMSNorm(Node):
     """x / rms(x) * w over the trailing dims, on x as (rows, features); rms(x) = sqrt(mean(x^2) + eps)."""
     float32_compute = True
     rerun_for_higher_order = True
+    upcasts_input = True  # (PyTorch's rms_norm computes a half input as input.to(float32))
 
     def forward(self, x, w, k, eps):
         feat = math.prod(x.shape[x.ndim - k:])

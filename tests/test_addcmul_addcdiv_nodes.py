@@ -1,0 +1,59 @@
+"""addcmul and addcdiv of floating tensors record one node each, as PyTorch's (AddcmulBackward0, AddcdivBackward0,
+edges to the three inputs, promoted ones included), computing in its kernel's order ((value * t1) * t2 + input)
+with its gradient formulas, differentiable twice."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _names(fn) -> list:
+    return [fn.name()] + [None if f is None else f.name().split("::")[-1] for f, _ in fn.next_functions]
+
+
+CASES = {
+    "same shape": ((3,), (3,), (3,), "float32", "float32", 0.5),
+    "broadcast": ((2, 1), (1, 3), (3,), "float64", "float64", 1),
+    "value int": ((3,), (3,), (3,), "float32", "float32", 3),
+    "mixed dtypes": ((3,), (3,), (3,), "float32", "float64", -0.25),
+    "float16": ((4,), (4,), (4,), "float16", "float16", 0.7),
+    "bfloat16 with float32": ((4,), (4,), (4,), "bfloat16", "float32", 2.5),
+    "complex": ((3,), (3,), (3,), "complex64", "complex64", 0.5),
+}
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_node_with_pytorchs_values_and_gradients(op, case):
+    s0, s1, s2, d0, d1, value = CASES[case]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) + 2.0 for s in (s0, s1, s2)]
+    if "complex" in d0:
+        arrays = [a + 0.5j * a[::-1] for a in arrays]
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor(arrays[0], dtype=getattr(m, d0), requires_grad=True)
+        t1 = m.tensor(arrays[1], dtype=getattr(m, d1), requires_grad=True)
+        t2 = m.tensor(arrays[2], dtype=getattr(m, d0), requires_grad=True)
+        out = getattr(m, op)(x, t1, t2, value=value)
+        loss = (out * out.conj()).real.sum() if out.is_complex() else (out * out).sum()
+        grads = m.autograd.grad(loss, (x, t1, t2), create_graph=True)
+        again = m.autograd.grad(sum((g.abs() if g.is_complex() else g).sum() for g in grads), (x, t1, t2),
+                                allow_unused=True)
+        seen.append((_names(out.grad_fn), out.detach(), grads, again))
+    (tn, to, tg, ta), (en, eo, eg, ea) = seen
+    assert en == tn
+    half = "16" in d0
+    tol = dict(rtol=2e-2, atol=2e-2) if half else dict(rtol=1e-6, atol=1e-6)
+    assert str(eo.dtype).split(".")[-1] == str(to.dtype).split(".")[-1]
+    if not half:  # (PyTorch's kernel order: the same bits)
+        np.testing.assert_array_equal(eo.numpy(), to.numpy())
+    for e, t in zip([*eg, *ea], [*tg, *ta]):
+        assert (e is None) == (t is None)
+        if t is not None:
+            assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+            np.testing.assert_allclose(e.detach().cpu().to(ember.complex128 if e.is_complex() else ember.float64).numpy(),
+                                       t.detach().to(torch.complex128 if t.is_complex() else torch.float64).numpy(),
+                                       **tol)
