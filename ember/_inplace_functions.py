@@ -41,6 +41,7 @@ def _method_form(name: str) -> Callable[..., Tensor]:
 
 abs_ = _method_form("abs_")
 acos_ = _method_form("acos_")
+addmv_ = _method_form("addmv_")
 acosh_ = _method_form("acosh_")
 arccos_ = _method_form("arccos_")
 arccosh_ = _method_form("arccosh_")

@@ -174,7 +174,7 @@ def test_a_lazy_signature_is_a_signature():
     plain = inspect.Signature(list(sig.parameters.values()))
     assert isinstance(sig, inspect.Signature)
     assert sig == plain and hash(sig) == hash(plain) and str(sig) == str(plain) and repr(sig) == repr(plain)
-    assert str(sig) == "(a, b, *, alpha=1, input=None, other=None, out=None)"
+    assert str(sig) == "(a, b, *number_first, alpha=1, input=None, other=None, out=None)"
     assert sig.bind(1, 2, alpha=3).arguments == {"a": 1, "b": 2, "alpha": 3}
     assert sig.replace(return_annotation=int) == plain.replace(return_annotation=int)
     import copy

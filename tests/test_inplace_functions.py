@@ -33,7 +33,7 @@ ARGS = {
     "xlogy_": ((2.0,), {}, [0.0, 0.5, 3.0]), "zero_": ((), {}, [-2.0, 0.5, 3.0]),
 }
 # Not pointwise on a float tensor: tested on their own below.
-OTHERS = {"detach_", "index_put_", "resize_as_", "gcd_", "lcm_"}
+OTHERS = {"detach_", "index_put_", "resize_as_", "gcd_", "lcm_", "addmv_"}  # (addmv_: tests/test_deprecated_number_first_overloads.py)
 
 
 def test_every_top_level_inplace_function_of_a_tensor_method_is_there():

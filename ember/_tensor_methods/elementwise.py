@@ -5,6 +5,8 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING
 
+from .. import _deprecated_overloads as _deprecated
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -34,7 +36,9 @@ def bind_fast_paths(ops_package) -> None:
 class ElementwiseMethods:
     __slots__ = ()
 
-    def __add__(self, b, *, alpha=1) -> Tensor:
+    def __add__(self, b, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.add(alpha, other) (ember/_deprecated_overloads.py)
+            b, alpha = _deprecated.alpha_first("add", b, number_first, alpha)
         if b.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
                 (out := _same(_Add, _add, self, b)) is not None:
             return out
@@ -43,7 +47,9 @@ class ElementwiseMethods:
     def __radd__(self, other) -> Tensor:
         return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
 
-    def __sub__(self, b, *, alpha=1) -> Tensor:
+    def __sub__(self, b, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
+            b, alpha = _deprecated.alpha_first("sub", b, number_first, alpha)
         if b.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
                 (out := _same(_Sub, _sub, self, b)) is not None:
             return out
@@ -230,10 +236,14 @@ class ElementwiseMethods:
         ops.elementwise.require_tensor("isclose", b, 1)
         return ops.elementwise.isclose(self, b, rtol, atol, equal_nan)
 
-    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.addcmul(value, tensor1, tensor2)
+            tensor1, tensor2, value = _deprecated.value_first("addcmul", tensor1, tensor2, number_first, value)
         return ops.addcmul(self, tensor1, tensor2, value=value)
 
-    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.addcdiv(value, tensor1, tensor2)
+            tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value)
         return ops.addcdiv(self, tensor1, tensor2, value=value)
 
     bitwise_and = __and__

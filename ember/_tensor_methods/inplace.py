@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import EllipsisType
 from typing import TYPE_CHECKING
 
+from .. import _deprecated_overloads as _deprecated
 from .._not_given import NOT_GIVEN
 
 if TYPE_CHECKING:
@@ -17,10 +18,14 @@ else:
 class InplaceMethods:
     __slots__ = ()
 
-    def __iadd__(self, other, *, alpha=1) -> Tensor:
+    def __iadd__(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.add_(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("add_", other, number_first, alpha)
         return ops.inplace.add_(self, other, alpha=alpha)
 
-    def __isub__(self, other, *, alpha=1) -> Tensor:
+    def __isub__(self, other, *number_first, alpha=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.sub_(alpha, other) (ember/_deprecated_overloads.py)
+            other, alpha = _deprecated.alpha_first("sub_", other, number_first, alpha)
         return ops.inplace.sub_(self, other, alpha=alpha)
 
     def __imul__(self, other) -> Tensor:
@@ -81,10 +86,14 @@ class InplaceMethods:
         ops.elementwise.require_tensor("logical_xor_", other, 1)
         return ops.inplace.logical_inplace(self, other, "logical_xor")
 
-    def addcmul_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    def addcmul_(self, t1: Tensor, t2: Tensor, *number_first, value=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.addcmul_(value, tensor1, tensor2)
+            t1, t2, value = _deprecated.value_first("addcmul_", t1, t2, number_first, value)
         return ops.inplace.addcmul_(self, t1, t2, value=value)
 
-    def addcdiv_(self, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
+    def addcdiv_(self, t1: Tensor, t2: Tensor, *number_first, value=1) -> Tensor:
+        if number_first:  # PyTorch's deprecated x.addcdiv_(value, tensor1, tensor2)
+            t1, t2, value = _deprecated.value_first("addcdiv_", t1, t2, number_first, value)
         return ops.inplace.addcdiv_(self, t1, t2, value=value)
 
     def __iand__(self, other) -> Tensor:

@@ -10,6 +10,22 @@ if TYPE_CHECKING:
 else:
     from ._bind import ops  # ember.ops binds itself here once loaded (_bind.py: why it is not imported)
 
+from .._deprecated_overloads import beta_first as _number_first
+
+
+def _product_into(x: Tensor, op, first: Tensor, second: Tensor, beta, alpha) -> Tensor:
+    """``x.addr_(vec1, vec2)`` and its siblings: ``op``'s result written into ``x``, which must have its shape (no
+    broadcasting in place, as PyTorch's)."""
+
+    def into_shape(t: Tensor, a: Tensor, b: Tensor, **scales) -> Tensor:
+        out = op(t, a, b, **scales)
+        if out.shape != t.shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(t.shape)} and output tensor size "
+                               f"{list(out.shape)} should match")
+        return out
+
+    return ops.inplace.pointwise_(x, into_shape, first, second, beta=beta, alpha=alpha)
+
 
 class LinalgMethods:
     __slots__ = ()
@@ -39,28 +55,69 @@ class LinalgMethods:
 
     ger = outer
 
-    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    # ``*number_first``: PyTorch's deprecated ``x.addmm(beta, [alpha,] mat1, mat2)`` (ember/_deprecated_overloads.py)
+    def addmm(self, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            mat1, mat2, beta, alpha = _number_first("addmm", ("mat1", "mat2"), (mat1, mat2, *number_first), beta,
+                                                    alpha)
         return ops.linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
-    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
         """``addmm`` written into this tensor, which must have the product's shape (no broadcasting in place)."""
+        if number_first:
+            mat1, mat2, beta, alpha = _number_first("addmm_", ("mat1", "mat2"), (mat1, mat2, *number_first), beta,
+                                                    alpha)
         out = (mat1.shape[0], mat2.shape[-1]) if mat1.dim() == 2 and mat2.dim() == 2 else None
         if out is not None and tuple(self.shape) != out:
             raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
                                f"{list(out)} should match")
         return ops.inplace.pointwise_(self, ops.linalg.addmm, mat1, mat2, beta=beta, alpha=alpha)
 
-    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            batch1, batch2, beta, alpha = _number_first("baddbmm", ("batch1", "batch2"),
+                                                        (batch1, batch2, *number_first), beta, alpha)
         return ops.linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
-    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            batch1, batch2, beta, alpha = _number_first("baddbmm_", ("batch1", "batch2"),
+                                                        (batch1, batch2, *number_first), beta, alpha)
+        return _product_into(self, ops.linalg.baddbmm, batch1, batch2, beta, alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            batch1, batch2, beta, alpha = _number_first("addbmm", ("batch1", "batch2"),
+                                                        (batch1, batch2, *number_first), beta, alpha)
         return ops.linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
-    def addmv(self, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            batch1, batch2, beta, alpha = _number_first("addbmm_", ("batch1", "batch2"),
+                                                        (batch1, batch2, *number_first), beta, alpha)
+        return _product_into(self, ops.linalg.addbmm, batch1, batch2, beta, alpha)
+
+    def addmv(self, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            mat, vec, beta, alpha = _number_first("addmv", ("mat", "vec"), (mat, vec, *number_first), beta, alpha)
         return ops.linalg.addmv(self, mat, vec, beta=beta, alpha=alpha)
 
-    def addr(self, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    def addmv_(self, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            mat, vec, beta, alpha = _number_first("addmv_", ("mat", "vec"), (mat, vec, *number_first), beta, alpha)
+        return _product_into(self, ops.linalg.addmv, mat, vec, beta, alpha)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            vec1, vec2, beta, alpha = _number_first("addr", ("vec1", "vec2"), (vec1, vec2, *number_first), beta,
+                                                    alpha)
         return ops.linalg.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+        if number_first:
+            vec1, vec2, beta, alpha = _number_first("addr_", ("vec1", "vec2"), (vec1, vec2, *number_first), beta,
+                                                    alpha)
+        return _product_into(self, ops.linalg.addr, vec1, vec2, beta, alpha)
 
     def inner(self, b: Tensor) -> Tensor:
         return ops.linalg.inner(self, b)

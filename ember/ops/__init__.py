@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from .. import _deprecated_overloads as _deprecated
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
 from .._creation import _empty_preserving, meta_like
@@ -157,16 +158,22 @@ def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool 
     return _finish(xp.array(as_array(data, dtype or x.dtype), copy=True), requires_grad, on)
 
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """input + value * tensor1 * tensor2 (floating tensors: one AddcmulBackward0, as PyTorch's)."""
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
+    """input + value * tensor1 * tensor2 (floating tensors: one AddcmulBackward0, as PyTorch's); ``*number_first``:
+    PyTorch's deprecated value-first form."""
+    if number_first:
+        tensor1, tensor2, value = _deprecated.value_first("addcmul", tensor1, tensor2, number_first, value, True)
     if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
         return pointwise.Addcmul.apply(*operands, value=value)
     prod = elementwise.mul(tensor1, tensor2)
     return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
 
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-    """input + value * tensor1 / tensor2 (floating tensors: one AddcdivBackward0, as PyTorch's)."""
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
+    """input + value * tensor1 / tensor2 (floating tensors: one AddcdivBackward0, as PyTorch's); ``*number_first``:
+    PyTorch's deprecated value-first form."""
+    if number_first:
+        tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value, True)
     if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
         return pointwise.Addcdiv.apply(*operands, value=value)
     quot = elementwise.div(tensor1, tensor2)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import operator
 
+from .. import _deprecated_overloads as _deprecated
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
@@ -520,7 +521,9 @@ def check_alpha(a, b, alpha):
     return alpha
 
 
-def add(a, b, *, alpha=1):
+def add(a, b, *number_first, alpha=1):
+    if number_first:  # PyTorch's deprecated torch.add(input, alpha, other) (ember/_deprecated_overloads.py)
+        b, alpha = _deprecated.alpha_first("add", b, number_first, alpha, True)
     if alpha.__class__ is not int:
         alpha = check_alpha(a, b, alpha)
     # two plain tensors of one float dtype and shape: apply_same, without promotion and apply's generality (b first:
@@ -579,7 +582,9 @@ def refuse_bool_sub(a, b) -> None:
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def sub(a, b, *, alpha=1):
+def sub(a, b, *number_first, alpha=1):
+    if number_first:  # (as add's)
+        b, alpha = _deprecated.alpha_first("sub", b, number_first, alpha, True)
     # (an int alpha of 1 only: any other alpha is checked below, after the bool operands, as PyTorch's order)
     if alpha.__class__ is int and alpha == 1 and b.__class__ is Tensor and a.__class__ is Tensor and \
             (out := apply_same(Sub, operator.sub, a, b)) is not None:  # (as add's)

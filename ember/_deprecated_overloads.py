@@ -1,0 +1,94 @@
+"""PyTorch's deprecated number-first overloads, which PyTorch 2.13 still accepts with a warning.
+
+Before PyTorch 1.5 the scale of ``add``/``sub``, ``addcmul``/``addcdiv`` and the ``addmm`` family came first,
+positionally: ``p.data.add_(-lr, d_p)``, ``exp_avg_sq.mul_(beta2).addcmul_(1 - beta2, grad, grad)``,
+``x.addmm(beta, alpha, mat1, mat2)``. Custom optimizers and samplers of that time are still common in public code,
+and PyTorch's argument parser still takes these signatures, warning once per process (one warning for all of
+them). ember does the same: each of those methods (and ``ember.add``/``sub``/``addcmul``/``addcdiv``, whose
+number-first forms PyTorch keeps as functions too) collects extra positional arguments in ``*number_first`` and
+hands them here, off its common path.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import _warnings
+
+_warned = False
+
+
+def _is_number(value) -> bool:
+    """PyTorch's ``Number`` in a signature: a Python or NumPy number, or a tensor of one element and no
+    dimensions."""
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value.dim() == 0
+    return isinstance(value, numbers.Number)
+
+
+def _warn_once(name: str, old: str, new: str, function: bool) -> None:
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    if function:  # (the forms of ``torch.add``/``torch.addcmul``: PyTorch shows their input and out= too)
+        old, new = f"Tensor input, {old}, *, Tensor out = None", f"Tensor input, {new}, Tensor out = None"
+    _warnings.warn(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider using one of the following "
+                   f"signatures instead:\n\t{name}({new})")
+
+
+def _refuse(name: str, reason: str) -> TypeError:
+    return TypeError(f"{name}() received an invalid combination of arguments - {reason}")
+
+
+def _check_scale(name: str, keyword: str, scale, given) -> None:
+    if given != 1:  # (the keyword was given as well: PyTorch's deprecated signature has no such keyword)
+        raise _refuse(name, f"got unrecognized keyword arguments: {keyword}")
+    if not _is_number(scale):
+        raise _refuse(name, f"got a {type(scale).__name__} as the first positional argument where a number was "
+                            f"expected: {keyword} comes first only in the deprecated {name}(Number {keyword}, ...); "
+                            f"write {keyword}= as a keyword")
+
+
+def alpha_first(name: str, alpha, rest: tuple, given_alpha, function: bool = False) -> tuple:
+    """``x.add_(alpha, other)`` / ``torch.sub(x, alpha, other)``: ``(other, alpha)`` of the current signature.
+    ``rest`` holds the arguments after ``alpha`` (one: ``other``); ``given_alpha`` the keyword's value."""
+    if len(rest) != 1:
+        raise _refuse(name, f"got {len(rest) + 2 - (not function)} positional arguments")
+    _check_scale(name, "alpha", alpha, given_alpha)
+    _warn_once(name, "Number alpha, Tensor other", "Tensor other, *, Number alpha = 1", function)
+    return rest[0], alpha
+
+
+def value_first(name: str, value, tensor1, rest: tuple, given_value, function: bool = False) -> tuple:
+    """``x.addcmul_(value, tensor1, tensor2)``: ``(tensor1, tensor2, value)`` of the current signature (``tensor1``
+    is what the call gave as the first tensor argument, ``rest`` what came after it: the second)."""
+    if len(rest) != 1:
+        raise _refuse(name, f"got {len(rest) + 3 - (not function)} positional arguments")
+    _check_scale(name, "value", value, given_value)
+    _warn_once(name, "Number value, Tensor tensor1, Tensor tensor2",
+               "Tensor tensor1, Tensor tensor2, *, Number value = 1", function)
+    return tensor1, rest[0], value
+
+
+def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha) -> tuple:
+    """``x.addmm(beta, mat1, mat2)`` or ``x.addmm(beta, alpha, mat1, mat2)`` (and addmv, addr, baddbmm, addbmm,
+    their in-place forms): ``(mat1, mat2, beta, alpha)`` of the current signature, from all the call's positional
+    ``args`` after the tensor itself; ``operands`` are the op's names for its two (``("mat1", "mat2")``)."""
+    from ._tensor import Tensor
+
+    if len(args) not in (3, 4) or not (isinstance(args[-2], Tensor) and isinstance(args[-1], Tensor)):
+        shown = ", ".join(type(a).__name__ for a in args)
+        raise _refuse(name, f"got ({shown}); expected ({operands[0]}, {operands[1]}) and the keywords beta= and "
+                            f"alpha=, or the deprecated (beta, [alpha,] {operands[0]}, {operands[1]})")
+    beta, alpha = args[0], args[1] if len(args) == 4 else given_alpha
+    _check_scale(name, "beta", beta, given_beta)
+    if len(args) == 4:
+        _check_scale(name, "alpha", alpha, given_alpha)
+    first, second = operands
+    scales = "Number beta, Number alpha" if len(args) == 4 else "Number beta"
+    _warn_once(name, f"{scales}, Tensor {first}, Tensor {second}",
+               f"Tensor {first}, Tensor {second}, *, Number beta = 1, Number alpha = 1", False)
+    return args[-2], args[-1], beta, alpha
