@@ -9,6 +9,7 @@ one code path.
 
 from __future__ import annotations
 
+import math
 import sys
 
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
@@ -139,7 +140,7 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-    fill_value = _dtype.checked_fill(fill_value, dt)
+    fill_value = _dtype.fill_number(fill_value, dt, math.prod(size))
     data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else \
         xp.full(tuple(size), half_number(fill_value, dt), dtype=dt)  # (a float into a half one: through float32)
     return Tensor._make(data).requires_grad_(requires_grad)
@@ -159,12 +160,14 @@ def new_tensor(x: Tensor, data, *, dtype=None, device=None, requires_grad: bool 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """input + value * tensor1 * tensor2."""
+    value = elementwise.addc_value("addcmul", input, tensor1, tensor2, value)
     prod = elementwise.mul(tensor1, tensor2)
     return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """input + value * tensor1 / tensor2."""
+    value = elementwise.addc_value("addcdiv", input, tensor1, tensor2, value)
     quot = elementwise.div(tensor1, tensor2)
     return elementwise.add(input, quot if value == 1 else elementwise.mul(quot, value))
 

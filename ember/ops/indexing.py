@@ -516,7 +516,10 @@ def setitem(x: Tensor, idx, value) -> None:
             varr = via_float32(varr, x._data.dtype)
     else:
         # a number is PyTorch's scalar_tensor of x's dtype: past a half precision range stored as inf, silently;
-        # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error
+        # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error; an int is
+        # read as an int64 first (past it, for any dtype, its ValueError)
+        if value.__class__ is int and not -9223372036854775808 <= value <= 9223372036854775807:
+            raise ValueError("Overflow when unpacking long long")
         value = _dtype.checked_scalar(value, x._data.dtype)
         with quiet():
             varr = half_number(value, x._data.dtype)

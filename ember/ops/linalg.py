@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -322,7 +322,9 @@ _C_INTEGERS = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32"
 
 def _integer_scalars(d: dtype, beta, alpha) -> tuple:
     """beta and alpha as PyTorch's kernels for an integer result of dtype ``d`` take them: converted to it (a float
-    truncated toward zero), a value outside its range an error."""
+    truncated toward zero), a value outside its range an error; an int past uint64 PyTorch's OverflowError (its
+    argument parser's) for any dtype."""
+    scalar_ints((beta, alpha))
     if d.name not in _C_INTEGERS:
         return beta, alpha
     name, info = d.name, xp.iinfo(d.np)
