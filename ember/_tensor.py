@@ -172,6 +172,8 @@ class Tensor(
         """The shape, or the length of one dimension."""
         if dim is None:
             return _new_tuple(Size, self._data.shape)
+        if not self._data.ndim:
+            raise no_dimensions(dim)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -673,6 +675,11 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     t._retains_grad = False
     t._grad_slot = None  # (GradStore, index): where backward puts the first gradient (autograd/grad_store.py)
     t._requires_grad = grad_fn is not None
+
+
+def no_dimensions(dim: int) -> IndexError:
+    """PyTorch's error for ``size(dim)`` or ``stride(dim)`` of a 0-d tensor (which has no dimension to wrap)."""
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
