@@ -24,6 +24,7 @@ from ._memory_format import (
     astype_result,
     channels_last,
     channels_last_3d,
+    contiguous_format,
     empty_laid_out,
     format_strides,
     half_number,
@@ -526,7 +527,12 @@ def meta_like(a, dt, memory_format=None):
     if memory_format in (None, preserve_format):
         if a.ndim < 2:
             return out
-        strides = meta_layout(a)[0] if is_meta(a) else [s // a.itemsize for s in a.strides]
+        if is_meta(a):
+            strides = meta_layout(a)[0]
+        elif a.size or any(a.strides):
+            strides = [s // a.itemsize for s in a.strides]
+        else:  # (a new empty array: NumPy gives it no strides, PyTorch row-major ones)
+            strides = format_strides(a.shape, contiguous_format)
         strides = list(strides) if not a.size else _preserved_strides(a.shape, list(strides))
     else:
         strides = format_strides(a.shape, memory_format)

@@ -661,8 +661,8 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
             # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
             # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
             array = xp.array(array)
-    elif not array.size and array.ndim and not any(array.strides):
-        array = _empty_strides(array)
+    elif not array.size and array.ndim and not any(array.strides) and not (_meta_made[0] and is_meta(array)):
+        array = _empty_strides(array)  # (a meta array's strides are all 0: its recorded layout is PyTorch's)
     t._data = array
     t._grad = None
     t._grad_fn = grad_fn
