@@ -120,7 +120,11 @@ def _check_integer_range(arr, npdt) -> None:
     if npdt.kind == "u" and arr.dtype.kind != "f":
         lowest = -largest
     if arr.size <= 32:  # (a few numbers: compared in Python, cheaper than NumPy's two reductions)
-        fits = all(lowest <= v <= largest for v in arr.ravel().tolist())  # (False for NaN)
+        values = arr.ravel().tolist()
+        if arr.dtype.kind == "f":
+            fits = all(lowest <= v <= largest for v in values)  # (False for NaN, which min and max would skip)
+        else:
+            fits = lowest <= min(values) and max(values) <= largest
     else:
         fits = lowest <= arr.min() and arr.max() <= largest
     if not fits:
