@@ -596,7 +596,8 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "is_autocast_enabled": "amp.autocast_mode", "get_autocast_dtype": "amp.autocast_mode",
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
-         "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack"}
+         "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
+         "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm"}
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -640,6 +641,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     from .fft._stft import istft, stft
     from .func import vmap
     from .futures import Future
+    from .nn.utils.weight_norm import _weight_norm, norm_except_dim
     from .serialization import load, save
     from .utils.dlpack import from_dlpack
 

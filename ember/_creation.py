@@ -24,6 +24,7 @@ from ._memory_format import (
     astype_result,
     channels_last,
     channels_last_3d,
+    contiguous_format,
     empty_laid_out,
     format_strides,
     half_number,
@@ -73,11 +74,16 @@ def _as_array(data, dtype=None):
             # PyTorch reads the shape along the first elements and, with nothing to store, checks no more:
             # [[], [1]] is an empty (2, 0) tensor of the default float dtype (complex if a number is)
             arr = xp.empty(shape, dtype=_empty_nested_dtype(data))
+    if arr.dtype.kind in "uO" and not isinstance(data, (xp.ndarray, xp.generic)):
+        arr = _ints_past_int64(data, arr, npdt)
     if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
             raise TypeError(f"can't convert {type(data).__name__} of {arr.dtype} to a tensor")
         raise _not_numeric(data)
     if npdt is not None:
+        if npdt.kind in "iu" and arr.dtype != npdt and arr.dtype.kind in "iuf" and arr.size and \
+                not isinstance(data, (xp.ndarray, xp.generic)):
+            _check_integer_range(arr, npdt)
         return via_float32(arr, npdt).astype(npdt, copy=False)
     if isinstance(data, (list, tuple)) and any(
             isinstance(x, (xp.ndarray, xp.generic, Tensor)) for x in _flat(data)):
@@ -92,6 +98,37 @@ def _as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _ints_past_int64(data, arr, npdt):
+    """``arr``, NumPy's array of Python data holding an int past int64 (NumPy's uint64, or objects): PyTorch reads
+    each int as an int64 for an integer (or inferred) dtype, its ValueError past that; a floating or complex dtype
+    reads it as a double. Anything else (objects that are not numbers) is returned as it is."""
+    leaves = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
+    if not all(isinstance(x, (int, float)) for x in leaves):
+        return arr
+    if npdt is not None and np_kind(npdt) in "fc" or npdt is None and any(isinstance(x, float) for x in leaves):
+        return xp.asarray(data, dtype=xp.float64)  # (inferred: the default float dtype, cast below)
+    raise ValueError("Overflow when unpacking long long")
+
+
+def _check_integer_range(arr, npdt) -> None:
+    """PyTorch's check of Python numbers stored into an integer tensor (``torch.tensor(data, dtype=...)``): a
+    float must lie in the dtype's range (NaN and infinities do not), an int too, though a negative one for an
+    unsigned dtype wraps (-1 is 255 for uint8) where its magnitude is within the range: c10's ``overflows``."""
+    _, lowest, largest = _dtype.fill_bounds(npdt)
+    if npdt.kind == "u" and arr.dtype.kind != "f":
+        lowest = -largest
+    if arr.size <= 32:  # (a few numbers: compared in Python, cheaper than NumPy's two reductions)
+        values = arr.ravel().tolist()
+        if arr.dtype.kind == "f":
+            fits = all(lowest <= v <= largest for v in values)  # (False for NaN, which min and max would skip)
+        else:
+            fits = lowest <= min(values) and max(values) <= largest
+    else:
+        fits = lowest <= arr.min() and arr.max() <= largest
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {npdt.name} without overflow")
 
 
 def _promoted_leaf_dtype(data) -> _dtype.dtype:
@@ -405,9 +442,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if dtype is None:
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
-    npdt = _dt(dtype)
-    fill_value = _dtype.checked_fill(fill_value, npdt)
-    return _finish(xp.full(_size((size,)), half_number(fill_value, npdt), dtype=npdt), requires_grad, device)
+    npdt, shape = _dt(dtype), _size((size,))
+    fill_value = _dtype.fill_number(fill_value, npdt, math.prod(shape))
+    return _finish(xp.full(shape, half_number(fill_value, npdt), dtype=npdt), requires_grad, device)
 
 
 @_allocating
@@ -494,7 +531,12 @@ def meta_like(a, dt, memory_format=None):
     if memory_format in (None, preserve_format):
         if a.ndim < 2:
             return out
-        strides = meta_layout(a)[0] if is_meta(a) else [s // a.itemsize for s in a.strides]
+        if is_meta(a):
+            strides = meta_layout(a)[0]
+        elif a.size or any(a.strides):
+            strides = [s // a.itemsize for s in a.strides]
+        else:  # (a new empty array: NumPy gives it no strides, PyTorch row-major ones)
+            strides = format_strides(a.shape, contiguous_format)
         strides = list(strides) if not a.size else _preserved_strides(a.shape, list(strides))
     else:
         strides = format_strides(a.shape, memory_format)
@@ -534,7 +576,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     out = _empty_like_array(t, dtype, memory_format, device)
-    fill_value = _dtype.checked_fill(fill_value, out.dtype)
+    fill_value = _dtype.fill_number(fill_value, out.dtype, out.size)
     out[...] = half_number(fill_value, out.dtype)
     return _finish(out, requires_grad, _like_device(t, device))
 
@@ -767,6 +809,7 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
             raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
     first, last, by = (v.item() if isinstance(v, Tensor) else v
                        for v in (values.get("start", 0), values["end"], values.get("step", 1)))
+    _dtype.scalar_ints((first, last, by))  # (an int past uint64: PyTorch's OverflowError)
     if not (math.isfinite(first) and math.isfinite(last)):
         raise RuntimeError(f"unsupported range: {first} -> {last}")
     if by == 0:
@@ -777,6 +820,8 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
         dtype = _dtype.get_default_dtype() if any(isinstance(v, float) for v in (first, last, by)) else _dtype.int64
     if xp.dtype(_dt(dtype)) == xp.bool_ or np_kind(xp.dtype(_dt(dtype))) == "c":
         raise _dtype.not_implemented_for("arange_cpu", _dtype.from_np(xp.dtype(_dt(dtype))))
+    if np_kind(xp.dtype(_dt(dtype))) in "iu" and max(first, last, by) > 9223372036854775807:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")  # (its int64 kernel's)
     n = max(math.ceil((last - first) / by), 0)
     if np_kind(xp.dtype(_dt(dtype))) in "iu" and float in (first.__class__, last.__class__, by.__class__):
         # an integer dtype takes the bounds and the step as integers, truncated, as PyTorch's kernel; its int64

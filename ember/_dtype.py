@@ -237,7 +237,7 @@ def integer_scalar(value: int, np_dtype):
 _FILL_BOUNDS: dict = {}  # NumPy dtype -> (its kind, its lowest and largest finite values as floats): read once
 
 
-def _fill_bounds(np_dtype) -> tuple:
+def fill_bounds(np_dtype) -> tuple:
     bounds = _FILL_BOUNDS.get(np_dtype)
     if bounds is None:
         kind = np_kind(xp.dtype(np_dtype))
@@ -260,10 +260,9 @@ def checked_fill(value, np_dtype):
         if not isinstance(value, (xp.integer, xp.floating)):
             return value
         value = value.item()  # (a NumPy scalar: its Python number)
-    kind, lowest, largest = _fill_bounds(np_dtype)
+    kind, lowest, largest = fill_bounds(np_dtype)
     if value.__class__ is _builtins.int:
-        if not -9223372036854775808 <= value <= 18446744073709551615:  # (PyTorch reads an int64 or a uint64 first)
-            raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+        scalar_int(value)
         if kind in "iu":
             return integer_scalar(value, np_dtype)
         if kind in "fc" and abs(value) > largest:
@@ -276,11 +275,41 @@ def checked_fill(value, np_dtype):
     return value
 
 
+def scalar_int(value: int) -> int:
+    """A Python int given where PyTorch takes a Scalar (a fill value, ``alpha``, ``lerp``'s weight, an activation's
+    parameter), as its argument parser reads it: an int64, a uint64 from 2**63 on, its OverflowError beyond that
+    (before any other check of the call)."""
+    if not -9223372036854775808 <= value <= 18446744073709551615:
+        raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+    return value
+
+
+def scalar_ints(values) -> None:
+    """``scalar_int`` of each Python int (not bool) among ``values``; other values pass."""
+    for v in values:
+        if v.__class__ is _builtins.int:
+            scalar_int(v)
+
+
 def checked_scalar(value, np_dtype):
     """``value`` as PyTorch's ``scalar_tensor`` of NumPy dtype ``np_dtype`` converts it (``x[i] = value`` makes one
     too): checked as ``checked_fill``, except that a half precision dtype checks nothing (past its range: inf)."""
-    if xp.dtype(np_dtype).itemsize == 2 and _fill_bounds(np_dtype)[0] == "f":
+    if xp.dtype(np_dtype).itemsize == 2 and fill_bounds(np_dtype)[0] == "f":
         return value
+    return checked_fill(value, np_dtype)
+
+
+def fill_number(value, np_dtype, numel: int):
+    """A number filling a tensor of NumPy dtype ``np_dtype`` and ``numel`` elements (``fill_``, ``full``,
+    ``full_like``, ``new_full``, ``nn.init.constant_``): checked as ``checked_fill``, except that PyTorch fills a
+    one-element tensor another way, which converts to a half precision dtype unchecked: 1e5 into float16 is inf
+    (returned so converted, through float32 as PyTorch rounds a number for those dtypes)."""
+    if numel == 1 and (value.__class__ is _builtins.float or value.__class__ is _builtins.int) \
+            and xp.dtype(np_dtype).itemsize == 2 and fill_bounds(np_dtype)[0] == "f":
+        if value.__class__ is _builtins.int:
+            scalar_int(value)
+        with xp.errstate(over="ignore"):  # (past the range: inf, as PyTorch's, without NumPy's warning)
+            return xp.asarray(xp.float32(value), dtype=np_dtype)[()]
     return checked_fill(value, np_dtype)
 
 

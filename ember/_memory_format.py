@@ -68,13 +68,15 @@ def has_format_strides(a, fmt: memory_format) -> bool:
 
 
 def format_strides(shape, fmt: memory_format) -> list:
-    """The strides, in elements, ``fmt`` gives a tensor of ``shape`` (row-major for a format naming no order; a
-    dimension of size 0 counted as 1, as PyTorch's)."""
-    order = channels_last_order(fmt, len(shape)) or list(range(len(shape)))
+    """The strides, in elements, ``fmt`` gives a tensor of ``shape``, as PyTorch computes them: row-major for a
+    format naming no order, a dimension of size 0 counted as 1; a channels-last format's counts it as 0
+    (``empty(2, 0, 4, 5, memory_format=channels_last).stride()`` is (0, 1, 0, 0))."""
+    order = channels_last_order(fmt, len(shape))
+    floor = 1 if order is None else 0
     strides, step = [0] * len(shape), 1
-    for d in reversed(order):
+    for d in reversed(order or range(len(shape))):
         strides[d] = step
-        step *= max(shape[d], 1)
+        step *= max(shape[d], floor)
     return strides
 
 
@@ -84,6 +86,8 @@ def laid_out(a, fmt: memory_format):
     order = channels_last_order(fmt, a.ndim)
     if order is None:
         return a.copy()
+    if not a.size:  # (no elements: NumPy's copy would have no strides to speak of)
+        return empty_laid_out(a.shape, a.dtype, fmt)
     inverse = [order.index(d) for d in range(a.ndim)]
     return a.transpose(order).copy().transpose(inverse)
 
@@ -93,6 +97,10 @@ def empty_laid_out(shape, dtype, fmt: memory_format):
     order = channels_last_order(fmt, len(shape))
     if order is None:
         return xp.empty(shape, dtype)
+    if 0 in shape:  # (NumPy gives an empty array no strides: PyTorch's, set on an empty buffer)
+        itemsize = xp.dtype(dtype).itemsize
+        return xp.lib.stride_tricks.as_strided(xp.empty(0, dtype), tuple(shape),
+                                               [s * itemsize for s in format_strides(shape, fmt)])
     inverse = [order.index(d) for d in range(len(shape))]
     return xp.empty([shape[d] for d in order], dtype).transpose(inverse)
 

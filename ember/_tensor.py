@@ -172,6 +172,8 @@ class Tensor(
         """The shape, or the length of one dimension."""
         if dim is None:
             return _new_tuple(Size, self._data.shape)
+        if not self._data.ndim:
+            raise no_dimensions(dim)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -647,8 +649,8 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
             # NumPy answers arithmetic on 0-d arrays and full reductions with a scalar, which is read-only;
             # a tensor owns writable memory (``acc = 0.0; acc += loss; acc += loss`` writes to it in place).
             array = xp.array(array)
-    elif not array.size and array.ndim and not any(array.strides):
-        array = _empty_strides(array)
+    elif not array.size and array.ndim and not any(array.strides) and not (_meta_made[0] and is_meta(array)):
+        array = _empty_strides(array)  # (a meta array's strides are all 0: its recorded layout is PyTorch's)
     t._data = array
     t._grad = None
     t._grad_fn = grad_fn
@@ -661,6 +663,11 @@ def _fill(t: Tensor, array, grad_fn, output_nr: int) -> None:
     t._retains_grad = False
     t._grad_slot = None  # (GradStore, index): where backward puts the first gradient (autograd/grad_store.py)
     t._requires_grad = grad_fn is not None
+
+
+def no_dimensions(dim: int) -> IndexError:
+    """PyTorch's error for ``size(dim)`` or ``stride(dim)`` of a 0-d tensor (which has no dimension to wrap)."""
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

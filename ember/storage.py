@@ -213,10 +213,14 @@ def storage_offset(x) -> int:
 
 def stride(x, dim: int | None = None):
     """``x.stride()``: the step in elements between neighbours along each dimension (``stride(dim)``: one)."""
-    from ._tensor import _wrap_dim
+    from ._tensor import _wrap_dim, no_dimensions
 
     if _meta.made[0] and _meta.is_meta(x._data):  # (its array's strides are 0: PyTorch's meta tensor reports these)
         steps = _meta.meta_layout(x._data)[0]
     else:
         steps = tuple(s // x._data.itemsize for s in x._data.strides)
-    return steps if dim is None else steps[_wrap_dim(dim, x._data.ndim)]
+    if dim is None:
+        return steps
+    if not x._data.ndim:
+        raise no_dimensions(dim)
+    return steps[_wrap_dim(dim, x._data.ndim)]

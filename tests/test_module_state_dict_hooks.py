@@ -82,3 +82,36 @@ def test_a_module_without_hooks_saves_and_loads_as_before():
     sd = lin.state_dict()
     assert other.load_state_dict(sd) is not None and sd is not None
     np.testing.assert_array_equal(other.weight.detach().numpy(), lin.weight.detach().numpy())
+
+
+STORES = ["_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"]
+
+
+def _edited_stores(fw):
+    """Public code's direct edits of the stores (as DeepSpeed's and Lightning's checkpoint code does)."""
+    nn = fw.nn
+    m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    seen = [(type(getattr(m[0], s)).__name__, len(getattr(m[0], s)), getattr(m[0], s) is getattr(m[1], s))
+            for s in STORES]
+    log = []
+    m[0]._state_dict_hooks[12345] = lambda mod, sd, prefix, meta: log.append(("post", prefix))
+    m[1]._state_dict_pre_hooks[1] = lambda mod, prefix, keep: log.append(("pre", prefix))
+    m._load_state_dict_pre_hooks[7] = lambda sd, prefix, *a: log.append(("load_pre", prefix))
+    m._load_state_dict_post_hooks[8] = lambda mod, keys: log.append(("load_post", len(keys.missing_keys)))
+    sd = m.state_dict()
+    m.load_state_dict(sd)
+    seen.append((list(sd), list(log)))
+    m[0]._state_dict_hooks.clear()
+    del m[1]._state_dict_pre_hooks[1]
+    log.clear()
+    m.state_dict()
+    handle = m[1].register_state_dict_pre_hook(lambda mod, prefix, keep: log.append("registered"))
+    m.state_dict()
+    seen.append((list(log), len(m[1]._state_dict_pre_hooks)))
+    handle.remove()
+    seen.append(len(m[1]._state_dict_pre_hooks))
+    return seen
+
+
+def test_the_hook_stores_are_each_modules_own_editable_ordered_dicts():
+    assert _edited_stores(ember) == _edited_stores(torch)

@@ -93,8 +93,7 @@ def test_plain_indexing_past_the_end_says_dimension_as_pytorch(index):
             x[index] = 1.0
         if m is torch:
             theirs, theirs_set = str(err.value), str(set_err.value)
-    assert str(err.value).startswith(theirs) and str(set_err.value).startswith(theirs_set), (err.value, theirs)
-    assert str(err.value).endswith("(indexing a tensor of shape [3, 4])")
+    assert str(err.value) == theirs and str(set_err.value) == theirs_set, (err.value, theirs)
 
 
 @pytest.mark.parametrize("padding_idx", [-4, -3, 2, 3])

@@ -20,9 +20,10 @@ import math
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from .. import _dtype, _warnings
 from .. import _random_draws as draws
-from .. import _warnings
 from .._backend import xp
+from .._memory_format import half_number
 from .._tensor import Tensor
 from ..ops.inplace import check_normal_std, check_uniform_bounds, draws_nothing
 from ..random import generator_of
@@ -53,6 +54,8 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _fill(tensor: Tensor, values) -> Tensor:
+    """``tensor.fill_(values)`` under no_grad, as PyTorch's: a number past the dtype's range is its error."""
+    values = half_number(_dtype.fill_number(values, tensor._data.dtype, tensor._data.size), tensor._data.dtype)
     tensor._data[...] = values
     tensor._bump_version()
     return tensor

@@ -9,6 +9,7 @@ one code path.
 
 from __future__ import annotations
 
+import math
 import sys
 
 from .. import _deprecated_overloads as _deprecated
@@ -140,7 +141,7 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
-    fill_value = _dtype.checked_fill(fill_value, dt)
+    fill_value = _dtype.fill_number(fill_value, dt, math.prod(size))
     data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else \
         xp.full(tuple(size), half_number(fill_value, dt), dtype=dt)  # (a float into a half one: through float32)
     return Tensor._make(data).requires_grad_(requires_grad)
@@ -163,6 +164,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, valu
     PyTorch's deprecated value-first form."""
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcmul", tensor1, tensor2, number_first, value, True)
+    value = elementwise.addc_value("addcmul", input, tensor1, tensor2, value)
     if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
         return pointwise.Addcmul.apply(*operands, value=value)
     prod = elementwise.mul(tensor1, tensor2)
@@ -174,6 +176,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, valu
     PyTorch's deprecated value-first form."""
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value, True)
+    value = elementwise.addc_value("addcdiv", input, tensor1, tensor2, value)
     if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
         return pointwise.Addcdiv.apply(*operands, value=value)
     quot = elementwise.div(tensor1, tensor2)

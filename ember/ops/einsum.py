@@ -14,9 +14,10 @@ import operator
 from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for
+from .._dtype import int64 as _dtype_int64
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from .elementwise import conj_if_complex
+from .elementwise import cast, conj_if_complex
 from .shape import expand
 
 
@@ -116,10 +117,42 @@ def _sublist_letters(sublist) -> str:
     return "".join(letters)
 
 
-def _contracts(inputs, output: str) -> bool:
-    """Whether a letter is summed over that two operands share (a product PyTorch's einsum makes with bmm)."""
-    shared = [c for i, subs in enumerate(inputs) for c in set(subs) if any(c in other for other in inputs[i + 1:])]
-    return any(c not in output for c in shared)
+def _pairwise_dtype(inputs: list, output: str, operands, sizes: dict):
+    """The dtype of PyTorch's einsum of operands of several dtypes, or of integers: it contracts them left to right,
+    in pairs. A letter only one operand has (and the output has not) is first summed away on that operand (``sum``:
+    an integer or bool operand becomes int64). A pair that shares no letter summed there (or only letters of size
+    1) is multiplied, promoting (float32 by float64 is float64); a pair that sums a letter is a bmm, which takes
+    one dtype (PyTorch's "expected scalar type Float but found Double", naming the left then the right) and has no
+    bool kernel, and, with no element, gives zeros of the right operand's dtype."""
+    from .._dtype import promote_types
+
+    counts: dict[str, int] = {}
+    for subs in inputs:
+        for c in set(subs):
+            counts[c] = counts.get(c, 0) + 1
+    last = {c: k for k, subs in enumerate(inputs) for c in subs}
+
+    def own(k: int):  # operand k's dtype after its own sums
+        d = operands[k].dtype
+        if d.is_floating_point or d.is_complex or not any(counts[c] == 1 and c not in output for c in inputs[k]):
+            return d
+        return _dtype_int64
+
+    result, seen, empty = own(0), set(inputs[0]), not operands[0]._data.size
+    for k in range(1, len(operands)):
+        d, subs = own(k), set(inputs[k])
+        if not any(c in seen and c not in output and last[c] == k and sizes[c] != 1 for c in subs):
+            result = promote_types(result, d)  # (a product)
+        elif empty or not operands[k]._data.size:
+            result = d
+        elif result != d:
+            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[result.name]} but found "
+                               f"{SCALAR_TYPE_NAMES[d.name]}")
+        elif d.name == "bool":
+            raise not_implemented_for("bmm", d)
+        seen |= subs
+        empty = empty or not operands[k]._data.size
+    return result
 
 
 @lower_precision
@@ -127,7 +160,8 @@ def einsum(*args) -> Tensor:
     """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (batched matmul), ``einsum("ii", a)``
     (trace), ``einsum("...ij->...ji", a)``. Operands may also come as one list, or in the sublist form
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (integers 0-51 and ``...`` as subscripts, an optional output
-    sublist last). All operands must have the same dtype, as in PyTorch."""
+    sublist last). Operands of several dtypes, and integer ones, give PyTorch's dtype or its error
+    (``_pairwise_dtype``)."""
     if len(args) < 2:
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
                          "or at least one operand and its subscripts list")
@@ -145,15 +179,7 @@ def einsum(*args) -> Tensor:
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): operand {i} must be a Tensor, not {type(t).__name__}")
-    first = operands[0]._data.dtype if operands else None
-    for t in operands:
-        if t._data.dtype != first:  # PyTorch's contraction of the first operand with the first that differs
-            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[first.name]} but found "
-                               f"{SCALAR_TYPE_NAMES[t._data.dtype.name]}")
     inputs, output = _explicit(equation, [t._data.shape for t in operands])
-    if first == xp.bool_ and _contracts(inputs, output) and all(t._data.size for t in operands):
-        # (PyTorch contracts pairs of operands with bmm, which has no bool kernel)
-        raise not_implemented_for("bmm", operands[0].dtype)
     sizes: dict[str, int] = {}
     for k, (subs, t) in enumerate(zip(inputs, operands)):
         seen: dict[str, int] = {}
@@ -166,6 +192,11 @@ def einsum(*args) -> Tensor:
             elif n not in (1, sizes[c]):
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
+    first = operands[0]._data.dtype
+    if any(t._data.dtype != first for t in operands) or first.kind in "biu":
+        # the dtype PyTorch's contractions give (or their error); every operand computed in it
+        result = _pairwise_dtype(inputs, output, operands, sizes)
+        operands = [t if t.dtype == result else cast(t, result) for t in operands]
     # a size-1 dimension broadcasts against the letter's size elsewhere, as in PyTorch
     operands = [t if all(n == sizes[c] for c, n in zip(subs, t._data.shape))
                 else expand(t, [sizes[c] for c in subs]) for subs, t in zip(inputs, operands)]

@@ -83,8 +83,7 @@ def operand_int(value: int, np_dtype) -> int:
             (int(info.min), int(info.max))
     if bounds[0] <= value <= bounds[1]:
         return value  # (the common case: it fits)
-    if not -9223372036854775808 <= value <= 18446744073709551615:
-        raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+    _dtype.scalar_int(value)
     bits = np_dtype.itemsize * 8
     wrapped = value & ((1 << bits) - 1)
     if np_dtype.kind == "i" and wrapped >> (bits - 1):
@@ -532,6 +531,8 @@ def add(a, b, *number_first, alpha=1):
             (out := apply_same(Add, operator.add, a, b)) is not None:
         return out
     if alpha != 1:
+        if alpha.__class__ is int:
+            _dtype.scalar_int(alpha)
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
@@ -568,6 +569,36 @@ def scaled_operand(a, b, alpha):
     return mul(pb, converted) if isinstance(b, Tensor) else b * alpha
 
 
+_ADDCDIV_INTEGERS = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+
+
+def addc_value(name: str, input, tensor1, tensor2, value):
+    """``addcmul``'s or ``addcdiv``'s ``value`` as PyTorch's kernel takes it: converted to the result's dtype (an
+    integer one: a float truncated toward zero, an int outside its range PyTorch's RuntimeError, -1 for uint8
+    255), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
+    addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError."""
+    if name == "addcdiv" and not (is_inexact(tensor1) or is_inexact(tensor2)):
+        raise RuntimeError(_ADDCDIV_INTEGERS)
+    dt = result_dtype(input, tensor1, tensor2)
+    if dt == _dtype.bool_:
+        raise _dtype.not_implemented_for(f"{name}_cpu_out", dt)
+    if value.__class__ is int:
+        _dtype.scalar_int(value)
+    elif value.__class__ is complex and not dt.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {_dtype.CPP_TYPE_NAMES[dt.name]} without overflow")
+    if value.__class__ is bool:
+        return int(value)  # (a number to the kernel, never add's bool alpha)
+    if dt.is_floating_point or dt.is_complex:
+        return value
+    value = _dtype.checked_fill(value, dt.np)
+    return value if value.__class__ is not float else int(value)  # (checked: within the integer range)
+
+
 def _is_bool(v) -> bool:
     return v.__class__ is bool or isinstance(v, Tensor) and v._data.dtype == xp.bool_
 
@@ -593,6 +624,8 @@ def sub(a, b, *number_first, alpha=1):
     if alpha.__class__ is not int:
         alpha = check_alpha(a, b, alpha)
     if alpha != 1:
+        if alpha.__class__ is int:
+            _dtype.scalar_int(alpha)
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)

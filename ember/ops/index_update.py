@@ -100,6 +100,7 @@ class IndexFill(Node):
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
+    _dtype.scalar_ints((alpha,))
     d, idx = _index_arg(x, dim, index, "index_add")
     _check_source(x, d, idx, source, "index_add")
     # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)

@@ -309,10 +309,64 @@ class AdvancedIndex(Node):
         return (out,)
 
 
-def _bounds_error(x: Tensor, err: IndexError) -> IndexError:
-    """NumPy's message in PyTorch's words ("dimension", not "axis"), with the tensor's shape."""
+def _bounds_error(x: Tensor, idx, err: IndexError) -> IndexError:
+    """PyTorch's error for the index ``idx`` (converted, ``convert_index``) that NumPy refused with ``err``
+    (``_pytorch_index_error``); where that finds none, NumPy's message in PyTorch's words ("dimension", not
+    "axis"), with the tensor's shape."""
+    found = _pytorch_index_error(x._data.shape, idx)
+    if found is not None:
+        return found
     said = str(err).replace(" for axis ", " for dimension ")
     return IndexError(f"{said} (indexing a tensor of shape {list(x._data.shape)})")
+
+
+def _pytorch_index_error(shape: tuple, idx) -> IndexError | None:
+    """The error PyTorch's indexing gives for ``idx`` into a tensor of ``shape``, or None. PyTorch first applies the
+    parts in order: an int (or 0-d integer tensor) selects, its error naming the part's position in the index
+    (``...`` one position); a boolean mask's shape must match the dimensions it covers. Then the index tensors
+    gather, an out-of-range one's error naming its place among them (a k-dimensional mask counts as k), not a
+    dimension of the tensor. More parts than dimensions (not counting None and ``...``) is its error first."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    specified = sum(p.ndim if isinstance(p, xp.ndarray) and p.dtype == xp.bool_ else 1 for p in parts
+                    if p is not None and p is not Ellipsis)
+    if specified > len(shape):
+        return IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    current, dim, ordinal, gathers = list(shape), 0, 0, []
+    for position, part in enumerate(parts):
+        if dim > len(current) or dim == len(current) and part is not None and part is not Ellipsis:
+            return None  # (too many indices: NumPy's error stands)
+        if part is None:
+            current.insert(dim, 1)
+            dim += 1
+        elif part is Ellipsis:
+            dim += len(shape) - specified
+        elif isinstance(part, slice):
+            dim += 1
+        elif isinstance(part, bool) or isinstance(part, xp.ndarray) and part.dtype == xp.bool_ and not part.ndim:
+            return None  # (True/False: an added dimension; not this error)
+        elif isinstance(part, (int, xp.integer)) or isinstance(part, xp.ndarray) and not part.ndim:
+            size, value = current[dim], int(part)
+            if not -size <= value < size:
+                return IndexError(f"index {value} is out of bounds for dimension {position} with size {size}")
+            del current[dim]
+        elif isinstance(part, xp.ndarray) and part.dtype == xp.bool_:
+            for j, n in enumerate(part.shape):
+                if dim + j >= len(current) or current[dim + j] != n:
+                    return IndexError(f"The shape of the mask {list(part.shape)} at index {j} does not match the "
+                                      f"shape of the indexed tensor {current} at index {dim + j}")
+            ordinal += part.ndim
+            dim += part.ndim
+        elif isinstance(part, xp.ndarray) and part.dtype.kind in "iu":
+            gathers.append((ordinal, part, current[dim]))
+            ordinal += 1
+            dim += 1
+        else:
+            return None
+    for ordinal, part, size in gathers:
+        why = out_of_bounds(part, size, ordinal, negative=True)
+        if why:
+            return IndexError(why)
+    return None
 
 
 def _zero_dim_error(x: Tensor, idx) -> IndexError | None:
@@ -411,7 +465,7 @@ def getitem(x: Tensor, idx) -> Tensor:
             _refuse_meta_masks(idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
-        raise (_zero_dim_error(x, raw) or _bounds_error(x, err)) from None
+        raise (_zero_dim_error(x, raw) or _bounds_error(x, idx, err)) from None
 
 
 def _refuse_meta_masks(idx) -> None:
@@ -563,7 +617,10 @@ def setitem(x: Tensor, idx, value) -> None:
             varr = via_float32(varr, x._data.dtype)
     else:
         # a number is PyTorch's scalar_tensor of x's dtype: past a half precision range stored as inf, silently;
-        # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error
+        # past float32's or an integer dtype's range, or NaN for an integer one, its overflow error; an int is
+        # read as an int64 first (past it, for any dtype, its ValueError)
+        if value.__class__ is int and not -9223372036854775808 <= value <= 9223372036854775807:
+            raise ValueError("Overflow when unpacking long long")
         value = _dtype.checked_scalar(value, x._data.dtype)
         with quiet():
             varr = half_number(value, x._data.dtype)
@@ -571,7 +628,7 @@ def setitem(x: Tensor, idx, value) -> None:
         with quiet():
             x._data[idx] = varr
     except IndexError as err:
-        raise _bounds_error(x, err) from None
+        raise _bounds_error(x, idx, err) from None
     except ValueError as err:
         raise RuntimeError(
             f"shape mismatch: value of shape {list(xp.shape(varr))} cannot be broadcast to the "

@@ -19,11 +19,12 @@ from .._backend import quiet, xp
 from .._dtype import (
     SCALAR_TYPE_NAMES,
     can_cast_result,
-    checked_fill,
+    fill_number,
     from_np,
     get_default_dtype,
     not_implemented_for,
     np_kind,
+    scalar_int,
 )
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
@@ -123,6 +124,8 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
         alpha = _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
+        if alpha.__class__ is int:
+            scalar_int(alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
@@ -136,6 +139,8 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
         alpha = _check_alpha(x, other, alpha)
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
+        if alpha.__class__ is int:
+            scalar_int(alpha)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
@@ -268,13 +273,13 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
     refuse_partial_overlap(x._data, t2)
-    return add_(x, ew.mul(t1, t2), alpha=value)
+    return add_(x, ew.mul(t1, t2), alpha=ew.addc_value("addcmul", x, t1, t2, value))
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
     refuse_partial_overlap(x._data, t1)
     refuse_partial_overlap(x._data, t2)
-    return add_(x, ew.div(t1, t2), alpha=value)
+    return add_(x, ew.div(t1, t2), alpha=ew.addc_value("addcdiv", x, t1, t2, value))
 
 
 def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
@@ -401,7 +406,7 @@ def fill(input: Tensor, value) -> Tensor:
     ``fill_`` converts it, or a 0-d tensor, which takes the gradient)."""
     if isinstance(value, Tensor):
         return FillTensorOut.apply(input, _fill_value(value))
-    value = checked_fill(value, input._data.dtype)
+    value = fill_number(value, input._data.dtype, input._data.size)
     return FillOut.apply(input, values=half_number(value, input._data.dtype))
 
 
@@ -432,9 +437,10 @@ def fill_(x: Tensor, value) -> Tensor:
         if _tracked(x, value) or forward_ad.has_tangent(x, value):  # (the value takes the gradient)
             check_inplace(x, True)
             return _rebase(x, FillTensorInPlace.apply(_snapshot(x), value))
-        return _fill_with(x, value._data)
-    value = checked_fill(value, x._data.dtype)  # (PyTorch's conversion: 1e5 into float16 and 300 into int8 its
-    # error, -1 into uint8 255)
+        with quiet():  # (a value past x's half precision range: inf, as PyTorch's copy, without NumPy's warning)
+            return _fill_with(x, value._data)
+    value = fill_number(value, x._data.dtype, x._data.size)  # (PyTorch's conversion: 1e5 into float16 and 300 into
+    # int8 its error, -1 into uint8 255; 1e5 into a one-element float16 tensor inf)
     return _fill_with(x, half_number(value, x._data.dtype), overlap_ok=True, node=FillNumber)
 
 

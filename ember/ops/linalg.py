@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._autocast import lower_precision
 from .._backend import xp
-from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types
+from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
 from .._layout import strided
 from .._parallel import stack_matmul
 from .._tensor import Tensor
@@ -332,7 +332,9 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     """beta and alpha as PyTorch's kernels for a result of dtype ``d`` take them. For a dtype that is not complex, a
     complex one is read as its real part, refused where it has an imaginary part (the error names the C type it
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
-    integer dtype then converted to it (a float truncated toward zero), a value outside its range an error."""
+    integer dtype then converted to it (a float truncated toward zero), a value outside its range an error; an int
+    past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    scalar_ints((beta, alpha))
     if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
     c_name = _C_INTEGERS.get(d.name) or CPP_TYPE_NAMES["float32" if opmath and d.itemsize == 2 else d.name]

@@ -367,6 +367,8 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     """input + weight * (end - input); ``weight`` a number or a tensor (broadcast) of input's dtype (a 0-d one
     may differ, and takes part in the promotion). Floating and complex results only: PyTorch has no integer or
     bool kernel (NotImplementedError), though integer operands with a floating 0-d weight compute in its type."""
+    if weight.__class__ is int:
+        _dtype.scalar_int(weight)
     names = _dtype.CPP_TYPE_NAMES
     if input._data.dtype != end._data.dtype:
         raise RuntimeError(f"expected dtype {names[input.dtype.name]} for `end` but got dtype {names[end.dtype.name]}")

@@ -89,7 +89,9 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
     tanhshrink's (composed there: x - tanh(x)).
     ``kernel``: PyTorch's CPU kernel, which has no integer version (its NotImplementedError for an integer ``x``);
     without one (PyTorch's activations composed of other ops: softsign, tanhshrink) an integer ``x`` is computed
-    in the default float dtype."""
+    in the default float dtype. A Python int among ``params`` is read as PyTorch's argument parser reads a Scalar
+    (``_dtype.scalar_int``)."""
+    _dtype.scalar_ints(params)
     if not x.is_floating_point():
         if kernel is not None:
             raise not_implemented_for(kernel, x.dtype)
@@ -335,8 +337,9 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """clamp(x, min_val, max_val); gradient 1 strictly inside, 0 at and beyond the bounds (as PyTorch)."""
-    if min_val > max_val:
+    if min_val > max_val:  # (checked by PyTorch's Python function, before its C one reads the numbers)
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    _dtype.scalar_ints((max_val, min_val))  # (PyTorch's parser reports max_val's overflow first)
     if not (input.is_floating_point() or input.is_complex()):  # integers: clamped in their own dtype, no gradient
         if not input.dtype.is_signed and input.dtype != _dtype.bool_ and (int(min_val) < 0 or int(max_val) < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
@@ -359,7 +362,8 @@ def integer_limits(x: Tensor, op: str, *limits: float) -> list:
     converted to it (a float truncated toward zero); a bool ``x`` is PyTorch's error."""
     if x.dtype == _dtype.bool_:
         raise RuntimeError(f"Bool inputs not supported for {op}")
-    return [xp.asarray(int(v)).astype(x._data.dtype)[()] for v in limits]
+    dt = x._data.dtype  # (an int past the dtype's range is PyTorch's RuntimeError, as a fill value's)
+    return [xp.asarray(_dtype.checked_fill(int(v), dt)).astype(dt)[()] for v in limits]
 
 
 def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool, result_saved: bool = False,

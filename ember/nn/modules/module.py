@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
-from types import MappingProxyType
 from typing import Any
 
 from ... import _dtype, _trace
@@ -104,6 +103,21 @@ def _check_name(kind: str, self: Module, name, store: str) -> None:
         raise KeyError(f'{kind} name can\'t be empty string ""')
     if hasattr(self, name) and name not in self.__dict__[store]:
         raise KeyError(f"attribute '{name}' already exists")
+
+
+class _HookStore:
+    """One of a module's state-dict hook stores, PyTorch's OrderedDict from a handle's id to the hook, made when the
+    attribute is first read (most modules never have a hook, so ``__init__`` makes none): the module's own dict
+    from then on, which public code edits (``m._state_dict_hooks[k] = hook``, ``.clear()``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        hooks = module.__dict__[self.name] = OrderedDict()  # (the instance's entry answers every later read)
+        return hooks
 
 
 class Module(HooksMixin):
@@ -543,19 +557,20 @@ class Module(HooksMixin):
         return self
 
     # ------------------------------------------------------------------ state_dict
-    # PyTorch's state-dict hook stores (dicts from a handle's id to the hook). A module gets its own dict when a
-    # hook is first registered on it; until then the class's empty mapping answers (most modules never have one).
-    _state_dict_pre_hooks = _state_dict_hooks = MappingProxyType({})
-    _load_state_dict_pre_hooks = _load_state_dict_post_hooks = MappingProxyType({})
+    # PyTorch's state-dict hook stores (OrderedDicts from a handle's id to the hook), each made on first use
+    # (``_HookStore``); state_dict and load_state_dict read them without making them (``_hooks_in``).
+    _state_dict_pre_hooks = _HookStore()
+    _state_dict_hooks = _HookStore()
+    _load_state_dict_pre_hooks = _HookStore()
+    _load_state_dict_post_hooks = _HookStore()
 
-    def _own_hooks(self, store: str) -> OrderedDict:
+    def _hooks_in(self, store: str):
+        """The hooks in ``store`` (none where the module never made it), without making it."""
         hooks = self.__dict__.get(store)
-        if hooks is None:
-            hooks = self.__dict__[store] = OrderedDict()
-        return hooks
+        return hooks.values() if hooks else ()
 
     def _file_hook(self, store: str, hook: Callable) -> RemovableHandle:
-        hooks = self._own_hooks(store)
+        hooks = getattr(self, store)
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle
@@ -595,7 +610,7 @@ class Module(HooksMixin):
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # each module's version by prefix, as PyTorch's
-        for hook in self._state_dict_pre_hooks.values():
+        for hook in self._hooks_in("_state_dict_pre_hooks"):
             hook(self, prefix, keep_vars)
         local_metadata = {"version": self._version}
         metadata = getattr(destination, "_metadata", None)
@@ -610,7 +625,7 @@ class Module(HooksMixin):
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
+        for hook in self._hooks_in("_state_dict_hooks"):
             result = hook(self, destination, prefix, local_metadata)
             if isinstance(hook, _PublicStateDictHook):
                 if result is not None:
@@ -631,7 +646,8 @@ class Module(HooksMixin):
         missing, errors = [], []
         expected = set()
         modules = list(self.named_modules(remove_duplicate=False))
-        hooked = any(m._load_state_dict_pre_hooks or m._load_state_dict_post_hooks for _, m in modules)
+        hooked = any(m._hooks_in("_load_state_dict_pre_hooks") or m._hooks_in("_load_state_dict_post_hooks")
+                     for _, m in modules)
         if hooked:  # the hooks edit a copy, as PyTorch's, never the caller's dict
             metadata = getattr(state_dict, "_metadata", None)
             state_dict = OrderedDict(state_dict)
@@ -641,16 +657,16 @@ class Module(HooksMixin):
         with no_grad():
             for mod_prefix, mod in modules:
                 pre = mod_prefix + "." if mod_prefix else ""
-                if mod._load_state_dict_pre_hooks:
+                if load_pre_hooks := mod._hooks_in("_load_state_dict_pre_hooks"):
                     local_metadata = getattr(state_dict, "_metadata", {}).get(pre[:-1], {})
-                    for hook in mod._load_state_dict_pre_hooks.values():
+                    for hook in load_pre_hooks:
                         hook(state_dict, pre, local_metadata, True, missing, unexpected, errors)
                 mod._load_local(state_dict, pre, assign, missing, errors, expected)
         unexpected += [k for k in state_dict.keys() if k not in expected and k not in unexpected]
         if hooked:
             keys = _IncompatibleKeys(missing, unexpected)
             for _, mod in reversed(modules):  # children before their parents, as PyTorch's
-                for hook in mod._load_state_dict_post_hooks.values():
+                for hook in mod._hooks_in("_load_state_dict_post_hooks"):
                     if hook(mod, keys) is not None:
                         raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
                                              "expected to return new values, if incompatible_keys need to be "

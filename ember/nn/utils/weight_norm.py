@@ -23,11 +23,19 @@ T_module = TypeVar("T_module", bound=Module)
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The ``pow``-norm of ``v`` over every dimension except ``dim``, kept as size-1 dimensions (PyTorch's
     ``torch.norm_except_dim``). ``dim=-1`` means the norm of the whole tensor (a 0-dim tensor), as in PyTorch,
-    where -1 is the sentinel for ``dim=None`` rather than the last dimension."""
+    where -1 is the sentinel for ``dim=None`` rather than the last dimension. Composed as PyTorch's (its graph's
+    nodes too): the rows of ``v`` viewed as a matrix, ``dim`` brought first by a transpose where it is neither the
+    first nor the last dimension (another negative ``dim`` counts from the end, a dimension out of range is its
+    IndexError). ``pow`` is an int, as PyTorch's signature has it."""
+    if pow.__class__ is not int:
+        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type(pow).__name__}")
     if dim == -1:
         return v.norm(pow)
-    keep = dim % v.ndim
-    return v.norm(pow, dim=tuple(d for d in range(v.ndim) if d != keep), keepdim=True)
+    if dim == 0:
+        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view(v.size(0), *[1] * (v.ndim - 1))
+    if dim == v.ndim - 1:
+        return v.contiguous().view(-1, v.size(-1)).norm(pow, 0).view(*[1] * (v.ndim - 1), v.size(-1))
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
