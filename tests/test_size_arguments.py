@@ -36,3 +36,34 @@ def test_size_elements_as_pytorch(call, kind):
         except TypeError:
             outcomes.append(TypeError)
     assert outcomes[1] == outcomes[0]
+
+
+NO_ARG_METHODS = ["view", "reshape", "permute", "expand", "repeat", "tile", "flip", "new_zeros", "new_ones",
+                  "new_empty", "resize_"]
+
+
+@pytest.mark.parametrize("name", NO_ARG_METHODS)
+@pytest.mark.parametrize("shape", [(4, 4), (1,)], ids=["4x4", "one element"])
+def test_no_sizes_is_pytorchs_type_error(name, shape):
+    """``x.view()`` and its kin without any sizes or dims: PyTorch's TypeError, naming the argument (a
+    one-element tensor, whose element count an empty shape matches, included); an empty tuple is a 0-d shape."""
+    messages = []
+    for lib in (torch, ember):
+        x = lib.ones(shape)
+        with pytest.raises(TypeError) as info:
+            getattr(x, name)()
+        messages.append(str(info.value).split("\n")[0])
+    assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("name", ["reshape", "permute"])
+def test_no_sizes_to_the_function_is_a_type_error(name):
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match="missing 1 required positional"):
+            getattr(lib, name)(lib.ones(4, 4))
+
+
+@pytest.mark.parametrize("name", ["view", "reshape", "permute", "expand", "repeat", "tile", "new_zeros", "resize_"])
+def test_empty_tuple_is_a_0d_shape(name):
+    out = [getattr(lib.tensor(1.0), name)(()) for lib in (torch, ember)]
+    assert tuple(out[1].shape) == tuple(out[0].shape) == ()

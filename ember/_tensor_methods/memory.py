@@ -52,6 +52,8 @@ class MemoryMethods:
             if sizes:
                 raise TypeError("resize_() got the shape both as positional arguments and as 'size'")
             sizes = (size,)
+        elif not sizes:
+            raise ops.shape.missing_sizes("resize_", "size")
         return resize_(self, *sizes, memory_format=memory_format)  # type: ignore[arg-type]
 
     def resize_as_(self, other: Tensor, memory_format=None) -> Tensor:

@@ -22,6 +22,8 @@ class MovementMethods:
 
     def tile(self, *dims, **kwargs) -> Tensor:
         """``tile(2, 3)``, ``tile((2, 3))`` or ``tile(dims=(2, 3))``, as PyTorch's method takes any."""
+        if not dims and "dims" not in kwargs:
+            raise ops.shape.missing_sizes("tile", "dims")
         return ops.movement.tile(self, kwargs.pop("dims") if "dims" in kwargs else dims[0] if len(dims) == 1 else dims,
                                  **kwargs)
 

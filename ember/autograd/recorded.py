@@ -310,7 +310,7 @@ class RecordedArray:
             axes = tuple(range(self.ndim - 1, -1, -1))
         elif len(axes) == 1 and not isinstance(axes[0], int):
             axes = tuple(axes[0])
-        return RecordedArray(self.t.permute(*axes))
+        return RecordedArray(self.t.permute(axes))
 
     @property
     def T(self):
@@ -409,7 +409,7 @@ def _multiply_at(target, index, values) -> None:
         raise _fail("numpy.multiply.at with an index other than one integer array per dimension")
     positions = xp.ravel_multi_index(xp.broadcast_arrays(*index), target.shape)
     E = _E()
-    flat_values = _tensor(values).expand(*positions.shape).reshape(-1)
+    flat_values = _tensor(values).expand(positions.shape).reshape(-1)
     where = E.tensor(positions.reshape(-1).astype(xp.int64))
     target.t = target.t.reshape(-1).scatter_reduce(0, where, flat_values, "prod").reshape(target.shape)
 
@@ -546,7 +546,8 @@ def _pad(a, pad_width, mode="constant", constant_values=0):
 
 
 def _broadcast_to(a, shape, subok=False):
-    return _wrap(_tensor(_as_recorded(a)).expand(*shape))
+    shape = (shape,) if xp.ndim(shape) == 0 else tuple(shape)  # (NumPy's shape: an int or a sequence, maybe ())
+    return _wrap(_tensor(_as_recorded(a)).expand(shape))
 
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -602,7 +603,7 @@ def _put_along_axis(arr, indices, values, axis):
     if type(arr) is not RecordedArray:
         raise _fail("numpy.put_along_axis into a plain array")
     idx = _tensor(xp.asarray(_data(indices)))
-    arr.t = _E().scatter(arr.t, axis, idx, _tensor(_as_recorded(values)).expand(*idx.shape))
+    arr.t = _E().scatter(arr.t, axis, idx, _tensor(_as_recorded(values)).expand(idx.shape))
 
 
 def _roll(a, shift, axis=None):

@@ -133,6 +133,10 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
     ``xp.empty``) in ``x``'s dtype unless ``dtype`` is given, on ``x``'s device unless ``device`` is given."""
     from .._creation import _size
 
+    if not sizes and size is None:  # (``x.new_zeros(())`` is a 0-d tensor; no size at all, PyTorch's TypeError)
+        from .shape import missing_sizes
+
+        raise missing_sizes(f"new_{fill.__name__}", "size")
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
     shape = _size(sizes, size)
     t = Tensor._make(meta_array(shape, dt) if _new_on_meta(x, device) else fill(shape, dt))

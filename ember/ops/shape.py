@@ -25,9 +25,13 @@ from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
 
 
-def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
+def _shape_arg(shape, keyword=None, name: str = "size", op: str | None = None) -> tuple:
     """Accept view(2, 3), view((2, 3)), view([2, 3]), view(ember.Size) and, as PyTorch, the sizes as
-    a keyword (``view(size=(2, 3))``, ``reshape(shape=...)``): ``keyword`` is that keyword's value."""
+    a keyword (``view(size=(2, 3))``, ``reshape(shape=...)``): ``keyword`` is that keyword's value. ``op``
+    given, no sizes at all is PyTorch's TypeError for that op called without its required argument (an empty
+    tuple, ``view(())``, is a 0-d shape)."""
+    if not shape and keyword is None and op is not None:
+        raise missing_sizes(op, name)
     if keyword is not None:
         if shape:
             raise TypeError(f"got the sizes both as positional arguments and as the keyword '{name}'")
@@ -38,6 +42,11 @@ def _shape_arg(shape, keyword=None, name: str = "size") -> tuple:
         if s.__class__ is not int:
             return _index_sizes(shape, name)
     return tuple(shape)
+
+
+def missing_sizes(op: str, name: str) -> TypeError:
+    """PyTorch's error for ``x.op()`` called without the sizes or dims it requires."""
+    return TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
 
 
 def _index_sizes(shape, name: str) -> tuple:
@@ -169,10 +178,10 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
                 break
             known *= s
         else:
-            if known == a.size and a.flags.c_contiguous:
+            if known == a.size and a.flags.c_contiguous and sizes:  # (no sizes: PyTorch's TypeError, below)
                 out = unrecorded_view(x, a.reshape, sizes, ViewBackward0)
                 return out if out is not None else ViewBackward0.apply(x, shape=sizes)
-    shape = _infer_shape(_shape_arg(sizes, shape, "shape"), a.size, a)
+    shape = _infer_shape(_shape_arg(sizes, shape, "shape", "reshape"), a.size, a)
     if _viewable(a, shape):
         out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
         return out if out is not None else ViewBackward0.apply(x, shape=shape)
@@ -197,7 +206,7 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
                 break
             known *= s
         else:
-            if known == a.size and (a.flags.c_contiguous or _viewable(a, shape)):
+            if known == a.size and shape and (a.flags.c_contiguous or _viewable(a, shape)):  # (no sizes: below)
                 out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
                 return out if out is not None else ViewBackward0.apply(x, shape=shape)
     if dtype is not None:
@@ -206,6 +215,9 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
         return view_dtype(x, dtype)
     if size is not None:
         shape = _shape_arg(shape, size)
+    elif not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but expected one of:\n"
+                        " * (torch.dtype dtype)\n * (tuple of ints size)")
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         from .. import _dtype
 
@@ -325,7 +337,7 @@ def permute(x: Tensor, *sizes, dims=None) -> Tensor:
         else:
             out = unrecorded_view(x, a.transpose, sizes, PermuteBackward0)
             return out if out is not None else PermuteBackward0.apply(x, dims=sizes)
-    dims = _shape_arg(sizes, dims, "dims")
+    dims = _shape_arg(sizes, dims, "dims", "permute")
     if len(dims) != nd:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -472,7 +484,7 @@ class ExpandBackward0(Expand):
 
 
 def expand(x: Tensor, *sizes, size=None) -> Tensor:
-    sizes = _shape_arg(sizes, size)
+    sizes = _shape_arg(sizes, size, "size", "expand")
     shp = x._data.shape
     if len(sizes) < len(shp):
         raise RuntimeError(
@@ -773,7 +785,7 @@ class Repeat(Node):
 
 
 def repeat(x: Tensor, *sizes, repeats=None) -> Tensor:
-    reps = _shape_arg(sizes, repeats, "repeats")
+    reps = _shape_arg(sizes, repeats, "repeats", "repeat")
     if len(reps) < x._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
