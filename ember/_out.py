@@ -255,13 +255,16 @@ def refuse_partial_overlap(written, other, full: bool = False) -> None:
                 raise RuntimeError(_OVERLAP_ERROR)
 
 
-def refuse_setitem_overlap(written, idx, value) -> None:
+def refuse_setitem_overlap(written, idx, value, bools_index: bool = True) -> None:
     """PyTorch's refusals for ``x[idx] = value`` (``written``: x's array; ``idx`` the array index), as its set_item:
-    an index of ints (NumPy's too), slices, None, ... and bools copies into the view ``x[idx]`` as ``copy_``,
+    an index of ints (NumPy's too), slices, None and ... copies into the view ``x[idx]`` as ``copy_``,
     refusing a ``value`` that overlaps it in part (``x[1:] = x[:-1]``), except a 0-d value (``fill_``) or one
     broadcast to it; one with tensor indices is ``index_put_`` into the view its other parts make, refusing any
     overlap of ``value`` with that view (``x[i] = x``), except a one-element value put through a single mask
-    (``masked_fill_``). A value of memory apart from x's (the common case) is told apart at once."""
+    (``masked_fill_``). A bool (a Python bool or a 0-d bool tensor, which indexing reads as one) is such a tensor
+    index too, of one position or none over a new dimension, except a lone Python bool (``x[True] = x`` copies):
+    ``bools_index`` False says ``idx`` is that. A value of memory apart from x's (the common case) is told apart
+    at once."""
     v = value._data
     if v.__class__ is not xp.ndarray or written.__class__ is not xp.ndarray or \
             v.base is None and written.base is None and v is not written or _owner(v) is not _owner(written):
@@ -272,8 +275,14 @@ def refuse_setitem_overlap(written, idx, value) -> None:
         if p.__class__ is xp.ndarray or isinstance(p, list):
             a = xp.asarray(p)
             tensors += 1
+            if a.dtype == xp.bool_ and not a.ndim:  # (a 0-d byte tensor: a bool's index, below, not a mask)
+                sliced.append(None)
+                continue
             masks += a.dtype == xp.bool_
             sliced.extend((slice(None),) * (a.ndim if a.dtype == xp.bool_ else 1))
+        elif p.__class__ is bool and bools_index:  # (PyTorch: unsqueeze, then an index of [0] or [] there)
+            tensors += 1
+            sliced.append(None)
         else:
             sliced.append(p)
     try:

@@ -255,3 +255,54 @@ def test_getitem_of_view_writes_through():
     t = torch.zeros(3, 4)
     t[1].fill_(2.0)
     assert_close(x, t)
+
+
+def _bool_index_outcome(lib, index, value):
+    """``x[index] = value`` (both callables of lib and x): the values written, or the error's type and gist."""
+    x = lib.arange(6.0).reshape(2, 3)
+    try:
+        x[index(lib)] = value(lib, x)
+    except RuntimeError as err:
+        return type(err).__name__, str(err).split(".")[0]
+    return x.tolist()
+
+
+BOOL_SETITEMS = {  # a 0-d bool (or byte) tensor is an index tensor to PyTorch's setitem: index_put_, its overlap check
+    "T = x": (lambda m: m.tensor(True), lambda m, x: x),
+    "F = x": (lambda m: m.tensor(False), lambda m, x: x),
+    "T = x[0]": (lambda m: m.tensor(True), lambda m, x: x[0]),
+    "T = x[0, 0]": (lambda m: m.tensor(True), lambda m, x: x[0, 0]),
+    "T = x.unsqueeze(0)": (lambda m: m.tensor(True), lambda m, x: x.unsqueeze(0)),
+    "(T, ...) = x": (lambda m: (m.tensor(True), Ellipsis), lambda m, x: x),
+    "(T, 0) = x[0]": (lambda m: (m.tensor(True), 0), lambda m, x: x[0]),
+    "(T, 0) = x[1]": (lambda m: (m.tensor(True), 0), lambda m, x: x[1]),
+    "(0, T) = x[0]": (lambda m: (0, m.tensor(True)), lambda m, x: x[0]),
+    "(1:, T) = x[:1]": (lambda m: (slice(1, None), m.tensor(True)), lambda m, x: x[:1]),
+    "byte 1 = x[0, 0]": (lambda m: m.tensor(1, dtype=m.uint8), lambda m, x: x[0, 0]),
+    # a lone Python bool copies (copy_); in a tuple it is an index tensor as a 0-d bool tensor is
+    "True = x": (lambda m: True, lambda m, x: x),
+    "False = x": (lambda m: False, lambda m, x: x),
+    "(True,) = x": (lambda m: (True,), lambda m, x: x),
+    "(True, 0) = x[0]": (lambda m: (True, 0), lambda m, x: x[0]),
+    "(..., True) = x[..., None]": (lambda m: (Ellipsis, True), lambda m, x: x.unsqueeze(-1)),
+    "(None, T) = x": (lambda m: (None, m.tensor(True)), lambda m, x: x),
+    "T = x.clone()": (lambda m: m.tensor(True), lambda m, x: x.clone()),
+    "T = 5": (lambda m: m.tensor(True), lambda m, x: 5.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOOL_SETITEMS))
+def test_setitem_through_a_0d_bool_tensor_as_pytorch(case):
+    index, value = BOOL_SETITEMS[case]
+    assert _bool_index_outcome(ember, index, value) == _bool_index_outcome(torch, index, value)
+
+
+@pytest.mark.parametrize("index", [lambda m: m.tensor(True), lambda m: m.tensor(False), lambda m: (m.tensor(True), 0),
+                                   lambda m: (0, m.tensor(True)), lambda m: (Ellipsis, m.tensor(False))])
+def test_getitem_through_a_0d_bool_tensor_as_pytorch(index):
+    outs = []
+    for lib in (torch, ember):
+        x = lib.arange(6.0).reshape(2, 3)
+        out = x[index(lib)]
+        outs.append((tuple(out.shape), out.tolist(), out._base is None))
+    assert outs[1] == outs[0]

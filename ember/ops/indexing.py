@@ -608,7 +608,7 @@ def setitem(x: Tensor, idx, value) -> None:
         return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
     check_inplace(x, tracked)
     if isinstance(value, Tensor):
-        refuse_setitem_overlap(x._data, idx, value)
+        refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
         if varr.dtype != x._data.dtype and value._requires_grad:
             value = cast(value, x.dtype)
