@@ -62,6 +62,22 @@ class InferenceCounter(list):
         super().__setitem__(key, value)
 
 
+class InferenceView(str):
+    """How a view of a normal tensor made in inference mode was made (its ``_view_creation``): equal to
+    ``"no_grad"``, as autograd treats it as PyTorch does a view made under no_grad, but told apart by its class
+    for PyTorch's wording of the error when it is changed in place outside inference mode."""
+
+    __slots__ = ()
+
+
+MADE_IN_INFERENCE = InferenceView("no_grad")
+
+
+def view_creation() -> str:
+    """The ``_view_creation`` of a view made with grad mode off: made in inference mode, or under no_grad."""
+    return MADE_IN_INFERENCE if active[0] and state.enabled else "no_grad"
+
+
 def new_counter() -> list:
     """A new tensor's version counter: an inference tensor's in inference mode (checked only while some thread
     is in it)."""

@@ -173,3 +173,51 @@ def test_model_inference_then_training_on_fresh_tensors():
         model(batch)
     model(batch.clone()).sum().backward()
     assert model.weight.grad is not None
+
+
+INFERENCE_VIEWS = {
+    "slice": lambda x: x[0], "view": lambda x: x.view(6), "t": lambda x: x.t(), "unsqueeze": lambda x: x.unsqueeze(0),
+    "diagonal": lambda x: x.diagonal(), "unbind": lambda x: x.unbind(0)[0], "split": lambda x: x.split(1)[0],
+    "reshape": lambda x: x.reshape(3, 2), "view of a view": lambda x: x[0][1:],
+}
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside", "outside"])
+@pytest.mark.parametrize("name", sorted(INFERENCE_VIEWS))
+def test_views_of_an_inference_tensor_keep_no_view_metadata(name, inside):
+    """A view of an inference tensor, taken in inference mode or outside it, has no ``_base`` and is no view to
+    ``_is_view()``, as PyTorch's; it is an inference tensor, refused in place outside inference mode."""
+    outcomes = []
+    for m in (torch, ember):
+        with m.inference_mode():
+            x = m.arange(6.0).reshape(2, 3)
+            v = INFERENCE_VIEWS[name](x) if inside else None
+        v = INFERENCE_VIEWS[name](x) if v is None else v
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+            v.mul_(1)
+        outcomes.append((v._base is None, v._is_view(), v.is_inference(), v.requires_grad))
+    assert outcomes[1] == outcomes[0] == (True, False, True, False)
+
+
+def test_views_of_a_normal_tensor_keep_their_base():
+    for m in (torch, ember):
+        x = m.zeros(2, 3)
+        with m.inference_mode():
+            inside = x[0]
+        assert inside._base is x and inside._is_view() and x[0]._base is x and not x._is_view()
+
+
+@pytest.mark.parametrize("how", ["view", "view of a view", "unbind"])
+def test_view_made_in_inference_mode_changed_in_place_outside(how):
+    """A view of a normal tensor that requires grad, made in inference mode: changed in place outside it is
+    PyTorch's error naming inference mode (not no_grad)."""
+    messages = []
+    for m in (torch, ember):
+        x = m.ones(2, 3, requires_grad=True) * 1
+        with m.inference_mode():
+            v = x.unbind(0)[0] if how == "unbind" else x[0]
+        with pytest.raises(RuntimeError) as info:
+            (v[0:1] if how == "view of a view" else v).add_(1)
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+    assert "inference mode" in messages[0]

@@ -23,6 +23,11 @@ class ShapeMethods:
             return ops.shape.view(self, *shape)
         return ops.shape.view(self, *shape, size=size, dtype=dtype)
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view that autograd follows to its ``_base`` (PyTorch's private predicate: False
+        for a view of an inference tensor, which keeps no view metadata)."""
+        return self._base is not None
+
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return ops.shape.flatten(self, start_dim, end_dim)
 

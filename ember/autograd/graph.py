@@ -296,14 +296,18 @@ class Node:
             result._requires_grad = needs is not None
         else:
             _fill(result, out, node if needs is not None else None, 0)
-        if is_view:
+        if is_view and inputs[0]._vc.__class__ is not list:
+            # a view of an inference tensor (its counter an InferenceCounter) shares its version counter but, as
+            # PyTorch's, keeps no view metadata: no _base, nothing for autograd to follow (it never takes a grad)
+            result._vc = inputs[0]._vc
+        elif is_view:
             src = inputs[0]
             result._vc = src._vc
             result._base = src._base if src._base is not None else src
             result._view_version = src._vc[0]  # its grad_fn reads the base's history as of this version
             # how it was made, for PyTorch's in-place errors (ops/copy_slices.py); a view of a view inherits it
             if not enabled:
-                result._view_creation = "no_grad"
+                result._view_creation = _inference.view_creation() if _inference_active[0] else "no_grad"
                 # as PyTorch: a view of a tensor that requires grad requires grad too, made under no_grad or not,
                 # a leaf without history (``input_edge``: its gradient goes nowhere). PyTorch asks the root base
                 # (a view that was made a leaf by requires_grad_() passes nothing on), and asks it again later: a
@@ -915,10 +919,13 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     else:  # (an empty array's strides, a scalar: _fill's own cases)
         _fill(result, out, None, 0)
     result._vc = src._vc
+    if src._vc.__class__ is not list:  # an inference tensor's view: no view metadata (apply's comment)
+        result._base = None
+        return result
     result._base = root = base if base is not None else src
     result._view_version = src._vc[0]
     if not enabled:  # as apply's: a no_grad view requires grad as its root does, and follows it (watch_view)
-        result._view_creation = "no_grad"
+        result._view_creation = _inference.view_creation() if _inference_active[0] else "no_grad"
         watch_view(result)
         result._requires_grad = root._requires_grad
     elif label is None:

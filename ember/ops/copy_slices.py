@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 from .._backend import xp
+from .._inference import InferenceView
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.grad_mode import _GradState
@@ -233,11 +234,13 @@ def _creation_error(x: Tensor, creation, indirect: bool = False) -> str:
     # (indirect: its base or another of the base's views was changed in place, and the view is now used)
     changed = "its base or another view of its base has been modified" if indirect else "is being modified"
     if creation == "no_grad":
-        made = "A view was created in no_grad mode" if not derived else (
-            f"Output {x._output_nr} of {op} is a view of a view which was created in no_grad mode")
-        return (f"{made} and {changed} inplace with grad mode enabled. Given that this use case is ambiguous "
+        mode, now, block = ("inference mode", "in normal mode", "inference_mode") \
+            if creation.__class__ is InferenceView else ("no_grad mode", "with grad mode enabled", "no_grad")
+        made = f"A view was created in {mode}" if not derived else (
+            f"Output {x._output_nr} of {op} is a view of a view which was created in {mode}")
+        return (f"{made} and {changed} inplace {now}. Given that this use case is ambiguous "
                 "and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
-                "either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                f"either both inside the {block} block (if you don't want the inplace to be tracked) or both outside "
                 "(if you want the inplace to be tracked).")
     name, output_nr = (op, x._output_nr) if derived else creation
     return (f"Output {output_nr} of {name} is a view and {changed} inplace. This view is the output of a "
