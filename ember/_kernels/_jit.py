@@ -36,6 +36,15 @@ prange = range  # the kernels' parallel loop: numba's ``prange`` in the ``parall
 
 
 def load_numba():
+    """The numba module when its compiled kernels can run, imported on the first call: None (with one warning)
+    when it cannot be imported, and None (silently: the program asked for it) when numba's JIT is disabled
+    (``NUMBA_DISABLE_JIT=1``): then ember's NumPy kernels run, as they do without numba, rather than the kernels'
+    loops interpreted a Python operation per element."""
+    numba = import_numba()
+    return None if numba is None or numba.config.DISABLE_JIT else numba
+
+
+def import_numba():
     """The numba module, imported on the first call; None (with one warning) when it cannot be imported."""
     global _numba, _failed
     if _numba is None and _failed is None:
@@ -71,8 +80,11 @@ def _compiling_keeps_registries(dispatcher) -> None:
     cache) runs within ``keeping_registries``: numba's compiler enters and leaves ``warnings.catch_warnings``, and
     each exit would make the warnings a program has already shown once per line show again (a cold cache compiles
     mid-epoch). Set on ember's dispatchers only (numba calls the instance's ``_compile_for_args`` for a signature it
-    has not compiled); calls of compiled signatures do not pass here."""
-    compile_for_args = dispatcher._compile_for_args
+    has not compiled); calls of compiled signatures do not pass here. With numba's JIT disabled ``njit`` hands back
+    the Python function itself, which compiles nothing: nothing to set."""
+    compile_for_args = getattr(dispatcher, "_compile_for_args", None)
+    if compile_for_args is None:
+        return
 
     def _compile_for_args(*args, **kwargs):
         with keeping_registries():
@@ -85,7 +97,9 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
     """A numba kernel: ``fn`` (plain Python on arrays and numbers) compiled on its first call.
 
     ``fn`` stays callable as ``kernel.py`` (the interpreted loop, for debugging). The caller decides whether the
-    kernel runs (``policy.use_compiled()``); calling it when numba cannot be imported raises RuntimeError.
+    kernel runs (``policy.use_compiled()``); calling it when numba cannot be imported raises RuntimeError; with
+    numba's JIT disabled (``NUMBA_DISABLE_JIT=1``, where ``use_compiled()`` is False) a kernel called all the same
+    runs numba's way, as the interpreted loop.
     ``@kernel.inline`` marks a helper that kernels (and helpers) of the same module call: it is compiled into
     them. ``@kernel.reduction`` marks a helper that reduces one row to a number, compiled on its own with
     reassociation allowed (vector lanes) and called by the kernels that name it. ``@kernel.fused``: a kernel
@@ -123,7 +137,7 @@ class kernel:  # noqa: N801 - used as a decorator, like numba.njit
         done = self._parallel if parallel else self._compiled
         if done is not None:
             return done
-        numba = load_numba()
+        numba = import_numba()
         if numba is None:
             raise RuntimeError(f"kernel {self.__name__} needs numba, which could not be imported ({_failed})")
         # the helpers it calls, as dispatchers numba can compile into it
