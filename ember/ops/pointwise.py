@@ -17,9 +17,10 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
 from .._meta import made as _meta_made
+from .._meta import meta_results
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import Node, shape_error, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
     _float_operands,
@@ -34,6 +35,7 @@ from .elementwise import (
     result_dtype,
     sub,
     with_number,
+    without_derivative,
 )
 from .erf import erf_into, erfc_into
 from .statistics import _fused_multiply_add
@@ -662,24 +664,11 @@ def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:
     return where(Tensor._make(keeps_a(a._data, b._data) | xp.isnan(b._data)), a, b)
 
 
-@torch_named("NotImplemented")
-class Heaviside(Node):
-    """PyTorch records heaviside with no derivative: its grad_fn is a ``NotImplemented`` node whose backward
-    raises."""
-
-    diagonal_jacobian = True
-
-    def forward(self, x, values):
-        out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
-        xp.greater(x, 0, out=out, casting="unsafe")
-        xp.copyto(out, values, where=x == 0)
-        return out
-
-    def backward(self, g):
-        raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-    def name(self) -> str:
-        return "NotImplemented"
+def _heaviside(x, values):
+    out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
+    xp.greater(x, 0, out=out, casting="unsafe")
+    xp.copyto(out, values, where=x == 0)
+    return out
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -690,7 +679,14 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Heaviside.apply(input, values)
+    # PyTorch records heaviside with no derivative: a NotImplemented node (an edge per input requiring grad)
+    arrays = (input._data, values._data)
+    try:
+        out = _heaviside(*arrays)
+    except ValueError as err:  # (NumPy's broadcast error as PyTorch's)
+        raise shape_error("heaviside", arrays, err) from None
+    out = Tensor._make(meta_results(arrays, out, True) if _meta_made[0] else out)
+    return without_derivative(out, "heaviside", input, values)
 
 
 # --------------------------------------------------------------------- addcmul, addcdiv
