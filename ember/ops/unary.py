@@ -18,7 +18,8 @@ from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, reading
-from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import pow as power
 
 
 @torch_named("NegBackward0")
@@ -503,8 +504,12 @@ def _bound(v):
 
 
 def square(x: Tensor) -> Tensor:
-    if x._data.dtype == xp.bool_:  # PyTorch's square is pow(x, 2): a bool tensor's is int64
+    """PyTorch's square is pow(x, 2): recorded, its node is PowBackward0 with one edge (the exponent is a number).
+    Unrecorded, x * x (the same values) takes mul's faster path."""
+    if x._requires_grad and (out := apply_one(Pow, x, 2)) is not None:  # a plain float32/float64 tensor at once
+        return out
+    if x._data.dtype == xp.bool_:  # (a bool tensor's is int64)
         x = cast(x, _dtype.int64)
-    return mul(x, x)
+    return power(x, 2) if x._requires_grad else mul(x, x)
 
 
