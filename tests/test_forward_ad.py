@@ -325,7 +325,8 @@ DECLARED_PATHS = {
                             + a.clamp(0.5, 1.5) + m.floor(a) + a.sign() + m.ceil(a) + m.trunc(a) + m.round(a)
                             + m.round(a, decimals=1)), [(3, 4)]),
     "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b + a % 1.5
-               + m.maximum(a, b) + m.minimum(a, b) + (2.5 - a) + m.rsub(a, b, alpha=2) + 2 ** a + a ** 2, [(3, 4), (4,)]),
+               + m.maximum(a, b) + m.minimum(a, b) + (2.5 - a) + m.rsub(a, b, alpha=2) + 2 ** a + a ** 2
+               + a.div(b, rounding_mode="floor") + m.div(a, 2, rounding_mode="trunc"), [(3, 4), (4,)]),
     "half_alpha": (lambda m, a, b: (m.add(a.half(), b.half(), alpha=0.5).double()
                                     + m.sub(a.half(), b.half(), alpha=2).double()), [(3, 4), (4,)]),
     "activations": (lambda m, a: _f(m).hardtanh(a - 1) + _f(m).leaky_relu(a - 1, 0.2) + _f(m).elu(a - 1)

@@ -94,3 +94,27 @@ def test_no_derivative_ops_record_nothing_without_grad():
         with lib.no_grad():
             assert not (x // 2).requires_grad and not x.div(2, rounding_mode="floor").requires_grad
         assert (lib.tensor([3, 4]) // 2).grad_fn is None
+
+
+FORWARD = {
+    "div_floor": lambda lib, a: a.div(2, rounding_mode="floor"),
+    "div_trunc": lambda lib, a: lib.tensor([3.0, 4.0]).div(a, rounding_mode="trunc"),
+    "floordiv": lambda lib, a: a // 2,
+    "floor_divide_": lambda lib, a: (a * 1).floor_divide_(2),
+    "heaviside": lambda lib, a: lib.heaviside(a, lib.tensor([0.5])),
+}
+
+
+@pytest.mark.parametrize("case", FORWARD)
+def test_forward_ad(case):
+    out = []
+    for lib in (torch, ember):
+        fwd = lib.autograd.forward_ad
+        with fwd.dual_level():
+            a = fwd.make_dual(lib.tensor([1.5, -2.5]), lib.tensor([1.0, 2.0]))
+            try:
+                tangent = fwd.unpack_dual(FORWARD[case](lib, a)).tangent
+                out.append(None if tangent is None else tangent.tolist())
+            except NotImplementedError as err:
+                out.append(str(err))
+    assert out[1] == out[0]

@@ -19,6 +19,7 @@ from .._meta import check_operand_devices, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
+from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
 from ..autograd.no_derivative import _NotImplemented
 
@@ -708,8 +709,8 @@ class RoundedDiv(Node):
 def _rounded_div(rounding, a, b) -> Tensor:
     """``rounding(a, b)`` (promoted operands), recorded as PyTorch's when an operand requires grad."""
     if _graph._GradState.enabled and (isinstance(a, Tensor) and a._requires_grad or
-                                      isinstance(b, Tensor) and b._requires_grad):
-        return RoundedDiv.apply(a, b, rounding=rounding)
+                                      isinstance(b, Tensor) and b._requires_grad) or has_tangent(a, b):
+        return RoundedDiv.apply(a, b, rounding=rounding)  # (forward AD: a zero tangent, as PyTorch's)
     return _no_grad_binary(rounding, a, b)
 
 
@@ -809,6 +810,8 @@ def without_derivative(result: Tensor, op: str, *operands) -> Tensor:
     """``result`` recorded as PyTorch records an op that has no derivative, when an operand requires grad: a
     ``NotImplemented`` node with an edge for each operand that requires grad (none for the others), whose
     backward raises "derivative for aten::<op> is not implemented"."""
+    if has_tangent(*operands):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{op} that does not support it.")
     needing = [t for t in operands if isinstance(t, Tensor) and t._requires_grad]
     if not needing or not _graph._GradState.enabled:
         return result

@@ -20,6 +20,7 @@ from .._meta import made as _meta_made
 from .._meta import meta_results
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
+from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, shape_error, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
@@ -313,6 +314,39 @@ tan, atan, asin, acos, sinh, cosh, asinh, acosh, atanh = (
 )
 log2, log10, expm1, exp2, erf, erfc, erfinv = (_unary(c) for c in (Log2, Log10, Expm1, Exp2, Erf, Erfc, Erfinv))
 arctan, arcsin, arccos, arcsinh, arccosh, arctanh = atan, asin, acos, asinh, acosh, atanh
+
+
+class _InplaceWithoutDerivative(Node):
+    """PyTorch records ``acosh_``, ``asinh_`` and ``atanh_`` with a node of their own (AcoshBackward1 ...) that has
+    no derivative: its backward raises. ``value``: the result, computed outside the graph."""
+
+    diagonal_jacobian = True
+    op = ""
+
+    def forward(self, x, value):
+        return value
+
+    def backward(self, g):
+        raise NotImplementedError(f"the derivative for 'inplace version of {self.op}' is not implemented.")
+
+
+def _inplace_form(name: str, op):
+    """``op`` as ``x.<name>_()`` records it (``ops.inplace.pointwise_`` writes the result into x)."""
+    node = torch_named(f"{name.capitalize()}Backward1")(type(f"{name.capitalize()}Inplace",
+                                                              (_InplaceWithoutDerivative,), {"op": name}))
+
+    def recorded(x: Tensor) -> Tensor:
+        if has_tangent(x):
+            raise NotImplementedError(f"Trying to use forward AD with {name}_ that does not support it because it "
+                                      "has not been implemented yet.")
+        value = op(x.detach())
+        return node.apply(x, value=value._data) if x.requires_grad else value
+
+    return recorded
+
+
+acosh_inplace, asinh_inplace, atanh_inplace = (_inplace_form(n, f) for n, f in
+                                               (("acosh", acosh), ("asinh", asinh), ("atanh", atanh)))
 
 
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
