@@ -40,7 +40,7 @@ from .elementwise import (
 )
 from .erf import erf_into, erfc_into
 from .statistics import _fused_multiply_add
-from .unary import _unary, clamp
+from .unary import _clamp, _unary
 
 
 # Complex inputs: each derivative below is an analytic function with real coefficients, so its conjugate
@@ -489,13 +489,13 @@ class LerpByNumber(Node):
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
-    """``clamp(input, min=min)``."""
-    return clamp(input, min=min)
+    """``clamp(input, min=min)``, recorded under clamp_min's name."""
+    return _clamp(input, min, None, "min")
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
-    """``clamp(input, max=max)``."""
-    return clamp(input, max=max)
+    """``clamp(input, max=max)``, recorded under clamp_max's name."""
+    return _clamp(input, None, max, "max")
 
 
 class NanToNum(Node):
