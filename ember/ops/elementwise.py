@@ -128,6 +128,7 @@ def _float_operands(a, b):
 
 
 # --------------------------------------------------------------------- cast
+@torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
 
@@ -485,6 +486,7 @@ def _extremum_grads(g, a, b, a_loses, b_loses):
     return g * (1 - tie - a_loses), g * (1 - tie - b_loses)
 
 
+@torch_named("MinimumBackward0")
 class Minimum(Node):
     diagonal_jacobian = True
 

@@ -45,6 +45,7 @@ from .unary import _clamp, _unary
 
 # Complex inputs: each derivative below is an analytic function with real coefficients, so its conjugate
 # (PyTorch's gradient is grad * conj(f'(z))) is the same function of conj(z).
+@torch_named("TanBackward0")
 class Tan(Node):
     diagonal_jacobian = True
 
@@ -58,6 +59,7 @@ class Tan(Node):
         return (g * (1 + out * out),)
 
 
+@torch_named("AtanBackward0")
 class Atan(Node):
     diagonal_jacobian = True
 
@@ -70,6 +72,7 @@ class Atan(Node):
         return (g / (1 + x * x),)
 
 
+@torch_named("AsinBackward0")
 class Asin(Node):
     diagonal_jacobian = True
 
@@ -82,6 +85,7 @@ class Asin(Node):
         return (g / xp.sqrt(1 - x * x),)
 
 
+@torch_named("AcosBackward0")
 class Acos(Node):
     diagonal_jacobian = True
 
@@ -94,6 +98,7 @@ class Acos(Node):
         return (-g / xp.sqrt(1 - x * x),)
 
 
+@torch_named("SinhBackward0")
 class Sinh(Node):
     diagonal_jacobian = True
 
@@ -105,6 +110,7 @@ class Sinh(Node):
         return (g * xp.cosh(conj_if_complex(self.saved[0])),)
 
 
+@torch_named("CoshBackward0")
 class Cosh(Node):
     diagonal_jacobian = True
 
@@ -116,6 +122,7 @@ class Cosh(Node):
         return (g * xp.sinh(conj_if_complex(self.saved[0])),)
 
 
+@torch_named("AsinhBackward0")
 class Asinh(Node):
     diagonal_jacobian = True
 
@@ -128,6 +135,7 @@ class Asinh(Node):
         return (g / xp.sqrt(x * x + 1),)
 
 
+@torch_named("AcoshBackward0")
 class Acosh(Node):
     diagonal_jacobian = True
 
@@ -142,6 +150,7 @@ class Acosh(Node):
         return (g / xp.sqrt(x * x - 1),)
 
 
+@torch_named("AtanhBackward0")
 class Atanh(Node):
     diagonal_jacobian = True
 
@@ -154,6 +163,7 @@ class Atanh(Node):
         return (g / (1 - x * x),)
 
 
+@torch_named("Log2Backward0")
 class Log2(Node):
     diagonal_jacobian = True
 
@@ -165,6 +175,7 @@ class Log2(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(2)),)
 
 
+@torch_named("Log10Backward0")
 class Log10(Node):
     diagonal_jacobian = True
 
@@ -176,6 +187,7 @@ class Log10(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(10)),)
 
 
+@torch_named("Expm1Backward0")
 class Expm1(Node):
     diagonal_jacobian = True
 
@@ -188,6 +200,7 @@ class Expm1(Node):
         return (g * (conj_if_complex(self.saved[0]) + 1),)
 
 
+@torch_named("Exp2Backward0")
 class Exp2(Node):
     diagonal_jacobian = True
 
@@ -217,6 +230,7 @@ def _erf_kernel(x, kernel, exact):
     return out
 
 
+@torch_named("ErfBackward0")
 class Erf(Node):
     diagonal_jacobian = True
 
@@ -229,6 +243,7 @@ class Erf(Node):
         return (g * (_TWO_OVER_SQRT_PI * xp.exp(-x * x)),)
 
 
+@torch_named("ErfcBackward0")
 class Erfc(Node):
     diagonal_jacobian = True
 
@@ -256,6 +271,7 @@ def _erfinv(y):
     return x.reshape(shape)
 
 
+@torch_named("ErfinvBackward0")
 class Erfinv(Node):
     diagonal_jacobian = True
 
@@ -296,6 +312,7 @@ def _logit_bounds(dtype, eps: float) -> tuple:
     return lo, dtype.type(1) - lo
 
 
+@torch_named("Atan2Backward0")
 class Atan2(Node):
     diagonal_jacobian = True
 
@@ -498,6 +515,7 @@ def clamp_max(input: Tensor, max) -> Tensor:
     return _clamp(input, None, max, "max")
 
 
+@torch_named("NanToNumBackward0")
 class NanToNum(Node):
     diagonal_jacobian = True
 
@@ -558,6 +576,7 @@ def _complex_logaddexp(a, b):
     return out.astype(a.dtype, copy=False)
 
 
+@torch_named("HypotBackward0")
 class Hypot(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (1,), (0, 1))  # each input for its own gradient, the output for both
@@ -573,6 +592,7 @@ class Hypot(Node):
         return (g * a / out if na else None), (g * b / out if nb else None)
 
 
+@torch_named("CopysignBackward0")
 class Copysign(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (0,))  # the input and the result, both for the input's gradient (the sign source gets zeros)
