@@ -323,9 +323,12 @@ DECLARED_PATHS = {
     "unary": (lambda m, a: (-m.exp(a) + m.log(a) + m.log1p(a) + m.sqrt(a) + m.rsqrt(a) + m.sin(a) + m.cos(a)
                             + m.tanh(a) + m.sigmoid(a) + m.relu(a - 1) + (a - 1).abs() + m.reciprocal(a)
                             + a.clamp(0.5, 1.5) + m.floor(a) + a.sign() + m.ceil(a) + m.trunc(a) + m.round(a)
-                            + m.round(a, decimals=1)), [(3, 4)]),
+                            + m.round(a, decimals=1) + a.clamp(a * 0 + 0.5, a.mean() + 0.2) + m.clamp_min(a, 1.0)
+                            + m.clamp_max(a, 1.0) + m.clamp_min(a, a[0] * 2) + m.clamp_max(a, (a * a)[:1])),
+              [(3, 4)]),
     "binary": (lambda m, a, b: (a.to(m.float32).to(m.float64) + a - b) * a / b + a ** b + a % b + a % 1.5
-               + m.maximum(a, b) + m.minimum(a, b) + (2.5 - a) + m.rsub(a, b, alpha=2) + 2 ** a + a ** 2, [(3, 4), (4,)]),
+               + m.maximum(a, b) + m.minimum(a, b) + (2.5 - a) + m.rsub(a, b, alpha=2) + 2 ** a + a ** 2
+               + a.div(b, rounding_mode="floor") + m.div(a, 2, rounding_mode="trunc"), [(3, 4), (4,)]),
     "half_alpha": (lambda m, a, b: (m.add(a.half(), b.half(), alpha=0.5).double()
                                     + m.sub(a.half(), b.half(), alpha=2).double()), [(3, 4), (4,)]),
     "activations": (lambda m, a: _f(m).hardtanh(a - 1) + _f(m).leaky_relu(a - 1, 0.2) + _f(m).elu(a - 1)
@@ -363,7 +366,7 @@ def test_declared_paths_run_no_recorded_backward(monkeypatch):
                                                   create_graph=True)[0], [(3, 4), (3, 4)], positive=True,
                   requires_grad=True)
     # (a base class whose ops each have a subclass, as ZeroGrad's and the activations' nodes', is covered by them)
-    bases = (unary.ZeroGrad, activation.Pointwise, activation.SmoothPointwise)
+    bases = (unary.ZeroGrad, unary._ClampByTensors, activation.Pointwise, activation.SmoothPointwise)
     elementwise_classes = {cls for module in (unary, elementwise, activation) for cls in vars(module).values()
                            if isinstance(cls, type) and issubclass(cls, Node) and cls.__module__ == module.__name__
                            and cls.diagonal_jacobian and cls not in bases}

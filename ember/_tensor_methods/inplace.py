@@ -248,13 +248,13 @@ class InplaceMethods:
         return ops.inplace.pointwise_(self, ops.pointwise.acos)
 
     def asinh_(self) -> Tensor:
-        return ops.inplace.pointwise_(self, ops.pointwise.asinh)
+        return ops.inplace.pointwise_(self, ops.pointwise.asinh_inplace)  # (PyTorch's node: no derivative)
 
     def acosh_(self) -> Tensor:
-        return ops.inplace.pointwise_(self, ops.pointwise.acosh)
+        return ops.inplace.pointwise_(self, ops.pointwise.acosh_inplace)  # (PyTorch's node: no derivative)
 
     def atanh_(self) -> Tensor:
-        return ops.inplace.pointwise_(self, ops.pointwise.atanh)
+        return ops.inplace.pointwise_(self, ops.pointwise.atanh_inplace)  # (PyTorch's node: no derivative)
 
     def exp2_(self) -> Tensor:
         return ops.inplace.pointwise_(self, ops.pointwise.exp2)

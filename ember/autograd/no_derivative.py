@@ -8,11 +8,15 @@ again raises PyTorch's error, "derivative for aten::<op> is not implemented".
 
 from __future__ import annotations
 
-from .graph import Node
+from .graph import Node, torch_named
 from .recorded import RecordedArray
 
 
+@torch_named("NotImplemented")
 class _NotImplemented(Node):
+    """PyTorch's node for an op with no derivative: it passes ``grad`` (computed outside the graph) on, with an
+    edge for each input (only those that require grad are given), and its backward raises."""
+
     def forward(self, *depends_on, grad, op: str):
         self.op = op
         return grad

@@ -9,10 +9,11 @@ import numbers
 
 from .._autocast import full_precision
 from .._backend import xp
+from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor
-from ..autograd.graph import version_checked
-from .elementwise import add, div, mul, require_tensor, sub
-from .reduction import norm, sum
+from ..autograd.graph import Node, torch_named, version_checked
+from .elementwise import add, div, mul, promote, require_tensor, sub
+from .reduction import norm, sum, vector_norm_array, vector_norm_backward
 from .shape import expand, unsqueeze
 from .unary import clamp
 
@@ -59,7 +60,34 @@ def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
         raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
     if isinstance(p, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
-    return version_checked(norm(sub(x1, x2), p), x1, x2)
+    a, b = promote(x1, x2)
+    if np_kind(a._data.dtype) not in "fc":
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{SCALAR_TYPE_NAMES[a.dtype.name]} instead.")
+    return version_checked(Dist.apply(a, b, order=float(p)), x1, x2)
+
+
+@torch_named("DistBackward0")
+class Dist(Node):
+    """``dist``: one node, as PyTorch's (not a norm of a subtraction), and its formula: the norm's gradient of
+    ``x1 - x2`` (broadcast), negated for ``x2``."""
+
+    float32_compute = True
+    rerun_for_higher_order = True  # backward reads x1 - x2 (recomputed on recorded inputs under create_graph)
+    formula_reads = (0, 1)  # (as the norm's: a 1- or inf-norm's gradient requires grad, its derivative zeros)
+
+    def forward(self, a, b, order):
+        diff = a - b
+        out = vector_norm_array(diff, order, None, False)
+        self.saved = (diff, out)
+        self.order = order
+        return out
+
+    def backward(self, g):
+        diff, out = self.saved
+        grad = vector_norm_backward(g, diff, out, self.order, None, False)
+        na, nb = self.needs_input_grad
+        return (grad if na else None), (-grad if nb else None)
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:

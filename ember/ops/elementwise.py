@@ -19,7 +19,9 @@ from .._meta import check_operand_devices, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
+from ..autograd.forward_ad import has_tangent
 from ..autograd.graph import Node, apply_same, shape_error, torch_named
+from ..autograd.no_derivative import _NotImplemented
 
 
 # --------------------------------------------------------------------- promotion
@@ -126,6 +128,7 @@ def _float_operands(a, b):
 
 
 # --------------------------------------------------------------------- cast
+@torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
 
@@ -483,6 +486,7 @@ def _extremum_grads(g, a, b, a_loses, b_loses):
     return g * (1 - tie - a_loses), g * (1 - tie - b_loses)
 
 
+@torch_named("MinimumBackward0")
 class Minimum(Node):
     diagonal_jacobian = True
 
@@ -684,11 +688,32 @@ def div(a, b, *, rounding_mode: str | None = None):
             return out  # (as add's)
         return Div.apply(*_float_operands(a, right_scalar(a, b)))
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        return _rounded_div(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
     if rounding_mode == "trunc":
-        a, b = _integer_division_operands("div_trunc_cpu", a, b)
-        return _no_grad_binary(_trunc_divide, a, b)
+        return _rounded_div(_trunc_divide, *_integer_division_operands("div_trunc_cpu", a, b))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+@torch_named("DivBackward2")
+class RoundedDiv(Node):
+    """``div`` with a ``rounding_mode``: piecewise constant, so PyTorch records it (DivBackward2, an edge per
+    operand, None for a number) with zeros as each operand's gradient."""
+
+    diagonal_jacobian = True
+
+    def forward(self, a, b, rounding):
+        return rounding(a, b)
+
+    def backward(self, g):
+        return tuple(xp.zeros_like(g) if need else None for need in self.needs_input_grad)
+
+
+def _rounded_div(rounding, a, b) -> Tensor:
+    """``rounding(a, b)`` (promoted operands), recorded as PyTorch's when an operand requires grad."""
+    if _graph._GradState.enabled and (isinstance(a, Tensor) and a._requires_grad or
+                                      isinstance(b, Tensor) and b._requires_grad) or has_tangent(a, b):
+        return RoundedDiv.apply(a, b, rounding=rounding)  # (forward AD: a zero tangent, as PyTorch's)
+    return _no_grad_binary(rounding, a, b)
 
 
 def true_divide(a, b):
@@ -776,8 +801,23 @@ class RemainderScalar(Node):
         return (g,)
 
 
-def floor_divide(a, b):
-    return _no_grad_binary(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
+def floor_divide(a, b, *, op: str = "floor_divide"):
+    """``a // b``. PyTorch records floor_divide with no derivative (unlike ``div(rounding_mode="floor")``): a
+    ``NotImplemented`` node whose backward raises; ``op`` names it in that error (``floor_divide_`` in place)."""
+    a, b = _integer_division_operands("div_floor_cpu", a, b)
+    return without_derivative(_no_grad_binary(xp.floor_divide, a, b), op, a, b)
+
+
+def without_derivative(result: Tensor, op: str, *operands) -> Tensor:
+    """``result`` recorded as PyTorch records an op that has no derivative, when an operand requires grad: a
+    ``NotImplemented`` node with an edge for each operand that requires grad (none for the others), whose
+    backward raises "derivative for aten::<op> is not implemented"."""
+    if has_tangent(*operands):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{op} that does not support it.")
+    needing = [t for t in operands if isinstance(t, Tensor) and t._requires_grad]
+    if not needing or not _graph._GradState.enabled:
+        return result
+    return _NotImplemented.apply(*needing, grad=result._data, op=op)
 
 
 def require_tensor(name: str, value, position: int = 2, argument: str = "other") -> None:

@@ -182,8 +182,9 @@ def _rounded_division(rounding_mode: str):
 
 
 def floor_divide_(x: Tensor, other) -> Tensor:
-    """``x.floor_divide_(other)`` (``x //= other``): ``div_`` rounding the quotient down, as PyTorch's."""
-    return div_(x, other, rounding_mode="floor")
+    """``x.floor_divide_(other)`` (``x //= other``): ``div_`` rounding the quotient down, as PyTorch's, but
+    recorded with no derivative (floor_divide's ``NotImplemented`` node, named ``floor_divide_`` in its error)."""
+    return _binary_inplace(x, other, _rounded_division("floor"), lambda a, b: ew.floor_divide(a, b, op="floor_divide_"))
 
 
 def div_(x: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:

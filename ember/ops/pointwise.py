@@ -17,9 +17,11 @@ from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
 from .._meta import made as _meta_made
+from .._meta import meta_results
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.forward_ad import has_tangent
+from ..autograd.graph import Node, shape_error, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
     _float_operands,
@@ -34,14 +36,16 @@ from .elementwise import (
     result_dtype,
     sub,
     with_number,
+    without_derivative,
 )
 from .erf import erf_into, erfc_into
 from .statistics import _fused_multiply_add
-from .unary import _unary, clamp
+from .unary import _clamp, _unary
 
 
 # Complex inputs: each derivative below is an analytic function with real coefficients, so its conjugate
 # (PyTorch's gradient is grad * conj(f'(z))) is the same function of conj(z).
+@torch_named("TanBackward0")
 class Tan(Node):
     diagonal_jacobian = True
 
@@ -55,6 +59,7 @@ class Tan(Node):
         return (g * (1 + out * out),)
 
 
+@torch_named("AtanBackward0")
 class Atan(Node):
     diagonal_jacobian = True
 
@@ -67,6 +72,7 @@ class Atan(Node):
         return (g / (1 + x * x),)
 
 
+@torch_named("AsinBackward0")
 class Asin(Node):
     diagonal_jacobian = True
 
@@ -79,6 +85,7 @@ class Asin(Node):
         return (g / xp.sqrt(1 - x * x),)
 
 
+@torch_named("AcosBackward0")
 class Acos(Node):
     diagonal_jacobian = True
 
@@ -91,6 +98,7 @@ class Acos(Node):
         return (-g / xp.sqrt(1 - x * x),)
 
 
+@torch_named("SinhBackward0")
 class Sinh(Node):
     diagonal_jacobian = True
 
@@ -102,6 +110,7 @@ class Sinh(Node):
         return (g * xp.cosh(conj_if_complex(self.saved[0])),)
 
 
+@torch_named("CoshBackward0")
 class Cosh(Node):
     diagonal_jacobian = True
 
@@ -113,6 +122,7 @@ class Cosh(Node):
         return (g * xp.sinh(conj_if_complex(self.saved[0])),)
 
 
+@torch_named("AsinhBackward0")
 class Asinh(Node):
     diagonal_jacobian = True
 
@@ -125,6 +135,7 @@ class Asinh(Node):
         return (g / xp.sqrt(x * x + 1),)
 
 
+@torch_named("AcoshBackward0")
 class Acosh(Node):
     diagonal_jacobian = True
 
@@ -139,6 +150,7 @@ class Acosh(Node):
         return (g / xp.sqrt(x * x - 1),)
 
 
+@torch_named("AtanhBackward0")
 class Atanh(Node):
     diagonal_jacobian = True
 
@@ -151,6 +163,7 @@ class Atanh(Node):
         return (g / (1 - x * x),)
 
 
+@torch_named("Log2Backward0")
 class Log2(Node):
     diagonal_jacobian = True
 
@@ -162,6 +175,7 @@ class Log2(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(2)),)
 
 
+@torch_named("Log10Backward0")
 class Log10(Node):
     diagonal_jacobian = True
 
@@ -173,6 +187,7 @@ class Log10(Node):
         return (g / (conj_if_complex(self.saved[0]) * math.log(10)),)
 
 
+@torch_named("Expm1Backward0")
 class Expm1(Node):
     diagonal_jacobian = True
 
@@ -185,6 +200,7 @@ class Expm1(Node):
         return (g * (conj_if_complex(self.saved[0]) + 1),)
 
 
+@torch_named("Exp2Backward0")
 class Exp2(Node):
     diagonal_jacobian = True
 
@@ -214,6 +230,7 @@ def _erf_kernel(x, kernel, exact):
     return out
 
 
+@torch_named("ErfBackward0")
 class Erf(Node):
     diagonal_jacobian = True
 
@@ -226,6 +243,7 @@ class Erf(Node):
         return (g * (_TWO_OVER_SQRT_PI * xp.exp(-x * x)),)
 
 
+@torch_named("ErfcBackward0")
 class Erfc(Node):
     diagonal_jacobian = True
 
@@ -253,6 +271,7 @@ def _erfinv(y):
     return x.reshape(shape)
 
 
+@torch_named("ErfinvBackward0")
 class Erfinv(Node):
     diagonal_jacobian = True
 
@@ -293,6 +312,7 @@ def _logit_bounds(dtype, eps: float) -> tuple:
     return lo, dtype.type(1) - lo
 
 
+@torch_named("Atan2Backward0")
 class Atan2(Node):
     diagonal_jacobian = True
 
@@ -311,6 +331,39 @@ tan, atan, asin, acos, sinh, cosh, asinh, acosh, atanh = (
 )
 log2, log10, expm1, exp2, erf, erfc, erfinv = (_unary(c) for c in (Log2, Log10, Expm1, Exp2, Erf, Erfc, Erfinv))
 arctan, arcsin, arccos, arcsinh, arccosh, arctanh = atan, asin, acos, asinh, acosh, atanh
+
+
+class _InplaceWithoutDerivative(Node):
+    """PyTorch records ``acosh_``, ``asinh_`` and ``atanh_`` with a node of their own (AcoshBackward1 ...) that has
+    no derivative: its backward raises. ``value``: the result, computed outside the graph."""
+
+    diagonal_jacobian = True
+    op = ""
+
+    def forward(self, x, value):
+        return value
+
+    def backward(self, g):
+        raise NotImplementedError(f"the derivative for 'inplace version of {self.op}' is not implemented.")
+
+
+def _inplace_form(name: str, op):
+    """``op`` as ``x.<name>_()`` records it (``ops.inplace.pointwise_`` writes the result into x)."""
+    node = torch_named(f"{name.capitalize()}Backward1")(type(f"{name.capitalize()}Inplace",
+                                                              (_InplaceWithoutDerivative,), {"op": name}))
+
+    def recorded(x: Tensor) -> Tensor:
+        if has_tangent(x):
+            raise NotImplementedError(f"Trying to use forward AD with {name}_ that does not support it because it "
+                                      "has not been implemented yet.")
+        value = op(x.detach())
+        return node.apply(x, value=value._data) if x.requires_grad else value
+
+    return recorded
+
+
+acosh_inplace, asinh_inplace, atanh_inplace = (_inplace_form(n, f) for n, f in
+                                               (("acosh", acosh), ("asinh", asinh), ("atanh", atanh)))
 
 
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
@@ -453,15 +506,16 @@ class LerpByNumber(Node):
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
-    """``clamp(input, min=min)``."""
-    return clamp(input, min=min)
+    """``clamp(input, min=min)``, recorded under clamp_min's name."""
+    return _clamp(input, min, None, "min")
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
-    """``clamp(input, max=max)``."""
-    return clamp(input, max=max)
+    """``clamp(input, max=max)``, recorded under clamp_max's name."""
+    return _clamp(input, None, max, "max")
 
 
+@torch_named("NanToNumBackward0")
 class NanToNum(Node):
     diagonal_jacobian = True
 
@@ -522,6 +576,7 @@ def _complex_logaddexp(a, b):
     return out.astype(a.dtype, copy=False)
 
 
+@torch_named("HypotBackward0")
 class Hypot(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (1,), (0, 1))  # each input for its own gradient, the output for both
@@ -537,6 +592,7 @@ class Hypot(Node):
         return (g * a / out if na else None), (g * b / out if nb else None)
 
 
+@torch_named("CopysignBackward0")
 class Copysign(Node):
     diagonal_jacobian = True
     saved_for = ((0,), (0,))  # the input and the result, both for the input's gradient (the sign source gets zeros)
@@ -662,24 +718,11 @@ def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:
     return where(Tensor._make(keeps_a(a._data, b._data) | xp.isnan(b._data)), a, b)
 
 
-@torch_named("NotImplemented")
-class Heaviside(Node):
-    """PyTorch records heaviside with no derivative: its grad_fn is a ``NotImplemented`` node whose backward
-    raises."""
-
-    diagonal_jacobian = True
-
-    def forward(self, x, values):
-        out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
-        xp.greater(x, 0, out=out, casting="unsafe")
-        xp.copyto(out, values, where=x == 0)
-        return out
-
-    def backward(self, g):
-        raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-    def name(self) -> str:
-        return "NotImplemented"
+def _heaviside(x, values):
+    out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
+    xp.greater(x, 0, out=out, casting="unsafe")
+    xp.copyto(out, values, where=x == 0)
+    return out
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -690,7 +733,14 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Heaviside.apply(input, values)
+    # PyTorch records heaviside with no derivative: a NotImplemented node (an edge per input requiring grad)
+    arrays = (input._data, values._data)
+    try:
+        out = _heaviside(*arrays)
+    except ValueError as err:  # (NumPy's broadcast error as PyTorch's)
+        raise shape_error("heaviside", arrays, err) from None
+    out = Tensor._make(meta_results(arrays, out, True) if _meta_made[0] else out)
+    return without_derivative(out, "heaviside", input, values)
 
 
 # --------------------------------------------------------------------- addcmul, addcdiv

@@ -614,8 +614,20 @@ def _common(tensors, name: str) -> list:
     return tensors
 
 
-class StackBackward0(Cat):
-    """``stack``'s concatenation of its unsqueezed inputs, under PyTorch's node name."""
+@torch_named("StackBackward0")
+class Stack(Node):
+    """``stack``: one node, as PyTorch's (not an unsqueeze of each input, then a cat); each input's gradient is
+    its slice of the output's."""
+
+    linear = True
+
+    def forward(self, *arrays, dim):
+        self.dim = dim
+        return xp.stack(arrays, axis=dim)
+
+    def backward(self, g):
+        lead = (slice(None),) * self.dim
+        return tuple(g[lead + (i,)] for i in range(g.shape[self.dim]))
 
 
 class CatBackward0(Cat):
@@ -627,7 +639,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
 
 
 def _concatenated(tensors, dim: int, node: type) -> Tensor:
-    """``cat``, its node of class ``node`` (``stack``'s is named as PyTorch's)."""
+    """``cat``, its node of class ``node``."""
     tensors = _common(tensors, "cat")
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
     skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
@@ -662,7 +674,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
                 f"{list(t._data.shape)} at entry {i}"
             )
     d = _wrap_dim(dim, len(ref) + 1)
-    return _concatenated([unsqueeze(t, d) for t in tensors], d, StackBackward0)
+    return Stack.apply(*tensors, dim=d)
 
 
 def hstack(tensors) -> Tensor:

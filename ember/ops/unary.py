@@ -18,7 +18,8 @@ from .._parallel import parallel_flat
 from .._tensor import Tensor
 from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, reading
-from .elementwise import cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import pow as power
 
 
 @torch_named("NegBackward0")
@@ -297,6 +298,41 @@ class Clamp(Node):
         return (g * keep,)
 
 
+class _ClampByTensors(Node):
+    """clamp's Tensor overload (``clamp_min``'s, ``clamp_max``'s): the bound tensors are inputs, an edge each (None
+    for an absent one), as PyTorch's node; ``lo``/``hi`` are their arrays in x's dtype. PyTorch's formula: x's
+    gradient where it lies within the bounds, a bound's where it is the result (max's where min > max)."""
+
+    diagonal_jacobian = True
+
+    def forward(self, x, *bounds, lo, hi, dtype):
+        x = x.astype(dtype, copy=False)  # (the result type of x and its bounds)
+        self.saved = (x,)
+        self.lo, self.hi = lo, hi
+        return xp.clip(x, lo, hi).astype(x.dtype, copy=False)
+
+    def backward(self, g):
+        x = self.saved[0]
+        lo, hi = self.lo, self.hi
+        needs = self.needs_input_grad
+        keep = x >= lo if hi is None else x <= hi if lo is None else (x >= lo) & (x <= hi)
+        gx = xp.where(keep, g, 0) if needs[0] else None
+        # a min bound's gradient where it clamps x and is not past max; max's where it clamps x or is below min
+        # (its slot: 2 in clamp's node, which has one for each bound, 1 in clamp_max's)
+        glo = xp.where(x < lo if hi is None else (x < lo) & (lo < hi), g, 0) if lo is not None and needs[1] \
+            else None
+        ghi = xp.where(x > hi if lo is None else (x > hi) | (hi < lo), g, 0) \
+            if hi is not None and needs[len(needs) - 1] else None
+        return (gx, glo, ghi) if len(needs) == 3 else (gx, glo if lo is not None else ghi)
+
+
+ClampTensors = torch_named("ClampBackward0")(type("ClampTensors", (_ClampByTensors,), {}))
+ClampMinTensor = torch_named("ClampMinBackward1")(type("ClampMinTensor", (_ClampByTensors,), {}))
+ClampMaxTensor = torch_named("ClampMaxBackward1")(type("ClampMaxTensor", (_ClampByTensors,), {}))
+ClampMin = torch_named("ClampMinBackward0")(type("ClampMin", (Clamp,), {}))
+ClampMax = torch_named("ClampMaxBackward0")(type("ClampMax", (Clamp,), {}))
+
+
 class ZeroGrad(Node):
     """Piecewise-constant ops (sign, floor, ceil, round, trunc): gradient zero, as in PyTorch."""
     diagonal_jacobian = True
@@ -460,16 +496,11 @@ def refuse_mixed_bounds(name: str, min, max, *, method: bool = False) -> None:
                     + expected)
 
 
-def _clamp(x: Tensor, min, max) -> Tensor:
+def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
+    """clamp; ``one_sided`` "min" or "max": ``clamp_min``/``clamp_max`` (their nodes' names)."""
     refuse_complex(x, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if any(isinstance(b, Tensor) and b._requires_grad for b in (min, max)):
-        # bounds that need a gradient: the bound gets it where it is the result
-        from .elementwise import Maximum, Minimum, extreme
-
-        x = x if min is None else extreme(Maximum, x, min)
-        return x if max is None else extreme(Minimum, x, max)
     lo, hi = _bound(min), _bound(max)
     if isinstance(lo, float) or isinstance(hi, float):
         if not x.is_floating_point():
@@ -479,20 +510,21 @@ def _clamp(x: Tensor, min, max) -> Tensor:
     elif tensors := [b for b in (min, max) if isinstance(b, Tensor)]:
         # PyTorch's Tensor overload: the result type of x and its bounds (a float64 bound of a float32 x gives
         # float64, an int32 one of a uint8 x int32; 0-d bounds count by category only)
-        target = result_dtype(x, *tensors)
-        if target != x.dtype:
-            x = cast(x, target)
+        target = result_dtype(x, *tensors).np  # (x is cast in the node, as PyTorch's: no node of its own)
         # the bounds compared in that dtype too (a 0-d int64 bound of 300 for an int8 x is 44 there, as PyTorch's)
-        lo, hi = (b.astype(x._data.dtype) if b.__class__ is xp.ndarray and b.dtype != x._data.dtype else b
-                  for b in (lo, hi))
+        lo, hi = (b.astype(target) if b.__class__ is xp.ndarray and b.dtype != target else b for b in (lo, hi))
+        node = ClampTensors if one_sided is None else ClampMinTensor if one_sided == "min" else ClampMaxTensor
+        inputs = (min, max) if one_sided is None else tensors
+        # tensor bounds are inputs (their gradients), their arrays in x's dtype reach the formula: version-checked,
+        # as PyTorch saves them for the masks
+        return version_checked(node.apply(x, *inputs, lo=lo, hi=hi, dtype=target), *tensors)
     for b in (lo, hi):  # (a number beyond a floating x's range: PyTorch's error)
         _dtype.checked_fill(b, x._data.dtype)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
         lo, hi = (int(_dtype.integer_scalar(b, x._data.dtype)) if type(b) is int else b for b in (lo, hi))
     elif x._data.dtype.itemsize == 2:  # float bounds of a half precision x: through float32, as PyTorch's kernel
         lo, hi = (float(half_number(b, x._data.dtype)) if type(b) is float else b for b in (lo, hi))
-    # tensor bounds reach the formula as arrays: version-checked, as PyTorch saves them for the mask
-    return version_checked(Clamp.apply(x, lo=lo, hi=hi), *(b for b in (min, max) if isinstance(b, Tensor)))
+    return (Clamp if one_sided is None else ClampMin if one_sided == "min" else ClampMax).apply(x, lo=lo, hi=hi)
 
 
 def _bound(v):
@@ -503,8 +535,12 @@ def _bound(v):
 
 
 def square(x: Tensor) -> Tensor:
-    if x._data.dtype == xp.bool_:  # PyTorch's square is pow(x, 2): a bool tensor's is int64
+    """PyTorch's square is pow(x, 2): recorded, its node is PowBackward0 with one edge (the exponent is a number).
+    Unrecorded, x * x (the same values) takes mul's faster path."""
+    if x._requires_grad and (out := apply_one(Pow, x, 2)) is not None:  # a plain float32/float64 tensor at once
+        return out
+    if x._data.dtype == xp.bool_:  # (a bool tensor's is int64)
         x = cast(x, _dtype.int64)
-    return mul(x, x)
+    return power(x, 2) if x._requires_grad else mul(x, x)
 
 
