@@ -755,7 +755,7 @@ __all__ = [
     "sparse_csr", "sparse_csc", "sparse_csr_tensor", "sparse_csc_tensor", "ger", "detach", "spmm",
     "histc", "histogram", "range", "chain_matmul", "typename",
     "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
-    "heaviside", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "nextafter", "frexp", "addmv_",
+    "heaviside", "gcd", "gcd_", "lcm", "lcm_", "ldexp", "ldexp_", "nextafter", "frexp", "addmv_", "norm_except_dim",
     "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
     "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
     "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill", "fill_", "fix_", "floor_", "frac_", "i0_", "index_put_",

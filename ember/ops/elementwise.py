@@ -170,7 +170,7 @@ def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
     if t._data.dtype == dtype.np:
         return t
     if not (t._requires_grad and t.__class__ is Tensor and t._data.__class__ is xp.ndarray and dtype._category >= 2
-            and _graph._GradState.enabled and not _meta_made[0]
+            and _graph._GradState.enabled
             and (_graph._dual_level is None or _graph._dual_level.get(t) is None)):
         return cast(t, dtype)  # (nothing to stand in for; forward AD's tangent and a meta tensor: ToCopy's)
     with quiet():  # (overflow to inf silently, as PyTorch's)

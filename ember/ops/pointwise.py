@@ -16,6 +16,7 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
+from .._meta import is_meta
 from .._meta import made as _meta_made
 from .._meta import meta_results
 from .._parallel import parallel_blocks
@@ -749,7 +750,8 @@ def _addc_operands(input, tensor1, tensor2, value):
     read them; None where the composed ops' own rules apply (integers, bools, a value that is no real number, meta
     tensors)."""
     if not (input.__class__ is Tensor and tensor1.__class__ is Tensor and tensor2.__class__ is Tensor) or \
-            value.__class__ not in (int, float) or _meta_made[0]:
+            value.__class__ not in (int, float) or \
+            _meta_made[0] and (is_meta(input._data) or is_meta(tensor1._data) or is_meta(tensor2._data)):
         return None
     dtype = result_dtype(input, tensor1, tensor2)
     if np_kind(dtype.np) not in "fc":
