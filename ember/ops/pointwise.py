@@ -16,9 +16,8 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
-from .._meta import is_meta
+from .._meta import is_meta, meta_results
 from .._meta import made as _meta_made
-from .._meta import meta_results
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.forward_ad import has_tangent
