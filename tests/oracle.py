@@ -106,3 +106,18 @@ def assert_same_error(fn):
     (got, _), (want, _) = outcomes(fn)
     assert isinstance(want, Exception), f"torch raised nothing: {want!r}"
     assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+
+
+def node_names(fn, depth: int = 2) -> list:
+    """The autograd node names breadth first from the node ``fn``, ``depth`` levels deep, each with its level (None
+    for an edge without a node): ``[(0, "AddBackward0"), (1, "AccumulateGrad"), ...]``."""
+    out, level = [], [(fn, 0)]
+    while level:
+        f, d = level.pop(0)
+        if f is None:
+            out.append((d, None))
+            continue
+        out.append((d, f.name().split("::")[-1]))
+        if d < depth:
+            level.extend((nf, d + 1) for nf, _ in f.next_functions)
+    return out

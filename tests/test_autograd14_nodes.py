@@ -5,22 +5,10 @@ a reduction over all dims that keeps them, and the chain of a broadcast input's 
 import numpy as np
 import pytest
 import torch
+from oracle import node_names
 
 import ember
 
-
-def _names(fn, depth: int = 2) -> list:
-    """The node names breadth first from ``fn``, ``depth`` levels deep (None for an edge without a node)."""
-    out, level = [], [(fn, 0)]
-    while level:
-        f, d = level.pop(0)
-        if f is None:
-            out.append((d, None))
-            continue
-        out.append((d, f.name().split("::")[-1]))
-        if d < depth:
-            level.extend((nf, d + 1) for nf, _ in f.next_functions)
-    return out
 
 
 OPS = {
@@ -44,7 +32,7 @@ def test_nodes_values_and_gradients_are_pytorchs(op, dtype):
         out = OPS[op](m, x, y)
         grads = m.autograd.grad((out * out).sum(), (x, y), allow_unused=True,
                                 materialize_grads=True)
-        seen.append((_names(out.grad_fn), out.dtype, out.detach().double().numpy(),
+        seen.append((node_names(out.grad_fn), out.dtype, out.detach().double().numpy(),
                      [g.double().numpy() for g in grads]))
     assert seen[1][0] == seen[0][0] and str(seen[1][1]).split(".")[-1] == str(seen[0][1]).split(".")[-1]
     np.testing.assert_array_equal(seen[1][2], seen[0][2])
@@ -82,7 +70,7 @@ def test_broadcast_gradient_chain_under_create_graph_is_pytorchs(shapes):
         y = m.arange(float(np.prod(shapes[1])), dtype=m.float64).reshape(shapes[1]).requires_grad_()
         (g,) = m.autograd.grad((x * y).sum(), [x], create_graph=True)
         (gg,) = m.autograd.grad((g * g).sum(), [y])
-        seen.append((_names(g.grad_fn), g.detach().numpy(), gg.numpy()))
+        seen.append((node_names(g.grad_fn), g.detach().numpy(), gg.numpy()))
     assert seen[1][0] == seen[0][0]
     np.testing.assert_array_equal(seen[1][1], seen[0][1])
     np.testing.assert_array_equal(seen[1][2], seen[0][2])
@@ -109,7 +97,7 @@ def test_addmv_is_one_node_as_pytorchs(case, dtype):
         w = m.arange(1.0, 4.0, dtype=m.float64).to(out.dtype)
         grads = m.autograd.grad((out * w).abs().sum(), (b, a, v), create_graph=True)
         second = m.autograd.grad(sum((g.abs() ** 2).sum() for g in grads), (a, v))
-        seen.append((_names(out.grad_fn, 1), out.detach().numpy(), [g.detach().numpy() for g in grads],
+        seen.append((node_names(out.grad_fn, 1), out.detach().numpy(), [g.detach().numpy() for g in grads],
                      [g.numpy() for g in second]))
     assert seen[1][0] == seen[0][0]
     np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-5)
@@ -147,7 +135,7 @@ def test_lerp_with_a_tensor_weight_is_one_node_as_pytorchs(case, dtype):
         out = LERPS[case](m, x, y, w)
         grads = m.autograd.grad((out * out).abs().sum(), (x, y, w), create_graph=True)
         second = m.autograd.grad(sum((g.abs() ** 2).sum() for g in grads), (x, y, w))
-        seen.append((_names(out.grad_fn, 1), out.detach().to(m.complex128).numpy(),
+        seen.append((node_names(out.grad_fn, 1), out.detach().to(m.complex128).numpy(),
                      [g.detach().to(m.complex128).numpy() for g in grads + second]))
     assert seen[1][0] == seen[0][0]
     tol = {"float16": 2e-2, "bfloat16": 5e-2}.get(dtype, 1e-5)
@@ -204,7 +192,7 @@ def test_number_base_power_is_one_input_node_as_pytorchs(expr):
         out = eval(expr, {"m": m, "x": x})
         (g,) = m.autograd.grad((out * out).sum(), x, create_graph=True)
         (gg,) = m.autograd.grad(g.sum(), x)
-        seen.append((_names(out.grad_fn, 1), out.detach().numpy(), g.detach().numpy(), gg.numpy()))
+        seen.append((node_names(out.grad_fn, 1), out.detach().numpy(), g.detach().numpy(), gg.numpy()))
     assert seen[1][0] == seen[0][0]
     for e, t in zip(seen[1][1:], seen[0][1:]):
         np.testing.assert_allclose(e, t, rtol=1e-14)

@@ -6,22 +6,10 @@ result). Values, gradient dtypes, node hooks and double backward are PyTorch's."
 import numpy as np
 import pytest
 import torch
+from oracle import node_names
 
 import ember
 
-
-def _names(fn, depth: int = 2) -> list:
-    """The node names breadth first from ``fn``, ``depth`` levels deep (None for an edge without a node)."""
-    out, level = [], [(fn, 0)]
-    while level:
-        f, d = level.pop(0)
-        if f is None:
-            out.append((d, None))
-            continue
-        out.append((d, f.name().split("::")[-1]))
-        if d < depth:
-            level.extend((nf, d + 1) for nf, _ in f.next_functions)
-    return out
 
 
 OPS = {
@@ -75,7 +63,7 @@ def test_nodes_gradients_and_their_dtypes_are_pytorchs(op):
         x, y, z = _inputs(m)
         out = OPS[op](m, x, y, z)
         grads = m.autograd.grad(_loss(out), (x, y, z), allow_unused=True)
-        seen.append((_names(out.grad_fn), [None if g is None else str(g.dtype).split(".")[-1] for g in grads], grads,
+        seen.append((node_names(out.grad_fn), [None if g is None else str(g.dtype).split(".")[-1] for g in grads], grads,
                      out))
     (tn, td, tg, to), (en, ed, eg, eo) = seen
     assert en == tn
@@ -149,4 +137,4 @@ def test_explicit_conversions_still_record_their_copy():
         x, _, _ = _inputs(m)
         assert x.to(m.float64).grad_fn.name() == "ToCopyBackward0"
         assert x.double().grad_fn.name() == "ToCopyBackward0"
-        assert _names(m.softmax(x, 0, dtype=m.float64).grad_fn)[1][1] == "ToCopyBackward0"
+        assert node_names(m.softmax(x, 0, dtype=m.float64).grad_fn)[1][1] == "ToCopyBackward0"
