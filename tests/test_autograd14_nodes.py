@@ -9,8 +9,6 @@ from oracle import node_names
 
 import ember
 
-
-
 OPS = {
     "number - x": lambda m, x, y: 2.5 - x, "int - x": lambda m, x, y: 2 - x,
     "rsub(x, y)": lambda m, x, y: m.rsub(x, y), "rsub(x, y, alpha)": lambda m, x, y: m.rsub(x, y, alpha=3),

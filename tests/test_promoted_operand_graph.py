@@ -10,8 +10,6 @@ from oracle import node_names
 
 import ember
 
-
-
 OPS = {
     "1j - x": lambda m, x, y, z: 1j - x, "x + 1j": lambda m, x, y, z: x + 1j,
     "x32 + y64": lambda m, x, y, z: x + y, "x32 * y64": lambda m, x, y, z: x * y, "x16 * y32": lambda m, x, y, z: z * x,
