@@ -82,3 +82,32 @@ def test_clamp_tensor_bounds_second_order():
         (gg,) = lib.autograd.grad(g.sum(), lo)
         out.append((g.tolist(), gg.tolist()))
     assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("x_grad", [False, True])
+@pytest.mark.parametrize("bounds", ["both", "min", "max", "min only requires grad"])
+def test_clamp_in_place_with_bounds_that_require_grad_is_recorded_as_pytorchs(x_grad, bounds):
+    # (a tensor that does not require grad clamped in place by bounds that do: PyTorch records ClampBackward0 and the
+    # bounds get their gradients; ember recorded nothing and backward found no graph)
+    seen = []
+    for m in (ember, torch):
+        leaf = m.tensor([-2.0, 0.5, 3.0, 1.5], requires_grad=x_grad)
+        lo = m.tensor([-1.0, 1.0, 0.0, 1.5], requires_grad=True)
+        hi = m.tensor([2.0, 2.0, 2.0, 1.5], requires_grad=bounds != "min only requires grad")
+        x = leaf * 1 if x_grad else leaf.clone()
+        kwargs = {"both": {"min": lo, "max": hi}, "min": {"min": lo}, "max": {"max": hi},
+                  "min only requires grad": {"min": lo, "max": hi}}[bounds]
+        out = x.clamp_(**kwargs)
+        (out * m.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        seen.append((out is x, x._version, type(out.grad_fn).__name__, out.detach().tolist(),
+                     None if lo.grad is None else lo.grad.tolist(),
+                     None if hi.grad is None else hi.grad.tolist(),
+                     leaf.grad.tolist() if x_grad else None))
+    assert seen[0] == seen[1]
+
+
+def test_clamp_in_place_under_no_grad_records_nothing():
+    lo = ember.tensor([0.0, 0.0], requires_grad=True)
+    with ember.no_grad():
+        out = ember.tensor([-1.0, 2.0]).clamp_(min=lo)
+    assert out.grad_fn is None and not out.requires_grad and out.tolist() == [0.0, 2.0]

@@ -311,6 +311,11 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         _check_cast(result.dtype, x)
         a[...] = result
 
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # (bounds that require grad record it, as PyTorch's)
+        tracked = _tracked(x, min) or _tracked(x, max)
+        if tracked or forward_ad.has_tangent(x, min, max):
+            check_inplace(x, tracked)
+            return _rebase(x, un.clamp(_snapshot(x), min, max), tracked)
     return _unary_inplace(x, lambda t: un.clamp(t, min, max), write)
 
 
