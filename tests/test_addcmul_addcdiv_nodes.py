@@ -57,3 +57,26 @@ def test_one_node_with_pytorchs_values_and_gradients(op, case):
             np.testing.assert_allclose(e.detach().cpu().to(ember.complex128 if e.is_complex() else ember.float64).numpy(),
                                        t.detach().to(torch.complex128 if t.is_complex() else torch.float64).numpy(),
                                        **tol)
+
+
+@pytest.mark.parametrize("op", ["addcmul_", "addcdiv_"])
+@pytest.mark.parametrize("who", ["x", "tensor1", "all"])
+def test_the_in_place_forms_record_the_same_one_node(op, who):
+    # (x.addcmul_(t1, t2) was recorded as add_ of a product: AddBackward0 over MulBackward0; also when only an
+    # operand requires grad, PyTorch records AddcmulBackward0 on a tensor that did not require grad)
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(3) + 2.0 for _ in range(3)]
+    seen = []
+    for m in (torch, ember):
+        leaf = m.tensor(arrays[0], requires_grad=who in ("x", "all"))
+        t1 = m.tensor(arrays[1], requires_grad=who in ("tensor1", "all"))
+        t2 = m.tensor(arrays[2], requires_grad=who == "all")
+        x = leaf * 1
+        out = getattr(x, op)(t1, t2, value=0.5)
+        (out * out).sum().backward()
+        grads = [t.grad.tolist() for t in (leaf, t1, t2) if t.requires_grad]
+        seen.append((out is x, x._version, _names(out.grad_fn), out.tolist(), grads))
+    assert seen[0][:3] == seen[1][:3]
+    np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)
+    for got, want in zip(seen[1][4], seen[0][4]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -119,20 +119,23 @@ def test_misplaced_scales_are_type_errors_as_pytorchs(call):
     ("addbmm_", ((2, 3), (5, 2, 4), (5, 4, 3))),
     ("addmm_", ((2, 3), (2, 4), (4, 3))),
 ])
-def test_in_place_products_are_pytorchs(name, shapes):
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_in_place_products_are_pytorchs(name, shapes, x_requires_grad):
+    # (x_requires_grad False: only the operands require grad; PyTorch records the node all the same)
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s) for s in shapes]
     seen = []
     for m in (ember, torch):
-        leaf = m.tensor(arrays[0], requires_grad=True)
+        leaf = m.tensor(arrays[0], requires_grad=x_requires_grad)
         ops = [m.tensor(a, requires_grad=True) for a in arrays[1:]]
         x = leaf * 1
         out = getattr(x, name)(*ops, beta=0.5, alpha=2)
         out.pow(2).sum().backward()
         seen.append((out is x, x._version, type(x.grad_fn).__name__, x.detach().numpy().copy(),
-                     [t.grad.numpy().copy() for t in (leaf, *ops)]))
+                     [t.grad.numpy().copy() for t in (leaf, *ops) if t.requires_grad]))
     assert seen[0][:3] == seen[1][:3]
     np.testing.assert_allclose(seen[0][3], seen[1][3], rtol=1e-12)
+    assert len(seen[0][4]) == len(seen[1][4])
     for got, want in zip(seen[0][4], seen[1][4]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 

@@ -169,10 +169,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, valu
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcmul", tensor1, tensor2, number_first, value, True)
     value = elementwise.addc_value("addcmul", input, tensor1, tensor2, value)
-    if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
-        return pointwise.Addcmul.apply(*operands, value=value)
-    prod = elementwise.mul(tensor1, tensor2)
-    return elementwise.add(input, prod if value == 1 else elementwise.mul(prod, value))
+    return pointwise.addc(pointwise.Addcmul, input, tensor1, tensor2, value)
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
@@ -181,10 +178,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *number_first, valu
     if number_first:
         tensor1, tensor2, value = _deprecated.value_first("addcdiv", tensor1, tensor2, number_first, value, True)
     value = elementwise.addc_value("addcdiv", input, tensor1, tensor2, value)
-    if (operands := pointwise._addc_operands(input, tensor1, tensor2, value)) is not None:
-        return pointwise.Addcdiv.apply(*operands, value=value)
-    quot = elementwise.div(tensor1, tensor2)
-    return elementwise.add(input, quot if value == 1 else elementwise.mul(quot, value))
+    return pointwise.addc(pointwise.Addcdiv, input, tensor1, tensor2, value)
 
 
 # The op families and the helpers the Tensor methods call (``ember/_tensor_methods/``).

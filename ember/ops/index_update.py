@@ -13,11 +13,10 @@ from .._dtype import SCALAR_TYPE_NAMES
 from .._out import refuse_index_put_overlap, refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
-from ..autograd import forward_ad
-from ..autograd.grad_mode import _GradState, no_grad
+from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
-from .inplace import _check_cast, _rebase, _snapshot
+from .inplace import _write_back
 
 # PyTorch's errors for an index outside the dimension and for one that is not a vector, and whether it counts
 # negative indices from the end
@@ -128,29 +127,6 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 
 # ----------------------------------------------------------------- in-place forms
-def _write_back(x: Tensor, op, *others) -> Tensor:
-    """x <- op(x): recorded when x (or a tensor in ``others``) needs a gradient, a plain write otherwise."""
-    tracked = _GradState.enabled and (
-        x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
-    check_inplace(x, tracked)
-    if tracked or forward_ad.has_tangent(x, *others):
-        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked)
-    with no_grad():
-        result = _same_shape(op(x), x)
-    _check_cast(result._data.dtype, x)
-    x._data[...] = result._data
-    x._vc[0] += 1
-    return x
-
-
-def _same_shape(result: Tensor, x: Tensor) -> Tensor:
-    """``result``, refused as PyTorch refuses an in-place op whose operands broadcast beyond ``x``'s shape."""
-    if result._data.shape != x._data.shape:
-        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
-                           f"{list(result._data.shape)}")
-    return result
-
-
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     return _write_back(x, lambda t: masked_fill(t, mask, value), value)
 

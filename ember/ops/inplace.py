@@ -31,10 +31,11 @@ from .._meta import is_meta
 from .._out import refuse_partial_overlap
 from .._tensor import Tensor
 from ..autograd import forward_ad
-from ..autograd.grad_mode import _GradState
+from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, leaf_edge, torch_named
 from ..random import generator_of
 from . import elementwise as ew
+from . import pointwise as pw
 from . import unary as un
 from .copy_slices import take_history
 from .indexing import check_inplace
@@ -272,15 +273,22 @@ eq_, ne_ = _comparison_("eq_", xp.equal, ew.eq), _comparison_("ne_", xp.not_equa
 
 
 def addcmul_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
-    refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
-    refuse_partial_overlap(x._data, t2)
-    return add_(x, ew.mul(t1, t2), alpha=ew.addc_value("addcmul", x, t1, t2, value))
+    return _addc_(x, t1, t2, ew.addc_value("addcmul", x, t1, t2, value), pw.Addcmul)
 
 
 def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
-    refuse_partial_overlap(x._data, t1)
+    return _addc_(x, t1, t2, ew.addc_value("addcdiv", x, t1, t2, value), pw.Addcdiv)
+
+
+def _addc_(x: Tensor, t1: Tensor, t2: Tensor, value, node: type[Node]) -> Tensor:
+    """addcmul_/addcdiv_: recorded as the out-of-place op's one node (AddcmulBackward0, as PyTorch's), a plain
+    ``add_`` of the product or quotient otherwise (an optimizer's step: no copy of the result)."""
+    refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
     refuse_partial_overlap(x._data, t2)
-    return add_(x, ew.div(t1, t2), alpha=ew.addc_value("addcdiv", x, t1, t2, value))
+    if _GradState.enabled and (x._requires_grad or getattr(t1, "_requires_grad", False)
+                               or getattr(t2, "_requires_grad", False)) or forward_ad.has_tangent(x, t1, t2):
+        return _write_back(x, lambda t: pw.addc(node, t, t1, t2, value), t1, t2)
+    return add_(x, ew.mul(t1, t2) if node is pw.Addcmul else ew.div(t1, t2), alpha=value)
 
 
 def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:
@@ -636,8 +644,34 @@ def cauchy_(x: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=Non
     return _fill_float64(x, lambda n: draws.cauchy(generator_of(generator), n, median, sigma))
 
 
+def _write_back(x: Tensor, op, *others) -> Tensor:
+    """x <- op(x): recorded when x (or a tensor in ``others``) needs a gradient, a plain write otherwise."""
+    tracked = _GradState.enabled and (
+        x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
+    check_inplace(x, tracked)
+    if tracked or forward_ad.has_tangent(x, *others):
+        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked)
+    with no_grad():
+        result = _same_shape(op(x), x)
+    _check_cast(result._data.dtype, x)
+    x._data[...] = result._data
+    x._vc[0] += 1
+    return x
+
+
+def _same_shape(result: Tensor, x: Tensor) -> Tensor:
+    """``result``, refused as PyTorch refuses an in-place op whose operands broadcast beyond ``x``'s shape."""
+    if result._data.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(result._data.shape)}")
+    return result
+
+
 def pointwise_(x: Tensor, op, *args, **kwargs) -> Tensor:
-    """``x.op_(*args)`` for a pointwise ``op`` (``x.log_()``): recorded or plain, like the ones above."""
+    """``x.op_(*args)`` for a pointwise ``op`` (``x.log_()``, ``x.addr_(v1, v2)``): recorded or plain, like the ones
+    above; recorded also when only a tensor among ``args`` requires grad, as PyTorch's."""
+    if args:
+        return _write_back(x, lambda t: op(t, *args, **kwargs), *args)
     return _unary_inplace(x, lambda t: op(t, *args, **kwargs),
                           lambda a: a.__setitem__(..., _check_kept(op(Tensor._make(a), *args, **kwargs), x)))
 

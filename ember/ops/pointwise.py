@@ -28,6 +28,7 @@ from .elementwise import (
     add,
     cast,
     conj_if_complex,
+    div,
     mul,
     promote,
     promoted,
@@ -799,3 +800,12 @@ class Addcdiv(Node):
         _, n1, n2 = self.needs_input_grad
         return (g, g * conj_if_complex(self.value / t2) if n1 else None,
                 -g * conj_if_complex(self.value * t1 / (t2 * t2)) if n2 else None)
+
+
+def addc(node: type[Node], input: Tensor, tensor1: Tensor, tensor2: Tensor, value) -> Tensor:
+    """``addcmul`` (``node`` Addcmul) or ``addcdiv`` (Addcdiv) with ``value`` already taken as PyTorch's kernel takes
+    it (``elementwise.addc_value``): one node for floating tensors, the composed ops' otherwise."""
+    if (operands := _addc_operands(input, tensor1, tensor2, value)) is not None:
+        return node.apply(*operands, value=value)
+    combined = mul(tensor1, tensor2) if node is Addcmul else div(tensor1, tensor2)
+    return add(input, combined if value == 1 else mul(combined, value))
