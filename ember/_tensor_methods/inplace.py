@@ -45,6 +45,10 @@ class InplaceMethods:
     def floor_divide_(self, other) -> Tensor:
         return ops.inplace.floor_divide_(self, other)
 
+    def float_power_(self, exponent) -> Tensor:
+        ops.elementwise.check_float_power_base(self, exponent)
+        return ops.inplace.pointwise_(self, ops.elementwise.float_power, exponent)
+
     def true_divide_(self, other) -> Tensor:
         return ops.inplace.div_(self, other)
 

@@ -981,12 +981,25 @@ def isreal(x: Tensor) -> Tensor:
                                      else xp.ones(x._data.shape, dtype=bool)))
 
 
+def float_power_dtype(a, b) -> _dtype.dtype:
+    """The dtype ``float_power`` computes in: complex128 when either operand is complex, float64 otherwise."""
+    return _dtype.complex128 if any(isinstance(v, complex) or isinstance(v, Tensor) and v.is_complex()
+                                    for v in (a, b)) else _dtype.float64
+
+
 def float_power(a, b) -> Tensor:
     """``a ** b`` computed in double precision (float64, or complex128 when either is complex), as PyTorch's."""
-    wide = _dtype.complex128 if any(isinstance(v, complex) or isinstance(v, Tensor) and v.is_complex()
-                                    for v in (a, b)) else _dtype.float64
+    wide = float_power_dtype(a, b)
     a, b = (v.to(wide) if isinstance(v, Tensor) else v for v in (a, b))
     return pow(a, b)
+
+
+def check_float_power_base(x: Tensor, exponent) -> None:
+    """``x.float_power_(exponent)`` writes a double precision result: PyTorch refuses any other base dtype."""
+    wide = float_power_dtype(x, exponent)
+    if x.dtype != wide:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.SCALAR_TYPE_NAMES[x.dtype.name]} but "
+                           f"the operation's result requires dtype {_dtype.SCALAR_TYPE_NAMES[wide.name]}")
 
 
 def equal(a: Tensor, b: Tensor) -> bool:
