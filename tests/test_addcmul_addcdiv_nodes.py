@@ -80,3 +80,18 @@ def test_the_in_place_forms_record_the_same_one_node(op, who):
     np.testing.assert_allclose(seen[1][3], seen[0][3], rtol=1e-12)
     for got, want in zip(seen[1][4], seen[0][4]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_index_update_nodes_read_as_pytorchs():
+    # (x[idx] read AdvancedIndexBackward0; scatter and masked_scatter IndexPutBackward0; type names ember's classes)
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        o = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        outs = [x[m.tensor([0, 2])], x[m.tensor([True, False, True])], m.scatter(x, 0, m.tensor([1]), o[:1]),
+                m.scatter(x, 0, m.tensor([1]), 2.0), x.masked_scatter(m.tensor([True, False, True]), o),
+                x.index_add(0, m.tensor([1]), o[:1]), x.index_copy(0, m.tensor([1]), o[:1]),
+                x.index_fill(0, m.tensor([1]), 2.0), x.scatter_add(0, m.tensor([1]), o[:1]),
+                x.scatter_reduce(0, m.tensor([1]), o[:1], "amax"), x.index_put((m.tensor([0]),), o[:1])]
+        seen.append([(r.grad_fn.name(), type(r.grad_fn).__name__) for r in outs])
+    assert seen[1] == seen[0]

@@ -14,7 +14,7 @@ from .._out import refuse_index_put_overlap, refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import Node, shown_as, torch_named, version_checked
 from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
 from .inplace import _write_back
 
@@ -56,6 +56,7 @@ def _along(d: int, idx):
     return (slice(None),) * d + (idx,)
 
 
+@torch_named("IndexAddBackward0")
 class IndexAdd(Node):
     def forward(self, x, source, dim, index, alpha):
         self.at, self.alpha = _along(dim, index), alpha
@@ -68,6 +69,7 @@ class IndexAdd(Node):
         return g, gs
 
 
+@torch_named("IndexCopyBackward0")
 class IndexCopy(Node):
     def forward(self, x, source, dim, index):
         self.at = _along(dim, index)
@@ -83,6 +85,7 @@ class IndexCopy(Node):
         return gx, (g[self.at] if self.needs_input_grad[1] else None)
 
 
+@torch_named("IndexFillBackward0")
 class IndexFill(Node):
     def forward(self, x, value, dim, index):
         self.at = _along(dim, index)
@@ -255,7 +258,7 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out = expand(x, shape).clone()
     setitem(out, Tensor._make(m), reshape(source, -1)[:n])
-    return version_checked(out, mask)
+    return version_checked(shown_as(out, "MaskedScatterBackward0"), mask)
 
 
 def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -302,6 +305,7 @@ def _scatter_reduced(x, src, at, reduce, include_self):
     return out
 
 
+@torch_named("ScatterReduceBackward0")
 class ScatterReduce(Node):
     """PyTorch's scatter_reduce and its backward (``scatter_reduce_backward``): ties in amax/amin share the
     gradient evenly among the values equal to the result, the old value counted even when ``include_self=False``

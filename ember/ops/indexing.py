@@ -25,7 +25,7 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, torch_named, unrecorded_view, version_checked
+from ..autograd.graph import Node, shown_as, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
 from .elementwise import cast, promote, promoted
@@ -296,6 +296,7 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     return mark_multi_output_views(tuple(outs), label)
 
 
+@torch_named("IndexBackward0")  # (x[idx], x[mask]: PyTorch's index op)
 class AdvancedIndex(Node):
     linear = True
 
@@ -475,6 +476,7 @@ def _refuse_meta_masks(idx) -> None:
             raise nonzero_error()
 
 
+@torch_named("IndexPutBackward0")
 class IndexPut(Node):
     """``x[idx] = v``: the overwritten positions pass no gradient to the old x."""
 
@@ -744,6 +746,7 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return version_checked(Gather.apply(x, index=idx, dim=d), index)
 
 
+@torch_named("ScatterAddBackward0")
 class ScatterAdd(Node):
     def forward(self, x, src, index, dim):
         self.index, self.dim = index, dim
@@ -775,7 +778,9 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     grids[d] = idx
     vals = src[tuple(slice(0, n) for n in idx.shape)] if isinstance(src, Tensor) else src
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
-    return version_checked(out, index)
+    # (a clone and an index_put: its last node named as PyTorch's one, by a tensor source or a number)
+    return version_checked(shown_as(out, "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"),
+                           index)
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
