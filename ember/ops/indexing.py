@@ -296,6 +296,7 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     return mark_multi_output_views(tuple(outs), label)
 
 
+@torch_named("IndexBackward0")
 class AdvancedIndex(Node):
     linear = True
 

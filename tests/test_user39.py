@@ -1,0 +1,83 @@
+"""What a new user's training programs met under ember, each against PyTorch: a weights-only refusal's type, and
+the type names of the nodes of advanced indexing and of the class losses (``type(loss.grad_fn).__name__``)."""
+
+import argparse
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def both(fn):
+    return fn(torch), fn(ember)
+
+
+def test_weights_only_refusal_is_plain_unpickling_error(tmp_path):
+    """PyTorch raises ``pickle.UnpicklingError`` itself for a checkpoint holding an ``argparse.Namespace``: a
+    program printing ``type(e).__name__`` reads that name."""
+    names = []
+    for lib in (torch, ember):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"args": argparse.Namespace(lr=0.1), "w": lib.ones(2)}, path)
+        with pytest.raises(pickle.UnpicklingError) as info:
+            lib.load(path)
+        names.append((type(info.value).__name__, str(info.value).startswith("Weights only load failed")))
+    assert names[0] == names[1] == ("UnpicklingError", True)
+
+
+INDEXES = {
+    "tensor_in_middle": lambda lib, a: a[1, :, lib.tensor([0, 2, 4])],
+    "tensor_first": lambda lib, a: a[lib.tensor([0, 1])],
+    "mask": lambda lib, a: a[a > 0],
+    "lists": lambda lib, a: a[[0, 1], [1, 2]],
+}
+
+
+@pytest.mark.parametrize("case", INDEXES)
+def test_advanced_index_node_type_name(case):
+    data = np.random.RandomState(0).randn(3, 4, 5).astype(np.float32)
+    t, e = both(lambda lib: INDEXES[case](lib, lib.tensor(data, requires_grad=True)))
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__ == "IndexBackward0"
+    assert e.grad_fn.name() == t.grad_fn.name()
+    assert repr(e.grad_fn).split()[0] == repr(t.grad_fn).split()[0]
+
+
+LOSSES = {
+    "cross_entropy": lambda lib, x, t: lib.nn.functional.cross_entropy(x, t),
+    "smoothing": lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, label_smoothing=0.1),
+    "nll": lambda lib, x, t: lib.nn.functional.nll_loss(lib.nn.functional.log_softmax(x, 1), t),
+    "probabilities": lambda lib, x, t: lib.nn.functional.cross_entropy(x, lib.softmax(x.detach(), 1)),
+    "sum_4d": lambda lib, x, t: lib.nn.functional.cross_entropy(x.reshape(4, 5, 1, 1), t.reshape(4, 1, 1),
+                                                                 reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("case", LOSSES)
+def test_class_loss_node_type_name(case):
+    rng = np.random.RandomState(1)
+    x, tgt = rng.randn(4, 5).astype(np.float32), np.array([0, 1, 2, 3])
+    t, e = both(lambda lib: LOSSES[case](lib, lib.tensor(x, requires_grad=True), lib.tensor(tgt)))
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
+    assert e.grad_fn.name() == t.grad_fn.name()
+    assert repr(e.grad_fn).split()[0] == repr(t.grad_fn).split()[0]
+    np.testing.assert_allclose(e.item(), t.item(), rtol=1e-5)
+
+
+def test_class_loss_node_renamed_per_call_and_under_create_graph():
+    """One node class shows a different name per call (smoothing or not), and a second-order backward (which
+    reruns the loss's forward) keeps the values PyTorch gives."""
+    rng = np.random.RandomState(2)
+    x, tgt = rng.randn(3, 4).astype(np.float32), np.array([0, 3, 1])
+    out = []
+    for lib in (torch, ember):
+        xs = lib.tensor(x, requires_grad=True)
+        f = lib.nn.functional
+        names = [type(f.cross_entropy(xs, lib.tensor(tgt), label_smoothing=s).grad_fn).__name__ for s in (0.0, 0.2, 0.0)]
+        (g,) = lib.autograd.grad(f.cross_entropy(xs, lib.tensor(tgt), label_smoothing=0.1), xs, create_graph=True)
+        (gg,) = lib.autograd.grad(g.square().sum(), xs)
+        out.append((names, gg.detach().numpy()))
+    assert out[0][0] == out[1][0]
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-4, atol=1e-6)
