@@ -16,7 +16,7 @@ from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _reverse_cumsum, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex
@@ -190,6 +190,7 @@ class Extreme(Node):
     def forward(self, x, fn, axes, keepdim):
         out = fn(x, axis=axes, keepdims=True)
         self.fn = fn
+        show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
