@@ -111,3 +111,18 @@ def test_node_type_name_is_pytorchs(case):
     if not case.startswith("igamma"):  # (igamma's gradient for its first input is not implemented in PyTorch)
         t.sum().backward()
         e.sum().backward()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_embedding_node_has_the_weights_edge_only(sparse):
+    """PyTorch's EmbeddingBackward0 has one next function (the weight's): the indices are no input of the node."""
+    data = np.random.RandomState(4).randn(5, 3).astype(np.float32)
+    seen = []
+    for lib in (torch, ember):
+        w = lib.tensor(data, requires_grad=True)
+        y = lib.nn.functional.embedding(lib.tensor([[0, 2], [4, 2]]), w, sparse=sparse)
+        nexts = [None if f is None else f.name().split("::")[-1] for f, _ in y.grad_fn.next_functions]
+        (y * lib.arange(3.0)).sum().backward()
+        seen.append((type(y.grad_fn).__name__, nexts, w.grad.to_dense().numpy()))
+    assert seen[1][:2] == seen[0][:2]
+    np.testing.assert_array_equal(seen[1][2], seen[0][2])
