@@ -126,3 +126,33 @@ def test_embedding_node_has_the_weights_edge_only(sparse):
         seen.append((type(y.grad_fn).__name__, nexts, w.grad.to_dense().numpy()))
     assert seen[1][:2] == seen[0][:2]
     np.testing.assert_array_equal(seen[1][2], seen[0][2])
+
+
+INTEGER_RESULTS = {
+    "sum": lambda lib, x: x.sum(dtype=lib.int64),
+    "sum_dim": lambda lib, x: x.sum(0, dtype=lib.int64),
+    "sum_bool": lambda lib, x: lib.sum(x, dtype=lib.bool),
+    "prod": lambda lib, x: x.prod(dtype=lib.int64),
+    "nansum": lambda lib, x: x.nansum(dtype=lib.int32),
+    "cumsum": lambda lib, x: x.cumsum(0, dtype=lib.int64),
+    "cumprod": lambda lib, x: x.cumprod(0, dtype=lib.int64),
+}
+
+
+@pytest.mark.parametrize("case", INTEGER_RESULTS)
+def test_integer_result_of_a_tensor_that_requires_grad(case):
+    """PyTorch refuses a reduction's integer ``dtype=`` for a tensor that requires grad (ember's nansum gave an
+    int32 result that required grad, the others a result without history); without grad mode it computes it."""
+    data = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as info:
+            INTEGER_RESULTS[case](lib, lib.tensor(data, requires_grad=True))
+        errors.append(str(info.value).split(" (")[0])
+        with lib.no_grad():
+            out = INTEGER_RESULTS[case](lib, lib.tensor(data, requires_grad=True))
+        errors.append((str(out.dtype).split(".")[-1], out.requires_grad, out.tolist()))
+        out = INTEGER_RESULTS[case](lib, lib.tensor(data))
+        errors.append((str(out.dtype).split(".")[-1], out.requires_grad, out.tolist()))
+    assert errors[3:] == errors[:3]
+    assert errors[0].startswith("Autograd not support dtype: ")
