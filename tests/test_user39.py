@@ -156,3 +156,31 @@ def test_integer_result_of_a_tensor_that_requires_grad(case):
         errors.append((str(out.dtype).split(".")[-1], out.requires_grad, out.tolist()))
     assert errors[3:] == errors[:3]
     assert errors[0].startswith("Autograd not support dtype: ")
+
+
+PARTS = {
+    "real": lambda lib, z: z.real,
+    "imag": lambda lib, z: z.imag,
+    "torch.real": lambda lib, z: lib.real(z),
+    "view_as_real": lambda lib, z: lib.view_as_real(z),
+    "real_inplace": lambda lib, z: (lambda w: (w.real.mul_(3.0), w)[1])(z * 1),
+}
+
+
+@pytest.mark.parametrize("case", PARTS)
+def test_complex_parts_history_is_pytorchs(case):
+    """``z.real`` is PyTorch's ``view_as_real(z).select(-1, 0)``: SelectBackward0 over ViewAsRealBackward0, in
+    type and name; the gradients as PyTorch's."""
+    data = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    seen = []
+    for lib in (torch, ember):
+        x = lib.tensor(data, requires_grad=True)
+        y = PARTS[case](lib, (1j + 0.5) * x)
+        fn, chain = y.grad_fn, []
+        while fn is not None and len(chain) < 3:
+            chain.append((type(fn).__name__, fn.name().split("::")[-1]))
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        (g,) = lib.autograd.grad((lib.view_as_real(y) if y.is_complex() else y).square().sum(), x)
+        seen.append((chain, g.numpy()))
+    assert seen[1][0] == seen[0][0]
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-6)
