@@ -98,6 +98,7 @@ def torch_named(name: str):
 
 
 _SHOWN_CLASSES: dict[tuple[type, str], type] = {}
+_SHOWN_BASES: dict[type, type] = {}  # a renamed class -> the class it renames
 
 
 def shown_as(out: Tensor, name: str) -> Tensor:
@@ -107,14 +108,22 @@ def shown_as(out: Tensor, name: str) -> Tensor:
     gradient, saved tensors and version checks stay as they were."""
     node = out.grad_fn
     if node is not None:
-        cls = type(node)
-        shown = _SHOWN_CLASSES.get((cls, name))
-        if shown is None:
-            shown = torch_named(name)(type(cls.__qualname__, (cls,), {"__slots__": (), "__module__": cls.__module__,
-                                                                     "__qualname__": cls.__qualname__}))
-            _SHOWN_CLASSES[cls, name] = shown
-        node.__class__ = shown
+        show_node_as(node, name)
     return out
+
+
+def show_node_as(node: Node, name: str) -> None:
+    """``node`` reading as ``name`` (``shown_as``), set by the node itself where its PyTorch name depends on the
+    call (a class loss: NllLossBackward0, or AddBackward0 with label smoothing)."""
+    cls = type(node)
+    cls = _SHOWN_BASES.get(cls, cls)  # (a node renamed before, rerun under create_graph: its class, not a chain)
+    shown = _SHOWN_CLASSES.get((cls, name))
+    if shown is None:
+        shown = torch_named(name)(type(cls.__qualname__, (cls,), {"__slots__": (), "__module__": cls.__module__,
+                                                                 "__qualname__": cls.__qualname__}))
+        _SHOWN_CLASSES[cls, name] = shown
+        _SHOWN_BASES[shown] = cls
+    node.__class__ = shown
 
 
 class Node:

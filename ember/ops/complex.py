@@ -67,6 +67,7 @@ class Imag(Node):
         return (out,)
 
 
+@torch_named("ViewAsRealBackward0")
 class ViewAsReal(Node):
     is_view = True
 
@@ -77,6 +78,7 @@ class ViewAsReal(Node):
         return (complex_view(g if is_recorded(g) else xp.ascontiguousarray(g)),)  # (not a NumPy protocol)
 
 
+@torch_named("ViewAsComplexBackward0")
 class ViewAsComplex(Node):
     is_view = True
 
@@ -144,15 +146,27 @@ def is_complex(input: Tensor) -> bool:
 
 
 def real(input: Tensor) -> Tensor:
-    """The real parts, as a view (a real tensor: the tensor itself)."""
-    return Real.apply(input) if input._data.dtype.kind == "c" else input
+    """The real parts, as a view (a real tensor: the tensor itself). PyTorch's ``view_as_real(z).select(-1, 0)``,
+    so that its history reads as PyTorch's (SelectBackward0 over ViewAsRealBackward0)."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _part(input, 0)
 
 
 def imag(input: Tensor) -> Tensor:
-    """The imaginary parts, as a view; a RuntimeError for a real tensor, as PyTorch."""
+    """The imaginary parts, as a view; a RuntimeError for a real tensor, as PyTorch (``view_as_real(z).select(-1,
+    1)``, as ``real``)."""
     if input._data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return Imag.apply(input)
+    return _part(input, 1)
+
+
+def _part(z: Tensor, k: int) -> Tensor:
+    """Part ``k`` (0 real, 1 imaginary) of complex ``z``: one node without grad (nothing to show), else PyTorch's
+    two."""
+    if not z.requires_grad:
+        return (Real if k == 0 else Imag).apply(z)
+    return view_as_real(z).select(-1, k)
 
 
 def view_as_real(input: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
-from .elementwise import cast, conj_if_complex, promoted
+from .elementwise import cast, conj_if_complex, promoted, refuse_integer_history
 from .indexing import _scatter_add_into
 
 # PyTorch's CPU cumsum/cumprod carry their running value in at::acc_type: double for float32, complex<double> for
@@ -70,6 +70,7 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
         raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
     if dtype is not None:
+        refuse_integer_history(x, dtype)
         x = promoted(x, dtype)
     elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         x = cast(x, _dtype.int64)

@@ -177,6 +177,20 @@ def promoted(t: Tensor, dtype: _dtype.dtype) -> Tensor:
         return _graph.promoted_input(t, astype_result(t._data, dtype.np))
 
 
+def refuse_integer_history(t: Tensor, dtype) -> None:
+    """PyTorch's error for a reduction asked (``dtype=``) for an integer or bool result of a tensor that requires
+    grad while recording (sum, prod, nansum, cumsum, cumprod): its node would give that result a history, which
+    PyTorch's autograd refuses for such a dtype (a cast alone, ``x.long()``, is fine: it has none)."""
+    if dtype is None or not t.requires_grad or not _graph._GradState.enabled:
+        return
+    if dtype.__class__ is type:
+        dtype = _dtype.from_python_type(dtype)
+    if dtype._category < 2:
+        raise RuntimeError(f"Autograd not support dtype: {_dtype.SCALAR_TYPE_NAMES[dtype.name]} (a sum or product "
+                           "of a tensor that requires grad needs a floating or complex dtype=; detach() it first "
+                           "for an integer count)")
+
+
 # --------------------------------------------------------------------- binary arithmetic
 def number_in_float32(array, number) -> bool:
     """Whether PyTorch's CPU kernels compute ``array`` (a half or bfloat16 one) with the Python ``number`` in

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._backend import xp
 from .._memory_format import empty_result
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named
+from ..autograd.graph import Node, show_node_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
 from .elementwise import _float_operands, cast, is_inexact, refuse_complex
 
@@ -328,6 +328,7 @@ class Igamma(Node):
 
     def forward(self, a, x, upper):
         self.saved, self.upper = (a, x), upper
+        show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         return xp.asarray(_igamma64(a, x, upper)).astype(xp.result_type(a, x))
 
     def backward(self, g):

@@ -479,7 +479,14 @@ def apply_(x: Tensor, callable) -> Tensor:
     return _fill_with(x, values.astype(a.dtype))
 
 
+@torch_named("CopyBackwards")
 class CopyFrom(Node):
+    """``copy_`` of a tensor that needs a gradient: PyTorch's ``CopyBackwards`` (its name without the
+    ``torch::autograd::`` namespace, as CopySlices')."""
+
+    def name(self) -> str:
+        return "CopyBackwards"
+
     def forward(self, x, src):
         return xp.broadcast_to(via_float32(src, x.dtype), x.shape).astype(x.dtype)
 

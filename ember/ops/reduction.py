@@ -16,10 +16,10 @@ from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._meta import meta_results
 from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, apply_one, torch_named, version_checked
+from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
 from .cumulative import _reverse_cumsum, running
-from .elementwise import cast, conj_if_complex, promoted, refuse_complex
+from .elementwise import cast, conj_if_complex, promoted, refuse_complex, refuse_integer_history
 from .unary import sign_array
 
 
@@ -190,6 +190,7 @@ class Extreme(Node):
     def forward(self, x, fn, axes, keepdim):
         out = fn(x, axis=axes, keepdims=True)
         self.fn = fn
+        show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out if keepdim else (out.reshape(()) if axes is None else out.squeeze(axes))
@@ -327,6 +328,7 @@ def _accumulated_as(x: Tensor, dtype) -> Tensor:
     """``x`` cast to ``dtype`` when given, else integers and bools to int64: PyTorch's sum, prod and cumsum
     accumulate them as int64 (NumPy's would make uint8's uint64, a dtype ember does not have)."""
     if dtype is not None:
+        refuse_integer_history(x, dtype)
         return promoted(x, dtype)
     if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
         return cast(x, _dtype.int64)

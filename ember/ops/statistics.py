@@ -12,6 +12,7 @@ from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
+from .elementwise import refuse_integer_history
 from .reduction import _axes, _expand_back, variance
 from .sorting import _order, _take
 from .unary import sqrt
@@ -409,6 +410,7 @@ def nansum(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
     if not x.is_floating_point():
         return sum(x, dim, keepdim, dtype=dtype)
+    refuse_integer_history(x, dtype)
     dtype = None if dtype is None else dtype.np
     return Nansum.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim, dtype=dtype)
 

@@ -13,7 +13,7 @@ from .._backend import xp
 from .._meta import follow_view, is_meta, meta_array, meta_layout, record_layout
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..autograd.graph import Node, torch_named
 from ..storage import _bytes_of, data_ptr, root_array
 
 
@@ -89,6 +89,7 @@ def strided_view(x, shape: tuple, strides: tuple):
     return out
 
 
+@torch_named("UnfoldBackward0")
 class Unfold(Node):
     """``Tensor.unfold``: the windows of ``size`` elements ``step`` apart along ``dim`` as a new last dimension,
     a view (each window's elements are ``x``'s); windows that overlap share elements."""
@@ -122,8 +123,6 @@ class Unfold(Node):
             out[lead + (slice(j, j + (count - 1) * step + 1, step),)] += g[..., j]
         return (out,)
 
-    def name(self) -> str:
-        return "UnfoldBackward0"
 
 
 def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:

@@ -18,21 +18,17 @@ from .._shown_name import package_name
 _allowed: dict[str, Any] = {}  # path -> the object itself
 
 
-class WeightsOnlyError(pickle.UnpicklingError):
-    """A ``weights_only=True`` load met a class or function that is not allowlisted.
-
-    A ``pickle.UnpicklingError`` as PyTorch's, and like it no RuntimeError (which a corrupt file gives): a program's
-    ``except pickle.UnpicklingError`` (retry with ``weights_only=False``) and ``except RuntimeError`` clauses see
-    what they see in PyTorch.
-    """
-
-
-def weights_only_error(what: str, path: str) -> WeightsOnlyError:
+def weights_only_error(what: str, path: str) -> pickle.UnpicklingError:
     """PyTorch's refusal of a global that is not allowlisted, in its words (programs test for its first words,
-    "Weights only load failed"), naming the file."""
+    "Weights only load failed"), naming the file.
+
+    PyTorch raises ``pickle.UnpicklingError`` itself (no subclass, and no RuntimeError, which a corrupt file gives):
+    a program's ``except pickle.UnpicklingError`` and ``except RuntimeError`` clauses, and the type name it prints,
+    see what they see in PyTorch.
+    """
     pkg = package_name()
     path = path.removeprefix("builtins.")  # PyTorch names a builtin without its module: GLOBAL frozenset
-    return WeightsOnlyError(
+    return pickle.UnpicklingError(
         "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
         f"if you trust the source of the checkpoint. \n\t(1) Re-running `{pkg}.load` with `weights_only` set to "
         "`False` will likely succeed, but it can result in arbitrary code execution (the classes the file names are "

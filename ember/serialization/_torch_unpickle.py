@@ -15,6 +15,7 @@ memory and where internal objects may go are bounded by ``_pickle_bounds``.
 
 from __future__ import annotations
 
+import pickle
 import struct
 import sys
 from collections import OrderedDict
@@ -196,7 +197,7 @@ class Unpickler:
                "file nor builds PyTorch's own classes). Load it in PyTorch and save its state_dict() (for a whole "
                "model saved by torch.save(model, f))")
         if self.weights_only:  # PyTorch's weights-only loader refuses it too: its type, and its first words
-            raise _globals.WeightsOnlyError(f"Weights only load failed. {why}")
+            raise pickle.UnpicklingError(f"Weights only load failed. {why}")
         self.fail(why.removeprefix(f"{self.what}: "))
 
     def newobj(self) -> None:

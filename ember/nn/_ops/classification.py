@@ -15,7 +15,7 @@ from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, show_node_as, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import exp_into, log_softmax_array
 from .loss import _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
@@ -49,15 +49,11 @@ def _row_grad(g, denom, reduction: str, ignored):
 
 class _ShownLoss(Node):
     """A class loss's node, named as the node PyTorch's composition of the loss ends in (``shown``, set per call
-    by ``_shown_as``); with reduction 'none' its output has the target's shape (``shape``) where PyTorch's last
-    node gives it that shape itself."""
-    shown = "NllLossBackward0"
-
-    def name(self) -> str:
-        return self.shown
+    by ``_shown_as``: its name and its type's, as ``type(loss.grad_fn).__name__`` reads it); with reduction 'none'
+    its output has the target's shape (``shape``) where PyTorch's last node gives it that shape itself."""
 
     def shaped(self, loss, shown, shape):
-        self.shown = shown
+        show_node_as(self, shown)
         return loss.reshape(shape) if shape is not None else loss
 
 

@@ -12,7 +12,7 @@ from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, show_node_as
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
 from ...ops.shape import reshape_owned
@@ -27,6 +27,7 @@ class Linear(Node):
 
     def forward(self, x, w, b):
         self._shown = _torch_node_name(x, b)
+        show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         # (_bias_column's size test first, inline: a small Linear pays no call for it)
         if b is not None and x.ndim >= 2 and x.size * w.shape[0] >= w.shape[1] << 16 and _bias_column(x, w, b):

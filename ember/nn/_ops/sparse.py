@@ -32,12 +32,12 @@ class Embedding(Node):
         flat, gflat = idx.reshape(-1), g.reshape(-1, g.shape[-1])
         if self.sparse:
             check_dense_under_create_graph(g, "embedding")
-            return self._sparse_grad(flat, gflat, g), None
+            return (self._sparse_grad(flat, gflat, g),)
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
         gw = _dense_grad(gw, self.num, flat, gflat, self.scale)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
-        return gw, None
+        return (gw,)
 
     def _sparse_grad(self, flat, gflat, g) -> SparseCOO:
         """PyTorch's sparse gradient: one entry per lookup (uncoalesced, in lookup order), none for padding_idx."""
@@ -100,7 +100,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx += num if padding_idx < 0 else 0
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    out = Embedding.apply(weight, idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
+    # (the indices a parameter, not an input: PyTorch's node has one next function, the weight's)
+    out = Embedding.apply(weight, idx=idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
                           sparse=bool(sparse))
     return version_checked(out, input)
 
