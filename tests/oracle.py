@@ -108,6 +108,16 @@ def assert_same_error(fn):
     assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
 
 
+def assert_same_outcome(fn, **tolerances):
+    """``fn(module)`` for ember and torch: where torch raises, ember raises the same exception type with the same
+    message; otherwise the results are close (``assert_close``'s ``atol``/``rtol``)."""
+    (got, _), (want, _) = outcomes(fn)
+    if isinstance(want, Exception):
+        assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+    else:
+        assert_close(got, want, **tolerances)
+
+
 def node_names(fn, depth: int = 2) -> list:
     """The autograd node names breadth first from the node ``fn``, ``depth`` levels deep, each with its level (None
     for an edge without a node): ``[(0, "AddBackward0"), (1, "AccumulateGrad"), ...]``."""

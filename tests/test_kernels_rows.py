@@ -29,15 +29,22 @@ def _assert_all_close(fast, ref, expected, rtol, atol):
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def test_softmax_rows_compiled_matches_numpy_and_torch():
-    """Rows of very different scale (the global shift's redo path), a row of -inf (NaN, as PyTorch), inf and NaN
-    entries; forward and gradient."""
+def _rows_of_every_kind() -> np.ndarray:
+    """(300, 67) float32 rows of very different scale, a row of -inf, a row with +inf, one with NaN, and -inf
+    entries in a finite row."""
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((300, 67)) * 3).astype(np.float32)
     x[::9] *= 40
     x[1::13] -= 300
     x[5] = -np.inf
     x[6, 3], x[7, 10], x[8, :60] = np.inf, np.nan, -np.inf
+    return x
+
+
+def test_softmax_rows_compiled_matches_numpy_and_torch():
+    """Rows of very different scale (the global shift's redo path), a row of -inf (NaN, as PyTorch), inf and NaN
+    entries; forward and gradient."""
+    x = _rows_of_every_kind()
 
     def run(fw=ember):
         return _grads(fw, lambda m, a: m.softmax(a, -1), [x])
@@ -63,12 +70,7 @@ def test_softmax_shifts_each_row_by_its_own_max_as_torch():
 def test_log_softmax_rows_compiled_matches_numpy_and_torch():
     """The compiled log-softmax (rows of 16 entries or more): rows of very different scale, a row of -inf, a +inf
     entry and a NaN entry (NaN rows, as PyTorch's), -inf entries in a finite row; forward and gradient."""
-    rng = np.random.default_rng(0)
-    x = (rng.standard_normal((300, 67)) * 3).astype(np.float32)
-    x[::9] *= 40
-    x[1::13] -= 300
-    x[5] = -np.inf
-    x[6, 3], x[7, 10], x[8, :60] = np.inf, np.nan, -np.inf
+    x = _rows_of_every_kind()
 
     def run(fw=ember):
         return _grads(fw, lambda m, a: m.log_softmax(a, -1), [x])
