@@ -244,6 +244,9 @@ class ConvNd(Node):
             from . import conv_higher_order  # (imports this module)
 
             return conv_higher_order.conv_backward(g, x, w, self.needs_input_grad, stride, pads, dilation, groups)
+        zeros = zero_grads(g, x, w, self.needs_input_grad, w.shape[0])
+        if zeros is not None:
+            return zeros
         if layout == _NCHW:
             return _backward_nchw(g, cols, w, self.needs_input_grad, in_sp, stride, pads, dilation, groups)
         if layout == _WINOGRAD:
@@ -258,6 +261,28 @@ class ConvNd(Node):
         if nb:
             gb = gb_last.reshape(w.shape[0], -1).sum(1)
         return gx, gw, gb
+
+
+def zero_grads(g, x, w, needs, bias_size: int):
+    """The gradients (x, w, bias) of a convolution (or a transposed one) for an output gradient ``g`` of zeros
+    only, without the products; None for any other ``g``.
+
+    Such a ``g`` is common under double backward: a piecewise-linear activation's gradient under create_graph
+    (``PiecewiseLinearGrad``, PyTorch's LeakyReluBackwardBackward0 and kin) passes zeros to its input, and so to
+    the convolution before it, whose backward then costs as much as any other (a WGAN-GP critic step spends a sixth
+    of its time there). Each product of a zero is a zero, so every gradient is zeros, the same +0.0 the GEMMs sum;
+    except where x (for w's gradient) or w (for x's) holds an infinity or a NaN, whose products with 0 are NaN: a
+    non-finite sum sends those to the products. Nine elements spread over ``g`` are read first, so that a
+    gradient that is not all zeros (nearly every one) costs about a microsecond, not a pass over it."""
+    size = g.size
+    if not size or any(g.item(i) for i in range(0, size, size // 8 or 1)) or g.any():
+        return None
+    nx, nw, nb = needs
+    if (nx and not xp.isfinite(w.sum())) or (nw and not xp.isfinite(x.sum())):
+        return None
+    dtype = xp.result_type(g, w)
+    return (xp.zeros(x.shape, dtype) if nx else None, xp.zeros(w.shape, dtype) if nw else None,
+            xp.zeros(bias_size, dtype) if nb else None)
 
 
 _NCHW = "nchw"  # ConvNd's layout tag for a forward by ``conv_nchw`` (batch-last ones: ``forward_batch_last``'s)

