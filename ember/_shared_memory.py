@@ -104,7 +104,7 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
         return
     del layout
     for t in (o for o in gc.get_objects() if issubclass(type(o), Tensor)):
-        if t.is_sparse:
+        if t.is_sparse or _stands_for_another(t):
             continue
         layout = layout_in_storage(t._data)
         if layout is None:
@@ -113,6 +113,13 @@ def move_storages(tensors: Iterable[Tensor], make_root) -> None:
         entry = moved.get(id(root))
         if entry is not None and entry[0] is root:
             t._data = view_into(entry[1], t.dtype, offset, shape, strides)
+
+
+def _stands_for_another(t) -> bool:
+    """Whether ``t`` holds no array of its own but stands for another tensor, which the heap search finds itself:
+    vmap's examples (a BatchedTensor, whose ``_data`` is a property that refuses to be read, kept alive after its
+    vmap by a caught exception's frames or by the user)."""
+    return isinstance(getattr(type(t), "_data", None), property)  # (read on the class: the descriptor itself)
 
 
 def _into_shared(root):

@@ -58,8 +58,12 @@ def size_item(i: int, n) -> int:
 
 def c_type_name(value) -> str:
     """The name PyTorch's C++ messages give ``value``'s type (CPython's ``tp_name``): a class defined in Python
-    by its bare name (``int``, ``MyModule``), an extension type by its dotted name (``numpy.ndarray``)."""
+    by its bare name (``int``, ``MyModule``), an extension type by its dotted name (``numpy.ndarray``); a class
+    that stands for another under PyTorch names it in ``_c_type_name`` (vmap's examples: PyTorch's are Tensors)."""
     cls = type(value)
+    shown = cls.__dict__.get("_c_type_name")
+    if shown is not None:
+        return shown
     if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"

@@ -199,9 +199,9 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
     from ._dtype import CPP_TYPE_NAMES
-    from .ops.shape import squeeze, unsqueeze
+    from .ops.shape import squeeze, tensor_list, unsqueeze
 
-    tensors = list(tensors)
+    tensors = tensor_list(tensors, "linalg_multi_dot")
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     first, last = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1

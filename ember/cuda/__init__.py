@@ -33,6 +33,11 @@ def is_initialized() -> bool:
     return False
 
 
+# PyTorch's flag behind is_initialized(), which library code reads directly (reversible layers test it before
+# saving the CUDA generators' states): never set here, as no CUDA context is ever made
+_initialized = False
+
+
 def is_bf16_supported() -> bool:
     return False
 
@@ -131,6 +136,7 @@ mem_get_info = _unavailable("mem_get_info")
 get_rng_state = _unavailable("get_rng_state")
 initial_seed = _unavailable("initial_seed")
 ipc_collect = _unavailable("ipc_collect")
+init = _unavailable("init")
 
 
 def _device_class(name: str, what: str) -> type:

@@ -123,6 +123,7 @@ class BatchedTensor(Tensor):
     """One example of a batch, inside ``vmap`` (see the module docstring). Not constructed by users."""
 
     __slots__ = ("_value", "_level")
+    _c_type_name = "Tensor"  # (the type PyTorch's messages name: its examples inside vmap are plain Tensors)
 
     # Shadows Tensor's ``_data`` slot: ember code reading the array directly has no batching rule.
     _data = property(_no_rule_data)

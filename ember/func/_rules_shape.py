@@ -6,6 +6,7 @@ import ember as E
 
 from .._backend import xp
 from .._tensor import Tensor
+from ..ops.shape import tensor_list
 from ._batched import loop, peel, rule, wrap, wrap_out
 from ._rules import _arg, _sizes, batched_value, logical_ndim, neg_dim, neg_dims, pad, pointwise
 
@@ -115,7 +116,7 @@ def last_two(name, op, level, args, kwargs):
 
 @rule("cat", "concat", "concatenate", "stack")
 def cat(name, op, level, args, kwargs):
-    tensors = list(_arg(args, kwargs, 0, "tensors"))
+    tensors = tensor_list(_arg(args, kwargs, 0, "tensors"), name)
     dim = _arg(args, kwargs, 1, "dim", 0)
     n = max(logical_ndim(t, level) for t in tensors)
     if name != "stack" and n == 1 and any(logical_ndim(t, level) != 1 for t in tensors):

@@ -334,13 +334,14 @@ def atleast_3d(*tensors):
 
 def column_stack(tensors) -> Tensor:
     """1-D and 0-d tensors become columns, then everything is concatenated along dimension 1."""
-    from .shape import cat, reshape
+    from .shape import cat, nonempty_tensor_list, reshape
 
+    tensors = nonempty_tensor_list(tensors, "column_stack")
     return cat([reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in tensors], 1)
 
 
 def dstack(tensors) -> Tensor:
     """Concatenate along the third dimension after ``atleast_3d``."""
-    from .shape import cat
+    from .shape import cat, nonempty_tensor_list
 
-    return cat([atleast_3d(t) for t in tensors], 2)
+    return cat([atleast_3d(t) for t in nonempty_tensor_list(tensors, "dstack")], 2)

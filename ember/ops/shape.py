@@ -16,7 +16,8 @@ from .._dtype import promote_types
 from .._memory_format import channels_last_order, format_strides, laid_out
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
-from .._size import check_nonnegative
+from .._shown_name import package_name
+from .._size import c_type_name, check_nonnegative
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
@@ -598,13 +599,25 @@ class Cat(Node):
         return tuple(grads)
 
 
-def _common(tensors, name: str) -> list:
-    tensors = list(tensors)
-    if not tensors:  # (PyTorch's cat raises a ValueError, its stack a RuntimeError)
-        raise (RuntimeError if name == "stack" else ValueError)(f"{name}(): expected a non-empty list of Tensors")
+def tensor_list(tensors, name: str) -> list:
+    """``tensors`` as PyTorch's argument parser takes a list of tensors (``cat``'s, ``stack``'s): a list or a tuple
+    whose elements are all Tensors. Anything else is its TypeError: a Tensor (which would otherwise be iterated
+    along its first dimension), a generator, a NumPy array, an element that is not a Tensor."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{c_type_name(tensors)}")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {c_type_name(t)}")
+    return list(tensors)
+
+
+def _common(tensors, name: str) -> list:
+    tensors = tensor_list(tensors, name)
+    if not tensors:  # (PyTorch's cat, under any of its names, raises a ValueError, its stack a RuntimeError)
+        if name == "stack":
+            raise RuntimeError("stack expects a non-empty TensorList")
+        raise ValueError(f"{package_name()}.cat(): expected a non-empty list of Tensors")
     if _meta_made[0]:  # (meta tensors with CPU ones: PyTorch's error)
         check_operand_devices(*(t._data for t in tensors))
     first = tensors[0]
@@ -638,9 +651,19 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return _concatenated(tensors, dim, CatBackward0)
 
 
-def _concatenated(tensors, dim: int, node: type) -> Tensor:
-    """``cat``, its node of class ``node``."""
-    tensors = _common(tensors, "cat")
+def concat(tensors, dim: int = 0) -> Tensor:
+    """``cat`` under NumPy's name (PyTorch's alias; its errors name ``concat``)."""
+    return _concatenated(tensors, dim, CatBackward0, "concat")
+
+
+def concatenate(tensors, dim: int = 0) -> Tensor:
+    """``cat`` under NumPy's name (PyTorch's alias; its errors name ``concatenate``)."""
+    return _concatenated(tensors, dim, CatBackward0, "concatenate")
+
+
+def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
+    """``cat``, its node of class ``node``; ``name`` is the function its errors name."""
+    tensors = _common(tensors, name)
     # PyTorch skips 1-D empty tensors in cat (legacy behaviour)
     skip = tuple(i for i, t in enumerate(tensors) if t._data.shape == (0,))
     if len(skip) == len(tensors):
@@ -661,8 +684,6 @@ def _concatenated(tensors, dim: int, node: type) -> Tensor:
     return node.apply(*tensors, dim=d, skip=skip)
 
 
-concat = concatenate = cat
-
 
 def stack(tensors, dim: int = 0) -> Tensor:
     tensors = _common(tensors, "stack")
@@ -678,12 +699,20 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def hstack(tensors) -> Tensor:
-    tensors = list(tensors)
+    tensors = nonempty_tensor_list(tensors, "hstack")
     return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
-    return cat([t if t._data.ndim > 1 else unsqueeze(t, 0) for t in tensors], 0)
+    return cat([t if t._data.ndim > 1 else unsqueeze(t, 0) for t in nonempty_tensor_list(tensors, "vstack")], 0)
+
+
+def nonempty_tensor_list(tensors, name: str) -> list:
+    """``tensor_list``, and PyTorch's RuntimeError for an empty one (``hstack``, ``vstack``, ``dstack`` ...)."""
+    tensors = tensor_list(tensors, name)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
