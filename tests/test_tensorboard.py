@@ -144,3 +144,40 @@ def test_writer_attributes_are_pytorchs(tmp_path, monkeypatch):
     default.close()
     assert default.log_dir == default.get_logdir() and default.log_dir.startswith("runs")
     assert default.log_dir.endswith("_c")
+
+
+def _sizes_grow_before_close(writer_class, logdir):
+    """Whether each event file under ``logdir`` has the scalars in it before the writer is flushed or closed
+    (within 10 s, the writers' logging threads taking them from their queues), as a running job's TensorBoard
+    shows them; then the writer is closed."""
+    import time
+
+    writer = writer_class(str(logdir))
+    writer.add_scalar("loss", 1.0, 0)
+    writer.add_scalars("run", {"a": 1.0, "b": 2.0}, 0)
+    files = lambda: [os.path.join(d, f) for d, _, fs in os.walk(logdir) for f in fs]  # noqa: E731
+    before = {f: os.path.getsize(f) for f in files()}
+    for step in range(1, 4):
+        writer.add_scalar("loss", 1.0 / step, step)
+        writer.add_scalars("run", {"a": step, "b": 2.0 * step}, step)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(os.path.getsize(f) > before.get(f, 0) for f in files()):
+        time.sleep(0.05)
+    grown = {os.path.dirname(os.path.relpath(f, logdir)) or "main": os.path.getsize(f) > before.get(f, 0)
+             for f in files()}
+    writer.close()
+    return grown
+
+
+def test_events_reach_the_file_as_they_are_written_as_pytorchs(tmp_path):
+    """PyTorch's writer puts each event in its file as its logging thread takes it from the queue, so TensorBoard
+    shows a running job's scalars at once and a crash loses none; tensorboardX's buffered them in the file object
+    until ``flush_secs`` (120 s) passed."""
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from ember.utils.tensorboard import SummaryWriter
+
+    theirs = _sizes_grow_before_close(TorchWriter, tmp_path / "torch")
+    mine = _sizes_grow_before_close(SummaryWriter, tmp_path / "ember")
+    assert theirs == {"main": True, "run_a": True, "run_b": True}
+    assert mine == theirs

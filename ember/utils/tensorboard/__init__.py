@@ -12,6 +12,7 @@ derived from.
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from typing import Any
@@ -54,6 +55,27 @@ def _numpy_arguments(method):
     return call
 
 
+def _write_through(file_writer) -> None:
+    """Make ``file_writer`` (a tensorboardX ``FileWriter``) put each event in its file as its logging thread
+    takes it from the queue, as PyTorch's writer does: TensorBoard then shows a running job's scalars at once,
+    and a job that crashes loses none. tensorboardX opens the file with Python's default buffering, so its
+    events stayed in memory until ``flush_secs`` (120 s) passed or the writer was flushed.
+
+    The file is reopened unbuffered for appending (its first event, the file version, flushed into it first),
+    under the events writer's lock so that the logging thread never writes to the old one. Writers of another
+    kind (tensorboardX's S3 or GCS ones) are left as they are."""
+    events = getattr(getattr(file_writer, "event_writer", None), "_ev_writer", None)
+    record = getattr(events, "_py_recordio_writer", None)
+    lock = getattr(events, "_lock", None)
+    if lock is None or not isinstance(getattr(record, "_writer", None), io.BufferedWriter):
+        return
+    with lock:
+        buffered = record._writer
+        buffered.flush()
+        record._writer = open(buffered.name, "ab", buffering=0)  # (tensorboardX closes it)
+        buffered.close()
+
+
 def _make_writer_class(base):
     class SummaryWriter(base):
         """Writes TensorBoard event files under ``log_dir`` (default ``runs/<date>_<host><comment>``), as
@@ -66,6 +88,12 @@ def _make_writer_class(base):
 
         def get_logdir(self) -> str:
             return self.logdir
+
+        def _get_file_writer(self):
+            # (tensorboardX makes the run's file writer here, again after a close: each gets PyTorch's writes)
+            file_writer = super()._get_file_writer()
+            _write_through(file_writer)
+            return file_writer
 
         # PyTorch's writer keeps its arguments as attributes (``writer.log_dir`` names the run's folder)
         log_dir = property(get_logdir, doc="The folder the event files go to.")
@@ -109,6 +137,7 @@ def _make_writer_class(base):
                     writer = self.all_writers[run_dir] = FileWriter(
                         run_dir, max_queue=self._max_queue, flush_secs=self._flush_secs,
                         filename_suffix=self._filename_suffix)
+                    _write_through(writer)
                 writer.add_summary(scalar(main_tag, _to_numpy(value)), global_step, walltime)
 
         def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True):
