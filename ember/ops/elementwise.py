@@ -15,7 +15,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, meta_results, refuse_meta
+from .._meta import check_operand_devices, iterator_layout, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
@@ -866,7 +866,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
         with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
-            return Tensor._make(meta_results(arrays, fn(*arrays), True))
+            return Tensor._make(meta_results(arrays, iterator_layout(fn(*arrays), arrays), True))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 

@@ -16,7 +16,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
-from .._meta import follow_view, is_meta, meta_layout, nonzero_error, refuse_meta
+from .._meta import follow_view, is_meta, iterator_layout, meta_layout, nonzero_error, refuse_meta
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
@@ -833,10 +833,11 @@ class Where(Node):
     """``where(cond, a, b)``: the condition, which takes no gradient, is a parameter, not an input, so the node's
     next functions are PyTorch's two (``a``'s and ``b``'s)."""
     diagonal_jacobian = True
+    own_layout = True
 
     def forward(self, a, b, cond):
         self.saved = (cond,)  # (its version is checked as PyTorch's saved condition's: ``where``)
-        return xp.where(cond, a, b)
+        return iterator_layout(xp.where(cond, a, b), (cond, a, b))  # (the condition first, as PyTorch's)
 
     def backward(self, g):
         (cond,) = self.saved
