@@ -13,7 +13,14 @@ import operator
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
-from .._memory_format import channels_last_order, format_strides, laid_out
+from .._memory_format import (
+    channels_last_order,
+    concatenated_format,
+    contiguous_format,
+    format_strides,
+    has_format_strides,
+    laid_out,
+)
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._size import check_nonnegative
@@ -589,7 +596,7 @@ class Cat(Node):
         self.dim, self.skip = dim, skip
         kept = [a for i, a in enumerate(arrays) if i not in skip] if skip else arrays
         self.bounds = list(xp.cumsum([a.shape[dim] for a in kept])[:-1])
-        return xp.concatenate(kept, axis=dim)
+        return _in_format(xp.concatenate(kept, axis=dim), arrays)
 
     def backward(self, g):
         grads = xp.split(g, self.bounds, axis=self.dim)
@@ -623,11 +630,29 @@ class Stack(Node):
 
     def forward(self, *arrays, dim):
         self.dim = dim
-        return xp.stack(arrays, axis=dim)
+        out = xp.stack(arrays, axis=dim)
+        if dim == arrays[0].ndim:  # (PyTorch's: a cat of the inputs unsqueezed there)
+            return _in_format(out, arrays, extra=True)
+        # (PyTorch's: their cat along dim, viewed with dim split in two)
+        shape = list(arrays[0].shape)
+        shape[dim] *= len(arrays)
+        return _in_format(out.reshape(shape), arrays).reshape(out.shape)
 
     def backward(self, g):
         lead = (slice(None),) * self.dim
         return tuple(g[lead + (i,)] for i in range(g.shape[self.dim]))
+
+
+def _in_format(out, arrays, extra: bool = False):
+    """``out``, the concatenation of ``arrays`` (NumPy's, which keeps their layout), laid out as PyTorch's ``cat``
+    allocates it: in the memory format all of them suggest (channels-last ones give a channels-last result), else
+    row-major (a transposed tensor's cat is contiguous). ``extra``: as ``concatenated_format``'s."""
+    if out.__class__ is not xp.ndarray or out.ndim < 2 or _meta_made[0] and is_meta(out):
+        return out
+    fmt = concatenated_format(arrays, extra)
+    if fmt is contiguous_format:
+        return out if out.flags.c_contiguous and out.size else xp.ascontiguousarray(out)
+    return out if has_format_strides(out, fmt) else laid_out(out, fmt)
 
 
 class CatBackward0(Cat):
