@@ -101,10 +101,34 @@ class Reshape(Node):
             strides = view_strides(x.shape, meta_layout(x)[0], shape)
             if strides is not None:
                 follow_view(x, out, strides)
+        elif 1 in out.shape and self.is_view and not x.flags.c_contiguous:
+            out = _size_one_strides(x, out)
         return out
 
     def backward(self, g):
         return (g.reshape(self.shape),)
+
+
+def _reshaped_view(a):
+    """The maker of ``a``'s views as another shape: NumPy's ``reshape``, and for a non-contiguous ``a`` with PyTorch's
+    strides for the dimensions of size 1 (``_size_one_strides``)."""
+    if a.flags.c_contiguous:
+        return a.reshape
+    return lambda shape: _size_one_strides(a, a.reshape(shape))
+
+
+def _size_one_strides(x, out):
+    """``out``, NumPy's view of ``x`` reshaped, with PyTorch's strides for its dimensions of size 1 (its
+    computeStride: ``x[:, 1:2].view(6, 1)`` of a (2, 3, 4) ``x`` steps 1 there, where NumPy repeats the stride
+    before it). Only a dimension of size 1 differs, which never steps: its stride is only reported."""
+    if 1 not in out.shape:
+        return out
+    itemsize = x.itemsize
+    strides = view_strides(x.shape, [s // itemsize for s in x.strides], out.shape)
+    if strides is None:
+        return out
+    strides = tuple(s * itemsize for s in strides)
+    return out if strides == out.strides else xp.lib.stride_tricks.as_strided(out, strides=strides)
 
 
 class ReshapeCopy(Reshape):
@@ -190,7 +214,7 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
                 return out if out is not None else ViewBackward0.apply(x, shape=sizes)
     shape = _infer_shape(_shape_arg(sizes, shape, "shape", "reshape"), a.size, a)
     if _viewable(a, shape):
-        out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+        out = unrecorded_view(x, _reshaped_view(a), shape, ViewBackward0)
         return out if out is not None else ViewBackward0.apply(x, shape=shape)
     return UnsafeViewBackward0.apply(x, shape=shape)
 
@@ -214,7 +238,7 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
             known *= s
         else:
             if known == a.size and shape and (a.flags.c_contiguous or _viewable(a, shape)):  # (no sizes: below)
-                out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+                out = unrecorded_view(x, _reshaped_view(a), shape, ViewBackward0)
                 return out if out is not None else ViewBackward0.apply(x, shape=shape)
     if dtype is not None:
         if shape or size is not None:
@@ -236,7 +260,7 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    out = unrecorded_view(x, a.reshape, target, ViewBackward0)  # (reshape's test of the layout passed above)
+    out = unrecorded_view(x, _reshaped_view(a), target, ViewBackward0)  # (reshape's test of the layout passed above)
     return out if out is not None else ViewBackward0.apply(x, shape=target)
 
 
