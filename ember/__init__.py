@@ -18,6 +18,7 @@ from . import ops as _ops  # noqa: F401  (first: ops imports Tensor, whose metho
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (
+    _as_tensor_fullprec,
     arange,
     as_tensor,
     asarray,

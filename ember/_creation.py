@@ -344,6 +344,16 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return _numpy_strides(_finish(as_array(data, dtype), False, device), data)
 
 
+def _as_tensor_fullprec(t) -> Tensor:
+    """PyTorch's ``as_tensor`` that keeps a Python number in full precision (a float as float64, an int as int64,
+    on the CPU whatever the default device), anything else as ``as_tensor`` reads it."""
+    if t.__class__ is float:
+        return as_tensor(t, dtype=_dtype.float64, device="cpu")
+    if t.__class__ is int:
+        return as_tensor(t, dtype=_dtype.int64, device="cpu")
+    return as_tensor(t)
+
+
 _ASARRAY_REQUIRES_GRAD_WARNING = (
     "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
     "Pass requires_grad=False explicitly to get the old behavior and silence this warning."
