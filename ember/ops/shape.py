@@ -237,8 +237,9 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
                 break
             known *= s
         else:
-            if known == a.size and shape and (a.flags.c_contiguous or _viewable(a, shape)):  # (no sizes: below)
-                out = unrecorded_view(x, _reshaped_view(a), shape, ViewBackward0)
+            if known == a.size and shape and ((contiguous := a.flags.c_contiguous) or _viewable(a, shape)):
+                # (no sizes: below)
+                out = unrecorded_view(x, a.reshape if contiguous else _reshaped_view(a), shape, ViewBackward0)
                 return out if out is not None else ViewBackward0.apply(x, shape=shape)
     if dtype is not None:
         if shape or size is not None:
