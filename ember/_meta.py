@@ -317,6 +317,21 @@ def iterator_layout(out, arrays):
         return out
     if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
         return out  # (a meta result's layout is recorded instead: ``meta_results``)
+    return _relaid(out, arrays)
+
+
+def kept_layout(out, x):
+    """``out``, a one-input pointwise op's result that its kernel computed row-major (on the flat array: ``erf``,
+    ``gelu``, ``lgamma``), in the layout PyTorch gives it, the input ``x``'s order (``x.t().erf()`` is transposed,
+    as ``exp``'s NumPy ufunc keeps it). A row-major ``x`` returns at once."""
+    if x.__class__ is not np.ndarray or x.flags.c_contiguous or out.__class__ is not np.ndarray or out.ndim < 2 \
+            or out.shape != x.shape or made[0] and (is_meta(x) or is_meta(out)):
+        return out
+    return _relaid(out, (x,))
+
+
+def _relaid(out, arrays):
+    """``out`` copied into the strides ``iterator_strides`` gives it for ``arrays``, unless it has them."""
     strides = iterator_strides(arrays, out.shape)
     itemsize = out.itemsize
     if strides is None:

@@ -17,6 +17,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._memory_format import empty_result
+from .._meta import kept_layout
 from .._tensor import Tensor
 from ..autograd.graph import Node, show_node_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
@@ -118,7 +119,7 @@ class _GammaFamily(Node):
 
     def forward(self, x, n):
         self.saved, self.n = (x,), n
-        return _family64(n, x.astype(xp.float64)).astype(x.dtype)
+        return kept_layout(_family64(n, x.astype(xp.float64)).astype(x.dtype), x)  # (the input's, as PyTorch's)
 
     def backward(self, g):
         x = self.saved[0]

@@ -16,7 +16,7 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
-from .._meta import is_meta, meta_results
+from .._meta import is_meta, kept_layout, meta_results
 from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
@@ -225,10 +225,10 @@ def _erf_kernel(x, kernel, exact):
     if not x.size:
         return xp.empty_like(x)
     if x.dtype.itemsize > 4:
-        return exact(x).astype(x.dtype)
+        return kept_layout(exact(x).astype(x.dtype), x)
     out = xp.empty(x.shape, x.dtype)
     parallel_blocks(kernel, x.reshape(-1), out.reshape(-1))
-    return out
+    return kept_layout(out, x)  # (the input's layout, as PyTorch's)
 
 
 @torch_named("ErfBackward0")

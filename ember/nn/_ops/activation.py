@@ -20,6 +20,7 @@ from ... import _dtype
 from ..._backend import xp
 from ..._kernels import activation as compiled
 from ..._kernels.policy import policy
+from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
@@ -39,7 +40,7 @@ class Pointwise(Node):
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
         self.saved = (deriv,)
-        return out
+        return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
     def backward(self, g):
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
