@@ -91,6 +91,9 @@ CASES = {
     "lgamma(xt)": lambda m, o: o["xt"].abs().lgamma(),
     "digamma(cl)": lambda m, o: o["cl"].abs().digamma(),
     "gelu(xt) (grad)": lambda m, o: m.nn.functional.gelu(o["xt"].requires_grad_()),
+    "logsigmoid(xt)": lambda m, o: m.nn.functional.logsigmoid(o["xt"]),  # (PyTorch's kernel: contiguous)
+    "isreal(cl)": lambda m, o: m.isreal(o["cl"]),
+    "isreal(xt complex)": lambda m, o: m.isreal(o["xt"] * 1j),
     "xt + y (grad)": lambda m, o: o["xt"].requires_grad_() + o["y"].requires_grad_(),
     "xt * y (grad)": lambda m, o: o["xt"].requires_grad_() * o["y"],
     "cl + c (grad)": lambda m, o: o["cl"].requires_grad_() + o["c"],

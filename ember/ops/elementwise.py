@@ -15,7 +15,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, iterator_layout, meta_results, refuse_meta
+from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
@@ -991,8 +991,15 @@ def isneginf(x: Tensor) -> Tensor:
 
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
-    return Tensor._make(meta_results((x._data,), x._data.imag == 0 if x.is_complex()
-                                     else xp.ones(x._data.shape, dtype=bool)))
+    if x.is_complex():
+        return Tensor._make(meta_results((x._data,), x._data.imag == 0))
+    from .._creation import _empty_preserving, meta_like  # (PyTorch's ones_like(x, dtype=bool): x's layout kept)
+
+    if _meta_made[0] and is_meta(x._data):  # (no data: the shape and layout alone)
+        return Tensor._make(meta_like(x._data, xp.bool_))
+    out = _empty_preserving(x, xp.bool_)
+    out[...] = True
+    return Tensor._make(out)
 
 
 def float_power_dtype(a, b) -> _dtype.dtype:

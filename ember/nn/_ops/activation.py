@@ -36,10 +36,13 @@ class Pointwise(Node):
 
     diagonal_jacobian = True
     float32_compute = True
+    contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
 
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
         self.saved = (deriv,)
+        if self.contiguous_result:
+            return xp.ascontiguousarray(out)
         return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
     def backward(self, g):
@@ -82,6 +85,7 @@ _ELU = node_named("EluBackward0")
 _SOFTPLUS = node_named("SoftplusBackward0")
 _HARDTANH = node_named("HardtanhBackward0", smooth=False)
 _LOG_SIGMOID = node_named("LogSigmoidBackward0")
+_LOG_SIGMOID.contiguous_result = True
 
 
 def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel: str | None = None) -> Tensor:
