@@ -91,6 +91,17 @@ CASES = {
     "lgamma(xt)": lambda m, o: o["xt"].abs().lgamma(),
     "digamma(cl)": lambda m, o: o["cl"].abs().digamma(),
     "gelu(xt) (grad)": lambda m, o: m.nn.functional.gelu(o["xt"].requires_grad_()),
+    # two-input ops outside the elementwise nodes
+    "rsub(xt, y)": lambda m, o: m.rsub(o["xt"], o["y"]),
+    "rsub(y, xt)": lambda m, o: m.rsub(o["y"], o["xt"]),
+    "fmax": lambda m, o: m.fmax(o["xt"], o["y"]),
+    "fmin": lambda m, o: m.fmin(o["xt"], o["y"]),
+    "heaviside": lambda m, o: m.heaviside(o["xt"], o["y"]),
+    "igamma": lambda m, o: m.igamma(o["xt"].abs(), o["y"].abs()),
+    "special.gammaincc": lambda m, o: m.special.gammaincc(o["xt"].abs(), o["y"].abs()),
+    "isclose": lambda m, o: m.isclose(o["xt"], o["y"]),
+    "complex": lambda m, o: m.complex(o["xt"], o["y"]),
+    "polar": lambda m, o: m.polar(o["xt"].abs(), o["y"]),
     "logsigmoid(xt)": lambda m, o: m.nn.functional.logsigmoid(o["xt"]),  # (PyTorch's kernel: contiguous)
     "isreal(cl)": lambda m, o: m.isreal(o["cl"]),
     "isreal(xt complex)": lambda m, o: m.isreal(o["xt"] * 1j),

@@ -308,8 +308,10 @@ def _times_minus_alpha(g, alpha):
 class Rsub(Sub):
     """``rsub(input, other)``, ``other - alpha * input``: Sub's node with its inputs in PyTorch's order."""
 
+    own_layout = True  # (PyTorch computes other - alpha * input: other is the first operand)
+
     def forward(self, input, other, alpha=1):
-        return Sub.forward(self, other, input, alpha)
+        return iterator_layout(Sub.forward(self, other, input, alpha), (other, input))
 
     def backward(self, g):
         ni, no = self.needs_input_grad
@@ -1043,6 +1045,7 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
-    return Tensor._make(meta_results((a._data, b._data),
-                                     xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    arrays = (a._data, b._data)
+    out = xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return Tensor._make(meta_results(arrays, iterator_layout(out, arrays)))
 

@@ -41,7 +41,7 @@ class Pointwise(Node):
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
         self.saved = (deriv,)
-        if self.contiguous_result:
+        if self.contiguous_result and out.__class__ is xp.ndarray:  # (not a recorded array: create_graph's rerun)
             return xp.ascontiguousarray(out)
         return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
