@@ -305,15 +305,14 @@ def iterator_layout(out, arrays):
     one channels-last, ``x.transpose(0, 1) * y[:, :, None]`` keeps ``x``'s order (on which a ``.view`` then
     fails, as PyTorch's). Operands with dimensions that are all row-major give NumPy's row-major result, as
     PyTorch's: that common case returns at once."""
-    operands = 0
-    row_major = True
-    for a in arrays:
-        if a.__class__ is np.ndarray and a.ndim:
-            operands += 1
-            if row_major and a.ndim > 1 and not a.flags.c_contiguous:
-                row_major = False
+    for a in arrays:  # (the common case first: every operand row-major, or 1-d, or a number)
+        if a.__class__ is np.ndarray and a.ndim > 1 and not a.flags.c_contiguous:
+            break
+    else:
+        return out
     # (one operand with dimensions: NumPy keeps its order, as PyTorch does)
-    if row_major or operands < 2 or out.__class__ is not np.ndarray or out.ndim < 2:
+    if sum(a.__class__ is np.ndarray and a.ndim > 0 for a in arrays) < 2 or out.__class__ is not np.ndarray \
+            or out.ndim < 2:
         return out
     if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
         return out  # (a meta result's layout is recorded instead: ``meta_results``)
