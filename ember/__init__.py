@@ -18,11 +18,13 @@ from . import ops as _ops  # noqa: F401  (first: ops imports Tensor, whose metho
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (
+    _as_tensor_fullprec,
     arange,
     as_tensor,
     asarray,
     empty,
     empty_like,
+    empty_strided,
     eye,
     from_file,
     from_numpy,
@@ -701,7 +703,8 @@ __all__ = [
     "cumsum",
     "cumulative_trapezoid", "det",
     "device", "diag", "diag_embed", "diagonal", "diff", "digamma", "dist", "distributed", "distributions", "div",
-    "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
+    "divide", "dot", "double", "DoubleTensor", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "empty_strided",
+    "enable_grad",
     "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "eye", "fft", "finfo", "flatten", "flip", "fliplr",
     "flipud", "float", "float16", "float32", "float64", "FloatTensor", "floor", "floor_divide", "fmax", "fmin", "fmod",
     "frac", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "func", "Future", "futures", "gather", "ge",

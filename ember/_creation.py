@@ -74,7 +74,8 @@ def _as_array(data, dtype=None):
             # PyTorch reads the shape along the first elements and, with nothing to store, checks no more:
             # [[], [1]] is an empty (2, 0) tensor of the default float dtype (complex if a number is)
             arr = xp.empty(shape, dtype=_empty_nested_dtype(data))
-    if arr.dtype.kind in "uO" and not isinstance(data, (xp.ndarray, xp.generic)):
+    if arr.dtype.kind in "uO" and not isinstance(data, (xp.ndarray, xp.generic)) or \
+            arr.dtype == xp.float64 and isinstance(data, (list, tuple)) and _int_past_int64(data):
         arr = _ints_past_int64(data, arr, npdt)
     if arr.dtype.kind == "O" or np_kind(arr.dtype) in "USV":  # (an ml_dtypes bfloat16 array is kind "V")
         if isinstance(data, xp.ndarray):
@@ -98,6 +99,18 @@ def _as_array(data, dtype=None):
     if arr.dtype not in _dtype._BY_NP:
         _dtype.from_np(arr.dtype)
     return arr
+
+
+def _int_past_int64(data) -> bool:
+    """Whether nested Python ``data`` that NumPy made float64 holds an int past int64 before any float (NumPy
+    makes ``[1, 2**63]`` float64, where PyTorch reads each int as an int64). A float first decides it at once: a
+    list of floats is read no further (and a float among the ints makes PyTorch read them as doubles too)."""
+    for x in _flat(data):
+        if isinstance(x, float):
+            return False
+        if x.__class__ is int and not -9223372036854775808 <= x <= 9223372036854775807:
+            return True
+    return False
 
 
 def _ints_past_int64(data, arr, npdt):
@@ -331,6 +344,16 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return _numpy_strides(_finish(as_array(data, dtype), False, device), data)
 
 
+def _as_tensor_fullprec(t) -> Tensor:
+    """PyTorch's ``as_tensor`` that keeps a Python number in full precision (a float as float64, an int as int64,
+    on the CPU whatever the default device), anything else as ``as_tensor`` reads it."""
+    if t.__class__ is float:
+        return as_tensor(t, dtype=_dtype.float64, device="cpu")
+    if t.__class__ is int:
+        return as_tensor(t, dtype=_dtype.int64, device="cpu")
+    return as_tensor(t)
+
+
 _ASARRAY_REQUIRES_GRAD_WARNING = (
     "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of False. "
     "Pass requires_grad=False explicitly to get the old behavior and silence this warning."
@@ -435,6 +458,41 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False
 @_allocating
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     return _finish(empty_laid_out(_size(sizes, size), _dt(dtype), memory_format), requires_grad, device)
+
+
+@_allocating
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` whose elements step ``stride`` (in elements) along each dimension, on
+    storage just large enough for them, as PyTorch's (a stride of 0 repeats an element, as ``expand`` does)."""
+    return _finish(strided_array(size, stride, _dt(dtype), on_meta(device)), requires_grad, device)
+
+
+def strided_array(size, stride, npdt, meta: bool = False):
+    """``empty_strided``'s array (``meta``: a meta array reporting those strides), with PyTorch's checks."""
+    for name, value in (("size", size), ("stride", stride)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"empty_strided(): argument '{name}' (position {1 + (name == 'stride')}) must be tuple "
+                            f"of ints, not {type(value).__name__}")
+    shape, steps = _size((size,)), _size_like(stride)
+    if len(shape) != len(steps):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(steps)})")
+    if any(s < 0 for s in steps):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(steps)}")
+    if meta:
+        out = meta_array(shape, npdt)
+        record_layout(out, steps, 0)
+        return out
+    count = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, steps))
+    itemsize = xp.dtype(npdt).itemsize
+    return xp.lib.stride_tricks.as_strided(xp.empty(count, npdt), shape, [s * itemsize for s in steps])
+
+
+def _size_like(values) -> tuple:
+    try:
+        return tuple(operator.index(s) for s in values)
+    except TypeError:
+        raise TypeError(f"the strides must be a tuple of ints, got {tuple(values)!r}") from None
 
 
 @_allocating

@@ -111,6 +111,40 @@ channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 
+def suggest_memory_format(shape, strides) -> memory_format:
+    """PyTorch's ``suggest_memory_format`` of a tensor of ``shape`` and element ``strides``: channels_last
+    (channels_last_3d) where a 4-d (5-d) tensor's strides order its dimensions channels first, then the spatial ones
+    from last to first, then the batch (gaps allowed; an ambiguous case, as a dimension of size 0, a zero channel
+    stride or an N111 tensor, is row-major), else contiguous_format."""
+    n = len(shape)
+    if n not in (4, 5) or strides[1] == 0:
+        return contiguous_format
+    low = 0
+    for d in (1, *range(n - 1, 1, -1), 0):
+        if shape[d] == 0 or strides[d] < low or d == 0 and low == strides[1]:
+            return contiguous_format
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return channels_last if n == 4 else channels_last_3d
+
+
+def concatenated_format(arrays, extra: bool = False) -> memory_format:
+    """The memory format of PyTorch's ``cat`` of ``arrays``: their common suggested format, row-major where any
+    is or two differ. ``extra``: each array seen with a dimension of size 1 and stride 1 appended (``stack`` at the
+    last dimension concatenates so unsqueezed tensors)."""
+    common = None
+    for a in arrays:
+        if a.ndim + extra not in (4, 5):  # (the common case: no channels-last format for this rank)
+            return contiguous_format
+        shape, strides = a.shape, [s // a.itemsize for s in a.strides]
+        if extra:
+            shape, strides = (*shape, 1), [*strides, 1]
+        f = suggest_memory_format(shape, strides)
+        if f is contiguous_format or common is not None and f is not common:
+            return contiguous_format
+        common = f
+    return common
+
+
 def empty_result(x, *others, dtype=None):
     """An uninitialised array of the broadcast shape of ``x`` and ``others`` (of ``dtype``, x's by default) in the
     memory order a ufunc gives their result, which is PyTorch's for an elementwise op: the operands' axis order,

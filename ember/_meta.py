@@ -294,3 +294,50 @@ def _strides_in_order(shape, order) -> tuple:
         strides[d] = step
         step *= shape[d]
     return tuple(strides)
+
+
+def iterator_layout(out, arrays):
+    """``out``, a pointwise op's NumPy result on ``arrays`` (its operands, numbers among them), in the layout
+    PyTorch's TensorIterator gives the op's result (``iterator_strides``): the values copied where NumPy's differs.
+    NumPy's ufuncs keep one operand's layout as PyTorch does (``x.t().exp()`` and ``x.t() + 1`` are transposed
+    in both), but where two operands' layouts disagree NumPy falls back to row-major and PyTorch follows the first
+    operand that tells two dimensions apart: ``x.t() + y`` is transposed, a channels-last tensor plus a contiguous
+    one channels-last, ``x.transpose(0, 1) * y[:, :, None]`` keeps ``x``'s order (on which a ``.view`` then
+    fails, as PyTorch's). Operands with dimensions that are all row-major give NumPy's row-major result, as
+    PyTorch's: that common case returns at once."""
+    for a in arrays:  # (the common case first: every operand row-major, or 1-d, or a number)
+        if a.__class__ is np.ndarray and a.ndim > 1 and not a.flags.c_contiguous:
+            break
+    else:
+        return out
+    # (one operand with dimensions: NumPy keeps its order, as PyTorch does)
+    if sum(a.__class__ is np.ndarray and a.ndim > 0 for a in arrays) < 2 or out.__class__ is not np.ndarray \
+            or out.ndim < 2:
+        return out
+    if made[0] and any(a.__class__ is np.ndarray and is_meta(a) for a in (out, *arrays)):
+        return out  # (a meta result's layout is recorded instead: ``meta_results``)
+    return _relaid(out, arrays)
+
+
+def kept_layout(out, x):
+    """``out``, a one-input pointwise op's result that its kernel computed row-major (on the flat array: ``erf``,
+    ``gelu``, ``lgamma``), in the layout PyTorch gives it, the input ``x``'s order (``x.t().erf()`` is transposed,
+    as ``exp``'s NumPy ufunc keeps it). A row-major ``x`` returns at once."""
+    if x.__class__ is not np.ndarray or x.flags.c_contiguous or out.__class__ is not np.ndarray or out.ndim < 2 \
+            or out.shape != x.shape or made[0] and (is_meta(x) or is_meta(out)):
+        return out
+    return _relaid(out, (x,))
+
+
+def _relaid(out, arrays):
+    """``out`` copied into the strides ``iterator_strides`` gives it for ``arrays``, unless it has them."""
+    strides = iterator_strides(arrays, out.shape)
+    itemsize = out.itemsize
+    if strides is None:
+        strides = contiguous_strides(out.shape)
+    strides = tuple(s * itemsize for s in strides)
+    if out.strides == strides:
+        return out
+    dense = np.lib.stride_tricks.as_strided(np.empty(out.size, out.dtype), out.shape, strides)
+    dense[...] = out
+    return dense

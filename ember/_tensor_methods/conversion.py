@@ -51,6 +51,10 @@ class ConversionMethods:
     def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
         return ops.new_filled(self, xp.empty, sizes, dtype, requires_grad, size, device)
 
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None,
+                          requires_grad: builtins.bool = False) -> Tensor:
+        return ops.new_empty_strided(self, size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
         return ops.new_full(self, size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 

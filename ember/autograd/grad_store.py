@@ -174,7 +174,42 @@ def set_first_grad(t: Tensor, grad) -> None:
     if i is not None:
         t._grad = store._issue(i, grad)
     else:  # (a meta tensor's gradient is a meta tensor: the formulas computed on its placeholder)
-        t._grad = Tensor._make(meta_results((t._data,), grad.astype(t._data.dtype, copy=True)))
+        # (a leaf's layout as PyTorch's AccumulateGrad lays it out; a retained one contiguous, as its retain_grad)
+        grad = leaf_layout_copy(t._data, grad) if t._grad_fn is None else grad.astype(t._data.dtype, order="C")
+        t._grad = Tensor._make(meta_results((t._data,), grad))
+
+
+def leaf_layout_copy(param, grad):
+    """A copy of the array ``grad`` in ``param``'s dtype, laid out as PyTorch's AccumulateGrad lays a leaf's first
+    gradient out (its "gradient layout contract"): a ``param`` whose strides are non-overlapping and dense (a
+    transposed or channels-last one too) gets ``grad``'s strides where they match its own (a dimension of size 1
+    may step anyhow, but not by 0), else its own; any other ``param`` (a slice) a contiguous gradient. So
+    ``p = x.t().requires_grad_()`` gets a transposed ``.grad``, whatever layout its formulas computed."""
+    dt = param.dtype
+    shape = param.shape
+    if param.ndim < 2 or param.flags.c_contiguous and grad.flags.c_contiguous and 1 not in shape:
+        return grad.astype(dt, copy=True)  # (the common case: both row-major, as NumPy's copy keeps them)
+    size = param.itemsize
+    own = [s // size for s in param.strides]
+    steps = [s // grad.itemsize for s in grad.strides]
+    if not _non_overlapping_and_dense(shape, own):
+        return xp.ascontiguousarray(grad, dtype=dt)
+    if all(g == p if n != 1 else g != 0 for n, g, p in zip(shape, steps, own)):
+        own = steps
+    out = xp.lib.stride_tricks.as_strided(xp.empty(param.size, dt), shape, [s * size for s in own])
+    out[...] = grad
+    return out
+
+
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: some order of the dimensions lays the elements out densely
+    (dimensions of size 1 may step anyhow)."""
+    step = 1
+    for d in sorted((d for d in range(len(shape)) if shape[d] != 1), key=lambda d: (strides[d], shape[d])):
+        if strides[d] != step:
+            return False
+        step *= shape[d]
+    return True
 
 
 def store_of(params: list) -> GradStore | None:

@@ -24,8 +24,8 @@ from .._arg_aliases import NotATensorError
 from .._backend import quiet_enter, quiet_exit, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
+from .._meta import iterator_layout, meta_results
 from .._meta import made as _meta_made
-from .._meta import meta_results
 from .._size import broadcast_mismatch
 from .._sparse import SparseCOO, accumulate_sparse
 from .._tensor import Tensor, _empty_strides, _fill
@@ -164,6 +164,9 @@ class Node:
     # True for an elementwise op: output element k depends only on element k of each (broadcast) input, so each
     # input's Jacobian is diagonal and equals its transpose; forward-mode AD then runs backward on the tangent.
     diagonal_jacobian = False
+    # True for an elementwise op that lays its result out itself (``where``, whose condition, a parameter, is
+    # TensorIterator's first operand); another's result takes its operands' layout as PyTorch's (``iterator_layout``)
+    own_layout = False
     # True for an op whose forward is linear in each tensor input with the others fixed (matmul, convolution),
     # except the input at ``bias_input`` (None allowed in its place), added to the result: forward-mode AD then
     # applies forward itself to one tangent at a time.
@@ -288,6 +291,8 @@ class Node:
             out = lowp.narrow(out, half)
         if _meta_made[0]:  # (a program that never made a meta tensor does not look for one)
             out = meta_results(arrays, out, cls.diagonal_jacobian)  # (a pointwise op's: its inputs' layout)
+        if cls.diagonal_jacobian and len(arrays) > 1 and not cls.own_layout:
+            out = iterator_layout(out, arrays)  # (two operands' layouts: PyTorch's TensorIterator's, not NumPy's)
         result = _new_object(Tensor)  # (Tensor._make without its call)
         if out.__class__ is _ndarray and not _inference_active[0]:
             # _fill's work inline (its frame is a tenth of a tiny op's cost): keep in step with _tensor._fill
@@ -783,6 +788,8 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
         out = compute(da, db)
     finally:
         quiet_exit(quiet)
+    if not da.flags.c_contiguous:  # (a row-major first operand gives PyTorch a row-major result, as NumPy)
+        out = iterator_layout(out, (da, db))
     result = _new_object(Tensor)  # (apply's fields: keep in step with _tensor._fill)
     result._data = out
     result._grad = None

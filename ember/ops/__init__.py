@@ -15,7 +15,7 @@ import sys
 from .. import _deprecated_overloads as _deprecated
 from .. import _dtype, _malloc, storage  # noqa: F401  (_malloc: tunes glibc's malloc for NumPy's big buffers)
 from .._backend import xp
-from .._creation import _empty_preserving, meta_like
+from .._creation import _empty_preserving, meta_like, strided_array
 from .._device import check_device, on_meta
 from .._legacy import type_
 from .._memory_format import channels_last_order, half_number, has_format_strides, laid_out, preserve_format
@@ -140,6 +140,13 @@ def new_filled(x: Tensor, fill, sizes: tuple, dtype=None, requires_grad: bool = 
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
     shape = _size(sizes, size)
     t = Tensor._make(meta_array(shape, dt) if _new_on_meta(x, device) else fill(shape, dt))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def new_empty_strided(x: Tensor, size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``x.new_empty_strided(size, stride)``: ``empty_strided`` in ``x``'s dtype and on its device by default."""
+    dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
+    t = Tensor._make(strided_array(size, stride, dt, _new_on_meta(x, device)))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 

@@ -16,6 +16,7 @@ import math
 
 from .. import _dtype
 from .._backend import xp
+from .._meta import iterator_layout
 from .._tensor import Tensor
 from ..autograd.graph import Node, shown_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded
@@ -93,7 +94,7 @@ class Complex(Node):
     def forward(self, re, im):
         out = xp.empty(xp.broadcast_shapes(re.shape, im.shape), dtype=xp.result_type(re, im, xp.complex64))
         out.real, out.imag = re, im
-        return out
+        return iterator_layout(out, (re, im))  # (laid out by both operands, as PyTorch's)
 
     def backward(self, g):
         return g.real, g.imag
@@ -103,6 +104,7 @@ class Polar(Node):
     def forward(self, r, theta):
         out = xp.empty(xp.broadcast_shapes(r.shape, theta.shape), dtype=xp.result_type(r, theta, xp.complex64))
         out.real, out.imag = r * xp.cos(theta), r * xp.sin(theta)
+        out = iterator_layout(out, (r, theta))  # (as Complex's)
         self.saved = (out,)
         return out
 

@@ -15,7 +15,7 @@ from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
-from .._meta import check_operand_devices, meta_results, refuse_meta
+from .._meta import check_operand_devices, is_meta, iterator_layout, meta_results, refuse_meta
 from .._meta import made as _meta_made
 from .._tensor import Tensor
 from ..autograd import graph as _graph
@@ -308,8 +308,10 @@ def _times_minus_alpha(g, alpha):
 class Rsub(Sub):
     """``rsub(input, other)``, ``other - alpha * input``: Sub's node with its inputs in PyTorch's order."""
 
+    own_layout = True  # (PyTorch computes other - alpha * input: other is the first operand)
+
     def forward(self, input, other, alpha=1):
-        return Sub.forward(self, other, input, alpha)
+        return iterator_layout(Sub.forward(self, other, input, alpha), (other, input))
 
     def backward(self, g):
         ni, no = self.needs_input_grad
@@ -866,7 +868,7 @@ def _no_grad_binary(fn, a, b) -> Tensor:
     arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
     try:
         with quiet():  # integer division by zero, NaN comparisons: silently, as PyTorch (ember._backend)
-            return Tensor._make(meta_results(arrays, fn(*arrays), True))
+            return Tensor._make(meta_results(arrays, iterator_layout(fn(*arrays), arrays), True))
     except ValueError as err:
         raise shape_error(fn.__name__, arrays, err) from None
 
@@ -991,8 +993,15 @@ def isneginf(x: Tensor) -> Tensor:
 
 def isreal(x: Tensor) -> Tensor:
     """Whether each element has no imaginary part (True everywhere for a real tensor)."""
-    return Tensor._make(meta_results((x._data,), x._data.imag == 0 if x.is_complex()
-                                     else xp.ones(x._data.shape, dtype=bool)))
+    if x.is_complex():
+        return Tensor._make(meta_results((x._data,), x._data.imag == 0))
+    from .._creation import _empty_preserving, meta_like  # (PyTorch's ones_like(x, dtype=bool): x's layout kept)
+
+    if _meta_made[0] and is_meta(x._data):  # (no data: the shape and layout alone)
+        return Tensor._make(meta_like(x._data, xp.bool_))
+    out = _empty_preserving(x, xp.bool_)
+    out[...] = True
+    return Tensor._make(out)
 
 
 def float_power_dtype(a, b) -> _dtype.dtype:
@@ -1036,6 +1045,7 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equa
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "
                            f"{_dtype.SCALAR_TYPE_NAMES[b.dtype.name]}")
-    return Tensor._make(meta_results((a._data, b._data),
-                                     xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    arrays = (a._data, b._data)
+    out = xp.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return Tensor._make(meta_results(arrays, iterator_layout(out, arrays)))
 

@@ -17,6 +17,7 @@ import math
 from .. import _dtype
 from .._backend import xp
 from .._memory_format import empty_result
+from .._meta import iterator_layout, kept_layout
 from .._tensor import Tensor
 from ..autograd.graph import Node, show_node_as, torch_named
 from ..autograd.recorded import RecordedArray, is_recorded, value_of
@@ -118,7 +119,7 @@ class _GammaFamily(Node):
 
     def forward(self, x, n):
         self.saved, self.n = (x,), n
-        return _family64(n, x.astype(xp.float64)).astype(x.dtype)
+        return kept_layout(_family64(n, x.astype(xp.float64)).astype(x.dtype), x)  # (the input's, as PyTorch's)
 
     def backward(self, g):
         x = self.saved[0]
@@ -329,7 +330,7 @@ class Igamma(Node):
     def forward(self, a, x, upper):
         self.saved, self.upper = (a, x), upper
         show_node_as(self, self.name())  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
-        return xp.asarray(_igamma64(a, x, upper)).astype(xp.result_type(a, x))
+        return iterator_layout(xp.asarray(_igamma64(a, x, upper)).astype(xp.result_type(a, x)), (a, x))
 
     def backward(self, g):
         a, x = self.saved

@@ -15,8 +15,17 @@ from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, shown_as, torch_named, version_checked
-from .indexing import check_inplace, check_scatter_index, masked_fill, out_of_bounds, scatter, scatter_add
-from .inplace import _write_back
+from .indexing import (
+    _overlaps,
+    check_inplace,
+    check_scatter_index,
+    masked_fill,
+    out_of_bounds,
+    scatter,
+    scatter_add,
+    write_expanded,
+)
+from .inplace import _same_shape, _write_back
 
 # PyTorch's errors for an index outside the dimension and for one that is not a vector, and whether it counts
 # negative indices from the end
@@ -131,6 +140,9 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 # ----------------------------------------------------------------- in-place forms
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    if _expanded_untracked(x, value):  # (as index_fill_'s)
+        filled = _same_shape(masked_fill(x, mask, value), x)
+        return _write_selected(x, xp.broadcast_to(mask._data, x._data.shape), filled)
     return _write_back(x, lambda t: masked_fill(t, mask, value), value)
 
 
@@ -193,7 +205,26 @@ def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    if _expanded_untracked(x, value):  # (PyTorch fills the slices through the shared elements: no overlap check)
+        filled = index_fill(x, dim, index, value)
+        return _write_selected(x, (slice(None),) * _wrap_dim(dim, x._data.ndim) + (index._data,), filled)
     return _write_back(x, lambda t: index_fill(t, dim, index, value), value)
+
+
+def _expanded_untracked(x: Tensor, *others) -> bool:
+    """Whether ``x`` is an expanded tensor (elements sharing memory, read-only to NumPy) written in place with
+    nothing recorded: the index fills PyTorch allows there write only their positions (``_write_selected``), where
+    ``_write_back`` would write every element back, the last write to a shared location winning."""
+    return not x._data.flags.writeable and _overlaps(x._data) and not (_GradState.enabled and (
+        x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)))
+
+
+def _write_selected(x: Tensor, key, result: Tensor) -> Tensor:
+    """``x[key] = result[key]`` into expanded ``x`` (``_expanded_untracked``), after PyTorch's checks."""
+    check_inplace(x, False, overlap_ok=True)
+    write_expanded(x._data, key, result._data[key])
+    x._vc[0] += 1
+    return x
 
 
 class IndexAccumulate(Node):
@@ -234,8 +265,25 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     if accumulate:
         refuse_partial_overlap(x._data, values, full=True)
+        if _expanded_untracked(x, values) and isinstance(indices, (tuple, list)):  # (as index_fill_'s: each
+            # position selected adds once, the shared locations as often as they are reached, as PyTorch's)
+            from .indexing import convert_index
+
+            added = index_put(x, indices, values, accumulate=True)  # (PyTorch's checks, on a copy)
+            check_inplace(x, False, overlap_ok=True)
+            a, idx = x._data, convert_index(tuple(indices))
+            write_expanded(a, idx, xp.broadcast_to(values._data if isinstance(values, Tensor) else values,
+                                                   added._data[idx].shape).astype(a.dtype), add=True)
+            x._vc[0] += 1
+            return x
     else:
         refuse_index_put_overlap(x._data, indices, values)
+        if _expanded_untracked(x, values) and isinstance(indices, (tuple, list)):  # (as index_fill_'s)
+            from .indexing import setitem
+
+            setitem(x, tuple(indices), values if isinstance(values, Tensor) else Tensor._make(
+                xp.asarray(values, dtype=x._data.dtype)))
+            return x
     return _write_back(x, lambda t: index_put(t, indices, values, accumulate), values)
 
 

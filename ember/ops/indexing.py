@@ -16,7 +16,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
-from .._meta import follow_view, is_meta, meta_layout, nonzero_error, refuse_meta
+from .._meta import follow_view, is_meta, iterator_layout, meta_layout, nonzero_error, refuse_meta
 from .._meta import made as _meta_made
 from .._out import refuse_setitem_overlap
 from .._shown_name import package_name
@@ -589,6 +589,31 @@ def check_writable(x: Tensor, overlap_ok: bool = False) -> None:
                        "clone() it before writing in place")
 
 
+def expanded_write_allowed(a, idx) -> bool:
+    """Whether PyTorch writes ``a[idx] = value`` into ``a``, an array whose elements share memory (``expand``'s):
+    an index with tensors in it is its ``index_put_``, which checks no overlap (one value may reach a location
+    several times), while a basic index copies into the view ``a[idx]``, refused only where that view's own
+    elements overlap (``x.expand(2, 3)[0] = 1`` writes, ``[:, 0]`` does not)."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    if any(p.__class__ is xp.ndarray for p in parts):
+        return True
+    return not _overlaps(a[idx])
+
+
+def write_expanded(a, key, values, add: bool = False) -> None:
+    """``a[key] = values`` into an array that ``expand`` made read-only, its memory being writable: the write
+    PyTorch makes through the shared elements (``expanded_write_allowed``). ``add``: ``a[key] += values``, each
+    position reached adding (``index_put_(accumulate=True)``)."""
+    a.flags.writeable = True
+    try:
+        if add:
+            xp.add.at(a, key, values)
+        else:
+            a[key] = values
+    finally:
+        a.flags.writeable = False
+
+
 def _check_byte_mask_fill(idx, value) -> None:
     """PyTorch fills through one byte mask with a scalar by masked_fill_, which refuses a byte mask."""
     tensors = [i for i in (idx if isinstance(idx, tuple) else (idx,)) if isinstance(i, Tensor)]
@@ -608,7 +633,10 @@ def setitem(x: Tensor, idx, value) -> None:
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
         return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
-    check_inplace(x, tracked)
+    # (an expanded x, untracked: PyTorch writes where its index_put_ or the view's copy_ does)
+    expanded = not tracked and not x._data.flags.writeable and _overlaps(x._data) and \
+        expanded_write_allowed(x._data, idx)
+    check_inplace(x, tracked, overlap_ok=expanded)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
@@ -628,7 +656,10 @@ def setitem(x: Tensor, idx, value) -> None:
             varr = half_number(value, x._data.dtype)
     try:
         with quiet():
-            x._data[idx] = varr
+            if expanded:
+                write_expanded(x._data, idx, varr)
+            else:
+                x._data[idx] = varr
     except IndexError as err:
         raise _bounds_error(x, idx, err) from None
     except ValueError as err:
@@ -833,10 +864,11 @@ class Where(Node):
     """``where(cond, a, b)``: the condition, which takes no gradient, is a parameter, not an input, so the node's
     next functions are PyTorch's two (``a``'s and ``b``'s)."""
     diagonal_jacobian = True
+    own_layout = True
 
     def forward(self, a, b, cond):
         self.saved = (cond,)  # (its version is checked as PyTorch's saved condition's: ``where``)
-        return xp.where(cond, a, b)
+        return iterator_layout(xp.where(cond, a, b), (cond, a, b))  # (the condition first, as PyTorch's)
 
     def backward(self, g):
         (cond,) = self.saved

@@ -16,7 +16,7 @@ from .. import _dtype
 from .._backend import xp
 from .._dtype import np_kind
 from .._memory_format import astype_result, empty_result
-from .._meta import is_meta, meta_results
+from .._meta import is_meta, iterator_layout, kept_layout, meta_results
 from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
@@ -225,10 +225,10 @@ def _erf_kernel(x, kernel, exact):
     if not x.size:
         return xp.empty_like(x)
     if x.dtype.itemsize > 4:
-        return exact(x).astype(x.dtype)
+        return kept_layout(exact(x).astype(x.dtype), x)
     out = xp.empty(x.shape, x.dtype)
     parallel_blocks(kernel, x.reshape(-1), out.reshape(-1))
-    return out
+    return kept_layout(out, x)  # (the input's layout, as PyTorch's)
 
 
 @torch_named("ErfBackward0")
@@ -716,14 +716,15 @@ def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:
     to ``a`` at a tie (and where both are NaN), as its derivative masks ``self >= other`` (``<=`` for fmin)."""
     from .indexing import where
 
-    return where(Tensor._make(keeps_a(a._data, b._data) | xp.isnan(b._data)), a, b)
+    arrays = (a._data, b._data)  # (the condition laid out by the operands, so the result is, as PyTorch's)
+    return where(Tensor._make(iterator_layout(keeps_a(*arrays) | xp.isnan(b._data), arrays)), a, b)
 
 
 def _heaviside(x, values):
-    out = empty_result(x, values)  # (laid out as PyTorch's: by both operands' layouts)
+    out = empty_result(x, values)
     xp.greater(x, 0, out=out, casting="unsafe")
     xp.copyto(out, values, where=x == 0)
-    return out
+    return iterator_layout(out, (x, values))  # (laid out as PyTorch's: by both operands' layouts)
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:

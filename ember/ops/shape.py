@@ -13,7 +13,14 @@ import operator
 from .. import _warnings
 from .._backend import xp
 from .._dtype import promote_types
-from .._memory_format import channels_last_order, format_strides, laid_out
+from .._memory_format import (
+    channels_last_order,
+    concatenated_format,
+    contiguous_format,
+    format_strides,
+    has_format_strides,
+    laid_out,
+)
 from .._meta import check_operand_devices, follow_view, is_meta, meta_array, meta_layout, record_layout, view_strides
 from .._meta import made as _meta_made
 from .._shown_name import package_name
@@ -95,10 +102,34 @@ class Reshape(Node):
             strides = view_strides(x.shape, meta_layout(x)[0], shape)
             if strides is not None:
                 follow_view(x, out, strides)
+        elif 1 in out.shape and self.is_view and not x.flags.c_contiguous:
+            out = _size_one_strides(x, out)
         return out
 
     def backward(self, g):
         return (g.reshape(self.shape),)
+
+
+def _reshaped_view(a):
+    """The maker of ``a``'s views as another shape: NumPy's ``reshape``, and for a non-contiguous ``a`` with PyTorch's
+    strides for the dimensions of size 1 (``_size_one_strides``)."""
+    if a.flags.c_contiguous:
+        return a.reshape
+    return lambda shape: _size_one_strides(a, a.reshape(shape))
+
+
+def _size_one_strides(x, out):
+    """``out``, NumPy's view of ``x`` reshaped, with PyTorch's strides for its dimensions of size 1 (its
+    computeStride: ``x[:, 1:2].view(6, 1)`` of a (2, 3, 4) ``x`` steps 1 there, where NumPy repeats the stride
+    before it). Only a dimension of size 1 differs, which never steps: its stride is only reported."""
+    if 1 not in out.shape:
+        return out
+    itemsize = x.itemsize
+    strides = view_strides(x.shape, [s // itemsize for s in x.strides], out.shape)
+    if strides is None:
+        return out
+    strides = tuple(s * itemsize for s in strides)
+    return out if strides == out.strides else xp.lib.stride_tricks.as_strided(out, strides=strides)
 
 
 class ReshapeCopy(Reshape):
@@ -184,7 +215,7 @@ def reshape(x: Tensor, *sizes, shape=None) -> Tensor:
                 return out if out is not None else ViewBackward0.apply(x, shape=sizes)
     shape = _infer_shape(_shape_arg(sizes, shape, "shape", "reshape"), a.size, a)
     if _viewable(a, shape):
-        out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+        out = unrecorded_view(x, _reshaped_view(a), shape, ViewBackward0)
         return out if out is not None else ViewBackward0.apply(x, shape=shape)
     return UnsafeViewBackward0.apply(x, shape=shape)
 
@@ -207,8 +238,9 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
                 break
             known *= s
         else:
-            if known == a.size and shape and (a.flags.c_contiguous or _viewable(a, shape)):  # (no sizes: below)
-                out = unrecorded_view(x, a.reshape, shape, ViewBackward0)
+            if known == a.size and shape and ((contiguous := a.flags.c_contiguous) or _viewable(a, shape)):
+                # (no sizes: below)
+                out = unrecorded_view(x, a.reshape if contiguous else _reshaped_view(a), shape, ViewBackward0)
                 return out if out is not None else ViewBackward0.apply(x, shape=shape)
     if dtype is not None:
         if shape or size is not None:
@@ -230,7 +262,7 @@ def view(x: Tensor, *shape, size=None, dtype=None) -> Tensor:
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    out = unrecorded_view(x, a.reshape, target, ViewBackward0)  # (reshape's test of the layout passed above)
+    out = unrecorded_view(x, _reshaped_view(a), target, ViewBackward0)  # (reshape's test of the layout passed above)
     return out if out is not None else ViewBackward0.apply(x, shape=target)
 
 
@@ -590,7 +622,7 @@ class Cat(Node):
         self.dim, self.skip = dim, skip
         kept = [a for i, a in enumerate(arrays) if i not in skip] if skip else arrays
         self.bounds = list(xp.cumsum([a.shape[dim] for a in kept])[:-1])
-        return xp.concatenate(kept, axis=dim)
+        return _in_format(xp.concatenate(kept, axis=dim), arrays)
 
     def backward(self, g):
         grads = xp.split(g, self.bounds, axis=self.dim)
@@ -636,11 +668,29 @@ class Stack(Node):
 
     def forward(self, *arrays, dim):
         self.dim = dim
-        return xp.stack(arrays, axis=dim)
+        out = xp.stack(arrays, axis=dim)
+        if dim == arrays[0].ndim:  # (PyTorch's: a cat of the inputs unsqueezed there)
+            return _in_format(out, arrays, extra=True)
+        # (PyTorch's: their cat along dim, viewed with dim split in two)
+        shape = list(arrays[0].shape)
+        shape[dim] *= len(arrays)
+        return _in_format(out.reshape(shape), arrays).reshape(out.shape)
 
     def backward(self, g):
         lead = (slice(None),) * self.dim
         return tuple(g[lead + (i,)] for i in range(g.shape[self.dim]))
+
+
+def _in_format(out, arrays, extra: bool = False):
+    """``out``, the concatenation of ``arrays`` (NumPy's, which keeps their layout), laid out as PyTorch's ``cat``
+    allocates it: in the memory format all of them suggest (channels-last ones give a channels-last result), else
+    row-major (a transposed tensor's cat is contiguous). ``extra``: as ``concatenated_format``'s."""
+    if out.__class__ is not xp.ndarray or out.ndim < 2 or _meta_made[0] and is_meta(out):
+        return out
+    fmt = concatenated_format(arrays, extra)
+    if fmt is contiguous_format:
+        return out if out.flags.c_contiguous and out.size else xp.ascontiguousarray(out)
+    return out if has_format_strides(out, fmt) else laid_out(out, fmt)
 
 
 class CatBackward0(Cat):

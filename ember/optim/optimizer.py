@@ -435,6 +435,15 @@ class Optimizer:
         return groups
 
 
+def _get_capturable_supported_devices(supports_xla: bool = True) -> list[str]:
+    """PyTorch's list of the device types whose optimizers may be ``capturable`` (CUDA graphs and the like), which
+    optimizer code reads to check a ``capturable=True`` parameter's device: none of them is ember's CPU."""
+    devices = ["cuda", "xpu", "hpu", "privateuseone"]  # (PyTorch's privateuse1 backend under its default name)
+    if supports_xla:
+        devices.append("xla")
+    return devices
+
+
 def _patch_step_function(cls: type) -> None:
     """Make ``cls.step`` run the step hooks, once per class, as PyTorch's ``Optimizer.__init__`` does
     (``_patch_step_function``): a custom optimizer that overrides ``step`` runs them too."""

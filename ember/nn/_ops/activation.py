@@ -20,6 +20,7 @@ from ... import _dtype
 from ..._backend import xp
 from ..._kernels import activation as compiled
 from ..._kernels.policy import policy
+from ..._meta import kept_layout
 from ..._parallel import multiply, parallel_blocks, parallel_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, shown_as, torch_named, version_checked
@@ -35,11 +36,14 @@ class Pointwise(Node):
 
     diagonal_jacobian = True
     float32_compute = True
+    contiguous_result = False  # (True: PyTorch's kernel allocates a contiguous result, log_sigmoid's)
 
     def forward(self, x, fn, params):
         out, deriv = fn(x, self.needs_input_grad is not None, *params)
         self.saved = (deriv,)
-        return out
+        if self.contiguous_result and out.__class__ is xp.ndarray:  # (not a recorded array: create_graph's rerun)
+            return xp.ascontiguousarray(out)
+        return kept_layout(out, x)  # (a kernel on the flat array computes row-major: the input's layout, as PyTorch's)
 
     def backward(self, g):
         if type(g) is RecordedArray:  # create_graph: the product depends on x, with derivative zero (f'' = 0)
@@ -81,6 +85,7 @@ _ELU = node_named("EluBackward0")
 _SOFTPLUS = node_named("SoftplusBackward0")
 _HARDTANH = node_named("HardtanhBackward0", smooth=False)
 _LOG_SIGMOID = node_named("LogSigmoidBackward0")
+_LOG_SIGMOID.contiguous_result = True
 
 
 def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel: str | None = None) -> Tensor:
