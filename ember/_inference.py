@@ -85,6 +85,7 @@ def new_counter() -> list:
 
 
 def check_inplace(counter) -> None:
-    """Before an in-place op writes: PyTorch's error for an inference tensor outside inference mode."""
+    """PyTorch's error for an inference tensor outside inference mode, for an in-place change that bumps no version
+    (``resize_``): as the bump does, after the change, so that the op's own errors come first."""
     if counter.__class__ is InferenceCounter and not state.enabled:
         raise RuntimeError(INPLACE_OUTSIDE)

@@ -43,8 +43,8 @@ def _sizes(sizes: tuple) -> tuple[int, ...]:
 
 
 def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
-    """``t.resize_(*sizes)``; ``memory_format`` is accepted (the result is row-major)."""
-    check_inference_inplace(t._vc)
+    """``t.resize_(*sizes)``; ``memory_format`` is accepted (the result is row-major). An inference tensor outside
+    inference mode is resized, then refused, as PyTorch's version bump refuses it after the op."""
     if t.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     if t.is_sparse:
@@ -66,6 +66,7 @@ def resize_(t: Tensor, *sizes, memory_format=None) -> Tensor:
         move_storages([t], lambda old: _grown(old, needed))
     t._data = view_into(storage_bytes(root_array(t._data)), t.dtype, offset, shape,
                         _contiguous_strides(shape, t._data.itemsize))
+    check_inference_inplace(t._vc)
     return t
 
 
@@ -105,19 +106,22 @@ def set_(t: Tensor, source: Tensor | None = None) -> Tensor:
     that is part of a recorded graph."""
     from .autograd.grad_mode import is_grad_enabled
 
-    check_inference_inplace(t._vc)
     if t.requires_grad and is_grad_enabled():
         if t.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         raise RuntimeError("set_ on a tensor that is part of a recorded graph is not supported by ember")
     if source is None:
         t._data = xp.empty((0,), t._data.dtype)
-        t._bump_version()
+        t._bump_version()  # (an inference tensor outside inference mode: PyTorch's error, after the change)
         return t
     if not isinstance(source, Tensor):
         raise NotImplementedError(f"set_({type(source).__name__}): ember sets a tensor from another tensor only")
     if source._data.dtype != t._data.dtype:
         raise RuntimeError(f"Could not set tensor of type {source.dtype} to a tensor of type {t.dtype}")
+    own = t._vc
     t._data, t._vc = source._data, source._vc  # an alias: in-place changes through either bump one version
+    if own.__class__ is not list:  # an inference tensor stays one; outside inference mode, PyTorch's error after
+        t._vc = own  # the change (its version bump refuses)
+        check_inference_inplace(own)
     t._bump_version()
     return t

@@ -4,6 +4,7 @@ argument and returns it, with the values, dtype and autograd behaviour of the me
 import numpy as np
 import pytest
 import torch
+from oracle import assert_same_error
 
 import ember
 
@@ -67,12 +68,7 @@ def test_gradient_through_the_function_form():
 
 
 def test_integer_input_refused_as_pytorch():
-    t, e = torch.tensor([1, 2]), ember.tensor([1, 2])
-    with pytest.raises(RuntimeError) as te:
-        torch.sqrt_(t)
-    with pytest.raises(RuntimeError) as ee:
-        ember.sqrt_(e)
-    assert str(ee.value) == str(te.value)
+    assert_same_error(lambda m: m.sqrt_(m.tensor([1, 2])))
 
 
 def test_the_other_forms():

@@ -63,3 +63,35 @@ def test_the_result_is_the_only_allocation(op, requires_grad):
     assert y.stride() == expected.stride()
     np.testing.assert_allclose(y.detach().float().numpy(), expected.detach().float().numpy(), rtol=2e-6, atol=1e-6)
     assert y.requires_grad == expected.requires_grad
+
+
+# Reductions whose result is small: PyTorch's var/std kernel (Welford, accumulating float32 in float64) allocates
+# nothing the input's size. ember's float32 variance keeps one float64 temporary (twice the input's bytes: x - mean,
+# squared where it is) and float64's one of its own dtype; the input itself is what backward keeps, as PyTorch's
+# node saves it. They took 7 (float32) and 2 (float64) times the input: a saved x - mean, a float64 copy, the
+# deviation and its square side by side.
+SPREADS = {
+    "var()": lambda m, x: x.var(), "std(1)": lambda m, x: x.std(1), "var(0)": lambda m, x: x.var(0),
+    "var_mean(1)": lambda m, x: m.var_mean(x, 1), "std_mean()": lambda m, x: m.std_mean(x),
+}
+SPREAD_PEAK = {"float32": 2.1, "float64": 1.1}  # times the input's bytes
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("dtype", SPREAD_PEAK)
+@pytest.mark.parametrize("op", SPREADS)
+def test_var_and_std_keep_one_temporary_the_inputs_size(op, dtype, requires_grad):
+    data = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(dtype) * 3 + 10
+    x = ember.tensor(data, requires_grad=requires_grad)
+    SPREADS[op](ember, x)
+    peak, y = _peak(lambda: SPREADS[op](ember, x))
+    assert peak < SPREAD_PEAK[dtype] * data.nbytes, f"{op}: a peak of {peak / data.nbytes:.2f} times the input"
+    t = torch.tensor(data, requires_grad=requires_grad)
+    expected = SPREADS[op](torch, t)
+    for got, want in zip(y if isinstance(y, tuple) else (y,), expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+    if requires_grad:
+        loss = sum(o.sum() for o in (y if isinstance(y, tuple) else (y,)))
+        (gx,) = ember.autograd.grad(loss, x)
+        (gt,) = torch.autograd.grad(sum(o.sum() for o in (expected if isinstance(expected, tuple) else (expected,))), t)
+        np.testing.assert_allclose(gx.numpy(), gt.numpy(), rtol=1e-5, atol=1e-7)

@@ -242,11 +242,18 @@ def add_scaled(a, b, alpha, out=None):
     float32 operand with a half one), rounded twice: PyTorch fuses float32 too, so the last bit of about one
     element in six differs from PyTorch's; emulating the fused operation costs NumPy about eight times the
     time of the two passes (an optimizer's ``p.add_(g, alpha=-lr)``). ``out``: an array to write into (may be
-    ``a``). A Python number ``b`` beside a half precision ``a`` (``fused_alpha``) is PyTorch's too: it and
-    ``alpha`` rounded to ``a``'s dtype through float32 (``half_scalar``), their product exact in float32, the sum
-    computed in float32 and rounded once."""
+    ``a``). A Python number ``b`` (``fused_alpha``) is PyTorch's too: beside a float32 or float64 ``a``, it and
+    ``alpha`` converted to ``a``'s dtype, one fused multiply-add; beside a half precision one, both rounded to
+    ``a``'s dtype through float32 (``half_scalar``), their product exact in float32, the sum computed in float32
+    and rounded once."""
     if b.__class__ is float or b.__class__ is int:
-        summed = with_number(operator.add, a, half_scalar(b, a.dtype) * half_scalar(alpha, a.dtype, alpha=True))
+        if a.dtype == xp.float32 or a.dtype == xp.float64:  # (float32 in float64, exact; float64 by Dekker's)
+            from .statistics import _fused_multiply_add
+
+            with xp.errstate(all="ignore"):  # (a number past float32's range: infinite, as PyTorch's conversion)
+                summed = _fused_multiply_add(a.dtype.type(b), a.dtype.type(alpha), a)
+        else:
+            summed = with_number(operator.add, a, half_scalar(b, a.dtype) * half_scalar(alpha, a.dtype, alpha=True))
         if out is None:
             return summed
         out[...] = summed
@@ -331,6 +338,11 @@ class RsubNumber(Node):
         self.alpha = alpha
         if number_in_float32(input, number):  # (half precision: PyTorch's number - alpha * input rounded once)
             return add_scaled(xp.asarray(number, dtype=input.dtype), input, -alpha)
+        if (input.dtype == xp.float32 or input.dtype == xp.float64) and number.__class__ in (float, int):
+            from .statistics import _fused_multiply_add
+
+            with xp.errstate(all="ignore"):  # (PyTorch's kernel: one fused multiply-add, in the input's dtype)
+                return _fused_multiply_add(input, input.dtype.type(-alpha), input.dtype.type(number))
         return with_number(operator.sub, number, with_number(operator.mul, input, alpha))
 
     def backward(self, g):
@@ -565,13 +577,14 @@ def add(a, b, *number_first, alpha=1):
 
 def fused_alpha(a, b, alpha) -> bool:
     """Whether ``add``/``sub`` of ``a`` and ``b`` with a real Python ``alpha`` computes ``alpha * b`` inside the op
-    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors, or a half
-    precision tensor and a Python number."""
+    (``add_scaled``), as PyTorch's kernel does, not rounded to ``b``'s dtype first: two floating tensors, or a
+    floating tensor and a real Python number."""
     if alpha.__class__ is not float and alpha.__class__ is not int or not isinstance(a, Tensor):
         return False
     if isinstance(b, Tensor):
         return np_kind(a._data.dtype) == "f" and np_kind(b._data.dtype) == "f"
-    return number_in_float32(a._data, b)
+    return number_in_float32(a._data, b) or (b.__class__ is float or b.__class__ is int) and \
+        a._data.__class__ is xp.ndarray and (a._data.dtype == xp.float32 or a._data.dtype == xp.float64)
 
 
 def scaled_operand(a, b, alpha):

@@ -14,7 +14,6 @@ import operator
 from .. import _dtype
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
-from .._inference import check_inplace as check_inference_inplace
 from .._memory_format import half_number, via_float32
 from .._meta import follow_view, is_meta, iterator_layout, meta_layout, nonzero_error, refuse_meta
 from .._meta import made as _meta_made
@@ -531,8 +530,6 @@ def _indexes_a_view(x: Tensor, idx) -> bool:
 def check_inplace(x: Tensor, tracked: bool, overlap_ok: bool = False) -> None:
     """PyTorch's rules for in-place ops; a view's history is made current for the op (ops/copy_slices.py).
     ``overlap_ok``: the op writes one value through elements that share memory (``fill_``), which PyTorch allows."""
-    if x._vc.__class__ is not list:  # an inference tensor (ember/_inference.py)
-        check_inference_inplace(x._vc)
     if not x._data.flags.writeable:
         check_writable(x, overlap_ok)
     if not _GradState.enabled:

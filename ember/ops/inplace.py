@@ -281,14 +281,27 @@ def addcdiv_(x: Tensor, t1: Tensor, t2: Tensor, *, value=1) -> Tensor:
 
 
 def _addc_(x: Tensor, t1: Tensor, t2: Tensor, value, node: type[Node]) -> Tensor:
-    """addcmul_/addcdiv_: recorded as the out-of-place op's one node (AddcmulBackward0, as PyTorch's), a plain
-    ``add_`` of the product or quotient otherwise (an optimizer's step: no copy of the result)."""
+    """addcmul_/addcdiv_: recorded as the out-of-place op's one node (AddcmulBackward0, as PyTorch's); computed as
+    that node computes it where the dtypes differ or are half precision or complex (PyTorch's kernel rounds once);
+    otherwise a plain ``add_`` (an optimizer's step: no copy of the result) of ``value * t1`` times or over ``t2``,
+    PyTorch's kernel's order: addcdiv_'s bits are PyTorch's, addcmul_'s product is rounded before the sum, where
+    PyTorch's vectorised kernel fuses the two (emulated in float64, as the out-of-place op does, it takes several
+    times as long)."""
     refuse_partial_overlap(x._data, t1)  # (before their product, a new tensor, hides them)
     refuse_partial_overlap(x._data, t2)
+    dt = x._data.dtype
     if _GradState.enabled and (x._requires_grad or getattr(t1, "_requires_grad", False)
-                               or getattr(t2, "_requires_grad", False)) or forward_ad.has_tangent(x, t1, t2):
+                               or getattr(t2, "_requires_grad", False)) or forward_ad.has_tangent(x, t1, t2) \
+            or not (dt in (xp.float32, xp.float64) or dt.kind in "iu") \
+            or not all(isinstance(t, Tensor) and t._data.dtype == dt for t in (t1, t2)) or is_meta(x._data):
         return _write_back(x, lambda t: pw.addc(node, t, t1, t2, value), t1, t2)
-    return add_(x, ew.mul(t1, t2) if node is pw.Addcmul else ew.div(t1, t2), alpha=value)
+    a1, a2 = t1._data, t2._data
+    with xp.errstate(all="ignore"):  # (inf and NaN silently, as PyTorch's; integers wrap)
+        scaled = a1 if value == 1 else a1 * dt.type(value)
+        owned = scaled is not a1 and isinstance(scaled, xp.ndarray) and \
+            scaled.shape == xp.broadcast_shapes(a1.shape, a2.shape)
+        combined = (xp.multiply if node is pw.Addcmul else xp.divide)(scaled, a2, out=scaled if owned else None)
+    return add_(x, Tensor._make(xp.asarray(combined)))
 
 
 def _unary_inplace(x: Tensor, op, array_fn, floating: bool = False) -> Tensor:

@@ -248,22 +248,24 @@ class Var(Node):
     PyTorch's CPU kernel does: squares past float32's range (values near 1e20 and beyond) still give a finite
     variance where it fits, and a finite ``Std`` where only the square root fits."""
     float32_compute = True
-    rerun_for_higher_order = True  # backward reads x - mean (recomputed on recorded inputs under create_graph)
+    rerun_for_higher_order = True  # backward reads x (recorded inputs under create_graph)
 
     def forward(self, x, axes, correction, keepdim):
         n = _reduced_count(x.shape, axes)
+        self.saved = (x,)  # PyTorch's var saves its input; backward computes x - mean from it
+        self.axes, self.keepdim, self.denom, self.count = axes, keepdim, builtins.max(n - correction, 0), n
+        # backward's divisor, negative too as in PyTorch's formula; over every element it differs at <= 0
+        self.dof, self.whole = n - correction, axes is None or x.ndim == 0
+        # one temporary the input's size, squared where it is (not for a recorded input, nor a 0-d one's scalar)
+        in_place = not is_recorded(x) and x.ndim > 0
         with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (NumPy's mean warns of an empty slice)
-            # backward's x - mean in x's dtype, as PyTorch's formula computes it
-            self.saved = (x - xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n),)
-            self.axes, self.keepdim, self.denom = axes, keepdim, builtins.max(n - correction, 0)
-            # backward's divisor, negative too as in PyTorch's formula; over every element it differs at <= 0
-            self.dof, self.whole = n - correction, axes is None or x.ndim == 0
             if x.dtype == xp.float32:  # (complex64 accumulates in float32, as PyTorch's)
-                wide = x.astype(xp.float64)
-                diff = wide - xp.sum(wide, axis=axes, keepdims=True) / n
+                diff = x.astype(xp.float64)
+                mean = xp.sum(diff, axis=axes, keepdims=True) / n
+                diff = xp.subtract(diff, mean, out=diff) if in_place else diff - mean
             else:
-                diff = self.saved[0]
-            sq = _abs2(diff)
+                diff = _deviation(x, axes, n)
+            sq = xp.multiply(diff, diff, out=diff) if in_place and diff.dtype.kind == "f" else _abs2(diff)
             var = xp.sum(sq, axis=axes, keepdims=keepdim) / sq.dtype.type(self.denom)
             out = self._finish(var).astype(x.real.dtype)
             # (an array, not NumPy's scalar for a full reduction: Std saves it as its result, var_mean returns it)
@@ -273,7 +275,8 @@ class Var(Node):
         return var
 
     def backward(self, g):  # d var / dx = 2 (x - mean) / (n - correction)
-        diff = self.saved[0]
+        with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            diff = _deviation(self.saved[0], self.axes, self.count)
         g = _expand_back(g, diff.shape, self.axes, self.keepdim)
         if self.dof <= 0 and self.whole:
             # PyTorch's formula where the degrees of freedom over all elements are <= 0: inf, NaN where x equals its
@@ -310,6 +313,11 @@ class Std(Var):
         with xp.errstate(divide="ignore", invalid="ignore"):
             g = xp.where(out == 0, 0, g / (out * 2))
         return super().backward(g)
+
+
+def _deviation(x, axes, n: int):
+    """``x - mean`` over ``axes`` (``n`` elements each) in x's dtype, as PyTorch's var formula computes it."""
+    return x - xp.sum(x, axis=axes, keepdims=True) / x.dtype.type(n)
 
 
 def _reduced_count(shape, axes) -> int:
@@ -547,7 +555,6 @@ class VarMean(MultiOutputNode, Var):
 
     def forward(self, x, axes, correction, keepdim):
         spread = super().forward(x, axes, correction, keepdim)
-        self.count = _reduced_count(x.shape, axes)
         if is_recorded(x):  # forward run again under create_graph: backward reads only the spread's intermediates
             return spread, None
         return spread, _finite_mean(x, axes, keepdim)

@@ -16,7 +16,7 @@ from .inplace import _snapshot
 
 def _view_inplace(x: Tensor, op) -> Tensor:
     tracked = _GradState.enabled and x._requires_grad
-    check_inplace(x, tracked)
+    check_inplace(x, tracked, overlap_ok=True)  # (a new shape: no element is written, as PyTorch's, expanded too)
     if tracked:
         view = op(_snapshot(x, copy=False))  # (a view of x's memory: x keeps sharing it with its views and base)
         x.grad_fn, x._output_nr = view.grad_fn, view._output_nr

@@ -86,14 +86,16 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         format: ``"ember"`` (see the module docstring) or ``"torch"``: PyTorch's zip format, which
             ``torch.load(f, weights_only=True)`` reads (tensors, numbers, strings, dtypes, devices and containers;
             an object kept by state, such as an ``argparse.Namespace`` or a dataclass, is pickled by reference to
-            its class, which ``torch.load`` rebuilds with ``weights_only=False`` or once allowlisted).
+            its class, and NumPy arrays and scalars as PyTorch's pickle writes them, which ``torch.load`` rebuilds
+            with ``weights_only=False`` or once allowlisted).
             None (default): ``"torch"`` when the program imported ``torch`` and got ember (``python -m
             ember.compat``), so an unmodified PyTorch script's checkpoints load in PyTorch; ``"ember"``
             otherwise (a program written for ember, ``import ember as torch``, writes ember's format even when
             the compat runner runs it, as the launcher does where PyTorch is not installed). In a program that
             imported ``torch``, an object PyTorch cannot read back from it (a whole ``nn.Module``, whose classes
-            are ember's, not ``torch.nn``'s; a NumPy array) is written in ember's format, with a warning saying
-            so.
+            are ember's, not ``torch.nn``'s) is written in ember's format, with a warning saying so. NumPy arrays
+            and scalars are written as PyTorch's pickle writes them, which ``torch.load`` reads with
+            ``weights_only=False`` or once NumPy's globals are allowlisted, and refuses by default.
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is

@@ -40,6 +40,18 @@ def weights_only_error(what: str, path: str) -> pickle.UnpicklingError:
     )
 
 
+def build_refused(what: str, cls: type) -> pickle.UnpicklingError:
+    """PyTorch's refusal to give state (BUILD) to an object whose class is not allowlisted (a NumPy dtype's class,
+    ``numpy.dtypes.Float32DType``), in its words."""
+    pkg = package_name()
+    return pickle.UnpicklingError(
+        f"Weights only load failed. Re-running `{pkg}.load` with `weights_only` set to `False` will likely succeed, "
+        "but it can result in arbitrary code execution. Do it only if you got the file from a trusted source.\n"
+        "WeightsUnpickler error: \n\nCan only build Tensor, Parameter, OrderedDict or types allowlisted via "
+        f"`add_safe_globals`, but got {cls}\n\n(loading: {what})"
+    )
+
+
 def path_of(obj: Any) -> str:
     """``module.qualname`` of a class or function, refusing what cannot be found again by that path."""
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)

@@ -7,7 +7,8 @@ types, nothing imported or called). Writing emits the same opcodes, so
 ``torch.load(path, weights_only=True)`` reads ember's file. An object pickle keeps as its class and state (an
 ``argparse.Namespace``, a dataclass of the program's) is written as PyTorch's pickle writes it, by reference to its
 class: ``torch.load(weights_only=False)`` rebuilds it, and a ``weights_only=True`` load refuses it unless the class
-is allowlisted, in PyTorch and in ember alike.
+is allowlisted, in PyTorch and in ember alike. NumPy arrays and scalars are written as NumPy's ``__reduce__`` gives
+them (``_reconstruct``, ``scalar``, ``dtype``), which a ``weights_only=True`` load refuses unless allowlisted.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .._device import device as _device_type
 from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
-from ._archive import MAX_DEPTH, Archive, Fail, too_deep
+from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
 from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
@@ -89,7 +90,9 @@ class _Pickler:
 
     def save(self, obj: Any) -> None:
         out = self.out
-        if obj is None:
+        if (type(obj) is xp.ndarray or isinstance(obj, xp.generic)) and is_plain_numeric(obj.dtype):
+            self.reduced(obj)  # before float: np.float64 is one, and pickle keeps it as a NumPy scalar
+        elif obj is None:
             out += b"N"
         elif obj is True or obj is False:
             out += b"\x88" if obj else b"\x89"
@@ -138,6 +141,42 @@ class _Pickler:
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
                             f"{type(obj).__module__}.{type(obj).__qualname__}: {_why_not(obj)}")
+
+    def reduced(self, obj: Any) -> None:
+        """A NumPy array, scalar or dtype as pickle writes it, from NumPy's own ``__reduce__``: the array as
+        ``_reconstruct(ndarray, (0,), b"b")`` then BUILD of (1, shape, dtype, fortran order, its bytes), a scalar as
+        ``scalar(dtype, its bytes)``, a dtype as ``dtype("f4", False, True)`` then BUILD of its byte order: the
+        globals PyTorch's weights-only loader refuses unless allowlisted, as it refuses PyTorch's own file."""
+        fn, args, *state = obj.__reduce__()
+        self.glob(fn.__module__, fn.__qualname__)
+        self.numpy_part(args)
+        self.out += b"R"
+        if state:
+            self.numpy_part(state[0])
+            self.out += b"b"
+
+    def numpy_part(self, x: Any) -> None:
+        """A piece of a NumPy object's reduction: classes by name, bytes as protocol 2 writes them."""
+        if isinstance(x, bytes):  # protocol 2 has no bytes opcode: _codecs.encode(text, "latin1"), or bytes()
+            if x:
+                self.glob("_codecs", "encode")
+                self.save(x.decode("latin1"))
+                self.save("latin1")
+                self.out += b"\x86R"
+            else:
+                self.glob("__builtin__", "bytes")
+                self.out += b")R"
+        elif isinstance(x, type):
+            self.glob(x.__module__, x.__qualname__)
+        elif isinstance(x, (xp.ndarray, xp.generic, xp.dtype)):
+            self.reduced(x)
+        elif isinstance(x, tuple):
+            self.out += b"("
+            for part in x:
+                self.numpy_part(part)
+            self.out += b"t"
+        else:  # ints, strings, bools, None
+            self.save(x)
 
     def object(self, obj: Any) -> None:
         """``cls.__new__(cls)`` then its state, as pickle's protocol 2 writes an object (GLOBAL, EMPTY_TUPLE,
@@ -239,8 +278,9 @@ def _why_not(obj: Any) -> str:
                 "it, and ember's nn classes are not PyTorch's")
     if type(obj).__module__.partition(".")[0] == "ember":
         return "it is one of ember's own classes, which PyTorch's torch.load cannot rebuild"
-    return ("it stores tensors, numbers, strings, None, dtypes, devices, objects pickle keeps as their class and "
-            "state (an argparse.Namespace, a dataclass) and lists/tuples/dicts of them")
+    return ("it stores tensors, NumPy arrays and scalars (bool, integer, float, complex), numbers, strings, None, "
+            "dtypes, devices, objects pickle keeps as their class and state (an argparse.Namespace, a dataclass) and "
+            "lists/tuples/dicts of them")
 
 
 def _c_strides(shape: tuple) -> list[int]:

@@ -3,7 +3,9 @@
 It builds only what PyTorch's ``weights_only=True`` policy allows: plain
 containers, ``OrderedDict``, numbers, strings, bytes, sets (a frozenset only
 with ``weights_only=False`` or allowlisted, as PyTorch's), dtypes, devices and
-tensors/parameters rebuilt from the archive's storages, and objects pickle keeps
+tensors/parameters rebuilt from the archive's storages, NumPy arrays, scalars and dtypes of
+numeric types rebuilt from their bytes (refused by a weights_only load unless allowlisted, as PyTorch's), and
+objects pickle keeps
 as their class and state (an ``argparse.Namespace``, a dataclass: NEWOBJ then
 BUILD) whose class is allowlisted (``add_safe_globals``) or, with
 ``weights_only=False``, imported by name, as ember's own format rebuilds them.
@@ -28,7 +30,7 @@ from .._dtype import np_kind
 from .._size import Size
 from .._tensor import Tensor
 from . import _globals
-from ._archive import Archive, Fail, checked_count
+from ._archive import Archive, Fail, checked_count, is_plain_numeric
 from ._ember_format import kept_by_state, owns
 from ._pickle_bounds import POINTER, Bounds, Internal
 
@@ -72,12 +74,19 @@ class _Storage(Internal):
         return self.dtype.newbyteorder("=") if self.view is None else self.view
 
 
+# NumPy's arrays, scalars and dtypes as pickle writes them (numpy.core: NumPy 1's module, in older files), built by
+# the interpreter from their bytes (bool, integer, float and complex only), never by calling NumPy's functions
+_RECONSTRUCT = {"numpy._core.multiarray._reconstruct", "numpy.core.multiarray._reconstruct"}
+_SCALAR = {"numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar"}
+_NUMPY = {*_RECONSTRUCT, *_SCALAR, "numpy.ndarray", "numpy.dtype", "builtins.bytes"}
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
-            "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode",
+            "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode", *_NUMPY,
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
 
 # built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
-_NOT_WEIGHTS_ONLY = {"builtins.frozenset"}
+_NOT_WEIGHTS_ONLY = {"builtins.frozenset", *_NUMPY}
+# a dtype's state as NumPy pickles a bool, integer, float or complex one: all but its byte order fixed
+_DTYPE_STATE = (3, None, None, None, None, -1, -1, 0)
 
 
 class Unpickler:
@@ -88,6 +97,7 @@ class Unpickler:
         self.data, self.pos = data, 0
         self.weights_only = weights_only
         self.built: dict[int, Any] = {}  # id -> an object NEWOBJ built, which BUILD may fill
+        self.numpy: dict[int, Any] = {}  # id -> a NumPy array or dtype made empty, which BUILD fills once
         self.archive, self.prefix, self.big_endian = archive, prefix, big_endian
         self.fail, self.what = fail, what
         self.stack: list = []
@@ -244,6 +254,23 @@ class Unpickler:
             return self.bounds.new(_device_type(args[0] if len(args) == 1 else f"{args[0]}:{args[1]}"))
         if path == "_codecs.encode" and len(args) == 2 and args[1] == "latin1" and isinstance(args[0], str):
             return self.bounds.new(args[0].encode("latin1"))
+        if path == "builtins.bytes" and args == ():  # protocol 2's empty bytes (an empty array's)
+            return self.bounds.new(b"")
+        if path in _RECONSTRUCT and len(args) == 3 and getattr(args[0], "path", None) == "numpy.ndarray" \
+                and args[1:] == ((0,), b"b"):
+            return self.numpy_empty(xp.ndarray.__new__(xp.ndarray, (0,), "b"))
+        if path == "numpy.dtype" and len(args) == 3 and isinstance(args[0], str) and args[1:] == (False, True):
+            try:
+                dtype = xp.dtype(args[0], False, True)  # a copy, which BUILD may give its byte order
+            except TypeError:
+                return self.bad(path)
+            if not is_plain_numeric(dtype):
+                self.fail(f"data.pkl holds a NumPy dtype {args[0]!r}: ember reads NumPy arrays and scalars of "
+                          "bool, integer, float and complex dtypes")
+            return self.numpy_empty(dtype)
+        if path in _SCALAR and len(args) == 2 and isinstance(args[1], bytes) and self.finished_dtype(args[0]) \
+                and len(args[1]) == args[0].itemsize:
+            return self.bounds.new(xp.frombuffer(args[1], dtype=args[0])[0])
         if path == "torch._utils._rebuild_tensor_v2" and 6 <= len(args) <= 7:
             return self.tensor(*args[:5])
         if path == "torch._utils._rebuild_parameter" and len(args) == 3 and isinstance(args[0], Tensor):
@@ -251,6 +278,36 @@ class Unpickler:
 
             return self.bounds.new(Parameter(args[0], requires_grad=bool(args[1])))
         return self.bad(path)
+
+    def numpy_empty(self, obj):
+        self.numpy[id(obj)] = obj
+        return self.bounds.new(obj)
+
+    def finished_dtype(self, value) -> bool:
+        """Whether ``value`` is a NumPy dtype this file built and gave its state (its byte order)."""
+        return isinstance(value, xp.dtype) and id(value) not in self.numpy
+
+    def numpy_state(self, target, state) -> None:
+        """BUILD of a NumPy array or dtype the file made: its state checked, then set as NumPy's unpickling sets it.
+        A weights_only load refuses a dtype whose class is not allowlisted, as PyTorch's weights-only loader does."""
+        del self.numpy[id(target)]
+        if isinstance(target, xp.dtype):
+            if self.weights_only and _globals.path_of(type(target)) not in _globals.allowed():
+                raise _globals.build_refused(self.what, type(target))
+            if not (isinstance(state, tuple) and len(state) == len(_DTYPE_STATE) and state[1] in ("<", ">", "|", "=")
+                    and all(a == b and type(a) is type(b) for i, (a, b) in enumerate(zip(state, _DTYPE_STATE))
+                            if i != 1)):
+                self.fail(f"data.pkl sets a NumPy dtype's state to {str(state)[:80]}")
+            target.__setstate__(state)
+            return
+        if not (isinstance(state, tuple) and len(state) == 5 and state[0] == 1 and isinstance(state[1], tuple)
+                and self.finished_dtype(state[2]) and type(state[3]) is bool and isinstance(state[4], bytes)):
+            self.fail(f"data.pkl sets a NumPy array's state to {str(state)[:80]}")
+        count = checked_count(state[1], "a NumPy array", self.fail)
+        if len(state[4]) != count * state[2].itemsize:
+            self.fail(f"a NumPy array of shape {state[1]} and dtype {state[2]} has {len(state[4])} bytes")
+        target.__setstate__(state)
+        self.bounds.charge(target.nbytes)
 
     def bad(self, path: str):
         self.fail(f"data.pkl calls {path} with unexpected arguments")
@@ -470,6 +527,9 @@ def _op_stack_global(u):
 def _op_build(u):
     """The state of an object NEWOBJ built, or attributes set on an OrderedDict (a state_dict's ``_metadata``)."""
     state = u.pop()
+    if u.stack and id(u.stack[-1]) in u.numpy:
+        u.numpy_state(u.stack[-1], state)
+        return
     if u.stack and id(u.stack[-1]) in u.built:
         target = u.stack[-1]
         if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):

@@ -8,9 +8,10 @@ state_dict keys, gradients and optimiser state are PyTorch's.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any, TypeVar
 
-from ... import _warnings
 from ..._tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter
@@ -78,9 +79,7 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        _warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      through={"": "torch.nn.utils.weight_norm"})
+        _warn_deprecated()
         if _find_hook(module, WeightNorm, name) is not None:
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)
@@ -101,6 +100,20 @@ class WeightNorm:
 
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self.name, self.compute_weight(module))
+
+
+def _warn_deprecated() -> None:
+    """PyTorch's FutureWarning, from the frame PyTorch's names: its ``WeightNorm.apply`` is wrapped by
+    ``@deprecated``, which warns naming apply's caller, its own ``weight_norm`` (so the default filter shows it once
+    per process, the registry being that module's, and module filters see ``torch.nn.utils.weight_norm``), or the
+    program's line that calls ``WeightNorm.apply`` itself."""
+    caller = sys._getframe(2)
+    module = caller.f_globals.get("__name__", "<string>")
+    warnings.warn_explicit("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                           "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
+                           caller.f_code.co_filename, caller.f_lineno,
+                           "torch.nn.utils.weight_norm" if module == __name__ else module,
+                           caller.f_globals.setdefault("__warningregistry__", {}))
 
 
 def weight_norm(module: T_module, name: str = "weight", dim: int | None = 0) -> T_module:
