@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _deprecated_overloads as _deprecated
 from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
@@ -493,8 +494,12 @@ class Addr(_AddedProduct):
 
 
 @lower_precision
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result. (``number_first``:
+    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py.)"""
+    if number_first:
+        input, mat1, mat2, beta, alpha = _deprecated.beta_first_function(
+            "addmm", ("mat1", "mat2"), (input, mat1, mat2, *number_first), beta, alpha)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
 
@@ -510,8 +515,11 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 
 
 @lower_precision
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * bmm(batch1, batch2)."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2) (``number_first``: as addmm's)."""
+    if number_first:
+        input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
+            "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
@@ -521,8 +529,11 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 
 @lower_precision
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i] (``number_first``: as addmm's)."""
+    if number_first:
+        input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
+            "addbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
@@ -531,8 +542,11 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * (mat @ vec)."""
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat @ vec) (``number_first``: as addmm's)."""
+    if number_first:
+        input, mat, vec, beta, alpha = _deprecated.beta_first_function(
+            "addmv", ("mat", "vec"), (input, mat, vec, *number_first), beta, alpha)
     if input._data.ndim > 1:  # (PyTorch's input is a vector, or a 0-d tensor)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
                            f"{vec._data.ndim}")
@@ -544,8 +558,11 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * outer(vec1, vec2)."""
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2) (``number_first``: as addmm's)."""
+    if number_first:
+        input, vec1, vec2, beta, alpha = _deprecated.beta_first_function(
+            "addr", ("vec1", "vec2"), (input, vec1, vec2, *number_first), beta, alpha)
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
