@@ -113,3 +113,21 @@ def test_index_update_nodes_read_as_pytorchs():
                 x.scatter_reduce(0, m.tensor([1]), o[:1], "amax"), x.index_put((m.tensor([0]),), o[:1])]
         seen.append([(r.grad_fn.name(), type(r.grad_fn).__name__) for r in outs])
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64"])
+def test_out_keyword_is_pytorchs(op, out_dtype):
+    # (a TensorIterator op: out may be of a dtype the result casts to; an integer one is PyTorch's error)
+    outcomes = []
+    for m in (torch, ember):
+        a, b, c = m.tensor([1.0, 2.0, 3.0]), m.tensor([2.0, 3.0, 4.0]), m.tensor([4.0, 5.0, 6.0])
+        out = m.zeros(3, dtype=getattr(m, out_dtype))
+        try:
+            result = getattr(m, op)(a, b, c, value=2, out=out)
+            outcomes.append((result is out, str(out.dtype).split(".")[-1], out.tolist()))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        getattr(ember, op)(ember.ones(3, requires_grad=True), ember.ones(3), ember.ones(3), out=ember.empty(3))
