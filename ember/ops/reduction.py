@@ -585,20 +585,40 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm (over at most two dims), "nuc"
     the nuclear norm of the matrix over ``dim`` (a 2-d input's two dims by default). One node,
     ``LinalgVectorNormBackward0`` as PyTorch's, for every ``p``."""
-    if dtype is not None:
-        x = promoted(x, dtype)
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         from ..linalg import matrix_norm
 
         # as PyTorch's: "nuc", another name, or "fro" over more than two dims is a matrix norm (over every dim
         # when none is given), whose errors these are
-        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim)
-    if np_kind(x._data.dtype) not in "fc":
-        raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
-        )
+        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim, dtype=dtype)
+    dtype = check_norm_dtype(x, dtype, "linalg.vector_norm")
+    if dtype is not None:
+        x = promoted(x, dtype)
     order = 2.0 if p == "fro" else float(p)
     return LinalgVectorNorm.apply(x, order=order, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def check_norm_dtype(x: Tensor, dtype, name: str):
+    """PyTorch's checks of a norm's input and ``dtype=`` (checkFloatingOrComplex, check_linalg_norm_dtype): a
+    floating or complex input; a floating or complex dtype, complex for a complex input only, to which the input's
+    dtype promotes (no narrowing: float32 to float16 is refused, as complex to real). ``dtype`` as ember's dtype."""
+    if np_kind(x._data.dtype) not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
+    if dtype is None:
+        return None
+    if dtype.__class__ is type:  # (a Python type, as PyTorch reads it)
+        dtype = _dtype.from_python_type(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{SCALAR_TYPE_NAMES[dtype.name]}")
+    if x.is_complex() != dtype.is_complex:
+        kind = "complex" if x.is_complex() else "real"
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got {SCALAR_TYPE_NAMES[dtype.name]}")
+    if _dtype.promote_types(x.dtype, dtype) != dtype:
+        raise RuntimeError(f"{name}: the dtype of the input ({SCALAR_TYPE_NAMES[x.dtype.name]}) should be convertible "
+                           f"without narrowing to the specified dtype ({SCALAR_TYPE_NAMES[dtype.name]})")
+    return dtype
 
 
 def _sgn(x):
