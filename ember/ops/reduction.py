@@ -18,7 +18,7 @@ from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from .cumulative import _reverse_cumsum, running
+from .cumulative import _reverse_cumsum, in_accumulated_dtype, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex, refuse_integer_history
 from .unary import sign_array
 
@@ -335,12 +335,6 @@ def _accumulated_as(x: Tensor, dtype) -> Tensor:
     return x
 
 
-def _in_bool(out: Tensor, x: Tensor) -> Tensor:
-    """A sum or product ``out`` of ``x`` accumulated as bool (``dtype=torch.bool``) as PyTorch's: a bool result
-    (any element non-zero for a sum, all for a product), where NumPy's counts them as integers."""
-    return cast(out, _dtype.bool_) if x._data.dtype == xp.bool_ else out
-
-
 def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
     """PyTorch's TypeError for ``keepdim=`` (True or False) given to ``sum``/``mean``/``prod`` without a ``dim``
     (``method``: ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the
@@ -373,7 +367,8 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
     x = _accumulated_as(x, dtype)
-    return _in_bool(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), x)
+    out = node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
+    return in_accumulated_dtype(out, x)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -410,7 +405,7 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     x = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
     node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
-    return _in_bool(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    return in_accumulated_dtype(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def prod_dim_none(method: bool, alone: bool) -> TypeError:
@@ -752,5 +747,5 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     x = _accumulated_as(x, dtype)
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)
-        return CumSum.apply(x.reshape(1), dim=0).reshape(())
-    return CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+        return in_accumulated_dtype(CumSum.apply(x.reshape(1), dim=0).reshape(()), x)
+    return in_accumulated_dtype(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), x)
