@@ -335,6 +335,7 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
     integer dtype then converted to it (a float truncated toward zero), a value outside its range an error; an int
     past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
     if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
@@ -352,6 +353,14 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
         scalars.append(value)
     return tuple(scalars)
+
+
+def _python_numbers(*scales) -> tuple:
+    """The scales as the Python numbers PyTorch's argument parser reads a Scalar as: a NumPy scalar's (an np.float64
+    beta must not promote a float32 result to float64) and a 0-d tensor's value (a tensor of dimensions is no
+    Number: refused where it meets the product)."""
+    return tuple(v.item() if isinstance(v, xp.generic) or isinstance(v, Tensor) and not v._data.ndim else v
+                 for v in scales)
 
 
 def _is_complex(value) -> bool:
@@ -575,6 +584,7 @@ def _addr_scalars(result: dtype, beta, alpha) -> tuple:
     """beta and alpha as PyTorch's addr takes them for a result of dtype ``result``: a bool one for a bool result
     only, a float or complex one for a floating or complex result only; for a bool result each read as a bool (2 is
     True), else as the family's (``_product_scalars``)."""
+    beta, alpha = _python_numbers(beta, alpha)
     inexact = result.is_floating_point or result.is_complex
     for name, value in (("beta", beta), ("alpha", alpha)):
         if isinstance(value, bool) and result.np != xp.bool_:
