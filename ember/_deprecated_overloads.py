@@ -21,11 +21,11 @@ _warned = False
 
 def _is_number(value) -> bool:
     """PyTorch's ``Number`` in a signature: a Python or NumPy number, or a tensor of one element and no
-    dimensions."""
+    dimensions that does not require grad (its argument parser's rule)."""
     from ._tensor import Tensor
 
     if isinstance(value, Tensor):
-        return value.dim() == 0
+        return value.dim() == 0 and not value.requires_grad
     return isinstance(value, numbers.Number)
 
 
@@ -60,7 +60,7 @@ def alpha_first(name: str, alpha, rest: tuple, given_alpha, function: bool = Fal
         raise _refuse(name, f"got {len(rest) + 2 - (not function)} positional arguments")
     _check_scale(name, "alpha", alpha, given_alpha)
     _warn_once(name, "Number alpha, Tensor other", "Tensor other, *, Number alpha = 1", function)
-    return rest[0], alpha
+    return rest[0], _number(alpha)
 
 
 def value_first(name: str, value, tensor1, rest: tuple, given_value, function: bool = False) -> tuple:
@@ -71,7 +71,7 @@ def value_first(name: str, value, tensor1, rest: tuple, given_value, function: b
     _check_scale(name, "value", value, given_value)
     _warn_once(name, "Number value, Tensor tensor1, Tensor tensor2",
                "Tensor tensor1, Tensor tensor2, *, Number value = 1", function)
-    return tensor1, rest[0], value
+    return tensor1, rest[0], _number(value)
 
 
 def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha,

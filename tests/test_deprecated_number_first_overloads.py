@@ -186,3 +186,45 @@ def test_in_place_products_refuse_a_broadcast_result():
             m.ones(1, 3).baddbmm_(m.ones(2, 1, 2), m.ones(2, 2, 3))
         with pytest.raises(RuntimeError):
             m.ones(3, 1).addmv_(m.ones(3, 2), m.ones(2))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, a, b: x.add(a, alpha=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: x.clone().sub_(a, alpha=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: m.sub(x, a, alpha=m.tensor([2.0])),
+    lambda m, x, a, b: x.addcmul(a, b, value=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: m.addcdiv(x, a, b, value=m.tensor([2.0])),
+    lambda m, x, a, b: x.add(m.tensor(2.0, requires_grad=True), a),  # (then not a number: no deprecated form)
+    lambda m, x, a, b: x.addcmul(m.tensor(2.0, requires_grad=True), a, b),
+    lambda m, x, a, b: m.ones(3, 3).addmm(m.ones(3, 3), m.ones(3, 3), beta=m.tensor(2.0, requires_grad=True)),
+])
+def test_a_scale_tensor_that_requires_grad_or_has_dimensions_is_no_number(call):
+    # PyTorch's argument parser reads a Scalar from a 0-d tensor that does not require grad only: ember took any
+    # tensor as an operand, and its gradient flowed into the scale
+    for m in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(TypeError):
+                call(m, *_inputs(m))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, a, b: x.add(a, alpha=m.tensor(2.5)),
+    lambda m, x, a, b: x.add(m.tensor(2.5), a),
+    lambda m, x, a, b: x.addcmul(a, b, value=m.tensor(2)),
+    lambda m, x, a, b: m.rsub(x, a, alpha=m.tensor(3)),
+])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_0d_scale_tensor_is_its_number(call, dtype):
+    # (its value, checked as a number: a float alpha for integer tensors is PyTorch's error)
+    outcomes = []
+    for m in (torch, ember):
+        x, a, b = (t.to(getattr(m, dtype)) for t in _inputs(m))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out = call(m, x, a, b)
+                outcomes.append((str(out.dtype).split(".")[-1], out.tolist(), out.requires_grad))
+            except RuntimeError as err:
+                outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

@@ -357,10 +357,10 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
 
 def _python_numbers(*scales) -> tuple:
     """The scales as the Python numbers PyTorch's argument parser reads a Scalar as: a NumPy scalar's (an np.float64
-    beta must not promote a float32 result to float64) and a 0-d tensor's value (a tensor of dimensions is no
-    Number: refused where it meets the product)."""
-    return tuple(v.item() if isinstance(v, xp.generic) or isinstance(v, Tensor) and not v._data.ndim else v
-                 for v in scales)
+    beta must not promote a float32 result to float64) and a 0-d tensor's value (a tensor of dimensions, or one that
+    requires grad, is no Number: refused where it meets the product)."""
+    return tuple(v.item() if isinstance(v, xp.generic) or isinstance(v, Tensor) and not v._data.ndim
+                 and not v.requires_grad else v for v in scales)
 
 
 def _is_complex(value) -> bool:
