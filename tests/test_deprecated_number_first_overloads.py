@@ -228,3 +228,16 @@ def test_a_0d_scale_tensor_is_its_number(call, dtype):
             except RuntimeError as err:
                 outcomes.append(str(err))
     assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("alpha", ["tensor(2.)", "tensor(2., requires_grad=True)", "tensor([2.])"])
+def test_index_add_alpha_tensor_as_pytorchs_scalar(alpha):
+    # (the same Scalar rule as add's alpha: ember refused a 0-d tensor, its int check reading it as an array)
+    outcomes = []
+    for m in (torch, ember):
+        a = eval(alpha, {"tensor": m.tensor})
+        try:
+            outcomes.append(m.zeros(3).index_add(0, m.tensor([0, 0]), m.ones(2), alpha=a).tolist())
+        except TypeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]
