@@ -4,7 +4,8 @@ Before PyTorch 1.5 the scale of ``add``/``sub``, ``addcmul``/``addcdiv`` and the
 positionally: ``p.data.add_(-lr, d_p)``, ``exp_avg_sq.mul_(beta2).addcmul_(1 - beta2, grad, grad)``,
 ``x.addmm(beta, alpha, mat1, mat2)``. Custom optimizers and samplers of that time are still common in public code,
 and PyTorch's argument parser still takes these signatures, warning once per process (one warning for all of
-them). ember does the same: each of those methods (and ``ember.add``/``sub``/``addcmul``/``addcdiv``, whose
+them). ember does the same: each of those methods (and ``ember.add``/``sub``/``addcmul``/``addcdiv`` and the
+``addmm`` family's functions, ``torch.addmm(beta, input, [alpha,] mat1, mat2)`` and ``torch.addmv_``, whose
 number-first forms PyTorch keeps as functions too) collects extra positional arguments in ``*number_first`` and
 hands them here, off its common path.
 """
@@ -20,11 +21,11 @@ _warned = False
 
 def _is_number(value) -> bool:
     """PyTorch's ``Number`` in a signature: a Python or NumPy number, or a tensor of one element and no
-    dimensions."""
+    dimensions that does not require grad (its argument parser's rule)."""
     from ._tensor import Tensor
 
     if isinstance(value, Tensor):
-        return value.dim() == 0
+        return value.dim() == 0 and not value.requires_grad
     return isinstance(value, numbers.Number)
 
 
@@ -59,7 +60,7 @@ def alpha_first(name: str, alpha, rest: tuple, given_alpha, function: bool = Fal
         raise _refuse(name, f"got {len(rest) + 2 - (not function)} positional arguments")
     _check_scale(name, "alpha", alpha, given_alpha)
     _warn_once(name, "Number alpha, Tensor other", "Tensor other, *, Number alpha = 1", function)
-    return rest[0], alpha
+    return rest[0], _number(alpha)
 
 
 def value_first(name: str, value, tensor1, rest: tuple, given_value, function: bool = False) -> tuple:
@@ -70,13 +71,16 @@ def value_first(name: str, value, tensor1, rest: tuple, given_value, function: b
     _check_scale(name, "value", value, given_value)
     _warn_once(name, "Number value, Tensor tensor1, Tensor tensor2",
                "Tensor tensor1, Tensor tensor2, *, Number value = 1", function)
-    return tensor1, rest[0], value
+    return tensor1, rest[0], _number(value)
 
 
-def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha) -> tuple:
+def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha,
+               function: bool = False) -> tuple:
     """``x.addmm(beta, mat1, mat2)`` or ``x.addmm(beta, alpha, mat1, mat2)`` (and addmv, addr, baddbmm, addbmm,
     their in-place forms): ``(mat1, mat2, beta, alpha)`` of the current signature, from all the call's positional
-    ``args`` after the tensor itself; ``operands`` are the op's names for its two (``("mat1", "mat2")``)."""
+    ``args`` after the tensor itself; ``operands`` are the op's names for its two (``("mat1", "mat2")``).
+    Neither scale may also come as a keyword (PyTorch's deprecated signatures have no keywords).
+    ``function``: the form of ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ``args`` without its input."""
     from ._tensor import Tensor
 
     if len(args) not in (3, 4) or not (isinstance(args[-2], Tensor) and isinstance(args[-1], Tensor)):
@@ -85,10 +89,37 @@ def beta_first(name: str, operands: tuple[str, str], args: tuple, given_beta, gi
                             f"alpha=, or the deprecated (beta, [alpha,] {operands[0]}, {operands[1]})")
     beta, alpha = args[0], args[1] if len(args) == 4 else given_alpha
     _check_scale(name, "beta", beta, given_beta)
-    if len(args) == 4:
-        _check_scale(name, "alpha", alpha, given_alpha)
+    _check_scale(name, "alpha", alpha if len(args) == 4 else 1, given_alpha)
     first, second = operands
     scales = "Number beta, Number alpha" if len(args) == 4 else "Number beta"
-    _warn_once(name, f"{scales}, Tensor {first}, Tensor {second}",
-               f"Tensor {first}, Tensor {second}, *, Number beta = 1, Number alpha = 1", False)
-    return args[-2], args[-1], beta, alpha
+    old, new = f"{scales}, Tensor {first}, Tensor {second}", \
+        f"Tensor {first}, Tensor {second}, *, Number beta = 1, Number alpha = 1"
+    if function:  # (PyTorch shows the function's input after beta, and out= for an out-of-place op)
+        old, new = old.replace("Number beta", "Number beta, Tensor input", 1), f"Tensor input, {new}"
+        if not name.endswith("_"):
+            old, new = f"{old}, *, Tensor out = None", f"{new}, Tensor out = None"
+        if name == "addmm":  # (its overload with out_dtype, listed too)
+            new += (")\n\taddmm(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
+                    "Number alpha = 1, Tensor out = None")
+    _warn_once(name, old, new, False)
+    return args[-2], args[-1], _number(beta), _number(alpha)
+
+
+def _number(scale):
+    """A scale as the product ops take it: a 0-d tensor (PyTorch's Number in a signature) as its Python number."""
+    from ._tensor import Tensor
+
+    return scale.item() if isinstance(scale, Tensor) else scale
+
+
+def beta_first_function(name: str, operands: tuple[str, str], args: tuple, given_beta, given_alpha) -> tuple:
+    """``torch.addmm(beta, input, mat1, mat2)`` or ``torch.addmm(beta, input, alpha, mat1, mat2)`` (and addmv, addr,
+    baddbmm, addbmm, addmv_): ``(input, mat1, mat2, beta, alpha)`` of the current signature, from all the call's
+    positional ``args``."""
+    from ._tensor import Tensor
+
+    if len(args) not in (4, 5) or not isinstance(args[1], Tensor):
+        shown = ", ".join(type(a).__name__ for a in args)
+        raise _refuse(name, f"got ({shown}); expected (input, {operands[0]}, {operands[1]}) and the keywords beta= "
+                            f"and alpha=, or the deprecated (beta, input, [alpha,] {operands[0]}, {operands[1]})")
+    return (args[1], *beta_first(name, operands, (args[0], *args[2:]), given_beta, given_alpha, True))

@@ -12,12 +12,20 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from . import _deprecated_overloads as _deprecated
 from ._signatures import Kinds, on_first_read, parameter_kinds
 from ._tensor import Tensor
 
 
-def _method_form(name: str) -> Callable[..., Tensor]:
+def _method_form(name: str, operands: tuple[str, str] | None = None) -> Callable[..., Tensor]:
+    """``operands`` (the names of addmv_'s two): PyTorch also takes the deprecated ``torch.addmv_(beta, input,
+    [alpha,] mat, vec)`` (ember/_deprecated_overloads.py), not the method's ``(input, beta, [alpha,] mat, vec)``."""
+
     def function(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if operands is not None and len(args) > 2:
+            input, first, second, beta, alpha = _deprecated.beta_first_function(
+                name, operands, (input, *args), kwargs.pop("beta", 1), kwargs.pop("alpha", 1))
+            args, kwargs = (first, second), dict(kwargs, beta=beta, alpha=alpha)
         return getattr(input, name)(*args, **kwargs)
 
     # the method's parameters, ``self`` named ``input`` as PyTorch's functions name it (keyword calls and
@@ -41,7 +49,7 @@ def _method_form(name: str) -> Callable[..., Tensor]:
 
 abs_ = _method_form("abs_")
 acos_ = _method_form("acos_")
-addmv_ = _method_form("addmv_")
+addmv_ = _method_form("addmv_", ("mat", "vec"))
 acosh_ = _method_form("acosh_")
 arccos_ = _method_form("arccos_")
 arccosh_ = _method_form("arccosh_")

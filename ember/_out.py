@@ -58,7 +58,7 @@ logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
-gcd lcm ldexp nextafter outer ger
+gcd lcm ldexp nextafter outer ger addcmul addcdiv
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""

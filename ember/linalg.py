@@ -39,15 +39,13 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     """The ``ord``-norm of ``x`` as a vector over ``dim`` (all elements by default): sum(|x|^ord)^(1/ord),
     max |x| (inf), min |x| (-inf), the count of non-zeros (0)."""
     from .ops.elementwise import promoted
-    from .ops.reduction import norm
+    from .ops.reduction import check_norm_dtype, norm
 
     if not isinstance(ord, (int, float)) or isinstance(ord, bool):
         raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, but got {ord!r}")
+    dtype = check_norm_dtype(x, dtype, "linalg.vector_norm")
     if dtype is not None:
         x = promoted(x, dtype)
-    if not (x.is_floating_point() or x.is_complex()):
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{x.dtype.name}")
     if isinstance(dim, int):
         dim = (dim,)
     return norm(x, ord, dim, keepdim)
@@ -70,10 +68,11 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     smallest singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum)."""
     from .ops.elementwise import cast
     from .ops.movement import movedim
-    from .ops.reduction import amax, amin, sum
+    from .ops.reduction import amax, amin, check_norm_dtype, sum
     from .ops.shape import unsqueeze
     from .ops.unary import abs
 
+    dtype = check_norm_dtype(A, dtype, "linalg.matrix_norm")
     if dtype is not None:
         A = cast(A, dtype)
     if ord not in ("fro", "nuc", 2, -2, 1, -1, _INF, -_INF):  # (PyTorch checks the order before the dims)

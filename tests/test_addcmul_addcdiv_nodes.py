@@ -59,6 +59,24 @@ def test_one_node_with_pytorchs_values_and_gradients(op, case):
                                        **tol)
 
 
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_gradients_are_pytorchs_bits(op, dtype):
+    # PyTorch's formulas (grad * (t2 * value), -grad * (value * t1 / (t2 * t2)), ...) run op by op in the half dtype,
+    # each step rounded; the forward's one rounding (its fused kernel) must not carry over to them
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(2000).astype(np.float32) for _ in range(4)]
+    arrays[2] += 3.0  # (a divisor away from 0)
+    seen = []
+    for m in (torch, ember):
+        x, t1, t2 = (m.tensor(a).to(getattr(m, dtype)).requires_grad_() for a in arrays[:3])
+        out = getattr(m, op)(x, t1, t2, value=0.7)
+        out.backward(m.tensor(arrays[3]).to(getattr(m, dtype)))
+        seen.append([t.detach().float().numpy() for t in (out, x.grad, t1.grad, t2.grad)])
+    for e, t in zip(*seen[::-1]):
+        np.testing.assert_array_equal(e, t)
+
+
 @pytest.mark.parametrize("op", ["addcmul_", "addcdiv_"])
 @pytest.mark.parametrize("who", ["x", "tensor1", "all"])
 def test_the_in_place_forms_record_the_same_one_node(op, who):
@@ -133,3 +151,21 @@ def test_the_in_place_forms_without_a_gradient_round_as_pytorchs_kernel(op, dtyp
     if dtype == "float32":  # a float64 tensor1: computed in float64, as the out-of-place node does, then stored
         assert np.array_equal(_in_place_bits(ember, op, dtype, value, mixed=True),
                               _in_place_bits(torch, op, dtype, value, mixed=True))
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64"])
+def test_out_keyword_is_pytorchs(op, out_dtype):
+    # (a TensorIterator op: out may be of a dtype the result casts to; an integer one is PyTorch's error)
+    outcomes = []
+    for m in (torch, ember):
+        a, b, c = m.tensor([1.0, 2.0, 3.0]), m.tensor([2.0, 3.0, 4.0]), m.tensor([4.0, 5.0, 6.0])
+        out = m.zeros(3, dtype=getattr(m, out_dtype))
+        try:
+            result = getattr(m, op)(a, b, c, value=2, out=out)
+            outcomes.append((result is out, str(out.dtype).split(".")[-1], out.tolist()))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        getattr(ember, op)(ember.ones(3, requires_grad=True), ember.ones(3), ember.ones(3), out=ember.empty(3))

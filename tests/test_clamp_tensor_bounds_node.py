@@ -111,3 +111,18 @@ def test_clamp_in_place_under_no_grad_records_nothing():
     with ember.no_grad():
         out = ember.tensor([-1.0, 2.0]).clamp_(min=lo)
     assert out.grad_fn is None and not out.requires_grad and out.tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("case", ["both", "min", "max", "clip", "clamp_min", "clamp_max"])
+def test_clamp_tensor_bounds_forward_ad_is_pytorchs_formula(case):
+    # PyTorch's forward AD of these is its own formula (clamp_jvp; clamp_min's where(x >= min, x_t, min_t)), not
+    # the backward transposed: at a tie clamp(min=) takes the bound's tangent and clamp_min x's; a NaN x passes
+    # its own tangent between two bounds and a one-sided bound's otherwise
+    seen = []
+    for lib in (torch, ember):
+        fa = lib.autograd.forward_ad
+        with fa.dual_level():
+            x, lo, hi = (fa.make_dual(lib.tensor(v), lib.full((len(X),), t))
+                         for v, t in ((X, 1.0), (LO, 10.0), (HI, 100.0)))
+            seen.append(fa.unpack_dual(CASES[case](lib, x, lo, hi)).tangent.numpy())
+    np.testing.assert_array_equal(seen[1], seen[0])

@@ -1,5 +1,6 @@
 """PyTorch still accepts the deprecated number-first overloads (``x.add_(alpha, other)``, ``x.sub(alpha, other)``,
-``torch.add(x, alpha, other)``, ``x.addcmul_(value, t1, t2)``, ``x.addmm(beta, alpha, mat1, mat2)``...), warning once
+``torch.add(x, alpha, other)``, ``x.addcmul_(value, t1, t2)``, ``x.addmm(beta, alpha, mat1, mat2)``,
+``torch.addmm(beta, input, alpha, mat1, mat2)``...), warning once
 per process; old custom optimizers and samplers call them (rosinality/igebm-pytorch's Langevin step:
 ``neg_img.data.add_(-step_size, neg_img.grad.data)``). ember computes them as PyTorch does, with its warning.
 Also the in-place products ``addmv_``, ``addr_``, ``baddbmm_``, ``addbmm_``."""
@@ -45,6 +46,24 @@ CALLS = {
     "x.baddbmm(2, B, B)": lambda m, x, a, b: m.ones(3, 3).baddbmm(2, m.outer(a, b)[None], m.outer(b, a)[None]),
     "x.addbmm_(2, 3, B, B)": lambda m, x, a, b: m.ones(3, 3).addbmm_(2, 3, m.outer(a, b)[None].repeat(2, 1, 1),
                                                                      m.outer(b, a)[None].repeat(2, 1, 1)),
+    "x.addmm(0-d, 0-d, M, M)": lambda m, x, a, b: m.ones(3, 3).addmm(m.tensor(2), m.tensor(0.5), m.outer(a, b),
+                                                                     m.outer(b, a)),
+    # the functions of the addmm family: beta first, then the input (PyTorch's deprecated.yaml)
+    "torch.addmm(2, X, M, M)": lambda m, x, a, b: m.addmm(2, m.ones(3, 3), m.outer(a, b), m.outer(b, a)),
+    "torch.addmm(2, X, 3, M, M)": lambda m, x, a, b: m.addmm(2, m.ones(3, 3), 3, m.outer(a, b), m.outer(b, a)),
+    "torch.addmm(0-d, X, M, M)": lambda m, x, a, b: m.addmm(m.tensor(2.0), m.ones(3, 3), m.outer(a, b), m.outer(b, a)),
+    "torch.addmm(2, X, M, M, out=)": lambda m, x, a, b: m.addmm(2, m.ones(3, 3), m.outer(a, b), m.outer(b, a),
+                                                                out=m.empty(3, 3)),
+    "torch.addmv(2, x, M, a)": lambda m, x, a, b: m.addmv(2, x, m.outer(a, b), a),
+    "torch.addmv(2, x, 3, M, a)": lambda m, x, a, b: m.addmv(2, x, 3, m.outer(a, b), a),
+    "torch.addmv_(2, x, M, a)": lambda m, x, a, b: m.addmv_(2, x.clone(), m.outer(a, b), a),
+    "torch.addmv_(2, x, 3, M, a)": lambda m, x, a, b: m.addmv_(2, x.clone(), 3, m.outer(a, b), a),
+    "torch.addr(2, X, a, b)": lambda m, x, a, b: m.addr(2, m.ones(3, 3), a, b),
+    "torch.addr(2, X, 3, a, b)": lambda m, x, a, b: m.addr(2, m.ones(3, 3), 3, a, b),
+    "torch.baddbmm(2, X, B, B)": lambda m, x, a, b: m.baddbmm(2, m.ones(1, 3, 3), m.outer(a, b)[None],
+                                                              m.outer(b, a)[None]),
+    "torch.addbmm(2, X, 3, B, B)": lambda m, x, a, b: m.addbmm(2, m.ones(3, 3), 3, m.outer(a, b)[None].repeat(2, 1, 1),
+                                                               m.outer(b, a)[None].repeat(2, 1, 1)),
 }
 
 
@@ -84,6 +103,19 @@ def test_the_deprecated_add_gradient_is_pytorchs():
      "This overload of addr_ is deprecated:\n\taddr_(Number beta, Number alpha, Tensor vec1, Tensor vec2)\nConsider "
      "using one of the following signatures instead:\n\taddr_(Tensor vec1, Tensor vec2, *, Number beta = 1, Number "
      "alpha = 1)"),
+    (lambda m, x, a, b: m.addmm(2, m.ones(3, 3), 3, m.ones(3, 3), m.ones(3, 3)),
+     "This overload of addmm is deprecated:\n\taddmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor "
+     "mat2, *, Tensor out = None)\nConsider using one of the following signatures instead:\n\taddmm(Tensor input, "
+     "Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)\n\taddmm(Tensor input, "
+     "Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)"),
+    (lambda m, x, a, b: m.addr(2, m.ones(3, 3), a, b),
+     "This overload of addr is deprecated:\n\taddr(Number beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out "
+     "= None)\nConsider using one of the following signatures instead:\n\taddr(Tensor input, Tensor vec1, Tensor "
+     "vec2, *, Number beta = 1, Number alpha = 1, Tensor out = None)"),
+    (lambda m, x, a, b: m.addmv_(2, x, m.ones(3, 3), a),
+     "This overload of addmv_ is deprecated:\n\taddmv_(Number beta, Tensor input, Tensor mat, Tensor vec)\nConsider "
+     "using one of the following signatures instead:\n\taddmv_(Tensor input, Tensor mat, Tensor vec, *, Number beta "
+     "= 1, Number alpha = 1)"),
 ])
 def test_the_warning_is_pytorchs_once_per_process_at_the_callers_line(monkeypatch, call, message):
     monkeypatch.setattr(_deprecated_overloads, "_warned", False)
@@ -103,6 +135,13 @@ def test_the_warning_is_pytorchs_once_per_process_at_the_callers_line(monkeypatc
     lambda m, x, a, b: x.addcmul_(2, a, b, value=3),
     lambda m, x, a, b: m.ones(3, 3).addmm(2, 3, m.ones(3, 3)),
     lambda m, x, a, b: x.add(2, a, b),
+    lambda m, x, a, b: m.ones(3, 3).addmm(2, m.ones(3, 3), m.ones(3, 3), alpha=3),  # (no keyword with them)
+    lambda m, x, a, b: m.addmm(2, m.ones(3, 3), m.ones(3, 3), m.ones(3, 3), alpha=3),
+    lambda m, x, a, b: m.addmm(2, m.ones(3, 3), 3, m.ones(3, 3), m.ones(3, 3), beta=3),
+    lambda m, x, a, b: m.addmm(m.ones(3, 3), 2, m.ones(3, 3), m.ones(3, 3)),  # (the method's order)
+    lambda m, x, a, b: m.addmm(m.ones(3, 3), m.ones(3, 3), m.ones(3, 3), 2),
+    lambda m, x, a, b: m.addmv_(x, 2, m.ones(3, 3), a),
+    lambda m, x, a, b: m.addr(2, 3, a, b),
 ])
 def test_misplaced_scales_are_type_errors_as_pytorchs(call):
     for m in (ember, torch):
@@ -147,3 +186,58 @@ def test_in_place_products_refuse_a_broadcast_result():
             m.ones(1, 3).baddbmm_(m.ones(2, 1, 2), m.ones(2, 2, 3))
         with pytest.raises(RuntimeError):
             m.ones(3, 1).addmv_(m.ones(3, 2), m.ones(2))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, a, b: x.add(a, alpha=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: x.clone().sub_(a, alpha=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: m.sub(x, a, alpha=m.tensor([2.0])),
+    lambda m, x, a, b: x.addcmul(a, b, value=m.tensor(2.0, requires_grad=True)),
+    lambda m, x, a, b: m.addcdiv(x, a, b, value=m.tensor([2.0])),
+    lambda m, x, a, b: x.add(m.tensor(2.0, requires_grad=True), a),  # (then not a number: no deprecated form)
+    lambda m, x, a, b: x.addcmul(m.tensor(2.0, requires_grad=True), a, b),
+    lambda m, x, a, b: m.ones(3, 3).addmm(m.ones(3, 3), m.ones(3, 3), beta=m.tensor(2.0, requires_grad=True)),
+])
+def test_a_scale_tensor_that_requires_grad_or_has_dimensions_is_no_number(call):
+    # PyTorch's argument parser reads a Scalar from a 0-d tensor that does not require grad only: ember took any
+    # tensor as an operand, and its gradient flowed into the scale
+    for m in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(TypeError):
+                call(m, *_inputs(m))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, a, b: x.add(a, alpha=m.tensor(2.5)),
+    lambda m, x, a, b: x.add(m.tensor(2.5), a),
+    lambda m, x, a, b: x.addcmul(a, b, value=m.tensor(2)),
+    lambda m, x, a, b: m.rsub(x, a, alpha=m.tensor(3)),
+])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_0d_scale_tensor_is_its_number(call, dtype):
+    # (its value, checked as a number: a float alpha for integer tensors is PyTorch's error)
+    outcomes = []
+    for m in (torch, ember):
+        x, a, b = (t.to(getattr(m, dtype)) for t in _inputs(m))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                out = call(m, x, a, b)
+                outcomes.append((str(out.dtype).split(".")[-1], out.tolist(), out.requires_grad))
+            except RuntimeError as err:
+                outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]
+
+
+@pytest.mark.parametrize("alpha", ["tensor(2.)", "tensor(2., requires_grad=True)", "tensor([2.])"])
+def test_index_add_alpha_tensor_as_pytorchs_scalar(alpha):
+    # (the same Scalar rule as add's alpha: ember refused a 0-d tensor, its int check reading it as an array)
+    outcomes = []
+    for m in (torch, ember):
+        a = eval(alpha, {"tensor": m.tensor})
+        try:
+            outcomes.append(m.zeros(3).index_add(0, m.tensor([0, 0]), m.ones(2), alpha=a).tolist())
+        except TypeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

@@ -109,3 +109,33 @@ def test_extreme_gradient_keeps_the_input_dtype(call, dtype):
     ours, theirs = grads
     assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
     np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=1e-3, atol=1e-4)
+
+
+NORMS_WITH_DTYPE = {
+    "linalg.vector_norm": lambda m, x, d: m.linalg.vector_norm(x, dtype=d),
+    "torch.norm": lambda m, x, d: m.norm(x, dtype=d),
+    "x.norm(2, dim)": lambda m, x, d: x.norm(2, dim=1, dtype=d),
+    "linalg.norm": lambda m, x, d: m.linalg.norm(x, dtype=d),
+    "linalg.matrix_norm": lambda m, x, d: m.linalg.matrix_norm(x, dtype=d),
+    "matrix_norm(1)": lambda m, x, d: m.linalg.matrix_norm(x, 1, dtype=d),
+}
+
+
+@pytest.mark.parametrize("call", list(NORMS_WITH_DTYPE))
+@pytest.mark.parametrize("given, asked", [
+    ("float32", "int64"), ("float32", "bool"), ("float32", "float16"), ("float64", "bfloat16"),
+    ("bfloat16", "float16"), ("float32", "complex64"), ("complex64", "float32"), ("complex128", "complex64"),
+    ("int64", "float32"), ("int64", None), ("float16", "float32"), ("float32", "float64"),
+])
+def test_norm_dtype_is_checked_as_pytorchs(call, given, asked):
+    # PyTorch's check_linalg_norm_dtype: a floating or complex dtype=, complex for a complex input only, which the
+    # input's dtype reaches without narrowing (ember cast float32 to float16 and complex to real, with a warning)
+    outcomes = []
+    for m in (torch, ember):
+        x = m.ones(3, 3, dtype=getattr(m, given))
+        try:
+            out = NORMS_WITH_DTYPE[call](m, x, None if asked is None else getattr(m, asked))
+            outcomes.append(str(out.dtype).split(".")[-1])
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

@@ -67,3 +67,16 @@ def test_integer_hardtanh_takes_no_gradient_and_keeps_the_tensor_in_place():
         x = m.tensor([-3, 0, 2, 9])
         out = m.nn.functional.hardtanh(x, -2, 2, inplace=True)
         assert out is x and x.tolist() == [-2, 0, 2, 2] and out.grad_fn is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_hardtanh_numpy_scalar_bounds_keep_the_dtype(dtype):
+    # (PyTorch reads an np.float64 bound as a Python number; NumPy's scalar promoted a float32 result to float64)
+    import numpy as np
+
+    seen = []
+    for m in (torch, ember):
+        x = m.tensor([-2.0, -0.25, 0.25, 3.0]).to(getattr(m, dtype))
+        out = m.nn.functional.hardtanh(x, np.float64(-0.5), np.float64(0.5))
+        seen.append((str(out.dtype).split(".")[-1], out.tolist()))
+    assert seen[1] == seen[0]

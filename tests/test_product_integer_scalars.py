@@ -107,3 +107,42 @@ def test_family_dtype_mismatch_in_pytorchs_words(op, dts):
         return _outcome(lambda: getattr(lib, op)(*operands))
 
     assert run(ember) == run(torch)
+
+
+
+def _product_with_scales(lib, op: str, dt: str, kw: dict):
+    d = getattr(lib, dt)
+    M, a, b, v = lib.ones(2, 2, dtype=d), lib.ones(2, 3, dtype=d), lib.ones(3, 2, dtype=d), lib.ones(2, dtype=d)
+    if op == "addmm":
+        return lib.addmm(M, a, b, **kw)
+    if op == "addmv":
+        return lib.addmv(v, a, lib.ones(3, dtype=d), **kw)
+    if op == "addr":
+        return lib.addr(M, v, v, **kw)
+    if op == "baddbmm":
+        return lib.baddbmm(M[None], a[None], b[None], **kw)
+    if op == "addbmm":
+        return lib.addbmm(M, a[None], b[None], **kw)
+    return M.addmm_(a, b, **kw)
+
+
+@pytest.mark.parametrize("scales", [
+    {"beta": "tensor(2.)"}, {"alpha": "tensor(3)"}, {"beta": "tensor(True)"}, {"beta": "np.float64(0.5)"},
+    {"alpha": "np.float64(2.5)", "beta": "np.int64(2)"}, {"beta": "np.complex128(2)"},
+])
+@pytest.mark.parametrize("op", ["addmm", "addmv", "addr", "baddbmm", "addbmm", "addmm_"])
+@pytest.mark.parametrize("dt", ["float32", "int32"])
+def test_scales_as_pytorchs_scalars(op, scales, dt):
+    # PyTorch's Scalar: a 0-d tensor is its value, a NumPy scalar its Python number (an np.float64 beta kept a
+    # float32 product float32 there; ember's result was float64, and a 0-d tensor was refused)
+    import numpy as np
+
+    outcomes = []
+    for lib in (torch, ember):
+        kw = {k: eval(v, {"np": np, "tensor": lib.tensor}) for k, v in scales.items()}
+        try:
+            out = _product_with_scales(lib, op, dt, kw)
+            outcomes.append((str(out.dtype).split(".")[-1], out.tolist()))
+        except RuntimeError as err:
+            outcomes.append(str(err))
+    assert outcomes[1] == outcomes[0]

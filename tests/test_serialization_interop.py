@@ -582,7 +582,7 @@ def _unsafe(get, data: bytes) -> list:
     return sorted(get(io.BytesIO(data)))
 
 
-@pytest.mark.parametrize("case", ["checkpoint", "whole_model", "numpy_scalar", "uint16", "set", "plain"])
+@pytest.mark.parametrize("case", ["checkpoint", "whole_model", "numpy_scalar", "uint16", "set", "plain", "range"])
 def test_get_unsafe_globals_in_checkpoint_names_what_pytorch_names(case):
     """PyTorch's ``get_unsafe_globals_in_checkpoint`` on the same file is the oracle: the globals a weights_only
     load refuses, less those allowlisted (it was missing from ember)."""
@@ -590,7 +590,8 @@ def test_get_unsafe_globals_in_checkpoint_names_what_pytorch_names(case):
                            "dtype": torch.float16, "device": torch.device("cpu"), "od": OrderedDict(a=1)},
             "whole_model": torch.nn.Sequential(torch.nn.Linear(2, 2)), "numpy_scalar": {"x": np.float32(1.0)},
             "uint16": {"u": torch.ones(2, dtype=torch.uint16)}, "set": {"s": {1, 2}},
-            "plain": {"w": torch.nn.Parameter(torch.ones(2))}}
+            "plain": {"w": torch.nn.Parameter(torch.ones(2))},
+            "range": {"r": range(3)}}  # (protocol 2 writes Python 2's __builtin__ xrange: builtins.range to both)
     data = torch_bytes(objs[case]).getvalue()
     want = _unsafe(torch.serialization.get_unsafe_globals_in_checkpoint, data)
     assert _unsafe(ember.serialization.get_unsafe_globals_in_checkpoint, data) == want

@@ -65,8 +65,6 @@ def _reverse_cumsum(a, axis, half=None):
 
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``; integers and bools accumulate as int64, as in PyTorch."""
-    from .. import _dtype
-
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
         raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
     if dtype is not None:
@@ -76,8 +74,19 @@ def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
         x = cast(x, _dtype.int64)
     if x._data.ndim == 0:
         _wrap_dim(dim, 0)
-        return CumProd.apply(x.reshape(1), dim=0).reshape(())
-    return CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+        return in_accumulated_dtype(CumProd.apply(x.reshape(1), dim=0).reshape(()), x)
+    return in_accumulated_dtype(CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim)), x)
+
+
+def in_accumulated_dtype(out: Tensor, x: Tensor) -> Tensor:
+    """A sum's or product's (running or not) result ``out`` of ``x`` (already in the dtype it accumulates in) in
+    ``x``'s dtype, as PyTorch's: NumPy accumulates a narrower integer as int64 (an unsigned one as uint64), where
+    ``dtype=torch.int8`` gives int8 (wrapped), and counts bools as integers, where ``dtype=torch.bool`` gives a bool
+    (any element non-zero for a sum, all for a product). Such results have no history (``refuse_integer_history``)."""
+    dt = x._data.dtype
+    if out._data.dtype == dt or dt.kind not in "biu":
+        return out
+    return cast(out, _dtype.from_np(dt))
 
 
 class Selected(Node):

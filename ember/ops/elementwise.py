@@ -530,13 +530,15 @@ class Minimum(Node):
 _KIND_ORDER = "biufc"
 
 
-def check_alpha(a, b, alpha):
+def check_alpha(a, b, alpha, op: str = "add"):
     """``alpha`` as PyTorch reads it, a Python number (a NumPy scalar: an integer one an int, any other, np.bool_
-    too, a float or complex), after PyTorch's errors for add's/sub's ``alpha`` of a kind the result cannot take: a
-    bool one for a result that is not bool, a float one for integral (or bool) operands, a complex one for real
-    operands."""
+    too, a float or complex; a 0-d tensor its value, ``scalar_tensor_number``), after PyTorch's errors for add's/sub's
+    ``alpha`` of a kind the result cannot take: a bool one for a result that is not bool, a float one for integral
+    (or bool) operands, a complex one for real operands. ``op`` names the call in the TypeError for a tensor."""
     if alpha.__class__ is float and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
         return alpha  # (the common case, an optimizer's step: a floating tensor admits any float alpha)
+    if isinstance(alpha, Tensor):
+        alpha = _dtype.scalar_tensor_number(alpha, op, "alpha")
     if isinstance(alpha, xp.generic):
         kind = alpha.dtype.kind
         alpha = int(alpha) if kind in "iu" else complex(alpha) if kind == "c" else float(alpha)
@@ -615,6 +617,8 @@ def addc_value(name: str, input, tensor1, tensor2, value):
     integer one: a float truncated toward zero, an int outside its range PyTorch's RuntimeError, -1 for uint8
     255), a complex one for a real result the same error; a bool result has no kernel (its NotImplementedError);
     addcdiv of two integer (or bool) tensors is PyTorch's RuntimeError."""
+    if isinstance(value, Tensor):  # (PyTorch's Scalar: no gradient reaches it)
+        value = _dtype.scalar_tensor_number(value, name, "value")
     if name == "addcdiv" and not (is_inexact(tensor1) or is_inexact(tensor2)):
         raise RuntimeError(_ADDCDIV_INTEGERS)
     dt = result_dtype(input, tensor1, tensor2)
@@ -655,7 +659,7 @@ def sub(a, b, *number_first, alpha=1):
         return out
     refuse_bool_sub(a, b)
     if alpha.__class__ is not int:
-        alpha = check_alpha(a, b, alpha)
+        alpha = check_alpha(a, b, alpha, "sub")
     if alpha != 1:
         if alpha.__class__ is int:
             _dtype.scalar_int(alpha)
@@ -676,7 +680,7 @@ def rsub(input, other, *, alpha=1):
             not isinstance(other, (Tensor, int, float, complex, xp.generic)):
         return sub(other, input, alpha=alpha)  # (sub's errors)
     if alpha.__class__ is not int:
-        alpha = check_alpha(other, input, alpha)
+        alpha = check_alpha(other, input, alpha, "rsub")
     other, input = promote(other, input)
     if alpha != 1 and np_kind(input._data.dtype) not in "fc":  # (integral: no gradient; sub converts alpha to the
         return sub(other, input, alpha=alpha)  # dtype as PyTorch's kernel, 300 for int8 its error, -1 for uint8 255)

@@ -111,6 +111,8 @@ class IndexFill(Node):
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """x with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
+    if isinstance(alpha, Tensor):  # (PyTorch's Scalar: a 0-d tensor's number)
+        alpha = _dtype.scalar_tensor_number(alpha, "index_add", "alpha")
     _dtype.scalar_ints((alpha,))
     d, idx = _index_arg(x, dim, index, "index_add")
     _check_source(x, d, idx, source, "index_add")

@@ -109,11 +109,11 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     return x
 
 
-def _check_alpha(x: Tensor, other, alpha):
+def _check_alpha(x: Tensor, other, alpha, op: str):
     """``ew.check_alpha`` (``alpha`` as PyTorch reads it) for ``x.add_(other)``/``sub_``: a result that cannot be cast
     into ``x`` is PyTorch's error first (its TensorIterator is built before alpha is checked)."""
     try:
-        return ew.check_alpha(x, other, alpha)
+        return ew.check_alpha(x, other, alpha, op)
     except RuntimeError:
         a, b = ew.promote(x, other)
         _check_cast((a if isinstance(a, Tensor) else b)._data.dtype, x)
@@ -122,7 +122,7 @@ def _check_alpha(x: Tensor, other, alpha):
 
 def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha.__class__ is not int:
-        alpha = _check_alpha(x, other, alpha)
+        alpha = _check_alpha(x, other, alpha, "add_")
     other = ew.right_scalar(x, other)  # (a 0-d tensor of another dtype beside a half one: PyTorch's scalar)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:
@@ -137,7 +137,7 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
 def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     ew.refuse_bool_sub(x, other)  # (PyTorch's error for a bool operand, before alpha's)
     if alpha.__class__ is not int:
-        alpha = _check_alpha(x, other, alpha)
+        alpha = _check_alpha(x, other, alpha, "sub_")
     other = ew.right_scalar(x, other)
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:

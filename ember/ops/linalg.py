@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _deprecated_overloads as _deprecated
 from .._autocast import lower_precision
 from .._backend import xp
 from .._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, dtype, not_implemented_for, promote_types, scalar_ints
@@ -334,6 +335,7 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
     would be converted to: ``float`` for half precision where the kernel computes in float, ``opmath``); for an
     integer dtype then converted to it (a float truncated toward zero), a value outside its range an error; an int
     past uint64 PyTorch's OverflowError (its argument parser's) for any dtype."""
+    beta, alpha = _python_numbers(beta, alpha)
     scalar_ints((beta, alpha))
     if d.is_complex or d.name not in _C_INTEGERS and not (_is_complex(beta) or _is_complex(alpha)):
         return beta, alpha  # (the common case: a floating result, real scalars)
@@ -351,6 +353,14 @@ def _product_scalars(d: dtype, beta, alpha, opmath: bool = True) -> tuple:
                 raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
         scalars.append(value)
     return tuple(scalars)
+
+
+def _python_numbers(*scales) -> tuple:
+    """The scales as the Python numbers PyTorch's argument parser reads a Scalar as: a NumPy scalar's (an np.float64
+    beta must not promote a float32 result to float64) and a 0-d tensor's value (a tensor of dimensions, or one that
+    requires grad, is no Number: refused where it meets the product)."""
+    return tuple(v.item() if isinstance(v, xp.generic) or isinstance(v, Tensor) and not v._data.ndim
+                 and not v.requires_grad else v for v in scales)
 
 
 def _is_complex(value) -> bool:
@@ -493,8 +503,12 @@ class Addr(_AddedProduct):
 
 
 @lower_precision
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result."""
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2), mat1 and mat2 2-D; input broadcasts to the result. (``number_first``:
+    PyTorch's deprecated ``torch.addmm(beta, input, [alpha,] mat1, mat2)``, ember/_deprecated_overloads.py.)"""
+    if number_first:
+        input, mat1, mat2, beta, alpha = _deprecated.beta_first_function(
+            "addmm", ("mat1", "mat2"), (input, mat1, mat2, *number_first), beta, alpha)
     if mat1.layout is not strided or mat2.layout is not strided:  # a sparse operand: its product, then the sum
         from .elementwise import add, mul
 
@@ -510,8 +524,11 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 
 
 @lower_precision
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * bmm(batch1, batch2)."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2) (``number_first``: as addmm's)."""
+    if number_first:
+        input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
+            "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "baddbmm")
     _check_product(batch1, batch2, "baddbmm")
@@ -521,8 +538,11 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 
 @lower_precision
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i] (``number_first``: as addmm's)."""
+    if number_first:
+        input, batch1, batch2, beta, alpha = _deprecated.beta_first_function(
+            "addbmm", ("batch1", "batch2"), (input, batch1, batch2, *number_first), beta, alpha)
     _check_bmm(batch1, batch2)
     _check_same_dtype(input, batch1, batch2, "addbmm")
     _check_product(batch1, batch2, "addmm_impl_cpu_")
@@ -531,8 +551,11 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     return Addbmm.apply(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * (mat @ vec)."""
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * (mat @ vec) (``number_first``: as addmm's)."""
+    if number_first:
+        input, mat, vec, beta, alpha = _deprecated.beta_first_function(
+            "addmv", ("mat", "vec"), (input, mat, vec, *number_first), beta, alpha)
     if input._data.ndim > 1:  # (PyTorch's input is a vector, or a 0-d tensor)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, {mat._data.ndim}, "
                            f"{vec._data.ndim}")
@@ -544,8 +567,11 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return Addmv.apply(input, mat, vec, beta=beta, alpha=alpha)
 
 
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """beta * input + alpha * outer(vec1, vec2)."""
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *number_first, beta=1, alpha=1) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2) (``number_first``: as addmm's)."""
+    if number_first:
+        input, vec1, vec2, beta, alpha = _deprecated.beta_first_function(
+            "addr", ("vec1", "vec2"), (input, vec1, vec2, *number_first), beta, alpha)
     _check_dims("addr", vec1, 1)
     _check_dims("addr", vec2, 1)
     _check_added(input, (vec1._data.shape[0], vec2._data.shape[0]), "addr")
@@ -558,6 +584,7 @@ def _addr_scalars(result: dtype, beta, alpha) -> tuple:
     """beta and alpha as PyTorch's addr takes them for a result of dtype ``result``: a bool one for a bool result
     only, a float or complex one for a floating or complex result only; for a bool result each read as a bool (2 is
     True), else as the family's (``_product_scalars``)."""
+    beta, alpha = _python_numbers(beta, alpha)
     inexact = result.is_floating_point or result.is_complex
     for name, value in (("beta", beta), ("alpha", alpha)):
         if isinstance(value, bool) and result.np != xp.bool_:

@@ -779,8 +779,9 @@ class Addcmul(Node):
     def backward(self, g):  # PyTorch's: grad, grad * conj(t2 * value), grad * conj(t1 * value)
         t1, t2 = self.saved
         _, n1, n2 = self.needs_input_grad
-        return (g, g * conj_if_complex(t2 * self.value) if n1 else None,
-                g * conj_if_complex(t1 * self.value) if n2 else None)
+        r = _step_rounding(self, g)
+        return (g, r(g * r(conj_if_complex(t2 * self.value))) if n1 else None,
+                r(g * r(conj_if_complex(t1 * self.value))) if n2 else None)
 
 
 @torch_named("AddcdivBackward0")
@@ -799,8 +800,26 @@ class Addcdiv(Node):
     def backward(self, g):  # PyTorch's: grad, grad * conj(value / t2), -grad * conj(value * t1 / (t2 * t2))
         t1, t2 = self.saved
         _, n1, n2 = self.needs_input_grad
-        return (g, g * conj_if_complex(self.value / t2) if n1 else None,
-                -g * conj_if_complex(self.value * t1 / (t2 * t2)) if n2 else None)
+        r = _step_rounding(self, g)
+        value = self.value if r is _as_is else r(xp.float32(self.value))  # (its value / t2 fills a tensor first)
+        return (g, r(g * r(conj_if_complex(value / t2))) if n1 else None,
+                r(-g * r(conj_if_complex(r(self.value * t1) / r(t2 * t2)))) if n2 else None)
+
+
+def _as_is(a):
+    return a
+
+
+def _step_rounding(node: Node, g):
+    """How addcmul's and addcdiv's gradient formulas round each step. Their forward computes half precision in
+    float32 and rounds once (PyTorch's kernel), so their backward gets float32 copies (``float32_compute``); but
+    PyTorch's formulas are composed of ops, each of which rounds its result to the half dtype: so is each step
+    here (a float32 array rounded to the half dtype and back). Nothing to do in any other dtype, or under
+    create_graph (the recorded half-precision ops round as they go)."""
+    low = node.half_dtype
+    if low is None or type(g) is RecordedArray:
+        return _as_is
+    return lambda a: a.astype(low).astype(xp.float32)
 
 
 def addc(node: type[Node], input: Tensor, tensor1: Tensor, tensor2: Tensor, value) -> Tensor:

@@ -18,7 +18,7 @@ from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from .cumulative import _reverse_cumsum, running
+from .cumulative import _reverse_cumsum, in_accumulated_dtype, running
 from .elementwise import cast, conj_if_complex, promoted, refuse_complex, refuse_integer_history
 from .unary import sign_array
 
@@ -343,12 +343,6 @@ def _accumulated_as(x: Tensor, dtype) -> Tensor:
     return x
 
 
-def _in_bool(out: Tensor, x: Tensor) -> Tensor:
-    """A sum or product ``out`` of ``x`` accumulated as bool (``dtype=torch.bool``) as PyTorch's: a bool result
-    (any element non-zero for a sum, all for a product), where NumPy's counts them as integers."""
-    return cast(out, _dtype.bool_) if x._data.dtype == xp.bool_ else out
-
-
 def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
     """PyTorch's TypeError for ``keepdim=`` (True or False) given to ``sum``/``mean``/``prod`` without a ``dim``
     (``method``: ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the
@@ -381,7 +375,8 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
     x = _accumulated_as(x, dtype)
-    return _in_bool(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), x)
+    out = node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
+    return in_accumulated_dtype(out, x)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -418,7 +413,7 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
     x = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
     node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
-    return _in_bool(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    return in_accumulated_dtype(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
 
 
 def prod_dim_none(method: bool, alone: bool) -> TypeError:
@@ -592,20 +587,40 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     """Vector p-norm over ``dim`` (all elements by default); "fro" is the 2-norm (over at most two dims), "nuc"
     the nuclear norm of the matrix over ``dim`` (a 2-d input's two dims by default). One node,
     ``LinalgVectorNormBackward0`` as PyTorch's, for every ``p``."""
-    if dtype is not None:
-        x = promoted(x, dtype)
     if isinstance(p, str) and not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
         from ..linalg import matrix_norm
 
         # as PyTorch's: "nuc", another name, or "fro" over more than two dims is a matrix norm (over every dim
         # when none is given), whose errors these are
-        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim)
-    if np_kind(x._data.dtype) not in "fc":
-        raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
-        )
+        return matrix_norm(x, p, tuple(range(x._data.ndim)) if dim is None else dim, keepdim, dtype=dtype)
+    dtype = check_norm_dtype(x, dtype, "linalg.vector_norm")
+    if dtype is not None:
+        x = promoted(x, dtype)
     order = 2.0 if p == "fro" else float(p)
     return LinalgVectorNorm.apply(x, order=order, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+
+
+def check_norm_dtype(x: Tensor, dtype, name: str):
+    """PyTorch's checks of a norm's input and ``dtype=`` (checkFloatingOrComplex, check_linalg_norm_dtype): a
+    floating or complex input; a floating or complex dtype, complex for a complex input only, to which the input's
+    dtype promotes (no narrowing: float32 to float16 is refused, as complex to real). ``dtype`` as ember's dtype."""
+    if np_kind(x._data.dtype) not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
+    if dtype is None:
+        return None
+    if dtype.__class__ is type:  # (a Python type, as PyTorch reads it)
+        dtype = _dtype.from_python_type(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{SCALAR_TYPE_NAMES[dtype.name]}")
+    if x.is_complex() != dtype.is_complex:
+        kind = "complex" if x.is_complex() else "real"
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got {SCALAR_TYPE_NAMES[dtype.name]}")
+    if _dtype.promote_types(x.dtype, dtype) != dtype:
+        raise RuntimeError(f"{name}: the dtype of the input ({SCALAR_TYPE_NAMES[x.dtype.name]}) should be convertible "
+                           f"without narrowing to the specified dtype ({SCALAR_TYPE_NAMES[dtype.name]})")
+    return dtype
 
 
 def _sgn(x):
@@ -739,5 +754,5 @@ def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     x = _accumulated_as(x, dtype)
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)
-        return CumSum.apply(x.reshape(1), dim=0).reshape(())
-    return CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim))
+        return in_accumulated_dtype(CumSum.apply(x.reshape(1), dim=0).reshape(()), x)
+    return in_accumulated_dtype(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), x)

@@ -16,6 +16,7 @@ from .._memory_format import empty_result, half_number
 from .._not_given import NOT_GIVEN
 from .._parallel import parallel_flat
 from .._tensor import Tensor
+from ..autograd import graph as _graph
 from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, reading
 from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
@@ -517,7 +518,10 @@ def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
         inputs = (min, max) if one_sided is None else tensors
         # tensor bounds are inputs (their gradients), their arrays in x's dtype reach the formula: version-checked,
         # as PyTorch saves them for the masks
-        return version_checked(node.apply(x, *inputs, lo=lo, hi=hi, dtype=target), *tensors)
+        out = version_checked(node.apply(x, *inputs, lo=lo, hi=hi, dtype=target), *tensors)
+        if _graph._dual_level is not None:
+            _clamp_tangent(out, x, min, max, lo, hi, one_sided)
+        return out
     for b in (lo, hi):  # (a number beyond a floating x's range: PyTorch's error)
         _dtype.checked_fill(b, x._data.dtype)
     if x._data.dtype.kind in "iu":  # integer bounds converted to x's dtype as PyTorch's (wrapping: -1 -> 255)
@@ -525,6 +529,27 @@ def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
     elif x._data.dtype.itemsize == 2:  # float bounds of a half precision x: through float32, as PyTorch's kernel
         lo, hi = (float(half_number(b, x._data.dtype)) if type(b) is float else b for b in (lo, hi))
     return (Clamp if one_sided is None else ClampMin if one_sided == "min" else ClampMax).apply(x, lo=lo, hi=hi)
+
+
+def _clamp_tangent(out: Tensor, x: Tensor, min, max, lo, hi, one_sided: str | None) -> None:
+    """``out``'s tangent (forward AD) as PyTorch's explicit formulas give it for clamp's Tensor overload
+    (``clamp_jvp``) and clamp_min's/clamp_max's, not its backward transposed: they differ where ``x`` ties a bound
+    or is NaN (clamp(min=) takes the bound's tangent at a tie, clamp_min x's; a NaN x passes its own tangent between
+    two bounds, a one-sided bound's otherwise)."""
+    level = _graph._dual_level
+    tangents = [None if t is None else level.get(t) for t in (x, min, max)]
+    if all(t is None for t in tangents):
+        return
+    dtype = out._data.dtype
+    xt, lot, hit = (xp.zeros((), dtype) if t is None else t._data.astype(dtype, copy=False) for t in tangents)
+    xv = x._data.astype(dtype, copy=False)
+    if lo is not None and hi is not None:
+        t = xp.where(lo > hi, hit, xp.where(xv < lo, lot, xp.where(xv > hi, hit, xt)))
+    elif lo is not None:
+        t = xp.where(xv >= lo if one_sided else xv > lo, xt, lot)
+    else:
+        t = xp.where(xv <= hi if one_sided else xv < hi, xt, hit)
+    level.set(out, Tensor._make(xp.ascontiguousarray(xp.broadcast_to(t, out._data.shape))))
 
 
 def _bound(v):

@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
-from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler
+from ._torch_unpickle import _ALLOWED, _NOT_WEIGHTS_ONLY, _TORCH_ONLY_DTYPES, STORAGE_OF, Unpickler, python3_path
 
 
 def is_torch_archive(names: list[str]) -> bool:
@@ -45,11 +45,11 @@ def read(archive: Archive, fail: Fail, weights_only: bool, what: str) -> Any:
 
 
 def globals_in(archive: Archive) -> set[str]:
-    """The ``module.name`` of every GLOBAL in ``data.pkl`` (Python 2's ``__builtin__`` spelt ``builtins``), found by
-    reading its opcodes, nothing built, as PyTorch's ``get_unsafe_globals_in_checkpoint`` finds them."""
+    """The ``module.name`` of every GLOBAL in ``data.pkl`` (Python 2's names as Python 3's: ``python3_path``), found
+    by reading its opcodes, nothing built, as PyTorch's ``get_unsafe_globals_in_checkpoint`` finds them."""
     pkl = next(n for n in archive.names() if n == "data.pkl" or n.endswith("/data.pkl"))
-    found = (arg.replace(" ", ".", 1) for op, arg, _ in pickletools.genops(archive.read(pkl)) if op.name == "GLOBAL")
-    return {"builtins." + g.removeprefix("__builtin__.") if g.startswith("__builtin__.") else g for g in found}
+    return {python3_path(*arg.split(" ", 1)) for op, arg, _ in pickletools.genops(archive.read(pkl))
+            if op.name == "GLOBAL"}
 
 
 # What PyTorch's weights-only loader allows by default beyond what ember's reader builds: tensors of other layouts

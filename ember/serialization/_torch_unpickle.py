@@ -17,6 +17,7 @@ memory and where internal objects may go are bounded by ``_pickle_bounds``.
 
 from __future__ import annotations
 
+import _compat_pickle
 import pickle
 import struct
 import sys
@@ -87,6 +88,16 @@ _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch
 _NOT_WEIGHTS_ONLY = {"builtins.frozenset", *_NUMPY}
 # a dtype's state as NumPy pickles a bool, integer, float or complex one: all but its byte order fixed
 _DTYPE_STATE = (3, None, None, None, None, -1, -1, 0)
+
+
+def python3_path(module: str, name: str) -> str:
+    """The ``module.name`` of a global as Python 3's unpickler (and PyTorch's weights-only one) reads it: protocol 2
+    spells some in Python 2's names (``__builtin__ xrange`` is ``builtins.range``, ``copy_reg`` is ``copyreg``)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        module, name = _compat_pickle.NAME_MAPPING[module, name]
+    elif module in _compat_pickle.IMPORT_MAPPING:
+        module = _compat_pickle.IMPORT_MAPPING[module]
+    return f"{module}.{name}"
 
 
 class Unpickler:
@@ -178,7 +189,7 @@ class Unpickler:
 
     # --- globals and calls
     def global_(self, module: str, name: str) -> None:
-        path = f"{'builtins' if module == '__builtin__' else module}.{name}"  # protocol 2 spells Python 2's name
+        path = python3_path(module, name)
         if path not in _ALLOWED and module == "torch" and (name.endswith("Storage") or name in _TORCH_ONLY_DTYPES):
             self.fail(f"the file holds {name} data, a dtype ember does not have (ember has "
                       f"{', '.join(sorted(_DTYPES))}); convert those tensors in PyTorch before saving")

@@ -345,6 +345,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if min_val > max_val:  # (checked by PyTorch's Python function, before its C one reads the numbers)
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     _dtype.scalar_ints((max_val, min_val))  # (PyTorch's parser reports max_val's overflow first)
+    # a NumPy scalar bound as the Python number PyTorch reads (np.float64 would promote a float32 result)
+    min_val, max_val = (v.item() if isinstance(v, xp.generic) else v for v in (min_val, max_val))
     if not (input.is_floating_point() or input.is_complex()):  # integers: clamped in their own dtype, no gradient
         if not input.dtype.is_signed and input.dtype != _dtype.bool_ and (int(min_val) < 0 or int(max_val) < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
