@@ -600,11 +600,11 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm"}
 # PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
 # torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
-_NN_TOPLEVEL = ("adaptive_avg_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear", "celu", "celu_",
-                "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "dropout",
-                "embedding", "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm",
-                "max_pool1d", "max_pool2d", "max_pool3d", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
-                "selu", "selu_", "threshold", "threshold_")
+_NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
+                "celu", "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d", "dropout", "embedding", "feature_alpha_dropout", "group_norm", "hardshrink",
+                "instance_norm", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d",
+                "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm", "selu", "selu_", "threshold", "threshold_")
 _LAZY.update(dict.fromkeys(_NN_TOPLEVEL, "_nn_toplevel"))
 
 
@@ -640,6 +640,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
     )
     from ._nn_toplevel import (
         adaptive_avg_pool1d,
+        adaptive_max_pool1d,
         alpha_dropout,
         avg_pool1d,
         batch_norm,
@@ -660,6 +661,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         instance_norm,
         layer_norm,
         max_pool1d,
+        max_pool1d_with_indices,
         max_pool2d,
         max_pool3d,
         pixel_shuffle,
@@ -805,8 +807,9 @@ __all__ = [
     "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "trunc_", "xlogy_", "zero_",
     # the top-level neural-network operators (_NN_TOPLEVEL)
-    "adaptive_avg_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear", "celu", "celu_", "conv1d", "conv2d",
-    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "dropout", "embedding",
-    "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm", "max_pool1d", "max_pool2d",
-    "max_pool3d", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm", "selu", "selu_", "threshold", "threshold_",
+    "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear", "celu",
+    "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "dropout",
+    "embedding", "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm", "max_pool1d",
+    "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
+    "selu", "selu_", "threshold", "threshold_",
 ]

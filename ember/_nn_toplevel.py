@@ -83,6 +83,19 @@ def _max_pool(functional):
     return max_pool
 
 
+def max_pool1d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = (),
+                           padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+                           ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    """``torch.max_pool1d_with_indices``: the values and their indices, always (a plain tuple, as PyTorch's)."""
+    return tuple(F.max_pool1d(input, kernel_size, stride if stride not in ((), []) else None, padding, dilation,
+                              ceil_mode, return_indices=True))
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int]) -> tuple[Tensor, Tensor]:
+    """``torch.adaptive_max_pool1d``: the values and their indices, always (``F``'s gives indices on request)."""
+    return tuple(F.adaptive_max_pool1d(input, output_size, return_indices=True))
+
+
 max_pool1d = _max_pool(F.max_pool1d)
 max_pool2d = _max_pool(F.max_pool2d)
 max_pool3d = _max_pool(F.max_pool3d)

@@ -102,3 +102,16 @@ def test_functional_aliases_and_activations():
         torch.threshold(tx, 0.1, -2.0, True)
     with pytest.raises(TypeError):
         ember.threshold(ex, 0.1, -2.0, True)
+
+
+def test_with_indices_variants_always_give_a_tuple():
+    (ex, tx) = _pair((2, 3, 7))
+    for args in [(2,), (3, 2, 1), (2, [], 0, 1, True)]:
+        ev, ei = ember.max_pool1d_with_indices(ex, *args)
+        tv, ti = torch.max_pool1d_with_indices(tx, *args)
+        np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+        np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    er, tr = ember.adaptive_max_pool1d(ex, 3), torch.adaptive_max_pool1d(tx, 3)
+    assert type(er) is type(tr) is tuple
+    np.testing.assert_array_equal(er[0].numpy(), tr[0].numpy())
+    np.testing.assert_array_equal(er[1].numpy(), tr[1].numpy())
