@@ -600,6 +600,14 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
          "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
          "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm"}
+# PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
+# torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
+_NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
+                "celu", "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d", "dropout", "embedding", "feature_alpha_dropout", "group_norm", "hardshrink",
+                "instance_norm", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d",
+                "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm", "selu", "selu_", "threshold", "threshold_")
+_LAZY.update(dict.fromkeys(_NN_TOPLEVEL, "_nn_toplevel"))
 
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which then flag a misspelt ``ember.X``)
@@ -631,6 +639,41 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         torch_version,
         utils,
         version,
+    )
+    from ._nn_toplevel import (
+        adaptive_avg_pool1d,
+        adaptive_max_pool1d,
+        alpha_dropout,
+        avg_pool1d,
+        batch_norm,
+        bilinear,
+        celu,
+        celu_,
+        conv1d,
+        conv2d,
+        conv3d,
+        conv_transpose1d,
+        conv_transpose2d,
+        conv_transpose3d,
+        dropout,
+        embedding,
+        feature_alpha_dropout,
+        group_norm,
+        hardshrink,
+        instance_norm,
+        layer_norm,
+        max_pool1d,
+        max_pool1d_with_indices,
+        max_pool2d,
+        max_pool3d,
+        pixel_shuffle,
+        pixel_unshuffle,
+        prelu,
+        rms_norm,
+        selu,
+        selu_,
+        threshold,
+        threshold_,
     )
     from .amp.autocast_mode import (
         autocast,
@@ -766,4 +809,10 @@ __all__ = [
     "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_",
     "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "trunc_", "xlogy_", "zero_",
+    # the top-level neural-network operators (_NN_TOPLEVEL)
+    "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear", "celu",
+    "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "dropout",
+    "embedding", "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm", "max_pool1d",
+    "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
+    "selu", "selu_", "threshold", "threshold_",
 ]
