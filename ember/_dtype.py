@@ -265,6 +265,8 @@ def checked_fill(value, np_dtype):
         scalar_int(value)
         if kind in "iu":
             return integer_scalar(value, np_dtype)
+        if kind == "b":  # (any int in the uint64 range is a bool; NumPy cannot hold one past int64)
+            return value != 0
         if kind in "fc" and abs(value) > largest:
             raise _overflow(np_dtype)
     elif kind in "fc":  # (a complex dtype: its parts' range)
