@@ -499,10 +499,13 @@ def _size_like(values) -> tuple:
         raise TypeError(f"the strides must be a tuple of ints, got {tuple(values)!r}") from None
 
 
-def _scalar_number(value):
-    """A NumPy scalar given as a Scalar, read as PyTorch's argument parser reads it: an integer as an int, a
-    float64 or complex128 (Python float and complex subclasses) as its number, any other (a bool_, float16,
-    float32, complex64: through ``float()``, as PyTorch) as a float. Other values pass."""
+def scalar_number(value, op: str, argument: str = "fill_value"):
+    """A NumPy scalar or tensor given as a Scalar, read as PyTorch's argument parser reads it: a NumPy integer as
+    an int, a float64 or complex128 (Python float and complex subclasses) as its number, any other (a bool_,
+    float16, float32, complex64: through ``float()``, as PyTorch) as a float; a tensor as
+    ``_dtype.scalar_tensor_number``. Other values pass."""
+    if isinstance(value, Tensor):
+        return _dtype.scalar_tensor_number(value, op, argument)
     if not isinstance(value, xp.generic):
         return value
     if isinstance(value, xp.integer):
@@ -514,7 +517,7 @@ def _scalar_number(value):
 
 @_allocating
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    fill_value = _scalar_number(fill_value)
+    fill_value = scalar_number(fill_value, "full")
     if dtype is None:
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
@@ -530,7 +533,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     number past the dtype's range, is PyTorch's RuntimeError."""
     if isinstance(s, Tensor) and not s._data.ndim:  # (a 0-d tensor is a number; any other tensor is refused)
         s = s.item()
-    s = _scalar_number(s)
+    s = scalar_number(s, "scalar_tensor", "s")
     if not isinstance(s, (bool, int, float, complex)):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     npdt = _dt(dtype)
@@ -652,6 +655,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 @_allocating
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
+    fill_value = scalar_number(fill_value, "full_like")
     out = _empty_like_array(t, dtype, memory_format, device)
     fill_value = _dtype.fill_number(fill_value, out.dtype, out.size)
     out[...] = half_number(fill_value, out.dtype)
