@@ -128,16 +128,20 @@ def _float_operands(a, b):
 
 
 # --------------------------------------------------------------------- cast
+COMPLEX_TO_REAL_WARNING = "Casting complex values to real discards the imaginary part"
+
+
 @torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
 
     def forward(self, x, dtype):
         self.src = x.dtype
-        if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, NumPy's ComplexWarning silenced
-            from .._warnings import warn
+        if x.dtype.kind == "c" and dtype.kind != "c":
+            # PyTorch's warning, once per process (its TORCH_WARN_ONCE), NumPy's ComplexWarning silenced
+            from .._warnings import warn_once
 
-            warn("Casting complex values to real discards the imaginary part", UserWarning)
+            warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
             return astype_result(x.real, dtype)
         return astype_result(x, dtype)  # (an expanded x: a contiguous copy, as PyTorch's)
 
