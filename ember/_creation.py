@@ -423,8 +423,12 @@ def _numpy_strides(t: Tensor, source) -> Tensor:
     return t
 
 
-def _size(size, keyword=None) -> tuple:
-    """The sizes of ``zeros(2, 3)``, ``zeros((2, 3))`` or, as PyTorch also accepts, ``zeros(size=(2, 3))``."""
+def _size(size, keyword=None, op: str | None = None) -> tuple:
+    """The sizes of ``zeros(2, 3)``, ``zeros((2, 3))`` or, as PyTorch also accepts, ``zeros(size=(2, 3))``. With
+    ``op``, no sizes at all is PyTorch's TypeError naming it (``zeros(())`` is the 0-d tensor; ``zeros()`` is
+    refused)."""
+    if op is not None and not size and keyword is None:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
     if keyword is not None:
         if size:
             raise TypeError("got the sizes both as positional arguments and as the keyword 'size'")
@@ -447,17 +451,17 @@ def _dt(dtype, default=None):
 
 @_allocating
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(xp.zeros(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
+    return _finish(xp.zeros(_size(sizes, size, "zeros"), dtype=_dt(dtype)), requires_grad, device)
 
 
 @_allocating
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(xp.ones(_size(sizes, size), dtype=_dt(dtype)), requires_grad, device)
+    return _finish(xp.ones(_size(sizes, size, "ones"), dtype=_dt(dtype)), requires_grad, device)
 
 
 @_allocating
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _finish(empty_laid_out(_size(sizes, size), _dt(dtype), memory_format), requires_grad, device)
+    return _finish(empty_laid_out(_size(sizes, size, "empty"), _dt(dtype), memory_format), requires_grad, device)
 
 
 @_allocating
@@ -495,8 +499,25 @@ def _size_like(values) -> tuple:
         raise TypeError(f"the strides must be a tuple of ints, got {tuple(values)!r}") from None
 
 
+def scalar_number(value, op: str, argument: str = "fill_value"):
+    """A NumPy scalar or tensor given as a Scalar, read as PyTorch's argument parser reads it: a NumPy integer as
+    an int, a float64 or complex128 (Python float and complex subclasses) as its number, any other (a bool_,
+    float16, float32, complex64: through ``float()``, as PyTorch) as a float; a tensor as
+    ``_dtype.scalar_tensor_number``. Other values pass."""
+    if isinstance(value, Tensor):
+        return _dtype.scalar_tensor_number(value, op, argument)
+    if not isinstance(value, xp.generic):
+        return value
+    if isinstance(value, xp.integer):
+        return int(value)
+    if isinstance(value, (float, complex)):
+        return value.item()
+    return float(value)
+
+
 @_allocating
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    fill_value = scalar_number(fill_value, "full")
     if dtype is None:
         cat = _dtype.scalar_category(fill_value)
         dtype = _dtype.category_dtype(cat)
@@ -512,6 +533,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     number past the dtype's range, is PyTorch's RuntimeError."""
     if isinstance(s, Tensor) and not s._data.ndim:  # (a 0-d tensor is a number; any other tensor is refused)
         s = s.item()
+    s = scalar_number(s, "scalar_tensor", "s")
     if not isinstance(s, (bool, int, float, complex)):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     npdt = _dt(dtype)
@@ -633,6 +655,7 @@ def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 @_allocating
 def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
+    fill_value = scalar_number(fill_value, "full_like")
     out = _empty_like_array(t, dtype, memory_format, device)
     fill_value = _dtype.fill_number(fill_value, out.dtype, out.size)
     out[...] = half_number(fill_value, out.dtype)
@@ -657,7 +680,7 @@ def _float_dt(dtype, kernel: str):
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
-    dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size(sizes, size)
+    dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size(sizes, size, "randn")
     g, std = generator_of(generator), _draws.part_std(1.0, dt)
     arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real),
                                                             shape, dt))
@@ -668,7 +691,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch): PyTorch's
     numbers for the same seed."""
-    dt, shape, g = _float_dt(dtype, "check_uniform_bounds"), _size(sizes, size), generator_of(generator)
+    dt, shape, g = _float_dt(dtype, "check_uniform_bounds"), _size(sizes, size, "rand"), generator_of(generator)
     arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real),
                                                             shape, dt))
     return _finish(arr, requires_grad, device)

@@ -265,6 +265,8 @@ def checked_fill(value, np_dtype):
         scalar_int(value)
         if kind in "iu":
             return integer_scalar(value, np_dtype)
+        if kind == "b":  # (any int in the uint64 range is a bool; NumPy cannot hold one past int64)
+            return value != 0
         if kind in "fc" and abs(value) > largest:
             raise _overflow(np_dtype)
     elif kind in "fc":  # (a complex dtype: its parts' range)
@@ -284,13 +286,13 @@ def scalar_int(value: int) -> int:
     return value
 
 
-def scalar_tensor_number(value, op: str, argument: str):
-    """A tensor given where PyTorch takes a Scalar (``alpha=``, ``value=``), as its argument parser reads it: a 0-d
-    tensor that does not require grad is its Python number (so no gradient reaches it); any other tensor is its
-    TypeError."""
+def scalar_tensor_number(value, op: str, argument: str, expected: str = "Number"):
+    """A tensor given where PyTorch takes a Scalar (``alpha=``, ``value=``; ``expected="float"``: a double,
+    ``isclose``'s ``rtol``), as its argument parser reads it: a 0-d tensor that does not require grad is its Python
+    number (so no gradient reaches it); any other tensor is its TypeError."""
     if not value._data.ndim and not value.requires_grad:
         return value.item()
-    raise TypeError(f"{op}(): argument '{argument}' must be Number, not Tensor")
+    raise TypeError(f"{op}(): argument '{argument}' must be {expected}, not Tensor")
 
 
 def scalar_ints(values) -> None:

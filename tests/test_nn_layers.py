@@ -116,7 +116,7 @@ def test_linear_broadcast_bias(x_shape, b_shape):
     # PyTorch's linear broadcasts the bias: against addmm's (rows, out_features) for a 2-D input or a bias of one
     # dimension once its 1s are dropped, else against the output; the bias gradient is summed to the bias's shape
     check(lambda m, x, w, b: m.nn.functional.linear(x, w, b), [x_shape, (5, 4), b_shape], dtype=np.float64)
-    e = ember.nn.functional.linear(ember.randn(*x_shape), ember.randn(5, 4), ember.randn(*b_shape, requires_grad=True))
+    e = ember.nn.functional.linear(ember.randn(*x_shape), ember.randn(5, 4), ember.randn(b_shape, requires_grad=True))
     t = torch.nn.functional.linear(torch.randn(x_shape), torch.randn(5, 4), torch.randn(b_shape, requires_grad=True))
     assert e.grad_fn.name() == t.grad_fn.name()
 

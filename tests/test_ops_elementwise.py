@@ -1,5 +1,8 @@
 """Elementwise ops against PyTorch: values, gradients, broadcasting, type promotion, errors."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -476,21 +479,51 @@ def test_bad_operand_type():
 
 
 # --------------------------------------------------------------------- casts
+@pytest.fixture
+def fresh_warn_once(monkeypatch):
+    """ember's once-per-process warnings not yet used up, as in a fresh process."""
+    monkeypatch.setattr(ember._warnings, "_warned_once", set())
+
+
 @pytest.mark.parametrize("src,dst", [("complex64", "float32"), ("complex128", "float16"), ("float64", "float32"),
                                      ("float32", "complex64"), ("int64", "float32")])
-def test_casts_warn_only_when_they_drop_the_imaginary_part(src, dst):
-    # PyTorch warns (once per process, so its warning is not compared here) "Casting complex values to real
-    # discards the imaginary part"; any other cast is silent
+def test_casts_warn_only_when_they_drop_the_imaginary_part(src, dst, fresh_warn_once):
+    # PyTorch warns "Casting complex values to real discards the imaginary part" once per process (its
+    # TORCH_WARN_ONCE: one warning for any number of casts, whatever the filters); any other cast is silent
     values = np.array([1.5 + 2j, -3 - 0.5j]) if src.startswith("complex") else np.array([1.5, -3.0])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         out = ember.tensor(values.astype(src)).to(getattr(ember, dst))
+        ember.tensor(values.astype(src)).to(getattr(ember, dst))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_close(out, torch.tensor(values.astype(src)).to(getattr(torch, dst)))
     drops = src.startswith("complex") and not dst.startswith("complex")
     assert [(w.category, str(w.message)) for w in rec] == \
         ([(UserWarning, "Casting complex values to real discards the imaginary part")] if drops else [])
+
+
+_COUNT_CAST_WARNINGS = """
+import warnings, sys
+import {m}
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as rec:
+    warnings.simplefilter("always")
+    for _ in range(3):
+        {m}.tensor([1 + 2j]).float()
+    {m}.tensor([1 + 2j], dtype={m}.complex128).to({m}.float16)
+print(sum("discards the imaginary part" in str(w.message) for w in rec))
+"""
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))  # (this ember in the child process)
+
+
+def test_complex_to_real_cast_warns_once_per_process():
+    counts = [subprocess.run([sys.executable, "-c", _COUNT_CAST_WARNINGS.format(m=m)], capture_output=True,
+                             text=True, check=True, env={**os.environ, "PYTHONPATH": _ROOT}).stdout.split()[-1]
+              for m in ("ember", "torch")]
+    assert counts[0] == counts[1] == "1"
 
 
 @pytest.mark.parametrize("expr", [lambda m, t, a: t + a, lambda m, t, a: a + t, lambda m, t, a: t * a,

@@ -130,7 +130,7 @@ class Scope:
                          create_graph, create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched)
         else:
             grads = (None,) * len(inputs)
-        return tuple(zeros(*lead, *i.shape, dtype=i.dtype) if g is None else g for g, i in zip(grads, inputs))
+        return tuple(zeros((*lead, *i.shape), dtype=i.dtype) if g is None else g for g, i in zip(grads, inputs))
 
 
 def _wrap_argnum(argnum: Any, num_args: int) -> int:

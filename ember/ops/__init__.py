@@ -151,6 +151,9 @@ def new_empty_strided(x: Tensor, size, stride, *, dtype=None, device=None, requi
 
 
 def new_full(x: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    from .._creation import scalar_number
+
+    fill_value = scalar_number(fill_value, "new_full")
     dt = _dtype.to_np(dtype) if dtype is not None else x._data.dtype
     fill_value = _dtype.fill_number(fill_value, dt, math.prod(size))
     data = meta_array(tuple(size), dt) if _new_on_meta(x, device) else \

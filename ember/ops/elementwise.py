@@ -128,16 +128,20 @@ def _float_operands(a, b):
 
 
 # --------------------------------------------------------------------- cast
+COMPLEX_TO_REAL_WARNING = "Casting complex values to real discards the imaginary part"
+
+
 @torch_named("ToCopyBackward0")
 class ToCopy(Node):
     diagonal_jacobian = True
 
     def forward(self, x, dtype):
         self.src = x.dtype
-        if x.dtype.kind == "c" and dtype.kind != "c":  # PyTorch's warning, NumPy's ComplexWarning silenced
-            from .._warnings import warn
+        if x.dtype.kind == "c" and dtype.kind != "c":
+            # PyTorch's warning, once per process (its TORCH_WARN_ONCE), NumPy's ComplexWarning silenced
+            from .._warnings import warn_once
 
-            warn("Casting complex values to real discards the imaginary part", UserWarning)
+            warn_once(COMPLEX_TO_REAL_WARNING, UserWarning)
             return astype_result(x.real, dtype)
         return astype_result(x, dtype)  # (an expanded x: a contiguous copy, as PyTorch's)
 
@@ -1051,13 +1055,22 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether ``isclose`` holds everywhere."""
     require_tensor("allclose", b)
-    return isclose(a, b, rtol, atol, equal_nan).all().item()  # (of meta tensors: item()'s error, as PyTorch's)
+    close = isclose(a, b, *_tolerances("allclose", rtol, atol), equal_nan)
+    return close.all().item()  # (of meta tensors: item()'s error, as PyTorch's)
+
+
+def _tolerances(op: str, rtol, atol) -> tuple:
+    """``rtol`` and ``atol`` as PyTorch reads a double: a 0-d tensor that does not require grad is its number, any
+    other tensor its TypeError."""
+    return tuple(_dtype.scalar_tensor_number(v, op, name, "float") if isinstance(v, Tensor) else v
+                 for name, v in (("rtol", rtol), ("atol", atol)))
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError, a number for ``b``
     its TypeError."""
     require_tensor("isclose", b)
+    rtol, atol = _tolerances("isclose", rtol, atol)
     check_operand_devices(a._data, b._data)
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_dtype.SCALAR_TYPE_NAMES[a.dtype.name]} did not match "

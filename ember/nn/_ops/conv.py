@@ -139,13 +139,20 @@ def _row_matmul(a, b, out_shape, dtype, s: int):
     return out
 
 
-def _transposed_pads(pads, kernel, stride, dilation):
-    """The padding that makes the input gradient of a stride-1 convolution a plain convolution of the output
-    gradient with the flipped kernel ("full" correlation), or None where that does not apply."""
-    if any(st != 1 for st in stride):
+def _transposed_pads(pads, w, stride, dilation):
+    """The padding that makes the input gradient of a stride-1 convolution with weight ``w`` a plain convolution of
+    the output gradient with the flipped kernel ("full" correlation), or None where that does not apply: a stride
+    other than 1, the policy off, or a ``w`` holding an infinity or NaN. The correlation multiplies the zero padding
+    by every weight, and 0 * NaN is NaN at input positions no output read, where PyTorch's (the scatter-add of
+    ``col2im``) forms only the forward's products; the sum over w costs a fraction 1 / (2 N * positions) of the
+    GEMM's work."""
+    if any(st != 1 for st in stride) or not policy.transposed_as_conv:
         return None
+    kernel = w.shape[2:]
     full = [d * (k - 1) for k, d in zip(kernel, dilation)]
     if any(lo > f or hi > f for (lo, hi), f in zip(pads, full)):
+        return None
+    if not xp.isfinite(w.sum()):
         return None
     return tuple((f - lo, f - hi) for (lo, hi), f in zip(pads, full))
 
@@ -191,8 +198,8 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
     unread ones get a zero gradient. This is also the forward of the transposed convolution."""
     o, kernel = w.shape[0], w.shape[2:]
-    tpads = _transposed_pads(pads, kernel, stride, dilation)
-    if tpads is not None and policy.transposed_as_conv:
+    tpads = _transposed_pads(pads, w, stride, dilation)
+    if tpads is not None:
         # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
         gpad = batch_last_padded(from_batch_last(gb_last), tpads)
         gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
@@ -297,8 +304,8 @@ def _backward_nchw(g, cols, w, needs, in_sp, stride, pads, dilation, groups: int
     if nw:
         gw = conv_nchw.weight_grad(cols, g, w.shape, groups)
     if nx:
-        tpads = _transposed_pads(pads, w.shape[2:], stride, dilation)
-        if tpads is not None and policy.transposed_as_conv:  # stride 1: g (padded) with the flipped kernel
+        tpads = _transposed_pads(pads, w, stride, dilation)
+        if tpads is not None:  # stride 1: g (padded) with the flipped kernel
             gx, _ = conv_nchw.forward(pad_spatial(g, tpads), _flipped(w, groups), None, stride, dilation, groups)
         else:
             gx = conv_nchw.input_grad(g, w, in_sp, stride, pads, dilation, groups)
@@ -318,8 +325,8 @@ def _backward_winograd(g, tiles, w, needs, in_sp, pads):
         gw = winograd.weight_grad3x3_nchw(tiles, g)
     if nx:
         one = (1, 1)
-        tpads = _transposed_pads(pads, (3, 3), one, one)
-        if tpads is not None and policy.transposed_as_conv:
+        tpads = _transposed_pads(pads, w, one, one)
+        if tpads is not None:
             gx, _ = winograd.conv3x3_nchw(g, _flipped(w, 1), tpads)
         else:
             gx = to_nchw(input_grad(to_batch_last(g), w, in_sp, one, pads, one, 1))

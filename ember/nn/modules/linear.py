@@ -14,7 +14,7 @@ from .module import Module
 
 def _empty_param(*shape, dtype=None, device=None) -> Parameter:
     """An uninitialised parameter (reset_parameters fills it)."""
-    return Parameter(_creation.empty(*shape, dtype=dtype, device=device))
+    return Parameter(_creation.empty(shape, dtype=dtype, device=device))
 
 
 def optional_bias(module: Module, bias: bool, size: int, dtype, device) -> None:
