@@ -27,7 +27,7 @@ from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, shown_as, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
-from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
+from .copy_slices import check_view_inplace, mark_multi_output_views, record_copy_into, take_history
 from .elementwise import cast, promote, promoted
 from .index_layout import laid_out
 
@@ -609,10 +609,13 @@ def setitem(x: Tensor, idx, value) -> None:
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
         return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
     check_inplace(x, tracked)
+    basic = tracked and _only_basic(raw)  # PyTorch copies into a view of x (CopySlices), not index_put_
+    if basic and isinstance(value, Tensor) and value._requires_grad:
+        value = _copy_source(value, _part(x._data, idx).shape)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
-        if varr.dtype != x._data.dtype and value._requires_grad:
+        if varr.dtype != x._data.dtype and value._requires_grad and not basic:
             value = cast(value, x.dtype)
             varr = value._data
         elif varr.__class__ is xp.ndarray:
@@ -638,7 +641,9 @@ def setitem(x: Tensor, idx, value) -> None:
         ) from None
     x._bump_version()
     forward_ad.write_tangent_at(x, idx, value)
-    if tracked:
+    if basic and raw is not False:  # (x[False] = v writes nothing, and PyTorch records nothing)
+        record_copy_into(x, _part(x._data, idx), value, isinstance(value, Tensor) and value._requires_grad)
+    elif tracked and not basic:
         node = IndexPut()
         node.idx = idx
         inputs = (x, value)
@@ -647,6 +652,35 @@ def setitem(x: Tensor, idx, value) -> None:
         node._link(inputs, needs, ())
         node.check_versions_of(*_index_tensors(raw))
         take_history(x, Tensor._make(x._data, node))
+
+
+def _only_basic(raw) -> bool:
+    """Whether every index is basic in PyTorch's setitem (a number, a slice, None, Ellipsis, a bool, a 0-d integer
+    tensor): it then copies the value into the view they make (``x`` itself where they narrow nothing)."""
+    for i in raw if raw.__class__ is tuple else (raw,):
+        if isinstance(i, Tensor):
+            if i._data.ndim or i._data.dtype.kind not in "iu":
+                return False
+        elif not (i is None or i is Ellipsis or isinstance(i, (bool, int, xp.integer, slice))):
+            return False
+    return True
+
+
+def _part(a, idx):
+    """``a[idx]`` for basic indices as a view, also where NumPy would give a single element as a scalar."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    return a[parts] if any(i is Ellipsis for i in parts) else a[(*parts, Ellipsis)]
+
+
+def _copy_source(value: Tensor, shape: tuple) -> Tensor:
+    """The source PyTorch's setitem copies from (``copy_to``): the value itself when it has the destination's
+    shape or none, else viewed without its leading ones and expanded to that shape (recorded, as PyTorch's)."""
+    if value._data.shape == shape or not value._data.ndim:
+        return value
+    have = value._data.shape
+    lead = next((k for k, n in enumerate(have) if n != 1), len(have))
+    value = value.view(have[lead:])
+    return value if value._data.shape == shape else value.expand(shape)
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
