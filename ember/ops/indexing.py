@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import operator
 
 from .. import _dtype
@@ -25,7 +26,7 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
 from .copy_slices import check_view_inplace, mark_multi_output_views, record_copy_into, take_history
 from .elementwise import cast, promote, promoted
@@ -481,12 +482,29 @@ class IndexPut(Node):
     """``x[idx] = v``: the overwritten positions pass no gradient to the old x."""
 
     def backward(self, g):
+        needs = self.needs_input_grad
         gx = None
-        if self.needs_input_grad[0]:
+        if needs[0]:
             gx = g.copy()
             gx[self.idx] = 0
-        gv = g[self.idx] if self.needs_input_grad[1] else None
-        return gx, gv
+        if len(needs) == 1:  # (a number written by scatter: its node has the input's edge only)
+            return (gx,)
+        return gx, (self.source_grad(g[self.idx]) if needs[1] else None)
+
+    def source_grad(self, gv):
+        """The value's gradient from the gradient at the positions it was written to."""
+        return gv
+
+
+@torch_named("MaskedScatterBackward0")
+class MaskedScatter(IndexPut):
+    """masked_scatter's write (``written_copy_of``): the leading elements of ``source`` went to the mask's positions,
+    so those get the gradient there, the rest of the source zero (``source_shape``)."""
+
+    def source_grad(self, gv):
+        out = xp.zeros_like(gv, shape=(math.prod(self.source_shape),))
+        out[:gv.shape[0]] = gv
+        return out.reshape(self.source_shape)
 
 
 def _leaf_in_place() -> str:
@@ -810,11 +828,32 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     out = x.clone()
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
-    vals = src[tuple(slice(0, n) for n in idx.shape)] if isinstance(src, Tensor) else src
+    vals = src
+    if isinstance(src, Tensor) and src._data.shape != idx.shape:  # (only src's leading part, index's shape)
+        vals = src[tuple(slice(0, n) for n in idx.shape)]
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
-    # (a clone and an index_put: its last node named as PyTorch's one, by a tensor source or a number)
-    return version_checked(shown_as(out, "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"),
-                           index)
+    # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
+    out = shown_as(written_copy_of(x, out), "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
+    return version_checked(out, index)
+
+
+def written_copy_of(x: Tensor, out: Tensor) -> Tensor:
+    """``out``, an index write (``setitem``) into a copy of ``x`` (``x.clone()``, expanded first or not), its node
+    reading ``x`` itself as PyTorch's one node does (scatter, index_put, masked_scatter record no CloneBackward0):
+    its first edge is ``x``'s own (None where ``x`` needs no gradient, and a value-only node keeps only its
+    value's), the gradient summed to ``x``'s shape down it. The copy's node passed the gradient on unchanged."""
+    node = out.grad_fn
+    if node is None:
+        return out
+    if x._requires_grad and _GradState.enabled:
+        node.next_edges[0], node.input_shapes[0] = input_edge(x), x._data.shape
+    else:
+        node.next_edges[0], node.input_shapes[0] = None, None
+        node.needs_input_grad = (False, *node.needs_input_grad[1:])
+    if len(node.next_edges) > 1 and node.next_edges[1] is None and type(node).__name__ != "CopySlices":
+        del node.next_edges[1:], node.input_shapes[1:]  # (a number written: PyTorch's node has no edge for it)
+        node.needs_input_grad = node.needs_input_grad[:1]
+    return out
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
