@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from functools import partial
 
 from .. import _dtype
@@ -234,11 +236,55 @@ class LogSoftmax(Node):
         if is_recorded(g):  # create_graph: the formula on the recorded output (the kernel below writes into arrays)
             y = self.saved[0]  # the output itself, recorded (run_recorded refuses half-precision input first)
             return (g - xp.exp(y) * g.sum(axis=self.dim, keepdims=True),)
+        picks = _row_picks_of(g) if self._pre_hooks is None and self._node_pre_hooks is None else None
+        if picks is not None and self.dim == 1 == g.ndim - 1:
+            return (_picks_backward(self.saved[0], *picks),)
         out = _as_rows(self.saved[0], self.dim)[0]  # (out again: a view)
         g2 = _wide(_as_rows(g, self.dim)[0])
         dx = xp.empty(out.shape, g2.dtype)
         parallel_rows(_log_softmax_backward_chunk, g2, _wide(out), dx)
         return (self.restore(dx.astype(out.dtype, copy=False)),)
+
+
+class _RowPicks(threading.local):
+    """A gradient array known to be zero but at one element per row (nll_loss's), for log_softmax's backward."""
+    grad = None  # a weak reference to the array
+    cols = vals = None
+
+
+_row_picks = _RowPicks()
+
+
+def note_row_picks(g, cols, vals) -> None:
+    """Tell log_softmax's backward that the (M, C) gradient ``g`` is zero but ``vals[i]`` at ``(i, cols[i])``
+    (nll_loss's gradient, which nothing can change before it arrives): when that very array reaches it, it then
+    computes softmax * -vals plus vals at the picks, without reading g (cross_entropy's backward costs what a
+    fused log-softmax + NLL node's would). A gradient summed with another, cast or passed through a hook is
+    another array, and takes the general formula."""
+    _row_picks.grad, _row_picks.cols, _row_picks.vals = weakref.ref(g), cols, vals
+
+
+def _row_picks_of(g):
+    """(cols, vals) when ``g`` is the array ``note_row_picks`` described last on this thread, else None."""
+    ref = _row_picks.grad
+    if ref is None or ref() is not g:
+        return None
+    _row_picks.grad = None
+    return _row_picks.cols, _row_picks.vals
+
+
+def _picks_backward(logp, cols, vals):
+    """log_softmax's input gradient for a gradient zero but ``vals[i]`` at ``(i, cols[i])`` of its (M, C)
+    output ``logp``: g - softmax * rowsum(g) = softmax * -vals, plus vals at the picks."""
+    dx = xp.empty_like(logp)
+    parallel_rows(_exp_times, logp, (-vals).astype(logp.dtype, copy=False)[:, None], dx)
+    dx[xp.arange(len(cols)), cols] += vals
+    return dx
+
+
+def _exp_times(logp, c, out) -> None:
+    exp_into(logp, out)
+    out *= c
 
 
 def log_softmax_array(x, dim):

@@ -277,4 +277,36 @@ def take_history(x: Tensor, result: Tensor) -> None:
     _view_of_base(x, base, region)
 
 
+def record_copy_into(x: Tensor, part, src, needs_src: bool) -> None:
+    """Record ``x[idx] = src`` for basic indices, ``part`` being ``x._data[idx]`` (already written, the version
+    bumped), as PyTorch's copy_ into ``x``'s view ``x[idx]`` is: one ``CopySlices`` on the root base whose edges
+    are the base's old history and the source's own (a number: None); where the indices leave ``x`` itself whole
+    (``x[...] = v``, ``x[:] = v`` of a root), the copy's own node on ``x`` (PyTorch's CopyBackwards, or
+    FillBackward3 for a 0-d source). ``src`` has ``part``'s shape or none (copy_to's view and expand of it are
+    recorded by the caller); a source of another dtype gets its gradient cast back on its edge, as PyTorch's
+    copy_ records no cast."""
+    from .inplace import CopyFrom, FillTensorInPlace
+
+    base = x._base if x._base is not None else x
+    needs = (base._requires_grad, needs_src)
+    whole = base is x and part.shape == x._data.shape and data_ptr(part) == data_ptr(x._data) and \
+        part.strides == x._data.strides
+    if whole:
+        node = FillTensorInPlace() if not isinstance(src, Tensor) or not src._data.ndim else CopyFrom()
+        node.value_dtype = src._data.dtype if isinstance(src, Tensor) else x._data.dtype
+        node.needs_input_grad = needs
+        node._link((x, src), needs, ())
+    else:
+        region = view_region(Tensor._make(part), base)
+        node = CopySlices()
+        node.positions, node.base_shape, node.parts = region
+        node.needs_input_grad = needs
+        node._link((base, src), needs, (base,))
+    if needs_src and src._data.dtype != x._data.dtype:
+        node.next_edges[1] = graph.CastEdge(node.next_edges[1], src._data.dtype)
+    set_history(base, node, 0, True)
+    if base is not x:  # (its grad_fn: its region of the base's new history)
+        _view_of_base(x, base, view_region(x, base))
+
+
 graph.take_history = take_history  # (called from a custom Function's apply, for a view marked dirty)

@@ -85,8 +85,13 @@ class Dist(Node):
 
     def backward(self, g):
         diff, out = self.saved
-        grad = vector_norm_backward(g, diff, out, self.order, None, False)
         na, nb = self.needs_input_grad
+        if self.order == 0:  # PyTorch's norm gradient is none at all, which its formula then negates for x2: an error
+            if nb:
+                raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
+                                   "argument #0 'self'")
+            return None, None
+        grad = vector_norm_backward(g, diff, out, self.order, None, False)
         return (grad if na else None), (-grad if nb else None)
 
 
@@ -103,4 +108,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = xp.triu_indices(input._data.shape[0], 1)
     pairs = sub(index_select(input, 0, Tensor._make(i)), index_select(input, 0, Tensor._make(j)))
-    return version_checked(norm(pairs, p, -1), input)
+    out = norm(pairs, p, -1)
+    if p == 0 and out.grad_fn is not None:  # (PyTorch's pdist formula gives zeros where the 0-norm's gives none)
+        out.grad_fn.zero_count_gradient = True
+    return version_checked(out, input)

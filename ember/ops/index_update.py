@@ -14,7 +14,7 @@ from .._out import refuse_index_put_overlap, refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, shown_as, torch_named, version_checked
+from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import (
     _overlaps,
     check_inplace,
@@ -105,8 +105,14 @@ class IndexFill(Node):
     def backward(self, g):  # a tensor value gets the sum of the gradients of the positions it filled
         gx = g.copy()
         gx[self.at] = 0
-        gv = g[self.at].sum() if self.needs_input_grad[1] else None
-        return gx, gv
+        if len(self.needs_input_grad) == 1:  # (a number: no edge)
+            return (gx,)
+        return gx, (g[self.at].sum() if self.needs_input_grad[1] else None)
+
+
+@torch_named("IndexFillBackward1")
+class IndexFillTensor(IndexFill):
+    """index_fill with a 0-d tensor value (PyTorch's index_fill.int_Tensor: the value takes a gradient)."""
 
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
@@ -135,9 +141,10 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value) -> Tensor:
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
-        return version_checked(IndexFill.apply(x, value, dim=d, index=idx), index)
+        return version_checked(IndexFillTensor.apply(x, value, dim=d, index=idx), index)
     value = _dtype.checked_fill(value, x._data.dtype)
-    return version_checked(IndexFill.apply(x, xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)
+    # (a number is no input: PyTorch's node has the tensor's edge only)
+    return version_checked(IndexFill.apply(x, value=xp.asarray(value, dtype=x._data.dtype), dim=d, index=idx), index)
 
 
 # ----------------------------------------------------------------- in-place forms
@@ -229,6 +236,7 @@ def _write_selected(x: Tensor, key, result: Tensor) -> Tensor:
     return x
 
 
+@torch_named("IndexPutBackward0")  # (PyTorch's one index_put node, accumulating or not)
 class IndexAccumulate(Node):
     """``x[indices] += values`` with repeated positions accumulating (``index_put(accumulate=True)``)."""
 
@@ -245,7 +253,7 @@ class IndexAccumulate(Node):
 def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """x with ``x[indices]`` set to ``values`` (added, with repeats accumulating, when ``accumulate``);
     ``indices`` is a tuple of integer or bool tensors, one per leading dimension."""
-    from .indexing import _index_tensors, convert_index, setitem
+    from .indexing import _index_tensors, convert_index, setitem, written_copy_of
 
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
@@ -254,7 +262,7 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     if not accumulate:
         out = x.clone()
         setitem(out, tuple(indices), values)
-        return out
+        return written_copy_of(x, out)
     idx = convert_index(tuple(indices))
     try:
         return version_checked(IndexAccumulate.apply(x, values, indices=idx), *_index_tensors(tuple(indices)))
@@ -292,8 +300,9 @@ def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
 def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``x`` (broadcast with ``mask``) with the positions where ``mask`` is True filled, in row-major order, from
     the leading elements of ``source``; differentiable in ``x`` and ``source`` (a clone and an index_put)."""
-    from .indexing import setitem
-    from .shape import expand, reshape
+    from ..autograd.graph import input_edge
+    from .indexing import MaskedScatter, setitem, written_copy_of
+    from .shape import expand
 
     if not isinstance(mask, Tensor) or mask._data.dtype != xp.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -306,9 +315,18 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     n = int(m.sum())
     if source._data.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    out = expand(x, shape).clone()
-    setitem(out, Tensor._make(m), reshape(source, -1)[:n])
-    return version_checked(shown_as(out, "MaskedScatterBackward0"), mask)
+    out = (expand(x, shape) if shape != x._data.shape else x).clone()
+    flat = source.detach().reshape(-1)[:n]
+    if source._requires_grad and _GradState.enabled:  # (a stand-in needing a gradient: its edge is replaced below)
+        flat = flat.requires_grad_()
+    setitem(out, Tensor._make(m), flat)
+    out = written_copy_of(x, out)
+    node = out.grad_fn
+    if node is not None:  # the source's own edge: its gradient padded back to its shape (MaskedScatter)
+        node.__class__, node.source_shape = MaskedScatter, source._data.shape
+        if source._requires_grad and _GradState.enabled:
+            node.next_edges[1], node.input_shapes[1] = input_edge(source), source._data.shape
+    return version_checked(out, mask)
 
 
 def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import operator
 
 from .. import _dtype
@@ -24,9 +25,9 @@ from .._warnings import warn, warn_once
 from ..autograd import forward_ad
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node, shown_as, torch_named, unrecorded_view, version_checked
+from ..autograd.graph import Node, input_edge, shown_as, torch_named, unrecorded_view, version_checked
 from ..storage import _bytes_of, data_ptr, root_array
-from .copy_slices import check_view_inplace, mark_multi_output_views, take_history
+from .copy_slices import check_view_inplace, mark_multi_output_views, record_copy_into, take_history
 from .elementwise import cast, promote, promoted
 from .index_layout import laid_out
 
@@ -480,12 +481,29 @@ class IndexPut(Node):
     """``x[idx] = v``: the overwritten positions pass no gradient to the old x."""
 
     def backward(self, g):
+        needs = self.needs_input_grad
         gx = None
-        if self.needs_input_grad[0]:
+        if needs[0]:
             gx = g.copy()
             gx[self.idx] = 0
-        gv = g[self.idx] if self.needs_input_grad[1] else None
-        return gx, gv
+        if len(needs) == 1:  # (a number written by scatter: its node has the input's edge only)
+            return (gx,)
+        return gx, (self.source_grad(g[self.idx]) if needs[1] else None)
+
+    def source_grad(self, gv):
+        """The value's gradient from the gradient at the positions it was written to."""
+        return gv
+
+
+@torch_named("MaskedScatterBackward0")
+class MaskedScatter(IndexPut):
+    """masked_scatter's write (``written_copy_of``): the leading elements of ``source`` went to the mask's positions,
+    so those get the gradient there, the rest of the source zero (``source_shape``)."""
+
+    def source_grad(self, gv):
+        out = xp.zeros_like(gv, shape=(math.prod(self.source_shape),))
+        out[:gv.shape[0]] = gv
+        return out.reshape(self.source_shape)
 
 
 def _leaf_in_place() -> str:
@@ -634,10 +652,13 @@ def setitem(x: Tensor, idx, value) -> None:
     expanded = not tracked and not x._data.flags.writeable and _overlaps(x._data) and \
         expanded_write_allowed(x._data, idx)
     check_inplace(x, tracked, overlap_ok=expanded)
+    basic = tracked and _only_basic(raw)  # PyTorch copies into a view of x (CopySlices), not index_put_
+    if basic and isinstance(value, Tensor) and value._requires_grad:
+        value = _copy_source(value, _part(x._data, idx).shape)
     if isinstance(value, Tensor):
         refuse_setitem_overlap(x._data, idx, value, raw.__class__ is not bool)
         varr = value._data
-        if varr.dtype != x._data.dtype and value._requires_grad:
+        if varr.dtype != x._data.dtype and value._requires_grad and not basic:
             value = cast(value, x.dtype)
             varr = value._data
         elif varr.__class__ is xp.ndarray:
@@ -666,7 +687,9 @@ def setitem(x: Tensor, idx, value) -> None:
         ) from None
     x._bump_version()
     forward_ad.write_tangent_at(x, idx, value)
-    if tracked:
+    if basic and raw is not False:  # (x[False] = v writes nothing, and PyTorch records nothing)
+        record_copy_into(x, _part(x._data, idx), value, isinstance(value, Tensor) and value._requires_grad)
+    elif tracked and not basic:
         node = IndexPut()
         node.idx = idx
         inputs = (x, value)
@@ -675,6 +698,35 @@ def setitem(x: Tensor, idx, value) -> None:
         node._link(inputs, needs, ())
         node.check_versions_of(*_index_tensors(raw))
         take_history(x, Tensor._make(x._data, node))
+
+
+def _only_basic(raw) -> bool:
+    """Whether every index is basic in PyTorch's setitem (a number, a slice, None, Ellipsis, a bool, a 0-d integer
+    tensor): it then copies the value into the view they make (``x`` itself where they narrow nothing)."""
+    for i in raw if raw.__class__ is tuple else (raw,):
+        if isinstance(i, Tensor):
+            if i._data.ndim or i._data.dtype.kind not in "iu":
+                return False
+        elif not (i is None or i is Ellipsis or isinstance(i, (bool, int, xp.integer, slice))):
+            return False
+    return True
+
+
+def _part(a, idx):
+    """``a[idx]`` for basic indices as a view, also where NumPy would give a single element as a scalar."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    return a[parts] if any(i is Ellipsis for i in parts) else a[(*parts, Ellipsis)]
+
+
+def _copy_source(value: Tensor, shape: tuple) -> Tensor:
+    """The source PyTorch's setitem copies from (``copy_to``): the value itself when it has the destination's
+    shape or none, else viewed without its leading ones and expanded to that shape (recorded, as PyTorch's)."""
+    if value._data.shape == shape or not value._data.ndim:
+        return value
+    have = value._data.shape
+    lead = next((k for k, n in enumerate(have) if n != 1), len(have))
+    value = value.view(have[lead:])
+    return value if value._data.shape == shape else value.expand(shape)
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -804,11 +856,32 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     out = x.clone()
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
-    vals = src[tuple(slice(0, n) for n in idx.shape)] if isinstance(src, Tensor) else src
+    vals = src
+    if isinstance(src, Tensor) and src._data.shape != idx.shape:  # (only src's leading part, index's shape)
+        vals = src[tuple(slice(0, n) for n in idx.shape)]
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
-    # (a clone and an index_put: its last node named as PyTorch's one, by a tensor source or a number)
-    return version_checked(shown_as(out, "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"),
-                           index)
+    # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
+    out = shown_as(written_copy_of(x, out), "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
+    return version_checked(out, index)
+
+
+def written_copy_of(x: Tensor, out: Tensor) -> Tensor:
+    """``out``, an index write (``setitem``) into a copy of ``x`` (``x.clone()``, expanded first or not), its node
+    reading ``x`` itself as PyTorch's one node does (scatter, index_put, masked_scatter record no CloneBackward0):
+    its first edge is ``x``'s own (None where ``x`` needs no gradient, and a value-only node keeps only its
+    value's), the gradient summed to ``x``'s shape down it. The copy's node passed the gradient on unchanged."""
+    node = out.grad_fn
+    if node is None:
+        return out
+    if x._requires_grad and _GradState.enabled:
+        node.next_edges[0], node.input_shapes[0] = input_edge(x), x._data.shape
+    else:
+        node.next_edges[0], node.input_shapes[0] = None, None
+        node.needs_input_grad = (False, *node.needs_input_grad[1:])
+    if len(node.next_edges) > 1 and node.next_edges[1] is None and type(node).__name__ != "CopySlices":
+        del node.next_edges[1:], node.input_shapes[1:]  # (a number written: PyTorch's node has no edge for it)
+        node.needs_input_grad = node.needs_input_grad[:1]
+    return out
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:

@@ -645,7 +645,11 @@ class LinalgVectorNorm(Node):
         self.order, self.axes, self.keepdim = order, axes, keepdim
         return out
 
+    zero_count_gradient = False  # True: the 0-norm's gradient is zeros (pdist's own formula), not None
+
     def backward(self, g):
+        if self.order == 0 and not self.zero_count_gradient:  # a count of non-zeros: PyTorch's formula gives no
+            return (None,)                                    # gradient at all (None, not zeros)
         x, out = self.saved
         return (vector_norm_backward(g, x, out, self.order, self.axes, self.keepdim),)
 

@@ -1,23 +1,27 @@
-"""Class-index losses: cross_entropy (fused log-softmax + NLL, one node) and nll_loss.
+"""Class-index losses: nll_loss, and cross_entropy composed of log_softmax and nll_loss as PyTorch composes it.
 
-Inputs are (N, C), (C,) or (N, C, d1, ...); the wrappers move the class dim
-last and flatten to rows (M, C), so the nodes only see 2-D scores and 1-D
-targets. With class weights w and 'mean', the sum is divided by the total
-weight of the (non-ignored) targets, as in PyTorch.
+nll_loss takes (C,), (N, C) or (N, C, H, W) scores in one node (PyTorch's NllLossBackward0 and
+NllLoss2DBackward0, whose one edge is the input's: the target and the class weights are no differentiable
+inputs); other ranks go through that 2-D node on an (N, C, 1, -1) view of the input, as PyTorch's nll_loss_nd.
+The node moves the class dim last and flattens to rows (M, C) itself, on arrays. With class weights w and
+'mean', the sum is divided by the total weight of the (non-ignored) targets, as in PyTorch. cross_entropy is
+log_softmax over the class dim followed by that loss (LogSoftmaxBackward0 under NllLossBackward0); label
+smoothing and class-probability targets add the same differentiable ops PyTorch's composition records.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 
 from ..._autocast import full_precision
 from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES, np_kind
-from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, show_node_as, version_checked
+from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
-from ...ops.activation import exp_into, log_softmax_array
+from ...ops.activation import log_softmax, note_row_picks
+from ...ops.elementwise import with_number
 from .loss import _check_reduction, legacy_reduction, optional_tensor, refuse_grad, scalar_result
 
 
@@ -39,98 +43,91 @@ def _reduce_rows(loss, denom, reduction: str):
 
 
 def _row_grad(g, denom, reduction: str, ignored):
-    g = g.reshape(ignored.shape) if reduction == "none" else g  # (the node may give the loss the target's shape)
     """The upstream gradient for each row as a (M,) array; 0 on ignored rows (even when all are ignored)."""
+    g = g.reshape(ignored.shape) if reduction == "none" else g  # (a 'none' loss has the target's shape)
     if reduction != "none":
         with xp.errstate(invalid="ignore", divide="ignore"):
             g = xp.broadcast_to((g / denom if reduction == "mean" else g).astype(g.dtype, copy=False), ignored.shape)
     return xp.where(ignored, g.dtype.type(0), g)
 
 
-class _ShownLoss(Node):
-    """A class loss's node, named as the node PyTorch's composition of the loss ends in (``shown``, set per call
-    by ``_shown_as``: its name and its type's, as ``type(loss.grad_fn).__name__`` reads it); with reduction 'none'
-    its output has the target's shape (``shape``) where PyTorch's last node gives it that shape itself."""
-
-    def shaped(self, loss, shown, shape):
-        show_node_as(self, shown)
-        return loss.reshape(shape) if shape is not None else loss
-
-
-def _shown_as(nd: int, soft: bool, smoothing: float, reduction: str) -> tuple[str | None, bool]:
-    """(the name of the node PyTorch's cross_entropy / nll_loss of an ``nd``-D input ends in, whether that node
-    gives a 'none' loss the target's shape). PyTorch computes a class-index loss with nll_loss, 2-D inputs (and
-    (C,)) by its 1-D kernel, (N, C, H, W) ones by its 2-D kernel and other ranks by that kernel on a 4-D view
-    of the input, whose unreduced loss it views back (``ViewBackward0`` over that NllLoss2DBackward0 node: False
-    here); it adds a label-smoothing term to the NLL (``AddBackward0``) and computes class-probability targets as
-    -(target * log_softmax).sum(1), divided by N for 'mean'."""
-    if soft:
-        return ("DivBackward1" if reduction == "mean" else "NegBackward0"), True
-    if smoothing:
-        return "AddBackward0", True
-    if nd <= 2:
-        return "NllLossBackward0", True
-    if nd == 4 or reduction != "none":
-        return "NllLoss2DBackward0", True
-    return "NllLoss2DBackward0", False
+def _class_rows(x):
+    """Scores of PyTorch's kernel shapes, (C,), (N, C) or (N, C, H, W), as rows (M, C), one per target."""
+    if x.ndim == 2:
+        return x
+    if x.ndim == 1:
+        return x.reshape(1, -1)
+    n, c, h, w = x.shape
+    return x.transpose(0, 2, 3, 1).reshape(n * h * w, c)
 
 
-class _FromLogSoftmax(_ShownLoss):
-    """A loss fused with the log-softmax of its scores (input 0), whose backward reads the log-probabilities."""
+def _from_class_rows(rows, shape: tuple):
+    """``_class_rows``' inverse: rows (M, C) back to the scores' shape (contiguous, as PyTorch's gradient)."""
+    if len(shape) == 2:
+        return rows
+    if len(shape) == 1:
+        return rows.reshape(shape)
+    n, c, h, w = shape
+    out = rows.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+    return out if is_recorded(out) else xp.ascontiguousarray(out)
+
+
+@torch_named("NllLossBackward0")
+class NLL(Node):
+    """-w[t] * x[t] per target, on (C,) or (N, C) scores (PyTorch's nll_loss kernel): the scores are its one
+    input, the targets ``t`` and class weights ``w`` parameters."""
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
     float32_compute = True
-    rerun_for_higher_order = True  # backward reads log-softmax (not an output): create_graph records it again
-    rerun_unchecked = (0,)  # (the scores: rerun_inputs)
 
-    def rerun_inputs(self) -> list:
-        """The rerun's scores are the saved log-probabilities, entering the graph where the scores did: log_softmax
-        is unchanged by adding a constant to a row, in value and in derivatives of every order, so they give the
-        rerun what the scores gave, and the scores may have changed in place since (PyTorch saves log_softmax's
-        output, not its input)."""
-        from ...autograd.recorded import RecordedArray
-
-        edge = self.next_edges[0]
-        logp = self.saved[0]
-        if self.half_dtype is not None:  # (computed in float32: the scores' dtype where they enter the graph)
-            logp = logp.astype(self.half_dtype)
-        logp = Tensor._make(logp) if edge is None else Tensor._make(logp, edge[0], edge[1])
-        return [RecordedArray(logp), *super().rerun_inputs()[1:]]
-
-
-class CrossEntropy(_FromLogSoftmax):
-
-    def forward(self, x, t, w, ignore_index, smoothing, reduction, shown="NllLossBackward0", shape=None):
-        m, c = x.shape
-        logp = log_softmax_array(x, 1)
-        tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
-        loss = (smoothing - 1) * wt * _picked(logp, tt)
-        if smoothing:  # + eps/C * sum_c w_c (-log p_c), on non-ignored rows
-            spread = logp @ w if w is not None else logp.sum(1)
-            with xp.errstate(invalid="ignore"):  # no classes: eps/0 times no spread, NaN rows, as PyTorch
-                loss -= xp.where(ignored, 0, spread) * (smoothing / c if c else math.inf)
+    def forward(self, x, *, t, w, ignore_index, reduction):
+        tt, wt, ignored = _target_weights(t.reshape(-1), w, ignore_index, x.dtype)
         self.denom = wt.sum() if reduction == "mean" else 1
-        self.meta = (tt, wt, ignored, w, smoothing, reduction)
-        self.saved = (logp,)
-        out = _reduce_rows(loss.astype(x.dtype, copy=False), self.denom, reduction)
-        if smoothing and not c and reduction != "none":  # PyTorch scales the reduced spread by eps/0: NaN
-            out = scalar_result(xp.nan, x.dtype)        # (with no rows too)
-        return self.shaped(out, shown, shape)
+        self.meta = (tt, wt, ignored, reduction, x.shape)
+        loss = _reduce_rows(-wt * _picked(_class_rows(x), tt), self.denom, reduction)
+        return loss.reshape(t.shape) if reduction == "none" else loss
 
     def backward(self, g):
-        # d loss_i / dx_i = softmax_i * sum(q_i) - q_i, where q_i = (1-eps) w[t_i] onehot(t_i) + eps/C w (non-ignored)
-        (logp,) = self.saved
-        tt, wt, ignored, w, eps, reduction = self.meta
-        m, c = logp.shape
-        if not c:  # no classes: no scores to take a gradient
-            return xp.zeros_like(logp), None
-        gi = _row_grad(g, self.denom, reduction, ignored)
-        keep = ~ignored * gi
-        wsum = w.sum() if w is not None else c
-        qsum = (1 - eps) * wt + (eps / c) * wsum * (~ignored)
-        gx = _softmax_times(logp, (gi * qsum).astype(logp.dtype, copy=False)[:, None])
-        gx[xp.arange(m), tt] -= (1 - eps) * gi * wt
-        if eps:
-            gx -= (keep * (eps / c))[:, None] * (w if w is not None else 1)
-        return gx, None
+        tt, wt, ignored, reduction, shape = self.meta
+        c = shape[1] if len(shape) > 1 else shape[0]
+        gx = xp.zeros_like(g, shape=(len(tt), c))
+        if c:  # (no classes: no scores)
+            picks = -_row_grad(g, self.denom, reduction, ignored) * wt
+            gx[xp.arange(len(tt)), tt] = picks
+            if len(shape) == 2 and self._post_hooks is None and not is_recorded(gx):  # (hooks may change gx)
+                note_row_picks(gx, tt, picks.astype(gx.dtype, copy=False))
+        return (_from_class_rows(gx, shape),)
+
+
+@torch_named("NllLoss2DBackward0")
+class NLL2D(NLL):
+    """NLL on (N, C, H, W) scores with (N, H, W) targets (PyTorch's nll_loss2d kernel)."""
+
+
+@torch_named("MulBackward1")
+class _TimesNumber(Node):
+    """``x * s`` for a number ``s``, as PyTorch's C++ composition multiplies by a double (mul.Scalar): its one
+    edge is the tensor's (Python's ``x * s`` records MulBackward0, with an edge for the number)."""
+    diagonal_jacobian = True
+
+    def forward(self, x, *, s):
+        self.s = s
+        return with_number(operator.mul, x, s)
+
+    def backward(self, g):
+        return (with_number(operator.mul, g, self.s),)
+
+
+@torch_named("DivBackward1")
+class _OverNumber(Node):
+    """``x / s`` for a number ``s`` (PyTorch's div.Scalar, as ``_TimesNumber``)."""
+    diagonal_jacobian = True
+
+    def forward(self, x, *, s):
+        self.s = s
+        return with_number(operator.truediv, x, s)
+
+    def backward(self, g):
+        return (with_number(operator.truediv, g, self.s),)
 
 
 def _picked(x, tt):
@@ -138,79 +135,15 @@ def _picked(x, tt):
     if not x.shape[1]:
         return xp.zeros(x.shape[0], dtype=x.dtype)
     return x[xp.arange(x.shape[0]), tt]
-
-
-def _softmax_times(logp, c):
-    """exp(logp) * c (softmax scaled per row), rows split among the intra-op threads (the plain expression when
-    recorded, under create_graph)."""
-    if is_recorded(logp, c):
-        return xp.exp(logp) * c
-    out = xp.empty_like(logp)
-    parallel_rows(_exp_times, logp, c, out)
-    return out
-
-
-def _exp_times(logp, c, out) -> None:
-    exp_into(logp, out)
-    out *= c
-
-
-class SoftCrossEntropy(_FromLogSoftmax):
-    """Class-probability targets: loss_i = -sum_c w_c y_ic log p_ic (y smoothed by label_smoothing)."""
-    # the log-probabilities for every gradient, the weighted targets (the target itself, unweighted and unsmoothed)
-    # for the scores' only: the target is version-checked where PyTorch's product saves it (cross_entropy)
-    saved_for = ((0, 1, 2), (0,))
-
-    def forward(self, x, y, w, smoothing, reduction, shown="NegBackward0", shape=None):
-        c = x.shape[1]
-        logp = log_softmax_array(x, 1)
-        self.scale = 1 - smoothing
-        ys = y * self.scale + (smoothing / c if c else 0.0) if smoothing else y  # (no classes: nothing to smooth)
-        wy = ys * w if w is not None else ys
-        self.saved, self.meta = (logp, wy), (w, reduction, ys)
-        # 'mean' divides by the input's size over its classes, as PyTorch: NaN with no classes
-        rows = x.shape[0] if c else xp.nan
-        return self.shaped(_reduce_rows(-(wy * logp).sum(1), rows, reduction), shown, shape)
-
-    def backward(self, g):
-        logp, wy = self.saved
-        w, reduction, ys = self.meta
-        gi = _row_grad(g, logp.shape[0], reduction, xp.zeros(logp.shape[0], dtype=bool))[:, None]
-        nx, ny, nw = self.needs_input_grad
-        gx = gi * (xp.exp(logp) * wy.sum(1, keepdims=True) - wy) if nx else None
-        gy = None
-        if ny:  # through the smoothing y -> (1 - eps) y + eps/C
-            gy = -gi * self.scale * (logp * w if w is not None else logp)
-        gw = -(gi * ys * logp).sum(0) if nw else None  # (the class weights: differentiable here, as PyTorch's)
-        return gx, gy, gw
-
-
-class NLL(_ShownLoss):
-    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
-    float32_compute = True
-
-    def forward(self, x, t, w, ignore_index, reduction, shown="NllLossBackward0", shape=None):
-        tt, wt, ignored = _target_weights(t, w, ignore_index, x.dtype)
-        self.denom = wt.sum() if reduction == "mean" else 1
-        self.meta = (tt, wt, ignored, reduction, x.shape)
-        return self.shaped(_reduce_rows(-wt * _picked(x, tt), self.denom, reduction), shown, shape)
-
-    def backward(self, g):
-        tt, wt, ignored, reduction, shape = self.meta
-        gx = xp.zeros_like(g, shape=shape)
-        if shape[1]:  # (no classes: no scores)
-            gx[xp.arange(shape[0]), tt] = -_row_grad(g, self.denom, reduction, ignored) * wt
-        return gx, None
-
-
 def _index_target_shape(input: Tensor) -> tuple[int, ...]:
     """The shape of a class-index target for ``input``: (N, d1, ...) for (N, C, d1, ...), () for (C,)."""
     shape = input._data.shape
     return (shape[0], *shape[2:]) if len(shape) > 1 else ()
 
 
-def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int = -100):
-    """(scores as (M, C), target rows, original target shape) after checking shapes like PyTorch."""
+def _checked(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int = -100):
+    """(whether ``target`` holds class probabilities, the target (a (1,) one of (C,) input as 0-d), the shape of an
+    unreduced loss) after checking shapes and dtypes like PyTorch."""
     x = input
     if np_kind(x._data.dtype) not in "fc":  # PyTorch has no integer kernel (NumPy would fail to cast in place)
         raise NotImplementedError(f"{name}: input must hold floating-point scores (logits or log-probabilities), "
@@ -250,15 +183,8 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ignor
         if target._data.size != 1:
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target._data.size}")
         target = target.reshape(())
-    if x._data.ndim == 1:
-        x, target = x.unsqueeze(0), target.unsqueeze(0)
-    elif x._data.ndim > 2:  # (N, C, d1, ...) -> (N * d1 * ..., C) (the rows counted: C may be 0)
-        rows = x._data.shape[0] * math.prod(x._data.shape[2:])
-        x = x.permute(0, *range(2, x._data.ndim), 1).reshape(rows, c)
-        if soft:
-            target = target.permute(0, *range(2, target._data.ndim), 1).reshape(rows, c)
     if soft:
-        return x, target, _index_target_shape(input)
+        return True, target, _index_target_shape(input)
     n_in, n_t = input._data.shape[0], target._data.shape[0] if target._data.ndim else 0  # (PyTorch's 0 for 0-d)
     if input._data.ndim > 1 and n_in != n_t:
         raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
@@ -277,7 +203,7 @@ def _rows(name: str, input: Tensor, target: Tensor, weight: Tensor | None, ignor
                      f"{list(input.shape)}")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{SCALAR_TYPE_NAMES[target.dtype.name]} ({hint})")
-    return x, target.reshape(-1), expected
+    return False, target, expected
 
 
 def _refuse_ignore_index(ignore_index: int) -> None:
@@ -311,11 +237,30 @@ def _check_classes(t, c: int, ignore_index: int) -> None:
                          f"ignore_index={ignore_index}).")
 
 
+def _nll_nd(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    """PyTorch's nll_loss_nd on checked arguments: its 1-D kernel for (C,) and (N, C) input, its 2-D kernel for
+    (N, C, H, W), and that kernel on an (N, C, 1, -1) view of a contiguous copy for other ranks (whose unreduced
+    loss it views back to the target's shape). The node saves the input, the target and the class weights."""
+    w = weight._data.astype(input._data.dtype, copy=False) if weight is not None else None
+    nd = input._data.ndim
+    if nd in (1, 2, 4):
+        out = (NLL if nd < 4 else NLL2D).apply(input, t=target._data, w=w, ignore_index=ignore_index,
+                                                reduction=reduction)
+        return version_checked(out, input, weight, target)
+    n, c = input._data.shape[:2]
+    x = input.contiguous()
+    x = x.view(n, c, 1, -1) if x._data.size else x.view(n, c, 0, 0)
+    t = target._data.reshape(n, 1, -1) if target._data.size else target._data.reshape(n, 0, 0)
+    out = NLL2D.apply(x, t=t, w=w, ignore_index=ignore_index, reduction=reduction)
+    version_checked(out, x, weight, _saved_target(input, target))
+    return out.view(n, *input._data.shape[2:]) if reduction == "none" else out
+
+
 @full_precision
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """log_softmax over dim 1 (dim 0 for (C,) input) followed by NLL, as one node.
+    """log_softmax over dim 1 (dim 0 for (C,) input) followed by nll_loss, as PyTorch composes it.
 
     ``target`` holds class indices (int64, input's shape without the class dim) or class
     probabilities (floating, the input's shape).
@@ -326,28 +271,63 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     label_smoothing = max(label_smoothing, 0.0)  # PyTorch checks only the upper end and ignores a negative value
     optional_tensor("cross_entropy_loss", "weight", 3, weight)
-    x, t, out_shape = _rows("cross_entropy", input, target, weight, ignore_index)
-    w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    # the class weights and the target are read by the gradient, as PyTorch's saved ones (a smoothed
-    # probability target is a new tensor there)
-    soft = t.is_floating_point()
-    shown, own_shape = _shown_as(input._data.ndim, soft, label_smoothing, reduction)
-    shape = out_shape if reduction == "none" and own_shape else None
-    if soft:  # (PyTorch composes this loss of differentiable ops: the class weights take a gradient too)
-        wt = weight if weight is None or weight.dtype == x.dtype else weight.to(x.dtype)
-        out = SoftCrossEntropy.apply(x, t, wt, smoothing=label_smoothing, reduction=reduction, shown=shown,
-                                     shape=shape)
-        # PyTorch's -(log_softmax(x) * target).sum(1): its product saves the target for the scores' gradient only
-        # (a smoothed target is a new tensor there); the class weights, multiplied in after, always
-        version_checked(out, weight)
-        version_checked(out, None if label_smoothing else target, reader=0)
+    soft, t, _ = _checked("cross_entropy", input, target, weight, ignore_index)
+    class_dim = 0 if input._data.ndim == 1 else 1
+    if soft:
+        return _probability_loss(log_softmax(input, class_dim), target, weight, reduction, label_smoothing)
+    refuse_grad(_kernel(input), "weight", weight)
+    c = input._data.shape[class_dim]
+    _check_classes(t._data, c, ignore_index)
+    logp = log_softmax(input, class_dim)
+    nll = _nll_nd(logp, t, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    return _smoothed(nll, logp, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _smoothed(nll: Tensor, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+              reduction: str, eps: float) -> Tensor:
+    """PyTorch's label-smoothed cross entropy: (1 - eps) * nll + eps / C * the reduced -sum_c w_c logp_c of
+    the non-ignored targets ('mean' divides by their total weight)."""
+    class_dim = 0 if logp.ndim == 1 else 1
+    c = logp.shape[class_dim]
+    ignored = target == ignore_index
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = c
+        spread = -(logp * weight.view(shape)).sum(class_dim)
     else:
-        refuse_grad(_kernel(input), "weight", weight)
-        _check_classes(t._data, x._data.shape[1], ignore_index)
-        out = CrossEntropy.apply(x, t._data, w, ignore_index=ignore_index, smoothing=label_smoothing,
-                                 reduction=reduction, shown=shown, shape=shape)
-        version_checked(out, weight, _saved_target(input, target))
-    return out.reshape(out_shape) if reduction == "none" and not own_shape else out
+        spread = -logp.sum(class_dim)
+    spread.masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        total = weight.gather(0, target.masked_select(~ignored).flatten()).sum() if weight is not None else (
+            ~ignored).sum()
+        spread = spread.sum() / total
+    elif reduction == "sum":
+        spread = spread.sum()
+    # (no classes: eps/0, as PyTorch's double)
+    return _TimesNumber.apply(nll, s=1 - eps) + _TimesNumber.apply(spread, s=eps / c if c else math.inf)
+
+
+def _probability_loss(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float) -> Tensor:
+    """PyTorch's cross entropy of class probabilities: -(logp * target * w).sum over the classes, the target
+    smoothed to (1 - eps) * target + eps / C; 'mean' divides by the number of rows (NaN with none)."""
+    class_dim = 0 if logp.ndim == 1 else 1
+    c = logp.shape[class_dim]
+    if eps > 0:
+        target = target * (1 - eps) + (eps / c if c else math.inf)
+    terms = logp * target
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = c
+        terms = terms * (weight.view(shape) if logp.ndim > 1 else weight)
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    if reduction == "sum":
+        return -terms.sum()
+    if not logp.numel():
+        return (-terms.sum()).fill_(math.nan)
+    return _OverNumber.apply(-terms.sum(), s=logp.numel() // c)
 
 
 @full_precision
@@ -357,13 +337,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     optional_tensor("nll_loss_nd", "weight", 3, weight)
-    x, t, out_shape = _rows("nll_loss", input, target, weight)
+    _, t, _ = _checked("nll_loss", input, target, weight)
     refuse_grad(_kernel(input), "weight", weight)
-    _check_classes(t._data, x._data.shape[1], ignore_index)
-    w = weight._data.astype(x._data.dtype, copy=False) if weight is not None else None
-    shown, own_shape = _shown_as(input._data.ndim, False, 0.0, reduction)
-    shape = out_shape if reduction == "none" and own_shape else None
-    # PyTorch's node saves its input (the log-probabilities) too, though its formula reads only their shape
-    out = version_checked(NLL.apply(x, t._data, w, ignore_index=ignore_index, reduction=reduction, shown=shown,
-                                    shape=shape), input, weight, _saved_target(input, target))
-    return out.reshape(out_shape) if reduction == "none" and not own_shape else out
+    _check_classes(t._data, input._data.shape[1 if input._data.ndim > 1 else 0], ignore_index)
+    return _nll_nd(input, t, weight, ignore_index, reduction)
