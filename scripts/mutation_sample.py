@@ -154,7 +154,9 @@ TARGETS = {
                                  "tests/test_reduction_dtype_history.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
-                           _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY],
+                           _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
+                           # (each clamp form's node: ClampMinBackward0, ClampMaxBackward0 ... as PyTorch's overloads)
+                           "tests/test_clamp_forms.py"],
     "ember/ops/reduction.py": [_DECLARED_PATHS, "tests/test_ops_reduction.py", _HALF,
                                "tests/test_higher_order_tensor.py::test_second_order_matches_pytorch",
                                # (every vector norm one LinalgVectorNormBackward0 node: norm's formula and graph)
