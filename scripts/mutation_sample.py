@@ -151,7 +151,9 @@ TARGETS = {
                                  # _half_operands, number_in_float32)
                                  "tests/test_half_number_operands.py",
                                  # (sum/prod/cumsum ... with dtype= in each grad state: refuse_integer_history)
-                                 "tests/test_reduction_dtype_history.py"],
+                                 "tests/test_reduction_dtype_history.py",
+                                 # (div with a rounding_mode, a number on either side, each operand requiring grad)
+                                 "tests/test_rounded_div_operands.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
