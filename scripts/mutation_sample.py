@@ -137,7 +137,9 @@ TARGETS = {
     "ember/func/_transforms.py": [_DEFAULTS, "tests/test_func_transforms.py", "tests/test_autograd_functional.py",
                                   "tests/test_func_transforms_edges.py",
                                   # (jacrev's chunk_size: ceil(outputs / chunk_size) batched backward passes)
-                                  "tests/test_func_jacrev_batched.py::test_jacrev_chunk_size"],
+                                  "tests/test_func_jacrev_batched.py::test_jacrev_chunk_size",
+                                  # (complex inputs and outputs refused with PyTorch's message, which side named)
+                                  "tests/test_func_complex_refusals.py"],
     "ember/ops/elementwise.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_complex.py",
                                  "tests/test_saved_for_grad.py", "tests/test_saved_versions.py",
                                  # (add/sub with alpha: one node, PyTorch's edges)
