@@ -235,11 +235,12 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A to the integer power ``n`` (repeated squaring; a negative n inverts first; n = 0 is the identity)."""
+    """A to the integer power ``n`` (repeated squaring; a negative n inverts first; n = 0 is the identity, n = 1 a
+    copy). Products alone take integer and bool matrices, as PyTorch's (a negative n refuses them in ``inv``)."""
     from ._creation import eye
     from .ops.shape import expand
 
-    check_matrix(A, "linalg.matrix_power")
+    check_matrix(A, "linalg.matrix_power", integer_ok=True)
     n = int(n)
     if n == 0:
         return expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape).clone()
@@ -251,7 +252,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         n >>= 1
         if n:
             base = matmul(base, base)
-    return out
+    return out.clone() if out is A else out  # (A ** 1: PyTorch's result is a copy, CloneBackward0)
 
 
 def cond(A: Tensor, p=None) -> Tensor:

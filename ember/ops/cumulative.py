@@ -46,6 +46,8 @@ class CumProd(Node):
         # factors conjugated for complex inputs (PyTorch's convention: grad * conj(derivative))
         x, out = (conj_if_complex(a) for a in self.saved)
         d = self.dim
+        if x.size <= 1 or x.shape[d] == 1:  # out is x: the gradient is g itself (under create_graph without a
+            return (g,)  # history, as PyTorch's)
         if not (x == 0).any():
             return (_reverse_cumsum(g * out, d, self.half_dtype) / x,)
         # with zeros, divide nothing: one pass per position i along dim (only when zeros are present)
@@ -63,30 +65,36 @@ def _reverse_cumsum(a, axis, half=None):
     return xp.flip(running(xp.cumsum, xp.flip(a, axis), axis, half), axis)
 
 
+def _accumulated_as(x: Tensor, dtype) -> tuple[Tensor, _dtype.dtype | None]:
+    """(``x`` as PyTorch's sum, prod, cumsum and cumprod accumulate it, the dtype their result is cast to or None):
+    ``x`` cast to ``dtype`` when given; integers and bools then as int64 (NumPy's sums and products widen a
+    narrower integer to int64, uint8 to uint64, a dtype ember does not have), the result of an integer or bool
+    ``dtype`` cast back to it (wrapping, as PyTorch's: a bool sum is whether any element is non-zero, a bool
+    product whether all are)."""
+    asked = None
+    if dtype is not None:
+        refuse_integer_history(x, dtype)
+        x = promoted(x, dtype)
+        asked = x.dtype
+    if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
+        return cast(x, _dtype.int64), asked
+    return x, None
+
+
+def _as_asked(out: Tensor, asked: _dtype.dtype | None) -> Tensor:
+    """``out`` in the integer or bool dtype its ``dtype=`` asked for (``_accumulated_as``)."""
+    return out if asked is None else cast(out, asked)
+
+
 def cumprod(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``; integers and bools accumulate as int64, as in PyTorch."""
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running product)
         raise _dtype.not_implemented_for("cumprod_out_cpu", _dtype.bool_)
-    if dtype is not None:
-        refuse_integer_history(x, dtype)
-        x = promoted(x, dtype)
-    elif x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
-        x = cast(x, _dtype.int64)
+    x, asked = _accumulated_as(x, dtype)
     if x._data.ndim == 0:
         _wrap_dim(dim, 0)
-        return in_accumulated_dtype(CumProd.apply(x.reshape(1), dim=0).reshape(()), x)
-    return in_accumulated_dtype(CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim)), x)
-
-
-def in_accumulated_dtype(out: Tensor, x: Tensor) -> Tensor:
-    """A sum's or product's (running or not) result ``out`` of ``x`` (already in the dtype it accumulates in) in
-    ``x``'s dtype, as PyTorch's: NumPy accumulates a narrower integer as int64 (an unsigned one as uint64), where
-    ``dtype=torch.int8`` gives int8 (wrapped), and counts bools as integers, where ``dtype=torch.bool`` gives a bool
-    (any element non-zero for a sum, all for a product). Such results have no history (``refuse_integer_history``)."""
-    dt = x._data.dtype
-    if out._data.dtype == dt or dt.kind not in "biu":
-        return out
-    return cast(out, _dtype.from_np(dt))
+        return _as_asked(CumProd.apply(x.reshape(1), dim=0).reshape(()), asked)
+    return _as_asked(CumProd.apply(x, dim=_wrap_dim(dim, x._data.ndim)), asked)
 
 
 class Selected(Node):

@@ -7,6 +7,7 @@ as one matrix does; their gradient is the same triangle of the upstream gradient
 from __future__ import annotations
 
 from .._backend import xp
+from .._dtype import not_implemented_for
 from .._meta import follow_view, is_meta, meta_layout
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
@@ -158,6 +159,8 @@ def trace(x: Tensor) -> Tensor:
     """The sum of the main diagonal of a 2-D tensor (integers sum as int64, as ``sum`` does)."""
     from .reduction import sum
 
+    if x._data.dtype == xp.bool_:  # (PyTorch's kernel has no bool version, checked first; sum would count them)
+        raise not_implemented_for("trace", x.dtype)
     if x._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
     return shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)

@@ -18,8 +18,8 @@ from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, apply_one, show_node_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, value_of
-from .cumulative import _reverse_cumsum, in_accumulated_dtype, running
-from .elementwise import cast, conj_if_complex, promoted, refuse_complex, refuse_integer_history
+from .cumulative import _accumulated_as, _as_asked, _reverse_cumsum, running
+from .elementwise import cast, conj_if_complex, promoted, refuse_complex
 from .unary import sign_array
 
 
@@ -156,7 +156,12 @@ class Prod(Node):
         x, out = self.saved
         g = _expand_back(g, x.shape, self.axes, self.keepdim)
         out = _expand_back(out, x.shape, self.axes, self.keepdim)
-        if (x == 0).any():  # d(prod)/dx_i = product of the others (no division by zero)
+        zeros, axes = (x == 0).any(), range(x.ndim) if self.axes is None else self.axes
+        if not x.ndim or zeros and builtins.all(x.shape[a] == 1 for a in axes):
+            # one factor per product: the gradient is g itself, as PyTorch's formula gives it (under create_graph
+            # without a history: its second derivative is PyTorch's error, not zeros)
+            return (xp.broadcast_to(g, x.shape),)
+        if zeros:  # d(prod)/dx_i = product of the others (no division by zero)
             return (g * conj_if_complex(_prod_of_others(x, self.axes)),)
         return (g * conj_if_complex(out / x),)
 
@@ -172,11 +177,14 @@ def _prod_of_others(x, axes):
         return _prod_of_others(flat, (0,)).reshape(x.shape)
     out = xp.ones_like(x)
     for axis in axes:
-        left = xp.cumprod(xp.concatenate([xp.ones_like(xp.take(x, [0], axis)), xp.take(
-            x, range(x.shape[axis] - 1), axis)], axis), axis)
+        # (all but the last along ``axis``: an integer index array even when empty, which a recorded array's take
+        # under create_graph refuses as a float one)
+        others = xp.arange(x.shape[axis] - 1)
+        left = xp.cumprod(xp.concatenate([xp.ones_like(xp.take(x, [0], axis)), xp.take(x, others, axis)], axis),
+                          axis)
         rev = xp.flip(x, axis)
-        right = xp.flip(xp.cumprod(xp.concatenate([xp.ones_like(xp.take(rev, [0], axis)), xp.take(
-            rev, range(x.shape[axis] - 1), axis)], axis), axis), axis)
+        right = xp.flip(xp.cumprod(xp.concatenate([xp.ones_like(xp.take(rev, [0], axis)), xp.take(rev, others, axis)],
+                                                  axis), axis), axis)
         out = out * left * right
     return out
 
@@ -332,17 +340,6 @@ def _abs2(a):
 
 
 
-def _accumulated_as(x: Tensor, dtype) -> Tensor:
-    """``x`` cast to ``dtype`` when given, else integers and bools to int64: PyTorch's sum, prod and cumsum
-    accumulate them as int64 (NumPy's would make uint8's uint64, a dtype ember does not have)."""
-    if dtype is not None:
-        refuse_integer_history(x, dtype)
-        return promoted(x, dtype)
-    if x._data.dtype.kind in "bui" and x._data.dtype != xp.int64:
-        return cast(x, _dtype.int64)
-    return x
-
-
 def keepdim_without_dim(name: str, method: bool, dtype) -> TypeError:
     """PyTorch's TypeError for ``keepdim=`` (True or False) given to ``sum``/``mean``/``prod`` without a ``dim``
     (``method``: ``x.sum(keepdim=True)``): its argument parser matches no overload, or with a ``dtype=`` wants the
@@ -374,9 +371,8 @@ def sum(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> T
     # the whole of a plain float32/float64 tensor: apply's common case at once (graph.apply_one)
     if dim is None and dtype is None and (out := apply_one(node, x, None, keepdim)) is not None:
         return out
-    x = _accumulated_as(x, dtype)
-    out = node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim)
-    return in_accumulated_dtype(out, x)
+    x, asked = _accumulated_as(x, dtype)
+    return _as_asked(node.apply(x, axes=None if dim is None else _axes(dim, x._data.ndim), keepdim=keepdim), asked)
 
 
 def mean(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> Tensor:
@@ -410,10 +406,10 @@ def prod(x: Tensor, dim=NOT_GIVEN, keepdim: bool = NOT_GIVEN, *, dtype=None) -> 
         keepdim = False
     elif dim is NOT_GIVEN:
         raise keepdim_without_dim("prod", False, dtype)
-    x = _accumulated_as(x, dtype)
+    x, asked = _accumulated_as(x, dtype)
     dim = None if dim is NOT_GIVEN else dim
     node = Prod if dim is None else _ProdOverDim  # (PyTorch's ProdBackward1 for the overload given a dim)
-    return in_accumulated_dtype(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), x)
+    return _as_asked(node.apply(x, axes=_axes(dim, x._data.ndim), keepdim=keepdim), asked)
 
 
 def prod_dim_none(method: bool, alone: bool) -> TypeError:
@@ -755,8 +751,8 @@ class CumSum(Node):
 def cumsum(x: Tensor, dim: int, *, dtype=None) -> Tensor:
     if dtype is not None and _dtype.to_np(dtype) == xp.bool_:  # (PyTorch has no bool running sum)
         raise _dtype.not_implemented_for("cumsum_out_cpu", _dtype.bool_)
-    x = _accumulated_as(x, dtype)
+    x, asked = _accumulated_as(x, dtype)
     if x._data.ndim == 0:  # (NumPy's cumsum has no axis 0 in a 0-d array)
         _wrap_dim(dim, 0)
-        return in_accumulated_dtype(CumSum.apply(x.reshape(1), dim=0).reshape(()), x)
-    return in_accumulated_dtype(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), x)
+        return _as_asked(CumSum.apply(x.reshape(1), dim=0).reshape(()), asked)
+    return _as_asked(CumSum.apply(x, dim=_wrap_dim(dim, x._data.ndim)), asked)

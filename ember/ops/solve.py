@@ -30,16 +30,18 @@ def mT(a):
     return xp.swapaxes(a, -1, -2)
 
 
-def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", complex_ok: bool = False) -> None:
-    """PyTorch's errors for a non-floating input, fewer than 2 dims, or (``square``) non-square matrices. A complex
-    input is refused (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version
-    yet (PyTorch's accept it)."""
+def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", complex_ok: bool = False,
+                 integer_ok: bool = False) -> None:
+    """PyTorch's errors for a non-floating input (unless ``integer_ok``: an op of products alone, as
+    ``matrix_power``), fewer than 2 dims, or (``square``) non-square matrices. A complex input is refused
+    (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version yet (PyTorch's
+    accept it)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     if A.is_complex():
         if not complex_ok:
             raise NotImplementedError(f"{name}: ember does not support complex input here yet (got {A.dtype.name})")
-    elif not A.is_floating_point():
+    elif not A.is_floating_point() and not integer_ok:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_SCALAR_TYPE.get(A.dtype.name, A.dtype.name)}")
     if A._data.ndim < 2:
