@@ -35,7 +35,7 @@ from ...autograd.recorded import is_recorded
 from ...ops.shape import cat
 from . import conv_nchw, winograd
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
-from .conv_layout import batch_last_padded, from_batch_last, to_batch_last, to_nchw
+from .conv_layout import as_pytorch_lays_out, batch_last_padded, from_batch_last, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
 
@@ -241,7 +241,7 @@ class ConvNd(Node):
             layout = _NCHW
         self.saved = (cols, w, x)  # x: for create_graph, and backward's check that it was not modified in place
         self.meta = (x.shape[2:], stride, pads, dilation, groups, layout)
-        return out
+        return as_pytorch_lays_out(out, x, w)
 
     @one_blas_thread
     def backward(self, g):

@@ -3,11 +3,11 @@
 ember's transposed convolutions and its Winograd convolutions of narrow images compute on *batch-last* arrays,
 (C, *spatial, N) in memory (see ``conv.py``: Winograd's transforms and the batch-last im2col then run over long
 contiguous runs; the other convolutions compute in PyTorch's layout, ``conv_nchw.py`` and ``winograd.py``), but
-they take and return (N, C, *spatial) arrays laid out as PyTorch's are: a convolution's output is contiguous,
-``is_contiguous()`` is True and its strides equal PyTorch's, so ``view``, ``flatten`` and code that checks strides
-see what they see in PyTorch. So each such convolution converts twice per direction: its input into a padded
-batch-last copy (a copy im2col needed anyway for the padding) and its result back into (N, C, *spatial) (with
-the bias added on the way).
+they take and return (N, C, *spatial) arrays laid out as PyTorch's are: a convolution's output is contiguous
+(channels last where PyTorch's is, ``as_pytorch_lays_out``) and its strides equal PyTorch's, so ``view``,
+``flatten`` and code that checks strides see what they see in PyTorch. So each such convolution converts twice
+per direction: its input into a padded batch-last copy (a copy im2col needed anyway for the padding) and its
+result back into (N, C, *spatial) (with the bias added on the way).
 
 The NumPy copies here are the reference; ``ember/_kernels/conv.py`` has compiled ones (a NumPy transposing copy
 walks one side with a stride of N or C * H * W elements, at a fifth of a plain copy's speed), chosen by
@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import conv as compiled
 from ..._kernels.policy import policy
+from ..._memory_format import channels_last, channels_last_3d, has_format_strides, laid_out, suggest_memory_format
 from ..._parallel import parallel_for
 
 
@@ -31,6 +32,22 @@ def _compiled(*arrays) -> bool:
 def _as_3d(shape) -> tuple:
     """(lead, lead2, *sp) with sp of 1-3 dims -> the same with 3 spatial dims (unit dims in front)."""
     return (*shape[:2], *(1,) * (5 - len(shape)), *shape[2:])
+
+
+def as_pytorch_lays_out(out, x, w):
+    """A (transposed) convolution's contiguous result ``out`` of input ``x`` and weight ``w`` laid out as PyTorch's
+    CPU convolutions lay theirs out: channels last (channels_last_3d) when either ``x`` or ``w`` suggests that
+    format (a model moved to ``channels_last``, or its input), for the 3-d ones only in the oneDNN path's dtypes
+    (a float64 3-d convolution takes PyTorch's slow path, whose result is contiguous); else ``out`` itself."""
+    if out.ndim not in (4, 5) or type(out) is not xp.ndarray:
+        return out
+    fmt = channels_last if out.ndim == 4 else channels_last_3d
+    if out.ndim == 5 and out.dtype == xp.float64:
+        return out
+    for a in (x, w):
+        if suggest_memory_format(a.shape, [s // a.itemsize for s in a.strides]) is fmt:
+            return out if has_format_strides(out, fmt) else laid_out(out, fmt)
+    return out
 
 
 def from_batch_last(a):

@@ -29,7 +29,7 @@ from .conv import (
     weight_grad,
     zero_grads,
 )
-from .conv_layout import batch_last_padded, to_batch_last, to_nchw
+from .conv_layout import as_pytorch_lays_out, batch_last_padded, to_batch_last, to_nchw
 from .linear import _check_same_dtype
 
 
@@ -42,12 +42,12 @@ class ConvTransposeNd(Node):
             out, tiles = conv_transpose_winograd.forward(x, w, b)
             self.saved = (x, tiles, w)  # tiles: the transformed input and weight, in xb's place
             self.meta = (stride, pads, dilation, groups, True)
-            return out
+            return as_pytorch_lays_out(out, x, w)
         xb = to_batch_last(x)  # (C_in, *in, N)
         out = input_grad(xb, w, out_sp, stride, pads, dilation, groups)  # (C_out, *out, N)
         self.saved = (x, xb, w)  # x itself too: backward's check that it was not modified in place since
         self.meta = (stride, pads, dilation, groups, False)
-        return to_nchw(out, b)  # contiguous (N, C_out, *out), as PyTorch's
+        return as_pytorch_lays_out(to_nchw(out, b), x, w)  # (N, C_out, *out), as PyTorch's
 
     @one_blas_thread
     def backward(self, g):

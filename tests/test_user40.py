@@ -1,0 +1,61 @@
+"""Found by running small training programs under PyTorch and ember side by side: each checked against torch."""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+
+RNG = np.random.default_rng(40)
+X4 = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)
+W4 = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+X5 = RNG.standard_normal((2, 3, 4, 4, 4)).astype(np.float32)
+W5 = RNG.standard_normal((4, 3, 3, 3, 3)).astype(np.float32)
+
+
+def _conv_case(m, name):
+    cl, cl3, F = m.channels_last, m.channels_last_3d, m.nn.functional
+    x, w, x3, w3 = (m.tensor(a) for a in (X4, W4, X5, W5))
+    return {
+        "input": lambda: F.conv2d(x.to(memory_format=cl), w, padding=1),
+        "weight": lambda: F.conv2d(x, w.to(memory_format=cl)),
+        "both_stride2": lambda: F.conv2d(x.to(memory_format=cl), w.to(memory_format=cl), stride=2, padding=1),
+        "float64": lambda: F.conv2d(x.double().to(memory_format=cl), w.double()),
+        "one_by_one_output": lambda: F.conv2d(x.to(memory_format=cl), w, dilation=2),
+        "one_by_one_weight": lambda: F.conv2d(x, w[:, :, :1, :1].contiguous(memory_format=cl)),
+        "groups": lambda: F.conv2d(x.to(memory_format=cl), w[:3, :1].contiguous(), groups=3),
+        "conv3d": lambda: F.conv3d(x3.to(memory_format=cl3), w3),
+        "conv3d_float64": lambda: F.conv3d(x3.double().to(memory_format=cl3), w3.double()),
+        "transposed": lambda: F.conv_transpose2d(x.to(memory_format=cl), w.transpose(0, 1).contiguous()),
+        "transposed_weight": lambda: F.conv_transpose2d(x, w.transpose(0, 1).contiguous(memory_format=cl)),
+        "transposed3d": lambda: F.conv_transpose3d(x3.to(memory_format=cl3), w3.transpose(0, 1).contiguous()),
+        "contiguous": lambda: F.conv2d(x, w, padding=1),
+        "conv1d": lambda: F.conv1d(x[:, :, 0], w[:, :, 0]),
+    }[name]()
+
+
+@pytest.mark.parametrize("name", ["input", "weight", "both_stride2", "float64", "one_by_one_output",
+                                  "one_by_one_weight", "groups", "conv3d", "conv3d_float64", "transposed",
+                                  "transposed_weight", "transposed3d", "contiguous", "conv1d"])
+def test_convolution_of_a_channels_last_input_or_weight_is_channels_last_as_pytorch(name):
+    e, t = _conv_case(ember, name), _conv_case(torch, name)
+    assert e.stride() == t.stride()
+    assert e.is_contiguous() == t.is_contiguous()
+    assert_close(e, t, atol=1e-4, rtol=1e-4)
+
+
+def test_channels_last_conv_output_views_and_gradients_as_pytorch():
+    out = []
+    for m in (ember, torch):
+        cl = m.channels_last
+        x = m.tensor(X4).to(memory_format=cl).requires_grad_()
+        w = m.tensor(W4).to(memory_format=cl).requires_grad_()
+        y = m.nn.functional.conv2d(x, w, padding=1)
+        flat = y.permute(0, 2, 3, 1).view(-1, 4)  # a channels-last result views as (N*H*W, C), as PyTorch's
+        (flat.pow(2).sum() + y.mean()).backward()
+        out.append((flat.shape, x.grad.stride(), w.grad.stride(), x.grad, w.grad))
+    (es, exs, ews, egx, egw), (ts, txs, tws, tgx, tgw) = out
+    assert (es, exs, ews) == (ts, txs, tws)
+    assert_close(egx, tgx, atol=1e-3, rtol=1e-4)
+    assert_close(egw, tgw, atol=1e-3, rtol=1e-4)
