@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close
+from oracle import assert_close, node_names
 
 import ember
 
@@ -59,3 +59,30 @@ def test_channels_last_conv_output_views_and_gradients_as_pytorch():
     assert (es, exs, ews) == (ts, txs, tws)
     assert_close(egx, tgx, atol=1e-3, rtol=1e-4)
     assert_close(egw, tgw, atol=1e-3, rtol=1e-4)
+
+
+def _node_case(m, name):
+    F = m.nn.functional
+    x = m.tensor(X4, requires_grad=True)
+    w = m.tensor(W4)
+    m.manual_seed(0)
+    return {
+        "conv1d": lambda: F.conv1d(x[:, :, 0], w[:, :, 0]),
+        "conv2d": lambda: F.conv2d(x, w, padding=1),
+        "conv3d": lambda: F.conv3d(x.unsqueeze(2), w.unsqueeze(2)),
+        "conv_transpose2d": lambda: F.conv_transpose2d(x, w.transpose(0, 1).contiguous()),
+        "module": lambda: m.nn.Conv2d(3, 2, 3)(x),
+        "dropout": lambda: F.dropout(x, 0.5),
+        "dropout2d": lambda: F.dropout2d(x, 0.5),
+        "top_level_dropout": lambda: m.dropout(x, 0.3, True),
+        "module_dropout": lambda: m.nn.Dropout(0.2)(x * 1),
+    }[name]()
+
+
+@pytest.mark.parametrize("name", ["conv1d", "conv2d", "conv3d", "conv_transpose2d", "module", "dropout", "dropout2d",
+                                  "top_level_dropout", "module_dropout"])
+def test_convolution_and_dropout_nodes_read_as_pytorch(name):
+    e, t = _node_case(ember, name), _node_case(torch, name)
+    assert node_names(e.grad_fn, 1) == node_names(t.grad_fn, 1)
+    assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
+    assert repr(e).split("grad_fn=")[1] == repr(t).split("grad_fn=")[1]

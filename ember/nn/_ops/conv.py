@@ -30,7 +30,7 @@ from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
 from ..._parallel import gemm_block, get_num_threads, matmul_blocks, one_blas_thread, parallel_for
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.shape import cat
 from . import conv_nchw, winograd
@@ -219,6 +219,7 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     return crop_spatial(gxb, kept, lead=1)
 
 
+@torch_named("ConvolutionBackward0")  # (PyTorch's one convolution node, whatever the rank)
 class ConvNd(Node):
     float32_compute = True
     multilinear = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..._autocast import lower_precision
 from ..._parallel import one_blas_thread
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
 from ...ops.activation import row_sums
 from . import conv_transpose_winograd
@@ -33,6 +33,7 @@ from .conv_layout import as_pytorch_lays_out, batch_last_padded, to_batch_last, 
 from .linear import _check_same_dtype
 
 
+@torch_named("ConvolutionBackward0")  # (PyTorch's: a transposed convolution is its convolution op too)
 class ConvTransposeNd(Node):
     float32_compute = True
 

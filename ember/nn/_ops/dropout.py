@@ -22,13 +22,14 @@ from ..._dtype import SCALAR_TYPE_NAMES
 from ..._meta import is_meta, meta_array
 from ..._tensor import Tensor
 from ..._warnings import warn
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from ...random import default_generator
 
 # SELU's scale * alpha: alpha dropout sets dropped units to -_ALPHA (SELU's negative saturation) before its affine map
 _ALPHA = 1.7580993408473766
 
 
+@torch_named("MulBackward0")  # (PyTorch's CPU dropout multiplies by the scaled mask)
 class Dropout(Node):
     def forward(self, x, mask):
         self.saved = (mask,)
