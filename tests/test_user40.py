@@ -86,3 +86,57 @@ def test_convolution_and_dropout_nodes_read_as_pytorch(name):
     assert node_names(e.grad_fn, 1) == node_names(t.grad_fn, 1)
     assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
     assert repr(e).split("grad_fn=")[1] == repr(t).split("grad_fn=")[1]
+
+
+def _bound(m, kind):
+    return {"zero_d": lambda: m.tensor(0.5), "zero_d_int": lambda: m.tensor(1), "zero_d_double": lambda: m.tensor(0.5, dtype=m.float64),
+            "zero_d_bool": lambda: m.tensor(True), "float": lambda: 1.0, "np_float32": lambda: np.float32(0.25),
+            "int": lambda: 0}[kind]()
+
+
+@pytest.mark.parametrize("lo,hi", [("float", "zero_d"), ("zero_d", "float"), ("int", "zero_d_int"), ("zero_d_double", "int"),
+                                   ("np_float32", "zero_d_bool"), ("np_float32", "zero_d")])
+@pytest.mark.parametrize("form", ["function", "clip", "method", "inplace", "int_method", "int_inplace"])
+def test_clamp_takes_a_0d_tensor_bound_with_a_number_one_as_pytorch(lo, hi, form):
+    # PyTorch's parser reads a 0-d tensor that needs no gradient as a number: the Number overload (ClampBackward1)
+    def run(m):
+        x = m.linspace(-2, 2, 9, requires_grad=True)
+        a, b = _bound(m, lo), _bound(m, hi)
+        call = {"function": lambda: m.clamp(x, a, b), "clip": lambda: m.clip(x, min=a, max=b),
+                "method": lambda: x.clamp(a, max=b), "inplace": lambda: (x * 1).clamp_(a, b),
+                "int_method": lambda: x.detach().int().clamp(a, b), "int_inplace": lambda: x.detach().int().clamp_(a, b)}
+        try:
+            y = call[form]()
+        except RuntimeError as e:
+            return str(e)
+        return y.detach(), y.dtype, y.grad_fn.name() if y.grad_fn is not None else None
+
+    e, t = run(ember), run(torch)
+    if isinstance(t, str):
+        assert e == t
+    else:
+        assert_close(e[0], t[0])
+        assert (str(e[1]).split(".")[1], e[2]) == (str(t[1]).split(".")[1], t[2])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "uint8", "bool"])
+def test_clamp_inplace_names_the_dtype_as_pytorch(dtype):
+    # number bounds: PyTorch's check prints the C++ type (``long int``); tensor bounds its ScalarType (``Long``)
+    for call in (lambda m, t: t.clamp_(0.5, 2), lambda m, t: t.clip_(max=1.5),
+                 lambda m, t: t.clamp_(m.tensor([0.5]), m.tensor([2.0]))):
+        messages = []
+        for m in (ember, torch):
+            with pytest.raises(RuntimeError) as info:
+                call(m, m.tensor([1, 2], dtype=getattr(m, dtype)))
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+
+
+def test_clamp_still_refuses_a_tensor_bound_that_is_not_a_number():
+    for lo in (lambda m: m.tensor([0.5]), lambda m: m.tensor(0.5, requires_grad=True)):
+        messages = []
+        for m in (ember, torch):
+            with pytest.raises(TypeError) as info:
+                m.clamp(m.tensor([0.0, 2.0]), lo(m), 1.5)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]

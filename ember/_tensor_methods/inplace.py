@@ -124,11 +124,11 @@ class InplaceMethods:
     bitwise_left_shift_, bitwise_right_shift_ = __ilshift__, __irshift__
 
     def clamp_(self, min=None, max=None) -> Tensor:
-        ops.unary.refuse_mixed_bounds("clamp_", min, max, method=True)
+        min, max = ops.unary.overload_bounds("clamp_", min, max, method=True)
         return ops.inplace.clamp_(self, min, max)
 
     def clip_(self, min=None, max=None) -> Tensor:
-        ops.unary.refuse_mixed_bounds("clip_", min, max, method=True)
+        min, max = ops.unary.overload_bounds("clip_", min, max, method=True)
         return ops.inplace.clamp_(self, min, max)
 
     def relu_(self) -> Tensor:

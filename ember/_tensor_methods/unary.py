@@ -77,11 +77,11 @@ class UnaryMethods:
         return ops.unary.reciprocal(self)
 
     def clamp(self, min=None, max=None) -> Tensor:
-        ops.unary.refuse_mixed_bounds("clamp", min, max, method=True)
+        min, max = ops.unary.overload_bounds("clamp", min, max, method=True)
         return ops.unary.clamp(self, min, max)
 
     def clip(self, min=None, max=None) -> Tensor:
-        ops.unary.refuse_mixed_bounds("clip", min, max, method=True)
+        min, max = ops.unary.overload_bounds("clip", min, max, method=True)
         return ops.unary.clamp(self, min, max)
 
     def square(self) -> Tensor:

@@ -17,6 +17,7 @@ from types import EllipsisType
 from .. import _random_draws as draws
 from .._backend import quiet, xp
 from .._dtype import (
+    CPP_TYPE_NAMES,
     SCALAR_TYPE_NAMES,
     can_cast_result,
     fill_number,
@@ -70,11 +71,13 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
     return x
 
 
-def _check_cast(src_dtype, x: Tensor) -> None:
+def _check_cast(src_dtype, x: Tensor, out_names: dict = SCALAR_TYPE_NAMES) -> None:
+    """PyTorch's error where the result type cannot be written into ``x``; ``out_names``: how the message names
+    ``x``'s dtype (``CPP_TYPE_NAMES`` where PyTorch's check prints its C++ type: ``clamp_`` with number bounds)."""
     if not can_cast_result(src_dtype, x._data.dtype):
         raise RuntimeError(
             f"result type {SCALAR_TYPE_NAMES[from_np(src_dtype).name]} can't be cast to the desired output "
-            f"type {SCALAR_TYPE_NAMES[x.dtype.name]}"
+            f"type {out_names[x.dtype.name]}"
         )
 
 
@@ -327,9 +330,12 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     refuse_partial_overlap(x._data, min)
     refuse_partial_overlap(x._data, max)
 
+    min, max = un.overload_bounds("clamp_", min, max, method=True)
+    names = SCALAR_TYPE_NAMES if isinstance(min, Tensor) or isinstance(max, Tensor) else CPP_TYPE_NAMES
+
     def write(a):
         result = un.clamp(Tensor._make(a), min, max)._data
-        _check_cast(result.dtype, x)
+        _check_cast(result.dtype, x, names)
         a[...] = result
 
     if isinstance(min, Tensor) or isinstance(max, Tensor):  # (bounds that require grad record it, as PyTorch's)

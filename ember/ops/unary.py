@@ -467,23 +467,27 @@ def _round_to_places(a, decimals: int):
 
 def clamp(x: Tensor, min=None, max=None) -> Tensor:
     """Each element kept within [min, max] (either bound None: that side open). The bounds are both numbers or both
-    tensors (broadcast against x), as PyTorch's two overloads take them: one of each is a TypeError."""
-    refuse_mixed_bounds("clamp", min, max)
-    return _clamp(x, min, max)
+    tensors (broadcast against x), as PyTorch's two overloads take them (``overload_bounds``)."""
+    return _clamp(x, *overload_bounds("clamp", min, max))
 
 
 def clip(x: Tensor, min=None, max=None) -> Tensor:
     """``clamp``'s other name."""
-    refuse_mixed_bounds("clip", min, max)
-    return _clamp(x, min, max)
+    return _clamp(x, *overload_bounds("clip", min, max))
 
 
-def refuse_mixed_bounds(name: str, min, max, *, method: bool = False) -> None:
-    """PyTorch's TypeError for a tensor bound given with a number one (``clamp(x, t, 1.0)``): its clamp has a Tensor
-    overload and a Number overload, and such arguments match neither. ``method``: the message of ``x.clamp(...)``
-    (and of the in-place forms), whose overloads list no input."""
+def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
+    """The bounds as PyTorch's clamp overloads take them: a tensor bound with a number one (``clamp(x, t, 1.0)``)
+    matches its Number overload when the tensor is 0-d and needs no gradient (PyTorch's parser takes such a
+    tensor for a number: it is read as its value, so the result's dtype and node are the Number overload's),
+    else neither overload, PyTorch's TypeError. ``method``: the message of ``x.clamp(...)`` (and of the in-place
+    forms), whose overloads list no input."""
     if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
-        return
+        return min, max
+    tensor = min if isinstance(min, Tensor) else max
+    if tensor.ndim == 0 and not tensor.requires_grad:
+        value = tensor.item()
+        return (value, max) if tensor is min else (min, value)
     kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__ for b in (min, max))
     if method:
         marked = kinds.replace(", ", "!, !")
