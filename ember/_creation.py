@@ -888,7 +888,8 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     for name, v in values.items():
         if v is None:
             raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
-    first, last, by = (v.item() if isinstance(v, Tensor) else v
+    # (a 0-d tensor or a NumPy scalar is read as the Python number it holds: np.float32(0.5) is a float here)
+    first, last, by = (v.item() if isinstance(v, (Tensor, xp.generic)) else v
                        for v in (values.get("start", 0), values["end"], values.get("step", 1)))
     _dtype.scalar_ints((first, last, by))  # (an int past uint64: PyTorch's OverflowError)
     if not (math.isfinite(first) and math.isfinite(last)):

@@ -140,3 +140,14 @@ def test_clamp_still_refuses_a_tensor_bound_that_is_not_a_number():
                 m.clamp(m.tensor([0.0, 2.0]), lo(m), 1.5)
             messages.append(str(info.value))
         assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("args", [(np.float32(0.5), 3), (np.float32(1), np.int32(4)), (0, np.float16(2)),
+                                  (np.int32(1), 5, np.float32(1)), (np.float64(0), 2), (np.int64(4),),
+                                  (np.int32(0), np.int64(3), np.int8(1))])
+@pytest.mark.parametrize("dtype", [None, "int32"])
+def test_arange_of_numpy_scalars_as_pytorch(args, dtype):
+    # a NumPy float scalar is a float: the default float dtype, as PyTorch's (ember gave int64)
+    e = ember.arange(*args, **({"dtype": getattr(ember, dtype)} if dtype else {}))
+    t = torch.arange(*args, **({"dtype": getattr(torch, dtype)} if dtype else {}))
+    assert_close(e, t)
