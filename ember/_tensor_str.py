@@ -162,7 +162,7 @@ def tensor_repr(t) -> str:
         suffixes.append("grad_fn=<Invalid>")
         fn = False
     if fn is not None and fn is not False:
-        suffixes.append(f"grad_fn=<{fn.name()}>")
+        suffixes.append(f"grad_fn=<{fn.name().rpartition('::')[2]}>")
     elif fn is None and t._requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, len(prefix))
@@ -177,7 +177,7 @@ def meta_repr(t) -> str:
         parts.append(f"dtype={dt}")
     fn = t.grad_fn
     if fn is not None:
-        parts.append(f"grad_fn=<{fn.name()}>")
+        parts.append(f"grad_fn=<{fn.name().rpartition('::')[2]}>")
     elif t._requires_grad:
         parts.append("requires_grad=True")
     return f"tensor({', '.join(parts)})"

@@ -151,3 +151,18 @@ def test_arange_of_numpy_scalars_as_pytorch(args, dtype):
     e = ember.arange(*args, **({"dtype": getattr(ember, dtype)} if dtype else {}))
     t = torch.arange(*args, **({"dtype": getattr(torch, dtype)} if dtype else {}))
     assert_close(e, t)
+
+
+def _special_nodes(m):
+    x = m.ones(3, requires_grad=True)
+    y = x.clone()
+    y[0] = 2  # CopySlices
+    z = m.zeros(3).copy_(x)  # CopyBackwards
+    acc = (x * 2).grad_fn.next_functions[0][0]  # AccumulateGrad
+    return [(f.name(), type(f).__name__, repr(f).split(" at ")[0]) for f in (y.grad_fn, z.grad_fn, acc)] + \
+        [repr(y).split("grad_fn=")[1], repr(z).split("grad_fn=")[1]]
+
+
+def test_accumulate_grad_and_copy_nodes_are_named_as_pytorch():
+    # name() in PyTorch's torch::autograd:: namespace; the type, repr and a printed tensor without it
+    assert _special_nodes(ember) == _special_nodes(torch)

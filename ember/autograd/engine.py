@@ -25,7 +25,7 @@ from .. import _trace as trace
 from .._backend import quiet_enter, quiet_exit, xp
 from . import lowp
 from .grad_mode import _GradState, _ThreadGradState
-from .graph import AccumulateGrad, CastEdge, Node, add_to_grad, cast_gradient
+from .graph import AccumulateGrad, CastEdge, Node, add_to_grad, cast_gradient, short_name
 from .recorded import RecordedArray, check_hook_value, hook_argument, hooked_grad, run_recorded
 
 
@@ -305,7 +305,7 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
     elif node.half_inputs is not None:
         input_grads = lowp.narrow_at(input_grads, *node.half_inputs)
     if started is not None:
-        trace.finish(node.name(), "backward", started)
+        trace.finish(short_name(node), "backward", started)
     if _ThreadGradState.anomaly and _ThreadGradState.anomaly_check_nan:  # (process-wide: on the class)
         from .anomaly import check_grads
 

@@ -86,6 +86,12 @@ def shape_error(op: str, arrays, err: Exception) -> Exception:
     return RuntimeError(f"{msg} (in {op}, operand shapes: {', '.join(str(list(s)) for s in shapes)})")
 
 
+def short_name(node) -> str:
+    """``node.name()`` without PyTorch's ``torch::autograd::`` namespace (AccumulateGrad, CopySlices and
+    CopyBackwards carry it in ``name()``), as PyTorch shows a node in its repr and a printed tensor's ``grad_fn``."""
+    return node.name().rpartition("::")[2]
+
+
 def torch_named(name: str):
     """Class decorator: the node's type reads as PyTorch's (``type(y.grad_fn).__name__``, ``repr``, a printed
     tensor's ``grad_fn=<AddBackward0>``); its ``__qualname__`` keeps ember's name, by which ember's own tables
@@ -478,7 +484,7 @@ class Node:
         return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{short_name(self)} object at {hex(id(self))}>"
 
     @property
     def next_functions(self):
@@ -1026,7 +1032,7 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     if transposed and edge is not None:  # a view of a tensor that requires grad, its base changed: PyTorch
         what += ", which is output 0 of AsStrided,"  # regenerates the view's grad_fn as AsStridedBackward0
     elif edge is not None and not isinstance(edge[0], AccumulateGrad):
-        creator = edge[0].name()
+        creator = short_name(edge[0])
         what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
@@ -1063,7 +1069,7 @@ class AccumulateGrad(Node):
         return self._variable_ref()
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name, in its namespace
 
     def hooked(self, grad, accumulating: bool = True):
         """``grad`` after the leaf's tensor hooks (``register_hook``), each of which may replace it: backward runs

@@ -77,7 +77,7 @@ class CopySlices(Node):
         return g_base, g_view
 
     def name(self) -> str:
-        return "CopySlices"  # PyTorch's name
+        return "torch::autograd::CopySlices"  # PyTorch's name, in its namespace
 
 
 def view_region(view: Tensor, base: Tensor) -> tuple:

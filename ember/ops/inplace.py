@@ -500,11 +500,10 @@ def apply_(x: Tensor, callable) -> Tensor:
 
 @torch_named("CopyBackwards")
 class CopyFrom(Node):
-    """``copy_`` of a tensor that needs a gradient: PyTorch's ``CopyBackwards`` (its name without the
-    ``torch::autograd::`` namespace, as CopySlices')."""
+    """``copy_`` of a tensor that needs a gradient: PyTorch's ``CopyBackwards``."""
 
     def name(self) -> str:
-        return "CopyBackwards"
+        return "torch::autograd::CopyBackwards"  # PyTorch's name, in its namespace
 
     def forward(self, x, src):
         return xp.broadcast_to(via_float32(src, x.dtype), x.shape).astype(x.dtype)
