@@ -230,6 +230,25 @@ def _half_operands(a, b):
     return a, b
 
 
+def left_number(a, b):
+    """``a`` as PyTorch's ``torch.mul(a, b)`` and ``torch.div(a, b)`` read a Python number ``a`` on the left of a half
+    precision tensor ``b``: wrapped into a 0-d tensor and cast to ``b``'s dtype (``half_scalar``), where on the right
+    (``b * a``, ``torch.mul(b, a)``) the kernel takes it in float32 (``with_number``). Any other ``a`` as it is."""
+    if b.__class__ is Tensor and number_in_float32(b._data, a):
+        return half_scalar(a, b._data.dtype)
+    return a
+
+
+def wrapped_left_number(a, b):
+    """``a`` as PyTorch's ``torch.add(a, b, alpha=)``/``torch.sub`` take a Python number ``a`` on the left of a half
+    precision tensor ``b``: a 0-d tensor of ``b``'s dtype (``half_scalar``), so that ``a + alpha * b`` is the fused
+    sum of two tensors (``add_scaled``), not ``alpha * b`` rounded to the half dtype first. Any other ``a`` as it
+    is."""
+    if b.__class__ is Tensor and number_in_float32(b._data, a):
+        return Tensor._make(xp.asarray(half_scalar(a, b._data.dtype), dtype=b._data.dtype))
+    return a
+
+
 def with_number(op, a, b):
     """``op(a, b)`` (a product or quotient), in float32 where ``number_in_float32`` says PyTorch computes so."""
     if number_in_float32(a, b):
@@ -571,6 +590,8 @@ def add(a, b, *number_first, alpha=1):
     if alpha != 1:
         if alpha.__class__ is int:
             _dtype.scalar_int(alpha)
+        if a.__class__ is not Tensor:
+            a = wrapped_left_number(a, b)
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
@@ -667,6 +688,8 @@ def sub(a, b, *number_first, alpha=1):
     if alpha != 1:
         if alpha.__class__ is int:
             _dtype.scalar_int(alpha)
+        if a.__class__ is not Tensor:
+            a = wrapped_left_number(a, b)
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
@@ -714,6 +737,8 @@ def mul(a, b):
             (out := apply_same(Mul, operator.mul, a, b, True)) is not None:
         return out  # (as add's)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
+        if a.__class__ is not Tensor:  # (a number on the left: rounded to a half precision b's dtype)
+            a = left_number(a, b)
         a, b = promote(a, right_scalar(a, b))  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
@@ -723,6 +748,8 @@ def div(a, b, *, rounding_mode: str | None = None):
         if b.__class__ is Tensor and a.__class__ is Tensor and \
                 (out := apply_same(Div, operator.truediv, a, b, True)) is not None:
             return out  # (as add's)
+        if a.__class__ is not Tensor:  # (as mul's)
+            a = left_number(a, b)
         return Div.apply(*_float_operands(a, right_scalar(a, b)))
     if rounding_mode == "floor":
         return _rounded_div(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
