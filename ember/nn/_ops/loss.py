@@ -482,8 +482,6 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     'batchmean', ``DivBackward0``) and gradients are those ops' (a zero target's own gradient is NaN, 0/0 in
     xlogy's derivative, as PyTorch's).
     """
-    from ...ops.gamma_fns import xlogy
-
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
@@ -491,6 +489,14 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
                        "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                        "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                        through=_LOSS_MODULES)
+    return kl_div_reduced(input, target, reduction, log_target)
+
+
+def kl_div_reduced(input: Tensor, target: Tensor, reduction: str, log_target: bool) -> Tensor:
+    """``kl_div`` with a checked ``reduction``, without the functional's warning for 'mean' (PyTorch's native
+    ``torch.kl_div`` gives none)."""
+    from ...ops.gamma_fns import xlogy
+
     if not isinstance(target, Tensor):
         raise TypeError(f"kl_div: target must be a Tensor, got {type(target).__name__}")
     if input.is_complex() or target.is_complex():
