@@ -413,7 +413,12 @@ class Pow(Node):
     diagonal_jacobian = True
 
     def forward(self, a, b):
-        out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
+        # a half precision base: PyTorch's kernel takes a number exponent rounded to its dtype through float32
+        # (its backward, the number itself)
+        if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
+            out = a ** half_scalar(b, a.dtype)
+        else:
+            out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
         if out.dtype.kind == "c":
             out = _complex_zero_base(a, b, out)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
@@ -431,7 +436,12 @@ class Pow(Node):
         # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
             scalar = isinstance(b, (int, float, complex))
-            ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
+            if scalar and b != 0 and a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
+                # PyTorch's half precision formula, each op rounded: a ** (b - 1) (the exponent rounded as forward
+                # rounds it), times the number b in float32, times g
+                ga = g * with_number(operator.mul, a ** half_scalar(b - 1, a.dtype), b)
+            else:
+                ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
@@ -815,6 +825,8 @@ def pow(a, b):
     if isinstance(b, xp.generic):  # (a NumPy scalar exponent as the Python number PyTorch reads it as)
         b = b.item()
     check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
+    if a.__class__ is not Tensor:  # (a number base: as mul's)
+        a = left_number(a, b)
     negative = isinstance(b, int) and b < 0
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
@@ -845,8 +857,12 @@ def _integer_division_operands(name: str, a, b):
 
 
 def remainder(a, b):
+    if a.__class__ is not Tensor:  # (as mul's)
+        a = left_number(a, b)
     a, b = _integer_division_operands("remainder_cpu", a, b)
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if a._data.itemsize == 2 and number_in_float32(a._data, b):  # (beside a half precision tensor: through float32)
+            b = half_scalar(b, a._data.dtype)
         return RemainderScalar.apply(a, number=b)
     return Remainder.apply(a, b)
 
