@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ._backend import xp
 from ._tensor import Tensor
+from .autograd.graph import Node, torch_named
 from .nn import functional as F
 
 # PyTorch's torch.nn.functional re-exports these top-level operators unchanged (F.conv2d is torch.conv2d).
@@ -111,6 +113,120 @@ def selu(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     return F.threshold(input, threshold, value)
+
+
+# --------------------------------------------------------------------- losses, with an int reduction
+def _reduction(op: str, reduction, position: int) -> str:
+    """The native losses' ``reduction``, an int as PyTorch's ``at::Reduction``: 1 the mean, 2 the sum, any other
+    the unreduced loss (its ``apply_loss_reduction``); anything but an int is PyTorch's TypeError."""
+    if reduction.__class__ is not int:
+        raise TypeError(f"{op}(): argument 'reduction' (position {position}) must be int, not "
+                        f"{type(reduction).__name__}")
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+    """``torch.kl_div``: ``F.kl_div`` with an int reduction (no 'batchmean'), without its warning for the mean."""
+    from .nn._ops.loss import kl_div_reduced
+
+    return kl_div_reduced(input, target, _reduction("kl_div", reduction, 3), log_target)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+    return F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction("binary_cross_entropy_with_logits", reduction, 5),
+        pos_weight=pos_weight)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: int = 1) -> Tensor:
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction("margin_ranking_loss", reduction, 5))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction("triplet_margin_loss", reduction, 8))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
+                     reduction: int) -> Tensor:
+    """``torch.poisson_nll_loss``: every argument required (``F.poisson_nll_loss`` has defaults)."""
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction("poisson_nll_loss", reduction, 6))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int = 1) -> Tensor:
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction("cosine_embedding_loss", reduction, 5))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction, 4))
+
+
+# --------------------------------------------------------------------- rrelu, channel_shuffle
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool, generator, inplace: bool) -> Tensor:
+    """``F.rrelu``, its slopes drawn from ``generator`` (the default one when None)."""
+    from .random import default_generator
+
+    if generator is None or generator is default_generator:
+        return F.rrelu(input, lower, upper, training, inplace)
+    kept = default_generator.get_state()  # (F.rrelu draws from the default generator: lent the given one's state)
+    default_generator.set_state(generator.get_state())
+    try:
+        return F.rrelu(input, lower, upper, training, inplace)
+    finally:
+        generator.set_state(default_generator.get_state())
+        default_generator.set_state(kept)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          generator=None) -> Tensor:
+    """``torch.rrelu``: ``F.rrelu`` with a ``generator`` for the training slopes and no ``inplace``."""
+    return _rrelu(input, lower, upper, training, generator, False)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    return _rrelu(input, lower, upper, training, generator, True)
+
+
+def _shuffled(a, groups: int):
+    """The channels (dim 1) of ``a`` in ``groups`` groups, interleaved: channel g * (C / groups) + k goes to
+    k * groups + g."""
+    n, c = a.shape[:2]
+    return a.reshape(n, groups, c // groups, *a.shape[2:]).swapaxes(1, 2).reshape(a.shape)
+
+
+@torch_named("ChannelShuffleBackward0")
+class ChannelShuffle(Node):
+    def forward(self, x, groups):
+        self.groups = groups
+        return xp.ascontiguousarray(_shuffled(x, groups))
+
+    def backward(self, g):  # (the inverse permutation: the shuffle of C / groups groups)
+        return (_shuffled(g, g.shape[1] // self.groups),)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``torch.channel_shuffle`` (``F.channel_shuffle``): ShuffleNet's interleaving of the channels of ``groups``
+    groups, with PyTorch's checks."""
+    if groups.__class__ is not int:
+        raise TypeError(f"channel_shuffle(): argument 'groups' (position 2) must be int, not "
+                        f"{type(groups).__name__}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return ChannelShuffle.apply(input, groups=groups)
 
 
 globals().update({name: getattr(F, name) for name in SAME_AS_FUNCTIONAL})

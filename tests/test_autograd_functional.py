@@ -145,6 +145,24 @@ def test_jacobian_forward_mode_and_hessian(strategy):
     _run(lambda m, F, xs: F.hessian(lambda x: mlp(m)(x, *xs[1:]), xs[0]), shapes)
 
 
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_forward_mode_results_of_inputs_that_require_grad_are_differentiable(grad_mode):
+    """PyTorch's forward-mode Jacobian (and a Hessian's forward-mode outer one) is func's tangents as computed:
+    with grad enabled, a function of the inputs that require grad, differentiable again; under no_grad, not (the
+    Hessian's then keeps a graph to PyTorch's internal tensors only, none to the inputs; ember's is detached)."""
+    def call(m, F, xs):
+        x, w = xs
+        with m.set_grad_enabled(grad_mode):
+            jac = F.jacobian(lambda a, b: m.tanh(b @ a), (x, w), vectorize=True, strategy="forward-mode")
+            h = F.hessian(lambda a: (m.tanh(w @ a) ** 3).sum(), x, vectorize=True,
+                          outer_jacobian_strategy="forward-mode")
+        assert all(j.requires_grad == grad_mode for j in jac) and (h.requires_grad or not grad_mode)
+        total = sum(j.pow(2).sum() for j in jac) + h.sum()
+        return (jac, h, m.autograd.grad(total, (x, w))) if grad_mode else (jac, h.detach())
+
+    _run(call, requires_grad=True)
+
+
 @pytest.mark.parametrize("name", ["hvp", "vhp"])
 def test_hvp_vhp(name):
     shapes = ((3,), (4, 3), (4,), (2, 4))

@@ -137,9 +137,6 @@ CASES = {
 # where ember differs from PyTorch at a branch point (PyTorch's backward and its double backward or forward mode
 # disagree there, and ember's one formula follows the backward)
 DIFFERS = {
-    ("second order", "binary_cross_entropy at 0 and 1"):
-        "PyTorch's double backward adds eps=1e-12 to input and 1 - input; ember differentiates its gradient's "
-        "clamped denominator max(x (1 - x), eps) (ember/nn/_ops/loss.py:_bce)",
     ("tangent", "prelu"):
         "PyTorch's forward mode takes the slope 1 at x = 0 (self >= 0), its backward the weight (self > 0); ember's "
         "tangent follows the backward (ember/nn/_ops/activation_more.py:prelu)",

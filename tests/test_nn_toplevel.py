@@ -115,3 +115,116 @@ def test_with_indices_variants_always_give_a_tuple():
     assert type(er) is type(tr) is tuple
     np.testing.assert_array_equal(er[0].numpy(), tr[0].numpy())
     np.testing.assert_array_equal(er[1].numpy(), tr[1].numpy())
+
+
+def _rng(shape, seed, low=None):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return np.abs(a) + low if low is not None else a
+
+
+# name: (operand arrays (those first requiring grad), positional extras, the position of ``reduction``)
+_T = np.array([1.0, -1.0, 1.0, -1.0])
+LOSSES = {
+    "kl_div": ([_rng((4, 3), 0), np.random.default_rng(1).random((4, 3))], (), 2),
+    "binary_cross_entropy_with_logits": ([_rng((4, 3), 0), np.random.default_rng(1).random((4, 3)),
+                                          _rng((4, 3), 2, 0.5), _rng((3,), 3, 0.5)], (), 4),
+    "margin_ranking_loss": ([_rng((4,), 0), _rng((4,), 1), _T], (0.3,), 3),
+    "triplet_margin_loss": ([_rng((4, 3), 0), _rng((4, 3), 1), _rng((4, 3), 2)], (0.5, 1.5, 1e-6, True), 3),
+    "poisson_nll_loss": ([_rng((4, 3), 0), np.abs(_rng((4, 3), 1)) * 3], (False, True, 1e-8), 2),
+    "cosine_embedding_loss": ([_rng((4, 3), 0), _rng((4, 3), 1), _T], (0.2,), 3),
+    "hinge_embedding_loss": ([_rng((4,), 0), _T], (0.7,), 2),
+}
+# how many of the operands take a gradient (the others: targets of -1 and 1, weights)
+_DIFFERENTIABLE = {"margin_ranking_loss": 2, "cosine_embedding_loss": 2, "hinge_embedding_loss": 1,
+                   "binary_cross_entropy_with_logits": 2}
+
+
+def _loss(m, name, dtype, reduction):
+    arrays, extras, _ = LOSSES[name]
+    n = _DIFFERENTIABLE.get(name, len(arrays))
+    ts = [m.tensor(a, dtype=getattr(m, dtype), requires_grad=i < n) for i, a in enumerate(arrays)]
+    out = getattr(m, name)(*ts, *extras, reduction)
+    grads = m.autograd.grad(out.sum(), [t for t in ts if t.requires_grad])
+    return [out.dtype == getattr(m, dtype), out.detach().double().numpy(),
+            *(g.double().numpy() for g in grads)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", [0, 1, 2, 3, -1])
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_native_losses_take_an_int_reduction_as_pytorch(name, reduction, dtype):
+    ours, theirs = (_loss(m, name, dtype, reduction) for m in (ember, torch))
+    assert ours[0] and theirs[0]
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+@pytest.mark.parametrize("reduction", ["mean", 1.0, True, None])
+def test_native_losses_refuse_a_reduction_not_an_int(name, reduction):
+    arrays, extras, position = LOSSES[name]
+    errors = []
+    for m in (ember, torch):
+        ts = [m.tensor(a) for a in arrays]
+        with pytest.raises(TypeError) as info:
+            getattr(m, name)(*ts, *extras, reduction)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_kl_div_gives_no_warning_and_takes_log_target_by_keyword(recwarn):
+    x, t = _rng((4, 3), 0), np.random.default_rng(1).random((4, 3))
+    for lt in (False, True):
+        outs = [m.kl_div(m.tensor(x), m.tensor(np.log(t) if lt else t), 1, log_target=lt) for m in (ember, torch)]
+        np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-12)
+    assert not [w for w in recwarn.list if "batchmean" in str(w.message)]
+    with pytest.raises(TypeError):
+        ember.kl_div(ember.tensor(x), ember.tensor(t), 1, True)
+    with pytest.raises(TypeError):
+        ember.poisson_nll_loss(ember.tensor(x), ember.tensor(t))
+
+
+def test_rrelu_with_a_generator_and_in_place_as_pytorch():
+    x = _rng((6, 5), 0).astype(np.float32)
+    got = []
+    for m in (ember, torch):
+        m.manual_seed(3)
+        gen = m.Generator().manual_seed(7)
+        a = m.rrelu(m.tensor(x), 0.1, 0.4, True, gen)
+        b = m.rrelu(m.tensor(x), 0.1, 0.4, True)  # (the default generator, untouched by the first)
+        c = m.tensor(x)
+        m.rrelu_(c, 0.1, 0.4, True, gen)
+        d = m.rrelu(m.tensor(x))  # (eval: the mean slope)
+        got.append([v.numpy() for v in (a, b, c, d)] + [float(m.rand(1))])
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape, groups", [((2, 6, 3, 2), 3), ((2, 6, 3, 2), 2), ((1, 4, 5), 4), ((0, 4, 2), 2),
+                                           ((3, 6, 1, 2, 2), 6), ((2, 5, 3), 1)])
+def test_channel_shuffle_values_gradient_and_node_as_pytorch(shape, groups):
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    g = _rng(shape, 1)
+    seen = []
+    for m in (ember, torch):
+        t = m.tensor(x, requires_grad=True)
+        out = m.channel_shuffle(t, groups)
+        out.backward(m.tensor(g))
+        seen.append((out.detach().numpy().tobytes(), t.grad.numpy().tobytes(), type(out.grad_fn).__name__,
+                     out.is_contiguous()))
+    assert seen[0] == seen[1]
+    assert ember.channel_shuffle(ember.tensor(np.arange(8).reshape(1, 4, 2)), 2).tolist() == \
+        torch.channel_shuffle(torch.tensor(np.arange(8).reshape(1, 4, 2)), 2).tolist()
+
+
+@pytest.mark.parametrize("shape, groups, error", [((1, 4, 2, 2), 0, RuntimeError), ((1, 4, 2, 2), -2, RuntimeError),
+                                                  ((4,), 2, RuntimeError), ((2, 4), 2, RuntimeError),
+                                                  ((1, 4, 2), 3, RuntimeError), ((1, 4, 2), 2.0, TypeError)])
+def test_channel_shuffle_errors_as_pytorch(shape, groups, error):
+    messages = []
+    for m in (ember, torch):
+        with pytest.raises(error) as info:
+            m.channel_shuffle(m.zeros(shape), groups)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

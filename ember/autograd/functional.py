@@ -238,35 +238,40 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     from ..func._basis import forward_columns
 
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    # PyTorch's columns are func's tangents as computed: with grad enabled, differentiable with respect to the
+    # inputs that require grad (a Hessian's forward-mode outer Jacobian too), which the batched run's are not
+    # (its duals stand apart from the inputs' graph): then one column at a time, recorded
+    differentiable = is_grad_enabled() and any(inp.requires_grad for inp in inputs)
 
     def call(flat: list) -> tuple[list, bool, None]:
         is_outputs_tuple, outputs = _as_tuple(func(*flat), "outputs of the user-provided function", "jacobian")
         return list(outputs), is_outputs_tuple, None
 
-    with enable_grad():  # (the results are detached: no need for them to be differentiable)
-        batched = forward_columns(call, inputs, "error", differentiable=False) if forward_mode_applies(inputs) \
-            else None
-    if batched is not None:
-        columns, is_outputs_tuple = batched.tangents, batched.out_spec
-    else:
-        columns, is_outputs_tuple = _columns_one_by_one(func, inputs)
-    numels = [inp.nelement() for inp in inputs]
-    jac = [[part.movedim(0, -1).reshape(col.shape[1:] + inp.shape).detach()
-            for part, inp in zip(col.split(numels, dim=0), inputs)] for col in columns]
+    with set_grad_enabled(True if differentiable else is_grad_enabled()):
+        batched = forward_columns(call, inputs, "error", differentiable=False) \
+            if forward_mode_applies(inputs) and not differentiable else None
+        if batched is not None:
+            columns, is_outputs_tuple = batched.tangents, batched.out_spec
+        else:
+            columns, is_outputs_tuple = _columns_one_by_one(func, inputs, differentiable)
+        numels = [inp.nelement() for inp in inputs]
+        jac = [[_postprocess(part.movedim(0, -1).reshape(col.shape[1:] + inp.shape), differentiable)
+                for part, inp in zip(col.split(numels, dim=0), inputs)] for col in columns]
     # Lists, not tuples, where outputs or inputs are tuples: PyTorch's forward-mode path returns lists.
     return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
-def _columns_one_by_one(func: Callable, inputs: tuple) -> tuple[list, bool]:
+def _columns_one_by_one(func: Callable, inputs: tuple, differentiable: bool) -> tuple[list, bool]:
     """The forward-mode Jacobian's columns by the double-backward trick, one per input element: per output, a
-    tensor ``(n, *output.shape)``; and whether the outputs were a tuple."""
+    tensor ``(n, *output.shape)``; and whether the outputs were a tuple. ``differentiable``: recorded, connected
+    to the inputs that require grad."""
     with enable_grad():
-        inputs = _preprocess(inputs, create_graph=False, need_graph=True)
+        inputs = _preprocess(inputs, create_graph=differentiable, need_graph=True)
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
         push = forward_products(outputs, inputs).push
-    total = sum(i.nelement() for i in inputs)
-    columns = [_fill_in_zeros(push(basis_row(inputs, k)), outputs, False, False, "back_trick")
-               for k in range(total)]
+        total = sum(i.nelement() for i in inputs)
+        columns = [_fill_in_zeros(push(basis_row(inputs, k), differentiable), outputs, False, False, "back_trick")
+                   for k in range(total)]
     return [stack_rows([c[i] for c in columns], out) for i, out in enumerate(outputs)], is_outputs_tuple
 
 

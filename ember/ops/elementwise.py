@@ -230,6 +230,25 @@ def _half_operands(a, b):
     return a, b
 
 
+def left_number(a, b):
+    """``a`` as PyTorch's ``torch.mul(a, b)`` and ``torch.div(a, b)`` read a Python number ``a`` on the left of a half
+    precision tensor ``b``: wrapped into a 0-d tensor and cast to ``b``'s dtype (``half_scalar``), where on the right
+    (``b * a``, ``torch.mul(b, a)``) the kernel takes it in float32 (``with_number``). Any other ``a`` as it is."""
+    if b.__class__ is Tensor and number_in_float32(b._data, a):
+        return half_scalar(a, b._data.dtype)
+    return a
+
+
+def wrapped_left_number(a, b):
+    """``a`` as PyTorch's ``torch.add(a, b, alpha=)``/``torch.sub`` take a Python number ``a`` on the left of a half
+    precision tensor ``b``: a 0-d tensor of ``b``'s dtype (``half_scalar``), so that ``a + alpha * b`` is the fused
+    sum of two tensors (``add_scaled``), not ``alpha * b`` rounded to the half dtype first. Any other ``a`` as it
+    is."""
+    if b.__class__ is Tensor and number_in_float32(b._data, a):
+        return Tensor._make(xp.asarray(half_scalar(a, b._data.dtype), dtype=b._data.dtype))
+    return a
+
+
 def with_number(op, a, b):
     """``op(a, b)`` (a product or quotient), in float32 where ``number_in_float32`` says PyTorch computes so."""
     if number_in_float32(a, b):
@@ -394,7 +413,12 @@ class Pow(Node):
     diagonal_jacobian = True
 
     def forward(self, a, b):
-        out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
+        # a half precision base: PyTorch's kernel takes a number exponent rounded to its dtype through float32
+        # (its backward, the number itself)
+        if a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
+            out = a ** half_scalar(b, a.dtype)
+        else:
+            out = _integer_power(a, b) if b.__class__ is xp.ndarray and b.dtype.kind in "iu" else a**b
         if out.dtype.kind == "c":
             out = _complex_zero_base(a, b, out)
         # the output only with a tensor exponent (read by its gradient), whichever input needs a gradient, as
@@ -412,7 +436,12 @@ class Pow(Node):
         # (complex: times the conjugates of these derivatives)
         if na:  # d(a^b)/da = b * a^(b-1); 0 where b == 0 (PyTorch's convention)
             scalar = isinstance(b, (int, float, complex))
-            ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
+            if scalar and b != 0 and a.__class__ is xp.ndarray and a.itemsize == 2 and number_in_float32(a, b):
+                # PyTorch's half precision formula, each op rounded: a ** (b - 1) (the exponent rounded as forward
+                # rounds it), times the number b in float32, times g
+                ga = g * with_number(operator.mul, a ** half_scalar(b - 1, a.dtype), b)
+            else:
+                ga = g * conj_if_complex(b * _power(a, b - 1)) if not scalar or b != 0 else xp.zeros_like(g)
             if not scalar:
                 ga = xp.where(b == 0, 0, ga)
         if nb:  # d(a^b)/db = a^b * log(a); 0 where a == 0 and b >= 0
@@ -571,6 +600,8 @@ def add(a, b, *number_first, alpha=1):
     if alpha != 1:
         if alpha.__class__ is int:
             _dtype.scalar_int(alpha)
+        if a.__class__ is not Tensor:
+            a = wrapped_left_number(a, b)
         if fused_alpha(a, b, alpha):
             return Add.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
@@ -667,6 +698,8 @@ def sub(a, b, *number_first, alpha=1):
     if alpha != 1:
         if alpha.__class__ is int:
             _dtype.scalar_int(alpha)
+        if a.__class__ is not Tensor:
+            a = wrapped_left_number(a, b)
         if fused_alpha(a, b, alpha):
             return Sub.apply(*promote(a, b), alpha=alpha)
         b = scaled_operand(a, b, alpha)
@@ -714,6 +747,8 @@ def mul(a, b):
             (out := apply_same(Mul, operator.mul, a, b, True)) is not None:
         return out  # (as add's)
     if a.__class__ is not Tensor or b.__class__ is not Tensor or a._data.dtype is not b._data.dtype or _meta_made[0]:
+        if a.__class__ is not Tensor:  # (a number on the left: rounded to a half precision b's dtype)
+            a = left_number(a, b)
         a, b = promote(a, right_scalar(a, b))  # (as add: two tensors of one dtype need none)
     return Mul.apply(a, b)
 
@@ -723,6 +758,8 @@ def div(a, b, *, rounding_mode: str | None = None):
         if b.__class__ is Tensor and a.__class__ is Tensor and \
                 (out := apply_same(Div, operator.truediv, a, b, True)) is not None:
             return out  # (as add's)
+        if a.__class__ is not Tensor:  # (as mul's)
+            a = left_number(a, b)
         return Div.apply(*_float_operands(a, right_scalar(a, b)))
     if rounding_mode == "floor":
         return _rounded_div(xp.floor_divide, *_integer_division_operands("div_floor_cpu", a, b))
@@ -788,6 +825,8 @@ def pow(a, b):
     if isinstance(b, xp.generic):  # (a NumPy scalar exponent as the Python number PyTorch reads it as)
         b = b.item()
     check_exponent(a, b)  # (before promotion wraps an integer exponent into the tensor's dtype: -1 is 255 in uint8)
+    if a.__class__ is not Tensor:  # (a number base: as mul's)
+        a = left_number(a, b)
     negative = isinstance(b, int) and b < 0
     a, b = promote(a, b)
     dt = (a if isinstance(a, Tensor) else b)._data.dtype
@@ -818,8 +857,12 @@ def _integer_division_operands(name: str, a, b):
 
 
 def remainder(a, b):
+    if a.__class__ is not Tensor:  # (as mul's)
+        a = left_number(a, b)
     a, b = _integer_division_operands("remainder_cpu", a, b)
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if a._data.itemsize == 2 and number_in_float32(a._data, b):  # (beside a half precision tensor: through float32)
+            b = half_scalar(b, a._data.dtype)
         return RemainderScalar.apply(a, number=b)
     return Remainder.apply(a, b)
 

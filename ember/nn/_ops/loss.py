@@ -18,7 +18,7 @@ from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import Node, torch_named, version_checked
-from ...autograd.recorded import is_recorded
+from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.elementwise import cast, not_implemented_for, promoted, result_dtype
 from .activation import sigmoid_array
 
@@ -263,6 +263,41 @@ def _unrounded(a):
     return a
 
 
+class _BceSlope(Node):
+    """binary_cross_entropy's slope (x - t) / max(x (1 - x), 1e-12) as a function of x and t, for the loss's
+    derivative under create_graph: its own derivatives are PyTorch's double-backward formulas, not the slope's
+    (which the clamp would make 1e12 where x is 0 or 1): (x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2) in x,
+    zero at x = t = 0 and x = t = 1, and -1 / max(x (1 - x), eps) in t (eps = 1e-12, in x's dtype)."""
+    diagonal_jacobian = True
+
+    def forward(self, x, t):
+        self.saved = (x, t)
+        return (x - t) / xp.maximum((1 - x) * x, x.dtype.type(1e-12))
+
+    def backward(self, g):
+        x, t = self.saved
+        eps = x.dtype.type(1e-12)
+        dx = g * (x * x - 2 * x * t + t) / ((x + eps) ** 2 * (1 - x + eps) ** 2) if self.needs_input_grad[0] else None
+        dt = -g / xp.maximum((1 - x) * x, eps) if self.needs_input_grad[1] else None
+        return dx, dt
+
+
+def _recorded_slope(x, t):
+    """``_BceSlope`` on the recorded stand-ins of a forward run again under create_graph (a plain array ``t``: a
+    constant)."""
+    def tensor(a):
+        return a.t if type(a) is RecordedArray else Tensor._make(xp.asarray(a))
+
+    return RecordedArray(_BceSlope.apply(tensor(x), tensor(t)))
+
+
+def _recorded_logit(x):
+    """logit(x) of a recorded stand-in, by ember's logit (PyTorch's derivative 1 / (x (1 - x)))."""
+    from ...ops.pointwise import logit
+
+    return RecordedArray(logit(x.t))
+
+
 def _bce(x, t, nx, nt, r, w):
     """PyTorch's kernel, each step rounded by ``r`` (a half precision's scalar arithmetic; None: no rounding):
     (t - 1) max(log1p(-x), -100) - t max(log x, -100); its gradient (x - t) / max((1 - x) x, 1e-12), and the
@@ -281,9 +316,13 @@ def _bce(x, t, nx, nt, r, w):
     # the target's derivative is PyTorch's -logit(x), unclamped: +-inf at x = 0 and 1, where the loss's logs are
     # clamped at -100
     with xp.errstate(divide="ignore"):
-        neg_logit = -r(xp.log(r(x / r(one - x)))) if nt else None
-    if not steps:
-        return _weighted(loss, num / den if nx else None, neg_logit, w)
+        if nt and not steps and is_recorded(x):  # (under create_graph: PyTorch's -logit(x), whose derivative at 0
+            neg_logit = -_recorded_logit(x)  # and 1 is its logit's, infinite, where log(x / (1 - x))'s is NaN)
+        else:
+            neg_logit = -r(xp.log(r(x / r(one - x)))) if nt else None
+    if not steps:  # (under create_graph, the slope whose derivatives are PyTorch's double backward)
+        slope = (_recorded_slope(x, t) if is_recorded(x, t) else num / den) if nx else None
+        return _weighted(loss, slope, neg_logit, w)
     dx = (lambda g: _times(r(r(g * num) / den), w, r)) if nx else None
     dt = (lambda g: _times(r(neg_logit * g), w, r)) if nt else None
     return _times(loss, w, r), dx, dt
@@ -443,8 +482,6 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     'batchmean', ``DivBackward0``) and gradients are those ops' (a zero target's own gradient is NaN, 0/0 in
     xlogy's derivative, as PyTorch's).
     """
-    from ...ops.gamma_fns import xlogy
-
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
@@ -452,6 +489,14 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
                        "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                        "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                        through=_LOSS_MODULES)
+    return kl_div_reduced(input, target, reduction, log_target)
+
+
+def kl_div_reduced(input: Tensor, target: Tensor, reduction: str, log_target: bool) -> Tensor:
+    """``kl_div`` with a checked ``reduction``, without the functional's warning for 'mean' (PyTorch's native
+    ``torch.kl_div`` gives none)."""
+    from ...ops.gamma_fns import xlogy
+
     if not isinstance(target, Tensor):
         raise TypeError(f"kl_div: target must be a Tensor, got {type(target).__name__}")
     if input.is_complex() or target.is_complex():
