@@ -307,7 +307,7 @@ from .ops.linalg_compat import (
     triangular_solve,
 )
 from .ops.lookup import bincount, bucketize, isin, searchsorted, take, take_along_dim, unique, unique_consecutive
-from .ops.matrix import diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
+from .ops.matrix import block_diag, diag, diag_embed, diagonal, trace, tril, tril_indices, triu, triu_indices
 from .ops.movement import (
     atleast_1d,
     atleast_2d,
@@ -402,6 +402,7 @@ from .ops.shape import (
     hstack,
     permute,
     reshape,
+    row_stack,
     split,
     split_with_sizes,
     squeeze,
@@ -749,8 +750,8 @@ __all__ = [
     "BFloat16Tensor",
     "autocast", "autograd", "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "blackman_window", "bmm", "bool", "BoolTensor", "broadcast_shapes", "broadcast_tensors", "broadcast_to",
-    "bucketize",
+    "blackman_window", "block_diag", "bmm", "bool", "BoolTensor", "broadcast_shapes", "broadcast_tensors",
+    "broadcast_to", "bucketize",
     "ByteTensor", "cartesian_prod", "cat", "cdist", "cdouble", "ceil", "cfloat", "chalf", "channels_last",
     "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max",
     "clamp_min", "clip", "clone", "column_stack", "compile", "compiler", "complex", "complex128", "complex32",
@@ -803,7 +804,7 @@ __all__ = [
     "tril_indices",
     "triu", "triu_indices", "true_divide", "trunc", "fix", "TypedStorage", "uint8", "unbind", "unflatten", "unique",
     "unsqueeze", "UntypedStorage", "use_deterministic_algorithms", "utils", "var", "var_mean", "vdot", "version",
-    "view_as_complex", "view_as_real", "vmap", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "view_as_complex", "view_as_real", "vmap", "vstack", "row_stack", "where", "xlogy", "zeros", "zeros_like",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint16", "uint32", "uint64",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float_power", "isneginf", "isposinf", "isreal",
     "unique_consecutive", "expand_copy", "split_with_sizes", "get_deterministic_debug_mode",

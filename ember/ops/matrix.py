@@ -1,4 +1,4 @@
-"""Matrix structure: triangular parts (tril/triu), diagonals (diagonal/diag).
+"""Matrix structure: triangular parts (tril/triu), diagonals (diagonal/diag), block diagonals (block_diag).
 
 ``tril``/``triu`` act on the last two dimensions, so a batch of matrices works
 as one matrix does; their gradient is the same triangle of the upstream gradient.
@@ -164,6 +164,49 @@ def trace(x: Tensor) -> Tensor:
     if x._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x._data.ndim}")
     return shown_as(sum(Diagonal.apply(x, offset=0, dim1=0, dim2=1)), "TraceBackward0")  # (PyTorch's one node)
+
+
+@torch_named("BlockDiagBackward0")
+class BlockDiag(Node):
+    """``block_diag``: the inputs along the diagonal of one zero matrix (a 0-d input a 1 x 1 block, a 1-d one a row);
+    each input's gradient is its block of the output's, in the input's shape."""
+
+    linear = True
+
+    def forward(self, *arrays):
+        self.shapes = [a.shape for a in arrays]
+        blocks = [a.reshape(1, -1) if a.ndim < 2 else a for a in arrays]
+        out = xp.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), arrays[0].dtype)
+        row = col = 0
+        for b in blocks:
+            out[row:row + b.shape[0], col:col + b.shape[1]] = b
+            row, col = row + b.shape[0], col + b.shape[1]
+        return out
+
+    def backward(self, g):
+        grads, row, col = [], 0, 0
+        for shape in self.shapes:
+            rows, cols = shape if len(shape) == 2 else (1, int(xp.prod(shape)))
+            grads.append(g[row:row + rows, col:col + cols].reshape(shape))
+            row, col = row + rows, col + cols
+        return tuple(grads)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors as the blocks of a block-diagonal matrix, as PyTorch's: a 0-d tensor is a 1 x 1 block, a 1-d one
+    of n elements a 1 x n row; the result's dtype is their promoted one; no tensors give a (1, 0) matrix."""
+    from .. import _creation
+    from .shape import _common
+
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+        if t._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t._data.ndim} dimensions")
+    if not tensors:
+        return _creation.zeros((1, 0))
+    return BlockDiag.apply(*_common(list(tensors), "block_diag"))
 
 
 def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:

@@ -724,13 +724,16 @@ def _concatenated(tensors, dim: int, node: type, name: str = "cat") -> Tensor:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, nd)
     ref = kept[0]._data.shape
-    for i, t in enumerate(kept):
+    for i, t in enumerate(tensors):
         s = t._data.shape
-        if len(s) != nd or builtins.any(a != b for j, (a, b) in enumerate(zip(s, ref)) if j != d):
-            raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {d}. Expected size "
-                f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
-            )
+        if i in skip or s == ref:
+            continue
+        if len(s) != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
+        for j, (a, b) in enumerate(zip(ref, s)):
+            if j != d and a != b:  # (PyTorch's message names the first dimension that differs, and its sizes)
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list.")
     return node.apply(*tensors, dim=d, skip=skip)
 
 
@@ -749,12 +752,26 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def hstack(tensors) -> Tensor:
-    tensors = nonempty_tensor_list(tensors, "hstack")
+    """The tensors, each at least 1-d (``atleast_1d``), concatenated along dimension 1, or 0 for 1-d ones."""
+    from .movement import atleast_1d
+
+    tensors = [atleast_1d(t) for t in nonempty_tensor_list(tensors, "hstack")]
     return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
-def vstack(tensors) -> Tensor:
-    return cat([t if t._data.ndim > 1 else unsqueeze(t, 0) for t in nonempty_tensor_list(tensors, "vstack")], 0)
+def vstack(tensors, name: str = "vstack") -> Tensor:
+    """The tensors, each at least 2-d (``atleast_2d``: a 0-d one 1 x 1, a 1-d one a row), concatenated along
+    dimension 0 (``row_stack``: the same, PyTorch's alias)."""
+    from .movement import atleast_2d
+
+    tensors = tensor_list(tensors, name)
+    if not tensors:  # (the alias's error names vstack, as PyTorch's)
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+def row_stack(tensors) -> Tensor:
+    return vstack(tensors, "row_stack")
 
 
 def nonempty_tensor_list(tensors, name: str) -> list:
