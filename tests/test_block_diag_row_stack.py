@@ -4,9 +4,9 @@ gradients, node names and errors."""
 import numpy as np
 import pytest
 import torch
+from oracle import assert_same_outcome
 
 import ember
-from oracle import assert_same_outcome
 
 CASES = {
     "two matrices": [(2, 3), (1, 2)],
