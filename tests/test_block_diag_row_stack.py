@@ -65,7 +65,7 @@ def test_block_diag_of_nothing_and_its_errors():
     assert tuple(ember.block_diag().shape) == tuple(torch.block_diag().shape) == (1, 0)
     assert ember.block_diag().dtype == ember.float32
     for args in [lambda m: (1,), lambda m: ([m.ones(2)],), lambda m: (m.ones(2), m.ones(2, 2, 2))]:
-        assert_same_outcome(lambda m: m.block_diag(*args(m)))
+        assert_same_outcome(lambda m, args=args: m.block_diag(*args(m)))
 
 
 @pytest.mark.parametrize("name", ["hstack", "vstack", "row_stack", "dstack", "column_stack"])
