@@ -531,7 +531,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     """A 0-d tensor holding the number ``s`` (a 0-d tensor's value too), in the default dtype unless ``dtype`` is
     given: an int or bool gives a floating tensor, unlike ``tensor``. A complex ``s`` for a real dtype, or a
     number past the dtype's range, is PyTorch's RuntimeError."""
-    if isinstance(s, Tensor) and not s._data.ndim:  # (a 0-d tensor is a number; any other tensor is refused)
+    if isinstance(s, Tensor):  # (a 0-d tensor is a number; any other tensor is refused, by position as PyTorch's)
+        if s._data.ndim:
+            raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor")
         s = s.item()
     s = scalar_number(s, "scalar_tensor", "s")
     if not isinstance(s, (bool, int, float, complex)):
