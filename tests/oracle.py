@@ -118,6 +118,14 @@ def assert_same_outcome(fn, **tolerances):
         assert_close(got, want, **tolerances)
 
 
+def assert_same_grads(mine, theirs, **tolerances):
+    """The ``.grad`` of each ember tensor in ``mine`` is None where torch's in ``theirs`` is, else close to it."""
+    for e, t in zip(mine, theirs, strict=True):
+        assert (e.grad is None) == (t.grad is None)
+        if t.grad is not None:
+            assert_close(e.grad, t.grad, **tolerances)
+
+
 def node_names(fn, depth: int = 2) -> list:
     """The autograd node names breadth first from the node ``fn``, ``depth`` levels deep, each with its level (None
     for an edge without a node): ``[(0, "AddBackward0"), (1, "AccumulateGrad"), ...]``."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from oracle import assert_close, node_names
+from oracle import assert_close, assert_same_grads, node_names
 
 import ember
 
@@ -54,10 +54,7 @@ def test_index_write_graph_values_and_gradients_as_pytorch(name):
     g = np.cos(np.arange(to.numel(), dtype=np.float64)).reshape(tuple(to.shape))
     eo.backward(ember.tensor(g, dtype=eo.dtype))
     to.backward(torch.tensor(g, dtype=to.dtype))
-    for e, t in zip(e_in, t_in):
-        assert (e.grad is None) == (t.grad is None)
-        if t.grad is not None:
-            assert_close(e.grad, t.grad)
+    assert_same_grads(e_in, t_in)
 
 
 @pytest.mark.parametrize("name", ["scatter", "masked_scatter_broadcast", "index_put_", "index_fill_tensor"])
