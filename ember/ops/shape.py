@@ -759,19 +759,25 @@ def hstack(tensors) -> Tensor:
     return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
-def vstack(tensors, name: str = "vstack") -> Tensor:
+def vstack(tensors) -> Tensor:
     """The tensors, each at least 2-d (``atleast_2d``: a 0-d one 1 x 1, a 1-d one a row), concatenated along
-    dimension 0 (``row_stack``: the same, PyTorch's alias)."""
-    from .movement import atleast_2d
-
-    tensors = tensor_list(tensors, name)
-    if not tensors:  # (the alias's error names vstack, as PyTorch's)
-        raise RuntimeError("vstack expects a non-empty TensorList")
-    return cat([atleast_2d(t) for t in tensors], 0)
+    dimension 0."""
+    return _rows_stacked(tensors, "vstack")
 
 
 def row_stack(tensors) -> Tensor:
-    return vstack(tensors, "row_stack")
+    """``vstack`` under its alias (its type errors name ``row_stack``, its empty-list error ``vstack``, as
+    PyTorch's)."""
+    return _rows_stacked(tensors, "row_stack")
+
+
+def _rows_stacked(tensors, name: str) -> Tensor:
+    from .movement import atleast_2d
+
+    tensors = tensor_list(tensors, name)
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat([atleast_2d(t) for t in tensors], 0)
 
 
 def nonempty_tensor_list(tensors, name: str) -> list:
