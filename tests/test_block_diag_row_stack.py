@@ -48,6 +48,16 @@ def test_block_diag_promotes_as_pytorch(dtypes):
     np.testing.assert_array_equal(e.numpy(), t.numpy())
 
 
+@pytest.mark.parametrize("dtypes", [["float64", "float32"], ["float64", "int64"], ["int64", "uint8"],
+                                    ["complex64", "float64"]])
+def test_block_diag_promotes_a_0d_block_as_pytorchs_result_type(dtypes):
+    # (a 0-d block takes part in the promotion by its category only, as in PyTorch's result_type)
+    t = torch.block_diag(*_tensors(torch, [(), (2,)], dtypes))
+    e = ember.block_diag(*_tensors(ember, [(), (2,)], dtypes))
+    assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
 def test_block_diag_of_mixed_precision_casts_each_gradient_back():
     grads = []
     for m in (torch, ember):

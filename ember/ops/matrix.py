@@ -196,7 +196,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors as the blocks of a block-diagonal matrix, as PyTorch's: a 0-d tensor is a 1 x 1 block, a 1-d one
     of n elements a 1 x n row; the result's dtype is their promoted one; no tensors give a (1, 0) matrix."""
     from .. import _creation
-    from .shape import _common
+    from .._meta import check_operand_devices
+    from .elementwise import promoted, result_dtype
 
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
@@ -206,7 +207,10 @@ def block_diag(*tensors: Tensor) -> Tensor:
                                f"{t._data.ndim} dimensions")
     if not tensors:
         return _creation.zeros((1, 0))
-    return BlockDiag.apply(*_common(list(tensors), "block_diag"))
+    if _meta_made[0]:  # (meta tensors with CPU ones: PyTorch's error)
+        check_operand_devices(*(t._data for t in tensors))
+    target = result_dtype(*tensors)  # (PyTorch's result_type: a 0-d block promotes by its category only)
+    return BlockDiag.apply(*(promoted(t, target) for t in tensors))
 
 
 def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
