@@ -238,12 +238,14 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     """A to the integer power ``n`` (repeated squaring; a negative n inverts first; n = 0 is the identity, n = 1 a
     copy). Products alone take integer and bool matrices, as PyTorch's (a negative n refuses them in ``inv``)."""
     from ._creation import eye
+    from ._memory_format import contiguous_format
     from .ops.shape import expand
 
     check_matrix(A, "linalg.matrix_power", integer_ok=True)
     n = int(n)
-    if n == 0:
-        return expand(eye(A._data.shape[-1], dtype=A.dtype), A._data.shape).clone()
+    if n == 0:  # (PyTorch's: A's contiguous clone, the identity copied in: in A's graph, its gradient zeros)
+        return A.clone(memory_format=contiguous_format).copy_(expand(eye(A._data.shape[-1], dtype=A.dtype),
+                                                                     A._data.shape))
     base, out = (inv(A) if n < 0 else A), None
     n = abs(n)
     while n:
@@ -252,7 +254,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         n >>= 1
         if n:
             base = matmul(base, base)
-    return out.clone() if out is A else out  # (A ** 1: PyTorch's result is a copy, CloneBackward0)
+    # (A ** 1: PyTorch's result is a contiguous copy, CloneBackward0)
+    return out.clone(memory_format=contiguous_format) if out is A else out
 
 
 def cond(A: Tensor, p=None) -> Tensor:

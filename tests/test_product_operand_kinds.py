@@ -103,3 +103,16 @@ def test_matrix_power_of_one_is_a_copy_as_pytorchs():
         b = m.eye(2)
         m.linalg.matrix_power(b, 1).add_(1)
         assert b.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_matrix_power_of_zero_and_one_as_pytorchs_graph_and_layout(n):
+    """``matrix_power(A, 0)`` is A's contiguous clone with the identity copied in (in A's graph: CopyBackwards, a
+    zero gradient) and ``matrix_power(A, 1)`` A's contiguous clone, as PyTorch's, also of a transposed A."""
+    got = []
+    for m in (ember, torch):
+        a = m.tensor([[1.0, 2.0], [3.0, 4.0]]).t().requires_grad_()
+        out = m.linalg.matrix_power(a, n)
+        out.sum().backward()
+        got.append((out.grad_fn.name(), tuple(out.stride()), out.tolist(), a.grad.tolist()))
+    assert got[0] == got[1]
