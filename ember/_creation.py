@@ -532,7 +532,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     given: an int or bool gives a floating tensor, unlike ``tensor``. A complex ``s`` for a real dtype, or a
     number past the dtype's range, is PyTorch's RuntimeError."""
     if isinstance(s, Tensor):  # (a 0-d tensor is a number; any other tensor is refused, by position as PyTorch's)
-        if s._data.ndim:
+        if s._data.ndim or s.requires_grad:
             raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor")
         s = s.item()
     s = scalar_number(s, "scalar_tensor", "s")
@@ -890,9 +890,10 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     for name, v in values.items():
         if v is None:
             raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
-    # (a 0-d tensor or a NumPy scalar is read as the Python number it holds: np.float32(0.5) is a float here)
-    first, last, by = (v.item() if isinstance(v, (Tensor, xp.generic)) else v
-                       for v in (values.get("start", 0), values["end"], values.get("step", 1)))
+    # (a NumPy scalar or a 0-d tensor read as PyTorch's Scalar: np.float32(0.5) and np.bool_ are floats here; a
+    # tensor with dimensions or one that requires grad is refused)
+    first, last, by = (scalar_number(values.get(name, default), "arange", name)
+                       for name, default in (("start", 0), ("end", None), ("step", 1)))
     _dtype.scalar_ints((first, last, by))  # (an int past uint64: PyTorch's OverflowError)
     if not (math.isfinite(first) and math.isfinite(last)):
         raise RuntimeError(f"unsupported range: {first} -> {last}")

@@ -55,3 +55,28 @@ def test_numpy_scalar_fill_value(factory, value):
 @pytest.mark.parametrize("value", [2**63, 2**64 - 1, 2**64, -2**63 - 1, -5, 0])
 def test_bool_full_from_any_uint64(value):
     assert_same_outcome(lambda m: m.full((1,), value, dtype=m.bool))
+
+
+@pytest.mark.parametrize("args", [lambda m: (np.bool_(True), 3), lambda m: (0, 3, np.bool_(True)),
+                                  lambda m: (np.complex64(3),), lambda m: (m.tensor(3.0),),
+                                  lambda m: (m.tensor(True), 3)], ids=["bool start", "bool step", "complex64",
+                                                                       "0-d tensor", "0-d bool tensor"])
+def test_arange_reads_numpy_scalars_and_0d_tensors_as_pytorchs_scalar(args):
+    # (a NumPy bool or complex64 is read through float(), a float: float32, as PyTorch's; ember gave int64)
+    def call(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return m.arange(*args(m))
+
+    (got, _), (want, _) = outcomes(call)
+    assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+    assert_close(got, want)
+
+
+@pytest.mark.parametrize("value", [lambda m: m.tensor([3.0]), lambda m: m.tensor(3.0, requires_grad=True)],
+                         ids=["1-d", "requires grad"])
+@pytest.mark.parametrize("factory", ["arange", "scalar_tensor"])
+def test_a_tensor_that_is_no_number_is_refused_as_pytorchs(factory, value):
+    (got, _), (want, _) = outcomes(lambda m: getattr(m, factory)(value(m)))
+    assert isinstance(want, TypeError) and isinstance(got, TypeError)
+    assert "must be Number, not Tensor" in str(got)
