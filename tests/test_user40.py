@@ -166,3 +166,25 @@ def _special_nodes(m):
 def test_accumulate_grad_and_copy_nodes_are_named_as_pytorch():
     # name() in PyTorch's torch::autograd:: namespace; the type, repr and a printed tensor without it
     assert _special_nodes(ember) == _special_nodes(torch)
+
+
+@pytest.mark.parametrize("make", [lambda m, x: _set_first(x.clone()), lambda m, x: m.zeros(3).copy_(x)],
+                         ids=["CopySlices", "CopyBackwards"])
+def test_modified_in_place_message_names_the_copy_nodes_as_pytorch(make):
+    # PyTorch's message names the creator by name(), in its torch::autograd:: namespace
+    messages = []
+    for m in (ember, torch):
+        x = m.ones(3, requires_grad=True)
+        y = make(m, x)
+        z = y * y
+        with m.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            z.sum().backward()
+        messages.append(str(info.value).split(" is at version")[0])
+    assert messages[0] == messages[1]
+
+
+def _set_first(y):
+    y[0] = 2.0
+    return y

@@ -1032,7 +1032,7 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     if transposed and edge is not None:  # a view of a tensor that requires grad, its base changed: PyTorch
         what += ", which is output 0 of AsStrided,"  # regenerates the view's grad_fn as AsStridedBackward0
     elif edge is not None and not isinstance(edge[0], AccumulateGrad):
-        creator = short_name(edge[0])
+        creator = edge[0].name()  # (name(): PyTorch's message names CopySlices in its torch::autograd:: namespace)
         what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
