@@ -29,6 +29,9 @@ CASES = {
     "whole_ellipsis_zero_dim": lambda m, y, v, w: y.__setitem__(Ellipsis, v.sum()),
     "whole_number": lambda m, y, v, w: y.__setitem__(slice(None), 1.0),
     "false": lambda m, y, v, w: y.__setitem__(False, v),
+    # a lone True is PyTorch's copy into y.unsqueeze(0) (NumPy's y[True] is a mask, whose result is a copy)
+    "true": lambda m, y, v, w: y.__setitem__(True, v),
+    "true_number": lambda m, y, v, w: y.__setitem__(True, 2.0),
     "view_of_view": lambda m, y, v, w: y[1:].__setitem__(0, v),
     "self_source": lambda m, y, v, w: y.__setitem__(0, y[2] * 1),
     "mask": lambda m, y, v, w: y.__setitem__(y > 0, 0.5),
@@ -38,13 +41,33 @@ CASES = {
 }
 
 
-def _run(m, name):
+def _run(m, name, cases=CASES):
     x = m.tensor(X, requires_grad=True)
     v = m.tensor(np.arange(5.0), requires_grad=True)
     w = m.tensor(np.full((4, 2), 3.0), requires_grad=True)
     y = x * 2
-    CASES[name](m, y, v, w)
+    cases[name](m, y, v, w)
     return y, (x, v, w)
+
+
+# a bool among several indices is an index tensor to PyTorch (index_put_ into the view the others make, under its
+# CopySlices; ember's IndexPutBackward0): values and gradients as PyTorch's
+BOOL_AMONG_OTHERS = {
+    "int_true": lambda m, y, v, w: y.__setitem__((0, True), v),
+    "ellipsis_true_int": lambda m, y, v, w: y.__setitem__((Ellipsis, True, 1), v.sum()),
+    "int_false": lambda m, y, v, w: y.__setitem__((0, False), v),
+    "true_slice": lambda m, y, v, w: y.__setitem__((True, slice(1, 3)), v),
+}
+
+
+@pytest.mark.parametrize("name", BOOL_AMONG_OTHERS)
+def test_setitem_with_a_bool_among_other_indices_as_pytorch(name):
+    (ey, e_in), (ty, t_in) = _run(ember, name, BOOL_AMONG_OTHERS), _run(torch, name, BOOL_AMONG_OTHERS)
+    assert_close(ey, ty)
+    g = np.cos(np.arange(20.0)).reshape(4, 5)
+    ey.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert_same_grads(e_in, t_in)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -701,9 +701,12 @@ def setitem(x: Tensor, idx, value) -> None:
 
 
 def _only_basic(raw) -> bool:
-    """Whether every index is basic in PyTorch's setitem (a number, a slice, None, Ellipsis, a bool, a 0-d integer
-    tensor): it then copies the value into the view they make (``x`` itself where they narrow nothing)."""
+    """Whether every index is basic in PyTorch's setitem (a number, a slice, None, Ellipsis, a 0-d integer tensor, a
+    lone bool): it then copies the value into the view they make (``x`` itself where they narrow nothing). A bool
+    among several indices is an index tensor to PyTorch (its index_put_)."""
     for i in raw if raw.__class__ is tuple else (raw,):
+        if raw.__class__ is tuple and isinstance(i, (bool, xp.bool_)):
+            return False
         if isinstance(i, Tensor):
             if i._data.ndim or i._data.dtype.kind not in "iu":
                 return False
@@ -713,7 +716,10 @@ def _only_basic(raw) -> bool:
 
 
 def _part(a, idx):
-    """``a[idx]`` for basic indices as a view, also where NumPy would give a single element as a scalar."""
+    """``a[idx]`` for basic indices as a view, also where NumPy would give a single element as a scalar (a lone True
+    is PyTorch's unsqueeze(0), where NumPy's would be a mask, whose result is a copy)."""
+    if idx is True or idx.__class__ is xp.bool_:
+        return a[None]
     parts = idx if idx.__class__ is tuple else (idx,)
     return a[parts] if any(i is Ellipsis for i in parts) else a[(*parts, Ellipsis)]
 
