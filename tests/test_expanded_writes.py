@@ -33,6 +33,11 @@ CASES = {
     "x[...] = 1": lambda m, x: x.__setitem__(Ellipsis, 1.0),
     "x[:] = t": lambda m, x: x.__setitem__(slice(None), m.ones(3)),
     "x[mask] = 1": lambda m, x: x.__setitem__(m.tensor([[True, False, True], [False, False, False]]), 1.0),
+    # a lone True copies into x.unsqueeze(0), which overlaps; False writes nothing; a bool among other indices
+    # is one of index_put_'s tensors
+    "x[True] = 1": lambda m, x: x.__setitem__(True, 1.0),
+    "x[False] = 1": lambda m, x: x.__setitem__(False, 1.0),
+    "x[0, True] = t": lambda m, x: x.__setitem__((0, True), m.arange(3.0)),
     "x[idx] = 1": lambda m, x: x.__setitem__(m.tensor([0]), 1.0),
     "x[:, idx] = 1": lambda m, x: x.__setitem__((slice(None), m.tensor([0, 2])), 1.0),
     "x[:, idx] = t": lambda m, x: x.__setitem__((slice(None), m.tensor([0, 2])), m.tensor([4.0, 5.0])),

@@ -610,9 +610,10 @@ def expanded_write_allowed(a, idx) -> bool:
     several times), while a basic index copies into the view ``a[idx]``, refused only where that view's own
     elements overlap (``x.expand(2, 3)[0] = 1`` writes, ``[:, 0]`` does not)."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    if any(p.__class__ is xp.ndarray for p in parts):
-        return True
-    return not _overlaps(a[idx])
+    if idx is False or any(p.__class__ is xp.ndarray or idx.__class__ is tuple and isinstance(p, (bool, xp.bool_))
+                           for p in parts):
+        return True  # (False writes nothing; a bool among other indices is one of index_put_'s tensors)
+    return not _overlaps(_part(a, idx))  # (a lone True: the view a.unsqueeze(0), which overlaps as a does)
 
 
 def write_expanded(a, key, values, add: bool = False) -> None:
