@@ -42,3 +42,18 @@ def test_zero_dist_of_two_inputs_needing_gradients_is_pytorchs_error():
 
     (got, _), (want, _) = outcomes(fn)
     assert (type(got), str(got)) == (type(want), str(want))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, a, b: m.cdist(a, b, p=0).sum(),
+    lambda m, a, b: m.nn.functional.pdist(a, p=0).sum(),
+])
+def test_zero_distance_functions_give_zero_gradients_as_pytorch(make):
+    # (cdist's and pdist's own formulas: zeros, where the 0-norm's gives none)
+    grads = []
+    for m in (ember, torch):
+        a = m.tensor([[0.0, 1.5, -2.0], [1.0, 1.5, 0.0]], requires_grad=True)
+        b = m.tensor([[2.0, 0.0, -2.0]], requires_grad=True)
+        make(m, a, b).backward()
+        grads.append([None if t.grad is None else t.grad.tolist() for t in (a, b)])
+    assert grads[0] == grads[1]

@@ -49,7 +49,16 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
-    return version_checked(norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p, -1), x1, x2)
+    return version_checked(_distance_norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p), x1, x2)
+
+
+def _distance_norm(diffs: Tensor, p: float) -> Tensor:
+    """The ``p``-norm over the last dimension of ``diffs``, a distance function's (``cdist``, ``pdist``): for p = 0
+    its gradient is zeros, as PyTorch's cdist and pdist formulas give, where the 0-norm's gives none."""
+    out = norm(diffs, p, -1)
+    if p == 0 and out.grad_fn is not None:
+        out.grad_fn.zero_count_gradient = True
+    return out
 
 
 def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
@@ -108,7 +117,4 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = xp.triu_indices(input._data.shape[0], 1)
     pairs = sub(index_select(input, 0, Tensor._make(i)), index_select(input, 0, Tensor._make(j)))
-    out = norm(pairs, p, -1)
-    if p == 0 and out.grad_fn is not None:  # (PyTorch's pdist formula gives zeros where the 0-norm's gives none)
-        out.grad_fn.zero_count_gradient = True
-    return version_checked(out, input)
+    return version_checked(_distance_norm(pairs, p), input)
