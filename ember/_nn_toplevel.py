@@ -116,6 +116,11 @@ def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
 
 
 # --------------------------------------------------------------------- losses, with an int reduction
+# ``reduction`` left out: PyTorch's binding of these functions gives the unreduced loss (its stubs and schema name
+# the mean, but torch.kl_div(x, t) is torch.kl_div(x, t, 0)), so an omitted reduction is 0 here too
+_OMITTED = 0
+
+
 def _reduction(op: str, reduction, position: int) -> str:
     """The native losses' ``reduction``, an int as PyTorch's ``at::Reduction``: 1 the mean, 2 the sum, any other
     the unreduced loss (its ``apply_loss_reduction``); anything but an int is PyTorch's TypeError."""
@@ -125,7 +130,7 @@ def _reduction(op: str, reduction, position: int) -> str:
     return {1: "mean", 2: "sum"}.get(reduction, "none")
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, reduction: int = _OMITTED, *, log_target: bool = False) -> Tensor:
     """``torch.kl_div``: ``F.kl_div`` with an int reduction (no 'batchmean'), without its warning for the mean."""
     from .nn._ops.loss import kl_div_reduced
 
@@ -133,20 +138,20 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: boo
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+                                     pos_weight: Tensor | None = None, reduction: int = _OMITTED) -> Tensor:
     return F.binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction("binary_cross_entropy_with_logits", reduction, 5),
         pos_weight=pos_weight)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = _OMITTED) -> Tensor:
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction("margin_ranking_loss", reduction, 5))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
-                        eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
+                        eps: float = 1e-06, swap: bool = False, reduction: int = _OMITTED) -> Tensor:
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction("triplet_margin_loss", reduction, 8))
 
@@ -159,12 +164,12 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = _OMITTED) -> Tensor:
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction("cosine_embedding_loss", reduction, 5))
 
 
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = _OMITTED) -> Tensor:
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction, 4))
 
 

@@ -160,6 +160,15 @@ def test_native_losses_take_an_int_reduction_as_pytorch(name, reduction, dtype):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", [name for name in LOSSES if name != "poisson_nll_loss"])  # (it has no default)
+def test_native_losses_without_a_reduction_as_pytorch(name):
+    # (PyTorch's binding gives the unreduced loss when reduction is left out, whatever its stubs say)
+    arrays, extras, _ = LOSSES[name]
+    outs = [getattr(m, name)(*(m.tensor(a) for a in arrays), *extras) for m in (ember, torch)]
+    assert tuple(outs[0].shape) == tuple(outs[1].shape)
+    np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("name", list(LOSSES))
 @pytest.mark.parametrize("reduction", ["mean", 1.0, True, None])
 def test_native_losses_refuse_a_reduction_not_an_int(name, reduction):
