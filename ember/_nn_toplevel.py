@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._backend import xp
+from ._memory_format import contiguous_format, laid_out, suggest_memory_format
 from ._tensor import Tensor
 from .autograd.graph import Node, torch_named
 from .nn import functional as F
@@ -211,7 +212,10 @@ def _shuffled(a, groups: int):
 class ChannelShuffle(Node):
     def forward(self, x, groups):
         self.groups = groups
-        return xp.ascontiguousarray(_shuffled(x, groups))
+        # (PyTorch's kernel allocates the result in the input's suggested memory format: channels-last stays so)
+        fmt = suggest_memory_format(x.shape, [s // x.itemsize for s in x.strides])
+        out = _shuffled(x, groups)
+        return xp.ascontiguousarray(out) if fmt is contiguous_format else laid_out(out, fmt)
 
     def backward(self, g):  # (the inverse permutation: the shuffle of C / groups groups)
         return (_shuffled(g, g.shape[1] // self.groups),)

@@ -237,3 +237,12 @@ def test_channel_shuffle_errors_as_pytorch(shape, groups, error):
             m.channel_shuffle(m.zeros(shape), groups)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d", "contiguous_format"])
+def test_channel_shuffle_keeps_the_memory_format_as_pytorch(fmt):
+    shape = (2, 4, 3, 3, 2) if fmt == "channels_last_3d" else (2, 4, 3, 3)
+    x = np.random.default_rng(0).standard_normal(shape)
+    outs = [m.channel_shuffle(m.tensor(x).contiguous(memory_format=getattr(m, fmt)), 2) for m in (ember, torch)]
+    assert outs[0].stride() == outs[1].stride()
+    np.testing.assert_array_equal(outs[0].numpy(), outs[1].numpy())
