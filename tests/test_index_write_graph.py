@@ -72,3 +72,19 @@ def test_number_written_leaves_no_edge_for_it():
     y = ember.randn(3, 4, requires_grad=True) * 1
     assert len(y.scatter(0, ember.zeros(1, 4, dtype=ember.long), 1.0).grad_fn.next_functions) == 1
     assert len(y.index_fill(0, ember.tensor([1]), 1.0).grad_fn.next_functions) == 1
+
+
+@pytest.mark.parametrize("write", [
+    lambda m, y, s: y.scatter(0, m.zeros(1, 4, dtype=m.long), s),
+    lambda m, y, s: y.masked_scatter(y > 0, s.repeat(3, 1)),
+    lambda m, y, s: y.index_put((m.tensor([0, 2]),), s),
+    lambda m, y, s: y.index_put((m.tensor([0, 2]),), s.sum()),
+], ids=["scatter", "masked_scatter", "index_put", "index_put_0d"])
+def test_a_tensor_written_that_needs_no_gradient_keeps_its_none_edge(write):
+    # (PyTorch's node has an edge for every tensor input, None where it needs no gradient; a number has none)
+    names = []
+    for m in (ember, torch):
+        y = m.tensor(X[:3, :4], requires_grad=True) * 1
+        out = write(m, y, m.tensor(S[:1, :4]))
+        names.append([None if f is None else type(f).__name__ for f, _ in out.grad_fn.next_functions])
+    assert names[0] == names[1]

@@ -868,15 +868,18 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
         vals = src[tuple(slice(0, n) for n in idx.shape)]
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
     # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
-    out = shown_as(written_copy_of(x, out), "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
+    number = not isinstance(src, Tensor)
+    out = shown_as(written_copy_of(x, out, number), "ScatterBackward1" if number else "ScatterBackward0")
     return version_checked(out, index)
 
 
-def written_copy_of(x: Tensor, out: Tensor) -> Tensor:
+def written_copy_of(x: Tensor, out: Tensor, number: bool = False) -> Tensor:
     """``out``, an index write (``setitem``) into a copy of ``x`` (``x.clone()``, expanded first or not), its node
     reading ``x`` itself as PyTorch's one node does (scatter, index_put, masked_scatter record no CloneBackward0):
     its first edge is ``x``'s own (None where ``x`` needs no gradient, and a value-only node keeps only its
-    value's), the gradient summed to ``x``'s shape down it. The copy's node passed the gradient on unchanged."""
+    value's), the gradient summed to ``x``'s shape down it. The copy's node passed the gradient on unchanged.
+    ``number``: the value written was a Python number, for which PyTorch's node has no edge (ScatterBackward1); a
+    tensor that needs no gradient keeps its None edge, as PyTorch's."""
     node = out.grad_fn
     if node is None:
         return out
@@ -885,7 +888,7 @@ def written_copy_of(x: Tensor, out: Tensor) -> Tensor:
     else:
         node.next_edges[0], node.input_shapes[0] = None, None
         node.needs_input_grad = (False, *node.needs_input_grad[1:])
-    if len(node.next_edges) > 1 and node.next_edges[1] is None and type(node).__name__ != "CopySlices":
+    if number and len(node.next_edges) > 1 and node.next_edges[1] is None and type(node).__name__ != "CopySlices":
         del node.next_edges[1:], node.input_shapes[1:]  # (a number written: PyTorch's node has no edge for it)
         node.needs_input_grad = node.needs_input_grad[:1]
     return out
