@@ -147,8 +147,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = _OMITTED) -> Tensor:
-    return F.margin_ranking_loss(input1, input2, target, margin,
-                                 reduction=_reduction("margin_ranking_loss", reduction, 5))
+    from .nn._ops.loss_margin import ranking_loss  # (PyTorch's native loss: no check of the dimensions)
+
+    return ranking_loss(input1, input2, target, margin, _reduction("margin_ranking_loss", reduction, 5))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,

@@ -246,3 +246,10 @@ def test_channel_shuffle_keeps_the_memory_format_as_pytorch(fmt):
     outs = [m.channel_shuffle(m.tensor(x).contiguous(memory_format=getattr(m, fmt)), 2) for m in (ember, torch)]
     assert outs[0].stride() == outs[1].stride()
     np.testing.assert_array_equal(outs[0].numpy(), outs[1].numpy())
+
+
+def test_margin_ranking_loss_broadcasts_operands_of_other_ranks_as_pytorch():
+    # (the native function has no check of the dimensions; F.margin_ranking_loss's refuses them)
+    a, b = _rng((2, 3), 0), _rng((2, 3), 1)
+    outs = [m.margin_ranking_loss(m.tensor(a), m.tensor(b), m.tensor([1.0, -1.0, 1.0]), 0.1, 0) for m in (ember, torch)]
+    np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-12)

@@ -29,6 +29,13 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return ranking_loss(input1, input2, target, margin, reduction)
+
+
+@full_precision
+def ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float, reduction: str) -> Tensor:
+    """``margin_ranking_loss`` without the functional's check of the dimensions (PyTorch's native
+    ``torch.margin_ranking_loss`` broadcasts operands of any number of dimensions)."""
     return reduce_loss((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
