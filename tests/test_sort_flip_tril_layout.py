@@ -55,3 +55,46 @@ def test_gradients_through_a_channels_last_input(op):
         (y * m.arange(y.numel()).reshape(y.shape)).sum().backward()
         got.append(x.grad.numpy().tolist())
     assert got[0] == got[1]
+
+
+OUT_OPS = {
+    "add": lambda m, x, o: m.add(x, x, out=o),
+    "exp": lambda m, x, o: m.exp(x, out=o),
+    "neg": lambda m, x, o: m.neg(x, out=o),
+    "clamp": lambda m, x, o: m.clamp(x, 0, out=o),
+    "pow": lambda m, x, o: m.pow(x, 2, out=o),
+    "cumsum": lambda m, x, o: m.cumsum(x, 0, out=o),
+    "maximum": lambda m, x, o: m.maximum(x, x, out=o),
+    "sort": lambda m, x, o: m.sort(x, 0, out=(o, m.empty(0, dtype=m.long)))[0],
+    "tril": lambda m, x, o: m.tril(x, out=o),
+    "triu": lambda m, x, o: m.triu(x, -1, out=o),
+    "add into float64": lambda m, x, o: m.add(x, 1, out=o.double()),
+}
+
+
+@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
+@pytest.mark.parametrize("out", ["empty", "another shape"])
+@pytest.mark.parametrize("op", list(OUT_OPS))
+@pytest.mark.parametrize("inp", ["channels_last", "transposed", "transposed matrix", "permuted", "slice"])
+def test_an_out_that_is_resized_is_laid_out_as_computed(inp, op, out):
+    got = []
+    for m in (ember, torch):
+        o = m.empty(0) if out == "empty" else m.empty(3, 3)
+        y = OUT_OPS[op](m, INPUTS[inp](m), o)
+        got.append((y.stride(), y.dtype == m.float64, y.numpy()))
+    assert got[0][:2] == got[1][:2]
+    np.testing.assert_allclose(got[0][2], got[1][2], rtol=1e-6)
+
+
+def test_tril_and_triu_take_out_as_pytorchs():
+    from oracle import assert_same_error
+
+    x = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    assert_same_error(lambda m: m.tril(m.tensor(x), out=m.empty(3, 3, dtype=m.float64)))
+    assert_same_error(lambda m: m.triu(m.tensor(x, requires_grad=True), out=m.empty(0)))
+    got = []
+    for m in (ember, torch):
+        y = m.tensor(x)
+        m.triu(y, 1, out=y)  # (in place through out=, as PyTorch allows)
+        got.append(y.tolist())
+    assert got[0] == got[1]
