@@ -608,8 +608,8 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
 def laid_out_like(a, values):
     """``values`` (an array of ``a``'s shape) laid out as PyTorch's ``empty_like(a)`` lays an op's result out: what
     sort, argsort and flip give (``_empty_preserving``). A row-major (or meta) ``a`` takes ``values`` as they are."""
-    if a.__class__ is not xp.ndarray or a.flags.c_contiguous or is_meta(a):
-        return values
+    if a.__class__ is not xp.ndarray or a.flags.c_contiguous and (1 not in a.shape or _row_major(a)) or is_meta(a):
+        return values  # (a size-1 dimension's odd stride is kept below, as PyTorch's empty_like keeps it)
     out = _empty_preserving(Tensor._make(a), values.dtype)
     out[...] = values
     return out

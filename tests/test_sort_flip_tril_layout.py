@@ -98,3 +98,22 @@ def test_tril_and_triu_take_out_as_pytorchs():
         m.triu(y, 1, out=y)  # (in place through out=, as PyTorch allows)
         got.append(y.tolist())
     assert got[0] == got[1]
+
+
+ODD_SIZE_ONE = {  # operands NumPy calls C-contiguous whose size-1 dimensions step oddly
+    "size-1 middle": lambda m: m.tensor(X[0, 0, :2, :3].copy()).as_strided((2, 1, 3), (3, 7, 1)),
+    "size-1 outer": lambda m: m.tensor(X[0, 0, :2, :3].copy()).as_strided((1, 2, 3), (100, 3, 1)),
+    "a row transposed twice": lambda m: m.tensor(X[0, 0, :, :1].copy()).t(),
+}
+
+
+@pytest.mark.parametrize("op", ["clone", "flip", "argsort"])
+@pytest.mark.parametrize("inp", list(ODD_SIZE_ONE))
+def test_a_size_one_dimensions_stride_is_kept_as_pytorchs_empty_like_keeps_it(inp, op):
+    fns = {"clone": lambda m, x: x.clone(), "flip": lambda m, x: m.flip(x, [-1]),
+           "argsort": lambda m, x: m.argsort(x, -1)}
+    got = []
+    for m in (ember, torch):
+        y = fns[op](m, ODD_SIZE_ONE[inp](m))
+        got.append((y.stride(), y.numpy().tolist()))
+    assert got[0] == got[1]
