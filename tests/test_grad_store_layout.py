@@ -100,3 +100,20 @@ def test_a_layout_changed_after_the_optimizer_was_built_is_followed():
         for p, q in zip(model.parameters(), tmodel.parameters()):
             assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
         o.step(), to.step()
+
+
+def test_a_grad_buckets_gradients_are_laid_out_as_the_store_lays_the_slots_out():
+    # (a DDP communication hook's view of a bucket: its gradients() are views of the flat buffer, each as its slot)
+    from ember.distributed.grad_bucket import GradBucket
+
+    model, _ = _conv_pair()
+    model.to(memory_format=ember.channels_last)
+    params = list(model.parameters())
+    ember.optim.SGD(params, lr=0.1)
+    model(ember.tensor(X)).sum().backward()
+    store = params[0]._grad_slot[0]
+    bucket = GradBucket(0, ember.Tensor._make(store.flat), params, store.offsets[:-1], True)
+    for g, p in zip(bucket.gradients(), params):
+        assert g.stride() == p.stride() == p.grad.stride()
+        assert np.shares_memory(g.numpy(), store.flat)
+        assert np.array_equal(g.numpy(), p.grad.numpy())
