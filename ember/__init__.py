@@ -606,8 +606,8 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
 _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
                 "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d",
                 "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "dropout",
-                "embedding", "feature_alpha_dropout", "group_norm", "hardshrink", "hinge_embedding_loss",
-                "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
+                "embedding", "embedding_bag", "feature_alpha_dropout", "group_norm", "hardshrink",
+                "hinge_embedding_loss", "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
                 "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "pixel_shuffle", "pixel_unshuffle",
                 "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold",
                 "threshold_", "triplet_margin_loss")
@@ -664,6 +664,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         cosine_embedding_loss,
         dropout,
         embedding,
+        embedding_bag,
         feature_alpha_dropout,
         group_norm,
         hardshrink,
@@ -826,7 +827,8 @@ __all__ = [
     # the top-level neural-network operators (_NN_TOPLEVEL)
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear", "celu",
     "celu_", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "dropout",
-    "embedding", "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm", "max_pool1d",
+    "embedding", "embedding_bag", "feature_alpha_dropout", "group_norm", "hardshrink", "instance_norm", "layer_norm",
+    "max_pool1d",
     "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
     "selu", "selu_", "threshold", "threshold_", "binary_cross_entropy_with_logits", "channel_shuffle",
     "cosine_embedding_loss", "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "rrelu",

@@ -605,6 +605,16 @@ def _empty_preserving(t: Tensor, dt, memory_format=None):
     return xp.lib.stride_tricks.as_strided(xp.empty(a.size, dt), a.shape, [s * itemsize for s in strides])
 
 
+def laid_out_like(a, values):
+    """``values`` (an array of ``a``'s shape) laid out as PyTorch's ``empty_like(a)`` lays an op's result out: what
+    sort, argsort and flip give (``_empty_preserving``). A row-major (or meta) ``a`` takes ``values`` as they are."""
+    if a.__class__ is not xp.ndarray or a.flags.c_contiguous and (1 not in a.shape or _row_major(a)) or is_meta(a):
+        return values  # (a size-1 dimension's odd stride is kept below, as PyTorch's empty_like keeps it)
+    out = _empty_preserving(Tensor._make(a), values.dtype)
+    out[...] = values
+    return out
+
+
 def meta_like(a, dt, memory_format=None):
     """A meta array (no memory) of array ``a``'s shape and dtype ``dt``, reporting the strides PyTorch's
     ``empty_like(a, memory_format=...)`` gives (``preserve_format``: a meta ``a``'s recorded layout kept as

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._backend import xp
-from ._memory_format import contiguous_format, laid_out, suggest_memory_format
 from ._tensor import Tensor
-from .autograd.graph import Node, torch_named
 from .nn import functional as F
+from .nn._ops.embedding_bag import embedding_bag_native
 
 # PyTorch's torch.nn.functional re-exports these top-level operators unchanged (F.conv2d is torch.conv2d).
 SAME_AS_FUNCTIONAL = ("adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "conv1d", "conv2d", "conv3d",
                       "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "hardshrink", "pixel_shuffle",
-                      "pixel_unshuffle", "prelu", "selu_", "threshold_")
+                      "pixel_unshuffle", "prelu", "selu_", "threshold_", "channel_shuffle")
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
@@ -31,6 +29,9 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     """``torch.embedding``: rows of ``weight``; a negative ``padding_idx`` is none (the native operator's -1)."""
     return F.embedding(indices, weight, None if padding_idx < 0 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+embedding_bag = embedding_bag_native  # (torch.embedding_bag: the weight first, the mode a number, four results)
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
@@ -175,7 +176,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction, 4))
 
 
-# --------------------------------------------------------------------- rrelu, channel_shuffle
+# --------------------------------------------------------------------- rrelu
 def _rrelu(input: Tensor, lower: float, upper: float, training: bool, generator, inplace: bool) -> Tensor:
     """``F.rrelu``, its slopes drawn from ``generator`` (the default one when None)."""
     from .random import default_generator
@@ -200,43 +201,6 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
            generator=None) -> Tensor:
     return _rrelu(input, lower, upper, training, generator, True)
-
-
-def _shuffled(a, groups: int):
-    """The channels (dim 1) of ``a`` in ``groups`` groups, interleaved: channel g * (C / groups) + k goes to
-    k * groups + g."""
-    n, c = a.shape[:2]
-    return a.reshape(n, groups, c // groups, *a.shape[2:]).swapaxes(1, 2).reshape(a.shape)
-
-
-@torch_named("ChannelShuffleBackward0")
-class ChannelShuffle(Node):
-    def forward(self, x, groups):
-        self.groups = groups
-        # (PyTorch's kernel allocates the result in the input's suggested memory format: channels-last stays so)
-        fmt = suggest_memory_format(x.shape, [s // x.itemsize for s in x.strides])
-        out = _shuffled(x, groups)
-        return xp.ascontiguousarray(out) if fmt is contiguous_format else laid_out(out, fmt)
-
-    def backward(self, g):  # (the inverse permutation: the shuffle of C / groups groups)
-        return (_shuffled(g, g.shape[1] // self.groups),)
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """``torch.channel_shuffle`` (``F.channel_shuffle``): ShuffleNet's interleaving of the channels of ``groups``
-    groups, with PyTorch's checks."""
-    if groups.__class__ is not int:
-        raise TypeError(f"channel_shuffle(): argument 'groups' (position 2) must be int, not "
-                        f"{type(groups).__name__}")
-    if input.ndim <= 2:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
-                           f"{list(input.shape)}")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    if input.shape[1] % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
-                           f"{groups} groups.")
-    return ChannelShuffle.apply(input, groups=groups)
 
 
 globals().update({name: getattr(F, name) for name in SAME_AS_FUNCTIONAL})

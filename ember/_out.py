@@ -4,8 +4,9 @@ One wrapper, applied to the top-level functions listed below (``ember/__init__.p
 usual, then written into ``out``, which is returned (a tuple of ``out`` tensors for ops returning several, as
 ``torch.max(x, dim, out=(values, indices))``). As in PyTorch:
 
-- ``out`` is resized to the result's shape; resizing one that has elements warns (PyTorch deprecates it), an
-  empty one is resized silently;
+- ``out`` is resized to the result's shape, laid out as the result was computed (a transposed, permuted or
+  channels-last input's strides, for the ops that keep them); resizing one that has elements warns (PyTorch
+  deprecates it), an empty one is resized silently;
 - ``sum``/``prod``/``cumsum``/``cumprod`` compute in ``out``'s dtype (its ``dtype=``); for the others, its dtype
   must be one the result can be cast to (pointwise ops and most reductions: ``RuntimeError``
   "result type Float can't be cast to the desired output type Long"; ``cat``/``stack``: ``TypeError``), or
@@ -45,8 +46,10 @@ from ._dtype import float32 as _float32
 from ._meta import is_meta
 from ._signatures import with_keywords
 from ._tensor import Tensor
+from ._tensor_pickle import layout_in_storage, storage_bytes, view_into
 from ._warnings import warn
 from .autograd.grad_mode import is_grad_enabled
+from .storage import root_array
 
 # result dtype converted to out's when castable (same_kind), as PyTorch's TensorIterator ops do
 CASTING = frozenset("""
@@ -64,7 +67,7 @@ gcd lcm ldexp nextafter outer ger addcmul addcdiv
 EXACT = frozenset("""
 addmm addmv amax amin argmax argmin bmm clamp clip dot gather index_select masked_select matmul mm mv round sort take
 topk vdot
-where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not
+where norm heaviside frexp abs absolute ceil floor trunc fix frac neg negative sign bitwise_not tril triu
 """.split())
 # of these, an op whose result has another dtype than its input (abs of a complex tensor) casts into out
 _REAL_OF_COMPLEX = frozenset({"abs", "absolute"})
@@ -75,7 +78,7 @@ _CPP = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instea
 EXACT_MESSAGES = {
     **dict.fromkeys("abs absolute ceil floor trunc fix frac neg negative sign round clamp clip bitwise_not".split(),
                     _FOUND),
-    **dict.fromkeys("addmm addmv bmm matmul mm gather sort topk argmax argmin max min norm".split(), _CPP),
+    **dict.fromkeys("addmm addmv bmm matmul mm gather sort topk argmax argmin max min norm tril triu".split(), _CPP),
     **dict.fromkeys(("dot", "vdot"), "result dtype {out} does not match input dtype {result}"),
     "amax": "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for "
             "out's dtype.",
@@ -123,7 +126,7 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int
 # added input (the product is computed apart)
 _NO_PARTIAL_OVERLAP = (CASTING | EXACT) - frozenset("""
 amax amin argmax argmin max min mean logsumexp norm prod std sum var arange mvlgamma mm bmm matmul mv dot vdot
-cat concat concatenate stack gather index_select
+cat concat concatenate stack gather index_select tril triu
 """.split())
 _NO_OVERLAP = frozenset("cat concat concatenate stack gather index_select".split())
 _EXTREMA = frozenset({"max", "min"})  # (with a dim, or of two tensors; not of all elements: max.unary_out)
@@ -429,8 +432,22 @@ def _write(name: str, result: Tensor, out, exact: bool, shown: str | None = None
                 "future PyTorch release outputs will not be resized unless they have zero elements. You can "
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).")
         out.resize_(tuple(result.shape))
+        _as_computed(out, result._data)
     out.copy_(result)
     return out
+
+
+def _as_computed(out: Tensor, a) -> None:
+    """Lay ``out``, just resized (row-major), out as the op computed its result ``a``: PyTorch gives a resized output
+    the strides it computed (a transposed, permuted or channels-last input's, for the ops that keep them)."""
+    o = out._data
+    if (a.__class__ is not xp.ndarray or o.__class__ is not xp.ndarray or a.ndim < 2 or a.flags.c_contiguous
+            or not _dense(a) or is_meta(o)):
+        return
+    layout = layout_in_storage(o)
+    if layout is not None:
+        out._data = view_into(storage_bytes(root_array(o)), out.dtype, layout[1], a.shape,
+                              [s // a.itemsize * o.itemsize for s in a.strides])
 
 
 def _requires_grad(args, kwargs) -> bool:

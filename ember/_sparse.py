@@ -214,6 +214,14 @@ def segment_sum(flat, rows_of, scale_by_freq: bool = False):
 _ONE_HOT_MAX = 1 << 20
 
 
+_RESIZE_ADVICE = """You could try the following options:
+1. If you need an empty sparse tensor of this size, call `x = torch.sparse_coo_tensor(size)`.
+2. If you need to resize this tensor, you have the following options:
+    1. For both sparse and dense dimensions, keep the number of them constant and the size of them non-shrinking, \
+and then try the same call again.
+    2. Or, create a new sparse tensor with the correct indices and values from this sparse tensor."""
+
+
 class SparseTensor(Tensor):
     """A sparse COO tensor (``layout=torch.sparse_coo``): a sparse gradient, or ``torch.sparse_coo_tensor``.
 
@@ -318,6 +326,46 @@ class SparseTensor(Tensor):
         self._data = SparseCOO(c.indices[:, :0].copy(), c.values[:0].copy(), c.shape, True)
         self._bump_version()
         return self
+
+    def sparse_resize_(self, size, sparse_dim: int, dense_dim: int) -> SparseTensor:
+        """A new size with ``sparse_dim`` sparse and ``dense_dim`` dense dimensions, as PyTorch's: anything for a
+        tensor without entries; with entries, the same numbers of dimensions and no size shrinking (the values grow
+        as PyTorch's resize_ grows them: the old ones first, in memory order)."""
+        for name, position, n in (("sparse_dim", 2, sparse_dim), ("dense_dim", 3, dense_dim)):
+            if n.__class__ is not int:
+                raise TypeError(f"sparse_resize_(): argument '{name}' (position {position}) must be int, not "
+                                f"{type(n).__name__}")
+        size = tuple(int(n) for n in size)
+        if len(size) != sparse_dim + dense_dim:
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                               f"sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+        c = self._data
+        if not c.nnz:
+            self._data = SparseCOO(xp.zeros((sparse_dim, 0), xp.int64), xp.zeros((0, *size[sparse_dim:]),
+                                                                               c.values.dtype), size, True)
+        else:
+            old_sparse, new_sparse = list(c.shape[:self.sparse_dim()]), list(size[:sparse_dim])
+            old_dense, new_dense = list(c.shape[self.sparse_dim():]), list(size[sparse_dim:])
+            for what, old, new in (("changing the number of sparse dimensions", self.sparse_dim(), sparse_dim),
+                                   ("changing the number of dense dimensions", self.dense_dim(), dense_dim),
+                                   ("shrinking the size of sparse dimensions", old_sparse, new_sparse),
+                                   ("shrinking the size of dense dimensions", old_dense, new_dense)):
+                if old != new if isinstance(old, int) else any(b < a for a, b in zip(old, new)):
+                    raise RuntimeError(f"{what} (from {old} to {new}) on a non-empty sparse tensor is not supported."
+                                       f"\n{_RESIZE_ADVICE}")
+            values = c.values
+            if new_dense != old_dense:
+                flat = xp.zeros(c.nnz * math.prod(new_dense), values.dtype)
+                flat[:values.size] = values.reshape(-1)
+                values = flat.reshape((c.nnz, *new_dense))
+            self._data = SparseCOO(c.indices, values, size, c.coalesced)
+        self._bump_version()
+        return self
+
+    def sparse_resize_and_clear_(self, size, sparse_dim: int, dense_dim: int) -> SparseTensor:
+        """``sparse_resize_`` after removing every entry (any size and numbers of dimensions)."""
+        self.zero_()
+        return self.sparse_resize_(size, sparse_dim, dense_dim)
 
     def mul_(self, other) -> SparseTensor:
         self._data.values *= self._scalar(other, "mul_")

@@ -64,6 +64,29 @@ def _progress(done: int, total: int | None) -> None:
     sys.stderr.flush()
 
 
+class _PlainTqdm:
+    """``torch.hub.tqdm`` where the tqdm package is not installed: PyTorch's stand-in, the same progress line on
+    stderr (a percentage, or bytes when the total is unknown)."""
+
+    def __init__(self, total=None, disable=False, unit=None, unit_scale=None, unit_divisor=None) -> None:
+        self.total, self.disable, self.n = total, disable, 0
+
+    def update(self, n) -> None:
+        if not self.disable:
+            self.n += n
+            _progress(self.n, self.total)
+
+    def close(self) -> None:
+        self.disable = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.disable:
+            sys.stderr.write("\n")
+
+
 def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, progress: bool = True) -> None:
     """Download ``url`` to ``dst``: written to ``dst.<random>.partial`` and moved into place only when complete,
     so an interrupted download never leaves a truncated ``dst``. With ``hash_prefix``, the file's SHA256 hex
@@ -298,4 +321,14 @@ def load(repo_or_dir: str, model: str, *args, source: str = "github", trust_repo
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 
-__getattr__ = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
+_missing_name = _module_getattr(__name__)  # a missing name says which torch feature ember lacks
+
+
+def __getattr__(name: str):
+    if name == "tqdm":  # torch.hub.tqdm: the tqdm package's progress bar, imported on first use (it is not small)
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            tqdm = _PlainTqdm
+        return tqdm
+    return _missing_name(name)

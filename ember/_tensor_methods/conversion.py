@@ -115,6 +115,14 @@ class ConversionMethods:
     def is_coalesced(self) -> builtins.bool:
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
 
+    def sparse_resize_(self, size, sparse_dim: int, dense_dim: int) -> Tensor:
+        raise NotImplementedError("Could not run 'aten::sparse_resize_' with arguments from the 'CPU' backend: it is "
+                                  "only available for sparse tensors")
+
+    def sparse_resize_and_clear_(self, size, sparse_dim: int, dense_dim: int) -> Tensor:
+        raise NotImplementedError("Could not run 'aten::sparse_resize_and_clear_' with arguments from the 'CPU' "
+                                  "backend: it is only available for sparse tensors")
+
     @property
     def is_sparse_csr(self) -> builtins.bool:
         return False

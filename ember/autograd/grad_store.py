@@ -2,11 +2,12 @@
 
 A ``GradStore`` covers a fixed list of parameters of one dtype, in a known order, and each of them
 knows its slot (``p._grad_slot = (store, index)``). Their gradients lie end to end in one flat
-buffer, so DDP all-reduces a bucket (a run of consecutive slots) in place, and ``clip_grad_norm_``
-measures all gradients with one call. Who builds it: ``DistributedDataParallel`` at construction
-(registration order, its buckets are contiguous slices), otherwise the optimizer at construction
-(its parameters in group order). Parameters without a store get a fresh array per gradient, as in
-PyTorch. Nothing is decided by reference counts and nothing is process-wide.
+buffer (each slot laid out as its parameter: a channels-last or transposed weight gets a gradient with its
+strides, as PyTorch's AccumulateGrad and DDP's bucket views lay them out), so DDP all-reduces a bucket (a run
+of consecutive slots) in place, and ``clip_grad_norm_`` measures all gradients with one call. Who builds it:
+``DistributedDataParallel`` at construction (registration order, its buckets are contiguous slices), otherwise
+the optimizer at construction (its parameters in group order). Parameters without a store get a fresh array per
+gradient, as in PyTorch. Nothing is decided by reference counts and nothing is process-wide.
 
 The mode is fixed at construction (PyTorch's ``gradient_as_bucket_view``):
 
@@ -48,8 +49,8 @@ FREE, LENT, ISSUED = 0, 1, 2  # a slot's state in the current generation
 class GradStore:
     """Gradient memory of ``params`` (one dtype), end to end in this order. See the module docstring."""
 
-    __slots__ = ("shapes", "offsets", "size", "dtype", "as_view", "flat", "views", "state", "_params",
-                 "__weakref__")
+    __slots__ = ("shapes", "strides", "laid", "offsets", "size", "dtype", "as_view", "flat", "views", "state",
+                 "_params", "__weakref__")
 
     def __init__(self, params: list, *, as_view: bool = False) -> None:
         if not params:
@@ -58,6 +59,8 @@ class GradStore:
         if any(p._data.dtype != self.dtype for p in params):
             raise ValueError("a GradStore holds gradients of one dtype")
         self.shapes = [p._data.shape for p in params]
+        self.strides = [p._data.strides for p in params]  # the layout each slot is laid out for
+        self.laid = [_slot_strides(p._data) for p in params]  # (None: row-major)
         self.offsets = [0]
         for p in params:
             self.offsets.append(self.offsets[-1] + p._data.size)
@@ -80,15 +83,27 @@ class GradStore:
 
     def _new_generation(self) -> None:
         self.flat = xp.zeros(self.size, self.dtype) if self.as_view else xp.empty(self.size, self.dtype)
-        self.views = [self.flat[a:b].reshape(s) for a, b, s in zip(self.offsets, self.offsets[1:], self.shapes)]
+        flat, offsets, shaped = self.flat, self.offsets, self.shaped
+        self.views = [flat[offsets[i]:offsets[i + 1]].reshape(shape) if strides is None else shaped(
+            flat[offsets[i]:offsets[i + 1]], i) for i, (shape, strides) in enumerate(zip(self.shapes, self.laid))]
         self.state = [FREE] * len(self.shapes)
+
+    def shaped(self, piece, i: int):
+        """``piece`` (slot ``i``'s stretch of a flat buffer laid out like the store) as slot ``i``'s gradient: shaped
+        like its parameter, with its strides (see ``_slot_strides``)."""
+        strides = self.laid[i]
+        if strides is None:
+            return piece.reshape(self.shapes[i])
+        return xp.lib.stride_tricks.as_strided(piece, self.shapes[i], strides)
 
     # ------------------------------------------------------------------ handing out slots
     def slot_of(self, t: Tensor) -> int | None:
-        """``t``'s slot index while ``t`` still has the shape and dtype it had when the store was built
-        (``p.data = ...`` may change them: that parameter's gradients then live outside the store)."""
+        """``t``'s slot index while ``t`` still has the shape, layout and dtype it had when the store was built
+        (``p.data = ...`` or ``module.to(memory_format=...)`` may change them: that parameter's gradients then live
+        outside the store, laid out as its new layout asks)."""
         i = t._grad_slot[1]
-        return i if self.shapes[i] == t._data.shape and self.dtype == t._data.dtype else None
+        a = t._data
+        return i if self.shapes[i] == a.shape and self.strides[i] == a.strides and self.dtype == a.dtype else None
 
     def _issue(self, i: int, grad) -> Tensor:
         """The new ``.grad`` of slot ``i`` holding ``grad`` (copied, unless ``grad`` is the slot's own lent array)."""
@@ -199,6 +214,23 @@ def leaf_layout_copy(param, grad):
     out = xp.lib.stride_tricks.as_strided(xp.empty(param.size, dt), shape, [s * size for s in own])
     out[...] = grad
     return out
+
+
+def _slot_strides(param):
+    """The strides of ``param``'s slot in a gradient store: its own when they are non-overlapping and dense but not
+    row-major (a channels-last or transposed weight: PyTorch's DDP lays its bucket views out so, as AccumulateGrad
+    lays a leaf's gradient out; such strides start at offset 0 and cover exactly the slot's elements), else None
+    (row-major, a slice of a parameter included)."""
+    if not param.size:
+        return None
+    own = [s // param.itemsize for s in param.strides]
+    step, row_major = 1, []
+    for n in reversed(param.shape):
+        row_major.append(step)
+        step *= n
+    if own == row_major[::-1]:
+        return None  # (a size-1 dimension may step anyhow: one that differs is kept, as PyTorch's bucket views keep it)
+    return param.strides if _non_overlapping_and_dense(param.shape, own) else None
 
 
 def _non_overlapping_and_dense(shape, strides) -> bool:

@@ -25,7 +25,8 @@ class GradBucket:
 
     def gradients(self) -> list[Tensor]:
         flat = self._buffer._data
-        return [Tensor._make(flat[o:o + p.numel()].reshape(p._data.shape))
+        # (each laid out as its slot of the gradient store: a channels-last parameter's with its strides)
+        return [Tensor._make(p._grad_slot[0].shaped(flat[o:o + p.numel()], p._grad_slot[1]))
                 for o, p in zip(self._offsets, self._parameters)]
 
     def parameters(self) -> list[Tensor]:

@@ -91,9 +91,10 @@ class Bucket:
         return self.numel * self.store.dtype.itemsize
 
     def piece(self, flat, i: int):
-        """Slot ``i``'s part of ``flat`` (an array laid out like this bucket's slice), shaped like its parameter."""
+        """Slot ``i``'s part of ``flat`` (an array laid out like this bucket's slice), shaped like its parameter and
+        laid out as the store lays that slot out (so a staging copy lines up with another rank's in-place slots)."""
         offsets, base = self.store.offsets, self.store.offsets[self.lo]
-        return flat[offsets[i] - base:offsets[i + 1] - base].reshape(self.store.shapes[i])
+        return self.store.shaped(flat[offsets[i] - base:offsets[i + 1] - base], i)
 
 
 def assign_buckets(stores: Sequence[GradStore], names: Sequence[str], cap_bytes: int,

@@ -41,6 +41,7 @@ from ._ops.adaptive_max_pool import (
     adaptive_max_pool3d_with_indices,
 )
 from ._ops.attention import scaled_dot_product_attention
+from ._ops.channel_shuffle import channel_shuffle
 from ._ops.classification import cross_entropy, nll_loss
 from ._ops.conv import conv1d, conv2d, conv3d
 from ._ops.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -120,7 +121,7 @@ __all__ = [
     "softshrink", "softsign", "tanhshrink", "threshold",
     "embedding_bag", "ctc_loss", "local_response_norm",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
-    "fold", "unfold", "grid_sample", "affine_grid",
+    "channel_shuffle", "fold", "unfold", "grid_sample", "affine_grid",
     "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
     "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool3d", "gumbel_softmax", "max_unpool1d", "max_unpool2d", "max_unpool3d",

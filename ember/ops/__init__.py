@@ -65,7 +65,9 @@ class Clone(Node):
             return meta_like(x, x.dtype, fmt)
         if fmt is None or fmt is preserve_format:
             if x.flags.c_contiguous:
-                return x.copy()
+                out = x.copy()
+                if 1 not in x.shape or out.strides == x.strides:  # (a size-1 dimension's odd stride is kept below,
+                    return out  # as PyTorch's: NumPy's copy makes it row-major)
             out = _empty_preserving(Tensor._make(x), x.dtype)  # (x's layout, as PyTorch's clone keeps it)
             out[...] = x
             return out

@@ -36,7 +36,11 @@ class _Upper(Triangle):
 
 
 def _triangle(a, diagonal: int, upper: bool):
-    return xp.triu(a, diagonal) if upper else xp.tril(a, diagonal)
+    """The triangle of ``a``, row-major whatever ``a``'s layout (as PyTorch's tril/triu give it)."""
+    out = xp.triu(a, diagonal) if upper else xp.tril(a, diagonal)
+    if out.__class__ is xp.ndarray and not out.flags.c_contiguous and not is_meta(out):
+        out = xp.ascontiguousarray(out)
+    return out
 
 
 def _check_matrix(x: Tensor, name: str) -> None:

@@ -12,6 +12,7 @@ import operator
 
 from .. import _warnings
 from .._backend import xp
+from .._creation import laid_out_like
 from .._dtype import promote_types
 from .._memory_format import (
     channels_last_order,
@@ -866,7 +867,8 @@ class Flip(Node):
 
     def forward(self, x, dims):
         self.dims = dims
-        return xp.flip(x, dims).copy()  # PyTorch's flip copies: writes to the result must not reach x
+        # PyTorch's flip copies (writes to the result must not reach x), laid out as x
+        return laid_out_like(x, xp.flip(x, dims).copy())
 
     def backward(self, g):
         return (xp.flip(g, self.dims),)

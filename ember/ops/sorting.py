@@ -11,6 +11,7 @@ import operator
 
 from .. import return_types
 from .._backend import xp
+from .._creation import laid_out_like
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from .elementwise import refuse_complex
@@ -53,7 +54,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
     if a.ndim == 0:
         return _scalar(x, _Sort)
-    idx = _order(a, d, descending).astype(xp.int64)
+    idx = laid_out_like(a, _order(a, d, descending).astype(xp.int64))  # (values and indices laid out as the input)
     return _Sort(_take(x, idx, d), Tensor._make(meta_results((a,), idx)))
 
 

@@ -467,3 +467,26 @@ def test_a_parameter_shared_across_a_non_reentrant_checkpoint_equals_one_process
     ddp = DDP(SharedAcrossCheckpoint(reentrant=False))
     nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()
     assert all_close(grads_of(reference), grads_of(ddp), 1e-6), "DDP's gradients differ from the whole batch's"
+
+
+@pytest.mark.parametrize("assigned_on_rank_0", [False, True])
+@pytest.mark.parametrize("as_view", [False, True])
+def test_a_channels_last_conv_is_reduced_in_its_layout(rank, world, as_view, assigned_on_rank_0):
+    # each slot of the gradient store is laid out as its parameter (channels-last here), as PyTorch's bucket views
+    # are; with a .grad assigned on rank 0 only, that rank reduces a staging copy while the others reduce their slots
+    # in place: the copy must be laid out as the slots are, or different elements are summed
+    def conv_model():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Conv2d(4, 2, 1)).to(memory_format=ember.channels_last)
+
+    rng = np.random.default_rng(5)
+    x = ember.tensor(rng.standard_normal((2 * world, 3, 5, 5)).astype(np.float32))
+    local_ref = conv_model()
+    local_ref(x).square().mean().backward()  # the global mean gradient
+    m = DDP(conv_model(), gradient_as_bucket_view=as_view)
+    if assigned_on_rank_0 and rank == 0:
+        m.module[0].weight.grad = ember.zeros(*m.module[0].weight.shape).to(memory_format=ember.channels_last)
+    m(x[2 * rank:2 * rank + 2]).square().mean().backward()
+    for p, q in zip(m.module.parameters(), local_ref.parameters()):
+        assert np.allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5), "not the global mean gradient"
+        assert p.grad.stride() == q.grad.stride() == p.stride()

@@ -9,6 +9,7 @@ The weight's gradient is the lookup-table gradient of Embedding (``segment_sum``
 from __future__ import annotations
 
 from ..._backend import xp
+from ..._dtype import bfloat16, float16, float32
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
@@ -32,9 +33,7 @@ class EmbeddingBag(Node):
         if rows.shape[0]:
             if mode == "max":
                 out[filled] = xp.maximum.reduceat(rows, first, axis=0)
-                # each (bag, column)'s first row holding the maximum receives the gradient (PyTorch's max_indices)
-                pos = xp.where(rows == out[bag], xp.arange(rows.shape[0])[:, None], rows.shape[0])
-                argpos = xp.minimum.reduceat(pos, first, axis=0)
+                argpos = _first_max_positions(rows, out, bag, first)
             else:
                 out[filled] = xp.add.reduceat(rows, first, axis=0)
                 if mode == "mean":
@@ -76,15 +75,24 @@ class EmbeddingBag(Node):
         return gw, gpsw
 
 
+def _first_max_positions(rows, out, bag, first):
+    """For each non-empty bag (starting at the lookups ``first``) and column, the first of its lookups whose row holds
+    the bag's maximum ``out``: the one that receives the gradient (PyTorch's max_indices)."""
+    pos = xp.where(rows == out[bag], xp.arange(rows.shape[0])[:, None], rows.shape[0])
+    return xp.minimum.reduceat(pos, first, axis=0)
+
+
 def _bags(idx, offsets, include_last_offset: bool):
-    """(bag of each lookup, number of bags, which lookups belong to a bag) from 1-D ``offsets``."""
+    """(bag of each lookup, number of bags, which lookups belong to a bag) from 1-D ``offsets``. (With
+    ``include_last_offset`` the last offset ends the last bag, as documented; PyTorch's CPU kernel reads an offset
+    short of the input's end differently in each mode.)"""
     offs = offsets.astype(xp.int64)
     n = idx.size
     if offs.size and offs[0] != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {int(offs[0])}")
     if offs.size and offs[-1] > n:
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n}, but got offsets[-1] of "
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
                            f"{int(offs[-1])}")
     if offs.size > 1 and (offs[1:] < offs[:-1]).any():
         raise RuntimeError(f"offsets must be non-decreasing, got {offs.tolist()}")
@@ -103,6 +111,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     ``offsets`` (each bag's start; with ``include_last_offset`` one more, the end) is bags of any length.
     ``per_sample_weights`` (mode='sum' only) scales each lookup; ``padding_idx`` lookups are left out of their bag
     (and of a mean's count). An empty bag gives zeros. Output (B, embedding_dim)."""
+    return _embedding_bag(input, weight, offsets, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                          per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+def _embedding_bag(input, weight, offsets, max_norm, norm_type, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                   include_last_offset, padding_idx):
+    """``embedding_bag``'s output, and the kept lookups (their rows of ``weight``, padding left out) with their bags,
+    the number of bags and each lookup's bag (all of them, padding included)."""
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
                          f"must have the same shape as the input ({input.shape})")
@@ -117,7 +133,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
         num_bags = idx.shape[0]
-        bag, keep = xp.repeat(xp.arange(num_bags), idx.shape[1]), xp.ones(idx.size, bool)
+        bag, keep = xp.repeat(xp.arange(num_bags), idx.shape[1]), None
     elif idx.ndim == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -144,15 +160,67 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                            f"[0, {num})")
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    kept, kept_bag = flat, bag
     if padding_idx is not None:
-        keep = keep & (flat != (padding_idx + num if padding_idx < 0 else padding_idx))
-    psw = per_sample_weights
-    if not keep.all():
-        flat, bag = flat[keep], bag[keep]
-        psw = None if psw is None else psw.reshape(-1)[Tensor._make(xp.flatnonzero(keep))]
-    elif psw is not None:
-        psw = psw.reshape(-1)
-    out = EmbeddingBag.apply(weight, psw, idx=flat, bag=bag, num_bags=num_bags, mode=mode,
+        not_pad = flat != (padding_idx + num if padding_idx < 0 else padding_idx)
+        keep = not_pad if keep is None else keep & not_pad
+    if keep is not None and not keep.all():
+        kept, kept_bag = flat[keep], bag[keep]
+        psw = None if psw is None else psw[Tensor._make(xp.flatnonzero(keep))]
+    out = EmbeddingBag.apply(weight, psw, idx=kept, bag=kept_bag, num_bags=num_bags, mode=mode,
                              scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
     # the indices as PyTorch saves them: flattened, a view of a contiguous input (a copy of another)
-    return version_checked(out, input if input._data.ndim == 1 or input._data.flags.c_contiguous else None, offsets)
+    out = version_checked(out, input if input._data.ndim == 1 or input._data.flags.c_contiguous else None, offsets)
+    return out, kept, kept_bag, num_bags, bag
+
+
+_NATIVE_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+def embedding_bag_native(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+                         mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+                         include_last_offset: bool = False,
+                         padding_idx: int | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``torch.embedding_bag``, the native operator under ``F.embedding_bag``: the weight first, 1-D ``indices`` with
+    ``offsets``, ``mode`` 0 (sum), 1 (mean) or 2 (max). Returns (output, offset2bag, bag_size, max_indices) as
+    PyTorch's CPU kernel fills them: offset2bag is each lookup's bag (empty for its fast float sum, which does not
+    compute it), bag_size each bag's lookups without padding (zeros for sum), max_indices each (bag, column)'s
+    argmax row of ``weight`` in max mode (0 for an empty bag), else a copy of bag_size. Only the output is
+    differentiable; the three others have the indices' integer type (int64 when indices or offsets are)."""
+    if mode.__class__ is not int:
+        raise TypeError(f"embedding_bag(): argument 'mode' (position 5) must be int, not {type(mode).__name__}")
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    if mode not in _NATIVE_MODES:
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if offsets.ndim != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
+    if indices.ndim != 1:
+        raise RuntimeError(f"embedding_bag: indices has to be a 1D Tensor, but got Tensor of dimension {indices.ndim} "
+                           "(torch.nn.functional.embedding_bag takes a 2-D batch of bags of one length)")
+    name = _NATIVE_MODES[mode]
+    if per_sample_weights is not None and name != "sum":
+        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+    out, kept, kept_bag, num_bags, bag = _embedding_bag(
+        indices, weight, offsets, None, 2, scale_grad_by_freq, name, sparse, per_sample_weights, include_last_offset,
+        padding_idx)
+    itype = xp.int64 if xp.int64 in (indices._data.dtype, offsets._data.dtype) else indices._data.dtype
+    w = weight._data
+    fast_sum = (name == "sum" and padding_idx is None and w.strides[1] == w.itemsize
+                and weight.dtype in (float32, float16, bfloat16)
+                and (per_sample_weights is None or per_sample_weights._data.strides[0] == w.itemsize))
+    offset2bag = xp.zeros(0, itype) if fast_sum else bag.astype(itype)
+    counts = xp.bincount(kept_bag, minlength=num_bags).astype(itype)
+    bag_size = xp.zeros(num_bags, itype) if name == "sum" else counts
+    if name == "max":
+        max_indices = xp.zeros((num_bags, w.shape[1]), itype)
+        filled = counts > 0
+        if kept.size:
+            first = (xp.cumsum(counts) - counts)[filled]
+            argpos = _first_max_positions(xp.take(w, kept, axis=0), out._data, kept_bag, first)
+            max_indices[filled] = kept[argpos]
+    else:
+        max_indices = bag_size.copy()
+    return out, Tensor._make(offset2bag), Tensor._make(bag_size), Tensor._make(max_indices)

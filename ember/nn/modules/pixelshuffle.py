@@ -1,8 +1,10 @@
-"""PixelShuffle / PixelUnshuffle: channels to space and back (``F.pixel_shuffle`` / ``F.pixel_unshuffle``)."""
+"""PixelShuffle / PixelUnshuffle: channels to space and back (``F.pixel_shuffle`` / ``F.pixel_unshuffle``);
+ChannelShuffle: the channels of groups interleaved (``F.channel_shuffle``)."""
 
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from .._ops.channel_shuffle import channel_shuffle
 from .._ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from .module import Module
 
@@ -33,3 +35,19 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """(N, C, *) -> (N, C, *) with the channels of ``groups`` groups interleaved (ShuffleNet)."""
+
+    __constants__ = ["groups"]
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

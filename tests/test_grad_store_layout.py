@@ -1,0 +1,119 @@
+"""The gradient store lays each slot out as its parameter (ember/autograd/grad_store.py): a channels-last or
+transposed parameter stepped by an optimizer gets a ``.grad`` with PyTorch's strides, step after step, whatever
+``zero_grad`` does. (Under DDP on real ranks: tests/ranks/rank_ddp.py.)"""
+
+import numpy as np
+import pytest
+import torch
+from oracle import assert_close
+
+import ember
+
+
+def _conv_pair(fw_first_layout=True):
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.ReLU(), ember.nn.Conv2d(4, 2, 1))
+    tmodel = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Conv2d(4, 2, 1))
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), tmodel.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    return model, tmodel
+
+
+X = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+
+
+def _layouts(model):
+    return [(p.grad.stride(), p.grad.is_contiguous(memory_format=ember.channels_last)) for p in model.parameters()]
+
+
+def _tlayouts(model):
+    return [(p.grad.stride(), p.grad.is_contiguous(memory_format=torch.channels_last)) for p in model.parameters()]
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("opt", ["Adam", "SGD"])
+def test_a_channels_last_conv_weight_keeps_its_layout_in_grad_step_after_step(opt, set_to_none):
+    model, tmodel = _conv_pair()
+    model.to(memory_format=ember.channels_last)
+    tmodel.to(memory_format=torch.channels_last)
+    o = getattr(ember.optim, opt)(model.parameters(), lr=0.01)
+    to = getattr(torch.optim, opt)(tmodel.parameters(), lr=0.01)
+    x = ember.tensor(X).to(memory_format=ember.channels_last)
+    tx = torch.tensor(X).to(memory_format=torch.channels_last)
+    for _ in range(3):
+        o.zero_grad(set_to_none=set_to_none)
+        to.zero_grad(set_to_none=set_to_none)
+        model(x).square().sum().backward()
+        tmodel(tx).square().sum().backward()
+        assert _layouts(model) == _tlayouts(tmodel)
+        for p, q in zip(model.parameters(), tmodel.parameters()):
+            assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+        o.step()
+        to.step()
+    for p, q in zip(model.parameters(), tmodel.parameters()):
+        assert_close(p, q, atol=1e-4, rtol=1e-4)
+
+
+def test_the_store_still_holds_the_channels_last_gradients_end_to_end():
+    model, _ = _conv_pair()
+    model.to(memory_format=ember.channels_last)
+    params = list(model.parameters())
+    ember.optim.Adam(params)
+    model(ember.tensor(X)).sum().backward()
+    store = params[0]._grad_slot[0]
+    assert all(store.holds(i, p.grad) for i, p in enumerate(params))
+    assert np.shares_memory(store.flat, params[0].grad.numpy())
+    from ember.autograd.grad_store import flat_grads
+    flat = flat_grads(params)
+    assert flat is store.flat and flat.flags.c_contiguous
+    # the flat buffer's stretch of the weight is its gradient in channels-last order
+    w = params[0].grad.numpy()
+    assert np.array_equal(flat[:w.size], w.transpose(0, 2, 3, 1).reshape(-1))
+
+
+def test_a_transposed_parameter_gets_a_transposed_grad_from_the_store():
+    base = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
+    p = ember.nn.Parameter(ember.tensor(base).t())
+    q = torch.nn.Parameter(torch.tensor(base).t())
+    o, to = ember.optim.Adam([p]), torch.optim.Adam([q])
+    for _ in range(2):
+        (p * ember.arange(3.0)).sum().backward()
+        (q * torch.arange(3.0)).sum().backward()
+        assert p.grad.stride() == q.grad.stride()
+        assert_close(p.grad, q.grad)
+        o.step(), to.step()
+        o.zero_grad(), to.zero_grad()
+
+
+def test_a_layout_changed_after_the_optimizer_was_built_is_followed():
+    # module.to(memory_format=...) after the optimizer: the gradient follows the parameter's new layout
+    model, tmodel = _conv_pair()
+    o, to = ember.optim.Adam(model.parameters()), torch.optim.Adam(tmodel.parameters())
+    model.to(memory_format=ember.channels_last)
+    tmodel.to(memory_format=torch.channels_last)
+    for _ in range(2):
+        o.zero_grad(), to.zero_grad()
+        model(ember.tensor(X)).sum().backward()
+        tmodel(torch.tensor(X)).sum().backward()
+        assert _layouts(model) == _tlayouts(tmodel)
+        for p, q in zip(model.parameters(), tmodel.parameters()):
+            assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)
+        o.step(), to.step()
+
+
+def test_a_grad_buckets_gradients_are_laid_out_as_the_store_lays_the_slots_out():
+    # (a DDP communication hook's view of a bucket: its gradients() are views of the flat buffer, each as its slot)
+    from ember.distributed.grad_bucket import GradBucket
+
+    model, _ = _conv_pair()
+    model.to(memory_format=ember.channels_last)
+    params = list(model.parameters())
+    ember.optim.SGD(params, lr=0.1)
+    model(ember.tensor(X)).sum().backward()
+    store = params[0]._grad_slot[0]
+    bucket = GradBucket(0, ember.Tensor._make(store.flat), params, store.offsets[:-1], True)
+    for g, p in zip(bucket.gradients(), params):
+        assert g.stride() == p.stride() == p.grad.stride()
+        assert np.shares_memory(g.numpy(), store.flat)
+        assert np.array_equal(g.numpy(), p.grad.numpy())
