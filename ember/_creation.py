@@ -688,10 +688,24 @@ def _float_dt(dtype, kernel: str):
     return dt
 
 
+_FACTORY_KEYWORDS = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                     "None, bool pin_memory = False, bool requires_grad = False")
+
+
+def _called_bare(op: str, first: str) -> TypeError:
+    """PyTorch's TypeError for a random factory called with no argument at all (given a keyword, its error is
+    ``_size``'s "missing ... size"): its two forms, with and without a generator."""
+    return TypeError(f"{op}() received an invalid combination of arguments - got (), but expected one of:\n"
+                     f" * ({first}, *, torch.Generator generator, {_FACTORY_KEYWORDS})\n"
+                     f" * ({first}, *, {_FACTORY_KEYWORDS})\n")
+
+
 @_allocating
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples: PyTorch's numbers for the same seed (float32/float64). A complex dtype draws real
     and imaginary parts each of variance 1/2 (so that E|z|^2 = 1), as PyTorch."""
+    if not sizes and size is None and generator is None and dtype is None and device is None and not requires_grad:
+        raise _called_bare("randn", "tuple of ints size")
     dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size(sizes, size, "randn")
     g, std = generator_of(generator), _draws.part_std(1.0, dt)
     arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.normal(g, n, 0.0, std, real),
@@ -703,6 +717,8 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1) (for a complex dtype, real and imaginary parts each, as PyTorch): PyTorch's
     numbers for the same seed."""
+    if not sizes and size is None and generator is None and dtype is None and device is None and not requires_grad:
+        raise _called_bare("rand", "tuple of ints size")
     dt, shape, g = _float_dt(dtype, "check_uniform_bounds"), _size(sizes, size, "rand"), generator_of(generator)
     arr = _drawn(shape, dt, device, lambda: _draws.floating(lambda n, real: _draws.uniform(g, n, 0.0, 1.0, real),
                                                             shape, dt))

@@ -7,6 +7,7 @@ non-positive-definite input raises ``LinAlgError``, a RuntimeError, as in PyTorc
 
 from __future__ import annotations
 
+from . import _dtype
 from ._backend import xp
 from ._missing import module_getattr
 from ._tensor import Tensor
@@ -23,7 +24,19 @@ from .ops.decompositions import (
     svdvals,
 )
 from .ops.linalg import matmul
-from .ops.solve import LinAlgError, check_matrix, cross, det, inv, matrix_exp, pinv, solve, solve_triangular
+from .ops.solve import (
+    LinAlgError,
+    check_matrix,
+    cross,
+    det,
+    empty_in_float32,
+    inv,
+    matrix_exp,
+    pinv,
+    refuse_low_precision,
+    solve,
+    solve_triangular,
+)
 from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
@@ -80,8 +93,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
-    check_matrix(A, "linalg.matrix_norm", square=False)
+    check_matrix(A, "linalg.matrix_norm", square=False, low_precision=False)
     if ord in ("nuc", 2, -2):
+        refuse_low_precision(A, "linalg.matrix_norm")  # (LAPACK's singular values; the other norms are sums)
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
         out = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
         if keepdim:
@@ -129,10 +143,17 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
                   (solve(A, B, left=left), Tensor._make(xp.zeros(A._data.shape[:-2], dtype=xp.int32))))
 
 
+@empty_in_float32
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
     """X with ``A X = B`` from A's ``lu_factor`` (``X A = B`` when not ``left``; A^T when ``adjoint``)."""
+    from ._dtype import SCALAR_TYPE_NAMES
     from .ops.decompositions import lu_unpack
 
+    if LU.dtype != B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{SCALAR_TYPE_NAMES[LU.dtype.name]} and B of type {SCALAR_TYPE_NAMES[B.dtype.name]} "
+                           "instead")
+    refuse_low_precision(LU, "linalg.lu_solve")
     P, L, U = lu_unpack(LU, pivots)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
@@ -147,9 +168,16 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     ("gelsy"): residuals and singular_values are empty, rank is computed. The solution is pinv(A) @ B, its node
     named as PyTorch's one node (``LinalgLstsqBackward0``), which saves A, B and the solution whichever needs a
     gradient: changing any of them in place before backward is its error."""
+    from ._dtype import SCALAR_TYPE_NAMES
     from .autograd.graph import shown_as, version_checked
     from .ops.shape import reshape_owned, unsqueeze
 
+    if isinstance(A, Tensor) and A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if isinstance(A, Tensor) and isinstance(B, Tensor) and A.dtype != B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {SCALAR_TYPE_NAMES[A.dtype.name]} and other's dtype "
+                           f"{SCALAR_TYPE_NAMES[B.dtype.name]}")
     check_matrix(A, "linalg.lstsq", square=False)
     if not 0 <= A._data.ndim - B._data.ndim <= 1:
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
@@ -182,6 +210,8 @@ def slogdet(A: Tensor):
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (rtol as in ``pinv``). ``tol`` is
     PyTorch's deprecated NumPy-compatible spelling: ``atol=tol, rtol=0``."""
+    if isinstance(A, Tensor) and A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
     check_matrix(A, "linalg.matrix_rank", square=False)
     if tol is not None:
         if atol is not None or rtol is not None:
@@ -258,15 +288,20 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return out.clone(memory_format=contiguous_format) if out is A else out
 
 
+@empty_in_float32
 def cond(A: Tensor, p=None) -> Tensor:
     """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
     None / 2 / -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (square A)."""
+    if isinstance(A, Tensor) and A._data.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
         check_matrix(A, "linalg.cond", square=False)
         s = svdvals(A)
+        if s._data.shape[-1] == 0:  # an empty matrix: PyTorch's condition number is 0
+            return Tensor._make(xp.zeros(s._data.shape[:-1], s._data.dtype))
         big, small = s[..., 0], s[..., -1]
         return small / big if p == -2 else big / small
-    check_matrix(A, "linalg.cond")
+    check_matrix(A, "linalg.cond", low_precision=p == "nuc")  # (the others' refusal is inv's)
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 
@@ -277,6 +312,9 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
 
     if x._data.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    if x.dtype in (_dtype.float16, _dtype.bfloat16, _dtype.bool_):  # (PyTorch's kernel has no such version)
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_dtype.SCALAR_TYPE_NAMES[x.dtype.name]}")
     n = x._data.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

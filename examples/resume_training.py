@@ -21,8 +21,8 @@ the same on every rank and stored once; each rank's random states differ and go
 under its own key, ``rng.rank<R>``. A restart (``--max-restarts``, or starting
 the job again) resumes every rank from ``latest_checkpoint(CKPT_DIR)``, the last
 step that every rank completed, so no rank starts a step ahead of another. Only
-PyTorch-named APIs are used, besides ``latest_checkpoint``: under PyTorch, load
-with ``weights_only=False`` (NumPy's state is an array).
+PyTorch-named APIs are used, besides ``latest_checkpoint``; the one-file checkpoint
+loads with ``weights_only=False`` (NumPy's state is an array), in ember as in PyTorch.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def has_checkpoint(ckpt_dir: str, ddp: bool) -> bool:
 def load_checkpoint(ckpt_dir: str, ddp: bool, rank: int, template: dict) -> dict:
     """The latest checkpoint, with this rank's RNG states under "rng"; ``template`` says what to load."""
     if not ddp:
-        return torch.load(checkpoint_path(ckpt_dir))
+        return torch.load(checkpoint_path(ckpt_dir), weights_only=False)  # our own file: it holds NumPy arrays
     import ember.distributed.checkpoint as dcp
 
     latest = dcp.latest_checkpoint(ckpt_dir)  # the last step every rank completed

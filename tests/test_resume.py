@@ -74,7 +74,7 @@ def test_a_restarted_process_resumes_bit_identically(nproc, tmp_path):
     run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--stop-after", "7"], nproc)  # mid-epoch
     log = run_script(["--steps", str(STEPS), "--ckpt-dir", ckpts, "--resume", "--out", resumed], nproc)
     assert "resuming from step 7" in log and f"trained to step {STEPS}" in log, log
-    assert same(ember.load(full), ember.load(resumed))
+    assert same(ember.load(full, weights_only=False), ember.load(resumed, weights_only=False))  # (NumPy arrays)
     if nproc:  # one complete directory per step, each with both ranks' parts
         assert sorted(os.listdir(ckpts)) == [f"step_{s:06d}" for s in range(1, STEPS + 1)]
         assert sorted(os.listdir(os.path.join(ckpts, f"step_{STEPS:06d}"))) == [".metadata", "__0_0.distcp",

@@ -373,7 +373,7 @@ def test_a_program_written_for_ember_saves_embers_format_under_the_compat_runner
     for name in ("arrays.pt", "tensors.pt"):
         with zipfile.ZipFile(tmp_path / name) as zf:
             assert "ember.json" in zf.namelist() and not any(n.endswith("data.pkl") for n in zf.namelist())
-    np.testing.assert_array_equal(ember.load(tmp_path / "arrays.pt")[0], np.ones(3, dtype=np.float32))
+    np.testing.assert_array_equal(ember.load(tmp_path / "arrays.pt", weights_only=False)[0], np.ones(3, dtype=np.float32))
 
 
 def test_ember_save_outside_the_compat_runner_writes_embers_format():

@@ -254,6 +254,13 @@ def test_bound_methods_save_and_load_as_pytorch_pickles_them():
         torch.load(tbuf)
 
 
+def _torch_saved(obj) -> io.BytesIO:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
 @pytest.mark.parametrize("value", [np.int64(4), np.float32(0.1), np.float64(-2.5), np.bool_(True), np.uint8(200),
                                    np.complex64(1 - 2j), np.float16(np.inf)])
 def test_numpy_scalars_save_and_load_as_pytorch_pickles_them(value):
@@ -273,6 +280,11 @@ def test_numpy_scalars_save_and_load_as_pytorch_pickles_them(value):
     buf.seek(0)
     with pytest.raises(pickle.UnpicklingError, match="numpy._core.multiarray.scalar"):
         ember.load(saved([value]))
-    with safe_globals([np._core.multiarray.scalar]):
+    # PyTorch's pickle also names numpy.dtype and gives state to the dtype's class: each allowlisted too
+    allow = [np._core.multiarray.scalar, np.dtype, type(np.asarray(value).dtype)]
+    for m in (ember, torch):
+        with m.serialization.safe_globals(allow[:1]), pytest.raises(pickle.UnpicklingError, match="numpy.dtype"):
+            m.load(saved([value]) if m is ember else _torch_saved([value]), weights_only=True)
+    with safe_globals(allow):
         (back,) = ember.load(saved([value]))
         assert type(back) is type(value) and back == value

@@ -7,11 +7,13 @@ for losses that do not depend on the vectors' signs, as in PyTorch.
 
 from __future__ import annotations
 
+import math
+
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..return_types import result
-from .solve import LinAlgError, _batch_prefix, check_matrix, mT
+from .solve import LinAlgError, _batch_prefix, check_matrix, empty_in_float32, mT
 
 
 def _diag(a):
@@ -66,6 +68,7 @@ class Cholesky(Node):
         return (0.5 * (ga + mT(ga)),)
 
 
+@empty_in_float32
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; U with ``A = U^T U`` when ``upper``) of each symmetric
     positive-definite matrix; only the lower triangle of A is read."""
@@ -73,6 +76,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     return Cholesky.apply(A, upper=bool(upper), name="linalg.cholesky")
 
 
+@empty_in_float32
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """``(L, info)``: info is 0, or the order of the first leading minor that is not positive-definite
     (L is then not a valid factor)."""
@@ -183,6 +187,7 @@ class Eigh(MultiOutputNode):
         return (0.5 * (ga + mT(ga)),)  # symmetrised, as PyTorch's
 
 
+@empty_in_float32
 def eigh(A: Tensor, UPLO: str = "L"):
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO``
     ("L" or "U") triangle is read."""
@@ -235,12 +240,14 @@ class SVD(MultiOutputNode):
         return (u @ ga @ vh,)
 
 
+@empty_in_float32
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending."""
     check_matrix(A, "linalg.svd", square=False)
     return result("linalg_svd", ("U", "S", "Vh"), SVD.apply(A, full_matrices=bool(full_matrices)))
 
 
+@empty_in_float32
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending."""
     check_matrix(A, "linalg.svdvals", square=False)
@@ -253,7 +260,7 @@ def lu_arrays(a):
     Columns in a Python loop, every matrix of the batch at once."""
     m, n = a.shape[-2:]
     k = min(m, n)
-    lu = a.reshape((-1, m, n)).astype(a.dtype, copy=True)
+    lu = a.reshape((math.prod(a.shape[:-2]), m, n)).astype(a.dtype, copy=True)  # (-1 is ambiguous when empty)
     piv = xp.empty((lu.shape[0], k), dtype=xp.int32)
     rows = xp.arange(lu.shape[0])
     for j in range(k):
@@ -272,8 +279,9 @@ def lu_arrays(a):
 def permutation(piv, m: int, dtype):
     """The permutation matrix P (A = P L U) of LAPACK's sequential row swaps ``piv`` (1-based)."""
     batch = piv.shape[:-1]
-    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
-    flat = piv.reshape(-1, piv.shape[-1]).astype(xp.int64) - 1
+    count = math.prod(batch)  # (not -1: ambiguous for an empty matrix)
+    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(count, m).copy()
+    flat = piv.reshape(count, piv.shape[-1]).astype(xp.int64) - 1
     rows = xp.arange(perm.shape[0])
     for j in range(flat.shape[1]):
         p = flat[:, j]
@@ -320,14 +328,23 @@ def lu_factor(A: Tensor, *, pivot: bool = True):
     return result("linalg_lu_factor", ("LU", "pivots"), (out.LU, out.pivots))
 
 
+def _check_lu_dims(A: Tensor, name: str) -> None:
+    if isinstance(A, Tensor) and A._data.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A._data.shape)} "
+                           "instead")
+
+
+@empty_in_float32
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     """``(LU, pivots, info)``: info is 0, or the 1-based index of the first zero on U's diagonal."""
+    _check_lu_dims(A, "torch.lu_factor")
     check_matrix(A, "linalg.lu_factor_ex", square=False)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv = LUFactor.apply(A)
     zero = xp.diagonal(lu._data, 0, -2, -1) == 0
-    info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(xp.int32)
+    info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(xp.int32) if zero.shape[-1] else \
+        xp.zeros(zero.shape[:-1], xp.int32)  # (an empty matrix: no diagonal to search)
     return result("linalg_lu_factor_ex", ("LU", "pivots", "info"), (lu, piv, Tensor._make(info)))
 
 
@@ -348,8 +365,10 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     return result("lu_unpack", ("P", "L", "U"), (P, L, U))
 
 
+@empty_in_float32
 def lu(A: Tensor, *, pivot: bool = True):
     """``(P, L, U)`` with ``A = P L U`` (``torch.linalg.lu``)."""
+    _check_lu_dims(A, "linalg.lu")
     check_matrix(A, "linalg.lu", square=False)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")

@@ -18,6 +18,74 @@ from . import pointwise as pw
 from . import reduction as red
 from . import unary as un
 
+_SELF = "tuple of Tensors self"
+_NUMBER_OR_LIST = (f"({_SELF}, Number scalar)", f"({_SELF}, tuple of Scalars scalars)",
+                   f"({_SELF}, tuple of Tensors other)")
+_PRODUCT = (f"({_SELF}, tuple of Scalars scalars)", f"({_SELF}, Tensor other)", f"({_SELF}, tuple of Tensors other)",
+            f"({_SELF}, Number scalar)")
+_POW = (f"({_SELF}, Number exponent)", f"({_SELF}, tuple of Scalars exponent)", f"({_SELF}, tuple of Tensors exponent)")
+# PyTorch's overloads of the foreach ops of more than one form, as its TypeError lists them (the out-of-place pow
+# also takes a number base: ``_foreach_pow(2, tensors)``)
+_OVERLOADS = {
+    "add": (f"({_SELF}, Number scalar)", f"({_SELF}, tuple of Scalars scalars)",
+            f"({_SELF}, Tensor other, *, Number alpha = 1)", f"({_SELF}, tuple of Tensors other, *, Number alpha = 1)"),
+    "sub": (f"({_SELF}, Number scalar)", f"({_SELF}, tuple of Scalars scalars)",
+            f"({_SELF}, tuple of Tensors other, *, Number alpha = 1)"),
+    "mul": _PRODUCT, "div": _PRODUCT, "maximum": _NUMBER_OR_LIST, "minimum": _NUMBER_OR_LIST,
+    "clamp_min": _NUMBER_OR_LIST, "clamp_max": _NUMBER_OR_LIST, "pow_": _POW,
+    "pow": ("(Number self, tuple of Tensors exponent)", *_POW),
+    "lerp": (f"({_SELF}, tuple of Tensors tensors1, Number weight)",
+             f"({_SELF}, tuple of Tensors tensors1, tuple of Scalars weight)",
+             f"({_SELF}, tuple of Tensors tensors1, tuple of Tensors weights)"),
+}
+# the single-form ops' arguments that are lists of tensors (after ``self``)
+_LIST_ARGUMENTS = {"addcmul": ("tensor1", "tensor2"), "addcdiv": ("tensor1", "tensor2"), "copy": ("src",)}
+
+
+def _kind(value) -> str:
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _is_list(value) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def _check_arguments(name: str, base: str, args: tuple, kwargs: dict) -> None:
+    """PyTorch's TypeError where a foreach op's list of tensors is something else (a Tensor, a generator): for the
+    ops of one form, which argument (``'self' (position 1) must be tuple of Tensors``); for those of several (a
+    number or a list beside the tensors), the forms; and its RuntimeError for a tensor of elements where a 0-d one
+    stands for a number (``_foreach_add(tensors, t)``)."""
+    forms = _OVERLOADS.get(base + "_" if name.endswith("_") and base + "_" in _OVERLOADS else base)
+    if forms is None:
+        for position, (argument, value) in enumerate(zip(("self", *_LIST_ARGUMENTS.get(base, ())), args), 1):
+            if not _is_list(value):
+                raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be tuple of "
+                                f"Tensors, not {_kind(value)}")
+        return
+    lists = (True, True) if base == "lerp" else (True,)  # (self; lerp's tensors1)
+    fits = all(_is_list(a) for a, _ in zip(args, lists)) and len(args) > len(lists)
+    if fits:
+        other = args[len(lists)]
+        if isinstance(other, Tensor) and other._data.ndim:  # a tensor where a number may be: its one value
+            if any("Tensor other" in f for f in forms):
+                raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {other._data.ndim} dimensions and "
+                                   f"{other._data.size} elements.")
+            fits = False
+        elif not (_is_list(other) or isinstance(other, (int, float, complex, Tensor))):
+            fits = False
+    elif _number_base(name, args):
+        fits = True
+    if not fits:
+        got = ", ".join([_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in kwargs.items()])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        + "".join(f" * {form}\n" for form in forms))
+
+
+def _number_base(name: str, args: tuple) -> bool:
+    """``_foreach_pow(number, tensors)``: a number raised to each tensor."""
+    return name == "_foreach_pow" and len(args) == 2 and isinstance(args[0], (int, float, complex)) and \
+        not isinstance(args[0], bool) and _is_list(args[1])
+
 
 def _each(name: str, tensors, *others) -> list[tuple]:
     """``[(t, o1, o2, ...)]``: each list in ``others`` matched by position, any other value repeated."""
@@ -42,6 +110,9 @@ def _call(fn: Callable, row: tuple, kwargs: dict):
 
 def _out_of_place(name: str, op: Callable, arity: int):
     def foreach(self, *others, **kwargs) -> tuple:
+        _check_arguments(foreach.__name__, name, (self, *others), kwargs)
+        if _number_base(foreach.__name__, (self, *others)):
+            return tuple(op(self, t) for t in others[0])
         return tuple(_call(op, row, kwargs) for row in _each(name, self, *others[:arity]))
 
     foreach.__name__ = foreach.__qualname__ = f"_foreach_{name}"
@@ -53,6 +124,7 @@ def _in_place(name: str, op: Callable, arity: int):
     method = getattr(Tensor, name + "_", None)
 
     def foreach_(self, *others, **kwargs) -> list:
+        _check_arguments(foreach_.__name__, name, (self, *others), kwargs)
         for row in _each(name, self, *others[:arity]):
             if method is not None:
                 _call(method, row, kwargs)
@@ -91,18 +163,21 @@ for _name, _op in _TERNARY.items():
 
 
 def _foreach_zero_(self) -> list:
+    _check_arguments("_foreach_zero_", "zero", (self,), {})
     for t in self:
         t.zero_()
     return list(self)
 
 
 def _foreach_copy_(self, src, non_blocking: bool = False) -> list:
+    _check_arguments("_foreach_copy_", "copy", (self, src), {})
     for t, s in _each("copy", self, src):
         t.copy_(s)
     return list(self)
 
 
 def _foreach_norm(self, ord=2, dtype=None) -> tuple:
+    _check_arguments("_foreach_norm", "norm", (self,), {})
     return tuple(red.norm(t, ord) for t in self)
 
 

@@ -514,16 +514,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     many elements, any shape; a negative index counts from the end), added when ``accumulate`` (repeated indices
     then sum; without it, which repeated write stays is unspecified, as PyTorch's). PyTorch's errors: index not
     int64, source of another dtype or element count, an index out of range (IndexError), an empty input."""
-    if index._data.dtype != xp.int64:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")
-    if source._data.dtype != input._data.dtype:
-        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and source.dtype = "
-                           f"{SCALAR_TYPE_NAMES[source.dtype.name]}")
+    _check_put(input, index, source)
     idx = index._data.reshape(-1)
-    if source._data.size != idx.size:
-        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
-                         f"source.numel() = {source._data.size}, index.numel() = {idx.size}")
     n = input._data.size
     if idx.size and n == 0:
         raise IndexError("put_(): Tried to put elements into an empty tensor")
@@ -534,7 +526,24 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return version_checked(out, index)
 
 
+def _check_put(input: Tensor, index: Tensor, source: Tensor) -> None:
+    """``put``'s argument checks, which PyTorch's ``put_`` makes before it refuses an input whose elements overlap
+    (an expanded one), and that refusal before the indices' range."""
+    if index._data.dtype != xp.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {SCALAR_TYPE_NAMES[index.dtype.name]}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{SCALAR_TYPE_NAMES[input.dtype.name]} and source.dtype = "
+                           f"{SCALAR_TYPE_NAMES[source.dtype.name]}")
+    idx = index._data.reshape(-1)
+    if source._data.size != idx.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._data.size}, index.numel() = {idx.size}")
+
+
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``put``, writing into ``input``."""
+    if isinstance(index, Tensor) and isinstance(source, Tensor):
+        _check_put(input, index, source)
     refuse_partial_overlap(input._data, source, full=True)
     return _write_back(input, lambda t: put(t, index, source, accumulate), source)

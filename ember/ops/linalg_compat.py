@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .._dtype import SCALAR_TYPE_NAMES
 from .._tensor import Tensor
 from ..autograd.graph import shown_as
 from ..return_types import result
@@ -11,7 +12,18 @@ from .decompositions import lu_factor_ex, lu_unpack
 from .decompositions import qr as _qr
 from .decompositions import svd as _svd
 from .linalg import matmul
-from .solve import LinAlgError, check_matrix, det, inv, logdet, matrix_exp, pinv, slogdet, solve_triangular
+from .solve import (
+    LinAlgError,
+    check_matrix,
+    det,
+    inv,
+    logdet,
+    matrix_exp,
+    pinv,
+    refuse_low_precision,
+    slogdet,
+    solve_triangular,
+)
 from .solve import cross as _cross
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse",
@@ -41,7 +53,9 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     from .solve import solve
 
     # solve(L L^T, B): PyTorch's gradient for L is this composition's (dense, not confined to the triangle)
-    check_matrix(L, "cholesky_solve", arg="L")
+    check_matrix(L, "cholesky_solve", arg="L", low_precision=False)
+    _check_b_and_a(B, L)
+    refuse_low_precision(L, "cholesky_solve")
     return solve(matmul(L.mT, L) if upper else matmul(L, L.mT), B)
 
 
@@ -62,10 +76,19 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a "
         "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B).")
-    check_matrix(A, "triangular_solve")
+    check_matrix(A, "triangular_solve", low_precision=False)
+    _check_b_and_a(b, A)
+    refuse_low_precision(A, "triangular_solve")
     tri = A.mT if transpose else A
     x = solve_triangular(tri, b, upper=upper != transpose, unitriangular=unitriangular)
     return result("triangular_solve", ("solution", "cloned_coefficient"), (x, A.clone()))
+
+
+def _check_b_and_a(b: Tensor, A: Tensor) -> None:
+    if isinstance(b, Tensor) and b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{SCALAR_TYPE_NAMES[b.dtype.name]} and A of type {SCALAR_TYPE_NAMES[A.dtype.name]} "
+                           "instead.")
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):

@@ -147,7 +147,10 @@ class Prod(Node):
     float32_compute = True
 
     def forward(self, x, axes, keepdim):
-        out = xp.prod(x, axis=axes, keepdims=keepdim)
+        if self.half_dtype is None:
+            out = xp.prod(x, axis=axes, keepdims=keepdim)
+        else:  # PyTorch's CPU kernel multiplies in the half dtype: a partial product beyond its range is inf
+            out = _half_product(x, axes, keepdim, self.half_dtype)
         self.saved = (x, out)
         self.axes, self.keepdim = axes, keepdim
         return out
@@ -169,6 +172,20 @@ class Prod(Node):
 @torch_named("ProdBackward1")
 class _ProdOverDim(Prod):
     pass
+
+
+def _half_product(x, axes, keepdim: bool, half):
+    """The product over ``axes`` of the float32 ``x`` with each partial product rounded to ``half`` (NumPy's own
+    float16 product keeps a float32 running product, which never overflows where PyTorch's does), as float32."""
+    axes = tuple(range(x.ndim)) if axes is None else tuple(axes)
+    moved = xp.moveaxis(x.astype(half), axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    rows = moved.reshape(moved.shape[:x.ndim - len(axes)] + (math.prod(moved.shape[x.ndim - len(axes):]),))
+    if rows.shape[-1] == 0:
+        out = xp.ones(rows.shape[:-1], dtype=x.dtype)
+    else:
+        with xp.errstate(over="ignore", invalid="ignore"):
+            out = xp.multiply.accumulate(rows, axis=-1)[..., -1].astype(x.dtype)
+    return xp.expand_dims(out, axes) if keepdim else out
 
 
 def _prod_of_others(x, axes):

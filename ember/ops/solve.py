@@ -7,6 +7,8 @@ of the transpose. ``ember.linalg`` is the public namespace; these are its kernel
 
 from __future__ import annotations
 
+import functools
+
 from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
@@ -31,17 +33,19 @@ def mT(a):
 
 
 def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", complex_ok: bool = False,
-                 integer_ok: bool = False) -> None:
+                 integer_ok: bool = False, low_precision: bool = True) -> None:
     """PyTorch's errors for a non-floating input (unless ``integer_ok``: an op of products alone, as
-    ``matrix_power``), fewer than 2 dims, or (``square``) non-square matrices. A complex input is refused
-    (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version yet (PyTorch's
-    accept it)."""
+    ``matrix_power``), fewer than 2 dims, (``square``) non-square matrices, or (``low_precision``: the caller
+    checks later, or not at all) a float16 / bfloat16 input to an op that LAPACK computes. A complex input is
+    refused (NotImplementedError) unless ``complex_ok``: ember's op of that name has no complex version yet
+    (PyTorch's accept it)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+    float_double = name in _FLOAT_DOUBLE_ONLY
     if A.is_complex():
         if not complex_ok:
             raise NotImplementedError(f"{name}: ember does not support complex input here yet (got {A.dtype.name})")
-    elif not A.is_floating_point() and not integer_ok:
+    elif not A.is_floating_point() and not integer_ok and not float_double:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_SCALAR_TYPE.get(A.dtype.name, A.dtype.name)}")
     if A._data.ndim < 2:
@@ -49,6 +53,65 @@ def check_matrix(A: Tensor, name: str, square: bool = True, arg: str = "A", comp
     m, n = A._data.shape[-2:]
     if square and m != n:
         raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {m} by {n} matrices")
+    if float_double and A.dtype not in (_dtype.float32, _dtype.float64) and not A.is_complex():
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if low_precision:
+        refuse_low_precision(A, name)
+
+
+LOW_PRECISION = (_dtype.float16, _dtype.bfloat16)
+
+# How PyTorch's CPU op of each name refuses float16 and bfloat16, which LAPACK lacks: a check of its own (None:
+# "Low precision dtypes not supported", an empty input included), or its kernel's dispatch (the kernel's name:
+# NotImplementedError; with True where an empty input never reaches the kernel and so gets its empty result).
+# (matrix_exp, of products alone, computes them; lstsq and matrix_rank refuse all but float and double.)
+_LOW_PRECISION = {
+    "linalg.inv": None, "linalg.slogdet": None, "logdet": None, "linalg.matrix_norm": None,
+    "linalg.det": ("lu_cpu", True), "linalg.solve": ("lu_cpu", True), "linalg.lu": ("lu_cpu", True),
+    "linalg.lu_factor_ex": ("lu_cpu", True), "linalg.lu_solve": ("linalg.lu_solve_cpu", True),
+    "linalg.cholesky": ("cholesky_cpu", True), "linalg.cholesky_ex": ("cholesky_cpu", True),
+    "linalg.svd": ("linalg_svd_cpu", True), "linalg.svdvals": ("linalg_svd_cpu", True),
+    "linalg.cond": ("linalg_svd_cpu", True), "linalg.eigh": ("linalg_eigh_cpu", True),
+    "linalg.qr": ("geqrf_cpu", False), "linalg.solve_triangular": ("triangular_solve_cpu", False),
+    "triangular_solve": ("triangular_solve_cpu", False), "cholesky_solve": ("cholesky_solve_cpu", False),
+    "cholesky_inverse": ("cholesky_inverse_out_cpu", False),
+}
+_FLOAT_DOUBLE_ONLY = ("linalg.lstsq", "linalg.matrix_rank")
+
+
+def refuse_low_precision(A: Tensor, name: str) -> None:
+    """PyTorch's error for a float16 / bfloat16 ``A`` given to the op ``name`` (see ``_LOW_PRECISION``); none
+    for an empty ``A`` where the kernel is never reached (``empty_in_float32`` then computes it)."""
+    if A.dtype not in LOW_PRECISION or name not in _LOW_PRECISION:
+        return
+    refusal = _LOW_PRECISION[name]
+    if refusal is None:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}")
+    kernel, empty_ok = refusal
+    if not (empty_ok and A._data.size == 0):
+        raise _dtype.not_implemented_for(kernel, A.dtype)
+
+
+def empty_in_float32(op):
+    """``op`` (an op whose PyTorch kernel an empty input never reaches) for an empty float16 / bfloat16 input:
+    computed in float32 (NumPy's LAPACK has neither dtype), its floating results cast back to the input's dtype,
+    as PyTorch's are."""
+
+    @functools.wraps(op)
+    def run(A, *args, **kwargs):  # (A: the matrix, its first argument, that gives the dtype)
+        low = A.dtype if isinstance(A, Tensor) else None
+        if low not in LOW_PRECISION or any(isinstance(a, Tensor) and (
+                a._data.size or a.is_floating_point() and a.dtype != low) for a in (A, *args)):
+            return op(A, *args, **kwargs)
+        args = (A, *args)
+        out = op(*(a.float() if isinstance(a, Tensor) and a.dtype == low else a for a in args), **kwargs)
+
+        def back(t):
+            return t.to(low) if isinstance(t, Tensor) and t.is_floating_point() else t
+
+        return type(out)(*map(back, out)) if isinstance(out, tuple) else back(out)
+
+    return run
 
 
 def _batch_prefix(shape, flat_index: int) -> str:
@@ -139,10 +202,11 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
     return B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1])
 
 
+@empty_in_float32
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``); B may be a batch of vectors (a column each, also with
     ``left=False``, as PyTorch reads them). Real or complex."""
-    check_matrix(A, "linalg.solve", complex_ok=True)
+    check_matrix(A, "linalg.solve", complex_ok=True, low_precision=False)
     vector = _vector_rhs(A, B)
     n = A._data.shape[-1]
     rows, cols = (B._data.shape[-1], 1) if vector else B._data.shape[-2:]
@@ -156,6 +220,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{_dtype.SCALAR_TYPE_NAMES[A.dtype.name]} and B of type "
                            f"{_dtype.SCALAR_TYPE_NAMES[B.dtype.name]} instead")
+    refuse_low_precision(A, "linalg.solve")  # (after the dtypes are compared, as PyTorch's kernel)
     return Solve.apply(A, B, vector=vector, left=bool(left), name="linalg.solve")
 
 
@@ -194,8 +259,11 @@ class SolveTriangular(Node):
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``), reading only A's upper or lower triangle
     (its diagonal taken as ones when ``unitriangular``)."""
-    check_matrix(A, "linalg.solve_triangular")
-    check_matrix(B, "linalg.solve_triangular", square=False, arg="B")
+    check_matrix(A, "linalg.solve_triangular", low_precision=False)
+    check_matrix(B, "linalg.solve_triangular", square=False, arg="B", low_precision=False)
+    refuse_low_precision(A, "linalg.solve_triangular")  # (A's dtype: a float32 A takes a float16 B)
+    promoted = _dtype.promote_types(A.dtype, B.dtype)  # (PyTorch's kernel runs in the operands' common dtype)
+    A, B = (t if t.dtype == promoted else t.to(promoted) for t in (A, B))
     n = A._data.shape[-1]
     k = B._data.shape[-2] if left else B._data.shape[-1]
     if k != n:
@@ -240,6 +308,7 @@ class Det(Node):
         return (gd[..., None, None] * mH(xp.linalg.inv(a)),)
 
 
+@empty_in_float32
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix (real or complex)."""
     check_matrix(A, "linalg.det", complex_ok=True)
@@ -343,6 +412,10 @@ class Pinv(Node):
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse. Singular values at or below ``max(atol, rtol * largest)`` count as zero;
     rtol defaults to ``max(m, n) * eps`` of the dtype when atol is not given, else 0 (as PyTorch)."""
+    if isinstance(A, Tensor) and (A.dtype not in (_dtype.float32, _dtype.float64) and not A.is_complex()
+                                  or A._data.ndim < 2):
+        raise RuntimeError(f"linalg.pinv({_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}{{{list(A._data.shape)}}}): expected "
+                           "a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
     check_matrix(A, "linalg.pinv", square=False)
     if rtol is None:
         rtol = max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps) if atol in (None, 0) else 0.0
@@ -410,7 +483,7 @@ def _expm(a):
 class MatrixExp(Node):
     def forward(self, a):
         self.saved = (a,)
-        return _expm(a)
+        return _expm(a).astype(a.dtype, copy=False)  # (a bfloat16 one's scaling promotes to float32)
 
     def backward(self, g):
         # The Frechet derivative's adjoint: the top-right block of exp([[A^T, G], [0, A^T]]).

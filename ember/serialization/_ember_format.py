@@ -364,13 +364,24 @@ class Decoder:
         return obj
 
     def _npscalar(self, i: int):
-        # PyTorch's pickle rebuilds a NumPy scalar with numpy._core.multiarray.scalar, which a weights_only load
-        # refuses unless it is allowlisted: the same rule here
-        _globals.resolve("numpy._core.multiarray.scalar", self.weights_only, self.what, self.fail)
-        a = self._decode("array", i)
+        # PyTorch's pickle rebuilds a NumPy scalar with numpy._core.multiarray.scalar and numpy.dtype, which a
+        # weights_only load refuses unless allowlisted: the same rule here
+        a = self._read_array(i)
         if not (isinstance(a, xp.ndarray) and a.ndim == 0):
             self.fail(f"arrays/{i}.npy does not hold a NumPy scalar")
+        self._numpy_allowed(NPSCALAR_GLOBALS, a.dtype)
         return a[()]
+
+    def _numpy_allowed(self, paths: tuple[str, ...], dtype) -> None:
+        """A weights_only load's refusal of a NumPy array or scalar, as PyTorch's of its pickle: each global
+        (``paths``, in the pickle's order) unless allowlisted, then its dtype's class (``numpy.dtypes.Float32DType``),
+        to which the pickle gives state, unless allowlisted too."""
+        if not self.weights_only:
+            return
+        for path in paths:
+            _globals.resolve(path, True, self.what, self.fail)
+        if type(dtype) not in _globals.allowed().values():
+            raise _globals.build_refused(self.what, type(dtype))
 
     def _method(self, owner_node, name: str):
         # PyTorch's pickle rebuilds a bound method by calling builtins.getattr, a global that a weights_only load
@@ -382,6 +393,12 @@ class Decoder:
         return method
 
     def _array(self, i: int):
+        a = self._read_array(i)
+        if self.entries[i]["kind"] == "ndarray":
+            self._numpy_allowed(NDARRAY_GLOBALS, a.dtype)
+        return a
+
+    def _read_array(self, i: int):
         entry = self.entries[i]
         if not (isinstance(entry, dict) and entry.get("kind") in KINDS
                 and isinstance(entry.get("requires_grad"), bool)):
@@ -410,12 +427,19 @@ def _json_depth(raw: bytes) -> int:
     return deepest
 
 
+# the globals PyTorch's pickle names for a NumPy array and a NumPy scalar, in the order its unpickler meets them
+NDARRAY_GLOBALS = ("numpy._core.multiarray._reconstruct", "numpy.ndarray", "numpy.dtype")
+NPSCALAR_GLOBALS = ("numpy._core.multiarray.scalar", "numpy.dtype")
+
+
 def globals_in(archive: Archive) -> set[str]:
     """The classes and functions the manifest names, as the globals PyTorch's pickle would name for the same
     objects (a NumPy scalar's ``numpy._core.multiarray.scalar`` and ``numpy.dtype``, a bound method's
     ``builtins.getattr``)."""
     found: set[str] = set()
-    todo = [json.loads(archive.read(MANIFEST)).get("root")]
+    meta = json.loads(archive.read(MANIFEST))
+    entries = meta.get("arrays") if isinstance(meta.get("arrays"), list) else []
+    todo = [meta.get("root")]
     while todo:
         node = todo.pop()
         if isinstance(node, list):
@@ -429,7 +453,10 @@ def globals_in(archive: Archive) -> set[str]:
                     found.add(value["class"])
                 todo.extend(v for k, v in value.items() if k != "class")
             elif tag == "npscalar":
-                found.update(("numpy._core.multiarray.scalar", "numpy.dtype"))
+                found.update(NPSCALAR_GLOBALS)
+            elif tag == "array" and type(value) is int and 0 <= value < len(entries) and \
+                    isinstance(entries[value], dict) and entries[value].get("kind") == "ndarray":
+                found.update(NDARRAY_GLOBALS)
             elif tag == "method":
                 found.add("builtins.getattr")
                 todo.append(value)

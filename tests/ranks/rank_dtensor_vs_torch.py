@@ -118,3 +118,27 @@ def test_tensor_parallel_mlp_trains_like_pytorchs(meshes):
         opt_t.step()
     for p, q in zip(model.parameters(), ref.parameters()):
         same(p, q, tol=1e-6)
+
+
+SIZELESS = {"zeros": lambda m, mesh: m.zeros(device_mesh=mesh), "ones": lambda m, mesh: m.ones(device_mesh=mesh),
+            "empty": lambda m, mesh: m.empty(device_mesh=mesh), "full": lambda m, mesh: m.full((), 2.0, device_mesh=mesh),
+            "distribute_tensor": lambda m, mesh: m.distribute_tensor(
+                (ember if m is et else torch).tensor(3.0), mesh, [m.Replicate()])}
+
+
+@pytest.mark.parametrize("name", list(SIZELESS))
+def test_sizeless_factories_make_a_0d_dtensor(meshes, name):
+    """No size: a 0-d DTensor, as PyTorch's (a 0-d array's broadcast gave ember a 1-element 1-d one)."""
+    em, tm = meshes
+    e, t = SIZELESS[name](et, em), SIZELESS[name](tt, tm)
+    assert tuple(e.shape) == tuple(t.shape) == () and tuple(e.to_local().shape) == tuple(t.to_local().shape)
+    if name != "empty":
+        same(e, t)
+
+
+def test_sizeless_random_factories_make_a_0d_dtensor(meshes):
+    """rand() / randn() with no size: a 0-d DTensor (PyTorch's own refuses a CPU mesh's random factories)."""
+    em, _ = meshes
+    for draw in (et.rand, et.randn):
+        out = draw(device_mesh=em)
+        assert tuple(out.shape) == () and tuple(out.to_local().shape) == ()

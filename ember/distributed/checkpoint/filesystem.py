@@ -112,11 +112,23 @@ class FileSystemReader(_Directory):
         if not os.path.exists(file):
             raise RuntimeError(f"dcp.load: {self.path!r} has no {METADATA}: it is not a complete checkpoint (its "
                                "save did not finish on every rank), and is never loaded")
-        raw = serialization.load(file)
+        raw = _load(file)
         if not isinstance(raw, dict) or raw.get("version") != VERSION:
             raise RuntimeError(f"dcp.load: {file!r} is not a checkpoint metadata file of version {VERSION}")
         return Metadata(storage_data=dict(raw["storage_data"]), world_size=int(raw["world_size"]))
 
     def read_part(self, name: str) -> dict[str, Any]:
-        return serialization.load(os.path.join(self.path, name))
+        return _load(os.path.join(self.path, name))
+
+
+def _load(file: str) -> Any:
+    """A part or the metadata, written by ``FileSystemWriter`` in ember's format, whose NumPy arrays (a state's NumPy
+    RNG state) are data files, not pickles: allowed, where a ``weights_only`` load of a user's file refuses them until
+    allowlisted, as PyTorch's ``torch.load``; every other class still refused."""
+    import numpy as np
+
+    numpy_globals = [np._core.multiarray._reconstruct, np._core.multiarray.scalar, np.ndarray, np.dtype,
+                     *(c for c in vars(np.dtypes).values() if isinstance(c, type) and issubclass(c, np.dtype))]
+    with serialization.safe_globals(numpy_globals):
+        return serialization.load(file)
 

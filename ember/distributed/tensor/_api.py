@@ -286,5 +286,5 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
     array = tensor._data if src_data_rank is None else broadcast_from(tensor._data, mesh, src_data_rank)
     spec = Spec(mesh, placements, tuple(array.shape))
     local = redistribute_array(array, spec.with_placements((Replicate(),) * mesh.ndim), placements)
-    out = DTensor._wrap(Tensor._make(xp.ascontiguousarray(local).copy()), spec)
+    out = DTensor._wrap(Tensor._make(xp.array(local, order="C")), spec)  # (a 0-d one stays 0-d)
     return out.requires_grad_(tensor.requires_grad) if tensor.requires_grad else out

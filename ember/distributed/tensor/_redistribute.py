@@ -165,7 +165,7 @@ def redistribute_array(array, spec: Spec, target: tuple[Placement, ...]):
 def broadcast_from(array, mesh: DeviceMesh, src: int, dims=None):
     """Every rank of the mesh gets the array of the rank at coordinate ``src`` on every mesh dimension (or on
     ``dims``)."""
-    out = xp.ascontiguousarray(array).copy()
+    out = xp.array(array, order="C")  # (a copy; ascontiguousarray would make a 0-d array 1-d)
     flat = out.reshape(-1)
     for d in range(mesh.ndim) if dims is None else dims:
         group = mesh.get_group(d)
