@@ -152,7 +152,8 @@ def test_per_sample_conv_gradients_same_bits_at_1_and_2_threads(threads, monkeyp
     from ember import _parallel
     from ember.func import _per_example
 
-    monkeypatch.setattr(policy, "min_parallel_elements", 1 << 10)  # (the split from these small inputs on)
+    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 10)  # (the split from these small inputs on)
+    monkeypatch.setattr(policy, "min_parallel_elements", 1 << 10)
     split = []
     parallel_for = _parallel.parallel_for
     monkeypatch.setattr(_per_example, "parallel_for",

@@ -74,8 +74,10 @@ def _im2col(x, kernel, stride, dilation, pads):
             cols[(slice(None), *offs)] = xpad[window(offs, out_sp, stride, dilation, 2, 0)].swapaxes(0, 1)
 
     # split by offset, so that every copy is the same call as on one thread (by example, the copies were smaller
-    # and cost the worker more than they saved the calling thread)
-    parallel_for(copy, len(every), cols.size)
+    # and cost the worker more than they saved the calling thread); from the elementwise threshold, as many short
+    # NumPy passes: a small CNN's first layer (451 Ki elements at 64 examples, 0.3 ms) would save less than a
+    # hand-off costs on an idle machine
+    parallel_for(copy, len(every), cols.size, policy.min_elementwise_elements)
     return cols, out_sp
 
 
