@@ -82,3 +82,27 @@ def test_layout_copies_same_bits_compiled_and_numpy(dtype, shape, pads):
     np.testing.assert_array_equal(ref[0][inner], x.transpose(*range(1, x.ndim), 0))
     np.testing.assert_array_equal(ref[1], ref[0].transpose(x.ndim - 1, *range(x.ndim - 1))
                                   + bias.reshape(-1, *(1,) * (x.ndim - 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,crop", [((3, 9, 5), ((1, 2),)), ((4, 6, 5, 9), ((1, 1), (0, 2))),
+                                        ((2, 5, 4, 6, 3), ((1, 0), (0, 0), (2, 1))), ((5, 7, 8, 16), ((2, 1), (1, 3)))])
+def test_to_nchw_of_a_cropped_view_same_bits_compiled_and_numpy(dtype, shape, crop, monkeypatch):
+    """A padded convolution's input gradient is the cropped interior of a batch-last array (a strided view): the
+    compiled copy reads it in place, with the NumPy copy's bits (with and without a bias)."""
+    rng = np.random.default_rng(2)
+    full = rng.standard_normal(shape).astype(dtype)  # (C, *padded, N)
+    view = full[(slice(None), *(slice(lo, n - hi) for n, (lo, hi) in zip(shape[1:-1], crop)), slice(None))]
+    assert not view.flags.c_contiguous
+    bias = rng.standard_normal(shape[0]).astype(dtype)
+    calls = []
+    kernel = conv_layout.compiled.to_nchw
+    monkeypatch.setattr(conv_layout.compiled, "to_nchw", lambda *a: calls.append(1) or kernel(*a))
+    for b in (bias, None):
+        with policy.override(compiled=True):
+            fast = conv_layout.to_nchw(view, b)
+        with policy.override(compiled=False):
+            ref = conv_layout.to_nchw(view, b)
+        assert fast.flags.c_contiguous and fast.dtype == ref.dtype and fast.shape == ref.shape
+        np.testing.assert_array_equal(fast, ref)
+    assert calls  # the compiled copy ran on the view itself

@@ -144,3 +144,31 @@ def test_autograd_grad_called_inside_vmap_runs_per_example():
     with pytest.warns(UserWarning, match="performance drop .* ember.autograd.grad"):
         out = vmap(lambda xi: ember.autograd.grad((xi * w).sin().sum(), w)[0])(ember.tensor(x))
     np.testing.assert_allclose(out.numpy(), np.cos(x) * x, rtol=1e-5)
+
+
+def test_per_sample_conv_gradients_same_bits_at_1_and_2_threads(threads, monkeypatch):
+    """The per-example convolution's im2col copies split over threads by kernel offset (``_per_example._im2col``):
+    the same bits at one and two threads, and PyTorch's values."""
+    from ember import _parallel
+    from ember.func import _per_example
+
+    monkeypatch.setattr(policy, "min_elementwise_elements", 1 << 10)  # (the split from these small inputs on)
+    monkeypatch.setattr(policy, "min_parallel_elements", 1 << 10)
+    split = []
+    parallel_for = _parallel.parallel_for
+    monkeypatch.setattr(_per_example, "parallel_for",
+                        lambda fn, rows, *a: split.append(rows) or parallel_for(fn, rows, *a))
+    tnet, enet = _models()
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((6, 1, 10, 10)).astype(np.float32)
+    targets = rng.integers(0, 10, 6)
+    want = _per_sample_grads(torch, tnet, data, targets, torch.func.vmap, torch.func.grad,
+                             torch.func.functional_call)
+    got = []
+    for n in (1, 2):
+        ember.set_num_threads(n)
+        got.append(_per_sample_grads(ember, enet, data, targets, vmap, grad, functional_call))
+    assert 9 in split  # the 3x3 kernels' offsets went through the split
+    for k in want:
+        np.testing.assert_array_equal(got[1][k].numpy(), got[0][k].numpy(), err_msg=k)
+        np.testing.assert_allclose(got[0][k].numpy(), want[k].numpy(), rtol=1e-4, atol=1e-6, err_msg=k)

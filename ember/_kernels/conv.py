@@ -47,20 +47,28 @@ def _zero_border(oc, pd, ph, pw, d_, h_, w_):
 
 @kernel
 def to_nchw(src, bias, c0, c1, out):
-    """out[n, c, s] = src[c, s, n] (+ bias[c] when bias is not empty) for channels c0..c1: src (C, S, N),
-    out (N, C, S). Each sample's plane of out is written in one run."""
-    s_, n_ = src.shape[1], src.shape[2]
+    """out[n, c, d, h, w] = src[c, d, h, w, n] (+ bias[c] when bias is not empty) for channels c0..c1: src
+    (C, D, H, W, N), out (N, C, D, H, W). Each sample's plane of out is written in one run. src may be a strided
+    view (the cropped interior of a padded array): its batch is the only dim read with a stride of one element
+    (a contiguous src comes as (C, 1, 1, H * W * D, N), its plane read as one run)."""
+    d_, h_, w_, n_ = src.shape[1], src.shape[2], src.shape[3], src.shape[4]
     for c in range(c0, c1):
         sc = src[c]
         for n in range(n_):
             o = out[n, c]
             if bias.shape[0]:
                 b = bias[c]
-                for s in range(s_):
-                    o[s] = sc[s, n] + b
+                for d in range(d_):
+                    for h in range(h_):
+                        s, r = sc[d, h], o[d, h]
+                        for w in range(w_):
+                            r[w] = s[w, n] + b
             else:
-                for s in range(s_):
-                    o[s] = sc[s, n]
+                for d in range(d_):
+                    for h in range(h_):
+                        s, r = sc[d, h], o[d, h]
+                        for w in range(w_):
+                            r[w] = s[w, n]
 
 
 @kernel

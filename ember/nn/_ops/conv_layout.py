@@ -58,8 +58,12 @@ def from_batch_last(a):
 def to_nchw(a, bias=None):
     """Batch-last a (C, *sp, N) -> a new contiguous (N, C, *sp) array, plus ``bias`` (C,) per channel when given."""
     out = xp.empty((a.shape[-1], *a.shape[:-1]), a.dtype)
-    if a.flags.c_contiguous and _compiled(a, out) and (bias is None or bias.dtype == a.dtype):
-        src, dst = a.reshape(a.shape[0], -1, a.shape[-1]), out.reshape(*out.shape[:2], -1)
+    if _compiled(a, out) and (bias is None or bias.dtype == a.dtype) and a.strides[-1] == a.itemsize:
+        if a.flags.c_contiguous:  # each channel's plane as one run
+            src, dst = a.reshape(a.shape[0], 1, 1, -1, a.shape[-1]), out.reshape(*out.shape[:2], 1, 1, -1)
+        else:  # a strided view (the cropped input gradient of a padded convolution): row by row, no copy first
+            unit = (None,) * (5 - a.ndim)
+            src, dst = a[(slice(None), *unit)], out[(slice(None), slice(None), *unit)]
         b = xp.empty(0, a.dtype) if bias is None else xp.ascontiguousarray(bias)
         parallel_for(lambda c0, c1: compiled.to_nchw(src, b, c0, c1, dst), a.shape[0], a.size)
         return out
