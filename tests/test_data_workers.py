@@ -239,3 +239,36 @@ def test_map_style_workers_draw_pytorchs_numbers(name):
         want = run(torch, tdata)
         got = run(ember, edata)
     assert got == want
+
+
+@pytest.mark.parametrize("num_workers", [0, 1, 2])
+@pytest.mark.parametrize("tensors", [False, True], ids=["list", "TensorDataset"])
+def test_shuffled_loaders_draw_their_order_when_pytorchs_do(num_workers, tensors):
+    # PyTorch's worker iterator hands out its first indices as it is made, so a shuffled loader with workers
+    # draws its order at iter(loader); without workers at the first next(). Draws between the two (a second
+    # loader zipped with the first, dropout in the loop) then meet the same generator state as PyTorch's.
+    import torch
+
+    import ember
+
+    def run(lib, data):
+        lib.manual_seed(0)
+
+        def loader(start):
+            items = lib.arange(start, start + 10) if tensors else list(range(start, start + 10))
+            ds = data.TensorDataset(items) if tensors else items
+            return data.DataLoader(ds, batch_size=4, shuffle=True, num_workers=num_workers)
+
+        def batch(b):
+            return (b[0] if tensors else b).tolist()
+
+        pairs = [(batch(x), batch(y)) for x, y in zip(loader(0), loader(10))]
+        it = iter(loader(20))
+        between = lib.rand(1).item()  # drawn after iter(), before the first next()
+        return pairs, between, [batch(b) for b in it]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's advice against more workers than CPUs
+        want = run(torch, tdata)
+        got = run(ember, edata)
+    assert got == want

@@ -2,6 +2,7 @@
 
 import io
 import os
+import pathlib
 import resource
 import signal
 import time
@@ -119,9 +120,22 @@ def test_a_new_file_gets_normal_permissions_and_a_symlink_keeps_pointing(tmp_pat
     assert link.is_symlink() and ember.load(path) == [3]
 
 
-def test_a_missing_directory_is_file_not_found(tmp_path):
-    with pytest.raises(FileNotFoundError):
-        ember.save([1], tmp_path / "no" / "such" / "dir.pt")
+@pytest.mark.parametrize("name", ["no/such/dir.pt", "a_file/x.pt", "ends_in_a_slash/", "{tmp}/no/f.pt", ""])
+def test_a_path_pytorch_cannot_open_is_its_runtime_error(tmp_path, monkeypatch, name):
+    # torch.save checks the path before writing: the parent (the text before the last '/', as given) must be a
+    # directory, and a name ending in '/' (or empty) is no file name; both RuntimeErrors, nothing written
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("")
+    name = name.format(tmp=tmp_path)
+    for path in (name, pathlib.Path(name)) if name and not name.endswith("/") else (name,):  # (a Path drops it)
+        with pytest.raises(RuntimeError) as want:
+            torch.save([1], path)
+        with pytest.raises(RuntimeError) as got:
+            ember.save([1], path)
+        assert str(want.value).split("] . ")[-1] == str(got.value)  # PyTorch's C++ location left out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
 
 
 def test_file_objects_still_work():

@@ -111,9 +111,21 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     else:
         write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
     if isinstance(f, (str, os.PathLike)):
+        _refuse_what_pytorch_cannot_open(os.fspath(f))
         write_atomically(f, write, f"ember.save({_name(f)})")
     else:
         write(f)
+
+
+def _refuse_what_pytorch_cannot_open(name: str) -> None:
+    """``torch.save``'s checks of a path before it writes: a name that is empty or ends in ``/`` is no file
+    name, and the text before the last ``/`` (as given, not resolved) must be an existing directory. Both are
+    RuntimeErrors in PyTorch, with these words."""
+    if not name or name.endswith("/"):
+        raise RuntimeError(f"invalid file name: {name}")
+    parent = name.rpartition("/")[0]
+    if parent and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
 
 
 def _default_writer(obj: Any, name: str):

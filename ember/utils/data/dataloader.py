@@ -130,7 +130,8 @@ class DataLoader:
             return self._iter_workers(base_seed) if self.num_workers > 0 else self._iter_stream()
         if self._can_index_tensors():
             return self._iter_tensor_batches()
-        return self._iter_indexed_workers(base_seed) if self.num_workers > 0 else self._iter_indexed()
+        return self._iter_indexed_workers(base_seed, self._primed_indices()) if self.num_workers > 0 \
+            else self._iter_indexed()
 
     def __len__(self) -> int:
         if not self._iterable:
@@ -155,12 +156,21 @@ class DataLoader:
         for index in self.batch_sampler if self._auto_collation else self.sampler:
             yield self._fetch(index)
 
-    def _iter_indexed_workers(self, base_seed: int) -> Iterator:
+    def _primed_indices(self) -> Iterator:
+        """The sampler's indices (batches of them when batching), the first ``prefetch_factor * num_workers``
+        taken now: PyTorch's worker iterator hands those to its workers as it is made, so a ``RandomSampler``
+        draws its seed from the global generator at ``iter(loader)``, before any draw made between that and
+        the first ``next()`` (with ``num_workers=0`` it draws at the first ``next()``)."""
+        it = iter(self.batch_sampler if self._auto_collation else self.sampler)
+        head = list(itertools.islice(it, (self.prefetch_factor or 2) * self.num_workers))
+        return itertools.chain(head, it)
+
+    def _iter_indexed_workers(self, base_seed: int, indices: Iterator) -> Iterator:
         """A map-style dataset with ``num_workers > 0``: batch k is fetched and collated by worker k % num_workers
         (PyTorch's round-robin, restarted each epoch), with that worker's random states and ``get_worker_info()``,
         so random augmentations draw PyTorch's numbers and leave the calling process's states alone."""
         pool = self._workers(base_seed, copy_dataset=False)
-        for k, index in enumerate(self.batch_sampler if self._auto_collation else self.sampler):
+        for k, index in enumerate(indices):
             yield pool[k % len(pool)].run(self._fetch, index)
 
     def _iter_stream(self) -> Iterator:
@@ -215,11 +225,20 @@ class DataLoader:
                 and not any(t._requires_grad for t in ds.tensors))
 
     def _iter_tensor_batches(self) -> Iterator[list[Tensor]]:
-        """TensorDataset fast path: each batch is one slice or ``take`` per tensor, no per-sample work."""
+        """TensorDataset fast path: each batch is one slice or ``take`` per tensor, no per-sample work. The
+        sampler's order is read at the first ``next()``, or at ``iter(loader)`` with workers (as
+        ``_primed_indices`` says why)."""
+        sampler = self.batch_sampler.sampler
+        sequential = type(sampler) is SequentialSampler and len(sampler) <= len(self.dataset.tensors[0])
+        if sequential or self.num_workers == 0:
+            return self._tensor_batches(sequential)
+        return self._tensor_batches(sequential, xp.fromiter(sampler, dtype=xp.int64))
+
+    def _tensor_batches(self, sequential: bool, order=None) -> Iterator[list[Tensor]]:
         arrays = [t._data for t in self.dataset.tensors]
         sampler, size = self.batch_sampler.sampler, self.batch_sampler.batch_size
-        sequential = type(sampler) is SequentialSampler and len(sampler) <= len(arrays[0])
-        order = None if sequential else xp.fromiter(sampler, dtype=xp.int64)  # whole epoch, as the general path
+        if order is None and not sequential:
+            order = xp.fromiter(sampler, dtype=xp.int64)  # whole epoch, as the general path
         n = len(sampler) if sequential else len(order)
         stop = n - n % size if self.batch_sampler.drop_last else n
         for start in range(0, stop, size):
