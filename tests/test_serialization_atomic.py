@@ -5,6 +5,7 @@ import os
 import resource
 import signal
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -119,9 +120,19 @@ def test_a_new_file_gets_normal_permissions_and_a_symlink_keeps_pointing(tmp_pat
     assert link.is_symlink() and ember.load(path) == [3]
 
 
-def test_a_missing_directory_is_file_not_found(tmp_path):
-    with pytest.raises(FileNotFoundError):
-        ember.save([1], tmp_path / "no" / "such" / "dir.pt")
+@pytest.mark.parametrize("obj", [[1], {"s": {1}}, [ember.nn.Linear(2, 2)], [object()]])
+def test_a_missing_directory_is_pytorchs_runtime_error_before_anything_else(tmp_path, obj):
+    # PyTorch opens the file before it pickles: the directory's error comes first, whatever the object holds
+    # (GraphSAGE's torch.save of its whole model into a models/ folder it never made)
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "no" / "such" / "dir.pt"
+    with pytest.raises(RuntimeError) as expected:
+        torch.save([1], path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "wrote ember's format": nothing is written
+        with pytest.raises(RuntimeError) as got:
+            ember.save(obj, path)
+    assert str(got.value) == str(expected.value) == f"Parent directory {path.parent} does not exist."
 
 
 def test_file_objects_still_work():

@@ -99,11 +99,14 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
-    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place.
+    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place. A path whose
+    directory does not exist is PyTorch's RuntimeError, raised before the object is looked at, as PyTorch's.
     Differences from ``torch.save``: no pickle, tensors sharing storage are stored separately, and an object
     nested more than 200 levels deep (lists, tuples, dicts, modules), which ``load`` would refuse, is a
     ValueError raised before anything is written.
     """
+    if isinstance(f, (str, os.PathLike)):
+        _check_parent_directory(f)  # first, as PyTorch opens the file before it pickles anything
     if format is None:
         write = _default_writer(obj, _name(f))
     elif format not in _FORMATS:
@@ -114,6 +117,13 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         write_atomically(f, write, f"ember.save({_name(f)})")
     else:
         write(f)
+
+
+def _check_parent_directory(f: str | os.PathLike) -> None:
+    """PyTorch's RuntimeError for a path whose directory does not exist, in its words (the directory as given)."""
+    directory = os.path.dirname(os.fspath(f))
+    if directory and not os.path.isdir(directory):
+        raise RuntimeError(f"Parent directory {directory} does not exist.")
 
 
 def _default_writer(obj: Any, name: str):
