@@ -27,7 +27,9 @@ from .storage import TypedStorage
 def _dim(a) -> int | None:
     """``a`` as one size of ``Tensor(*sizes)``, or None when it is not one. PyTorch takes any integer that is not a
     bool: a Python int, a NumPy integer (gymnasium's ``action_space.n``), a 0-d integer array or tensor."""
-    if isinstance(a, (bool, xp.bool_)):
+    if type(a) is int:
+        return a
+    if isinstance(a, (bool, xp.bool_)) or not hasattr(type(a), "__index__"):  # (data: a list, a float)
         return None
     if isinstance(a, Tensor):
         integral = not (a.dtype.is_floating_point or a.dtype.is_complex or a.dtype == _dtype.bool_)
@@ -42,8 +44,13 @@ def _sizes(args: tuple) -> tuple | None:
     """The sizes ``args`` give when they are ``Tensor(*sizes)``'s (a torch.Size or integers), else None."""
     if len(args) == 1 and isinstance(args[0], Size):
         return tuple(args[0])
-    dims = tuple(_dim(a) for a in args)
-    return dims if dims and None not in dims else None
+    dims = []
+    for a in args:
+        d = _dim(a)
+        if d is None:
+            return None
+        dims.append(d)
+    return tuple(dims) if dims else None
 
 
 def _tensor_source(data: Tensor, dtype: _dtype.dtype, name: str, typed: bool):
