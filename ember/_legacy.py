@@ -13,6 +13,7 @@ what they construct is an ordinary ``Tensor``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from . import _dtype
@@ -23,10 +24,41 @@ from ._tensor import Tensor
 from .storage import TypedStorage
 
 
-def _is_size(args: tuple) -> bool:
+def _dim(a) -> int | None:
+    """``a`` as one size of ``Tensor(*sizes)``, or None when it is not one. PyTorch takes any integer that is not a
+    bool: a Python int, a NumPy integer (gymnasium's ``action_space.n``), a 0-d integer array or tensor."""
+    if type(a) is int:
+        return a
+    if isinstance(a, (bool, xp.bool_)) or not hasattr(type(a), "__index__"):  # (data: a list, a float)
+        return None
+    if isinstance(a, Tensor):
+        integral = not (a.dtype.is_floating_point or a.dtype.is_complex or a.dtype == _dtype.bool_)
+        return int(a.item()) if a.ndim == 0 and integral else None
+    try:
+        return operator.index(a)
+    except TypeError:
+        return None
+
+
+def _sizes(args: tuple) -> tuple | None:
+    """The sizes ``args`` give when they are ``Tensor(*sizes)``'s (a torch.Size or integers), else None."""
     if len(args) == 1 and isinstance(args[0], Size):
-        return True
-    return bool(args) and all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+        return tuple(args[0])
+    dims = []
+    for a in args:
+        d = _dim(a)
+        if d is None:
+            return None
+        dims.append(d)
+    return tuple(dims) if dims else None
+
+
+def _tensor_source(data: Tensor, dtype: _dtype.dtype, name: str, typed: bool):
+    """``name(t)``: a tensor sharing ``t``'s storage (a typed constructor asks for its own dtype)."""
+    if typed and data._data.dtype != dtype.np:
+        raise TypeError(f"{name}(tensor) expected a {dtype.name} tensor (got {data.dtype.name}); "
+                        f"convert it with tensor.to(torch.{dtype.name})")
+    return data._data, data
 
 
 def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: bool):
@@ -39,15 +71,13 @@ def legacy_array(args: tuple, device, dtype: _dtype.dtype, name: str, typed: boo
     check_device(device)
     if not args:
         return xp.empty((0,), dtype=dtype.np), None
-    if _is_size(args):
-        return xp.empty(_size(args), dtype=dtype.np), None
+    if len(args) == 1 and isinstance(args[0], Tensor):  # a tensor, before sizes: Tensor(torch.tensor(3)) is 0-d
+        return _tensor_source(args[0], dtype, name, typed)
+    sizes = _sizes(args)
+    if sizes is not None:
+        return xp.empty(_size(sizes), dtype=dtype.np), None
     if len(args) == 1:
         data = args[0]
-        if isinstance(data, Tensor):
-            if typed and data._data.dtype != dtype.np:
-                raise TypeError(f"{name}(tensor) expected a {dtype.name} tensor (got {data.dtype.name}); "
-                                f"convert it with tensor.to(torch.{dtype.name})")
-            return data._data, data
         if isinstance(data, TypedStorage):  # a tensor over the storage's memory (ByteTensor(ByteStorage(...)))
             if data.dtype != dtype:
                 raise RuntimeError(f"Expected a Storage of type {_dtype.SCALAR_TYPE_NAMES[dtype.name]} or an "

@@ -14,9 +14,8 @@ import builtins
 
 from . import _dtype
 from ._backend import xp
-from ._legacy import _TYPES, _is_size
+from ._legacy import _TYPES, _sizes
 from ._missing import module_getattr
-from ._size import Size
 from ._sparse import SparseCOO, SparseTensor, sparse_coo_tensor
 from ._tensor import Tensor, _wrap_dim
 from ._warnings import warn_once
@@ -71,9 +70,9 @@ class _LegacySparseType(type):
     def __call__(cls, *args, device=None) -> SparseTensor:
         """``(indices, values[, size])``: as ``torch.sparse_coo_tensor`` (the dtype is the values', as PyTorch
         keeps it); ``(*sizes)`` or ``()``: an empty sparse tensor of the type's dtype."""
-        if not args or _is_size(args):
+        size = _sizes(args) if args else (0,)
+        if size is not None:
             _deprecated("shape, " if args else "", "shape, " if args else "(0,), ")
-            size = (0,) if not args else tuple(args[0]) if isinstance(args[0], Size) else args
             return SparseTensor.wrap(SparseCOO(xp.zeros((len(size), 0), xp.int64), xp.zeros((0,), cls.dtype.np),
                                                tuple(size), True))
         if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):

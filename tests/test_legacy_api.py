@@ -74,6 +74,40 @@ def test_tensor_constructor_errors_like_torch(bad, error, match):
         ember.Tensor([1.0], requires_grad=True)
 
 
+def _sizes_case(lib, case):
+    """The constructor call of ``case`` with ``lib``'s tensors (the sizes PyTorch takes as integers)."""
+    n, m = np.int64(2), np.int32(3)
+    return {
+        "numpy ints": lambda: lib.Tensor(n, 3),
+        "one numpy int": lambda: lib.Tensor(n),
+        "typed, numpy ints": lambda: lib.FloatTensor(n, m),
+        "typed, one numpy int": lambda: lib.LongTensor(n),
+        "new, numpy ints": lambda: lib.zeros(1).new(n, 3),
+        "0-d int array": lambda: lib.Tensor(np.array(3)),
+        "0-d int tensor among sizes": lambda: lib.Tensor(2, lib.tensor(3)),
+        "0-d int tensor alone is data": lambda: lib.Tensor(lib.tensor(3)),
+        "0-d float array is data": lambda: lib.Tensor(np.array(3.0)),
+        "sparse, numpy ints": lambda: lib.sparse.FloatTensor(n, 3),
+    }[case]
+
+
+@pytest.mark.filterwarnings("ignore:torch.sparse.SparseTensor:UserWarning")
+@pytest.mark.parametrize("case", ["numpy ints", "one numpy int", "typed, numpy ints", "typed, one numpy int",
+                                  "new, numpy ints", "0-d int array", "0-d int tensor among sizes",
+                                  "0-d int tensor alone is data", "0-d float array is data", "sparse, numpy ints"])
+def test_sizes_are_any_integer_like_torch(case):
+    # gymnasium's Discrete(n).n is a NumPy int64: Tensor(out_features, in_features) of it is PyTorch's sizes
+    same(_sizes_case(ember, case)(), _sizes_case(torch, case)())
+
+
+@pytest.mark.parametrize("bad", [(True,), (np.bool_(True),), (2, np.float64(2.0)), (2, np.array([3]))])
+def test_bools_floats_and_arrays_are_no_sizes_like_torch(bad):
+    with pytest.raises(TypeError):
+        torch.Tensor(*bad)
+    with pytest.raises(TypeError):
+        ember.Tensor(*bad)
+
+
 # ---------------------------------------------------------------------------------- typed constructors
 @pytest.mark.parametrize("name", TYPED)
 @pytest.mark.parametrize("data", [[1, 2], [1.7, 2.7], [0, 1], np.array([3.9, 0.0]), np.array([-1.5, 2.5])])

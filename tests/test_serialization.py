@@ -140,7 +140,7 @@ def test_parameters_load_as_parameters():
     np.testing.assert_array_equal(out.detach().numpy(), p.detach().numpy())
 
 
-@pytest.mark.parametrize("obj", [object(), {1, 2}, b"bytes", [lambda: 0], {"k": ember.Generator()}])
+@pytest.mark.parametrize("obj", [object(), b"bytes", [lambda: 0], {"k": ember.Generator()}])
 def test_unsupported_objects_are_a_type_error(obj):
     with pytest.raises(TypeError, match="ember.save cannot store"):
         round_trip(obj)

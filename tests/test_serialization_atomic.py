@@ -6,6 +6,7 @@ import pathlib
 import resource
 import signal
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -136,6 +137,21 @@ def test_a_path_pytorch_cannot_open_is_its_runtime_error(tmp_path, monkeypatch, 
             ember.save([1], path)
         assert str(want.value).split("] . ")[-1] == str(got.value)  # PyTorch's C++ location left out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+@pytest.mark.parametrize("obj", [[1], {"s": {1}}, [ember.nn.Linear(2, 2)], [object()]])
+def test_a_missing_directory_is_pytorchs_runtime_error_before_anything_else(tmp_path, obj):
+    # PyTorch opens the file before it pickles: the directory's error comes first, whatever the object holds
+    # (GraphSAGE's torch.save of its whole model into a models/ folder it never made)
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "no" / "such" / "dir.pt"
+    with pytest.raises(RuntimeError) as expected:
+        torch.save([1], path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "wrote ember's format": nothing is written
+        with pytest.raises(RuntimeError) as got:
+            ember.save(obj, path)
+    assert str(got.value) == str(expected.value) == f"Parent directory {path.parent} does not exist."
 
 
 def test_file_objects_still_work():

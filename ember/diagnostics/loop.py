@@ -84,7 +84,12 @@ def watch(param, rec: Record | None = None) -> Record:
     """Register the gradient hook on ``param`` (once); its record."""
     rec = rec or record(param)
     if not rec.watched and param._requires_grad and param.grad_fn is None:
-        param.register_hook(_Watch(param, rec))
+        # filed in the leaf's hook list directly, never removed: register_hook's handle would take an id from
+        # RemovableHandle's counter, which the program's own hooks number from 0 in PyTorch (a module's
+        # _forward_pre_hooks keys, printed by the pruning tutorial)
+        if param._hooks is None:
+            param._hooks = []
+        param._hooks.append(_Watch(param, rec))
         rec.watched = True
     return rec
 

@@ -99,11 +99,14 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
 
     A path is written atomically: a temporary file in the same directory, flushed and fsynced, renamed over
     ``f`` (a symlink's target, the link kept), then the directory fsynced. A failure to write (a full disk) is
-    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place.
+    a RuntimeError and leaves the previous file as it was. A device or FIFO is written to in place. A path whose
+    directory does not exist is PyTorch's RuntimeError, raised before the object is looked at, as PyTorch's.
     Differences from ``torch.save``: no pickle, tensors sharing storage are stored separately, and an object
     nested more than 200 levels deep (lists, tuples, dicts, modules), which ``load`` would refuse, is a
     ValueError raised before anything is written.
     """
+    if isinstance(f, (str, os.PathLike)):
+        _refuse_what_pytorch_cannot_open(os.fspath(f))  # first, as PyTorch opens the file before it pickles
     if format is None:
         write = _default_writer(obj, _name(f))
     elif format not in _FORMATS:
@@ -111,7 +114,6 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     else:
         write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
     if isinstance(f, (str, os.PathLike)):
-        _refuse_what_pytorch_cannot_open(os.fspath(f))
         write_atomically(f, write, f"ember.save({_name(f)})")
     else:
         write(f)

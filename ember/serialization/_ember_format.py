@@ -5,7 +5,9 @@
     A NODE is a JSON ``null``/bool/int/float/string for the same Python value, or
     a one-key object: ``{"list": [NODE...]}``, ``{"tuple": [NODE...]}``, ``{"size": [INT...]}`` (an ``ember.Size``),
     ``{"dict": [[KEY_NODE, NODE]...]}``, ``{"odict": [[KEY_NODE, NODE]...]}``
-    (an ``OrderedDict``), ``{"array": i}`` (payload i), ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
+    (an ``OrderedDict``), ``{"defaultdict": [FACTORY_NODE, [[KEY_NODE, NODE]...]]}`` (a ``defaultdict``, its
+    factory None or a global), ``{"set": [NODE...]}``, ``{"frozenset": [NODE...]}``,
+    ``{"array": i}`` (payload i), ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
     ``{"global": "module.qualname"}`` (a class or function, by reference),
     ``{"npscalar": i}`` (a NumPy scalar, payload i holding it as a 0-d array),
     ``{"method": [NODE, NAME]}`` (a bound method: its object, by the NODE rules, and its name, as pickle keeps
@@ -30,7 +32,7 @@ import re
 import sys
 import types
 import zipfile
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from .. import _dtype
@@ -46,7 +48,8 @@ from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 FORMAT, VERSION = "ember.save", 1
 MANIFEST = "ember.json"
 KINDS = ("tensor", "parameter", "ndarray")
-_CONTAINERS = ("list", "tuple", "dict", "odict", "module", "object")  # the nodes that count as a level of nesting
+# the nodes that count as a level of nesting
+_CONTAINERS = ("list", "tuple", "dict", "odict", "defaultdict", "set", "frozenset", "module", "object")
 # The JSON levels one level of nesting takes at most: {"module": {"modules": [[NAME, NODE]]}}
 _JSON_PER_LEVEL = 4
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -132,12 +135,12 @@ class Encoder:
             return {"method": [self.encode(obj.__self__), obj.__name__]}
         module = module_class()
         is_module = module is not None and isinstance(obj, module)
-        if not (isinstance(obj, (list, tuple, dict)) or is_module
+        if not (isinstance(obj, (list, tuple, dict, set, frozenset)) or is_module
                 or (hasattr(obj, "__dict__") and kept_by_state(type(obj)))):
             raise TypeError(
                 f"{package_name()}.save cannot store an object of type {_type_name(obj)}: it stores tensors, NumPy "
                 "arrays, numbers, strings, None, dtypes, devices, nn.Modules, objects pickle keeps as their class and "
-                "state, classes and functions (by name), methods bound to those and lists/tuples/dicts of "
+                "state, classes and functions (by name), methods bound to those and lists/tuples/dicts/sets of "
                 f"them{_fields_hint(obj)}"
             )
         if id(obj) in self._modules:  # modules and objects: one used twice is stored once, as pickle's memo does
@@ -148,9 +151,14 @@ class Encoder:
             raise too_deep("ember.save")
         self._open.add(id(obj))
         self._depth += 1
-        if isinstance(obj, dict):
+        if isinstance(obj, defaultdict):  # keeps its factory, as pickle does (GraphSAGE's adjacency lists)
+            factory = None if obj.default_factory is None else self.encode(obj.default_factory)
+            node = {"defaultdict": [factory, [[self.encode(k), self.encode(v)] for k, v in obj.items()]]}
+        elif isinstance(obj, dict):
             tag = "odict" if isinstance(obj, OrderedDict) else "dict"
             node = {tag: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        elif isinstance(obj, (set, frozenset)):
+            node = {"frozenset" if isinstance(obj, frozenset) else "set": [self.encode(x) for x in obj]}
         elif isinstance(obj, (list, tuple)):
             node = {"tuple" if isinstance(obj, tuple) else "list": [self.encode(x) for x in obj]}
         elif is_module:
@@ -276,6 +284,20 @@ class Decoder:
         if tag in ("dict", "odict") and isinstance(value, list):
             pairs = ((self.decode(k), self.decode(v)) for k, v in self._pairs(value))
             return dict(pairs) if tag == "dict" else OrderedDict(pairs)
+        if tag in ("defaultdict", "frozenset") and self.weights_only:  # PyTorch's weights-only loader refuses them
+            raise _globals.weights_only_error(self.what, "collections.defaultdict" if tag == "defaultdict"
+                                              else "builtins.frozenset")
+        if tag == "defaultdict" and isinstance(value, list) and len(value) == 2 and isinstance(value[1], list):
+            factory = self.decode(value[0])
+            if not (factory is None or callable(factory)):
+                self.fail(f"a defaultdict's factory in {MANIFEST} is a {type(factory).__name__}")
+            return defaultdict(factory, ((self.decode(k), self.decode(v)) for k, v in self._pairs(value[1])))
+        if tag in ("set", "frozenset") and isinstance(value, list):
+            items = [self.decode(x) for x in value]
+            try:
+                return set(items) if tag == "set" else frozenset(items)
+            except TypeError:
+                self.fail(f"a {tag} in {MANIFEST} holds an unhashable entry")
         if tag == "array" and type(value) is int and 0 <= value < len(self.entries):
             if value not in self._loaded:
                 self._loaded[value] = self._array(value)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pickletools
 import struct
 import zipfile
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from .. import _dtype
@@ -129,7 +129,19 @@ class _Pickler:
             self.out += b"("
             self.container(tuple(int(n) for n in obj))
             self.out += b"tR"
-        elif isinstance(obj, (tuple, list, dict)) or _by_reference(obj):
+        elif type(obj) in (set, frozenset):
+            # as pickle's protocol 2 writes one: GLOBAL __builtin__ set (or frozenset), a list of its items, TUPLE1,
+            # REDUCE (PyTorch's weights-only loader takes a set and refuses a frozenset, ember's reader too)
+            if self.depth == MAX_DEPTH:
+                raise too_deep("ember.save(format='torch')")
+            self.depth += 1
+            self.glob("__builtin__", type(obj).__name__)
+            self.container(list(obj))
+            self.out += b"\x85R"
+            self.depth -= 1
+        elif isinstance(obj, (tuple, list, dict)) and not isinstance(obj, defaultdict) or _by_reference(obj):
+            # (a defaultdict is left to ember's format, which keeps its factory: written as a dict it would load
+            # as one)
             if self.depth == MAX_DEPTH:
                 raise too_deep("ember.save(format='torch')")
             self.depth += 1
@@ -280,7 +292,7 @@ def _why_not(obj: Any) -> str:
         return "it is one of ember's own classes, which PyTorch's torch.load cannot rebuild"
     return ("it stores tensors, NumPy arrays and scalars (bool, integer, float, complex), numbers, strings, None, "
             "dtypes, devices, objects pickle keeps as their class and state (an argparse.Namespace, a dataclass) and "
-            "lists/tuples/dicts of them")
+            "lists/tuples/dicts/sets of them")
 
 
 def _c_strides(shape: tuple) -> list[int]:

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ... import _warnings
-from ..optimizer import Optimizer, register_optimizer_step_pre_hook
+from ...utils import hooks as _hooks
+from ..optimizer import Optimizer
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
@@ -60,7 +61,9 @@ def _note_optimizer_step(optimizer: Optimizer, args: tuple, kwargs: dict) -> Non
     optimizer._opt_called = True
 
 
-register_optimizer_step_pre_hook(_note_optimizer_step)
+# appended, not registered: a handle would take an id from RemovableHandle's counter, which the program's own hooks
+# number from 0 in PyTorch (whose schedulers wrap optimizer.step instead)
+_hooks.optimizer_step_pre_hooks.append(_note_optimizer_step)
 
 
 def check_optimizer(optimizer: Any) -> None:
