@@ -4,9 +4,9 @@ average pooling's, im2col's and col2im's), with PyTorch's values and gradients."
 import numpy as np
 import pytest
 import torch
+from oracle import assert_close, assert_same_grads
 
 import ember
-from oracle import assert_close, assert_same_grads
 
 CASES = [
     ((1, 2, 5), dict(scale_factor=2)),
