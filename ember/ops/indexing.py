@@ -930,11 +930,29 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     grids[d] = idx
     vals = src
     if isinstance(src, Tensor) and src._data.shape != idx.shape:  # (only src's leading part, index's shape)
-        vals = src[tuple(slice(0, n) for n in idx.shape)]
+        part = tuple(slice(0, n) for n in idx.shape)
+        vals = _SourcePart.apply(src, part=part) if src._requires_grad and _GradState.enabled else src[part]
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
     # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
     out = shown_as(written_copy_of(x, out), "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
     return version_checked(out, index)
+
+
+class _SourcePart(Node):
+    """scatter's source larger than its index: its leading part, index-shaped, is written. PyTorch's scatter
+    computes the source's gradient of the index's shape, which its engine refuses for a source of another shape
+    (one it cannot be summed to): backward here is that error."""
+
+    linear = True  # (forward-mode AD: the tangent's part, as the value's)
+
+    def forward(self, src, part):
+        self.shapes = (src.shape, src[part].shape)
+        return src[part]
+
+    def backward(self, g):
+        src_shape, got = self.shapes
+        raise RuntimeError(f"Function ScatterBackward0 returned an invalid gradient at index 1 - got {list(got)} but "
+                           f"expected shape compatible with {list(src_shape)}")
 
 
 def written_copy_of(x: Tensor, out: Tensor) -> Tensor:
