@@ -54,3 +54,16 @@ def test_unfold_fold_node_names(op):
     assert res[0][0].grad_fn.name() == res[1][0].grad_fn.name()
     assert_close(res[0][0], res[1][0])
     assert_same_grads([res[0][1]], [res[1][1]])
+
+
+@pytest.mark.parametrize("op", ["pixel_shuffle", "pixel_unshuffle"])
+def test_pixel_shuffle_node_names(op):
+    res = []
+    for m in (ember, torch):
+        x = m.tensor(np.arange(64.0).reshape(1, 4, 4, 4), requires_grad=True)
+        y = getattr(m.nn.functional, op)(x, 2)
+        (y * y).sum().backward()
+        res.append((y, x))
+    assert res[0][0].grad_fn.name() == res[1][0].grad_fn.name()
+    assert_close(res[0][0], res[1][0])
+    assert_same_grads([res[0][1]], [res[1][1]])
