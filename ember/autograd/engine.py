@@ -313,6 +313,13 @@ def _run_node(node: Node, grads: list, traced: bool, create_graph: bool):
     return input_grads
 
 
+def run_node(node: Node, grads: list):
+    """``node``'s input gradients from its output gradients ``grads``, run as the engine runs a node (its saved
+    tensors checked, recorded under ``create_graph``), for a node that runs another inside its own backward
+    (``CopySlices`` the in-place op's node it wraps, as PyTorch's)."""
+    return _run_node(node, grads, False, _GradState.higher_order)
+
+
 def run_backward(roots: list[tuple[tuple[Node, int], object]], retain_graph: bool,
                  capture: dict | None = None, accumulate: bool = True, create_graph: bool = False,
                  grad_mode: bool | None = None, ran: list | None = None, hooks: bool = True,

@@ -278,7 +278,7 @@ class Function:
         if not node._packed:  # (through saved-tensor hooks, what the unpack hook gives)
             node.saved_inputs = tuple(_saved_as(t, tensor_args, outs, non_diff) for t in to_save)
         for i, view, res in dirty_views:  # (as an in-place op on a view: CopySlices on the base, the view read from it)
-            graph.take_history(view, res)
+            graph.take_history(view, res, absorb=False)
             results[i] = view
         if dual:
             forward_ad.function_jvp(cls, ctx, args, results)

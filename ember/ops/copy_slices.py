@@ -30,7 +30,7 @@ from .._inference import InferenceView
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.grad_mode import _GradState
-from ..autograd.graph import Node
+from ..autograd.graph import Node, input_edge
 from ..storage import data_ptr
 from .complex import complex_view, real_view
 
@@ -56,13 +56,20 @@ class AsStridedView(Node):
 
 
 class CopySlices(Node):
-    """The base after an in-place op on its view: inputs (the base's old history, the op's result)."""
+    """The base after an in-place op on its view. As PyTorch's, it wraps the op's node ``fn`` when it can (the
+    op's first input the view's history): its edges are the base's old history, then ``fn``'s other inputs; its
+    backward runs ``fn``'s on the view's region of the gradient and writes ``fn``'s gradient for the view's old
+    value back into that region. Otherwise (``fn`` None) its inputs are (the base's old history, the op's
+    result)."""
 
     parts = None  # as AsStridedView's
+    fn = None  # the in-place op's node, wrapped
 
     def backward(self, g):
         view_complex, base_complex = self.parts or (False, False)
         flat = (real_view(g) if base_complex else g).reshape(-1)
+        if self.fn is not None:
+            return self._through_fn(flat, view_complex, base_complex)
         g_base = g_view = None
         if self.needs_input_grad[0]:
             g_base = flat.copy()  # (reshape may have given g's own memory, which other consumers read)
@@ -75,6 +82,45 @@ class CopySlices(Node):
             if view_complex:
                 g_view = complex_view(g_view)
         return g_base, g_view
+
+    def _through_fn(self, flat, view_complex: bool, base_complex: bool) -> tuple:
+        from ..autograd.engine import run_node, sum_to_shape
+
+        fn, needs = self.fn, self.needs_input_grad
+        g_view = flat[self.positions]
+        if view_complex:
+            g_view = complex_view(g_view)
+        own = fn.needs_input_grad
+        fn.needs_input_grad = needs  # (the engine's pruning, autograd.grad(inputs=...), reaches fn through ours)
+        try:
+            res = run_node(fn, [g_view])
+        finally:
+            fn.needs_input_grad = own
+        g_base = None
+        if needs[0]:
+            g_base = flat.copy()  # (reshape may have given g's own memory, which other consumers read)
+            old = res[0]  # the gradient of the view's old value, its region's in the base's old history
+            if old is None:
+                g_base[self.positions] = 0
+            else:
+                old = sum_to_shape(old, fn.input_shapes[0])
+                if type(fn.next_edges[0]) is graph.CastEdge:
+                    old = graph.cast_gradient(old, fn.next_edges[0].dtype)
+                g_base[self.positions] = real_view(old) if view_complex else old
+            g_base = g_base.reshape(self.base_shape)
+            if base_complex:
+                g_base = complex_view(g_base)
+        return (g_base, *res[1:])
+
+    def check_saved_versions(self) -> None:
+        super().check_saved_versions()
+        if self.fn is not None:  # (also where no gradient reaches it: PyTorch's engine checks them there too)
+            self.fn.check_saved_versions()
+
+    def release(self) -> None:
+        super().release()
+        if self.fn is not None:
+            self.fn.release()
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"  # PyTorch's name, in its namespace
@@ -257,10 +303,11 @@ def mark_multi_output_views(outputs: tuple, name: str) -> tuple:
     return outputs
 
 
-def take_history(x: Tensor, result: Tensor) -> None:
+def take_history(x: Tensor, result: Tensor, absorb: bool = True) -> None:
     """After an in-place op on ``x`` whose recorded result is ``result`` (``x``'s data already updated and its
-    version bumped): ``x`` takes the result's place in the graph. A view passes it to its base (``CopySlices``)
-    and reads its own from the base's new history."""
+    version bumped): ``x`` takes the result's place in the graph. A view passes it to its base (``CopySlices``,
+    wrapping the op's node where it can; ``absorb=False``: never, for a custom Function's) and reads its own
+    from the base's new history."""
     base = x._base
     if base is None:
         set_history(x, result.grad_fn, result._output_nr, result._requires_grad)
@@ -271,10 +318,28 @@ def take_history(x: Tensor, result: Tensor) -> None:
     region = view_region(x, base)
     node = CopySlices()  # (also when only the base needs a gradient: the region's old values get none)
     node.positions, node.base_shape, node.parts = region
-    node.needs_input_grad = needs
-    node._link((base, result), needs, (base,))
+    fn = result.grad_fn
+    if absorb and fn is not None and _reads_view_first(fn, result, x):
+        node.fn = fn
+        node.needs_input_grad = (base._requires_grad, *fn.needs_input_grad[1:])
+        edges = [input_edge(base) if base._requires_grad else None, *fn.next_edges[1:]]
+        node._record((), node.needs_input_grad, (), edges, [base._data.shape, *fn.input_shapes[1:]])
+    else:
+        node.needs_input_grad = needs
+        node._link((base, result), needs, (base,))
     set_history(base, node, 0, True)
     _view_of_base(x, base, region)
+
+
+def _reads_view_first(fn: Node, result: Tensor, x: Tensor) -> bool:
+    """Whether ``result``'s node is the in-place op's own, its first input ``x``'s old value (its edge the one
+    ``x`` had, none where ``x`` needs no gradient), one output: the node PyTorch's ``CopySlices`` wraps."""
+    if fn.num_outputs != 1 or result._output_nr != 0 or not fn.next_edges or not fn.needs_input_grad:
+        return False
+    first = fn.next_edges[0]
+    if x._grad_fn is None:
+        return first is None and not x._requires_grad
+    return first is not None and first[0] is x._grad_fn and first[1] == x._output_nr
 
 
 def record_copy_into(x: Tensor, part, src, needs_src: bool) -> None:

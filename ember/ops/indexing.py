@@ -458,7 +458,11 @@ def getitem(x: Tensor, idx) -> Tensor:
     _check_steps(idx)
     try:
         if plain or _is_basic(idx):
+            if idx.__class__ is tuple and len(idx) > 1 and x._requires_grad and _GradState.enabled:
+                return _stepwise(x, idx)
             return BasicIndex.apply(x, idx=idx)
+        if x._requires_grad and _GradState.enabled and (split := _views_first(x, idx)) is not None:
+            return getitem(getitem(x, split[0]), _indexes_after_views(raw, idx))
         split = _selects_first(idx)
         if split is not None:  # PyTorch's order: the selects' view, then its index tensors (see _selects_first)
             return getitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]))
@@ -467,6 +471,71 @@ def getitem(x: Tensor, idx) -> Tensor:
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
     except IndexError as err:
         raise (_zero_dim_error(x, raw) or _bounds_error(x, idx, err)) from None
+
+
+def _steps(shape: tuple, idx: tuple) -> list:
+    """PyTorch's indexing steps for the basic index ``idx`` (converted) of a tensor of ``shape``, left to right,
+    each an index of the previous step's result: a number selects, None unsqueezes, a slice narrower than its
+    dimension slices; a whole dimension's slice and ``...`` are no step."""
+    consumed = sum(p is not None and p is not Ellipsis for p in idx)
+    steps, d, k = [], 0, 0  # (d: the dimension in the result so far, k: in the input)
+    for p in idx:
+        if p is Ellipsis:
+            d += len(shape) - consumed
+            k += len(shape) - consumed
+        elif p is None:
+            steps.append((*(_ALL,) * d, None))
+            d += 1
+        elif p.__class__ is slice:
+            if k >= len(shape) or p.indices(shape[k]) != (0, shape[k], 1):
+                steps.append((*(_ALL,) * d, p))
+            d += 1
+            k += 1
+        else:
+            steps.append((*(_ALL,) * d, p))
+            k += 1
+    return steps
+
+
+def _stepwise(x: Tensor, idx: tuple) -> Tensor:
+    """``x[idx]`` (basic, recorded) as PyTorch records it: one view node per step (``_steps``), so ``x[0, :2]``'s
+    history is SliceBackward0 then SelectBackward0; one step (or none) is one node as before."""
+    steps = _steps(x._data.shape, idx)
+    if len(steps) < 2:
+        return BasicIndex.apply(x, idx=idx)
+    basic_view(x._data, idx)  # (an index out of range: its error names x and the whole index)
+    for step in steps:
+        x = BasicIndex.apply(x, idx=step)
+    return x
+
+
+def _views_first(x: Tensor, idx: tuple):
+    """For an index mixing index tensors with basic parts that take a step (``_steps``), those parts as PyTorch
+    applies them first, as views, index tensors' dimensions kept whole: ``(views, rest)``; else None. (The rest
+    applied to those views places the indexed dimensions as NumPy does on the whole index, except where
+    ``_selects_first`` says.)"""
+    if idx.__class__ is not tuple or any(p.__class__ is bool for p in idx):
+        return None
+    first = []
+    for p in idx:
+        if p.__class__ is xp.ndarray:
+            first.extend((_ALL,) * (p.ndim if p.dtype == xp.bool_ else 1))
+        else:
+            first.append(p)
+    first = tuple(first)
+    return (first,) if _steps(x._data.shape, first) else None
+
+
+def _indexes_after_views(raw, idx) -> tuple:
+    """The index left once ``_views_first``'s views are taken, in the caller's own parts (its index tensors, whose
+    versions the result checks): numbers gone, every slice and None a whole dimension."""
+    raw = raw if raw.__class__ is tuple else (raw,)
+    out = []
+    for r, p in zip(raw, idx):
+        if isinstance(p, (int, xp.integer)) and not isinstance(p, bool):
+            continue
+        out.append(_ALL if p is None or p.__class__ is slice else r)
+    return tuple(out)
 
 
 def _refuse_meta_masks(idx) -> None:
@@ -646,6 +715,9 @@ def setitem(x: Tensor, idx, value) -> None:
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
         raise RuntimeError(f"a view of a {_leaf_in_place()}")
+    if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
+        # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
+        return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
         return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
@@ -865,12 +937,30 @@ def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     grids[d] = idx
     vals = src
     if isinstance(src, Tensor) and src._data.shape != idx.shape:  # (only src's leading part, index's shape)
-        vals = src[tuple(slice(0, n) for n in idx.shape)]
+        part = tuple(slice(0, n) for n in idx.shape)
+        vals = _SourcePart.apply(src, part=part) if src._requires_grad and _GradState.enabled else src[part]
     setitem(out, tuple(Tensor._make(xp.broadcast_to(gr, idx.shape)) for gr in grids), vals)
     # (an index_put into a copy: one node, named as PyTorch's by a tensor source or a number)
     number = not isinstance(src, Tensor)
     out = shown_as(written_copy_of(x, out, number), "ScatterBackward1" if number else "ScatterBackward0")
     return version_checked(out, index)
+
+
+class _SourcePart(Node):
+    """scatter's source larger than its index: its leading part, index-shaped, is written. PyTorch's scatter
+    computes the source's gradient of the index's shape, which its engine refuses for a source of another shape
+    (one it cannot be summed to): backward here is that error."""
+
+    linear = True  # (forward-mode AD: the tangent's part, as the value's)
+
+    def forward(self, src, part):
+        self.shapes = (src.shape, src[part].shape)
+        return src[part]
+
+    def backward(self, g):
+        src_shape, got = self.shapes
+        raise RuntimeError(f"Function ScatterBackward0 returned an invalid gradient at index 1 - got {list(got)} but "
+                           f"expected shape compatible with {list(src_shape)}")
 
 
 def written_copy_of(x: Tensor, out: Tensor, number: bool = False) -> Tensor:

@@ -14,7 +14,7 @@ import math
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, torch_named
 from .conv_geometry import crop_spatial, offsets, out_size, pad_spatial, window
 from .pooling import _scatter
 
@@ -43,6 +43,7 @@ def _blocks6(cols, kernel, out):
     return cols.reshape(cols.shape[0], cols.shape[1] // math.prod(kernel), *kernel, *out)
 
 
+@torch_named("Im2ColBackward0")  # (PyTorch's im2col kernel)
 class Unfold(Node):
     def forward(self, x, kernel, dilation, pads, stride, out):
         self.meta = (x.shape[2:], kernel, dilation, pads, stride, out)
@@ -54,6 +55,7 @@ class Unfold(Node):
         return (_col2im(_blocks6(g, kernel, out), size, kernel, dilation, pads, stride, out),)
 
 
+@torch_named("Col2ImBackward0")  # (PyTorch's col2im kernel)
 class Fold(Node):
     def forward(self, cols, size, kernel, dilation, pads, stride, out):
         self.meta = (kernel, dilation, pads, stride, out)

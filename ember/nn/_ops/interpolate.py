@@ -24,6 +24,7 @@ import math
 from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
+from ...autograd.graph import shown_as
 from .resample import AxisMap, Resample
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -232,7 +233,21 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     else:
         maps = tuple(axis_map(mode, n, o, bool(align_corners), s, dtype, len(out))
                      for n, o, s in zip(spatial, out, scales))
-    return Resample.apply(input, maps=maps)
+    out = Resample.apply(input, maps=maps)
+    return out if mode == "area" and nd == 3 else shown_as(out, _torch_node_name(mode, nd - 2, antialias))
+
+
+_NODE_MODES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
+               "bicubic": "Bicubic", "trilinear": "Trilinear"}
+
+
+def _torch_node_name(mode: str, dims: int, antialias: bool) -> str:
+    """The node PyTorch's interpolate records: its upsample kernel's (``UpsampleBilinear2DBackward0``, ``...Aa...``
+    antialiased), adaptive average pooling's for 'area' (2 or 3 spatial dimensions: PyTorch's 1-D 'area' is a
+    2-D pooling then a squeeze, two nodes, which ember's one node does not name)."""
+    if mode == "area":
+        return f"AdaptiveAvgPool{dims}DBackward0"
+    return f"Upsample{_NODE_MODES[mode]}{dims}D{'Aa' if antialias else ''}Backward0"
 
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None

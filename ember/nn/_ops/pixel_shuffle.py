@@ -7,6 +7,7 @@ c * r * r + i * r + j at (h, w). The gradient is the inverse rearrangement (reco
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...autograd.graph import shown_as
 
 
 def _check(name: str, input: Tensor, factor, what: str) -> None:
@@ -30,7 +31,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     k = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)  # (*, C, H, r, W, r)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    # (PyTorch's one node, named on ember's last: its reshape)
+    return shown_as(x.reshape(*batch, c // (r * r), h * r, w * r), "PixelShuffleBackward0")
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -45,4 +47,4 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     k = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # (*, C, r, r, H, W)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return shown_as(x.reshape(*batch, c * r * r, h // r, w // r), "PixelUnshuffleBackward0")
