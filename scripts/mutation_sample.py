@@ -350,7 +350,14 @@ def run_tests(scratch: str, tests: list[str], timeout: float, info: dict | None 
     except subprocess.TimeoutExpired:
         return "timeout"
     # 4 (a test named in TARGETS not found) and 5 (no test collected) say the map is wrong, not that a test failed:
-    # counted caught, they would count every mutant of that module caught
+    # counted caught, they would count every mutant of that module caught. But a mutant that breaks the import of a
+    # test file (an error while collecting it) leaves its node ids unfound too, and that is a failure it caused:
+    # _check_map has found every node id in the unmutated copy, so an unfound one is the mutant's doing
+    if out.returncode in (4, 5) and "ERROR collecting" in out.stdout:
+        if info is not None:
+            failed = [line for line in out.stdout.splitlines() if line.startswith("ERROR ")]
+            info["failed"] = failed[0].split(" - ")[0][:300] if failed else "error collecting"
+        return "caught"
     if out.returncode in (4, 5):
         raise RuntimeError(f"pytest could not run {' '.join(tests)} (exit status {out.returncode}):\n"
                            + out.stdout[-2000:] + out.stderr[-2000:])
@@ -370,9 +377,20 @@ def _precompile(scratch: str) -> None:
     rewritten bytecode from one collection."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "ember"],
                    cwd=scratch, check=True, capture_output=True)
-    tests = sorted({t.split("::")[0] for ts in TARGETS.values() for t in ts})
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *tests],
-                   cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), capture_output=True, check=False)
+    _check_map(scratch)
+
+
+def _check_map(scratch: str) -> None:
+    """Collect every test TARGETS names in the unmutated copy (which also writes their rewritten bytecode): a node
+    id that is not found there is a wrong map, and run_tests may then read an unfound node id under a mutant as a
+    test file the mutant broke."""
+    tests = sorted({t for ts in TARGETS.values() for t in ts})
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *tests],
+                         cwd=scratch, env=dict(os.environ, PYTHONPATH=scratch), capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"the unmutated tests named in TARGETS do not all collect (exit status {out.returncode}):\n"
+                           + out.stdout[-2000:] + out.stderr[-2000:])
 
 
 class Limits:
