@@ -200,7 +200,10 @@ TARGETS = {
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
                                         # ignore_index: PyTorch's errors)
-                                        "tests/test_class_loss_zero_dim_input.py"],
+                                        "tests/test_class_loss_zero_dim_input.py",
+                                        # (a post-hook on the NLL node that changes its gradient: log_softmax's
+                                        # backward reads the array, not the noted picks)
+                                        "tests/test_class_loss_node_hooks.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
