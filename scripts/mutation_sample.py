@@ -116,7 +116,9 @@ TARGETS = {
                                 # (apply_one's result: the array forward computed, not a copy)
                                 "tests/test_unary_result_memory.py", _RESULT_MEMORY,
                                 # (views without history follow their base's requires_grad_, base_requires_grad)
-                                "tests/test_views_follow_requires_grad.py"],
+                                "tests/test_views_follow_requires_grad.py",
+                                # (which views have no history of their own: made_without_history)
+                                "tests/test_views_without_history.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],
@@ -203,7 +205,9 @@ TARGETS = {
                                         "tests/test_class_loss_zero_dim_input.py",
                                         # (a post-hook on the NLL node that changes its gradient: log_softmax's
                                         # backward reads the array, not the noted picks)
-                                        "tests/test_class_loss_node_hooks.py"],
+                                        "tests/test_class_loss_node_hooks.py",
+                                        # (inputs of rank 3 and 5, odd spatial sizes: the (N, C, 1, -1) view)
+                                        "tests/test_class_loss_spatial_sizes.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
