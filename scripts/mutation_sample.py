@@ -118,7 +118,9 @@ TARGETS = {
                                 # (views without history follow their base's requires_grad_, base_requires_grad)
                                 "tests/test_views_follow_requires_grad.py",
                                 # (which views have no history of their own: made_without_history)
-                                "tests/test_views_without_history.py"],
+                                "tests/test_views_without_history.py",
+                                # (operands of two dtypes: apply_same's fast path not taken, each gradient cast back)
+                                "tests/test_mixed_dtype_operand_gradients.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],
