@@ -256,9 +256,13 @@ TARGETS = {
                                                "tests/test_serialization_hostile.py",
                                                # (NumPy arrays and scalars in a torch file: their dtypes' BUILD, the
                                                # scalar's bytes)
-                                               "tests/test_serialization_numpy.py"],
+                                               "tests/test_serialization_numpy.py",
+                                               # (BUILD on what is not its target, a dunder attribute: refused)
+                                               "tests/test_serialization_build_targets.py"],
     "ember/serialization/_ember_format.py": ["tests/test_serialization.py", "tests/test_bfloat16_checkpoints.py",
-                                            "tests/test_serialization_modules.py"],
+                                            "tests/test_serialization_modules.py",
+                                            # (a __getstate__ that is not a dict of attribute names: refused)
+                                            "tests/test_serialization_build_targets.py"],
     # (the straggler test reads each step's time from the lockstep table the reducer fills)
     # (test_on_ranks.py runs tests/ranks/rank_ddp_vs_torch.py: DDP against PyTorch's on the same ranks)
     # (the in-process files before the rank runs, which take minutes)
