@@ -161,7 +161,9 @@ TARGETS = {
                                  # (div with a rounding_mode, a number on either side, each operand requiring grad)
                                  "tests/test_rounded_div_operands.py",
                                  # (float_power_: PyTorch's refusal of a base that is not double)
-                                 "tests/test_float_power_inplace.py"],
+                                 "tests/test_float_power_inplace.py",
+                                 # (a cast to an integer or bool dtype of a tensor that requires grad: no history)
+                                 "tests/test_cast_requires_grad.py"],
     "ember/ops/unary.py": [_DECLARED_PATHS, "tests/test_ops_elementwise.py", "tests/test_ops_pointwise.py",
                            "tests/test_complex.py", "tests/test_kernels.py::test_relu_gradient_same_bits_as_numpy",
                            _COMPILED_PATHS % "pointwise", _BRANCH_POINTS, _RESULT_MEMORY,
