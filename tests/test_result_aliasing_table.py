@@ -1,4 +1,4 @@
-"""Which results are their input, a view of it or a copy, as PyTorch's: for 120 calls (reductions over a dim of size
+"""Which results are their input, a view of it or a copy, as PyTorch's: for 119 calls (reductions over a dim of size
 1, identities such as ``x * 1``, ``matrix_power(A, 1)``, ``cat`` of one tensor, casts to the same dtype, views,
 dropout in eval mode, ``diag`` of a matrix ...) the result is the input object exactly where PyTorch's is, and a
 write into the input after the call shows in the result exactly where it does in PyTorch's. (A result that returned
