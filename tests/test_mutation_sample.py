@@ -114,3 +114,27 @@ def test_the_failing_test_is_recorded_and_a_test_pytest_cannot_find_is_an_error(
     assert info == {"failed": "FAILED test_a.py::test_b"}
     with pytest.raises(RuntimeError, match="exit status 4"):
         mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_renamed"], 60)
+
+
+def test_a_mutant_that_breaks_a_test_files_import_is_caught_not_a_wrong_map(tmp_path):
+    """A mutant that makes a module raise on import (seed 44: a node class named None in activation.py) fails the
+    collection of every test file importing it, and pytest then reports that file's node ids unfound (exit status
+    4): that is the mutant's failure, not a test missing from the map."""
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "test_a.py").write_text("from helper import VALUE\n\n\ndef test_a():\n    assert VALUE == 1\n")
+    assert mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_a"], 60) == "survived"
+    (tmp_path / "helper.py").write_text("VALUE = type(None, (), {})\n")
+    info = {}
+    assert mutation_sample.run_tests(str(tmp_path), ["test_a.py::test_a"], 60, info) == "caught"
+    assert info == {"failed": "ERROR test_a.py"}
+
+
+def test_a_mapped_test_the_unmutated_copy_does_not_collect_stops_the_run(tmp_path, monkeypatch):
+    """Before any mutant runs, every node id of the map is collected in the unmutated copy: only then is an
+    unfound node id under a mutant the mutant's doing."""
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    monkeypatch.setattr(mutation_sample, "TARGETS", {"m.py": ["test_a.py::test_a"]})
+    mutation_sample._check_map(str(tmp_path))
+    monkeypatch.setattr(mutation_sample, "TARGETS", {"m.py": ["test_a.py::test_a", "test_a.py::test_renamed"]})
+    with pytest.raises(RuntimeError, match="do not all collect"):
+        mutation_sample._check_map(str(tmp_path))

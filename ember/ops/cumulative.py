@@ -139,6 +139,8 @@ class CumMin(Selected):
 def _cumulative_extreme(x: Tensor, dim: int, largest: bool, name: str):
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
+    if a.dtype.kind == "c":  # (NumPy would order complex numbers lexicographically)
+        raise _dtype.not_implemented_for(f"{name}_cpu", x.dtype)
     node = CumMax if largest else CumMin
     if a.ndim == 0:
         zero = xp.zeros((), dtype=xp.int64)
@@ -182,6 +184,22 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, ap
 
     if x._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    for other in (prepend, append):  # PyTorch's checks, in its order (the dim wrapped only where there is one)
+        if other is not None:
+            d = _wrap_dim(dim, x._data.ndim)
+            if other.ndim != x._data.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            for i, (a, b) in enumerate(zip(x._data.shape, other.shape)):
+                if i != d and a != b:
+                    raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input "
+                                       f"except along the differencing dimension; input.size({i}) = {a}, but got "
+                                       f"tensor.size({i}) = {b}")
+    if n == 0:  # PyTorch's copy of the input (prepend and append left out), never the input itself: CopyBackwards
+        from .inplace import CopyFrom
+
+        return CopyFrom.apply(Tensor._make(xp.empty_like(x._data)), x)
     d = _wrap_dim(dim, x._data.ndim)
     parts = [t for t in (prepend, x, append) if t is not None]
     if len(parts) > 1:

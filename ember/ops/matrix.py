@@ -104,6 +104,19 @@ class Diagonal(Node):
         return (xp.moveaxis(out, (-2, -1), self.dims),)
 
 
+@torch_named("DiagonalBackward0_copy")
+class DiagonalCopy(Diagonal):
+    """``torch.diag`` of a matrix: its diagonal copied, not a view (PyTorch's ``diagonal_copy``: writing into the
+    result leaves the matrix as it was, and the reverse)."""
+    is_view = False
+
+    def name(self) -> str:
+        return "DiagonalBackward0_copy"  # (PyTorch's name for the copying variant of a view op)
+
+    def forward(self, x, offset, dim1, dim2):
+        return super().forward(x, offset, dim1, dim2).copy()
+
+
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The ``offset`` diagonal of dims ``dim1``/``dim2``, as a new last dimension: a view of ``x``, as PyTorch's
     (writes to it reach ``x``)."""
@@ -155,7 +168,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     if x._data.ndim == 1:
         return DiagEmbed.apply(x, offset=int(diagonal))
     if x._data.ndim == 2:
-        return Diagonal.apply(x, offset=int(diagonal), dim1=0, dim2=1)
+        return DiagonalCopy.apply(x, offset=int(diagonal), dim1=0, dim2=1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x._data.ndim}D")
 
 

@@ -702,13 +702,21 @@ class FmodScalar(Node):
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both are NaN (``maximum`` propagates NaN)."""
     _tensor_other("fmax", other)
+    _refuse_complex_extreme("fmax", input, other)
     return _nan_ignoring(input, other, xp.greater_equal)
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN (``minimum`` propagates NaN)."""
     _tensor_other("fmin", other)
+    _refuse_complex_extreme("fmin", input, other)
     return _nan_ignoring(input, other, xp.less_equal)
+
+
+def _refuse_complex_extreme(name: str, a: Tensor, b: Tensor) -> None:
+    """PyTorch's error for fmax/fmin with a complex operand (complex numbers have no order)."""
+    if a.is_complex() or b.is_complex():
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
 def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:

@@ -446,7 +446,10 @@ def prod_dim_none(method: bool, alone: bool) -> TypeError:
 def _max_or_min(x: Tensor, dim, keepdim: bool, largest: bool, other_op):
     if isinstance(dim, Tensor):
         return other_op(x, dim)
-    refuse_complex(x, "max" if largest else "min")
+    if x._data.dtype.kind == "c":  # (PyTorch's kernel of all elements has no complex version; the dim overload refuses)
+        if dim is None:
+            refuse_complex(x, "max_all" if largest else "min_all")
+        raise RuntimeError(f"{'max' if largest else 'min'}(): does not support complex input")
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError(
@@ -491,7 +494,7 @@ class AmaxAmin(Extreme):
 
 
 def _extreme(name: str, fn, x: Tensor, dim, keepdim: bool) -> Tensor:
-    refuse_complex(x, name)
+    refuse_complex(x, "max_values_cpu" if fn is xp.max else "min_values_cpu")  # (PyTorch's kernel named)
     axes = _axes(dim, x._data.ndim)
     _check_nonempty(name, x._data, axes)
     out = AmaxAmin.apply(x, fn=fn, axes=axes, keepdim=keepdim)
@@ -508,10 +511,9 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def _arg_extreme(name: str, x: Tensor, dim, keepdim: bool, largest: bool) -> Tensor:
-    refuse_complex(x, name, RuntimeError)
     a = x._data
-    if a.dtype == xp.bool_:
-        raise RuntimeError(f"{name}(): does not support bool input")
+    if a.dtype.kind in "bc":
+        raise RuntimeError(f"{name}(): does not support {'bool' if a.dtype == xp.bool_ else 'complex'} input")
     if dim is None:
         if a.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -541,8 +543,9 @@ def variance(x: Tensor, dim, unbiased, keepdim: bool, correction, name: str, roo
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if np_kind(x._data.dtype) not in "fc":
-        raise RuntimeError(f"std and var only support floating point and complex dtypes, got {x.dtype}")
+    if np_kind(x._data.dtype) not in "fc":  # (PyTorch's message names var_mean and std_mean themselves)
+        raise RuntimeError(f"{name if name.endswith('_mean') else 'std and var'} only support floating point and "
+                           "complex dtypes")
     axes = _axes(dim, x._data.ndim)
     # (PyTorch's reduction factor is input numel over output numel: 0 for an empty input, whatever is reduced)
     if (_reduced_count(x._data.shape, axes) if x._data.size else 0) - correction <= 0:

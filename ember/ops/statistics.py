@@ -7,7 +7,7 @@ import functools
 
 from .. import _warnings, return_types
 from .._backend import quiet, xp
-from .._dtype import not_implemented_for, np_kind
+from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
@@ -423,8 +423,11 @@ def nanmean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
     """The mean of the non-NaN elements (NaN where all are NaN)."""
     from .elementwise import div
 
+    if x.is_complex():  # (PyTorch's nanmean is nansum over a count, and its nansum refuses complex)
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if not x.is_floating_point():
-        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {x.dtype}")
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]}")
     counts = Tensor._make(xp.sum(~xp.isnan(x._data), axis=_axes(dim, x._data.ndim), keepdims=keepdim)
                           .astype(x._data.dtype))
     return div(nansum(x, dim, keepdim, dtype=dtype), counts)

@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from ..autograd import graph as _graph
 from ..autograd.graph import Node, apply_one, shown_as, torch_named, version_checked
 from ..autograd.recorded import is_recorded, reading
-from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, refuse_complex, result_dtype
+from .elementwise import Pow, cast, conj_if_complex, is_inexact, mul, result_dtype
 from .elementwise import pow as power
 
 
@@ -425,7 +425,10 @@ def neg(x: Tensor) -> Tensor:
 
 def _piecewise(fn, node: type[ZeroGrad]):
     def op(x: Tensor) -> Tensor:
-        refuse_complex(x, fn.__name__)
+        if x._data.dtype.kind == "c":
+            raise NotImplementedError(f"{fn.__name__} is not supported for complex inputs")
+        if x._data.dtype == xp.bool_:  # (NumPy keeps the bools; PyTorch's kernels have no bool version)
+            raise _dtype.not_implemented_for(f"{fn.__name__}_vml_cpu", x.dtype)
         return node.apply(x, fn=fn)
 
     return op
@@ -435,7 +438,9 @@ floor, ceil, trunc = (_piecewise(f, n) for f, n in ((xp.floor, Floor), (xp.ceil,
 
 
 def sign(x: Tensor) -> Tensor:
-    refuse_complex(x, "sign (use sgn for complex numbers)")
+    if x._data.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
     if x._data.dtype == xp.bool_:  # NumPy has no sign for bool; PyTorch returns the values
         return Tensor._make(x._data.copy())
     return Sign.apply(x, fn=sign_array)
@@ -447,9 +452,10 @@ def round(x: Tensor, *, decimals: int = NOT_GIVEN) -> Tensor:
     tensor is refused by both. To places as PyTorch's kernel: ``rint(x * 10**d) / 10**d`` (``rint(x / 10**-d) *
     10**-d`` for d < 0), a float16 or bfloat16 input computed in float32 and rounded to its dtype once (NumPy's
     round computes in float16: -2.65 to one place is -2.6 there, -2.7 in PyTorch)."""
-    refuse_complex(x, "round")
     given = decimals is not NOT_GIVEN
-    if x.dtype == _dtype.bool_ or (given and not x.is_floating_point()):  # (NumPy's round of bool is float16)
+    # (NumPy's round of bool is float16; PyTorch's kernels have no bool or complex version, nor an integer one with
+    # decimals)
+    if x.dtype == _dtype.bool_ or x.is_complex() or (given and not x.is_floating_point()):
         raise _dtype.not_implemented_for("round_vml_cpu" if not given or decimals == 0 else "round_cpu", x.dtype)
     if not given:
         return Round.apply(x, fn=xp.round)
@@ -503,7 +509,8 @@ def overload_bounds(name: str, min, max, *, method: bool = False) -> tuple:
 
 def _clamp(x: Tensor, min, max, one_sided: str | None = None) -> Tensor:
     """clamp; ``one_sided`` "min" or "max": ``clamp_min``/``clamp_max`` (their nodes' names)."""
-    refuse_complex(x, "clamp")
+    if x._data.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     lo, hi = _bound(min), _bound(max)

@@ -366,7 +366,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     max_val, min_val = scalar_params("hardtanh" + "_" * inplace, max_val=max_val, min_val=min_val)
     # a NumPy scalar bound as the Python number PyTorch reads (np.float64 would promote a float32 result)
     min_val, max_val = (v.item() if isinstance(v, xp.generic) else v for v in (min_val, max_val))
-    if not (input.is_floating_point() or input.is_complex()):  # integers: clamped in their own dtype, no gradient
+    if input.is_complex():  # (PyTorch's hardtanh is a clamp, which complex numbers have no order for)
+        raise NotImplementedError("clamp is not supported for complex types")
+    if not input.is_floating_point():  # integers: clamped in their own dtype, no gradient
         if not input.dtype.is_signed and input.dtype != _dtype.bool_ and (int(min_val) < 0 or int(max_val) < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         lo, hi = integer_limits(input, "hardtanh", min_val, max_val)
