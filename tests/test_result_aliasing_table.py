@@ -96,14 +96,45 @@ def test_result_is_the_input_a_view_or_a_copy_as_pytorchs(call):
     assert _aliasing(ember, call) == _aliasing(torch, call)
 
 
-@pytest.mark.xfail(strict=True, reason="dropout1d in eval mode returns its unbatched input itself, where PyTorch's "
-                                       "returns a view of it (unsqueezed and squeezed back)")
-def test_dropout1d_in_eval_mode_of_an_unbatched_input_is_a_view():
+UNBATCHED_FEATURE_DROPOUTS = {
+    "dropout1d eval": lambda F, x: F.dropout1d(x, 0.5, False),
+    "dropout1d p=0": lambda F, x: F.dropout1d(x, 0.0, True),
+    "dropout1d p=1": lambda F, x: F.dropout1d(x, 1.0, True),
+    "dropout1d training": lambda F, x: F.dropout1d(x, 0.5, True),
+    "dropout1d in place": lambda F, x: F.dropout1d(x, 0.5, True, True),
+    "dropout1d in place, eval": lambda F, x: F.dropout1d(x, 0.5, False, True),
+    "dropout1d batched eval": lambda F, x: F.dropout1d(x.unsqueeze(0), 0.5, False),
+    "dropout1d empty": lambda F, x: F.dropout1d(x[:0], 0.5, True),
+    "dropout3d eval": lambda F, x: F.dropout3d(x.reshape(3, 2, 2, 1), 0.5, False),
+    "dropout3d training": lambda F, x: F.dropout3d(x.reshape(3, 2, 2, 1), 0.5, True),
+    "dropout3d of 3-D (deprecated)": lambda F, x: F.dropout3d(x.reshape(3, 2, 2), 0.5, False),
+}
+
+
+def test_dropout1d_module_in_eval_mode_of_an_unbatched_input_is_a_view():
     def call(m):
         x = m.ones(3, 4)
-        return m.nn.functional.dropout1d(x, 0.5, False) is x
+        r = m.nn.Dropout1d().eval()(x)
+        return r is x, r._base is x
 
     assert call(ember) == call(torch)
+
+
+@pytest.mark.filterwarnings("ignore:dropout3d")
+@pytest.mark.parametrize("call", list(UNBATCHED_FEATURE_DROPOUTS))
+def test_unbatched_feature_dropouts_are_views_of_their_input_as_pytorchs(call):
+    """PyTorch's dropout1d/dropout3d unsqueeze an unbatched input and squeeze the result back (out of place): a
+    view of the input even in eval mode, with SqueezeBackward1 and UnsqueezeBackward0 in its graph."""
+    def run(m):
+        x = m.ones(3, 4, requires_grad="in place" not in call)
+        r = UNBATCHED_FEATURE_DROPOUTS[call](m.nn.functional, x)
+        names, f = [], r.grad_fn
+        while f is not None:
+            names.append(f.name())
+            f = next((n for n, _ in f.next_functions if n is not None), None)
+        return r is x, r._base is x, names, tuple(r.shape), r.is_contiguous()
+
+    assert run(ember) == run(torch)
 
 
 @pytest.mark.parametrize("call", ["diag", "diag(offset)", "diff(n=0)", "diff(n=0, prepend)", "diff(n=0) of ints"])

@@ -96,9 +96,6 @@ class ElementwiseMethods:
     def __rpow__(self, other) -> Tensor:
         return ops.elementwise.pow(other, self)
 
-    def __pos__(self) -> Tensor:
-        return self  # type: ignore[return-value]
-
     def __eq__(self, b) -> Tensor:  # type: ignore[override]
         return ops.elementwise.operator_eq(self, b)
 

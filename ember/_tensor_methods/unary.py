@@ -22,8 +22,12 @@ class UnaryMethods:
     def __abs__(self) -> Tensor:
         return ops.unary.abs(self)
 
+    def __pos__(self) -> Tensor:
+        return ops.unary.positive(self)
+
     neg = __neg__
     negative = __neg__
+    positive = __pos__
     abs = __abs__
 
     def exp(self) -> Tensor:

@@ -423,6 +423,13 @@ def neg(x: Tensor) -> Tensor:
     return Neg.apply(x)
 
 
+def positive(x: Tensor) -> Tensor:
+    """``x`` itself (no copy, no node), as PyTorch's; a bool tensor is refused, as by its unary plus."""
+    if x._data.dtype == xp.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
 def _piecewise(fn, node: type[ZeroGrad]):
     def op(x: Tensor) -> Tensor:
         if x._data.dtype.kind == "c":

@@ -133,7 +133,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that dropout1d "
                            "exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel "
                            "dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _apply(input, p, training, inplace, True, False, batched=ndim == 3)
+    return _feature_dropout(input, p, training, inplace, batched=ndim == 3)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -164,7 +164,15 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     ndim = input._data.ndim
     if ndim not in (4, 5):
         _deprecated_rank("dropout3d", ndim, 3)
-    return _apply(input, p, training, inplace, True, False, batched=ndim == 5)
+    return _feature_dropout(input, p, training, inplace, batched=ndim == 5)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:
+    """dropout1d's/dropout3d's kernel. An unbatched input goes through ``unsqueeze(0)`` and ``squeeze(0)`` out of
+    place, as in PyTorch: the result is a view of the input (even in eval mode) with their nodes in its graph."""
+    if batched or inplace:  # (in place: the input itself, its channels masked along dim 0)
+        return _apply(input, p, training, inplace, True, False, batched=batched)
+    return _apply(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
