@@ -54,3 +54,46 @@ def test_pixel_shuffle_double_backward():
         (gg,) = m.autograd.grad(g.sum(), x)
         out.append(gg)
     assert_close(*out)
+
+
+A45 = RNG.standard_normal((4, 5))
+_SELECTING = {
+    "sort": lambda a: a.sort(1)[0], "sort_stable": lambda a: a.sort(dim=1, stable=True)[0],
+    "sort_stable_false": lambda a: a.sort(stable=False)[0], "sort_stable_none": lambda a: a.sort(stable=None)[0],
+    "sort_desc": lambda a: a.sort(0, True)[0], "msort": lambda a: a.msort(),
+    "sort_transposed": lambda a: a.t().sort(1)[0], "topk": lambda a: a.topk(2)[0],
+    "topk_transposed": lambda a: a.t().topk(1, 0)[0], "kthvalue": lambda a: a.kthvalue(2)[0],
+    "kthvalue_keepdim": lambda a: a.kthvalue(3, 0, keepdim=True)[0], "median_dim": lambda a: a.median(1)[0],
+    "nanmedian_dim": lambda a: a.nanmedian(0, keepdim=True)[0], "sort_0d": lambda a: a[0, 0].sort()[0],
+    "topk_0d": lambda a: a[1, 2].topk(1)[0], "kthvalue_0d": lambda a: a[0, 1].kthvalue(1)[0],
+    "median_0d": lambda a: a[2, 2].median(0)[0],
+}
+
+
+@pytest.mark.parametrize("case", list(_SELECTING))
+def test_sort_topk_kthvalue_median_are_one_node(case):
+    # sort and topk read as GatherBackward0, kthvalue and median had ember's gather (and squeeze) below their node
+    out = []
+    for m in (ember, torch):
+        a = m.tensor(A45, requires_grad=True)
+        y = _SELECTING[case](a)
+        names = node_names(y.grad_fn, depth=1)
+        (g,) = m.autograd.grad((y * y).sum(), a, create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), a)
+        out.append((y, g, gg, names, y.stride()))
+    (ey, eg, egg, en, es), (ty, tg, tgg, tn, ts) = out
+    assert_close(ey, ty)
+    assert_close(eg, tg)
+    assert_close(egg, tgg)
+    assert (en, es) == (tn, ts)
+
+
+def test_sort_saves_no_input():
+    # PyTorch's sort/topk/kthvalue save the indices, not the input: changing it in place before backward is fine
+    for m in (ember, torch):
+        a = m.tensor(A45, requires_grad=True)
+        b = a * 1
+        ys = [b.sort(1)[0], b.topk(2)[0], b.kthvalue(2)[0], b.median(1)[0]]
+        b.mul_(2)
+        sum(y.sum() for y in ys).backward()
+        assert a.grad.sum().item() == pytest.approx(20 + 8 + 4 + 4)
