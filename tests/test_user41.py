@@ -97,3 +97,75 @@ def test_sort_saves_no_input():
         b.mul_(2)
         sum(y.sum() for y in ys).backward()
         assert a.grad.sum().item() == pytest.approx(20 + 8 + 4 + 4)
+
+
+X57 = RNG.standard_normal((2, 3, 5, 7)).astype(np.float32)
+_AREA = {
+    "one": lambda m, x: m.nn.functional.interpolate(x, size=1, mode="area"),
+    "three_by_two": lambda m, x: m.nn.functional.interpolate(x, size=(3, 2), mode="area"),
+    "up": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="area"),
+    "channels_last": lambda m, x: m.nn.functional.interpolate(x.contiguous(memory_format=m.channels_last),
+                                                              size=(2, 3), mode="area"),
+    "1d": lambda m, x: m.nn.functional.interpolate(x[0], size=2, mode="area"),
+    "1d_one": lambda m, x: m.nn.functional.interpolate(x[0], size=1, mode="area"),
+    "3d_one": lambda m, x: m.nn.functional.interpolate(x[None], size=1, mode="area"),
+    "float64": lambda m, x: m.nn.functional.interpolate(x.double(), scale_factor=0.5, mode="area"),
+    "recompute": lambda m, x: m.nn.functional.interpolate(x, scale_factor=0.7, mode="area",
+                                                          recompute_scale_factor=True),
+}
+
+
+@pytest.mark.parametrize("case", list(_AREA))
+def test_interpolate_area_is_adaptive_avg_pool(case):
+    # PyTorch's 'area' is adaptive_avg_pool{1,2,3}d: a mean (MeanBackward1) for an output of ones, a squeeze after a
+    # 2-d pooling for 3-D input; ember named its own node AdaptiveAvgPool*DBackward0 in every case
+    out = []
+    for m in (ember, torch):
+        x = m.tensor(X57, requires_grad=True)
+        y = _AREA[case](m, x)
+        (g,) = m.autograd.grad((y.double() ** 2).sum(), x)
+        out.append((y, g, node_names(y.grad_fn, depth=3)))
+    (ey, eg, en), (ty, tg, tn) = out
+    assert_close(ey, ty)
+    assert_close(eg, tg)
+    assert en == tn
+
+
+@pytest.mark.parametrize("case", ["long", "long_one", "empty_channels", "zero_size", "empty_batch", "zero_spatial"])
+def test_interpolate_area_checks_as_adaptive_avg_pool(case):
+    # ember refused integer and channel-less inputs with its interpolation check; PyTorch's pooling (or mean) decides
+    def run(m):
+        F = m.nn.functional
+        return {"long": lambda: F.interpolate(m.ones(1, 1, 4, 4, dtype=m.long), size=2, mode="area"),
+                "long_one": lambda: F.interpolate(m.ones(1, 1, 4, 4, dtype=m.long), size=1, mode="area"),
+                "empty_channels": lambda: F.interpolate(m.ones(1, 0, 4, 4), size=1, mode="area"),
+                "zero_size": lambda: F.interpolate(m.ones(1, 1, 4, 4), size=0, mode="area"),
+                "empty_batch": lambda: F.interpolate(m.ones(0, 1, 4, 4), size=2, mode="area"),
+                "zero_spatial": lambda: F.interpolate(m.ones(1, 1, 0, 4), size=2, mode="area")}[case]()
+    try:
+        expected = run(torch)
+    except Exception as e:
+        with pytest.raises(type(e)) as got:
+            run(ember)
+        assert str(e).split(":")[0][:30] == str(got.value).split(":")[0][:30]
+        return
+    assert tuple(run(ember).shape) == tuple(expected.shape)
+
+
+@pytest.mark.parametrize("nd,size", [(1, 2), (2, (2, 3)), (2, (3, 3)), (3, (1, 2, 2)), (3, (2, 3, 3))])
+def test_adaptive_avg_pool_keeps_non_finite_values_in_their_bins(nd, size):
+    # the averaging matrices' 0 * nan spread a NaN or inf of the input (or of the gradient) over every bin of its line
+    a = np.arange(2 * 4 * 5, dtype=np.float32).reshape(1, 2, 4, 5)
+    a[0, 0, 0, 0], a[0, 1, 3, 4] = np.nan, np.inf
+    a = a[0] if nd == 1 else a[None] if nd == 3 else a
+    out = []
+    for m in (ember, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = getattr(m.nn.functional, f"adaptive_avg_pool{nd}d")(x, size)
+        g = m.zeros(y.shape)
+        g.view(-1)[0] = float("nan")
+        (gx,) = m.autograd.grad(y, x, g)
+        out.append((y.detach().numpy(), gx.numpy()))
+    for e, t in zip(*out):
+        np.testing.assert_array_equal(np.isnan(e), np.isnan(t))
+        np.testing.assert_allclose(np.nan_to_num(e), np.nan_to_num(t), rtol=1e-6)
