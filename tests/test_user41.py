@@ -201,3 +201,14 @@ def test_save_keeps_shared_storage(tmp_path, saver, loader):
 def _saved(m, path):
     m.save(_shared_checkpoint(m), path, **({"format": "torch"} if m is ember else {}))  # (as torch.save under compat)
     return path
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("size", [(5, 4), (13, 3), (2, 2)])
+def test_interpolate_area_half_precision_rounds_as_pytorch(dtype, size):
+    # ember's resampling rounded half-precision bins differently from PyTorch's pooling kernel (1 ulp, most elements)
+    x = np.random.default_rng(1).standard_normal((2, 3, 13, 11)).astype(np.float32)
+    e = ember.nn.functional.interpolate(ember.tensor(x).to(getattr(ember, dtype)), size=size, mode="area")
+    t = torch.nn.functional.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size, mode="area")
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=0, atol={"float16": 0, "bfloat16": 1e-3}[dtype])

@@ -228,8 +228,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode == "area":  # PyTorch's is adaptive average pooling to the size
         if nd == 3:  # (its 1-d pooling: the 2-d one of a (N, C, 1, L) view, squeezed back)
             return interpolate(input.unsqueeze(-2), size=(1, *out), mode="area").squeeze(-2)
-        if all(o == 1 for o in out) or not input.is_floating_point() or 0 in input.shape or 0 in out:
-            return adaptive_avg_pool(input, tuple(out), nd - 2)  # (its mean, its checks, its empty results)
+        if (all(o == 1 for o in out) or not input.is_floating_point() or input._data.dtype.itemsize == 2
+                or 0 in input.shape or 0 in out):  # (its mean, its checks, its empty results, half precision's
+            return adaptive_avg_pool(input, tuple(out), nd - 2)  # float32 sums rounded once, as PyTorch's kernel)
     _check_input(input, out, mode)
     spatial = input._data.shape[2:]
     scales = scales or [None] * len(out)
