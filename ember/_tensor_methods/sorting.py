@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._not_given import NOT_GIVEN
+
 if TYPE_CHECKING:
     from .. import ops
     from .._tensor import Tensor
@@ -14,7 +16,7 @@ else:
 class SortingMethods:
     __slots__ = ()
 
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool | None = NOT_GIVEN) -> Any:
         return ops.sorting.sort(self, dim, descending, stable=stable)
 
     def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:

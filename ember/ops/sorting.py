@@ -1,8 +1,8 @@
 """Sorting and selection: sort, argsort, topk, and related helpers.
 
 The order is computed on the raw array (no gradient); the values are then
-gathered through ``Gather``, so the gradient flows back to the selected
-positions (repeated picks accumulate). NaN sorts as the largest value, as in PyTorch.
+picked by one node, as PyTorch records sort and topk (SortBackward0, TopkBackward0),
+so the gradient flows back to the selected positions. NaN sorts as the largest value, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from .. import return_types
 from .._backend import xp
 from .._creation import laid_out_like
 from .._meta import meta_results
+from .._not_given import NOT_GIVEN
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import torch_named
+from .cumulative import Selected
 from .elementwise import refuse_complex
 from .indexing import Gather
 
@@ -35,15 +38,28 @@ def _take(x: Tensor, idx, dim: int) -> Tensor:
     return Gather.apply(x, index=idx, dim=dim)
 
 
-def _scalar(x: Tensor, result):
-    """A 0-d input is its own sort/top-1: a copy of it and index 0."""
-    from .shape import reshape
-
-    one = _take(reshape(x, 1), xp.zeros(1, dtype=xp.int64), 0)
-    return result(reshape(one, ()), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
+@torch_named("SortBackward0")
+class SortNode(Selected):
+    scatter = "scatter"  # (one index per element: PyTorch's value_selecting_reduction_backward)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
+@torch_named("SortBackward1")
+class StableSortNode(SortNode):  # (PyTorch's sort.stable overload, which any ``stable=`` call takes)
+    pass
+
+
+@torch_named("TopkBackward0")
+class TopKNode(SortNode):
+    pass
+
+
+def _scalar(x: Tensor, result, node: type[Selected]):
+    """A 0-d input is its own sort/top-1: a copy of it (one node) and index 0."""
+    zero = xp.zeros((), dtype=xp.int64)
+    return result(node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = NOT_GIVEN):
     """Sorted values and their indices along ``dim`` (ascending by default).
 
     ember's sort is always stable (equal values keep their order), which PyTorch only promises
@@ -52,10 +68,11 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     refuse_complex(x, "sort", RuntimeError)
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
+    node = SortNode if stable is NOT_GIVEN else StableSortNode  # (any stable=, None too: PyTorch's overload)
     if a.ndim == 0:
-        return _scalar(x, _Sort)
+        return _scalar(x, _Sort, node)
     idx = laid_out_like(a, _order(a, d, descending).astype(xp.int64))  # (values and indices laid out as the input)
-    return _Sort(_take(x, idx, d), Tensor._make(meta_results((a,), idx)))
+    return _Sort(node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))
 
 
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -86,7 +103,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, size of dimension {dim} is {n})")
     if a.ndim == 0:
-        return _scalar(x, _TopK)
+        return _scalar(x, _TopK, TopKNode)
     idx = _order(a, d, largest)
     idx = xp.take(idx, xp.arange(k), axis=d).astype(xp.int64)
-    return _TopK(_take(x, idx, d), Tensor._make(meta_results((a,), idx)))
+    return _TopK(TopKNode.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))

@@ -10,7 +10,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
+from ..autograd.graph import MultiOutputNode, Node, torch_named
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
 from .reduction import _axes, _expand_back, variance
@@ -20,15 +20,17 @@ from .unary import sqrt
 _Median, _Kth, _MinMax, _Mode = return_types.median, return_types.kthvalue, return_types.aminmax, return_types.mode
 
 
-def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, nan_wins: bool = False):
-    """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element. ``k``: an int,
-    or an int array of the result's shape with ``dim`` kept (one rank per slice: nanmedian's).
+def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, node: type[Selected], nan_wins: bool = False):
+    """The k-th smallest (from 0) along ``dim`` and its index; the gradient goes to that element, through one
+    ``node`` (PyTorch's KthvalueBackward0, MedianBackward1 ...). ``k``: an int, or an int array of the result's
+    shape with ``dim`` kept (one rank per slice: nanmedian's).
 
     ``nan_wins``: a slice holding NaN answers its first NaN (PyTorch's median propagates NaN).
     """
     a = x._data
     if a.ndim == 0:
-        return result(x.clone(), Tensor._make(meta_results((x._data,), xp.zeros((), dtype=xp.int64))))
+        zero = xp.zeros((), dtype=xp.int64)
+        return result(node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
     order = _order(a, dim, False)
     if isinstance(k, int):
         idx = xp.take(order, [k], axis=dim).astype(xp.int64)
@@ -38,9 +40,9 @@ def _kth_along(x: Tensor, k, dim: int, keepdim: bool, result, nan_wins: bool = F
         nans = xp.isnan(a) if np_kind(a.dtype) == "f" else xp.zeros(a.shape, dtype=bool)
         has = nans.any(axis=dim, keepdims=True)
         idx = xp.where(has, xp.argmax(nans, axis=dim, keepdims=True), idx)
-    values = _take(x, idx, dim)
+    values = node.apply(x, index=idx, dim=dim, keepdim=keepdim)
     if not keepdim:
-        values, idx = values.squeeze(dim), idx.squeeze(dim)
+        idx = idx.squeeze(dim)
     return result(values, Tensor._make(meta_results((x._data,), idx)))
 
 
@@ -130,11 +132,9 @@ def _median(x: Tensor, dim, keepdim: bool, ignore_nan: bool):
         # the ((m - 1) // 2)-th of m non-NaN elements (NaN sort last); a slice of NaN only answers the NaN
         # PyTorch's std::nth_element leaves first among n equal elements
         k = xp.where(count > 0, (count - 1) // 2, _nth_of_equals(n))
-        out = _kth_along(x, k, d, keepdim, result)
-    else:
-        out = _kth_along(x, (n - 1) // 2, d, keepdim, result, nan_wins=not ignore_nan)
-    shown_as(out.values, "NanmedianBackward1" if nan_named else "MedianBackward1")
-    return out
+        return _kth_along(x, k, d, keepdim, result, NanmedianNode)
+    return _kth_along(x, (n - 1) // 2, d, keepdim, result, NanmedianNode if nan_named else MedianNode,
+                      nan_wins=not ignore_nan)
 
 
 @functools.lru_cache(maxsize=64)
@@ -162,9 +162,22 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     n = x._data.shape[d] if x._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
-    out = _kth_along(x, k - 1, d, keepdim, _Kth)
-    shown_as(out.values, "KthvalueBackward0")  # (PyTorch records one node, ember a gather and a squeeze)
-    return out
+    return _kth_along(x, k - 1, d, keepdim, _Kth, KthvalueNode)
+
+
+@torch_named("KthvalueBackward0")
+class KthvalueNode(Selected):
+    scatter = "scatter"  # (one index per row)
+
+
+@torch_named("MedianBackward1")
+class MedianNode(KthvalueNode):
+    pass
+
+
+@torch_named("NanmedianBackward1")
+class NanmedianNode(KthvalueNode):
+    pass
 
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False):

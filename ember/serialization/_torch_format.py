@@ -25,6 +25,7 @@ from .._device import device as _device_type
 from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
+from ..storage import data_ptr, root_array
 from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
@@ -79,6 +80,7 @@ class _Pickler:
         self.depth = 0  # containers open around the object being written
         self.memo: dict[int, tuple[int, Any]] = {}  # id(object) -> (memo index, the object kept alive)
         self.open: set[int] = set()  # ids of the objects being written (cycle check)
+        self.roots: dict[int, str] = {}  # id(NumPy buffer) -> its storage's key: views and tied tensors share one
 
     def dump(self, obj: Any) -> bytes:
         self.save(obj)
@@ -190,12 +192,24 @@ class _Pickler:
         else:  # ints, strings, bools, None
             self.save(x)
 
+    def memo_get(self, obj: Any) -> bool:
+        """Whether ``obj`` was written before: then a reference to it is written (BINGET), as pickle does."""
+        if id(obj) not in self.memo:
+            return False
+        index = self.memo[id(obj)][0]
+        self.out += (b"h" + struct.pack("<B", index)) if index < 256 else (b"j" + struct.pack("<I", index))
+        return True
+
+    def memo_put(self, obj: Any) -> None:
+        """The object just written, kept for later references to it (BINPUT)."""
+        index = len(self.memo)
+        self.memo[id(obj)] = (index, obj)
+        self.out += (b"q" + struct.pack("<B", index)) if index < 256 else (b"r" + struct.pack("<I", index))
+
     def object(self, obj: Any) -> None:
         """``cls.__new__(cls)`` then its state, as pickle's protocol 2 writes an object (GLOBAL, EMPTY_TUPLE,
         NEWOBJ, BUILD of its state unless that is empty); one saved twice is written once and referred to."""
-        if id(obj) in self.memo:
-            index = self.memo[id(obj)][0]
-            self.out += (b"h" + struct.pack("<B", index)) if index < 256 else (b"j" + struct.pack("<I", index))
+        if self.memo_get(obj):
             return
         if id(obj) in self.open:
             raise ValueError(f"ember.save: the object contains a reference cycle through a {type(obj).__name__}")
@@ -203,9 +217,7 @@ class _Pickler:
         module, _, name = path_of(type(obj)).rpartition(".")
         self.glob(module, name)
         self.out += b")\x81"
-        index = len(self.memo)
-        self.memo[id(obj)] = (index, obj)
-        self.out += (b"q" + struct.pack("<B", index)) if index < 256 else (b"r" + struct.pack("<I", index))
+        self.memo_put(obj)
         if state:
             self.open.add(id(obj))
             self.container(state)
@@ -242,26 +254,25 @@ class _Pickler:
     def tensor(self, t: Tensor) -> None:
         from ._ember_format import _is_parameter
 
+        if self.memo_get(t):  # the same tensor saved twice loads as one, as PyTorch's
+            return
         parameter = _is_parameter(t)
         depth, self.depth = self.depth, 0  # the tuples of its arguments are no nesting: a tensor loads as a leaf
         if parameter:
             self.glob("torch._utils", "_rebuild_parameter")
             self.out += b"("
-        array = t._data if t._data.flags.c_contiguous else t._data.copy()  # keeps 0-d arrays 0-d
-        key = str(len(self.storages))
-        self.storages.append(array)
+        key, storage, offset, strides = self.storage(t._data)
         self.glob("torch._utils", "_rebuild_tensor_v2")
         self.out += b"(("
         self.save("storage")
-        self.glob("torch", STORAGE_OF[array.dtype.name])
+        self.glob("torch", STORAGE_OF[storage.dtype.name])
         self.save(key)
         self.save("cpu")
-        self.save(array.size)
+        self.save(storage.size)
         self.out += b"tQ"
-        self.save(0)
-        self.save(tuple(array.shape))
-        self.save(tuple(s // array.itemsize for s in array.strides) if array.size else
-                  tuple(_c_strides(array.shape)))
+        self.save(offset)
+        self.save(tuple(t._data.shape))
+        self.save(strides)
         self.save(t.requires_grad and not parameter)
         self.glob("collections", "OrderedDict")
         self.out += b")Rt" + b"R"
@@ -269,7 +280,29 @@ class _Pickler:
             self.save(t.requires_grad)
             self.glob("collections", "OrderedDict")
             self.out += b")RtR"
+        self.memo_put(t)
         self.depth = depth
+
+    def storage(self, array) -> tuple[str, Any, int, tuple]:
+        """The key of ``array``'s storage (written once), the storage, and ``array``'s element offset and strides in
+        it. Arrays viewing one NumPy buffer share its storage, as PyTorch saves one storage for its views (a model's
+        tied weights load tied); an array that is no such view (negative strides, another dtype than its buffer's)
+        is saved as a copy of its own."""
+        root = root_array(array)
+        item = array.itemsize
+        shared = (array.size and type(root) is xp.ndarray and root.flags.c_contiguous and root.dtype == array.dtype
+                  and all(s >= 0 and s % item == 0 for s in array.strides)
+                  and (data_ptr(array) - data_ptr(root)) % item == 0)
+        if not shared:
+            own = array if array.flags.c_contiguous else array.copy()  # (keeps 0-d arrays 0-d)
+            self.storages.append(own)
+            return (str(len(self.storages) - 1), own, 0,
+                    tuple(s // item for s in own.strides) if own.size else tuple(_c_strides(own.shape)))
+        key = self.roots.get(id(root))
+        if key is None:
+            key = self.roots[id(root)] = str(len(self.storages))
+            self.storages.append(root)  # (kept alive, so its id stays its own while writing)
+        return (key, root, (data_ptr(array) - data_ptr(root)) // item, tuple(s // item for s in array.strides))
 
 
 def _by_reference(obj: Any) -> bool:

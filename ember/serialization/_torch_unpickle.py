@@ -363,10 +363,12 @@ class Unpickler:
         if count == 0:
             array = xp.empty(size, dtype=base.dtype)
         else:
-            # an expanded tensor (elements repeat) is a read-only view, as ember's own expand() makes
-            array = xp.lib.stride_tricks.as_strided(base[offset:], shape=size,
-                                                    strides=[s * base.itemsize for s in stride],
-                                                    writeable=not _overlaps(size, stride))
+            # a view of the storage's array (its base: the storage offset reads as PyTorch's); an expanded tensor
+            # (elements repeat) is a read-only view, as ember's own expand() makes
+            array = xp.ndarray(size, base.dtype, buffer=base, offset=offset * base.itemsize,
+                               strides=[s * base.itemsize for s in stride])
+            if _overlaps(size, stride):
+                array.flags.writeable = False
         t = Tensor._make(array)
         self.bounds.charge(sys.getsizeof(t) + sys.getsizeof(array))
         if requires_grad:

@@ -25,6 +25,7 @@ from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
 from ...autograd.graph import shown_as
+from .pooling import adaptive_avg_pool
 from .resample import AxisMap, Resample
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
@@ -224,6 +225,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if nd not in (3, 4, 5) or mode not in ("nearest", "nearest-exact", "area", *_INTERPOLATING):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the "
                                   f"modes: {_MODES} (got {mode})")
+    if mode == "area":  # PyTorch's is adaptive average pooling to the size
+        if nd == 3:  # (its 1-d pooling: the 2-d one of a (N, C, 1, L) view, squeezed back)
+            return interpolate(input.unsqueeze(-2), size=(1, *out), mode="area").squeeze(-2)
+        if (all(o == 1 for o in out) or not input.is_floating_point() or input._data.dtype.itemsize == 2
+                or 0 in input.shape or 0 in out):  # (its mean, its checks, its empty results, half precision's
+            return adaptive_avg_pool(input, tuple(out), nd - 2)  # float32 sums rounded once, as PyTorch's kernel)
     _check_input(input, out, mode)
     spatial = input._data.shape[2:]
     scales = scales or [None] * len(out)
@@ -234,7 +241,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         maps = tuple(axis_map(mode, n, o, bool(align_corners), s, dtype, len(out))
                      for n, o, s in zip(spatial, out, scales))
     out = Resample.apply(input, maps=maps)
-    return out if mode == "area" and nd == 3 else shown_as(out, _torch_node_name(mode, nd - 2, antialias))
+    return shown_as(out, _torch_node_name(mode, nd - 2, antialias))
 
 
 _NODE_MODES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
@@ -243,8 +250,7 @@ _NODE_MODES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": 
 
 def _torch_node_name(mode: str, dims: int, antialias: bool) -> str:
     """The node PyTorch's interpolate records: its upsample kernel's (``UpsampleBilinear2DBackward0``, ``...Aa...``
-    antialiased), adaptive average pooling's for 'area' (2 or 3 spatial dimensions: PyTorch's 1-D 'area' is a
-    2-D pooling then a squeeze, two nodes, which ember's one node does not name)."""
+    antialiased), adaptive average pooling's for 'area' (2 or 3 spatial dimensions)."""
     if mode == "area":
         return f"AdaptiveAvgPool{dims}DBackward0"
     return f"Upsample{_NODE_MODES[mode]}{dims}D{'Aa' if antialias else ''}Backward0"

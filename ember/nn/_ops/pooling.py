@@ -532,10 +532,14 @@ class AdaptiveAvgPool(Node):
             out = xp.matmul(mats[-2], out)
         if len(mats) == 3 and mats[0] is not None:  # depth: the product on the axis swapped next to the last
             out = xp.matmul(mats[0], out.swapaxes(-3, -2)).swapaxes(-3, -2)
+        if not xp.isfinite(out).all():  # (a non-finite input shows here, spread by the products' 0 * inf: redone
+            out = _by_bins(x, mats)  # bin by bin; the result, smaller than the input, is the cheaper one to check)
         return _suggested_layout(out, x)
 
     def backward(self, g):
         mats = self.mats
+        if type(g) is xp.ndarray and not xp.isfinite(g).all():  # (as in forward: each gradient stays in its bins)
+            return (_by_bins(g, [None if m is None else m.T for m in mats]),)
         if len(mats) == 3 and mats[0] is not None:
             g = xp.matmul(mats[0].T, g.swapaxes(-3, -2)).swapaxes(-3, -2)
         if len(mats) >= 2 and mats[-2] is not None:
@@ -549,6 +553,19 @@ class AdaptiveAvgPool(Node):
         gx = xp.empty(tuple(shape[i] for i in order), g.dtype).transpose(*(order.index(i) for i in range(g.ndim)))
         xp.matmul(g, mats[-1], out=gx)
         return (gx,)
+
+
+def _by_bins(a, mats):
+    """The product of ``a`` with one matrix per trailing axis (None: that axis stays), each output element summing
+    only its row's nonzero entries: a non-finite value reaches only the bins that hold it, as in PyTorch's kernels."""
+    for axis, mat in zip(range(-len(mats), 0), mats):
+        if mat is not None:
+            rows = []
+            for row in mat:
+                cols = xp.flatnonzero(row)
+                rows.append(xp.tensordot(xp.take(a, cols, axis=axis), row[cols], axes=([axis], [0])))
+            a = xp.stack(rows, axis=axis)
+    return a
 
 
 def _suggested_layout(out, x):
