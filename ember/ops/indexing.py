@@ -458,7 +458,10 @@ def getitem(x: Tensor, idx) -> Tensor:
     _check_steps(idx)
     try:
         if plain or _is_basic(idx):
-            if idx.__class__ is tuple and len(idx) > 1 and x._requires_grad and _GradState.enabled:
+            # (PyTorch records a view per step: only where two or more parts can be steps, a part neither ':'
+            # nor '...', does that differ from one node)
+            if (idx.__class__ is tuple and x._requires_grad and len(idx) - idx.count(_ALL) - idx.count(Ellipsis) > 1
+                    and _GradState.enabled):
                 return _stepwise(x, idx)
             return BasicIndex.apply(x, idx=idx)
         if x._requires_grad and _GradState.enabled and (split := _views_first(x, idx)) is not None:
