@@ -85,8 +85,6 @@ def test_the_other_products_as_pytorch(dtype):
                   if not (name == "matrix_power -1" and dtype in ("float16", "bfloat16"))])  # (inv's: below)
 
 
-@pytest.mark.xfail(strict=True, reason="the LAPACK-backed linalg functions take float16 to NumPy (its TypeError) and "
-                                       "compute bfloat16, where PyTorch refuses both with each function's error")
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_inverse_of_a_half_precision_matrix_is_refused_as_pytorch(dtype):
     _assert_same([(name, _outcome(fn, [(2, 2), (2, 2)], dtype)) for name, fn in (
