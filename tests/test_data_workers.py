@@ -272,3 +272,46 @@ def test_shuffled_loaders_draw_their_order_when_pytorchs_do(num_workers, tensors
         want = run(torch, tdata)
         got = run(ember, edata)
     assert got == want
+
+
+@pytest.mark.parametrize("num_workers", [0, 1, 2])
+@pytest.mark.parametrize("tensors", [False, True], ids=["list", "TensorDataset"])
+@pytest.mark.parametrize("how", ["global", "generator", "replacement"])
+def test_samplers_drawing_as_they_go_draw_between_pytorchs_next_calls(num_workers, tensors, how):
+    # PyTorch reads the sampler batch by batch: without workers at each next(), with workers the first
+    # prefetch_factor * num_workers batches at iter(loader) and one more as each batch is returned. A sampler that
+    # draws as it goes (a custom one on the global generator, RandomSampler with replacement or several passes on
+    # a generator the loop also draws from) meets the loop's draws in that order (ember's TensorDataset path read
+    # the whole epoch at once, its worker path the later batches one next() late).
+    import torch
+
+    import ember
+
+    def run(lib, data):
+        lib.manual_seed(0)
+        g = lib.Generator().manual_seed(5)
+
+        class Drawing(data.Sampler):
+            def __len__(self):
+                return 30
+
+            def __iter__(self):
+                for _ in range(30):
+                    yield int(lib.randint(0, 10, ()))
+
+        ds = data.TensorDataset(lib.arange(10)) if tensors else list(range(10))
+        if how == "global":
+            sampler = Drawing()
+        else:
+            sampler = data.RandomSampler(ds, replacement=how == "replacement", num_samples=40, generator=g)
+        out = []
+        for b in data.DataLoader(ds, batch_size=3, sampler=sampler, num_workers=num_workers):
+            out.append((b[0] if tensors else b).tolist())
+            out.append(lib.rand(1, generator=None if how == "global" else g).item())  # the loop's own draw
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's advice against more workers than CPUs
+        want = run(torch, tdata)
+        got = run(ember, edata)
+    assert got == want

@@ -120,7 +120,8 @@ def test_index_put(accumulate):
           [(3, 4), (2,)])
     a = np.arange(12.0).reshape(3, 4)
     e, t = ember.tensor(a), torch.tensor(a)
-    assert e.index_put_((ember.tensor(rows), ember.tensor(cols)), ember.tensor(5.0), accumulate=accumulate) is e
+    assert e.index_put_((ember.tensor(rows), ember.tensor(cols)), ember.tensor(5.0, dtype=ember.float64),
+                        accumulate=accumulate) is e  # (a value of another dtype: PyTorch's error)
     t.index_put_((torch.tensor(rows), torch.tensor(cols)), torch.tensor(5.0, dtype=torch.float64),
                  accumulate=accumulate)
     assert_close(e, t)

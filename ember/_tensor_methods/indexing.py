@@ -18,6 +18,9 @@ class IndexingMethods:
         return ops.indexing.getitem(self, idx)
 
     def __setitem__(self, idx, value) -> None:
+        if isinstance(value, ops.indexing.Tensor) and value._data.dtype != self._data.dtype and \
+                not ops.indexing._only_basic(idx):  # (index tensors: PyTorch's index_put_, which keeps dtypes)
+            ops.index_update.refuse_index_put_dtype(self, idx, value)
         return ops.indexing.setitem(self, idx, value)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:

@@ -396,7 +396,11 @@ def _ufunc_at(ufunc, target, index, values=None):
         _multiply_at(target, index, values)
         return
     out = target.t.clone()
-    out.index_put_(_index(index) if isinstance(index, tuple) else (_data(index),), _tensor(values), accumulate=True)
+    values = _tensor(values)
+    if hasattr(values, "_data") and values._data.dtype != out._data.dtype:
+        # (numpy.add.at casts the values to the buffer's dtype; index_put_ refuses another dtype, as PyTorch's)
+        values = values.to(out.dtype)
+    out.index_put_(_index(index) if isinstance(index, tuple) else (_data(index),), values, accumulate=True)
     target.t = out
 
 

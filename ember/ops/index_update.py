@@ -13,7 +13,7 @@ from .._dtype import SCALAR_TYPE_NAMES
 from .._out import refuse_index_put_overlap, refuse_partial_overlap
 from .._tensor import Tensor, _wrap_dim
 from .._warnings import warn_once
-from ..autograd.grad_mode import _GradState
+from ..autograd.grad_mode import _GradState, no_grad
 from ..autograd.graph import Node, torch_named, version_checked
 from .indexing import (
     _overlaps,
@@ -121,6 +121,9 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
         alpha = _dtype.scalar_tensor_number(alpha, "index_add", "alpha")
     _dtype.scalar_ints((alpha,))
     d, idx = _index_arg(x, dim, index, "index_add")
+    if source._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE_NAMES[x.dtype.name]}) and source "
+                           f"({SCALAR_TYPE_NAMES[source.dtype.name]}) must have the same scalar type")
     _check_source(x, d, idx, source, "index_add")
     # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)
     return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, source, reader=1)
@@ -129,6 +132,9 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """x with the slices at ``index`` along ``dim`` replaced by ``source``'s slices, in order."""
     d, idx = _index_arg(x, dim, index, "index_copy")
+    if source._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]} and (source) {SCALAR_TYPE_NAMES[source.dtype.name]}")
     _check_source(x, d, idx, source, "index_copy")
     out = version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
     return version_checked(out, source, reader=1)  # (as index_add's)
@@ -259,6 +265,8 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         raise TypeError(f"index_put(): indices must be a tuple of tensors, not {type(indices).__name__}")
     if not isinstance(values, Tensor):
         values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
+    elif values._data.dtype != x._data.dtype:
+        refuse_index_put_dtype(x, tuple(indices), values)
     if not accumulate:
         out = x.clone()
         setitem(out, tuple(indices), values)
@@ -272,7 +280,21 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         raise RuntimeError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
 
 
+def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
+    """PyTorch's index_put (``x[index_tensors] = values`` too) refuses ``values`` of another dtype than ``x``, after
+    its index and shape checks (those errors first, from a write into a detached copy)."""
+    from .indexing import setitem
+
+    with no_grad():
+        setitem(Tensor._make(x._data.copy()), indices, Tensor._make(values._data.astype(x._data.dtype)))
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{SCALAR_TYPE_NAMES[x.dtype.name]} for the destination and "
+                       f"{SCALAR_TYPE_NAMES[values.dtype.name]} for the source.")
+
+
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    if isinstance(values, Tensor) and values._data.dtype != x._data.dtype and isinstance(indices, (tuple, list)):
+        refuse_index_put_dtype(x, tuple(indices), values)  # (before the overlap checks, as PyTorch's)
     if accumulate:
         refuse_partial_overlap(x._data, values, full=True)
         if _expanded_untracked(x, values) and isinstance(indices, (tuple, list)):  # (as index_fill_'s: each

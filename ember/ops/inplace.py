@@ -33,7 +33,7 @@ from .._out import refuse_partial_overlap
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
-from ..autograd.graph import Node, leaf_edge, torch_named
+from ..autograd.graph import CastEdge, Node, leaf_edge, torch_named
 from ..random import generator_of
 from . import elementwise as ew
 from . import pointwise as pw
@@ -54,8 +54,9 @@ def _snapshot(x: Tensor, copy: bool = True) -> Tensor:
     return snap
 
 
-def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
-    """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD)."""
+def _rebase(x: Tensor, result: Tensor, tracked: bool = True, operands: tuple = ()) -> Tensor:
+    """x takes result's value, its place in the graph (when ``tracked``) and its tangent (forward-mode AD);
+    ``operands``: the op's other inputs (their gradients in their own dtypes, ``_in_own_dtypes``)."""
     if result._data.shape != x._data.shape:
         raise RuntimeError(
             f"output with shape {list(x._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
@@ -64,11 +65,33 @@ def _rebase(x: Tensor, result: Tensor, tracked: bool = True) -> Tensor:
     x._data[...] = result._data
     x._bump_version()
     if tracked:
+        if operands and result.grad_fn is not None:
+            dtype = x._data.dtype
+            for t in operands:  # (the common case, operands of x's dtype or numbers, decided here)
+                if isinstance(t, Tensor) and t._data.dtype != dtype:
+                    _in_own_dtypes(result.grad_fn, x, operands)
+                    break
         take_history(x, result)  # (a view's base takes the change: copy_slices.py)
         if result.grad_fn is not None:  # its saved output is x now (relu_, exp_, sigmoid_ ...)
             result.grad_fn.output_written_to(result, x)
     forward_ad.write_tangent(x, result)
     return x
+
+
+def _in_own_dtypes(node: Node, x: Tensor, operands: tuple) -> None:
+    """The gradient of an operand of another dtype than ``x`` (``x32.add_(y64)``, ``clamp_(min=t64)``, ``copy_``)
+    goes down its edge in its own dtype, as PyTorch's engine casts each input's gradient: ``node``'s result is
+    written into ``x``, so its gradient arrives in ``x``'s dtype, which a formula passing it on (add_, sub_,
+    clamp_, copy_) handed on as it came. (A promoted operand's edge is a ``CastEdge`` already.)"""
+    edges = node.next_edges
+    for t in operands:
+        if t.__class__ is not Tensor and not isinstance(t, Tensor) or t._data.dtype == x._data.dtype:
+            continue
+        target = t._grad_fn if t._grad_fn is not None else t._grad_accumulator
+        for i, edge in enumerate(edges):
+            if edge is not None and edge.__class__ is not CastEdge and edge[0] is target and \
+                    edge[1] == t._output_nr * (t._grad_fn is not None):
+                edges[i] = CastEdge(edge, t._data.dtype)
 
 
 def _check_cast(src_dtype, x: Tensor, out_names: dict = SCALAR_TYPE_NAMES) -> None:
@@ -91,7 +114,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
     if other.__class__ is not float and other.__class__ is not int:  # (the hot path: a number shares nothing)
         refuse_partial_overlap(x._data, other)
     if tracked or forward_ad.has_tangent(x, other):
-        return _rebase(x, op(_snapshot(x), other), tracked)
+        mixed = other.__class__ is not float and isinstance(other, Tensor) and other._data.dtype != x._data.dtype
+        return _rebase(x, op(_snapshot(x), other), tracked, (other,) if mixed else ())
     o = other._data if isinstance(other, Tensor) else other
     if isinstance(o, xp.ndarray):
         _check_cast(o.dtype, x)
@@ -342,7 +366,7 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         tracked = _tracked(x, min) or _tracked(x, max)
         if tracked or forward_ad.has_tangent(x, min, max):
             check_inplace(x, tracked)
-            return _rebase(x, un.clamp(_snapshot(x), min, max), tracked)
+            return _rebase(x, un.clamp(_snapshot(x), min, max), tracked, (min, max))
     return _unary_inplace(x, lambda t: un.clamp(t, min, max), write)
 
 
@@ -526,7 +550,7 @@ def copy_(x: Tensor, src, non_blocking: bool = False) -> Tensor:
     check_inplace(x, tracked)
     refuse_partial_overlap(x._data, src)
     if tracked or forward_ad.has_tangent(x, src):
-        return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked)
+        return _rebase(x, CopyFrom.apply(_snapshot(x), src), tracked, (src,))
     with quiet():  # inf/nan cast to an integer dtype: unspecified values silently, as PyTorch
         xp.copyto(x._data, via_float32(src._data, x._data.dtype), casting="unsafe")
     x._bump_version()
@@ -675,7 +699,7 @@ def _write_back(x: Tensor, op, *others) -> Tensor:
         x._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     check_inplace(x, tracked)
     if tracked or forward_ad.has_tangent(x, *others):
-        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked)
+        return _rebase(x, _same_shape(op(_snapshot(x)), x), tracked, others)
     with no_grad():
         result = _same_shape(op(x), x)
     _check_cast(result._data.dtype, x)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,7 +26,7 @@ from ...random import Generator, generator_of
 from . import _workers
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset, TensorDataset
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
 
 # Attributes PyTorch refuses to change once a loader exists (its iterators would go out of step).
 _ISSUED_HERE = {"": "torch.utils.data.dataloader"}  # PyTorch's module issues its warnings from its own frame
@@ -160,10 +161,10 @@ class DataLoader:
         """The sampler's indices (batches of them when batching), the first ``prefetch_factor * num_workers``
         taken now: PyTorch's worker iterator hands those to its workers as it is made, so a ``RandomSampler``
         draws its seed from the global generator at ``iter(loader)``, before any draw made between that and
-        the first ``next()`` (with ``num_workers=0`` it draws at the first ``next()``)."""
+        the first ``next()`` (with ``num_workers=0`` it draws at the first ``next()``); then one more as each batch
+        is returned (a sampler drawing as it goes draws between the same ``next()`` calls as PyTorch's)."""
         it = iter(self.batch_sampler if self._auto_collation else self.sampler)
-        head = list(itertools.islice(it, (self.prefetch_factor or 2) * self.num_workers))
-        return itertools.chain(head, it)
+        return _read_ahead(deque(itertools.islice(it, (self.prefetch_factor or 2) * self.num_workers)), it)
 
     def _iter_indexed_workers(self, base_seed: int, indices: Iterator) -> Iterator:
         """A map-style dataset with ``num_workers > 0``: batch k is fetched and collated by worker k % num_workers
@@ -225,28 +226,60 @@ class DataLoader:
                 and not any(t._requires_grad for t in ds.tensors))
 
     def _iter_tensor_batches(self) -> Iterator[list[Tensor]]:
-        """TensorDataset fast path: each batch is one slice or ``take`` per tensor, no per-sample work. The
-        sampler's order is read at the first ``next()``, or at ``iter(loader)`` with workers (as
-        ``_primed_indices`` says why)."""
+        """TensorDataset fast path: each batch is one slice or ``take`` per tensor, no per-sample work. The sampler
+        is read as the general path reads it (``_primed_indices`` says when), so one that draws as it goes, from
+        a generator the program also draws from, draws between the same ``next()`` calls as PyTorch's; one whose
+        epoch is a single draw as it starts (``_one_draw``) is read whole then, which draws the same."""
         sampler = self.batch_sampler.sampler
-        sequential = type(sampler) is SequentialSampler and len(sampler) <= len(self.dataset.tensors[0])
-        if sequential or self.num_workers == 0:
-            return self._tensor_batches(sequential)
-        return self._tensor_batches(sequential, xp.fromiter(sampler, dtype=xp.int64))
+        if type(sampler) is SequentialSampler and len(sampler) <= len(self.dataset.tensors[0]):
+            return self._sequential_tensor_batches()
+        if _one_draw(sampler):
+            return self._tensor_batches(_epoch_slices(self.batch_sampler, self.num_workers > 0))
+        return self._tensor_batches(self._primed_indices() if self.num_workers else iter(self.batch_sampler))
 
-    def _tensor_batches(self, sequential: bool, order=None) -> Iterator[list[Tensor]]:
-        arrays = [t._data for t in self.dataset.tensors]
-        sampler, size = self.batch_sampler.sampler, self.batch_sampler.batch_size
-        if order is None and not sequential:
-            order = xp.fromiter(sampler, dtype=xp.int64)  # whole epoch, as the general path
-        n = len(sampler) if sequential else len(order)
+    def _sequential_tensor_batches(self) -> Iterator[list[Tensor]]:
+        arrays, size = [t._data for t in self.dataset.tensors], self.batch_sampler.batch_size
+        n = len(self.batch_sampler.sampler)
         stop = n - n % size if self.batch_sampler.drop_last else n
-        for start in range(0, stop, size):
-            if sequential:  # a copy: a batch must not alias the dataset
-                yield [Tensor._make(a[start:start + size].copy()) for a in arrays]
-            else:
-                idx = order[start:start + size]
-                yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+        for start in range(0, stop, size):  # (a copy: a batch must not alias the dataset)
+            yield [Tensor._make(a[start:start + size].copy()) for a in arrays]
+
+    def _tensor_batches(self, batches: Iterator) -> Iterator[list[Tensor]]:
+        arrays = [t._data for t in self.dataset.tensors]
+        for batch in batches:
+            idx = batch if batch.__class__ is xp.ndarray else xp.fromiter(batch, dtype=xp.int64, count=len(batch))
+            yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+
+
+def _one_draw(sampler) -> bool:
+    """Whether ``sampler``'s epoch is one draw, from a generator the program may share, as it starts: a
+    ``RandomSampler`` without a generator (it seeds its own from the global one), a ``SubsetRandomSampler`` (one
+    permutation). Reading its epoch whole then draws what reading it batch by batch does."""
+    return type(sampler) is SubsetRandomSampler or type(sampler) is RandomSampler and sampler.generator is None
+
+
+def _epoch_slices(batch_sampler: BatchSampler, now: bool) -> Iterator:
+    """``batch_sampler``'s batches as slices of its sampler's whole epoch, read at once: now (``iter(loader)``
+    with workers, as ``_primed_indices`` says why) or at the first ``next()``."""
+    order = xp.fromiter(batch_sampler.sampler, dtype=xp.int64) if now else None
+    return _slices_of(batch_sampler, order)
+
+
+def _slices_of(batch_sampler: BatchSampler, order) -> Iterator:
+    if order is None:
+        order = xp.fromiter(batch_sampler.sampler, dtype=xp.int64)
+    n, size = len(order), batch_sampler.batch_size
+    for start in range(0, n - n % size if batch_sampler.drop_last else n, size):
+        yield order[start:start + size]
+
+
+def _read_ahead(ahead: deque, rest: Iterator) -> Iterator:
+    """The indices in ``ahead`` (those read at ``iter(loader)``), then ``rest``'s, one more read from ``rest`` as
+    each is handed out (PyTorch's worker iterator puts an index as it returns each batch)."""
+    while ahead:
+        index = ahead.popleft()
+        ahead.extend(itertools.islice(rest, 1))
+        yield index
 
 
 def _check_worker_number(num_workers: int) -> None:

@@ -7,6 +7,7 @@ the same seed. The numbers differ from PyTorch's: a different random generator.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
@@ -152,14 +153,16 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
-        batch, size = [], self.batch_size
-        for idx in self.sampler:
-            batch.append(idx)
-            if len(batch) == size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
+        # (as PyTorch's: a batch's indices read at once, in C, as each batch is asked for)
+        it, size = iter(self.sampler), self.batch_size
+        if self.drop_last:
+            for batch in zip(*[it] * size):
+                yield [*batch]
+            return
+        batch = [*itertools.islice(it, size)]
+        while batch:
             yield batch
+            batch = [*itertools.islice(it, size)]
 
     def __len__(self) -> int:
         n = len(self.sampler)
