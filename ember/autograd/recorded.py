@@ -278,6 +278,10 @@ class RecordedArray:
             out = spread(value, self.t)
         else:
             out = self.t.clone()
+            if type(value) is Tensor and value._data.dtype != out._data.dtype:
+                # (NumPy's write casts the values to the buffer's dtype; an index_put refuses another dtype, as
+                # PyTorch's)
+                value = value.to(out.dtype)
         out[_index(index)] = value
         self.t = out
 
