@@ -127,6 +127,10 @@ def suggest_memory_format(shape, strides) -> memory_format:
     return channels_last if n == 4 else channels_last_3d
 
 
+def array_memory_format(a) -> memory_format:
+    """``suggest_memory_format`` of a NumPy array (its byte strides in elements)."""
+    return suggest_memory_format(a.shape, [s // a.itemsize for s in a.strides])
+
 def concatenated_format(arrays, extra: bool = False) -> memory_format:
     """The memory format of PyTorch's ``cat`` of ``arrays``: their common suggested format, row-major where any
     is or two differ. ``extra``: each array seen with a dimension of size 1 and stride 1 appended (``stack`` at the

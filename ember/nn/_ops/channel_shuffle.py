@@ -4,7 +4,7 @@ out: channels-last for a channels-last input (its suggested memory format), else
 
 from __future__ import annotations
 
-from ..._memory_format import laid_out, suggest_memory_format
+from ..._memory_format import array_memory_format, laid_out
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 
@@ -20,7 +20,7 @@ def _shuffled(a, groups: int):
 class ChannelShuffle(Node):
     def forward(self, x, groups):
         self.groups = groups
-        fmt = suggest_memory_format(x.shape, [s // x.itemsize for s in x.strides])
+        fmt = array_memory_format(x)
         return laid_out(_shuffled(x, groups), fmt)
 
     def backward(self, g):  # (the inverse permutation: the shuffle of C / groups groups)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import conv as compiled
 from ..._kernels.policy import policy
-from ..._memory_format import channels_last, channels_last_3d, has_format_strides, laid_out, suggest_memory_format
+from ..._memory_format import array_memory_format, channels_last, channels_last_3d, has_format_strides, laid_out
 from ..._parallel import parallel_for
 
 
@@ -45,7 +45,7 @@ def as_pytorch_lays_out(out, x, w):
     if out.ndim == 5 and out.dtype == xp.float64:
         return out
     for a in (x, w):
-        if suggest_memory_format(a.shape, [s // a.itemsize for s in a.strides]) is fmt:
+        if array_memory_format(a) is fmt:
             return out if has_format_strides(out, fmt) else laid_out(out, fmt)
     return out
 

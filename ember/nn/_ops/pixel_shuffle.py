@@ -7,7 +7,7 @@ of 1), laid out as PyTorch's CPU kernel lays it out: channels-last for a channel
 
 from __future__ import annotations
 
-from ..._memory_format import channels_last, contiguous_format, laid_out, suggest_memory_format
+from ..._memory_format import array_memory_format, channels_last, contiguous_format, laid_out
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 
@@ -32,7 +32,7 @@ def _unshuffled(a, r: int):
 
 def _new(a, x):
     """A copy of the rearranged ``a``, laid out as PyTorch lays out the result for the input array ``x``."""
-    fmt = suggest_memory_format(x.shape, [s // x.itemsize for s in x.strides])
+    fmt = array_memory_format(x)
     return laid_out(a, fmt if fmt is channels_last else contiguous_format)
 
 
