@@ -100,6 +100,47 @@ def test_second_derivative_through_the_wrapped_node():
     assert_close(res[0][1], res[1][1])
 
 
+@pytest.mark.parametrize("op", ["exp_", "sigmoid_", "tanh_", "sqrt_"])
+def test_second_derivative_of_an_op_saving_its_output(op):
+    # the formula recorded under create_graph reads the op's saved output, whose history reaches the wrapped node
+    # itself: the second backward runs it there too (CopySlices, run first, must not have freed it)
+    res = []
+    for m in (ember, torch):
+        x = m.tensor(X + 6.0, requires_grad=True)
+        y = x * 0.5
+        getattr(y[:, 1], op)()
+        (gx,) = m.autograd.grad((y * y).sum(), x, create_graph=True)
+        (ggx,) = m.autograd.grad(gx.sum(), x)
+        res.append((gx, ggx))
+    assert_close(res[0][0], res[1][0])
+    assert_close(res[0][1], res[1][1])
+
+
+def _set_number(y):
+    y[0] = 2
+
+
+def _set_tensor_index(y):
+    y[0, ember.tensor([1, 2]) if isinstance(y, ember.Tensor) else torch.tensor([1, 2])] = 2
+
+
+@pytest.mark.parametrize("write", [lambda y: y[0].add_(1), lambda y: y[:, 1:].zero_(), _set_number, _set_tensor_index],
+                         ids=["add_", "zero_", "setitem", "setitem_index"])
+def test_backward_twice_through_copy_slices_that_saved_nothing(write):
+    # PyTorch's CopySlices drops the node it wraps once run without retain_graph: a second backward is its error
+    # even where neither that node nor the base's history saved a tensor
+    def fn(m):
+        x = m.tensor(X, requires_grad=True)
+        y = x.clone()
+        write(y)
+        y.sum().backward()
+        y.sum().backward()
+
+    (got, _), (want, _) = outcomes(fn)
+    assert isinstance(want, RuntimeError) and type(got) is type(want)
+    assert str(got) == str(want)
+
+
 def test_saved_tensor_of_the_wrapped_node_changed_in_place():
     def fn(m):
         y = m.tensor(X, requires_grad=True) * 2

@@ -112,15 +112,21 @@ class CopySlices(Node):
                 g_base = complex_view(g_base)
         return (g_base, *res[1:])
 
+    released = False
+
     def check_saved_versions(self) -> None:
+        if self.released:  # (PyTorch's CopySlices has dropped its node: a second backward is its error)
+            raise RuntimeError(graph._RELEASED_MSG)
         super().check_saved_versions()
         if self.fn is not None:  # (also where no gradient reaches it: PyTorch's engine checks them there too)
             self.fn.check_saved_versions()
 
     def release(self) -> None:
+        # As PyTorch's, the wrapped node is dropped, not released: a formula recorded under create_graph reads the
+        # node's saved output through the node itself (recorded_saved), so a second backward reaches it there too
+        # (and frees it then); nothing else holding it, its saved tensors go with it.
         super().release()
-        if self.fn is not None:
-            self.fn.release()
+        self.released, self.fn = True, None
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"  # PyTorch's name, in its namespace
