@@ -117,3 +117,29 @@ def test_a_grad_buckets_gradients_are_laid_out_as_the_store_lays_the_slots_out()
         assert g.stride() == p.stride() == p.grad.stride()
         assert np.shares_memory(g.numpy(), store.flat)
         assert np.array_equal(g.numpy(), p.grad.numpy())
+
+
+@pytest.mark.parametrize("make", ["randn(1, 3).t()", "randn(2, 1, 3, 3).to(memory_format={m}.channels_last)",
+                                  "randn(2, 3, 1, 1).to(memory_format={m}.channels_last)",
+                                  "randn(3, 1, 2).permute(1, 0, 2)"])
+@pytest.mark.parametrize("opt", ["Adam", "SGD", None])
+def test_a_size_one_dimension_steps_in_grad_as_the_incoming_gradient_does(make, opt):
+    # (a channels-last conv weight of one input channel: PyTorch's AccumulateGrad keeps a gradient whose dimensions
+    # longer than 1 step as the parameter's, whatever its size-1 dimensions' steps; the store's slots too)
+    got = []
+    for m in (ember, torch):
+        m.manual_seed(0)
+        w = m.nn.Parameter(eval(make.format(m="m"), {"m": m, **vars(m)}))
+        o = getattr(m.optim, opt)([w], lr=0.1) if opt else None
+        strides = [w.stride()]
+        for set_to_none in (True, False, True):
+            if o is not None:
+                o.zero_grad(set_to_none=set_to_none)
+            elif set_to_none:
+                w.grad = None
+            w.exp().sum().backward()
+            strides.append(w.grad.stride())
+            if o is not None:
+                o.step()
+        got.append(strides)
+    assert got[0] == got[1]

@@ -111,9 +111,25 @@ class GradStore:
             self._new_generation()
         view = self.views[i]
         if grad is not view:
+            if 1 in view.shape and not self.as_view and view.ndim > 1:
+                view = self._steps_of(i, grad)
             xp.copyto(view, grad)
         self.state[i] = ISSUED
         return Tensor._make(view)
+
+    def _steps_of(self, i: int, grad):
+        """Slot ``i``'s view stepping its size-1 dimensions as ``grad`` does where ``grad`` obeys PyTorch's layout
+        contract (its other dimensions step as the slot's): AccumulateGrad keeps such a gradient's strides, so a
+        channels-last weight of one input channel gets a row-major ``.grad`` from a row-major gradient. (A size-1
+        dimension's step moves no element: the slot's memory is the same; DDP's bucket views, ``as_view``, keep the
+        parameter's steps.)"""
+        view = self.views[i]
+        size, item = view.itemsize, grad.itemsize
+        steps = [s // item * size for s in grad.strides]
+        if steps != list(view.strides) and all(g == v if n != 1 else g != 0
+                                               for n, g, v in zip(view.shape, steps, view.strides)):
+            view = self.views[i] = xp.lib.stride_tricks.as_strided(view, view.shape, steps)
+        return view
 
     def adopt(self, i: int) -> None:
         """View mode: slot ``i`` becomes its parameter's ``.grad``, holding the values of the ``.grad`` it had (one
