@@ -212,3 +212,33 @@ def test_interpolate_area_half_precision_rounds_as_pytorch(dtype, size):
     t = torch.nn.functional.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size, mode="area")
     assert e.dtype == getattr(ember, dtype)
     np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=0, atol={"float16": 0, "bfloat16": 1e-3}[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("call", ["area_3", "area_1", "area_1d", "area_3d", "pool2d_3", "pool1d_3", "mean"])
+def test_area_and_adaptive_pool_second_derivative(dtype, call):
+    # under create_graph in half precision the pooling's float32 averaging matrices met the half gradient (refused
+    # product); a mean's gradient was an expanded view (strides 0) where PyTorch's is a tensor of its own
+    x = np.random.default_rng(2).standard_normal((2, 3, 7, 5)).astype(np.float32)
+    res = []
+    for m in (ember, torch):
+        F = m.nn.functional
+        f = {"area_3": lambda t: F.interpolate(t, size=3, mode="area"),
+             "area_1": lambda t: F.interpolate(t, size=1, mode="area"),
+             "area_1d": lambda t: F.interpolate(t[0], size=3, mode="area"),
+             "area_3d": lambda t: F.interpolate(t[None], size=(2, 3, 2), mode="area"),
+             "pool2d_3": lambda t: F.adaptive_avg_pool2d(t, 3),
+             "pool1d_3": lambda t: F.adaptive_avg_pool1d(t[0], 3),
+             "mean": lambda t: t.mean((2, 3))}[call]
+        t = m.tensor(x).to(getattr(m, dtype)).requires_grad_()
+        y = f(t)
+        (g,) = m.autograd.grad((y * y).sum(), t, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), t)
+        res.append((g, gg))
+    (g, gg), (tg, tgg) = res
+    assert str(g.dtype).split(".")[-1] == str(tg.dtype).split(".")[-1]
+    if call in ("mean", "area_1"):
+        assert g.stride() == tg.stride()
+    tol = {"float16": 2e-3, "bfloat16": 2e-2, "float32": 1e-5}[dtype]
+    assert_close(g.float(), tg.float(), atol=tol, rtol=tol)
+    assert_close(gg.float(), tgg.float(), atol=tol, rtol=tol)

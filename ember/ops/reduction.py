@@ -88,8 +88,10 @@ class Mean(Node):
         return xp.true_divide(total, self.count, dtype=total.dtype)
 
     def backward(self, g):
-        g = _expand_back(g, self.shape, self.axes, self.keepdim) / g.dtype.type(self.count)
-        return (xp.broadcast_to(g, self.shape),)
+        g = _expand_back(g, self.shape, self.axes, self.keepdim)
+        if is_recorded(g):  # (create_graph: PyTorch's grad.expand(sizes) / numel, a tensor of its own, not a view)
+            return (xp.broadcast_to(g, self.shape) / g.dtype.type(self.count),)
+        return (xp.broadcast_to(g / g.dtype.type(self.count), self.shape),)
 
 
 def _finite_mean(x, axes, keepdim: bool):

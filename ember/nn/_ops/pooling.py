@@ -540,12 +540,16 @@ class AdaptiveAvgPool(Node):
         mats = self.mats
         if type(g) is xp.ndarray and not xp.isfinite(g).all():  # (as in forward: each gradient stays in its bins)
             return (_by_bins(g, [None if m is None else m.T for m in mats]),)
+        half = None
+        if is_recorded(g) and g.dtype != mats[-1].dtype:  # create_graph in half precision (run in its dtype): the
+            half, g = g.dtype, g.astype(mats[-1].dtype)  # products in float32 as the first backward's, rounded once
         if len(mats) == 3 and mats[0] is not None:
             g = xp.matmul(mats[0].T, g.swapaxes(-3, -2)).swapaxes(-3, -2)
         if len(mats) >= 2 and mats[-2] is not None:
             g = xp.matmul(mats[-2].T, g)
         if is_recorded(g):  # create_graph: a plain product (no out=)
-            return (xp.matmul(g, mats[-1]),)
+            gx = xp.matmul(g, mats[-1])
+            return (gx if half is None else gx.astype(half),)
         # in the input's memory layout: a batch-last input keeps its layout in backward too
         order, shape = self.layout, g.shape[:-1] + mats[-1].shape[1:]
         if order == sorted(order):
