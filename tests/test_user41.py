@@ -220,18 +220,17 @@ def test_area_and_adaptive_pool_second_derivative(dtype, call):
     # under create_graph in half precision the pooling's float32 averaging matrices met the half gradient (refused
     # product); a mean's gradient was an expanded view (strides 0) where PyTorch's is a tensor of its own
     x = np.random.default_rng(2).standard_normal((2, 3, 7, 5)).astype(np.float32)
+    calls = {"area_3": lambda F, t: F.interpolate(t, size=3, mode="area"),
+             "area_1": lambda F, t: F.interpolate(t, size=1, mode="area"),
+             "area_1d": lambda F, t: F.interpolate(t[0], size=3, mode="area"),
+             "area_3d": lambda F, t: F.interpolate(t[None], size=(2, 3, 2), mode="area"),
+             "pool2d_3": lambda F, t: F.adaptive_avg_pool2d(t, 3),
+             "pool1d_3": lambda F, t: F.adaptive_avg_pool1d(t[0], 3),
+             "mean": lambda F, t: t.mean((2, 3))}
     res = []
     for m in (ember, torch):
-        F = m.nn.functional
-        f = {"area_3": lambda t: F.interpolate(t, size=3, mode="area"),
-             "area_1": lambda t: F.interpolate(t, size=1, mode="area"),
-             "area_1d": lambda t: F.interpolate(t[0], size=3, mode="area"),
-             "area_3d": lambda t: F.interpolate(t[None], size=(2, 3, 2), mode="area"),
-             "pool2d_3": lambda t: F.adaptive_avg_pool2d(t, 3),
-             "pool1d_3": lambda t: F.adaptive_avg_pool1d(t[0], 3),
-             "mean": lambda t: t.mean((2, 3))}[call]
         t = m.tensor(x).to(getattr(m, dtype)).requires_grad_()
-        y = f(t)
+        y = calls[call](m.nn.functional, t)
         (g,) = m.autograd.grad((y * y).sum(), t, create_graph=True)
         (gg,) = m.autograd.grad(g.sum(), t)
         res.append((g, gg))
