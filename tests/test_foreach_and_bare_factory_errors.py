@@ -3,6 +3,7 @@ its number a tensor of elements; and ``rand()`` / ``randn()`` with no argument a
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.oracle import outcomes
@@ -50,6 +51,13 @@ CALLS = {
     "sub((T,), 0-d)": lambda m: m._foreach_sub((_t(m),), m.tensor(2.0)),
     "add([T], [T], alpha=2)": lambda m: m._foreach_add([_t(m)], [_t(m)], alpha=2),
     "pow(2, [T])": lambda m: m._foreach_pow(2, [_t(m) * 3]),
+    # PyTorch's Number base: a bool, a NumPy integer, a 0-d tensor that requires no gradient (one that does, or a 1-d
+    # one, is refused)
+    "pow(True, [T])": lambda m: m._foreach_pow(True, [_t(m) * 3]),
+    "pow(np.int64, [T])": lambda m: m._foreach_pow(np.int64(2), [_t(m) * 3, m.arange(3)]),
+    "pow(0-d, [T])": lambda m: m._foreach_pow(m.tensor(2), [_t(m) * 3]),
+    "pow(0-d grad, [T])": lambda m: m._foreach_pow(m.tensor(2.0, requires_grad=True), [_t(m) * 3]),
+    "pow(1-d, [T])": lambda m: m._foreach_pow(m.tensor([2.0]), [_t(m) * 3]),
     "lerp([T], [T], 0.5)": lambda m: m._foreach_lerp([_t(m)], [_t(m) * 3], 0.5),
     # random factories with no argument at all, or only keywords
     "rand()": lambda m: m.rand(),

@@ -8,6 +8,7 @@ the ops applied one by one, with the same results (and autograd) as the plain op
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from functools import partial
 
@@ -82,9 +83,14 @@ def _check_arguments(name: str, base: str, args: tuple, kwargs: dict) -> None:
 
 
 def _number_base(name: str, args: tuple) -> bool:
-    """``_foreach_pow(number, tensors)``: a number raised to each tensor."""
-    return name == "_foreach_pow" and len(args) == 2 and isinstance(args[0], (int, float, complex)) and \
-        not isinstance(args[0], bool) and _is_list(args[1])
+    """``_foreach_pow(number, tensors)``: a number raised to each tensor (PyTorch's Number: a bool, or a 0-d tensor
+    that requires no gradient, too)."""
+    if name != "_foreach_pow" or len(args) != 2 or not _is_list(args[1]):
+        return False
+    base = args[0]
+    if isinstance(base, Tensor):
+        return base._data.ndim == 0 and not base.requires_grad
+    return isinstance(base, numbers.Number)  # (NumPy's scalars too)
 
 
 def _each(name: str, tensors, *others) -> list[tuple]:
@@ -112,7 +118,8 @@ def _out_of_place(name: str, op: Callable, arity: int):
     def foreach(self, *others, **kwargs) -> tuple:
         _check_arguments(foreach.__name__, name, (self, *others), kwargs)
         if _number_base(foreach.__name__, (self, *others)):
-            return tuple(op(self, t) for t in others[0])
+            base = self.item() if isinstance(self, Tensor) else self  # (read as the number it holds)
+            return tuple(op(base, t) for t in others[0])
         return tuple(_call(op, row, kwargs) for row in _each(name, self, *others[:arity]))
 
     foreach.__name__ = foreach.__qualname__ = f"_foreach_{name}"
