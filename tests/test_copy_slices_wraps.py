@@ -171,7 +171,11 @@ def test_retain_graph_and_autograd_grad_with_inputs():
 
 GETITEMS = ["[0, :2]", "[-1, 1:3]", "[1:3, 2:4]", "[None, 0]", "[0, None]", "[0, ..., None]", "[..., 0, 1:]",
             "[1:, None, ::2]", "[2:2, 1]", "[0:3, 1]", "[:, 1]", "[:, :]", "[1, 2]", "[None, :, None]",
-            "[1, i]", "[i, 1:3]", "[1:3, i]", "[i, None]", "[i, :, 0]", "[:, i]"]
+            "[1, i]", "[i, 1:3]", "[1:3, i]", "[i, None]", "[i, :, 0]", "[:, i]",
+            # a slice is a whole dimension (no step) when it starts at 0 as given, steps by 1 and ends at or past the
+            # end: [-3:] slices, [0:9] does not; a lone step is named as that step, none an alias
+            "[-3:, 1]", "[:, 1, 0:2]", "[1, 0:4:1]", "[0:3, 0:4]", "[0:9, 1]", "[None, 0:3]", "[None, -9:]",
+            "[(slice(0, 3),)]", "[-3:, i]"]
 
 
 @pytest.mark.parametrize("index", GETITEMS)

@@ -186,12 +186,9 @@ class BasicIndex(Node):
         idx = self.idx
         if idx.__class__ is not tuple:
             last = _STEP_NAMES.get(idx.__class__, "Alias")
-        else:
-            last = "Alias"
-            for part in idx:
-                if part.__class__ is slice and part == _ALL and len(idx) > 1:
-                    continue
-                last = _STEP_NAMES.get(part.__class__, last)
+        else:  # (the last of PyTorch's steps: a slice over a whole dimension takes none)
+            steps = _steps(self.shape, idx)
+            last = _STEP_NAMES.get(steps[-1][-1].__class__, "Alias") if steps else "Alias"
         return f"{last}Backward0"
 
 
@@ -490,7 +487,9 @@ def _steps(shape: tuple, idx: tuple) -> list:
             steps.append((*(_ALL,) * d, None))
             d += 1
         elif p.__class__ is slice:
-            if k >= len(shape) or p.indices(shape[k]) != (0, shape[k], 1):
+            # (PyTorch's test of a whole dimension reads the start as given: [-n:] slices, [0:n + 5] does not)
+            if k >= len(shape) or p.start not in (None, 0) or p.step not in (None, 1) or \
+                    p.stop is not None and p.stop < shape[k]:
                 steps.append((*(_ALL,) * d, p))
             d += 1
             k += 1
