@@ -19,8 +19,11 @@ class IndexingMethods:
 
     def __setitem__(self, idx, value) -> None:
         if isinstance(value, ops.indexing.Tensor) and value._data.dtype != self._data.dtype and \
-                not ops.indexing._only_basic(idx):  # (index tensors: PyTorch's index_put_, which keeps dtypes)
-            ops.index_update.refuse_index_put_dtype(self, idx, value)
+                not ops.indexing._only_basic(idx):  # (index tensors: PyTorch's index_put_, which keeps dtypes but
+            parts = idx if idx.__class__ is tuple else (idx,)  # for one value through a bool mask: masked_fill_)
+            if not ops.index_update.fills_through_mask(parts, value, True):
+                ops.index_update.refuse_index_put_dtype(self, idx, value)
+            value = ops.index_update.mask_fill_value(self, value)
         return ops.indexing.setitem(self, idx, value)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:

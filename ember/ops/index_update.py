@@ -266,7 +266,9 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     if not isinstance(values, Tensor):
         values = Tensor._make(xp.asarray(values, dtype=x._data.dtype))
     elif values._data.dtype != x._data.dtype:
-        refuse_index_put_dtype(x, tuple(indices), values)
+        if accumulate or not fills_through_mask(indices, values, False):
+            refuse_index_put_dtype(x, tuple(indices), values)
+        values = mask_fill_value(x, values)
     if not accumulate:
         out = x.clone()
         setitem(out, tuple(indices), values)
@@ -278,6 +280,44 @@ def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
         raise IndexError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
     except ValueError as err:
         raise RuntimeError(f"index_put(): {err} (indexing a tensor of shape {list(x.shape)})") from None
+
+
+def fills_through_mask(parts, values: Tensor, zero_d_basic: bool) -> bool:
+    """Whether PyTorch's index_put_ (not accumulating) writes ``values`` with masked_fill_, which reads it as a number
+    and checks no dtype: ``values`` has one element and the index's only tensor is a bool mask (a Python bool among
+    the parts is an index tensor of its own there). ``zero_d_basic``: a 0-d integer tensor is a basic index
+    (``x[t, mask] = v``), not an index tensor (``index_put_``'s list)."""
+    if values._data.size != 1:
+        return False
+    masks = 0
+    for p in parts:
+        if isinstance(p, Tensor):
+            a = p._data
+        elif p.__class__ is list or p.__class__ is tuple or p.__class__ is xp.ndarray:
+            a = xp.asarray(p)
+        elif isinstance(p, (bool, xp.bool_)):
+            return False
+        else:
+            continue  # (a number, a slice, None, ...: a view taken first)
+        if a.dtype == xp.bool_:
+            masks += 1
+        elif not (zero_d_basic and a.ndim == 0 and a.dtype.kind in "iu"):
+            return False
+    return masks == 1
+
+
+def mask_fill_value(x: Tensor, values: Tensor) -> Tensor:
+    """``values`` (one element, another dtype than ``x``) as masked_fill_ takes it for ``x``: its number checked as
+    PyTorch converts it (one that does not fit, or a complex one with an imaginary part for a real ``x``: its
+    RuntimeError), then cast to ``x``'s dtype (recorded: a gradient still reaches ``values``, in its dtype)."""
+    number = values._data.reshape(-1)[0].item()
+    target = x._data.dtype
+    if number.__class__ is complex and target.kind != "c":
+        if number.imag:
+            raise _dtype._overflow(target)
+        number, values = number.real, values.real  # (a number's conversion: no warning of a discarded part)
+    _dtype.checked_fill(number, target)
+    return values.to(x.dtype)
 
 
 def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
@@ -293,7 +333,8 @@ def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
 
 
 def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    if isinstance(values, Tensor) and values._data.dtype != x._data.dtype and isinstance(indices, (tuple, list)):
+    if isinstance(values, Tensor) and values._data.dtype != x._data.dtype and isinstance(indices, (tuple, list)) \
+            and (accumulate or not fills_through_mask(indices, values, False)):
         refuse_index_put_dtype(x, tuple(indices), values)  # (before the overlap checks, as PyTorch's)
     if accumulate:
         refuse_partial_overlap(x._data, values, full=True)
