@@ -914,6 +914,10 @@ def _round_in_place(t, low, mark: int) -> bool:
     made = base._grad_fn
     if made is None or made.seq < mark or whole.dtype != xp.float32 or not whole.flags.c_contiguous:
         return False
+    if not wide.size:  # an empty view holds no values (nor shares memory by NumPy's reckoning): the dtype only
+        base._data = lowp.narrow(whole, low)
+        t._data = lowp.narrow(wide, low)
+        return True
     offset = wide.__array_interface__["data"][0] - whole.__array_interface__["data"][0]
     if not xp.may_share_memory(wide, whole) or offset < 0 or offset % 4 or any(s % 4 for s in wide.strides):
         return False
