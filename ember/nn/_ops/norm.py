@@ -267,8 +267,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     var = None if training else running_var._data
     # PyTorch's node saves the input and the running statistics it was given (read in eval mode, updated in
     # training mode): changed in place before backward, they are its error
-    out = version_checked(BatchNorm.apply(_widened(input, mixed), weight, bias, mean=mean, var=var, eps=eps, stats=stats),
-                          input, running_mean, running_var)
+    out = BatchNorm.apply(_widened(input, mixed), weight, bias, mean=mean, var=var, eps=eps, stats=stats)
+    out = version_checked(out, input, running_mean, running_var)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
