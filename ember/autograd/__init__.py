@@ -153,7 +153,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     inputs = [inputs] if single else list(inputs)
     # Forward-over-reverse: gradients of outputs that carry forward-mode tangents carry theirs, as PyTorch's, so
     # the formulas run recorded (the tangents flow through the recorded ops) and the results are then detached.
-    tangents_only = not create_graph and forward_ad.has_tangent(*outputs)
+    tangents_only = not create_graph and forward_ad.tangents_through_grad(*outputs)
     recorded = create_graph or tangents_only
     roots = _make_roots(outputs, grad_outputs, recorded)  # (the outputs' errors first, as PyTorch's)
     for i, t in enumerate(inputs):

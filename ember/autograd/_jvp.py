@@ -1,7 +1,9 @@
 """Jacobian-vector products: forward-mode AD where it applies, else the double-backward trick.
 
 ``torch.func.jvp`` and ``torch.autograd.functional.jvp`` run the function once on dual inputs (``dual_inputs``,
-``forward_ad.py``): each op computes its output's tangent as it runs, no backward pass. That applies when no
+``forward_ad.py``): each op computes its output's tangent as it runs, no backward pass. ``autograd.functional.jvp``'s
+level follows the recorded graph (``graph_duals``): PyTorch's is the double-backward trick, which differentiates
+only what is recorded (nothing under no_grad), where ``torch.func.jvp`` is forward mode proper. That applies when no
 forward-mode level is entered already (PyTorch's one level at a time; nested transforms) and the tangents are
 real; the results are constants, so where they must be differentiable again (``create_graph``, or a ``jvp``
 inside a reverse-mode transform) the trick below is used instead.
@@ -74,6 +76,21 @@ def dual_inputs(inputs: Sequence[Tensor], tangents: Sequence[Tensor]) -> Iterato
     with ``tangent_of`` before the block ends (the level drops them)."""
     with forward_ad.dual_level():
         yield [forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents)]
+
+
+@contextlib.contextmanager
+def graph_duals(inputs: Sequence[Tensor], tangents: Sequence[Tensor]) -> Iterator[None]:
+    """Inside a forward-mode level whose tangents follow the recorded graph (``autograd.functional.jvp``: the
+    products of PyTorch's double-backward trick, which differentiates only what is recorded, so nothing done under
+    no_grad): ``inputs`` themselves carry ``tangents``. Read the outputs' tangents with ``tangent_of`` before the
+    block ends."""
+    forward_ad.enter_dual_level(follows_graph=True)
+    try:
+        for x, t in zip(inputs, tangents):
+            forward_ad.give_tangent(x, t)
+        yield
+    finally:
+        forward_ad.exit_dual_level()
 
 
 def tangent_of(t: Tensor) -> Tensor | None:

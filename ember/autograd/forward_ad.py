@@ -68,19 +68,28 @@ class UnpackedDualTensor(NamedTuple):
 class _Level:
     """An entered dual level: the tangent of each dual tensor, keyed by the tensor's id (held weakly)."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, follows_graph: bool = False) -> None:
         self.index = index
+        # ``autograd.functional.jvp``'s level (``_jvp.graph_duals``): a tangent flows only where the graph is
+        # recorded, as PyTorch's double-backward trick differentiates the recorded graph: nothing under no_grad
+        # (an op's result is a constant there, an in-place op leaves the tangent as it was), nothing through a
+        # gradient computed without create_graph
+        self.follows_graph = follows_graph
         self.tangents: dict[int, tuple[weakref.ref, Tensor]] = {}
         # the tangents by id of the tensor's array: a backward formula reads saved arrays (of_array)
         self.by_array: dict[int, tuple[weakref.ref, Tensor]] = {}
 
     # ------------------------------------------------------------ one tensor's tangent
     def get(self, t: Tensor) -> Tensor | None:
+        if self.follows_graph and not _GradState.enabled:
+            return None
         entry = self.tangents.get(id(t))
         if entry is not None and entry[0]() is t:
             return entry[1]
         base = t._base
-        if base is not None:  # a view made before its base had a tangent: a view of the base's tangent now
+        # a view made before its base had a tangent: a view of the base's tangent now (following the graph, not a
+        # view made under no_grad: it has no history, PyTorch's backward does not reach its base from it)
+        if base is not None and not (self.follows_graph and _made_without_grad(t._view_creation)):
             bt = self.get(base)
             if bt is not None:
                 return self.set(t, Tensor._make(_same_view(bt._data, base._data, t._data)))
@@ -93,6 +102,8 @@ class _Level:
 
     def of_array(self, array) -> Tensor | None:
         """The tangent of the tensor whose array ``array`` is (a node's saved input or output), if any."""
+        if self.follows_graph and not _GradState.enabled:
+            return None
         entry = self.by_array.get(id(array))
         return entry[1] if entry is not None and entry[0]() is array else None
 
@@ -179,6 +190,14 @@ def _remember(table: dict, obj, tangent: Tensor) -> None:
 
     entry = (weakref.ref(obj, forget), tangent)
     table[key] = entry
+
+
+def _made_without_grad(creation) -> bool:
+    """Whether a view's ``_view_creation`` (``_tensor.py``) says it was made with grad mode off, or from a view that
+    was (the one at the root of its chain)."""
+    while type(creation) is tuple and creation[0] == "of":
+        creation = creation[1]
+    return isinstance(creation, str)
 
 
 def _contiguous(a) -> bool:
@@ -305,11 +324,12 @@ def _not_recorded(node, what: str) -> HigherOrderError:
 _current: list[_Level] = []
 
 
-def enter_dual_level() -> int:
-    """Enter a new forward-mode AD level and return its index (0). Only one level may be entered at a time."""
+def enter_dual_level(*, follows_graph: bool = False) -> int:
+    """Enter a new forward-mode AD level and return its index (0). Only one level may be entered at a time.
+    ``follows_graph`` (ember's, for ``autograd.functional.jvp``): tangents flow only where ops record the graph."""
     if _current:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    level = _Level(0)
+    level = _Level(0, follows_graph)
     _current.append(level)
     graph.set_dual_level(level)
     return level.index
@@ -355,6 +375,24 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if lvl is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
+    tangent = _stored_tangent(tensor, tangent)
+    graph.set_dual_level(None)
+    try:
+        dual = tensor.view_as(tensor)
+    finally:
+        graph.set_dual_level(lvl)
+    lvl.set(dual, tangent)
+    return dual
+
+
+def give_tangent(tensor: Tensor, tangent: Tensor) -> None:
+    """``tensor`` itself (not a view of it, as ``make_dual``'s) takes ``tangent`` at the current level: the inputs
+    of ``autograd.functional.jvp``, leaves as PyTorch's."""
+    graph._dual_level.set(tensor, _stored_tangent(tensor, tangent))
+
+
+def _stored_tangent(tensor: Tensor, tangent: Tensor) -> Tensor:
+    """``tangent`` as a dual tensor of ``tensor`` keeps it: checked, in the primal's layout."""
     check_dual(tensor, tangent)
     if tensor.is_complex():
         raise NotImplementedError("forward-mode AD of complex tensors is not supported by ember")
@@ -363,13 +401,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         stored = xp.empty_like(tensor._data)  # the primal's layout, so that views of it find their tangent
         stored[...] = data
         tangent = Tensor._make(stored)
-    graph.set_dual_level(None)
-    try:
-        dual = tensor.view_as(tensor)
-    finally:
-        graph.set_dual_level(lvl)
-    lvl.set(dual, tangent)
-    return dual
+    return tangent
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -448,6 +480,14 @@ def detached(t: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------- in-place ops (ops/inplace.py, ops/indexing.py)
+def tangents_through_grad(*outputs) -> bool:
+    """Whether ``autograd.grad`` of ``outputs`` without create_graph gives gradients carrying tangents
+    (forward-over-reverse, as PyTorch's at a dual level); never at a level that follows the graph, where such a
+    gradient is a constant (PyTorch's double-backward trick records nothing there)."""
+    level = graph._dual_level
+    return level is not None and not level.follows_graph and has_tangent(*outputs)
+
+
 def has_tangent(*tensors) -> bool:
     """Whether a forward-mode level is entered and one of ``tensors`` carries a tangent at it."""
     level = graph._dual_level

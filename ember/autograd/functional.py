@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ._jvp import dual_inputs, forward_mode_applies, forward_products, tangent_of
+from ._jvp import forward_mode_applies, forward_products, graph_duals, tangent_of
 from ._rows import basis, basis_row, stack_rows
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -191,7 +191,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), J v)``: the Jacobian-vector product, one result per output. ``v`` (one tensor per input)
     may be None only for a single one-element input. PyTorch's uses the double-backward trick; ember runs ``func``
-    on forward-mode dual inputs (same results, no backward pass), and uses the trick where the results must be
+    on forward-mode dual inputs whose tangents follow the recorded graph (same results: nothing done under
+    no_grad enters the product; no backward pass), and uses the trick where the results must be
     differentiable (``create_graph``) and under ``strict`` (whose errors name its stages)."""
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
@@ -217,8 +218,8 @@ def _forward_mode_jvp(func: Callable, inputs: tuple, v, is_inputs_tuple: bool) -
     inputs = _preprocess(inputs, create_graph=False, need_graph=True)
     v = _prepare_v(v, inputs, is_inputs_tuple, False, "jvp", "inputs")
     tangents = v if v is not None else tuple(i.new_ones(i.shape) for i in inputs)
-    with dual_inputs(inputs, tangents) as duals:
-        is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
+    with graph_duals(inputs, tangents):
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
         products = _fill_in_zeros(tuple(tangent_of(o) for o in outputs), outputs, False, False, "back_trick")
     return (_unpack(_postprocess(outputs, False), is_outputs_tuple),
             _unpack(_postprocess(products, False), is_outputs_tuple))

@@ -1029,8 +1029,10 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
     transposed = source[1] in node.saved_transposed
     what = (f"[{f'torch.{name}Tensor' if legacy else f'CPU{name}Type'} "
             f"{list(array.shape)[::-1] if transposed else list(array.shape)}]")
-    if transposed and edge is not None:  # a view of a tensor that requires grad, its base changed: PyTorch
-        what += ", which is output 0 of AsStrided,"  # regenerates the view's grad_fn as AsStridedBackward0
+    if edge is not None and (transposed or edge[0].is_view):
+        # a view of a tensor that requires grad, changed in place (itself, its base or another view of it): PyTorch
+        # regenerates the view's grad_fn as AsStridedBackward0, which its message names
+        what += ", which is output 0 of AsStrided,"
     elif edge is not None and not isinstance(edge[0], AccumulateGrad):
         creator = edge[0].name()  # (name(): PyTorch's message names CopySlices in its torch::autograd:: namespace)
         what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"

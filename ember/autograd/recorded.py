@@ -914,6 +914,10 @@ def _round_in_place(t, low, mark: int) -> bool:
     made = base._grad_fn
     if made is None or made.seq < mark or whole.dtype != xp.float32 or not whole.flags.c_contiguous:
         return False
+    if not wide.size:  # an empty view holds no values (nor shares memory by NumPy's reckoning): the dtype only
+        base._data = lowp.narrow(whole, low)
+        t._data = lowp.narrow(wide, low)
+        return True
     offset = wide.__array_interface__["data"][0] - whole.__array_interface__["data"][0]
     if not xp.may_share_memory(wide, whole) or offset < 0 or offset % 4 or any(s % 4 for s in wide.strides):
         return False
@@ -980,7 +984,18 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
     AccumulateGrad in grad mode) the recorded gradient tensor, which can be differentiated again. The gradient
     store is bypassed: its buffers hold plain arrays."""
     current = t._grad
-    t._grad = grad.t if current is None else current + grad.t
+    t._grad = _laid_out_as_leaf(t, grad.t) if current is None else current + grad.t
+
+
+def _laid_out_as_leaf(t, g):
+    """A leaf's first gradient under create_graph, as PyTorch's AccumulateGrad stores it (``clone_obey_contract``):
+    a copy laid out as the leaf, recorded (``empty_strided(...).copy_(grad)``: CopyBackwards, its edges none and
+    the gradient's), or a clone where the leaf is not dense."""
+    from .._out import _dense
+
+    if _dense(t._data):
+        return g.new_empty_strided(tuple(t._data.shape), t.stride()).copy_(g)
+    return g.clone()
 
 
 def reading(result, *saved):

@@ -179,29 +179,46 @@ class BasicIndex(Node):
         return (out,)
 
     def name(self) -> str:
-        """PyTorch's name for ``x[idx]``'s node: that of the last step its indexing takes (an int selects, a slice
-        slices, None unsqueezes; full slices in a tuple and ``...`` are no step: an alias)."""
-        if type(self) is not BasicIndex:  # (a named subclass: split's pieces, narrow, select)
+        """PyTorch's name for ``x[idx]``'s node (``basic_node``); a named subclass's own."""
+        if type(self) is not BasicIndex:  # (a named subclass: x[idx]'s, split's pieces, narrow, select)
             return Node.name(self)
-        idx = self.idx
-        if idx.__class__ is not tuple:
-            last = _STEP_NAMES.get(idx.__class__, "Alias")
-        else:  # (the last of PyTorch's steps: a slice over a whole dimension takes none)
-            steps = _steps(self.shape, idx)
-            last = _STEP_NAMES.get(steps[-1][-1].__class__, "Alias") if steps else "Alias"
-        return f"{last}Backward0"
+        return basic_node(self.idx).__name__
 
 
 _ALL = slice(None)
-_STEP_NAMES = {int: "Select", slice: "Slice", type(None): "Unsqueeze"}
 
 
 class SliceBackward0(BasicIndex):
-    """``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name."""
+    """``x[:2]``, ``narrow``, ``tensor_split``'s pieces: the node under PyTorch's name."""
 
 
 class SelectBackward0(BasicIndex):
-    """``select``."""
+    """``x[0]``, ``select``."""
+
+
+class UnsqueezeBackward0(BasicIndex):
+    """``x[None]``."""
+
+
+class AliasBackward0(BasicIndex):
+    """``x[...]``, ``x[:, :]``: no step."""
+
+
+_STEP_NODES = {int: SelectBackward0, slice: SliceBackward0, type(None): UnsqueezeBackward0}
+
+
+def basic_node(idx) -> type[BasicIndex]:
+    """The node class of ``x[idx]`` (a basic index, converted), PyTorch's (its ``type(...).__name__`` too): that of
+    the last step its indexing takes (an int selects, a slice slices, None unsqueezes; full slices in a tuple and
+    ``...`` are no step: an alias)."""
+    if idx.__class__ is not tuple:
+        return _STEP_NODES.get(idx.__class__, AliasBackward0)
+    whole = len(idx) > 1  # (a lone full slice in a tuple slices, as x[:])
+    for part in reversed(idx):  # (x[:, 1:3] is decided at its last part)
+        node = _STEP_NODES.get(part.__class__)
+        if node is not None and not (whole and node is SliceBackward0 and part == _ALL):
+            return node
+    return AliasBackward0
 
 
 class SplitBackward0(BasicIndex):
@@ -457,15 +474,18 @@ def getitem(x: Tensor, idx) -> Tensor:
         if plain or _is_basic(idx):
             # (PyTorch records a view per step: only where two or more parts can be steps, a part neither ':'
             # nor '...', does that differ from one node)
-            if (idx.__class__ is tuple and x._requires_grad and len(idx) - idx.count(_ALL) - idx.count(Ellipsis) > 1
-                    and _GradState.enabled):
-                return _stepwise(x, idx)
-            return BasicIndex.apply(x, idx=idx)
+            if idx.__class__ is tuple and x._requires_grad and _GradState.enabled:
+                if len(idx) - idx.count(_ALL) - idx.count(Ellipsis) > 1:
+                    return _stepwise(x, idx)
+                return _one_step_node(x, idx).apply(x, idx=idx)
+            return basic_node(idx).apply(x, idx=idx)
         if x._requires_grad and _GradState.enabled and (split := _views_first(x, idx)) is not None:
             return getitem(getitem(x, split[0]), _indexes_after_views(raw, idx))
+        if x._requires_grad and _GradState.enabled and (split := _bool_first(idx)) is not None:
+            return getitem(getitem(x, split[0]), split[1])
         split = _selects_first(idx)
         if split is not None:  # PyTorch's order: the selects' view, then its index tensors (see _selects_first)
-            return getitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]))
+            return getitem(basic_node(split[0]).apply(x, idx=split[0]), _rest_of(raw, idx, split[1]))
         if _meta_made[0]:
             _refuse_meta_masks(idx)
         return version_checked(AdvancedIndex.apply(x, idx=idx), *_index_tensors(raw))
@@ -499,15 +519,24 @@ def _steps(shape: tuple, idx: tuple) -> list:
     return steps
 
 
+def _one_step_node(x: Tensor, idx: tuple) -> type[BasicIndex]:
+    """The node class of a recorded ``x[idx]`` whose tuple has one part besides ':' and '...': a slice of it that
+    covers its whole dimension as written (``x[0:3, :]`` of 3 rows) is no step in PyTorch, an alias."""
+    node = basic_node(idx)
+    if node is SliceBackward0 and not _steps(x._data.shape, idx):
+        return AliasBackward0
+    return node
+
+
 def _stepwise(x: Tensor, idx: tuple) -> Tensor:
     """``x[idx]`` (basic, recorded) as PyTorch records it: one view node per step (``_steps``), so ``x[0, :2]``'s
     history is SliceBackward0 then SelectBackward0; one step (or none) is one node as before."""
     steps = _steps(x._data.shape, idx)
-    if len(steps) < 2:
-        return BasicIndex.apply(x, idx=idx)
+    if len(steps) < 2:  # (one node for the whole index, named after its one step or none)
+        return (basic_node(steps[0]) if steps else AliasBackward0).apply(x, idx=idx)
     basic_view(x._data, idx)  # (an index out of range: its error names x and the whole index)
     for step in steps:
-        x = BasicIndex.apply(x, idx=step)
+        x = basic_node(step).apply(x, idx=step)
     return x
 
 
@@ -526,6 +555,21 @@ def _views_first(x: Tensor, idx: tuple):
             first.append(p)
     first = tuple(first)
     return (first,) if _steps(x._data.shape, first) else None
+
+
+def _bool_first(idx):
+    """For an index of numbers, slices, None and ``...`` with one bool (True, False, a 0-d bool tensor), PyTorch's
+    steps: the bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
+    ...), then that dimension indexed by a tensor of one position (True) or none (False), IndexBackward0:
+    ``(views, rest)``; else None."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    flags = [p for p in parts if p.__class__ is bool]
+    if len(flags) != 1 or not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
+        return None
+    views = tuple(None if p.__class__ is bool else p for p in parts)
+    pick = Tensor._make(xp.zeros(int(flags[0]), dtype=xp.int64))
+    rest = tuple(pick if p.__class__ is bool else p if p is Ellipsis else _ALL for p in parts if p.__class__ is not int)
+    return views, rest
 
 
 def _indexes_after_views(raw, idx) -> tuple:
@@ -722,7 +766,7 @@ def setitem(x: Tensor, idx, value) -> None:
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
-        return setitem(BasicIndex.apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
+        return setitem(basic_node(split[0]).apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
     # (an expanded x, untracked: PyTorch writes where its index_put_ or the view's copy_ does)
     expanded = not tracked and not x._data.flags.writeable and _overlaps(x._data) and \
         expanded_write_allowed(x._data, idx)

@@ -21,7 +21,7 @@ from ..._meta import is_meta
 from ..._parallel import parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.activation import compiled_softmax, softmax, softmax_rows, softmax_vjp
 from .dropout import _check_p, dropout_mask
@@ -82,7 +82,9 @@ class ScaledDotProductAttention(Node):
 
     def backward(self, g):
         q, k, v, p, dmask = self.saved
-        nq, nk, nv, nmask = self.needs_input_grad[:4]
+        needs = self.needs_input_grad
+        nq, nk, nv = needs[:3]
+        nmask = len(needs) > 3 and needs[3]  # (the flash path's node has no mask input)
         groups = self.groups
         kr, vr = _repeat_heads(k, groups), _repeat_heads(v, groups)
         gq = gk = gv = gmask = None
@@ -109,7 +111,23 @@ class ScaledDotProductAttention(Node):
                 gq = stack_matmul(gp, kr)
             if nk:  # dK = dS^T Q * scale
                 gk = _sum_head_groups(stack_matmul(xp.swapaxes(gp, -1, -2), q), groups)
-        return gq, gk, gv, gmask, None
+        return (gq, gk, gv) if len(needs) == 3 else (gq, gk, gv, gmask, None)
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(ScaledDotProductAttention):
+    """The same computation where PyTorch's CPU takes its flash kernel (``_flash_path``), under that node's name and
+    with its three edges, query, key and value: the mask, which needs no gradient there, is a parameter."""
+
+
+def _flash_path(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
+                groups: int) -> bool:
+    """Whether PyTorch's CPU dispatch picks its flash kernel (else its math composite): 4-d query, key and value of
+    one batch size, as many query heads as key/value heads (times the query groups), one head size, no empty
+    sequence, no dropout, a mask that needs no gradient."""
+    q, k, v = query._data, key._data, value._data
+    return (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
+            and q.shape[1] == k.shape[1] * groups and q.shape[3] == k.shape[3] == v.shape[3] and q.size > 0
+            and k.size > 0 and dropout_p == 0 and (attn_mask is None or not attn_mask.requires_grad))
 
 
 def _probabilities(s, causal: int = 0, scale: float = 1.0):
@@ -222,6 +240,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     _check_p(dropout_p)
     if scale is None:
         scale = 1 / math.sqrt(query._data.shape[-1]) if query._data.shape[-1] else 1.0
+    given = attn_mask
     if attn_mask is not None and attn_mask._data.dtype == xp.bool_:
         dt = query._data.dtype
         attn_mask = Tensor._make(xp.where(attn_mask._data, dt.type(0), dt.type(-xp.inf)))
@@ -232,5 +251,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         shape = xp.broadcast_shapes(q.shape[:-2], lead_k) + (q.shape[-2], k.shape[-2])
         dmask = dropout_mask(shape, dropout_p, xp.float32 if q.dtype.itemsize < 4 else q.dtype,
                              meta=any(is_meta(t._data) for t in (query, key, value)))
+    if _flash_path(query, key, value, attn_mask, dropout_p, groups):
+        out = ScaledDotProductFlashAttentionForCpuBackward0.apply(
+            query, key, value, mask=None if attn_mask is None else attn_mask._data, dmask=None, scale=float(scale),
+            causal=bool(is_causal), groups=groups)
+        # PyTorch's node saves a float mask: changed in place before backward, it is its error (a bool mask is
+        # converted to a new float one first, as here)
+        return version_checked(out, given) if given is not None and given is attn_mask else out
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, dmask, scale=float(scale),
                                            causal=bool(is_causal), groups=groups)

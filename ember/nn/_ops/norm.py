@@ -25,7 +25,6 @@ from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
-from ...ops.shape import reshape_owned
 from .padding import pad
 
 
@@ -68,7 +67,8 @@ class BatchNorm(Node):
     float32_compute = True
     rerun_for_higher_order = True
 
-    def forward(self, x, w, b, mean, var, eps, stats=None):
+    # (the running statistics are parameters, not inputs: PyTorch's node has three edges, input, weight and bias)
+    def forward(self, x, w, b, mean=None, var=None, eps=1e-5, stats=None):
         if is_recorded(x):  # create_graph's rerun: the running statistics were updated by the first run
             stats, self.perm = None, None
         else:
@@ -97,7 +97,7 @@ class BatchNorm(Node):
         axes, shape = self.axes, self.shape
         gx = gw = gb = None
         if not (nx or nw or nb):
-            return gx, gw, gb, None, None
+            return gx, gw, gb
         # per-channel sums first; the input gradient is then one fused expression of them (4 passes, no
         # full-size temporaries beyond two buffers):
         #   dx = a g - (a sum(g xhat) / M) xhat - a sum(g) / M,  a = w / std  (the mean and variance depend on x)
@@ -116,7 +116,7 @@ class BatchNorm(Node):
             gw = gw_.reshape(-1)
         if nb:
             gb = gb_.reshape(-1)
-        return gx, gw, gb, None, None
+        return gx, gw, gb
 
     # Training mode on an input whose memory is (B, C, M) planes: channels each one contiguous block (B = 1: the
     # batch-last layout convolutions compute in, or N == 1) or a contiguous (N, C, *) array (B = N, M = prod(*)).
@@ -189,7 +189,7 @@ class BatchNorm(Node):
 
             parallel_for(run, c, xc.size)
         gx = _from_planes(gx, g.shape, self.perm) if nx else None
-        return gx, invstd * gdot if nw else None, gsum if nb else None, None, None
+        return gx, invstd * gdot if nw else None, gsum if nb else None
 
 
 def _compiled(*arrays) -> bool:
@@ -267,8 +267,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     var = None if training else running_var._data
     # PyTorch's node saves the input and the running statistics it was given (read in eval mode, updated in
     # training mode): changed in place before backward, they are its error
-    out = version_checked(BatchNorm.apply(_widened(input, mixed), weight, bias, mean, var, eps=eps, stats=stats),
-                          input, running_mean, running_var)
+    out = BatchNorm.apply(_widened(input, mixed), weight, bias, mean=mean, var=var, eps=eps, stats=stats)
+    out = version_checked(out, input, running_mean, running_var)
     if update:
         _update_running(stats, running_mean, running_var, momentum, count)
     return in_input_dtype(out, input, mixed)
@@ -685,25 +685,23 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if len(shape) < 2:  # PyTorch's IndexError for the channel dim it reads
         raise IndexError("Dimension specified as 0 but tensor has no dimensions" if not shape else
                          "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        # (PyTorch normalises with copies of the running statistics, repeated per sample: changed in place
-        # before backward, they are no error)
-        return batch_norm(input, Tensor._make(running_mean._data), Tensor._make(running_var._data), weight, bias,
-                          False, momentum, eps)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     n, c = shape[:2]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t._data.shape != (c,):
-            raise RuntimeError(f"instance_norm: {name} should contain {c} elements not {t._data.size}")
-    track = running_mean is not None and running_var is not None
+            # (PyTorch's batch_norm's check, of the tensors repeated per sample)
+            raise RuntimeError(f"{name} should contain {n * c} elements not {n * t._data.size}")
+    track = use_input_stats and running_mean is not None and running_var is not None
+    # PyTorch's graph in both modes: the input viewed as (1, N * C, *), every per-channel tensor repeated per sample
+    # (copies: running statistics changed in place before backward are no error), the result viewed back
     rows = [None if t is None else t.repeat(n) for t in (running_mean, running_var, weight, bias)]
-    out = batch_norm(input.reshape(1, n * c, *shape[2:]), *rows, True, momentum, eps)
+    out = batch_norm(input.reshape(1, n * c, *shape[2:]), *rows, use_input_stats, momentum, eps)
     if track:  # each channel's running statistics: the average of its N instances' updates
         for buf, rep in zip((running_mean, running_var), rows):
             buf._data[...] = rep._data.reshape(n, c).mean(0)
             buf._bump_version()
-    return reshape_owned(out, *shape)
+    return out.view(shape)  # (a view, as PyTorch's: ViewBackward0)
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
