@@ -19,6 +19,7 @@ from typing import Any
 
 from . import _dtype
 from ._backend import xp
+from ._shown_name import class_at, ember_path
 from .storage import data_ptr, root_array
 
 
@@ -54,7 +55,8 @@ def reduce_tensor(t) -> tuple:
         layout = array, 0, array.shape, array.strides
     root, offset, shape, strides = layout
     state = {"requires_grad": t.requires_grad, **extra_state(t)}
-    return _rebuild_tensor, (type(t), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
+    # (ember's classes by their ember path: a pickle made where torch is ember loads where it is not)
+    return _rebuild_tensor, (ember_path(type(t)), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
 
 
 _NON_LEAF_DEEPCOPY = (
@@ -99,6 +101,8 @@ def rebuild(cls, array, state: dict):
     """A tensor of class ``cls`` around ``array`` (a leaf), with ``state``'s ``requires_grad`` and attributes."""
     from ._tensor import _fill
 
+    if isinstance(cls, str):
+        cls = class_at(cls)
     t = cls.__new__(cls)
     _fill(t, array, None, 0)
     state = dict(state)
