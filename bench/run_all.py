@@ -34,16 +34,16 @@ TARGETS = {"mlp32": 0.9, "mlp256": 1.0, "cnn64": 1.2, "lstm_lm20": 1.0, "gpt16":
            "gpt8x128": 1.0, "gpt_infer64": 1.0, "resnet32": 1.0, "emb_sgd": 1.0, "emb_adam": 1.0, "mlp1": 1.0,
            "op_add": 1.0, "emb_sgd_sparse": 1.0, "emb_sparseadam": 1.0, "convt32": 1.0,
            "upsample_bilinear": 1.0, "upsample_nearest": 1.0, "wgan_gp32": 1.0, "per_sample_grads64": 1.0,
-           "llama16": 1.0, "gpt_infer1": 1.0, "gpt_tiny": 1.0, "pqn128": 1.0}
+           "llama16": 1.0, "gpt_infer1": 1.0, "gpt_tiny": 1.0, "pqn128": 1.0, "gcn_cora": 1.0}
 # names --workloads accepts for several rows at once
 GROUPS = {"default": ["mlp32", "mlp256", "cnn64", "lstm_lm20", "gpt16"],
           "models": ["gpt16", "gpt8x128", "gpt_infer64", "resnet32", "emb_sgd", "emb_adam", "mlp1", "op_add",
                      "llama16", "gpt_infer1", "gpt_tiny", "pqn128"],
           "embedding": ["emb_sgd", "emb_adam", "emb_sgd_sparse", "emb_sparseadam"],
           "layers": ["convt32"], "vision": ["upsample_bilinear", "upsample_nearest"],
-          "func": ["per_sample_grads64", "wgan_gp32"]}
+          "func": ["per_sample_grads64", "wgan_gp32"], "graph": ["gcn_cora"]}
 GROUPS["all"] = list(dict.fromkeys(GROUPS["default"] + GROUPS["models"] + GROUPS["embedding"] + GROUPS["layers"]
-                                   + GROUPS["vision"] + GROUPS["func"]))
+                                   + GROUPS["vision"] + GROUPS["func"] + GROUPS["graph"]))
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # A round is measured again when other processes used more than this fraction of the machine's CPUs during either
 # block (with --min-cpu-share above 0). Not lower: the kernel's tick accounting and a process's own CPU time differ

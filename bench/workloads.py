@@ -490,6 +490,42 @@ def build_wgan_gp_critic(fw, batch: int, seed: int = 0):
 
 
 # name -> (builder, batch, label)
+def build_gcn(fw, nodes: int, seed: int = 0, features: int = 1433, hidden: int = 16, classes: int = 7,
+              edges: int = 5278):
+    """A two-layer GCN step (Kipf and Welling) on a Cora-sized random graph: the symmetrically normalised
+    adjacency with self-loops a coalesced sparse COO matrix, ``relu(A @ X @ W1)``, Dropout(0.5), ``A @ H @ W2``,
+    log_softmax and NLL over 140 training nodes, Adam(lr=0.01, weight_decay=5e-4). The sparse products
+    (``torch.sparse.mm``, ``torch.spmm``) and their gradients are most of its time."""
+    nn = fw.nn
+    fw.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, nodes, edges), rng.integers(0, nodes, edges)
+    rows = np.concatenate([src, dst, np.arange(nodes)])
+    cols = np.concatenate([dst, src, np.arange(nodes)])
+    keys = np.unique(rows * nodes + cols)
+    rows, cols = keys // nodes, keys % nodes
+    degree = np.bincount(rows, minlength=nodes).astype(np.float32)
+    values = (degree[rows] * degree[cols]) ** -0.5
+    adj = fw.sparse_coo_tensor(fw.tensor(np.stack([rows, cols])), fw.tensor(values), (nodes, nodes)).coalesce()
+    x = fw.tensor((rng.random((nodes, features)) < 0.0127).astype(np.float32))  # Cora's ~18 words per paper
+    labels = fw.tensor(rng.integers(0, classes, nodes))
+    train = fw.tensor(np.arange(140))
+    w1, w2 = nn.Linear(features, hidden, bias=False), nn.Linear(hidden, classes, bias=False)
+    dropout = nn.Dropout(0.5)
+    optimizer = fw.optim.Adam([*w1.parameters(), *w2.parameters()], lr=0.01, weight_decay=5e-4)
+
+    def step(i: int):
+        optimizer.zero_grad()
+        h = fw.relu(fw.sparse.mm(adj, w1(x)))
+        out = fw.spmm(adj, w2(dropout(h)))
+        loss = nn.functional.nll_loss(fw.log_softmax(out[train], dim=1), labels[train])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 WORKLOADS = {
     "mlp32": (build_mlp, 32, "MLP step, batch 32"),
     "mlp256": (build_mlp, 256, "MLP step, batch 256"),
@@ -514,6 +550,7 @@ WORKLOADS = {
     "upsample_nearest": (build_upsample_nearest, 16, "nearest 32->64, (16,64), fwd+bwd"),
     "wgan_gp32": (build_wgan_gp_critic, 32, "WGAN-GP critic step (penalty), b32"),
     "llama16": (build_llama, 16, "LLaMA-style step, 16x64, 4 layers"),
+    "gcn_cora": (build_gcn, 2708, "GCN step, Cora-sized graph (2708)"),
 }
 # per-step figures shown in another unit: name -> (unit, factor applied to ms per step)
 UNITS = {"op_add": ("us/op", 1000 / OPS_PER_STEP)}

@@ -530,9 +530,7 @@ def numel(input: Tensor) -> int:
 
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """A sparse matrix times a dense one (``torch.sparse.mm``)."""
-    from .sparse import mm
-
+    """A sparse (or dense) matrix times a dense one: ``torch.mm``, as PyTorch's (its node ``MmBackward0``)."""
     return mm(input, mat2)
 
 

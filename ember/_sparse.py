@@ -210,6 +210,25 @@ def segment_sum(flat, rows_of, scale_by_freq: bool = False):
     return rows, sums
 
 
+def scatter_rows(out, num: int, flat, rows_of, scale_by_freq: bool = False):
+    """The (num, D) gradient of a lookup, and a sparse matrix's product: zeros, then out[flat[i]] += rows_of[i] for
+    every i (divided by each index's count when ``scale_by_freq``), in ``out`` when given (whatever it holds) else
+    in a new array. A compiled zero-and-scatter-add split among the intra-op threads by table rows, or the
+    reference's segment sums (the same bits)."""
+    if not scale_by_freq and compiled_rows(rows_of):
+        if out is None:
+            out = xp.empty((num, rows_of.shape[1]), rows_of.dtype)
+        parallel_for(lambda lo, hi: compiled.zero_scatter_add_rows(out, flat, rows_of, lo, hi), num, out.size)
+        return out
+    if out is None:  # (zeros_like: under create_graph, a recorded buffer)
+        out = xp.zeros_like(rows_of, shape=(num, rows_of.shape[1]), order="C")
+    else:
+        out.fill(0)
+    rows, sums = segment_sum(flat, rows_of, scale_by_freq)
+    out[rows] = sums
+    return out
+
+
 # Up to this many one-hot entries (distinct indices x lookups), repeated indices are summed by one GEMM.
 _ONE_HOT_MAX = 1 << 20
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES
-from ._layout import Layout, sparse_csc, sparse_csr, strided
+from ._layout import Layout, sparse_coo, sparse_csc, sparse_csr, strided
+from ._sparse import scatter_rows
 from ._tensor import Tensor, _fill
+from .autograd.graph import Node, shown_as, torch_named
 
 _NAMES = {sparse_csr: ("crow_indices", "col_indices"), sparse_csc: ("ccol_indices", "row_indices")}
 _SUPPORTED = "crow_indices/col_indices (CSR), ccol_indices/row_indices (CSC), values, to_dense, @ a dense matrix"
@@ -132,26 +134,31 @@ def entries(m: Tensor) -> tuple:
 
 def sparse_product(a: Tensor, b: Tensor) -> Tensor:
     """``a @ b`` where one operand is a sparse (COO, CSR or CSC) matrix and the other a dense matrix or vector,
-    as PyTorch computes it: a dense result, differentiable with respect to the dense operand. The sparse one is
-    never densified: each stored entry scales one row (``sparse @ dense``) or column (``dense @ sparse``).
-    Both operands must have one dtype, as for dense products."""
+    as PyTorch computes it: a dense result, differentiable with respect to the dense operand (one node, PyTorch's
+    ``MmBackward0`` or ``MvBackward0``). The sparse one is never densified: each stored entry scales one row
+    (``sparse @ dense``) or column (``dense @ sparse``). Both operands must have one dtype, as for dense
+    products."""
     if a.dtype != b.dtype:
         sparse, dense = (a, b) if b.layout is strided else (b, a)
         raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAMES[sparse.dtype.name]} but found "
                            f"{SCALAR_TYPE_NAMES[dense.dtype.name]}")
     if b.layout is strided:  # sparse @ dense (n x m @ m x k, or an m-vector)
         rows, cols, values, shape = entries(a)
+        if a.layout is sparse_coo and b.ndim in (1, 2) and b.shape[0] != shape[1]:  # (PyTorch's COO kernels' words)
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)" if b.ndim == 1 else
+                               f"addmm: Argument #3 (dense): Expected dim 0 size {shape[1]}, got {b.shape[0]}")
         _check_product(shape, b.shape, b.ndim in (1, 2) and b.shape[0] == shape[1])
-        return entries_matmul(rows, cols, values, shape[0], b)
+        return _product(b, rows, cols, values, shape, True)
     if a.layout is not strided:
         raise NotImplementedError(f"{a.layout.name} @ {b.layout.name}: ember multiplies a sparse matrix by a "
                                   "dense one only; call .to_dense() on one of them")
-    rows, cols, values, shape = entries(b)  # dense @ sparse = (sparse^T @ dense^T)^T
+    rows, cols, values, shape = entries(b)
+    if b.layout is sparse_coo and a.ndim == 2 and a.shape[-1] != shape[0]:  # (PyTorch: the transposes' product)
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {shape[0]}, got {a.shape[-1]}")
     _check_product(a.shape, shape, a.ndim >= 1 and a.shape[-1] == shape[0])
     if a.ndim > 2:  # a batch of matrices times one sparse matrix (``@``, as PyTorch's): their rows stacked
-        flat = entries_matmul(cols, rows, values, shape[1], a.reshape(-1, shape[0]).t()).t()
-        return flat.reshape(*a.shape[:-1], shape[1])
-    return entries_matmul(cols, rows, values, shape[1], a.t()).t()
+        return _product(a.reshape(-1, shape[0]), rows, cols, values, shape, False).reshape(*a.shape[:-1], shape[1])
+    return _product(a, rows, cols, values, shape, False)
 
 
 def _check_product(shape1: tuple, shape2: tuple, fits: bool) -> None:
@@ -160,18 +167,47 @@ def _check_product(shape1: tuple, shape2: tuple, fits: bool) -> None:
                            f"{'x'.join(str(n) for n in shape2)})")
 
 
-def entries_matmul(rows, cols, values, n_rows: int, other: Tensor) -> Tensor:
-    """The product of the n_rows x m matrix with entries ``values`` at (``rows``, ``cols``) (repeats add up)
-    and a dense ``other``: each entry's row of ``other``, scaled, summed into its output row; differentiable
-    with respect to ``other`` (ember's own index_select / index_add)."""
-    from .ops.index_update import index_add
-    from .ops.indexing import index_select
+def _product(dense: Tensor, rows, cols, values, shape: tuple, sparse_first: bool) -> Tensor:
+    node = SparseProduct.apply(dense, rows=rows, cols=cols, values=values.astype(dense._data.dtype, copy=False),
+                               shape=shape, sparse_first=sparse_first)
+    return shown_as(node, "MvBackward0") if sparse_first and dense.ndim == 1 else node
 
-    vector = other.ndim == 1
-    dense = other.unsqueeze(1) if vector else other
-    parts = index_select(dense, 0, Tensor._make(cols)) * Tensor._make(values.astype(dense._data.dtype))[:, None]
-    out = index_add(dense.new_zeros((n_rows, dense.shape[1])), 0, Tensor._make(rows), parts)
-    return out.squeeze(1) if vector else out
+
+@torch_named("MmBackward0")
+class SparseProduct(Node):
+    """``sparse @ dense`` (``sparse_first``) or ``dense @ sparse`` for the sparse matrix of ``shape`` with entries
+    ``values`` at (``rows``, ``cols``), repeats adding up. Each entry's row of the dense operand, scaled, is summed
+    into its row of the result (``dense @ sparse``: the same on the transposes): a gather, a scale and a
+    scatter-add (``_sparse.scatter_rows``: compiled, or NumPy's segment sums). The gradient of the dense operand
+    is the same product with the transposed matrix."""
+
+    linear = True
+
+    def forward(self, dense, rows, cols, values, shape, sparse_first):
+        self.entries, self.sparse_first = (rows, cols, values, shape), sparse_first
+        if sparse_first:
+            return entries_product(rows, cols, values, shape[0], dense)
+        return entries_product(cols, rows, values, shape[1], dense.T).T
+
+    def backward(self, g):
+        rows, cols, values, shape = self.entries
+        if self.sparse_first:  # d(S @ D) = S^T @ g
+            return (entries_product(cols, rows, values, shape[1], g),)
+        return (entries_product(rows, cols, values, shape[0], g.T).T,)  # d(D @ S) = g @ S^T
+
+
+def entries_product(rows, cols, values, n_rows: int, dense):
+    """The n_rows x m matrix with entries ``values`` at (``rows``, ``cols``) (repeats add up) times the array
+    ``dense`` (m x k, or an m-vector)."""
+    vector = dense.ndim == 1
+    d = dense[:, None] if vector else dense
+    parts = xp.take(d, cols, axis=0)
+    if type(parts) is xp.ndarray:  # (its own array: scaled in place)
+        xp.multiply(parts, values[:, None], out=parts)
+    else:  # (a recorded array, under create_graph)
+        parts = parts * values[:, None]
+    out = scatter_rows(None, n_rows, rows, parts)
+    return out[:, 0] if vector else out
 
 
 def _compress(outer, inner, values, n_outer: int):

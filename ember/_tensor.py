@@ -28,6 +28,7 @@ from ._layout import strided
 from ._memory_format import channels_last, channels_last_3d, strides_in_channels_last_order
 from ._meta import as_laid_out, is_meta, no_data_error
 from ._meta import made as _meta_made
+from ._shown_name import shown_as_pytorchs
 from ._size import Size, c_type_name
 from ._tensor_methods import (
     ActivationMethods,
@@ -105,6 +106,7 @@ SCALAR_OF_GRAD_TENSOR = ("Converting a tensor with requires_grad=True to a scala
 VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
 
+@shown_as_pytorchs("torch")  # <class 'torch.Tensor'> where torch is ember
 @accept_torch_names_in_methods  # x.mul(other=y), x.sum(axis=0, keepdims=True), as PyTorch accepts
 class Tensor(
     ElementwiseMethods, UnaryMethods, PointwiseMethods, ActivationMethods, ReductionMethods, StatisticsMethods,

@@ -19,13 +19,15 @@ from typing import Any
 
 from . import _dtype
 from ._backend import xp
-from .storage import data_ptr, root_array
+from ._shown_name import class_at, ember_path
+from .storage import data_ptr, root_array, storage_key, storage_root
 
 
-def layout_in_storage(array) -> tuple[Any, int, tuple, tuple] | None:
-    """``(root, byte offset, shape, byte strides)`` of ``array`` in the memory it lies in; None when that memory
-    is not one contiguous block (then its bytes cannot be copied in memory order)."""
-    root = root_array(array)
+def layout_in_storage(array, root=None) -> tuple[Any, int, tuple, tuple] | None:
+    """``(root, byte offset, shape, byte strides)`` of ``array`` in the memory it lies in (``root``: its root array
+    unless given); None when that memory is not one contiguous block (then its bytes cannot be copied in memory
+    order)."""
+    root = root_array(array) if root is None else root
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         return None
     return root, data_ptr(array) - data_ptr(root), array.shape, array.strides
@@ -48,13 +50,14 @@ def reduce_tensor(t) -> tuple:
     if isinstance(t, SparseTensor):
         coo = t._data
         return _rebuild_sparse, (type(t), coo.indices, coo.values, coo.shape, coo.coalesced)
-    layout = layout_in_storage(t._data)
+    layout = layout_in_storage(t._data, storage_root(t._data))  # (a .grad: only its own bytes, as PyTorch's)
     if layout is None:  # memory NumPy lent from elsewhere in pieces: send this tensor's own elements
         array = xp.ascontiguousarray(t._data)
         layout = array, 0, array.shape, array.strides
     root, offset, shape, strides = layout
     state = {"requires_grad": t.requires_grad, **extra_state(t)}
-    return _rebuild_tensor, (type(t), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
+    # (ember's classes by their ember path: a pickle made where torch is ember loads where it is not)
+    return _rebuild_tensor, (ember_path(type(t)), storage_bytes(root).copy(), t.dtype, offset, shape, strides, state)
 
 
 _NON_LEAF_DEEPCOPY = (
@@ -70,14 +73,14 @@ def deepcopy_array(t, memo: dict):
     PyTorch refuses it."""
     if t.grad_fn is not None:
         raise RuntimeError(_NON_LEAF_DEEPCOPY)
-    layout = None if t.is_sparse else layout_in_storage(t._data)
+    layout = None if t.is_sparse else layout_in_storage(t._data, storage_root(t._data))
     if layout is None:
         return t._data.copy()
     root, offset, shape, strides = layout
-    copied = memo.get(id(root))
+    copied = memo.get(storage_key(root))
     if copied is None:
-        copied = memo[id(root)] = storage_bytes(root).copy()
-        memo.setdefault(id(memo), []).append(root)  # keeps id(root) from being reused while the memo lives
+        copied = memo[storage_key(root)] = storage_bytes(root).copy()
+        memo.setdefault(id(memo), []).append(root)  # keeps its storage_key from being reused while the memo lives
     return view_into(copied, t.dtype, offset, shape, strides)
 
 
@@ -99,6 +102,8 @@ def rebuild(cls, array, state: dict):
     """A tensor of class ``cls`` around ``array`` (a leaf), with ``state``'s ``requires_grad`` and attributes."""
     from ._tensor import _fill
 
+    if isinstance(cls, str):
+        cls = class_at(cls)
     t = cls.__new__(cls)
     _fill(t, array, None, 0)
     state = dict(state)

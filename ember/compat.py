@@ -124,6 +124,10 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise
         # The import system returns whatever sys.modules holds after exec_module: the ember module itself.
         sys.modules[torch_name] = ember_module
+        if torch_name == _ALIAS:  # torch is ember from now on: str(type(x)) prints <class 'torch.Tensor'>
+            from ember._shown_name import show_pytorch_names
+
+            show_pytorch_names()
 
 
 def install() -> None:

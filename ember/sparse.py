@@ -14,11 +14,13 @@ import builtins
 
 from . import _dtype
 from ._backend import xp
+from ._layout import strided
 from ._legacy import _TYPES, _sizes
 from ._missing import module_getattr
 from ._sparse import SparseCOO, SparseTensor, sparse_coo_tensor
 from ._tensor import Tensor, _wrap_dim
 from ._warnings import warn_once
+from .autograd.graph import shown_as
 
 __all__ = ["mm", "sum", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
            "ShortTensor", "IntTensor", "LongTensor"]
@@ -31,7 +33,14 @@ def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
     """
     if reduce != "sum":
         raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}): ember computes only the sum")
-    return mat1 @ mat2  # matmul multiplies a sparse operand entry by entry (two dense: the ordinary product)
+    sparse_first = mat1.layout is not strided
+    if sparse_first != (mat2.layout is not strided) and (mat2 if sparse_first else mat1).ndim == 1:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{1 if sparse_first else -2})")  # (PyTorch's: it reads a matrix's dims)
+    out = mat1 @ mat2  # matmul multiplies a sparse operand entry by entry (two dense: the ordinary product)
+    if sparse_first != (mat2.layout is not strided):  # PyTorch's nodes: its sparse addmm, or that of the transposes
+        shown_as(out, "SparseAddmmBackward0" if sparse_first else "TransposeBackward0")
+    return out
 
 
 def sum(input: Tensor, dim=None, dtype=None) -> Tensor:

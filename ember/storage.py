@@ -9,9 +9,16 @@ dtype. Both read the live memory (writes through the tensor show).
 
 Differences from PyTorch: ``Tensor.storage()`` does not warn that TypedStorage is
 deprecated; storages are read-only views (no ``resize_``, ``copy_``, item assignment).
+
+A gradient store's flat buffer (``ember.autograd.grad_store``) is not one storage: each ``.grad`` in it is a storage
+of its own, as PyTorch allocates each parameter's gradient (``in_pieces``): its ``untyped_storage()`` holds its own
+bytes, and saving or pickling it writes only those.
 """
 
 from __future__ import annotations
+
+import bisect
+import weakref
 
 from . import _dtype, _meta
 from ._backend import xp
@@ -22,6 +29,39 @@ def root_array(array):
     while isinstance(array.base, xp.ndarray):
         array = array.base
     return array
+
+
+# Buffers that hold several storages end to end: id(buffer) -> (a weak reference to it, the element offsets where
+# its pieces start, and its size)
+_PIECES: dict[int, tuple] = {}
+
+
+def in_pieces(buffer, bounds: list[int]) -> None:
+    """Mark the flat array ``buffer`` as separate storages between the element offsets ``bounds`` (its first 0,
+    its last ``buffer.size``): a gradient store's buffer, whose slots PyTorch would allocate one by one."""
+    key = id(buffer)
+    _PIECES[key] = (weakref.ref(buffer, lambda _, key=key: _PIECES.pop(key, None)), bounds)
+
+
+def storage_root(array):
+    """The array that is ``array``'s storage: its root array (``root_array``), or where that is a buffer in pieces
+    (``in_pieces``), the piece ``array`` lies in."""
+    root = root_array(array)
+    entry = _PIECES.get(id(root)) if _PIECES else None
+    if entry is None or entry[0]() is not root:
+        return root
+    bounds, item = entry[1], root.itemsize
+    start = (data_ptr(array) - data_ptr(root)) // item
+    i = bisect.bisect_right(bounds, start) - 1
+    last = start + sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // item if array.size else start
+    if array.itemsize != item or any(s < 0 for s in array.strides) or i + 1 >= len(bounds) or last >= bounds[i + 1]:
+        return root  # (reaches past its piece: only as_strided makes such a view)
+    return root[bounds[i]:bounds[i + 1]]
+
+
+def storage_key(root) -> tuple[int, int]:
+    """What tells storages apart: ``storage_root`` gives a new array for a piece at each call."""
+    return id(root_array(root)), data_ptr(root)
 
 
 def data_ptr(array) -> int:
@@ -191,12 +231,12 @@ BoolStorage = _legacy_storage("BoolStorage", _dtype.bool_)
 
 def untyped_storage(x) -> UntypedStorage:
     """``x.untyped_storage()``: the bytes ``x`` and its views live in."""
-    return UntypedStorage(root_array(x._data))
+    return UntypedStorage(storage_root(x._data))
 
 
 def typed_storage(x) -> TypedStorage:
     """``x.storage()``: the storage as elements of ``x.dtype``."""
-    return TypedStorage(root_array(x._data), x.dtype)
+    return TypedStorage(storage_root(x._data), x.dtype)
 
 
 def tensor_data_ptr(x) -> int:
@@ -208,7 +248,7 @@ def storage_offset(x) -> int:
     """``x.storage_offset()``: where ``x`` starts in its storage, in elements."""
     if _meta.made[0] and _meta.is_meta(x._data):  # (a view's offset, as its op recorded it)
         return _meta.meta_layout(x._data)[1]
-    return (data_ptr(x._data) - data_ptr(root_array(x._data))) // x._data.itemsize
+    return (data_ptr(x._data) - data_ptr(storage_root(x._data))) // x._data.itemsize
 
 
 def stride(x, dim: int | None = None):

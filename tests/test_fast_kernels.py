@@ -164,7 +164,7 @@ def test_embedding_segment_sum_against_torch(kwargs, idx):
 def test_embedding_segment_sum_equals_add_at(num, n):
     """Both summation paths against the reference ``np.add.at``, rows in sorted order: the gather-then-add-repeats
     path (few repeats) to the bit, the one-hot GEMM (many repeats) to float rounding."""
-    from ember.nn._ops.sparse import _segment_sum
+    from ember._sparse import segment_sum as _segment_sum
 
     flat = RNG.integers(0, num, n)
     rows_of = RNG.standard_normal((n, 8)).astype(np.float32)

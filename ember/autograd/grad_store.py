@@ -42,6 +42,7 @@ import weakref
 from .._backend import xp
 from .._meta import meta_results
 from .._tensor import Tensor
+from ..storage import in_pieces
 
 FREE, LENT, ISSUED = 0, 1, 2  # a slot's state in the current generation
 
@@ -87,6 +88,7 @@ class GradStore:
         self.views = [flat[offsets[i]:offsets[i + 1]].reshape(shape) if strides is None else shaped(
             flat[offsets[i]:offsets[i + 1]], i) for i, (shape, strides) in enumerate(zip(self.shapes, self.laid))]
         self.state = [FREE] * len(self.shapes)
+        in_pieces(flat, offsets)  # each slot's .grad is a storage of its own, as PyTorch allocates each
 
     def shaped(self, piece, i: int):
         """``piece`` (slot ``i``'s stretch of a flat buffer laid out like the store) as slot ``i``'s gradient: shaped

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from .._backend import xp
 from .._creation import as_array
+from .._shown_name import shown_as_pytorchs
 from .._tensor import Tensor
 from .._tensor_pickle import deepcopy_array
 
 
+@shown_as_pytorchs("torch.nn.parameter")
 class Parameter(Tensor):
     """A leaf tensor that requires grad by default; assigning one to a Module attribute registers it.
 
@@ -43,6 +45,7 @@ class Parameter(Tensor):
 
 
 
+@shown_as_pytorchs("torch.nn.parameter")
 class Buffer(Tensor):
     """A tensor that a Module registers as a buffer when assigned to one of its attributes:
     ``self.mask = nn.Buffer(t, persistent=False)`` is ``self.register_buffer("mask", t, persistent=False)``.

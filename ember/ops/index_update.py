@@ -33,8 +33,9 @@ _BOUNDS = {"index_add": (RuntimeError, IndexError, False), "index_copy": (IndexE
            "index_fill": (IndexError, RuntimeError, True), "index_reduce": (IndexError, IndexError, False)}
 
 
-def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
-    """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices."""
+def _index_arg(x: Tensor, dim: int, index: Tensor, name: str, bounds: bool = True):
+    """(wrapped dim, 1-D int64 index array), with PyTorch's errors for bad indices (their range checked unless
+    ``bounds`` is False: index_add and index_copy check it after the source, ``_check_bounds``)."""
     if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
         raise IndexError(f"{name}(): Expected dtype int64 for index (got {getattr(index, 'dtype', type(index))})")
     error, not_vector, negative = _BOUNDS[name]
@@ -42,13 +43,21 @@ def _index_arg(x: Tensor, dim: int, index: Tensor, name: str):
         raise not_vector(f"{name}_(): Index is supposed to be a vector (or a scalar), got shape {list(index.shape)}")
     d = _wrap_dim(dim, x._data.ndim)
     idx = index._data.reshape(-1).astype(xp.int64)
+    if bounds:
+        _check_bounds(x, d, idx, name)
+    return d, idx
+
+
+def _check_bounds(x: Tensor, d: int, idx, name: str) -> None:
+    """PyTorch's error for an index past dimension ``d`` (its kernels check the range last: after the source's
+    dtype and shape)."""
+    error, _, negative = _BOUNDS[name]
     why = out_of_bounds(idx, x._data.shape[d] if x._data.ndim else 1, d, negative)
     if why:
         if name == "index_add" and not (x._data.ndim > 1 and d in (0, x._data.ndim - 1)):
             # PyTorch adds slice by slice here (not by its scatter kernel), with the IndexError of indexing
             raise IndexError(f"index out of range in self: {name}_(): {why}")
         raise error(f"{name}_(): {why}")
-    return d, idx
 
 
 def _check_source(x: Tensor, d: int, idx, source: Tensor, name: str) -> None:
@@ -120,22 +129,24 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) ->
     if isinstance(alpha, Tensor):  # (PyTorch's Scalar: a 0-d tensor's number)
         alpha = _dtype.scalar_tensor_number(alpha, "index_add", "alpha")
     _dtype.scalar_ints((alpha,))
-    d, idx = _index_arg(x, dim, index, "index_add")
+    d, idx = _index_arg(x, dim, index, "index_add", bounds=False)
     if source._data.dtype != x._data.dtype:
         raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE_NAMES[x.dtype.name]}) and source "
                            f"({SCALAR_TYPE_NAMES[source.dtype.name]}) must have the same scalar type")
     _check_source(x, d, idx, source, "index_add")
+    _check_bounds(x, d, idx, "index_add")
     # (PyTorch saves the index and the source, expanded to its shape, for the source's gradient)
     return version_checked(IndexAdd.apply(x, source, dim=d, index=idx, alpha=alpha), index, source, reader=1)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """x with the slices at ``index`` along ``dim`` replaced by ``source``'s slices, in order."""
-    d, idx = _index_arg(x, dim, index, "index_copy")
+    d, idx = _index_arg(x, dim, index, "index_copy", bounds=False)
     if source._data.dtype != x._data.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{SCALAR_TYPE_NAMES[x.dtype.name]} and (source) {SCALAR_TYPE_NAMES[source.dtype.name]}")
     _check_source(x, d, idx, source, "index_copy")
+    _check_bounds(x, d, idx, "index_copy")
     out = version_checked(IndexCopy.apply(x, source, dim=d, index=idx), index)
     return version_checked(out, source, reader=1)  # (as index_add's)
 
@@ -322,11 +333,16 @@ def mask_fill_value(x: Tensor, values: Tensor) -> Tensor:
 
 def refuse_index_put_dtype(x: Tensor, indices, values: Tensor) -> None:
     """PyTorch's index_put (``x[index_tensors] = values`` too) refuses ``values`` of another dtype than ``x``, after
-    its index and shape checks (those errors first, from a write into a detached copy)."""
+    its index and shape checks (those errors first, from a write into a detached copy) and before the indices'
+    range (its kernel checks that last)."""
     from .indexing import setitem
 
-    with no_grad():
-        setitem(Tensor._make(x._data.copy()), indices, Tensor._make(values._data.astype(x._data.dtype)))
+    try:
+        with no_grad():
+            setitem(Tensor._make(x._data.copy()), indices, Tensor._make(values._data.astype(x._data.dtype)))
+    except IndexError as e:
+        if "is out of bounds for dimension" not in str(e):
+            raise
     raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                        f"{SCALAR_TYPE_NAMES[x.dtype.name]} for the destination and "
                        f"{SCALAR_TYPE_NAMES[values.dtype.name]} for the source.")

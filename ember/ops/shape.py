@@ -287,9 +287,9 @@ def view_dtype(x: Tensor, dtype) -> Tensor:
             ratio = dst // src
             if a.shape[-1] % ratio:
                 raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}")
-            from ..storage import data_ptr, root_array
+            from ..storage import data_ptr, storage_root
 
-            offset = (data_ptr(a) - data_ptr(root_array(a))) // src
+            offset = (data_ptr(a) - data_ptr(storage_root(a))) // src
             if offset % ratio:
                 raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
             for d in range(a.ndim - 1):

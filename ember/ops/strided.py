@@ -14,7 +14,7 @@ from .._meta import follow_view, is_meta, meta_array, meta_layout, record_layout
 from .._meta import made as _meta_made
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node, torch_named
-from ..storage import _bytes_of, data_ptr, root_array
+from ..storage import _bytes_of, data_ptr, root_array, storage_root
 
 
 def _storage_positions(numel: int, size, stride, offset: int):
@@ -29,7 +29,7 @@ class AsStrided(Node):
     def forward(self, x, size, stride, storage_offset):
         if _meta_made[0] and is_meta(x):
             return self._meta_forward(x, size, stride, storage_offset)
-        root, itemsize = root_array(x), x.itemsize
+        root, itemsize = storage_root(x), x.itemsize  # (a .grad: its own storage, not its store's buffer)
         own_offset = (data_ptr(x) - data_ptr(root)) // itemsize
         offset = own_offset if storage_offset is None else storage_offset
         numel = root.nbytes // itemsize

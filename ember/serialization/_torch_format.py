@@ -25,7 +25,7 @@ from .._device import device as _device_type
 from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
-from ..storage import data_ptr, root_array
+from ..storage import data_ptr, storage_key, storage_root
 from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
@@ -80,7 +80,7 @@ class _Pickler:
         self.depth = 0  # containers open around the object being written
         self.memo: dict[int, tuple[int, Any]] = {}  # id(object) -> (memo index, the object kept alive)
         self.open: set[int] = set()  # ids of the objects being written (cycle check)
-        self.roots: dict[int, str] = {}  # id(NumPy buffer) -> its storage's key: views and tied tensors share one
+        self.roots: dict[tuple, str] = {}  # storage_key of a storage -> its key: views and tied tensors share one
 
     def dump(self, obj: Any) -> bytes:
         self.save(obj)
@@ -288,7 +288,7 @@ class _Pickler:
         it. Arrays viewing one NumPy buffer share its storage, as PyTorch saves one storage for its views (a model's
         tied weights load tied); an array that is no such view (negative strides, another dtype than its buffer's)
         is saved as a copy of its own."""
-        root = root_array(array)
+        root = storage_root(array)  # (a .grad in a gradient store: its own piece, as PyTorch's own storage)
         item = array.itemsize
         shared = (array.size and type(root) is xp.ndarray and root.flags.c_contiguous and root.dtype == array.dtype
                   and all(s >= 0 and s % item == 0 for s in array.strides)
@@ -298,9 +298,9 @@ class _Pickler:
             self.storages.append(own)
             return (str(len(self.storages) - 1), own, 0,
                     tuple(s // item for s in own.strides) if own.size else tuple(_c_strides(own.shape)))
-        key = self.roots.get(id(root))
+        key = self.roots.get(storage_key(root))
         if key is None:
-            key = self.roots[id(root)] = str(len(self.storages))
+            key = self.roots[storage_key(root)] = str(len(self.storages))
             self.storages.append(root)  # (kept alive, so its id stays its own while writing)
         return (key, root, (data_ptr(array) - data_ptr(root)) // item, tuple(s // item for s in array.strides))
 

@@ -8,7 +8,9 @@ multiprocessing's "spawn" children start a fresh interpreter with the parent's
 import sys
 
 import ember
+import ember._shown_name
 import ember.compat
 
 ember.compat.install()
 sys.modules["torch"] = ember  # the import statement returns what sys.modules holds: ember itself
+ember._shown_name.show_pytorch_names()  # str(type(x)) prints <class 'torch.Tensor'>, as in the parent

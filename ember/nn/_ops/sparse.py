@@ -6,8 +6,7 @@ from ..._backend import xp
 from ..._kernels import embedding as compiled
 from ..._meta import is_meta, meta_array
 from ..._parallel import parallel_for
-from ..._sparse import SparseCOO, compiled_rows
-from ..._sparse import segment_sum as _segment_sum
+from ..._sparse import SparseCOO, compiled_rows, scatter_rows
 from ..._tensor import Tensor
 from ...autograd.graph import Node, leaf_slot_to_fill, torch_named, version_checked
 from ...autograd.recorded import HigherOrderError, is_recorded
@@ -34,7 +33,7 @@ class Embedding(Node):
             check_dense_under_create_graph(g, "embedding")
             return (self._sparse_grad(flat, gflat, g),)
         gw = leaf_slot_to_fill(self, 0)  # the weight's .grad-to-be (its gradient store's slot): no copy later
-        gw = _dense_grad(gw, self.num, flat, gflat, self.scale)
+        gw = scatter_rows(gw, self.num, flat, gflat, self.scale)
         if self.padding_idx is not None:
             gw[self.padding_idx] = 0
         return (gw,)
@@ -57,25 +56,6 @@ def check_dense_under_create_graph(g, name: str) -> None:
     if is_recorded(g):
         raise HigherOrderError(f"{name}(sparse=True) cannot be differentiated twice in ember: its sparse weight "
                                "gradient cannot be recorded under create_graph=True; use sparse=False")
-
-
-def _dense_grad(out, num: int, flat, rows_of, scale_by_freq: bool):
-    """The (num, D) gradient of a lookup: zeros, then out[flat[i]] += rows_of[i] for every i (divided by each
-    index's count when ``scale_by_freq``), in ``out`` when given (whatever it holds) else in a new array. A
-    compiled zero-and-scatter-add split among the intra-op threads by table rows, or the reference's segment sums
-    (the same bits)."""
-    if not scale_by_freq and compiled_rows(rows_of):
-        if out is None:
-            out = xp.empty((num, rows_of.shape[1]), rows_of.dtype)
-        parallel_for(lambda lo, hi: compiled.zero_scatter_add_rows(out, flat, rows_of, lo, hi), num, out.size)
-        return out
-    if out is None:  # (zeros_like: under create_graph, a recorded buffer)
-        out = xp.zeros_like(rows_of, shape=(num, rows_of.shape[1]), order="C")
-    else:
-        out.fill(0)
-    rows, sums = _segment_sum(flat, rows_of, scale_by_freq)
-    out[rows] = sums
-    return out
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,

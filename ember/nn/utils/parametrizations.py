@@ -35,9 +35,19 @@ class _WeightNorm(Module):
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Parametrize ``module.<name>`` as ``g * v / ||v||`` (``original0`` = g, the norm over every dimension
     except ``dim``; ``original1`` = v). ``dim=None``: one magnitude for the whole tensor. Returns the module.
-    Difference: PyTorch also renames the old API's ``<name>_g``/``<name>_v`` keys when loading a state_dict;
-    here such a state_dict loads into a module built with ``nn.utils.weight_norm``."""
-    return parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    As PyTorch's, a state dict of the old API (``nn.utils.weight_norm``: ``<name>_g``, ``<name>_v``) loads into
+    it: a load pre-hook renames those keys."""
+    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                 error_msgs) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    return module
 
 
 class _SpectralNorm(Module):
