@@ -60,9 +60,14 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``), reading only L's triangle, as
+    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^T) A^-1) L,
+    not confined to the triangle): the factor's value is its triangle, its gradient passes to L whole."""
+    from .matrix import tril, triu
+
     check_matrix(L, "cholesky_inverse", arg="L")
-    return inv(matmul(L.mT, L) if upper else matmul(L, L.mT))  # PyTorch's gradient is this composition's
+    factor = L - (L - (triu(L) if upper else tril(L))).detach()
+    return inv(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT))
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
