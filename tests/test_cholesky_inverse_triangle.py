@@ -1,6 +1,6 @@
-"""cholesky_inverse reads only its factor's triangle (the lower one, the upper one when ``upper``), as PyTorch's
-kernel: the other triangle's entries change nothing (ember multiplied the whole matrix). Its gradient is PyTorch's
-for a triangular factor (dense: -(A^-1 (G + G^T) A^-1) L)."""
+"""cholesky_inverse and cholesky_solve read only their factor's triangle (the lower one, the upper one when
+``upper``), as PyTorch's kernels: the other triangle's entries change nothing (ember multiplied the whole matrix).
+Their gradient is PyTorch's for a triangular factor (dense: -(A^-1 (G + G^T) A^-1) L for cholesky_inverse)."""
 
 import pytest
 import torch
@@ -41,3 +41,20 @@ def test_batched_and_empty():
         got = ember.cholesky_inverse(ember.tensor(a.numpy()))
         assert got.shape == want.shape
         assert got.numpy() == pytest.approx(want.numpy())
+
+
+def _solve(lib, matrix, upper, dtype):
+    L = lib.tensor(MATRICES[matrix], dtype=getattr(lib, dtype), requires_grad=True)
+    B = lib.tensor([[1.0, -1.0], [2.0, 0.5], [0.0, 3.0]], dtype=L.dtype, requires_grad=True)
+    X = lib.cholesky_solve(B, L, upper)
+    grad_L, grad_B = lib.autograd.grad((X * lib.arange(6, dtype=L.dtype).reshape(3, 2)).sum(), (L, B))
+    return [[v for row in t.tolist() for v in row] for t in (X.detach(), grad_B, grad_L)]
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("matrix", list(MATRICES))
+def test_cholesky_solve_reads_the_triangle_as_pytorch(matrix, upper):
+    got, want = _solve(ember, matrix, upper, "float64"), _solve(torch, matrix, upper, "float64")
+    read = 3 if matrix == ("upper" if upper else "lower") else 2  # (L's gradient: for a triangular factor)
+    for g, w in zip(got[:read], want[:read]):
+        assert g == pytest.approx(w, rel=1e-10, abs=1e-12)
