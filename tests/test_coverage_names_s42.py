@@ -87,3 +87,20 @@ def test_cholesky_inverse_out_refused_under_autograd_as_pytorch():
     for lib in (ember, torch):
         with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
             lib.cholesky_inverse(lib.eye(2, requires_grad=True), out=lib.empty(0))
+
+
+def test_element_size():
+    import torch._utils
+
+    import ember._utils
+
+    names = [n for n in dir(torch) if isinstance(getattr(torch, n), torch.dtype) and hasattr(ember, n)]
+    assert len(names) > 20
+    for name in names:
+        assert ember._utils._element_size(getattr(ember, name)) == torch._utils._element_size(getattr(torch, name))
+    for value in ("float32", 4, None):
+        with pytest.raises(RuntimeError) as want:
+            torch._utils._element_size(value)
+        with pytest.raises(RuntimeError) as got:
+            ember._utils._element_size(value)
+        assert str(got.value) == str(want.value)
