@@ -212,3 +212,17 @@ def accept_torch_names_in_methods(cls: _C) -> _C:
                 _named_where_reachable(wrapped, cls.__module__, f"{cls.__qualname__}.{name}")
                 setattr(cls, name, wrapped)
     return cls
+
+
+def name_as_native_ops(namespace: dict, prefix: str, names) -> None:
+    """Name each function ``names`` lists in a module's ``namespace`` as PyTorch names the function of its namespace:
+    the bindings of ``torch.linalg``, ``torch.fft`` and ``torch.special`` are the ATen ops they call, so
+    ``torch.linalg.inv.__name__`` is ``"linalg_inv"`` (``prefix`` ``"linalg_"``), and a traced graph's node is
+    ``linalg_inv``. Set on the function itself, once (no wrapper on the call path); its ``__module__`` and
+    ``__qualname__`` are where pickle finds it, the module and its name there (ember has no ``linalg_inv`` beside
+    ``inv``; a function the module imports, or wraps as ``special.polygamma``, is pickled by that name too)."""
+    for name in names:
+        fn = namespace[name]
+        if callable(fn) and not isinstance(fn, type):
+            fn.__name__ = prefix + name
+            _named_where_reachable(fn, namespace["__name__"], name)

@@ -499,13 +499,13 @@ def _size_like(values) -> tuple:
         raise TypeError(f"the strides must be a tuple of ints, got {tuple(values)!r}") from None
 
 
-def scalar_number(value, op: str, argument: str = "fill_value"):
+def scalar_number(value, op: str, argument: str = "fill_value", position: int | None = 2):
     """A NumPy scalar or tensor given as a Scalar, read as PyTorch's argument parser reads it: a NumPy integer as
     an int, a float64 or complex128 (Python float and complex subclasses) as its number, any other (a bool_,
     float16, float32, complex64: through ``float()``, as PyTorch) as a float; a tensor as
-    ``_dtype.scalar_tensor_number``. Other values pass."""
+    ``_dtype.scalar_tensor_number`` (its TypeError naming the argument's ``position``). Other values pass."""
     if isinstance(value, Tensor):
-        return _dtype.scalar_tensor_number(value, op, argument)
+        return _dtype.scalar_tensor_number(value, op, argument, position=position)
     if not isinstance(value, xp.generic):
         return value
     if isinstance(value, xp.integer):
@@ -531,11 +531,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     """A 0-d tensor holding the number ``s`` (a 0-d tensor's value too), in the default dtype unless ``dtype`` is
     given: an int or bool gives a floating tensor, unlike ``tensor``. A complex ``s`` for a real dtype, or a
     number past the dtype's range, is PyTorch's RuntimeError."""
-    if isinstance(s, Tensor):  # (a 0-d tensor is a number; any other tensor is refused, by position as PyTorch's)
-        if s._data.ndim or s.requires_grad:
-            raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor")
-        s = s.item()
-    s = scalar_number(s, "scalar_tensor", "s")
+    s = scalar_number(s, "scalar_tensor", "s", 1)  # (a 0-d tensor is a number; any other tensor is refused)
     if not isinstance(s, (bool, int, float, complex)):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     npdt = _dt(dtype)
@@ -916,9 +912,11 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     for name, v in values.items():
         if v is None:
             raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
+        if len(values) > 1 and isinstance(v, Tensor) and (v._data.ndim or v.requires_grad):
+            raise _arange_combination_error(args, keywords)  # (PyTorch's parser then matches no overload)
     # (a NumPy scalar or a 0-d tensor read as PyTorch's Scalar: np.float32(0.5) and np.bool_ are floats here; a
-    # tensor with dimensions or one that requires grad is refused)
-    first, last, by = (scalar_number(values.get(name, default), "arange", name)
+    # tensor with dimensions or one that requires grad is refused: arange(t) by position, arange(end=t) not)
+    first, last, by = (scalar_number(values.get(name, default), "arange", name, 1 if args else None)
                        for name, default in (("start", 0), ("end", None), ("step", 1)))
     _dtype.scalar_ints((first, last, by))  # (an int past uint64: PyTorch's OverflowError)
     if not (math.isfinite(first) and math.isfinite(last)):

@@ -286,13 +286,21 @@ def scalar_int(value: int) -> int:
     return value
 
 
-def scalar_tensor_number(value, op: str, argument: str, expected: str = "Number"):
+def scalar_tensor_number(value, op: str, argument: str, expected: str = "Number", position: int | None = None):
     """A tensor given where PyTorch takes a Scalar (``alpha=``, ``value=``; ``expected="float"``: a double,
     ``isclose``'s ``rtol``), as its argument parser reads it: a 0-d tensor that does not require grad is its Python
-    number (so no gradient reaches it); any other tensor is its TypeError."""
+    number (so no gradient reaches it); any other tensor is its TypeError, which names the argument's ``position``
+    (counted from 1) as PyTorch's does for an argument that has one (``full(): argument 'fill_value' (position 2)
+    must be Number``; a keyword-only one, ``alpha=``, has none)."""
     if not value._data.ndim and not value.requires_grad:
         return value.item()
-    raise TypeError(f"{op}(): argument '{argument}' must be {expected}, not Tensor")
+    raise TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not Tensor")
+
+
+def described_argument(argument: str, position: int | None = None) -> str:
+    """An argument as PyTorch's argument parser names it in a TypeError: ``argument 'p' (position 3)``, or
+    ``argument 'alpha'`` for a keyword-only one (``position`` None)."""
+    return f"argument '{argument}'" if position is None else f"argument '{argument}' (position {position})"
 
 
 def scalar_ints(values) -> None:

@@ -61,7 +61,7 @@ logical_xor logit lt mvlgamma polygamma
 max maximum mean min minimum mul multiply ne neg negative not_equal pow prod rad2deg reciprocal remainder rsqrt
 sigmoid sign sin
 sinc sinh sqrt square std sub subtract sum tan tanh true_divide trunc var xlogy cat concat concatenate stack arange
-gcd lcm ldexp nextafter outer ger addcmul addcdiv
+gcd lcm ldexp nextafter outer ger addcmul addcdiv cholesky_inverse
 """.split())
 # result dtype must equal out's
 EXACT = frozenset("""
@@ -101,6 +101,8 @@ DTYPE_MESSAGES = {"heaviside": "heaviside is not yet implemented for tensors wit
                   "mean.dtype_out": "mean.dtype_out(): input types can't be cast to the desired output type {out}",
                   "mvlgamma": "mvlgamma: result type {result} can't be cast to the desired output type {result}",
                   "logsumexp": "logsumexp(): Expected floating point type for result tensor, but got: {out}",
+                  "cholesky_inverse": "cholesky_inverse: Expected result to be safely castable from {result} dtype, "
+                                      "but got result with dtype {out}",
                   **dict.fromkeys(("cat", "concat", "concatenate", "stack"),
                                   "torch.cat(): input types can't be cast to the desired output type {out}")}
 TYPE_ERROR_OPS = frozenset({"cat", "concat", "concatenate", "stack"})

@@ -1,4 +1,5 @@
-"""``ember._utils``: the helpers of ``torch._utils`` that training code imports (gradient bucketing)."""
+"""``ember._utils``: the helpers of ``torch._utils`` that training code imports (gradient bucketing, element
+sizes)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,13 @@ def _unflatten_dense_tensors(flat: Tensor, tensors: Sequence[Tensor]) -> tuple[T
         out.append(view(narrow(flat, 0, offset, n), t.shape))
         offset += n
     return tuple(out)
+
+
+def _element_size(dtype) -> int:
+    """The bytes one element of ``dtype`` takes (``torch.float16``: 2, ``torch.bool``: 1, ``torch.complex64``: 8);
+    anything but a dtype is PyTorch's RuntimeError."""
+    from ._dtype import dtype as _dtype_class
+
+    if not isinstance(dtype, _dtype_class):
+        raise RuntimeError(f"expected torch.dtype, but got {type(dtype)}")
+    return dtype.itemsize

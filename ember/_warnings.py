@@ -1,6 +1,7 @@
-"""Warnings that point at the user's line, not at ember's own frames (``warn_in``, ``warn``'s ``through``: one that
-PyTorch issues from a frame of its own module's code also names that module, for the filters programs write by
-module: ``filterwarnings("ignore", module="torch")``, ``-W ignore::UserWarning:torch.nn.modules.loss``).
+"""Warnings that point at the user's line, not at ember's own frames (``warn_named``, ``warn``'s ``through``: one
+that PyTorch issues from a frame of its own module's code also names that module, for the filters programs write by
+module: ``filterwarnings("ignore", module="torch")``, ``-W ignore::UserWarning:torch.nn.modules.loss``), except
+those ``warn_in`` issues: from ember's frame that stands for PyTorch's own, once per process as PyTorch's.
 
 A warning raised deep inside ember (a backward hook, an optimizer step) is about a line of the
 user's program: ``loss.backward()``, ``optimizer.step()``. ``warn`` walks up the stack past every
@@ -33,7 +34,7 @@ def warn(message: str, category: type[Warning] = UserWarning, through: Mapping[s
     """``warnings.warn(message, category)`` attributed to the user's line that led into ember.
 
     ``through``: where PyTorch's own Python code issues the warning from a frame of its own (its ``stacklevel``
-    stops short of the user's line), the module that frame names for the filters (``warn_in``), by the path the
+    stops short of the user's line), the module that frame names for the filters (``warn_named``), by the path the
     call took: {ember module (a prefix of its ``__name__``) the call came through: PyTorch's module}, the first
     met going up from the warning wins; key ``""``: PyTorch's module when none is met (without it, the user's
     module). ``{"ember.nn.modules.loss": "torch.nn.modules.loss"}``: PyTorch's warning names its loss modules'
@@ -49,7 +50,7 @@ def warn(message: str, category: type[Warning] = UserWarning, through: Mapping[s
     if module is None:
         warnings.warn(message, category, stacklevel=level)
     else:
-        warn_in(module, message, category)
+        warn_named(module, message, category)
 
 
 def warn_above_caller(message: str, category: type[Warning], levels: int, through: Mapping[str, str]) -> None:
@@ -78,11 +79,22 @@ _ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_arg_a
 
 
 def warn_in(module: str, message: str, category: type[Warning] = UserWarning) -> None:
-    """``warn``, the warning naming PyTorch's Python module ``module`` (``"torch.jit._script"``) that issues it from
-    its own code, where ``warnings.warn`` would name the user's module: its file and line are the user's, as
-    ``warn``'s, while the filters programs write for PyTorch's warnings (``filterwarnings("ignore",
-    module="torch")``, pytest's ``ignore:...:DeprecationWarning:torch``) apply to it, and a DeprecationWarning is
-    hidden by default as PyTorch's is (Python shows those of ``__main__`` only)."""
+    """``warn``, the warning issued as PyTorch issues it from its own code (``warnings.warn`` at stacklevel 1, or
+    its C++ warning raised in its own Python frame): from the frame of ember that calls this, its file and line
+    ember's as PyTorch's name its own, named after PyTorch's module ``module`` (``"torch.jit._script"``). So the
+    filters programs write for PyTorch's warnings (``filterwarnings("ignore", module="torch")``, pytest's
+    ``ignore:...:DeprecationWarning:torch``) apply to it, a DeprecationWarning is hidden by default as PyTorch's is
+    (Python shows those of ``__main__`` only), and the ``default`` action shows it once per process, as PyTorch's
+    (at the user's line it showed once per line of the program that called)."""
+    frame = sys._getframe(1)
+    registry = frame.f_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno, module, registry)
+
+
+def warn_named(module: str, message: str, category: type[Warning] = UserWarning) -> None:
+    """``warn`` at the user's line, named after PyTorch's module ``module`` for the filters (``warn``'s ``through``
+    and ``warn_once``'s ``module``: warnings whose frequency is decided otherwise, by the path the call took or
+    once per process)."""
     frame = sys._getframe(1)
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
         frame = frame.f_back
@@ -152,11 +164,11 @@ def warn_once(message: str, category: type[Warning] = UserWarning,
               module: str | Mapping[str, str] | None = None) -> None:
     """``warn``, the first time ``message`` is warned in this process only (PyTorch's ``TORCH_WARN_ONCE``,
     whatever the warning filters did with that first one). ``module``: PyTorch's Python module that issues it from
-    its own code (``warn_in``), where PyTorch's warning names that module rather than the user's line; or, by the
+    its own code (``warn_named``), where PyTorch's warning names that module rather than the user's line; or, by the
     path the call took, ``warn``'s ``through``."""
     if message not in _warned_once and message not in getattr(_muted, "messages", ()):
         _warned_once.add(message)
         if isinstance(module, str):
-            warn_in(module, message, category)
+            warn_named(module, message, category)
         else:
             warn(message, category, through=module)

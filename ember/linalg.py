@@ -330,7 +330,9 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
 
 _accept_torch_names(globals(), "linalg.")  # PyTorch's keyword names: linalg.cholesky(input=A)
+_name_as_native_ops(globals(), "linalg_", __all__)  # linalg.inv.__name__: "linalg_inv"
 
 __getattr__ = module_getattr(__name__)

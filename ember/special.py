@@ -42,6 +42,7 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
 
 _accept_torch_names(globals(), "special.")  # PyTorch's keyword names: special.logit(input=x)
 
@@ -64,5 +65,6 @@ def _add_out() -> None:
 
 
 _add_out()
+_name_as_native_ops(globals(), "special_", __all__)  # special.erf.__name__: "special_erf"
 
 __getattr__ = module_getattr(__name__)

@@ -4,6 +4,7 @@ hook by iterating ``_forward_pre_hooks.items()``, ``_forward_hooks.clear()``), s
 under torch and ember and compares what it sees."""
 
 import copy
+import os
 import warnings
 from collections import OrderedDict
 
@@ -297,7 +298,7 @@ def test_global_forward_hook_dicts_under_pytorchs_private_names():
         assert h.id not in mod._global_forward_hooks and not mod._global_forward_hooks_always_called
 
 
-def test_always_call_hook_warning_points_at_the_modules_caller():
+def test_always_call_hook_warning_comes_from_the_librarys_own_frame():
     m = ember.nn.Linear(2, 2)
 
     def bad(mod, args, out):
@@ -307,7 +308,8 @@ def test_always_call_hook_warning_points_at_the_modules_caller():
     with pytest.warns(UserWarning, match="always_call") as record:
         with pytest.raises(RuntimeError):
             m(ember.ones(1, 5))
-    assert record[0].filename == __file__
+    # (PyTorch's warns from its own module.py, once per process under the default filter: ember's from its own)
+    assert record[0].filename.startswith(os.path.dirname(ember.__file__))
 
 
 def test_kwargs_pre_hook_returning_something_else_is_pytorchs_error():

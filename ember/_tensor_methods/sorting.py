@@ -16,11 +16,14 @@ else:
 class SortingMethods:
     __slots__ = ()
 
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool | None = NOT_GIVEN) -> Any:
-        return ops.sorting.sort(self, dim, descending, stable=stable)
+    def sort(self, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool | None = NOT_GIVEN) -> Any:
+        # (PyTorch's two overloads: (dim=-1, descending=False) or (*, stable, dim=-1, descending=False))
+        dim, descending = ops.sorting.sort_arguments("sort", True, args, dim, descending, stable)
+        return ops.sorting._sort(self, dim, descending, stable)
 
-    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
-        return ops.sorting.argsort(self, dim, descending, stable=stable)
+    def argsort(self, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool = NOT_GIVEN) -> Tensor:
+        dim, descending = ops.sorting.sort_arguments("argsort", True, args, dim, descending, stable)
+        return ops.sorting._sort(self, dim, descending, stable).indices
 
     def msort(self) -> Tensor:
         return ops.sorting.msort(self)

@@ -241,8 +241,13 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     return _shift(input, dim, -1)
 
 
+_FUNCTIONS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
+              "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift")
+
 from .._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
+from .._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
 
 _accept_torch_names(globals(), "fft.")  # PyTorch's keyword names: fft.fft(input=x)
+_name_as_native_ops(globals(), "fft_", _FUNCTIONS)  # fft.fft.__name__: "fft_fft"
 
 __getattr__ = module_getattr(__name__)

@@ -75,6 +75,13 @@ def torch_name(fn: Any) -> str | None:
     return _TORCH_PREFIX[prefix + "." if prefix else ""] + name
 
 
+def _node_base_name(known: str) -> str:
+    """The name PyTorch gives a node calling the function named ``known`` (``torch.relu``): its ``__name__``, which
+    for the bindings of torch.linalg, torch.fft and torch.special is the ATen op's (``linalg_inv``)."""
+    space, _, name = known.rpartition(".")
+    return f"{space[6:]}_{name}" if space in ("torch.linalg", "torch.fft", "torch.special") else name
+
+
 def _snake_case(s: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", s).lower()
 
@@ -184,7 +191,7 @@ class Graph:
     def _target_to_str(self, target: Target) -> str:
         if callable(target):
             known = torch_name(target)
-            op = known.rpartition(".")[2] if known else target.__name__
+            op = _node_base_name(known) if known else target.__name__
         else:
             op = target  # "*args" becomes "_args", as in PyTorch
             if op.startswith("__") and op.endswith("__") and len(op) > 4:  # __getitem__ -> getitem

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 
+from .. import _dtype
 from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
@@ -65,7 +66,9 @@ def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``x1 - x2`` over all elements. Both operands are version-checked at backward, as in
     ``cdist``. As PyTorch's signature, ``x2`` must be a tensor and ``p`` a number (TypeError)."""
     require_tensor("dist", x2)
-    if not isinstance(p, (numbers.Number, Tensor)):
+    if isinstance(p, Tensor):  # (PyTorch's Scalar: a 0-d tensor that does not require grad is its number)
+        p = _dtype.scalar_tensor_number(p, "dist", "p", position=3)
+    elif not isinstance(p, numbers.Number):
         raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
     if isinstance(p, complex):
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")

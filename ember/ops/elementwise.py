@@ -1106,8 +1106,8 @@ def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equ
 def _tolerances(op: str, rtol, atol) -> tuple:
     """``rtol`` and ``atol`` as PyTorch reads a double: a 0-d tensor that does not require grad is its number, any
     other tensor its TypeError."""
-    return tuple(_dtype.scalar_tensor_number(v, op, name, "float") if isinstance(v, Tensor) else v
-                 for name, v in (("rtol", rtol), ("atol", atol)))
+    return tuple(_dtype.scalar_tensor_number(v, op, name, "float", position) if isinstance(v, Tensor) else v
+                 for name, v, position in (("rtol", rtol, 3), ("atol", atol, 4)))
 
 
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:

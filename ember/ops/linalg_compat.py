@@ -56,13 +56,25 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     check_matrix(L, "cholesky_solve", arg="L", low_precision=False)
     _check_b_and_a(B, L)
     refuse_low_precision(L, "cholesky_solve")
-    return solve(matmul(L.mT, L) if upper else matmul(L, L.mT), B)
+    factor = _triangle_valued(L, upper)
+    return solve(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT), B)
+
+
+def _triangle_valued(L: Tensor, upper: bool) -> Tensor:
+    """A Cholesky factor as PyTorch's kernels read it: the value of L's triangle (the other one's entries change
+    nothing), the gradient passed to L whole, so the composition's gradient is PyTorch's for a triangular L."""
+    from .matrix import tril, triu
+
+    return L - (L - (triu(L) if upper else tril(L))).detach()
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``)."""
+    """A^-1 from A's Cholesky factor L (``A = L L^T``; ``U^T U`` when ``upper``), reading only L's triangle, as
+    PyTorch's kernel. PyTorch's gradient is this composition's for a triangular L (dense, -(A^-1 (G + G^T) A^-1) L,
+    not confined to the triangle): ``_triangle_valued``."""
     check_matrix(L, "cholesky_inverse", arg="L")
-    return inv(matmul(L.mT, L) if upper else matmul(L, L.mT))  # PyTorch's gradient is this composition's
+    factor = _triangle_valued(L, upper)
+    return inv(matmul(factor.mT, factor) if upper else matmul(factor, factor.mT))
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):

@@ -7,6 +7,7 @@ so the gradient flows back to the selected positions. NaN sorts as the largest v
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 from .. import return_types
@@ -59,12 +60,19 @@ def _scalar(x: Tensor, result, node: type[Selected]):
     return result(node.apply(x, index=zero, dim=0), Tensor._make(meta_results((x._data,), zero)))
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = NOT_GIVEN):
-    """Sorted values and their indices along ``dim`` (ascending by default).
+def sort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool | None = NOT_GIVEN):
+    """Sorted values and their indices along ``dim`` (ascending by default): ``sort(x, dim=-1, descending=False)``
+    or, given ``stable``, ``sort(x, *, stable, dim=-1, descending=False)``, PyTorch's two overloads
+    (``sort_arguments``).
 
     ember's sort is always stable (equal values keep their order), which PyTorch only promises
     with ``stable=True``.
     """
+    dim, descending = sort_arguments("sort", False, args, dim, descending, stable)
+    return _sort(x, dim, descending, stable)
+
+
+def _sort(x: Tensor, dim: int, descending: bool, stable):
     refuse_complex(x, "sort", RuntimeError)
     a = x._data
     d = _wrap_dim(dim, a.ndim)  # (a scalar takes dim 0 and -1 only, as PyTorch)
@@ -75,14 +83,73 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | N
     return _Sort(node.apply(x, index=idx, dim=d), Tensor._make(meta_results((a,), idx)))
 
 
-def argsort(x: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
-    """Indices that sort ``x`` along ``dim``; see :func:`sort`."""
-    return sort(x, dim, descending, stable=stable).indices
+def argsort(x: Tensor, *args, dim: int = NOT_GIVEN, descending: bool = NOT_GIVEN, stable: bool = NOT_GIVEN) -> Tensor:
+    """Indices that sort ``x`` along ``dim``; see :func:`sort` (``stable`` a bool, not None, as PyTorch's)."""
+    dim, descending = sort_arguments("argsort", False, args, dim, descending, stable)
+    return _sort(x, dim, descending, stable).indices
 
 
 def msort(x: Tensor) -> Tensor:
     """``sort(x, dim=0).values``."""
-    return sort(x, 0).values
+    return _sort(x, 0, False, NOT_GIVEN).values
+
+
+def sort_arguments(name: str, method: bool, args: tuple, dim, descending, stable) -> tuple[int, bool]:
+    """``dim`` and ``descending`` of ``sort``/``argsort`` (``method``: ``x.sort``), read as PyTorch's argument parser
+    matches their overloads: ``(dim=-1, descending=False)`` by position or keyword, or ``(*, stable, dim=-1,
+    descending=False)``, where a ``stable`` makes ``dim`` and ``descending`` keyword-only (``sort(x, 1,
+    stable=True)`` matches neither). ``dim`` is an int (not a bool), ``descending`` and ``stable`` are bools (not
+    ints, not NumPy's bool_; ``sort``'s ``stable`` may be None). Anything else is PyTorch's TypeError."""
+    n, given = len(args), (dim, descending)  # (the keywords as given, for the error)
+    if n:
+        if n > 2 and (method or name != "sort"):  # (PyTorch's words and counts: a function's count has the tensor)
+            raise TypeError(f"{name}() takes from {1 + (not method)} to {int(not method)} positional arguments but "
+                            f"{n + (not method)} were given")
+        if n > 2 or stable is not NOT_GIVEN or dim is not NOT_GIVEN or (n == 2 and descending is not NOT_GIVEN):
+            raise _no_sort_overload(name, method, args, *given, stable)
+        dim = args[0]
+        if n == 2:
+            descending = args[1]
+    if dim is NOT_GIVEN:
+        dim = -1
+    elif dim.__class__ is not int:
+        if isinstance(dim, Tensor) and not dim._data.ndim and dim._data.dtype.kind in "iu":
+            dim = int(dim.item())  # (a 0-d integer tensor is an int to PyTorch's parser)
+        elif isinstance(dim, numbers.Integral) and not isinstance(dim, (bool, xp.bool_)):
+            dim = operator.index(dim)
+        else:
+            raise _no_sort_overload(name, method, args, *given, stable)
+    if descending is NOT_GIVEN:
+        descending = False
+    elif descending.__class__ is not bool:
+        raise _no_sort_overload(name, method, args, *given, stable)
+    if stable is not NOT_GIVEN and stable.__class__ is not bool and not (stable is None and name == "sort"):
+        raise _no_sort_overload(name, method, args, *given, stable)
+    return dim, descending
+
+
+_SORT_OVERLOADS = {
+    "sort": " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None)\n"
+            " * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)\n",
+    "argsort": " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)\n"
+               " * (Tensor input, int dim = -1, bool descending = False)\n",
+    "method": " * (*, bool stable, int dim = -1, bool descending = False)\n"
+              " * (int dim = -1, bool descending = False)\n",
+}
+
+
+def _no_sort_overload(name: str, method: bool, args: tuple, dim, descending, stable) -> TypeError:
+    """PyTorch's TypeError for ``sort``/``argsort`` arguments that match none of its overloads: what was given
+    (positional arguments, then the keywords given: ``dim``, ``descending``, ``stable``), and the overloads."""
+    kind = lambda v: "Tensor" if isinstance(v, Tensor) else \
+        f"numpy.{type(v).__name__}" if isinstance(v, xp.generic) else type(v).__name__  # noqa: E731
+    keywords = [f"{k}={kind(v)}" for k, v in (("dim", dim), ("descending", descending), ("stable", stable))
+                if v is not NOT_GIVEN]
+    got = ", ".join(["Tensor"] * (not method) + [kind(a) for a in args] + keywords)
+    if method and not args:
+        got += ", "  # (PyTorch's words for a method given keywords only: "got (stable=NoneType, )")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + _SORT_OVERLOADS["method" if method else name])
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):

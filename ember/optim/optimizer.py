@@ -444,6 +444,44 @@ def _get_capturable_supported_devices(supports_xla: bool = True) -> list[str]:
     return devices
 
 
+# PyTorch's device types with fused optimizer kernels (ember's CPU among them) and with foreach kernels (not the CPU)
+_FUSED_DEVICES = ("mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone")
+_FOREACH_DEVICES = ("cuda", "xpu", "mtia", "privateuseone")
+
+
+def _default_to_fused_or_foreach(params: list, differentiable: bool, use_fused: bool = False) -> tuple[bool, bool]:
+    """PyTorch's choice of an optimizer's implementation when the user chose none, (fused, foreach), which custom
+    optimizers call: fused when asked (``use_fused``) and every parameter (None aside) is a plain floating tensor or
+    Parameter on a device with fused kernels; else foreach where every one is on a device with foreach kernels
+    (not the CPU: on ember's, False); neither for a ``differentiable`` optimizer."""
+    if differentiable:
+        return False, False
+    from ..nn.parameter import Parameter  # (optim sits below nn: imported when called)
+
+    plain = (Tensor, Parameter)  # (PyTorch's foreach-supported types: subclasses are not)
+    fused = use_fused and all(p is None or (type(p) in plain and p.device.type in _FUSED_DEVICES
+                                            and p.is_floating_point()) for p in params)
+    foreach = not fused and all(p is None or (type(p) in plain and p.device.type in _FOREACH_DEVICES) for p in params)
+    return fused, foreach
+
+
+def _use_grad_for_differentiable(func: Callable) -> Callable:
+    """Decorator for an optimizer's ``step``, as PyTorch's: within it, gradient recording is on exactly when the
+    optimizer was made ``differentiable`` (``self.defaults["differentiable"]``), and as it was after it."""
+    from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+
+    def _use_grad(*args: Any, **kwargs: Any) -> Any:
+        previous = is_grad_enabled()
+        try:
+            set_grad_enabled(args[0].defaults["differentiable"])
+            return func(*args, **kwargs)
+        finally:
+            set_grad_enabled(previous)
+
+    functools.update_wrapper(_use_grad, func)
+    return _use_grad
+
+
 def _patch_step_function(cls: type) -> None:
     """Make ``cls.step`` run the step hooks, once per class, as PyTorch's ``Optimizer.__init__`` does
     (``_patch_step_function``): a custom optimizer that overrides ``step`` runs them too."""

@@ -105,16 +105,19 @@ def _apply(x: Tensor, fn, *params, node: type, saves_input: bool = True, kernel:
     return version_checked(out, x) if saves_input else out
 
 
-def scalar_params(op: str, **params) -> tuple:
+def scalar_params(op: str, positions: tuple, **params) -> tuple:
     """An activation's parameters (``negative_slope``, ``alpha``, ``min_val``, ...) as PyTorch's argument parser
-    reads a Scalar: a 0-d tensor that does not require grad is its number, any other tensor its TypeError
+    reads a Scalar: a 0-d tensor that does not require grad is its number, any other tensor its TypeError naming
+    the parameter's position in the call (``positions``, one a parameter: PyTorch's functional passes them by
+    position, so ``leaky_relu(x, negative_slope=t)`` is "(position 2)" too), the first by position
     (``_dtype.scalar_tensor_number``); a Python int past the uint64 range its OverflowError, checked in the
     order given (``_dtype.scalar_int``)."""
     values = tuple(params.values())
     for v in values:
         if isinstance(v, Tensor):  # (rare: the common call pays one isinstance per parameter)
-            values = tuple(_dtype.scalar_tensor_number(v, op, name) if isinstance(v, Tensor) else v
-                           for name, v in params.items())
+            read = {name: _dtype.scalar_tensor_number(v, op, name, position=at) if isinstance(v, Tensor) else v
+                    for at, (name, v) in sorted(zip(positions, params.items()), key=lambda e: e[0])}
+            values = tuple(read[name] for name in params)
             break
     _dtype.scalar_ints(values)
     return values
@@ -328,7 +331,7 @@ def _logsigmoid(x, need):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """max(0, x) + negative_slope * min(0, x)."""
-    (negative_slope,) = scalar_params("leaky_relu" + "_" * inplace, negative_slope=negative_slope)
+    (negative_slope,) = scalar_params("leaky_relu" + "_" * inplace, (2,), negative_slope=negative_slope)
     out = _apply(input, _leaky_relu, negative_slope, node=_LEAKY_RELU, kernel="leaky_relu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
@@ -347,14 +350,14 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    (alpha,) = scalar_params("elu" + "_" * inplace, alpha=alpha)
+    (alpha,) = scalar_params("elu" + "_" * inplace, (2,), alpha=alpha)
     out = _apply(input, exp_linear, alpha, 1.0, 1.0, node=_ELU, kernel="elu_cpu")
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta; linear where beta * x > threshold."""
-    beta, threshold = scalar_params("softplus", beta=beta, threshold=threshold)
+    beta, threshold = scalar_params("softplus", (2, 3), beta=beta, threshold=threshold)
     return _apply(input, _softplus, beta, threshold, node=_SOFTPLUS, kernel="softplus_cpu")
 
 
@@ -363,7 +366,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if min_val > max_val:  # (checked by PyTorch's Python function, before its C one reads the numbers)
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     # (PyTorch's parser reports max_val's overflow first)
-    max_val, min_val = scalar_params("hardtanh" + "_" * inplace, max_val=max_val, min_val=min_val)
+    max_val, min_val = scalar_params("hardtanh" + "_" * inplace, (3, 2), max_val=max_val, min_val=min_val)
     # a NumPy scalar bound as the Python number PyTorch reads (np.float64 would promote a float32 result)
     min_val, max_val = (v.item() if isinstance(v, xp.generic) else v for v in (min_val, max_val))
     if input.is_complex():  # (PyTorch's hardtanh is a clamp, which complex numbers have no order for)

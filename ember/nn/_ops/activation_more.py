@@ -162,7 +162,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
-    (lambd,) = scalar_params("softshrink", lambd=lambd)
+    (lambd,) = scalar_params("softshrink", (2,), lambd=lambd)
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, inf) for input dtype {input.dtype}, but found {lambd}")
     return _apply(input, _softshrink, lambd, node=_SOFTSHRINK, kernel="softshrink_check")
@@ -170,13 +170,13 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, 0 otherwise."""
-    (lambd,) = scalar_params("hardshrink", lambd=lambd)
+    (lambd,) = scalar_params("hardshrink", (2,), lambd=lambd)
     return _apply(input, _hardshrink, lambd, node=_HARDSHRINK, kernel="hardshrink_cpu")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, ``value`` otherwise."""
-    threshold, value = scalar_params("threshold" + "_" * inplace, threshold=threshold, value=value)
+    threshold, value = scalar_params("threshold" + "_" * inplace, (2, 3), threshold=threshold, value=value)
     if not (input.is_floating_point() or input.is_complex()):  # integers: in their own dtype, no gradient
         if input.dtype == _dtype.bool_:
             raise not_implemented_for("threshold_cpu", input.dtype)
@@ -194,7 +194,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    (alpha,) = scalar_params("celu" + "_" * inplace, alpha=alpha)
+    (alpha,) = scalar_params("celu" + "_" * inplace, (2,), alpha=alpha)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     out = _apply(input, exp_linear, alpha, 1.0, 1 / alpha, node=_CELU, kernel="elu_cpu")
@@ -206,7 +206,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Randomized leaky ReLU: in training each element's negative slope is drawn from U(lower, upper) (ember's
     generator, PyTorch's draws: one float64 uniform per element <= 0, in order, from bounds rounded to the input's
     float type); in eval the slope is (lower + upper) / 2."""
-    lower, upper = scalar_params("rrelu" + "_" * inplace, lower=lower, upper=upper)
+    lower, upper = scalar_params("rrelu" + "_" * inplace, (2, 3), lower=lower, upper=upper)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
