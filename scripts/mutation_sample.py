@@ -201,12 +201,16 @@ TARGETS = {
                             # (addmm with a sparse operand: its product, then the sum, each alpha and beta)
                             "tests/test_sparse_addmm_scales.py",
                             # (bool and integer operands of each rank pair: PyTorch's kernel named in its error)
-                            "tests/test_product_operand_kinds.py"],
+                            "tests/test_product_operand_kinds.py",
+                            # (the addmm family with each (beta, alpha) pair, one of them 1: the node's own scales)
+                            "tests/test_added_product_scales.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
                               "tests/test_nn_loss_dtypes.py", "tests/test_loss_one_element.py", _BOOKKEEPING,
-                              _BRANCH_POINTS],
+                              _BRANCH_POINTS,
+                              # (inputs on a branch's switch or a clamp: BCE at 0 and 1, smooth_l1 at beta ...)
+                              "tests/test_loss_branch_edges.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
