@@ -207,7 +207,10 @@ TARGETS = {
                             # (bool and integer operands of each rank pair: PyTorch's kernel named in its error)
                             "tests/test_product_operand_kinds.py",
                             # (the addmm family with each (beta, alpha) pair, one of them 1: the node's own scales)
-                            "tests/test_added_product_scales.py"],
+                            "tests/test_added_product_scales.py",
+                            # (beta and alpha as PyTorch's kernels take them: a complex or bool one for each result
+                            # dtype, _product_scalars and _addr_scalars)
+                            "tests/test_product_integer_scalars.py"],
     "ember/nn/_ops/loss.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                               "tests/test_warnings_match.py",
                               # (operands of two dtypes: each loss's result dtype, values and gradients)
@@ -231,7 +234,9 @@ TARGETS = {
                               "tests/test_fast_paths.py::test_batch_norm_fused_backward_equals_reference_and_torch",
                               "tests/test_norm_edge_shapes.py", _COMPILED_PATHS % "batch_norm",
                               _COMPILED_PATHS % "row_norms", "tests/test_nn_rmsnorm.py", _REFUSALS, _BOOKKEEPING,
-                              _RESULT_MEMORY],
+                              _RESULT_MEMORY,
+                              # (each weight and bias combination, one off at a time: layer_norm's fast-path test)
+                              "tests/test_norm_parameter_combinations.py"],
     # (first, as it takes seconds: integer and bool inputs, hardtanh's limits in the input's dtype and PyTorch's
     # refusal of negative limits on an unsigned type)
     "ember/nn/_ops/activation.py": ["tests/test_nn_activation_int.py", _DECLARED_PATHS, _DEFAULTS,
