@@ -514,14 +514,18 @@ def _layer_norm_dx(g, m1, xhat, m2, invstd, tmp, dx, w) -> None:
 
 def _normalized_shape(op: str, input: Tensor, normalized_shape, **params) -> tuple:
     """``normalized_shape`` as a tuple, checked against the input's trailing dims and the affine parameters."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if isinstance(normalized_shape, int):  # (PyTorch's argument parser: the functional form takes no single int)
+        raise TypeError(f"{op}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    shape = tuple(normalized_shape)
     k = len(shape)
     if input._data.shape[input._data.ndim - k:] != shape or input._data.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     for name, t in params.items():
         if t is not None and t._data.shape != shape:
-            raise RuntimeError(f"{op}: {name} of shape {list(t.shape)} must equal normalized_shape {list(shape)}")
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(shape)}")
     return shape
 
 
@@ -663,6 +667,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    # PyTorch's checks, before the dtypes'; its bias message shows the weight's shape ([0] without a weight)
+    shown = [0] if weight is None else list(weight.shape)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {shown} and input of shape {list(input.shape)}")
     mixed = check_parameter_dtypes(input, weight, bias)
     out = version_checked(GroupNorm.apply(_widened(input, mixed), weight, bias, groups=num_groups, eps=eps),
                           input)  # (saved)
