@@ -78,14 +78,8 @@ def _message(m, case, dtype):
     return str(err.value)
 
 
-_BACKWARD1 = pytest.mark.xfail(strict=True, reason=(
-    "PyTorch's message names the op of a ...Backward1 node without 'Backward' (Prod1); ember's _modified_message "
-    "(ember/autograd/graph.py) removes only a 'Backward0' suffix, and names ProdBackward1"))
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "complex64", "complex128"])
-@pytest.mark.parametrize("case", [pytest.param(c, marks=_BACKWARD1) if c == "prod's result along a dim" else c
-                                  for c in sorted(CASES)])
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_saved_tensor_changed_in_place_message_as_torch(case, dtype):
     if "softmax" in case and dtype.startswith("complex"):
         pytest.skip("PyTorch has no complex softmax")

@@ -1035,7 +1035,11 @@ def _modified_message(node: Node, array, source, version: int, expected: int) ->
         what += ", which is output 0 of AsStrided,"
     elif edge is not None and not isinstance(edge[0], AccumulateGrad):
         creator = edge[0].name()  # (name(): PyTorch's message names CopySlices in its torch::autograd:: namespace)
-        what += f", which is output {edge[1]} of {creator.removesuffix('Backward0')},"
+        # PyTorch's message drops "Backward" from the node's name, and its number where that is 0 (Add, Prod1)
+        op, backward, number = creator.rpartition("Backward")
+        if backward and number.isdigit():
+            creator = op if number == "0" else op + number
+        what += f", which is output {edge[1]} of {creator},"
     hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!" if _GradState.anomaly else
             "enable anomaly detection to find the operation that failed to compute its gradient, with "
