@@ -177,6 +177,8 @@ class Eigh(MultiOutputNode):
     def backward(self, gw, gv):
         # gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal
         w, v = self.saved
+        if v.dtype.kind == "c":
+            return (_eigh_backward_complex(w, v, gw, gv),)
         inner = xp.zeros_like(v)
         if gv is not None:
             e = _with_diag(w[..., None, :] - w[..., :, None], 1)
@@ -187,11 +189,31 @@ class Eigh(MultiOutputNode):
         return (0.5 * (ga + mT(ga)),)  # symmetrised, as PyTorch's
 
 
+def _eigh_backward_complex(w, v, gw, gv):
+    """PyTorch's eigh derivative of a Hermitian matrix: gA = V (diag(gL) + skewH(V^H gV) / E) V^H, where
+    skewH(M) = (M - M^H) / 2 and E_ij = L_j - L_i; each eigenvector is defined up to a phase e^{i phi}, so a loss
+    that depends on the phase (the imaginary part of diag(V^H gV) away from 0) is PyTorch's error."""
+    vh = xp.conj(mT(v))
+    inner = xp.zeros_like(v)
+    if gv is not None:
+        m = vh @ gv
+        phase = xp.diagonal(m, axis1=-2, axis2=-1).imag
+        if isinstance(phase, xp.ndarray) and not xp.allclose(phase, 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
+        e = _with_diag(w[..., None, :] - w[..., :, None], 1)
+        inner = 0.5 * (m - xp.conj(mT(m))) / e
+    if gw is not None:
+        inner = _with_diag(inner, gw)
+    return v @ inner @ vh
+
+
 @empty_in_float32
 def eigh(A: Tensor, UPLO: str = "L"):
-    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO``
-    ("L" or "U") triangle is read."""
-    check_matrix(A, "linalg.eigh")
+    """``(eigenvalues, eigenvectors)`` of each symmetric (or complex Hermitian) matrix, eigenvalues ascending
+    (real for a complex input); only the ``UPLO`` ("L" or "U") triangle is read."""
+    check_matrix(A, "linalg.eigh", complex_ok=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return result("linalg_eigh", ("eigenvalues", "eigenvectors"), Eigh.apply(A, uplo=UPLO))

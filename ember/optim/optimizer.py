@@ -42,11 +42,12 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
+from copy import deepcopy
 from typing import Any, TypeAlias
 
 from .. import _trace, _warnings
 from .._backend import quiet, xp
-from .._dtype import get_default_dtype, np_kind
+from .._dtype import float32, get_default_dtype, np_kind
 from .._kernels import optim as compiled
 from .._kernels.policy import policy
 from .._tensor import Tensor
@@ -374,8 +375,11 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a ``state_dict()``: the groups must have the same sizes, matched in order.
 
-        Difference from PyTorch: state tensors are copied (cast to the parameter's dtype, except
-        ``step``), so the loaded optimizer never shares buffers with the dict it came from.
+        As PyTorch's, a floating parameter's state tensors take its dtype (``step`` keeps its own) and
+        are not copied where they have it already: the loaded optimizer updates the dict's tensors in place
+        (``load_state_dict(other.state_dict())`` makes the two share buffers; ``deepcopy`` the dict to keep it).
+        Lists, tuples and dicts in a state are rebuilt with their tensors cast. Subclasses' ``__setstate__``
+        receives the new ``state`` and ``param_groups`` (where optimizers fill in options an older dict lacks).
         The hooks of ``register_load_state_dict_pre_hook`` see (and may replace) a shallow copy of ``state_dict``
         first; those of ``register_load_state_dict_post_hook`` run at the end.
         """
@@ -407,16 +411,16 @@ class Optimizer:
                 state[key] = value
             else:
                 where = f"{key} ({names[key]!r})" if key in names else key
-                state[p] = {k: _copy_state_value(v, p, k, where, self._state_shaped_like_params)
+                saved_group = next((g for g in saved_groups if key in g["params"]), {})
+                state[p] = {k: _cast_state_value(v, p, k, saved_group, where, self._state_shaped_like_params)
                             for k, v in value.items()}
         new_groups = []
-        for group, saved in zip(self.param_groups, saved_groups):
-            new = {k: v for k, v in saved.items() if k != "params"}
-            new["params"] = group["params"]
-            if "param_names" in group and "param_names" not in new:
-                new["param_names"] = group["param_names"]
-            new_groups.append(new)
-        self.state, self.param_groups = state, new_groups
+        for group, saved in zip(self.param_groups, deepcopy(saved_groups)):  # (the caller's groups stay theirs)
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": new_groups})
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
 
@@ -536,25 +540,28 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     return RemovableHandle(_hooks.optimizer_step_post_hooks, hook)
 
 
-def _copy_state_value(value, param: Tensor, key: str, index=None, shaped_like_param: bool = True):
-    """A private copy of one state entry; floating tensors take the parameter's dtype, ``step`` keeps its own.
+def _cast_state_value(value, param: Tensor, key, group: dict[str, Any], index=None, shaped_like_param: bool = False):
+    """PyTorch's cast of one loaded state entry: with a floating parameter a tensor takes its dtype (the same
+    tensor where it has it already), except ``step`` (float32 where the group is ``fused`` or ``capturable``);
+    lists, tuples and dicts are rebuilt around their cast entries (their tensors keyed None, as PyTorch's).
 
-    A state tensor of another shape than its parameter (a state dict from another model) is a RuntimeError
-    naming the parameter here, rather than a broadcasting error inside a later ``step()``.
+    A top-level state tensor of another shape than its parameter (a state dict from another model) is a
+    RuntimeError naming the parameter here, rather than a broadcasting error inside a later ``step()``.
     """
-    if not isinstance(value, Tensor):
-        return value
-    array = value._data
-    if shaped_like_param and key != "step" and array.ndim and array.shape != param._data.shape:
-        raise RuntimeError(
-            f"loaded state dict: state {key!r} of parameter {index} has shape {list(array.shape)}, but the "
-            f"parameter has shape {list(param._data.shape)} (is the state dict from another model?)"
-        )
-    if value.is_sparse:  # SGD's momentum_buffer for sparse gradients
-        return type(value)._make(array.cast(param._data.dtype))
-    if key != "step" and np_kind(array.dtype) == "f" and np_kind(param._data.dtype) == "f":
-        return Tensor._make(array.astype(param._data.dtype, copy=True))
-    return Tensor._make(array.copy())
+    if isinstance(value, Tensor):
+        if shaped_like_param and key != "step" and value.ndim and tuple(value.shape) != tuple(param.shape):
+            raise RuntimeError(
+                f"loaded state dict: state {key!r} of parameter {index} has shape {list(value.shape)}, but the "
+                f"parameter has shape {list(param.shape)} (is the state dict from another model?)"
+            )
+        if key == "step":
+            return value.to(dtype=float32) if group.get("fused") or group.get("capturable") else value
+        return value.to(dtype=param.dtype) if param.is_floating_point() else value
+    if isinstance(value, dict):
+        return {k: _cast_state_value(v, param, k, group) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):  # (PyTorch rebuilds any iterable; a string it garbles, so only these)
+        return type(value)(_cast_state_value(v, param, None, group) for v in value)
+    return value
 
 
 def _update_as_real(opt: Optimizer, p, g, state: dict[str, Any], group: dict[str, Any]) -> None:
