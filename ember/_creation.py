@@ -829,14 +829,19 @@ def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_gr
 
 
 @_allocating
-def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
+def randint_like(t: Tensor, low=None, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad: bool = False, memory_format=preserve_format) -> Tensor:
-    """``randint(low, high)`` of t's shape (``randint_like(t, high)``: from 0; dtype: t's by default), drawn in
-    the memory order of t's layout as PyTorch's."""
+    """``randint(low, high)`` of t's shape (``randint_like(t, high)`` or ``randint_like(t, high=...)``: from 0;
+    dtype: t's by default), drawn in the memory order of t's layout as PyTorch's."""
     from .ops.inplace import random_
 
     if high is None:
+        if low is None:
+            raise TypeError("randint_like() received an invalid combination of arguments: it takes (input, high) "
+                            "or (input, low, high)")
         low, high = 0, low
+    elif low is None:  # (PyTorch's randint_like(input, high) overload, high given by keyword)
+        low = 0
     out = _drawn_like(t, _dt(dtype, t.dtype), memory_format, device,
                       lambda x: random_(x, low, high, generator=generator))
     return _finish(out._data, requires_grad, _like_device(t, device))
