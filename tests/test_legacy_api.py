@@ -356,3 +356,11 @@ def test_legacy_function_instance_call_is_pytorchs_runtime_error():
             legacy = Double()
         with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method"):
             legacy(lib.ones(2))
+
+
+def test_variable_volatile_and_requires_grad_is_a_value_error_like_torch():
+    for lib in (torch, ember):
+        for data in (lib.ones(2), 3):
+            with pytest.warns(UserWarning, match="volatile was removed"):
+                with pytest.raises(ValueError, match="can't be volatile and require_grad at the same time"):
+                    lib.autograd.Variable(data, requires_grad=True, volatile=True)

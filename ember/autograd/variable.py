@@ -34,6 +34,8 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
         if volatile:
             warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
+            if requires_grad:  # (PyTorch's check, after its warning and before it reads data)
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
         if data is None:
             data = Tensor()
         if not isinstance(data, Tensor):
