@@ -74,6 +74,16 @@ def _check_arguments(name: str, base: str, args: tuple, kwargs: dict) -> None:
             fits = False
         elif not (_is_list(other) or isinstance(other, (int, float, complex, Tensor))):
             fits = False
+        elif "alpha" in kwargs:  # (alpha belongs to the forms of tensors: a number or list of numbers refuses it)
+            if isinstance(other, Tensor):
+                if not any("Tensor other," in f for f in forms):
+                    raise TypeError(f"{name}(): argument 'other' (position 2) must be tuple of Tensors, not Tensor")
+            elif not _is_list(other):
+                fits = False
+            else:
+                for i, value in enumerate(other):
+                    if not isinstance(value, Tensor):
+                        raise TypeError(f"expected Tensor as element {i} in argument 1, but got {_kind(value)}")
     elif _number_base(name, args):
         fits = True
     if not fits:
@@ -96,6 +106,8 @@ def _number_base(name: str, args: tuple) -> bool:
 def _each(name: str, tensors, *others) -> list[tuple]:
     """``[(t, o1, o2, ...)]``: each list in ``others`` matched by position, any other value repeated."""
     tensors = list(tensors)
+    if name in ("addcmul", "addcdiv") and len(others) == 3 and isinstance(others[2], Tensor):
+        others = (*others[:2], _packed_scalars(others[2], len(tensors)))
     columns = []
     for other in others:
         if isinstance(other, (list, tuple)):
@@ -106,6 +118,16 @@ def _each(name: str, tensors, *others) -> list[tuple]:
         else:
             columns.append([other] * len(tensors))
     return list(zip(tensors, *columns))
+
+
+def _packed_scalars(scalars: Tensor, count: int) -> list:
+    """addcmul/addcdiv's scalars packed in a 1-d tensor, one per tensor (PyTorch's ``Tensor scalars`` form)."""
+    if scalars._data.ndim != 1:
+        raise RuntimeError(f"Expected packed scalar Tensor to be of dimension 1. Got {scalars._data.ndim} instead.")
+    if scalars._data.shape[0] != count:
+        raise RuntimeError(f"Expected length of scalars to match input of length {count} but got "
+                           f"{scalars._data.shape[0]} instead.")
+    return scalars._data.tolist()
 
 
 def _call(fn: Callable, row: tuple, kwargs: dict):
