@@ -5,8 +5,8 @@
 
 Run the two alternately a few times and compare each line's least figure: separate processes, so a change to any
 module (not only to one function, as ``func_ab.py`` swaps) is compared. Least µs of CPU time over 15 blocks
-(20,000 calls; 300 for the chain); the chain's backward alone is the least of 300 single calls of wall clock. One
-JSON line: call -> µs. Nothing here is a test.
+(20,000 calls; 300 for the chain, 5,000 and 100 for the embedding lookups); the chain's backward alone is the
+least of 300 single calls of wall clock. One JSON line: call -> µs. Nothing here is a test.
 """
 
 from __future__ import annotations
@@ -45,6 +45,14 @@ def main() -> None:
     out["chain of 20 and its backward"] = least("chain().backward()", space, number=300)
     out["the chain's backward alone"] = min(timeit.repeat("loss.backward()", setup="loss = chain()", globals=space,
                                                           number=1, repeat=300)) * 1e6
+    # embedding lookups under no_grad: GPT inference's token lookup (64 of a 65-row table) and the embedding rows'
+    # batch (256 x 32 of 50,000 rows; 100 calls a block)
+    token, table = ember.nn.Embedding(65, 128), ember.nn.Embedding(50000, 128)
+    space.update(token=token, table=table, tokens=ember.tensor([[i % 65 for i in range(64)]]),
+                 batch=ember.tensor([[(i * 7919 + j) % 50000 for i in range(32)] for j in range(256)]))
+    with ember.no_grad():
+        out["embedding of 1 x 64 (no_grad)"] = least("token(tokens)", space, number=5000)
+        out["embedding of 256 x 32 from 50,000 rows (no_grad)"] = least("table(batch)", space, number=100)
     print(json.dumps({k: round(v, 3) for k, v in out.items()}))
 
 
