@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from .. import _dtype, _inference
 from .. import _trace as trace
 from .._arg_aliases import NotATensorError
-from .._backend import quiet_enter, quiet_exit, xp
+from .._backend import QUIET, quiet_exit, quiet_set, xp
 from .._dtype import np_kind
 from .._inference import active as _inference_active
 from .._meta import iterator_layout, meta_results
@@ -269,7 +269,7 @@ class Node:
         tangents = None if level is None else level.tangents_of(node, inputs)  # (forward_ad.py)
         # inf/nan silently, as PyTorch (not NumPy's global seterr: the user's own); a view computes nothing
         is_view = cls.is_view
-        quiet = None if is_view else quiet_enter()
+        quiet = None if is_view else quiet_set(QUIET)
         half = None
         if cls.float32_compute:
             a = arrays[0] if arrays else None
@@ -688,7 +688,7 @@ class MultiOutputNode(Node):
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
         if cls.float32_compute:
             node.half_dtype, arrays = lowp.widen(arrays)
-        quiet = quiet_enter()  # inf/nan silently, as PyTorch (and as Node.apply)
+        quiet = quiet_set(QUIET)  # inf/nan silently, as PyTorch (and as Node.apply)
         try:
             outs = node.forward(*arrays, **params)
         finally:
@@ -789,7 +789,7 @@ def apply_same(cls: type, compute, a: Tensor, b: Tensor, saves: bool = False) ->
                 eb = input_edge(b)
         else:
             eb = None
-    quiet = quiet_enter()  # inf/nan silently, as apply
+    quiet = quiet_set(QUIET)  # inf/nan silently, as apply (quiet_enter() without its partial's layer)
     try:
         out = compute(da, db)
     finally:
@@ -865,7 +865,7 @@ def apply_one(cls: type, x, *args) -> Tensor | None:
             edge = (fn, x._output_nr)
         else:
             edge = input_edge(x)
-    quiet = quiet_enter()
+    quiet = quiet_set(QUIET)
     try:
         out = node.forward(da, *args)
     finally:

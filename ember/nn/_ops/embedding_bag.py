@@ -13,7 +13,7 @@ from ..._dtype import bfloat16, float16, float32
 from ..._sparse import SparseCOO, segment_sum
 from ..._tensor import Tensor
 from ...autograd.graph import Node, version_checked
-from .sparse import _renorm_rows, check_dense_under_create_graph
+from .sparse import _renorm_rows, check_dense_under_create_graph, check_index_dtype
 
 _MODES = ("sum", "mean", "max")
 
@@ -124,10 +124,7 @@ def _embedding_bag(input, weight, offsets, max_norm, norm_type, scale_grad_by_fr
                          f"must have the same shape as the input ({input.shape})")
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
-    idx = input._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    idx = check_index_dtype(input)
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "

@@ -66,12 +66,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     ``weight`` in place (as PyTorch does). ``sparse=True``: the weight's gradient is a sparse COO tensor
     with one entry per looked-up index (``ember._sparse``), as in PyTorch.
     """
-    idx = input._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    idx = check_index_dtype(input)
     num = weight._data.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= num):
+    if idx.size and _outside(idx, num):
         raise IndexError(f"index out of range in self: embedding indices must be in [0, {num}), got min "
                          f"{idx.min()} max {idx.max()}")
     if padding_idx is not None:
@@ -84,6 +81,30 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     out = Embedding.apply(weight, idx=idx, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
                           sparse=bool(sparse))
     return version_checked(out, input)
+
+
+def check_index_dtype(input: Tensor):
+    """The array of ``embedding``'s or ``embedding_bag``'s indices, which must be int32 or int64 as PyTorch's (it
+    refuses int8, int16 and uint8 too)."""
+    idx = input._data
+    if idx.dtype not in _UNSIGNED:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    return idx
+
+
+# int32/int64 indices viewed as unsigned: a negative index reads as 2**bits plus itself, at least 2**(bits-1)
+_UNSIGNED = {xp.dtype(xp.int32): (xp.dtype(xp.uint32), 1 << 31), xp.dtype(xp.int64): (xp.dtype(xp.uint64), 1 << 63)}
+
+
+def _outside(idx, num: int) -> bool:
+    """Whether an index of ``idx`` (not empty) lies outside [0, num). For int32/int64 indices and tables of at most
+    2**(bits-1) rows in one pass, the largest of them viewed unsigned (a negative one then reads past every row),
+    instead of a minimum and a maximum (0.9 of 2.2 µs at 64 indices, every GPT step's two lookups)."""
+    unsigned = _UNSIGNED.get(idx.dtype)
+    if unsigned is not None and num <= unsigned[1]:
+        return bool(idx.view(unsigned[0]).max() >= num)
+    return bool(idx.min() < 0 or idx.max() >= num)
 
 
 def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:
@@ -101,7 +122,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape tensor.shape + (num_classes,); num_classes=-1 means max + 1 (on the meta device,
     which has no values, PyTorch's RuntimeError)."""
     idx = tensor._data
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != xp.int64:  # (PyTorch's refuses every other integer dtype too)
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if is_meta(idx):  # only a shape: the class count must be given (PyTorch reads it from the values)
         if num_classes == -1:
