@@ -436,6 +436,21 @@ class Tensor(
             self._hooks = []
         return RemovableHandle(self._hooks, hook)
 
+    @property
+    def _backward_hooks(self):
+        """PyTorch's attribute: None until a hook is registered (``register_hook``), then an OrderedDict of the
+        hooks that ``backward`` calls with this tensor's gradient, in order. Differences: a snapshot (PyTorch's is
+        the live dict), keyed by position (PyTorch's by its handles' ids), read only (register and remove hooks
+        through ``register_hook`` and its handle)."""
+        from collections import OrderedDict
+
+        if self.grad_fn is not None:
+            pre = self.grad_fn._pre_hooks
+            hooks = None if pre is None else pre.get(self._output_nr)
+        else:
+            hooks = self._hooks
+        return None if hooks is None else OrderedDict(enumerate(hooks))
+
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]):
         """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
         from .utils.hooks import RemovableHandle
