@@ -62,6 +62,16 @@ class InferenceCounter(list):
         super().__setitem__(key, value)
 
 
+class DetachedInferenceCounter(InferenceCounter):
+    """The counter of ``.data`` or ``detach()`` of an inference tensor: still an inference tensor, but PyTorch lets
+    it change in place outside inference mode (``x.data.add_(1)``, ``copy_``, ``zero_``, ``resize_``, ``t_``);
+    a view of it is refused as any view of an inference tensor (``graph`` gives it a strict counter)."""
+
+    __slots__ = ()
+
+    __setitem__ = list.__setitem__
+
+
 class InferenceView(str):
     """How a view of a normal tensor made in inference mode was made (its ``_view_creation``): equal to
     ``"no_grad"``, as autograd treats it as PyTorch does a view made under no_grad, but told apart by its class

@@ -377,7 +377,7 @@ class Tensor(
         tensor's is one too)."""
         out = Tensor._make(self._data)
         if self._vc.__class__ is not list:
-            out._vc = _inference.InferenceCounter((0,))
+            out._vc = _inference.DetachedInferenceCounter((0,))
         return out
 
     @data.setter
@@ -393,7 +393,8 @@ class Tensor(
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, outside the graph."""
         out = Tensor._make(self._data)
-        out._vc = self._vc
+        # (an inference tensor's: one that may change in place outside inference mode, as PyTorch's)
+        out._vc = self._vc if self._vc.__class__ is list else _inference.DetachedInferenceCounter((0,))
         return out
 
     def detach_(self) -> Tensor:

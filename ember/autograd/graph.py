@@ -320,6 +320,8 @@ class Node:
             # a view of an inference tensor (its counter an InferenceCounter) shares its version counter but, as
             # PyTorch's, keeps no view metadata: no _base, nothing for autograd to follow (it never takes a grad)
             result._vc = inputs[0]._vc
+            if result._vc.__class__ is not _inference.InferenceCounter:  # (a view of a detached one: refused)
+                result._vc = _inference.InferenceCounter((0,))
         elif is_view:
             src = inputs[0]
             result._vc = src._vc
@@ -943,6 +945,8 @@ def unrecorded_view(src: Tensor, make, arg, cls: type) -> Tensor | None:
     result._vc = src._vc
     if src._vc.__class__ is not list:  # an inference tensor's view: no view metadata (apply's comment)
         result._base = None
+        if src._vc.__class__ is not _inference.InferenceCounter:  # (a view of a detached one: refused, as apply's)
+            result._vc = _inference.InferenceCounter((0,))
         return result
     result._base = root = base if base is not None else src
     result._view_version = src._vc[0]

@@ -12,7 +12,7 @@ import functools
 import math
 import operator
 
-from .. import _dtype
+from .. import _dtype, _inference
 from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, category_dtype, scalar_category
 from .._memory_format import half_number, via_float32
@@ -754,6 +754,8 @@ def _check_byte_mask_fill(idx, value) -> None:
 
 
 def setitem(x: Tensor, idx, value) -> None:
+    if x._vc.__class__ is _inference.DetachedInferenceCounter:  # (PyTorch writes through a view: refused outside)
+        _inference.check_inplace(_inference.InferenceCounter())
     idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
