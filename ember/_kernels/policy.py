@@ -115,6 +115,11 @@ class KernelPolicy:
     # A stride-1 convolution's input gradient (and a stride-1 transposed convolution's forward) as a convolution
     # with the flipped kernel; False: col2im's scatter-add, the general path.
     transposed_as_conv: bool = True
+    # ... only where its GEMM work (a product per weight at every input position) is at most this many times
+    # col2im's (at every output position): a 'same'-padded convolution's ratio is 1, a valid 3x3 one's on 8x8
+    # images 1.8; a kernel as wide as its input (TextCNN's (3, 300)) makes it the input's width, and the
+    # correlation's column matrix quadratic in the kernel's width.
+    transposed_as_conv_max_ratio: float = 2.0
     # An im2col convolution (a kernel of more than one element) with at most this many output positions per sample
     # computes batch-last, one GEMM per output row over the whole batch, instead of in (N, C, *spatial) layout with
     # one GEMM per sample: GEMMs of 16-64 columns ran at half speed (a WGAN critic's 4x4 stride-2 convolutions to
