@@ -85,11 +85,13 @@ class KernelPolicy:
     # OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's ConvTranspose2d fwd + bwd 122 -> 86 ms
     # (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of 32 columns), the WGAN-GP critic step
     # 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning while it waited). False: the blocks.
-    # OFF: on the idle machine, wall clock at two threads, alternating with the code before, holding took the
-    # ResNet-style step from 74-108 to 315-329 ms, the WGAN-GP critic from 63-69 to 121-132 and the DCGAN layer
-    # from 60-86 to 103-117 (and PyTorch's own step beside it slowed too): raising OpenBLAS's count again after each
-    # hold costs far more wall clock than the per-thread CPU time on a loaded machine showed.
-    one_blas_thread: bool = False
+    # ON since 2026-12-05: on the idle machine, wall clock at two threads beside PyTorch (``run_all.py --threads 2``,
+    # medians of 3 processes, held / not held), two A/Bs that agree: 14:11 UTC WGAN-GP 1.43 / 1.50, ResNet-style
+    # 1.39 / 1.42, small CNN 1.27 / 1.34, DCGAN layer 1.11 / 1.17, per-sample 1.37 / 1.31; 16:35-16:39 UTC (two runs
+    # each) WGAN-GP 1.56, 1.53 / 1.63, 1.58, ResNet-style 1.35, 1.38 / 1.49, 1.42, small CNN 1.26, 1.31 / 1.33,
+    # 1.35, DCGAN layer 1.17, 1.19 / 1.14, 1.17, per-sample 1.32, 1.26 / 1.31, 1.37. (On 2026-12-03 the hold had
+    # measured far slower idle, the ResNet-style step 315-329 against 74-108 ms: not seen again since.)
+    one_blas_thread: bool = True
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
     # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
