@@ -118,10 +118,14 @@ class KernelPolicy:
     # with the flipped kernel; False: col2im's scatter-add, the general path.
     transposed_as_conv: bool = True
     # ... only where its GEMM work (a product per weight at every input position) is at most this many times
-    # col2im's (at every output position): a 'same'-padded convolution's ratio is 1, a valid 3x3 one's on 8x8
-    # images 1.8; a kernel as wide as its input (TextCNN's (3, 300)) makes it the input's width, and the
-    # correlation's column matrix quadratic in the kernel's width.
-    transposed_as_conv_max_ratio: float = 2.0
+    # col2im's (at every output position): input positions / output positions, 1 for a 'same'-padded convolution.
+    # A kernel as wide as its input (TextCNN's (3, 300)) makes it the input's width, and the correlation's column
+    # matrix quadratic in the kernel's width (176 GiB asked at TextCNN's size). Measured forward + input gradient,
+    # one thread, batch 32, 16-32 channels, least of 5 x 10, full correlation against col2im (loaded machine):
+    # 'same' 3x3 and 5x5 equal (0.79 / 0.81, 4.31 / 4.15, 12.2 / 12.3 ms); valid 3x3 at ratio 1.31 and 1.44
+    # 3.21 / 3.70 and 1.85 / 1.99 (Winograd takes the correlation), at 1.56 and 1.78 0.92 / 0.80 and 0.60 / 0.47;
+    # valid 5x5 at 1.96 3.24 / 1.35, 7x7 at 3.1 15.7 / 4.2, 11x11 at 4 42.8 / 9.8.
+    transposed_as_conv_max_ratio: float = 1.5
     # An im2col convolution (a kernel of more than one element) with at most this many output positions per sample
     # computes batch-last, one GEMM per output row over the whole batch, instead of in (N, C, *spatial) layout with
     # one GEMM per sample: GEMMs of 16-64 columns ran at half speed (a WGAN critic's 4x4 stride-2 convolutions to
