@@ -1,10 +1,11 @@
 """A convolution whose kernel spans the input's whole width (TextCNN: a (k, embedding) kernel over a sentence's
 (length, embedding) image) computes its input gradient in memory of the order of the input, as PyTorch does.
 
-ember's input gradient is the full convolution of the padded output gradient with the flipped kernel: its im2col
-buffer holds out_h x C_out x kh x kw x (kw - 1 + 1) x N elements, quadratic in the kernel's width. For
-649453932/Chinese-Text-Classification-Pytorch's TextCNN (batch 16, length 32, embedding 300, 256 filters) that is a
-176 GiB buffer, where PyTorch's gradient needs a few MiB."""
+ember took a stride-1 convolution's input gradient as the full convolution of the padded output gradient with the
+flipped kernel, whose im2col buffer holds in_h x C_out x kh x kw x in_w x N elements: quadratic in the kernel's
+width when the kernel is as wide as the input. For 649453932/Chinese-Text-Classification-Pytorch's TextCNN (batch
+16, length 32, embedding 300, 256 filters) that was a 176 GiB buffer, where PyTorch's gradient needs a few MiB. Such
+gradients now take col2im, as PyTorch's (``policy.transposed_as_conv_max_ratio``)."""
 
 import tracemalloc
 
