@@ -54,10 +54,14 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     up = rng.standard_normal(tuple(to.shape)).astype(dtype)
     to.backward(torch.tensor(up))
     ours = _conv_grads(x, w, b, up, padding, batch_last=not direct)  # the direct path takes contiguous inputs
-    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach); narrow
-    # images (or no compiled kernels) take the batch-last transforms between one layout copy each way
+    # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach, or where the
+    # correlation would cover more than ``transposed_as_conv_max_ratio`` times the output's positions: the 6 x 9
+    # image unpadded, 54 input positions for 28 outputs); narrow images (or no compiled kernels) take the
+    # batch-last transforms between one layout copy each way
     layout = "_nchw" if direct and policy.use_compiled() else ""
-    assert calls == [f"conv3x3{layout}", f"weight_grad3x3{layout}"] + ([f"conv3x3{layout}"] if padding <= 2 else [])
+    ratio = x.shape[2] * x.shape[3] / (to.shape[2] * to.shape[3])
+    as_conv = padding <= 2 and ratio <= policy.transposed_as_conv_max_ratio
+    assert calls == [f"conv3x3{layout}", f"weight_grad3x3{layout}"] + ([f"conv3x3{layout}"] if as_conv else [])
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])
     for name, a, t in zip(("output", "input grad", "weight grad", "bias grad"), ours, theirs):

@@ -85,11 +85,13 @@ class KernelPolicy:
     # OpenBLAS's), alternating in one process, loaded machine: a DCGAN layer's ConvTranspose2d fwd + bwd 122 -> 86 ms
     # (one thread: 83; its 64 x 128 @ 128 x 512 tile GEMMs ran in blocks of 32 columns), the WGAN-GP critic step
     # 131 -> 70 (its wide GEMMs on OpenBLAS's threads, the caller spinning while it waited). False: the blocks.
-    # OFF: on the idle machine, wall clock at two threads, alternating with the code before, holding took the
-    # ResNet-style step from 74-108 to 315-329 ms, the WGAN-GP critic from 63-69 to 121-132 and the DCGAN layer
-    # from 60-86 to 103-117 (and PyTorch's own step beside it slowed too): raising OpenBLAS's count again after each
-    # hold costs far more wall clock than the per-thread CPU time on a loaded machine showed.
-    one_blas_thread: bool = False
+    # ON since 2026-12-05: on the idle machine, wall clock at two threads beside PyTorch (``run_all.py --threads 2``,
+    # medians of 3 processes, held / not held), two A/Bs that agree: 14:11 UTC WGAN-GP 1.43 / 1.50, ResNet-style
+    # 1.39 / 1.42, small CNN 1.27 / 1.34, DCGAN layer 1.11 / 1.17, per-sample 1.37 / 1.31; 16:35-16:39 UTC (two runs
+    # each) WGAN-GP 1.56, 1.53 / 1.63, 1.58, ResNet-style 1.35, 1.38 / 1.49, 1.42, small CNN 1.26, 1.31 / 1.33,
+    # 1.35, DCGAN layer 1.17, 1.19 / 1.14, 1.17, per-sample 1.32, 1.26 / 1.31, 1.37. (On 2026-12-03 the hold had
+    # measured far slower idle, the ResNet-style step 315-329 against 74-108 ms: not seen again since.)
+    one_blas_thread: bool = True
     # GEMMs OpenBLAS would thread, up to this M * N * K, run with OpenBLAS held to one thread (``openblas.matmul``:
     # Linear's products): waking its second thread and meeting it again cost more than it saved (a GPT forward at
     # batch 1, 64 rows, GEMMs of 0.5-4.2 M: 2.2 ms of wall clock at two threads, 1.5 ms at one, idle 2-core machine).
@@ -115,6 +117,15 @@ class KernelPolicy:
     # A stride-1 convolution's input gradient (and a stride-1 transposed convolution's forward) as a convolution
     # with the flipped kernel; False: col2im's scatter-add, the general path.
     transposed_as_conv: bool = True
+    # ... only where its GEMM work (a product per weight at every input position) is at most this many times
+    # col2im's (at every output position): input positions / output positions, 1 for a 'same'-padded convolution.
+    # A kernel as wide as its input (TextCNN's (3, 300)) makes it the input's width, and the correlation's column
+    # matrix quadratic in the kernel's width (176 GiB asked at TextCNN's size). Measured forward + input gradient,
+    # one thread, batch 32, 16-32 channels, least of 5 x 10, full correlation against col2im (loaded machine):
+    # 'same' 3x3 and 5x5 equal (0.79 / 0.81, 4.31 / 4.15, 12.2 / 12.3 ms); valid 3x3 at ratio 1.31 and 1.44
+    # 3.21 / 3.70 and 1.85 / 1.99 (Winograd takes the correlation), at 1.56 and 1.78 0.92 / 0.80 and 0.60 / 0.47;
+    # valid 5x5 at 1.96 3.24 / 1.35, 7x7 at 3.1 15.7 / 4.2, 11x11 at 4 42.8 / 9.8.
+    transposed_as_conv_max_ratio: float = 1.5
     # An im2col convolution (a kernel of more than one element) with at most this many output positions per sample
     # computes batch-last, one GEMM per output row over the whole batch, instead of in (N, C, *spatial) layout with
     # one GEMM per sample: GEMMs of 16-64 columns ran at half speed (a WGAN critic's 4x4 stride-2 convolutions to

@@ -139,14 +139,22 @@ def _row_matmul(a, b, out_shape, dtype, s: int):
     return out
 
 
-def _transposed_pads(pads, w, stride, dilation):
-    """The padding that makes the input gradient of a stride-1 convolution with weight ``w`` a plain convolution of
-    the output gradient with the flipped kernel ("full" correlation), or None where that does not apply: a stride
-    other than 1, the policy off, or a ``w`` holding an infinity or NaN. The correlation multiplies the zero padding
-    by every weight, and 0 * NaN is NaN at input positions no output read, where PyTorch's (the scatter-add of
-    ``col2im``) forms only the forward's products; the sum over w costs a fraction 1 / (2 N * positions) of the
-    GEMM's work."""
+def _transposed_pads(pads, w, stride, dilation, in_sp, out_sp):
+    """The padding that makes the input gradient of a stride-1 convolution with weight ``w`` (input positions
+    ``in_sp``, output ``out_sp``) a plain convolution of the output gradient with the flipped kernel ("full"
+    correlation), or None where that does not apply: a stride other than 1, the policy off, a full correlation of
+    more than ``policy.transposed_as_conv_max_ratio`` times col2im's work, or a ``w`` holding an infinity or NaN.
+
+    The full correlation computes a product of every weight at every input position, col2im at every output
+    position: the same work for a 'same'-padded convolution, but a kernel nearly as wide as its input (TextCNN's
+    (3, 300) kernel over (length, 300) word vectors: one output column) makes the correlation's column matrix
+    in / out times col2im's, its width squared (176 GiB at TextCNN's size, where col2im's is a few MiB).
+    The correlation multiplies the zero padding by every weight, and 0 * NaN is NaN at input positions no output
+    read, where PyTorch's (the scatter-add of ``col2im``) forms only the forward's products; the sum over w costs a
+    fraction 1 / (2 N * positions) of the GEMM's work."""
     if any(st != 1 for st in stride) or not policy.transposed_as_conv:
+        return None
+    if math.prod(in_sp) > policy.transposed_as_conv_max_ratio * math.prod(out_sp):
         return None
     kernel = w.shape[2:]
     full = [d * (k - 1) for k, d in zip(kernel, dilation)]
@@ -198,13 +206,13 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
     unread ones get a zero gradient. This is also the forward of the transposed convolution."""
     o, kernel = w.shape[0], w.shape[2:]
-    tpads = _transposed_pads(pads, w, stride, dilation)
+    out_sp = gb_last.shape[1:-1]
+    tpads = _transposed_pads(pads, w, stride, dilation, in_sp, out_sp)
     if tpads is not None:
         # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
         gpad = batch_last_padded(from_batch_last(gb_last), tpads)
         gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
         return gxb
-    out_sp = gb_last.shape[1:-1]
     s = _stacked(w.shape[1] * math.prod(kernel), o // groups, out_sp, gb_last.shape[-1])
     kept = tuple((lo, max(hi, 0)) for lo, hi in pads)  # rows past the convolution's reach stay zero
     padded_shape = (w.shape[1] * groups, *(n + lo + hi for n, (lo, hi) in zip(in_sp, kept)), gb_last.shape[-1])
@@ -305,7 +313,7 @@ def _backward_nchw(g, cols, w, needs, in_sp, stride, pads, dilation, groups: int
     if nw:
         gw = conv_nchw.weight_grad(cols, g, w.shape, groups)
     if nx:
-        tpads = _transposed_pads(pads, w, stride, dilation)
+        tpads = _transposed_pads(pads, w, stride, dilation, in_sp, g.shape[2:])
         if tpads is not None:  # stride 1: g (padded) with the flipped kernel
             gx, _ = conv_nchw.forward(pad_spatial(g, tpads), _flipped(w, groups), None, stride, dilation, groups)
         else:
@@ -326,7 +334,7 @@ def _backward_winograd(g, tiles, w, needs, in_sp, pads):
         gw = winograd.weight_grad3x3_nchw(tiles, g)
     if nx:
         one = (1, 1)
-        tpads = _transposed_pads(pads, w, one, one)
+        tpads = _transposed_pads(pads, w, one, one, in_sp, g.shape[2:])
         if tpads is not None:
             gx, _ = winograd.conv3x3_nchw(g, _flipped(w, 1), tpads)
         else:
