@@ -44,3 +44,17 @@ def test_create_graph_leaf_grad_node_as_pytorchs(leaf, fn, times):
     assert got[:4] == want[:4] and len(got) == len(want)
     for a, b in zip(got[4:], want[4:]):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("times", [1, 2])
+def test_create_graph_retained_non_leaf_grad_is_a_clone_as_pytorchs(times):
+    # PyTorch's retain_grad hook clones the first gradient (CloneBackward0), where a leaf's AccumulateGrad copies
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        for _ in range(times):
+            (y * y).sum().backward(create_graph=True)
+        return node_names(y.grad.grad_fn, 1), y.grad.tolist()
+
+    assert run(ember) == run(torch)

@@ -990,10 +990,11 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
 def _laid_out_as_leaf(t, g):
     """A leaf's first gradient under create_graph, as PyTorch's AccumulateGrad stores it (``clone_obey_contract``):
     a copy laid out as the leaf, recorded (``empty_strided(...).copy_(grad)``: CopyBackwards, its edges none and
-    the gradient's), or a clone where the leaf is not dense."""
+    the gradient's), or a clone where the leaf is not dense; a retained non-leaf's is a clone, as PyTorch's
+    ``retain_grad`` hook makes it."""
     from .._out import _dense
 
-    if _dense(t._data):
+    if t.grad_fn is None and _dense(t._data):  # (a retained non-leaf's: the hook's clone, CloneBackward0)
         return g.new_empty_strided(tuple(t._data.shape), t.stride()).copy_(g)
     return g.clone()
 
