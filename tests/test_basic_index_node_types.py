@@ -1,8 +1,8 @@
 """Basic indexing's nodes as PyTorch's: ``type(x[:2].grad_fn).__name__`` is SliceBackward0 (x[0]: Select, x[None]:
-Unsqueeze, x[...]: Alias), not one class for all; a bool index (True, False, a 0-d bool tensor) among basic parts
-is PyTorch's steps (the new dimension unsqueezed in the view, then IndexBackward0 of it), values and gradients
-unchanged; and a saved view changed in place before backward is named in the error as PyTorch's regenerated
-grad_fn, ``output 0 of AsStrided``."""
+Unsqueeze, x[...]: Alias), not one class for all; bool indexes (True, False, a 0-d bool tensor; one or several)
+among basic parts are PyTorch's steps (each bool's new dimension unsqueezed in the view, then one IndexBackward0
+of them), values and gradients unchanged; and a saved view changed in place before backward is named in the error
+as PyTorch's regenerated grad_fn, ``output 0 of AsStrided``."""
 
 import sys
 from pathlib import Path
@@ -29,7 +29,7 @@ def test_basic_index_node_class_is_pytorchs(idx):
 
 
 BOOLS = [True, False, "t0d", "f0d", (True, 0), (0, True), (E, True), (slice(1, 3), True), (True, slice(None), None),
-         (None, False, 1)]
+         (None, False, 1), (True, True), (False, True, 0), (True, E, True), (None, True, 1, False), (True, 0, False)]
 
 
 def _bool(m, part):

@@ -558,17 +558,17 @@ def _views_first(x: Tensor, idx: tuple):
 
 
 def _bool_first(idx):
-    """For an index of numbers, slices, None and ``...`` with one bool (True, False, a 0-d bool tensor), PyTorch's
-    steps: the bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
-    ...), then that dimension indexed by a tensor of one position (True) or none (False), IndexBackward0:
-    ``(views, rest)``; else None."""
+    """For an index of numbers, slices, None and ``...`` with bools (True, False, a 0-d bool tensor), PyTorch's
+    steps: each bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
+    ...), then those dimensions indexed by a tensor of one position (True) or none (False) each, one
+    IndexBackward0: ``(views, rest)``; else None."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    flags = [p for p in parts if p.__class__ is bool]
-    if len(flags) != 1 or not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
+    if bool not in {p.__class__ for p in parts} or \
+            not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
         return None
     views = tuple(None if p.__class__ is bool else p for p in parts)
-    pick = Tensor._make(xp.zeros(int(flags[0]), dtype=xp.int64))
-    rest = tuple(pick if p.__class__ is bool else p if p is Ellipsis else _ALL for p in parts if p.__class__ is not int)
+    rest = tuple(Tensor._make(xp.zeros(int(p), dtype=xp.int64)) if p.__class__ is bool else p if p is Ellipsis
+                 else _ALL for p in parts if p.__class__ is not int)
     return views, rest
 
 
