@@ -75,3 +75,25 @@ def test_a_saved_view_changed_in_place_is_named_as_pytorchs(kind):
     (got, _), (want, _) = outcomes(_changed(kind))
     assert isinstance(want, RuntimeError) and "output 0 of AsStrided," in str(want)
     assert (type(got), str(got)) == (type(want), str(want))
+
+
+SETS = [slice(-3, None), (slice(-3, None), E), (E, slice(-2, None)), (slice(0, 9), slice(-2, None)), (True, 0),
+        (slice(1, None), True, slice(None, 1)), (False, None, 0), (True, True), (None, False, slice(None)),
+        (0, True, 0), slice(0, 9), (slice(None), slice(None)), E]
+
+
+@pytest.mark.parametrize("idx", SETS, ids=repr)
+def test_setitem_through_basic_and_bool_parts_as_pytorchs(idx):
+    """``b[idx] = v`` of a non-leaf: a slice that takes a step as written (``[-3:]`` of 3 rows) copies into its
+    view (CopySlices), not the whole tensor (CopyBackwards); bools with basic parts are index_put_ into their
+    unsqueezed view, CopySlices too (ember recorded IndexPutBackward0 on the tensor itself, or refused)."""
+    out = {}
+    for m in (torch, ember):
+        x = m.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        w = m.tensor(3.0, dtype=m.float64, requires_grad=True)
+        b = x * 2
+        b[idx] = w * 2
+        (b * m.arange(6.0, dtype=m.float64).reshape(3, 2)).sum().backward()
+        out[m] = node_names(b.grad_fn, 3), b.tolist(), w.grad.item(), x
+    assert out[ember][:3] == out[torch][:3]
+    assert_same_grads([out[ember][3]], [out[torch][3]])

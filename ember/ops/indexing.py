@@ -766,6 +766,8 @@ def setitem(x: Tensor, idx, value) -> None:
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
         # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
+    if tracked and not _only_basic(raw) and (split := _bool_first(idx)) is not None:
+        return setitem(getitem(x, split[0]), split[1], value)  # (bools: index_put_ into their unsqueezed view)
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
         return setitem(basic_node(split[0]).apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
@@ -809,7 +811,9 @@ def setitem(x: Tensor, idx, value) -> None:
     x._bump_version()
     forward_ad.write_tangent_at(x, idx, value)
     if basic and raw is not False:  # (x[False] = v writes nothing, and PyTorch records nothing)
-        record_copy_into(x, _part(x._data, idx), value, isinstance(value, Tensor) and value._requires_grad)
+        part = _part(x._data, idx)
+        stepped = part.shape == x._data.shape and bool(_steps(x._data.shape, idx if idx.__class__ is tuple else (idx,)))
+        record_copy_into(x, part, value, isinstance(value, Tensor) and value._requires_grad, stepped)
     elif tracked and not basic:
         node = IndexPut()
         node.idx = idx
