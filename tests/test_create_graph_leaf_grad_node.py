@@ -1,7 +1,7 @@
 """A leaf's ``.grad`` after ``backward(create_graph=True)`` as PyTorch's AccumulateGrad stores it: the first
 gradient a copy laid out as the leaf (``CopyBackwards``, edges: none and the gradient's node), a second one added
-out of place (``AddBackward0`` of the first and the new gradient), a constant gradient no node, a leaf that is not dense a contiguous clone; values, strides
-and the gradient of the gradient unchanged."""
+out of place (``AddBackward0`` of the first and the new gradient), a constant gradient no node, a leaf that is not
+dense a contiguous clone; values, strides and the gradient of the gradient unchanged."""
 
 import sys
 from pathlib import Path
