@@ -51,6 +51,8 @@ def _index_part(i):
         if a.dtype.kind not in "biu" and a.size:
             raise IndexError(f"list indices must hold ints or bools, got {i!r}")
         return a.astype(xp.int64) if a.size == 0 else a
+    if isinstance(i, xp.integer):  # (a NumPy integer is PyTorch's number: a select, as an int)
+        return int(i)
     if isinstance(i, float):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          "Variables are valid indices (got float)")
