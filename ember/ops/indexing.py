@@ -756,11 +756,11 @@ def _check_byte_mask_fill(idx, value) -> None:
 
 
 def setitem(x: Tensor, idx, value) -> None:
-    if x._vc.__class__ is _inference.DetachedInferenceCounter:  # (PyTorch writes through a view: refused outside)
-        _inference.check_inplace(_inference.InferenceCounter())
     idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
+    if x._vc.__class__ is _inference.DetachedInferenceCounter and _through_a_view(x._data.shape, idx):
+        _inference.check_inplace(_inference.InferenceCounter())  # (a view of it written: refused outside)
     _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
@@ -825,6 +825,18 @@ def setitem(x: Tensor, idx, value) -> None:
         node._link(inputs, needs, ())
         node.check_versions_of(*_index_tensors(raw))
         take_history(x, Tensor._make(x._data, node))
+
+
+def _through_a_view(shape: tuple, idx) -> bool:
+    """Whether PyTorch's ``x[idx] = v`` writes through a view of ``x`` (a basic part that takes a step, ``_steps``;
+    a bool unsqueezes), rather than into ``x`` itself (``x[...] = v``, ``x[:] = v``, ``x[mask] = v``'s index_put_)."""
+    first = []
+    for p in idx if idx.__class__ is tuple else (idx,):
+        if p.__class__ is xp.ndarray:
+            first.extend((_ALL,) * (p.ndim if p.dtype == xp.bool_ else 1))
+        else:
+            first.append(None if p.__class__ is bool else p)
+    return bool(_steps(shape, tuple(first)))
 
 
 def _only_basic(raw) -> bool:
