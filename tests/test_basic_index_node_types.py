@@ -1,8 +1,8 @@
 """Basic indexing's nodes as PyTorch's: ``type(x[:2].grad_fn).__name__`` is SliceBackward0 (x[0]: Select, x[None]:
-Unsqueeze, x[...]: Alias), not one class for all; a bool index (True, False, a 0-d bool tensor) among basic parts
-is PyTorch's steps (the new dimension unsqueezed in the view, then IndexBackward0 of it), values and gradients
-unchanged; and a saved view changed in place before backward is named in the error as PyTorch's regenerated
-grad_fn, ``output 0 of AsStrided``."""
+Unsqueeze, x[...]: Alias), not one class for all; bool indexes (True, False, a 0-d bool tensor; one or several)
+among basic parts are PyTorch's steps (each bool's new dimension unsqueezed in the view, then one IndexBackward0
+of them), values and gradients unchanged; and a saved view changed in place before backward is named in the error
+as PyTorch's regenerated grad_fn, ``output 0 of AsStrided``."""
 
 import sys
 from pathlib import Path
@@ -29,7 +29,7 @@ def test_basic_index_node_class_is_pytorchs(idx):
 
 
 BOOLS = [True, False, "t0d", "f0d", (True, 0), (0, True), (E, True), (slice(1, 3), True), (True, slice(None), None),
-         (None, False, 1)]
+         (None, False, 1), (True, True), (False, True, 0), (True, E, True), (None, True, 1, False), (True, 0, False)]
 
 
 def _bool(m, part):
@@ -75,3 +75,42 @@ def test_a_saved_view_changed_in_place_is_named_as_pytorchs(kind):
     (got, _), (want, _) = outcomes(_changed(kind))
     assert isinstance(want, RuntimeError) and "output 0 of AsStrided," in str(want)
     assert (type(got), str(got)) == (type(want), str(want))
+
+
+SETS = [slice(-3, None), (slice(-3, None), E), (E, slice(-2, None)), (slice(0, 9), slice(-2, None)), (True, 0),
+        (slice(1, None), True, slice(None, 1)), (False, None, 0), (True, True), (None, False, slice(None)),
+        (0, True, 0), slice(0, 9), (slice(None), slice(None)), E]
+
+
+@pytest.mark.parametrize("idx", SETS, ids=repr)
+def test_setitem_through_basic_and_bool_parts_as_pytorchs(idx):
+    """``b[idx] = v`` of a non-leaf: a slice that takes a step as written (``[-3:]`` of 3 rows) copies into its
+    view (CopySlices), not the whole tensor (CopyBackwards); bools with basic parts are index_put_ into their
+    unsqueezed view, CopySlices too (ember recorded IndexPutBackward0 on the tensor itself, or refused)."""
+    out = {}
+    for m in (torch, ember):
+        x = m.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        w = m.tensor(3.0, dtype=m.float64, requires_grad=True)
+        b = x * 2
+        b[idx] = w * 2
+        (b * m.arange(6.0, dtype=m.float64).reshape(3, 2)).sum().backward()
+        out[m] = node_names(b.grad_fn, 3), b.tolist(), w.grad.item(), x
+    assert out[ember][:3] == out[torch][:3]
+    assert_same_grads([out[ember][3]], [out[torch][3]])
+
+
+NUMPY_INTS = [(np.int64(1), slice(1, 3)), (np.int32(0), None, E), (slice(None), np.int16(-1)), (np.uint8(2), np.int64(0))]
+
+
+@pytest.mark.parametrize("idx", NUMPY_INTS, ids=repr)
+def test_numpy_integers_among_basic_parts_select_as_pytorchs(idx):
+    # (a NumPy integer is PyTorch's number; ember's recorded x[np.int64(1), 1:3] split its views off forever:
+    # RecursionError)
+    out = {}
+    for m in (torch, ember):
+        x = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        y = x[idx]
+        (y * m.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        out[m] = node_names(y.grad_fn, 4), tuple(y.shape), y.tolist(), x
+    assert out[ember][:3] == out[torch][:3]
+    assert_same_grads([out[ember][3]], [out[torch][3]])

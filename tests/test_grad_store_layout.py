@@ -143,3 +143,25 @@ def test_a_size_one_dimension_steps_in_grad_as_the_incoming_gradient_does(make, 
                 o.step()
         got.append(strides)
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("make, loss", [(make, loss) for make in ("zeros(1, 1)", "zeros(1)", "zeros(1, 1, 1).permute(2, 0, 1)")
+                                         for loss in ("sum", "mean", "mul")] + [("zeros(5, 1).t()", "sum"),
+                                                                                ("zeros(5, 1).t()", "mul")])
+@pytest.mark.parametrize("opt", ["SGD", None])
+def test_an_expanded_gradient_is_laid_out_as_the_parameter_in_the_store_too(make, loss, opt):
+    # (p.sum()'s gradient of a one-element p steps by 0 in its size-1 dimensions: PyTorch's layout contract refuses
+    # a 0 step there, so AccumulateGrad lays .grad out as the parameter; the store gave it the strides 0)
+    got = []
+    for m in (ember, torch):
+        w = m.nn.Parameter(eval(make, {"m": m, **vars(m)}))
+        o = m.optim.SGD([w], lr=0.1) if opt else None
+        strides = []
+        for _ in range(2):
+            (w * 2).sum().backward() if loss == "mul" else getattr(w, loss)().backward()
+            strides.append(w.grad.stride())
+            if o is not None:
+                o.step()
+                o.zero_grad()
+        got.append(strides)
+    assert got[0] == got[1]

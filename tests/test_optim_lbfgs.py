@@ -199,3 +199,25 @@ def test_step_needs_a_closure():
 def test_unknown_line_search_is_refused():
     with pytest.raises(ValueError, match="strong_wolfe"):
         ember.optim.LBFGS([ember.zeros(1, requires_grad=True)], line_search_fn="backtracking")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_state_entries_are_tensors_of_the_parameters_dtype_as_pytorchs(dtype):
+    # (a float64 NumPy scalar passes isinstance(v, float): ember kept H_diag and ro's entries as NumPy scalars)
+    kinds = []
+    for m in (ember, torch):
+        init, loss_fn = least_squares(dtype)
+        ps = [m.tensor(a, requires_grad=True) for a in init]
+        opt = m.optim.LBFGS(ps, max_iter=4)
+
+        def closure(opt=opt, ps=ps, loss_fn=loss_fn, m=m):
+            opt.zero_grad()
+            loss = loss_fn(m, ps)
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        state = opt.state[ps[0]]
+        kinds.append({k: [(type(v).__name__, str(v.dtype).split(".")[-1]) if isinstance(v, m.Tensor) else type(v).__name__
+                          for v in (state[k] if isinstance(state[k], list) else [state[k]])] for k in sorted(state)})
+    assert kinds[0] == kinds[1]

@@ -124,3 +124,40 @@ def test_load_state_dict_calls_setstate_as_torch():
         assert opt.calls == 1, m.__name__
         assert opt.param_groups[0]["amsgrad"] is False, m.__name__
         assert opt.param_groups[0]["params"][0] is p
+
+
+OLDER = ["SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "Adadelta"]
+
+
+def _older_dict_loaded(m, name, fused):
+    """``name`` after a step, its state dict made as an older PyTorch saved it (numbers for step, eta, mu and
+    mu_product; no maximize, foreach, differentiable, capturable, fused, decoupled_weight_decay), loaded into a
+    new optimizer built with other options, stepped again."""
+    p = m.nn.Parameter(m.tensor([1.0, -2.0, 3.0]))
+    extra = {"fused": True} if fused else {}
+    opt = getattr(m.optim, name)([p], lr=0.1, **extra)
+    p.grad = m.tensor([0.5, 0.5, -1.0])
+    opt.step()
+    saved = opt.state_dict()
+    for state in saved["state"].values():
+        for k in ("step", "eta", "mu", "mu_product"):
+            if k in state:
+                state[k] = state[k].item() if k != "step" else int(state[k].item())
+    for k in ("differentiable", "foreach", "maximize", "capturable", "fused", "decoupled_weight_decay"):
+        saved["param_groups"][0].pop(k, None)
+    new = getattr(m.optim, name)([p], lr=0.5, maximize=True, **extra)
+    new.load_state_dict(saved)
+    p.grad = m.tensor([0.5, 0.5, -1.0])
+    new.step()
+    state = {k: (type(v).__name__, str(v.dtype).split(".")[-1], round(v.item(), 5)) if k in ("step", "eta", "mu")
+             else type(v).__name__ for k, v in new.state[p].items()}
+    group = {k: v for k, v in new.param_groups[0].items() if k not in ("params", "fused")}
+    return group, state, [round(v, 5) for v in p.tolist()]
+
+
+def test_a_state_dict_from_an_older_pytorch_is_filled_in_as_pytorchs():
+    # (PyTorch's optimizers' __setstate__: missing options at their defaults, numeric steps as tensors; ember's
+    # step read group["maximize"] (KeyError) or the int step's ._data)
+    for name in OLDER:
+        for fused in (False, True) if name in ("SGD", "Adam", "AdamW", "Adagrad") else (False,):
+            assert _older_dict_loaded(ember, name, fused) == _older_dict_loaded(torch, name, fused), (name, fused)

@@ -113,20 +113,19 @@ class GradStore:
             self._new_generation()
         view = self.views[i]
         if grad is not view:
-            if 1 in view.shape and not self.as_view and view.ndim > 1:
+            if 1 in view.shape and not self.as_view:  # (kept as the slot: the store knows its .grad)
                 view = self._steps_of(i, grad)
             xp.copyto(view, grad)
-            if grad.strides != view.strides and not self.as_view:  # (kept as the slot: the store knows its .grad)
-                view = self.views[i] = _size_one_steps_of(view, grad)
         self.state[i] = ISSUED
         return Tensor._make(view)
 
     def _steps_of(self, i: int, grad):
         """Slot ``i``'s view stepping its size-1 dimensions as ``grad`` does where ``grad`` obeys PyTorch's layout
-        contract (its other dimensions step as the slot's): AccumulateGrad keeps such a gradient's strides, so a
-        channels-last weight of one input channel gets a row-major ``.grad`` from a row-major gradient. (A size-1
-        dimension's step moves no element: the slot's memory is the same; DDP's bucket views, ``as_view``, keep the
-        parameter's steps.)"""
+        contract (its other dimensions step as the slot's, no size-1 one by 0): AccumulateGrad keeps such a
+        gradient's strides, so a channels-last weight of one input channel gets a row-major ``.grad`` from a
+        row-major gradient, ``Parameter(zeros(5, 1).t())`` a (5, 1) one, while an expanded gradient (``p.sum()``'s of
+        a one-element ``p``) is laid out as the parameter. (A size-1 dimension's step moves no element: the slot's
+        memory is the same; DDP's bucket views, ``as_view``, keep the parameter's steps.)"""
         view = self.views[i]
         size, item = view.itemsize, grad.itemsize
         steps = [s // item * size for s in grad.strides]
@@ -251,16 +250,6 @@ def _slot_strides(param):
     if own == row_major[::-1]:
         return None  # (a size-1 dimension may step anyhow: one that differs is kept, as PyTorch's bucket views keep it)
     return param.strides if _non_overlapping_and_dense(param.shape, own) else None
-
-
-def _size_one_steps_of(view, grad):
-    """The slot ``view`` with ``grad``'s strides where they differ in size-1 dimensions only (which never step: the
-    same memory), as PyTorch's AccumulateGrad keeps a gradient whose other strides match the parameter's as it
-    came (``Parameter(zeros(5, 1).t())``: its gradient (5, 1), not the parameter's (1, 1)); else ``view``. (Bucket
-    views keep the parameter's strides, as PyTorch's.)"""
-    if grad.shape != view.shape or any(a != b and n != 1 for a, b, n in zip(grad.strides, view.strides, view.shape)):
-        return view
-    return xp.lib.stride_tricks.as_strided(view, view.shape, grad.strides)
 
 
 def _non_overlapping_and_dense(shape, strides) -> bool:

@@ -990,12 +990,14 @@ def accumulate_recorded(t, grad: RecordedArray) -> None:
 def _laid_out_as_leaf(t, g):
     """A leaf's first gradient under create_graph, as PyTorch's AccumulateGrad stores it (``clone_obey_contract``):
     a copy laid out as the leaf, recorded (``empty_strided(...).copy_(grad)``: CopyBackwards, its edges none and
-    the gradient's), or a clone where the leaf is not dense."""
+    the gradient's), or a contiguous clone where the leaf is not dense (a transposed gradient too); a retained
+    non-leaf's is a contiguous clone, as PyTorch's ``retain_grad`` hook makes it."""
+    from .._memory_format import contiguous_format
     from .._out import _dense
 
-    if _dense(t._data):
+    if t.grad_fn is None and _dense(t._data):  # (a retained non-leaf's: the hook's clone, CloneBackward0)
         return g.new_empty_strided(tuple(t._data.shape), t.stride()).copy_(g)
-    return g.clone()
+    return g.clone(memory_format=contiguous_format)
 
 
 def reading(result, *saved):

@@ -348,19 +348,20 @@ def _reads_view_first(fn: Node, result: Tensor, x: Tensor) -> bool:
     return first is not None and first[0] is x._grad_fn and first[1] == x._output_nr
 
 
-def record_copy_into(x: Tensor, part, src, needs_src: bool) -> None:
+def record_copy_into(x: Tensor, part, src, needs_src: bool, stepped: bool = False) -> None:
     """Record ``x[idx] = src`` for basic indices, ``part`` being ``x._data[idx]`` (already written, the version
     bumped), as PyTorch's copy_ into ``x``'s view ``x[idx]`` is: one ``CopySlices`` on the root base whose edges
     are the base's old history and the source's own (a number: None); where the indices leave ``x`` itself whole
     (``x[...] = v``, ``x[:] = v`` of a root), the copy's own node on ``x`` (PyTorch's CopyBackwards, or
     FillBackward3 for a 0-d source). ``src`` has ``part``'s shape or none (copy_to's view and expand of it are
     recorded by the caller); a source of another dtype gets its gradient cast back on its edge, as PyTorch's
-    copy_ records no cast."""
+    copy_ records no cast. ``stepped``: the indices as written take a view step though it leaves ``x`` whole
+    (``x[-3:] = v`` of 3 rows: PyTorch slices, CopySlices)."""
     from .inplace import CopyFrom, FillTensorInPlace
 
     base = x._base if x._base is not None else x
     needs = (base._requires_grad, needs_src)
-    whole = base is x and part.shape == x._data.shape and data_ptr(part) == data_ptr(x._data) and \
+    whole = not stepped and base is x and part.shape == x._data.shape and data_ptr(part) == data_ptr(x._data) and \
         part.strides == x._data.strides
     if whole:
         node = FillTensorInPlace() if not isinstance(src, Tensor) or not src._data.ndim else CopyFrom()

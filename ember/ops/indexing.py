@@ -51,6 +51,8 @@ def _index_part(i):
         if a.dtype.kind not in "biu" and a.size:
             raise IndexError(f"list indices must hold ints or bools, got {i!r}")
         return a.astype(xp.int64) if a.size == 0 else a
+    if isinstance(i, xp.integer):  # (a NumPy integer is PyTorch's number: a select, as an int)
+        return int(i)
     if isinstance(i, float):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          "Variables are valid indices (got float)")
@@ -558,17 +560,17 @@ def _views_first(x: Tensor, idx: tuple):
 
 
 def _bool_first(idx):
-    """For an index of numbers, slices, None and ``...`` with one bool (True, False, a 0-d bool tensor), PyTorch's
-    steps: the bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
-    ...), then that dimension indexed by a tensor of one position (True) or none (False), IndexBackward0:
-    ``(views, rest)``; else None."""
+    """For an index of numbers, slices, None and ``...`` with bools (True, False, a 0-d bool tensor), PyTorch's
+    steps: each bool a new dimension where it stands, in the view the basic parts make (UnsqueezeBackward0, Select,
+    ...), then those dimensions indexed by a tensor of one position (True) or none (False) each, one
+    IndexBackward0: ``(views, rest)``; else None."""
     parts = idx if idx.__class__ is tuple else (idx,)
-    flags = [p for p in parts if p.__class__ is bool]
-    if len(flags) != 1 or not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
+    if bool not in {p.__class__ for p in parts} or \
+            not all(p is None or p is Ellipsis or p.__class__ in (int, slice, bool) for p in parts):
         return None
     views = tuple(None if p.__class__ is bool else p for p in parts)
-    pick = Tensor._make(xp.zeros(int(flags[0]), dtype=xp.int64))
-    rest = tuple(pick if p.__class__ is bool else p if p is Ellipsis else _ALL for p in parts if p.__class__ is not int)
+    rest = tuple(Tensor._make(xp.zeros(int(p), dtype=xp.int64)) if p.__class__ is bool else p if p is Ellipsis
+                 else _ALL for p in parts if p.__class__ is not int)
     return views, rest
 
 
@@ -754,11 +756,11 @@ def _check_byte_mask_fill(idx, value) -> None:
 
 
 def setitem(x: Tensor, idx, value) -> None:
-    if x._vc.__class__ is _inference.DetachedInferenceCounter:  # (PyTorch writes through a view: refused outside)
-        _inference.check_inplace(_inference.InferenceCounter())
     idx = sequence_as_tuple(idx)
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
+    if x._vc.__class__ is _inference.DetachedInferenceCounter and _through_a_view(x._data.shape, idx):
+        _inference.check_inplace(_inference.InferenceCounter())  # (a view of it written: refused outside)
     _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
@@ -766,6 +768,8 @@ def setitem(x: Tensor, idx, value) -> None:
     if tracked and not _only_basic(raw) and (split := _views_first(x, idx)) is not None:
         # PyTorch's order: index_put_ into the view its basic parts make, recorded as CopySlices around it
         return setitem(getitem(x, split[0]), _indexes_after_views(raw, idx), value)
+    if tracked and not _only_basic(raw) and (split := _bool_first(idx)) is not None:
+        return setitem(getitem(x, split[0]), split[1], value)  # (bools: index_put_ into their unsqueezed view)
     split = _selects_first(idx)
     if split is not None:  # PyTorch's order: index_put_ into the selects' view (see _selects_first)
         return setitem(basic_node(split[0]).apply(x, idx=split[0]), _rest_of(raw, idx, split[1]), value)
@@ -809,7 +813,9 @@ def setitem(x: Tensor, idx, value) -> None:
     x._bump_version()
     forward_ad.write_tangent_at(x, idx, value)
     if basic and raw is not False:  # (x[False] = v writes nothing, and PyTorch records nothing)
-        record_copy_into(x, _part(x._data, idx), value, isinstance(value, Tensor) and value._requires_grad)
+        part = _part(x._data, idx)
+        stepped = part.shape == x._data.shape and bool(_steps(x._data.shape, idx if idx.__class__ is tuple else (idx,)))
+        record_copy_into(x, part, value, isinstance(value, Tensor) and value._requires_grad, stepped)
     elif tracked and not basic:
         node = IndexPut()
         node.idx = idx
@@ -819,6 +825,18 @@ def setitem(x: Tensor, idx, value) -> None:
         node._link(inputs, needs, ())
         node.check_versions_of(*_index_tensors(raw))
         take_history(x, Tensor._make(x._data, node))
+
+
+def _through_a_view(shape: tuple, idx) -> bool:
+    """Whether PyTorch's ``x[idx] = v`` writes through a view of ``x`` (a basic part that takes a step, ``_steps``;
+    a bool unsqueezes), rather than into ``x`` itself (``x[...] = v``, ``x[:] = v``, ``x[mask] = v``'s index_put_)."""
+    first = []
+    for p in idx if idx.__class__ is tuple else (idx,):
+        if p.__class__ is xp.ndarray:
+            first.extend((_ALL,) * (p.ndim if p.dtype == xp.bool_ else 1))
+        else:
+            first.append(None if p.__class__ is bool else p)
+    return bool(_steps(shape, tuple(first)))
 
 
 def _only_basic(raw) -> bool:

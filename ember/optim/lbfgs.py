@@ -207,8 +207,9 @@ def _number(value):
 
 
 def _tensor(value):
-    """What the state holds: tensors for arrays and NumPy scalars (as PyTorch's state does)."""
-    if value is None or isinstance(value, (int, float)):
+    """What the state holds: tensors for arrays and NumPy scalars (as PyTorch's state does; a float64 scalar is a
+    Python float by ``isinstance``, not by its type)."""
+    if value is None or value.__class__ in (int, float):
         return value
     return Tensor._make(xp.array(value))
 

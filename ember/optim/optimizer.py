@@ -139,6 +139,7 @@ class Optimizer:
         self.__dict__.setdefault("_step_post_hooks", [])
         for name in _STATE_DICT_HOOKS:
             self.__dict__.setdefault(name, OrderedDict())
+        _fill_in_older_state(self)
 
     # ----------------------------------------------------------------- hooks
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
@@ -379,7 +380,8 @@ class Optimizer:
         are not copied where they have it already: the loaded optimizer updates the dict's tensors in place
         (``load_state_dict(other.state_dict())`` makes the two share buffers; ``deepcopy`` the dict to keep it).
         Lists, tuples and dicts in a state are rebuilt with their tensors cast. Subclasses' ``__setstate__``
-        receives the new ``state`` and ``param_groups`` (where optimizers fill in options an older dict lacks).
+        receives the new ``state`` and ``param_groups`` (where optimizers fill in options an older dict lacks;
+        ember's own, as PyTorch's, also turn a step saved as a number into a tensor).
         The hooks of ``register_load_state_dict_pre_hook`` see (and may replace) a shallow copy of ``state_dict``
         first; those of ``register_load_state_dict_post_hook`` run at the end.
         """
@@ -581,6 +583,36 @@ def _update_as_real(opt: Optimizer, p, g, state: dict[str, Any], group: dict[str
 def state_arrays(states: list, key: str) -> list:
     """``[state[key]]``'s arrays, one per parameter (None where a state lacks ``key``), for the references."""
     return [s[key]._data if key in s else None for s in states]
+
+
+# A state's numbers that PyTorch's optimizers hold as 0-d tensors, which a state dict from before PyTorch 1.12 holds
+# as Python numbers (ASGD's eta and mu, NAdam's mu_product too)
+_SCALAR_STATE = ("step", "eta", "mu", "mu_product")
+
+
+def _fill_in_older_state(opt: Optimizer) -> None:
+    """What PyTorch's optimizers' ``__setstate__`` do for a state dict saved by an older PyTorch (after
+    ``load_state_dict`` and unpickling): each group takes the options it lacks (``maximize``, ``foreach``,
+    ``differentiable``, ...) at their defaults, and a step kept as a number becomes a 0-d tensor (float32 for a
+    fused or capturable group, else the default float dtype). Only ember's own optimizers and their subclasses, as
+    PyTorch's base ``Optimizer`` does neither."""
+    import inspect
+
+    own = next((c for c in type(opt).__mro__ if c is not Optimizer and "__init__" in vars(c)
+                and c.__module__.startswith("ember.optim.")), None)
+    if own is None or "param_groups" not in opt.__dict__:
+        return
+    defaults = {name: p.default for name, p in inspect.signature(own.__init__).parameters.items()
+                if p.default is not inspect.Parameter.empty and name != "params"}
+    for group in opt.param_groups:
+        for name, value in defaults.items():
+            group.setdefault(name, value)
+        dtype = float32.np if group.get("fused") or group.get("capturable") else get_default_dtype().np
+        for p in group["params"]:
+            state = opt.state.get(p) or {}
+            for key in _SCALAR_STATE:
+                if key in state and not isinstance(state[key], Tensor):
+                    state[key] = Tensor._make(xp.asarray(float(state[key]), dtype=dtype))
 
 
 def step_counter() -> Tensor:
