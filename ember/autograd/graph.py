@@ -322,6 +322,10 @@ class Node:
             result._vc = inputs[0]._vc
             if result._vc.__class__ is not _inference.InferenceCounter:  # (a view of a detached one: refused)
                 result._vc = _inference.InferenceCounter((0,))
+            # PyTorch records no history for it either: it neither requires grad nor has a grad_fn, even of a
+            # parameter made in inference mode (F.linear's weight.t() then passes no gradient to the weight)
+            result._grad_fn = None
+            result._requires_grad = False
         elif is_view:
             src = inputs[0]
             result._vc = src._vc

@@ -282,7 +282,9 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     # (a DTensor's ops go to its dispatcher, installed once one is made; other subclasses, a Parameter, are
     # recorded as a plain tensor is, whether or not a DTensor exists)
     dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None and _is_dtensor(x)
-    if not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None:
+    # (an inference tensor's pieces, as any view of it, record nothing: its counter is no plain list)
+    if (not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None
+            or x._vc.__class__ is not list):
         alone = _ALONE[cls]
         # (split's pieces, slices of x, without their nodes where none is recorded: unbind's ints may need
         # BasicIndex's care of a 0-d piece)

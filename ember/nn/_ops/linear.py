@@ -8,6 +8,7 @@ from functools import partial
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import not_implemented_for
+from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
@@ -206,6 +207,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         _check_same_dtype("linear", input, weight, bias)
     if dt.kind == "b" and input._data.size and weight._data.size:  # (PyTorch's addmm has no bool kernel)
         raise not_implemented_for("addmm_impl_cpu_", input.dtype)
+    if weight._vc.__class__ is not list and not _inference_state.enabled:
+        # an inference weight outside inference mode (a model built under inference_mode()): PyTorch's linear
+        # multiplies by weight.t(), a view of it that records no history, so the weight gets no gradient (the bias
+        # does) and an input that requires grad cannot save it for backward
+        weight = weight.detach()
     return Linear.apply(input, weight, bias)
 
 
