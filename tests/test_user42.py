@@ -55,3 +55,36 @@ def _train_outcome(m, call):
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_training_a_model_built_in_inference_mode_as_torch(call):
     assert _train_outcome(ember, call) == _train_outcome(torch, call)
+
+
+# -- a graph convolution whose adjacency values require grad ---------------------------------------------------
+_IDX = [[0, 1, 1, 2], [1, 0, 2, 1]]
+
+
+def _gcn_step(m, vals):
+    adj = m.sparse_coo_tensor(m.tensor(_IDX), vals, (3, 3), check_invariants=True)
+    x = m.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]], requires_grad=True)
+    out = m.sparse.mm(adj, x)
+    out.pow(2).sum().backward()
+    return out.tolist(), x.grad.tolist(), type(out.grad_fn).__name__
+
+
+def test_sparse_adjacency_of_detached_values_as_torch():
+    assert _gcn_step(ember, ember.tensor([0.5, 1.0, 2.0, -1.0])) == _gcn_step(torch, torch.tensor([0.5, 1.0, 2.0, -1.0]))
+
+
+@pytest.mark.parametrize("factory", ["sparse_coo_tensor", "sparse_csr_tensor"])
+def test_sparse_values_requiring_grad_are_refused_not_silently_detached(factory):
+    # PyTorch passes the gradient back to the values; ember's sparse tensors never join a graph, so it refuses
+    # rather than train the values silently without one
+    vals = torch.tensor([0.5, 1.0, 2.0, -1.0], requires_grad=True)
+    _gcn_step(torch, vals)
+    assert vals.grad is not None
+    args = ((ember.tensor(_IDX),) if factory == "sparse_coo_tensor"
+            else (ember.tensor([0, 1, 3, 4]), ember.tensor([1, 0, 2, 1])))
+    with pytest.raises(NotImplementedError, match="require grad"):
+        getattr(ember, factory)(*args, ember.tensor([0.5, 1.0, 2.0, -1.0], requires_grad=True), (3, 3))
+    assert getattr(ember, factory)(*args, ember.tensor([0.5, 1.0, 2.0, -1.0]), (3, 3)).layout != ember.strided
+    with ember.no_grad():  # (no graph to join)
+        assert getattr(ember, factory)(*args, ember.tensor([0.5, 1.0, 2.0, -1.0], requires_grad=True),
+                                             (3, 3)).layout != ember.strided
