@@ -88,3 +88,32 @@ def test_sparse_values_requiring_grad_are_refused_not_silently_detached(factory)
     with ember.no_grad():  # (no graph to join)
         assert getattr(ember, factory)(*args, ember.tensor([0.5, 1.0, 2.0, -1.0], requires_grad=True),
                                              (3, 3)).layout != ember.strided
+
+
+# -- scaled_dot_product_attention where PyTorch's CPU takes its math composite: its last node's name ---------
+_R = lambda m, *shape: m.ones(*shape, requires_grad=True)  # noqa: E731
+_SDPA = {
+    "2-d": lambda m: ((_R(m, 3, 8), _R(m, 5, 8), _R(m, 5, 8)), {}),
+    "2-d, key and value constant": lambda m: ((_R(m, 3, 8), m.ones(5, 8), m.ones(5, 8)), {}),
+    "3-d": lambda m: ((_R(m, 2, 3, 8), _R(m, 2, 5, 8), _R(m, 2, 5, 8)), {}),
+    "3-d causal": lambda m: ((_R(m, 2, 3, 8), _R(m, 2, 5, 8), _R(m, 2, 5, 8)), {"is_causal": True}),
+    "2-d query, 3-d key": lambda m: ((_R(m, 3, 8), _R(m, 2, 5, 8), _R(m, 2, 5, 8)), {}),
+    "5-d": lambda m: ((_R(m, 1, 1, 2, 3, 8), _R(m, 1, 1, 2, 5, 8), _R(m, 1, 1, 2, 5, 8)), {}),
+    "4-d, mask requiring grad": lambda m: ((_R(m, 1, 2, 3, 8), _R(m, 1, 2, 5, 8), _R(m, 1, 2, 5, 8)),
+                                           {"attn_mask": _R(m, 3, 5)}),
+    "4-d, other value size": lambda m: ((_R(m, 1, 2, 3, 8), _R(m, 1, 2, 5, 8), _R(m, 1, 2, 5, 4)), {}),
+    "4-d, broadcast batch": lambda m: ((_R(m, 2, 2, 3, 8), _R(m, 1, 2, 5, 8), _R(m, 1, 2, 5, 8)), {}),
+    "empty query": lambda m: ((_R(m, 0, 3, 8), _R(m, 0, 5, 8), _R(m, 0, 5, 8)), {}),
+    "4-d, no query rows": lambda m: ((_R(m, 2, 2, 0, 8), _R(m, 2, 2, 5, 8), _R(m, 2, 2, 5, 8)), {}),
+    "4-d flash (unchanged)": lambda m: ((_R(m, 1, 2, 3, 8), _R(m, 1, 2, 5, 8), _R(m, 1, 2, 5, 8)), {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SDPA))
+def test_sdpa_math_path_node_name_as_torch(case):
+    got = {}
+    for m in (torch, ember):
+        args, kw = _SDPA[case](m)
+        y = m.nn.functional.scaled_dot_product_attention(*args, **kw)
+        got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, tuple(y.shape), round(y.sum().item(), 4)
+    assert got[ember] == got[torch]
