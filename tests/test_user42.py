@@ -117,3 +117,25 @@ def test_sdpa_math_path_node_name_as_torch(case):
         y = m.nn.functional.scaled_dot_product_attention(*args, **kw)
         got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, tuple(y.shape), round(y.sum().item(), 4)
     assert got[ember] == got[torch]
+
+
+# -- a node's type reads as its name(), as PyTorch's node types do ------------------------------------------------
+_NODES = {
+    "conj": lambda m, x, c: c.conj(), "conj_physical": lambda m, x, c: m.conj_physical(c),
+    "angle": lambda m, x, c: x.angle(), "complex": lambda m, x, c: m.complex(x, x), "polar": lambda m, x, c: m.polar(x, x),
+    "digamma": lambda m, x, c: x.digamma(), "lgamma": lambda m, x, c: x.lgamma(),
+    "polygamma": lambda m, x, c: m.polygamma(1, x), "diagonal": lambda m, x, c: x.diagonal(),
+    "as_strided": lambda m, x, c: x.as_strided((2,), (1,)), "index_select": lambda m, x, c: x.index_select(0, m.tensor([0])),
+    "real": lambda m, x, c: c.real, "cat": lambda m, x, c: m.cat([x, x]), "tril": lambda m, x, c: x.tril(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_NODES))
+def test_node_type_name_is_its_torch_name(op):
+    got = {}
+    for m in (torch, ember):
+        x = m.full((2, 3), 0.75, requires_grad=True)
+        c = m.ones(2, 3, dtype=m.complex64, requires_grad=True)
+        g = _NODES[op](m, x, c).grad_fn
+        got[m] = g.name(), type(g).__name__
+    assert got[ember] == got[torch]

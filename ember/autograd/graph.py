@@ -489,6 +489,15 @@ class Node:
         n = type(self).__name__
         return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        # the type reads as name() does, as PyTorch's node types do (type(y.grad_fn).__name__ 'ConjBackward0', not
+        # ember's class name 'Conj'); a class that names itself otherwise (name(), torch_named) keeps its own, and
+        # __qualname__ keeps ember's name, as torch_named's
+        super().__init_subclass__(**kwargs)
+        n = cls.__name__
+        if cls.name is Node.name and not (n[-1:].isdigit() and n[-9:-1] == "Backward"):
+            cls.__name__ = f"{n}Backward0"
+
     def __repr__(self) -> str:
         return f"<{short_name(self)} object at {hex(id(self))}>"
 
