@@ -139,3 +139,31 @@ def test_node_type_name_is_its_torch_name(op):
         g = _NODES[op](m, x, c).grad_fn
         got[m] = g.name(), type(g).__name__
     assert got[ember] == got[torch]
+
+
+# -- node names of PyTorch's own ops that ember named after its classes ------------------------------------------
+_EYE3 = [[3.0, 0.5, 0.25], [0.5, 3.0, 0.5], [0.25, 0.5, 3.0]]
+_OWN = {
+    "diag_embed": lambda m, a: m.diag_embed(a[0]),
+    "diag_embed dims": lambda m, a: m.diag_embed(a, 1, 0, 2),
+    "lu_factor": lambda m, a: m.linalg.lu_factor(a)[0],
+    "solve_triangular": lambda m, a: m.linalg.solve_triangular(a.triu(), a, upper=True),
+    "triangular_solve": lambda m, a: m.triangular_solve(a, a.triu())[0],
+    "grid_sample 2-d": lambda m, a: m.nn.functional.grid_sample(a[None, None], m.zeros(1, 1, 1, 2), align_corners=False),
+    "grid_sample 3-d": lambda m, a: m.nn.functional.grid_sample(a[None, None, None], m.zeros(1, 1, 1, 1, 3),
+                                                                align_corners=False),
+    "grid_sample bicubic": lambda m, a: m.nn.functional.grid_sample(a[None, None], m.zeros(1, 1, 1, 2),
+                                                                    mode="bicubic", align_corners=False),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_OWN))
+@pytest.mark.filterwarnings("ignore::UserWarning")  # (triangular_solve's deprecation)
+def test_own_op_node_name_as_torch(op):
+    got = {}
+    for m in (torch, ember):
+        a = m.tensor(_EYE3, requires_grad=True)
+        y = _OWN[op](m, a)
+        y.sum().backward()
+        got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, [round(v, 4) for v in a.grad.flatten().tolist()]
+    assert got[ember] == got[torch]
