@@ -1,5 +1,6 @@
 """Found by writing small training programs as a new user would, each checked against PyTorch."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -166,4 +167,17 @@ def test_own_op_node_name_as_torch(op):
         y = _OWN[op](m, a)
         y.sum().backward()
         got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, [round(v, 4) for v in a.grad.flatten().tolist()]
+    assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape,pad", [((1, 2, 5), (1, 2)), ((2, 5), (1, 1)), ((1, 1, 4, 5), (1, 1, 2, 0)),
+                                       ((1, 1, 3, 4, 5), (1, 1, 1, 1, 1, 1))])
+def test_pad_node_name_as_torch(mode, shape, pad):
+    got = {}
+    for m in (torch, ember):
+        x = m.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        y = m.nn.functional.pad(x, pad, mode=mode)
+        (y * y).sum().backward()
+        got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, x.grad.flatten().tolist()
     assert got[ember] == got[torch]
