@@ -181,3 +181,30 @@ def test_pad_node_name_as_torch(mode, shape, pad):
         (y * y).sum().backward()
         got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, x.grad.flatten().tolist()
     assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4, 2, 3), (3,), (0, 3)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_bilinear_node_name_and_empty_batch_as_torch(shape, with_bias):
+    got = {}
+    for m in (torch, ember):
+        x = m.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        w = m.arange(18.0).reshape(2, 3, 3).requires_grad_()
+        b = m.tensor([1.0, -1.0], requires_grad=True) if with_bias else None
+        y = m.nn.functional.bilinear(x, x, w, b)
+        (y * y).sum().backward()
+        got[m] = y.grad_fn.name(), tuple(y.shape), y.tolist(), x.grad.tolist(), w.grad.tolist()
+    assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("case", ["scalar q", "q tensor", "dim keepdim", "0-d input", "nanquantile"])
+def test_quantile_node_name_as_torch(case):
+    got = {}
+    for m in (torch, ember):
+        x = m.tensor([[0.5, 0.1, 0.9, 0.3, 0.7], [0.2, 0.8, 0.4, 0.6, 0.0]], requires_grad=True)
+        y = {"scalar q": lambda: m.quantile(x, 0.5), "q tensor": lambda: m.quantile(x, m.tensor([0.2, 0.5])),
+             "dim keepdim": lambda: m.quantile(x, m.tensor([0.25]), dim=1, keepdim=True),
+             "0-d input": lambda: m.quantile(x[0, 0], 0.3), "nanquantile": lambda: m.nanquantile(x, 0.4, dim=0)}[case]()
+        y.sum().backward()
+        got[m] = y.grad_fn.name(), tuple(y.shape), [round(v, 5) for v in x.grad.flatten().tolist()]
+    assert got[ember] == got[torch]
