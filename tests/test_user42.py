@@ -213,3 +213,16 @@ def test_quantile_node_name_as_torch(case):
         y.sum().backward()
         got[m] = y.grad_fn.name(), tuple(y.shape), [round(v, 5) for v in x.grad.flatten().tolist()]
     assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("weight", [None, "constant", "requires grad"])
+def test_rms_norm_node_name_as_torch(dtype, weight):
+    got = {}
+    for m in (torch, ember):
+        dt = getattr(m, dtype)
+        x = m.tensor([[0.5, -1.0, 2.0], [0.25, 0.0, -0.75]], dtype=dt, requires_grad=True)
+        w = None if weight is None else m.tensor([1.0, 0.5, 2.0], dtype=dt, requires_grad=weight == "requires grad")
+        y = m.nn.functional.rms_norm(x, (3,), w)
+        got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, y.dtype == dt
+    assert got[ember] == got[torch]
