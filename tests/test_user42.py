@@ -226,3 +226,27 @@ def test_rms_norm_node_name_as_torch(dtype, weight):
         y = m.nn.functional.rms_norm(x, (3,), w)
         got[m] = y.grad_fn.name(), type(y.grad_fn).__name__, y.dtype == dt
     assert got[ember] == got[torch]
+
+
+_DIST = {
+    "pairwise_distance": lambda m, F, i: F.pairwise_distance(i, i.detach() * 2),
+    "pairwise_distance p=1 keepdim": lambda m, F, i: F.pairwise_distance(i, i.detach(), p=1, keepdim=True),
+    "pairwise_distance 1-d": lambda m, F, i: F.pairwise_distance(i[0], i[1]),
+    "cdist": lambda m, F, i: m.cdist(i, i.detach() * 2),
+    "cdist batched p=1": lambda m, F, i: m.cdist(i[None], i[None].detach(), p=1),
+    "cdist p=0": lambda m, F, i: m.cdist(i, i.detach(), p=0),
+    "pdist": lambda m, F, i: F.pdist(i), "pdist p=3": lambda m, F, i: F.pdist(i, p=3),
+    "masked_select": lambda m, F, i: i.masked_select(i > 0.5),
+    "masked_select broadcast mask": lambda m, F, i: m.masked_select(i, m.tensor([True, False, True, True])),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_DIST))
+def test_distance_and_masked_select_node_names_as_torch(op):
+    got = {}
+    for m in (torch, ember):
+        i = m.tensor([[0.1, 0.9, 0.4, 0.6], [0.7, 0.2, 0.8, 0.3], [0.5, 0.55, 0.05, 0.95]], requires_grad=True)
+        y = _DIST[op](m, m.nn.functional, i)
+        y.sum().backward()
+        got[m] = y.grad_fn.name(), tuple(y.shape), [round(v, 4) for v in i.grad.flatten().tolist()]
+    assert got[ember] == got[torch]

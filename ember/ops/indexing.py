@@ -1206,4 +1206,5 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 
-    return version_checked(getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape))), mask)
+    out = getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape)))
+    return version_checked(shown_as(out, "MaskedSelectBackward0"), mask)  # (PyTorch's own op and node)
