@@ -250,3 +250,48 @@ def test_distance_and_masked_select_node_names_as_torch(op):
         y.sum().backward()
         got[m] = y.grad_fn.name(), tuple(y.shape), [round(v, 4) for v in i.grad.flatten().tolist()]
     assert got[ember] == got[torch]
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2])
+def test_weight_norm_node_name_as_torch(dim):
+    got = {}
+    for m in (torch, ember):
+        v = m.arange(1.0, 25.0).reshape(2, 3, 4).requires_grad_()
+        g = _weight_norm_module(m).norm_except_dim(v.detach(), 2, dim).requires_grad_()
+        y = m._weight_norm(v, g, dim)
+        y.sum().backward()
+        got[m] = y.grad_fn.name(), [round(x, 4) for x in g.grad.flatten().tolist()], round(v.grad.sum().item(), 4)
+    assert got[ember] == got[torch]
+
+
+def _weight_norm_module(m):
+    import importlib
+
+    return importlib.import_module(m.__name__ + ".nn.utils.weight_norm")
+
+
+def test_importing_a_submodule_keeps_the_function_of_its_name_under_compat(tmp_path):
+    # under ``python -m ember.compat`` the import system set the submodule over the package's function of the same
+    # name (torch.nn.utils.weight_norm became the module: "'module' object is not callable")
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    from conftest import ROOT
+
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        from torch.nn.utils.weight_norm import norm_except_dim
+        from torch.nn.utils.spectral_norm import SpectralNorm
+        import torch
+        print(type(torch.nn.utils.weight_norm).__name__, type(torch.nn.utils.spectral_norm).__name__)
+        m = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2))
+        print(sorted(n for n, _ in m.named_parameters()))
+    """))
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONWARNINGS="ignore")
+    outs = [subprocess.run([sys.executable, *runner, str(script)], capture_output=True, text=True, cwd=tmp_path,
+                           env=env, timeout=120) for runner in ((), ("-m", "ember.compat"))]
+    assert outs[0].returncode == 0, outs[0].stderr
+    assert outs[1].returncode == 0, outs[1].stderr
+    assert outs[1].stdout == outs[0].stdout
