@@ -295,3 +295,29 @@ def test_importing_a_submodule_keeps_the_function_of_its_name_under_compat(tmp_p
     assert outs[0].returncode == 0, outs[0].stderr
     assert outs[1].returncode == 0, outs[1].stderr
     assert outs[1].stdout == outs[0].stdout
+
+
+_CHAINS = {
+    "three": lambda m, i: [i, i.T, i], "row vector first": lambda m, i: [i[0], i.T, i], "two": lambda m, i: [i, i.T],
+    "four": lambda m, i: [i, i.T, i, i.T], "vectors": lambda m, i: [i[0], i[0]],
+    "vector both ends": lambda m, i: [i[0], i.T, i[0, :2]], "column vector last": lambda m, i: [i.T, i[0]],
+    "mismatch at the end": lambda m, i: [i, i.T, i[0]], "mismatch first": lambda m, i: [i, i],
+    "mismatch middle": lambda m, i: [i, i.T, m.ones(3, 3)], "one tensor": lambda m, i: [i],
+    "3-d last": lambda m, i: [i, m.ones(2, 2, 2)], "3-d first": lambda m, i: [m.ones(2, 2, 2), i],
+    "3-d middle": lambda m, i: [i, m.ones(4, 2, 2), i],
+}
+
+
+@pytest.mark.parametrize("chain", sorted(_CHAINS))
+def test_multi_dot_node_name_and_errors_as_torch(chain):
+    got = {}
+    for m in (torch, ember):
+        i = m.tensor([[0.1, 0.9, 0.4, 0.6], [0.7, 0.2, 0.8, 0.3]], requires_grad=True)
+        try:
+            y = m.linalg.multi_dot(_CHAINS[chain](m, i))
+        except RuntimeError as e:
+            got[m] = str(e)
+            continue
+        y.sum().backward()
+        got[m] = y.grad_fn.name(), tuple(y.shape), [round(v, 4) for v in i.grad.flatten().tolist()]
+    assert got[ember] == got[torch]
