@@ -479,13 +479,15 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     """A sparse COO tensor from ``indices`` (sparse_dim x nnz) and ``values`` (nnz x dense dims), as
     ``torch.sparse_coo_tensor``: ``size`` inferred from the largest index when omitted; uncoalesced unless
     ``is_coalesced=True`` (then the caller vouches for it). Indices are always checked against ``size``.
-    Difference from PyTorch: ``requires_grad=True`` is not supported (sparse tensors never join a graph).
+    Difference from PyTorch: ``requires_grad=True``, and ``values`` that require grad in grad mode, are a
+    NotImplementedError (sparse tensors never join a graph).
     """
     from ._creation import tensor as _tensor
 
     if requires_grad:
         raise NotImplementedError("sparse_coo_tensor(requires_grad=True): ember's sparse tensors are gradients "
                                   "and never require grad; build a dense tensor instead")
+    refuse_values_requiring_grad("sparse_coo_tensor", values)
     idx = indices._data if isinstance(indices, Tensor) else _tensor(indices)._data
     vals = values._data if isinstance(values, Tensor) else _tensor(values, dtype=dtype)._data
     if idx.dtype.kind not in "iu":
@@ -494,6 +496,19 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         vals = vals.astype(dtype.np)
     size = _check_coo(idx, vals, size)
     return SparseTensor.wrap(SparseCOO(idx.astype(xp.int64), vals.copy(), size, bool(is_coalesced)))
+
+
+def refuse_values_requiring_grad(name: str, values) -> None:
+    """The error for ``values`` that require grad in grad mode: PyTorch's sparse tensor would pass its gradient
+    back to them (a graph convolution learning its edge weights); ember's sparse tensors never join a graph, and
+    building one of their detached values would silently leave them without a gradient."""
+    from .autograd import is_grad_enabled
+
+    if isinstance(values, Tensor) and values._requires_grad and is_grad_enabled():
+        raise NotImplementedError(f"{name} of values that require grad: ember's sparse tensors are never part of "
+                                  "a recorded graph, so the values would get no gradient (PyTorch's would); "
+                                  "pass values.detach(), or multiply by a dense matrix (torch.zeros(size)"
+                                  ".index_put((row, col), values, accumulate=True)) to learn them")
 
 
 def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
@@ -607,5 +622,5 @@ def as_tensor(grad) -> Tensor:
     return SparseTensor.wrap(grad) if type(grad) is SparseCOO else Tensor._make(grad)
 
 
-__all__ = ["Layout", "SparseCOO", "SparseTensor", "as_tensor", "sparse_coo", "sparse_coo_tensor", "strided",
-           "segment_sum", "sparse_mask", "to_sparse"]
+__all__ = ["Layout", "SparseCOO", "SparseTensor", "as_tensor", "refuse_values_requiring_grad", "sparse_coo",
+           "sparse_coo_tensor", "strided", "segment_sum", "sparse_mask", "to_sparse"]

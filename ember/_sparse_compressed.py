@@ -16,7 +16,7 @@ from __future__ import annotations
 from ._backend import xp
 from ._dtype import SCALAR_TYPE_NAMES
 from ._layout import Layout, sparse_coo, sparse_csc, sparse_csr, strided
-from ._sparse import scatter_rows
+from ._sparse import refuse_values_requiring_grad, scatter_rows
 from ._tensor import Tensor, _fill
 from .autograd.graph import Node, shown_as, torch_named
 
@@ -236,6 +236,7 @@ def to_sparse_compressed(x: Tensor, layout: Layout) -> SparseCompressedTensor:
 def _compressed_tensor(layout: Layout, compressed, plain, values, size, dtype) -> SparseCompressedTensor:
     from ._creation import tensor as _tensor
 
+    refuse_values_requiring_grad(f"sparse_{layout.name[7:]}_tensor", values)
     arrays = [a._data if isinstance(a, Tensor) else _tensor(a)._data for a in (compressed, plain)]
     vals = values._data if isinstance(values, Tensor) else _tensor(values, dtype=dtype)._data
     if dtype is not None:

@@ -124,6 +124,14 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise
         # The import system returns whatever sys.modules holds after exec_module: the ember module itself.
         sys.modules[torch_name] = ember_module
+        # Its submodules already loaded are registered under their torch names too, as PyTorch's are once its
+        # package is imported: importing one later then finds it loaded, and the import system does not set it as
+        # an attribute of its package over a function of the same name (``torch.nn.utils.weight_norm`` stays the
+        # function after ``from torch.nn.utils.weight_norm import norm_except_dim``, as in PyTorch)
+        prefix = target + "."
+        for name, sub in list(sys.modules.items()):
+            if name.startswith(prefix) and sub is not None:
+                sys.modules.setdefault(torch_name + name[len(target):], sub)
         if torch_name == _ALIAS:  # torch is ember from now on: str(type(x)) prints <class 'torch.Tensor'>
             from ember._shown_name import show_pytorch_names
 

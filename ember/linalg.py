@@ -228,6 +228,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
     from ._dtype import CPP_TYPE_NAMES
+    from .autograd.graph import shown_as
     from .ops.shape import squeeze, tensor_list, unsqueeze
 
     tensors = tensor_list(tensors, "linalg_multi_dot")
@@ -238,16 +239,23 @@ def multi_dot(tensors) -> Tensor:
              unsqueeze(tensors[-1], -1) if last else tensors[-1]]
     for i, t in enumerate(chain):
         if t._data.ndim != 2:
-            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i]._data.ndim}D")
+            which = "the first tensor" if i == 0 else "the last tensor" if i == len(chain) - 1 else f"tensor {i}"
+            allowed = "2D" if 0 < i < len(chain) - 1 else "1D or 2D"
+            raise RuntimeError(f"multi_dot(): {which} must be {allowed} but got {tensors[i]._data.ndim}D")
         if t.dtype != chain[0].dtype:  # (PyTorch's matrix products do not promote)
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
                                f"{CPP_TYPE_NAMES[chain[0].dtype.name]} and tensor {i} {CPP_TYPE_NAMES[t.dtype.name]}")
+    for i in range(len(chain) - 1):  # (PyTorch's check, naming the tensors as given, before any product)
+        if chain[i]._data.shape[1] != chain[i + 1]._data.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
+                               f"{list(tensors[i + 1].shape)} cannot be multiplied")
     out = chain[0]
     for t in chain[1:]:
         out = matmul(out, t)
     if first:
         out = squeeze(out, 0)
-    return squeeze(out, -1) if last else out
+    # PyTorch's composite ends with a view of the product to the result's shape
+    return shown_as(squeeze(out, -1) if last else out, "ViewBackward0")
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:

@@ -2,7 +2,7 @@
 one head size, no dropout, a mask needing no gradient; grouped-query heads too): its name,
 ScaledDotProductFlashAttentionForCpuBackward0, and its three edges (query, key, value), with the same values and
 gradients (PyTorch's flash node has no double backward; ember's still differentiates twice); a float mask changed in place before backward is PyTorch's error there. (Where
-PyTorch takes its math composite, ember keeps its one ScaledDotProductAttentionBackward0 node.)"""
+PyTorch takes its math composite, ember keeps its one node, named as the composite's last node: test_user42.py.)"""
 
 import sys
 from pathlib import Path

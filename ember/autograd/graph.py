@@ -322,6 +322,10 @@ class Node:
             result._vc = inputs[0]._vc
             if result._vc.__class__ is not _inference.InferenceCounter:  # (a view of a detached one: refused)
                 result._vc = _inference.InferenceCounter((0,))
+            # PyTorch records no history for it either: it neither requires grad nor has a grad_fn, even of a
+            # parameter made in inference mode (F.linear's weight.t() then passes no gradient to the weight)
+            result._grad_fn = None
+            result._requires_grad = False
         elif is_view:
             src = inputs[0]
             result._vc = src._vc
@@ -484,6 +488,15 @@ class Node:
         with ``Backward0`` added."""
         n = type(self).__name__
         return n if n[-1:].isdigit() and n[-9:-1] == "Backward" else f"{n}Backward0"
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        # the type reads as name() does, as PyTorch's node types do (type(y.grad_fn).__name__ 'ConjBackward0', not
+        # ember's class name 'Conj'); a class that names itself otherwise (name(), torch_named) keeps its own, and
+        # __qualname__ keeps ember's name, as torch_named's
+        super().__init_subclass__(**kwargs)
+        n = cls.__name__
+        if cls.name is Node.name and not (n[-1:].isdigit() and n[-9:-1] == "Backward"):
+            cls.__name__ = f"{n}Backward0"
 
     def __repr__(self) -> str:
         return f"<{short_name(self)} object at {hex(id(self))}>"

@@ -232,7 +232,7 @@ def conj(input: Tensor) -> Tensor:
 
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, always a new tensor for complex input (a real tensor: itself, as PyTorch)."""
-    return conj(input)
+    return shown_as(conj(input), "ConjPhysicalBackward0") if input._data.dtype.kind == "c" else input
 
 
 def resolve_conj(input: Tensor) -> Tensor:

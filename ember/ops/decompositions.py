@@ -315,6 +315,7 @@ def permutation(piv, m: int, dtype):
     return eye.reshape(batch + (m, m))
 
 
+@torch_named("LinalgLuFactorExBackward0")
 class LUFactor(MultiOutputNode):
     def forward(self, a):
         lu, piv = lu_arrays(a)

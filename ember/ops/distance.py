@@ -12,7 +12,7 @@ from .._autocast import full_precision
 from .._backend import xp
 from .._dtype import SCALAR_TYPE_NAMES, np_kind
 from .._tensor import Tensor
-from ..autograd.graph import Node, torch_named, version_checked
+from ..autograd.graph import Node, shown_as, torch_named, version_checked
 from .elementwise import add, div, mul, promote, require_tensor, sub
 from .reduction import norm, sum, vector_norm_array, vector_norm_backward
 from .shape import expand, unsqueeze
@@ -36,7 +36,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The p-norm of ``x1 - x2 + eps`` over the last dimension (rows paired after broadcasting)."""
     nd = max(x1._data.ndim, x2._data.ndim)
-    return norm(add(sub(x1, x2), eps), p, -1 if nd else None, keepdim=keepdim and nd > 0)
+    out = norm(add(sub(x1, x2), eps), p, -1 if nd else None, keepdim=keepdim and nd > 0)
+    return shown_as(out, "NormBackward1")  # (PyTorch's norm over a dim)
 
 
 @full_precision
@@ -50,7 +51,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
-    return version_checked(_distance_norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p), x1, x2)
+    out = _distance_norm(sub(unsqueeze(x1, -2), unsqueeze(x2, -3)), p)
+    return version_checked(shown_as(out, "CdistBackward0"), x1, x2)  # (PyTorch's one node)
 
 
 def _distance_norm(diffs: Tensor, p: float) -> Tensor:
@@ -120,4 +122,4 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = xp.triu_indices(input._data.shape[0], 1)
     pairs = sub(index_select(input, 0, Tensor._make(i)), index_select(input, 0, Tensor._make(j)))
-    return version_checked(_distance_norm(pairs, p), input)
+    return version_checked(shown_as(_distance_norm(pairs, p), "PdistBackward0"), input)  # (PyTorch's one node)

@@ -284,7 +284,9 @@ def view_pieces(x: Tensor, idxs: list, cls: type) -> tuple:
     # (a DTensor's ops go to its dispatcher, installed once one is made; other subclasses, a Parameter, are
     # recorded as a plain tensor is, whether or not a DTensor exists)
     dispatched = type(x) is not Tensor and _graph._dtensor_dispatch is not None and _is_dtensor(x)
-    if not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None:
+    # (an inference tensor's pieces, as any view of it, record nothing: its counter is no plain list)
+    if (not (_GradState.enabled and x._requires_grad) or dispatched or _graph._dual_level is not None
+            or x._vc.__class__ is not list):
         alone = _ALONE[cls]
         # (split's pieces, slices of x, without their nodes where none is recorded: unbind's ints may need
         # BasicIndex's care of a 0-d piece)
@@ -1222,4 +1224,5 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     shape = xp.broadcast_shapes(x._data.shape, mask._data.shape)
     from .shape import expand
 
-    return version_checked(getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape))), mask)
+    out = getitem(expand(x, shape), Tensor._make(xp.broadcast_to(mask._data, shape)))
+    return version_checked(shown_as(out, "MaskedSelectBackward0"), mask)  # (PyTorch's own op and node)

@@ -92,7 +92,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     _check_b_and_a(b, A)
     refuse_low_precision(A, "triangular_solve")
     tri = A.mT if transpose else A
-    x = solve_triangular(tri, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = shown_as(solve_triangular(tri, b, upper=upper != transpose, unitriangular=unitriangular),
+                 "TriangularSolveBackward0")  # (PyTorch's own op and node)
     return result("triangular_solve", ("solution", "cloned_coefficient"), (x, A.clone()))
 
 

@@ -140,6 +140,7 @@ class DiagEmbed(Node):
         return (xp.diagonal(g, self.offset).copy(),)
 
 
+@torch_named("DiagEmbedBackward0")
 class DiagEmbedDims(Node):
     def forward(self, v, offset, dim1, dim2):
         self.offset, self.dims = offset, (dim1, dim2)

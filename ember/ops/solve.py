@@ -232,6 +232,7 @@ def _triangle(a, upper: bool, unitriangular: bool):
     return strict + xp.eye(a.shape[-1], dtype=a.dtype)
 
 
+@torch_named("LinalgSolveTriangularBackward0")
 class SolveTriangular(Node):
     rerun_for_higher_order = True  # backward reads the triangle of A (recomputed on recorded inputs)
 

@@ -10,7 +10,7 @@ from .._backend import quiet, xp
 from .._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from .._meta import meta_results
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import MultiOutputNode, Node, torch_named
+from ..autograd.graph import MultiOutputNode, Node, shown_as, torch_named
 from .cumulative import Selected
 from .elementwise import refuse_integer_history
 from .reduction import _axes, _expand_back, variance
@@ -332,7 +332,8 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, name: str) -
         out = reshape(out, (qs.size,) + tuple(1 if i == d else s for i, s in enumerate(x._data.shape)))
     elif dim is None:
         out = reshape(out, (qs.size,))
-    return squeeze(out, 0) if qs.ndim == 0 else out
+    # PyTorch's composite ends with a squeeze over a list of dims, whatever q is: its node SqueezeBackward4
+    return shown_as(squeeze(out, 0) if qs.ndim == 0 else out, "SqueezeBackward4")
 
 
 def std_mean(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):

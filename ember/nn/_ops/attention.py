@@ -21,7 +21,7 @@ from ..._meta import is_meta
 from ..._parallel import parallel_rows, stack_matmul
 from ..._size import broadcast_mismatch
 from ..._tensor import Tensor
-from ...autograd.graph import Node, version_checked
+from ...autograd.graph import Node, shown_as, version_checked
 from ...autograd.recorded import RecordedArray, is_recorded
 from ...ops.activation import compiled_softmax, softmax, softmax_rows, softmax_vjp
 from .dropout import _check_p, dropout_mask
@@ -258,5 +258,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         # PyTorch's node saves a float mask: changed in place before backward, it is its error (a bool mask is
         # converted to a new float one first, as here)
         return version_checked(out, given) if given is not None and given is attn_mask else out
-    return ScaledDotProductAttention.apply(query, key, value, attn_mask, dmask, scale=float(scale),
-                                           causal=bool(is_causal), groups=groups)
+    out = ScaledDotProductAttention.apply(query, key, value, attn_mask, dmask, scale=float(scale),
+                                          causal=bool(is_causal), groups=groups)
+    # elsewhere PyTorch's CPU runs its math composite, whose last node names the result's grad_fn: the final
+    # matmul's (MmBackward0 of 2-d operands, else the UnsafeViewBackward0 of its batched form); an empty result's
+    # is the AddBackward0 of the composite's empty-input path
+    return shown_as(out, "AddBackward0" if not out._data.size else "MmBackward0" if out._data.ndim == 2
+                    else "UnsafeViewBackward0")

@@ -24,7 +24,7 @@ import math
 from ... import _warnings
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node
+from ...autograd.graph import Node, shown_as
 from ...autograd.recorded import is_recorded
 from .interpolate import _CUBIC_A, _cubic_weights
 
@@ -224,7 +224,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise RuntimeError(f"grid_sampler(): expected floating-point input and grid, got {input.dtype}")
     if mode == "bicubic" and nd == 5:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    return GridSample.apply(input, grid, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    out = GridSample.apply(input, grid, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    return shown_as(out, "GridSampler2DBackward0" if nd == 4 else "GridSampler3DBackward0")  # (PyTorch's kernels)
 
 
 def _linspace(n: int, align_corners: bool, dtype):

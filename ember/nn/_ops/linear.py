@@ -8,11 +8,12 @@ from functools import partial
 from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._dtype import not_implemented_for
+from ..._inference import state as _inference_state
 from ..._kernels.openblas import matmul as gemm
 from ..._kernels.policy import policy
 from ..._parallel import parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, show_node_as
+from ...autograd.graph import Node, show_node_as, shown_as
 from ...ops.activation import col_sums
 from ...ops.elementwise import conj_if_complex
 from ...ops.shape import reshape_owned
@@ -206,6 +207,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         _check_same_dtype("linear", input, weight, bias)
     if dt.kind == "b" and input._data.size and weight._data.size:  # (PyTorch's addmm has no bool kernel)
         raise not_implemented_for("addmm_impl_cpu_", input.dtype)
+    if weight._vc.__class__ is not list and not _inference_state.enabled:
+        # an inference weight outside inference mode (a model built under inference_mode()): PyTorch's linear
+        # multiplies by weight.t(), a view of it that records no history, so the weight gets no gradient (the bias
+        # does) and an input that requires grad cannot save it for backward
+        weight = weight.detach()
     return Linear.apply(input, weight, bias)
 
 
@@ -232,7 +238,8 @@ class Bilinear(Node):
 
     def forward(self, x1, x2, w, b):
         # out[n, o] = sum_ij x1[n, i] w[o, i, j] x2[n, j]
-        t = xp.matmul(x1, w.transpose(1, 0, 2).reshape(w.shape[1], -1)).reshape(x1.shape[0], w.shape[0], -1)
+        # (sizes spelt out: -1 cannot be inferred for an empty batch)
+        t = xp.matmul(x1, w.transpose(1, 0, 2).reshape(w.shape[1], -1)).reshape(x1.shape[0], w.shape[0], w.shape[2])
         out = xp.einsum("noj,nj->no", t, x2)
         if b is not None:
             out += b
@@ -259,4 +266,5 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     _check_same_dtype("bilinear", input1, input2, weight, bias)
     lead = input1.shape[:-1]
     out = Bilinear.apply(input1.reshape(-1, i1), input2.reshape(-1, i2), weight, bias)
-    return reshape_owned(out, *lead, o)
+    # PyTorch's composite ends with the bias's AddBackward0, else its ViewBackward0
+    return shown_as(reshape_owned(out, *lead, o), "AddBackward0" if bias is not None else "ViewBackward0")

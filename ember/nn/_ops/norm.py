@@ -22,7 +22,7 @@ from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
 from ..._parallel import chunks_for, parallel_for, parallel_kernel, parallel_rows
 from ..._tensor import Tensor
-from ...autograd.graph import Node, torch_named, version_checked
+from ...autograd.graph import Node, shown_as, torch_named, version_checked
 from ...autograd.recorded import is_recorded
 from ...ops.activation import col_sums, row_sums
 from .padding import pad
@@ -618,7 +618,11 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
     # (PyTorch's composition saves the input, and the weight, only for the input's gradient)
-    return version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input, reader=0)
+    out = version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input, reader=0)
+    # PyTorch's composite ends with its multiply (by the weight, or by the reciprocal root mean square), cast back
+    # to a half-precision input's dtype last
+    return shown_as(out, "ToCopyBackward0" if input._data.dtype.itemsize < 4 and input.is_floating_point()
+                    else "MulBackward0")
 
 
 @torch_named("NativeGroupNormBackward0")

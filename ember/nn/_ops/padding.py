@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..._backend import xp
 from ..._tensor import Tensor
-from ...autograd.graph import Node, torch_named
+from ...autograd.graph import Node, shown_as, torch_named
 
 _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
@@ -103,4 +103,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(f"pad: padding ({lo}, {hi}) of dim {d} must be smaller than the dimension's size {n} "
                                f"in {mode} mode{' (or equal to it)' if mode == 'circular' else ''}, and not crop it "
                                "away")
-    return IndexPad.apply(input, widths=tuple(widths), mode=mode)
+    out = IndexPad.apply(input, widths=tuple(widths), mode=mode)
+    if mode == "circular":  # (PyTorch's is a composite of copies, its last node a CopySlices: kept as IndexPad)
+        return out
+    return shown_as(out, f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{k}DBackward0")  # PyTorch's kernels

@@ -13,6 +13,7 @@ import warnings
 from typing import Any, TypeVar
 
 from ..._tensor import Tensor
+from ...autograd.graph import shown_as
 from ..modules.module import Module
 from ..parameter import Parameter
 
@@ -40,8 +41,10 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
-    """``v * (g / norm_except_dim(v, 2, dim))``, PyTorch's ``torch._weight_norm``."""
-    return v * (g / norm_except_dim(v, 2, dim))
+    """``v * (g / norm_except_dim(v, 2, dim))``, PyTorch's ``torch._weight_norm``: over the first or last dimension
+    PyTorch runs its fused kernel, whose node the result's grad_fn reads as."""
+    out = v * (g / norm_except_dim(v, 2, dim))
+    return shown_as(out, "WeightNormInterfaceBackward0") if dim == 0 or dim == v.ndim - 1 else out
 
 
 def _find_hook(module: Module, kind: type, name: str):
