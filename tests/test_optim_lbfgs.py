@@ -33,6 +33,17 @@ def small_network(dtype=np.float64, seed=1):
     return init, loss
 
 
+def _closure(m, opt, ps, loss_fn):
+    """The closure LBFGS's step calls: zero the gradients, compute the loss, backward."""
+    def closure():
+        opt.zero_grad()
+        loss = loss_fn(m, ps)
+        loss.backward()
+        return loss
+
+    return closure
+
+
 def run(m, problem, kwargs, steps=4, dtype=np.float64):
     init, loss_fn = problem(dtype)
     params = [m.tensor(a, requires_grad=True) for a in init]
@@ -114,13 +125,7 @@ def test_state_dict_keys_match_torch_and_round_trip():
         init, loss_fn = small_network()
         ps = [m.tensor(a, requires_grad=True) for a in init]
         opt = m.optim.LBFGS(ps, history_size=5, max_iter=6)
-
-        def closure(opt=opt, ps=ps, loss_fn=loss_fn, m=m):
-            opt.zero_grad()
-            loss = loss_fn(m, ps)
-            loss.backward()
-            return loss
-
+        closure = _closure(m, opt, ps, loss_fn)
         opt.step(closure)
         dicts[m], params[m] = opt.state_dict(), (ps, closure, opt)
     e, t = dicts[ember], dicts[torch]
@@ -209,13 +214,7 @@ def test_state_entries_are_tensors_of_the_parameters_dtype_as_pytorchs(dtype):
         init, loss_fn = least_squares(dtype)
         ps = [m.tensor(a, requires_grad=True) for a in init]
         opt = m.optim.LBFGS(ps, max_iter=4)
-
-        def closure(opt=opt, ps=ps, loss_fn=loss_fn, m=m):
-            opt.zero_grad()
-            loss = loss_fn(m, ps)
-            loss.backward()
-            return loss
-
+        closure = _closure(m, opt, ps, loss_fn)
         opt.step(closure)
         state = opt.state[ps[0]]
         kinds.append({k: [(type(v).__name__, str(v.dtype).split(".")[-1]) if isinstance(v, m.Tensor) else type(v).__name__
