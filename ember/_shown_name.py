@@ -10,6 +10,8 @@ compat runner installs its alias after ember's objects exist.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 
 def package_name() -> str:
@@ -22,9 +24,10 @@ def package_name() -> str:
 # ember's classes whose names PyTorch's programs read (``'torch' in str(type(x))``, as tensorboardX's ``make_np``
 # tells a tensor from other values): class -> (its ember module, the module PyTorch names it by)
 _PYTORCH_MODULE: dict[type, tuple[str, str]] = {}
+_Class = TypeVar("_Class", bound=type)
 
 
-def shown_as_pytorchs(torch_module: str):
+def shown_as_pytorchs(torch_module: str) -> Callable[[_Class], _Class]:
     """Class decorator: where ``torch`` is ember, the class's ``__module__`` is ``torch_module``, so that
     ``str(type(x))`` prints PyTorch's ``<class 'torch.Tensor'>``; imported as ``ember`` nothing changes.
 
@@ -33,7 +36,7 @@ def shown_as_pytorchs(torch_module: str):
     ``isinstance``). Pickle finds the class by that name too (``torch`` is ember there); a pickled tensor names
     its class by its ember path (``ember_path``), which loads in a process without the alias as well."""
 
-    def mark(cls: type) -> type:
+    def mark(cls: _Class) -> _Class:
         _PYTORCH_MODULE[cls] = (cls.__module__, torch_module)
         if package_name() == "torch":
             _show(cls)
