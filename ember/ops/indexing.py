@@ -762,7 +762,8 @@ def setitem(x: Tensor, idx, value) -> None:
     _check_byte_mask_fill(idx, value)
     raw, idx = idx, convert_index(idx)
     if x._vc.__class__ is _inference.DetachedInferenceCounter and _through_a_view(x._data.shape, idx):
-        _inference.check_inplace(_inference.InferenceCounter())  # (a view of it written: refused outside)
+        if not _inference.state.enabled:  # (a view of it written: refused outside inference mode)
+            raise RuntimeError(_inference.INPLACE_OUTSIDE)
     _check_steps(idx)
     tracked = _GradState.enabled and (x._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if tracked and x._requires_grad and x.grad_fn is None and _indexes_a_view(x, raw):
