@@ -13,7 +13,7 @@ from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
 from ..return_types import result
-from .solve import LinAlgError, _batch_prefix, check_matrix, empty_in_float32, mT
+from .solve import LinAlgError, _batch_prefix, check_matrix, empty_in_float32, mH, mT
 
 
 def _diag(a):
@@ -30,6 +30,13 @@ def _with_diag(a, values):
 def _solve_lower_right(g, low):
     """G L^-1 (L lower triangular)."""
     return mT(xp.linalg.solve(mT(low), mT(g)))
+
+
+def _hermitian_read(a, upper: bool):
+    """The Hermitian (symmetric, for a real ``a``) matrix that ``a``'s lower (``upper``: upper) triangle
+    describes, as LAPACK reads it: the other triangle and the diagonal's imaginary part are ignored."""
+    low = xp.tril(mH(a) if upper else a, -1)
+    return low + mH(low) + (_diag(a).real[..., None, :] * xp.eye(a.shape[-1], dtype=a.dtype))
 
 
 # ------------------------------------------------------------------ Cholesky
@@ -51,28 +58,28 @@ def _cholesky_error(a, name: str) -> LinAlgError:
 class Cholesky(Node):
     def forward(self, a, upper, name):
         try:
-            low = xp.linalg.cholesky(xp.tril(a) + mT(xp.tril(a, -1)))  # reads the lower triangle, as LAPACK
+            low = xp.linalg.cholesky(_hermitian_read(a, upper))  # one triangle, as LAPACK's potrf
         except xp.linalg.LinAlgError:
-            raise _cholesky_error(a, name) from None
-        out = mT(low).copy() if upper else low
+            raise _cholesky_error(_hermitian_read(a, upper), name) from None
+        out = mH(low).copy() if upper else low
         self.saved, self.upper = (out,), upper  # the output itself, which create_graph differentiates through
         return out
 
     def backward(self, g):
-        # gA = L^-T phi(L^T gL) L^-1, phi: the lower triangle with its diagonal halved; then symmetrised
+        # PyTorch's: gA = L^-H S L^-1, S = (phi + tril(phi, -1)^H) / 2, phi = tril(L^H gL); S is Hermitian off
+        # its diagonal, whose entries are phi's halved (complex, for a complex A: gA is then not Hermitian)
         (out,) = self.saved
-        low, gl = (mT(out), mT(g)) if self.upper else (out, g)
-        phi = xp.tril(mT(low) @ gl)
-        phi = _with_diag(phi, 0.5 * _diag(phi))
-        ga = _solve_lower_right(xp.linalg.solve(mT(low), phi), low)
-        return (0.5 * (ga + mT(ga)),)
+        low, gl = (mH(out), mH(g)) if self.upper else (out, g)
+        phi = xp.tril(mH(low) @ gl)
+        phi = 0.5 * (phi + mH(xp.tril(phi, -1)))
+        return (_solve_lower_right(xp.linalg.solve(mH(low), phi), low),)
 
 
 @empty_in_float32
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (``A = L L^T``; U with ``A = U^T U`` when ``upper``) of each symmetric
     positive-definite matrix; only the lower triangle of A is read."""
-    check_matrix(A, "linalg.cholesky")
+    check_matrix(A, "linalg.cholesky", complex_ok=True)
     return Cholesky.apply(A, upper=bool(upper), name="linalg.cholesky")
 
 
@@ -80,7 +87,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """``(L, info)``: info is 0, or the order of the first leading minor that is not positive-definite
     (L is then not a valid factor)."""
-    check_matrix(A, "linalg.cholesky_ex")
+    check_matrix(A, "linalg.cholesky_ex", complex_ok=True)
     try:
         low = cholesky(A, upper=upper)
         info = xp.zeros(A._data.shape[:-2], dtype=xp.int32)
@@ -93,21 +100,21 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
 
 def _partial_cholesky(a, upper: bool):
     """The factor of each matrix where it exists (zeros elsewhere) and LAPACK's info per matrix."""
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = _hermitian_read(a, upper).reshape((-1,) + a.shape[-2:])
     low = xp.zeros_like(flat)
     info = xp.zeros(len(flat), dtype=xp.int32)
     for b, m in enumerate(flat):
         try:
-            low[b] = xp.linalg.cholesky(xp.tril(m) + xp.tril(m, -1).T)
+            low[b] = xp.linalg.cholesky(m)
         except xp.linalg.LinAlgError:
             info[b] = next(k for k in range(1, m.shape[-1] + 1) if _not_pd(m[:k, :k]))
     low = low.reshape(a.shape)
-    return Tensor._make(mT(low).copy() if upper else low), info.reshape(a.shape[:-2])
+    return Tensor._make(mH(low).copy() if upper else low), info.reshape(a.shape[:-2])
 
 
 def _not_pd(m) -> bool:
     try:
-        xp.linalg.cholesky(xp.tril(m) + xp.tril(m, -1).T)
+        xp.linalg.cholesky(m)
         return False
     except xp.linalg.LinAlgError:
         return True
@@ -116,17 +123,17 @@ def _not_pd(m) -> bool:
 # ------------------------------------------------------------------ QR
 def _qr_backward_tall(gq, gr, q, r):
     """PyTorch's QR derivative for m >= n (reduced):
-    gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T, syminvadj(X) = X + X^T with the diagonal halved."""
-    m = gr @ mT(r) if gr is not None else xp.zeros_like(r, shape=r.shape[:-1] + r.shape[-2:-1])
+    gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^-H, syminvadj(X) = X + X^H with the diagonal halved."""
+    m = gr @ mH(r) if gr is not None else xp.zeros_like(r, shape=r.shape[:-1] + r.shape[-2:-1])
     if gq is not None:
-        m = m - mT(q) @ gq
+        m = m - mH(q) @ gq
     m = xp.triu(m)
-    m = m + mT(m)
+    m = m + mH(m)
     m = _with_diag(m, 0.5 * _diag(m))
     ga = q @ m
     if gq is not None:
         ga = ga + gq
-    return _solve_lower_right(ga, mT(r))  # ga R^-T, with R^T lower triangular
+    return _solve_lower_right(ga, mH(r))  # ga R^-H, with R^H lower triangular
 
 
 @torch_named("LinalgQrBackward0")
@@ -151,7 +158,7 @@ class QR(MultiOutputNode):
         u = r[..., :, :m]
         gv = gr[..., :, m:] if gr is not None else xp.zeros_like(r, shape=r[..., :, m:].shape)
         y = q @ r[..., :, m:]
-        gq_x = y @ mT(gv) if gq is None else gq + y @ mT(gv)
+        gq_x = y @ mH(gv) if gq is None else gq + y @ mH(gv)
         gx = _qr_backward_tall(gq_x, None if gr is None else gr[..., :, :m], q, u)
         return (xp.concatenate([gx, q @ gv], -1),)
 
@@ -162,7 +169,7 @@ def qr(A: Tensor, mode: str = "reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    check_matrix(A, "linalg.qr", square=False)
+    check_matrix(A, "linalg.qr", square=False, complex_ok=True)
     return result("linalg_qr", ("Q", "R"), QR.apply(A, mode=mode))
 
 
@@ -232,7 +239,7 @@ class SVD(MultiOutputNode):
         self.saved, self.full = (u, s, vh), full_matrices
         return u, s, vh
 
-    def backward(self, gu, gs, gvh):  # PyTorch's svd_backward, real case
+    def backward(self, gu, gs, gvh):  # PyTorch's svd_backward
         u, s, vh = self.saved
         m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
         if self.full and (gu is not None or gvh is not None) and m != n:
@@ -245,34 +252,51 @@ class SVD(MultiOutputNode):
             return ((u * gs[..., None, :]) @ vh,)
         s2 = s * s
         e = _with_diag(s2[..., None, :] - s2[..., :, None], 1)  # E_ij = s_j^2 - s_i^2
-        ga = xp.zeros_like(s, shape=s.shape + (k,))
+        ga = xp.zeros_like(u, shape=s.shape + (k,))
+        # skew(X) = X - X^H; the diagonal of skew(U^H gU) is 2i Im(diag(U^H gU)), zero for a real matrix
+        uhgu = vhgv = xp.zeros_like(ga)
         if gu is not None:
-            uhgu = mT(u) @ gu
-            ga = ga + (uhgu - mT(uhgu)) / e * s[..., None, :]
+            uhgu = mH(u) @ gu
+            uhgu = uhgu - mH(uhgu)
+            ga = ga + uhgu / e * s[..., None, :]
         if gvh is not None:
-            vhgv = vh @ mT(gvh)
-            ga = ga + s[..., :, None] * ((vhgv - mT(vhgv)) / e)
-        ga = _with_diag(ga, 0 if gs is None else gs)
+            vhgv = vh @ mH(gvh)
+            vhgv = vhgv - mH(vhgv)
+            ga = ga + s[..., :, None] * (vhgv / e)
+        diagonal = xp.zeros_like(s) if gs is None else gs
+        if ga.dtype.kind == "c":
+            # each pair of singular vectors is defined up to a common phase e^{i phi}: a loss that depends on it
+            # has no derivative (PyTorch's check); the phase-free part adds i Im(diag(U^H gU)) / S
+            _check_svd_phase(_diag(uhgu).imag, _diag(vhgv).imag)
+            diagonal = diagonal + 0.5 * _diag(uhgu) / s
+        ga = _with_diag(ga, diagonal)
         if m > k and gu is not None:
             gus = gu / s[..., None, :]
-            return ((u @ ga + gus - u @ (mT(u) @ gus)) @ vh,)
+            return ((u @ ga + gus - u @ (mH(u) @ gus)) @ vh,)
         if n > k and gvh is not None:
             gvs = gvh / s[..., :, None]
-            return (u @ (ga @ vh + gvs - (gvs @ mT(vh)) @ vh),)
+            return (u @ (ga @ vh + gvs - (gvs @ mH(vh)) @ vh),)
         return (u @ ga @ vh,)
+
+
+def _check_svd_phase(im_uhgu, im_vhgv) -> None:
+    if isinstance(im_uhgu, xp.ndarray) and not xp.allclose(im_uhgu, -im_vhgv, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                           "making it ill-defined.")
 
 
 @empty_in_float32
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending."""
-    check_matrix(A, "linalg.svd", square=False)
+    check_matrix(A, "linalg.svd", square=False, complex_ok=True)
     return result("linalg_svd", ("U", "S", "Vh"), SVD.apply(A, full_matrices=bool(full_matrices)))
 
 
 @empty_in_float32
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending."""
-    check_matrix(A, "linalg.svdvals", square=False)
+    check_matrix(A, "linalg.svdvals", square=False, complex_ok=True)
     return SVD.apply(A, full_matrices=False)[1]
 
 
@@ -286,7 +310,8 @@ def lu_arrays(a):
     piv = xp.empty((lu.shape[0], k), dtype=xp.int32)
     rows = xp.arange(lu.shape[0])
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)  # the first largest, as LAPACK's idamax
+        col = lu[:, j:, j]  # the first largest, as LAPACK's i?amax, which measures a complex |re| + |im|
+        p = j + xp.argmax(xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col), axis=1)
         piv[:, j] = p + 1
         top = lu[:, j].copy()
         lu[:, j] = lu[rows, p]
@@ -324,16 +349,16 @@ class LUFactor(MultiOutputNode):
 
     def backward(self, glu, gpiv):
         # Square A = P L U (PyTorch's linalg_lu_backward):
-        # gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T, with gL, gU the two triangles of gLU
+        # gA = P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H, with gL, gU the two triangles of gLU
         lu, piv = self.saved
         m, n = lu.shape[-2:]
         if m != n:
             raise RuntimeError("lu_factor: the derivative is implemented for square matrices only")
         low = _with_diag(xp.tril(lu, -1), 1)
         up = xp.triu(lu)
-        inner = xp.tril(mT(low) @ xp.tril(glu, -1), -1) + xp.triu(xp.triu(glu) @ mT(up))
-        inner = _solve_lower_right(inner, mT(up))  # (...) U^-T
-        inner = xp.linalg.solve(mT(low), inner)  # L^-T (...)
+        inner = xp.tril(mH(low) @ xp.tril(glu, -1), -1) + xp.triu(xp.triu(glu) @ mH(up))
+        inner = _solve_lower_right(inner, mH(up))  # (...) U^-H
+        inner = xp.linalg.solve(mH(low), inner)  # L^-H (...)
         return (permutation(piv, m, lu.dtype) @ inner,)
 
 
@@ -361,7 +386,7 @@ def _check_lu_dims(A: Tensor, name: str) -> None:
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     """``(LU, pivots, info)``: info is 0, or the 1-based index of the first zero on U's diagonal."""
     _check_lu_dims(A, "torch.lu_factor")
-    check_matrix(A, "linalg.lu_factor_ex", square=False)
+    check_matrix(A, "linalg.lu_factor_ex", square=False, complex_ok=True)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv = LUFactor.apply(A)
@@ -392,7 +417,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
 def lu(A: Tensor, *, pivot: bool = True):
     """``(P, L, U)`` with ``A = P L U`` (``torch.linalg.lu``)."""
     _check_lu_dims(A, "linalg.lu")
-    check_matrix(A, "linalg.lu", square=False)
+    check_matrix(A, "linalg.lu", square=False, complex_ok=True)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
     packed, piv = LUFactor.apply(A)

@@ -246,12 +246,12 @@ class SolveTriangular(Node):
     def backward(self, g):
         t, x = self.saved
         upper, left, unit = self.flags
-        if left:  # T X = B: dL/dB = T^-T G, dL/dT = -(dL/dB) X^T
-            gb = xp.linalg.solve(mT(t), g)
-            ga = -(gb @ mT(x))
-        else:  # X T = B: dL/dB = G T^-T, dL/dT = -X^T (dL/dB)
-            gb = mT(xp.linalg.solve(t, mT(g)))
-            ga = -(mT(x) @ gb)
+        if left:  # T X = B: dL/dB = T^-H G, dL/dT = -(dL/dB) X^H
+            gb = xp.linalg.solve(mH(t), g)
+            ga = -(gb @ mH(x))
+        else:  # X T = B: dL/dB = G T^-H, dL/dT = -X^H (dL/dB)
+            gb = mH(xp.linalg.solve(t, mH(g)))
+            ga = -(mH(x) @ gb)
         # only the triangle (off its unit diagonal) was read
         ga = (xp.triu(ga, int(unit)) if upper else xp.tril(ga, -int(unit)))
         return ga, gb
@@ -260,8 +260,8 @@ class SolveTriangular(Node):
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when ``left=False``), reading only A's upper or lower triangle
     (its diagonal taken as ones when ``unitriangular``)."""
-    check_matrix(A, "linalg.solve_triangular", low_precision=False)
-    check_matrix(B, "linalg.solve_triangular", square=False, arg="B", low_precision=False)
+    check_matrix(A, "linalg.solve_triangular", low_precision=False, complex_ok=True)
+    check_matrix(B, "linalg.solve_triangular", square=False, arg="B", low_precision=False, complex_ok=True)
     refuse_low_precision(A, "linalg.solve_triangular")  # (A's dtype: a float32 A takes a float16 B)
     promoted = _dtype.promote_types(A.dtype, B.dtype)  # (PyTorch's kernel runs in the operands' common dtype)
     A, B = (t if t.dtype == promoted else t.to(promoted) for t in (A, B))
@@ -392,21 +392,21 @@ class Pinv(Node):
     def forward(self, a, atol, rtol, hermitian):
         if hermitian:
             w, v = xp.linalg.eigh(a)
-            s, u, vh = xp.abs(w), v * xp.sign(w)[..., None, :], mT(v)
+            s, u, vh = xp.abs(w), v * xp.sign(w)[..., None, :], mH(v)
         else:
             u, s, vh = xp.linalg.svd(a, full_matrices=False)
         smax = s.max(-1, keepdims=True, initial=0)
         keep = s > xp.maximum(atol, rtol * smax)
         inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
-        out = mT(vh) @ (inv_s[..., :, None] * mT(u))
+        out = mH(vh) @ (inv_s[..., :, None] * mH(u))
         self.saved = (a, out)
         return out
 
     def backward(self, g):
-        # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+   (constant rank), so
-        # dL/dA = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)   with X = A+
+        # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+   (constant rank), so
+        # dL/dA = -X^H G X^H + (I - A X) G^H X X^H + X^H X G^H (I - X A)   with X = A+
         a, x = self.saved
-        xt, gt = mT(x), mT(g)
+        xt, gt = mH(x), mH(g)
         return (-(xt @ g @ xt) + (gt - a @ (x @ gt)) @ (x @ xt) + (xt @ x) @ (gt - (gt @ x) @ a),)
 
 
@@ -417,7 +417,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
                                   or A._data.ndim < 2):
         raise RuntimeError(f"linalg.pinv({_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}{{{list(A._data.shape)}}}): expected "
                            "a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
-    check_matrix(A, "linalg.pinv", square=False)
+    check_matrix(A, "linalg.pinv", square=False, complex_ok=True)
     if rtol is None:
         rtol = max(A._data.shape[-2:]) * float(xp.finfo(A._data.dtype).eps) if atol in (None, 0) else 0.0
     return Pinv.apply(A, atol=0.0 if atol is None else float(atol), rtol=float(rtol), hermitian=bool(hermitian))
@@ -487,8 +487,8 @@ class MatrixExp(Node):
         return _expm(a).astype(a.dtype, copy=False)  # (a bfloat16 one's scaling promotes to float32)
 
     def backward(self, g):
-        # The Frechet derivative's adjoint: the top-right block of exp([[A^T, G], [0, A^T]]).
-        at = mT(self.saved[0])
+        # The Frechet derivative's adjoint: the top-right block of exp([[A^H, G], [0, A^H]]).
+        at = mH(self.saved[0])
         n = at.shape[-1]
         block = xp.zeros_like(at, shape=at.shape[:-2] + (2 * n, 2 * n))
         block[..., :n, :n] = block[..., n:, n:] = at
@@ -498,5 +498,5 @@ class MatrixExp(Node):
 
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix."""
-    check_matrix(A, "linalg.matrix_exp")
+    check_matrix(A, "linalg.matrix_exp", complex_ok=True)
     return MatrixExp.apply(A)
