@@ -107,6 +107,33 @@ class NotATensorError(TypeError):
     itself and its argument in the message instead, as PyTorch's does."""
 
 
+def operand_type_error(operand) -> TypeError:
+    """The TypeError for a binary op's operand that is neither a tensor nor a number (``torch.add(x, "a")``), met
+    where the op's name is unknown (``ops.elementwise.promote``): the function wrapping the op, which knows its name
+    and how each argument came, raises PyTorch's instead (``_operand_error``)."""
+    error = TypeError(f"unsupported operand type for a tensor op: {type(operand).__name__}")
+    error.operand = operand  # type: ignore[attr-defined]
+    return error
+
+
+def _operand_error(name: str, error: TypeError, args: tuple, kwargs: dict, torch_names: dict[str, str],
+                   method: bool) -> TypeError:
+    """PyTorch's TypeError for the operand ``error`` names, found among the ``args`` and ``kwargs`` of a function
+    (a Tensor ``method``: ``self`` is not counted) whose parameters PyTorch names as ``torch_names`` maps them
+    (``add(): argument 'other' (position 2) must be Tensor, not str``; an argument given by keyword has no
+    position); ``error`` itself where the operand is not one of them."""
+    operand, shown = error.operand, type(error.operand).__name__  # type: ignore[attr-defined]
+    positional = list(torch_names.values())[int(method):]
+    for position, value in enumerate(args[int(method):][:len(positional)]):
+        if value is operand:
+            return TypeError(f"{name}(): argument '{positional[position]}' (position {position + 1}) must be "
+                             f"Tensor, not {shown}")
+    for argument, value in kwargs.items():
+        if value is operand:
+            return TypeError(f"{name}(): argument '{torch_names.get(argument, argument)}' must be Tensor, not {shown}")
+    return error
+
+
 def _refuse_non_tensor(name: str, argument: str, value, position: int = 1) -> None:
     """PyTorch's TypeError for a function's tensor argument given something else (a NumPy array, a list), where
     ember's code met it as an AttributeError (``x._data``); nothing when ``value`` is a tensor."""
@@ -139,6 +166,10 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
         return _refusing_non_tensors(name, fn)
 
     first = next((alias for alias, own in names.items() if own == next(iter(params), None)), None)
+    # PyTorch's names of the parameters, by ember's (its two positional operands first: a binary op's error)
+    torch_names = {own: alias for alias, own in names.items() if alias not in ALIASES}
+    torch_names = {p: torch_names.get(p, p) for p, kind in params.items()
+                   if kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
 
     @functools.wraps(fn)
     def accepting_torch_names(*args, **kwargs):
@@ -156,6 +187,13 @@ def with_torch_names(qualname: str, fn: Callable, *, method: bool = False) -> Ca
                 raise
             _refuse_non_tensor(name, first, args[0])
             raise
+        except TypeError as e:  # (NotATensorError's above)
+            if not hasattr(e, "operand"):
+                raise
+            error = _operand_error(name, e, args, kwargs, torch_names, method)
+            if error is e:
+                raise
+            raise error from None
 
     # inspect.signature tells what the wrapper accepts: fn's parameters and the other names
     accepting_torch_names.__signature__ = with_keywords(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import numbers
 import operator
 import os
 from collections.abc import Callable
@@ -266,6 +267,11 @@ def _allocating(fn: _F) -> _F:
             raise NotImplementedError(f"{fn.__name__}(layout={layout}): ember creates only strided tensors")
         try:
             return fn(*args, **kwargs)
+        except TypeError as e:  # (full(fill_value=t): no position, as PyTorch's)
+            error = _dtype.unpositioned_by_keyword(e, kwargs)
+            if error is e:
+                raise
+            raise error from None
         except MemoryError as e:
             raise RuntimeError(f"{fn.__name__}: can't allocate memory: {e}") from None
         except ValueError as e:
@@ -915,10 +921,13 @@ def arange(*args, start=_NOT_GIVEN, end=_NOT_GIVEN, step=_NOT_GIVEN, dtype=None,
     if "step" in values and "start" not in values:
         raise _arange_combination_error(args, keywords)
     for name, v in values.items():
-        if v is None:
-            raise TypeError(f"arange(): argument '{name}' must be Number, not NoneType")
-        if len(values) > 1 and isinstance(v, Tensor) and (v._data.ndim or v.requires_grad):
+        number = isinstance(v, (numbers.Number, xp.generic))
+        if len(values) > 1 and (not number and not isinstance(v, Tensor) or isinstance(v, Tensor) and (
+                v._data.ndim or v.requires_grad)):
             raise _arange_combination_error(args, keywords)  # (PyTorch's parser then matches no overload)
+        if not number and not isinstance(v, Tensor):  # (arange(end) alone: "(position 1)" when given by position)
+            raise TypeError(f"arange(): {_dtype.described_argument(name, 1 if args else None)} must be Number, "
+                            f"not {type(v).__name__}")
     # (a NumPy scalar or a 0-d tensor read as PyTorch's Scalar: np.float32(0.5) and np.bool_ are floats here; a
     # tensor with dimensions or one that requires grad is refused: arange(t) by position, arange(end=t) not)
     first, last, by = (scalar_number(values.get(name, default), "arange", name, 1 if args else None)

@@ -15,6 +15,8 @@ more than the rest of ``import ember``. Its NumPy dtype has kind "V", so code as
 
 from __future__ import annotations
 
+import functools
+
 from ._backend import xp
 from ._shown_name import package_name
 
@@ -294,7 +296,38 @@ def scalar_tensor_number(value, op: str, argument: str, expected: str = "Number"
     must be Number``; a keyword-only one, ``alpha=``, has none)."""
     if not value._data.ndim and not value.requires_grad:
         return value.item()
-    raise TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not Tensor")
+    error = TypeError(f"{op}(): {described_argument(argument, position)} must be {expected}, not Tensor")
+    error.scalar_argument = (op, argument, expected)  # (for keyword_scalars, which drops the position)
+    raise error
+
+
+def keyword_scalars(fn):
+    """``fn``, whose TypeError for a tensor given as a Scalar argument (``scalar_tensor_number``) names no position
+    for an argument given by keyword, as PyTorch's parser (``full((2,), t)``: "argument 'fill_value' (position
+    2)"; ``full((2,), fill_value=t)``: "argument 'fill_value'"), which the op's own code cannot see. The wrapper
+    costs one call; a wrapper of its own (``_creation._allocating``) can instead call ``unpositioned_by_keyword``
+    in its ``except``."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            error = unpositioned_by_keyword(e, kwargs)
+            if error is e:
+                raise
+            raise error from None
+
+    return run
+
+
+def unpositioned_by_keyword(error: TypeError, kwargs: dict) -> TypeError:
+    """``error`` without its position when it is ``scalar_tensor_number``'s for an argument among the call's
+    ``kwargs``; else ``error`` itself."""
+    op, argument, expected = getattr(error, "scalar_argument", (None, None, None))
+    if argument not in kwargs:
+        return error
+    return TypeError(f"{op}(): {described_argument(argument)} must be {expected}, not Tensor")
 
 
 def described_argument(argument: str, position: int | None = None) -> str:

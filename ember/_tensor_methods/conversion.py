@@ -55,6 +55,7 @@ class ConversionMethods:
                           requires_grad: builtins.bool = False) -> Tensor:
         return ops.new_empty_strided(self, size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
+    @_dtype.keyword_scalars
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: builtins.bool = False) -> Tensor:
         return ops.new_full(self, size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 

@@ -64,6 +64,7 @@ def _distance_norm(diffs: Tensor, p: float) -> Tensor:
     return out
 
 
+@_dtype.keyword_scalars
 def dist(x1: Tensor, x2: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``x1 - x2`` over all elements. Both operands are version-checked at backward, as in
     ``cdist``. As PyTorch's signature, ``x2`` must be a tensor and ``p`` a number (TypeError)."""

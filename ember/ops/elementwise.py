@@ -12,6 +12,7 @@ import operator
 
 from .. import _deprecated_overloads as _deprecated
 from .. import _dtype
+from .._arg_aliases import operand_type_error
 from .._backend import quiet, xp
 from .._dtype import checked_fill, not_implemented_for, np_kind
 from .._memory_format import astype_result
@@ -61,7 +62,7 @@ def promote(a, b):
         raise TypeError("a NumPy array cannot be an operand of a tensor op; convert it first with "
                         "ember.from_numpy(array) (shares its memory) or ember.as_tensor(array, dtype=...)")
     elif not isinstance(s, (int, float, bool, complex)):
-        raise TypeError(f"unsupported operand type for a tensor op: {type(s).__name__}")
+        raise operand_type_error(s)  # (the function called, which knows its name, words PyTorch's error)
     cat = _dtype.scalar_category(s)
     if cat > t.dtype._category:
         t = promoted(t, _dtype.combine_categories(t.dtype, _dtype.category_dtype(cat)))
@@ -1096,6 +1097,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
     return a._data.shape == b._data.shape and bool(xp.array_equal(a._data, b._data))
 
 
+@_dtype.keyword_scalars
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether ``isclose`` holds everywhere."""
     require_tensor("allclose", b)
@@ -1110,6 +1112,7 @@ def _tolerances(op: str, rtol, atol) -> tuple:
                  for name, v, position in (("rtol", rtol, 3), ("atol", atol, 4)))
 
 
+@_dtype.keyword_scalars
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|a - b| <= atol + rtol |b| elementwise; tensors of two dtypes are PyTorch's RuntimeError, a number for ``b``
     its TypeError."""

@@ -355,6 +355,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _maybe_inplace(input, out, inplace, result_saved=True)
 
 
+@_dtype.keyword_scalars  # (a C function in PyTorch: a keyword's TypeError names no position)
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta; linear where beta * x > threshold."""
     beta, threshold = scalar_params("softplus", (2, 3), beta=beta, threshold=threshold)

@@ -160,6 +160,7 @@ def tanhshrink(input: Tensor) -> Tensor:
     return _apply(input, _tanhshrink, node=_TANHSHRINK, saves_input=False)
 
 
+@_dtype.keyword_scalars  # (C functions in PyTorch: a keyword's TypeError names no position)
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 otherwise (lambd >= 0)."""
     (lambd,) = scalar_params("softshrink", (2,), lambd=lambd)
@@ -168,6 +169,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return _apply(input, _softshrink, lambd, node=_SOFTSHRINK, kernel="softshrink_check")
 
 
+@_dtype.keyword_scalars
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, 0 otherwise."""
     (lambd,) = scalar_params("hardshrink", (2,), lambd=lambd)

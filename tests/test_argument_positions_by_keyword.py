@@ -1,0 +1,78 @@
+"""PyTorch's argument parser names an argument's position in its TypeError only when the argument came by
+position: ``full((2,), t)`` is "argument 'fill_value' (position 2)", ``full((2,), fill_value=t)`` "argument
+'fill_value'". ember named the position for both; ``torch.add(x, "a")`` had ember's own wording ("unsupported operand
+type for a tensor op") and ``arange("a")`` NumPy's ("must be real number"). Each message is checked against torch's.
+"""
+
+import pytest
+import torch
+
+import ember
+
+
+def _message(m, call):
+    with pytest.raises(TypeError) as info:
+        call(m)
+    return str(info.value).splitlines()[0]
+
+
+def _t(m):
+    return m.ones(2)
+
+
+CALLS = {
+    "full_keyword": lambda m: m.full((2,), fill_value=_t(m)),
+    "full_positional": lambda m: m.full((2,), _t(m)),
+    "full_like_keyword": lambda m: m.full_like(_t(m), fill_value=_t(m)),
+    "full_like_positional": lambda m: m.full_like(_t(m), _t(m)),
+    "new_full_keyword": lambda m: _t(m).new_full((2,), fill_value=_t(m)),
+    "new_full_positional": lambda m: _t(m).new_full((2,), _t(m)),
+    "scalar_tensor_keyword": lambda m: m.scalar_tensor(s=_t(m)),
+    "dist_keyword": lambda m: m.dist(_t(m), _t(m), p=_t(m)),
+    "dist_positional": lambda m: m.dist(_t(m), _t(m), _t(m)),
+    "isclose_keyword": lambda m: m.isclose(_t(m), _t(m), rtol=_t(m)),
+    "isclose_positional": lambda m: m.isclose(_t(m), _t(m), _t(m)),
+    "allclose_keyword": lambda m: m.allclose(_t(m), _t(m), atol=_t(m)),
+    "softplus_keyword": lambda m: m.nn.functional.softplus(_t(m), threshold=_t(m)),
+    "softplus_positional": lambda m: m.nn.functional.softplus(_t(m), 1, _t(m)),
+    "softshrink_keyword": lambda m: m.nn.functional.softshrink(_t(m), lambd=_t(m)),
+    "hardshrink_keyword": lambda m: m.nn.functional.hardshrink(_t(m), lambd=_t(m)),
+    # PyTorch's functional passes these on by position: "(position 2)" by keyword too
+    "leaky_relu_keyword": lambda m: m.nn.functional.leaky_relu(_t(m), negative_slope=_t(m)),
+    "add_str": lambda m: m.add(_t(m), "a"),
+    "add_none": lambda m: m.add(_t(m), None),
+    "add_list": lambda m: m.add(_t(m), [1, 2]),
+    "add_first": lambda m: m.add("a", _t(m)),
+    "add_keyword": lambda m: m.add(_t(m), other="a"),
+    "mul_str": lambda m: m.mul(_t(m), "a"),
+    "sub_str": lambda m: m.sub(_t(m), "a"),
+    "div_str": lambda m: m.div(_t(m), "a"),
+    "method_mul": lambda m: _t(m).mul("a"),
+    "method_add_keyword": lambda m: _t(m).add(other="a"),
+    "arange_str": lambda m: m.arange("a"),
+    "arange_keyword": lambda m: m.arange(end="a"),
+    "arange_none": lambda m: m.arange(None),
+    "arange_none_keyword": lambda m: m.arange(end=None),
+    "arange_list": lambda m: m.arange([3]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CALLS))
+def test_message_as_torchs(case):
+    assert _message(ember, CALLS[case]) == _message(torch, CALLS[case])
+
+
+@pytest.mark.parametrize("call", [lambda m: m.arange(0, "a"), lambda m: m.arange(0, None),
+                                  lambda m: m.arange(0, 5, step="a"), lambda m: m.arange(start=0, end="a")])
+def test_arange_non_numbers_among_several_are_no_overload(call):
+    for m in (ember, torch):
+        assert "received an invalid combination of arguments" in _message(m, call)
+
+
+def test_numbers_still_taken():
+    import numpy as np
+
+    for m in (ember, torch):
+        assert m.arange(np.float32(2.5)).tolist() == [0.0, 1.0, 2.0]
+        assert m.full((2,), fill_value=m.tensor(3.0)).tolist() == [3.0, 3.0]
+        assert m.dist(m.ones(2), m.zeros(2), p=m.tensor(1.0)).item() == 2.0
