@@ -599,7 +599,8 @@ _LAZY = {"save": "serialization", "load": "serialization", "autocast": "amp.auto
          "set_autocast_enabled": "amp.autocast_mode", "get_autocast_gpu_dtype": "amp.autocast_mode",
          "get_autocast_cpu_dtype": "amp.autocast_mode", "stft": "fft._stft", "istft": "fft._stft",
          "vmap": "func", "Future": "futures", "from_dlpack": "utils.dlpack",
-         "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm"}
+         "norm_except_dim": "nn.utils.weight_norm", "_weight_norm": "nn.utils.weight_norm",
+         "svd_lowrank": "_lowrank", "pca_lowrank": "_lowrank"}
 # PyTorch's native neural-network operators that it also exposes at the top level (torch.embedding, torch.conv2d,
 # torch.layer_norm ...), in their native signatures (ember/_nn_toplevel.py)
 _NN_TOPLEVEL = ("adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
@@ -643,6 +644,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers (which t
         utils,
         version,
     )
+    from ._lowrank import pca_lowrank, svd_lowrank
     from ._nn_toplevel import (
         adaptive_avg_pool1d,
         adaptive_max_pool1d,
