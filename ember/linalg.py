@@ -2,7 +2,8 @@
 
 Every function accepts leading batch dimensions and is differentiable (PyTorch's derivative
 formulas; the kernels live in ember/ops/solve.py and ember/ops/decompositions.py). A singular or
-non-positive-definite input raises ``LinAlgError``, a RuntimeError, as in PyTorch. Real dtypes only.
+non-positive-definite input raises ``LinAlgError``, a RuntimeError, as in PyTorch. Complex input where the
+functions' docstrings (and docs/api.md) say so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from ._tensor import Tensor
 from .ops.decompositions import (
     cholesky,
     cholesky_ex,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     lu,
     lu_factor,
@@ -40,7 +43,8 @@ from .ops.solve import (
 from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv",
            "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

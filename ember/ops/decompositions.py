@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from .. import _dtype
 from .._backend import xp
 from .._tensor import Tensor
 from ..autograd.graph import MultiOutputNode, Node, torch_named
@@ -229,6 +230,59 @@ def eigh(A: Tensor, UPLO: str = "L"):
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending."""
     return eigh(A, UPLO).eigenvalues
+
+
+# ------------------------------------------------------------------ eig
+@torch_named("LinalgEigBackward0")
+class Eig(MultiOutputNode):
+    def forward(self, a):
+        w, v = xp.linalg.eig(a)  # LAPACK's geev: unit-norm eigenvectors, each with its largest entry real
+        ctype = xp.result_type(a.dtype, xp.complex64)
+        w, v = w.astype(ctype, copy=False), v.astype(ctype, copy=False)  # (complex even when all are real)
+        self.saved, self.real_input = (w, v), a.dtype.kind != "c"
+        return w, v
+
+    def backward(self, gw, gv):
+        # PyTorch's linalg_eig_backward: gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re(diag(V^H gV)))) / E*) V^H,
+        # E_ij = L_j - L_i; each eigenvector is defined up to a phase, so a loss that depends on it (the imaginary
+        # part of diag(V^H gV) away from 0) is PyTorch's error. A real input takes the real part.
+        w, v = self.saved
+        vh = mH(v)
+        inner = xp.zeros_like(v)
+        if gv is not None:
+            vhgv = vh @ gv
+            phase = _diag(vhgv).imag
+            if isinstance(phase, xp.ndarray) and not xp.allclose(phase, 0, rtol=1e-2, atol=1e-2):
+                raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                                   "multiplication by e^{i phi}. The specified loss function depends on this "
+                                   "quantity, so it is ill-defined.")
+            inner = vhgv - vh @ (v * _diag(vhgv).real[..., None, :])
+            wc = xp.conj(w)
+            inner = inner / _with_diag(wc[..., None, :] - wc[..., :, None], 1)
+        inner = _with_diag(inner, 0 if gw is None else gw)
+        ga = xp.linalg.solve(vh, inner @ vh)
+        return (ga.real if self.real_input else ga,)
+
+
+def _check_eig(A: Tensor, name: str) -> None:
+    if isinstance(A, Tensor) and not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"Unknown Complex ScalarType for {_dtype.SCALAR_TYPE_NAMES[A.dtype.name]}")
+    check_matrix(A, name, complex_ok=True, low_precision=False)
+    if A.dtype in (_dtype.float16, _dtype.bfloat16):  # (an empty one too: PyTorch's kernel refuses it first)
+        raise _dtype.not_implemented_for("linalg_eig_out_cpu", A.dtype)
+
+
+def eig(A: Tensor):
+    """``(eigenvalues, eigenvectors)`` of each square matrix, complex whatever A's dtype (complex64 for float32):
+    LAPACK's geev, as PyTorch's CPU op, each eigenvector of unit norm."""
+    _check_eig(A, "linalg.eig")
+    return result("linalg_eig", ("eigenvalues", "eigenvectors"), Eig.apply(A))
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """The (complex) eigenvalues of each square matrix, as ``eig``'s."""
+    _check_eig(A, "linalg.eigvals")
+    return Eig.apply(A)[0]
 
 
 # ------------------------------------------------------------------ SVD
