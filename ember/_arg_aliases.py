@@ -42,15 +42,15 @@ OTHER_NAMES = frozenset({"b", "v", "L"})
 FIRST = {"split": "tensor", "result_type": "tensor", "promote_types": "type1", "tensor": None, "as_tensor": None,
          "tensordot": None, "lu": None, "set_default_tensor_type": None, "linalg.solve": None,
          "linalg.solve_ex": None, "linalg.vecdot": None, "linalg.cross": None, "linalg.lu_solve": None,
-         "linalg.householder_product": None, "linalg.tensorsolve": None, "linalg.ldl_solve": None,
-         "linalg.vander": None, "linalg.multi_dot": None, "linalg.tensorinv": None, "linalg.diagonal": None,
+         "linalg.householder_product": None, "linalg.ldl_solve": None,
+         "linalg.vander": None, "linalg.multi_dot": None, "linalg.diagonal": None,
          "linalg.svd": None, "linalg.svdvals": None, "linalg.lu": None,
          "linalg.lu_factor": None, "linalg.lu_factor_ex": None, "linalg.inv": None, "linalg.inv_ex": None,
          "linalg.qr": None, "linalg.det": None, "linalg.slogdet": None, "linalg.ldl_factor": None,
          "linalg.ldl_factor_ex": None}
 SECOND = {"mm": "mat2", "bmm": "mat2", "outer": "vec2", "ger": "vec2", "dot": "tensor", "pow": "exponent",
           "float_power": "exponent", "mv": "vec", "cholesky_solve": "input2", "linalg.lstsq": "b",
-          "promote_types": "type2", "result_type": "other"}
+          "promote_types": "type2", "result_type": "other", "linalg.tensorsolve": "other"}
 # other parameters PyTorch names differently (pinv's rcond is PyTorch's NumPy-compatible name for rtol)
 OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size": "shape"},
           "max": {"other": "dim"}, "min": {"other": "dim"}, "scatter": {"value": "src"},

@@ -44,10 +44,10 @@ from .ops.solve import slogdet as _slogdet
 from .return_types import result
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
-           "eigvalsh", "inv",
-           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
-           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]
 
 _INF = float("inf")
 
@@ -227,6 +227,45 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         rtol = max(a.shape[-2:]) * float(xp.finfo(a.dtype).eps) if atol in (None, 0) else 0.0
     tol = xp.maximum(0.0 if atol is None else float(atol), float(rtol) * s.max(-1, initial=0))
     return Tensor._make((s > tol[..., None]).sum(-1).astype(xp.int64))
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of A read as a linear map from its last dims to its first ``ind`` ones (their element counts
+    equal): ``tensordot(tensorinv(A, ind), A, ind)`` is the identity; the result has shape
+    ``A.shape[ind:] + A.shape[:ind]``."""
+    import math
+
+    from .ops.solve import Inv
+
+    if ind.__class__ is not int:
+        raise TypeError(f"linalg_tensorinv(): argument 'ind' must be int, not {type(ind).__name__}")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A.shape)
+    rows, cols = math.prod(shape[ind:]), math.prod(shape[:ind])
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), "
+                           f"but got {rows} != {cols}")
+    square = A.reshape(rows, rows)
+    check_matrix(square, "linalg.inv", complex_ok=True)
+    return Inv.apply(square, name="inv").reshape(shape[ind:] + shape[:ind])  # ("inv": PyTorch's singular error)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """X with ``tensordot(A, X, X.ndim) == B``: A read as a linear map from its last dims (X's shape) to its
+    first ``B.ndim`` ones; ``dims`` (A's dims moved to the end first) says which of A's dims X's are."""
+    import math
+
+    if dims is not None:
+        if not isinstance(dims, (list, tuple)):
+            raise TypeError(f"linalg_tensorsolve(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
+        A = A.movedim(list(dims), list(range(A.ndim - len(dims), A.ndim)))
+    result_shape = tuple(A.shape[B.ndim:])
+    rows, cols = math.prod(result_shape), math.prod(B.shape)
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {rows} != {cols}")
+    return solve(A.reshape(rows, rows), B.flatten()).reshape(result_shape)
 
 
 def multi_dot(tensors) -> Tensor:
