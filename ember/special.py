@@ -1,7 +1,6 @@
 """``ember.special``: the ``torch.special`` functions ember computes (each is the op of the same name; ``expit`` is
-``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``); the others (the Bessel
-functions J, Y, K and Airy's, the orthogonal polynomials) are not
-implemented (docs/api.md)."""
+``sigmoid``, ``psi`` ``digamma``, ``gammaln`` ``lgamma``, ``multigammaln`` ``mvlgamma``), the orthogonal polynomials
+among them; the others (the Bessel functions J, Y, K and Airy's) are not implemented (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +15,20 @@ from .ops.gamma_fns import igamma as gammainc
 from .ops.gamma_fns import igammac as gammaincc
 from .ops.gamma_fns import lgamma as gammaln
 from .ops.gamma_fns import mvlgamma as multigammaln
+from .ops.orthogonal_polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 from .ops.pointwise import erf, erfc, erfinv, exp2, expm1, logit
 from .ops.reduction import logsumexp
 from .ops.special_fns import entr, erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri, sinc
@@ -39,7 +52,12 @@ def ndtr(input: Tensor) -> Tensor:
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
            "gammaln", "i0", "i0e",
            "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w"]
+_POLYNOMIALS = [name for name in __all__ if "_polynomial_" in name]
 
 from ._arg_aliases import accept_torch_names as _accept_torch_names  # noqa: E402
 from ._arg_aliases import name_as_native_ops as _name_as_native_ops  # noqa: E402
@@ -54,14 +72,17 @@ _OUT_OPS = {"digamma": "digamma", "entr": "special_entr", "erf": "erf", "erfc": 
             "i1e": "special_i1e", "log1p": "log1p", "log_ndtr": "special_log_ndtr", "logit": "logit",
             "logsumexp": "logsumexp", "multigammaln": "mvlgamma", "ndtr": "special_ndtr", "ndtri": "special_ndtri",
             "polygamma": "polygamma", "psi": "digamma", "round": "round", "sinc": "sinc",
-            "xlog1py": "special_xlog1py", "xlogy": "xlogy", "zeta": "special_zeta"}
+            "xlog1py": "special_xlog1py", "xlogy": "xlogy", "zeta": "special_zeta",
+            **{name: f"special_{name}" for name in _POLYNOMIALS}}
 
 
 def _add_out() -> None:
     from ._out import with_out
 
     for name, op in _OUT_OPS.items():
-        globals()[name] = with_out(op, globals()[name], parsed=f"special_{name}", differentiable=name == "ndtr")
+        # (not refused under autograd: ndtr, composite in PyTorch; the polynomials, whose results take no gradient)
+        globals()[name] = with_out(op, globals()[name], parsed=f"special_{name}",
+                                   differentiable=name == "ndtr" or name in _POLYNOMIALS)
 
 
 _add_out()
