@@ -13,8 +13,8 @@ import os as _os
 import sys as _sys
 import typing as _typing
 
-from . import _missing, _parallel, version
-from . import ops as _ops  # noqa: F401  (first: ops imports Tensor, whose methods call ops when they run)
+# (_ops first: it imports ops, which imports Tensor, whose methods call ops when they run)
+from . import _missing, _ops, _parallel, version  # noqa: F401
 from ._backend import xp as _xp
 from ._compile import compile
 from ._creation import (

@@ -274,6 +274,18 @@ class SparseTensor(Tensor):
         return (f"tensor({parts[0]},\n       {parts[1]},\n"
                 f"       size={tuple(c.shape)}, nnz={c.nnz}, {dtype}layout=torch.sparse_coo)")
 
+    def new(self, *args, device=None) -> SparseTensor:
+        """PyTorch's legacy ``sparse.new(indices, values[, size])`` (a COO tensor of the values' dtype) or
+        ``sparse.new(*sizes)`` (an empty one of this tensor's dtype)."""
+        from .sparse import legacy_sparse
+
+        made = legacy_sparse(args, self.dtype, device)
+        if made is None:
+            kinds = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"new() received an invalid combination of arguments - got ({kinds}); expected "
+                            "(indices, values), (indices, values, size) or sizes (ints)")
+        return made
+
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 

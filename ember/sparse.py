@@ -79,21 +79,33 @@ class _LegacySparseType(type):
     def __call__(cls, *args, device=None) -> SparseTensor:
         """``(indices, values[, size])``: as ``torch.sparse_coo_tensor`` (the dtype is the values', as PyTorch
         keeps it); ``(*sizes)`` or ``()``: an empty sparse tensor of the type's dtype."""
-        size = _sizes(args) if args else (0,)
-        if size is not None:
-            _deprecated("shape, " if args else "", "shape, " if args else "(0,), ")
-            return SparseTensor.wrap(SparseCOO(xp.zeros((len(size), 0), xp.int64), xp.zeros((0,), cls.dtype.np),
-                                               tuple(size), True))
-        if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):
-            given = "shape, " if len(args) == 3 else ""
-            _deprecated(f"indices, values, {given}", f"indices, values, {given}")
-            return sparse_coo_tensor(*args, device=device)
-        kinds = ", ".join(type(a).__name__ for a in args)
-        raise TypeError(f"torch.sparse.{cls.__name__}() received an invalid combination of arguments - got "
-                        f"({kinds}); expected (indices, values), (indices, values, size) or sizes (ints)")
+        made = legacy_sparse(args, cls.dtype, device, warn=True)
+        if made is None:
+            kinds = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"torch.sparse.{cls.__name__}() received an invalid combination of arguments - got "
+                            f"({kinds}); expected (indices, values), (indices, values, size) or sizes (ints)")
+        return made
 
     def __repr__(cls) -> str:
         return f"<class 'torch.sparse.{cls.__name__}'>"
+
+
+def legacy_sparse(args: tuple, dtype: _dtype.dtype, device=None, warn: builtins.bool = False) -> SparseTensor | None:
+    """What PyTorch's legacy sparse constructors (``torch.sparse.FloatTensor(...)``, which ``warn`` that they are
+    deprecated, and ``sparse.new(...)``) make of ``args``: ``(indices, values[, size])`` a COO tensor of the
+    values' dtype; ``(*sizes)`` or ``()`` an empty one of ``dtype``; None for any other arguments."""
+    size = _sizes(args) if args else (0,)
+    if size is not None:
+        if warn:
+            _deprecated("shape, " if args else "", "shape, " if args else "(0,), ")
+        return SparseTensor.wrap(SparseCOO(xp.zeros((len(size), 0), xp.int64), xp.zeros((0,), dtype.np),
+                                           tuple(size), True))
+    if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]):
+        if warn:
+            given = "shape, " if len(args) == 3 else ""
+            _deprecated(f"indices, values, {given}", f"indices, values, {given}")
+        return sparse_coo_tensor(*args, device=device)
+    return None
 
 
 def _deprecated(given: str, instead: str) -> None:

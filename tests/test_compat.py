@@ -445,3 +445,34 @@ def test_leaf_in_place_error_names_no_grad_as_the_program_spells_it(tmp_path):
                             capture_output=True, text=True, cwd=ROOT, timeout=120,
                             env=dict(os.environ, PYTHONPATH=ROOT))
     assert native.stdout.count("with ember.no_grad():") == 3, native.stdout + native.stderr
+
+
+def test_torch_ops_imported_from_its_defining_module():
+    """``from torch._ops import ops`` (DLRM imports PyTorch's operator namespaces so) gives ``torch.ops``."""
+    import importlib
+
+    import torch._ops
+
+    assert torch._ops.ops is torch.ops
+    ops_module = importlib.import_module("ember._ops")
+    assert ops_module.ops is ember.ops and ember._ops is ops_module
+    assert ops_module.ops.aten._foreach_add is not None
+
+
+@pytest.mark.xfail(strict=True, reason="ember.autograd.profiler.profile is ember.profiler.profile (keyword-only): "
+                   "the legacy class, `enabled` first and `use_cuda` accepted, belongs in ember/autograd/profiler.py, "
+                   "left to this round's autograd work")
+def test_legacy_autograd_profiler_takes_enabled_positionally():
+    """PyTorch's ``torch.autograd.profiler.profile`` is the legacy profiler, whose ``enabled`` is its first positional
+    argument (DLRM: ``profile(args.enable_profiling, use_cuda=..., record_shapes=True)``); ``torch.profiler.profile``
+    takes keywords only."""
+    import torch.autograd.profiler
+
+    with torch.autograd.profiler.profile(False, use_cuda=False, record_shapes=True):
+        pass
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            lib.profiler.profile(False)
+    with ember.autograd.profiler.profile(False, use_cuda=False, record_shapes=True) as prof:
+        pass
+    assert not prof.enabled

@@ -269,6 +269,27 @@ def test_clip_after_step_warns(clip):
     assert "Clip between loss.backward() and optimizer.step()" in w.messages[0]
 
 
+def test_clip_inside_the_optimizers_own_step_is_silent():
+    """An optimizer that clips each gradient inside step(), before applying it (BERT's BertAdam calls
+    clip_grad_norm_ per parameter there), clips before the update: nothing to report."""
+    class ClippingSGD(ember.optim.SGD):
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        nn.utils.clip_grad_norm_(p, 0.1)
+            return super().step(closure)
+
+    model, (x, y) = mlp(), data()
+    opt = ClippingSGD(model.parameters(), lr=0.1)
+    with caught() as w:
+        for _ in range(3):
+            opt.zero_grad()
+            (loss_of(model, x, y) * 100).backward()
+            opt.step()
+    assert w.messages == []
+
+
 def test_clip_after_step_has_no_effect_in_torch_either():
     """What the warning says: the update with clipping after step equals the update without clipping."""
     def run(m, clip_after):

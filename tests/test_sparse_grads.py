@@ -493,3 +493,53 @@ def test_in_place_transposes_of_a_sparse_matrix_like_torch(op):
     assert er is e and tr is t and tuple(e.shape) == (3, 2)
     _same_sparse(e, t)
     assert_close(e.to_dense(), t.to_dense())
+
+
+def test_sparse_new_is_pytorchs_legacy_sparse_constructor():
+    """``grad.new(indices, values, size)`` (DLRM's row-wise sparse Adagrad builds its updates so): a COO tensor of
+    the values' dtype, without the typed constructors' deprecation warning; ``(indices, values)`` infers the size,
+    ``(*sizes)`` and ``()`` are empty ones of the tensor's dtype."""
+    import warnings
+
+    made = {}
+    for m in (ember, torch):
+        s = m.sparse_coo_tensor(m.tensor([[0, 2]]), m.tensor([1.0, 2.0]), (4,))
+        idx, vals = m.tensor([[0, 1]]), m.tensor([3.0, 4.0], dtype=m.float64)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            made[m] = (s.new(idx, vals, [4]), s.new(idx, vals, m.Size([4])), s.new(idx, vals), s.new(3), s.new(2, 3),
+                       s.new())
+        assert not [w for w in seen if "deprecated" in str(w.message)]
+        with pytest.raises(RuntimeError, match="indices must be an int64 tensor"):
+            s.new(idx.float(), vals, [4])
+    for e, t in zip(made[ember], made[torch]):
+        assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1] and e.is_coalesced() == t.is_coalesced()
+        _same_sparse(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dense_add_and_sub_of_a_sparse_tensor_in_place_like_torch(dtype):
+    """``dense.add_(sparse, alpha=)`` and ``sub_`` (optimizers written for sparse gradients update their dense
+    state so): the sparse entries added (repeats summed), PyTorch's errors for another size, a dtype that cannot
+    hold the result, and a leaf that requires grad; inside a graph the gradient passes to the dense operand."""
+    out = {}
+    for m in (ember, torch):
+        s = m.sparse_coo_tensor(m.tensor([[0, 2, 0]]), m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (4, 2))
+        d = m.arange(8, dtype=getattr(m, dtype)).reshape(4, 2)
+        steps = [d.add_(s).clone(), d.add_(s, alpha=2).clone(), d.sub_(s).clone(), d.sub_(s, alpha=0.5).clone()]
+        errors = []
+        for target in (m.zeros(3, 2), m.zeros(4, 2, dtype=m.int64), m.zeros(4, 2, requires_grad=True)):
+            with pytest.raises(RuntimeError) as e:
+                target.add_(s)
+            errors.append(str(e.value).split(". Wrap")[0].rstrip("."))  # (ember adds how to fix it)
+        a = m.ones(4, 2, dtype=getattr(m, dtype), requires_grad=True)
+        b = a * 2
+        b.add_(s)
+        b.sum().backward()
+        out[m] = steps, errors, b.detach(), a.grad, d._version
+    for e, t in zip(out[ember][0], out[torch][0]):
+        np.testing.assert_allclose(e.numpy(), t.numpy())
+    assert out[ember][1] == out[torch][1]
+    np.testing.assert_allclose(out[ember][2].numpy(), out[torch][2].numpy())
+    np.testing.assert_allclose(out[ember][3].numpy(), out[torch][3].numpy())
+    assert out[ember][4] == out[torch][4]

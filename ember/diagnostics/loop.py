@@ -219,8 +219,15 @@ def _grad_edit_hook(what: str, params, limit) -> None:
         return
     if what == "zero_grad":
         _cleared(params)
-    elif config.enabled["clip_after_step"]:
+    elif config.enabled["clip_after_step"] and not _inside_a_step():
         _check_clip(what, params, limit)
+
+
+def _inside_a_step() -> bool:
+    """Whether an optimizer's step() is running: a clip there is the step's own, before its update (BERT's
+    BertAdam clips each gradient inside step(), just before applying it), not a clip of applied gradients."""
+    outer = _outer_step[0]() if _outer_step[0] is not None else None
+    return outer is not None and bool(outer.__dict__.get("_stepping"))
 
 
 def _check_clip(fname: str, params: list, limit) -> None:

@@ -30,6 +30,7 @@ from .._dtype import (
 from .._memory_format import half_number, via_float32
 from .._meta import is_meta
 from .._out import refuse_partial_overlap
+from .._sparse import SparseCOO, SparseTensor
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.grad_mode import _GradState, no_grad
@@ -124,6 +125,8 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
                 f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
                 f"{list(xp.broadcast_shapes(o.shape, x._data.shape))}"
             )
+    elif o.__class__ is SparseCOO:  # dense += sparse: only the sparse entries' elements are read and written
+        return _sparse_inplace(x, o, ufunc)
     elif isinstance(o, float) and np_kind(x._data.dtype) != "f":
         _check_cast(xp.float32, x)
     elif o.__class__ is int:  # (as PyTorch's kernel reads it: int8's add_(300) adds 44, where NumPy raises)
@@ -132,6 +135,25 @@ def _binary_inplace(x: Tensor, other, ufunc, op) -> Tensor:
         o = ew.operand_int(o, x._data.dtype)
     with quiet():  # inf/nan silently, as PyTorch (ember._backend)
         ufunc(x._data, o, out=x._data, casting="unsafe")
+    x._bump_version()
+    return x
+
+
+def _sparse_inplace(x: Tensor, o: SparseCOO, ufunc) -> Tensor:
+    """``x.add_(sparse)``/``x.sub_(sparse)`` on a dense ``x``, as PyTorch: no broadcasting, the result cast into
+    ``x``'s dtype as for a dense operand; any other in-place op with a sparse operand is refused."""
+    if ufunc is not xp.add and ufunc is not xp.subtract:
+        raise NotImplementedError(f"Could not run 'aten::{ufunc.__name__}_' with a sparse operand into a dense "
+                                  "tensor: PyTorch's sparse backend lacks it")
+    if o.shape != x._data.shape:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(x._data.shape)} while other has size {list(o.shape)} (FYI: dense-sparse addition "
+                           "does not currently support broadcasting)")
+    if not can_cast_result(o.dtype, x._data.dtype):
+        raise RuntimeError(f"Can't convert result type {SCALAR_TYPE_NAMES[from_np(o.dtype).name]} to output "
+                           f"{SCALAR_TYPE_NAMES[x.dtype.name]} in add operation")
+    with quiet():
+        (o if ufunc is xp.add else o.with_values(-o.values)).add_into(x._data)
     x._bump_version()
     return x
 
@@ -154,6 +176,8 @@ def add_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:
             scalar_int(alpha)
+        if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
+            return _binary_inplace(x, other.mul(alpha), xp.add, ew.add)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(alpha), lambda a, b: ew.add(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)
@@ -169,6 +193,8 @@ def sub_(x: Tensor, other, *, alpha=1) -> Tensor:
     if alpha != 1 or ew.number_in_float32(x._data, other):  # (a number into a half one: as with alpha)
         if alpha.__class__ is int:
             scalar_int(alpha)
+        if other.__class__ is SparseTensor:  # (its values scaled: only they are read)
+            return _binary_inplace(x, other.mul(alpha), xp.subtract, ew.sub)
         if ew.fused_alpha(x, other, alpha):
             return _binary_inplace(x, other, _scaled_by(-alpha), lambda a, b: ew.sub(a, b, alpha=alpha))
         refuse_partial_overlap(x._data, other)  # (before the product, a new tensor, hides it)

@@ -96,7 +96,10 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 def _as_int64(value, args) -> int:
     """An int argument of random_ as PyTorch's argument parser takes it: an integer (no bool, no float) that
-    fits int64."""
+    fits int64, or a 0-d integer tensor (a hash-grid NeRF's ``randint(0, resolution - cube_size, ...)`` of 0-d
+    tensors)."""
+    if isinstance(value, Tensor) and value._data.ndim == 0 and np_kind(value._data.dtype) in "iu":
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, xp.integer)):
         got = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), but expected one "

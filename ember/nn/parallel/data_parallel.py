@@ -34,3 +34,10 @@ class DataParallel(Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.module(*inputs, **kwargs)
 
+
+
+def data_parallel(module: Module, inputs: Any, device_ids: Sequence[int] | None = None, output_device=None,
+                  dim: int = 0, module_kwargs: Any = None) -> Any:
+    """PyTorch's functional ``DataParallel``: it looks for a GPU type before anything else and, on a machine
+    without one, stops there; so does ember, which has none."""
+    raise RuntimeError("device type could not be determined")
