@@ -126,7 +126,9 @@ TARGETS = {
                                 # (a saved tensor changed in place: PyTorch's message for each dtype and saving op)
                                 "tests/test_saved_modified_messages.py",
                                 # (a view whose base changed in place, either operand of apply_same: its edge)
-                                "tests/test_binary_view_operands.py"],
+                                "tests/test_binary_view_operands.py",
+                                # (a leaf's hooks reached without a gradient: AccumulateGrad's backward with None)
+                                "tests/test_hooks_without_gradient.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],
@@ -231,7 +233,9 @@ TARGETS = {
                               "tests/test_nn_loss_dtypes.py", "tests/test_loss_one_element.py", _BOOKKEEPING,
                               _BRANCH_POINTS,
                               # (inputs on a branch's switch or a clamp: BCE at 0 and 1, smooth_l1 at beta ...)
-                              "tests/test_loss_branch_edges.py"],
+                              "tests/test_loss_branch_edges.py",
+                              # (a weight or pos_weight that is no tensor: PyTorch's TypeError, its position)
+                              "tests/test_loss_weight_arguments.py"],
     "ember/nn/_ops/classification.py": [_DEFAULTS, "tests/test_nn_losses.py", _HALF, "tests/test_saved_versions.py",
                                         _REFUSALS, "tests/test_class_loss_no_classes.py", _BOOKKEEPING,
                                         # (a 0-d input against each kind of target, and probabilities with an
@@ -241,7 +245,9 @@ TARGETS = {
                                         # backward reads the array, not the noted picks)
                                         "tests/test_class_loss_node_hooks.py",
                                         # (inputs of rank 3 and 5, odd spatial sizes: the (N, C, 1, -1) view)
-                                        "tests/test_class_loss_spatial_sizes.py"],
+                                        "tests/test_class_loss_spatial_sizes.py",
+                                        # (a weight that is no tensor: PyTorch's TypeError, its position)
+                                        "tests/test_loss_weight_arguments.py"],
     "ember/nn/_ops/norm.py": [_DEFAULTS, "tests/test_nn_layers.py", "tests/test_nn_instance_norm.py",
                               "tests/test_higher_order_nn.py", "tests/test_batch_norm_rows.py", _HALF,
                               _COMPILED_VS_NUMPY % "layer_norm",
