@@ -128,7 +128,9 @@ TARGETS = {
                                 # (a view whose base changed in place, either operand of apply_same: its edge)
                                 "tests/test_binary_view_operands.py",
                                 # (a leaf's hooks reached without a gradient: AccumulateGrad's backward with None)
-                                "tests/test_hooks_without_gradient.py"],
+                                "tests/test_hooks_without_gradient.py",
+                                # (a fresh result's version 0 on every path: apply_one's fast path too)
+                                "tests/test_result_versions.py"],
     # (DDP's calls on the store: an unused parameter's zeros issued and retracted, a foreign gradient adopted)
     "ember/autograd/grad_store.py": ["tests/test_grad_store.py", "tests/test_autograd.py", "tests/test_fast_paths.py",
                                      "tests/test_reducer_interface.py"],
