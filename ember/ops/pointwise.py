@@ -21,7 +21,7 @@ from .._meta import made as _meta_made
 from .._parallel import parallel_blocks
 from .._tensor import Tensor
 from ..autograd.forward_ad import has_tangent
-from ..autograd.graph import Node, shape_error, torch_named, version_checked
+from ..autograd.graph import Node, shape_error, shown_as, torch_named, version_checked
 from ..autograd.recorded import RecordedArray, is_recorded
 from .elementwise import (
     _float_operands,
@@ -703,14 +703,14 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both are NaN (``maximum`` propagates NaN)."""
     _tensor_other("fmax", other)
     _refuse_complex_extreme("fmax", input, other)
-    return _nan_ignoring(input, other, xp.greater_equal)
+    return _nan_ignoring(input, other, xp.greater_equal, "FmaxBackward0")
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN (``minimum`` propagates NaN)."""
     _tensor_other("fmin", other)
     _refuse_complex_extreme("fmin", input, other)
-    return _nan_ignoring(input, other, xp.less_equal)
+    return _nan_ignoring(input, other, xp.less_equal, "FminBackward0")
 
 
 def _refuse_complex_extreme(name: str, a: Tensor, b: Tensor) -> None:
@@ -719,13 +719,16 @@ def _refuse_complex_extreme(name: str, a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"{name} not implemented for complex tensors.")
 
 
-def _nan_ignoring(a: Tensor, b: Tensor, keeps_a) -> Tensor:
+def _nan_ignoring(a: Tensor, b: Tensor, keeps_a, name: str) -> Tensor:
     """``a`` where ``keeps_a(a, b)`` or ``b`` is NaN, else ``b``: PyTorch's fmax/fmin, whose gradient goes wholly
-    to ``a`` at a tie (and where both are NaN), as its derivative masks ``self >= other`` (``<=`` for fmin)."""
+    to ``a`` at a tie (and where both are NaN), as its derivative masks ``self >= other`` (``<=`` for fmin). A
+    select, under PyTorch's node ``name``; its formula reads both operands, which PyTorch saves: a change in place
+    to either before backward is its error."""
     from .indexing import where
 
     arrays = (a._data, b._data)  # (the condition laid out by the operands, so the result is, as PyTorch's)
-    return where(Tensor._make(iterator_layout(keeps_a(*arrays) | xp.isnan(b._data), arrays)), a, b)
+    out = where(Tensor._make(iterator_layout(keeps_a(*arrays) | xp.isnan(b._data), arrays)), a, b)
+    return shown_as(version_checked(out, a, b), name)
 
 
 def _heaviside(x, values):

@@ -615,7 +615,24 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Ten
     if dtype is not None:
         x = promoted(x, dtype)
     order = 2.0 if p == "fro" else float(p)
-    return LinalgVectorNorm.apply(x, order=order, axes=_axes(dim, x._data.ndim), keepdim=keepdim)
+    axes = _axes(dim, x._data.ndim)
+    if (order == xp.inf or order == -xp.inf) and x._data.size == 0:
+        _refuse_empty_extreme(x, order, dim)
+    return LinalgVectorNorm.apply(x, order=order, axes=axes, keepdim=keepdim)
+
+
+def _refuse_empty_extreme(x: Tensor, order: float, dim) -> None:
+    """PyTorch's error for the inf or -inf norm (a max or min, which has no identity) of an empty tensor over all
+    dims, or over a dim of extent 0 (the first in ``dim``'s order, named as given); an empty tensor reduced only
+    over dims of other extents is fine (an empty result)."""
+    p = "inf" if order > 0 else "-inf"
+    if dim is None or not isinstance(dim, int) and len(dim) == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the operation "
+                           "does not have an identity")
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if x._data.shape[d] == 0:  # ("1because": PyTorch's message has no space there)
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension {d}because this "
+                               "dimension is empty and the operation does not have an identity")
 
 
 def check_norm_dtype(x: Tensor, dtype, name: str):
