@@ -13,6 +13,9 @@ and workers would be equal). OpenBLAS's threads spin a while after a threaded GE
 ``OPENBLAS_THREAD_TIMEOUT`` is small: this script sets 4, as ember does when it is imported before NumPy, and
 run_all.py); that spin counts as theirs.
 
+The hand-offs per step (chunks handed to ember's workers) are counted too: each wakes a sleeping worker, which on the
+idle 2-core VM costs 50-300 µs of wall clock that no thread's CPU time shows.
+
 ``--ops`` also times every op's forward and backward (each ``Node`` subclass), the optimizer's step, and the rest
 (the autograd engine, Python between ops) on the calling thread's and ember's workers' CPU clocks, and prints them
 largest ``main - workers`` first (OpenBLAS's threads have no clock readable per op; their total is per step).
@@ -109,12 +112,34 @@ class OpMeter:
                 cls.step = self.wrap(f"{cls.__name__}.step", cls.__dict__["step"])
 
 
+_HANDOFFS: list = []  # an entry per chunk handed to one of ember's workers
+
+
+def _count_handoffs() -> list:
+    """``_HANDOFFS``, emptied, and from now on given an entry at every chunk handed to one of ember's workers
+    (``_Worker.submit``): each a wake of a sleeping thread, 50-300 µs of wall clock on the idle 2-core VM
+    (docs/benchmarks.md), which the threads' CPU time does not show."""
+    from ember import _parallel
+
+    submit = _parallel._Worker.submit
+    if not getattr(submit, "counted", False):
+        def counted(self, *args):
+            _HANDOFFS.append(None)
+            return submit(self, *args)
+
+        counted.counted = True
+        _parallel._Worker.submit = counted
+    _HANDOFFS.clear()
+    return _HANDOFFS
+
+
 def measure(name: str, steps: int, rounds: int, ops: bool) -> None:
     from workloads import WORKLOADS
 
     import ember
 
     build, batch, label = WORKLOADS[name]
+    handoffs = _count_handoffs()
     meter = Meter()
     opm = OpMeter(meter)
     if ops:
@@ -125,6 +150,7 @@ def measure(name: str, steps: int, rounds: int, ops: bool) -> None:
     opm.ids = meter.clocks()  # (the workers exist now)
     opm.totals.clear()
     per: list[list[float]] = [[], [], [], []]  # main, workers, other threads, wall: ms per step, per round
+    handoffs.clear()
     for _ in range(rounds):
         before, w0 = meter.read(), time.perf_counter()
         for i in range(steps):
@@ -136,7 +162,8 @@ def measure(name: str, steps: int, rounds: int, ops: bool) -> None:
     main, ours, blas, wall = (statistics.median(p) for p in per)
     print(f"{name} ({label}), threads {ember.get_num_threads()}, ms per step (medians of {rounds} x {steps}): "
           f"main {main:.2f}, ember workers {ours:.2f}, other threads {blas:.2f}; main - workers {main - ours:.2f} "
-          f"({(main - ours) / main:.0%} of main); wall {wall:.2f}", flush=True)
+          f"({(main - ours) / main:.0%} of main); wall {wall:.2f}; hand-offs {len(handoffs) / rounds / steps:.0f}",
+          flush=True)
     if ops:
         n = rounds * steps
         in_ops = sum(r[0] for r in opm.totals.values())

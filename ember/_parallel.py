@@ -21,6 +21,7 @@ import math
 import os
 import threading
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ._backend import quiet_enter, quiet_exit, xp
 from ._kernels import _omp, openblas
@@ -174,6 +175,59 @@ def parallel_for(fn: Callable[[int, int], None], rows: int, elements: int, min_e
         _pool_lock.release()
     if error is not None:
         raise error
+
+
+class Rows(NamedTuple):
+    """A kernel over ``count`` independent rows, ready to run: ``run(lo, hi)`` computes rows lo..hi, ``elements`` is
+    its size (the threading decision, as ``parallel_for``'s); ``whole``: its rows run on the calling thread in one
+    call, never split (a GEMM too wide for ``gemm_block``'s blocks, which OpenBLAS's own threads split)."""
+
+    run: Callable[[int, int], None]
+    count: int
+    elements: int
+    whole: bool = False
+
+
+def run_rows(rows: Rows) -> None:
+    """``rows``' kernel over all its rows: split over threads as ``parallel_for`` splits them, unless whole."""
+    if rows.whole:
+        rows.run(0, rows.count)
+    else:
+        parallel_for(rows.run, rows.count, rows.elements)
+
+
+def parallel_for_all(*works: Rows) -> None:
+    """Several independent kernels' rows as one ``parallel_for``: one hand-off to the workers where each kernel
+    split alone takes one (a convolution's weight and input gradients: two), and the serial steps between them
+    gone. A hand-off to a sleeping worker costs 50-300 µs of wall clock on the idle 2-core VM (docs/benchmarks.md).
+
+    The chunks take every kernel's rows in proportion (row i of a kernel of n rows sits at (i + 0.5) / n in the
+    merged order), so each thread gets its share of each kernel, however their rows differ in cost; each chunk runs
+    its rows of the first kernel, then of the next. Every kernel's rows are computed independently, so the bits do
+    not depend on the split (at one thread: each kernel whole, in order). A kernel that must stay whole makes every
+    kernel run on its own (``run_rows``), one after another."""
+    if len(works) == 1 or any(w.whole for w in works):
+        for w in works:
+            run_rows(w)
+        return
+    total, elements = sum(w.count for w in works), sum(w.elements for w in works)
+    if chunks_for(total, elements) == 1:  # one chunk (one thread, small, inside a worker): each whole, in order
+        for w in works:
+            w.run(0, w.count)
+        return
+    order = sorted(((i + 0.5) / w.count, j) for j, w in enumerate(works) for i in range(w.count))
+    prefix = [[0] * len(works)]  # prefix[p][j]: kernel j's rows among the first p of the merged order
+    for _, j in order:
+        counts = prefix[-1].copy()
+        counts[j] += 1
+        prefix.append(counts)
+
+    def run(lo: int, hi: int) -> None:
+        for w, a, b in zip(works, prefix[lo], prefix[hi]):
+            if b > a:
+                w.run(a, b)
+
+    parallel_for(run, total, elements)
 
 
 def parallel_kernel(kern, call: Callable[..., None], rows: int, elements: int, min_elements: int | None = None) -> None:
@@ -429,4 +483,5 @@ def stack_matmul(a, b):
 
 __all__ = ["chunks_for", "gemm_block", "get_num_threads", "matmul", "matmul_blocks", "multiply",
            "on_one_blas_thread", "one_blas_thread", "parallel_blocks", "parallel_flat", "parallel_for",
-           "parallel_kernel", "parallel_rows", "set_num_threads", "stack_matmul"]
+           "parallel_for_all", "parallel_kernel", "parallel_rows", "run_rows", "Rows", "set_num_threads",
+           "stack_matmul"]

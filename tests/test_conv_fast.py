@@ -44,7 +44,8 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     copies."""
     monkeypatch.setattr(policy, "winograd_nchw_min_tiles", 1 if direct else 1 << 20)
     calls = []
-    for name in ("conv3x3_nchw", "weight_grad3x3_nchw", "conv3x3", "weight_grad3x3"):
+    for name in ("conv3x3_nchw", "weight_grad3x3_nchw", "grads3x3_nchw", "conv3x3", "conv3x3_rows",
+                 "weight_grad3x3", "weight_grad3x3_rows"):
         fn = getattr(winograd, name)
         monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     x, w, b, rng = _data(shape, o, dtype, bias=bias)
@@ -57,11 +58,15 @@ def test_routed_conv2d_matches_torch(monkeypatch, dtype, shape, o, padding, bias
     # forward, weight gradient, input gradient (col2im when the padding is beyond the kernel's reach, or where the
     # correlation would cover more than ``transposed_as_conv_max_ratio`` times the output's positions: the 6 x 9
     # image unpadded, 54 input positions for 28 outputs); narrow images (or no compiled kernels) take the
-    # batch-last transforms between one layout copy each way
-    layout = "_nchw" if direct and policy.use_compiled() else ""
+    # batch-last transforms between one layout copy each way. The two gradients' bands run in one split over
+    # threads (``grads3x3_nchw``; batch-last: ``weight_grad3x3_rows`` and ``conv3x3_rows``)
     ratio = x.shape[2] * x.shape[3] / (to.shape[2] * to.shape[3])
     as_conv = padding <= 2 and ratio <= policy.transposed_as_conv_max_ratio
-    assert calls == [f"conv3x3{layout}", f"weight_grad3x3{layout}"] + ([f"conv3x3{layout}"] if as_conv else [])
+    if direct and policy.use_compiled():
+        expected = ["conv3x3_nchw", "grads3x3_nchw" if as_conv else "weight_grad3x3_nchw"]
+    else:
+        expected = ["conv3x3", "conv3x3_rows", "weight_grad3x3_rows"] + (["conv3x3_rows"] if as_conv else [])
+    assert calls == expected
     tol = dict(atol=1e-4, rtol=1e-4) if dtype == np.float32 else dict(atol=1e-10, rtol=1e-10)
     theirs = [to, tx.grad, tw.grad] + ([] if tb is None else [tb.grad])
     for name, a, t in zip(("output", "input grad", "weight grad", "bias grad"), ours, theirs):

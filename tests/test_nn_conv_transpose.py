@@ -42,11 +42,11 @@ def test_conv_transpose2d(dtype, x, w, kwargs):
 def test_conv_transpose2d_stride1_3x3_takes_winograd(monkeypatch, dtype):
     """Large enough for Winograd: forward (stride-1 input gradient) and backward (the convolution of g)."""
     calls = []
-    for name in ("conv3x3", "weight_grad3x3"):
-        fn = getattr(winograd, name)
+    for name in ("conv3x3_rows", "weight_grad3x3_rows"):  # (what conv3x3 and weight_grad3x3 run, and the input
+        fn = getattr(winograd, name)                     # gradient's split with the weight gradient)
         monkeypatch.setattr(winograd, name, lambda *a, _fn=fn, _name=name, **kw: calls.append(_name) or _fn(*a, **kw))
     check(_fn("conv_transpose2d", padding=1), [(32, 16, 6, 6), (16, 16, 3, 3), (16,)], dtype=dtype, **TOL[dtype])
-    assert calls == ["conv3x3", "conv3x3", "weight_grad3x3"]
+    assert calls == ["conv3x3_rows", "conv3x3_rows", "weight_grad3x3_rows"]
 
 
 def test_conv_transpose_col2im_reference(monkeypatch):

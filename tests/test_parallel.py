@@ -397,6 +397,9 @@ def test_a_convolution_of_one_sample_keeps_openblas_threads(openblas, monkeypatc
     ("conv2d", (32, 64, 8, 8), (64, 64, 3, 3), {"padding": 1}),                         # Winograd, batch-last
     ("conv2d", (32, 16, 16, 16), (32, 16, 3, 3), {"stride": 2, "padding": 1}),          # im2col (N, C, H, W)
     ("conv2d", (32, 16, 16, 16), (32, 16, 4, 4), {"stride": 2, "padding": 1}),          # im2col batch-last
+    ("conv2d", (32, 16, 16, 16), (16, 16, 3, 3), {"padding": 1}),                       # Winograd (N, C, H, W)
+    ("conv2d", (32, 16, 16, 16), (32, 16, 1, 1), {"stride": 2}),                        # a ResNet's 1x1 shortcut
+    ("conv2d", (16, 8, 9, 9), (12, 4, 3, 3), {"padding": 2, "dilation": 2, "groups": 2}),  # batch-last, stride 1
 ])
 def test_convolution_gemms_run_whole_on_one_openblas_thread(threads, openblas, monkeypatch, fn, x, w, kwargs):
     """With OpenBLAS on two threads, a convolution's GEMMs (forward and backward) run whole, with OpenBLAS on one

@@ -28,7 +28,16 @@ from ..._autocast import lower_precision
 from ..._backend import xp
 from ..._kernels import im2col as compiled_cols
 from ..._kernels.policy import policy
-from ..._parallel import gemm_block, get_num_threads, matmul_blocks, one_blas_thread, parallel_for
+from ..._parallel import (
+    Rows,
+    gemm_block,
+    get_num_threads,
+    matmul_blocks,
+    one_blas_thread,
+    parallel_for,
+    parallel_for_all,
+    run_rows,
+)
 from ..._tensor import Tensor
 from ...autograd.graph import Node, torch_named
 from ...autograd.recorded import is_recorded
@@ -126,17 +135,24 @@ def _row_matmul(a, b, out_shape, dtype, s: int):
     """matmul(a, b) of two stacks whose first dim is the output row (s == 1), split over threads by row. Each row's
     GEMM runs in blocks OpenBLAS keeps on one thread (``gemm_block``): its own threads would compete with ember's,
     and for these narrow GEMMs they cost 2-3x the CPU time; a GEMM too wide for such blocks runs from this thread."""
+    rows, out = _row_matmul_rows(a, b, out_shape, dtype, s)
+    run_rows(rows)
+    return out
+
+
+def _row_matmul_rows(a, b, out_shape, dtype, s: int):
+    """``_row_matmul``'s rows as ``Rows``, ready to run (whole: one matmul, where a GEMM is too wide for blocks),
+    and the output they fill."""
     out = xp.empty(out_shape, dtype)
     block = gemm_block(a.shape[-2], a.shape[-1], b.shape[-1])
     if block == 0:
-        return xp.matmul(a, b, out=out)
+        return Rows(lambda lo, hi: xp.matmul(a, b, out=out), 1, out.size, True), out
 
     def run(lo: int, hi: int) -> None:
         r = slice(lo, hi) if s else slice(None)
         matmul_blocks(a[r] if a.ndim == out.ndim else a, b[r], out[r], block)
 
-    parallel_for(run, out_shape[0] if s else 1, math.prod(out_shape) + b.size)
-    return out
+    return Rows(run, out_shape[0] if s else 1, math.prod(out_shape) + b.size), out
 
 
 def _transposed_pads(pads, w, stride, dilation, in_sp, out_sp):
@@ -185,19 +201,26 @@ def forward_batch_last(xb, w, stride, dilation, groups: int, keep_tiles: bool):
 def weight_grad(cols, gb_last, w_shape, groups: int, layout: int | None):
     """dL/dw of ``forward_batch_last`` from its ``cols`` and ``layout`` and the batch-last output gradient
     (O, *out, N): dW = sum over rows of g_r @ cols_r^T, per group (the per-row products in parallel, summed after)."""
+    rows, finish = _weight_grad_rows(cols, gb_last, w_shape, groups, layout)
+    run_rows(rows)
+    return finish()
+
+
+def _weight_grad_rows(cols, gb_last, w_shape, groups: int, layout: int | None):
+    """``weight_grad``'s products as ``Rows``, ready to run, and ``finish()``, which after them sums them: dW."""
     if layout is None:
-        return winograd.weight_grad3x3(cols, gb_last)
+        return winograd.weight_grad3x3_rows(cols, gb_last)
     s = layout
     gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
     cm = _colm(cols, s, groups)  # (*rows, G, C/G * prod(k), rest * N)
     if cm.shape[-2] > gm.shape[-2]:
         # dW^T = cols @ g^T: OpenBLAS runs these GEMMs faster with the longer output side as rows (15-20 % for a
         # strided convolution's 512 x 64 and 1024 x 128 weight gradients); the small transpose after is cheap
-        gwt = _row_matmul(cm, gm.swapaxes(-1, -2), (*cm.shape[:-1], gm.shape[-2]), gm.dtype, s)
-        return (gwt.sum(axis=tuple(range(s))) if s else gwt).swapaxes(-1, -2).reshape(w_shape)
+        rows, gwt = _row_matmul_rows(cm, gm.swapaxes(-1, -2), (*cm.shape[:-1], gm.shape[-2]), gm.dtype, s)
+        return rows, lambda: (gwt.sum(axis=tuple(range(s))) if s else gwt).swapaxes(-1, -2).reshape(w_shape)
     cm = cm.swapaxes(-1, -2)
-    gw = _row_matmul(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
-    return (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w_shape)
+    rows, gw = _row_matmul_rows(gm, cm, (*gm.shape[:-1], cm.shape[-1]), gm.dtype, s)
+    return rows, lambda: (gw.sum(axis=tuple(range(s))) if s else gw).reshape(w_shape)
 
 
 def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
@@ -205,26 +228,45 @@ def input_grad(gb_last, w, in_sp, stride, pads, dilation, groups: int):
     (C, *in_sp, N), batch-last. ``pads`` are the convolution's ((lo, hi), ...); a negative hi means the convolution
     read only the first in + lo + hi elements of that dim (a transposed convolution's output_padding), and the
     unread ones get a zero gradient. This is also the forward of the transposed convolution."""
+    rows, finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
+    run_rows(rows)
+    return finish()
+
+
+def _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups: int):
+    """``input_grad``'s products as ``Rows``, ready to run, and ``finish()``, which after them gives dx: Winograd's
+    bands, or the column-matrix gradient's rows (col2im in ``finish``); the other ways (an im2col correlation, the
+    one-thread fused col2im) as one whole row that computes it all."""
     o, kernel = w.shape[0], w.shape[2:]
     out_sp = gb_last.shape[1:-1]
     tpads = _transposed_pads(pads, w, stride, dilation, in_sp, out_sp)
     if tpads is not None:
         # stride 1: dx = g (padded) correlated with the flipped kernel; no scatter-add
         gpad = batch_last_padded(from_batch_last(gb_last), tpads)
-        gxb, _, _ = forward_batch_last(gpad, _flipped(w, groups), stride, dilation, groups, False)
-        return gxb
+        wf = _flipped(w, groups)
+        if _winograd(gpad, wf, stride, dilation, groups):
+            bands, _, finish = winograd.conv3x3_rows(gpad, wf)
+            return bands, finish
+        return _whole(lambda: forward_batch_last(gpad, wf, stride, dilation, groups, False)[0])
     s = _stacked(w.shape[1] * math.prod(kernel), o // groups, out_sp, gb_last.shape[-1])
     kept = tuple((lo, max(hi, 0)) for lo, hi in pads)  # rows past the convolution's reach stay zero
     padded_shape = (w.shape[1] * groups, *(n + lo + hi for n, (lo, hi) in zip(in_sp, kept)), gb_last.shape[-1])
     wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
     if s == 0 and len(out_sp) > 1 and get_num_threads() == 1:  # a wide row GEMM: see ``_col2im_rows``
-        gxb = _col2im_rows(wt, _out_rows(gb_last, 1, groups), padded_shape, out_sp, stride, dilation, kernel)
-        return crop_spatial(gxb, kept, lead=1)
+        return _whole(lambda: crop_spatial(_col2im_rows(wt, _out_rows(gb_last, 1, groups), padded_shape, out_sp,
+                                                        stride, dilation, kernel), kept, lead=1))
     gm = _out_rows(gb_last, s, groups)  # (*rows, G, O/G, rest * N)
-    gcols = _row_matmul(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
+    rows, gcols = _row_matmul_rows(wt, gm, (*gm.shape[:-2], wt.shape[-2], gm.shape[-1]), gm.dtype, s)
     cols_shape = (*out_sp[:s], padded_shape[0], *kernel, *out_sp[s:], padded_shape[-1])
-    gxb = _col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s)
-    return crop_spatial(gxb, kept, lead=1)
+    return rows, lambda: crop_spatial(_col2im(gcols.reshape(cols_shape), padded_shape, out_sp, stride, dilation, s),
+                                      kept, lead=1)
+
+
+def _whole(compute: Callable):
+    """(``Rows`` of one whole row that runs ``compute()``, ``finish()`` giving its result): a computation that splits
+    itself over threads, run on its own (``parallel_for_all`` runs it after the kernels before it)."""
+    result = []
+    return Rows(lambda lo, hi: result.append(compute()), 1, 0, True), lambda: result[0]
 
 
 @torch_named("ConvolutionBackward0")  # (PyTorch's one convolution node, whatever the rank)
@@ -270,9 +312,14 @@ class ConvNd(Node):
         nx, nw, nb = self.needs_input_grad
         gb_last = to_batch_last(g)
         gx = gw = gb = None
-        if nw:
+        if nw and nx:  # both in one split over threads (each thread a share of both)
+            w_rows, w_finish = _weight_grad_rows(cols, gb_last, w.shape, groups, layout)
+            x_rows, x_finish = _input_grad_rows(gb_last, w, in_sp, stride, pads, dilation, groups)
+            parallel_for_all(w_rows, x_rows)
+            gw, gx = w_finish(), to_nchw(x_finish())
+        elif nw:
             gw = weight_grad(cols, gb_last, w.shape, groups, layout)
-        if nx:
+        elif nx:
             gx = to_nchw(input_grad(gb_last, w, in_sp, stride, pads, dilation, groups))
         if nb:
             gb = gb_last.reshape(w.shape[0], -1).sum(1)
@@ -310,13 +357,15 @@ def _backward_nchw(g, cols, w, needs, in_sp, stride, pads, dilation, groups: int
     nx, nw, nb = needs
     g = xp.ascontiguousarray(g)
     gx = gw = gb = None
-    if nw:
-        gw = conv_nchw.weight_grad(cols, g, w.shape, groups)
-    if nx:
-        tpads = _transposed_pads(pads, w, stride, dilation, in_sp, g.shape[2:])
+    tpads = _transposed_pads(pads, w, stride, dilation, in_sp, g.shape[2:]) if nx else None
+    if nw and nx and tpads is None:  # both in one split over threads (each thread a share of both)
+        gw, gx = conv_nchw.grads(cols, g, w, in_sp, stride, pads, dilation, groups)
+    else:
+        if nw:
+            gw = conv_nchw.weight_grad(cols, g, w.shape, groups)
         if tpads is not None:  # stride 1: g (padded) with the flipped kernel
             gx, _ = conv_nchw.forward(pad_spatial(g, tpads), _flipped(w, groups), None, stride, dilation, groups)
-        else:
+        elif nx:
             gx = conv_nchw.input_grad(g, w, in_sp, stride, pads, dilation, groups)
     if nb:
         gb = g.sum(axis=(0, *range(2, g.ndim)))
@@ -330,14 +379,16 @@ def _backward_winograd(g, tiles, w, needs, in_sp, pads):
     nx, nw, nb = needs
     g = xp.ascontiguousarray(g)
     gx = gw = gb = None
-    if nw:
-        gw = winograd.weight_grad3x3_nchw(tiles, g)
-    if nx:
-        one = (1, 1)
-        tpads = _transposed_pads(pads, w, one, one, in_sp, g.shape[2:])
+    one = (1, 1)
+    tpads = _transposed_pads(pads, w, one, one, in_sp, g.shape[2:]) if nx else None
+    if nw and tpads is not None:  # both in one split over threads (each thread a share of both)
+        gw, gx = winograd.grads3x3_nchw(tiles, g, _flipped(w, 1), tpads)
+    else:
+        if nw:
+            gw = winograd.weight_grad3x3_nchw(tiles, g)
         if tpads is not None:
             gx, _ = winograd.conv3x3_nchw(g, _flipped(w, 1), tpads)
-        else:
+        elif nx:
             gx = to_nchw(input_grad(to_batch_last(g), w, in_sp, one, pads, one, 1))
     if nb:
         gb = g.sum(axis=(0, 2, 3))

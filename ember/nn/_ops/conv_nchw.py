@@ -24,7 +24,7 @@ import math
 from ..._backend import xp
 from ..._kernels import im2col as compiled
 from ..._kernels.policy import policy
-from ..._parallel import gemm_block, matmul_blocks, parallel_for
+from ..._parallel import Rows, gemm_block, matmul_blocks, parallel_for, parallel_for_all, run_rows
 from .conv_geometry import crop_spatial, offsets, out_size, window
 
 
@@ -73,6 +73,14 @@ def weight_grad(cols, g, w_shape, groups: int):
     batch-last ``weight_grad`` does: OpenBLAS runs these per-sample GEMMs 10-35 % faster that way (one thread,
     e.g. a ResNet's 16 -> 32 stride-2 layer at batch 32, 32 x 256 by 256 x 144: 1.47 -> 1.10 ms), and the other
     way round 5-13 % slower. Each element is the same dot product either way."""
+    blocks, finish = _weight_grad_rows(cols, g, w_shape, groups)
+    run_rows(blocks)
+    return finish()
+
+
+def _weight_grad_rows(cols, g, w_shape, groups: int):
+    """``weight_grad``'s blocks of samples as ``Rows``, ready to run, and ``finish()``, which after them adds the
+    blocks' sums in block order: dW."""
     n, o = g.shape[:2]
     gm = g.reshape(n, groups, o // groups, -1)
     cm = cols.reshape(n, groups, -1, gm.shape[-1])
@@ -92,14 +100,24 @@ def weight_grad(cols, g, w_shape, groups: int):
                 matmul_blocks(gm[i], cm[i], step, gemm)
                 partial[b] += step
 
-    parallel_for(run, partial.shape[0], cols.size + g.size)
-    gw = partial.sum(0)
-    return (gw.swapaxes(-1, -2) if flipped else gw).reshape(w_shape)
+    def finish():
+        gw = partial.sum(0)
+        return (gw.swapaxes(-1, -2) if flipped else gw).reshape(w_shape)
+
+    return Rows(run, partial.shape[0], cols.size + g.size), finish
 
 
 def input_grad(g, w, in_sp, stride, pads, dilation, groups: int):
     """dL/dx (N, C, *in_sp), contiguous, of a convolution with w (O, C/G, *k) from its output gradient g
     (N, O, *out): col2im of each sample's W^T @ g[n]. ``pads`` are the convolution's ((lo, hi), ...)."""
+    samples, finish = _input_grad_rows(g, w, in_sp, stride, pads, dilation, groups)
+    run_rows(samples)
+    return finish()
+
+
+def _input_grad_rows(g, w, in_sp, stride, pads, dilation, groups: int):
+    """``input_grad``'s samples as ``Rows``, ready to run, and ``finish()``, which after them crops the padding:
+    dL/dx."""
     n, o = g.shape[:2]
     kernel, out_sp = w.shape[2:], g.shape[2:]
     c = w.shape[1] * groups
@@ -120,9 +138,20 @@ def input_grad(g, w, in_sp, stride, pads, dilation, groups: int):
         for offs in offsets(kernel):
             dst[window(offs, out_sp, stride, dilation, 2, 0)] += dview[(slice(lo, hi), slice(None)) + offs]
 
-    parallel_for(run, n, dcols.size + gxpad.size)
-    gx = crop_spatial(gxpad, pads)
-    return gx if gx.flags.c_contiguous else xp.ascontiguousarray(gx)
+    def finish():
+        gx = crop_spatial(gxpad, pads)
+        return gx if gx.flags.c_contiguous else xp.ascontiguousarray(gx)
+
+    return Rows(run, n, dcols.size + gxpad.size), finish
+
+
+def grads(cols, g, w, in_sp, stride, pads, dilation, groups: int):
+    """(``weight_grad(cols, g, w.shape, groups)``, ``input_grad(g, w, ...)``), the same bits, their blocks and
+    samples in one ``parallel_for_all``: one hand-off to the workers instead of two, each thread a share of both."""
+    blocks, weight_finish = _weight_grad_rows(cols, g, w.shape, groups)
+    samples, input_finish = _input_grad_rows(g, w, in_sp, stride, pads, dilation, groups)
+    parallel_for_all(blocks, samples)
+    return weight_finish(), input_finish()
 
 
 def _compiled(*arrays) -> bool:

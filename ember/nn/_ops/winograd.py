@@ -29,7 +29,7 @@ from __future__ import annotations
 from ..._backend import xp
 from ..._kernels import winograd as compiled
 from ..._kernels.policy import policy
-from ..._parallel import chunks_for, gemm_block, matmul_blocks, parallel_for
+from ..._parallel import Rows, gemm_block, matmul_blocks, parallel_for_all, run_rows
 from .conv_layout import batch_last_padded, to_batch_last, to_nchw
 
 
@@ -182,17 +182,13 @@ def _grad_tiles(g6, t0: int, k: int):
     return dm
 
 
-def _split(nbands: int, elements: int, block) -> bool:
-    """Whether the bands run split over threads: not when a tile GEMM is too wide to keep on one OpenBLAS thread
-    (``gemm_block`` 0), whose own threads then share the cores."""
-    return block != 0 and chunks_for(nbands, elements) > 1
-
-
-def _forward_bands(w, units: int, per: int, cols: int, tiles_of, store, keep_tiles: bool, size: int):
+def _forward_rows(w, units: int, per: int, cols: int, tiles_of, store, keep_tiles: bool, size: int):
     """The forward's band loop over ``units`` (tile rows, or samples) in bands of ``per`` (``cols`` tiles each):
     V = ``tiles_of(start, count)`` (4, 4, C, count, ...), the 16 tile GEMMs with U = G w G^T, and
-    ``store(m, start)`` of their result m (4, 4, O, count, ...). Returns the bands' V (a list) when
-    ``keep_tiles``, else None. ``size``: the output's elements (the threading decision)."""
+    ``store(m, start)`` of their result m (4, 4, O, count, ...). Returns (the bands as ``Rows``, ready to run; a
+    list the bands' V fill when ``keep_tiles``, else None). ``size``: the output's elements (the threading
+    decision). The bands stay whole on one thread where a tile GEMM is too wide to keep on one OpenBLAS thread
+    (``gemm_block`` 0), whose own threads then share the cores."""
     o, c = w.shape[:2]
     u = _weight_tiles(w)
     nbands = -(-units // per)
@@ -209,17 +205,14 @@ def _forward_bands(w, units: int, per: int, cols: int, tiles_of, store, keep_til
             matmul_blocks(u, v.reshape(16, c, -1), m, block)
             store(m.reshape(4, 4, o, *v.shape[3:]), start)
 
-    if _split(nbands, size, block):
-        parallel_for(run, nbands, size)
-    else:
-        run(0, nbands)
-    return tiles
+    return Rows(run, nbands, size, block == 0), tiles
 
 
-def _weight_grad_bands(tiles, o: int, grads_of, size: int):
+def _weight_grad_rows(tiles, o: int, grads_of, size: int):
     """The weight gradient's band loop: per band, dM = ``grads_of(start, count)`` (4, 4, O, *tiles) times the
-    band's kept V (4, 4, C, count, ...), summed over bands in band order (whatever the thread count):
-    (O, C, 3, 3)."""
+    band's kept V (4, 4, C, count, ...), each band's product its own partial sum. Returns (the bands as ``Rows``,
+    ready to run; ``finish()``, which after them sums the partials in band order, whatever the thread count, and
+    gives (O, C, 3, 3))."""
     c, per, nbands = tiles[0].shape[2], tiles[0].shape[3], len(tiles)
     partial = xp.empty((nbands, 16, o, c), tiles[0].dtype)
     block = gemm_block(o, tiles[0][0, 0].size // c, c)
@@ -230,18 +223,24 @@ def _weight_grad_bands(tiles, o: int, grads_of, size: int):
             dm = grads_of(band * per, v.shape[3])
             matmul_blocks(dm.reshape(16, o, -1), v.reshape(16, c, -1).swapaxes(1, 2), partial[band], block)
 
-    if _split(nbands, size, block):
-        parallel_for(run, nbands, size)
-    else:
-        run(0, nbands)
-    du = partial.sum(0) if nbands > 1 else partial[0]
-    return _weight_grad_untiles(du)
+    def finish():
+        return _weight_grad_untiles(partial.sum(0) if nbands > 1 else partial[0])
+
+    return Rows(run, nbands, size, block == 0), finish
 
 
 def conv3x3(xb, w, keep_tiles: bool = False):
     """Cross-correlate padded batch-last xb (C, Hp, Wp, N) with w (O, C, 3, 3): (out (O, Hp - 2, Wp - 2, N),
     contiguous, tiles). ``tiles`` (the transformed input, one array per band, for ``weight_grad3x3``) is None
     unless ``keep_tiles``."""
+    bands, tiles, finish = conv3x3_rows(xb, w, keep_tiles)
+    run_rows(bands)
+    return finish(), tiles
+
+
+def conv3x3_rows(xb, w, keep_tiles: bool = False):
+    """``conv3x3``'s bands as ``Rows``, ready to run; the list of V they fill (None unless ``keep_tiles``); and
+    ``finish()``, which after them gives the output."""
     c, hp, wp, n = xb.shape
     o = w.shape[0]
     ho, wo = hp - 2, wp - 2
@@ -249,10 +248,14 @@ def conv3x3(xb, w, keep_tiles: bool = False):
     xb = _even(xb, th, tw, 2)
     out = xp.empty((o, th, 2, tw, 2, n), xb.dtype)
     tb = _bands(c, th, tw, n)
-    tiles = _forward_bands(w, th, tb, tb * tw * n, lambda t0, k: _input_tiles(xb, t0, k, tw),
-                           lambda m, t0: _output_tiles(m, t0, out), keep_tiles, out.size)
-    out = out.reshape(o, 2 * th, 2 * tw, n)
-    return (out if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(out[:, :ho, :wo])), tiles
+    bands, tiles = _forward_rows(w, th, tb, tb * tw * n, lambda t0, k: _input_tiles(xb, t0, k, tw),
+                                 lambda m, t0: _output_tiles(m, t0, out), keep_tiles, out.size)
+
+    def finish():
+        whole = out.reshape(o, 2 * th, 2 * tw, n)
+        return whole if (2 * th, 2 * tw) == (ho, wo) else xp.ascontiguousarray(whole[:, :ho, :wo])
+
+    return bands, tiles, finish
 
 
 def weight_grad3x3(tiles, gb):
@@ -261,10 +264,17 @@ def weight_grad3x3(tiles, gb):
     With m = U * V (per tile position) and y = A^T m A, the gradient of U at position p is
     sum over tiles of (A g A^T)_p V_p^T, and dw = G^T dU G.
     """
+    bands, finish = weight_grad3x3_rows(tiles, gb)
+    run_rows(bands)
+    return finish()
+
+
+def weight_grad3x3_rows(tiles, gb):
+    """``weight_grad3x3``'s bands, ``_weight_grad_rows``' (bands, finish)."""
     o, ho, wo, n = gb.shape
     th, tw = (ho + 1) // 2, (wo + 1) // 2
     g6 = _even(gb, th, tw, 0).reshape(o, th, 2, tw, 2, n)
-    return _weight_grad_bands(tiles, o, lambda t0, k: _grad_tiles(g6, t0, k), gb.size)
+    return _weight_grad_rows(tiles, o, lambda t0, k: _grad_tiles(g6, t0, k), gb.size)
 
 
 # (N, C, H, W) in and out, with no layout copies (compiled only): bands of samples, whose tiles the compiled
@@ -297,14 +307,22 @@ def conv3x3_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
     """Cross-correlate x (N, C, H, W) padded by ``pads`` ((top, bottom), (left, right)) with w (O, C, 3, 3), plus
     ``bias`` (O,) when given: (out (N, O, Ho, Wo), contiguous, tiles for ``weight_grad3x3_nchw``: None unless
     ``keep_tiles``)."""
+    if not direct_nchw(x, w, pads, bias):
+        out, tiles = conv3x3(batch_last_padded(x, pads), w, keep_tiles)
+        return to_nchw(out, bias), tiles
+    bands, out, tiles = _conv3x3_nchw_rows(x, w, pads, bias, keep_tiles)
+    run_rows(bands)
+    return out, None if tiles is None else SampleTiles(tiles)
+
+
+def _conv3x3_nchw_rows(x, w, pads, bias, keep_tiles: bool):
+    """``conv3x3_nchw``'s direct path, ready to run: (its bands as ``Rows``, the output they fill, the list of V
+    they fill when ``keep_tiles``, else None)."""
     n, c, h, wd = x.shape
     o = w.shape[0]
     (top, bottom), (left, right) = pads
     ho, wo = h + top + bottom - 2, wd + left + right - 2
     th, tw = (ho + 1) // 2, (wo + 1) // 2
-    if not direct_nchw(x, w, pads, bias):
-        out, tiles = conv3x3(batch_last_padded(x, pads), w, keep_tiles)
-        return to_nchw(out, bias), tiles
     out = xp.empty((n, o, ho, wo), x.dtype)
     b = xp.empty(0, x.dtype) if bias is None else bias
     per = _samples_per_band(c, th, tw, n)
@@ -314,9 +332,9 @@ def conv3x3_nchw(x, w, pads, bias=None, keep_tiles: bool = False):
         compiled.input_tiles_nchw(x, top, left, n0, v)
         return v
 
-    tiles = _forward_bands(w, n, per, per * th * tw, tiles_of,
-                           lambda m, n0: compiled.output_tiles_nchw(m, b, n0, out), keep_tiles, out.size)
-    return out, None if tiles is None else SampleTiles(tiles)
+    bands, tiles = _forward_rows(w, n, per, per * th * tw, tiles_of,
+                                 lambda m, n0: compiled.output_tiles_nchw(m, b, n0, out), keep_tiles, out.size)
+    return bands, out, tiles
 
 
 class SampleTiles(list):
@@ -328,6 +346,13 @@ def weight_grad3x3_nchw(tiles, g):
     """dL/dw of ``conv3x3_nchw`` from its kept ``tiles`` and the output gradient g (N, O, Ho, Wo): (O, C, 3, 3)."""
     if not isinstance(tiles, SampleTiles):
         return weight_grad3x3(tiles, to_batch_last(g))
+    bands, finish = _weight_grad_nchw_rows(tiles, g)
+    run_rows(bands)
+    return finish()
+
+
+def _weight_grad_nchw_rows(tiles, g):
+    """``weight_grad3x3_nchw``'s direct path: ``_weight_grad_rows``' (bands, finish)."""
     g = xp.ascontiguousarray(g, dtype=tiles[0].dtype)
     o, ho, wo = g.shape[1:]
     th, tw = (ho + 1) // 2, (wo + 1) // 2
@@ -337,4 +362,17 @@ def weight_grad3x3_nchw(tiles, g):
         compiled.grad_tiles_nchw(g, n0, dm)
         return dm
 
-    return _weight_grad_bands(tiles, o, grads_of, g.size)
+    return _weight_grad_rows(tiles, o, grads_of, g.size)
+
+
+def grads3x3_nchw(tiles, g, w_flipped, pads):
+    """A stride-1 Winograd convolution's weight and input gradients from its kept ``tiles`` and the output gradient
+    g (N, O, Ho, Wo): (``weight_grad3x3_nchw(tiles, g)``, ``conv3x3_nchw(g, w_flipped, pads)``'s output), the same
+    bits. Where both take the direct (N, C, H, W) path their bands run as one ``parallel_for_all`` (one hand-off to
+    the workers instead of two, each thread a share of both), else one after the other."""
+    if not isinstance(tiles, SampleTiles) or not direct_nchw(g, w_flipped, pads):
+        return weight_grad3x3_nchw(tiles, g), conv3x3_nchw(g, w_flipped, pads)[0]
+    w_bands, finish = _weight_grad_nchw_rows(tiles, g)
+    x_bands, gx, _ = _conv3x3_nchw_rows(g, w_flipped, pads, None, False)
+    parallel_for_all(w_bands, x_bands)
+    return finish(), gx
