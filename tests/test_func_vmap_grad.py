@@ -172,3 +172,37 @@ def test_per_sample_conv_gradients_same_bits_at_1_and_2_threads(threads, monkeyp
     for k in want:
         np.testing.assert_array_equal(got[1][k].numpy(), got[0][k].numpy(), err_msg=k)
         np.testing.assert_allclose(got[0][k].numpy(), want[k].numpy(), rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_per_sample_linear_head_gradient_split_over_threads(threads, monkeypatch):
+    """A classifier head's per-example weight gradient (one row per example: an outer product per example,
+    ``_per_example._outer``) split over the examples at two threads: the same bits as one thread, PyTorch's values."""
+    from ember import _parallel
+    from ember.func import _per_example
+
+    split = []
+    parallel_for = _parallel.parallel_for
+    monkeypatch.setattr(_per_example, "parallel_for",
+                        lambda fn, rows, *a: split.append(rows) or parallel_for(fn, rows, *a))
+    rng = np.random.default_rng(4)
+    batch, n_in, n_out = 16, 512, 10  # 80 Ki products: above the test's threshold (64 Ki)
+    w = rng.standard_normal((n_out, n_in)).astype(np.float32)
+    b = rng.standard_normal(n_out).astype(np.float32)
+    x = rng.standard_normal((batch, n_in)).astype(np.float32)
+    y = rng.integers(0, n_out, batch)
+
+    def per_sample(m, vm, gr):
+        def loss(p, xi, yi):
+            return m.nn.functional.cross_entropy(m.nn.functional.linear(xi.unsqueeze(0), p[0], p[1]),
+                                                 yi.unsqueeze(0))
+        return vm(gr(loss), in_dims=(None, 0, 0))((m.tensor(w), m.tensor(b)), m.tensor(x), m.tensor(y))
+
+    want = per_sample(torch, torch.func.vmap, torch.func.grad)
+    got = []
+    for n in (1, 2):
+        ember.set_num_threads(n)
+        got.append(per_sample(ember, vmap, grad))
+    assert batch in split  # the examples went through the split
+    for one, two, t in zip(got[0], got[1], want):
+        np.testing.assert_array_equal(two.numpy(), one.numpy())
+        np.testing.assert_allclose(one.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)

@@ -47,9 +47,12 @@ def vmap(func: Callable, in_dims: int | tuple = 0, out_dims: Any = 0, randomness
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
+    out_dims_ok = _out_dims_valid(out_dims)  # (checked once; PyTorch raises when the function is called)
+
     @functools.wraps(func)
     def vmapped(*args, **kwargs):
-        _check_out_dims(out_dims, func)
+        if not out_dims_ok:
+            _check_out_dims(out_dims, func)
         size, flat_dims, flat_args, spec = _batched_inputs(in_dims, args, func)
         if chunk_size is None or chunk_size >= size:
             return _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwargs)
@@ -66,9 +69,12 @@ def _name(func) -> str:
     return repr(func)
 
 
+def _out_dims_valid(out_dims) -> bool:
+    return all(d is None or isinstance(d, int) for d in tree_flatten(out_dims)[0])
+
+
 def _check_out_dims(out_dims, func) -> None:
-    leaves, _ = tree_flatten(out_dims)
-    if not all(d is None or isinstance(d, int) for d in leaves):
+    if not _out_dims_valid(out_dims):
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
                          "python collection of ints representing where in the outputs the vmapped dimension "
                          "should appear.")
@@ -137,7 +143,10 @@ def _flat_vmap(func, size, flat_dims, flat_args, spec, out_dims, randomness, kwa
     _State.top = level
     _patching.enter()
     try:
-        inputs = [a if d is None else wrap(a.movedim(d, 0), level) for a, d in zip(flat_args, flat_dims)]
+        # (an input batched along dim 0 is wrapped as it is, no view: as PyTorch's, whose in-place ops then see
+        # the input itself, and a function returning it returns the input)
+        inputs = [a if d is None else wrap(a if d == 0 else a.movedim(d, 0), level)
+                  for a, d in zip(flat_args, flat_dims)]
         try:
             try:
                 outputs = func(*tree_unflatten(inputs, spec), **kwargs)
@@ -223,9 +232,10 @@ def _unwrap(outputs, out_dims, level: int, size: int, func):
         elif not isinstance(out, Tensor):
             raise _not_tensor(func, out)
         elif batched:
-            result.append(out._value.movedim(0, dim))
+            result.append(out._value if dim == 0 else out._value.movedim(0, dim))
         else:
-            result.append(out.unsqueeze(0).expand(size, *out.shape).movedim(0, dim))
+            out = out.unsqueeze(0).expand(size, *out.shape)
+            result.append(out if dim == 0 else out.movedim(0, dim))
     return tree_unflatten(result, out_spec)
 
 
