@@ -56,8 +56,7 @@ OTHERS = {"swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "broadcast_to": {"size
           "max": {"other": "dim"}, "min": {"other": "dim"}, "scatter": {"value": "src"},
           "isin": {"test_element": "test_elements"}, "dist": {"input": "x1", "other": "x2"},
           "linalg.pinv": {"rcond": "rtol"},
-          "swapaxes_": {"axis0": "dim0", "axis1": "dim1"}, "addcdiv_": {"tensor1": "t1", "tensor2": "t2"},
-          "addcmul_": {"tensor1": "t1", "tensor2": "t2"}, "copy_": {"other": "src"}, "pow_": {"exponent": "other"},
+          "swapaxes_": {"axis0": "dim0", "axis1": "dim1"}, "copy_": {"other": "src"},
           "resize_as_": {"the_template": "other"},
           # from= is a Python keyword: written only as random_(**{"from": 2, "to": 9}); it works, but no signature
           # can list it
