@@ -104,3 +104,70 @@ def test_recorded_linear_node_names_as_pytorchs(shape, bias):
         outs.append(lib.nn.functional.linear(x, lib.tensor(w), lib.tensor(b) if bias else None))
     assert type(outs[1].grad_fn).__name__ == type(outs[0].grad_fn).__name__
     assert_close(outs[1], outs[0])
+
+
+# Methods that take NumPy's spellings (or other PyTorch names) beside their own: after its first call each runs as a
+# function whose signature lists them (``_arg_aliases._renaming_in_its_signature``); every call is made twice, the
+# first through the general wrapper, the second through that one, to the same results and errors as PyTorch's.
+SPELT = [
+    lambda x: x.sum(axis=1, keepdims=True), lambda x: x.sum(1, keepdim=True), lambda x: x.sum(),
+    lambda x: x.sum(dim=0), lambda x: x.mean(axis=0), lambda x: x.prod(1), lambda x: x.amax(axis=(0, 1)),
+    lambda x: x.softmax(axis=1), lambda x: x.softmax(1), lambda x: x.log_softmax(dim=0),
+    lambda x: x.std(axis=1, keepdims=True), lambda x: x.var(0, unbiased=False), lambda x: x.argmax(axis=1),
+    lambda x: x.max(axis=1).values, lambda x: x.max(), lambda x: x.unsqueeze(axis=0), lambda x: x.size(axis=1),
+    lambda x: x.gather(axis=1, index=lib_of(x).tensor([[0], [2]])),
+    lambda x: x.gather(1, index=lib_of(x).tensor([[1], [0]])),
+    lambda x: x.tensor_split(sections=3, dim=1)[1], lambda x: x.tensor_split(2, axis=0)[0],
+    lambda x: x.narrow(axis=1, start=1, length=2), lambda x: x.cumsum(axis=1), lambda x: x.topk(2, axis=1).values,
+    lambda x: x.swapaxes(axis0=0, axis1=1), lambda x: x.broadcast_to(size=(2, 2, 3)),
+]
+
+
+def lib_of(x):
+    return torch if isinstance(x, torch.Tensor) else ember
+
+
+@pytest.mark.parametrize("call", SPELT)
+def test_spellings_first_call_and_after(call):
+    for _ in range(2):
+        assert_close(call(ember.tensor(X)), call(torch.tensor(X)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.sum(dim=0, axis=1), lambda x: x.sum(0, axis=1), lambda x: x.softmax(), lambda x: x.gather(1),
+    lambda x: x.sum(foo=1), lambda x: x.unsqueeze(), lambda x: x.mean(0, True, None, 4),
+    lambda x: x.tensor_split(sections=2, indices=[1]),
+])
+def test_spellings_errors_first_call_and_after(call):
+    with pytest.raises(TypeError):
+        call(torch.tensor(X))
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            call(ember.tensor(X))
+
+
+def test_spelt_signatures_stay_as_they_read():
+    before = {name: inspect.signature(getattr(ember.Tensor, name)) for name in ("sum", "softmax", "gather", "topk")}
+    x = ember.tensor(X)
+    x.sum(axis=0), x.softmax(axis=0), x.gather(axis=0, index=ember.tensor([[0]])), x.topk(1, axis=0)
+    after = {name: inspect.signature(getattr(ember.Tensor, name)) for name in before}
+    assert after == before
+    assert str(after["sum"]).endswith("axis=None, keepdims=None)")
+
+
+def test_spellings_through_a_subclass_first():
+    p = ember.nn.Parameter(ember.tensor(X))
+    assert_close(p.amin(axis=1, keepdims=True), torch.tensor(X).amin(axis=1, keepdims=True))
+    assert_close(ember.tensor(X).amin(axis=0), torch.tensor(X).amin(axis=0))
+
+
+def test_a_reference_taken_before_the_first_call_goes_on_working():
+    kept = ember.Tensor.nanmean  # (before any call of it in this process: the general wrapper)
+    x = ember.tensor(X)
+    for _ in range(3):
+        assert_close(kept(x, axis=1, keepdims=True), torch.tensor(X).nanmean(axis=1, keepdims=True))
+    assert_close(x.nanmean(axis=0), torch.tensor(X).nanmean(axis=0))
+    with pytest.raises(TypeError, match="got both 'dim' and its NumPy spelling 'axis'"):
+        kept(x, dim=0, axis=1)
+    with pytest.raises(TypeError, match="got both 'dim' and its NumPy spelling 'axis'"):
+        x.nanmean(dim=0, axis=1)
