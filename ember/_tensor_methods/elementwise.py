@@ -36,92 +36,92 @@ def bind_fast_paths(ops_package) -> None:
 class ElementwiseMethods:
     __slots__ = ()
 
-    def __add__(self, b, *number_first, alpha=1) -> Tensor:
+    def __add__(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.add(alpha, other) (ember/_deprecated_overloads.py)
-            b, alpha = _deprecated.alpha_first("add", b, number_first, alpha)
-        if b.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Add, _add, self, b)) is not None:
+            other, alpha = _deprecated.alpha_first("add", other, number_first, alpha)
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
+                (out := _same(_Add, _add, self, other)) is not None:
             return out
-        return ops.elementwise.add(self, b, alpha=alpha)
+        return ops.elementwise.add(self, other, alpha=alpha)
 
     def __radd__(self, other) -> Tensor:
         return ops.elementwise.add(self, other)  # (PyTorch's ``other + x`` is x.add(other): x first among the inputs)
 
-    def __sub__(self, b, *number_first, alpha=1) -> Tensor:
+    def __sub__(self, other, *number_first, alpha=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.sub(alpha, other) (ember/_deprecated_overloads.py)
-            b, alpha = _deprecated.alpha_first("sub", b, number_first, alpha)
-        if b.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
-                (out := _same(_Sub, _sub, self, b)) is not None:
+            other, alpha = _deprecated.alpha_first("sub", other, number_first, alpha)
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and alpha.__class__ is int and alpha == 1 and \
+                (out := _same(_Sub, _sub, self, other)) is not None:
             return out
-        return ops.elementwise.sub(self, b, alpha=alpha)
+        return ops.elementwise.sub(self, other, alpha=alpha)
 
     def __rsub__(self, other) -> Tensor:
         return ops.elementwise.rsub(self, other)
 
-    def __mul__(self, b) -> Tensor:
-        if b.__class__ is _Tensor and self.__class__ is _Tensor and \
-                (out := _same(_Mul, _mul, self, b, True)) is not None:
+    def __mul__(self, other) -> Tensor:
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and \
+                (out := _same(_Mul, _mul, self, other, True)) is not None:
             return out
-        return ops.elementwise.mul(self, b)
+        return ops.elementwise.mul(self, other)
 
     def __rmul__(self, other) -> Tensor:
         return ops.elementwise.mul(self, other)  # (as __radd__)
 
-    def __truediv__(self, b, *, rounding_mode: str | None = None) -> Tensor:
-        if b.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
-                (out := _same(_Div, _truediv, self, b, True)) is not None:
+    def __truediv__(self, other, *, rounding_mode: str | None = None) -> Tensor:
+        if other.__class__ is _Tensor and self.__class__ is _Tensor and rounding_mode is None and \
+                (out := _same(_Div, _truediv, self, other, True)) is not None:
             return out
-        return ops.elementwise.div(self, b, rounding_mode=rounding_mode)
+        return ops.elementwise.div(self, other, rounding_mode=rounding_mode)
 
     def __rtruediv__(self, other) -> Tensor:
         # PyTorch's ``number / x`` is ``x.reciprocal() * number``: its values, and its saved tensor (the
         # reciprocal, not x, which may then change in place before backward)
         return ops.elementwise.mul(self.reciprocal(), other)
 
-    def __floordiv__(self, b) -> Tensor:
-        return ops.elementwise.floor_divide(self, b)
+    def __floordiv__(self, other) -> Tensor:
+        return ops.elementwise.floor_divide(self, other)
 
     def __rfloordiv__(self, other) -> Tensor:
         return ops.elementwise.floor_divide(other, self)
 
-    def __mod__(self, b) -> Tensor:
-        return ops.elementwise.remainder(self, b)
+    def __mod__(self, other) -> Tensor:
+        return ops.elementwise.remainder(self, other)
 
     def __rmod__(self, other) -> Tensor:
         return ops.elementwise.remainder(other, self)
 
-    def __pow__(self, b) -> Tensor:
-        return ops.elementwise.pow(self, b)
+    def __pow__(self, exponent) -> Tensor:
+        return ops.elementwise.pow(self, exponent)
 
     def __rpow__(self, other) -> Tensor:
         return ops.elementwise.pow(other, self)
 
-    def __eq__(self, b) -> Tensor:  # type: ignore[override]
-        return ops.elementwise.operator_eq(self, b)
+    def __eq__(self, other) -> Tensor:  # type: ignore[override]
+        return ops.elementwise.operator_eq(self, other)
 
-    def __ne__(self, b) -> Tensor:  # type: ignore[override]
-        return ops.elementwise.operator_ne(self, b)
+    def __ne__(self, other) -> Tensor:  # type: ignore[override]
+        return ops.elementwise.operator_ne(self, other)
 
-    def __lt__(self, b) -> Tensor:
-        return ops.elementwise.operator_lt(self, b)
+    def __lt__(self, other) -> Tensor:
+        return ops.elementwise.operator_lt(self, other)
 
-    def __le__(self, b) -> Tensor:
-        return ops.elementwise.operator_le(self, b)
+    def __le__(self, other) -> Tensor:
+        return ops.elementwise.operator_le(self, other)
 
-    def __gt__(self, b) -> Tensor:
-        return ops.elementwise.operator_gt(self, b)
+    def __gt__(self, other) -> Tensor:
+        return ops.elementwise.operator_gt(self, other)
 
-    def __ge__(self, b) -> Tensor:
-        return ops.elementwise.operator_ge(self, b)
+    def __ge__(self, other) -> Tensor:
+        return ops.elementwise.operator_ge(self, other)
 
-    def __and__(self, b) -> Tensor:
-        return ops.elementwise.bitwise_and(self, b)
+    def __and__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_and(self, other)
 
-    def __or__(self, b) -> Tensor:
-        return ops.elementwise.bitwise_or(self, b)
+    def __or__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_or(self, other)
 
-    def __xor__(self, b) -> Tensor:
-        return ops.elementwise.bitwise_xor(self, b)
+    def __xor__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_xor(self, other)
 
     def __rand__(self, other) -> Tensor:
         return ops.elementwise.bitwise_and(other, self)
@@ -132,11 +132,11 @@ class ElementwiseMethods:
     def __rxor__(self, other) -> Tensor:
         return ops.elementwise.bitwise_xor(other, self)
 
-    def __lshift__(self, b) -> Tensor:
-        return ops.elementwise.bitwise_left_shift(self, b)
+    def __lshift__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_left_shift(self, other)
 
-    def __rshift__(self, b) -> Tensor:
-        return ops.elementwise.bitwise_right_shift(self, b)
+    def __rshift__(self, other) -> Tensor:
+        return ops.elementwise.bitwise_right_shift(self, other)
 
     def __rlshift__(self, other) -> Tensor:
         return ops.elementwise.bitwise_left_shift(other, self)
@@ -155,52 +155,52 @@ class ElementwiseMethods:
     div = __truediv__
     divide = __truediv__
 
-    def true_divide(self, b) -> Tensor:
-        return ops.elementwise.true_divide(self, b)
+    def true_divide(self, other) -> Tensor:
+        return ops.elementwise.true_divide(self, other)
 
     floor_divide = __floordiv__
     remainder = __mod__
     pow = __pow__
 
-    def maximum(self, b: Tensor) -> Tensor:
-        ops.elementwise.require_tensor("maximum", b, 1)
-        return ops.elementwise.maximum(self, b)
+    def maximum(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("maximum", other, 1)
+        return ops.elementwise.maximum(self, other)
 
-    def minimum(self, b: Tensor) -> Tensor:
-        ops.elementwise.require_tensor("minimum", b, 1)
-        return ops.elementwise.minimum(self, b)
+    def minimum(self, other: Tensor) -> Tensor:
+        ops.elementwise.require_tensor("minimum", other, 1)
+        return ops.elementwise.minimum(self, other)
 
-    def eq(self, b) -> Tensor:
-        return ops.elementwise.eq(self, b)
+    def eq(self, other) -> Tensor:
+        return ops.elementwise.eq(self, other)
 
-    def ne(self, b) -> Tensor:
-        return ops.elementwise.ne(self, b)
+    def ne(self, other) -> Tensor:
+        return ops.elementwise.ne(self, other)
 
-    def lt(self, b) -> Tensor:
-        return ops.elementwise.lt(self, b)
+    def lt(self, other) -> Tensor:
+        return ops.elementwise.lt(self, other)
 
-    def le(self, b) -> Tensor:
-        return ops.elementwise.le(self, b)
+    def le(self, other) -> Tensor:
+        return ops.elementwise.le(self, other)
 
-    def gt(self, b) -> Tensor:
-        return ops.elementwise.gt(self, b)
+    def gt(self, other) -> Tensor:
+        return ops.elementwise.gt(self, other)
 
-    def ge(self, b) -> Tensor:
-        return ops.elementwise.ge(self, b)
+    def ge(self, other) -> Tensor:
+        return ops.elementwise.ge(self, other)
 
     greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-    def logical_and(self, b) -> Tensor:
-        return ops.elementwise.logical_and(self, b)
+    def logical_and(self, other) -> Tensor:
+        return ops.elementwise.logical_and(self, other)
 
-    def logical_or(self, b) -> Tensor:
-        return ops.elementwise.logical_or(self, b)
+    def logical_or(self, other) -> Tensor:
+        return ops.elementwise.logical_or(self, other)
 
     def logical_not(self) -> Tensor:
         return ops.elementwise.logical_not(self)
 
-    def logical_xor(self, b) -> Tensor:
-        return ops.elementwise.logical_xor(self, b)
+    def logical_xor(self, other) -> Tensor:
+        return ops.elementwise.logical_xor(self, other)
 
     def isnan(self) -> Tensor:
         return ops.elementwise.isnan(self)
@@ -223,15 +223,15 @@ class ElementwiseMethods:
     def float_power(self, exponent) -> Tensor:
         return ops.elementwise.float_power(self, exponent)
 
-    def equal(self, b: Tensor) -> bool:
-        return ops.elementwise.equal(self, b)
+    def equal(self, other: Tensor) -> bool:
+        return ops.elementwise.equal(self, other)
 
-    def allclose(self, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-        return ops.elementwise.allclose(self, b, rtol, atol, equal_nan)
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        return ops.elementwise.allclose(self, other, rtol, atol, equal_nan)
 
-    def isclose(self, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-        ops.elementwise.require_tensor("isclose", b, 1)
-        return ops.elementwise.isclose(self, b, rtol, atol, equal_nan)
+    def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        ops.elementwise.require_tensor("isclose", other, 1)
+        return ops.elementwise.isclose(self, other, rtol, atol, equal_nan)
 
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.addcmul(value, tensor1, tensor2)

@@ -39,8 +39,8 @@ class InplaceMethods:
     mul_ = __imul__
     div_ = __idiv__ = __itruediv__
 
-    def pow_(self, other) -> Tensor:
-        return ops.inplace.pow_(self, other)
+    def pow_(self, exponent) -> Tensor:
+        return ops.inplace.pow_(self, exponent)
 
     def floor_divide_(self, other) -> Tensor:
         return ops.inplace.floor_divide_(self, other)
@@ -90,15 +90,15 @@ class InplaceMethods:
         ops.elementwise.require_tensor("logical_xor_", other, 1)
         return ops.inplace.logical_inplace(self, other, "logical_xor")
 
-    def addcmul_(self, t1: Tensor, t2: Tensor, *number_first, value=1) -> Tensor:
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.addcmul_(value, tensor1, tensor2)
-            t1, t2, value = _deprecated.value_first("addcmul_", t1, t2, number_first, value)
-        return ops.inplace.addcmul_(self, t1, t2, value=value)
+            tensor1, tensor2, value = _deprecated.value_first("addcmul_", tensor1, tensor2, number_first, value)
+        return ops.inplace.addcmul_(self, tensor1, tensor2, value=value)
 
-    def addcdiv_(self, t1: Tensor, t2: Tensor, *number_first, value=1) -> Tensor:
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *number_first, value=1) -> Tensor:
         if number_first:  # PyTorch's deprecated x.addcdiv_(value, tensor1, tensor2)
-            t1, t2, value = _deprecated.value_first("addcdiv_", t1, t2, number_first, value)
-        return ops.inplace.addcdiv_(self, t1, t2, value=value)
+            tensor1, tensor2, value = _deprecated.value_first("addcdiv_", tensor1, tensor2, number_first, value)
+        return ops.inplace.addcdiv_(self, tensor1, tensor2, value=value)
 
     def __iand__(self, other) -> Tensor:
         ops.inplace.refuse_partial_overlap(self._data, other)

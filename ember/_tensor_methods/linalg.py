@@ -30,28 +30,28 @@ def _product_into(x: Tensor, op, first: Tensor, second: Tensor, beta, alpha) -> 
 class LinalgMethods:
     __slots__ = ()
 
-    def __matmul__(self, b: Tensor) -> Tensor:
-        return ops.linalg.matmul(self, b)
+    def __matmul__(self, other: Tensor) -> Tensor:
+        return ops.linalg.matmul(self, other)
 
     def __rmatmul__(self, other) -> Tensor:
         return ops.linalg.matmul(other, self)
 
     matmul = __matmul__
 
-    def mm(self, b: Tensor) -> Tensor:
-        return ops.linalg.mm(self, b)
+    def mm(self, mat2: Tensor) -> Tensor:
+        return ops.linalg.mm(self, mat2)
 
-    def bmm(self, b: Tensor) -> Tensor:
-        return ops.linalg.bmm(self, b)
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return ops.linalg.bmm(self, mat2)
 
-    def mv(self, v: Tensor) -> Tensor:
-        return ops.linalg.mv(self, v)
+    def mv(self, vec: Tensor) -> Tensor:
+        return ops.linalg.mv(self, vec)
 
-    def dot(self, b: Tensor) -> Tensor:
-        return ops.linalg.dot(self, b)
+    def dot(self, tensor: Tensor) -> Tensor:
+        return ops.linalg.dot(self, tensor)
 
-    def outer(self, b: Tensor) -> Tensor:
-        return ops.linalg.outer(self, b)
+    def outer(self, vec2: Tensor) -> Tensor:
+        return ops.linalg.outer(self, vec2)
 
     ger = outer
 
@@ -119,8 +119,8 @@ class LinalgMethods:
                                                     alpha)
         return _product_into(self, ops.linalg.addr, vec1, vec2, beta, alpha)
 
-    def inner(self, b: Tensor) -> Tensor:
-        return ops.linalg.inner(self, b)
+    def inner(self, other: Tensor) -> Tensor:
+        return ops.linalg.inner(self, other)
 
     def kron(self, other: Tensor) -> Tensor:
         return ops.linalg.kron(self, other)

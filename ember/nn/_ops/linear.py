@@ -27,8 +27,9 @@ class Linear(Node):
     saved_transposed = (1,)  # PyTorch's GEMM saves weight.t()
 
     def forward(self, x, w, b):
-        self._shown = _torch_node_name(x, b)
-        show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
+        if self.needs_input_grad is not None:  # (a node that records nothing is dropped: no one reads its name)
+            self._shown = _torch_node_name(x, b)
+            show_node_as(self, self._shown)  # (its type too reads as PyTorch's: type(y.grad_fn).__name__)
         self._bias_over = None  # what a bias of 2 or more dimensions broadcasts against: "rows" or "output"
         # (_bias_column's size test first, inline: a small Linear pays no call for it)
         if b is not None and x.ndim >= 2 and x.size * w.shape[0] >= w.shape[1] << 16 and _bias_column(x, w, b):
