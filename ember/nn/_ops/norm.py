@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from functools import partial
 
-from ..._backend import xp
 from ... import _warnings
+from ..._backend import xp
 from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
