@@ -52,14 +52,6 @@ def _run(m, fn, wk, bk, xdtype, ns_form):
 
 KINDS = ["right", "none", "wrong shape", "float64", "float16"]
 
-# Known differences (strict expected failures, so that a fix shows): PyTorch's layer_norm refuses a weight of
-# another dtype ("mixed dtype (CPU) ...") before a bias of another shape, where ember names the bias's shape first;
-# rms_norm of a float32 input through a float64 weight is float32 in PyTorch, float64 in ember.
-_CHECK_ORDER = pytest.mark.xfail(strict=True, reason="PyTorch checks a weight's dtype before the bias's shape")
-_RMS_DTYPE = pytest.mark.xfail(strict=True, reason="PyTorch's rms_norm keeps a float32 input's dtype through a "
-                                                   "float64 weight; ember promotes")
-
-
 def _cases():
     for fn in ("layer_norm", "rms_norm", "group_norm"):
         for ns_form in (("tuple", "list", "int", "torch.Size") if fn != "group_norm" else ("tuple",)):
@@ -68,13 +60,7 @@ def _cases():
                     if fn == "group_norm" and wk == "none" and bk != "none":
                         continue  # (PyTorch's group_norm then fails with "tensor does not have a device")
                     for xdtype in ("float32", "float64"):
-                        marks = []
-                        if fn == "layer_norm" and ns_form != "int" and bk == "wrong shape" and (
-                                wk == "float16" or wk == "float64" and xdtype == "float32"):
-                            marks = [_CHECK_ORDER]
-                        if fn == "rms_norm" and ns_form != "int" and wk == "float64" and xdtype == "float32":
-                            marks = [_RMS_DTYPE]
-                        yield pytest.param(fn, ns_form, wk, bk, xdtype, marks=marks,
+                        yield pytest.param(fn, ns_form, wk, bk, xdtype,
                                            id=f"{fn}-{ns_form}-weight {wk}-bias {bk}-{xdtype}")
 
 

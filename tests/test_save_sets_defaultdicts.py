@@ -86,6 +86,27 @@ def test_pytorchs_format_holds_sets_and_frozensets(case):
             assert ember.load(buf, weights_only=weights_only) == expected
 
 
-def test_pytorchs_format_leaves_a_defaultdict_to_embers():
-    with pytest.raises(TypeError, match="defaultdict"):
-        ember.save(CASES["defaultdict(set)"](), io.BytesIO(), format="torch")
+@pytest.mark.parametrize("case", [c for c in CASES if "defaultdict" in c])
+def test_pytorchs_format_holds_a_defaultdict_as_pytorchs_pickle_does(case):
+    # (ember's writer of PyTorch's format refused one, where torch.save pickles it with its factory)
+    buf, theirs = io.BytesIO(), io.BytesIO()
+    ember.save(CASES[case](), buf, format="torch")
+    torch.save(CASES[case](), theirs)
+    for data in (buf, theirs):
+        for lib in (torch, ember):
+            data.seek(0)
+            got = lib.load(data, weights_only=False)
+            expected = CASES[case]()
+            assert got == expected
+            d, want = (got[0], expected[0]) if isinstance(got, list) else (got["d"], expected["d"])
+            assert type(d) is collections.defaultdict and d.default_factory is want.default_factory
+            data.seek(0)
+            with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+                lib.load(data, weights_only=True)
+
+
+def test_a_defaultdict_whose_factory_has_no_name_is_refused_as_pytorch_refuses_it():
+    with pytest.raises((pickle.PicklingError, AttributeError)):  # (AttributeError for a local lambda)
+        torch.save(collections.defaultdict(lambda: 0), io.BytesIO())
+    with pytest.raises(TypeError, match="cannot be imported again by name"):
+        ember.save(collections.defaultdict(lambda: 0), io.BytesIO(), format="torch")

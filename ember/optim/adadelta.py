@@ -36,6 +36,9 @@ class Adadelta(Optimizer):
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _capturable_on_xla = False
+
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:

@@ -41,6 +41,8 @@ class Adagrad(Optimizer):
     ``sum`` and of the parameter change; ``weight_decay`` is refused (RuntimeError), as in PyTorch.
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,

@@ -53,6 +53,9 @@ class Adam(Optimizer):
     ``max_exp_avg_sq`` when ``amsgrad``.
     """
 
+    _older_options = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                      "differentiable": False, "decoupled_weight_decay": False, "fused": None}
+
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -151,6 +154,8 @@ class AdamW(Adam):
     Same arguments and state as :class:`Adam`, except ``weight_decay`` defaults to 1e-2 and
     ``decoupled_weight_decay`` is always True.
     """
+
+    _forced_options = {"decoupled_weight_decay": True}  # (PyTorch's AdamW loads every state as AdamW's)
 
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,

@@ -36,6 +36,8 @@ class Adamax(Optimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:

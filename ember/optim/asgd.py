@@ -43,6 +43,9 @@ class ASGD(Optimizer):
     A tensor ``lr`` is not supported (a Python number only).
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _capturable_operands = "params, mus, etas, and state_steps"
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:

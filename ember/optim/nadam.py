@@ -44,6 +44,10 @@ class NAdam(Optimizer):
     State per parameter: ``step``, ``mu_product`` (0-d), ``exp_avg``, ``exp_avg_sq``.
     """
 
+    _older_options = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                      "decoupled_weight_decay": False}
+    _capturable_operands = "params, mu_products and state_steps"
+
     def __init__(self, params: Iterable, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,

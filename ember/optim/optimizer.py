@@ -97,6 +97,15 @@ class Optimizer:
     # ``_update_sparse``; the others raise PyTorch's error, ``_sparse_error`` when set.
     _sparse_grads = False
     _sparse_error: str | None = None
+    # The options PyTorch's ``__setstate__`` gives, at these values, to a group of a state dict saved by an older
+    # PyTorch that lacks them (``_fill_in_older_state``); ``_forced_options`` overwrite (AdamW's
+    # ``decoupled_weight_decay``).
+    _older_options: dict[str, Any] = {}
+    _forced_options: dict[str, Any] = {}
+    # What PyTorch's step asserts to be on a device with capturable kernels (CUDA and the like, never ember's CPU)
+    # when a group is ``capturable``, and whether XLA is one of those devices for this optimizer
+    _capturable_operands = "params and state_steps"
+    _capturable_on_xla = True
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -139,6 +148,8 @@ class Optimizer:
         self.__dict__.setdefault("_step_post_hooks", [])
         for name in _STATE_DICT_HOOKS:
             self.__dict__.setdefault(name, OrderedDict())
+        if isinstance(self.__dict__.get("defaults"), dict):  # (PyTorch's base class does this for every optimizer)
+            self.defaults.setdefault("differentiable", False)
         _fill_in_older_state(self)
 
     # ----------------------------------------------------------------- hooks
@@ -265,6 +276,8 @@ class Optimizer:
             if not params:
                 continue
             states = [self._state_of(p, group) for p in params]
+            if group.get("capturable"):
+                self._refuse_capturable(params, states)
             arrays, grads = [p._data for p in params], [p._grad._data for p in params]
             # complex parameters take the fast path, which updates their real views as PyTorch does
             reference = group.get("foreach") is False and not any(p.dtype.kind == "c" for p in arrays)
@@ -279,6 +292,15 @@ class Optimizer:
                     self.state.setdefault(p, state)
                 p._bump_version()
         return loss
+
+    def _refuse_capturable(self, params: list, states: list) -> None:
+        """PyTorch's AssertionError for a ``capturable`` group stepped on the CPU, raised where PyTorch's step
+        raises it: once the parameters' state is made and entered (a capturable step is CUDA-graph code)."""
+        for p, state in zip(params, states):
+            self.state.setdefault(p, state)
+        devices = _get_capturable_supported_devices(self._capturable_on_xla)
+        raise AssertionError(f"If capturable=True, {self._capturable_operands} must be on supported devices: "
+                             f"{devices}.")
 
     def _state_of(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:
         """Parameter ``p``'s state, initialised before its first update; a new one is not entered in ``self.state``
@@ -592,22 +614,20 @@ _SCALAR_STATE = ("step", "eta", "mu", "mu_product")
 
 def _fill_in_older_state(opt: Optimizer) -> None:
     """What PyTorch's optimizers' ``__setstate__`` do for a state dict saved by an older PyTorch (after
-    ``load_state_dict`` and unpickling): each group takes the options it lacks (``maximize``, ``foreach``,
-    ``differentiable``, ...) at their defaults, and a step kept as a number becomes a 0-d tensor (float32 for a
-    fused or capturable group, else the default float dtype). Only ember's own optimizers and their subclasses, as
-    PyTorch's base ``Optimizer`` does neither."""
-    import inspect
-
+    ``load_state_dict`` and unpickling): each group takes the options its class's ``_older_options`` names, where
+    it lacks them, at PyTorch's values for them (SGD's ``fused`` False, Adam's None; SparseAdam and LBFGS fill in
+    nothing), AdamW's groups all get ``decoupled_weight_decay=True``; and a step kept as a number becomes a 0-d
+    tensor (float32 for a fused group, else the default float dtype). Only ember's own optimizers and their
+    subclasses, as PyTorch's base ``Optimizer`` does neither."""
     own = next((c for c in type(opt).__mro__ if c is not Optimizer and "__init__" in vars(c)
                 and c.__module__.startswith("ember.optim.")), None)
     if own is None or "param_groups" not in opt.__dict__:
         return
-    defaults = {name: p.default for name, p in inspect.signature(own.__init__).parameters.items()
-                if p.default is not inspect.Parameter.empty and name != "params"}
     for group in opt.param_groups:
-        for name, value in defaults.items():
+        for name, value in opt._older_options.items():
             group.setdefault(name, value)
-        dtype = float32.np if group.get("fused") or group.get("capturable") else get_default_dtype().np
+        group.update(opt._forced_options)
+        dtype = float32.np if group.get("fused") else get_default_dtype().np
         for p in group["params"]:
             state = opt.state.get(p) or {}
             for key in _SCALAR_STATE:
@@ -670,8 +690,8 @@ def compat_options(**defaults: Any) -> dict[str, Any]:
 
     They keep PyTorch's implementation switches: ``foreach=False`` selects the readable per-parameter reference
     (``_single_tensor_*``) where an optimizer has one (all but LBFGS and SparseAdam), otherwise the threaded
-    in-place update runs; ``fused``/``capturable`` change nothing; ``differentiable=True`` (backpropagating
-    through ``step``) is not supported.
+    in-place update runs; ``fused`` changes nothing, ``capturable=True`` is refused at the first step (PyTorch's
+    AssertionError on the CPU); ``differentiable=True`` (backpropagating through ``step``) is not supported.
     """
     if defaults["differentiable"]:
         raise NotImplementedError("differentiable=True is not supported by ember's optimizers")

@@ -44,6 +44,9 @@ class RAdam(Optimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "decoupled_weight_decay": False,
+                      "capturable": False}
+
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,

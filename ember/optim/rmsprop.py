@@ -42,6 +42,9 @@ class RMSprop(Optimizer):
     ``grad_avg`` (centered).
     """
 
+    _older_options = {"momentum": 0, "centered": False, "foreach": None, "maximize": False, "differentiable": False,
+                      "capturable": False}
+
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

@@ -41,6 +41,8 @@ class Rprop(Optimizer):
     A tensor ``lr`` is not supported (a Python number only).
     """
 
+    _older_options = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+
     def __init__(self, params: Iterable, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:

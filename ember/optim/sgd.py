@@ -50,6 +50,8 @@ class SGD(Optimizer):
     each step; the values are the same).
     """
 
+    _older_options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
+
     _sparse_grads = True
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,

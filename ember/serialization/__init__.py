@@ -108,11 +108,11 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     if isinstance(f, (str, os.PathLike)):
         _refuse_what_pytorch_cannot_open(os.fspath(f))  # first, as PyTorch opens the file before it pickles
     if format is None:
-        write = _default_writer(obj, _name(f))
+        write = _default_writer(obj, f)
     elif format not in _FORMATS:
         raise ValueError(f"ember.save: format must be one of {_FORMATS}, got {format!r}")
-    else:
-        write = (_ember_format if format == "ember" else _torch_format).writer(obj)  # TypeError before any I/O
+    else:  # TypeError before any I/O
+        write = _ember_format.writer(obj) if format == "ember" else _torch_format.writer(obj, _folder_of(f))
     if isinstance(f, (str, os.PathLike)):
         write_atomically(f, write, f"ember.save({_name(f)})")
     else:
@@ -130,14 +130,21 @@ def _refuse_what_pytorch_cannot_open(name: str) -> None:
         raise RuntimeError(f"Parent directory {parent} does not exist.")
 
 
-def _default_writer(obj: Any, name: str):
+def _folder_of(f: FileLike) -> str:
+    """The folder of a ``torch.save`` file's records: PyTorch names it after the file, "archive" in a file object
+    (a name that is only an extension, ``.pt``, is PyTorch's RuntimeError "invalid file name")."""
+    return _torch_format.archive_name(os.fsdecode(f)) if isinstance(f, (str, os.PathLike)) else "archive"
+
+
+def _default_writer(obj: Any, f: FileLike):
     """The writer of ``save``'s default format (see ``save``)."""
     from .. import compat
 
     if not compat.torch_means_ember():
         return _ember_format.writer(obj)
+    name, archive = _name(f), _folder_of(f)
     try:
-        return _torch_format.writer(obj)
+        return _torch_format.writer(obj, archive)
     except TypeError as refusal:
         try:
             write = _ember_format.writer(obj)

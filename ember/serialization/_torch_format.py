@@ -13,9 +13,10 @@ them (``_reconstruct``, ``scalar``, ``dtype``), which a ``weights_only=True`` lo
 
 from __future__ import annotations
 
+import _compat_pickle
 import pickletools
 import struct
-import zipfile
+import sys
 from collections import OrderedDict, defaultdict
 from typing import Any
 
@@ -26,6 +27,7 @@ from .._size import Size
 from .._sparse import save_error
 from .._tensor import Tensor
 from ..storage import data_ptr, storage_key, storage_root
+from . import _torch_zip
 from ._archive import MAX_DEPTH, Archive, Fail, is_plain_numeric, too_deep
 from ._ember_format import kept_by_state, module_class, state_of
 from ._globals import path_of
@@ -141,9 +143,26 @@ class _Pickler:
             self.container(list(obj))
             self.out += b"\x85R"
             self.depth -= 1
-        elif isinstance(obj, (tuple, list, dict)) and not isinstance(obj, defaultdict) or _by_reference(obj):
-            # (a defaultdict is left to ember's format, which keeps its factory: written as a dict it would load
-            # as one)
+        elif isinstance(obj, defaultdict):  # as pickle writes one: defaultdict(factory), then its items
+            if self.depth == MAX_DEPTH:
+                raise too_deep("ember.save(format='torch')")
+            self.depth += 1
+            self.glob("collections", "defaultdict")
+            if obj.default_factory is None:
+                self.out += b")"
+            else:
+                self.out += b"("
+                self.reference(obj.default_factory)
+                self.out += b"t"
+            self.out += b"R"
+            if obj:
+                self.out += b"("
+                for k, v in obj.items():
+                    self.save(k)
+                    self.save(v)
+                self.out += b"u"
+            self.depth -= 1
+        elif isinstance(obj, (tuple, list, dict)) or _by_reference(obj):
             if self.depth == MAX_DEPTH:
                 raise too_deep("ember.save(format='torch')")
             self.depth += 1
@@ -155,6 +174,20 @@ class _Pickler:
         else:
             raise TypeError(f"ember.save(format='torch') cannot store an object of type "
                             f"{type(obj).__module__}.{type(obj).__qualname__}: {_why_not(obj)}")
+
+    def reference(self, fn: Any) -> None:
+        """A class or function by name (a defaultdict's factory), in protocol 2's spelling of it (``__builtin__``
+        for ``builtins``, ``long`` for ``int``), as pickle writes it; one that cannot be imported again by that
+        name (a lambda, a local function) or is ember's own is refused."""
+        module, _, name = path_of(fn).rpartition(".")  # (TypeError for a lambda or a local function)
+        if module.partition(".")[0] == "ember":
+            raise TypeError(f"ember.save(format='torch') cannot store a reference to {module}.{name}: it is "
+                            "ember's own, which PyTorch's torch.load cannot find")
+        if (module, name) in _compat_pickle.REVERSE_NAME_MAPPING:
+            module, name = _compat_pickle.REVERSE_NAME_MAPPING[module, name]
+        elif module in _compat_pickle.REVERSE_IMPORT_MAPPING:
+            module = _compat_pickle.REVERSE_IMPORT_MAPPING[module]
+        self.glob(module, name)
 
     def reduced(self, obj: Any) -> None:
         """A NumPy array, scalar or dtype as pickle writes it, from NumPy's own ``__reduce__``: the array as
@@ -336,19 +369,30 @@ def _c_strides(shape: tuple) -> list[int]:
     return out[::-1]
 
 
-def writer(obj: Any):
-    """Encode ``obj`` now (TypeError if it cannot be stored); returns the function writing the zip."""
+def writer(obj: Any, archive: str = "archive"):
+    """Encode ``obj`` now (TypeError if it cannot be stored); returns the function writing the zip, its records
+    those of ``torch.save``, in its order, under the folder ``archive`` (PyTorch names it after the file)."""
     pickler = _Pickler()
     data = pickler.dump(obj)
 
     def write_to(out) -> None:
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
-            zf.writestr("archive/data.pkl", data)
-            zf.writestr("archive/byteorder", "little")
-            for i, a in enumerate(pickler.storages):
-                with zf.open(f"archive/data/{i}", "w", force_zip64=a.nbytes > 2**30) as member:
-                    member.write(memoryview(a.reshape(-1).view(xp.uint8)) if a.size else b"")
-            zf.writestr("archive/version", "3\n")
+        storages = ((f"data/{i}", memoryview(a.reshape(-1).view(xp.uint8)) if a.size else b"")
+                    for i, a in enumerate(pickler.storages))
+        _torch_zip.write(out, archive, [("data.pkl", data), (".format_version", b"1"),
+                                        (".storage_alignment", str(_torch_zip.ALIGNMENT).encode()),
+                                        ("byteorder", sys.byteorder.encode()), *storages, ("version", b"3\n")])
 
     return write_to
 
+
+def archive_name(path: str) -> str:
+    """The folder PyTorch's writer puts a file's records in: the file's name without its extension ("archive" for
+    a file object, or a path PyTorch opens through Python: one not ASCII); RuntimeError where that is empty, as
+    PyTorch's "invalid file name"."""
+    if not path.isascii():
+        return "archive"
+    name = path.replace("\\", "/").rpartition("/")[2]
+    stem = name.rpartition(".")[0] if "." in name else name
+    if not stem:
+        raise RuntimeError(f"invalid file name: {path}")
+    return stem

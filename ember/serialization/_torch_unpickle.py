@@ -18,10 +18,11 @@ memory and where internal objects may go are bounded by ``_pickle_bounds``.
 from __future__ import annotations
 
 import _compat_pickle
+import builtins
 import pickle
 import struct
 import sys
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from .. import _dtype
@@ -82,10 +83,11 @@ _SCALAR = {"numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar"}
 _NUMPY = {*_RECONSTRUCT, *_SCALAR, "numpy.ndarray", "numpy.dtype", "builtins.bytes"}
 _ALLOWED = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
             "torch.device", "torch.Size", "builtins.set", "builtins.frozenset", "_codecs.encode", *_NUMPY,
+            "collections.defaultdict",
             *(f"torch.{name}" for name in _STORAGES), *(f"torch.{name}" for name in _DTYPES)}
 
 # built, but refused by a weights_only load unless allowlisted, as PyTorch's weights-only loader refuses them
-_NOT_WEIGHTS_ONLY = {"builtins.frozenset", *_NUMPY}
+_NOT_WEIGHTS_ONLY = {"builtins.frozenset", "collections.defaultdict", *_NUMPY}
 # a dtype's state as NumPy pickles a bool, integer, float or complex one: all but its byte order fixed
 _DTYPE_STATE = (3, None, None, None, None, -1, -1, 0)
 
@@ -259,6 +261,8 @@ class Unpickler:
             items = list(args[0]) if args and isinstance(args[0], (list, tuple)) else []
             self.bounds.made([], items)  # depth and internal objects checked before anything is hashed
             return self.bounds.made(set(items) if path == "builtins.set" else frozenset(items), items)
+        if path == "collections.defaultdict" and len(args) <= 1:  # its items come by SETITEMS, as a dict's
+            return self.bounds.new(defaultdict(self.factory(args[0]) if args and args[0] is not None else None))
         if path == "torch.Size" and len(args) == 1 and isinstance(args[0], tuple):
             return self.bounds.new(Size(args[0]))  # torch.load gives a torch.Size, not the plain tuple
         if path == "torch.device" and 1 <= len(args) <= 2 and isinstance(args[0], str):
@@ -289,6 +293,19 @@ class Unpickler:
 
             return self.bounds.new(Parameter(args[0], requires_grad=bool(args[1])))
         return self.bad(path)
+
+    def factory(self, value):
+        """A defaultdict's factory, named by the file: a builtin type (``set``, ``list``) or a class or function
+        imported by name (weights_only=False, or allowlisted); kept, never called here."""
+        if isinstance(value, _Global) and value.path.startswith("builtins.") and \
+                isinstance(getattr(builtins, value.path.removeprefix("builtins."), None), type):
+            return getattr(builtins, value.path.removeprefix("builtins."))
+        if isinstance(value, _Class):
+            if value.cls is None:
+                value.cls = _globals.resolve(value.path, self.weights_only, self.what, self.fail)
+            if callable(value.cls):
+                return value.cls
+        return self.bad("collections.defaultdict")
 
     def numpy_empty(self, obj):
         self.numpy[id(obj)] = obj

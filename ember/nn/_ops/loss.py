@@ -263,6 +263,11 @@ def _unrounded(a):
     return a
 
 
+# The clamp of binary_cross_entropy's derivative's denominator: PyTorch's kernel holds it as a float constant, so a
+# float64 loss divides by 1e-12 rounded to float32 (9.99999996e-13), 4e-9 relatively off 1e-12
+_BCE_EPSILON = float(xp.float32(1e-12))
+
+
 class _BceSlope(Node):
     """binary_cross_entropy's slope (x - t) / max(x (1 - x), 1e-12) as a function of x and t, for the loss's
     derivative under create_graph: its own derivatives are PyTorch's double-backward formulas, not the slope's
@@ -272,7 +277,7 @@ class _BceSlope(Node):
 
     def forward(self, x, t):
         self.saved = (x, t)
-        return (x - t) / xp.maximum((1 - x) * x, x.dtype.type(1e-12))
+        return (x - t) / xp.maximum((1 - x) * x, x.dtype.type(_BCE_EPSILON))
 
     def backward(self, g):
         x, t = self.saved
@@ -312,7 +317,7 @@ def _bce(x, t, nx, nt, r, w):
         log_1mx = xp.maximum(r(xp.log1p(-x)), x.dtype.type(-100))  # PyTorch clamps BCE's logs at -100
     log_x = _clamped_log(x)
     loss = r(r(r(t - one) * log_1mx) - r(t * r(log_x)))
-    num, den = r(x - t), xp.maximum(r(r(one - x) * x), r(x.dtype.type(1e-12)))
+    num, den = r(x - t), xp.maximum(r(r(one - x) * x), r(x.dtype.type(_BCE_EPSILON)))
     # the target's derivative is PyTorch's -logit(x), unclamped: +-inf at x = 0 and 1, where the loss's logs are
     # clamped at -100
     with xp.errstate(divide="ignore"):

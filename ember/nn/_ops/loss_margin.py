@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..._autocast import full_precision
+from ..._backend import xp
 from ..._dtype import SCALAR_TYPE_NAMES
 from ..._tensor import Tensor
 from ...autograd.graph import shown_as, version_checked
@@ -67,7 +68,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     return version_checked(loss, input, target)  # (PyTorch's node saves both: a change in place is refused)
 
 
-_COSINE_EPSILON = 1e-12  # added to each squared norm, as PyTorch does
+# added to each squared norm, as PyTorch does: its EPSILON is a float constant, so a float64 loss adds 1e-12 rounded
+# to float32 (9.99999996e-13)
+_COSINE_EPSILON = float(xp.float32(1e-12))
 
 
 @full_precision

@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from ... import _warnings
 from ..._backend import xp
-from ..._dtype import SCALAR_TYPE_NAMES, not_implemented_for, np_kind
+from ..._dtype import CPP_TYPE_NAMES, SCALAR_TYPE_NAMES, not_implemented_for, np_kind
 from ..._kernels import batch_norm as compiled_bn
 from ..._kernels import norm as compiled
 from ..._kernels.policy import policy
@@ -544,6 +545,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         if node is not None:  # (version_checked's work: PyTorch saves the input and bias; the node keeps the
             node.check_versions_of(input, bias)  # normalised rows)
         return out
+    first = weight if weight is not None else bias
+    if first is not None and first._data.dtype != x.dtype and not isinstance(normalized_shape, int):
+        check_parameter_dtypes(input, weight, bias)  # PyTorch's mixed-dtype check comes before its shape checks
     shape = _normalized_shape("layer_norm", input, normalized_shape, weight=weight, bias=bias)
     mixed = check_parameter_dtypes(input, weight, bias)
     # (PyTorch saves the input, weight and bias, whichever needs a gradient; the node keeps the normalised rows)
@@ -617,12 +621,31 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
         raise not_implemented_for("rms_norm", input.dtype)
     if eps is None:
         eps = float(xp.finfo(input._data.dtype).eps)
+    if weight is not None and weight.dtype != input.dtype:
+        _warn_mismatch(input, weight)
     # (PyTorch's composition saves the input, and the weight, only for the input's gradient)
     out = version_checked(RMSNorm.apply(input, weight, k=len(shape), eps=eps), input, reader=0)
-    # PyTorch's composite ends with its multiply (by the weight, or by the reciprocal root mean square), cast back
-    # to a half-precision input's dtype last
+    # PyTorch's composite ends with its multiply (by the weight, or by the reciprocal root mean square), then
+    # ``type_as(input)``: the result has the input's dtype whatever the weight's (a float64 weight's product cast
+    # back to a float32 input's), and a half-precision input's is always cast back
+    if out.dtype != input.dtype:
+        return out.to(input.dtype)
     return shown_as(out, "ToCopyBackward0" if input._data.dtype.itemsize < 4 and input.is_floating_point()
                     else "MulBackward0")
+
+
+_mismatch_warned = False
+
+
+def _warn_mismatch(input: Tensor, weight: Tensor) -> None:
+    """PyTorch's warning that rms_norm of a weight of another dtype than the input's takes its composite path
+    (once per process, whichever dtypes: one ``TORCH_WARN_ONCE``)."""
+    global _mismatch_warned
+    if not _mismatch_warned:
+        _mismatch_warned = True
+        _warnings.warn_named("torch.nn.functional", "Mismatch dtype between input and weight: input dtype = "
+                             f"{CPP_TYPE_NAMES[input.dtype.name]}, weight dtype = {CPP_TYPE_NAMES[weight.dtype.name]}"
+                             ", Cannot dispatch to fused implementation.")
 
 
 @torch_named("NativeGroupNormBackward0")

@@ -94,9 +94,11 @@ class DataLoader:
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-        if sampler is None and not self._iterable:
+        if self._iterable:  # (as PyTorch's: a stream has no indices, but code reads loader.batch_sampler.batch_size)
+            sampler = _InfiniteConstantSampler()
+        elif sampler is None:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None and not self._iterable:
+        if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
@@ -105,7 +107,7 @@ class DataLoader:
         self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
-        self._auto_collation = batch_sampler is not None or (self._iterable and batch_size is not None)
+        self._auto_collation = batch_sampler is not None
         self.collate_fn = collate_fn or (default_collate if self._auto_collation else default_convert)
         self._initialized = True
         _check_worker_number(num_workers)
@@ -249,6 +251,15 @@ class DataLoader:
         for batch in batches:
             idx = batch if batch.__class__ is xp.ndarray else xp.fromiter(batch, dtype=xp.int64, count=len(batch))
             yield [Tensor._make(a.take(idx, axis=0)) for a in arrays]
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The sampler PyTorch gives a DataLoader over an ``IterableDataset``: None forever
+    (``itertools.repeat(None)``), and no ``len()``."""
+
+    def __iter__(self) -> Iterator[None]:
+        while True:
+            yield None
 
 
 def _one_draw(sampler) -> bool:
