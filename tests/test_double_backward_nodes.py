@@ -179,3 +179,50 @@ def test_forward_over_reverse_through_the_node():
             (g,) = m.autograd.grad(m.tanh(x).sum(), x, create_graph=True)
             out.append(fwd.unpack_dual(g).tangent)
     assert_close(out[0], out[1], atol=1e-12)
+
+
+# view ops: the gradient's node under create_graph (a transpose's is a transpose, a select's select_backward ...)
+VIEWS = {
+    "transpose": lambda m, x: x.transpose(0, 2),
+    "swapaxes": lambda m, x: x.swapaxes(0, 1),
+    "mT": lambda m, x: x.mT,
+    "t": lambda m, x: x[0].t(),
+    "permute": lambda m, x: x.permute(2, 0, 1),
+    "T": lambda m, x: x[0].T,
+    "movedim": lambda m, x: x.movedim(0, 2),
+    "select": lambda m, x: x[1],
+    "select_dim": lambda m, x: x.select(1, 2),
+    "slice": lambda m, x: x[1:],
+    "slice_step": lambda m, x: x[:, ::2],
+    "narrow": lambda m, x: x.narrow(2, 1, 2),
+    "expand": lambda m, x: x[:, :1].expand(2, 5, 4),
+    "squeeze_dim": lambda m, x: x[:, :1].squeeze(1),
+    "squeeze_all": lambda m, x: x[:1, :, :1].squeeze(),
+    "squeeze_dims": lambda m, x: x[:1, :, :1].squeeze((0, 2)),
+    "unsqueeze": lambda m, x: x.unsqueeze(1),
+    "unsqueeze_last": lambda m, x: x.unsqueeze(-1),
+    "view": lambda m, x: x.view(6, 4),
+    "reshape": lambda m, x: x.reshape(-1),
+    "diagonal": lambda m, x: x.diagonal(0, 1, 2),
+    "unfold": lambda m, x: x.unfold(2, 2, 1),
+    "unbind": lambda m, x: x.unbind(1)[1],
+    "split": lambda m, x: x.split(1, 1)[1],
+    "split_sizes": lambda m, x: x.split([1, 3], 2)[1],
+    "chunk": lambda m, x: x.chunk(2, 2)[1],
+    "select_then_slice": lambda m, x: x[1, 1:],
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_view_gradient_node_as_pytorchs(name):
+    got = []
+    for m in (ember, torch):
+        x = m.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+        y = VIEWS[name](m, x)
+        go = m.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)), requires_grad=True)
+        (g,) = m.autograd.grad(y, x, go, create_graph=True)
+        (gg,) = m.autograd.grad((g * g).sum(), go)
+        got.append((node_names(g.grad_fn, 1), g, gg))
+    assert got[0][0] == got[1][0]
+    assert_close(got[0][1], got[1][1])
+    assert_close(got[0][2], got[1][2])

@@ -63,6 +63,14 @@ DOUBLE_BACKWARD: dict[str, str] = {
     "AdaptiveAvgPool3DBackward0": "AdaptiveAvgPool3DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0": "AdaptiveMaxPool2DBackwardBackward0",
     "AdaptiveMaxPool3DBackward0": "AdaptiveMaxPool3DBackwardBackward0",
+    # views whose gradient writes into zeros (select_backward ...), or gathers its pieces' (unbind's: a stack)
+    "SelectBackward0": "SelectBackwardBackward0",
+    "SliceBackward0": "SliceBackwardBackward0",
+    "DiagonalBackward0": "DiagonalBackwardBackward0",
+    "UnfoldBackward0": "UnfoldBackwardBackward0",
+    "UnbindBackward0": "StackBackward0",
+    "SplitBackward0": "CatBackward0",
+    "SplitWithSizesBackward0": "CatBackward0",
 }
 
 
