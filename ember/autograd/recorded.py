@@ -787,7 +787,21 @@ def recorded_saved(node, low=None) -> tuple:
 
 
 def run_recorded(node, grads: list):
-    """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph)."""
+    """Run ``node``'s backward formula so that it records itself (grad mode is on during create_graph); where
+    PyTorch's derivative of the node is one op of its own, its recorded steps as one node named as PyTorch's
+    (formula_node.py)."""
+    from .formula_node import DOUBLE_BACKWARD, gathered
+
+    name = DOUBLE_BACKWARD.get(node.name())
+    if name is None:
+        return _run_recorded(node, grads)
+    from .graph import _next_seq
+
+    mark = _next_seq()
+    return gathered(node, name, grads, _run_recorded(node, grads), mark)
+
+
+def _run_recorded(node, grads: list):
     with running(node.name()):
         low = node.half_dtype  # a half-precision op computed in float32 (lowp.py)
         if low is not None and not node.rerun_for_higher_order:

@@ -29,6 +29,7 @@ from .._size import c_type_name, check_nonnegative
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _GradState
 from ..autograd.graph import Node, apply_one, torch_named, unrecorded_view
+from ..autograd.recorded import RecordedArray
 from ..storage import root_array
 from .elementwise import promoted
 from .indexing import SplitPieces, SplitWithSizesPieces, UnbindPieces, basic_view, view_at, view_pieces
@@ -165,6 +166,22 @@ class UnsqueezeBackward0(Reshape):
             return out
         return basic_view(x, (slice(None),) * dim + (None,))
 
+    def backward(self, g):
+        if type(g) is RecordedArray:  # create_graph: a squeeze of that dimension, recorded as PyTorch's
+            return (RecordedArray(g.t.squeeze(_size_one_dims(self.shape, g.shape)[0])),)
+        return Reshape.backward(self, g)
+
+
+def _size_one_dims(short: tuple, long: tuple) -> list:
+    """The dimensions of ``long`` (of size 1) that ``short`` lacks: those a squeeze took, an unsqueeze adds back."""
+    dims, j = [], 0
+    for i, n in enumerate(long):
+        if j < len(short) and short[j] == n:
+            j += 1
+        else:
+            dims.append(i)
+    return dims
+
 
 def _unsqueezed(x, out, dim: int) -> bool:
     """Whether NumPy's reshape ``out`` of ``x`` has PyTorch's strides for ``x.unsqueeze(dim)``: ``x``'s own, with the
@@ -175,15 +192,25 @@ def _unsqueezed(x, out, dim: int) -> bool:
     return after[dim] == new and out.size != 0 and (1 not in shape or after == before[:dim] + (new,) + before[dim:])
 
 
-class SqueezeBackward0(Reshape):
+class _Squeeze(Reshape):
+    def backward(self, g):
+        if type(g) is RecordedArray:  # create_graph: an unsqueeze of each dimension taken, recorded as PyTorch's
+            t = g.t
+            for d in _size_one_dims(g.shape, self.shape):
+                t = t.unsqueeze(d)
+            return (RecordedArray(t),)
+        return Reshape.backward(self, g)
+
+
+class SqueezeBackward0(_Squeeze):
     """``squeeze()``."""
 
 
-class SqueezeBackward1(Reshape):
+class SqueezeBackward1(_Squeeze):
     """``squeeze(dim)``."""
 
 
-class SqueezeBackward2(Reshape):
+class SqueezeBackward2(_Squeeze):
     """``squeeze(dims)``."""
 
 
@@ -352,9 +379,20 @@ class PermuteBackward0(Permute):
 class TransposeBackward0(Permute):
     """``transpose``, ``swapaxes``, ``mT``: the node under PyTorch's name."""
 
+    def backward(self, g):
+        if type(g) is RecordedArray:  # create_graph: the gradient transposed back, recorded as PyTorch's (a
+            swapped = [i for i, d in enumerate(self.dims) if d != i] or [0, 0]  # transpose, not a permute)
+            return (RecordedArray(g.t.transpose(*swapped)),)
+        return Permute.backward(self, g)
+
 
 class TBackward0(Permute):
     """``t``."""
+
+    def backward(self, g):
+        if type(g) is RecordedArray:  # create_graph: ``t()`` again, recorded as PyTorch's (TBackward0)
+            return (RecordedArray(g.t.t()),)
+        return Permute.backward(self, g)
 
 
 def permute(x: Tensor, *sizes, dims=None) -> Tensor:

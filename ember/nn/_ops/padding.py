@@ -17,6 +17,8 @@ class IndexPad(Node):
     def forward(self, x, widths, mode):
         grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
         self.meta = (x.shape, widths, mode)
+        if mode != "circular":  # PyTorch's reflection / replication gradient formula reads the input: under
+            self.formula_reads = (0,)  # create_graph it requires grad (recorded._reading_inputs), as PyTorch's
         out = xp.pad(x, grow, mode=_INDEX_MODES[mode])
         return out[tuple(slice(max(-lo, 0), out.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))]
 

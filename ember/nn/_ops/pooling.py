@@ -298,6 +298,7 @@ class MaxPoolNd(_Unbatchable):
 class AvgPoolNd(_Unbatchable):
     linear = True
     float32_compute = True
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
 
     def _forward(self, x, kernel, stride, pads, divisor):
         nd = len(kernel)
@@ -522,6 +523,7 @@ class AdaptiveAvgPool(Node):
     """Adaptive average pooling's node: a product with one averaging matrix per spatial dim (2-d and 3-d: 1-d
     pooling is the 2-d node on an unsqueezed view, as PyTorch's)."""
     float32_compute = True
+    formula_reads = (0,)  # PyTorch's gradient formula reads the input: it requires grad (recorded._reading_inputs)
 
     def forward(self, x, mats):
         """``mats``: one (out, in) matrix per spatial dim; None for a dim other than the last whose size stays (the
