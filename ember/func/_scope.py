@@ -43,6 +43,9 @@ class Scope:
     def __init__(self) -> None:
         self.outer_grad = is_grad_enabled()  # under no_grad, results never join the caller's graph (PyTorch's)
         self._own: dict[int, Tensor] = {}  # id -> leaf made here (kept alive so ids stay unique)
+        # nodes a walk found reaching nothing outside: still true later (a node's edges never change, and leaves
+        # only become the scope's own), so a second walk (the value's, after the gradient's) stops at them
+        self._inner: set = set()
         self._grad_mode = enable_grad()
 
     def __enter__(self) -> Scope:
@@ -78,30 +81,33 @@ class Scope:
         one of this scope's own leaves (a caller's input, a captured weight, an enclosing transform's input)."""
         if not self.outer_grad:
             return False
+        own, inner = self._own, self._inner
         stack: list = []
-        seen: set[int] = set()
+        seen: set = set()
         for t in tensors:
             if not isinstance(t, Tensor) or not t.requires_grad:
                 continue
             if t.grad_fn is None:
-                if id(t) not in self._own:
+                if id(t) not in own:
                     return True
             else:
                 stack.append(t.grad_fn)
         while stack:
             node = stack.pop()
-            if id(node) in seen:
+            if node in seen or node in inner:
                 continue
-            seen.add(id(node))
-            for nxt, _ in node.next_functions:
+            seen.add(node)
+            for edge in node.next_edges:
+                nxt = None if edge is None else edge[0]
                 if nxt is None:
                     continue
                 leaf = getattr(nxt, "variable", None)
                 if leaf is not None:
-                    if id(leaf) not in self._own:
+                    if id(leaf) not in own:
                         return True
                 else:
                     stack.append(nxt)
+        inner |= seen
         return False
 
     def unwrap(self, tree: Any) -> Any:
