@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import sys
 import threading
 from collections.abc import Callable
 
@@ -206,24 +205,6 @@ def _retain_grads(node: Node, grads: list) -> None:
             add_to_grad(tensor, grads[nr])
 
 
-_ndarray = xp.ndarray
-
-
-def _sole_reference_count() -> int:
-    """What ``sys.getrefcount`` reads in ``_Walk.add`` for an array that only its buffer slot holds (the slot, the
-    local name, the call's argument), measured the same way in this interpreter: a gradient that anything else
-    holds (a hook's tensor, ``retain_grad``'s ``.grad``, another slot, the node that returned it) reads more."""
-    slot = [xp.empty(1)]
-    held = slot[0]
-    return sys.getrefcount(held)
-
-
-_SOLE_REFERENCE = _sole_reference_count()
-# From this size a sum in place costs less than one into a new array (float32, least of 9 x 2000, one thread:
-# 4 Ki elements 0.74 against 0.87 µs, 16 Ki 1.8 against 6.2); below it NumPy's ``out=`` costs more than it saves.
-_IN_PLACE_MIN_ELEMENTS = 4096
-
-
 class _Walk:
     """One backward's state: gradients waiting per node, dependency counts, the ready heap."""
 
@@ -244,18 +225,7 @@ class _Walk:
         buf = self.buffers.get(node)
         if buf is None:
             buf = self.buffers[node] = [None] * node.num_outputs
-        held = buf[nr]
-        if held is None:
-            buf[nr] = grad
-        elif (type(held) is _ndarray and held.size >= _IN_PLACE_MIN_ELEMENTS and type(grad) is _ndarray
-              and held.base is None and held.shape == grad.shape and held.dtype == grad.dtype
-              and held.flags.writeable and sys.getrefcount(held) == _SOLE_REFERENCE):
-            # a gradient nothing else references (this slot alone: a formula's fresh result), summed in place, the
-            # same bits as ``held + grad`` without a new array: a residual's two gradients (a ResNet block's
-            # input, 128-512 Ki elements: 12-50 µs in place against ~100 µs for the sum into a new array)
-            xp.add(held, grad, out=held)
-        else:
-            buf[nr] = held + grad
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
 
     def pop(self) -> tuple[Node, list]:
         node = heapq.heappop(self.ready)[2]
