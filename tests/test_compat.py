@@ -459,9 +459,6 @@ def test_torch_ops_imported_from_its_defining_module():
     assert ops_module.ops.aten._foreach_add is not None
 
 
-@pytest.mark.xfail(strict=True, reason="ember.autograd.profiler.profile is ember.profiler.profile (keyword-only): "
-                   "the legacy class, `enabled` first and `use_cuda` accepted, belongs in ember/autograd/profiler.py, "
-                   "left to this round's autograd work")
 def test_legacy_autograd_profiler_takes_enabled_positionally():
     """PyTorch's ``torch.autograd.profiler.profile`` is the legacy profiler, whose ``enabled`` is its first positional
     argument (DLRM: ``profile(args.enable_profiling, use_cuda=..., record_shapes=True)``); ``torch.profiler.profile``
@@ -476,3 +473,10 @@ def test_legacy_autograd_profiler_takes_enabled_positionally():
     with ember.autograd.profiler.profile(False, use_cuda=False, record_shapes=True) as prof:
         pass
     assert not prof.enabled
+    with ember.autograd.profiler.profile(True, use_cuda=False) as prof:
+        with ember.autograd.profiler.record_function("step"):
+            ember.ones(3).sum()
+    assert "step" in [row[0] for row in prof.key_averages()]
+    for lib in (torch, ember):  # a keyword neither profiler knows is PyTorch's TypeError
+        with pytest.raises(TypeError):
+            lib.autograd.profiler.profile(False, use_gpu=True)

@@ -1,9 +1,33 @@
-"""``ember.autograd.profiler``: the older spelling of ``ember.profiler`` (``record_function``, ``profile``)."""
+"""``ember.autograd.profiler``: PyTorch's older profiler API (``record_function``, ``profile``).
+
+Its ``profile`` is PyTorch's legacy profiler: ``enabled`` is its first positional argument
+(``profile(args.enable_profiling, use_cuda=False, record_shapes=True)``, as DLRM writes it) and it takes the legacy
+keywords (``use_cuda``, ``use_device``, ``use_kineto``, ``use_cpu``, ...); ``ember.profiler.profile`` takes keywords
+only, as ``torch.profiler.profile`` does. Both record the same timeline. Difference from PyTorch: the device
+keywords are accepted and ignored (ember runs on the CPU).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from .. import profiler as _profiler
 from .._missing import module_getattr
-from ..profiler import profile, record_function
+from ..profiler import record_function
+
+
+class profile(_profiler.profile):
+    """PyTorch's legacy ``torch.autograd.profiler.profile``: ``enabled`` positional, the legacy keywords."""
+
+    def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
+                 record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
+                 with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
+                 use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
+                 custom_trace_id_callback: Any = None, post_processing_timeout_s: float | None = None,
+                 activity_filters: Any = None) -> None:
+        super().__init__(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
+                         with_flops=with_flops, with_modules=with_modules, enabled=enabled)
+
 
 __all__ = ["profile", "record_function"]
 
