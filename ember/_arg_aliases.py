@@ -209,7 +209,10 @@ _UNSET = object()  # (a parameter's default in ``_renaming_in_its_signature``: n
 
 def _renames_in_its_signature(name: str, fn: FunctionType) -> bool:
     """Whether ``_renaming_in_its_signature`` can wrap ``fn`` (the method ``name``): parameters positional-or-keyword
-    or keyword-only only, and no other name a Python keyword (``random_(**{"from": 2})``)."""
+    or keyword-only only, and no other name a Python keyword (``random_(**{"from": 2})``); a plain function, whose code
+    says its signature and defaults (not a ``functools.wraps`` wrapper)."""
+    if "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
+        return False
     params = parameter_kinds(fn)
     names = torch_keyword_names(name, params, True)
     return all(kind is inspect.Parameter.POSITIONAL_OR_KEYWORD or kind is inspect.Parameter.KEYWORD_ONLY
